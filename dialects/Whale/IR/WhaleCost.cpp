@@ -1,0 +1,61 @@
+//===- WhaleCost.cpp - the cost model of each whale op --------------------===//
+//
+// FLOP conventions (docs/cost-model.md): a multiply-add is 2 FLOPs; simple
+// arithmetic 1 per element; transcendental functions 4 per element; gelu
+// (tanh form) 8; softmax 5 (max, subtract, exp, sum, divide); layernorm 8
+// (mean, variance, normalize, scale, shift); cross entropy 5 per logit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Whale/IR/WhaleOps.h"
+
+using namespace mlir;
+using namespace whale;
+
+static int64_t elementsOf(Value v) { return tensorElements(v.getType()); }
+
+int64_t ParamOp::getBytesRead() { return 0; }
+
+int64_t MatmulOp::getFlops() {
+  ArrayRef<int64_t> ls = getLhs().getType().getShape();
+  int64_t k = getTransposeLhs() ? ls[ls.size() - 2] : ls.back();
+  return 2 * elementsOf(getResult()) * k;
+}
+
+int64_t AddOp::getFlops() { return elementsOf(getResult()); }
+int64_t SubOp::getFlops() { return elementsOf(getResult()); }
+int64_t MulOp::getFlops() { return elementsOf(getResult()); }
+int64_t DivOp::getFlops() { return elementsOf(getResult()); }
+
+#define WHALE_UNARY_FLOPS(Op)                                                  \
+  int64_t Op::getFlops() { return kFlopsPerElement * elementsOf(getResult()); }
+WHALE_UNARY_FLOPS(NegOp)
+WHALE_UNARY_FLOPS(ReluOp)
+WHALE_UNARY_FLOPS(GeluOp)
+WHALE_UNARY_FLOPS(TanhOp)
+WHALE_UNARY_FLOPS(ExpOp)
+WHALE_UNARY_FLOPS(LogOp)
+WHALE_UNARY_FLOPS(SqrtOp)
+#undef WHALE_UNARY_FLOPS
+
+int64_t CausalMaskOp::getFlops() { return elementsOf(getResult()); }
+int64_t SoftmaxOp::getFlops() { return 5 * elementsOf(getResult()); }
+int64_t LayerNormOp::getFlops() { return 8 * elementsOf(getResult()); }
+int64_t CrossEntropyOp::getFlops() { return 5 * elementsOf(getLogits()); }
+
+// Only the gathered rows and the ids are read, not the whole table.
+int64_t EmbeddingOp::getBytesRead() {
+  return tensorBytes(getType()) + tensorBytes(getIds().getType());
+}
+
+int64_t ReduceSumOp::getFlops() { return elementsOf(getInput()); }
+int64_t ReduceMeanOp::getFlops() { return elementsOf(getInput()) + 1; }
+int64_t ReduceMaxOp::getFlops() { return elementsOf(getInput()); }
+
+// A reshape is a view of its input: no traffic, no memory of its own.
+int64_t ReshapeOp::getBytesRead() { return 0; }
+int64_t ReshapeOp::getBytesWritten() { return 0; }
+int64_t ReshapeOp::getOutputMemory() { return 0; }
+
+// Only the kept range is read.
+int64_t SliceOp::getBytesRead() { return tensorBytes(getType()); }

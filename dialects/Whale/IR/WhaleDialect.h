@@ -1,0 +1,15 @@
+//===- WhaleDialect.h - the whale dialect ------------------------*- C++ -*-===//
+
+#ifndef WHALE_DIALECTS_WHALE_IR_WHALEDIALECT_H
+#define WHALE_DIALECTS_WHALE_IR_WHALEDIALECT_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Dialect.h"
+
+#include "dialects/Whale/IR/WhaleDialect.h.inc"
+#include "dialects/Whale/IR/WhaleEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/Whale/IR/WhaleAttrs.h.inc"
+
+#endif

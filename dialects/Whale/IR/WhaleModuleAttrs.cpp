@@ -1,0 +1,97 @@
+//===- WhaleModuleAttrs.cpp - verifies whale.* discardable attributes -----===//
+//
+// The script's `config` block lands on the module as `whale.config`; a model
+// function carries `whale.model`, its default strategy and its `train` block.
+// These checks keep hand-written IR to the same rules the front end enforces.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Whale/IR/WhaleOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace whale;
+
+static LogicalResult verifyConfig(Operation *op, Attribute attr) {
+  auto dict = dyn_cast<DictionaryAttr>(attr);
+  if (!dict)
+    return op->emitError("'whale.config' must be a dictionary");
+  for (NamedAttribute entry : dict) {
+    StringRef key = entry.getName().getValue();
+    Attribute value = entry.getValue();
+    auto positiveInt = [&]() -> LogicalResult {
+      auto i = dyn_cast<IntegerAttr>(value);
+      if (!i || i.getValue().getSExtValue() < 1)
+        return op->emitError() << "'whale.config' key '" << key
+                               << "' must be a positive integer";
+      return success();
+    };
+    auto oneOf = [&](ArrayRef<StringRef> allowed) -> LogicalResult {
+      auto s = dyn_cast<StringAttr>(value);
+      if (!s || !llvm::is_contained(allowed, s.getValue())) {
+        InFlightDiagnostic d = op->emitError()
+                               << "'whale.config' key '" << key
+                               << "' must be one of: ";
+        llvm::interleaveComma(allowed, d);
+        return d;
+      }
+      return success();
+    };
+    if (key == "num_micro_batch" || key == "num_task_graph") {
+      if (failed(positiveInt()))
+        return failure();
+    } else if (key == "auto_parallel") {
+      if (!isa<BoolAttr>(value))
+        return op->emitError("'whale.config' key 'auto_parallel' must be a bool");
+    } else if (key == "schedule") {
+      if (failed(oneOf({"gpipe", "1f1b"})))
+        return failure();
+    } else if (key == "balance") {
+      if (failed(oneOf({"even", "hardware"})))
+        return failure();
+    } else {
+      return op->emitError() << "'whale.config' has unknown key '" << key << "'";
+    }
+  }
+  return success();
+}
+
+LogicalResult WhaleDialect::verifyOperationAttribute(Operation *op,
+                                                     NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == "whale.config") {
+    if (!isa<ModuleOp>(op))
+      return op->emitError("'whale.config' belongs on the module");
+    return verifyConfig(op, attr.getValue());
+  }
+  if (name == "whale.model") {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError("'whale.model' is a unit attribute");
+    return success();
+  }
+  if (name == "whale.default_strategy") {
+    if (!isa<StrategyAttr>(attr.getValue()))
+      return op->emitError("'whale.default_strategy' must be a strategy");
+    return success();
+  }
+  if (name == "whale.default_devices") {
+    auto i = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!i || i.getValue().getSExtValue() < 1)
+      return op->emitError("'whale.default_devices' must be a positive integer");
+    return success();
+  }
+  if (name == "whale.train") {
+    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+    if (!dict)
+      return op->emitError("'whale.train' must be a dictionary");
+    auto steps = dict.getAs<IntegerAttr>("steps");
+    if (!steps || steps.getValue().getSExtValue() < 1)
+      return op->emitError("'whale.train' needs a positive integer 'steps'");
+    return success();
+  }
+  if (name == "whale.cost")
+    return success(isa<DictionaryAttr>(attr.getValue()));
+  return op->emitError() << "unknown whale attribute '" << name << "'";
+}

@@ -1,0 +1,355 @@
+//===- WhaleOps.cpp - verifiers of the whale ops --------------------------===//
+
+#include "dialects/Whale/IR/WhaleOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace whale;
+
+namespace {
+
+RankedTensorType tensorOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// Maps a possibly negative axis into [0, rank); fails when out of range.
+FailureOr<int64_t> normalizeAxis(Operation *op, int64_t axis, int64_t rank) {
+  int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank)
+    return op->emitOpError() << "axis " << axis << " is out of range for rank "
+                             << rank;
+  return a;
+}
+
+LogicalResult expectShape(Operation *op, ArrayRef<int64_t> expected,
+                          RankedTensorType actual, StringRef what) {
+  if (actual.getShape() == expected)
+    return success();
+  InFlightDiagnostic d = op->emitOpError() << what << " should have shape [";
+  llvm::interleaveComma(expected, d);
+  d << "] but has " << actual;
+  return d;
+}
+
+LogicalResult expectSameElementType(Operation *op, Type a, Type b,
+                                    StringRef what) {
+  Type ea = getElementTypeOrSelf(a), eb = getElementTypeOrSelf(b);
+  if (ea == eb)
+    return success();
+  return op->emitOpError() << what << " element types differ: " << ea
+                           << " vs " << eb;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// TaskGraphOp / YieldOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult TaskGraphOp::verify() {
+  if (Operation *outer = (*this)->getParentOfType<TaskGraphOp>()) {
+    InFlightDiagnostic d = emitOpError("is nested in another TaskGraph; "
+                                       "TaskGraphs do not nest");
+    d.attachNote(outer->getLoc()) << "enclosing TaskGraph";
+    return d;
+  }
+  Block &body = getBody().front();
+  if (body.empty() || !isa<YieldOp>(body.back()))
+    return emitOpError("body must end with whale.yield");
+  if (body.getNumArguments() != 0)
+    return emitOpError("body takes no block arguments");
+  return success();
+}
+
+LogicalResult YieldOp::verify() {
+  auto parent = cast<TaskGraphOp>((*this)->getParentOp());
+  if (getValues().getTypes() != parent.getResultTypes())
+    return emitOpError() << "yields " << getValues().size()
+                         << " values whose types do not match the "
+                         << parent.getNumResults() << " results of the TaskGraph";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ParamOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ParamOp::verify() {
+  if (getName().empty())
+    return emitOpError("needs a non-empty name");
+  size_t expected = 0;
+  switch (getInit()) {
+  case InitKind::zeros:
+  case InitKind::ones:
+    expected = 0;
+    break;
+  case InitKind::constant:
+  case InitKind::xavier:
+    expected = 1;
+    break;
+  case InitKind::normal:
+  case InitKind::uniform:
+    expected = 2;
+    break;
+  }
+  if (getInitArgs().size() != expected)
+    return emitOpError() << "initializer '" << stringifyInitKind(getInit())
+                         << "' takes " << expected << " numbers, got "
+                         << getInitArgs().size();
+  if (getInit() == InitKind::normal && getInitArgs()[1] < 0)
+    return emitOpError("normal initializer needs a non-negative std");
+  if (getInit() == InitKind::uniform && getInitArgs()[0] > getInitArgs()[1])
+    return emitOpError("uniform initializer needs low <= high");
+  if (!getType().hasStaticShape())
+    return emitOpError("parameter shape must be static");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::verify() {
+  RankedTensorType lhs = tensorOf(getLhs()), rhs = tensorOf(getRhs());
+  if (lhs.getRank() < 2 || rhs.getRank() < 2)
+    return emitOpError("operands need rank >= 2, got ")
+           << lhs.getRank() << " and " << rhs.getRank();
+  if (failed(expectSameElementType(*this, lhs, rhs, "operand")))
+    return failure();
+  ArrayRef<int64_t> ls = lhs.getShape(), rs = rhs.getShape();
+  int64_t m = getTransposeLhs() ? ls[ls.size() - 1] : ls[ls.size() - 2];
+  int64_t kl = getTransposeLhs() ? ls[ls.size() - 2] : ls[ls.size() - 1];
+  int64_t kr = getTransposeRhs() ? rs[rs.size() - 1] : rs[rs.size() - 2];
+  int64_t n = getTransposeRhs() ? rs[rs.size() - 2] : rs[rs.size() - 1];
+  if (kl != kr)
+    return emitOpError() << "contracting dimensions differ: " << kl << " vs "
+                         << kr;
+  ArrayRef<int64_t> lb = ls.drop_back(2), rb = rs.drop_back(2);
+  if (!rb.empty() && lb != rb)
+    return emitOpError("batch dimensions of the operands differ");
+  SmallVector<int64_t> expected(lb.begin(), lb.end());
+  expected.push_back(m);
+  expected.push_back(n);
+  if (failed(expectSameElementType(*this, lhs, getType(), "operand and result")))
+    return failure();
+  return expectShape(*this, expected, getType(), "result");
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+/// NumPy broadcasting of two shapes; fails when an aligned pair differs and
+/// neither is 1.
+static FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
+                                                       ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
+    int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (x != y && x != 1 && y != 1)
+      return failure();
+    out[rank - 1 - i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+static LogicalResult verifyBinary(Operation *op) {
+  auto lhs = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto rhs = cast<RankedTensorType>(op->getOperand(1).getType());
+  auto res = cast<RankedTensorType>(op->getResult(0).getType());
+  if (failed(expectSameElementType(op, lhs, rhs, "operand")) ||
+      failed(expectSameElementType(op, lhs, res, "operand and result")))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcastShapes(lhs.getShape(), rhs.getShape());
+  if (failed(shape))
+    return op->emitOpError() << "operand shapes do not broadcast: " << lhs
+                             << " and " << rhs;
+  return expectShape(op, *shape, res, "result");
+}
+
+LogicalResult AddOp::verify() { return verifyBinary(*this); }
+LogicalResult SubOp::verify() { return verifyBinary(*this); }
+LogicalResult MulOp::verify() { return verifyBinary(*this); }
+LogicalResult DivOp::verify() { return verifyBinary(*this); }
+
+LogicalResult CausalMaskOp::verify() {
+  if (getType().getRank() < 2)
+    return emitOpError("needs rank >= 2 (query and key positions)");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization and losses
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxOp::verify() {
+  return normalizeAxis(*this, getAxis(), getType().getRank());
+}
+
+LogicalResult LayerNormOp::verify() {
+  RankedTensorType in = tensorOf(getInput());
+  if (in.getRank() < 1)
+    return emitOpError("input needs rank >= 1");
+  int64_t d = in.getShape().back();
+  if (failed(expectShape(*this, {d}, tensorOf(getGamma()), "gamma")) ||
+      failed(expectShape(*this, {d}, tensorOf(getBeta()), "beta")))
+    return failure();
+  if (failed(expectSameElementType(*this, in, getGamma().getType(), "input and gamma")) ||
+      failed(expectSameElementType(*this, in, getBeta().getType(), "input and beta")))
+    return failure();
+  if (getType() != in)
+    return emitOpError() << "result type " << getType()
+                         << " differs from input type " << in;
+  if (getEps().convertToDouble() <= 0)
+    return emitOpError("eps must be positive");
+  return success();
+}
+
+LogicalResult EmbeddingOp::verify() {
+  RankedTensorType table = tensorOf(getTable()), ids = tensorOf(getIds());
+  if (table.getRank() != 2)
+    return emitOpError() << "table needs rank 2 [vocab, dim], got " << table;
+  SmallVector<int64_t> expected(ids.getShape());
+  expected.push_back(table.getShape()[1]);
+  if (failed(expectSameElementType(*this, table, getType(), "table and result")))
+    return failure();
+  return expectShape(*this, expected, getType(), "result");
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  RankedTensorType logits = tensorOf(getLogits()), labels = tensorOf(getLabels());
+  if (logits.getRank() < 1)
+    return emitOpError("logits need rank >= 1 (the class dimension last)");
+  ArrayRef<int64_t> batch = logits.getShape().drop_back();
+  if (labels.getShape() != batch)
+    return emitOpError() << "labels " << labels
+                         << " should match the logits without their class "
+                            "dimension";
+  if (failed(expectSameElementType(*this, logits, getType(), "logits and result")))
+    return failure();
+  return expectShape(*this, batch, getType(), "result");
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyReduce(Operation *op, ArrayRef<int64_t> axes,
+                                  bool keepdim) {
+  auto in = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto res = cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t prev = -1;
+  for (int64_t a : axes) {
+    if (a < 0 || a >= in.getRank())
+      return op->emitOpError() << "axis " << a << " is out of range for rank "
+                               << in.getRank();
+    if (a <= prev)
+      return op->emitOpError("axes must be sorted and distinct");
+    prev = a;
+  }
+  SmallVector<int64_t> expected;
+  for (int64_t i = 0; i < in.getRank(); ++i) {
+    if (!llvm::is_contained(axes, i))
+      expected.push_back(in.getShape()[i]);
+    else if (keepdim)
+      expected.push_back(1);
+  }
+  if (failed(expectSameElementType(op, in, res, "input and result")))
+    return failure();
+  return expectShape(op, expected, res, "result");
+}
+
+LogicalResult ReduceSumOp::verify() {
+  return verifyReduce(*this, getAxes(), getKeepdim());
+}
+LogicalResult ReduceMeanOp::verify() {
+  return verifyReduce(*this, getAxes(), getKeepdim());
+}
+LogicalResult ReduceMaxOp::verify() {
+  return verifyReduce(*this, getAxes(), getKeepdim());
+}
+
+//===----------------------------------------------------------------------===//
+// Shape
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType in = tensorOf(getInput());
+  if (failed(expectSameElementType(*this, in, getType(), "input and result")))
+    return failure();
+  if (in.getNumElements() != getType().getNumElements())
+    return emitOpError() << "cannot reshape " << in.getNumElements()
+                         << " elements into " << getType();
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  RankedTensorType in = tensorOf(getInput());
+  ArrayRef<int64_t> perm = getPermutation();
+  if (static_cast<int64_t>(perm.size()) != in.getRank())
+    return emitOpError() << "permutation has " << perm.size()
+                         << " entries for rank " << in.getRank();
+  SmallVector<bool> seen(perm.size(), false);
+  SmallVector<int64_t> expected;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= in.getRank() || seen[p])
+      return emitOpError("permutation must hold each dimension once");
+    seen[p] = true;
+    expected.push_back(in.getShape()[p]);
+  }
+  if (failed(expectSameElementType(*this, in, getType(), "input and result")))
+    return failure();
+  return expectShape(*this, expected, getType(), "result");
+}
+
+LogicalResult SliceOp::verify() {
+  RankedTensorType in = tensorOf(getInput());
+  FailureOr<int64_t> axis = normalizeAxis(*this, getAxis(), in.getRank());
+  if (failed(axis))
+    return failure();
+  int64_t extent = in.getShape()[*axis];
+  if (getStart() < 0 || getStart() >= getEnd() || getEnd() > extent)
+    return emitOpError() << "range [" << getStart() << ", " << getEnd()
+                         << ") is empty or outside [0, " << extent << ")";
+  SmallVector<int64_t> expected(in.getShape());
+  expected[*axis] = getEnd() - getStart();
+  if (failed(expectSameElementType(*this, in, getType(), "input and result")))
+    return failure();
+  return expectShape(*this, expected, getType(), "result");
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  RankedTensorType first = tensorOf(getInputs().front());
+  FailureOr<int64_t> axis = normalizeAxis(*this, getAxis(), first.getRank());
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> expected(first.getShape());
+  expected[*axis] = 0;
+  for (Value v : getInputs()) {
+    RankedTensorType t = tensorOf(v);
+    if (failed(expectSameElementType(*this, first, t, "input")))
+      return failure();
+    if (t.getRank() != first.getRank())
+      return emitOpError("inputs differ in rank");
+    for (int64_t i = 0; i < t.getRank(); ++i)
+      if (i != *axis && t.getShape()[i] != first.getShape()[i])
+        return emitOpError() << "inputs differ in dimension " << i
+                             << " which is not the concat axis";
+    expected[*axis] += t.getShape()[*axis];
+  }
+  if (failed(expectSameElementType(*this, first, getType(), "input and result")))
+    return failure();
+  return expectShape(*this, expected, getType(), "result");
+}
+
+#define GET_OP_CLASSES
+#include "dialects/Whale/IR/WhaleOps.cpp.inc"

@@ -1,0 +1,398 @@
+//===- WhaleOps.td - ops of the whale dialect ------------------*- tablegen -*-===//
+
+#ifndef WHALE_OPS
+#define WHALE_OPS
+
+include "dialects/Whale/IR/WhaleDialect.td"
+include "dialects/Whale/Interfaces/CostOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+def Whale_FloatTensor : RankedTensorOf<[F32, F16, BF16, F64]>;
+def Whale_IndexTensor : RankedTensorOf<[I32, I64]>;
+def Whale_AnyTensor : RankedTensorOf<[F32, F16, BF16, F64, I32, I64]>;
+
+//===----------------------------------------------------------------------===//
+// Structure
+//===----------------------------------------------------------------------===//
+
+def Whale_TaskGraphOp : Whale_Op<"taskgraph", [
+    SingleBlock, RecursiveMemoryEffects]> {
+  let summary = "A part of the model with one parallel strategy";
+  let description = [{
+    A TaskGraph is a subgraph of the model that is parallelized one way:
+    `replicate` runs a copy on each of its devices with a slice of the batch
+    (data parallelism); `split` shards its operators over its devices (tensor
+    parallelism). `devices` is the device count the user asked for; when it is
+    absent, the TaskGraph takes every device. TaskGraphs never nest.
+
+    The body may use values defined above it; values it produces for later
+    ops leave through `whale.yield`.
+
+    ```mlir
+    %h = whale.taskgraph replicate(4) -> (tensor<8x16xf32>) {
+      %w = whale.param "m/w" normal [0.0, 2.0e-02] : tensor<16x16xf32>
+      %y = whale.matmul %x, %w : tensor<8x16xf32>, tensor<16x16xf32> -> tensor<8x16xf32>
+      whale.yield %y : tensor<8x16xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Whale_StrategyAttr:$strategy,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$devices);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $strategy (`(` $devices^ `)`)? (`->` `(` type($results)^ `)`)?
+    attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_YieldOp : Whale_Op<"yield", [
+    Pure, Terminator, ReturnLike, HasParent<"TaskGraphOp">]> {
+  let summary = "Values a TaskGraph hands to the rest of the model";
+  let description = [{
+    Ends a `whale.taskgraph` body; its operands become the TaskGraph's results.
+
+    ```mlir
+    whale.yield %y : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Values
+//===----------------------------------------------------------------------===//
+
+def Whale_ParamOp : Whale_Op<"param", [
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getBytesRead"]>]> {
+  let summary = "A trainable parameter";
+  let description = [{
+    A parameter of the model, named by the call path that created it
+    (`classifier/mlp_0/w1`), with its initializer. `init_args` holds the
+    initializer's numbers: `normal` [mean, std], `uniform` [low, high],
+    `constant` [value], `xavier` [gain]; `zeros` and `ones` take none.
+
+    ```mlir
+    %w = whale.param "mlp/w1" normal [0.0, 2.0e-02] : tensor<1024x4096xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, Whale_InitKindAttr:$init,
+                       DenseF64ArrayAttr:$init_args);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = "$name $init $init_args attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Whale_ConstantOp : Whale_Op<"constant", [Pure,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface>]> {
+  let summary = "A tensor filled with one number";
+  let description = [{
+    A tensor every element of which is `value`; scalars in expressions such as
+    `x * 0.5` become rank-0 constants that broadcast.
+
+    ```mlir
+    %c = whale.constant 5.000000e-01 : tensor<f32>
+    ```
+  }];
+  let arguments = (ins F64Attr:$value);
+  let results = (outs Whale_AnyTensor:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+def Whale_MatmulOp : Whale_Op<"matmul", [Pure,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Matrix product over the last two dimensions";
+  let description = [{
+    `lhs` is `[..., M, K]` (or `[..., K, M]` with `transpose_lhs`), `rhs` is
+    `[K, N]` or `[..., K, N]` (or `N, K` with `transpose_rhs`). Leading batch
+    dimensions of the two sides must agree where both have them. The result is
+    `[..., M, N]`.
+
+    ```mlir
+    %y = whale.matmul %x, %w {transpose_rhs} : tensor<8x16xf32>, tensor<32x16xf32> -> tensor<8x32xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$lhs, Whale_FloatTensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class Whale_BinaryOp<string mnemonic, string what>
+    : Whale_Op<mnemonic, [Pure,
+        DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Elementwise " # what # " with broadcasting";
+  let description = [{
+    Elementwise }] # what # [{ of two tensors of the same element type. Shapes
+    broadcast as in NumPy: aligned from the last dimension, each pair of
+    extents equal or one of them 1.
+
+    ```mlir
+    %z = whale.}] # mnemonic # [{ %x, %b : tensor<8x16xf32>, tensor<16xf32> -> tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Whale_AnyTensor:$lhs, Whale_AnyTensor:$rhs);
+  let results = (outs Whale_AnyTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_AddOp : Whale_BinaryOp<"add", "sum">;
+def Whale_SubOp : Whale_BinaryOp<"sub", "difference">;
+def Whale_MulOp : Whale_BinaryOp<"mul", "product">;
+def Whale_DivOp : Whale_BinaryOp<"div", "quotient">;
+
+class Whale_UnaryOp<string mnemonic, string what, int flopsPerElement>
+    : Whale_Op<mnemonic, [Pure, SameOperandsAndResultType,
+        DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Elementwise " # what;
+  let description = [{
+    Applies }] # what # [{ to every element of a floating-point tensor.
+
+    ```mlir
+    %y = whale.}] # mnemonic # [{ %x : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$input);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  // FLOPs charged per element; the table is in docs/cost-model.md.
+  let extraClassDeclaration = [{
+    static constexpr int64_t kFlopsPerElement = }] # flopsPerElement # [{;
+  }];
+}
+
+def Whale_NegOp : Whale_UnaryOp<"neg", "negation", 1>;
+def Whale_ReluOp : Whale_UnaryOp<"relu", "max(x, 0)", 1>;
+def Whale_GeluOp : Whale_UnaryOp<"gelu", "the GELU activation (tanh form)", 8>;
+def Whale_TanhOp : Whale_UnaryOp<"tanh", "the hyperbolic tangent", 4>;
+def Whale_ExpOp : Whale_UnaryOp<"exp", "the exponential", 4>;
+def Whale_LogOp : Whale_UnaryOp<"log", "the natural logarithm", 4>;
+def Whale_SqrtOp : Whale_UnaryOp<"sqrt", "the square root", 1>;
+
+def Whale_CausalMaskOp : Whale_Op<"causal_mask", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Masks future positions of attention scores";
+  let description = [{
+    For scores `[..., T, S]` sets element `(i, j)` to negative infinity where
+    `j > i + (S - T)`, so position `i` attends only to itself and the past.
+    The last two dimensions are the query and key positions.
+
+    ```mlir
+    %m = whale.causal_mask %s : tensor<2x4x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$input);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization and losses
+//===----------------------------------------------------------------------===//
+
+def Whale_SoftmaxOp : Whale_Op<"softmax", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Softmax along one axis";
+  let description = [{
+    `exp(x - max) / sum(exp(x - max))` along `axis` (negative counts from the
+    end).
+
+    ```mlir
+    %p = whale.softmax %x axis = -1 : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = "$input `axis` `=` $axis attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Whale_LayerNormOp : Whale_Op<"layernorm", [Pure,
+    AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Layer normalization over the last dimension";
+  let description = [{
+    Normalizes `input` `[..., D]` to zero mean and unit variance over its last
+    dimension, then scales by `gamma` `[D]` and shifts by `beta` `[D]`.
+
+    ```mlir
+    %y = whale.layernorm %x, %g, %b eps = 1.000000e-05 : tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$input, Whale_FloatTensor:$gamma,
+                       Whale_FloatTensor:$beta, F64Attr:$eps);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $gamma `,` $beta `eps` `=` $eps attr-dict `:` type($input) `,`
+    type($gamma) `,` type($beta)
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_EmbeddingOp : Whale_Op<"embedding", [Pure,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getBytesRead"]>]> {
+  let summary = "Rows of a table picked by integer ids";
+  let description = [{
+    For a table `[V, D]` and ids `[...]`, the result `[..., D]` holds row
+    `ids[...]` of the table. Ids out of `[0, V)` are a runtime error.
+
+    ```mlir
+    %e = whale.embedding %table[%ids] : tensor<256x64xf32>, tensor<4x32xi32> -> tensor<4x32x64xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$table, Whale_IndexTensor:$ids);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `[` $ids `]` attr-dict `:` type($table) `,` type($ids) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_CrossEntropyOp : Whale_Op<"cross_entropy", [Pure,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Softmax cross entropy with integer labels";
+  let description = [{
+    For logits `[..., C]` and labels `[...]` in `[0, C)`, the loss of each
+    sample, `logsumexp(logits) - logits[label]`, shaped like the labels.
+
+    ```mlir
+    %l = whale.cross_entropy %logits, %y : tensor<8x100xf32>, tensor<8xi32> -> tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$logits, Whale_IndexTensor:$labels);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` type($logits) `,` type($labels) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+class Whale_ReduceOp<string mnemonic, string what>
+    : Whale_Op<mnemonic, [Pure,
+        DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "The " # what # " over some axes";
+  let description = [{
+    Reduces `input` by taking the }] # what # [{ over `axes` (sorted, distinct,
+    non-negative). With `keepdim` the reduced axes stay with extent 1;
+    without, they are dropped. Reducing every axis gives a rank-0 tensor.
+
+    ```mlir
+    %s = whale.}] # mnemonic # [{ %x axes = [1] : tensor<8x16xf32> -> tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$input, DenseI64ArrayAttr:$axes,
+                       UnitAttr:$keepdim);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `axes` `=` $axes attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_ReduceSumOp : Whale_ReduceOp<"reduce_sum", "sum">;
+def Whale_ReduceMeanOp : Whale_ReduceOp<"reduce_mean", "mean">;
+def Whale_ReduceMaxOp : Whale_ReduceOp<"reduce_max", "maximum">;
+
+//===----------------------------------------------------------------------===//
+// Shape
+//===----------------------------------------------------------------------===//
+
+def Whale_ReshapeOp : Whale_Op<"reshape", [Pure,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface,
+        ["getBytesRead", "getBytesWritten", "getOutputMemory"]>]> {
+  let summary = "The same elements in another shape";
+  let description = [{
+    Reinterprets the elements in row-major order; element counts must agree.
+    A reshape is a view: it moves no bytes and holds no memory of its own.
+
+    ```mlir
+    %r = whale.reshape %x : tensor<8x16xf32> -> tensor<8x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Whale_AnyTensor:$input);
+  let results = (outs Whale_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Whale_TransposeOp : Whale_Op<"transpose", [Pure,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface>]> {
+  let summary = "Permutes dimensions";
+  let description = [{
+    Result dimension `i` is input dimension `permutation[i]`.
+
+    ```mlir
+    %t = whale.transpose %x permutation = [0, 2, 1, 3] : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+    ```
+  }];
+  let arguments = (ins Whale_AnyTensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs Whale_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `permutation` `=` $permutation attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_SliceOp : Whale_Op<"slice", [Pure,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getBytesRead"]>]> {
+  let summary = "A contiguous range along one axis";
+  let description = [{
+    Keeps indices `[start, end)` of dimension `axis`.
+
+    ```mlir
+    %s = whale.slice %x axis = 1, start = 0, end = 8 : tensor<4x24xf32> -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Whale_AnyTensor:$input, I64Attr:$axis, I64Attr:$start,
+                       I64Attr:$end);
+  let results = (outs Whale_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `axis` `=` $axis `,` `start` `=` $start `,` `end` `=` $end attr-dict
+    `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_ConcatOp : Whale_Op<"concat", [Pure,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface>]> {
+  let summary = "Joins tensors along one axis";
+  let description = [{
+    All inputs agree in rank, element type and every extent but `axis`.
+
+    ```mlir
+    %c = whale.concat %a, %b axis = 1 : tensor<4x8xf32>, tensor<4x16xf32> -> tensor<4x24xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Whale_AnyTensor>:$inputs, I64Attr:$axis);
+  let results = (outs Whale_AnyTensor:$result);
+  let assemblyFormat = [{
+    $inputs `axis` `=` $axis attr-dict `:` type($inputs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // WHALE_OPS

@@ -1,0 +1,54 @@
+//===- CostOpInterface.cpp - shared helpers of the cost model -------------===//
+
+#include "dialects/Whale/Interfaces/CostOpInterface.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+
+namespace whale {
+
+int64_t tensorElements(Type type) {
+  auto shaped = dyn_cast<RankedTensorType>(type);
+  if (!shaped || !shaped.hasStaticShape())
+    return 0;
+  return shaped.getNumElements();
+}
+
+int64_t tensorBytes(Type type) {
+  auto shaped = dyn_cast<RankedTensorType>(type);
+  if (!shaped || !shaped.hasStaticShape())
+    return 0;
+  // Sub-byte types do not occur in Whale; round up to whole bytes anyway.
+  int64_t bits = shaped.getElementTypeBitWidth();
+  return shaped.getNumElements() * ((bits + 7) / 8);
+}
+
+int64_t operandBytes(Operation *op) {
+  int64_t total = 0;
+  for (Type t : op->getOperandTypes())
+    total += tensorBytes(t);
+  return total;
+}
+
+int64_t resultBytes(Operation *op) {
+  int64_t total = 0;
+  for (Type t : op->getResultTypes())
+    total += tensorBytes(t);
+  return total;
+}
+
+CostSummary summarizeCost(Operation *root) {
+  CostSummary sum;
+  root->walk([&](CostOpInterface op) {
+    sum.flops += op.getFlops();
+    sum.bytesRead += op.getBytesRead();
+    sum.bytesWritten += op.getBytesWritten();
+    sum.outputMemory += op.getOutputMemory();
+  });
+  return sum;
+}
+
+} // namespace whale
+
+#include "dialects/Whale/Interfaces/CostOpInterface.cpp.inc"

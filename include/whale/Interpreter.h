@@ -1,0 +1,99 @@
+//===- whale/Interpreter.h - embedding Whale ----------------------*- C++ -*-===//
+//
+// The public C++ API. A host application creates an Interpreter, loads a
+// script from a file or a string, reads the diagnostics as values, and asks
+// for the program at any stage. Nothing here prints, exits or aborts.
+//
+//   whale::Interpreter interp;
+//   if (!interp.loadFile("model.whl")) {
+//     for (const whale::Diagnostic &d : interp.diagnostics()) ...
+//   }
+//   std::optional<std::string> ir = interp.emit(whale::Stage::Whale);
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_INTERPRETER_H
+#define WHALE_INTERPRETER_H
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class MLIRContext;
+class ModuleOp;
+} // namespace mlir
+
+namespace whale {
+
+/// The stages a program can be shown at (`whale compile --emit=...`).
+enum class Stage {
+  AST,   ///< the syntax tree of the main script
+  Whale, ///< the whale dialect: the local model with its TaskGraphs
+};
+std::optional<Stage> parseStage(const std::string &name);
+
+struct Diagnostic {
+  enum class Severity { Error, Warning, Note };
+  Severity severity = Severity::Error;
+  std::string file; ///< empty when the problem has no place in a file
+  unsigned line = 0, column = 0;
+  std::string message;
+  std::vector<Diagnostic> notes;
+};
+
+struct InterpreterOptions {
+  /// Extra folders searched by `import`, before WHALE_PATH and the stdlib.
+  std::vector<std::string> searchPath;
+  /// Read WHALE_PATH (colon-separated folders) from the environment.
+  bool useEnvironmentPath = true;
+  /// Values for symbolic input dimensions, as `--dim B=32` gives them.
+  std::map<std::string, int64_t> dims;
+};
+
+class Interpreter {
+public:
+  explicit Interpreter(InterpreterOptions options = {});
+  ~Interpreter();
+  Interpreter(const Interpreter &) = delete;
+  Interpreter &operator=(const Interpreter &) = delete;
+
+  /// Parses and checks a script. False when anything is wrong; the reasons
+  /// are in diagnostics(). A new load replaces the previous program.
+  bool loadFile(const std::string &path);
+  bool loadString(const std::string &source,
+                  const std::string &name = "<string>");
+
+  /// Every diagnostic of the last load, in the order found.
+  std::vector<Diagnostic> diagnostics() const;
+  /// The same, as the CLI prints them: `file:line:col: error: message`, the
+  /// source line and a caret under the offending text.
+  std::string renderDiagnostics() const;
+  bool hasErrors() const;
+
+  /// The loaded program at `stage` as text; nullopt after an error (which
+  /// is then in diagnostics()).
+  std::optional<std::string> emit(Stage stage);
+
+  /// The whale-dialect module of the loaded program, owned by this
+  /// interpreter; a null op after an error.
+  mlir::ModuleOp module();
+  mlir::MLIRContext &context();
+
+  /// The folders `import` searches, in order, for the last load.
+  std::vector<std::string> searchPath(const std::string &scriptPath) const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+/// Where the installed stdlib/ lives (the build tree's when not installed).
+std::string stdlibDirectory();
+
+} // namespace whale
+
+#endif

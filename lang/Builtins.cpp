@@ -1,0 +1,753 @@
+//===- Builtins.cpp - tensor functions and their shape rules --------------===//
+
+#include "lang/SemaImpl.h"
+#include "lang/Suggest.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace whale::lang {
+
+namespace {
+
+struct BuiltinSig {
+  const char *name;
+  std::vector<std::string> params;
+  size_t required;
+};
+
+const std::vector<BuiltinSig> &builtinTable() {
+  static const std::vector<BuiltinSig> table = {
+      {"param", {"shape", "init", "dtype"}, 1},
+      {"matmul", {"a", "b", "transpose_a", "transpose_b"}, 2},
+      {"relu", {"x"}, 1},
+      {"gelu", {"x"}, 1},
+      {"tanh", {"x"}, 1},
+      {"exp", {"x"}, 1},
+      {"log", {"x"}, 1},
+      {"sqrt", {"x"}, 1},
+      {"softmax", {"x", "axis"}, 1},
+      {"layernorm", {"x", "gamma", "beta", "eps"}, 3},
+      {"embedding", {"table", "ids"}, 2},
+      {"cross_entropy", {"logits", "labels"}, 2},
+      {"sum", {"x", "axis", "keepdim"}, 1},
+      {"mean", {"x", "axis", "keepdim"}, 1},
+      {"max", {"x", "axis", "keepdim"}, 1},
+      {"reshape", {"x", "shape"}, 2},
+      {"transpose", {"x", "dim0", "dim1"}, 1},
+      {"permute", {"x", "dims"}, 2},
+      {"slice", {"x", "axis", "start", "end"}, 4},
+      {"concat", {"tensors", "axis"}, 1},
+      {"causal_mask", {"x"}, 1},
+      {"dim", {"x", "axis"}, 2},
+  };
+  return table;
+}
+
+const BuiltinSig *findBuiltin(const std::string &name) {
+  for (const BuiltinSig &s : builtinTable())
+    if (name == s.name)
+      return &s;
+  return nullptr;
+}
+
+} // namespace
+
+bool Sema::isBuiltin(const std::string &name) { return findBuiltin(name); }
+
+const std::vector<std::string> &builtinNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const BuiltinSig &s : builtinTable())
+      out.push_back(s.name);
+    for (const std::string &s : Sema::settingCtorNames())
+      out.push_back(s);
+    return out;
+  }();
+  return names;
+}
+
+bool Sema::bindArgs(const std::string &fn, const CallExpr &call,
+                    const std::vector<std::string> &params, size_t required,
+                    std::vector<BoundArg> &out) {
+  out.assign(params.size(), BoundArg{});
+  size_t positional = 0;
+  bool ok = true;
+  for (const CallArg &arg : call.args) {
+    size_t idx;
+    if (arg.name.empty()) {
+      idx = positional++;
+      if (idx >= params.size()) {
+        error(arg.value->getLoc(), "too many arguments: '" + fn + "' takes at most " +
+                                       std::to_string(params.size()));
+        return false;
+      }
+    } else {
+      auto it = std::find(params.begin(), params.end(), arg.name);
+      if (it == params.end()) {
+        std::string msg = "'" + fn + "' has no argument '" + arg.name + "'";
+        std::string best = closestMatch(arg.name, params);
+        if (!best.empty())
+          msg += "; did you mean '" + best + "'?";
+        else {
+          msg += "; its arguments are:";
+          for (const std::string &p : params)
+            msg += " " + p;
+        }
+        error(arg.nameLoc, msg);
+        ok = false;
+        continue;
+      }
+      idx = it - params.begin();
+      if (out[idx].present) {
+        error(arg.nameLoc, "argument '" + arg.name + "' is given twice");
+        ok = false;
+        continue;
+      }
+    }
+    out[idx].present = true;
+    out[idx].loc = arg.value->getLoc();
+    out[idx].value = eval(*arg.value);
+    if (out[idx].value.isError())
+      ok = false;
+  }
+  for (size_t i = 0; i < required; ++i)
+    if (!out[i].present) {
+      error(call.getLoc(), "'" + fn + "' needs argument '" + params[i] + "'");
+      ok = false;
+    }
+  return ok;
+}
+
+//===----------------------------------------------------------------------===//
+// Shared shape rules
+//===----------------------------------------------------------------------===//
+
+SVal Sema::emitMatmul(int a, int b, bool transA, bool transB, Loc loc) {
+  const TensorType ta = typeOf(a), tb = typeOf(b);
+  if (!isFloat(ta.dtype) || ta.dtype != tb.dtype) {
+    error(loc, "matrix product needs two floating-point tensors of one dtype, "
+               "got " + ta.str() + " and " + tb.str());
+    return SVal::error();
+  }
+  if (ta.rank() < 2 || tb.rank() < 2) {
+    error(loc, "matrix product needs operands of rank >= 2, got " + ta.str() +
+                   " and " + tb.str());
+    return SVal::error();
+  }
+  size_t ra = ta.rank(), rb = tb.rank();
+  Dim m = transA ? ta.dims[ra - 1] : ta.dims[ra - 2];
+  Dim ka = transA ? ta.dims[ra - 2] : ta.dims[ra - 1];
+  Dim kb = transB ? tb.dims[rb - 1] : tb.dims[rb - 2];
+  Dim n = transB ? tb.dims[rb - 2] : tb.dims[rb - 1];
+  if (ka != kb) {
+    error(loc, "shapes " + ta.str() + " and " + tb.str() +
+                   " do not fit a matrix product: the contracting dimensions "
+                   "are " + ka.str() + " and " + kb.str());
+    return SVal::error();
+  }
+  std::vector<Dim> batchA(ta.dims.begin(), ta.dims.end() - 2);
+  std::vector<Dim> batchB(tb.dims.begin(), tb.dims.end() - 2);
+  if (!batchB.empty() && batchA != batchB) {
+    error(loc, "batched matrix product needs equal batch dimensions, got " +
+                   ta.str() + " and " + tb.str());
+    return SVal::error();
+  }
+  TensorType out{ta.dtype, batchA};
+  out.dims.push_back(m);
+  out.dims.push_back(n);
+  std::vector<std::pair<std::string, NodeAttr>> attrs;
+  if (transA)
+    attrs.push_back({"transpose_lhs", NodeAttr(true)});
+  if (transB)
+    attrs.push_back({"transpose_rhs", NodeAttr(true)});
+  return SVal::ofTensor(addNode("matmul", {a, b}, out, loc, std::move(attrs)));
+}
+
+SVal Sema::emitElementwise(char op, int a, int b, Loc loc) {
+  const TensorType ta = typeOf(a), tb = typeOf(b);
+  if (ta.dtype != tb.dtype) {
+    error(loc, std::string("dtype mismatch in '") + op + "': " + ta.str() +
+                   " and " + tb.str());
+    return SVal::error();
+  }
+  std::optional<std::vector<Dim>> dims = broadcastDims(ta.dims, tb.dims);
+  if (!dims) {
+    error(loc, "shapes " + ta.str() + " and " + tb.str() +
+                   " do not broadcast for '" + op + "'");
+    return SVal::error();
+  }
+  const char *name = op == '+' ? "add" : op == '-' ? "sub" : op == '*' ? "mul" : "div";
+  return SVal::ofTensor(addNode(name, {a, b}, TensorType{ta.dtype, *dims}, loc));
+}
+
+//===----------------------------------------------------------------------===//
+// The builtins
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Argument helpers: each reports its own error and returns false.
+struct Args {
+  Sema &sema;
+  const std::string &fn;
+  const std::vector<std::string> &names;
+  std::vector<BoundArg> &args;
+
+  std::string what(size_t i) const {
+    return "argument '" + names[i] + "' of '" + fn + "'";
+  }
+  bool tensor(size_t i, int &out, bool needFloat = true) {
+    const SVal &v = args[i].value;
+    if (v.kind != SVal::Kind::Tensor) {
+      sema.error(args[i].loc, what(i) + " must be a tensor, got " + describe(v));
+      return false;
+    }
+    if (needFloat && !isFloat(sema.typeOf(v.tensor).dtype)) {
+      sema.error(args[i].loc, what(i) + " must be a floating-point tensor, got " +
+                                  sema.typeOf(v.tensor).str());
+      return false;
+    }
+    out = v.tensor;
+    return true;
+  }
+  bool integer(size_t i, int64_t &out, int64_t dflt) {
+    if (!args[i].present) {
+      out = dflt;
+      return true;
+    }
+    std::optional<int64_t> v =
+        sema.knownInt(args[i].value, args[i].loc, what(i).c_str());
+    out = v.value_or(0);
+    return v.has_value();
+  }
+  bool flag(size_t i, bool &out) {
+    if (!args[i].present) {
+      out = false;
+      return true;
+    }
+    if (args[i].value.kind != SVal::Kind::Bool) {
+      sema.error(args[i].loc, what(i) + " must be true or false, got " +
+                                  describe(args[i].value));
+      return false;
+    }
+    out = args[i].value.b;
+    return true;
+  }
+  bool number(size_t i, double &out, double dflt) {
+    if (!args[i].present) {
+      out = dflt;
+      return true;
+    }
+    const SVal &v = args[i].value;
+    if (v.kind == SVal::Kind::Float) {
+      out = v.f;
+      return true;
+    }
+    if (v.kind == SVal::Kind::Int && v.i.isKnown()) {
+      out = static_cast<double>(v.i.value);
+      return true;
+    }
+    sema.error(args[i].loc, what(i) + " must be a number, got " + describe(v));
+    return false;
+  }
+  /// Maps an axis (negative counts from the end) into [0, rank).
+  bool axis(size_t i, int64_t rank, int64_t &out, int64_t dflt) {
+    int64_t a;
+    if (!integer(i, a, dflt))
+      return false;
+    int64_t n = a < 0 ? a + rank : a;
+    if (n < 0 || n >= rank) {
+      sema.error(args[i].present ? args[i].loc : args[0].loc,
+                 "axis " + std::to_string(a) + " is out of range for rank " +
+                     std::to_string(rank));
+      return false;
+    }
+    out = n;
+    return true;
+  }
+};
+
+std::vector<double> initArgs(const Setting &s) {
+  const std::string &kind = s.get("kind")->s;
+  auto num = [&](const char *k) { return s.get(k)->f; };
+  if (kind == "normal")
+    return {num("mean"), num("std")};
+  if (kind == "uniform")
+    return {num("low"), num("high")};
+  if (kind == "xavier")
+    return {num("gain")};
+  return {};
+}
+
+} // namespace
+
+SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
+  const BuiltinSig *sig = findBuiltin(fn);
+  std::string hint = std::move(nameHint);
+  nameHint.clear();
+  std::vector<BoundArg> args;
+  if (!bindArgs(fn, call, sig->params, sig->required, args))
+    return SVal::error();
+  Args a{*this, fn, sig->params, args};
+  Loc loc = call.getLoc();
+  auto tensorOut = [&](const std::string &op, std::vector<int> operands,
+                       TensorType t,
+                       std::vector<std::pair<std::string, NodeAttr>> attrs = {}) {
+    return SVal::ofTensor(addNode(op, std::move(operands), std::move(t), loc,
+                                  std::move(attrs)));
+  };
+
+  if (fn == "param") {
+    const SVal &shape = args[0].value;
+    if (shape.kind != SVal::Kind::List) {
+      error(args[0].loc, "the shape of a parameter is a list of extents, such "
+                         "as [D, 4 * D]; got " + describe(shape));
+      return SVal::error();
+    }
+    TensorType t;
+    for (const SVal &e : shape.list) {
+      if (e.kind != SVal::Kind::Int) {
+        error(args[0].loc, "a parameter extent must be an integer, got " +
+                               describe(e));
+        return SVal::error();
+      }
+      if (!e.i.isKnown()) {
+        error(args[0].loc, "parameter shapes must be known at compile time, "
+                           "but this one depends on '" + e.i.sym + "'");
+        return SVal::error();
+      }
+      if (e.i.value < 1) {
+        error(args[0].loc, "a parameter extent must be at least 1, got " +
+                               std::to_string(e.i.value));
+        return SVal::error();
+      }
+      t.dims.push_back(e.i);
+    }
+    if (t.numElements().value_or(INT64_MAX) > (int64_t(1) << 40)) {
+      error(args[0].loc, "parameter " + t.str() + " has more than 2^40 elements");
+      return SVal::error();
+    }
+    if (args[2].present) {
+      std::optional<DType> dt;
+      if (args[2].value.kind == SVal::Kind::Str)
+        dt = parseDType(args[2].value.s);
+      if (!dt || !isFloat(*dt)) {
+        error(args[2].loc, "a parameter's dtype is \"f32\", \"bf16\" or \"f16\"");
+        return SVal::error();
+      }
+      t.dtype = *dt;
+    }
+    Setting init;
+    if (args[1].present) {
+      const SVal &iv = args[1].value;
+      if (iv.kind != SVal::Kind::Setting || iv.category != "init") {
+        error(args[1].loc, "'init' takes an initializer (zeros(), ones(), "
+                           "normal(std), uniform(low, high), xavier()), got " +
+                               describe(iv));
+        return SVal::error();
+      }
+      init = iv.setting;
+    } else {
+      // Matrices start Xavier-uniform, vectors (biases, norms) at zero.
+      init.kind = Setting::Kind::Dict;
+      init.dict = {{"kind", Setting::ofStr(t.rank() >= 2 ? "xavier" : "zeros")}};
+      if (t.rank() >= 2)
+        init.dict.push_back({"gain", Setting::ofFloat(1.0)});
+    }
+    if (init.get("kind")->s == "xavier" && t.rank() < 2) {
+      error(args[1].loc, "xavier() needs a parameter of rank >= 2 (fan in and "
+                         "fan out), got " + t.str());
+      return SVal::error();
+    }
+    Frame &f = frames.back();
+    std::string base = hint.empty() ? "param" : hint;
+    int k = f.paramCount[base]++;
+    std::string name = f.path + "/" + base + (k ? "_" + std::to_string(k) : "");
+    return tensorOut("param", {}, t,
+                     {{"name", NodeAttr(name)},
+                      {"init", NodeAttr(init.get("kind")->s)},
+                      {"init_args", NodeAttr(initArgs(init))}});
+  }
+
+  if (fn == "matmul") {
+    int x, y;
+    bool ta, tb;
+    if (!a.tensor(0, x) || !a.tensor(1, y) || !a.flag(2, ta) || !a.flag(3, tb))
+      return SVal::error();
+    return emitMatmul(x, y, ta, tb, loc);
+  }
+
+  if (fn == "relu" || fn == "gelu" || fn == "tanh" || fn == "exp" ||
+      fn == "log" || fn == "sqrt") {
+    // On a number, exp/log/sqrt/tanh compute at compile time (scales such
+    // as 1 / sqrt(head_dim)).
+    const SVal &v = args[0].value;
+    bool isNumber = v.kind == SVal::Kind::Float ||
+                    (v.kind == SVal::Kind::Int && v.i.isKnown());
+    if (isNumber && fn != "relu" && fn != "gelu") {
+      double x = v.kind == SVal::Kind::Float ? v.f : static_cast<double>(v.i.value);
+      if ((fn == "sqrt" && x < 0) || (fn == "log" && x <= 0)) {
+        error(args[0].loc, fn + "() of " + std::to_string(x) + " is undefined");
+        return SVal::error();
+      }
+      double r = fn == "sqrt" ? std::sqrt(x)
+                 : fn == "log" ? std::log(x)
+                 : fn == "exp" ? std::exp(x)
+                               : std::tanh(x);
+      if (!std::isfinite(r)) {
+        error(args[0].loc, fn + "() overflows");
+        return SVal::error();
+      }
+      return SVal::ofFloat(r);
+    }
+    int x;
+    if (!a.tensor(0, x))
+      return SVal::error();
+    return tensorOut(fn, {x}, typeOf(x));
+  }
+
+  if (fn == "causal_mask") {
+    int x;
+    if (!a.tensor(0, x))
+      return SVal::error();
+    if (typeOf(x).rank() < 2) {
+      error(args[0].loc, "causal_mask needs scores of rank >= 2 [..., T, S], "
+                         "got " + typeOf(x).str());
+      return SVal::error();
+    }
+    return tensorOut("causal_mask", {x}, typeOf(x));
+  }
+
+  if (fn == "softmax") {
+    int x;
+    int64_t axis;
+    if (!a.tensor(0, x) || !a.axis(1, typeOf(x).rank(), axis, -1))
+      return SVal::error();
+    return tensorOut("softmax", {x}, typeOf(x), {{"axis", NodeAttr(axis)}});
+  }
+
+  if (fn == "layernorm") {
+    int x, g, b;
+    double eps;
+    if (!a.tensor(0, x) || !a.tensor(1, g) || !a.tensor(2, b) ||
+        !a.number(3, eps, 1e-5))
+      return SVal::error();
+    const TensorType &tx = typeOf(x);
+    if (tx.rank() < 1) {
+      error(args[0].loc, "layernorm needs an input of rank >= 1");
+      return SVal::error();
+    }
+    TensorType vec{tx.dtype, {tx.dims.back()}};
+    for (int i : {1, 2})
+      if (!(typeOf(i == 1 ? g : b) == vec)) {
+        error(args[i].loc, a.what(i) + " must be " + vec.str() +
+                               " to match the last dimension of " + tx.str() +
+                               ", got " + typeOf(i == 1 ? g : b).str());
+        return SVal::error();
+      }
+    if (eps <= 0) {
+      error(args[3].loc, "eps must be positive");
+      return SVal::error();
+    }
+    return tensorOut("layernorm", {x, g, b}, tx, {{"eps", NodeAttr(eps)}});
+  }
+
+  if (fn == "embedding") {
+    int table, ids;
+    if (!a.tensor(0, table) || !a.tensor(1, ids, /*needFloat=*/false))
+      return SVal::error();
+    const TensorType &tt = typeOf(table), &ti = typeOf(ids);
+    if (tt.rank() != 2) {
+      error(args[0].loc, "an embedding table is [vocab, dim], got " + tt.str());
+      return SVal::error();
+    }
+    if (isFloat(ti.dtype)) {
+      error(args[1].loc, "embedding ids must be integers (i32 or i64), got " +
+                             ti.str());
+      return SVal::error();
+    }
+    TensorType out{tt.dtype, ti.dims};
+    out.dims.push_back(tt.dims[1]);
+    return tensorOut("embedding", {table, ids}, out);
+  }
+
+  if (fn == "cross_entropy") {
+    int logits, labels;
+    if (!a.tensor(0, logits) || !a.tensor(1, labels, /*needFloat=*/false))
+      return SVal::error();
+    const TensorType &tl = typeOf(logits), &ty = typeOf(labels);
+    if (isFloat(ty.dtype)) {
+      error(args[1].loc, "labels must be integer class ids (i32 or i64), got " +
+                             ty.str());
+      return SVal::error();
+    }
+    if (tl.rank() < 1 ||
+        std::vector<Dim>(tl.dims.begin(), tl.dims.end() - 1) != ty.dims) {
+      error(loc, "labels " + ty.str() + " do not match logits " + tl.str() +
+                     ": labels have the logits' shape without the class "
+                     "dimension");
+      return SVal::error();
+    }
+    return tensorOut("cross_entropy", {logits, labels}, TensorType{tl.dtype, ty.dims});
+  }
+
+  if (fn == "sum" || fn == "mean" || fn == "max") {
+    int x;
+    bool keepdim;
+    if (!a.tensor(0, x) || !a.flag(2, keepdim))
+      return SVal::error();
+    const TensorType &tx = typeOf(x);
+    int64_t rank = tx.rank();
+    std::vector<int64_t> axes;
+    if (!args[1].present) {
+      for (int64_t i = 0; i < rank; ++i)
+        axes.push_back(i);
+    } else {
+      std::vector<SVal> items = args[1].value.kind == SVal::Kind::List
+                                    ? args[1].value.list
+                                    : std::vector<SVal>{args[1].value};
+      for (const SVal &item : items) {
+        std::optional<int64_t> v = knownInt(item, args[1].loc, "an axis");
+        if (!v)
+          return SVal::error();
+        int64_t n = *v < 0 ? *v + rank : *v;
+        if (n < 0 || n >= rank) {
+          error(args[1].loc, "axis " + std::to_string(*v) +
+                                 " is out of range for rank " + std::to_string(rank));
+          return SVal::error();
+        }
+        if (std::find(axes.begin(), axes.end(), n) != axes.end()) {
+          error(args[1].loc, "axis " + std::to_string(*v) + " appears twice");
+          return SVal::error();
+        }
+        axes.push_back(n);
+      }
+      std::sort(axes.begin(), axes.end());
+    }
+    TensorType out{tx.dtype, {}};
+    for (int64_t i = 0; i < rank; ++i) {
+      if (std::find(axes.begin(), axes.end(), i) == axes.end())
+        out.dims.push_back(tx.dims[i]);
+      else if (keepdim)
+        out.dims.push_back(Dim::known(1));
+    }
+    std::vector<std::pair<std::string, NodeAttr>> attrs = {{"axes", NodeAttr(axes)}};
+    if (keepdim)
+      attrs.push_back({"keepdim", NodeAttr(true)});
+    return tensorOut("reduce_" + fn, {x}, out, std::move(attrs));
+  }
+
+  if (fn == "reshape") {
+    int x;
+    if (!a.tensor(0, x, /*needFloat=*/false))
+      return SVal::error();
+    const TensorType &tx = typeOf(x);
+    const SVal &shape = args[1].value;
+    if (shape.kind != SVal::Kind::List || shape.list.empty()) {
+      error(args[1].loc, "reshape takes a non-empty list of extents, got " +
+                             describe(shape));
+      return SVal::error();
+    }
+    // Known extents multiply; symbolic ones must match the input's symbols
+    // one for one, so the element counts provably agree.
+    std::vector<Dim> dims;
+    int inferAt = -1;
+    int64_t knownOut = 1;
+    std::multiset<std::string> symsOut, symsIn;
+    for (size_t i = 0; i < shape.list.size(); ++i) {
+      const SVal &e = shape.list[i];
+      if (e.kind != SVal::Kind::Int) {
+        error(args[1].loc, "a reshape extent must be an integer, got " + describe(e));
+        return SVal::error();
+      }
+      if (e.i.isKnown() && e.i.value == -1) {
+        if (inferAt >= 0) {
+          error(args[1].loc, "reshape can infer only one extent (-1)");
+          return SVal::error();
+        }
+        inferAt = static_cast<int>(i);
+        dims.push_back(Dim::known(1));
+        continue;
+      }
+      if (e.i.isKnown()) {
+        if (e.i.value < 1) {
+          error(args[1].loc, "a reshape extent must be at least 1 (or -1 to "
+                             "infer it), got " + std::to_string(e.i.value));
+          return SVal::error();
+        }
+        if (__builtin_mul_overflow(knownOut, e.i.value, &knownOut)) {
+          error(args[1].loc, "reshape extents overflow 64 bits");
+          return SVal::error();
+        }
+      } else {
+        symsOut.insert(e.i.sym);
+      }
+      dims.push_back(e.i);
+    }
+    int64_t knownIn = 1;
+    for (const Dim &d : tx.dims) {
+      if (d.isKnown())
+        knownIn *= d.value;
+      else
+        symsIn.insert(d.sym);
+    }
+    if (symsIn != symsOut) {
+      error(args[1].loc, "cannot reshape " + tx.str() +
+                             ": the symbolic extents must carry over unchanged");
+      return SVal::error();
+    }
+    if (inferAt >= 0) {
+      if (knownIn % knownOut != 0) {
+        error(args[1].loc, "cannot reshape " + tx.str() + ": " +
+                               std::to_string(knownIn) + " is not a multiple of " +
+                               std::to_string(knownOut));
+        return SVal::error();
+      }
+      dims[inferAt] = Dim::known(knownIn / knownOut);
+    } else if (knownIn != knownOut) {
+      TensorType want{tx.dtype, dims};
+      error(args[1].loc, "cannot reshape " + tx.str() + " into " + want.str() +
+                             ": the element counts differ");
+      return SVal::error();
+    }
+    return tensorOut("reshape", {x}, TensorType{tx.dtype, dims});
+  }
+
+  if (fn == "transpose" || fn == "permute") {
+    int x;
+    if (!a.tensor(0, x, /*needFloat=*/false))
+      return SVal::error();
+    const TensorType &tx = typeOf(x);
+    int64_t rank = tx.rank();
+    std::vector<int64_t> perm;
+    if (fn == "transpose") {
+      if (rank < 2) {
+        error(args[0].loc, "transpose needs rank >= 2, got " + tx.str());
+        return SVal::error();
+      }
+      int64_t d0, d1;
+      if (!a.axis(1, rank, d0, -2) || !a.axis(2, rank, d1, -1))
+        return SVal::error();
+      for (int64_t i = 0; i < rank; ++i)
+        perm.push_back(i);
+      std::swap(perm[d0], perm[d1]);
+    } else {
+      const SVal &dims = args[1].value;
+      if (dims.kind != SVal::Kind::List ||
+          static_cast<int64_t>(dims.list.size()) != rank) {
+        error(args[1].loc, "permute takes a list of " + std::to_string(rank) +
+                               " axes for " + tx.str());
+        return SVal::error();
+      }
+      std::vector<bool> seen(rank, false);
+      for (const SVal &e : dims.list) {
+        std::optional<int64_t> v = knownInt(e, args[1].loc, "an axis");
+        if (!v)
+          return SVal::error();
+        int64_t n = *v < 0 ? *v + rank : *v;
+        if (n < 0 || n >= rank || seen[n]) {
+          error(args[1].loc, "permute needs each axis of " + tx.str() + " once");
+          return SVal::error();
+        }
+        seen[n] = true;
+        perm.push_back(n);
+      }
+    }
+    TensorType out{tx.dtype, {}};
+    for (int64_t p : perm)
+      out.dims.push_back(tx.dims[p]);
+    return tensorOut("transpose", {x}, out, {{"permutation", NodeAttr(perm)}});
+  }
+
+  if (fn == "slice") {
+    int x;
+    if (!a.tensor(0, x, /*needFloat=*/false))
+      return SVal::error();
+    const TensorType &tx = typeOf(x);
+    int64_t axis, start, end;
+    if (tx.rank() < 1) {
+      error(args[0].loc, "cannot slice a rank-0 tensor");
+      return SVal::error();
+    }
+    if (!a.axis(1, tx.rank(), axis, 0) || !a.integer(2, start, 0) ||
+        !a.integer(3, end, 0))
+      return SVal::error();
+    const Dim &extent = tx.dims[axis];
+    if (!extent.isKnown()) {
+      error(args[1].loc, "cannot slice along the symbolic dimension '" +
+                             extent.sym + "'");
+      return SVal::error();
+    }
+    if (start < 0)
+      start += extent.value;
+    if (end < 0)
+      end += extent.value;
+    if (start < 0 || start >= end || end > extent.value) {
+      error(loc, "slice [" + std::to_string(start) + ", " + std::to_string(end) +
+                     ") is empty or outside [0, " + std::to_string(extent.value) +
+                     ") of " + tx.str());
+      return SVal::error();
+    }
+    TensorType out = tx;
+    out.dims[axis] = Dim::known(end - start);
+    return tensorOut("slice", {x}, out,
+                     {{"axis", NodeAttr(axis)},
+                      {"start", NodeAttr(start)},
+                      {"end", NodeAttr(end)}});
+  }
+
+  if (fn == "concat") {
+    const SVal &list = args[0].value;
+    if (list.kind != SVal::Kind::List || list.list.empty()) {
+      error(args[0].loc, "concat takes a non-empty list of tensors, got " +
+                             describe(list));
+      return SVal::error();
+    }
+    std::vector<int> ids;
+    for (const SVal &e : list.list) {
+      if (e.kind != SVal::Kind::Tensor) {
+        error(args[0].loc, "concat takes tensors, got " + describe(e));
+        return SVal::error();
+      }
+      ids.push_back(e.tensor);
+    }
+    TensorType out = typeOf(ids[0]);
+    if (out.rank() < 1) {
+      error(args[0].loc, "cannot concatenate rank-0 tensors");
+      return SVal::error();
+    }
+    int64_t axis;
+    if (!a.axis(1, out.rank(), axis, 0))
+      return SVal::error();
+    int64_t total = 0;
+    for (int id : ids) {
+      const TensorType &t = typeOf(id);
+      bool fits = t.dtype == out.dtype && t.rank() == out.rank();
+      for (size_t d = 0; fits && d < t.rank(); ++d)
+        fits = static_cast<int64_t>(d) == axis || t.dims[d] == out.dims[d];
+      if (!fits || !t.dims[axis].isKnown()) {
+        error(args[0].loc, "cannot concatenate " + t.str() + " with " +
+                               typeOf(ids[0]).str() + " along axis " +
+                               std::to_string(axis));
+        return SVal::error();
+      }
+      total += t.dims[axis].value;
+    }
+    out.dims[axis] = Dim::known(total);
+    return tensorOut("concat", ids, out, {{"axis", NodeAttr(axis)}});
+  }
+
+  if (fn == "dim") {
+    int x;
+    int64_t axis;
+    if (!a.tensor(0, x, /*needFloat=*/false) ||
+        !a.axis(1, typeOf(x).rank(), axis, 0))
+      return SVal::error();
+    return SVal::ofInt(typeOf(x).dims[axis]);
+  }
+  error(loc, "'" + fn + "' is not implemented");
+  return SVal::error();
+}
+
+} // namespace whale::lang

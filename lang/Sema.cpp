@@ -1,0 +1,717 @@
+//===- Sema.cpp - modules, names, recursion, config and train blocks ------===//
+
+#include "lang/Sema.h"
+
+#include "lang/SemaImpl.h"
+#include "lang/Suggest.h"
+
+#include "llvm/Support/Casting.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+using llvm::dyn_cast;
+using llvm::isa;
+
+namespace whale::lang {
+
+std::string describe(const SVal &v) {
+  switch (v.kind) {
+  case SVal::Kind::Error: return "an invalid value";
+  case SVal::Kind::None: return "nothing";
+  case SVal::Kind::Int: return "an integer";
+  case SVal::Kind::Float: return "a number";
+  case SVal::Kind::Bool: return "a bool";
+  case SVal::Kind::Str: return "a string";
+  case SVal::Kind::List: return "a list";
+  case SVal::Kind::Tensor: return "a tensor";
+  case SVal::Kind::Module: return "a module";
+  case SVal::Kind::Def: return "a function";
+  case SVal::Kind::Builtin: return "a built-in function";
+  case SVal::Kind::Setting: return "a " + v.category + " setting";
+  }
+  return "a value";
+}
+
+void Sema::error(Loc loc, const std::string &msg) {
+  std::string where = std::to_string(loc.file) + ":" + std::to_string(loc.line) +
+                      ":" + std::to_string(loc.col);
+  if (!reported.insert({where, msg}).second)
+    return;
+  diags.error(loc, msg);
+  // Show how elaboration got here: the call sites, innermost first.
+  size_t shown = 0;
+  for (auto it = callSites.rbegin(); it != callSites.rend() && shown < 4;
+       ++it, ++shown)
+    diags.note(*it, "in the call from here");
+}
+
+//===----------------------------------------------------------------------===//
+// Modules
+//===----------------------------------------------------------------------===//
+
+static std::string dirOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+std::string Sema::findModule(const std::string &dotted, const FileAST &from,
+                             Loc loc) {
+  std::string rel = dotted;
+  for (char &c : rel)
+    if (c == '.')
+      c = '/';
+  rel += ".whl";
+  std::vector<std::string> dirs = {dirOf(from.path)};
+  for (const std::string &d : fe.getOptions().searchPath)
+    dirs.push_back(d);
+  for (const std::string &d : dirs) {
+    std::string candidate = d + "/" + rel;
+    if (readFile(candidate))
+      return candidate;
+  }
+  std::string msg = "cannot find module '" + dotted + "'; looked for '" + rel +
+                    "' in:";
+  for (const std::string &d : dirs)
+    msg += " " + d;
+  error(loc, msg);
+  return {};
+}
+
+const ModuleInfo *Sema::loadModule(const FileAST &ast, const std::string &name,
+                                   bool isMain) {
+  auto info = std::make_unique<ModuleInfo>();
+  info->name = name;
+  info->ast = &ast;
+  info->isMain = isMain;
+  ModuleInfo *m = info.get();
+  modules.push_back(std::move(info));
+  modulesByPath[ast.path] = m;
+  loading.push_back(ast.path);
+
+  auto duplicate = [&](const std::string &n, Loc loc, Loc prev) {
+    error(loc, "'" + n + "' is already defined in this file");
+    note(prev, "the earlier definition is here");
+  };
+  auto definedAt = [&](const std::string &n) -> const Decl * {
+    if (auto it = m->defs.find(n); it != m->defs.end()) return it->second;
+    if (auto it = m->models.find(n); it != m->models.end()) return it->second;
+    if (auto it = m->consts.find(n); it != m->consts.end()) return it->second;
+    return nullptr;
+  };
+
+  for (const DeclPtr &d : ast.decls) {
+    if (auto *imp = dyn_cast<ImportDecl>(d.get())) {
+      if (m->imports.count(imp->alias) || definedAt(imp->alias)) {
+        error(imp->getLoc(), "'" + imp->alias + "' is already defined in this file");
+        continue;
+      }
+      std::string path = findModule(imp->module, ast, imp->getLoc());
+      if (path.empty())
+        continue;
+      if (std::find(loading.begin(), loading.end(), path) != loading.end()) {
+        error(imp->getLoc(), "import cycle: '" + imp->module +
+                                 "' is being imported already");
+        continue;
+      }
+      if (auto it = modulesByPath.find(path); it != modulesByPath.end()) {
+        m->imports[imp->alias] = it->second;
+        continue;
+      }
+      size_t before = diags.errorCount();
+      const FileAST *sub = fe.loadModule(path);
+      if (!sub) {
+        error(imp->getLoc(), "cannot read module '" + path + "'");
+        continue;
+      }
+      if (diags.errorCount() != before) {
+        note(imp->getLoc(), "in the module imported here");
+        continue;
+      }
+      m->imports[imp->alias] = loadModule(*sub, imp->module, false);
+    } else if (auto *def = dyn_cast<DefDecl>(d.get())) {
+      if (isBuiltin(def->name) || isSettingCtor(def->name))
+        error(def->nameLoc, "'" + def->name + "' is a built-in function; "
+                            "choose another name for this def");
+      else if (const Decl *prev = definedAt(def->name))
+        duplicate(def->name, def->nameLoc, prev->getLoc());
+      else
+        m->defs[def->name] = def;
+    } else if (auto *model = dyn_cast<ModelDecl>(d.get())) {
+      if (!isMain) {
+        error(model->getLoc(), "models belong in the main script, not in "
+                               "an imported module");
+        continue;
+      }
+      if (const Decl *prev = definedAt(model->name))
+        duplicate(model->name, model->nameLoc, prev->getLoc());
+      else
+        m->models[model->name] = model;
+    } else if (auto *c = dyn_cast<ConstDecl>(d.get())) {
+      if (const Decl *prev = definedAt(c->name))
+        duplicate(c->name, c->getLoc(), prev->getLoc());
+      else
+        m->consts[c->name] = c;
+    } else if (!isMain && (isa<ConfigDecl>(d.get()) || isa<TrainDecl>(d.get()))) {
+      error(d->getLoc(), std::string(isa<ConfigDecl>(d.get()) ? "config" : "train") +
+                             " blocks belong in the main script, not in an "
+                             "imported module");
+    }
+  }
+  loading.pop_back();
+  evaluateConsts(*m);
+  return m;
+}
+
+void Sema::evaluateConsts(ModuleInfo &m) {
+  frames.push_back(Frame{});
+  frames.back().module = &m;
+  for (const DeclPtr &d : m.ast->decls) {
+    auto *c = dyn_cast<ConstDecl>(d.get());
+    if (!c || m.consts[c->name] != c)
+      continue;
+    SVal v = eval(*c->value);
+    if (v.kind == SVal::Kind::Tensor) {
+      error(c->value->getLoc(), "top-level constants are compile-time values; "
+                                "tensors are made inside a def or model");
+      v = SVal::error();
+    }
+    m.constValues[c->name] = v;
+  }
+  frames.pop_back();
+}
+
+//===----------------------------------------------------------------------===//
+// Names
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Checks that every name used in a def or model is defined somewhere: a
+/// parameter, a dimension, a variable of the body, a top-level name of the
+/// module, or a builtin. Use before assignment is caught by elaboration.
+class NameResolver {
+public:
+  NameResolver(Sema &sema, const ModuleInfo &m) : sema(sema), m(m) {}
+
+  void function(const std::vector<Param> &params, const TypeExpr *result,
+                const Block &body) {
+    locals.clear();
+    for (const Param &p : params) {
+      locals.insert(p.name);
+      for (const DimExpr &d : p.type.dims)
+        if (d.isName())
+          locals.insert(d.name);
+    }
+    if (result)
+      for (const DimExpr &d : result->dims)
+        if (d.isName() && !locals.count(d.name) && !isGlobal(d.name))
+          sema.error(d.loc, "dimension '" + d.name +
+                                "' of the result type is not a dimension of "
+                                "any parameter");
+    collectAssigned(body);
+    block(body);
+  }
+
+private:
+  bool isGlobal(const std::string &n) const {
+    return m.defs.count(n) || m.consts.count(n) || m.imports.count(n) ||
+           Sema::isBuiltin(n) || Sema::isSettingCtor(n);
+  }
+
+  void collectAssigned(const Block &b) {
+    for (const StmtPtr &s : b) {
+      if (auto *a = dyn_cast<AssignStmt>(s.get()))
+        locals.insert(a->name);
+      else if (auto *f = dyn_cast<ForStmt>(s.get())) {
+        locals.insert(f->var);
+        collectAssigned(f->body);
+      } else if (auto *t = dyn_cast<TaskGraphStmt>(s.get()))
+        collectAssigned(t->body);
+    }
+  }
+
+  void block(const Block &b) {
+    for (const StmtPtr &s : b) {
+      if (auto *a = dyn_cast<AssignStmt>(s.get()))
+        expr(*a->value);
+      else if (auto *r = dyn_cast<ReturnStmt>(s.get()))
+        expr(*r->value);
+      else if (auto *e = dyn_cast<ExprStmt>(s.get()))
+        expr(*e->value);
+      else if (auto *f = dyn_cast<ForStmt>(s.get())) {
+        for (const ExprPtr &x : f->rangeArgs)
+          expr(*x);
+        block(f->body);
+      } else if (auto *t = dyn_cast<TaskGraphStmt>(s.get())) {
+        if (t->count)
+          expr(*t->count);
+        block(t->body);
+      } else if (auto *d = dyn_cast<DefaultStmt>(s.get())) {
+        if (d->count)
+          expr(*d->count);
+      }
+    }
+  }
+
+  void unknown(const std::string &name, Loc loc) {
+    std::vector<std::string> candidates(locals.begin(), locals.end());
+    for (const auto &kv : m.defs) candidates.push_back(kv.first);
+    for (const auto &kv : m.consts) candidates.push_back(kv.first);
+    for (const auto &kv : m.imports) candidates.push_back(kv.first);
+    for (const std::string &b : builtinNames()) candidates.push_back(b);
+    std::string msg = "unknown name '" + name + "'";
+    std::string best = closestMatch(name, candidates);
+    if (!best.empty())
+      msg += "; did you mean '" + best + "'?";
+    sema.error(loc, msg);
+  }
+
+  void expr(const Expr &e) {
+    if (auto *n = dyn_cast<NameExpr>(&e)) {
+      if (!locals.count(n->name) && !isGlobal(n->name)) {
+        if (m.models.count(n->name))
+          sema.error(n->getLoc(), "'" + n->name + "' is a model; models cannot "
+                                  "be called, put shared layers in a def");
+        else
+          unknown(n->name, n->getLoc());
+      }
+    } else if (auto *a = dyn_cast<AttrExpr>(&e)) {
+      expr(*a->base);
+      auto *base = dyn_cast<NameExpr>(a->base.get());
+      if (base && !locals.count(base->name)) {
+        auto it = m.imports.find(base->name);
+        if (it != m.imports.end() && !it->second->defs.count(a->name) &&
+            !it->second->consts.count(a->name)) {
+          std::vector<std::string> names;
+          for (const auto &kv : it->second->defs) names.push_back(kv.first);
+          for (const auto &kv : it->second->consts) names.push_back(kv.first);
+          std::string msg = "module '" + it->second->name + "' has no '" +
+                            a->name + "'";
+          std::string best = closestMatch(a->name, names);
+          if (!best.empty())
+            msg += "; did you mean '" + best + "'?";
+          sema.error(a->nameLoc, msg);
+        }
+      }
+    } else if (auto *c = dyn_cast<CallExpr>(&e)) {
+      expr(*c->callee);
+      for (const CallArg &arg : c->args)
+        expr(*arg.value);
+    } else if (auto *b = dyn_cast<BinaryExpr>(&e)) {
+      expr(*b->lhs);
+      expr(*b->rhs);
+    } else if (auto *u = dyn_cast<UnaryExpr>(&e)) {
+      expr(*u->operand);
+    } else if (auto *l = dyn_cast<ListExpr>(&e)) {
+      for (const ExprPtr &x : l->elems)
+        expr(*x);
+    }
+  }
+
+  Sema &sema;
+  const ModuleInfo &m;
+  std::set<std::string> locals;
+};
+
+} // namespace
+
+void Sema::resolveNames(const ModuleInfo &m) {
+  NameResolver r(*this, m);
+  for (const auto &kv : m.defs)
+    r.function(kv.second->params, kv.second->result.get(), kv.second->body);
+  for (const auto &kv : m.models)
+    r.function(kv.second->params, nullptr, kv.second->body);
+}
+
+//===----------------------------------------------------------------------===//
+// Recursion
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct CallEdge {
+  const DefDecl *callee;
+  Loc loc;
+};
+
+void collectCalls(const ModuleInfo &m, const std::set<std::string> &shadowed,
+                  const Expr &e, std::vector<CallEdge> &out) {
+  if (auto *c = dyn_cast<CallExpr>(&e)) {
+    if (auto *n = dyn_cast<NameExpr>(c->callee.get())) {
+      auto it = m.defs.find(n->name);
+      if (!shadowed.count(n->name) && it != m.defs.end())
+        out.push_back({it->second, c->getLoc()});
+    } else if (auto *a = dyn_cast<AttrExpr>(c->callee.get())) {
+      if (auto *base = dyn_cast<NameExpr>(a->base.get())) {
+        auto mod = m.imports.find(base->name);
+        if (!shadowed.count(base->name) && mod != m.imports.end()) {
+          auto it = mod->second->defs.find(a->name);
+          if (it != mod->second->defs.end())
+            out.push_back({it->second, c->getLoc()});
+        }
+      }
+    }
+    collectCalls(m, shadowed, *c->callee, out);
+    for (const CallArg &arg : c->args)
+      collectCalls(m, shadowed, *arg.value, out);
+  } else if (auto *a = dyn_cast<AttrExpr>(&e)) {
+    collectCalls(m, shadowed, *a->base, out);
+  } else if (auto *b = dyn_cast<BinaryExpr>(&e)) {
+    collectCalls(m, shadowed, *b->lhs, out);
+    collectCalls(m, shadowed, *b->rhs, out);
+  } else if (auto *u = dyn_cast<UnaryExpr>(&e)) {
+    collectCalls(m, shadowed, *u->operand, out);
+  } else if (auto *l = dyn_cast<ListExpr>(&e)) {
+    for (const ExprPtr &x : l->elems)
+      collectCalls(m, shadowed, *x, out);
+  }
+}
+
+void collectCalls(const ModuleInfo &m, const std::set<std::string> &shadowed,
+                  const Block &b, std::vector<CallEdge> &out) {
+  for (const StmtPtr &s : b) {
+    if (auto *a = dyn_cast<AssignStmt>(s.get()))
+      collectCalls(m, shadowed, *a->value, out);
+    else if (auto *r = dyn_cast<ReturnStmt>(s.get()))
+      collectCalls(m, shadowed, *r->value, out);
+    else if (auto *e = dyn_cast<ExprStmt>(s.get()))
+      collectCalls(m, shadowed, *e->value, out);
+    else if (auto *f = dyn_cast<ForStmt>(s.get()))
+      collectCalls(m, shadowed, f->body, out);
+    else if (auto *t = dyn_cast<TaskGraphStmt>(s.get()))
+      collectCalls(m, shadowed, t->body, out);
+  }
+}
+} // namespace
+
+void Sema::checkRecursion() {
+  std::map<const DefDecl *, std::vector<CallEdge>> edges;
+  for (const auto &m : modules)
+    for (const auto &kv : m->defs) {
+      std::set<std::string> shadowed;
+      for (const Param &p : kv.second->params)
+        shadowed.insert(p.name);
+      collectCalls(*m, shadowed, kv.second->body, edges[kv.second]);
+    }
+  // Iterative depth-first search; a back edge closes a cycle.
+  enum Color { White, Grey, Black };
+  std::map<const DefDecl *, Color> color;
+  for (const auto &root : edges) {
+    if (color[root.first] != White)
+      continue;
+    std::vector<std::pair<const DefDecl *, size_t>> stack = {{root.first, 0}};
+    color[root.first] = Grey;
+    while (!stack.empty()) {
+      auto &[def, next] = stack.back();
+      const std::vector<CallEdge> &out = edges[def];
+      if (next == out.size()) {
+        color[def] = Black;
+        stack.pop_back();
+        continue;
+      }
+      const CallEdge &edge = out[next++];
+      if (color[edge.callee] == Grey) {
+        std::string chain;
+        bool inCycle = false;
+        for (const auto &frame : stack) {
+          if (frame.first == edge.callee)
+            inCycle = true;
+          if (inCycle)
+            chain += frame.first->name + " -> ";
+        }
+        chain += edge.callee->name;
+        error(edge.loc, "recursive call of '" + edge.callee->name + "' (" +
+                            chain + "); calls are inlined at compile time, "
+                            "so a def cannot call itself");
+      } else if (color[edge.callee] == White) {
+        color[edge.callee] = Grey;
+        stack.push_back({edge.callee, 0});
+      }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Config and train blocks
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct KeyRule {
+  const char *key;
+  const char *what; // for messages
+};
+const KeyRule kConfigKeys[] = {
+    {"num_micro_batch", "a positive integer"},
+    {"num_task_graph", "a positive integer"},
+    {"auto_parallel", "true or false"},
+    {"schedule", "\"gpipe\" or \"1f1b\""},
+    {"balance", "\"even\" or \"hardware\""},
+};
+const KeyRule kTrainKeys[] = {
+    {"data", "a data source: synthetic(...) or text(...)"},
+    {"optimizer", "an optimizer: sgd(...), adam(...) or adamw(...)"},
+    {"steps", "a positive integer"},
+    {"seed", "a non-negative integer"},
+    {"lr_schedule", "a schedule: constant() or cosine(...)"},
+    {"clip_grad_norm", "a positive number"},
+    {"log_every", "a positive integer"},
+    {"save_every", "a positive integer"},
+};
+
+template <size_t N>
+const KeyRule *findKey(const KeyRule (&rules)[N], const std::string &key) {
+  for (const KeyRule &r : rules)
+    if (key == r.key)
+      return &r;
+  return nullptr;
+}
+
+template <size_t N>
+std::string unknownKeyMessage(const KeyRule (&rules)[N], const std::string &key,
+                              const char *block) {
+  std::vector<std::string> names;
+  for (const KeyRule &r : rules)
+    names.push_back(r.key);
+  std::string msg = "unknown " + std::string(block) + " key '" + key + "'";
+  std::string best = closestMatch(key, names);
+  if (!best.empty())
+    return msg + "; did you mean '" + best + "'?";
+  msg += "; the keys are:";
+  for (const std::string &n : names)
+    msg += " " + n;
+  return msg;
+}
+} // namespace
+
+void Sema::checkConfig(const ModuleInfo &m) {
+  const ConfigDecl *first = nullptr;
+  frames.push_back(Frame{});
+  frames.back().module = &m;
+  for (const DeclPtr &d : m.ast->decls) {
+    auto *c = dyn_cast<ConfigDecl>(d.get());
+    if (!c)
+      continue;
+    if (first) {
+      error(c->getLoc(), "a script has one config block");
+      note(first->getLoc(), "the first config block is here");
+      continue;
+    }
+    first = c;
+    std::set<std::string> seen;
+    for (const KeyValue &kv : c->entries) {
+      const KeyRule *rule = findKey(kConfigKeys, kv.key);
+      if (!rule) {
+        error(kv.keyLoc, unknownKeyMessage(kConfigKeys, kv.key, "config"));
+        continue;
+      }
+      if (!seen.insert(kv.key).second) {
+        error(kv.keyLoc, "config key '" + kv.key + "' is set twice");
+        continue;
+      }
+      SVal v = eval(*kv.value);
+      if (v.isError())
+        continue;
+      Loc loc = kv.value->getLoc();
+      bool ok = false;
+      Setting s;
+      if (kv.key == "num_micro_batch" || kv.key == "num_task_graph") {
+        ok = v.kind == SVal::Kind::Int && v.i.isKnown() && v.i.value >= 1;
+        s = Setting::ofInt(v.i.value);
+      } else if (kv.key == "auto_parallel") {
+        ok = v.kind == SVal::Kind::Bool;
+        s = Setting::ofBool(v.b);
+      } else if (kv.key == "schedule") {
+        ok = v.kind == SVal::Kind::Str && (v.s == "gpipe" || v.s == "1f1b");
+        s = Setting::ofStr(v.s);
+      } else if (kv.key == "balance") {
+        ok = v.kind == SVal::Kind::Str && (v.s == "even" || v.s == "hardware");
+        s = Setting::ofStr(v.s);
+      }
+      if (!ok) {
+        error(loc, "config key '" + kv.key + "' must be " + rule->what +
+                       ", got " + describe(v) +
+                       (v.kind == SVal::Kind::Str ? " \"" + v.s + "\"" : ""));
+        continue;
+      }
+      config.push_back({kv.key, s});
+    }
+  }
+  frames.pop_back();
+}
+
+std::optional<Settings> Sema::checkTrain(const TrainDecl &t,
+                                         const ModelDecl &model) {
+  Settings out;
+  std::set<std::string> seen;
+  bool ok = true;
+  for (const KeyValue &kv : t.entries) {
+    const KeyRule *rule = findKey(kTrainKeys, kv.key);
+    if (!rule) {
+      error(kv.keyLoc, unknownKeyMessage(kTrainKeys, kv.key, "train"));
+      ok = false;
+      continue;
+    }
+    if (!seen.insert(kv.key).second) {
+      error(kv.keyLoc, "train key '" + kv.key + "' is set twice");
+      ok = false;
+      continue;
+    }
+    SVal v = eval(*kv.value);
+    if (v.isError()) {
+      ok = false;
+      continue;
+    }
+    Loc loc = kv.value->getLoc();
+    bool good = false;
+    if (kv.key == "data" || kv.key == "optimizer" || kv.key == "lr_schedule") {
+      const char *category = kv.key == "data"        ? "data"
+                             : kv.key == "optimizer" ? "optimizer"
+                                                     : "schedule";
+      good = v.kind == SVal::Kind::Setting && v.category == category;
+    } else if (kv.key == "clip_grad_norm") {
+      good = (v.kind == SVal::Kind::Float && v.f > 0) ||
+             (v.kind == SVal::Kind::Int && v.i.isKnown() && v.i.value > 0);
+      if (good && v.kind == SVal::Kind::Int)
+        v = SVal::ofFloat(static_cast<double>(v.i.value));
+    } else if (kv.key == "seed") {
+      good = v.kind == SVal::Kind::Int && v.i.isKnown();
+    } else {
+      good = v.kind == SVal::Kind::Int && v.i.isKnown() && v.i.value >= 1;
+    }
+    if (!good) {
+      error(loc, "train key '" + kv.key + "' must be " + rule->what + ", got " +
+                     describe(v));
+      ok = false;
+      continue;
+    }
+    std::optional<Setting> s = toSetting(v, loc);
+    if (!s) {
+      ok = false;
+      continue;
+    }
+    out.push_back({kv.key, *s});
+  }
+  for (const char *required : {"data", "optimizer", "steps"})
+    if (!seen.count(required)) {
+      error(t.getLoc(), "train block of '" + t.model + "' needs '" + required +
+                            "'");
+      ok = false;
+    }
+  if (!ok)
+    return std::nullopt;
+
+  // The data must fit the model: its batch divides into micro-batches, and a
+  // text source's sequence length is the model's.
+  const Setting *data = nullptr;
+  for (const auto &kv : out)
+    if (kv.first == "data")
+      data = &kv.second;
+  int64_t batch = data->get("batch")->i;
+  for (const auto &kv : config)
+    if (kv.first == "num_micro_batch" && batch % kv.second.i != 0) {
+      error(t.getLoc(), "the global batch of " + std::to_string(batch) +
+                            " cannot be cut into " + std::to_string(kv.second.i) +
+                            " equal micro-batches (num_micro_batch)");
+      return std::nullopt;
+    }
+  if (data->get("kind")->s == "text") {
+    int64_t seq = data->get("seq")->i;
+    for (const Param &p : model.params) {
+      if (p.type.dims.size() < 2)
+        continue;
+      const DimExpr &d = p.type.dims[1];
+      std::optional<int64_t> extent;
+      if (!d.isName())
+        extent = d.value;
+      else if (auto it = modules.front()->constValues.find(d.name);
+               it != modules.front()->constValues.end() &&
+               it->second.kind == SVal::Kind::Int && it->second.i.isKnown())
+        extent = it->second.i.value;
+      if (extent && *extent != seq) {
+        error(t.getLoc(), "text data of sequence length " + std::to_string(seq) +
+                              " does not fit input '" + p.name + "' of '" +
+                              model.name + "', which has " +
+                              std::to_string(*extent) + " positions");
+        return std::nullopt;
+      }
+    }
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+std::optional<Program> Sema::run() {
+  const FileAST *mainAST = fe.mainAST();
+  const ModuleInfo *main = loadModule(*mainAST, "main", true);
+  for (const auto &m : modules)
+    resolveNames(*m);
+  checkRecursion();
+  if (diags.hasErrors())
+    return std::nullopt;
+  checkConfig(*main);
+
+  Program program;
+  std::map<std::string, const TrainDecl *> trains;
+  for (const DeclPtr &d : mainAST->decls) {
+    auto *t = dyn_cast<TrainDecl>(d.get());
+    if (!t)
+      continue;
+    if (!main->models.count(t->model)) {
+      std::vector<std::string> names;
+      for (const auto &kv : main->models)
+        names.push_back(kv.first);
+      std::string msg = "train block names unknown model '" + t->model + "'";
+      std::string best = closestMatch(t->model, names);
+      if (!best.empty())
+        msg += "; did you mean '" + best + "'?";
+      error(t->modelLoc, msg);
+      continue;
+    }
+    if (trains.count(t->model)) {
+      error(t->getLoc(), "model '" + t->model + "' has two train blocks");
+      note(trains[t->model]->getLoc(), "the first is here");
+      continue;
+    }
+    trains[t->model] = t;
+  }
+
+  for (const DeclPtr &d : mainAST->decls) {
+    auto *model = dyn_cast<ModelDecl>(d.get());
+    if (!model || main->models.at(model->name) != model)
+      continue;
+    std::map<std::string, int64_t> dims = fe.getOptions().dims;
+    std::optional<Settings> train;
+    if (auto it = trains.find(model->name); it != trains.end()) {
+      frames.push_back(Frame{});
+      frames.back().module = main;
+      train = checkTrain(*it->second, *model);
+      frames.pop_back();
+      if (!train)
+        continue;
+      // The data's batch is the model's leading (batch) dimension.
+      for (const auto &kv : *train)
+        if (kv.first == "data")
+          for (const Param &p : model->params)
+            if (!p.type.dims.empty() && p.type.dims[0].isName())
+              dims[p.type.dims[0].name] = kv.second.get("batch")->i;
+    }
+    std::optional<ModelGraph> g = elaborateModel(*main, *model, dims);
+    if (g) {
+      g->train = std::move(train);
+      program.models.push_back(std::move(*g));
+    }
+  }
+  if (diags.hasErrors())
+    return std::nullopt;
+  program.config = config;
+  return program;
+}
+
+std::optional<Program> runSema(Frontend &frontend) {
+  return Sema(frontend).run();
+}
+
+} // namespace whale::lang

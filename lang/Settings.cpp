@@ -1,0 +1,203 @@
+//===- Settings.cpp - initializers, data sources, optimizers, schedules ---===//
+//
+// Constructor calls such as `normal(0.02)` or `adam(lr = 1e-3)` describe how
+// something is set up rather than computing a tensor. Each has a category
+// (where it may be used), named arguments with defaults, and range checks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lang/SemaImpl.h"
+
+namespace whale::lang {
+
+namespace {
+
+enum class ArgKind { Int, Float, Str };
+
+struct SettingArg {
+  const char *name;
+  ArgKind kind;
+  bool required;
+  double dflt; // for Int and Float
+  /// Allowed range, inclusive low; `high` exclusive when `openHigh`.
+  double low, high;
+  bool openHigh = false;
+};
+
+struct SettingCtor {
+  const char *name;
+  const char *category;
+  std::vector<SettingArg> args;
+};
+
+constexpr double kInf = 1e300;
+
+const std::vector<SettingCtor> &ctorTable() {
+  static const std::vector<SettingCtor> table = {
+      // initializers
+      {"zeros", "init", {}},
+      {"ones", "init", {}},
+      {"normal", "init",
+       {{"std", ArgKind::Float, false, 0.02, 0, kInf},
+        {"mean", ArgKind::Float, false, 0.0, -kInf, kInf}}},
+      {"uniform", "init",
+       {{"low", ArgKind::Float, true, 0, -kInf, kInf},
+        {"high", ArgKind::Float, true, 0, -kInf, kInf}}},
+      {"xavier", "init", {{"gain", ArgKind::Float, false, 1.0, 0, kInf}}},
+      // data sources
+      {"synthetic", "data",
+       {{"batch", ArgKind::Int, true, 0, 1, kInf},
+        {"seed", ArgKind::Int, false, 0, 0, kInf}}},
+      {"text", "data",
+       {{"path", ArgKind::Str, true, 0, 0, 0},
+        {"seq", ArgKind::Int, true, 0, 1, kInf},
+        {"batch", ArgKind::Int, true, 0, 1, kInf},
+        {"seed", ArgKind::Int, false, 0, 0, kInf}}},
+      // optimizers
+      {"sgd", "optimizer",
+       {{"lr", ArgKind::Float, true, 0, 1e-300, kInf},
+        {"momentum", ArgKind::Float, false, 0.0, 0, 1, true},
+        {"weight_decay", ArgKind::Float, false, 0.0, 0, kInf}}},
+      {"adam", "optimizer",
+       {{"lr", ArgKind::Float, false, 1e-3, 1e-300, kInf},
+        {"beta1", ArgKind::Float, false, 0.9, 0, 1, true},
+        {"beta2", ArgKind::Float, false, 0.999, 0, 1, true},
+        {"eps", ArgKind::Float, false, 1e-8, 1e-300, kInf},
+        {"weight_decay", ArgKind::Float, false, 0.0, 0, kInf}}},
+      {"adamw", "optimizer",
+       {{"lr", ArgKind::Float, false, 1e-3, 1e-300, kInf},
+        {"beta1", ArgKind::Float, false, 0.9, 0, 1, true},
+        {"beta2", ArgKind::Float, false, 0.999, 0, 1, true},
+        {"eps", ArgKind::Float, false, 1e-8, 1e-300, kInf},
+        {"weight_decay", ArgKind::Float, false, 0.01, 0, kInf}}},
+      // learning-rate schedules
+      {"constant", "schedule", {}},
+      {"cosine", "schedule",
+       {{"warmup", ArgKind::Int, false, 0, 0, kInf},
+        {"min_lr", ArgKind::Float, false, 0.0, 0, kInf}}},
+  };
+  return table;
+}
+
+const SettingCtor *findCtor(const std::string &name) {
+  for (const SettingCtor &c : ctorTable())
+    if (name == c.name)
+      return &c;
+  return nullptr;
+}
+
+std::string formatNumber(double v) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+} // namespace
+
+bool Sema::isSettingCtor(const std::string &name) { return findCtor(name); }
+
+const std::vector<std::string> &Sema::settingCtorNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const SettingCtor &c : ctorTable())
+      out.push_back(c.name);
+    return out;
+  }();
+  return names;
+}
+
+SVal Sema::callSetting(const std::string &name, const CallExpr &call) {
+  const SettingCtor *ctor = findCtor(name);
+  std::vector<std::string> params;
+  size_t required = 0;
+  for (const SettingArg &a : ctor->args) {
+    params.push_back(a.name);
+    if (a.required)
+      required = params.size();
+  }
+  std::vector<BoundArg> args;
+  if (!bindArgs(name, call, params, required, args))
+    return SVal::error();
+
+  SVal out;
+  out.kind = SVal::Kind::Setting;
+  out.category = ctor->category;
+  out.setting.kind = Setting::Kind::Dict;
+  out.setting.dict.push_back({"kind", Setting::ofStr(name)});
+  for (size_t i = 0; i < ctor->args.size(); ++i) {
+    const SettingArg &spec = ctor->args[i];
+    const BoundArg &arg = args[i];
+    std::string what = "argument '" + std::string(spec.name) + "' of '" + name + "'";
+    if (!arg.present && spec.required) {
+      error(call.getLoc(), "'" + name + "' needs argument '" + spec.name + "'");
+      return SVal::error();
+    }
+    if (spec.kind == ArgKind::Str) {
+      if (arg.value.kind != SVal::Kind::Str || arg.value.s.empty()) {
+        error(arg.loc, what + " must be a non-empty string, got " +
+                           describe(arg.value));
+        return SVal::error();
+      }
+      out.setting.dict.push_back({spec.name, Setting::ofStr(arg.value.s)});
+      continue;
+    }
+    double v = spec.dflt;
+    if (arg.present) {
+      const SVal &x = arg.value;
+      if (x.kind == SVal::Kind::Int && x.i.isKnown())
+        v = static_cast<double>(x.i.value);
+      else if (x.kind == SVal::Kind::Float && spec.kind == ArgKind::Float)
+        v = x.f;
+      else {
+        error(arg.loc, what + " must be " +
+                           (spec.kind == ArgKind::Int ? "an integer" : "a number") +
+                           ", got " + describe(x));
+        return SVal::error();
+      }
+    }
+    bool inRange = v >= spec.low && (spec.openHigh ? v < spec.high : v <= spec.high);
+    if (!inRange) {
+      std::string range = spec.openHigh
+                              ? "in [" + formatNumber(spec.low) + ", " +
+                                    formatNumber(spec.high) + ")"
+                          : spec.low <= 1e-300 && spec.low > 0 ? "positive"
+                                                               : ">= " + formatNumber(spec.low);
+      error(arg.loc, what + " must be " + range + ", got " + formatNumber(v));
+      return SVal::error();
+    }
+    if (spec.kind == ArgKind::Int)
+      out.setting.dict.push_back({spec.name, Setting::ofInt(static_cast<int64_t>(
+                                                 arg.present ? arg.value.i.value
+                                                             : static_cast<int64_t>(spec.dflt)))});
+    else
+      out.setting.dict.push_back({spec.name, Setting::ofFloat(v)});
+  }
+  if (name == "uniform" && out.setting.get("low")->f > out.setting.get("high")->f) {
+    error(call.getLoc(), "uniform(low, high) needs low <= high");
+    return SVal::error();
+  }
+  return out;
+}
+
+std::optional<Setting> Sema::toSetting(const SVal &v, Loc loc) {
+  switch (v.kind) {
+  case SVal::Kind::Int:
+    if (v.i.isKnown())
+      return Setting::ofInt(v.i.value);
+    break;
+  case SVal::Kind::Float:
+    return Setting::ofFloat(v.f);
+  case SVal::Kind::Bool:
+    return Setting::ofBool(v.b);
+  case SVal::Kind::Str:
+    return Setting::ofStr(v.s);
+  case SVal::Kind::Setting:
+    return v.setting;
+  default:
+    break;
+  }
+  error(loc, "expected a number, a string, a bool or a setting, got " + describe(v));
+  return std::nullopt;
+}
+
+} // namespace whale::lang

@@ -1,0 +1,173 @@
+//===- Interpreter.cpp - the public embedding API -------------------------===//
+
+#include "whale/Interpreter.h"
+
+#include "dialects/Whale/IR/WhaleOps.h"
+#include "lang/Frontend.h"
+#include "lang/MLIRGen.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <sys/stat.h>
+
+namespace whale {
+
+std::optional<Stage> parseStage(const std::string &name) {
+  if (name == "ast")
+    return Stage::AST;
+  if (name == "whale")
+    return Stage::Whale;
+  return std::nullopt;
+}
+
+static bool isDirectory(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string stdlibDirectory() {
+  // An install puts the stdlib beside the binaries; the build tree uses the
+  // source folder, so both an installed and a just-built whale find it.
+  if (isDirectory(WHALE_INSTALLED_STDLIB_DIR))
+    return WHALE_INSTALLED_STDLIB_DIR;
+  return WHALE_SOURCE_STDLIB_DIR;
+}
+
+struct Interpreter::Impl {
+  InterpreterOptions options;
+  mlir::MLIRContext context;
+  std::unique_ptr<lang::Frontend> frontend;
+  std::optional<lang::Program> program;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  bool generated = false;
+
+  bool load(std::vector<std::string> searchPath, bool fromFile,
+            const std::string &pathOrSource, const std::string &name);
+
+  explicit Impl(InterpreterOptions options) : options(std::move(options)) {
+    context.getOrLoadDialect<WhaleDialect>();
+    context.getOrLoadDialect<mlir::func::FuncDialect>();
+  }
+};
+
+Interpreter::Interpreter(InterpreterOptions options)
+    : impl(std::make_unique<Impl>(std::move(options))) {}
+Interpreter::~Interpreter() = default;
+
+std::vector<std::string> Interpreter::searchPath(const std::string &) const {
+  std::vector<std::string> path = impl->options.searchPath;
+  if (impl->options.useEnvironmentPath)
+    if (const char *env = std::getenv("WHALE_PATH")) {
+      std::string s = env;
+      size_t start = 0;
+      while (start <= s.size()) {
+        size_t end = s.find(':', start);
+        if (end == std::string::npos)
+          end = s.size();
+        if (end > start)
+          path.push_back(s.substr(start, end - start));
+        start = end + 1;
+      }
+    }
+  path.push_back(stdlibDirectory());
+  return path;
+}
+
+bool Interpreter::Impl::load(std::vector<std::string> searchPath, bool fromFile,
+                             const std::string &pathOrSource,
+                             const std::string &name) {
+  Impl &impl = *this;
+  lang::FrontendOptions opts;
+  opts.searchPath = std::move(searchPath);
+  opts.dims = impl.options.dims;
+  impl.frontend = std::make_unique<lang::Frontend>(opts);
+  impl.program.reset();
+  impl.module = nullptr;
+  impl.generated = false;
+  bool parsed = fromFile ? impl.frontend->parseFile(pathOrSource)
+                         : impl.frontend->parseString(pathOrSource, name);
+  if (!parsed)
+    return false;
+  impl.program = impl.frontend->analyze();
+  return impl.program.has_value();
+}
+
+bool Interpreter::loadFile(const std::string &path) {
+  return impl->load(searchPath(path), true, path, path);
+}
+
+bool Interpreter::loadString(const std::string &source, const std::string &name) {
+  return impl->load(searchPath(name), false, source, name);
+}
+
+static Diagnostic toPublic(const lang::SourceManager &sources,
+                           const lang::Diagnostic &d) {
+  Diagnostic out;
+  out.severity = d.severity == lang::Severity::Error     ? Diagnostic::Severity::Error
+                 : d.severity == lang::Severity::Warning ? Diagnostic::Severity::Warning
+                                                         : Diagnostic::Severity::Note;
+  if (d.loc.valid() && d.loc.file < sources.size()) {
+    out.file = sources.path(d.loc.file);
+    out.line = d.loc.line;
+    out.column = d.loc.col;
+  }
+  out.message = d.message;
+  for (const lang::Diagnostic &n : d.notes)
+    out.notes.push_back(toPublic(sources, n));
+  return out;
+}
+
+std::vector<Diagnostic> Interpreter::diagnostics() const {
+  std::vector<Diagnostic> out;
+  if (!impl->frontend)
+    return out;
+  for (const lang::Diagnostic &d : impl->frontend->diagnostics().all())
+    out.push_back(toPublic(impl->frontend->sources(), d));
+  return out;
+}
+
+std::string Interpreter::renderDiagnostics() const {
+  return impl->frontend ? impl->frontend->renderDiagnostics() : std::string();
+}
+
+bool Interpreter::hasErrors() const {
+  return !impl->frontend || impl->frontend->diagnostics().hasErrors();
+}
+
+mlir::ModuleOp Interpreter::module() {
+  if (!impl->program)
+    return nullptr;
+  if (!impl->generated) {
+    impl->generated = true;
+    impl->module = lang::mlirGen(impl->context, *impl->program,
+                                 impl->frontend->sources(),
+                                 impl->frontend->diagnostics());
+  }
+  return impl->module ? *impl->module : nullptr;
+}
+
+mlir::MLIRContext &Interpreter::context() { return impl->context; }
+
+std::optional<std::string> Interpreter::emit(Stage stage) {
+  if (!impl->program)
+    return std::nullopt;
+  switch (stage) {
+  case Stage::AST:
+    return lang::dumpAST(*impl->frontend->mainAST());
+  case Stage::Whale: {
+    mlir::ModuleOp m = module();
+    if (!m)
+      return std::nullopt;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    m.print(os);
+    return text;
+  }
+  }
+  return std::nullopt;
+}
+
+} // namespace whale

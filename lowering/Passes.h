@@ -1,0 +1,19 @@
+//===- Passes.h - passes over the whale dialect ------------------*- C++ -*-===//
+
+#ifndef WHALE_LOWERING_PASSES_H
+#define WHALE_LOWERING_PASSES_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace whale {
+
+#define GEN_PASS_DECL
+#include "lowering/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "lowering/Passes.h.inc"
+
+} // namespace whale
+
+#endif
