@@ -26,7 +26,8 @@ std::string closestMatch(const std::string &name,
   if (name.size() > 64)
     return {};
   std::string best;
-  size_t bestDist = std::max<size_t>(1, name.size() / 3) + 1;
+  // Up to a third of the name may differ; one-letter names get no guess.
+  size_t bestDist = name.size() / 3 + 1;
   for (const std::string &c : candidates) {
     if (c == name || c.size() > 64)
       continue;

@@ -50,11 +50,10 @@ def Whale_InitOnes : I32EnumAttrCase<"ones", 1>;
 def Whale_InitNormal : I32EnumAttrCase<"normal", 2>;
 def Whale_InitUniform : I32EnumAttrCase<"uniform", 3>;
 def Whale_InitXavier : I32EnumAttrCase<"xavier", 4>;
-def Whale_InitConstant : I32EnumAttrCase<"constant", 5>;
 def Whale_InitKind : I32EnumAttr<"InitKind",
     "how a parameter is initialized",
     [Whale_InitZeros, Whale_InitOnes, Whale_InitNormal, Whale_InitUniform,
-     Whale_InitXavier, Whale_InitConstant]> {
+     Whale_InitXavier]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::whale";
 }

@@ -47,6 +47,42 @@ LogicalResult expectSameElementType(Operation *op, Type a, Type b,
 } // namespace
 
 //===----------------------------------------------------------------------===//
+// Enum keywords in custom assembly: `replicate`, `normal`
+//===----------------------------------------------------------------------===//
+
+template <typename AttrT, typename EnumT>
+static ParseResult
+parseEnumKeyword(OpAsmParser &parser, AttrT &attr,
+                 std::optional<EnumT> (*symbolize)(StringRef), StringRef what) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<EnumT> value = symbolize(keyword);
+  if (!value)
+    return parser.emitError(loc) << "unknown " << what << " '" << keyword << "'";
+  attr = AttrT::get(parser.getContext(), *value);
+  return success();
+}
+
+static ParseResult parseStrategyKeyword(OpAsmParser &parser, StrategyAttr &attr) {
+  return parseEnumKeyword<StrategyAttr, Strategy>(parser, attr, symbolizeStrategy,
+                                                  "strategy");
+}
+static void printStrategyKeyword(OpAsmPrinter &printer, Operation *,
+                                 StrategyAttr attr) {
+  printer << stringifyStrategy(attr.getValue());
+}
+static ParseResult parseInitKeyword(OpAsmParser &parser, InitKindAttr &attr) {
+  return parseEnumKeyword<InitKindAttr, InitKind>(parser, attr, symbolizeInitKind,
+                                                  "initializer");
+}
+static void printInitKeyword(OpAsmPrinter &printer, Operation *,
+                             InitKindAttr attr) {
+  printer << stringifyInitKind(attr.getValue());
+}
+
+//===----------------------------------------------------------------------===//
 // TaskGraphOp / YieldOp
 //===----------------------------------------------------------------------===//
 
@@ -87,7 +123,6 @@ LogicalResult ParamOp::verify() {
   case InitKind::ones:
     expected = 0;
     break;
-  case InitKind::constant:
   case InitKind::xavier:
     expected = 1;
     break;

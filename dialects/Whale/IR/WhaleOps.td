@@ -43,7 +43,8 @@ def Whale_TaskGraphOp : Whale_Op<"taskgraph", [
   let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $strategy (`(` $devices^ `)`)? (`->` `(` type($results)^ `)`)?
+    custom<StrategyKeyword>($strategy) (`(` $devices^ `)`)?
+    (`->` `(` type($results)^ `)`)?
     attr-dict-with-keyword $body
   }];
   let hasVerifier = 1;
@@ -75,7 +76,7 @@ def Whale_ParamOp : Whale_Op<"param", [
     A parameter of the model, named by the call path that created it
     (`classifier/mlp_0/w1`), with its initializer. `init_args` holds the
     initializer's numbers: `normal` [mean, std], `uniform` [low, high],
-    `constant` [value], `xavier` [gain]; `zeros` and `ones` take none.
+    `xavier` [gain]; `zeros` and `ones` take none.
 
     ```mlir
     %w = whale.param "mlp/w1" normal [0.0, 2.0e-02] : tensor<1024x4096xf32>
@@ -84,7 +85,9 @@ def Whale_ParamOp : Whale_Op<"param", [
   let arguments = (ins StrAttr:$name, Whale_InitKindAttr:$init,
                        DenseF64ArrayAttr:$init_args);
   let results = (outs Whale_FloatTensor:$result);
-  let assemblyFormat = "$name $init $init_args attr-dict `:` type($result)";
+  let assemblyFormat = [{
+    $name custom<InitKeyword>($init) $init_args attr-dict `:` type($result)
+  }];
   let hasVerifier = 1;
 }
 

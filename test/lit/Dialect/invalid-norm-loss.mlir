@@ -1,0 +1,127 @@
+// RUN: whale-opt %s -split-input-file -verify-diagnostics
+
+func.func @softmax_axis(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %0 = whale.softmax %x axis = 2 : tensor<8x16xf32>
+  return
+}
+
+// -----
+
+func.func @ln_rank(%x: tensor<f32>, %g: tensor<1xf32>) {
+  // expected-error @+1 {{input needs rank >= 1}}
+  %0 = whale.layernorm %x, %g, %g eps = 1.0e-5 : tensor<f32>, tensor<1xf32>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @ln_gamma(%x: tensor<8x16xf32>, %g: tensor<8xf32>, %b: tensor<16xf32>) {
+  // expected-error @+1 {{gamma should have shape [16] but has 'tensor<8xf32>'}}
+  %0 = whale.layernorm %x, %g, %b eps = 1.0e-5 : tensor<8x16xf32>, tensor<8xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @ln_beta(%x: tensor<8x16xf32>, %g: tensor<16xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{beta should have shape [16] but has 'tensor<4xf32>'}}
+  %0 = whale.layernorm %x, %g, %b eps = 1.0e-5 : tensor<8x16xf32>, tensor<16xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @ln_gamma_type(%x: tensor<8x16xf32>, %g: tensor<16xbf16>, %b: tensor<16xf32>) {
+  // expected-error @+1 {{input and gamma element types differ: 'f32' vs 'bf16'}}
+  %0 = whale.layernorm %x, %g, %b eps = 1.0e-5 : tensor<8x16xf32>, tensor<16xbf16>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @ln_beta_type(%x: tensor<8x16xf32>, %g: tensor<16xf32>, %b: tensor<16xf16>) {
+  // expected-error @+1 {{input and beta element types differ: 'f32' vs 'f16'}}
+  %0 = whale.layernorm %x, %g, %b eps = 1.0e-5 : tensor<8x16xf32>, tensor<16xf32>, tensor<16xf16>
+  return
+}
+
+// -----
+
+func.func @ln_eps(%x: tensor<8x16xf32>, %g: tensor<16xf32>) {
+  // expected-error @+1 {{eps must be positive}}
+  %0 = whale.layernorm %x, %g, %g eps = 0.0 : tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @ln_result(%x: tensor<8x16xf32>, %g: tensor<16xf32>) {
+  // expected-error @+1 {{failed to verify that all of {input, result} have same type}}
+  %0 = "whale.layernorm"(%x, %g, %g) <{eps = 1.0e-5 : f64}> : (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @emb_table(%t: tensor<256xf32>, %ids: tensor<4xi32>) {
+  // expected-error @+1 {{table needs rank 2 [vocab, dim], got 'tensor<256xf32>'}}
+  %0 = whale.embedding %t[%ids] : tensor<256xf32>, tensor<4xi32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @emb_result(%t: tensor<256x64xf32>, %ids: tensor<4xi32>) {
+  // expected-error @+1 {{result should have shape [4, 64] but has 'tensor<4x32xf32>'}}
+  %0 = whale.embedding %t[%ids] : tensor<256x64xf32>, tensor<4xi32> -> tensor<4x32xf32>
+  return
+}
+
+// -----
+
+func.func @emb_type(%t: tensor<256x64xf32>, %ids: tensor<4xi32>) {
+  // expected-error @+1 {{table and result element types differ: 'f32' vs 'bf16'}}
+  %0 = whale.embedding %t[%ids] : tensor<256x64xf32>, tensor<4xi32> -> tensor<4x64xbf16>
+  return
+}
+
+// -----
+
+func.func @emb_ids(%t: tensor<256x64xf32>, %ids: tensor<4xf32>) {
+  // expected-error @+1 {{operand #1 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %0 = whale.embedding %t[%ids] : tensor<256x64xf32>, tensor<4xf32> -> tensor<4x64xf32>
+  return
+}
+
+// -----
+
+func.func @ce_rank(%l: tensor<f32>, %y: tensor<i32>) {
+  // expected-error @+1 {{logits need rank >= 1 (the class dimension last)}}
+  %0 = whale.cross_entropy %l, %y : tensor<f32>, tensor<i32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @ce_labels(%l: tensor<8x10xf32>, %y: tensor<10xi32>) {
+  // expected-error @+1 {{labels 'tensor<10xi32>' should match the logits without their class dimension}}
+  %0 = whale.cross_entropy %l, %y : tensor<8x10xf32>, tensor<10xi32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @ce_result(%l: tensor<8x10xf32>, %y: tensor<8xi32>) {
+  // expected-error @+1 {{result should have shape [8] but has 'tensor<f32>'}}
+  %0 = whale.cross_entropy %l, %y : tensor<8x10xf32>, tensor<8xi32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @ce_type(%l: tensor<8x10xf32>, %y: tensor<8xi32>) {
+  // expected-error @+1 {{logits and result element types differ: 'f32' vs 'bf16'}}
+  %0 = whale.cross_entropy %l, %y : tensor<8x10xf32>, tensor<8xi32> -> tensor<8xbf16>
+  return
+}

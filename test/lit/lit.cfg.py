@@ -1,0 +1,21 @@
+# lit configuration of the Whale test suite.
+import os
+
+import lit.formats
+
+config.name = "Whale"
+config.test_format = lit.formats.ShTest(not lit.util.which("bash") is None)
+config.suffixes = [".mlir", ".whl", ".test"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.whale_obj_root, "test", "lit")
+
+# Tools come from the build, FileCheck/not/count from LLVM 22.
+config.environment["PATH"] = os.pathsep.join(
+    [config.whale_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+# Tests never see a WHALE_PATH from the developer's shell.
+config.environment.pop("WHALE_PATH", None)
+
+config.substitutions.append(("%whale_src", config.whale_src_root))
+config.substitutions.append(("%examples", os.path.join(config.whale_src_root, "examples")))
+config.substitutions.append(("%stdlib", os.path.join(config.whale_src_root, "stdlib")))
