@@ -231,7 +231,8 @@ bool Sema::execBlock(const Block &block) {
         frames.back().locals[f->var] = SVal::ofInt(Dim::known(i));
         if (!execBlock(f->body) || stepLimitReported)
           break;
-        if (i > INT64_MAX - step || i < INT64_MIN - step)
+        // Stop before i += step would overflow.
+        if (step > 0 ? i > INT64_MAX - step : i < INT64_MIN - step)
           break;
       }
       if (frames.back().returned)

@@ -115,7 +115,8 @@ int compile(int argc, char **argv) {
       llvm::raw_string_ostream os(text);
       mlir::OpPrintingFlags flags;
       if (locations)
-        flags.enableDebugInfo();
+        flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false)
+            .useLocalScope();
       module->print(os, flags);
     }
   } else if (ok) {
