@@ -69,9 +69,11 @@ std::optional<int64_t> Sema::knownInt(const SVal &v, Loc loc, const char *what) 
 
 std::optional<ModelGraph>
 Sema::elaborateModel(const ModuleInfo &m, const ModelDecl &model,
-                     const std::map<std::string, int64_t> &dims) {
+                     const std::map<std::string, int64_t> &dims,
+                     std::optional<Settings> train) {
   ModelGraph g;
   g.name = model.name;
+  g.train = std::move(train);
   g.loc = model.nameLoc;
   graph = &g;
   frames.clear();
@@ -154,7 +156,9 @@ Sema::elaborateModel(const ModuleInfo &m, const ModelDecl &model,
 
   execBlock(model.body);
   Frame &done = frames.back();
-  if (!done.returned) {
+  if (stepLimitReported) {
+    // The body was cut short; whatever it lacks is not the user's mistake.
+  } else if (!done.returned) {
     error(model.nameLoc, "model '" + model.name + "' has no return; a model "
                          "returns its loss");
   } else if (done.result.kind != SVal::Kind::Tensor) {

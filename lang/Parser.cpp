@@ -30,10 +30,6 @@ public:
     Lexer lexer(text, file, diags);
     for (;;) {
       Token t = lexer.next();
-      // Lexer errors are reported already; drop the token so the parser
-      // does not report the same place twice.
-      if (t.kind == Tok::Error)
-        continue;
       bool eof = t.kind == Tok::Eof;
       tokens.push_back(std::move(t));
       if (eof)
@@ -77,7 +73,9 @@ private:
   }
   /// Reports "expected X, found Y" at the current token.
   std::nullptr_t fail(const std::string &expected) {
-    diags.error(tok().loc, "expected " + expected + ", found " + found());
+    // The lexer reported a bad token already; one error per place.
+    if (tok().kind != Tok::Error)
+      diags.error(tok().loc, "expected " + expected + ", found " + found());
     return nullptr;
   }
   bool expect(Tok k, const char *context = nullptr) {

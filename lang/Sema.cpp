@@ -28,7 +28,11 @@ std::string describe(const SVal &v) {
   case SVal::Kind::Module: return "a module";
   case SVal::Kind::Def: return "a function";
   case SVal::Kind::Builtin: return "a built-in function";
-  case SVal::Kind::Setting: return "a " + v.category + " setting";
+  case SVal::Kind::Setting:
+    return std::string(std::string("aeiou").find(v.category[0]) == std::string::npos
+                           ? "a "
+                           : "an ") +
+           v.category + " setting";
   }
   return "a value";
 }
@@ -689,8 +693,10 @@ std::optional<Program> Sema::run() {
       frames.back().module = main;
       train = checkTrain(*it->second, *model);
       frames.pop_back();
-      if (!train)
-        continue;
+    }
+    // A broken train block still lets the model's body be checked, with its
+    // batch left symbolic, so one run reports both.
+    if (train) {
       // The data's batch is the model's leading (batch) dimension.
       for (const auto &kv : *train)
         if (kv.first == "data")
@@ -698,11 +704,10 @@ std::optional<Program> Sema::run() {
             if (!p.type.dims.empty() && p.type.dims[0].isName())
               dims[p.type.dims[0].name] = kv.second.get("batch")->i;
     }
-    std::optional<ModelGraph> g = elaborateModel(*main, *model, dims);
-    if (g) {
-      g->train = std::move(train);
+    std::optional<ModelGraph> g =
+        elaborateModel(*main, *model, dims, std::move(train));
+    if (g)
       program.models.push_back(std::move(*g));
-    }
   }
   if (diags.hasErrors())
     return std::nullopt;

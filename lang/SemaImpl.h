@@ -94,7 +94,8 @@ public:
   // --- elaboration (Elaborate.cpp) ---
   std::optional<ModelGraph> elaborateModel(const ModuleInfo &m,
                                            const ModelDecl &model,
-                                           const std::map<std::string, int64_t> &dims);
+                                           const std::map<std::string, int64_t> &dims,
+                                           std::optional<Settings> train);
   SVal eval(const Expr &e);
   SVal lookup(const std::string &name, Loc loc);
   bool execBlock(const Block &block); // false once a return ran

@@ -16,6 +16,8 @@ config.environment["PATH"] = os.pathsep.join(
 # Tests never see a WHALE_PATH from the developer's shell.
 config.environment.pop("WHALE_PATH", None)
 
+import sys
+config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%whale_src", config.whale_src_root))
 config.substitutions.append(("%examples", os.path.join(config.whale_src_root, "examples")))
 config.substitutions.append(("%stdlib", os.path.join(config.whale_src_root, "stdlib")))
