@@ -299,6 +299,13 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
   };
 
   if (fn == "param") {
+    // Top-level constants and config values are computed before any model
+    // exists; a parameter belongs to the model being built.
+    if (!graph) {
+      error(loc, "param() makes a model parameter; call it inside a def or "
+                 "model body, not in a top-level constant or setting");
+      return SVal::error();
+    }
     const SVal &shape = args[0].value;
     if (shape.kind != SVal::Kind::List) {
       error(args[0].loc, "the shape of a parameter is a list of extents, such "

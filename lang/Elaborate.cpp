@@ -12,6 +12,8 @@
 
 #include "llvm/Support/Casting.h"
 
+#include <cassert>
+
 using llvm::dyn_cast;
 
 namespace whale::lang {
@@ -32,6 +34,9 @@ bool ModelGraph::isKnown() const {
 
 int Sema::addNode(std::string op, std::vector<int> operands, TensorType type,
                   Loc loc, std::vector<std::pair<std::string, NodeAttr>> attrs) {
+  // Every tensor comes from a model input or param(), both of which exist
+  // only while a model is elaborated; param() checks this for the user.
+  assert(graph && "tensor operation outside a model");
   Node n;
   n.op = std::move(op);
   n.operands = std::move(operands);
