@@ -195,14 +195,8 @@ bool Sema::execBlock(const Block &block) {
       diags.warning(sp->getLoc(), "this statement follows a return and never runs");
       return false;
     }
-    if (++steps > fe.getOptions().maxSteps) {
-      if (!stepLimitReported)
-        error(sp->getLoc(), "the program unrolls to more than " +
-                                std::to_string(fe.getOptions().maxSteps) +
-                                " statements; is a range() too large?");
-      stepLimitReported = true;
+    if (!countStep(sp->getLoc()))
       return false;
-    }
     if (diags.tooMany())
       return false;
     const Stmt *s = sp.get();
@@ -237,6 +231,9 @@ bool Sema::execBlock(const Block &block) {
         continue;
       }
       for (int64_t i = start; step > 0 ? i < end : i > end; i += step) {
+        // Iterations count too, so even an empty body cannot spin forever.
+        if (!countStep(f->getLoc()))
+          break;
         frames.back().locals[f->var] = SVal::ofInt(Dim::known(i));
         if (!execBlock(f->body) || stepLimitReported)
           break;
@@ -302,6 +299,17 @@ bool Sema::execBlock(const Block &block) {
     }
   }
   return !frames.back().returned;
+}
+
+bool Sema::countStep(Loc loc) {
+  if (++steps <= fe.getOptions().maxSteps)
+    return true;
+  if (!stepLimitReported)
+    error(loc, "the program unrolls to more than " +
+                   std::to_string(fe.getOptions().maxSteps) +
+                   " statements; is a range() too large?");
+  stepLimitReported = true;
+  return false;
 }
 
 bool Sema::unevenAllowed() const {

@@ -110,6 +110,9 @@ public:
   /// Checks the batch / shard divisibility rules when a block closes.
   void checkDivisible(int taskgraph, size_t firstNode);
   bool unevenAllowed() const;
+  /// Counts one statement or loop iteration against the unrolling limit;
+  /// false (with one error) once the limit is passed.
+  bool countStep(Loc loc);
 
   // --- builtins (Builtins.cpp) ---
   static bool isBuiltin(const std::string &name);
