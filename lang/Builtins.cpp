@@ -753,7 +753,8 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
       return SVal::error();
     return SVal::ofInt(typeOf(x).dims[axis]);
   }
-  error(loc, "'" + fn + "' is not implemented");
+  // Every entry of builtinTable() has a rule above.
+  error(loc, "internal error: builtin '" + fn + "' has no shape rule");
   return SVal::error();
 }
 

@@ -44,14 +44,11 @@ bool Frontend::parseString(const std::string &source, const std::string &name) {
   return diags.errorCount() == before;
 }
 
-const FileAST *Frontend::loadModule(const std::string &path) {
+const FileAST *Frontend::loadModule(const std::string &path, std::string text) {
   auto it = modulesByPath.find(path);
   if (it != modulesByPath.end())
     return it->second;
-  std::optional<std::string> text = readFile(path);
-  if (!text)
-    return nullptr;
-  uint32_t id = srcs.add(path, std::move(*text));
+  uint32_t id = srcs.add(path, std::move(text));
   files.push_back(lang::parseFile(srcs.text(id), id, path, diags));
   modulesByPath[path] = files.back().get();
   return files.back().get();

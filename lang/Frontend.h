@@ -43,8 +43,9 @@ public:
   /// models. Returns a Program only when no error was found.
   std::optional<Program> analyze();
 
-  /// Parses a module for `import`; used by Sema. Null after an error.
-  const FileAST *loadModule(const std::string &path);
+  /// Parses a module for `import` (Sema found and read it); a module read
+  /// before is not parsed again.
+  const FileAST *loadModule(const std::string &path, std::string text);
 
   const SourceManager &sources() const { return srcs; }
   DiagnosticEngine &diagnostics() { return diags; }

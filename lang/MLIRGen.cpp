@@ -138,7 +138,9 @@ private:
         return false;
       }
     if (!g.isKnown() || g.result < 0) {
-      diags.error(g.loc, "model '" + g.name + "' has shapes that are not known");
+      // Symbolic extents come only from inputs, which are known here.
+      diags.error(g.loc, "internal error: model '" + g.name +
+                             "' has shapes that are not known");
       return false;
     }
 

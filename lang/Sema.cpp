@@ -59,8 +59,8 @@ static std::string dirOf(const std::string &path) {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
-std::string Sema::findModule(const std::string &dotted, const FileAST &from,
-                             Loc loc) {
+std::optional<std::pair<std::string, std::string>>
+Sema::findModule(const std::string &dotted, const FileAST &from, Loc loc) {
   std::string rel = dotted;
   for (char &c : rel)
     if (c == '.')
@@ -71,15 +71,15 @@ std::string Sema::findModule(const std::string &dotted, const FileAST &from,
     dirs.push_back(d);
   for (const std::string &d : dirs) {
     std::string candidate = d + "/" + rel;
-    if (readFile(candidate))
-      return candidate;
+    if (std::optional<std::string> text = readFile(candidate))
+      return std::make_pair(candidate, std::move(*text));
   }
   std::string msg = "cannot find module '" + dotted + "'; looked for '" + rel +
                     "' in:";
   for (const std::string &d : dirs)
     msg += " " + d;
   error(loc, msg);
-  return {};
+  return std::nullopt;
 }
 
 const ModuleInfo *Sema::loadModule(const FileAST &ast, const std::string &name,
@@ -110,9 +110,10 @@ const ModuleInfo *Sema::loadModule(const FileAST &ast, const std::string &name,
         error(imp->getLoc(), "'" + imp->alias + "' is already defined in this file");
         continue;
       }
-      std::string path = findModule(imp->module, ast, imp->getLoc());
-      if (path.empty())
+      auto found = findModule(imp->module, ast, imp->getLoc());
+      if (!found)
         continue;
+      const std::string &path = found->first;
       if (std::find(loading.begin(), loading.end(), path) != loading.end()) {
         error(imp->getLoc(), "import cycle: '" + imp->module +
                                  "' is being imported already");
@@ -123,11 +124,7 @@ const ModuleInfo *Sema::loadModule(const FileAST &ast, const std::string &name,
         continue;
       }
       size_t before = diags.errorCount();
-      const FileAST *sub = fe.loadModule(path);
-      if (!sub) {
-        error(imp->getLoc(), "cannot read module '" + path + "'");
-        continue;
-      }
+      const FileAST *sub = fe.loadModule(path, std::move(found->second));
       if (diags.errorCount() != before) {
         note(imp->getLoc(), "in the module imported here");
         continue;

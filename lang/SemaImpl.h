@@ -83,8 +83,10 @@ public:
   // --- modules and names (Sema.cpp) ---
   const ModuleInfo *loadModule(const FileAST &ast, const std::string &name,
                                bool isMain);
-  std::string findModule(const std::string &dotted, const FileAST &from,
-                         Loc loc);
+  /// The path and text of module `dotted`, searched from `from`'s folder;
+  /// nullopt (with an error naming the folders searched) when not found.
+  std::optional<std::pair<std::string, std::string>>
+  findModule(const std::string &dotted, const FileAST &from, Loc loc);
   void resolveNames(const ModuleInfo &m);
   void checkRecursion();
   void evaluateConsts(ModuleInfo &m);

@@ -196,7 +196,9 @@ std::optional<Setting> Sema::toSetting(const SVal &v, Loc loc) {
   default:
     break;
   }
-  error(loc, "expected a number, a string, a bool or a setting, got " + describe(v));
+  // Callers check the kind of every value first.
+  error(loc, "internal error: expected a number, a string, a bool or a "
+             "setting, got " + describe(v));
   return std::nullopt;
 }
 
