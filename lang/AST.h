@@ -1,4 +1,5 @@
-//===- AST.h - syntax tree of a .whl file -------------------------*- C++ -*-===//
+//===- AST.h - syntax tree of a .whl file -------------------------*- C++
+//-*-===//
 //
 // Nodes carry a Kind for LLVM-style isa/dyn_cast and the location of the text
 // they came from. The tree is exactly what was written: imports are not
@@ -46,7 +47,18 @@ struct TypeExpr {
 
 class Expr {
 public:
-  enum class Kind { Int, Float, String, Bool, Name, Attr, Call, Binary, Unary, List };
+  enum class Kind {
+    Int,
+    Float,
+    String,
+    Bool,
+    Name,
+    Attr,
+    Call,
+    Binary,
+    Unary,
+    List
+  };
   Expr(Kind kind, Loc loc) : kind(kind), loc(loc) {}
   virtual ~Expr() = default;
   Kind getKind() const { return kind; }
@@ -112,7 +124,8 @@ struct CallArg {
 
 struct CallExpr : Expr {
   CallExpr(Loc loc, ExprPtr callee, std::vector<CallArg> args)
-      : Expr(Kind::Call, loc), callee(std::move(callee)), args(std::move(args)) {}
+      : Expr(Kind::Call, loc), callee(std::move(callee)),
+        args(std::move(args)) {}
   ExprPtr callee;
   std::vector<CallArg> args;
   WHALE_EXPR_CLASSOF(Call)
@@ -120,7 +133,8 @@ struct CallExpr : Expr {
 
 struct BinaryExpr : Expr {
   BinaryExpr(Loc loc, char op, ExprPtr lhs, ExprPtr rhs)
-      : Expr(Kind::Binary, loc), op(op), lhs(std::move(lhs)), rhs(std::move(rhs)) {}
+      : Expr(Kind::Binary, loc), op(op), lhs(std::move(lhs)),
+        rhs(std::move(rhs)) {}
   char op; // one of + - * / @
   ExprPtr lhs, rhs;
   WHALE_EXPR_CLASSOF(Binary)
@@ -166,7 +180,8 @@ using Block = std::vector<StmtPtr>;
 
 struct AssignStmt : Stmt {
   AssignStmt(Loc loc, std::string name, ExprPtr value)
-      : Stmt(Kind::Assign, loc), name(std::move(name)), value(std::move(value)) {}
+      : Stmt(Kind::Assign, loc), name(std::move(name)),
+        value(std::move(value)) {}
   std::string name;
   ExprPtr value;
   WHALE_STMT_CLASSOF(Assign)
@@ -267,7 +282,8 @@ struct ImportDecl : Decl {
 /// A top-level compile-time constant: `D = 1024`.
 struct ConstDecl : Decl {
   ConstDecl(Loc loc, std::string name, ExprPtr value)
-      : Decl(Kind::Const, loc), name(std::move(name)), value(std::move(value)) {}
+      : Decl(Kind::Const, loc), name(std::move(name)), value(std::move(value)) {
+  }
   std::string name;
   ExprPtr value;
   WHALE_DECL_CLASSOF(Const)

@@ -29,11 +29,16 @@ private:
   }
   static std::string type(const TypeExpr &t) {
     switch (t.kind) {
-    case TypeExpr::Kind::Int: return "int";
-    case TypeExpr::Kind::Float: return "float";
-    case TypeExpr::Kind::Bool: return "bool";
-    case TypeExpr::Kind::Str: return "str";
-    case TypeExpr::Kind::Tensor: break;
+    case TypeExpr::Kind::Int:
+      return "int";
+    case TypeExpr::Kind::Float:
+      return "float";
+    case TypeExpr::Kind::Bool:
+      return "bool";
+    case TypeExpr::Kind::Str:
+      return "str";
+    case TypeExpr::Kind::Tensor:
+      break;
     }
     std::string s = t.dtype + "[";
     for (size_t i = 0; i < t.dims.size(); ++i) {

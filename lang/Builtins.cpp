@@ -78,7 +78,8 @@ bool Sema::bindArgs(const std::string &fn, const CallExpr &call,
     if (arg.name.empty()) {
       idx = positional++;
       if (idx >= params.size()) {
-        error(arg.value->getLoc(), "too many arguments: '" + fn + "' takes at most " +
+        error(arg.value->getLoc(), "too many arguments: '" + fn +
+                                       "' takes at most " +
                                        std::to_string(params.size()));
         return false;
       }
@@ -127,7 +128,8 @@ SVal Sema::emitMatmul(int a, int b, bool transA, bool transB, Loc loc) {
   const TensorType ta = typeOf(a), tb = typeOf(b);
   if (!isFloat(ta.dtype) || ta.dtype != tb.dtype) {
     error(loc, "matrix product needs two floating-point tensors of one dtype, "
-               "got " + ta.str() + " and " + tb.str());
+               "got " +
+                   ta.str() + " and " + tb.str());
     return SVal::error();
   }
   if (ta.rank() < 2 || tb.rank() < 2) {
@@ -143,7 +145,8 @@ SVal Sema::emitMatmul(int a, int b, bool transA, bool transB, Loc loc) {
   if (ka != kb) {
     error(loc, "shapes " + ta.str() + " and " + tb.str() +
                    " do not fit a matrix product: the contracting dimensions "
-                   "are " + ka.str() + " and " + kb.str());
+                   "are " +
+                   ka.str() + " and " + kb.str());
     return SVal::error();
   }
   std::vector<Dim> batchA(ta.dims.begin(), ta.dims.end() - 2);
@@ -177,8 +180,12 @@ SVal Sema::emitElementwise(char op, int a, int b, Loc loc) {
                    " do not broadcast for '" + op + "'");
     return SVal::error();
   }
-  const char *name = op == '+' ? "add" : op == '-' ? "sub" : op == '*' ? "mul" : "div";
-  return SVal::ofTensor(addNode(name, {a, b}, TensorType{ta.dtype, *dims}, loc));
+  const char *name = op == '+'   ? "add"
+                     : op == '-' ? "sub"
+                     : op == '*' ? "mul"
+                                 : "div";
+  return SVal::ofTensor(
+      addNode(name, {a, b}, TensorType{ta.dtype, *dims}, loc));
 }
 
 //===----------------------------------------------------------------------===//
@@ -200,11 +207,13 @@ struct Args {
   bool tensor(size_t i, int &out, bool needFloat = true) {
     const SVal &v = args[i].value;
     if (v.kind != SVal::Kind::Tensor) {
-      sema.error(args[i].loc, what(i) + " must be a tensor, got " + describe(v));
+      sema.error(args[i].loc,
+                 what(i) + " must be a tensor, got " + describe(v));
       return false;
     }
     if (needFloat && !isFloat(sema.typeOf(v.tensor).dtype)) {
-      sema.error(args[i].loc, what(i) + " must be a floating-point tensor, got " +
+      sema.error(args[i].loc, what(i) +
+                                  " must be a floating-point tensor, got " +
                                   sema.typeOf(v.tensor).str());
       return false;
     }
@@ -291,12 +300,12 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
     return SVal::error();
   Args a{*this, fn, sig->params, args};
   Loc loc = call.getLoc();
-  auto tensorOut = [&](const std::string &op, std::vector<int> operands,
-                       TensorType t,
-                       std::vector<std::pair<std::string, NodeAttr>> attrs = {}) {
-    return SVal::ofTensor(addNode(op, std::move(operands), std::move(t), loc,
-                                  std::move(attrs)));
-  };
+  auto tensorOut =
+      [&](const std::string &op, std::vector<int> operands, TensorType t,
+          std::vector<std::pair<std::string, NodeAttr>> attrs = {}) {
+        return SVal::ofTensor(addNode(op, std::move(operands), std::move(t),
+                                      loc, std::move(attrs)));
+      };
 
   if (fn == "param") {
     // Top-level constants and config values are computed before any model
@@ -309,19 +318,21 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
     const SVal &shape = args[0].value;
     if (shape.kind != SVal::Kind::List) {
       error(args[0].loc, "the shape of a parameter is a list of extents, such "
-                         "as [D, 4 * D]; got " + describe(shape));
+                         "as [D, 4 * D]; got " +
+                             describe(shape));
       return SVal::error();
     }
     TensorType t;
     for (const SVal &e : shape.list) {
       if (e.kind != SVal::Kind::Int) {
-        error(args[0].loc, "a parameter extent must be an integer, got " +
-                               describe(e));
+        error(args[0].loc,
+              "a parameter extent must be an integer, got " + describe(e));
         return SVal::error();
       }
       if (!e.i.isKnown()) {
         error(args[0].loc, "parameter shapes must be known at compile time, "
-                           "but this one depends on '" + e.i.sym + "'");
+                           "but this one depends on '" +
+                               e.i.sym + "'");
         return SVal::error();
       }
       if (e.i.value < 1) {
@@ -332,7 +343,8 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
       t.dims.push_back(e.i);
     }
     if (t.numElements().value_or(INT64_MAX) > (int64_t(1) << 40)) {
-      error(args[0].loc, "parameter " + t.str() + " has more than 2^40 elements");
+      error(args[0].loc,
+            "parameter " + t.str() + " has more than 2^40 elements");
       return SVal::error();
     }
     if (args[2].present) {
@@ -340,7 +352,8 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
       if (args[2].value.kind == SVal::Kind::Str)
         dt = parseDType(args[2].value.s);
       if (!dt || !isFloat(*dt)) {
-        error(args[2].loc, "a parameter's dtype is \"f32\", \"bf16\" or \"f16\"");
+        error(args[2].loc,
+              "a parameter's dtype is \"f32\", \"bf16\" or \"f16\"");
         return SVal::error();
       }
       t.dtype = *dt;
@@ -358,13 +371,15 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
     } else {
       // Matrices start Xavier-uniform, vectors (biases, norms) at zero.
       init.kind = Setting::Kind::Dict;
-      init.dict = {{"kind", Setting::ofStr(t.rank() >= 2 ? "xavier" : "zeros")}};
+      init.dict = {
+          {"kind", Setting::ofStr(t.rank() >= 2 ? "xavier" : "zeros")}};
       if (t.rank() >= 2)
         init.dict.push_back({"gain", Setting::ofFloat(1.0)});
     }
     if (init.get("kind")->s == "xavier" && t.rank() < 2) {
       error(args[1].loc, "xavier() needs a parameter of rank >= 2 (fan in and "
-                         "fan out), got " + t.str());
+                         "fan out), got " +
+                             t.str());
       return SVal::error();
     }
     Frame &f = frames.back();
@@ -393,12 +408,13 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
     bool isNumber = v.kind == SVal::Kind::Float ||
                     (v.kind == SVal::Kind::Int && v.i.isKnown());
     if (isNumber && fn != "relu" && fn != "gelu") {
-      double x = v.kind == SVal::Kind::Float ? v.f : static_cast<double>(v.i.value);
+      double x =
+          v.kind == SVal::Kind::Float ? v.f : static_cast<double>(v.i.value);
       if ((fn == "sqrt" && x < 0) || (fn == "log" && x <= 0)) {
         error(args[0].loc, fn + "() of " + std::to_string(x) + " is undefined");
         return SVal::error();
       }
-      double r = fn == "sqrt" ? std::sqrt(x)
+      double r = fn == "sqrt"  ? std::sqrt(x)
                  : fn == "log" ? std::log(x)
                  : fn == "exp" ? std::exp(x)
                                : std::tanh(x);
@@ -420,7 +436,8 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
       return SVal::error();
     if (typeOf(x).rank() < 2) {
       error(args[0].loc, "causal_mask needs scores of rank >= 2 [..., T, S], "
-                         "got " + typeOf(x).str());
+                         "got " +
+                             typeOf(x).str());
       return SVal::error();
     }
     return tensorOut("causal_mask", {x}, typeOf(x));
@@ -470,8 +487,8 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
       return SVal::error();
     }
     if (isFloat(ti.dtype)) {
-      error(args[1].loc, "embedding ids must be integers (i32 or i64), got " +
-                             ti.str());
+      error(args[1].loc,
+            "embedding ids must be integers (i32 or i64), got " + ti.str());
       return SVal::error();
     }
     TensorType out{tt.dtype, ti.dims};
@@ -485,8 +502,8 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
       return SVal::error();
     const TensorType &tl = typeOf(logits), &ty = typeOf(labels);
     if (isFloat(ty.dtype)) {
-      error(args[1].loc, "labels must be integer class ids (i32 or i64), got " +
-                             ty.str());
+      error(args[1].loc,
+            "labels must be integer class ids (i32 or i64), got " + ty.str());
       return SVal::error();
     }
     if (tl.rank() < 1 ||
@@ -496,7 +513,8 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
                      "dimension");
       return SVal::error();
     }
-    return tensorOut("cross_entropy", {logits, labels}, TensorType{tl.dtype, ty.dims});
+    return tensorOut("cross_entropy", {logits, labels},
+                     TensorType{tl.dtype, ty.dims});
   }
 
   if (fn == "sum" || fn == "mean" || fn == "max") {
@@ -521,7 +539,8 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
         int64_t n = *v < 0 ? *v + rank : *v;
         if (n < 0 || n >= rank) {
           error(args[1].loc, "axis " + std::to_string(*v) +
-                                 " is out of range for rank " + std::to_string(rank));
+                                 " is out of range for rank " +
+                                 std::to_string(rank));
           return SVal::error();
         }
         if (std::find(axes.begin(), axes.end(), n) != axes.end()) {
@@ -539,7 +558,8 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
       else if (keepdim)
         out.dims.push_back(Dim::known(1));
     }
-    std::vector<std::pair<std::string, NodeAttr>> attrs = {{"axes", NodeAttr(axes)}};
+    std::vector<std::pair<std::string, NodeAttr>> attrs = {
+        {"axes", NodeAttr(axes)}};
     if (keepdim)
       attrs.push_back({"keepdim", NodeAttr(true)});
     return tensorOut("reduce_" + fn, {x}, out, std::move(attrs));
@@ -565,7 +585,8 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
     for (size_t i = 0; i < shape.list.size(); ++i) {
       const SVal &e = shape.list[i];
       if (e.kind != SVal::Kind::Int) {
-        error(args[1].loc, "a reshape extent must be an integer, got " + describe(e));
+        error(args[1].loc,
+              "a reshape extent must be an integer, got " + describe(e));
         return SVal::error();
       }
       if (e.i.isKnown() && e.i.value == -1) {
@@ -580,7 +601,8 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
       if (e.i.isKnown()) {
         if (e.i.value < 1) {
           error(args[1].loc, "a reshape extent must be at least 1 (or -1 to "
-                             "infer it), got " + std::to_string(e.i.value));
+                             "infer it), got " +
+                                 std::to_string(e.i.value));
           return SVal::error();
         }
         if (__builtin_mul_overflow(knownOut, e.i.value, &knownOut)) {
@@ -600,15 +622,16 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
         symsIn.insert(d.sym);
     }
     if (symsIn != symsOut) {
-      error(args[1].loc, "cannot reshape " + tx.str() +
-                             ": the symbolic extents must carry over unchanged");
+      error(args[1].loc,
+            "cannot reshape " + tx.str() +
+                ": the symbolic extents must carry over unchanged");
       return SVal::error();
     }
     if (inferAt >= 0) {
       if (knownIn % knownOut != 0) {
-        error(args[1].loc, "cannot reshape " + tx.str() + ": " +
-                               std::to_string(knownIn) + " is not a multiple of " +
-                               std::to_string(knownOut));
+        error(args[1].loc,
+              "cannot reshape " + tx.str() + ": " + std::to_string(knownIn) +
+                  " is not a multiple of " + std::to_string(knownOut));
         return SVal::error();
       }
       dims[inferAt] = Dim::known(knownIn / knownOut);
@@ -654,7 +677,8 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
           return SVal::error();
         int64_t n = *v < 0 ? *v + rank : *v;
         if (n < 0 || n >= rank || seen[n]) {
-          error(args[1].loc, "permute needs each axis of " + tx.str() + " once");
+          error(args[1].loc,
+                "permute needs each axis of " + tx.str() + " once");
           return SVal::error();
         }
         seen[n] = true;
@@ -682,8 +706,8 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
       return SVal::error();
     const Dim &extent = tx.dims[axis];
     if (!extent.isKnown()) {
-      error(args[1].loc, "cannot slice along the symbolic dimension '" +
-                             extent.sym + "'");
+      error(args[1].loc,
+            "cannot slice along the symbolic dimension '" + extent.sym + "'");
       return SVal::error();
     }
     if (start < 0)
@@ -691,9 +715,9 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
     if (end < 0)
       end += extent.value;
     if (start < 0 || start >= end || end > extent.value) {
-      error(loc, "slice [" + std::to_string(start) + ", " + std::to_string(end) +
-                     ") is empty or outside [0, " + std::to_string(extent.value) +
-                     ") of " + tx.str());
+      error(loc, "slice [" + std::to_string(start) + ", " +
+                     std::to_string(end) + ") is empty or outside [0, " +
+                     std::to_string(extent.value) + ") of " + tx.str());
       return SVal::error();
     }
     TensorType out = tx;
@@ -707,8 +731,8 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
   if (fn == "concat") {
     const SVal &list = args[0].value;
     if (list.kind != SVal::Kind::List || list.list.empty()) {
-      error(args[0].loc, "concat takes a non-empty list of tensors, got " +
-                             describe(list));
+      error(args[0].loc,
+            "concat takes a non-empty list of tensors, got " + describe(list));
       return SVal::error();
     }
     std::vector<int> ids;

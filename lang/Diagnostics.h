@@ -1,4 +1,5 @@
-//===- Diagnostics.h - errors as values ---------------------------*- C++ -*-===//
+//===- Diagnostics.h - errors as values ---------------------------*- C++
+//-*-===//
 //
 // The front end never prints and never exits: every problem becomes a
 // Diagnostic that the caller renders, counts or hands to a host application.

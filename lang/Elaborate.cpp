@@ -33,7 +33,8 @@ bool ModelGraph::isKnown() const {
 }
 
 int Sema::addNode(std::string op, std::vector<int> operands, TensorType type,
-                  Loc loc, std::vector<std::pair<std::string, NodeAttr>> attrs) {
+                  Loc loc,
+                  std::vector<std::pair<std::string, NodeAttr>> attrs) {
   // Every tensor comes from a model input or param(), both of which exist
   // only while a model is elaborated; param() checks this for the user.
   assert(graph && "tensor operation outside a model");
@@ -53,7 +54,8 @@ int Sema::constantLike(double value, DType dtype, Loc loc) {
                  {{"value", NodeAttr(value)}});
 }
 
-std::optional<int64_t> Sema::knownInt(const SVal &v, Loc loc, const char *what) {
+std::optional<int64_t> Sema::knownInt(const SVal &v, Loc loc,
+                                      const char *what) {
   if (v.isError())
     return std::nullopt;
   if (v.kind != SVal::Kind::Int) {
@@ -61,8 +63,10 @@ std::optional<int64_t> Sema::knownInt(const SVal &v, Loc loc, const char *what) 
     return std::nullopt;
   }
   if (!v.i.isKnown()) {
-    error(loc, std::string(what) + " must be known at compile time, but it "
-                                   "depends on '" + v.i.sym + "'");
+    error(loc, std::string(what) +
+                   " must be known at compile time, but it "
+                   "depends on '" +
+                   v.i.sym + "'");
     return std::nullopt;
   }
   return v.i.value;
@@ -118,8 +122,10 @@ Sema::elaborateModel(const ModuleInfo &m, const ModelDecl &model,
             c->second.i.value >= 1) {
           t.dims.push_back(c->second.i);
         } else {
-          error(d.loc, "dimension '" + d.name + "' must be a positive "
-                       "integer constant, but it is " + describe(c->second));
+          error(d.loc, "dimension '" + d.name +
+                           "' must be a positive "
+                           "integer constant, but it is " +
+                           describe(c->second));
           t.dims.push_back(Dim::known(1));
         }
         continue;
@@ -134,9 +140,9 @@ Sema::elaborateModel(const ModuleInfo &m, const ModelDecl &model,
       } else {
         error(d.loc, "dimension '" + d.name + "' of input '" + p.name +
                          "' is not known: only the leading (batch) "
-                         "dimension comes from the data; define '" + d.name +
-                         " = ...' at the top level or pass --dim " + d.name +
-                         "=N");
+                         "dimension comes from the data; define '" +
+                         d.name + " = ...' at the top level or pass --dim " +
+                         d.name + "=N");
         t.dims.push_back(Dim::known(1));
         continue;
       }
@@ -164,12 +170,15 @@ Sema::elaborateModel(const ModuleInfo &m, const ModelDecl &model,
   if (stepLimitReported) {
     // The body was cut short; whatever it lacks is not the user's mistake.
   } else if (!done.returned) {
-    error(model.nameLoc, "model '" + model.name + "' has no return; a model "
-                         "returns its loss");
+    error(model.nameLoc, "model '" + model.name +
+                             "' has no return; a model "
+                             "returns its loss");
   } else if (done.result.kind != SVal::Kind::Tensor) {
     if (!done.result.isError())
-      error(model.nameLoc, "model '" + model.name + "' must return a tensor, "
-                           "but returns " + describe(done.result));
+      error(model.nameLoc, "model '" + model.name +
+                               "' must return a tensor, "
+                               "but returns " +
+                               describe(done.result));
   } else {
     g.result = done.result.tensor;
     const TensorType &rt = g.typeOf(g.result);
@@ -192,7 +201,8 @@ bool Sema::execBlock(const Block &block) {
   for (const StmtPtr &sp : block) {
     Frame &frame = frames.back();
     if (frame.returned) {
-      diags.warning(sp->getLoc(), "this statement follows a return and never runs");
+      diags.warning(sp->getLoc(),
+                    "this statement follows a return and never runs");
       return false;
     }
     if (!countStep(sp->getLoc()))
@@ -217,7 +227,8 @@ bool Sema::execBlock(const Block &block) {
       std::vector<int64_t> bounds;
       bool ok = true;
       for (const ExprPtr &x : f->rangeArgs) {
-        std::optional<int64_t> v = knownInt(eval(*x), x->getLoc(), "a range bound");
+        std::optional<int64_t> v =
+            knownInt(eval(*x), x->getLoc(), "a range bound");
         ok = ok && v;
         bounds.push_back(v.value_or(0));
       }
@@ -246,10 +257,12 @@ bool Sema::execBlock(const Block &block) {
     } else if (auto *t = dyn_cast<TaskGraphStmt>(s)) {
       const char *kind = strategyName(t->strategy);
       if (currentTaskGraph >= 0) {
-        error(t->getLoc(), std::string(kind) + " block inside another " +
-                               strategyName(graph->taskgraphs[currentTaskGraph].strategy) +
-                               " block; TaskGraphs cannot nest");
-        note(graph->taskgraphs[currentTaskGraph].loc, "the enclosing block is here");
+        error(t->getLoc(),
+              std::string(kind) + " block inside another " +
+                  strategyName(graph->taskgraphs[currentTaskGraph].strategy) +
+                  " block; TaskGraphs cannot nest");
+        note(graph->taskgraphs[currentTaskGraph].loc,
+             "the enclosing block is here");
         continue;
       }
       TaskGraphInfo info;
@@ -261,8 +274,8 @@ bool Sema::execBlock(const Block &block) {
         if (!n)
           continue;
         if (*n < 1) {
-          error(t->count->getLoc(), "a device count must be at least 1, got " +
-                                        std::to_string(*n));
+          error(t->count->getLoc(),
+                "a device count must be at least 1, got " + std::to_string(*n));
           continue;
         }
         info.devices = *n;
@@ -279,7 +292,8 @@ bool Sema::execBlock(const Block &block) {
         return false;
     } else if (auto *d = dyn_cast<DefaultStmt>(s)) {
       if (frames.size() != 1 || currentTaskGraph >= 0) {
-        error(d->getLoc(), "'default' belongs at the top level of a model body");
+        error(d->getLoc(),
+              "'default' belongs at the top level of a model body");
         continue;
       }
       if (defaultSeen) {
@@ -332,10 +346,14 @@ void Sema::checkDivisible(int tg, size_t firstNode) {
         continue;
       int64_t batch = in.type.dims[0].value;
       if (batch % n != 0) {
-        error(info.loc, "replicate(" + std::to_string(n) + ") cannot split the "
-                        "batch of " + std::to_string(batch) + " evenly; use a "
-                        "count that divides it, or balance = \"hardware\" for "
-                        "uneven shares");
+        error(info.loc,
+              "replicate(" + std::to_string(n) +
+                  ") cannot split the "
+                  "batch of " +
+                  std::to_string(batch) +
+                  " evenly; use a "
+                  "count that divides it, or balance = \"hardware\" for "
+                  "uneven shares");
         return;
       }
     }
@@ -350,10 +368,12 @@ void Sema::checkDivisible(int tg, size_t firstNode) {
       divisible = divisible || (d.isKnown() && d.value % n == 0);
     if (!divisible) {
       const std::string &name = std::get<std::string>(node.attrs[0].second);
-      error(node.loc, "split(" + std::to_string(n) + ") cannot divide any "
-                      "dimension of parameter '" + name + "' " +
-                      node.type.str() + "; use a count that divides one, or "
-                      "balance = \"hardware\" for uneven shards");
+      error(node.loc, "split(" + std::to_string(n) +
+                          ") cannot divide any "
+                          "dimension of parameter '" +
+                          name + "' " + node.type.str() +
+                          "; use a count that divides one, or "
+                          "balance = \"hardware\" for uneven shards");
       note(info.loc, "the split block is here");
     }
   }
@@ -510,10 +530,11 @@ SVal Sema::eval(const Expr &e) {
 // Calls of defs
 //===----------------------------------------------------------------------===//
 
-SVal Sema::callDef(const DefDecl &def, const ModuleInfo &m, const CallExpr &call) {
+SVal Sema::callDef(const DefDecl &def, const ModuleInfo &m,
+                   const CallExpr &call) {
   if (callSites.size() >= kMaxCallDepth) {
-    error(call.getLoc(), "calls nest more than " + std::to_string(kMaxCallDepth) +
-                             " deep");
+    error(call.getLoc(),
+          "calls nest more than " + std::to_string(kMaxCallDepth) + " deep");
     return SVal::error();
   }
   // Bind arguments to parameters by position, then by name.
@@ -537,7 +558,8 @@ SVal Sema::callDef(const DefDecl &def, const ModuleInfo &m, const CallExpr &call
       if (def.params[i].name == arg.name)
         idx = i;
     if (idx == def.params.size()) {
-      error(arg.nameLoc, "'" + def.name + "' has no parameter '" + arg.name + "'");
+      error(arg.nameLoc,
+            "'" + def.name + "' has no parameter '" + arg.name + "'");
       note(def.nameLoc, "'" + def.name + "' is defined here");
       ok = false;
     } else if (bound[idx]) {
@@ -594,7 +616,8 @@ SVal Sema::callDef(const DefDecl &def, const ModuleInfo &m, const CallExpr &call
       } else if (auto it = dimsBound.find(de.name); it != dimsBound.end()) {
         expect = it->second;
       } else if (auto c = m.constValues.find(de.name);
-                 c != m.constValues.end() && c->second.kind == SVal::Kind::Int) {
+                 c != m.constValues.end() &&
+                 c->second.kind == SVal::Kind::Int) {
         expect = c->second.i;
       } else {
         dimsBound[de.name] = actual.dims[at];
@@ -628,7 +651,8 @@ SVal Sema::callDef(const DefDecl &def, const ModuleInfo &m, const CallExpr &call
       }
       const TensorType &t = typeOf(v.tensor);
       if (dtypeName(t.dtype) != p.type.dtype) {
-        error(loc, what + " must have dtype " + p.type.dtype + ", got " + t.str());
+        error(loc,
+              what + " must have dtype " + p.type.dtype + ", got " + t.str());
         return SVal::error();
       }
       if (!unifyDims(p.type, t, loc, what))
@@ -687,8 +711,10 @@ SVal Sema::callDef(const DefDecl &def, const ModuleInfo &m, const CallExpr &call
   if (def.result && !result.isError()) {
     if (def.result->kind == TypeExpr::Kind::Tensor) {
       if (result.kind != SVal::Kind::Tensor) {
-        error(def.result->loc, "'" + def.name + "' declares a tensor result but "
-                               "returns " + describe(result));
+        error(def.result->loc, "'" + def.name +
+                                   "' declares a tensor result but "
+                                   "returns " +
+                                   describe(result));
         result = SVal::error();
       } else {
         const TensorType &t = typeOf(result.tensor);
@@ -731,9 +757,15 @@ SVal Sema::binary(char op, SVal l, SVal r, Loc loc) {
       int64_t a = l.i.value, b = r.i.value, out = 0;
       bool overflow = false;
       switch (op) {
-      case '+': overflow = __builtin_add_overflow(a, b, &out); break;
-      case '-': overflow = __builtin_sub_overflow(a, b, &out); break;
-      case '*': overflow = __builtin_mul_overflow(a, b, &out); break;
+      case '+':
+        overflow = __builtin_add_overflow(a, b, &out);
+        break;
+      case '-':
+        overflow = __builtin_sub_overflow(a, b, &out);
+        break;
+      case '*':
+        overflow = __builtin_mul_overflow(a, b, &out);
+        break;
       case '/':
         if (b == 0) {
           error(loc, "division by zero");
@@ -758,9 +790,12 @@ SVal Sema::binary(char op, SVal l, SVal r, Loc loc) {
     double a = l.kind == SVal::Kind::Int ? l.i.value : l.f;
     double b = r.kind == SVal::Kind::Int ? r.i.value : r.f;
     switch (op) {
-    case '+': return SVal::ofFloat(a + b);
-    case '-': return SVal::ofFloat(a - b);
-    case '*': return SVal::ofFloat(a * b);
+    case '+':
+      return SVal::ofFloat(a + b);
+    case '-':
+      return SVal::ofFloat(a - b);
+    case '*':
+      return SVal::ofFloat(a * b);
     default:
       if (b == 0) {
         error(loc, "division by zero");

@@ -1,4 +1,5 @@
-//===- Frontend.h - from .whl text to a checked Program ----------*- C++ -*-===//
+//===- Frontend.h - from .whl text to a checked Program ----------*- C++
+//-*-===//
 
 #ifndef WHALE_LANG_FRONTEND_H
 #define WHALE_LANG_FRONTEND_H
@@ -29,7 +30,8 @@ struct FrontendOptions {
 /// Owns the sources, the trees and the diagnostics of one compilation.
 class Frontend {
 public:
-  explicit Frontend(FrontendOptions options = {}) : options(std::move(options)) {}
+  explicit Frontend(FrontendOptions options = {})
+      : options(std::move(options)) {}
 
   /// Reads and parses the main script. False when it could not be read or
   /// has syntax errors (see diagnostics()).
@@ -50,9 +52,7 @@ public:
   const SourceManager &sources() const { return srcs; }
   DiagnosticEngine &diagnostics() { return diags; }
   const FrontendOptions &getOptions() const { return options; }
-  std::string renderDiagnostics() const {
-    return renderAll(srcs, diags.all());
-  }
+  std::string renderDiagnostics() const { return renderAll(srcs, diags.all()); }
 
 private:
   FrontendOptions options;

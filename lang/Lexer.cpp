@@ -10,44 +10,82 @@ namespace whale::lang {
 
 const char *describe(Tok kind) {
   switch (kind) {
-  case Tok::Eof: return "end of file";
-  case Tok::Newline: return "end of line";
-  case Tok::Error: return "invalid token";
-  case Tok::Ident: return "identifier";
-  case Tok::Int: return "integer";
-  case Tok::Float: return "number";
-  case Tok::String: return "string";
-  case Tok::KwImport: return "'import'";
-  case Tok::KwAs: return "'as'";
-  case Tok::KwConfig: return "'config'";
-  case Tok::KwDef: return "'def'";
-  case Tok::KwModel: return "'model'";
-  case Tok::KwTrain: return "'train'";
-  case Tok::KwReturn: return "'return'";
-  case Tok::KwFor: return "'for'";
-  case Tok::KwIn: return "'in'";
-  case Tok::KwReplicate: return "'replicate'";
-  case Tok::KwSplit: return "'split'";
-  case Tok::KwDefault: return "'default'";
-  case Tok::KwTrue: return "'true'";
-  case Tok::KwFalse: return "'false'";
-  case Tok::LParen: return "'('";
-  case Tok::RParen: return "')'";
-  case Tok::LBracket: return "'['";
-  case Tok::RBracket: return "']'";
-  case Tok::LBrace: return "'{'";
-  case Tok::RBrace: return "'}'";
-  case Tok::Comma: return "','";
-  case Tok::Colon: return "':'";
-  case Tok::Semicolon: return "';'";
-  case Tok::Dot: return "'.'";
-  case Tok::Assign: return "'='";
-  case Tok::Arrow: return "'->'";
-  case Tok::At: return "'@'";
-  case Tok::Plus: return "'+'";
-  case Tok::Minus: return "'-'";
-  case Tok::Star: return "'*'";
-  case Tok::Slash: return "'/'";
+  case Tok::Eof:
+    return "end of file";
+  case Tok::Newline:
+    return "end of line";
+  case Tok::Error:
+    return "invalid token";
+  case Tok::Ident:
+    return "identifier";
+  case Tok::Int:
+    return "integer";
+  case Tok::Float:
+    return "number";
+  case Tok::String:
+    return "string";
+  case Tok::KwImport:
+    return "'import'";
+  case Tok::KwAs:
+    return "'as'";
+  case Tok::KwConfig:
+    return "'config'";
+  case Tok::KwDef:
+    return "'def'";
+  case Tok::KwModel:
+    return "'model'";
+  case Tok::KwTrain:
+    return "'train'";
+  case Tok::KwReturn:
+    return "'return'";
+  case Tok::KwFor:
+    return "'for'";
+  case Tok::KwIn:
+    return "'in'";
+  case Tok::KwReplicate:
+    return "'replicate'";
+  case Tok::KwSplit:
+    return "'split'";
+  case Tok::KwDefault:
+    return "'default'";
+  case Tok::KwTrue:
+    return "'true'";
+  case Tok::KwFalse:
+    return "'false'";
+  case Tok::LParen:
+    return "'('";
+  case Tok::RParen:
+    return "')'";
+  case Tok::LBracket:
+    return "'['";
+  case Tok::RBracket:
+    return "']'";
+  case Tok::LBrace:
+    return "'{'";
+  case Tok::RBrace:
+    return "'}'";
+  case Tok::Comma:
+    return "','";
+  case Tok::Colon:
+    return "':'";
+  case Tok::Semicolon:
+    return "';'";
+  case Tok::Dot:
+    return "'.'";
+  case Tok::Assign:
+    return "'='";
+  case Tok::Arrow:
+    return "'->'";
+  case Tok::At:
+    return "'@'";
+  case Tok::Plus:
+    return "'+'";
+  case Tok::Minus:
+    return "'-'";
+  case Tok::Star:
+    return "'*'";
+  case Tok::Slash:
+    return "'/'";
   }
   return "token";
 }
@@ -131,23 +169,46 @@ Token Lexer::next() {
 
   advance();
   switch (c) {
-  case '(': ++nesting; return make(Tok::LParen, start, l, cl);
-  case ')': if (nesting > 0) --nesting; return make(Tok::RParen, start, l, cl);
-  case '[': ++nesting; return make(Tok::LBracket, start, l, cl);
-  case ']': if (nesting > 0) --nesting; return make(Tok::RBracket, start, l, cl);
+  case '(':
+    ++nesting;
+    return make(Tok::LParen, start, l, cl);
+  case ')':
+    if (nesting > 0)
+      --nesting;
+    return make(Tok::RParen, start, l, cl);
+  case '[':
+    ++nesting;
+    return make(Tok::LBracket, start, l, cl);
+  case ']':
+    if (nesting > 0)
+      --nesting;
+    return make(Tok::RBracket, start, l, cl);
   // A brace opens statements again even inside parentheses: the parser will
   // report the misplaced brace, and newlines must not be lost after it.
-  case '{': nesting = 0; return make(Tok::LBrace, start, l, cl);
-  case '}': nesting = 0; return make(Tok::RBrace, start, l, cl);
-  case ',': return make(Tok::Comma, start, l, cl);
-  case ':': return make(Tok::Colon, start, l, cl);
-  case ';': return make(Tok::Semicolon, start, l, cl);
-  case '.': return make(Tok::Dot, start, l, cl);
-  case '=': return make(Tok::Assign, start, l, cl);
-  case '@': return make(Tok::At, start, l, cl);
-  case '+': return make(Tok::Plus, start, l, cl);
-  case '*': return make(Tok::Star, start, l, cl);
-  case '/': return make(Tok::Slash, start, l, cl);
+  case '{':
+    nesting = 0;
+    return make(Tok::LBrace, start, l, cl);
+  case '}':
+    nesting = 0;
+    return make(Tok::RBrace, start, l, cl);
+  case ',':
+    return make(Tok::Comma, start, l, cl);
+  case ':':
+    return make(Tok::Colon, start, l, cl);
+  case ';':
+    return make(Tok::Semicolon, start, l, cl);
+  case '.':
+    return make(Tok::Dot, start, l, cl);
+  case '=':
+    return make(Tok::Assign, start, l, cl);
+  case '@':
+    return make(Tok::At, start, l, cl);
+  case '+':
+    return make(Tok::Plus, start, l, cl);
+  case '*':
+    return make(Tok::Star, start, l, cl);
+  case '/':
+    return make(Tok::Slash, start, l, cl);
   case '-':
     if (peek() == '>') {
       advance();
@@ -158,7 +219,8 @@ Token Lexer::next() {
     break;
   }
   // Swallow the rest of a UTF-8 sequence so one bad character is one error.
-  while (pos < text.size() && (static_cast<unsigned char>(peek()) & 0xC0) == 0x80)
+  while (pos < text.size() &&
+         (static_cast<unsigned char>(peek()) & 0xC0) == 0x80)
     advance();
   Token t = make(Tok::Error, start, l, cl);
   unsigned char uc = static_cast<unsigned char>(c);
@@ -180,13 +242,13 @@ Token Lexer::lexIdentifier(size_t start, uint32_t l, uint32_t cl) {
     const char *word;
     Tok kind;
   } keywords[] = {
-      {"import", Tok::KwImport},       {"as", Tok::KwAs},
-      {"config", Tok::KwConfig},       {"def", Tok::KwDef},
-      {"model", Tok::KwModel},         {"train", Tok::KwTrain},
-      {"return", Tok::KwReturn},       {"for", Tok::KwFor},
-      {"in", Tok::KwIn},               {"replicate", Tok::KwReplicate},
-      {"split", Tok::KwSplit},         {"default", Tok::KwDefault},
-      {"true", Tok::KwTrue},           {"false", Tok::KwFalse},
+      {"import", Tok::KwImport}, {"as", Tok::KwAs},
+      {"config", Tok::KwConfig}, {"def", Tok::KwDef},
+      {"model", Tok::KwModel},   {"train", Tok::KwTrain},
+      {"return", Tok::KwReturn}, {"for", Tok::KwFor},
+      {"in", Tok::KwIn},         {"replicate", Tok::KwReplicate},
+      {"split", Tok::KwSplit},   {"default", Tok::KwDefault},
+      {"true", Tok::KwTrue},     {"false", Tok::KwFalse},
   };
   for (const auto &k : keywords)
     if (word == k.word)
@@ -247,8 +309,8 @@ Token Lexer::lexNumber(size_t start, uint32_t l, uint32_t cl) {
     }
   } else {
     unsigned long long v = std::strtoull(digits.c_str(), nullptr, 10);
-    if (errno == ERANGE ||
-        v > static_cast<unsigned long long>(std::numeric_limits<int64_t>::max())) {
+    if (errno == ERANGE || v > static_cast<unsigned long long>(
+                                   std::numeric_limits<int64_t>::max())) {
       diags.error(t.loc, "integer '" + t.text + "' does not fit in 64 bits");
       t.kind = Tok::Error;
     } else {
@@ -266,11 +328,21 @@ Token Lexer::lexString(size_t start, uint32_t l, uint32_t cl) {
     if (c == '\\' && pos < text.size()) {
       char e = advance();
       switch (e) {
-      case 'n': value += '\n'; break;
-      case 't': value += '\t'; break;
-      case '\\': value += '\\'; break;
-      case '"': value += '"'; break;
-      case '\'': value += '\''; break;
+      case 'n':
+        value += '\n';
+        break;
+      case 't':
+        value += '\t';
+        break;
+      case '\\':
+        value += '\\';
+        break;
+      case '"':
+        value += '"';
+        break;
+      case '\'':
+        value += '\'';
+        break;
       default:
         diags.error(Loc{file, line, col - 2, 2},
                     std::string("unknown escape '\\") + e + "' in string");

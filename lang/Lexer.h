@@ -1,4 +1,5 @@
-//===- Lexer.h - turns .whl text into tokens ---------------------*- C++ -*-===//
+//===- Lexer.h - turns .whl text into tokens ---------------------*- C++
+//-*-===//
 
 #ifndef WHALE_LANG_LEXER_H
 #define WHALE_LANG_LEXER_H
@@ -36,7 +37,7 @@ private:
   DiagnosticEngine &diags;
   size_t pos = 0;
   uint32_t line = 1, col = 1;
-  int nesting = 0;           // depth of ( and [
+  int nesting = 0;            // depth of ( and [
   bool lastWasNewline = true; // suppress leading and repeated newlines
 };
 

@@ -18,7 +18,8 @@ namespace {
 
 class Generator {
 public:
-  Generator(MLIRContext &ctx, const SourceManager &sources, DiagnosticEngine &diags)
+  Generator(MLIRContext &ctx, const SourceManager &sources,
+            DiagnosticEngine &diags)
       : ctx(ctx), b(&ctx), sources(sources), diags(diags) {}
 
   OwningOpRef<ModuleOp> run(const Program &program) {
@@ -41,7 +42,8 @@ public:
       });
       if (failed(verify(*module))) {
         diags.error(Loc{}, "internal error: the generated whale IR does not "
-                           "verify: " + message);
+                           "verify: " +
+                               message);
         return nullptr;
       }
     }
@@ -57,11 +59,16 @@ private:
 
   Type elementType(DType d) {
     switch (d) {
-    case DType::F32: return b.getF32Type();
-    case DType::F16: return b.getF16Type();
-    case DType::BF16: return b.getBF16Type();
-    case DType::I32: return b.getI32Type();
-    case DType::I64: return b.getI64Type();
+    case DType::F32:
+      return b.getF32Type();
+    case DType::F16:
+      return b.getF16Type();
+    case DType::BF16:
+      return b.getBF16Type();
+    case DType::I32:
+      return b.getI32Type();
+    case DType::I64:
+      return b.getI64Type();
     }
     return b.getF32Type();
   }
@@ -75,11 +82,16 @@ private:
 
   Attribute settingAttr(const Setting &s) {
     switch (s.kind) {
-    case Setting::Kind::Int: return b.getI64IntegerAttr(s.i);
-    case Setting::Kind::Float: return b.getF64FloatAttr(s.f);
-    case Setting::Kind::Bool: return b.getBoolAttr(s.b);
-    case Setting::Kind::Str: return b.getStringAttr(s.s);
-    case Setting::Kind::Dict: return settingsAttr(s.dict);
+    case Setting::Kind::Int:
+      return b.getI64IntegerAttr(s.i);
+    case Setting::Kind::Float:
+      return b.getF64FloatAttr(s.f);
+    case Setting::Kind::Bool:
+      return b.getBoolAttr(s.b);
+    case Setting::Kind::Str:
+      return b.getStringAttr(s.s);
+    case Setting::Kind::Dict:
+      return settingsAttr(s.dict);
     }
     return {};
   }
@@ -91,9 +103,11 @@ private:
     return b.getDictionaryAttr(entries);
   }
 
-  void addAttr(OperationState &state, const std::string &name, const NodeAttr &a) {
+  void addAttr(OperationState &state, const std::string &name,
+               const NodeAttr &a) {
     if (name == "init") {
-      std::optional<InitKind> kind = symbolizeInitKind(std::get<std::string>(a));
+      std::optional<InitKind> kind =
+          symbolizeInitKind(std::get<std::string>(a));
       state.addAttribute(name, InitKindAttr::get(&ctx, *kind));
       return;
     }
@@ -147,16 +161,19 @@ private:
     SmallVector<Type> inputTypes;
     for (const ModelInput &in : g.inputs)
       inputTypes.push_back(tensorType(in.type));
-    auto fnType = b.getFunctionType(inputTypes, {tensorType(g.typeOf(g.result))});
+    auto fnType =
+        b.getFunctionType(inputTypes, {tensorType(g.typeOf(g.result))});
     auto fn = func::FuncOp::create(b, loc(g.loc), g.name, fnType);
     fn->setAttr("whale.model", b.getUnitAttr());
     if (g.defaultStrategy) {
-      fn->setAttr("whale.default_strategy",
-                  StrategyAttr::get(&ctx, *g.defaultStrategy == StrategyKind::Replicate
-                                              ? Strategy::replicate
-                                              : Strategy::split));
+      fn->setAttr(
+          "whale.default_strategy",
+          StrategyAttr::get(&ctx, *g.defaultStrategy == StrategyKind::Replicate
+                                      ? Strategy::replicate
+                                      : Strategy::split));
       if (g.defaultDevices > 0)
-        fn->setAttr("whale.default_devices", b.getI64IntegerAttr(g.defaultDevices));
+        fn->setAttr("whale.default_devices",
+                    b.getI64IntegerAttr(g.defaultDevices));
     }
     if (g.train)
       fn->setAttr("whale.train", settingsAttr(*g.train));

@@ -1,4 +1,5 @@
-//===- MLIRGen.h - a checked Program to the whale dialect --------*- C++ -*-===//
+//===- MLIRGen.h - a checked Program to the whale dialect --------*- C++
+//-*-===//
 
 #ifndef WHALE_LANG_MLIRGEN_H
 #define WHALE_LANG_MLIRGEN_H

@@ -350,7 +350,8 @@ std::unique_ptr<TypeExpr> Parser::parseType() {
   while (!at(Tok::RBracket)) {
     DimExpr dim;
     dim.loc = tok().loc;
-    if (at(Tok::Dot) && peekTok().kind == Tok::Dot && peekTok(2).kind == Tok::Dot) {
+    if (at(Tok::Dot) && peekTok().kind == Tok::Dot &&
+        peekTok(2).kind == Tok::Dot) {
       take();
       take();
       take();
@@ -457,7 +458,8 @@ bool Parser::parseBlock(Block &body) {
       syncStatement();
     } else {
       body.push_back(std::move(s));
-      if (!at(Tok::RBrace) && !accept(Tok::Newline) && !accept(Tok::Semicolon)) {
+      if (!at(Tok::RBrace) && !accept(Tok::Newline) &&
+          !accept(Tok::Semicolon)) {
         fail("end of statement");
         syncStatement();
       }
@@ -501,7 +503,8 @@ StmtPtr Parser::parseStmt() {
       ExprPtr value = parseExpr();
       if (!value)
         return nullptr;
-      return std::make_unique<AssignStmt>(name.loc, name.text, std::move(value));
+      return std::make_unique<AssignStmt>(name.loc, name.text,
+                                          std::move(value));
     }
     break;
   default:
@@ -562,8 +565,8 @@ bool Parser::parseStrategyCount(ExprPtr &count) {
 
 StmtPtr Parser::parseTaskGraph() {
   Token kw = take();
-  StrategyKind s =
-      kw.kind == Tok::KwReplicate ? StrategyKind::Replicate : StrategyKind::Split;
+  StrategyKind s = kw.kind == Tok::KwReplicate ? StrategyKind::Replicate
+                                               : StrategyKind::Split;
   ExprPtr count;
   if (!parseStrategyCount(count))
     return nullptr;

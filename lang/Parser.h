@@ -1,4 +1,5 @@
-//===- Parser.h - recursive-descent parser for .whl --------------*- C++ -*-===//
+//===- Parser.h - recursive-descent parser for .whl --------------*- C++
+//-*-===//
 
 #ifndef WHALE_LANG_PARSER_H
 #define WHALE_LANG_PARSER_H

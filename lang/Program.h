@@ -1,4 +1,5 @@
-//===- Program.h - a checked, elaborated .whl program ------------*- C++ -*-===//
+//===- Program.h - a checked, elaborated .whl program ------------*- C++
+//-*-===//
 //
 // What Sema hands to MLIRGen: each model as a flat list of typed nodes (loops
 // unrolled, defs inlined, parameters named by call path), the TaskGraph each
@@ -32,10 +33,30 @@ struct Setting {
   std::string s;
   std::vector<std::pair<std::string, Setting>> dict;
 
-  static Setting ofInt(int64_t v) { Setting x; x.kind = Kind::Int; x.i = v; return x; }
-  static Setting ofFloat(double v) { Setting x; x.kind = Kind::Float; x.f = v; return x; }
-  static Setting ofBool(bool v) { Setting x; x.kind = Kind::Bool; x.b = v; return x; }
-  static Setting ofStr(std::string v) { Setting x; x.kind = Kind::Str; x.s = std::move(v); return x; }
+  static Setting ofInt(int64_t v) {
+    Setting x;
+    x.kind = Kind::Int;
+    x.i = v;
+    return x;
+  }
+  static Setting ofFloat(double v) {
+    Setting x;
+    x.kind = Kind::Float;
+    x.f = v;
+    return x;
+  }
+  static Setting ofBool(bool v) {
+    Setting x;
+    x.kind = Kind::Bool;
+    x.b = v;
+    return x;
+  }
+  static Setting ofStr(std::string v) {
+    Setting x;
+    x.kind = Kind::Str;
+    x.s = std::move(v);
+    return x;
+  }
   const Setting *get(const std::string &key) const {
     for (const auto &kv : dict)
       if (kv.first == key)
@@ -45,9 +66,8 @@ struct Setting {
 };
 using Settings = std::vector<std::pair<std::string, Setting>>;
 
-using NodeAttr =
-    std::variant<int64_t, double, bool, std::string, std::vector<int64_t>,
-                 std::vector<double>>;
+using NodeAttr = std::variant<int64_t, double, bool, std::string,
+                              std::vector<int64_t>, std::vector<double>>;
 
 /// One op of the elaborated model. Every node has one result; value ids
 /// number the model's inputs first, then the nodes in order.

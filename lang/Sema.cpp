@@ -17,19 +17,31 @@ namespace whale::lang {
 
 std::string describe(const SVal &v) {
   switch (v.kind) {
-  case SVal::Kind::Error: return "an invalid value";
-  case SVal::Kind::None: return "nothing";
-  case SVal::Kind::Int: return "an integer";
-  case SVal::Kind::Float: return "a number";
-  case SVal::Kind::Bool: return "a bool";
-  case SVal::Kind::Str: return "a string";
-  case SVal::Kind::List: return "a list";
-  case SVal::Kind::Tensor: return "a tensor";
-  case SVal::Kind::Module: return "a module";
-  case SVal::Kind::Def: return "a function";
-  case SVal::Kind::Builtin: return "a built-in function";
+  case SVal::Kind::Error:
+    return "an invalid value";
+  case SVal::Kind::None:
+    return "nothing";
+  case SVal::Kind::Int:
+    return "an integer";
+  case SVal::Kind::Float:
+    return "a number";
+  case SVal::Kind::Bool:
+    return "a bool";
+  case SVal::Kind::Str:
+    return "a string";
+  case SVal::Kind::List:
+    return "a list";
+  case SVal::Kind::Tensor:
+    return "a tensor";
+  case SVal::Kind::Module:
+    return "a module";
+  case SVal::Kind::Def:
+    return "a function";
+  case SVal::Kind::Builtin:
+    return "a built-in function";
   case SVal::Kind::Setting:
-    return std::string(std::string("aeiou").find(v.category[0]) == std::string::npos
+    return std::string(std::string("aeiou").find(v.category[0]) ==
+                               std::string::npos
                            ? "a "
                            : "an ") +
            v.category + " setting";
@@ -38,8 +50,8 @@ std::string describe(const SVal &v) {
 }
 
 void Sema::error(Loc loc, const std::string &msg) {
-  std::string where = std::to_string(loc.file) + ":" + std::to_string(loc.line) +
-                      ":" + std::to_string(loc.col);
+  std::string where = std::to_string(loc.file) + ":" +
+                      std::to_string(loc.line) + ":" + std::to_string(loc.col);
   if (!reported.insert({where, msg}).second)
     return;
   diags.error(loc, msg);
@@ -74,8 +86,8 @@ Sema::findModule(const std::string &dotted, const FileAST &from, Loc loc) {
     if (std::optional<std::string> text = readFile(candidate))
       return std::make_pair(candidate, std::move(*text));
   }
-  std::string msg = "cannot find module '" + dotted + "'; looked for '" + rel +
-                    "' in:";
+  std::string msg =
+      "cannot find module '" + dotted + "'; looked for '" + rel + "' in:";
   for (const std::string &d : dirs)
     msg += " " + d;
   error(loc, msg);
@@ -98,16 +110,20 @@ const ModuleInfo *Sema::loadModule(const FileAST &ast, const std::string &name,
     note(prev, "the earlier definition is here");
   };
   auto definedAt = [&](const std::string &n) -> const Decl * {
-    if (auto it = m->defs.find(n); it != m->defs.end()) return it->second;
-    if (auto it = m->models.find(n); it != m->models.end()) return it->second;
-    if (auto it = m->consts.find(n); it != m->consts.end()) return it->second;
+    if (auto it = m->defs.find(n); it != m->defs.end())
+      return it->second;
+    if (auto it = m->models.find(n); it != m->models.end())
+      return it->second;
+    if (auto it = m->consts.find(n); it != m->consts.end())
+      return it->second;
     return nullptr;
   };
 
   for (const DeclPtr &d : ast.decls) {
     if (auto *imp = dyn_cast<ImportDecl>(d.get())) {
       if (m->imports.count(imp->alias) || definedAt(imp->alias)) {
-        error(imp->getLoc(), "'" + imp->alias + "' is already defined in this file");
+        error(imp->getLoc(),
+              "'" + imp->alias + "' is already defined in this file");
         continue;
       }
       auto found = findModule(imp->module, ast, imp->getLoc());
@@ -115,8 +131,8 @@ const ModuleInfo *Sema::loadModule(const FileAST &ast, const std::string &name,
         continue;
       const std::string &path = found->first;
       if (std::find(loading.begin(), loading.end(), path) != loading.end()) {
-        error(imp->getLoc(), "import cycle: '" + imp->module +
-                                 "' is being imported already");
+        error(imp->getLoc(),
+              "import cycle: '" + imp->module + "' is being imported already");
         continue;
       }
       if (auto it = modulesByPath.find(path); it != modulesByPath.end()) {
@@ -132,8 +148,9 @@ const ModuleInfo *Sema::loadModule(const FileAST &ast, const std::string &name,
       m->imports[imp->alias] = loadModule(*sub, imp->module, false);
     } else if (auto *def = dyn_cast<DefDecl>(d.get())) {
       if (isBuiltin(def->name) || isSettingCtor(def->name))
-        error(def->nameLoc, "'" + def->name + "' is a built-in function; "
-                            "choose another name for this def");
+        error(def->nameLoc, "'" + def->name +
+                                "' is a built-in function; "
+                                "choose another name for this def");
       else if (const Decl *prev = definedAt(def->name))
         duplicate(def->name, def->nameLoc, prev->getLoc());
       else
@@ -153,10 +170,12 @@ const ModuleInfo *Sema::loadModule(const FileAST &ast, const std::string &name,
         duplicate(c->name, c->getLoc(), prev->getLoc());
       else
         m->consts[c->name] = c;
-    } else if (!isMain && (isa<ConfigDecl>(d.get()) || isa<TrainDecl>(d.get()))) {
-      error(d->getLoc(), std::string(isa<ConfigDecl>(d.get()) ? "config" : "train") +
-                             " blocks belong in the main script, not in an "
-                             "imported module");
+    } else if (!isMain &&
+               (isa<ConfigDecl>(d.get()) || isa<TrainDecl>(d.get()))) {
+      error(d->getLoc(),
+            std::string(isa<ConfigDecl>(d.get()) ? "config" : "train") +
+                " blocks belong in the main script, not in an "
+                "imported module");
     }
   }
   loading.pop_back();
@@ -257,10 +276,14 @@ private:
 
   void unknown(const std::string &name, Loc loc) {
     std::vector<std::string> candidates(locals.begin(), locals.end());
-    for (const auto &kv : m.defs) candidates.push_back(kv.first);
-    for (const auto &kv : m.consts) candidates.push_back(kv.first);
-    for (const auto &kv : m.imports) candidates.push_back(kv.first);
-    for (const std::string &b : builtinNames()) candidates.push_back(b);
+    for (const auto &kv : m.defs)
+      candidates.push_back(kv.first);
+    for (const auto &kv : m.consts)
+      candidates.push_back(kv.first);
+    for (const auto &kv : m.imports)
+      candidates.push_back(kv.first);
+    for (const std::string &b : builtinNames())
+      candidates.push_back(b);
     std::string msg = "unknown name '" + name + "'";
     std::string best = closestMatch(name, candidates);
     if (!best.empty())
@@ -272,8 +295,9 @@ private:
     if (auto *n = dyn_cast<NameExpr>(&e)) {
       if (!locals.count(n->name) && !isGlobal(n->name)) {
         if (m.models.count(n->name))
-          sema.error(n->getLoc(), "'" + n->name + "' is a model; models cannot "
-                                  "be called, put shared layers in a def");
+          sema.error(n->getLoc(), "'" + n->name +
+                                      "' is a model; models cannot "
+                                      "be called, put shared layers in a def");
         else
           unknown(n->name, n->getLoc());
       }
@@ -285,10 +309,12 @@ private:
         if (it != m.imports.end() && !it->second->defs.count(a->name) &&
             !it->second->consts.count(a->name)) {
           std::vector<std::string> names;
-          for (const auto &kv : it->second->defs) names.push_back(kv.first);
-          for (const auto &kv : it->second->consts) names.push_back(kv.first);
-          std::string msg = "module '" + it->second->name + "' has no '" +
-                            a->name + "'";
+          for (const auto &kv : it->second->defs)
+            names.push_back(kv.first);
+          for (const auto &kv : it->second->consts)
+            names.push_back(kv.first);
+          std::string msg =
+              "module '" + it->second->name + "' has no '" + a->name + "'";
           std::string best = closestMatch(a->name, names);
           if (!best.empty())
             msg += "; did you mean '" + best + "'?";
@@ -422,7 +448,8 @@ void Sema::checkRecursion() {
         }
         chain += edge.callee->name;
         error(edge.loc, "recursive call of '" + edge.callee->name + "' (" +
-                            chain + "); calls are inlined at compile time, "
+                            chain +
+                            "); calls are inlined at compile time, "
                             "so a def cannot call itself");
       } else if (color[edge.callee] == White) {
         color[edge.callee] = Grey;
@@ -594,8 +621,8 @@ std::optional<Settings> Sema::checkTrain(const TrainDecl &t,
   }
   for (const char *required : {"data", "optimizer", "steps"})
     if (!seen.count(required)) {
-      error(t.getLoc(), "train block of '" + t.model + "' needs '" + required +
-                            "'");
+      error(t.getLoc(),
+            "train block of '" + t.model + "' needs '" + required + "'");
       ok = false;
     }
   if (!ok)
@@ -611,7 +638,8 @@ std::optional<Settings> Sema::checkTrain(const TrainDecl &t,
   for (const auto &kv : config)
     if (kv.first == "num_micro_batch" && batch % kv.second.i != 0) {
       error(t.getLoc(), "the global batch of " + std::to_string(batch) +
-                            " cannot be cut into " + std::to_string(kv.second.i) +
+                            " cannot be cut into " +
+                            std::to_string(kv.second.i) +
                             " equal micro-batches (num_micro_batch)");
       return std::nullopt;
     }
@@ -629,9 +657,9 @@ std::optional<Settings> Sema::checkTrain(const TrainDecl &t,
                it->second.kind == SVal::Kind::Int && it->second.i.isKnown())
         extent = it->second.i.value;
       if (extent && *extent != seq) {
-        error(t.getLoc(), "text data of sequence length " + std::to_string(seq) +
-                              " does not fit input '" + p.name + "' of '" +
-                              model.name + "', which has " +
+        error(t.getLoc(), "text data of sequence length " +
+                              std::to_string(seq) + " does not fit input '" +
+                              p.name + "' of '" + model.name + "', which has " +
                               std::to_string(*extent) + " positions");
         return std::nullopt;
       }

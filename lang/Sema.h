@@ -1,4 +1,5 @@
-//===- Sema.h - checks and elaborates a parsed program -----------*- C++ -*-===//
+//===- Sema.h - checks and elaborates a parsed program -----------*- C++
+//-*-===//
 
 #ifndef WHALE_LANG_SEMA_H
 #define WHALE_LANG_SEMA_H

@@ -1,4 +1,5 @@
-//===- SemaImpl.h - state shared by the parts of Sema ------------*- C++ -*-===//
+//===- SemaImpl.h - state shared by the parts of Sema ------------*- C++
+//-*-===//
 //
 // Sema is one class split over files by job: Sema.cpp (modules, names,
 // recursion, config and train blocks), Elaborate.cpp (running model and def
@@ -25,26 +26,68 @@ struct ModuleInfo;
 /// A value during elaboration: compile-time numbers, strings and lists;
 /// tensors (ids into the model being built); and names of things.
 struct SVal {
-  enum class Kind { Error, None, Int, Float, Bool, Str, List, Tensor, Module, Def, Builtin, Setting };
+  enum class Kind {
+    Error,
+    None,
+    Int,
+    Float,
+    Bool,
+    Str,
+    List,
+    Tensor,
+    Module,
+    Def,
+    Builtin,
+    Setting
+  };
   Kind kind = Kind::None;
-  Dim i;                        // Int (may be symbolic)
-  double f = 0;                 // Float
-  bool b = false;               // Bool
-  std::string s;                // Str; Builtin name
-  std::vector<SVal> list;       // List
-  int tensor = -1;              // Tensor
+  Dim i;                              // Int (may be symbolic)
+  double f = 0;                       // Float
+  bool b = false;                     // Bool
+  std::string s;                      // Str; Builtin name
+  std::vector<SVal> list;             // List
+  int tensor = -1;                    // Tensor
   const ModuleInfo *module = nullptr; // Module; Def's module
-  const DefDecl *def = nullptr; // Def
-  Setting setting;              // Setting (a constructor call)
-  std::string category;         // Setting: "init", "data", ...
+  const DefDecl *def = nullptr;       // Def
+  Setting setting;                    // Setting (a constructor call)
+  std::string category;               // Setting: "init", "data", ...
 
-  static SVal error() { SVal v; v.kind = Kind::Error; return v; }
+  static SVal error() {
+    SVal v;
+    v.kind = Kind::Error;
+    return v;
+  }
   static SVal none() { return SVal(); }
-  static SVal ofInt(Dim d) { SVal v; v.kind = Kind::Int; v.i = std::move(d); return v; }
-  static SVal ofFloat(double x) { SVal v; v.kind = Kind::Float; v.f = x; return v; }
-  static SVal ofBool(bool x) { SVal v; v.kind = Kind::Bool; v.b = x; return v; }
-  static SVal ofStr(std::string x) { SVal v; v.kind = Kind::Str; v.s = std::move(x); return v; }
-  static SVal ofTensor(int id) { SVal v; v.kind = Kind::Tensor; v.tensor = id; return v; }
+  static SVal ofInt(Dim d) {
+    SVal v;
+    v.kind = Kind::Int;
+    v.i = std::move(d);
+    return v;
+  }
+  static SVal ofFloat(double x) {
+    SVal v;
+    v.kind = Kind::Float;
+    v.f = x;
+    return v;
+  }
+  static SVal ofBool(bool x) {
+    SVal v;
+    v.kind = Kind::Bool;
+    v.b = x;
+    return v;
+  }
+  static SVal ofStr(std::string x) {
+    SVal v;
+    v.kind = Kind::Str;
+    v.s = std::move(x);
+    return v;
+  }
+  static SVal ofTensor(int id) {
+    SVal v;
+    v.kind = Kind::Tensor;
+    v.tensor = id;
+    return v;
+  }
   bool isError() const { return kind == Kind::Error; }
 };
 
@@ -94,10 +137,10 @@ public:
   std::optional<Settings> checkTrain(const TrainDecl &t, const ModelDecl &m);
 
   // --- elaboration (Elaborate.cpp) ---
-  std::optional<ModelGraph> elaborateModel(const ModuleInfo &m,
-                                           const ModelDecl &model,
-                                           const std::map<std::string, int64_t> &dims,
-                                           std::optional<Settings> train);
+  std::optional<ModelGraph>
+  elaborateModel(const ModuleInfo &m, const ModelDecl &model,
+                 const std::map<std::string, int64_t> &dims,
+                 std::optional<Settings> train);
   SVal eval(const Expr &e);
   SVal lookup(const std::string &name, Loc loc);
   bool execBlock(const Block &block); // false once a return ran
@@ -106,7 +149,8 @@ public:
   /// A compile-time integer that must be known (loop bounds, counts).
   std::optional<int64_t> knownInt(const SVal &v, Loc loc, const char *what);
   int addNode(std::string op, std::vector<int> operands, TensorType type,
-              Loc loc, std::vector<std::pair<std::string, NodeAttr>> attrs = {});
+              Loc loc,
+              std::vector<std::pair<std::string, NodeAttr>> attrs = {});
   const TensorType &typeOf(int value) const { return graph->typeOf(value); }
   int constantLike(double value, DType dtype, Loc loc);
   /// Checks the batch / shard divisibility rules when a block closes.
@@ -145,8 +189,8 @@ public:
   struct Frame {
     const ModuleInfo *module = nullptr;
     std::map<std::string, SVal> locals;
-    std::string path;                     // call path: "gpt/block_3"
-    std::map<std::string, int> callCount; // per def name, for block_0, block_1
+    std::string path;                      // call path: "gpt/block_3"
+    std::map<std::string, int> callCount;  // per def name, for block_0, block_1
     std::map<std::string, int> paramCount; // per param name, for w, w_1
     SVal result;
     bool returned = false;

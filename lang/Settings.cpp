@@ -37,34 +37,41 @@ const std::vector<SettingCtor> &ctorTable() {
       // initializers
       {"zeros", "init", {}},
       {"ones", "init", {}},
-      {"normal", "init",
+      {"normal",
+       "init",
        {{"std", ArgKind::Float, false, 0.02, 0, kInf},
         {"mean", ArgKind::Float, false, 0.0, -kInf, kInf}}},
-      {"uniform", "init",
+      {"uniform",
+       "init",
        {{"low", ArgKind::Float, true, 0, -kInf, kInf},
         {"high", ArgKind::Float, true, 0, -kInf, kInf}}},
       {"xavier", "init", {{"gain", ArgKind::Float, false, 1.0, 0, kInf}}},
       // data sources
-      {"synthetic", "data",
+      {"synthetic",
+       "data",
        {{"batch", ArgKind::Int, true, 0, 1, kInf},
         {"seed", ArgKind::Int, false, 0, 0, kInf}}},
-      {"text", "data",
+      {"text",
+       "data",
        {{"path", ArgKind::Str, true, 0, 0, 0},
         {"seq", ArgKind::Int, true, 0, 1, kInf},
         {"batch", ArgKind::Int, true, 0, 1, kInf},
         {"seed", ArgKind::Int, false, 0, 0, kInf}}},
       // optimizers
-      {"sgd", "optimizer",
+      {"sgd",
+       "optimizer",
        {{"lr", ArgKind::Float, true, 0, 1e-300, kInf},
         {"momentum", ArgKind::Float, false, 0.0, 0, 1, true},
         {"weight_decay", ArgKind::Float, false, 0.0, 0, kInf}}},
-      {"adam", "optimizer",
+      {"adam",
+       "optimizer",
        {{"lr", ArgKind::Float, false, 1e-3, 1e-300, kInf},
         {"beta1", ArgKind::Float, false, 0.9, 0, 1, true},
         {"beta2", ArgKind::Float, false, 0.999, 0, 1, true},
         {"eps", ArgKind::Float, false, 1e-8, 1e-300, kInf},
         {"weight_decay", ArgKind::Float, false, 0.0, 0, kInf}}},
-      {"adamw", "optimizer",
+      {"adamw",
+       "optimizer",
        {{"lr", ArgKind::Float, false, 1e-3, 1e-300, kInf},
         {"beta1", ArgKind::Float, false, 0.9, 0, 1, true},
         {"beta2", ArgKind::Float, false, 0.999, 0, 1, true},
@@ -72,7 +79,8 @@ const std::vector<SettingCtor> &ctorTable() {
         {"weight_decay", ArgKind::Float, false, 0.01, 0, kInf}}},
       // learning-rate schedules
       {"constant", "schedule", {}},
-      {"cosine", "schedule",
+      {"cosine",
+       "schedule",
        {{"warmup", ArgKind::Int, false, 0, 0, kInf},
         {"min_lr", ArgKind::Float, false, 0.0, 0, kInf}}},
   };
@@ -127,15 +135,16 @@ SVal Sema::callSetting(const std::string &name, const CallExpr &call) {
   for (size_t i = 0; i < ctor->args.size(); ++i) {
     const SettingArg &spec = ctor->args[i];
     const BoundArg &arg = args[i];
-    std::string what = "argument '" + std::string(spec.name) + "' of '" + name + "'";
+    std::string what =
+        "argument '" + std::string(spec.name) + "' of '" + name + "'";
     if (!arg.present && spec.required) {
       error(call.getLoc(), "'" + name + "' needs argument '" + spec.name + "'");
       return SVal::error();
     }
     if (spec.kind == ArgKind::Str) {
       if (arg.value.kind != SVal::Kind::Str || arg.value.s.empty()) {
-        error(arg.loc, what + " must be a non-empty string, got " +
-                           describe(arg.value));
+        error(arg.loc,
+              what + " must be a non-empty string, got " + describe(arg.value));
         return SVal::error();
       }
       out.setting.dict.push_back({spec.name, Setting::ofStr(arg.value.s)});
@@ -149,30 +158,34 @@ SVal Sema::callSetting(const std::string &name, const CallExpr &call) {
       else if (x.kind == SVal::Kind::Float && spec.kind == ArgKind::Float)
         v = x.f;
       else {
-        error(arg.loc, what + " must be " +
-                           (spec.kind == ArgKind::Int ? "an integer" : "a number") +
-                           ", got " + describe(x));
+        error(arg.loc,
+              what + " must be " +
+                  (spec.kind == ArgKind::Int ? "an integer" : "a number") +
+                  ", got " + describe(x));
         return SVal::error();
       }
     }
-    bool inRange = v >= spec.low && (spec.openHigh ? v < spec.high : v <= spec.high);
+    bool inRange =
+        v >= spec.low && (spec.openHigh ? v < spec.high : v <= spec.high);
     if (!inRange) {
-      std::string range = spec.openHigh
-                              ? "in [" + formatNumber(spec.low) + ", " +
-                                    formatNumber(spec.high) + ")"
-                          : spec.low <= 1e-300 && spec.low > 0 ? "positive"
-                                                               : ">= " + formatNumber(spec.low);
+      std::string range =
+          spec.openHigh ? "in [" + formatNumber(spec.low) + ", " +
+                              formatNumber(spec.high) + ")"
+          : spec.low <= 1e-300 && spec.low > 0 ? "positive"
+                                               : ">= " + formatNumber(spec.low);
       error(arg.loc, what + " must be " + range + ", got " + formatNumber(v));
       return SVal::error();
     }
     if (spec.kind == ArgKind::Int)
-      out.setting.dict.push_back({spec.name, Setting::ofInt(static_cast<int64_t>(
-                                                 arg.present ? arg.value.i.value
-                                                             : static_cast<int64_t>(spec.dflt)))});
+      out.setting.dict.push_back(
+          {spec.name, Setting::ofInt(static_cast<int64_t>(
+                          arg.present ? arg.value.i.value
+                                      : static_cast<int64_t>(spec.dflt)))});
     else
       out.setting.dict.push_back({spec.name, Setting::ofFloat(v)});
   }
-  if (name == "uniform" && out.setting.get("low")->f > out.setting.get("high")->f) {
+  if (name == "uniform" &&
+      out.setting.get("low")->f > out.setting.get("high")->f) {
     error(call.getLoc(), "uniform(low, high) needs low <= high");
     return SVal::error();
   }
@@ -198,7 +211,8 @@ std::optional<Setting> Sema::toSetting(const SVal &v, Loc loc) {
   }
   // Callers check the kind of every value first.
   error(loc, "internal error: expected a number, a string, a bool or a "
-             "setting, got " + describe(v));
+             "setting, got " +
+                 describe(v));
   return std::nullopt;
 }
 

@@ -6,25 +6,37 @@ namespace whale::lang {
 
 const char *dtypeName(DType d) {
   switch (d) {
-  case DType::F32: return "f32";
-  case DType::F16: return "f16";
-  case DType::BF16: return "bf16";
-  case DType::I32: return "i32";
-  case DType::I64: return "i64";
+  case DType::F32:
+    return "f32";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::I32:
+    return "i32";
+  case DType::I64:
+    return "i64";
   }
   return "f32";
 }
 
 std::optional<DType> parseDType(const std::string &name) {
-  if (name == "f32") return DType::F32;
-  if (name == "f16") return DType::F16;
-  if (name == "bf16") return DType::BF16;
-  if (name == "i32") return DType::I32;
-  if (name == "i64") return DType::I64;
+  if (name == "f32")
+    return DType::F32;
+  if (name == "f16")
+    return DType::F16;
+  if (name == "bf16")
+    return DType::BF16;
+  if (name == "i32")
+    return DType::I32;
+  if (name == "i64")
+    return DType::I64;
   return std::nullopt;
 }
 
-bool isFloat(DType d) { return d == DType::F32 || d == DType::F16 || d == DType::BF16; }
+bool isFloat(DType d) {
+  return d == DType::F32 || d == DType::F16 || d == DType::BF16;
+}
 
 bool TensorType::isKnown() const {
   for (const Dim &d : dims)

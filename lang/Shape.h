@@ -1,4 +1,5 @@
-//===- Shape.h - dtypes and symbolic shapes ----------------------*- C++ -*-===//
+//===- Shape.h - dtypes and symbolic shapes ----------------------*- C++
+//-*-===//
 
 #ifndef WHALE_LANG_SHAPE_H
 #define WHALE_LANG_SHAPE_H

@@ -1,4 +1,5 @@
-//===- Source.h - source files and locations in them -------------*- C++ -*-===//
+//===- Source.h - source files and locations in them -------------*- C++
+//-*-===//
 
 #ifndef WHALE_LANG_SOURCE_H
 #define WHALE_LANG_SOURCE_H

@@ -1,4 +1,5 @@
-//===- Suggest.h - "did you mean" for misspelled names -----------*- C++ -*-===//
+//===- Suggest.h - "did you mean" for misspelled names -----------*- C++
+//-*-===//
 
 #ifndef WHALE_LANG_SUGGEST_H
 #define WHALE_LANG_SUGGEST_H

@@ -1,4 +1,5 @@
-//===- Token.h - tokens of the .whl language ---------------------*- C++ -*-===//
+//===- Token.h - tokens of the .whl language ---------------------*- C++
+//-*-===//
 
 #ifndef WHALE_LANG_TOKEN_H
 #define WHALE_LANG_TOKEN_H
@@ -59,7 +60,7 @@ const char *describe(Tok kind);
 struct Token {
   Tok kind = Tok::Eof;
   Loc loc;
-  std::string text;  // identifier name, string value, or the spelling
+  std::string text; // identifier name, string value, or the spelling
   int64_t intValue = 0;
   double floatValue = 0;
 };

@@ -99,16 +99,18 @@ bool Interpreter::loadFile(const std::string &path) {
   return impl->load(searchPath(path), true, path, path);
 }
 
-bool Interpreter::loadString(const std::string &source, const std::string &name) {
+bool Interpreter::loadString(const std::string &source,
+                             const std::string &name) {
   return impl->load(searchPath(name), false, source, name);
 }
 
 static Diagnostic toPublic(const lang::SourceManager &sources,
                            const lang::Diagnostic &d) {
   Diagnostic out;
-  out.severity = d.severity == lang::Severity::Error     ? Diagnostic::Severity::Error
-                 : d.severity == lang::Severity::Warning ? Diagnostic::Severity::Warning
-                                                         : Diagnostic::Severity::Note;
+  out.severity =
+      d.severity == lang::Severity::Error     ? Diagnostic::Severity::Error
+      : d.severity == lang::Severity::Warning ? Diagnostic::Severity::Warning
+                                              : Diagnostic::Severity::Note;
   if (d.loc.valid() && d.loc.file < sources.size()) {
     out.file = sources.path(d.loc.file);
     out.line = d.loc.line;
@@ -142,9 +144,9 @@ mlir::ModuleOp Interpreter::module() {
     return nullptr;
   if (!impl->generated) {
     impl->generated = true;
-    impl->module = lang::mlirGen(impl->context, *impl->program,
-                                 impl->frontend->sources(),
-                                 impl->frontend->diagnostics());
+    impl->module =
+        lang::mlirGen(impl->context, *impl->program, impl->frontend->sources(),
+                      impl->frontend->diagnostics());
   }
   return impl->module ? *impl->module : nullptr;
 }

@@ -47,8 +47,7 @@ struct AnnotateCostPass
         return;
       op->setAttr("whale.cost",
                   costDict(b, costed.getFlops(), costed.getBytesRead(),
-                           costed.getBytesWritten(),
-                           costed.getOutputMemory()));
+                           costed.getBytesWritten(), costed.getOutputMemory()));
     });
   }
 };

@@ -1,4 +1,5 @@
-//===- Passes.h - passes over the whale dialect ------------------*- C++ -*-===//
+//===- Passes.h - passes over the whale dialect ------------------*- C++
+//-*-===//
 
 #ifndef WHALE_LOWERING_PASSES_H
 #define WHALE_LOWERING_PASSES_H

@@ -9,19 +9,17 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *kGood =
-    "import nn\n"
-    "model tiny(x: f32[B, 8]) {\n"
-    "  replicate {\n"
-    "    loss = mean(nn.mlp(x, 32))\n"
-    "  }\n"
-    "  return loss\n"
-    "}\n";
+static const char *kGood = "import nn\n"
+                           "model tiny(x: f32[B, 8]) {\n"
+                           "  replicate {\n"
+                           "    loss = mean(nn.mlp(x, 32))\n"
+                           "  }\n"
+                           "  return loss\n"
+                           "}\n";
 
-static const char *kBad =
-    "model tiny(x: f32[B, 8]) {\n"
-    "  return mean(x @ param([4, 4]))\n"
-    "}\n";
+static const char *kBad = "model tiny(x: f32[B, 8]) {\n"
+                          "  return mean(x @ param([4, 4]))\n"
+                          "}\n";
 
 int main(void) {
   whale_interp *w = whale_interp_create();

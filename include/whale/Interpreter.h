@@ -1,4 +1,5 @@
-//===- whale/Interpreter.h - embedding Whale ----------------------*- C++ -*-===//
+//===- whale/Interpreter.h - embedding Whale ----------------------*- C++
+//-*-===//
 //
 // The public C++ API. A host application creates an Interpreter, loads a
 // script from a file or a string, reads the diagnostics as values, and asks

@@ -35,7 +35,8 @@ whale_interp *whale_interp_create(void);
 void whale_interp_destroy(whale_interp *w);
 
 /* Binds a symbolic input dimension (such as the batch B) for later loads. */
-whale_status whale_interp_set_dim(whale_interp *w, const char *name, long long value);
+whale_status whale_interp_set_dim(whale_interp *w, const char *name,
+                                  long long value);
 
 whale_status whale_interp_load_file(whale_interp *w, const char *path);
 whale_status whale_interp_load_string(whale_interp *w, const char *source,

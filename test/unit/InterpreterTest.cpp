@@ -15,7 +15,9 @@ TEST(Interpreter, LoadsAStringAndGivesEachStage) {
   ASSERT_TRUE(interp.loadString(R"(
 import nn
 model m(x: f32[B, 4]) { return mean(nn.linear(x, 3)) }
-)", "embedded.whl")) << interp.renderDiagnostics();
+)",
+                                "embedded.whl"))
+      << interp.renderDiagnostics();
   std::optional<std::string> ast = interp.emit(whale::Stage::AST);
   ASSERT_TRUE(ast);
   EXPECT_NE(ast->find("model m"), std::string::npos);
@@ -29,8 +31,8 @@ model m(x: f32[B, 4]) { return mean(nn.linear(x, 3)) }
 
 TEST(Interpreter, DiagnosticsAreValues) {
   whale::Interpreter interp;
-  EXPECT_FALSE(interp.loadString("model m(x: f32[B, 4]) {\n  return mean(y)\n}\n",
-                                 "bad.whl"));
+  EXPECT_FALSE(interp.loadString(
+      "model m(x: f32[B, 4]) {\n  return mean(y)\n}\n", "bad.whl"));
   std::vector<whale::Diagnostic> diags = interp.diagnostics();
   ASSERT_EQ(diags.size(), 1u);
   EXPECT_EQ(diags[0].severity, whale::Diagnostic::Severity::Error);
@@ -38,7 +40,8 @@ TEST(Interpreter, DiagnosticsAreValues) {
   EXPECT_EQ(diags[0].line, 2u);
   EXPECT_EQ(diags[0].column, 15u);
   EXPECT_EQ(diags[0].message, "unknown name 'y'");
-  EXPECT_NE(interp.renderDiagnostics().find("              ^"), std::string::npos);
+  EXPECT_NE(interp.renderDiagnostics().find("              ^"),
+            std::string::npos);
   EXPECT_FALSE(interp.emit(whale::Stage::Whale));
 }
 
@@ -46,7 +49,8 @@ TEST(Interpreter, MissingFileIsAnError) {
   whale::Interpreter interp;
   EXPECT_FALSE(interp.loadFile("/no/such/file.whl"));
   ASSERT_EQ(interp.diagnostics().size(), 1u);
-  EXPECT_NE(interp.diagnostics()[0].message.find("cannot read"), std::string::npos);
+  EXPECT_NE(interp.diagnostics()[0].message.find("cannot read"),
+            std::string::npos);
 }
 
 TEST(Interpreter, TheExamplesCompile) {

@@ -21,7 +21,8 @@ std::vector<Token> lexAll(const std::string &text, DiagnosticEngine &diags) {
 
 TEST(Lexer, KindsValuesAndLocations) {
   DiagnosticEngine diags;
-  auto toks = lexAll("w = param([D, 4], init = normal(0.02)) # c\nx @ w -> 1e-3", diags);
+  auto toks = lexAll(
+      "w = param([D, 4], init = normal(0.02)) # c\nx @ w -> 1e-3", diags);
   ASSERT_FALSE(diags.hasErrors());
   EXPECT_EQ(toks[0].kind, Tok::Ident);
   EXPECT_EQ(toks[0].text, "w");
@@ -71,9 +72,12 @@ TEST(Lexer, ErrorsAreDiagnosticsWithPlaces) {
   ASSERT_EQ(diags.errorCount(), 4u);
   EXPECT_EQ(diags.all()[0].loc.line, 1u);
   EXPECT_EQ(diags.all()[0].loc.col, 5u);
-  EXPECT_NE(diags.all()[0].message.find("unexpected character '$'"), std::string::npos);
-  EXPECT_NE(diags.all()[1].message.find("unterminated string"), std::string::npos);
-  EXPECT_NE(diags.all()[2].message.find("does not fit in 64 bits"), std::string::npos);
+  EXPECT_NE(diags.all()[0].message.find("unexpected character '$'"),
+            std::string::npos);
+  EXPECT_NE(diags.all()[1].message.find("unterminated string"),
+            std::string::npos);
+  EXPECT_NE(diags.all()[2].message.find("does not fit in 64 bits"),
+            std::string::npos);
   EXPECT_NE(diags.all()[3].message.find("malformed number"), std::string::npos);
 }
 

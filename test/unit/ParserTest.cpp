@@ -41,7 +41,8 @@ TEST(Parser, ModelWithBlocksAndLoop) {
   split { y = x }
   return y
 }
-)", 0, "t.whl", diags);
+)",
+                       0, "t.whl", diags);
   ASSERT_FALSE(diags.hasErrors()) << diags.all()[0].message;
   auto *m = dyn_cast<ModelDecl>(ast->decls[0].get());
   ASSERT_TRUE(m);
@@ -72,7 +73,8 @@ TEST(Parser, RecoversAndReportsSeveralErrors) {
   return x
 }
 model m(x: f32[B]) { return f(x) }
-)", 0, "t.whl", diags);
+)",
+                       0, "t.whl", diags);
   EXPECT_EQ(diags.errorCount(), 2u);
   // The model after the broken def still parses.
   bool sawModel = false;
@@ -86,7 +88,8 @@ TEST(Parser, DeepNestingIsAnErrorNotACrash) {
   std::string deep(100000, '(');
   parseFile("X = " + deep, 0, "t.whl", diags);
   ASSERT_TRUE(diags.hasErrors());
-  EXPECT_NE(diags.all()[0].message.find("nesting is too deep"), std::string::npos);
+  EXPECT_NE(diags.all()[0].message.find("nesting is too deep"),
+            std::string::npos);
 
   DiagnosticEngine diags2;
   std::string chain = "X = a";

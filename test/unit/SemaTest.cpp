@@ -64,12 +64,14 @@ def f(x: f32[B, N]) {
   return x @ w
 }
 model m(x: f32[B, 4]) { return mean(f(x)) }
-)", fe);
+)",
+                                     fe);
   EXPECT_FALSE(p);
   ASSERT_EQ(fe.diagnostics().errorCount(), 1u);
   const Diagnostic &d = fe.diagnostics().all()[0];
   EXPECT_EQ(d.loc.line, 4u);
-  EXPECT_NE(d.message.find("contracting dimensions are 4 and 3"), std::string::npos);
+  EXPECT_NE(d.message.find("contracting dimensions are 4 and 3"),
+            std::string::npos);
   ASSERT_EQ(d.notes.size(), 1u);
   EXPECT_EQ(d.notes[0].loc.line, 6u);
 }
@@ -87,7 +89,8 @@ train m {
   optimizer = sgd(lr = 0.5)
   steps = 3
 }
-)", fe);
+)",
+                                     fe);
   ASSERT_TRUE(p) << fe.renderDiagnostics();
   ASSERT_EQ(p->config.size(), 2u);
   EXPECT_EQ(p->config[0].second.i, 2);

@@ -42,7 +42,8 @@ options of compile:
 )";
 
 int usageError(const std::string &msg) {
-  std::cerr << "whale: error: " << msg << "\n" << "run 'whale help' for usage\n";
+  std::cerr << "whale: error: " << msg << "\n"
+            << "run 'whale help' for usage\n";
   return 2;
 }
 

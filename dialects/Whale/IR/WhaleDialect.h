@@ -1,4 +1,5 @@
-//===- WhaleDialect.h - the whale dialect ------------------------*- C++ -*-===//
+//===- WhaleDialect.h - the whale dialect ------------------------*- C++
+//-*-===//
 
 #ifndef WHALE_DIALECTS_WHALE_IR_WHALEDIALECT_H
 #define WHALE_DIALECTS_WHALE_IR_WHALEDIALECT_H

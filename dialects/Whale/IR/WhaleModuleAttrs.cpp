@@ -31,9 +31,8 @@ static LogicalResult verifyConfig(Operation *op, Attribute attr) {
     auto oneOf = [&](ArrayRef<StringRef> allowed) -> LogicalResult {
       auto s = dyn_cast<StringAttr>(value);
       if (!s || !llvm::is_contained(allowed, s.getValue())) {
-        InFlightDiagnostic d = op->emitError()
-                               << "'whale.config' key '" << key
-                               << "' must be one of: ";
+        InFlightDiagnostic d = op->emitError() << "'whale.config' key '" << key
+                                               << "' must be one of: ";
         llvm::interleaveComma(allowed, d);
         return d;
       }
@@ -44,7 +43,8 @@ static LogicalResult verifyConfig(Operation *op, Attribute attr) {
         return failure();
     } else if (key == "auto_parallel") {
       if (!isa<BoolAttr>(value))
-        return op->emitError("'whale.config' key 'auto_parallel' must be a bool");
+        return op->emitError(
+            "'whale.config' key 'auto_parallel' must be a bool");
     } else if (key == "schedule") {
       if (failed(oneOf({"gpipe", "1f1b"})))
         return failure();
@@ -52,7 +52,8 @@ static LogicalResult verifyConfig(Operation *op, Attribute attr) {
       if (failed(oneOf({"even", "hardware"})))
         return failure();
     } else {
-      return op->emitError() << "'whale.config' has unknown key '" << key << "'";
+      return op->emitError()
+             << "'whale.config' has unknown key '" << key << "'";
     }
   }
   return success();
@@ -79,7 +80,8 @@ LogicalResult WhaleDialect::verifyOperationAttribute(Operation *op,
   if (name == "whale.default_devices") {
     auto i = dyn_cast<IntegerAttr>(attr.getValue());
     if (!i || i.getValue().getSExtValue() < 1)
-      return op->emitError("'whale.default_devices' must be a positive integer");
+      return op->emitError(
+          "'whale.default_devices' must be a positive integer");
     return success();
   }
   if (name == "whale.train") {

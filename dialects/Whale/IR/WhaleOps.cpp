@@ -3,8 +3,8 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -20,8 +20,8 @@ RankedTensorType tensorOf(Value v) {
 FailureOr<int64_t> normalizeAxis(Operation *op, int64_t axis, int64_t rank) {
   int64_t a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= rank)
-    return op->emitOpError() << "axis " << axis << " is out of range for rank "
-                             << rank;
+    return op->emitOpError()
+           << "axis " << axis << " is out of range for rank " << rank;
   return a;
 }
 
@@ -40,8 +40,8 @@ LogicalResult expectSameElementType(Operation *op, Type a, Type b,
   Type ea = getElementTypeOrSelf(a), eb = getElementTypeOrSelf(b);
   if (ea == eb)
     return success();
-  return op->emitOpError() << what << " element types differ: " << ea
-                           << " vs " << eb;
+  return op->emitOpError() << what << " element types differ: " << ea << " vs "
+                           << eb;
 }
 
 } // namespace
@@ -60,22 +60,24 @@ parseEnumKeyword(OpAsmParser &parser, AttrT &attr,
     return failure();
   std::optional<EnumT> value = symbolize(keyword);
   if (!value)
-    return parser.emitError(loc) << "unknown " << what << " '" << keyword << "'";
+    return parser.emitError(loc)
+           << "unknown " << what << " '" << keyword << "'";
   attr = AttrT::get(parser.getContext(), *value);
   return success();
 }
 
-static ParseResult parseStrategyKeyword(OpAsmParser &parser, StrategyAttr &attr) {
-  return parseEnumKeyword<StrategyAttr, Strategy>(parser, attr, symbolizeStrategy,
-                                                  "strategy");
+static ParseResult parseStrategyKeyword(OpAsmParser &parser,
+                                        StrategyAttr &attr) {
+  return parseEnumKeyword<StrategyAttr, Strategy>(
+      parser, attr, symbolizeStrategy, "strategy");
 }
 static void printStrategyKeyword(OpAsmPrinter &printer, Operation *,
                                  StrategyAttr attr) {
   printer << stringifyStrategy(attr.getValue());
 }
 static ParseResult parseInitKeyword(OpAsmParser &parser, InitKindAttr &attr) {
-  return parseEnumKeyword<InitKindAttr, InitKind>(parser, attr, symbolizeInitKind,
-                                                  "initializer");
+  return parseEnumKeyword<InitKindAttr, InitKind>(
+      parser, attr, symbolizeInitKind, "initializer");
 }
 static void printInitKeyword(OpAsmPrinter &printer, Operation *,
                              InitKindAttr attr) {
@@ -106,7 +108,8 @@ LogicalResult YieldOp::verify() {
   if (getValues().getTypes() != parent.getResultTypes())
     return emitOpError() << "yields " << getValues().size()
                          << " values whose types do not match the "
-                         << parent.getNumResults() << " results of the TaskGraph";
+                         << parent.getNumResults()
+                         << " results of the TaskGraph";
   return success();
 }
 
@@ -169,7 +172,8 @@ LogicalResult MatmulOp::verify() {
   SmallVector<int64_t> expected(lb.begin(), lb.end());
   expected.push_back(m);
   expected.push_back(n);
-  if (failed(expectSameElementType(*this, lhs, getType(), "operand and result")))
+  if (failed(
+          expectSameElementType(*this, lhs, getType(), "operand and result")))
     return failure();
   return expectShape(*this, expected, getType(), "result");
 }
@@ -204,8 +208,8 @@ static LogicalResult verifyBinary(Operation *op) {
   FailureOr<SmallVector<int64_t>> shape =
       broadcastShapes(lhs.getShape(), rhs.getShape());
   if (failed(shape))
-    return op->emitOpError() << "operand shapes do not broadcast: " << lhs
-                             << " and " << rhs;
+    return op->emitOpError()
+           << "operand shapes do not broadcast: " << lhs << " and " << rhs;
   return expectShape(op, *shape, res, "result");
 }
 
@@ -236,8 +240,10 @@ LogicalResult LayerNormOp::verify() {
   if (failed(expectShape(*this, {d}, tensorOf(getGamma()), "gamma")) ||
       failed(expectShape(*this, {d}, tensorOf(getBeta()), "beta")))
     return failure();
-  if (failed(expectSameElementType(*this, in, getGamma().getType(), "input and gamma")) ||
-      failed(expectSameElementType(*this, in, getBeta().getType(), "input and beta")))
+  if (failed(expectSameElementType(*this, in, getGamma().getType(),
+                                   "input and gamma")) ||
+      failed(expectSameElementType(*this, in, getBeta().getType(),
+                                   "input and beta")))
     return failure();
   if (getType() != in)
     return emitOpError() << "result type " << getType()
@@ -253,13 +259,15 @@ LogicalResult EmbeddingOp::verify() {
     return emitOpError() << "table needs rank 2 [vocab, dim], got " << table;
   SmallVector<int64_t> expected(ids.getShape());
   expected.push_back(table.getShape()[1]);
-  if (failed(expectSameElementType(*this, table, getType(), "table and result")))
+  if (failed(
+          expectSameElementType(*this, table, getType(), "table and result")))
     return failure();
   return expectShape(*this, expected, getType(), "result");
 }
 
 LogicalResult CrossEntropyOp::verify() {
-  RankedTensorType logits = tensorOf(getLogits()), labels = tensorOf(getLabels());
+  RankedTensorType logits = tensorOf(getLogits()),
+                   labels = tensorOf(getLabels());
   if (logits.getRank() < 1)
     return emitOpError("logits need rank >= 1 (the class dimension last)");
   ArrayRef<int64_t> batch = logits.getShape().drop_back();
@@ -267,7 +275,8 @@ LogicalResult CrossEntropyOp::verify() {
     return emitOpError() << "labels " << labels
                          << " should match the logits without their class "
                             "dimension";
-  if (failed(expectSameElementType(*this, logits, getType(), "logits and result")))
+  if (failed(
+          expectSameElementType(*this, logits, getType(), "logits and result")))
     return failure();
   return expectShape(*this, batch, getType(), "result");
 }
@@ -283,8 +292,8 @@ static LogicalResult verifyReduce(Operation *op, ArrayRef<int64_t> axes,
   int64_t prev = -1;
   for (int64_t a : axes) {
     if (a < 0 || a >= in.getRank())
-      return op->emitOpError() << "axis " << a << " is out of range for rank "
-                               << in.getRank();
+      return op->emitOpError()
+             << "axis " << a << " is out of range for rank " << in.getRank();
     if (a <= prev)
       return op->emitOpError("axes must be sorted and distinct");
     prev = a;
@@ -381,7 +390,8 @@ LogicalResult ConcatOp::verify() {
                              << " which is not the concat axis";
     expected[*axis] += t.getShape()[*axis];
   }
-  if (failed(expectSameElementType(*this, first, getType(), "input and result")))
+  if (failed(
+          expectSameElementType(*this, first, getType(), "input and result")))
     return failure();
   return expectShape(*this, expected, getType(), "result");
 }

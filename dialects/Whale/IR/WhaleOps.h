@@ -1,4 +1,5 @@
-//===- WhaleOps.h - ops of the whale dialect ---------------------*- C++ -*-===//
+//===- WhaleOps.h - ops of the whale dialect ---------------------*- C++
+//-*-===//
 
 #ifndef WHALE_DIALECTS_WHALE_IR_WHALEOPS_H
 #define WHALE_DIALECTS_WHALE_IR_WHALEOPS_H
