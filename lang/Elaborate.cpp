@@ -659,32 +659,25 @@ SVal Sema::callDef(const DefDecl &def, const ModuleInfo &m,
         return SVal::error();
       break;
     }
-    case TypeExpr::Kind::Int:
-      if (v.kind != SVal::Kind::Int) {
-        error(loc, what + " must be an int, got " + describe(v));
-        return SVal::error();
-      }
-      break;
     case TypeExpr::Kind::Float:
       if (v.kind == SVal::Kind::Int && v.i.isKnown())
         v = SVal::ofFloat(static_cast<double>(v.i.value));
-      if (v.kind != SVal::Kind::Float) {
-        error(loc, what + " must be a float, got " + describe(v));
-        return SVal::error();
-      }
-      break;
+      [[fallthrough]];
+    case TypeExpr::Kind::Int:
     case TypeExpr::Kind::Bool:
-      if (v.kind != SVal::Kind::Bool) {
-        error(loc, what + " must be a bool, got " + describe(v));
+    case TypeExpr::Kind::Str: {
+      static const std::map<TypeExpr::Kind, std::pair<SVal::Kind, const char *>>
+          scalars = {{TypeExpr::Kind::Int, {SVal::Kind::Int, "an int"}},
+                     {TypeExpr::Kind::Float, {SVal::Kind::Float, "a float"}},
+                     {TypeExpr::Kind::Bool, {SVal::Kind::Bool, "a bool"}},
+                     {TypeExpr::Kind::Str, {SVal::Kind::Str, "a str"}}};
+      const auto &[kind, name] = scalars.at(p.type.kind);
+      if (v.kind != kind) {
+        error(loc, what + " must be " + name + ", got " + describe(v));
         return SVal::error();
       }
       break;
-    case TypeExpr::Kind::Str:
-      if (v.kind != SVal::Kind::Str) {
-        error(loc, what + " must be a str, got " + describe(v));
-        return SVal::error();
-      }
-      break;
+    }
     }
     frame.locals[p.name] = std::move(v);
   }

@@ -10,6 +10,8 @@
 
 #include "lang/Lexer.h"
 
+#include <algorithm>
+
 namespace whale::lang {
 
 const char *strategyName(StrategyKind s) {
@@ -115,8 +117,7 @@ private:
 
   // Expressions
   ExprPtr parseExpr();
-  ExprPtr parseAdditive();
-  ExprPtr parseMultiplicative();
+  ExprPtr parseBinary(size_t level);
   ExprPtr parseUnary();
   ExprPtr parsePostfix();
   ExprPtr parsePrimary();
@@ -631,33 +632,30 @@ ExprPtr Parser::parseExpr() {
   DepthGuard guard(*this);
   if (!guard.ok)
     return nullptr;
-  return parseAdditive();
+  return parseBinary(0);
 }
 
-ExprPtr Parser::parseAdditive() {
-  ExprPtr lhs = parseMultiplicative();
+/// Binary operators by precedence, loosest first; every level associates to
+/// the left, and `@` binds like `*` (as in Python).
+static const std::vector<std::vector<Tok>> kBinaryLevels = {
+    {Tok::Plus, Tok::Minus},
+    {Tok::Star, Tok::Slash, Tok::At},
+};
+
+ExprPtr Parser::parseBinary(size_t level) {
+  if (level == kBinaryLevels.size())
+    return parseUnary();
+  const std::vector<Tok> &ops = kBinaryLevels[level];
+  auto atOp = [&] {
+    return std::find(ops.begin(), ops.end(), tok().kind) != ops.end();
+  };
+  ExprPtr lhs = parseBinary(level + 1);
   ChainGuard chain(*this);
-  while (lhs && (at(Tok::Plus) || at(Tok::Minus))) {
+  while (lhs && atOp()) {
     if (!chain.step())
       return nullptr;
     Token op = take();
-    ExprPtr rhs = parseMultiplicative();
-    if (!rhs)
-      return nullptr;
-    lhs = std::make_unique<BinaryExpr>(op.loc, op.text[0], std::move(lhs),
-                                       std::move(rhs));
-  }
-  return lhs;
-}
-
-ExprPtr Parser::parseMultiplicative() {
-  ExprPtr lhs = parseUnary();
-  ChainGuard chain(*this);
-  while (lhs && (at(Tok::Star) || at(Tok::Slash) || at(Tok::At))) {
-    if (!chain.step())
-      return nullptr;
-    Token op = take();
-    ExprPtr rhs = parseUnary();
+    ExprPtr rhs = parseBinary(level + 1);
     if (!rhs)
       return nullptr;
     lhs = std::make_unique<BinaryExpr>(op.loc, op.text[0], std::move(lhs),
