@@ -1,0 +1,102 @@
+//===- Profiler.cpp - kernel timings as a Chrome trace --------------------===//
+
+#include "runtime/Profiler.h"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+
+namespace whale::rt {
+
+int64_t Profiler::nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void Profiler::record(std::string name, std::string category, int track,
+                      int64_t startNs, int64_t durationNs) {
+  std::lock_guard<std::mutex> lock(mutex);
+  recorded.push_back(
+      {std::move(name), std::move(category), track, startNs, durationNs});
+}
+
+void Profiler::nameTrack(int track, std::string name) {
+  std::lock_guard<std::mutex> lock(mutex);
+  trackNames.push_back({track, std::move(name)});
+}
+
+std::vector<Profiler::Event> Profiler::events() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return recorded;
+}
+
+static std::string jsonString(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    default:
+      if (static_cast<unsigned char>(c) < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", c);
+        out += buf;
+      } else {
+        out += c;
+      }
+    }
+  }
+  return out + "\"";
+}
+
+std::string Profiler::chromeTraceJson() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  std::string out = "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
+  bool first = true;
+  auto sep = [&] {
+    if (!first)
+      out += ",\n";
+    first = false;
+  };
+  for (const auto &[track, name] : trackNames) {
+    sep();
+    out += "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 0, \"tid\": " +
+           std::to_string(track) +
+           ", \"args\": {\"name\": " + jsonString(name) + "}}";
+  }
+  char buf[96];
+  for (const Event &e : recorded) {
+    sep();
+    // Chrome traces count microseconds; keep the nanoseconds as fractions.
+    std::snprintf(buf, sizeof buf, "\"ts\": %.3f, \"dur\": %.3f",
+                  (e.startNs - origin) / 1e3, e.durationNs / 1e3);
+    out += "{\"ph\": \"X\", \"name\": " + jsonString(e.name) +
+           ", \"cat\": " + jsonString(e.category) +
+           ", \"pid\": 0, \"tid\": " + std::to_string(e.track) + ", " + buf +
+           "}";
+  }
+  return out + "\n]}\n";
+}
+
+Status Profiler::writeChromeTrace(const std::string &path) const {
+  std::ofstream f(path);
+  if (!f)
+    return Status::invalid("cannot write the trace to '" + path + "'");
+  f << chromeTraceJson();
+  if (!f)
+    return Status::invalid("cannot write the trace to '" + path + "'");
+  return Status::ok();
+}
+
+} // namespace whale::rt

@@ -1,0 +1,90 @@
+//===- Tensor.cpp - buffers with a shape and a dtype ----------------------===//
+
+#include "runtime/Tensor.h"
+
+namespace whale::rt {
+
+int64_t dtypeSize(DType d) {
+  switch (d) {
+  case DType::F32:
+    return 4;
+  case DType::F64:
+    return 8;
+  case DType::I32:
+    return 4;
+  case DType::I64:
+    return 8;
+  }
+  return 4;
+}
+
+const char *dtypeName(DType d) {
+  switch (d) {
+  case DType::F32:
+    return "f32";
+  case DType::F64:
+    return "f64";
+  case DType::I32:
+    return "i32";
+  case DType::I64:
+    return "i64";
+  }
+  return "f32";
+}
+
+int64_t numElements(const Shape &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::string shapeString(const Shape &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+Tensor &Tensor::operator=(Tensor &&o) noexcept {
+  if (this != &o) {
+    reset();
+    device_ = o.device_;
+    dtype_ = o.dtype_;
+    shape_ = std::move(o.shape_);
+    data_ = o.data_;
+    bytes_ = o.bytes_;
+    o.device_ = nullptr;
+    o.data_ = nullptr;
+    o.bytes_ = 0;
+  }
+  return *this;
+}
+
+void Tensor::reset() {
+  if (device_ && data_)
+    device_->allocator().release(data_, bytes_);
+  device_ = nullptr;
+  data_ = nullptr;
+  bytes_ = 0;
+}
+
+Status Tensor::create(CpuDevice &device, DType dtype, Shape shape,
+                      Tensor &out) {
+  for (int64_t d : shape)
+    if (d < 0)
+      return Status::invalid("negative extent in shape " + shapeString(shape));
+  int64_t bytes = numElements(shape) * dtypeSize(dtype);
+  void *data = nullptr;
+  if (Status s = device.allocator().allocate(bytes, &data); !s)
+    return s;
+  out.reset();
+  out.device_ = &device;
+  out.dtype_ = dtype;
+  out.shape_ = std::move(shape);
+  out.data_ = data;
+  out.bytes_ = bytes;
+  return Status::ok();
+}
+
+} // namespace whale::rt

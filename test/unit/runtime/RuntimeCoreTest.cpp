@@ -1,0 +1,106 @@
+//===- RuntimeCoreTest.cpp - allocator, threads, optimizers, profiler -----===//
+
+#include "GradCheck.h"
+
+#include "runtime/Profiler.h"
+
+#include <atomic>
+#include <cmath>
+
+using namespace whale::rt;
+using namespace whale::rt::cpu;
+using namespace whale::rt::testing;
+
+namespace {
+
+TEST(Allocator, EnforcesTheDeviceLimitWithAClearError) {
+  CpuDevice dev("cpu:1", CpuDeviceOptions{1, 1 << 20});
+  Tensor a, b;
+  ASSERT_TRUE(Tensor::create(dev, DType::F32, {512, 256}, a)); // 512 KiB
+  EXPECT_EQ(dev.allocator().inUse(), 512 * 256 * 4);
+  Status st = Tensor::create(dev, DType::F32, {1024, 256}, b);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.code(), Status::Code::OutOfMemory);
+  EXPECT_EQ(st.message(), "cpu:1: cannot allocate 1.00 MiB with 512.00 KiB in "
+                          "use; the device's limit is 1.00 MiB");
+  a = Tensor();
+  EXPECT_EQ(dev.allocator().inUse(), 0);
+  EXPECT_EQ(dev.allocator().peak(), 512 * 256 * 4);
+  ASSERT_TRUE(Tensor::create(dev, DType::F32, {1024, 256}, b));
+}
+
+TEST(ThreadPool, EveryIndexOnceAndNestedLoopsInline) {
+  ThreadPool pool(3);
+  std::vector<std::atomic<int>> hits(1000);
+  pool.parallelFor(1000, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      hits[i]++;
+      // A loop inside a loop runs inline instead of deadlocking.
+      pool.parallelFor(2, 1, [&](int64_t, int64_t) {});
+    }
+  });
+  for (auto &h : hits)
+    ASSERT_EQ(h.load(), 1);
+  for (int round = 0; round < 200; ++round) { // reuse many times
+    std::atomic<int64_t> sum{0};
+    pool.parallelFor(97, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i)
+        sum += i;
+    });
+    ASSERT_EQ(sum.load(), 97 * 96 / 2);
+  }
+}
+
+TEST(Optimizers, SgdWithMomentumAndWeightDecay) {
+  Vec p = {1.0, -2.0}, g = {0.5, 0.25}, v = {0.0, 0.0};
+  for (int step = 0; step < 2; ++step)
+    sgdStep<double>(testDevice(), mview(p, {2}), cview(g, {2}), v.data(), 0.1,
+                    0.9, 0.01);
+  // step 1: g' = g + 0.01 p; v = g'; p -= 0.1 v. step 2: v = 0.9 v + g'.
+  double g1 = 0.5 + 0.01 * 1.0, p1 = 1.0 - 0.1 * g1;
+  double g2 = 0.5 + 0.01 * p1, v2 = 0.9 * g1 + g2, p2 = p1 - 0.1 * v2;
+  EXPECT_NEAR(p[0], p2, 1e-15);
+}
+
+TEST(Optimizers, AdamFirstStepMovesByLr) {
+  // With bias correction the first Adam step is lr * g / (|g| + eps).
+  Vec p = {1.0, 1.0}, g = {0.3, -2.0}, m(2), v(2);
+  adamStep<double>(testDevice(), mview(p, {2}), cview(g, {2}), m.data(),
+                   v.data(), 1, 0.01, 0.9, 0.999, 1e-8, 0.0, false);
+  EXPECT_NEAR(p[0], 1.0 - 0.01, 1e-9);
+  EXPECT_NEAR(p[1], 1.0 + 0.01, 1e-9);
+  // AdamW applies the decay to the parameter, not through the moments.
+  Vec q = {2.0}, h = {0.0}, m2(1), v2(1);
+  adamStep<double>(testDevice(), mview(q, {1}), cview(h, {1}), m2.data(),
+                   v2.data(), 1, 0.1, 0.9, 0.999, 1e-8, 0.5, true);
+  EXPECT_NEAR(q[0], 2.0 - 0.1 * 0.5 * 2.0, 1e-12);
+}
+
+TEST(Optimizers, ClipByGlobalNorm) {
+  Vec a = {3.0, 0.0}, b = {4.0};
+  std::vector<View<double>> grads = {mview(a, {2}), mview(b, {1})};
+  double norm = clipGradNorm<double>(testDevice(), grads, 1.0);
+  EXPECT_DOUBLE_EQ(norm, 5.0);
+  EXPECT_NEAR(a[0], 0.6, 1e-15);
+  EXPECT_NEAR(b[0], 0.8, 1e-15);
+  EXPECT_DOUBLE_EQ(clipGradNorm<double>(testDevice(), grads, 10.0), 1.0);
+  EXPECT_NEAR(a[0], 0.6, 1e-15); // under the limit: unchanged
+}
+
+TEST(Profiler, WritesAChromeTrace) {
+  Profiler prof;
+  prof.nameTrack(0, "rank 0 compute");
+  { Profiler::Scope s(&prof, "matmul \"f32\"", "compute", 0); }
+  prof.record("all_reduce", "comm", 1, Profiler::nowNs(), 2500);
+  std::vector<Profiler::Event> events = prof.events();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].name, "matmul \"f32\"");
+  std::string json = prof.chromeTraceJson();
+  EXPECT_NE(json.find("\"traceEvents\""), std::string::npos);
+  EXPECT_NE(json.find("\"name\": \"matmul \\\"f32\\\"\""), std::string::npos);
+  EXPECT_NE(json.find("\"tid\": 1, \"ts\": "), std::string::npos);
+  EXPECT_NE(json.find("\"dur\": 2.500"), std::string::npos);
+  EXPECT_NE(json.find("\"thread_name\""), std::string::npos);
+}
+
+} // namespace
