@@ -59,7 +59,9 @@ public:
   template <class T> View<T> view() {
     return View<T>{static_cast<T *>(data_), shape_};
   }
-  template <class T> View<const T> view() const {
+  template <class T> View<const T> view() const { return cview<T>(); }
+  /// A read-only view, also of a mutable tensor (kernel inputs).
+  template <class T> View<const T> cview() const {
     return View<const T>{static_cast<const T *>(data_), shape_};
   }
 

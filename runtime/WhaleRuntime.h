@@ -1,0 +1,120 @@
+/*===- WhaleRuntime.h - the runtime's C ABI ------------------------*- C -*-===*
+ *
+ * What lowered Whale programs call. Every function takes an explicit context
+ * (a device, its parameters, the last error) and returns a status; a failing
+ * call leaves a message, with the numbers involved, in
+ * whale_rt_last_error(ctx). No hidden globals: two contexts share nothing,
+ * so ranks of one process each have their own.
+ *
+ * Tensors are handles owned by their context. Operation outputs are created
+ * by the caller with the shape the compiler computed; every entry point
+ * checks shapes and dtypes anyway, since this is a boundary.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef WHALE_RUNTIME_WHALERUNTIME_H
+#define WHALE_RUNTIME_WHALERUNTIME_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct whale_rt_context whale_rt_context;
+typedef struct whale_rt_tensor whale_rt_tensor;
+
+typedef int32_t whale_rt_status;
+enum {
+  WHALE_RT_OK = 0,
+  WHALE_RT_OUT_OF_MEMORY = 1,
+  WHALE_RT_INVALID_ARGUMENT = 2,
+  WHALE_RT_INTERNAL = 3,
+};
+
+enum { WHALE_RT_F32 = 0, WHALE_RT_F64 = 1, WHALE_RT_I32 = 2, WHALE_RT_I64 = 3 };
+enum { WHALE_RT_ADD = 0, WHALE_RT_SUB = 1, WHALE_RT_MUL = 2, WHALE_RT_DIV = 3 };
+enum {
+  WHALE_RT_NEG = 0, WHALE_RT_RELU = 1, WHALE_RT_GELU = 2, WHALE_RT_TANH = 3,
+  WHALE_RT_EXP = 4, WHALE_RT_LOG = 5, WHALE_RT_SQRT = 6,
+};
+enum { WHALE_RT_SUM = 0, WHALE_RT_MEAN = 1, WHALE_RT_MAX = 2 };
+/* Initializers, numbered as the whale dialect's InitKind. */
+enum {
+  WHALE_RT_INIT_ZEROS = 0, WHALE_RT_INIT_ONES = 1, WHALE_RT_INIT_NORMAL = 2,
+  WHALE_RT_INIT_UNIFORM = 3, WHALE_RT_INIT_XAVIER = 4,
+};
+
+/* A CPU device with `threads` workers and a memory limit in bytes (0: none).
+ * `seed` drives parameter initialization. NULL when out of memory. */
+whale_rt_context *whale_rt_context_create(const char *device_name,
+                                          int32_t threads, int64_t memory_limit,
+                                          uint64_t seed);
+void whale_rt_context_destroy(whale_rt_context *ctx);
+const char *whale_rt_last_error(const whale_rt_context *ctx);
+int64_t whale_rt_memory_in_use(const whale_rt_context *ctx);
+int64_t whale_rt_memory_peak(const whale_rt_context *ctx);
+
+whale_rt_status whale_rt_tensor_create(whale_rt_context *ctx, int32_t dtype,
+                                       int32_t rank, const int64_t *shape,
+                                       whale_rt_tensor **out);
+void whale_rt_tensor_release(whale_rt_context *ctx, whale_rt_tensor *t);
+void *whale_rt_tensor_data(whale_rt_tensor *t);
+int32_t whale_rt_tensor_rank(const whale_rt_tensor *t);
+const int64_t *whale_rt_tensor_shape(const whale_rt_tensor *t);
+int32_t whale_rt_tensor_dtype(const whale_rt_tensor *t);
+
+/* The parameter `name`: created and initialized on first use (from the
+ * context's seed and the name, so any rank makes the same values), then
+ * the same tensor every time. A later call with another shape or dtype is
+ * an error. f32 only for now. */
+whale_rt_status whale_rt_param(whale_rt_context *ctx, const char *name,
+                               int32_t init_kind, const double *init_args,
+                               int32_t num_args, int32_t rank,
+                               const int64_t *shape, whale_rt_tensor **out);
+whale_rt_status whale_rt_fill(whale_rt_context *ctx, whale_rt_tensor *t,
+                              double value);
+
+/* Forward operations on f32 tensors (ids and labels i32 or i64). */
+whale_rt_status whale_rt_matmul(whale_rt_context *ctx, whale_rt_tensor *a,
+                                whale_rt_tensor *b, whale_rt_tensor *out,
+                                int32_t transpose_a, int32_t transpose_b);
+whale_rt_status whale_rt_binary(whale_rt_context *ctx, int32_t op,
+                                whale_rt_tensor *a, whale_rt_tensor *b,
+                                whale_rt_tensor *out);
+whale_rt_status whale_rt_unary(whale_rt_context *ctx, int32_t op,
+                               whale_rt_tensor *x, whale_rt_tensor *out);
+whale_rt_status whale_rt_softmax(whale_rt_context *ctx, whale_rt_tensor *x,
+                                 int64_t axis, whale_rt_tensor *out);
+whale_rt_status whale_rt_causal_mask(whale_rt_context *ctx, whale_rt_tensor *x,
+                                     whale_rt_tensor *out);
+whale_rt_status whale_rt_layernorm(whale_rt_context *ctx, whale_rt_tensor *x,
+                                   whale_rt_tensor *gamma, whale_rt_tensor *beta,
+                                   double eps, whale_rt_tensor *out);
+whale_rt_status whale_rt_embedding(whale_rt_context *ctx, whale_rt_tensor *table,
+                                   whale_rt_tensor *ids, whale_rt_tensor *out);
+whale_rt_status whale_rt_cross_entropy(whale_rt_context *ctx,
+                                       whale_rt_tensor *logits,
+                                       whale_rt_tensor *labels,
+                                       whale_rt_tensor *out);
+whale_rt_status whale_rt_reduce(whale_rt_context *ctx, int32_t op,
+                                whale_rt_tensor *x, int32_t num_axes,
+                                const int64_t *axes, whale_rt_tensor *out);
+/* Same elements, new shape (a copy: outputs never alias inputs). */
+whale_rt_status whale_rt_reshape(whale_rt_context *ctx, whale_rt_tensor *x,
+                                 whale_rt_tensor *out);
+whale_rt_status whale_rt_transpose(whale_rt_context *ctx, whale_rt_tensor *x,
+                                   const int64_t *permutation,
+                                   whale_rt_tensor *out);
+whale_rt_status whale_rt_slice(whale_rt_context *ctx, whale_rt_tensor *x,
+                               int64_t axis, int64_t start, int64_t end,
+                               whale_rt_tensor *out);
+whale_rt_status whale_rt_concat(whale_rt_context *ctx, int32_t num_inputs,
+                                whale_rt_tensor *const *inputs, int64_t axis,
+                                whale_rt_tensor *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WHALE_RUNTIME_WHALERUNTIME_H */

@@ -1,0 +1,184 @@
+//===- CApiTest.cpp - the runtime's C ABI ---------------------------------===//
+
+#include "runtime/WhaleRuntime.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Ctx {
+  whale_rt_context *ctx;
+  explicit Ctx(int64_t limit = 0, uint64_t seed = 1)
+      : ctx(whale_rt_context_create("cpu:0", 2, limit, seed)) {}
+  ~Ctx() { whale_rt_context_destroy(ctx); }
+  whale_rt_tensor *make(int32_t dtype, std::vector<int64_t> shape) {
+    whale_rt_tensor *t = nullptr;
+    EXPECT_EQ(whale_rt_tensor_create(ctx, dtype,
+                                     static_cast<int32_t>(shape.size()),
+                                     shape.data(), &t),
+              WHALE_RT_OK)
+        << whale_rt_last_error(ctx);
+    return t;
+  }
+  whale_rt_tensor *f32(std::vector<int64_t> shape, std::vector<float> values) {
+    whale_rt_tensor *t = make(WHALE_RT_F32, shape);
+    std::memcpy(whale_rt_tensor_data(t), values.data(), values.size() * 4);
+    return t;
+  }
+};
+
+std::vector<float> values(whale_rt_tensor *t, size_t n) {
+  const float *p = static_cast<const float *>(whale_rt_tensor_data(t));
+  return std::vector<float>(p, p + n);
+}
+
+TEST(RuntimeCApi, AMatmulAndItsShapeCheck) {
+  Ctx c;
+  whale_rt_tensor *a = c.f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  whale_rt_tensor *b = c.f32({3, 2}, {1, 0, 0, 1, 1, 1});
+  whale_rt_tensor *out = c.make(WHALE_RT_F32, {2, 2});
+  ASSERT_EQ(whale_rt_matmul(c.ctx, a, b, out, 0, 0), WHALE_RT_OK);
+  EXPECT_EQ(values(out, 4), (std::vector<float>{4, 5, 10, 11}));
+  whale_rt_tensor *wrong = c.make(WHALE_RT_F32, {3, 3});
+  EXPECT_EQ(whale_rt_matmul(c.ctx, a, b, wrong, 0, 0),
+            WHALE_RT_INVALID_ARGUMENT);
+  EXPECT_STREQ(whale_rt_last_error(c.ctx),
+               "matmul: the output is [3, 3] but the result is [2, 2]");
+  EXPECT_EQ(whale_rt_matmul(c.ctx, a, a, out, 0, 0), WHALE_RT_INVALID_ARGUMENT);
+  EXPECT_STREQ(whale_rt_last_error(c.ctx),
+               "matmul: [2, 3] and [2, 3] do not fit");
+}
+
+TEST(RuntimeCApi, ParametersAreDeterministicPerSeedAndName) {
+  int64_t shape[] = {64, 32};
+  double normal[] = {0.0, 0.02}, gain[] = {1.0};
+  auto make = [&](uint64_t seed, const char *name, int32_t kind,
+                  const double *args, int32_t n) {
+    Ctx c(0, seed);
+    whale_rt_tensor *p = nullptr;
+    EXPECT_EQ(whale_rt_param(c.ctx, name, kind, args, n, 2, shape, &p),
+              WHALE_RT_OK);
+    return values(p, 64 * 32);
+  };
+  std::vector<float> w = make(7, "m/w", WHALE_RT_INIT_NORMAL, normal, 2);
+  EXPECT_EQ(w, make(7, "m/w", WHALE_RT_INIT_NORMAL, normal, 2));
+  EXPECT_NE(w, make(7, "m/v", WHALE_RT_INIT_NORMAL, normal, 2));
+  EXPECT_NE(w, make(8, "m/w", WHALE_RT_INIT_NORMAL, normal, 2));
+  double mean = 0, var = 0;
+  for (float v : w)
+    mean += v / w.size();
+  for (float v : w)
+    var += (v - mean) * (v - mean) / w.size();
+  EXPECT_NEAR(mean, 0, 0.002); // 2048 draws: sd of the mean 0.0004
+  EXPECT_NEAR(std::sqrt(var), 0.02, 0.001);
+  // Xavier: U(-a, a), a = sqrt(6 / (64 + 32)) = 0.25.
+  std::vector<float> x = make(7, "m/x", WHALE_RT_INIT_XAVIER, gain, 1);
+  float lo = 1, hi = -1;
+  for (float v : x) {
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  EXPECT_GE(lo, -0.25f);
+  EXPECT_LE(hi, 0.25f);
+  EXPECT_LT(lo, -0.24f);
+  EXPECT_GT(hi, 0.24f);
+}
+
+TEST(RuntimeCApi, AParameterIsOneTensor) {
+  Ctx c;
+  int64_t shape[] = {4}, other[] = {5};
+  whale_rt_tensor *p1 = nullptr, *p2 = nullptr, *p3 = nullptr;
+  ASSERT_EQ(
+      whale_rt_param(c.ctx, "b", WHALE_RT_INIT_ONES, nullptr, 0, 1, shape, &p1),
+      WHALE_RT_OK);
+  ASSERT_EQ(
+      whale_rt_param(c.ctx, "b", WHALE_RT_INIT_ONES, nullptr, 0, 1, shape, &p2),
+      WHALE_RT_OK);
+  EXPECT_EQ(p1, p2);
+  EXPECT_EQ(values(p1, 4), (std::vector<float>{1, 1, 1, 1}));
+  EXPECT_EQ(
+      whale_rt_param(c.ctx, "b", WHALE_RT_INIT_ONES, nullptr, 0, 1, other, &p3),
+      WHALE_RT_INVALID_ARGUMENT);
+  EXPECT_STREQ(whale_rt_last_error(c.ctx),
+               "param 'b' exists as [4], asked for as [5]");
+}
+
+TEST(RuntimeCApi, TheMemoryLimitIsAnErrorNotACrash) {
+  Ctx c(1000);
+  whale_rt_tensor *t = nullptr;
+  int64_t shape[] = {100, 100};
+  EXPECT_EQ(whale_rt_tensor_create(c.ctx, WHALE_RT_F32, 2, shape, &t),
+            WHALE_RT_OUT_OF_MEMORY);
+  EXPECT_STREQ(whale_rt_last_error(c.ctx),
+               "cpu:0: cannot allocate 39.06 KiB with 0 B in use; the device's "
+               "limit is 1000 B");
+  EXPECT_EQ(whale_rt_memory_in_use(c.ctx), 0);
+}
+
+TEST(RuntimeCApi, AClassifierForwardPass) {
+  // mean(cross_entropy(relu(x @ w + b) @ v, y)) through the ABI, against a
+  // hand computation.
+  Ctx c;
+  whale_rt_tensor *x = c.f32({2, 2}, {1, -1, 0.5f, 2});
+  whale_rt_tensor *w = c.f32({2, 3}, {1, 0, -1, 0, 1, 1});
+  whale_rt_tensor *b = c.f32({3}, {0, 0.5f, 0});
+  whale_rt_tensor *v = c.f32({3, 2}, {1, 0, 0, 1, 1, 1});
+  whale_rt_tensor *y = c.make(WHALE_RT_I32, {2});
+  int32_t labels[] = {0, 1};
+  std::memcpy(whale_rt_tensor_data(y), labels, sizeof labels);
+  whale_rt_tensor *h = c.make(WHALE_RT_F32, {2, 3}),
+                  *hb = c.make(WHALE_RT_F32, {2, 3}),
+                  *r = c.make(WHALE_RT_F32, {2, 3}),
+                  *l = c.make(WHALE_RT_F32, {2, 2}),
+                  *ce = c.make(WHALE_RT_F32, {2}),
+                  *loss = c.make(WHALE_RT_F32, {});
+  int64_t axes[] = {0};
+  ASSERT_EQ(whale_rt_matmul(c.ctx, x, w, h, 0, 0), WHALE_RT_OK);
+  ASSERT_EQ(whale_rt_binary(c.ctx, WHALE_RT_ADD, h, b, hb), WHALE_RT_OK);
+  ASSERT_EQ(whale_rt_unary(c.ctx, WHALE_RT_RELU, hb, r), WHALE_RT_OK);
+  ASSERT_EQ(whale_rt_matmul(c.ctx, r, v, l, 0, 0), WHALE_RT_OK);
+  ASSERT_EQ(whale_rt_cross_entropy(c.ctx, l, y, ce), WHALE_RT_OK);
+  ASSERT_EQ(whale_rt_reduce(c.ctx, WHALE_RT_MEAN, ce, 1, axes, loss),
+            WHALE_RT_OK);
+  // x@w+b = [[1, -0.5, -2], [0.5, 2.5, 1.5]]; relu: [[1,0,0],[0.5,2.5,1.5]]
+  // logits = [[1, 0], [2, 4]]; losses: lse-1, lse-4
+  double l0 = std::log(std::exp(1.0) + std::exp(0.0)) - 1;
+  double l1 = std::log(std::exp(2.0) + std::exp(4.0)) - 4;
+  EXPECT_NEAR(values(loss, 1)[0], (l0 + l1) / 2, 1e-6);
+  // A label out of range is reported, not read out of bounds.
+  labels[1] = 2;
+  std::memcpy(whale_rt_tensor_data(y), labels, sizeof labels);
+  EXPECT_EQ(whale_rt_cross_entropy(c.ctx, l, y, ce), WHALE_RT_INVALID_ARGUMENT);
+  EXPECT_STREQ(whale_rt_last_error(c.ctx),
+               "label 2 at position 1 is outside the 2 classes");
+}
+
+TEST(RuntimeCApi, LayoutOps) {
+  Ctx c;
+  whale_rt_tensor *x = c.f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  whale_rt_tensor *t = c.make(WHALE_RT_F32, {3, 2}),
+                  *s = c.make(WHALE_RT_F32, {2, 2}),
+                  *cat = c.make(WHALE_RT_F32, {2, 5}),
+                  *r = c.make(WHALE_RT_F32, {6});
+  int64_t perm[] = {1, 0};
+  ASSERT_EQ(whale_rt_transpose(c.ctx, x, perm, t), WHALE_RT_OK);
+  EXPECT_EQ(values(t, 6), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  ASSERT_EQ(whale_rt_slice(c.ctx, x, 1, 1, 3, s), WHALE_RT_OK);
+  EXPECT_EQ(values(s, 4), (std::vector<float>{2, 3, 5, 6}));
+  whale_rt_tensor *ins[] = {x, s};
+  ASSERT_EQ(whale_rt_concat(c.ctx, 2, ins, 1, cat), WHALE_RT_OK);
+  EXPECT_EQ(values(cat, 10),
+            (std::vector<float>{1, 2, 3, 2, 3, 4, 5, 6, 5, 6}));
+  ASSERT_EQ(whale_rt_reshape(c.ctx, x, r), WHALE_RT_OK);
+  EXPECT_EQ(values(r, 6), values(x, 6));
+  EXPECT_EQ(whale_rt_slice(c.ctx, x, 1, 2, 5, s), WHALE_RT_INVALID_ARGUMENT);
+  EXPECT_STREQ(whale_rt_last_error(c.ctx),
+               "slice: [2, 5) of axis 1 does not fit [2, 3]");
+}
+
+} // namespace
