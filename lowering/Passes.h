@@ -4,6 +4,7 @@
 #ifndef WHALE_LOWERING_PASSES_H
 #define WHALE_LOWERING_PASSES_H
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

@@ -20,4 +20,26 @@ def WhaleAnnotateCost : Pass<"whale-annotate-cost", "mlir::ModuleOp"> {
   ];
 }
 
+def WhaleToRuntime : Pass<"whale-to-runtime", "mlir::ModuleOp"> {
+  let summary = "Lower model functions to calls of the runtime's C ABI";
+  let description = [{
+    Turns every `func.func` marked `whale.model` into an `llvm.func` of the
+    same name that runs the model's forward pass on one device by calling
+    the runtime (`runtime/WhaleRuntime.h`):
+
+    ```
+    i32 @model(ptr %ctx, ptr %inputs, ptr %result)
+    ```
+
+    `%inputs` points to the input tensor handles in order; the handle of the
+    result is stored to `%result`. Each op becomes a `whale_rt_tensor_create`
+    for its output (static shapes are known) and one `whale_rt_*` call; every
+    status is checked, and the first failure is returned (the message is in
+    the context). Parameters are fetched by name with `whale_rt_param`.
+    Intermediate tensors are released after their last use. TaskGraphs run
+    in place: on one device their strategy does not matter.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 #endif // WHALE_LOWERING_PASSES

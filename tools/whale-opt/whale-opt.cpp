@@ -10,7 +10,8 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<whale::WhaleDialect, mlir::func::FuncDialect>();
+  registry.insert<whale::WhaleDialect, mlir::func::FuncDialect,
+                  mlir::LLVM::LLVMDialect>();
   whale::registerWhalePasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();

@@ -1,0 +1,104 @@
+//===- Jit.cpp - whale IR to native code bound to the runtime -------------===//
+
+#include "lib/Jit.h"
+
+#include "lowering/Passes.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <mutex>
+
+namespace whale {
+
+namespace {
+
+/// Every function of the C ABI that lowered code may call.
+llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
+  llvm::orc::SymbolMap map;
+  auto add = [&](const char *name, auto *fn) {
+    map[interner(name)] = {
+        llvm::orc::ExecutorAddr::fromPtr(reinterpret_cast<void *>(fn)),
+        llvm::JITSymbolFlags::Exported};
+  };
+  add("whale_rt_tensor_create", &whale_rt_tensor_create);
+  add("whale_rt_tensor_release", &whale_rt_tensor_release);
+  add("whale_rt_param", &whale_rt_param);
+  add("whale_rt_fill", &whale_rt_fill);
+  add("whale_rt_matmul", &whale_rt_matmul);
+  add("whale_rt_binary", &whale_rt_binary);
+  add("whale_rt_unary", &whale_rt_unary);
+  add("whale_rt_softmax", &whale_rt_softmax);
+  add("whale_rt_causal_mask", &whale_rt_causal_mask);
+  add("whale_rt_layernorm", &whale_rt_layernorm);
+  add("whale_rt_embedding", &whale_rt_embedding);
+  add("whale_rt_cross_entropy", &whale_rt_cross_entropy);
+  add("whale_rt_reduce", &whale_rt_reduce);
+  add("whale_rt_reshape", &whale_rt_reshape);
+  add("whale_rt_transpose", &whale_rt_transpose);
+  add("whale_rt_slice", &whale_rt_slice);
+  add("whale_rt_concat", &whale_rt_concat);
+  return map;
+}
+
+} // namespace
+
+JitProgram::~JitProgram() = default;
+
+std::unique_ptr<JitProgram> JitProgram::compile(mlir::ModuleOp module,
+                                                std::string &error) {
+  static std::once_flag targetOnce;
+  std::call_once(targetOnce, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+
+  mlir::MLIRContext *ctx = module.getContext();
+  mlir::registerBuiltinDialectTranslation(*ctx);
+  mlir::registerLLVMDialectTranslation(*ctx);
+  mlir::OwningOpRef<mlir::ModuleOp> lowered = module.clone();
+
+  // Diagnostics of the lowering become the error string.
+  mlir::ScopedDiagnosticHandler handler(ctx, [&](mlir::Diagnostic &d) {
+    if (error.empty())
+      error = d.str();
+    return mlir::success();
+  });
+  mlir::PassManager pm(ctx);
+  pm.addPass(createWhaleToRuntime());
+  if (mlir::failed(pm.run(*lowered))) {
+    if (error.empty())
+      error = "lowering to the runtime failed";
+    return nullptr;
+  }
+
+  mlir::ExecutionEngineOptions options;
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Default;
+  auto engine = mlir::ExecutionEngine::create(*lowered, options);
+  if (!engine) {
+    error = llvm::toString(engine.takeError());
+    return nullptr;
+  }
+  // Symbols first, then initialize (MLIR 22 runs global constructors there).
+  (*engine)->registerSymbols(runtimeSymbols);
+  (*engine)->initialize();
+  std::unique_ptr<JitProgram> program(new JitProgram());
+  program->engine = std::move(*engine);
+  return program;
+}
+
+JitProgram::Entry JitProgram::lookup(const std::string &name) const {
+  llvm::Expected<void *> fn = engine->lookup(name);
+  if (!fn) {
+    llvm::consumeError(fn.takeError());
+    return nullptr;
+  }
+  return reinterpret_cast<Entry>(*fn);
+}
+
+} // namespace whale

@@ -1,0 +1,49 @@
+//===- Jit.h - whale IR to native code bound to the runtime ------*- C++
+//-*-===//
+//
+// The one place that sees both MLIR and the runtime: it lowers a whale
+// module with -whale-to-runtime, compiles it with MLIR's ExecutionEngine and
+// binds every whale_rt_* symbol by an explicit map, so a host application
+// needs no special link flags.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_LIB_JIT_H
+#define WHALE_LIB_JIT_H
+
+#include "runtime/WhaleRuntime.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <memory>
+#include <string>
+
+namespace mlir {
+class ExecutionEngine;
+}
+
+namespace whale {
+
+/// A compiled model: `int32_t entry(ctx, inputs, result)` per model.
+class JitProgram {
+public:
+  using Entry = int32_t (*)(whale_rt_context *, whale_rt_tensor *const *,
+                            whale_rt_tensor **);
+
+  /// Lowers a copy of `module` and compiles it; null with `error` set when
+  /// lowering or compilation fails.
+  static std::unique_ptr<JitProgram> compile(mlir::ModuleOp module,
+                                             std::string &error);
+  ~JitProgram();
+
+  /// The entry point of model `name`; null when there is none.
+  Entry lookup(const std::string &name) const;
+
+private:
+  JitProgram() = default;
+  std::unique_ptr<mlir::ExecutionEngine> engine;
+};
+
+} // namespace whale
+
+#endif

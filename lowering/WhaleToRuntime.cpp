@@ -1,0 +1,431 @@
+//===- WhaleToRuntime.cpp - -whale-to-runtime -----------------------------===//
+//
+// Each model function becomes an llvm.func that calls the runtime's C ABI
+// op by op. Static shapes, axes and names become constant globals; every
+// call's status is checked and the first failure returned.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Whale/IR/WhaleOps.h"
+#include "lowering/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <map>
+
+namespace whale {
+#define GEN_PASS_DEF_WHALETORUNTIME
+#include "lowering/Passes.h.inc"
+} // namespace whale
+
+using namespace mlir;
+using namespace whale;
+
+namespace {
+
+// Numbers of runtime/WhaleRuntime.h, which this file may not include (the
+// compiler knows nothing of the runtime but its ABI).
+enum : int32_t { kF32 = 0, kF64 = 1, kI32 = 2, kI64 = 3 };
+
+class Lowering {
+public:
+  Lowering(ModuleOp module)
+      : module(module), ctx(module.getContext()), b(ctx),
+        ptr(LLVM::LLVMPointerType::get(ctx)), i32(b.getI32Type()),
+        i64(b.getI64Type()), f64(b.getF64Type()) {}
+
+  LogicalResult lower(func::FuncOp fn);
+
+private:
+  // --- declarations and constants ---
+  LLVM::LLVMFuncOp runtimeFn(StringRef name, ArrayRef<Type> params) {
+    if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+      return f;
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(module.getBody());
+    return LLVM::LLVMFuncOp::create(b, module.getLoc(), name,
+                                    LLVM::LLVMFunctionType::get(i32, params));
+  }
+  LLVM::LLVMFuncOp runtimeVoidFn(StringRef name, ArrayRef<Type> params) {
+    if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+      return f;
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(module.getBody());
+    return LLVM::LLVMFuncOp::create(
+        b, module.getLoc(), name,
+        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params));
+  }
+  Value constI32(int64_t v) {
+    return LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(v));
+  }
+  Value constI64(int64_t v) {
+    return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
+  }
+  Value constF64(double v) {
+    return LLVM::ConstantOp::create(b, loc, f64, b.getF64FloatAttr(v));
+  }
+  Value nullPtr() { return LLVM::ZeroOp::create(b, loc, ptr); }
+  /// The address of a constant global holding `data`, shared by equal data.
+  Value global(const std::string &key, Type type, Attribute value) {
+    LLVM::GlobalOp &g = globals[key];
+    if (!g) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(module.getBody());
+      g = LLVM::GlobalOp::create(
+          b, module.getLoc(), type, /*isConstant=*/true,
+          LLVM::Linkage::Internal,
+          "__whale_const_" + std::to_string(globals.size()), value);
+    }
+    return LLVM::AddressOfOp::create(b, loc, g);
+  }
+  Value i64Array(ArrayRef<int64_t> values) {
+    if (values.empty())
+      return nullPtr();
+    std::string key = "i64";
+    for (int64_t v : values)
+      key += "," + std::to_string(v);
+    auto type = LLVM::LLVMArrayType::get(i64, values.size());
+    return global(key, type, b.getI64TensorAttr(values));
+  }
+  Value f64Array(ArrayRef<double> values) {
+    if (values.empty())
+      return nullPtr();
+    std::string key = "f64";
+    for (double v : values)
+      key += "," + std::to_string(v);
+    auto type = LLVM::LLVMArrayType::get(f64, values.size());
+    return global(
+        key, type,
+        DenseElementsAttr::get(
+            RankedTensorType::get({static_cast<int64_t>(values.size())}, f64),
+            values));
+  }
+  Value cString(StringRef s) {
+    std::string withNul = s.str() + '\0';
+    auto type = LLVM::LLVMArrayType::get(b.getI8Type(), withNul.size());
+    return global("str:" + s.str(), type, b.getStringAttr(withNul));
+  }
+
+  // --- calls ---
+  /// Calls a runtime function; on a non-zero status jumps to the exit block
+  /// with it, else continues in a fresh block.
+  void call(StringRef name, ArrayRef<Value> args) {
+    SmallVector<Type> types;
+    for (Value a : args)
+      types.push_back(a.getType());
+    LLVM::LLVMFuncOp f = runtimeFn(name, types);
+    Value status = LLVM::CallOp::create(b, loc, f, args).getResult();
+    Value failed = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, status,
+                                        constI32(0));
+    Block *next = b.getInsertionBlock()->splitBlock(b.getInsertionPoint());
+    LLVM::CondBrOp::create(b, loc, failed, exit, ValueRange{status}, next,
+                           ValueRange{});
+    b.setInsertionPointToStart(next);
+  }
+  /// A new tensor of `type` from the runtime.
+  FailureOr<Value> createTensor(RankedTensorType type) {
+    Type e = type.getElementType();
+    int32_t dtype = e.isF32()         ? kF32
+                    : e.isF64()       ? kF64
+                    : e.isInteger(32) ? kI32
+                    : e.isInteger(64) ? kI64
+                                      : -1;
+    if (dtype < 0)
+      return emitError(loc) << "the CPU runtime has no " << e << " tensors yet";
+    call("whale_rt_tensor_create",
+         {ctxArg, constI32(dtype), constI32(type.getRank()),
+          i64Array(type.getShape()), slot});
+    return LLVM::LoadOp::create(b, loc, ptr, slot).getResult();
+  }
+
+  LogicalResult lowerOp(Operation *op);
+
+  ModuleOp module;
+  MLIRContext *ctx;
+  OpBuilder b;
+  Type ptr, i32, i64, f64;
+  Location loc = UnknownLoc::get(ctx);
+  std::map<std::string, LLVM::GlobalOp> globals;
+  // Per function:
+  Value ctxArg, slot;
+  Block *exit = nullptr;
+  DenseMap<Value, Value> handles; // whale value -> tensor handle
+};
+
+LogicalResult Lowering::lowerOp(Operation *op) {
+  loc = op->getLoc();
+  auto in = [&](unsigned i) { return handles.lookup(op->getOperand(i)); };
+
+  if (auto p = dyn_cast<ParamOp>(op)) {
+    RankedTensorType t = p.getType();
+    if (!t.getElementType().isF32())
+      return p.emitOpError("the CPU runtime keeps f32 parameters only");
+    ArrayRef<double> args = p.getInitArgs();
+    call("whale_rt_param",
+         {ctxArg, cString(p.getName()),
+          constI32(static_cast<int32_t>(p.getInit())), f64Array(args),
+          constI32(args.size()), constI32(t.getRank()), i64Array(t.getShape()),
+          slot});
+    handles[p.getResult()] = LLVM::LoadOp::create(b, loc, ptr, slot);
+    return success();
+  }
+
+  if (op->getNumResults() != 1)
+    return op->emitOpError("has no lowering to the runtime");
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  FailureOr<Value> out = createTensor(type);
+  if (failed(out))
+    return failure();
+  handles[op->getResult(0)] = *out;
+
+  auto binary = [&](int32_t kind) {
+    call("whale_rt_binary", {ctxArg, constI32(kind), in(0), in(1), *out});
+  };
+  auto unary = [&](int32_t kind) {
+    call("whale_rt_unary", {ctxArg, constI32(kind), in(0), *out});
+  };
+  auto reduce = [&](int32_t kind, ArrayRef<int64_t> axes) {
+    call("whale_rt_reduce", {ctxArg, constI32(kind), in(0),
+                             constI32(axes.size()), i64Array(axes), *out});
+  };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](ConstantOp c) {
+        call("whale_rt_fill",
+             {ctxArg, *out, constF64(c.getValue().convertToDouble())});
+        return success();
+      })
+      .Case([&](MatmulOp m) {
+        call("whale_rt_matmul",
+             {ctxArg, in(0), in(1), *out, constI32(m.getTransposeLhs()),
+              constI32(m.getTransposeRhs())});
+        return success();
+      })
+      .Case([&](AddOp) {
+        binary(0);
+        return success();
+      })
+      .Case([&](SubOp) {
+        binary(1);
+        return success();
+      })
+      .Case([&](MulOp) {
+        binary(2);
+        return success();
+      })
+      .Case([&](DivOp) {
+        binary(3);
+        return success();
+      })
+      .Case([&](NegOp) {
+        unary(0);
+        return success();
+      })
+      .Case([&](ReluOp) {
+        unary(1);
+        return success();
+      })
+      .Case([&](GeluOp) {
+        unary(2);
+        return success();
+      })
+      .Case([&](TanhOp) {
+        unary(3);
+        return success();
+      })
+      .Case([&](ExpOp) {
+        unary(4);
+        return success();
+      })
+      .Case([&](LogOp) {
+        unary(5);
+        return success();
+      })
+      .Case([&](SqrtOp) {
+        unary(6);
+        return success();
+      })
+      .Case([&](CausalMaskOp) {
+        call("whale_rt_causal_mask", {ctxArg, in(0), *out});
+        return success();
+      })
+      .Case([&](SoftmaxOp s) {
+        int64_t axis =
+            s.getAxis() < 0 ? s.getAxis() + type.getRank() : s.getAxis();
+        call("whale_rt_softmax", {ctxArg, in(0), constI64(axis), *out});
+        return success();
+      })
+      .Case([&](LayerNormOp l) {
+        call("whale_rt_layernorm",
+             {ctxArg, in(0), in(1), in(2),
+              constF64(l.getEps().convertToDouble()), *out});
+        return success();
+      })
+      .Case([&](EmbeddingOp) {
+        call("whale_rt_embedding", {ctxArg, in(0), in(1), *out});
+        return success();
+      })
+      .Case([&](CrossEntropyOp) {
+        call("whale_rt_cross_entropy", {ctxArg, in(0), in(1), *out});
+        return success();
+      })
+      .Case([&](ReduceSumOp r) {
+        reduce(0, r.getAxes());
+        return success();
+      })
+      .Case([&](ReduceMeanOp r) {
+        reduce(1, r.getAxes());
+        return success();
+      })
+      .Case([&](ReduceMaxOp r) {
+        reduce(2, r.getAxes());
+        return success();
+      })
+      .Case([&](ReshapeOp) {
+        call("whale_rt_reshape", {ctxArg, in(0), *out});
+        return success();
+      })
+      .Case([&](TransposeOp t) {
+        call("whale_rt_transpose",
+             {ctxArg, in(0), i64Array(t.getPermutation()), *out});
+        return success();
+      })
+      .Case([&](SliceOp s) {
+        int64_t axis =
+            s.getAxis() < 0 ? s.getAxis() + type.getRank() : s.getAxis();
+        call("whale_rt_slice",
+             {ctxArg, in(0), constI64(axis), constI64(s.getStart()),
+              constI64(s.getEnd()), *out});
+        return success();
+      })
+      .Case([&](ConcatOp c) {
+        // The input handles, in an array on the stack.
+        int64_t n = c.getInputs().size();
+        Value array = LLVM::AllocaOp::create(b, loc, ptr, ptr, constI64(n));
+        for (int64_t i = 0; i < n; ++i) {
+          Value at = LLVM::GEPOp::create(
+              b, loc, ptr, ptr, array,
+              ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+          LLVM::StoreOp::create(b, loc, in(i), at);
+        }
+        int64_t axis =
+            c.getAxis() < 0 ? c.getAxis() + type.getRank() : c.getAxis();
+        call("whale_rt_concat",
+             {ctxArg, constI32(n), array, constI64(axis), *out});
+        return success();
+      })
+      .Default([&](Operation *o) {
+        return o->emitOpError("has no lowering to the runtime");
+      });
+}
+
+LogicalResult Lowering::lower(func::FuncOp fn) {
+  loc = fn.getLoc();
+  handles.clear();
+  // The program in order, TaskGraph bodies in place; a TaskGraph's results
+  // are the values its yield hands on.
+  SmallVector<Operation *> ops;
+  DenseMap<Value, Value> alias;
+  fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (auto y = dyn_cast<YieldOp>(op)) {
+      auto tg = cast<TaskGraphOp>(y->getParentOp());
+      for (auto [r, v] : llvm::zip(tg.getResults(), y.getValues()))
+        alias[r] = v;
+    } else if (op->getDialect() && isa<WhaleDialect>(op->getDialect()) &&
+               !isa<TaskGraphOp>(op)) {
+      ops.push_back(op);
+    }
+  });
+  auto resolve = [&](Value v) {
+    while (alias.count(v))
+      v = alias.lookup(v);
+    return v;
+  };
+  auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+  if (ret.getNumOperands() != 1)
+    return fn.emitOpError("a model returns one value");
+  Value result = resolve(ret.getOperand(0));
+
+  // The last op to read each value, so its tensor is released right after.
+  DenseMap<Value, Operation *> lastUse;
+  for (Operation *op : ops)
+    for (Value v : op->getOperands())
+      lastUse[resolve(v)] = op;
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(fn);
+  auto type = LLVM::LLVMFunctionType::get(i32, {ptr, ptr, ptr});
+  std::string name = fn.getName().str();
+  fn.setName(name + ".whale"); // make room for the lowered function
+  auto lowered = LLVM::LLVMFuncOp::create(b, fn.getLoc(), name, type);
+  Block *entry = lowered.addEntryBlock(b);
+  exit = new Block();
+  lowered.getBody().push_back(exit);
+  exit->addArgument(i32, fn.getLoc());
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(exit);
+    LLVM::ReturnOp::create(b, fn.getLoc(), exit->getArgument(0));
+  }
+  b.setInsertionPointToStart(entry);
+  ctxArg = entry->getArgument(0);
+  Value inputs = entry->getArgument(1), resultOut = entry->getArgument(2);
+  slot = LLVM::AllocaOp::create(b, loc, ptr, ptr, constI64(1));
+  for (BlockArgument arg : fn.getArguments()) {
+    Value at = LLVM::GEPOp::create(
+        b, loc, ptr, ptr, inputs,
+        ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(arg.getArgNumber())});
+    handles[arg] = LLVM::LoadOp::create(b, loc, ptr, at);
+  }
+
+  for (Operation *op : ops) {
+    // Operands may be TaskGraph results: read them through their yields.
+    for (OpOperand &use : op->getOpOperands())
+      if (Value v = resolve(use.get()); v != use.get())
+        handles[use.get()] = handles.lookup(v);
+    if (failed(lowerOp(op)))
+      return failure();
+    // Release what this op was the last to read (never inputs, parameters or
+    // the result, which the caller owns).
+    for (Value v : op->getOperands()) {
+      Value r = resolve(v);
+      if (lastUse.lookup(r) != op || r == result || isa<BlockArgument>(r) ||
+          r.getDefiningOp<ParamOp>())
+        continue;
+      LLVM::CallOp::create(b, loc,
+                           runtimeVoidFn("whale_rt_tensor_release", {ptr, ptr}),
+                           ValueRange{ctxArg, handles.lookup(r)});
+      lastUse.erase(r);
+    }
+  }
+  Value resultHandle = handles.lookup(result);
+  if (!resultHandle)
+    return fn.emitOpError("returns a value the lowering did not produce");
+  LLVM::StoreOp::create(b, loc, resultHandle, resultOut);
+  LLVM::BrOp::create(b, loc, ValueRange{constI32(0)}, exit);
+  fn.erase();
+  return success();
+}
+
+struct WhaleToRuntimePass
+    : public whale::impl::WhaleToRuntimeBase<WhaleToRuntimePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> models;
+    module.walk([&](func::FuncOp fn) {
+      if (fn->hasAttr("whale.model"))
+        models.push_back(fn);
+    });
+    Lowering lowering(module);
+    for (func::FuncOp fn : models)
+      if (failed(lowering.lower(fn)))
+        return signalPassFailure();
+    // The config and train blocks are for the driver; the lowered module
+    // carries code only.
+    module->removeAttr("whale.config");
+  }
+};
+
+} // namespace
