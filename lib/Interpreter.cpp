@@ -5,9 +5,11 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lang/Frontend.h"
 #include "lang/MLIRGen.h"
+#include "lowering/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
@@ -20,6 +22,8 @@ std::optional<Stage> parseStage(const std::string &name) {
     return Stage::AST;
   if (name == "whale")
     return Stage::Whale;
+  if (name == "runtime")
+    return Stage::Runtime;
   return std::nullopt;
 }
 
@@ -50,6 +54,7 @@ struct Interpreter::Impl {
   explicit Impl(InterpreterOptions options) : options(std::move(options)) {
     context.getOrLoadDialect<WhaleDialect>();
     context.getOrLoadDialect<mlir::func::FuncDialect>();
+    context.getOrLoadDialect<mlir::LLVM::LLVMDialect>();
   }
 };
 
@@ -159,10 +164,21 @@ std::optional<std::string> Interpreter::emit(Stage stage) {
   switch (stage) {
   case Stage::AST:
     return lang::dumpAST(*impl->frontend->mainAST());
-  case Stage::Whale: {
+  case Stage::Whale:
+  case Stage::Runtime: {
     mlir::ModuleOp m = module();
     if (!m)
       return std::nullopt;
+    mlir::OwningOpRef<mlir::ModuleOp> lowered;
+    if (stage == Stage::Runtime) {
+      // A copy: the whale-dialect module stays as it is for other stages.
+      lowered = m.clone();
+      mlir::PassManager pm(&impl->context);
+      pm.addPass(createWhaleToRuntime());
+      if (mlir::failed(pm.run(*lowered)))
+        return std::nullopt;
+      m = *lowered;
+    }
     std::string text;
     llvm::raw_string_ostream os(text);
     m.print(os);

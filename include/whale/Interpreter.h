@@ -34,6 +34,7 @@ namespace whale {
 enum class Stage {
   AST,   ///< the syntax tree of the main script
   Whale, ///< the whale dialect: the local model with its TaskGraphs
+  Runtime, ///< the model as calls of the runtime's C ABI (LLVM dialect)
 };
 std::optional<Stage> parseStage(const std::string &name);
 

@@ -26,14 +26,16 @@ namespace {
 const char *kUsage = R"(usage: whale <command> [options]
 
 commands:
-  compile FILE.whl [--emit=ast|whale] [-o OUT] [--dim NAME=N]... [-I DIR]...
+  compile FILE.whl [--emit=ast|whale|runtime] [-o OUT] [--dim NAME=N]...
+                   [-I DIR]...
                    [--annotate-cost] [--locations]
       check a script and print it at a stage (default: whale)
   version          print the version
   help             print this text
 
 options of compile:
-  --emit=STAGE     ast: the syntax tree; whale: the whale dialect
+  --emit=STAGE     ast: the syntax tree; whale: the whale dialect;
+                   runtime: calls of the runtime's C ABI (LLVM dialect)
   -o OUT           write the output to OUT instead of standard output
   --dim NAME=N     bind a symbolic input dimension (e.g. the batch B)
   -I DIR           search DIR for imports (before WHALE_PATH and the stdlib)
@@ -99,7 +101,8 @@ int compile(int argc, char **argv) {
     return usageError("compile needs a script: whale compile FILE.whl");
   std::optional<whale::Stage> stage = whale::parseStage(emit);
   if (!stage)
-    return usageError("unknown stage '" + emit + "'; stages: ast, whale");
+    return usageError("unknown stage '" + emit +
+                      "'; stages: ast, whale, runtime");
 
   whale::Interpreter interp(opts);
   bool ok = interp.loadFile(file);

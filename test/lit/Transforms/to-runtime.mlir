@@ -1,0 +1,80 @@
+// RUN: whale-opt %s -split-input-file --whale-to-runtime | FileCheck %s
+
+// A model becomes `i32 @name(ctx, inputs, result)`: inputs loaded from the
+// array, each op an output tensor plus one runtime call, every status
+// checked, intermediates released after their last use.
+
+// CHECK-LABEL: llvm.func @m(
+// CHECK-SAME: %[[CTX:[a-z0-9]+]]: !llvm.ptr, %[[IN:[a-z0-9]+]]: !llvm.ptr, %[[OUT:[a-z0-9]+]]: !llvm.ptr) -> i32
+// CHECK: %[[X:.*]] = llvm.load {{.*}} : !llvm.ptr -> !llvm.ptr
+// CHECK: %[[S:.*]] = llvm.call @whale_rt_param(%[[CTX]], {{.*}}) : (!llvm.ptr, !llvm.ptr, i32, !llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr) -> i32
+// CHECK: %[[F:.*]] = llvm.icmp "ne" %[[S]]
+// CHECK: llvm.cond_br %[[F]], ^[[EXIT:bb[0-9]+]](%[[S]] : i32), ^bb
+// CHECK: llvm.call @whale_rt_tensor_create
+// CHECK: llvm.call @whale_rt_matmul(%[[CTX]], %[[X]], {{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32, i32) -> i32
+// CHECK: llvm.call @whale_rt_unary
+// CHECK: llvm.call @whale_rt_tensor_release
+// CHECK: llvm.call @whale_rt_reduce
+// CHECK: llvm.call @whale_rt_tensor_release
+// CHECK: llvm.store %{{.*}}, %[[OUT]]
+// CHECK: ^[[EXIT]](%[[R:.*]]: i32):
+// CHECK-NEXT: llvm.return %[[R]] : i32
+// CHECK-NOT: func.func
+// CHECK-NOT: whale.
+func.func @m(%x: tensor<4x8xf32>) -> tensor<f32> attributes {whale.model} {
+  %l = whale.taskgraph replicate -> (tensor<f32>) {
+    %w = whale.param "m/w" normal [0.0, 0.02] : tensor<8x8xf32>
+    %h = whale.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+    %r = whale.relu %h : tensor<4x8xf32>
+    %s = whale.reduce_mean %r axes = [0, 1] : tensor<4x8xf32> -> tensor<f32>
+    whale.yield %s : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Shapes, names and initializer numbers are constant globals, shared when
+// equal; op codes and attributes are constants of the call.
+// CHECK-DAG: llvm.mlir.global internal constant @{{.*}}("m/w\00")
+// CHECK-DAG: llvm.mlir.global internal constant @{{.*}}(dense<[0.000000e+00, 2.000000e-02]> : tensor<2xf64>) {{.*}} : !llvm.array<2 x f64>
+// CHECK-DAG: llvm.mlir.global internal constant @{{.*}}(dense<[2, 0, 1]> : tensor<3xi64>) {{.*}} : !llvm.array<3 x i64>
+// CHECK-LABEL: llvm.func @ops
+// CHECK: %[[SUB:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK: llvm.call @whale_rt_binary(%{{.*}}, %[[SUB]],
+// CHECK: llvm.call @whale_rt_softmax
+// CHECK: llvm.call @whale_rt_layernorm
+// CHECK: llvm.call @whale_rt_transpose
+// CHECK: llvm.call @whale_rt_slice
+// CHECK: llvm.alloca %{{.*}} x !llvm.ptr
+// CHECK: llvm.call @whale_rt_concat
+// CHECK: llvm.call @whale_rt_fill
+// CHECK: llvm.call @whale_rt_causal_mask
+// CHECK: llvm.call @whale_rt_reshape
+func.func @ops(%x: tensor<2x3x4xf32>, %g: tensor<4xf32>) -> tensor<24xf32> attributes {whale.model} {
+  %w = whale.param "m/w" normal [0.0, 0.02] : tensor<2x3x4xf32>
+  %a = whale.sub %x, %w : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  %s = whale.softmax %a axis = -1 : tensor<2x3x4xf32>
+  %n = whale.layernorm %s, %g, %g eps = 1.0e-5 : tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>
+  %t = whale.transpose %n permutation = [2, 0, 1] : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
+  %c = whale.slice %t axis = 0, start = 0, end = 2 : tensor<4x2x3xf32> -> tensor<2x2x3xf32>
+  %j = whale.concat %c, %c axis = 0 : tensor<2x2x3xf32>, tensor<2x2x3xf32> -> tensor<4x2x3xf32>
+  %k = whale.constant 2.0 : tensor<f32>
+  %m = whale.mul %j, %k : tensor<4x2x3xf32>, tensor<f32> -> tensor<4x2x3xf32>
+  %q = whale.causal_mask %m : tensor<4x2x3xf32>
+  %r = whale.reshape %q : tensor<4x2x3xf32> -> tensor<24xf32>
+  return %r : tensor<24xf32>
+}
+
+// -----
+
+// Embedding and cross entropy take integer ids and labels.
+// CHECK-LABEL: llvm.func @lm
+// CHECK: llvm.call @whale_rt_embedding
+// CHECK: llvm.call @whale_rt_cross_entropy
+func.func @lm(%ids: tensor<2x5xi32>) -> tensor<2x5xf32> attributes {whale.model} {
+  %t = whale.param "lm/table" normal [0.0, 0.02] : tensor<16x16xf32>
+  %e = whale.embedding %t[%ids] : tensor<16x16xf32>, tensor<2x5xi32> -> tensor<2x5x16xf32>
+  %l = whale.cross_entropy %e, %ids : tensor<2x5x16xf32>, tensor<2x5xi32> -> tensor<2x5xf32>
+  return %l : tensor<2x5xf32>
+}
