@@ -5,42 +5,21 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fuzz/CollectInputs.h"
+
 #include <cstdint>
 #include <cstdio>
-#include <dirent.h>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/stat.h>
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void collect(const std::string &path, std::vector<std::string> &out) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0)
-    return;
-  if (S_ISREG(st.st_mode)) {
-    out.push_back(path);
-    return;
-  }
-  if (!S_ISDIR(st.st_mode))
-    return;
-  DIR *dir = ::opendir(path.c_str());
-  if (!dir)
-    return;
-  while (dirent *e = ::readdir(dir)) {
-    std::string name = e->d_name;
-    if (name != "." && name != "..")
-      collect(path + "/" + name, out);
-  }
-  ::closedir(dir);
-}
-
 int main(int argc, char **argv) {
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i)
-    collect(argv[i], files);
+    whale::fuzz::collectInputs(argv[i], files);
   if (files.empty()) {
     std::fprintf(stderr, "whale-fuzz-replay: no inputs found\n");
     return 1;

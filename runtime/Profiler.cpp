@@ -2,6 +2,8 @@
 
 #include "runtime/Profiler.h"
 
+#include "runtime/Json.h"
+
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -31,35 +33,6 @@ std::vector<Profiler::Event> Profiler::events() const {
   return recorded;
 }
 
-static std::string jsonString(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-    case '"':
-      out += "\\\"";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    default:
-      if (static_cast<unsigned char>(c) < 0x20) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", c);
-        out += buf;
-      } else {
-        out += c;
-      }
-    }
-  }
-  return out + "\"";
-}
-
 std::string Profiler::chromeTraceJson() const {
   std::lock_guard<std::mutex> lock(mutex);
   std::string out = "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
@@ -72,8 +45,8 @@ std::string Profiler::chromeTraceJson() const {
   for (const auto &[track, name] : trackNames) {
     sep();
     out += "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 0, \"tid\": " +
-           std::to_string(track) +
-           ", \"args\": {\"name\": " + jsonString(name) + "}}";
+           std::to_string(track) + ", \"args\": {\"name\": " + jsonQuote(name) +
+           "}}";
   }
   char buf[96];
   for (const Event &e : recorded) {
@@ -81,8 +54,8 @@ std::string Profiler::chromeTraceJson() const {
     // Chrome traces count microseconds; keep the nanoseconds as fractions.
     std::snprintf(buf, sizeof buf, "\"ts\": %.3f, \"dur\": %.3f",
                   (e.startNs - origin) / 1e3, e.durationNs / 1e3);
-    out += "{\"ph\": \"X\", \"name\": " + jsonString(e.name) +
-           ", \"cat\": " + jsonString(e.category) +
+    out += "{\"ph\": \"X\", \"name\": " + jsonQuote(e.name) +
+           ", \"cat\": " + jsonQuote(e.category) +
            ", \"pid\": 0, \"tid\": " + std::to_string(e.track) + ", " + buf +
            "}";
   }

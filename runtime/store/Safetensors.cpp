@@ -2,6 +2,8 @@
 
 #include "runtime/store/Safetensors.h"
 
+#include "runtime/Json.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -34,23 +36,6 @@ int64_t safetensorsDtypeSize(const std::string &d) {
 //===----------------------------------------------------------------------===//
 // Writing
 //===----------------------------------------------------------------------===//
-
-static std::string jsonQuote(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
 
 Status writeSafetensors(const std::string &path, const Checkpoint &ckpt) {
   std::string header = "{";
