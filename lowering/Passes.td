@@ -32,11 +32,12 @@ def WhaleToRuntime : Pass<"whale-to-runtime", "mlir::ModuleOp"> {
     ```
 
     `%inputs` points to the input tensor handles in order; the handle of the
-    result is stored to `%result`. Each op becomes a `whale_rt_tensor_create`
+    result is stored to `%result`, and the caller releases it. Each op becomes a `whale_rt_tensor_create`
     for its output (static shapes are known) and one `whale_rt_*` call; every
     status is checked, and the first failure is returned (the message is in
     the context). Parameters are fetched by name with `whale_rt_param`.
-    Intermediate tensors are released after their last use. TaskGraphs run
+    Intermediate tensors are released after their last use (at once when
+    nothing reads them). TaskGraphs run
     in place: on one device their strategy does not matter.
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];

@@ -387,6 +387,13 @@ LogicalResult Lowering::lower(func::FuncOp fn) {
         handles[use.get()] = handles.lookup(v);
     if (failed(lowerOp(op)))
       return failure();
+    // An output nothing reads is released at once, so repeated calls do
+    // not pile up tensors in the context.
+    for (Value r : op->getResults())
+      if (!lastUse.count(r) && r != result && !isa<ParamOp>(op))
+        LLVM::CallOp::create(
+            b, loc, runtimeVoidFn("whale_rt_tensor_release", {ptr, ptr}),
+            ValueRange{ctxArg, handles.lookup(r)});
     // Release what this op was the last to read (never inputs, parameters or
     // the result, which the caller owns).
     for (Value v : op->getOperands()) {

@@ -78,3 +78,18 @@ func.func @lm(%ids: tensor<2x5xi32>) -> tensor<2x5xf32> attributes {whale.model}
   %l = whale.cross_entropy %e, %ids : tensor<2x5x16xf32>, tensor<2x5xi32> -> tensor<2x5xf32>
   return %l : tensor<2x5xf32>
 }
+
+// -----
+
+// An output nothing reads is released right after the call that made it.
+// CHECK-LABEL: llvm.func @dead
+// CHECK: llvm.call @whale_rt_unary(%{{.*}}, %{{.*}}, %{{.*}}, %[[DEAD:[0-9]+]])
+// CHECK: llvm.call @whale_rt_tensor_release(%{{.*}}, %[[DEAD]])
+// CHECK: llvm.call @whale_rt_unary
+// CHECK-NOT: llvm.call @whale_rt_tensor_release
+// CHECK: llvm.store
+func.func @dead(%x: tensor<4xf32>) -> tensor<4xf32> attributes {whale.model} {
+  %unused = whale.exp %x : tensor<4xf32>
+  %r = whale.relu %x : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
