@@ -43,6 +43,20 @@ llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
   add("whale_rt_transpose", &whale_rt_transpose);
   add("whale_rt_slice", &whale_rt_slice);
   add("whale_rt_concat", &whale_rt_concat);
+  add("whale_rt_broadcast", &whale_rt_broadcast);
+  add("whale_rt_matmul_grad", &whale_rt_matmul_grad);
+  add("whale_rt_binary_grad", &whale_rt_binary_grad);
+  add("whale_rt_unary_grad", &whale_rt_unary_grad);
+  add("whale_rt_softmax_grad", &whale_rt_softmax_grad);
+  add("whale_rt_causal_mask_grad", &whale_rt_causal_mask_grad);
+  add("whale_rt_layernorm_grad", &whale_rt_layernorm_grad);
+  add("whale_rt_embedding_grad", &whale_rt_embedding_grad);
+  add("whale_rt_cross_entropy_grad", &whale_rt_cross_entropy_grad);
+  add("whale_rt_reduce_grad", &whale_rt_reduce_grad);
+  add("whale_rt_slice_grad", &whale_rt_slice_grad);
+  add("whale_rt_sgd_update", &whale_rt_sgd_update);
+  add("whale_rt_adam_update", &whale_rt_adam_update);
+  add("whale_rt_clip_grad_norm", &whale_rt_clip_grad_norm);
   return map;
 }
 

@@ -1,101 +1,17 @@
 //===- CApi.cpp - the runtime's C ABI over the C++ runtime ----------------===//
 
-#include "runtime/WhaleRuntime.h"
-
-#include "runtime/Device.h"
-#include "runtime/Tensor.h"
-#include "runtime/cpu/Kernels.h"
+#include "runtime/CApiInternal.h"
 #include "runtime/data/DataOrder.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <map>
-#include <memory>
 #include <new>
 
 using namespace whale::rt;
-
-struct whale_rt_tensor {
-  Tensor tensor;
-};
-
-struct whale_rt_context {
-  std::unique_ptr<CpuDevice> device;
-  uint64_t seed = 0;
-  std::string lastError;
-  std::map<std::string, std::unique_ptr<whale_rt_tensor>> params;
-  std::map<whale_rt_tensor *, std::unique_ptr<whale_rt_tensor>> tensors;
-
-  whale_rt_status fail(const Status &s) {
-    lastError = s.message();
-    switch (s.code()) {
-    case Status::Code::Ok:
-      return WHALE_RT_OK;
-    case Status::Code::OutOfMemory:
-      return WHALE_RT_OUT_OF_MEMORY;
-    case Status::Code::InvalidArgument:
-      return WHALE_RT_INVALID_ARGUMENT;
-    case Status::Code::Internal:
-      return WHALE_RT_INTERNAL;
-    }
-    return WHALE_RT_INTERNAL;
-  }
-  whale_rt_status invalid(const std::string &msg) {
-    return fail(Status::invalid(msg));
-  }
-};
+using namespace whale::rt::capi;
 
 namespace {
-
-bool dtypeFromAbi(int32_t d, DType &out) {
-  switch (d) {
-  case WHALE_RT_F32:
-    out = DType::F32;
-    return true;
-  case WHALE_RT_F64:
-    out = DType::F64;
-    return true;
-  case WHALE_RT_I32:
-    out = DType::I32;
-    return true;
-  case WHALE_RT_I64:
-    out = DType::I64;
-    return true;
-  default:
-    return false;
-  }
-}
-
-const Shape &shapeOf(whale_rt_tensor *t) { return t->tensor.shape(); }
-
-/// Checks that every tensor is present and f32; names the op and argument.
-whale_rt_status
-needF32(whale_rt_context *ctx, const char *op,
-        std::initializer_list<std::pair<const char *, whale_rt_tensor *>> ts) {
-  for (const auto &[name, t] : ts) {
-    if (!t)
-      return ctx->invalid(std::string(op) + ": '" + name + "' is null");
-    if (t->tensor.dtype() != DType::F32)
-      return ctx->invalid(std::string(op) + ": '" + name + "' is " +
-                          dtypeName(t->tensor.dtype()) + ", expected f32");
-  }
-  return WHALE_RT_OK;
-}
-
-whale_rt_status needShape(whale_rt_context *ctx, const char *op,
-                          whale_rt_tensor *out, const Shape &want) {
-  if (shapeOf(out) != want)
-    return ctx->invalid(std::string(op) + ": the output is " +
-                        shapeString(shapeOf(out)) + " but the result is " +
-                        shapeString(want));
-  return WHALE_RT_OK;
-}
-
-bool isIndex(whale_rt_tensor *t) {
-  return t &&
-         (t->tensor.dtype() == DType::I32 || t->tensor.dtype() == DType::I64);
-}
 
 /// A name's key in the seed's stream (FNV-1a), so each parameter has its
 /// own numbers whatever order parameters are made in.
@@ -108,19 +24,6 @@ uint64_t nameKey(uint64_t seed, const char *name) {
 
 double uniform01(uint64_t key, uint64_t n) {
   return static_cast<double>(streamValue(key, n) >> 11) * 0x1.0p-53;
-}
-
-template <class Fn> whale_rt_status guarded(whale_rt_context *ctx, Fn fn) {
-  if (!ctx)
-    return WHALE_RT_INVALID_ARGUMENT;
-  try {
-    return fn();
-  } catch (const std::bad_alloc &) {
-    return ctx->fail(Status::outOfMemory(ctx->device->name() +
-                                         ": the system ran out of memory"));
-  } catch (const std::exception &e) {
-    return ctx->fail(Status::internal(e.what()));
-  }
 }
 
 } // namespace

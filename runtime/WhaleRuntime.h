@@ -35,14 +35,22 @@ enum {
 enum { WHALE_RT_F32 = 0, WHALE_RT_F64 = 1, WHALE_RT_I32 = 2, WHALE_RT_I64 = 3 };
 enum { WHALE_RT_ADD = 0, WHALE_RT_SUB = 1, WHALE_RT_MUL = 2, WHALE_RT_DIV = 3 };
 enum {
-  WHALE_RT_NEG = 0, WHALE_RT_RELU = 1, WHALE_RT_GELU = 2, WHALE_RT_TANH = 3,
-  WHALE_RT_EXP = 4, WHALE_RT_LOG = 5, WHALE_RT_SQRT = 6,
+  WHALE_RT_NEG = 0,
+  WHALE_RT_RELU = 1,
+  WHALE_RT_GELU = 2,
+  WHALE_RT_TANH = 3,
+  WHALE_RT_EXP = 4,
+  WHALE_RT_LOG = 5,
+  WHALE_RT_SQRT = 6,
 };
 enum { WHALE_RT_SUM = 0, WHALE_RT_MEAN = 1, WHALE_RT_MAX = 2 };
 /* Initializers, numbered as the whale dialect's InitKind. */
 enum {
-  WHALE_RT_INIT_ZEROS = 0, WHALE_RT_INIT_ONES = 1, WHALE_RT_INIT_NORMAL = 2,
-  WHALE_RT_INIT_UNIFORM = 3, WHALE_RT_INIT_XAVIER = 4,
+  WHALE_RT_INIT_ZEROS = 0,
+  WHALE_RT_INIT_ONES = 1,
+  WHALE_RT_INIT_NORMAL = 2,
+  WHALE_RT_INIT_UNIFORM = 3,
+  WHALE_RT_INIT_XAVIER = 4,
 };
 
 /* A CPU device with `threads` workers and a memory limit in bytes (0: none).
@@ -89,10 +97,12 @@ whale_rt_status whale_rt_softmax(whale_rt_context *ctx, whale_rt_tensor *x,
 whale_rt_status whale_rt_causal_mask(whale_rt_context *ctx, whale_rt_tensor *x,
                                      whale_rt_tensor *out);
 whale_rt_status whale_rt_layernorm(whale_rt_context *ctx, whale_rt_tensor *x,
-                                   whale_rt_tensor *gamma, whale_rt_tensor *beta,
-                                   double eps, whale_rt_tensor *out);
-whale_rt_status whale_rt_embedding(whale_rt_context *ctx, whale_rt_tensor *table,
-                                   whale_rt_tensor *ids, whale_rt_tensor *out);
+                                   whale_rt_tensor *gamma,
+                                   whale_rt_tensor *beta, double eps,
+                                   whale_rt_tensor *out);
+whale_rt_status whale_rt_embedding(whale_rt_context *ctx,
+                                   whale_rt_tensor *table, whale_rt_tensor *ids,
+                                   whale_rt_tensor *out);
 whale_rt_status whale_rt_cross_entropy(whale_rt_context *ctx,
                                        whale_rt_tensor *logits,
                                        whale_rt_tensor *labels,
@@ -112,6 +122,74 @@ whale_rt_status whale_rt_slice(whale_rt_context *ctx, whale_rt_tensor *x,
 whale_rt_status whale_rt_concat(whale_rt_context *ctx, int32_t num_inputs,
                                 whale_rt_tensor *const *inputs, int64_t axis,
                                 whale_rt_tensor *out);
+
+/* Copies x into the larger out by NumPy broadcasting. */
+whale_rt_status whale_rt_broadcast(whale_rt_context *ctx, whale_rt_tensor *x,
+                                   whale_rt_tensor *out);
+
+/* Gradients. Each writes (overwrites) the gradient of its op's inputs from
+ * the gradient of its output; a null gradient output is skipped. Statistics
+ * a backward needs (layernorm's mean and rstd, cross entropy's
+ * log-sum-exp, max's argmax) are recomputed from the forward inputs. */
+whale_rt_status whale_rt_matmul_grad(whale_rt_context *ctx, whale_rt_tensor *a,
+                                     whale_rt_tensor *b, whale_rt_tensor *dout,
+                                     whale_rt_tensor *da, whale_rt_tensor *db,
+                                     int32_t transpose_a, int32_t transpose_b);
+whale_rt_status whale_rt_binary_grad(whale_rt_context *ctx, int32_t op,
+                                     whale_rt_tensor *a, whale_rt_tensor *b,
+                                     whale_rt_tensor *dout, whale_rt_tensor *da,
+                                     whale_rt_tensor *db);
+/* y is the forward output (tanh, exp and sqrt use it). */
+whale_rt_status whale_rt_unary_grad(whale_rt_context *ctx, int32_t op,
+                                    whale_rt_tensor *x, whale_rt_tensor *y,
+                                    whale_rt_tensor *dy, whale_rt_tensor *dx);
+whale_rt_status whale_rt_softmax_grad(whale_rt_context *ctx, whale_rt_tensor *y,
+                                      whale_rt_tensor *dy, int64_t axis,
+                                      whale_rt_tensor *dx);
+whale_rt_status whale_rt_causal_mask_grad(whale_rt_context *ctx,
+                                          whale_rt_tensor *dy,
+                                          whale_rt_tensor *dx);
+whale_rt_status
+whale_rt_layernorm_grad(whale_rt_context *ctx, whale_rt_tensor *x,
+                        whale_rt_tensor *gamma, double eps, whale_rt_tensor *dy,
+                        whale_rt_tensor *dx, whale_rt_tensor *dgamma,
+                        whale_rt_tensor *dbeta);
+whale_rt_status whale_rt_embedding_grad(whale_rt_context *ctx,
+                                        whale_rt_tensor *ids,
+                                        whale_rt_tensor *dout,
+                                        whale_rt_tensor *dtable);
+whale_rt_status whale_rt_cross_entropy_grad(whale_rt_context *ctx,
+                                            whale_rt_tensor *logits,
+                                            whale_rt_tensor *labels,
+                                            whale_rt_tensor *dloss,
+                                            whale_rt_tensor *dlogits);
+whale_rt_status whale_rt_reduce_grad(whale_rt_context *ctx, int32_t op,
+                                     whale_rt_tensor *x, int32_t num_axes,
+                                     const int64_t *axes, whale_rt_tensor *dout,
+                                     whale_rt_tensor *dx);
+whale_rt_status whale_rt_slice_grad(whale_rt_context *ctx,
+                                    whale_rt_tensor *dout, int64_t axis,
+                                    int64_t start, whale_rt_tensor *dx);
+
+/* Optimizer steps on a parameter (from whale_rt_param) with its gradient.
+ * State (momentum, Adam's moments) lives in the context, per parameter,
+ * zero at first use. `step` counts from 1. */
+whale_rt_status whale_rt_sgd_update(whale_rt_context *ctx,
+                                    whale_rt_tensor *param,
+                                    whale_rt_tensor *grad, double lr,
+                                    double momentum, double weight_decay);
+whale_rt_status whale_rt_adam_update(whale_rt_context *ctx,
+                                     whale_rt_tensor *param,
+                                     whale_rt_tensor *grad, int64_t step,
+                                     double lr, double beta1, double beta2,
+                                     double eps, double weight_decay,
+                                     int32_t decoupled);
+/* Scales the gradients together so their global L2 norm is at most
+ * max_norm; the norm before clipping goes to *norm (may be null). */
+whale_rt_status whale_rt_clip_grad_norm(whale_rt_context *ctx,
+                                        int32_t num_grads,
+                                        whale_rt_tensor *const *grads,
+                                        double max_norm, double *norm);
 
 #ifdef __cplusplus
 }

@@ -88,6 +88,18 @@ void binary(CpuDevice &dev, BinaryOp op, View<const T> a, View<const T> b,
 }
 
 template <class T>
+void broadcastTo(CpuDevice &dev, View<const T> x, View<T> out) {
+  forEachRow<T>(
+      dev, x.shape, Shape{}, out.shape,
+      [&](int64_t xo, int64_t sx, int64_t, int64_t, int64_t oo, int64_t n) {
+        const T *src = x.data + xo;
+        T *dst = out.data + oo;
+        for (int64_t i = 0; i < n; ++i)
+          dst[i] = src[i * sx];
+      });
+}
+
+template <class T>
 void reduceToShape(CpuDevice &dev, View<const T> full, View<T> out) {
   int64_t n = full.numel();
   if (out.numel() == n) {
@@ -287,6 +299,7 @@ void causalMaskBackward(CpuDevice &dev, View<const T> dy, View<T> dx) {
                                   View<const T>, View<const T>, View<T> *,     \
                                   View<T> *);                                  \
   template void reduceToShape<T>(CpuDevice &, View<const T>, View<T>);         \
+  template void broadcastTo<T>(CpuDevice &, View<const T>, View<T>);           \
   template void unary<T>(CpuDevice &, UnaryOp, View<const T>, View<T>);        \
   template void unaryBackward<T>(CpuDevice &, UnaryOp, View<const T>,          \
                                  View<const T>, View<const T>, View<T>);       \

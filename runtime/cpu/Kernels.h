@@ -74,6 +74,11 @@ void causalMask(CpuDevice &dev, View<const T> x, View<T> out);
 template <class T>
 void causalMaskBackward(CpuDevice &dev, View<const T> dy, View<T> dx);
 
+/// Copies x into the larger `out` by NumPy broadcasting (the gradient of a
+/// sum or mean, spread back over the reduced axes).
+template <class T>
+void broadcastTo(CpuDevice &dev, View<const T> x, View<T> out);
+
 /// Sums `full` (of shape fullShape) into `out`, whose shape broadcasts to
 /// fullShape: the gradient of a broadcast.
 template <class T>

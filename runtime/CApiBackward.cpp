@@ -1,0 +1,441 @@
+//===- CApiBackward.cpp - the C ABI's gradients and optimizer steps -------===//
+
+#include "runtime/CApiInternal.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+using namespace whale::rt;
+using namespace whale::rt::capi;
+
+namespace {
+
+/// A gradient output, when present, must have its input's shape.
+whale_rt_status sameShape(whale_rt_context *ctx, const char *op,
+                          whale_rt_tensor *grad, whale_rt_tensor *of) {
+  if (grad && shapeOf(grad) != shapeOf(of))
+    return ctx->invalid(std::string(op) + ": a gradient is " +
+                        shapeString(shapeOf(grad)) + " for an input of " +
+                        shapeString(shapeOf(of)));
+  return WHALE_RT_OK;
+}
+
+/// Zeroed f32 state beside a parameter, made on first use.
+whale_rt_status optimizerState(whale_rt_context *ctx, whale_rt_tensor *param,
+                               size_t count, std::vector<Tensor> *&out) {
+  std::vector<Tensor> &state = ctx->optimizerState[param];
+  while (state.size() < count) {
+    Tensor t;
+    if (Status st = Tensor::create(*ctx->device, DType::F32, shapeOf(param), t);
+        !st)
+      return ctx->fail(st);
+    std::memset(t.raw(), 0, t.bytes());
+    state.push_back(std::move(t));
+  }
+  out = &state;
+  return WHALE_RT_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+whale_rt_status whale_rt_broadcast(whale_rt_context *ctx, whale_rt_tensor *x,
+                                   whale_rt_tensor *out) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needF32(ctx, "broadcast", {{"x", x}, {"out", out}}))
+      return s;
+    const Shape &sx = shapeOf(x), &so = shapeOf(out);
+    bool fits = sx.size() <= so.size();
+    for (size_t i = 0; fits && i < sx.size(); ++i) {
+      int64_t a = sx[sx.size() - 1 - i], b = so[so.size() - 1 - i];
+      fits = a == b || a == 1;
+    }
+    if (!fits)
+      return ctx->invalid("broadcast: " + shapeString(sx) +
+                          " does not broadcast to " + shapeString(so));
+    cpu::broadcastTo<float>(*ctx->device, x->tensor.cview<float>(),
+                            out->tensor.view<float>());
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_matmul_grad(whale_rt_context *ctx, whale_rt_tensor *a,
+                                     whale_rt_tensor *b, whale_rt_tensor *dout,
+                                     whale_rt_tensor *da, whale_rt_tensor *db,
+                                     int32_t transpose_a, int32_t transpose_b) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (whale_rt_status s =
+            needF32(ctx, "matmul_grad", {{"a", a}, {"b", b}, {"dout", dout}}))
+      return s;
+    if (whale_rt_status s = sameShape(ctx, "matmul_grad", da, a))
+      return s;
+    if (whale_rt_status s = sameShape(ctx, "matmul_grad", db, b))
+      return s;
+    View<float> va, vb;
+    if (da)
+      va = da->tensor.view<float>();
+    if (db)
+      vb = db->tensor.view<float>();
+    const Shape &sa = shapeOf(a), &sb = shapeOf(b);
+    if (sa.size() < 2 || sb.size() < 2)
+      return ctx->invalid("matmul_grad: operands need rank >= 2");
+    int64_t m = transpose_a ? sa[sa.size() - 1] : sa[sa.size() - 2];
+    int64_t n = transpose_b ? sb[sb.size() - 2] : sb[sb.size() - 1];
+    Shape want(sa.begin(), sa.end() - 2);
+    want.push_back(m);
+    want.push_back(n);
+    if (shapeOf(dout) != want)
+      return ctx->invalid("matmul_grad: dout is " + shapeString(shapeOf(dout)) +
+                          ", the product " + shapeString(want));
+    cpu::matmulBackward<float>(*ctx->device, a->tensor.cview<float>(),
+                               b->tensor.cview<float>(),
+                               dout->tensor.cview<float>(), da ? &va : nullptr,
+                               db ? &vb : nullptr, transpose_a, transpose_b);
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_binary_grad(whale_rt_context *ctx, int32_t op,
+                                     whale_rt_tensor *a, whale_rt_tensor *b,
+                                     whale_rt_tensor *dout, whale_rt_tensor *da,
+                                     whale_rt_tensor *db) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (whale_rt_status s =
+            needF32(ctx, "binary_grad", {{"a", a}, {"b", b}, {"dout", dout}}))
+      return s;
+    if (op < WHALE_RT_ADD || op > WHALE_RT_DIV)
+      return ctx->invalid("binary_grad: unknown op " + std::to_string(op));
+    if (whale_rt_status s = sameShape(ctx, "binary_grad", da, a))
+      return s;
+    if (whale_rt_status s = sameShape(ctx, "binary_grad", db, b))
+      return s;
+    View<float> va, vb;
+    if (da)
+      va = da->tensor.view<float>();
+    if (db)
+      vb = db->tensor.view<float>();
+    cpu::binaryBackward<float>(
+        *ctx->device, static_cast<cpu::BinaryOp>(op), a->tensor.cview<float>(),
+        b->tensor.cview<float>(), dout->tensor.cview<float>(),
+        da ? &va : nullptr, db ? &vb : nullptr);
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_unary_grad(whale_rt_context *ctx, int32_t op,
+                                    whale_rt_tensor *x, whale_rt_tensor *y,
+                                    whale_rt_tensor *dy, whale_rt_tensor *dx) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needF32(
+            ctx, "unary_grad", {{"x", x}, {"y", y}, {"dy", dy}, {"dx", dx}}))
+      return s;
+    if (op < WHALE_RT_NEG || op > WHALE_RT_SQRT)
+      return ctx->invalid("unary_grad: unknown op " + std::to_string(op));
+    for (whale_rt_tensor *t : {y, dy, dx})
+      if (shapeOf(t) != shapeOf(x))
+        return ctx->invalid("unary_grad: every tensor must be " +
+                            shapeString(shapeOf(x)));
+    cpu::unaryBackward<float>(
+        *ctx->device, static_cast<cpu::UnaryOp>(op), x->tensor.cview<float>(),
+        y->tensor.cview<float>(), dy->tensor.cview<float>(),
+        dx->tensor.view<float>());
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_softmax_grad(whale_rt_context *ctx, whale_rt_tensor *y,
+                                      whale_rt_tensor *dy, int64_t axis,
+                                      whale_rt_tensor *dx) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (whale_rt_status s =
+            needF32(ctx, "softmax_grad", {{"y", y}, {"dy", dy}, {"dx", dx}}))
+      return s;
+    int64_t rank = static_cast<int64_t>(shapeOf(y).size());
+    int64_t a = axis < 0 ? axis + rank : axis;
+    if (a < 0 || a >= rank || shapeOf(dy) != shapeOf(y) ||
+        shapeOf(dx) != shapeOf(y))
+      return ctx->invalid("softmax_grad: shapes or axis do not fit " +
+                          shapeString(shapeOf(y)));
+    cpu::softmaxBackward<float>(*ctx->device, y->tensor.cview<float>(),
+                                dy->tensor.cview<float>(), a,
+                                dx->tensor.view<float>());
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_causal_mask_grad(whale_rt_context *ctx,
+                                          whale_rt_tensor *dy,
+                                          whale_rt_tensor *dx) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (whale_rt_status s =
+            needF32(ctx, "causal_mask_grad", {{"dy", dy}, {"dx", dx}}))
+      return s;
+    if (shapeOf(dy).size() < 2 || shapeOf(dx) != shapeOf(dy))
+      return ctx->invalid(
+          "causal_mask_grad: needs two tensors of one shape, rank >= 2");
+    cpu::causalMaskBackward<float>(*ctx->device, dy->tensor.cview<float>(),
+                                   dx->tensor.view<float>());
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status
+whale_rt_layernorm_grad(whale_rt_context *ctx, whale_rt_tensor *x,
+                        whale_rt_tensor *gamma, double eps, whale_rt_tensor *dy,
+                        whale_rt_tensor *dx, whale_rt_tensor *dgamma,
+                        whale_rt_tensor *dbeta) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needF32(ctx, "layernorm_grad",
+                                    {{"x", x},
+                                     {"gamma", gamma},
+                                     {"dy", dy},
+                                     {"dx", dx},
+                                     {"dgamma", dgamma},
+                                     {"dbeta", dbeta}}))
+      return s;
+    const Shape &sx = shapeOf(x);
+    if (sx.empty() || shapeOf(gamma) != Shape{sx.back()} || shapeOf(dy) != sx ||
+        shapeOf(dx) != sx || shapeOf(dgamma) != shapeOf(gamma) ||
+        shapeOf(dbeta) != shapeOf(gamma) || !(eps > 0))
+      return ctx->invalid("layernorm_grad: shapes do not fit " +
+                          shapeString(sx));
+    // Recompute the forward statistics (one pass, cheap beside the rest).
+    int64_t d = sx.back(), rows = d ? x->tensor.numel() / d : 0;
+    std::vector<float> mean(rows), rstd(rows), y(x->tensor.numel());
+    std::vector<float> zero(d, 0.0f);
+    cpu::layerNorm<float>(*ctx->device, x->tensor.cview<float>(),
+                          gamma->tensor.cview<float>(),
+                          View<const float>{zero.data(), {d}}, eps,
+                          View<float>{y.data(), sx}, mean.data(), rstd.data());
+    cpu::layerNormBackward<float>(
+        *ctx->device, x->tensor.cview<float>(), gamma->tensor.cview<float>(),
+        mean.data(), rstd.data(), dy->tensor.cview<float>(),
+        dx->tensor.view<float>(), dgamma->tensor.view<float>(),
+        dbeta->tensor.view<float>());
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_embedding_grad(whale_rt_context *ctx,
+                                        whale_rt_tensor *ids,
+                                        whale_rt_tensor *dout,
+                                        whale_rt_tensor *dtable) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needF32(ctx, "embedding_grad",
+                                    {{"dout", dout}, {"dtable", dtable}}))
+      return s;
+    if (!isIndex(ids) || shapeOf(dtable).size() != 2)
+      return ctx->invalid(
+          "embedding_grad: needs integer ids and a [vocab, dim] gradient");
+    Shape want = shapeOf(ids);
+    want.push_back(shapeOf(dtable)[1]);
+    if (shapeOf(dout) != want)
+      return ctx->invalid("embedding_grad: dout is " +
+                          shapeString(shapeOf(dout)) + ", expected " +
+                          shapeString(want));
+    int64_t vocab = shapeOf(dtable)[0], n = ids->tensor.numel();
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t id = ids->tensor.dtype() == DType::I32
+                       ? static_cast<const int32_t *>(ids->tensor.raw())[i]
+                       : static_cast<const int64_t *>(ids->tensor.raw())[i];
+      if (id < 0 || id >= vocab)
+        return ctx->invalid("embedding id " + std::to_string(id) +
+                            " at position " + std::to_string(i) +
+                            " is outside the table's " + std::to_string(vocab) +
+                            " rows");
+    }
+    if (ids->tensor.dtype() == DType::I32)
+      cpu::embeddingBackward<float, int32_t>(
+          *ctx->device, ids->tensor.cview<int32_t>(),
+          dout->tensor.cview<float>(), dtable->tensor.view<float>());
+    else
+      cpu::embeddingBackward<float, int64_t>(
+          *ctx->device, ids->tensor.cview<int64_t>(),
+          dout->tensor.cview<float>(), dtable->tensor.view<float>());
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_cross_entropy_grad(whale_rt_context *ctx,
+                                            whale_rt_tensor *logits,
+                                            whale_rt_tensor *labels,
+                                            whale_rt_tensor *dloss,
+                                            whale_rt_tensor *dlogits) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needF32(
+            ctx, "cross_entropy_grad",
+            {{"logits", logits}, {"dloss", dloss}, {"dlogits", dlogits}}))
+      return s;
+    const Shape &sl = shapeOf(logits);
+    if (!isIndex(labels) || sl.empty() ||
+        Shape(sl.begin(), sl.end() - 1) != shapeOf(labels) ||
+        shapeOf(dloss) != shapeOf(labels) || shapeOf(dlogits) != sl)
+      return ctx->invalid("cross_entropy_grad: shapes do not fit " +
+                          shapeString(sl));
+    // The forward again, for its log-sum-exp (and the label check).
+    std::vector<float> loss(labels->tensor.numel()),
+        lse(labels->tensor.numel());
+    View<float> lv{loss.data(), shapeOf(labels)};
+    Status st;
+    if (labels->tensor.dtype() == DType::I32) {
+      st = cpu::crossEntropy<float, int32_t>(
+          *ctx->device, logits->tensor.cview<float>(),
+          labels->tensor.cview<int32_t>(), lv, lse.data());
+      if (st)
+        cpu::crossEntropyBackward<float, int32_t>(
+            *ctx->device, logits->tensor.cview<float>(),
+            labels->tensor.cview<int32_t>(), lse.data(),
+            dloss->tensor.cview<float>(), dlogits->tensor.view<float>());
+    } else {
+      st = cpu::crossEntropy<float, int64_t>(
+          *ctx->device, logits->tensor.cview<float>(),
+          labels->tensor.cview<int64_t>(), lv, lse.data());
+      if (st)
+        cpu::crossEntropyBackward<float, int64_t>(
+            *ctx->device, logits->tensor.cview<float>(),
+            labels->tensor.cview<int64_t>(), lse.data(),
+            dloss->tensor.cview<float>(), dlogits->tensor.view<float>());
+    }
+    return st ? WHALE_RT_OK : ctx->fail(st);
+  });
+}
+
+whale_rt_status whale_rt_reduce_grad(whale_rt_context *ctx, int32_t op,
+                                     whale_rt_tensor *x, int32_t num_axes,
+                                     const int64_t *axes, whale_rt_tensor *dout,
+                                     whale_rt_tensor *dx) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (whale_rt_status s =
+            needF32(ctx, "reduce_grad", {{"x", x}, {"dout", dout}, {"dx", dx}}))
+      return s;
+    const Shape &sx = shapeOf(x);
+    std::vector<int64_t> ax(axes, axes + std::max(0, num_axes));
+    int64_t kept = x->tensor.numel();
+    for (size_t i = 0; i < ax.size(); ++i) {
+      if (ax[i] < 0 || ax[i] >= static_cast<int64_t>(sx.size()) ||
+          (i && ax[i] <= ax[i - 1]))
+        return ctx->invalid(
+            "reduce_grad: axes must be sorted, distinct and in range");
+      kept = sx[ax[i]] ? kept / sx[ax[i]] : 0;
+    }
+    if (op < WHALE_RT_SUM || op > WHALE_RT_MAX || shapeOf(dx) != sx ||
+        dout->tensor.numel() != kept)
+      return ctx->invalid("reduce_grad: shapes do not fit " + shapeString(sx));
+    std::vector<int64_t> argmax;
+    if (op == WHALE_RT_MAX) {
+      // Which element won, from the forward again.
+      std::vector<float> out(kept);
+      argmax.resize(kept);
+      cpu::reduce<float>(*ctx->device, cpu::ReduceOp::Max,
+                         x->tensor.cview<float>(), ax,
+                         View<float>{out.data(), {kept}}, argmax.data());
+    }
+    cpu::reduceBackward<float>(*ctx->device, static_cast<cpu::ReduceOp>(op), sx,
+                               ax, dout->tensor.cview<float>(), argmax.data(),
+                               dx->tensor.view<float>());
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_slice_grad(whale_rt_context *ctx,
+                                    whale_rt_tensor *dout, int64_t axis,
+                                    int64_t start, whale_rt_tensor *dx) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (whale_rt_status s =
+            needF32(ctx, "slice_grad", {{"dout", dout}, {"dx", dx}}))
+      return s;
+    const Shape &so = shapeOf(dout), &sx = shapeOf(dx);
+    bool fits = so.size() == sx.size() && axis >= 0 &&
+                axis < static_cast<int64_t>(sx.size()) && start >= 0 &&
+                start + so[axis] <= sx[axis];
+    for (size_t d = 0; fits && d < sx.size(); ++d)
+      fits = static_cast<int64_t>(d) == axis || so[d] == sx[d];
+    if (!fits)
+      return ctx->invalid("slice_grad: " + shapeString(so) + " at " +
+                          std::to_string(start) + " of axis " +
+                          std::to_string(axis) + " does not fit " +
+                          shapeString(sx));
+    cpu::sliceBackward<float>(*ctx->device, dout->tensor.cview<float>(), axis,
+                              start, dx->tensor.view<float>());
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_sgd_update(whale_rt_context *ctx,
+                                    whale_rt_tensor *param,
+                                    whale_rt_tensor *grad, double lr,
+                                    double momentum, double weight_decay) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (whale_rt_status s =
+            needF32(ctx, "sgd_update", {{"param", param}, {"grad", grad}}))
+      return s;
+    if (shapeOf(grad) != shapeOf(param) || !(lr > 0) || momentum < 0 ||
+        momentum >= 1 || weight_decay < 0)
+      return ctx->invalid(
+          "sgd_update: needs a gradient shaped like the parameter, "
+          "lr > 0, momentum in [0, 1), weight_decay >= 0");
+    float *velocity = nullptr;
+    if (momentum > 0) {
+      std::vector<Tensor> *state;
+      if (whale_rt_status s = optimizerState(ctx, param, 1, state))
+        return s;
+      velocity = static_cast<float *>((*state)[0].raw());
+    }
+    cpu::sgdStep<float>(*ctx->device, param->tensor.view<float>(),
+                        grad->tensor.cview<float>(), velocity, lr, momentum,
+                        weight_decay);
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_adam_update(whale_rt_context *ctx,
+                                     whale_rt_tensor *param,
+                                     whale_rt_tensor *grad, int64_t step,
+                                     double lr, double beta1, double beta2,
+                                     double eps, double weight_decay,
+                                     int32_t decoupled) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (whale_rt_status s =
+            needF32(ctx, "adam_update", {{"param", param}, {"grad", grad}}))
+      return s;
+    if (shapeOf(grad) != shapeOf(param) || step < 1 || !(lr > 0) || beta1 < 0 ||
+        beta1 >= 1 || beta2 < 0 || beta2 >= 1 || !(eps > 0) || weight_decay < 0)
+      return ctx->invalid(
+          "adam_update: needs a gradient shaped like the parameter, "
+          "step >= 1, lr > 0, betas in [0, 1), eps > 0, weight_decay >= 0");
+    std::vector<Tensor> *state;
+    if (whale_rt_status s = optimizerState(ctx, param, 2, state))
+      return s;
+    cpu::adamStep<float>(*ctx->device, param->tensor.view<float>(),
+                         grad->tensor.cview<float>(),
+                         static_cast<float *>((*state)[0].raw()),
+                         static_cast<float *>((*state)[1].raw()), step, lr,
+                         beta1, beta2, eps, weight_decay, decoupled != 0);
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_clip_grad_norm(whale_rt_context *ctx,
+                                        int32_t num_grads,
+                                        whale_rt_tensor *const *grads,
+                                        double max_norm, double *norm) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (num_grads < 0 || (num_grads > 0 && !grads) || !(max_norm > 0))
+      return ctx->invalid("clip_grad_norm: needs gradients and max_norm > 0");
+    std::vector<View<float>> views;
+    for (int32_t i = 0; i < num_grads; ++i) {
+      if (whale_rt_status s =
+              needF32(ctx, "clip_grad_norm", {{"grad", grads[i]}}))
+        return s;
+      views.push_back(grads[i]->tensor.view<float>());
+    }
+    double n = cpu::clipGradNorm<float>(*ctx->device, views, max_norm);
+    if (norm)
+      *norm = n;
+    return WHALE_RT_OK;
+  });
+}
+
+} // extern "C"
