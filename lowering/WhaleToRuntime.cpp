@@ -173,6 +173,21 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     return success();
   }
 
+  if (auto ln = dyn_cast<LayerNormGradOp>(op)) {
+    SmallVector<Value> outs;
+    for (Value r : ln->getResults()) {
+      FailureOr<Value> t = createTensor(cast<RankedTensorType>(r.getType()));
+      if (failed(t))
+        return failure();
+      handles[r] = *t;
+      outs.push_back(*t);
+    }
+    call("whale_rt_layernorm_grad",
+         {ctxArg, in(0), in(1), constF64(ln.getEps().convertToDouble()), in(2),
+          outs[0], outs[1], outs[2]});
+    return success();
+  }
+
   if (op->getNumResults() != 1)
     return op->emitOpError("has no lowering to the runtime");
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
@@ -314,6 +329,62 @@ LogicalResult Lowering::lowerOp(Operation *op) {
             c.getAxis() < 0 ? c.getAxis() + type.getRank() : c.getAxis();
         call("whale_rt_concat",
              {ctxArg, constI32(n), array, constI64(axis), *out});
+        return success();
+      })
+      // Gradients: the operand not asked for gets a null handle.
+      .Case([&](MatmulGradOp g) {
+        bool lhs = g.getOperand() == 0;
+        call("whale_rt_matmul_grad",
+             {ctxArg, in(0), in(1), in(2), lhs ? *out : nullPtr(),
+              lhs ? nullPtr() : *out, constI32(g.getTransposeLhs()),
+              constI32(g.getTransposeRhs())});
+        return success();
+      })
+      .Case([&](BinaryGradOp g) {
+        bool lhs = g.getOperand() == 0;
+        call("whale_rt_binary_grad",
+             {ctxArg, constI32(static_cast<int32_t>(g.getKind())), in(0), in(1),
+              in(2), lhs ? *out : nullPtr(), lhs ? nullPtr() : *out});
+        return success();
+      })
+      .Case([&](UnaryGradOp g) {
+        call("whale_rt_unary_grad",
+             {ctxArg, constI32(static_cast<int32_t>(g.getKind())), in(0), in(1),
+              in(2), *out});
+        return success();
+      })
+      .Case([&](SoftmaxGradOp g) {
+        int64_t axis =
+            g.getAxis() < 0 ? g.getAxis() + type.getRank() : g.getAxis();
+        call("whale_rt_softmax_grad",
+             {ctxArg, in(0), in(1), constI64(axis), *out});
+        return success();
+      })
+      .Case([&](CausalMaskGradOp) {
+        call("whale_rt_causal_mask_grad", {ctxArg, in(0), *out});
+        return success();
+      })
+      .Case([&](EmbeddingGradOp) {
+        call("whale_rt_embedding_grad", {ctxArg, in(0), in(1), *out});
+        return success();
+      })
+      .Case([&](CrossEntropyGradOp) {
+        call("whale_rt_cross_entropy_grad",
+             {ctxArg, in(0), in(1), in(2), *out});
+        return success();
+      })
+      .Case([&](ReduceGradOp g) {
+        call("whale_rt_reduce_grad",
+             {ctxArg, constI32(static_cast<int32_t>(g.getKind())), in(0),
+              constI32(g.getAxes().size()), i64Array(g.getAxes()), in(1),
+              *out});
+        return success();
+      })
+      .Case([&](SliceGradOp g) {
+        int64_t axis =
+            g.getAxis() < 0 ? g.getAxis() + type.getRank() : g.getAxis();
+        call("whale_rt_slice_grad",
+             {ctxArg, in(0), constI64(axis), constI64(g.getStart()), *out});
         return success();
       })
       .Default([&](Operation *o) {

@@ -59,3 +59,32 @@ int64_t ReshapeOp::getOutputMemory() { return 0; }
 
 // Only the kept range is read.
 int64_t SliceOp::getBytesRead() { return tensorBytes(getType()); }
+
+//===----------------------------------------------------------------------===//
+// Backward ops: the same conventions (docs/cost-model.md).
+//===----------------------------------------------------------------------===//
+
+// As the forward product: 2 x (elements of dout) x K.
+int64_t MatmulGradOp::getFlops() {
+  ArrayRef<int64_t> ls = getLhs().getType().getShape();
+  int64_t k = getTransposeLhs() ? ls[ls.size() - 2] : ls.back();
+  return 2 * elementsOf(getDout()) * k;
+}
+// A local derivative and a multiply per element, then the sum down to the
+// operand's shape.
+int64_t BinaryGradOp::getFlops() {
+  return 2 * elementsOf(getDout()) + elementsOf(getResult());
+}
+int64_t UnaryGradOp::getFlops() {
+  int64_t perElement = getKind() == UnaryKind::gelu ? 12 : 2;
+  return perElement * elementsOf(getResult());
+}
+int64_t SoftmaxGradOp::getFlops() { return 4 * elementsOf(getResult()); }
+int64_t CausalMaskGradOp::getFlops() { return elementsOf(getResult()); }
+// The moments again (3), then the three gradients (9).
+int64_t LayerNormGradOp::getFlops() { return 12 * elementsOf(getX()); }
+int64_t EmbeddingGradOp::getFlops() { return elementsOf(getDout()); }
+// The log-sum-exp again (5), then softmax minus one-hot times dloss (2).
+int64_t CrossEntropyGradOp::getFlops() { return 7 * elementsOf(getLogits()); }
+int64_t ReduceGradOp::getFlops() { return elementsOf(getX()); }
+int64_t SliceGradOp::getFlops() { return 0; }

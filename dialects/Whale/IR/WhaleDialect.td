@@ -61,4 +61,32 @@ def Whale_InitKindAttr : EnumAttr<Whale_Dialect, Whale_InitKind, "init"> {
   let assemblyFormat = "$value";
 }
 
+// The kinds of elementwise and reduction ops, for the gradient ops that
+// serve a whole family.
+def Whale_UnaryKind : I32EnumAttr<"UnaryKind", "an elementwise function", [
+    I32EnumAttrCase<"neg", 0>, I32EnumAttrCase<"relu", 1>,
+    I32EnumAttrCase<"gelu", 2>, I32EnumAttrCase<"tanh", 3>,
+    I32EnumAttrCase<"exp", 4>, I32EnumAttrCase<"log", 5>,
+    I32EnumAttrCase<"sqrt", 6>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::whale";
+}
+def Whale_UnaryKindAttr : EnumAttr<Whale_Dialect, Whale_UnaryKind, "unary">;
+
+def Whale_BinaryKind : I32EnumAttr<"BinaryKind", "an elementwise operator", [
+    I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"sub", 1>,
+    I32EnumAttrCase<"mul", 2>, I32EnumAttrCase<"div", 3>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::whale";
+}
+def Whale_BinaryKindAttr : EnumAttr<Whale_Dialect, Whale_BinaryKind, "binary">;
+
+def Whale_ReduceKind : I32EnumAttr<"ReduceKind", "a reduction", [
+    I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"mean", 1>,
+    I32EnumAttrCase<"max", 2>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::whale";
+}
+def Whale_ReduceKindAttr : EnumAttr<Whale_Dialect, Whale_ReduceKind, "reduce">;
+
 #endif // WHALE_DIALECT

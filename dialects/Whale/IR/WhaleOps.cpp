@@ -1,6 +1,7 @@
 //===- WhaleOps.cpp - verifiers of the whale ops --------------------------===//
 
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "dialects/Whale/IR/VerifyUtils.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -10,7 +11,7 @@
 using namespace mlir;
 using namespace whale;
 
-namespace {
+namespace whale::verify {
 
 RankedTensorType tensorOf(Value v) {
   return cast<RankedTensorType>(v.getType());
@@ -44,7 +45,9 @@ LogicalResult expectSameElementType(Operation *op, Type a, Type b,
                            << eb;
 }
 
-} // namespace
+} // namespace whale::verify
+
+using namespace whale::verify;
 
 //===----------------------------------------------------------------------===//
 // Enum keywords in custom assembly: `replicate`, `normal`
@@ -82,6 +85,33 @@ static ParseResult parseInitKeyword(OpAsmParser &parser, InitKindAttr &attr) {
 static void printInitKeyword(OpAsmPrinter &printer, Operation *,
                              InitKindAttr attr) {
   printer << stringifyInitKind(attr.getValue());
+}
+
+static ParseResult parseUnaryKeyword(OpAsmParser &parser, UnaryKindAttr &attr) {
+  return parseEnumKeyword<UnaryKindAttr, UnaryKind>(
+      parser, attr, symbolizeUnaryKind, "function");
+}
+static void printUnaryKeyword(OpAsmPrinter &printer, Operation *,
+                              UnaryKindAttr attr) {
+  printer << stringifyUnaryKind(attr.getValue());
+}
+static ParseResult parseBinaryKeyword(OpAsmParser &parser,
+                                      BinaryKindAttr &attr) {
+  return parseEnumKeyword<BinaryKindAttr, BinaryKind>(
+      parser, attr, symbolizeBinaryKind, "operator");
+}
+static void printBinaryKeyword(OpAsmPrinter &printer, Operation *,
+                               BinaryKindAttr attr) {
+  printer << stringifyBinaryKind(attr.getValue());
+}
+static ParseResult parseReduceKeyword(OpAsmParser &parser,
+                                      ReduceKindAttr &attr) {
+  return parseEnumKeyword<ReduceKindAttr, ReduceKind>(
+      parser, attr, symbolizeReduceKind, "reduction");
+}
+static void printReduceKeyword(OpAsmPrinter &printer, Operation *,
+                               ReduceKindAttr attr) {
+  printer << stringifyReduceKind(attr.getValue());
 }
 
 //===----------------------------------------------------------------------===//
@@ -151,41 +181,49 @@ LogicalResult ParamOp::verify() {
 // MatmulOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult MatmulOp::verify() {
-  RankedTensorType lhs = tensorOf(getLhs()), rhs = tensorOf(getRhs());
+FailureOr<SmallVector<int64_t>>
+whale::matmulResultShape(Operation *op, RankedTensorType lhs,
+                         RankedTensorType rhs, bool transLhs, bool transRhs) {
   if (lhs.getRank() < 2 || rhs.getRank() < 2)
-    return emitOpError("operands need rank >= 2, got ")
+    return op->emitOpError("operands need rank >= 2, got ")
            << lhs.getRank() << " and " << rhs.getRank();
-  if (failed(expectSameElementType(*this, lhs, rhs, "operand")))
+  if (failed(expectSameElementType(op, lhs, rhs, "operand")))
     return failure();
   ArrayRef<int64_t> ls = lhs.getShape(), rs = rhs.getShape();
-  int64_t m = getTransposeLhs() ? ls[ls.size() - 1] : ls[ls.size() - 2];
-  int64_t kl = getTransposeLhs() ? ls[ls.size() - 2] : ls[ls.size() - 1];
-  int64_t kr = getTransposeRhs() ? rs[rs.size() - 1] : rs[rs.size() - 2];
-  int64_t n = getTransposeRhs() ? rs[rs.size() - 2] : rs[rs.size() - 1];
+  int64_t m = transLhs ? ls[ls.size() - 1] : ls[ls.size() - 2];
+  int64_t kl = transLhs ? ls[ls.size() - 2] : ls[ls.size() - 1];
+  int64_t kr = transRhs ? rs[rs.size() - 1] : rs[rs.size() - 2];
+  int64_t n = transRhs ? rs[rs.size() - 2] : rs[rs.size() - 1];
   if (kl != kr)
-    return emitOpError() << "contracting dimensions differ: " << kl << " vs "
-                         << kr;
+    return op->emitOpError()
+           << "contracting dimensions differ: " << kl << " vs " << kr;
   ArrayRef<int64_t> lb = ls.drop_back(2), rb = rs.drop_back(2);
   if (!rb.empty() && lb != rb)
-    return emitOpError("batch dimensions of the operands differ");
-  SmallVector<int64_t> expected(lb.begin(), lb.end());
-  expected.push_back(m);
-  expected.push_back(n);
-  if (failed(
-          expectSameElementType(*this, lhs, getType(), "operand and result")))
+    return op->emitOpError("batch dimensions of the operands differ");
+  SmallVector<int64_t> shape(lb.begin(), lb.end());
+  shape.push_back(m);
+  shape.push_back(n);
+  return shape;
+}
+
+LogicalResult MatmulOp::verify() {
+  FailureOr<SmallVector<int64_t>> shape =
+      matmulResultShape(*this, getLhs().getType(), getRhs().getType(),
+                        getTransposeLhs(), getTransposeRhs());
+  if (failed(shape))
     return failure();
-  return expectShape(*this, expected, getType(), "result");
+  if (failed(expectSameElementType(*this, getLhs().getType(), getType(),
+                                   "operand and result")))
+    return failure();
+  return expectShape(*this, *shape, getType(), "result");
 }
 
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-/// NumPy broadcasting of two shapes; fails when an aligned pair differs and
-/// neither is 1.
-static FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
-                                                       ArrayRef<int64_t> b) {
+FailureOr<SmallVector<int64_t>>
+whale::verify::broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
   size_t rank = std::max(a.size(), b.size());
   SmallVector<int64_t> out(rank);
   for (size_t i = 0; i < rank; ++i) {

@@ -398,4 +398,6 @@ def Whale_ConcatOp : Whale_Op<"concat", [Pure,
   let hasVerifier = 1;
 }
 
+include "dialects/Whale/IR/WhaleGradientOps.td"
+
 #endif // WHALE_OPS

@@ -1,0 +1,38 @@
+//===- VerifyUtils.h - checks the whale verifiers share ----------*- C++
+//-*-===//
+
+#ifndef WHALE_DIALECTS_WHALE_IR_VERIFYUTILS_H
+#define WHALE_DIALECTS_WHALE_IR_VERIFYUTILS_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
+
+namespace whale {
+
+/// The result shape of `lhs @ rhs` as whale.matmul defines it (emitting the
+/// reason on `op` when they do not fit).
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+matmulResultShape(mlir::Operation *op, mlir::RankedTensorType lhs,
+                  mlir::RankedTensorType rhs, bool transLhs, bool transRhs);
+
+namespace verify {
+
+mlir::RankedTensorType tensorOf(mlir::Value v);
+/// Maps a possibly negative axis into [0, rank); fails when out of range.
+mlir::FailureOr<int64_t> normalizeAxis(mlir::Operation *op, int64_t axis,
+                                       int64_t rank);
+mlir::LogicalResult expectShape(mlir::Operation *op,
+                                llvm::ArrayRef<int64_t> expected,
+                                mlir::RankedTensorType actual,
+                                llvm::StringRef what);
+mlir::LogicalResult expectSameElementType(mlir::Operation *op, mlir::Type a,
+                                          mlir::Type b, llvm::StringRef what);
+/// NumPy broadcasting of two shapes; fails when an aligned pair differs and
+/// neither is 1.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);
+
+} // namespace verify
+} // namespace whale
+
+#endif

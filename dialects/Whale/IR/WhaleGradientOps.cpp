@@ -1,0 +1,131 @@
+//===- WhaleGradientOps.cpp - verifiers of the backward ops ---------------===//
+
+#include "dialects/Whale/IR/VerifyUtils.h"
+#include "dialects/Whale/IR/WhaleOps.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace whale;
+using namespace whale::verify;
+
+LogicalResult MatmulGradOp::verify() {
+  FailureOr<SmallVector<int64_t>> out =
+      matmulResultShape(*this, getLhs().getType(), getRhs().getType(),
+                        getTransposeLhs(), getTransposeRhs());
+  if (failed(out) ||
+      failed(expectShape(*this, *out, getDout().getType(), "dout")))
+    return failure();
+  Type want = getOperand() == 0 ? getLhs().getType() : getRhs().getType();
+  if (getType() != want)
+    return emitOpError() << "the gradient of operand " << getOperand()
+                         << " must be " << want << ", got " << getType();
+  return success();
+}
+
+LogicalResult BinaryGradOp::verify() {
+  RankedTensorType lhs = getLhs().getType(), rhs = getRhs().getType();
+  if (failed(expectSameElementType(*this, lhs, rhs, "operand")) ||
+      failed(expectSameElementType(*this, lhs, getDout().getType(),
+                                   "operand and dout")))
+    return failure();
+  FailureOr<SmallVector<int64_t>> full =
+      broadcastShapes(lhs.getShape(), rhs.getShape());
+  if (failed(full))
+    return emitOpError() << "operand shapes do not broadcast: " << lhs
+                         << " and " << rhs;
+  if (failed(expectShape(*this, *full, getDout().getType(), "dout")))
+    return failure();
+  Type want = getOperand() == 0 ? lhs : rhs;
+  if (getType() != want)
+    return emitOpError() << "the gradient of operand " << getOperand()
+                         << " must be " << want << ", got " << getType();
+  return success();
+}
+
+LogicalResult SoftmaxGradOp::verify() {
+  return normalizeAxis(*this, getAxis(), getType().getRank());
+}
+
+LogicalResult CausalMaskGradOp::verify() {
+  if (getType().getRank() < 2)
+    return emitOpError("needs rank >= 2 (query and key positions)");
+  return success();
+}
+
+LogicalResult LayerNormGradOp::verify() {
+  RankedTensorType x = getX().getType();
+  if (x.getRank() < 1)
+    return emitOpError("input needs rank >= 1");
+  if (failed(expectShape(*this, {x.getShape().back()}, getGamma().getType(),
+                         "gamma")))
+    return failure();
+  if (getEps().convertToDouble() <= 0)
+    return emitOpError("eps must be positive");
+  return success();
+}
+
+LogicalResult EmbeddingGradOp::verify() {
+  RankedTensorType table = getType(), ids = getIds().getType();
+  if (table.getRank() != 2)
+    return emitOpError() << "the table gradient needs rank 2 [vocab, dim], got "
+                         << table;
+  SmallVector<int64_t> want(ids.getShape());
+  want.push_back(table.getShape()[1]);
+  if (failed(expectSameElementType(*this, table, getDout().getType(),
+                                   "dout and result")))
+    return failure();
+  return expectShape(*this, want, getDout().getType(), "dout");
+}
+
+LogicalResult CrossEntropyGradOp::verify() {
+  RankedTensorType logits = getLogits().getType();
+  if (logits.getRank() < 1)
+    return emitOpError("logits need rank >= 1 (the class dimension last)");
+  ArrayRef<int64_t> batch = logits.getShape().drop_back();
+  if (failed(expectShape(*this, batch, getLabels().getType(), "labels")) ||
+      failed(expectShape(*this, batch, getDloss().getType(), "dloss")))
+    return failure();
+  return expectSameElementType(*this, logits, getDloss().getType(),
+                               "logits and dloss");
+}
+
+LogicalResult ReduceGradOp::verify() {
+  RankedTensorType x = getX().getType(), dout = getDout().getType();
+  int64_t prev = -1, kept = 1;
+  for (int64_t a : getAxes()) {
+    if (a < 0 || a >= x.getRank())
+      return emitOpError() << "axis " << a << " is out of range for rank "
+                           << x.getRank();
+    if (a <= prev)
+      return emitOpError("axes must be sorted and distinct");
+    prev = a;
+  }
+  for (int64_t i = 0; i < x.getRank(); ++i)
+    if (!llvm::is_contained(getAxes(), i))
+      kept *= x.getShape()[i];
+  // dout is the forward output, with or without the reduced axes kept as 1.
+  if (dout.getNumElements() != kept)
+    return emitOpError() << "dout " << dout << " does not have the " << kept
+                         << " elements of the reduction";
+  return expectSameElementType(*this, x, dout, "input and dout");
+}
+
+LogicalResult SliceGradOp::verify() {
+  RankedTensorType dout = getDout().getType(), full = getType();
+  FailureOr<int64_t> axis = normalizeAxis(*this, getAxis(), full.getRank());
+  if (failed(axis))
+    return failure();
+  if (dout.getRank() != full.getRank())
+    return emitOpError("dout and result differ in rank");
+  for (int64_t d = 0; d < full.getRank(); ++d)
+    if (d != *axis && dout.getShape()[d] != full.getShape()[d])
+      return emitOpError() << "dout and result differ in dimension " << d
+                           << " which is not the slice axis";
+  if (getStart() < 0 ||
+      getStart() + dout.getShape()[*axis] > full.getShape()[*axis])
+    return emitOpError() << "a slice of " << dout.getShape()[*axis] << " at "
+                         << getStart() << " does not fit in "
+                         << full.getShape()[*axis];
+  return expectSameElementType(*this, dout, full, "dout and result");
+}

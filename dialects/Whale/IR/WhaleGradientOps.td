@@ -1,0 +1,219 @@
+//===- WhaleGradientOps.td - backward ops of the whale dialect -*- tablegen -*-===//
+//
+// The gradients that are not compositions of forward ops. Autodiff emits
+// them next to forward ops, so the planner, sharding and the pipeline treat
+// forward and backward alike. Each reads what its forward op read (and, for
+// some, its output) and returns the gradient of one input; statistics a
+// backward needs (layernorm's moments, the log-sum-exp, max's argmax) are
+// recomputed from the forward inputs rather than kept alive.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_GRADIENT_OPS
+#define WHALE_GRADIENT_OPS
+
+def Whale_MatmulGradOp : Whale_Op<"matmul_grad", [Pure,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Gradient of one operand of a matrix product";
+  let description = [{
+    For `out = matmul(lhs, rhs)` with the same transposes, the gradient of
+    operand `operand` (0: lhs, 1: rhs) from `dout`. A right-hand side shared
+    by a batched left-hand side gets its gradient summed over the batch.
+
+    ```mlir
+    %dw = whale.matmul_grad %x, %w, %dy operand = 1 : tensor<8x16xf32>, tensor<16x4xf32>, tensor<8x4xf32> -> tensor<16x4xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$lhs, Whale_FloatTensor:$rhs,
+                       Whale_FloatTensor:$dout,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$operand,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $dout `operand` `=` $operand attr-dict `:` type($lhs) `,`
+    type($rhs) `,` type($dout) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_BinaryGradOp : Whale_Op<"binary_grad", [Pure,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Gradient of one operand of an elementwise operator";
+  let description = [{
+    For `out = lhs <kind> rhs` (broadcasting), the gradient of operand
+    `operand` from `dout`, summed over the dimensions that operand was
+    broadcast along, so it has the operand's shape.
+
+    ```mlir
+    %db = whale.binary_grad add %h, %b, %dy operand = 1 : tensor<8x4xf32>, tensor<4xf32>, tensor<8x4xf32> -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Whale_BinaryKindAttr:$kind, Whale_AnyTensor:$lhs,
+                       Whale_AnyTensor:$rhs, Whale_AnyTensor:$dout,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$operand);
+  let results = (outs Whale_AnyTensor:$result);
+  let assemblyFormat = [{
+    custom<BinaryKeyword>($kind) $lhs `,` $rhs `,` $dout `operand` `=` $operand
+    attr-dict `:` type($lhs) `,` type($rhs) `,` type($dout) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_UnaryGradOp : Whale_Op<"unary_grad", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Gradient of an elementwise function";
+  let description = [{
+    From the forward input `x`, the forward output `y` and `dy`, the
+    gradient `dx` of the function `kind`.
+
+    ```mlir
+    %dx = whale.unary_grad gelu %x, %y, %dy : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Whale_UnaryKindAttr:$kind, Whale_FloatTensor:$x,
+                       Whale_FloatTensor:$y, Whale_FloatTensor:$dy);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = [{
+    custom<UnaryKeyword>($kind) $x `,` $y `,` $dy attr-dict `:` type($result)
+  }];
+}
+
+def Whale_SoftmaxGradOp : Whale_Op<"softmax_grad", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Gradient of a softmax";
+  let description = [{
+    `y * (dy - sum(dy * y))` along `axis`, from the forward output `y`.
+
+    ```mlir
+    %dx = whale.softmax_grad %y, %dy axis = -1 : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$y, Whale_FloatTensor:$dy, I64Attr:$axis);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = "$y `,` $dy `axis` `=` $axis attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Whale_CausalMaskGradOp : Whale_Op<"causal_mask_grad", [Pure,
+    SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Gradient of a causal mask";
+  let description = [{
+    `dy` with the masked (future) positions set to zero.
+
+    ```mlir
+    %dx = whale.causal_mask_grad %dy : tensor<2x4x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$dy);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = "$dy attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Whale_LayerNormGradOp : Whale_Op<"layernorm_grad", [Pure,
+    AllTypesMatch<["x", "dy", "dx"]>, AllTypesMatch<["gamma", "dgamma", "dbeta"]>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Gradients of a layer normalization";
+  let description = [{
+    From the forward input, gamma and `dy`: the gradients of the input, of
+    gamma and of beta. The row moments are recomputed.
+
+    ```mlir
+    %dx, %dg, %db = whale.layernorm_grad %x, %g, %dy eps = 1.000000e-05 : tensor<8x16xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$x, Whale_FloatTensor:$gamma,
+                       Whale_FloatTensor:$dy, F64Attr:$eps);
+  let results = (outs Whale_FloatTensor:$dx, Whale_FloatTensor:$dgamma,
+                      Whale_FloatTensor:$dbeta);
+  let assemblyFormat = [{
+    $x `,` $gamma `,` $dy `eps` `=` $eps attr-dict `:` type($x) `,` type($gamma)
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_EmbeddingGradOp : Whale_Op<"embedding_grad", [Pure,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Gradient of an embedding table";
+  let description = [{
+    A zero table with each row of `dout` added at its id (rows that repeat
+    accumulate).
+
+    ```mlir
+    %dt = whale.embedding_grad %ids, %dy : tensor<4x32xi32>, tensor<4x32x64xf32> -> tensor<256x64xf32>
+    ```
+  }];
+  let arguments = (ins Whale_IndexTensor:$ids, Whale_FloatTensor:$dout);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = [{
+    $ids `,` $dout attr-dict `:` type($ids) `,` type($dout) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_CrossEntropyGradOp : Whale_Op<"cross_entropy_grad", [Pure,
+    AllTypesMatch<["logits", "result"]>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Gradient of softmax cross entropy";
+  let description = [{
+    `(softmax(logits) - onehot(labels)) * dloss`, shaped like the logits.
+
+    ```mlir
+    %dl = whale.cross_entropy_grad %logits, %y, %dloss : tensor<8x100xf32>, tensor<8xi32>, tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$logits, Whale_IndexTensor:$labels,
+                       Whale_FloatTensor:$dloss);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $dloss attr-dict `:` type($logits) `,` type($labels)
+    `,` type($dloss)
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_ReduceGradOp : Whale_Op<"reduce_grad", [Pure,
+    AllTypesMatch<["x", "result"]>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Gradient of a reduction";
+  let description = [{
+    For `out = reduce_<kind>(x, axes)`: `dout` spread back over the reduced
+    axes (divided by their size for `mean`; to the winning element only for
+    `max`).
+
+    ```mlir
+    %dx = whale.reduce_grad mean %x, %dy axes = [1] : tensor<8x16xf32>, tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Whale_ReduceKindAttr:$kind, Whale_FloatTensor:$x,
+                       Whale_FloatTensor:$dout, DenseI64ArrayAttr:$axes);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = [{
+    custom<ReduceKeyword>($kind) $x `,` $dout `axes` `=` $axes attr-dict `:`
+    type($x) `,` type($dout)
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_SliceGradOp : Whale_Op<"slice_grad", [Pure,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Gradient of a slice";
+  let description = [{
+    A zero tensor of the sliced input's shape with `dout` placed at `start`
+    along `axis`.
+
+    ```mlir
+    %dx = whale.slice_grad %dy axis = 1, start = 8 : tensor<4x8xf32> -> tensor<4x24xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$dout, I64Attr:$axis, I64Attr:$start);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = [{
+    $dout `axis` `=` $axis `,` `start` `=` $start attr-dict `:` type($dout)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // WHALE_GRADIENT_OPS
