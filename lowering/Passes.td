@@ -20,6 +20,23 @@ def WhaleAnnotateCost : Pass<"whale-annotate-cost", "mlir::ModuleOp"> {
   ];
 }
 
+def WhaleAutodiff : Pass<"whale-autodiff", "mlir::ModuleOp"> {
+  let summary = "Reverse-mode differentiation of each model";
+  let description = [{
+    For every model function `@m` that returns a scalar floating-point loss,
+    adds `@m_grad` with the same inputs, returning the loss and the gradient
+    of every parameter (in order of first appearance; their names are in
+    the function's `whale.gradients` attribute). Each op's backward comes
+    from its GradientOpInterface, in reverse program order; gradients of a
+    value used several times are added. A parameter the loss does not
+    depend on gets a zero gradient.
+
+    The gradient function is flat: the TaskGraphs of the forward pass are
+    inlined, as on one device their strategy does not matter. Placing
+    backward ops into TaskGraphs is the planner's work.
+  }];
+}
+
 def WhaleToRuntime : Pass<"whale-to-runtime", "mlir::ModuleOp"> {
   let summary = "Lower model functions to calls of the runtime's C ABI";
   let description = [{
@@ -31,8 +48,8 @@ def WhaleToRuntime : Pass<"whale-to-runtime", "mlir::ModuleOp"> {
     i32 @model(ptr %ctx, ptr %inputs, ptr %result)
     ```
 
-    `%inputs` points to the input tensor handles in order; the handle of the
-    result is stored to `%result`, and the caller releases it. Each op becomes a `whale_rt_tensor_create`
+    `%inputs` points to the input tensor handles in order; the handles of
+    the results are stored to `%result[0..n)`, and the caller releases them. Each op becomes a `whale_rt_tensor_create`
     for its output (static shapes are known) and one `whale_rt_*` call; every
     status is checked, and the first failure is returned (the message is in
     the context). Parameters are fetched by name with `whale_rt_param`.

@@ -415,9 +415,12 @@ LogicalResult Lowering::lower(func::FuncOp fn) {
     return v;
   };
   auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
-  if (ret.getNumOperands() != 1)
-    return fn.emitOpError("a model returns one value");
-  Value result = resolve(ret.getOperand(0));
+  if (ret.getNumOperands() < 1)
+    return fn.emitOpError("a model returns at least one value");
+  SmallVector<Value> results;
+  for (Value v : ret.getOperands())
+    results.push_back(resolve(v));
+  auto isResult = [&](Value v) { return llvm::is_contained(results, v); };
 
   // The last op to read each value, so its tensor is released right after.
   DenseMap<Value, Operation *> lastUse;
@@ -461,7 +464,7 @@ LogicalResult Lowering::lower(func::FuncOp fn) {
     // An output nothing reads is released at once, so repeated calls do
     // not pile up tensors in the context.
     for (Value r : op->getResults())
-      if (!lastUse.count(r) && r != result && !isa<ParamOp>(op))
+      if (!lastUse.count(r) && !isResult(r) && !isa<ParamOp>(op))
         LLVM::CallOp::create(
             b, loc, runtimeVoidFn("whale_rt_tensor_release", {ptr, ptr}),
             ValueRange{ctxArg, handles.lookup(r)});
@@ -469,7 +472,7 @@ LogicalResult Lowering::lower(func::FuncOp fn) {
     // the result, which the caller owns).
     for (Value v : op->getOperands()) {
       Value r = resolve(v);
-      if (lastUse.lookup(r) != op || r == result || isa<BlockArgument>(r) ||
+      if (lastUse.lookup(r) != op || isResult(r) || isa<BlockArgument>(r) ||
           r.getDefiningOp<ParamOp>())
         continue;
       LLVM::CallOp::create(b, loc,
@@ -478,10 +481,15 @@ LogicalResult Lowering::lower(func::FuncOp fn) {
       lastUse.erase(r);
     }
   }
-  Value resultHandle = handles.lookup(result);
-  if (!resultHandle)
-    return fn.emitOpError("returns a value the lowering did not produce");
-  LLVM::StoreOp::create(b, loc, resultHandle, resultOut);
+  for (auto [i, r] : llvm::enumerate(results)) {
+    Value handle = handles.lookup(r);
+    if (!handle)
+      return fn.emitOpError("returns a value the lowering did not produce");
+    Value at =
+        LLVM::GEPOp::create(b, loc, ptr, ptr, resultOut,
+                            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+    LLVM::StoreOp::create(b, loc, handle, at);
+  }
   LLVM::BrOp::create(b, loc, ValueRange{constI32(0)}, exit);
   fn.erase();
   return success();

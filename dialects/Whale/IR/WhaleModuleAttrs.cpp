@@ -93,6 +93,12 @@ LogicalResult WhaleDialect::verifyOperationAttribute(Operation *op,
       return op->emitError("'whale.train' needs a positive integer 'steps'");
     return success();
   }
+  if (name == "whale.gradients") {
+    auto names = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!names || !llvm::all_of(names, [](Attribute a) { return isa<StringAttr>(a); }))
+      return op->emitError("'whale.gradients' must be an array of parameter names");
+    return success();
+  }
   if (name == "whale.cost")
     return success(isa<DictionaryAttr>(attr.getValue()));
   return op->emitError() << "unknown whale attribute '" << name << "'";

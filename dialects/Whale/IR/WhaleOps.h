@@ -6,6 +6,7 @@
 
 #include "dialects/Whale/IR/WhaleDialect.h"
 #include "dialects/Whale/Interfaces/CostOpInterface.h"
+#include "dialects/Whale/Interfaces/GradientOpInterface.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"

@@ -5,6 +5,7 @@
 
 include "dialects/Whale/IR/WhaleDialect.td"
 include "dialects/Whale/Interfaces/CostOpInterface.td"
+include "dialects/Whale/Interfaces/GradientOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -111,7 +112,7 @@ def Whale_ConstantOp : Whale_Op<"constant", [Pure,
 // Linear algebra
 //===----------------------------------------------------------------------===//
 
-def Whale_MatmulOp : Whale_Op<"matmul", [Pure,
+def Whale_MatmulOp : Whale_Op<"matmul", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Matrix product over the last two dimensions";
   let description = [{
@@ -138,7 +139,7 @@ def Whale_MatmulOp : Whale_Op<"matmul", [Pure,
 //===----------------------------------------------------------------------===//
 
 class Whale_BinaryOp<string mnemonic, string what>
-    : Whale_Op<mnemonic, [Pure,
+    : Whale_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
         DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Elementwise " # what # " with broadcasting";
   let description = [{
@@ -164,7 +165,7 @@ def Whale_MulOp : Whale_BinaryOp<"mul", "product">;
 def Whale_DivOp : Whale_BinaryOp<"div", "quotient">;
 
 class Whale_UnaryOp<string mnemonic, string what, int flopsPerElement>
-    : Whale_Op<mnemonic, [Pure, SameOperandsAndResultType,
+    : Whale_Op<mnemonic, [Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
         DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Elementwise " # what;
   let description = [{
@@ -191,7 +192,7 @@ def Whale_ExpOp : Whale_UnaryOp<"exp", "the exponential", 4>;
 def Whale_LogOp : Whale_UnaryOp<"log", "the natural logarithm", 4>;
 def Whale_SqrtOp : Whale_UnaryOp<"sqrt", "the square root", 1>;
 
-def Whale_CausalMaskOp : Whale_Op<"causal_mask", [Pure, SameOperandsAndResultType,
+def Whale_CausalMaskOp : Whale_Op<"causal_mask", [Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Masks future positions of attention scores";
   let description = [{
@@ -213,7 +214,7 @@ def Whale_CausalMaskOp : Whale_Op<"causal_mask", [Pure, SameOperandsAndResultTyp
 // Normalization and losses
 //===----------------------------------------------------------------------===//
 
-def Whale_SoftmaxOp : Whale_Op<"softmax", [Pure, SameOperandsAndResultType,
+def Whale_SoftmaxOp : Whale_Op<"softmax", [Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Softmax along one axis";
   let description = [{
@@ -230,7 +231,7 @@ def Whale_SoftmaxOp : Whale_Op<"softmax", [Pure, SameOperandsAndResultType,
   let hasVerifier = 1;
 }
 
-def Whale_LayerNormOp : Whale_Op<"layernorm", [Pure,
+def Whale_LayerNormOp : Whale_Op<"layernorm", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     AllTypesMatch<["input", "result"]>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Layer normalization over the last dimension";
@@ -252,7 +253,7 @@ def Whale_LayerNormOp : Whale_Op<"layernorm", [Pure,
   let hasVerifier = 1;
 }
 
-def Whale_EmbeddingOp : Whale_Op<"embedding", [Pure,
+def Whale_EmbeddingOp : Whale_Op<"embedding", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getBytesRead"]>]> {
   let summary = "Rows of a table picked by integer ids";
   let description = [{
@@ -271,7 +272,7 @@ def Whale_EmbeddingOp : Whale_Op<"embedding", [Pure,
   let hasVerifier = 1;
 }
 
-def Whale_CrossEntropyOp : Whale_Op<"cross_entropy", [Pure,
+def Whale_CrossEntropyOp : Whale_Op<"cross_entropy", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Softmax cross entropy with integer labels";
   let description = [{
@@ -295,7 +296,7 @@ def Whale_CrossEntropyOp : Whale_Op<"cross_entropy", [Pure,
 //===----------------------------------------------------------------------===//
 
 class Whale_ReduceOp<string mnemonic, string what>
-    : Whale_Op<mnemonic, [Pure,
+    : Whale_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
         DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "The " # what # " over some axes";
   let description = [{
@@ -324,7 +325,7 @@ def Whale_ReduceMaxOp : Whale_ReduceOp<"reduce_max", "maximum">;
 // Shape
 //===----------------------------------------------------------------------===//
 
-def Whale_ReshapeOp : Whale_Op<"reshape", [Pure,
+def Whale_ReshapeOp : Whale_Op<"reshape", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface,
         ["getBytesRead", "getBytesWritten", "getOutputMemory"]>]> {
   let summary = "The same elements in another shape";
@@ -342,7 +343,7 @@ def Whale_ReshapeOp : Whale_Op<"reshape", [Pure,
   let hasVerifier = 1;
 }
 
-def Whale_TransposeOp : Whale_Op<"transpose", [Pure,
+def Whale_TransposeOp : Whale_Op<"transpose", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface>]> {
   let summary = "Permutes dimensions";
   let description = [{
@@ -360,7 +361,7 @@ def Whale_TransposeOp : Whale_Op<"transpose", [Pure,
   let hasVerifier = 1;
 }
 
-def Whale_SliceOp : Whale_Op<"slice", [Pure,
+def Whale_SliceOp : Whale_Op<"slice", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getBytesRead"]>]> {
   let summary = "A contiguous range along one axis";
   let description = [{
@@ -380,7 +381,7 @@ def Whale_SliceOp : Whale_Op<"slice", [Pure,
   let hasVerifier = 1;
 }
 
-def Whale_ConcatOp : Whale_Op<"concat", [Pure,
+def Whale_ConcatOp : Whale_Op<"concat", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface>]> {
   let summary = "Joins tensors along one axis";
   let description = [{

@@ -16,7 +16,8 @@
 // CHECK: llvm.call @whale_rt_tensor_release
 // CHECK: llvm.call @whale_rt_reduce
 // CHECK: llvm.call @whale_rt_tensor_release
-// CHECK: llvm.store %{{.*}}, %[[OUT]]
+// CHECK: %[[R0:.*]] = llvm.getelementptr %[[OUT]][0]
+// CHECK: llvm.store %{{.*}}, %[[R0]]
 // CHECK: ^[[EXIT]](%[[R:.*]]: i32):
 // CHECK-NEXT: llvm.return %[[R]] : i32
 // CHECK-NOT: func.func

@@ -1,0 +1,195 @@
+//===- WhaleGradients.cpp - each op's reverse-mode derivative -------------===//
+//
+// GradientOpInterface for every differentiable op: the backward ops it
+// emits given its results' gradients. Ops whose gradient is a forward op
+// (reshape, transpose, concat) emit that; the rest emit WhaleGradientOps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Whale/IR/WhaleOps.h"
+
+using namespace mlir;
+using namespace whale;
+
+namespace {
+
+bool isFloatTensor(Value v) {
+  return isa<FloatType>(cast<RankedTensorType>(v.getType()).getElementType());
+}
+
+SmallVector<Value> binaryGradients(Operation *op, OpBuilder &b, BinaryKind kind,
+                                   Value grad) {
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  if (!grad || !isFloatTensor(lhs))
+    return {Value(), Value()};
+  auto make = [&](Value operand, int64_t index) -> Value {
+    return BinaryGradOp::create(b, op->getLoc(), operand.getType(), kind, lhs,
+                                rhs, grad, index);
+  };
+  return {make(lhs, 0), make(rhs, 1)};
+}
+
+SmallVector<Value> unaryGradients(Operation *op, OpBuilder &b, UnaryKind kind,
+                                  Value grad) {
+  if (!grad)
+    return {Value()};
+  return {UnaryGradOp::create(b, op->getLoc(), op->getResult(0).getType(), kind,
+                              op->getOperand(0), op->getResult(0), grad)};
+}
+
+SmallVector<Value> reduceGradients(Operation *op, OpBuilder &b, ReduceKind kind,
+                                   ArrayRef<int64_t> axes, Value grad) {
+  if (!grad)
+    return {Value()};
+  Value x = op->getOperand(0);
+  return {ReduceGradOp::create(b, op->getLoc(), x.getType(), kind, x, grad,
+                               b.getDenseI64ArrayAttr(axes))};
+}
+
+} // namespace
+
+SmallVector<Value> MatmulOp::buildGradients(OpBuilder &b,
+                                            ArrayRef<Value> grads) {
+  if (!grads[0])
+    return {Value(), Value()};
+  auto make = [&](Value operand, int64_t index) -> Value {
+    return MatmulGradOp::create(b, getLoc(), operand.getType(), getLhs(),
+                                getRhs(), grads[0], index, getTransposeLhs(),
+                                getTransposeRhs());
+  };
+  return {make(getLhs(), 0), make(getRhs(), 1)};
+}
+
+SmallVector<Value> AddOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  return binaryGradients(*this, b, BinaryKind::add, g[0]);
+}
+SmallVector<Value> SubOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  return binaryGradients(*this, b, BinaryKind::sub, g[0]);
+}
+SmallVector<Value> MulOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  return binaryGradients(*this, b, BinaryKind::mul, g[0]);
+}
+SmallVector<Value> DivOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  return binaryGradients(*this, b, BinaryKind::div, g[0]);
+}
+
+SmallVector<Value> NegOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  return unaryGradients(*this, b, UnaryKind::neg, g[0]);
+}
+SmallVector<Value> ReluOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  return unaryGradients(*this, b, UnaryKind::relu, g[0]);
+}
+SmallVector<Value> GeluOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  return unaryGradients(*this, b, UnaryKind::gelu, g[0]);
+}
+SmallVector<Value> TanhOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  return unaryGradients(*this, b, UnaryKind::tanh, g[0]);
+}
+SmallVector<Value> ExpOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  return unaryGradients(*this, b, UnaryKind::exp, g[0]);
+}
+SmallVector<Value> LogOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  return unaryGradients(*this, b, UnaryKind::log, g[0]);
+}
+SmallVector<Value> SqrtOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  return unaryGradients(*this, b, UnaryKind::sqrt, g[0]);
+}
+
+SmallVector<Value> CausalMaskOp::buildGradients(OpBuilder &b,
+                                                ArrayRef<Value> g) {
+  if (!g[0])
+    return {Value()};
+  return {CausalMaskGradOp::create(b, getLoc(), getType(), g[0])};
+}
+
+SmallVector<Value> SoftmaxOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  if (!g[0])
+    return {Value()};
+  return {SoftmaxGradOp::create(b, getLoc(), getType(), getResult(), g[0],
+                                getAxis())};
+}
+
+SmallVector<Value> LayerNormOp::buildGradients(OpBuilder &b,
+                                               ArrayRef<Value> g) {
+  if (!g[0])
+    return {Value(), Value(), Value()};
+  auto grad = LayerNormGradOp::create(b, getLoc(), getInput(), getGamma(), g[0],
+                                      getEpsAttr());
+  return {grad.getDx(), grad.getDgamma(), grad.getDbeta()};
+}
+
+SmallVector<Value> EmbeddingOp::buildGradients(OpBuilder &b,
+                                               ArrayRef<Value> g) {
+  if (!g[0])
+    return {Value(), Value()};
+  return {EmbeddingGradOp::create(b, getLoc(), getTable().getType(), getIds(),
+                                  g[0]),
+          Value()};
+}
+
+SmallVector<Value> CrossEntropyOp::buildGradients(OpBuilder &b,
+                                                  ArrayRef<Value> g) {
+  if (!g[0])
+    return {Value(), Value()};
+  return {
+      CrossEntropyGradOp::create(b, getLoc(), getLogits(), getLabels(), g[0]),
+      Value()};
+}
+
+SmallVector<Value> ReduceSumOp::buildGradients(OpBuilder &b,
+                                               ArrayRef<Value> g) {
+  return reduceGradients(*this, b, ReduceKind::sum, getAxes(), g[0]);
+}
+SmallVector<Value> ReduceMeanOp::buildGradients(OpBuilder &b,
+                                                ArrayRef<Value> g) {
+  return reduceGradients(*this, b, ReduceKind::mean, getAxes(), g[0]);
+}
+SmallVector<Value> ReduceMaxOp::buildGradients(OpBuilder &b,
+                                               ArrayRef<Value> g) {
+  return reduceGradients(*this, b, ReduceKind::max, getAxes(), g[0]);
+}
+
+SmallVector<Value> ReshapeOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  if (!g[0] || !isFloatTensor(getInput()))
+    return {Value()};
+  return {ReshapeOp::create(b, getLoc(), getInput().getType(), g[0])};
+}
+
+SmallVector<Value> TransposeOp::buildGradients(OpBuilder &b,
+                                               ArrayRef<Value> g) {
+  if (!g[0] || !isFloatTensor(getInput()))
+    return {Value()};
+  ArrayRef<int64_t> perm = getPermutation();
+  SmallVector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    inverse[perm[i]] = static_cast<int64_t>(i);
+  return {TransposeOp::create(b, getLoc(), getInput().getType(), g[0],
+                              b.getDenseI64ArrayAttr(inverse))};
+}
+
+SmallVector<Value> SliceOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  if (!g[0] || !isFloatTensor(getInput()))
+    return {Value()};
+  int64_t rank = getType().getRank();
+  int64_t axis = getAxis() < 0 ? getAxis() + rank : getAxis();
+  return {SliceGradOp::create(b, getLoc(), getInput().getType(), g[0], axis,
+                              getStart())};
+}
+
+SmallVector<Value> ConcatOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  SmallVector<Value> out;
+  if (!g[0] || !isFloatTensor(getInputs().front())) {
+    out.resize(getInputs().size());
+    return out;
+  }
+  int64_t rank = getType().getRank();
+  int64_t axis = getAxis() < 0 ? getAxis() + rank : getAxis();
+  int64_t offset = 0;
+  for (Value in : getInputs()) {
+    int64_t len = cast<RankedTensorType>(in.getType()).getShape()[axis];
+    out.push_back(SliceOp::create(b, getLoc(), in.getType(), g[0], axis, offset,
+                                  offset + len));
+    offset += len;
+  }
+  return out;
+}

@@ -1,0 +1,5 @@
+//===- GradientOpInterface.cpp - how an op differentiates ----------------===//
+
+#include "dialects/Whale/Interfaces/GradientOpInterface.h"
+
+#include "dialects/Whale/Interfaces/GradientOpInterface.cpp.inc"

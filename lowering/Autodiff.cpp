@@ -1,0 +1,138 @@
+//===- Autodiff.cpp - -whale-autodiff -------------------------------------===//
+
+#include "dialects/Whale/IR/WhaleOps.h"
+#include "lowering/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace whale {
+#define GEN_PASS_DEF_WHALEAUTODIFF
+#include "lowering/Passes.h.inc"
+} // namespace whale
+
+using namespace mlir;
+using namespace whale;
+
+namespace {
+
+/// Moves every TaskGraph's body in front of it and replaces its results by
+/// the values its yield hands on.
+void inlineTaskGraphs(func::FuncOp fn) {
+  SmallVector<TaskGraphOp> taskgraphs;
+  fn.walk([&](TaskGraphOp tg) { taskgraphs.push_back(tg); });
+  for (TaskGraphOp tg : taskgraphs) {
+    Block &body = tg.getBody().front();
+    auto yield = cast<YieldOp>(body.getTerminator());
+    tg.replaceAllUsesWith(yield.getValues());
+    yield.erase();
+    tg->getBlock()->getOperations().splice(Block::iterator(tg),
+                                           body.getOperations());
+    tg.erase();
+  }
+}
+
+LogicalResult differentiate(func::FuncOp model, OpBuilder &b) {
+  auto ret = cast<func::ReturnOp>(model.getBody().front().getTerminator());
+  if (ret.getNumOperands() != 1)
+    return model.emitOpError("a differentiated model returns one loss");
+  auto lossType = dyn_cast<RankedTensorType>(ret.getOperand(0).getType());
+  if (!lossType || lossType.getRank() != 0 ||
+      !isa<FloatType>(lossType.getElementType()))
+    return model.emitOpError("a differentiated model returns a scalar "
+                             "floating-point loss, not ")
+           << ret.getOperand(0).getType();
+
+  // The gradient function starts as a copy of the model, flattened.
+  b.setInsertionPointAfter(model);
+  auto grad = cast<func::FuncOp>(b.clone(*model));
+  grad.setName((model.getName() + "_grad").str());
+  inlineTaskGraphs(grad);
+  Block &entry = grad.getBody().front();
+  auto gret = cast<func::ReturnOp>(entry.getTerminator());
+  Value loss = gret.getOperand(0);
+
+  SmallVector<Operation *> forward;
+  SmallVector<ParamOp> params;
+  for (Operation &op : entry.without_terminator()) {
+    forward.push_back(&op);
+    if (auto p = dyn_cast<ParamOp>(op))
+      params.push_back(p);
+  }
+
+  // Gradients accumulate per value; the loss's own gradient is 1.
+  b.setInsertionPoint(gret);
+  DenseMap<Value, Value> gradients;
+  auto accumulate = [&](Value v, Value g, Location loc) {
+    auto [it, inserted] = gradients.try_emplace(v, g);
+    if (!inserted)
+      it->second = AddOp::create(b, loc, v.getType(), it->second, g);
+  };
+  gradients[loss] =
+      ConstantOp::create(b, grad.getLoc(), lossType, b.getF64FloatAttr(1.0));
+
+  for (Operation *op : llvm::reverse(forward)) {
+    SmallVector<Value> resultGrads;
+    bool any = false;
+    for (Value r : op->getResults()) {
+      resultGrads.push_back(gradients.lookup(r));
+      any = any || resultGrads.back();
+    }
+    if (!any || op->getNumOperands() == 0)
+      continue;
+    auto diff = dyn_cast<GradientOpInterface>(op);
+    if (!diff)
+      return op->emitOpError("has no gradient, but the loss depends on it");
+    SmallVector<Value> operandGrads = diff.buildGradients(b, resultGrads);
+    for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads))
+      if (g)
+        accumulate(operand, g, op->getLoc());
+  }
+
+  SmallVector<Value> results = {loss};
+  SmallVector<Attribute> names;
+  for (ParamOp p : params) {
+    Value g = gradients.lookup(p.getResult());
+    if (!g)
+      g = ConstantOp::create(b, p.getLoc(), p.getType(),
+                             b.getF64FloatAttr(0.0));
+    results.push_back(g);
+    names.push_back(p.getNameAttr());
+  }
+  func::ReturnOp::create(b, gret.getLoc(), results);
+  gret.erase();
+  // Gradients of inputs (and of values no parameter influences) were built
+  // along the way but feed nothing: drop them, latest first.
+  SmallVector<Operation *> built;
+  for (Operation &op : entry.without_terminator())
+    built.push_back(&op);
+  for (Operation *op : llvm::reverse(built))
+    if (!isa<ParamOp>(op) && isOpTriviallyDead(op))
+      op->erase();
+  SmallVector<Type> types;
+  for (Value v : results)
+    types.push_back(v.getType());
+  grad.setFunctionType(b.getFunctionType(grad.getArgumentTypes(), types));
+  grad->setAttr("whale.gradients", b.getArrayAttr(names));
+  grad->removeAttr("whale.train");
+  return success();
+}
+
+struct AutodiffPass : public whale::impl::WhaleAutodiffBase<AutodiffPass> {
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> models;
+    getOperation().walk([&](func::FuncOp fn) {
+      if (fn->hasAttr("whale.model") && !fn->hasAttr("whale.gradients"))
+        models.push_back(fn);
+    });
+    OpBuilder b(&getContext());
+    for (func::FuncOp fn : models)
+      if (failed(differentiate(fn, b)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
