@@ -22,6 +22,8 @@ std::optional<Stage> parseStage(const std::string &name) {
     return Stage::AST;
   if (name == "whale")
     return Stage::Whale;
+  if (name == "grad")
+    return Stage::Grad;
   if (name == "runtime")
     return Stage::Runtime;
   return std::nullopt;
@@ -165,16 +167,19 @@ std::optional<std::string> Interpreter::emit(Stage stage) {
   case Stage::AST:
     return lang::dumpAST(*impl->frontend->mainAST());
   case Stage::Whale:
+  case Stage::Grad:
   case Stage::Runtime: {
     mlir::ModuleOp m = module();
     if (!m)
       return std::nullopt;
     mlir::OwningOpRef<mlir::ModuleOp> lowered;
-    if (stage == Stage::Runtime) {
+    if (stage != Stage::Whale) {
       // A copy: the whale-dialect module stays as it is for other stages.
       lowered = m.clone();
       mlir::PassManager pm(&impl->context);
-      pm.addPass(createWhaleToRuntime());
+      pm.addPass(createWhaleAutodiff());
+      if (stage == Stage::Runtime)
+        pm.addPass(createWhaleToRuntime());
       if (mlir::failed(pm.run(*lowered)))
         return std::nullopt;
       m = *lowered;

@@ -32,8 +32,9 @@ namespace whale {
 
 /// The stages a program can be shown at (`whale compile --emit=...`).
 enum class Stage {
-  AST,   ///< the syntax tree of the main script
-  Whale, ///< the whale dialect: the local model with its TaskGraphs
+  AST,     ///< the syntax tree of the main script
+  Whale,   ///< the whale dialect: the local model with its TaskGraphs
+  Grad,    ///< the whale dialect with each model's gradient function
   Runtime, ///< the model as calls of the runtime's C ABI (LLVM dialect)
 };
 std::optional<Stage> parseStage(const std::string &name);
