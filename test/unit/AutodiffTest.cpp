@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RuntimeFixture.h"
 #include "lib/Jit.h"
 #include "lowering/Passes.h"
 #include "whale/Interpreter.h"
@@ -117,15 +118,6 @@ Gradients check(const std::string &source, const std::string &model,
   return out;
 }
 
-whale_rt_tensor *tensor(whale_rt_context *rt, int32_t dtype,
-                        std::vector<int64_t> s) {
-  whale_rt_tensor *t = nullptr;
-  EXPECT_EQ(whale_rt_tensor_create(rt, dtype, static_cast<int32_t>(s.size()),
-                                   s.data(), &t),
-            WHALE_RT_OK);
-  return t;
-}
-
 TEST(Autodiff, AnMlpInATaskGraphMatchesFiniteDifferences) {
   // The mlp example's shape with gelu: finite differences need a smooth
   // loss (relu's gradient is checked by the kernel tests, off its kink).
@@ -143,9 +135,10 @@ train mlp {
   steps = 1
 }
 )";
-  whale_rt_context *rt = whale_rt_context_create("cpu:0", 2, 0, 5);
-  whale_rt_tensor *x = tensor(rt, WHALE_RT_F32, {64, 32});
-  whale_rt_tensor *y = tensor(rt, WHALE_RT_I32, {64});
+  whale::testing::TestRuntime runtime(5);
+  whale_rt_context *rt = runtime.ctx;
+  whale_rt_tensor *x = runtime.make(WHALE_RT_F32, {64, 32});
+  whale_rt_tensor *y = runtime.make(WHALE_RT_I32, {64});
   for (int i = 0; i < 64 * 32; ++i)
     static_cast<float *>(whale_rt_tensor_data(x))[i] = std::sin(0.61f * i) * 2;
   for (int i = 0; i < 64; ++i)
@@ -153,7 +146,6 @@ train mlp {
   Gradients g = check(source, "mlp", {x, y}, rt, 2e-2, 1e-2);
   EXPECT_EQ(g.names.size(), 4u);
   EXPECT_EQ(g.checked, 4);
-  whale_rt_context_destroy(rt);
 }
 
 TEST(Autodiff, ATransformerGradientsMatchFiniteDifferences) {
@@ -174,9 +166,10 @@ train gpt {
   steps = 1
 }
 )";
-  whale_rt_context *rt = whale_rt_context_create("cpu:0", 2, 0, 9);
-  whale_rt_tensor *tok = tensor(rt, WHALE_RT_I32, {2, 8});
-  whale_rt_tensor *tgt = tensor(rt, WHALE_RT_I32, {2, 8});
+  whale::testing::TestRuntime runtime(9);
+  whale_rt_context *rt = runtime.ctx;
+  whale_rt_tensor *tok = runtime.make(WHALE_RT_I32, {2, 8});
+  whale_rt_tensor *tgt = runtime.make(WHALE_RT_I32, {2, 8});
   for (int i = 0; i < 16; ++i) {
     static_cast<int32_t *>(whale_rt_tensor_data(tok))[i] = (i * 7 + 3) % 32;
     static_cast<int32_t *>(whale_rt_tensor_data(tgt))[i] = (i * 11 + 1) % 32;
@@ -190,7 +183,6 @@ train gpt {
       "transformer: %zu parameter gradients, %d with a large directional "
       "derivative, worst relative error %.2e\n",
       g.names.size(), g.checked, g.worst);
-  whale_rt_context_destroy(rt);
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 //===- JitTest.cpp - whale IR JIT-compiled and run on the runtime ---------===//
 
 #include "lib/Jit.h"
+#include "RuntimeFixture.h"
 #include "whale/Interpreter.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -13,16 +14,10 @@
 
 namespace {
 
-struct Runtime {
-  whale_rt_context *ctx = whale_rt_context_create("cpu:0", 2, 0, 11);
-  ~Runtime() { whale_rt_context_destroy(ctx); }
+struct Runtime : whale::testing::TestRuntime {
+  Runtime() : TestRuntime(/*seed=*/11) {}
   whale_rt_tensor *tensor(int32_t dtype, std::vector<int64_t> shape) {
-    whale_rt_tensor *t = nullptr;
-    EXPECT_EQ(whale_rt_tensor_create(ctx, dtype,
-                                     static_cast<int32_t>(shape.size()),
-                                     shape.data(), &t),
-              WHALE_RT_OK);
-    return t;
+    return make(dtype, std::move(shape));
   }
 };
 

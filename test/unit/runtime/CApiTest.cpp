@@ -1,6 +1,6 @@
 //===- CApiTest.cpp - the runtime's C ABI ---------------------------------===//
 
-#include "runtime/WhaleRuntime.h"
+#include "../RuntimeFixture.h"
 
 #include <gtest/gtest.h>
 
@@ -11,25 +11,10 @@
 
 namespace {
 
-struct Ctx {
-  whale_rt_context *ctx;
+/// The runtime context of these tests.
+struct Ctx : whale::testing::TestRuntime {
   explicit Ctx(int64_t limit = 0, uint64_t seed = 1)
-      : ctx(whale_rt_context_create("cpu:0", 2, limit, seed)) {}
-  ~Ctx() { whale_rt_context_destroy(ctx); }
-  whale_rt_tensor *make(int32_t dtype, std::vector<int64_t> shape) {
-    whale_rt_tensor *t = nullptr;
-    EXPECT_EQ(whale_rt_tensor_create(ctx, dtype,
-                                     static_cast<int32_t>(shape.size()),
-                                     shape.data(), &t),
-              WHALE_RT_OK)
-        << whale_rt_last_error(ctx);
-    return t;
-  }
-  whale_rt_tensor *f32(std::vector<int64_t> shape, std::vector<float> values) {
-    whale_rt_tensor *t = make(WHALE_RT_F32, shape);
-    std::memcpy(whale_rt_tensor_data(t), values.data(), values.size() * 4);
-    return t;
-  }
+      : TestRuntime(seed, limit) {}
 };
 
 std::vector<float> values(whale_rt_tensor *t, size_t n) {

@@ -1,6 +1,6 @@
 //===- CApiTrainTest.cpp - gradients and optimizers through the C ABI -----===//
 
-#include "runtime/WhaleRuntime.h"
+#include "../RuntimeFixture.h"
 
 #include <gtest/gtest.h>
 
@@ -10,20 +10,9 @@
 
 namespace {
 
-struct Ctx {
-  whale_rt_context *ctx = whale_rt_context_create("cpu:0", 2, 0, 3);
-  ~Ctx() { whale_rt_context_destroy(ctx); }
-  whale_rt_tensor *make(int32_t dtype, std::vector<int64_t> shape) {
-    whale_rt_tensor *t = nullptr;
-    EXPECT_EQ(whale_rt_tensor_create(ctx, dtype,
-                                     static_cast<int32_t>(shape.size()),
-                                     shape.data(), &t),
-              WHALE_RT_OK);
-    return t;
-  }
-  float *f(whale_rt_tensor *t) {
-    return static_cast<float *>(whale_rt_tensor_data(t));
-  }
+struct Ctx : whale::testing::TestRuntime {
+  Ctx() : TestRuntime(/*seed=*/3) {}
+  float *f(whale_rt_tensor *t) { return data<float>(t); }
 };
 
 TEST(RuntimeCApiTrain, ASoftmaxClassifierLearnsThroughTheAbiAlone) {

@@ -1,0 +1,48 @@
+//===- RuntimeFixture.h - a runtime context for tests ------------*- C++
+//-*-===//
+
+#ifndef WHALE_TEST_UNIT_RUNTIMEFIXTURE_H
+#define WHALE_TEST_UNIT_RUNTIMEFIXTURE_H
+
+#include "runtime/WhaleRuntime.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+namespace whale::testing {
+
+/// A runtime context that tests make tensors in; destroyed with the test.
+struct TestRuntime {
+  whale_rt_context *ctx;
+  explicit TestRuntime(uint64_t seed = 1, int64_t memoryLimit = 0,
+                       int threads = 2)
+      : ctx(whale_rt_context_create("cpu:0", threads, memoryLimit, seed)) {}
+  ~TestRuntime() { whale_rt_context_destroy(ctx); }
+  TestRuntime(const TestRuntime &) = delete;
+  TestRuntime &operator=(const TestRuntime &) = delete;
+
+  whale_rt_tensor *make(int32_t dtype, std::vector<int64_t> shape) {
+    whale_rt_tensor *t = nullptr;
+    EXPECT_EQ(whale_rt_tensor_create(ctx, dtype,
+                                     static_cast<int32_t>(shape.size()),
+                                     shape.data(), &t),
+              WHALE_RT_OK)
+        << whale_rt_last_error(ctx);
+    return t;
+  }
+  whale_rt_tensor *f32(std::vector<int64_t> shape, std::vector<float> values) {
+    whale_rt_tensor *t = make(WHALE_RT_F32, shape);
+    std::memcpy(whale_rt_tensor_data(t), values.data(),
+                values.size() * sizeof(float));
+    return t;
+  }
+  template <class T> static T *data(whale_rt_tensor *t) {
+    return static_cast<T *>(whale_rt_tensor_data(t));
+  }
+};
+
+} // namespace whale::testing
+
+#endif
