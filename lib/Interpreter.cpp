@@ -24,6 +24,8 @@ std::optional<Stage> parseStage(const std::string &name) {
     return Stage::Whale;
   if (name == "grad")
     return Stage::Grad;
+  if (name == "train")
+    return Stage::Train;
   if (name == "runtime")
     return Stage::Runtime;
   return std::nullopt;
@@ -168,6 +170,7 @@ std::optional<std::string> Interpreter::emit(Stage stage) {
     return lang::dumpAST(*impl->frontend->mainAST());
   case Stage::Whale:
   case Stage::Grad:
+  case Stage::Train:
   case Stage::Runtime: {
     mlir::ModuleOp m = module();
     if (!m)
@@ -178,6 +181,8 @@ std::optional<std::string> Interpreter::emit(Stage stage) {
       lowered = m.clone();
       mlir::PassManager pm(&impl->context);
       pm.addPass(createWhaleAutodiff());
+      if (stage != Stage::Grad)
+        pm.addPass(createWhaleTrainStep());
       if (stage == Stage::Runtime)
         pm.addPass(createWhaleToRuntime());
       if (mlir::failed(pm.run(*lowered)))

@@ -57,6 +57,9 @@ llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
   add("whale_rt_sgd_update", &whale_rt_sgd_update);
   add("whale_rt_adam_update", &whale_rt_adam_update);
   add("whale_rt_clip_grad_norm", &whale_rt_clip_grad_norm);
+  add("whale_rt_set_train_state", &whale_rt_set_train_state);
+  add("whale_rt_sgd_step", &whale_rt_sgd_step);
+  add("whale_rt_adam_step", &whale_rt_adam_step);
   return map;
 }
 

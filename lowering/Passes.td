@@ -37,6 +37,20 @@ def WhaleAutodiff : Pass<"whale-autodiff", "mlir::ModuleOp"> {
   }];
 }
 
+def WhaleTrainStep : Pass<"whale-train-step", "mlir::ModuleOp"> {
+  let summary = "One training step per model: forward, backward, update";
+  let description = [{
+    For every model `@m` with a `whale.train` block whose gradient function
+    `@m_grad` exists (run -whale-autodiff first), adds `@m_train` with the
+    same inputs, returning the loss. It computes the gradients as `@m_grad`
+    does, clips them by their global norm when the train block sets
+    `clip_grad_norm`, and updates every parameter with the train block's
+    optimizer (`sgd`, `adam`, `adamw`). The step number and the learning-rate
+    schedule's factor are the runtime context's, set by the driver before
+    each step.
+  }];
+}
+
 def WhaleToRuntime : Pass<"whale-to-runtime", "mlir::ModuleOp"> {
   let summary = "Lower model functions to calls of the runtime's C ABI";
   let description = [{

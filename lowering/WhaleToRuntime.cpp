@@ -188,6 +188,42 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     return success();
   }
 
+  // Updates write a parameter in place; clipping scales its gradients in
+  // place, so its results are its operands' tensors.
+  if (auto u = dyn_cast<SgdUpdateOp>(op)) {
+    call("whale_rt_sgd_step",
+         {ctxArg, in(0), in(1), constF64(u.getLr().convertToDouble()),
+          constF64(u.getMomentum().convertToDouble()),
+          constF64(u.getWeightDecay().convertToDouble())});
+    return success();
+  }
+  if (auto u = dyn_cast<AdamUpdateOp>(op)) {
+    call("whale_rt_adam_step",
+         {ctxArg, in(0), in(1), constF64(u.getLr().convertToDouble()),
+          constF64(u.getBeta1().convertToDouble()),
+          constF64(u.getBeta2().convertToDouble()),
+          constF64(u.getEps().convertToDouble()),
+          constF64(u.getWeightDecay().convertToDouble()),
+          constI32(u.getDecoupled())});
+    return success();
+  }
+  if (auto c = dyn_cast<ClipGradNormOp>(op)) {
+    int64_t n = c.getGrads().size();
+    Value array = LLVM::AllocaOp::create(b, loc, ptr, ptr,
+                                         constI64(std::max<int64_t>(n, 1)));
+    for (int64_t i = 0; i < n; ++i) {
+      Value at =
+          LLVM::GEPOp::create(b, loc, ptr, ptr, array,
+                              ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+      LLVM::StoreOp::create(b, loc, in(i), at);
+      handles[c.getResult(i)] = in(i);
+    }
+    call("whale_rt_clip_grad_norm",
+         {ctxArg, constI32(n), array,
+          constF64(c.getMaxNorm().convertToDouble()), nullPtr()});
+    return success();
+  }
+
   if (op->getNumResults() != 1)
     return op->emitOpError("has no lowering to the runtime");
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
@@ -470,7 +506,9 @@ LogicalResult Lowering::lower(func::FuncOp fn) {
             ValueRange{ctxArg, handles.lookup(r)});
     // Release what this op was the last to read (never inputs, parameters or
     // the result, which the caller owns).
-    for (Value v : op->getOperands()) {
+    // Clipping's results are its operands' tensors, released after their
+    // own last use instead.
+    for (Value v : isa<ClipGradNormOp>(op) ? ValueRange{} : op->getOperands()) {
       Value r = resolve(v);
       if (lastUse.lookup(r) != op || isResult(r) || isa<BlockArgument>(r) ||
           r.getDefiningOp<ParamOp>())

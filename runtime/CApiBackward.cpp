@@ -371,11 +371,11 @@ whale_rt_status whale_rt_sgd_update(whale_rt_context *ctx,
     if (whale_rt_status s =
             needF32(ctx, "sgd_update", {{"param", param}, {"grad", grad}}))
       return s;
-    if (shapeOf(grad) != shapeOf(param) || !(lr > 0) || momentum < 0 ||
+    if (shapeOf(grad) != shapeOf(param) || !(lr >= 0) || momentum < 0 ||
         momentum >= 1 || weight_decay < 0)
       return ctx->invalid(
           "sgd_update: needs a gradient shaped like the parameter, "
-          "lr > 0, momentum in [0, 1), weight_decay >= 0");
+          "lr >= 0, momentum in [0, 1), weight_decay >= 0");
     float *velocity = nullptr;
     if (momentum > 0) {
       std::vector<Tensor> *state;
@@ -400,11 +400,12 @@ whale_rt_status whale_rt_adam_update(whale_rt_context *ctx,
     if (whale_rt_status s =
             needF32(ctx, "adam_update", {{"param", param}, {"grad", grad}}))
       return s;
-    if (shapeOf(grad) != shapeOf(param) || step < 1 || !(lr > 0) || beta1 < 0 ||
-        beta1 >= 1 || beta2 < 0 || beta2 >= 1 || !(eps > 0) || weight_decay < 0)
+    if (shapeOf(grad) != shapeOf(param) || step < 1 || !(lr >= 0) ||
+        beta1 < 0 || beta1 >= 1 || beta2 < 0 || beta2 >= 1 || !(eps > 0) ||
+        weight_decay < 0)
       return ctx->invalid(
           "adam_update: needs a gradient shaped like the parameter, "
-          "step >= 1, lr > 0, betas in [0, 1), eps > 0, weight_decay >= 0");
+          "step >= 1, lr >= 0, betas in [0, 1), eps > 0, weight_decay >= 0");
     std::vector<Tensor> *state;
     if (whale_rt_status s = optimizerState(ctx, param, 2, state))
       return s;
@@ -415,6 +416,38 @@ whale_rt_status whale_rt_adam_update(whale_rt_context *ctx,
                          beta1, beta2, eps, weight_decay, decoupled != 0);
     return WHALE_RT_OK;
   });
+}
+
+whale_rt_status whale_rt_set_train_state(whale_rt_context *ctx, int64_t step,
+                                         double lr_scale) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (step < 1 || !(lr_scale >= 0))
+      return ctx->invalid("set_train_state: needs step >= 1 and lr_scale >= 0");
+    ctx->step = step;
+    ctx->lrScale = lr_scale;
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_sgd_step(whale_rt_context *ctx, whale_rt_tensor *param,
+                                  whale_rt_tensor *grad, double base_lr,
+                                  double momentum, double weight_decay) {
+  if (!ctx)
+    return WHALE_RT_INVALID_ARGUMENT;
+  return whale_rt_sgd_update(ctx, param, grad, base_lr * ctx->lrScale, momentum,
+                             weight_decay);
+}
+
+whale_rt_status whale_rt_adam_step(whale_rt_context *ctx,
+                                   whale_rt_tensor *param,
+                                   whale_rt_tensor *grad, double base_lr,
+                                   double beta1, double beta2, double eps,
+                                   double weight_decay, int32_t decoupled) {
+  if (!ctx)
+    return WHALE_RT_INVALID_ARGUMENT;
+  return whale_rt_adam_update(ctx, param, grad, ctx->step,
+                              base_lr * ctx->lrScale, beta1, beta2, eps,
+                              weight_decay, decoupled);
 }
 
 whale_rt_status whale_rt_clip_grad_norm(whale_rt_context *ctx,

@@ -38,6 +38,9 @@ struct whale_rt_context {
   /// Optimizer state per parameter (momentum; Adam's two moments), on the
   /// device so it counts against its memory.
   std::map<whale_rt_tensor *, std::vector<Tensor>> optimizerState;
+  /// Set by the driver before each train step.
+  int64_t step = 1;
+  double lrScale = 1.0;
 
   whale_rt_status fail(const Status &s) {
     lastError = s.message();

@@ -184,6 +184,22 @@ whale_rt_status whale_rt_adam_update(whale_rt_context *ctx,
                                      double lr, double beta1, double beta2,
                                      double eps, double weight_decay,
                                      int32_t decoupled);
+/* The training state a train step reads: the step number (from 1, for
+ * Adam's bias correction) and the factor the learning-rate schedule applies
+ * to every optimizer's base rate. The driver sets them before each step. */
+whale_rt_status whale_rt_set_train_state(whale_rt_context *ctx, int64_t step,
+                                         double lr_scale);
+/* The updates a train step makes: as whale_rt_sgd_update and
+ * whale_rt_adam_update with the context's step and lr = base_lr * scale. */
+whale_rt_status whale_rt_sgd_step(whale_rt_context *ctx, whale_rt_tensor *param,
+                                  whale_rt_tensor *grad, double base_lr,
+                                  double momentum, double weight_decay);
+whale_rt_status whale_rt_adam_step(whale_rt_context *ctx,
+                                   whale_rt_tensor *param,
+                                   whale_rt_tensor *grad, double base_lr,
+                                   double beta1, double beta2, double eps,
+                                   double weight_decay, int32_t decoupled);
+
 /* Scales the gradients together so their global L2 norm is at most
  * max_norm; the norm before clipping goes to *norm (may be null). */
 whale_rt_status whale_rt_clip_grad_norm(whale_rt_context *ctx,

@@ -35,6 +35,7 @@ enum class Stage {
   AST,     ///< the syntax tree of the main script
   Whale,   ///< the whale dialect: the local model with its TaskGraphs
   Grad,    ///< the whale dialect with each model's gradient function
+  Train,   ///< and each trained model's train step (forward, backward, update)
   Runtime, ///< the model as calls of the runtime's C ABI (LLVM dialect)
 };
 std::optional<Stage> parseStage(const std::string &name);

@@ -26,7 +26,7 @@ namespace {
 const char *kUsage = R"(usage: whale <command> [options]
 
 commands:
-  compile FILE.whl [--emit=ast|whale|grad|runtime] [-o OUT] [--dim NAME=N]...
+  compile FILE.whl [--emit=ast|whale|grad|train|runtime] [-o OUT] [--dim NAME=N]...
                    [-I DIR]...
                    [--annotate-cost] [--locations]
       check a script and print it at a stage (default: whale)
@@ -36,7 +36,8 @@ commands:
 options of compile:
   --emit=STAGE     ast: the syntax tree; whale: the whale dialect;
                    grad: with each model's gradient function (autodiff);
-                   runtime: calls of the runtime's C ABI (LLVM dialect)
+                   train: with each trained model's train step;
+                   runtime: all of it as calls of the runtime's C ABI
   -o OUT           write the output to OUT instead of standard output
   --dim NAME=N     bind a symbolic input dimension (e.g. the batch B)
   -I DIR           search DIR for imports (before WHALE_PATH and the stdlib)
@@ -103,7 +104,7 @@ int compile(int argc, char **argv) {
   std::optional<whale::Stage> stage = whale::parseStage(emit);
   if (!stage)
     return usageError("unknown stage '" + emit +
-                      "'; stages: ast, whale, grad, runtime");
+                      "'; stages: ast, whale, grad, train, runtime");
 
   whale::Interpreter interp(opts);
   bool ok = interp.loadFile(file);

@@ -400,5 +400,6 @@ def Whale_ConcatOp : Whale_Op<"concat", [Pure, DeclareOpInterfaceMethods<Whale_G
 }
 
 include "dialects/Whale/IR/WhaleGradientOps.td"
+include "dialects/Whale/IR/WhaleOptimizerOps.td"
 
 #endif // WHALE_OPS

@@ -1,0 +1,50 @@
+//===- WhaleOptimizerOps.cpp - verifiers of the update ops ----------------===//
+
+#include "dialects/Whale/IR/WhaleOps.h"
+
+using namespace mlir;
+using namespace whale;
+
+/// Updates write a parameter: their first operand must be one.
+static LogicalResult verifyUpdatesParam(Operation *op, Value param) {
+  if (!param.getDefiningOp<ParamOp>())
+    return op->emitOpError("updates a parameter: its first operand must come "
+                           "from whale.param");
+  return success();
+}
+
+LogicalResult SgdUpdateOp::verify() {
+  if (failed(verifyUpdatesParam(*this, getParam())))
+    return failure();
+  double lr = getLr().convertToDouble(), m = getMomentum().convertToDouble();
+  if (!(lr >= 0) || !(m >= 0 && m < 1) ||
+      !(getWeightDecay().convertToDouble() >= 0))
+    return emitOpError(
+        "needs lr >= 0, momentum in [0, 1) and weight_decay >= 0");
+  return success();
+}
+
+LogicalResult AdamUpdateOp::verify() {
+  if (failed(verifyUpdatesParam(*this, getParam())))
+    return failure();
+  double b1 = getBeta1().convertToDouble(), b2 = getBeta2().convertToDouble();
+  if (!(getLr().convertToDouble() >= 0) || !(b1 >= 0 && b1 < 1) ||
+      !(b2 >= 0 && b2 < 1) || !(getEps().convertToDouble() > 0) ||
+      !(getWeightDecay().convertToDouble() >= 0))
+    return emitOpError("needs lr >= 0, betas in [0, 1), eps > 0 and "
+                       "weight_decay >= 0");
+  return success();
+}
+
+LogicalResult ClipGradNormOp::verify() {
+  if (getGrads().getTypes() != getResults().getTypes())
+    return emitOpError("results must have the types of the gradients");
+  if (!(getMaxNorm().convertToDouble() > 0))
+    return emitOpError("max_norm must be positive");
+  // It scales its operands in place, so nothing else may read them.
+  for (Value g : getGrads())
+    if (!g.hasOneUse())
+      return emitOpError("scales its operands in place, so it must be their "
+                         "only user");
+  return success();
+}
