@@ -22,15 +22,17 @@ whale_rt_status sameShape(whale_rt_context *ctx, const char *op,
 }
 
 /// Zeroed f32 state beside a parameter, made on first use.
-whale_rt_status optimizerState(whale_rt_context *ctx, whale_rt_tensor *param,
-                               size_t count, std::vector<Tensor> *&out) {
-  std::vector<Tensor> &state = ctx->optimizerState[param];
+whale_rt_status
+optimizerState(whale_rt_context *ctx, whale_rt_tensor *param, size_t count,
+               std::vector<std::unique_ptr<whale_rt_tensor>> *&out) {
+  auto &state = ctx->optimizerState[param];
   while (state.size() < count) {
-    Tensor t;
-    if (Status st = Tensor::create(*ctx->device, DType::F32, shapeOf(param), t);
+    auto t = std::make_unique<whale_rt_tensor>();
+    if (Status st =
+            Tensor::create(*ctx->device, DType::F32, shapeOf(param), t->tensor);
         !st)
       return ctx->fail(st);
-    std::memset(t.raw(), 0, t.bytes());
+    std::memset(t->tensor.raw(), 0, t->tensor.bytes());
     state.push_back(std::move(t));
   }
   out = &state;
@@ -378,10 +380,10 @@ whale_rt_status whale_rt_sgd_update(whale_rt_context *ctx,
           "lr >= 0, momentum in [0, 1), weight_decay >= 0");
     float *velocity = nullptr;
     if (momentum > 0) {
-      std::vector<Tensor> *state;
+      std::vector<std::unique_ptr<whale_rt_tensor>> *state;
       if (whale_rt_status s = optimizerState(ctx, param, 1, state))
         return s;
-      velocity = static_cast<float *>((*state)[0].raw());
+      velocity = static_cast<float *>((*state)[0]->tensor.raw());
     }
     cpu::sgdStep<float>(*ctx->device, param->tensor.view<float>(),
                         grad->tensor.cview<float>(), velocity, lr, momentum,
@@ -406,14 +408,14 @@ whale_rt_status whale_rt_adam_update(whale_rt_context *ctx,
       return ctx->invalid(
           "adam_update: needs a gradient shaped like the parameter, "
           "step >= 1, lr >= 0, betas in [0, 1), eps > 0, weight_decay >= 0");
-    std::vector<Tensor> *state;
+    std::vector<std::unique_ptr<whale_rt_tensor>> *state;
     if (whale_rt_status s = optimizerState(ctx, param, 2, state))
       return s;
     cpu::adamStep<float>(*ctx->device, param->tensor.view<float>(),
                          grad->tensor.cview<float>(),
-                         static_cast<float *>((*state)[0].raw()),
-                         static_cast<float *>((*state)[1].raw()), step, lr,
-                         beta1, beta2, eps, weight_decay, decoupled != 0);
+                         static_cast<float *>((*state)[0]->tensor.raw()),
+                         static_cast<float *>((*state)[1]->tensor.raw()), step,
+                         lr, beta1, beta2, eps, weight_decay, decoupled != 0);
     return WHALE_RT_OK;
   });
 }
@@ -448,6 +450,22 @@ whale_rt_status whale_rt_adam_step(whale_rt_context *ctx,
   return whale_rt_adam_update(ctx, param, grad, ctx->step,
                               base_lr * ctx->lrScale, beta1, beta2, eps,
                               weight_decay, decoupled);
+}
+
+whale_rt_status whale_rt_optimizer_state(whale_rt_context *ctx,
+                                         whale_rt_tensor *param, int32_t index,
+                                         whale_rt_tensor **out) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (!param || !out || index < 0 || index > 1 ||
+        param->tensor.dtype() != DType::F32)
+      return ctx->invalid(
+          "optimizer_state: needs an f32 parameter and index 0 or 1");
+    std::vector<std::unique_ptr<whale_rt_tensor>> *state;
+    if (whale_rt_status s = optimizerState(ctx, param, index + 1, state))
+      return s;
+    *out = (*state)[index].get();
+    return WHALE_RT_OK;
+  });
 }
 
 whale_rt_status whale_rt_clip_grad_norm(whale_rt_context *ctx,

@@ -37,7 +37,8 @@ struct whale_rt_context {
   std::map<whale_rt_tensor *, std::unique_ptr<whale_rt_tensor>> tensors;
   /// Optimizer state per parameter (momentum; Adam's two moments), on the
   /// device so it counts against its memory.
-  std::map<whale_rt_tensor *, std::vector<Tensor>> optimizerState;
+  std::map<whale_rt_tensor *, std::vector<std::unique_ptr<whale_rt_tensor>>>
+      optimizerState;
   /// Set by the driver before each train step.
   int64_t step = 1;
   double lrScale = 1.0;

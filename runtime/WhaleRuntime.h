@@ -200,6 +200,13 @@ whale_rt_status whale_rt_adam_step(whale_rt_context *ctx,
                                    double beta1, double beta2, double eps,
                                    double weight_decay, int32_t decoupled);
 
+/* A parameter's optimizer state tensor `index` (0: SGD's velocity or Adam's
+ * first moment; 1: Adam's second moment), created zeroed when missing, so a
+ * checkpoint can save and restore it. */
+whale_rt_status whale_rt_optimizer_state(whale_rt_context *ctx,
+                                         whale_rt_tensor *param, int32_t index,
+                                         whale_rt_tensor **out);
+
 /* Scales the gradients together so their global L2 norm is at most
  * max_norm; the norm before clipping goes to *norm (may be null). */
 whale_rt_status whale_rt_clip_grad_norm(whale_rt_context *ctx,

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "whale/Interpreter.h"
+#include "whale/Train.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lowering/Passes.h"
@@ -20,6 +21,7 @@
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <unistd.h>
 
 namespace {
 
@@ -30,6 +32,9 @@ commands:
                    [-I DIR]...
                    [--annotate-cost] [--locations]
       check a script and print it at a stage (default: whale)
+  run FILE.whl [--steps N] [--seed S] [--threads N] [--metrics FILE.jsonl]
+               [--save FILE.safetensors] [--load FILE.safetensors] [-I DIR]...
+      train the script's model as its train block says, on this machine's CPU
   version          print the version
   help             print this text
 
@@ -147,6 +152,97 @@ int compile(int argc, char **argv) {
   return 0;
 }
 
+bool parseCount(const std::string &flag, const std::string &v, int64_t &out) {
+  char *end = nullptr;
+  long long n = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || n < 0)
+    return false;
+  out = n;
+  return true;
+}
+
+int run(int argc, char **argv) {
+  whale::InterpreterOptions opts;
+  whale::TrainOptions train;
+  std::string file;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const std::string &flag) -> std::optional<std::string> {
+      if (arg.rfind(flag + "=", 0) == 0)
+        return arg.substr(flag.size() + 1);
+      if (arg == flag && i + 1 < argc)
+        return std::string(argv[++i]);
+      return std::nullopt;
+    };
+    int64_t n;
+    if (auto v = value("--steps")) {
+      if (!parseCount("--steps", *v, n) || n < 1)
+        return usageError("--steps takes a positive integer, got '" + *v + "'");
+      train.steps = n;
+    } else if (auto v = value("--seed")) {
+      if (!parseCount("--seed", *v, n))
+        return usageError("--seed takes a non-negative integer, got '" + *v +
+                          "'");
+      train.seed = static_cast<uint64_t>(n);
+    } else if (auto v = value("--threads")) {
+      if (!parseCount("--threads", *v, n) || n < 1)
+        return usageError("--threads takes a positive integer, got '" + *v +
+                          "'");
+      train.threads = static_cast<int>(n);
+    } else if (auto v = value("--metrics")) {
+      train.metricsPath = *v;
+    } else if (auto v = value("--save")) {
+      train.savePath = *v;
+    } else if (auto v = value("--load")) {
+      train.loadPath = *v;
+    } else if (auto v = value("-I")) {
+      opts.searchPath.push_back(*v);
+    } else if (!arg.empty() && arg[0] == '-') {
+      return usageError("unknown option '" + arg + "'");
+    } else if (file.empty()) {
+      file = arg;
+    } else {
+      return usageError("run takes one script, got '" + file + "' and '" + arg +
+                        "'");
+    }
+  }
+  if (file.empty())
+    return usageError("run needs a script: whale run FILE.whl");
+  whale::Interpreter interp(opts);
+  if (!interp.loadFile(file) || !interp.module()) {
+    std::cerr << interp.renderDiagnostics();
+    return 1;
+  }
+  std::cerr << interp.renderDiagnostics(); // warnings
+  // On a terminal the progress line updates in place; in a log, one line
+  // per tenth of the run.
+  bool tty = ::isatty(STDERR_FILENO);
+  train.onStep = [&](const whale::StepReport &r) {
+    int64_t every = std::max<int64_t>(1, r.steps / 10);
+    if (!tty && r.step % every != 0 && r.step != r.steps)
+      return;
+    char line[160];
+    std::snprintf(
+        line, sizeof line, "step %lld/%lld  loss %.4f  %.0f samples/s  %.1fs",
+        static_cast<long long>(r.step), static_cast<long long>(r.steps), r.loss,
+        r.samplesPerSecond, r.elapsedSeconds);
+    std::cerr << (tty ? "\r" : "") << line << (tty ? "" : "\n") << std::flush;
+  };
+  whale::TrainResult result = whale::train(interp, train);
+  if (tty)
+    std::cerr << "\n";
+  if (!result.ok) {
+    std::cerr << "whale: error: " << result.error << "\n";
+    return 1;
+  }
+  if (!result.losses.empty())
+    std::cout << "trained steps " << result.firstStep << " to "
+              << result.firstStep + result.losses.size() - 1 << ": loss "
+              << result.losses.front() << " -> " << result.losses.back()
+              << "\n";
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -165,5 +261,7 @@ int main(int argc, char **argv) {
   }
   if (cmd == "compile")
     return compile(argc - 2, argv + 2);
+  if (cmd == "run")
+    return run(argc - 2, argv + 2);
   return usageError("unknown command '" + cmd + "'");
 }

@@ -1,0 +1,60 @@
+//===- whale/Train.h - training a loaded model --------------------*- C++
+//-*-===//
+//
+// Runs a model's train block: compiles its train step, feeds it data, and
+// reports each step. What `whale run` does, for any host.
+//
+//   whale::Interpreter interp;
+//   interp.loadFile("mlp.whl");
+//   whale::TrainOptions opts;
+//   opts.onStep = [](const whale::StepReport &r) { ... };
+//   whale::TrainResult r = whale::train(interp, opts);
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_TRAIN_H
+#define WHALE_TRAIN_H
+
+#include "whale/Interpreter.h"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace whale {
+
+struct StepReport {
+  int64_t step = 0;  ///< 1-based
+  int64_t steps = 0; ///< the last step of this run
+  double loss = 0;
+  double samplesPerSecond = 0; ///< of this step
+  double elapsedSeconds = 0;   ///< since the run started
+};
+
+struct TrainOptions {
+  std::string model;            ///< empty: the first model with a train block
+  std::optional<int64_t> steps; ///< overrides the train block's
+  std::optional<uint64_t> seed; ///< overrides the train block's
+  int threads = 0;              ///< 0: every core
+  std::string metricsPath;      ///< JSON lines, one per step
+  std::string savePath;         ///< a checkpoint written at the end
+  std::string loadPath;         ///< a checkpoint to resume from
+  std::function<void(const StepReport &)> onStep;
+};
+
+struct TrainResult {
+  bool ok = false;
+  std::string error;          ///< what went wrong, when !ok
+  int64_t firstStep = 0;      ///< 1-based; later than 1 when resumed
+  std::vector<double> losses; ///< one per step run
+};
+
+/// Trains the loaded program's model for its train block's steps (or
+/// `options.steps`), from its initial parameters or a checkpoint.
+TrainResult train(Interpreter &interp, const TrainOptions &options);
+
+} // namespace whale
+
+#endif
