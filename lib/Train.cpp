@@ -302,6 +302,19 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
       return fail("cannot write metrics to '" + options.metricsPath + "'");
   }
 
+  // Tracing times every op and watches for the first NaN or infinity; the
+  // trace is written however the run ends.
+  struct TraceWriter {
+    whale_rt_context *ctx;
+    std::string path;
+    ~TraceWriter() {
+      if (!path.empty())
+        whale_rt_write_trace(ctx, path.c_str());
+    }
+  } traceWriter{ctx.get(), options.tracePath};
+  if (!options.tracePath.empty())
+    whale_rt_enable_trace(ctx.get());
+
   result.firstStep = first + 1;
   Clock::time_point start = Clock::now();
   for (int64_t s = first; s < steps; ++s) {
@@ -315,9 +328,17 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
                   whale_rt_last_error(ctx.get()));
     double value = *static_cast<float *>(whale_rt_tensor_data(loss));
     whale_rt_tensor_release(ctx.get(), loss);
-    if (!std::isfinite(value))
+    if (!std::isfinite(value)) {
+      std::string origin = whale_rt_first_nonfinite(ctx.get());
       return fail("step " + std::to_string(s + 1) + ": the loss is " +
-                  (std::isnan(value) ? "NaN" : "infinite"));
+                  (std::isnan(value) ? "NaN" : "infinite") +
+                  (origin.empty()
+                       ? std::string(" (run with a trace to find the first op "
+                                     "that produced it)")
+                       : "; the first op to produce a NaN or an infinity "
+                         "was '" +
+                             origin + "'"));
+    }
     result.losses.push_back(value);
     double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     StepReport report{

@@ -50,6 +50,29 @@ const char *whale_rt_last_error(const whale_rt_context *ctx) {
   return ctx ? ctx->lastError.c_str() : "no context";
 }
 
+whale_rt_status whale_rt_enable_trace(whale_rt_context *ctx) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (!ctx->profiler) {
+      ctx->profiler = std::make_unique<Profiler>();
+      ctx->profiler->nameTrack(0, ctx->device->name() + " compute");
+    }
+    return WHALE_RT_OK;
+  });
+}
+
+const char *whale_rt_first_nonfinite(const whale_rt_context *ctx) {
+  return ctx ? ctx->firstNonFinite.c_str() : "";
+}
+
+whale_rt_status whale_rt_write_trace(whale_rt_context *ctx, const char *path) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (!ctx->profiler || !path)
+      return ctx->invalid("write_trace: tracing is not enabled");
+    Status st = ctx->profiler->writeChromeTrace(path);
+    return st ? WHALE_RT_OK : ctx->fail(st);
+  });
+}
+
 int64_t whale_rt_memory_in_use(const whale_rt_context *ctx) {
   return ctx ? ctx->device->allocator().inUse() : 0;
 }
@@ -179,7 +202,7 @@ whale_rt_status whale_rt_param(whale_rt_context *ctx, const char *name,
 
 whale_rt_status whale_rt_fill(whale_rt_context *ctx, whale_rt_tensor *t,
                               double value) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "fill", {t}, [&]() -> whale_rt_status {
     if (!t)
       return ctx->invalid("fill: the tensor is null");
     int64_t n = t->tensor.numel();
@@ -207,7 +230,7 @@ whale_rt_status whale_rt_fill(whale_rt_context *ctx, whale_rt_tensor *t,
 whale_rt_status whale_rt_matmul(whale_rt_context *ctx, whale_rt_tensor *a,
                                 whale_rt_tensor *b, whale_rt_tensor *out,
                                 int32_t transpose_a, int32_t transpose_b) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "matmul", {out}, [&]() -> whale_rt_status {
     if (whale_rt_status s =
             needF32(ctx, "matmul", {{"a", a}, {"b", b}, {"out", out}}))
       return s;
@@ -239,7 +262,7 @@ whale_rt_status whale_rt_matmul(whale_rt_context *ctx, whale_rt_tensor *a,
 whale_rt_status whale_rt_binary(whale_rt_context *ctx, int32_t op,
                                 whale_rt_tensor *a, whale_rt_tensor *b,
                                 whale_rt_tensor *out) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "binary", {out}, [&]() -> whale_rt_status {
     if (whale_rt_status s =
             needF32(ctx, "binary", {{"a", a}, {"b", b}, {"out", out}}))
       return s;
@@ -267,7 +290,7 @@ whale_rt_status whale_rt_binary(whale_rt_context *ctx, int32_t op,
 
 whale_rt_status whale_rt_unary(whale_rt_context *ctx, int32_t op,
                                whale_rt_tensor *x, whale_rt_tensor *out) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "unary", {out}, [&]() -> whale_rt_status {
     if (whale_rt_status s = needF32(ctx, "unary", {{"x", x}, {"out", out}}))
       return s;
     if (op < WHALE_RT_NEG || op > WHALE_RT_SQRT)
@@ -282,7 +305,7 @@ whale_rt_status whale_rt_unary(whale_rt_context *ctx, int32_t op,
 
 whale_rt_status whale_rt_softmax(whale_rt_context *ctx, whale_rt_tensor *x,
                                  int64_t axis, whale_rt_tensor *out) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "softmax", {out}, [&]() -> whale_rt_status {
     if (whale_rt_status s = needF32(ctx, "softmax", {{"x", x}, {"out", out}}))
       return s;
     int64_t rank = static_cast<int64_t>(shapeOf(x).size());
@@ -300,7 +323,7 @@ whale_rt_status whale_rt_softmax(whale_rt_context *ctx, whale_rt_tensor *x,
 
 whale_rt_status whale_rt_causal_mask(whale_rt_context *ctx, whale_rt_tensor *x,
                                      whale_rt_tensor *out) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "causal_mask", {out}, [&]() -> whale_rt_status {
     if (whale_rt_status s =
             needF32(ctx, "causal_mask", {{"x", x}, {"out", out}}))
       return s;
@@ -318,7 +341,7 @@ whale_rt_status whale_rt_layernorm(whale_rt_context *ctx, whale_rt_tensor *x,
                                    whale_rt_tensor *gamma,
                                    whale_rt_tensor *beta, double eps,
                                    whale_rt_tensor *out) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "layernorm", {out}, [&]() -> whale_rt_status {
     if (whale_rt_status s =
             needF32(ctx, "layernorm",
                     {{"x", x}, {"gamma", gamma}, {"beta", beta}, {"out", out}}))
@@ -344,7 +367,7 @@ whale_rt_status whale_rt_layernorm(whale_rt_context *ctx, whale_rt_tensor *x,
 whale_rt_status whale_rt_embedding(whale_rt_context *ctx,
                                    whale_rt_tensor *table, whale_rt_tensor *ids,
                                    whale_rt_tensor *out) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "embedding", {out}, [&]() -> whale_rt_status {
     if (whale_rt_status s =
             needF32(ctx, "embedding", {{"table", table}, {"out", out}}))
       return s;
@@ -371,7 +394,7 @@ whale_rt_status whale_rt_cross_entropy(whale_rt_context *ctx,
                                        whale_rt_tensor *logits,
                                        whale_rt_tensor *labels,
                                        whale_rt_tensor *out) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "cross_entropy", {out}, [&]() -> whale_rt_status {
     if (whale_rt_status s =
             needF32(ctx, "cross_entropy", {{"logits", logits}, {"out", out}}))
       return s;
@@ -400,7 +423,7 @@ whale_rt_status whale_rt_cross_entropy(whale_rt_context *ctx,
 whale_rt_status whale_rt_reduce(whale_rt_context *ctx, int32_t op,
                                 whale_rt_tensor *x, int32_t num_axes,
                                 const int64_t *axes, whale_rt_tensor *out) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "reduce", {out}, [&]() -> whale_rt_status {
     if (whale_rt_status s = needF32(ctx, "reduce", {{"x", x}, {"out", out}}))
       return s;
     const Shape &sx = shapeOf(x);
@@ -429,7 +452,7 @@ whale_rt_status whale_rt_reduce(whale_rt_context *ctx, int32_t op,
 
 whale_rt_status whale_rt_reshape(whale_rt_context *ctx, whale_rt_tensor *x,
                                  whale_rt_tensor *out) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "reshape", {out}, [&]() -> whale_rt_status {
     if (!x || !out || x->tensor.dtype() != out->tensor.dtype() ||
         x->tensor.numel() != out->tensor.numel())
       return ctx->invalid("reshape: needs the same dtype and element count");
@@ -441,7 +464,7 @@ whale_rt_status whale_rt_reshape(whale_rt_context *ctx, whale_rt_tensor *x,
 whale_rt_status whale_rt_transpose(whale_rt_context *ctx, whale_rt_tensor *x,
                                    const int64_t *permutation,
                                    whale_rt_tensor *out) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "transpose", {out}, [&]() -> whale_rt_status {
     if (whale_rt_status s = needF32(ctx, "transpose", {{"x", x}, {"out", out}}))
       return s;
     const Shape &sx = shapeOf(x);
@@ -465,7 +488,7 @@ whale_rt_status whale_rt_transpose(whale_rt_context *ctx, whale_rt_tensor *x,
 whale_rt_status whale_rt_slice(whale_rt_context *ctx, whale_rt_tensor *x,
                                int64_t axis, int64_t start, int64_t end,
                                whale_rt_tensor *out) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "slice", {out}, [&]() -> whale_rt_status {
     if (whale_rt_status s = needF32(ctx, "slice", {{"x", x}, {"out", out}}))
       return s;
     const Shape &sx = shapeOf(x);
@@ -488,7 +511,7 @@ whale_rt_status whale_rt_slice(whale_rt_context *ctx, whale_rt_tensor *x,
 whale_rt_status whale_rt_concat(whale_rt_context *ctx, int32_t num_inputs,
                                 whale_rt_tensor *const *inputs, int64_t axis,
                                 whale_rt_tensor *out) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "concat", {out}, [&]() -> whale_rt_status {
     if (num_inputs < 1 || !inputs || !out)
       return ctx->invalid("concat: needs at least one input");
     std::vector<View<const float>> views;

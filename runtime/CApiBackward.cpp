@@ -45,7 +45,7 @@ extern "C" {
 
 whale_rt_status whale_rt_broadcast(whale_rt_context *ctx, whale_rt_tensor *x,
                                    whale_rt_tensor *out) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "broadcast", {out}, [&]() -> whale_rt_status {
     if (whale_rt_status s = needF32(ctx, "broadcast", {{"x", x}, {"out", out}}))
       return s;
     const Shape &sx = shapeOf(x), &so = shapeOf(out);
@@ -67,7 +67,7 @@ whale_rt_status whale_rt_matmul_grad(whale_rt_context *ctx, whale_rt_tensor *a,
                                      whale_rt_tensor *b, whale_rt_tensor *dout,
                                      whale_rt_tensor *da, whale_rt_tensor *db,
                                      int32_t transpose_a, int32_t transpose_b) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "matmul_grad", {da, db}, [&]() -> whale_rt_status {
     if (whale_rt_status s =
             needF32(ctx, "matmul_grad", {{"a", a}, {"b", b}, {"dout", dout}}))
       return s;
@@ -103,7 +103,7 @@ whale_rt_status whale_rt_binary_grad(whale_rt_context *ctx, int32_t op,
                                      whale_rt_tensor *a, whale_rt_tensor *b,
                                      whale_rt_tensor *dout, whale_rt_tensor *da,
                                      whale_rt_tensor *db) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "binary_grad", {da, db}, [&]() -> whale_rt_status {
     if (whale_rt_status s =
             needF32(ctx, "binary_grad", {{"a", a}, {"b", b}, {"dout", dout}}))
       return s;
@@ -129,7 +129,7 @@ whale_rt_status whale_rt_binary_grad(whale_rt_context *ctx, int32_t op,
 whale_rt_status whale_rt_unary_grad(whale_rt_context *ctx, int32_t op,
                                     whale_rt_tensor *x, whale_rt_tensor *y,
                                     whale_rt_tensor *dy, whale_rt_tensor *dx) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "unary_grad", {dx}, [&]() -> whale_rt_status {
     if (whale_rt_status s = needF32(
             ctx, "unary_grad", {{"x", x}, {"y", y}, {"dy", dy}, {"dx", dx}}))
       return s;
@@ -150,7 +150,7 @@ whale_rt_status whale_rt_unary_grad(whale_rt_context *ctx, int32_t op,
 whale_rt_status whale_rt_softmax_grad(whale_rt_context *ctx, whale_rt_tensor *y,
                                       whale_rt_tensor *dy, int64_t axis,
                                       whale_rt_tensor *dx) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "softmax_grad", {dx}, [&]() -> whale_rt_status {
     if (whale_rt_status s =
             needF32(ctx, "softmax_grad", {{"y", y}, {"dy", dy}, {"dx", dx}}))
       return s;
@@ -170,7 +170,7 @@ whale_rt_status whale_rt_softmax_grad(whale_rt_context *ctx, whale_rt_tensor *y,
 whale_rt_status whale_rt_causal_mask_grad(whale_rt_context *ctx,
                                           whale_rt_tensor *dy,
                                           whale_rt_tensor *dx) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "causal_mask_grad", {dx}, [&]() -> whale_rt_status {
     if (whale_rt_status s =
             needF32(ctx, "causal_mask_grad", {{"dy", dy}, {"dx", dx}}))
       return s;
@@ -188,43 +188,45 @@ whale_rt_layernorm_grad(whale_rt_context *ctx, whale_rt_tensor *x,
                         whale_rt_tensor *gamma, double eps, whale_rt_tensor *dy,
                         whale_rt_tensor *dx, whale_rt_tensor *dgamma,
                         whale_rt_tensor *dbeta) {
-  return guarded(ctx, [&]() -> whale_rt_status {
-    if (whale_rt_status s = needF32(ctx, "layernorm_grad",
-                                    {{"x", x},
-                                     {"gamma", gamma},
-                                     {"dy", dy},
-                                     {"dx", dx},
-                                     {"dgamma", dgamma},
-                                     {"dbeta", dbeta}}))
-      return s;
-    const Shape &sx = shapeOf(x);
-    if (sx.empty() || shapeOf(gamma) != Shape{sx.back()} || shapeOf(dy) != sx ||
-        shapeOf(dx) != sx || shapeOf(dgamma) != shapeOf(gamma) ||
-        shapeOf(dbeta) != shapeOf(gamma) || !(eps > 0))
-      return ctx->invalid("layernorm_grad: shapes do not fit " +
-                          shapeString(sx));
-    // Recompute the forward statistics (one pass, cheap beside the rest).
-    int64_t d = sx.back(), rows = d ? x->tensor.numel() / d : 0;
-    std::vector<float> mean(rows), rstd(rows), y(x->tensor.numel());
-    std::vector<float> zero(d, 0.0f);
-    cpu::layerNorm<float>(*ctx->device, x->tensor.cview<float>(),
-                          gamma->tensor.cview<float>(),
-                          View<const float>{zero.data(), {d}}, eps,
-                          View<float>{y.data(), sx}, mean.data(), rstd.data());
-    cpu::layerNormBackward<float>(
-        *ctx->device, x->tensor.cview<float>(), gamma->tensor.cview<float>(),
-        mean.data(), rstd.data(), dy->tensor.cview<float>(),
-        dx->tensor.view<float>(), dgamma->tensor.view<float>(),
-        dbeta->tensor.view<float>());
-    return WHALE_RT_OK;
-  });
+  return traced(
+      ctx, "layernorm_grad", {dx, dgamma, dbeta}, [&]() -> whale_rt_status {
+        if (whale_rt_status s = needF32(ctx, "layernorm_grad",
+                                        {{"x", x},
+                                         {"gamma", gamma},
+                                         {"dy", dy},
+                                         {"dx", dx},
+                                         {"dgamma", dgamma},
+                                         {"dbeta", dbeta}}))
+          return s;
+        const Shape &sx = shapeOf(x);
+        if (sx.empty() || shapeOf(gamma) != Shape{sx.back()} ||
+            shapeOf(dy) != sx || shapeOf(dx) != sx ||
+            shapeOf(dgamma) != shapeOf(gamma) ||
+            shapeOf(dbeta) != shapeOf(gamma) || !(eps > 0))
+          return ctx->invalid("layernorm_grad: shapes do not fit " +
+                              shapeString(sx));
+        // Recompute the forward statistics (one pass, cheap beside the rest).
+        int64_t d = sx.back(), rows = d ? x->tensor.numel() / d : 0;
+        std::vector<float> mean(rows), rstd(rows), y(x->tensor.numel());
+        std::vector<float> zero(d, 0.0f);
+        cpu::layerNorm<float>(
+            *ctx->device, x->tensor.cview<float>(),
+            gamma->tensor.cview<float>(), View<const float>{zero.data(), {d}},
+            eps, View<float>{y.data(), sx}, mean.data(), rstd.data());
+        cpu::layerNormBackward<float>(
+            *ctx->device, x->tensor.cview<float>(),
+            gamma->tensor.cview<float>(), mean.data(), rstd.data(),
+            dy->tensor.cview<float>(), dx->tensor.view<float>(),
+            dgamma->tensor.view<float>(), dbeta->tensor.view<float>());
+        return WHALE_RT_OK;
+      });
 }
 
 whale_rt_status whale_rt_embedding_grad(whale_rt_context *ctx,
                                         whale_rt_tensor *ids,
                                         whale_rt_tensor *dout,
                                         whale_rt_tensor *dtable) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "embedding_grad", {dtable}, [&]() -> whale_rt_status {
     if (whale_rt_status s = needF32(ctx, "embedding_grad",
                                     {{"dout", dout}, {"dtable", dtable}}))
       return s;
@@ -265,7 +267,7 @@ whale_rt_status whale_rt_cross_entropy_grad(whale_rt_context *ctx,
                                             whale_rt_tensor *labels,
                                             whale_rt_tensor *dloss,
                                             whale_rt_tensor *dlogits) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "cross_entropy_grad", {dlogits}, [&]() -> whale_rt_status {
     if (whale_rt_status s = needF32(
             ctx, "cross_entropy_grad",
             {{"logits", logits}, {"dloss", dloss}, {"dlogits", dlogits}}))
@@ -308,7 +310,7 @@ whale_rt_status whale_rt_reduce_grad(whale_rt_context *ctx, int32_t op,
                                      whale_rt_tensor *x, int32_t num_axes,
                                      const int64_t *axes, whale_rt_tensor *dout,
                                      whale_rt_tensor *dx) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "reduce_grad", {dx}, [&]() -> whale_rt_status {
     if (whale_rt_status s =
             needF32(ctx, "reduce_grad", {{"x", x}, {"dout", dout}, {"dx", dx}}))
       return s;
@@ -344,7 +346,7 @@ whale_rt_status whale_rt_reduce_grad(whale_rt_context *ctx, int32_t op,
 whale_rt_status whale_rt_slice_grad(whale_rt_context *ctx,
                                     whale_rt_tensor *dout, int64_t axis,
                                     int64_t start, whale_rt_tensor *dx) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "slice_grad", {dx}, [&]() -> whale_rt_status {
     if (whale_rt_status s =
             needF32(ctx, "slice_grad", {{"dout", dout}, {"dx", dx}}))
       return s;
@@ -369,7 +371,7 @@ whale_rt_status whale_rt_sgd_update(whale_rt_context *ctx,
                                     whale_rt_tensor *param,
                                     whale_rt_tensor *grad, double lr,
                                     double momentum, double weight_decay) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "sgd_update", {param}, [&]() -> whale_rt_status {
     if (whale_rt_status s =
             needF32(ctx, "sgd_update", {{"param", param}, {"grad", grad}}))
       return s;
@@ -398,7 +400,7 @@ whale_rt_status whale_rt_adam_update(whale_rt_context *ctx,
                                      double lr, double beta1, double beta2,
                                      double eps, double weight_decay,
                                      int32_t decoupled) {
-  return guarded(ctx, [&]() -> whale_rt_status {
+  return traced(ctx, "adam_update", {param}, [&]() -> whale_rt_status {
     if (whale_rt_status s =
             needF32(ctx, "adam_update", {{"param", param}, {"grad", grad}}))
       return s;

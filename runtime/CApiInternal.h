@@ -12,9 +12,11 @@
 #include "runtime/WhaleRuntime.h"
 
 #include "runtime/Device.h"
+#include "runtime/Profiler.h"
 #include "runtime/Tensor.h"
 #include "runtime/cpu/Kernels.h"
 
+#include <cmath>
 #include <map>
 #include <memory>
 #include <new>
@@ -39,6 +41,10 @@ struct whale_rt_context {
   /// device so it counts against its memory.
   std::map<whale_rt_tensor *, std::vector<std::unique_ptr<whale_rt_tensor>>>
       optimizerState;
+  /// When tracing: every op's time, and the first op whose output held a
+  /// NaN or an infinity.
+  std::unique_ptr<whale::rt::Profiler> profiler;
+  std::string firstNonFinite;
   /// Set by the driver before each train step.
   int64_t step = 1;
   double lrScale = 1.0;
@@ -124,6 +130,33 @@ template <class Fn> whale_rt_status guarded(whale_rt_context *ctx, Fn fn) {
   } catch (const std::exception &e) {
     return ctx->fail(Status::internal(e.what()));
   }
+}
+
+/// As guarded, and when the context traces: records the op's time and
+/// notes the first op whose outputs hold a NaN or an infinity.
+template <class Fn>
+whale_rt_status traced(whale_rt_context *ctx, const char *name,
+                       std::initializer_list<whale_rt_tensor *> outputs,
+                       Fn fn) {
+  if (!ctx || !ctx->profiler)
+    return guarded(ctx, fn);
+  whale_rt_status status;
+  {
+    whale::rt::Profiler::Scope scope(ctx->profiler.get(), name, "compute", 0);
+    status = guarded(ctx, fn);
+  }
+  if (status == WHALE_RT_OK && ctx->firstNonFinite.empty())
+    for (whale_rt_tensor *t : outputs) {
+      if (!t || t->tensor.dtype() != DType::F32)
+        continue;
+      const float *d = static_cast<const float *>(t->tensor.raw());
+      for (int64_t i = 0, n = t->tensor.numel(); i < n; ++i)
+        if (!std::isfinite(d[i])) {
+          ctx->firstNonFinite = name;
+          break;
+        }
+    }
+  return status;
 }
 
 } // namespace whale::rt::capi

@@ -214,6 +214,14 @@ whale_rt_status whale_rt_clip_grad_norm(whale_rt_context *ctx,
                                         whale_rt_tensor *const *grads,
                                         double max_norm, double *norm);
 
+/* Tracing: from now on every op's time is recorded (one Chrome-trace event
+ * each), and each op's outputs are checked for NaN and infinity.
+ * whale_rt_first_nonfinite names the first op whose output held one ("" if
+ * none); whale_rt_write_trace writes the events as Chrome trace JSON. */
+whale_rt_status whale_rt_enable_trace(whale_rt_context *ctx);
+const char *whale_rt_first_nonfinite(const whale_rt_context *ctx);
+whale_rt_status whale_rt_write_trace(whale_rt_context *ctx, const char *path);
+
 #ifdef __cplusplus
 }
 #endif

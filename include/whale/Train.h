@@ -39,6 +39,7 @@ struct TrainOptions {
   std::optional<uint64_t> seed; ///< overrides the train block's
   int threads = 0;              ///< 0: every core
   std::string metricsPath;      ///< JSON lines, one per step
+  std::string tracePath;        ///< a Chrome trace of every op of every step
   std::string savePath;         ///< a checkpoint written at the end
   std::string loadPath;         ///< a checkpoint to resume from
   std::function<void(const StepReport &)> onStep;

@@ -77,10 +77,14 @@ void matmul(CpuDevice &dev, View<const T> a, View<const T> b, View<T> out,
             b.data, ldb, T(0), out.data, d.n);
     return;
   }
-  for (int64_t i = 0; i < d.batch; ++i)
-    gemm<T>(dev, transA, transB, d.m, d.n, d.k, T(1), a.data + i * d.m * d.k,
-            lda, d.sharedRhs ? b.data : b.data + i * d.k * d.n, ldb, T(0),
-            out.data + i * d.m * d.n, d.n);
+  // Many small products (attention's heads): each thread takes whole
+  // products; the gemm inside then runs on that thread alone.
+  dev.pool().parallelFor(d.batch, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t i = b0; i < b1; ++i)
+      gemm<T>(dev, transA, transB, d.m, d.n, d.k, T(1), a.data + i * d.m * d.k,
+              lda, d.sharedRhs ? b.data : b.data + i * d.k * d.n, ldb, T(0),
+              out.data + i * d.m * d.n, d.n);
+  });
 }
 
 template <class T>
@@ -92,7 +96,25 @@ void matmulBackward(CpuDevice &dev, View<const T> a, View<const T> b,
   MatmulDims d = matmulDims(a, b, transA, transB);
   int64_t lda = transA ? d.m : d.k, ldb = transB ? d.k : d.n;
   int64_t aSize = d.m * d.k, bSize = d.k * d.n, oSize = d.m * d.n;
-  for (int64_t i = 0; i < d.batch; ++i) {
+  if (d.batch == 0) {
+    if (da)
+      std::memset(da->data, 0, sizeof(T) * da->numel());
+    if (db)
+      std::memset(db->data, 0, sizeof(T) * db->numel());
+    return;
+  }
+  // A shared right-hand side sums its gradient over the batch: with an
+  // untransposed lhs that is one product over batch * M rows.
+  bool foldShared = d.sharedRhs && !transA;
+  if (db && foldShared) {
+    if (!transB) // dB[K,N] = A^T dOut over all rows
+      gemm<T>(dev, true, false, d.k, d.n, d.batch * d.m, T(1), a.data, lda,
+              dout.data, d.n, T(0), db->data, d.n);
+    else // dB[N,K] = dOut^T A
+      gemm<T>(dev, true, false, d.n, d.k, d.batch * d.m, T(1), dout.data, d.n,
+              a.data, lda, T(0), db->data, d.k);
+  }
+  auto one = [&](int64_t i) {
     const T *ai = a.data + i * aSize;
     const T *bi = d.sharedRhs ? b.data : b.data + i * bSize;
     const T *gi = dout.data + i * oSize;
@@ -105,9 +127,9 @@ void matmulBackward(CpuDevice &dev, View<const T> a, View<const T> b,
         gemm<T>(dev, transB, true, d.k, d.m, d.n, T(1), bi, ldb, gi, d.n, T(0),
                 dai, d.m);
     }
-    if (db) {
+    if (db && !foldShared) {
       T *dbi = d.sharedRhs ? db->data : db->data + i * bSize;
-      // A shared right-hand side sums its gradient over the batch.
+      // A shared rhs with a transposed lhs accumulates in order (serially).
       T beta = d.sharedRhs && i > 0 ? T(1) : T(0);
       if (!transB) // dB[K,N] = op(A)^T dOut
         gemm<T>(dev, !transA, false, d.k, d.n, d.m, T(1), ai, lda, gi, d.n,
@@ -116,13 +138,17 @@ void matmulBackward(CpuDevice &dev, View<const T> a, View<const T> b,
         gemm<T>(dev, true, transA, d.n, d.k, d.m, T(1), gi, d.n, ai, lda, beta,
                 dbi, d.k);
     }
+  };
+  if (d.sharedRhs && db && !foldShared) {
+    for (int64_t i = 0; i < d.batch; ++i)
+      one(i);
+    return;
   }
-  if (d.batch == 0) {
-    if (da)
-      std::memset(da->data, 0, sizeof(T) * da->numel());
-    if (db)
-      std::memset(db->data, 0, sizeof(T) * db->numel());
-  }
+  // Independent products: whole ones per thread.
+  dev.pool().parallelFor(d.batch, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t i = b0; i < b1; ++i)
+      one(i);
+  });
 }
 
 #define WHALE_INSTANTIATE(T)                                                   \

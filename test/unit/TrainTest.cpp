@@ -101,7 +101,24 @@ train m {
 }
 )");
   EXPECT_FALSE(nan.ok);
-  EXPECT_EQ(nan.error, "step 1: the loss is NaN");
+  EXPECT_EQ(nan.error, "step 1: the loss is NaN (run with a trace to find the first op that produced it)");
+
+  // With a trace, the first op whose output went non-finite is named.
+  whale::TrainOptions traced;
+  traced.tracePath = ::testing::TempDir() + "nan-trace.json";
+  whale::TrainResult nanTraced = load(R"(
+model m(x: f32[B, 4], y: i32[B]) {
+  logits = log(x - 10) @ param([4, 3])
+  return mean(cross_entropy(logits, y))
+}
+train m {
+  data = synthetic(batch = 8)
+  optimizer = sgd(lr = 0.1)
+  steps = 3
+}
+)", traced);
+  EXPECT_EQ(nanTraced.error, "step 1: the loss is NaN; the first op to produce a NaN or "
+                             "an infinity was 'unary'");
 
   std::string ckpt = ::testing::TempDir() + "other-model.safetensors";
   whale::TrainOptions save;

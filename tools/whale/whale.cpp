@@ -33,7 +33,8 @@ commands:
                    [--annotate-cost] [--locations]
       check a script and print it at a stage (default: whale)
   run FILE.whl [--steps N] [--seed S] [--threads N] [--metrics FILE.jsonl]
-               [--save FILE.safetensors] [--load FILE.safetensors] [-I DIR]...
+               [--trace FILE.json] [--save FILE.safetensors]
+               [--load FILE.safetensors] [-I DIR]...
       train the script's model as its train block says, on this machine's CPU
   version          print the version
   help             print this text
@@ -193,6 +194,8 @@ int run(int argc, char **argv) {
       train.metricsPath = *v;
     } else if (auto v = value("--save")) {
       train.savePath = *v;
+    } else if (auto v = value("--trace")) {
+      train.tracePath = *v;
     } else if (auto v = value("--load")) {
       train.loadPath = *v;
     } else if (auto v = value("-I")) {
