@@ -3,6 +3,7 @@
 #include "whale/Train.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "lib/Checkpoint.h"
 #include "lib/Jit.h"
 #include "lowering/Passes.h"
 #include "runtime/WhaleRuntime.h"
@@ -12,6 +13,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 #include <chrono>
 #include <cmath>
@@ -68,6 +71,24 @@ public:
   virtual void fill(int64_t step, std::vector<whale_rt_tensor *> &inputs) = 0;
 };
 
+/// A relative data path names a file beside the script, so a script runs the
+/// same from any working folder; a script given as a string (no file) keeps
+/// the path as written.
+std::string scriptRelative(mlir::func::FuncOp model, const std::string &path) {
+  if (path.empty() || llvm::sys::path::is_absolute(path))
+    return path;
+  auto loc = mlir::dyn_cast<mlir::FileLineColLoc>(model.getLoc());
+  if (!loc)
+    return path;
+  llvm::StringRef script = loc.getFilename().getValue();
+  llvm::StringRef folder = llvm::sys::path::parent_path(script);
+  if (folder.empty() || !llvm::sys::fs::exists(script))
+    return path;
+  llvm::SmallString<256> full(folder);
+  llvm::sys::path::append(full, path);
+  return full.str().str();
+}
+
 /// Bytes of text: inputs [B, T] and targets [B, T] shifted by one.
 class TextSource : public DataSource {
 public:
@@ -123,11 +144,6 @@ public:
 private:
   uint64_t key, teacherKey;
   int64_t batch, features, classes;
-};
-
-struct Parameter {
-  std::string name;
-  std::vector<int64_t> shape;
 };
 
 } // namespace
@@ -224,8 +240,9 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
   auto argTypes = model.getArgumentTypes();
   if (text(data, "kind") == "text") {
     rt::TextDataset ds;
-    rt::Status st = rt::TextDataset::open(
-        text(data, "path"), static_cast<int64_t>(number(data, "seq", 1)), ds);
+    rt::Status st =
+        rt::TextDataset::open(scriptRelative(model, text(data, "path")),
+                              static_cast<int64_t>(number(data, "seq", 1)), ds);
     if (!st)
       return fail(st.message());
     if (argTypes.size() != 2 || !llvm::all_of(argTypes, [](mlir::Type t) {
@@ -258,41 +275,12 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
   std::string opt = text(optimizer, "kind");
   int stateCount =
       opt == "sgd" ? (number(optimizer, "momentum", 0) > 0 ? 1 : 0) : 2;
-  auto paramHandle = [&](const Parameter &p) {
-    whale_rt_tensor *t = nullptr;
-    // An existing parameter comes back as it is; a missing one is made
-    // (zeroed) so a checkpoint can fill it.
-    whale_rt_param(ctx.get(), p.name.c_str(), WHALE_RT_INIT_ZEROS, nullptr, 0,
-                   static_cast<int32_t>(p.shape.size()), p.shape.data(), &t);
-    return t;
-  };
-
   int64_t first = 0;
   if (!options.loadPath.empty()) {
-    rt::Checkpoint ckpt;
-    if (rt::Status st = rt::readSafetensors(options.loadPath, ckpt); !st)
-      return fail(st.message());
-    if (ckpt.metadata["model"] != name)
-      return fail("checkpoint '" + options.loadPath + "' is of model '" +
-                  ckpt.metadata["model"] + "', not '" + name + "'");
-    first = std::atoll(ckpt.metadata["step"].c_str());
-    for (const Parameter &p : params)
-      for (int s = -1; s < stateCount; ++s) {
-        std::string key =
-            s < 0 ? p.name : p.name + ".optimizer_" + std::to_string(s);
-        const rt::StoredTensor *stored = ckpt.find(key);
-        if (!stored)
-          return fail("checkpoint '" + options.loadPath + "' has no '" + key +
-                      "'");
-        if (stored->dtype != "F32" || stored->shape != p.shape)
-          return fail("checkpoint '" + options.loadPath + "': '" + key +
-                      "' does not have the model's shape");
-        whale_rt_tensor *t = paramHandle(p);
-        if (s >= 0)
-          whale_rt_optimizer_state(ctx.get(), t, s, &t);
-        std::memcpy(whale_rt_tensor_data(t), stored->data.data(),
-                    stored->data.size());
-      }
+    std::string err = loadCheckpoint(ctx.get(), options.loadPath, name, params,
+                                     stateCount, first);
+    if (!err.empty())
+      return fail(err);
   }
 
   std::ofstream metrics;
@@ -358,31 +346,10 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
   }
 
   if (!options.savePath.empty()) {
-    rt::Checkpoint ckpt;
-    ckpt.metadata["format"] = "whale-checkpoint-1";
-    ckpt.metadata["model"] = name;
-    ckpt.metadata["step"] = std::to_string(steps);
-    ckpt.metadata["seed"] = std::to_string(seed);
-    for (const Parameter &p : params)
-      for (int s = -1; s < stateCount; ++s) {
-        whale_rt_tensor *t = paramHandle(p);
-        if (s >= 0)
-          whale_rt_optimizer_state(ctx.get(), t, s, &t);
-        rt::StoredTensor stored{
-            s < 0 ? p.name : p.name + ".optimizer_" + std::to_string(s),
-            "F32",
-            p.shape,
-            {}};
-        int64_t n = 1;
-        for (int64_t d : p.shape)
-          n *= d;
-        const auto *bytes =
-            static_cast<const uint8_t *>(whale_rt_tensor_data(t));
-        stored.data.assign(bytes, bytes + n * 4);
-        ckpt.tensors.push_back(std::move(stored));
-      }
-    if (rt::Status st = rt::writeSafetensors(options.savePath, ckpt); !st)
-      return fail(st.message());
+    std::string err = saveCheckpoint(ctx.get(), options.savePath, name, steps,
+                                     seed, params, stateCount);
+    if (!err.empty())
+      return fail(err);
   }
   result.ok = true;
   return result;

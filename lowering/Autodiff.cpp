@@ -17,11 +17,7 @@ namespace whale {
 using namespace mlir;
 using namespace whale;
 
-namespace {
-
-/// Moves every TaskGraph's body in front of it and replaces its results by
-/// the values its yield hands on.
-void inlineTaskGraphs(func::FuncOp fn) {
+void whale::inlineTaskGraphs(func::FuncOp fn) {
   SmallVector<TaskGraphOp> taskgraphs;
   fn.walk([&](TaskGraphOp tg) { taskgraphs.push_back(tg); });
   for (TaskGraphOp tg : taskgraphs) {
@@ -34,6 +30,8 @@ void inlineTaskGraphs(func::FuncOp fn) {
     tg.erase();
   }
 }
+
+namespace {
 
 LogicalResult differentiate(func::FuncOp model, OpBuilder &b) {
   auto ret = cast<func::ReturnOp>(model.getBody().front().getTerminator());

@@ -8,7 +8,15 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+namespace mlir::func {
+class FuncOp;
+}
+
 namespace whale {
+
+/// Moves every TaskGraph's body in front of it and replaces its results by
+/// the values its yield hands on (one device: the strategy does not matter).
+void inlineTaskGraphs(mlir::func::FuncOp fn);
 
 #define GEN_PASS_DECL
 #include "lowering/Passes.h.inc"

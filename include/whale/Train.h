@@ -56,6 +56,28 @@ struct TrainResult {
 /// `options.steps`), from its initial parameters or a checkpoint.
 TrainResult train(Interpreter &interp, const TrainOptions &options);
 
+struct SampleOptions {
+  std::string model;      ///< empty: the first model with a train block
+  std::string checkpoint; ///< the trained parameters (from train's save)
+  std::string prompt;     ///< the text generation continues
+  int64_t tokens = 200;   ///< bytes to generate
+  double temperature = 0.8;
+  uint64_t seed = 0;
+  int threads = 0;
+};
+
+struct SampleResult {
+  bool ok = false;
+  std::string error;
+  std::string text; ///< the prompt and what followed it
+};
+
+/// Generates text with a trained byte-level language model: a model whose
+/// inputs are tokens and targets [B, T] and whose loss is a cross entropy
+/// over the vocabulary. Each new byte is drawn from the softmax of the
+/// logits at the last position of the window, divided by the temperature.
+SampleResult sample(Interpreter &interp, const SampleOptions &options);
+
 } // namespace whale
 
 #endif

@@ -36,6 +36,9 @@ commands:
                [--trace FILE.json] [--save FILE.safetensors]
                [--load FILE.safetensors] [-I DIR]...
       train the script's model as its train block says, on this machine's CPU
+  sample FILE.whl --load FILE.safetensors [--prompt TEXT] [--tokens N]
+                  [--temperature T] [--seed S] [--threads N] [-I DIR]...
+      generate text with a trained byte-level model (from run --save)
   version          print the version
   help             print this text
 
@@ -246,6 +249,74 @@ int run(int argc, char **argv) {
   return 0;
 }
 
+int sample(int argc, char **argv) {
+  whale::InterpreterOptions opts;
+  whale::SampleOptions sampling;
+  std::string file;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const std::string &flag) -> std::optional<std::string> {
+      if (arg.rfind(flag + "=", 0) == 0)
+        return arg.substr(flag.size() + 1);
+      if (arg == flag && i + 1 < argc)
+        return std::string(argv[++i]);
+      return std::nullopt;
+    };
+    int64_t n;
+    if (auto v = value("--load")) {
+      sampling.checkpoint = *v;
+    } else if (auto v = value("--prompt")) {
+      sampling.prompt = *v;
+    } else if (auto v = value("--tokens")) {
+      if (!parseCount("--tokens", *v, n))
+        return usageError("--tokens takes a non-negative integer, got '" + *v +
+                          "'");
+      sampling.tokens = n;
+    } else if (auto v = value("--temperature")) {
+      char *end = nullptr;
+      double t = std::strtod(v->c_str(), &end);
+      if (v->empty() || *end != '\0' || !(t > 0))
+        return usageError("--temperature takes a positive number, got '" + *v +
+                          "'");
+      sampling.temperature = t;
+    } else if (auto v = value("--seed")) {
+      if (!parseCount("--seed", *v, n))
+        return usageError("--seed takes a non-negative integer, got '" + *v +
+                          "'");
+      sampling.seed = static_cast<uint64_t>(n);
+    } else if (auto v = value("--threads")) {
+      if (!parseCount("--threads", *v, n) || n < 1)
+        return usageError("--threads takes a positive integer, got '" + *v +
+                          "'");
+      sampling.threads = static_cast<int>(n);
+    } else if (auto v = value("-I")) {
+      opts.searchPath.push_back(*v);
+    } else if (!arg.empty() && arg[0] == '-') {
+      return usageError("unknown option '" + arg + "'");
+    } else if (file.empty()) {
+      file = arg;
+    } else {
+      return usageError("sample takes one script, got '" + file + "' and '" +
+                        arg + "'");
+    }
+  }
+  if (file.empty() || sampling.checkpoint.empty())
+    return usageError("sample needs a script and a checkpoint: whale sample "
+                      "FILE.whl --load FILE.safetensors");
+  whale::Interpreter interp(opts);
+  if (!interp.loadFile(file) || !interp.module()) {
+    std::cerr << interp.renderDiagnostics();
+    return 1;
+  }
+  whale::SampleResult result = whale::sample(interp, sampling);
+  if (!result.ok) {
+    std::cerr << "whale: error: " << result.error << "\n";
+    return 1;
+  }
+  std::cout << result.text << "\n";
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -266,5 +337,7 @@ int main(int argc, char **argv) {
     return compile(argc - 2, argv + 2);
   if (cmd == "run")
     return run(argc - 2, argv + 2);
+  if (cmd == "sample")
+    return sample(argc - 2, argv + 2);
   return usageError("unknown command '" + cmd + "'");
 }

@@ -1,0 +1,85 @@
+//===- Checkpoint.cpp - a model's state to and from safetensors -----------===//
+
+#include "lib/Checkpoint.h"
+
+#include "runtime/store/Safetensors.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace whale {
+
+namespace {
+
+std::string key(const Parameter &p, int state) {
+  return state < 0 ? p.name : p.name + ".optimizer_" + std::to_string(state);
+}
+
+/// The tensor of a parameter (made zeroed if the model has not yet) or of
+/// one of its optimizer states.
+whale_rt_tensor *tensorOf(whale_rt_context *ctx, const Parameter &p,
+                          int state) {
+  whale_rt_tensor *t = nullptr;
+  whale_rt_param(ctx, p.name.c_str(), WHALE_RT_INIT_ZEROS, nullptr, 0,
+                 static_cast<int32_t>(p.shape.size()), p.shape.data(), &t);
+  if (t && state >= 0)
+    whale_rt_optimizer_state(ctx, t, state, &t);
+  return t;
+}
+
+} // namespace
+
+std::string saveCheckpoint(whale_rt_context *ctx, const std::string &path,
+                           const std::string &model, int64_t nextStep,
+                           uint64_t seed, const std::vector<Parameter> &params,
+                           int stateCount) {
+  rt::Checkpoint ckpt;
+  ckpt.metadata["format"] = "whale-checkpoint-1";
+  ckpt.metadata["model"] = model;
+  ckpt.metadata["step"] = std::to_string(nextStep);
+  ckpt.metadata["seed"] = std::to_string(seed);
+  for (const Parameter &p : params)
+    for (int s = -1; s < stateCount; ++s) {
+      whale_rt_tensor *t = tensorOf(ctx, p, s);
+      if (!t)
+        return whale_rt_last_error(ctx);
+      int64_t n = 1;
+      for (int64_t d : p.shape)
+        n *= d;
+      const auto *bytes = static_cast<const uint8_t *>(whale_rt_tensor_data(t));
+      ckpt.tensors.push_back({key(p, s), "F32", p.shape,
+                              std::vector<uint8_t>(bytes, bytes + n * 4)});
+    }
+  rt::Status st = rt::writeSafetensors(path, ckpt);
+  return st ? "" : st.message();
+}
+
+std::string loadCheckpoint(whale_rt_context *ctx, const std::string &path,
+                           const std::string &model,
+                           const std::vector<Parameter> &params, int stateCount,
+                           int64_t &nextStep) {
+  rt::Checkpoint ckpt;
+  if (rt::Status st = rt::readSafetensors(path, ckpt); !st)
+    return st.message();
+  if (ckpt.metadata["model"] != model)
+    return "checkpoint '" + path + "' is of model '" + ckpt.metadata["model"] +
+           "', not '" + model + "'";
+  nextStep = std::atoll(ckpt.metadata["step"].c_str());
+  for (const Parameter &p : params)
+    for (int s = -1; s < stateCount; ++s) {
+      const rt::StoredTensor *stored = ckpt.find(key(p, s));
+      if (!stored)
+        return "checkpoint '" + path + "' has no '" + key(p, s) + "'";
+      if (stored->dtype != "F32" || stored->shape != p.shape)
+        return "checkpoint '" + path + "': '" + key(p, s) +
+               "' does not have the model's shape";
+      whale_rt_tensor *t = tensorOf(ctx, p, s);
+      if (!t)
+        return whale_rt_last_error(ctx);
+      std::memcpy(whale_rt_tensor_data(t), stored->data.data(),
+                  stored->data.size());
+    }
+  return "";
+}
+
+} // namespace whale

@@ -1,0 +1,41 @@
+//===- Checkpoint.h - a model's state to and from safetensors ----*- C++
+//-*-===//
+//
+// Parameters by name, optimizer state beside them as NAME.optimizer_K, the
+// model's name and the next step in the metadata.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_LIB_CHECKPOINT_H
+#define WHALE_LIB_CHECKPOINT_H
+
+#include "runtime/WhaleRuntime.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace whale {
+
+struct Parameter {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+
+/// Writes the parameters (and `stateCount` optimizer tensors each) of
+/// `ctx`; "" on success, else what went wrong.
+std::string saveCheckpoint(whale_rt_context *ctx, const std::string &path,
+                           const std::string &model, int64_t nextStep,
+                           uint64_t seed, const std::vector<Parameter> &params,
+                           int stateCount);
+
+/// Fills the parameters (and optimizer state) of `ctx` from `path`, after
+/// checking it is `model`'s with the same shapes; sets `nextStep`.
+std::string loadCheckpoint(whale_rt_context *ctx, const std::string &path,
+                           const std::string &model,
+                           const std::vector<Parameter> &params, int stateCount,
+                           int64_t &nextStep);
+
+} // namespace whale
+
+#endif
