@@ -4,6 +4,10 @@
 
 #include "runtime/store/Safetensors.h"
 
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
 #include <cstdlib>
 #include <cstring>
 
@@ -25,6 +29,25 @@ whale_rt_tensor *tensorOf(whale_rt_context *ctx, const Parameter &p,
   if (t && state >= 0)
     whale_rt_optimizer_state(ctx, t, state, &t);
   return t;
+}
+
+/// The file a checkpoint path names: a path ending in `.safetensors`, or an
+/// existing file, is the file itself; anything else is a folder holding
+/// `checkpoint.safetensors` (made when saving).
+std::string checkpointFile(const std::string &path, bool saving,
+                           std::string &error) {
+  if (llvm::StringRef(path).ends_with(".safetensors") ||
+      llvm::sys::fs::is_regular_file(path))
+    return path;
+  if (saving) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(path)) {
+      error = "cannot make checkpoint folder '" + path + "': " + ec.message();
+      return "";
+    }
+  }
+  llvm::SmallString<256> file(path);
+  llvm::sys::path::append(file, kCheckpointFileName);
+  return file.str().str();
 }
 
 } // namespace
@@ -50,7 +73,11 @@ std::string saveCheckpoint(whale_rt_context *ctx, const std::string &path,
       ckpt.tensors.push_back({key(p, s), "F32", p.shape,
                               std::vector<uint8_t>(bytes, bytes + n * 4)});
     }
-  rt::Status st = rt::writeSafetensors(path, ckpt);
+  std::string error;
+  std::string file = checkpointFile(path, /*saving=*/true, error);
+  if (file.empty())
+    return error;
+  rt::Status st = rt::writeSafetensors(file, ckpt);
   return st ? "" : st.message();
 }
 
@@ -59,7 +86,9 @@ std::string loadCheckpoint(whale_rt_context *ctx, const std::string &path,
                            const std::vector<Parameter> &params, int stateCount,
                            int64_t &nextStep) {
   rt::Checkpoint ckpt;
-  if (rt::Status st = rt::readSafetensors(path, ckpt); !st)
+  std::string error;
+  std::string file = checkpointFile(path, /*saving=*/false, error);
+  if (rt::Status st = rt::readSafetensors(file, ckpt); !st)
     return st.message();
   if (ckpt.metadata["model"] != model)
     return "checkpoint '" + path + "' is of model '" + ckpt.metadata["model"] +

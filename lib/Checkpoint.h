@@ -1,8 +1,10 @@
-//===- Checkpoint.h - a model's state to and from safetensors ----*- C++
-//-*-===//
+//===- Checkpoint.h - a model's state to and from safetensors -*- C++ -*-===//
 //
 // Parameters by name, optimizer state beside them as NAME.optimizer_K, the
-// model's name and the next step in the metadata.
+// model's name, the next step and the seed in the metadata (the data
+// position follows from the step and the seed). A path ending in
+// `.safetensors` is the file; any other names a folder holding
+// `checkpoint.safetensors`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +18,8 @@
 #include <vector>
 
 namespace whale {
+
+inline constexpr const char *kCheckpointFileName = "checkpoint.safetensors";
 
 struct Parameter {
   std::string name;

@@ -33,10 +33,9 @@ commands:
                    [--annotate-cost] [--locations]
       check a script and print it at a stage (default: whale)
   run FILE.whl [--steps N] [--seed S] [--threads N] [--metrics FILE.jsonl]
-               [--trace FILE.json] [--save FILE.safetensors]
-               [--load FILE.safetensors] [-I DIR]...
+               [--trace FILE.json] [--save CKPT] [--load CKPT] [-I DIR]...
       train the script's model as its train block says, on this machine's CPU
-  sample FILE.whl --load FILE.safetensors [--prompt TEXT] [--tokens N]
+  sample FILE.whl --load CKPT [--prompt TEXT] [--tokens N]
                   [--temperature T] [--seed S] [--threads N] [-I DIR]...
       generate text with a trained byte-level model (from run --save)
   version          print the version
@@ -52,6 +51,9 @@ options of compile:
   -I DIR           search DIR for imports (before WHALE_PATH and the stdlib)
   --annotate-cost  attach the cost model's FLOPs, bytes and memory to each op
   --locations      print source locations on the IR
+
+CKPT, a checkpoint: a path ending in .safetensors is the file; any other
+path is a folder holding checkpoint.safetensors (made by --save).
 )";
 
 int usageError(const std::string &msg) {
@@ -302,7 +304,7 @@ int sample(int argc, char **argv) {
   }
   if (file.empty() || sampling.checkpoint.empty())
     return usageError("sample needs a script and a checkpoint: whale sample "
-                      "FILE.whl --load FILE.safetensors");
+                      "FILE.whl --load CKPT");
   whale::Interpreter interp(opts);
   if (!interp.loadFile(file) || !interp.module()) {
     std::cerr << interp.renderDiagnostics();
