@@ -5,6 +5,7 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/Checkpoint.h"
 #include "lib/Jit.h"
+#include "lib/ModelLookup.h"
 #include "lowering/Passes.h"
 #include "runtime/WhaleRuntime.h"
 
@@ -64,22 +65,15 @@ SampleResult sample(Interpreter &interp, const SampleOptions &options) {
     result.error = std::move(msg);
     return result;
   };
-  mlir::ModuleOp loaded = interp.module();
-  if (!loaded)
-    return fail("the program did not compile");
-  mlir::func::FuncOp model;
-  loaded.walk([&](mlir::func::FuncOp fn) {
-    if (!model && fn->hasAttr("whale.model") &&
-        (options.model.empty() ? fn->hasAttr("whale.train")
-                               : fn.getName() == options.model))
-      model = fn;
-  });
+  std::string error;
+  mlir::func::FuncOp model =
+      findModel(interp, options.model, /*needsTrainBlock=*/false, error);
   if (!model)
-    return fail("no model to sample from");
+    return fail(error);
+  mlir::ModuleOp loaded = interp.module();
   std::string name = model.getName().str();
 
   mlir::OwningOpRef<mlir::ModuleOp> module = loaded.clone();
-  std::string error;
   mlir::func::FuncOp fn = logitsFunction(
       *module, module->lookupSymbol<mlir::func::FuncOp>(name), error);
   if (!fn)

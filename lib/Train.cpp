@@ -5,6 +5,7 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/Checkpoint.h"
 #include "lib/Jit.h"
+#include "lib/ModelLookup.h"
 #include "lowering/Passes.h"
 #include "runtime/WhaleRuntime.h"
 #include "runtime/data/DataOrder.h"
@@ -155,21 +156,13 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
     result.error = std::move(msg);
     return result;
   };
-  mlir::ModuleOp loaded = interp.module();
-  if (!loaded)
-    return fail("the program did not compile");
-
   // The model to train and its train block.
-  mlir::func::FuncOp model;
-  loaded.walk([&](mlir::func::FuncOp fn) {
-    if (!model && fn->hasAttr("whale.train") &&
-        (options.model.empty() || fn.getName() == options.model))
-      model = fn;
-  });
+  std::string lookupError;
+  mlir::func::FuncOp model =
+      findModel(interp, options.model, /*needsTrainBlock=*/true, lookupError);
   if (!model)
-    return fail(options.model.empty()
-                    ? "the program has no train block"
-                    : "no model '" + options.model + "' with a train block");
+    return fail(lookupError);
+  mlir::ModuleOp loaded = interp.module();
   auto trainBlock = model->getAttrOfType<mlir::DictionaryAttr>("whale.train");
   auto data = trainBlock.getAs<mlir::DictionaryAttr>("data");
   auto optimizer = trainBlock.getAs<mlir::DictionaryAttr>("optimizer");

@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <unistd.h>
 
@@ -75,39 +76,87 @@ bool parseDim(const std::string &spec, whale::InterpreterOptions &opts) {
   return true;
 }
 
+/// Walks one command's arguments: flags with a value (`--flag V` or
+/// `--flag=V`) and, through finish(), what every command shares: `-I DIR`,
+/// the one script, and an error for anything else.
+class Args {
+public:
+  Args(const char *command, int argc, char **argv)
+      : command(command), argc(argc), argv(argv) {}
+
+  bool next() {
+    if (++i >= argc)
+      return false;
+    current = argv[i];
+    return true;
+  }
+  const std::string &arg() const { return current; }
+
+  std::optional<std::string> value(const std::string &flag) {
+    if (current.rfind(flag + "=", 0) == 0)
+      return current.substr(flag.size() + 1);
+    if (current == flag && i + 1 < argc)
+      return std::string(argv[++i]);
+    return std::nullopt;
+  }
+
+  /// Takes the argument as `-I`, the script or an error; returns the exit
+  /// code of a usage error, 0 when taken.
+  int finish(whale::InterpreterOptions &opts, std::string &file) {
+    if (auto v = value("-I")) {
+      opts.searchPath.push_back(*v);
+      return 0;
+    }
+    if (!current.empty() && current[0] == '-')
+      return usageError("unknown option '" + current + "'");
+    if (!file.empty())
+      return usageError(std::string(command) + " takes one script, got '" +
+                        file + "' and '" + current + "'");
+    file = current;
+    return 0;
+  }
+
+private:
+  const char *command;
+  int argc;
+  char **argv;
+  int i = -1;
+  std::string current;
+};
+
+/// An integer flag value of at least `min`; nullopt (after reporting the
+/// usage error in `rc`) when it is not one.
+std::optional<int64_t> integer(const std::string &flag, const std::string &v,
+                               int64_t min, int &rc) {
+  char *end = nullptr;
+  long long n = std::strtoll(v.c_str(), &end, 10);
+  if (!v.empty() && *end == '\0' && n >= min)
+    return n;
+  rc = usageError(flag + " takes " +
+                  (min > 0 ? "a positive" : "a non-negative") +
+                  " integer, got '" + v + "'");
+  return std::nullopt;
+}
+
 int compile(int argc, char **argv) {
   whale::InterpreterOptions opts;
   std::string file, out, emit = "whale";
   bool annotateCost = false, locations = false;
-  for (int i = 0; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&](const std::string &flag) -> std::optional<std::string> {
-      if (arg.rfind(flag + "=", 0) == 0)
-        return arg.substr(flag.size() + 1);
-      if (arg == flag && i + 1 < argc)
-        return std::string(argv[++i]);
-      return std::nullopt;
-    };
-    if (auto v = value("--emit")) {
+  Args args("compile", argc, argv);
+  while (args.next()) {
+    if (auto v = args.value("--emit")) {
       emit = *v;
-    } else if (auto v = value("-o")) {
+    } else if (auto v = args.value("-o")) {
       out = *v;
-    } else if (auto v = value("--dim")) {
+    } else if (auto v = args.value("--dim")) {
       if (!parseDim(*v, opts))
         return usageError("--dim takes NAME=N with N >= 1, got '" + *v + "'");
-    } else if (auto v = value("-I")) {
-      opts.searchPath.push_back(*v);
-    } else if (arg == "--annotate-cost") {
+    } else if (args.arg() == "--annotate-cost") {
       annotateCost = true;
-    } else if (arg == "--locations") {
+    } else if (args.arg() == "--locations") {
       locations = true;
-    } else if (!arg.empty() && arg[0] == '-') {
-      return usageError("unknown option '" + arg + "'");
-    } else if (file.empty()) {
-      file = arg;
-    } else {
-      return usageError("compile takes one script, got '" + file + "' and '" +
-                        arg + "'");
+    } else if (int rc = args.finish(opts, file)) {
+      return rc;
     }
   }
   if (file.empty())
@@ -158,60 +207,36 @@ int compile(int argc, char **argv) {
   return 0;
 }
 
-bool parseCount(const std::string &flag, const std::string &v, int64_t &out) {
-  char *end = nullptr;
-  long long n = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || n < 0)
-    return false;
-  out = n;
-  return true;
-}
-
 int run(int argc, char **argv) {
   whale::InterpreterOptions opts;
   whale::TrainOptions train;
   std::string file;
-  for (int i = 0; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&](const std::string &flag) -> std::optional<std::string> {
-      if (arg.rfind(flag + "=", 0) == 0)
-        return arg.substr(flag.size() + 1);
-      if (arg == flag && i + 1 < argc)
-        return std::string(argv[++i]);
-      return std::nullopt;
-    };
-    int64_t n;
-    if (auto v = value("--steps")) {
-      if (!parseCount("--steps", *v, n) || n < 1)
-        return usageError("--steps takes a positive integer, got '" + *v + "'");
-      train.steps = n;
-    } else if (auto v = value("--seed")) {
-      if (!parseCount("--seed", *v, n))
-        return usageError("--seed takes a non-negative integer, got '" + *v +
-                          "'");
-      train.seed = static_cast<uint64_t>(n);
-    } else if (auto v = value("--threads")) {
-      if (!parseCount("--threads", *v, n) || n < 1)
-        return usageError("--threads takes a positive integer, got '" + *v +
-                          "'");
-      train.threads = static_cast<int>(n);
-    } else if (auto v = value("--metrics")) {
+  Args args("run", argc, argv);
+  int rc = 0;
+  while (args.next()) {
+    if (auto v = args.value("--steps")) {
+      if (!(train.steps = integer("--steps", *v, 1, rc)))
+        return rc;
+    } else if (auto v = args.value("--seed")) {
+      std::optional<int64_t> n = integer("--seed", *v, 0, rc);
+      if (!n)
+        return rc;
+      train.seed = static_cast<uint64_t>(*n);
+    } else if (auto v = args.value("--threads")) {
+      std::optional<int64_t> n = integer("--threads", *v, 1, rc);
+      if (!n)
+        return rc;
+      train.threads = static_cast<int>(*n);
+    } else if (auto v = args.value("--metrics")) {
       train.metricsPath = *v;
-    } else if (auto v = value("--save")) {
+    } else if (auto v = args.value("--save")) {
       train.savePath = *v;
-    } else if (auto v = value("--trace")) {
+    } else if (auto v = args.value("--trace")) {
       train.tracePath = *v;
-    } else if (auto v = value("--load")) {
+    } else if (auto v = args.value("--load")) {
       train.loadPath = *v;
-    } else if (auto v = value("-I")) {
-      opts.searchPath.push_back(*v);
-    } else if (!arg.empty() && arg[0] == '-') {
-      return usageError("unknown option '" + arg + "'");
-    } else if (file.empty()) {
-      file = arg;
-    } else {
-      return usageError("run takes one script, got '" + file + "' and '" + arg +
-                        "'");
+    } else if ((rc = args.finish(opts, file))) {
+      return rc;
     }
   }
   if (file.empty())
@@ -255,51 +280,37 @@ int sample(int argc, char **argv) {
   whale::InterpreterOptions opts;
   whale::SampleOptions sampling;
   std::string file;
-  for (int i = 0; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&](const std::string &flag) -> std::optional<std::string> {
-      if (arg.rfind(flag + "=", 0) == 0)
-        return arg.substr(flag.size() + 1);
-      if (arg == flag && i + 1 < argc)
-        return std::string(argv[++i]);
-      return std::nullopt;
-    };
-    int64_t n;
-    if (auto v = value("--load")) {
+  Args args("sample", argc, argv);
+  int rc = 0;
+  while (args.next()) {
+    if (auto v = args.value("--load")) {
       sampling.checkpoint = *v;
-    } else if (auto v = value("--prompt")) {
+    } else if (auto v = args.value("--prompt")) {
       sampling.prompt = *v;
-    } else if (auto v = value("--tokens")) {
-      if (!parseCount("--tokens", *v, n))
-        return usageError("--tokens takes a non-negative integer, got '" + *v +
-                          "'");
-      sampling.tokens = n;
-    } else if (auto v = value("--temperature")) {
+    } else if (auto v = args.value("--tokens")) {
+      std::optional<int64_t> n = integer("--tokens", *v, 0, rc);
+      if (!n)
+        return rc;
+      sampling.tokens = *n;
+    } else if (auto v = args.value("--temperature")) {
       char *end = nullptr;
       double t = std::strtod(v->c_str(), &end);
       if (v->empty() || *end != '\0' || !(t > 0))
         return usageError("--temperature takes a positive number, got '" + *v +
                           "'");
       sampling.temperature = t;
-    } else if (auto v = value("--seed")) {
-      if (!parseCount("--seed", *v, n))
-        return usageError("--seed takes a non-negative integer, got '" + *v +
-                          "'");
-      sampling.seed = static_cast<uint64_t>(n);
-    } else if (auto v = value("--threads")) {
-      if (!parseCount("--threads", *v, n) || n < 1)
-        return usageError("--threads takes a positive integer, got '" + *v +
-                          "'");
-      sampling.threads = static_cast<int>(n);
-    } else if (auto v = value("-I")) {
-      opts.searchPath.push_back(*v);
-    } else if (!arg.empty() && arg[0] == '-') {
-      return usageError("unknown option '" + arg + "'");
-    } else if (file.empty()) {
-      file = arg;
-    } else {
-      return usageError("sample takes one script, got '" + file + "' and '" +
-                        arg + "'");
+    } else if (auto v = args.value("--seed")) {
+      std::optional<int64_t> n = integer("--seed", *v, 0, rc);
+      if (!n)
+        return rc;
+      sampling.seed = static_cast<uint64_t>(*n);
+    } else if (auto v = args.value("--threads")) {
+      std::optional<int64_t> n = integer("--threads", *v, 1, rc);
+      if (!n)
+        return rc;
+      sampling.threads = static_cast<int>(*n);
+    } else if ((rc = args.finish(opts, file))) {
+      return rc;
     }
   }
   if (file.empty() || sampling.checkpoint.empty())
