@@ -15,6 +15,10 @@ struct BinaryCase {
   Shape a, b, out;
 };
 
+void PrintTo(const BinaryCase &c, std::ostream *os) {
+  *os << opName(c.op) << " " << shapeName(c.a) << ", " << shapeName(c.b);
+}
+
 class Binary : public ::testing::TestWithParam<BinaryCase> {};
 
 TEST_P(Binary, ForwardBroadcastsLikeNumPy) {
@@ -78,7 +82,11 @@ INSTANTIATE_TEST_SUITE_P(
                       BinaryCase{BinaryOp::Mul, {2, 3, 4}, {}, {2, 3, 4}},
                       BinaryCase{BinaryOp::Mul, {2, 1, 4}, {3, 1}, {2, 3, 4}},
                       BinaryCase{BinaryOp::Div, {3, 4}, {3, 4}, {3, 4}},
-                      BinaryCase{BinaryOp::Div, {}, {2, 5}, {2, 5}}));
+                      BinaryCase{BinaryOp::Div, {}, {2, 5}, {2, 5}}),
+    [](const ::testing::TestParamInfo<BinaryCase> &info) {
+      return opName(info.param.op) + "_" + shapeName(info.param.a) + "_" +
+             shapeName(info.param.b);
+    });
 
 class Unary : public ::testing::TestWithParam<UnaryOp> {};
 
@@ -111,7 +119,10 @@ INSTANTIATE_TEST_SUITE_P(All, Unary,
                          ::testing::Values(UnaryOp::Neg, UnaryOp::Relu,
                                            UnaryOp::Gelu, UnaryOp::Tanh,
                                            UnaryOp::Exp, UnaryOp::Log,
-                                           UnaryOp::Sqrt));
+                                           UnaryOp::Sqrt),
+                         [](const ::testing::TestParamInfo<UnaryOp> &info) {
+                           return opName(info.param);
+                         });
 
 TEST(Unary, GeluKnownValues) {
   Shape s = {3};

@@ -1,5 +1,4 @@
-//===- GradCheck.h - kernels against finite differences ----------*- C++
-//-*-===//
+//===- GradCheck.h - kernels against finite differences ---------*- C++ -*-===//
 //
 // A backward kernel is right when, for a random projection w of the output,
 // the gradient it returns equals the central difference of sum(w * forward)
@@ -19,12 +18,37 @@
 
 #include <cmath>
 #include <functional>
+#include <ostream>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace whale::rt::testing {
 
 using Vec = std::vector<double>;
+
+/// A shape as a test name's part: "3x4", "scalar" for rank 0.
+inline std::string shapeName(const std::vector<int64_t> &shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string s;
+  for (int64_t d : shape)
+    s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s;
+}
+
+inline std::string opName(cpu::BinaryOp op) {
+  const char *names[] = {"Add", "Sub", "Mul", "Div"};
+  return names[static_cast<int>(op)];
+}
+inline std::string opName(cpu::UnaryOp op) {
+  const char *names[] = {"Neg", "Relu", "Gelu", "Tanh", "Exp", "Log", "Sqrt"};
+  return names[static_cast<int>(op)];
+}
+inline std::string opName(cpu::ReduceOp op) {
+  const char *names[] = {"Sum", "Mean", "Max"};
+  return names[static_cast<int>(op)];
+}
 
 inline Vec randomVec(size_t n, double lo, double hi, unsigned seed) {
   std::mt19937 gen(seed);
@@ -85,5 +109,18 @@ inline CpuDevice &testDevice() {
 }
 
 } // namespace whale::rt::testing
+
+namespace whale::rt::cpu {
+// gtest prints a test's parameter into ctest's name; print ops by name.
+inline void PrintTo(BinaryOp op, std::ostream *os) {
+  *os << testing::opName(op);
+}
+inline void PrintTo(UnaryOp op, std::ostream *os) {
+  *os << testing::opName(op);
+}
+inline void PrintTo(ReduceOp op, std::ostream *os) {
+  *os << testing::opName(op);
+}
+} // namespace whale::rt::cpu
 
 #endif

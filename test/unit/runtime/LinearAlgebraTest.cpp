@@ -13,6 +13,11 @@ struct MatmulCase {
   bool ta, tb;
 };
 
+void PrintTo(const MatmulCase &c, std::ostream *os) {
+  *os << shapeName(c.a) << (c.ta ? "T" : "") << " @ " << shapeName(c.b)
+      << (c.tb ? "T" : "");
+}
+
 /// out[.., i, j] = sum_k opA[.., i, k] * opB[.., k, j], computed naively.
 Vec naiveMatmul(const Vec &a, const Vec &b, const MatmulCase &c) {
   size_t ra = c.a.size(), rb = c.b.size();
@@ -84,7 +89,12 @@ INSTANTIATE_TEST_SUITE_P(
         MatmulCase{{2, 4, 5}, {3, 4}, {2, 5, 3}, true, true},
         // attention: both batched, q @ k^T
         MatmulCase{{2, 3, 6, 4}, {2, 3, 6, 4}, {2, 3, 6, 6}, false, true},
-        MatmulCase{{2, 6, 4}, {2, 6, 5}, {2, 4, 5}, true, false}));
+        MatmulCase{{2, 6, 4}, {2, 6, 5}, {2, 4, 5}, true, false}),
+    [](const ::testing::TestParamInfo<MatmulCase> &info) {
+      const MatmulCase &c = info.param;
+      return shapeName(c.a) + (c.ta ? "T" : "") + "_" + shapeName(c.b) +
+             (c.tb ? "T" : "");
+    });
 
 TEST(Gemm, FloatAgreesWithDouble) {
   // The f32 path (sgemm) on a size large enough to split over threads.

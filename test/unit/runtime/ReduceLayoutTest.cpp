@@ -22,6 +22,10 @@ struct ReduceCase {
   std::vector<int64_t> axes;
 };
 
+void PrintTo(const ReduceCase &c, std::ostream *os) {
+  *os << opName(c.op) << " over " << c.axes.size() << " axes";
+}
+
 class Reduce : public ::testing::TestWithParam<ReduceCase> {};
 
 TEST_P(Reduce, GradientsMatchFiniteDifferences) {
@@ -56,7 +60,13 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         ReduceCase{ReduceOp::Sum, {1}}, ReduceCase{ReduceOp::Sum, {0, 2}},
         ReduceCase{ReduceOp::Mean, {0, 1, 2}}, ReduceCase{ReduceOp::Mean, {2}},
-        ReduceCase{ReduceOp::Max, {1}}, ReduceCase{ReduceOp::Max, {0, 1, 2}}));
+        ReduceCase{ReduceOp::Max, {1}}, ReduceCase{ReduceOp::Max, {0, 1, 2}}),
+    [](const ::testing::TestParamInfo<ReduceCase> &info) {
+      std::string axes;
+      for (int64_t a : info.param.axes)
+        axes += std::to_string(a);
+      return opName(info.param.op) + "_over_" + axes;
+    });
 
 TEST(Reduce, KnownSums) {
   Shape s = {2, 3};
