@@ -144,42 +144,60 @@ void binaryBackward(CpuDevice &dev, BinaryOp op, View<const T> a,
                     View<const T> b, View<const T> dout, View<T> *da,
                     View<T> *db) {
   // Each gradient is computed at the full (broadcast) shape, then summed
-  // down to its operand's shape.
-  std::vector<T> tmp(dout.numel());
-  View<T> full{tmp.data(), dout.shape};
-  auto local = [&](bool forA) {
-    forEachRow<T>(dev, a.shape, b.shape, dout.shape,
-                  [&](int64_t ao, int64_t sa, int64_t bo, int64_t sb,
-                      int64_t oo, int64_t n) {
-                    const T *x = a.data + ao, *y = b.data + bo;
-                    const T *g = dout.data + oo;
-                    T *t = tmp.data() + oo;
-                    for (int64_t i = 0; i < n; ++i) {
-                      T xv = x[i * sa], yv = y[i * sb];
-                      switch (op) {
-                      case BinaryOp::Add:
-                        t[i] = g[i];
-                        break;
-                      case BinaryOp::Sub:
-                        t[i] = forA ? g[i] : -g[i];
-                        break;
-                      case BinaryOp::Mul:
-                        t[i] = g[i] * (forA ? yv : xv);
-                        break;
-                      case BinaryOp::Div:
-                        t[i] = forA ? g[i] / yv : -g[i] * xv / (yv * yv);
-                        break;
-                      }
-                    }
-                  });
+  // down to its operand's shape; an operand of the full shape gets it
+  // written in place, with no temporary.
+  std::vector<T> tmp;
+  auto local = [&](bool forA, T *dst) {
+    forEachRow<T>(
+        dev, a.shape, b.shape, dout.shape,
+        [&](int64_t ao, int64_t sa, int64_t bo, int64_t sb, int64_t oo,
+            int64_t n) {
+          const T *x = a.data + ao, *y = b.data + bo;
+          const T *g = dout.data + oo;
+          T *t = dst + oo;
+          // One loop per case, so each vectorizes.
+          switch (op) {
+          case BinaryOp::Add:
+            std::memcpy(t, g, sizeof(T) * n);
+            return;
+          case BinaryOp::Sub:
+            if (forA)
+              std::memcpy(t, g, sizeof(T) * n);
+            else
+              for (int64_t i = 0; i < n; ++i)
+                t[i] = -g[i];
+            return;
+          case BinaryOp::Mul: {
+            const T *other = forA ? y : x;
+            int64_t step = forA ? sb : sa;
+            if (step == 1)
+              for (int64_t i = 0; i < n; ++i)
+                t[i] = g[i] * other[i];
+            else
+              for (int64_t i = 0; i < n; ++i)
+                t[i] = g[i] * other[0];
+            return;
+          }
+          case BinaryOp::Div:
+            for (int64_t i = 0; i < n; ++i) {
+              T yv = y[i * sb];
+              t[i] = forA ? g[i] / yv : -g[i] * x[i * sa] / (yv * yv);
+            }
+            return;
+          }
+        });
   };
-  if (da) {
-    local(true);
-    reduceToShape<T>(dev, View<const T>{full.data, full.shape}, *da);
-  }
-  if (db) {
-    local(false);
-    reduceToShape<T>(dev, View<const T>{full.data, full.shape}, *db);
+  for (bool forA : {true, false}) {
+    View<T> *d = forA ? da : db;
+    if (!d)
+      continue;
+    if (d->numel() == dout.numel()) {
+      local(forA, d->data);
+      continue;
+    }
+    tmp.resize(dout.numel());
+    local(forA, tmp.data());
+    reduceToShape<T>(dev, View<const T>{tmp.data(), dout.shape}, *d);
   }
 }
 
