@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds Whale and runs it. Without arguments: the showcase, training the
-# GPT example on the license texts of /usr/share/common-licenses (300 steps,
+# GPT example on the license texts of /usr/share/common-licenses (600 steps,
 # a progress line, metrics in build/gpt-metrics.jsonl, the trained state in
 # build/gpt.safetensors), then 200 bytes sampled from the trained model.
 # With arguments: `whale ARGS...`.
