@@ -97,6 +97,8 @@ public:
       return current.substr(flag.size() + 1);
     if (current == flag && i + 1 < argc)
       return std::string(argv[++i]);
+    if (current == flag)
+      missingValue = flag;
     return std::nullopt;
   }
 
@@ -107,6 +109,8 @@ public:
       opts.searchPath.push_back(*v);
       return 0;
     }
+    if (!missingValue.empty())
+      return usageError(missingValue + " needs a value");
     if (!current.empty() && current[0] == '-')
       return usageError("unknown option '" + current + "'");
     if (!file.empty())
@@ -122,6 +126,7 @@ private:
   char **argv;
   int i = -1;
   std::string current;
+  std::string missingValue; ///< a flag that came last, without its value
 };
 
 /// An integer flag value of at least `min`; nullopt (after reporting the
