@@ -118,24 +118,33 @@ void reduceToShape(CpuDevice &dev, View<const T> full, View<T> out) {
     return;
   }
   std::memset(out.data, 0, sizeof(T) * out.numel());
-  // Accumulating into shared outputs does not split across threads safely;
-  // broadcast gradients are small (biases, scales), so one pass suffices.
   std::vector<int64_t> so = broadcastStrides(out.shape, full.shape);
   int64_t inner = full.shape.empty() ? 1 : full.shape.back();
   int64_t rows = inner ? n / inner : 0;
   int64_t step = full.shape.empty() ? 0 : so.back();
+  if (step == 1) {
+    // Several rows add into one output row (a bias's gradient): each
+    // thread owns a range of columns over every row, so none share an
+    // output element.
+    dev.pool().parallelFor(
+        inner, std::max<int64_t>(8, 16384 / std::max<int64_t>(rows, 1)),
+        [&](int64_t c0, int64_t c1) {
+          for (int64_t r = 0; r < rows; ++r) {
+            T *dst = out.data + rowOffset(r, full.shape, so);
+            const T *src = full.data + r * inner;
+            for (int64_t i = c0; i < c1; ++i)
+              dst[i] += src[i];
+          }
+        });
+    return;
+  }
+  // Rows summed to one element each may share it; one pass, in order.
   for (int64_t r = 0; r < rows; ++r) {
-    T *dst = out.data + rowOffset(r, full.shape, so);
+    T sum = 0;
     const T *src = full.data + r * inner;
-    if (step == 0) {
-      T sum = 0;
-      for (int64_t i = 0; i < inner; ++i)
-        sum += src[i];
-      dst[0] += sum;
-    } else {
-      for (int64_t i = 0; i < inner; ++i)
-        dst[i] += src[i];
-    }
+    for (int64_t i = 0; i < inner; ++i)
+      sum += src[i];
+    out.data[rowOffset(r, full.shape, so)] += sum;
   }
 }
 
@@ -148,44 +157,43 @@ void binaryBackward(CpuDevice &dev, BinaryOp op, View<const T> a,
   // written in place, with no temporary.
   std::vector<T> tmp;
   auto local = [&](bool forA, T *dst) {
-    forEachRow<T>(
-        dev, a.shape, b.shape, dout.shape,
-        [&](int64_t ao, int64_t sa, int64_t bo, int64_t sb, int64_t oo,
-            int64_t n) {
-          const T *x = a.data + ao, *y = b.data + bo;
-          const T *g = dout.data + oo;
-          T *t = dst + oo;
-          // One loop per case, so each vectorizes.
-          switch (op) {
-          case BinaryOp::Add:
-            std::memcpy(t, g, sizeof(T) * n);
-            return;
-          case BinaryOp::Sub:
-            if (forA)
-              std::memcpy(t, g, sizeof(T) * n);
-            else
-              for (int64_t i = 0; i < n; ++i)
-                t[i] = -g[i];
-            return;
-          case BinaryOp::Mul: {
-            const T *other = forA ? y : x;
-            int64_t step = forA ? sb : sa;
-            if (step == 1)
-              for (int64_t i = 0; i < n; ++i)
-                t[i] = g[i] * other[i];
-            else
-              for (int64_t i = 0; i < n; ++i)
-                t[i] = g[i] * other[0];
-            return;
-          }
-          case BinaryOp::Div:
-            for (int64_t i = 0; i < n; ++i) {
-              T yv = y[i * sb];
-              t[i] = forA ? g[i] / yv : -g[i] * x[i * sa] / (yv * yv);
-            }
-            return;
-          }
-        });
+    forEachRow<T>(dev, a.shape, b.shape, dout.shape,
+                  [&](int64_t ao, int64_t sa, int64_t bo, int64_t sb,
+                      int64_t oo, int64_t n) {
+                    const T *x = a.data + ao, *y = b.data + bo;
+                    const T *g = dout.data + oo;
+                    T *t = dst + oo;
+                    // One loop per case, so each vectorizes.
+                    switch (op) {
+                    case BinaryOp::Add:
+                      std::memcpy(t, g, sizeof(T) * n);
+                      return;
+                    case BinaryOp::Sub:
+                      if (forA)
+                        std::memcpy(t, g, sizeof(T) * n);
+                      else
+                        for (int64_t i = 0; i < n; ++i)
+                          t[i] = -g[i];
+                      return;
+                    case BinaryOp::Mul: {
+                      const T *other = forA ? y : x;
+                      int64_t step = forA ? sb : sa;
+                      if (step == 1)
+                        for (int64_t i = 0; i < n; ++i)
+                          t[i] = g[i] * other[i];
+                      else
+                        for (int64_t i = 0; i < n; ++i)
+                          t[i] = g[i] * other[0];
+                      return;
+                    }
+                    case BinaryOp::Div:
+                      for (int64_t i = 0; i < n; ++i) {
+                        T yv = y[i * sb];
+                        t[i] = forA ? g[i] / yv : -g[i] * x[i * sa] / (yv * yv);
+                      }
+                      return;
+                    }
+                  });
   };
   for (bool forA : {true, false}) {
     View<T> *d = forA ? da : db;
@@ -193,6 +201,14 @@ void binaryBackward(CpuDevice &dev, BinaryOp op, View<const T> a,
       continue;
     if (d->numel() == dout.numel()) {
       local(forA, d->data);
+      continue;
+    }
+    if (op == BinaryOp::Add || op == BinaryOp::Sub) {
+      // The gradient is dout itself (negated for Sub's b): sum it directly.
+      reduceToShape<T>(dev, dout, *d);
+      if (op == BinaryOp::Sub && !forA)
+        for (int64_t i = 0, n = d->numel(); i < n; ++i)
+          d->data[i] = -d->data[i];
       continue;
     }
     tmp.resize(dout.numel());
