@@ -21,6 +21,23 @@ whale_rt_status sameShape(whale_rt_context *ctx, const char *op,
   return WHALE_RT_OK;
 }
 
+/// The views of a two-input op's gradients, after checking each one asked
+/// for has its input's shape; one not asked for (null) stays empty.
+whale_rt_status gradientViews(whale_rt_context *ctx, const char *op,
+                              whale_rt_tensor *a, whale_rt_tensor *b,
+                              whale_rt_tensor *da, whale_rt_tensor *db,
+                              View<float> &va, View<float> &vb) {
+  if (whale_rt_status s = sameShape(ctx, op, da, a))
+    return s;
+  if (whale_rt_status s = sameShape(ctx, op, db, b))
+    return s;
+  if (da)
+    va = da->tensor.view<float>();
+  if (db)
+    vb = db->tensor.view<float>();
+  return WHALE_RT_OK;
+}
+
 /// Zeroed f32 state beside a parameter, made on first use.
 whale_rt_status
 optimizerState(whale_rt_context *ctx, whale_rt_tensor *param, size_t count,
@@ -71,15 +88,10 @@ whale_rt_status whale_rt_matmul_grad(whale_rt_context *ctx, whale_rt_tensor *a,
     if (whale_rt_status s =
             needF32(ctx, "matmul_grad", {{"a", a}, {"b", b}, {"dout", dout}}))
       return s;
-    if (whale_rt_status s = sameShape(ctx, "matmul_grad", da, a))
-      return s;
-    if (whale_rt_status s = sameShape(ctx, "matmul_grad", db, b))
-      return s;
     View<float> va, vb;
-    if (da)
-      va = da->tensor.view<float>();
-    if (db)
-      vb = db->tensor.view<float>();
+    if (whale_rt_status s =
+            gradientViews(ctx, "matmul_grad", a, b, da, db, va, vb))
+      return s;
     const Shape &sa = shapeOf(a), &sb = shapeOf(b);
     if (sa.size() < 2 || sb.size() < 2)
       return ctx->invalid("matmul_grad: operands need rank >= 2");
@@ -109,15 +121,10 @@ whale_rt_status whale_rt_binary_grad(whale_rt_context *ctx, int32_t op,
       return s;
     if (op < WHALE_RT_ADD || op > WHALE_RT_DIV)
       return ctx->invalid("binary_grad: unknown op " + std::to_string(op));
-    if (whale_rt_status s = sameShape(ctx, "binary_grad", da, a))
-      return s;
-    if (whale_rt_status s = sameShape(ctx, "binary_grad", db, b))
-      return s;
     View<float> va, vb;
-    if (da)
-      va = da->tensor.view<float>();
-    if (db)
-      vb = db->tensor.view<float>();
+    if (whale_rt_status s =
+            gradientViews(ctx, "binary_grad", a, b, da, db, va, vb))
+      return s;
     cpu::binaryBackward<float>(
         *ctx->device, static_cast<cpu::BinaryOp>(op), a->tensor.cview<float>(),
         b->tensor.cview<float>(), dout->tensor.cview<float>(),
