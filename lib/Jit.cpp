@@ -60,6 +60,10 @@ llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
   add("whale_rt_set_train_state", &whale_rt_set_train_state);
   add("whale_rt_sgd_step", &whale_rt_sgd_step);
   add("whale_rt_adam_step", &whale_rt_adam_step);
+  add("whale_rt_send", &whale_rt_send);
+  add("whale_rt_recv", &whale_rt_recv);
+  add("whale_rt_all_reduce", &whale_rt_all_reduce);
+  add("whale_rt_clip_grad_norm_group", &whale_rt_clip_grad_norm_group);
   return map;
 }
 

@@ -31,6 +31,33 @@ void whale::inlineTaskGraphs(func::FuncOp fn) {
   }
 }
 
+LogicalResult whale::backpropagate(OpBuilder &b, ArrayRef<Operation *> forward,
+                                  DenseMap<Value, Value> &gradients) {
+  for (Operation *op : llvm::reverse(forward)) {
+    SmallVector<Value> resultGrads;
+    bool any = false;
+    for (Value r : op->getResults()) {
+      resultGrads.push_back(gradients.lookup(r));
+      any = any || resultGrads.back();
+    }
+    if (!any || op->getNumOperands() == 0)
+      continue;
+    auto diff = dyn_cast<GradientOpInterface>(op);
+    if (!diff)
+      return op->emitOpError("has no gradient, but the loss depends on it");
+    SmallVector<Value> operandGrads = diff.buildGradients(b, resultGrads);
+    for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads)) {
+      if (!g)
+        continue;
+      auto [it, inserted] = gradients.try_emplace(operand, g);
+      if (!inserted)
+        it->second =
+            AddOp::create(b, op->getLoc(), operand.getType(), it->second, g);
+    }
+  }
+  return success();
+}
+
 namespace {
 
 LogicalResult differentiate(func::FuncOp model, OpBuilder &b) {
@@ -64,31 +91,11 @@ LogicalResult differentiate(func::FuncOp model, OpBuilder &b) {
   // Gradients accumulate per value; the loss's own gradient is 1.
   b.setInsertionPoint(gret);
   DenseMap<Value, Value> gradients;
-  auto accumulate = [&](Value v, Value g, Location loc) {
-    auto [it, inserted] = gradients.try_emplace(v, g);
-    if (!inserted)
-      it->second = AddOp::create(b, loc, v.getType(), it->second, g);
-  };
   gradients[loss] =
       ConstantOp::create(b, grad.getLoc(), lossType, b.getF64FloatAttr(1.0));
 
-  for (Operation *op : llvm::reverse(forward)) {
-    SmallVector<Value> resultGrads;
-    bool any = false;
-    for (Value r : op->getResults()) {
-      resultGrads.push_back(gradients.lookup(r));
-      any = any || resultGrads.back();
-    }
-    if (!any || op->getNumOperands() == 0)
-      continue;
-    auto diff = dyn_cast<GradientOpInterface>(op);
-    if (!diff)
-      return op->emitOpError("has no gradient, but the loss depends on it");
-    SmallVector<Value> operandGrads = diff.buildGradients(b, resultGrads);
-    for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads))
-      if (g)
-        accumulate(operand, g, op->getLoc());
-  }
+  if (failed(backpropagate(b, forward, gradients)))
+    return failure();
 
   SmallVector<Value> results = {loss};
   SmallVector<Attribute> names;

@@ -4,6 +4,8 @@
 #ifndef WHALE_LOWERING_PASSES_H
 #define WHALE_LOWERING_PASSES_H
 
+#include "dialects/Whale/IR/WhaleOps.h"
+
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -17,6 +19,22 @@ namespace whale {
 /// Moves every TaskGraph's body in front of it and replaces its results by
 /// the values its yield hands on (one device: the strategy does not matter).
 void inlineTaskGraphs(mlir::func::FuncOp fn);
+
+/// Reverse mode over `forward` (in program order): starting from the
+/// gradients already in `gradients` (of results), adds the gradient of every
+/// value the ops read, built at b's insertion point; gradients of a value
+/// read twice are added.
+mlir::LogicalResult
+backpropagate(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Operation *> forward,
+              llvm::DenseMap<mlir::Value, mlir::Value> &gradients);
+
+/// The train block's clipping (over `clipGroup`'s ranks when set) and
+/// optimizer update of each parameter with its gradient, at b's insertion
+/// point. The gradients must have no other users (clipping is in place).
+mlir::LogicalResult emitOptimizerUpdates(
+    mlir::OpBuilder &b, mlir::Location loc, mlir::Operation *diagnose,
+    mlir::DictionaryAttr train, llvm::ArrayRef<ParamOp> params,
+    llvm::ArrayRef<mlir::Value> gradients, mlir::StringAttr clipGroup);
 
 #define GEN_PASS_DECL
 #include "lowering/Passes.h.inc"

@@ -54,7 +54,7 @@ def WhaleTrainStep : Pass<"whale-train-step", "mlir::ModuleOp"> {
 def WhaleToRuntime : Pass<"whale-to-runtime", "mlir::ModuleOp"> {
   let summary = "Lower model functions to calls of the runtime's C ABI";
   let description = [{
-    Turns every `func.func` marked `whale.model` into an `llvm.func` of the
+    Turns every `func.func` marked `whale.model` or `whale.rank` into an `llvm.func` of the
     same name that runs the model's forward pass on one device by calling
     the runtime (`runtime/WhaleRuntime.h`):
 
@@ -72,6 +72,93 @@ def WhaleToRuntime : Pass<"whale-to-runtime", "mlir::ModuleOp"> {
     in place: on one device their strategy does not matter.
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+def WhaleTaskGraphPartition : Pass<"whale-taskgraph-partition", "mlir::ModuleOp"> {
+  let summary = "Put every op of each model in a TaskGraph";
+  let description = [{
+    Ops the script left outside `replicate`/`split` blocks join a TaskGraph
+    of the model's default strategy (`replicate` over every device unless the
+    model says otherwise), one per run of such ops. With `auto_parallel`
+    (the config's, or the option), the model is cut afresh into
+    `num_task_graph` contiguous TaskGraphs whose FLOPs (from the cost
+    interface) are as even as the op boundaries allow; each parameter goes
+    with its first user.
+  }];
+  let options = [
+    Option<"autoParallel", "auto-parallel", "bool", /*default=*/"false",
+           "Cut the model into num-task-graph parts by FLOPs">,
+    Option<"numTaskGraph", "num-task-graph", "int64_t", /*default=*/"0",
+           "How many TaskGraphs auto_parallel makes (0: the config's)">,
+  ];
+}
+
+def WhaleVirtualDevices : Pass<"whale-virtual-devices", "mlir::ModuleOp"> {
+  let summary = "Give each TaskGraph its devices; nest data parallelism";
+  let description = [{
+    With K devices and TaskGraphs asking d1..dn (a TaskGraph without a
+    count asks one per copy in a pipeline), each TaskGraph takes its devices
+    in order and the model is copied K / (d1 + ... + dn) times (nested data
+    parallelism); K must be a multiple of the sum. TaskGraphs without counts
+    outside a pipeline all run on every device as one stage; on one device
+    everything is one stage. Each TaskGraph gets `stage` and
+    `virtual_device` (its devices across the copies); the model gets
+    `whale.plan` {devices, stages, replicas, grid}.
+  }];
+  let options = [
+    Option<"devices", "devices", "int64_t", /*default=*/"1",
+           "How many devices the cluster has">,
+    Option<"microBatches", "micro-batches", "int64_t", /*default=*/"0",
+           "num_micro_batch (0: the config's); above 1 TaskGraphs pipeline">,
+  ];
+}
+
+def WhalePipeline : Pass<"whale-pipeline", "mlir::ModuleOp"> {
+  let summary = "Micro-batches and each stage's order of forward and backward";
+  let description = [{
+    Cuts each replica's share of the global batch into `micro-batches`
+    equal micro-batches (rejecting a batch they cannot divide) and gives each
+    stage's TaskGraph its `schedule`: `gpipe` (all forwards, then all
+    backwards) or `1f1b` (stage s runs p-1-s forwards ahead, then alternates).
+    With one stage, micro-batches are gradient accumulation.
+  }];
+  let options = [
+    Option<"microBatches", "micro-batches", "int64_t", /*default=*/"0",
+           "num_micro_batch (0: the config's, else 1)">,
+    Option<"scheduleKind", "schedule", "std::string", /*default=*/"\"\"",
+           "gpipe or 1f1b (empty: the config's, else 1f1b)">,
+    Option<"globalBatch", "global-batch", "int64_t", /*default=*/"0",
+           "The global batch (0: the train block's data batch)">,
+  ];
+}
+
+def WhaleDataParallel : Pass<"whale-data-parallel", "mlir::ModuleOp"> {
+  let summary = "Plan the gradient all-reduce of replicated parameters";
+  let description = [{
+    Records `grad_weight` = micro_batch / global_batch, by which each rank
+    weights its micro-batch's mean loss so that plain sums over
+    micro-batches and replicas give the global batch's gradient (the loss
+    must be a mean over the batch), and each stage's `buckets`: its
+    parameters in the order backward reaches them, grouped up to
+    bucket-bytes per all-reduce.
+  }];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"26214400",
+           "Gradient bytes per all-reduce bucket">,
+  ];
+}
+
+def WhaleRankPrograms : Pass<"whale-rank-programs", "mlir::ModuleOp"> {
+  let summary = "One program per stage, with explicit communication";
+  let description = [{
+    Replaces each planned model `@m` by `@m_stage<s>` for every stage: its
+    inputs are one replica's rows of the global batch; it follows the
+    stage's schedule with `whale.recv`/`whale.send` between stages, the
+    backward of each micro-batch, gradient sums, `whale.all_reduce` over the
+    replicas per bucket, clipping over the stages, and the optimizer update.
+    It returns its weighted share of the loss. The model must be elaborated
+    at its micro-batch.
+  }];
 }
 
 #endif // WHALE_LOWERING_PASSES

@@ -141,6 +141,24 @@ private:
     return LLVM::LoadOp::create(b, loc, ptr, slot).getResult();
   }
 
+  /// The handles of `values`, in an array on the stack.
+  Value handleArray(ValueRange values) {
+    int64_t n = values.size();
+    Value array = LLVM::AllocaOp::create(b, loc, ptr, ptr,
+                                         constI64(std::max<int64_t>(n, 1)));
+    for (int64_t i = 0; i < n; ++i) {
+      Value at =
+          LLVM::GEPOp::create(b, loc, ptr, ptr, array,
+                              ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+      LLVM::StoreOp::create(b, loc, handles.lookup(values[i]), at);
+    }
+    return array;
+  }
+  /// WHALE_RT_GROUP_* of a group name the verifiers have checked.
+  static int32_t groupKind(StringRef group) {
+    return group == "stages" ? 1 : 0;
+  }
+
   LogicalResult lowerOp(Operation *op);
 
   ModuleOp module;
@@ -209,18 +227,33 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   }
   if (auto c = dyn_cast<ClipGradNormOp>(op)) {
     int64_t n = c.getGrads().size();
-    Value array = LLVM::AllocaOp::create(b, loc, ptr, ptr,
-                                         constI64(std::max<int64_t>(n, 1)));
-    for (int64_t i = 0; i < n; ++i) {
-      Value at =
-          LLVM::GEPOp::create(b, loc, ptr, ptr, array,
-                              ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
-      LLVM::StoreOp::create(b, loc, in(i), at);
+    Value array = handleArray(op->getOperands());
+    for (int64_t i = 0; i < n; ++i)
       handles[c.getResult(i)] = in(i);
-    }
-    call("whale_rt_clip_grad_norm",
-         {ctxArg, constI32(n), array,
-          constF64(c.getMaxNorm().convertToDouble()), nullPtr()});
+    if (std::optional<StringRef> group = c.getGroup())
+      call("whale_rt_clip_grad_norm_group",
+           {ctxArg, constI32(groupKind(*group)), constI32(n), array,
+            constF64(c.getMaxNorm().convertToDouble()), nullPtr()});
+    else
+      call("whale_rt_clip_grad_norm",
+           {ctxArg, constI32(n), array,
+            constF64(c.getMaxNorm().convertToDouble()), nullPtr()});
+    return success();
+  }
+  // Communication: peers by stage and groups by kind, which the runtime
+  // resolves from where the context sits in the plan.
+  if (auto ar = dyn_cast<AllReduceOp>(op)) {
+    int64_t n = ar.getValues().size();
+    Value array = handleArray(op->getOperands());
+    for (int64_t i = 0; i < n; ++i)
+      handles[ar.getResult(i)] = in(i);
+    call("whale_rt_all_reduce",
+         {ctxArg, constI32(groupKind(ar.getGroup())), constI32(n), array});
+    return success();
+  }
+  if (auto s = dyn_cast<SendOp>(op)) {
+    call("whale_rt_send", {ctxArg, constI32(s.getStage()),
+                           constI64(s.getTag()), in(0)});
     return success();
   }
 
@@ -351,16 +384,14 @@ LogicalResult Lowering::lowerOp(Operation *op) {
               constI64(s.getEnd()), *out});
         return success();
       })
+      .Case([&](RecvOp r) {
+        call("whale_rt_recv", {ctxArg, constI32(r.getStage()),
+                               constI64(r.getTag()), *out});
+        return success();
+      })
       .Case([&](ConcatOp c) {
-        // The input handles, in an array on the stack.
         int64_t n = c.getInputs().size();
-        Value array = LLVM::AllocaOp::create(b, loc, ptr, ptr, constI64(n));
-        for (int64_t i = 0; i < n; ++i) {
-          Value at = LLVM::GEPOp::create(
-              b, loc, ptr, ptr, array,
-              ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
-          LLVM::StoreOp::create(b, loc, in(i), at);
-        }
+        Value array = handleArray(c.getInputs());
         int64_t axis =
             c.getAxis() < 0 ? c.getAxis() + type.getRank() : c.getAxis();
         call("whale_rt_concat",
@@ -508,7 +539,8 @@ LogicalResult Lowering::lower(func::FuncOp fn) {
     // the result, which the caller owns).
     // Clipping's results are its operands' tensors, released after their
     // own last use instead.
-    for (Value v : isa<ClipGradNormOp>(op) ? ValueRange{} : op->getOperands()) {
+    for (Value v : isa<ClipGradNormOp, AllReduceOp>(op) ? ValueRange{}
+                                                        : op->getOperands()) {
       Value r = resolve(v);
       if (lastUse.lookup(r) != op || isResult(r) || isa<BlockArgument>(r) ||
           r.getDefiningOp<ParamOp>())
@@ -539,7 +571,7 @@ struct WhaleToRuntimePass
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> models;
     module.walk([&](func::FuncOp fn) {
-      if (fn->hasAttr("whale.model"))
+      if (fn->hasAttr("whale.model") || fn->hasAttr("whale.rank"))
         models.push_back(fn);
     });
     Lowering lowering(module);

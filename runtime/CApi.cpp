@@ -53,7 +53,7 @@ const char *whale_rt_last_error(const whale_rt_context *ctx) {
 whale_rt_status whale_rt_enable_trace(whale_rt_context *ctx) {
   return guarded(ctx, [&]() -> whale_rt_status {
     if (!ctx->profiler) {
-      ctx->profiler = std::make_unique<Profiler>();
+      ctx->profiler = std::make_shared<Profiler>();
       ctx->profiler->nameTrack(0, ctx->device->name() + " compute");
     }
     return WHALE_RT_OK;

@@ -14,6 +14,7 @@
 #include "runtime/Device.h"
 #include "runtime/Profiler.h"
 #include "runtime/Tensor.h"
+#include "runtime/comm/Communicator.h"
 #include "runtime/cpu/Kernels.h"
 
 #include <cmath>
@@ -43,7 +44,12 @@ struct whale_rt_context {
       optimizerState;
   /// When tracing: every op's time, and the first op whose output held a
   /// NaN or an infinity.
-  std::unique_ptr<whale::rt::Profiler> profiler;
+  std::shared_ptr<whale::rt::Profiler> profiler;
+  int traceTrack = 0; ///< compute; communication is the next track
+  /// Where the context sits in a plan (whale_rt_context_bind).
+  whale::rt::Communicator *comm = nullptr;
+  int rank = 0, stage = 0, replica = 0, stages = 1, replicas = 1;
+  std::vector<int> grid; ///< stage * replicas + replica -> rank
   std::string firstNonFinite;
   /// Set by the driver before each train step.
   int64_t step = 1;
@@ -142,7 +148,8 @@ whale_rt_status traced(whale_rt_context *ctx, const char *name,
     return guarded(ctx, fn);
   whale_rt_status status;
   {
-    whale::rt::Profiler::Scope scope(ctx->profiler.get(), name, "compute", 0);
+    whale::rt::Profiler::Scope scope(ctx->profiler.get(), name, "compute",
+                                     ctx->traceTrack);
     status = guarded(ctx, fn);
   }
   if (status == WHALE_RT_OK && ctx->firstNonFinite.empty())

@@ -222,6 +222,54 @@ whale_rt_status whale_rt_enable_trace(whale_rt_context *ctx);
 const char *whale_rt_first_nonfinite(const whale_rt_context *ctx);
 whale_rt_status whale_rt_write_trace(whale_rt_context *ctx, const char *path);
 
+/* --- Many ranks in one process -------------------------------------------
+ * A plan runs one context per rank, each on its own thread. Its ranks form a
+ * grid of stages (pipeline) x replicas (data parallelism); the rank programs
+ * name peers by stage and groups by kind, so ranks of one role share code. */
+typedef struct whale_rt_comm whale_rt_comm;
+
+/* An in-process communicator for `size` ranks; every wait gives up after
+ * timeout_seconds with an error naming the op and the ranks. */
+whale_rt_comm *whale_rt_comm_create(int32_t size, double timeout_seconds);
+void whale_rt_comm_destroy(whale_rt_comm *comm);
+/* Ends every wait of every rank with `reason` (when one rank has failed). */
+void whale_rt_comm_abort(whale_rt_comm *comm, const char *reason);
+/* Traces every rank bound to `comm` into one Chrome trace: per rank a
+ * compute track and a communication track. */
+whale_rt_status whale_rt_comm_enable_trace(whale_rt_comm *comm);
+int32_t whale_rt_comm_write_trace(whale_rt_comm *comm, const char *path);
+
+/* Places ctx at (stage, replica) of the grid: grid[s * replicas + r] is the
+ * rank at stage s, replica r. */
+whale_rt_status whale_rt_context_bind(whale_rt_context *ctx,
+                                      whale_rt_comm *comm, int32_t stages,
+                                      int32_t replicas, const int32_t *grid,
+                                      int32_t stage, int32_t replica);
+
+enum {
+  WHALE_RT_GROUP_REPLICAS = 0, /* the ranks of my stage, by replica */
+  WHALE_RT_GROUP_STAGES = 1,   /* the ranks of my replica, by stage */
+};
+
+/* To and from the rank of my replica at another stage. */
+whale_rt_status whale_rt_send(whale_rt_context *ctx, int32_t to_stage,
+                              int64_t tag, whale_rt_tensor *t);
+whale_rt_status whale_rt_recv(whale_rt_context *ctx, int32_t from_stage,
+                              int64_t tag, whale_rt_tensor *out);
+/* Sums the tensors in place over a group, as one bucket: they are packed
+ * into one buffer, reduced together and unpacked. */
+whale_rt_status whale_rt_all_reduce(whale_rt_context *ctx, int32_t group,
+                                    int32_t num_tensors,
+                                    whale_rt_tensor *const *ts);
+/* As whale_rt_clip_grad_norm, with the squares summed over a group: the
+ * norm of gradients spread over the stages of a pipeline. */
+whale_rt_status whale_rt_clip_grad_norm_group(whale_rt_context *ctx,
+                                              int32_t group, int32_t num_grads,
+                                              whale_rt_tensor *const *grads,
+                                              double max_norm, double *norm);
+/* Bytes this rank has moved: 0 all-reduce, 1 send, 2 recv. */
+int64_t whale_rt_comm_bytes(const whale_rt_context *ctx, int32_t kind);
+
 #ifdef __cplusplus
 }
 #endif

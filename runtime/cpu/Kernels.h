@@ -19,6 +19,8 @@
 #include "runtime/Status.h"
 #include "runtime/Tensor.h"
 
+#include <functional>
+
 namespace whale::rt::cpu {
 
 //===----------------------------------------------------------------------===//
@@ -183,10 +185,13 @@ void adamStep(CpuDevice &dev, View<T> param, View<const T> grad, T *m, T *v,
               double weightDecay, bool decoupled);
 
 /// The global L2 norm of the gradients; when it exceeds maxNorm, scales them
-/// all by maxNorm / norm. Returns the norm before clipping.
+/// all by maxNorm / norm. Returns the norm before clipping. When the
+/// gradients are spread over ranks, `combineSquares` turns this rank's sum
+/// of squares into the sum over all of them.
 template <class T>
-double clipGradNorm(CpuDevice &dev, std::vector<View<T>> &grads,
-                    double maxNorm);
+double clipGradNorm(
+    CpuDevice &dev, std::vector<View<T>> &grads, double maxNorm,
+    const std::function<double(double)> &combineSquares = nullptr);
 
 } // namespace whale::rt::cpu
 

@@ -44,12 +44,15 @@ void adamStep(CpuDevice &dev, View<T> param, View<const T> grad, T *m, T *v,
 
 template <class T>
 double clipGradNorm(CpuDevice &dev, std::vector<View<T>> &grads,
-                    double maxNorm) {
+                    double maxNorm,
+                    const std::function<double(double)> &combineSquares) {
   // Summed in a fixed order in double, so every plan computes the same norm.
   double sq = 0;
   for (const View<T> &g : grads)
     for (int64_t i = 0, n = g.numel(); i < n; ++i)
       sq += static_cast<double>(g.data[i]) * static_cast<double>(g.data[i]);
+  if (combineSquares)
+    sq = combineSquares(sq);
   double norm = std::sqrt(sq);
   if (norm > maxNorm && norm > 0) {
     T scale = T(maxNorm / norm);
@@ -68,7 +71,8 @@ double clipGradNorm(CpuDevice &dev, std::vector<View<T>> &grads,
   template void adamStep<T>(CpuDevice &, View<T>, View<const T>, T *, T *,     \
                             int64_t, double, double, double, double, double,   \
                             bool);                                             \
-  template double clipGradNorm<T>(CpuDevice &, std::vector<View<T>> &, double);
+  template double clipGradNorm<T>(CpuDevice &, std::vector<View<T>> &, double, \
+                                  const std::function<double(double)> &);
 WHALE_INSTANTIATE(float)
 WHALE_INSTANTIATE(double)
 #undef WHALE_INSTANTIATE

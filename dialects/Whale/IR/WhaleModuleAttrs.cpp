@@ -8,6 +8,7 @@
 
 #include "dialects/Whale/IR/WhaleOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -97,6 +98,14 @@ LogicalResult WhaleDialect::verifyOperationAttribute(Operation *op,
     auto names = dyn_cast<ArrayAttr>(attr.getValue());
     if (!names || !llvm::all_of(names, [](Attribute a) { return isa<StringAttr>(a); }))
       return op->emitError("'whale.gradients' must be an array of parameter names");
+    return success();
+  }
+  // What the planner records on a model, and a rank program's place in it
+  // (lowering/Plan.h).
+  if (name == "whale.plan" || name == "whale.rank") {
+    if (!isa<func::FuncOp>(op) || !isa<DictionaryAttr>(attr.getValue()))
+      return op->emitError() << "'" << name
+                             << "' is a dictionary on a function";
     return success();
   }
   if (name == "whale.cost")

@@ -401,5 +401,6 @@ def Whale_ConcatOp : Whale_Op<"concat", [Pure, DeclareOpInterfaceMethods<Whale_G
 
 include "dialects/Whale/IR/WhaleGradientOps.td"
 include "dialects/Whale/IR/WhaleOptimizerOps.td"
+include "dialects/Whale/IR/WhaleCommOps.td"
 
 #endif // WHALE_OPS

@@ -41,6 +41,9 @@ LogicalResult ClipGradNormOp::verify() {
     return emitOpError("results must have the types of the gradients");
   if (!(getMaxNorm().convertToDouble() > 0))
     return emitOpError("max_norm must be positive");
+  if (auto g = getGroup(); g && *g != "replicas" && *g != "stages")
+    return emitOpError("group must be \"replicas\" or \"stages\", not \"")
+           << *g << "\"";
   // It scales its operands in place, so nothing else may read them.
   for (Value g : getGrads())
     if (!g.hasOneUse())

@@ -45,16 +45,20 @@ def Whale_ClipGradNormOp : Whale_Op<"clip_grad_norm", [MemoryEffects<[MemWrite]>
   let description = [{
     All operands are scaled together, in place, when their global L2 norm
     exceeds `max_norm`; the results are the scaled gradients. In place means
-    this op must be its operands' only user.
+    this op must be its operands' only user. With `group` (`stages`), the
+    norm is taken over the gradients of every rank of the group: a pipeline's
+    stages each hold a part of the model.
 
     ```mlir
     %a, %b = whale.clip_grad_norm %da, %db max_norm = 1.000000e+00 : tensor<16x4xf32>, tensor<4xf32> -> tensor<16x4xf32>, tensor<4xf32>
     ```
   }];
-  let arguments = (ins Variadic<Whale_FloatTensor>:$grads, F64Attr:$max_norm);
+  let arguments = (ins Variadic<Whale_FloatTensor>:$grads, F64Attr:$max_norm,
+                       OptionalAttr<StrAttr>:$group);
   let results = (outs Variadic<Whale_FloatTensor>:$results);
   let assemblyFormat = [{
-    $grads `max_norm` `=` $max_norm attr-dict `:` type($grads) `->`
+    $grads `max_norm` `=` $max_norm (`over` $group^)? attr-dict `:`
+    type($grads) `->`
     type($results)
   }];
   let hasVerifier = 1;

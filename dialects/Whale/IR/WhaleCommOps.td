@@ -1,0 +1,76 @@
+//===- WhaleCommOps.td - what ranks exchange ------------------*- tablegen -*-===//
+//
+// The explicit communication of a rank program. Peers are named by pipeline
+// stage and groups by kind, not by rank number: ranks that play the same
+// role run the same program, and the runtime resolves both from where the
+// rank sits in the plan's grid of stages x replicas.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_COMM_OPS
+#define WHALE_COMM_OPS
+
+def Whale_SendOp : Whale_Op<"send", [MemoryEffects<[MemRead, MemWrite]>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface,
+                              ["getBytesWritten", "getOutputMemory"]>]> {
+  let summary = "Sends a tensor to this replica's rank at another stage";
+  let description = [{
+    Hands `value` to the rank of the same replica at pipeline stage `stage`,
+    where a `whale.recv` with the same `tag` takes it. Sends are buffered:
+    the sender goes on at once.
+
+    ```mlir
+    whale.send %h to stage 1 tag 3 : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Whale_AnyTensor:$value,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$stage,
+                       I64Attr:$tag);
+  let assemblyFormat = [{
+    $value `to` `stage` $stage `tag` $tag attr-dict `:` type($value)
+  }];
+}
+
+def Whale_RecvOp : Whale_Op<"recv", [MemoryEffects<[MemRead, MemWrite]>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getBytesRead"]>]> {
+  let summary = "Receives a tensor from this replica's rank at another stage";
+  let description = [{
+    Waits for the tensor that the rank of the same replica at `stage` sent
+    with `tag` (bounded by the communicator's timeout).
+
+    ```mlir
+    %h = whale.recv from stage 0 tag 3 : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$stage,
+                       I64Attr:$tag);
+  let results = (outs Whale_AnyTensor:$result);
+  let assemblyFormat = [{
+    `from` `stage` $stage `tag` $tag attr-dict `:` type($result)
+  }];
+}
+
+def Whale_AllReduceOp : Whale_Op<"all_reduce", [MemoryEffects<[MemWrite]>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getOutputMemory"]>]> {
+  let summary = "Sums tensors over a group of ranks, in place, as one bucket";
+  let description = [{
+    Every rank of the group contributes its tensors; each gets the sums.
+    `group` is `replicas` (the ranks of this stage: data-parallel gradient
+    sync) or `stages` (the ranks of this replica). The operands are reduced
+    as one bucket, in place, so this op must be their only user; the results
+    are the summed tensors.
+
+    ```mlir
+    %a, %b = whale.all_reduce %da, %db over "replicas" : tensor<16x4xf32>, tensor<4xf32> -> tensor<16x4xf32>, tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Whale_FloatTensor>:$values,
+                       StrAttr:$group);
+  let results = (outs Variadic<Whale_FloatTensor>:$results);
+  let assemblyFormat = [{
+    $values `over` $group attr-dict `:` type($values) `->` type($results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // WHALE_COMM_OPS

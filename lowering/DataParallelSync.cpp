@@ -1,0 +1,100 @@
+//===- DataParallelSync.cpp - -whale-data-parallel ------------------------===//
+//
+// Plans the gradient synchronization of replicated parameters. Each rank
+// differentiates the mean loss of its micro-batch; weighting that by
+// micro_batch / global_batch makes the sum over micro-batches and replicas
+// the gradient of the global batch's mean loss, so the all-reduce is a plain
+// sum. Gradients are reduced in buckets of about bucket-bytes, filled in the
+// order backward produces them (the last parameters first).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/Passes.h"
+#include "lowering/Plan.h"
+
+namespace whale {
+#define GEN_PASS_DEF_WHALEDATAPARALLEL
+#include "lowering/Passes.h.inc"
+} // namespace whale
+
+using namespace mlir;
+using namespace whale;
+
+namespace {
+
+/// The value a TaskGraph result stands for.
+Value throughYields(Value v) {
+  while (auto r = dyn_cast<OpResult>(v)) {
+    auto tg = dyn_cast<TaskGraphOp>(r.getOwner());
+    if (!tg)
+      break;
+    v = tg.getBody().front().getTerminator()->getOperand(r.getResultNumber());
+  }
+  return v;
+}
+
+struct DataParallelPass
+    : public whale::impl::WhaleDataParallelBase<DataParallelPass> {
+  using Base::Base;
+
+  LogicalResult sync(func::FuncOp fn, OpBuilder &b) {
+    DictionaryAttr planAttr = plan::planOf(fn);
+    int64_t micro = plan::intOf(planAttr, "micro_batch"),
+            global = plan::intOf(planAttr, "global_batch"),
+            stages = plan::intOf(planAttr, "stages", 1);
+    if (!micro || !global)
+      return fn.emitOpError("has no micro-batches; run -whale-pipeline first");
+    auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+    Value loss = ret.getNumOperands() == 1 ? throughYields(ret.getOperand(0))
+                                           : Value();
+    auto mean = loss ? loss.getDefiningOp<ReduceMeanOp>() : ReduceMeanOp();
+    if (!mean || mean.getType().getRank() != 0)
+      return fn.emitOpError(
+          "weights each part of the batch by its size, which needs the loss "
+          "to be a mean over the batch (a reduce_mean to a scalar)");
+
+    // Per stage, its parameters in the order backward reaches them.
+    SmallVector<SmallVector<ParamOp>> params(stages);
+    for (TaskGraphOp tg : plan::taskGraphs(fn)) {
+      int64_t s = tg->getAttrOfType<IntegerAttr>("stage").getInt();
+      tg.walk([&](ParamOp p) { params[s].push_back(p); });
+    }
+    SmallVector<Attribute> perStage;
+    for (auto &stageParams : params) {
+      SmallVector<Attribute> buckets, bucket;
+      int64_t bytes = 0;
+      for (ParamOp p : llvm::reverse(stageParams)) {
+        int64_t size = tensorBytes(p.getType());
+        if (!bucket.empty() && bytes + size > bucketBytes) {
+          buckets.push_back(b.getArrayAttr(bucket));
+          bucket.clear();
+          bytes = 0;
+        }
+        bucket.push_back(p.getNameAttr());
+        bytes += size;
+      }
+      if (!bucket.empty())
+        buckets.push_back(b.getArrayAttr(bucket));
+      perStage.push_back(b.getArrayAttr(buckets));
+    }
+    plan::updatePlan(
+        fn, {b.getNamedAttr("grad_weight", b.getF64FloatAttr(double(micro) /
+                                                             double(global))),
+             b.getNamedAttr("buckets", b.getArrayAttr(perStage))});
+    return success();
+  }
+
+  void runOnOperation() override {
+    OpBuilder b(&getContext());
+    SmallVector<func::FuncOp> models;
+    getOperation().walk([&](func::FuncOp fn) {
+      if (fn->hasAttr("whale.model"))
+        models.push_back(fn);
+    });
+    for (func::FuncOp fn : models)
+      if (failed(sync(fn, b)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,68 @@
+//===- OptimizerUpdates.cpp - the update half of a train step -------------===//
+//
+// Shared by -whale-train-step (one device) and -whale-rank-programs (each
+// rank updates the parameters of its stage).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/Passes.h"
+
+#include "dialects/Whale/IR/WhaleOps.h"
+
+using namespace mlir;
+using namespace whale;
+
+static double number(DictionaryAttr d, StringRef key, double dflt) {
+  if (!d)
+    return dflt;
+  if (auto f = d.getAs<FloatAttr>(key))
+    return f.getValueAsDouble();
+  if (auto i = d.getAs<IntegerAttr>(key))
+    return static_cast<double>(i.getInt());
+  return dflt;
+}
+
+LogicalResult whale::emitOptimizerUpdates(OpBuilder &b, Location loc,
+                                          Operation *diagnose,
+                                          DictionaryAttr train,
+                                          ArrayRef<ParamOp> params,
+                                          ArrayRef<Value> gradients,
+                                          StringAttr clipGroup) {
+  auto optimizer = train ? train.getAs<DictionaryAttr>("optimizer")
+                         : DictionaryAttr();
+  StringAttr kind =
+      optimizer ? optimizer.getAs<StringAttr>("kind") : StringAttr();
+  if (!kind || (kind.getValue() != "sgd" && kind.getValue() != "adam" &&
+                kind.getValue() != "adamw"))
+    return diagnose->emitOpError(
+        "the train block needs an optimizer: sgd, adam or adamw");
+  SmallVector<Value> grads(gradients);
+  // A clipped gradient replaces the original, which then has that one use.
+  double clip = number(train, "clip_grad_norm", 0);
+  if (clip > 0 && !grads.empty()) {
+    SmallVector<Type> types;
+    for (Value g : grads)
+      types.push_back(g.getType());
+    auto clipOp = ClipGradNormOp::create(b, loc, types, grads,
+                                         b.getF64FloatAttr(clip), clipGroup);
+    grads.assign(clipOp.getResults().begin(), clipOp.getResults().end());
+  }
+  double lr = number(optimizer, "lr", 1e-3),
+         wd = number(optimizer, "weight_decay", 0);
+  for (auto [param, g] : llvm::zip(params, grads)) {
+    ParamOp p = param;
+    if (kind.getValue() == "sgd")
+      SgdUpdateOp::create(b, loc, p, g, b.getF64FloatAttr(lr),
+                          b.getF64FloatAttr(number(optimizer, "momentum", 0)),
+                          b.getF64FloatAttr(wd));
+    else
+      AdamUpdateOp::create(b, loc, p, g, b.getF64FloatAttr(lr),
+                           b.getF64FloatAttr(number(optimizer, "beta1", 0.9)),
+                           b.getF64FloatAttr(number(optimizer, "beta2", 0.999)),
+                           b.getF64FloatAttr(number(optimizer, "eps", 1e-8)),
+                           b.getF64FloatAttr(wd),
+                           kind.getValue() == "adamw" ? b.getUnitAttr()
+                                                      : UnitAttr());
+  }
+  return success();
+}

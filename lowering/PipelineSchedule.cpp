@@ -1,0 +1,131 @@
+//===- PipelineSchedule.cpp - -whale-pipeline -----------------------------===//
+//
+// Cuts each replica's share of the global batch into micro-batches and
+// writes each stage's order of forward (F) and backward (B) steps:
+//
+//   gpipe  every forward, then every backward: a stage holds the
+//          activations of all m micro-batches at once;
+//   1f1b   stage s runs p - 1 - s forwards ahead, then alternates one
+//          forward and one backward, then drains (PipeDream-flush, DAPPLE):
+//          it holds at most p - s micro-batches.
+//
+// With one stage, micro-batches are gradient accumulation (F0 B0 F1 B1 ...).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/Passes.h"
+#include "lowering/Plan.h"
+
+namespace whale {
+#define GEN_PASS_DEF_WHALEPIPELINE
+#include "lowering/Passes.h.inc"
+} // namespace whale
+
+using namespace mlir;
+using namespace whale;
+
+namespace {
+
+SmallVector<std::string> stageOrder(StringRef kind, int64_t s, int64_t p,
+                                    int64_t m) {
+  SmallVector<std::string> order;
+  auto f = [&](int64_t j) { order.push_back("F" + std::to_string(j)); };
+  auto bw = [&](int64_t j) { order.push_back("B" + std::to_string(j)); };
+  if (kind == "gpipe" && p > 1) {
+    for (int64_t j = 0; j < m; ++j)
+      f(j);
+    for (int64_t j = 0; j < m; ++j)
+      bw(j);
+    return order;
+  }
+  int64_t warm = std::min(p - 1 - s, m);
+  for (int64_t j = 0; j < warm; ++j)
+    f(j);
+  for (int64_t j = 0; j < m - warm; ++j) {
+    f(warm + j);
+    bw(j);
+  }
+  for (int64_t j = m - warm; j < m; ++j)
+    bw(j);
+  return order;
+}
+
+struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
+  using Base::Base;
+
+  LogicalResult schedule(func::FuncOp fn, OpBuilder &b) {
+    DictionaryAttr planAttr = plan::planOf(fn);
+    if (!planAttr)
+      return fn.emitOpError("has no plan; run -whale-virtual-devices first");
+    int64_t m = microBatches;
+    if (m == 0)
+      if (auto a = dyn_cast_or_null<IntegerAttr>(
+              plan::configValue(fn, "num_micro_batch")))
+        m = a.getInt();
+    m = std::max<int64_t>(m, 1);
+    std::string kind = scheduleKind;
+    if (kind.empty())
+      if (auto a =
+              dyn_cast_or_null<StringAttr>(plan::configValue(fn, "schedule")))
+        kind = a.str();
+    if (kind.empty())
+      kind = "1f1b";
+    if (kind != "gpipe" && kind != "1f1b")
+      return fn.emitOpError("schedule must be \"gpipe\" or \"1f1b\", not \"")
+             << kind << "\"";
+
+    int64_t batch = globalBatch;
+    if (batch == 0)
+      if (auto train = fn->getAttrOfType<DictionaryAttr>("whale.train"))
+        batch = plan::intOf(train.getAs<DictionaryAttr>("data"), "batch");
+    if (batch == 0) {
+      auto first = fn.getNumArguments()
+                       ? dyn_cast<RankedTensorType>(fn.getArgumentTypes()[0])
+                       : RankedTensorType();
+      if (!first || first.getRank() == 0)
+        return fn.emitOpError("has no batch to cut: give it a train block or "
+                              "the pass a global-batch");
+      batch = first.getShape()[0];
+    }
+    const int64_t replicas = plan::intOf(planAttr, "replicas", 1);
+    const int64_t stages = plan::intOf(planAttr, "stages", 1);
+    if (batch % (replicas * m) != 0)
+      return fn.emitOpError("the global batch of ")
+             << batch << " cannot be cut into " << replicas << " replica"
+             << (replicas == 1 ? "" : "s") << " x " << m
+             << " micro-batch" << (m == 1 ? "" : "es")
+             << " of equal size: use a batch that is a multiple of "
+             << replicas * m << ", or another num_micro_batch";
+
+    for (TaskGraphOp tg : plan::taskGraphs(fn)) {
+      auto s = tg->getAttrOfType<IntegerAttr>("stage");
+      if (!s)
+        return tg.emitOpError("has no stage; run -whale-virtual-devices first");
+      SmallVector<Attribute> steps;
+      for (const std::string &step : stageOrder(kind, s.getInt(), stages, m))
+        steps.push_back(b.getStringAttr(step));
+      tg->setAttr("schedule", b.getArrayAttr(steps));
+    }
+    plan::updatePlan(
+        fn, {b.getNamedAttr("global_batch", b.getI64IntegerAttr(batch)),
+             b.getNamedAttr("micro_batches", b.getI64IntegerAttr(m)),
+             b.getNamedAttr("micro_batch",
+                            b.getI64IntegerAttr(batch / (replicas * m))),
+             b.getNamedAttr("schedule", b.getStringAttr(kind))});
+    return success();
+  }
+
+  void runOnOperation() override {
+    OpBuilder b(&getContext());
+    SmallVector<func::FuncOp> models;
+    getOperation().walk([&](func::FuncOp fn) {
+      if (fn->hasAttr("whale.model"))
+        models.push_back(fn);
+    });
+    for (func::FuncOp fn : models)
+      if (failed(schedule(fn, b)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

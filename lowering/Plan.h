@@ -1,0 +1,87 @@
+//===- Plan.h - what the planning passes record, and how to read it -*- C++
+//-*-===//
+//
+// The planning passes annotate a model function step by step:
+//
+//   -whale-taskgraph-partition  every op in a TaskGraph, in program order
+//   -whale-virtual-devices      TaskGraph attrs `stage`, `virtual_device`;
+//                               function attr `whale.plan` {devices, stages,
+//                               replicas, grid}
+//   -whale-pipeline             plan {micro_batches, micro_batch,
+//                               global_batch, schedule}; TaskGraph attr
+//                               `schedule` (["F0", "B0", ...])
+//   -whale-data-parallel        plan {grad_weight}; TaskGraph attr `buckets`
+//   -whale-rank-programs        one function per stage, `whale.rank`
+//
+// The grid: grid[s * replicas + r] is the physical device (rank) of stage s,
+// replica r.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_LOWERING_PLAN_H
+#define WHALE_LOWERING_PLAN_H
+
+#include "dialects/Whale/IR/WhaleOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace whale::plan {
+
+/// The TaskGraphs of a model, in program order.
+inline llvm::SmallVector<TaskGraphOp> taskGraphs(mlir::func::FuncOp fn) {
+  llvm::SmallVector<TaskGraphOp> tgs;
+  for (mlir::Operation &op : fn.getBody().front())
+    if (auto tg = llvm::dyn_cast<TaskGraphOp>(op))
+      tgs.push_back(tg);
+  return tgs;
+}
+
+inline mlir::DictionaryAttr planOf(mlir::func::FuncOp fn) {
+  return fn->getAttrOfType<mlir::DictionaryAttr>("whale.plan");
+}
+
+inline int64_t intOf(mlir::DictionaryAttr d, llvm::StringRef key,
+                     int64_t dflt = 0) {
+  if (!d)
+    return dflt;
+  if (auto i = d.getAs<mlir::IntegerAttr>(key))
+    return i.getInt();
+  return dflt;
+}
+
+/// Sets (or replaces) entries of the function's plan.
+inline void updatePlan(mlir::func::FuncOp fn,
+                       llvm::ArrayRef<mlir::NamedAttribute> entries) {
+  mlir::NamedAttrList list;
+  if (mlir::DictionaryAttr old = planOf(fn))
+    list.append(old.getValue());
+  for (const mlir::NamedAttribute &e : entries)
+    list.set(e.getName(), e.getValue());
+  fn->setAttr("whale.plan", list.getDictionary(fn.getContext()));
+}
+
+/// The config value `key` of the module around `op`, if set.
+inline mlir::Attribute configValue(mlir::Operation *op, llvm::StringRef key) {
+  auto module = op->getParentOfType<mlir::ModuleOp>();
+  auto config =
+      module ? module->getAttrOfType<mlir::DictionaryAttr>("whale.config")
+             : mlir::DictionaryAttr();
+  return config ? config.get(key) : mlir::Attribute();
+}
+
+/// The stage (a TaskGraph's `stage`) that defines `v`; -1 for model inputs.
+inline int64_t stageOf(mlir::Value v) {
+  mlir::Operation *def = v.getDefiningOp();
+  if (!def)
+    return -1;
+  auto tg = def->getParentOfType<TaskGraphOp>();
+  if (!tg)
+    return -1;
+  auto s = tg->getAttrOfType<mlir::IntegerAttr>("stage");
+  return s ? s.getInt() : -1;
+}
+
+} // namespace whale::plan
+
+#endif

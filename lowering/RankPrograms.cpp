@@ -1,0 +1,329 @@
+//===- RankPrograms.cpp - -whale-rank-programs ----------------------------===//
+//
+// Turns a planned model into one function per pipeline stage: the program
+// every replica of that stage runs (ranks of one role share code). It runs
+// the stage's schedule step by step:
+//
+//   F j  slice micro-batch j of its inputs, receive the values earlier
+//        stages computed, run the stage's forward ops, send what later
+//        stages read;
+//   B j  receive the gradients of what it sent, run the backward of
+//        micro-batch j's forward ops, send the gradients of what it
+//        received, add the parameters' gradients to the running sums;
+//
+// then all-reduces the gradients over the replicas (bucket by bucket),
+// clips them over the stages, and updates its parameters. Values the forward
+// of micro-batch j keeps for its backward live until that backward: the
+// schedule decides how many micro-batches a stage holds at once.
+//
+// The model must be elaborated at its micro-batch: static shapes are the
+// shapes one micro-batch has on one rank.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/Passes.h"
+#include "lowering/Plan.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace whale {
+#define GEN_PASS_DEF_WHALERANKPROGRAMS
+#include "lowering/Passes.h.inc"
+} // namespace whale
+
+using namespace mlir;
+using namespace whale;
+
+namespace {
+
+constexpr int64_t kMaxBoundary = 4096;
+
+/// The value a TaskGraph result stands for.
+Value resolve(Value v) {
+  while (auto r = dyn_cast<OpResult>(v)) {
+    auto tg = dyn_cast<TaskGraphOp>(r.getOwner());
+    if (!tg)
+      break;
+    v = tg.getBody().front().getTerminator()->getOperand(r.getResultNumber());
+  }
+  return v;
+}
+
+/// A message's tag: micro-batch, direction and which boundary value.
+int64_t tagOf(int64_t microBatch, bool backward, int64_t index) {
+  return (microBatch * 2 + (backward ? 1 : 0)) * kMaxBoundary + index;
+}
+
+class RankBuilder {
+public:
+  RankBuilder(func::FuncOp model, OpBuilder &b) : model(model), b(b) {}
+
+  LogicalResult analyze();
+  LogicalResult build(int64_t stage);
+
+private:
+  func::FuncOp model;
+  OpBuilder &b;
+  DictionaryAttr planAttr;
+  int64_t stages = 1, replicas = 1, micro = 0, microBatches = 1;
+  double weight = 1;
+  Value loss;
+  int64_t lossStage = 0;
+  // Per stage: its ops (no parameters, no yields) and parameters, in order.
+  SmallVector<SmallVector<Operation *>> ops;
+  SmallVector<SmallVector<ParamOp>> params;
+  SmallVector<ArrayAttr> schedules;
+  // Values one stage computes and later stages read, and who reads them.
+  llvm::SetVector<Value> boundary;
+  DenseMap<Value, llvm::SmallSetVector<int64_t, 4>> readers;
+};
+
+LogicalResult RankBuilder::analyze() {
+  planAttr = plan::planOf(model);
+  stages = plan::intOf(planAttr, "stages", 0);
+  replicas = plan::intOf(planAttr, "replicas", 1);
+  micro = plan::intOf(planAttr, "micro_batch", 0);
+  microBatches = plan::intOf(planAttr, "micro_batches", 1);
+  auto w = planAttr ? planAttr.getAs<FloatAttr>("grad_weight") : FloatAttr();
+  if (!stages || !micro || !w)
+    return model.emitOpError("is not fully planned; run -whale-virtual-devices, "
+                             "-whale-pipeline and -whale-data-parallel first");
+  weight = w.getValueAsDouble();
+  for (Type t : model.getArgumentTypes()) {
+    auto rt = cast<RankedTensorType>(t);
+    if (rt.getRank() == 0 || rt.getShape()[0] != micro)
+      return model.emitOpError("is elaborated at a batch of ")
+             << (rt.getRank() ? rt.getShape()[0] : 0)
+             << ", but rank programs need it at its micro-batch of " << micro
+             << " (the front end elaborates it so for whale compile "
+                "--emit=ranks)";
+  }
+  ops.resize(stages);
+  params.resize(stages);
+  schedules.resize(stages);
+  for (TaskGraphOp tg : plan::taskGraphs(model)) {
+    int64_t s = tg->getAttrOfType<IntegerAttr>("stage").getInt();
+    schedules[s] = tg->getAttrOfType<ArrayAttr>("schedule");
+    for (Operation &op : tg.getBody().front().without_terminator()) {
+      if (auto p = dyn_cast<ParamOp>(op))
+        params[s].push_back(p);
+      else
+        ops[s].push_back(&op);
+    }
+  }
+  for (int64_t s = 0; s < stages; ++s) {
+    if (!schedules[s])
+      return model.emitOpError("stage ")
+             << s << " has no schedule; run -whale-pipeline first";
+    auto note = [&](Value v) -> LogicalResult {
+      v = resolve(v);
+      if (isa<BlockArgument>(v))
+        return success();
+      int64_t from = plan::stageOf(v);
+      if (from == s)
+        return success();
+      if (from > s || from < 0)
+        return model.emitOpError("stage ")
+               << s << " reads a value of stage " << from
+               << ", which runs after it";
+      boundary.insert(v);
+      readers[v].insert(s);
+      return success();
+    };
+    for (Operation *op : ops[s])
+      for (Value v : op->getOperands())
+        if (failed(note(v)))
+          return failure();
+  }
+  if (boundary.size() >= kMaxBoundary)
+    return model.emitOpError("passes more than ")
+           << kMaxBoundary << " values between stages";
+  auto ret = cast<func::ReturnOp>(model.getBody().front().getTerminator());
+  loss = resolve(ret.getOperand(0));
+  lossStage = plan::stageOf(loss);
+  if (lossStage < 0)
+    return model.emitOpError("returns a loss no stage computes");
+  return success();
+}
+
+LogicalResult RankBuilder::build(int64_t s) {
+  Location loc = model.getLoc();
+  auto scalar = cast<RankedTensorType>(loss.getType());
+  auto constant = [&](Type t, double v) {
+    return ConstantOp::create(b, loc, t, b.getF64FloatAttr(v)).getResult();
+  };
+
+  // Inputs: this replica's rows of the global batch, all its micro-batches.
+  SmallVector<Type> inputs;
+  for (Type t : model.getArgumentTypes()) {
+    auto rt = cast<RankedTensorType>(t);
+    SmallVector<int64_t> shape(rt.getShape());
+    shape[0] *= microBatches;
+    inputs.push_back(RankedTensorType::get(shape, rt.getElementType()));
+  }
+  b.setInsertionPointAfter(model);
+  auto fn = func::FuncOp::create(
+      b, loc, (model.getName() + "_stage" + std::to_string(s)).str(),
+      b.getFunctionType(inputs, {scalar}));
+  NamedAttrList rank(planAttr.getValue());
+  rank.set("stage", b.getI64IntegerAttr(s));
+  rank.set("model", b.getStringAttr(model.getName()));
+  fn->setAttr("whale.rank", rank.getDictionary(b.getContext()));
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+
+  IRMapping shared;
+  SmallVector<ParamOp> ownParams;
+  for (ParamOp p : params[s]) {
+    auto c = cast<ParamOp>(b.clone(*p));
+    shared.map(p.getResult(), c.getResult());
+    ownParams.push_back(c);
+  }
+  DenseMap<Value, Value> accumulated; // per parameter clone
+  SmallVector<IRMapping> forward(microBatches);
+  SmallVector<SmallVector<Operation *>> forwardOps(microBatches);
+  SmallVector<Value> losses;
+
+  for (Attribute stepAttr : schedules[s]) {
+    StringRef step = cast<StringAttr>(stepAttr).getValue();
+    int64_t j = std::stoll(step.drop_front().str());
+    IRMapping &map = forward[j];
+    if (step.front() == 'F') {
+      map = shared;
+      for (BlockArgument arg : model.getArguments()) {
+        Value local = fn.getArgument(arg.getArgNumber());
+        if (microBatches > 1) {
+          auto t = cast<RankedTensorType>(arg.getType());
+          local = SliceOp::create(b, loc, t, local, 0, j * micro,
+                                  (j + 1) * micro);
+        }
+        map.map(arg, local);
+      }
+      for (auto [i, v] : llvm::enumerate(boundary))
+        if (readers[v].contains(s))
+          map.map(v, RecvOp::create(b, loc, v.getType(), plan::stageOf(v),
+                                    tagOf(j, false, i)));
+      for (Operation *op : ops[s]) {
+        for (Value v : op->getOperands())
+          if (Value r = resolve(v); r != v)
+            map.map(v, map.lookupOrDefault(r));
+        forwardOps[j].push_back(b.clone(*op, map));
+      }
+      for (auto [i, v] : llvm::enumerate(boundary))
+        if (plan::stageOf(v) == s)
+          for (int64_t reader : readers[v])
+            SendOp::create(b, loc, map.lookup(v), reader, tagOf(j, false, i));
+      if (lossStage == s)
+        losses.push_back(map.lookup(loss));
+      continue;
+    }
+    // Backward of micro-batch j.
+    DenseMap<Value, Value> grads;
+    auto add = [&](Value v, Value g) {
+      auto [it, fresh] = grads.try_emplace(v, g);
+      if (!fresh)
+        it->second = AddOp::create(b, loc, v.getType(), it->second, g);
+    };
+    if (lossStage == s)
+      grads[map.lookup(loss)] = constant(scalar, weight);
+    for (auto [i, v] : llvm::enumerate(boundary))
+      if (plan::stageOf(v) == s)
+        for (int64_t reader : readers[v])
+          add(map.lookup(v), RecvOp::create(b, loc, v.getType(), reader,
+                                            tagOf(j, true, i)));
+    if (failed(backpropagate(b, forwardOps[j], grads)))
+      return failure();
+    for (auto [i, v] : llvm::enumerate(boundary))
+      if (readers[v].contains(s)) {
+        Value g = grads.lookup(map.lookup(v));
+        if (!g)
+          g = constant(v.getType(), 0);
+        SendOp::create(b, loc, g, plan::stageOf(v), tagOf(j, true, i));
+      }
+    for (ParamOp p : ownParams)
+      if (Value g = grads.lookup(p.getResult())) {
+        Value &acc = accumulated[p.getResult()];
+        acc = acc ? AddOp::create(b, loc, p.getType(), acc, g).getResult() : g;
+      }
+  }
+
+  // Every parameter's gradient, summed over the replicas bucket by bucket.
+  SmallVector<Value> grads;
+  llvm::StringMap<unsigned> position;
+  for (auto [i, p] : llvm::enumerate(ownParams)) {
+    Value g = accumulated.lookup(p.getResult());
+    grads.push_back(g ? g : constant(p.getType(), 0));
+    position[p.getName()] = i;
+  }
+  if (replicas > 1) {
+    auto perStage = planAttr.getAs<ArrayAttr>("buckets");
+    for (Attribute bucket : cast<ArrayAttr>(perStage[s])) {
+      SmallVector<Value> values;
+      SmallVector<Type> types;
+      SmallVector<unsigned> at;
+      for (Attribute name : cast<ArrayAttr>(bucket)) {
+        at.push_back(position.lookup(cast<StringAttr>(name).getValue()));
+        values.push_back(grads[at.back()]);
+        types.push_back(values.back().getType());
+      }
+      auto reduced = AllReduceOp::create(b, loc, types, values,
+                                         b.getStringAttr("replicas"));
+      for (auto [k, i] : llvm::enumerate(at))
+        grads[i] = reduced.getResult(k);
+    }
+  }
+  auto train = model->getAttrOfType<DictionaryAttr>("whale.train");
+  if (failed(emitOptimizerUpdates(
+          b, loc, model, train, ownParams, grads,
+          stages > 1 ? b.getStringAttr("stages") : StringAttr())))
+    return failure();
+
+  // The loss of this rank's share of the batch (the last stage's ranks;
+  // the others return zero), so the ranks' losses add up to the global one.
+  Value total;
+  for (Value l : losses) {
+    Value weighted =
+        MulOp::create(b, loc, scalar, l, constant(scalar, weight));
+    total = total ? AddOp::create(b, loc, scalar, total, weighted).getResult()
+                  : weighted;
+  }
+  if (!total)
+    total = constant(scalar, 0);
+  func::ReturnOp::create(b, loc, total);
+
+  // Gradients of inputs and of what no parameter needs feed nothing.
+  SmallVector<Operation *> built;
+  for (Operation &op : *entry)
+    built.push_back(&op);
+  for (Operation *op : llvm::reverse(built))
+    if (!isa<ParamOp>(op) && isOpTriviallyDead(op))
+      op->erase();
+  return success();
+}
+
+struct RankProgramsPass
+    : public whale::impl::WhaleRankProgramsBase<RankProgramsPass> {
+  void runOnOperation() override {
+    OpBuilder b(&getContext());
+    SmallVector<func::FuncOp> models;
+    getOperation().walk([&](func::FuncOp fn) {
+      if (fn->hasAttr("whale.model") && fn->hasAttr("whale.plan"))
+        models.push_back(fn);
+    });
+    for (func::FuncOp fn : models) {
+      RankBuilder builder(fn, b);
+      if (failed(builder.analyze()))
+        return signalPassFailure();
+      int64_t stages = plan::intOf(plan::planOf(fn), "stages", 1);
+      for (int64_t s = stages - 1; s >= 0; --s)
+        if (failed(builder.build(s)))
+          return signalPassFailure();
+      // The rank programs hold all the model now.
+      fn.erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,247 @@
+//===- CApiComm.cpp - the C ABI of ranks: communicator, send, all-reduce --===//
+
+#include "runtime/CApiInternal.h"
+
+#include <chrono>
+#include <cstring>
+
+using namespace whale::rt;
+using namespace whale::rt::capi;
+
+struct whale_rt_comm {
+  explicit whale_rt_comm(int size, std::chrono::milliseconds timeout)
+      : comm(size, timeout) {}
+  Communicator comm;
+  std::shared_ptr<Profiler> profiler;
+};
+
+namespace {
+
+/// The ranks of ctx's group of `kind`, in order.
+bool groupOf(whale_rt_context *ctx, int32_t kind, std::vector<int> &out) {
+  out.clear();
+  if (kind == WHALE_RT_GROUP_REPLICAS) {
+    for (int r = 0; r < ctx->replicas; ++r)
+      out.push_back(ctx->grid[ctx->stage * ctx->replicas + r]);
+    return true;
+  }
+  if (kind == WHALE_RT_GROUP_STAGES) {
+    for (int s = 0; s < ctx->stages; ++s)
+      out.push_back(ctx->grid[s * ctx->replicas + ctx->replica]);
+    return true;
+  }
+  return false;
+}
+
+whale_rt_status needComm(whale_rt_context *ctx, const char *op) {
+  if (!ctx->comm)
+    return ctx->invalid(std::string(op) +
+                        ": the context is not bound to a communicator");
+  return WHALE_RT_OK;
+}
+
+/// The rank of ctx's replica at `stage`.
+bool peerAt(whale_rt_context *ctx, int32_t stage, int &rank) {
+  if (stage < 0 || stage >= ctx->stages || stage == ctx->stage)
+    return false;
+  rank = ctx->grid[stage * ctx->replicas + ctx->replica];
+  return true;
+}
+
+/// Times a communication op on the rank's communication track.
+struct CommScope {
+  CommScope(whale_rt_context *ctx, const char *name)
+      : scope(ctx->profiler.get(), name, "communication",
+              ctx->traceTrack + 1) {}
+  Profiler::Scope scope;
+};
+
+} // namespace
+
+extern "C" {
+
+whale_rt_comm *whale_rt_comm_create(int32_t size, double timeout_seconds) {
+  if (size < 1 || !(timeout_seconds > 0))
+    return nullptr;
+  try {
+    return new whale_rt_comm(
+        size, std::chrono::milliseconds(
+                  static_cast<int64_t>(timeout_seconds * 1000.0 + 0.5)));
+  } catch (const std::bad_alloc &) {
+    return nullptr;
+  }
+}
+
+void whale_rt_comm_destroy(whale_rt_comm *comm) { delete comm; }
+
+void whale_rt_comm_abort(whale_rt_comm *comm, const char *reason) {
+  if (comm)
+    comm->comm.abort(reason ? reason : "aborted");
+}
+
+whale_rt_status whale_rt_comm_enable_trace(whale_rt_comm *comm) {
+  if (!comm)
+    return WHALE_RT_INVALID_ARGUMENT;
+  if (!comm->profiler)
+    comm->profiler = std::make_shared<Profiler>();
+  return WHALE_RT_OK;
+}
+
+int32_t whale_rt_comm_write_trace(whale_rt_comm *comm, const char *path) {
+  if (!comm || !comm->profiler || !path)
+    return WHALE_RT_INVALID_ARGUMENT;
+  return comm->profiler->writeChromeTrace(path) ? WHALE_RT_OK
+                                                : WHALE_RT_INTERNAL;
+}
+
+whale_rt_status whale_rt_context_bind(whale_rt_context *ctx,
+                                      whale_rt_comm *comm, int32_t stages,
+                                      int32_t replicas, const int32_t *grid,
+                                      int32_t stage, int32_t replica) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (!comm || !grid || stages < 1 || replicas < 1 || stage < 0 ||
+        stage >= stages || replica < 0 || replica >= replicas ||
+        int64_t(stages) * replicas > comm->comm.size())
+      return ctx->invalid("context_bind: (stage " + std::to_string(stage) +
+                          ", replica " + std::to_string(replica) +
+                          ") is not in a grid of " + std::to_string(stages) +
+                          " x " + std::to_string(replicas) + " ranks");
+    ctx->comm = &comm->comm;
+    ctx->stages = stages;
+    ctx->replicas = replicas;
+    ctx->stage = stage;
+    ctx->replica = replica;
+    ctx->grid.assign(grid, grid + stages * replicas);
+    ctx->rank = ctx->grid[stage * replicas + replica];
+    if (comm->profiler) {
+      ctx->profiler = comm->profiler;
+      ctx->traceTrack = 2 * ctx->rank;
+      std::string who = "rank " + std::to_string(ctx->rank) + " (stage " +
+                        std::to_string(stage) + ", replica " +
+                        std::to_string(replica) + ")";
+      ctx->profiler->nameTrack(ctx->traceTrack, who + " compute");
+      ctx->profiler->nameTrack(ctx->traceTrack + 1, who + " communication");
+    }
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_send(whale_rt_context *ctx, int32_t to_stage,
+                              int64_t tag, whale_rt_tensor *t) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needComm(ctx, "send"))
+      return s;
+    int peer;
+    if (!t || !peerAt(ctx, to_stage, peer))
+      return ctx->invalid("send: no tensor, or stage " +
+                          std::to_string(to_stage) + " is not another stage");
+    CommScope scope(ctx, "send");
+    Status st = ctx->comm->send(ctx->rank, peer, tag, t->tensor.dtype(),
+                                t->tensor.raw(), t->tensor.numel());
+    return st ? WHALE_RT_OK : ctx->fail(st);
+  });
+}
+
+whale_rt_status whale_rt_recv(whale_rt_context *ctx, int32_t from_stage,
+                              int64_t tag, whale_rt_tensor *out) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needComm(ctx, "recv"))
+      return s;
+    int peer;
+    if (!out || !peerAt(ctx, from_stage, peer))
+      return ctx->invalid("recv: no tensor, or stage " +
+                          std::to_string(from_stage) +
+                          " is not another stage");
+    CommScope scope(ctx, "recv");
+    Status st = ctx->comm->recv(ctx->rank, peer, tag, out->tensor.dtype(),
+                                out->tensor.raw(), out->tensor.numel());
+    return st ? WHALE_RT_OK : ctx->fail(st);
+  });
+}
+
+whale_rt_status whale_rt_all_reduce(whale_rt_context *ctx, int32_t group,
+                                    int32_t num_tensors,
+                                    whale_rt_tensor *const *ts) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needComm(ctx, "all_reduce"))
+      return s;
+    std::vector<int> ranks;
+    if (!groupOf(ctx, group, ranks) || num_tensors < 0 ||
+        (num_tensors > 0 && !ts))
+      return ctx->invalid("all_reduce: bad group or tensors");
+    if (ranks.size() == 1 || num_tensors == 0)
+      return WHALE_RT_OK;
+    // One bucket: pack, reduce once, unpack.
+    int64_t total = 0;
+    for (int32_t i = 0; i < num_tensors; ++i) {
+      if (whale_rt_status s = needF32(ctx, "all_reduce", {{"tensor", ts[i]}}))
+        return s;
+      total += ts[i]->tensor.numel();
+    }
+    CommScope scope(ctx, "all_reduce");
+    std::vector<float> bucket(static_cast<size_t>(total));
+    int64_t at = 0;
+    for (int32_t i = 0; i < num_tensors; ++i) {
+      int64_t n = ts[i]->tensor.numel();
+      std::memcpy(bucket.data() + at, ts[i]->tensor.raw(), n * sizeof(float));
+      at += n;
+    }
+    Status st = ctx->comm->allReduce(ctx->rank, ranks, DType::F32,
+                                     bucket.data(), total);
+    if (!st)
+      return ctx->fail(st);
+    at = 0;
+    for (int32_t i = 0; i < num_tensors; ++i) {
+      int64_t n = ts[i]->tensor.numel();
+      std::memcpy(ts[i]->tensor.raw(), bucket.data() + at, n * sizeof(float));
+      at += n;
+    }
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_clip_grad_norm_group(whale_rt_context *ctx,
+                                              int32_t group, int32_t num_grads,
+                                              whale_rt_tensor *const *grads,
+                                              double max_norm, double *norm) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needComm(ctx, "clip_grad_norm"))
+      return s;
+    std::vector<int> ranks;
+    if (!groupOf(ctx, group, ranks) || num_grads < 0 ||
+        (num_grads > 0 && !grads) || !(max_norm > 0))
+      return ctx->invalid(
+          "clip_grad_norm: needs a group, gradients and max_norm > 0");
+    std::vector<View<float>> views;
+    for (int32_t i = 0; i < num_grads; ++i) {
+      if (whale_rt_status s =
+              needF32(ctx, "clip_grad_norm", {{"grad", grads[i]}}))
+        return s;
+      views.push_back(grads[i]->tensor.view<float>());
+    }
+    Status commStatus = Status::ok();
+    double n = cpu::clipGradNorm<float>(
+        *ctx->device, views, max_norm, [&](double squares) {
+          if (ranks.size() == 1)
+            return squares;
+          CommScope scope(ctx, "all_reduce");
+          commStatus = ctx->comm->allReduce(ctx->rank, ranks, DType::F64,
+                                            &squares, 1);
+          return squares;
+        });
+    if (!commStatus)
+      return ctx->fail(commStatus);
+    if (norm)
+      *norm = n;
+    return WHALE_RT_OK;
+  });
+}
+
+int64_t whale_rt_comm_bytes(const whale_rt_context *ctx, int32_t kind) {
+  if (!ctx || !ctx->comm)
+    return 0;
+  CommCounters c = ctx->comm->counters(ctx->rank);
+  return kind == 0 ? c.allReduceBytes : kind == 1 ? c.sendBytes : c.recvBytes;
+}
+
+} // extern "C"

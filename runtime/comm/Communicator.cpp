@@ -1,0 +1,316 @@
+//===- Communicator.cpp - collectives among the ranks of one process ------===//
+//
+// A collective is a round: every rank of the group deposits its input, each
+// computes its own output from all of them into a buffer of its own, and
+// only when all have computed does any write its output. So in-place
+// all-reduce is safe, and the order of every sum is the group's order on
+// every rank.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/comm/Communicator.h"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+namespace whale::rt {
+
+namespace {
+
+std::string rankList(const std::vector<int> &ranks) {
+  std::ostringstream os;
+  for (size_t i = 0; i < ranks.size(); ++i)
+    os << (i ? ", " : "") << ranks[i];
+  return os.str();
+}
+
+template <class T>
+void sumInto(T *out, const std::vector<const void *> &ins, int64_t offset,
+             int64_t count) {
+  const T *first = static_cast<const T *>(ins[0]) + offset;
+  std::copy(first, first + count, out);
+  for (size_t k = 1; k < ins.size(); ++k) {
+    const T *in = static_cast<const T *>(ins[k]) + offset;
+    for (int64_t i = 0; i < count; ++i)
+      out[i] += in[i];
+  }
+}
+
+/// out[0..count) = the sum over inputs of in[offset..offset+count).
+void sum(DType dtype, void *out, const std::vector<const void *> &ins,
+         int64_t offset, int64_t count) {
+  switch (dtype) {
+  case DType::F32:
+    return sumInto(static_cast<float *>(out), ins, offset, count);
+  case DType::F64:
+    return sumInto(static_cast<double *>(out), ins, offset, count);
+  case DType::I32:
+    return sumInto(static_cast<int32_t *>(out), ins, offset, count);
+  case DType::I64:
+    return sumInto(static_cast<int64_t *>(out), ins, offset, count);
+  }
+}
+
+} // namespace
+
+struct Communicator::Round {
+  std::string op;
+  DType dtype;
+  int64_t count;
+  int root;
+  std::vector<const void *> inputs;
+  std::vector<bool> arrivedAt;
+  int arrived = 0, computed = 0, left = 0;
+};
+
+Communicator::Communicator(int size, std::chrono::milliseconds timeout)
+    : size_(size), timeout(timeout), perRank(std::max(size, 0)) {}
+
+void Communicator::abort(const std::string &reason) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (aborted.empty())
+    aborted = reason.empty() ? "aborted" : reason;
+  changed.notify_all();
+}
+
+CommCounters Communicator::counters(int rank) const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return rank >= 0 && rank < size_ ? perRank[rank] : CommCounters{};
+}
+
+Status Communicator::checkRanks(const char *op, int rank,
+                                const std::vector<int> &group) const {
+  if (group.empty())
+    return Status::invalid(std::string(op) + ": the group is empty");
+  for (int r : group)
+    if (r < 0 || r >= size_)
+      return Status::invalid(std::string(op) + ": rank " + std::to_string(r) +
+                             " is not one of the " + std::to_string(size_) +
+                             " ranks");
+  std::vector<int> sorted = group;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    return Status::invalid(std::string(op) + ": the group [" +
+                           rankList(group) + "] names a rank twice");
+  if (std::find(group.begin(), group.end(), rank) == group.end())
+    return Status::invalid(std::string(op) + ": rank " + std::to_string(rank) +
+                           " is not in the group [" + rankList(group) + "]");
+  return Status::ok();
+}
+
+Status Communicator::collective(const char *op, int rank,
+                                const std::vector<int> &group, DType dtype,
+                                int64_t count, const void *in, void *out,
+                                int64_t outCount, int root, int64_t *counter) {
+  if (Status st = checkRanks(op, rank, group); !st)
+    return st;
+  if (count < 0)
+    return Status::invalid(std::string(op) + ": negative count");
+  const int n = static_cast<int>(group.size());
+  const int pos = static_cast<int>(
+      std::find(group.begin(), group.end(), rank) - group.begin());
+  const std::string where = std::string(op) + " over ranks [" +
+                            rankList(group) + "] (rank " +
+                            std::to_string(rank) + ")";
+
+  std::unique_lock<std::mutex> lock(mutex);
+  if (!aborted.empty())
+    return Status::internal(where + ": " + aborted);
+  int64_t seq = nextRound[{rank, group}]++;
+  std::shared_ptr<Round> &slot = rounds[{group, seq}];
+  if (!slot) {
+    slot = std::make_shared<Round>();
+    slot->op = op;
+    slot->dtype = dtype;
+    slot->count = count;
+    slot->root = root;
+    slot->inputs.assign(n, nullptr);
+    slot->arrivedAt.assign(n, false);
+  }
+  std::shared_ptr<Round> round = slot;
+  if (round->op != op || round->dtype != dtype || round->count != count ||
+      round->root != root) {
+    std::string msg = where + " does not match the " + round->op + " of " +
+                      std::to_string(round->count) + " " +
+                      dtypeName(round->dtype) +
+                      " elements the other ranks called";
+    aborted = msg;
+    changed.notify_all();
+    return Status::internal(msg);
+  }
+  round->inputs[pos] = in;
+  round->arrivedAt[pos] = true;
+  ++round->arrived;
+  changed.notify_all();
+
+  auto waitFor = [&](auto done, const char *phase) -> Status {
+    if (changed.wait_for(lock, timeout, [&] {
+          return done() || !aborted.empty();
+        }) &&
+        aborted.empty())
+      return Status::ok();
+    if (!aborted.empty())
+      return Status::internal(where + ": " + aborted);
+    std::vector<int> missing;
+    for (int i = 0; i < n; ++i)
+      if (!round->arrivedAt[i])
+        missing.push_back(group[i]);
+    std::string msg =
+        where + " timed out after " +
+        std::to_string(timeout.count() / 1000.0).substr(0, 5) + " s " + phase +
+        (missing.empty() ? std::string()
+                         : "; rank(s) " + rankList(missing) + " never came");
+    aborted = msg;
+    changed.notify_all();
+    return Status::internal(msg);
+  };
+  if (Status st = waitFor([&] { return round->arrived == n; },
+                          "waiting for every rank");
+      !st)
+    return st;
+  lock.unlock();
+
+  // Every input is in place and stays untouched until all have computed.
+  const int64_t elem = dtypeSize(dtype);
+  std::vector<char> result(static_cast<size_t>(outCount * elem));
+  const std::string kind = op;
+  if (kind == "all_reduce") {
+    sum(dtype, result.data(), round->inputs, 0, count);
+  } else if (kind == "reduce_scatter") {
+    sum(dtype, result.data(), round->inputs, pos * count, count);
+  } else if (kind == "all_gather") {
+    for (int k = 0; k < n; ++k)
+      if (count > 0)
+        std::memcpy(result.data() + k * count * elem, round->inputs[k],
+                    count * elem);
+  } else { // broadcast
+    int rootPos = static_cast<int>(
+        std::find(group.begin(), group.end(), root) - group.begin());
+    if (count > 0)
+      std::memcpy(result.data(), round->inputs[rootPos], count * elem);
+  }
+
+  lock.lock();
+  ++round->computed;
+  changed.notify_all();
+  if (Status st = waitFor([&] { return round->computed == n; },
+                          "waiting for every rank to read");
+      !st)
+    return st;
+  if (++round->left == n)
+    rounds.erase({group, seq});
+  *counter += count * elem;
+  lock.unlock();
+  if (!result.empty())
+    std::memcpy(out, result.data(), result.size());
+  return Status::ok();
+}
+
+Status Communicator::allReduce(int rank, const std::vector<int> &group,
+                               DType dtype, void *data, int64_t count) {
+  int64_t dummy = 0;
+  int64_t *c = rank >= 0 && rank < size_ ? &perRank[rank].allReduceBytes
+                                         : &dummy;
+  return collective("all_reduce", rank, group, dtype, count, data, data, count,
+                    -1, c);
+}
+
+Status Communicator::allGather(int rank, const std::vector<int> &group,
+                               DType dtype, const void *in, int64_t count,
+                               void *out) {
+  int64_t dummy = 0;
+  int64_t *c = rank >= 0 && rank < size_ ? &perRank[rank].allGatherBytes
+                                         : &dummy;
+  return collective("all_gather", rank, group, dtype, count, in, out,
+                    count * static_cast<int64_t>(group.size()), -1, c);
+}
+
+Status Communicator::reduceScatter(int rank, const std::vector<int> &group,
+                                   DType dtype, const void *in, int64_t count,
+                                   void *out) {
+  int64_t dummy = 0;
+  int64_t *c = rank >= 0 && rank < size_ ? &perRank[rank].reduceScatterBytes
+                                         : &dummy;
+  return collective("reduce_scatter", rank, group, dtype, count, in, out, count,
+                    -1, c);
+}
+
+Status Communicator::broadcast(int rank, const std::vector<int> &group,
+                               int root, DType dtype, void *data,
+                               int64_t count) {
+  if (std::find(group.begin(), group.end(), root) == group.end())
+    return Status::invalid("broadcast: the root " + std::to_string(root) +
+                           " is not in the group [" + rankList(group) + "]");
+  int64_t dummy = 0;
+  int64_t *c = rank >= 0 && rank < size_ ? &perRank[rank].broadcastBytes
+                                         : &dummy;
+  return collective("broadcast", rank, group, dtype, count, data, data, count,
+                    root, c);
+}
+
+Status Communicator::send(int from, int to, int64_t tag, DType dtype,
+                          const void *data, int64_t count) {
+  if (from < 0 || from >= size_ || to < 0 || to >= size_ || from == to)
+    return Status::invalid("send from rank " + std::to_string(from) +
+                           " to rank " + std::to_string(to) +
+                           ": not two distinct ranks of " +
+                           std::to_string(size_));
+  const int64_t bytes = count * dtypeSize(dtype);
+  std::vector<char> message(static_cast<size_t>(bytes));
+  if (bytes > 0)
+    std::memcpy(message.data(), data, bytes);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!aborted.empty())
+    return Status::internal("send from rank " + std::to_string(from) +
+                            " to rank " + std::to_string(to) + ": " + aborted);
+  mailbox[{from, to, tag}].push_back(std::move(message));
+  perRank[from].sendBytes += bytes;
+  changed.notify_all();
+  return Status::ok();
+}
+
+Status Communicator::recv(int to, int from, int64_t tag, DType dtype,
+                          void *data, int64_t count) {
+  const std::string where = "recv on rank " + std::to_string(to) +
+                            " from rank " + std::to_string(from) + " (tag " +
+                            std::to_string(tag) + ")";
+  if (from < 0 || from >= size_ || to < 0 || to >= size_ || from == to)
+    return Status::invalid(where + ": not two distinct ranks of " +
+                           std::to_string(size_));
+  const int64_t bytes = count * dtypeSize(dtype);
+  std::unique_lock<std::mutex> lock(mutex);
+  auto key = std::make_tuple(from, to, tag);
+  bool ready = changed.wait_for(lock, timeout, [&] {
+    auto it = mailbox.find(key);
+    return (it != mailbox.end() && !it->second.empty()) || !aborted.empty();
+  });
+  auto it = mailbox.find(key);
+  if (it == mailbox.end() || it->second.empty()) {
+    if (!aborted.empty())
+      return Status::internal(where + ": " + aborted);
+    (void)ready;
+    std::string msg = where + " timed out after " +
+                      std::to_string(timeout.count() / 1000.0).substr(0, 5) +
+                      " s: rank " + std::to_string(from) + " never sent";
+    aborted = msg;
+    changed.notify_all();
+    return Status::internal(msg);
+  }
+  std::vector<char> message = std::move(it->second.front());
+  it->second.pop_front();
+  if (it->second.empty())
+    mailbox.erase(it);
+  if (static_cast<int64_t>(message.size()) != bytes)
+    return Status::internal(where + ": the message has " +
+                            std::to_string(message.size()) +
+                            " bytes, the receiver expects " +
+                            std::to_string(bytes));
+  perRank[to].recvBytes += bytes;
+  lock.unlock();
+  if (bytes > 0)
+    std::memcpy(data, message.data(), bytes);
+  return Status::ok();
+}
+
+} // namespace whale::rt
