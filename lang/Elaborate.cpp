@@ -286,7 +286,8 @@ bool Sema::execBlock(const Block &block) {
       execBlock(t->body);
       int tg = currentTaskGraph;
       currentTaskGraph = -1;
-      if (tg >= 0 && info.devices > 1)
+      // At a planner's micro-batch the global batch was checked already.
+      if (tg >= 0 && info.devices > 1 && !fe.getOptions().batch)
         checkDivisible(tg, firstNode);
       if (frames.back().returned)
         return false;

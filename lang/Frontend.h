@@ -23,6 +23,10 @@ struct FrontendOptions {
   /// Values for symbolic dimensions of model inputs (`--dim B=32`); the
   /// batch of a train block's data binds the leading one too.
   std::map<std::string, int64_t> dims;
+  /// When set, every model is elaborated at this batch instead of its
+  /// data's: the planner's micro-batch, the shapes one rank sees. The data's
+  /// batch is still the one checked against the config.
+  std::optional<int64_t> batch;
   /// Limit on statements run while unrolling, so no script hangs the tool.
   int64_t maxSteps = 1000000;
 };

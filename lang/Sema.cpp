@@ -727,7 +727,8 @@ std::optional<Program> Sema::run() {
         if (kv.first == "data")
           for (const Param &p : model->params)
             if (!p.type.dims.empty() && p.type.dims[0].isName())
-              dims[p.type.dims[0].name] = kv.second.get("batch")->i;
+              dims[p.type.dims[0].name] =
+                  fe.getOptions().batch.value_or(kv.second.get("batch")->i);
     }
     std::optional<ModelGraph> g =
         elaborateModel(*main, *model, dims, std::move(train));

@@ -112,3 +112,41 @@ std::string loadCheckpoint(whale_rt_context *ctx, const std::string &path,
 }
 
 } // namespace whale
+
+namespace whale {
+
+std::string readParameters(whale_rt_context *ctx,
+                           const std::vector<Parameter> &params,
+                           std::map<std::string, std::vector<float>> &out) {
+  for (const Parameter &p : params) {
+    whale_rt_tensor *t = tensorOf(ctx, p, -1);
+    if (!t)
+      return whale_rt_last_error(ctx);
+    const float *d = static_cast<const float *>(whale_rt_tensor_data(t));
+    int64_t n = 1;
+    for (int64_t e : p.shape)
+      n *= e;
+    out[p.name].assign(d, d + n);
+  }
+  return "";
+}
+
+std::string copyState(whale_rt_context *from, whale_rt_context *to,
+                      const std::vector<Parameter> &params, int stateCount) {
+  for (const Parameter &p : params)
+    for (int s = -1; s < stateCount; ++s) {
+      whale_rt_tensor *a = tensorOf(from, p, s), *b = tensorOf(to, p, s);
+      if (!a)
+        return whale_rt_last_error(from);
+      if (!b)
+        return whale_rt_last_error(to);
+      int64_t n = 1;
+      for (int64_t e : p.shape)
+        n *= e;
+      std::memcpy(whale_rt_tensor_data(b), whale_rt_tensor_data(a),
+                  n * sizeof(float));
+    }
+  return "";
+}
+
+} // namespace whale

@@ -14,6 +14,7 @@
 #include "runtime/WhaleRuntime.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,17 @@ std::string loadCheckpoint(whale_rt_context *ctx, const std::string &path,
                            const std::string &model,
                            const std::vector<Parameter> &params, int stateCount,
                            int64_t &nextStep);
+
+/// Copies each parameter's values out of `ctx`, by name.
+std::string readParameters(whale_rt_context *ctx,
+                           const std::vector<Parameter> &params,
+                           std::map<std::string, std::vector<float>> &out);
+
+/// Copies parameters and their `stateCount` optimizer states from one
+/// context to another (gathering ranks' state for a checkpoint, and handing
+/// a loaded one out to them).
+std::string copyState(whale_rt_context *from, whale_rt_context *to,
+                      const std::vector<Parameter> &params, int stateCount);
 
 } // namespace whale
 

@@ -51,6 +51,9 @@ struct Interpreter::Impl {
   std::optional<lang::Program> program;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   bool generated = false;
+  // How the last load was made, so the script can be elaborated again.
+  bool fromFile = false;
+  std::string pathOrSource, name;
 
   bool load(std::vector<std::string> searchPath, bool fromFile,
             const std::string &pathOrSource, const std::string &name);
@@ -89,9 +92,13 @@ bool Interpreter::Impl::load(std::vector<std::string> searchPath, bool fromFile,
                              const std::string &pathOrSource,
                              const std::string &name) {
   Impl &impl = *this;
+  impl.fromFile = fromFile;
+  impl.pathOrSource = pathOrSource;
+  impl.name = name;
   lang::FrontendOptions opts;
   opts.searchPath = std::move(searchPath);
   opts.dims = impl.options.dims;
+  opts.batch = impl.options.batch;
   impl.frontend = std::make_unique<lang::Frontend>(opts);
   impl.program.reset();
   impl.module = nullptr;
@@ -161,6 +168,17 @@ mlir::ModuleOp Interpreter::module() {
 }
 
 mlir::MLIRContext &Interpreter::context() { return impl->context; }
+
+std::unique_ptr<Interpreter> Interpreter::atBatch(int64_t batch) const {
+  if (impl->pathOrSource.empty() && impl->name.empty())
+    return nullptr;
+  InterpreterOptions options = impl->options;
+  options.batch = batch;
+  auto other = std::make_unique<Interpreter>(options);
+  bool ok = impl->fromFile ? other->loadFile(impl->pathOrSource)
+                           : other->loadString(impl->pathOrSource, impl->name);
+  return ok ? std::move(other) : nullptr;
+}
 
 std::optional<std::string> Interpreter::emit(Stage stage) {
   if (!impl->program)

@@ -56,6 +56,9 @@ struct InterpreterOptions {
   bool useEnvironmentPath = true;
   /// Values for symbolic input dimensions, as `--dim B=32` gives them.
   std::map<std::string, int64_t> dims;
+  /// Elaborate every model at this batch instead of its data's (the
+  /// planner's per-rank micro-batch).
+  std::optional<int64_t> batch;
 };
 
 class Interpreter {
@@ -86,6 +89,10 @@ public:
   /// interpreter; a null op after an error.
   mlir::ModuleOp module();
   mlir::MLIRContext &context();
+
+  /// The last loaded script elaborated again with every model at `batch`
+  /// (the shapes one rank sees under a plan); null if it fails to load.
+  std::unique_ptr<Interpreter> atBatch(int64_t batch) const;
 
   /// The folders `import` searches, in order, for the last load.
   std::vector<std::string> searchPath(const std::string &scriptPath) const;

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,12 @@ struct TrainOptions {
   std::string tracePath;        ///< a Chrome trace of every op of every step
   std::string savePath;         ///< a checkpoint written at the end
   std::string loadPath;         ///< a checkpoint to resume from
+  /// The devices (`cpu:4`, a JSON cluster file; see docs/parallelism.md).
+  /// Empty: one CPU device. With several devices, or micro-batches, the
+  /// model runs as planned: one rank per device, each on its own thread.
+  std::string cluster;
+  /// Keep every parameter's final values in the result.
+  bool keepParameters = false;
   std::function<void(const StepReport &)> onStep;
 };
 
@@ -50,11 +57,17 @@ struct TrainResult {
   std::string error;          ///< what went wrong, when !ok
   int64_t firstStep = 0;      ///< 1-based; later than 1 when resumed
   std::vector<double> losses; ///< one per step run
+  /// Final values by name, when keepParameters.
+  std::map<std::string, std::vector<float>> parameters;
 };
 
 /// Trains the loaded program's model for its train block's steps (or
 /// `options.steps`), from its initial parameters or a checkpoint.
 TrainResult train(Interpreter &interp, const TrainOptions &options);
+
+/// train() under a plan (options.cluster): one rank per device, each a
+/// thread running its stage's program.
+TrainResult trainParallel(Interpreter &interp, const TrainOptions &options);
 
 struct SampleOptions {
   std::string model;      ///< empty: the first model with a train block

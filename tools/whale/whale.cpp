@@ -9,6 +9,9 @@
 #include "whale/Train.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "lib/Cluster.h"
+#include "lib/PlanReport.h"
+#include "lib/Planner.h"
 #include "lowering/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -29,13 +32,18 @@ namespace {
 const char *kUsage = R"(usage: whale <command> [options]
 
 commands:
-  compile FILE.whl [--emit=ast|whale|grad|train|runtime] [-o OUT] [--dim NAME=N]...
-                   [-I DIR]...
+  compile FILE.whl [--emit=ast|whale|grad|train|runtime|planned|ranks]
+                   [--cluster SPEC] [-o OUT] [--dim NAME=N]... [-I DIR]...
                    [--annotate-cost] [--locations]
       check a script and print it at a stage (default: whale)
-  run FILE.whl [--steps N] [--seed S] [--threads N] [--metrics FILE.jsonl]
-               [--trace FILE.json] [--save CKPT] [--load CKPT] [-I DIR]...
-      train the script's model as its train block says, on this machine's CPU
+  run FILE.whl [--cluster SPEC] [--steps N] [--seed S] [--threads N]
+               [--metrics FILE.jsonl] [--trace FILE.json] [--save CKPT]
+               [--load CKPT] [-I DIR]...
+      train the script's model as its train block says, on this machine's
+      CPU; with --cluster, as planned over its devices (a thread per rank)
+  plan FILE.whl --cluster SPEC [--json] [-I DIR]...
+      show the plan: per TaskGraph its strategy, devices, schedule, memory
+      per device and bytes communicated per step
   sample FILE.whl --load CKPT [--prompt TEXT] [--tokens N]
                   [--temperature T] [--seed S] [--threads N] [-I DIR]...
       generate text with a trained byte-level model (from run --save)
@@ -46,12 +54,19 @@ options of compile:
   --emit=STAGE     ast: the syntax tree; whale: the whale dialect;
                    grad: with each model's gradient function (autodiff);
                    train: with each trained model's train step;
-                   runtime: all of it as calls of the runtime's C ABI
+                   runtime: all of it as calls of the runtime's C ABI;
+                   planned: the model planned for --cluster (TaskGraphs,
+                   virtual devices, schedule, buckets), at its micro-batch;
+                   ranks: one program per pipeline stage, with send, recv
+                   and all_reduce
   -o OUT           write the output to OUT instead of standard output
   --dim NAME=N     bind a symbolic input dimension (e.g. the batch B)
   -I DIR           search DIR for imports (before WHALE_PATH and the stdlib)
   --annotate-cost  attach the cost model's FLOPs, bytes and memory to each op
   --locations      print source locations on the IR
+
+SPEC, the devices: cpu:N, a list such as cpu:2,cpu:2@threads=2, or a JSON
+cluster file (docs/parallelism.md). Without --cluster: one CPU device.
 
 CKPT, a checkpoint: a path ending in .safetensors is the file; any other
 path is a folder holding checkpoint.safetensors (made by --save).
@@ -143,9 +158,84 @@ std::optional<int64_t> integer(const std::string &flag, const std::string &v,
   return std::nullopt;
 }
 
+/// Writes `text` to `out` (standard output when empty).
+int writeOutput(const std::string &out, const std::string &text) {
+  if (out.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  std::ofstream f(out);
+  f << text;
+  if (!f) {
+    std::cerr << "whale: error: cannot write '" << out << "'\n";
+    return 1;
+  }
+  return 0;
+}
+
+/// Loads the script and plans its trained model over the cluster.
+bool loadAndPlan(const whale::InterpreterOptions &opts, const std::string &file,
+                 const std::string &cluster, whale::Interpreter &interp,
+                 whale::PlannedModel &plan) {
+  whale::Cluster c;
+  std::string error;
+  if (!whale::parseCluster(cluster, c, error)) {
+    std::cerr << "whale: error: " << error << "\n";
+    return false;
+  }
+  if (!interp.loadFile(file) || !interp.module()) {
+    std::cerr << interp.renderDiagnostics();
+    return false;
+  }
+  if (!whale::planModel(interp, "", static_cast<int64_t>(c.devices.size()),
+                        plan, error)) {
+    std::cerr << error << "\n";
+    return false;
+  }
+  return true;
+}
+
+int emitPlanned(const whale::InterpreterOptions &opts, const std::string &file,
+                const std::string &out, bool ranks,
+                const std::string &cluster) {
+  whale::Interpreter interp(opts);
+  whale::PlannedModel plan;
+  if (!loadAndPlan(opts, file, cluster, interp, plan))
+    return 1;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  (ranks ? *plan.ranks : *plan.planned)->print(os);
+  return writeOutput(out, text);
+}
+
+int planCommand(int argc, char **argv) {
+  whale::InterpreterOptions opts;
+  std::string file, cluster;
+  bool json = false;
+  Args args("plan", argc, argv);
+  while (args.next()) {
+    if (auto v = args.value("--cluster")) {
+      cluster = *v;
+    } else if (args.arg() == "--json") {
+      json = true;
+    } else if (int rc = args.finish(opts, file)) {
+      return rc;
+    }
+  }
+  if (file.empty() || cluster.empty())
+    return usageError(
+        "plan needs a script and a cluster: whale plan FILE.whl --cluster SPEC");
+  whale::Interpreter interp(opts);
+  whale::PlannedModel plan;
+  if (!loadAndPlan(opts, file, cluster, interp, plan))
+    return 1;
+  std::cout << (json ? whale::planJson(plan) : whale::planText(plan));
+  return 0;
+}
+
 int compile(int argc, char **argv) {
   whale::InterpreterOptions opts;
-  std::string file, out, emit = "whale";
+  std::string file, out, emit = "whale", cluster;
   bool annotateCost = false, locations = false;
   Args args("compile", argc, argv);
   while (args.next()) {
@@ -156,6 +246,8 @@ int compile(int argc, char **argv) {
     } else if (auto v = args.value("--dim")) {
       if (!parseDim(*v, opts))
         return usageError("--dim takes NAME=N with N >= 1, got '" + *v + "'");
+    } else if (auto v = args.value("--cluster")) {
+      cluster = *v;
     } else if (args.arg() == "--annotate-cost") {
       annotateCost = true;
     } else if (args.arg() == "--locations") {
@@ -166,10 +258,14 @@ int compile(int argc, char **argv) {
   }
   if (file.empty())
     return usageError("compile needs a script: whale compile FILE.whl");
+  if (emit == "planned" || emit == "ranks")
+    return emitPlanned(opts, file, out, emit == "ranks",
+                       cluster.empty() ? "cpu:1" : cluster);
   std::optional<whale::Stage> stage = whale::parseStage(emit);
   if (!stage)
     return usageError("unknown stage '" + emit +
-                      "'; stages: ast, whale, grad, train, runtime");
+                      "'; stages: ast, whale, grad, train, runtime, planned, "
+                      "ranks");
 
   whale::Interpreter interp(opts);
   bool ok = interp.loadFile(file);
@@ -199,17 +295,7 @@ int compile(int argc, char **argv) {
   std::cerr << interp.renderDiagnostics();
   if (!ok || interp.hasErrors())
     return 1;
-  if (out.empty()) {
-    std::cout << text;
-    return 0;
-  }
-  std::ofstream f(out);
-  f << text;
-  if (!f) {
-    std::cerr << "whale: error: cannot write '" << out << "'\n";
-    return 1;
-  }
-  return 0;
+  return writeOutput(out, text);
 }
 
 int run(int argc, char **argv) {
@@ -240,6 +326,8 @@ int run(int argc, char **argv) {
       train.tracePath = *v;
     } else if (auto v = args.value("--load")) {
       train.loadPath = *v;
+    } else if (auto v = args.value("--cluster")) {
+      train.cluster = *v;
     } else if ((rc = args.finish(opts, file))) {
       return rc;
     }
@@ -353,6 +441,8 @@ int main(int argc, char **argv) {
   }
   if (cmd == "compile")
     return compile(argc - 2, argv + 2);
+  if (cmd == "plan")
+    return planCommand(argc, argv);
   if (cmd == "run")
     return run(argc - 2, argv + 2);
   if (cmd == "sample")

@@ -1,0 +1,33 @@
+//===- Attrs.h - reading the settings dictionaries of a model -----*- C++
+//-*-===//
+
+#ifndef WHALE_LIB_ATTRS_H
+#define WHALE_LIB_ATTRS_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <string>
+
+namespace whale {
+
+/// The number at `key` (an integer or a float), or `dflt`.
+inline double number(mlir::DictionaryAttr d, llvm::StringRef key,
+                     double dflt) {
+  if (!d)
+    return dflt;
+  if (auto f = d.getAs<mlir::FloatAttr>(key))
+    return f.getValueAsDouble();
+  if (auto i = d.getAs<mlir::IntegerAttr>(key))
+    return static_cast<double>(i.getInt());
+  return dflt;
+}
+
+/// The string at `key`, or "".
+inline std::string text(mlir::DictionaryAttr d, llvm::StringRef key) {
+  auto s = d ? d.getAs<mlir::StringAttr>(key) : mlir::StringAttr();
+  return s ? s.str() : std::string();
+}
+
+} // namespace whale
+
+#endif

@@ -1,0 +1,228 @@
+//===- Cluster.cpp - the short form and the JSON cluster file -------------===//
+
+#include "lib/Cluster.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+namespace whale {
+namespace {
+
+/// "2GiB", "512MiB", "1e9" or a plain byte count.
+bool parseBytes(llvm::StringRef text, int64_t &out) {
+  text = text.trim();
+  double scale = 1;
+  for (auto [suffix, factor] :
+       {std::pair<const char *, double>{"GiB", 1024.0 * 1024 * 1024},
+        {"MiB", 1024.0 * 1024},
+        {"KiB", 1024.0},
+        {"GB", 1e9},
+        {"MB", 1e6},
+        {"KB", 1e3}})
+    if (text.consume_back(suffix)) {
+      scale = factor;
+      break;
+    }
+  double value;
+  if (text.trim().getAsDouble(value) || value < 0)
+    return false;
+  out = static_cast<int64_t>(value * scale);
+  return true;
+}
+
+bool applyOption(DeviceSpec &d, llvm::StringRef option, std::string &error) {
+  auto [key, value] = option.split('=');
+  key = key.trim();
+  value = value.trim();
+  if (key == "threads") {
+    unsigned t;
+    if (value.getAsInteger(10, t) || t < 1 || t > 1024) {
+      error = "threads must be a whole number from 1 to 1024, not '" +
+              value.str() + "'";
+      return false;
+    }
+    d.threads = static_cast<int>(t);
+    return true;
+  }
+  if (key == "mem" || key == "memory") {
+    if (!parseBytes(value, d.memory)) {
+      error = "mem must be a size such as 2GiB or 512MiB, not '" +
+              value.str() + "'";
+      return false;
+    }
+    return true;
+  }
+  if (key == "flops") {
+    if (value.getAsDouble(d.flops) || d.flops < 0) {
+      error = "flops must be a number, not '" + value.str() + "'";
+      return false;
+    }
+    return true;
+  }
+  error = "unknown device option '" + key.str() +
+          "' (known: threads, mem, flops)";
+  return false;
+}
+
+bool parseShort(llvm::StringRef spec, Cluster &out, std::string &error) {
+  llvm::SmallVector<llvm::StringRef> parts;
+  spec.split(parts, ',');
+  size_t firstOfEntry = 0;
+  for (llvm::StringRef raw : parts) {
+    llvm::StringRef part = raw.trim();
+    // `key=value` continues the options of the entry before it.
+    if (!part.contains(':') && part.contains('=') && !out.devices.empty()) {
+      for (size_t i = firstOfEntry; i < out.devices.size(); ++i)
+        if (!applyOption(out.devices[i], part, error))
+          return false;
+      continue;
+    }
+    auto [device, options] = part.split('@');
+    auto [kind, count] = device.split(':');
+    if (kind == "cuda") {
+      error = "'" + part.str() +
+              "': cuda devices need the GPU backend, which this build "
+              "cannot run; use cpu:N";
+      return false;
+    }
+    unsigned n;
+    if (kind != "cpu" || count.getAsInteger(10, n) || n < 1 || n > 4096) {
+      error = "'" + part.str() +
+              "' is not a device list: expected cpu:N (N from 1 to 4096), "
+              "optionally with @threads=T,mem=SIZE, as in cpu:2,cpu:2@threads=2";
+      return false;
+    }
+    firstOfEntry = out.devices.size();
+    for (unsigned i = 0; i < n; ++i)
+      out.devices.push_back(DeviceSpec{});
+    if (!options.empty())
+      for (size_t i = firstOfEntry; i < out.devices.size(); ++i)
+        if (!applyOption(out.devices[i], options, error))
+          return false;
+  }
+  out.nodes = {"localhost"};
+  return true;
+}
+
+bool parseLink(const llvm::json::Object *o, LinkSpec &link, const char *what,
+               std::string &error) {
+  if (!o)
+    return true;
+  if (auto b = o->getNumber("bandwidth"))
+    link.bandwidth = *b;
+  if (auto l = o->getNumber("latency"))
+    link.latency = *l;
+  if (link.bandwidth < 0 || link.latency < 0) {
+    error = std::string("links.") + what + ": bandwidth and latency must not "
+                                           "be negative";
+    return false;
+  }
+  return true;
+}
+
+bool parseJson(const std::string &path, Cluster &out, std::string &error) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    error = "cannot read the cluster file '" + path + "'";
+    return false;
+  }
+  llvm::Expected<llvm::json::Value> parsed =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!parsed) {
+    error = path + ": " + llvm::toString(parsed.takeError());
+    return false;
+  }
+  const llvm::json::Object *root = parsed->getAsObject();
+  const llvm::json::Array *nodes = root ? root->getArray("nodes") : nullptr;
+  if (!nodes || nodes->empty()) {
+    error = path + ": expected an object with a non-empty \"nodes\" array";
+    return false;
+  }
+  for (size_t n = 0; n < nodes->size(); ++n) {
+    const llvm::json::Object *node = (*nodes)[n].getAsObject();
+    const llvm::json::Array *devices =
+        node ? node->getArray("devices") : nullptr;
+    std::string where = path + ": nodes[" + std::to_string(n) + "]";
+    if (!devices || devices->empty()) {
+      error = where + " needs a non-empty \"devices\" array";
+      return false;
+    }
+    auto name = node->getString("name");
+    out.nodes.push_back(name ? name->str() : "node" + std::to_string(n));
+    for (size_t i = 0; i < devices->size(); ++i) {
+      std::string at = where + ".devices[" + std::to_string(i) + "]";
+      const llvm::json::Object *d = (*devices)[i].getAsObject();
+      if (!d) {
+        error = at + " must be an object";
+        return false;
+      }
+      DeviceSpec spec;
+      spec.node = static_cast<int>(n);
+      auto kind = d->getString("kind");
+      spec.kind = kind ? kind->str() : "cpu";
+      if (spec.kind == "cuda") {
+        error = at + ": cuda devices need the GPU backend, which this build "
+                     "cannot run";
+        return false;
+      }
+      if (spec.kind != "cpu") {
+        error = at + ": kind must be \"cpu\" or \"cuda\", not \"" + spec.kind +
+                "\"";
+        return false;
+      }
+      int64_t count = d->getInteger("count").value_or(1);
+      if (auto t = d->getInteger("threads")) {
+        if (*t < 1 || *t > 1024) {
+          error = at + ": threads must be from 1 to 1024";
+          return false;
+        }
+        spec.threads = static_cast<int>(*t);
+      }
+      if (const llvm::json::Value *m = d->get("memory")) {
+        bool ok = false;
+        if (auto s = m->getAsString())
+          ok = parseBytes(*s, spec.memory);
+        else if (auto v = m->getAsNumber())
+          ok = *v >= 0, spec.memory = static_cast<int64_t>(*v);
+        if (!ok) {
+          error = at + ": memory must be bytes or a size such as \"2GiB\"";
+          return false;
+        }
+      }
+      if (auto f = d->getNumber("flops"))
+        spec.flops = *f;
+      if (count < 1 || count > 4096 || spec.flops < 0) {
+        error = at + ": count must be from 1 to 4096 and flops not negative";
+        return false;
+      }
+      for (int64_t c = 0; c < count; ++c)
+        out.devices.push_back(spec);
+    }
+  }
+  if (const llvm::json::Object *links = root->getObject("links"))
+    if (!parseLink(links->getObject("intra_node"), out.intraNode, "intra_node",
+                   error) ||
+        !parseLink(links->getObject("inter_node"), out.interNode, "inter_node",
+                   error))
+      return false;
+  return true;
+}
+
+} // namespace
+
+bool parseCluster(const std::string &spec, Cluster &out, std::string &error) {
+  out = Cluster{};
+  llvm::StringRef s(spec);
+  if (s.ends_with(".json") || llvm::sys::fs::is_regular_file(spec))
+    return parseJson(spec, out, error);
+  if (!parseShort(s, out, error)) {
+    error = "--cluster: " + error;
+    return false;
+  }
+  return true;
+}
+
+} // namespace whale

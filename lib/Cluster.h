@@ -1,0 +1,45 @@
+//===- Cluster.h - the devices a plan runs on ----------------------*- C++
+//-*-===//
+//
+// A cluster comes from a short form (`cpu:4`, `cpu:2,cpu:2@threads=2`) or a
+// JSON file (docs/cluster.md): nodes holding devices, each with its kind,
+// threads, memory limit and compute rate, and the links between them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_LIB_CLUSTER_H
+#define WHALE_LIB_CLUSTER_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace whale {
+
+struct DeviceSpec {
+  std::string kind = "cpu";
+  int node = 0;
+  int threads = 0;     ///< 0: the run's --threads, shared out
+  int64_t memory = 0;  ///< bytes; 0: no limit
+  double flops = 0;    ///< FLOP/s; 0: not declared
+};
+
+struct LinkSpec {
+  double bandwidth = 0; ///< bytes/s; 0: not declared
+  double latency = 0;   ///< seconds
+};
+
+struct Cluster {
+  std::vector<DeviceSpec> devices;
+  std::vector<std::string> nodes;
+  LinkSpec intraNode, interNode;
+};
+
+/// Parses SPEC: a JSON file when it names one (or ends in .json), else the
+/// short form. On failure returns false with a message naming what was
+/// wrong and where.
+bool parseCluster(const std::string &spec, Cluster &out, std::string &error);
+
+} // namespace whale
+
+#endif

@@ -1,0 +1,146 @@
+//===- DataSource.cpp - the train block's data, step by step --------------===//
+
+#include "lib/DataSource.h"
+
+#include "dialects/Whale/IR/WhaleOps.h"
+#include "lib/Attrs.h"
+#include "runtime/data/DataOrder.h"
+#include "runtime/data/TextDataset.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+namespace whale {
+namespace {
+
+/// A uniform number in [-1, 1) from (key, index): synthetic data is a pure
+/// function of the seed and the sample, like every data order here.
+float uniform(uint64_t key, uint64_t index) {
+  return static_cast<float>((rt::streamValue(key, index) >> 11) * 0x1.0p-52 -
+                            1.0);
+}
+
+/// A relative data path names a file beside the script, so a script runs the
+/// same from any working folder; a script given as a string (no file) keeps
+/// the path as written.
+std::string scriptRelative(mlir::func::FuncOp model, const std::string &path) {
+  if (path.empty() || llvm::sys::path::is_absolute(path))
+    return path;
+  auto loc = mlir::dyn_cast<mlir::FileLineColLoc>(model.getLoc());
+  if (!loc)
+    return path;
+  llvm::StringRef script = loc.getFilename().getValue();
+  llvm::StringRef folder = llvm::sys::path::parent_path(script);
+  if (folder.empty() || !llvm::sys::fs::exists(script))
+    return path;
+  llvm::SmallString<256> full(folder);
+  llvm::sys::path::append(full, path);
+  return full.str().str();
+}
+
+/// Bytes of text: inputs [B, T] and targets [B, T] shifted by one.
+class TextSource : public DataSource {
+public:
+  TextSource(rt::TextDataset ds, uint64_t seed, int64_t batch)
+      : ds(std::move(ds)), order(seed, this->ds.numSamples()), batch(batch) {}
+  void fill(int64_t step, std::vector<whale_rt_tensor *> &inputs) override {
+    std::vector<int64_t> samples = order.slice(step, batch, 0, batch);
+    int64_t seq = ds.seqLength();
+    auto *in = static_cast<int32_t *>(whale_rt_tensor_data(inputs[0]));
+    auto *tg = static_cast<int32_t *>(whale_rt_tensor_data(inputs[1]));
+    for (int64_t b = 0; b < batch; ++b)
+      ds.sample(samples[b], in + b * seq, tg + b * seq);
+  }
+
+private:
+  rt::TextDataset ds;
+  rt::DataOrder order;
+  int64_t batch;
+};
+
+/// A task with a known solution: features uniform in [-1, 1], labels the
+/// argmax of a fixed random linear teacher over the classes of the cross
+/// entropy that reads them. Sample i is the same for every plan and run.
+class SyntheticSource : public DataSource {
+public:
+  SyntheticSource(uint64_t seed, int64_t batch, int64_t features,
+                  int64_t classes)
+      : key(rt::mix64(seed ^ 0x5EED)), teacherKey(rt::mix64(seed ^ 0x7EAC4E2)),
+        batch(batch), features(features), classes(classes) {}
+  void fill(int64_t step, std::vector<whale_rt_tensor *> &inputs) override {
+    auto *x = static_cast<float *>(whale_rt_tensor_data(inputs[0]));
+    auto *y = static_cast<int32_t *>(whale_rt_tensor_data(inputs[1]));
+    for (int64_t b = 0; b < batch; ++b) {
+      uint64_t sample = static_cast<uint64_t>(step * batch + b);
+      float *row = x + b * features;
+      for (int64_t j = 0; j < features; ++j)
+        row[j] = uniform(key, sample * features + j);
+      int32_t best = 0;
+      float bestScore = -1e30f;
+      for (int64_t c = 0; c < classes; ++c) {
+        float score = 0;
+        for (int64_t j = 0; j < features; ++j)
+          score += row[j] * uniform(teacherKey, j * classes + c);
+        if (score > bestScore) {
+          bestScore = score;
+          best = static_cast<int32_t>(c);
+        }
+      }
+      y[b] = best;
+    }
+  }
+
+private:
+  uint64_t key, teacherKey;
+  int64_t batch, features, classes;
+};
+
+} // namespace
+
+std::unique_ptr<DataSource> makeDataSource(mlir::func::FuncOp model,
+                                           std::string &error) {
+  auto train = model->getAttrOfType<mlir::DictionaryAttr>("whale.train");
+  auto data = train ? train.getAs<mlir::DictionaryAttr>("data")
+                    : mlir::DictionaryAttr();
+  auto fail = [&](std::string msg) {
+    error = std::move(msg);
+    return nullptr;
+  };
+  int64_t batch = static_cast<int64_t>(number(data, "batch", 1));
+  uint64_t dataSeed = static_cast<uint64_t>(number(data, "seed", 0));
+  auto argTypes = model.getArgumentTypes();
+  if (text(data, "kind") == "text") {
+    rt::TextDataset ds;
+    rt::Status st =
+        rt::TextDataset::open(scriptRelative(model, text(data, "path")),
+                              static_cast<int64_t>(number(data, "seq", 1)), ds);
+    if (!st)
+      return fail(st.message());
+    if (argTypes.size() != 2 || !llvm::all_of(argTypes, [](mlir::Type t) {
+          return mlir::cast<mlir::RankedTensorType>(t)
+              .getElementType()
+              .isInteger(32);
+        }))
+      return fail("text(...) feeds two i32 inputs [B, T]: tokens and targets");
+    return std::make_unique<TextSource>(std::move(ds), dataSeed, batch);
+  } else {
+    // Features [B, F] and labels [B]; the classes are the width of the
+    // logits the labels' cross entropy reads.
+    int64_t classes = 0;
+    if (argTypes.size() == 2)
+      model.walk([&](CrossEntropyOp ce) {
+        if (ce.getLabels() == model.getArgument(1))
+          classes = ce.getLogits().getType().getShape().back();
+      });
+    auto x = mlir::cast<mlir::RankedTensorType>(argTypes.front());
+    if (argTypes.size() != 2 || x.getRank() != 2 ||
+        !x.getElementType().isF32() || classes == 0)
+      return fail(
+          "synthetic(...) feeds f32 features [B, F] and i32 class labels [B] "
+          "read by a cross_entropy; this model's inputs do not fit");
+    return std::make_unique<SyntheticSource>(dataSeed, batch, x.getShape()[1],
+                                             classes);
+  }
+}
+
+} // namespace whale

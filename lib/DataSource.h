@@ -1,0 +1,33 @@
+//===- DataSource.h - the train block's data, step by step --------*- C++
+//-*-===//
+
+#ifndef WHALE_LIB_DATASOURCE_H
+#define WHALE_LIB_DATASOURCE_H
+
+#include "runtime/WhaleRuntime.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace whale {
+
+/// Feeds one step's global batch into the model's input tensors. The batch
+/// of a step is a function of the seed and the step alone, so every plan and
+/// every resumed run sees the same samples in the same order.
+class DataSource {
+public:
+  virtual ~DataSource() = default;
+  virtual void fill(int64_t step, std::vector<whale_rt_tensor *> &inputs) = 0;
+};
+
+/// The source the model's train block names (text or synthetic), checked
+/// against the model's inputs; null with `error` when they do not fit.
+std::unique_ptr<DataSource> makeDataSource(mlir::func::FuncOp model,
+                                           std::string &error);
+
+} // namespace whale
+
+#endif

@@ -1,0 +1,182 @@
+//===- PlanReport.cpp - what `whale plan` shows ---------------------------===//
+
+#include "lib/PlanReport.h"
+
+#include "dialects/Whale/IR/WhaleOps.h"
+#include "lowering/Plan.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace whale {
+namespace {
+
+struct StageReport {
+  int64_t stage = 0;
+  std::vector<std::string> strategies;
+  std::vector<int64_t> devices;
+  std::vector<std::string> schedule;
+  int64_t parameterBytes = 0, activationBytes = 0;
+  int64_t sendBytes = 0, recvBytes = 0, allReduceBytes = 0;
+  int64_t buckets = 0;
+};
+
+/// The most bytes of intermediate tensors alive at once in a rank program,
+/// each held from its op to its last reader (as the lowering releases them).
+/// Parameters, optimizer state and inputs are not counted; results that
+/// are their operands' buffers (all-reduce, clipping) are not counted twice.
+int64_t peakActivations(mlir::func::FuncOp fn) {
+  llvm::DenseMap<mlir::Value, mlir::Operation *> lastUse;
+  fn.walk([&](mlir::Operation *op) {
+    for (mlir::Value v : op->getOperands())
+      lastUse[v] = op;
+  });
+  int64_t live = 0, peak = 0;
+  llvm::DenseMap<mlir::Value, int64_t> held;
+  for (mlir::Operation &op : fn.getBody().front()) {
+    if (!mlir::isa<ParamOp, AllReduceOp, ClipGradNormOp>(op))
+      for (mlir::Value r : op.getResults()) {
+        int64_t bytes = tensorBytes(r.getType());
+        held[r] = bytes;
+        live += bytes;
+      }
+    peak = std::max(peak, live);
+    for (mlir::Value v : op.getOperands())
+      if (lastUse.lookup(v) == &op && held.count(v)) {
+        live -= held[v];
+        held.erase(v);
+      }
+    for (mlir::Value r : op.getResults())
+      if (!lastUse.count(r) && held.count(r)) {
+        live -= held[r];
+        held.erase(r);
+      }
+  }
+  return peak;
+}
+
+std::vector<StageReport> reports(const PlannedModel &plan) {
+  std::vector<StageReport> out(plan.stages);
+  auto model = plan.planned.get().lookupSymbol<mlir::func::FuncOp>(plan.model);
+  for (TaskGraphOp tg : plan::taskGraphs(model)) {
+    StageReport &r = out[tg->getAttrOfType<mlir::IntegerAttr>("stage").getInt()];
+    r.strategies.push_back(stringifyStrategy(tg.getStrategy()).str() +
+                           (tg.getDevices() ? "(" +
+                                                  std::to_string(*tg.getDevices()) +
+                                                  ")"
+                                            : ""));
+    if (r.devices.empty())
+      for (int64_t d :
+           tg->getAttrOfType<mlir::DenseI64ArrayAttr>("virtual_device")
+               .asArrayRef())
+        r.devices.push_back(d);
+    if (r.schedule.empty())
+      for (mlir::Attribute a : tg->getAttrOfType<mlir::ArrayAttr>("schedule"))
+        r.schedule.push_back(mlir::cast<mlir::StringAttr>(a).str());
+  }
+  for (int64_t s = 0; s < plan.stages; ++s) {
+    StageReport &r = out[s];
+    r.stage = s;
+    auto fn = plan.ranks.get().lookupSymbol<mlir::func::FuncOp>(
+        plan.model + "_stage" + std::to_string(s));
+    fn.walk([&](mlir::Operation *op) {
+      if (auto p = mlir::dyn_cast<ParamOp>(op))
+        r.parameterBytes += tensorBytes(p.getType());
+      else if (auto send = mlir::dyn_cast<SendOp>(op))
+        r.sendBytes += tensorBytes(send.getValue().getType());
+      else if (auto recv = mlir::dyn_cast<RecvOp>(op))
+        r.recvBytes += tensorBytes(recv.getType());
+      else if (auto ar = mlir::dyn_cast<AllReduceOp>(op)) {
+        ++r.buckets;
+        for (mlir::Value v : ar.getValues())
+          r.allReduceBytes += tensorBytes(v.getType());
+      }
+    });
+    r.activationBytes = peakActivations(fn);
+  }
+  return out;
+}
+
+std::string mib(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f MiB", bytes / 1048576.0);
+  return buf;
+}
+
+} // namespace
+
+std::string planText(const PlannedModel &plan) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "model " << plan.model << " on " << plan.devices << " device"
+     << (plan.devices == 1 ? "" : "s") << ": " << plan.stages << " stage"
+     << (plan.stages == 1 ? "" : "s") << " x " << plan.replicas << " replica"
+     << (plan.replicas == 1 ? "" : "s") << "; global batch "
+     << plan.globalBatch << " = " << plan.replicas << " x "
+     << plan.microBatches << " micro-batch"
+     << (plan.microBatches == 1 ? "" : "es") << " of " << plan.microBatch
+     << ", schedule " << plan.schedule << "\n";
+  for (const StageReport &r : reports(plan)) {
+    os << "stage " << r.stage << ": ";
+    llvm::interleaveComma(r.strategies, os);
+    os << " on devices [";
+    llvm::interleaveComma(r.devices, os);
+    os << "]\n  schedule   ";
+    llvm::interleave(r.schedule, os, " ");
+    os << "\n  memory     parameters " << mib(r.parameterBytes)
+       << ", peak activations " << mib(r.activationBytes)
+       << " per device\n  per step   all-reduce " << mib(r.allReduceBytes)
+       << " in " << r.buckets << " bucket" << (r.buckets == 1 ? "" : "s")
+       << ", send " << mib(r.sendBytes) << ", recv " << mib(r.recvBytes)
+       << " per device\n";
+  }
+  return s;
+}
+
+std::string planJson(const PlannedModel &plan) {
+  llvm::json::Array stages;
+  for (const StageReport &r : reports(plan)) {
+    llvm::json::Array strategies, devices, schedule;
+    for (const std::string &x : r.strategies)
+      strategies.push_back(x);
+    for (int64_t d : r.devices)
+      devices.push_back(d);
+    for (const std::string &x : r.schedule)
+      schedule.push_back(x);
+    stages.push_back(llvm::json::Object{
+        {"stage", r.stage},
+        {"taskgraphs", std::move(strategies)},
+        {"devices", std::move(devices)},
+        {"schedule", std::move(schedule)},
+        {"memory_bytes",
+         llvm::json::Object{{"parameters", r.parameterBytes},
+                            {"peak_activations", r.activationBytes}}},
+        {"comm_bytes_per_step",
+         llvm::json::Object{{"all_reduce", r.allReduceBytes},
+                            {"all_reduce_buckets", r.buckets},
+                            {"send", r.sendBytes},
+                            {"recv", r.recvBytes}}}});
+  }
+  llvm::json::Array grid;
+  for (int64_t d : plan.grid)
+    grid.push_back(d);
+  llvm::json::Object root{{"version", 1},
+                          {"model", plan.model},
+                          {"devices", plan.devices},
+                          {"stages", plan.stages},
+                          {"replicas", plan.replicas},
+                          {"grid", std::move(grid)},
+                          {"global_batch", plan.globalBatch},
+                          {"micro_batches", plan.microBatches},
+                          {"micro_batch", plan.microBatch},
+                          {"schedule", plan.schedule},
+                          {"taskgraph_stages", std::move(stages)}};
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+  return s;
+}
+
+} // namespace whale

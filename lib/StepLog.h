@@ -1,0 +1,78 @@
+//===- StepLog.h - what each train step reports -------------------*- C++
+//-*-===//
+//
+// One metrics line per step (JSON lines) and the host's progress callback,
+// the same for a run on one device and a planned run on many.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_LIB_STEPLOG_H
+#define WHALE_LIB_STEPLOG_H
+
+#include "whale/Train.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace whale {
+
+class StepLog {
+public:
+  using Clock = std::chrono::steady_clock;
+
+  /// Opens the metrics file (appending when resuming); "" when it worked.
+  std::string open(const TrainOptions &options, bool resuming) {
+    onStep = options.onStep;
+    if (options.metricsPath.empty())
+      return "";
+    metrics.open(options.metricsPath,
+                 resuming ? std::ios::app : std::ios::trunc);
+    return metrics ? "" : "cannot write metrics to '" + options.metricsPath +
+                              "'";
+  }
+
+  void report(int64_t step, int64_t steps, double loss, int64_t batch,
+              Clock::time_point stepStart) {
+    double seconds =
+        std::chrono::duration<double>(Clock::now() - stepStart).count();
+    StepReport r{step, steps, loss, batch / std::max(seconds, 1e-9),
+                 std::chrono::duration<double>(Clock::now() - start).count()};
+    if (metrics) {
+      char line[256];
+      std::snprintf(line, sizeof line,
+                    "{\"step\": %lld, \"loss\": %.7g, \"samples_per_s\": %.2f, "
+                    "\"time_s\": %.4f}\n",
+                    static_cast<long long>(r.step), loss, r.samplesPerSecond,
+                    r.elapsedSeconds);
+      metrics << line << std::flush;
+    }
+    if (onStep)
+      onStep(r);
+  }
+
+  /// "step N: the loss is NaN" and where it came from, or "" when finite.
+  static std::string nonFinite(int64_t step, double loss,
+                               const std::string &origin) {
+    if (std::isfinite(loss))
+      return "";
+    return "step " + std::to_string(step) + ": the loss is " +
+           (std::isnan(loss) ? "NaN" : "infinite") +
+           (origin.empty()
+                ? std::string(" (run with a trace to find the first op that "
+                              "produced it)")
+                : "; the first op to produce a NaN or an infinity was '" +
+                      origin + "'");
+  }
+
+private:
+  std::ofstream metrics;
+  std::function<void(const StepReport &)> onStep;
+  Clock::time_point start = Clock::now();
+};
+
+} // namespace whale
+
+#endif

@@ -1,0 +1,314 @@
+//===- TrainParallel.cpp - a train block under a plan ---------------------===//
+//
+// One rank per device of the plan's grid, each a context with its own
+// device and a thread that runs its stage's JIT-compiled program every step.
+// The driver fills the global batch from the data order, hands each replica
+// its rows, and adds the ranks' shares of the loss. When a rank fails, the
+// communicator is aborted so the others stop waiting, and the failing
+// rank's own message is reported.
+//
+//===----------------------------------------------------------------------===//
+
+#include "whale/Train.h"
+
+#include "lib/Attrs.h"
+#include "lib/Checkpoint.h"
+#include "lib/Cluster.h"
+#include "lib/DataSource.h"
+#include "lib/Jit.h"
+#include "lib/LrSchedule.h"
+#include "lib/ModelLookup.h"
+#include "lib/Planner.h"
+#include "lib/StepLog.h"
+#include "runtime/WhaleRuntime.h"
+
+#include "dialects/Whale/IR/WhaleOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <cstring>
+#include <thread>
+
+namespace whale {
+namespace {
+
+using ContextPtr =
+    std::unique_ptr<whale_rt_context, void (*)(whale_rt_context *)>;
+using TensorList = std::vector<whale_rt_tensor *>;
+
+/// Seconds a rank waits on another before the run fails naming both.
+constexpr double kCommTimeoutSeconds = 120;
+
+whale_rt_tensor *newTensor(whale_rt_context *ctx, mlir::RankedTensorType type,
+                           std::string &error) {
+  mlir::Type e = type.getElementType();
+  int32_t dtype = e.isF32() ? WHALE_RT_F32 : e.isInteger(32) ? WHALE_RT_I32 : -1;
+  if (dtype < 0) {
+    error = "inputs are f32 or i32 tensors for now";
+    return nullptr;
+  }
+  whale_rt_tensor *t = nullptr;
+  if (whale_rt_tensor_create(ctx, dtype, type.getRank(),
+                             type.getShape().data(), &t) != WHALE_RT_OK) {
+    error = whale_rt_last_error(ctx);
+    return nullptr;
+  }
+  return t;
+}
+
+/// Rows [first, first + count) of `from` (batch-major) into `to`.
+void copyRows(whale_rt_tensor *from, whale_rt_tensor *to, int64_t first) {
+  int64_t rowBytes = 4;
+  const int64_t *shape = whale_rt_tensor_shape(to);
+  for (int32_t d = 1; d < whale_rt_tensor_rank(to); ++d)
+    rowBytes *= shape[d];
+  std::memcpy(whale_rt_tensor_data(to),
+              static_cast<char *>(whale_rt_tensor_data(from)) +
+                  first * rowBytes,
+              shape[0] * rowBytes);
+}
+
+} // namespace
+
+TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
+  TrainResult result;
+  auto fail = [&](std::string msg) {
+    result.ok = false;
+    result.error = std::move(msg);
+    return result;
+  };
+  Cluster cluster;
+  std::string error;
+  if (!parseCluster(options.cluster, cluster, error))
+    return fail(error);
+  const int64_t devices = static_cast<int64_t>(cluster.devices.size());
+
+  mlir::func::FuncOp model =
+      findModel(interp, options.model, /*needsTrainBlock=*/true, error);
+  if (!model)
+    return fail(error);
+  auto trainBlock = model->getAttrOfType<mlir::DictionaryAttr>("whale.train");
+  auto optimizer = trainBlock.getAs<mlir::DictionaryAttr>("optimizer");
+  auto schedule = trainBlock.getAs<mlir::DictionaryAttr>("lr_schedule");
+  int64_t steps = options.steps
+                      ? *options.steps
+                      : static_cast<int64_t>(number(trainBlock, "steps", 1));
+  uint64_t seed = options.seed
+                      ? *options.seed
+                      : static_cast<uint64_t>(number(trainBlock, "seed", 0));
+  double baseLr = number(optimizer, "lr", 1e-3);
+
+  PlannedModel plan;
+  if (!planModel(interp, options.model, devices, plan, error))
+    return fail(error);
+  std::unique_ptr<JitProgram> program = JitProgram::compile(*plan.ranks, error);
+  if (!program)
+    return fail("compiling the rank programs failed: " + error);
+
+  // Each stage's program, its parameters and the shapes of its inputs.
+  struct Stage {
+    JitProgram::Entry entry;
+    std::vector<Parameter> params;
+    std::vector<mlir::RankedTensorType> inputs;
+  };
+  std::vector<Stage> stages(plan.stages);
+  for (int64_t s = 0; s < plan.stages; ++s) {
+    std::string name = plan.model + "_stage" + std::to_string(s);
+    auto fn = plan.ranks->lookupSymbol<mlir::func::FuncOp>(name);
+    stages[s].entry = program->lookup(name);
+    if (!fn || !stages[s].entry)
+      return fail("no rank program for stage " + std::to_string(s));
+    fn.walk([&](ParamOp p) {
+      stages[s].params.push_back(
+          {p.getName().str(), std::vector<int64_t>(p.getType().getShape())});
+    });
+    for (mlir::Type t : fn.getArgumentTypes())
+      stages[s].inputs.push_back(mlir::cast<mlir::RankedTensorType>(t));
+  }
+
+  // The ranks: a context each, bound to one communicator.
+  std::unique_ptr<whale_rt_comm, void (*)(whale_rt_comm *)> comm(
+      whale_rt_comm_create(static_cast<int32_t>(devices), kCommTimeoutSeconds),
+      whale_rt_comm_destroy);
+  if (!comm)
+    return fail("cannot make a communicator for " + std::to_string(devices) +
+                " ranks");
+  if (!options.tracePath.empty())
+    whale_rt_comm_enable_trace(comm.get());
+  struct TraceWriter {
+    whale_rt_comm *comm;
+    std::string path;
+    ~TraceWriter() {
+      if (!path.empty())
+        whale_rt_comm_write_trace(comm, path.c_str());
+    }
+  } traceWriter{comm.get(), options.tracePath};
+
+  int totalThreads =
+      options.threads > 0
+          ? options.threads
+          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<int32_t> grid(plan.grid.begin(), plan.grid.end());
+  struct Rank {
+    int64_t stage, replica;
+    ContextPtr ctx{nullptr, whale_rt_context_destroy};
+    TensorList inputs;
+  };
+  std::vector<Rank> ranks;
+  for (int64_t s = 0; s < plan.stages; ++s)
+    for (int64_t r = 0; r < plan.replicas; ++r) {
+      int64_t device = plan.grid[s * plan.replicas + r];
+      const DeviceSpec &spec = cluster.devices[device];
+      int threads = spec.threads > 0
+                        ? spec.threads
+                        : std::max<int>(1, totalThreads / devices);
+      Rank rank{s, r};
+      std::string name = "cpu:" + std::to_string(device);
+      rank.ctx.reset(
+          whale_rt_context_create(name.c_str(), threads, spec.memory, seed));
+      if (!rank.ctx ||
+          whale_rt_context_bind(rank.ctx.get(), comm.get(),
+                                static_cast<int32_t>(plan.stages),
+                                static_cast<int32_t>(plan.replicas),
+                                grid.data(), static_cast<int32_t>(s),
+                                static_cast<int32_t>(r)) != WHALE_RT_OK)
+        return fail("cannot set up rank " + std::to_string(device) +
+                    (rank.ctx ? std::string(": ") +
+                                    whale_rt_last_error(rank.ctx.get())
+                              : std::string()));
+      for (mlir::RankedTensorType t : stages[s].inputs) {
+        whale_rt_tensor *in = newTensor(rank.ctx.get(), t, error);
+        if (!in)
+          return fail(error);
+        rank.inputs.push_back(in);
+      }
+      ranks.push_back(std::move(rank));
+    }
+
+  // The global batch, in a context of its own.
+  std::unique_ptr<DataSource> source = makeDataSource(model, error);
+  if (!source)
+    return fail(error);
+  ContextPtr host(whale_rt_context_create("host", 1, 0, seed),
+                  whale_rt_context_destroy);
+  TensorList global;
+  for (mlir::Type t : model.getArgumentTypes()) {
+    whale_rt_tensor *in =
+        newTensor(host.get(), mlir::cast<mlir::RankedTensorType>(t), error);
+    if (!in)
+      return fail(error);
+    global.push_back(in);
+  }
+
+  // Optimizer state per parameter, as in a run on one device.
+  std::string opt = text(optimizer, "kind");
+  int stateCount =
+      opt == "sgd" ? (number(optimizer, "momentum", 0) > 0 ? 1 : 0) : 2;
+  std::vector<Parameter> allParams;
+  for (const Stage &st : stages)
+    allParams.insert(allParams.end(), st.params.begin(), st.params.end());
+  int64_t first = 0;
+  if (!options.loadPath.empty()) {
+    // Load once, then hand each rank its stage's part.
+    if (std::string err = loadCheckpoint(host.get(), options.loadPath,
+                                         plan.model, allParams, stateCount,
+                                         first);
+        !err.empty())
+      return fail(err);
+    for (Rank &rank : ranks)
+      if (std::string err = copyState(host.get(), rank.ctx.get(),
+                                      stages[rank.stage].params, stateCount);
+          !err.empty())
+        return fail(err);
+  }
+
+  StepLog log;
+  if (std::string err = log.open(options, first > 0); !err.empty())
+    return fail(err);
+  result.firstStep = first + 1;
+  const int64_t rowsPerReplica = plan.microBatch * plan.microBatches;
+  for (int64_t step = first; step < steps; ++step) {
+    StepLog::Clock::time_point t0 = StepLog::Clock::now();
+    source->fill(step, global);
+    double factor = scheduleFactor(schedule, baseLr, step, steps);
+    std::vector<double> losses(ranks.size(), 0);
+    std::vector<std::string> errors(ranks.size());
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < ranks.size(); ++i)
+      threads.emplace_back([&, i] {
+        Rank &rank = ranks[i];
+        whale_rt_context *ctx = rank.ctx.get();
+        for (size_t k = 0; k < global.size(); ++k)
+          copyRows(global[k], rank.inputs[k], rank.replica * rowsPerReplica);
+        whale_rt_set_train_state(ctx, step + 1, factor);
+        whale_rt_tensor *loss = nullptr;
+        if (stages[rank.stage].entry(ctx, rank.inputs.data(), &loss) !=
+            WHALE_RT_OK) {
+          errors[i] = whale_rt_last_error(ctx);
+          std::string reason = "rank " +
+                               std::to_string(plan.grid[rank.stage *
+                                                            plan.replicas +
+                                                        rank.replica]) +
+                               " failed: " + errors[i];
+          whale_rt_comm_abort(comm.get(), reason.c_str());
+          return;
+        }
+        losses[i] = *static_cast<float *>(whale_rt_tensor_data(loss));
+        whale_rt_tensor_release(ctx, loss);
+      });
+    for (std::thread &t : threads)
+      t.join();
+    // The rank that failed first is the one whose message is not about
+    // another rank's failure.
+    std::string firstError;
+    for (size_t i = 0; i < ranks.size(); ++i)
+      if (!errors[i].empty() &&
+          (firstError.empty() || firstError.find(" failed: ") != std::string::npos))
+        firstError = "rank " +
+                     std::to_string(plan.grid[ranks[i].stage * plan.replicas +
+                                              ranks[i].replica]) +
+                     ": " + errors[i];
+    if (!firstError.empty())
+      return fail("step " + std::to_string(step + 1) + ": " + firstError);
+    double value = 0;
+    for (double l : losses)
+      value += l;
+    std::string origin;
+    for (Rank &rank : ranks)
+      if (origin.empty())
+        origin = whale_rt_first_nonfinite(rank.ctx.get());
+    if (std::string err = StepLog::nonFinite(step + 1, value, origin);
+        !err.empty())
+      return fail(err);
+    result.losses.push_back(value);
+    log.report(step + 1, steps, value, plan.globalBatch, t0);
+  }
+
+  // Replica 0 of each stage holds what the checkpoint and the host see.
+  auto gather = [&]() -> std::string {
+    for (Rank &rank : ranks)
+      if (rank.replica == 0)
+        if (std::string err = copyState(rank.ctx.get(), host.get(),
+                                        stages[rank.stage].params, stateCount);
+            !err.empty())
+          return err;
+    return "";
+  };
+  if (!options.savePath.empty() || options.keepParameters)
+    if (std::string err = gather(); !err.empty())
+      return fail(err);
+  if (!options.savePath.empty())
+    if (std::string err = saveCheckpoint(host.get(), options.savePath,
+                                         plan.model, steps, seed, allParams,
+                                         stateCount);
+        !err.empty())
+      return fail(err);
+  if (options.keepParameters)
+    if (std::string err =
+            readParameters(host.get(), allParams, result.parameters);
+        !err.empty())
+      return fail(err);
+  result.ok = true;
+  return result;
+}
+
+} // namespace whale
