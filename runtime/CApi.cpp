@@ -489,8 +489,10 @@ whale_rt_status whale_rt_slice(whale_rt_context *ctx, whale_rt_tensor *x,
                                int64_t axis, int64_t start, int64_t end,
                                whale_rt_tensor *out) {
   return traced(ctx, "slice", {out}, [&]() -> whale_rt_status {
-    if (whale_rt_status s = needF32(ctx, "slice", {{"x", x}, {"out", out}}))
-      return s;
+    // Index tensors are sliced too: a rank's micro-batch of token ids.
+    if (!x || !out || x->tensor.dtype() != out->tensor.dtype() ||
+        (x->tensor.dtype() != DType::F32 && x->tensor.dtype() != DType::I32))
+      return ctx->invalid("slice: 'x' and 'out' must both be f32 or both i32");
     const Shape &sx = shapeOf(x);
     if (axis < 0 || axis >= static_cast<int64_t>(sx.size()) || start < 0 ||
         start >= end || end > sx[axis])
@@ -502,8 +504,12 @@ whale_rt_status whale_rt_slice(whale_rt_context *ctx, whale_rt_tensor *x,
     want[axis] = end - start;
     if (whale_rt_status s = needShape(ctx, "slice", out, want))
       return s;
-    cpu::slice<float>(*ctx->device, x->tensor.cview<float>(), axis, start,
-                      out->tensor.view<float>());
+    if (x->tensor.dtype() == DType::I32)
+      cpu::slice<int32_t>(*ctx->device, x->tensor.cview<int32_t>(), axis,
+                          start, out->tensor.view<int32_t>());
+    else
+      cpu::slice<float>(*ctx->device, x->tensor.cview<float>(), axis, start,
+                        out->tensor.view<float>());
     return WHALE_RT_OK;
   });
 }

@@ -6,14 +6,26 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 
 namespace whale::rt::cpu {
 
 namespace {
 
+/// Debian's serial OpenBLAS is built without USE_LOCKING: two threads in
+/// it at once share its internal buffers, and the products come out wrong
+/// now and then (seen as runs that differ in the 4th digit). Until GEMM is
+/// our own or comes from a thread-safe build, one call at a time, process
+/// wide: correct before fast.
+std::mutex &blasMutex() {
+  static std::mutex m;
+  return m;
+}
+
 void blasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
               const float *a, int64_t lda, const float *b, int64_t ldb,
               float beta, float *c, int64_t ldc) {
+  std::lock_guard<std::mutex> lock(blasMutex());
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
               tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb,
               beta, c, ldc);
@@ -22,6 +34,7 @@ void blasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
 void blasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,
               const double *a, int64_t lda, const double *b, int64_t ldb,
               double beta, double *c, int64_t ldc) {
+  std::lock_guard<std::mutex> lock(blasMutex());
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
               tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb,
               beta, c, ldc);

@@ -442,7 +442,7 @@ int main(int argc, char **argv) {
   if (cmd == "compile")
     return compile(argc - 2, argv + 2);
   if (cmd == "plan")
-    return planCommand(argc, argv);
+    return planCommand(argc - 2, argv + 2);
   if (cmd == "run")
     return run(argc - 2, argv + 2);
   if (cmd == "sample")
