@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace whale {
 
@@ -25,6 +26,38 @@ inline double scheduleFactor(mlir::DictionaryAttr schedule, double lr, int64_t s
   return floor + (1 - floor) * 0.5 * (1 + std::cos(M_PI * progress));
 }
 
+
+/// What a train loop reads off a model's train block, with the run's
+/// overrides applied: the same for one device and for a plan.
+struct TrainSettings {
+  mlir::DictionaryAttr optimizer, schedule;
+  int64_t steps = 1;
+  uint64_t seed = 0;
+  double baseLr = 1e-3;
+  /// Optimizer state tensors per parameter: SGD's velocity when it has
+  /// momentum, Adam's two moments.
+  int stateCount = 0;
+
+  double lrFactor(int64_t step) const {
+    return scheduleFactor(schedule, baseLr, step, steps);
+  }
+};
+
+inline TrainSettings trainSettings(mlir::DictionaryAttr trainBlock,
+                                   std::optional<int64_t> steps,
+                                   std::optional<uint64_t> seed) {
+  TrainSettings t;
+  t.optimizer = trainBlock.getAs<mlir::DictionaryAttr>("optimizer");
+  t.schedule = trainBlock.getAs<mlir::DictionaryAttr>("lr_schedule");
+  t.steps = steps ? *steps
+                  : static_cast<int64_t>(number(trainBlock, "steps", 1));
+  t.seed = seed ? *seed : static_cast<uint64_t>(number(trainBlock, "seed", 0));
+  t.baseLr = number(t.optimizer, "lr", 1e-3);
+  t.stateCount = text(t.optimizer, "kind") == "sgd"
+                     ? (number(t.optimizer, "momentum", 0) > 0 ? 1 : 0)
+                     : 2;
+  return t;
+}
 
 } // namespace whale
 

@@ -53,15 +53,11 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
   mlir::ModuleOp loaded = interp.module();
   auto trainBlock = model->getAttrOfType<mlir::DictionaryAttr>("whale.train");
   auto data = trainBlock.getAs<mlir::DictionaryAttr>("data");
-  auto optimizer = trainBlock.getAs<mlir::DictionaryAttr>("optimizer");
-  auto schedule = trainBlock.getAs<mlir::DictionaryAttr>("lr_schedule");
-  int64_t steps = options.steps
-                      ? *options.steps
-                      : static_cast<int64_t>(number(trainBlock, "steps", 1));
-  uint64_t seed = options.seed
-                      ? *options.seed
-                      : static_cast<uint64_t>(number(trainBlock, "seed", 0));
-  double baseLr = number(optimizer, "lr", 1e-3);
+  TrainSettings settings =
+      trainSettings(trainBlock, options.steps, options.seed);
+  const int64_t steps = settings.steps;
+  const uint64_t seed = settings.seed;
+  const int stateCount = settings.stateCount;
   std::string name = model.getName().str();
 
   // Compile the train step (a copy: the interpreter's module stays as is).
@@ -121,10 +117,6 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
     return fail(dataError);
   int64_t batch = static_cast<int64_t>(number(data, "batch", 1));
 
-  // Optimizer state kept per parameter: its count by optimizer.
-  std::string opt = text(optimizer, "kind");
-  int stateCount =
-      opt == "sgd" ? (number(optimizer, "momentum", 0) > 0 ? 1 : 0) : 2;
   int64_t first = 0;
   if (!options.loadPath.empty()) {
     std::string err = loadCheckpoint(ctx.get(), options.loadPath, name, params,
@@ -155,7 +147,7 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
     StepLog::Clock::time_point t0 = StepLog::Clock::now();
     source->fill(s, inputs);
     whale_rt_set_train_state(ctx.get(), s + 1,
-                             scheduleFactor(schedule, baseLr, s, steps));
+                             settings.lrFactor(s));
     whale_rt_tensor *loss = nullptr;
     if (step(ctx.get(), inputs.data(), &loss) != WHALE_RT_OK)
       return fail("step " + std::to_string(s + 1) + ": " +

@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <cstring>
+#include <mutex>
 #include <thread>
 
 namespace whale {
@@ -87,15 +88,11 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   if (!model)
     return fail(error);
   auto trainBlock = model->getAttrOfType<mlir::DictionaryAttr>("whale.train");
-  auto optimizer = trainBlock.getAs<mlir::DictionaryAttr>("optimizer");
-  auto schedule = trainBlock.getAs<mlir::DictionaryAttr>("lr_schedule");
-  int64_t steps = options.steps
-                      ? *options.steps
-                      : static_cast<int64_t>(number(trainBlock, "steps", 1));
-  uint64_t seed = options.seed
-                      ? *options.seed
-                      : static_cast<uint64_t>(number(trainBlock, "seed", 0));
-  double baseLr = number(optimizer, "lr", 1e-3);
+  TrainSettings settings =
+      trainSettings(trainBlock, options.steps, options.seed);
+  const int64_t steps = settings.steps;
+  const uint64_t seed = settings.seed;
+  const int stateCount = settings.stateCount;
 
   PlannedModel plan;
   if (!planModel(interp, options.model, devices, plan, error))
@@ -200,9 +197,6 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   }
 
   // Optimizer state per parameter, as in a run on one device.
-  std::string opt = text(optimizer, "kind");
-  int stateCount =
-      opt == "sgd" ? (number(optimizer, "momentum", 0) > 0 ? 1 : 0) : 2;
   std::vector<Parameter> allParams;
   for (const Stage &st : stages)
     allParams.insert(allParams.end(), st.params.begin(), st.params.end());
@@ -229,9 +223,12 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   for (int64_t step = first; step < steps; ++step) {
     StepLog::Clock::time_point t0 = StepLog::Clock::now();
     source->fill(step, global);
-    double factor = scheduleFactor(schedule, baseLr, step, steps);
+    double factor = settings.lrFactor(step);
     std::vector<double> losses(ranks.size(), 0);
-    std::vector<std::string> errors(ranks.size());
+    // The first rank to fail aborts the others; its message is the one
+    // reported (theirs only say they were aborted).
+    std::mutex failMutex;
+    std::string firstError;
     std::vector<std::thread> threads;
     for (size_t i = 0; i < ranks.size(); ++i)
       threads.emplace_back([&, i] {
@@ -243,13 +240,15 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         whale_rt_tensor *loss = nullptr;
         if (stages[rank.stage].entry(ctx, rank.inputs.data(), &loss) !=
             WHALE_RT_OK) {
-          errors[i] = whale_rt_last_error(ctx);
-          std::string reason = "rank " +
-                               std::to_string(plan.grid[rank.stage *
-                                                            plan.replicas +
-                                                        rank.replica]) +
-                               " failed: " + errors[i];
-          whale_rt_comm_abort(comm.get(), reason.c_str());
+          std::string who =
+              "rank " +
+              std::to_string(plan.grid[rank.stage * plan.replicas +
+                                       rank.replica]);
+          std::lock_guard<std::mutex> lock(failMutex);
+          if (firstError.empty()) {
+            firstError = who + ": " + whale_rt_last_error(ctx);
+            whale_rt_comm_abort(comm.get(), (who + " failed").c_str());
+          }
           return;
         }
         losses[i] = *static_cast<float *>(whale_rt_tensor_data(loss));
@@ -257,16 +256,6 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       });
     for (std::thread &t : threads)
       t.join();
-    // The rank that failed first is the one whose message is not about
-    // another rank's failure.
-    std::string firstError;
-    for (size_t i = 0; i < ranks.size(); ++i)
-      if (!errors[i].empty() &&
-          (firstError.empty() || firstError.find(" failed: ") != std::string::npos))
-        firstError = "rank " +
-                     std::to_string(plan.grid[ranks[i].stage * plan.replicas +
-                                              ranks[i].replica]) +
-                     ": " + errors[i];
     if (!firstError.empty())
       return fail("step " + std::to_string(step + 1) + ": " + firstError);
     double value = 0;

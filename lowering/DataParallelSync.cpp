@@ -22,17 +22,6 @@ using namespace whale;
 
 namespace {
 
-/// The value a TaskGraph result stands for.
-Value throughYields(Value v) {
-  while (auto r = dyn_cast<OpResult>(v)) {
-    auto tg = dyn_cast<TaskGraphOp>(r.getOwner());
-    if (!tg)
-      break;
-    v = tg.getBody().front().getTerminator()->getOperand(r.getResultNumber());
-  }
-  return v;
-}
-
 struct DataParallelPass
     : public whale::impl::WhaleDataParallelBase<DataParallelPass> {
   using Base::Base;
@@ -45,7 +34,7 @@ struct DataParallelPass
     if (!micro || !global)
       return fn.emitOpError("has no micro-batches; run -whale-pipeline first");
     auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
-    Value loss = ret.getNumOperands() == 1 ? throughYields(ret.getOperand(0))
+    Value loss = ret.getNumOperands() == 1 ? plan::throughYields(ret.getOperand(0))
                                            : Value();
     auto mean = loss ? loss.getDefiningOp<ReduceMeanOp>() : ReduceMeanOp();
     if (!mean || mean.getType().getRank() != 0)
@@ -86,14 +75,9 @@ struct DataParallelPass
 
   void runOnOperation() override {
     OpBuilder b(&getContext());
-    SmallVector<func::FuncOp> models;
-    getOperation().walk([&](func::FuncOp fn) {
-      if (fn->hasAttr("whale.model"))
-        models.push_back(fn);
-    });
-    for (func::FuncOp fn : models)
-      if (failed(sync(fn, b)))
-        return signalPassFailure();
+    if (!plan::forEachModel(getOperation(),
+                            [&](func::FuncOp fn) { return sync(fn, b); }))
+      signalPassFailure();
   }
 };
 

@@ -117,14 +117,9 @@ struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
 
   void runOnOperation() override {
     OpBuilder b(&getContext());
-    SmallVector<func::FuncOp> models;
-    getOperation().walk([&](func::FuncOp fn) {
-      if (fn->hasAttr("whale.model"))
-        models.push_back(fn);
-    });
-    for (func::FuncOp fn : models)
-      if (failed(schedule(fn, b)))
-        return signalPassFailure();
+    if (!plan::forEachModel(getOperation(),
+                            [&](func::FuncOp fn) { return schedule(fn, b); }))
+      signalPassFailure();
   }
 };
 

@@ -82,6 +82,33 @@ inline int64_t stageOf(mlir::Value v) {
   return s ? s.getInt() : -1;
 }
 
+/// The value a TaskGraph result stands for: the operand of its yield.
+inline mlir::Value throughYields(mlir::Value v) {
+  while (auto r = llvm::dyn_cast<mlir::OpResult>(v)) {
+    auto tg = llvm::dyn_cast<TaskGraphOp>(r.getOwner());
+    if (!tg)
+      break;
+    v = tg.getBody().front().getTerminator()->getOperand(r.getResultNumber());
+  }
+  return v;
+}
+
+/// Runs `step` on every model function of `module` (collected first, so a
+/// step may add functions); false as soon as one fails.
+inline bool forEachModel(
+    mlir::ModuleOp module,
+    llvm::function_ref<mlir::LogicalResult(mlir::func::FuncOp)> step) {
+  llvm::SmallVector<mlir::func::FuncOp> models;
+  module.walk([&](mlir::func::FuncOp fn) {
+    if (fn->hasAttr("whale.model"))
+      models.push_back(fn);
+  });
+  for (mlir::func::FuncOp fn : models)
+    if (mlir::failed(step(fn)))
+      return false;
+  return true;
+}
+
 } // namespace whale::plan
 
 #endif

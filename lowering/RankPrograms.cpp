@@ -40,16 +40,7 @@ namespace {
 
 constexpr int64_t kMaxBoundary = 4096;
 
-/// The value a TaskGraph result stands for.
-Value resolve(Value v) {
-  while (auto r = dyn_cast<OpResult>(v)) {
-    auto tg = dyn_cast<TaskGraphOp>(r.getOwner());
-    if (!tg)
-      break;
-    v = tg.getBody().front().getTerminator()->getOperand(r.getResultNumber());
-  }
-  return v;
-}
+using plan::throughYields;
 
 /// A message's tag: micro-batch, direction and which boundary value.
 int64_t tagOf(int64_t microBatch, bool backward, int64_t index) {
@@ -118,7 +109,7 @@ LogicalResult RankBuilder::analyze() {
       return model.emitOpError("stage ")
              << s << " has no schedule; run -whale-pipeline first";
     auto note = [&](Value v) -> LogicalResult {
-      v = resolve(v);
+      v = throughYields(v);
       if (isa<BlockArgument>(v))
         return success();
       int64_t from = plan::stageOf(v);
@@ -141,7 +132,7 @@ LogicalResult RankBuilder::analyze() {
     return model.emitOpError("passes more than ")
            << kMaxBoundary << " values between stages";
   auto ret = cast<func::ReturnOp>(model.getBody().front().getTerminator());
-  loss = resolve(ret.getOperand(0));
+  loss = throughYields(ret.getOperand(0));
   lossStage = plan::stageOf(loss);
   if (lossStage < 0)
     return model.emitOpError("returns a loss no stage computes");
@@ -207,7 +198,7 @@ LogicalResult RankBuilder::build(int64_t s) {
                                     tagOf(j, false, i)));
       for (Operation *op : ops[s]) {
         for (Value v : op->getOperands())
-          if (Value r = resolve(v); r != v)
+          if (Value r = throughYields(v); r != v)
             map.map(v, map.lookupOrDefault(r));
         forwardOps[j].push_back(b.clone(*op, map));
       }

@@ -113,16 +113,17 @@ struct TaskGraphPartitionPass
     }
     ends.push_back(compute.size());
     // Parameters go just before their first user, so each part holds its
-    // own.
-    for (Operation &op : llvm::make_early_inc_range(entry.without_terminator()))
-      if (auto p = dyn_cast<ParamOp>(op)) {
-        Operation *first = nullptr;
-        for (Operation *user : p->getUsers())
-          if (!first || user->isBeforeInBlock(first))
-            first = user;
-        if (first)
-          p->moveBefore(first);
-      }
+    // own. Collected first: params sharing a user (a layernorm's scale and
+    // shift) would otherwise keep trading places under the iteration.
+    SmallVector<ParamOp> params(entry.getOps<ParamOp>());
+    for (ParamOp p : params) {
+      Operation *first = nullptr;
+      for (Operation *user : p->getUsers())
+        if (!first || user->isBeforeInBlock(first))
+          first = user;
+      if (first)
+        p->moveBefore(first);
+    }
     size_t begin = 0;
     for (size_t end : ends) {
       SmallVector<Operation *> part;
@@ -141,12 +142,7 @@ struct TaskGraphPartitionPass
 
   void runOnOperation() override {
     OpBuilder b(&getContext());
-    SmallVector<func::FuncOp> models;
-    getOperation().walk([&](func::FuncOp fn) {
-      if (fn->hasAttr("whale.model"))
-        models.push_back(fn);
-    });
-    for (func::FuncOp fn : models) {
+    bool ok = plan::forEachModel(getOperation(), [&](func::FuncOp fn) {
       bool automatic = autoParallel;
       int64_t k = numTaskGraph;
       if (auto a = dyn_cast_or_null<BoolAttr>(
@@ -156,11 +152,10 @@ struct TaskGraphPartitionPass
               plan::configValue(fn, "num_task_graph"));
           n && k == 0)
         k = n.getInt();
-      LogicalResult r = automatic && k > 0 ? cutByFlops(fn, b, k)
-                                           : wrapLooseOps(fn, b);
-      if (failed(r))
-        return signalPassFailure();
-    }
+      return automatic && k > 0 ? cutByFlops(fn, b, k) : wrapLooseOps(fn, b);
+    });
+    if (!ok)
+      signalPassFailure();
   }
 };
 

@@ -117,14 +117,9 @@ struct VirtualDevicesPass
       return signalPassFailure();
     }
     OpBuilder b(&getContext());
-    SmallVector<func::FuncOp> models;
-    getOperation().walk([&](func::FuncOp fn) {
-      if (fn->hasAttr("whale.model"))
-        models.push_back(fn);
-    });
-    for (func::FuncOp fn : models)
-      if (failed(place(fn, b)))
-        return signalPassFailure();
+    if (!plan::forEachModel(getOperation(),
+                            [&](func::FuncOp fn) { return place(fn, b); }))
+      signalPassFailure();
   }
 };
 

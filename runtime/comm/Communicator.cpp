@@ -11,6 +11,7 @@
 #include "runtime/comm/Communicator.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <sstream>
 
@@ -50,6 +51,13 @@ void sum(DType dtype, void *out, const std::vector<const void *> &ins,
   case DType::I64:
     return sumInto(static_cast<int64_t *>(out), ins, offset, count);
   }
+}
+
+/// "0.05 s", "120 s".
+std::string seconds(std::chrono::milliseconds t) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", t.count() / 1000.0);
+  return buf;
 }
 
 } // namespace
@@ -157,8 +165,7 @@ Status Communicator::collective(const char *op, int rank,
       if (!round->arrivedAt[i])
         missing.push_back(group[i]);
     std::string msg =
-        where + " timed out after " +
-        std::to_string(timeout.count() / 1000.0).substr(0, 5) + " s " + phase +
+        where + " timed out after " + seconds(timeout) + " " + phase +
         (missing.empty() ? std::string()
                          : "; rank(s) " + rankList(missing) + " never came");
     aborted = msg;
@@ -290,9 +297,8 @@ Status Communicator::recv(int to, int from, int64_t tag, DType dtype,
     if (!aborted.empty())
       return Status::internal(where + ": " + aborted);
     (void)ready;
-    std::string msg = where + " timed out after " +
-                      std::to_string(timeout.count() / 1000.0).substr(0, 5) +
-                      " s: rank " + std::to_string(from) + " never sent";
+    std::string msg = where + " timed out after " + seconds(timeout) +
+                      ": rank " + std::to_string(from) + " never sent";
     aborted = msg;
     changed.notify_all();
     return Status::internal(msg);

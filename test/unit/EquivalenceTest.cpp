@@ -166,17 +166,14 @@ TEST(Equivalence, GptTwoStagesNestedDataParallel) {
       "cpu:4");
 }
 
-// Hangs in this session (gpt cut into 4 by auto_parallel on 4 devices):
-// under investigation; 4 stages on 4 devices is covered by the mlp.
-TEST(Equivalence, DISABLED_GptFourStagesOnFourDevices) {
+TEST(Equivalence, GptFourStagesOnFourDevices) {
   expectEquivalent(edit(source(kGpt), "num_micro_batch = 4",
                         "num_micro_batch = 4\n  auto_parallel = true\n  "
                         "num_task_graph = 4"),
                    kGpt, "cpu:4");
 }
 
-// Hangs like the four-stage case (auto_parallel on gpt): see the note.
-TEST(Equivalence, DISABLED_GptAutoParallelTwoTaskGraphs) {
+TEST(Equivalence, GptAutoParallelTwoTaskGraphs) {
   expectEquivalent(edit(source(kGpt), "num_micro_batch = 4",
                         "num_micro_batch = 4\n  auto_parallel = true\n  "
                         "num_task_graph = 2"),

@@ -1,0 +1,144 @@
+//===- CommunicatorTest.cpp - the in-process communicator -----------------===//
+
+#include "runtime/comm/Communicator.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <thread>
+
+using namespace whale::rt;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// Runs `body(rank)` on one thread per rank and waits for all.
+void onRanks(int n, const std::function<void(int)> &body) {
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back(body, r);
+  for (std::thread &t : threads)
+    t.join();
+}
+
+TEST(Communicator, AllReduceSumsInPlaceOverASubgroup) {
+  Communicator comm(4, 5s);
+  std::vector<std::vector<float>> data(4);
+  onRanks(4, [&](int r) {
+    data[r] = {float(r), float(10 * r)};
+    // Ranks 0 and 2 form one group, 1 and 3 another, at the same time.
+    std::vector<int> group = r % 2 == 0 ? std::vector<int>{0, 2}
+                                        : std::vector<int>{1, 3};
+    EXPECT_TRUE(comm.allReduce(r, group, DType::F32, data[r].data(), 2));
+  });
+  EXPECT_EQ(data[0], (std::vector<float>{2, 20}));
+  EXPECT_EQ(data[2], (std::vector<float>{2, 20}));
+  EXPECT_EQ(data[1], (std::vector<float>{4, 40}));
+  EXPECT_EQ(data[3], (std::vector<float>{4, 40}));
+  EXPECT_EQ(comm.counters(0).allReduceBytes, 8);
+}
+
+TEST(Communicator, AllGatherReduceScatterAndBroadcastInGroupOrder) {
+  Communicator comm(3, 5s);
+  std::vector<int> group = {2, 0, 1};
+  std::vector<std::vector<int64_t>> gathered(3, std::vector<int64_t>(3));
+  std::vector<double> scattered(3);
+  std::vector<int32_t> broadcast(3);
+  onRanks(3, [&](int r) {
+    int64_t mine = 100 + r;
+    EXPECT_TRUE(comm.allGather(r, group, DType::I64, &mine, 1,
+                               gathered[r].data()));
+    // Rank r contributes r+1 to every part; the caller at position i of
+    // the group gets part i.
+    std::vector<double> parts(3, r + 1.0);
+    EXPECT_TRUE(comm.reduceScatter(r, group, DType::F64, parts.data(), 1,
+                                   &scattered[r]));
+    broadcast[r] = r == 1 ? 77 : -1;
+    EXPECT_TRUE(comm.broadcast(r, group, 1, DType::I32, &broadcast[r], 1));
+  });
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(gathered[r], (std::vector<int64_t>{102, 100, 101}));
+    EXPECT_EQ(scattered[r], 6.0);
+    EXPECT_EQ(broadcast[r], 77);
+  }
+}
+
+TEST(Communicator, SendIsBufferedAndRecvMatchesByTag) {
+  Communicator comm(2, 5s);
+  float a[2] = {1, 2}, b[2] = {3, 4};
+  // Both sends return before any recv; the receiver takes tag 7 first.
+  ASSERT_TRUE(comm.send(0, 1, 5, DType::F32, a, 2));
+  ASSERT_TRUE(comm.send(0, 1, 7, DType::F32, b, 2));
+  float got[2];
+  ASSERT_TRUE(comm.recv(1, 0, 7, DType::F32, got, 2));
+  EXPECT_EQ(got[0], 3);
+  ASSERT_TRUE(comm.recv(1, 0, 5, DType::F32, got, 2));
+  EXPECT_EQ(got[1], 2);
+  EXPECT_EQ(comm.counters(0).sendBytes, 16);
+  EXPECT_EQ(comm.counters(1).recvBytes, 16);
+  Status wrong = comm.send(0, 1, 9, DType::F32, a, 2);
+  ASSERT_TRUE(wrong);
+  Status size = comm.recv(1, 0, 9, DType::F32, got, 1);
+  EXPECT_FALSE(size);
+  EXPECT_NE(size.message().find("the message has 8 bytes, the receiver "
+                                "expects 4"),
+            std::string::npos);
+}
+
+TEST(Communicator, ATimeoutNamesTheOpAndTheRanksThatNeverCame) {
+  Communicator comm(3, 50ms);
+  float x = 1;
+  Status st = comm.allReduce(0, {0, 1, 2}, DType::F32, &x, 1);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.message().find("all_reduce over ranks [0, 1, 2] (rank 0) "
+                              "timed out"),
+            std::string::npos)
+      << st.message();
+  EXPECT_NE(st.message().find("rank(s) 1, 2 never came"), std::string::npos)
+      << st.message();
+  // The communicator is aborted: later waits end at once with the reason.
+  Status after = comm.recv(1, 0, 0, DType::F32, &x, 1);
+  EXPECT_FALSE(after);
+  EXPECT_NE(after.message().find("timed out"), std::string::npos);
+}
+
+TEST(Communicator, ARecvNobodySendsToTimesOut) {
+  Communicator comm(2, 50ms);
+  float x;
+  Status st = comm.recv(1, 0, 3, DType::F32, &x, 1);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.message().find("recv on rank 1 from rank 0 (tag 3) timed out "
+                              "after 0.05 s: rank 0 never sent"),
+            std::string::npos)
+      << st.message();
+}
+
+TEST(Communicator, MismatchedCollectivesAndBadGroupsAreErrors) {
+  Communicator comm(2, 5s);
+  float x = 1;
+  std::vector<Status> results(2);
+  onRanks(2, [&](int r) {
+    results[r] = r == 0 ? comm.allReduce(0, {0, 1}, DType::F32, &x, 1)
+                        : comm.broadcast(1, {0, 1}, 0, DType::F32, &x, 1);
+  });
+  EXPECT_FALSE(results[0] && results[1]);
+  Communicator fresh(2, 5s);
+  EXPECT_FALSE(fresh.allReduce(0, {1}, DType::F32, &x, 1)); // not in group
+  EXPECT_FALSE(fresh.allReduce(0, {0, 0}, DType::F32, &x, 1));
+  EXPECT_FALSE(fresh.allReduce(0, {0, 5}, DType::F32, &x, 1));
+  EXPECT_FALSE(fresh.send(0, 0, 1, DType::F32, &x, 1));
+}
+
+TEST(Communicator, AbortEndsEveryWait) {
+  Communicator comm(2, 10s);
+  float x = 0;
+  Status waited;
+  std::thread t([&] { waited = comm.recv(1, 0, 1, DType::F32, &x, 1); });
+  std::this_thread::sleep_for(20ms);
+  comm.abort("rank 0 failed");
+  t.join();
+  ASSERT_FALSE(waited);
+  EXPECT_NE(waited.message().find("rank 0 failed"), std::string::npos);
+}
+
+} // namespace
