@@ -474,6 +474,7 @@ const KeyRule kConfigKeys[] = {
     {"auto_parallel", "true or false"},
     {"schedule", "\"gpipe\" or \"1f1b\""},
     {"balance", "\"even\" or \"hardware\""},
+    {"split_matmul", "\"auto\", \"column\", \"row\" or \"replicated\""},
 };
 const KeyRule kTrainKeys[] = {
     {"data", "a data source: synthetic(...) or text(...)"},
@@ -553,6 +554,11 @@ void Sema::checkConfig(const ModuleInfo &m) {
         s = Setting::ofStr(v.s);
       } else if (kv.key == "balance") {
         ok = v.kind == SVal::Kind::Str && (v.s == "even" || v.s == "hardware");
+        s = Setting::ofStr(v.s);
+      } else if (kv.key == "split_matmul") {
+        ok = v.kind == SVal::Kind::Str &&
+             (v.s == "auto" || v.s == "column" || v.s == "row" ||
+              v.s == "replicated");
         s = Setting::ofStr(v.s);
       }
       if (!ok) {

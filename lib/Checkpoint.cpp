@@ -131,21 +131,40 @@ std::string readParameters(whale_rt_context *ctx,
   return "";
 }
 
-std::string copyState(whale_rt_context *from, whale_rt_context *to,
-                      const std::vector<Parameter> &params, int stateCount) {
-  for (const Parameter &p : params)
+std::string copyShardState(whale_rt_context *whole, whale_rt_context *rank,
+                           const std::vector<Parameter> &params, int stateCount,
+                           int64_t part, bool toRank) {
+  for (const Parameter &p : params) {
+    Parameter local = p;
+    if (p.shards > 1)
+      local.shape[p.axis] /= p.shards;
+    int64_t outer = 1, inner = sizeof(float);
+    for (int64_t d = 0; d < static_cast<int64_t>(p.shape.size()); ++d)
+      if (p.shards > 1 && d < p.axis)
+        outer *= p.shape[d];
+      else if (p.shards <= 1 || d > p.axis)
+        inner *= p.shape[d];
+    // Each of `outer` runs of the whole holds the parts side by side.
+    int64_t block = p.shards > 1 ? local.shape[p.axis] * inner : inner;
+    int64_t stride = p.shards > 1 ? p.shape[p.axis] * inner : inner;
+    int64_t offset = p.shards > 1 ? part * block : 0;
     for (int s = -1; s < stateCount; ++s) {
-      whale_rt_tensor *a = tensorOf(from, p, s), *b = tensorOf(to, p, s);
-      if (!a)
-        return whale_rt_last_error(from);
-      if (!b)
-        return whale_rt_last_error(to);
-      int64_t n = 1;
-      for (int64_t e : p.shape)
-        n *= e;
-      std::memcpy(whale_rt_tensor_data(b), whale_rt_tensor_data(a),
-                  n * sizeof(float));
+      whale_rt_tensor *w = tensorOf(whole, p, s), *r = tensorOf(rank, local, s);
+      if (!w)
+        return whale_rt_last_error(whole);
+      if (!r)
+        return whale_rt_last_error(rank);
+      auto *wd = static_cast<char *>(whale_rt_tensor_data(w));
+      auto *rd = static_cast<char *>(whale_rt_tensor_data(r));
+      for (int64_t o = 0; o < outer; ++o) {
+        char *at = wd + o * stride + offset, *mine = rd + o * block;
+        if (toRank)
+          std::memcpy(mine, at, block);
+        else
+          std::memcpy(at, mine, block);
+      }
     }
+  }
   return "";
 }
 

@@ -24,7 +24,10 @@ inline constexpr const char *kCheckpointFileName = "checkpoint.safetensors";
 
 struct Parameter {
   std::string name;
-  std::vector<int64_t> shape;
+  std::vector<int64_t> shape; ///< the whole parameter's
+  /// Split over a shard group: each rank holds part (replica % shards) of
+  /// `shards` along `axis`.
+  int64_t axis = -1, shards = 1;
 };
 
 /// Writes the parameters (and `stateCount` optimizer tensors each) of
@@ -46,11 +49,13 @@ std::string readParameters(whale_rt_context *ctx,
                            const std::vector<Parameter> &params,
                            std::map<std::string, std::vector<float>> &out);
 
-/// Copies parameters and their `stateCount` optimizer states from one
-/// context to another (gathering ranks' state for a checkpoint, and handing
-/// a loaded one out to them).
-std::string copyState(whale_rt_context *from, whale_rt_context *to,
-                      const std::vector<Parameter> &params, int stateCount);
+/// Copies parameters and their `stateCount` optimizer states between
+/// `whole` (every parameter whole: the host, a checkpoint) and `rank`,
+/// which holds part `part` of the sharded ones: into the rank when
+/// `toRank` (handing a loaded checkpoint out), else out of it (gathering).
+std::string copyShardState(whale_rt_context *whole, whale_rt_context *rank,
+                           const std::vector<Parameter> &params, int stateCount,
+                           int64_t part, bool toRank);
 
 } // namespace whale
 

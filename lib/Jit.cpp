@@ -64,6 +64,15 @@ llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
   add("whale_rt_recv", &whale_rt_recv);
   add("whale_rt_all_reduce", &whale_rt_all_reduce);
   add("whale_rt_clip_grad_norm_group", &whale_rt_clip_grad_norm_group);
+  add("whale_rt_param_shard", &whale_rt_param_shard);
+  add("whale_rt_all_gather", &whale_rt_all_gather);
+  add("whale_rt_shard_slice", &whale_rt_shard_slice);
+  add("whale_rt_shard_sum", &whale_rt_shard_sum);
+  add("whale_rt_all_reduce_peers", &whale_rt_all_reduce_peers);
+  add("whale_rt_sharded_cross_entropy", &whale_rt_sharded_cross_entropy);
+  add("whale_rt_sharded_cross_entropy_grad",
+      &whale_rt_sharded_cross_entropy_grad);
+  add("whale_rt_clip_grad_norm_sharded", &whale_rt_clip_grad_norm_sharded);
   return map;
 }
 

@@ -46,6 +46,7 @@ void planningPasses(mlir::PassManager &pm, int64_t devices) {
   pm.addPass(createWhaleVirtualDevices(vd));
   pm.addPass(createWhalePipeline());
   pm.addPass(createWhaleDataParallel());
+  pm.addPass(createWhaleSharding());
 }
 
 /// The planned copy of `name`, alone in its module.

@@ -106,6 +106,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     JitProgram::Entry entry;
     std::vector<Parameter> params;
     std::vector<mlir::RankedTensorType> inputs;
+    int64_t shards = 1; ///< ranks that hold parts of its sharded parameters
   };
   std::vector<Stage> stages(plan.stages);
   for (int64_t s = 0; s < plan.stages; ++s) {
@@ -115,8 +116,14 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     if (!fn || !stages[s].entry)
       return fail("no rank program for stage " + std::to_string(s));
     fn.walk([&](ParamOp p) {
-      stages[s].params.push_back(
-          {p.getName().str(), std::vector<int64_t>(p.getType().getShape())});
+      Parameter param{p.getName().str(),
+                      std::vector<int64_t>(p.getFullType().getShape())};
+      if (std::optional<llvm::ArrayRef<int64_t>> shard = p.getShard()) {
+        param.axis = (*shard)[0];
+        param.shards = (*shard)[1];
+        stages[s].shards = param.shards;
+      }
+      stages[s].params.push_back(param);
     });
     for (mlir::Type t : fn.getArgumentTypes())
       stages[s].inputs.push_back(mlir::cast<mlir::RankedTensorType>(t));
@@ -208,11 +215,14 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
                                          first);
         !err.empty())
       return fail(err);
-    for (Rank &rank : ranks)
-      if (std::string err = copyState(host.get(), rank.ctx.get(),
-                                      stages[rank.stage].params, stateCount);
+    for (Rank &rank : ranks) {
+      const Stage &st = stages[rank.stage];
+      if (std::string err =
+              copyShardState(host.get(), rank.ctx.get(), st.params, stateCount,
+                             rank.replica % st.shards, /*toRank=*/true);
           !err.empty())
         return fail(err);
+    }
   }
 
   StepLog log;
@@ -272,14 +282,18 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     log.report(step + 1, steps, value, plan.globalBatch, t0);
   }
 
-  // Replica 0 of each stage holds what the checkpoint and the host see.
+  // The first shard group of each stage holds what the checkpoint and the
+  // host see: one part each of the sharded parameters, the others whole.
   auto gather = [&]() -> std::string {
-    for (Rank &rank : ranks)
-      if (rank.replica == 0)
-        if (std::string err = copyState(rank.ctx.get(), host.get(),
-                                        stages[rank.stage].params, stateCount);
+    for (Rank &rank : ranks) {
+      const Stage &st = stages[rank.stage];
+      if (rank.replica < st.shards)
+        if (std::string err =
+                copyShardState(host.get(), rank.ctx.get(), st.params,
+                               stateCount, rank.replica, /*toRank=*/false);
             !err.empty())
           return err;
+    }
     return "";
   };
   if (!options.savePath.empty() || options.keepParameters)

@@ -43,8 +43,18 @@ LogicalResult whale::emitOptimizerUpdates(OpBuilder &b, Location loc,
     SmallVector<Type> types;
     for (Value g : grads)
       types.push_back(g.getType());
-    auto clipOp = ClipGradNormOp::create(b, loc, types, grads,
-                                         b.getF64FloatAttr(clip), clipGroup);
+    // Parts of split parameters add their squares over the shard group.
+    SmallVector<bool> sharded;
+    int64_t shards = 0;
+    for (ParamOp p : params) {
+      sharded.push_back(p.getShard().has_value());
+      if (p.getShard())
+        shards = (*p.getShard())[1];
+    }
+    auto clipOp = ClipGradNormOp::create(
+        b, loc, types, grads, b.getF64FloatAttr(clip), clipGroup,
+        shards ? b.getI64IntegerAttr(shards) : IntegerAttr(),
+        shards ? b.getDenseBoolArrayAttr(sharded) : DenseBoolArrayAttr());
     grads.assign(clipOp.getResults().begin(), clipOp.getResults().end());
   }
   double lr = number(optimizer, "lr", 1e-3),

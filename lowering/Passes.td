@@ -148,6 +148,30 @@ def WhaleDataParallel : Pass<"whale-data-parallel", "mlir::ModuleOp"> {
   ];
 }
 
+def WhaleSharding : Pass<"whale-sharding", "mlir::ModuleOp"> {
+  let summary = "Tensor parallelism: split TaskGraphs run on parts of values";
+  let description = [{
+    For each stage with shard groups (plan `shards`, from
+    -whale-virtual-devices), rewrites the ops of its split TaskGraphs to
+    run on this rank's part of their values: each op takes the sharding
+    pattern (matmul: column, row, rows, batch or replicated; elementwise,
+    softmax, layernorm, reshape, transpose and reductions follow a split
+    dimension; cross entropy over split classes uses a distributed max and
+    sum) that moves the fewest bytes forward and backward, and
+    `whale.all_gather`, `shard_slice`, `shard_sum` and `fanout` change
+    layouts between ops and TaskGraphs (the bridges; a gather followed by a
+    partition of the same dimension is never made). Parameters read only
+    as parts become sharded parameters. Each TaskGraph records `sharding`
+    (every op's pattern, with the costs compared) and `bridges`; the plan
+    gets `loss_shards` when the loss is whole over a shard group.
+  }];
+  let options = [
+    Option<"matmul", "matmul", "std::string", /*default=*/"\"auto\"",
+           "auto (by cost, or the config's split_matmul), or force column, "
+           "row or replicated for every matmul with a weight">,
+  ];
+}
+
 def WhaleRankPrograms : Pass<"whale-rank-programs", "mlir::ModuleOp"> {
   let summary = "One program per stage, with explicit communication";
   let description = [{

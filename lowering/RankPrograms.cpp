@@ -28,6 +28,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <map>
+
 namespace whale {
 #define GEN_PASS_DEF_WHALERANKPROGRAMS
 #include "lowering/Passes.h.inc"
@@ -60,6 +62,10 @@ private:
   DictionaryAttr planAttr;
   int64_t stages = 1, replicas = 1, micro = 0, microBatches = 1;
   double weight = 1;
+  int64_t lossShards = 1;
+  // Parameters of split TaskGraphs: their gradients are summed over the
+  // ranks holding the same part (shard_peers), not all the replicas.
+  llvm::StringMap<int64_t> shardedBy;
   Value loss;
   int64_t lossStage = 0;
   // Per stage: its ops (no parameters, no yields) and parameters, in order.
@@ -82,6 +88,7 @@ LogicalResult RankBuilder::analyze() {
     return model.emitOpError("is not fully planned; run -whale-virtual-devices, "
                              "-whale-pipeline and -whale-data-parallel first");
   weight = w.getValueAsDouble();
+  lossShards = plan::intOf(planAttr, "loss_shards", 1);
   for (Type t : model.getArgumentTypes()) {
     auto rt = cast<RankedTensorType>(t);
     if (rt.getRank() == 0 || rt.getShape()[0] != micro)
@@ -97,9 +104,13 @@ LogicalResult RankBuilder::analyze() {
   for (TaskGraphOp tg : plan::taskGraphs(model)) {
     int64_t s = tg->getAttrOfType<IntegerAttr>("stage").getInt();
     schedules[s] = tg->getAttrOfType<ArrayAttr>("schedule");
+    auto shards = tg->getAttrOfType<IntegerAttr>("shards");
     for (Operation &op : tg.getBody().front().without_terminator()) {
-      if (auto p = dyn_cast<ParamOp>(op))
+      if (auto p = dyn_cast<ParamOp>(op)) {
         params[s].push_back(p);
+        if (shards)
+          shardedBy[p.getName()] = shards.getInt();
+      }
       else
         ops[s].push_back(&op);
     }
@@ -217,8 +228,9 @@ LogicalResult RankBuilder::build(int64_t s) {
       if (!fresh)
         it->second = AddOp::create(b, loc, v.getType(), it->second, g);
     };
+    // A loss whole over a shard group is the group's rows' mean.
     if (lossStage == s)
-      grads[map.lookup(loss)] = constant(scalar, weight);
+      grads[map.lookup(loss)] = constant(scalar, weight * lossShards);
     for (auto [i, v] : llvm::enumerate(boundary))
       if (plan::stageOf(v) == s)
         for (int64_t reader : readers[v])
@@ -251,18 +263,28 @@ LogicalResult RankBuilder::build(int64_t s) {
   if (replicas > 1) {
     auto perStage = planAttr.getAs<ArrayAttr>("buckets");
     for (Attribute bucket : cast<ArrayAttr>(perStage[s])) {
-      SmallVector<Value> values;
-      SmallVector<Type> types;
-      SmallVector<unsigned> at;
+      // One all-reduce per group the bucket's parameters sync over.
+      std::map<int64_t, SmallVector<unsigned>> byShards;
       for (Attribute name : cast<ArrayAttr>(bucket)) {
-        at.push_back(position.lookup(cast<StringAttr>(name).getValue()));
-        values.push_back(grads[at.back()]);
-        types.push_back(values.back().getType());
+        StringRef n = cast<StringAttr>(name).getValue();
+        byShards[shardedBy.lookup(n)].push_back(position.lookup(n));
       }
-      auto reduced = AllReduceOp::create(b, loc, types, values,
-                                         b.getStringAttr("replicas"));
-      for (auto [k, i] : llvm::enumerate(at))
-        grads[i] = reduced.getResult(k);
+      for (auto &[shards, at] : byShards) {
+        if (shards >= replicas)
+          continue; // every rank of the stage holds its own part
+        SmallVector<Value> values;
+        SmallVector<Type> types;
+        for (unsigned i : at) {
+          values.push_back(grads[i]);
+          types.push_back(values.back().getType());
+        }
+        auto reduced = AllReduceOp::create(
+            b, loc, types, values,
+            b.getStringAttr(shards ? "shard_peers" : "replicas"),
+            shards ? b.getI64IntegerAttr(shards) : IntegerAttr());
+        for (auto [k, i] : llvm::enumerate(at))
+          grads[i] = reduced.getResult(k);
+      }
     }
   }
   auto train = model->getAttrOfType<DictionaryAttr>("whale.train");

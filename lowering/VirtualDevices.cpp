@@ -5,7 +5,9 @@
 // times over K devices (nested data parallelism); a TaskGraph without a count
 // is one device per copy when the model is a pipeline. A model whose
 // TaskGraphs ask for no count and is not a pipeline runs as one stage on
-// every device. On one device everything is one stage.
+// every device. On one device everything is one stage. Outside a pipeline
+// all TaskGraphs share every device, and a `split(c)` TaskGraph splits over
+// shard groups of c consecutive devices (c = all of them without a count).
 //
 // Each TaskGraph becomes a pipeline stage; a stage's replicas are its
 // devices across the copies. The result is the grid stage x replica.
@@ -47,7 +49,9 @@ struct VirtualDevicesPass
     // grid[stage] lists the devices of that stage's replicas.
     SmallVector<SmallVector<int64_t>> grid;
     SmallVector<int64_t> stageOfTg(n);
-    if (k == 1 || (!anyCount && (m == 1 || n == 1))) {
+    // Outside a pipeline every TaskGraph runs on every device: a split
+    // TaskGraph's count is the size of its shard groups there.
+    if (k == 1 || m == 1 || (!anyCount && n == 1)) {
       // One stage on every device: each TaskGraph runs on all of them.
       grid.emplace_back();
       for (int64_t d = 0; d < k; ++d)
@@ -86,16 +90,38 @@ struct VirtualDevicesPass
           return tgs[i].emitOpError("has ")
                  << grid[i].size() << " replicas but the first stage has "
                  << grid[0].size()
-                 << ": stages of different degrees need bridge layers, which "
-                    "the tensor-parallel planner adds (not yet)";
+                 << ": stages of different degrees pass activations "
+                    "between different numbers of ranks, which this planner "
+                    "does not do; give every stage the same count";
+    }
+    // Shard groups: a split TaskGraph over c devices is c consecutive
+    // replicas of its stage. All split TaskGraphs of a stage share c.
+    SmallVector<int64_t> stageShards(grid.size(), 1);
+    for (auto [i, tg] : llvm::enumerate(tgs)) {
+      if (tg.getStrategy() != Strategy::split || k == 1)
+        continue;
+      int64_t per = static_cast<int64_t>(grid[stageOfTg[i]].size());
+      int64_t c = grid.size() == 1 ? tg.getDevices().value_or(per)
+                                   : tg.getDevices().value_or(1);
+      if (c < 2)
+        continue;
+      if (per % c != 0)
+        return tg.emitOpError("splits over ")
+               << c << " devices, which the " << per
+               << " devices of its stage cannot hold a whole number of "
+                  "times: use a count that divides "
+               << per;
+      int64_t &have = stageShards[stageOfTg[i]];
+      if (have != 1 && have != c)
+        return tg.emitOpError("splits over ")
+               << c << " devices but another split TaskGraph of its stage "
+               << "splits over " << have
+               << ": the split TaskGraphs of a stage share one count";
+      have = c;
+      tg->setAttr("shards", b.getI64IntegerAttr(c));
     }
     for (auto [i, tg] : llvm::enumerate(tgs)) {
       const SmallVector<int64_t> &devs = grid[stageOfTg[i]];
-      if (tg.getStrategy() == Strategy::split && devs.size() > 1)
-        return tg.emitOpError("split over ")
-               << devs.size()
-               << " devices is tensor parallelism, which this planner does "
-                  "not do yet; run it on one device per stage";
       tg->setAttr("stage", b.getI64IntegerAttr(stageOfTg[i]));
       tg->setAttr("virtual_device", b.getDenseI64ArrayAttr(devs));
     }
@@ -107,7 +133,8 @@ struct VirtualDevicesPass
              b.getNamedAttr("stages", b.getI64IntegerAttr(grid.size())),
              b.getNamedAttr("replicas",
                             b.getI64IntegerAttr(grid.front().size())),
-             b.getNamedAttr("grid", b.getDenseI64ArrayAttr(flat))});
+             b.getNamedAttr("grid", b.getDenseI64ArrayAttr(flat)),
+             b.getNamedAttr("shards", b.getDenseI64ArrayAttr(stageShards))});
     return success();
   }
 

@@ -90,6 +90,15 @@ private:
     auto type = LLVM::LLVMArrayType::get(i64, values.size());
     return global(key, type, b.getI64TensorAttr(values));
   }
+  Value i32Array(ArrayRef<int32_t> values) {
+    if (values.empty())
+      return nullPtr();
+    std::string key = "i32";
+    for (int32_t v : values)
+      key += "," + std::to_string(v);
+    auto type = LLVM::LLVMArrayType::get(i32, values.size());
+    return global(key, type, b.getI32TensorAttr(values));
+  }
   Value f64Array(ArrayRef<double> values) {
     if (values.empty())
       return nullPtr();
@@ -182,6 +191,16 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     if (!t.getElementType().isF32())
       return p.emitOpError("the CPU runtime keeps f32 parameters only");
     ArrayRef<double> args = p.getInitArgs();
+    if (std::optional<ArrayRef<int64_t>> shard = p.getShard()) {
+      call("whale_rt_param_shard",
+           {ctxArg, cString(p.getName()),
+            constI32(static_cast<int32_t>(p.getInit())), f64Array(args),
+            constI32(args.size()), constI32(t.getRank()),
+            i64Array(p.getFullType().getShape()), constI32((*shard)[0]),
+            constI32((*shard)[1]), slot});
+      handles[p.getResult()] = LLVM::LoadOp::create(b, loc, ptr, slot);
+      return success();
+    }
     call("whale_rt_param",
          {ctxArg, cString(p.getName()),
           constI32(static_cast<int32_t>(p.getInit())), f64Array(args),
@@ -230,7 +249,14 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     Value array = handleArray(op->getOperands());
     for (int64_t i = 0; i < n; ++i)
       handles[c.getResult(i)] = in(i);
-    if (std::optional<StringRef> group = c.getGroup())
+    if (std::optional<ArrayRef<bool>> sharded = c.getSharded()) {
+      SmallVector<int32_t> flags(sharded->begin(), sharded->end());
+      std::optional<StringRef> group = c.getGroup();
+      call("whale_rt_clip_grad_norm_sharded",
+           {ctxArg, constI32(group ? groupKind(*group) : -1),
+            constI32(*c.getShards()), constI32(n), array, i32Array(flags),
+            constF64(c.getMaxNorm().convertToDouble()), nullPtr()});
+    } else if (std::optional<StringRef> group = c.getGroup())
       call("whale_rt_clip_grad_norm_group",
            {ctxArg, constI32(groupKind(*group)), constI32(n), array,
             constF64(c.getMaxNorm().convertToDouble()), nullPtr()});
@@ -247,8 +273,12 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     Value array = handleArray(op->getOperands());
     for (int64_t i = 0; i < n; ++i)
       handles[ar.getResult(i)] = in(i);
-    call("whale_rt_all_reduce",
-         {ctxArg, constI32(groupKind(ar.getGroup())), constI32(n), array});
+    if (ar.getGroup() == "shard_peers")
+      call("whale_rt_all_reduce_peers",
+           {ctxArg, constI32(*ar.getShards()), constI32(n), array});
+    else
+      call("whale_rt_all_reduce",
+           {ctxArg, constI32(groupKind(ar.getGroup())), constI32(n), array});
     return success();
   }
   if (auto s = dyn_cast<SendOp>(op)) {
@@ -396,6 +426,37 @@ LogicalResult Lowering::lowerOp(Operation *op) {
             c.getAxis() < 0 ? c.getAxis() + type.getRank() : c.getAxis();
         call("whale_rt_concat",
              {ctxArg, constI32(n), array, constI64(axis), *out});
+        return success();
+      })
+      // Tensor parallelism: the runtime knows the rank's part.
+      .Case([&](AllGatherOp g) {
+        call("whale_rt_all_gather", {ctxArg, constI32(g.getShards()),
+                                     constI64(g.getAxis()), in(0), *out});
+        return success();
+      })
+      .Case([&](ShardSliceOp g) {
+        call("whale_rt_shard_slice", {ctxArg, constI32(g.getShards()),
+                                      constI64(g.getAxis()), in(0), *out});
+        return success();
+      })
+      .Case([&](ShardSumOp g) {
+        call("whale_rt_shard_sum",
+             {ctxArg, constI32(g.getShards()), in(0), *out});
+        return success();
+      })
+      .Case([&](FanoutOp) {
+        // The value itself; its own buffer keeps the liveness rules simple.
+        call("whale_rt_reshape", {ctxArg, in(0), *out});
+        return success();
+      })
+      .Case([&](ShardedCrossEntropyOp c) {
+        call("whale_rt_sharded_cross_entropy",
+             {ctxArg, constI32(c.getShards()), in(0), in(1), *out});
+        return success();
+      })
+      .Case([&](ShardedCrossEntropyGradOp c) {
+        call("whale_rt_sharded_cross_entropy_grad",
+             {ctxArg, constI32(c.getShards()), in(0), in(1), in(2), *out});
         return success();
       })
       // Gradients: the operand not asked for gets a null handle.

@@ -28,6 +28,67 @@ double uniform01(uint64_t key, uint64_t n) {
 
 } // namespace
 
+namespace whale::rt::capi {
+
+whale_rt_status checkInit(whale_rt_context *ctx, const char *name,
+                          int32_t init_kind, int32_t num_args) {
+  static const int32_t argsOf[] = {0, 0, 2, 2, 1};
+  if (init_kind < 0 || init_kind > WHALE_RT_INIT_XAVIER ||
+      num_args != argsOf[init_kind])
+    return ctx->invalid("param '" + std::string(name) + "': initializer " +
+                        std::to_string(init_kind) + " with " +
+                        std::to_string(num_args) + " numbers");
+  return WHALE_RT_OK;
+}
+
+void initParameter(float *data, const Shape &s, int32_t init_kind,
+                   const double *init_args, uint64_t key) {
+  int64_t n = numElements(s);
+  switch (init_kind) {
+  case WHALE_RT_INIT_ZEROS:
+  case WHALE_RT_INIT_ONES:
+    std::fill(data, data + n, init_kind == WHALE_RT_INIT_ONES ? 1.0f : 0.0f);
+    break;
+  case WHALE_RT_INIT_NORMAL:
+    // Box-Muller from two uniforms per element.
+    for (int64_t i = 0; i < n; ++i) {
+      double u1 = uniform01(key, 2 * i), u2 = uniform01(key, 2 * i + 1);
+      double z = std::sqrt(-2 * std::log(1 - u1)) * std::cos(2 * M_PI * u2);
+      data[i] = static_cast<float>(init_args[0] + init_args[1] * z);
+    }
+    break;
+  case WHALE_RT_INIT_UNIFORM:
+  case WHALE_RT_INIT_XAVIER: {
+    double lo, hi;
+    if (init_kind == WHALE_RT_INIT_UNIFORM) {
+      lo = init_args[0];
+      hi = init_args[1];
+    } else {
+      // Glorot: U(-a, a), a = gain * sqrt(6 / (fan_in + fan_out)), with
+      // fan_out the last extent and fan_in the rest (a [in, out] weight).
+      double fanOut = s.empty() ? 1 : static_cast<double>(s.back());
+      double fanIn = fanOut > 0 ? static_cast<double>(n) / fanOut : 1;
+      double a = init_args[0] * std::sqrt(6.0 / std::max(1.0, fanIn + fanOut));
+      lo = -a;
+      hi = a;
+    }
+    for (int64_t i = 0; i < n; ++i)
+      data[i] = static_cast<float>(lo + (hi - lo) * uniform01(key, i));
+    break;
+  }
+  }
+}
+
+uint64_t parameterKey(uint64_t seed, const char *name) {
+  return nameKey(seed, name);
+}
+
+} // namespace whale::rt::capi
+
+namespace {
+
+} // namespace
+
 extern "C" {
 
 whale_rt_context *whale_rt_context_create(const char *device_name,
@@ -148,52 +209,13 @@ whale_rt_status whale_rt_param(whale_rt_context *ctx, const char *name,
       *out = it->second.get();
       return WHALE_RT_OK;
     }
-    static const int32_t argsOf[] = {0, 0, 2, 2, 1};
-    if (init_kind < 0 || init_kind > WHALE_RT_INIT_XAVIER ||
-        num_args != argsOf[init_kind])
-      return ctx->invalid("param '" + std::string(name) + "': initializer " +
-                          std::to_string(init_kind) + " with " +
-                          std::to_string(num_args) + " numbers");
+    if (whale_rt_status st = checkInit(ctx, name, init_kind, num_args))
+      return st;
     auto t = std::make_unique<whale_rt_tensor>();
     if (Status st = Tensor::create(*ctx->device, DType::F32, s, t->tensor); !st)
       return ctx->fail(st);
-    float *data = static_cast<float *>(t->tensor.raw());
-    int64_t n = t->tensor.numel();
-    uint64_t key = nameKey(ctx->seed, name);
-    switch (init_kind) {
-    case WHALE_RT_INIT_ZEROS:
-    case WHALE_RT_INIT_ONES:
-      std::fill(data, data + n, init_kind == WHALE_RT_INIT_ONES ? 1.0f : 0.0f);
-      break;
-    case WHALE_RT_INIT_NORMAL:
-      // Box-Muller from two uniforms per element.
-      for (int64_t i = 0; i < n; ++i) {
-        double u1 = uniform01(key, 2 * i), u2 = uniform01(key, 2 * i + 1);
-        double z = std::sqrt(-2 * std::log(1 - u1)) * std::cos(2 * M_PI * u2);
-        data[i] = static_cast<float>(init_args[0] + init_args[1] * z);
-      }
-      break;
-    case WHALE_RT_INIT_UNIFORM:
-    case WHALE_RT_INIT_XAVIER: {
-      double lo, hi;
-      if (init_kind == WHALE_RT_INIT_UNIFORM) {
-        lo = init_args[0];
-        hi = init_args[1];
-      } else {
-        // Glorot: U(-a, a), a = gain * sqrt(6 / (fan_in + fan_out)), with
-        // fan_out the last extent and fan_in the rest (a [in, out] weight).
-        double fanOut = rank ? static_cast<double>(s.back()) : 1;
-        double fanIn = fanOut > 0 ? static_cast<double>(n) / fanOut : 1;
-        double a =
-            init_args[0] * std::sqrt(6.0 / std::max(1.0, fanIn + fanOut));
-        lo = -a;
-        hi = a;
-      }
-      for (int64_t i = 0; i < n; ++i)
-        data[i] = static_cast<float>(lo + (hi - lo) * uniform01(key, i));
-      break;
-    }
-    }
+    initParameter(static_cast<float *>(t->tensor.raw()), s, init_kind,
+                  init_args, nameKey(ctx->seed, name));
     *out = t.get();
     ctx->params[name] = std::move(t);
     return WHALE_RT_OK;

@@ -17,8 +17,11 @@ struct whale_rt_comm {
 
 namespace {
 
+} // namespace
+
 /// The ranks of ctx's group of `kind`, in order.
-bool groupOf(whale_rt_context *ctx, int32_t kind, std::vector<int> &out) {
+bool whale::rt::capi::groupRanks(whale_rt_context *ctx, int32_t kind,
+                                 std::vector<int> &out) {
   out.clear();
   if (kind == WHALE_RT_GROUP_REPLICAS) {
     for (int r = 0; r < ctx->replicas; ++r)
@@ -32,6 +35,8 @@ bool groupOf(whale_rt_context *ctx, int32_t kind, std::vector<int> &out) {
   }
   return false;
 }
+
+namespace {
 
 whale_rt_status needComm(whale_rt_context *ctx, const char *op) {
   if (!ctx->comm)
@@ -48,15 +53,43 @@ bool peerAt(whale_rt_context *ctx, int32_t stage, int &rank) {
   return true;
 }
 
-/// Times a communication op on the rank's communication track.
-struct CommScope {
-  CommScope(whale_rt_context *ctx, const char *name)
-      : scope(ctx->profiler.get(), name, "communication",
-              ctx->traceTrack + 1) {}
-  Profiler::Scope scope;
-};
-
 } // namespace
+
+namespace whale::rt::capi {
+
+whale_rt_status allReduceBucket(whale_rt_context *ctx,
+                                const std::vector<int> &ranks,
+                                int32_t num_tensors,
+                                whale_rt_tensor *const *ts) {
+  // One bucket: pack, reduce once, unpack.
+  int64_t total = 0;
+  for (int32_t i = 0; i < num_tensors; ++i) {
+    if (whale_rt_status s = needF32(ctx, "all_reduce", {{"tensor", ts[i]}}))
+      return s;
+    total += ts[i]->tensor.numel();
+  }
+  CommScope scope(ctx, "all_reduce");
+  std::vector<float> bucket(static_cast<size_t>(total));
+  int64_t at = 0;
+  for (int32_t i = 0; i < num_tensors; ++i) {
+    int64_t n = ts[i]->tensor.numel();
+    std::memcpy(bucket.data() + at, ts[i]->tensor.raw(), n * sizeof(float));
+    at += n;
+  }
+  Status st =
+      ctx->comm->allReduce(ctx->rank, ranks, DType::F32, bucket.data(), total);
+  if (!st)
+    return ctx->fail(st);
+  at = 0;
+  for (int32_t i = 0; i < num_tensors; ++i) {
+    int64_t n = ts[i]->tensor.numel();
+    std::memcpy(ts[i]->tensor.raw(), bucket.data() + at, n * sizeof(float));
+    at += n;
+  }
+  return WHALE_RT_OK;
+}
+
+} // namespace whale::rt::capi
 
 extern "C" {
 
@@ -166,37 +199,12 @@ whale_rt_status whale_rt_all_reduce(whale_rt_context *ctx, int32_t group,
     if (whale_rt_status s = needComm(ctx, "all_reduce"))
       return s;
     std::vector<int> ranks;
-    if (!groupOf(ctx, group, ranks) || num_tensors < 0 ||
+    if (!groupRanks(ctx, group, ranks) || num_tensors < 0 ||
         (num_tensors > 0 && !ts))
       return ctx->invalid("all_reduce: bad group or tensors");
     if (ranks.size() == 1 || num_tensors == 0)
       return WHALE_RT_OK;
-    // One bucket: pack, reduce once, unpack.
-    int64_t total = 0;
-    for (int32_t i = 0; i < num_tensors; ++i) {
-      if (whale_rt_status s = needF32(ctx, "all_reduce", {{"tensor", ts[i]}}))
-        return s;
-      total += ts[i]->tensor.numel();
-    }
-    CommScope scope(ctx, "all_reduce");
-    std::vector<float> bucket(static_cast<size_t>(total));
-    int64_t at = 0;
-    for (int32_t i = 0; i < num_tensors; ++i) {
-      int64_t n = ts[i]->tensor.numel();
-      std::memcpy(bucket.data() + at, ts[i]->tensor.raw(), n * sizeof(float));
-      at += n;
-    }
-    Status st = ctx->comm->allReduce(ctx->rank, ranks, DType::F32,
-                                     bucket.data(), total);
-    if (!st)
-      return ctx->fail(st);
-    at = 0;
-    for (int32_t i = 0; i < num_tensors; ++i) {
-      int64_t n = ts[i]->tensor.numel();
-      std::memcpy(ts[i]->tensor.raw(), bucket.data() + at, n * sizeof(float));
-      at += n;
-    }
-    return WHALE_RT_OK;
+    return allReduceBucket(ctx, ranks, num_tensors, ts);
   });
 }
 
@@ -208,7 +216,7 @@ whale_rt_status whale_rt_clip_grad_norm_group(whale_rt_context *ctx,
     if (whale_rt_status s = needComm(ctx, "clip_grad_norm"))
       return s;
     std::vector<int> ranks;
-    if (!groupOf(ctx, group, ranks) || num_grads < 0 ||
+    if (!groupRanks(ctx, group, ranks) || num_grads < 0 ||
         (num_grads > 0 && !grads) || !(max_norm > 0))
       return ctx->invalid(
           "clip_grad_norm: needs a group, gradients and max_norm > 0");
@@ -241,7 +249,17 @@ int64_t whale_rt_comm_bytes(const whale_rt_context *ctx, int32_t kind) {
   if (!ctx || !ctx->comm)
     return 0;
   CommCounters c = ctx->comm->counters(ctx->rank);
-  return kind == 0 ? c.allReduceBytes : kind == 1 ? c.sendBytes : c.recvBytes;
+  switch (kind) {
+  case 0:
+    return c.allReduceBytes;
+  case 1:
+    return c.sendBytes;
+  case 2:
+    return c.recvBytes;
+  case 3:
+    return c.allGatherBytes;
+  }
+  return 0;
 }
 
 } // extern "C"

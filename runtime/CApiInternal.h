@@ -125,6 +125,30 @@ inline bool isIndex(whale_rt_tensor *t) {
          (t->tensor.dtype() == DType::I32 || t->tensor.dtype() == DType::I64);
 }
 
+/// A parameter's initial values from its initializer and its name's key.
+whale_rt_status checkInit(whale_rt_context *ctx, const char *name,
+                          int32_t init_kind, int32_t num_args);
+void initParameter(float *data, const Shape &shape, int32_t init_kind,
+                   const double *init_args, uint64_t key);
+/// The key of parameter `name` under `seed`.
+uint64_t parameterKey(uint64_t seed, const char *name);
+
+/// Times a communication op on the rank's communication track.
+struct CommScope {
+  CommScope(whale_rt_context *ctx, const char *name)
+      : scope(ctx->profiler.get(), name, "communication",
+              ctx->traceTrack + 1) {}
+  Profiler::Scope scope;
+};
+
+/// The ranks of ctx's group of `kind` (WHALE_RT_GROUP_*), in order.
+bool groupRanks(whale_rt_context *ctx, int32_t kind, std::vector<int> &out);
+
+/// Sums f32 tensors over `ranks` as one bucket, in place.
+whale_rt_status allReduceBucket(whale_rt_context *ctx,
+                                const std::vector<int> &ranks,
+                                int32_t num_tensors, whale_rt_tensor *const *ts);
+
 template <class Fn> whale_rt_status guarded(whale_rt_context *ctx, Fn fn) {
   if (!ctx)
     return WHALE_RT_INVALID_ARGUMENT;

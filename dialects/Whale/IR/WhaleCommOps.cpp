@@ -8,9 +8,14 @@ using namespace whale;
 LogicalResult AllReduceOp::verify() {
   if (getValues().getTypes() != getResults().getTypes())
     return emitOpError("results must have the types of the operands");
-  if (getGroup() != "replicas" && getGroup() != "stages")
-    return emitOpError("group must be \"replicas\" or \"stages\", not \"")
+  if (getGroup() != "replicas" && getGroup() != "stages" &&
+      getGroup() != "shard_peers")
+    return emitOpError("group must be \"replicas\", \"stages\" or "
+                       "\"shard_peers\", not \"")
            << getGroup() << "\"";
+  if ((getGroup() == "shard_peers") != getShards().has_value())
+    return emitOpError("takes shards exactly when its group is "
+                       "\"shard_peers\"");
   // It sums its operands in place, so nothing else may read them.
   for (Value v : getValues())
     if (!v.hasOneUse())

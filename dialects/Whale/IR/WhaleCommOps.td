@@ -56,7 +56,9 @@ def Whale_AllReduceOp : Whale_Op<"all_reduce", [MemoryEffects<[MemWrite]>,
   let description = [{
     Every rank of the group contributes its tensors; each gets the sums.
     `group` is `replicas` (the ranks of this stage: data-parallel gradient
-    sync) or `stages` (the ranks of this replica). The operands are reduced
+    sync), `stages` (the ranks of this replica) or `shard_peers` (the ranks
+    of this stage that hold the same part of split parameters: every
+    `shards`-th replica). The operands are reduced
     as one bucket, in place, so this op must be their only user; the results
     are the summed tensors.
 
@@ -65,7 +67,7 @@ def Whale_AllReduceOp : Whale_Op<"all_reduce", [MemoryEffects<[MemWrite]>,
     ```
   }];
   let arguments = (ins Variadic<Whale_FloatTensor>:$values,
-                       StrAttr:$group);
+                       StrAttr:$group, OptionalAttr<I64Attr>:$shards);
   let results = (outs Variadic<Whale_FloatTensor>:$results);
   let assemblyFormat = [{
     $values `over` $group attr-dict `:` type($values) `->` type($results)

@@ -164,6 +164,12 @@ LogicalResult ParamOp::verify() {
     expected = 2;
     break;
   }
+  if (std::optional<ArrayRef<int64_t>> shard = getShard()) {
+    if (shard->size() != 2 || (*shard)[0] < 0 ||
+        (*shard)[0] >= getType().getRank() || (*shard)[1] < 2)
+      return emitOpError("shard must be [axis, shards] with an axis of the "
+                         "result and shards >= 2");
+  }
   if (getInitArgs().size() != expected)
     return emitOpError() << "initializer '" << stringifyInitKind(getInit())
                          << "' takes " << expected << " numbers, got "

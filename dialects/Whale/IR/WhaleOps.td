@@ -77,17 +77,25 @@ def Whale_ParamOp : Whale_Op<"param", [
     A parameter of the model, named by the call path that created it
     (`classifier/mlp_0/w1`), with its initializer. `init_args` holds the
     initializer's numbers: `normal` [mean, std], `uniform` [low, high],
-    `xavier` [gain]; `zeros` and `ones` take none.
+    `xavier` [gain]; `zeros` and `ones` take none. Under tensor
+    parallelism `shard = [axis, shards]` makes the result this rank's part
+    of the parameter: the whole is initialized as on one device and split.
 
     ```mlir
     %w = whale.param "mlp/w1" normal [0.0, 2.0e-02] : tensor<1024x4096xf32>
     ```
   }];
   let arguments = (ins StrAttr:$name, Whale_InitKindAttr:$init,
-                       DenseF64ArrayAttr:$init_args);
+                       DenseF64ArrayAttr:$init_args,
+                       OptionalAttr<DenseI64ArrayAttr>:$shard);
   let results = (outs Whale_FloatTensor:$result);
   let assemblyFormat = [{
     $name custom<InitKeyword>($init) $init_args attr-dict `:` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The whole parameter's type; the result is part `i` of `shards` of
+    /// it along `axis` when the op has `shard = [axis, shards]`.
+    ::mlir::RankedTensorType getFullType();
   }];
   let hasVerifier = 1;
 }
@@ -402,5 +410,6 @@ def Whale_ConcatOp : Whale_Op<"concat", [Pure, DeclareOpInterfaceMethods<Whale_G
 include "dialects/Whale/IR/WhaleGradientOps.td"
 include "dialects/Whale/IR/WhaleOptimizerOps.td"
 include "dialects/Whale/IR/WhaleCommOps.td"
+include "dialects/Whale/IR/WhaleShardOps.td"
 
 #endif // WHALE_OPS

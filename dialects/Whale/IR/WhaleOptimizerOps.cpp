@@ -44,6 +44,11 @@ LogicalResult ClipGradNormOp::verify() {
   if (auto g = getGroup(); g && *g != "replicas" && *g != "stages")
     return emitOpError("group must be \"replicas\" or \"stages\", not \"")
            << *g << "\"";
+  if (getShards().has_value() != getSharded().has_value() ||
+      (getSharded() && getSharded()->size() != getGrads().size()) ||
+      (getShards() && *getShards() < 2))
+    return emitOpError("shards (>= 2) and sharded (one flag per gradient) go "
+                       "together");
   // It scales its operands in place, so nothing else may read them.
   for (Value g : getGrads())
     if (!g.hasOneUse())

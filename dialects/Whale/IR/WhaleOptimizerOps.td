@@ -47,14 +47,19 @@ def Whale_ClipGradNormOp : Whale_Op<"clip_grad_norm", [MemoryEffects<[MemWrite]>
     exceeds `max_norm`; the results are the scaled gradients. In place means
     this op must be its operands' only user. With `group` (`stages`), the
     norm is taken over the gradients of every rank of the group: a pipeline's
-    stages each hold a part of the model.
+    stages each hold a part of the model. Under tensor parallelism,
+    `shards` and `sharded` mark the gradients that are this rank's part of
+    a parameter split over a shard group of `shards` ranks: their squares
+    are summed over the group, the others' counted once.
 
     ```mlir
     %a, %b = whale.clip_grad_norm %da, %db max_norm = 1.000000e+00 : tensor<16x4xf32>, tensor<4xf32> -> tensor<16x4xf32>, tensor<4xf32>
     ```
   }];
   let arguments = (ins Variadic<Whale_FloatTensor>:$grads, F64Attr:$max_norm,
-                       OptionalAttr<StrAttr>:$group);
+                       OptionalAttr<StrAttr>:$group,
+                       OptionalAttr<I64Attr>:$shards,
+                       OptionalAttr<DenseBoolArrayAttr>:$sharded);
   let results = (outs Variadic<Whale_FloatTensor>:$results);
   let assemblyFormat = [{
     $grads `max_norm` `=` $max_norm (`over` $group^)? attr-dict `:`

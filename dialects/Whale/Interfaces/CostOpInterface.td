@@ -19,7 +19,9 @@ def Whale_CostOpInterface : OpInterface<"CostOpInterface"> {
     - `getFlops`: floating-point operations (a multiply-add counts 2);
     - `getBytesRead`: bytes of operands the op reads;
     - `getBytesWritten`: bytes of results the op writes;
-    - `getOutputMemory`: bytes the op's results keep alive (0 for views).
+    - `getOutputMemory`: bytes the op's results keep alive (0 for views);
+    - `getCommBytes`: bytes this rank hands to a collective of its shard
+      group (what the runtime's counters count), 0 for local ops.
 
     The defaults treat the op as reading every operand and writing every
     result once with no arithmetic; ops override what differs.
@@ -39,6 +41,9 @@ def Whale_CostOpInterface : OpInterface<"CostOpInterface"> {
     InterfaceMethod<"Bytes the results hold in memory.",
       "int64_t", "getOutputMemory", (ins), "",
       [{ return ::whale::resultBytes($_op); }]>,
+    InterfaceMethod<"Bytes this rank contributes to collectives.",
+      "int64_t", "getCommBytes", (ins), "",
+      [{ return 0; }]>,
   ];
 }
 

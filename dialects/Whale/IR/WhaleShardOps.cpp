@@ -1,0 +1,113 @@
+//===- WhaleShardOps.cpp - verifiers, gradients and costs of shard ops ----===//
+
+#include "dialects/Whale/IR/WhaleOps.h"
+
+using namespace mlir;
+using namespace whale;
+
+RankedTensorType ParamOp::getFullType() {
+  RankedTensorType t = getType();
+  std::optional<ArrayRef<int64_t>> shard = getShard();
+  if (!shard)
+    return t;
+  SmallVector<int64_t> shape(t.getShape());
+  shape[(*shard)[0]] *= (*shard)[1];
+  return RankedTensorType::get(shape, t.getElementType());
+}
+
+namespace {
+
+/// `part` is one of `shards` equal parts of `whole` along `axis`.
+LogicalResult verifyParts(Operation *op, Type part, Type whole, int64_t axis,
+                          int64_t shards) {
+  auto p = cast<RankedTensorType>(part), w = cast<RankedTensorType>(whole);
+  if (p.getElementType() != w.getElementType() || p.getRank() != w.getRank())
+    return op->emitOpError("part and whole must have the same element type "
+                           "and rank");
+  if (axis < 0 || axis >= p.getRank())
+    return op->emitOpError("axis ") << axis << " is not an axis of a rank "
+                                    << p.getRank() << " tensor";
+  for (int64_t d = 0; d < p.getRank(); ++d) {
+    int64_t expected = d == axis ? p.getDimSize(d) * shards : p.getDimSize(d);
+    if (w.getDimSize(d) != expected)
+      return op->emitOpError("the whole must be the part with axis ")
+             << axis << " times " << shards << ": expected " << expected
+             << " in dimension " << d << ", got " << w.getDimSize(d);
+  }
+  return success();
+}
+
+int64_t bytesOf(Value v) { return tensorBytes(v.getType()); }
+
+} // namespace
+
+LogicalResult AllGatherOp::verify() {
+  return verifyParts(*this, getValue().getType(), getType(), getAxis(),
+                     getShards());
+}
+
+LogicalResult ShardSliceOp::verify() {
+  return verifyParts(*this, getType(), getValue().getType(), getAxis(),
+                     getShards());
+}
+
+LogicalResult ShardedCrossEntropyOp::verify() {
+  auto logits = cast<RankedTensorType>(getLogits().getType());
+  auto labels = cast<RankedTensorType>(getLabels().getType());
+  if (logits.getRank() != labels.getRank() + 1 ||
+      logits.getShape().drop_back() != labels.getShape() ||
+      getType().getShape() != labels.getShape())
+    return emitOpError("takes logits [..., C / shards] and labels [...], and "
+                       "gives a loss shaped like the labels");
+  return success();
+}
+
+// Gradients keep the convention of WhaleShardOps.td: whole values have whole
+// gradients on every rank, parts have their part's.
+SmallVector<Value> AllGatherOp::buildGradients(OpBuilder &b,
+                                               ArrayRef<Value> g) {
+  if (!g[0] || !isa<FloatType>(getType().getElementType()))
+    return {Value()};
+  return {ShardSliceOp::create(b, getLoc(), getValue().getType(), g[0],
+                               getAxis(), getShards())};
+}
+
+SmallVector<Value> ShardSliceOp::buildGradients(OpBuilder &b,
+                                                ArrayRef<Value> g) {
+  if (!g[0] || !isa<FloatType>(getType().getElementType()))
+    return {Value()};
+  return {AllGatherOp::create(b, getLoc(), getValue().getType(), g[0],
+                              getAxis(), getShards())};
+}
+
+SmallVector<Value> ShardSumOp::buildGradients(OpBuilder &, ArrayRef<Value> g) {
+  return {g[0]};
+}
+
+SmallVector<Value> FanoutOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  if (!g[0])
+    return {Value()};
+  return {ShardSumOp::create(b, getLoc(), g[0], getShards())};
+}
+
+SmallVector<Value> ShardedCrossEntropyOp::buildGradients(OpBuilder &b,
+                                                         ArrayRef<Value> g) {
+  if (!g[0])
+    return {Value(), Value()};
+  return {ShardedCrossEntropyGradOp::create(b, getLoc(), getLogits(),
+                                            getLabels(), g[0], getShards()),
+          Value()};
+}
+
+// What each rank hands to the group's collective, as the runtime counts it.
+int64_t AllGatherOp::getCommBytes() { return bytesOf(getValue()); }
+int64_t ShardSliceOp::getCommBytes() { return 0; }
+int64_t ShardSumOp::getCommBytes() { return bytesOf(getValue()); }
+int64_t FanoutOp::getCommBytes() { return 0; }
+// Per sample: a maximum (gathered), a sum and the label's logit (summed).
+int64_t ShardedCrossEntropyOp::getCommBytes() {
+  return 3 * bytesOf(getResult());
+}
+int64_t ShardedCrossEntropyGradOp::getCommBytes() {
+  return 2 * bytesOf(getDloss());
+}

@@ -1,0 +1,732 @@
+//===- Sharding.cpp - -whale-sharding -------------------------------------===//
+//
+// Tensor parallelism: rewrites the ops of split TaskGraphs to run on parts
+// of their values over shard groups of `shards` ranks, inserting the shard
+// ops of WhaleShardOps.td where a value's layout changes.
+//
+// Every value of a split stage has a layout over the group: whole (every
+// rank holds it all), part(d) (rank i holds part i of dimension d) or
+// partial (every rank holds a term of a sum). The rank's own rows of the
+// batch ("home rows") are part(0) of the group's rows, so a replicated
+// TaskGraph's values enter a split one as part(0) and leave it so: these
+// are the bridges, and a gather that the next TaskGraph would split again
+// in the same dimension is never made (gather + partition fuse).
+//
+// Each op has sharding patterns: what layouts its operands need and what
+// its result gets. Among those that apply, the pass takes the one that
+// moves the fewest bytes, forward and backward, counting the conversions
+// of its operands, the gradient sums of whole values its parts read
+// (fanout), and the sum a partial result needs; `matmul=` forces one of
+// the matmul patterns for tests and experiments. Each op's choice, with
+// the costs compared, is recorded on its TaskGraph for `whale plan`.
+//
+// The model must be elaborated at its micro-batch (the rank's rows).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/Passes.h"
+#include "lowering/Plan.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace whale {
+#define GEN_PASS_DEF_WHALESHARDING
+#include "lowering/Passes.h.inc"
+} // namespace whale
+
+using namespace mlir;
+using namespace whale;
+
+namespace {
+
+struct Layout {
+  enum Kind { Whole, Part, Partial } kind = Whole;
+  int64_t axis = -1;
+  static Layout whole() { return {}; }
+  static Layout part(int64_t d) { return {Part, d}; }
+  static Layout partial() { return {Partial, -1}; }
+  bool operator==(const Layout &o) const {
+    return kind == o.kind && axis == o.axis;
+  }
+  int64_t key() const {
+    return kind == Part ? 2 + axis : static_cast<int64_t>(kind);
+  }
+  std::string str() const {
+    if (kind == Part)
+      return "part(" + std::to_string(axis) + ")";
+    return kind == Whole ? "whole" : "partial";
+  }
+};
+
+/// A pattern: the layouts an op needs of its operands, which whole operands
+/// are read by parts (fanout), and the layout of its result.
+struct Pattern {
+  std::string name;
+  SmallVector<Layout> ins;
+  SmallVector<bool> fanout;
+  Layout out;
+  int64_t cost = 0;
+};
+
+/// What the pass knows of a value of the original model.
+struct Info {
+  Value local;   ///< the rewritten value (null: the value itself, home)
+  Layout layout; ///< its layout over the shard group
+};
+
+class StageSharder {
+public:
+  StageSharder(func::FuncOp fn, int64_t stage, int64_t shards, int64_t micro,
+               StringRef force)
+      : fn(fn), stage(stage), c(shards), micro(micro), force(force),
+        b(fn.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  // Facts about original values.
+  void analyze();
+  bool rows(Value v) const { return rowsOf.contains(v); }
+  bool grad(Value v) const { return gradOf.contains(v); }
+  RankedTensorType logical(Value v) const;
+  RankedTensorType localType(Value v, Layout l) const;
+  bool fits(Value v, Layout l) const;
+  int64_t bytes(Value v, Layout l) const {
+    return tensorBytes(localType(v, l));
+  }
+
+  // Layouts of operands as the pass sees them.
+  Value source(Value v) const { return plan::throughYields(v); }
+  bool isSplit(Operation *op) const;
+  Layout layoutOf(Value v) const;
+  Layout home(Value v) const {
+    return rows(v) ? Layout::part(0) : Layout::whole();
+  }
+  int64_t convertCost(Value v, Layout to) const;
+  Value materialize(Value operand, Layout to, Operation *user);
+  Value fanout(Value operand, Operation *user);
+  Value exportTo(Value inner, Operation *user);
+
+  // Patterns.
+  SmallVector<Pattern> patterns(Operation *op);
+  LogicalResult rewrite(Operation *op);
+  void foldShardedParams();
+
+  func::FuncOp fn;
+  int64_t stage, c, micro;
+  std::string force;
+  OpBuilder b;
+  DenseSet<Value> rowsOf, gradOf;
+  DenseMap<Value, Info> info;
+  // TaskGraphs by position: exportTo rebuilds them, positions stay.
+  DenseMap<Operation *, int64_t> tgIds;
+  int64_t tgId(Operation *op) const {
+    return tgIds.lookup(op->getParentOfType<TaskGraphOp>());
+  }
+  DenseMap<std::pair<Value, int64_t>, Value> converted;
+  DenseMap<std::tuple<Value, int64_t, int64_t>, Value> convertedAt;
+  DenseMap<std::pair<Value, int64_t>, Value> fanned;
+  DenseMap<Value, unsigned> exported; ///< inner value -> its yield position
+  DenseMap<int64_t, SmallVector<Attribute>> choices, bridges;
+};
+
+RankedTensorType StageSharder::logical(Value v) const {
+  auto t = cast<RankedTensorType>(v.getType());
+  if (!rows(v))
+    return t;
+  SmallVector<int64_t> shape(t.getShape());
+  shape[0] *= c;
+  return RankedTensorType::get(shape, t.getElementType());
+}
+
+RankedTensorType StageSharder::localType(Value v, Layout l) const {
+  RankedTensorType t = logical(v);
+  if (l.kind != Layout::Part)
+    return t;
+  SmallVector<int64_t> shape(t.getShape());
+  shape[l.axis] /= c;
+  return RankedTensorType::get(shape, t.getElementType());
+}
+
+bool StageSharder::fits(Value v, Layout l) const {
+  if (l.kind == Layout::Partial)
+    return isa<FloatType>(cast<RankedTensorType>(v.getType()).getElementType());
+  if (l.kind != Layout::Part)
+    return true;
+  RankedTensorType t = logical(v);
+  return l.axis >= 0 && l.axis < t.getRank() && t.getDimSize(l.axis) % c == 0;
+}
+
+bool StageSharder::isSplit(Operation *op) const {
+  auto tg = op ? op->getParentOfType<TaskGraphOp>() : TaskGraphOp();
+  return tg && tg->getAttrOfType<IntegerAttr>("shards") &&
+         plan::stageOf(op->getResult(0)) == stage;
+}
+
+void StageSharder::analyze() {
+  for (BlockArgument a : fn.getArguments())
+    rowsOf.insert(a);
+  fn.walk([&](Operation *op) {
+    if (isa<TaskGraphOp, YieldOp, func::ReturnOp>(op))
+      return;
+    bool anyRows = false, anyGrad = isa<ParamOp>(op);
+    for (Value v : op->getOperands()) {
+      v = source(v);
+      anyRows |= rows(v);
+      anyGrad |= grad(v);
+    }
+    for (Value r : op->getResults()) {
+      auto t = cast<RankedTensorType>(r.getType());
+      bool reducesRows = false;
+      if (auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes"))
+        reducesRows = llvm::is_contained(axes.asArrayRef(), 0);
+      if (anyRows && t.getRank() > 0 && t.getDimSize(0) % micro == 0 &&
+          !reducesRows)
+        rowsOf.insert(r);
+      if (anyGrad && isa<FloatType>(t.getElementType()))
+        gradOf.insert(r);
+    }
+  });
+}
+
+Layout StageSharder::layoutOf(Value v) const {
+  v = source(v);
+  auto it = info.find(v);
+  return it == info.end() ? home(v) : it->second.layout;
+}
+
+int64_t StageSharder::convertCost(Value v, Layout to) const {
+  Layout from = layoutOf(v);
+  if (from == to)
+    return 0;
+  Value src = source(v);
+  bool needsGrad = grad(src) && !src.getDefiningOp<ParamOp>();
+  int64_t cost = 0;
+  if (from.kind == Layout::Partial) {
+    cost += bytes(src, from);
+    from = Layout::whole();
+  } else if (from.kind == Layout::Part && !(to == from)) {
+    cost += bytes(src, from); // gathered
+    from = Layout::whole();
+  }
+  if (to.kind == Layout::Part && needsGrad)
+    cost += bytes(src, to); // its gradient is gathered back
+  return cost;
+}
+
+/// A value defined in a TaskGraph, visible to `user` in another one: the
+/// TaskGraph yields it (once) and the user reads that result.
+Value StageSharder::exportTo(Value inner, Operation *user) {
+  Operation *def = inner.getDefiningOp();
+  auto from = def ? def->getParentOfType<TaskGraphOp>() : TaskGraphOp();
+  if (!from || from == user->getParentOfType<TaskGraphOp>())
+    return inner;
+  if (auto it = exported.find(inner); it != exported.end())
+    return from->getResult(it->second);
+  Operation *yield = from.getBody().front().getTerminator();
+  unsigned at = yield->getNumOperands();
+  yield->insertOperands(at, inner);
+  SmallVector<Type> types(from->getResultTypes());
+  types.push_back(inner.getType());
+  b.setInsertionPoint(from);
+  OperationState st(from.getLoc(), from->getName());
+  st.addTypes(types);
+  st.addAttributes(from->getAttrs());
+  st.addRegion();
+  Operation *rebuilt = b.create(st);
+  rebuilt->getRegion(0).takeBody(from->getRegion(0));
+  for (auto [o, n] : llvm::zip(from->getResults(), rebuilt->getResults()))
+    o.replaceAllUsesWith(n);
+  tgIds[rebuilt] = tgIds.lookup(from);
+  tgIds.erase(from);
+  from->erase();
+  exported[inner] = at;
+  return rebuilt->getResult(at);
+}
+
+Value StageSharder::materialize(Value operand, Layout to, Operation *user) {
+  Value src = source(operand);
+  Layout from = layoutOf(operand);
+  auto it = info.find(src);
+  bool inside = it != info.end();
+  Value have = inside ? it->second.local : operand;
+  if (from == to)
+    return inside ? exportTo(have, user) : have;
+  // Conversions of a rewritten value follow its definition (so every later
+  // reader may share them); those of a home value open the reader's op.
+  Value &slot = inside ? converted[{src, to.key()}]
+                       : convertedAt[{operand, to.key(), tgId(user)}];
+  if (!slot) {
+    if (inside)
+      b.setInsertionPointAfterValue(have);
+    else
+      b.setInsertionPoint(user);
+    Location loc = user->getLoc();
+    int64_t at = tgId(b.getInsertionBlock()->getParentOp());
+    auto note = [&](StringRef what) {
+      std::string s = what.str() + " " + from.str() + " -> " + to.str() + " " +
+                      std::to_string(tensorBytes(have.getType())) + " B";
+      if (auto p = src.getDefiningOp<ParamOp>())
+        s += " (" + p.getName().str() + ")";
+      bridges[at].push_back(StringAttr::get(fn.getContext(), s));
+    };
+    Value v = have;
+    if (from.kind == Layout::Partial) {
+      note("shard_sum");
+      v = ShardSumOp::create(b, loc, v, c);
+      from = Layout::whole();
+    }
+    if (from.kind == Layout::Part) {
+      note("all_gather");
+      v = AllGatherOp::create(b, loc, localType(src, Layout::whole()), v,
+                              from.axis, c);
+      from = Layout::whole();
+    }
+    if (to.kind == Layout::Part) {
+      if (!src.getDefiningOp<ParamOp>())
+        note("shard_slice");
+      v = ShardSliceOp::create(b, loc, localType(src, to), v, to.axis, c);
+    }
+    slot = v;
+  }
+  return inside ? exportTo(slot, user) : slot;
+}
+
+Value StageSharder::fanout(Value operand, Operation *user) {
+  Value whole = materialize(operand, Layout::whole(), user);
+  if (!grad(source(operand)))
+    return whole;
+  Value &slot = fanned[{source(operand), tgId(user)}];
+  if (!slot) {
+    b.setInsertionPoint(user);
+    slot = FanoutOp::create(b, user->getLoc(), whole, c);
+  }
+  return slot;
+}
+
+/// The layout a result gets from an operand's split dimension `d` when the
+/// op keeps dimensions (elementwise with broadcasting: aligned from the
+/// right).
+int64_t aligned(int64_t d, int64_t fromRank, int64_t toRank) {
+  return d + (toRank - fromRank);
+}
+
+SmallVector<Pattern> StageSharder::patterns(Operation *op) {
+  SmallVector<Pattern> ps;
+  const unsigned n = op->getNumOperands();
+  Value result = op->getResult(0);
+  const int64_t rank = cast<RankedTensorType>(result.getType()).getRank();
+  auto rankOf = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getRank();
+  };
+  auto add = [&](Pattern p) {
+    if (p.fanout.empty())
+      p.fanout.assign(n, false);
+    for (unsigned i = 0; i < n; ++i) {
+      if (!fits(source(op->getOperand(i)), p.ins[i]))
+        return;
+      // Terms of a sum stay terms; nothing whole becomes one.
+      if (p.ins[i].kind == Layout::Partial &&
+          layoutOf(op->getOperand(i)).kind != Layout::Partial)
+        return;
+    }
+    if (!fits(result, p.out))
+      return;
+    ps.push_back(std::move(p));
+  };
+  auto allWhole = [&]() {
+    add({"whole", SmallVector<Layout>(n, Layout::whole()), {},
+         Layout::whole()});
+  };
+  auto splitDims = [&]() {
+    // Result dimensions some operand is split in now.
+    SmallVector<int64_t> ds;
+    for (Value v : op->getOperands()) {
+      Layout l = layoutOf(v);
+      if (l.kind == Layout::Part) {
+        int64_t d = aligned(l.axis, rankOf(v), rank);
+        if (d >= 0 && !llvm::is_contained(ds, d))
+          ds.push_back(d);
+      }
+    }
+    return ds;
+  };
+  // Elementwise with broadcasting: split where an operand is split; the
+  // operands that broadcast along it are read whole by the parts.
+  auto elementwise = [&](bool linear) {
+    for (int64_t d : splitDims()) {
+      Pattern p{"split(" + std::to_string(d) + ")", {}, {},
+                Layout::part(d)};
+      for (Value v : op->getOperands()) {
+        int64_t e = d - (rank - rankOf(v));
+        bool broadcast =
+            e < 0 || cast<RankedTensorType>(v.getType()).getDimSize(e) == 1;
+        p.ins.push_back(broadcast ? Layout::whole() : Layout::part(e));
+        p.fanout.push_back(broadcast);
+      }
+      add(p);
+    }
+    if (linear) {
+      bool anyPartial = llvm::any_of(op->getOperands(), [&](Value v) {
+        return layoutOf(v).kind == Layout::Partial;
+      });
+      if (anyPartial && isa<AddOp, SubOp>(op))
+        add({"partial", SmallVector<Layout>(n, Layout::partial()), {},
+             Layout::partial()});
+      if (anyPartial && isa<MulOp, DivOp>(op)) {
+        // One factor partial, the other whole (read by the terms).
+        for (unsigned i = 0; i < n; ++i) {
+          if (isa<DivOp>(op) && i == 1)
+            continue;
+          Pattern p{"partial", SmallVector<Layout>(n, Layout::whole()),
+                    SmallVector<bool>(n, true), Layout::partial()};
+          p.ins[i] = Layout::partial();
+          p.fanout[i] = false;
+          add(p);
+        }
+      }
+    }
+    allWhole();
+  };
+
+  llvm::TypeSwitch<Operation *>(op)
+      .Case<AddOp, SubOp, MulOp, DivOp>([&](Operation *) {
+        elementwise(true);
+      })
+      .Case<NegOp, ReluOp, GeluOp, TanhOp, ExpOp, LogOp, SqrtOp>(
+          [&](Operation *) { elementwise(false); })
+      .Case([&](CausalMaskOp) {
+        Layout l = layoutOf(op->getOperand(0));
+        if (l.kind == Layout::Part && l.axis < rank - 2)
+          add({"split", {l}, {}, l});
+        allWhole();
+      })
+      .Case([&](SoftmaxOp s) {
+        int64_t axis = s.getAxis() < 0 ? s.getAxis() + rank : s.getAxis();
+        Layout l = layoutOf(op->getOperand(0));
+        if (l.kind == Layout::Part && l.axis != axis)
+          add({"split", {l}, {}, l});
+        allWhole();
+      })
+      .Case([&](LayerNormOp) {
+        Layout l = layoutOf(op->getOperand(0));
+        if (l.kind == Layout::Part && l.axis != rank - 1)
+          add({"split", {l, Layout::whole(), Layout::whole()},
+               {false, true, true}, l});
+        allWhole();
+      })
+      .Case([&](TransposeOp t) {
+        Layout l = layoutOf(op->getOperand(0));
+        ArrayRef<int64_t> perm = t.getPermutation();
+        if (l.kind == Layout::Part)
+          for (int64_t e = 0; e < rank; ++e)
+            if (perm[e] == l.axis)
+              add({"split", {l}, {}, Layout::part(e)});
+        if (l.kind == Layout::Partial)
+          add({"partial", {l}, {}, l});
+        allWhole();
+      })
+      .Case([&](ReshapeOp) {
+        Layout l = layoutOf(op->getOperand(0));
+        auto in = cast<RankedTensorType>(logical(source(op->getOperand(0))));
+        RankedTensorType out = logical(result);
+        if (l.kind == Layout::Part) {
+          // Splitting dimension d in c blocks is splitting output dimension
+          // e in c blocks when the dimensions before them hold as many
+          // elements and the leading one of the two divides by c.
+          int64_t before = 1;
+          for (int64_t d = 0; d < l.axis; ++d)
+            before *= in.getDimSize(d);
+          int64_t outBefore = 1;
+          for (int64_t e = 0; e < out.getRank(); ++e) {
+            if (outBefore == before && out.getDimSize(e) % c == 0 &&
+                (in.getDimSize(l.axis) % out.getDimSize(e) == 0 ||
+                 out.getDimSize(e) % in.getDimSize(l.axis) == 0))
+              add({"split", {l}, {}, Layout::part(e)});
+            outBefore *= out.getDimSize(e);
+          }
+        }
+        if (l.kind == Layout::Partial)
+          add({"partial", {l}, {}, l});
+        allWhole();
+      })
+      .Case([&](MatmulOp m) {
+        Value lhs = m.getLhs(), rhs = m.getRhs();
+        const int64_t rl = rankOf(lhs), rr = rankOf(rhs);
+        const int64_t kL = m.getTransposeLhs() ? rl - 2 : rl - 1;
+        const int64_t mL = m.getTransposeLhs() ? rl - 1 : rl - 2;
+        const int64_t kR = m.getTransposeRhs() ? rr - 1 : rr - 2;
+        const int64_t nR = m.getTransposeRhs() ? rr - 2 : rr - 1;
+        Layout ll = layoutOf(lhs), lr = layoutOf(rhs);
+        bool weight = rr == 2;
+        auto forced = [&](StringRef name) {
+          return !weight || force.empty() || force == "auto" ||
+                 force == name;
+        };
+        if (forced("column"))
+          add({"column", {Layout::whole(), Layout::part(nR)}, {true, false},
+               Layout::part(rank - 1)});
+        if (forced("row"))
+          add({"row", {Layout::part(kL), Layout::part(kR)}, {},
+               Layout::partial()});
+        if (forced("replicated"))
+          allWhole();
+        if (!force.empty() && force != "auto" && weight)
+          return;
+        // The lhs's rows (or batch dimensions) split, the rhs read whole
+        // by every part: data parallelism inside the group.
+        if (ll.kind == Layout::Part && ll.axis != kL &&
+            (weight || ll.axis == mL)) {
+          int64_t out = ll.axis == mL ? rank - 2 : ll.axis;
+          add({"rows", {ll, Layout::whole()}, {false, true},
+               Layout::part(out)});
+        }
+        // Both split in the same batch dimension (attention's heads).
+        if (!weight && rl == rr && ll.kind == Layout::Part && ll.axis < rl - 2)
+          add({"batch", {ll, ll}, {}, ll});
+        if (!weight && rl == rr && lr.kind == Layout::Part && lr.axis < rr - 2)
+          add({"batch", {lr, lr}, {}, lr});
+      })
+      .Case([&](CrossEntropyOp) {
+        Layout l = layoutOf(op->getOperand(0));
+        add({"sharded_classes", {Layout::part(rank), Layout::whole()}, {},
+             Layout::whole()});
+        if (l.kind == Layout::Part && l.axis < rank)
+          add({"rows", {l, l}, {}, l});
+        allWhole();
+      })
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>([&](Operation *) {
+        auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
+        bool keep = op->hasAttr("keepdim");
+        Layout l = layoutOf(op->getOperand(0));
+        if (l.kind == Layout::Part) {
+          if (!llvm::is_contained(axes, l.axis)) {
+            int64_t e = l.axis;
+            if (!keep)
+              for (int64_t a : axes)
+                e -= a < l.axis ? 1 : 0;
+            add({"split", {l}, {}, Layout::part(e)});
+          } else if (!isa<ReduceMaxOp>(op)) {
+            add({"partial", {l}, {}, Layout::partial()});
+          }
+        }
+        if (l.kind == Layout::Partial && !isa<ReduceMaxOp>(op))
+          add({"partial", {l}, {}, l});
+        allWhole();
+      })
+      .Case([&](EmbeddingOp) {
+        Layout l = layoutOf(op->getOperand(1));
+        if (l.kind == Layout::Part)
+          add({"rows", {Layout::whole(), l}, {true, false}, l});
+        allWhole();
+      })
+      .Default([&](Operation *) { allWhole(); });
+
+  for (Pattern &p : ps) {
+    for (unsigned i = 0; i < n; ++i) {
+      Value v = op->getOperand(i);
+      p.cost += convertCost(v, p.ins[i]);
+      if (p.fanout[i] && p.ins[i].kind == Layout::Whole &&
+          grad(source(v)) && p.out.kind != Layout::Whole)
+        p.cost += bytes(source(v), Layout::whole());
+    }
+    if (p.out.kind == Layout::Partial)
+      p.cost += bytes(result, p.out);
+  }
+  return ps;
+}
+
+LogicalResult StageSharder::rewrite(Operation *op) {
+  SmallVector<Pattern> ps = patterns(op);
+  if (ps.empty())
+    return op->emitOpError("has no sharding pattern for its operands' "
+                           "layouts over ")
+           << c << " shards (a dimension that does not divide?)";
+  const Pattern *best = &ps.front();
+  for (const Pattern &p : ps)
+    if (p.cost < best->cost)
+      best = &p;
+  SmallVector<Value> operands;
+  for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+    bool fan = best->fanout[i] && best->out.kind != Layout::Whole;
+    operands.push_back(fan ? fanout(v, op) : materialize(v, best->ins[i], op));
+  }
+  b.setInsertionPoint(op);
+  Value result = op->getResult(0);
+  Type type = localType(result, best->out);
+  Operation *local;
+  if (best->name == "sharded_classes") {
+    local = ShardedCrossEntropyOp::create(b, op->getLoc(), type, operands[0],
+                                          operands[1], c);
+  } else {
+    local = b.clone(*op);
+    local->setOperands(operands);
+    local->getResult(0).setType(type);
+  }
+  Value out = local->getResult(0);
+  // A mean over a split axis is a mean of each part: a 1/c share of the
+  // whole's.
+  if (isa<ReduceMeanOp>(op) && best->out.kind == Layout::Partial &&
+      layoutOf(op->getOperand(0)).kind == Layout::Part) {
+    b.setInsertionPointAfter(local);
+    Value scale = ConstantOp::create(b, op->getLoc(), type,
+                                     b.getF64FloatAttr(1.0 / c));
+    out = MulOp::create(b, op->getLoc(), type, out, scale);
+  }
+  info[result] = {out, best->out};
+  NamedAttrList costs;
+  for (const Pattern &p : ps)
+    if (!costs.get(p.name) ||
+        cast<IntegerAttr>(costs.get(p.name)).getInt() > p.cost)
+      costs.set(p.name, b.getI64IntegerAttr(p.cost));
+  std::string where;
+  llvm::raw_string_ostream os(where);
+  os << op->getName().stripDialect() << " @ " << op->getLoc();
+  choices[tgId(op)].push_back(b.getDictionaryAttr(
+      {b.getNamedAttr("op", b.getStringAttr(os.str())),
+       b.getNamedAttr("pattern", b.getStringAttr(best->name)),
+       b.getNamedAttr("result", b.getStringAttr(best->out.str())),
+       b.getNamedAttr("costs", costs.getDictionary(b.getContext()))}));
+  return success();
+}
+
+/// A parameter read only through parts of one axis becomes that part: each
+/// rank keeps and updates only its own.
+void StageSharder::foldShardedParams() {
+  SmallVector<ParamOp> params;
+  fn.walk([&](ParamOp p) {
+    if (isSplit(p))
+      params.push_back(p);
+  });
+  for (ParamOp p : params) {
+    if (p.getResult().use_empty())
+      continue;
+    ShardSliceOp first;
+    bool allSlices = llvm::all_of(p->getUsers(), [&](Operation *u) {
+      auto s = dyn_cast<ShardSliceOp>(u);
+      if (!s)
+        return false;
+      if (!first)
+        first = s;
+      return s.getAxis() == first.getAxis();
+    });
+    if (!allSlices)
+      continue;
+    b.setInsertionPoint(p);
+    auto part = ParamOp::create(
+        b, p.getLoc(), first.getType(), p.getNameAttr(), p.getInitAttr(),
+        p.getInitArgsAttr(), b.getDenseI64ArrayAttr({first.getAxis(), c}));
+    for (Operation *u : llvm::make_early_inc_range(p->getUsers())) {
+      u->getResult(0).replaceAllUsesWith(part.getResult());
+      u->erase();
+    }
+    p->erase();
+  }
+}
+
+LogicalResult StageSharder::run() {
+  analyze();
+  for (auto [i, tg] : llvm::enumerate(plan::taskGraphs(fn)))
+    tgIds[tg] = i;
+  SmallVector<TaskGraphOp> split;
+  for (TaskGraphOp tg : plan::taskGraphs(fn))
+    if (tg->getAttrOfType<IntegerAttr>("shards") &&
+        tg->getAttrOfType<IntegerAttr>("stage").getInt() == stage)
+      split.push_back(tg);
+  // Collected first: rewriting may rebuild TaskGraphs (exportTo).
+  SmallVector<Operation *> ops;
+  for (TaskGraphOp tg : split)
+    for (Operation &op : tg.getBody().front().without_terminator())
+      ops.push_back(&op);
+  SmallVector<Operation *> originals;
+  for (Operation *op : ops) {
+    if (auto p = dyn_cast<ParamOp>(op)) {
+      info[p.getResult()] = {p.getResult(), Layout::whole()};
+      continue;
+    }
+    if (op->getNumResults() != 1)
+      return op->emitOpError("has no sharding pattern (several results)");
+    if (failed(rewrite(op)))
+      return failure();
+    originals.push_back(op);
+  }
+  // Each TaskGraph hands on its values in home layout (the rank's rows):
+  // what a replicated TaskGraph, a later stage or the loss reads.
+  for (TaskGraphOp tg : plan::taskGraphs(fn)) {
+    if (!tg->getAttrOfType<IntegerAttr>("shards") ||
+        tg->getAttrOfType<IntegerAttr>("stage").getInt() != stage)
+      continue;
+    Operation *yield = tg.getBody().front().getTerminator();
+    for (OpOperand &o : yield->getOpOperands()) {
+      Value src = source(o.get());
+      if (!info.contains(src) || info[src].local == src)
+        continue;
+      o.set(materialize(o.get(), home(src), yield));
+    }
+  }
+  for (Operation *op : llvm::reverse(originals)) {
+    op->dropAllUses();
+    op->erase();
+  }
+  foldShardedParams();
+  for (auto [i, tg] : llvm::enumerate(plan::taskGraphs(fn))) {
+    if (auto it = choices.find(i); it != choices.end())
+      tg->setAttr("sharding", b.getArrayAttr(it->second));
+    if (auto it = bridges.find(i); it != bridges.end())
+      tg->setAttr("bridges", b.getArrayAttr(it->second));
+  }
+  return success();
+}
+
+struct ShardingPass : public whale::impl::WhaleShardingBase<ShardingPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (matmul != "auto" && matmul != "column" && matmul != "row" &&
+        matmul != "replicated") {
+      getOperation().emitError("-whale-sharding: matmul must be auto, "
+                               "column, row or replicated, not '")
+          << matmul << "'";
+      return signalPassFailure();
+    }
+    bool ok = plan::forEachModel(getOperation(), [&](func::FuncOp fn)
+                                                     -> LogicalResult {
+      DictionaryAttr p = plan::planOf(fn);
+      auto shards = p ? p.getAs<DenseI64ArrayAttr>("shards")
+                      : DenseI64ArrayAttr();
+      if (!shards)
+        return success();
+      int64_t micro = plan::intOf(p, "micro_batch", 0);
+      for (auto [s, c] : llvm::enumerate(shards.asArrayRef())) {
+        if (c < 2)
+          continue;
+        if (micro < 1)
+          return fn.emitOpError("is not planned for micro-batches; run "
+                                "-whale-pipeline first");
+        std::string force = matmul;
+        if (force == "auto")
+          if (auto a = dyn_cast_or_null<StringAttr>(
+                  plan::configValue(fn, "split_matmul")))
+            force = a.getValue().str();
+        StageSharder sharder(fn, s, c, micro, force);
+        if (failed(sharder.run()))
+          return failure();
+      }
+      // The loss is whole over a shard group (its rows' mean), so each
+      // rank's backward starts from the group's share of the batch.
+      auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+      Operation *def = plan::throughYields(ret.getOperand(0)).getDefiningOp();
+      auto tg = def ? def->getParentOfType<TaskGraphOp>() : TaskGraphOp();
+      if (auto c = tg ? tg->getAttrOfType<IntegerAttr>("shards")
+                      : IntegerAttr())
+        plan::updatePlan(fn, {NamedAttribute(
+                                 StringAttr::get(fn.getContext(), "loss_shards"),
+                                 c)});
+      return success();
+    });
+    if (!ok)
+      signalPassFailure();
+  }
+};
+
+} // namespace

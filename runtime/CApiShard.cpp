@@ -1,0 +1,413 @@
+//===- CApiShard.cpp - the C ABI of tensor parallelism --------------------===//
+//
+// A shard group is `shards` consecutive replicas of a stage (the ranks of
+// one split TaskGraph copy); a rank's part is its replica modulo `shards`.
+// Sharded parameters are initialized whole, exactly as on one device, and
+// each rank keeps its part, so a split run starts from the same numbers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/CApiInternal.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace whale::rt;
+using namespace whale::rt::capi;
+
+namespace {
+
+struct Group {
+  std::vector<int> ranks;
+  int position = 0;
+};
+
+/// The shard group of `shards` around ctx, or the ranks of its stage that
+/// hold the same part (its data-parallel peers).
+bool shardGroup(whale_rt_context *ctx, int32_t shards, bool peers, Group &g) {
+  if (shards < 1 || ctx->replicas % shards != 0)
+    return false;
+  g.ranks.clear();
+  int base = ctx->replica - ctx->replica % shards;
+  int part = ctx->replica % shards;
+  if (peers) {
+    for (int r = part; r < ctx->replicas; r += shards)
+      g.ranks.push_back(ctx->grid[ctx->stage * ctx->replicas + r]);
+    g.position = ctx->replica / shards;
+  } else {
+    for (int j = 0; j < shards; ++j)
+      g.ranks.push_back(ctx->grid[ctx->stage * ctx->replicas + base + j]);
+    g.position = part;
+  }
+  return true;
+}
+
+/// Copies part `index` of `parts` along `axis` between a whole tensor and
+/// its part (toPart: whole -> part).
+void copyPart(char *whole, char *part, const Shape &wholeShape, int64_t axis,
+              int64_t parts, int64_t index, int64_t elem, bool toPart) {
+  int64_t outer = 1, inner = elem;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= wholeShape[d];
+  for (size_t d = axis + 1; d < wholeShape.size(); ++d)
+    inner *= wholeShape[d];
+  int64_t block = wholeShape[axis] / parts * inner;
+  for (int64_t o = 0; o < outer; ++o) {
+    char *w = whole + (o * wholeShape[axis] * inner) + index * block;
+    char *p = part + o * block;
+    if (toPart)
+      std::memcpy(p, w, block);
+    else
+      std::memcpy(w, p, block);
+  }
+}
+
+/// `whole` is `part` with `axis` times `shards`.
+bool isWholeOf(const Shape &whole, const Shape &part, int64_t axis,
+               int64_t shards) {
+  if (whole.size() != part.size() || axis < 0 ||
+      axis >= static_cast<int64_t>(part.size()))
+    return false;
+  for (size_t d = 0; d < part.size(); ++d)
+    if (whole[d] != (static_cast<int64_t>(d) == axis ? part[d] * shards
+                                                      : part[d]))
+      return false;
+  return true;
+}
+
+whale_rt_status needGroup(whale_rt_context *ctx, const char *op,
+                          int32_t shards, bool peers, Group &g) {
+  if (!ctx->comm)
+    return ctx->invalid(std::string(op) +
+                        ": the context is not bound to a communicator");
+  if (!shardGroup(ctx, shards, peers, g))
+    return ctx->invalid(std::string(op) + ": " + std::to_string(ctx->replicas) +
+                        " replicas cannot form groups of " +
+                        std::to_string(shards));
+  return WHALE_RT_OK;
+}
+
+/// Sums `n` floats over the group, in place.
+Status sumOver(whale_rt_context *ctx, const Group &g, float *data, int64_t n) {
+  CommScope scope(ctx, "shard_sum");
+  return ctx->comm->allReduce(ctx->rank, g.ranks, DType::F32, data, n);
+}
+
+/// Per row, the maximum over the group's classes, from each rank's.
+Status maxOver(whale_rt_context *ctx, const Group &g, std::vector<float> &m) {
+  CommScope scope(ctx, "all_gather");
+  int64_t n = static_cast<int64_t>(m.size());
+  std::vector<float> all(n * g.ranks.size());
+  if (Status st = ctx->comm->allGather(ctx->rank, g.ranks, DType::F32,
+                                       m.data(), n, all.data());
+      !st)
+    return st;
+  for (size_t r = 0; r < g.ranks.size(); ++r)
+    for (int64_t i = 0; i < n; ++i)
+      m[i] = std::max(m[i], all[r * n + i]);
+  return Status::ok();
+}
+
+int64_t labelAt(whale_rt_tensor *labels, int64_t i) {
+  return labels->tensor.dtype() == DType::I32
+             ? static_cast<const int32_t *>(labels->tensor.raw())[i]
+             : static_cast<const int64_t *>(labels->tensor.raw())[i];
+}
+
+/// The log of the softmax's normalizer of each row over the group's
+/// classes (a distributed maximum, then a distributed sum).
+Status groupLogSumExp(whale_rt_context *ctx, const Group &g,
+                      const float *logits, int64_t rows, int64_t cols,
+                      std::vector<float> &lse) {
+  std::vector<float> m(rows, -std::numeric_limits<float>::infinity());
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t c = 0; c < cols; ++c)
+      m[i] = std::max(m[i], logits[i * cols + c]);
+  if (Status st = maxOver(ctx, g, m); !st)
+    return st;
+  lse.assign(rows, 0);
+  for (int64_t i = 0; i < rows; ++i) {
+    double s = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      s += std::exp(static_cast<double>(logits[i * cols + c]) - m[i]);
+    lse[i] = static_cast<float>(s);
+  }
+  if (Status st = sumOver(ctx, g, lse.data(), rows); !st)
+    return st;
+  for (int64_t i = 0; i < rows; ++i)
+    lse[i] = m[i] + std::log(lse[i]);
+  return Status::ok();
+}
+
+whale_rt_status checkCrossEntropy(whale_rt_context *ctx, const char *op,
+                                  whale_rt_tensor *logits,
+                                  whale_rt_tensor *labels,
+                                  whale_rt_tensor *out) {
+  if (whale_rt_status s =
+          needF32(ctx, op, {{"logits", logits}, {"out", out}}))
+    return s;
+  const Shape &sl = shapeOf(logits);
+  if (!isIndex(labels) || sl.empty() ||
+      Shape(sl.begin(), sl.end() - 1) != shapeOf(labels))
+    return ctx->invalid(std::string(op) +
+                        ": labels (i32 or i64) must have the logits' shape "
+                        "without the class dimension");
+  return WHALE_RT_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+whale_rt_status whale_rt_param_shard(whale_rt_context *ctx, const char *name,
+                                     int32_t init_kind,
+                                     const double *init_args, int32_t num_args,
+                                     int32_t rank, const int64_t *whole_shape,
+                                     int32_t axis, int32_t shards,
+                                     whale_rt_tensor **out) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (!name || !out || rank < 1 || !whole_shape || num_args < 0 ||
+        (num_args > 0 && !init_args) || axis < 0 || axis >= rank ||
+        shards < 2 || whole_shape[axis] % shards != 0)
+      return ctx->invalid("param_shard: bad arguments");
+    Shape whole(whole_shape, whole_shape + rank), part = whole;
+    part[axis] /= shards;
+    auto it = ctx->params.find(name);
+    if (it != ctx->params.end()) {
+      if (it->second->tensor.shape() != part)
+        return ctx->invalid("param '" + std::string(name) + "' exists as " +
+                            shapeString(it->second->tensor.shape()) +
+                            ", asked for as " + shapeString(part));
+      *out = it->second.get();
+      return WHALE_RT_OK;
+    }
+    if (whale_rt_status st = checkInit(ctx, name, init_kind, num_args))
+      return st;
+    auto t = std::make_unique<whale_rt_tensor>();
+    if (Status st = Tensor::create(*ctx->device, DType::F32, part, t->tensor);
+        !st)
+      return ctx->fail(st);
+    // The whole, as one device would make it, then this rank's part.
+    std::vector<float> all(numElements(whole));
+    initParameter(all.data(), whole, init_kind, init_args,
+                  parameterKey(ctx->seed, name));
+    copyPart(reinterpret_cast<char *>(all.data()),
+             static_cast<char *>(t->tensor.raw()), whole, axis, shards,
+             ctx->replica % shards, sizeof(float), /*toPart=*/true);
+    *out = t.get();
+    ctx->params[name] = std::move(t);
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_all_gather(whale_rt_context *ctx, int32_t shards,
+                                    int64_t axis, whale_rt_tensor *in,
+                                    whale_rt_tensor *out) {
+  return traced(ctx, "all_gather", {out}, [&]() -> whale_rt_status {
+    Group g;
+    if (whale_rt_status s = needGroup(ctx, "all_gather", shards, false, g))
+      return s;
+    if (!in || !out || in->tensor.dtype() != out->tensor.dtype() ||
+        !isWholeOf(shapeOf(out), shapeOf(in), axis, shards))
+      return ctx->invalid("all_gather: the output must be the input with "
+                          "axis " + std::to_string(axis) + " times " +
+                          std::to_string(shards));
+    int64_t n = in->tensor.numel();
+    int64_t elem = in->tensor.bytes() / std::max<int64_t>(1, n);
+    std::vector<char> all(static_cast<size_t>(in->tensor.bytes()) * shards);
+    {
+      CommScope scope(ctx, "all_gather");
+      if (Status st = ctx->comm->allGather(ctx->rank, g.ranks,
+                                           in->tensor.dtype(), in->tensor.raw(),
+                                           n, all.data());
+          !st)
+        return ctx->fail(st);
+    }
+    for (int32_t j = 0; j < shards; ++j)
+      copyPart(static_cast<char *>(out->tensor.raw()),
+               all.data() + j * in->tensor.bytes(), shapeOf(out), axis, shards,
+               j, elem, /*toPart=*/false);
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_shard_slice(whale_rt_context *ctx, int32_t shards,
+                                     int64_t axis, whale_rt_tensor *in,
+                                     whale_rt_tensor *out) {
+  return traced(ctx, "shard_slice", {out}, [&]() -> whale_rt_status {
+    if (!in || !out || in->tensor.dtype() != out->tensor.dtype() ||
+        shards < 2 || ctx->replicas % shards != 0 ||
+        !isWholeOf(shapeOf(in), shapeOf(out), axis, shards))
+      return ctx->invalid("shard_slice: the input must be the output with "
+                          "axis " + std::to_string(axis) + " times " +
+                          std::to_string(shards) + " in a group that exists");
+    int64_t elem = in->tensor.bytes() / std::max<int64_t>(1, in->tensor.numel());
+    copyPart(static_cast<char *>(in->tensor.raw()),
+             static_cast<char *>(out->tensor.raw()), shapeOf(in), axis, shards,
+             ctx->replica % shards, elem, /*toPart=*/true);
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_shard_sum(whale_rt_context *ctx, int32_t shards,
+                                   whale_rt_tensor *in, whale_rt_tensor *out) {
+  return traced(ctx, "shard_sum", {out}, [&]() -> whale_rt_status {
+    Group g;
+    if (whale_rt_status s = needGroup(ctx, "shard_sum", shards, false, g))
+      return s;
+    if (whale_rt_status s = needF32(ctx, "shard_sum", {{"in", in}, {"out", out}}))
+      return s;
+    if (whale_rt_status s = needShape(ctx, "shard_sum", out, shapeOf(in)))
+      return s;
+    std::memcpy(out->tensor.raw(), in->tensor.raw(), in->tensor.bytes());
+    Status st = sumOver(ctx, g, static_cast<float *>(out->tensor.raw()),
+                        out->tensor.numel());
+    return st ? WHALE_RT_OK : ctx->fail(st);
+  });
+}
+
+whale_rt_status whale_rt_all_reduce_peers(whale_rt_context *ctx,
+                                          int32_t shards, int32_t num_tensors,
+                                          whale_rt_tensor *const *ts) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    Group g;
+    if (whale_rt_status s = needGroup(ctx, "all_reduce", shards, true, g))
+      return s;
+    if (num_tensors < 0 || (num_tensors > 0 && !ts))
+      return ctx->invalid("all_reduce: bad tensors");
+    if (g.ranks.size() == 1)
+      return WHALE_RT_OK;
+    return allReduceBucket(ctx, g.ranks, num_tensors, ts);
+  });
+}
+
+whale_rt_status whale_rt_sharded_cross_entropy(whale_rt_context *ctx,
+                                               int32_t shards,
+                                               whale_rt_tensor *logits,
+                                               whale_rt_tensor *labels,
+                                               whale_rt_tensor *out) {
+  return traced(ctx, "sharded_cross_entropy", {out}, [&]() -> whale_rt_status {
+    Group g;
+    if (whale_rt_status s =
+            needGroup(ctx, "sharded_cross_entropy", shards, false, g))
+      return s;
+    if (whale_rt_status s = checkCrossEntropy(ctx, "sharded_cross_entropy",
+                                              logits, labels, out))
+      return s;
+    if (whale_rt_status s = needShape(ctx, "sharded_cross_entropy", out,
+                                      shapeOf(labels)))
+      return s;
+    const int64_t cols = shapeOf(logits).back(), rows = out->tensor.numel();
+    const int64_t first = g.position * cols;
+    const float *x = static_cast<const float *>(logits->tensor.raw());
+    std::vector<float> lse;
+    if (Status st = groupLogSumExp(ctx, g, x, rows, cols, lse); !st)
+      return ctx->fail(st);
+    // The label's logit lives on one rank; the others add zero.
+    std::vector<float> picked(rows, 0);
+    for (int64_t i = 0; i < rows; ++i) {
+      int64_t y = labelAt(labels, i);
+      if (y < 0 || y >= cols * shards)
+        return ctx->invalid("sharded_cross_entropy: label " +
+                            std::to_string(y) + " is not a class in [0, " +
+                            std::to_string(cols * shards) + ")");
+      if (y >= first && y < first + cols)
+        picked[i] = x[i * cols + (y - first)];
+    }
+    if (Status st = sumOver(ctx, g, picked.data(), rows); !st)
+      return ctx->fail(st);
+    float *loss = static_cast<float *>(out->tensor.raw());
+    for (int64_t i = 0; i < rows; ++i)
+      loss[i] = lse[i] - picked[i];
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_sharded_cross_entropy_grad(
+    whale_rt_context *ctx, int32_t shards, whale_rt_tensor *logits,
+    whale_rt_tensor *labels, whale_rt_tensor *dloss, whale_rt_tensor *out) {
+  return traced(ctx, "sharded_cross_entropy_grad", {out},
+                [&]() -> whale_rt_status {
+    Group g;
+    if (whale_rt_status s =
+            needGroup(ctx, "sharded_cross_entropy_grad", shards, false, g))
+      return s;
+    if (whale_rt_status s = checkCrossEntropy(
+            ctx, "sharded_cross_entropy_grad", logits, labels, out))
+      return s;
+    if (whale_rt_status s =
+            needF32(ctx, "sharded_cross_entropy_grad", {{"dloss", dloss}}))
+      return s;
+    if (shapeOf(dloss) != shapeOf(labels) || shapeOf(out) != shapeOf(logits))
+      return ctx->invalid("sharded_cross_entropy_grad: dloss must be shaped "
+                          "like the labels and the output like the logits");
+    const int64_t cols = shapeOf(logits).back(), rows = labels->tensor.numel();
+    const int64_t first = g.position * cols;
+    const float *x = static_cast<const float *>(logits->tensor.raw());
+    const float *dl = static_cast<const float *>(dloss->tensor.raw());
+    float *dx = static_cast<float *>(out->tensor.raw());
+    std::vector<float> lse;
+    if (Status st = groupLogSumExp(ctx, g, x, rows, cols, lse); !st)
+      return ctx->fail(st);
+    for (int64_t i = 0; i < rows; ++i) {
+      int64_t y = labelAt(labels, i) - first;
+      for (int64_t c = 0; c < cols; ++c) {
+        float p = std::exp(x[i * cols + c] - lse[i]);
+        dx[i * cols + c] = (p - (c == y ? 1.0f : 0.0f)) * dl[i];
+      }
+    }
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_clip_grad_norm_sharded(
+    whale_rt_context *ctx, int32_t group, int32_t shards, int32_t num_grads,
+    whale_rt_tensor *const *grads, const int32_t *sharded, double max_norm,
+    double *norm) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    Group g;
+    if (whale_rt_status s = needGroup(ctx, "clip_grad_norm", shards, false, g))
+      return s;
+    std::vector<int> across;
+    if (group >= 0 && !groupRanks(ctx, group, across))
+      return ctx->invalid("clip_grad_norm: bad group");
+    if (num_grads < 0 || (num_grads > 0 && (!grads || !sharded)) ||
+        !(max_norm > 0))
+      return ctx->invalid(
+          "clip_grad_norm: needs gradients, which are sharded, and max_norm > 0");
+    std::vector<View<float>> views;
+    double parts = 0;
+    for (int32_t i = 0; i < num_grads; ++i) {
+      if (whale_rt_status s =
+              needF32(ctx, "clip_grad_norm", {{"grad", grads[i]}}))
+        return s;
+      views.push_back(grads[i]->tensor.view<float>());
+      if (sharded[i])
+        for (int64_t k = 0, e = views.back().numel(); k < e; ++k)
+          parts += static_cast<double>(views.back().data[k]) *
+                   static_cast<double>(views.back().data[k]);
+    }
+    // Whole gradients count once; the group's parts add up to their whole.
+    Status commStatus = Status::ok();
+    double n = cpu::clipGradNorm<float>(
+        *ctx->device, views, max_norm, [&](double squares) {
+          double total = parts;
+          CommScope scope(ctx, "all_reduce");
+          commStatus = ctx->comm->allReduce(ctx->rank, g.ranks, DType::F64,
+                                            &total, 1);
+          squares = squares - parts + total;
+          if (commStatus && across.size() > 1)
+            commStatus = ctx->comm->allReduce(ctx->rank, across, DType::F64,
+                                              &squares, 1);
+          return squares;
+        });
+    if (!commStatus)
+      return ctx->fail(commStatus);
+    if (norm)
+      *norm = n;
+    return WHALE_RT_OK;
+  });
+}
+
+} // extern "C"
