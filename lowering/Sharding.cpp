@@ -469,7 +469,10 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
         if (forced("row"))
           add({"row", {Layout::part(kL), Layout::part(kR)}, {},
                Layout::partial()});
-        if (forced("replicated"))
+        // A weight of a split TaskGraph is split unless a test asks
+        // otherwise: replicating it would trade bytes for duplicated work
+        // and memory, which the byte count alone does not see.
+        if (!weight || force == "replicated")
           allWhole();
         if (!force.empty() && force != "auto" && weight)
           return;

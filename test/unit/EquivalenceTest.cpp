@@ -99,6 +99,9 @@ void expectEquivalent(const std::string &text, const std::string &name,
 const char *kMlp = "examples/mlp.whl";
 const char *kMlpStages = "test/equivalence/mlp_stages.whl";
 const char *kGpt = "examples/gpt.whl";
+const char *kMlpSplit = "test/equivalence/mlp_split.whl";
+const char *kHybrid = "test/equivalence/classify_hybrid.whl";
+const char *kSplitStage = "test/equivalence/mlp_split_stage.whl";
 
 TEST(Equivalence, MlpDataParallelOverFourDevices) {
   expectEquivalent(source(kMlp), kMlp, "cpu:4");
@@ -182,6 +185,51 @@ TEST(Equivalence, GptAutoParallelTwoTaskGraphs) {
 
 TEST(Equivalence, GptGradientAccumulationOnOneDevice) {
   expectEquivalent(source(kGpt), kGpt, "cpu:1");
+}
+
+// Tensor parallelism (split).
+
+TEST(Equivalence, MlpSplitOverFourDevices) {
+  expectEquivalent(source(kMlpSplit), kMlpSplit, "cpu:4");
+}
+
+TEST(Equivalence, MlpSplitEachMatmulPatternForced) {
+  for (const char *pattern : {"column", "row", "replicated"}) {
+    SCOPED_TRACE(pattern);
+    expectEquivalent(edit(source(kMlpSplit), "model mlp",
+                          std::string("config {\n  split_matmul = \"") +
+                              pattern + "\"\n}\n\nmodel mlp"),
+                     kMlpSplit, "cpu:4");
+  }
+}
+
+TEST(Equivalence, MlpSplitInGroupsOfTwoWithDataParallelism) {
+  expectEquivalent(edit(source(kMlpSplit), "split {", "split(2) {"),
+                   kMlpSplit, "cpu:4");
+}
+
+TEST(Equivalence, HybridReplicatedFeaturesSplitClassifier) {
+  expectEquivalent(source(kHybrid), kHybrid, "cpu:4");
+}
+
+TEST(Equivalence, HybridOnTwoDevices) {
+  expectEquivalent(source(kHybrid), kHybrid, "cpu:2");
+}
+
+TEST(Equivalence, SplitInsideAPipelineStage) {
+  expectEquivalent(source(kSplitStage), kSplitStage, "cpu:4");
+}
+
+TEST(Equivalence, SplitInsideAPipelineStageNestedDataParallel) {
+  expectEquivalent(source(kSplitStage), kSplitStage, "cpu:8");
+}
+
+TEST(Equivalence, GptBlocksSplitOverFourDevices) {
+  std::string text =
+      edit(source(kGpt), "num_micro_batch = 4", "num_micro_batch = 1");
+  text = edit(text, "  replicate {", "  split {");
+  text = edit(text, "  replicate {", "  split {");
+  expectEquivalent(text, kGpt, "cpu:4");
 }
 
 TEST(Equivalence, ABatchTheMicroBatchesCannotDivideIsRejected) {

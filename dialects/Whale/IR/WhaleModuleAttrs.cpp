@@ -52,6 +52,9 @@ static LogicalResult verifyConfig(Operation *op, Attribute attr) {
     } else if (key == "balance") {
       if (failed(oneOf({"even", "hardware"})))
         return failure();
+    } else if (key == "split_matmul") {
+      if (failed(oneOf({"auto", "column", "row", "replicated"})))
+        return failure();
     } else {
       return op->emitError()
              << "'whale.config' has unknown key '" << key << "'";
