@@ -21,6 +21,15 @@ struct StageReport {
   int64_t parameterBytes = 0, activationBytes = 0;
   int64_t sendBytes = 0, recvBytes = 0, allReduceBytes = 0;
   int64_t buckets = 0;
+  /// Bytes of the shard groups' collectives (forward and backward).
+  int64_t tensorParallelBytes = 0;
+  int64_t shards = 1;
+  struct Split {
+    std::string strategy;
+    std::vector<std::pair<std::string, std::string>> params; ///< name, layout
+    mlir::ArrayAttr patterns, bridges;
+  };
+  std::vector<Split> splits;
 };
 
 /// The most bytes of intermediate tensors alive at once in a rank program,
@@ -75,6 +84,20 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
     if (r.schedule.empty())
       for (mlir::Attribute a : tg->getAttrOfType<mlir::ArrayAttr>("schedule"))
         r.schedule.push_back(mlir::cast<mlir::StringAttr>(a).str());
+    auto shards = tg->getAttrOfType<mlir::IntegerAttr>("shards");
+    if (!shards)
+      continue;
+    r.shards = shards.getInt();
+    StageReport::Split split{r.strategies.back(), {},
+                             tg->getAttrOfType<mlir::ArrayAttr>("sharding"),
+                             tg->getAttrOfType<mlir::ArrayAttr>("bridges")};
+    for (ParamOp p : tg.getBody().front().getOps<ParamOp>()) {
+      std::string layout = "whole";
+      if (std::optional<llvm::ArrayRef<int64_t>> sh = p.getShard())
+        layout = "part(" + std::to_string((*sh)[0]) + ")";
+      split.params.push_back({p.getName().str(), layout});
+    }
+    r.splits.push_back(std::move(split));
   }
   for (int64_t s = 0; s < plan.stages; ++s) {
     StageReport &r = out[s];
@@ -92,11 +115,17 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
         ++r.buckets;
         for (mlir::Value v : ar.getValues())
           r.allReduceBytes += tensorBytes(v.getType());
+      } else if (auto cost = mlir::dyn_cast<CostOpInterface>(op)) {
+        r.tensorParallelBytes += cost.getCommBytes();
       }
     });
     r.activationBytes = peakActivations(fn);
   }
   return out;
+}
+
+llvm::ArrayRef<mlir::Attribute> listOf(mlir::ArrayAttr a) {
+  return a ? a.getValue() : llvm::ArrayRef<mlir::Attribute>();
 }
 
 std::string mib(int64_t bytes) {
@@ -130,7 +159,28 @@ std::string planText(const PlannedModel &plan) {
        << " per device\n  per step   all-reduce " << mib(r.allReduceBytes)
        << " in " << r.buckets << " bucket" << (r.buckets == 1 ? "" : "s")
        << ", send " << mib(r.sendBytes) << ", recv " << mib(r.recvBytes)
-       << " per device\n";
+       << ", shard groups " << mib(r.tensorParallelBytes) << " per device\n";
+    for (const StageReport::Split &sp : r.splits) {
+      os << "  " << sp.strategy << " over shard groups of " << r.shards
+         << "\n    parameters ";
+      llvm::interleaveComma(sp.params, os, [&](const auto &p) {
+        os << p.first << " " << p.second;
+      });
+      os << "\n";
+      for (mlir::Attribute a : listOf(sp.patterns)) {
+        auto d = mlir::cast<mlir::DictionaryAttr>(a);
+        os << "    " << d.getAs<mlir::StringAttr>("op").getValue() << ": "
+           << d.getAs<mlir::StringAttr>("pattern").getValue() << " -> "
+           << d.getAs<mlir::StringAttr>("result").getValue() << " (bytes:";
+        for (mlir::NamedAttribute c : d.getAs<mlir::DictionaryAttr>("costs"))
+          os << " " << c.getName().getValue() << " "
+             << mlir::cast<mlir::IntegerAttr>(c.getValue()).getInt();
+        os << ")\n";
+      }
+      for (mlir::Attribute a : listOf(sp.bridges))
+        os << "    bridge " << mlir::cast<mlir::StringAttr>(a).getValue()
+           << "\n";
+    }
   }
   return s;
 }
@@ -145,6 +195,32 @@ std::string planJson(const PlannedModel &plan) {
       devices.push_back(d);
     for (const std::string &x : r.schedule)
       schedule.push_back(x);
+    llvm::json::Array splits;
+    for (const StageReport::Split &sp : r.splits) {
+      llvm::json::Array params, patterns, bridges;
+      for (const auto &p : sp.params)
+        params.push_back(llvm::json::Object{{"name", p.first},
+                                            {"layout", p.second}});
+      for (mlir::Attribute a : listOf(sp.patterns)) {
+        auto d = mlir::cast<mlir::DictionaryAttr>(a);
+        llvm::json::Object costs;
+        for (mlir::NamedAttribute c : d.getAs<mlir::DictionaryAttr>("costs"))
+          costs[c.getName().getValue()] =
+              mlir::cast<mlir::IntegerAttr>(c.getValue()).getInt();
+        patterns.push_back(llvm::json::Object{
+            {"op", d.getAs<mlir::StringAttr>("op").str()},
+            {"pattern", d.getAs<mlir::StringAttr>("pattern").str()},
+            {"result", d.getAs<mlir::StringAttr>("result").str()},
+            {"cost_bytes", std::move(costs)}});
+      }
+      for (mlir::Attribute a : listOf(sp.bridges))
+        bridges.push_back(mlir::cast<mlir::StringAttr>(a).str());
+      splits.push_back(llvm::json::Object{{"taskgraph", sp.strategy},
+                                          {"shards", r.shards},
+                                          {"parameters", std::move(params)},
+                                          {"patterns", std::move(patterns)},
+                                          {"bridges", std::move(bridges)}});
+    }
     stages.push_back(llvm::json::Object{
         {"stage", r.stage},
         {"taskgraphs", std::move(strategies)},
@@ -157,7 +233,9 @@ std::string planJson(const PlannedModel &plan) {
          llvm::json::Object{{"all_reduce", r.allReduceBytes},
                             {"all_reduce_buckets", r.buckets},
                             {"send", r.sendBytes},
-                            {"recv", r.recvBytes}}}});
+                            {"recv", r.recvBytes},
+                            {"shard_groups", r.tensorParallelBytes}}},
+        {"split_taskgraphs", std::move(splits)}});
   }
   llvm::json::Array grid;
   for (int64_t d : plan.grid)

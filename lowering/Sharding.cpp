@@ -121,7 +121,8 @@ private:
   // TaskGraphs by position: exportTo rebuilds them, positions stay.
   DenseMap<Operation *, int64_t> tgIds;
   int64_t tgId(Operation *op) const {
-    return tgIds.lookup(op->getParentOfType<TaskGraphOp>());
+    auto tg = dyn_cast<TaskGraphOp>(op);
+    return tgIds.lookup(tg ? tg : op->getParentOfType<TaskGraphOp>());
   }
   DenseMap<std::pair<Value, int64_t>, Value> converted;
   DenseMap<std::tuple<Value, int64_t, int64_t>, Value> convertedAt;

@@ -1,7 +1,7 @@
 // RUN: whale-opt %s --split-input-file --verify-diagnostics
 
 func.func @group(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error@+1 {{group must be "replicas" or "stages", not "world"}}
+  // expected-error@+1 {{group must be "replicas", "stages" or "shard_peers", not "world"}}
   %s = whale.all_reduce %a over "world" : tensor<4xf32> -> tensor<4xf32>
   return %s : tensor<4xf32>
 }

@@ -3,7 +3,7 @@
 // Two TaskGraphs without counts in a pipeline: one device each per copy of
 // the model, copied twice over 4 devices (nested data parallelism).
 // CHECK-LABEL: func.func @pipeline
-// CHECK-SAME: whale.plan = {devices = 4 : i64, grid = array<i64: 0, 2, 1, 3>, replicas = 2 : i64, stages = 2 : i64}
+// CHECK-SAME: whale.plan = {devices = 4 : i64, grid = array<i64: 0, 2, 1, 3>, replicas = 2 : i64, shards = array<i64: 1, 1>, stages = 2 : i64}
 // CHECK: whale.taskgraph replicate {{.*}}attributes {stage = 0 : i64, virtual_device = array<i64: 0, 2>}
 // CHECK: whale.taskgraph replicate {{.*}}attributes {stage = 1 : i64, virtual_device = array<i64: 1, 3>}
 func.func @pipeline(%x: tensor<8x4xf32>) -> tensor<f32> attributes {whale.model} {
@@ -22,7 +22,7 @@ func.func @pipeline(%x: tensor<8x4xf32>) -> tensor<f32> attributes {whale.model}
 
 // Counts: 2 + 2 devices per copy, one copy on 4; stage replicas in order.
 // CHECK-LABEL: func.func @counted
-// CHECK-SAME: grid = array<i64: 0, 1, 2, 3>, replicas = 2 : i64, stages = 2 : i64
+// CHECK-SAME: grid = array<i64: 0, 1, 2, 3>, replicas = 2 : i64, shards = array<i64: 1, 1>, stages = 2 : i64
 func.func @counted(%x: tensor<8x4xf32>) -> tensor<f32> attributes {whale.model} {
   %h = whale.taskgraph replicate(2) -> (tensor<8x4xf32>) {
     %a = whale.relu %x : tensor<8x4xf32>
@@ -57,7 +57,7 @@ func.func @degrees(%x: tensor<8x4xf32>) -> tensor<f32> attributes {whale.model} 
     %a = whale.relu %x : tensor<8x4xf32>
     whale.yield %a : tensor<8x4xf32>
   }
-  // expected-error@+1 {{has 1 replicas but the first stage has 3: stages of different degrees need bridge layers}}
+  // expected-error@+1 {{has 1 replicas but the first stage has 3: stages of different degrees pass activations between different numbers of ranks}}
   %l = whale.taskgraph replicate(1) -> (tensor<f32>) {
     %m = whale.reduce_mean %h axes = [0, 1] : tensor<8x4xf32> -> tensor<f32>
     whale.yield %m : tensor<f32>
@@ -67,8 +67,11 @@ func.func @degrees(%x: tensor<8x4xf32>) -> tensor<f32> attributes {whale.model} 
 
 // -----
 
+// A split stage in a pipeline: shard groups of two, one per stage here.
+// CHECK-LABEL: func.func @split
+// CHECK-SAME: shards = array<i64: 2, 2>
+// CHECK: whale.taskgraph split(2) {{.*}}attributes {shards = 2 : i64, stage = 0 : i64, virtual_device = array<i64: 0, 1>}
 func.func @split(%x: tensor<8x4xf32>) -> tensor<f32> attributes {whale.model} {
-  // expected-error@+1 {{split over 2 devices is tensor parallelism, which this planner does not do yet}}
   %l = whale.taskgraph split(2) -> (tensor<f32>) {
     %m = whale.reduce_mean %x axes = [0, 1] : tensor<8x4xf32> -> tensor<f32>
     whale.yield %m : tensor<f32>
