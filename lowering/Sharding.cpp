@@ -654,6 +654,7 @@ LogicalResult StageSharder::run() {
       return failure();
     originals.push_back(op);
   }
+  DenseSet<Operation *> replaced(originals.begin(), originals.end());
   // Each TaskGraph hands on its values in home layout (the rank's rows):
   // what a replicated TaskGraph, a later stage or the loss reads.
   for (TaskGraphOp tg : plan::taskGraphs(fn)) {
@@ -665,6 +666,16 @@ LogicalResult StageSharder::run() {
       Value src = source(o.get());
       if (!info.contains(src) || info[src].local == src)
         continue;
+      // A result nobody reads (split TaskGraphs read the parts themselves)
+      // hands on the part as it is: no bridge.
+      Value result = tg->getResult(o.getOperandNumber());
+      if (llvm::all_of(result.getUsers(), [&](Operation *u) {
+            return replaced.contains(u);
+          })) {
+        o.set(info[src].local);
+        result.setType(info[src].local.getType());
+        continue;
+      }
       o.set(materialize(o.get(), home(src), yield));
     }
   }

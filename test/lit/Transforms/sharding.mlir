@@ -1,0 +1,120 @@
+// RUN: whale-opt %s --split-input-file --whale-virtual-devices=devices=4 --whale-pipeline=global-batch=32 --whale-sharding | FileCheck %s
+
+// Megatron's pair: the first layer splits its weight's columns (its input
+// gathered from the ranks' rows, read whole by the parts: fanout), the
+// second its rows; the mean of the partial sums is partial too, so one
+// shard_sum of a scalar adds them. The input needs no gradient: no fanout.
+// CHECK-LABEL: func.func @mlp
+// CHECK: whale.param "w1" {{.*}}{shard = array<i64: 1, 4>} : tensor<16x8xf32>
+// CHECK: %[[X:.*]] = whale.all_gather %arg0 axis 0 shards 4 : tensor<8x16xf32> -> tensor<32x16xf32>
+// CHECK-NOT: whale.fanout
+// CHECK: whale.matmul %[[X]], {{.*}} -> tensor<32x8xf32>
+// CHECK: whale.param "w2" {{.*}}{shard = array<i64: 0, 4>} : tensor<8x16xf32>
+// CHECK: %[[P:.*]] = whale.matmul {{.*}} -> tensor<32x16xf32>
+// CHECK: %[[M:.*]] = whale.reduce_mean %[[P]] axes = [0, 1] : tensor<32x16xf32> -> tensor<f32>
+// CHECK: whale.shard_sum %[[M]] shards 4 : tensor<f32>
+func.func @mlp(%x: tensor<8x16xf32>) -> tensor<f32> attributes {whale.model} {
+  %l = whale.taskgraph split -> (tensor<f32>) {
+    %w1 = whale.param "w1" normal [0.0, 2.0e-02] : tensor<16x32xf32>
+    %h = whale.matmul %x, %w1 : tensor<8x16xf32>, tensor<16x32xf32> -> tensor<8x32xf32>
+    %r = whale.relu %h : tensor<8x32xf32>
+    %w2 = whale.param "w2" normal [0.0, 2.0e-02] : tensor<32x16xf32>
+    %y = whale.matmul %r, %w2 : tensor<8x32xf32>, tensor<32x16xf32> -> tensor<8x16xf32>
+    %m = whale.reduce_mean %y axes = [0, 1] : tensor<8x16xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
+
+// -----
+
+// The paper's hybrid: replicated features, then a wide head split by
+// columns; the cross entropy runs on each rank's classes (sharded), so
+// the logits are never gathered. The bridge gathers the features' rows.
+// CHECK-LABEL: func.func @hybrid
+// CHECK: whale.taskgraph split
+// CHECK-SAME: bridges = ["all_gather part(0) -> whole 512 B", "all_gather part(0) -> whole 32 B"]
+// CHECK-SAME: sharding = [{costs = {column = 512 : i64, row = 512512 : i64, rows = 256000 : i64}, {{.*}}pattern = "column"
+// CHECK-SAME: {costs = {sharded_classes = 32 : i64, whole = 128032 : i64}, {{.*}}pattern = "sharded_classes"
+// CHECK: whale.sharded_cross_entropy {{.*}} shards 4 : tensor<32x1000xf32>, tensor<32xi32> -> tensor<32xf32>
+// CHECK-NOT: whale.all_gather
+func.func @hybrid(%x: tensor<8x16xf32>, %y: tensor<8xi32>) -> tensor<f32> attributes {whale.model} {
+  %h = whale.taskgraph replicate -> (tensor<8x16xf32>) {
+    %a = whale.relu %x : tensor<8x16xf32>
+    whale.yield %a : tensor<8x16xf32>
+  }
+  %l = whale.taskgraph split -> (tensor<f32>) {
+    %w = whale.param "head" normal [0.0, 2.0e-02] : tensor<16x4000xf32>
+    %z = whale.matmul %h, %w : tensor<8x16xf32>, tensor<16x4000xf32> -> tensor<8x4000xf32>
+    %c = whale.cross_entropy %z, %y : tensor<8x4000xf32>, tensor<8xi32> -> tensor<8xf32>
+    %m = whale.reduce_mean %c axes = [0] : tensor<8xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
+
+// -----
+
+// split -> replicate: the column-split output goes back to the ranks' rows
+// (gather the columns, keep this rank's rows) for the replicated reader.
+// CHECK-LABEL: func.func @split_to_replicate
+// CHECK: %[[G:.*]] = whale.all_gather %{{.*}} axis 1 shards 4 : tensor<32x8xf32> -> tensor<32x32xf32>
+// CHECK: %[[S:.*]] = whale.shard_slice %[[G]] axis 0 shards 4 : tensor<32x32xf32> -> tensor<8x32xf32>
+// CHECK: whale.yield %[[S]] : tensor<8x32xf32>
+// CHECK: whale.taskgraph replicate
+// CHECK-NOT: whale.all_gather
+// CHECK: whale.reduce_mean
+func.func @split_to_replicate(%x: tensor<8x16xf32>) -> tensor<f32> attributes {whale.model} {
+  %h = whale.taskgraph split -> (tensor<8x32xf32>) {
+    %w = whale.param "w" normal [0.0, 2.0e-02] : tensor<16x32xf32>
+    %z = whale.matmul %x, %w : tensor<8x16xf32>, tensor<16x32xf32> -> tensor<8x32xf32>
+    whale.yield %z : tensor<8x32xf32>
+  }
+  %l = whale.taskgraph replicate -> (tensor<f32>) {
+    %m = whale.reduce_mean %h axes = [0, 1] : tensor<8x32xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
+
+// -----
+
+// split -> split: the next TaskGraph reads the columns where they are (an
+// extra result of the first), with no gather in between: the gather a
+// bridge to the ranks' rows would make, and the partition after it, fuse
+// away.
+// CHECK-LABEL: func.func @split_to_split
+// CHECK: %[[T:.*]]:2 = whale.taskgraph split -> (tensor<32x8xf32>, tensor<32x8xf32>)
+// CHECK-SAME: bridges = ["all_gather part(0) -> whole 512 B"]
+// CHECK: %[[Z:.*]] = whale.matmul
+// CHECK-NEXT: whale.yield %[[Z]], %[[Z]]
+// CHECK: whale.taskgraph split
+// CHECK-NOT: whale.all_gather
+// CHECK: whale.relu %[[T]]#1 : tensor<32x8xf32>
+func.func @split_to_split(%x: tensor<8x16xf32>) -> tensor<f32> attributes {whale.model} {
+  %h = whale.taskgraph split -> (tensor<8x32xf32>) {
+    %w = whale.param "w" normal [0.0, 2.0e-02] : tensor<16x32xf32>
+    %z = whale.matmul %x, %w : tensor<8x16xf32>, tensor<16x32xf32> -> tensor<8x32xf32>
+    whale.yield %z : tensor<8x32xf32>
+  }
+  %l = whale.taskgraph split -> (tensor<f32>) {
+    %r = whale.relu %h : tensor<8x32xf32>
+    %w2 = whale.param "w2" normal [0.0, 2.0e-02] : tensor<32x16xf32>
+    %y = whale.matmul %r, %w2 : tensor<8x32xf32>, tensor<32x16xf32> -> tensor<8x16xf32>
+    %m = whale.reduce_mean %y axes = [0, 1] : tensor<8x16xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A forced pattern: every matmul with a weight splits its rows.
+// RUN: whale-opt %s --split-input-file --whale-virtual-devices=devices=2 --whale-pipeline=global-batch=16 --whale-sharding=matmul=row 2>&1 | FileCheck %s --check-prefix=ROW
+// ROW-LABEL: func.func @mlp
+// ROW: whale.param "w1" {{.*}}{shard = array<i64: 0, 2>} : tensor<8x32xf32>
+// ROW: whale.param "w2" {{.*}}{shard = array<i64: 0, 2>} : tensor<16x16xf32>
+// ROW-NOT: pattern = "column"
+
+// RUN: not whale-opt %s --split-input-file --whale-virtual-devices=devices=2 --whale-pipeline=global-batch=16 --whale-sharding=matmul=diagonal 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: -whale-sharding: matmul must be auto, column, row or replicated, not 'diagonal'
