@@ -310,6 +310,10 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
             readParameters(host.get(), allParams, result.parameters);
         !err.empty())
       return fail(err);
+  for (const Rank &rank : ranks)
+    result.commBytes.push_back(whale_rt_comm_bytes(rank.ctx.get(), 0) +
+                               whale_rt_comm_bytes(rank.ctx.get(), 1) +
+                               whale_rt_comm_bytes(rank.ctx.get(), 3));
   result.ok = true;
   return result;
 }

@@ -59,6 +59,10 @@ struct TrainResult {
   std::vector<double> losses; ///< one per step run
   /// Final values by name, when keepParameters.
   std::map<std::string, std::vector<float>> parameters;
+  /// Under a plan: bytes each rank handed to collectives (all-reduce and
+  /// all-gather) and sent, over the whole run, in rank order (the
+  /// runtime's counters).
+  std::vector<int64_t> commBytes;
 };
 
 /// Trains the loaded program's model for its train block's steps (or

@@ -366,6 +366,18 @@ int run(int argc, char **argv) {
               << result.firstStep + result.losses.size() - 1 << ": loss "
               << result.losses.front() << " -> " << result.losses.back()
               << "\n";
+  if (!result.commBytes.empty() && !result.losses.empty()) {
+    // The runtime's counters: what each rank handed to its collectives.
+    int64_t most = 0, total = 0;
+    for (int64_t b : result.commBytes) {
+      most = std::max(most, b);
+      total += b;
+    }
+    int64_t steps = static_cast<int64_t>(result.losses.size());
+    std::cout << "communicated per step: " << total / steps
+              << " bytes over all ranks, at most " << most / steps
+              << " by one rank\n";
+  }
   return 0;
 }
 
