@@ -79,6 +79,21 @@ void initParameter(float *data, const Shape &s, int32_t init_kind,
   }
 }
 
+whale_rt_status existingParam(whale_rt_context *ctx, const char *name,
+                              const Shape &shape, whale_rt_tensor **out,
+                              bool &found) {
+  auto it = ctx->params.find(name);
+  found = it != ctx->params.end();
+  if (!found)
+    return WHALE_RT_OK;
+  if (it->second->tensor.shape() != shape)
+    return ctx->invalid("param '" + std::string(name) + "' exists as " +
+                        shapeString(it->second->tensor.shape()) +
+                        ", asked for as " + shapeString(shape));
+  *out = it->second.get();
+  return WHALE_RT_OK;
+}
+
 uint64_t parameterKey(uint64_t seed, const char *name) {
   return nameKey(seed, name);
 }
@@ -200,15 +215,10 @@ whale_rt_status whale_rt_param(whale_rt_context *ctx, const char *name,
         (num_args > 0 && !init_args))
       return ctx->invalid("param: bad arguments");
     Shape s(shape, shape + rank);
-    auto it = ctx->params.find(name);
-    if (it != ctx->params.end()) {
-      if (it->second->tensor.shape() != s)
-        return ctx->invalid("param '" + std::string(name) + "' exists as " +
-                            shapeString(it->second->tensor.shape()) +
-                            ", asked for as " + shapeString(s));
-      *out = it->second.get();
-      return WHALE_RT_OK;
-    }
+    bool found = false;
+    if (whale_rt_status st = existingParam(ctx, name, s, out, found);
+        st || found)
+      return st;
     if (whale_rt_status st = checkInit(ctx, name, init_kind, num_args))
       return st;
     auto t = std::make_unique<whale_rt_tensor>();

@@ -130,6 +130,10 @@ whale_rt_status checkInit(whale_rt_context *ctx, const char *name,
                           int32_t init_kind, int32_t num_args);
 void initParameter(float *data, const Shape &shape, int32_t init_kind,
                    const double *init_args, uint64_t key);
+/// The parameter `name` if ctx has it (found), checked to have `shape`.
+whale_rt_status existingParam(whale_rt_context *ctx, const char *name,
+                              const Shape &shape, whale_rt_tensor **out,
+                              bool &found);
 /// The key of parameter `name` under `seed`.
 uint64_t parameterKey(uint64_t seed, const char *name);
 

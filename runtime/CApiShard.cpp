@@ -173,15 +173,10 @@ whale_rt_status whale_rt_param_shard(whale_rt_context *ctx, const char *name,
       return ctx->invalid("param_shard: bad arguments");
     Shape whole(whole_shape, whole_shape + rank), part = whole;
     part[axis] /= shards;
-    auto it = ctx->params.find(name);
-    if (it != ctx->params.end()) {
-      if (it->second->tensor.shape() != part)
-        return ctx->invalid("param '" + std::string(name) + "' exists as " +
-                            shapeString(it->second->tensor.shape()) +
-                            ", asked for as " + shapeString(part));
-      *out = it->second.get();
-      return WHALE_RT_OK;
-    }
+    bool found = false;
+    if (whale_rt_status st = existingParam(ctx, name, part, out, found);
+        st || found)
+      return st;
     if (whale_rt_status st = checkInit(ctx, name, init_kind, num_args))
       return st;
     auto t = std::make_unique<whale_rt_tensor>();
