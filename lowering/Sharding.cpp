@@ -70,7 +70,7 @@ struct Pattern {
 
 /// What the pass knows of a value of the original model.
 struct Info {
-  Value local;   ///< the rewritten value (null: the value itself, home)
+  Value local;   ///< the rewritten value, or a parameter itself
   Layout layout; ///< its layout over the shard group
 };
 

@@ -89,6 +89,37 @@ whale_rt_status allReduceBucket(whale_rt_context *ctx,
   return WHALE_RT_OK;
 }
 
+whale_rt_status clipCombined(
+    whale_rt_context *ctx, int32_t num_grads, whale_rt_tensor *const *grads,
+    double max_norm, double *norm,
+    const std::function<Status(double &)> &combine) {
+  std::vector<View<float>> views;
+  for (int32_t i = 0; i < num_grads; ++i) {
+    if (whale_rt_status s = needF32(ctx, "clip_grad_norm", {{"grad", grads[i]}}))
+      return s;
+    views.push_back(grads[i]->tensor.view<float>());
+  }
+  Status commStatus = Status::ok();
+  double n = cpu::clipGradNorm<float>(*ctx->device, views, max_norm,
+                                      [&](double squares) {
+                                        commStatus = combine(squares);
+                                        return squares;
+                                      });
+  if (!commStatus)
+    return ctx->fail(commStatus);
+  if (norm)
+    *norm = n;
+  return WHALE_RT_OK;
+}
+
+Status sumOverRanks(whale_rt_context *ctx, const std::vector<int> &ranks,
+                    double &value) {
+  if (ranks.size() <= 1)
+    return Status::ok();
+  CommScope scope(ctx, "all_reduce");
+  return ctx->comm->allReduce(ctx->rank, ranks, DType::F64, &value, 1);
+}
+
 } // namespace whale::rt::capi
 
 extern "C" {
@@ -220,28 +251,10 @@ whale_rt_status whale_rt_clip_grad_norm_group(whale_rt_context *ctx,
         (num_grads > 0 && !grads) || !(max_norm > 0))
       return ctx->invalid(
           "clip_grad_norm: needs a group, gradients and max_norm > 0");
-    std::vector<View<float>> views;
-    for (int32_t i = 0; i < num_grads; ++i) {
-      if (whale_rt_status s =
-              needF32(ctx, "clip_grad_norm", {{"grad", grads[i]}}))
-        return s;
-      views.push_back(grads[i]->tensor.view<float>());
-    }
-    Status commStatus = Status::ok();
-    double n = cpu::clipGradNorm<float>(
-        *ctx->device, views, max_norm, [&](double squares) {
-          if (ranks.size() == 1)
-            return squares;
-          CommScope scope(ctx, "all_reduce");
-          commStatus = ctx->comm->allReduce(ctx->rank, ranks, DType::F64,
-                                            &squares, 1);
-          return squares;
-        });
-    if (!commStatus)
-      return ctx->fail(commStatus);
-    if (norm)
-      *norm = n;
-    return WHALE_RT_OK;
+    return clipCombined(ctx, num_grads, grads, max_norm, norm,
+                        [&](double &squares) {
+                          return sumOverRanks(ctx, ranks, squares);
+                        });
   });
 }
 

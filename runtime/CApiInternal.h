@@ -18,6 +18,7 @@
 #include "runtime/cpu/Kernels.h"
 
 #include <cmath>
+#include <functional>
 #include <map>
 #include <memory>
 #include <new>
@@ -147,6 +148,16 @@ struct CommScope {
 
 /// The ranks of ctx's group of `kind` (WHALE_RT_GROUP_*), in order.
 bool groupRanks(whale_rt_context *ctx, int32_t kind, std::vector<int> &out);
+
+/// Clips f32 gradients to a global norm of max_norm, their local sum of
+/// squares first handed to `combine` (which adds the other ranks').
+whale_rt_status clipCombined(whale_rt_context *ctx, int32_t num_grads,
+                             whale_rt_tensor *const *grads, double max_norm,
+                             double *norm,
+                             const std::function<Status(double &)> &combine);
+/// Sums one double over `ranks` in place (nothing to do for one rank).
+Status sumOverRanks(whale_rt_context *ctx, const std::vector<int> &ranks,
+                    double &value);
 
 /// Sums f32 tensors over `ranks` as one bucket, in place.
 whale_rt_status allReduceBucket(whale_rt_context *ctx,

@@ -371,37 +371,22 @@ whale_rt_status whale_rt_clip_grad_norm_sharded(
         !(max_norm > 0))
       return ctx->invalid(
           "clip_grad_norm: needs gradients, which are sharded, and max_norm > 0");
-    std::vector<View<float>> views;
-    double parts = 0;
-    for (int32_t i = 0; i < num_grads; ++i) {
-      if (whale_rt_status s =
-              needF32(ctx, "clip_grad_norm", {{"grad", grads[i]}}))
-        return s;
-      views.push_back(grads[i]->tensor.view<float>());
-      if (sharded[i])
-        for (int64_t k = 0, e = views.back().numel(); k < e; ++k)
-          parts += static_cast<double>(views.back().data[k]) *
-                   static_cast<double>(views.back().data[k]);
-    }
     // Whole gradients count once; the group's parts add up to their whole.
-    Status commStatus = Status::ok();
-    double n = cpu::clipGradNorm<float>(
-        *ctx->device, views, max_norm, [&](double squares) {
-          double total = parts;
-          CommScope scope(ctx, "all_reduce");
-          commStatus = ctx->comm->allReduce(ctx->rank, g.ranks, DType::F64,
-                                            &total, 1);
-          squares = squares - parts + total;
-          if (commStatus && across.size() > 1)
-            commStatus = ctx->comm->allReduce(ctx->rank, across, DType::F64,
-                                              &squares, 1);
-          return squares;
-        });
-    if (!commStatus)
-      return ctx->fail(commStatus);
-    if (norm)
-      *norm = n;
-    return WHALE_RT_OK;
+    double parts = 0;
+    for (int32_t i = 0; i < num_grads; ++i)
+      if (sharded[i] && grads[i] && grads[i]->tensor.dtype() == DType::F32) {
+        const float *d = static_cast<const float *>(grads[i]->tensor.raw());
+        for (int64_t k = 0, e = grads[i]->tensor.numel(); k < e; ++k)
+          parts += static_cast<double>(d[k]) * static_cast<double>(d[k]);
+      }
+    return clipCombined(ctx, num_grads, grads, max_norm, norm,
+                        [&](double &squares) {
+                          double total = parts;
+                          if (Status st = sumOverRanks(ctx, g.ranks, total); !st)
+                            return st;
+                          squares = squares - parts + total;
+                          return sumOverRanks(ctx, across, squares);
+                        });
   });
 }
 
