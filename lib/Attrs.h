@@ -28,6 +28,14 @@ inline std::string text(mlir::DictionaryAttr d, llvm::StringRef key) {
   return s ? s.str() : std::string();
 }
 
+/// Optimizer state tensors per parameter: SGD's velocity when it has
+/// momentum, Adam's two moments.
+inline int optimizerStateCount(mlir::DictionaryAttr optimizer) {
+  if (text(optimizer, "kind") == "sgd")
+    return number(optimizer, "momentum", 0) > 0 ? 1 : 0;
+  return 2;
+}
+
 } // namespace whale
 
 #endif

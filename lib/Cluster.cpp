@@ -2,6 +2,8 @@
 
 #include "lib/Cluster.h"
 
+#include <algorithm>
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
@@ -212,6 +214,16 @@ bool parseJson(const std::string &path, Cluster &out, std::string &error) {
 }
 
 } // namespace
+
+std::vector<double> deviceRates(const Cluster &cluster, int defaultThreads) {
+  std::vector<double> rates;
+  for (const DeviceSpec &d : cluster.devices)
+    rates.push_back(d.flops > 0 ? d.flops
+                                : (d.threads > 0 ? d.threads
+                                                 : std::max(1, defaultThreads)) *
+                                      kNominalCoreFlops);
+  return rates;
+}
 
 bool parseCluster(const std::string &spec, Cluster &out, std::string &error) {
   out = Cluster{};

@@ -35,6 +35,15 @@ struct Cluster {
   LinkSpec intraNode, interNode;
 };
 
+/// FLOP/s a CPU core is assumed to reach when a device declares no rate:
+/// only the ratios between devices steer the balance, and `whale devices
+/// --probe` measures the real figure.
+constexpr double kNominalCoreFlops = 5e10;
+
+/// Each device's rate as the planner uses it: declared, else its threads
+/// (or `defaultThreads`) times the nominal core rate.
+std::vector<double> deviceRates(const Cluster &cluster, int defaultThreads);
+
 /// Parses SPEC: a JSON file when it names one (or ends in .json), else the
 /// short form. On failure returns false with a message naming what was
 /// wrong and where.

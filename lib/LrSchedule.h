@@ -53,9 +53,7 @@ inline TrainSettings trainSettings(mlir::DictionaryAttr trainBlock,
                   : static_cast<int64_t>(number(trainBlock, "steps", 1));
   t.seed = seed ? *seed : static_cast<uint64_t>(number(trainBlock, "seed", 0));
   t.baseLr = number(t.optimizer, "lr", 1e-3);
-  t.stateCount = text(t.optimizer, "kind") == "sgd"
-                     ? (number(t.optimizer, "momentum", 0) > 0 ? 1 : 0)
-                     : 2;
+  t.stateCount = optimizerStateCount(t.optimizer);
   return t;
 }
 

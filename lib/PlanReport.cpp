@@ -134,19 +134,117 @@ std::string mib(int64_t bytes) {
   return buf;
 }
 
+/// What one device does under a plan, as the balance pass predicts.
+struct DeviceReport {
+  int64_t device = 0, stage = 0, replica = 0, samples = 0, memory = 0;
+  double flops = 0, seconds = 0;
+};
+
+std::vector<DeviceReport> deviceReports(const PlannedModel &plan) {
+  std::vector<DeviceReport> out(plan.devices);
+  for (int64_t i = 0; i < static_cast<int64_t>(plan.grid.size()); ++i) {
+    DeviceReport &d = out[plan.grid[i]];
+    d.device = plan.grid[i];
+    d.stage = i / plan.replicas;
+    d.replica = i % plan.replicas;
+    d.samples = plan.localBatches.empty()
+                    ? plan.microBatch * plan.microBatches
+                    : plan.localBatches[d.replica];
+  }
+  for (DeviceReport &d : out) {
+    if (d.device < static_cast<int64_t>(plan.deviceMemory.size()))
+      d.memory = plan.deviceMemory[d.device];
+    if (d.device < static_cast<int64_t>(plan.deviceSeconds.size()))
+      d.seconds = plan.deviceSeconds[d.device];
+    if (d.device < static_cast<int64_t>(plan.deviceFlops.size()))
+      d.flops = plan.deviceFlops[d.device];
+  }
+  return out;
+}
+
+/// The slowest device's predicted compute time: the step waits for it.
+double stepSeconds(const PlannedModel &plan) {
+  double worst = 0;
+  for (double t : plan.deviceSeconds)
+    worst = std::max(worst, t);
+  return worst;
+}
+
+void devicesText(llvm::raw_ostream &os, const PlannedModel &plan,
+                 const PlannedModel *even, const std::string &evenError) {
+  os << "devices (" << (plan.balance == "hardware" ? "balanced by speed and "
+                                                     "memory"
+                                                   : plan.balance)
+     << "):\n";
+  os << llvm::formatv("  {0,-6} {1,-5} {2,12} {3,8} {4,11} {5,12}", "device",
+                      "stage", "GFLOP/s", "samples", "compute ms",
+                      "memory MiB");
+  std::vector<DeviceReport> others;
+  if (even) {
+    others = deviceReports(*even);
+    os << llvm::formatv("   | even: {0,8} {1,11} {2,12}", "samples",
+                        "compute ms", "memory MiB");
+  }
+  os << "\n";
+  for (const DeviceReport &d : deviceReports(plan)) {
+    os << llvm::formatv("  {0,-6} {1,-5} {2,12:F1} {3,8} {4,11:F3} {5,12:F2}",
+                        d.device, d.stage, d.flops / 1e9, d.samples,
+                        d.seconds * 1e3, d.memory / 1048576.0);
+    if (even) {
+      const DeviceReport &e = others[d.device];
+      os << llvm::formatv("   |       {0,8} {1,11:F3} {2,12:F2}", e.samples,
+                          e.seconds * 1e3, e.memory / 1048576.0);
+    }
+    os << "\n";
+  }
+  double mine = stepSeconds(plan);
+  os << llvm::formatv("  predicted compute per step (slowest device): {0:F3} ms",
+                      mine * 1e3);
+  if (even && stepSeconds(*even) > 0 && mine > 0)
+    os << llvm::formatv("; even {0:F3} ms, {1:F2}x", stepSeconds(*even) * 1e3,
+                        stepSeconds(*even) / mine);
+  else if (!evenError.empty())
+    os << "; no even plan: " << evenError;
+  os << "\n";
+}
+
+llvm::json::Object devicesJson(const PlannedModel &plan) {
+  llvm::json::Array rows;
+  for (const DeviceReport &d : deviceReports(plan))
+    rows.push_back(llvm::json::Object{{"device", d.device},
+                                      {"stage", d.stage},
+                                      {"replica", d.replica},
+                                      {"flops", d.flops},
+                                      {"samples", d.samples},
+                                      {"compute_seconds", d.seconds},
+                                      {"memory_bytes", d.memory}});
+  return llvm::json::Object{{"balance", plan.balance},
+                            {"step_compute_seconds", stepSeconds(plan)},
+                            {"devices", std::move(rows)}};
+}
+
 } // namespace
 
-std::string planText(const PlannedModel &plan) {
+std::string planText(const PlannedModel &plan, const PlannedModel *even,
+                     const std::string &evenError) {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << "model " << plan.model << " on " << plan.devices << " device"
      << (plan.devices == 1 ? "" : "s") << ": " << plan.stages << " stage"
      << (plan.stages == 1 ? "" : "s") << " x " << plan.replicas << " replica"
      << (plan.replicas == 1 ? "" : "s") << "; global batch "
-     << plan.globalBatch << " = " << plan.replicas << " x "
-     << plan.microBatches << " micro-batch"
-     << (plan.microBatches == 1 ? "" : "es") << " of " << plan.microBatch
-     << ", schedule " << plan.schedule << "\n";
+     << plan.globalBatch << " = ";
+  bool equal = llvm::all_equal(plan.localBatches);
+  if (equal)
+    os << plan.replicas << " x " << plan.microBatches << " micro-batch"
+       << (plan.microBatches == 1 ? "" : "es") << " of " << plan.microBatch;
+  else {
+    os << "local batches ";
+    llvm::interleave(plan.localBatches, os, " + ");
+    os << " in " << plan.microBatches << " micro-batch"
+       << (plan.microBatches == 1 ? "" : "es") << " each";
+  }
+  os << ", schedule " << plan.schedule << "\n";
   for (const StageReport &r : reports(plan)) {
     os << "stage " << r.stage << ": ";
     llvm::interleaveComma(r.strategies, os);
@@ -182,10 +280,12 @@ std::string planText(const PlannedModel &plan) {
            << "\n";
     }
   }
+  devicesText(os, plan, even, evenError);
   return s;
 }
 
-std::string planJson(const PlannedModel &plan) {
+std::string planJson(const PlannedModel &plan, const PlannedModel *even,
+                     const std::string &evenError) {
   llvm::json::Array stages;
   for (const StageReport &r : reports(plan)) {
     llvm::json::Array strategies, devices, schedule;
@@ -251,6 +351,15 @@ std::string planJson(const PlannedModel &plan) {
                           {"micro_batch", plan.microBatch},
                           {"schedule", plan.schedule},
                           {"taskgraph_stages", std::move(stages)}};
+  llvm::json::Array local;
+  for (int64_t b : plan.localBatches)
+    local.push_back(b);
+  root["local_batches"] = std::move(local);
+  root["balance"] = devicesJson(plan);
+  if (even)
+    root["even"] = devicesJson(*even);
+  else if (!evenError.empty())
+    root["even_error"] = evenError;
   std::string s;
   llvm::raw_string_ostream os(s);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";

@@ -17,8 +17,14 @@
 
 namespace whale {
 
-std::string planText(const PlannedModel &plan);
-std::string planJson(const PlannedModel &plan);
+/// `even`, when given, is the same model planned with equal shares (or
+/// `evenError` says why it could not be), shown beside `plan`.
+std::string planText(const PlannedModel &plan,
+                     const PlannedModel *even = nullptr,
+                     const std::string &evenError = "");
+std::string planJson(const PlannedModel &plan,
+                     const PlannedModel *even = nullptr,
+                     const std::string &evenError = "");
 
 } // namespace whale
 

@@ -3,6 +3,7 @@
 #include "lib/Planner.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "lib/Cluster.h"
 #include "lib/ModelLookup.h"
 #include "lowering/Passes.h"
 #include "lowering/Plan.h"
@@ -39,14 +40,43 @@ bool runPasses(mlir::ModuleOp module,
   return false;
 }
 
-void planningPasses(mlir::PassManager &pm, int64_t devices) {
+void planningPasses(mlir::PassManager &pm, int64_t devices, bool even,
+                    llvm::ArrayRef<int64_t> localBatches) {
   pm.addPass(createWhaleTaskGraphPartition());
   WhaleVirtualDevicesOptions vd;
   vd.devices = devices;
   pm.addPass(createWhaleVirtualDevices(vd));
   pm.addPass(createWhalePipeline());
+  WhaleBalanceOptions balance;
+  balance.even = even;
+  balance.localBatches = llvm::SmallVector<int64_t>(localBatches);
+  pm.addPass(createWhaleBalance(balance));
   pm.addPass(createWhaleDataParallel());
   pm.addPass(createWhaleSharding());
+}
+
+/// Tells the passes each device's rate and memory limit.
+void describeCluster(mlir::ModuleOp module, const std::vector<double> &rates,
+                     const Cluster &cluster) {
+  mlir::Builder b(module.getContext());
+  std::vector<int64_t> memory;
+  for (const DeviceSpec &d : cluster.devices)
+    memory.push_back(d.memory);
+  module->setAttr(
+      "whale.cluster",
+      b.getDictionaryAttr(
+          {b.getNamedAttr("flops", b.getDenseF64ArrayAttr(rates)),
+           b.getNamedAttr("memory", b.getDenseI64ArrayAttr(memory))}));
+}
+
+template <class T>
+std::vector<T> arrayOf(mlir::DictionaryAttr d, llvm::StringRef key) {
+  using Attr = std::conditional_t<std::is_same_v<T, double>,
+                                  mlir::DenseF64ArrayAttr,
+                                  mlir::DenseI64ArrayAttr>;
+  auto a = d.getAs<Attr>(key);
+  return a ? std::vector<T>(a.asArrayRef().begin(), a.asArrayRef().end())
+           : std::vector<T>();
 }
 
 /// The planned copy of `name`, alone in its module.
@@ -62,56 +92,107 @@ mlir::func::FuncOp onlyModel(mlir::ModuleOp module, const std::string &name) {
 
 } // namespace
 
+mlir::ModuleOp PlannedModel::ranksOf(int64_t replica) const {
+  int64_t size = localBatches.empty()
+                     ? microBatch
+                     : localBatches[replica] / microBatches;
+  for (const RankVariant &v : others)
+    if (v.microBatch == size)
+      return *v.ranks;
+  return *ranks;
+}
+
 bool planModel(Interpreter &interp, const std::string &modelName,
-               int64_t devices, PlannedModel &out, std::string &error) {
+               const Cluster &cluster, const PlanOptions &options,
+               PlannedModel &out, std::string &error) {
   mlir::func::FuncOp model =
       findModel(interp, modelName, /*needsTrainBlock=*/true, error);
   if (!model)
     return false;
   out.model = model.getName().str();
+  const int64_t devices = static_cast<int64_t>(cluster.devices.size());
   out.devices = devices;
+  out.deviceFlops = deviceRates(cluster, options.defaultThreads);
 
-  // First at the global batch: how many replicas and micro-batches.
+  // Plans `module` (a copy of the script at some batch) with the same
+  // shares as the first run once those are known.
+  std::vector<int64_t> shares;
+  auto planCopy = [&](mlir::ModuleOp module) {
+    onlyModel(module, out.model);
+    describeCluster(module, out.deviceFlops, cluster);
+    return runPasses(
+        module,
+        [&](mlir::PassManager &pm) {
+          planningPasses(pm, devices, options.even, shares);
+        },
+        error);
+  };
+  // Builds the rank programs of a planned copy.
+  auto rankPrograms = [&](mlir::ModuleOp planned,
+                          mlir::OwningOpRef<mlir::ModuleOp> &ranks) {
+    ranks = planned.clone();
+    return runPasses(
+        *ranks,
+        [](mlir::PassManager &pm) { pm.addPass(createWhaleRankPrograms()); },
+        error);
+  };
+
+  // First at the global batch: replicas, micro-batches and their shares.
   mlir::OwningOpRef<mlir::ModuleOp> global = interp.module().clone();
-  onlyModel(*global, out.model);
-  if (!runPasses(
-          *global, [&](mlir::PassManager &pm) { planningPasses(pm, devices); },
-          error))
+  if (!planCopy(*global))
     return false;
   auto fn = global->lookupSymbol<mlir::func::FuncOp>(out.model);
   mlir::DictionaryAttr plan = plan::planOf(fn);
   out.microBatch = plan::intOf(plan, "micro_batch");
+  out.microBatches = plan::intOf(plan, "micro_batches", 1);
+  shares = arrayOf<int64_t>(plan, "local_batches");
 
-  // Then at the micro-batch: the shapes each rank computes with.
-  out.micro = interp.atBatch(out.microBatch);
-  if (!out.micro || !out.micro->module()) {
-    error = "elaborating the model at its micro-batch of " +
-            std::to_string(out.microBatch) + " failed" +
-            (out.micro ? ":\n" + out.micro->renderDiagnostics() : "");
+  // Then at each micro-batch size: the shapes each rank computes with.
+  auto elaborate = [&](int64_t size) -> std::unique_ptr<Interpreter> {
+    std::unique_ptr<Interpreter> at = interp.atBatch(size);
+    if (!at || !at->module()) {
+      error = "elaborating the model at its micro-batch of " +
+              std::to_string(size) + " failed" +
+              (at ? ":\n" + at->renderDiagnostics() : "");
+      return nullptr;
+    }
+    return at;
+  };
+  out.micro = elaborate(out.microBatch);
+  if (!out.micro)
     return false;
-  }
   out.planned = out.micro->module().clone();
-  onlyModel(*out.planned, out.model);
-  if (!runPasses(
-          *out.planned,
-          [&](mlir::PassManager &pm) { planningPasses(pm, devices); }, error))
+  if (!planCopy(*out.planned) || !rankPrograms(*out.planned, out.ranks))
     return false;
-  out.ranks = out.planned->clone();
-  if (!runPasses(
-          *out.ranks,
-          [](mlir::PassManager &pm) { pm.addPass(createWhaleRankPrograms()); },
-          error))
-    return false;
+  for (int64_t share : shares) {
+    int64_t size = share / out.microBatches;
+    if (size == out.microBatch ||
+        llvm::any_of(out.others,
+                     [&](const RankVariant &v) { return v.microBatch == size; }))
+      continue;
+    RankVariant v;
+    v.microBatch = size;
+    v.micro = elaborate(size);
+    if (!v.micro)
+      return false;
+    mlir::OwningOpRef<mlir::ModuleOp> planned = v.micro->module().clone();
+    if (!planCopy(*planned) || !rankPrograms(*planned, v.ranks))
+      return false;
+    out.others.push_back(std::move(v));
+  }
 
   fn = out.planned->lookupSymbol<mlir::func::FuncOp>(out.model);
   plan = plan::planOf(fn);
   out.stages = plan::intOf(plan, "stages", 1);
   out.replicas = plan::intOf(plan, "replicas", 1);
   out.globalBatch = plan::intOf(plan, "global_batch");
-  out.microBatches = plan::intOf(plan, "micro_batches", 1);
   out.schedule = plan.getAs<mlir::StringAttr>("schedule").str();
-  auto grid = plan.getAs<mlir::DenseI64ArrayAttr>("grid");
-  out.grid.assign(grid.asArrayRef().begin(), grid.asArrayRef().end());
+  out.grid = arrayOf<int64_t>(plan, "grid");
+  out.localBatches = arrayOf<int64_t>(plan, "local_batches");
+  out.deviceMemory = arrayOf<int64_t>(plan, "device_memory");
+  out.deviceSeconds = arrayOf<double>(plan, "device_seconds");
+  if (auto b = plan.getAs<mlir::StringAttr>("balance"))
+    out.balance = b.str();
   return true;
 }
 

@@ -22,27 +22,60 @@
 
 namespace whale {
 
+struct Cluster;
+
+/// How to plan besides the devices themselves.
+struct PlanOptions {
+  /// Equal local batches whatever the devices (`whale plan` shows both).
+  bool even = false;
+  /// Threads of a device that declares none (the run's --threads shared).
+  int defaultThreads = 1;
+};
+
+/// The rank programs of replicas whose micro-batch differs from replica
+/// 0's (unequal local batches): the script elaborated at that size.
+struct RankVariant {
+  int64_t microBatch = 0;
+  std::unique_ptr<Interpreter> micro;
+  mlir::OwningOpRef<mlir::ModuleOp> ranks;
+};
+
 struct PlannedModel {
   std::string model;
-  /// The script at the micro-batch; owns the context of both modules.
+  /// The script at replica 0's micro-batch; owns the context of both modules.
   std::unique_ptr<Interpreter> micro;
   /// The model with its TaskGraphs, virtual devices, schedule and buckets.
   mlir::OwningOpRef<mlir::ModuleOp> planned;
-  /// One function per stage (`<model>_stage<s>`), whale dialect.
+  /// One function per stage (`<model>_stage<s>`), whale dialect, for the
+  /// replicas at replica 0's micro-batch.
   mlir::OwningOpRef<mlir::ModuleOp> ranks;
+  /// The same for each other micro-batch size.
+  std::vector<RankVariant> others;
 
   int64_t devices = 1, stages = 1, replicas = 1;
   int64_t globalBatch = 0, microBatches = 1, microBatch = 0;
   std::string schedule;
   /// grid[s * replicas + r]: the device of stage s, replica r.
   std::vector<int64_t> grid;
+  /// Samples of the global batch per replica (a copy of the model), in
+  /// order: replica r takes the rows after those of replicas before it.
+  std::vector<int64_t> localBatches;
+  /// Per device, as the balance pass predicts: peak bytes and compute
+  /// seconds per step; and the rate it planned with (FLOP/s).
+  std::vector<int64_t> deviceMemory;
+  std::vector<double> deviceSeconds, deviceFlops;
+  std::string balance;
+
+  /// The rank programs replica r runs.
+  mlir::ModuleOp ranksOf(int64_t replica) const;
 };
 
 /// Plans the model `modelName` (empty: the first with a train block) of
-/// the loaded program over `devices` devices. On failure returns false with
-/// the planner's messages (file:line:col: error: ...).
+/// the loaded program over `cluster`. On failure returns false with the
+/// planner's messages (file:line:col: error: ...).
 bool planModel(Interpreter &interp, const std::string &modelName,
-               int64_t devices, PlannedModel &out, std::string &error);
+               const Cluster &cluster, const PlanOptions &options,
+               PlannedModel &out, std::string &error);
 
 } // namespace whale
 

@@ -94,40 +94,73 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   const uint64_t seed = settings.seed;
   const int stateCount = settings.stateCount;
 
+  int totalThreads =
+      options.threads > 0
+          ? options.threads
+          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  PlanOptions planOptions;
+  planOptions.even = options.evenPlan;
+  planOptions.defaultThreads =
+      std::max<int>(1, totalThreads / static_cast<int>(devices));
   PlannedModel plan;
-  if (!planModel(interp, options.model, devices, plan, error))
+  if (!planModel(interp, options.model, cluster, planOptions, plan, error))
     return fail(error);
-  std::unique_ptr<JitProgram> program = JitProgram::compile(*plan.ranks, error);
-  if (!program)
-    return fail("compiling the rank programs failed: " + error);
 
-  // Each stage's program, its parameters and the shapes of its inputs.
+  // Each stage's program, its parameters and the shapes of its inputs: one
+  // set per module of rank programs (one per micro-batch size).
   struct Stage {
     JitProgram::Entry entry;
     std::vector<Parameter> params;
     std::vector<mlir::RankedTensorType> inputs;
     int64_t shards = 1; ///< ranks that hold parts of its sharded parameters
   };
-  std::vector<Stage> stages(plan.stages);
-  for (int64_t s = 0; s < plan.stages; ++s) {
-    std::string name = plan.model + "_stage" + std::to_string(s);
-    auto fn = plan.ranks->lookupSymbol<mlir::func::FuncOp>(name);
-    stages[s].entry = program->lookup(name);
-    if (!fn || !stages[s].entry)
-      return fail("no rank program for stage " + std::to_string(s));
-    fn.walk([&](ParamOp p) {
-      Parameter param{p.getName().str(),
-                      std::vector<int64_t>(p.getFullType().getShape())};
-      if (std::optional<llvm::ArrayRef<int64_t>> shard = p.getShard()) {
-        param.axis = (*shard)[0];
-        param.shards = (*shard)[1];
-        stages[s].shards = param.shards;
-      }
-      stages[s].params.push_back(param);
-    });
-    for (mlir::Type t : fn.getArgumentTypes())
-      stages[s].inputs.push_back(mlir::cast<mlir::RankedTensorType>(t));
-  }
+  struct Programs {
+    mlir::ModuleOp module;
+    std::unique_ptr<JitProgram> jit;
+    std::vector<Stage> stages;
+  };
+  std::vector<Programs> programs;
+  auto compileRanks = [&](mlir::ModuleOp module) -> std::string {
+    Programs p{module, JitProgram::compile(module, error), {}};
+    if (!p.jit)
+      return "compiling the rank programs failed: " + error;
+    p.stages.resize(plan.stages);
+    for (int64_t s = 0; s < plan.stages; ++s) {
+      Stage &stage = p.stages[s];
+      std::string name = plan.model + "_stage" + std::to_string(s);
+      auto fn = module.lookupSymbol<mlir::func::FuncOp>(name);
+      stage.entry = p.jit->lookup(name);
+      if (!fn || !stage.entry)
+        return "no rank program for stage " + std::to_string(s);
+      fn.walk([&](ParamOp op) {
+        Parameter param{op.getName().str(),
+                        std::vector<int64_t>(op.getFullType().getShape())};
+        if (std::optional<llvm::ArrayRef<int64_t>> shard = op.getShard()) {
+          param.axis = (*shard)[0];
+          param.shards = (*shard)[1];
+          stage.shards = param.shards;
+        }
+        stage.params.push_back(param);
+      });
+      for (mlir::Type t : fn.getArgumentTypes())
+        stage.inputs.push_back(mlir::cast<mlir::RankedTensorType>(t));
+    }
+    programs.push_back(std::move(p));
+    return "";
+  };
+  if (std::string err = compileRanks(*plan.ranks); !err.empty())
+    return fail(err);
+  for (const RankVariant &v : plan.others)
+    if (std::string err = compileRanks(*v.ranks); !err.empty())
+      return fail(err);
+  auto stageOf = [&](int64_t s, int64_t replica) -> const Stage & {
+    mlir::ModuleOp module = plan.ranksOf(replica);
+    for (const Programs &p : programs)
+      if (p.module == module)
+        return p.stages[s];
+    return programs.front().stages[s];
+  };
+  const std::vector<Stage> &stages = programs.front().stages;
 
   // The ranks: a context each, bound to one communicator.
   std::unique_ptr<whale_rt_comm, void (*)(whale_rt_comm *)> comm(
@@ -147,13 +180,11 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     }
   } traceWriter{comm.get(), options.tracePath};
 
-  int totalThreads =
-      options.threads > 0
-          ? options.threads
-          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<int32_t> grid(plan.grid.begin(), plan.grid.end());
   struct Rank {
     int64_t stage, replica;
+    const Stage *program = nullptr;
+    int64_t firstRow = 0; ///< of its replica's rows in the global batch
     ContextPtr ctx{nullptr, whale_rt_context_destroy};
     TensorList inputs;
   };
@@ -165,7 +196,11 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       int threads = spec.threads > 0
                         ? spec.threads
                         : std::max<int>(1, totalThreads / devices);
-      Rank rank{s, r};
+      Rank rank{s, r, &stageOf(s, r), 0};
+      for (int64_t q = 0; q < r; ++q)
+        rank.firstRow += plan.localBatches.empty()
+                             ? plan.microBatch * plan.microBatches
+                             : plan.localBatches[q];
       std::string name = "cpu:" + std::to_string(device);
       rank.ctx.reset(
           whale_rt_context_create(name.c_str(), threads, spec.memory, seed));
@@ -179,7 +214,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
                     (rank.ctx ? std::string(": ") +
                                     whale_rt_last_error(rank.ctx.get())
                               : std::string()));
-      for (mlir::RankedTensorType t : stages[s].inputs) {
+      for (mlir::RankedTensorType t : rank.program->inputs) {
         whale_rt_tensor *in = newTensor(rank.ctx.get(), t, error);
         if (!in)
           return fail(error);
@@ -229,7 +264,6 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   if (std::string err = log.open(options, first > 0); !err.empty())
     return fail(err);
   result.firstStep = first + 1;
-  const int64_t rowsPerReplica = plan.microBatch * plan.microBatches;
   for (int64_t step = first; step < steps; ++step) {
     StepLog::Clock::time_point t0 = StepLog::Clock::now();
     source->fill(step, global);
@@ -245,10 +279,10 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         Rank &rank = ranks[i];
         whale_rt_context *ctx = rank.ctx.get();
         for (size_t k = 0; k < global.size(); ++k)
-          copyRows(global[k], rank.inputs[k], rank.replica * rowsPerReplica);
+          copyRows(global[k], rank.inputs[k], rank.firstRow);
         whale_rt_set_train_state(ctx, step + 1, factor);
         whale_rt_tensor *loss = nullptr;
-        if (stages[rank.stage].entry(ctx, rank.inputs.data(), &loss) !=
+        if (rank.program->entry(ctx, rank.inputs.data(), &loss) !=
             WHALE_RT_OK) {
           std::string who =
               "rank " +

@@ -8,19 +8,12 @@
 #include "lowering/Passes.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "lib/Attrs.h"
 
 using namespace mlir;
 using namespace whale;
 
-static double number(DictionaryAttr d, StringRef key, double dflt) {
-  if (!d)
-    return dflt;
-  if (auto f = d.getAs<FloatAttr>(key))
-    return f.getValueAsDouble();
-  if (auto i = d.getAs<IntegerAttr>(key))
-    return static_cast<double>(i.getInt());
-  return dflt;
-}
+using whale::number;
 
 LogicalResult whale::emitOptimizerUpdates(OpBuilder &b, Location loc,
                                           Operation *diagnose,

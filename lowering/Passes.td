@@ -132,6 +132,33 @@ def WhalePipeline : Pass<"whale-pipeline", "mlir::ModuleOp"> {
   ];
 }
 
+def WhaleBalance : Pass<"whale-balance", "mlir::ModuleOp"> {
+  let summary = "Shares of the batch by device speed, within device memory";
+  let description = [{
+    Reads the devices' rates and memory limits from the module's
+    `whale.cluster` (none: all alike, unlimited). In a pipeline, hands each
+    copy's stages to its devices in order of memory, the most to stage 0
+    (it holds the most micro-batches in flight). Gives each replica a local
+    batch proportional to its speed (its slowest stage's time per sample),
+    then moves samples off devices over their memory to the device with
+    room and the lowest load per unit of speed, the largest amount that
+    keeps it within memory (the Whale paper's Algorithm 1), until none is
+    over; fails naming the device, the TaskGraph and the bytes when that
+    cannot be done. Replicas of a shard group take one share together.
+    Records plan `local_batches` (per replica), `micro_batch` (replica 0's),
+    `device_memory` and `device_seconds` (per device, predicted), `shifts`
+    ([from replica, to replica, samples] per move) and `balance`. With
+    `even` (or config `balance = "even"`) shares stay equal and memory is
+    only checked.
+  }];
+  let options = [
+    Option<"even", "even", "bool", /*default=*/"false",
+           "Keep equal local batches; only check memory">,
+    ListOption<"localBatches", "local-batches", "int64_t",
+               "Use these local batches (one per replica) as they are">,
+  ];
+}
+
 def WhaleDataParallel : Pass<"whale-data-parallel", "mlir::ModuleOp"> {
   let summary = "Plan the gradient all-reduce of replicated parameters";
   let description = [{

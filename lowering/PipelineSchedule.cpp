@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lowering/ClusterView.h"
 #include "lowering/Passes.h"
 #include "lowering/Plan.h"
 
@@ -89,7 +90,19 @@ struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
     }
     const int64_t replicas = plan::intOf(planAttr, "replicas", 1);
     const int64_t stages = plan::intOf(planAttr, "stages", 1);
-    if (batch % (replicas * m) != 0)
+    // On devices that differ, -whale-balance gives replicas unequal
+    // shares; only whole micro-batches are needed here.
+    std::string balance = "hardware";
+    if (auto a = dyn_cast_or_null<StringAttr>(plan::configValue(fn, "balance")))
+      balance = a.str();
+    bool unequal = balance != "even" &&
+                   plan::clusterOf(fn, plan::intOf(planAttr, "devices", 1))
+                       .uneven();
+    if (unequal && batch % m != 0)
+      return fn.emitOpError("the global batch of ")
+             << batch << " cannot be cut into " << m
+             << " micro-batches: use a multiple of " << m;
+    if (!unequal && batch % (replicas * m) != 0)
       return fn.emitOpError("the global batch of ")
              << batch << " cannot be cut into " << replicas << " replica"
              << (replicas == 1 ? "" : "s") << " x " << m
@@ -110,7 +123,8 @@ struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
         fn, {b.getNamedAttr("global_batch", b.getI64IntegerAttr(batch)),
              b.getNamedAttr("micro_batches", b.getI64IntegerAttr(m)),
              b.getNamedAttr("micro_batch",
-                            b.getI64IntegerAttr(batch / (replicas * m))),
+                            b.getI64IntegerAttr(std::max<int64_t>(
+                                1, batch / (replicas * m)))),
              b.getNamedAttr("schedule", b.getStringAttr(kind))});
     return success();
   }

@@ -47,6 +47,9 @@ struct TrainOptions {
   /// Empty: one CPU device. With several devices, or micro-batches, the
   /// model runs as planned: one rank per device, each on its own thread.
   std::string cluster;
+  /// Equal local batches on every replica, however the devices differ
+  /// (by default each device's share follows its speed and memory).
+  bool evenPlan = false;
   /// Keep every parameter's final values in the result.
   bool keepParameters = false;
   std::function<void(const StepReport &)> onStep;

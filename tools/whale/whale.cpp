@@ -25,6 +25,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <unistd.h>
 
 namespace {
@@ -33,17 +34,21 @@ const char *kUsage = R"(usage: whale <command> [options]
 
 commands:
   compile FILE.whl [--emit=ast|whale|grad|train|runtime|planned|ranks]
-                   [--cluster SPEC] [-o OUT] [--dim NAME=N]... [-I DIR]...
-                   [--annotate-cost] [--locations]
+                   [--cluster SPEC [--even]] [-o OUT] [--dim NAME=N]...
+                   [-I DIR]... [--annotate-cost] [--locations]
       check a script and print it at a stage (default: whale)
-  run FILE.whl [--cluster SPEC] [--steps N] [--seed S] [--threads N]
+  run FILE.whl [--cluster SPEC [--even]] [--steps N] [--seed S] [--threads N]
                [--metrics FILE.jsonl] [--trace FILE.json] [--save CKPT]
                [--load CKPT] [-I DIR]...
       train the script's model as its train block says, on this machine's
       CPU; with --cluster, as planned over its devices (a thread per rank)
-  plan FILE.whl --cluster SPEC [--json] [-I DIR]...
+  plan FILE.whl --cluster SPEC [--json] [--even] [-I DIR]...
       show the plan: per TaskGraph its strategy, devices, schedule, memory
-      per device and bytes communicated per step
+      per device and bytes communicated per step; per device its share of
+      the batch, predicted time and memory, balanced beside even
+  devices --cluster SPEC [--probe] [-o CLUSTER.json]
+      show the devices as Whale sees them; --probe times a GEMM on each
+      and -o writes the cluster, with the measured rates, as JSON
   sample FILE.whl --load CKPT [--prompt TEXT] [--tokens N]
                   [--temperature T] [--seed S] [--threads N] [-I DIR]...
       generate text with a trained byte-level model (from run --save)
@@ -66,7 +71,10 @@ options of compile:
   --locations      print source locations on the IR
 
 SPEC, the devices: cpu:N, a list such as cpu:2,cpu:2@threads=2, or a JSON
-cluster file (docs/parallelism.md). Without --cluster: one CPU device.
+cluster file (docs/balancing.md). A device may declare threads, mem (a
+memory limit: 2GiB, 512MiB) and flops: cpu:1@threads=4,mem=2GiB. Without
+--cluster: one CPU device. Shares of the batch follow each device's speed
+and memory; --even keeps them equal.
 
 CKPT, a checkpoint: a path ending in .safetensors is the file; any other
 path is a folder holding checkpoint.safetensors (made by --save).
@@ -176,7 +184,9 @@ int writeOutput(const std::string &out, const std::string &text) {
 /// Loads the script and plans its trained model over the cluster.
 bool loadAndPlan(const whale::InterpreterOptions &opts, const std::string &file,
                  const std::string &cluster, whale::Interpreter &interp,
-                 whale::PlannedModel &plan) {
+                 whale::PlannedModel &plan, bool even,
+                 whale::PlannedModel *evenPlan = nullptr,
+                 std::string *evenError = nullptr) {
   whale::Cluster c;
   std::string error;
   if (!whale::parseCluster(cluster, c, error)) {
@@ -187,37 +197,54 @@ bool loadAndPlan(const whale::InterpreterOptions &opts, const std::string &file,
     std::cerr << interp.renderDiagnostics();
     return false;
   }
-  if (!whale::planModel(interp, "", static_cast<int64_t>(c.devices.size()),
-                        plan, error)) {
+  whale::PlanOptions options;
+  options.even = even;
+  options.defaultThreads = std::max<int>(
+      1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) /
+             static_cast<int>(c.devices.size()));
+  if (!whale::planModel(interp, "", c, options, plan, error)) {
     std::cerr << error << "\n";
     return false;
+  }
+  if (evenPlan) {
+    options.even = true;
+    if (!whale::planModel(interp, "", c, options, *evenPlan, *evenError) &&
+        evenError->empty())
+      *evenError = "planning failed";
   }
   return true;
 }
 
 int emitPlanned(const whale::InterpreterOptions &opts, const std::string &file,
                 const std::string &out, bool ranks,
-                const std::string &cluster) {
+                const std::string &cluster, bool even) {
   whale::Interpreter interp(opts);
   whale::PlannedModel plan;
-  if (!loadAndPlan(opts, file, cluster, interp, plan))
+  if (!loadAndPlan(opts, file, cluster, interp, plan, even))
     return 1;
   std::string text;
   llvm::raw_string_ostream os(text);
   (ranks ? *plan.ranks : *plan.planned)->print(os);
+  for (const whale::RankVariant &v : plan.others)
+    if (ranks)
+      os << "// ----- the rank programs at a micro-batch of " << v.microBatch
+         << "\n"
+         << *v.ranks;
   return writeOutput(out, text);
 }
 
 int planCommand(int argc, char **argv) {
   whale::InterpreterOptions opts;
   std::string file, cluster;
-  bool json = false;
+  bool json = false, even = false;
   Args args("plan", argc, argv);
   while (args.next()) {
     if (auto v = args.value("--cluster")) {
       cluster = *v;
     } else if (args.arg() == "--json") {
       json = true;
+    } else if (args.arg() == "--even") {
+      even = true;
     } else if (int rc = args.finish(opts, file)) {
       return rc;
     }
@@ -226,17 +253,21 @@ int planCommand(int argc, char **argv) {
     return usageError(
         "plan needs a script and a cluster: whale plan FILE.whl --cluster SPEC");
   whale::Interpreter interp(opts);
-  whale::PlannedModel plan;
-  if (!loadAndPlan(opts, file, cluster, interp, plan))
+  whale::PlannedModel plan, evenPlan;
+  std::string evenError;
+  if (!loadAndPlan(opts, file, cluster, interp, plan, even,
+                   even ? nullptr : &evenPlan, &evenError))
     return 1;
-  std::cout << (json ? whale::planJson(plan) : whale::planText(plan));
+  const whale::PlannedModel *other = even ? nullptr : &evenPlan;
+  std::cout << (json ? whale::planJson(plan, other, evenError)
+                     : whale::planText(plan, other, evenError));
   return 0;
 }
 
 int compile(int argc, char **argv) {
   whale::InterpreterOptions opts;
   std::string file, out, emit = "whale", cluster;
-  bool annotateCost = false, locations = false;
+  bool annotateCost = false, locations = false, even = false;
   Args args("compile", argc, argv);
   while (args.next()) {
     if (auto v = args.value("--emit")) {
@@ -252,6 +283,8 @@ int compile(int argc, char **argv) {
       annotateCost = true;
     } else if (args.arg() == "--locations") {
       locations = true;
+    } else if (args.arg() == "--even") {
+      even = true;
     } else if (int rc = args.finish(opts, file)) {
       return rc;
     }
@@ -260,7 +293,7 @@ int compile(int argc, char **argv) {
     return usageError("compile needs a script: whale compile FILE.whl");
   if (emit == "planned" || emit == "ranks")
     return emitPlanned(opts, file, out, emit == "ranks",
-                       cluster.empty() ? "cpu:1" : cluster);
+                       cluster.empty() ? "cpu:1" : cluster, even);
   std::optional<whale::Stage> stage = whale::parseStage(emit);
   if (!stage)
     return usageError("unknown stage '" + emit +
@@ -328,6 +361,8 @@ int run(int argc, char **argv) {
       train.loadPath = *v;
     } else if (auto v = args.value("--cluster")) {
       train.cluster = *v;
+    } else if (args.arg() == "--even") {
+      train.evenPlan = true;
     } else if ((rc = args.finish(opts, file))) {
       return rc;
     }

@@ -111,6 +111,22 @@ LogicalResult WhaleDialect::verifyOperationAttribute(Operation *op,
                              << "' is a dictionary on a function";
     return success();
   }
+  // The devices a plan is for (lowering/ClusterView.h).
+  if (name == "whale.cluster") {
+    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+    if (!isa<ModuleOp>(op) || !dict)
+      return op->emitError("'whale.cluster' is a dictionary on the module");
+    auto flops = dict.getAs<DenseF64ArrayAttr>("flops");
+    auto memory = dict.getAs<DenseI64ArrayAttr>("memory");
+    if (!flops || !memory || flops.size() != memory.size())
+      return op->emitError("'whale.cluster' needs 'flops' (array<f64>) and "
+                           "'memory' (array<i64>) with one entry per device");
+    if (llvm::any_of(flops.asArrayRef(), [](double f) { return !(f > 0); }) ||
+        llvm::any_of(memory.asArrayRef(), [](int64_t m) { return m < 0; }))
+      return op->emitError("'whale.cluster' rates must be positive and "
+                           "memory limits not negative");
+    return success();
+  }
   if (name == "whale.cost")
     return success(isa<DictionaryAttr>(attr.getValue()));
   return op->emitError() << "unknown whale attribute '" << name << "'";
