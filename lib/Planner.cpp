@@ -146,6 +146,12 @@ bool planModel(Interpreter &interp, const std::string &modelName,
   out.microBatch = plan::intOf(plan, "micro_batch");
   out.microBatches = plan::intOf(plan, "micro_batches", 1);
   shares = arrayOf<int64_t>(plan, "local_batches");
+  // The later runs reuse these shares; what the balance decided and
+  // predicted is this run's.
+  out.deviceMemory = arrayOf<int64_t>(plan, "device_memory");
+  out.deviceSeconds = arrayOf<double>(plan, "device_seconds");
+  if (auto b = plan.getAs<mlir::StringAttr>("balance"))
+    out.balance = b.str();
 
   // Then at each micro-batch size: the shapes each rank computes with.
   auto elaborate = [&](int64_t size) -> std::unique_ptr<Interpreter> {
@@ -189,10 +195,6 @@ bool planModel(Interpreter &interp, const std::string &modelName,
   out.schedule = plan.getAs<mlir::StringAttr>("schedule").str();
   out.grid = arrayOf<int64_t>(plan, "grid");
   out.localBatches = arrayOf<int64_t>(plan, "local_batches");
-  out.deviceMemory = arrayOf<int64_t>(plan, "device_memory");
-  out.deviceSeconds = arrayOf<double>(plan, "device_seconds");
-  if (auto b = plan.getAs<mlir::StringAttr>("balance"))
-    out.balance = b.str();
   return true;
 }
 

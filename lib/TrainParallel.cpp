@@ -344,6 +344,15 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
             readParameters(host.get(), allParams, result.parameters);
         !err.empty())
       return fail(err);
+  result.peakMemory.assign(devices, 0);
+  result.localBatches.assign(devices, 0);
+  for (const Rank &rank : ranks) {
+    int64_t device = plan.grid[rank.stage * plan.replicas + rank.replica];
+    result.peakMemory[device] = whale_rt_memory_peak(rank.ctx.get());
+    result.localBatches[device] =
+        plan.localBatches.empty() ? plan.microBatch * plan.microBatches
+                                  : plan.localBatches[rank.replica];
+  }
   for (const Rank &rank : ranks)
     result.commBytes.push_back(whale_rt_comm_bytes(rank.ctx.get(), 0) +
                                whale_rt_comm_bytes(rank.ctx.get(), 1) +

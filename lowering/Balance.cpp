@@ -361,6 +361,13 @@ LogicalResult Balancer::run() {
     }
   }
   bool balanced = forced.empty() && !even;
+  // The planner elaborates the model once per micro-batch size: the plan's
+  // micro_batch is then the one this copy is elaborated at, so later passes
+  // (weights, sharding) build the programs of the replicas of that size.
+  int64_t micro = units.front();
+  auto first = cast<RankedTensorType>(fn.getArgumentTypes().front());
+  if (llvm::is_contained(units, first.getShape()[0]))
+    micro = first.getShape()[0];
   plan::updatePlan(
       fn,
       {b.getNamedAttr("balance", b.getStringAttr(balanced ? "hardware"
@@ -368,7 +375,7 @@ LogicalResult Balancer::run() {
                                                           : "given")),
        b.getNamedAttr("grid", b.getDenseI64ArrayAttr(grid)),
        b.getNamedAttr("local_batches", b.getDenseI64ArrayAttr(local)),
-       b.getNamedAttr("micro_batch", b.getI64IntegerAttr(units.front())),
+       b.getNamedAttr("micro_batch", b.getI64IntegerAttr(micro)),
        b.getNamedAttr("device_memory", b.getDenseI64ArrayAttr(memory)),
        b.getNamedAttr("device_seconds", b.getDenseF64ArrayAttr(seconds)),
        b.getNamedAttr("shifts", b.getArrayAttr(shifts))});

@@ -145,7 +145,8 @@ def WhaleBalance : Pass<"whale-balance", "mlir::ModuleOp"> {
     keeps it within memory (the Whale paper's Algorithm 1), until none is
     over; fails naming the device, the TaskGraph and the bytes when that
     cannot be done. Replicas of a shard group take one share together.
-    Records plan `local_batches` (per replica), `micro_batch` (replica 0's),
+    Records plan `local_batches` (per replica), `micro_batch` (the size the
+    model is elaborated at when it is one of the replicas', else replica 0's),
     `device_memory` and `device_seconds` (per device, predicted), `shifts`
     ([from replica, to replica, samples] per move) and `balance`. With
     `even` (or config `balance = "even"`) shares stay equal and memory is

@@ -66,6 +66,10 @@ struct TrainResult {
   /// all-gather) and sent, over the whole run, in rank order (the
   /// runtime's counters).
   std::vector<int64_t> commBytes;
+  /// Under a plan: each device's peak bytes held, by device (rank).
+  std::vector<int64_t> peakMemory;
+  /// Under a plan: samples of the global batch each device computed on.
+  std::vector<int64_t> localBatches;
 };
 
 /// Trains the loaded program's model for its train block's steps (or

@@ -413,6 +413,15 @@ int run(int argc, char **argv) {
               << " bytes over all ranks, at most " << most / steps
               << " by one rank\n";
   }
+  if (!result.localBatches.empty()) {
+    std::cout << "samples per device:";
+    for (int64_t b : result.localBatches)
+      std::cout << " " << b;
+    std::cout << "\npeak memory per device:";
+    for (int64_t b : result.peakMemory)
+      std::cout << " " << b;
+    std::cout << " bytes\n";
+  }
   return 0;
 }
 

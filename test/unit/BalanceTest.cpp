@@ -1,0 +1,74 @@
+//===- BalanceTest.cpp - balanced plans train like one device -------------===//
+//
+// Devices of different speeds get different shares of the global batch,
+// and devices short of memory shed samples to others; every such plan must
+// still train to the losses and parameters of one device (the gradient of
+// each replica weighted by its share), and fit the memory it was given.
+// Rates here come from each device's threads: the balance follows them
+// even though every rank runs one thread in these tests.
+//
+//===----------------------------------------------------------------------===//
+
+#include "test/unit/EquivalenceSupport.h"
+
+namespace {
+
+using namespace whale::testing;
+
+const char *kMlp = "examples/mlp.whl";
+const char *kMlpStages = "test/equivalence/mlp_stages.whl";
+const char *kHybrid = "test/equivalence/classify_hybrid.whl";
+const char *kGpt = "examples/gpt.whl";
+
+std::vector<int64_t> sharesOf(const whale::TrainResult &r) {
+  return r.localBatches;
+}
+
+TEST(Balance, UnevenBatchOverTwoDevices) {
+  whale::TrainResult planned;
+  expectEquivalent(source(kMlp), kMlp, "cpu:1@threads=3,cpu:1@threads=1",
+                   &planned);
+  EXPECT_EQ(sharesOf(planned), (std::vector<int64_t>{48, 16}));
+}
+
+TEST(Balance, UnevenBatchOverThreeDevicesOfThreeSpeeds) {
+  whale::TrainResult planned;
+  expectEquivalent(source(kMlp), kMlp,
+                   "cpu:1@threads=3,cpu:1@threads=2,cpu:1@threads=1",
+                   &planned);
+  // 64 x 3/6, 2/6, 1/6 = 32, 21.3, 10.7: the largest remainder rounds up.
+  EXPECT_EQ(sharesOf(planned), (std::vector<int64_t>{32, 21, 11}));
+}
+
+TEST(Balance, UnevenCopiesOfAPipeline) {
+  // Two copies of a two-stage 1F1B pipeline, the second half as fast: each
+  // copy's share is a whole number of its 4 micro-batches.
+  whale::TrainResult planned;
+  expectEquivalent(source(kMlpStages), kMlpStages,
+                   "cpu:2@threads=2,cpu:2@threads=1", &planned);
+  std::vector<int64_t> shares = sharesOf(planned);
+  ASSERT_EQ(shares.size(), 4u);
+  EXPECT_EQ(shares[0] + shares[2], 64);
+  EXPECT_GT(shares[0], shares[2]);
+  EXPECT_EQ(shares[0] % 4, 0);
+}
+
+TEST(Balance, UnevenShardGroupsOfTheHybrid) {
+  // split(2) on four devices: two shard groups, each one share.
+  whale::TrainResult planned;
+  expectEquivalent(edit(source(kHybrid), "split {", "split(2) {"), kHybrid,
+                   "cpu:2@threads=3,cpu:2@threads=1", &planned);
+  EXPECT_EQ(sharesOf(planned), (std::vector<int64_t>{12, 12, 4, 4}));
+}
+
+TEST(Balance, GptUnevenDataParallel) {
+  std::string text =
+      edit(source(kGpt), "num_micro_batch = 4", "num_micro_batch = 1");
+  whale::TrainResult planned;
+  expectEquivalent(text, kGpt, "cpu:1@threads=2,cpu:1@threads=1", &planned);
+  std::vector<int64_t> shares = sharesOf(planned);
+  ASSERT_EQ(shares.size(), 2u);
+  EXPECT_GT(shares[0], shares[1]);
+}
+
+} // namespace
