@@ -79,9 +79,12 @@ private:
   SmallVector<StageCost> costs;
 
   int64_t deviceOf(int64_t s, int64_t r) const { return grid[s * replicas + r]; }
+  /// In-flight activations, plus about one micro-batch's worth for the
+  /// gradients backward makes of them: an upper estimate (docs/balancing.md
+  /// compares it with the allocator's measured peaks).
   double bytesAt(int64_t s, int64_t micro) const {
     const StageCost &c = costs[s];
-    return c.fixedBytes + double(c.inFlight) * c.actPerSample * micro;
+    return c.fixedBytes + double(c.inFlight + 1) * c.actPerSample * micro;
   }
   LogicalResult measureStages();
   void orderStagesByMemory();
@@ -169,15 +172,20 @@ LogicalResult Balancer::overMemory(int64_t s, int64_t r, int64_t micro,
                                    StringRef advice) {
   StageCost &c = costs[s];
   int64_t d = deviceOf(s, r);
+  if (micro == 0)
+    return c.first.emitOpError("does not fit on device ")
+           << d << ": its parameters, gradients and optimizer state need "
+           << c.fixedBytes << " bytes, over the device's limit of "
+           << cluster.limit(d) << " bytes" << advice;
   int64_t act = static_cast<int64_t>(
-      std::ceil(double(c.inFlight) * c.actPerSample * micro));
+      std::ceil(double(c.inFlight + 1) * c.actPerSample * micro));
   return c.first.emitOpError("does not fit on device ")
          << d << ": it needs " << c.fixedBytes + act << " bytes ("
          << c.fixedBytes << " for parameters, gradients and optimizer state, "
-         << act << " for the activations of " << c.inFlight
-         << " micro-batch" << (c.inFlight == 1 ? "" : "es") << " of " << micro
-         << " samples), over the device's limit of " << cluster.limit(d)
-         << " bytes" << advice;
+         << act << " for activations: " << c.inFlight << " micro-batch"
+         << (c.inFlight == 1 ? "" : "es") << " of " << micro
+         << " samples in flight and their gradients), over the device's "
+         << "limit of " << cluster.limit(d) << " bytes" << advice;
 }
 
 /// Samples per replica, in units of m (one sample per micro-batch): every
@@ -209,8 +217,8 @@ LogicalResult Balancer::shares(SmallVector<int64_t> &units,
                                     costs[s].flopsPerSample / cluster.rate(d));
         double room = cluster.room(d) - costs[s].fixedBytes;
         if (room < 0)
-          return overMemory(s, r, 0, ": even its parameters do not fit");
-        double perUnit = costs[s].inFlight * costs[s].actPerSample;
+          return overMemory(s, r, 0, "");
+        double perUnit = (costs[s].inFlight + 1) * costs[s].actPerSample;
         if (perUnit > 0)
           cap[j] = std::min(cap[j], std::floor(room / perUnit));
       }

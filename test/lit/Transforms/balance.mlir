@@ -1,0 +1,153 @@
+// RUN: whale-opt %s --split-input-file --verify-diagnostics --whale-balance | FileCheck %s
+
+// One weight (16x16 f32: 1024 bytes, with its gradient 2048) and 128 bytes
+// of activations per sample (the matmul's and relu's outputs), 544 FLOPs
+// per sample forward. A device three times as fast gets three times the
+// samples; both then take the same time.
+// CHECK-LABEL: func.func @proportional
+// CHECK-SAME: balance = "hardware"
+// CHECK-SAME: device_memory = array<i64: 14342, 6146>
+// CHECK-SAME: device_seconds = array<f64: 2.611275, 2.611275>
+// CHECK-SAME: local_batches = array<i64: 48, 16>
+// CHECK-SAME: micro_batch = 48
+// CHECK-SAME: shifts = []
+module attributes {whale.cluster = {flops = array<f64: 3.0e4, 1.0e4>, memory = array<i64: 0, 0>}} {
+func.func @proportional(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1>, micro_batch = 32 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
+  %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1>} {
+    %w = whale.param "m/w" zeros [] : tensor<16x16xf32>
+    %h = whale.matmul %x, %w : tensor<64x16xf32>, tensor<16x16xf32> -> tensor<64x16xf32>
+    %r = whale.relu %h : tensor<64x16xf32>
+    %m = whale.reduce_mean %r axes = [0, 1] : tensor<64x16xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
+}
+
+// -----
+
+// Algorithm 1: device 0 (twice as fast) would take 32 samples, but its
+// 8300 bytes hold 24 (2048 + 2 x 128 x 24 = 8195). It sheds the other 8, all
+// to device 1: of the two with room, equally loaded, the first.
+// CHECK-LABEL: func.func @memory_shift
+// CHECK-SAME: local_batches = array<i64: 24, 24, 16>
+// CHECK-SAME: shifts = [array<i64: 0, 1, 8>]
+module attributes {whale.cluster = {flops = array<f64: 2.0e4, 1.0e4, 1.0e4>, memory = array<i64: 8300, 0, 0>}} {
+func.func @memory_shift(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 3 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1, 2>, micro_batch = 21 : i64, micro_batches = 1 : i64, replicas = 3 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
+  %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1, 2>} {
+    %w = whale.param "m/w" zeros [] : tensor<16x16xf32>
+    %h = whale.matmul %x, %w : tensor<64x16xf32>, tensor<16x16xf32> -> tensor<64x16xf32>
+    %r = whale.relu %h : tensor<64x16xf32>
+    %m = whale.reduce_mean %r axes = [0, 1] : tensor<64x16xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
+}
+
+// -----
+
+// Two devices holding 24 samples each cannot take 64 between them.
+module attributes {whale.cluster = {flops = array<f64: 1.0e4, 1.0e4>, memory = array<i64: 8300, 8300>}} {
+func.func @cannot_fit(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1>, micro_batch = 32 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
+  // expected-error@+1 {{does not fit on device 0: it needs 10244 bytes (2048 for parameters, gradients and optimizer state, 8196 for activations: 1 micro-batch of 32 samples in flight and their gradients), over the device's limit of 8300 bytes: the other devices have no room for its excess (the cluster holds at most 48 of the 64 samples)}}
+  %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1>} {
+    %w = whale.param "m/w" zeros [] : tensor<16x16xf32>
+    %h = whale.matmul %x, %w : tensor<64x16xf32>, tensor<16x16xf32> -> tensor<64x16xf32>
+    %r = whale.relu %h : tensor<64x16xf32>
+    %m = whale.reduce_mean %r axes = [0, 1] : tensor<64x16xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
+}
+
+// -----
+
+// An even plan only checks memory: 32 samples do not fit in 8300 bytes.
+module attributes {whale.config = {balance = "even"}, whale.cluster = {flops = array<f64: 1.0e4, 1.0e4>, memory = array<i64: 8300, 0>}} {
+func.func @even_over(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1>, micro_batch = 32 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
+  // expected-error@+1 {{does not fit on device 0: it needs 10244 bytes}}
+  %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1>} {
+    %w = whale.param "m/w" zeros [] : tensor<16x16xf32>
+    %h = whale.matmul %x, %w : tensor<64x16xf32>, tensor<16x16xf32> -> tensor<64x16xf32>
+    %r = whale.relu %h : tensor<64x16xf32>
+    %m = whale.reduce_mean %r axes = [0, 1] : tensor<64x16xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
+}
+
+// -----
+
+// Not even the weight and its gradient fit.
+module attributes {whale.cluster = {flops = array<f64: 1.0e4, 1.0e4>, memory = array<i64: 1000, 0>}} {
+func.func @parameters_too_big(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1>, micro_batch = 32 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
+  // expected-error@+1 {{does not fit on device 0: its parameters, gradients and optimizer state need 2048 bytes, over the device's limit of 1000 bytes}}
+  %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1>} {
+    %w = whale.param "m/w" zeros [] : tensor<16x16xf32>
+    %h = whale.matmul %x, %w : tensor<64x16xf32>, tensor<16x16xf32> -> tensor<64x16xf32>
+    %r = whale.relu %h : tensor<64x16xf32>
+    %m = whale.reduce_mean %r axes = [0, 1] : tensor<64x16xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
+}
+
+// -----
+
+// A two-stage pipeline on a small device (0) and a large one (1): stage 0
+// holds two micro-batches in flight under 1F1B, so it goes to device 1.
+// CHECK-LABEL: func.func @stage_order
+// CHECK-SAME: grid = array<i64: 1, 0>
+// CHECK: whale.taskgraph replicate {{.*}}stage = 0 : i64, virtual_device = array<i64: 1>
+// CHECK: whale.taskgraph replicate {{.*}}stage = 1 : i64, virtual_device = array<i64: 0>
+module attributes {whale.cluster = {flops = array<f64: 1.0e4, 1.0e4>, memory = array<i64: 100000, 200000>}} {
+func.func @stage_order(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1>, micro_batch = 16 : i64, micro_batches = 4 : i64, replicas = 1 : i64, schedule = "1f1b", shards = array<i64: 1, 1>, stages = 2 : i64}} {
+  %h = whale.taskgraph replicate -> (tensor<64x16xf32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0>} {
+    %w = whale.param "m/w" zeros [] : tensor<16x16xf32>
+    %a = whale.matmul %x, %w : tensor<64x16xf32>, tensor<16x16xf32> -> tensor<64x16xf32>
+    whale.yield %a : tensor<64x16xf32>
+  }
+  %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 1 : i64, virtual_device = array<i64: 1>} {
+    %r = whale.relu %h : tensor<64x16xf32>
+    %m = whale.reduce_mean %r axes = [0, 1] : tensor<64x16xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
+}
+
+// -----
+
+// split(2) on four devices: each shard group takes one share, by its
+// slowest member; the group of fast devices gets three times the rows.
+// CHECK-LABEL: func.func @shard_groups
+// CHECK-SAME: local_batches = array<i64: 24, 24, 8, 8>
+module attributes {whale.cluster = {flops = array<f64: 3.0e4, 3.0e4, 1.0e4, 1.0e4>, memory = array<i64: 0, 0, 0, 0>}} {
+func.func @shard_groups(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 4 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1, 2, 3>, micro_batch = 16 : i64, micro_batches = 1 : i64, replicas = 4 : i64, schedule = "1f1b", shards = array<i64: 2>, stages = 1 : i64}} {
+  %l = whale.taskgraph split(2) -> (tensor<f32>) attributes {shards = 2 : i64, stage = 0 : i64, virtual_device = array<i64: 0, 1, 2, 3>} {
+    %w = whale.param "m/w" zeros [] : tensor<16x16xf32>
+    %h = whale.matmul %x, %w : tensor<64x16xf32>, tensor<16x16xf32> -> tensor<64x16xf32>
+    %m = whale.reduce_mean %h axes = [0, 1] : tensor<64x16xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
+}
+
+// -----
+
+// The global batch must give every replica a sample.
+module attributes {whale.cluster = {flops = array<f64: 1.0e4, 1.0e4, 1.0e4>, memory = array<i64: 0, 0, 0>}} {
+// expected-error@+1 {{the global batch of 2 is too small to give each of 3 replicas at least 1 samples}}
+func.func @too_small(%x: tensor<2x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 3 : i64, global_batch = 2 : i64, grid = array<i64: 0, 1, 2>, micro_batch = 1 : i64, micro_batches = 1 : i64, replicas = 3 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
+  %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1, 2>} {
+    %m = whale.reduce_mean %x axes = [0, 1] : tensor<2x16xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
+}
