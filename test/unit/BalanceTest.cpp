@@ -72,3 +72,48 @@ TEST(Balance, GptUnevenDataParallel) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(Balance, MemoryLimitShedsSamplesAndTheRunFitsIt) {
+  // The fast device alone would take 48 samples; 200,000 bytes hold fewer,
+  // so it sheds the rest to the slow one, and the run stays under the
+  // limit the allocator enforces.
+  whale::TrainResult planned;
+  expectEquivalent(source(kMlp), kMlp,
+                   "cpu:1@threads=3,mem=200000,cpu:1@threads=1", &planned);
+  std::vector<int64_t> shares = sharesOf(planned);
+  ASSERT_EQ(shares.size(), 2u);
+  EXPECT_LT(shares[0], 48);
+  EXPECT_GT(shares[0], shares[1]);
+  EXPECT_EQ(shares[0] + shares[1], 64);
+  ASSERT_EQ(planned.peakMemory.size(), 2u);
+  EXPECT_LE(planned.peakMemory[0], 200000);
+}
+
+TEST(Balance, APlanThatCannotFitFailsBeforeTraining) {
+  whale::TrainResult r = trainText(
+      source(kMlp), kMlp, "cpu:1@threads=3,mem=150000,cpu:1,mem=150000");
+  ASSERT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("does not fit on device 0"), std::string::npos)
+      << r.error;
+  EXPECT_NE(r.error.find("the cluster holds at most"), std::string::npos)
+      << r.error;
+  EXPECT_TRUE(r.losses.empty());
+}
+
+TEST(Balance, EvenPlanOnUnevenDevicesStillTrainsLikeOneDevice) {
+  whale::Interpreter interp;
+  ASSERT_TRUE(interp.loadString(
+      edit(source(kMlp), "model mlp", "config {\n  balance = \"even\"\n}\n\nmodel mlp"),
+      kMlp));
+  whale::TrainOptions opts;
+  opts.steps = 2;
+  opts.threads = 1;
+  opts.cluster = "cpu:1@threads=3,cpu:1@threads=1";
+  whale::TrainResult r = whale::train(interp, opts);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.localBatches, (std::vector<int64_t>{32, 32}));
+}
+
+} // namespace
