@@ -7,6 +7,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -214,6 +215,39 @@ bool parseJson(const std::string &path, Cluster &out, std::string &error) {
 }
 
 } // namespace
+
+std::string clusterJson(const Cluster &cluster) {
+  llvm::json::Array nodes;
+  for (size_t n = 0; n < std::max<size_t>(1, cluster.nodes.size()); ++n) {
+    llvm::json::Array devices;
+    for (const DeviceSpec &d : cluster.devices) {
+      if (d.node != static_cast<int>(n))
+        continue;
+      llvm::json::Object o{{"kind", d.kind}};
+      if (d.threads > 0)
+        o["threads"] = d.threads;
+      if (d.memory > 0)
+        o["memory"] = d.memory;
+      if (d.flops > 0)
+        o["flops"] = d.flops;
+      devices.push_back(std::move(o));
+    }
+    nodes.push_back(llvm::json::Object{
+        {"name", n < cluster.nodes.size() ? cluster.nodes[n] : "localhost"},
+        {"devices", std::move(devices)}});
+  }
+  llvm::json::Object root{{"nodes", std::move(nodes)}};
+  auto link = [](const LinkSpec &l) {
+    return llvm::json::Object{{"bandwidth", l.bandwidth},
+                              {"latency", l.latency}};
+  };
+  root["links"] = llvm::json::Object{{"intra_node", link(cluster.intraNode)},
+                                     {"inter_node", link(cluster.interNode)}};
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+  return s;
+}
 
 std::vector<double> deviceRates(const Cluster &cluster, int defaultThreads) {
   std::vector<double> rates;

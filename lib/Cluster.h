@@ -44,6 +44,10 @@ constexpr double kNominalCoreFlops = 5e10;
 /// (or `defaultThreads`) times the nominal core rate.
 std::vector<double> deviceRates(const Cluster &cluster, int defaultThreads);
 
+/// The cluster as a JSON cluster file (what parseCluster reads back): one
+/// entry per device, with `flops` where declared or measured.
+std::string clusterJson(const Cluster &cluster);
+
 /// Parses SPEC: a JSON file when it names one (or ends in .json), else the
 /// short form. On failure returns false with a message naming what was
 /// wrong and where.

@@ -8,7 +8,7 @@ packages=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   zlib1g-dev libzstd-dev libedit-dev
   libgtest-dev
-  libopenblas-serial-dev
+  libopenblas-pthread-dev
 )
 
 missing=()

@@ -12,20 +12,21 @@ namespace whale::rt::cpu {
 
 namespace {
 
-/// Debian's serial OpenBLAS is built without USE_LOCKING: two threads in
-/// it at once share its internal buffers, and the products come out wrong
-/// now and then (seen as runs that differ in the 4th digit). Until GEMM is
-/// our own or comes from a thread-safe build, one call at a time, process
-/// wide: correct before fast.
-std::mutex &blasMutex() {
-  static std::mutex m;
-  return m;
+/// OpenBLAS's pthread build is safe to enter from many threads at once; held
+/// to one thread per call, each call runs on the thread that makes it, so a
+/// device's GEMM uses exactly its own threads (the bands below) and devices
+/// of different thread counts run side by side at their own speeds. (The
+/// serial build shares unlocked buffers between callers: it needed one call
+/// at a time, process wide.)
+void oneThreadPerCall() {
+  static std::once_flag once;
+  std::call_once(once, [] { openblas_set_num_threads(1); });
 }
 
 void blasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
               const float *a, int64_t lda, const float *b, int64_t ldb,
               float beta, float *c, int64_t ldc) {
-  std::lock_guard<std::mutex> lock(blasMutex());
+  oneThreadPerCall();
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
               tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb,
               beta, c, ldc);
@@ -34,7 +35,7 @@ void blasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
 void blasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,
               const double *a, int64_t lda, const double *b, int64_t ldb,
               double beta, double *c, int64_t ldc) {
-  std::lock_guard<std::mutex> lock(blasMutex());
+  oneThreadPerCall();
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
               tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb,
               beta, c, ldc);

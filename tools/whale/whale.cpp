@@ -10,6 +10,7 @@
 
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/Cluster.h"
+#include "lib/DeviceProbe.h"
 #include "lib/PlanReport.h"
 #include "lib/Planner.h"
 #include "lowering/Passes.h"
@@ -17,12 +18,15 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
+#include "runtime/Allocator.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <string>
 #include <thread>
@@ -264,6 +268,75 @@ int planCommand(int argc, char **argv) {
   return 0;
 }
 
+/// `whale devices`: the cluster as Whale sees it; --probe measures each
+/// distinct thread count's GEMM rate into the devices that declare none.
+int devicesCommand(int argc, char **argv) {
+  whale::InterpreterOptions opts;
+  std::string cluster = "cpu:1", out, unused;
+  bool probe = false;
+  Args args("devices", argc, argv);
+  while (args.next()) {
+    if (auto v = args.value("--cluster")) {
+      cluster = *v;
+    } else if (auto v = args.value("-o")) {
+      out = *v;
+    } else if (args.arg() == "--probe") {
+      probe = true;
+    } else if (int rc = args.finish(opts, unused)) {
+      return rc;
+    }
+  }
+  whale::Cluster c;
+  std::string error;
+  if (!whale::parseCluster(cluster, c, error)) {
+    std::cerr << "whale: error: " << error << "\n";
+    return 1;
+  }
+  int hardware =
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int shared = std::max(1, hardware / static_cast<int>(c.devices.size()));
+  std::vector<std::string> source(c.devices.size(), "declared");
+  std::map<int, double> measured;
+  for (size_t i = 0; i < c.devices.size(); ++i) {
+    whale::DeviceSpec &d = c.devices[i];
+    if (d.flops > 0)
+      continue;
+    int threads = d.threads > 0 ? d.threads : shared;
+    if (!probe) {
+      source[i] = "nominal";
+      continue;
+    }
+    if (!measured.count(threads)) {
+      std::cerr << "probing a " << threads << "-thread device...\n";
+      measured[threads] = whale::probeGemmFlops(threads, 1024, 0.5, error);
+      if (measured[threads] <= 0) {
+        std::cerr << "whale: error: probing failed: " << error << "\n";
+        return 1;
+      }
+    }
+    d.flops = measured[threads];
+    d.threads = threads;
+    source[i] = "measured";
+  }
+  std::vector<double> rates = whale::deviceRates(c, shared);
+  llvm::outs() << llvm::formatv("{0,-6} {1,-5} {2,-10} {3,7} {4,12} {5,10}  {6}\n",
+                             "device", "kind", "node", "threads", "memory",
+                             "GFLOP/s", "rate");
+  for (size_t i = 0; i < c.devices.size(); ++i) {
+    const whale::DeviceSpec &d = c.devices[i];
+    llvm::outs() << llvm::formatv(
+        "{0,-6} {1,-5} {2,-10} {3,7} {4,12} {5,10:F1}  {6}\n", i, d.kind,
+        d.node < static_cast<int>(c.nodes.size()) ? c.nodes[d.node] : "",
+        d.threads > 0 ? d.threads : shared,
+        d.memory > 0 ? whale::rt::formatBytes(d.memory) : "no limit",
+        rates[i] / 1e9, source[i]);
+  }
+  llvm::outs().flush();
+  if (!out.empty())
+    return writeOutput(out, whale::clusterJson(c));
+  return 0;
+}
+
 int compile(int argc, char **argv) {
   whale::InterpreterOptions opts;
   std::string file, out, emit = "whale", cluster;
@@ -497,6 +570,8 @@ int main(int argc, char **argv) {
   }
   if (cmd == "compile")
     return compile(argc - 2, argv + 2);
+  if (cmd == "devices")
+    return devicesCommand(argc - 2, argv + 2);
   if (cmd == "plan")
     return planCommand(argc - 2, argv + 2);
   if (cmd == "run")

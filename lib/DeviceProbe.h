@@ -1,0 +1,26 @@
+//===- DeviceProbe.h - measuring a device's compute rate ----------*- C++
+//-*-===//
+//
+// `whale devices --probe` times a square f32 GEMM on a CPU device of the
+// given threads, through the same runtime the rank programs call, and
+// reports the best of several runs in FLOP/s: the rate the balance pass
+// divides work by.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_LIB_DEVICEPROBE_H
+#define WHALE_LIB_DEVICEPROBE_H
+
+#include <cstdint>
+#include <string>
+
+namespace whale {
+
+/// FLOP/s of an n x n x n GEMM on a `threads`-thread CPU device, the best
+/// of runs over about `seconds`; 0 with `error` set on failure.
+double probeGemmFlops(int threads, int64_t n, double seconds,
+                      std::string &error);
+
+} // namespace whale
+
+#endif
