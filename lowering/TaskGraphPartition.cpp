@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lowering/ClusterView.h"
 #include "lowering/Passes.h"
 #include "lowering/Plan.h"
 
@@ -56,6 +57,34 @@ TaskGraphOp wrap(OpBuilder &b, ArrayRef<Operation *> ops, Strategy strategy,
   return tg;
 }
 
+/// The rate stage i of a k-stage cut will run at: with a `whale.cluster`
+/// of k x copies devices, -whale-balance hands each copy's devices to the
+/// stages in order of memory, most first; a stage is as fast as its slowest
+/// copy. All 1 without a cluster.
+SmallVector<double> stageRates(func::FuncOp fn, int64_t k) {
+  SmallVector<double> rates(k, 1.0);
+  auto module = fn->getParentOfType<ModuleOp>();
+  auto dict = module ? module->getAttrOfType<DictionaryAttr>("whale.cluster")
+                     : DictionaryAttr();
+  auto flops = dict ? dict.getAs<DenseF64ArrayAttr>("flops")
+                    : DenseF64ArrayAttr();
+  if (!flops || flops.size() % k != 0)
+    return rates;
+  plan::ClusterView cluster = plan::clusterOf(fn, flops.size());
+  rates.assign(k, std::numeric_limits<double>::infinity());
+  for (int64_t copy = 0; copy < flops.size() / k; ++copy) {
+    SmallVector<int64_t> devs;
+    for (int64_t i = 0; i < k; ++i)
+      devs.push_back(copy * k + i);
+    std::stable_sort(devs.begin(), devs.end(), [&](int64_t a, int64_t b) {
+      return cluster.room(a) > cluster.room(b);
+    });
+    for (int64_t i = 0; i < k; ++i)
+      rates[i] = std::min(rates[i], cluster.rate(devs[i]));
+  }
+  return rates;
+}
+
 int64_t flopsOf(Operation *op) {
   auto cost = dyn_cast<CostOpInterface>(op);
   return cost ? cost.getFlops() : 0;
@@ -95,14 +124,21 @@ struct TaskGraphPartitionPass
     if (static_cast<int64_t>(compute.size()) < k)
       return fn.emitOpError("cannot be cut into ")
              << k << " TaskGraphs: it has only " << compute.size() << " ops";
-    // Part i ends where the running FLOPs come closest to i/k of the total,
-    // leaving at least one op for each part.
+    // Part i ends where the running FLOPs come closest to the share of the
+    // devices up to stage i, leaving at least one op for each part: equal
+    // shares on equal devices, so each stage takes the same time on its own.
+    SmallVector<double> share = stageRates(fn, k);
+    double rateSum = 0;
+    for (double r : share)
+      rateSum += r;
     SmallVector<int64_t> prefix = {0};
     for (Operation *op : compute)
       prefix.push_back(prefix.back() + flopsOf(op));
     SmallVector<size_t> ends;
+    double before = 0;
     for (int64_t part = 1; part < k; ++part) {
-      double target = static_cast<double>(prefix.back()) * part / k;
+      before += share[part - 1];
+      double target = static_cast<double>(prefix.back()) * before / rateSum;
       size_t lo = ends.empty() ? 1 : ends.back() + 1;
       size_t hi = compute.size() - (k - part);
       size_t best = lo;

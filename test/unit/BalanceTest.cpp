@@ -117,3 +117,17 @@ TEST(Balance, EvenPlanOnUnevenDevicesStillTrainsLikeOneDevice) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(Balance, AutoParallelCutByDeviceSpeed) {
+  // auto_parallel cuts the model so each stage's FLOPs follow its device's
+  // speed; the pipeline still trains like one device.
+  expectEquivalent(edit(source(kMlp), "model mlp",
+                        "config {\n  auto_parallel = true\n  "
+                        "num_task_graph = 2\n  num_micro_batch = 4\n}\n\n"
+                        "model mlp"),
+                   kMlp, "cpu:1@threads=3,cpu:1@threads=1");
+}
+
+} // namespace
