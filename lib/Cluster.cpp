@@ -3,6 +3,7 @@
 #include "lib/Cluster.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -249,12 +250,20 @@ std::string clusterJson(const Cluster &cluster) {
   return s;
 }
 
+int sharedThreads(const Cluster &cluster, int totalThreads) {
+  int total = totalThreads > 0
+                  ? totalThreads
+                  : static_cast<int>(
+                        std::max(1u, std::thread::hardware_concurrency()));
+  return std::max<int>(
+      1, total / std::max<int>(1, static_cast<int>(cluster.devices.size())));
+}
+
 std::vector<double> deviceRates(const Cluster &cluster, int defaultThreads) {
   std::vector<double> rates;
   for (const DeviceSpec &d : cluster.devices)
     rates.push_back(d.flops > 0 ? d.flops
-                                : (d.threads > 0 ? d.threads
-                                                 : std::max(1, defaultThreads)) *
+                                : threadsOf(d, std::max(1, defaultThreads)) *
                                       kNominalCoreFlops);
   return rates;
 }

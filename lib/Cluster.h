@@ -35,13 +35,22 @@ struct Cluster {
   LinkSpec intraNode, interNode;
 };
 
+/// Threads of a device that declares none: `totalThreads` (0: every core
+/// of this machine) shared out over the cluster's devices, at least one.
+int sharedThreads(const Cluster &cluster, int totalThreads);
+
+/// The threads device `d` runs with.
+inline int threadsOf(const DeviceSpec &d, int shared) {
+  return d.threads > 0 ? d.threads : shared;
+}
+
 /// FLOP/s a CPU core is assumed to reach when a device declares no rate:
 /// only the ratios between devices steer the balance, and `whale devices
 /// --probe` measures the real figure.
 constexpr double kNominalCoreFlops = 5e10;
 
 /// Each device's rate as the planner uses it: declared, else its threads
-/// (or `defaultThreads`) times the nominal core rate.
+/// (threadsOf with `defaultThreads`) times the nominal core rate.
 std::vector<double> deviceRates(const Cluster &cluster, int defaultThreads);
 
 /// The cluster as a JSON cluster file (what parseCluster reads back): one

@@ -40,8 +40,12 @@ bool runPasses(mlir::ModuleOp module,
   return false;
 }
 
+/// The planning passes. `shard` is off for the first run, at the global
+/// batch: it only decides the replicas' shares, and with unequal shares the
+/// global batch is no whole number of any one replica's micro-batches, which
+/// is what sharding recognizes rows by.
 void planningPasses(mlir::PassManager &pm, int64_t devices, bool even,
-                    llvm::ArrayRef<int64_t> localBatches) {
+                    llvm::ArrayRef<int64_t> localBatches, bool shard) {
   pm.addPass(createWhaleTaskGraphPartition());
   WhaleVirtualDevicesOptions vd;
   vd.devices = devices;
@@ -52,7 +56,8 @@ void planningPasses(mlir::PassManager &pm, int64_t devices, bool even,
   balance.localBatches = llvm::SmallVector<int64_t>(localBatches);
   pm.addPass(createWhaleBalance(balance));
   pm.addPass(createWhaleDataParallel());
-  pm.addPass(createWhaleSharding());
+  if (shard)
+    pm.addPass(createWhaleSharding());
 }
 
 /// Tells the passes each device's rate and memory limit.
@@ -123,7 +128,8 @@ bool planModel(Interpreter &interp, const std::string &modelName,
     return runPasses(
         module,
         [&](mlir::PassManager &pm) {
-          planningPasses(pm, devices, options.even, shares);
+          planningPasses(pm, devices, options.even, shares,
+                         /*shard=*/!shares.empty());
         },
         error);
   };

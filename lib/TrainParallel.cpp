@@ -94,14 +94,10 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   const uint64_t seed = settings.seed;
   const int stateCount = settings.stateCount;
 
-  int totalThreads =
-      options.threads > 0
-          ? options.threads
-          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int shared = sharedThreads(cluster, options.threads);
   PlanOptions planOptions;
   planOptions.even = options.evenPlan;
-  planOptions.defaultThreads =
-      std::max<int>(1, totalThreads / static_cast<int>(devices));
+  planOptions.defaultThreads = shared;
   PlannedModel plan;
   if (!planModel(interp, options.model, cluster, planOptions, plan, error))
     return fail(error);
@@ -193,9 +189,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     for (int64_t r = 0; r < plan.replicas; ++r) {
       int64_t device = plan.grid[s * plan.replicas + r];
       const DeviceSpec &spec = cluster.devices[device];
-      int threads = spec.threads > 0
-                        ? spec.threads
-                        : std::max<int>(1, totalThreads / devices);
+      int threads = threadsOf(spec, shared);
       Rank rank{s, r, &stageOf(s, r), 0};
       for (int64_t q = 0; q < r; ++q)
         rank.firstRow += plan.localBatches.empty()

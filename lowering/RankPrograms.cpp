@@ -89,32 +89,14 @@ LogicalResult RankBuilder::analyze() {
                              "-whale-pipeline and -whale-data-parallel first");
   weight = w.getValueAsDouble();
   lossShards = plan::intOf(planAttr, "loss_shards", 1);
-  // With unequal local batches (-whale-balance), the model is elaborated
-  // once per micro-batch size; the programs built here are for the replicas
-  // whose micro-batch is the one it is elaborated at, and weight their loss
-  // by their own share of the global batch.
-  SmallVector<int64_t> sizes = {micro};
-  if (auto local = planAttr.getAs<DenseI64ArrayAttr>("local_batches")) {
-    sizes.clear();
-    for (int64_t b : local.asArrayRef())
-      sizes.push_back(b / microBatches);
-  }
-  int64_t global = plan::intOf(planAttr, "global_batch", 0);
   for (Type t : model.getArgumentTypes()) {
     auto rt = cast<RankedTensorType>(t);
-    int64_t at = rt.getRank() ? rt.getShape()[0] : 0;
-    if (!llvm::is_contained(sizes, at)) {
-      InFlightDiagnostic d = model.emitOpError("is elaborated at a batch of ")
-                             << at << ", but rank programs need it at "
-                             << "its micro-batch of ";
-      llvm::interleave(sizes, d, " or ");
-      return d << " (the front end elaborates it so for whale compile "
-                  "--emit=ranks)";
-    }
-    if (at != micro && global > 0) {
-      weight = double(at) / double(global);
-      micro = at;
-    }
+    if (rt.getRank() == 0 || rt.getShape()[0] != micro)
+      return model.emitOpError("is elaborated at a batch of ")
+             << (rt.getRank() ? rt.getShape()[0] : 0)
+             << ", but rank programs need it at its micro-batch of " << micro
+             << " (the front end elaborates it so for whale compile "
+                "--emit=ranks)";
   }
   ops.resize(stages);
   params.resize(stages);

@@ -25,8 +25,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/Passes.h"
-
-#include <numeric>
 #include "lowering/Plan.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -714,13 +712,6 @@ struct ShardingPass : public whale::impl::WhaleShardingBase<ShardingPass> {
       if (!shards)
         return success();
       int64_t micro = plan::intOf(p, "micro_batch", 0);
-      // With unequal local batches the planner's first run, at the global
-      // batch, need not hold a whole number of replica 0's micro-batches;
-      // rows are then recognized by the sizes' common divisor.
-      if (micro > 0 && fn.getNumArguments() > 0)
-        if (auto t = dyn_cast<RankedTensorType>(fn.getArgumentTypes()[0]);
-            t && t.getRank() > 0 && t.getDimSize(0) % micro != 0)
-          micro = std::gcd(micro, t.getDimSize(0));
       for (auto [s, c] : llvm::enumerate(shards.asArrayRef())) {
         if (c < 2)
           continue;

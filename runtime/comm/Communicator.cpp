@@ -217,8 +217,7 @@ Status Communicator::collective(const char *op, int rank,
 Status Communicator::allReduce(int rank, const std::vector<int> &group,
                                DType dtype, void *data, int64_t count) {
   int64_t dummy = 0;
-  int64_t *c = rank >= 0 && rank < size_ ? &perRank[rank].allReduceBytes
-                                         : &dummy;
+  int64_t *c = counter(rank, &CommCounters::allReduceBytes, dummy);
   return collective("all_reduce", rank, group, dtype, count, data, data, count,
                     -1, c);
 }
@@ -227,8 +226,7 @@ Status Communicator::allGather(int rank, const std::vector<int> &group,
                                DType dtype, const void *in, int64_t count,
                                void *out) {
   int64_t dummy = 0;
-  int64_t *c = rank >= 0 && rank < size_ ? &perRank[rank].allGatherBytes
-                                         : &dummy;
+  int64_t *c = counter(rank, &CommCounters::allGatherBytes, dummy);
   return collective("all_gather", rank, group, dtype, count, in, out,
                     count * static_cast<int64_t>(group.size()), -1, c);
 }
@@ -237,8 +235,7 @@ Status Communicator::reduceScatter(int rank, const std::vector<int> &group,
                                    DType dtype, const void *in, int64_t count,
                                    void *out) {
   int64_t dummy = 0;
-  int64_t *c = rank >= 0 && rank < size_ ? &perRank[rank].reduceScatterBytes
-                                         : &dummy;
+  int64_t *c = counter(rank, &CommCounters::reduceScatterBytes, dummy);
   return collective("reduce_scatter", rank, group, dtype, count, in, out, count,
                     -1, c);
 }
@@ -250,8 +247,7 @@ Status Communicator::broadcast(int rank, const std::vector<int> &group,
     return Status::invalid("broadcast: the root " + std::to_string(root) +
                            " is not in the group [" + rankList(group) + "]");
   int64_t dummy = 0;
-  int64_t *c = rank >= 0 && rank < size_ ? &perRank[rank].broadcastBytes
-                                         : &dummy;
+  int64_t *c = counter(rank, &CommCounters::broadcastBytes, dummy);
   return collective("broadcast", rank, group, dtype, count, data, data, count,
                     root, c);
 }

@@ -92,6 +92,11 @@ private:
   std::map<std::tuple<int, int, int64_t>, std::deque<std::vector<char>>>
       mailbox;
   std::vector<CommCounters> perRank;
+  /// Rank's counter `field`; `spare` for a rank out of range (the
+  /// collective then reports the bad rank).
+  int64_t *counter(int rank, int64_t CommCounters::*field, int64_t &spare) {
+    return rank >= 0 && rank < size_ ? &(perRank[rank].*field) : &spare;
+  }
 };
 
 } // namespace whale::rt

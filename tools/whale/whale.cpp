@@ -29,7 +29,6 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <thread>
 #include <unistd.h>
 
 namespace {
@@ -203,9 +202,7 @@ bool loadAndPlan(const whale::InterpreterOptions &opts, const std::string &file,
   }
   whale::PlanOptions options;
   options.even = even;
-  options.defaultThreads = std::max<int>(
-      1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) /
-             static_cast<int>(c.devices.size()));
+  options.defaultThreads = whale::sharedThreads(c, 0);
   if (!whale::planModel(interp, "", c, options, plan, error)) {
     std::cerr << error << "\n";
     return false;
@@ -286,22 +283,22 @@ int devicesCommand(int argc, char **argv) {
       return rc;
     }
   }
+  if (!unused.empty())
+    return usageError("devices takes no script: whale devices --cluster SPEC");
   whale::Cluster c;
   std::string error;
   if (!whale::parseCluster(cluster, c, error)) {
     std::cerr << "whale: error: " << error << "\n";
     return 1;
   }
-  int hardware =
-      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  int shared = std::max(1, hardware / static_cast<int>(c.devices.size()));
+  int shared = whale::sharedThreads(c, 0);
   std::vector<std::string> source(c.devices.size(), "declared");
   std::map<int, double> measured;
   for (size_t i = 0; i < c.devices.size(); ++i) {
     whale::DeviceSpec &d = c.devices[i];
     if (d.flops > 0)
       continue;
-    int threads = d.threads > 0 ? d.threads : shared;
+    int threads = whale::threadsOf(d, shared);
     if (!probe) {
       source[i] = "nominal";
       continue;
@@ -327,7 +324,7 @@ int devicesCommand(int argc, char **argv) {
     llvm::outs() << llvm::formatv(
         "{0,-6} {1,-5} {2,-10} {3,7} {4,12} {5,10:F1}  {6}\n", i, d.kind,
         d.node < static_cast<int>(c.nodes.size()) ? c.nodes[d.node] : "",
-        d.threads > 0 ? d.threads : shared,
+        whale::threadsOf(d, shared),
         d.memory > 0 ? whale::rt::formatBytes(d.memory) : "no limit",
         rates[i] / 1e9, source[i]);
   }
