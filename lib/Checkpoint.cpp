@@ -2,6 +2,7 @@
 
 #include "lib/Checkpoint.h"
 
+#include "runtime/Parts.h"
 #include "runtime/store/Safetensors.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -136,8 +137,15 @@ std::string copyShardState(whale_rt_context *whole, whale_rt_context *rank,
                            int64_t part, bool toRank) {
   for (const Parameter &p : params) {
     Parameter local = p;
-    if (p.shards > 1)
-      local.shape[p.axis] /= p.shards;
+    rt::PartRange range{0, 1};
+    if (p.shards > 1) {
+      if (!rt::partOf(p.shape[p.axis], p.shards,
+                      p.weights.empty() ? nullptr : p.weights.data(), part,
+                      range))
+        return "parameter '" + p.name + "' has no part " +
+               std::to_string(part) + " of " + std::to_string(p.shards);
+      local.shape[p.axis] = range.size;
+    }
     int64_t outer = 1, inner = sizeof(float);
     for (int64_t d = 0; d < static_cast<int64_t>(p.shape.size()); ++d)
       if (p.shards > 1 && d < p.axis)
@@ -145,9 +153,9 @@ std::string copyShardState(whale_rt_context *whole, whale_rt_context *rank,
       else if (p.shards <= 1 || d > p.axis)
         inner *= p.shape[d];
     // Each of `outer` runs of the whole holds the parts side by side.
-    int64_t block = p.shards > 1 ? local.shape[p.axis] * inner : inner;
+    int64_t block = p.shards > 1 ? range.size * inner : inner;
     int64_t stride = p.shards > 1 ? p.shape[p.axis] * inner : inner;
-    int64_t offset = p.shards > 1 ? part * block : 0;
+    int64_t offset = p.shards > 1 ? range.offset * inner : 0;
     for (int s = -1; s < stateCount; ++s) {
       whale_rt_tensor *w = tensorOf(whole, p, s), *r = tensorOf(rank, local, s);
       if (!w)

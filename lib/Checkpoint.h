@@ -26,8 +26,10 @@ struct Parameter {
   std::string name;
   std::vector<int64_t> shape; ///< the whole parameter's
   /// Split over a shard group: each rank holds part (replica % shards) of
-  /// `shards` along `axis`.
+  /// `shards` along `axis`, equal or proportional to `weights`
+  /// (runtime/Parts.h).
   int64_t axis = -1, shards = 1;
+  std::vector<int64_t> weights;
 };
 
 /// Writes the parameters (and `stateCount` optimizer tensors each) of

@@ -45,7 +45,9 @@ bool runPasses(mlir::ModuleOp module,
 /// global batch is no whole number of any one replica's micro-batches, which
 /// is what sharding recognizes rows by.
 void planningPasses(mlir::PassManager &pm, int64_t devices, bool even,
-                    llvm::ArrayRef<int64_t> localBatches, bool shard) {
+                    llvm::ArrayRef<int64_t> localBatches,
+                    llvm::ArrayRef<int64_t> shardWeights, int64_t shardWeight,
+                    bool shard) {
   pm.addPass(createWhaleTaskGraphPartition());
   WhaleVirtualDevicesOptions vd;
   vd.devices = devices;
@@ -54,6 +56,8 @@ void planningPasses(mlir::PassManager &pm, int64_t devices, bool even,
   WhaleBalanceOptions balance;
   balance.even = even;
   balance.localBatches = llvm::SmallVector<int64_t>(localBatches);
+  balance.shardWeights = llvm::SmallVector<int64_t>(shardWeights);
+  balance.shardWeight = shardWeight;
   pm.addPass(createWhaleBalance(balance));
   pm.addPass(createWhaleDataParallel());
   if (shard)
@@ -97,12 +101,20 @@ mlir::func::FuncOp onlyModel(mlir::ModuleOp module, const std::string &name) {
 
 } // namespace
 
+namespace {
+/// The weight of replica r in its shard group (1: equal parts).
+int64_t weightOf(const std::vector<int64_t> &weights, int64_t r) {
+  return weights.empty() ? 1 : weights[r % weights.size()];
+}
+} // namespace
+
 mlir::ModuleOp PlannedModel::ranksOf(int64_t replica) const {
   int64_t size = localBatches.empty()
                      ? microBatch
                      : localBatches[replica] / microBatches;
+  int64_t weight = weightOf(shardWeights, replica);
   for (const RankVariant &v : others)
-    if (v.microBatch == size)
+    if (v.microBatch == size && v.shardWeight == weight)
       return *v.ranks;
   return *ranks;
 }
@@ -121,14 +133,14 @@ bool planModel(Interpreter &interp, const std::string &modelName,
 
   // Plans `module` (a copy of the script at some batch) with the same
   // shares as the first run once those are known.
-  std::vector<int64_t> shares;
-  auto planCopy = [&](mlir::ModuleOp module) {
+  std::vector<int64_t> shares, weights;
+  auto planCopy = [&](mlir::ModuleOp module, int64_t weight) {
     onlyModel(module, out.model);
     describeCluster(module, out.deviceFlops, cluster);
     return runPasses(
         module,
         [&](mlir::PassManager &pm) {
-          planningPasses(pm, devices, options.even, shares,
+          planningPasses(pm, devices, options.even, shares, weights, weight,
                          /*shard=*/!shares.empty());
         },
         error);
@@ -145,13 +157,14 @@ bool planModel(Interpreter &interp, const std::string &modelName,
 
   // First at the global batch: replicas, micro-batches and their shares.
   mlir::OwningOpRef<mlir::ModuleOp> global = interp.module().clone();
-  if (!planCopy(*global))
+  if (!planCopy(*global, 0))
     return false;
   auto fn = global->lookupSymbol<mlir::func::FuncOp>(out.model);
   mlir::DictionaryAttr plan = plan::planOf(fn);
   out.microBatch = plan::intOf(plan, "micro_batch");
   out.microBatches = plan::intOf(plan, "micro_batches", 1);
   shares = arrayOf<int64_t>(plan, "local_batches");
+  weights = arrayOf<int64_t>(plan, "shard_weights");
   // The later runs reuse these shares; what the balance decided and
   // predicted is this run's.
   out.deviceMemory = arrayOf<int64_t>(plan, "device_memory");
@@ -174,21 +187,28 @@ bool planModel(Interpreter &interp, const std::string &modelName,
   if (!out.micro)
     return false;
   out.planned = out.micro->module().clone();
-  if (!planCopy(*out.planned) || !rankPrograms(*out.planned, out.ranks))
+  const int64_t firstWeight = weightOf(weights, 0);
+  if (!planCopy(*out.planned, weights.empty() ? 0 : firstWeight) ||
+      !rankPrograms(*out.planned, out.ranks))
     return false;
-  for (int64_t share : shares) {
-    int64_t size = share / out.microBatches;
-    if (size == out.microBatch ||
-        llvm::any_of(out.others,
-                     [&](const RankVariant &v) { return v.microBatch == size; }))
+  for (auto [r, share] : llvm::enumerate(shares)) {
+    int64_t size = share / out.microBatches,
+            weight = weightOf(weights, static_cast<int64_t>(r));
+    auto same = [&](const RankVariant &v) {
+      return v.microBatch == size && v.shardWeight == weight;
+    };
+    if ((size == out.microBatch && weight == firstWeight) ||
+        llvm::any_of(out.others, same))
       continue;
     RankVariant v;
     v.microBatch = size;
+    v.shardWeight = weight;
     v.micro = elaborate(size);
     if (!v.micro)
       return false;
     mlir::OwningOpRef<mlir::ModuleOp> planned = v.micro->module().clone();
-    if (!planCopy(*planned) || !rankPrograms(*planned, v.ranks))
+    if (!planCopy(*planned, weights.empty() ? 0 : weight) ||
+        !rankPrograms(*planned, v.ranks))
       return false;
     out.others.push_back(std::move(v));
   }
@@ -201,6 +221,7 @@ bool planModel(Interpreter &interp, const std::string &modelName,
   out.schedule = plan.getAs<mlir::StringAttr>("schedule").str();
   out.grid = arrayOf<int64_t>(plan, "grid");
   out.localBatches = arrayOf<int64_t>(plan, "local_batches");
+  out.shardWeights = weights;
   return true;
 }
 

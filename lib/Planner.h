@@ -33,9 +33,10 @@ struct PlanOptions {
 };
 
 /// The rank programs of replicas whose micro-batch differs from replica
-/// 0's (unequal local batches): the script elaborated at that size.
+/// 0's (unequal local batches), or whose weight in an uneven shard group
+/// does: the script elaborated at that size, sharded for that weight.
 struct RankVariant {
-  int64_t microBatch = 0;
+  int64_t microBatch = 0, shardWeight = 1;
   std::unique_ptr<Interpreter> micro;
   mlir::OwningOpRef<mlir::ModuleOp> ranks;
 };
@@ -49,7 +50,7 @@ struct PlannedModel {
   /// One function per stage (`<model>_stage<s>`), whale dialect, for the
   /// replicas at replica 0's micro-batch.
   mlir::OwningOpRef<mlir::ModuleOp> ranks;
-  /// The same for each other micro-batch size.
+  /// The same for each other micro-batch size (and shard weight).
   std::vector<RankVariant> others;
 
   int64_t devices = 1, stages = 1, replicas = 1;
@@ -60,6 +61,9 @@ struct PlannedModel {
   /// Samples of the global batch per replica (a copy of the model), in
   /// order: replica r takes the rows after those of replicas before it.
   std::vector<int64_t> localBatches;
+  /// Uneven shards: the weight of each position in a shard group (empty:
+  /// equal parts).
+  std::vector<int64_t> shardWeights;
   /// Per device, as the balance pass predicts: peak bytes and compute
   /// seconds per step; and the rate it planned with (FLOP/s).
   std::vector<int64_t> deviceMemory;

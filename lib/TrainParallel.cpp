@@ -134,6 +134,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         if (std::optional<llvm::ArrayRef<int64_t>> shard = op.getShard()) {
           param.axis = (*shard)[0];
           param.shards = (*shard)[1];
+          if (std::optional<llvm::ArrayRef<int64_t>> w = op.getShardWeights())
+            param.weights.assign(w->begin(), w->end());
           stage.shards = param.shards;
         }
         stage.params.push_back(param);

@@ -12,8 +12,13 @@
 //     gives to the device with room whose load per unit of speed is lowest,
 //     the largest amount that keeps the receiver within its memory, until
 //     no device is over or none has room. The global batch never changes.
-//     Replicas of one shard group compute on the same rows, so they take
-//     one share together.
+//     A shard group takes one share. When its devices differ in speed its
+//     ranks split the group's rows and every split dimension unevenly
+//     (uneven shards): each position in the group gets a whole-number
+//     weight, the same in every group so the parameter parts of different
+//     groups line up for their all-reduce, and the split dimensions are cut
+//     in sum(weights) units (runtime/Parts.h), a number that must divide
+//     them.
 //  3. Every device's predicted compute time and peak memory is recorded;
 //     a plan that cannot fit fails here, naming the device, the TaskGraph
 //     and the bytes.
@@ -52,10 +57,17 @@ namespace {
 /// FLOPs of a training step per FLOP of its forward pass.
 constexpr double kStepFlopsPerForward = 3.0;
 
-/// What one device of a stage needs, per sample of its local batch.
+/// Units a split dimension may be cut in for uneven shards: more follow
+/// speeds more closely, fewer leave more dimensions divisible.
+constexpr int64_t kMaxShardUnits = 64;
+
+/// What one device of a stage needs, per sample of its local batch (its
+/// rows: in a shard group a rank computes its part of the group's rows'
+/// work, as much as its own rows' worth).
 struct StageCost {
   TaskGraphOp first;         ///< where its diagnostics point
   int64_t fixedBytes = 0;    ///< parameters, gradients, optimizer state
+  int64_t splitBytes = 0;    ///< the same of split parameters, all parts
   double actPerSample = 0;   ///< bytes of forward outputs per sample
   double flopsPerSample = 0; ///< forward FLOPs per sample
   int64_t inFlight = 1;      ///< micro-batches whose activations it holds
@@ -63,34 +75,57 @@ struct StageCost {
 
 class Balancer {
 public:
-  Balancer(func::FuncOp fn, OpBuilder &b, bool even,
-           ArrayRef<int64_t> forced)
-      : fn(fn), b(b), even(even), forced(forced) {}
+  Balancer(func::FuncOp fn, OpBuilder &b, bool even, ArrayRef<int64_t> forced,
+           ArrayRef<int64_t> forcedWeights, int64_t ownWeight)
+      : fn(fn), b(b), even(even), forced(forced),
+        forcedWeights(forcedWeights), ownWeight(ownWeight) {}
   LogicalResult run();
 
 private:
   func::FuncOp fn;
   OpBuilder &b;
   bool even;
-  ArrayRef<int64_t> forced;
+  ArrayRef<int64_t> forced, forcedWeights;
+  int64_t ownWeight;
+  /// Per position in a shard group, its weight, and their sum: the units
+  /// of rows (and of split dimensions) a group's share counts in. Equal
+  /// shards weigh 1 each.
+  SmallVector<int64_t> weights;
+  int64_t units = 1;
+  bool uneven() const {
+    return llvm::any_of(weights, [&](int64_t w) { return w != weights[0]; });
+  }
   plan::ClusterView cluster;
   int64_t devices = 1, stages = 1, replicas = 1, m = 1, batch = 0, group = 1;
   SmallVector<int64_t> grid;
   SmallVector<StageCost> costs;
 
   int64_t deviceOf(int64_t s, int64_t r) const { return grid[s * replicas + r]; }
-  /// In-flight activations, plus about one micro-batch's worth for the
-  /// gradients backward makes of them: an upper estimate (docs/balancing.md
-  /// compares it with the allocator's measured peaks).
-  double bytesAt(int64_t s, int64_t micro) const {
-    const StageCost &c = costs[s];
-    return c.fixedBytes + double(c.inFlight + 1) * c.actPerSample * micro;
+  int64_t weightOf(int64_t r) const { return weights[r % group]; }
+  /// Replica r's parameters, gradients and optimizer state at stage s.
+  int64_t fixedAt(int64_t s, int64_t r) const {
+    return costs[s].fixedBytes +
+           static_cast<int64_t>(std::ceil(double(costs[s].splitBytes) *
+                                          double(weightOf(r)) / units));
   }
+  /// Bytes of activations per row of a micro-batch: those in flight, plus
+  /// about one micro-batch's worth for the gradients backward makes of
+  /// them. An upper estimate (docs/balancing.md compares it with the
+  /// allocator's measured peaks).
+  double actPerRow(int64_t s) const {
+    return double(costs[s].inFlight + 1) * costs[s].actPerSample;
+  }
+  double bytesAt(int64_t s, int64_t r, int64_t rows) const {
+    return fixedAt(s, r) + actPerRow(s) * rows;
+  }
+  /// Replica r's time per row of its micro-batches: its slowest stage's.
+  double secondsPerRow(int64_t r) const;
   LogicalResult measureStages();
   void orderStagesByMemory();
-  LogicalResult shares(SmallVector<int64_t> &units,
+  LogicalResult chooseWeights();
+  LogicalResult shares(SmallVector<int64_t> &n,
                        SmallVector<Attribute> &shifts);
-  LogicalResult overMemory(int64_t s, int64_t r, int64_t micro,
+  LogicalResult overMemory(int64_t s, int64_t r, int64_t rows,
                            StringRef advice);
 };
 
@@ -110,20 +145,19 @@ LogicalResult Balancer::measureStages() {
   costs.assign(stages, StageCost{});
   for (TaskGraphOp tg : plan::taskGraphs(fn)) {
     int64_t s = tg->getAttrOfType<IntegerAttr>("stage").getInt();
-    auto shardAttr = tg->getAttrOfType<IntegerAttr>("shards");
-    double parts = shardAttr ? double(shardAttr.getInt()) : 1.0;
+    const bool split = tg->hasAttr("shards");
     StageCost &c = costs[s];
     if (!c.first)
       c.first = tg;
     for (Operation &op : tg.getBody().front().without_terminator()) {
       if (auto p = dyn_cast<ParamOp>(op)) {
-        c.fixedBytes += static_cast<int64_t>(
-            std::ceil(tensorBytes(p.getType()) * (2 + states) / parts));
+        (split ? c.splitBytes : c.fixedBytes) +=
+            tensorBytes(p.getType()) * (2 + states);
         continue;
       }
       if (auto cost = dyn_cast<CostOpInterface>(op)) {
-        c.flopsPerSample += cost.getFlops() / parts / elaborated;
-        c.actPerSample += cost.getOutputMemory() / parts / elaborated;
+        c.flopsPerSample += cost.getFlops() / elaborated;
+        c.actPerSample += cost.getOutputMemory() / elaborated;
       }
     }
     c.inFlight = stages == 1 ? 1
@@ -168,81 +202,174 @@ void Balancer::orderStagesByMemory() {
   }
 }
 
-LogicalResult Balancer::overMemory(int64_t s, int64_t r, int64_t micro,
+LogicalResult Balancer::overMemory(int64_t s, int64_t r, int64_t rows,
                                    StringRef advice) {
   StageCost &c = costs[s];
-  int64_t d = deviceOf(s, r);
-  if (micro == 0)
+  int64_t d = deviceOf(s, r), fixed = fixedAt(s, r);
+  if (rows == 0)
     return c.first.emitOpError("does not fit on device ")
            << d << ": its parameters, gradients and optimizer state need "
-           << c.fixedBytes << " bytes, over the device's limit of "
+           << fixed << " bytes, over the device's limit of "
            << cluster.limit(d) << " bytes" << advice;
-  int64_t act = static_cast<int64_t>(
-      std::ceil(double(c.inFlight + 1) * c.actPerSample * micro));
+  int64_t act = static_cast<int64_t>(std::ceil(actPerRow(s) * rows));
   return c.first.emitOpError("does not fit on device ")
-         << d << ": it needs " << c.fixedBytes + act << " bytes ("
-         << c.fixedBytes << " for parameters, gradients and optimizer state, "
-         << act << " for activations: " << c.inFlight << " micro-batch"
-         << (c.inFlight == 1 ? "" : "es") << " of " << micro
+         << d << ": it needs " << fixed + act << " bytes (" << fixed
+         << " for parameters, gradients and optimizer state, " << act
+         << " for activations: " << c.inFlight << " micro-batch"
+         << (c.inFlight == 1 ? "" : "es") << " of " << rows
          << " samples in flight and their gradients), over the device's "
          << "limit of " << cluster.limit(d) << " bytes" << advice;
 }
 
-/// Samples per replica, in units of m (one sample per micro-batch): every
-/// replica of a shard group gets the same.
-LogicalResult Balancer::shares(SmallVector<int64_t> &units,
+double Balancer::secondsPerRow(int64_t r) const {
+  double worst = 0;
+  for (int64_t s = 0; s < stages; ++s)
+    worst = std::max(worst, kStepFlopsPerForward * costs[s].flopsPerSample /
+                                cluster.rate(deviceOf(s, r)));
+  return worst;
+}
+
+/// The shard groups' weights: given, equal, or by speed. By speed, each
+/// position weighs as its slowest device over the groups, rounded to whole
+/// units by largest remainder; of the unit counts that divide every split
+/// parameter's dimensions and the batch's rows, the fewest that come
+/// within 1% of the best balance any of them reaches.
+LogicalResult Balancer::chooseWeights() {
+  weights.assign(group, 1);
+  units = group;
+  if (!forcedWeights.empty()) {
+    if (static_cast<int64_t>(forcedWeights.size()) != group ||
+        llvm::any_of(forcedWeights, [](int64_t w) { return w < 1; }))
+      return fn.emitOpError("shard-weights must be ")
+             << group << " positive numbers, one per rank of a shard group";
+    weights.assign(forcedWeights.begin(), forcedWeights.end());
+    units = std::accumulate(weights.begin(), weights.end(), int64_t(0));
+    return success();
+  }
+  if (group == 1 || even || !forced.empty())
+    return success();
+  SmallVector<double> speed(group, std::numeric_limits<double>::infinity());
+  for (int64_t r = 0; r < replicas; ++r) {
+    double t = secondsPerRow(r);
+    speed[r % group] = std::min(speed[r % group], t > 0 ? 1.0 / t : 1.0);
+  }
+  if (llvm::all_of(speed, [&](double x) {
+        return std::abs(x - speed[0]) <= 1e-9 * speed[0];
+      }))
+    return success();
+  // Every stage's split TaskGraphs must cut in the group's size for one
+  // set of weights to serve them.
+  int64_t divisor = batch / m;
+  for (TaskGraphOp tg : plan::taskGraphs(fn)) {
+    auto shards = tg->getAttrOfType<IntegerAttr>("shards");
+    if (!shards)
+      continue;
+    if (shards.getInt() != group)
+      return success();
+    tg.walk([&](ParamOp p) {
+      for (int64_t d : p.getType().getShape())
+        if (d > 1)
+          divisor = std::gcd(divisor, d);
+    });
+  }
+  const double total = std::accumulate(speed.begin(), speed.end(), 0.0);
+  double bestScore = std::numeric_limits<double>::infinity();
+  SmallVector<std::pair<double, SmallVector<int64_t>>> tried;
+  for (int64_t u = group; u <= std::min(divisor, kMaxShardUnits); ++u) {
+    if (divisor % u != 0)
+      continue;
+    SmallVector<double> ideal(group);
+    SmallVector<int64_t> w(group);
+    int64_t given = 0;
+    for (int64_t i = 0; i < group; ++i) {
+      ideal[i] = u * speed[i] / total;
+      w[i] = std::max<int64_t>(1, static_cast<int64_t>(std::floor(ideal[i])));
+      given += w[i];
+    }
+    while (given != u) {
+      int64_t pick = -1;
+      for (int64_t i = 0; i < group; ++i) {
+        double gap = ideal[i] - w[i];
+        if (given < u ? (pick < 0 || gap > ideal[pick] - w[pick])
+                      : (w[i] > 1 && (pick < 0 || gap < ideal[pick] - w[pick])))
+          pick = i;
+      }
+      w[pick] += given < u ? 1 : -1;
+      given += given < u ? 1 : -1;
+    }
+    // The group's time per unit of rows over the ideal's (1: perfect).
+    double worst = 0;
+    for (int64_t i = 0; i < group; ++i)
+      worst = std::max(worst, double(w[i]) / speed[i]);
+    double score = worst * total / double(u);
+    bestScore = std::min(bestScore, score);
+    tried.push_back({score, w});
+  }
+  for (auto &[score, w] : tried)
+    if (score <= bestScore * 1.01) {
+      weights = w;
+      break;
+    }
+  units = std::accumulate(weights.begin(), weights.end(), int64_t(0));
+  return success();
+}
+
+/// Units of rows per micro-batch for each shard group (a group of one
+/// replica without split TaskGraphs): rank r computes n * its weight rows.
+LogicalResult Balancer::shares(SmallVector<int64_t> &n,
                                SmallVector<Attribute> &shifts) {
   const int64_t groups = replicas / group;
-  if (batch % (group * m) != 0)
+  if (batch % (units * m) != 0)
     return fn.emitOpError("the global batch of ")
            << batch << " cannot be cut into micro-batches of whole samples "
-           << "for shard groups of " << group << " x " << m
-           << " micro-batches: use a multiple of " << group * m;
-  const int64_t total = batch / (group * m);
+           << "for shard groups of " << units << " x " << m
+           << " micro-batches: use a multiple of " << units * m;
+  const int64_t total = batch / (units * m);
   if (total < groups)
     return fn.emitOpError("the global batch of ")
            << batch << " is too small to give each of " << groups
            << " replicas at least " << m << " samples";
 
-  // Per group: time per sample on its slowest device, and how many units
-  // fit in memory on every device it uses.
+  // Per group: its speed in units per second (its slowest rank's), and
+  // how many units fit in memory on every device it uses.
   SmallVector<double> rate(groups), cap(groups);
   for (int64_t j = 0; j < groups; ++j) {
     double worst = 0;
     cap[j] = std::numeric_limits<double>::infinity();
-    for (int64_t r = j * group; r < (j + 1) * group; ++r)
+    for (int64_t r = j * group; r < (j + 1) * group; ++r) {
+      worst = std::max(worst, secondsPerRow(r) * weightOf(r));
       for (int64_t s = 0; s < stages; ++s) {
         int64_t d = deviceOf(s, r);
-        worst = std::max(worst, kStepFlopsPerForward *
-                                    costs[s].flopsPerSample / cluster.rate(d));
-        double room = cluster.room(d) - costs[s].fixedBytes;
+        double room = cluster.room(d) - fixedAt(s, r);
         if (room < 0)
           return overMemory(s, r, 0, "");
-        double perUnit = (costs[s].inFlight + 1) * costs[s].actPerSample;
+        double perUnit = actPerRow(s) * weightOf(r);
         if (perUnit > 0)
           cap[j] = std::min(cap[j], std::floor(room / perUnit));
       }
+    }
     rate[j] = worst > 0 ? 1.0 / worst : 1.0;
   }
 
-  SmallVector<int64_t> n(groups);
+  n.assign(groups, 0);
   auto fillFromForced = [&]() -> LogicalResult {
     if (static_cast<int64_t>(forced.size()) != replicas)
       return fn.emitOpError("local-batches has ")
              << forced.size() << " entries for " << replicas << " replicas";
     int64_t sum = 0;
     for (int64_t r = 0; r < replicas; ++r) {
-      int64_t want = forced[r - r % group];
-      if (forced[r] != want || forced[r] % m != 0 || forced[r] < m)
+      int64_t per = forced[r - r % group] / (m * weights[0]);
+      if (forced[r] != per * m * weightOf(r) || per < 1)
         return fn.emitOpError("local-batches must be positive multiples of ")
-               << m << ", equal within each shard group of " << group;
+               << m << ", within each shard group of " << group
+               << " in the proportion of its weights";
       sum += forced[r];
     }
     if (sum != batch)
       return fn.emitOpError("local-batches add up to ")
              << sum << ", not the global batch of " << batch;
     for (int64_t j = 0; j < groups; ++j)
-      n[j] = forced[j * group] / m;
+      n[j] = forced[j * group] / (m * weights[0]);
     return success();
   };
   if (!forced.empty()) {
@@ -301,12 +428,9 @@ LogicalResult Balancer::shares(SmallVector<int64_t> &units,
       n[over] -= amount;
       n[to] += amount;
       shifts.push_back(b.getDenseI64ArrayAttr(
-          {over * group, to * group, amount * m}));
+          {over * group, to * group, amount * units / group * m}));
     }
   }
-  units.assign(replicas, 0);
-  for (int64_t r = 0; r < replicas; ++r)
-    units[r] = n[r / group];
 
   for (int64_t j = 0; j < groups; ++j) {
     if (n[j] <= cap[j])
@@ -314,7 +438,7 @@ LogicalResult Balancer::shares(SmallVector<int64_t> &units,
     for (int64_t r = j * group; r < (j + 1) * group; ++r)
       for (int64_t s = 0; s < stages; ++s)
         if (cluster.limit(deviceOf(s, r)) > 0 &&
-            bytesAt(s, n[j]) > cluster.limit(deviceOf(s, r))) {
+            bytesAt(s, r, n[j] * weightOf(r)) > cluster.limit(deviceOf(s, r))) {
           double room = 0;
           for (double c : cap)
             room += std::isinf(c) ? double(total) : c;
@@ -323,10 +447,10 @@ LogicalResult Balancer::shares(SmallVector<int64_t> &units,
                   ? std::string(": balance by hardware, or give it more memory")
                   : ": the other devices have no room for its excess (the "
                     "cluster holds at most " +
-                        std::to_string(static_cast<int64_t>(room) * group *
+                        std::to_string(static_cast<int64_t>(room) * units *
                                        m) +
                         " of the " + std::to_string(batch) + " samples)";
-          return overMemory(s, r, n[j], advice);
+          return overMemory(s, r, n[j] * weightOf(r), advice);
         }
   }
   return success();
@@ -351,42 +475,56 @@ LogicalResult Balancer::run() {
   if (failed(measureStages()))
     return failure();
   orderStagesByMemory();
+  if (failed(chooseWeights()))
+    return failure();
 
-  SmallVector<int64_t> units;
+  SmallVector<int64_t> n;
   SmallVector<Attribute> shifts;
-  if (failed(shares(units, shifts)))
+  if (failed(shares(n, shifts)))
     return failure();
 
   SmallVector<int64_t> local, memory(devices, 0);
   SmallVector<double> seconds(devices, 0);
   for (int64_t r = 0; r < replicas; ++r) {
-    local.push_back(units[r] * m);
+    const int64_t rows = n[r / group] * weightOf(r);
+    local.push_back(rows * m);
     for (int64_t s = 0; s < stages; ++s) {
       int64_t d = deviceOf(s, r);
-      memory[d] = static_cast<int64_t>(std::ceil(bytesAt(s, units[r])));
+      memory[d] = static_cast<int64_t>(std::ceil(bytesAt(s, r, rows)));
       seconds[d] = kStepFlopsPerForward * costs[s].flopsPerSample *
                    double(local.back()) / cluster.rate(d);
     }
   }
   bool balanced = forced.empty() && !even;
-  // The planner elaborates the model once per micro-batch size: the plan's
-  // micro_batch is then the one this copy is elaborated at, so later passes
-  // (weights, sharding) build the programs of the replicas of that size.
-  int64_t micro = units.front();
+  // The planner elaborates the model once per rank shape (rows, and weight
+  // with uneven shards): the plan's micro_batch is then the one this copy
+  // is elaborated at, so later passes (weights, sharding) build the
+  // programs of the ranks of that shape.
+  int64_t micro = local.front() / m, own = weights.front();
   auto first = cast<RankedTensorType>(fn.getArgumentTypes().front());
-  if (llvm::is_contained(units, first.getShape()[0]))
-    micro = first.getShape()[0];
-  plan::updatePlan(
-      fn,
-      {b.getNamedAttr("balance", b.getStringAttr(balanced ? "hardware"
-                                                 : even   ? "even"
-                                                          : "given")),
-       b.getNamedAttr("grid", b.getDenseI64ArrayAttr(grid)),
-       b.getNamedAttr("local_batches", b.getDenseI64ArrayAttr(local)),
-       b.getNamedAttr("micro_batch", b.getI64IntegerAttr(micro)),
-       b.getNamedAttr("device_memory", b.getDenseI64ArrayAttr(memory)),
-       b.getNamedAttr("device_seconds", b.getDenseF64ArrayAttr(seconds)),
-       b.getNamedAttr("shifts", b.getArrayAttr(shifts))});
+  for (int64_t r = 0; r < replicas; ++r)
+    if (local[r] / m == first.getShape()[0] &&
+        (ownWeight == 0 || weightOf(r) == ownWeight)) {
+      micro = local[r] / m;
+      own = weightOf(r);
+      break;
+    }
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr("balance", b.getStringAttr(balanced ? "hardware"
+                                                : even   ? "even"
+                                                         : "given")),
+      b.getNamedAttr("grid", b.getDenseI64ArrayAttr(grid)),
+      b.getNamedAttr("local_batches", b.getDenseI64ArrayAttr(local)),
+      b.getNamedAttr("micro_batch", b.getI64IntegerAttr(micro)),
+      b.getNamedAttr("device_memory", b.getDenseI64ArrayAttr(memory)),
+      b.getNamedAttr("device_seconds", b.getDenseF64ArrayAttr(seconds)),
+      b.getNamedAttr("shifts", b.getArrayAttr(shifts))};
+  if (uneven()) {
+    attrs.push_back(
+        b.getNamedAttr("shard_weights", b.getDenseI64ArrayAttr(weights)));
+    attrs.push_back(b.getNamedAttr("shard_weight", b.getI64IntegerAttr(own)));
+  }
+  plan::updatePlan(fn, attrs);
   return success();
 }
 
@@ -396,12 +534,14 @@ struct BalancePass : public whale::impl::WhaleBalanceBase<BalancePass> {
   void runOnOperation() override {
     OpBuilder b(&getContext());
     SmallVector<int64_t> given(localBatches.begin(), localBatches.end());
+    SmallVector<int64_t> givenWeights(shardWeights.begin(), shardWeights.end());
     if (!plan::forEachModel(getOperation(), [&](func::FuncOp fn) {
           bool evenPlan = even;
           if (auto a = dyn_cast_or_null<StringAttr>(
                   plan::configValue(fn, "balance")))
             evenPlan = evenPlan || a.getValue() == "even";
-          return Balancer(fn, b, evenPlan, given).run();
+          return Balancer(fn, b, evenPlan, given, givenWeights, shardWeight)
+              .run();
         }))
       signalPassFailure();
   }

@@ -144,9 +144,15 @@ def WhaleBalance : Pass<"whale-balance", "mlir::ModuleOp"> {
     room and the lowest load per unit of speed, the largest amount that
     keeps it within memory (the Whale paper's Algorithm 1), until none is
     over; fails naming the device, the TaskGraph and the bytes when that
-    cannot be done. Replicas of a shard group take one share together.
+    cannot be done. A shard group takes one share; when its devices differ
+    in speed its ranks split the group's work unevenly (uneven shards):
+    whole-number `shard_weights`, one per position in the group, common to
+    all groups so their parameter parts line up, chosen so every split
+    dimension stays a whole number of units (runtime/Parts.h).
     Records plan `local_batches` (per replica), `micro_batch` (the size the
     model is elaborated at when it is one of the replicas', else replica 0's),
+    `shard_weights` and `shard_weight` (this elaboration's rank's) when
+    uneven,
     `device_memory` and `device_seconds` (per device, predicted), `shifts`
     ([from replica, to replica, samples] per move) and `balance`. With
     `even` (or config `balance = "even"`) shares stay equal and memory is
@@ -157,6 +163,12 @@ def WhaleBalance : Pass<"whale-balance", "mlir::ModuleOp"> {
            "Keep equal local batches; only check memory">,
     ListOption<"localBatches", "local-batches", "int64_t",
                "Use these local batches (one per replica) as they are">,
+    ListOption<"shardWeights", "shard-weights", "int64_t",
+               "With local-batches: the shard groups' weights (uneven "
+               "shards)">,
+    Option<"shardWeight", "shard-weight", "int64_t", /*default=*/"0",
+           "The weight of the rank this elaboration is for (0: the first "
+           "rank whose rows it is elaborated at)">,
   ];
 }
 

@@ -62,7 +62,9 @@ private:
   DictionaryAttr planAttr;
   int64_t stages = 1, replicas = 1, micro = 0, microBatches = 1;
   double weight = 1;
-  int64_t lossShards = 1;
+  /// The loss's rows over this rank's: its shard group's (loss_shards, or
+  /// loss_scale for uneven shards).
+  double lossShards = 1;
   // Parameters of split TaskGraphs: their gradients are summed over the
   // ranks holding the same part (shard_peers), not all the replicas.
   llvm::StringMap<int64_t> shardedBy;
@@ -89,6 +91,8 @@ LogicalResult RankBuilder::analyze() {
                              "-whale-pipeline and -whale-data-parallel first");
   weight = w.getValueAsDouble();
   lossShards = plan::intOf(planAttr, "loss_shards", 1);
+  if (auto scale = planAttr.getAs<FloatAttr>("loss_scale"))
+    lossShards = scale.getValueAsDouble();
   for (Type t : model.getArgumentTypes()) {
     auto rt = cast<RankedTensorType>(t);
     if (rt.getRank() == 0 || rt.getShape()[0] != micro)

@@ -22,6 +22,13 @@
 //
 // The model must be elaborated at its micro-batch (the rank's rows).
 //
+// Uneven shards: when the plan gives the group `shard_weights` (its
+// devices differ in speed), every split dimension is cut in sum(weights)
+// units and rank i takes weights[i] of them (runtime/Parts.h), its rows
+// included. The program is built for one rank's weight (`shard_weight`,
+// elaborated at that rank's rows), so its parts have static shapes; the
+// runtime finds each part's place from the weights the shard ops carry.
+//
 //===----------------------------------------------------------------------===//
 
 #include "lowering/Passes.h"
@@ -77,9 +84,13 @@ struct Info {
 class StageSharder {
 public:
   StageSharder(func::FuncOp fn, int64_t stage, int64_t shards, int64_t micro,
-               StringRef force)
+               StringRef force, ArrayRef<int64_t> weights, int64_t own)
       : fn(fn), stage(stage), c(shards), micro(micro), force(force),
-        b(fn.getContext()) {}
+        b(fn.getContext()), weights(weights), own(weights.empty() ? 1 : own),
+        units(weights.empty() ? shards : 0) {
+    for (int64_t w : weights)
+      units += w;
+  }
 
   LogicalResult run();
 
@@ -129,6 +140,14 @@ private:
   DenseMap<std::pair<Value, int64_t>, Value> fanned;
   DenseMap<Value, unsigned> exported; ///< inner value -> its yield position
   DenseMap<int64_t, SmallVector<Attribute>> choices, bridges;
+  /// Uneven shards: the group's weights (empty: equal parts), this rank's,
+  /// and the units a split dimension is cut in.
+  SmallVector<int64_t> weights;
+  int64_t own, units;
+  DenseI64ArrayAttr weightsAttr() {
+    return weights.empty() ? DenseI64ArrayAttr()
+                           : b.getDenseI64ArrayAttr(weights);
+  }
 };
 
 RankedTensorType StageSharder::logical(Value v) const {
@@ -136,7 +155,7 @@ RankedTensorType StageSharder::logical(Value v) const {
   if (!rows(v))
     return t;
   SmallVector<int64_t> shape(t.getShape());
-  shape[0] *= c;
+  shape[0] = shape[0] * units / own;
   return RankedTensorType::get(shape, t.getElementType());
 }
 
@@ -145,7 +164,7 @@ RankedTensorType StageSharder::localType(Value v, Layout l) const {
   if (l.kind != Layout::Part)
     return t;
   SmallVector<int64_t> shape(t.getShape());
-  shape[l.axis] /= c;
+  shape[l.axis] = shape[l.axis] / units * own;
   return RankedTensorType::get(shape, t.getElementType());
 }
 
@@ -155,7 +174,8 @@ bool StageSharder::fits(Value v, Layout l) const {
   if (l.kind != Layout::Part)
     return true;
   RankedTensorType t = logical(v);
-  return l.axis >= 0 && l.axis < t.getRank() && t.getDimSize(l.axis) % c == 0;
+  return l.axis >= 0 && l.axis < t.getRank() &&
+         t.getDimSize(l.axis) % units == 0;
 }
 
 bool StageSharder::isSplit(Operation *op) const {
@@ -280,13 +300,14 @@ Value StageSharder::materialize(Value operand, Layout to, Operation *user) {
     if (from.kind == Layout::Part) {
       note("all_gather");
       v = AllGatherOp::create(b, loc, localType(src, Layout::whole()), v,
-                              from.axis, c);
+                              from.axis, c, weightsAttr());
       from = Layout::whole();
     }
     if (to.kind == Layout::Part) {
       if (!src.getDefiningOp<ParamOp>())
         note("shard_slice");
-      v = ShardSliceOp::create(b, loc, localType(src, to), v, to.axis, c);
+      v = ShardSliceOp::create(b, loc, localType(src, to), v, to.axis, c,
+                               weightsAttr());
     }
     slot = v;
   }
@@ -432,15 +453,16 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
         auto in = cast<RankedTensorType>(logical(source(op->getOperand(0))));
         RankedTensorType out = logical(result);
         if (l.kind == Layout::Part) {
-          // Splitting dimension d in c blocks is splitting output dimension
-          // e in c blocks when the dimensions before them hold as many
-          // elements and the leading one of the two divides by c.
+          // Splitting dimension d in blocks (c, or the units of uneven
+          // shards) is splitting output dimension e in as many when the
+          // dimensions before them hold as many elements and the leading
+          // one of the two divides by the blocks.
           int64_t before = 1;
           for (int64_t d = 0; d < l.axis; ++d)
             before *= in.getDimSize(d);
           int64_t outBefore = 1;
           for (int64_t e = 0; e < out.getRank(); ++e) {
-            if (outBefore == before && out.getDimSize(e) % c == 0 &&
+            if (outBefore == before && out.getDimSize(e) % units == 0 &&
                 (in.getDimSize(l.axis) % out.getDimSize(e) == 0 ||
                  out.getDimSize(e) % in.getDimSize(l.axis) == 0))
               add({"split", {l}, {}, Layout::part(e)});
@@ -561,20 +583,20 @@ LogicalResult StageSharder::rewrite(Operation *op) {
   Operation *local;
   if (best->name == "sharded_classes") {
     local = ShardedCrossEntropyOp::create(b, op->getLoc(), type, operands[0],
-                                          operands[1], c);
+                                          operands[1], c, weightsAttr());
   } else {
     local = b.clone(*op);
     local->setOperands(operands);
     local->getResult(0).setType(type);
   }
   Value out = local->getResult(0);
-  // A mean over a split axis is a mean of each part: a 1/c share of the
-  // whole's.
+  // A mean over a split axis is a mean of each part: its share (1/c, or
+  // own/units when uneven) of the whole's.
   if (isa<ReduceMeanOp>(op) && best->out.kind == Layout::Partial &&
       layoutOf(op->getOperand(0)).kind == Layout::Part) {
     b.setInsertionPointAfter(local);
     Value scale = ConstantOp::create(b, op->getLoc(), type,
-                                     b.getF64FloatAttr(1.0 / c));
+                                     b.getF64FloatAttr(double(own) / units));
     out = MulOp::create(b, op->getLoc(), type, out, scale);
   }
   info[result] = {out, best->out};
@@ -617,9 +639,12 @@ void StageSharder::foldShardedParams() {
     if (!allSlices)
       continue;
     b.setInsertionPoint(p);
+    SmallVector<int64_t> shard = {first.getAxis(), c};
+    if (!weights.empty())
+      shard.push_back(p.getType().getDimSize(first.getAxis()));
     auto part = ParamOp::create(
         b, p.getLoc(), first.getType(), p.getNameAttr(), p.getInitAttr(),
-        p.getInitArgsAttr(), b.getDenseI64ArrayAttr({first.getAxis(), c}));
+        p.getInitArgsAttr(), b.getDenseI64ArrayAttr(shard), weightsAttr());
     for (Operation *u : llvm::make_early_inc_range(p->getUsers())) {
       u->getResult(0).replaceAllUsesWith(part.getResult());
       u->erase();
@@ -723,7 +748,17 @@ struct ShardingPass : public whale::impl::WhaleShardingBase<ShardingPass> {
           if (auto a = dyn_cast_or_null<StringAttr>(
                   plan::configValue(fn, "split_matmul")))
             force = a.getValue().str();
-        StageSharder sharder(fn, s, c, micro, force);
+        SmallVector<int64_t> weights;
+        if (auto w = p.getAs<DenseI64ArrayAttr>("shard_weights"))
+          weights.assign(w.asArrayRef().begin(), w.asArrayRef().end());
+        int64_t own = plan::intOf(p, "shard_weight", 1);
+        if (!weights.empty() &&
+            (static_cast<int64_t>(weights.size()) != c ||
+             !llvm::is_contained(weights, own)))
+          return fn.emitOpError("shard_weights ")
+                 << weights.size() << " long, with this rank's weight " << own
+                 << ", do not describe a shard group of " << c;
+        StageSharder sharder(fn, s, c, micro, force, weights, own);
         if (failed(sharder.run()))
           return failure();
       }
@@ -733,10 +768,21 @@ struct ShardingPass : public whale::impl::WhaleShardingBase<ShardingPass> {
       Operation *def = plan::throughYields(ret.getOperand(0)).getDefiningOp();
       auto tg = def ? def->getParentOfType<TaskGraphOp>() : TaskGraphOp();
       if (auto c = tg ? tg->getAttrOfType<IntegerAttr>("shards")
-                      : IntegerAttr())
-        plan::updatePlan(fn, {NamedAttribute(
-                                 StringAttr::get(fn.getContext(), "loss_shards"),
-                                 c)});
+                      : IntegerAttr()) {
+        // With uneven shards the group's rows are units/own of this rank's.
+        Builder b(fn.getContext());
+        SmallVector<NamedAttribute> attrs = {b.getNamedAttr("loss_shards", c)};
+        if (auto w = p.getAs<DenseI64ArrayAttr>("shard_weights")) {
+          int64_t units = 0;
+          for (int64_t x : w.asArrayRef())
+            units += x;
+          attrs.push_back(b.getNamedAttr(
+              "loss_scale",
+              b.getF64FloatAttr(double(units) /
+                                double(plan::intOf(p, "shard_weight", 1)))));
+        }
+        plan::updatePlan(fn, attrs);
+      }
       return success();
     });
     if (!ok)

@@ -90,6 +90,10 @@ private:
     auto type = LLVM::LLVMArrayType::get(i64, values.size());
     return global(key, type, b.getI64TensorAttr(values));
   }
+  /// Uneven shards' weights, or null for equal parts.
+  Value weightsOf(std::optional<ArrayRef<int64_t>> weights) {
+    return weights ? i64Array(*weights) : nullPtr();
+  }
   Value i32Array(ArrayRef<int32_t> values) {
     if (values.empty())
       return nullPtr();
@@ -197,7 +201,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
             constI32(static_cast<int32_t>(p.getInit())), f64Array(args),
             constI32(args.size()), constI32(t.getRank()),
             i64Array(p.getFullType().getShape()), constI32((*shard)[0]),
-            constI32((*shard)[1]), slot});
+            constI32((*shard)[1]), weightsOf(p.getShardWeights()), slot});
       handles[p.getResult()] = LLVM::LoadOp::create(b, loc, ptr, slot);
       return success();
     }
@@ -430,13 +434,15 @@ LogicalResult Lowering::lowerOp(Operation *op) {
       })
       // Tensor parallelism: the runtime knows the rank's part.
       .Case([&](AllGatherOp g) {
-        call("whale_rt_all_gather", {ctxArg, constI32(g.getShards()),
-                                     constI64(g.getAxis()), in(0), *out});
+        call("whale_rt_all_gather",
+             {ctxArg, constI32(g.getShards()), weightsOf(g.getWeights()),
+              constI64(g.getAxis()), in(0), *out});
         return success();
       })
       .Case([&](ShardSliceOp g) {
-        call("whale_rt_shard_slice", {ctxArg, constI32(g.getShards()),
-                                      constI64(g.getAxis()), in(0), *out});
+        call("whale_rt_shard_slice",
+             {ctxArg, constI32(g.getShards()), weightsOf(g.getWeights()),
+              constI64(g.getAxis()), in(0), *out});
         return success();
       })
       .Case([&](ShardSumOp g) {
@@ -451,12 +457,14 @@ LogicalResult Lowering::lowerOp(Operation *op) {
       })
       .Case([&](ShardedCrossEntropyOp c) {
         call("whale_rt_sharded_cross_entropy",
-             {ctxArg, constI32(c.getShards()), in(0), in(1), *out});
+             {ctxArg, constI32(c.getShards()), weightsOf(c.getWeights()),
+              in(0), in(1), *out});
         return success();
       })
       .Case([&](ShardedCrossEntropyGradOp c) {
         call("whale_rt_sharded_cross_entropy_grad",
-             {ctxArg, constI32(c.getShards()), in(0), in(1), in(2), *out});
+             {ctxArg, constI32(c.getShards()), weightsOf(c.getWeights()),
+              in(0), in(1), in(2), *out});
         return success();
       })
       // Gradients: the operand not asked for gets a null handle.

@@ -2,12 +2,15 @@
 //
 // A shard group is `shards` consecutive replicas of a stage (the ranks of
 // one split TaskGraph copy); a rank's part is its replica modulo `shards`.
-// Sharded parameters are initialized whole, exactly as on one device, and
-// each rank keeps its part, so a split run starts from the same numbers.
+// Parts are equal, or proportional to `weights` (uneven shards, placed by
+// runtime/Parts.h) when an op passes them. Sharded parameters are
+// initialized whole, exactly as on one device, and each rank keeps its
+// part, so a split run starts from the same numbers.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/CApiInternal.h"
+#include "runtime/Parts.h"
 
 #include <cmath>
 #include <cstring>
@@ -15,6 +18,9 @@
 
 using namespace whale::rt;
 using namespace whale::rt::capi;
+using whale::rt::PartRange;
+using whale::rt::partOf;
+using whale::rt::partUnits;
 
 namespace {
 
@@ -43,18 +49,18 @@ bool shardGroup(whale_rt_context *ctx, int32_t shards, bool peers, Group &g) {
   return true;
 }
 
-/// Copies part `index` of `parts` along `axis` between a whole tensor and
-/// its part (toPart: whole -> part).
+/// Copies `part` (the range `r` of `axis`) between a whole tensor and its
+/// part (toPart: whole -> part).
 void copyPart(char *whole, char *part, const Shape &wholeShape, int64_t axis,
-              int64_t parts, int64_t index, int64_t elem, bool toPart) {
+              PartRange r, int64_t elem, bool toPart) {
   int64_t outer = 1, inner = elem;
   for (int64_t d = 0; d < axis; ++d)
     outer *= wholeShape[d];
   for (size_t d = axis + 1; d < wholeShape.size(); ++d)
     inner *= wholeShape[d];
-  int64_t block = wholeShape[axis] / parts * inner;
+  const int64_t block = r.size * inner;
   for (int64_t o = 0; o < outer; ++o) {
-    char *w = whole + (o * wholeShape[axis] * inner) + index * block;
+    char *w = whole + (o * wholeShape[axis] + r.offset) * inner;
     char *p = part + o * block;
     if (toPart)
       std::memcpy(p, w, block);
@@ -63,17 +69,28 @@ void copyPart(char *whole, char *part, const Shape &wholeShape, int64_t axis,
   }
 }
 
-/// `whole` is `part` with `axis` times `shards`.
-bool isWholeOf(const Shape &whole, const Shape &part, int64_t axis,
-               int64_t shards) {
+/// Part `index`'s range of `whole` along `axis`, when `part` is that part
+/// of it (the same shape but along `axis`).
+bool partRange(const Shape &whole, const Shape &part, int64_t axis,
+               int64_t shards, const int64_t *weights, int64_t index,
+               PartRange &r) {
   if (whole.size() != part.size() || axis < 0 ||
-      axis >= static_cast<int64_t>(part.size()))
+      axis >= static_cast<int64_t>(part.size()) ||
+      !partOf(whole[axis], shards, weights, index, r) || r.size != part[axis])
     return false;
   for (size_t d = 0; d < part.size(); ++d)
-    if (whole[d] != (static_cast<int64_t>(d) == axis ? part[d] * shards
-                                                      : part[d]))
+    if (static_cast<int64_t>(d) != axis && whole[d] != part[d])
       return false;
   return true;
+}
+
+std::string partsText(int64_t shards, const int64_t *weights) {
+  if (!weights)
+    return std::to_string(shards) + " equal parts";
+  std::string s = "parts weighted";
+  for (int64_t i = 0; i < shards; ++i)
+    s += (i ? ":" : " ") + std::to_string(weights[i]);
+  return s;
 }
 
 whale_rt_status needGroup(whale_rt_context *ctx, const char *op,
@@ -140,6 +157,17 @@ Status groupLogSumExp(whale_rt_context *ctx, const Group &g,
   return Status::ok();
 }
 
+/// This rank's range of the classes, when it holds `cols` of them.
+bool classesOf(int64_t shards, const int64_t *weights, int64_t position,
+               int64_t cols, PartRange &mine) {
+  const int64_t own = weights ? weights[position] : 1;
+  if (own < 1 || cols % own != 0)
+    return false;
+  return partOf(cols / own * partUnits(shards, weights), shards, weights,
+                position, mine) &&
+         mine.size == cols;
+}
+
 whale_rt_status checkCrossEntropy(whale_rt_context *ctx, const char *op,
                                   whale_rt_tensor *logits,
                                   whale_rt_tensor *labels,
@@ -165,14 +193,17 @@ whale_rt_status whale_rt_param_shard(whale_rt_context *ctx, const char *name,
                                      const double *init_args, int32_t num_args,
                                      int32_t rank, const int64_t *whole_shape,
                                      int32_t axis, int32_t shards,
+                                     const int64_t *weights,
                                      whale_rt_tensor **out) {
   return guarded(ctx, [&]() -> whale_rt_status {
+    PartRange r;
     if (!name || !out || rank < 1 || !whole_shape || num_args < 0 ||
         (num_args > 0 && !init_args) || axis < 0 || axis >= rank ||
-        shards < 2 || whole_shape[axis] % shards != 0)
+        shards < 2 ||
+        !partOf(whole_shape[axis], shards, weights, ctx->replica % shards, r))
       return ctx->invalid("param_shard: bad arguments");
     Shape whole(whole_shape, whole_shape + rank), part = whole;
-    part[axis] /= shards;
+    part[axis] = r.size;
     bool found = false;
     if (whale_rt_status st = existingParam(ctx, name, part, out, found);
         st || found)
@@ -188,8 +219,8 @@ whale_rt_status whale_rt_param_shard(whale_rt_context *ctx, const char *name,
     initParameter(all.data(), whole, init_kind, init_args,
                   parameterKey(ctx->seed, name));
     copyPart(reinterpret_cast<char *>(all.data()),
-             static_cast<char *>(t->tensor.raw()), whole, axis, shards,
-             ctx->replica % shards, sizeof(float), /*toPart=*/true);
+             static_cast<char *>(t->tensor.raw()), whole, axis, r,
+             sizeof(float), /*toPart=*/true);
     *out = t.get();
     ctx->params[name] = std::move(t);
     return WHALE_RT_OK;
@@ -197,50 +228,68 @@ whale_rt_status whale_rt_param_shard(whale_rt_context *ctx, const char *name,
 }
 
 whale_rt_status whale_rt_all_gather(whale_rt_context *ctx, int32_t shards,
-                                    int64_t axis, whale_rt_tensor *in,
-                                    whale_rt_tensor *out) {
+                                    const int64_t *weights, int64_t axis,
+                                    whale_rt_tensor *in, whale_rt_tensor *out) {
   return traced(ctx, "all_gather", {out}, [&]() -> whale_rt_status {
     Group g;
     if (whale_rt_status s = needGroup(ctx, "all_gather", shards, false, g))
       return s;
+    PartRange mine;
     if (!in || !out || in->tensor.dtype() != out->tensor.dtype() ||
-        !isWholeOf(shapeOf(out), shapeOf(in), axis, shards))
-      return ctx->invalid("all_gather: the output must be the input with "
-                          "axis " + std::to_string(axis) + " times " +
-                          std::to_string(shards));
-    int64_t n = in->tensor.numel();
-    int64_t elem = in->tensor.bytes() / std::max<int64_t>(1, n);
-    std::vector<char> all(static_cast<size_t>(in->tensor.bytes()) * shards);
+        !partRange(shapeOf(out), shapeOf(in), axis, shards, weights,
+                   g.position, mine))
+      return ctx->invalid("all_gather: the input must be this rank's part "
+                          "of the output along axis " + std::to_string(axis) +
+                          ", of " + partsText(shards, weights));
+    // Every part travels in a slot the size of the largest, so one
+    // fixed-size all-gather serves uneven parts too.
+    const Shape &whole = shapeOf(out);
+    const int64_t n = in->tensor.numel();
+    const int64_t elem = in->tensor.bytes() / std::max<int64_t>(1, n);
+    const int64_t perRow = mine.size > 0 ? n / mine.size : 0;
+    std::vector<PartRange> parts(shards);
+    int64_t slot = 0;
+    for (int32_t j = 0; j < shards; ++j) {
+      partOf(whole[axis], shards, weights, j, parts[j]);
+      slot = std::max(slot, parts[j].size * perRow);
+    }
+    std::vector<char> send(static_cast<size_t>(slot * elem));
+    std::memcpy(send.data(), in->tensor.raw(), in->tensor.bytes());
+    std::vector<char> all(static_cast<size_t>(slot * elem) * shards);
     {
       CommScope scope(ctx, "all_gather");
       if (Status st = ctx->comm->allGather(ctx->rank, g.ranks,
-                                           in->tensor.dtype(), in->tensor.raw(),
-                                           n, all.data());
+                                           in->tensor.dtype(), send.data(),
+                                           slot, all.data());
           !st)
         return ctx->fail(st);
     }
     for (int32_t j = 0; j < shards; ++j)
       copyPart(static_cast<char *>(out->tensor.raw()),
-               all.data() + j * in->tensor.bytes(), shapeOf(out), axis, shards,
-               j, elem, /*toPart=*/false);
+               all.data() + j * slot * elem, whole, axis, parts[j], elem,
+               /*toPart=*/false);
     return WHALE_RT_OK;
   });
 }
 
 whale_rt_status whale_rt_shard_slice(whale_rt_context *ctx, int32_t shards,
-                                     int64_t axis, whale_rt_tensor *in,
+                                     const int64_t *weights, int64_t axis,
+                                     whale_rt_tensor *in,
                                      whale_rt_tensor *out) {
   return traced(ctx, "shard_slice", {out}, [&]() -> whale_rt_status {
+    PartRange mine;
     if (!in || !out || in->tensor.dtype() != out->tensor.dtype() ||
         shards < 2 || ctx->replicas % shards != 0 ||
-        !isWholeOf(shapeOf(in), shapeOf(out), axis, shards))
-      return ctx->invalid("shard_slice: the input must be the output with "
-                          "axis " + std::to_string(axis) + " times " +
-                          std::to_string(shards) + " in a group that exists");
+        !partRange(shapeOf(in), shapeOf(out), axis, shards, weights,
+                   ctx->replica % shards, mine))
+      return ctx->invalid("shard_slice: the output must be this rank's part "
+                          "of the input along axis " + std::to_string(axis) +
+                          ", of " + partsText(shards, weights) +
+                          ", in a group that exists");
     int64_t elem = in->tensor.bytes() / std::max<int64_t>(1, in->tensor.numel());
     copyPart(static_cast<char *>(in->tensor.raw()),
-             static_cast<char *>(out->tensor.raw()), shapeOf(in), axis, shards,
-             ctx->replica % shards, elem, /*toPart=*/true);
+             static_cast<char *>(out->tensor.raw()), shapeOf(in), axis, mine,
+             elem, /*toPart=*/true);
     return WHALE_RT_OK;
   });
 }
@@ -279,6 +328,7 @@ whale_rt_status whale_rt_all_reduce_peers(whale_rt_context *ctx,
 
 whale_rt_status whale_rt_sharded_cross_entropy(whale_rt_context *ctx,
                                                int32_t shards,
+                                               const int64_t *weights,
                                                whale_rt_tensor *logits,
                                                whale_rt_tensor *labels,
                                                whale_rt_tensor *out) {
@@ -294,7 +344,14 @@ whale_rt_status whale_rt_sharded_cross_entropy(whale_rt_context *ctx,
                                       shapeOf(labels)))
       return s;
     const int64_t cols = shapeOf(logits).back(), rows = out->tensor.numel();
-    const int64_t first = g.position * cols;
+    PartRange mine;
+    if (!classesOf(shards, weights, g.position, cols, mine))
+      return ctx->invalid("sharded_cross_entropy: " + std::to_string(cols) +
+                          " classes are no part of " +
+                          partsText(shards, weights));
+    const int64_t first = mine.offset,
+                  classes = cols * partUnits(shards, weights) /
+                            (weights ? weights[g.position] : 1);
     const float *x = static_cast<const float *>(logits->tensor.raw());
     std::vector<float> lse;
     if (Status st = groupLogSumExp(ctx, g, x, rows, cols, lse); !st)
@@ -303,10 +360,10 @@ whale_rt_status whale_rt_sharded_cross_entropy(whale_rt_context *ctx,
     std::vector<float> picked(rows, 0);
     for (int64_t i = 0; i < rows; ++i) {
       int64_t y = labelAt(labels, i);
-      if (y < 0 || y >= cols * shards)
+      if (y < 0 || y >= classes)
         return ctx->invalid("sharded_cross_entropy: label " +
                             std::to_string(y) + " is not a class in [0, " +
-                            std::to_string(cols * shards) + ")");
+                            std::to_string(classes) + ")");
       if (y >= first && y < first + cols)
         picked[i] = x[i * cols + (y - first)];
     }
@@ -320,8 +377,9 @@ whale_rt_status whale_rt_sharded_cross_entropy(whale_rt_context *ctx,
 }
 
 whale_rt_status whale_rt_sharded_cross_entropy_grad(
-    whale_rt_context *ctx, int32_t shards, whale_rt_tensor *logits,
-    whale_rt_tensor *labels, whale_rt_tensor *dloss, whale_rt_tensor *out) {
+    whale_rt_context *ctx, int32_t shards, const int64_t *weights,
+    whale_rt_tensor *logits, whale_rt_tensor *labels, whale_rt_tensor *dloss,
+    whale_rt_tensor *out) {
   return traced(ctx, "sharded_cross_entropy_grad", {out},
                 [&]() -> whale_rt_status {
     Group g;
@@ -338,7 +396,12 @@ whale_rt_status whale_rt_sharded_cross_entropy_grad(
       return ctx->invalid("sharded_cross_entropy_grad: dloss must be shaped "
                           "like the labels and the output like the logits");
     const int64_t cols = shapeOf(logits).back(), rows = labels->tensor.numel();
-    const int64_t first = g.position * cols;
+    PartRange mine;
+    if (!classesOf(shards, weights, g.position, cols, mine))
+      return ctx->invalid("sharded_cross_entropy_grad: " +
+                          std::to_string(cols) + " classes are no part of " +
+                          partsText(shards, weights));
+    const int64_t first = mine.offset;
     const float *x = static_cast<const float *>(logits->tensor.raw());
     const float *dl = static_cast<const float *>(dloss->tensor.raw());
     float *dx = static_cast<float *>(out->tensor.raw());

@@ -271,7 +271,9 @@ whale_rt_status whale_rt_clip_grad_norm_group(whale_rt_context *ctx,
 int64_t whale_rt_comm_bytes(const whale_rt_context *ctx, int32_t kind);
 
 /* Tensor parallelism. A shard group is `shards` consecutive replicas of a
- * stage; this rank's part is its replica modulo `shards`. */
+ * stage; this rank's part is its replica modulo `shards`. `weights` (NULL:
+ * equal parts) makes the parts uneven: the extent is cut in sum(weights)
+ * equal units and part i takes weights[i] of them, in order. */
 
 /* As whale_rt_param, keeping part (replica % shards) of `shards` along
  * `axis` of a parameter of `whole_shape`, initialized whole as on one
@@ -281,14 +283,16 @@ whale_rt_status whale_rt_param_shard(whale_rt_context *ctx, const char *name,
                                      const double *init_args, int32_t num_args,
                                      int32_t rank, const int64_t *whole_shape,
                                      int32_t axis, int32_t shards,
+                                     const int64_t *weights,
                                      whale_rt_tensor **out);
 /* The group's parts joined along `axis`, in group order. */
 whale_rt_status whale_rt_all_gather(whale_rt_context *ctx, int32_t shards,
-                                    int64_t axis, whale_rt_tensor *in,
-                                    whale_rt_tensor *out);
+                                    const int64_t *weights, int64_t axis,
+                                    whale_rt_tensor *in, whale_rt_tensor *out);
 /* This rank's part of `in` along `axis`; nothing moves. */
 whale_rt_status whale_rt_shard_slice(whale_rt_context *ctx, int32_t shards,
-                                     int64_t axis, whale_rt_tensor *in,
+                                     const int64_t *weights, int64_t axis,
+                                     whale_rt_tensor *in,
                                      whale_rt_tensor *out);
 /* out = the sum of `in` over the group. */
 whale_rt_status whale_rt_shard_sum(whale_rt_context *ctx, int32_t shards,
@@ -301,12 +305,14 @@ whale_rt_status whale_rt_all_reduce_peers(whale_rt_context *ctx,
  * rank's classes; the loss per sample uses a distributed max and sum. */
 whale_rt_status whale_rt_sharded_cross_entropy(whale_rt_context *ctx,
                                                int32_t shards,
+                                               const int64_t *weights,
                                                whale_rt_tensor *logits,
                                                whale_rt_tensor *labels,
                                                whale_rt_tensor *out);
 whale_rt_status whale_rt_sharded_cross_entropy_grad(
-    whale_rt_context *ctx, int32_t shards, whale_rt_tensor *logits,
-    whale_rt_tensor *labels, whale_rt_tensor *dloss, whale_rt_tensor *out);
+    whale_rt_context *ctx, int32_t shards, const int64_t *weights,
+    whale_rt_tensor *logits, whale_rt_tensor *labels, whale_rt_tensor *dloss,
+    whale_rt_tensor *out);
 /* As whale_rt_clip_grad_norm_group (group < 0: no group), where
  * sharded[i] != 0 marks a gradient that is this rank's part of a whole. */
 whale_rt_status whale_rt_clip_grad_norm_sharded(

@@ -15,6 +15,14 @@ mlir::FailureOr<llvm::SmallVector<int64_t>>
 matmulResultShape(mlir::Operation *op, mlir::RankedTensorType lhs,
                   mlir::RankedTensorType rhs, bool transLhs, bool transRhs);
 
+/// A part of `part` along a split axis is one of `shards` parts of
+/// `whole`: equal ones, or as `weights` cut it (runtime/Parts.h's rule).
+mlir::LogicalResult
+verifyShardWeights(mlir::Operation *op,
+                   std::optional<llvm::ArrayRef<int64_t>> weights,
+                   int64_t shards, int64_t axis, int64_t part,
+                   int64_t whole);
+
 namespace verify {
 
 mlir::RankedTensorType tensorOf(mlir::Value v);

@@ -165,10 +165,23 @@ LogicalResult ParamOp::verify() {
     break;
   }
   if (std::optional<ArrayRef<int64_t>> shard = getShard()) {
-    if (shard->size() != 2 || (*shard)[0] < 0 ||
+    const size_t size = getShardWeights() ? 3 : 2;
+    if (shard->size() != size || (*shard)[0] < 0 ||
         (*shard)[0] >= getType().getRank() || (*shard)[1] < 2)
-      return emitOpError("shard must be [axis, shards] with an axis of the "
-                         "result and shards >= 2");
+      return emitOpError(size == 3 ? "shard must be [axis, shards, extent] "
+                                     "(the whole's) beside shard_weights"
+                                   : "shard must be [axis, shards]")
+             << " with an axis of the result and shards >= 2";
+    if (failed(verifyShardWeights(*this, getShardWeights(), (*shard)[1],
+                                  (*shard)[0],
+                                  getType().getDimSize((*shard)[0]),
+                                  size == 3 ? (*shard)[2]
+                                            : getType().getDimSize(
+                                                  (*shard)[0]) *
+                                                  (*shard)[1])))
+      return failure();
+  } else if (getShardWeights()) {
+    return emitOpError("has shard_weights but no shard");
   }
   if (getInitArgs().size() != expected)
     return emitOpError() << "initializer '" << stringifyInitKind(getInit())

@@ -80,6 +80,8 @@ def Whale_ParamOp : Whale_Op<"param", [
     `xavier` [gain]; `zeros` and `ones` take none. Under tensor
     parallelism `shard = [axis, shards]` makes the result this rank's part
     of the parameter: the whole is initialized as on one device and split.
+    Uneven shards add `shard_weights` (the group's, as all_gather takes
+    them) and the whole extent: `shard = [axis, shards, extent]`.
 
     ```mlir
     %w = whale.param "mlp/w1" normal [0.0, 2.0e-02] : tensor<1024x4096xf32>
@@ -87,14 +89,15 @@ def Whale_ParamOp : Whale_Op<"param", [
   }];
   let arguments = (ins StrAttr:$name, Whale_InitKindAttr:$init,
                        DenseF64ArrayAttr:$init_args,
-                       OptionalAttr<DenseI64ArrayAttr>:$shard);
+                       OptionalAttr<DenseI64ArrayAttr>:$shard,
+                       OptionalAttr<DenseI64ArrayAttr>:$shard_weights);
   let results = (outs Whale_FloatTensor:$result);
   let assemblyFormat = [{
     $name custom<InitKeyword>($init) $init_args attr-dict `:` type($result)
   }];
   let extraClassDeclaration = [{
     /// The whole parameter's type; the result is part `i` of `shards` of
-    /// it along `axis` when the op has `shard = [axis, shards]`.
+    /// it along `axis` when the op has `shard = [axis, shards(, extent)]`.
     ::mlir::RankedTensorType getFullType();
   }];
   let hasVerifier = 1;

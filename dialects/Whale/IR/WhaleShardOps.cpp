@@ -1,6 +1,7 @@
 //===- WhaleShardOps.cpp - verifiers, gradients and costs of shard ops ----===//
 
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "dialects/Whale/IR/VerifyUtils.h"
 
 using namespace mlir;
 using namespace whale;
@@ -11,15 +12,46 @@ RankedTensorType ParamOp::getFullType() {
   if (!shard)
     return t;
   SmallVector<int64_t> shape(t.getShape());
-  shape[(*shard)[0]] *= (*shard)[1];
+  if (shard->size() == 3)
+    shape[(*shard)[0]] = (*shard)[2];
+  else
+    shape[(*shard)[0]] *= (*shard)[1];
   return RankedTensorType::get(shape, t.getElementType());
+}
+
+LogicalResult whale::verifyShardWeights(Operation *op,
+                                        std::optional<ArrayRef<int64_t>> w,
+                                        int64_t shards, int64_t axis,
+                                        int64_t part, int64_t whole) {
+  if (!w)
+    return part * shards == whole
+               ? success()
+               : op->emitOpError("the whole must be the part with axis ")
+                     << axis << " times " << shards << ": expected "
+                     << part * shards << " in dimension " << axis << ", got "
+                     << whole;
+  if (static_cast<int64_t>(w->size()) != shards ||
+      llvm::any_of(*w, [](int64_t x) { return x < 1; }))
+    return op->emitOpError("weights must be ")
+           << shards << " positive numbers, one per shard";
+  int64_t units = 0;
+  for (int64_t x : *w)
+    units += x;
+  if (whole % units == 0 &&
+      llvm::any_of(*w, [&](int64_t x) { return part * units == whole * x; }))
+    return success();
+  return op->emitOpError("a part of ")
+         << part << " is none of the weighted parts of " << whole
+         << " (it is cut in " << units << " units, each part a whole number "
+         << "of them)";
 }
 
 namespace {
 
-/// `part` is one of `shards` equal parts of `whole` along `axis`.
+/// `part` is one of the `shards` parts of `whole` along `axis`.
 LogicalResult verifyParts(Operation *op, Type part, Type whole, int64_t axis,
-                          int64_t shards) {
+                          int64_t shards,
+                          std::optional<ArrayRef<int64_t>> weights) {
   auto p = cast<RankedTensorType>(part), w = cast<RankedTensorType>(whole);
   if (p.getElementType() != w.getElementType() || p.getRank() != w.getRank())
     return op->emitOpError("part and whole must have the same element type "
@@ -28,13 +60,15 @@ LogicalResult verifyParts(Operation *op, Type part, Type whole, int64_t axis,
     return op->emitOpError("axis ") << axis << " is not an axis of a rank "
                                     << p.getRank() << " tensor";
   for (int64_t d = 0; d < p.getRank(); ++d) {
-    int64_t expected = d == axis ? p.getDimSize(d) * shards : p.getDimSize(d);
-    if (w.getDimSize(d) != expected)
-      return op->emitOpError("the whole must be the part with axis ")
-             << axis << " times " << shards << ": expected " << expected
-             << " in dimension " << d << ", got " << w.getDimSize(d);
+    if (d == axis)
+      continue;
+    if (w.getDimSize(d) != p.getDimSize(d))
+      return op->emitOpError("the whole must be the part but along axis ")
+             << axis << ": expected " << p.getDimSize(d) << " in dimension "
+             << d << ", got " << w.getDimSize(d);
   }
-  return success();
+  return verifyShardWeights(op, weights, shards, axis, p.getDimSize(axis),
+                            w.getDimSize(axis));
 }
 
 int64_t bytesOf(Value v) { return tensorBytes(v.getType()); }
@@ -43,12 +77,12 @@ int64_t bytesOf(Value v) { return tensorBytes(v.getType()); }
 
 LogicalResult AllGatherOp::verify() {
   return verifyParts(*this, getValue().getType(), getType(), getAxis(),
-                     getShards());
+                     getShards(), getWeights());
 }
 
 LogicalResult ShardSliceOp::verify() {
   return verifyParts(*this, getType(), getValue().getType(), getAxis(),
-                     getShards());
+                     getShards(), getWeights());
 }
 
 LogicalResult ShardedCrossEntropyOp::verify() {
@@ -69,7 +103,7 @@ SmallVector<Value> AllGatherOp::buildGradients(OpBuilder &b,
   if (!g[0] || !isa<FloatType>(getType().getElementType()))
     return {Value()};
   return {ShardSliceOp::create(b, getLoc(), getValue().getType(), g[0],
-                               getAxis(), getShards())};
+                               getAxis(), getShards(), getWeightsAttr())};
 }
 
 SmallVector<Value> ShardSliceOp::buildGradients(OpBuilder &b,
@@ -77,7 +111,7 @@ SmallVector<Value> ShardSliceOp::buildGradients(OpBuilder &b,
   if (!g[0] || !isa<FloatType>(getType().getElementType()))
     return {Value()};
   return {AllGatherOp::create(b, getLoc(), getValue().getType(), g[0],
-                              getAxis(), getShards())};
+                              getAxis(), getShards(), getWeightsAttr())};
 }
 
 SmallVector<Value> ShardSumOp::buildGradients(OpBuilder &, ArrayRef<Value> g) {
@@ -95,7 +129,8 @@ SmallVector<Value> ShardedCrossEntropyOp::buildGradients(OpBuilder &b,
   if (!g[0])
     return {Value(), Value()};
   return {ShardedCrossEntropyGradOp::create(b, getLoc(), getLogits(),
-                                            getLabels(), g[0], getShards()),
+                                            getLabels(), g[0], getShards(),
+                                            getWeightsAttr()),
           Value()};
 }
 

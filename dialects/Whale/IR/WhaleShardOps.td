@@ -31,14 +31,18 @@ def Whale_AllGatherOp : Whale_ShardOp<"all_gather", [Pure]> {
   let summary = "Joins the parts of a value held by a shard group";
   let description = [{
     Each of the `shards` ranks holds one part of `axis`; every rank gets the
-    whole, parts in group order.
+    whole, parts in group order. Parts are equal, or with `weights` (uneven
+    shards) the axis is cut in sum(weights) units and part `i` holds
+    `weights[i]` of them; this rank's part is one of those.
 
     ```mlir
     %x = whale.all_gather %p axis 0 shards 4 : tensor<2x16xf32> -> tensor<8x16xf32>
+    %y = whale.all_gather %q axis 1 shards 2 {weights = array<i64: 3, 1>} : tensor<8x12xf32> -> tensor<8x16xf32>
     ```
   }];
   let arguments = (ins Whale_AnyTensor:$value, I64Attr:$axis,
-                       ConfinedAttr<I64Attr, [IntMinValue<2>]>:$shards);
+                       ConfinedAttr<I64Attr, [IntMinValue<2>]>:$shards,
+                       OptionalAttr<DenseI64ArrayAttr>:$weights);
   let results = (outs Whale_AnyTensor:$result);
   let assemblyFormat = [{
     $value `axis` $axis `shards` $shards attr-dict `:` type($value) `->` type($result)
@@ -49,15 +53,17 @@ def Whale_AllGatherOp : Whale_ShardOp<"all_gather", [Pure]> {
 def Whale_ShardSliceOp : Whale_ShardOp<"shard_slice", [Pure]> {
   let summary = "This rank's part of a value the shard group holds whole";
   let description = [{
-    Part `i` of `shards` equal parts along `axis`, where `i` is this rank's
-    position in its shard group. No data moves.
+    Part `i` of `shards` parts along `axis` (equal, or as `weights` cut
+    them: see all_gather), where `i` is this rank's position in its shard
+    group. No data moves.
 
     ```mlir
     %p = whale.shard_slice %x axis 1 shards 4 : tensor<8x16xf32> -> tensor<8x4xf32>
     ```
   }];
   let arguments = (ins Whale_AnyTensor:$value, I64Attr:$axis,
-                       ConfinedAttr<I64Attr, [IntMinValue<2>]>:$shards);
+                       ConfinedAttr<I64Attr, [IntMinValue<2>]>:$shards,
+                       OptionalAttr<DenseI64ArrayAttr>:$weights);
   let results = (outs Whale_AnyTensor:$result);
   let assemblyFormat = [{
     $value `axis` $axis `shards` $shards attr-dict `:` type($value) `->` type($result)
@@ -105,8 +111,9 @@ def Whale_ShardedCrossEntropyOp
   let summary = "Softmax cross entropy over classes split across a shard group";
   let description = [{
     `logits` is this rank's `[..., C / shards]` part of the classes (part
-    `i` holds classes `[i * C / shards, (i + 1) * C / shards)`); `labels`
-    are whole. The loss of each sample comes from a distributed maximum and
+    `i` holds classes `[i * C / shards, (i + 1) * C / shards)`, or its
+    share of them as `weights` cut them: see all_gather); `labels` are
+    whole. The loss of each sample comes from a distributed maximum and
     sum over the group, so the logits are never gathered.
 
     ```mlir
@@ -114,7 +121,8 @@ def Whale_ShardedCrossEntropyOp
     ```
   }];
   let arguments = (ins Whale_FloatTensor:$logits, Whale_IndexTensor:$labels,
-                       ConfinedAttr<I64Attr, [IntMinValue<2>]>:$shards);
+                       ConfinedAttr<I64Attr, [IntMinValue<2>]>:$shards,
+                       OptionalAttr<DenseI64ArrayAttr>:$weights);
   let results = (outs Whale_FloatTensor:$result);
   let assemblyFormat = [{
     $logits `,` $labels `shards` $shards attr-dict `:` type($logits) `,` type($labels) `->` type($result)
@@ -136,7 +144,8 @@ def Whale_ShardedCrossEntropyGradOp
   }];
   let arguments = (ins Whale_FloatTensor:$logits, Whale_IndexTensor:$labels,
                        Whale_FloatTensor:$dloss,
-                       ConfinedAttr<I64Attr, [IntMinValue<2>]>:$shards);
+                       ConfinedAttr<I64Attr, [IntMinValue<2>]>:$shards,
+                       OptionalAttr<DenseI64ArrayAttr>:$weights);
   let results = (outs Whale_FloatTensor:$result);
   let assemblyFormat = [{
     $logits `,` $labels `,` $dloss `shards` $shards attr-dict `:` type($logits) `,` type($labels)

@@ -45,3 +45,35 @@ func.func @peers(%g: tensor<4xf32>) {
   %r = whale.all_reduce %g over "shard_peers" : tensor<4xf32> -> tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @weights_count(%p: tensor<2x16xf32>) {
+  // expected-error@+1 {{weights must be 2 positive numbers, one per shard}}
+  %x = whale.all_gather %p axis 0 shards 2 {weights = array<i64: 3, 1, 1>} : tensor<2x16xf32> -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
+func.func @weighted_part(%x: tensor<8x16xf32>) {
+  // expected-error@+1 {{a part of 5 is none of the weighted parts of 16 (it is cut in 4 units, each part a whole number of them)}}
+  %p = whale.shard_slice %x axis 1 shards 2 {weights = array<i64: 3, 1>} : tensor<8x16xf32> -> tensor<8x5xf32>
+  return
+}
+
+// -----
+
+func.func @weighted_param() {
+  // expected-error@+1 {{shard must be [axis, shards, extent] (the whole's) beside shard_weights with an axis of the result and shards >= 2}}
+  %w = whale.param "w" zeros [] {shard = array<i64: 1, 2>, shard_weights = array<i64: 3, 1>} : tensor<16x12xf32>
+  return
+}
+
+// -----
+
+func.func @weights_without_shard() {
+  // expected-error@+1 {{has shard_weights but no shard}}
+  %w = whale.param "w" zeros [] {shard_weights = array<i64: 3, 1>} : tensor<16x12xf32>
+  return
+}
