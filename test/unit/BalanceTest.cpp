@@ -19,6 +19,7 @@ const char *kMlp = "examples/mlp.whl";
 const char *kMlpStages = "test/equivalence/mlp_stages.whl";
 const char *kHybrid = "test/equivalence/classify_hybrid.whl";
 const char *kGpt = "examples/gpt.whl";
+const char *kMlpSplit = "test/equivalence/mlp_split.whl";
 
 std::vector<int64_t> sharesOf(const whale::TrainResult &r) {
   return r.localBatches;
@@ -59,6 +60,80 @@ TEST(Balance, UnevenShardGroupsOfTheHybrid) {
   expectEquivalent(edit(source(kHybrid), "split {", "split(2) {"), kHybrid,
                    "cpu:2@threads=3,cpu:2@threads=1", &planned);
   EXPECT_EQ(sharesOf(planned), (std::vector<int64_t>{12, 12, 4, 4}));
+}
+
+TEST(Balance, UnevenShardsOfOneSplitTaskGraph) {
+  // Megatron's pair over a fast and a slow device: the group's rows and
+  // each split dimension are cut 3:1.
+  whale::TrainResult planned;
+  expectEquivalent(source(kMlpSplit), kMlpSplit,
+                   "cpu:1@threads=3,cpu:1@threads=1", &planned);
+  EXPECT_EQ(sharesOf(planned), (std::vector<int64_t>{48, 16}));
+  // The fast device holds three quarters of the split parameters and of
+  // the work, so it needs more memory than the slow one.
+  ASSERT_EQ(planned.peakMemory.size(), 2u);
+  EXPECT_GT(planned.peakMemory[0], planned.peakMemory[1]);
+}
+
+TEST(Balance, UnevenShardsOfTheHybridsClasses) {
+  // 2000 classes cut 1500/500: the sharded cross entropy finds each rank's
+  // classes by the weights.
+  whale::TrainResult planned;
+  expectEquivalent(source(kHybrid), kHybrid, "cpu:1@threads=3,cpu:1@threads=1",
+                   &planned);
+  EXPECT_EQ(sharesOf(planned), (std::vector<int64_t>{24, 8}));
+}
+
+TEST(Balance, UnevenShardsInTwoGroupsSumTheirPartsGradients) {
+  // Two groups of a fast and a slow device: part i of each group's
+  // parameters is the same slice, so their gradients all-reduce.
+  whale::TrainResult planned;
+  expectEquivalent(edit(source(kHybrid), "split {", "split(2) {"), kHybrid,
+                   "cpu:1@threads=3,cpu:1@threads=1,cpu:1@threads=3,"
+                   "cpu:1@threads=1",
+                   &planned);
+  EXPECT_EQ(sharesOf(planned), (std::vector<int64_t>{12, 4, 12, 4}));
+}
+
+TEST(Balance, GptBlocksUnevenShards) {
+  // Attention splits its heads 3:1 through the reshapes.
+  std::string text =
+      edit(source(kGpt), "num_micro_batch = 4", "num_micro_batch = 1");
+  text = edit(text, "  replicate {", "  split {");
+  text = edit(text, "  replicate {", "  split {");
+  whale::TrainResult planned;
+  expectEquivalent(text, kGpt, "cpu:1@threads=3,cpu:1@threads=1", &planned);
+  EXPECT_EQ(sharesOf(planned), (std::vector<int64_t>{12, 4}));
+}
+
+TEST(Balance, UnevenShardsSaveAndResumeLikeAnUninterruptedRun) {
+  // The checkpoint holds whole parameters, gathered from uneven parts, and
+  // hands each rank its part back on load.
+  const std::string ckpt =
+      ::testing::TempDir() + "mlp-split-uneven.safetensors";
+  const std::string cluster = "cpu:1@threads=3,cpu:1@threads=1";
+  auto run = [&](int steps, const std::string &save, const std::string &load) {
+    whale::Interpreter interp;
+    EXPECT_TRUE(interp.loadString(source(kMlpSplit),
+                                  std::string(WHALE_SOURCE_DIR) + "/" +
+                                      kMlpSplit));
+    whale::TrainOptions opts;
+    opts.steps = steps;
+    opts.threads = 1;
+    opts.cluster = cluster;
+    opts.savePath = save;
+    opts.loadPath = load;
+    return whale::train(interp, opts);
+  };
+  whale::TrainResult straight = run(6, "", "");
+  whale::TrainResult first = run(3, ckpt, "");
+  whale::TrainResult resumed = run(6, "", ckpt);
+  ASSERT_TRUE(straight.ok) << straight.error;
+  ASSERT_TRUE(first.ok) << first.error;
+  ASSERT_TRUE(resumed.ok) << resumed.error;
+  ASSERT_EQ(resumed.losses.size(), 3u);
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_EQ(resumed.losses[i], straight.losses[3 + i]) << "step " << i + 4;
 }
 
 TEST(Balance, GptUnevenDataParallel) {
