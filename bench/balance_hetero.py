@@ -13,11 +13,15 @@ global batch 384) under
 and the ideal is the sum of the two devices' rates alone. Samples/s are the
 median over the steps after the first few (warm-up), from `--metrics`.
 
+`--split` runs the same model as one `split` TaskGraph (tensor parallelism
+over the two devices): the balanced plan then gives the pair uneven shards
+(every split dimension and the rows cut by speed), the even plan halves.
+
 The devices need their own cores: with fewer cores than threads the figures
 measure the operating system's sharing, and the script says so.
 
     python3 bench/balance_hetero.py [--whale build/bin/whale] [--fast 4]
-                                    [--slow 2] [--steps 20]
+                                    [--slow 2] [--steps 20] [--split]
 """
 import argparse
 import json
@@ -30,9 +34,22 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "bench", "hetero_mlp.whl")
 
 
-def samples_per_s(whale, cluster, steps, skip, extra=()):
+def split_script():
+    """hetero_mlp.whl with its body in one split TaskGraph."""
+    text = open(SCRIPT).read()
+    head, rest = text.split("{\n", 1)
+    body, tail = rest.split("  return loss\n", 1)
+    inner = "".join("  " + line + "\n" for line in body.splitlines())
+    path = tempfile.mktemp(suffix=".whl", dir=os.path.dirname(SCRIPT))
+    with open(path, "w") as f:
+        f.write(head + "{\n  split {\n" + inner + "  }\n  return loss\n" +
+                tail)
+    return path
+
+
+def samples_per_s(whale, cluster, steps, skip, extra=(), script=SCRIPT):
     metrics = tempfile.mktemp(suffix=".jsonl")
-    out = subprocess.run([whale, "run", SCRIPT, "--cluster", cluster,
+    out = subprocess.run([whale, "run", script, "--cluster", cluster,
                           "--steps", str(steps), "--metrics", metrics,
                           *extra], check=True, capture_output=True, text=True)
     rows = [json.loads(line) for line in open(metrics)]
@@ -50,7 +67,10 @@ def main():
     ap.add_argument("--fast", type=int, default=4)
     ap.add_argument("--slow", type=int, default=2)
     ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--split", action="store_true",
+                    help="tensor parallelism: uneven shards vs equal ones")
     args = ap.parse_args()
+    script = split_script() if args.split else SCRIPT
     skip = min(3, args.steps // 4)
     cores = os.cpu_count() or 1
     if cores < args.fast + args.slow:
@@ -65,13 +85,18 @@ def main():
                            capture_output=True, text=True)
     print(probe.stdout.rstrip())
 
+    # Alone, a device runs the model as written (a split TaskGraph on one
+    # device is the model itself).
     fast, _ = samples_per_s(args.whale, f"cpu:1@threads={args.fast}",
                             args.steps, skip)
     slow, _ = samples_per_s(args.whale, f"cpu:1@threads={args.slow}",
                             args.steps, skip)
-    balanced, shares_b = samples_per_s(args.whale, cluster, args.steps, skip)
+    balanced, shares_b = samples_per_s(args.whale, cluster, args.steps, skip,
+                                       script=script)
     even, shares_e = samples_per_s(args.whale, cluster, args.steps, skip,
-                                   ["--even"])
+                                   ["--even"], script=script)
+    if args.split:
+        os.unlink(script)
     ideal = fast + slow
     print(f"\n| plan | samples per device | samples/s | of ideal |")
     print(f"|---|---|---|---|")

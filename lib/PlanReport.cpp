@@ -10,6 +10,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <numeric>
+
 namespace whale {
 namespace {
 
@@ -259,8 +261,16 @@ std::string planText(const PlannedModel &plan, const PlannedModel *even,
        << ", send " << mib(r.sendBytes) << ", recv " << mib(r.recvBytes)
        << ", shard groups " << mib(r.tensorParallelBytes) << " per device\n";
     for (const StageReport::Split &sp : r.splits) {
-      os << "  " << sp.strategy << " over shard groups of " << r.shards
-         << "\n    parameters ";
+      os << "  " << sp.strategy << " over shard groups of " << r.shards;
+      if (!plan.shardWeights.empty()) {
+        os << ", uneven shards ";
+        llvm::interleave(plan.shardWeights, os, ":");
+        os << " (each split dimension in "
+           << std::accumulate(plan.shardWeights.begin(),
+                              plan.shardWeights.end(), int64_t(0))
+           << " units)";
+      }
+      os << "\n    parameters ";
       llvm::interleaveComma(sp.params, os, [&](const auto &p) {
         os << p.first << " " << p.second;
       });
@@ -355,6 +365,12 @@ std::string planJson(const PlannedModel &plan, const PlannedModel *even,
   for (int64_t b : plan.localBatches)
     local.push_back(b);
   root["local_batches"] = std::move(local);
+  if (!plan.shardWeights.empty()) {
+    llvm::json::Array weights;
+    for (int64_t w : plan.shardWeights)
+      weights.push_back(w);
+    root["shard_weights"] = std::move(weights);
+  }
   root["balance"] = devicesJson(plan);
   if (even)
     root["even"] = devicesJson(*even);

@@ -60,6 +60,9 @@ constexpr double kStepFlopsPerForward = 3.0;
 /// Units a split dimension may be cut in for uneven shards: more follow
 /// speeds more closely, fewer leave more dimensions divisible.
 constexpr int64_t kMaxShardUnits = 64;
+/// Uneven shards may leave whole the split parameters no dimension of
+/// which the units divide, while they hold at most 1/this of the elements.
+constexpr int64_t kMaxUncutShare = 100;
 
 /// What one device of a stage needs, per sample of its local batch (its
 /// rows: in a shard group a rank computes its part of the group's rows'
@@ -231,9 +234,9 @@ double Balancer::secondsPerRow(int64_t r) const {
 
 /// The shard groups' weights: given, equal, or by speed. By speed, each
 /// position weighs as its slowest device over the groups, rounded to whole
-/// units by largest remainder; of the unit counts that divide every split
-/// parameter's dimensions and the batch's rows, the fewest that come
-/// within 1% of the best balance any of them reaches.
+/// units by largest remainder; of the unit counts that divide the batch's
+/// rows and a dimension of (nearly) every split parameter, the fewest that
+/// come within 1% of the best balance any of them reaches.
 LogicalResult Balancer::chooseWeights() {
   weights.assign(group, 1);
   units = group;
@@ -259,7 +262,8 @@ LogicalResult Balancer::chooseWeights() {
     return success();
   // Every stage's split TaskGraphs must cut in the group's size for one
   // set of weights to serve them.
-  int64_t divisor = batch / m;
+  SmallVector<ArrayRef<int64_t>> shapes;
+  int64_t elements = 0;
   for (TaskGraphOp tg : plan::taskGraphs(fn)) {
     auto shards = tg->getAttrOfType<IntegerAttr>("shards");
     if (!shards)
@@ -267,16 +271,31 @@ LogicalResult Balancer::chooseWeights() {
     if (shards.getInt() != group)
       return success();
     tg.walk([&](ParamOp p) {
-      for (int64_t d : p.getType().getShape())
-        if (d > 1)
-          divisor = std::gcd(divisor, d);
+      shapes.push_back(p.getType().getShape());
+      elements += p.getType().getNumElements();
     });
   }
+  // A unit count must divide the rows, and some dimension of nearly every
+  // split parameter: a small one it cannot cut (a bias of 10 classes)
+  // stays whole, as a row-split layer's bias does anyway.
+  auto admissible = [&](int64_t u) {
+    if ((batch / m) % u != 0)
+      return false;
+    int64_t uncut = 0;
+    for (ArrayRef<int64_t> shape : shapes)
+      if (llvm::none_of(shape, [&](int64_t d) { return d % u == 0; })) {
+        int64_t n = 1;
+        for (int64_t d : shape)
+          n *= d;
+        uncut += n;
+      }
+    return uncut * kMaxUncutShare <= elements;
+  };
   const double total = std::accumulate(speed.begin(), speed.end(), 0.0);
   double bestScore = std::numeric_limits<double>::infinity();
   SmallVector<std::pair<double, SmallVector<int64_t>>> tried;
-  for (int64_t u = group; u <= std::min(divisor, kMaxShardUnits); ++u) {
-    if (divisor % u != 0)
+  for (int64_t u = group; u <= kMaxShardUnits; ++u) {
+    if (!admissible(u))
       continue;
     SmallVector<double> ideal(group);
     SmallVector<int64_t> w(group);

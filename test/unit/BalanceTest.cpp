@@ -75,6 +75,15 @@ TEST(Balance, UnevenShardsOfOneSplitTaskGraph) {
   EXPECT_GT(planned.peakMemory[0], planned.peakMemory[1]);
 }
 
+TEST(Balance, UnevenShardsInFineUnitsForA2To1Pair) {
+  // Speeds 2:1 in 64 units: 43:21, odd part sizes (86 and 42 of w1's 128
+  // columns); the 12-class bias no unit count divides stays whole.
+  whale::TrainResult planned;
+  expectEquivalent(source(kMlpSplit), kMlpSplit,
+                   "cpu:1@threads=2,cpu:1@threads=1", &planned);
+  EXPECT_EQ(sharesOf(planned), (std::vector<int64_t>{43, 21}));
+}
+
 TEST(Balance, UnevenShardsOfTheHybridsClasses) {
   // 2000 classes cut 1500/500: the sharded cross entropy finds each rank's
   // classes by the weights.
