@@ -72,12 +72,11 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
   std::vector<StageReport> out(plan.stages);
   auto model = plan.planned.get().lookupSymbol<mlir::func::FuncOp>(plan.model);
   for (TaskGraphOp tg : plan::taskGraphs(model)) {
-    StageReport &r = out[tg->getAttrOfType<mlir::IntegerAttr>("stage").getInt()];
-    r.strategies.push_back(stringifyStrategy(tg.getStrategy()).str() +
-                           (tg.getDevices() ? "(" +
-                                                  std::to_string(*tg.getDevices()) +
-                                                  ")"
-                                            : ""));
+    StageReport &r =
+        out[tg->getAttrOfType<mlir::IntegerAttr>("stage").getInt()];
+    r.strategies.push_back(
+        stringifyStrategy(tg.getStrategy()).str() +
+        (tg.getDevices() ? "(" + std::to_string(*tg.getDevices()) + ")" : ""));
     if (r.devices.empty())
       for (int64_t d :
            tg->getAttrOfType<mlir::DenseI64ArrayAttr>("virtual_device")
@@ -90,7 +89,8 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
     if (!shards)
       continue;
     r.shards = shards.getInt();
-    StageReport::Split split{r.strategies.back(), {},
+    StageReport::Split split{r.strategies.back(),
+                             {},
                              tg->getAttrOfType<mlir::ArrayAttr>("sharding"),
                              tg->getAttrOfType<mlir::ArrayAttr>("bridges")};
     for (ParamOp p : tg.getBody().front().getOps<ParamOp>()) {
@@ -149,9 +149,8 @@ std::vector<DeviceReport> deviceReports(const PlannedModel &plan) {
     d.device = plan.grid[i];
     d.stage = i / plan.replicas;
     d.replica = i % plan.replicas;
-    d.samples = plan.localBatches.empty()
-                    ? plan.microBatch * plan.microBatches
-                    : plan.localBatches[d.replica];
+    d.samples = plan.localBatches.empty() ? plan.microBatch * plan.microBatches
+                                          : plan.localBatches[d.replica];
   }
   for (DeviceReport &d : out) {
     if (d.device < static_cast<int64_t>(plan.deviceMemory.size()))
@@ -174,9 +173,10 @@ double stepSeconds(const PlannedModel &plan) {
 
 void devicesText(llvm::raw_ostream &os, const PlannedModel &plan,
                  const PlannedModel *even, const std::string &evenError) {
-  os << "devices (" << (plan.balance == "hardware" ? "balanced by speed and "
-                                                     "memory"
-                                                   : plan.balance)
+  os << "devices ("
+     << (plan.balance == "hardware" ? "balanced by speed and "
+                                      "memory"
+                                    : plan.balance)
      << "):\n";
   os << llvm::formatv("  {0,-6} {1,-5} {2,12} {3,8} {4,11} {5,12}", "device",
                       "stage", "GFLOP/s", "samples", "compute ms",
@@ -200,8 +200,8 @@ void devicesText(llvm::raw_ostream &os, const PlannedModel &plan,
     os << "\n";
   }
   double mine = stepSeconds(plan);
-  os << llvm::formatv("  predicted compute per step (slowest device): {0:F3} ms",
-                      mine * 1e3);
+  os << llvm::formatv(
+      "  predicted compute per step (slowest device): {0:F3} ms", mine * 1e3);
   if (even && stepSeconds(*even) > 0 && mine > 0)
     os << llvm::formatv("; even {0:F3} ms, {1:F2}x", stepSeconds(*even) * 1e3,
                         stepSeconds(*even) / mine);
@@ -234,8 +234,8 @@ std::string planText(const PlannedModel &plan, const PlannedModel *even,
   os << "model " << plan.model << " on " << plan.devices << " device"
      << (plan.devices == 1 ? "" : "s") << ": " << plan.stages << " stage"
      << (plan.stages == 1 ? "" : "s") << " x " << plan.replicas << " replica"
-     << (plan.replicas == 1 ? "" : "s") << "; global batch "
-     << plan.globalBatch << " = ";
+     << (plan.replicas == 1 ? "" : "s") << "; global batch " << plan.globalBatch
+     << " = ";
   bool equal = llvm::all_equal(plan.localBatches);
   if (equal)
     os << plan.replicas << " x " << plan.microBatches << " micro-batch"
@@ -309,8 +309,8 @@ std::string planJson(const PlannedModel &plan, const PlannedModel *even,
     for (const StageReport::Split &sp : r.splits) {
       llvm::json::Array params, patterns, bridges;
       for (const auto &p : sp.params)
-        params.push_back(llvm::json::Object{{"name", p.first},
-                                            {"layout", p.second}});
+        params.push_back(
+            llvm::json::Object{{"name", p.first}, {"layout", p.second}});
       for (mlir::Attribute a : listOf(sp.patterns)) {
         auto d = mlir::cast<mlir::DictionaryAttr>(a);
         llvm::json::Object costs;

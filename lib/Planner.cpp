@@ -80,9 +80,9 @@ void describeCluster(mlir::ModuleOp module, const std::vector<double> &rates,
 
 template <class T>
 std::vector<T> arrayOf(mlir::DictionaryAttr d, llvm::StringRef key) {
-  using Attr = std::conditional_t<std::is_same_v<T, double>,
-                                  mlir::DenseF64ArrayAttr,
-                                  mlir::DenseI64ArrayAttr>;
+  using Attr =
+      std::conditional_t<std::is_same_v<T, double>, mlir::DenseF64ArrayAttr,
+                         mlir::DenseI64ArrayAttr>;
   auto a = d.getAs<Attr>(key);
   return a ? std::vector<T>(a.asArrayRef().begin(), a.asArrayRef().end())
            : std::vector<T>();
@@ -91,7 +91,8 @@ std::vector<T> arrayOf(mlir::DictionaryAttr d, llvm::StringRef key) {
 /// The planned copy of `name`, alone in its module.
 mlir::func::FuncOp onlyModel(mlir::ModuleOp module, const std::string &name) {
   mlir::func::FuncOp keep;
-  for (auto fn : llvm::make_early_inc_range(module.getOps<mlir::func::FuncOp>()))
+  for (auto fn :
+       llvm::make_early_inc_range(module.getOps<mlir::func::FuncOp>()))
     if (fn.getName() == name)
       keep = fn;
     else
@@ -109,9 +110,8 @@ int64_t weightOf(const std::vector<int64_t> &weights, int64_t r) {
 } // namespace
 
 mlir::ModuleOp PlannedModel::ranksOf(int64_t replica) const {
-  int64_t size = localBatches.empty()
-                     ? microBatch
-                     : localBatches[replica] / microBatches;
+  int64_t size =
+      localBatches.empty() ? microBatch : localBatches[replica] / microBatches;
   int64_t weight = weightOf(shardWeights, replica);
   for (const RankVariant &v : others)
     if (v.microBatch == size && v.shardWeight == weight)

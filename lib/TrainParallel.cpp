@@ -42,14 +42,16 @@ constexpr double kCommTimeoutSeconds = 120;
 whale_rt_tensor *newTensor(whale_rt_context *ctx, mlir::RankedTensorType type,
                            std::string &error) {
   mlir::Type e = type.getElementType();
-  int32_t dtype = e.isF32() ? WHALE_RT_F32 : e.isInteger(32) ? WHALE_RT_I32 : -1;
+  int32_t dtype = e.isF32()         ? WHALE_RT_F32
+                  : e.isInteger(32) ? WHALE_RT_I32
+                                    : -1;
   if (dtype < 0) {
     error = "inputs are f32 or i32 tensors for now";
     return nullptr;
   }
   whale_rt_tensor *t = nullptr;
-  if (whale_rt_tensor_create(ctx, dtype, type.getRank(),
-                             type.getShape().data(), &t) != WHALE_RT_OK) {
+  if (whale_rt_tensor_create(ctx, dtype, type.getRank(), type.getShape().data(),
+                             &t) != WHALE_RT_OK) {
     error = whale_rt_last_error(ctx);
     return nullptr;
   }
@@ -201,15 +203,14 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       rank.ctx.reset(
           whale_rt_context_create(name.c_str(), threads, spec.memory, seed));
       if (!rank.ctx ||
-          whale_rt_context_bind(rank.ctx.get(), comm.get(),
-                                static_cast<int32_t>(plan.stages),
-                                static_cast<int32_t>(plan.replicas),
-                                grid.data(), static_cast<int32_t>(s),
-                                static_cast<int32_t>(r)) != WHALE_RT_OK)
-        return fail("cannot set up rank " + std::to_string(device) +
-                    (rank.ctx ? std::string(": ") +
-                                    whale_rt_last_error(rank.ctx.get())
-                              : std::string()));
+          whale_rt_context_bind(
+              rank.ctx.get(), comm.get(), static_cast<int32_t>(plan.stages),
+              static_cast<int32_t>(plan.replicas), grid.data(),
+              static_cast<int32_t>(s), static_cast<int32_t>(r)) != WHALE_RT_OK)
+        return fail(
+            "cannot set up rank " + std::to_string(device) +
+            (rank.ctx ? std::string(": ") + whale_rt_last_error(rank.ctx.get())
+                      : std::string()));
       for (mlir::RankedTensorType t : rank.program->inputs) {
         whale_rt_tensor *in = newTensor(rank.ctx.get(), t, error);
         if (!in)
@@ -241,9 +242,9 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   int64_t first = 0;
   if (!options.loadPath.empty()) {
     // Load once, then hand each rank its stage's part.
-    if (std::string err = loadCheckpoint(host.get(), options.loadPath,
-                                         plan.model, allParams, stateCount,
-                                         first);
+    if (std::string err =
+            loadCheckpoint(host.get(), options.loadPath, plan.model, allParams,
+                           stateCount, first);
         !err.empty())
       return fail(err);
     for (Rank &rank : ranks) {
@@ -282,8 +283,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
             WHALE_RT_OK) {
           std::string who =
               "rank " +
-              std::to_string(plan.grid[rank.stage * plan.replicas +
-                                       rank.replica]);
+              std::to_string(
+                  plan.grid[rank.stage * plan.replicas + rank.replica]);
           std::lock_guard<std::mutex> lock(failMutex);
           if (firstError.empty()) {
             firstError = who + ": " + whale_rt_last_error(ctx);
@@ -330,9 +331,9 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     if (std::string err = gather(); !err.empty())
       return fail(err);
   if (!options.savePath.empty())
-    if (std::string err = saveCheckpoint(host.get(), options.savePath,
-                                         plan.model, steps, seed, allParams,
-                                         stateCount);
+    if (std::string err =
+            saveCheckpoint(host.get(), options.savePath, plan.model, steps,
+                           seed, allParams, stateCount);
         !err.empty())
       return fail(err);
   if (options.keepParameters)
@@ -345,9 +346,9 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   for (const Rank &rank : ranks) {
     int64_t device = plan.grid[rank.stage * plan.replicas + rank.replica];
     result.peakMemory[device] = whale_rt_memory_peak(rank.ctx.get());
-    result.localBatches[device] =
-        plan.localBatches.empty() ? plan.microBatch * plan.microBatches
-                                  : plan.localBatches[rank.replica];
+    result.localBatches[device] = plan.localBatches.empty()
+                                      ? plan.microBatch * plan.microBatches
+                                      : plan.localBatches[rank.replica];
   }
   for (const Rank &rank : ranks)
     result.commBytes.push_back(whale_rt_comm_bytes(rank.ctx.get(), 0) +

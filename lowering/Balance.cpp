@@ -80,8 +80,8 @@ class Balancer {
 public:
   Balancer(func::FuncOp fn, OpBuilder &b, bool even, ArrayRef<int64_t> forced,
            ArrayRef<int64_t> forcedWeights, int64_t ownWeight)
-      : fn(fn), b(b), even(even), forced(forced),
-        forcedWeights(forcedWeights), ownWeight(ownWeight) {}
+      : fn(fn), b(b), even(even), forced(forced), forcedWeights(forcedWeights),
+        ownWeight(ownWeight) {}
   LogicalResult run();
 
 private:
@@ -103,7 +103,9 @@ private:
   SmallVector<int64_t> grid;
   SmallVector<StageCost> costs;
 
-  int64_t deviceOf(int64_t s, int64_t r) const { return grid[s * replicas + r]; }
+  int64_t deviceOf(int64_t s, int64_t r) const {
+    return grid[s * replicas + r];
+  }
   int64_t weightOf(int64_t r) const { return weights[r % group]; }
   /// Replica r's parameters, gradients and optimizer state at stage s.
   int64_t fixedAt(int64_t s, int64_t r) const {
@@ -126,8 +128,7 @@ private:
   LogicalResult measureStages();
   void orderStagesByMemory();
   LogicalResult chooseWeights();
-  LogicalResult shares(SmallVector<int64_t> &n,
-                       SmallVector<Attribute> &shifts);
+  LogicalResult shares(SmallVector<int64_t> &n, SmallVector<Attribute> &shifts);
   LogicalResult overMemory(int64_t s, int64_t r, int64_t rows,
                            StringRef advice);
 };
@@ -163,7 +164,7 @@ LogicalResult Balancer::measureStages() {
         c.actPerSample += cost.getOutputMemory() / elaborated;
       }
     }
-    c.inFlight = stages == 1 ? 1
+    c.inFlight = stages == 1       ? 1
                  : kind == "gpipe" ? m
                                    : std::min<int64_t>(stages - s, m);
   }
@@ -200,8 +201,8 @@ void Balancer::orderStagesByMemory() {
   for (TaskGraphOp tg : tgs) {
     int64_t s = tg->getAttrOfType<IntegerAttr>("stage").getInt();
     tg->setAttr("virtual_device",
-                b.getDenseI64ArrayAttr(ArrayRef<int64_t>(grid).slice(
-                    s * replicas, replicas)));
+                b.getDenseI64ArrayAttr(
+                    ArrayRef<int64_t>(grid).slice(s * replicas, replicas)));
   }
 }
 
@@ -212,8 +213,8 @@ LogicalResult Balancer::overMemory(int64_t s, int64_t r, int64_t rows,
   if (rows == 0)
     return c.first.emitOpError("does not fit on device ")
            << d << ": its parameters, gradients and optimizer state need "
-           << fixed << " bytes, over the device's limit of "
-           << cluster.limit(d) << " bytes" << advice;
+           << fixed << " bytes, over the device's limit of " << cluster.limit(d)
+           << " bytes" << advice;
   int64_t act = static_cast<int64_t>(std::ceil(actPerRow(s) * rows));
   return c.first.emitOpError("does not fit on device ")
          << d << ": it needs " << fixed + act << " bytes (" << fixed
@@ -416,9 +417,9 @@ LogicalResult Balancer::shares(SmallVector<int64_t> &n,
       int64_t pick = -1;
       for (int64_t j = 0; j < groups; ++j) {
         double gap = ideal[j] - n[j];
-        if (given < total ? (pick < 0 || gap > ideal[pick] - n[pick])
-                          : (n[j] > 1 &&
-                             (pick < 0 || gap < ideal[pick] - n[pick])))
+        if (given < total
+                ? (pick < 0 || gap > ideal[pick] - n[pick])
+                : (n[j] > 1 && (pick < 0 || gap < ideal[pick] - n[pick])))
           pick = j;
       }
       n[pick] += given < total ? 1 : -1;
@@ -434,8 +435,7 @@ LogicalResult Balancer::shares(SmallVector<int64_t> &n,
         break;
       int64_t to = -1;
       for (int64_t j = 0; j < groups; ++j)
-        if (n[j] < cap[j] &&
-            (to < 0 || n[j] / rate[j] < n[to] / rate[to]))
+        if (n[j] < cap[j] && (to < 0 || n[j] / rate[j] < n[to] / rate[to]))
           to = j;
       if (to < 0)
         break; // reported below, with the device that is over
@@ -466,8 +466,7 @@ LogicalResult Balancer::shares(SmallVector<int64_t> &n,
                   ? std::string(": balance by hardware, or give it more memory")
                   : ": the other devices have no room for its excess (the "
                     "cluster holds at most " +
-                        std::to_string(static_cast<int64_t>(room) * units *
-                                       m) +
+                        std::to_string(static_cast<int64_t>(room) * units * m) +
                         " of the " + std::to_string(batch) + " samples)";
           return overMemory(s, r, n[j] * weightOf(r), advice);
         }

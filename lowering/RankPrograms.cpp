@@ -87,8 +87,9 @@ LogicalResult RankBuilder::analyze() {
   microBatches = plan::intOf(planAttr, "micro_batches", 1);
   auto w = planAttr ? planAttr.getAs<FloatAttr>("grad_weight") : FloatAttr();
   if (!stages || !micro || !w)
-    return model.emitOpError("is not fully planned; run -whale-virtual-devices, "
-                             "-whale-pipeline and -whale-data-parallel first");
+    return model.emitOpError(
+        "is not fully planned; run -whale-virtual-devices, "
+        "-whale-pipeline and -whale-data-parallel first");
   weight = w.getValueAsDouble();
   lossShards = plan::intOf(planAttr, "loss_shards", 1);
   if (auto scale = planAttr.getAs<FloatAttr>("loss_scale"))
@@ -114,8 +115,7 @@ LogicalResult RankBuilder::analyze() {
         params[s].push_back(p);
         if (shards)
           shardedBy[p.getName()] = shards.getInt();
-      }
-      else
+      } else
         ops[s].push_back(&op);
     }
   }
@@ -131,9 +131,8 @@ LogicalResult RankBuilder::analyze() {
       if (from == s)
         return success();
       if (from > s || from < 0)
-        return model.emitOpError("stage ")
-               << s << " reads a value of stage " << from
-               << ", which runs after it";
+        return model.emitOpError("stage ") << s << " reads a value of stage "
+                                           << from << ", which runs after it";
       boundary.insert(v);
       readers[v].insert(s);
       return success();
@@ -202,8 +201,8 @@ LogicalResult RankBuilder::build(int64_t s) {
         Value local = fn.getArgument(arg.getArgNumber());
         if (microBatches > 1) {
           auto t = cast<RankedTensorType>(arg.getType());
-          local = SliceOp::create(b, loc, t, local, 0, j * micro,
-                                  (j + 1) * micro);
+          local =
+              SliceOp::create(b, loc, t, local, 0, j * micro, (j + 1) * micro);
         }
         map.map(arg, local);
       }
@@ -238,8 +237,8 @@ LogicalResult RankBuilder::build(int64_t s) {
     for (auto [i, v] : llvm::enumerate(boundary))
       if (plan::stageOf(v) == s)
         for (int64_t reader : readers[v])
-          add(map.lookup(v), RecvOp::create(b, loc, v.getType(), reader,
-                                            tagOf(j, true, i)));
+          add(map.lookup(v),
+              RecvOp::create(b, loc, v.getType(), reader, tagOf(j, true, i)));
     if (failed(backpropagate(b, forwardOps[j], grads)))
       return failure();
     for (auto [i, v] : llvm::enumerate(boundary))
@@ -292,17 +291,16 @@ LogicalResult RankBuilder::build(int64_t s) {
     }
   }
   auto train = model->getAttrOfType<DictionaryAttr>("whale.train");
-  if (failed(emitOptimizerUpdates(
-          b, loc, model, train, ownParams, grads,
-          stages > 1 ? b.getStringAttr("stages") : StringAttr())))
+  if (failed(emitOptimizerUpdates(b, loc, model, train, ownParams, grads,
+                                  stages > 1 ? b.getStringAttr("stages")
+                                             : StringAttr())))
     return failure();
 
   // The loss of this rank's share of the batch (the last stage's ranks;
   // the others return zero), so the ranks' losses add up to the global one.
   Value total;
   for (Value l : losses) {
-    Value weighted =
-        MulOp::create(b, loc, scalar, l, constant(scalar, weight));
+    Value weighted = MulOp::create(b, loc, scalar, l, constant(scalar, weight));
     total = total ? AddOp::create(b, loc, scalar, total, weighted).getResult()
                   : weighted;
   }

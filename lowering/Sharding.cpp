@@ -357,7 +357,9 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
     ps.push_back(std::move(p));
   };
   auto allWhole = [&]() {
-    add({"whole", SmallVector<Layout>(n, Layout::whole()), {},
+    add({"whole",
+         SmallVector<Layout>(n, Layout::whole()),
+         {},
          Layout::whole()});
   };
   auto splitDims = [&]() {
@@ -377,8 +379,7 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
   // operands that broadcast along it are read whole by the parts.
   auto elementwise = [&](bool linear) {
     for (int64_t d : splitDims()) {
-      Pattern p{"split(" + std::to_string(d) + ")", {}, {},
-                Layout::part(d)};
+      Pattern p{"split(" + std::to_string(d) + ")", {}, {}, Layout::part(d)};
       for (Value v : op->getOperands()) {
         int64_t e = d - (rank - rankOf(v));
         bool broadcast =
@@ -393,7 +394,9 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
         return layoutOf(v).kind == Layout::Partial;
       });
       if (anyPartial && isa<AddOp, SubOp>(op))
-        add({"partial", SmallVector<Layout>(n, Layout::partial()), {},
+        add({"partial",
+             SmallVector<Layout>(n, Layout::partial()),
+             {},
              Layout::partial()});
       if (anyPartial && isa<MulOp, DivOp>(op)) {
         // One factor partial, the other whole (read by the terms).
@@ -412,9 +415,7 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
   };
 
   llvm::TypeSwitch<Operation *>(op)
-      .Case<AddOp, SubOp, MulOp, DivOp>([&](Operation *) {
-        elementwise(true);
-      })
+      .Case<AddOp, SubOp, MulOp, DivOp>([&](Operation *) { elementwise(true); })
       .Case<NegOp, ReluOp, GeluOp, TanhOp, ExpOp, LogOp, SqrtOp>(
           [&](Operation *) { elementwise(false); })
       .Case([&](CausalMaskOp) {
@@ -433,8 +434,10 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
       .Case([&](LayerNormOp) {
         Layout l = layoutOf(op->getOperand(0));
         if (l.kind == Layout::Part && l.axis != rank - 1)
-          add({"split", {l, Layout::whole(), Layout::whole()},
-               {false, true, true}, l});
+          add({"split",
+               {l, Layout::whole(), Layout::whole()},
+               {false, true, true},
+               l});
         allWhole();
       })
       .Case([&](TransposeOp t) {
@@ -483,14 +486,17 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
         Layout ll = layoutOf(lhs), lr = layoutOf(rhs);
         bool weight = rr == 2;
         auto forced = [&](StringRef name) {
-          return !weight || force.empty() || force == "auto" ||
-                 force == name;
+          return !weight || force.empty() || force == "auto" || force == name;
         };
         if (forced("column"))
-          add({"column", {Layout::whole(), Layout::part(nR)}, {true, false},
+          add({"column",
+               {Layout::whole(), Layout::part(nR)},
+               {true, false},
                Layout::part(rank - 1)});
         if (forced("row"))
-          add({"row", {Layout::part(kL), Layout::part(kR)}, {},
+          add({"row",
+               {Layout::part(kL), Layout::part(kR)},
+               {},
                Layout::partial()});
         // A weight of a split TaskGraph is split unless a test asks
         // otherwise: replicating it would trade bytes for duplicated work
@@ -504,7 +510,9 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
         if (ll.kind == Layout::Part && ll.axis != kL &&
             (weight || ll.axis == mL)) {
           int64_t out = ll.axis == mL ? rank - 2 : ll.axis;
-          add({"rows", {ll, Layout::whole()}, {false, true},
+          add({"rows",
+               {ll, Layout::whole()},
+               {false, true},
                Layout::part(out)});
         }
         // Both split in the same batch dimension (attention's heads).
@@ -515,7 +523,9 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
       })
       .Case([&](CrossEntropyOp) {
         Layout l = layoutOf(op->getOperand(0));
-        add({"sharded_classes", {Layout::part(rank), Layout::whole()}, {},
+        add({"sharded_classes",
+             {Layout::part(rank), Layout::whole()},
+             {},
              Layout::whole()});
         if (l.kind == Layout::Part && l.axis < rank)
           add({"rows", {l, l}, {}, l});
@@ -552,8 +562,8 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
     for (unsigned i = 0; i < n; ++i) {
       Value v = op->getOperand(i);
       p.cost += convertCost(v, p.ins[i]);
-      if (p.fanout[i] && p.ins[i].kind == Layout::Whole &&
-          grad(source(v)) && p.out.kind != Layout::Whole)
+      if (p.fanout[i] && p.ins[i].kind == Layout::Whole && grad(source(v)) &&
+          p.out.kind != Layout::Whole)
         p.cost += bytes(source(v), Layout::whole());
     }
     if (p.out.kind == Layout::Partial)
@@ -642,9 +652,9 @@ void StageSharder::foldShardedParams() {
     SmallVector<int64_t> shard = {first.getAxis(), c};
     if (!weights.empty())
       shard.push_back(p.getType().getDimSize(first.getAxis()));
-    auto part = ParamOp::create(
-        b, p.getLoc(), first.getType(), p.getNameAttr(), p.getInitAttr(),
-        p.getInitArgsAttr(), b.getDenseI64ArrayAttr(shard), weightsAttr());
+    auto part = ParamOp::create(b, p.getLoc(), first.getType(), p.getNameAttr(),
+                                p.getInitAttr(), p.getInitArgsAttr(),
+                                b.getDenseI64ArrayAttr(shard), weightsAttr());
     for (Operation *u : llvm::make_early_inc_range(p->getUsers())) {
       u->getResult(0).replaceAllUsesWith(part.getResult());
       u->erase();
@@ -694,9 +704,8 @@ LogicalResult StageSharder::run() {
       // A result nobody reads (split TaskGraphs read the parts themselves)
       // hands on the part as it is: no bridge.
       Value result = tg->getResult(o.getOperandNumber());
-      if (llvm::all_of(result.getUsers(), [&](Operation *u) {
-            return replaced.contains(u);
-          })) {
+      if (llvm::all_of(result.getUsers(),
+                       [&](Operation *u) { return replaced.contains(u); })) {
         o.set(info[src].local);
         result.setType(info[src].local.getType());
         continue;
@@ -729,62 +738,64 @@ struct ShardingPass : public whale::impl::WhaleShardingBase<ShardingPass> {
           << matmul << "'";
       return signalPassFailure();
     }
-    bool ok = plan::forEachModel(getOperation(), [&](func::FuncOp fn)
-                                                     -> LogicalResult {
-      DictionaryAttr p = plan::planOf(fn);
-      auto shards = p ? p.getAs<DenseI64ArrayAttr>("shards")
-                      : DenseI64ArrayAttr();
-      if (!shards)
-        return success();
-      int64_t micro = plan::intOf(p, "micro_batch", 0);
-      for (auto [s, c] : llvm::enumerate(shards.asArrayRef())) {
-        if (c < 2)
-          continue;
-        if (micro < 1)
-          return fn.emitOpError("is not planned for micro-batches; run "
-                                "-whale-pipeline first");
-        std::string force = matmul;
-        if (force == "auto")
-          if (auto a = dyn_cast_or_null<StringAttr>(
-                  plan::configValue(fn, "split_matmul")))
-            force = a.getValue().str();
-        SmallVector<int64_t> weights;
-        if (auto w = p.getAs<DenseI64ArrayAttr>("shard_weights"))
-          weights.assign(w.asArrayRef().begin(), w.asArrayRef().end());
-        int64_t own = plan::intOf(p, "shard_weight", 1);
-        if (!weights.empty() &&
-            (static_cast<int64_t>(weights.size()) != c ||
-             !llvm::is_contained(weights, own)))
-          return fn.emitOpError("shard_weights ")
-                 << weights.size() << " long, with this rank's weight " << own
-                 << ", do not describe a shard group of " << c;
-        StageSharder sharder(fn, s, c, micro, force, weights, own);
-        if (failed(sharder.run()))
-          return failure();
-      }
-      // The loss is whole over a shard group (its rows' mean), so each
-      // rank's backward starts from the group's share of the batch.
-      auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
-      Operation *def = plan::throughYields(ret.getOperand(0)).getDefiningOp();
-      auto tg = def ? def->getParentOfType<TaskGraphOp>() : TaskGraphOp();
-      if (auto c = tg ? tg->getAttrOfType<IntegerAttr>("shards")
-                      : IntegerAttr()) {
-        // With uneven shards the group's rows are units/own of this rank's.
-        Builder b(fn.getContext());
-        SmallVector<NamedAttribute> attrs = {b.getNamedAttr("loss_shards", c)};
-        if (auto w = p.getAs<DenseI64ArrayAttr>("shard_weights")) {
-          int64_t units = 0;
-          for (int64_t x : w.asArrayRef())
-            units += x;
-          attrs.push_back(b.getNamedAttr(
-              "loss_scale",
-              b.getF64FloatAttr(double(units) /
-                                double(plan::intOf(p, "shard_weight", 1)))));
-        }
-        plan::updatePlan(fn, attrs);
-      }
-      return success();
-    });
+    bool ok = plan::forEachModel(
+        getOperation(), [&](func::FuncOp fn) -> LogicalResult {
+          DictionaryAttr p = plan::planOf(fn);
+          auto shards =
+              p ? p.getAs<DenseI64ArrayAttr>("shards") : DenseI64ArrayAttr();
+          if (!shards)
+            return success();
+          int64_t micro = plan::intOf(p, "micro_batch", 0);
+          for (auto [s, c] : llvm::enumerate(shards.asArrayRef())) {
+            if (c < 2)
+              continue;
+            if (micro < 1)
+              return fn.emitOpError("is not planned for micro-batches; run "
+                                    "-whale-pipeline first");
+            std::string force = matmul;
+            if (force == "auto")
+              if (auto a = dyn_cast_or_null<StringAttr>(
+                      plan::configValue(fn, "split_matmul")))
+                force = a.getValue().str();
+            SmallVector<int64_t> weights;
+            if (auto w = p.getAs<DenseI64ArrayAttr>("shard_weights"))
+              weights.assign(w.asArrayRef().begin(), w.asArrayRef().end());
+            int64_t own = plan::intOf(p, "shard_weight", 1);
+            if (!weights.empty() &&
+                (static_cast<int64_t>(weights.size()) != c ||
+                 !llvm::is_contained(weights, own)))
+              return fn.emitOpError("shard_weights ")
+                     << weights.size() << " long, with this rank's weight "
+                     << own << ", do not describe a shard group of " << c;
+            StageSharder sharder(fn, s, c, micro, force, weights, own);
+            if (failed(sharder.run()))
+              return failure();
+          }
+          // The loss is whole over a shard group (its rows' mean), so each
+          // rank's backward starts from the group's share of the batch.
+          auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+          Operation *def =
+              plan::throughYields(ret.getOperand(0)).getDefiningOp();
+          auto tg = def ? def->getParentOfType<TaskGraphOp>() : TaskGraphOp();
+          if (auto c = tg ? tg->getAttrOfType<IntegerAttr>("shards")
+                          : IntegerAttr()) {
+            // With uneven shards the group's rows are units/own of this rank's.
+            Builder b(fn.getContext());
+            SmallVector<NamedAttribute> attrs = {
+                b.getNamedAttr("loss_shards", c)};
+            if (auto w = p.getAs<DenseI64ArrayAttr>("shard_weights")) {
+              int64_t units = 0;
+              for (int64_t x : w.asArrayRef())
+                units += x;
+              attrs.push_back(b.getNamedAttr(
+                  "loss_scale", b.getF64FloatAttr(double(units) /
+                                                  double(plan::intOf(
+                                                      p, "shard_weight", 1)))));
+            }
+            plan::updatePlan(fn, attrs);
+          }
+          return success();
+        });
     if (!ok)
       signalPassFailure();
   }

@@ -286,8 +286,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     return success();
   }
   if (auto s = dyn_cast<SendOp>(op)) {
-    call("whale_rt_send", {ctxArg, constI32(s.getStage()),
-                           constI64(s.getTag()), in(0)});
+    call("whale_rt_send",
+         {ctxArg, constI32(s.getStage()), constI64(s.getTag()), in(0)});
     return success();
   }
 
@@ -419,8 +419,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
         return success();
       })
       .Case([&](RecvOp r) {
-        call("whale_rt_recv", {ctxArg, constI32(r.getStage()),
-                               constI64(r.getTag()), *out});
+        call("whale_rt_recv",
+             {ctxArg, constI32(r.getStage()), constI64(r.getTag()), *out});
         return success();
       })
       .Case([&](ConcatOp c) {
@@ -457,14 +457,14 @@ LogicalResult Lowering::lowerOp(Operation *op) {
       })
       .Case([&](ShardedCrossEntropyOp c) {
         call("whale_rt_sharded_cross_entropy",
-             {ctxArg, constI32(c.getShards()), weightsOf(c.getWeights()),
-              in(0), in(1), *out});
+             {ctxArg, constI32(c.getShards()), weightsOf(c.getWeights()), in(0),
+              in(1), *out});
         return success();
       })
       .Case([&](ShardedCrossEntropyGradOp c) {
         call("whale_rt_sharded_cross_entropy_grad",
-             {ctxArg, constI32(c.getShards()), weightsOf(c.getWeights()),
-              in(0), in(1), in(2), *out});
+             {ctxArg, constI32(c.getShards()), weightsOf(c.getWeights()), in(0),
+              in(1), in(2), *out});
         return success();
       })
       // Gradients: the operand not asked for gets a null handle.

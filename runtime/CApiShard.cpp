@@ -18,8 +18,8 @@
 
 using namespace whale::rt;
 using namespace whale::rt::capi;
-using whale::rt::PartRange;
 using whale::rt::partOf;
+using whale::rt::PartRange;
 using whale::rt::partUnits;
 
 namespace {
@@ -93,8 +93,8 @@ std::string partsText(int64_t shards, const int64_t *weights) {
   return s;
 }
 
-whale_rt_status needGroup(whale_rt_context *ctx, const char *op,
-                          int32_t shards, bool peers, Group &g) {
+whale_rt_status needGroup(whale_rt_context *ctx, const char *op, int32_t shards,
+                          bool peers, Group &g) {
   if (!ctx->comm)
     return ctx->invalid(std::string(op) +
                         ": the context is not bound to a communicator");
@@ -116,8 +116,8 @@ Status maxOver(whale_rt_context *ctx, const Group &g, std::vector<float> &m) {
   CommScope scope(ctx, "all_gather");
   int64_t n = static_cast<int64_t>(m.size());
   std::vector<float> all(n * g.ranks.size());
-  if (Status st = ctx->comm->allGather(ctx->rank, g.ranks, DType::F32,
-                                       m.data(), n, all.data());
+  if (Status st = ctx->comm->allGather(ctx->rank, g.ranks, DType::F32, m.data(),
+                                       n, all.data());
       !st)
     return st;
   for (size_t r = 0; r < g.ranks.size(); ++r)
@@ -172,8 +172,7 @@ whale_rt_status checkCrossEntropy(whale_rt_context *ctx, const char *op,
                                   whale_rt_tensor *logits,
                                   whale_rt_tensor *labels,
                                   whale_rt_tensor *out) {
-  if (whale_rt_status s =
-          needF32(ctx, op, {{"logits", logits}, {"out", out}}))
+  if (whale_rt_status s = needF32(ctx, op, {{"logits", logits}, {"out", out}}))
     return s;
   const Shape &sl = shapeOf(logits);
   if (!isIndex(labels) || sl.empty() ||
@@ -189,11 +188,10 @@ whale_rt_status checkCrossEntropy(whale_rt_context *ctx, const char *op,
 extern "C" {
 
 whale_rt_status whale_rt_param_shard(whale_rt_context *ctx, const char *name,
-                                     int32_t init_kind,
-                                     const double *init_args, int32_t num_args,
-                                     int32_t rank, const int64_t *whole_shape,
-                                     int32_t axis, int32_t shards,
-                                     const int64_t *weights,
+                                     int32_t init_kind, const double *init_args,
+                                     int32_t num_args, int32_t rank,
+                                     const int64_t *whole_shape, int32_t axis,
+                                     int32_t shards, const int64_t *weights,
                                      whale_rt_tensor **out) {
   return guarded(ctx, [&]() -> whale_rt_status {
     PartRange r;
@@ -236,11 +234,12 @@ whale_rt_status whale_rt_all_gather(whale_rt_context *ctx, int32_t shards,
       return s;
     PartRange mine;
     if (!in || !out || in->tensor.dtype() != out->tensor.dtype() ||
-        !partRange(shapeOf(out), shapeOf(in), axis, shards, weights,
-                   g.position, mine))
+        !partRange(shapeOf(out), shapeOf(in), axis, shards, weights, g.position,
+                   mine))
       return ctx->invalid("all_gather: the input must be this rank's part "
-                          "of the output along axis " + std::to_string(axis) +
-                          ", of " + partsText(shards, weights));
+                          "of the output along axis " +
+                          std::to_string(axis) + ", of " +
+                          partsText(shards, weights));
     // Every part travels in a slot the size of the largest, so one
     // fixed-size all-gather serves uneven parts too.
     const Shape &whole = shapeOf(out);
@@ -258,9 +257,9 @@ whale_rt_status whale_rt_all_gather(whale_rt_context *ctx, int32_t shards,
     std::vector<char> all(static_cast<size_t>(slot * elem) * shards);
     {
       CommScope scope(ctx, "all_gather");
-      if (Status st = ctx->comm->allGather(ctx->rank, g.ranks,
-                                           in->tensor.dtype(), send.data(),
-                                           slot, all.data());
+      if (Status st =
+              ctx->comm->allGather(ctx->rank, g.ranks, in->tensor.dtype(),
+                                   send.data(), slot, all.data());
           !st)
         return ctx->fail(st);
     }
@@ -283,10 +282,12 @@ whale_rt_status whale_rt_shard_slice(whale_rt_context *ctx, int32_t shards,
         !partRange(shapeOf(in), shapeOf(out), axis, shards, weights,
                    ctx->replica % shards, mine))
       return ctx->invalid("shard_slice: the output must be this rank's part "
-                          "of the input along axis " + std::to_string(axis) +
-                          ", of " + partsText(shards, weights) +
+                          "of the input along axis " +
+                          std::to_string(axis) + ", of " +
+                          partsText(shards, weights) +
                           ", in a group that exists");
-    int64_t elem = in->tensor.bytes() / std::max<int64_t>(1, in->tensor.numel());
+    int64_t elem =
+        in->tensor.bytes() / std::max<int64_t>(1, in->tensor.numel());
     copyPart(static_cast<char *>(in->tensor.raw()),
              static_cast<char *>(out->tensor.raw()), shapeOf(in), axis, mine,
              elem, /*toPart=*/true);
@@ -300,7 +301,8 @@ whale_rt_status whale_rt_shard_sum(whale_rt_context *ctx, int32_t shards,
     Group g;
     if (whale_rt_status s = needGroup(ctx, "shard_sum", shards, false, g))
       return s;
-    if (whale_rt_status s = needF32(ctx, "shard_sum", {{"in", in}, {"out", out}}))
+    if (whale_rt_status s =
+            needF32(ctx, "shard_sum", {{"in", in}, {"out", out}}))
       return s;
     if (whale_rt_status s = needShape(ctx, "shard_sum", out, shapeOf(in)))
       return s;
@@ -311,8 +313,8 @@ whale_rt_status whale_rt_shard_sum(whale_rt_context *ctx, int32_t shards,
   });
 }
 
-whale_rt_status whale_rt_all_reduce_peers(whale_rt_context *ctx,
-                                          int32_t shards, int32_t num_tensors,
+whale_rt_status whale_rt_all_reduce_peers(whale_rt_context *ctx, int32_t shards,
+                                          int32_t num_tensors,
                                           whale_rt_tensor *const *ts) {
   return guarded(ctx, [&]() -> whale_rt_status {
     Group g;
@@ -326,12 +328,10 @@ whale_rt_status whale_rt_all_reduce_peers(whale_rt_context *ctx,
   });
 }
 
-whale_rt_status whale_rt_sharded_cross_entropy(whale_rt_context *ctx,
-                                               int32_t shards,
-                                               const int64_t *weights,
-                                               whale_rt_tensor *logits,
-                                               whale_rt_tensor *labels,
-                                               whale_rt_tensor *out) {
+whale_rt_status
+whale_rt_sharded_cross_entropy(whale_rt_context *ctx, int32_t shards,
+                               const int64_t *weights, whale_rt_tensor *logits,
+                               whale_rt_tensor *labels, whale_rt_tensor *out) {
   return traced(ctx, "sharded_cross_entropy", {out}, [&]() -> whale_rt_status {
     Group g;
     if (whale_rt_status s =
@@ -340,8 +340,8 @@ whale_rt_status whale_rt_sharded_cross_entropy(whale_rt_context *ctx,
     if (whale_rt_status s = checkCrossEntropy(ctx, "sharded_cross_entropy",
                                               logits, labels, out))
       return s;
-    if (whale_rt_status s = needShape(ctx, "sharded_cross_entropy", out,
-                                      shapeOf(labels)))
+    if (whale_rt_status s =
+            needShape(ctx, "sharded_cross_entropy", out, shapeOf(labels)))
       return s;
     const int64_t cols = shapeOf(logits).back(), rows = out->tensor.numel();
     PartRange mine;
@@ -380,49 +380,54 @@ whale_rt_status whale_rt_sharded_cross_entropy_grad(
     whale_rt_context *ctx, int32_t shards, const int64_t *weights,
     whale_rt_tensor *logits, whale_rt_tensor *labels, whale_rt_tensor *dloss,
     whale_rt_tensor *out) {
-  return traced(ctx, "sharded_cross_entropy_grad", {out},
-                [&]() -> whale_rt_status {
-    Group g;
-    if (whale_rt_status s =
-            needGroup(ctx, "sharded_cross_entropy_grad", shards, false, g))
-      return s;
-    if (whale_rt_status s = checkCrossEntropy(
-            ctx, "sharded_cross_entropy_grad", logits, labels, out))
-      return s;
-    if (whale_rt_status s =
-            needF32(ctx, "sharded_cross_entropy_grad", {{"dloss", dloss}}))
-      return s;
-    if (shapeOf(dloss) != shapeOf(labels) || shapeOf(out) != shapeOf(logits))
-      return ctx->invalid("sharded_cross_entropy_grad: dloss must be shaped "
-                          "like the labels and the output like the logits");
-    const int64_t cols = shapeOf(logits).back(), rows = labels->tensor.numel();
-    PartRange mine;
-    if (!classesOf(shards, weights, g.position, cols, mine))
-      return ctx->invalid("sharded_cross_entropy_grad: " +
-                          std::to_string(cols) + " classes are no part of " +
-                          partsText(shards, weights));
-    const int64_t first = mine.offset;
-    const float *x = static_cast<const float *>(logits->tensor.raw());
-    const float *dl = static_cast<const float *>(dloss->tensor.raw());
-    float *dx = static_cast<float *>(out->tensor.raw());
-    std::vector<float> lse;
-    if (Status st = groupLogSumExp(ctx, g, x, rows, cols, lse); !st)
-      return ctx->fail(st);
-    for (int64_t i = 0; i < rows; ++i) {
-      int64_t y = labelAt(labels, i) - first;
-      for (int64_t c = 0; c < cols; ++c) {
-        float p = std::exp(x[i * cols + c] - lse[i]);
-        dx[i * cols + c] = (p - (c == y ? 1.0f : 0.0f)) * dl[i];
-      }
-    }
-    return WHALE_RT_OK;
-  });
+  return traced(
+      ctx, "sharded_cross_entropy_grad", {out}, [&]() -> whale_rt_status {
+        Group g;
+        if (whale_rt_status s =
+                needGroup(ctx, "sharded_cross_entropy_grad", shards, false, g))
+          return s;
+        if (whale_rt_status s = checkCrossEntropy(
+                ctx, "sharded_cross_entropy_grad", logits, labels, out))
+          return s;
+        if (whale_rt_status s =
+                needF32(ctx, "sharded_cross_entropy_grad", {{"dloss", dloss}}))
+          return s;
+        if (shapeOf(dloss) != shapeOf(labels) ||
+            shapeOf(out) != shapeOf(logits))
+          return ctx->invalid(
+              "sharded_cross_entropy_grad: dloss must be shaped "
+              "like the labels and the output like the logits");
+        const int64_t cols = shapeOf(logits).back(),
+                      rows = labels->tensor.numel();
+        PartRange mine;
+        if (!classesOf(shards, weights, g.position, cols, mine))
+          return ctx->invalid(
+              "sharded_cross_entropy_grad: " + std::to_string(cols) +
+              " classes are no part of " + partsText(shards, weights));
+        const int64_t first = mine.offset;
+        const float *x = static_cast<const float *>(logits->tensor.raw());
+        const float *dl = static_cast<const float *>(dloss->tensor.raw());
+        float *dx = static_cast<float *>(out->tensor.raw());
+        std::vector<float> lse;
+        if (Status st = groupLogSumExp(ctx, g, x, rows, cols, lse); !st)
+          return ctx->fail(st);
+        for (int64_t i = 0; i < rows; ++i) {
+          int64_t y = labelAt(labels, i) - first;
+          for (int64_t c = 0; c < cols; ++c) {
+            float p = std::exp(x[i * cols + c] - lse[i]);
+            dx[i * cols + c] = (p - (c == y ? 1.0f : 0.0f)) * dl[i];
+          }
+        }
+        return WHALE_RT_OK;
+      });
 }
 
-whale_rt_status whale_rt_clip_grad_norm_sharded(
-    whale_rt_context *ctx, int32_t group, int32_t shards, int32_t num_grads,
-    whale_rt_tensor *const *grads, const int32_t *sharded, double max_norm,
-    double *norm) {
+whale_rt_status whale_rt_clip_grad_norm_sharded(whale_rt_context *ctx,
+                                                int32_t group, int32_t shards,
+                                                int32_t num_grads,
+                                                whale_rt_tensor *const *grads,
+                                                const int32_t *sharded,
+                                                double max_norm, double *norm) {
   return guarded(ctx, [&]() -> whale_rt_status {
     Group g;
     if (whale_rt_status s = needGroup(ctx, "clip_grad_norm", shards, false, g))
@@ -432,8 +437,8 @@ whale_rt_status whale_rt_clip_grad_norm_sharded(
       return ctx->invalid("clip_grad_norm: bad group");
     if (num_grads < 0 || (num_grads > 0 && (!grads || !sharded)) ||
         !(max_norm > 0))
-      return ctx->invalid(
-          "clip_grad_norm: needs gradients, which are sharded, and max_norm > 0");
+      return ctx->invalid("clip_grad_norm: needs gradients, which are sharded, "
+                          "and max_norm > 0");
     // Whole gradients count once; the group's parts add up to their whole.
     double parts = 0;
     for (int32_t i = 0; i < num_grads; ++i)
@@ -442,14 +447,14 @@ whale_rt_status whale_rt_clip_grad_norm_sharded(
         for (int64_t k = 0, e = grads[i]->tensor.numel(); k < e; ++k)
           parts += static_cast<double>(d[k]) * static_cast<double>(d[k]);
       }
-    return clipCombined(ctx, num_grads, grads, max_norm, norm,
-                        [&](double &squares) {
-                          double total = parts;
-                          if (Status st = sumOverRanks(ctx, g.ranks, total); !st)
-                            return st;
-                          squares = squares - parts + total;
-                          return sumOverRanks(ctx, across, squares);
-                        });
+    return clipCombined(
+        ctx, num_grads, grads, max_norm, norm, [&](double &squares) {
+          double total = parts;
+          if (Status st = sumOverRanks(ctx, g.ranks, total); !st)
+            return st;
+          squares = squares - parts + total;
+          return sumOverRanks(ctx, across, squares);
+        });
   });
 }
 

@@ -37,14 +37,18 @@ inline int64_t partUnits(int64_t shards, const int64_t *weights) {
 /// the extent is no whole number of units.
 inline bool partOf(int64_t extent, int64_t shards, const int64_t *weights,
                    int64_t index, PartRange &out) {
-  if (shards < 1 || index < 0 || index >= shards)
+  if (shards < 1 || index < 0 || index >= shards || extent < 0)
     return false;
+  // Summed with a bound, so weights from outside cannot overflow: the
+  // units never exceed a non-empty extent they divide.
+  int64_t units = weights ? 0 : shards;
   if (weights)
-    for (int64_t i = 0; i < shards; ++i)
-      if (weights[i] < 1)
+    for (int64_t i = 0; i < shards; ++i) {
+      if (weights[i] < 1 || weights[i] > extent - units)
         return false;
-  const int64_t units = partUnits(shards, weights);
-  if (extent < 0 || extent % units != 0)
+      units += weights[i];
+    }
+  if (units < 1 || extent % units != 0)
     return false;
   const int64_t unit = extent / units;
   int64_t before = 0;

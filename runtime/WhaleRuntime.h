@@ -279,11 +279,10 @@ int64_t whale_rt_comm_bytes(const whale_rt_context *ctx, int32_t kind);
  * `axis` of a parameter of `whole_shape`, initialized whole as on one
  * device. */
 whale_rt_status whale_rt_param_shard(whale_rt_context *ctx, const char *name,
-                                     int32_t init_kind,
-                                     const double *init_args, int32_t num_args,
-                                     int32_t rank, const int64_t *whole_shape,
-                                     int32_t axis, int32_t shards,
-                                     const int64_t *weights,
+                                     int32_t init_kind, const double *init_args,
+                                     int32_t num_args, int32_t rank,
+                                     const int64_t *whole_shape, int32_t axis,
+                                     int32_t shards, const int64_t *weights,
                                      whale_rt_tensor **out);
 /* The group's parts joined along `axis`, in group order. */
 whale_rt_status whale_rt_all_gather(whale_rt_context *ctx, int32_t shards,
@@ -292,33 +291,32 @@ whale_rt_status whale_rt_all_gather(whale_rt_context *ctx, int32_t shards,
 /* This rank's part of `in` along `axis`; nothing moves. */
 whale_rt_status whale_rt_shard_slice(whale_rt_context *ctx, int32_t shards,
                                      const int64_t *weights, int64_t axis,
-                                     whale_rt_tensor *in,
-                                     whale_rt_tensor *out);
+                                     whale_rt_tensor *in, whale_rt_tensor *out);
 /* out = the sum of `in` over the group. */
 whale_rt_status whale_rt_shard_sum(whale_rt_context *ctx, int32_t shards,
                                    whale_rt_tensor *in, whale_rt_tensor *out);
 /* As whale_rt_all_reduce, over the ranks of my stage that hold my part. */
-whale_rt_status whale_rt_all_reduce_peers(whale_rt_context *ctx,
-                                          int32_t shards, int32_t num_tensors,
+whale_rt_status whale_rt_all_reduce_peers(whale_rt_context *ctx, int32_t shards,
+                                          int32_t num_tensors,
                                           whale_rt_tensor *const *ts);
 /* Cross entropy over classes split across the group: `logits` holds this
  * rank's classes; the loss per sample uses a distributed max and sum. */
-whale_rt_status whale_rt_sharded_cross_entropy(whale_rt_context *ctx,
-                                               int32_t shards,
-                                               const int64_t *weights,
-                                               whale_rt_tensor *logits,
-                                               whale_rt_tensor *labels,
-                                               whale_rt_tensor *out);
+whale_rt_status
+whale_rt_sharded_cross_entropy(whale_rt_context *ctx, int32_t shards,
+                               const int64_t *weights, whale_rt_tensor *logits,
+                               whale_rt_tensor *labels, whale_rt_tensor *out);
 whale_rt_status whale_rt_sharded_cross_entropy_grad(
     whale_rt_context *ctx, int32_t shards, const int64_t *weights,
     whale_rt_tensor *logits, whale_rt_tensor *labels, whale_rt_tensor *dloss,
     whale_rt_tensor *out);
 /* As whale_rt_clip_grad_norm_group (group < 0: no group), where
  * sharded[i] != 0 marks a gradient that is this rank's part of a whole. */
-whale_rt_status whale_rt_clip_grad_norm_sharded(
-    whale_rt_context *ctx, int32_t group, int32_t shards, int32_t num_grads,
-    whale_rt_tensor *const *grads, const int32_t *sharded, double max_norm,
-    double *norm);
+whale_rt_status whale_rt_clip_grad_norm_sharded(whale_rt_context *ctx,
+                                                int32_t group, int32_t shards,
+                                                int32_t num_grads,
+                                                whale_rt_tensor *const *grads,
+                                                const int32_t *sharded,
+                                                double max_norm, double *norm);
 
 #ifdef __cplusplus
 }

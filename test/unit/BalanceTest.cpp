@@ -35,8 +35,7 @@ TEST(Balance, UnevenBatchOverTwoDevices) {
 TEST(Balance, UnevenBatchOverThreeDevicesOfThreeSpeeds) {
   whale::TrainResult planned;
   expectEquivalent(source(kMlp), kMlp,
-                   "cpu:1@threads=3,cpu:1@threads=2,cpu:1@threads=1",
-                   &planned);
+                   "cpu:1@threads=3,cpu:1@threads=2,cpu:1@threads=1", &planned);
   // 64 x 3/6, 2/6, 1/6 = 32, 21.3, 10.7: the largest remainder rounds up.
   EXPECT_EQ(sharesOf(planned), (std::vector<int64_t>{32, 21, 11}));
 }
@@ -123,9 +122,8 @@ TEST(Balance, UnevenShardsSaveAndResumeLikeAnUninterruptedRun) {
   const std::string cluster = "cpu:1@threads=3,cpu:1@threads=1";
   auto run = [&](int steps, const std::string &save, const std::string &load) {
     whale::Interpreter interp;
-    EXPECT_TRUE(interp.loadString(source(kMlpSplit),
-                                  std::string(WHALE_SOURCE_DIR) + "/" +
-                                      kMlpSplit));
+    EXPECT_TRUE(interp.loadString(
+        source(kMlpSplit), std::string(WHALE_SOURCE_DIR) + "/" + kMlpSplit));
     whale::TrainOptions opts;
     opts.steps = steps;
     opts.threads = 1;
@@ -188,9 +186,10 @@ TEST(Balance, APlanThatCannotFitFailsBeforeTraining) {
 
 TEST(Balance, EvenPlanOnUnevenDevicesStillTrainsLikeOneDevice) {
   whale::Interpreter interp;
-  ASSERT_TRUE(interp.loadString(
-      edit(source(kMlp), "model mlp", "config {\n  balance = \"even\"\n}\n\nmodel mlp"),
-      kMlp));
+  ASSERT_TRUE(
+      interp.loadString(edit(source(kMlp), "model mlp",
+                             "config {\n  balance = \"even\"\n}\n\nmodel mlp"),
+                        kMlp));
   whale::TrainOptions opts;
   opts.steps = 2;
   opts.threads = 1;

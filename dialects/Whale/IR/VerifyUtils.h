@@ -20,8 +20,7 @@ matmulResultShape(mlir::Operation *op, mlir::RankedTensorType lhs,
 mlir::LogicalResult
 verifyShardWeights(mlir::Operation *op,
                    std::optional<llvm::ArrayRef<int64_t>> weights,
-                   int64_t shards, int64_t axis, int64_t part,
-                   int64_t whole);
+                   int64_t shards, int64_t axis, int64_t part, int64_t whole);
 
 namespace verify {
 

@@ -172,13 +172,11 @@ LogicalResult ParamOp::verify() {
                                      "(the whole's) beside shard_weights"
                                    : "shard must be [axis, shards]")
              << " with an axis of the result and shards >= 2";
-    if (failed(verifyShardWeights(*this, getShardWeights(), (*shard)[1],
-                                  (*shard)[0],
-                                  getType().getDimSize((*shard)[0]),
-                                  size == 3 ? (*shard)[2]
-                                            : getType().getDimSize(
-                                                  (*shard)[0]) *
-                                                  (*shard)[1])))
+    if (failed(verifyShardWeights(
+            *this, getShardWeights(), (*shard)[1], (*shard)[0],
+            getType().getDimSize((*shard)[0]),
+            size == 3 ? (*shard)[2]
+                      : getType().getDimSize((*shard)[0]) * (*shard)[1])))
       return failure();
   } else if (getShardWeights()) {
     return emitOpError("has shard_weights but no shard");

@@ -1,7 +1,9 @@
 //===- WhaleShardOps.cpp - verifiers, gradients and costs of shard ops ----===//
 
-#include "dialects/Whale/IR/WhaleOps.h"
 #include "dialects/Whale/IR/VerifyUtils.h"
+#include "dialects/Whale/IR/WhaleOps.h"
+
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace whale;
@@ -23,23 +25,37 @@ LogicalResult whale::verifyShardWeights(Operation *op,
                                         std::optional<ArrayRef<int64_t>> w,
                                         int64_t shards, int64_t axis,
                                         int64_t part, int64_t whole) {
-  if (!w)
-    return part * shards == whole
-               ? success()
-               : op->emitOpError("the whole must be the part with axis ")
-                     << axis << " times " << shards << ": expected "
-                     << part * shards << " in dimension " << axis << ", got "
-                     << whole;
+  if (!w) {
+    int64_t expected = 0;
+    if (llvm::MulOverflow(part, shards, expected))
+      return op->emitOpError("the part's ")
+             << part << " times " << shards << " overflows";
+    if (expected == whole)
+      return success();
+    return op->emitOpError("the whole must be the part with axis ")
+           << axis << " times " << shards << ": expected " << expected
+           << " in dimension " << axis << ", got " << whole;
+  }
   if (static_cast<int64_t>(w->size()) != shards ||
       llvm::any_of(*w, [](int64_t x) { return x < 1; }))
     return op->emitOpError("weights must be ")
            << shards << " positive numbers, one per shard";
+  // Bounded sums and 128-bit products: no weights overflow.
   int64_t units = 0;
-  for (int64_t x : *w)
-    units += x;
-  if (whole % units == 0 &&
-      llvm::any_of(*w, [&](int64_t x) { return part * units == whole * x; }))
+  bool tooMany = false;
+  for (int64_t x : *w) {
+    tooMany = tooMany || x > whole - units;
+    units = tooMany ? units : units + x;
+  }
+  if (!tooMany && units > 0 && whole % units == 0 &&
+      llvm::any_of(*w, [&](int64_t x) {
+        return static_cast<__int128>(part) * units ==
+               static_cast<__int128>(whole) * x;
+      }))
     return success();
+  if (tooMany || units == 0)
+    return op->emitOpError("weights add up to more than the whole's ")
+           << whole << ": a part must be a whole number of units";
   return op->emitOpError("a part of ")
          << part << " is none of the weighted parts of " << whole
          << " (it is cut in " << units << " units, each part a whole number "
@@ -57,8 +73,8 @@ LogicalResult verifyParts(Operation *op, Type part, Type whole, int64_t axis,
     return op->emitOpError("part and whole must have the same element type "
                            "and rank");
   if (axis < 0 || axis >= p.getRank())
-    return op->emitOpError("axis ") << axis << " is not an axis of a rank "
-                                    << p.getRank() << " tensor";
+    return op->emitOpError("axis ")
+           << axis << " is not an axis of a rank " << p.getRank() << " tensor";
   for (int64_t d = 0; d < p.getRank(); ++d) {
     if (d == axis)
       continue;
