@@ -76,6 +76,34 @@ struct StageCost {
   int64_t inFlight = 1;      ///< micro-batches whose activations it holds
 };
 
+/// `total` whole units shared in proportion to `speed`, at least one each,
+/// rounded by largest remainder (`total` is at least one per share).
+SmallVector<int64_t> largestRemainder(ArrayRef<double> speed, int64_t total) {
+  const size_t n = speed.size();
+  const double sum = std::accumulate(speed.begin(), speed.end(), 0.0);
+  SmallVector<double> ideal(n);
+  SmallVector<int64_t> out(n);
+  int64_t given = 0;
+  for (size_t i = 0; i < n; ++i) {
+    ideal[i] = total * speed[i] / sum;
+    out[i] = std::max<int64_t>(1, static_cast<int64_t>(std::floor(ideal[i])));
+    given += out[i];
+  }
+  while (given != total) {
+    const bool more = given < total;
+    int64_t pick = -1;
+    for (size_t i = 0; i < n; ++i) {
+      double gap = ideal[i] - out[i];
+      if (more ? (pick < 0 || gap > ideal[pick] - out[pick])
+               : (out[i] > 1 && (pick < 0 || gap < ideal[pick] - out[pick])))
+        pick = static_cast<int64_t>(i);
+    }
+    out[pick] += more ? 1 : -1;
+    given += more ? 1 : -1;
+  }
+  return out;
+}
+
 class Balancer {
 public:
   Balancer(func::FuncOp fn, OpBuilder &b, bool even, ArrayRef<int64_t> forced,
@@ -298,25 +326,7 @@ LogicalResult Balancer::chooseWeights() {
   for (int64_t u = group; u <= kMaxShardUnits; ++u) {
     if (!admissible(u))
       continue;
-    SmallVector<double> ideal(group);
-    SmallVector<int64_t> w(group);
-    int64_t given = 0;
-    for (int64_t i = 0; i < group; ++i) {
-      ideal[i] = u * speed[i] / total;
-      w[i] = std::max<int64_t>(1, static_cast<int64_t>(std::floor(ideal[i])));
-      given += w[i];
-    }
-    while (given != u) {
-      int64_t pick = -1;
-      for (int64_t i = 0; i < group; ++i) {
-        double gap = ideal[i] - w[i];
-        if (given < u ? (pick < 0 || gap > ideal[pick] - w[pick])
-                      : (w[i] > 1 && (pick < 0 || gap < ideal[pick] - w[pick])))
-          pick = i;
-      }
-      w[pick] += given < u ? 1 : -1;
-      given += given < u ? 1 : -1;
-    }
+    SmallVector<int64_t> w = largestRemainder(speed, u);
     // The group's time per unit of rows over the ideal's (1: perfect).
     double worst = 0;
     for (int64_t i = 0; i < group; ++i)
@@ -405,26 +415,7 @@ LogicalResult Balancer::shares(SmallVector<int64_t> &n,
     n.assign(groups, total / groups);
   } else {
     // Proportional to speed, rounded by largest remainder, at least one.
-    double rateSum = std::accumulate(rate.begin(), rate.end(), 0.0);
-    SmallVector<double> ideal(groups);
-    int64_t given = 0;
-    for (int64_t j = 0; j < groups; ++j) {
-      ideal[j] = total * rate[j] / rateSum;
-      n[j] = std::max<int64_t>(1, static_cast<int64_t>(std::floor(ideal[j])));
-      given += n[j];
-    }
-    while (given != total) {
-      int64_t pick = -1;
-      for (int64_t j = 0; j < groups; ++j) {
-        double gap = ideal[j] - n[j];
-        if (given < total
-                ? (pick < 0 || gap > ideal[pick] - n[pick])
-                : (n[j] > 1 && (pick < 0 || gap < ideal[pick] - n[pick])))
-          pick = j;
-      }
-      n[pick] += given < total ? 1 : -1;
-      given += given < total ? 1 : -1;
-    }
+    n = largestRemainder(rate, total);
     // Algorithm 1: shed load from devices over their memory.
     while (true) {
       int64_t over = -1;
