@@ -40,27 +40,37 @@ bool runPasses(mlir::ModuleOp module,
   return false;
 }
 
-/// The planning passes. `shard` is off for the first run, at the global
+/// What the first run decides and the later runs reuse: the auto_parallel
+/// cut, the replicas' shares and the shard weights. Empty for the first.
+struct Decided {
+  std::vector<int64_t> cut, shares, weights;
+};
+
+/// The planning passes. Sharding is off for the first run, at the global
 /// batch: it only decides the replicas' shares, and with unequal shares the
 /// global batch is no whole number of any one replica's micro-batches, which
-/// is what sharding recognizes rows by.
+/// is what sharding recognizes rows by. `weight` is the shard weight of the
+/// ranks a later run builds (0: none).
 void planningPasses(mlir::PassManager &pm, int64_t devices, bool even,
-                    llvm::ArrayRef<int64_t> localBatches,
-                    llvm::ArrayRef<int64_t> shardWeights, int64_t shardWeight,
-                    bool shard) {
-  pm.addPass(createWhaleTaskGraphPartition());
+                    const Decided &decided, int64_t weight) {
+  WhaleTaskGraphPartitionOptions partition;
+  partition.givenEnds =
+      llvm::SmallVector<int64_t>(llvm::ArrayRef<int64_t>(decided.cut));
+  pm.addPass(createWhaleTaskGraphPartition(partition));
   WhaleVirtualDevicesOptions vd;
   vd.devices = devices;
   pm.addPass(createWhaleVirtualDevices(vd));
   pm.addPass(createWhalePipeline());
   WhaleBalanceOptions balance;
   balance.even = even;
-  balance.localBatches = llvm::SmallVector<int64_t>(localBatches);
-  balance.shardWeights = llvm::SmallVector<int64_t>(shardWeights);
-  balance.shardWeight = shardWeight;
+  balance.localBatches =
+      llvm::SmallVector<int64_t>(llvm::ArrayRef<int64_t>(decided.shares));
+  balance.shardWeights =
+      llvm::SmallVector<int64_t>(llvm::ArrayRef<int64_t>(decided.weights));
+  balance.shardWeight = weight;
   pm.addPass(createWhaleBalance(balance));
   pm.addPass(createWhaleDataParallel());
-  if (shard)
+  if (!decided.shares.empty())
     pm.addPass(createWhaleSharding());
 }
 
@@ -133,15 +143,14 @@ bool planModel(Interpreter &interp, const std::string &modelName,
 
   // Plans `module` (a copy of the script at some batch) with the same
   // shares as the first run once those are known.
-  std::vector<int64_t> shares, weights;
+  Decided decided;
   auto planCopy = [&](mlir::ModuleOp module, int64_t weight) {
     onlyModel(module, out.model);
     describeCluster(module, out.deviceFlops, cluster);
     return runPasses(
         module,
         [&](mlir::PassManager &pm) {
-          planningPasses(pm, devices, options.even, shares, weights, weight,
-                         /*shard=*/!shares.empty());
+          planningPasses(pm, devices, options.even, decided, weight);
         },
         error);
   };
@@ -163,8 +172,12 @@ bool planModel(Interpreter &interp, const std::string &modelName,
   mlir::DictionaryAttr plan = plan::planOf(fn);
   out.microBatch = plan::intOf(plan, "micro_batch");
   out.microBatches = plan::intOf(plan, "micro_batches", 1);
-  shares = arrayOf<int64_t>(plan, "local_batches");
-  weights = arrayOf<int64_t>(plan, "shard_weights");
+  decided.shares = arrayOf<int64_t>(plan, "local_batches");
+  decided.weights = arrayOf<int64_t>(plan, "shard_weights");
+  if (auto cut = fn->getAttrOfType<mlir::DenseI64ArrayAttr>("whale.cut"))
+    decided.cut.assign(cut.asArrayRef().begin(), cut.asArrayRef().end());
+  const std::vector<int64_t> &shares = decided.shares,
+                             &weights = decided.weights;
   // The later runs reuse these shares; what the balance decided and
   // predicted is this run's.
   out.deviceMemory = arrayOf<int64_t>(plan, "device_memory");

@@ -38,6 +38,7 @@
 #include "lowering/ClusterView.h"
 #include "lowering/Passes.h"
 #include "lowering/Plan.h"
+#include "lowering/StageMemory.h"
 
 #include "lib/Attrs.h"
 
@@ -69,7 +70,7 @@ constexpr int64_t kMaxUncutShare = 100;
 /// work, as much as its own rows' worth).
 struct StageCost {
   TaskGraphOp first;         ///< where its diagnostics point
-  int64_t fixedBytes = 0;    ///< parameters, gradients, optimizer state
+  int64_t fixedBytes = 0;    ///< bytes of its parameters
   int64_t splitBytes = 0;    ///< the same of split parameters, all parts
   double actPerSample = 0;   ///< bytes of forward outputs per sample
   double flopsPerSample = 0; ///< forward FLOPs per sample
@@ -128,6 +129,8 @@ private:
   }
   plan::ClusterView cluster;
   int64_t devices = 1, stages = 1, replicas = 1, m = 1, batch = 0, group = 1;
+  int states = 0;          ///< the optimizer's tensors per parameter
+  double inputsPerRow = 0; ///< bytes of a row of the model's inputs
   SmallVector<int64_t> grid;
   SmallVector<StageCost> costs;
 
@@ -137,16 +140,18 @@ private:
   int64_t weightOf(int64_t r) const { return weights[r % group]; }
   /// Replica r's parameters, gradients and optimizer state at stage s.
   int64_t fixedAt(int64_t s, int64_t r) const {
-    return costs[s].fixedBytes +
-           static_cast<int64_t>(std::ceil(double(costs[s].splitBytes) *
-                                          double(weightOf(r)) / units));
+    const StageCost &c = costs[s];
+    const double part = double(weightOf(r)) / units;
+    return static_cast<int64_t>(std::ceil(
+        plan::fixedBytesOf(c.fixedBytes + c.splitBytes * part, states, m)));
   }
   /// Bytes of activations per row of a micro-batch: those in flight, plus
   /// about one micro-batch's worth for the gradients backward makes of
   /// them. An upper estimate (docs/balancing.md compares it with the
   /// allocator's measured peaks).
   double actPerRow(int64_t s) const {
-    return double(costs[s].inFlight + 1) * costs[s].actPerSample;
+    return plan::rowBytesOf(costs[s].actPerSample, costs[s].inFlight,
+                            inputsPerRow, m);
   }
   double bytesAt(int64_t s, int64_t r, int64_t rows) const {
     return fixedAt(s, r) + actPerRow(s) * rows;
@@ -168,13 +173,18 @@ LogicalResult Balancer::measureStages() {
   if (!first || first.getRank() == 0 || first.getShape()[0] < 1)
     return fn.emitOpError("has no batch dimension to balance");
   const double elaborated = double(first.getShape()[0]);
-  int states = 0;
   if (auto train = fn->getAttrOfType<DictionaryAttr>("whale.train"))
     states = optimizerStateCount(train.getAs<DictionaryAttr>("optimizer"));
   std::string kind = "1f1b";
   if (auto s = plan::planOf(fn).getAs<StringAttr>("schedule"))
     kind = s.str();
   costs.assign(stages, StageCost{});
+  // What a stage reads from earlier stages it holds like its own outputs:
+  // received per micro-batch, kept for backward. The model's inputs count
+  // apart (every rank holds its whole local batch of them).
+  for (Type t : args)
+    inputsPerRow += tensorBytes(t) / elaborated;
+  SmallVector<DenseSet<Value>> received(stages);
   for (TaskGraphOp tg : plan::taskGraphs(fn)) {
     int64_t s = tg->getAttrOfType<IntegerAttr>("stage").getInt();
     const bool split = tg->hasAttr("shards");
@@ -183,18 +193,21 @@ LogicalResult Balancer::measureStages() {
       c.first = tg;
     for (Operation &op : tg.getBody().front().without_terminator()) {
       if (auto p = dyn_cast<ParamOp>(op)) {
-        (split ? c.splitBytes : c.fixedBytes) +=
-            tensorBytes(p.getType()) * (2 + states);
+        (split ? c.splitBytes : c.fixedBytes) += tensorBytes(p.getType());
         continue;
       }
       if (auto cost = dyn_cast<CostOpInterface>(op)) {
         c.flopsPerSample += cost.getFlops() / elaborated;
         c.actPerSample += cost.getOutputMemory() / elaborated;
       }
+      for (Value v : op.getOperands()) {
+        Value src = plan::throughYields(v);
+        if (!isa<BlockArgument>(src) && plan::stageOf(src) != s &&
+            !src.getDefiningOp<ParamOp>() && received[s].insert(src).second)
+          c.actPerSample += tensorBytes(src.getType()) / elaborated;
+      }
     }
-    c.inFlight = stages == 1       ? 1
-                 : kind == "gpipe" ? m
-                                   : std::min<int64_t>(stages - s, m);
+    c.inFlight = plan::inFlightOf(s, stages, m, kind == "gpipe");
   }
   return success();
 }

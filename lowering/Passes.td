@@ -81,15 +81,20 @@ def WhaleTaskGraphPartition : Pass<"whale-taskgraph-partition", "mlir::ModuleOp"
     of the model's default strategy (`replicate` over every device unless the
     model says otherwise), one per run of such ops. With `auto_parallel`
     (the config's, or the option), the model is cut afresh into
-    `num_task_graph` contiguous TaskGraphs whose FLOPs (from the cost
-    interface) are as even as the op boundaries allow; each parameter goes
-    with its first user.
+    `num_task_graph` contiguous TaskGraphs, each parameter going with its
+    first user: of the cuts whose every stage fits its device's memory (from
+    `whale.cluster`, with the stages in -whale-balance's memory order), the
+    one whose slowest stage (FLOPs from the cost interface over its device's
+    rate) is fastest. The cut is recorded as the model's `whale.cut` (the
+    op count at which each part ends); `ends` makes that cut again.
   }];
   let options = [
     Option<"autoParallel", "auto-parallel", "bool", /*default=*/"false",
            "Cut the model into num-task-graph parts by FLOPs">,
     Option<"numTaskGraph", "num-task-graph", "int64_t", /*default=*/"0",
            "How many TaskGraphs auto_parallel makes (0: the config's)">,
+    ListOption<"givenEnds", "ends", "int64_t",
+               "Cut here (a whale.cut of an earlier run) instead of choosing">,
   ];
 }
 

@@ -3,16 +3,27 @@
 // Every op of a model ends up in a TaskGraph. Ops the script left outside any
 // block join a TaskGraph of the model's default strategy, one per run of
 // such ops. With auto_parallel, the model is cut afresh into num_task_graph
-// contiguous TaskGraphs of near-equal FLOPs (from the cost interface), each
-// parameter going with its first user.
+// contiguous TaskGraphs, each parameter going with its first user: the cut
+// that makes the slowest stage fastest on the devices it will run on (its
+// FLOPs from the cost interface over its device's rate) among the cuts
+// whose every stage fits its device's memory, by the balance pass's memory
+// model (parameters with gradients and optimizer state, and the in-flight
+// micro-batches' activations at an even share of the batch). The cut is
+// recorded (`whale.cut`) so the planner's later runs, at other batch
+// sizes, make the same one.
 //
 //===----------------------------------------------------------------------===//
 
 #include "lowering/ClusterView.h"
 #include "lowering/Passes.h"
 #include "lowering/Plan.h"
+#include "lowering/StageMemory.h"
+
+#include "lib/Attrs.h"
 
 #include "llvm/ADT/SetVector.h"
+
+#include <cmath>
 
 namespace whale {
 #define GEN_PASS_DEF_WHALETASKGRAPHPARTITION
@@ -39,9 +50,9 @@ TaskGraphOp wrap(OpBuilder &b, ArrayRef<Operation *> ops, Strategy strategy,
   SmallVector<Type> types;
   for (Value v : escaping)
     types.push_back(v.getType());
-  auto tg = TaskGraphOp::create(b, ops.front()->getLoc(), types,
-                                StrategyAttr::get(b.getContext(), strategy),
-                                devices);
+  auto tg =
+      TaskGraphOp::create(b, ops.front()->getLoc(), types,
+                          StrategyAttr::get(b.getContext(), strategy), devices);
   Block *body = new Block();
   tg.getBody().push_back(body);
   for (Operation *op : ops)
@@ -57,37 +68,48 @@ TaskGraphOp wrap(OpBuilder &b, ArrayRef<Operation *> ops, Strategy strategy,
   return tg;
 }
 
-/// The rate stage i of a k-stage cut will run at: with a `whale.cluster`
+/// The devices stage i of a k-stage cut will run on: with a `whale.cluster`
 /// of k x copies devices, -whale-balance hands each copy's devices to the
-/// stages in order of memory, most first; a stage is as fast as its slowest
-/// copy. All 1 without a cluster.
-SmallVector<double> stageRates(func::FuncOp fn, int64_t k) {
-  SmallVector<double> rates(k, 1.0);
+/// stages in order of memory, most first. A stage is as fast as its slowest
+/// copy and has the room of its tightest one (`device`). Alike and
+/// unlimited without a cluster.
+struct StageDevices {
+  SmallVector<double> rate, room;
+  SmallVector<int64_t> device;
+  int64_t copies = 1;
+};
+
+StageDevices stageDevices(func::FuncOp fn, int64_t k) {
+  StageDevices s;
+  s.rate.assign(k, 1.0);
+  s.room.assign(k, std::numeric_limits<double>::infinity());
+  s.device.assign(k, 0);
   auto module = fn->getParentOfType<ModuleOp>();
   auto dict = module ? module->getAttrOfType<DictionaryAttr>("whale.cluster")
                      : DictionaryAttr();
-  auto flops = dict ? dict.getAs<DenseF64ArrayAttr>("flops")
-                    : DenseF64ArrayAttr();
+  auto flops =
+      dict ? dict.getAs<DenseF64ArrayAttr>("flops") : DenseF64ArrayAttr();
   if (!flops || flops.size() % k != 0)
-    return rates;
+    return s;
   plan::ClusterView cluster = plan::clusterOf(fn, flops.size());
-  rates.assign(k, std::numeric_limits<double>::infinity());
-  for (int64_t copy = 0; copy < flops.size() / k; ++copy) {
+  s.copies = flops.size() / k;
+  s.rate.assign(k, std::numeric_limits<double>::infinity());
+  for (int64_t copy = 0; copy < s.copies; ++copy) {
     SmallVector<int64_t> devs;
     for (int64_t i = 0; i < k; ++i)
       devs.push_back(copy * k + i);
     std::stable_sort(devs.begin(), devs.end(), [&](int64_t a, int64_t b) {
       return cluster.room(a) > cluster.room(b);
     });
-    for (int64_t i = 0; i < k; ++i)
-      rates[i] = std::min(rates[i], cluster.rate(devs[i]));
+    for (int64_t i = 0; i < k; ++i) {
+      s.rate[i] = std::min(s.rate[i], cluster.rate(devs[i]));
+      if (copy == 0 || cluster.room(devs[i]) < s.room[i]) {
+        s.room[i] = cluster.room(devs[i]);
+        s.device[i] = devs[i];
+      }
+    }
   }
-  return rates;
-}
-
-int64_t flopsOf(Operation *op) {
-  auto cost = dyn_cast<CostOpInterface>(op);
-  return cost ? cost.getFlops() : 0;
+  return s;
 }
 
 struct TaskGraphPartitionPass
@@ -114,7 +136,133 @@ struct TaskGraphPartitionPass
     return success();
   }
 
-  LogicalResult cutByFlops(func::FuncOp fn, OpBuilder &b, int64_t k) {
+  /// Where each of the k parts of `compute` ends: the cut whose slowest
+  /// stage is fastest, among those whose stages fit their devices' memory;
+  /// among equals, the one with the least sum of squared stage times, then
+  /// the earliest ends.
+  LogicalResult chooseEnds(func::FuncOp fn, ArrayRef<Operation *> compute,
+                           int64_t k, SmallVector<int64_t> &ends) {
+    const int64_t n = compute.size();
+    StageDevices devs = stageDevices(fn, k);
+    // Per op: FLOPs, activation bytes per row of the batch it is
+    // elaborated at, and the bytes of the parameters it is first to read.
+    auto first = fn.getNumArguments()
+                     ? dyn_cast<RankedTensorType>(fn.getArgumentTypes()[0])
+                     : RankedTensorType();
+    const double rows = first && first.getRank() && first.getShape()[0] > 0
+                            ? double(first.getShape()[0])
+                            : 1.0;
+    DenseMap<Operation *, int64_t> index;
+    for (auto [i, op] : llvm::enumerate(compute))
+      index[op] = i;
+    int states = 0;
+    int64_t batch = 0;
+    if (auto train = fn->getAttrOfType<DictionaryAttr>("whale.train")) {
+      states = optimizerStateCount(train.getAs<DictionaryAttr>("optimizer"));
+      batch = plan::intOf(train.getAs<DictionaryAttr>("data"), "batch");
+    }
+    SmallVector<double> flops(n + 1, 0), act(n + 1, 0), params(n + 1, 0);
+    for (ParamOp p : fn.getBody().front().getOps<ParamOp>()) {
+      int64_t at = n;
+      for (Operation *user : p->getUsers())
+        at = std::min(at, index.lookup(user));
+      if (at < n)
+        params[at + 1] += double(tensorBytes(p.getType()));
+    }
+    for (auto [i, op] : llvm::enumerate(compute)) {
+      auto cost = dyn_cast<CostOpInterface>(op);
+      flops[i + 1] = flops[i] + (cost ? double(cost.getFlops()) : 0);
+      act[i + 1] = act[i] + (cost ? cost.getOutputMemory() / rows : 0);
+      params[i + 1] += params[i];
+    }
+    // Each stage's rows per micro-batch at an even share of the batch, and
+    // the micro-batches whose activations it holds (as -whale-balance
+    // counts them).
+    int64_t m = 1;
+    if (auto a = dyn_cast_or_null<IntegerAttr>(
+            plan::configValue(fn, "num_micro_batch")))
+      m = std::max<int64_t>(1, a.getInt());
+    bool gpipe = false;
+    if (auto a =
+            dyn_cast_or_null<StringAttr>(plan::configValue(fn, "schedule")))
+      gpipe = a.getValue() == "gpipe";
+    const double micro =
+        batch > 0 ? std::ceil(double(batch) / double(m * devs.copies)) : rows;
+    // `in`: bytes per row the part receives from earlier parts, held like
+    // its own outputs. Every part holds the model's inputs.
+    double inputs = 0;
+    for (Type t : fn.getArgumentTypes())
+      inputs += tensorBytes(t) / rows;
+    auto bytes = [&](int64_t i, int64_t a, int64_t e, double in) {
+      return plan::fixedBytesOf(params[e] - params[a], states, m) +
+             plan::rowBytesOf(act[e] - act[a] + in,
+                              plan::inFlightOf(i, k, m, gpipe), inputs, m) *
+                 micro;
+    };
+    auto seconds = [&](int64_t i, int64_t a, int64_t e) {
+      return (flops[e] - flops[a]) / devs.rate[i];
+    };
+    // best[i][e]: the first e ops in i + 1 stages; from[i][e]: where the
+    // last of them starts.
+    using Score = std::pair<double, double>; // slowest stage, sum of squares
+    const Score none = {std::numeric_limits<double>::infinity(), 0};
+    SmallVector<SmallVector<Score>> best(k, SmallVector<Score>(n + 1, none));
+    SmallVector<SmallVector<int64_t>> from(k, SmallVector<int64_t>(n + 1, -1));
+    for (int64_t e = 1; e <= n - (k - 1); ++e)
+      if (bytes(0, 0, e, 0) <= devs.room[0]) {
+        double t = seconds(0, 0, e);
+        best[0][e] = {t, t * t};
+        from[0][e] = 0;
+      }
+    for (int64_t i = 1; i < k; ++i)
+      for (int64_t a = i; a < n; ++a) {
+        if (from[i - 1][a] < 0)
+          continue;
+        // Growing the part [a, e) op by op, the bytes per row of what it
+        // reads from before a (the model's inputs, earlier stages).
+        DenseSet<Value> seen;
+        double in = 0;
+        for (int64_t e = a + 1; e <= n - (k - 1 - i); ++e) {
+          for (Value v : compute[e - 1]->getOperands()) {
+            Operation *def = v.getDefiningOp();
+            if (!def || isa<ParamOp>(def) || index.lookup(def) >= a ||
+                !seen.insert(v).second)
+              continue;
+            in += tensorBytes(v.getType()) / rows;
+          }
+          if (bytes(i, a, e, in) > devs.room[i])
+            continue;
+          double t = seconds(i, a, e);
+          Score s = {std::max(best[i - 1][a].first, t),
+                     best[i - 1][a].second + t * t};
+          if (s < best[i][e]) {
+            best[i][e] = s;
+            from[i][e] = a;
+          }
+        }
+      }
+    if (from[k - 1][n] < 0) {
+      int64_t tight = 0;
+      for (int64_t i = 1; i < k; ++i)
+        if (devs.room[i] < devs.room[tight])
+          tight = i;
+      return fn.emitOpError("auto_parallel cannot cut it into ")
+             << k << " TaskGraphs that fit their devices' memory: stage "
+             << tight << " (device " << devs.device[tight] << ", "
+             << static_cast<int64_t>(devs.room[tight])
+             << " bytes) cannot hold its part of the parameters, their "
+             << "gradients and optimizer state and the in-flight "
+             << "activations beside the others' parts";
+    }
+    ends.assign(k, n);
+    for (int64_t i = k - 1, e = n; i > 0; --i) {
+      e = from[i][e];
+      ends[i - 1] = e;
+    }
+    return success();
+  }
+
+  LogicalResult cutByCost(func::FuncOp fn, OpBuilder &b, int64_t k) {
     inlineTaskGraphs(fn);
     Block &entry = fn.getBody().front();
     SmallVector<Operation *> compute;
@@ -124,30 +272,18 @@ struct TaskGraphPartitionPass
     if (static_cast<int64_t>(compute.size()) < k)
       return fn.emitOpError("cannot be cut into ")
              << k << " TaskGraphs: it has only " << compute.size() << " ops";
-    // Part i ends where the running FLOPs come closest to the share of the
-    // devices up to stage i, leaving at least one op for each part: equal
-    // shares on equal devices, so each stage takes the same time on its own.
-    SmallVector<double> share = stageRates(fn, k);
-    double rateSum = 0;
-    for (double r : share)
-      rateSum += r;
-    SmallVector<int64_t> prefix = {0};
-    for (Operation *op : compute)
-      prefix.push_back(prefix.back() + flopsOf(op));
-    SmallVector<size_t> ends;
-    double before = 0;
-    for (int64_t part = 1; part < k; ++part) {
-      before += share[part - 1];
-      double target = static_cast<double>(prefix.back()) * before / rateSum;
-      size_t lo = ends.empty() ? 1 : ends.back() + 1;
-      size_t hi = compute.size() - (k - part);
-      size_t best = lo;
-      for (size_t end = lo; end <= hi; ++end)
-        if (std::abs(prefix[end] - target) < std::abs(prefix[best] - target))
-          best = end;
-      ends.push_back(best);
+    SmallVector<int64_t> ends(givenEnds.begin(), givenEnds.end());
+    if (ends.empty()) {
+      if (failed(chooseEnds(fn, compute, k, ends)))
+        return failure();
+    } else if (static_cast<int64_t>(ends.size()) != k ||
+               ends.back() != static_cast<int64_t>(compute.size()) ||
+               !llvm::is_sorted(ends) || ends.front() < 1 ||
+               std::adjacent_find(ends.begin(), ends.end()) != ends.end()) {
+      return fn.emitOpError("ends must be ")
+             << k << " increasing op counts ending at " << compute.size();
     }
-    ends.push_back(compute.size());
+    fn->setAttr("whale.cut", b.getDenseI64ArrayAttr(ends));
     // Parameters go just before their first user, so each part holds its
     // own. Collected first: params sharing a user (a layernorm's scale and
     // shift) would otherwise keep trading places under the iteration.
@@ -188,7 +324,7 @@ struct TaskGraphPartitionPass
               plan::configValue(fn, "num_task_graph"));
           n && k == 0)
         k = n.getInt();
-      return automatic && k > 0 ? cutByFlops(fn, b, k) : wrapLooseOps(fn, b);
+      return automatic && k > 0 ? cutByCost(fn, b, k) : wrapLooseOps(fn, b);
     });
     if (!ok)
       signalPassFailure();

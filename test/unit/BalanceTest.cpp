@@ -25,6 +25,13 @@ std::vector<int64_t> sharesOf(const whale::TrainResult &r) {
   return r.localBatches;
 }
 
+/// `text` cut by auto_parallel into a two-stage pipeline of 4 micro-batches.
+std::string autoParallel(const std::string &text) {
+  return edit(text, "model mlp",
+              "config {\n  auto_parallel = true\n  num_task_graph = 2\n  "
+              "num_micro_batch = 4\n}\n\nmodel mlp");
+}
+
 TEST(Balance, UnevenBatchOverTwoDevices) {
   whale::TrainResult planned;
   expectEquivalent(source(kMlp), kMlp, "cpu:1@threads=3,cpu:1@threads=1",
@@ -206,11 +213,34 @@ namespace {
 TEST(Balance, AutoParallelCutByDeviceSpeed) {
   // auto_parallel cuts the model so each stage's FLOPs follow its device's
   // speed; the pipeline still trains like one device.
-  expectEquivalent(edit(source(kMlp), "model mlp",
-                        "config {\n  auto_parallel = true\n  "
-                        "num_task_graph = 2\n  num_micro_batch = 4\n}\n\n"
-                        "model mlp"),
-                   kMlp, "cpu:1@threads=3,cpu:1@threads=1");
+  expectEquivalent(autoParallel(source(kMlp)), kMlp,
+                   "cpu:1@threads=3,cpu:1@threads=1");
+}
+
+TEST(Balance, AutoParallelCutMovesToFitTheSmallDevice) {
+  // The time-best cut would leave the second stage (on the device with
+  // 60,000 bytes) the second layer and the loss: more than it holds. The
+  // cut moves so it fits, the pipeline still trains like one device, and
+  // the allocator, which enforces the limit, saw no more than that.
+  const std::string text = autoParallel(source(kMlp));
+  whale::TrainResult roomy, tight;
+  expectEquivalent(text, kMlp, "cpu:1,mem=300000,cpu:1,mem=200000", &roomy);
+  expectEquivalent(text, kMlp, "cpu:1,mem=300000,cpu:1,mem=60000", &tight);
+  ASSERT_EQ(tight.peakMemory.size(), 2u);
+  EXPECT_LE(tight.peakMemory[1], 60000);
+  EXPECT_GT(roomy.peakMemory[1], 60000);
+}
+
+TEST(Balance, AutoParallelCutThatCannotFitFailsBeforeTraining) {
+  whale::TrainResult r = trainText(autoParallel(source(kMlp)), kMlp,
+                                   "cpu:1,mem=100000,cpu:1,mem=12000");
+  ASSERT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("auto_parallel cannot cut it into 2 TaskGraphs that "
+                         "fit their devices' memory: stage 1 (device 1, "
+                         "12000 bytes)"),
+            std::string::npos)
+      << r.error;
+  EXPECT_TRUE(r.losses.empty());
 }
 
 } // namespace

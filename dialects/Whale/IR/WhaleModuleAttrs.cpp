@@ -99,16 +99,27 @@ LogicalResult WhaleDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == "whale.gradients") {
     auto names = dyn_cast<ArrayAttr>(attr.getValue());
-    if (!names || !llvm::all_of(names, [](Attribute a) { return isa<StringAttr>(a); }))
-      return op->emitError("'whale.gradients' must be an array of parameter names");
+    if (!names ||
+        !llvm::all_of(names, [](Attribute a) { return isa<StringAttr>(a); }))
+      return op->emitError(
+          "'whale.gradients' must be an array of parameter names");
     return success();
   }
   // What the planner records on a model, and a rank program's place in it
   // (lowering/Plan.h).
   if (name == "whale.plan" || name == "whale.rank") {
     if (!isa<func::FuncOp>(op) || !isa<DictionaryAttr>(attr.getValue()))
-      return op->emitError() << "'" << name
-                             << "' is a dictionary on a function";
+      return op->emitError()
+             << "'" << name << "' is a dictionary on a function";
+    return success();
+  }
+  // Where auto_parallel cut a model (-whale-taskgraph-partition).
+  if (name == "whale.cut") {
+    auto ends = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!isa<func::FuncOp>(op) || !ends || ends.empty() ||
+        !llvm::is_sorted(ends.asArrayRef()) || ends[0] < 1)
+      return op->emitError("'whale.cut' is an array<i64> of increasing op "
+                           "counts on a function");
     return success();
   }
   // The devices a plan is for (lowering/ClusterView.h).

@@ -5,7 +5,7 @@
 // dimension are cut in 4 units, 3 to the fast device. Its share of the
 // parameter follows (3/4 of 2048 bytes with the gradient).
 // CHECK-LABEL: func.func @three_to_one
-// CHECK-SAME: device_memory = array<i64: 7686, 2562>
+// CHECK-SAME: device_memory = array<i64: 10758, 3586>
 // CHECK-SAME: local_batches = array<i64: 48, 16>
 // CHECK-SAME: shard_weight = 3 : i64, shard_weights = array<i64: 3, 1>
 module attributes {whale.cluster = {flops = array<f64: 3.0e4, 1.0e4>, memory = array<i64: 0, 0>}} {
@@ -65,11 +65,11 @@ func.func @two_groups(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.mo
 // -----
 
 // Within memory, per rank at its weight: the fast device's 48 rows need
-// 7686 bytes, over its 5000. A lone group has no other to shed units to,
-// and its fast rank holds 9 units of 4 rows: 36 samples.
+// 10758 bytes, over its 5000. A lone group has no other to shed units to,
+// and its fast rank's room holds 6 units of 4 rows: 24 samples.
 module attributes {whale.cluster = {flops = array<f64: 3.0e4, 1.0e4>, memory = array<i64: 5000, 0>}} {
 func.func @shard_over_memory(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1>, micro_batch = 32 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 2>, stages = 1 : i64}} {
-  // expected-error@+1 {{does not fit on device 0: it needs 7686 bytes (1536 for parameters, gradients and optimizer state, 6150 for activations: 1 micro-batch of 48 samples in flight and their gradients), over the device's limit of 5000 bytes: the other devices have no room for its excess (the cluster holds at most 36 of the 64 samples)}}
+  // expected-error@+1 {{does not fit on device 0: it needs 10758 bytes (1536 for parameters, gradients and optimizer state, 9222 for activations: 1 micro-batch of 48 samples in flight and their gradients), over the device's limit of 5000 bytes: the other devices have no room for its excess (the cluster holds at most 24 of the 64 samples)}}
   %l = whale.taskgraph split -> (tensor<f32>) attributes {shards = 2 : i64, stage = 0 : i64, virtual_device = array<i64: 0, 1>} {
     %w = whale.param "m/w" zeros [] : tensor<16x16xf32>
     %h = whale.matmul %x, %w : tensor<64x16xf32>, tensor<16x16xf32> -> tensor<64x16xf32>

@@ -1,12 +1,14 @@
 // RUN: whale-opt %s --split-input-file --verify-diagnostics --whale-balance | FileCheck %s
 
 // One weight (16x16 f32: 1024 bytes, with its gradient 2048) and 128 bytes
-// of activations per sample (the matmul's and relu's outputs), 544 FLOPs
-// per sample forward. A device three times as fast gets three times the
-// samples; both then take the same time.
+// of activations per sample (the matmul's and relu's outputs), held twice
+// (in flight, and their gradients), plus the sample's 64 bytes of input:
+// 320 bytes a sample.
+// 544 FLOPs per sample forward. A device three times as fast gets three
+// times the samples; both then take the same time.
 // CHECK-LABEL: func.func @proportional
 // CHECK-SAME: balance = "hardware"
-// CHECK-SAME: device_memory = array<i64: 14342, 6146>
+// CHECK-SAME: device_memory = array<i64: 17414, 7170>
 // CHECK-SAME: device_seconds = array<f64: 2.611275, 2.611275>
 // CHECK-SAME: local_batches = array<i64: 48, 16>
 // CHECK-SAME: micro_batch = 48
@@ -27,11 +29,11 @@ func.func @proportional(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.
 // -----
 
 // Algorithm 1: device 0 (twice as fast) would take 32 samples, but its
-// 8300 bytes hold 24 (2048 + 2 x 128 x 24 = 8195). It sheds the other 8, all
+// 8300 bytes hold 19 (2048 + 320 x 19 = 8129). It sheds the other 13, all
 // to device 1: of the two with room, equally loaded, the first.
 // CHECK-LABEL: func.func @memory_shift
-// CHECK-SAME: local_batches = array<i64: 24, 24, 16>
-// CHECK-SAME: shifts = [array<i64: 0, 1, 8>]
+// CHECK-SAME: local_batches = array<i64: 19, 29, 16>
+// CHECK-SAME: shifts = [array<i64: 0, 1, 13>]
 module attributes {whale.cluster = {flops = array<f64: 2.0e4, 1.0e4, 1.0e4>, memory = array<i64: 8300, 0, 0>}} {
 func.func @memory_shift(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 3 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1, 2>, micro_batch = 21 : i64, micro_batches = 1 : i64, replicas = 3 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
   %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1, 2>} {
@@ -47,10 +49,10 @@ func.func @memory_shift(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.
 
 // -----
 
-// Two devices holding 24 samples each cannot take 64 between them.
+// Two devices holding 19 samples each cannot take 64 between them.
 module attributes {whale.cluster = {flops = array<f64: 1.0e4, 1.0e4>, memory = array<i64: 8300, 8300>}} {
 func.func @cannot_fit(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1>, micro_batch = 32 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
-  // expected-error@+1 {{does not fit on device 0: it needs 10244 bytes (2048 for parameters, gradients and optimizer state, 8196 for activations: 1 micro-batch of 32 samples in flight and their gradients), over the device's limit of 8300 bytes: the other devices have no room for its excess (the cluster holds at most 48 of the 64 samples)}}
+  // expected-error@+1 {{does not fit on device 0: it needs 12292 bytes (2048 for parameters, gradients and optimizer state, 10244 for activations: 1 micro-batch of 32 samples in flight and their gradients), over the device's limit of 8300 bytes: the other devices have no room for its excess (the cluster holds at most 38 of the 64 samples)}}
   %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1>} {
     %w = whale.param "m/w" zeros [] : tensor<16x16xf32>
     %h = whale.matmul %x, %w : tensor<64x16xf32>, tensor<16x16xf32> -> tensor<64x16xf32>
@@ -67,7 +69,7 @@ func.func @cannot_fit(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.mo
 // An even plan only checks memory: 32 samples do not fit in 8300 bytes.
 module attributes {whale.config = {balance = "even"}, whale.cluster = {flops = array<f64: 1.0e4, 1.0e4>, memory = array<i64: 8300, 0>}} {
 func.func @even_over(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1>, micro_batch = 32 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
-  // expected-error@+1 {{does not fit on device 0: it needs 10244 bytes}}
+  // expected-error@+1 {{does not fit on device 0: it needs 12292 bytes}}
   %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1>} {
     %w = whale.param "m/w" zeros [] : tensor<16x16xf32>
     %h = whale.matmul %x, %w : tensor<64x16xf32>, tensor<16x16xf32> -> tensor<64x16xf32>

@@ -1,4 +1,4 @@
-// RUN: whale-opt %s --split-input-file --whale-taskgraph-partition=auto-parallel=true\ num-task-graph=2 | FileCheck %s
+// RUN: whale-opt %s --split-input-file --verify-diagnostics --whale-taskgraph-partition=auto-parallel=true\ num-task-graph=2 | FileCheck %s
 
 // Four ops of equal FLOPs cut for two devices, the first three times as
 // fast: it takes three of them, so both stages take the same time.
@@ -37,5 +37,44 @@ func.func @by_memory_order(%x: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {w
   %c = whale.relu %b : tensor<8x8xf32>
   %d = whale.relu %c : tensor<8x8xf32>
   return %d : tensor<8x8xf32>
+}
+}
+
+// -----
+
+// Under memory: two devices alike in speed, but the second holds 1500
+// bytes. Per row of its micro-batch of 8, each relu's output is 32 bytes,
+// as is what the stage receives from stage 0 and the model's input every
+// rank holds; the last stage keeps 2 micro-batches' worth of activations
+// (1 in flight, 1 for gradients): one op needs (2 x 64 + 32) x 8 = 1280
+// bytes, two 1792. So it takes one op and the first stage three. The cut
+// is recorded for the planner's later runs.
+// CHECK-LABEL: func.func @under_memory
+// CHECK-SAME: whale.cut = array<i64: 3, 4>
+// CHECK: whale.taskgraph replicate
+// CHECK-COUNT-3: whale.relu
+// CHECK: whale.yield
+// CHECK: whale.taskgraph replicate
+// CHECK-COUNT-1: whale.relu
+// CHECK: whale.yield
+module attributes {whale.cluster = {flops = array<f64: 1.0e4, 1.0e4>, memory = array<i64: 0, 1500>}} {
+func.func @under_memory(%x: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {whale.model} {
+  %a = whale.relu %x : tensor<8x8xf32>
+  %b = whale.relu %a : tensor<8x8xf32>
+  %c = whale.relu %b : tensor<8x8xf32>
+  %d = whale.relu %c : tensor<8x8xf32>
+  return %d : tensor<8x8xf32>
+}
+}
+
+// -----
+
+// No cut fits: one op alone needs 768 bytes and each device holds 300.
+module attributes {whale.cluster = {flops = array<f64: 1.0e4, 1.0e4>, memory = array<i64: 300, 300>}} {
+// expected-error@+1 {{auto_parallel cannot cut it into 2 TaskGraphs that fit their devices' memory: stage 0 (device 0, 300 bytes) cannot hold its part of the parameters, their gradients and optimizer state and the in-flight activations beside the others' parts}}
+func.func @cannot_fit(%x: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {whale.model} {
+  %a = whale.relu %x : tensor<8x8xf32>
+  %b = whale.relu %a : tensor<8x8xf32>
+  return %b : tensor<8x8xf32>
 }
 }

@@ -1,0 +1,48 @@
+//===- StageMemory.h - a stage's peak memory, as the planner counts it -*- C++
+//-*-===//
+//
+// One memory model for the passes that place work under memory limits
+// (-whale-taskgraph-partition's auto_parallel cut and -whale-balance's
+// shares): what one device of a pipeline stage holds at its peak. It is an
+// estimate from the cost interface, meant to err high; docs/balancing.md
+// compares it with the allocator's measured peaks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_LOWERING_STAGEMEMORY_H
+#define WHALE_LOWERING_STAGEMEMORY_H
+
+#include <algorithm>
+#include <cstdint>
+
+namespace whale::plan {
+
+/// Micro-batches whose activations stage `stage` of `stages` holds at once:
+/// all of them under GPipe, p - s under 1F1B (at most m).
+inline int64_t inFlightOf(int64_t stage, int64_t stages, int64_t m,
+                          bool gpipe) {
+  if (stages == 1)
+    return 1;
+  return gpipe ? m : std::min<int64_t>(stages - stage, m);
+}
+
+/// Bytes of a stage's parameters and what they carry: their gradients and
+/// the optimizer's `states` tensors each, plus, when gradients accumulate
+/// over micro-batches, the next micro-batch's gradient beside the sum.
+inline double fixedBytesOf(double paramBytes, int states, int64_t m) {
+  return paramBytes * (2 + states + (m > 1 ? 1 : 0));
+}
+
+/// Bytes per row of a micro-batch: the activations of the micro-batches in
+/// flight (the stage's outputs and what it receives from earlier stages)
+/// and about one more for the gradients backward makes of them; and the
+/// model's inputs, which the driver hands every rank for all m
+/// micro-batches of its local batch.
+inline double rowBytesOf(double actPerRow, int64_t inFlight,
+                         double inputsPerRow, int64_t m) {
+  return double(inFlight + 1) * actPerRow + inputsPerRow * double(m);
+}
+
+} // namespace whale::plan
+
+#endif // WHALE_LOWERING_STAGEMEMORY_H
