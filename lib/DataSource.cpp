@@ -3,7 +3,7 @@
 #include "lib/DataSource.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
-#include "lib/Attrs.h"
+#include "dialects/Whale/IR/TrainAttrs.h"
 #include "runtime/data/DataOrder.h"
 #include "runtime/data/TextDataset.h"
 

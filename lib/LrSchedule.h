@@ -4,7 +4,7 @@
 #ifndef WHALE_LIB_LRSCHEDULE_H
 #define WHALE_LIB_LRSCHEDULE_H
 
-#include "lib/Attrs.h"
+#include "dialects/Whale/IR/TrainAttrs.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 #include "whale/Train.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
-#include "lib/Attrs.h"
+#include "dialects/Whale/IR/TrainAttrs.h"
 #include "lib/Checkpoint.h"
 #include "lib/DataSource.h"
 #include "lib/LrSchedule.h"

@@ -11,7 +11,7 @@
 
 #include "whale/Train.h"
 
-#include "lib/Attrs.h"
+#include "dialects/Whale/IR/TrainAttrs.h"
 #include "lib/Checkpoint.h"
 #include "lib/Cluster.h"
 #include "lib/DataSource.h"

@@ -40,7 +40,7 @@
 #include "lowering/Plan.h"
 #include "lowering/StageMemory.h"
 
-#include "lib/Attrs.h"
+#include "dialects/Whale/IR/TrainAttrs.h"
 
 #include <cmath>
 #include <numeric>

@@ -8,7 +8,7 @@
 #include "lowering/Passes.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
-#include "lib/Attrs.h"
+#include "dialects/Whale/IR/TrainAttrs.h"
 
 using namespace mlir;
 using namespace whale;

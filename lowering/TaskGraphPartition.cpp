@@ -19,7 +19,7 @@
 #include "lowering/Plan.h"
 #include "lowering/StageMemory.h"
 
-#include "lib/Attrs.h"
+#include "dialects/Whale/IR/TrainAttrs.h"
 
 #include "llvm/ADT/SetVector.h"
 

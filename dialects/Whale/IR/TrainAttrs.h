@@ -1,8 +1,13 @@
-//===- Attrs.h - reading the settings dictionaries of a model -----*- C++
-//-*-===//
+//===- TrainAttrs.h - reading a model's settings dictionaries ---*- C++ -*-===//
+//
+// The `whale.train` dictionary (data, optimizer, schedule) as the passes
+// and the training driver read it: one reading for both, so the planner's
+// memory model counts the optimizer state the train loop keeps.
+//
+//===----------------------------------------------------------------------===//
 
-#ifndef WHALE_LIB_ATTRS_H
-#define WHALE_LIB_ATTRS_H
+#ifndef WHALE_DIALECTS_WHALE_IR_TRAINATTRS_H
+#define WHALE_DIALECTS_WHALE_IR_TRAINATTRS_H
 
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -38,4 +43,4 @@ inline int optimizerStateCount(mlir::DictionaryAttr optimizer) {
 
 } // namespace whale
 
-#endif
+#endif // WHALE_DIALECTS_WHALE_IR_TRAINATTRS_H
