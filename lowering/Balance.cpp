@@ -305,6 +305,7 @@ LogicalResult Balancer::chooseWeights() {
   // Every stage's split TaskGraphs must cut in the group's size for one
   // set of weights to serve them.
   SmallVector<ArrayRef<int64_t>> shapes;
+  SmallVector<std::pair<int64_t, int64_t>> leads; ///< [dimension, its lead]
   int64_t elements = 0;
   for (TaskGraphOp tg : plan::taskGraphs(fn)) {
     auto shards = tg->getAttrOfType<IntegerAttr>("shards");
@@ -316,13 +317,35 @@ LogicalResult Balancer::chooseWeights() {
       shapes.push_back(p.getType().getShape());
       elements += p.getType().getNumElements();
     });
+    // A reshape that cuts a dimension in two (width -> heads x head size)
+    // passes a split on as a split of the leading part (the heads): units
+    // that divide the width but not the heads would gather there.
+    tg.walk([&](ReshapeOp r) {
+      ArrayRef<int64_t> in =
+          cast<RankedTensorType>(r.getInput().getType()).getShape();
+      ArrayRef<int64_t> out = cast<RankedTensorType>(r.getType()).getShape();
+      int64_t before = 1;
+      for (int64_t d = 0; d < static_cast<int64_t>(in.size()); ++d) {
+        int64_t outBefore = 1;
+        for (int64_t e = 0; e < static_cast<int64_t>(out.size()); ++e) {
+          if (outBefore == before && out[e] != in[d] && out[e] > 1 && d > 0)
+            leads.push_back({in[d], out[e]});
+          outBefore *= out[e];
+        }
+        before *= in[d];
+      }
+    });
   }
-  // A unit count must divide the rows, and some dimension of nearly every
-  // split parameter: a small one it cannot cut (a bias of 10 classes)
-  // stays whole, as a row-split layer's bias does anyway.
+  // A unit count must divide the rows, the leading parts reshapes cut the
+  // dimensions it divides into, and some dimension of nearly every split
+  // parameter: a small one it cannot cut (a bias of 10 classes) stays
+  // whole, as a row-split layer's bias does anyway.
   auto admissible = [&](int64_t u) {
     if ((batch / m) % u != 0)
       return false;
+    for (auto [dim, lead] : leads)
+      if (dim % u == 0 && lead % u != 0)
+        return false;
     int64_t uncut = 0;
     for (ArrayRef<int64_t> shape : shapes)
       if (llvm::none_of(shape, [&](int64_t d) { return d % u == 0; })) {

@@ -43,6 +43,27 @@ func.func @two_to_one(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.mo
 
 // -----
 
+// The same 2:1 pair, but a reshape cuts the 16 columns into 4 heads of 4: a
+// split of the columns passes on as a split of the heads only in units that
+// divide 4, so 4 units (3:1) win over 16 (11:5), which would gather there.
+// CHECK-LABEL: func.func @heads
+// CHECK-SAME: local_batches = array<i64: 48, 16>
+// CHECK-SAME: shard_weights = array<i64: 3, 1>
+module attributes {whale.cluster = {flops = array<f64: 2.0e4, 1.0e4>, memory = array<i64: 0, 0>}} {
+func.func @heads(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1>, micro_batch = 32 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 2>, stages = 1 : i64}} {
+  %l = whale.taskgraph split -> (tensor<f32>) attributes {shards = 2 : i64, stage = 0 : i64, virtual_device = array<i64: 0, 1>} {
+    %w = whale.param "m/w" zeros [] : tensor<16x16xf32>
+    %h = whale.matmul %x, %w : tensor<64x16xf32>, tensor<16x16xf32> -> tensor<64x16xf32>
+    %r = whale.reshape %h : tensor<64x16xf32> -> tensor<64x4x4xf32>
+    %m = whale.reduce_mean %r axes = [0, 1, 2] : tensor<64x4x4xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
+}
+
+// -----
+
 // Two shard groups, each a fast and a slow device: one set of weights
 // serves both (their parameter parts must line up for the all-reduce of
 // each part's gradient), and the groups, equally fast, share the batch
