@@ -40,7 +40,7 @@ def split_script():
     head, rest = text.split("{\n", 1)
     body, tail = rest.split("  return loss\n", 1)
     inner = "".join("  " + line + "\n" for line in body.splitlines())
-    path = tempfile.mktemp(suffix=".whl", dir=os.path.dirname(SCRIPT))
+    path = tempfile.mktemp(suffix=".whl")
     with open(path, "w") as f:
         f.write(head + "{\n  split {\n" + inner + "  }\n  return loss\n" +
                 tail)
@@ -70,7 +70,6 @@ def main():
     ap.add_argument("--split", action="store_true",
                     help="tensor parallelism: uneven shards vs equal ones")
     args = ap.parse_args()
-    script = split_script() if args.split else SCRIPT
     skip = min(3, args.steps // 4)
     cores = os.cpu_count() or 1
     if cores < args.fast + args.slow:
@@ -91,12 +90,15 @@ def main():
                             args.steps, skip)
     slow, _ = samples_per_s(args.whale, f"cpu:1@threads={args.slow}",
                             args.steps, skip)
-    balanced, shares_b = samples_per_s(args.whale, cluster, args.steps, skip,
-                                       script=script)
-    even, shares_e = samples_per_s(args.whale, cluster, args.steps, skip,
-                                   ["--even"], script=script)
-    if args.split:
-        os.unlink(script)
+    script = split_script() if args.split else SCRIPT
+    try:
+        balanced, shares_b = samples_per_s(args.whale, cluster, args.steps,
+                                           skip, script=script)
+        even, shares_e = samples_per_s(args.whale, cluster, args.steps, skip,
+                                       ["--even"], script=script)
+    finally:
+        if args.split:
+            os.unlink(script)
     ideal = fast + slow
     print(f"\n| plan | samples per device | samples/s | of ideal |")
     print(f"|---|---|---|---|")

@@ -289,6 +289,9 @@ LogicalResult Balancer::chooseWeights() {
              << group << " positive numbers, one per rank of a shard group";
     weights.assign(forcedWeights.begin(), forcedWeights.end());
     units = std::accumulate(weights.begin(), weights.end(), int64_t(0));
+    if (ownWeight != 0 && !llvm::is_contained(weights, ownWeight))
+      return fn.emitOpError("shard-weight ")
+             << ownWeight << " is none of the shard-weights";
     return success();
   }
   if (group == 1 || even || !forced.empty())

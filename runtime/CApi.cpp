@@ -30,8 +30,8 @@ double uniform01(uint64_t key, uint64_t n) {
 
 namespace whale::rt::capi {
 
-whale_rt_status checkInit(whale_rt_context *ctx, const char *name,
-                          int32_t init_kind, int32_t num_args) {
+static whale_rt_status checkInit(whale_rt_context *ctx, const char *name,
+                                 int32_t init_kind, int32_t num_args) {
   static const int32_t argsOf[] = {0, 0, 2, 2, 1};
   if (init_kind < 0 || init_kind > WHALE_RT_INIT_XAVIER ||
       num_args != argsOf[init_kind])
@@ -79,30 +79,34 @@ void initParameter(float *data, const Shape &s, int32_t init_kind,
   }
 }
 
-whale_rt_status existingParam(whale_rt_context *ctx, const char *name,
-                              const Shape &shape, whale_rt_tensor **out,
-                              bool &found) {
-  auto it = ctx->params.find(name);
-  found = it != ctx->params.end();
-  if (!found)
+whale_rt_status
+makeParameter(whale_rt_context *ctx, const char *name, const Shape &shape,
+              int32_t init_kind, int32_t num_args,
+              const std::function<void(float *data, uint64_t key)> &fill,
+              whale_rt_tensor **out) {
+  if (auto it = ctx->params.find(name); it != ctx->params.end()) {
+    if (it->second->tensor.shape() != shape)
+      return ctx->invalid("param '" + std::string(name) + "' exists as " +
+                          shapeString(it->second->tensor.shape()) +
+                          ", asked for as " + shapeString(shape));
+    *out = it->second.get();
     return WHALE_RT_OK;
-  if (it->second->tensor.shape() != shape)
-    return ctx->invalid("param '" + std::string(name) + "' exists as " +
-                        shapeString(it->second->tensor.shape()) +
-                        ", asked for as " + shapeString(shape));
-  *out = it->second.get();
+  }
+  if (whale_rt_status st = checkInit(ctx, name, init_kind, num_args))
+    return st;
+  auto t = std::make_unique<whale_rt_tensor>();
+  if (Status st = Tensor::create(*ctx->device, DType::F32, shape, t->tensor);
+      !st)
+    return ctx->fail(st);
+  fill(static_cast<float *>(t->tensor.raw()), nameKey(ctx->seed, name));
+  *out = t.get();
+  ctx->params[name] = std::move(t);
   return WHALE_RT_OK;
-}
-
-uint64_t parameterKey(uint64_t seed, const char *name) {
-  return nameKey(seed, name);
 }
 
 } // namespace whale::rt::capi
 
-namespace {
-
-} // namespace
+namespace {} // namespace
 
 extern "C" {
 
@@ -215,20 +219,12 @@ whale_rt_status whale_rt_param(whale_rt_context *ctx, const char *name,
         (num_args > 0 && !init_args))
       return ctx->invalid("param: bad arguments");
     Shape s(shape, shape + rank);
-    bool found = false;
-    if (whale_rt_status st = existingParam(ctx, name, s, out, found);
-        st || found)
-      return st;
-    if (whale_rt_status st = checkInit(ctx, name, init_kind, num_args))
-      return st;
-    auto t = std::make_unique<whale_rt_tensor>();
-    if (Status st = Tensor::create(*ctx->device, DType::F32, s, t->tensor); !st)
-      return ctx->fail(st);
-    initParameter(static_cast<float *>(t->tensor.raw()), s, init_kind,
-                  init_args, nameKey(ctx->seed, name));
-    *out = t.get();
-    ctx->params[name] = std::move(t);
-    return WHALE_RT_OK;
+    return makeParameter(
+        ctx, name, s, init_kind, num_args,
+        [&](float *data, uint64_t key) {
+          initParameter(data, s, init_kind, init_args, key);
+        },
+        out);
   });
 }
 
@@ -537,8 +533,8 @@ whale_rt_status whale_rt_slice(whale_rt_context *ctx, whale_rt_tensor *x,
     if (whale_rt_status s = needShape(ctx, "slice", out, want))
       return s;
     if (x->tensor.dtype() == DType::I32)
-      cpu::slice<int32_t>(*ctx->device, x->tensor.cview<int32_t>(), axis,
-                          start, out->tensor.view<int32_t>());
+      cpu::slice<int32_t>(*ctx->device, x->tensor.cview<int32_t>(), axis, start,
+                          out->tensor.view<int32_t>());
     else
       cpu::slice<float>(*ctx->device, x->tensor.cview<float>(), axis, start,
                         out->tensor.view<float>());

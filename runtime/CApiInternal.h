@@ -127,22 +127,22 @@ inline bool isIndex(whale_rt_tensor *t) {
 }
 
 /// A parameter's initial values from its initializer and its name's key.
-whale_rt_status checkInit(whale_rt_context *ctx, const char *name,
-                          int32_t init_kind, int32_t num_args);
 void initParameter(float *data, const Shape &shape, int32_t init_kind,
                    const double *init_args, uint64_t key);
-/// The parameter `name` if ctx has it (found), checked to have `shape`.
-whale_rt_status existingParam(whale_rt_context *ctx, const char *name,
-                              const Shape &shape, whale_rt_tensor **out,
-                              bool &found);
-/// The key of parameter `name` under `seed`.
-uint64_t parameterKey(uint64_t seed, const char *name);
+/// The parameter `name` of `shape`: the one ctx already has (checked to
+/// have that shape), or a new one whose values `fill` writes from the
+/// name's key in the context's seed, after checking the initializer.
+whale_rt_status
+makeParameter(whale_rt_context *ctx, const char *name, const Shape &shape,
+              int32_t init_kind, int32_t num_args,
+              const std::function<void(float *data, uint64_t key)> &fill,
+              whale_rt_tensor **out);
 
 /// Times a communication op on the rank's communication track.
 struct CommScope {
   CommScope(whale_rt_context *ctx, const char *name)
-      : scope(ctx->profiler.get(), name, "communication",
-              ctx->traceTrack + 1) {}
+      : scope(ctx->profiler.get(), name, "communication", ctx->traceTrack + 1) {
+  }
   Profiler::Scope scope;
 };
 
@@ -162,7 +162,8 @@ Status sumOverRanks(whale_rt_context *ctx, const std::vector<int> &ranks,
 /// Sums f32 tensors over `ranks` as one bucket, in place.
 whale_rt_status allReduceBucket(whale_rt_context *ctx,
                                 const std::vector<int> &ranks,
-                                int32_t num_tensors, whale_rt_tensor *const *ts);
+                                int32_t num_tensors,
+                                whale_rt_tensor *const *ts);
 
 template <class Fn> whale_rt_status guarded(whale_rt_context *ctx, Fn fn) {
   if (!ctx)

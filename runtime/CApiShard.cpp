@@ -202,26 +202,17 @@ whale_rt_status whale_rt_param_shard(whale_rt_context *ctx, const char *name,
       return ctx->invalid("param_shard: bad arguments");
     Shape whole(whole_shape, whole_shape + rank), part = whole;
     part[axis] = r.size;
-    bool found = false;
-    if (whale_rt_status st = existingParam(ctx, name, part, out, found);
-        st || found)
-      return st;
-    if (whale_rt_status st = checkInit(ctx, name, init_kind, num_args))
-      return st;
-    auto t = std::make_unique<whale_rt_tensor>();
-    if (Status st = Tensor::create(*ctx->device, DType::F32, part, t->tensor);
-        !st)
-      return ctx->fail(st);
     // The whole, as one device would make it, then this rank's part.
-    std::vector<float> all(numElements(whole));
-    initParameter(all.data(), whole, init_kind, init_args,
-                  parameterKey(ctx->seed, name));
-    copyPart(reinterpret_cast<char *>(all.data()),
-             static_cast<char *>(t->tensor.raw()), whole, axis, r,
-             sizeof(float), /*toPart=*/true);
-    *out = t.get();
-    ctx->params[name] = std::move(t);
-    return WHALE_RT_OK;
+    return makeParameter(
+        ctx, name, part, init_kind, num_args,
+        [&](float *data, uint64_t key) {
+          std::vector<float> all(numElements(whole));
+          initParameter(all.data(), whole, init_kind, init_args, key);
+          copyPart(reinterpret_cast<char *>(all.data()),
+                   reinterpret_cast<char *>(data), whole, axis, r,
+                   sizeof(float), /*toPart=*/true);
+        },
+        out);
   });
 }
 

@@ -77,3 +77,19 @@ func.func @weights_without_shard() {
   %w = whale.param "w" zeros [] {shard_weights = array<i64: 3, 1>} : tensor<16x12xf32>
   return
 }
+
+// -----
+
+func.func @weights_over_whole(%x: tensor<8x4xf32>) {
+  // expected-error@+1 {{weights add up to more than the whole's 4: a part must be a whole number of units}}
+  %p = whale.shard_slice %x axis 1 shards 2 {weights = array<i64: 4, 1>} : tensor<8x4xf32> -> tensor<8x1xf32>
+  return
+}
+
+// -----
+
+func.func @parts_overflow(%p: tensor<4611686018427387904xf32>) {
+  // expected-error@+1 {{the part's 4611686018427387904 times 4 overflows}}
+  %x = whale.all_gather %p axis 0 shards 4 : tensor<4611686018427387904xf32> -> tensor<8xf32>
+  return
+}
