@@ -39,7 +39,7 @@ Status Allocator::allocate(int64_t bytes, void **out) {
   // Aligned for vector loads; at least one byte so zero-sized tensors have
   // a distinct address.
   size_t rounded = (static_cast<size_t>(bytes) + 63) / 64 * 64;
-  void *p = std::aligned_alloc(64, rounded ? rounded : 64);
+  void *p = rawAllocate(rounded ? rounded : 64);
   if (!p) {
     used.fetch_sub(bytes);
     return Status::outOfMemory(device + ": the system refused " +
@@ -55,8 +55,15 @@ Status Allocator::allocate(int64_t bytes, void **out) {
 void Allocator::release(void *ptr, int64_t bytes) {
   if (!ptr)
     return;
-  std::free(ptr);
+  size_t rounded = (static_cast<size_t>(bytes) + 63) / 64 * 64;
+  rawRelease(ptr, rounded ? rounded : 64);
   used.fetch_sub(bytes);
 }
+
+void *Allocator::rawAllocate(size_t bytes) {
+  return std::aligned_alloc(64, bytes);
+}
+
+void Allocator::rawRelease(void *ptr, size_t) { std::free(ptr); }
 
 } // namespace whale::rt

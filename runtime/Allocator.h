@@ -15,12 +15,14 @@ namespace whale::rt {
 
 /// Counts every byte a device holds and refuses a request that would pass
 /// its limit, so a plan that does not fit fails with the numbers instead of
-/// taking the machine down. Thread-safe.
+/// taking the machine down. Thread-safe. Host memory by default; a device
+/// with memory of its own (a GPU) overrides where the bytes come from.
 class Allocator {
 public:
   /// `limit` in bytes; 0 means no limit.
   Allocator(std::string device, int64_t limit)
       : device(std::move(device)), limit(limit) {}
+  virtual ~Allocator() = default;
 
   /// 64-byte aligned memory for `bytes`, or an OutOfMemory status naming the
   /// device, the request, what is in use and the limit.
@@ -31,6 +33,11 @@ public:
   int64_t peak() const { return peakUsed.load(); }
   int64_t getLimit() const { return limit; }
   const std::string &deviceName() const { return device; }
+
+protected:
+  /// `bytes` (> 0, rounded up to 64) of the device's memory, or null.
+  virtual void *rawAllocate(size_t bytes);
+  virtual void rawRelease(void *ptr, size_t bytes);
 
 private:
   std::string device;

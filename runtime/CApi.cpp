@@ -98,7 +98,12 @@ makeParameter(whale_rt_context *ctx, const char *name, const Shape &shape,
   if (Status st = Tensor::create(*ctx->device, DType::F32, shape, t->tensor);
       !st)
     return ctx->fail(st);
-  fill(static_cast<float *>(t->tensor.raw()), nameKey(ctx->seed, name));
+  // Initialized on the host, from the same numbers on every device.
+  HostData host(ctx, t.get(), /*writeBack=*/true);
+  host.prepare();
+  fill(host.as<float>(), nameKey(ctx->seed, name));
+  if (Status st = host.commit(); !st)
+    return ctx->fail(st);
   *out = t.get();
   ctx->params[name] = std::move(t);
   return WHALE_RT_OK;
@@ -233,25 +238,8 @@ whale_rt_status whale_rt_fill(whale_rt_context *ctx, whale_rt_tensor *t,
   return traced(ctx, "fill", {t}, [&]() -> whale_rt_status {
     if (!t)
       return ctx->invalid("fill: the tensor is null");
-    int64_t n = t->tensor.numel();
-    switch (t->tensor.dtype()) {
-    case DType::F32:
-      std::fill_n(static_cast<float *>(t->tensor.raw()), n,
-                  static_cast<float>(value));
-      break;
-    case DType::F64:
-      std::fill_n(static_cast<double *>(t->tensor.raw()), n, value);
-      break;
-    case DType::I32:
-      std::fill_n(static_cast<int32_t *>(t->tensor.raw()), n,
-                  static_cast<int32_t>(value));
-      break;
-    case DType::I64:
-      std::fill_n(static_cast<int64_t *>(t->tensor.raw()), n,
-                  static_cast<int64_t>(value));
-      break;
-    }
-    return WHALE_RT_OK;
+    return ran(ctx, ctx->device->fill(t->tensor.raw(), t->tensor.dtype(),
+                                      t->tensor.numel(), value));
   });
 }
 
@@ -280,10 +268,9 @@ whale_rt_status whale_rt_matmul(whale_rt_context *ctx, whale_rt_tensor *a,
     want.push_back(n);
     if (whale_rt_status s = needShape(ctx, "matmul", out, want))
       return s;
-    cpu::matmul<float>(*ctx->device, a->tensor.cview<float>(),
-                       b->tensor.cview<float>(), out->tensor.view<float>(),
-                       transpose_a, transpose_b);
-    return WHALE_RT_OK;
+    return ran(ctx, ctx->device->matmul(
+                        a->tensor.cview<float>(), b->tensor.cview<float>(),
+                        out->tensor.view<float>(), transpose_a, transpose_b));
   });
 }
 
@@ -309,10 +296,9 @@ whale_rt_status whale_rt_binary(whale_rt_context *ctx, int32_t op,
     }
     if (whale_rt_status s = needShape(ctx, "binary", out, want))
       return s;
-    cpu::binary<float>(*ctx->device, static_cast<cpu::BinaryOp>(op),
-                       a->tensor.cview<float>(), b->tensor.cview<float>(),
-                       out->tensor.view<float>());
-    return WHALE_RT_OK;
+    return ran(ctx, ctx->device->binary(
+                        static_cast<BinaryOp>(op), a->tensor.cview<float>(),
+                        b->tensor.cview<float>(), out->tensor.view<float>()));
   });
 }
 
@@ -325,9 +311,9 @@ whale_rt_status whale_rt_unary(whale_rt_context *ctx, int32_t op,
       return ctx->invalid("unary: unknown op " + std::to_string(op));
     if (whale_rt_status s = needShape(ctx, "unary", out, shapeOf(x)))
       return s;
-    cpu::unary<float>(*ctx->device, static_cast<cpu::UnaryOp>(op),
-                      x->tensor.cview<float>(), out->tensor.view<float>());
-    return WHALE_RT_OK;
+    return ran(ctx, ctx->device->unary(static_cast<UnaryOp>(op),
+                                       x->tensor.cview<float>(),
+                                       out->tensor.view<float>()));
   });
 }
 
@@ -343,9 +329,8 @@ whale_rt_status whale_rt_softmax(whale_rt_context *ctx, whale_rt_tensor *x,
                           " is out of range for rank " + std::to_string(rank));
     if (whale_rt_status s = needShape(ctx, "softmax", out, shapeOf(x)))
       return s;
-    cpu::softmax<float>(*ctx->device, x->tensor.cview<float>(), a,
-                        out->tensor.view<float>());
-    return WHALE_RT_OK;
+    return ran(ctx, ctx->device->softmax(x->tensor.cview<float>(), a,
+                                         out->tensor.view<float>()));
   });
 }
 
@@ -359,9 +344,8 @@ whale_rt_status whale_rt_causal_mask(whale_rt_context *ctx, whale_rt_tensor *x,
       return ctx->invalid("causal_mask: needs rank >= 2");
     if (whale_rt_status s = needShape(ctx, "causal_mask", out, shapeOf(x)))
       return s;
-    cpu::causalMask<float>(*ctx->device, x->tensor.cview<float>(),
-                           out->tensor.view<float>());
-    return WHALE_RT_OK;
+    return ran(ctx, ctx->device->causalMask(x->tensor.cview<float>(),
+                                            out->tensor.view<float>()));
   });
 }
 
@@ -382,13 +366,10 @@ whale_rt_status whale_rt_layernorm(whale_rt_context *ctx, whale_rt_tensor *x,
                           "] and eps positive");
     if (whale_rt_status s = needShape(ctx, "layernorm", out, sx))
       return s;
-    int64_t rows = sx.back() ? x->tensor.numel() / sx.back() : 0;
-    std::vector<float> mean(rows), rstd(rows);
-    cpu::layerNorm<float>(*ctx->device, x->tensor.cview<float>(),
-                          gamma->tensor.cview<float>(),
-                          beta->tensor.cview<float>(), eps,
-                          out->tensor.view<float>(), mean.data(), rstd.data());
-    return WHALE_RT_OK;
+    return ran(ctx, ctx->device->layerNorm(x->tensor.cview<float>(),
+                                           gamma->tensor.cview<float>(),
+                                           beta->tensor.cview<float>(), eps,
+                                           out->tensor.view<float>()));
   });
 }
 
@@ -406,15 +387,9 @@ whale_rt_status whale_rt_embedding(whale_rt_context *ctx,
     want.push_back(shapeOf(table)[1]);
     if (whale_rt_status s = needShape(ctx, "embedding", out, want))
       return s;
-    Status st =
-        ids->tensor.dtype() == DType::I32
-            ? cpu::embedding<float, int32_t>(
-                  *ctx->device, table->tensor.cview<float>(),
-                  ids->tensor.cview<int32_t>(), out->tensor.view<float>())
-            : cpu::embedding<float, int64_t>(
-                  *ctx->device, table->tensor.cview<float>(),
-                  ids->tensor.cview<int64_t>(), out->tensor.view<float>());
-    return st ? WHALE_RT_OK : ctx->fail(st);
+    return ran(ctx, ctx->device->embedding(table->tensor.cview<float>(),
+                                           indexView(ids),
+                                           out->tensor.view<float>()));
   });
 }
 
@@ -434,17 +409,9 @@ whale_rt_status whale_rt_cross_entropy(whale_rt_context *ctx,
     if (whale_rt_status s =
             needShape(ctx, "cross_entropy", out, shapeOf(labels)))
       return s;
-    std::vector<float> lse(labels->tensor.numel());
-    Status st = labels->tensor.dtype() == DType::I32
-                    ? cpu::crossEntropy<float, int32_t>(
-                          *ctx->device, logits->tensor.cview<float>(),
-                          labels->tensor.cview<int32_t>(),
-                          out->tensor.view<float>(), lse.data())
-                    : cpu::crossEntropy<float, int64_t>(
-                          *ctx->device, logits->tensor.cview<float>(),
-                          labels->tensor.cview<int64_t>(),
-                          out->tensor.view<float>(), lse.data());
-    return st ? WHALE_RT_OK : ctx->fail(st);
+    return ran(ctx, ctx->device->crossEntropy(logits->tensor.cview<float>(),
+                                              indexView(labels),
+                                              out->tensor.view<float>()));
   });
 }
 
@@ -471,10 +438,9 @@ whale_rt_status whale_rt_reduce(whale_rt_context *ctx, int32_t op,
       return ctx->invalid("reduce: the output has " +
                           std::to_string(out->tensor.numel()) +
                           " elements, the result " + std::to_string(kept));
-    cpu::reduce<float>(*ctx->device, static_cast<cpu::ReduceOp>(op),
-                       x->tensor.cview<float>(), ax, out->tensor.view<float>(),
-                       nullptr);
-    return WHALE_RT_OK;
+    return ran(ctx, ctx->device->reduce(static_cast<ReduceOp>(op),
+                                        x->tensor.cview<float>(), ax,
+                                        out->tensor.view<float>()));
   });
 }
 
@@ -484,8 +450,8 @@ whale_rt_status whale_rt_reshape(whale_rt_context *ctx, whale_rt_tensor *x,
     if (!x || !out || x->tensor.dtype() != out->tensor.dtype() ||
         x->tensor.numel() != out->tensor.numel())
       return ctx->invalid("reshape: needs the same dtype and element count");
-    std::memcpy(out->tensor.raw(), x->tensor.raw(), x->tensor.bytes());
-    return WHALE_RT_OK;
+    return ran(ctx, ctx->device->copy(out->tensor.raw(), x->tensor.raw(),
+                                      x->tensor.bytes()));
   });
 }
 
@@ -507,9 +473,8 @@ whale_rt_status whale_rt_transpose(whale_rt_context *ctx, whale_rt_tensor *x,
     }
     if (whale_rt_status s = needShape(ctx, "transpose", out, want))
       return s;
-    cpu::transpose<float>(*ctx->device, x->tensor.cview<float>(), perm,
-                          out->tensor.view<float>());
-    return WHALE_RT_OK;
+    return ran(ctx, ctx->device->transpose(x->tensor.cview<float>(), perm,
+                                           out->tensor.view<float>()));
   });
 }
 
@@ -532,13 +497,8 @@ whale_rt_status whale_rt_slice(whale_rt_context *ctx, whale_rt_tensor *x,
     want[axis] = end - start;
     if (whale_rt_status s = needShape(ctx, "slice", out, want))
       return s;
-    if (x->tensor.dtype() == DType::I32)
-      cpu::slice<int32_t>(*ctx->device, x->tensor.cview<int32_t>(), axis, start,
-                          out->tensor.view<int32_t>());
-    else
-      cpu::slice<float>(*ctx->device, x->tensor.cview<float>(), axis, start,
-                        out->tensor.view<float>());
-    return WHALE_RT_OK;
+    return ran(ctx, ctx->device->slice(x->tensor.raw(), sx, 4, axis, start, end,
+                                       out->tensor.raw()));
   });
 }
 
@@ -573,8 +533,8 @@ whale_rt_status whale_rt_concat(whale_rt_context *ctx, int32_t num_inputs,
       return s;
     if (whale_rt_status s = needShape(ctx, "concat", out, want))
       return s;
-    cpu::concat<float>(*ctx->device, views, axis, out->tensor.view<float>());
-    return WHALE_RT_OK;
+    return ran(ctx,
+               ctx->device->concat(views, axis, out->tensor.view<float>()));
   });
 }
 

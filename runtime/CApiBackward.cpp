@@ -49,7 +49,10 @@ optimizerState(whale_rt_context *ctx, whale_rt_tensor *param, size_t count,
             Tensor::create(*ctx->device, DType::F32, shapeOf(param), t->tensor);
         !st)
       return ctx->fail(st);
-    std::memset(t->tensor.raw(), 0, t->tensor.bytes());
+    if (Status st = ctx->device->fill(t->tensor.raw(), DType::F32,
+                                      t->tensor.numel(), 0);
+        !st)
+      return ctx->fail(st);
     state.push_back(std::move(t));
   }
   out = &state;
@@ -74,9 +77,8 @@ whale_rt_status whale_rt_broadcast(whale_rt_context *ctx, whale_rt_tensor *x,
     if (!fits)
       return ctx->invalid("broadcast: " + shapeString(sx) +
                           " does not broadcast to " + shapeString(so));
-    cpu::broadcastTo<float>(*ctx->device, x->tensor.cview<float>(),
-                            out->tensor.view<float>());
-    return WHALE_RT_OK;
+    return ran(ctx, ctx->device->broadcastTo(x->tensor.cview<float>(),
+                                             out->tensor.view<float>()));
   });
 }
 
@@ -103,11 +105,10 @@ whale_rt_status whale_rt_matmul_grad(whale_rt_context *ctx, whale_rt_tensor *a,
     if (shapeOf(dout) != want)
       return ctx->invalid("matmul_grad: dout is " + shapeString(shapeOf(dout)) +
                           ", the product " + shapeString(want));
-    cpu::matmulBackward<float>(*ctx->device, a->tensor.cview<float>(),
-                               b->tensor.cview<float>(),
-                               dout->tensor.cview<float>(), da ? &va : nullptr,
-                               db ? &vb : nullptr, transpose_a, transpose_b);
-    return WHALE_RT_OK;
+    return ran(ctx, ctx->device->matmulBackward(
+                        a->tensor.cview<float>(), b->tensor.cview<float>(),
+                        dout->tensor.cview<float>(), da ? &va : nullptr,
+                        db ? &vb : nullptr, transpose_a, transpose_b));
   });
 }
 
@@ -125,11 +126,10 @@ whale_rt_status whale_rt_binary_grad(whale_rt_context *ctx, int32_t op,
     if (whale_rt_status s =
             gradientViews(ctx, "binary_grad", a, b, da, db, va, vb))
       return s;
-    cpu::binaryBackward<float>(
-        *ctx->device, static_cast<cpu::BinaryOp>(op), a->tensor.cview<float>(),
-        b->tensor.cview<float>(), dout->tensor.cview<float>(),
-        da ? &va : nullptr, db ? &vb : nullptr);
-    return WHALE_RT_OK;
+    return ran(ctx, ctx->device->binaryBackward(
+                        static_cast<BinaryOp>(op), a->tensor.cview<float>(),
+                        b->tensor.cview<float>(), dout->tensor.cview<float>(),
+                        da ? &va : nullptr, db ? &vb : nullptr));
   });
 }
 
@@ -146,11 +146,10 @@ whale_rt_status whale_rt_unary_grad(whale_rt_context *ctx, int32_t op,
       if (shapeOf(t) != shapeOf(x))
         return ctx->invalid("unary_grad: every tensor must be " +
                             shapeString(shapeOf(x)));
-    cpu::unaryBackward<float>(
-        *ctx->device, static_cast<cpu::UnaryOp>(op), x->tensor.cview<float>(),
-        y->tensor.cview<float>(), dy->tensor.cview<float>(),
-        dx->tensor.view<float>());
-    return WHALE_RT_OK;
+    return ran(ctx, ctx->device->unaryBackward(
+                        static_cast<UnaryOp>(op), x->tensor.cview<float>(),
+                        y->tensor.cview<float>(), dy->tensor.cview<float>(),
+                        dx->tensor.view<float>()));
   });
 }
 
@@ -167,10 +166,9 @@ whale_rt_status whale_rt_softmax_grad(whale_rt_context *ctx, whale_rt_tensor *y,
         shapeOf(dx) != shapeOf(y))
       return ctx->invalid("softmax_grad: shapes or axis do not fit " +
                           shapeString(shapeOf(y)));
-    cpu::softmaxBackward<float>(*ctx->device, y->tensor.cview<float>(),
-                                dy->tensor.cview<float>(), a,
-                                dx->tensor.view<float>());
-    return WHALE_RT_OK;
+    return ran(ctx, ctx->device->softmaxBackward(y->tensor.cview<float>(),
+                                                 dy->tensor.cview<float>(), a,
+                                                 dx->tensor.view<float>()));
   });
 }
 
@@ -184,9 +182,8 @@ whale_rt_status whale_rt_causal_mask_grad(whale_rt_context *ctx,
     if (shapeOf(dy).size() < 2 || shapeOf(dx) != shapeOf(dy))
       return ctx->invalid(
           "causal_mask_grad: needs two tensors of one shape, rank >= 2");
-    cpu::causalMaskBackward<float>(*ctx->device, dy->tensor.cview<float>(),
-                                   dx->tensor.view<float>());
-    return WHALE_RT_OK;
+    return ran(ctx, ctx->device->causalMaskBackward(dy->tensor.cview<float>(),
+                                                    dx->tensor.view<float>()));
   });
 }
 
@@ -212,20 +209,12 @@ whale_rt_layernorm_grad(whale_rt_context *ctx, whale_rt_tensor *x,
             shapeOf(dbeta) != shapeOf(gamma) || !(eps > 0))
           return ctx->invalid("layernorm_grad: shapes do not fit " +
                               shapeString(sx));
-        // Recompute the forward statistics (one pass, cheap beside the rest).
-        int64_t d = sx.back(), rows = d ? x->tensor.numel() / d : 0;
-        std::vector<float> mean(rows), rstd(rows), y(x->tensor.numel());
-        std::vector<float> zero(d, 0.0f);
-        cpu::layerNorm<float>(
-            *ctx->device, x->tensor.cview<float>(),
-            gamma->tensor.cview<float>(), View<const float>{zero.data(), {d}},
-            eps, View<float>{y.data(), sx}, mean.data(), rstd.data());
-        cpu::layerNormBackward<float>(
-            *ctx->device, x->tensor.cview<float>(),
-            gamma->tensor.cview<float>(), mean.data(), rstd.data(),
-            dy->tensor.cview<float>(), dx->tensor.view<float>(),
-            dgamma->tensor.view<float>(), dbeta->tensor.view<float>());
-        return WHALE_RT_OK;
+        return ran(ctx,
+                   ctx->device->layerNormBackward(
+                       x->tensor.cview<float>(), gamma->tensor.cview<float>(),
+                       eps, dy->tensor.cview<float>(), dx->tensor.view<float>(),
+                       dgamma->tensor.view<float>(),
+                       dbeta->tensor.view<float>()));
       });
 }
 
@@ -246,26 +235,9 @@ whale_rt_status whale_rt_embedding_grad(whale_rt_context *ctx,
       return ctx->invalid("embedding_grad: dout is " +
                           shapeString(shapeOf(dout)) + ", expected " +
                           shapeString(want));
-    int64_t vocab = shapeOf(dtable)[0], n = ids->tensor.numel();
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t id = ids->tensor.dtype() == DType::I32
-                       ? static_cast<const int32_t *>(ids->tensor.raw())[i]
-                       : static_cast<const int64_t *>(ids->tensor.raw())[i];
-      if (id < 0 || id >= vocab)
-        return ctx->invalid("embedding id " + std::to_string(id) +
-                            " at position " + std::to_string(i) +
-                            " is outside the table's " + std::to_string(vocab) +
-                            " rows");
-    }
-    if (ids->tensor.dtype() == DType::I32)
-      cpu::embeddingBackward<float, int32_t>(
-          *ctx->device, ids->tensor.cview<int32_t>(),
-          dout->tensor.cview<float>(), dtable->tensor.view<float>());
-    else
-      cpu::embeddingBackward<float, int64_t>(
-          *ctx->device, ids->tensor.cview<int64_t>(),
-          dout->tensor.cview<float>(), dtable->tensor.view<float>());
-    return WHALE_RT_OK;
+    return ran(ctx, ctx->device->embeddingBackward(
+                        indexView(ids), dout->tensor.cview<float>(),
+                        dtable->tensor.view<float>()));
   });
 }
 
@@ -285,31 +257,10 @@ whale_rt_status whale_rt_cross_entropy_grad(whale_rt_context *ctx,
         shapeOf(dloss) != shapeOf(labels) || shapeOf(dlogits) != sl)
       return ctx->invalid("cross_entropy_grad: shapes do not fit " +
                           shapeString(sl));
-    // The forward again, for its log-sum-exp (and the label check).
-    std::vector<float> loss(labels->tensor.numel()),
-        lse(labels->tensor.numel());
-    View<float> lv{loss.data(), shapeOf(labels)};
-    Status st;
-    if (labels->tensor.dtype() == DType::I32) {
-      st = cpu::crossEntropy<float, int32_t>(
-          *ctx->device, logits->tensor.cview<float>(),
-          labels->tensor.cview<int32_t>(), lv, lse.data());
-      if (st)
-        cpu::crossEntropyBackward<float, int32_t>(
-            *ctx->device, logits->tensor.cview<float>(),
-            labels->tensor.cview<int32_t>(), lse.data(),
-            dloss->tensor.cview<float>(), dlogits->tensor.view<float>());
-    } else {
-      st = cpu::crossEntropy<float, int64_t>(
-          *ctx->device, logits->tensor.cview<float>(),
-          labels->tensor.cview<int64_t>(), lv, lse.data());
-      if (st)
-        cpu::crossEntropyBackward<float, int64_t>(
-            *ctx->device, logits->tensor.cview<float>(),
-            labels->tensor.cview<int64_t>(), lse.data(),
-            dloss->tensor.cview<float>(), dlogits->tensor.view<float>());
-    }
-    return st ? WHALE_RT_OK : ctx->fail(st);
+    return ran(ctx, ctx->device->crossEntropyBackward(
+                        logits->tensor.cview<float>(), indexView(labels),
+                        dloss->tensor.cview<float>(),
+                        dlogits->tensor.view<float>()));
   });
 }
 
@@ -334,19 +285,9 @@ whale_rt_status whale_rt_reduce_grad(whale_rt_context *ctx, int32_t op,
     if (op < WHALE_RT_SUM || op > WHALE_RT_MAX || shapeOf(dx) != sx ||
         dout->tensor.numel() != kept)
       return ctx->invalid("reduce_grad: shapes do not fit " + shapeString(sx));
-    std::vector<int64_t> argmax;
-    if (op == WHALE_RT_MAX) {
-      // Which element won, from the forward again.
-      std::vector<float> out(kept);
-      argmax.resize(kept);
-      cpu::reduce<float>(*ctx->device, cpu::ReduceOp::Max,
-                         x->tensor.cview<float>(), ax,
-                         View<float>{out.data(), {kept}}, argmax.data());
-    }
-    cpu::reduceBackward<float>(*ctx->device, static_cast<cpu::ReduceOp>(op), sx,
-                               ax, dout->tensor.cview<float>(), argmax.data(),
-                               dx->tensor.view<float>());
-    return WHALE_RT_OK;
+    return ran(ctx, ctx->device->reduceBackward(
+                        static_cast<ReduceOp>(op), x->tensor.cview<float>(), ax,
+                        dout->tensor.cview<float>(), dx->tensor.view<float>()));
   });
 }
 
@@ -368,9 +309,9 @@ whale_rt_status whale_rt_slice_grad(whale_rt_context *ctx,
                           std::to_string(start) + " of axis " +
                           std::to_string(axis) + " does not fit " +
                           shapeString(sx));
-    cpu::sliceBackward<float>(*ctx->device, dout->tensor.cview<float>(), axis,
-                              start, dx->tensor.view<float>());
-    return WHALE_RT_OK;
+    return ran(ctx,
+               ctx->device->sliceBackward(dout->tensor.cview<float>(), axis,
+                                          start, dx->tensor.view<float>()));
   });
 }
 
@@ -394,10 +335,10 @@ whale_rt_status whale_rt_sgd_update(whale_rt_context *ctx,
         return s;
       velocity = static_cast<float *>((*state)[0]->tensor.raw());
     }
-    cpu::sgdStep<float>(*ctx->device, param->tensor.view<float>(),
-                        grad->tensor.cview<float>(), velocity, lr, momentum,
-                        weight_decay);
-    return WHALE_RT_OK;
+    return ran(ctx,
+               ctx->device->sgdStep(param->tensor.view<float>(),
+                                    grad->tensor.cview<float>(), velocity,
+                                    SgdParams{lr, momentum, weight_decay}));
   });
 }
 
@@ -420,12 +361,13 @@ whale_rt_status whale_rt_adam_update(whale_rt_context *ctx,
     std::vector<std::unique_ptr<whale_rt_tensor>> *state;
     if (whale_rt_status s = optimizerState(ctx, param, 2, state))
       return s;
-    cpu::adamStep<float>(*ctx->device, param->tensor.view<float>(),
-                         grad->tensor.cview<float>(),
-                         static_cast<float *>((*state)[0]->tensor.raw()),
-                         static_cast<float *>((*state)[1]->tensor.raw()), step,
-                         lr, beta1, beta2, eps, weight_decay, decoupled != 0);
-    return WHALE_RT_OK;
+    return ran(ctx,
+               ctx->device->adamStep(
+                   param->tensor.view<float>(), grad->tensor.cview<float>(),
+                   static_cast<float *>((*state)[0]->tensor.raw()),
+                   static_cast<float *>((*state)[1]->tensor.raw()),
+                   AdamParams{step, lr, beta1, beta2, eps, weight_decay,
+                              decoupled != 0}));
   });
 }
 
@@ -484,17 +426,8 @@ whale_rt_status whale_rt_clip_grad_norm(whale_rt_context *ctx,
   return guarded(ctx, [&]() -> whale_rt_status {
     if (num_grads < 0 || (num_grads > 0 && !grads) || !(max_norm > 0))
       return ctx->invalid("clip_grad_norm: needs gradients and max_norm > 0");
-    std::vector<View<float>> views;
-    for (int32_t i = 0; i < num_grads; ++i) {
-      if (whale_rt_status s =
-              needF32(ctx, "clip_grad_norm", {{"grad", grads[i]}}))
-        return s;
-      views.push_back(grads[i]->tensor.view<float>());
-    }
-    double n = cpu::clipGradNorm<float>(*ctx->device, views, max_norm);
-    if (norm)
-      *norm = n;
-    return WHALE_RT_OK;
+    return clipCombined(ctx, num_grads, grads, max_norm, norm,
+                        [](double &) { return Status::ok(); });
   });
 }
 

@@ -15,9 +15,7 @@ struct whale_rt_comm {
   std::shared_ptr<Profiler> profiler;
 };
 
-namespace {
-
-} // namespace
+namespace {} // namespace
 
 /// The ranks of ctx's group of `kind`, in order.
 bool whale::rt::capi::groupRanks(whale_rt_context *ctx, int32_t kind,
@@ -70,11 +68,15 @@ whale_rt_status allReduceBucket(whale_rt_context *ctx,
   }
   CommScope scope(ctx, "all_reduce");
   std::vector<float> bucket(static_cast<size_t>(total));
+  Device &dev = *ctx->device;
   int64_t at = 0;
   for (int32_t i = 0; i < num_tensors; ++i) {
-    int64_t n = ts[i]->tensor.numel();
-    std::memcpy(bucket.data() + at, ts[i]->tensor.raw(), n * sizeof(float));
-    at += n;
+    int64_t bytes = ts[i]->tensor.bytes();
+    if (Status st =
+            dev.copyToHost(bucket.data() + at, ts[i]->tensor.raw(), bytes);
+        !st)
+      return ctx->fail(st);
+    at += ts[i]->tensor.numel();
   }
   Status st =
       ctx->comm->allReduce(ctx->rank, ranks, DType::F32, bucket.data(), total);
@@ -82,31 +84,36 @@ whale_rt_status allReduceBucket(whale_rt_context *ctx,
     return ctx->fail(st);
   at = 0;
   for (int32_t i = 0; i < num_tensors; ++i) {
-    int64_t n = ts[i]->tensor.numel();
-    std::memcpy(ts[i]->tensor.raw(), bucket.data() + at, n * sizeof(float));
-    at += n;
+    if (Status st = dev.copyFromHost(ts[i]->tensor.raw(), bucket.data() + at,
+                                     ts[i]->tensor.bytes());
+        !st)
+      return ctx->fail(st);
+    at += ts[i]->tensor.numel();
   }
   return WHALE_RT_OK;
 }
 
-whale_rt_status clipCombined(
-    whale_rt_context *ctx, int32_t num_grads, whale_rt_tensor *const *grads,
-    double max_norm, double *norm,
-    const std::function<Status(double &)> &combine) {
+whale_rt_status clipCombined(whale_rt_context *ctx, int32_t num_grads,
+                             whale_rt_tensor *const *grads, double max_norm,
+                             double *norm,
+                             const std::function<Status(double &)> &combine) {
   std::vector<View<float>> views;
   for (int32_t i = 0; i < num_grads; ++i) {
-    if (whale_rt_status s = needF32(ctx, "clip_grad_norm", {{"grad", grads[i]}}))
+    if (whale_rt_status s =
+            needF32(ctx, "clip_grad_norm", {{"grad", grads[i]}}))
       return s;
     views.push_back(grads[i]->tensor.view<float>());
   }
-  Status commStatus = Status::ok();
-  double n = cpu::clipGradNorm<float>(*ctx->device, views, max_norm,
-                                      [&](double squares) {
-                                        commStatus = combine(squares);
-                                        return squares;
-                                      });
-  if (!commStatus)
-    return ctx->fail(commStatus);
+  // Summed in a fixed order in double, so every plan computes the same norm.
+  double squares = 0;
+  if (Status st = ctx->device->sumSquares(views, squares); !st)
+    return ctx->fail(st);
+  if (Status st = combine(squares); !st)
+    return ctx->fail(st);
+  double n = std::sqrt(squares);
+  if (n > max_norm && n > 0)
+    if (Status st = ctx->device->scale(views, max_norm / n); !st)
+      return ctx->fail(st);
   if (norm)
     *norm = n;
   return WHALE_RT_OK;
@@ -200,8 +207,11 @@ whale_rt_status whale_rt_send(whale_rt_context *ctx, int32_t to_stage,
       return ctx->invalid("send: no tensor, or stage " +
                           std::to_string(to_stage) + " is not another stage");
     CommScope scope(ctx, "send");
+    HostData host(ctx, t, /*writeBack=*/false);
+    if (Status st = host.load(); !st)
+      return ctx->fail(st);
     Status st = ctx->comm->send(ctx->rank, peer, tag, t->tensor.dtype(),
-                                t->tensor.raw(), t->tensor.numel());
+                                host.as<void>(), t->tensor.numel());
     return st ? WHALE_RT_OK : ctx->fail(st);
   });
 }
@@ -214,11 +224,14 @@ whale_rt_status whale_rt_recv(whale_rt_context *ctx, int32_t from_stage,
     int peer;
     if (!out || !peerAt(ctx, from_stage, peer))
       return ctx->invalid("recv: no tensor, or stage " +
-                          std::to_string(from_stage) +
-                          " is not another stage");
+                          std::to_string(from_stage) + " is not another stage");
     CommScope scope(ctx, "recv");
+    HostData host(ctx, out, /*writeBack=*/true);
+    host.prepare();
     Status st = ctx->comm->recv(ctx->rank, peer, tag, out->tensor.dtype(),
-                                out->tensor.raw(), out->tensor.numel());
+                                host.as<void>(), out->tensor.numel());
+    if (st)
+      st = host.commit();
     return st ? WHALE_RT_OK : ctx->fail(st);
   });
 }
@@ -251,10 +264,9 @@ whale_rt_status whale_rt_clip_grad_norm_group(whale_rt_context *ctx,
         (num_grads > 0 && !grads) || !(max_norm > 0))
       return ctx->invalid(
           "clip_grad_norm: needs a group, gradients and max_norm > 0");
-    return clipCombined(ctx, num_grads, grads, max_norm, norm,
-                        [&](double &squares) {
-                          return sumOverRanks(ctx, ranks, squares);
-                        });
+    return clipCombined(
+        ctx, num_grads, grads, max_norm, norm,
+        [&](double &squares) { return sumOverRanks(ctx, ranks, squares); });
   });
 }
 

@@ -15,7 +15,7 @@
 #include "runtime/Profiler.h"
 #include "runtime/Tensor.h"
 #include "runtime/comm/Communicator.h"
-#include "runtime/cpu/Kernels.h"
+#include "runtime/cpu/CpuDevice.h"
 
 #include <cmath>
 #include <functional>
@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-using whale::rt::CpuDevice;
+using whale::rt::Device;
 using whale::rt::Status;
 using whale::rt::Tensor;
 
@@ -34,7 +34,7 @@ struct whale_rt_tensor {
 };
 
 struct whale_rt_context {
-  std::unique_ptr<CpuDevice> device;
+  std::unique_ptr<Device> device;
   uint64_t seed = 0;
   std::string lastError;
   std::map<std::string, std::unique_ptr<whale_rt_tensor>> params;
@@ -165,6 +165,58 @@ whale_rt_status allReduceBucket(whale_rt_context *ctx,
                                 int32_t num_tensors,
                                 whale_rt_tensor *const *ts);
 
+/// Ids or labels as the device reads them (the caller checked isIndex).
+inline IndexView indexView(whale_rt_tensor *t) {
+  return IndexView{t->tensor.raw(), t->tensor.shape(),
+                   t->tensor.dtype() == DType::I64};
+}
+
+/// A kernel's status as the C ABI's.
+inline whale_rt_status ran(whale_rt_context *ctx, const Status &st) {
+  return st ? WHALE_RT_OK : ctx->fail(st);
+}
+
+/// A tensor's bytes where host code can read and write them: the tensor's
+/// own memory on a host device; on another (a GPU), a host copy read from
+/// the device first and, when `writeBack`, written back by commit(). The
+/// communicator and the sharded ops work on host memory, so this is how
+/// they serve every device.
+class HostData {
+public:
+  HostData(whale_rt_context *ctx, whale_rt_tensor *t, bool writeBack)
+      : ctx(ctx), t(t), writeBack(writeBack) {}
+  /// Reads the device's bytes when they are not the host's.
+  Status load() {
+    if (ctx->device->hostAddressable() || !t)
+      return Status::ok();
+    copy.resize(static_cast<size_t>(t->tensor.bytes()));
+    return ctx->device->copyToHost(copy.data(), t->tensor.raw(),
+                                   t->tensor.bytes());
+  }
+  /// As load, for a tensor every byte of which will be written.
+  void prepare() {
+    if (!ctx->device->hostAddressable() && t)
+      copy.resize(static_cast<size_t>(t->tensor.bytes()));
+  }
+  template <class T> T *as() {
+    return reinterpret_cast<T *>(ctx->device->hostAddressable()
+                                     ? static_cast<char *>(t->tensor.raw())
+                                     : copy.data());
+  }
+  Status commit() {
+    if (ctx->device->hostAddressable() || !writeBack || !t)
+      return Status::ok();
+    return ctx->device->copyFromHost(t->tensor.raw(), copy.data(),
+                                     t->tensor.bytes());
+  }
+
+private:
+  whale_rt_context *ctx;
+  whale_rt_tensor *t;
+  bool writeBack;
+  std::vector<char> copy;
+};
+
 template <class Fn> whale_rt_status guarded(whale_rt_context *ctx, Fn fn) {
   if (!ctx)
     return WHALE_RT_INVALID_ARGUMENT;
@@ -196,12 +248,11 @@ whale_rt_status traced(whale_rt_context *ctx, const char *name,
     for (whale_rt_tensor *t : outputs) {
       if (!t || t->tensor.dtype() != DType::F32)
         continue;
-      const float *d = static_cast<const float *>(t->tensor.raw());
-      for (int64_t i = 0, n = t->tensor.numel(); i < n; ++i)
-        if (!std::isfinite(d[i])) {
-          ctx->firstNonFinite = name;
-          break;
-        }
+      bool finite = true;
+      if (ctx->device->allFinite(t->tensor.cview<float>(), finite) && !finite) {
+        ctx->firstNonFinite = name;
+        break;
+      }
     }
   return status;
 }

@@ -126,10 +126,10 @@ Status maxOver(whale_rt_context *ctx, const Group &g, std::vector<float> &m) {
   return Status::ok();
 }
 
-int64_t labelAt(whale_rt_tensor *labels, int64_t i) {
-  return labels->tensor.dtype() == DType::I32
-             ? static_cast<const int32_t *>(labels->tensor.raw())[i]
-             : static_cast<const int64_t *>(labels->tensor.raw())[i];
+/// Label i of labels whose host bytes are `host`.
+int64_t labelAt(whale_rt_tensor *labels, HostData &host, int64_t i) {
+  return labels->tensor.dtype() == DType::I32 ? host.as<const int32_t>()[i]
+                                              : host.as<const int64_t>()[i];
 }
 
 /// The log of the softmax's normalizer of each row over the group's
@@ -244,7 +244,10 @@ whale_rt_status whale_rt_all_gather(whale_rt_context *ctx, int32_t shards,
       slot = std::max(slot, parts[j].size * perRow);
     }
     std::vector<char> send(static_cast<size_t>(slot * elem));
-    std::memcpy(send.data(), in->tensor.raw(), in->tensor.bytes());
+    if (Status st = ctx->device->copyToHost(send.data(), in->tensor.raw(),
+                                            in->tensor.bytes());
+        !st)
+      return ctx->fail(st);
     std::vector<char> all(static_cast<size_t>(slot * elem) * shards);
     {
       CommScope scope(ctx, "all_gather");
@@ -254,11 +257,12 @@ whale_rt_status whale_rt_all_gather(whale_rt_context *ctx, int32_t shards,
           !st)
         return ctx->fail(st);
     }
+    HostData joined(ctx, out, /*writeBack=*/true);
+    joined.prepare();
     for (int32_t j = 0; j < shards; ++j)
-      copyPart(static_cast<char *>(out->tensor.raw()),
-               all.data() + j * slot * elem, whole, axis, parts[j], elem,
-               /*toPart=*/false);
-    return WHALE_RT_OK;
+      copyPart(joined.as<char>(), all.data() + j * slot * elem, whole, axis,
+               parts[j], elem, /*toPart=*/false);
+    return ran(ctx, joined.commit());
   });
 }
 
@@ -279,10 +283,13 @@ whale_rt_status whale_rt_shard_slice(whale_rt_context *ctx, int32_t shards,
                           ", in a group that exists");
     int64_t elem =
         in->tensor.bytes() / std::max<int64_t>(1, in->tensor.numel());
-    copyPart(static_cast<char *>(in->tensor.raw()),
-             static_cast<char *>(out->tensor.raw()), shapeOf(in), axis, mine,
-             elem, /*toPart=*/true);
-    return WHALE_RT_OK;
+    HostData whole(ctx, in, /*writeBack=*/false), part(ctx, out, true);
+    if (Status st = whole.load(); !st)
+      return ctx->fail(st);
+    part.prepare();
+    copyPart(whole.as<char>(), part.as<char>(), shapeOf(in), axis, mine, elem,
+             /*toPart=*/true);
+    return ran(ctx, part.commit());
   });
 }
 
@@ -297,10 +304,16 @@ whale_rt_status whale_rt_shard_sum(whale_rt_context *ctx, int32_t shards,
       return s;
     if (whale_rt_status s = needShape(ctx, "shard_sum", out, shapeOf(in)))
       return s;
-    std::memcpy(out->tensor.raw(), in->tensor.raw(), in->tensor.bytes());
-    Status st = sumOver(ctx, g, static_cast<float *>(out->tensor.raw()),
-                        out->tensor.numel());
-    return st ? WHALE_RT_OK : ctx->fail(st);
+    HostData sum(ctx, out, /*writeBack=*/true);
+    Status st = ctx->device->copy(out->tensor.raw(), in->tensor.raw(),
+                                  in->tensor.bytes());
+    if (st)
+      st = sum.load();
+    if (st)
+      st = sumOver(ctx, g, sum.as<float>(), out->tensor.numel());
+    if (st)
+      st = sum.commit();
+    return ran(ctx, st);
   });
 }
 
@@ -343,14 +356,21 @@ whale_rt_sharded_cross_entropy(whale_rt_context *ctx, int32_t shards,
     const int64_t first = mine.offset,
                   classes = cols * partUnits(shards, weights) /
                             (weights ? weights[g.position] : 1);
-    const float *x = static_cast<const float *>(logits->tensor.raw());
+    HostData hx(ctx, logits, false), hy(ctx, labels, false),
+        hloss(ctx, out, true);
+    if (Status st = hx.load(); !st)
+      return ctx->fail(st);
+    if (Status st = hy.load(); !st)
+      return ctx->fail(st);
+    hloss.prepare();
+    const float *x = hx.as<const float>();
     std::vector<float> lse;
     if (Status st = groupLogSumExp(ctx, g, x, rows, cols, lse); !st)
       return ctx->fail(st);
     // The label's logit lives on one rank; the others add zero.
     std::vector<float> picked(rows, 0);
     for (int64_t i = 0; i < rows; ++i) {
-      int64_t y = labelAt(labels, i);
+      int64_t y = labelAt(labels, hy, i);
       if (y < 0 || y >= classes)
         return ctx->invalid("sharded_cross_entropy: label " +
                             std::to_string(y) + " is not a class in [0, " +
@@ -360,10 +380,10 @@ whale_rt_sharded_cross_entropy(whale_rt_context *ctx, int32_t shards,
     }
     if (Status st = sumOver(ctx, g, picked.data(), rows); !st)
       return ctx->fail(st);
-    float *loss = static_cast<float *>(out->tensor.raw());
+    float *loss = hloss.as<float>();
     for (int64_t i = 0; i < rows; ++i)
       loss[i] = lse[i] - picked[i];
-    return WHALE_RT_OK;
+    return ran(ctx, hloss.commit());
   });
 }
 
@@ -396,20 +416,26 @@ whale_rt_status whale_rt_sharded_cross_entropy_grad(
               "sharded_cross_entropy_grad: " + std::to_string(cols) +
               " classes are no part of " + partsText(shards, weights));
         const int64_t first = mine.offset;
-        const float *x = static_cast<const float *>(logits->tensor.raw());
-        const float *dl = static_cast<const float *>(dloss->tensor.raw());
-        float *dx = static_cast<float *>(out->tensor.raw());
+        HostData hx(ctx, logits, false), hy(ctx, labels, false),
+            hdl(ctx, dloss, false), hdx(ctx, out, true);
+        for (HostData *h : {&hx, &hy, &hdl})
+          if (Status st = h->load(); !st)
+            return ctx->fail(st);
+        hdx.prepare();
+        const float *x = hx.as<const float>();
+        const float *dl = hdl.as<const float>();
+        float *dx = hdx.as<float>();
         std::vector<float> lse;
         if (Status st = groupLogSumExp(ctx, g, x, rows, cols, lse); !st)
           return ctx->fail(st);
         for (int64_t i = 0; i < rows; ++i) {
-          int64_t y = labelAt(labels, i) - first;
+          int64_t y = labelAt(labels, hy, i) - first;
           for (int64_t c = 0; c < cols; ++c) {
             float p = std::exp(x[i * cols + c] - lse[i]);
             dx[i * cols + c] = (p - (c == y ? 1.0f : 0.0f)) * dl[i];
           }
         }
-        return WHALE_RT_OK;
+        return ran(ctx, hdx.commit());
       });
 }
 
@@ -431,13 +457,13 @@ whale_rt_status whale_rt_clip_grad_norm_sharded(whale_rt_context *ctx,
       return ctx->invalid("clip_grad_norm: needs gradients, which are sharded, "
                           "and max_norm > 0");
     // Whole gradients count once; the group's parts add up to their whole.
-    double parts = 0;
+    std::vector<View<float>> partViews;
     for (int32_t i = 0; i < num_grads; ++i)
-      if (sharded[i] && grads[i] && grads[i]->tensor.dtype() == DType::F32) {
-        const float *d = static_cast<const float *>(grads[i]->tensor.raw());
-        for (int64_t k = 0, e = grads[i]->tensor.numel(); k < e; ++k)
-          parts += static_cast<double>(d[k]) * static_cast<double>(d[k]);
-      }
+      if (sharded[i] && grads[i] && grads[i]->tensor.dtype() == DType::F32)
+        partViews.push_back(grads[i]->tensor.view<float>());
+    double parts = 0;
+    if (Status st = ctx->device->sumSquares(partViews, parts); !st)
+      return ctx->fail(st);
     return clipCombined(
         ctx, num_grads, grads, max_norm, norm, [&](double &squares) {
           double total = parts;

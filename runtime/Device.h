@@ -1,38 +1,164 @@
-//===- Device.h - a CPU device: threads, memory, a rate ----------*- C++
+//===- Device.h - where tensors live and kernels run -------------*- C++
 //-*-===//
+//
+// The C ABI checks every argument once, then asks the context's device to do
+// the work. A device owns its memory (an Allocator with the device's limit)
+// and runs one kernel per whale op and its gradient on f32 views of that
+// memory. The CPU device is built in (runtime/cpu/CpuDevice.h); the CUDA
+// device comes from a plugin loaded only where a GPU is (runtime/cuda/).
+//
+// Views hold the device's own pointers: on a GPU they are not the host's to
+// read, so host code goes through copyToHost / copyFromHost (or
+// capi::HostData) and never dereferences a view itself.
+//
+// Kernels return a Status: a GPU can fail where a CPU cannot (a launch, an
+// out-of-memory inside cuBLAS), and ops that read data which may be out of
+// range (ids, labels) report it.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef WHALE_RUNTIME_DEVICE_H
 #define WHALE_RUNTIME_DEVICE_H
 
 #include "runtime/Allocator.h"
-#include "runtime/ThreadPool.h"
+#include "runtime/Status.h"
+#include "runtime/Tensor.h"
 
+#include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace whale::rt {
 
-struct CpuDeviceOptions {
-  int threads = 1;
-  int64_t memoryLimit = 0; // bytes; 0: no limit
+enum class BinaryOp { Add, Sub, Mul, Div };
+enum class UnaryOp { Neg, Relu, Gelu, Tanh, Exp, Log, Sqrt };
+enum class ReduceOp { Sum, Mean, Max };
+
+/// Ids or labels: i32 or i64, on the device.
+struct IndexView {
+  const void *data = nullptr;
+  Shape shape;
+  bool wide = false; ///< i64 when true, i32 otherwise
+  int64_t numel() const { return numElements(shape); }
 };
 
-/// A CPU device: its own thread pool (kernels parallelize over it, GEMM
-/// included, since BLAS runs single-threaded inside each chunk) and its own
-/// allocator with a memory limit.
-class CpuDevice {
+/// Optimizer hyper-parameters as one step applies them.
+struct SgdParams {
+  double lr = 0, momentum = 0, weightDecay = 0;
+};
+struct AdamParams {
+  int64_t step = 1;
+  double lr = 0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0;
+  bool decoupled = false;
+};
+
+class Device {
 public:
-  CpuDevice(std::string name, CpuDeviceOptions options)
-      : name_(name), pool_(options.threads),
-        allocator_(std::move(name), options.memoryLimit) {}
+  Device(std::string name, std::unique_ptr<Allocator> allocator)
+      : name_(std::move(name)), allocator_(std::move(allocator)) {}
+  virtual ~Device() = default;
+  Device(const Device &) = delete;
+  Device &operator=(const Device &) = delete;
 
   const std::string &name() const { return name_; }
-  ThreadPool &pool() { return pool_; }
-  Allocator &allocator() { return allocator_; }
+  Allocator &allocator() { return *allocator_; }
+
+  /// True when host code may read and write tensor memory directly.
+  virtual bool hostAddressable() const = 0;
+  virtual Status copyToHost(void *host, const void *src, int64_t bytes) = 0;
+  virtual Status copyFromHost(void *dst, const void *host, int64_t bytes) = 0;
+  virtual Status copy(void *dst, const void *src, int64_t bytes) = 0;
+  /// Waits for every kernel queued so far (a no-op where kernels are
+  /// synchronous).
+  virtual Status synchronize() { return Status::ok(); }
+
+  /// Every element of `n` at `data` set to `value` converted to `dtype`.
+  virtual Status fill(void *data, DType dtype, int64_t n, double value) = 0;
+
+  // Linear algebra: out = op(a) @ op(b), batched as whale.matmul defines it.
+  virtual Status matmul(View<const float> a, View<const float> b,
+                        View<float> out, bool transA, bool transB) = 0;
+  /// da, db may be null to skip them; db is summed over the batch when b is
+  /// shared.
+  virtual Status matmulBackward(View<const float> a, View<const float> b,
+                                View<const float> dout, View<float> *da,
+                                View<float> *db, bool transA, bool transB) = 0;
+
+  // Elementwise, NumPy broadcasting.
+  virtual Status binary(BinaryOp op, View<const float> a, View<const float> b,
+                        View<float> out) = 0;
+  virtual Status binaryBackward(BinaryOp op, View<const float> a,
+                                View<const float> b, View<const float> dout,
+                                View<float> *da, View<float> *db) = 0;
+  virtual Status unary(UnaryOp op, View<const float> x, View<float> out) = 0;
+  virtual Status unaryBackward(UnaryOp op, View<const float> x,
+                               View<const float> y, View<const float> dy,
+                               View<float> dx) = 0;
+  virtual Status causalMask(View<const float> x, View<float> out) = 0;
+  virtual Status causalMaskBackward(View<const float> dy, View<float> dx) = 0;
+  virtual Status broadcastTo(View<const float> x, View<float> out) = 0;
+
+  // Normalization and losses. Backward passes recompute what they need from
+  // the forward inputs (statistics, log-sum-exp), as the C ABI promises.
+  virtual Status softmax(View<const float> x, int64_t axis, View<float> y) = 0;
+  virtual Status softmaxBackward(View<const float> y, View<const float> dy,
+                                 int64_t axis, View<float> dx) = 0;
+  virtual Status layerNorm(View<const float> x, View<const float> gamma,
+                           View<const float> beta, double eps,
+                           View<float> y) = 0;
+  virtual Status layerNormBackward(View<const float> x, View<const float> gamma,
+                                   double eps, View<const float> dy,
+                                   View<float> dx, View<float> dgamma,
+                                   View<float> dbeta) = 0;
+  /// Fail on an id outside the table's rows.
+  virtual Status embedding(View<const float> table, IndexView ids,
+                           View<float> out) = 0;
+  virtual Status embeddingBackward(IndexView ids, View<const float> dout,
+                                   View<float> dtable) = 0;
+  /// Fail on a label outside [0, classes).
+  virtual Status crossEntropy(View<const float> logits, IndexView labels,
+                              View<float> loss) = 0;
+  virtual Status crossEntropyBackward(View<const float> logits,
+                                      IndexView labels, View<const float> dloss,
+                                      View<float> dlogits) = 0;
+
+  // Reductions over sorted, distinct axes.
+  virtual Status reduce(ReduceOp op, View<const float> x,
+                        const std::vector<int64_t> &axes, View<float> out) = 0;
+  virtual Status reduceBackward(ReduceOp op, View<const float> x,
+                                const std::vector<int64_t> &axes,
+                                View<const float> dout, View<float> dx) = 0;
+
+  // Layout.
+  virtual Status transpose(View<const float> x,
+                           const std::vector<int64_t> &perm,
+                           View<float> out) = 0;
+  /// `elementBytes` wide elements (f32 activations, i32 token ids).
+  virtual Status slice(const void *x, const Shape &xShape, int64_t elementBytes,
+                       int64_t axis, int64_t start, int64_t end, void *out) = 0;
+  virtual Status sliceBackward(View<const float> dout, int64_t axis,
+                               int64_t start, View<float> dx) = 0;
+  virtual Status concat(const std::vector<View<const float>> &inputs,
+                        int64_t axis, View<float> out) = 0;
+
+  // Optimizers. `velocity` may be null when momentum is 0.
+  virtual Status sgdStep(View<float> param, View<const float> grad,
+                         float *velocity, const SgdParams &p) = 0;
+  virtual Status adamStep(View<float> param, View<const float> grad, float *m,
+                          float *v, const AdamParams &p) = 0;
+  /// The sum of the squares of every element of every view.
+  virtual Status sumSquares(const std::vector<View<float>> &views,
+                            double &out) = 0;
+  /// Every element of every view times `factor`.
+  virtual Status scale(const std::vector<View<float>> &views,
+                       double factor) = 0;
+  /// Whether every element is finite (tracing's NaN check).
+  virtual Status allFinite(View<const float> x, bool &finite) = 0;
 
 private:
   std::string name_;
-  ThreadPool pool_;
-  Allocator allocator_;
+  std::unique_ptr<Allocator> allocator_;
 };
 
 } // namespace whale::rt

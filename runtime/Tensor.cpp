@@ -2,6 +2,8 @@
 
 #include "runtime/Tensor.h"
 
+#include "runtime/Device.h"
+
 namespace whale::rt {
 
 int64_t dtypeSize(DType d) {
@@ -49,12 +51,12 @@ std::string shapeString(const Shape &shape) {
 Tensor &Tensor::operator=(Tensor &&o) noexcept {
   if (this != &o) {
     reset();
-    device_ = o.device_;
+    allocator_ = o.allocator_;
     dtype_ = o.dtype_;
     shape_ = std::move(o.shape_);
     data_ = o.data_;
     bytes_ = o.bytes_;
-    o.device_ = nullptr;
+    o.allocator_ = nullptr;
     o.data_ = nullptr;
     o.bytes_ = 0;
   }
@@ -62,15 +64,14 @@ Tensor &Tensor::operator=(Tensor &&o) noexcept {
 }
 
 void Tensor::reset() {
-  if (device_ && data_)
-    device_->allocator().release(data_, bytes_);
-  device_ = nullptr;
+  if (allocator_ && data_)
+    allocator_->release(data_, bytes_);
+  allocator_ = nullptr;
   data_ = nullptr;
   bytes_ = 0;
 }
 
-Status Tensor::create(CpuDevice &device, DType dtype, Shape shape,
-                      Tensor &out) {
+Status Tensor::create(Device &device, DType dtype, Shape shape, Tensor &out) {
   for (int64_t d : shape)
     if (d < 0)
       return Status::invalid("negative extent in shape " + shapeString(shape));
@@ -79,7 +80,7 @@ Status Tensor::create(CpuDevice &device, DType dtype, Shape shape,
   if (Status s = device.allocator().allocate(bytes, &data); !s)
     return s;
   out.reset();
-  out.device_ = &device;
+  out.allocator_ = &device.allocator();
   out.dtype_ = dtype;
   out.shape_ = std::move(shape);
   out.data_ = data;

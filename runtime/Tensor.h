@@ -4,7 +4,7 @@
 #ifndef WHALE_RUNTIME_TENSOR_H
 #define WHALE_RUNTIME_TENSOR_H
 
-#include "runtime/Device.h"
+#include "runtime/Allocator.h"
 #include "runtime/Status.h"
 
 #include <cstdint>
@@ -12,6 +12,8 @@
 #include <vector>
 
 namespace whale::rt {
+
+class Device;
 
 using Shape = std::vector<int64_t>;
 
@@ -47,8 +49,7 @@ public:
   Tensor &operator=(const Tensor &) = delete;
 
   /// Allocates (uninitialized) or fails with the device's OutOfMemory status.
-  static Status create(CpuDevice &device, DType dtype, Shape shape,
-                       Tensor &out);
+  static Status create(Device &device, DType dtype, Shape shape, Tensor &out);
 
   DType dtype() const { return dtype_; }
   const Shape &shape() const { return shape_; }
@@ -67,7 +68,7 @@ public:
 
 private:
   void reset();
-  CpuDevice *device_ = nullptr;
+  Allocator *allocator_ = nullptr;
   DType dtype_ = DType::F32;
   Shape shape_;
   void *data_ = nullptr;

@@ -15,7 +15,7 @@
 #ifndef WHALE_RUNTIME_CPU_KERNELS_H
 #define WHALE_RUNTIME_CPU_KERNELS_H
 
-#include "runtime/Device.h"
+#include "runtime/cpu/CpuDevice.h"
 #include "runtime/Status.h"
 #include "runtime/Tensor.h"
 
@@ -49,8 +49,8 @@ void matmulBackward(CpuDevice &dev, View<const T> a, View<const T> b,
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-enum class BinaryOp { Add, Sub, Mul, Div };
-enum class UnaryOp { Neg, Relu, Gelu, Tanh, Exp, Log, Sqrt };
+using rt::BinaryOp;
+using rt::UnaryOp;
 
 /// out = a op b with NumPy broadcasting (out has the broadcast shape).
 template <class T>
@@ -128,7 +128,7 @@ void crossEntropyBackward(CpuDevice &dev, View<const T> logits,
 // Reductions
 //===----------------------------------------------------------------------===//
 
-enum class ReduceOp { Sum, Mean, Max };
+using rt::ReduceOp;
 
 /// Reduces x over the sorted `axes`; `out` has x's shape without them (or
 /// with 1s; the data layout is the same). For Max, `argmax` (one per output

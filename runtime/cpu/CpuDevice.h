@@ -1,0 +1,93 @@
+//===- CpuDevice.h - a CPU device: threads, host memory, kernels -*- C++
+//-*-===//
+
+#ifndef WHALE_RUNTIME_CPU_CPUDEVICE_H
+#define WHALE_RUNTIME_CPU_CPUDEVICE_H
+
+#include "runtime/Device.h"
+#include "runtime/ThreadPool.h"
+
+namespace whale::rt {
+
+struct CpuDeviceOptions {
+  int threads = 1;
+  int64_t memoryLimit = 0; // bytes; 0: no limit
+};
+
+/// A CPU device: its own thread pool (kernels parallelize over it, GEMM
+/// included, since BLAS runs single-threaded inside each chunk) and its own
+/// allocator with a memory limit. Its kernels are those of cpu/Kernels.h.
+class CpuDevice final : public Device {
+public:
+  CpuDevice(std::string name, CpuDeviceOptions options);
+
+  ThreadPool &pool() { return pool_; }
+
+  bool hostAddressable() const override { return true; }
+  Status copyToHost(void *host, const void *src, int64_t bytes) override;
+  Status copyFromHost(void *dst, const void *host, int64_t bytes) override;
+  Status copy(void *dst, const void *src, int64_t bytes) override;
+  Status fill(void *data, DType dtype, int64_t n, double value) override;
+
+  Status matmul(View<const float> a, View<const float> b, View<float> out,
+                bool transA, bool transB) override;
+  Status matmulBackward(View<const float> a, View<const float> b,
+                        View<const float> dout, View<float> *da,
+                        View<float> *db, bool transA, bool transB) override;
+  Status binary(BinaryOp op, View<const float> a, View<const float> b,
+                View<float> out) override;
+  Status binaryBackward(BinaryOp op, View<const float> a, View<const float> b,
+                        View<const float> dout, View<float> *da,
+                        View<float> *db) override;
+  Status unary(UnaryOp op, View<const float> x, View<float> out) override;
+  Status unaryBackward(UnaryOp op, View<const float> x, View<const float> y,
+                       View<const float> dy, View<float> dx) override;
+  Status causalMask(View<const float> x, View<float> out) override;
+  Status causalMaskBackward(View<const float> dy, View<float> dx) override;
+  Status broadcastTo(View<const float> x, View<float> out) override;
+  Status softmax(View<const float> x, int64_t axis, View<float> y) override;
+  Status softmaxBackward(View<const float> y, View<const float> dy,
+                         int64_t axis, View<float> dx) override;
+  Status layerNorm(View<const float> x, View<const float> gamma,
+                   View<const float> beta, double eps, View<float> y) override;
+  Status layerNormBackward(View<const float> x, View<const float> gamma,
+                           double eps, View<const float> dy, View<float> dx,
+                           View<float> dgamma, View<float> dbeta) override;
+  Status embedding(View<const float> table, IndexView ids,
+                   View<float> out) override;
+  Status embeddingBackward(IndexView ids, View<const float> dout,
+                           View<float> dtable) override;
+  Status crossEntropy(View<const float> logits, IndexView labels,
+                      View<float> loss) override;
+  Status crossEntropyBackward(View<const float> logits, IndexView labels,
+                              View<const float> dloss,
+                              View<float> dlogits) override;
+  Status reduce(ReduceOp op, View<const float> x,
+                const std::vector<int64_t> &axes, View<float> out) override;
+  Status reduceBackward(ReduceOp op, View<const float> x,
+                        const std::vector<int64_t> &axes,
+                        View<const float> dout, View<float> dx) override;
+  Status transpose(View<const float> x, const std::vector<int64_t> &perm,
+                   View<float> out) override;
+  Status slice(const void *x, const Shape &xShape, int64_t elementBytes,
+               int64_t axis, int64_t start, int64_t end, void *out) override;
+  Status sliceBackward(View<const float> dout, int64_t axis, int64_t start,
+                       View<float> dx) override;
+  Status concat(const std::vector<View<const float>> &inputs, int64_t axis,
+                View<float> out) override;
+  Status sgdStep(View<float> param, View<const float> grad, float *velocity,
+                 const SgdParams &p) override;
+  Status adamStep(View<float> param, View<const float> grad, float *m, float *v,
+                  const AdamParams &p) override;
+  Status sumSquares(const std::vector<View<float>> &views,
+                    double &out) override;
+  Status scale(const std::vector<View<float>> &views, double factor) override;
+  Status allFinite(View<const float> x, bool &finite) override;
+
+private:
+  ThreadPool pool_;
+};
+
+} // namespace whale::rt
+
+#endif
