@@ -70,9 +70,10 @@ std::string saveCheckpoint(whale_rt_context *ctx, const std::string &path,
       int64_t n = 1;
       for (int64_t d : p.shape)
         n *= d;
-      const auto *bytes = static_cast<const uint8_t *>(whale_rt_tensor_data(t));
-      ckpt.tensors.push_back({key(p, s), "F32", p.shape,
-                              std::vector<uint8_t>(bytes, bytes + n * 4)});
+      std::vector<uint8_t> bytes(static_cast<size_t>(n * 4));
+      if (whale_rt_tensor_read(ctx, t, bytes.data(), n * 4) != WHALE_RT_OK)
+        return whale_rt_last_error(ctx);
+      ckpt.tensors.push_back({key(p, s), "F32", p.shape, std::move(bytes)});
     }
   std::string error;
   std::string file = checkpointFile(path, /*saving=*/true, error);
@@ -106,8 +107,10 @@ std::string loadCheckpoint(whale_rt_context *ctx, const std::string &path,
       whale_rt_tensor *t = tensorOf(ctx, p, s);
       if (!t)
         return whale_rt_last_error(ctx);
-      std::memcpy(whale_rt_tensor_data(t), stored->data.data(),
-                  stored->data.size());
+      if (whale_rt_tensor_write(ctx, t, stored->data.data(),
+                                static_cast<int64_t>(stored->data.size())) !=
+          WHALE_RT_OK)
+        return whale_rt_last_error(ctx);
     }
   return "";
 }
@@ -123,11 +126,13 @@ std::string readParameters(whale_rt_context *ctx,
     whale_rt_tensor *t = tensorOf(ctx, p, -1);
     if (!t)
       return whale_rt_last_error(ctx);
-    const float *d = static_cast<const float *>(whale_rt_tensor_data(t));
     int64_t n = 1;
     for (int64_t e : p.shape)
       n *= e;
-    out[p.name].assign(d, d + n);
+    std::vector<float> &values = out[p.name];
+    values.resize(static_cast<size_t>(n));
+    if (whale_rt_tensor_read(ctx, t, values.data(), n * 4) != WHALE_RT_OK)
+      return whale_rt_last_error(ctx);
   }
   return "";
 }
@@ -162,15 +167,23 @@ std::string copyShardState(whale_rt_context *whole, whale_rt_context *rank,
         return whale_rt_last_error(whole);
       if (!r)
         return whale_rt_last_error(rank);
+      // The whole lives on the host; the rank's part may be on a GPU, so
+      // it moves through a host copy.
       auto *wd = static_cast<char *>(whale_rt_tensor_data(w));
-      auto *rd = static_cast<char *>(whale_rt_tensor_data(r));
+      std::vector<char> staged(static_cast<size_t>(outer * block));
+      if (!toRank && whale_rt_tensor_read(rank, r, staged.data(),
+                                          outer * block) != WHALE_RT_OK)
+        return whale_rt_last_error(rank);
       for (int64_t o = 0; o < outer; ++o) {
-        char *at = wd + o * stride + offset, *mine = rd + o * block;
+        char *at = wd + o * stride + offset, *mine = staged.data() + o * block;
         if (toRank)
           std::memcpy(mine, at, block);
         else
           std::memcpy(at, mine, block);
       }
+      if (toRank && whale_rt_tensor_write(rank, r, staged.data(),
+                                          outer * block) != WHALE_RT_OK)
+        return whale_rt_last_error(rank);
     }
   }
   return "";

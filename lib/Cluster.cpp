@@ -2,6 +2,8 @@
 
 #include "lib/Cluster.h"
 
+#include "runtime/WhaleRuntime.h"
+
 #include <algorithm>
 #include <thread>
 
@@ -53,8 +55,8 @@ bool applyOption(DeviceSpec &d, llvm::StringRef option, std::string &error) {
   }
   if (key == "mem" || key == "memory") {
     if (!parseBytes(value, d.memory)) {
-      error = "mem must be a size such as 2GiB or 512MiB, not '" +
-              value.str() + "'";
+      error = "mem must be a size such as 2GiB or 512MiB, not '" + value.str() +
+              "'";
       return false;
     }
     return true;
@@ -66,8 +68,17 @@ bool applyOption(DeviceSpec &d, llvm::StringRef option, std::string &error) {
     }
     return true;
   }
-  error = "unknown device option '" + key.str() +
-          "' (known: threads, mem, flops)";
+  error =
+      "unknown device option '" + key.str() + "' (known: threads, mem, flops)";
+  return false;
+}
+
+/// Whether the runtime can open the GPU `name` here; why not in `error`.
+bool gpuAvailable(const std::string &name, std::string &error) {
+  char why[640] = "";
+  if (whale_rt_device_check(name.c_str(), why, sizeof why) == WHALE_RT_OK)
+    return true;
+  error = why;
   return false;
 }
 
@@ -87,16 +98,30 @@ bool parseShort(llvm::StringRef spec, Cluster &out, std::string &error) {
     auto [device, options] = part.split('@');
     auto [kind, count] = device.split(':');
     if (kind == "cuda") {
-      error = "'" + part.str() +
-              "': cuda devices need the GPU backend, which this build "
-              "cannot run; use cpu:N";
-      return false;
+      // cuda:N is GPU N (one device), checked now so a machine without
+      // one says so before anything is compiled.
+      unsigned ordinal;
+      if (count.getAsInteger(10, ordinal) || ordinal > 1024) {
+        error = "'" + part.str() + "': expected cuda:N, N the GPU's number";
+        return false;
+      }
+      if (!gpuAvailable(device.str(), error))
+        return false;
+      firstOfEntry = out.devices.size();
+      DeviceSpec gpu;
+      gpu.kind = "cuda";
+      gpu.ordinal = static_cast<int>(ordinal);
+      out.devices.push_back(gpu);
+      if (!options.empty() && !applyOption(out.devices.back(), options, error))
+        return false;
+      continue;
     }
     unsigned n;
     if (kind != "cpu" || count.getAsInteger(10, n) || n < 1 || n > 4096) {
-      error = "'" + part.str() +
-              "' is not a device list: expected cpu:N (N from 1 to 4096), "
-              "optionally with @threads=T,mem=SIZE, as in cpu:2,cpu:2@threads=2";
+      error =
+          "'" + part.str() +
+          "' is not a device list: expected cpu:N (N from 1 to 4096), "
+          "optionally with @threads=T,mem=SIZE, as in cpu:2,cpu:2@threads=2";
       return false;
     }
     firstOfEntry = out.devices.size();
@@ -120,8 +145,9 @@ bool parseLink(const llvm::json::Object *o, LinkSpec &link, const char *what,
   if (auto l = o->getNumber("latency"))
     link.latency = *l;
   if (link.bandwidth < 0 || link.latency < 0) {
-    error = std::string("links.") + what + ": bandwidth and latency must not "
-                                           "be negative";
+    error = std::string("links.") + what +
+            ": bandwidth and latency must not "
+            "be negative";
     return false;
   }
   return true;
@@ -168,9 +194,12 @@ bool parseJson(const std::string &path, Cluster &out, std::string &error) {
       auto kind = d->getString("kind");
       spec.kind = kind ? kind->str() : "cpu";
       if (spec.kind == "cuda") {
-        error = at + ": cuda devices need the GPU backend, which this build "
-                     "cannot run";
-        return false;
+        // GPUs `first` .. first + count - 1 of the node.
+        spec.ordinal = static_cast<int>(d->getInteger("first").value_or(0));
+        if (!gpuAvailable("cuda:" + std::to_string(spec.ordinal), error)) {
+          error = at + ": " + error;
+          return false;
+        }
       }
       if (spec.kind != "cpu") {
         error = at + ": kind must be \"cpu\" or \"cuda\", not \"" + spec.kind +
@@ -202,8 +231,10 @@ bool parseJson(const std::string &path, Cluster &out, std::string &error) {
         error = at + ": count must be from 1 to 4096 and flops not negative";
         return false;
       }
-      for (int64_t c = 0; c < count; ++c)
+      for (int64_t c = 0; c < count; ++c) {
         out.devices.push_back(spec);
+        ++spec.ordinal; // the next GPU, for kind cuda
+      }
     }
   }
   if (const llvm::json::Object *links = root->getObject("links"))
@@ -251,10 +282,10 @@ std::string clusterJson(const Cluster &cluster) {
 }
 
 int sharedThreads(const Cluster &cluster, int totalThreads) {
-  int total = totalThreads > 0
-                  ? totalThreads
-                  : static_cast<int>(
-                        std::max(1u, std::thread::hardware_concurrency()));
+  int total =
+      totalThreads > 0
+          ? totalThreads
+          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return std::max<int>(
       1, total / std::max<int>(1, static_cast<int>(cluster.devices.size())));
 }
@@ -278,6 +309,11 @@ bool parseCluster(const std::string &spec, Cluster &out, std::string &error) {
     return false;
   }
   return true;
+}
+
+std::string runtimeDeviceName(const DeviceSpec &spec, size_t index) {
+  return spec.kind == "cuda" ? "cuda:" + std::to_string(spec.ordinal)
+                             : "cpu:" + std::to_string(index);
 }
 
 } // namespace whale

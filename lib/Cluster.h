@@ -18,16 +18,21 @@ namespace whale {
 
 struct DeviceSpec {
   std::string kind = "cpu";
+  int ordinal = 0; ///< cuda: the GPU's number on its machine
   int node = 0;
-  int threads = 0;     ///< 0: the run's --threads, shared out
-  int64_t memory = 0;  ///< bytes; 0: no limit
-  double flops = 0;    ///< FLOP/s; 0: not declared
+  int threads = 0;    ///< 0: the run's --threads, shared out
+  int64_t memory = 0; ///< bytes; 0: no limit
+  double flops = 0;   ///< FLOP/s; 0: not declared
 };
 
 struct LinkSpec {
   double bandwidth = 0; ///< bytes/s; 0: not declared
   double latency = 0;   ///< seconds
 };
+
+/// The runtime's name of device `index` of a cluster: "cpu:<index>" or
+/// "cuda:<ordinal>".
+std::string runtimeDeviceName(const DeviceSpec &spec, size_t index);
 
 struct Cluster {
   std::vector<DeviceSpec> devices;

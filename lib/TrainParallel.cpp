@@ -58,16 +58,18 @@ whale_rt_tensor *newTensor(whale_rt_context *ctx, mlir::RankedTensorType type,
   return t;
 }
 
-/// Rows [first, first + count) of `from` (batch-major) into `to`.
-void copyRows(whale_rt_tensor *from, whale_rt_tensor *to, int64_t first) {
+/// Rows [first, first + count) of `from` (batch-major, on the host) into
+/// `to`, on its rank's device (a GPU's too).
+whale_rt_status copyRows(whale_rt_tensor *from, whale_rt_context *toCtx,
+                         whale_rt_tensor *to, int64_t first) {
   int64_t rowBytes = 4;
   const int64_t *shape = whale_rt_tensor_shape(to);
   for (int32_t d = 1; d < whale_rt_tensor_rank(to); ++d)
     rowBytes *= shape[d];
-  std::memcpy(whale_rt_tensor_data(to),
-              static_cast<char *>(whale_rt_tensor_data(from)) +
-                  first * rowBytes,
-              shape[0] * rowBytes);
+  return whale_rt_tensor_write(toCtx, to,
+                               static_cast<char *>(whale_rt_tensor_data(from)) +
+                                   first * rowBytes,
+                               shape[0] * rowBytes);
 }
 
 } // namespace
@@ -199,9 +201,13 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         rank.firstRow += plan.localBatches.empty()
                              ? plan.microBatch * plan.microBatches
                              : plan.localBatches[q];
-      std::string name = "cpu:" + std::to_string(device);
-      rank.ctx.reset(
-          whale_rt_context_create(name.c_str(), threads, spec.memory, seed));
+      std::string name = runtimeDeviceName(spec, device);
+      whale_rt_context *opened = nullptr;
+      char why[640] = "";
+      if (whale_rt_context_open(name.c_str(), threads, spec.memory, seed,
+                                &opened, why, sizeof why) != WHALE_RT_OK)
+        return fail("cannot open " + name + ": " + why);
+      rank.ctx.reset(opened);
       if (!rank.ctx ||
           whale_rt_context_bind(
               rank.ctx.get(), comm.get(), static_cast<int32_t>(plan.stages),
@@ -275,12 +281,14 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       threads.emplace_back([&, i] {
         Rank &rank = ranks[i];
         whale_rt_context *ctx = rank.ctx.get();
-        for (size_t k = 0; k < global.size(); ++k)
-          copyRows(global[k], rank.inputs[k], rank.firstRow);
+        whale_rt_status copied = WHALE_RT_OK;
+        for (size_t k = 0; k < global.size() && copied == WHALE_RT_OK; ++k)
+          copied = copyRows(global[k], ctx, rank.inputs[k], rank.firstRow);
         whale_rt_set_train_state(ctx, step + 1, factor);
         whale_rt_tensor *loss = nullptr;
-        if (rank.program->entry(ctx, rank.inputs.data(), &loss) !=
-            WHALE_RT_OK) {
+        if (copied != WHALE_RT_OK ||
+            rank.program->entry(ctx, rank.inputs.data(), &loss) !=
+                WHALE_RT_OK) {
           std::string who =
               "rank " +
               std::to_string(
@@ -292,7 +300,14 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
           }
           return;
         }
-        losses[i] = *static_cast<float *>(whale_rt_tensor_data(loss));
+        float value = 0;
+        if (whale_rt_tensor_read(ctx, loss, &value, sizeof value) !=
+            WHALE_RT_OK) {
+          std::lock_guard<std::mutex> lock(failMutex);
+          if (firstError.empty())
+            firstError = whale_rt_last_error(ctx);
+        }
+        losses[i] = value;
         whale_rt_tensor_release(ctx, loss);
       });
     for (std::thread &t : threads)

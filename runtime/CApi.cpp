@@ -1,10 +1,12 @@
 //===- CApi.cpp - the runtime's C ABI over the C++ runtime ----------------===//
 
 #include "runtime/CApiInternal.h"
+#include "runtime/DevicePlugin.h"
 #include "runtime/data/DataOrder.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <new>
 
@@ -98,6 +100,7 @@ makeParameter(whale_rt_context *ctx, const char *name, const Shape &shape,
   if (Status st = Tensor::create(*ctx->device, DType::F32, shape, t->tensor);
       !st)
     return ctx->fail(st);
+  t->host = ctx->device->hostAddressable();
   // Initialized on the host, from the same numbers on every device.
   HostData host(ctx, t.get(), /*writeBack=*/true);
   host.prepare();
@@ -118,15 +121,49 @@ extern "C" {
 whale_rt_context *whale_rt_context_create(const char *device_name,
                                           int32_t threads, int64_t memory_limit,
                                           uint64_t seed) {
-  auto *ctx = new (std::nothrow) whale_rt_context();
-  if (!ctx)
-    return nullptr;
-  ctx->device = std::make_unique<CpuDevice>(
-      device_name ? device_name : "cpu:0",
-      CpuDeviceOptions{std::max(1, threads),
-                       std::max<int64_t>(0, memory_limit)});
-  ctx->seed = seed;
+  whale_rt_context *ctx = nullptr;
+  whale_rt_context_open(device_name, threads, memory_limit, seed, &ctx, nullptr,
+                        0);
   return ctx;
+}
+
+static void writeError(char *error, int64_t size, const std::string &what) {
+  if (error && size > 0)
+    std::snprintf(error, static_cast<size_t>(size), "%s", what.c_str());
+}
+
+whale_rt_status whale_rt_context_open(const char *device_name, int32_t threads,
+                                      int64_t memory_limit, uint64_t seed,
+                                      whale_rt_context **out, char *error,
+                                      int64_t error_size) {
+  if (!out)
+    return WHALE_RT_INVALID_ARGUMENT;
+  *out = nullptr;
+  try {
+    auto ctx = std::make_unique<whale_rt_context>();
+    Status st = openDevice(device_name ? device_name : "cpu:0", threads,
+                           memory_limit, ctx->device);
+    if (!st) {
+      writeError(error, error_size, st.message());
+      return st.code() == Status::Code::OutOfMemory ? WHALE_RT_OUT_OF_MEMORY
+                                                    : WHALE_RT_INVALID_ARGUMENT;
+    }
+    ctx->seed = seed;
+    *out = ctx.release();
+    return WHALE_RT_OK;
+  } catch (const std::bad_alloc &) {
+    writeError(error, error_size, "out of host memory");
+    return WHALE_RT_OUT_OF_MEMORY;
+  }
+}
+
+whale_rt_status whale_rt_device_check(const char *device_name, char *error,
+                                      int64_t error_size) {
+  Status st = checkDevice(device_name ? device_name : "");
+  if (st)
+    return WHALE_RT_OK;
+  writeError(error, error_size, st.message());
+  return WHALE_RT_INVALID_ARGUMENT;
 }
 
 void whale_rt_context_destroy(whale_rt_context *ctx) { delete ctx; }
@@ -179,6 +216,7 @@ whale_rt_status whale_rt_tensor_create(whale_rt_context *ctx, int32_t dtype,
     Shape s(shape, shape + rank);
     if (Status st = Tensor::create(*ctx->device, d, s, t->tensor); !st)
       return ctx->fail(st);
+    t->host = ctx->device->hostAddressable();
     *out = t.get();
     ctx->tensors[t.get()] = std::move(t);
     return WHALE_RT_OK;
@@ -191,7 +229,25 @@ void whale_rt_tensor_release(whale_rt_context *ctx, whale_rt_tensor *t) {
 }
 
 void *whale_rt_tensor_data(whale_rt_tensor *t) {
-  return t ? t->tensor.raw() : nullptr;
+  return t && t->host ? t->tensor.raw() : nullptr;
+}
+
+whale_rt_status whale_rt_tensor_read(whale_rt_context *ctx, whale_rt_tensor *t,
+                                     void *dst, int64_t bytes) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (!t || !dst || bytes < 0 || bytes > t->tensor.bytes())
+      return ctx->invalid("tensor_read: bad arguments");
+    return ran(ctx, ctx->device->copyToHost(dst, t->tensor.raw(), bytes));
+  });
+}
+
+whale_rt_status whale_rt_tensor_write(whale_rt_context *ctx, whale_rt_tensor *t,
+                                      const void *src, int64_t bytes) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (!t || !src || bytes < 0 || bytes > t->tensor.bytes())
+      return ctx->invalid("tensor_write: bad arguments");
+    return ran(ctx, ctx->device->copyFromHost(t->tensor.raw(), src, bytes));
+  });
 }
 int32_t whale_rt_tensor_rank(const whale_rt_tensor *t) {
   return t ? static_cast<int32_t>(t->tensor.shape().size()) : -1;

@@ -53,6 +53,7 @@ optimizerState(whale_rt_context *ctx, whale_rt_tensor *param, size_t count,
                                       t->tensor.numel(), 0);
         !st)
       return ctx->fail(st);
+    t->host = ctx->device->hostAddressable();
     state.push_back(std::move(t));
   }
   out = &state;

@@ -31,6 +31,7 @@ using whale::rt::Tensor;
 
 struct whale_rt_tensor {
   Tensor tensor;
+  bool host = true; ///< the host may address the memory (not a GPU's)
 };
 
 struct whale_rt_context {

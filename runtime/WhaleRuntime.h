@@ -58,6 +58,18 @@ enum {
 whale_rt_context *whale_rt_context_create(const char *device_name,
                                           int32_t threads, int64_t memory_limit,
                                           uint64_t seed);
+/* A context on any device: "cpu:N" (threads and the limit as above) or
+ * "cuda:N", GPU N through the CUDA plugin, which loads only where an NVIDIA
+ * driver is. On failure *out is NULL and `error` (error_size bytes, may be
+ * NULL) says why: no driver, no plugin in this build, no such GPU. */
+whale_rt_status whale_rt_context_open(const char *device_name, int32_t threads,
+                                      int64_t memory_limit, uint64_t seed,
+                                      whale_rt_context **out, char *error,
+                                      int64_t error_size);
+/* WHALE_RT_OK when `device_name` can be opened on this machine; otherwise
+ * why not, in `error`. Opens nothing. */
+whale_rt_status whale_rt_device_check(const char *device_name, char *error,
+                                      int64_t error_size);
 void whale_rt_context_destroy(whale_rt_context *ctx);
 const char *whale_rt_last_error(const whale_rt_context *ctx);
 int64_t whale_rt_memory_in_use(const whale_rt_context *ctx);
@@ -67,7 +79,15 @@ whale_rt_status whale_rt_tensor_create(whale_rt_context *ctx, int32_t dtype,
                                        int32_t rank, const int64_t *shape,
                                        whale_rt_tensor **out);
 void whale_rt_tensor_release(whale_rt_context *ctx, whale_rt_tensor *t);
+/* The tensor's memory for host code, or NULL when it lives where the host
+ * cannot address it (a GPU): use whale_rt_tensor_read / _write there. */
 void *whale_rt_tensor_data(whale_rt_tensor *t);
+/* Copies the tensor's first `bytes` bytes to host memory, or host memory
+ * into them, on any device. */
+whale_rt_status whale_rt_tensor_read(whale_rt_context *ctx, whale_rt_tensor *t,
+                                     void *dst, int64_t bytes);
+whale_rt_status whale_rt_tensor_write(whale_rt_context *ctx, whale_rt_tensor *t,
+                                      const void *src, int64_t bytes);
 int32_t whale_rt_tensor_rank(const whale_rt_tensor *t);
 const int64_t *whale_rt_tensor_shape(const whale_rt_tensor *t);
 int32_t whale_rt_tensor_dtype(const whale_rt_tensor *t);

@@ -1,0 +1,150 @@
+//===- CudaDevice.h - a CUDA GPU as a whale device ---------------*- C++
+//-*-===//
+//
+// Lives in the plugin (libwhale_cuda.so), never in the CPU build: the
+// runtime reaches it through whale_cuda_open_device (DevicePlugin.h) only
+// after finding a driver. One compute stream runs every kernel and cuBLAS
+// call in order; a second stream carries copies for communication so they
+// can overlap compute. Memory comes from a caching allocator held to the
+// device's limit, as the CPU's is.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_RUNTIME_CUDA_CUDADEVICE_H
+#define WHALE_RUNTIME_CUDA_CUDADEVICE_H
+
+#include "runtime/Device.h"
+#include "runtime/cuda/CudaKernels.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace whale::rt::cuda {
+
+/// Device memory in blocks kept for reuse: a freed block goes to a free list
+/// by size and serves the next request of that size without cudaMalloc (a
+/// device-wide synchronization). Blocks are used in stream order, so a block
+/// freed while a queued kernel still reads it is only reused by later work
+/// on the same stream. When cudaMalloc fails the cache is emptied and the
+/// request tried once more.
+class CachingAllocator final : public Allocator {
+public:
+  CachingAllocator(std::string device, int64_t limit, int ordinal)
+      : Allocator(std::move(device), limit), ordinal(ordinal) {}
+  ~CachingAllocator() override;
+
+protected:
+  void *rawAllocate(size_t bytes) override;
+  void rawRelease(void *ptr, size_t bytes) override;
+
+private:
+  static size_t bucket(size_t bytes);
+  void emptyCache();
+  int ordinal;
+  std::mutex mutex;
+  std::multimap<size_t, void *> free;
+  std::map<void *, size_t> sizes;
+};
+
+class CudaDevice final : public Device {
+public:
+  /// Opens GPU `ordinal`; on failure returns null with the reason in
+  /// `error`.
+  static std::unique_ptr<CudaDevice> open(const std::string &name, int ordinal,
+                                          int64_t memoryLimit,
+                                          std::string &error);
+  ~CudaDevice() override;
+
+  bool hostAddressable() const override { return false; }
+  Status copyToHost(void *host, const void *src, int64_t bytes) override;
+  Status copyFromHost(void *dst, const void *host, int64_t bytes) override;
+  Status copy(void *dst, const void *src, int64_t bytes) override;
+  Status synchronize() override;
+  Status fill(void *data, DType dtype, int64_t n, double value) override;
+
+  Status matmul(View<const float> a, View<const float> b, View<float> out,
+                bool transA, bool transB) override;
+  Status matmulBackward(View<const float> a, View<const float> b,
+                        View<const float> dout, View<float> *da,
+                        View<float> *db, bool transA, bool transB) override;
+  Status binary(BinaryOp op, View<const float> a, View<const float> b,
+                View<float> out) override;
+  Status binaryBackward(BinaryOp op, View<const float> a, View<const float> b,
+                        View<const float> dout, View<float> *da,
+                        View<float> *db) override;
+  Status unary(UnaryOp op, View<const float> x, View<float> out) override;
+  Status unaryBackward(UnaryOp op, View<const float> x, View<const float> y,
+                       View<const float> dy, View<float> dx) override;
+  Status causalMask(View<const float> x, View<float> out) override;
+  Status causalMaskBackward(View<const float> dy, View<float> dx) override;
+  Status broadcastTo(View<const float> x, View<float> out) override;
+  Status softmax(View<const float> x, int64_t axis, View<float> y) override;
+  Status softmaxBackward(View<const float> y, View<const float> dy,
+                         int64_t axis, View<float> dx) override;
+  Status layerNorm(View<const float> x, View<const float> gamma,
+                   View<const float> beta, double eps, View<float> y) override;
+  Status layerNormBackward(View<const float> x, View<const float> gamma,
+                           double eps, View<const float> dy, View<float> dx,
+                           View<float> dgamma, View<float> dbeta) override;
+  Status embedding(View<const float> table, IndexView ids,
+                   View<float> out) override;
+  Status embeddingBackward(IndexView ids, View<const float> dout,
+                           View<float> dtable) override;
+  Status crossEntropy(View<const float> logits, IndexView labels,
+                      View<float> loss) override;
+  Status crossEntropyBackward(View<const float> logits, IndexView labels,
+                              View<const float> dloss,
+                              View<float> dlogits) override;
+  Status reduce(ReduceOp op, View<const float> x,
+                const std::vector<int64_t> &axes, View<float> out) override;
+  Status reduceBackward(ReduceOp op, View<const float> x,
+                        const std::vector<int64_t> &axes,
+                        View<const float> dout, View<float> dx) override;
+  Status transpose(View<const float> x, const std::vector<int64_t> &perm,
+                   View<float> out) override;
+  Status slice(const void *x, const Shape &xShape, int64_t elementBytes,
+               int64_t axis, int64_t start, int64_t end, void *out) override;
+  Status sliceBackward(View<const float> dout, int64_t axis, int64_t start,
+                       View<float> dx) override;
+  Status concat(const std::vector<View<const float>> &inputs, int64_t axis,
+                View<float> out) override;
+  Status sgdStep(View<float> param, View<const float> grad, float *velocity,
+                 const SgdParams &p) override;
+  Status adamStep(View<float> param, View<const float> grad, float *m, float *v,
+                  const AdamParams &p) override;
+  Status sumSquares(const std::vector<View<float>> &views,
+                    double &out) override;
+  Status scale(const std::vector<View<float>> &views, double factor) override;
+  Status allFinite(View<const float> x, bool &finite) override;
+
+private:
+  CudaDevice(const std::string &name, int ordinal, int64_t memoryLimit);
+  /// Makes this GPU the calling thread's (ranks run on threads of their
+  /// own, and CUDA's current device is per thread).
+  Status enter();
+  /// The status of the last launch on the compute stream, named.
+  Status launched(const char *what);
+  /// A reusable device buffer of at least `bytes` for scratch `slot`
+  /// (statistics a backward pass recomputes); not counted against the
+  /// limit, as the CPU device's host vectors are not.
+  Status scratch(int slot, size_t bytes, void **out);
+  /// Clears the data-error record before a kernel that reads ids or labels,
+  /// and turns what it found into a Status after.
+  Status clearDataError();
+  Status takeDataError(const char *what, int64_t limit);
+
+  int ordinal;
+  cudaStream_t compute = nullptr;
+  cudaStream_t transfer = nullptr;
+  cublasHandle_t blas = nullptr;
+  DataError *dataError = nullptr;
+  std::vector<std::pair<void *, size_t>> scratchSlots;
+};
+
+} // namespace whale::rt::cuda
+
+#endif

@@ -1,0 +1,695 @@
+//===- CudaKernels.cu - the CUDA kernels of every whale op ----------------===//
+//
+// Elementwise ops run one thread per element over a grid-stride loop; ops
+// over rows (softmax on the last axis, layernorm, cross entropy) run one
+// block per row with warp-shuffle reductions; broadcasting, transposes and
+// reductions over any axes walk index maps the host computed. Formulas are
+// those of runtime/cpu/ so both devices train to the same numbers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cuda/CudaKernels.h"
+
+#include <cfloat>
+#include <cmath>
+
+namespace whale::rt::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kRowThreads = 256;
+constexpr float kSqrt2OverPi = 0.7978845608028654f;
+constexpr float kGeluCubic = 0.044715f;
+
+int blocksFor(int64_t n) {
+  int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<int>(b < 1 ? 1 : (b > 65535 * 8 ? 65535 * 8 : b));
+}
+
+#define WHALE_GRID_LOOP(i, n)                                                  \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n);    \
+       i += int64_t(blockDim.x) * gridDim.x)
+
+__device__ float warpSum(float v) {
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ float warpMax(float v) {
+  for (int o = 16; o > 0; o >>= 1)
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+/// The sum (or max) of v over the block, returned to every thread.
+template <bool Max> __device__ float blockReduce(float v) {
+  __shared__ float partial[32];
+  __shared__ float result;
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  v = Max ? warpMax(v) : warpSum(v);
+  if (lane == 0)
+    partial[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    int warps = (blockDim.x + 31) >> 5;
+    float w = lane < warps ? partial[lane] : (Max ? -INFINITY : 0.0f);
+    w = Max ? warpMax(w) : warpSum(w);
+    if (lane == 0)
+      result = w;
+  }
+  __syncthreads();
+  float r = result;
+  __syncthreads(); // partial and result are reused by the next call
+  return r;
+}
+
+__device__ float applyBinary(int op, float x, float y) {
+  switch (op) {
+  case 0:
+    return x + y;
+  case 1:
+    return x - y;
+  case 2:
+    return x * y;
+  default:
+    return x / y;
+  }
+}
+
+/// The derivative of (a op b) in operand `which`, times dout.
+__device__ float binaryPartial(int op, int which, float a, float b, float d) {
+  switch (op) {
+  case 0:
+    return d;
+  case 1:
+    return which == 0 ? d : -d;
+  case 2:
+    return which == 0 ? d * b : d * a;
+  default:
+    return which == 0 ? d / b : -d * a / (b * b);
+  }
+}
+
+__device__ float geluTanh(float u) {
+  return 1.0f - 2.0f / (expf(2.0f * u) + 1.0f);
+}
+
+template <class T> __global__ void fillKernel(T *p, int64_t n, T v) {
+  WHALE_GRID_LOOP(i, n) { p[i] = v; }
+}
+
+__global__ void binaryKernel(int op, const float *a, const float *b, float *out,
+                             Strided map, int64_t n) {
+  WHALE_GRID_LOOP(i, n) {
+    int64_t rest = i, oa = 0, ob = 0;
+    for (int d = map.rank - 1; d >= 0; --d) {
+      int64_t c = rest % map.size[d];
+      rest /= map.size[d];
+      oa += c * map.strideA[d];
+      ob += c * map.strideB[d];
+    }
+    out[i] = applyBinary(op, a[oa], b[ob]);
+  }
+}
+
+/// The full-space coordinates of element r of part element t's walk, as
+/// offsets: the full (contiguous) one and the two operands'.
+struct Offsets {
+  int64_t full, a, b;
+};
+__device__ Offsets walkOffsets(const Walk &w, int64_t t, int64_t r) {
+  Offsets o{0, 0, 0};
+  int64_t fullStride = 1;
+  for (int d = w.rank - 1; d >= 0; --d) {
+    int64_t c;
+    if (w.part[d] == w.full[d]) {
+      c = t % w.part[d];
+      t /= w.part[d];
+    } else {
+      c = r % w.full[d];
+      r /= w.full[d];
+    }
+    o.full += c * fullStride;
+    o.a += c * w.strideA[d];
+    o.b += c * w.strideB[d];
+    fullStride *= w.full[d];
+  }
+  return o;
+}
+
+__global__ void binaryGradKernel(int op, int which, const float *a,
+                                 const float *b, const float *dout, float *grad,
+                                 Walk walk, int64_t parts, int64_t perPart) {
+  WHALE_GRID_LOOP(t, parts) {
+    float sum = 0;
+    for (int64_t r = 0; r < perPart; ++r) {
+      Offsets o = walkOffsets(walk, t, r);
+      sum += binaryPartial(op, which, a[o.a], b[o.b], dout[o.full]);
+    }
+    grad[t] = sum;
+  }
+}
+
+__global__ void unaryKernel(int op, const float *x, float *out, int64_t n) {
+  WHALE_GRID_LOOP(i, n) {
+    float v = x[i], r;
+    switch (op) {
+    case 0:
+      r = -v;
+      break;
+    case 1:
+      r = v > 0 ? v : 0.0f;
+      break;
+    case 2:
+      r = 0.5f * v *
+          (1.0f + geluTanh(kSqrt2OverPi * (v + kGeluCubic * v * v * v)));
+      break;
+    case 3:
+      r = tanhf(v);
+      break;
+    case 4:
+      r = expf(v);
+      break;
+    case 5:
+      r = logf(v);
+      break;
+    default:
+      r = sqrtf(v);
+      break;
+    }
+    out[i] = r;
+  }
+}
+
+__global__ void unaryGradKernel(int op, const float *x, const float *y,
+                                const float *dy, float *dx, int64_t n) {
+  WHALE_GRID_LOOP(i, n) {
+    float v = x[i], g = dy[i], r;
+    switch (op) {
+    case 0:
+      r = -g;
+      break;
+    case 1:
+      r = v > 0 ? g : 0.0f;
+      break;
+    case 2: {
+      float t = geluTanh(kSqrt2OverPi * (v + kGeluCubic * v * v * v));
+      float dInner = kSqrt2OverPi * (1.0f + 3 * kGeluCubic * v * v);
+      r = g * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * dInner);
+      break;
+    }
+    case 3:
+      r = g * (1.0f - y[i] * y[i]);
+      break;
+    case 4:
+      r = g * y[i];
+      break;
+    case 5:
+      r = g / v;
+      break;
+    default:
+      r = g * 0.5f / y[i];
+      break;
+    }
+    dx[i] = r;
+  }
+}
+
+__global__ void causalMaskKernel(const float *x, float *out, int64_t n,
+                                 int64_t rows, int64_t cols, bool gradient) {
+  WHALE_GRID_LOOP(i, n) {
+    int64_t j = i % cols, r = (i / cols) % rows;
+    bool masked = j > r + (cols - rows);
+    out[i] = masked ? (gradient ? 0.0f : -INFINITY) : x[i];
+  }
+}
+
+__global__ void gatherKernel(const float *x, float *out, Strided map,
+                             int64_t n) {
+  WHALE_GRID_LOOP(i, n) {
+    int64_t rest = i, o = 0;
+    for (int d = map.rank - 1; d >= 0; --d) {
+      o += (rest % map.size[d]) * map.strideA[d];
+      rest /= map.size[d];
+    }
+    out[i] = x[o];
+  }
+}
+
+/// Softmax of contiguous rows: one block per row.
+__global__ void softmaxRowsKernel(const float *x, float *y, int64_t extent) {
+  const float *in = x + blockIdx.x * extent;
+  float *out = y + blockIdx.x * extent;
+  float m = -INFINITY;
+  for (int64_t j = threadIdx.x; j < extent; j += blockDim.x)
+    m = fmaxf(m, in[j]);
+  m = blockReduce<true>(m);
+  float sum = 0;
+  for (int64_t j = threadIdx.x; j < extent; j += blockDim.x)
+    sum += expf(in[j] - m);
+  sum = blockReduce<false>(sum);
+  for (int64_t j = threadIdx.x; j < extent; j += blockDim.x)
+    out[j] = expf(in[j] - m) / sum;
+}
+
+/// Softmax along a strided axis: one thread per (outer, inner) position.
+__global__ void softmaxStridedKernel(const float *x, float *y, int64_t outer,
+                                     int64_t extent, int64_t inner) {
+  WHALE_GRID_LOOP(p, outer * inner) {
+    const float *in = x + (p / inner) * extent * inner + p % inner;
+    float *out = y + (p / inner) * extent * inner + p % inner;
+    float m = -INFINITY;
+    for (int64_t j = 0; j < extent; ++j)
+      m = fmaxf(m, in[j * inner]);
+    float sum = 0;
+    for (int64_t j = 0; j < extent; ++j)
+      sum += expf(in[j * inner] - m);
+    for (int64_t j = 0; j < extent; ++j)
+      out[j * inner] = expf(in[j * inner] - m) / sum;
+  }
+}
+
+__global__ void softmaxGradRowsKernel(const float *y, const float *dy,
+                                      float *dx, int64_t extent) {
+  int64_t base = blockIdx.x * extent;
+  float dot = 0;
+  for (int64_t j = threadIdx.x; j < extent; j += blockDim.x)
+    dot += y[base + j] * dy[base + j];
+  dot = blockReduce<false>(dot);
+  for (int64_t j = threadIdx.x; j < extent; j += blockDim.x)
+    dx[base + j] = y[base + j] * (dy[base + j] - dot);
+}
+
+__global__ void softmaxGradStridedKernel(const float *y, const float *dy,
+                                         float *dx, int64_t outer,
+                                         int64_t extent, int64_t inner) {
+  WHALE_GRID_LOOP(p, outer * inner) {
+    int64_t base = (p / inner) * extent * inner + p % inner;
+    float dot = 0;
+    for (int64_t j = 0; j < extent; ++j)
+      dot += y[base + j * inner] * dy[base + j * inner];
+    for (int64_t j = 0; j < extent; ++j)
+      dx[base + j * inner] = y[base + j * inner] * (dy[base + j * inner] - dot);
+  }
+}
+
+__global__ void layerNormKernel(const float *x, const float *gamma,
+                                const float *beta, float eps, float *y,
+                                float *mean, float *rstd, int64_t width) {
+  const float *in = x + blockIdx.x * width;
+  float *out = y + blockIdx.x * width;
+  float sum = 0;
+  for (int64_t j = threadIdx.x; j < width; j += blockDim.x)
+    sum += in[j];
+  float mu = blockReduce<false>(sum) / width;
+  float sq = 0;
+  for (int64_t j = threadIdx.x; j < width; j += blockDim.x)
+    sq += (in[j] - mu) * (in[j] - mu);
+  float r = rsqrtf(blockReduce<false>(sq) / width + eps);
+  for (int64_t j = threadIdx.x; j < width; j += blockDim.x)
+    out[j] = (in[j] - mu) * r * gamma[j] + (beta ? beta[j] : 0.0f);
+  if (threadIdx.x == 0) {
+    mean[blockIdx.x] = mu;
+    rstd[blockIdx.x] = r;
+  }
+}
+
+__global__ void layerNormGradRowsKernel(const float *x, const float *gamma,
+                                        const float *mean, const float *rstd,
+                                        const float *dy, float *dx,
+                                        int64_t width) {
+  int64_t base = blockIdx.x * width;
+  float mu = mean[blockIdx.x], r = rstd[blockIdx.x];
+  float sumG = 0, sumGX = 0;
+  for (int64_t j = threadIdx.x; j < width; j += blockDim.x) {
+    float g = gamma[j] * dy[base + j];
+    sumG += g;
+    sumGX += g * (x[base + j] - mu) * r;
+  }
+  sumG = blockReduce<false>(sumG) / width;
+  sumGX = blockReduce<false>(sumGX) / width;
+  for (int64_t j = threadIdx.x; j < width; j += blockDim.x) {
+    float xhat = (x[base + j] - mu) * r;
+    dx[base + j] = r * (gamma[j] * dy[base + j] - sumG - xhat * sumGX);
+  }
+}
+
+/// dgamma and dbeta: one thread per column, summing down the rows.
+__global__ void layerNormGradColumnsKernel(const float *x, const float *mean,
+                                           const float *rstd, const float *dy,
+                                           float *dgamma, float *dbeta,
+                                           int64_t rows, int64_t width) {
+  WHALE_GRID_LOOP(j, width) {
+    float g = 0, b = 0;
+    for (int64_t i = 0; i < rows; ++i) {
+      float d = dy[i * width + j];
+      g += d * (x[i * width + j] - mean[i]) * rstd[i];
+      b += d;
+    }
+    dgamma[j] = g;
+    dbeta[j] = b;
+  }
+}
+
+__device__ int64_t indexAt(const void *ids, bool wide, int64_t i) {
+  return wide ? static_cast<const int64_t *>(ids)[i]
+              : static_cast<const int32_t *>(ids)[i];
+}
+
+__device__ void report(DataError *error, int64_t position, int64_t value) {
+  // Any one bad index will do; the first one written stays.
+  if (atomicCAS(reinterpret_cast<unsigned long long *>(&error->position),
+                static_cast<unsigned long long>(-1),
+                static_cast<unsigned long long>(position)) ==
+      static_cast<unsigned long long>(-1))
+    error->value = value;
+}
+
+__global__ void embeddingKernel(const float *table, const void *ids, bool wide,
+                                float *out, int64_t count, int64_t vocab,
+                                int64_t width, DataError *error) {
+  WHALE_GRID_LOOP(i, count * width) {
+    int64_t k = i / width, id = indexAt(ids, wide, k);
+    if (id < 0 || id >= vocab) {
+      report(error, k, id);
+      out[i] = 0;
+    } else {
+      out[i] = table[id * width + i % width];
+    }
+  }
+}
+
+__global__ void embeddingGradKernel(const void *ids, bool wide,
+                                    const float *dout, float *dtable,
+                                    int64_t count, int64_t vocab, int64_t width,
+                                    DataError *error) {
+  WHALE_GRID_LOOP(i, count * width) {
+    int64_t k = i / width, id = indexAt(ids, wide, k);
+    if (id < 0 || id >= vocab)
+      report(error, k, id);
+    else
+      atomicAdd(&dtable[id * width + i % width], dout[i]);
+  }
+}
+
+/// log(sum(exp(row))) of one row, shared by the block.
+__device__ float rowLogSumExp(const float *row, int64_t classes) {
+  float m = -INFINITY;
+  for (int64_t j = threadIdx.x; j < classes; j += blockDim.x)
+    m = fmaxf(m, row[j]);
+  m = blockReduce<true>(m);
+  float sum = 0;
+  for (int64_t j = threadIdx.x; j < classes; j += blockDim.x)
+    sum += expf(row[j] - m);
+  return m + logf(blockReduce<false>(sum));
+}
+
+__global__ void crossEntropyKernel(const float *logits, const void *labels,
+                                   bool wide, float *loss, int64_t classes,
+                                   DataError *error) {
+  const float *row = logits + blockIdx.x * classes;
+  int64_t y = indexAt(labels, wide, blockIdx.x);
+  float lse = rowLogSumExp(row, classes);
+  if (threadIdx.x == 0) {
+    if (y < 0 || y >= classes) {
+      report(error, blockIdx.x, y);
+      loss[blockIdx.x] = 0;
+    } else {
+      loss[blockIdx.x] = lse - row[y];
+    }
+  }
+}
+
+__global__ void crossEntropyGradKernel(const float *logits, const void *labels,
+                                       bool wide, const float *dloss,
+                                       float *dlogits, int64_t classes,
+                                       DataError *error) {
+  const float *row = logits + blockIdx.x * classes;
+  float *out = dlogits + blockIdx.x * classes;
+  int64_t y = indexAt(labels, wide, blockIdx.x);
+  if (threadIdx.x == 0 && (y < 0 || y >= classes))
+    report(error, blockIdx.x, y);
+  float lse = rowLogSumExp(row, classes), d = dloss[blockIdx.x];
+  for (int64_t j = threadIdx.x; j < classes; j += blockDim.x)
+    out[j] = (expf(row[j] - lse) - (j == y ? 1.0f : 0.0f)) * d;
+}
+
+__global__ void reduceKernel(int op, const float *x, float *out, Walk walk,
+                             int64_t kept, int64_t count) {
+  WHALE_GRID_LOOP(t, kept) {
+    float acc = op == 2 ? -INFINITY : 0.0f;
+    for (int64_t r = 0; r < count; ++r) {
+      float v = x[walkOffsets(walk, t, r).full];
+      acc = op == 2 ? fmaxf(acc, v) : acc + v;
+    }
+    out[t] = op == 1 ? acc / count : acc;
+  }
+}
+
+__global__ void reduceGradKernel(int op, const float *x, const float *dout,
+                                 float *dx, Walk walk, int64_t kept,
+                                 int64_t count) {
+  WHALE_GRID_LOOP(t, kept) {
+    float d = op == 1 ? dout[t] / count : dout[t];
+    int64_t winner = -1;
+    if (op == 2) {
+      float best = -INFINITY;
+      for (int64_t r = 0; r < count; ++r) {
+        int64_t o = walkOffsets(walk, t, r).full;
+        if (winner < 0 || x[o] > best) {
+          best = x[o];
+          winner = o;
+        }
+      }
+    }
+    for (int64_t r = 0; r < count; ++r) {
+      int64_t o = walkOffsets(walk, t, r).full;
+      dx[o] = op == 2 ? (o == winner ? d : 0.0f) : d;
+    }
+  }
+}
+
+__global__ void sgdKernel(float *p, const float *g, float *velocity, int64_t n,
+                          float lr, float momentum, float weightDecay) {
+  WHALE_GRID_LOOP(i, n) {
+    float step = g[i] + weightDecay * p[i];
+    if (velocity) {
+      velocity[i] = momentum * velocity[i] + step;
+      step = velocity[i];
+    }
+    p[i] -= lr * step;
+  }
+}
+
+__global__ void adamKernel(float *p, const float *g, float *m, float *v,
+                           int64_t n, float lr, float beta1, float beta2,
+                           float eps, float weightDecay, bool decoupled,
+                           float c1, float c2) {
+  WHALE_GRID_LOOP(i, n) {
+    float w = p[i];
+    float grad = g[i] + (decoupled ? 0.0f : weightDecay * w);
+    m[i] = beta1 * m[i] + (1 - beta1) * grad;
+    v[i] = beta2 * v[i] + (1 - beta2) * grad * grad;
+    float update = (m[i] / c1) / (sqrtf(v[i] / c2) + eps);
+    if (decoupled)
+      update += weightDecay * w;
+    p[i] = w - lr * update;
+  }
+}
+
+__global__ void sumSquaresKernel(const float *x, int64_t n, double *partials) {
+  __shared__ double share[kRowThreads];
+  double s = 0;
+  WHALE_GRID_LOOP(i, n) { s += double(x[i]) * double(x[i]); }
+  share[threadIdx.x] = s;
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half)
+      share[threadIdx.x] += share[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0)
+    partials[blockIdx.x] += share[0];
+}
+
+__global__ void sumPartialsKernel(const double *partials, double *out) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) {
+    double s = 0;
+    for (int b = 0; b < kSquareBlocks; ++b)
+      s += partials[b];
+    *out = s;
+  }
+}
+
+__global__ void scaleKernel(float *x, int64_t n, float factor) {
+  WHALE_GRID_LOOP(i, n) { x[i] *= factor; }
+}
+
+__global__ void nonFiniteKernel(const float *x, int64_t n, int *flag) {
+  WHALE_GRID_LOOP(i, n) {
+    if (!isfinite(x[i]))
+      *flag = 1;
+  }
+}
+
+} // namespace
+
+void fillF32(cudaStream_t s, float *p, int64_t n, float v) {
+  fillKernel<<<blocksFor(n), kThreads, 0, s>>>(p, n, v);
+}
+void fillF64(cudaStream_t s, double *p, int64_t n, double v) {
+  fillKernel<<<blocksFor(n), kThreads, 0, s>>>(p, n, v);
+}
+void fillI32(cudaStream_t s, int32_t *p, int64_t n, int32_t v) {
+  fillKernel<<<blocksFor(n), kThreads, 0, s>>>(p, n, v);
+}
+void fillI64(cudaStream_t s, int64_t *p, int64_t n, int64_t v) {
+  fillKernel<<<blocksFor(n), kThreads, 0, s>>>(p, n, v);
+}
+
+void binary(cudaStream_t s, int op, const float *a, const float *b, float *out,
+            const Strided &map, int64_t n) {
+  binaryKernel<<<blocksFor(n), kThreads, 0, s>>>(op, a, b, out, map, n);
+}
+
+void binaryGrad(cudaStream_t s, int op, int which, const float *a,
+                const float *b, const float *dout, float *grad,
+                const Walk &walk, int64_t parts, int64_t perPart) {
+  binaryGradKernel<<<blocksFor(parts), kThreads, 0, s>>>(
+      op, which, a, b, dout, grad, walk, parts, perPart);
+}
+
+void unary(cudaStream_t s, int op, const float *x, float *out, int64_t n) {
+  unaryKernel<<<blocksFor(n), kThreads, 0, s>>>(op, x, out, n);
+}
+
+void unaryGrad(cudaStream_t s, int op, const float *x, const float *y,
+               const float *dy, float *dx, int64_t n) {
+  unaryGradKernel<<<blocksFor(n), kThreads, 0, s>>>(op, x, y, dy, dx, n);
+}
+
+void causalMask(cudaStream_t s, const float *x, float *out, int64_t n,
+                int64_t rows, int64_t cols, bool gradient) {
+  causalMaskKernel<<<blocksFor(n), kThreads, 0, s>>>(x, out, n, rows, cols,
+                                                     gradient);
+}
+
+void gather(cudaStream_t s, const float *x, float *out, const Strided &map,
+            int64_t n) {
+  gatherKernel<<<blocksFor(n), kThreads, 0, s>>>(x, out, map, n);
+}
+
+void softmax(cudaStream_t s, const float *x, float *y, int64_t outer,
+             int64_t extent, int64_t inner) {
+  if (inner == 1)
+    softmaxRowsKernel<<<outer, kRowThreads, 0, s>>>(x, y, extent);
+  else
+    softmaxStridedKernel<<<blocksFor(outer * inner), kThreads, 0, s>>>(
+        x, y, outer, extent, inner);
+}
+
+void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
+                 int64_t outer, int64_t extent, int64_t inner) {
+  if (inner == 1)
+    softmaxGradRowsKernel<<<outer, kRowThreads, 0, s>>>(y, dy, dx, extent);
+  else
+    softmaxGradStridedKernel<<<blocksFor(outer * inner), kThreads, 0, s>>>(
+        y, dy, dx, outer, extent, inner);
+}
+
+void layerNorm(cudaStream_t s, const float *x, const float *gamma,
+               const float *beta, float eps, float *y, float *mean, float *rstd,
+               int64_t rows, int64_t width) {
+  if (rows > 0)
+    layerNormKernel<<<rows, kRowThreads, 0, s>>>(x, gamma, beta, eps, y, mean,
+                                                 rstd, width);
+}
+
+void layerNormGrad(cudaStream_t s, const float *x, const float *gamma,
+                   const float *mean, const float *rstd, const float *dy,
+                   float *dx, float *dgamma, float *dbeta, int64_t rows,
+                   int64_t width) {
+  if (rows > 0)
+    layerNormGradRowsKernel<<<rows, kRowThreads, 0, s>>>(x, gamma, mean, rstd,
+                                                         dy, dx, width);
+  layerNormGradColumnsKernel<<<blocksFor(width), kThreads, 0, s>>>(
+      x, mean, rstd, dy, dgamma, dbeta, rows, width);
+}
+
+void embedding(cudaStream_t s, const float *table, const void *ids, bool wide,
+               float *out, int64_t count, int64_t vocab, int64_t width,
+               DataError *error) {
+  embeddingKernel<<<blocksFor(count * width), kThreads, 0, s>>>(
+      table, ids, wide, out, count, vocab, width, error);
+}
+
+void embeddingGrad(cudaStream_t s, const void *ids, bool wide,
+                   const float *dout, float *dtable, int64_t count,
+                   int64_t vocab, int64_t width, DataError *error) {
+  embeddingGradKernel<<<blocksFor(count * width), kThreads, 0, s>>>(
+      ids, wide, dout, dtable, count, vocab, width, error);
+}
+
+void crossEntropy(cudaStream_t s, const float *logits, const void *labels,
+                  bool wide, float *loss, int64_t rows, int64_t classes,
+                  DataError *error) {
+  if (rows > 0)
+    crossEntropyKernel<<<rows, kRowThreads, 0, s>>>(logits, labels, wide, loss,
+                                                    classes, error);
+}
+
+void crossEntropyGrad(cudaStream_t s, const float *logits, const void *labels,
+                      bool wide, const float *dloss, float *dlogits,
+                      int64_t rows, int64_t classes, DataError *error) {
+  if (rows > 0)
+    crossEntropyGradKernel<<<rows, kRowThreads, 0, s>>>(
+        logits, labels, wide, dloss, dlogits, classes, error);
+}
+
+void reduce(cudaStream_t s, int op, const float *x, float *out,
+            const Walk &walk, int64_t kept, int64_t count) {
+  reduceKernel<<<blocksFor(kept), kThreads, 0, s>>>(op, x, out, walk, kept,
+                                                    count);
+}
+
+void reduceGrad(cudaStream_t s, int op, const float *x, const float *dout,
+                float *dx, const Walk &walk, int64_t kept, int64_t count) {
+  reduceGradKernel<<<blocksFor(kept), kThreads, 0, s>>>(op, x, dout, dx, walk,
+                                                        kept, count);
+}
+
+void sgdStep(cudaStream_t s, float *p, const float *g, float *velocity,
+             int64_t n, float lr, float momentum, float weightDecay) {
+  sgdKernel<<<blocksFor(n), kThreads, 0, s>>>(p, g, velocity, n, lr, momentum,
+                                              weightDecay);
+}
+
+void adamStep(cudaStream_t s, float *p, const float *g, float *m, float *v,
+              int64_t n, float lr, float beta1, float beta2, float eps,
+              float weightDecay, bool decoupled, float correction1,
+              float correction2) {
+  adamKernel<<<blocksFor(n), kThreads, 0, s>>>(p, g, m, v, n, lr, beta1, beta2,
+                                               eps, weightDecay, decoupled,
+                                               correction1, correction2);
+}
+
+void sumSquaresPartial(cudaStream_t s, const float *x, int64_t n,
+                       double *partials) {
+  sumSquaresKernel<<<kSquareBlocks, kRowThreads, 0, s>>>(x, n, partials);
+}
+
+void sumPartials(cudaStream_t s, const double *partials, double *out) {
+  sumPartialsKernel<<<1, 1, 0, s>>>(partials, out);
+}
+
+void scale(cudaStream_t s, float *x, int64_t n, float factor) {
+  scaleKernel<<<blocksFor(n), kThreads, 0, s>>>(x, n, factor);
+}
+
+void findNonFinite(cudaStream_t s, const float *x, int64_t n, int *flag) {
+  nonFiniteKernel<<<blocksFor(n), kThreads, 0, s>>>(x, n, flag);
+}
+
+} // namespace whale::rt::cuda

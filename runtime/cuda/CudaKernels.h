@@ -1,0 +1,138 @@
+//===- CudaKernels.h - launchers of the CUDA kernels -------------*- C++
+//-*-===//
+//
+// Plain C++ declarations of what runtime/cuda/CudaKernels.cu launches, so
+// the device's host code (CudaDevice.cu) needs no kernel syntax. Every
+// launcher queues work on `stream` and returns at once; shapes arrive as
+// index maps (Strided) computed on the host.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_RUNTIME_CUDA_CUDAKERNELS_H
+#define WHALE_RUNTIME_CUDA_CUDAKERNELS_H
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace whale::rt::cuda {
+
+/// Up to this many dimensions, the most any whale op produces.
+constexpr int kMaxRank = 8;
+
+/// An output's extents and, per operand, the element stride of each output
+/// dimension in that operand (0 where the operand is broadcast along it).
+struct Strided {
+  int rank = 0;
+  int64_t size[kMaxRank] = {};
+  int64_t strideA[kMaxRank] = {};
+  int64_t strideB[kMaxRank] = {};
+};
+
+/// What a kernel found wrong in its data (an id or a label out of range);
+/// the device reads it back after the kernel and turns it into a Status.
+struct DataError {
+  int64_t position; ///< -1: none
+  int64_t value;
+};
+
+void fillF32(cudaStream_t s, float *p, int64_t n, float v);
+void fillF64(cudaStream_t s, double *p, int64_t n, double v);
+void fillI32(cudaStream_t s, int32_t *p, int64_t n, int32_t v);
+void fillI64(cudaStream_t s, int64_t *p, int64_t n, int64_t v);
+
+/// out = a op b over the output's index space (op: BinaryOp's order).
+void binary(cudaStream_t s, int op, const float *a, const float *b, float *out,
+            const Strided &map, int64_t n);
+/// A big index space (`full`) summed, maxed or spread onto a small one
+/// (`part`: the same rank, 1 where a dimension is reduced). strideA and
+/// strideB give each full dimension's stride in the operands.
+struct Walk {
+  int rank = 0;
+  int64_t full[kMaxRank] = {};
+  int64_t part[kMaxRank] = {};
+  int64_t strideA[kMaxRank] = {};
+  int64_t strideB[kMaxRank] = {};
+};
+/// The gradient of one operand (`which` 0: a, 1: b) of a op b: per element
+/// of the gradient (`part` = its shape aligned to the output's rank), the
+/// sum over the output elements it fed. `full` is the output.
+void binaryGrad(cudaStream_t s, int op, int which, const float *a,
+                const float *b, const float *dout, float *grad,
+                const Walk &walk, int64_t parts, int64_t perPart);
+
+void unary(cudaStream_t s, int op, const float *x, float *out, int64_t n);
+void unaryGrad(cudaStream_t s, int op, const float *x, const float *y,
+               const float *dy, float *dx, int64_t n);
+
+/// scores[..., i, j] masked where j > i + (cols - rows); `masked` is -inf
+/// forward and 0 for the gradient (dx = dy elsewhere).
+void causalMask(cudaStream_t s, const float *x, float *out, int64_t n,
+                int64_t rows, int64_t cols, bool gradient);
+
+/// out[i] = x[map(i)] (broadcast and transpose alike: map.strideA).
+void gather(cudaStream_t s, const float *x, float *out, const Strided &map,
+            int64_t n);
+
+/// Softmax over the middle of [outer, extent, inner].
+void softmax(cudaStream_t s, const float *x, float *y, int64_t outer,
+             int64_t extent, int64_t inner);
+void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
+                 int64_t outer, int64_t extent, int64_t inner);
+
+/// Over rows of `width`; mean and rstd (one per row) are written for the
+/// backward pass.
+void layerNorm(cudaStream_t s, const float *x, const float *gamma,
+               const float *beta, float eps, float *y, float *mean, float *rstd,
+               int64_t rows, int64_t width);
+void layerNormGrad(cudaStream_t s, const float *x, const float *gamma,
+                   const float *mean, const float *rstd, const float *dy,
+                   float *dx, float *dgamma, float *dbeta, int64_t rows,
+                   int64_t width);
+
+/// ids (i32, or i64 when `wide`) index rows of table [vocab, width].
+void embedding(cudaStream_t s, const float *table, const void *ids, bool wide,
+               float *out, int64_t count, int64_t vocab, int64_t width,
+               DataError *error);
+/// dtable must be zeroed first; rows are summed with atomics.
+void embeddingGrad(cudaStream_t s, const void *ids, bool wide,
+                   const float *dout, float *dtable, int64_t count,
+                   int64_t vocab, int64_t width, DataError *error);
+
+void crossEntropy(cudaStream_t s, const float *logits, const void *labels,
+                  bool wide, float *loss, int64_t rows, int64_t classes,
+                  DataError *error);
+void crossEntropyGrad(cudaStream_t s, const float *logits, const void *labels,
+                      bool wide, const float *dloss, float *dlogits,
+                      int64_t rows, int64_t classes, DataError *error);
+
+/// For each of `kept` outputs (`walk.part`), op over the `count` elements of
+/// x (`walk.full`, contiguous) that map to it.
+void reduce(cudaStream_t s, int op, const float *x, float *out,
+            const Walk &walk, int64_t kept, int64_t count);
+/// dx from dout: sum and mean spread dout (over count for mean); max sends
+/// it to the first maximum only. dx is written whole.
+void reduceGrad(cudaStream_t s, int op, const float *x, const float *dout,
+                float *dx, const Walk &walk, int64_t kept, int64_t count);
+
+/// p -= lr * (v = momentum * v + g + wd * p); velocity null when momentum 0.
+void sgdStep(cudaStream_t s, float *p, const float *g, float *velocity,
+             int64_t n, float lr, float momentum, float weightDecay);
+void adamStep(cudaStream_t s, float *p, const float *g, float *m, float *v,
+              int64_t n, float lr, float beta1, float beta2, float eps,
+              float weightDecay, bool decoupled, float correction1,
+              float correction2);
+
+/// partials[b] += sum of squares of the block-b share of x, in double, for
+/// a fixed number of blocks: the same order every run.
+constexpr int kSquareBlocks = 256;
+void sumSquaresPartial(cudaStream_t s, const float *x, int64_t n,
+                       double *partials);
+void sumPartials(cudaStream_t s, const double *partials, double *out);
+void scale(cudaStream_t s, float *x, int64_t n, float factor);
+/// *flag = 1 if any element is not finite (flag zeroed by the caller).
+void findNonFinite(cudaStream_t s, const float *x, int64_t n, int *flag);
+
+} // namespace whale::rt::cuda
+
+#endif
