@@ -10,6 +10,8 @@
 #include "runtime/cuda/CudaDevice.h"
 
 #include "runtime/cuda/DevicePluginAbi.h"
+#include "runtime/cuda/GemmPlan.h"
+#include "runtime/cuda/IndexMaps.h"
 
 #include <algorithm>
 #include <cmath>
@@ -33,52 +35,6 @@ Status blasFailed(cublasStatus_t s, const char *what) {
     return Status::ok();
   return Status::internal(std::string(what) + ": cuBLAS status " +
                           std::to_string(static_cast<int>(s)));
-}
-
-std::vector<int64_t> contiguousStrides(const Shape &s) {
-  std::vector<int64_t> strides(s.size(), 1);
-  for (int d = static_cast<int>(s.size()) - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * s[d + 1];
-  return strides;
-}
-
-/// The strides of `operand` (aligned to the right of `out`) per output
-/// dimension: 0 where it is missing or broadcast.
-void broadcastStrides(const Shape &operand, const Shape &out,
-                      int64_t *strides) {
-  std::vector<int64_t> own = contiguousStrides(operand);
-  int shift = static_cast<int>(out.size() - operand.size());
-  for (int d = 0; d < static_cast<int>(out.size()); ++d) {
-    int od = d - shift;
-    strides[d] = od < 0 || (operand[od] == 1 && out[d] != 1) ? 0 : own[od];
-  }
-}
-
-Status rankFits(const Shape &s, const char *op) {
-  if (s.size() > static_cast<size_t>(kMaxRank))
-    return Status::invalid(
-        std::string(op) + ": rank " + std::to_string(s.size()) +
-        " is more than the GPU kernels' " + std::to_string(kMaxRank));
-  return Status::ok();
-}
-
-Strided stridedOver(const Shape &out) {
-  Strided m;
-  m.rank = static_cast<int>(out.size());
-  for (size_t d = 0; d < out.size(); ++d)
-    m.size[d] = out[d];
-  return m;
-}
-
-/// [outer, extent, inner] around `axis` of `shape`.
-void aroundAxis(const Shape &shape, int64_t axis, int64_t &outer,
-                int64_t &extent, int64_t &inner) {
-  outer = inner = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= shape[d];
-  extent = shape[axis];
-  for (size_t d = axis + 1; d < shape.size(); ++d)
-    inner *= shape[d];
 }
 
 bool tf32Allowed() {
@@ -334,40 +290,46 @@ Status CudaDevice::fill(void *data, DType dtype, int64_t n, double value) {
 
 namespace {
 
-/// Row-major C[M, N] (batched) = alpha op(A) op(B) + beta C, as column-major
-/// cuBLAS computes C^T = op(B)^T op(A)^T. lda/ldb are the row-major widths.
-Status gemm(cublasHandle_t h, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
-            const float *a, int64_t strideA, const float *b, int64_t strideB,
-            float beta, float *c, int64_t strideC, int64_t batch) {
-  if (m == 0 || n == 0 || batch == 0)
-    return Status::ok();
+/// Runs planned GEMMs (GemmPlan.h) on the buffers they name.
+Status runGemms(cublasHandle_t h, const std::vector<GemmCall> &calls,
+                const float *a, const float *b, const float *c, float *da,
+                float *db, float *out) {
+  auto buffer = [&](Operand o) -> const float * {
+    switch (o) {
+    case Operand::A:
+      return a;
+    case Operand::B:
+      return b;
+    case Operand::C:
+      return c;
+    case Operand::DA:
+      return da;
+    case Operand::DB:
+      return db;
+    }
+    return nullptr;
+  };
   const float alpha = 1.0f;
-  int64_t lda = ta ? m : k, ldb = tb ? k : n;
-  return blasFailed(
-      cublasSgemmStridedBatched(
-          h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
-          static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), &alpha,
-          b, static_cast<int>(ldb), strideB, a, static_cast<int>(lda), strideA,
-          &beta, c, static_cast<int>(n), strideC, static_cast<int>(batch)),
-      "cublasSgemmStridedBatched");
-}
-
-struct MatmulDims {
-  int64_t m, n, k, batch;
-  bool shared; ///< b is one matrix for every batch element
-};
-
-MatmulDims dimsOf(const Shape &sa, const Shape &sb, bool ta, bool tb) {
-  size_t ra = sa.size(), rb = sb.size();
-  MatmulDims d;
-  d.m = ta ? sa[ra - 1] : sa[ra - 2];
-  d.k = ta ? sa[ra - 2] : sa[ra - 1];
-  d.n = tb ? sb[rb - 2] : sb[rb - 1];
-  d.batch = 1;
-  for (size_t i = 0; i + 2 < ra; ++i)
-    d.batch *= sa[i];
-  d.shared = rb == 2;
-  return d;
+  for (const GemmCall &g : calls) {
+    if (g.m == 0 || g.n == 0 || g.batch == 0)
+      continue;
+    float *result = g.out == Operand::C ? out : const_cast<float *>(buffer(g.out));
+    if (Status st = blasFailed(
+            cublasSgemmStridedBatched(
+                h, g.transFirst ? CUBLAS_OP_T : CUBLAS_OP_N,
+                g.transSecond ? CUBLAS_OP_T : CUBLAS_OP_N,
+                static_cast<int>(g.m), static_cast<int>(g.n),
+                static_cast<int>(g.k), &alpha, buffer(g.first) + g.offFirst,
+                static_cast<int>(g.ldFirst), g.strideFirst,
+                buffer(g.second) + g.offSecond, static_cast<int>(g.ldSecond),
+                g.strideSecond, &g.beta, result + g.offOut,
+                static_cast<int>(g.ldOut), g.strideOut,
+                static_cast<int>(g.batch)),
+            "cublasSgemmStridedBatched");
+        !st)
+      return st;
+  }
+  return Status::ok();
 }
 
 } // namespace
@@ -376,12 +338,9 @@ Status CudaDevice::matmul(View<const float> a, View<const float> b,
                           View<float> out, bool transA, bool transB) {
   if (Status st = enter(); !st)
     return st;
-  MatmulDims d = dimsOf(a.shape, b.shape, transA, transB);
-  if (d.shared && !transA) // one GEMM over every row of the batch
-    return gemm(blas, false, transB, d.batch * d.m, d.n, d.k, a.data, 0, b.data,
-                0, 0.0f, out.data, 0, 1);
-  return gemm(blas, transA, transB, d.m, d.n, d.k, a.data, d.m * d.k, b.data,
-              d.shared ? 0 : d.k * d.n, 0.0f, out.data, d.m * d.n, d.batch);
+  MatmulDims d = matmulDims(a.shape, b.shape, transA, transB);
+  return runGemms(blas, planMatmul(d, transA, transB), a.data, b.data, nullptr,
+                  nullptr, nullptr, out.data);
 }
 
 Status CudaDevice::matmulBackward(View<const float> a, View<const float> b,
@@ -389,41 +348,12 @@ Status CudaDevice::matmulBackward(View<const float> a, View<const float> b,
                                   View<float> *db, bool transA, bool transB) {
   if (Status st = enter(); !st)
     return st;
-  MatmulDims d = dimsOf(a.shape, b.shape, transA, transB);
-  const int64_t sA = d.m * d.k, sB = d.shared ? 0 : d.k * d.n, sC = d.m * d.n;
-  if (da) {
-    // C = op(A) op(B): dA = dC op(B)^T, or op(B) dC^T when A is transposed.
-    Status st = transA ? gemm(blas, transB, true, d.k, d.m, d.n, b.data, sB,
-                              dout.data, sC, 0.0f, da->data, sA, d.batch)
-                       : gemm(blas, false, !transB, d.m, d.k, d.n, dout.data,
-                              sC, b.data, sB, 0.0f, da->data, sA, d.batch);
-    if (!st)
-      return st;
-  }
-  if (db) {
-    if (!d.shared)
-      return transB ? gemm(blas, true, transA, d.n, d.k, d.m, dout.data, sC,
-                           a.data, sA, 0.0f, db->data, sB, d.batch)
-                    : gemm(blas, !transA, false, d.k, d.n, d.m, a.data, sA,
-                           dout.data, sC, 0.0f, db->data, sB, d.batch);
-    if (!transA) // the batch's rows folded into one GEMM's inner dimension
-      return transB ? gemm(blas, true, false, d.n, d.k, d.batch * d.m,
-                           dout.data, 0, a.data, 0, 0.0f, db->data, 0, 1)
-                    : gemm(blas, true, false, d.k, d.n, d.batch * d.m, a.data,
-                           0, dout.data, 0, 0.0f, db->data, 0, 1);
-    // A transposed per batch element: accumulate one GEMM per element.
-    for (int64_t i = 0; i < d.batch; ++i) {
-      float beta = i == 0 ? 0.0f : 1.0f;
-      Status st =
-          transB ? gemm(blas, true, true, d.n, d.k, d.m, dout.data + i * sC, 0,
-                        a.data + i * sA, 0, beta, db->data, 0, 1)
-                 : gemm(blas, false, false, d.k, d.n, d.m, a.data + i * sA, 0,
-                        dout.data + i * sC, 0, beta, db->data, 0, 1);
-      if (!st)
-        return st;
-    }
-  }
-  return Status::ok();
+  MatmulDims d = matmulDims(a.shape, b.shape, transA, transB);
+  return runGemms(blas,
+                  planMatmulBackward(d, transA, transB, da != nullptr,
+                                     db != nullptr),
+                  a.data, b.data, dout.data, da ? da->data : nullptr,
+                  db ? db->data : nullptr, nullptr);
 }
 
 //===----------------------------------------------------------------------===//
@@ -436,9 +366,7 @@ Status CudaDevice::binary(BinaryOp op, View<const float> a, View<const float> b,
     return st;
   if (Status st = rankFits(out.shape, "binary"); !st)
     return st;
-  Strided map = stridedOver(out.shape);
-  broadcastStrides(a.shape, out.shape, map.strideA);
-  broadcastStrides(b.shape, out.shape, map.strideB);
+  Strided map = broadcastMap(out.shape, a.shape, &b.shape);
   if (out.numel() == 0)
     return Status::ok();
   cuda::binary(compute, static_cast<int>(op), a.data, b.data, out.data, map,
@@ -453,21 +381,14 @@ Status CudaDevice::binaryBackward(BinaryOp op, View<const float> a,
     return st;
   if (Status st = rankFits(dout.shape, "binary_grad"); !st)
     return st;
-  Walk walk;
-  walk.rank = static_cast<int>(dout.shape.size());
-  for (int d = 0; d < walk.rank; ++d)
-    walk.full[d] = dout.shape[d];
-  broadcastStrides(a.shape, dout.shape, walk.strideA);
-  broadcastStrides(b.shape, dout.shape, walk.strideB);
   int which = 0;
   for (View<float> *grad : {da, db}) {
     if (grad && grad->numel() > 0) {
-      int shift = walk.rank - static_cast<int>(grad->shape.size());
-      for (int d = 0; d < walk.rank; ++d)
-        walk.part[d] = d < shift ? 1 : grad->shape[d - shift];
+      int64_t perPart;
+      Walk walk =
+          binaryGradientWalk(dout.shape, a.shape, b.shape, grad->shape, perPart);
       cuda::binaryGrad(compute, static_cast<int>(op), which, a.data, b.data,
-                       dout.data, grad->data, walk, grad->numel(),
-                       dout.numel() / grad->numel());
+                       dout.data, grad->data, walk, grad->numel(), perPart);
     }
     ++which;
   }
@@ -518,10 +439,9 @@ Status CudaDevice::broadcastTo(View<const float> x, View<float> out) {
     return st;
   if (Status st = rankFits(out.shape, "broadcast"); !st)
     return st;
-  Strided map = stridedOver(out.shape);
-  broadcastStrides(x.shape, out.shape, map.strideA);
   if (out.numel() > 0)
-    gather(compute, x.data, out.data, map, out.numel());
+    gather(compute, x.data, out.data, broadcastMap(out.shape, x.shape),
+           out.numel());
   return launched("broadcast");
 }
 
@@ -644,26 +564,6 @@ Status CudaDevice::crossEntropyBackward(View<const float> logits,
 // Reductions and layout
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-/// x's index space with the reduced axes collapsed in `part`.
-Walk reduceWalk(const Shape &x, const std::vector<int64_t> &axes, int64_t &kept,
-                int64_t &count) {
-  Walk w;
-  w.rank = static_cast<int>(x.size());
-  kept = 1;
-  count = 1;
-  for (int d = 0; d < w.rank; ++d) {
-    bool reduced = std::find(axes.begin(), axes.end(), d) != axes.end();
-    w.full[d] = x[d];
-    w.part[d] = reduced ? 1 : x[d];
-    (reduced ? count : kept) *= x[d];
-  }
-  return w;
-}
-
-} // namespace
-
 Status CudaDevice::reduce(ReduceOp op, View<const float> x,
                           const std::vector<int64_t> &axes, View<float> out) {
   if (Status st = enter(); !st)
@@ -700,25 +600,21 @@ Status CudaDevice::transpose(View<const float> x,
     return st;
   if (Status st = rankFits(x.shape, "transpose"); !st)
     return st;
-  Strided map = stridedOver(out.shape);
-  std::vector<int64_t> strides = contiguousStrides(x.shape);
-  for (size_t i = 0; i < perm.size(); ++i)
-    map.strideA[i] = strides[perm[i]];
   if (out.numel() > 0)
-    gather(compute, x.data, out.data, map, out.numel());
+    gather(compute, x.data, out.data, transposeMap(x.shape, perm),
+           out.numel());
   return launched("transpose");
 }
 
 namespace {
 
-/// Copies a range of `axis` between a tensor and a thinner one, as one 2D
-/// copy: `outer` rows of `inner`-byte runs.
-cudaError_t copyRange(cudaStream_t s, char *dst, int64_t dstPitch,
-                      const char *src, int64_t srcPitch, int64_t width,
-                      int64_t rows) {
-  if (width == 0 || rows == 0)
+cudaError_t copy2D(cudaStream_t s, void *dst, const void *src,
+                   const Copy2D &c) {
+  if (c.width == 0 || c.rows == 0)
     return cudaSuccess;
-  return cudaMemcpy2DAsync(dst, dstPitch, src, srcPitch, width, rows,
+  return cudaMemcpy2DAsync(static_cast<char *>(dst) + c.dstOffset, c.dstPitch,
+                           static_cast<const char *>(src) + c.srcOffset,
+                           c.srcPitch, c.width, c.rows,
                            cudaMemcpyDeviceToDevice, s);
 }
 
@@ -729,43 +625,32 @@ Status CudaDevice::slice(const void *x, const Shape &xShape,
                          int64_t end, void *out) {
   if (Status st = enter(); !st)
     return st;
-  int64_t outer, extent, inner;
-  aroundAxis(xShape, axis, outer, extent, inner);
-  int64_t run = inner * elementBytes;
-  return cudaFailed(copyRange(compute, static_cast<char *>(out),
-                              (end - start) * run,
-                              static_cast<const char *>(x) + start * run,
-                              extent * run, (end - start) * run, outer),
-                    name() + ": slice");
+  return cudaFailed(
+      copy2D(compute, out, x,
+             rangeCopy(xShape, axis, start, end - start, elementBytes, true)),
+      name() + ": slice");
 }
 
 Status CudaDevice::sliceBackward(View<const float> dout, int64_t axis,
                                  int64_t start, View<float> dx) {
   if (Status st = fill(dx.data, DType::F32, dx.numel(), 0); !st)
     return st;
-  int64_t outer, extent, inner;
-  aroundAxis(dx.shape, axis, outer, extent, inner);
-  int64_t run = inner * sizeof(float), len = dout.shape[axis];
-  return cudaFailed(
-      copyRange(compute, reinterpret_cast<char *>(dx.data) + start * run,
-                extent * run, reinterpret_cast<const char *>(dout.data),
-                len * run, len * run, outer),
-      name() + ": slice_grad");
+  return cudaFailed(copy2D(compute, dx.data, dout.data,
+                           rangeCopy(dx.shape, axis, start, dout.shape[axis],
+                                     sizeof(float), false)),
+                    name() + ": slice_grad");
 }
 
 Status CudaDevice::concat(const std::vector<View<const float>> &inputs,
                           int64_t axis, View<float> out) {
   if (Status st = enter(); !st)
     return st;
-  int64_t outer, extent, inner;
-  aroundAxis(out.shape, axis, outer, extent, inner);
-  int64_t run = inner * sizeof(float), at = 0;
+  int64_t at = 0;
   for (const View<const float> &in : inputs) {
     int64_t len = in.shape[axis];
     if (Status st = cudaFailed(
-            copyRange(compute, reinterpret_cast<char *>(out.data) + at * run,
-                      extent * run, reinterpret_cast<const char *>(in.data),
-                      len * run, len * run, outer),
+            copy2D(compute, out.data, in.data,
+                   rangeCopy(out.shape, axis, at, len, sizeof(float), false)),
             name() + ": concat");
         !st)
       return st;

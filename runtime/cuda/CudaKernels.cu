@@ -19,9 +19,6 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kRowThreads = 256;
-constexpr float kSqrt2OverPi = 0.7978845608028654f;
-constexpr float kGeluCubic = 0.044715f;
-
 int blocksFor(int64_t n) {
   int64_t b = (n + kThreads - 1) / kThreads;
   return static_cast<int>(b < 1 ? 1 : (b > 65535 * 8 ? 65535 * 8 : b));
@@ -65,175 +62,50 @@ template <bool Max> __device__ float blockReduce(float v) {
   return r;
 }
 
-__device__ float applyBinary(int op, float x, float y) {
-  switch (op) {
-  case 0:
-    return x + y;
-  case 1:
-    return x - y;
-  case 2:
-    return x * y;
-  default:
-    return x / y;
-  }
-}
-
-/// The derivative of (a op b) in operand `which`, times dout.
-__device__ float binaryPartial(int op, int which, float a, float b, float d) {
-  switch (op) {
-  case 0:
-    return d;
-  case 1:
-    return which == 0 ? d : -d;
-  case 2:
-    return which == 0 ? d * b : d * a;
-  default:
-    return which == 0 ? d / b : -d * a / (b * b);
-  }
-}
-
-__device__ float geluTanh(float u) {
-  return 1.0f - 2.0f / (expf(2.0f * u) + 1.0f);
-}
-
 template <class T> __global__ void fillKernel(T *p, int64_t n, T v) {
   WHALE_GRID_LOOP(i, n) { p[i] = v; }
 }
 
-__global__ void binaryKernel(int op, const float *a, const float *b, float *out,
-                             Strided map, int64_t n) {
+__global__ void binaryKernel(int op, const float *a, const float *b,
+                             float *out, Strided map, int64_t n) {
   WHALE_GRID_LOOP(i, n) {
-    int64_t rest = i, oa = 0, ob = 0;
-    for (int d = map.rank - 1; d >= 0; --d) {
-      int64_t c = rest % map.size[d];
-      rest /= map.size[d];
-      oa += c * map.strideA[d];
-      ob += c * map.strideB[d];
-    }
+    int64_t oa, ob;
+    stridedOffsets(map, i, oa, ob);
     out[i] = applyBinary(op, a[oa], b[ob]);
   }
 }
 
-/// The full-space coordinates of element r of part element t's walk, as
-/// offsets: the full (contiguous) one and the two operands'.
-struct Offsets {
-  int64_t full, a, b;
-};
-__device__ Offsets walkOffsets(const Walk &w, int64_t t, int64_t r) {
-  Offsets o{0, 0, 0};
-  int64_t fullStride = 1;
-  for (int d = w.rank - 1; d >= 0; --d) {
-    int64_t c;
-    if (w.part[d] == w.full[d]) {
-      c = t % w.part[d];
-      t /= w.part[d];
-    } else {
-      c = r % w.full[d];
-      r /= w.full[d];
-    }
-    o.full += c * fullStride;
-    o.a += c * w.strideA[d];
-    o.b += c * w.strideB[d];
-    fullStride *= w.full[d];
-  }
-  return o;
-}
-
 __global__ void binaryGradKernel(int op, int which, const float *a,
-                                 const float *b, const float *dout, float *grad,
-                                 Walk walk, int64_t parts, int64_t perPart) {
+                                 const float *b, const float *dout,
+                                 float *grad, Walk walk, int64_t parts,
+                                 int64_t perPart) {
   WHALE_GRID_LOOP(t, parts) {
-    float sum = 0;
-    for (int64_t r = 0; r < perPart; ++r) {
-      Offsets o = walkOffsets(walk, t, r);
-      sum += binaryPartial(op, which, a[o.a], b[o.b], dout[o.full]);
-    }
-    grad[t] = sum;
+    grad[t] = binaryGradientAt(op, which, a, b, dout, walk, t, perPart);
   }
 }
 
 __global__ void unaryKernel(int op, const float *x, float *out, int64_t n) {
-  WHALE_GRID_LOOP(i, n) {
-    float v = x[i], r;
-    switch (op) {
-    case 0:
-      r = -v;
-      break;
-    case 1:
-      r = v > 0 ? v : 0.0f;
-      break;
-    case 2:
-      r = 0.5f * v *
-          (1.0f + geluTanh(kSqrt2OverPi * (v + kGeluCubic * v * v * v)));
-      break;
-    case 3:
-      r = tanhf(v);
-      break;
-    case 4:
-      r = expf(v);
-      break;
-    case 5:
-      r = logf(v);
-      break;
-    default:
-      r = sqrtf(v);
-      break;
-    }
-    out[i] = r;
-  }
+  WHALE_GRID_LOOP(i, n) { out[i] = unaryValue(op, x[i]); }
 }
 
 __global__ void unaryGradKernel(int op, const float *x, const float *y,
                                 const float *dy, float *dx, int64_t n) {
-  WHALE_GRID_LOOP(i, n) {
-    float v = x[i], g = dy[i], r;
-    switch (op) {
-    case 0:
-      r = -g;
-      break;
-    case 1:
-      r = v > 0 ? g : 0.0f;
-      break;
-    case 2: {
-      float t = geluTanh(kSqrt2OverPi * (v + kGeluCubic * v * v * v));
-      float dInner = kSqrt2OverPi * (1.0f + 3 * kGeluCubic * v * v);
-      r = g * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * dInner);
-      break;
-    }
-    case 3:
-      r = g * (1.0f - y[i] * y[i]);
-      break;
-    case 4:
-      r = g * y[i];
-      break;
-    case 5:
-      r = g / v;
-      break;
-    default:
-      r = g * 0.5f / y[i];
-      break;
-    }
-    dx[i] = r;
-  }
+  WHALE_GRID_LOOP(i, n) { dx[i] = unaryGradient(op, x[i], y[i], dy[i]); }
 }
 
 __global__ void causalMaskKernel(const float *x, float *out, int64_t n,
                                  int64_t rows, int64_t cols, bool gradient) {
   WHALE_GRID_LOOP(i, n) {
-    int64_t j = i % cols, r = (i / cols) % rows;
-    bool masked = j > r + (cols - rows);
-    out[i] = masked ? (gradient ? 0.0f : -INFINITY) : x[i];
+    out[i] = causallyMasked(i, rows, cols) ? (gradient ? 0.0f : -INFINITY)
+                                           : x[i];
   }
 }
 
 __global__ void gatherKernel(const float *x, float *out, Strided map,
                              int64_t n) {
   WHALE_GRID_LOOP(i, n) {
-    int64_t rest = i, o = 0;
-    for (int d = map.rank - 1; d >= 0; --d) {
-      o += (rest % map.size[d]) * map.strideA[d];
-      rest /= map.size[d];
-    }
+    int64_t o, unused;
+    stridedOffsets(map, i, o, unused);
     out[i] = x[o];
   }
 }
@@ -438,49 +310,20 @@ __global__ void crossEntropyGradKernel(const float *logits, const void *labels,
 
 __global__ void reduceKernel(int op, const float *x, float *out, Walk walk,
                              int64_t kept, int64_t count) {
-  WHALE_GRID_LOOP(t, kept) {
-    float acc = op == 2 ? -INFINITY : 0.0f;
-    for (int64_t r = 0; r < count; ++r) {
-      float v = x[walkOffsets(walk, t, r).full];
-      acc = op == 2 ? fmaxf(acc, v) : acc + v;
-    }
-    out[t] = op == 1 ? acc / count : acc;
-  }
+  WHALE_GRID_LOOP(t, kept) { out[t] = reduceAt(op, x, walk, t, count); }
 }
 
 __global__ void reduceGradKernel(int op, const float *x, const float *dout,
                                  float *dx, Walk walk, int64_t kept,
                                  int64_t count) {
   WHALE_GRID_LOOP(t, kept) {
-    float d = op == 1 ? dout[t] / count : dout[t];
-    int64_t winner = -1;
-    if (op == 2) {
-      float best = -INFINITY;
-      for (int64_t r = 0; r < count; ++r) {
-        int64_t o = walkOffsets(walk, t, r).full;
-        if (winner < 0 || x[o] > best) {
-          best = x[o];
-          winner = o;
-        }
-      }
-    }
-    for (int64_t r = 0; r < count; ++r) {
-      int64_t o = walkOffsets(walk, t, r).full;
-      dx[o] = op == 2 ? (o == winner ? d : 0.0f) : d;
-    }
+    reduceGradientAt(op, x, dout, dx, walk, t, count);
   }
 }
 
 __global__ void sgdKernel(float *p, const float *g, float *velocity, int64_t n,
                           float lr, float momentum, float weightDecay) {
-  WHALE_GRID_LOOP(i, n) {
-    float step = g[i] + weightDecay * p[i];
-    if (velocity) {
-      velocity[i] = momentum * velocity[i] + step;
-      step = velocity[i];
-    }
-    p[i] -= lr * step;
-  }
+  WHALE_GRID_LOOP(i, n) { sgdAt(p, g, velocity, i, lr, momentum, weightDecay); }
 }
 
 __global__ void adamKernel(float *p, const float *g, float *m, float *v,
@@ -488,14 +331,8 @@ __global__ void adamKernel(float *p, const float *g, float *m, float *v,
                            float eps, float weightDecay, bool decoupled,
                            float c1, float c2) {
   WHALE_GRID_LOOP(i, n) {
-    float w = p[i];
-    float grad = g[i] + (decoupled ? 0.0f : weightDecay * w);
-    m[i] = beta1 * m[i] + (1 - beta1) * grad;
-    v[i] = beta2 * v[i] + (1 - beta2) * grad * grad;
-    float update = (m[i] / c1) / (sqrtf(v[i] / c2) + eps);
-    if (decoupled)
-      update += weightDecay * w;
-    p[i] = w - lr * update;
+    adamAt(p, g, m, v, i, lr, beta1, beta2, eps, weightDecay, decoupled, c1,
+           c2);
   }
 }
 

@@ -4,30 +4,20 @@
 // Plain C++ declarations of what runtime/cuda/CudaKernels.cu launches, so
 // the device's host code (CudaDevice.cu) needs no kernel syntax. Every
 // launcher queues work on `stream` and returns at once; shapes arrive as
-// index maps (Strided) computed on the host.
+// index maps (ElementMath.h) computed on the host (IndexMaps.h).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef WHALE_RUNTIME_CUDA_CUDAKERNELS_H
 #define WHALE_RUNTIME_CUDA_CUDAKERNELS_H
 
+#include "runtime/cuda/ElementMath.h"
+
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
 namespace whale::rt::cuda {
-
-/// Up to this many dimensions, the most any whale op produces.
-constexpr int kMaxRank = 8;
-
-/// An output's extents and, per operand, the element stride of each output
-/// dimension in that operand (0 where the operand is broadcast along it).
-struct Strided {
-  int rank = 0;
-  int64_t size[kMaxRank] = {};
-  int64_t strideA[kMaxRank] = {};
-  int64_t strideB[kMaxRank] = {};
-};
 
 /// What a kernel found wrong in its data (an id or a label out of range);
 /// the device reads it back after the kernel and turns it into a Status.
@@ -44,16 +34,6 @@ void fillI64(cudaStream_t s, int64_t *p, int64_t n, int64_t v);
 /// out = a op b over the output's index space (op: BinaryOp's order).
 void binary(cudaStream_t s, int op, const float *a, const float *b, float *out,
             const Strided &map, int64_t n);
-/// A big index space (`full`) summed, maxed or spread onto a small one
-/// (`part`: the same rank, 1 where a dimension is reduced). strideA and
-/// strideB give each full dimension's stride in the operands.
-struct Walk {
-  int rank = 0;
-  int64_t full[kMaxRank] = {};
-  int64_t part[kMaxRank] = {};
-  int64_t strideA[kMaxRank] = {};
-  int64_t strideB[kMaxRank] = {};
-};
 /// The gradient of one operand (`which` 0: a, 1: b) of a op b: per element
 /// of the gradient (`part` = its shape aligned to the output's rank), the
 /// sum over the output elements it fed. `full` is the output.

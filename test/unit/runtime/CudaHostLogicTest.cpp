@@ -1,0 +1,364 @@
+//===- CudaHostLogicTest.cpp - the GPU's indexing and GEMMs, on the CPU ---===//
+//
+// Runs here, without a GPU: the index maps the CUDA device builds
+// (IndexMaps.h), the per-thread bodies of its kernels (ElementMath.h), its
+// 2D copies and its cuBLAS call plans (GemmPlan.h, through a reference
+// column-major GEMM), each against the CPU device on random data. What only
+// a GPU can run (launches, block reductions, cuBLAS itself) is covered by
+// the gpu-labelled tests.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cpu/CpuDevice.h"
+#include "runtime/cuda/ElementMath.h"
+#include "runtime/cuda/GemmPlan.h"
+#include "runtime/cuda/IndexMaps.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+using namespace whale::rt;
+using namespace whale::rt::cuda;
+
+namespace {
+
+CpuDevice &device() {
+  static CpuDevice dev("cpu:host-logic", CpuDeviceOptions{2, 0});
+  return dev;
+}
+
+std::vector<float> randomValues(int64_t n, unsigned seed, float lo = -1,
+                                float hi = 1) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float &x : v)
+    x = dist(gen);
+  return v;
+}
+
+View<const float> cv(const std::vector<float> &v, Shape s) {
+  return View<const float>{v.data(), std::move(s)};
+}
+View<float> mv(std::vector<float> &v, Shape s) {
+  return View<float>{v.data(), std::move(s)};
+}
+
+void expectClose(const std::vector<float> &got, const std::vector<float> &want,
+                 float tolerance, const std::string &what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i],
+                tolerance * std::max(1.0f, std::fabs(want[i])))
+        << what << " at " << i;
+}
+
+struct BroadcastCase {
+  Shape a, b, out;
+};
+
+class GpuBinaryMath : public ::testing::TestWithParam<BroadcastCase> {};
+
+TEST_P(GpuBinaryMath, ForwardAndGradientsMatchTheCpu) {
+  const BroadcastCase &c = GetParam();
+  std::vector<float> a = randomValues(numElements(c.a), 1, 0.5f, 2.0f);
+  std::vector<float> b = randomValues(numElements(c.b), 2, 0.5f, 2.0f);
+  std::vector<float> dout = randomValues(numElements(c.out), 3);
+  for (int op = 0; op < 4; ++op) {
+    auto bop = static_cast<BinaryOp>(op);
+    std::vector<float> want(numElements(c.out)), got(want.size());
+    ASSERT_TRUE(device().binary(bop, cv(a, c.a), cv(b, c.b), mv(want, c.out)));
+    Strided map = broadcastMap(c.out, c.a, &c.b);
+    for (int64_t i = 0; i < numElements(c.out); ++i) {
+      int64_t oa, ob;
+      stridedOffsets(map, i, oa, ob);
+      got[i] = applyBinary(op, a[oa], b[ob]);
+    }
+    expectClose(got, want, 1e-6f, "binary " + std::to_string(op));
+
+    std::vector<float> wantA(a.size()), wantB(b.size());
+    View<float> va = mv(wantA, c.a), vb = mv(wantB, c.b);
+    ASSERT_TRUE(device().binaryBackward(bop, cv(a, c.a), cv(b, c.b),
+                                        cv(dout, c.out), &va, &vb));
+    for (int which = 0; which < 2; ++which) {
+      const Shape &gs = which ? c.b : c.a;
+      std::vector<float> grad(numElements(gs));
+      int64_t perPart;
+      Walk w = binaryGradientWalk(c.out, c.a, c.b, gs, perPart);
+      for (int64_t t = 0; t < numElements(gs); ++t)
+        grad[t] = binaryGradientAt(op, which, a.data(), b.data(), dout.data(),
+                                   w, t, perPart);
+      expectClose(grad, which ? wantB : wantA, 1e-5f,
+                  "binary_grad " + std::to_string(op) + " operand " +
+                      std::to_string(which));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, GpuBinaryMath,
+    ::testing::Values(BroadcastCase{{3, 4}, {3, 4}, {3, 4}},
+                      BroadcastCase{{2, 3, 4}, {4}, {2, 3, 4}},
+                      BroadcastCase{{2, 1, 4}, {3, 1}, {2, 3, 4}},
+                      BroadcastCase{{5}, {2, 5}, {2, 5}},
+                      BroadcastCase{{1}, {3, 2}, {3, 2}}));
+
+TEST(GpuElementMath, UnaryAndGradientsMatchTheCpu) {
+  Shape s{4, 37};
+  std::vector<float> x = randomValues(numElements(s), 4, 0.1f, 3.0f);
+  std::vector<float> dy = randomValues(numElements(s), 5);
+  for (int op = 0; op <= static_cast<int>(UnaryOp::Sqrt); ++op) {
+    auto uop = static_cast<UnaryOp>(op);
+    std::vector<float> y(x.size()), got(x.size()), dx(x.size()),
+        gotDx(x.size());
+    ASSERT_TRUE(device().unary(uop, cv(x, s), mv(y, s)));
+    ASSERT_TRUE(device().unaryBackward(uop, cv(x, s), cv(y, s), cv(dy, s),
+                                       mv(dx, s)));
+    for (size_t i = 0; i < x.size(); ++i) {
+      got[i] = unaryValue(op, x[i]);
+      gotDx[i] = unaryGradient(op, x[i], y[i], dy[i]);
+    }
+    expectClose(got, y, 1e-5f, "unary " + std::to_string(op));
+    expectClose(gotDx, dx, 1e-5f, "unary_grad " + std::to_string(op));
+  }
+}
+
+TEST(GpuElementMath, CausalMaskMatchesTheCpu) {
+  for (Shape s : {Shape{2, 5, 5}, Shape{3, 2, 6}}) {
+    std::vector<float> x = randomValues(numElements(s), 6), want(x.size());
+    ASSERT_TRUE(device().causalMask(cv(x, s), mv(want, s)));
+    for (int64_t i = 0; i < numElements(s); ++i) {
+      bool masked = causallyMasked(i, s[1], s[2]);
+      EXPECT_EQ(masked, std::isinf(want[i])) << shapeString(s) << " " << i;
+      if (!masked)
+        EXPECT_EQ(want[i], x[i]);
+    }
+  }
+}
+
+struct ReduceCase {
+  Shape x;
+  std::vector<int64_t> axes;
+};
+
+class GpuReduceMath : public ::testing::TestWithParam<ReduceCase> {};
+
+TEST_P(GpuReduceMath, ForwardAndGradientMatchTheCpu) {
+  const ReduceCase &c = GetParam();
+  std::vector<float> x = randomValues(numElements(c.x), 7);
+  for (int op = 0; op < 3; ++op) {
+    auto rop = static_cast<ReduceOp>(op);
+    int64_t kept, count;
+    Walk w = reduceWalk(c.x, c.axes, kept, count);
+    std::vector<float> want(kept), got(kept);
+    ASSERT_TRUE(device().reduce(rop, cv(x, c.x), c.axes, mv(want, {kept})));
+    for (int64_t t = 0; t < kept; ++t)
+      got[t] = reduceAt(op, x.data(), w, t, count);
+    expectClose(got, want, 1e-5f, "reduce " + std::to_string(op));
+
+    std::vector<float> dout = randomValues(kept, 8), wantDx(x.size()),
+                       gotDx(x.size(), 12345.0f);
+    ASSERT_TRUE(device().reduceBackward(rop, cv(x, c.x), c.axes,
+                                        cv(dout, {kept}), mv(wantDx, c.x)));
+    for (int64_t t = 0; t < kept; ++t)
+      reduceGradientAt(op, x.data(), dout.data(), gotDx.data(), w, t, count);
+    expectClose(gotDx, wantDx, 1e-6f, "reduce_grad " + std::to_string(op));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Axes, GpuReduceMath,
+                         ::testing::Values(ReduceCase{{4, 6}, {1}},
+                                           ReduceCase{{4, 6}, {0}},
+                                           ReduceCase{{2, 3, 4}, {0, 2}},
+                                           ReduceCase{{2, 3, 4}, {0, 1, 2}},
+                                           ReduceCase{{3, 1, 5}, {1}}));
+
+TEST(GpuIndexMaps, TransposeAndBroadcastGathersMatchTheCpu) {
+  Shape s{2, 3, 4};
+  std::vector<float> x = randomValues(numElements(s), 9);
+  for (std::vector<int64_t> perm : {std::vector<int64_t>{2, 0, 1},
+                                    std::vector<int64_t>{0, 2, 1},
+                                    std::vector<int64_t>{1, 0, 2}}) {
+    Shape out{s[perm[0]], s[perm[1]], s[perm[2]]};
+    std::vector<float> want(x.size()), got(x.size());
+    ASSERT_TRUE(device().transpose(cv(x, s), perm, mv(want, out)));
+    Strided m = transposeMap(s, perm);
+    for (int64_t i = 0; i < numElements(out); ++i) {
+      int64_t o, unused;
+      stridedOffsets(m, i, o, unused);
+      got[i] = x[o];
+    }
+    expectClose(got, want, 0, "transpose");
+  }
+  Shape small{3, 1}, big{2, 3, 5};
+  std::vector<float> y = randomValues(3, 10), want(numElements(big)),
+                     got(want.size());
+  ASSERT_TRUE(device().broadcastTo(cv(y, small), mv(want, big)));
+  Strided m = broadcastMap(big, small);
+  for (int64_t i = 0; i < numElements(big); ++i) {
+    int64_t o, unused;
+    stridedOffsets(m, i, o, unused);
+    got[i] = y[o];
+  }
+  expectClose(got, want, 0, "broadcast");
+}
+
+/// cudaMemcpy2D's meaning, on host buffers.
+void copy2D(char *dst, const char *src, const Copy2D &c) {
+  for (int64_t r = 0; r < c.rows; ++r)
+    std::memcpy(dst + c.dstOffset + r * c.dstPitch,
+                src + c.srcOffset + r * c.srcPitch, c.width);
+}
+
+TEST(GpuIndexMaps, SliceConcatAndSliceGradientAsTwoDCopies) {
+  Shape s{3, 7, 2};
+  std::vector<float> x = randomValues(numElements(s), 11);
+  Shape part{3, 3, 2};
+  std::vector<float> want(numElements(part)), got(want.size());
+  ASSERT_TRUE(device().slice(x.data(), s, 4, 1, 2, 5, want.data()));
+  copy2D(reinterpret_cast<char *>(got.data()),
+         reinterpret_cast<const char *>(x.data()),
+         rangeCopy(s, 1, 2, 3, 4, /*toPart=*/true));
+  expectClose(got, want, 0, "slice");
+
+  std::vector<float> dx(x.size()), gotDx(x.size(), 0.0f);
+  ASSERT_TRUE(device().sliceBackward(cv(want, part), 1, 2, mv(dx, s)));
+  copy2D(reinterpret_cast<char *>(gotDx.data()),
+         reinterpret_cast<const char *>(want.data()),
+         rangeCopy(s, 1, 2, 3, 4, /*toPart=*/false));
+  expectClose(gotDx, dx, 0, "slice_grad");
+
+  Shape a{3, 2, 2}, b{3, 5, 2};
+  std::vector<float> va = randomValues(numElements(a), 12),
+                     vb = randomValues(numElements(b), 13);
+  std::vector<float> joined(numElements(s)), gotJoined(joined.size());
+  ASSERT_TRUE(device().concat({cv(va, a), cv(vb, b)}, 1, mv(joined, s)));
+  copy2D(reinterpret_cast<char *>(gotJoined.data()),
+         reinterpret_cast<const char *>(va.data()),
+         rangeCopy(s, 1, 0, 2, 4, false));
+  copy2D(reinterpret_cast<char *>(gotJoined.data()),
+         reinterpret_cast<const char *>(vb.data()),
+         rangeCopy(s, 1, 2, 5, 4, false));
+  expectClose(gotJoined, joined, 0, "concat");
+}
+
+TEST(GpuElementMath, OptimizerStepsMatchTheCpu) {
+  Shape s{129};
+  std::vector<float> g = randomValues(129, 14);
+  std::vector<float> p = randomValues(129, 15), q = p;
+  std::vector<float> vel(129, 0), vel2(129, 0);
+  for (int step = 0; step < 3; ++step) {
+    ASSERT_TRUE(device().sgdStep(mv(p, s), cv(g, s), vel.data(),
+                                 SgdParams{0.1, 0.9, 0.01}));
+    for (int64_t i = 0; i < 129; ++i)
+      sgdAt(q.data(), g.data(), vel2.data(), i, 0.1f, 0.9f, 0.01f);
+  }
+  expectClose(q, p, 1e-6f, "sgd");
+
+  std::vector<float> m(129, 0), v(129, 0), m2(129, 0), v2(129, 0);
+  q = p;
+  for (int64_t step = 1; step <= 3; ++step) {
+    AdamParams a{step, 1e-2, 0.9, 0.999, 1e-8, 0.1, true};
+    ASSERT_TRUE(device().adamStep(mv(p, s), cv(g, s), m.data(), v.data(), a));
+    float c1 = static_cast<float>(1 - std::pow(0.9, step));
+    float c2 = static_cast<float>(1 - std::pow(0.999, step));
+    for (int64_t i = 0; i < 129; ++i)
+      adamAt(q.data(), g.data(), m2.data(), v2.data(), i, 1e-2f, 0.9f, 0.999f,
+             1e-8f, 0.1f, true, c1, c2);
+  }
+  expectClose(q, p, 1e-6f, "adamw");
+}
+
+/// cublasSgemmStridedBatched's meaning (column-major), on host buffers.
+void referenceGemm(const GemmCall &g, const float *first, const float *second,
+                   float *out) {
+  for (int64_t b = 0; b < g.batch; ++b) {
+    const float *x = first + g.offFirst + b * g.strideFirst;
+    const float *y = second + g.offSecond + b * g.strideSecond;
+    float *c = out + g.offOut + b * g.strideOut;
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t j = 0; j < g.n; ++j) {
+        double sum = 0;
+        for (int64_t k = 0; k < g.k; ++k) {
+          float xv = g.transFirst ? x[k + i * g.ldFirst] : x[i + k * g.ldFirst];
+          float yv =
+              g.transSecond ? y[j + k * g.ldSecond] : y[k + j * g.ldSecond];
+          sum += static_cast<double>(xv) * yv;
+        }
+        float &o = c[i + j * g.ldOut];
+        o = static_cast<float>(sum + (g.beta != 0 ? g.beta * o : 0.0f));
+      }
+  }
+}
+
+struct MatmulCase {
+  Shape a, b;
+  bool ta, tb;
+};
+
+class GpuGemmPlan : public ::testing::TestWithParam<MatmulCase> {};
+
+TEST_P(GpuGemmPlan, ForwardAndGradientsMatchTheCpu) {
+  const MatmulCase &c = GetParam();
+  MatmulDims d = matmulDims(c.a, c.b, c.ta, c.tb);
+  Shape out(c.a.begin(), c.a.end() - 2);
+  out.push_back(d.m);
+  out.push_back(d.n);
+  std::vector<float> a = randomValues(numElements(c.a), 16),
+                     b = randomValues(numElements(c.b), 17),
+                     dout = randomValues(numElements(out), 18);
+  std::vector<float> want(numElements(out)), got(want.size());
+  ASSERT_TRUE(
+      device().matmul(cv(a, c.a), cv(b, c.b), mv(want, out), c.ta, c.tb));
+  std::vector<float> wantA(a.size()), wantB(b.size());
+  View<float> va = mv(wantA, c.a), vb = mv(wantB, c.b);
+  ASSERT_TRUE(device().matmulBackward(cv(a, c.a), cv(b, c.b), cv(dout, out),
+                                      &va, &vb, c.ta, c.tb));
+
+  std::vector<float> gotA(a.size(), 7.0f), gotB(b.size(), 7.0f);
+  auto run = [&](const std::vector<GemmCall> &calls, const float *cBuffer,
+                 float *result) {
+    for (const GemmCall &g : calls) {
+      auto buffer = [&](Operand o) -> float * {
+        switch (o) {
+        case Operand::A:
+          return a.data();
+        case Operand::B:
+          return b.data();
+        case Operand::C:
+          return const_cast<float *>(cBuffer);
+        case Operand::DA:
+          return gotA.data();
+        case Operand::DB:
+          return gotB.data();
+        }
+        return nullptr;
+      };
+      referenceGemm(g, buffer(g.first), buffer(g.second),
+                    g.out == Operand::C ? result : buffer(g.out));
+    }
+  };
+  run(planMatmul(d, c.ta, c.tb), nullptr, got.data());
+  expectClose(got, want, 1e-5f, "matmul");
+  run(planMatmulBackward(d, c.ta, c.tb, true, true), dout.data(), nullptr);
+  expectClose(gotA, wantA, 1e-5f, "matmul_grad da");
+  expectClose(gotB, wantB, 1e-5f, "matmul_grad db");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, GpuGemmPlan,
+    ::testing::Values(MatmulCase{{3, 4}, {4, 5}, false, false},
+                      MatmulCase{{4, 3}, {4, 5}, true, false},
+                      MatmulCase{{3, 4}, {5, 4}, false, true},
+                      MatmulCase{{4, 3}, {5, 4}, true, true},
+                      MatmulCase{{2, 3, 4}, {4, 5}, false, false},
+                      MatmulCase{{2, 3, 4}, {5, 4}, false, true},
+                      MatmulCase{{2, 4, 3}, {4, 5}, true, false},
+                      MatmulCase{{2, 4, 3}, {5, 4}, true, true},
+                      MatmulCase{{2, 3, 4}, {2, 4, 5}, false, false},
+                      MatmulCase{{2, 4, 3}, {2, 5, 4}, true, true},
+                      MatmulCase{{2, 2, 3, 4}, {2, 2, 5, 4}, false, true}));
+
+} // namespace
