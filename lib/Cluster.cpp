@@ -120,7 +120,7 @@ bool parseShort(llvm::StringRef spec, Cluster &out, std::string &error) {
     if (kind != "cpu" || count.getAsInteger(10, n) || n < 1 || n > 4096) {
       error =
           "'" + part.str() +
-          "' is not a device list: expected cpu:N (N from 1 to 4096), "
+          "' is not a device list: expected cpu:N (N from 1 to 4096) or cuda:N (GPU N), "
           "optionally with @threads=T,mem=SIZE, as in cpu:2,cpu:2@threads=2";
       return false;
     }

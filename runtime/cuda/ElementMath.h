@@ -1,4 +1,5 @@
-//===- ElementMath.h - what one GPU thread computes --------------*- C++ -*-===//
+//===- ElementMath.h - what one GPU thread computes --------------*- C++
+//-*-===//
 //
 // The body of every kernel that gives each thread one output element (all
 // but the row kernels: softmax over the last axis, layernorm, cross
@@ -118,7 +119,9 @@ WHALE_HD float binaryPartial(int op, int which, float a, float b, float d) {
 }
 
 /// tanh as the CPU's gelu computes it, so both devices round alike.
-WHALE_HD float geluTanh(float u) { return 1.0f - 2.0f / (expf(2.0f * u) + 1.0f); }
+WHALE_HD float geluTanh(float u) {
+  return 1.0f - 2.0f / (expf(2.0f * u) + 1.0f);
+}
 
 /// op in UnaryOp's order: neg, relu, gelu, tanh, exp, log, sqrt.
 WHALE_HD float unaryValue(int op, float v) {

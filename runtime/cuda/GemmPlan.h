@@ -1,4 +1,5 @@
-//===- GemmPlan.h - whale matmuls as cuBLAS calls ----------------*- C++ -*-===//
+//===- GemmPlan.h - whale matmuls as cuBLAS calls ----------------*- C++
+//-*-===//
 //
 // Row-major C = op(A) op(B) (batched, B possibly shared by the batch) and its
 // gradients, as the column-major strided-batched GEMMs cuBLAS runs:
@@ -36,8 +37,8 @@ struct GemmCall {
 };
 
 /// Row-major out[M, N] (x batch) = beta out + op(x)[M, K] op(y)[K, N].
-inline GemmCall rowMajorGemm(bool tx, bool ty, int64_t m, int64_t n,
-                             int64_t k, Operand x, int64_t strideX, Operand y,
+inline GemmCall rowMajorGemm(bool tx, bool ty, int64_t m, int64_t n, int64_t k,
+                             Operand x, int64_t strideX, Operand y,
                              int64_t strideY, Operand out, int64_t strideOut,
                              int64_t batch, float beta = 0) {
   GemmCall c;
@@ -80,14 +81,13 @@ inline MatmulDims matmulDims(const Shape &sa, const Shape &sb, bool ta,
 }
 
 /// C = op(A) op(B).
-inline std::vector<GemmCall> planMatmul(const MatmulDims &d, bool ta,
-                                        bool tb) {
+inline std::vector<GemmCall> planMatmul(const MatmulDims &d, bool ta, bool tb) {
   if (d.shared && !ta) // one GEMM over every row of the batch
     return {rowMajorGemm(false, tb, d.batch * d.m, d.n, d.k, Operand::A, 0,
                          Operand::B, 0, Operand::C, 0, 1)};
-  return {rowMajorGemm(ta, tb, d.m, d.n, d.k, Operand::A, d.m * d.k,
-                       Operand::B, d.shared ? 0 : d.k * d.n, Operand::C,
-                       d.m * d.n, d.batch)};
+  return {rowMajorGemm(ta, tb, d.m, d.n, d.k, Operand::A, d.m * d.k, Operand::B,
+                       d.shared ? 0 : d.k * d.n, Operand::C, d.m * d.n,
+                       d.batch)};
 }
 
 /// dA and dB (each when asked for) from dC = Operand::C.
@@ -99,24 +99,23 @@ inline std::vector<GemmCall> planMatmulBackward(const MatmulDims &d, bool ta,
   if (wantA) // dA = dC op(B)^T, or op(B) dC^T when A is transposed
     calls.push_back(ta ? rowMajorGemm(tb, true, d.k, d.m, d.n, Operand::B, sB,
                                       Operand::C, sC, Operand::DA, sA, d.batch)
-                       : rowMajorGemm(false, !tb, d.m, d.k, d.n, Operand::C,
-                                      sC, Operand::B, sB, Operand::DA, sA,
+                       : rowMajorGemm(false, !tb, d.m, d.k, d.n, Operand::C, sC,
+                                      Operand::B, sB, Operand::DA, sA,
                                       d.batch));
   if (!wantB)
     return calls;
   if (!d.shared) {
     calls.push_back(tb ? rowMajorGemm(true, ta, d.n, d.k, d.m, Operand::C, sC,
                                       Operand::A, sA, Operand::DB, sB, d.batch)
-                       : rowMajorGemm(!ta, false, d.k, d.n, d.m, Operand::A,
-                                      sA, Operand::C, sC, Operand::DB, sB,
+                       : rowMajorGemm(!ta, false, d.k, d.n, d.m, Operand::A, sA,
+                                      Operand::C, sC, Operand::DB, sB,
                                       d.batch));
   } else if (!ta) { // the batch's rows folded into the inner dimension
-    calls.push_back(tb ? rowMajorGemm(true, false, d.n, d.k, d.batch * d.m,
-                                      Operand::C, 0, Operand::A, 0,
-                                      Operand::DB, 0, 1)
-                       : rowMajorGemm(true, false, d.k, d.n, d.batch * d.m,
-                                      Operand::A, 0, Operand::C, 0,
-                                      Operand::DB, 0, 1));
+    calls.push_back(
+        tb ? rowMajorGemm(true, false, d.n, d.k, d.batch * d.m, Operand::C, 0,
+                          Operand::A, 0, Operand::DB, 0, 1)
+           : rowMajorGemm(true, false, d.k, d.n, d.batch * d.m, Operand::A, 0,
+                          Operand::C, 0, Operand::DB, 0, 1));
   } else { // A transposed per batch element: accumulate one GEMM each
     for (int64_t i = 0; i < d.batch; ++i) {
       GemmCall c =

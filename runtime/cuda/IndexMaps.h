@@ -1,4 +1,5 @@
-//===- IndexMaps.h - the index maps GPU kernels walk -------------*- C++ -*-===//
+//===- IndexMaps.h - the index maps GPU kernels walk -------------*- C++
+//-*-===//
 //
 // Host code that turns shapes into the Strided and Walk maps of
 // ElementMath.h, and concat/slice into 2D copies. Header-only and free of
@@ -28,10 +29,9 @@ inline std::vector<int64_t> contiguousStrides(const Shape &s) {
 
 inline Status rankFits(const Shape &s, const char *op) {
   if (s.size() > static_cast<size_t>(kMaxRank))
-    return Status::invalid(std::string(op) + ": rank " +
-                           std::to_string(s.size()) +
-                           " is more than the GPU kernels' " +
-                           std::to_string(kMaxRank));
+    return Status::invalid(
+        std::string(op) + ": rank " + std::to_string(s.size()) +
+        " is more than the GPU kernels' " + std::to_string(kMaxRank));
   return Status::ok();
 }
 
@@ -75,9 +75,8 @@ inline Strided transposeMap(const Shape &x, const std::vector<int64_t> &perm) {
 
 /// The walk of a op b's output onto the gradient of an operand of `grad`
 /// shape; perPart output elements feed each gradient element.
-inline Walk binaryGradientWalk(const Shape &out, const Shape &a,
-                               const Shape &b, const Shape &grad,
-                               int64_t &perPart) {
+inline Walk binaryGradientWalk(const Shape &out, const Shape &a, const Shape &b,
+                               const Shape &grad, int64_t &perPart) {
   Walk w;
   w.rank = static_cast<int>(out.size());
   broadcastStrides(a, out, w.strideA);

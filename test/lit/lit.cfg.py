@@ -21,3 +21,12 @@ config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%whale_src", config.whale_src_root))
 config.substitutions.append(("%examples", os.path.join(config.whale_src_root, "examples")))
 config.substitutions.append(("%stdlib", os.path.join(config.whale_src_root, "stdlib")))
+
+# Machines with an NVIDIA driver run cuda:N for real; the tests of the
+# no-driver message are for the others.
+import ctypes
+try:
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass

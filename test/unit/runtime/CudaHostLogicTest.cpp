@@ -50,8 +50,7 @@ void expectClose(const std::vector<float> &got, const std::vector<float> &want,
                  float tolerance, const std::string &what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(got[i], want[i],
-                tolerance * std::max(1.0f, std::fabs(want[i])))
+    ASSERT_NEAR(got[i], want[i], tolerance * std::max(1.0f, std::fabs(want[i])))
         << what << " at " << i;
 }
 
@@ -114,8 +113,8 @@ TEST(GpuElementMath, UnaryAndGradientsMatchTheCpu) {
     std::vector<float> y(x.size()), got(x.size()), dx(x.size()),
         gotDx(x.size());
     ASSERT_TRUE(device().unary(uop, cv(x, s), mv(y, s)));
-    ASSERT_TRUE(device().unaryBackward(uop, cv(x, s), cv(y, s), cv(dy, s),
-                                       mv(dx, s)));
+    ASSERT_TRUE(
+        device().unaryBackward(uop, cv(x, s), cv(y, s), cv(dy, s), mv(dx, s)));
     for (size_t i = 0; i < x.size(); ++i) {
       got[i] = unaryValue(op, x[i]);
       gotDx[i] = unaryGradient(op, x[i], y[i], dy[i]);
@@ -178,9 +177,9 @@ INSTANTIATE_TEST_SUITE_P(Axes, GpuReduceMath,
 TEST(GpuIndexMaps, TransposeAndBroadcastGathersMatchTheCpu) {
   Shape s{2, 3, 4};
   std::vector<float> x = randomValues(numElements(s), 9);
-  for (std::vector<int64_t> perm : {std::vector<int64_t>{2, 0, 1},
-                                    std::vector<int64_t>{0, 2, 1},
-                                    std::vector<int64_t>{1, 0, 2}}) {
+  for (std::vector<int64_t> perm :
+       {std::vector<int64_t>{2, 0, 1}, std::vector<int64_t>{0, 2, 1},
+        std::vector<int64_t>{1, 0, 2}}) {
     Shape out{s[perm[0]], s[perm[1]], s[perm[2]]};
     std::vector<float> want(x.size()), got(x.size());
     ASSERT_TRUE(device().transpose(cv(x, s), perm, mv(want, out)));

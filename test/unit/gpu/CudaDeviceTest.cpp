@@ -1,0 +1,435 @@
+//===- CudaDeviceTest.cpp - the CUDA device against the CPU device --------===//
+//
+// ctest label `gpu`. Every op and gradient runs through the C ABI on
+// cuda:0 and on a CPU context with the same inputs, and must agree; the
+// collectives run between two GPU contexts against a CPU reference; the
+// equivalence suite's models train on cuda devices like one CPU device.
+// Without a GPU (or its driver, or the plugin) the binary says why and
+// exits 77, which ctest counts as skipped.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../EquivalenceSupport.h"
+#include "runtime/WhaleRuntime.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <thread>
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+int64_t count(const Shape &s) {
+  int64_t n = 1;
+  for (int64_t d : s)
+    n *= d;
+  return n;
+}
+
+std::vector<float> randomValues(int64_t n, unsigned seed, float lo = -1,
+                                float hi = 1) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float &x : v)
+    x = dist(gen);
+  return v;
+}
+
+/// One context on the GPU and one on the CPU, fed the same inputs.
+struct Pair {
+  whale_rt_context *gpu = nullptr, *cpu = nullptr;
+  Pair() {
+    char why[512] = "";
+    EXPECT_EQ(whale_rt_context_open("cuda:0", 1, 0, 7, &gpu, why, sizeof why),
+              WHALE_RT_OK)
+        << why;
+    cpu = whale_rt_context_create("cpu:0", 4, 0, 7);
+  }
+  ~Pair() {
+    whale_rt_context_destroy(gpu);
+    whale_rt_context_destroy(cpu);
+  }
+
+  /// The same tensor in both contexts: [0] GPU, [1] CPU.
+  struct Both {
+    whale_rt_tensor *t[2];
+    Shape shape;
+  };
+  Both make(int32_t dtype, const Shape &s) {
+    Both b{{nullptr, nullptr}, s};
+    whale_rt_context *ctxs[2] = {gpu, cpu};
+    for (int i = 0; i < 2; ++i)
+      EXPECT_EQ(whale_rt_tensor_create(ctxs[i], dtype,
+                                       static_cast<int32_t>(s.size()), s.data(),
+                                       &b.t[i]),
+                WHALE_RT_OK)
+          << whale_rt_last_error(ctxs[i]);
+    return b;
+  }
+  Both f32(const Shape &s, const std::vector<float> &values) {
+    Both b = make(WHALE_RT_F32, s);
+    write(b, values.data(), values.size() * sizeof(float));
+    return b;
+  }
+  Both random(const Shape &s, unsigned seed, float lo = -1, float hi = 1) {
+    return f32(s, randomValues(count(s), seed, lo, hi));
+  }
+  Both ids(const Shape &s, const std::vector<int32_t> &values) {
+    Both b = make(WHALE_RT_I32, s);
+    write(b, values.data(), values.size() * sizeof(int32_t));
+    return b;
+  }
+  void write(Both &b, const void *data, size_t bytes) {
+    EXPECT_EQ(whale_rt_tensor_write(gpu, b.t[0], data, bytes), WHALE_RT_OK)
+        << whale_rt_last_error(gpu);
+    EXPECT_EQ(whale_rt_tensor_write(cpu, b.t[1], data, bytes), WHALE_RT_OK);
+  }
+  std::vector<float> read(const Both &b, int which) {
+    std::vector<float> out(count(b.shape));
+    whale_rt_context *ctx = which == 0 ? gpu : cpu;
+    EXPECT_EQ(whale_rt_tensor_read(ctx, b.t[which], out.data(),
+                                   out.size() * sizeof(float)),
+              WHALE_RT_OK)
+        << whale_rt_last_error(ctx);
+    return out;
+  }
+  /// Runs `op` in both contexts (argument: context, 0 for the GPU's
+  /// tensors, 1 for the CPU's) and compares `outputs`.
+  void check(const std::string &what, const std::vector<Both> &outputs,
+             const std::function<whale_rt_status(whale_rt_context *, int)> &op,
+             float tolerance = 1e-4f) {
+    ASSERT_EQ(op(gpu, 0), WHALE_RT_OK)
+        << what << ": " << whale_rt_last_error(gpu);
+    ASSERT_EQ(op(cpu, 1), WHALE_RT_OK)
+        << what << ": " << whale_rt_last_error(cpu);
+    for (const Both &o : outputs) {
+      std::vector<float> g = read(o, 0), c = read(o, 1);
+      double worst = 0;
+      for (size_t i = 0; i < g.size(); ++i) {
+        if (std::isinf(c[i]) && g[i] == c[i])
+          continue;
+        worst = std::max(worst, std::fabs(double(g[i]) - c[i]) /
+                                    std::max(1.0, std::fabs(double(c[i]))));
+      }
+      EXPECT_LT(worst, tolerance) << what;
+      std::printf("  %-24s worst relative difference %.2e\n", what.c_str(),
+                  worst);
+    }
+  }
+};
+
+TEST(CudaKernels, MatmulInEveryLayoutAndItsGradients) {
+  Pair p;
+  struct Case {
+    Shape a, b;
+    int ta, tb;
+  };
+  for (const Case &c :
+       {Case{{64, 96}, {96, 48}, 0, 0}, Case{{96, 64}, {96, 48}, 1, 0},
+        Case{{64, 96}, {48, 96}, 0, 1}, Case{{96, 64}, {48, 96}, 1, 1},
+        Case{{4, 32, 96}, {96, 48}, 0, 0}, Case{{4, 96, 32}, {48, 96}, 1, 1},
+        Case{{2, 3, 32, 16}, {2, 3, 16, 24}, 0, 0},
+        Case{{2, 3, 32, 16}, {2, 3, 24, 16}, 0, 1}}) {
+    auto a = p.random(c.a, 1), b = p.random(c.b, 2);
+    size_t ra = c.a.size(), rb = c.b.size();
+    Shape out(c.a.begin(), c.a.end() - 2);
+    out.push_back(c.ta ? c.a[ra - 1] : c.a[ra - 2]);
+    out.push_back(c.tb ? c.b[rb - 2] : c.b[rb - 1]);
+    auto o = p.make(WHALE_RT_F32, out);
+    p.check("matmul", {o}, [&](whale_rt_context *ctx, int i) {
+      return whale_rt_matmul(ctx, a.t[i], b.t[i], o.t[i], c.ta, c.tb);
+    });
+    auto dout = p.random(out, 3);
+    auto da = p.make(WHALE_RT_F32, c.a), db = p.make(WHALE_RT_F32, c.b);
+    p.check("matmul_grad", {da, db}, [&](whale_rt_context *ctx, int i) {
+      return whale_rt_matmul_grad(ctx, a.t[i], b.t[i], dout.t[i], da.t[i],
+                                  db.t[i], c.ta, c.tb);
+    });
+  }
+}
+
+TEST(CudaKernels, ElementwiseWithBroadcastingAndGradients) {
+  Pair p;
+  Shape s{8, 3, 33};
+  auto a = p.random(s, 4, 0.5f, 2), b = p.random({3, 1}, 5, 0.5f, 2);
+  auto out = p.make(WHALE_RT_F32, s), dout = p.random(s, 6);
+  auto da = p.make(WHALE_RT_F32, s), db = p.make(WHALE_RT_F32, {3, 1});
+  for (int op = WHALE_RT_ADD; op <= WHALE_RT_DIV; ++op) {
+    p.check("binary", {out}, [&](whale_rt_context *ctx, int i) {
+      return whale_rt_binary(ctx, op, a.t[i], b.t[i], out.t[i]);
+    });
+    p.check("binary_grad", {da, db}, [&](whale_rt_context *ctx, int i) {
+      return whale_rt_binary_grad(ctx, op, a.t[i], b.t[i], dout.t[i], da.t[i],
+                                  db.t[i]);
+    });
+  }
+  auto y = p.make(WHALE_RT_F32, s), dx = p.make(WHALE_RT_F32, s);
+  for (int op = WHALE_RT_NEG; op <= WHALE_RT_SQRT; ++op) {
+    p.check("unary", {y}, [&](whale_rt_context *ctx, int i) {
+      return whale_rt_unary(ctx, op, a.t[i], y.t[i]);
+    });
+    p.check("unary_grad", {dx}, [&](whale_rt_context *ctx, int i) {
+      return whale_rt_unary_grad(ctx, op, a.t[i], y.t[i], dout.t[i], dx.t[i]);
+    });
+  }
+  auto big = p.make(WHALE_RT_F32, {5, 3, 7});
+  auto small = p.random({3, 1}, 7);
+  p.check("broadcast", {big}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_broadcast(ctx, small.t[i], big.t[i]);
+  });
+}
+
+TEST(CudaKernels, SoftmaxMaskLayernormOnRows) {
+  Pair p;
+  Shape s{4, 2, 16, 16};
+  auto x = p.random(s, 8, -3, 3), y = p.make(WHALE_RT_F32, s);
+  auto dy = p.random(s, 9), dx = p.make(WHALE_RT_F32, s);
+  for (int64_t axis : {3, 1}) {
+    p.check("softmax", {y}, [&](whale_rt_context *ctx, int i) {
+      return whale_rt_softmax(ctx, x.t[i], axis, y.t[i]);
+    });
+    p.check("softmax_grad", {dx}, [&](whale_rt_context *ctx, int i) {
+      return whale_rt_softmax_grad(ctx, y.t[i], dy.t[i], axis, dx.t[i]);
+    });
+  }
+  p.check("causal_mask", {y}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_causal_mask(ctx, x.t[i], y.t[i]);
+  });
+  p.check("causal_mask_grad", {dx}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_causal_mask_grad(ctx, dy.t[i], dx.t[i]);
+  });
+  Shape rows{37, 768};
+  auto h = p.random(rows, 10, -2, 2), gamma = p.random({768}, 11, 0.5f, 1.5f);
+  auto beta = p.random({768}, 12), out = p.make(WHALE_RT_F32, rows);
+  auto dout = p.random(rows, 13), dh = p.make(WHALE_RT_F32, rows);
+  auto dgamma = p.make(WHALE_RT_F32, {768}),
+       dbeta = p.make(WHALE_RT_F32, {768});
+  p.check("layernorm", {out}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_layernorm(ctx, h.t[i], gamma.t[i], beta.t[i], 1e-5,
+                              out.t[i]);
+  });
+  p.check(
+      "layernorm_grad", {dh, dgamma, dbeta}, [&](whale_rt_context *ctx, int i) {
+        return whale_rt_layernorm_grad(ctx, h.t[i], gamma.t[i], 1e-5, dout.t[i],
+                                       dh.t[i], dgamma.t[i], dbeta.t[i]);
+      });
+}
+
+TEST(CudaKernels, EmbeddingAndCrossEntropyWithBadIndicesReported) {
+  Pair p;
+  auto table = p.random({50, 32}, 14);
+  std::vector<int32_t> idv(24);
+  for (size_t i = 0; i < idv.size(); ++i)
+    idv[i] = static_cast<int32_t>((i * 7) % 50);
+  auto ids = p.ids({4, 6}, idv);
+  auto out = p.make(WHALE_RT_F32, {4, 6, 32}), dout = p.random({4, 6, 32}, 15);
+  auto dtable = p.make(WHALE_RT_F32, {50, 32});
+  p.check("embedding", {out}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_embedding(ctx, table.t[i], ids.t[i], out.t[i]);
+  });
+  p.check("embedding_grad", {dtable}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_embedding_grad(ctx, ids.t[i], dout.t[i], dtable.t[i]);
+  });
+
+  auto logits = p.random({24, 50}, 16, -4, 4);
+  auto loss = p.make(WHALE_RT_F32, {24}), dloss = p.random({24}, 17);
+  auto dlogits = p.make(WHALE_RT_F32, {24, 50});
+  auto labels = p.ids({24}, idv);
+  p.check("cross_entropy", {loss}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_cross_entropy(ctx, logits.t[i], labels.t[i], loss.t[i]);
+  });
+  p.check("cross_entropy_grad", {dlogits}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_cross_entropy_grad(ctx, logits.t[i], labels.t[i],
+                                       dloss.t[i], dlogits.t[i]);
+  });
+
+  idv[5] = 50; // one row past the table
+  p.write(labels, idv.data(), idv.size() * 4);
+  EXPECT_EQ(whale_rt_cross_entropy(p.gpu, logits.t[0], labels.t[0], loss.t[0]),
+            WHALE_RT_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(whale_rt_last_error(p.gpu)).find("label 50"),
+            std::string::npos)
+      << whale_rt_last_error(p.gpu);
+}
+
+TEST(CudaKernels, ReductionsAndLayout) {
+  Pair p;
+  Shape s{6, 5, 4};
+  auto x = p.random(s, 18), dx = p.make(WHALE_RT_F32, s);
+  for (std::vector<int64_t> axes :
+       {std::vector<int64_t>{2}, std::vector<int64_t>{0, 2},
+        std::vector<int64_t>{0, 1, 2}}) {
+    Shape kept;
+    for (int64_t d = 0; d < 3; ++d)
+      if (std::find(axes.begin(), axes.end(), d) == axes.end())
+        kept.push_back(s[d]);
+    auto out = p.make(WHALE_RT_F32, kept), dout = p.random(kept, 19);
+    for (int op = WHALE_RT_SUM; op <= WHALE_RT_MAX; ++op) {
+      p.check("reduce", {out}, [&](whale_rt_context *ctx, int i) {
+        return whale_rt_reduce(ctx, op, x.t[i], int32_t(axes.size()),
+                               axes.data(), out.t[i]);
+      });
+      p.check("reduce_grad", {dx}, [&](whale_rt_context *ctx, int i) {
+        return whale_rt_reduce_grad(ctx, op, x.t[i], int32_t(axes.size()),
+                                    axes.data(), dout.t[i], dx.t[i]);
+      });
+    }
+  }
+  int64_t perm[] = {2, 0, 1};
+  auto t = p.make(WHALE_RT_F32, {4, 6, 5});
+  p.check("transpose", {t}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_transpose(ctx, x.t[i], perm, t.t[i]);
+  });
+  auto part = p.make(WHALE_RT_F32, {6, 2, 4});
+  p.check("slice", {part}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_slice(ctx, x.t[i], 1, 1, 3, part.t[i]);
+  });
+  p.check("slice_grad", {dx}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_slice_grad(ctx, part.t[i], 1, 1, dx.t[i]);
+  });
+  auto joined = p.make(WHALE_RT_F32, {6, 7, 4});
+  p.check("concat", {joined}, [&](whale_rt_context *ctx, int i) {
+    whale_rt_tensor *ins[] = {x.t[i], part.t[i]};
+    return whale_rt_concat(ctx, 2, ins, 1, joined.t[i]);
+  });
+  auto r = p.make(WHALE_RT_F32, {30, 4});
+  p.check("reshape", {r}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_reshape(ctx, x.t[i], r.t[i]);
+  });
+}
+
+TEST(CudaKernels, OptimizersAndClipping) {
+  Pair p;
+  double shape[] = {0.0, 0.02};
+  int64_t s[] = {257, 3};
+  whale_rt_tensor *param[2], *grads[2];
+  whale_rt_context *ctxs[2] = {p.gpu, p.cpu};
+  std::vector<float> g = randomValues(257 * 3, 20);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(whale_rt_param(ctxs[i], "w", WHALE_RT_INIT_NORMAL, shape, 2, 2, s,
+                             &param[i]),
+              WHALE_RT_OK);
+    ASSERT_EQ(whale_rt_tensor_create(ctxs[i], WHALE_RT_F32, 2, s, &grads[i]),
+              WHALE_RT_OK);
+    ASSERT_EQ(whale_rt_tensor_write(ctxs[i], grads[i], g.data(), g.size() * 4),
+              WHALE_RT_OK);
+  }
+  Pair::Both w{{param[0], param[1]}, {257, 3}};
+  Pair::Both dw{{grads[0], grads[1]}, {257, 3}};
+  p.check("initial parameter", {w},
+          [](whale_rt_context *, int) { return WHALE_RT_OK; });
+  double norms[2];
+  p.check("clip_grad_norm", {dw}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_clip_grad_norm(ctx, 1, &dw.t[i], 0.5, &norms[i]);
+  });
+  EXPECT_NEAR(norms[0], norms[1], 1e-6 * norms[1]);
+  for (int64_t step = 1; step <= 3; ++step) {
+    p.check("adam_update", {w}, [&](whale_rt_context *ctx, int i) {
+      return whale_rt_adam_update(ctx, w.t[i], dw.t[i], step, 1e-2, 0.9, 0.999,
+                                  1e-8, 0.01, 1);
+    });
+    p.check("sgd_update", {w}, [&](whale_rt_context *ctx, int i) {
+      return whale_rt_sgd_update(ctx, w.t[i], dw.t[i], 0.1, 0.9, 1e-4);
+    });
+  }
+}
+
+TEST(CudaDevice, MemoryLimitIsEnforcedWithAClearError) {
+  whale_rt_context *ctx = nullptr;
+  char why[256] = "";
+  ASSERT_EQ(
+      whale_rt_context_open("cuda:0", 1, 1 << 20, 1, &ctx, why, sizeof why),
+      WHALE_RT_OK)
+      << why;
+  int64_t big[] = {1024, 1024};
+  whale_rt_tensor *t = nullptr;
+  EXPECT_EQ(whale_rt_tensor_create(ctx, WHALE_RT_F32, 2, big, &t),
+            WHALE_RT_OUT_OF_MEMORY);
+  EXPECT_NE(std::string(whale_rt_last_error(ctx)).find("limit"),
+            std::string::npos)
+      << whale_rt_last_error(ctx);
+  EXPECT_EQ(whale_rt_tensor_data(t), nullptr);
+  whale_rt_context_destroy(ctx);
+  EXPECT_NE(whale_rt_device_check("cuda:4096", why, sizeof why), WHALE_RT_OK);
+}
+
+TEST(CudaCollectives, AllReduceAcrossTwoGpuContexts) {
+  // Two ranks: on two GPUs where there are two, else both on GPU 0.
+  char why[256];
+  const char *second =
+      whale_rt_device_check("cuda:1", why, sizeof why) == WHALE_RT_OK
+          ? "cuda:1"
+          : "cuda:0";
+  whale_rt_comm *comm = whale_rt_comm_create(2, 60);
+  whale_rt_context *ctx[2] = {nullptr, nullptr};
+  ASSERT_EQ(whale_rt_context_open("cuda:0", 1, 0, 1, &ctx[0], why, sizeof why),
+            WHALE_RT_OK);
+  ASSERT_EQ(whale_rt_context_open(second, 1, 0, 1, &ctx[1], why, sizeof why),
+            WHALE_RT_OK);
+  int32_t grid[] = {0, 1};
+  std::vector<std::vector<float>> values = {randomValues(1000, 21),
+                                            randomValues(1000, 22)};
+  std::vector<float> results[2];
+  std::thread ranks[2];
+  for (int r = 0; r < 2; ++r)
+    ranks[r] = std::thread([&, r] {
+      ASSERT_EQ(whale_rt_context_bind(ctx[r], comm, 1, 2, grid, 0, r),
+                WHALE_RT_OK);
+      int64_t s[] = {1000};
+      whale_rt_tensor *t;
+      ASSERT_EQ(whale_rt_tensor_create(ctx[r], WHALE_RT_F32, 1, s, &t),
+                WHALE_RT_OK);
+      whale_rt_tensor_write(ctx[r], t, values[r].data(), 4000);
+      ASSERT_EQ(whale_rt_all_reduce(ctx[r], WHALE_RT_GROUP_REPLICAS, 1, &t),
+                WHALE_RT_OK)
+          << whale_rt_last_error(ctx[r]);
+      results[r].resize(1000);
+      whale_rt_tensor_read(ctx[r], t, results[r].data(), 4000);
+    });
+  for (std::thread &t : ranks)
+    t.join();
+  for (int r = 0; r < 2; ++r)
+    for (int i = 0; i < 1000; ++i)
+      ASSERT_FLOAT_EQ(results[r][i], values[0][i] + values[1][i]);
+  whale_rt_context_destroy(ctx[0]);
+  whale_rt_context_destroy(ctx[1]);
+  whale_rt_comm_destroy(comm);
+}
+
+using whale::testing::expectEquivalent;
+using whale::testing::source;
+
+TEST(CudaEquivalence, MlpOnOneGpu) {
+  expectEquivalent(source("examples/mlp.whl"), "examples/mlp.whl", "cuda:0");
+}
+
+TEST(CudaEquivalence, GptOnOneGpu) {
+  expectEquivalent(source("examples/gpt.whl"), "examples/gpt.whl", "cuda:0");
+}
+
+TEST(CudaEquivalence, MlpDataParallelOverTwoGpuContexts) {
+  char why[256];
+  const char *cluster =
+      whale_rt_device_check("cuda:1", why, sizeof why) == WHALE_RT_OK
+          ? "cuda:0,cuda:1"
+          : "cuda:0,cuda:0";
+  expectEquivalent(source("examples/mlp.whl"), "examples/mlp.whl", cluster);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  char why[640] = "";
+  if (whale_rt_device_check("cuda:0", why, sizeof why) != WHALE_RT_OK) {
+    std::printf("skipped: %s\n", why);
+    return 77; // ctest's SKIP_RETURN_CODE
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
