@@ -475,6 +475,7 @@ const KeyRule kConfigKeys[] = {
     {"schedule", "\"gpipe\" or \"1f1b\""},
     {"balance", "\"even\" or \"hardware\""},
     {"split_matmul", "\"auto\", \"column\", \"row\" or \"replicated\""},
+    {"amp", "\"off\" or \"bf16\""},
 };
 const KeyRule kTrainKeys[] = {
     {"data", "a data source: synthetic(...) or text(...)"},
@@ -554,6 +555,9 @@ void Sema::checkConfig(const ModuleInfo &m) {
         s = Setting::ofStr(v.s);
       } else if (kv.key == "balance") {
         ok = v.kind == SVal::Kind::Str && (v.s == "even" || v.s == "hardware");
+        s = Setting::ofStr(v.s);
+      } else if (kv.key == "amp") {
+        ok = v.kind == SVal::Kind::Str && (v.s == "off" || v.s == "bf16");
         s = Setting::ofStr(v.s);
       } else if (kv.key == "split_matmul") {
         ok = v.kind == SVal::Kind::Str &&

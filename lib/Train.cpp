@@ -94,6 +94,8 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
   std::unique_ptr<whale_rt_context, void (*)(whale_rt_context *)> ctx(
       whale_rt_context_create("cpu:0", threads, 0, seed),
       whale_rt_context_destroy);
+  if (ampBf16(model))
+    whale_rt_set_amp(ctx.get(), WHALE_RT_AMP_BF16);
   std::vector<whale_rt_tensor *> inputs;
   for (mlir::Type t : model.getArgumentTypes()) {
     auto type = mlir::cast<mlir::RankedTensorType>(t);

@@ -208,6 +208,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
                                 &opened, why, sizeof why) != WHALE_RT_OK)
         return fail("cannot open " + name + ": " + why);
       rank.ctx.reset(opened);
+      if (ampBf16(model))
+        whale_rt_set_amp(opened, WHALE_RT_AMP_BF16);
       if (!rank.ctx ||
           whale_rt_context_bind(
               rank.ctx.get(), comm.get(), static_cast<int32_t>(plan.stages),

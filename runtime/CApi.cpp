@@ -172,6 +172,17 @@ const char *whale_rt_last_error(const whale_rt_context *ctx) {
   return ctx ? ctx->lastError.c_str() : "no context";
 }
 
+whale_rt_status whale_rt_set_amp(whale_rt_context *ctx, int32_t mode) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (mode != WHALE_RT_AMP_OFF && mode != WHALE_RT_AMP_BF16)
+      return ctx->invalid("set_amp: unknown mode " + std::to_string(mode));
+    ctx->device->setMatmulPrecision(mode == WHALE_RT_AMP_BF16
+                                        ? MatmulPrecision::BF16
+                                        : MatmulPrecision::F32);
+    return WHALE_RT_OK;
+  });
+}
+
 whale_rt_status whale_rt_enable_trace(whale_rt_context *ctx) {
   return guarded(ctx, [&]() -> whale_rt_status {
     if (!ctx->profiler) {

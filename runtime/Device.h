@@ -53,6 +53,11 @@ struct AdamParams {
   bool decoupled = false;
 };
 
+/// What a matmul's inputs are rounded to before the GEMM: fp32 itself, or
+/// bf16 (amp = "bf16": bf16 products accumulated in fp32, while parameters,
+/// gradients and optimizer state stay fp32).
+enum class MatmulPrecision { F32, BF16 };
+
 class Device {
 public:
   Device(std::string name, std::unique_ptr<Allocator> allocator)
@@ -63,6 +68,9 @@ public:
 
   const std::string &name() const { return name_; }
   Allocator &allocator() { return *allocator_; }
+
+  void setMatmulPrecision(MatmulPrecision p) { matmulPrecision_ = p; }
+  MatmulPrecision matmulPrecision() const { return matmulPrecision_; }
 
   /// True when host code may read and write tensor memory directly.
   virtual bool hostAddressable() const = 0;
@@ -159,6 +167,7 @@ public:
 private:
   std::string name_;
   std::unique_ptr<Allocator> allocator_;
+  MatmulPrecision matmulPrecision_ = MatmulPrecision::F32;
 };
 
 } // namespace whale::rt

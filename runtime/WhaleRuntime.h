@@ -234,6 +234,12 @@ whale_rt_status whale_rt_clip_grad_norm(whale_rt_context *ctx,
                                         whale_rt_tensor *const *grads,
                                         double max_norm, double *norm);
 
+/* Mixed precision (the config key amp): WHALE_RT_AMP_BF16 rounds every
+ * matmul's inputs to bf16 and accumulates in fp32 (tensor cores on a GPU);
+ * parameters, gradients and optimizer state stay fp32. */
+enum { WHALE_RT_AMP_OFF = 0, WHALE_RT_AMP_BF16 = 1 };
+whale_rt_status whale_rt_set_amp(whale_rt_context *ctx, int32_t mode);
+
 /* Tracing: from now on every op's time is recorded (one Chrome-trace event
  * each), and each op's outputs are checked for NaN and infinity.
  * whale_rt_first_nonfinite names the first op whose output held one ("" if

@@ -290,43 +290,61 @@ Status CudaDevice::fill(void *data, DType dtype, int64_t n, double value) {
 
 namespace {
 
-/// Runs planned GEMMs (GemmPlan.h) on the buffers they name.
+/// The buffers a GEMM plan names; under amp the inputs (A, B, C) are bf16
+/// copies and the outputs stay fp32.
+struct GemmBuffers {
+  const void *a, *b, *c;
+  float *da, *db, *out;
+  bool bf16;
+  const void *input(Operand o) const {
+    return o == Operand::A ? a : o == Operand::B ? b : c;
+  }
+  float *output(Operand o) const {
+    return o == Operand::DA ? da : o == Operand::DB ? db : out;
+  }
+};
+
+/// Runs planned GEMMs (GemmPlan.h): fp32 through cublasSgemm, or bf16
+/// inputs with fp32 accumulation and output (tensor cores) under amp.
 Status runGemms(cublasHandle_t h, const std::vector<GemmCall> &calls,
-                const float *a, const float *b, const float *c, float *da,
-                float *db, float *out) {
-  auto buffer = [&](Operand o) -> const float * {
-    switch (o) {
-    case Operand::A:
-      return a;
-    case Operand::B:
-      return b;
-    case Operand::C:
-      return c;
-    case Operand::DA:
-      return da;
-    case Operand::DB:
-      return db;
-    }
-    return nullptr;
-  };
+                const GemmBuffers &buf) {
   const float alpha = 1.0f;
+  const size_t elem = buf.bf16 ? 2 : 4;
   for (const GemmCall &g : calls) {
     if (g.m == 0 || g.n == 0 || g.batch == 0)
       continue;
-    float *result = g.out == Operand::C ? out : const_cast<float *>(buffer(g.out));
-    if (Status st = blasFailed(
-            cublasSgemmStridedBatched(
-                h, g.transFirst ? CUBLAS_OP_T : CUBLAS_OP_N,
-                g.transSecond ? CUBLAS_OP_T : CUBLAS_OP_N,
-                static_cast<int>(g.m), static_cast<int>(g.n),
-                static_cast<int>(g.k), &alpha, buffer(g.first) + g.offFirst,
-                static_cast<int>(g.ldFirst), g.strideFirst,
-                buffer(g.second) + g.offSecond, static_cast<int>(g.ldSecond),
-                g.strideSecond, &g.beta, result + g.offOut,
-                static_cast<int>(g.ldOut), g.strideOut,
-                static_cast<int>(g.batch)),
-            "cublasSgemmStridedBatched");
-        !st)
+    const char *first =
+        static_cast<const char *>(buf.input(g.first)) + g.offFirst * elem;
+    const char *second =
+        static_cast<const char *>(buf.input(g.second)) + g.offSecond * elem;
+    float *result = buf.output(g.out) + g.offOut;
+    cublasOperation_t opFirst = g.transFirst ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t opSecond = g.transSecond ? CUBLAS_OP_T : CUBLAS_OP_N;
+    Status st =
+        buf.bf16
+            ? blasFailed(
+                  cublasGemmStridedBatchedEx(
+                      h, opFirst, opSecond, static_cast<int>(g.m),
+                      static_cast<int>(g.n), static_cast<int>(g.k), &alpha,
+                      first, CUDA_R_16BF, static_cast<int>(g.ldFirst),
+                      g.strideFirst, second, CUDA_R_16BF,
+                      static_cast<int>(g.ldSecond), g.strideSecond, &g.beta,
+                      result, CUDA_R_32F, static_cast<int>(g.ldOut),
+                      g.strideOut, static_cast<int>(g.batch),
+                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                  "cublasGemmStridedBatchedEx")
+            : blasFailed(
+                  cublasSgemmStridedBatched(
+                      h, opFirst, opSecond, static_cast<int>(g.m),
+                      static_cast<int>(g.n), static_cast<int>(g.k), &alpha,
+                      reinterpret_cast<const float *>(first),
+                      static_cast<int>(g.ldFirst), g.strideFirst,
+                      reinterpret_cast<const float *>(second),
+                      static_cast<int>(g.ldSecond), g.strideSecond, &g.beta,
+                      result, static_cast<int>(g.ldOut), g.strideOut,
+                      static_cast<int>(g.batch)),
+                  "cublasSgemmStridedBatched");
+    if (!st)
       return st;
   }
   return Status::ok();
@@ -334,13 +352,37 @@ Status runGemms(cublasHandle_t h, const std::vector<GemmCall> &calls,
 
 } // namespace
 
+Status CudaDevice::gemmInputs(std::initializer_list<View<const float>> inputs,
+                              const void **out) {
+  bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
+  int slot = 4; // scratch slots 4.. hold the bf16 copies
+  for (const View<const float> &x : inputs) {
+    if (!bf16) {
+      *out++ = x.data;
+      continue;
+    }
+    void *copy;
+    if (Status st = scratch(slot++, x.numel() * 2, &copy); !st)
+      return st;
+    if (x.numel() > 0)
+      toBf16(compute, x.data, copy, x.numel());
+    *out++ = copy;
+  }
+  return launched("rounding to bf16");
+}
+
 Status CudaDevice::matmul(View<const float> a, View<const float> b,
                           View<float> out, bool transA, bool transB) {
   if (Status st = enter(); !st)
     return st;
+  const void *in[2];
+  if (Status st = gemmInputs({a, b}, in); !st)
+    return st;
   MatmulDims d = matmulDims(a.shape, b.shape, transA, transB);
-  return runGemms(blas, planMatmul(d, transA, transB), a.data, b.data, nullptr,
-                  nullptr, nullptr, out.data);
+  return runGemms(blas, planMatmul(d, transA, transB),
+                  GemmBuffers{in[0], in[1], nullptr, nullptr, nullptr,
+                              out.data,
+                              matmulPrecision() == MatmulPrecision::BF16});
 }
 
 Status CudaDevice::matmulBackward(View<const float> a, View<const float> b,
@@ -348,12 +390,16 @@ Status CudaDevice::matmulBackward(View<const float> a, View<const float> b,
                                   View<float> *db, bool transA, bool transB) {
   if (Status st = enter(); !st)
     return st;
+  const void *in[3];
+  if (Status st = gemmInputs({a, b, dout}, in); !st)
+    return st;
   MatmulDims d = matmulDims(a.shape, b.shape, transA, transB);
-  return runGemms(blas,
-                  planMatmulBackward(d, transA, transB, da != nullptr,
-                                     db != nullptr),
-                  a.data, b.data, dout.data, da ? da->data : nullptr,
-                  db ? db->data : nullptr, nullptr);
+  return runGemms(
+      blas,
+      planMatmulBackward(d, transA, transB, da != nullptr, db != nullptr),
+      GemmBuffers{in[0], in[1], in[2], da ? da->data : nullptr,
+                  db ? db->data : nullptr, nullptr,
+                  matmulPrecision() == MatmulPrecision::BF16});
 }
 
 //===----------------------------------------------------------------------===//

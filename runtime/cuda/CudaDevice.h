@@ -135,6 +135,10 @@ private:
   /// Clears the data-error record before a kernel that reads ids or labels,
   /// and turns what it found into a Status after.
   Status clearDataError();
+  /// The GEMM operands as cuBLAS reads them: the tensors themselves, or
+  /// under amp bf16 copies in scratch.
+  Status gemmInputs(std::initializer_list<View<const float>> inputs,
+                    const void **out);
   Status takeDataError(const char *what, int64_t limit);
 
   int ordinal;

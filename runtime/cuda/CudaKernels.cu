@@ -10,6 +10,8 @@
 
 #include "runtime/cuda/CudaKernels.h"
 
+#include <cuda_bf16.h>
+
 #include <cfloat>
 #include <cmath>
 
@@ -364,6 +366,10 @@ __global__ void scaleKernel(float *x, int64_t n, float factor) {
   WHALE_GRID_LOOP(i, n) { x[i] *= factor; }
 }
 
+__global__ void toBf16Kernel(const float *x, __nv_bfloat16 *out, int64_t n) {
+  WHALE_GRID_LOOP(i, n) { out[i] = __float2bfloat16_rn(x[i]); }
+}
+
 __global__ void nonFiniteKernel(const float *x, int64_t n, int *flag) {
   WHALE_GRID_LOOP(i, n) {
     if (!isfinite(x[i]))
@@ -523,6 +529,11 @@ void sumPartials(cudaStream_t s, const double *partials, double *out) {
 
 void scale(cudaStream_t s, float *x, int64_t n, float factor) {
   scaleKernel<<<blocksFor(n), kThreads, 0, s>>>(x, n, factor);
+}
+
+void toBf16(cudaStream_t s, const float *x, void *out, int64_t n) {
+  toBf16Kernel<<<blocksFor(n), kThreads, 0, s>>>(
+      x, static_cast<__nv_bfloat16 *>(out), n);
 }
 
 void findNonFinite(cudaStream_t s, const float *x, int64_t n, int *flag) {

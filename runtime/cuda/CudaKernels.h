@@ -110,6 +110,8 @@ void sumSquaresPartial(cudaStream_t s, const float *x, int64_t n,
                        double *partials);
 void sumPartials(cudaStream_t s, const double *partials, double *out);
 void scale(cudaStream_t s, float *x, int64_t n, float factor);
+/// out (n bf16 values) = x rounded to nearest, ties to even (amp).
+void toBf16(cudaStream_t s, const float *x, void *out, int64_t n);
 /// *flag = 1 if any element is not finite (flag zeroed by the caller).
 void findNonFinite(cudaStream_t s, const float *x, int64_t n, int *flag);
 

@@ -39,6 +39,38 @@ TEST(Train, TheMlpExampleLearnsItsSyntheticTeacher) {
               r.losses.front(), last10);
 }
 
+TEST(Train, AmpBf16TrainsCloseToFp32ButRoundsItsMatmuls) {
+  // amp = "bf16" rounds every matmul input to bf16 (8 significant bits):
+  // the mlp learns as in fp32, its losses a little off, never identical.
+  whale::TrainOptions opts;
+  whale::TrainResult fp32 = trainFile(example("mlp.whl"), opts);
+  std::ifstream in(example("mlp.whl"));
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  whale::Interpreter interp;
+  ASSERT_TRUE(interp.loadString("config { amp = \"bf16\" }\n" + text,
+                                example("mlp.whl")))
+      << interp.renderDiagnostics();
+  opts.threads = 2;
+  whale::TrainResult bf16 = whale::train(interp, opts);
+  ASSERT_TRUE(fp32.ok && bf16.ok) << fp32.error << bf16.error;
+  double worst = 0;
+  bool differs = false;
+  for (size_t i = 0; i < fp32.losses.size(); ++i) {
+    worst = std::max(worst, std::fabs(bf16.losses[i] - fp32.losses[i]) /
+                                fp32.losses[i]);
+    differs = differs || bf16.losses[i] != fp32.losses[i];
+  }
+  EXPECT_TRUE(differs);
+  EXPECT_LT(worst, 2e-2);
+  double last10 =
+      std::accumulate(bf16.losses.end() - 10, bf16.losses.end(), 0.0) / 10;
+  EXPECT_LT(last10, 1.0);
+  std::printf("mlp, 200 steps: bf16 losses within %.2e of fp32's; last %.4f "
+              "vs %.4f\n",
+              worst, bf16.losses.back(), fp32.losses.back());
+}
+
 TEST(Train, SaveStopLoadContinueEqualsAnUninterruptedRun) {
   std::string ckpt = ::testing::TempDir() + "mlp-step10.safetensors";
   whale::TrainOptions straight;

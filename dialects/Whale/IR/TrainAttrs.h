@@ -10,6 +10,7 @@
 #define WHALE_DIALECTS_WHALE_IR_TRAINATTRS_H
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
 
 #include <string>
 
@@ -39,6 +40,16 @@ inline int optimizerStateCount(mlir::DictionaryAttr optimizer) {
   if (text(optimizer, "kind") == "sgd")
     return number(optimizer, "momentum", 0) > 0 ? 1 : 0;
   return 2;
+}
+
+/// Whether the script's config asks for amp = "bf16" (the module's
+/// whale.config, which the model function sits in).
+inline bool ampBf16(mlir::Operation *model) {
+  auto module = model->getParentOfType<mlir::ModuleOp>();
+  auto config = module ? module->getAttrOfType<mlir::DictionaryAttr>(
+                             "whale.config")
+                       : mlir::DictionaryAttr();
+  return config && text(config, "amp") == "bf16";
 }
 
 } // namespace whale

@@ -55,6 +55,9 @@ static LogicalResult verifyConfig(Operation *op, Attribute attr) {
     } else if (key == "split_matmul") {
       if (failed(oneOf({"auto", "column", "row", "replicated"})))
         return failure();
+    } else if (key == "amp") {
+      if (failed(oneOf({"off", "bf16"})))
+        return failure();
     } else {
       return op->emitError()
              << "'whale.config' has unknown key '" << key << "'";

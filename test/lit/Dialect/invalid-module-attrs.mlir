@@ -25,6 +25,11 @@ module attributes {whale.config = {balance = "fast"}} {}
 
 // -----
 
+// expected-error @+1 {{'whale.config' key 'amp' must be one of: off, bf16}}
+module attributes {whale.config = {amp = "fp16"}} {}
+
+// -----
+
 // expected-error @+1 {{'whale.config' must be a dictionary}}
 module attributes {whale.config = 4} {}
 

@@ -154,6 +154,24 @@ TEST(CudaKernels, MatmulInEveryLayoutAndItsGradients) {
   }
 }
 
+TEST(CudaKernels, AmpBf16MatmulsRoundAsTheCpuDoes) {
+  // Both devices round the inputs to bf16 the same way (ties to even) and
+  // accumulate in fp32: only the order of the sums may differ.
+  Pair p;
+  ASSERT_EQ(whale_rt_set_amp(p.gpu, WHALE_RT_AMP_BF16), WHALE_RT_OK);
+  ASSERT_EQ(whale_rt_set_amp(p.cpu, WHALE_RT_AMP_BF16), WHALE_RT_OK);
+  auto a = p.random({4, 64, 96}, 30), b = p.random({96, 80}, 31);
+  auto out = p.make(WHALE_RT_F32, {4, 64, 80}), dout = p.random({4, 64, 80}, 32);
+  auto da = p.make(WHALE_RT_F32, {4, 64, 96}), db = p.make(WHALE_RT_F32, {96, 80});
+  p.check("matmul (bf16)", {out}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_matmul(ctx, a.t[i], b.t[i], out.t[i], 0, 0);
+  });
+  p.check("matmul_grad (bf16)", {da, db}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_matmul_grad(ctx, a.t[i], b.t[i], dout.t[i], da.t[i],
+                                db.t[i], 0, 0);
+  });
+}
+
 TEST(CudaKernels, ElementwiseWithBroadcastingAndGradients) {
   Pair p;
   Shape s{8, 3, 33};

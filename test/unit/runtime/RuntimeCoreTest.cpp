@@ -2,6 +2,7 @@
 
 #include "GradCheck.h"
 
+#include "runtime/Bf16.h"
 #include "runtime/Profiler.h"
 
 #include <atomic>
@@ -27,6 +28,40 @@ TEST(Allocator, EnforcesTheDeviceLimitWithAClearError) {
   EXPECT_EQ(dev.allocator().inUse(), 0);
   EXPECT_EQ(dev.allocator().peak(), 512 * 256 * 4);
   ASSERT_TRUE(Tensor::create(dev, DType::F32, {1024, 256}, b));
+}
+
+TEST(Bf16, RoundsToNearestTiesToEven) {
+  EXPECT_EQ(roundToBf16(1.0f), 1.0f);
+  // The bf16 spacing at 1 is 2^-7: halfway cases go to the even neighbour.
+  EXPECT_EQ(roundToBf16(1.0f + 0x1p-8f), 1.0f);
+  EXPECT_EQ(roundToBf16(1.0f + 3 * 0x1p-8f), 1.0f + 0x1p-6f);
+  EXPECT_EQ(roundToBf16(1.01f), 1.0f + 0x1p-7f);
+  EXPECT_EQ(roundToBf16(-2.5f), -2.5f);
+  EXPECT_TRUE(std::isinf(roundToBf16(INFINITY)));
+  EXPECT_TRUE(std::isnan(roundToBf16(NAN)));
+  EXPECT_TRUE(std::isinf(roundToBf16(3.4e38f))); // past bf16's largest
+}
+
+TEST(Bf16, AmpRoundsMatmulInputsAndAccumulatesInFp32) {
+  CpuDevice dev("cpu:amp", CpuDeviceOptions{1, 0});
+  std::vector<float> a = {1.01f, 2.003f, -0.7071f, 3.14159f},
+                     b = {0.333f, -1.001f, 1.414f, 0.5f}, out(4), want(4);
+  View<const float> va{a.data(), {2, 2}}, vb{b.data(), {2, 2}};
+  dev.setMatmulPrecision(MatmulPrecision::BF16);
+  ASSERT_TRUE(dev.matmul(va, vb, View<float>{out.data(), {2, 2}}, false,
+                         false));
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j)
+      want[i * 2 + j] =
+          roundToBf16(a[i * 2]) * roundToBf16(b[j]) +
+          roundToBf16(a[i * 2 + 1]) * roundToBf16(b[2 + j]);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_FLOAT_EQ(out[i], want[i]);
+  std::vector<float> exact(4);
+  dev.setMatmulPrecision(MatmulPrecision::F32);
+  ASSERT_TRUE(dev.matmul(va, vb, View<float>{exact.data(), {2, 2}}, false,
+                         false));
+  EXPECT_NE(exact, out);
 }
 
 TEST(ThreadPool, EveryIndexOnceAndNestedLoopsInline) {
