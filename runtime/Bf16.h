@@ -1,4 +1,5 @@
-//===- Bf16.h - rounding fp32 to bfloat16 ------------------------*- C++ -*-===//
+//===- Bf16.h - rounding fp32 to bfloat16 ------------------------*- C++
+//-*-===//
 //
 // bf16 keeps fp32's exponent and the top 7 bits of its mantissa. Rounding is
 // to nearest, ties to even, as the GPU's __float2bfloat16_rn, so a CPU run

@@ -2,6 +2,8 @@
 
 #include "runtime/CApiInternal.h"
 
+#include <algorithm>
+
 #include <chrono>
 #include <cstring>
 
@@ -55,6 +57,79 @@ bool peerAt(whale_rt_context *ctx, int32_t stage, int &rank) {
 
 namespace whale::rt::capi {
 
+/// The group's key, and whether it reduces on the devices: when every
+/// member's device has collectives, each on a physical device of its own
+/// (as recorded when the ranks bound), so all members take the same path.
+static Status deviceCollectives(whale_rt_context *ctx,
+                                const std::vector<int> &ranks, bool &use,
+                                std::string &key) {
+  for (int r : ranks)
+    key += std::to_string(r) + ",";
+  if (auto it = ctx->deviceCollectiveGroups.find(key);
+      it != ctx->deviceCollectiveGroups.end()) {
+    use = it->second;
+    return Status::ok();
+  }
+  std::vector<int> devices;
+  for (int r : ranks) {
+    int d = ctx->comm->collectiveDevice(r);
+    if (d == Communicator::kUnbound)
+      return Status::invalid("all_reduce: rank " + std::to_string(r) +
+                             " has not been bound to the communicator yet");
+    devices.push_back(d);
+  }
+  std::sort(devices.begin(), devices.end());
+  use = devices.front() >= 0 &&
+        std::adjacent_find(devices.begin(), devices.end()) == devices.end();
+  ctx->deviceCollectiveGroups[key] = use;
+  return Status::ok();
+}
+
+/// One bucket summed on the devices: packed into device memory, reduced by
+/// the device's library (NCCL), unpacked.
+static whale_rt_status
+deviceAllReduce(whale_rt_context *ctx, const std::vector<int> &ranks,
+                const std::string &key, int32_t num_tensors,
+                whale_rt_tensor *const *ts, int64_t total) {
+  Device &dev = *ctx->device;
+  Tensor bucket;
+  if (Status st = Tensor::create(dev, DType::F32, {total}, bucket); !st)
+    return ctx->fail(st);
+  char *at = static_cast<char *>(bucket.raw());
+  for (int32_t i = 0; i < num_tensors; ++i) {
+    if (Status st = dev.copy(at, ts[i]->tensor.raw(), ts[i]->tensor.bytes());
+        !st)
+      return ctx->fail(st);
+    at += ts[i]->tensor.bytes();
+  }
+  int position = static_cast<int>(
+      std::find(ranks.begin(), ranks.end(), ctx->rank) - ranks.begin());
+  auto share = [&](char *bytes, int64_t count) -> Status {
+    // Position 0's bytes reach everyone through a host all-gather.
+    std::vector<char> all(static_cast<size_t>(count) * ranks.size());
+    std::vector<char> mine(bytes, bytes + count);
+    if (Status st = ctx->comm->allGather(ctx->rank, ranks, DType::I32,
+                                         mine.data(), count / 4, all.data());
+        !st)
+      return st;
+    std::memcpy(bytes, all.data(), static_cast<size_t>(count));
+    return Status::ok();
+  };
+  if (Status st =
+          dev.allReduceSum(key, position, static_cast<int>(ranks.size()),
+                           static_cast<float *>(bucket.raw()), total, share);
+      !st)
+    return ctx->fail(st);
+  at = static_cast<char *>(bucket.raw());
+  for (int32_t i = 0; i < num_tensors; ++i) {
+    if (Status st = dev.copy(ts[i]->tensor.raw(), at, ts[i]->tensor.bytes());
+        !st)
+      return ctx->fail(st);
+    at += ts[i]->tensor.bytes();
+  }
+  return WHALE_RT_OK;
+}
+
 whale_rt_status allReduceBucket(whale_rt_context *ctx,
                                 const std::vector<int> &ranks,
                                 int32_t num_tensors,
@@ -67,6 +142,12 @@ whale_rt_status allReduceBucket(whale_rt_context *ctx,
     total += ts[i]->tensor.numel();
   }
   CommScope scope(ctx, "all_reduce");
+  bool onDevices = false;
+  std::string key;
+  if (Status st = deviceCollectives(ctx, ranks, onDevices, key); !st)
+    return ctx->fail(st);
+  if (onDevices)
+    return deviceAllReduce(ctx, ranks, key, num_tensors, ts, total);
   std::vector<float> bucket(static_cast<size_t>(total));
   Device &dev = *ctx->device;
   int64_t at = 0;
@@ -184,6 +265,7 @@ whale_rt_status whale_rt_context_bind(whale_rt_context *ctx,
     ctx->replica = replica;
     ctx->grid.assign(grid, grid + stages * replicas);
     ctx->rank = ctx->grid[stage * replicas + replica];
+    ctx->comm->setCollectiveDevice(ctx->rank, ctx->device->collectiveDevice());
     if (comm->profiler) {
       ctx->profiler = comm->profiler;
       ctx->traceTrack = 2 * ctx->rank;

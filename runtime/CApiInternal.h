@@ -53,6 +53,9 @@ struct whale_rt_context {
   int rank = 0, stage = 0, replica = 0, stages = 1, replicas = 1;
   std::vector<int> grid; ///< stage * replicas + replica -> rank
   std::string firstNonFinite;
+  /// Per group (its ranks, joined): whether it reduces on the devices
+  /// (every member has device collectives, on distinct devices).
+  std::map<std::string, bool> deviceCollectiveGroups;
   /// Set by the driver before each train step.
   int64_t step = 1;
   double lrScale = 1.0;

@@ -164,6 +164,22 @@ public:
   /// Whether every element is finite (tracing's NaN check).
   virtual Status allFinite(View<const float> x, bool &finite) = 0;
 
+  // Collectives between devices' own memories (NCCL on GPUs). A group uses
+  // them only when every member has them, each on a device of its own; the
+  // host communicator serves every other group.
+
+  /// The physical device NCCL would know this one by, or -1: none.
+  virtual int collectiveDevice() const { return -1; }
+  /// Sums `n` floats at `data` (this device's memory) in place over the
+  /// group `key` of `size` ranks, this one at `position`. The first call of
+  /// a group sets it up: `shareFromFirst` hands `bytes` from position 0 to
+  /// every member over the host communicator.
+  virtual Status allReduceSum(
+      const std::string &key, int position, int size, float *data, int64_t n,
+      const std::function<Status(char *bytes, int64_t count)> &shareFromFirst) {
+    return Status::internal(name_ + " has no device collectives");
+  }
+
 private:
   std::string name_;
   std::unique_ptr<Allocator> allocator_;

@@ -82,6 +82,21 @@ void Communicator::abort(const std::string &reason) {
   changed.notify_all();
 }
 
+void Communicator::setCollectiveDevice(int rank, int device) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (collectiveDevices.size() != static_cast<size_t>(size_))
+    collectiveDevices.assign(size_, kUnbound);
+  if (rank >= 0 && rank < size_)
+    collectiveDevices[rank] = device;
+}
+
+int Communicator::collectiveDevice(int rank) const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return rank >= 0 && static_cast<size_t>(rank) < collectiveDevices.size()
+             ? collectiveDevices[rank]
+             : kUnbound;
+}
+
 CommCounters Communicator::counters(int rank) const {
   std::lock_guard<std::mutex> lock(mutex);
   return rank >= 0 && rank < size_ ? perRank[rank] : CommCounters{};
@@ -99,8 +114,8 @@ Status Communicator::checkRanks(const char *op, int rank,
   std::vector<int> sorted = group;
   std::sort(sorted.begin(), sorted.end());
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
-    return Status::invalid(std::string(op) + ": the group [" +
-                           rankList(group) + "] names a rank twice");
+    return Status::invalid(std::string(op) + ": the group [" + rankList(group) +
+                           "] names a rank twice");
   if (std::find(group.begin(), group.end(), rank) == group.end())
     return Status::invalid(std::string(op) + ": rank " + std::to_string(rank) +
                            " is not in the group [" + rankList(group) + "]");
@@ -116,8 +131,8 @@ Status Communicator::collective(const char *op, int rank,
   if (count < 0)
     return Status::invalid(std::string(op) + ": negative count");
   const int n = static_cast<int>(group.size());
-  const int pos = static_cast<int>(
-      std::find(group.begin(), group.end(), rank) - group.begin());
+  const int pos = static_cast<int>(std::find(group.begin(), group.end(), rank) -
+                                   group.begin());
   const std::string where = std::string(op) + " over ranks [" +
                             rankList(group) + "] (rank " +
                             std::to_string(rank) + ")";
@@ -153,9 +168,8 @@ Status Communicator::collective(const char *op, int rank,
   changed.notify_all();
 
   auto waitFor = [&](auto done, const char *phase) -> Status {
-    if (changed.wait_for(lock, timeout, [&] {
-          return done() || !aborted.empty();
-        }) &&
+    if (changed.wait_for(lock, timeout,
+                         [&] { return done() || !aborted.empty(); }) &&
         aborted.empty())
       return Status::ok();
     if (!aborted.empty())
@@ -192,8 +206,8 @@ Status Communicator::collective(const char *op, int rank,
         std::memcpy(result.data() + k * count * elem, round->inputs[k],
                     count * elem);
   } else { // broadcast
-    int rootPos = static_cast<int>(
-        std::find(group.begin(), group.end(), root) - group.begin());
+    int rootPos = static_cast<int>(std::find(group.begin(), group.end(), root) -
+                                   group.begin());
     if (count > 0)
       std::memcpy(result.data(), round->inputs[rootPos], count * elem);
   }
@@ -304,10 +318,9 @@ Status Communicator::recv(int to, int from, int64_t tag, DType dtype,
   if (it->second.empty())
     mailbox.erase(it);
   if (static_cast<int64_t>(message.size()) != bytes)
-    return Status::internal(where + ": the message has " +
-                            std::to_string(message.size()) +
-                            " bytes, the receiver expects " +
-                            std::to_string(bytes));
+    return Status::internal(
+        where + ": the message has " + std::to_string(message.size()) +
+        " bytes, the receiver expects " + std::to_string(bytes));
   perRank[to].recvBytes += bytes;
   lock.unlock();
   if (bytes > 0)

@@ -70,6 +70,13 @@ public:
 
   CommCounters counters(int rank) const;
 
+  /// What each rank's device offers for device-side collectives (see
+  /// Device::collectiveDevice), recorded when the rank binds; kUnbound
+  /// until then.
+  static constexpr int kUnbound = -2;
+  void setCollectiveDevice(int rank, int device);
+  int collectiveDevice(int rank) const;
+
 private:
   struct Round;
   Status collective(const char *op, int rank, const std::vector<int> &group,
@@ -85,13 +92,13 @@ private:
   std::string aborted;
   /// Rounds in progress, by group and sequence number: a rank's n-th
   /// collective over a group meets the other ranks' n-th.
-  std::map<std::pair<std::vector<int>, int64_t>, std::shared_ptr<Round>>
-      rounds;
+  std::map<std::pair<std::vector<int>, int64_t>, std::shared_ptr<Round>> rounds;
   std::map<std::pair<int, std::vector<int>>, int64_t> nextRound;
   /// Messages sent and not yet received, by (from, to, tag), in order.
   std::map<std::tuple<int, int, int64_t>, std::deque<std::vector<char>>>
       mailbox;
   std::vector<CommCounters> perRank;
+  std::vector<int> collectiveDevices;
   /// Rank's counter `field`; `spare` for a rank out of range (the
   /// collective then reports the bad rank).
   int64_t *counter(int rank, int64_t CommCounters::*field, int64_t &spare) {

@@ -83,10 +83,9 @@ Status CpuDevice::matmulBackward(View<const float> a, View<const float> b,
                                  View<const float> dout, View<float> *da,
                                  View<float> *db, bool transA, bool transB) {
   std::vector<float> a16, b16, d16;
-  cpu::matmulBackward<float>(*this, matmulInput(*this, a, a16),
-                             matmulInput(*this, b, b16),
-                             matmulInput(*this, dout, d16), da, db, transA,
-                             transB);
+  cpu::matmulBackward<float>(
+      *this, matmulInput(*this, a, a16), matmulInput(*this, b, b16),
+      matmulInput(*this, dout, d16), da, db, transA, transB);
   return Status::ok();
 }
 

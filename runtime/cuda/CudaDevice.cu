@@ -13,6 +13,10 @@
 #include "runtime/cuda/GemmPlan.h"
 #include "runtime/cuda/IndexMaps.h"
 
+#if WHALE_HAVE_NCCL
+#include <nccl.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -156,6 +160,10 @@ CudaDevice::~CudaDevice() {
   cudaSetDevice(ordinal);
   if (compute)
     cudaStreamSynchronize(compute);
+#if WHALE_HAVE_NCCL
+  for (auto &[key, comm] : ncclComms)
+    ncclCommDestroy(static_cast<ncclComm_t>(comm));
+#endif
   for (auto &[p, size] : scratchSlots)
     cudaFree(p);
   if (dataError)
@@ -322,28 +330,27 @@ Status runGemms(cublasHandle_t h, const std::vector<GemmCall> &calls,
     cublasOperation_t opSecond = g.transSecond ? CUBLAS_OP_T : CUBLAS_OP_N;
     Status st =
         buf.bf16
-            ? blasFailed(
-                  cublasGemmStridedBatchedEx(
-                      h, opFirst, opSecond, static_cast<int>(g.m),
-                      static_cast<int>(g.n), static_cast<int>(g.k), &alpha,
-                      first, CUDA_R_16BF, static_cast<int>(g.ldFirst),
-                      g.strideFirst, second, CUDA_R_16BF,
-                      static_cast<int>(g.ldSecond), g.strideSecond, &g.beta,
-                      result, CUDA_R_32F, static_cast<int>(g.ldOut),
-                      g.strideOut, static_cast<int>(g.batch),
-                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-                  "cublasGemmStridedBatchedEx")
-            : blasFailed(
-                  cublasSgemmStridedBatched(
-                      h, opFirst, opSecond, static_cast<int>(g.m),
-                      static_cast<int>(g.n), static_cast<int>(g.k), &alpha,
-                      reinterpret_cast<const float *>(first),
-                      static_cast<int>(g.ldFirst), g.strideFirst,
-                      reinterpret_cast<const float *>(second),
-                      static_cast<int>(g.ldSecond), g.strideSecond, &g.beta,
-                      result, static_cast<int>(g.ldOut), g.strideOut,
-                      static_cast<int>(g.batch)),
-                  "cublasSgemmStridedBatched");
+            ? blasFailed(cublasGemmStridedBatchedEx(
+                             h, opFirst, opSecond, static_cast<int>(g.m),
+                             static_cast<int>(g.n), static_cast<int>(g.k),
+                             &alpha, first, CUDA_R_16BF,
+                             static_cast<int>(g.ldFirst), g.strideFirst, second,
+                             CUDA_R_16BF, static_cast<int>(g.ldSecond),
+                             g.strideSecond, &g.beta, result, CUDA_R_32F,
+                             static_cast<int>(g.ldOut), g.strideOut,
+                             static_cast<int>(g.batch), CUBLAS_COMPUTE_32F,
+                             CUBLAS_GEMM_DEFAULT),
+                         "cublasGemmStridedBatchedEx")
+            : blasFailed(cublasSgemmStridedBatched(
+                             h, opFirst, opSecond, static_cast<int>(g.m),
+                             static_cast<int>(g.n), static_cast<int>(g.k),
+                             &alpha, reinterpret_cast<const float *>(first),
+                             static_cast<int>(g.ldFirst), g.strideFirst,
+                             reinterpret_cast<const float *>(second),
+                             static_cast<int>(g.ldSecond), g.strideSecond,
+                             &g.beta, result, static_cast<int>(g.ldOut),
+                             g.strideOut, static_cast<int>(g.batch)),
+                         "cublasSgemmStridedBatched");
     if (!st)
       return st;
   }
@@ -380,8 +387,7 @@ Status CudaDevice::matmul(View<const float> a, View<const float> b,
     return st;
   MatmulDims d = matmulDims(a.shape, b.shape, transA, transB);
   return runGemms(blas, planMatmul(d, transA, transB),
-                  GemmBuffers{in[0], in[1], nullptr, nullptr, nullptr,
-                              out.data,
+                  GemmBuffers{in[0], in[1], nullptr, nullptr, nullptr, out.data,
                               matmulPrecision() == MatmulPrecision::BF16});
 }
 
@@ -395,8 +401,7 @@ Status CudaDevice::matmulBackward(View<const float> a, View<const float> b,
     return st;
   MatmulDims d = matmulDims(a.shape, b.shape, transA, transB);
   return runGemms(
-      blas,
-      planMatmulBackward(d, transA, transB, da != nullptr, db != nullptr),
+      blas, planMatmulBackward(d, transA, transB, da != nullptr, db != nullptr),
       GemmBuffers{in[0], in[1], in[2], da ? da->data : nullptr,
                   db ? db->data : nullptr, nullptr,
                   matmulPrecision() == MatmulPrecision::BF16});
@@ -431,8 +436,8 @@ Status CudaDevice::binaryBackward(BinaryOp op, View<const float> a,
   for (View<float> *grad : {da, db}) {
     if (grad && grad->numel() > 0) {
       int64_t perPart;
-      Walk walk =
-          binaryGradientWalk(dout.shape, a.shape, b.shape, grad->shape, perPart);
+      Walk walk = binaryGradientWalk(dout.shape, a.shape, b.shape, grad->shape,
+                                     perPart);
       cuda::binaryGrad(compute, static_cast<int>(op), which, a.data, b.data,
                        dout.data, grad->data, walk, grad->numel(), perPart);
     }
@@ -647,8 +652,7 @@ Status CudaDevice::transpose(View<const float> x,
   if (Status st = rankFits(x.shape, "transpose"); !st)
     return st;
   if (out.numel() > 0)
-    gather(compute, x.data, out.data, transposeMap(x.shape, perm),
-           out.numel());
+    gather(compute, x.data, out.data, transposeMap(x.shape, perm), out.numel());
   return launched("transpose");
 }
 
@@ -784,6 +788,55 @@ Status CudaDevice::allFinite(View<const float> x, bool &finite) {
     st = copyToHost(&found, flag, sizeof(int));
   finite = found == 0;
   return st;
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives on NCCL
+//===----------------------------------------------------------------------===//
+
+int CudaDevice::collectiveDevice() const {
+#if WHALE_HAVE_NCCL
+  return ordinal;
+#else
+  return -1;
+#endif
+}
+
+Status CudaDevice::allReduceSum(
+    const std::string &key, int position, int size, float *data, int64_t n,
+    const std::function<Status(char *bytes, int64_t count)> &shareFromFirst) {
+#if WHALE_HAVE_NCCL
+  if (Status st = enter(); !st)
+    return st;
+  auto ncclFailed = [&](ncclResult_t r, const char *what) {
+    return r == ncclSuccess ? Status::ok()
+                            : Status::internal(name() + ": " + what + ": " +
+                                               ncclGetErrorString(r));
+  };
+  auto it = ncclComms.find(key);
+  if (it == ncclComms.end()) {
+    // Position 0 makes the group's id; every member joins with it. The
+    // members run on threads of their own, so their joins meet.
+    ncclUniqueId id{};
+    if (position == 0)
+      if (Status st = ncclFailed(ncclGetUniqueId(&id), "ncclGetUniqueId"); !st)
+        return st;
+    if (Status st = shareFromFirst(id.internal, sizeof id.internal); !st)
+      return st;
+    ncclComm_t comm;
+    if (Status st = ncclFailed(ncclCommInitRank(&comm, size, id, position),
+                               "ncclCommInitRank");
+        !st)
+      return st;
+    it = ncclComms.emplace(key, comm).first;
+  }
+  return ncclFailed(ncclAllReduce(data, data, static_cast<size_t>(n), ncclFloat,
+                                  ncclSum, static_cast<ncclComm_t>(it->second),
+                                  compute),
+                    "ncclAllReduce");
+#else
+  return Device::allReduceSum(key, position, size, data, n, shareFromFirst);
+#endif
 }
 
 } // namespace whale::rt::cuda

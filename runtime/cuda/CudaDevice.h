@@ -19,6 +19,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -121,6 +122,13 @@ public:
   Status scale(const std::vector<View<float>> &views, double factor) override;
   Status allFinite(View<const float> x, bool &finite) override;
 
+  /// The GPU's ordinal where NCCL was built in, else -1 (host collectives).
+  int collectiveDevice() const override;
+  Status allReduceSum(const std::string &key, int position, int size,
+                      float *data, int64_t n,
+                      const std::function<Status(char *bytes, int64_t count)>
+                          &shareFromFirst) override;
+
 private:
   CudaDevice(const std::string &name, int ordinal, int64_t memoryLimit);
   /// Makes this GPU the calling thread's (ranks run on threads of their
@@ -147,6 +155,9 @@ private:
   cublasHandle_t blas = nullptr;
   DataError *dataError = nullptr;
   std::vector<std::pair<void *, size_t>> scratchSlots;
+  /// NCCL communicators by group key (opaque ncclComm_t), made on a
+  /// group's first all-reduce.
+  std::map<std::string, void *> ncclComms;
 };
 
 } // namespace whale::rt::cuda

@@ -68,8 +68,8 @@ template <class T> __global__ void fillKernel(T *p, int64_t n, T v) {
   WHALE_GRID_LOOP(i, n) { p[i] = v; }
 }
 
-__global__ void binaryKernel(int op, const float *a, const float *b,
-                             float *out, Strided map, int64_t n) {
+__global__ void binaryKernel(int op, const float *a, const float *b, float *out,
+                             Strided map, int64_t n) {
   WHALE_GRID_LOOP(i, n) {
     int64_t oa, ob;
     stridedOffsets(map, i, oa, ob);
@@ -78,9 +78,8 @@ __global__ void binaryKernel(int op, const float *a, const float *b,
 }
 
 __global__ void binaryGradKernel(int op, int which, const float *a,
-                                 const float *b, const float *dout,
-                                 float *grad, Walk walk, int64_t parts,
-                                 int64_t perPart) {
+                                 const float *b, const float *dout, float *grad,
+                                 Walk walk, int64_t parts, int64_t perPart) {
   WHALE_GRID_LOOP(t, parts) {
     grad[t] = binaryGradientAt(op, which, a, b, dout, walk, t, perPart);
   }
@@ -98,8 +97,8 @@ __global__ void unaryGradKernel(int op, const float *x, const float *y,
 __global__ void causalMaskKernel(const float *x, float *out, int64_t n,
                                  int64_t rows, int64_t cols, bool gradient) {
   WHALE_GRID_LOOP(i, n) {
-    out[i] = causallyMasked(i, rows, cols) ? (gradient ? 0.0f : -INFINITY)
-                                           : x[i];
+    out[i] =
+        causallyMasked(i, rows, cols) ? (gradient ? 0.0f : -INFINITY) : x[i];
   }
 }
 

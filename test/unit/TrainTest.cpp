@@ -133,7 +133,8 @@ train m {
 }
 )");
   EXPECT_FALSE(nan.ok);
-  EXPECT_EQ(nan.error, "step 1: the loss is NaN (run with a trace to find the first op that produced it)");
+  EXPECT_EQ(nan.error, "step 1: the loss is NaN (run with a trace to find the "
+                       "first op that produced it)");
 
   // With a trace, the first op whose output went non-finite is named.
   whale::TrainOptions traced;
@@ -148,9 +149,11 @@ train m {
   optimizer = sgd(lr = 0.1)
   steps = 3
 }
-)", traced);
-  EXPECT_EQ(nanTraced.error, "step 1: the loss is NaN; the first op to produce a NaN or "
-                             "an infinity was 'unary'");
+)",
+                                      traced);
+  EXPECT_EQ(nanTraced.error,
+            "step 1: the loss is NaN; the first op to produce a NaN or "
+            "an infinity was 'unary'");
 
   std::string ckpt = ::testing::TempDir() + "other-model.safetensors";
   whale::TrainOptions save;

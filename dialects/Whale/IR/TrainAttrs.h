@@ -17,8 +17,7 @@
 namespace whale {
 
 /// The number at `key` (an integer or a float), or `dflt`.
-inline double number(mlir::DictionaryAttr d, llvm::StringRef key,
-                     double dflt) {
+inline double number(mlir::DictionaryAttr d, llvm::StringRef key, double dflt) {
   if (!d)
     return dflt;
   if (auto f = d.getAs<mlir::FloatAttr>(key))
@@ -46,9 +45,9 @@ inline int optimizerStateCount(mlir::DictionaryAttr optimizer) {
 /// whale.config, which the model function sits in).
 inline bool ampBf16(mlir::Operation *model) {
   auto module = model->getParentOfType<mlir::ModuleOp>();
-  auto config = module ? module->getAttrOfType<mlir::DictionaryAttr>(
-                             "whale.config")
-                       : mlir::DictionaryAttr();
+  auto config =
+      module ? module->getAttrOfType<mlir::DictionaryAttr>("whale.config")
+             : mlir::DictionaryAttr();
   return config && text(config, "amp") == "bf16";
 }
 

@@ -161,8 +161,10 @@ TEST(CudaKernels, AmpBf16MatmulsRoundAsTheCpuDoes) {
   ASSERT_EQ(whale_rt_set_amp(p.gpu, WHALE_RT_AMP_BF16), WHALE_RT_OK);
   ASSERT_EQ(whale_rt_set_amp(p.cpu, WHALE_RT_AMP_BF16), WHALE_RT_OK);
   auto a = p.random({4, 64, 96}, 30), b = p.random({96, 80}, 31);
-  auto out = p.make(WHALE_RT_F32, {4, 64, 80}), dout = p.random({4, 64, 80}, 32);
-  auto da = p.make(WHALE_RT_F32, {4, 64, 96}), db = p.make(WHALE_RT_F32, {96, 80});
+  auto out = p.make(WHALE_RT_F32, {4, 64, 80}),
+       dout = p.random({4, 64, 80}, 32);
+  auto da = p.make(WHALE_RT_F32, {4, 64, 96}),
+       db = p.make(WHALE_RT_F32, {96, 80});
   p.check("matmul (bf16)", {out}, [&](whale_rt_context *ctx, int i) {
     return whale_rt_matmul(ctx, a.t[i], b.t[i], out.t[i], 0, 0);
   });
@@ -378,7 +380,8 @@ TEST(CudaDevice, MemoryLimitIsEnforcedWithAClearError) {
 }
 
 TEST(CudaCollectives, AllReduceAcrossTwoGpuContexts) {
-  // Two ranks: on two GPUs where there are two, else both on GPU 0.
+  // Two ranks: on two GPUs where there are two (NCCL), else both on GPU 0
+  // (through the host: NCCL takes one rank per GPU).
   char why[256];
   const char *second =
       whale_rt_device_check("cuda:1", why, sizeof why) == WHALE_RT_OK
@@ -394,11 +397,14 @@ TEST(CudaCollectives, AllReduceAcrossTwoGpuContexts) {
   std::vector<std::vector<float>> values = {randomValues(1000, 21),
                                             randomValues(1000, 22)};
   std::vector<float> results[2];
+  // Every rank binds before any collective, as the driver does: the group
+  // then knows its devices (NCCL for distinct GPUs, the host otherwise).
+  for (int r = 0; r < 2; ++r)
+    ASSERT_EQ(whale_rt_context_bind(ctx[r], comm, 1, 2, grid, 0, r),
+              WHALE_RT_OK);
   std::thread ranks[2];
   for (int r = 0; r < 2; ++r)
     ranks[r] = std::thread([&, r] {
-      ASSERT_EQ(whale_rt_context_bind(ctx[r], comm, 1, 2, grid, 0, r),
-                WHALE_RT_OK);
       int64_t s[] = {1000};
       whale_rt_tensor *t;
       ASSERT_EQ(whale_rt_tensor_create(ctx[r], WHALE_RT_F32, 1, s, &t),
@@ -414,7 +420,7 @@ TEST(CudaCollectives, AllReduceAcrossTwoGpuContexts) {
     t.join();
   for (int r = 0; r < 2; ++r)
     for (int i = 0; i < 1000; ++i)
-      ASSERT_FLOAT_EQ(results[r][i], values[0][i] + values[1][i]);
+      ASSERT_NEAR(results[r][i], values[0][i] + values[1][i], 1e-6f);
   whale_rt_context_destroy(ctx[0]);
   whale_rt_context_destroy(ctx[1]);
   whale_rt_comm_destroy(comm);

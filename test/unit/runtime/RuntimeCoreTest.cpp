@@ -48,19 +48,18 @@ TEST(Bf16, AmpRoundsMatmulInputsAndAccumulatesInFp32) {
                      b = {0.333f, -1.001f, 1.414f, 0.5f}, out(4), want(4);
   View<const float> va{a.data(), {2, 2}}, vb{b.data(), {2, 2}};
   dev.setMatmulPrecision(MatmulPrecision::BF16);
-  ASSERT_TRUE(dev.matmul(va, vb, View<float>{out.data(), {2, 2}}, false,
-                         false));
+  ASSERT_TRUE(
+      dev.matmul(va, vb, View<float>{out.data(), {2, 2}}, false, false));
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 2; ++j)
-      want[i * 2 + j] =
-          roundToBf16(a[i * 2]) * roundToBf16(b[j]) +
-          roundToBf16(a[i * 2 + 1]) * roundToBf16(b[2 + j]);
+      want[i * 2 + j] = roundToBf16(a[i * 2]) * roundToBf16(b[j]) +
+                        roundToBf16(a[i * 2 + 1]) * roundToBf16(b[2 + j]);
   for (int i = 0; i < 4; ++i)
     EXPECT_FLOAT_EQ(out[i], want[i]);
   std::vector<float> exact(4);
   dev.setMatmulPrecision(MatmulPrecision::F32);
-  ASSERT_TRUE(dev.matmul(va, vb, View<float>{exact.data(), {2, 2}}, false,
-                         false));
+  ASSERT_TRUE(
+      dev.matmul(va, vb, View<float>{exact.data(), {2, 2}}, false, false));
   EXPECT_NE(exact, out);
 }
 
