@@ -120,7 +120,8 @@ bool parseShort(llvm::StringRef spec, Cluster &out, std::string &error) {
     if (kind != "cpu" || count.getAsInteger(10, n) || n < 1 || n > 4096) {
       error =
           "'" + part.str() +
-          "' is not a device list: expected cpu:N (N from 1 to 4096) or cuda:N (GPU N), "
+          "' is not a device list: expected cpu:N (N from 1 to 4096) or cuda:N "
+          "(GPU N), "
           "optionally with @threads=T,mem=SIZE, as in cpu:2,cpu:2@threads=2";
       return false;
     }
@@ -294,8 +295,10 @@ std::vector<double> deviceRates(const Cluster &cluster, int defaultThreads) {
   std::vector<double> rates;
   for (const DeviceSpec &d : cluster.devices)
     rates.push_back(d.flops > 0 ? d.flops
-                                : threadsOf(d, std::max(1, defaultThreads)) *
-                                      kNominalCoreFlops);
+                    : d.kind == "cuda"
+                        ? kNominalGpuFlops
+                        : threadsOf(d, std::max(1, defaultThreads)) *
+                              kNominalCoreFlops);
   return rates;
 }
 

@@ -53,6 +53,9 @@ inline int threadsOf(const DeviceSpec &d, int shared) {
 /// only the ratios between devices steer the balance, and `whale devices
 /// --probe` measures the real figure.
 constexpr double kNominalCoreFlops = 5e10;
+/// The same for a GPU: an H100's dense fp32 rate (67 TFLOP/s on its data
+/// sheet) discounted to what whale's kernels are assumed to reach.
+constexpr double kNominalGpuFlops = 4e13;
 
 /// Each device's rate as the planner uses it: declared, else its threads
 /// (threadsOf with `defaultThreads`) times the nominal core rate.

@@ -10,15 +10,17 @@
 
 namespace whale {
 
-double probeGemmFlops(int threads, int64_t n, double seconds,
-                      std::string &error) {
-  std::unique_ptr<whale_rt_context, void (*)(whale_rt_context *)> ctx(
-      whale_rt_context_create("probe", threads, 0, 0),
-      whale_rt_context_destroy);
-  if (!ctx) {
-    error = "cannot make a device of " + std::to_string(threads) + " threads";
+double probeGemmFlops(const std::string &device, int threads, int64_t n,
+                      double seconds, std::string &error) {
+  whale_rt_context *opened = nullptr;
+  char why[640] = "";
+  if (whale_rt_context_open(device.c_str(), threads, 0, 0, &opened, why,
+                            sizeof why) != WHALE_RT_OK) {
+    error = "cannot open " + device + ": " + why;
     return 0;
   }
+  std::unique_ptr<whale_rt_context, void (*)(whale_rt_context *)> ctx(
+      opened, whale_rt_context_destroy);
   int64_t shape[2] = {n, n};
   whale_rt_tensor *t[3] = {nullptr, nullptr, nullptr};
   for (whale_rt_tensor *&x : t)
@@ -36,7 +38,11 @@ double probeGemmFlops(int threads, int64_t n, double seconds,
   // not its first-touch costs.
   for (int run = 0;; ++run) {
     Clock::time_point t0 = Clock::now();
-    if (whale_rt_matmul(ctx.get(), t[0], t[1], t[2], 0, 0) != WHALE_RT_OK) {
+    // Reading one element waits for the GEMM on a GPU (kernels queue).
+    float first;
+    if (whale_rt_matmul(ctx.get(), t[0], t[1], t[2], 0, 0) != WHALE_RT_OK ||
+        whale_rt_tensor_read(ctx.get(), t[2], &first, sizeof first) !=
+            WHALE_RT_OK) {
       error = whale_rt_last_error(ctx.get());
       return 0;
     }

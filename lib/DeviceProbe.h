@@ -1,10 +1,10 @@
 //===- DeviceProbe.h - measuring a device's compute rate ----------*- C++
 //-*-===//
 //
-// `whale devices --probe` times a square f32 GEMM on a CPU device of the
-// given threads, through the same runtime the rank programs call, and
-// reports the best of several runs in FLOP/s: the rate the balance pass
-// divides work by.
+// `whale devices --probe` times a square f32 GEMM on a device (a CPU device
+// of the given threads, or a GPU), through the same runtime the rank
+// programs call, and reports the best of several runs in FLOP/s: the rate
+// the balance pass divides work by.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,10 +16,11 @@
 
 namespace whale {
 
-/// FLOP/s of an n x n x n GEMM on a `threads`-thread CPU device, the best
-/// of runs over about `seconds`; 0 with `error` set on failure.
-double probeGemmFlops(int threads, int64_t n, double seconds,
-                      std::string &error);
+/// FLOP/s of an n x n x n GEMM on `device` ("cpu:N" with `threads`, or
+/// "cuda:N"), the best of runs over about `seconds`; 0 with `error` set on
+/// failure.
+double probeGemmFlops(const std::string &device, int threads, int64_t n,
+                      double seconds, std::string &error);
 
 } // namespace whale
 

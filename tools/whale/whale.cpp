@@ -18,9 +18,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
+#include "runtime/Allocator.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
-#include "runtime/Allocator.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -217,8 +217,8 @@ bool loadAndPlan(const whale::InterpreterOptions &opts, const std::string &file,
 }
 
 int emitPlanned(const whale::InterpreterOptions &opts, const std::string &file,
-                const std::string &out, bool ranks,
-                const std::string &cluster, bool even) {
+                const std::string &out, bool ranks, const std::string &cluster,
+                bool even) {
   whale::Interpreter interp(opts);
   whale::PlannedModel plan;
   if (!loadAndPlan(opts, file, cluster, interp, plan, even))
@@ -251,8 +251,8 @@ int planCommand(int argc, char **argv) {
     }
   }
   if (file.empty() || cluster.empty())
-    return usageError(
-        "plan needs a script and a cluster: whale plan FILE.whl --cluster SPEC");
+    return usageError("plan needs a script and a cluster: whale plan FILE.whl "
+                      "--cluster SPEC");
   whale::Interpreter interp(opts);
   whale::PlannedModel plan, evenPlan;
   std::string evenError;
@@ -293,7 +293,7 @@ int devicesCommand(int argc, char **argv) {
   }
   int shared = whale::sharedThreads(c, 0);
   std::vector<std::string> source(c.devices.size(), "declared");
-  std::map<int, double> measured;
+  std::map<std::string, double> measured; // by the device probed
   for (size_t i = 0; i < c.devices.size(); ++i) {
     whale::DeviceSpec &d = c.devices[i];
     if (d.flops > 0)
@@ -303,22 +303,31 @@ int devicesCommand(int argc, char **argv) {
       source[i] = "nominal";
       continue;
     }
-    if (!measured.count(threads)) {
-      std::cerr << "probing a " << threads << "-thread device...\n";
-      measured[threads] = whale::probeGemmFlops(threads, 1024, 0.5, error);
-      if (measured[threads] <= 0) {
+    // CPU devices of one thread count measure alike; each GPU on its own,
+    // with a GEMM large enough to fill it.
+    bool gpu = d.kind == "cuda";
+    std::string key =
+        gpu ? whale::runtimeDeviceName(d, i) : "cpu:" + std::to_string(threads);
+    if (!measured.count(key)) {
+      std::cerr << "probing "
+                << (gpu ? key
+                        : "a " + std::to_string(threads) + "-thread device")
+                << "...\n";
+      measured[key] = whale::probeGemmFlops(gpu ? key : "probe", threads,
+                                            gpu ? 4096 : 1024, 0.5, error);
+      if (measured[key] <= 0) {
         std::cerr << "whale: error: probing failed: " << error << "\n";
         return 1;
       }
     }
-    d.flops = measured[threads];
+    d.flops = measured[key];
     d.threads = threads;
     source[i] = "measured";
   }
   std::vector<double> rates = whale::deviceRates(c, shared);
-  llvm::outs() << llvm::formatv("{0,-6} {1,-5} {2,-10} {3,7} {4,12} {5,10}  {6}\n",
-                             "device", "kind", "node", "threads", "memory",
-                             "GFLOP/s", "rate");
+  llvm::outs() << llvm::formatv(
+      "{0,-6} {1,-5} {2,-10} {3,7} {4,12} {5,10}  {6}\n", "device", "kind",
+      "node", "threads", "memory", "GFLOP/s", "rate");
   for (size_t i = 0; i < c.devices.size(); ++i) {
     const whale::DeviceSpec &d = c.devices[i];
     llvm::outs() << llvm::formatv(

@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Whale against PyTorch on one GPU: GPT-2 small's shape, the same run.
+
+The model is nn.block's pre-norm transformer (as examples/gpt.whl) at GPT-2
+small's shape by default: 12 layers, width 768, 12 heads, context 1024,
+vocabulary 50,304 (--vocab 256 for the byte vocabulary), tanh GELU, AdamW
+(lr 3e-4, weight decay 0.1), gradient clipping at 1.0. Both sides train the
+same batch of token ids (bytes of a generated text, valid in either
+vocabulary) in the same precision:
+
+  fp32   (default) fp32 everywhere; TF32 off on both sides
+  bf16   --amp: Whale's amp = "bf16" (matmuls in bf16, fp32 accumulation,
+         fp32 weights and optimizer state); PyTorch autocast(bfloat16)
+
+PyTorch runs eager and, unless --no-compile, torch.compile. Prints tokens/s
+and model FLOP utilization (6 N + 12 L T D FLOPs per token, N the
+parameters, against --peak-tflops or the GPU's dense peak for the
+precision) for each, and Whale's ratio to each peer.
+
+    python3 bench/gpt2_gpu.py [--batch 8] [--steps 10] [--warmup 3] [--amp]
+
+On a machine without a GPU, --device cpu with a small shape checks the
+script itself (Whale on cpu:1, PyTorch on the CPU):
+
+    python3 bench/gpt2_gpu.py --device cpu --layers 2 --width 128 --heads 4 \\
+        --seq 64 --vocab 256 --batch 4 --steps 3 --warmup 1 --no-compile
+"""
+import argparse
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+# Dense peaks (TFLOP/s) by GPU name fragment: (fp32 without tensor cores,
+# bf16 tensor cores), from the vendors' data sheets (SXM parts).
+PEAKS = {"H200": (67.0, 989.0), "H100": (67.0, 989.0), "A100": (19.5, 312.0)}
+
+
+def whale_script(a, text_path):
+    amp = '\nconfig { amp = "bf16" }\n' if a.amp else ""
+    return f"""import nn
+{amp}
+V = {a.vocab}
+T = {a.seq}
+D = {a.width}
+H = {a.heads}
+L = {a.layers}
+
+model gpt(tokens: i32[B, T], targets: i32[B, T]) {{
+  positions = param([T, D], init = normal(0.01))
+  x = nn.embed(tokens, V, D) + positions
+  for i in range(L) {{
+    x = nn.block(x, H)
+  }}
+  logits = nn.linear(nn.norm(x), V)
+  loss = mean(cross_entropy(logits, targets))
+  return loss
+}}
+
+train gpt {{
+  data = text("{text_path}", seq = T, batch = {a.batch}, seed = 0)
+  optimizer = adamw(lr = 3e-4, weight_decay = 0.1)
+  clip_grad_norm = 1.0
+  steps = {a.warmup + a.steps}
+}}
+"""
+
+
+class Block(nn.Module):
+    def __init__(self, d, h):
+        super().__init__()
+        self.h = h
+        self.n1, self.n2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.q, self.k, self.v, self.o = (nn.Linear(d, d) for _ in range(4))
+        self.up, self.down = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        h = self.n1(x)
+        split = lambda y: y.view(b, t, self.h, d // self.h).transpose(1, 2)
+        q, k, v = split(self.q(h)), split(self.k(h)), split(self.v(h))
+        # Attention as Whale computes it (scores materialized, masked,
+        # softmaxed): the same work, no fused kernel on either side.
+        s = (q @ k.transpose(-2, -1)) / math.sqrt(d // self.h)
+        mask = torch.triu(torch.ones(t, t, dtype=torch.bool, device=x.device), 1)
+        s = s.masked_fill(mask, float("-inf"))
+        a = (s.softmax(-1) @ v).transpose(1, 2).reshape(b, t, d)
+        x = x + self.o(a)
+        return x + self.down(F.gelu(self.up(self.n2(x)), approximate="tanh"))
+
+
+class GPT(nn.Module):
+    def __init__(self, a):
+        super().__init__()
+        self.embed = nn.Embedding(a.vocab, a.width)
+        self.pos = nn.Parameter(torch.randn(a.seq, a.width) * 0.01)
+        self.blocks = nn.ModuleList(Block(a.width, a.heads) for _ in range(a.layers))
+        self.norm, self.head = nn.LayerNorm(a.width), nn.Linear(a.width, a.vocab)
+
+    def forward(self, tokens, targets):
+        x = self.embed(tokens) + self.pos
+        for b in self.blocks:
+            x = b(x)
+        logits = self.head(self.norm(x))
+        return F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1))
+
+
+def parameters(a):
+    d, v, t, l = a.width, a.vocab, a.seq, a.layers
+    block = 4 * (d * d + d) + (d * 4 * d + 4 * d) + (4 * d * d + d) + 4 * d
+    return v * d + t * d + l * block + 2 * d + d * v + v
+
+
+def flops_per_token(a):
+    return 6 * parameters(a) + 12 * a.layers * a.seq * a.width
+
+
+def torch_run(a, compiled, device):
+    torch.manual_seed(0)
+    model = GPT(a).to(device)
+    step_model = torch.compile(model) if compiled else model
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
+    tokens = torch.randint(0, 256, (a.batch, a.seq), device=device)
+    targets = torch.randint(0, 256, (a.batch, a.seq), device=device)
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    for i in range(a.warmup + a.steps):
+        if i == a.warmup:
+            sync()
+            start = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast(device, dtype=torch.bfloat16, enabled=a.amp):
+            loss = step_model(tokens, targets)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+    sync()
+    return a.steps * a.batch * a.seq / (time.perf_counter() - start)
+
+
+def whale_run(a, root, device):
+    whale = os.path.join(root, "build", "bin", "whale")
+    with tempfile.TemporaryDirectory() as tmp:
+        text = os.path.join(tmp, "text.txt")
+        rng = random.Random(0)
+        words = ["whale", "gpu", "tensor", "plan", "stage", "ring", "the", "of"]
+        with open(text, "w") as f:
+            need = (a.warmup + a.steps + 2) * a.batch * (a.seq + 1) * 2
+            while f.tell() < need:
+                f.write(" ".join(rng.choice(words) for _ in range(64)) + "\n")
+        script = os.path.join(tmp, "gpt2.whl")
+        with open(script, "w") as f:
+            f.write(whale_script(a, text))
+        metrics = os.path.join(tmp, "m.jsonl")
+        cluster = "cuda:0" if device == "cuda" else "cpu:1"
+        cmd = [whale, "run", script, "--cluster", cluster, "--metrics", metrics,
+               "-I", os.path.join(root, "stdlib")]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"whale failed ({' '.join(cmd)}):\n{done.stderr}")
+        rows = [json.loads(l) for l in open(metrics)]
+    timed = rows[a.warmup:]
+    seconds = sum(a.batch / r["samples_per_s"] for r in timed)
+    return len(timed) * a.batch * a.seq / seconds
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--layers", type=int, default=12)
+    ap.add_argument("--width", type=int, default=768)
+    ap.add_argument("--heads", type=int, default=12)
+    ap.add_argument("--seq", type=int, default=1024)
+    ap.add_argument("--vocab", type=int, default=50304)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--amp", action="store_true")
+    ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    ap.add_argument("--peak-tflops", type=float, default=0)
+    a = ap.parse_args()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+    name = torch.cuda.get_device_name(0) if a.device == "cuda" else "cpu"
+    peak = a.peak_tflops
+    for key, (fp32, bf16) in PEAKS.items():
+        if not peak and key in name:
+            peak = bf16 if a.amp else fp32
+    results = [("whale", whale_run(a, root, a.device))]
+    results.append(("pytorch eager", torch_run(a, False, a.device)))
+    if not a.no_compile:
+        try:
+            results.append(("torch.compile", torch_run(a, True, a.device)))
+        except Exception as e:  # report, do not hide, a compile failure
+            print(f"torch.compile failed: {type(e).__name__}: {e}")
+    fpt = flops_per_token(a)
+    print(f"gpt {a.layers}x{a.width}, {a.heads} heads, context {a.seq}, "
+          f"vocab {a.vocab}, batch {a.batch}, {'bf16 amp' if a.amp else 'fp32'}, "
+          f"AdamW + clipping, {a.steps} timed steps after {a.warmup}; "
+          f"{parameters(a) / 1e6:.1f}M parameters; {name}; torch {torch.__version__}")
+    for label, tps in results:
+        mfu = f"  MFU {100 * tps * fpt / (peak * 1e12):5.1f}%" if peak else ""
+        print(f"{label:14s} {tps:12.0f} tokens/s{mfu}")
+    for label, tps in results[1:]:
+        print(f"whale / {label} = {results[0][1] / tps:.3f}")
+
+
+if __name__ == "__main__":
+    main()
