@@ -111,20 +111,25 @@ __global__ void gatherKernel(const float *x, float *out, Strided map,
   }
 }
 
+/// log(sum(exp(row))) of one row, shared by the block.
+__device__ float rowLogSumExp(const float *row, int64_t classes) {
+  float m = -INFINITY;
+  for (int64_t j = threadIdx.x; j < classes; j += blockDim.x)
+    m = fmaxf(m, row[j]);
+  m = blockReduce<true>(m);
+  float sum = 0;
+  for (int64_t j = threadIdx.x; j < classes; j += blockDim.x)
+    sum += expf(row[j] - m);
+  return m + logf(blockReduce<false>(sum));
+}
+
 /// Softmax of contiguous rows: one block per row.
 __global__ void softmaxRowsKernel(const float *x, float *y, int64_t extent) {
   const float *in = x + blockIdx.x * extent;
   float *out = y + blockIdx.x * extent;
-  float m = -INFINITY;
+  float lse = rowLogSumExp(in, extent);
   for (int64_t j = threadIdx.x; j < extent; j += blockDim.x)
-    m = fmaxf(m, in[j]);
-  m = blockReduce<true>(m);
-  float sum = 0;
-  for (int64_t j = threadIdx.x; j < extent; j += blockDim.x)
-    sum += expf(in[j] - m);
-  sum = blockReduce<false>(sum);
-  for (int64_t j = threadIdx.x; j < extent; j += blockDim.x)
-    out[j] = expf(in[j] - m) / sum;
+    out[j] = expf(in[j] - lse);
 }
 
 /// Softmax along a strided axis: one thread per (outer, inner) position.
@@ -265,18 +270,6 @@ __global__ void embeddingGradKernel(const void *ids, bool wide,
     else
       atomicAdd(&dtable[id * width + i % width], dout[i]);
   }
-}
-
-/// log(sum(exp(row))) of one row, shared by the block.
-__device__ float rowLogSumExp(const float *row, int64_t classes) {
-  float m = -INFINITY;
-  for (int64_t j = threadIdx.x; j < classes; j += blockDim.x)
-    m = fmaxf(m, row[j]);
-  m = blockReduce<true>(m);
-  float sum = 0;
-  for (int64_t j = threadIdx.x; j < classes; j += blockDim.x)
-    sum += expf(row[j] - m);
-  return m + logf(blockReduce<false>(sum));
 }
 
 __global__ void crossEntropyKernel(const float *logits, const void *labels,

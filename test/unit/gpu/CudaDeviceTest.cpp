@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../EquivalenceSupport.h"
+#include "../RandomValues.h"
 #include "runtime/WhaleRuntime.h"
 
 #include <gtest/gtest.h>
@@ -22,6 +23,8 @@
 
 namespace {
 
+using whale::testing::randomValues;
+
 using Shape = std::vector<int64_t>;
 
 int64_t count(const Shape &s) {
@@ -29,16 +32,6 @@ int64_t count(const Shape &s) {
   for (int64_t d : s)
     n *= d;
   return n;
-}
-
-std::vector<float> randomValues(int64_t n, unsigned seed, float lo = -1,
-                                float hi = 1) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float &x : v)
-    x = dist(gen);
-  return v;
 }
 
 /// One context on the GPU and one on the CPU, fed the same inputs.

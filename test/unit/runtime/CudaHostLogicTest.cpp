@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../RandomValues.h"
 #include "runtime/cpu/CpuDevice.h"
 #include "runtime/cuda/ElementMath.h"
 #include "runtime/cuda/GemmPlan.h"
@@ -24,19 +25,11 @@ using namespace whale::rt::cuda;
 
 namespace {
 
+using whale::testing::randomValues;
+
 CpuDevice &device() {
   static CpuDevice dev("cpu:host-logic", CpuDeviceOptions{2, 0});
   return dev;
-}
-
-std::vector<float> randomValues(int64_t n, unsigned seed, float lo = -1,
-                                float hi = 1) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float &x : v)
-    x = dist(gen);
-  return v;
 }
 
 View<const float> cv(const std::vector<float> &v, Shape s) {
