@@ -430,13 +430,37 @@ TEST(CudaEquivalence, GptOnOneGpu) {
   expectEquivalent(source("examples/gpt.whl"), "examples/gpt.whl", "cuda:0");
 }
 
-TEST(CudaEquivalence, MlpDataParallelOverTwoGpuContexts) {
+/// "cuda:0,cuda:1,..." over n GPUs where there are n, else n contexts on
+/// GPU 0 (the collectives then go through the host).
+std::string gpuCluster(int n) {
   char why[256];
-  const char *cluster =
-      whale_rt_device_check("cuda:1", why, sizeof why) == WHALE_RT_OK
-          ? "cuda:0,cuda:1"
-          : "cuda:0,cuda:0";
-  expectEquivalent(source("examples/mlp.whl"), "examples/mlp.whl", cluster);
+  bool distinct =
+      whale_rt_device_check(("cuda:" + std::to_string(n - 1)).c_str(), why,
+                            sizeof why) == WHALE_RT_OK;
+  std::string cluster;
+  for (int i = 0; i < n; ++i)
+    cluster += (i ? ",cuda:" : "cuda:") + std::to_string(distinct ? i : 0);
+  return cluster;
+}
+
+TEST(CudaEquivalence, GptTwoStagePipelineSendsAndReceivesBetweenGpus) {
+  expectEquivalent(source("examples/gpt.whl"), "examples/gpt.whl",
+                   gpuCluster(2));
+}
+
+TEST(CudaEquivalence, SplitMlpGathersAndShardsOnGpus) {
+  const char *path = "test/equivalence/mlp_split.whl";
+  expectEquivalent(source(path), path, gpuCluster(4));
+}
+
+TEST(CudaEquivalence, HybridShardedCrossEntropyOnGpus) {
+  const char *path = "test/equivalence/classify_hybrid.whl";
+  expectEquivalent(source(path), path, gpuCluster(2));
+}
+
+TEST(CudaEquivalence, MlpDataParallelOverTwoGpuContexts) {
+  expectEquivalent(source("examples/mlp.whl"), "examples/mlp.whl",
+                   gpuCluster(2));
 }
 
 } // namespace
