@@ -85,6 +85,29 @@ __global__ void binaryGradKernel(int op, int which, const float *a,
   }
 }
 
+/// When few outputs each sum many inputs (a bias's gradient: 768 sums of
+/// 8192), a thread per output leaves the GPU idle; a block per output
+/// splits each sum over its threads, in a fixed order.
+constexpr int64_t kBlockPerOutputMin = 128;
+bool blockPerOutput(int64_t outputs, int64_t perOutput) {
+  return perOutput >= kBlockPerOutputMin && outputs <= (1 << 20);
+}
+
+__global__ void binaryGradBlocksKernel(int op, int which, const float *a,
+                                       const float *b, const float *dout,
+                                       float *grad, Walk walk,
+                                       int64_t perPart) {
+  int64_t t = blockIdx.x;
+  float sum = 0;
+  for (int64_t r = threadIdx.x; r < perPart; r += blockDim.x) {
+    Offsets o = walkOffsets(walk, t, r);
+    sum += binaryPartial(op, which, a[o.a], b[o.b], dout[o.full]);
+  }
+  sum = blockReduce<false>(sum);
+  if (threadIdx.x == 0)
+    grad[t] = sum;
+}
+
 __global__ void unaryKernel(int op, const float *x, float *out, int64_t n) {
   WHALE_GRID_LOOP(i, n) { out[i] = unaryValue(op, x[i]); }
 }
@@ -214,18 +237,21 @@ __global__ void layerNormGradRowsKernel(const float *x, const float *gamma,
   }
 }
 
-/// dgamma and dbeta: one thread per column, summing down the rows.
+/// dgamma and dbeta: one block per column, its threads summing the rows.
 __global__ void layerNormGradColumnsKernel(const float *x, const float *mean,
                                            const float *rstd, const float *dy,
                                            float *dgamma, float *dbeta,
                                            int64_t rows, int64_t width) {
-  WHALE_GRID_LOOP(j, width) {
-    float g = 0, b = 0;
-    for (int64_t i = 0; i < rows; ++i) {
-      float d = dy[i * width + j];
-      g += d * (x[i * width + j] - mean[i]) * rstd[i];
-      b += d;
-    }
+  int64_t j = blockIdx.x;
+  float g = 0, b = 0;
+  for (int64_t i = threadIdx.x; i < rows; i += blockDim.x) {
+    float d = dy[i * width + j];
+    g += d * (x[i * width + j] - mean[i]) * rstd[i];
+    b += d;
+  }
+  g = blockReduce<false>(g);
+  b = blockReduce<false>(b);
+  if (threadIdx.x == 0) {
     dgamma[j] = g;
     dbeta[j] = b;
   }
@@ -305,6 +331,19 @@ __global__ void crossEntropyGradKernel(const float *logits, const void *labels,
 __global__ void reduceKernel(int op, const float *x, float *out, Walk walk,
                              int64_t kept, int64_t count) {
   WHALE_GRID_LOOP(t, kept) { out[t] = reduceAt(op, x, walk, t, count); }
+}
+
+__global__ void reduceBlocksKernel(int op, const float *x, float *out,
+                                   Walk walk, int64_t count) {
+  int64_t t = blockIdx.x;
+  float acc = op == 2 ? -INFINITY : 0.0f;
+  for (int64_t r = threadIdx.x; r < count; r += blockDim.x) {
+    float v = x[walkOffsets(walk, t, r).full];
+    acc = op == 2 ? fmaxf(acc, v) : acc + v;
+  }
+  acc = op == 2 ? blockReduce<true>(acc) : blockReduce<false>(acc);
+  if (threadIdx.x == 0)
+    out[t] = op == 1 ? acc / count : acc;
 }
 
 __global__ void reduceGradKernel(int op, const float *x, const float *dout,
@@ -392,8 +431,12 @@ void binary(cudaStream_t s, int op, const float *a, const float *b, float *out,
 void binaryGrad(cudaStream_t s, int op, int which, const float *a,
                 const float *b, const float *dout, float *grad,
                 const Walk &walk, int64_t parts, int64_t perPart) {
-  binaryGradKernel<<<blocksFor(parts), kThreads, 0, s>>>(
-      op, which, a, b, dout, grad, walk, parts, perPart);
+  if (blockPerOutput(parts, perPart))
+    binaryGradBlocksKernel<<<parts, kRowThreads, 0, s>>>(op, which, a, b, dout,
+                                                         grad, walk, perPart);
+  else
+    binaryGradKernel<<<blocksFor(parts), kThreads, 0, s>>>(
+        op, which, a, b, dout, grad, walk, parts, perPart);
 }
 
 void unary(cudaStream_t s, int op, const float *x, float *out, int64_t n) {
@@ -449,8 +492,9 @@ void layerNormGrad(cudaStream_t s, const float *x, const float *gamma,
   if (rows > 0)
     layerNormGradRowsKernel<<<rows, kRowThreads, 0, s>>>(x, gamma, mean, rstd,
                                                          dy, dx, width);
-  layerNormGradColumnsKernel<<<blocksFor(width), kThreads, 0, s>>>(
-      x, mean, rstd, dy, dgamma, dbeta, rows, width);
+  if (width > 0)
+    layerNormGradColumnsKernel<<<width, kRowThreads, 0, s>>>(
+        x, mean, rstd, dy, dgamma, dbeta, rows, width);
 }
 
 void embedding(cudaStream_t s, const float *table, const void *ids, bool wide,
@@ -485,8 +529,11 @@ void crossEntropyGrad(cudaStream_t s, const float *logits, const void *labels,
 
 void reduce(cudaStream_t s, int op, const float *x, float *out,
             const Walk &walk, int64_t kept, int64_t count) {
-  reduceKernel<<<blocksFor(kept), kThreads, 0, s>>>(op, x, out, walk, kept,
-                                                    count);
+  if (blockPerOutput(kept, count))
+    reduceBlocksKernel<<<kept, kRowThreads, 0, s>>>(op, x, out, walk, count);
+  else
+    reduceKernel<<<blocksFor(kept), kThreads, 0, s>>>(op, x, out, walk, kept,
+                                                      count);
 }
 
 void reduceGrad(cudaStream_t s, int op, const float *x, const float *dout,

@@ -294,6 +294,14 @@ TEST(CudaKernels, ReductionsAndLayout) {
       });
     }
   }
+  // Few outputs, each the sum of many inputs: a block per output.
+  auto tall = p.random({512, 40}, 23), column = p.make(WHALE_RT_F32, {40});
+  int64_t down[] = {0};
+  for (int op = WHALE_RT_SUM; op <= WHALE_RT_MAX; ++op)
+    p.check("reduce (block per output)", {column},
+            [&](whale_rt_context *ctx, int i) {
+              return whale_rt_reduce(ctx, op, tall.t[i], 1, down, column.t[i]);
+            });
   int64_t perm[] = {2, 0, 1};
   auto t = p.make(WHALE_RT_F32, {4, 6, 5});
   p.check("transpose", {t}, [&](whale_rt_context *ctx, int i) {
