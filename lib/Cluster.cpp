@@ -73,15 +73,6 @@ bool applyOption(DeviceSpec &d, llvm::StringRef option, std::string &error) {
   return false;
 }
 
-/// Whether the runtime can open the GPU `name` here; why not in `error`.
-bool gpuAvailable(const std::string &name, std::string &error) {
-  char why[640] = "";
-  if (whale_rt_device_check(name.c_str(), why, sizeof why) == WHALE_RT_OK)
-    return true;
-  error = why;
-  return false;
-}
-
 bool parseShort(llvm::StringRef spec, Cluster &out, std::string &error) {
   llvm::SmallVector<llvm::StringRef> parts;
   spec.split(parts, ',');
@@ -98,15 +89,14 @@ bool parseShort(llvm::StringRef spec, Cluster &out, std::string &error) {
     auto [device, options] = part.split('@');
     auto [kind, count] = device.split(':');
     if (kind == "cuda") {
-      // cuda:N is GPU N (one device), checked now so a machine without
-      // one says so before anything is compiled.
+      // cuda:N is GPU N (one device). Whether this machine has it is
+      // checked by what runs on it (checkClusterDevices), so plans for
+      // GPUs can be made anywhere.
       unsigned ordinal;
       if (count.getAsInteger(10, ordinal) || ordinal > 1024) {
         error = "'" + part.str() + "': expected cuda:N, N the GPU's number";
         return false;
       }
-      if (!gpuAvailable(device.str(), error))
-        return false;
       firstOfEntry = out.devices.size();
       DeviceSpec gpu;
       gpu.kind = "cuda";
@@ -197,12 +187,12 @@ bool parseJson(const std::string &path, Cluster &out, std::string &error) {
       if (spec.kind == "cuda") {
         // GPUs `first` .. first + count - 1 of the node.
         spec.ordinal = static_cast<int>(d->getInteger("first").value_or(0));
-        if (!gpuAvailable("cuda:" + std::to_string(spec.ordinal), error)) {
-          error = at + ": " + error;
+        if (spec.ordinal < 0 || spec.ordinal > 1024) {
+          error = at + ": first must be a GPU number from 0";
           return false;
         }
       }
-      if (spec.kind != "cpu") {
+      if (spec.kind != "cpu" && spec.kind != "cuda") {
         error = at + ": kind must be \"cpu\" or \"cuda\", not \"" + spec.kind +
                 "\"";
         return false;
@@ -310,6 +300,18 @@ bool parseCluster(const std::string &spec, Cluster &out, std::string &error) {
   if (!parseShort(s, out, error)) {
     error = "--cluster: " + error;
     return false;
+  }
+  return true;
+}
+
+bool checkClusterDevices(const Cluster &cluster, std::string &error) {
+  for (size_t i = 0; i < cluster.devices.size(); ++i) {
+    char why[640] = "";
+    std::string name = runtimeDeviceName(cluster.devices[i], i);
+    if (whale_rt_device_check(name.c_str(), why, sizeof why) != WHALE_RT_OK) {
+      error = std::string("--cluster: ") + why;
+      return false;
+    }
   }
   return true;
 }

@@ -40,6 +40,11 @@ struct Cluster {
   LinkSpec intraNode, interNode;
 };
 
+/// Whether this machine can open every device of the cluster (its GPUs:
+/// the driver, the plugin, the ordinals); why not in `error`. Running needs
+/// this; planning does not.
+bool checkClusterDevices(const Cluster &cluster, std::string &error);
+
 /// Threads of a device that declares none: `totalThreads` (0: every core
 /// of this machine) shared out over the cluster's devices, at least one.
 int sharedThreads(const Cluster &cluster, int totalThreads);

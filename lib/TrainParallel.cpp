@@ -83,7 +83,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   };
   Cluster cluster;
   std::string error;
-  if (!parseCluster(options.cluster, cluster, error))
+  if (!parseCluster(options.cluster, cluster, error) ||
+      !checkClusterDevices(cluster, error))
     return fail(error);
   const int64_t devices = static_cast<int64_t>(cluster.devices.size());
 

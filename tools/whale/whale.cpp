@@ -287,7 +287,8 @@ int devicesCommand(int argc, char **argv) {
     return usageError("devices takes no script: whale devices --cluster SPEC");
   whale::Cluster c;
   std::string error;
-  if (!whale::parseCluster(cluster, c, error)) {
+  if (!whale::parseCluster(cluster, c, error) ||
+      !whale::checkClusterDevices(c, error)) {
     std::cerr << "whale: error: " << error << "\n";
     return 1;
   }
