@@ -225,31 +225,29 @@ Status CudaDevice::takeDataError(const char *what, int64_t limit) {
                          " is outside [0, " + std::to_string(limit) + ")");
 }
 
-Status CudaDevice::copyToHost(void *host, const void *src, int64_t bytes) {
+Status CudaDevice::copyAndWait(void *dst, const void *src, int64_t bytes,
+                               bool toHost) {
   if (Status st = enter(); !st)
     return st;
   if (bytes == 0)
     return Status::ok();
+  // A host buffer may be read (or go) as soon as this returns: wait.
   Status st = cudaFailed(
-      cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, compute),
-      name() + ": copy to the host");
+      cudaMemcpyAsync(dst, src, bytes,
+                      toHost ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice,
+                      compute),
+      name() + (toHost ? ": copy to the host" : ": copy from the host"));
   if (st)
     st = cudaFailed(cudaStreamSynchronize(compute), name() + ": synchronize");
   return st;
 }
 
+Status CudaDevice::copyToHost(void *host, const void *src, int64_t bytes) {
+  return copyAndWait(host, src, bytes, /*toHost=*/true);
+}
+
 Status CudaDevice::copyFromHost(void *dst, const void *host, int64_t bytes) {
-  if (Status st = enter(); !st)
-    return st;
-  if (bytes == 0)
-    return Status::ok();
-  // The host buffer may go as soon as this returns: wait for the copy.
-  Status st = cudaFailed(
-      cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, compute),
-      name() + ": copy from the host");
-  if (st)
-    st = cudaFailed(cudaStreamSynchronize(compute), name() + ": synchronize");
-  return st;
+  return copyAndWait(dst, host, bytes, /*toHost=*/false);
 }
 
 Status CudaDevice::copy(void *dst, const void *src, int64_t bytes) {

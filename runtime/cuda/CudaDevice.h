@@ -134,6 +134,8 @@ private:
   /// Makes this GPU the calling thread's (ranks run on threads of their
   /// own, and CUDA's current device is per thread).
   Status enter();
+  /// A copy between the host and this GPU, waited for.
+  Status copyAndWait(void *dst, const void *src, int64_t bytes, bool toHost);
   /// The status of the last launch on the compute stream, named.
   Status launched(const char *what);
   /// A reusable device buffer of at least `bytes` for scratch `slot`
