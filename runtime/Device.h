@@ -77,9 +77,6 @@ public:
   virtual Status copyToHost(void *host, const void *src, int64_t bytes) = 0;
   virtual Status copyFromHost(void *dst, const void *host, int64_t bytes) = 0;
   virtual Status copy(void *dst, const void *src, int64_t bytes) = 0;
-  /// Waits for every kernel queued so far (a no-op where kernels are
-  /// synchronous).
-  virtual Status synchronize() { return Status::ok(); }
 
   /// Every element of `n` at `data` set to `value` converted to `dtype`.
   virtual Status fill(void *data, DType dtype, int64_t n, double value) = 0;

@@ -307,22 +307,12 @@ Status CpuDevice::adamStep(View<float> param, View<const float> grad, float *m,
 
 Status CpuDevice::sumSquares(const std::vector<View<float>> &views,
                              double &out) {
-  // A fixed order in double, so every plan computes the same norm.
-  double sq = 0;
-  for (const View<float> &g : views)
-    for (int64_t i = 0, n = g.numel(); i < n; ++i)
-      sq += static_cast<double>(g.data[i]) * static_cast<double>(g.data[i]);
-  out = sq;
+  out = cpu::sumSquares(views);
   return Status::ok();
 }
 
 Status CpuDevice::scale(const std::vector<View<float>> &views, double factor) {
-  float f = static_cast<float>(factor);
-  for (const View<float> &g : views)
-    pool_.parallelFor(g.numel(), 4096, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i)
-        g.data[i] *= f;
-    });
+  cpu::scaleAll(*this, views, static_cast<float>(factor));
   return Status::ok();
 }
 

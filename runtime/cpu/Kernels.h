@@ -15,9 +15,9 @@
 #ifndef WHALE_RUNTIME_CPU_KERNELS_H
 #define WHALE_RUNTIME_CPU_KERNELS_H
 
-#include "runtime/cpu/CpuDevice.h"
 #include "runtime/Status.h"
 #include "runtime/Tensor.h"
+#include "runtime/cpu/CpuDevice.h"
 
 #include <functional>
 
@@ -184,14 +184,20 @@ void adamStep(CpuDevice &dev, View<T> param, View<const T> grad, T *m, T *v,
               int64_t step, double lr, double beta1, double beta2, double eps,
               double weightDecay, bool decoupled);
 
+/// The sum of the squares of every element, in double and a fixed order.
+template <class T> double sumSquares(const std::vector<View<T>> &views);
+/// Every element of every view times `factor`.
+template <class T>
+void scaleAll(CpuDevice &dev, const std::vector<View<T>> &views, T factor);
+
 /// The global L2 norm of the gradients; when it exceeds maxNorm, scales them
 /// all by maxNorm / norm. Returns the norm before clipping. When the
 /// gradients are spread over ranks, `combineSquares` turns this rank's sum
 /// of squares into the sum over all of them.
 template <class T>
-double clipGradNorm(
-    CpuDevice &dev, std::vector<View<T>> &grads, double maxNorm,
-    const std::function<double(double)> &combineSquares = nullptr);
+double
+clipGradNorm(CpuDevice &dev, std::vector<View<T>> &grads, double maxNorm,
+             const std::function<double(double)> &combineSquares = nullptr);
 
 } // namespace whale::rt::cpu
 

@@ -42,26 +42,33 @@ void adamStep(CpuDevice &dev, View<T> param, View<const T> grad, T *m, T *v,
   });
 }
 
-template <class T>
-double clipGradNorm(CpuDevice &dev, std::vector<View<T>> &grads,
-                    double maxNorm,
-                    const std::function<double(double)> &combineSquares) {
+template <class T> double sumSquares(const std::vector<View<T>> &views) {
   // Summed in a fixed order in double, so every plan computes the same norm.
   double sq = 0;
-  for (const View<T> &g : grads)
+  for (const View<T> &g : views)
     for (int64_t i = 0, n = g.numel(); i < n; ++i)
       sq += static_cast<double>(g.data[i]) * static_cast<double>(g.data[i]);
+  return sq;
+}
+
+template <class T>
+void scaleAll(CpuDevice &dev, const std::vector<View<T>> &views, T factor) {
+  for (const View<T> &g : views)
+    dev.pool().parallelFor(g.numel(), 4096, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i)
+        g.data[i] *= factor;
+    });
+}
+
+template <class T>
+double clipGradNorm(CpuDevice &dev, std::vector<View<T>> &grads, double maxNorm,
+                    const std::function<double(double)> &combineSquares) {
+  double sq = sumSquares(grads);
   if (combineSquares)
     sq = combineSquares(sq);
   double norm = std::sqrt(sq);
-  if (norm > maxNorm && norm > 0) {
-    T scale = T(maxNorm / norm);
-    for (View<T> &g : grads)
-      dev.pool().parallelFor(g.numel(), 4096, [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i)
-          g.data[i] *= scale;
-      });
-  }
+  if (norm > maxNorm && norm > 0)
+    scaleAll(dev, grads, T(maxNorm / norm));
   return norm;
 }
 
@@ -71,6 +78,8 @@ double clipGradNorm(CpuDevice &dev, std::vector<View<T>> &grads,
   template void adamStep<T>(CpuDevice &, View<T>, View<const T>, T *, T *,     \
                             int64_t, double, double, double, double, double,   \
                             bool);                                             \
+  template double sumSquares<T>(const std::vector<View<T>> &);                 \
+  template void scaleAll<T>(CpuDevice &, const std::vector<View<T>> &, T);     \
   template double clipGradNorm<T>(CpuDevice &, std::vector<View<T>> &, double, \
                                   const std::function<double(double)> &);
 WHALE_INSTANTIATE(float)

@@ -133,10 +133,6 @@ std::unique_ptr<CudaDevice> CudaDevice::open(const std::string &name,
         cudaStreamCreateWithFlags(&dev->compute, cudaStreamNonBlocking),
         name + ": creating the compute stream");
   if (st)
-    st = cudaFailed(
-        cudaStreamCreateWithFlags(&dev->transfer, cudaStreamNonBlocking),
-        name + ": creating the transfer stream");
-  if (st)
     st = cudaFailed(cudaMalloc(&dev->dataError, sizeof(DataError)),
                     name + ": allocating the error record");
   if (st)
@@ -172,8 +168,6 @@ CudaDevice::~CudaDevice() {
     cublasDestroy(blas);
   if (compute)
     cudaStreamDestroy(compute);
-  if (transfer)
-    cudaStreamDestroy(transfer);
 }
 
 Status CudaDevice::enter() {
@@ -258,12 +252,6 @@ Status CudaDevice::copy(void *dst, const void *src, int64_t bytes) {
   return cudaFailed(
       cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, compute),
       name() + ": copy");
-}
-
-Status CudaDevice::synchronize() {
-  if (Status st = enter(); !st)
-    return st;
-  return cudaFailed(cudaStreamSynchronize(compute), name() + ": synchronize");
 }
 
 Status CudaDevice::fill(void *data, DType dtype, int64_t n, double value) {

@@ -3,10 +3,11 @@
 //
 // Lives in the plugin (libwhale_cuda.so), never in the CPU build: the
 // runtime reaches it through whale_cuda_open_device (DevicePlugin.h) only
-// after finding a driver. One compute stream runs every kernel and cuBLAS
-// call in order; a second stream carries copies for communication so they
-// can overlap compute. Memory comes from a caching allocator held to the
-// device's limit, as the CPU's is.
+// after finding a driver. One stream runs every kernel, cuBLAS call, copy
+// and NCCL collective in order (a second, for communication to overlap the
+// backward pass, waits for asynchronous collectives in the rank programs).
+// Memory comes from a caching allocator held to the device's limit, as the
+// CPU's is.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,7 +65,6 @@ public:
   Status copyToHost(void *host, const void *src, int64_t bytes) override;
   Status copyFromHost(void *dst, const void *host, int64_t bytes) override;
   Status copy(void *dst, const void *src, int64_t bytes) override;
-  Status synchronize() override;
   Status fill(void *data, DType dtype, int64_t n, double value) override;
 
   Status matmul(View<const float> a, View<const float> b, View<float> out,
@@ -153,7 +153,6 @@ private:
 
   int ordinal;
   cudaStream_t compute = nullptr;
-  cudaStream_t transfer = nullptr;
   cublasHandle_t blas = nullptr;
   DataError *dataError = nullptr;
   std::vector<std::pair<void *, size_t>> scratchSlots;

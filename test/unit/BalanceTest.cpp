@@ -15,12 +15,6 @@ namespace {
 
 using namespace whale::testing;
 
-const char *kMlp = "examples/mlp.whl";
-const char *kMlpStages = "test/equivalence/mlp_stages.whl";
-const char *kHybrid = "test/equivalence/classify_hybrid.whl";
-const char *kGpt = "examples/gpt.whl";
-const char *kMlpSplit = "test/equivalence/mlp_split.whl";
-
 std::vector<int64_t> sharesOf(const whale::TrainResult &r) {
   return r.localBatches;
 }

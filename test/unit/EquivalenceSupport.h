@@ -20,6 +20,14 @@
 
 namespace whale::testing {
 
+/// The scripts the equivalence, balance and GPU suites train.
+inline const char *const kMlp = "examples/mlp.whl";
+inline const char *const kGpt = "examples/gpt.whl";
+inline const char *const kMlpStages = "test/equivalence/mlp_stages.whl";
+inline const char *const kMlpSplit = "test/equivalence/mlp_split.whl";
+inline const char *const kHybrid = "test/equivalence/classify_hybrid.whl";
+inline const char *const kSplitStage = "test/equivalence/mlp_split_stage.whl";
+
 inline std::string source(const char *path) {
   std::ifstream f(std::string(WHALE_SOURCE_DIR) + "/" + path);
   std::stringstream ss;
@@ -29,7 +37,7 @@ inline std::string source(const char *path) {
 
 /// `text` with `from` replaced by `to` (which must occur).
 inline std::string edit(std::string text, const std::string &from,
-                 const std::string &to) {
+                        const std::string &to) {
   size_t at = text.find(from);
   EXPECT_NE(at, std::string::npos) << from;
   if (at != std::string::npos)
@@ -41,8 +49,8 @@ inline whale::TrainResult trainText(const std::string &text,
                                     const std::string &name,
                                     const std::string &cluster) {
   whale::Interpreter interp;
-  EXPECT_TRUE(interp.loadString(text, std::string(WHALE_SOURCE_DIR) + "/" +
-                                          name))
+  EXPECT_TRUE(
+      interp.loadString(text, std::string(WHALE_SOURCE_DIR) + "/" + name))
       << interp.renderDiagnostics();
   whale::TrainOptions opts;
   opts.steps = 5;
@@ -91,15 +99,16 @@ inline void expectEquivalent(const std::string &text, const std::string &name,
     worst = std::max(worst, rel);
     EXPECT_LT(rel, 1e-4) << pname << " (scale " << scale << ")";
   }
-  std::printf("%s on %s: 5 losses within %.1e, parameters within %.1e\n",
-              name.c_str(), cluster.c_str(),
-              [&] {
-                double w = 0;
-                for (size_t i = 0; i < local.losses.size(); ++i)
-                  w = std::max(w, relative(planned.losses[i], local.losses[i]));
-                return w;
-              }(),
-              worst);
+  std::printf(
+      "%s on %s: 5 losses within %.1e, parameters within %.1e\n", name.c_str(),
+      cluster.c_str(),
+      [&] {
+        double w = 0;
+        for (size_t i = 0; i < local.losses.size(); ++i)
+          w = std::max(w, relative(planned.losses[i], local.losses[i]));
+        return w;
+      }(),
+      worst);
 }
 
 } // namespace whale::testing

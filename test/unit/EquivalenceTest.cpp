@@ -15,13 +15,6 @@ namespace {
 
 using namespace whale::testing;
 
-const char *kMlp = "examples/mlp.whl";
-const char *kMlpStages = "test/equivalence/mlp_stages.whl";
-const char *kGpt = "examples/gpt.whl";
-const char *kMlpSplit = "test/equivalence/mlp_split.whl";
-const char *kHybrid = "test/equivalence/classify_hybrid.whl";
-const char *kSplitStage = "test/equivalence/mlp_split_stage.whl";
-
 TEST(Equivalence, MlpDataParallelOverFourDevices) {
   expectEquivalent(source(kMlp), kMlp, "cpu:4");
 }
@@ -123,8 +116,8 @@ TEST(Equivalence, MlpSplitEachMatmulPatternForced) {
 }
 
 TEST(Equivalence, MlpSplitInGroupsOfTwoWithDataParallelism) {
-  expectEquivalent(edit(source(kMlpSplit), "split {", "split(2) {"),
-                   kMlpSplit, "cpu:4");
+  expectEquivalent(edit(source(kMlpSplit), "split {", "split(2) {"), kMlpSplit,
+                   "cpu:4");
 }
 
 TEST(Equivalence, HybridReplicatedFeaturesSplitClassifier) {

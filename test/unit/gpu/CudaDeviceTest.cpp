@@ -427,15 +427,14 @@ TEST(CudaCollectives, AllReduceAcrossTwoGpuContexts) {
   whale_rt_comm_destroy(comm);
 }
 
-using whale::testing::expectEquivalent;
-using whale::testing::source;
+using namespace whale::testing;
 
 TEST(CudaEquivalence, MlpOnOneGpu) {
-  expectEquivalent(source("examples/mlp.whl"), "examples/mlp.whl", "cuda:0");
+  expectEquivalent(source(kMlp), kMlp, "cuda:0");
 }
 
 TEST(CudaEquivalence, GptOnOneGpu) {
-  expectEquivalent(source("examples/gpt.whl"), "examples/gpt.whl", "cuda:0");
+  expectEquivalent(source(kGpt), kGpt, "cuda:0");
 }
 
 /// "cuda:0,cuda:1,..." over n GPUs where there are n, else n contexts on
@@ -452,23 +451,19 @@ std::string gpuCluster(int n) {
 }
 
 TEST(CudaEquivalence, GptTwoStagePipelineSendsAndReceivesBetweenGpus) {
-  expectEquivalent(source("examples/gpt.whl"), "examples/gpt.whl",
-                   gpuCluster(2));
+  expectEquivalent(source(kGpt), kGpt, gpuCluster(2));
 }
 
 TEST(CudaEquivalence, SplitMlpGathersAndShardsOnGpus) {
-  const char *path = "test/equivalence/mlp_split.whl";
-  expectEquivalent(source(path), path, gpuCluster(4));
+  expectEquivalent(source(kMlpSplit), kMlpSplit, gpuCluster(4));
 }
 
 TEST(CudaEquivalence, HybridShardedCrossEntropyOnGpus) {
-  const char *path = "test/equivalence/classify_hybrid.whl";
-  expectEquivalent(source(path), path, gpuCluster(2));
+  expectEquivalent(source(kHybrid), kHybrid, gpuCluster(2));
 }
 
 TEST(CudaEquivalence, MlpDataParallelOverTwoGpuContexts) {
-  expectEquivalent(source("examples/mlp.whl"), "examples/mlp.whl",
-                   gpuCluster(2));
+  expectEquivalent(source(kMlp), kMlp, gpuCluster(2));
 }
 
 } // namespace
