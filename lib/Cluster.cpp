@@ -3,6 +3,7 @@
 #include "lib/Cluster.h"
 
 #include "runtime/WhaleRuntime.h"
+#include "sim/DeviceModel.h"
 
 #include <algorithm>
 #include <thread>
@@ -172,7 +173,15 @@ bool parseJson(const std::string &path, Cluster &out, std::string &error) {
       return false;
     }
     auto name = node->getString("name");
-    out.nodes.push_back(name ? name->str() : "node" + std::to_string(n));
+    // "count": that many nodes alike (a cluster of 384 DGX boxes is one
+    // entry), named name0, name1, ...
+    int64_t copies = node->getInteger("count").value_or(1);
+    if (copies < 1 || copies > 4096) {
+      error = where + ": count must be from 1 to 4096 nodes";
+      return false;
+    }
+    std::string base = name ? name->str() : "node" + std::to_string(n);
+    size_t firstDevice = out.devices.size();
     for (size_t i = 0; i < devices->size(); ++i) {
       std::string at = where + ".devices[" + std::to_string(i) + "]";
       const llvm::json::Object *d = (*devices)[i].getAsObject();
@@ -181,7 +190,7 @@ bool parseJson(const std::string &path, Cluster &out, std::string &error) {
         return false;
       }
       DeviceSpec spec;
-      spec.node = static_cast<int>(n);
+      spec.node = static_cast<int>(out.nodes.size());
       auto kind = d->getString("kind");
       spec.kind = kind ? kind->str() : "cpu";
       if (spec.kind == "cuda") {
@@ -216,6 +225,23 @@ bool parseJson(const std::string &path, Cluster &out, std::string &error) {
           return false;
         }
       }
+      if (auto model = d->getString("model")) {
+        const sim::DeviceModel *m = sim::findGpuModel(model->str());
+        if (!m || spec.kind != "cuda") {
+          error = at + ": " +
+                  (m ? "a GPU model needs kind \"cuda\""
+                     : "unknown GPU model \"" + model->str() +
+                           "\" (known: " + sim::knownGpuModelNames() + ")");
+          return false;
+        }
+        spec.model = m->name;
+        // The data sheet's memory unless the file says otherwise; its rate
+        // is the simulator's to use, the planner balances by `flops`.
+        if (!d->get("memory"))
+          spec.memory = m->memoryBytes;
+        if (!d->getNumber("flops"))
+          spec.flops = m->matmulFlops;
+      }
       if (auto f = d->getNumber("flops"))
         spec.flops = *f;
       if (count < 1 || count > 4096 || spec.flops < 0) {
@@ -226,6 +252,20 @@ bool parseJson(const std::string &path, Cluster &out, std::string &error) {
         out.devices.push_back(spec);
         ++spec.ordinal; // the next GPU, for kind cuda
       }
+    }
+    out.nodes.push_back(copies > 1 ? base + "0" : base);
+    const size_t perNode = out.devices.size() - firstDevice;
+    for (int64_t c = 1; c < copies; ++c) {
+      if (out.devices.size() + perNode > 65536) {
+        error = where + ": more than 65536 devices in all";
+        return false;
+      }
+      for (size_t i = 0; i < perNode; ++i) {
+        DeviceSpec copy = out.devices[firstDevice + i];
+        copy.node = static_cast<int>(out.nodes.size());
+        out.devices.push_back(copy);
+      }
+      out.nodes.push_back(base + std::to_string(c));
     }
   }
   if (const llvm::json::Object *links = root->getObject("links"))
@@ -253,6 +293,8 @@ std::string clusterJson(const Cluster &cluster) {
         o["memory"] = d.memory;
       if (d.flops > 0)
         o["flops"] = d.flops;
+      if (!d.model.empty())
+        o["model"] = d.model;
       devices.push_back(std::move(o));
     }
     nodes.push_back(llvm::json::Object{

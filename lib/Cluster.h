@@ -23,6 +23,9 @@ struct DeviceSpec {
   int threads = 0;    ///< 0: the run's --threads, shared out
   int64_t memory = 0; ///< bytes; 0: no limit
   double flops = 0;   ///< FLOP/s; 0: not declared
+  /// A GPU model the simulator knows by its data sheet ("A100-80GB",
+  /// sim/DeviceModel.h); empty for a device described by rate alone.
+  std::string model;
 };
 
 struct LinkSpec {

@@ -272,6 +272,7 @@ whale_rt_status whale_rt_context_bind(whale_rt_context *ctx,
       std::string who = "rank " + std::to_string(ctx->rank) + " (stage " +
                         std::to_string(stage) + ", replica " +
                         std::to_string(replica) + ")";
+      ctx->profiler->nameRank(ctx->rank, who);
       ctx->profiler->nameTrack(ctx->traceTrack, who + " compute");
       ctx->profiler->nameTrack(ctx->traceTrack + 1, who + " communication");
     }

@@ -28,6 +28,11 @@ void Profiler::nameTrack(int track, std::string name) {
   trackNames.push_back({track, std::move(name)});
 }
 
+void Profiler::nameRank(int rank, std::string name) {
+  std::lock_guard<std::mutex> lock(mutex);
+  rankNames.push_back({rank, std::move(name)});
+}
+
 std::vector<Profiler::Event> Profiler::events() const {
   std::lock_guard<std::mutex> lock(mutex);
   return recorded;
@@ -42,11 +47,22 @@ std::string Profiler::chromeTraceJson() const {
       out += ",\n";
     first = false;
   };
+  // Track t is thread t % 2 of process t / 2 (a rank's compute and
+  // communication).
+  auto where = [](int track) {
+    return "\"pid\": " + std::to_string(track / 2) +
+           ", \"tid\": " + std::to_string(track % 2);
+  };
+  for (const auto &[rank, name] : rankNames) {
+    sep();
+    out += "{\"ph\": \"M\", \"name\": \"process_name\", " +
+           where(2 * rank) + ", \"args\": {\"name\": " + jsonQuote(name) +
+           "}}";
+  }
   for (const auto &[track, name] : trackNames) {
     sep();
-    out += "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 0, \"tid\": " +
-           std::to_string(track) + ", \"args\": {\"name\": " + jsonQuote(name) +
-           "}}";
+    out += "{\"ph\": \"M\", \"name\": \"thread_name\", " + where(track) +
+           ", \"args\": {\"name\": " + jsonQuote(name) + "}}";
   }
   char buf[96];
   for (const Event &e : recorded) {
@@ -55,9 +71,8 @@ std::string Profiler::chromeTraceJson() const {
     std::snprintf(buf, sizeof buf, "\"ts\": %.3f, \"dur\": %.3f",
                   (e.startNs - origin) / 1e3, e.durationNs / 1e3);
     out += "{\"ph\": \"X\", \"name\": " + jsonQuote(e.name) +
-           ", \"cat\": " + jsonQuote(e.category) +
-           ", \"pid\": 0, \"tid\": " + std::to_string(e.track) + ", " + buf +
-           "}";
+           ", \"cat\": " + jsonQuote(e.category) + ", " + where(e.track) +
+           ", " + buf + "}";
   }
   return out + "\n]}\n";
 }

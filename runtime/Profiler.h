@@ -13,9 +13,12 @@
 
 namespace whale::rt {
 
-/// Collects timed events (a kernel, a collective) on tracks (one per rank,
-/// compute and communication apart) and writes them as Chrome trace JSON,
-/// which Perfetto and chrome://tracing open. Thread-safe.
+/// Collects timed events (a kernel, a collective) on tracks and writes them
+/// as Chrome trace JSON, which Perfetto and chrome://tracing open: track 2r
+/// is rank r's compute and 2r + 1 its communication, shown as one process
+/// per rank with two threads. The simulator writes its predicted timelines
+/// through the same class, so a run and its prediction open side by side.
+/// Thread-safe.
 class Profiler {
 public:
   struct Event {
@@ -30,6 +33,10 @@ public:
               int64_t startNs, int64_t durationNs);
   /// Names a track ("rank 0 compute") in the trace viewer.
   void nameTrack(int track, std::string name);
+  /// Names the process of rank `rank` (its tracks 2 rank and 2 rank + 1).
+  void nameRank(int rank, std::string name);
+  /// Times are taken from `originNs` (default: when the profiler was made).
+  void setOrigin(int64_t originNs) { origin = originNs; }
 
   std::vector<Event> events() const;
   std::string chromeTraceJson() const;
@@ -57,7 +64,7 @@ public:
 private:
   mutable std::mutex mutex;
   std::vector<Event> recorded;
-  std::vector<std::pair<int, std::string>> trackNames;
+  std::vector<std::pair<int, std::string>> trackNames, rankNames;
   int64_t origin = nowNs();
 };
 

@@ -13,6 +13,7 @@
 #include "lib/DeviceProbe.h"
 #include "lib/PlanReport.h"
 #include "lib/Planner.h"
+#include "lib/Simulate.h"
 #include "lowering/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -49,6 +50,12 @@ commands:
       show the plan: per TaskGraph its strategy, devices, schedule, memory
       per device and bytes communicated per step; per device its share of
       the batch, predicted time and memory, balanced beside even
+  sim FILE.whl --cluster SPEC [--json] [--trace FILE.json] [--events]
+               [--even] [-I DIR]...
+      predict one training iteration of the plan without running it: time,
+      samples and tokens per second, FLOP/s and MFU, per-rank compute,
+      communication and idle time, peak memory, time by event kind; --trace
+      writes the predicted timeline (Chrome trace, as run --trace does)
   devices --cluster SPEC [--probe] [-o CLUSTER.json]
       show the devices as Whale sees them; --probe times a GEMM on each
       and -o writes the cluster, with the measured rates, as JSON
@@ -262,6 +269,58 @@ int planCommand(int argc, char **argv) {
   const whale::PlannedModel *other = even ? nullptr : &evenPlan;
   std::cout << (json ? whale::planJson(plan, other, evenError)
                      : whale::planText(plan, other, evenError));
+  return 0;
+}
+
+/// `whale sim`: plans the script over the cluster and replays one iteration
+/// of the plan in the simulator.
+int simCommand(int argc, char **argv) {
+  whale::InterpreterOptions opts;
+  std::string file, cluster, trace;
+  bool json = false, even = false, events = false;
+  Args args("sim", argc, argv);
+  while (args.next()) {
+    if (auto v = args.value("--cluster")) {
+      cluster = *v;
+    } else if (auto v = args.value("--trace")) {
+      trace = *v;
+    } else if (args.arg() == "--json") {
+      json = true;
+    } else if (args.arg() == "--events") {
+      events = true;
+    } else if (args.arg() == "--even") {
+      even = true;
+    } else if (int rc = args.finish(opts, file)) {
+      return rc;
+    }
+  }
+  if (file.empty() || cluster.empty())
+    return usageError("sim needs a script and a cluster: whale sim FILE.whl "
+                      "--cluster SPEC");
+  whale::Cluster c;
+  std::string error;
+  if (!whale::parseCluster(cluster, c, error)) {
+    std::cerr << "whale: error: " << error << "\n";
+    return 1;
+  }
+  whale::Interpreter interp(opts);
+  whale::PlannedModel plan;
+  if (!loadAndPlan(opts, file, cluster, interp, plan, even))
+    return 1;
+  whale::SimulateOptions options;
+  options.trace = !trace.empty();
+  options.defaultThreads = whale::sharedThreads(c, 0);
+  whale::Simulation sim;
+  if (!whale::simulatePlan(plan, c, options, sim, error)) {
+    std::cerr << "whale: error: " << error << "\n";
+    return 1;
+  }
+  if (!trace.empty())
+    if (int rc = writeOutput(trace, whale::simulationTrace(sim)))
+      return rc;
+  std::cout << (json     ? whale::simulationJson(sim, plan)
+                : events ? whale::simulationEvents(sim)
+                         : whale::simulationText(sim, plan));
   return 0;
 }
 
@@ -583,6 +642,8 @@ int main(int argc, char **argv) {
     return planCommand(argc - 2, argv + 2);
   if (cmd == "run")
     return run(argc - 2, argv + 2);
+  if (cmd == "sim")
+    return simCommand(argc - 2, argv + 2);
   if (cmd == "sample")
     return sample(argc - 2, argv + 2);
   return usageError("unknown command '" + cmd + "'");

@@ -88,3 +88,47 @@ int64_t EmbeddingGradOp::getFlops() { return elementsOf(getDout()); }
 int64_t CrossEntropyGradOp::getFlops() { return 7 * elementsOf(getLogits()); }
 int64_t ReduceGradOp::getFlops() { return elementsOf(getX()); }
 int64_t SliceGradOp::getFlops() { return 0; }
+
+//===----------------------------------------------------------------------===//
+// The optimizer step: in place, so it holds no new memory; its state (a
+// velocity, two moments) is read and written beside the parameter.
+//===----------------------------------------------------------------------===//
+
+// v = momentum v + g + wd p (3 per element with momentum, 1 without), then
+// p -= lr v (2).
+int64_t SgdUpdateOp::getFlops() {
+  int64_t perElement = getMomentum().convertToDouble() > 0 ? 5 : 3;
+  return perElement * elementsOf(getParam());
+}
+int64_t SgdUpdateOp::getBytesRead() {
+  int64_t tensors = getMomentum().convertToDouble() > 0 ? 3 : 2;
+  return tensors * tensorBytes(getParam().getType());
+}
+int64_t SgdUpdateOp::getBytesWritten() {
+  int64_t tensors = getMomentum().convertToDouble() > 0 ? 2 : 1;
+  return tensors * tensorBytes(getParam().getType());
+}
+int64_t SgdUpdateOp::getOutputMemory() { return 0; }
+
+// Both moments (3 + 4), their bias corrections (2), a square root, a
+// division and the decay and step (5): 16 per element.
+int64_t AdamUpdateOp::getFlops() { return 16 * elementsOf(getParam()); }
+// The parameter, its gradient and both moments in; all but the gradient
+// out.
+int64_t AdamUpdateOp::getBytesRead() {
+  return 4 * tensorBytes(getParam().getType());
+}
+int64_t AdamUpdateOp::getBytesWritten() {
+  return 3 * tensorBytes(getParam().getType());
+}
+int64_t AdamUpdateOp::getOutputMemory() { return 0; }
+
+// Squares summed (2 per element), then every gradient scaled (1).
+int64_t ClipGradNormOp::getFlops() {
+  int64_t elements = 0;
+  for (Value g : getGrads())
+    elements += elementsOf(g);
+  return 3 * elements;
+}
+int64_t ClipGradNormOp::getBytesWritten() { return operandBytes(*this); }
+int64_t ClipGradNormOp::getOutputMemory() { return 0; }

@@ -4,7 +4,9 @@
 #define WHALE_OPTIMIZER_OPS
 
 def Whale_SgdUpdateOp : Whale_Op<"sgd_update", [MemoryEffects<[MemWrite]>,
-    AllTypesMatch<["param", "grad"]>]> {
+    AllTypesMatch<["param", "grad"]>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface,
+        ["getFlops", "getBytesRead", "getBytesWritten", "getOutputMemory"]>]> {
   let summary = "One SGD step of a parameter";
   let description = [{
     `param -= lr * (v = momentum * v + grad + weight_decay * param)`, in
@@ -22,7 +24,9 @@ def Whale_SgdUpdateOp : Whale_Op<"sgd_update", [MemoryEffects<[MemWrite]>,
 }
 
 def Whale_AdamUpdateOp : Whale_Op<"adam_update", [MemoryEffects<[MemWrite]>,
-    AllTypesMatch<["param", "grad"]>]> {
+    AllTypesMatch<["param", "grad"]>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface,
+        ["getFlops", "getBytesRead", "getBytesWritten", "getOutputMemory"]>]> {
   let summary = "One Adam (or AdamW) step of a parameter";
   let description = [{
     Adam with bias correction for the current step; with `decoupled`, AdamW
@@ -40,7 +44,9 @@ def Whale_AdamUpdateOp : Whale_Op<"adam_update", [MemoryEffects<[MemWrite]>,
   let hasVerifier = 1;
 }
 
-def Whale_ClipGradNormOp : Whale_Op<"clip_grad_norm", [MemoryEffects<[MemWrite]>]> {
+def Whale_ClipGradNormOp : Whale_Op<"clip_grad_norm", [MemoryEffects<[MemWrite]>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface,
+        ["getFlops", "getBytesWritten", "getOutputMemory"]>]> {
   let summary = "Scales gradients to a global L2 norm of at most max_norm";
   let description = [{
     All operands are scaled together, in place, when their global L2 norm

@@ -135,6 +135,13 @@ TEST(Profiler, WritesAChromeTrace) {
   EXPECT_NE(json.find("\"tid\": 1, \"ts\": "), std::string::npos);
   EXPECT_NE(json.find("\"dur\": 2.500"), std::string::npos);
   EXPECT_NE(json.find("\"thread_name\""), std::string::npos);
+  // Track 2r + 1 is rank r's communication: process r, thread 1.
+  prof.nameRank(3, "rank 3");
+  prof.record("send", "communication", 7, Profiler::nowNs(), 10);
+  json = prof.chromeTraceJson();
+  EXPECT_NE(json.find("\"process_name\", \"pid\": 3, \"tid\": 0"),
+            std::string::npos);
+  EXPECT_NE(json.find("\"pid\": 3, \"tid\": 1, \"ts\": "), std::string::npos);
 }
 
 } // namespace

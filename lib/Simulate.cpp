@@ -1,0 +1,114 @@
+//===- Simulate.cpp - a planned model through the simulator ---------------===//
+
+#include "lib/Simulate.h"
+
+#include "dialects/Whale/IR/WhaleOps.h"
+#include "lib/Cluster.h"
+#include "sim/Extract.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <chrono>
+
+namespace whale {
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+      .count();
+}
+
+/// A token model's sequence length: its first input is integer [B, T].
+int64_t tokensPerSample(const PlannedModel &plan) {
+  auto fn = plan.planned.get().lookupSymbol<mlir::func::FuncOp>(plan.model);
+  if (!fn || fn.getNumArguments() == 0)
+    return 0;
+  auto t = mlir::dyn_cast<mlir::RankedTensorType>(fn.getArgumentTypes()[0]);
+  if (!t || t.getRank() != 2 || !t.getElementType().isInteger())
+    return 0;
+  return t.getShape()[1];
+}
+
+} // namespace
+
+sim::Topology topologyOf(const Cluster &cluster, int defaultThreads) {
+  sim::Topology t;
+  std::vector<double> rates = deviceRates(cluster, defaultThreads);
+  for (size_t i = 0; i < cluster.devices.size(); ++i) {
+    const DeviceSpec &d = cluster.devices[i];
+    const sim::DeviceModel *gpu =
+        d.model.empty() ? nullptr : sim::findGpuModel(d.model);
+    sim::DeviceModel m =
+        gpu ? *gpu
+            : sim::cpuModel(rates[i], threadsOf(d, defaultThreads), d.memory);
+    if (gpu && d.memory > 0)
+      m.memoryBytes = d.memory;
+    if (!gpu && d.kind == "cuda") {
+      // A GPU known only by its rate: priced as a GPU of that rate.
+      m = *sim::findGpuModel("H100-SXM");
+      m.name = "cuda";
+      double scale = rates[i] / m.matmulFlops;
+      m.matmulFlops *= scale;
+      m.matmulFlopsBf16 *= scale;
+      m.vectorFlops *= scale;
+      m.memoryBytes = d.memory;
+    }
+    t.devices.push_back(m);
+    t.node.push_back(d.node);
+  }
+  t.intraNode = {cluster.intraNode.bandwidth, cluster.intraNode.latency};
+  t.interNode = {cluster.interNode.bandwidth, cluster.interNode.latency};
+  return t;
+}
+
+bool simulatePlan(const PlannedModel &plan, const Cluster &cluster,
+                  const SimulateOptions &options, Simulation &out,
+                  std::string &error) {
+  auto start = std::chrono::steady_clock::now();
+  out.topology = topologyOf(cluster, options.defaultThreads);
+  out.shape.stages = plan.stages;
+  out.shape.replicas = plan.replicas;
+  out.shape.grid = plan.grid;
+  // The programs of each shape of rank, read once each.
+  std::vector<mlir::ModuleOp> modules;
+  for (int64_t r = 0; r < plan.replicas; ++r) {
+    mlir::ModuleOp m = plan.ranksOf(r);
+    size_t at = std::find(modules.begin(), modules.end(), m) - modules.begin();
+    if (at == modules.size()) {
+      modules.push_back(m);
+      auto set = std::make_unique<sim::ProgramSet>();
+      if (!sim::extractPrograms(m, plan.model, plan.stages, out.events, *set,
+                                error))
+        return false;
+      out.programSets.push_back(std::move(set));
+    }
+    out.shape.programs.push_back(out.programSets[at].get());
+  }
+  out.extractSeconds = secondsSince(start);
+
+  start = std::chrono::steady_clock::now();
+  sim::SimOptions simOptions;
+  simOptions.trace = options.trace;
+  simOptions.measured = options.measured;
+  if (!sim::simulate(out.events, out.shape, out.topology, simOptions,
+                     out.result, error))
+    return false;
+  out.replaySeconds = secondsSince(start);
+
+  out.globalBatch = plan.globalBatch;
+  out.tokensPerSample = tokensPerSample(plan);
+  bool bf16 = false;
+  for (size_t e = 0; e < out.events.size(); ++e) {
+    const sim::Event &ev = out.events[e];
+    if (ev.kind == sim::StepKind::Compute) {
+      out.modelFlops += ev.cost.flops * out.result.perEvent[e].count;
+      bf16 = bf16 || ev.cost.bf16;
+    }
+  }
+  for (const sim::DeviceModel &d : out.topology.devices)
+    out.peakFlops += bf16 ? d.matmulFlopsBf16 : d.matmulFlops;
+  out.deviceMemory = plan.deviceMemory;
+  return true;
+}
+
+} // namespace whale

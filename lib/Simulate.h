@@ -1,0 +1,67 @@
+//===- Simulate.h - a planned model through the simulator ---------*- C++ -*-===//
+//
+// What `whale sim` does between planning and printing: the cluster as a
+// topology of device models, the rank programs of every shape of rank as
+// event sequences, one replay, and the figures derived from it (samples and
+// tokens per second, model FLOP/s and MFU, per-rank time shares, peak
+// memory, time by event kind), as text, JSON and a Chrome trace.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_LIB_SIMULATE_H
+#define WHALE_LIB_SIMULATE_H
+
+#include "lib/Planner.h"
+#include "sim/Simulator.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace whale {
+
+struct Cluster;
+
+struct SimulateOptions {
+  bool trace = false;     ///< keep the timeline (for --trace)
+  int defaultThreads = 1; ///< threads of a CPU device that declares none
+  sim::MeasuredTime measured;
+};
+
+struct Simulation {
+  sim::EventTable events;
+  std::vector<std::unique_ptr<sim::ProgramSet>> programSets;
+  sim::PlanShape shape;
+  sim::Topology topology;
+  sim::SimResult result;
+  /// Seconds spent reading the rank programs and replaying them.
+  double extractSeconds = 0, replaySeconds = 0;
+  int64_t globalBatch = 0;
+  int64_t tokensPerSample = 0; ///< a token model's sequence length, else 0
+  double modelFlops = 0;       ///< FLOPs of one iteration over all devices
+  double peakFlops = 0;        ///< the devices' summed matrix peak
+  std::vector<int64_t> deviceMemory; ///< peak bytes per device (the plan's)
+};
+
+/// The devices of `cluster` as the simulator prices them: a GPU by its
+/// data sheet when it names a model, a CPU (or a GPU without a model) by
+/// its rate and threads.
+sim::Topology topologyOf(const Cluster &cluster, int defaultThreads);
+
+/// Simulates one iteration of `plan` on `cluster`.
+bool simulatePlan(const PlannedModel &plan, const Cluster &cluster,
+                  const SimulateOptions &options, Simulation &out,
+                  std::string &error);
+
+std::string simulationText(const Simulation &sim, const PlannedModel &plan);
+/// The same figures as JSON (docs/simulation.md lists the keys).
+std::string simulationJson(const Simulation &sim, const PlannedModel &plan);
+/// The replayed timeline: one process per replayed rank, compute and
+/// communication threads, as `whale run --trace` writes a run's.
+std::string simulationTrace(const Simulation &sim);
+/// The distinct events with their instance counts and times, one a line.
+std::string simulationEvents(const Simulation &sim);
+
+} // namespace whale
+
+#endif

@@ -1,0 +1,76 @@
+//===- DeviceModel.h - what a device can do, from its data sheet -*- C++ -*-===//
+//
+// The simulator prices an op from the one cost model (FLOPs and bytes, the
+// dialect's cost interface) and a device model: peak matrix and vector
+// rates, memory bandwidth and capacity, the cost of launching a kernel, and
+// how many tiles of a GEMM run at once. GPUs we do not have are described by
+// their data sheets, so a plan for them can be priced on any machine; a
+// profile (ProfileDb) replaces these estimates where it has measured an op.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_SIM_DEVICEMODEL_H
+#define WHALE_SIM_DEVICEMODEL_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace whale::sim {
+
+struct DeviceModel {
+  std::string name;  ///< "A100-80GB", or "cpu" for a described CPU device
+  bool gpu = false;
+  double matmulFlops = 0;     ///< fp32 GEMM peak, FLOP/s
+  double matmulFlopsBf16 = 0; ///< bf16 inputs, fp32 accumulation, FLOP/s
+  double vectorFlops = 0;     ///< fp32 elementwise peak, FLOP/s
+  double memoryBandwidth = 0; ///< bytes/s of the device's own memory
+  int64_t memoryBytes = 0;    ///< capacity; 0: no limit
+  double launchSeconds = 0;   ///< fixed cost of one kernel (or op call)
+  /// GEMM tiles in flight at once (SMs for a GPU, threads for a CPU) and
+  /// the square tile edge: a product of fewer tiles, or of edges that do not
+  /// fill a tile, leaves units idle (wave quantization).
+  int parallelUnits = 1;
+  int tile = 1;
+  /// The links of a GPU's data sheet: to the GPUs of its node (NVLink or
+  /// PCIe), bytes/s per direction; 0 where the sheet names none.
+  double nodeLinkBandwidth = 0;
+};
+
+/// The GPU models Whale knows by name: A100-40GB, A100-80GB, H100-SXM,
+/// H200, V100, T4 (each with its data sheet's figures).
+const std::vector<DeviceModel> &knownGpuModels();
+
+/// The known model named `name` (case-insensitive; "H100" is "H100-SXM"),
+/// or null.
+const DeviceModel *findGpuModel(const std::string &name);
+
+/// The names findGpuModel accepts, for error messages.
+std::string knownGpuModelNames();
+
+/// A CPU device of `threads` threads that reaches `flops` on GEMMs (the
+/// planner's rate: declared, probed or nominal).
+DeviceModel cpuModel(double flops, int threads, int64_t memoryBytes);
+
+/// What an op costs on a device: its FLOPs, the bytes it reads and
+/// writes, and for a matrix product its shape (zero otherwise).
+struct OpCost {
+  double flops = 0;
+  double bytes = 0;
+  bool matmul = false;
+  bool bf16 = false;        ///< a matmul whose inputs are rounded to bf16
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+};
+
+/// Seconds of one execution of an op on `device`: the slower of its
+/// arithmetic (at the GEMM's achievable fraction of peak for matmuls) and
+/// its memory traffic, plus the launch cost.
+double opSeconds(const OpCost &cost, const DeviceModel &device);
+
+/// The fraction of a device's matrix peak a GEMM of this shape reaches:
+/// tiles over units in whole waves, and edges that fill their tiles.
+double gemmEfficiency(const OpCost &cost, const DeviceModel &device);
+
+} // namespace whale::sim
+
+#endif

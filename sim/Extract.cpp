@@ -1,0 +1,222 @@
+//===- Extract.cpp - events from the rank programs ------------------------===//
+
+#include "sim/Extract.h"
+
+#include "dialects/Whale/IR/TrainAttrs.h"
+#include "dialects/Whale/IR/WhaleOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+namespace whale::sim {
+namespace {
+
+/// Operand and result types, and the flags that pick a different kernel
+/// at the same shapes (a matmul's transposes, which operand a gradient is).
+std::string signatureOf(mlir::Operation *op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(op->getOperandTypes(), os);
+  os << " -> ";
+  llvm::interleaveComma(op->getResultTypes(), os);
+  for (llvm::StringRef flag : {"transpose_lhs", "transpose_rhs"})
+    if (op->hasAttr(flag))
+      os << " " << flag;
+  if (auto g = llvm::dyn_cast<MatmulGradOp>(op))
+    os << " operand " << g.getOperand();
+  return s;
+}
+
+/// A compute event: the cost interface's numbers, and a matrix product's
+/// shape read from its result (batch x M x N) and its FLOPs (K).
+Event computeEvent(mlir::Operation *op, CostOpInterface cost, bool bf16) {
+  Event e;
+  e.op = op->getName().getStringRef().str();
+  e.signature = signatureOf(op);
+  e.kind = StepKind::Compute;
+  e.cost.flops = static_cast<double>(cost.getFlops());
+  e.cost.bytes =
+      static_cast<double>(cost.getBytesRead() + cost.getBytesWritten());
+  if (llvm::isa<MatmulOp, MatmulGradOp>(op)) {
+    auto t = llvm::cast<mlir::RankedTensorType>(op->getResult(0).getType());
+    llvm::ArrayRef<int64_t> shape = t.getShape();
+    e.cost.matmul = true;
+    e.cost.bf16 = bf16;
+    e.cost.m = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
+    e.cost.n = shape.empty() ? 1 : shape.back();
+    e.cost.batch = 1;
+    for (size_t i = 0; i + 2 < shape.size(); ++i)
+      e.cost.batch *= shape[i];
+    double elements = double(e.cost.batch) * e.cost.m * e.cost.n;
+    e.cost.k = elements > 0
+                   ? static_cast<int64_t>(e.cost.flops / (2 * elements))
+                   : 0;
+  }
+  return e;
+}
+
+Event commEvent(llvm::StringRef op, std::string signature, StepKind kind,
+                Collective c, double bytes, GroupKind group = GroupKind::Replicas,
+                int64_t shards = 0) {
+  Event e;
+  e.op = op.str();
+  e.signature = std::move(signature);
+  e.kind = kind;
+  e.collective = c;
+  e.commBytes = bytes;
+  e.group = group;
+  e.shards = shards;
+  return e;
+}
+
+std::optional<GroupKind> groupKind(llvm::StringRef name) {
+  if (name == "replicas")
+    return GroupKind::Replicas;
+  if (name == "stages")
+    return GroupKind::Stages;
+  if (name == "shard_peers")
+    return GroupKind::ShardPeers;
+  return std::nullopt;
+}
+
+class Extractor {
+public:
+  Extractor(EventTable &table, StageProgram &program, bool bf16)
+      : table(table), program(program), bf16(bf16) {}
+
+  bool add(mlir::Operation *op, std::string &error);
+
+private:
+  void step(Event e, int32_t peer = -1, int64_t tag = 0) {
+    Step s;
+    s.event = table.intern(std::move(e));
+    s.peer = peer;
+    s.tag = tag;
+    const Event &ev = table[s.event];
+    if (ev.kind == StepKind::Collective)
+      s.sequence = sequence[{ev.group, ev.shards}]++;
+    program.steps.push_back(s);
+  }
+  void collective(llvm::StringRef op, Collective c, double bytes,
+                  GroupKind group, int64_t shards) {
+    std::string sig = std::to_string(static_cast<int64_t>(bytes)) + " bytes";
+    step(commEvent(op, sig, StepKind::Collective, c, bytes, group, shards));
+  }
+
+  EventTable &table;
+  StageProgram &program;
+  bool bf16;
+  std::map<std::pair<GroupKind, int64_t>, uint32_t> sequence;
+};
+
+bool Extractor::add(mlir::Operation *op, std::string &error) {
+  // Parameters are state the step updates in place, not work of the step.
+  if (llvm::isa<ParamOp, mlir::func::ReturnOp>(op))
+    return true;
+  if (auto s = llvm::dyn_cast<SendOp>(op)) {
+    double bytes = tensorBytes(s.getValue().getType());
+    step(commEvent("whale.send", signatureOf(op), StepKind::Send,
+                   Collective::SendRecv, bytes),
+         static_cast<int32_t>(s.getStage()), s.getTag());
+    return true;
+  }
+  if (auto r = llvm::dyn_cast<RecvOp>(op)) {
+    double bytes = tensorBytes(r.getType());
+    step(commEvent("whale.recv", signatureOf(op), StepKind::Recv,
+                   Collective::SendRecv, bytes),
+         static_cast<int32_t>(r.getStage()), r.getTag());
+    return true;
+  }
+  if (auto ar = llvm::dyn_cast<AllReduceOp>(op)) {
+    std::optional<GroupKind> g = groupKind(ar.getGroup());
+    if (!g) {
+      error = "an all_reduce over an unknown group '" + ar.getGroup().str() +
+              "'";
+      return false;
+    }
+    double bytes = 0;
+    for (mlir::Value v : ar.getValues())
+      bytes += tensorBytes(v.getType());
+    int64_t shards = ar.getShards() ? *ar.getShards() : 0;
+    collective("whale.all_reduce", Collective::AllReduce, bytes, *g,
+               *g == GroupKind::ShardPeers ? shards : 0);
+    return true;
+  }
+  auto cost = llvm::dyn_cast<CostOpInterface>(op);
+  if (!cost) {
+    error = "the simulator cannot price '" +
+            op->getName().getStringRef().str() + "' (no cost model)";
+    return false;
+  }
+  if (auto gather = llvm::dyn_cast<AllGatherOp>(op)) {
+    collective("whale.all_gather", Collective::AllGather,
+               tensorBytes(gather.getType()), GroupKind::ShardGroup,
+               gather.getShards());
+    return true;
+  }
+  if (auto sum = llvm::dyn_cast<ShardSumOp>(op)) {
+    collective("whale.shard_sum", Collective::AllReduce,
+               tensorBytes(sum.getType()), GroupKind::ShardGroup,
+               sum.getShards());
+    return true;
+  }
+  step(computeEvent(op, cost, bf16));
+  // The sharded cross entropy's max and sums over the group.
+  if (int64_t bytes = cost.getCommBytes()) {
+    auto shards = op->getAttrOfType<mlir::IntegerAttr>("shards");
+    if (!shards) {
+      error = "'" + op->getName().getStringRef().str() +
+              "' communicates but names no shard group";
+      return false;
+    }
+    collective(op->getName().getStringRef(), Collective::AllReduce,
+               static_cast<double>(bytes), GroupKind::ShardGroup,
+               shards.getInt());
+  }
+  // Clipping sums its squares over the stages and the shard group.
+  if (auto clip = llvm::dyn_cast<ClipGradNormOp>(op)) {
+    if (std::optional<int64_t> shards = clip.getShards())
+      collective("whale.clip_grad_norm", Collective::AllReduce, 8,
+                 GroupKind::ShardGroup, *shards);
+    if (std::optional<llvm::StringRef> group = clip.getGroup()) {
+      std::optional<GroupKind> g = groupKind(*group);
+      if (!g) {
+        error = "clip_grad_norm over an unknown group '" + group->str() + "'";
+        return false;
+      }
+      collective("whale.clip_grad_norm", Collective::AllReduce, 8, *g, 0);
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+bool extractPrograms(mlir::ModuleOp ranks, const std::string &model,
+                     int64_t stages, EventTable &table, ProgramSet &out,
+                     std::string &error) {
+  out.stages.clear();
+  for (int64_t s = 0; s < stages; ++s) {
+    std::string name = model + "_stage" + std::to_string(s);
+    auto fn = ranks.lookupSymbol<mlir::func::FuncOp>(name);
+    if (!fn || fn.getBody().empty()) {
+      error = "the plan has no rank program '" + name + "'";
+      return false;
+    }
+    StageProgram program;
+    program.name = name;
+    program.stage = s;
+    Extractor extractor(table, program, ampBf16(fn));
+    for (mlir::Operation &op : fn.getBody().front())
+      if (!extractor.add(&op, error)) {
+        error = name + ": " + error;
+        return false;
+      }
+    out.stages.push_back(std::move(program));
+  }
+  return true;
+}
+
+} // namespace whale::sim

@@ -1,0 +1,386 @@
+//===- Simulator.cpp - a discrete-event replay of the rank programs -------===//
+
+#include "sim/Simulator.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <tuple>
+
+namespace whale::sim {
+
+double computeSeconds(const Event &e, const DeviceModel &device,
+                      const MeasuredTime &measured) {
+  if (measured)
+    if (std::optional<double> s = measured(e, device))
+      return *s;
+  // An op that moves and computes nothing (a reshape's view) launches
+  // nothing either.
+  if (e.cost.flops <= 0 && e.cost.bytes <= 0)
+    return 0;
+  return opSeconds(e.cost, device);
+}
+
+namespace {
+
+/// The ranks a collective spans, as replayed ranks (one per class), and
+/// the size and slowest link of the real group.
+struct Group {
+  std::vector<uint32_t> members;
+  int64_t size = 1;
+  Link link;
+};
+
+class Replay {
+public:
+  Replay(const EventTable &events, const PlanShape &plan,
+         const Topology &topology, const SimOptions &options, SimResult &out)
+      : events(events), plan(plan), topology(topology), options(options),
+        out(out) {}
+
+  bool run(std::string &error);
+
+private:
+  struct State {
+    size_t pc = 0;
+    double clock = 0;
+    bool arrived = false; ///< at the collective `pc` points to
+  };
+  struct Instance {
+    uint32_t arrived = 0;
+    double latest = 0, end = -1;
+    std::vector<uint32_t> waiters;
+  };
+  struct Message {
+    double sent = -1, arrival = -1;
+    int64_t waiter = -1;
+  };
+
+  uint32_t rankOf(int64_t cls, int64_t stage) const {
+    return static_cast<uint32_t>(cls * plan.stages + stage);
+  }
+  int64_t deviceOf(int64_t stage, int64_t replica) const {
+    return plan.grid[stage * plan.replicas + replica];
+  }
+  const StageProgram &programOf(uint32_t rank) const {
+    int64_t s = rank % plan.stages, r = representative[rank / plan.stages];
+    return plan.programs[r]->stages[s];
+  }
+  Link linkBetween(const std::vector<int64_t> &devices) const;
+  void formClasses();
+  uint32_t groupOf(uint32_t rank, const Event &e);
+  double compute(uint32_t event, int64_t device);
+  bool advance(uint32_t rank);
+  void record(uint32_t rank, uint32_t event, bool comm, double start,
+              double duration) {
+    SimRank &r = out.ranks[rank];
+    (comm ? r.commSeconds : r.computeSeconds) += duration;
+    out.perEvent[event].seconds += duration * r.likeIt;
+    if (options.trace)
+      out.intervals.push_back({rank, event, comm, start, duration});
+  }
+
+  const EventTable &events;
+  const PlanShape &plan;
+  const Topology &topology;
+  const SimOptions &options;
+  SimResult &out;
+
+  std::vector<int64_t> classOf, representative;
+  std::vector<State> states;
+  std::deque<uint32_t> ready;
+  std::vector<Group> groups;
+  std::map<std::tuple<uint32_t, uint8_t, int64_t>, uint32_t> groupCache;
+  std::map<std::tuple<uint8_t, int64_t, std::vector<uint32_t>>, uint32_t>
+      groupIds;
+  std::map<std::tuple<uint32_t, uint32_t>, Instance> instances;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, Message> messages;
+  /// Compute seconds by (device model, event), each timed once.
+  std::map<std::pair<int64_t, uint32_t>, double> computeMemo;
+  std::map<std::pair<uint32_t, uint32_t>, double> collectiveMemo;
+  std::vector<int64_t> modelIndex; ///< per device: its first device alike
+};
+
+void Replay::formClasses() {
+  // Replicas alike at every stage (device model, programs) form a class.
+  std::map<std::vector<std::string>, int64_t> byKey;
+  classOf.assign(plan.replicas, 0);
+  for (int64_t r = 0; r < plan.replicas; ++r) {
+    std::vector<std::string> key;
+    key.push_back(std::to_string(reinterpret_cast<uintptr_t>(plan.programs[r])));
+    for (int64_t s = 0; s < plan.stages; ++s)
+      key.push_back(std::to_string(modelIndex[deviceOf(s, r)]));
+    auto [it, fresh] =
+        byKey.try_emplace(key, static_cast<int64_t>(representative.size()));
+    if (fresh)
+      representative.push_back(r);
+    classOf[r] = it->second;
+  }
+}
+
+Link Replay::linkBetween(const std::vector<int64_t> &devices) const {
+  bool oneNode = true;
+  for (int64_t d : devices)
+    oneNode = oneNode && topology.node[d] == topology.node[devices.front()];
+  if (!oneNode)
+    return topology.interNode;
+  Link link = topology.intraNode;
+  if (link.bandwidth <= 0) {
+    // No declared intra-node link: GPUs' data-sheet links (NVLink, PCIe).
+    double slowest = 0;
+    for (int64_t d : devices) {
+      double b = topology.devices[d].nodeLinkBandwidth;
+      slowest = slowest == 0 ? b : std::min(slowest, b);
+    }
+    link.bandwidth = slowest;
+  }
+  return link;
+}
+
+uint32_t Replay::groupOf(uint32_t rank, const Event &e) {
+  auto cacheKey = std::make_tuple(rank, static_cast<uint8_t>(e.group),
+                                  e.shards);
+  if (auto it = groupCache.find(cacheKey); it != groupCache.end())
+    return it->second;
+  const int64_t cls = rank / plan.stages, stage = rank % plan.stages;
+  const int64_t r = representative[cls];
+  std::vector<int64_t> devices;
+  std::vector<uint32_t> members;
+  auto addReplica = [&](int64_t other) {
+    devices.push_back(deviceOf(stage, other));
+    members.push_back(rankOf(classOf[other], stage));
+  };
+  const int64_t k = std::max<int64_t>(1, e.shards);
+  switch (e.group) {
+  case GroupKind::Replicas:
+    for (int64_t o = 0; o < plan.replicas; ++o)
+      addReplica(o);
+    break;
+  case GroupKind::Stages:
+    for (int64_t s = 0; s < plan.stages; ++s) {
+      devices.push_back(deviceOf(s, r));
+      members.push_back(rankOf(cls, s));
+    }
+    break;
+  case GroupKind::ShardPeers:
+    for (int64_t o = r % k; o < plan.replicas; o += k)
+      addReplica(o);
+    break;
+  case GroupKind::ShardGroup:
+    for (int64_t o = r - r % k; o < std::min(plan.replicas, r - r % k + k);
+         ++o)
+      addReplica(o);
+    break;
+  }
+  std::sort(members.begin(), members.end());
+  members.erase(std::unique(members.begin(), members.end()), members.end());
+  auto idKey = std::make_tuple(static_cast<uint8_t>(e.group), e.shards,
+                               members);
+  auto [it, fresh] =
+      groupIds.try_emplace(idKey, static_cast<uint32_t>(groups.size()));
+  if (fresh)
+    groups.push_back({members, static_cast<int64_t>(devices.size()),
+                      linkBetween(devices)});
+  groupCache[cacheKey] = it->second;
+  return it->second;
+}
+
+double Replay::compute(uint32_t event, int64_t device) {
+  auto key = std::make_pair(modelIndex[device], event);
+  auto it = computeMemo.find(key);
+  if (it != computeMemo.end())
+    return it->second;
+  double s =
+      computeSeconds(events[event], topology.devices[device], options.measured);
+  computeMemo.emplace(key, s);
+  return s;
+}
+
+/// Runs `rank` until it ends or waits on another; true when it ended.
+bool Replay::advance(uint32_t rank) {
+  State &st = states[rank];
+  const StageProgram &program = programOf(rank);
+  const int64_t cls = rank / plan.stages, stage = rank % plan.stages;
+  const int64_t device = deviceOf(stage, representative[cls]);
+  const DeviceModel &model = topology.devices[device];
+  while (st.pc < program.steps.size()) {
+    const Step &step = program.steps[st.pc];
+    const Event &e = events[step.event];
+    switch (e.kind) {
+    case StepKind::Compute: {
+      double d = compute(step.event, device);
+      record(rank, step.event, false, st.clock, d);
+      st.clock += d;
+      break;
+    }
+    case StepKind::Send: {
+      // Buffered: the sender copies the message out and goes on; it
+      // arrives after the link's latency and transfer.
+      double copy = model.launchSeconds +
+                    (model.memoryBandwidth > 0
+                         ? e.commBytes / model.memoryBandwidth
+                         : 0);
+      record(rank, step.event, true, st.clock, copy);
+      st.clock += copy;
+      int64_t to = deviceOf(step.peer, representative[cls]);
+      double flight = collectiveSeconds(Collective::SendRecv, Algorithm::Ring,
+                                        e.commBytes, 2,
+                                        linkBetween({device, to}));
+      Message &m = messages[{cls, stage, step.peer, step.tag}];
+      m.sent = st.clock;
+      m.arrival = st.clock + flight;
+      if (m.waiter >= 0)
+        ready.push_back(static_cast<uint32_t>(m.waiter));
+      break;
+    }
+    case StepKind::Recv: {
+      Message &m = messages[{cls, step.peer, stage, step.tag}];
+      if (m.arrival < 0) {
+        m.waiter = rank;
+        return false;
+      }
+      if (m.arrival > st.clock) {
+        // The wait while the message is on the wire is communication;
+        // before it was sent, the rank is idle.
+        double from = std::max(st.clock, m.sent);
+        record(rank, step.event, true, from, m.arrival - from);
+        st.clock = m.arrival;
+      }
+      break;
+    }
+    case StepKind::Collective: {
+      uint32_t g = groupOf(rank, e);
+      Instance &inst = instances[{g, step.sequence}];
+      if (!st.arrived) {
+        st.arrived = true;
+        ++inst.arrived;
+        inst.latest = std::max(inst.latest, st.clock);
+        if (inst.arrived == groups[g].members.size()) {
+          auto memo = collectiveMemo.find({step.event, g});
+          double d;
+          if (memo != collectiveMemo.end()) {
+            d = memo->second;
+          } else {
+            const Group &group = groups[g];
+            d = collectiveSeconds(
+                e.collective,
+                bestAlgorithm(e.collective, e.commBytes, group.size,
+                              group.link),
+                e.commBytes, group.size, group.link);
+            collectiveMemo.emplace(std::make_pair(step.event, g), d);
+          }
+          inst.end = inst.latest + d;
+          for (uint32_t w : inst.waiters)
+            ready.push_back(w);
+          inst.waiters.clear();
+        }
+      }
+      if (inst.end < 0) {
+        inst.waiters.push_back(rank);
+        return false;
+      }
+      st.arrived = false;
+      record(rank, step.event, true, inst.latest, inst.end - inst.latest);
+      st.clock = inst.end;
+      break;
+    }
+    }
+    ++st.pc;
+    ++out.replayedSteps;
+    out.perEvent[step.event].count += out.ranks[rank].likeIt;
+  }
+  return true;
+}
+
+bool Replay::run(std::string &error) {
+  // Devices alike (the same model) share their timings.
+  std::map<std::tuple<std::string, double, double>, int64_t> models;
+  for (size_t d = 0; d < topology.devices.size(); ++d) {
+    const DeviceModel &m = topology.devices[d];
+    auto key = std::make_tuple(m.name, m.matmulFlops, m.memoryBandwidth);
+    modelIndex.push_back(models.try_emplace(key, d).first->second);
+  }
+  formClasses();
+  const size_t ranks = representative.size() * plan.stages;
+  states.assign(ranks, State{});
+  out.ranks.assign(ranks, SimRank{});
+  out.perEvent.assign(events.size(), EventTotal{});
+  std::vector<int64_t> likeIt(representative.size(), 0);
+  for (int64_t c : classOf)
+    ++likeIt[c];
+  for (uint32_t x = 0; x < ranks; ++x) {
+    SimRank &r = out.ranks[x];
+    r.stage = x % plan.stages;
+    r.replica = representative[x / plan.stages];
+    r.device = deviceOf(r.stage, r.replica);
+    r.likeIt = likeIt[x / plan.stages];
+    ready.push_back(x);
+  }
+  size_t finished = 0;
+  std::vector<bool> done(ranks, false);
+  while (!ready.empty()) {
+    uint32_t x = ready.front();
+    ready.pop_front();
+    if (done[x])
+      continue;
+    if (advance(x)) {
+      done[x] = true;
+      ++finished;
+    }
+  }
+  if (finished < ranks) {
+    for (uint32_t x = 0; x < ranks; ++x) {
+      if (done[x])
+        continue;
+      const StageProgram &p = programOf(x);
+      const Event &e = events[p.steps[states[x].pc].event];
+      error = "the plan deadlocks: stage " + std::to_string(x % plan.stages) +
+              " of replica " + std::to_string(out.ranks[x].replica) +
+              " waits forever at step " + std::to_string(states[x].pc) +
+              " of " + p.name + " (" + e.key() + ")";
+      return false;
+    }
+  }
+  double weighted = 0, count = 0;
+  for (uint32_t x = 0; x < ranks; ++x)
+    out.iterationSeconds = std::max(out.iterationSeconds, states[x].clock);
+  for (uint32_t x = 0; x < ranks; ++x) {
+    SimRank &r = out.ranks[x];
+    r.endSeconds = states[x].clock;
+    r.idleSeconds = std::max(
+        0.0, out.iterationSeconds - r.computeSeconds - r.commSeconds);
+    weighted += r.likeIt * r.idleSeconds;
+    count += r.likeIt;
+  }
+  if (out.iterationSeconds > 0 && count > 0)
+    out.bubbleFraction = weighted / count / out.iterationSeconds;
+  return true;
+}
+
+} // namespace
+
+bool simulate(const EventTable &events, const PlanShape &plan,
+              const Topology &topology, const SimOptions &options,
+              SimResult &out, std::string &error) {
+  out = SimResult{};
+  if (plan.stages < 1 || plan.replicas < 1 ||
+      plan.grid.size() != size_t(plan.stages * plan.replicas) ||
+      plan.programs.size() != size_t(plan.replicas)) {
+    error = "the plan's grid does not match its stages and replicas";
+    return false;
+  }
+  for (int64_t d : plan.grid)
+    if (d < 0 || d >= static_cast<int64_t>(topology.devices.size())) {
+      error = "the plan places a rank on device " + std::to_string(d) +
+              ", which the cluster does not have";
+      return false;
+    }
+  for (const ProgramSet *p : plan.programs)
+    if (!p || p->stages.size() != size_t(plan.stages)) {
+      error = "a replica has no program for every stage";
+      return false;
+    }
+  return Replay(events, plan, topology, options, out).run(error);
+}
+
+} // namespace whale::sim
