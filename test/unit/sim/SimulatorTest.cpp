@@ -1,0 +1,259 @@
+//===- SimulatorTest.cpp - the performance model against closed forms -----===//
+//
+// The collective models against their formulas, the GEMM efficiency curve,
+// and the replay on hand-built programs whose timelines are known: a GPipe
+// pipeline of equal stages idles (p - 1) / (m + p - 1) of its time, replicas
+// alike are replayed once, a recv without a send is reported.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sim/Simulator.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace whale::sim;
+
+namespace {
+
+TEST(Collectives, RingAllReduceIsTheClosedForm) {
+  Link link{1e9, 5e-6};
+  for (int64_t n : {2, 4, 8, 64}) {
+    double bytes = 64e6;
+    double want = 2.0 * (n - 1) / n * bytes / link.bandwidth +
+                  2.0 * (n - 1) * link.latency;
+    EXPECT_NEAR(collectiveSeconds(Collective::AllReduce, Algorithm::Ring,
+                                  bytes, n, link),
+                want, want * 1e-12)
+        << n << " ranks";
+  }
+}
+
+TEST(Collectives, TreeAllReduceAndTheOthers) {
+  Link link{2e9, 1e-5};
+  double b = 8e6;
+  EXPECT_NEAR(
+      collectiveSeconds(Collective::AllReduce, Algorithm::Tree, b, 8, link),
+      2 * 3 * 1e-5 + 2 * b / 2e9, 1e-15);
+  EXPECT_NEAR(
+      collectiveSeconds(Collective::AllGather, Algorithm::Ring, b, 4, link),
+      3 * (1e-5 + b / 4 / 2e9), 1e-15);
+  EXPECT_NEAR(
+      collectiveSeconds(Collective::ReduceScatter, Algorithm::Ring, b, 4, link),
+      3 * (1e-5 + b / 4 / 2e9), 1e-15);
+  EXPECT_NEAR(
+      collectiveSeconds(Collective::AllToAll, Algorithm::Ring, b, 4, link),
+      3 * (1e-5 + b / 4 / 2e9), 1e-15);
+  EXPECT_NEAR(
+      collectiveSeconds(Collective::SendRecv, Algorithm::Ring, b, 2, link),
+      1e-5 + b / 2e9, 1e-15);
+  // One rank has nobody to talk to.
+  EXPECT_EQ(
+      collectiveSeconds(Collective::AllReduce, Algorithm::Ring, b, 1, link), 0);
+}
+
+TEST(Collectives, TreeWinsSmallMessagesOverManyRanksRingLargeOnes) {
+  Link link{1e10, 2e-5};
+  EXPECT_EQ(bestAlgorithm(Collective::AllReduce, 1024, 256, link),
+            Algorithm::Tree);
+  EXPECT_EQ(bestAlgorithm(Collective::AllReduce, 1e9, 8, link),
+            Algorithm::Ring);
+}
+
+TEST(DeviceModel, KnownGpusAndGemmEfficiency) {
+  const DeviceModel *a100 = findGpuModel("a100-40gb");
+  ASSERT_NE(a100, nullptr);
+  EXPECT_DOUBLE_EQ(a100->matmulFlopsBf16, 312e12);
+  EXPECT_EQ(findGpuModel("H100")->name, "H100-SXM");
+  EXPECT_EQ(findGpuModel("B9000"), nullptr);
+  // A product of whole waves of full tiles with a deep K is near peak; a
+  // thin one is not.
+  OpCost big{2.0 * 8192 * 8192 * 8192, 0, true, true, 1, 8192, 8192, 8192};
+  OpCost thin{2.0 * 8 * 8192 * 8192, 0, true, true, 1, 8, 8192, 8192};
+  EXPECT_GT(gemmEfficiency(big, *a100), 0.9);
+  EXPECT_LT(gemmEfficiency(thin, *a100), 0.1);
+  // Roofline: an elementwise op over 1 GB is bound by memory.
+  OpCost copy{1e9 / 4, 1e9};
+  EXPECT_NEAR(opSeconds(copy, *a100), a100->launchSeconds + 1e9 / 1555e9,
+              1e-12);
+}
+
+/// Builds programs by hand: compute events of given seconds on a device
+/// whose vector rate is 1 FLOP/s (so an event of f FLOPs takes f seconds).
+struct Builder {
+  EventTable table;
+  uint32_t compute(const std::string &name, double seconds) {
+    Event e;
+    e.op = name;
+    e.signature = std::to_string(seconds);
+    e.cost.flops = seconds;
+    return table.intern(e);
+  }
+  uint32_t message(bool send, double bytes) {
+    Event e;
+    e.op = send ? "send" : "recv";
+    e.signature = std::to_string(bytes);
+    e.kind = send ? StepKind::Send : StepKind::Recv;
+    e.collective = Collective::SendRecv;
+    e.commBytes = bytes;
+    return table.intern(e);
+  }
+  uint32_t allReduce(double bytes) {
+    Event e;
+    e.op = "all_reduce";
+    e.signature = std::to_string(bytes);
+    e.kind = StepKind::Collective;
+    e.commBytes = bytes;
+    return table.intern(e);
+  }
+};
+
+Topology unitDevices(int64_t n) {
+  Topology t;
+  DeviceModel d;
+  d.name = "unit";
+  d.vectorFlops = 1;
+  for (int64_t i = 0; i < n; ++i) {
+    t.devices.push_back(d);
+    t.node.push_back(0);
+  }
+  return t;
+}
+
+/// GPipe over p equal stages: every forward, then every backward, each of
+/// one second forward and two backward, messages free.
+ProgramSet gpipe(Builder &b, int64_t p, int64_t m) {
+  ProgramSet set;
+  uint32_t f = b.compute("forward", 1), bw = b.compute("backward", 2);
+  uint32_t send = b.message(true, 0), recv = b.message(false, 0);
+  for (int64_t s = 0; s < p; ++s) {
+    StageProgram prog;
+    prog.stage = s;
+    prog.name = "stage" + std::to_string(s);
+    auto add = [&](uint32_t e, int32_t peer = -1, int64_t tag = 0) {
+      Step st;
+      st.event = e;
+      st.peer = peer;
+      st.tag = tag;
+      prog.steps.push_back(st);
+    };
+    for (int64_t j = 0; j < m; ++j) {
+      if (s > 0)
+        add(recv, s - 1, j);
+      add(f);
+      if (s + 1 < p)
+        add(send, s + 1, j);
+    }
+    for (int64_t j = 0; j < m; ++j) {
+      if (s + 1 < p)
+        add(recv, s + 1, 1000 + j);
+      add(bw);
+      if (s > 0)
+        add(send, s - 1, 1000 + j);
+    }
+    set.stages.push_back(prog);
+  }
+  return set;
+}
+
+TEST(Replay, GPipeBubbleOfEqualStages) {
+  for (auto [p, m] : {std::pair<int64_t, int64_t>{4, 8}, {2, 4}, {8, 16}}) {
+    Builder b;
+    ProgramSet set = gpipe(b, p, m);
+    PlanShape plan;
+    plan.stages = p;
+    plan.replicas = 1;
+    for (int64_t s = 0; s < p; ++s)
+      plan.grid.push_back(s);
+    plan.programs = {&set};
+    SimResult r;
+    std::string error;
+    ASSERT_TRUE(simulate(b.table, plan, unitDevices(p), {}, r, error))
+        << error;
+    // (m + p - 1) forward slots of 1 s and as many backward ones of 2 s.
+    EXPECT_NEAR(r.iterationSeconds, 3.0 * (m + p - 1), 1e-9);
+    EXPECT_NEAR(r.bubbleFraction, double(p - 1) / (m + p - 1), 1e-9)
+        << p << " stages, " << m << " micro-batches";
+  }
+}
+
+TEST(Replay, ReplicasAlikeAreReplayedOnceAndWaitForTheSlowest) {
+  Builder b;
+  uint32_t work = b.compute("work", 3), ar = b.allReduce(4e6);
+  ProgramSet set;
+  StageProgram prog;
+  prog.name = "stage0";
+  prog.steps = {Step{work}, Step{ar}};
+  set.stages.push_back(prog);
+  PlanShape plan;
+  plan.stages = 1;
+  plan.replicas = 64;
+  for (int64_t r = 0; r < 64; ++r) {
+    plan.grid.push_back(r);
+    plan.programs.push_back(&set);
+  }
+  Topology t = unitDevices(64);
+  t.intraNode = {1e9, 1e-6};
+  // Device 5 is half as fast: its class waits for nobody, the others wait
+  // for it at the all-reduce.
+  t.devices[5].vectorFlops = 0.5;
+  t.devices[5].name = "slow";
+  SimResult r;
+  std::string error;
+  ASSERT_TRUE(simulate(b.table, plan, t, {}, r, error)) << error;
+  ASSERT_EQ(r.ranks.size(), 2u);
+  EXPECT_EQ(r.ranks[0].likeIt + r.ranks[1].likeIt, 64);
+  double ring = collectiveSeconds(Collective::AllReduce, Algorithm::Ring, 4e6,
+                                  64, t.intraNode),
+         tree = collectiveSeconds(Collective::AllReduce, Algorithm::Tree, 4e6,
+                                  64, t.intraNode);
+  EXPECT_NEAR(r.iterationSeconds, 6 + std::min(ring, tree), 1e-9);
+  EXPECT_NEAR(r.ranks[0].idleSeconds, 3, 1e-9);
+  EXPECT_EQ(r.replayedSteps, 4);
+}
+
+TEST(Replay, ARecvWithoutItsSendIsADeadlock) {
+  Builder b;
+  ProgramSet set;
+  StageProgram prog;
+  prog.name = "m_stage0";
+  Step recv{b.message(false, 8)};
+  recv.peer = 0;
+  recv.tag = 7;
+  prog.steps = {recv};
+  set.stages.push_back(prog);
+  PlanShape plan;
+  plan.grid = {0};
+  plan.programs = {&set};
+  SimResult r;
+  std::string error;
+  EXPECT_FALSE(simulate(b.table, plan, unitDevices(1), {}, r, error));
+  EXPECT_NE(error.find("deadlocks"), std::string::npos) << error;
+  EXPECT_NE(error.find("m_stage0"), std::string::npos) << error;
+}
+
+TEST(Replay, MeasuredTimesReplaceTheModel) {
+  Builder b;
+  uint32_t work = b.compute("work", 3);
+  ProgramSet set;
+  StageProgram prog;
+  prog.steps = {Step{work}, Step{work}};
+  set.stages.push_back(prog);
+  PlanShape plan;
+  plan.grid = {0};
+  plan.programs = {&set};
+  SimOptions options;
+  options.trace = true;
+  options.measured = [](const Event &, const DeviceModel &) {
+    return std::optional<double>(0.25);
+  };
+  SimResult r;
+  std::string error;
+  ASSERT_TRUE(simulate(b.table, plan, unitDevices(1), options, r, error));
+  EXPECT_DOUBLE_EQ(r.iterationSeconds, 0.5);
+  ASSERT_EQ(r.intervals.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.intervals[1].start, 0.25);
+}
+
+} // namespace
