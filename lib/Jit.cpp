@@ -16,6 +16,25 @@
 
 namespace whale {
 
+whale_rt_tensor *newTensor(whale_rt_context *ctx, mlir::RankedTensorType type,
+                           std::string &error) {
+  mlir::Type e = type.getElementType();
+  int32_t dtype = e.isF32()         ? WHALE_RT_F32
+                  : e.isInteger(32) ? WHALE_RT_I32
+                                    : -1;
+  if (dtype < 0) {
+    error = "inputs are f32 or i32 tensors for now";
+    return nullptr;
+  }
+  whale_rt_tensor *t = nullptr;
+  if (whale_rt_tensor_create(ctx, dtype, type.getRank(), type.getShape().data(),
+                             &t) != WHALE_RT_OK) {
+    error = whale_rt_last_error(ctx);
+    return nullptr;
+  }
+  return t;
+}
+
 namespace {
 
 /// Every function of the C ABI that lowered code may call.

@@ -14,6 +14,7 @@
 #include "runtime/WhaleRuntime.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
 
 #include <memory>
 #include <string>
@@ -23,6 +24,12 @@ class ExecutionEngine;
 }
 
 namespace whale {
+
+/// A tensor of `type` (f32 or i32) in `ctx`, for a compiled program's
+/// inputs; null with `error` set for other element types or when the
+/// context refuses it.
+whale_rt_tensor *newTensor(whale_rt_context *ctx, mlir::RankedTensorType type,
+                           std::string &error);
 
 /// A compiled model: `int32_t entry(ctx, inputs, result)` per model.
 class JitProgram {

@@ -98,17 +98,10 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
     whale_rt_set_amp(ctx.get(), WHALE_RT_AMP_BF16);
   std::vector<whale_rt_tensor *> inputs;
   for (mlir::Type t : model.getArgumentTypes()) {
-    auto type = mlir::cast<mlir::RankedTensorType>(t);
-    mlir::Type e = type.getElementType();
-    int32_t dtype = e.isF32()         ? WHALE_RT_F32
-                    : e.isInteger(32) ? WHALE_RT_I32
-                                      : -1;
-    if (dtype < 0)
-      return fail("inputs are f32 or i32 tensors for now");
-    whale_rt_tensor *tensor = nullptr;
-    if (whale_rt_tensor_create(ctx.get(), dtype, type.getRank(),
-                               type.getShape().data(), &tensor) != WHALE_RT_OK)
-      return fail(whale_rt_last_error(ctx.get()));
+    whale_rt_tensor *tensor =
+        newTensor(ctx.get(), mlir::cast<mlir::RankedTensorType>(t), error);
+    if (!tensor)
+      return fail(error);
     inputs.push_back(tensor);
   }
 

@@ -83,15 +83,23 @@ std::optional<GroupKind> groupKind(llvm::StringRef name) {
 
 class Extractor {
 public:
-  Extractor(EventTable &table, StageProgram &program, bool bf16)
-      : table(table), program(program), bf16(bf16) {}
+  Extractor(EventTable &table, StageProgram &program, bool bf16,
+            std::vector<mlir::Operation *> *firstOps)
+      : table(table), program(program), bf16(bf16), firstOps(firstOps) {}
 
   bool add(mlir::Operation *op, std::string &error);
 
 private:
-  void step(Event e, int32_t peer = -1, int64_t tag = 0) {
+  void step(Event e, int32_t peer = -1, int64_t tag = 0,
+            mlir::Operation *op = nullptr) {
     Step s;
     s.event = table.intern(std::move(e));
+    if (firstOps) {
+      if (firstOps->size() <= s.event)
+        firstOps->resize(s.event + 1, nullptr);
+      if (!(*firstOps)[s.event])
+        (*firstOps)[s.event] = op;
+    }
     s.peer = peer;
     s.tag = tag;
     const Event &ev = table[s.event];
@@ -108,6 +116,7 @@ private:
   EventTable &table;
   StageProgram &program;
   bool bf16;
+  std::vector<mlir::Operation *> *firstOps;
   std::map<std::pair<GroupKind, int64_t>, uint32_t> sequence;
 };
 
@@ -162,7 +171,7 @@ bool Extractor::add(mlir::Operation *op, std::string &error) {
                sum.getShards());
     return true;
   }
-  step(computeEvent(op, cost, bf16));
+  step(computeEvent(op, cost, bf16), -1, 0, op);
   // The sharded cross entropy's max and sums over the group.
   if (int64_t bytes = cost.getCommBytes()) {
     auto shards = op->getAttrOfType<mlir::IntegerAttr>("shards");
@@ -196,7 +205,8 @@ bool Extractor::add(mlir::Operation *op, std::string &error) {
 
 bool extractPrograms(mlir::ModuleOp ranks, const std::string &model,
                      int64_t stages, EventTable &table, ProgramSet &out,
-                     std::string &error) {
+                     std::string &error,
+                     std::vector<mlir::Operation *> *firstOps) {
   out.stages.clear();
   for (int64_t s = 0; s < stages; ++s) {
     std::string name = model + "_stage" + std::to_string(s);
@@ -208,7 +218,7 @@ bool extractPrograms(mlir::ModuleOp ranks, const std::string &model,
     StageProgram program;
     program.name = name;
     program.stage = s;
-    Extractor extractor(table, program, ampBf16(fn));
+    Extractor extractor(table, program, ampBf16(fn), firstOps);
     for (mlir::Operation &op : fn.getBody().front())
       if (!extractor.add(&op, error)) {
         error = name + ": " + error;

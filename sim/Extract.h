@@ -21,10 +21,13 @@ namespace whale::sim {
 
 /// The programs of `model`'s `stages` stages in `ranks`, their events added
 /// to `table`. False, with `error`, when a stage's function is missing or
-/// holds an op the simulator cannot price.
+/// holds an op the simulator cannot price. With `firstOps`, the op each new
+/// compute event was first read from is kept at the event's index (null for
+/// other events), for the profiler to run.
 bool extractPrograms(mlir::ModuleOp ranks, const std::string &model,
                      int64_t stages, EventTable &table, ProgramSet &out,
-                     std::string &error);
+                     std::string &error,
+                     std::vector<mlir::Operation *> *firstOps = nullptr);
 
 } // namespace whale::sim
 

@@ -13,6 +13,7 @@
 #include "lib/DeviceProbe.h"
 #include "lib/PlanReport.h"
 #include "lib/Planner.h"
+#include "lib/Profile.h"
 #include "lib/Simulate.h"
 #include "lowering/Passes.h"
 
@@ -50,12 +51,16 @@ commands:
       show the plan: per TaskGraph its strategy, devices, schedule, memory
       per device and bytes communicated per step; per device its share of
       the batch, predicted time and memory, balanced beside even
-  sim FILE.whl --cluster SPEC [--json] [--trace FILE.json] [--events]
-               [--even] [-I DIR]...
+  sim FILE.whl --cluster SPEC [--profile DB.json] [--json]
+               [--trace FILE.json] [--events] [--even] [-I DIR]...
       predict one training iteration of the plan without running it: time,
       samples and tokens per second, FLOP/s and MFU, per-rank compute,
       communication and idle time, peak memory, time by event kind; --trace
-      writes the predicted timeline (Chrome trace, as run --trace does)
+      writes the predicted timeline (Chrome trace, as run --trace does);
+      --profile takes event times measured by whale profile
+  profile FILE.whl --cluster SPEC -o DB.json [--even] [-I DIR]...
+      time each distinct op of the plan on this machine's devices (a few
+      runs each, through the same JIT as training) into a profile database
   devices --cluster SPEC [--probe] [-o CLUSTER.json]
       show the devices as Whale sees them; --probe times a GEMM on each
       and -o writes the cluster, with the measured rates, as JSON
@@ -276,12 +281,14 @@ int planCommand(int argc, char **argv) {
 /// of the plan in the simulator.
 int simCommand(int argc, char **argv) {
   whale::InterpreterOptions opts;
-  std::string file, cluster, trace;
+  std::string file, cluster, trace, profile;
   bool json = false, even = false, events = false;
   Args args("sim", argc, argv);
   while (args.next()) {
     if (auto v = args.value("--cluster")) {
       cluster = *v;
+    } else if (auto v = args.value("--profile")) {
+      profile = *v;
     } else if (auto v = args.value("--trace")) {
       trace = *v;
     } else if (args.arg() == "--json") {
@@ -299,7 +306,9 @@ int simCommand(int argc, char **argv) {
                       "--cluster SPEC");
   whale::Cluster c;
   std::string error;
-  if (!whale::parseCluster(cluster, c, error)) {
+  whale::sim::ProfileDb db;
+  if (!whale::parseCluster(cluster, c, error) ||
+      (!profile.empty() && !db.load(profile, error))) {
     std::cerr << "whale: error: " << error << "\n";
     return 1;
   }
@@ -308,6 +317,8 @@ int simCommand(int argc, char **argv) {
   if (!loadAndPlan(opts, file, cluster, interp, plan, even))
     return 1;
   whale::SimulateOptions options;
+  if (!profile.empty())
+    options.measured = db.measuredTime();
   options.trace = !trace.empty();
   options.defaultThreads = whale::sharedThreads(c, 0);
   whale::Simulation sim;
@@ -322,6 +333,55 @@ int simCommand(int argc, char **argv) {
                 : events ? whale::simulationEvents(sim)
                          : whale::simulationText(sim, plan));
   return 0;
+}
+
+/// `whale profile`: plans the script over the cluster and times each
+/// distinct op of the plan on the cluster's devices.
+int profileCommand(int argc, char **argv) {
+  whale::InterpreterOptions opts;
+  std::string file, cluster, out;
+  bool even = false;
+  Args args("profile", argc, argv);
+  while (args.next()) {
+    if (auto v = args.value("--cluster")) {
+      cluster = *v;
+    } else if (auto v = args.value("-o")) {
+      out = *v;
+    } else if (args.arg() == "--even") {
+      even = true;
+    } else if (int rc = args.finish(opts, file)) {
+      return rc;
+    }
+  }
+  if (file.empty() || cluster.empty() || out.empty())
+    return usageError("profile needs a script, a cluster and an output: "
+                      "whale profile FILE.whl --cluster SPEC -o DB.json");
+  whale::Cluster c;
+  std::string error;
+  if (!whale::parseCluster(cluster, c, error) ||
+      !whale::checkClusterDevices(c, error)) {
+    std::cerr << "whale: error: " << error << "\n";
+    return 1;
+  }
+  whale::Interpreter interp(opts);
+  whale::PlannedModel plan;
+  if (!loadAndPlan(opts, file, cluster, interp, plan, even))
+    return 1;
+  whale::ProfileOptions options;
+  options.defaultThreads = whale::sharedThreads(c, 0);
+  bool tty = ::isatty(STDERR_FILENO);
+  options.progress = [&](size_t done, size_t total) {
+    if (tty || done == total)
+      std::cerr << (tty ? "\r" : "") << "profiled " << done << "/" << total
+                << " events" << (tty && done < total ? "" : "\n")
+                << std::flush;
+  };
+  whale::sim::ProfileDb db;
+  if (!whale::profilePlan(plan, c, options, db, error)) {
+    std::cerr << "whale: error: " << error << "\n";
+    return 1;
+  }
+  return writeOutput(out, db.toJson());
 }
 
 /// `whale devices`: the cluster as Whale sees it; --probe measures each
@@ -644,6 +704,8 @@ int main(int argc, char **argv) {
     return run(argc - 2, argv + 2);
   if (cmd == "sim")
     return simCommand(argc - 2, argv + 2);
+  if (cmd == "profile")
+    return profileCommand(argc - 2, argv + 2);
   if (cmd == "sample")
     return sample(argc - 2, argv + 2);
   return usageError("unknown command '" + cmd + "'");

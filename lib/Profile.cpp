@@ -1,0 +1,267 @@
+//===- Profile.cpp - timing a plan's events on the real devices -----------===//
+
+#include "lib/Profile.h"
+
+#include "dialects/Whale/IR/TrainAttrs.h"
+#include "dialects/Whale/IR/WhaleOps.h"
+#include "lib/Cluster.h"
+#include "lib/Jit.h"
+#include "sim/Extract.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <thread>
+#include <unistd.h>
+
+#ifndef WHALE_COMMIT
+#define WHALE_COMMIT "unknown"
+#endif
+
+namespace whale {
+namespace {
+
+using ContextPtr =
+    std::unique_ptr<whale_rt_context, void (*)(whale_rt_context *)>;
+
+/// Whether the profiler can run `op` alone: ops that talk to a shard group
+/// need a communicator, and clipping hands its operands' tensors on as its
+/// results (which a one-op program would release): the models price them.
+bool runsAlone(mlir::Operation *op) {
+  auto cost = llvm::dyn_cast<CostOpInterface>(op);
+  return cost && cost.getCommBytes() == 0 && !llvm::isa<ClipGradNormOp>(op);
+}
+
+/// One function per compute event, `event<i>`, that runs its op on its
+/// arguments. It returns the op's first result, or a scalar where the op
+/// has none (an update in place).
+mlir::OwningOpRef<mlir::ModuleOp>
+probeModule(mlir::MLIRContext *ctx,
+            const std::vector<mlir::Operation *> &firstOps) {
+  mlir::OpBuilder b(ctx);
+  mlir::Location loc = b.getUnknownLoc();
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  for (size_t i = 0; i < firstOps.size(); ++i) {
+    mlir::Operation *op = firstOps[i];
+    if (!op || !runsAlone(op))
+      continue;
+    bool ownResult = op->getNumResults() > 0;
+    mlir::Type scalar = mlir::RankedTensorType::get({}, b.getF32Type());
+    mlir::Type result = ownResult ? op->getResult(0).getType() : scalar;
+    auto fn = mlir::func::FuncOp::create(
+        b, loc, "event" + std::to_string(i),
+        b.getFunctionType(op->getOperandTypes(), {result}));
+    fn->setAttr("whale.rank", b.getDictionaryAttr({}));
+    mlir::OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(fn.addEntryBlock());
+    mlir::Operation *clone = b.clone(*op);
+    for (auto [k, operand] : llvm::enumerate(clone->getOpOperands()))
+      operand.set(fn.getArgument(k));
+    mlir::Value out =
+        ownResult ? mlir::Value(clone->getResult(0))
+                  : mlir::Value(
+                        ConstantOp::create(b, loc, scalar, b.getF64FloatAttr(0))
+                            .getResult());
+    mlir::func::ReturnOp::create(b, loc, out);
+  }
+  return module;
+}
+
+std::string machineName() {
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  std::string cpu;
+  std::ifstream info("/proc/cpuinfo");
+  for (std::string line; std::getline(info, line);)
+    if (line.rfind("model name", 0) == 0) {
+      cpu = line.substr(line.find(':') + 2);
+      break;
+    }
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return std::string(host) + ", " + std::to_string(cores) + " cores" +
+         (cpu.empty() ? "" : ", " + cpu);
+}
+
+std::string nowUtc() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+/// Runs `entry` on `inputs` until it has run long and often enough; the
+/// median seconds of one call, or a negative number with `error` set.
+double timeEntry(JitProgram::Entry entry, whale_rt_context *ctx,
+                 std::vector<whale_rt_tensor *> &inputs,
+                 const ProfileOptions &options, int64_t &runs,
+                 std::string &error) {
+  auto once = [&]() -> double {
+    auto t0 = std::chrono::steady_clock::now();
+    whale_rt_tensor *result = nullptr;
+    if (entry(ctx, inputs.data(), &result) != 0) {
+      error = whale_rt_last_error(ctx);
+      return -1;
+    }
+    // Reading one value waits for a device that runs asynchronously.
+    float sink;
+    whale_rt_tensor_read(ctx, result, &sink, sizeof sink);
+    auto t1 = std::chrono::steady_clock::now();
+    whale_rt_tensor_release(ctx, result);
+    return std::chrono::duration<double>(t1 - t0).count();
+  };
+  if (once() < 0) // warm the caches and the allocator
+    return -1;
+  std::vector<double> times;
+  double total = 0;
+  while ((total < options.secondsPerEvent ||
+          static_cast<int>(times.size()) < options.minRuns) &&
+         times.size() < 10000) {
+    double t = once();
+    if (t < 0)
+      return -1;
+    times.push_back(t);
+    total += t;
+  }
+  std::sort(times.begin(), times.end());
+  runs = static_cast<int64_t>(times.size());
+  return times[times.size() / 2];
+}
+
+/// Inputs of `fn`'s types: floats 0.5 (no zeros for logs and square roots),
+/// integers 0 (a valid row or class).
+bool makeInputs(whale_rt_context *ctx, mlir::func::FuncOp fn,
+                std::vector<whale_rt_tensor *> &out, std::string &error) {
+  for (mlir::Type t : fn.getArgumentTypes()) {
+    auto type = mlir::cast<mlir::RankedTensorType>(t);
+    whale_rt_tensor *tensor = newTensor(ctx, type, error);
+    if (!tensor)
+      return false;
+    out.push_back(tensor);
+    int64_t n = type.getNumElements();
+    std::vector<float> floats;
+    std::vector<int32_t> ints;
+    const void *data;
+    if (type.getElementType().isF32()) {
+      floats.assign(n, 0.5f);
+      data = floats.data();
+    } else {
+      ints.assign(n, 0);
+      data = ints.data();
+    }
+    if (whale_rt_tensor_write(ctx, tensor, data, 4 * n) != WHALE_RT_OK) {
+      error = whale_rt_last_error(ctx);
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+bool profilePlan(const PlannedModel &plan, const Cluster &cluster,
+                 const ProfileOptions &options, sim::ProfileDb &db,
+                 std::string &error) {
+  // The distinct events of every shape of rank, and an op of each.
+  sim::EventTable table;
+  std::vector<mlir::Operation *> firstOps;
+  std::vector<mlir::ModuleOp> modules = {plan.ranks.get()};
+  for (const RankVariant &v : plan.others)
+    modules.push_back(v.ranks.get());
+  for (mlir::ModuleOp m : modules) {
+    sim::ProgramSet set;
+    if (!sim::extractPrograms(m, plan.model, plan.stages, table, set, error,
+                              &firstOps))
+      return false;
+  }
+  firstOps.resize(table.size(), nullptr);
+  mlir::OwningOpRef<mlir::ModuleOp> probes =
+      probeModule(plan.ranks.get()->getContext(), firstOps);
+  std::unique_ptr<JitProgram> jit = JitProgram::compile(*probes, error);
+  if (!jit) {
+    error = "compiling the events to profile failed: " + error;
+    return false;
+  }
+  bool bf16 = false;
+  if (auto fn = plan.planned.get().lookupSymbol<mlir::func::FuncOp>(plan.model))
+    bf16 = ampBf16(fn);
+
+  // One context per class of device: its first device stands for all. The
+  // CPU devices of its node run beside it, as they do in a planned run of
+  // one process (they share the cores' caches and the memory bus), so each
+  // event runs on all of them at once and the first one's time is kept.
+  sim::Topology topology = topologyOf(cluster, options.defaultThreads);
+  std::map<std::string, size_t> classes;
+  for (size_t d = 0; d < topology.devices.size(); ++d)
+    classes.try_emplace(sim::ProfileDb::deviceKey(topology.devices[d]), d);
+  size_t total = 0, done = 0;
+  for (auto fn : probes->getOps<mlir::func::FuncOp>()) {
+    (void)fn;
+    ++total;
+  }
+  total *= classes.size();
+  for (auto &[key, first] : classes) {
+    std::vector<size_t> beside = {first};
+    if (!topology.devices[first].gpu)
+      for (size_t d = 0; d < topology.devices.size(); ++d)
+        if (d != first && !topology.devices[d].gpu &&
+            topology.node[d] == topology.node[first])
+          beside.push_back(d);
+    std::vector<ContextPtr> contexts;
+    for (size_t d : beside) {
+      std::string name = runtimeDeviceName(cluster.devices[d], d);
+      whale_rt_context *opened = nullptr;
+      char why[640] = "";
+      if (whale_rt_context_open(name.c_str(), topology.devices[d].parallelUnits,
+                                0, 1, &opened, why,
+                                sizeof why) != WHALE_RT_OK) {
+        error = "cannot open " + name + ": " + why;
+        return false;
+      }
+      contexts.emplace_back(opened, whale_rt_context_destroy);
+      if (bf16)
+        whale_rt_set_amp(opened, WHALE_RT_AMP_BF16);
+    }
+    for (auto fn : probes->getOps<mlir::func::FuncOp>()) {
+      size_t event = std::stoul(fn.getName().drop_front(5).str());
+      JitProgram::Entry entry = jit->lookup(fn.getName().str());
+      std::vector<double> seconds(contexts.size(), -1);
+      std::vector<int64_t> runs(contexts.size(), 0);
+      std::vector<std::string> errors(contexts.size());
+      auto measure = [&](size_t i) {
+        whale_rt_context *ctx = contexts[i].get();
+        std::vector<whale_rt_tensor *> inputs;
+        if (makeInputs(ctx, fn, inputs, errors[i]))
+          seconds[i] =
+              timeEntry(entry, ctx, inputs, options, runs[i], errors[i]);
+        for (whale_rt_tensor *t : inputs)
+          whale_rt_tensor_release(ctx, t);
+      };
+      std::vector<std::thread> others;
+      for (size_t i = 1; i < contexts.size(); ++i)
+        others.emplace_back(measure, i);
+      measure(0);
+      for (std::thread &t : others)
+        t.join();
+      if (seconds[0] < 0) {
+        error = "profiling '" + table[event].key() + "' on " +
+                runtimeDeviceName(cluster.devices[first], first) +
+                " failed: " + errors[0];
+        return false;
+      }
+      db.set(key, table[event].key(), {seconds[0], runs[0]});
+      if (options.progress)
+        options.progress(++done, total);
+    }
+  }
+  db.machine = machineName();
+  db.commit = WHALE_COMMIT;
+  db.created = nowUtc();
+  return true;
+}
+
+} // namespace whale

@@ -1,0 +1,134 @@
+//===- ProfileDb.cpp - measured event times, kept between runs ------------===//
+
+#include "sim/ProfileDb.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+namespace whale::sim {
+
+std::string ProfileDb::deviceKey(const DeviceModel &device) {
+  if (device.gpu)
+    return device.name;
+  return "cpu threads=" + std::to_string(device.parallelUnits);
+}
+
+void ProfileDb::set(const std::string &device, const std::string &event,
+                    Entry entry) {
+  devices[device][event] = entry;
+}
+
+std::optional<double> ProfileDb::lookup(const std::string &device,
+                                        const std::string &event) const {
+  auto d = devices.find(device);
+  if (d == devices.end())
+    return std::nullopt;
+  auto e = d->second.find(event);
+  if (e == d->second.end())
+    return std::nullopt;
+  return e->second.seconds;
+}
+
+size_t ProfileDb::size() const {
+  size_t n = 0;
+  for (auto &[device, events] : devices)
+    n += events.size();
+  return n;
+}
+
+MeasuredTime ProfileDb::measuredTime() const {
+  return [this](const Event &e, const DeviceModel &d) {
+    return lookup(deviceKey(d), e.key());
+  };
+}
+
+std::string ProfileDb::toJson() const {
+  llvm::json::Array list;
+  for (auto &[device, events] : devices) {
+    llvm::json::Array entries;
+    for (auto &[event, entry] : events)
+      entries.push_back(llvm::json::Object{
+          {"event", event}, {"seconds", entry.seconds}, {"runs", entry.runs}});
+    list.push_back(llvm::json::Object{{"device", device},
+                                      {"events", std::move(entries)}});
+  }
+  llvm::json::Object root{{"version", 1},
+                          {"machine", machine},
+                          {"commit", commit},
+                          {"created", created},
+                          {"devices", std::move(list)}};
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+  return out;
+}
+
+bool ProfileDb::parse(const std::string &text, const std::string &path,
+                      std::string &error) {
+  devices.clear();
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  if (!parsed) {
+    error = path + ": " + llvm::toString(parsed.takeError());
+    return false;
+  }
+  const llvm::json::Object *root = parsed->getAsObject();
+  if (!root || root->getInteger("version") != 1) {
+    error = path + ": not a profile database (expected an object with "
+                   "\"version\": 1)";
+    return false;
+  }
+  auto str = [&](const char *key) {
+    auto s = root->getString(key);
+    return s ? s->str() : std::string();
+  };
+  machine = str("machine");
+  commit = str("commit");
+  created = str("created");
+  const llvm::json::Array *list = root->getArray("devices");
+  if (!list) {
+    error = path + ": expected a \"devices\" array";
+    return false;
+  }
+  for (size_t i = 0; i < list->size(); ++i) {
+    std::string where = path + ": devices[" + std::to_string(i) + "]";
+    const llvm::json::Object *d = (*list)[i].getAsObject();
+    auto device = d ? d->getString("device") : std::nullopt;
+    const llvm::json::Array *events = d ? d->getArray("events") : nullptr;
+    if (!device || !events) {
+      error = where + ": expected {\"device\": NAME, \"events\": [...]}";
+      return false;
+    }
+    for (size_t j = 0; j < events->size(); ++j) {
+      std::string at = where + ".events[" + std::to_string(j) + "]";
+      const llvm::json::Object *e = (*events)[j].getAsObject();
+      auto event = e ? e->getString("event") : std::nullopt;
+      auto seconds = e ? e->getNumber("seconds") : std::nullopt;
+      if (!event || !seconds) {
+        error = at + ": expected {\"event\": KEY, \"seconds\": S}";
+        return false;
+      }
+      if (!std::isfinite(*seconds) || *seconds < 0) {
+        error = at + ": seconds must be a finite number, not negative";
+        return false;
+      }
+      set(device->str(), event->str(),
+          {*seconds, e->getInteger("runs").value_or(0)});
+    }
+  }
+  return true;
+}
+
+bool ProfileDb::load(const std::string &path, std::string &error) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    error = "cannot read the profile '" + path + "'";
+    return false;
+  }
+  return parse((*buffer)->getBuffer().str(), path, error);
+}
+
+} // namespace whale::sim

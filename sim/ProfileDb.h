@@ -1,0 +1,62 @@
+//===- ProfileDb.h - measured event times, kept between runs ------*- C++ -*-===//
+//
+// `whale profile` times each distinct event of a plan on the real devices
+// and writes them here; `whale sim --profile` reads them back, so the
+// simulator uses a measurement wherever one exists and the device model
+// elsewhere. A database is JSON: the machine and the commit that made it,
+// then per device class (a GPU model, or a CPU of some threads) the seconds
+// of each event, keyed by the event's key (op and shapes).
+//
+//   {"version": 1, "machine": "...", "commit": "...", "created": "...",
+//    "devices": [{"device": "cpu threads=1",
+//                 "events": [{"event": "whale.matmul tensor<...> ...",
+//                             "seconds": 1.2e-05, "runs": 40}]}]}
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_SIM_PROFILEDB_H
+#define WHALE_SIM_PROFILEDB_H
+
+#include "sim/Simulator.h"
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace whale::sim {
+
+class ProfileDb {
+public:
+  struct Entry {
+    double seconds = 0;
+    int64_t runs = 0;
+  };
+
+  /// The class a device's timings belong to: a GPU's model name, or
+  /// "cpu threads=N".
+  static std::string deviceKey(const DeviceModel &device);
+
+  void set(const std::string &device, const std::string &event, Entry entry);
+  std::optional<double> lookup(const std::string &device,
+                               const std::string &event) const;
+  size_t size() const;
+
+  /// The measured time of an event on a device, for the simulator.
+  MeasuredTime measuredTime() const;
+
+  std::string toJson() const;
+  /// Reads a database; false with `error` naming the file and the place in
+  /// it (`PROFILE.json: devices[0].events[3]: ...`) when it is not one.
+  bool parse(const std::string &text, const std::string &path,
+             std::string &error);
+  bool load(const std::string &path, std::string &error);
+
+  std::string machine, commit, created;
+
+private:
+  std::map<std::string, std::map<std::string, Entry>> devices;
+};
+
+} // namespace whale::sim
+
+#endif
