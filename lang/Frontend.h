@@ -23,6 +23,9 @@ struct FrontendOptions {
   /// Values for symbolic dimensions of model inputs (`--dim B=32`); the
   /// batch of a train block's data binds the leading one too.
   std::map<std::string, int64_t> dims;
+  /// Values for top-level constants of the main script (`--define
+  /// LAYERS=96`), as written: an integer, a number, true/false or a string.
+  std::map<std::string, std::string> defines;
   /// When set, every model is elaborated at this batch instead of its
   /// data's: the planner's micro-batch, the shapes one rank sees. The data's
   /// batch is still the one checked against the config.

@@ -8,6 +8,8 @@
 #include "llvm/Support/Casting.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 
 using llvm::dyn_cast;
@@ -196,9 +198,46 @@ void Sema::evaluateConsts(ModuleInfo &m) {
                                 "tensors are made inside a def or model");
       v = SVal::error();
     }
+    const auto &defines = fe.getOptions().defines;
+    if (auto d = defines.find(c->name); m.isMain && d != defines.end())
+      v = defined(*c, v, d->second);
     m.constValues[c->name] = v;
   }
   frames.pop_back();
+  if (m.isMain)
+    for (const auto &[name, value] : fe.getOptions().defines)
+      if (!m.consts.count(name))
+        error(Loc{}, "--define " + name + "=" + value +
+                         ": the script has no top-level constant '" + name +
+                         "'");
+}
+
+SVal Sema::defined(const ConstDecl &c, const SVal &scripted,
+                   const std::string &text) {
+  // The value as written, read as the kind the script gives the constant.
+  SVal v = SVal::error();
+  const char *begin = text.c_str();
+  char *end = nullptr;
+  if (scripted.kind == SVal::Kind::Int) {
+    errno = 0;
+    long long i = std::strtoll(begin, &end, 10);
+    if (!text.empty() && *end == '\0' && errno == 0)
+      v = SVal::ofInt(Dim::known(i));
+  } else if (scripted.kind == SVal::Kind::Float) {
+    double f = std::strtod(begin, &end);
+    if (!text.empty() && *end == '\0' && std::isfinite(f))
+      v = SVal::ofFloat(f);
+  } else if (scripted.kind == SVal::Kind::Bool) {
+    if (text == "true" || text == "false")
+      v = SVal::ofBool(text == "true");
+  } else if (scripted.kind == SVal::Kind::Str) {
+    v = SVal::ofStr(text);
+  }
+  if (v.kind == SVal::Kind::Error && scripted.kind != SVal::Kind::Error)
+    error(c.getLoc(), "--define " + c.name + "=" + text + ": '" + c.name +
+                          "' is " + describe(scripted) + " here, and '" +
+                          text + "' is not");
+  return v;
 }
 
 //===----------------------------------------------------------------------===//

@@ -133,6 +133,10 @@ public:
   void resolveNames(const ModuleInfo &m);
   void checkRecursion();
   void evaluateConsts(ModuleInfo &m);
+  /// A constant's value given on the command line (`--define`), read as
+  /// the kind of `scripted`, the value the script gives it.
+  SVal defined(const ConstDecl &c, const SVal &scripted,
+               const std::string &text);
   void checkConfig(const ModuleInfo &m);
   std::optional<Settings> checkTrain(const TrainDecl &t, const ModelDecl &m);
 

@@ -9,6 +9,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <unordered_map>
 
 namespace whale::sim {
 namespace {
@@ -27,6 +28,27 @@ std::string signatureOf(mlir::Operation *op) {
   if (auto g = llvm::dyn_cast<MatmulGradOp>(op))
     os << " operand " << g.getOperand();
   return s;
+}
+
+/// What signatureOf prints, as the uniqued pointers behind it: cheap to
+/// build for every op of a large program, and equal exactly when the
+/// signatures are.
+std::string identityOf(mlir::Operation *op) {
+  std::string id;
+  auto add = [&](const void *p) {
+    id.append(reinterpret_cast<const char *>(&p), sizeof p);
+  };
+  add(op->getName().getAsOpaquePointer());
+  for (mlir::Type t : op->getOperandTypes())
+    add(t.getAsOpaquePointer());
+  add(nullptr);
+  for (mlir::Type t : op->getResultTypes())
+    add(t.getAsOpaquePointer());
+  id.push_back(op->hasAttr("transpose_lhs") ? 'l' : '-');
+  id.push_back(op->hasAttr("transpose_rhs") ? 'r' : '-');
+  if (auto g = llvm::dyn_cast<MatmulGradOp>(op))
+    id.push_back(static_cast<char>('0' + g.getOperand()));
+  return id;
 }
 
 /// A compute event: the cost interface's numbers, and a matrix product's
@@ -113,9 +135,26 @@ private:
     step(commEvent(op, sig, StepKind::Collective, c, bytes, group, shards));
   }
 
+  /// The event of an op seen before (a later micro-batch's), by identity.
+  bool seenBefore(mlir::Operation *op, int32_t peer, int64_t tag) {
+    auto it = seen.find(identityOf(op));
+    if (it == seen.end())
+      return false;
+    Step s;
+    s.event = it->second;
+    s.peer = peer;
+    s.tag = tag;
+    program.steps.push_back(s);
+    return true;
+  }
+  void remember(mlir::Operation *op) {
+    seen.emplace(identityOf(op), program.steps.back().event);
+  }
+
   EventTable &table;
   StageProgram &program;
   bool bf16;
+  std::unordered_map<std::string, uint32_t> seen;
   std::vector<mlir::Operation *> *firstOps;
   std::map<std::pair<GroupKind, int64_t>, uint32_t> sequence;
 };
@@ -125,17 +164,23 @@ bool Extractor::add(mlir::Operation *op, std::string &error) {
   if (llvm::isa<ParamOp, mlir::func::ReturnOp>(op))
     return true;
   if (auto s = llvm::dyn_cast<SendOp>(op)) {
+    if (seenBefore(op, static_cast<int32_t>(s.getStage()), s.getTag()))
+      return true;
     double bytes = tensorBytes(s.getValue().getType());
     step(commEvent("whale.send", signatureOf(op), StepKind::Send,
                    Collective::SendRecv, bytes),
          static_cast<int32_t>(s.getStage()), s.getTag());
+    remember(op);
     return true;
   }
   if (auto r = llvm::dyn_cast<RecvOp>(op)) {
+    if (seenBefore(op, static_cast<int32_t>(r.getStage()), r.getTag()))
+      return true;
     double bytes = tensorBytes(r.getType());
     step(commEvent("whale.recv", signatureOf(op), StepKind::Recv,
                    Collective::SendRecv, bytes),
          static_cast<int32_t>(r.getStage()), r.getTag());
+    remember(op);
     return true;
   }
   if (auto ar = llvm::dyn_cast<AllReduceOp>(op)) {
@@ -171,9 +216,15 @@ bool Extractor::add(mlir::Operation *op, std::string &error) {
                sum.getShards());
     return true;
   }
+  int64_t commBytes = cost.getCommBytes();
+  bool plain = commBytes == 0 && !llvm::isa<ClipGradNormOp>(op);
+  if (plain && seenBefore(op, -1, 0))
+    return true;
   step(computeEvent(op, cost, bf16), -1, 0, op);
+  if (plain)
+    remember(op);
   // The sharded cross entropy's max and sums over the group.
-  if (int64_t bytes = cost.getCommBytes()) {
+  if (int64_t bytes = commBytes) {
     auto shards = op->getAttrOfType<mlir::IntegerAttr>("shards");
     if (!shards) {
       error = "'" + op->getName().getStringRef().str() +

@@ -56,6 +56,10 @@ struct InterpreterOptions {
   bool useEnvironmentPath = true;
   /// Values for symbolic input dimensions, as `--dim B=32` gives them.
   std::map<std::string, int64_t> dims;
+  /// Values for top-level constants of the main script, as `--define
+  /// LAYERS=96` gives them: each replaces the constant's value (an integer,
+  /// a number, true/false or a string, of the kind the script gives it).
+  std::map<std::string, std::string> defines;
   /// Elaborate every model at this batch instead of its data's (the
   /// planner's per-rank micro-batch).
   std::optional<int64_t> batch;

@@ -85,6 +85,10 @@ options of compile:
   --annotate-cost  attach the cost model's FLOPs, bytes and memory to each op
   --locations      print source locations on the IR
 
+Every command that reads a script also takes --define NAME=VALUE (any
+number of times): the value of the script's top-level constant NAME, as in
+--define LAYERS=96.
+
 SPEC, the devices: cpu:N, a list such as cpu:2,cpu:2@threads=2, or a JSON
 cluster file (docs/balancing.md). A device may declare threads, mem (a
 memory limit: 2GiB, 512MiB) and flops: cpu:1@threads=4,mem=2GiB. Without
@@ -145,6 +149,13 @@ public:
   int finish(whale::InterpreterOptions &opts, std::string &file) {
     if (auto v = value("-I")) {
       opts.searchPath.push_back(*v);
+      return 0;
+    }
+    if (auto v = value("--define")) {
+      size_t eq = v->find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == v->size())
+        return usageError("--define takes NAME=VALUE, got '" + *v + "'");
+      opts.defines[v->substr(0, eq)] = v->substr(eq + 1);
       return 0;
     }
     if (!missingValue.empty())
