@@ -47,6 +47,7 @@ llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
   };
   add("whale_rt_tensor_create", &whale_rt_tensor_create);
   add("whale_rt_tensor_release", &whale_rt_tensor_release);
+  add("whale_rt_set_site", &whale_rt_set_site);
   add("whale_rt_param", &whale_rt_param);
   add("whale_rt_fill", &whale_rt_fill);
   add("whale_rt_matmul", &whale_rt_matmul);
@@ -100,7 +101,8 @@ llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
 JitProgram::~JitProgram() = default;
 
 std::unique_ptr<JitProgram> JitProgram::compile(mlir::ModuleOp module,
-                                                std::string &error) {
+                                                std::string &error,
+                                                bool sites) {
   static std::once_flag targetOnce;
   std::call_once(targetOnce, [] {
     llvm::InitializeNativeTarget();
@@ -119,7 +121,9 @@ std::unique_ptr<JitProgram> JitProgram::compile(mlir::ModuleOp module,
     return mlir::success();
   });
   mlir::PassManager pm(ctx);
-  pm.addPass(createWhaleToRuntime());
+  WhaleToRuntimeOptions lowering;
+  lowering.sites = sites;
+  pm.addPass(createWhaleToRuntime(lowering));
   if (mlir::failed(pm.run(*lowered))) {
     if (error.empty())
       error = "lowering to the runtime failed";

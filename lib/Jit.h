@@ -39,8 +39,11 @@ public:
 
   /// Lowers a copy of `module` and compiles it; null with `error` set when
   /// lowering or compilation fails.
+  /// With `sites`, each op reports its place in its function to the
+  /// runtime's trace (whale_rt_set_site).
   static std::unique_ptr<JitProgram> compile(mlir::ModuleOp module,
-                                             std::string &error);
+                                             std::string &error,
+                                             bool sites = false);
   ~JitProgram();
 
   /// The entry point of model `name`; null when there is none.

@@ -6,9 +6,15 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/Cluster.h"
 #include "lib/Jit.h"
+#include "whale/Train.h"
 #include "sim/Extract.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
 #include <chrono>
@@ -161,9 +167,115 @@ bool makeInputs(whale_rt_context *ctx, mlir::func::FuncOp fn,
   return true;
 }
 
+/// The event each traced op stands for: by the program it ran (the module
+/// of its replica's shape, its stage) and its place in it.
+class SiteMap {
+public:
+  SiteMap(const PlannedModel &plan, const std::vector<mlir::ModuleOp> &modules,
+          const std::vector<sim::ProgramSet> &sets)
+      : plan(plan), modules(modules) {
+    for (size_t m = 0; m < sets.size(); ++m)
+      for (const sim::StageProgram &p : sets[m].stages)
+        for (const sim::Step &s : p.steps)
+          if (s.site >= 0)
+            events[{m, p.stage, s.site}] = s.event;
+  }
+  /// The event of the op at `site` that device `device` ran; -1 if none.
+  int64_t eventOf(int64_t device, int64_t site) const {
+    for (int64_t s = 0; s < plan.stages; ++s)
+      for (int64_t r = 0; r < plan.replicas; ++r)
+        if (plan.grid[s * plan.replicas + r] == device) {
+          size_t m = std::find(modules.begin(), modules.end(),
+                               plan.ranksOf(r)) -
+                     modules.begin();
+          auto it = events.find({m, s, site});
+          return it == events.end() ? -1 : it->second;
+        }
+    return -1;
+  }
+
+private:
+  const PlannedModel &plan;
+  const std::vector<mlir::ModuleOp> &modules;
+  std::map<std::tuple<size_t, int64_t, int64_t>, uint32_t> events;
+};
+
+/// Trains the plan a few steps with a trace that names each op's place, and
+/// keeps each event's median time there.
+bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
+                   const PlannedModel &plan, const sim::Topology &topology,
+                   const sim::EventTable &table,
+                   const std::vector<mlir::ModuleOp> &modules,
+                   const std::vector<sim::ProgramSet> &sets,
+                   const ProfileOptions &options, sim::ProfileDb &db,
+                   std::string &error) {
+  llvm::SmallString<128> path;
+  if (llvm::sys::fs::createTemporaryFile("whale-profile", "json", path)) {
+    error = "cannot make a temporary file for the profiling run's trace";
+    return false;
+  }
+  llvm::FileRemover remove(path);
+  TrainOptions train;
+  train.cluster = clusterSpec;
+  train.evenPlan = options.even;
+  train.threads = options.threads;
+  train.steps = options.contextSteps;
+  train.tracePath = path.str().str();
+  train.traceSites = true;
+  TrainResult result = whale::train(interp, train);
+  if (!result.ok) {
+    error = "the profiling run failed: " + result.error;
+    return false;
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  llvm::Expected<llvm::json::Value> trace =
+      buffer ? llvm::json::parse((*buffer)->getBuffer())
+             : llvm::Expected<llvm::json::Value>(llvm::createStringError(
+                   "cannot read the profiling run's trace"));
+  const llvm::json::Array *events =
+      trace && trace->getAsObject()
+          ? trace->getAsObject()->getArray("traceEvents")
+          : nullptr;
+  if (!events) {
+    error = trace ? "the profiling run's trace holds no events"
+                  : llvm::toString(trace.takeError());
+    return false;
+  }
+  // Per (device, site): its times in run order, the first step's left out.
+  SiteMap sites(plan, modules, sets);
+  std::map<std::pair<int64_t, int64_t>, std::vector<double>> bySite;
+  for (const llvm::json::Value &v : *events) {
+    const llvm::json::Object *e = v.getAsObject();
+    const llvm::json::Object *args = e ? e->getObject("args") : nullptr;
+    auto site = args ? args->getInteger("site") : std::nullopt;
+    auto device = e ? e->getInteger("pid") : std::nullopt;
+    auto dur = e ? e->getNumber("dur") : std::nullopt;
+    if (site && device && dur && e->getString("cat") == "compute")
+      bySite[{*device, *site}].push_back(*dur * 1e-6);
+  }
+  std::map<std::pair<std::string, uint32_t>, std::vector<double>> samples;
+  for (auto &[at, times] : bySite) {
+    int64_t event = sites.eventOf(at.first, at.second);
+    if (event < 0 || at.first >= static_cast<int64_t>(topology.devices.size()))
+      continue;
+    std::string key = sim::ProfileDb::deviceKey(topology.devices[at.first]);
+    auto &into = samples[{key, static_cast<uint32_t>(event)}];
+    into.insert(into.end(), times.begin() + (times.size() > 1 ? 1 : 0),
+                times.end());
+  }
+  for (auto &[key, times] : samples) {
+    std::sort(times.begin(), times.end());
+    db.set(key.first, table[key.second].key(),
+           {times[times.size() / 2], static_cast<int64_t>(times.size()),
+            /*inContext=*/true});
+  }
+  return true;
+}
+
 } // namespace
 
-bool profilePlan(const PlannedModel &plan, const Cluster &cluster,
+bool profilePlan(Interpreter &interp, const std::string &clusterSpec,
+                 const PlannedModel &plan, const Cluster &cluster,
                  const ProfileOptions &options, sim::ProfileDb &db,
                  std::string &error) {
   // The distinct events of every shape of rank, and an op of each.
@@ -172,12 +284,11 @@ bool profilePlan(const PlannedModel &plan, const Cluster &cluster,
   std::vector<mlir::ModuleOp> modules = {plan.ranks.get()};
   for (const RankVariant &v : plan.others)
     modules.push_back(v.ranks.get());
-  for (mlir::ModuleOp m : modules) {
-    sim::ProgramSet set;
-    if (!sim::extractPrograms(m, plan.model, plan.stages, table, set, error,
-                              &firstOps))
+  std::vector<sim::ProgramSet> sets(modules.size());
+  for (size_t i = 0; i < modules.size(); ++i)
+    if (!sim::extractPrograms(modules[i], plan.model, plan.stages, table,
+                              sets[i], error, &firstOps))
       return false;
-  }
   firstOps.resize(table.size(), nullptr);
   mlir::OwningOpRef<mlir::ModuleOp> probes =
       probeModule(plan.ranks.get()->getContext(), firstOps);
@@ -258,6 +369,10 @@ bool profilePlan(const PlannedModel &plan, const Cluster &cluster,
         options.progress(++done, total);
     }
   }
+  if (options.contextSteps > 0 &&
+      !timeInContext(interp, clusterSpec, plan, topology, table, modules,
+                     sets, options, db, error))
+    return false;
   db.machine = machineName();
   db.commit = WHALE_COMMIT;
   db.created = nowUtc();

@@ -1,11 +1,17 @@
 //===- Profile.h - timing a plan's events on the real devices -----*- C++ -*-===//
 //
-// `whale profile`: every distinct compute event of a plan (an op at its
-// shapes) is compiled as a one-op program through the same lowering and JIT
-// that training uses, and run on a context of each class of device the
-// cluster has, a few times; the median goes into a ProfileDb. Ops that
-// need a communicator (the sharded cross entropy) and the collectives are
-// left to the device and link models.
+// `whale profile` times the compute events of a plan (ops at their shapes)
+// in two ways, through the same lowering and JIT that training uses:
+//
+//  - in context: the plan trains a few steps with a trace whose every op
+//    names its place in its rank program; each event's time is the median
+//    of its ops' times there (after the first step), with the caches, the
+//    other ranks and the data as a run has them;
+//  - alone: each event compiled as a one-op program and run on a context of
+//    each class of device a few times, for the events a traced run does
+//    not time (it leaves them to the device model otherwise).
+//
+// The collectives are left to the link models.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +28,12 @@ namespace whale {
 
 struct ProfileOptions {
   int defaultThreads = 1;
+  /// Steps of the traced run (0: time events alone only); the first is
+  /// left out of the medians.
+  int64_t contextSteps = 5;
+  /// The run's --even and --threads.
+  bool even = false;
+  int threads = 0;
   /// Each event runs at least this long in all (and at least minRuns times).
   double secondsPerEvent = 0.05;
   int minRuns = 3;
@@ -29,10 +41,12 @@ struct ProfileOptions {
   std::function<void(size_t, size_t)> progress;
 };
 
-/// Times the compute events of `plan` on `cluster`'s devices into `db`
-/// (machine, commit and date filled in). False with `error` when a device
-/// cannot be opened or an event cannot be compiled.
-bool profilePlan(const PlannedModel &plan, const Cluster &cluster,
+/// Times the compute events of `plan` (the loaded script `interp` planned
+/// over `cluster`, given as `clusterSpec`) on the cluster's devices into
+/// `db` (machine, commit and date filled in). False with `error` when a
+/// device cannot be opened, an event cannot be compiled or the run fails.
+bool profilePlan(Interpreter &interp, const std::string &clusterSpec,
+                 const PlannedModel &plan, const Cluster &cluster,
                  const ProfileOptions &options, sim::ProfileDb &db,
                  std::string &error);
 

@@ -103,7 +103,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   };
   std::vector<Programs> programs;
   auto compileRanks = [&](mlir::ModuleOp module) -> std::string {
-    Programs p{module, JitProgram::compile(module, error), {}};
+    Programs p{module, JitProgram::compile(module, error, options.traceSites),
+               {}};
     if (!p.jit)
       return "compiling the rank programs failed: " + error;
     p.stages.resize(plan.stages);

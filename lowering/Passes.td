@@ -70,7 +70,15 @@ def WhaleToRuntime : Pass<"whale-to-runtime", "mlir::ModuleOp"> {
     Intermediate tensors are released after their last use (at once when
     nothing reads them). TaskGraphs run
     in place: on one device their strategy does not matter.
+
+    With `sites`, each op of a function's body is preceded by
+    `whale_rt_set_site(ctx, i)`, i its position in the body, so a trace of
+    the run names every op's time by its place (what `whale profile` reads).
   }];
+  let options = [
+    Option<"sites", "sites", "bool", /*default=*/"false",
+           "Mark each op with its position for traces (whale_rt_set_site)">,
+  ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 

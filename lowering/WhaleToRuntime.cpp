@@ -32,10 +32,10 @@ enum : int32_t { kF32 = 0, kF64 = 1, kI32 = 2, kI64 = 3 };
 
 class Lowering {
 public:
-  Lowering(ModuleOp module)
+  Lowering(ModuleOp module, bool sites)
       : module(module), ctx(module.getContext()), b(ctx),
         ptr(LLVM::LLVMPointerType::get(ctx)), i32(b.getI32Type()),
-        i64(b.getI64Type()), f64(b.getF64Type()) {}
+        i64(b.getI64Type()), f64(b.getF64Type()), sites(sites) {}
 
   LogicalResult lower(func::FuncOp fn);
 
@@ -178,6 +178,7 @@ private:
   MLIRContext *ctx;
   OpBuilder b;
   Type ptr, i32, i64, f64;
+  bool sites; ///< mark each op for traces (whale_rt_set_site)
   Location loc = UnknownLoc::get(ctx);
   std::map<std::string, LLVM::GlobalOp> globals;
   // Per function:
@@ -590,7 +591,16 @@ LogicalResult Lowering::lower(func::FuncOp fn) {
     handles[arg] = LLVM::LoadOp::create(b, loc, ptr, at);
   }
 
+  // Each op's place in the function's body, for traces.
+  DenseMap<Operation *, int64_t> position;
+  if (sites)
+    for (auto [i, op] : llvm::enumerate(fn.getBody().front()))
+      position[&op] = static_cast<int64_t>(i);
   for (Operation *op : ops) {
+    if (auto at = position.find(op); at != position.end())
+      LLVM::CallOp::create(b, loc,
+                           runtimeVoidFn("whale_rt_set_site", {ptr, i64}),
+                           ValueRange{ctxArg, constI64(at->second)});
     // Operands may be TaskGraph results: read them through their yields.
     for (OpOperand &use : op->getOpOperands())
       if (Value v = resolve(use.get()); v != use.get())
@@ -636,6 +646,8 @@ LogicalResult Lowering::lower(func::FuncOp fn) {
 
 struct WhaleToRuntimePass
     : public whale::impl::WhaleToRuntimeBase<WhaleToRuntimePass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> models;
@@ -643,7 +655,7 @@ struct WhaleToRuntimePass
       if (fn->hasAttr("whale.model") || fn->hasAttr("whale.rank"))
         models.push_back(fn);
     });
-    Lowering lowering(module);
+    Lowering lowering(module, sites);
     for (func::FuncOp fn : models)
       if (failed(lowering.lower(fn)))
         return signalPassFailure();

@@ -193,6 +193,11 @@ whale_rt_status whale_rt_enable_trace(whale_rt_context *ctx) {
   });
 }
 
+void whale_rt_set_site(whale_rt_context *ctx, int64_t site) {
+  if (ctx)
+    ctx->site = site;
+}
+
 const char *whale_rt_first_nonfinite(const whale_rt_context *ctx) {
   return ctx ? ctx->firstNonFinite.c_str() : "";
 }

@@ -48,6 +48,7 @@ struct whale_rt_context {
   /// NaN or an infinity.
   std::shared_ptr<whale::rt::Profiler> profiler;
   int traceTrack = 0; ///< compute; communication is the next track
+  int64_t site = -1;  ///< the op being run (whale_rt_set_site), for traces
   /// Where the context sits in a plan (whale_rt_context_bind).
   whale::rt::Communicator *comm = nullptr;
   int rank = 0, stage = 0, replica = 0, stages = 1, replicas = 1;
@@ -245,7 +246,7 @@ whale_rt_status traced(whale_rt_context *ctx, const char *name,
   whale_rt_status status;
   {
     whale::rt::Profiler::Scope scope(ctx->profiler.get(), name, "compute",
-                                     ctx->traceTrack);
+                                     ctx->traceTrack, ctx->site);
     status = guarded(ctx, fn);
   }
   if (status == WHALE_RT_OK && ctx->firstNonFinite.empty())

@@ -17,10 +17,10 @@ int64_t Profiler::nowNs() {
 }
 
 void Profiler::record(std::string name, std::string category, int track,
-                      int64_t startNs, int64_t durationNs) {
+                      int64_t startNs, int64_t durationNs, int64_t site) {
   std::lock_guard<std::mutex> lock(mutex);
   recorded.push_back(
-      {std::move(name), std::move(category), track, startNs, durationNs});
+      {std::move(name), std::move(category), track, startNs, durationNs, site});
 }
 
 void Profiler::nameTrack(int track, std::string name) {
@@ -72,7 +72,10 @@ std::string Profiler::chromeTraceJson() const {
                   (e.startNs - origin) / 1e3, e.durationNs / 1e3);
     out += "{\"ph\": \"X\", \"name\": " + jsonQuote(e.name) +
            ", \"cat\": " + jsonQuote(e.category) + ", " + where(e.track) +
-           ", " + buf + "}";
+           ", " + buf +
+           (e.site >= 0 ? ", \"args\": {\"site\": " + std::to_string(e.site) + "}"
+                        : std::string()) +
+           "}";
   }
   return out + "\n]}\n";
 }

@@ -25,12 +25,13 @@ public:
     std::string name, category;
     int track;
     int64_t startNs, durationNs;
+    int64_t site = -1; ///< the op's place in its program; -1: not known
   };
 
   static int64_t nowNs();
 
   void record(std::string name, std::string category, int track,
-              int64_t startNs, int64_t durationNs);
+              int64_t startNs, int64_t durationNs, int64_t site = -1);
   /// Names a track ("rank 0 compute") in the trace viewer.
   void nameTrack(int track, std::string name);
   /// Names the process of rank `rank` (its tracks 2 rank and 2 rank + 1).
@@ -45,19 +46,21 @@ public:
   /// Times a scope: records one event when it ends.
   class Scope {
   public:
-    Scope(Profiler *p, std::string name, std::string category, int track)
+    Scope(Profiler *p, std::string name, std::string category, int track,
+          int64_t site = -1)
         : profiler(p), name(std::move(name)), category(std::move(category)),
-          track(track), start(p ? nowNs() : 0) {}
+          track(track), site(site), start(p ? nowNs() : 0) {}
     ~Scope() {
       if (profiler)
         profiler->record(std::move(name), std::move(category), track, start,
-                         nowNs() - start);
+                         nowNs() - start, site);
     }
 
   private:
     Profiler *profiler;
     std::string name, category;
     int track;
+    int64_t site;
     int64_t start;
   };
 

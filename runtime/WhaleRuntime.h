@@ -245,6 +245,11 @@ whale_rt_status whale_rt_set_amp(whale_rt_context *ctx, int32_t mode);
  * whale_rt_first_nonfinite names the first op whose output held one ("" if
  * none); whale_rt_write_trace writes the events as Chrome trace JSON. */
 whale_rt_status whale_rt_enable_trace(whale_rt_context *ctx);
+/* Names the op that the following calls run for: its position in its rank
+ * program. A trace then carries it with each op's time, so `whale profile`
+ * can match what ran to the program's ops. Lowered code calls it only when
+ * compiled to (-whale-to-runtime{sites=true}). */
+void whale_rt_set_site(whale_rt_context *ctx, int64_t site);
 const char *whale_rt_first_nonfinite(const whale_rt_context *ctx);
 whale_rt_status whale_rt_write_trace(whale_rt_context *ctx, const char *path);
 

@@ -109,7 +109,7 @@ public:
             std::vector<mlir::Operation *> *firstOps)
       : table(table), program(program), bf16(bf16), firstOps(firstOps) {}
 
-  bool add(mlir::Operation *op, std::string &error);
+  bool add(mlir::Operation *op, int32_t position, std::string &error);
 
 private:
   void step(Event e, int32_t peer = -1, int64_t tag = 0,
@@ -159,7 +159,8 @@ private:
   std::map<std::pair<GroupKind, int64_t>, uint32_t> sequence;
 };
 
-bool Extractor::add(mlir::Operation *op, std::string &error) {
+bool Extractor::add(mlir::Operation *op, int32_t position,
+                    std::string &error) {
   // Parameters are state the step updates in place, not work of the step.
   if (llvm::isa<ParamOp, mlir::func::ReturnOp>(op))
     return true;
@@ -218,11 +219,14 @@ bool Extractor::add(mlir::Operation *op, std::string &error) {
   }
   int64_t commBytes = cost.getCommBytes();
   bool plain = commBytes == 0 && !llvm::isa<ClipGradNormOp>(op);
-  if (plain && seenBefore(op, -1, 0))
-    return true;
-  step(computeEvent(op, cost, bf16), -1, 0, op);
+  if (!plain || !seenBefore(op, -1, 0)) {
+    step(computeEvent(op, cost, bf16), -1, 0, op);
+    if (plain)
+      remember(op);
+  }
+  program.steps.back().site = position;
   if (plain)
-    remember(op);
+    return true;
   // The sharded cross entropy's max and sums over the group.
   if (int64_t bytes = commBytes) {
     auto shards = op->getAttrOfType<mlir::IntegerAttr>("shards");
@@ -270,8 +274,9 @@ bool extractPrograms(mlir::ModuleOp ranks, const std::string &model,
     program.name = name;
     program.stage = s;
     Extractor extractor(table, program, ampBf16(fn), firstOps);
+    int32_t position = 0;
     for (mlir::Operation &op : fn.getBody().front())
-      if (!extractor.add(&op, error)) {
+      if (!extractor.add(&op, position++, error)) {
         error = name + ": " + error;
         return false;
       }

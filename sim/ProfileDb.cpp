@@ -51,8 +51,10 @@ std::string ProfileDb::toJson() const {
   for (auto &[device, events] : devices) {
     llvm::json::Array entries;
     for (auto &[event, entry] : events)
-      entries.push_back(llvm::json::Object{
-          {"event", event}, {"seconds", entry.seconds}, {"runs", entry.runs}});
+      entries.push_back(llvm::json::Object{{"event", event},
+                                           {"seconds", entry.seconds},
+                                           {"runs", entry.runs},
+                                           {"in_context", entry.inContext}});
     list.push_back(llvm::json::Object{{"device", device},
                                       {"events", std::move(entries)}});
   }
@@ -116,7 +118,8 @@ bool ProfileDb::parse(const std::string &text, const std::string &path,
         return false;
       }
       set(device->str(), event->str(),
-          {*seconds, e->getInteger("runs").value_or(0)});
+          {*seconds, e->getInteger("runs").value_or(0),
+           e->getBoolean("in_context").value_or(false)});
     }
   }
   return true;

@@ -30,6 +30,8 @@ public:
   struct Entry {
     double seconds = 0;
     int64_t runs = 0;
+    /// Timed inside a run of the plan, not alone.
+    bool inContext = false;
   };
 
   /// The class a device's timings belong to: a GPU's model name, or

@@ -41,6 +41,10 @@ struct TrainOptions {
   int threads = 0;              ///< 0: every core
   std::string metricsPath;      ///< JSON lines, one per step
   std::string tracePath;        ///< a Chrome trace of every op of every step
+  /// With a trace and a cluster: each op's event also names its place in
+  /// its rank program (`args.site`), which `whale profile` matches to the
+  /// plan's events.
+  bool traceSites = false;
   std::string savePath;         ///< a checkpoint written at the end
   std::string loadPath;         ///< a checkpoint to resume from
   /// The devices (`cpu:4`, a JSON cluster file; see docs/parallelism.md).

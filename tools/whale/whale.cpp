@@ -380,6 +380,7 @@ int profileCommand(int argc, char **argv) {
     return 1;
   whale::ProfileOptions options;
   options.defaultThreads = whale::sharedThreads(c, 0);
+  options.even = even;
   bool tty = ::isatty(STDERR_FILENO);
   options.progress = [&](size_t done, size_t total) {
     if (tty || done == total)
@@ -388,7 +389,7 @@ int profileCommand(int argc, char **argv) {
                 << std::flush;
   };
   whale::sim::ProfileDb db;
-  if (!whale::profilePlan(plan, c, options, db, error)) {
+  if (!whale::profilePlan(interp, cluster, plan, c, options, db, error)) {
     std::cerr << "whale: error: " << error << "\n";
     return 1;
   }

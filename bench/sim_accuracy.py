@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Predicted against measured iteration time, for plans on this machine.
+
+For each plan: `whale profile` times its events here, `whale sim --profile`
+predicts one iteration, and `whale run --metrics` trains it; the measured
+iteration is the median of the step-to-step times after the first steps.
+No plan puts more threads on the machine than it has cores.
+
+    python3 bench/sim_accuracy.py [--steps 14] [--whale build/bin/whale]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCALED = os.path.join(ROOT, "examples", "gpt_scaled.whl")
+GPT = os.path.join(ROOT, "examples", "gpt.whl")
+
+# A small GPT: 4 blocks of width 128 over 64 tokens, a 256-token vocabulary.
+SMALL = ["D=128", "T=64", "VOCAB=256", "HEADS=4", "LAYERS=4", "BATCH=16"]
+
+# name, script, cluster, defines
+PLANS = [
+    ("one device, 2 threads", GPT, "cpu:1@threads=2", []),
+    ("one device, 1 thread", GPT, "cpu:1@threads=1", []),
+    ("accumulation m=4", SCALED, "cpu:1@threads=2",
+     SMALL + ["TP=1", "MICRO=4", "STAGES=2"]),
+    ("data parallel 2", SCALED, "cpu:2@threads=1",
+     SMALL + ["TP=1", "MICRO=1", "STAGES=2"]),
+    ("pipeline 2 GPipe m=4", SCALED, "cpu:2@threads=1",
+     SMALL + ["TP=1", "MICRO=4", "SCHEDULE=gpipe"]),
+    ("pipeline 2 1F1B m=4", SCALED, "cpu:2@threads=1",
+     SMALL + ["TP=1", "MICRO=4"]),
+    ("pipeline 2 1F1B m=8", SCALED, "cpu:2@threads=1",
+     SMALL + ["TP=1", "MICRO=8"]),
+    ("gpt.whl pipeline 2 1F1B m=4", GPT, "cpu:2@threads=1", []),
+    ("tensor parallel 2", SCALED, "cpu:2@threads=1",
+     SMALL + ["TP=2", "MICRO=1"]),
+    ("tensor parallel 2, m=2 accumulation", SCALED, "cpu:2@threads=1",
+     SMALL + ["TP=2", "MICRO=2", "STAGES=2"]),
+    ("uneven batches (rates 2:1)", SCALED,
+     "cpu:1@threads=1,flops=2e10,cpu:1@threads=1,flops=1e10",
+     SMALL + ["TP=1", "MICRO=1", "BATCH=24"]),
+    ("uneven shards (rates 3:1)", SCALED,
+     "cpu:1@threads=1,flops=3e10,cpu:1@threads=1,flops=1e10",
+     SMALL + ["TP=2", "MICRO=1"]),
+    ("hybrid classify_100k", os.path.join(ROOT, "examples",
+                                          "classify_100k.whl"),
+     "cpu:2@threads=1", []),
+]
+
+
+def whale(binary, args):
+    out = subprocess.run([binary] + args, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(" ".join(args) + ":\n" + out.stderr)
+    return out.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--whale", default=os.path.join(ROOT, "build", "bin",
+                                                    "whale"))
+    ap.add_argument("--steps", type=int, default=14)
+    ap.add_argument("--only", help="run the plans whose name holds this")
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, script, cluster, defines in PLANS:
+            if args.only and args.only not in name:
+                continue
+            flags = [script, "--cluster", cluster]
+            for d in defines:
+                flags += ["--define", d]
+            db = os.path.join(tmp, "db.json")
+            metrics = os.path.join(tmp, "m.jsonl")
+            whale(args.whale, ["profile"] + flags + ["-o", db])
+            sim = json.loads(whale(args.whale, ["sim"] + flags +
+                                   ["--profile", db, "--json"]))
+            whale(args.whale, ["run"] + flags +
+                  ["--steps", str(args.steps), "--metrics", metrics])
+            times = [json.loads(l)["time_s"] for l in open(metrics)]
+            steps = [b - a for a, b in zip(times, times[1:])][3:]
+            measured = statistics.median(steps)
+            predicted = sim["iteration_s"]
+            error = (predicted - measured) / measured
+            rows.append((name, cluster, predicted, measured, error))
+            print(f"{name:38s} predicted {predicted * 1e3:8.2f} ms  "
+                  f"measured {measured * 1e3:8.2f} ms  {error * 100:+6.1f}%",
+                  flush=True)
+    errors = sorted(abs(r[4]) for r in rows)
+    if errors:
+        print(f"\n{len(rows)} plans: median |error| "
+              f"{statistics.median(errors) * 100:.1f}%, "
+              f"worst {errors[-1] * 100:.1f}%")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
