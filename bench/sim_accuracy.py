@@ -57,7 +57,8 @@ PLANS = [
 def whale(binary, args):
     out = subprocess.run([binary] + args, capture_output=True, text=True)
     if out.returncode != 0:
-        raise RuntimeError(" ".join(args) + ":\n" + out.stderr)
+        raise RuntimeError(" ".join(args) + f": exit {out.returncode}\n" +
+                           out.stderr)
     return out.stdout
 
 

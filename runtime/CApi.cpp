@@ -240,8 +240,12 @@ whale_rt_status whale_rt_tensor_create(whale_rt_context *ctx, int32_t dtype,
 }
 
 void whale_rt_tensor_release(whale_rt_context *ctx, whale_rt_tensor *t) {
-  if (ctx && t)
-    ctx->tensors.erase(t); // parameters are not in this map: never freed here
+  if (!ctx || !t)
+    return;
+  // Its optimizer state goes with it: a later tensor at the same address
+  // must not inherit state of another shape.
+  ctx->optimizerState.erase(t);
+  ctx->tensors.erase(t); // parameters are not in this map: never freed here
 }
 
 void *whale_rt_tensor_data(whale_rt_tensor *t) {

@@ -43,6 +43,9 @@ whale_rt_status
 optimizerState(whale_rt_context *ctx, whale_rt_tensor *param, size_t count,
                std::vector<std::unique_ptr<whale_rt_tensor>> *&out) {
   auto &state = ctx->optimizerState[param];
+  if (!state.empty() && state.front()->tensor.shape() != shapeOf(param))
+    return ctx->invalid("optimizer state: the tensor's state has another "
+                        "shape (a released tensor's?)");
   while (state.size() < count) {
     auto t = std::make_unique<whale_rt_tensor>();
     if (Status st =

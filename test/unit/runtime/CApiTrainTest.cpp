@@ -128,6 +128,28 @@ TEST(RuntimeCApiTrain, AdamStateIsCountedOnTheDevice) {
             WHALE_RT_INVALID_ARGUMENT);
 }
 
+TEST(RuntimeCApiTrain, ReleasingATensorDropsItsOptimizerState) {
+  // Tensors updated in place and released, again and again (what whale
+  // profile does): each new one starts from fresh state of its own shape,
+  // whatever address it gets, and the state's memory is given back.
+  Ctx c;
+  int64_t base = whale_rt_memory_in_use(c.ctx);
+  for (int64_t n = 1; n <= 64; ++n) {
+    whale_rt_tensor *p = c.make(WHALE_RT_F32, {n % 2 ? 512 : 3, n});
+    whale_rt_tensor *g = c.make(WHALE_RT_F32, {n % 2 ? 512 : 3, n});
+    whale_rt_fill(c.ctx, p, 1.0);
+    whale_rt_fill(c.ctx, g, 0.5);
+    ASSERT_EQ(
+        whale_rt_adam_update(c.ctx, p, g, 1, 0.1, 0.9, 0.999, 1e-8, 0.0, 0),
+        WHALE_RT_OK)
+        << whale_rt_last_error(c.ctx);
+    EXPECT_NEAR(c.f(p)[0], 0.9f, 1e-6); // a first step: 1 - lr
+    whale_rt_tensor_release(c.ctx, p);
+    whale_rt_tensor_release(c.ctx, g);
+  }
+  EXPECT_EQ(whale_rt_memory_in_use(c.ctx), base);
+}
+
 TEST(RuntimeCApiTrain, GradientsCheckTheirShapes) {
   Ctx c;
   whale_rt_tensor *a = c.make(WHALE_RT_F32, {2, 3}),
