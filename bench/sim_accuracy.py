@@ -66,7 +66,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--whale", default=os.path.join(ROOT, "build", "bin",
                                                     "whale"))
-    ap.add_argument("--steps", type=int, default=14)
+    ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--only", help="run the plans whose name holds this")
     args = ap.parse_args()
     rows = []

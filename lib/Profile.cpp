@@ -189,7 +189,7 @@ public:
                                plan.ranksOf(r)) -
                      modules.begin();
           auto it = events.find({m, s, site});
-          return it == events.end() ? -1 : it->second;
+          return it == events.end() ? int64_t(-1) : int64_t(it->second);
         }
     return -1;
   }
@@ -242,31 +242,78 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
     return false;
   }
   // Per (device, site): its times in run order, the first step's left out.
+  // The driver's steps, and the span of the ranks' work within each.
   SiteMap sites(plan, modules, sets);
-  std::map<std::pair<int64_t, int64_t>, std::vector<double>> bySite;
+  struct Timed {
+    int64_t device, site;
+    double ts, dur; // us
+  };
+  std::vector<Timed> timed;
+  std::vector<std::pair<double, double>> steps, work; // start, end (us)
   for (const llvm::json::Value &v : *events) {
     const llvm::json::Object *e = v.getAsObject();
-    const llvm::json::Object *args = e ? e->getObject("args") : nullptr;
-    auto site = args ? args->getInteger("site") : std::nullopt;
-    auto device = e ? e->getInteger("pid") : std::nullopt;
+    auto ts = e ? e->getNumber("ts") : std::nullopt;
     auto dur = e ? e->getNumber("dur") : std::nullopt;
-    if (site && device && dur && e->getString("cat") == "compute")
-      bySite[{*device, *site}].push_back(*dur * 1e-6);
+    if (!ts || !dur || e->getString("ph") != "X")
+      continue;
+    (e->getString("cat") == "driver" ? steps : work)
+        .push_back({*ts, *ts + *dur});
+    const llvm::json::Object *args = e->getObject("args");
+    auto site = args ? args->getInteger("site") : std::nullopt;
+    auto device = e->getInteger("pid");
+    if (site && device && e->getString("cat") == "compute")
+      timed.push_back({*device, *site, *ts, *dur});
+  }
+  std::sort(steps.begin(), steps.end());
+  // An op's time in one step: the sum of what the runtime timed for it (an
+  // op may make several timed calls). The first step is left out.
+  std::map<std::tuple<int64_t, int64_t, size_t>, double> perStep;
+  for (const Timed &t : timed) {
+    size_t step = std::upper_bound(steps.begin(), steps.end(),
+                                   std::make_pair(t.ts, 1e300)) -
+                  steps.begin();
+    if (step >= 2 || steps.empty())
+      perStep[{t.device, t.site, step}] += t.dur * 1e-6;
   }
   std::map<std::pair<std::string, uint32_t>, std::vector<double>> samples;
-  for (auto &[at, times] : bySite) {
-    int64_t event = sites.eventOf(at.first, at.second);
-    if (event < 0 || at.first >= static_cast<int64_t>(topology.devices.size()))
+  for (auto &[at, seconds] : perStep) {
+    auto [device, site, step] = at;
+    int64_t event = sites.eventOf(device, site);
+    if (event < 0 || device >= static_cast<int64_t>(topology.devices.size()))
       continue;
-    std::string key = sim::ProfileDb::deviceKey(topology.devices[at.first]);
-    auto &into = samples[{key, static_cast<uint32_t>(event)}];
-    into.insert(into.end(), times.begin() + (times.size() > 1 ? 1 : 0),
-                times.end());
+    std::string key = sim::ProfileDb::deviceKey(topology.devices[device]);
+    samples[{key, static_cast<uint32_t>(event)}].push_back(seconds);
   }
+  // The mean, not the median: a step's time is the sum of its ops' times,
+  // and their occasional slow runs (a cache refilled, a core taken away)
+  // belong to that sum.
   for (auto &[key, times] : samples) {
-    std::sort(times.begin(), times.end());
+    double sum = 0;
+    for (double t : times)
+      sum += t;
     db.set(key.first, table[key.second].key(),
-           {times[times.size() / 2], static_cast<int64_t>(times.size()),
+           {sum / times.size(), static_cast<int64_t>(times.size()),
+            /*inContext=*/true});
+  }
+  // The driver's share of each step (after the first): what its span
+  // leaves outside the ranks' work.
+  std::vector<double> driver;
+  for (size_t i = 1; i < steps.size(); ++i) {
+    double first = steps[i].second, last = steps[i].first;
+    for (auto [start, end] : work)
+      if (start >= steps[i].first && end <= steps[i].second) {
+        first = std::min(first, start);
+        last = std::max(last, end);
+      }
+    if (last > first)
+      driver.push_back(
+          std::max(0.0, (steps[i].second - steps[i].first) - (last - first)) *
+          1e-6);
+  }
+  if (!driver.empty()) {
+    std::sort(driver.begin(), driver.end());
+    db.set(kDriverDevice, driverEventKey(plan),
+           {driver[driver.size() / 2], static_cast<int64_t>(driver.size()),
             /*inContext=*/true});
   }
   return true;

@@ -30,7 +30,7 @@ struct ProfileOptions {
   int defaultThreads = 1;
   /// Steps of the traced run (0: time events alone only); the first is
   /// left out of the medians.
-  int64_t contextSteps = 5;
+  int64_t contextSteps = 8;
   /// The run's --even and --threads.
   bool even = false;
   int threads = 0;

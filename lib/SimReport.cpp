@@ -18,7 +18,7 @@ namespace {
 struct Figures {
   double samplesPerSecond = 0, tokensPerSecond = 0;
   double flopsPerDevice = 0, mfu = 0;
-  double computeShare = 0, commShare = 0, idleShare = 0;
+  double computeShare = 0, commShare = 0, idleShare = 0, driverShare = 0;
   /// Seconds per op name over all ranks, largest first.
   std::vector<std::pair<std::string, double>> byKind;
   double busySeconds = 0;
@@ -26,7 +26,7 @@ struct Figures {
 
 Figures figuresOf(const Simulation &s) {
   Figures f;
-  const double t = s.result.iterationSeconds;
+  const double t = s.iterationSeconds();
   const double devices = static_cast<double>(s.topology.devices.size());
   if (t > 0) {
     f.samplesPerSecond = s.globalBatch / t;
@@ -45,6 +45,7 @@ Figures figuresOf(const Simulation &s) {
     f.computeShare = compute / ranks / t;
     f.commShare = comm / ranks / t;
     f.idleShare = idle / ranks / t;
+    f.driverShare = s.driverSeconds / t;
   }
   std::map<std::string, double> kinds;
   for (size_t e = 0; e < s.events.size(); ++e) {
@@ -79,8 +80,14 @@ std::string simulationText(const Simulation &s, const PlannedModel &plan) {
       plan.model, plan.stages, plan.stages == 1 ? "" : "s", plan.replicas,
       plan.replicas == 1 ? "" : "s", plan.devices, plan.schedule,
       plan.microBatches, plan.microBatches == 1 ? "" : "es", plan.globalBatch);
-  os << llvm::formatv("iteration     {0:F3} ms (predicted)\n",
-                      s.result.iterationSeconds * 1e3);
+  os << llvm::formatv("iteration     {0:F3} ms (predicted: ranks {1:F3} ms, "
+                      "driver {2})\n",
+                      s.iterationSeconds() * 1e3,
+                      s.result.iterationSeconds * 1e3,
+                      s.driverMeasured
+                          ? llvm::formatv("{0:F3} ms", s.driverSeconds * 1e3)
+                                .str()
+                          : std::string("not profiled"));
   os << llvm::formatv("throughput    {0:F1} samples/s", f.samplesPerSecond);
   if (s.tokensPerSample > 0)
     os << llvm::formatv(", {0:F0} tokens/s", f.tokensPerSecond);
@@ -88,9 +95,9 @@ std::string simulationText(const Simulation &s, const PlannedModel &plan) {
   os << llvm::formatv("model FLOP/s  {0:F2} TFLOP/s per device, MFU {1:F1}%\n",
                       f.flopsPerDevice / 1e12, f.mfu * 100);
   os << llvm::formatv("time shares   compute {0:F1}%, communication {1:F1}%, "
-                      "idle (bubble) {2:F1}%\n",
+                      "idle (bubble) {2:F1}%, driver {3:F1}%\n",
                       f.computeShare * 100, f.commShare * 100,
-                      f.idleShare * 100);
+                      f.idleShare * 100, f.driverShare * 100);
   os << llvm::formatv(
       "events        {0} distinct, {1} steps replayed by {2} rank{3} for {4} "
       "devices; read in {5:F3} s, replayed in {6:F3} s\n",
@@ -143,7 +150,10 @@ std::string simulationJson(const Simulation &s, const PlannedModel &plan) {
       {"schedule", plan.schedule},
       {"micro_batches", plan.microBatches},
       {"global_batch", plan.globalBatch},
-      {"iteration_s", s.result.iterationSeconds},
+      {"iteration_s", s.iterationSeconds()},
+      {"ranks_s", s.result.iterationSeconds},
+      {"driver_s", s.driverSeconds},
+      {"driver_profiled", s.driverMeasured},
       {"samples_per_s", f.samplesPerSecond},
       {"tokens_per_s", f.tokensPerSecond},
       {"model_flops_per_iteration", s.modelFlops},
@@ -152,6 +162,7 @@ std::string simulationJson(const Simulation &s, const PlannedModel &plan) {
       {"compute_fraction", f.computeShare},
       {"comm_fraction", f.commShare},
       {"idle_fraction", f.idleShare},
+      {"driver_fraction", f.driverShare},
       {"bubble_fraction", s.result.bubbleFraction},
       {"distinct_events", static_cast<int64_t>(s.events.size())},
       {"replayed_steps", s.result.replayedSteps},

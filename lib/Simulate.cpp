@@ -7,6 +7,7 @@
 #include "sim/Extract.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
 
@@ -30,6 +31,18 @@ int64_t tokensPerSample(const PlannedModel &plan) {
 }
 
 } // namespace
+
+std::string driverEventKey(const PlannedModel &plan) {
+  std::string key = "whale.driver_step " + plan.model;
+  auto fn = plan.planned.get().lookupSymbol<mlir::func::FuncOp>(plan.model);
+  if (fn) {
+    llvm::raw_string_ostream os(key);
+    os << " ";
+    llvm::interleaveComma(fn.getArgumentTypes(), os);
+  }
+  return key + " x" + std::to_string(plan.globalBatch / std::max<int64_t>(1, plan.microBatch)) +
+         " micro-batches on " + std::to_string(plan.devices) + " ranks";
+}
 
 sim::Topology topologyOf(const Cluster &cluster, int defaultThreads) {
   sim::Topology t;
@@ -89,7 +102,14 @@ bool simulatePlan(const PlannedModel &plan, const Cluster &cluster,
   start = std::chrono::steady_clock::now();
   sim::SimOptions simOptions;
   simOptions.trace = options.trace;
-  simOptions.measured = options.measured;
+  if (options.profile) {
+    simOptions.measured = options.profile->measuredTime();
+    if (std::optional<double> d =
+            options.profile->lookup(kDriverDevice, driverEventKey(plan))) {
+      out.driverSeconds = *d;
+      out.driverMeasured = true;
+    }
+  }
   if (!sim::simulate(out.events, out.shape, out.topology, simOptions,
                      out.result, error))
     return false;

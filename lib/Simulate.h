@@ -12,6 +12,7 @@
 #define WHALE_LIB_SIMULATE_H
 
 #include "lib/Planner.h"
+#include "sim/ProfileDb.h"
 #include "sim/Simulator.h"
 
 #include <memory>
@@ -25,8 +26,16 @@ struct Cluster;
 struct SimulateOptions {
   bool trace = false;     ///< keep the timeline (for --trace)
   int defaultThreads = 1; ///< threads of a CPU device that declares none
-  sim::MeasuredTime measured;
+  /// Measured times (whale profile): its events' and the driver's.
+  const sim::ProfileDb *profile = nullptr;
 };
+
+/// The profile's name for the driver's work in one step of `plan` (its
+/// data, the inputs it hands the ranks, their threads): it depends on the
+/// model's inputs, the global batch and the number of ranks.
+std::string driverEventKey(const PlannedModel &plan);
+/// The class the driver's time is kept under in a profile.
+inline const char *kDriverDevice = "host";
 
 struct Simulation {
   sim::EventTable events;
@@ -38,6 +47,13 @@ struct Simulation {
   double extractSeconds = 0, replaySeconds = 0;
   int64_t globalBatch = 0;
   int64_t tokensPerSample = 0; ///< a token model's sequence length, else 0
+  /// The driver's work per step, as profiled (0 without a profile).
+  double driverSeconds = 0;
+  bool driverMeasured = false;
+  /// The replayed rank programs and the driver's work.
+  double iterationSeconds() const {
+    return result.iterationSeconds + driverSeconds;
+  }
   double modelFlops = 0;       ///< FLOPs of one iteration over all devices
   double peakFlops = 0;        ///< the devices' summed matrix peak
   std::vector<int64_t> deviceMemory; ///< peak bytes per device (the plan's)

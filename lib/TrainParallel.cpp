@@ -254,6 +254,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   result.firstStep = first + 1;
   for (int64_t step = first; step < steps; ++step) {
     StepLog::Clock::time_point t0 = StepLog::Clock::now();
+    const int64_t t0Ns = whale_rt_now_ns();
     source->fill(step, global);
     double factor = settings.lrFactor(step);
     std::vector<double> losses(ranks.size(), 0);
@@ -297,6 +298,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       });
     for (std::thread &t : threads)
       t.join();
+    whale_rt_comm_trace_driver(
+        comm.get(), "step", t0Ns, whale_rt_now_ns() - t0Ns);
     if (!firstError.empty())
       return fail("step " + std::to_string(step + 1) + ": " + firstError);
     double value = 0;

@@ -234,10 +234,23 @@ void whale_rt_comm_abort(whale_rt_comm *comm, const char *reason) {
 whale_rt_status whale_rt_comm_enable_trace(whale_rt_comm *comm) {
   if (!comm)
     return WHALE_RT_INVALID_ARGUMENT;
-  if (!comm->profiler)
+  if (!comm->profiler) {
     comm->profiler = std::make_shared<Profiler>();
+    comm->profiler->nameRank(comm->comm.size(), "driver");
+    comm->profiler->nameTrack(2 * comm->comm.size(), "driver steps");
+  }
   return WHALE_RT_OK;
 }
+
+void whale_rt_comm_trace_driver(whale_rt_comm *comm, const char *name,
+                                int64_t start_ns, int64_t duration_ns) {
+  if (!comm || !comm->profiler || !name)
+    return;
+  int driver = comm->comm.size();
+  comm->profiler->record(name, "driver", 2 * driver, start_ns, duration_ns);
+}
+
+int64_t whale_rt_now_ns(void) { return Profiler::nowNs(); }
 
 int32_t whale_rt_comm_write_trace(whale_rt_comm *comm, const char *path) {
   if (!comm || !comm->profiler || !path)

@@ -269,6 +269,13 @@ void whale_rt_comm_abort(whale_rt_comm *comm, const char *reason);
  * compute track and a communication track. */
 whale_rt_status whale_rt_comm_enable_trace(whale_rt_comm *comm);
 int32_t whale_rt_comm_write_trace(whale_rt_comm *comm, const char *path);
+/* The driver's own work in a traced run (one step: its data, the inputs
+ * handed to the ranks, the ranks' threads), on a "driver" process after the
+ * ranks'. Times are whale_rt_now_ns() readings. Does nothing when the
+ * communicator does not trace. */
+void whale_rt_comm_trace_driver(whale_rt_comm *comm, const char *name,
+                                int64_t start_ns, int64_t duration_ns);
+int64_t whale_rt_now_ns(void);
 
 /* Places ctx at (stage, replica) of the grid: grid[s * replicas + r] is the
  * rank at stage s, replica r. */

@@ -329,7 +329,7 @@ int simCommand(int argc, char **argv) {
     return 1;
   whale::SimulateOptions options;
   if (!profile.empty())
-    options.measured = db.measuredTime();
+    options.profile = &db;
   options.trace = !trace.empty();
   options.defaultThreads = whale::sharedThreads(c, 0);
   whale::Simulation sim;
