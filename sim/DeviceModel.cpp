@@ -30,6 +30,7 @@ DeviceModel gpu(const char *name, double fp32, double bf16, double bandwidth,
   d.parallelUnits = sms;
   d.tile = 128; // cuBLAS's usual tensor-core tile edge
   d.nodeLinkBandwidth = link;
+  d.nodeLinkLatency = 3e-6;
   return d;
 }
 
@@ -92,6 +93,7 @@ DeviceModel cpuModel(double flops, int threads, int64_t memoryBytes) {
   d.memoryBandwidth = 8 * G * std::max(1, threads);
   d.memoryBytes = memoryBytes;
   d.launchSeconds = 1e-6; // a runtime call and its argument checks
+  d.nodeLinkLatency = 5e-6;
   d.parallelUnits = std::max(1, threads);
   d.tile = 64;
   return d;

@@ -35,6 +35,10 @@ struct DeviceModel {
   /// The links of a GPU's data sheet: to the GPUs of its node (NVLink or
   /// PCIe), bytes/s per direction; 0 where the sheet names none.
   double nodeLinkBandwidth = 0;
+  /// Latency of a message to another device of the node when the cluster
+  /// declares no link: NVLink's few microseconds, or for CPU devices in one
+  /// process a hand-over between threads (a condition variable's wake-up).
+  double nodeLinkLatency = 0;
 };
 
 /// The GPU models Whale knows by name: A100-40GB, A100-80GB, H100-SXM,

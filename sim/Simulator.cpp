@@ -23,10 +23,6 @@ double computeSeconds(const Event &e, const DeviceModel &device,
 
 namespace {
 
-/// Handing a buffer to another thread of the process: a wake-up through a
-/// condition variable, a few microseconds.
-constexpr double kHandoffSeconds = 5e-6;
-
 /// The ranks a collective spans, as replayed ranks (one per class), and
 /// the size and slowest link of the real group.
 struct Group {
@@ -133,15 +129,16 @@ Link Replay::linkBetween(const std::vector<int64_t> &devices) const {
     // No declared intra-node link: GPUs' data-sheet links (NVLink, PCIe);
     // devices without one (CPUs in one process) pass data as copies in
     // memory, handed over between threads.
-    double slowest = 0;
+    double slowest = 0, latency = 0;
     for (int64_t d : devices) {
       const DeviceModel &m = topology.devices[d];
       double b = m.gpu ? m.nodeLinkBandwidth : m.memoryBandwidth;
       slowest = slowest == 0 ? b : std::min(slowest, b);
+      latency = std::max(latency, m.nodeLinkLatency);
     }
     link.bandwidth = slowest;
     if (link.latency <= 0)
-      link.latency = kHandoffSeconds;
+      link.latency = latency;
   }
   return link;
 }

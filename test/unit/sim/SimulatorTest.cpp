@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "sim/ProfileDb.h"
 #include "sim/Simulator.h"
 
 #include <gtest/gtest.h>
@@ -254,6 +255,53 @@ TEST(Replay, MeasuredTimesReplaceTheModel) {
   EXPECT_DOUBLE_EQ(r.iterationSeconds, 0.5);
   ASSERT_EQ(r.intervals.size(), 2u);
   EXPECT_DOUBLE_EQ(r.intervals[1].start, 0.25);
+}
+
+} // namespace
+
+namespace {
+
+TEST(ProfileDb, RoundTripsAndFeedsTheSimulator) {
+  ProfileDb db;
+  db.machine = "test box";
+  db.commit = "abc123";
+  db.created = "2026-11-23T00:00:00Z";
+  db.set("cpu threads=1", "whale.matmul a -> b", {2.5e-5, 40, true});
+  db.set("A100-80GB", "whale.add c -> d", {1e-6, 7, false});
+  ProfileDb back;
+  std::string error;
+  ASSERT_TRUE(back.parse(db.toJson(), "db.json", error)) << error;
+  EXPECT_EQ(back.machine, "test box");
+  EXPECT_EQ(back.commit, "abc123");
+  EXPECT_EQ(back.size(), 2u);
+  EXPECT_EQ(back.lookup("cpu threads=1", "whale.matmul a -> b"), 2.5e-5);
+  EXPECT_EQ(back.lookup("A100-80GB", "whale.add c -> d"), 1e-6);
+  EXPECT_EQ(back.lookup("A100-80GB", "whale.matmul a -> b"), std::nullopt);
+  // What the simulator asks: an event's key on a device's class.
+  Event e;
+  e.op = "whale.add";
+  e.signature = "c -> d";
+  MeasuredTime measured = back.measuredTime();
+  EXPECT_EQ(measured(e, *findGpuModel("A100-80GB")), 1e-6);
+  EXPECT_EQ(measured(e, *findGpuModel("H200")), std::nullopt);
+  EXPECT_EQ(ProfileDb::deviceKey(cpuModel(1e10, 3, 0)), "cpu threads=3");
+}
+
+TEST(ProfileDb, BadDatabasesSayWhere) {
+  ProfileDb db;
+  std::string error;
+  EXPECT_FALSE(db.parse("{", "p.json", error));
+  EXPECT_NE(error.find("p.json: "), std::string::npos) << error;
+  EXPECT_FALSE(db.parse(R"({"version": 1, "devices": [{"device": "x",
+      "events": [{"event": "e"}]}]})", "p.json", error));
+  EXPECT_EQ(error, "p.json: devices[0].events[0]: expected {\"event\": KEY, "
+                   "\"seconds\": S}");
+  EXPECT_FALSE(db.parse(R"({"version": 1, "devices": [{"device": "x",
+      "events": [{"event": "e", "seconds": 1e999}]}]})", "p.json", error));
+  EXPECT_NE(error.find("devices[0].events[0]: seconds must be a finite"),
+            std::string::npos) << error;
+  EXPECT_FALSE(db.parse(R"([1, 2])", "p.json", error));
+  EXPECT_NE(error.find("not a profile database"), std::string::npos);
 }
 
 } // namespace
