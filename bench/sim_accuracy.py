@@ -40,17 +40,15 @@ PLANS = [
     ("gpt.whl pipeline 2 1F1B m=4", GPT, "cpu:2@threads=1", []),
     ("tensor parallel 2", SCALED, "cpu:2@threads=1",
      SMALL + ["TP=2", "MICRO=1"]),
-    ("tensor parallel 2, m=2 accumulation", SCALED, "cpu:2@threads=1",
-     SMALL + ["TP=2", "MICRO=2", "STAGES=2"]),
     ("uneven batches (rates 2:1)", SCALED,
      "cpu:1@threads=1,flops=2e10,cpu:1@threads=1,flops=1e10",
      SMALL + ["TP=1", "MICRO=1", "BATCH=24"]),
     ("uneven shards (rates 3:1)", SCALED,
      "cpu:1@threads=1,flops=3e10,cpu:1@threads=1,flops=1e10",
      SMALL + ["TP=2", "MICRO=1"]),
-    ("hybrid classify_100k", os.path.join(ROOT, "examples",
-                                          "classify_100k.whl"),
-     "cpu:2@threads=1", []),
+    ("hybrid: replicate + split head", os.path.join(ROOT, "examples",
+                                                    "classify_100k.whl"),
+     "cpu:2@threads=1", ["INPUT=512", "FEATURES=256", "CLASSES=8192"]),
 ]
 
 

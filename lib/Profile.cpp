@@ -6,8 +6,8 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/Cluster.h"
 #include "lib/Jit.h"
-#include "whale/Train.h"
 #include "sim/Extract.h"
+#include "whale/Train.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/SmallString.h"
@@ -39,10 +39,12 @@ using ContextPtr =
 /// results (which a one-op program would release): the models price them.
 bool runsAlone(mlir::Operation *op) {
   auto cost = llvm::dyn_cast<CostOpInterface>(op);
-  return cost && cost.getCommBytes() == 0 && !llvm::isa<ClipGradNormOp>(op);
+  return cost && cost.getCommBytes() == 0 && !op->hasAttr("shards") &&
+         !llvm::isa<ClipGradNormOp>(op);
 }
 
-/// One function per compute event, `event<i>`, that runs its op on its
+/// One function per compute event first read in `ctx` (each shape of rank
+/// has a context of its own), `event<i>`, that runs its op on its
 /// arguments. It returns the op's first result, or a scalar where the op
 /// has none (an update in place).
 mlir::OwningOpRef<mlir::ModuleOp>
@@ -54,7 +56,7 @@ probeModule(mlir::MLIRContext *ctx,
   b.setInsertionPointToEnd(module->getBody());
   for (size_t i = 0; i < firstOps.size(); ++i) {
     mlir::Operation *op = firstOps[i];
-    if (!op || !runsAlone(op))
+    if (!op || op->getContext() != ctx || !runsAlone(op))
       continue;
     bool ownResult = op->getNumResults() > 0;
     mlir::Type scalar = mlir::RankedTensorType::get({}, b.getF32Type());
@@ -68,11 +70,11 @@ probeModule(mlir::MLIRContext *ctx,
     mlir::Operation *clone = b.clone(*op);
     for (auto [k, operand] : llvm::enumerate(clone->getOpOperands()))
       operand.set(fn.getArgument(k));
-    mlir::Value out =
-        ownResult ? mlir::Value(clone->getResult(0))
-                  : mlir::Value(
-                        ConstantOp::create(b, loc, scalar, b.getF64FloatAttr(0))
-                            .getResult());
+    mlir::Value out = ownResult
+                          ? mlir::Value(clone->getResult(0))
+                          : mlir::Value(ConstantOp::create(b, loc, scalar,
+                                                           b.getF64FloatAttr(0))
+                                            .getResult());
     mlir::func::ReturnOp::create(b, loc, out);
   }
   return module;
@@ -185,9 +187,9 @@ public:
     for (int64_t s = 0; s < plan.stages; ++s)
       for (int64_t r = 0; r < plan.replicas; ++r)
         if (plan.grid[s * plan.replicas + r] == device) {
-          size_t m = std::find(modules.begin(), modules.end(),
-                               plan.ranksOf(r)) -
-                     modules.begin();
+          size_t m =
+              std::find(modules.begin(), modules.end(), plan.ranksOf(r)) -
+              modules.begin();
           auto it = events.find({m, s, site});
           return it == events.end() ? int64_t(-1) : int64_t(it->second);
         }
@@ -337,12 +339,24 @@ bool profilePlan(Interpreter &interp, const std::string &clusterSpec,
                               sets[i], error, &firstOps))
       return false;
   firstOps.resize(table.size(), nullptr);
-  mlir::OwningOpRef<mlir::ModuleOp> probes =
-      probeModule(plan.ranks.get()->getContext(), firstOps);
-  std::unique_ptr<JitProgram> jit = JitProgram::compile(*probes, error);
-  if (!jit) {
-    error = "compiling the events to profile failed: " + error;
-    return false;
+  // One program of probes per context the events were read in.
+  struct Probes {
+    mlir::OwningOpRef<mlir::ModuleOp> module;
+    std::unique_ptr<JitProgram> jit;
+  };
+  std::vector<Probes> probes;
+  for (mlir::ModuleOp m : modules) {
+    if (llvm::any_of(probes, [&](const Probes &p) {
+          return p.module.get()->getContext() == m.getContext();
+        }))
+      continue;
+    Probes p{probeModule(m.getContext(), firstOps), nullptr};
+    p.jit = JitProgram::compile(*p.module, error);
+    if (!p.jit) {
+      error = "compiling the events to profile failed: " + error;
+      return false;
+    }
+    probes.push_back(std::move(p));
   }
   bool bf16 = false;
   if (auto fn = plan.planned.get().lookupSymbol<mlir::func::FuncOp>(plan.model))
@@ -357,10 +371,11 @@ bool profilePlan(Interpreter &interp, const std::string &clusterSpec,
   for (size_t d = 0; d < topology.devices.size(); ++d)
     classes.try_emplace(sim::ProfileDb::deviceKey(topology.devices[d]), d);
   size_t total = 0, done = 0;
-  for (auto fn : probes->getOps<mlir::func::FuncOp>()) {
-    (void)fn;
-    ++total;
-  }
+  for (Probes &p : probes)
+    for (auto fn : p.module->getOps<mlir::func::FuncOp>()) {
+      (void)fn;
+      ++total;
+    }
   total *= classes.size();
   for (auto &[key, first] : classes) {
     std::vector<size_t> beside = {first};
@@ -384,41 +399,42 @@ bool profilePlan(Interpreter &interp, const std::string &clusterSpec,
       if (bf16)
         whale_rt_set_amp(opened, WHALE_RT_AMP_BF16);
     }
-    for (auto fn : probes->getOps<mlir::func::FuncOp>()) {
-      size_t event = std::stoul(fn.getName().drop_front(5).str());
-      JitProgram::Entry entry = jit->lookup(fn.getName().str());
-      std::vector<double> seconds(contexts.size(), -1);
-      std::vector<int64_t> runs(contexts.size(), 0);
-      std::vector<std::string> errors(contexts.size());
-      auto measure = [&](size_t i) {
-        whale_rt_context *ctx = contexts[i].get();
-        std::vector<whale_rt_tensor *> inputs;
-        if (makeInputs(ctx, fn, inputs, errors[i]))
-          seconds[i] =
-              timeEntry(entry, ctx, inputs, options, runs[i], errors[i]);
-        for (whale_rt_tensor *t : inputs)
-          whale_rt_tensor_release(ctx, t);
-      };
-      std::vector<std::thread> others;
-      for (size_t i = 1; i < contexts.size(); ++i)
-        others.emplace_back(measure, i);
-      measure(0);
-      for (std::thread &t : others)
-        t.join();
-      if (seconds[0] < 0) {
-        error = "profiling '" + table[event].key() + "' on " +
-                runtimeDeviceName(cluster.devices[first], first) +
-                " failed: " + errors[0];
-        return false;
+    for (Probes &p : probes)
+      for (auto fn : p.module->getOps<mlir::func::FuncOp>()) {
+        size_t event = std::stoul(fn.getName().drop_front(5).str());
+        JitProgram::Entry entry = p.jit->lookup(fn.getName().str());
+        std::vector<double> seconds(contexts.size(), -1);
+        std::vector<int64_t> runs(contexts.size(), 0);
+        std::vector<std::string> errors(contexts.size());
+        auto measure = [&](size_t i) {
+          whale_rt_context *ctx = contexts[i].get();
+          std::vector<whale_rt_tensor *> inputs;
+          if (makeInputs(ctx, fn, inputs, errors[i]))
+            seconds[i] =
+                timeEntry(entry, ctx, inputs, options, runs[i], errors[i]);
+          for (whale_rt_tensor *t : inputs)
+            whale_rt_tensor_release(ctx, t);
+        };
+        std::vector<std::thread> others;
+        for (size_t i = 1; i < contexts.size(); ++i)
+          others.emplace_back(measure, i);
+        measure(0);
+        for (std::thread &t : others)
+          t.join();
+        if (seconds[0] < 0) {
+          error = "profiling '" + table[event].key() + "' on " +
+                  runtimeDeviceName(cluster.devices[first], first) +
+                  " failed: " + errors[0];
+          return false;
+        }
+        db.set(key, table[event].key(), {seconds[0], runs[0]});
+        if (options.progress)
+          options.progress(++done, total);
       }
-      db.set(key, table[event].key(), {seconds[0], runs[0]});
-      if (options.progress)
-        options.progress(++done, total);
-    }
   }
   if (options.contextSteps > 0 &&
-      !timeInContext(interp, clusterSpec, plan, topology, table, modules,
-                     sets, options, db, error))
+      !timeInContext(interp, clusterSpec, plan, topology, table, modules, sets,
+                     options, db, error))
     return false;
   db.machine = machineName();
   db.commit = WHALE_COMMIT;

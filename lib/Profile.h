@@ -1,4 +1,5 @@
-//===- Profile.h - timing a plan's events on the real devices -----*- C++ -*-===//
+//===- Profile.h - timing a plan's events on the real devices -----*- C++
+//-*-===//
 //
 // `whale profile` times the compute events of a plan (ops at their shapes)
 // in two ways, through the same lowering and JIT that training uses:

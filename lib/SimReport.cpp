@@ -80,14 +80,12 @@ std::string simulationText(const Simulation &s, const PlannedModel &plan) {
       plan.model, plan.stages, plan.stages == 1 ? "" : "s", plan.replicas,
       plan.replicas == 1 ? "" : "s", plan.devices, plan.schedule,
       plan.microBatches, plan.microBatches == 1 ? "" : "es", plan.globalBatch);
-  os << llvm::formatv("iteration     {0:F3} ms (predicted: ranks {1:F3} ms, "
-                      "driver {2})\n",
-                      s.iterationSeconds() * 1e3,
-                      s.result.iterationSeconds * 1e3,
-                      s.driverMeasured
-                          ? llvm::formatv("{0:F3} ms", s.driverSeconds * 1e3)
-                                .str()
-                          : std::string("not profiled"));
+  os << llvm::formatv(
+      "iteration     {0:F3} ms (predicted: ranks {1:F3} ms, "
+      "driver {2})\n",
+      s.iterationSeconds() * 1e3, s.result.iterationSeconds * 1e3,
+      s.driverMeasured ? llvm::formatv("{0:F3} ms", s.driverSeconds * 1e3).str()
+                       : std::string("not profiled"));
   os << llvm::formatv("throughput    {0:F1} samples/s", f.samplesPerSecond);
   if (s.tokensPerSample > 0)
     os << llvm::formatv(", {0:F0} tokens/s", f.tokensPerSecond);
@@ -128,16 +126,16 @@ std::string simulationJson(const Simulation &s, const PlannedModel &plan) {
   Figures f = figuresOf(s);
   llvm::json::Array ranks;
   for (const sim::SimRank &r : s.result.ranks)
-    ranks.push_back(llvm::json::Object{
-        {"stage", r.stage},
-        {"replica", r.replica},
-        {"device", r.device},
-        {"model", deviceName(s, r.device)},
-        {"ranks_alike", r.likeIt},
-        {"compute_s", r.computeSeconds},
-        {"comm_s", r.commSeconds},
-        {"idle_s", r.idleSeconds},
-        {"peak_memory_bytes", memoryOf(s, r.device)}});
+    ranks.push_back(
+        llvm::json::Object{{"stage", r.stage},
+                           {"replica", r.replica},
+                           {"device", r.device},
+                           {"model", deviceName(s, r.device)},
+                           {"ranks_alike", r.likeIt},
+                           {"compute_s", r.computeSeconds},
+                           {"comm_s", r.commSeconds},
+                           {"idle_s", r.idleSeconds},
+                           {"peak_memory_bytes", memoryOf(s, r.device)}});
   llvm::json::Object kinds;
   for (auto &[kind, seconds] : f.byKind)
     kinds[kind] = seconds;
@@ -182,13 +180,12 @@ std::string simulationTrace(const Simulation &s) {
   trace.setOrigin(0);
   for (size_t i = 0; i < s.result.ranks.size(); ++i) {
     const sim::SimRank &r = s.result.ranks[i];
-    std::string who = "device " + std::to_string(r.device) + " (stage " +
-                      std::to_string(r.stage) + ", replica " +
-                      std::to_string(r.replica) +
-                      (r.likeIt > 1 ? ", and " + std::to_string(r.likeIt - 1) +
-                                          " alike"
-                                    : "") +
-                      ")";
+    std::string who =
+        "device " + std::to_string(r.device) + " (stage " +
+        std::to_string(r.stage) + ", replica " + std::to_string(r.replica) +
+        (r.likeIt > 1 ? ", and " + std::to_string(r.likeIt - 1) + " alike"
+                      : "") +
+        ")";
     int rank = static_cast<int>(i);
     trace.nameRank(rank, who);
     trace.nameTrack(2 * rank, who + " compute");
@@ -209,9 +206,8 @@ std::string simulationEvents(const Simulation &s) {
   llvm::raw_string_ostream os(out);
   for (size_t e = 0; e < s.events.size(); ++e) {
     const sim::EventTotal &t = s.result.perEvent[e];
-    os << llvm::formatv("event {0}: {1} x{2} {3:F3} us\n", e,
-                        s.events[e].key(), t.count,
-                        t.count ? t.seconds / t.count * 1e6 : 0.0);
+    os << llvm::formatv("event {0}: {1} x{2} {3:F3} us\n", e, s.events[e].key(),
+                        t.count, t.count ? t.seconds / t.count * 1e6 : 0.0);
   }
   return out;
 }

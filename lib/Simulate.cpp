@@ -40,7 +40,9 @@ std::string driverEventKey(const PlannedModel &plan) {
     os << " ";
     llvm::interleaveComma(fn.getArgumentTypes(), os);
   }
-  return key + " x" + std::to_string(plan.globalBatch / std::max<int64_t>(1, plan.microBatch)) +
+  return key + " x" +
+         std::to_string(plan.globalBatch /
+                        std::max<int64_t>(1, plan.microBatch)) +
          " micro-batches on " + std::to_string(plan.devices) + " ranks";
 }
 

@@ -1,4 +1,5 @@
-//===- Simulate.h - a planned model through the simulator ---------*- C++ -*-===//
+//===- Simulate.h - a planned model through the simulator ---------*- C++
+//-*-===//
 //
 // What `whale sim` does between planning and printing: the cluster as a
 // topology of device models, the rank programs of every shape of rank as
@@ -54,8 +55,8 @@ struct Simulation {
   double iterationSeconds() const {
     return result.iterationSeconds + driverSeconds;
   }
-  double modelFlops = 0;       ///< FLOPs of one iteration over all devices
-  double peakFlops = 0;        ///< the devices' summed matrix peak
+  double modelFlops = 0; ///< FLOPs of one iteration over all devices
+  double peakFlops = 0;  ///< the devices' summed matrix peak
   std::vector<int64_t> deviceMemory; ///< peak bytes per device (the plan's)
 };
 

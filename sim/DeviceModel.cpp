@@ -51,8 +51,7 @@ const std::vector<DeviceModel> &knownGpuModels() {
       // H100 SXM5: 67 fp32, 989 bf16 dense, 3.35 TB/s, 132 SMs, NVLink 4
       // 900 GB/s both ways. H200: the same chip with 141 GB at 4.8 TB/s.
       gpu("H100-SXM", 67 * T, 989 * T, 3350 * G, 80 * GiB, 132, 450 * G),
-      gpu("H200", 67 * T, 989 * T, 4800 * G, 141 * int64_t(1e9), 132,
-          450 * G),
+      gpu("H200", 67 * T, 989 * T, 4800 * G, 141 * int64_t(1e9), 132, 450 * G),
       // V100 SXM2 32GB: 15.7 fp32, 125 fp16 tensor, 900 GB/s, 80 SMs,
       // NVLink 2 300 GB/s both ways.
       gpu("V100", 15.7 * T, 125 * T, 900 * G, 32 * GiB, 80, 150 * G),

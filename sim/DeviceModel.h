@@ -1,4 +1,5 @@
-//===- DeviceModel.h - what a device can do, from its data sheet -*- C++ -*-===//
+//===- DeviceModel.h - what a device can do, from its data sheet -*- C++
+//-*-===//
 //
 // The simulator prices an op from the one cost model (FLOPs and bytes, the
 // dialect's cost interface) and a device model: peak matrix and vector
@@ -19,7 +20,7 @@
 namespace whale::sim {
 
 struct DeviceModel {
-  std::string name;  ///< "A100-80GB", or "cpu" for a described CPU device
+  std::string name; ///< "A100-80GB", or "cpu" for a described CPU device
   bool gpu = false;
   double matmulFlops = 0;     ///< fp32 GEMM peak, FLOP/s
   double matmulFlopsBf16 = 0; ///< bf16 inputs, fp32 accumulation, FLOP/s
@@ -62,7 +63,7 @@ struct OpCost {
   double flops = 0;
   double bytes = 0;
   bool matmul = false;
-  bool bf16 = false;        ///< a matmul whose inputs are rounded to bf16
+  bool bf16 = false; ///< a matmul whose inputs are rounded to bf16
   int64_t batch = 1, m = 0, n = 0, k = 0;
 };
 

@@ -72,16 +72,15 @@ Event computeEvent(mlir::Operation *op, CostOpInterface cost, bool bf16) {
     for (size_t i = 0; i + 2 < shape.size(); ++i)
       e.cost.batch *= shape[i];
     double elements = double(e.cost.batch) * e.cost.m * e.cost.n;
-    e.cost.k = elements > 0
-                   ? static_cast<int64_t>(e.cost.flops / (2 * elements))
-                   : 0;
+    e.cost.k =
+        elements > 0 ? static_cast<int64_t>(e.cost.flops / (2 * elements)) : 0;
   }
   return e;
 }
 
 Event commEvent(llvm::StringRef op, std::string signature, StepKind kind,
-                Collective c, double bytes, GroupKind group = GroupKind::Replicas,
-                int64_t shards = 0) {
+                Collective c, double bytes,
+                GroupKind group = GroupKind::Replicas, int64_t shards = 0) {
   Event e;
   e.op = op.str();
   e.signature = std::move(signature);
@@ -159,8 +158,7 @@ private:
   std::map<std::pair<GroupKind, int64_t>, uint32_t> sequence;
 };
 
-bool Extractor::add(mlir::Operation *op, int32_t position,
-                    std::string &error) {
+bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
   // Parameters are state the step updates in place, not work of the step.
   if (llvm::isa<ParamOp, mlir::func::ReturnOp>(op))
     return true;
@@ -187,8 +185,8 @@ bool Extractor::add(mlir::Operation *op, int32_t position,
   if (auto ar = llvm::dyn_cast<AllReduceOp>(op)) {
     std::optional<GroupKind> g = groupKind(ar.getGroup());
     if (!g) {
-      error = "an all_reduce over an unknown group '" + ar.getGroup().str() +
-              "'";
+      error =
+          "an all_reduce over an unknown group '" + ar.getGroup().str() + "'";
       return false;
     }
     double bytes = 0;

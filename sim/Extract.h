@@ -1,4 +1,5 @@
-//===- Extract.h - events from the rank programs -------------------*- C++ -*-===//
+//===- Extract.h - events from the rank programs -------------------*- C++
+//-*-===//
 //
 // Reads the rank programs `-whale-rank-programs` builds (the functions the
 // runtime runs, `<model>_stage<s>`) op by op, in program order, into

@@ -55,8 +55,8 @@ std::string ProfileDb::toJson() const {
                                            {"seconds", entry.seconds},
                                            {"runs", entry.runs},
                                            {"in_context", entry.inContext}});
-    list.push_back(llvm::json::Object{{"device", device},
-                                      {"events", std::move(entries)}});
+    list.push_back(
+        llvm::json::Object{{"device", device}, {"events", std::move(entries)}});
   }
   llvm::json::Object root{{"version", 1},
                           {"machine", machine},

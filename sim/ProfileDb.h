@@ -1,4 +1,5 @@
-//===- ProfileDb.h - measured event times, kept between runs ------*- C++ -*-===//
+//===- ProfileDb.h - measured event times, kept between runs ------*- C++
+//-*-===//
 //
 // `whale profile` times each distinct event of a plan on the real devices
 // and writes them here; `whale sim --profile` reads them back, so the

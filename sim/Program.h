@@ -1,4 +1,5 @@
-//===- Program.h - a plan's rank programs as sequences of events -*- C++ -*-===//
+//===- Program.h - a plan's rank programs as sequences of events -*- C++
+//-*-===//
 //
 // What the simulator replays: each stage's rank program (the same function
 // the runtime runs) as a sequence of steps, each naming one distinct event.
@@ -43,11 +44,11 @@ struct Event {
   std::string op;        ///< "whale.matmul", "whale.send", ...
   std::string signature; ///< operand and result types
   StepKind kind = StepKind::Compute;
-  OpCost cost;           ///< compute events
+  OpCost cost; ///< compute events
   Collective collective = Collective::AllReduce;
   GroupKind group = GroupKind::Replicas;
-  int64_t shards = 0;    ///< ShardPeers and ShardGroup: the group's size
-  double commBytes = 0;  ///< messages and collectives: the bytes moved
+  int64_t shards = 0;   ///< ShardPeers and ShardGroup: the group's size
+  double commBytes = 0; ///< messages and collectives: the bytes moved
 
   /// What makes two events the same: the op, its shapes and, for a
   /// collective, the kind and size of its group.

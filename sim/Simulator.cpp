@@ -107,7 +107,8 @@ void Replay::formClasses() {
   classOf.assign(plan.replicas, 0);
   for (int64_t r = 0; r < plan.replicas; ++r) {
     std::vector<std::string> key;
-    key.push_back(std::to_string(reinterpret_cast<uintptr_t>(plan.programs[r])));
+    key.push_back(
+        std::to_string(reinterpret_cast<uintptr_t>(plan.programs[r])));
     for (int64_t s = 0; s < plan.stages; ++s)
       key.push_back(std::to_string(modelIndex[deviceOf(s, r)]));
     auto [it, fresh] =
@@ -144,8 +145,8 @@ Link Replay::linkBetween(const std::vector<int64_t> &devices) const {
 }
 
 uint32_t Replay::groupOf(uint32_t rank, const Event &e) {
-  auto cacheKey = std::make_tuple(rank, static_cast<uint8_t>(e.group),
-                                  e.shards);
+  auto cacheKey =
+      std::make_tuple(rank, static_cast<uint8_t>(e.group), e.shards);
   if (auto it = groupCache.find(cacheKey); it != groupCache.end())
     return it->second;
   const int64_t cls = rank / plan.stages, stage = rank % plan.stages;
@@ -173,20 +174,19 @@ uint32_t Replay::groupOf(uint32_t rank, const Event &e) {
       addReplica(o);
     break;
   case GroupKind::ShardGroup:
-    for (int64_t o = r - r % k; o < std::min(plan.replicas, r - r % k + k);
-         ++o)
+    for (int64_t o = r - r % k; o < std::min(plan.replicas, r - r % k + k); ++o)
       addReplica(o);
     break;
   }
   std::sort(members.begin(), members.end());
   members.erase(std::unique(members.begin(), members.end()), members.end());
-  auto idKey = std::make_tuple(static_cast<uint8_t>(e.group), e.shards,
-                               members);
+  auto idKey =
+      std::make_tuple(static_cast<uint8_t>(e.group), e.shards, members);
   auto [it, fresh] =
       groupIds.try_emplace(idKey, static_cast<uint32_t>(groups.size()));
   if (fresh)
-    groups.push_back({members, static_cast<int64_t>(devices.size()),
-                      linkBetween(devices)});
+    groups.push_back(
+        {members, static_cast<int64_t>(devices.size()), linkBetween(devices)});
   groupCache[cacheKey] = it->second;
   return it->second;
 }
@@ -222,16 +222,15 @@ bool Replay::advance(uint32_t rank) {
     case StepKind::Send: {
       // Buffered: the sender copies the message out and goes on; it
       // arrives after the link's latency and transfer.
-      double copy = model.launchSeconds +
-                    (model.memoryBandwidth > 0
-                         ? e.commBytes / model.memoryBandwidth
-                         : 0);
+      double copy =
+          model.launchSeconds +
+          (model.memoryBandwidth > 0 ? e.commBytes / model.memoryBandwidth : 0);
       record(rank, step.event, true, st.clock, copy);
       st.clock += copy;
       int64_t to = deviceOf(step.peer, representative[cls]);
-      double flight = collectiveSeconds(Collective::SendRecv, Algorithm::Ring,
-                                        e.commBytes, 2,
-                                        linkBetween({device, to}));
+      double flight =
+          collectiveSeconds(Collective::SendRecv, Algorithm::Ring, e.commBytes,
+                            2, linkBetween({device, to}));
       Message &m = messages[{cls, stage, step.peer, step.tag}];
       m.sent = st.clock;
       m.arrival = st.clock + flight;
@@ -268,11 +267,10 @@ bool Replay::advance(uint32_t rank) {
             d = memo->second;
           } else {
             const Group &group = groups[g];
-            d = collectiveSeconds(
-                e.collective,
-                bestAlgorithm(e.collective, e.commBytes, group.size,
-                              group.link),
-                e.commBytes, group.size, group.link);
+            d = collectiveSeconds(e.collective,
+                                  bestAlgorithm(e.collective, e.commBytes,
+                                                group.size, group.link),
+                                  e.commBytes, group.size, group.link);
             collectiveMemo.emplace(std::make_pair(step.event, g), d);
           }
           inst.end = inst.latest + d;
@@ -353,8 +351,8 @@ bool Replay::run(std::string &error) {
   for (uint32_t x = 0; x < ranks; ++x) {
     SimRank &r = out.ranks[x];
     r.endSeconds = states[x].clock;
-    r.idleSeconds = std::max(
-        0.0, out.iterationSeconds - r.computeSeconds - r.commSeconds);
+    r.idleSeconds =
+        std::max(0.0, out.iterationSeconds - r.computeSeconds - r.commSeconds);
     weighted += r.likeIt * r.idleSeconds;
     count += r.likeIt;
   }

@@ -1,4 +1,5 @@
-//===- Simulator.h - a discrete-event replay of the rank programs -*- C++ -*-===//
+//===- Simulator.h - a discrete-event replay of the rank programs -*- C++
+//-*-===//
 //
 // Each rank runs its stage's program step by step on its own clock: a
 // compute step takes its event's time; a send hands its message to the

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sim/ProfileDb.h"
 #include "sim/Simulator.h"
+#include "sim/ProfileDb.h"
 
 #include <gtest/gtest.h>
 
@@ -24,8 +24,8 @@ TEST(Collectives, RingAllReduceIsTheClosedForm) {
     double bytes = 64e6;
     double want = 2.0 * (n - 1) / n * bytes / link.bandwidth +
                   2.0 * (n - 1) * link.latency;
-    EXPECT_NEAR(collectiveSeconds(Collective::AllReduce, Algorithm::Ring,
-                                  bytes, n, link),
+    EXPECT_NEAR(collectiveSeconds(Collective::AllReduce, Algorithm::Ring, bytes,
+                                  n, link),
                 want, want * 1e-12)
         << n << " ranks";
   }
@@ -170,8 +170,7 @@ TEST(Replay, GPipeBubbleOfEqualStages) {
     plan.programs = {&set};
     SimResult r;
     std::string error;
-    ASSERT_TRUE(simulate(b.table, plan, unitDevices(p), {}, r, error))
-        << error;
+    ASSERT_TRUE(simulate(b.table, plan, unitDevices(p), {}, r, error)) << error;
     // (m + p - 1) forward slots of 1 s and as many backward ones of 2 s.
     EXPECT_NEAR(r.iterationSeconds, 3.0 * (m + p - 1), 1e-9);
     EXPECT_NEAR(r.bubbleFraction, double(p - 1) / (m + p - 1), 1e-9)
@@ -293,13 +292,16 @@ TEST(ProfileDb, BadDatabasesSayWhere) {
   EXPECT_FALSE(db.parse("{", "p.json", error));
   EXPECT_NE(error.find("p.json: "), std::string::npos) << error;
   EXPECT_FALSE(db.parse(R"({"version": 1, "devices": [{"device": "x",
-      "events": [{"event": "e"}]}]})", "p.json", error));
+      "events": [{"event": "e"}]}]})",
+                        "p.json", error));
   EXPECT_EQ(error, "p.json: devices[0].events[0]: expected {\"event\": KEY, "
                    "\"seconds\": S}");
   EXPECT_FALSE(db.parse(R"({"version": 1, "devices": [{"device": "x",
-      "events": [{"event": "e", "seconds": 1e999}]}]})", "p.json", error));
+      "events": [{"event": "e", "seconds": 1e999}]}]})",
+                        "p.json", error));
   EXPECT_NE(error.find("devices[0].events[0]: seconds must be a finite"),
-            std::string::npos) << error;
+            std::string::npos)
+      << error;
   EXPECT_FALSE(db.parse(R"([1, 2])", "p.json", error));
   EXPECT_NE(error.find("not a profile database"), std::string::npos);
 }
