@@ -250,7 +250,7 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
     int64_t device, site;
     double ts, dur; // us
   };
-  std::vector<Timed> timed;
+  std::vector<Timed> timed, comm;
   std::vector<std::pair<double, double>> steps, work; // start, end (us)
   for (const llvm::json::Value &v : *events) {
     const llvm::json::Object *e = v.getAsObject();
@@ -265,15 +265,20 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
     auto device = e->getInteger("pid");
     if (site && device && e->getString("cat") == "compute")
       timed.push_back({*device, *site, *ts, *dur});
+    if (site && device && e->getString("cat") == "communication")
+      comm.push_back({*device, *site, *ts, *dur});
   }
   std::sort(steps.begin(), steps.end());
+  auto stepOf = [&](double ts) {
+    return static_cast<size_t>(std::upper_bound(steps.begin(), steps.end(),
+                                                std::make_pair(ts, 1e300)) -
+                               steps.begin());
+  };
   // An op's time in one step: the sum of what the runtime timed for it (an
   // op may make several timed calls). The first step is left out.
   std::map<std::tuple<int64_t, int64_t, size_t>, double> perStep;
   for (const Timed &t : timed) {
-    size_t step = std::upper_bound(steps.begin(), steps.end(),
-                                   std::make_pair(t.ts, 1e300)) -
-                  steps.begin();
+    size_t step = stepOf(t.ts);
     if (step >= 2 || steps.empty())
       perStep[{t.device, t.site, step}] += t.dur * 1e-6;
   }
@@ -294,6 +299,53 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
     for (double t : times)
       sum += t;
     db.set(key.first, table[key.second].key(),
+           {sum / times.size(), static_cast<int64_t>(times.size()),
+            /*inContext=*/true});
+  }
+  // A collective's own time: from its last member's arrival to its end
+  // (the members' waits for each other are the replay's to work out). The
+  // ranks of a stage run one program, so a site names the same collective
+  // on each of them.
+  std::map<std::tuple<int64_t, int64_t, size_t>, std::pair<double, double>>
+      instances; // (stage, site, step) -> latest start, latest end
+  std::map<std::tuple<int64_t, int64_t, size_t>, int64_t> firstDevice;
+  for (const Timed &t : comm) {
+    size_t step = stepOf(t.ts);
+    int64_t stage = -1;
+    for (size_t i = 0; i < plan.grid.size(); ++i)
+      if (plan.grid[i] == t.device)
+        stage = static_cast<int64_t>(i) / plan.replicas;
+    if (stage < 0 || (step < 2 && !steps.empty()))
+      continue;
+    auto key = std::make_tuple(stage, t.site, step);
+    auto [it, fresh] = instances.try_emplace(key, t.ts, t.ts + t.dur);
+    firstDevice.try_emplace(key, t.device);
+    if (!fresh) {
+      it->second.first = std::max(it->second.first, t.ts);
+      it->second.second = std::max(it->second.second, t.ts + t.dur);
+    }
+  }
+  std::map<std::pair<std::string, std::string>, std::vector<double>> ownTimes;
+  for (auto &[key, span] : instances) {
+    int64_t device = firstDevice[key];
+    int64_t event = sites.eventOf(device, std::get<1>(key));
+    if (event < 0 || table[event].kind != sim::StepKind::Collective)
+      continue;
+    const sim::Event &e = table[event];
+    int64_t k = std::max<int64_t>(1, e.shards);
+    int64_t ranks = e.group == sim::GroupKind::Replicas     ? plan.replicas
+                    : e.group == sim::GroupKind::Stages     ? plan.stages
+                    : e.group == sim::GroupKind::ShardPeers ? plan.replicas / k
+                                                            : k;
+    ownTimes[{sim::ProfileDb::deviceKey(topology.devices[device]),
+              sim::ProfileDb::collectiveKey(e, ranks)}]
+        .push_back(std::max(0.0, span.second - span.first) * 1e-6);
+  }
+  for (auto &[key, times] : ownTimes) {
+    double sum = 0;
+    for (double t : times)
+      sum += t;
+    db.set(key.first, key.second,
            {sum / times.size(), static_cast<int64_t>(times.size()),
             /*inContext=*/true});
   }

@@ -106,6 +106,7 @@ bool simulatePlan(const PlannedModel &plan, const Cluster &cluster,
   simOptions.trace = options.trace;
   if (options.profile) {
     simOptions.measured = options.profile->measuredTime();
+    simOptions.measuredCollective = options.profile->measuredCollective();
     if (std::optional<double> d =
             options.profile->lookup(kDriverDevice, driverEventKey(plan))) {
       out.driverSeconds = *d;

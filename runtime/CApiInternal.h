@@ -146,8 +146,8 @@ makeParameter(whale_rt_context *ctx, const char *name, const Shape &shape,
 /// Times a communication op on the rank's communication track.
 struct CommScope {
   CommScope(whale_rt_context *ctx, const char *name)
-      : scope(ctx->profiler.get(), name, "communication", ctx->traceTrack + 1) {
-  }
+      : scope(ctx->profiler.get(), name, "communication", ctx->traceTrack + 1,
+              ctx->site) {}
   Profiler::Scope scope;
 };
 

@@ -195,6 +195,7 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
     int64_t shards = ar.getShards() ? *ar.getShards() : 0;
     collective("whale.all_reduce", Collective::AllReduce, bytes, *g,
                *g == GroupKind::ShardPeers ? shards : 0);
+    program.steps.back().site = position;
     return true;
   }
   auto cost = llvm::dyn_cast<CostOpInterface>(op);
@@ -207,12 +208,14 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
     collective("whale.all_gather", Collective::AllGather,
                tensorBytes(gather.getType()), GroupKind::ShardGroup,
                gather.getShards());
+    program.steps.back().site = position;
     return true;
   }
   if (auto sum = llvm::dyn_cast<ShardSumOp>(op)) {
     collective("whale.shard_sum", Collective::AllReduce,
                tensorBytes(sum.getType()), GroupKind::ShardGroup,
                sum.getShards());
+    program.steps.back().site = position;
     return true;
   }
   int64_t commBytes = cost.getCommBytes();

@@ -46,6 +46,16 @@ MeasuredTime ProfileDb::measuredTime() const {
   };
 }
 
+std::string ProfileDb::collectiveKey(const Event &e, int64_t ranks) {
+  return e.key() + " among " + std::to_string(ranks);
+}
+
+MeasuredCollective ProfileDb::measuredCollective() const {
+  return [this](const Event &e, int64_t ranks, const DeviceModel &d) {
+    return lookup(deviceKey(d), collectiveKey(e, ranks));
+  };
+}
+
 std::string ProfileDb::toJson() const {
   llvm::json::Array list;
   for (auto &[device, events] : devices) {

@@ -46,6 +46,9 @@ public:
 
   /// The measured time of an event on a device, for the simulator.
   MeasuredTime measuredTime() const;
+  MeasuredCollective measuredCollective() const;
+  /// A collective's key in a database: its event's and the group's size.
+  static std::string collectiveKey(const Event &e, int64_t ranks);
 
   std::string toJson() const;
   /// Reads a database; false with `error` naming the file and the place in

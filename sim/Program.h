@@ -62,8 +62,8 @@ struct Step {
   /// Collective: its place among this program's collectives over the same
   /// kind of group, which pairs it with the other members' steps.
   uint32_t sequence = 0;
-  /// Compute: the op's position in its rank function's body, which a
-  /// traced run names its time by (whale profile).
+  /// Compute and collectives: the op's position in its rank function's
+  /// body, which a traced run names its time by (whale profile).
   int32_t site = -1;
 };
 

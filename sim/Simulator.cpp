@@ -267,10 +267,15 @@ bool Replay::advance(uint32_t rank) {
             d = memo->second;
           } else {
             const Group &group = groups[g];
-            d = collectiveSeconds(e.collective,
-                                  bestAlgorithm(e.collective, e.commBytes,
-                                                group.size, group.link),
-                                  e.commBytes, group.size, group.link);
+            std::optional<double> measured;
+            if (options.measuredCollective)
+              measured = options.measuredCollective(e, group.size, model);
+            d = measured ? *measured
+                         : collectiveSeconds(
+                               e.collective,
+                               bestAlgorithm(e.collective, e.commBytes,
+                                             group.size, group.link),
+                               e.commBytes, group.size, group.link);
             collectiveMemo.emplace(std::make_pair(step.event, g), d);
           }
           inst.end = inst.latest + d;

@@ -49,10 +49,15 @@ struct PlanShape {
 /// them (ProfileDb); nullopt falls back to the device model.
 using MeasuredTime =
     std::function<std::optional<double>(const Event &, const DeviceModel &)>;
+/// The same for a collective over `ranks` ranks, on the first member's
+/// device.
+using MeasuredCollective = std::function<std::optional<double>(
+    const Event &, int64_t ranks, const DeviceModel &)>;
 
 struct SimOptions {
   bool trace = false; ///< keep every interval for a timeline
   MeasuredTime measured;
+  MeasuredCollective measuredCollective;
 };
 
 /// One replayed rank: a stage of one class of replicas.
