@@ -252,6 +252,9 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
   };
   std::vector<Timed> timed, comm;
   std::vector<std::pair<double, double>> steps, work; // start, end (us)
+  // Every event of each rank, start and end, to find what ran between
+  // them.
+  std::map<int64_t, std::vector<std::pair<double, double>>> byRank;
   for (const llvm::json::Value &v : *events) {
     const llvm::json::Object *e = v.getAsObject();
     auto ts = e ? e->getNumber("ts") : std::nullopt;
@@ -260,6 +263,8 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
       continue;
     (e->getString("cat") == "driver" ? steps : work)
         .push_back({*ts, *ts + *dur});
+    if (auto pid = e->getInteger("pid"); pid && e->getString("cat") != "driver")
+      byRank[*pid].push_back({*ts, *ts + *dur});
     const llvm::json::Object *args = e->getObject("args");
     auto site = args ? args->getInteger("site") : std::nullopt;
     auto device = e->getInteger("pid");
@@ -277,10 +282,25 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
   // An op's time in one step: the sum of what the runtime timed for it (an
   // op may make several timed calls). The first step is left out.
   std::map<std::tuple<int64_t, int64_t, size_t>, double> perStep;
+  // What the program does between two timed calls (making and releasing
+  // tensors, checking statuses, finding parameters) is part of the op that
+  // follows: the gap since the rank's previous event of the step is added.
+  for (auto &[rank, spans] : byRank)
+    std::sort(spans.begin(), spans.end());
   for (const Timed &t : timed) {
     size_t step = stepOf(t.ts);
-    if (step >= 2 || steps.empty())
-      perStep[{t.device, t.site, step}] += t.dur * 1e-6;
+    if (step < 2 && !steps.empty())
+      continue;
+    const auto &spans = byRank[t.device];
+    auto at = std::lower_bound(spans.begin(), spans.end(),
+                               std::make_pair(t.ts, -1e300));
+    double gap = 0;
+    if (at != spans.begin()) {
+      double previous = std::prev(at)->second;
+      if (stepOf(previous) == step && previous < t.ts)
+        gap = t.ts - previous;
+    }
+    perStep[{t.device, t.site, step}] += (t.dur + gap) * 1e-6;
   }
   std::map<std::pair<std::string, uint32_t>, std::vector<double>> samples;
   for (auto &[at, seconds] : perStep) {
