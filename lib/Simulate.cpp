@@ -40,10 +40,8 @@ std::string driverEventKey(const PlannedModel &plan) {
     os << " ";
     llvm::interleaveComma(fn.getArgumentTypes(), os);
   }
-  return key + " x" +
-         std::to_string(plan.globalBatch /
-                        std::max<int64_t>(1, plan.microBatch)) +
-         " micro-batches on " + std::to_string(plan.devices) + " ranks";
+  return key + ", global batch " + std::to_string(plan.globalBatch) +
+         " on " + std::to_string(plan.devices) + " ranks";
 }
 
 sim::Topology topologyOf(const Cluster &cluster, int defaultThreads) {
