@@ -145,14 +145,11 @@ bool parseLink(const llvm::json::Object *o, LinkSpec &link, const char *what,
   return true;
 }
 
-bool parseJson(const std::string &path, Cluster &out, std::string &error) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer) {
-    error = "cannot read the cluster file '" + path + "'";
-    return false;
-  }
-  llvm::Expected<llvm::json::Value> parsed =
-      llvm::json::parse((*buffer)->getBuffer());
+} // namespace
+
+bool parseClusterJson(const std::string &text, const std::string &path,
+                      Cluster &out, std::string &error) {
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
   if (!parsed) {
     error = path + ": " + llvm::toString(parsed.takeError());
     return false;
@@ -275,6 +272,17 @@ bool parseJson(const std::string &path, Cluster &out, std::string &error) {
                    error))
       return false;
   return true;
+}
+
+namespace {
+
+bool parseJson(const std::string &path, Cluster &out, std::string &error) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    error = "cannot read the cluster file '" + path + "'";
+    return false;
+  }
+  return parseClusterJson((*buffer)->getBuffer().str(), path, out, error);
 }
 
 } // namespace

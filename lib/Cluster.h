@@ -73,6 +73,10 @@ std::vector<double> deviceRates(const Cluster &cluster, int defaultThreads);
 /// entry per device, with `flops` where declared or measured.
 std::string clusterJson(const Cluster &cluster);
 
+/// Parses the text of a JSON cluster file; `path` names it in errors.
+bool parseClusterJson(const std::string &text, const std::string &path,
+                      Cluster &out, std::string &error);
+
 /// Parses SPEC: a JSON file when it names one (or ends in .json), else the
 /// short form. On failure returns false with a message naming what was
 /// wrong and where.

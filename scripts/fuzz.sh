@@ -3,8 +3,9 @@
 #
 #   scripts/fuzz.sh [TARGET] [SECONDS]
 #
-# TARGET: frontend (the lexer, parser and sema; default) or safetensors (the
-# checkpoint reader). SECONDS: default 600. Builds build-fuzz/whale-fuzz-TARGET
+# TARGET: frontend (the lexer, parser and sema; default), safetensors (the
+# checkpoint reader) or json (cluster files and specs, profile databases; it
+# links the runtime of build/, so run scripts/build.sh first). SECONDS: default 600. Builds build-fuzz/whale-fuzz-TARGET
 # with clang-22 (-fsanitize=fuzzer,address,undefined), runs it on a copy of
 # the target's corpus for SECONDS, then merges the inputs that found new
 # coverage back into the corpus (minimized, so it stays small). Crashing
@@ -13,7 +14,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 target="frontend"
 case "${1:-}" in
-  frontend|safetensors) target="$1"; shift ;;
+  frontend|safetensors|json) target="$1"; shift ;;
 esac
 seconds="${1:-600}"
 
@@ -41,6 +42,17 @@ if [ "$target" = frontend ]; then
   clang++-22 "${flags[@]}" -DWHALE_FUZZ_STDLIB_DIR="\"$root/stdlib\"" \
     "${sources[@]}" "$root/fuzz/FuzzFrontend.cpp" -o "$out/whale-fuzz"
   extra=(-dict="$root/fuzz/whale.dict" -max_len=4096)
+elif [ "$target" = json ]; then
+  corpus="$root/fuzz/corpus-json"
+  clang++-22 "${flags[@]}" $(/usr/lib/llvm-22/bin/llvm-config --cxxflags |
+      tr ' ' '\n' | grep -E '^-D') \
+    "$root/lib/Cluster.cpp" "$root/sim/DeviceModel.cpp" \
+    "$root/sim/ProfileDb.cpp" "$root/sim/Program.cpp" \
+    "$root/sim/Collectives.cpp" "$root/fuzz/FuzzJsonInputs.cpp" \
+    "$root/build/lib/libWhaleRuntime.a" -L/usr/lib/llvm-22/lib -lLLVM-22 \
+    -lopenblas -lpthread -ldl -Wl,-rpath,/usr/lib/llvm-22/lib \
+    -o "$out/whale-fuzz"
+  extra=(-max_len=4096)
 else
   corpus="$root/fuzz/corpus-safetensors"
   clang++-22 "${flags[@]}" "$root/runtime/store/Safetensors.cpp" \
