@@ -6,6 +6,7 @@
 #include "sim/DeviceModel.h"
 
 #include <algorithm>
+#include <cmath>
 #include <thread>
 
 #include "llvm/ADT/StringExtras.h"
@@ -17,6 +18,15 @@
 
 namespace whale {
 namespace {
+
+/// A byte count from a number: false for negative, non-finite or
+/// unrepresentable ones (past 2^62 bytes, far beyond any device).
+bool bytesOf(double value, int64_t &out) {
+  if (!(value >= 0) || !(value < 0x1p62))
+    return false;
+  out = static_cast<int64_t>(value);
+  return true;
+}
 
 /// "2GiB", "512MiB", "1e9" or a plain byte count.
 bool parseBytes(llvm::StringRef text, int64_t &out) {
@@ -34,10 +44,9 @@ bool parseBytes(llvm::StringRef text, int64_t &out) {
       break;
     }
   double value;
-  if (text.trim().getAsDouble(value) || value < 0)
+  if (text.trim().getAsDouble(value))
     return false;
-  out = static_cast<int64_t>(value * scale);
-  return true;
+  return bytesOf(value * scale, out);
 }
 
 bool applyOption(DeviceSpec &d, llvm::StringRef option, std::string &error) {
@@ -63,7 +72,8 @@ bool applyOption(DeviceSpec &d, llvm::StringRef option, std::string &error) {
     return true;
   }
   if (key == "flops") {
-    if (value.getAsDouble(d.flops) || d.flops < 0) {
+    if (value.getAsDouble(d.flops) || !(d.flops >= 0) ||
+        !std::isfinite(d.flops)) {
       error = "flops must be a number, not '" + value.str() + "'";
       return false;
     }
@@ -216,7 +226,7 @@ bool parseClusterJson(const std::string &text, const std::string &path,
         if (auto s = m->getAsString())
           ok = parseBytes(*s, spec.memory);
         else if (auto v = m->getAsNumber())
-          ok = *v >= 0, spec.memory = static_cast<int64_t>(*v);
+          ok = bytesOf(*v, spec.memory);
         if (!ok) {
           error = at + ": memory must be bytes or a size such as \"2GiB\"";
           return false;
