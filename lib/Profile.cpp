@@ -203,7 +203,8 @@ private:
 };
 
 /// Trains the plan a few steps with a trace that names each op's place, and
-/// keeps each event's median time there.
+/// keeps each event's mean time there (and each collective's, and the
+/// driver's).
 bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
                    const PlannedModel &plan, const sim::Topology &topology,
                    const sim::EventTable &table,

@@ -5,14 +5,15 @@
 // in two ways, through the same lowering and JIT that training uses:
 //
 //  - in context: the plan trains a few steps with a trace whose every op
-//    names its place in its rank program; each event's time is the median
+//    names its place in its rank program; each event's time is the mean
 //    of its ops' times there (after the first step), with the caches, the
 //    other ranks and the data as a run has them;
 //  - alone: each event compiled as a one-op program and run on a context of
 //    each class of device a few times, for the events a traced run does
 //    not time (it leaves them to the device model otherwise).
 //
-// The collectives are left to the link models.
+// In context, a collective is timed too, from its last member's arrival to
+// its end; collectives a run does not time are left to the link models.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,7 +31,7 @@ namespace whale {
 struct ProfileOptions {
   int defaultThreads = 1;
   /// Steps of the traced run (0: time events alone only); the first is
-  /// left out of the medians.
+  /// left out of the means.
   int64_t contextSteps = 8;
   /// The run's --even and --threads.
   bool even = false;
