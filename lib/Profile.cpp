@@ -174,32 +174,37 @@ bool makeInputs(whale_rt_context *ctx, mlir::func::FuncOp fn,
 class SiteMap {
 public:
   SiteMap(const PlannedModel &plan, const std::vector<mlir::ModuleOp> &modules,
-          const std::vector<sim::ProgramSet> &sets)
-      : plan(plan), modules(modules) {
+          const std::vector<sim::ProgramSet> &sets) {
     for (size_t m = 0; m < sets.size(); ++m)
       for (const sim::StageProgram &p : sets[m].stages)
         for (const sim::Step &s : p.steps)
           if (s.site >= 0)
             events[{m, p.stage, s.site}] = s.event;
+    // Each device's stage and the programs of its replica's shape.
+    for (int64_t s = 0; s < plan.stages; ++s)
+      for (int64_t r = 0; r < plan.replicas; ++r) {
+        size_t m = std::find(modules.begin(), modules.end(), plan.ranksOf(r)) -
+                   modules.begin();
+        placement[plan.grid[s * plan.replicas + r]] = {s, m};
+      }
+  }
+  /// The stage device `device` runs; -1 if none.
+  int64_t stageOf(int64_t device) const {
+    auto it = placement.find(device);
+    return it == placement.end() ? -1 : it->second.first;
   }
   /// The event of the op at `site` that device `device` ran; -1 if none.
   int64_t eventOf(int64_t device, int64_t site) const {
-    for (int64_t s = 0; s < plan.stages; ++s)
-      for (int64_t r = 0; r < plan.replicas; ++r)
-        if (plan.grid[s * plan.replicas + r] == device) {
-          size_t m =
-              std::find(modules.begin(), modules.end(), plan.ranksOf(r)) -
-              modules.begin();
-          auto it = events.find({m, s, site});
-          return it == events.end() ? int64_t(-1) : int64_t(it->second);
-        }
-    return -1;
+    auto at = placement.find(device);
+    if (at == placement.end())
+      return -1;
+    auto it = events.find({at->second.second, at->second.first, site});
+    return it == events.end() ? int64_t(-1) : int64_t(it->second);
   }
 
 private:
-  const PlannedModel &plan;
-  const std::vector<mlir::ModuleOp> &modules;
   std::map<std::tuple<size_t, int64_t, int64_t>, uint32_t> events;
+  std::map<int64_t, std::pair<int64_t, size_t>> placement;
 };
 
 /// Trains the plan a few steps with a trace that names each op's place, and
@@ -332,10 +337,7 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
   std::map<std::tuple<int64_t, int64_t, size_t>, int64_t> firstDevice;
   for (const Timed &t : comm) {
     size_t step = stepOf(t.ts);
-    int64_t stage = -1;
-    for (size_t i = 0; i < plan.grid.size(); ++i)
-      if (plan.grid[i] == t.device)
-        stage = static_cast<int64_t>(i) / plan.replicas;
+    int64_t stage = sites.stageOf(t.device);
     if (stage < 0 || (step < 2 && !steps.empty()))
       continue;
     auto key = std::make_tuple(stage, t.site, step);

@@ -207,13 +207,16 @@ int writeOutput(const std::string &out, const std::string &text) {
   return 0;
 }
 
-/// Loads the script and plans its trained model over the cluster.
+/// Loads the script and plans its trained model over the cluster, which
+/// `parsed` receives when given.
 bool loadAndPlan(const whale::InterpreterOptions &opts, const std::string &file,
                  const std::string &cluster, whale::Interpreter &interp,
                  whale::PlannedModel &plan, bool even,
                  whale::PlannedModel *evenPlan = nullptr,
-                 std::string *evenError = nullptr) {
-  whale::Cluster c;
+                 std::string *evenError = nullptr,
+                 whale::Cluster *parsed = nullptr) {
+  whale::Cluster own;
+  whale::Cluster &c = parsed ? *parsed : own;
   std::string error;
   if (!whale::parseCluster(cluster, c, error)) {
     std::cerr << "whale: error: " << error << "\n";
@@ -315,17 +318,17 @@ int simCommand(int argc, char **argv) {
   if (file.empty() || cluster.empty())
     return usageError("sim needs a script and a cluster: whale sim FILE.whl "
                       "--cluster SPEC");
-  whale::Cluster c;
   std::string error;
   whale::sim::ProfileDb db;
-  if (!whale::parseCluster(cluster, c, error) ||
-      (!profile.empty() && !db.load(profile, error))) {
+  if (!profile.empty() && !db.load(profile, error)) {
     std::cerr << "whale: error: " << error << "\n";
     return 1;
   }
+  whale::Cluster c;
   whale::Interpreter interp(opts);
   whale::PlannedModel plan;
-  if (!loadAndPlan(opts, file, cluster, interp, plan, even))
+  if (!loadAndPlan(opts, file, cluster, interp, plan, even, nullptr, nullptr,
+                   &c))
     return 1;
   whale::SimulateOptions options;
   if (!profile.empty())
@@ -385,8 +388,7 @@ int profileCommand(int argc, char **argv) {
   options.progress = [&](size_t done, size_t total) {
     if (tty || done == total)
       std::cerr << (tty ? "\r" : "") << "profiled " << done << "/" << total
-                << " events" << (tty && done < total ? "" : "\n")
-                << std::flush;
+                << " events" << (tty && done < total ? "" : "\n") << std::flush;
   };
   whale::sim::ProfileDb db;
   if (!whale::profilePlan(interp, cluster, plan, c, options, db, error)) {
