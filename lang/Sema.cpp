@@ -510,6 +510,7 @@ struct KeyRule {
 const KeyRule kConfigKeys[] = {
     {"num_micro_batch", "a positive integer"},
     {"num_task_graph", "a positive integer"},
+    {"task_graph_split", "a positive integer"},
     {"auto_parallel", "true or false"},
     {"schedule", "\"gpipe\" or \"1f1b\""},
     {"balance", "\"even\" or \"hardware\""},
@@ -550,6 +551,49 @@ std::string unknownKeyMessage(const KeyRule (&rules)[N], const std::string &key,
     msg += " " + n;
   return msg;
 }
+/// The setting a config key takes from `v`; false when `v` is not what the
+/// key needs (its rule's `what`).
+bool configSetting(const std::string &key, const SVal &v, Setting &s) {
+  auto oneOf = [&](std::initializer_list<const char *> allowed) {
+    if (v.kind != SVal::Kind::Str ||
+        std::none_of(allowed.begin(), allowed.end(),
+                     [&](const char *a) { return v.s == a; }))
+      return false;
+    s = Setting::ofStr(v.s);
+    return true;
+  };
+  if (key == "num_micro_batch" || key == "num_task_graph" ||
+      key == "task_graph_split") {
+    s = Setting::ofInt(v.i.value);
+    return v.kind == SVal::Kind::Int && v.i.isKnown() && v.i.value >= 1;
+  }
+  if (key == "auto_parallel") {
+    s = Setting::ofBool(v.b);
+    return v.kind == SVal::Kind::Bool;
+  }
+  if (key == "schedule")
+    return oneOf({"gpipe", "1f1b"});
+  if (key == "balance")
+    return oneOf({"even", "hardware"});
+  if (key == "amp")
+    return oneOf({"off", "bf16"});
+  if (key == "split_matmul")
+    return oneOf({"auto", "column", "row", "replicated"});
+  return false;
+}
+
+/// A `--config` value as written: an integer, true/false, else a string.
+SVal configValueOf(const std::string &text) {
+  const char *begin = text.c_str();
+  char *end = nullptr;
+  errno = 0;
+  long long i = std::strtoll(begin, &end, 10);
+  if (!text.empty() && *end == '\0' && errno == 0)
+    return SVal::ofInt(Dim::known(i));
+  if (text == "true" || text == "false")
+    return SVal::ofBool(text == "true");
+  return SVal::ofStr(text);
+}
 } // namespace
 
 void Sema::checkConfig(const ModuleInfo &m) {
@@ -581,29 +625,8 @@ void Sema::checkConfig(const ModuleInfo &m) {
       if (v.isError())
         continue;
       Loc loc = kv.value->getLoc();
-      bool ok = false;
       Setting s;
-      if (kv.key == "num_micro_batch" || kv.key == "num_task_graph") {
-        ok = v.kind == SVal::Kind::Int && v.i.isKnown() && v.i.value >= 1;
-        s = Setting::ofInt(v.i.value);
-      } else if (kv.key == "auto_parallel") {
-        ok = v.kind == SVal::Kind::Bool;
-        s = Setting::ofBool(v.b);
-      } else if (kv.key == "schedule") {
-        ok = v.kind == SVal::Kind::Str && (v.s == "gpipe" || v.s == "1f1b");
-        s = Setting::ofStr(v.s);
-      } else if (kv.key == "balance") {
-        ok = v.kind == SVal::Kind::Str && (v.s == "even" || v.s == "hardware");
-        s = Setting::ofStr(v.s);
-      } else if (kv.key == "amp") {
-        ok = v.kind == SVal::Kind::Str && (v.s == "off" || v.s == "bf16");
-        s = Setting::ofStr(v.s);
-      } else if (kv.key == "split_matmul") {
-        ok = v.kind == SVal::Kind::Str &&
-             (v.s == "auto" || v.s == "column" || v.s == "row" ||
-              v.s == "replicated");
-        s = Setting::ofStr(v.s);
-      }
+      bool ok = configSetting(kv.key, v, s);
       if (!ok) {
         error(loc, "config key '" + kv.key + "' must be " + rule->what +
                        ", got " + describe(v) +
@@ -614,6 +637,27 @@ void Sema::checkConfig(const ModuleInfo &m) {
     }
   }
   frames.pop_back();
+  // `--config KEY=VALUE` replaces the script's value or adds the key.
+  for (const auto &[key, text] : fe.getOptions().configs) {
+    std::string flag = "--config " + key + "=" + text;
+    const KeyRule *rule = findKey(kConfigKeys, key);
+    if (!rule) {
+      error(Loc{}, flag + ": " + unknownKeyMessage(kConfigKeys, key, "config"));
+      continue;
+    }
+    SVal v = configValueOf(text);
+    Setting s;
+    if (!configSetting(key, v, s)) {
+      error(Loc{}, flag + ": '" + key + "' must be " + rule->what);
+      continue;
+    }
+    auto at = std::find_if(config.begin(), config.end(),
+                           [&](const auto &kv) { return kv.first == key; });
+    if (at != config.end())
+      at->second = s;
+    else
+      config.push_back({key, s});
+  }
 }
 
 std::optional<Settings> Sema::checkTrain(const TrainDecl &t,

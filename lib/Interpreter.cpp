@@ -99,6 +99,7 @@ bool Interpreter::Impl::load(std::vector<std::string> searchPath, bool fromFile,
   opts.searchPath = std::move(searchPath);
   opts.dims = impl.options.dims;
   opts.defines = impl.options.defines;
+  opts.configs = impl.options.configs;
   opts.batch = impl.options.batch;
   impl.frontend = std::make_unique<lang::Frontend>(opts);
   impl.program.reset();

@@ -94,13 +94,18 @@ def WhaleTaskGraphPartition : Pass<"whale-taskgraph-partition", "mlir::ModuleOp"
     `whale.cluster`, with the stages in -whale-balance's memory order), the
     one whose slowest stage (FLOPs from the cost interface over its device's
     rate) is fastest. The cut is recorded as the model's `whale.cut` (the
-    op count at which each part ends); `ends` makes that cut again.
+    op count at which each part ends); `ends` makes that cut again. With
+    `task_graph_split` = c (the config's, or the option) every part is a
+    `split(c)` TaskGraph: c devices per stage and copy.
   }];
   let options = [
     Option<"autoParallel", "auto-parallel", "bool", /*default=*/"false",
            "Cut the model into num-task-graph parts by FLOPs">,
     Option<"numTaskGraph", "num-task-graph", "int64_t", /*default=*/"0",
            "How many TaskGraphs auto_parallel makes (0: the config's)">,
+    Option<"splitDevices", "split", "int64_t", /*default=*/"0",
+           "Each part auto_parallel makes is split over this many devices "
+           "(0: the config's task_graph_split, else not split)">,
     ListOption<"givenEnds", "ends", "int64_t",
                "Cut here (a whale.cut of an earlier run) instead of choosing">,
   ];

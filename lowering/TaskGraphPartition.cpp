@@ -8,7 +8,9 @@
 // FLOPs from the cost interface over its device's rate) among the cuts
 // whose every stage fits its device's memory, by the balance pass's memory
 // model (parameters with gradients and optimizer state, and the in-flight
-// micro-batches' activations at an even share of the batch). The cut is
+// micro-batches' activations at an even share of the batch). With
+// task_graph_split = c each part is a split(c) TaskGraph (tensor parallel
+// within a stage). The cut is
 // recorded (`whale.cut`) so the planner's later runs, at other batch
 // sizes, make the same one.
 //
@@ -68,18 +70,21 @@ TaskGraphOp wrap(OpBuilder &b, ArrayRef<Operation *> ops, Strategy strategy,
   return tg;
 }
 
-/// The devices stage i of a k-stage cut will run on: with a `whale.cluster`
-/// of k x copies devices, -whale-balance hands each copy's devices to the
+/// The devices stage i of a k-stage cut of split(c) parts will run on: with
+/// a `whale.cluster` of k x c x copies devices, each copy's stage i takes c
+/// consecutive devices, and -whale-balance hands each copy's blocks to the
 /// stages in order of memory, most first. A stage is as fast as its slowest
-/// copy and has the room of its tightest one (`device`). Alike and
-/// unlimited without a cluster.
+/// copy and has the room of its tightest one (`device`); a block of c
+/// devices computes and holds c times what its slowest device does (what
+/// -whale-sharding leaves replicated is not counted: the balance pass
+/// checks the sharded plan). Alike and unlimited without a cluster.
 struct StageDevices {
   SmallVector<double> rate, room;
   SmallVector<int64_t> device;
   int64_t copies = 1;
 };
 
-StageDevices stageDevices(func::FuncOp fn, int64_t k) {
+StageDevices stageDevices(func::FuncOp fn, int64_t k, int64_t c) {
   StageDevices s;
   s.rate.assign(k, 1.0);
   s.room.assign(k, std::numeric_limits<double>::infinity());
@@ -89,23 +94,35 @@ StageDevices stageDevices(func::FuncOp fn, int64_t k) {
                      : DictionaryAttr();
   auto flops =
       dict ? dict.getAs<DenseF64ArrayAttr>("flops") : DenseF64ArrayAttr();
-  if (!flops || flops.size() % k != 0)
+  if (!flops || flops.size() % (k * c) != 0)
     return s;
   plan::ClusterView cluster = plan::clusterOf(fn, flops.size());
-  s.copies = flops.size() / k;
+  s.copies = flops.size() / (k * c);
   s.rate.assign(k, std::numeric_limits<double>::infinity());
+  auto blockRate = [&](int64_t first) {
+    double r = std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j < c; ++j)
+      r = std::min(r, cluster.rate(first + j));
+    return r * double(c);
+  };
+  auto blockRoom = [&](int64_t first) {
+    double r = std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j < c; ++j)
+      r = std::min(r, cluster.room(first + j));
+    return r * double(c);
+  };
   for (int64_t copy = 0; copy < s.copies; ++copy) {
-    SmallVector<int64_t> devs;
+    SmallVector<int64_t> blocks; // each block's first device
     for (int64_t i = 0; i < k; ++i)
-      devs.push_back(copy * k + i);
-    std::stable_sort(devs.begin(), devs.end(), [&](int64_t a, int64_t b) {
-      return cluster.room(a) > cluster.room(b);
+      blocks.push_back((copy * k + i) * c);
+    std::stable_sort(blocks.begin(), blocks.end(), [&](int64_t a, int64_t b) {
+      return blockRoom(a) > blockRoom(b);
     });
     for (int64_t i = 0; i < k; ++i) {
-      s.rate[i] = std::min(s.rate[i], cluster.rate(devs[i]));
-      if (copy == 0 || cluster.room(devs[i]) < s.room[i]) {
-        s.room[i] = cluster.room(devs[i]);
-        s.device[i] = devs[i];
+      s.rate[i] = std::min(s.rate[i], blockRate(blocks[i]));
+      if (copy == 0 || blockRoom(blocks[i]) < s.room[i]) {
+        s.room[i] = blockRoom(blocks[i]);
+        s.device[i] = blocks[i];
       }
     }
   }
@@ -141,9 +158,9 @@ struct TaskGraphPartitionPass
   /// among equals, the one with the least sum of squared stage times, then
   /// the earliest ends.
   LogicalResult chooseEnds(func::FuncOp fn, ArrayRef<Operation *> compute,
-                           int64_t k, SmallVector<int64_t> &ends) {
+                           int64_t k, int64_t c, SmallVector<int64_t> &ends) {
     const int64_t n = compute.size();
-    StageDevices devs = stageDevices(fn, k);
+    StageDevices devs = stageDevices(fn, k, c);
     // Per op: FLOPs, activation bytes per row of the batch it is
     // elaborated at, and the bytes of the parameters it is first to read.
     auto first = fn.getNumArguments()
@@ -262,7 +279,8 @@ struct TaskGraphPartitionPass
     return success();
   }
 
-  LogicalResult cutByCost(func::FuncOp fn, OpBuilder &b, int64_t k) {
+  LogicalResult cutByCost(func::FuncOp fn, OpBuilder &b, int64_t k,
+                          int64_t c) {
     inlineTaskGraphs(fn);
     Block &entry = fn.getBody().front();
     SmallVector<Operation *> compute;
@@ -274,7 +292,7 @@ struct TaskGraphPartitionPass
              << k << " TaskGraphs: it has only " << compute.size() << " ops";
     SmallVector<int64_t> ends(givenEnds.begin(), givenEnds.end());
     if (ends.empty()) {
-      if (failed(chooseEnds(fn, compute, k, ends)))
+      if (failed(chooseEnds(fn, compute, k, c, ends)))
         return failure();
     } else if (static_cast<int64_t>(ends.size()) != k ||
                ends.back() != static_cast<int64_t>(compute.size()) ||
@@ -306,7 +324,10 @@ struct TaskGraphPartitionPass
       for (Operation *op = from; op != compute[end - 1]->getNextNode();
            op = op->getNextNode())
         part.push_back(op);
-      wrap(b, part, Strategy::replicate, IntegerAttr());
+      if (c > 1)
+        wrap(b, part, Strategy::split, b.getI64IntegerAttr(c));
+      else
+        wrap(b, part, Strategy::replicate, IntegerAttr());
       begin = end;
     }
     return success();
@@ -324,7 +345,13 @@ struct TaskGraphPartitionPass
               plan::configValue(fn, "num_task_graph"));
           n && k == 0)
         k = n.getInt();
-      return automatic && k > 0 ? cutByCost(fn, b, k) : wrapLooseOps(fn, b);
+      int64_t c = splitDevices;
+      if (auto n = dyn_cast_or_null<IntegerAttr>(
+              plan::configValue(fn, "task_graph_split"));
+          n && c == 0)
+        c = n.getInt();
+      return automatic && k > 0 ? cutByCost(fn, b, k, std::max<int64_t>(c, 1))
+                                : wrapLooseOps(fn, b);
     });
     if (!ok)
       signalPassFailure();

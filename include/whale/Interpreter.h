@@ -60,6 +60,9 @@ struct InterpreterOptions {
   /// LAYERS=96` gives them: each replaces the constant's value (an integer,
   /// a number, true/false or a string, of the kind the script gives it).
   std::map<std::string, std::string> defines;
+  /// Config keys to set, as `--config num_micro_batch=8` gives them: each
+  /// replaces the script's config value or adds the key, checked alike.
+  std::map<std::string, std::string> configs;
   /// Elaborate every model at this batch instead of its data's (the
   /// planner's per-rank micro-batch).
   std::optional<int64_t> batch;

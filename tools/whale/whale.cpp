@@ -87,7 +87,8 @@ options of compile:
 
 Every command that reads a script also takes --define NAME=VALUE (any
 number of times): the value of the script's top-level constant NAME, as in
---define LAYERS=96.
+--define LAYERS=96; and --config KEY=VALUE: a config key set as the config
+block would set it, as in --config num_micro_batch=8.
 
 SPEC, the devices: cpu:N, a list such as cpu:2,cpu:2@threads=2, or a JSON
 cluster file (docs/balancing.md). A device may declare threads, mem (a
@@ -151,13 +152,17 @@ public:
       opts.searchPath.push_back(*v);
       return 0;
     }
-    if (auto v = value("--define")) {
-      size_t eq = v->find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == v->size())
-        return usageError("--define takes NAME=VALUE, got '" + *v + "'");
-      opts.defines[v->substr(0, eq)] = v->substr(eq + 1);
-      return 0;
-    }
+    for (const char *flag : {"--define", "--config"})
+      if (auto v = value(flag)) {
+        size_t eq = v->find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == v->size())
+          return usageError(std::string(flag) + " takes " +
+                            (flag[2] == 'd' ? "NAME" : "KEY") +
+                            "=VALUE, got '" + *v + "'");
+        (flag[2] == 'd' ? opts.defines
+                        : opts.configs)[v->substr(0, eq)] = v->substr(eq + 1);
+        return 0;
+      }
     if (!missingValue.empty())
       return usageError(missingValue + " needs a value");
     if (!current.empty() && current[0] == '-')

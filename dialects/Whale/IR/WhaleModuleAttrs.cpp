@@ -39,7 +39,8 @@ static LogicalResult verifyConfig(Operation *op, Attribute attr) {
       }
       return success();
     };
-    if (key == "num_micro_batch" || key == "num_task_graph") {
+    if (key == "num_micro_batch" || key == "num_task_graph" ||
+        key == "task_graph_split") {
       if (failed(positiveInt()))
         return failure();
     } else if (key == "auto_parallel") {
