@@ -79,6 +79,18 @@ std::string ProfileDb::toJson() const {
   return out;
 }
 
+void ProfileDb::merge(const ProfileDb &other) {
+  for (const auto &[device, events] : other.devices)
+    for (const auto &[event, entry] : events)
+      devices[device][event] = entry;
+  if (machine.empty())
+    machine = other.machine;
+  if (commit.empty())
+    commit = other.commit;
+  if (created.empty())
+    created = other.created;
+}
+
 bool ProfileDb::parse(const std::string &text, const std::string &path,
                       std::string &error) {
   devices.clear();

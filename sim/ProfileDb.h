@@ -56,6 +56,8 @@ public:
   bool parse(const std::string &text, const std::string &path,
              std::string &error);
   bool load(const std::string &path, std::string &error);
+  /// Adds `other`'s events; an event both hold takes `other`'s time.
+  void merge(const ProfileDb &other);
 
   std::string machine, commit, created;
 

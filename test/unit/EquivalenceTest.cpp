@@ -144,6 +144,22 @@ TEST(Equivalence, GptBlocksSplitOverFourDevices) {
   expectEquivalent(text, kGpt, "cpu:4");
 }
 
+// What whale search proposes: auto_parallel's stages as split TaskGraphs
+// (task_graph_split), a pipeline of tensor-parallel stages.
+TEST(Equivalence, GptAutoParallelSplitStages) {
+  expectEquivalent(edit(source(kGpt), "num_micro_batch = 4",
+                        "num_micro_batch = 4\n  auto_parallel = true\n  "
+                        "num_task_graph = 2\n  task_graph_split = 2"),
+                   kGpt, "cpu:4");
+}
+
+TEST(Equivalence, GptAutoParallelSplitWithDataParallelism) {
+  expectEquivalent(edit(source(kGpt), "num_micro_batch = 4",
+                        "num_micro_batch = 1\n  auto_parallel = true\n  "
+                        "num_task_graph = 1\n  task_graph_split = 2"),
+                   kGpt, "cpu:4");
+}
+
 TEST(Equivalence, ABatchTheMicroBatchesCannotDivideIsRejected) {
   whale::Interpreter interp;
   ASSERT_TRUE(interp.loadString(

@@ -14,6 +14,7 @@
 #include "lib/PlanReport.h"
 #include "lib/Planner.h"
 #include "lib/Profile.h"
+#include "lib/Search.h"
 #include "lib/Simulate.h"
 #include "lowering/Passes.h"
 
@@ -57,7 +58,13 @@ commands:
       samples and tokens per second, FLOP/s and MFU, per-rank compute,
       communication and idle time, peak memory, time by event kind; --trace
       writes the predicted timeline (Chrome trace, as run --trace does);
-      --profile takes event times measured by whale profile
+      --profile takes event times measured by whale profile (more than
+      one: their events together, the later file's where both have one)
+  search FILE.whl --cluster SPEC [--top K] [--profile DB.json]... [--json]
+      find the fastest plan: every data, tensor and pipeline degree, stage
+      cut, micro-batch count, schedule and balance the cluster allows,
+      pruned by memory and by a lower bound, the rest simulated and ranked;
+      prints the top K (5) and the winner as the config to paste
   profile FILE.whl --cluster SPEC -o DB.json [--even] [-I DIR]...
       time each distinct op of the plan on this machine's devices (a few
       runs each, through the same JIT as training) into a profile database
@@ -296,18 +303,34 @@ int planCommand(int argc, char **argv) {
   return 0;
 }
 
+/// Reads the profile databases into one; false after saying why.
+bool loadProfiles(const std::vector<std::string> &paths,
+                  whale::sim::ProfileDb &db) {
+  for (const std::string &path : paths) {
+    whale::sim::ProfileDb one;
+    std::string error;
+    if (!one.load(path, error)) {
+      std::cerr << "whale: error: " << error << "\n";
+      return false;
+    }
+    db.merge(one);
+  }
+  return true;
+}
+
 /// `whale sim`: plans the script over the cluster and replays one iteration
 /// of the plan in the simulator.
 int simCommand(int argc, char **argv) {
   whale::InterpreterOptions opts;
-  std::string file, cluster, trace, profile;
+  std::string file, cluster, trace;
+  std::vector<std::string> profiles;
   bool json = false, even = false, events = false;
   Args args("sim", argc, argv);
   while (args.next()) {
     if (auto v = args.value("--cluster")) {
       cluster = *v;
     } else if (auto v = args.value("--profile")) {
-      profile = *v;
+      profiles.push_back(*v);
     } else if (auto v = args.value("--trace")) {
       trace = *v;
     } else if (args.arg() == "--json") {
@@ -325,10 +348,8 @@ int simCommand(int argc, char **argv) {
                       "--cluster SPEC");
   std::string error;
   whale::sim::ProfileDb db;
-  if (!profile.empty() && !db.load(profile, error)) {
-    std::cerr << "whale: error: " << error << "\n";
+  if (!loadProfiles(profiles, db))
     return 1;
-  }
   whale::Cluster c;
   whale::Interpreter interp(opts);
   whale::PlannedModel plan;
@@ -336,7 +357,7 @@ int simCommand(int argc, char **argv) {
                    &c))
     return 1;
   whale::SimulateOptions options;
-  if (!profile.empty())
+  if (!profiles.empty())
     options.profile = &db;
   options.trace = !trace.empty();
   options.defaultThreads = whale::sharedThreads(c, 0);
@@ -351,6 +372,75 @@ int simCommand(int argc, char **argv) {
   std::cout << (json     ? whale::simulationJson(sim, plan)
                 : events ? whale::simulationEvents(sim)
                          : whale::simulationText(sim, plan));
+  return 0;
+}
+
+/// `whale search`: plans and simulates the plans the cluster allows and
+/// ranks them.
+int searchCommand(int argc, char **argv) {
+  whale::InterpreterOptions opts;
+  std::string file, cluster;
+  std::vector<std::string> profiles;
+  bool json = false;
+  int top = 5;
+  Args args("search", argc, argv);
+  while (args.next()) {
+    if (auto v = args.value("--cluster")) {
+      cluster = *v;
+    } else if (auto v = args.value("--profile")) {
+      profiles.push_back(*v);
+    } else if (auto v = args.value("--top")) {
+      int rc = 0;
+      std::optional<int64_t> k = integer("--top", *v, 1, rc);
+      if (!k)
+        return rc;
+      top = static_cast<int>(std::min<int64_t>(*k, 1 << 20));
+    } else if (args.arg() == "--json") {
+      json = true;
+    } else if (int rc = args.finish(opts, file)) {
+      return rc;
+    }
+  }
+  if (file.empty() || cluster.empty())
+    return usageError("search needs a script and a cluster: whale search "
+                      "FILE.whl --cluster SPEC");
+  whale::Cluster c;
+  std::string error;
+  if (!whale::parseCluster(cluster, c, error)) {
+    std::cerr << "whale: error: " << error << "\n";
+    return 1;
+  }
+  whale::sim::ProfileDb db;
+  if (!loadProfiles(profiles, db))
+    return 1;
+  whale::SearchOptions options;
+  options.top = top;
+  options.defaultThreads = whale::sharedThreads(c, 0);
+  if (!profiles.empty())
+    options.profile = &db;
+  bool tty = ::isatty(STDERR_FILENO);
+  options.progress = [&](size_t done, size_t total,
+                         const whale::SearchCandidate &k) {
+    if (tty)
+      std::cerr << "\r\033[K";
+    std::cerr << "search " << done << "/" << total << ": " << k.label();
+    if (k.outcome == whale::SearchCandidate::Outcome::Simulated)
+      std::cerr << llvm::formatv(": {0:F3} ms", k.iterationSeconds * 1e3).str();
+    else
+      std::cerr << ": " << k.reason;
+    std::cerr << (tty && done < total ? "" : "\n") << std::flush;
+  };
+  whale::SearchResult result;
+  if (!whale::searchPlans(file, opts, c, options, result, error)) {
+    std::cerr << (error.rfind("whale", 0) == 0 || error.find(": error:") !=
+                          std::string::npos
+                      ? ""
+                      : "whale: error: ")
+              << error << (error.back() == '\n' ? "" : "\n");
+    return 1;
+  }
+  std::cout << (json ? whale::searchJson(result, top)
+                     : whale::searchText(result, top));
   return 0;
 }
 
@@ -725,6 +815,8 @@ int main(int argc, char **argv) {
     return simCommand(argc - 2, argv + 2);
   if (cmd == "profile")
     return profileCommand(argc - 2, argv + 2);
+  if (cmd == "search")
+    return searchCommand(argc - 2, argv + 2);
   if (cmd == "sample")
     return sample(argc - 2, argv + 2);
   return usageError("unknown command '" + cmd + "'");

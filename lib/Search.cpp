@@ -1,0 +1,433 @@
+//===- Search.cpp - the best plan for a script on a cluster ---------------===//
+//
+// The space: for N devices, every tensor degree c dividing N (at most a
+// node's devices when the cluster has several nodes: tensor parallelism
+// talks at every layer), every pipeline degree p dividing N / c (at most
+// the model's op count), the rest data parallel (d = N / (c p); d x c must
+// divide the global batch: a shard group's members take rows too). Without a pipeline: one micro-batch, more only
+// when fewer do not fit (gradient accumulation saves memory, never time).
+// With one: p, 2p, 4p and 8p micro-batches that divide a replica's batch,
+// under GPipe and 1F1B. On devices that differ: balanced and even shares.
+//
+// The order: candidates by their least possible time, fastest first, so
+// that once K plans are simulated, every later candidate whose bound is
+// past the K-th is skipped unplanned. The bound is the model's FLOPs at the
+// devices' peak (or the fastest rate any profiled op reached, if faster),
+// stretched by the pipeline's fill and drain ((m + p - 1) / m) on devices
+// alike.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Search.h"
+
+#include "dialects/Whale/IR/WhaleOps.h"
+#include "lib/Cluster.h"
+#include "lib/ModelLookup.h"
+#include "lib/Planner.h"
+#include "lib/Simulate.h"
+#include "lowering/Plan.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace whale {
+
+std::vector<std::pair<std::string, std::string>>
+SearchCandidate::config() const {
+  if (asWritten)
+    return {};
+  std::vector<std::pair<std::string, std::string>> c = {
+      {"auto_parallel", "true"},
+      {"num_task_graph", std::to_string(pipeline)}};
+  if (tensor > 1)
+    c.push_back({"task_graph_split", std::to_string(tensor)});
+  c.push_back({"num_micro_batch", std::to_string(microBatches)});
+  if (!schedule.empty())
+    c.push_back({"schedule", "\"" + schedule + "\""});
+  if (even)
+    c.push_back({"balance", "\"even\""});
+  return c;
+}
+
+std::string SearchCandidate::label() const {
+  std::string s = "dp " + std::to_string(data) + " x tp " +
+                  std::to_string(tensor) + " x pp " + std::to_string(pipeline) +
+                  ", " + std::to_string(microBatches) + " micro-batch" +
+                  (microBatches == 1 ? "" : "es");
+  if (!schedule.empty())
+    s += ", " + schedule;
+  if (even)
+    s += ", even";
+  return asWritten ? "as written: " + s : s;
+}
+
+size_t SearchResult::count(SearchCandidate::Outcome o) const {
+  return std::count_if(candidates.begin(), candidates.end(),
+                       [&](const SearchCandidate &c) { return c.outcome == o; });
+}
+
+namespace {
+
+using Outcome = SearchCandidate::Outcome;
+
+double secondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+      .count();
+}
+
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t i = 1; i <= n; ++i)
+    if (n % i == 0)
+      out.push_back(i);
+  return out;
+}
+
+std::string firstLine(const std::string &text) {
+  return text.substr(0, text.find('\n'));
+}
+
+/// A planner message that says a part does not fit its device.
+bool saysOverMemory(const std::string &error) {
+  return error.find("does not fit") != std::string::npos ||
+         error.find("fit their devices' memory") != std::string::npos;
+}
+
+/// What the space depends on, read once from the script as given.
+struct ModelFacts {
+  std::string model;
+  int64_t globalBatch = 0;
+  int64_t ops = 0; ///< compute ops, the most pipeline stages there can be
+};
+
+bool readModel(Interpreter &interp, ModelFacts &facts, std::string &error) {
+  mlir::func::FuncOp fn = findModel(interp, "", /*needsTrainBlock=*/true, error);
+  if (!fn)
+    return false;
+  facts.model = fn.getName().str();
+  if (auto train = fn->getAttrOfType<mlir::DictionaryAttr>("whale.train"))
+    facts.globalBatch =
+        plan::intOf(train.getAs<mlir::DictionaryAttr>("data"), "batch");
+  fn.walk([&](mlir::Operation *op) {
+    if (op->getDialect() && op->getDialect()->getNamespace() == "whale" &&
+        !mlir::isa<ParamOp, TaskGraphOp, YieldOp>(op))
+      ++facts.ops;
+  });
+  if (facts.globalBatch <= 0) {
+    error = "the model '" + facts.model + "' has no data batch to plan for";
+    return false;
+  }
+  return true;
+}
+
+/// The candidates the space holds, before any is planned.
+std::vector<SearchCandidate> enumerate(const Cluster &cluster,
+                                       const ModelFacts &facts) {
+  const int64_t n = static_cast<int64_t>(cluster.devices.size());
+  int64_t perNode = n;
+  if (cluster.nodes.size() > 1) {
+    std::map<int, int64_t> onNode;
+    for (const DeviceSpec &d : cluster.devices)
+      ++onNode[d.node];
+    perNode = n;
+    for (auto [node, count] : onNode)
+      perNode = std::min(perNode, count);
+  }
+  bool alike = std::all_of(
+      cluster.devices.begin(), cluster.devices.end(), [&](const DeviceSpec &d) {
+        const DeviceSpec &f = cluster.devices.front();
+        return d.kind == f.kind && d.threads == f.threads &&
+               d.memory == f.memory && d.flops == f.flops && d.model == f.model;
+      });
+  std::vector<SearchCandidate> out;
+  for (int64_t c : divisors(n)) {
+    if (c > perNode)
+      continue;
+    for (int64_t p : divisors(n / c)) {
+      if (p > facts.ops)
+        continue;
+      // A shard group's members take rows of their replica's batch too
+      // (the planner's replicas are d x c), so the rows divide by both.
+      const int64_t d = n / (c * p);
+      if (facts.globalBatch % (d * c) != 0)
+        continue;
+      const int64_t local = facts.globalBatch / (d * c);
+      std::vector<int64_t> micro;
+      if (p == 1) {
+        for (int64_t m = 1; m <= local; m *= 2)
+          if (local % m == 0)
+            micro.push_back(m);
+      } else {
+        for (int64_t m = p; m <= local && m <= 8 * p; m *= 2)
+          if (local % m == 0)
+            micro.push_back(m);
+      }
+      for (int64_t m : micro)
+        for (const char *schedule : {"1f1b", "gpipe"}) {
+          if (p == 1 && std::string(schedule) == "gpipe")
+            continue;
+          for (bool even : {false, true}) {
+            if (even && alike)
+              continue;
+            SearchCandidate k;
+            k.data = d;
+            k.tensor = c;
+            k.pipeline = p;
+            k.microBatches = m;
+            k.schedule = p > 1 ? schedule : "";
+            k.even = even;
+            out.push_back(k);
+          }
+        }
+    }
+  }
+  return out;
+}
+
+/// The first and last parameter of each stage of a planned model, and the
+/// stage's share of the parameters' bytes.
+std::vector<std::string> stageSummary(const PlannedModel &plan) {
+  auto fn = plan.planned.get().lookupSymbol<mlir::func::FuncOp>(plan.model);
+  std::vector<std::string> first(plan.stages), last(plan.stages);
+  std::vector<double> bytes(plan.stages, 0);
+  double total = 0;
+  for (TaskGraphOp tg : plan::taskGraphs(fn)) {
+    auto stage = tg->getAttrOfType<mlir::IntegerAttr>("stage");
+    int64_t s = stage ? stage.getInt() : 0;
+    if (s < 0 || s >= plan.stages)
+      continue;
+    tg.walk([&](ParamOp p) {
+      if (first[s].empty())
+        first[s] = p.getName().str();
+      last[s] = p.getName().str();
+      double b = double(tensorBytes(p.getType()));
+      bytes[s] += b;
+      total += b;
+    });
+  }
+  std::vector<std::string> out;
+  for (int64_t s = 0; s < plan.stages; ++s) {
+    char share[32];
+    std::snprintf(share, sizeof share, "%.1f%%",
+                  total > 0 ? 100 * bytes[s] / total : 0.0);
+    out.push_back(first[s].empty() ? std::string("no parameters")
+                                   : first[s] + " .. " + last[s] + " (" +
+                                         share + " of the parameters)");
+  }
+  return out;
+}
+
+/// Plans and simulates the script with `k`'s config keys added.
+class Evaluator {
+public:
+  Evaluator(const std::string &file, const InterpreterOptions &options,
+            const Cluster &cluster, const SearchOptions &search,
+            const std::string &model)
+      : file(file), options(options), cluster(cluster), search(search),
+        model(model) {}
+
+  void run(SearchCandidate &k) {
+    InterpreterOptions o = options;
+    for (const auto &[key, value] : k.config())
+      o.configs[key] =
+          value.front() == '"' ? value.substr(1, value.size() - 2) : value;
+    Interpreter interp(o);
+    if (!interp.loadFile(file) || !interp.module()) {
+      k.outcome = Outcome::Failed;
+      k.reason = firstLine(interp.renderDiagnostics());
+      return;
+    }
+    PlannedModel plan;
+    PlanOptions planOptions;
+    planOptions.defaultThreads = search.defaultThreads;
+    std::string error;
+    if (!planModel(interp, model, cluster, planOptions, plan, error)) {
+      k.outcome = saysOverMemory(error) ? Outcome::OverMemory : Outcome::Failed;
+      k.reason = firstLine(error);
+      return;
+    }
+    if (k.asWritten)
+      readDegrees(plan, k);
+    SimulateOptions simOptions;
+    simOptions.defaultThreads = search.defaultThreads;
+    simOptions.profile = search.profile;
+    Simulation sim;
+    if (!simulatePlan(plan, cluster, simOptions, sim, error)) {
+      k.outcome = Outcome::Failed;
+      k.reason = firstLine(error);
+      return;
+    }
+    k.outcome = Outcome::Simulated;
+    k.iterationSeconds = sim.iterationSeconds();
+    k.samplesPerSecond = double(sim.globalBatch) / k.iterationSeconds;
+    k.tokensPerSecond = k.samplesPerSecond * double(sim.tokensPerSample);
+    k.mfu = sim.peakFlops > 0
+                ? sim.modelFlops / k.iterationSeconds / sim.peakFlops
+                : 0;
+    k.bubble = sim.result.bubbleFraction;
+    for (int64_t b : plan.deviceMemory)
+      k.peakMemory = std::max(k.peakMemory, b);
+    k.stages = stageSummary(plan);
+    learnBound(sim);
+  }
+
+  /// The least time `k` could take; 0 until a plan has been simulated.
+  double lowerBound(const SearchCandidate &k) const {
+    if (!(leastFlops > 0) || !(peakSum > 0))
+      return 0;
+    double t = leastFlops / peakSum;
+    if (alike)
+      t *= double(k.microBatches + k.pipeline - 1) / double(k.microBatches);
+    return t;
+  }
+
+private:
+  /// The degrees of the script's own plan.
+  static void readDegrees(const PlannedModel &plan, SearchCandidate &k) {
+    auto fn = plan.planned.get().lookupSymbol<mlir::func::FuncOp>(plan.model);
+    int64_t shards = 1;
+    if (auto s = plan::planOf(fn).getAs<mlir::DenseI64ArrayAttr>("shards"))
+      for (int64_t c : s.asArrayRef())
+        shards = std::max(shards, c);
+    k.tensor = shards;
+    k.pipeline = plan.stages;
+    k.data = std::max<int64_t>(1, plan.replicas / shards);
+    k.microBatches = plan.microBatches;
+    k.schedule = plan.stages > 1 ? plan.schedule : "";
+  }
+
+  /// The bound's terms: the fewest FLOPs any plan has needed (replicated
+  /// ops in shard groups add some), and the devices' summed peak, or the
+  /// fastest rate a profiled op reached on them if that is higher.
+  void learnBound(const Simulation &sim) {
+    leastFlops = leastFlops > 0 ? std::min(leastFlops, sim.modelFlops)
+                                : sim.modelFlops;
+    double fastest = 0;
+    for (size_t e = 0; e < sim.events.size(); ++e) {
+      const sim::EventTotal &t = sim.result.perEvent[e];
+      const sim::Event &ev = sim.events[e];
+      if (ev.kind == sim::StepKind::Compute && t.seconds > 0 && t.count > 0)
+        fastest =
+            std::max(fastest, ev.cost.flops * double(t.count) / t.seconds);
+    }
+    const auto &devices = sim.topology.devices;
+    double sum = 0;
+    for (const sim::DeviceModel &d : devices)
+      sum += std::max({d.matmulFlops, d.matmulFlopsBf16, fastest});
+    peakSum = std::max(peakSum, sum);
+    alike = std::all_of(devices.begin(), devices.end(),
+                        [&](const sim::DeviceModel &d) {
+                          return d.matmulFlops == devices.front().matmulFlops;
+                        });
+  }
+
+  const std::string &file;
+  const InterpreterOptions &options;
+  const Cluster &cluster;
+  const SearchOptions &search;
+  std::string model;
+  double leastFlops = 0, peakSum = 0;
+  bool alike = true;
+};
+
+} // namespace
+
+bool searchPlans(const std::string &file, const InterpreterOptions &options,
+                 const Cluster &cluster, const SearchOptions &search,
+                 SearchResult &out, std::string &error) {
+  auto start = std::chrono::steady_clock::now();
+  Interpreter base(options);
+  if (!base.loadFile(file) || !base.module()) {
+    error = base.renderDiagnostics();
+    return false;
+  }
+  ModelFacts facts;
+  if (!readModel(base, facts, error))
+    return false;
+  out.model = facts.model;
+  out.script = file;
+  out.devices = static_cast<int64_t>(cluster.devices.size());
+  out.globalBatch = facts.globalBatch;
+
+  std::vector<SearchCandidate> space = enumerate(cluster, facts);
+  // Fill and drain first: the order the bound grows in (stable: fewer
+  // micro-batches and smaller tensor degrees first among equals).
+  std::stable_sort(space.begin(), space.end(),
+                   [](const SearchCandidate &a, const SearchCandidate &b) {
+                     auto stretch = [](const SearchCandidate &k) {
+                       return double(k.microBatches + k.pipeline - 1) /
+                              double(k.microBatches);
+                     };
+                     return stretch(a) < stretch(b);
+                   });
+  SearchCandidate written;
+  written.asWritten = true;
+  space.insert(space.begin(), written);
+
+  Evaluator evaluator(file, options, cluster, search, facts.model);
+  std::vector<double> times; // simulated, sorted
+  // Without a pipeline, (d, c, even) whose fewest micro-batches fit.
+  std::set<std::tuple<int64_t, int64_t, bool>> fitted;
+  const size_t total = space.size();
+  for (size_t i = 0; i < total; ++i) {
+    SearchCandidate &k = space[i];
+    auto key = std::make_tuple(k.data, k.tensor, k.even);
+    if (!k.asWritten && k.pipeline == 1 && fitted.count(key)) {
+      k.outcome = Outcome::Dominated;
+      k.reason = "fewer micro-batches fit";
+    } else if (double bound = evaluator.lowerBound(k);
+               !k.asWritten && static_cast<int>(times.size()) >= search.top &&
+               bound > times[search.top - 1]) {
+      k.outcome = Outcome::Bound;
+      k.lowerBound = bound;
+      k.reason = "cannot beat the " + std::to_string(search.top) +
+                 " fastest found";
+    } else {
+      evaluator.run(k);
+      k.lowerBound = evaluator.lowerBound(k);
+      if (k.outcome == Outcome::Simulated) {
+        times.insert(std::upper_bound(times.begin(), times.end(),
+                                      k.iterationSeconds),
+                     k.iterationSeconds);
+        if (!k.asWritten && k.pipeline == 1)
+          fitted.insert(key);
+      }
+    }
+    if (search.progress)
+      search.progress(i + 1, total, k);
+  }
+
+  std::stable_partition(space.begin(), space.end(), [](const auto &k) {
+    return k.outcome == Outcome::Simulated;
+  });
+  size_t simulated = std::count_if(space.begin(), space.end(), [](auto &k) {
+    return k.outcome == Outcome::Simulated;
+  });
+  // Fastest first; among equal times the one holding less memory.
+  std::stable_sort(space.begin(), space.begin() + simulated,
+                   [](const SearchCandidate &a, const SearchCandidate &b) {
+                     if (a.iterationSeconds != b.iterationSeconds)
+                       return a.iterationSeconds < b.iterationSeconds;
+                     return a.peakMemory < b.peakMemory;
+                   });
+  out.candidates = std::move(space);
+  out.seconds = secondsSince(start);
+  if (simulated == 0) {
+    error = "no plan of the " + std::to_string(total) +
+            " tried could be simulated";
+    for (const SearchCandidate &k : out.candidates)
+      if (!k.reason.empty()) {
+        error += "; e.g. " + k.label() + ": " + k.reason;
+        break;
+      }
+    return false;
+  }
+  return true;
+}
+
+} // namespace whale

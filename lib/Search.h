@@ -1,0 +1,97 @@
+//===- Search.h - the best plan for a script on a cluster ---------*- C++
+//-*-===//
+//
+// What `whale search` does: enumerates the plans a script's model can take
+// on a cluster (data, tensor and pipeline degrees, micro-batches, schedule,
+// balanced or even shares), each as the config keys that ask for it
+// (auto_parallel cuts the model into pipeline stages of split TaskGraphs),
+// prunes those that cannot fit or cannot win, plans and simulates the rest,
+// and ranks them by predicted iteration time. The script's own annotations
+// are one more candidate, so a user sees where their plan stands.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_LIB_SEARCH_H
+#define WHALE_LIB_SEARCH_H
+
+#include "whale/Interpreter.h"
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace whale {
+
+struct Cluster;
+namespace sim {
+class ProfileDb;
+}
+
+/// One plan of the space, and what became of it.
+struct SearchCandidate {
+  /// The script as written (its own blocks and config), not a generated
+  /// plan; its degrees below are read from its plan.
+  bool asWritten = false;
+  int64_t data = 1, tensor = 1, pipeline = 1, microBatches = 1;
+  std::string schedule; ///< "1f1b" or "gpipe"; empty without a pipeline
+  bool even = false;    ///< equal shares whatever the devices
+
+  enum class Outcome {
+    Simulated,
+    OverMemory, ///< the planner found no device able to hold its part
+    Bound,      ///< its least possible time exceeds the K-th best found
+    Dominated,  ///< more micro-batches than fit needs, without a pipeline
+    Failed      ///< the planner or the simulator refused it
+  };
+  Outcome outcome = Outcome::Failed;
+  std::string reason; ///< why it was not simulated (first line)
+
+  double iterationSeconds = 0, samplesPerSecond = 0, tokensPerSecond = 0;
+  double mfu = 0, bubble = 0;
+  /// The least time the candidate could take (compute at peak, bubble).
+  double lowerBound = 0;
+  int64_t peakMemory = 0; ///< the most any device holds (bytes)
+  /// Per pipeline stage: its first and last parameter and its share of
+  /// the parameters' bytes.
+  std::vector<std::string> stages;
+
+  /// The config keys that ask for this plan, as `key = value` text in
+  /// config-block syntax (empty for the script as written).
+  std::vector<std::pair<std::string, std::string>> config() const;
+  /// One line: "dp 4 x tp 2 x pp 1, 1 micro-batch".
+  std::string label() const;
+};
+
+struct SearchOptions {
+  int top = 5;
+  int defaultThreads = 1;
+  const sim::ProfileDb *profile = nullptr;
+  /// Told each candidate as it is done (index from 1, count, candidate).
+  std::function<void(size_t, size_t, const SearchCandidate &)> progress;
+};
+
+struct SearchResult {
+  std::string model, script;
+  int64_t devices = 0, globalBatch = 0;
+  /// Every candidate: the simulated ones first, fastest first; then the
+  /// others in the order they were considered.
+  std::vector<SearchCandidate> candidates;
+  double seconds = 0; ///< the whole search
+  size_t count(SearchCandidate::Outcome o) const;
+};
+
+/// Searches the plans for the model with a train block of the script at
+/// `file`, loaded with `options` (its defines and search path; its configs
+/// are the base every candidate adds to), on `cluster`.
+bool searchPlans(const std::string &file, const InterpreterOptions &options,
+                 const Cluster &cluster, const SearchOptions &search,
+                 SearchResult &out, std::string &error);
+
+std::string searchText(const SearchResult &result, int top);
+/// The same as JSON (docs/simulation.md lists the keys).
+std::string searchJson(const SearchResult &result, int top);
+
+} // namespace whale
+
+#endif
