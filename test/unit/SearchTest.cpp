@@ -1,0 +1,148 @@
+//===- SearchTest.cpp - whale search over a small GPT ---------------------===//
+//
+// The search's promises: its plans come ranked fastest first; no plan is
+// faster than the lower bound the search prunes with; the winner's config,
+// given back to the planner and simulator, predicts the time it was ranked
+// by; and what cannot fit or cannot plan says why.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Cluster.h"
+#include "lib/Planner.h"
+#include "lib/Search.h"
+#include "lib/Simulate.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <tuple>
+
+namespace {
+
+using Outcome = whale::SearchCandidate::Outcome;
+
+const std::string kScript =
+    std::string(WHALE_SOURCE_DIR) + "/examples/gpt_scaled.whl";
+
+whale::InterpreterOptions smallGpt() {
+  whale::InterpreterOptions o;
+  o.defines = {{"VOCAB", "256"}, {"T", "16"},     {"D", "32"},
+               {"HEADS", "4"},   {"LAYERS", "4"}, {"BATCH", "16"}};
+  return o;
+}
+
+whale::Cluster cluster(const std::string &spec) {
+  whale::Cluster c;
+  std::string error;
+  EXPECT_TRUE(whale::parseCluster(spec, c, error)) << error;
+  return c;
+}
+
+TEST(Search, RanksPlansAndNoneBeatsItsBound) {
+  whale::Cluster c = cluster("cpu:4");
+  whale::SearchOptions options;
+  options.top = 3;
+  size_t told = 0;
+  options.progress = [&](size_t done, size_t total,
+                         const whale::SearchCandidate &) {
+    EXPECT_EQ(done, ++told);
+    EXPECT_LE(done, total);
+  };
+  whale::SearchResult r;
+  std::string error;
+  ASSERT_TRUE(whale::searchPlans(kScript, smallGpt(), c, options, r, error))
+      << error;
+  EXPECT_EQ(told, r.candidates.size());
+  EXPECT_EQ(r.model, "gpt");
+  EXPECT_EQ(r.devices, 4);
+  EXPECT_EQ(r.globalBatch, 16);
+  // Data, tensor and pipeline degrees multiply to the devices; the script
+  // as written is one of the candidates.
+  size_t written = 0;
+  std::set<std::tuple<int64_t, int64_t, int64_t>> degrees;
+  for (const whale::SearchCandidate &k : r.candidates) {
+    written += k.asWritten;
+    EXPECT_EQ(k.data * k.tensor * k.pipeline, 4) << k.label();
+    if (k.outcome == Outcome::Simulated) {
+      degrees.insert({k.data, k.tensor, k.pipeline});
+      EXPECT_GT(k.iterationSeconds, 0);
+      EXPECT_LE(k.lowerBound, k.iterationSeconds) << k.label();
+      EXPECT_EQ(static_cast<int64_t>(k.stages.size()), k.pipeline);
+    } else {
+      EXPECT_FALSE(k.reason.empty()) << k.label();
+    }
+  }
+  EXPECT_EQ(written, 1u);
+  // Every way to split 4 devices three ways was tried and simulated.
+  EXPECT_EQ(degrees.size(), 6u);
+  size_t simulated = r.count(Outcome::Simulated);
+  for (size_t i = 1; i < simulated; ++i)
+    EXPECT_LE(r.candidates[i - 1].iterationSeconds,
+              r.candidates[i].iterationSeconds);
+}
+
+TEST(Search, TheWinnersConfigPredictsItsTime) {
+  whale::Cluster c = cluster("cpu:4");
+  whale::SearchOptions options;
+  whale::SearchResult r;
+  std::string error;
+  ASSERT_TRUE(whale::searchPlans(kScript, smallGpt(), c, options, r, error))
+      << error;
+  // The fastest generated plan (the script's own may tie with it).
+  const whale::SearchCandidate *best = nullptr;
+  for (const whale::SearchCandidate &k : r.candidates)
+    if (!k.asWritten && k.outcome == Outcome::Simulated) {
+      best = &k;
+      break;
+    }
+  ASSERT_TRUE(best);
+  whale::InterpreterOptions o = smallGpt();
+  for (const auto &[key, value] : best->config())
+    o.configs[key] =
+        value.front() == '"' ? value.substr(1, value.size() - 2) : value;
+  whale::Interpreter interp(o);
+  ASSERT_TRUE(interp.loadFile(kScript)) << interp.renderDiagnostics();
+  whale::PlannedModel plan;
+  ASSERT_TRUE(whale::planModel(interp, "", c, {}, plan, error)) << error;
+  EXPECT_EQ(plan.stages, best->pipeline);
+  EXPECT_EQ(plan.microBatches, best->microBatches);
+  whale::Simulation sim;
+  ASSERT_TRUE(whale::simulatePlan(plan, c, {}, sim, error)) << error;
+  EXPECT_DOUBLE_EQ(sim.iterationSeconds(), best->iterationSeconds);
+}
+
+TEST(Search, PlansThatCannotFitAreCountedWithTheirReason) {
+  // 16 MiB devices: the replicated model and its Adam state do not fit,
+  // so the fitting plans are the ones that cut it up.
+  whale::Cluster c = cluster("cpu:4@mem=16MiB");
+  whale::SearchOptions options;
+  whale::SearchResult r;
+  std::string error;
+  whale::InterpreterOptions o = smallGpt();
+  o.defines["D"] = "128";
+  o.defines["VOCAB"] = "2048";
+  ASSERT_TRUE(whale::searchPlans(kScript, o, c, options, r, error)) << error;
+  EXPECT_GT(r.count(Outcome::OverMemory), 0u);
+  for (const whale::SearchCandidate &k : r.candidates)
+    if (k.outcome == Outcome::OverMemory)
+      EXPECT_NE(k.reason.find("fit"), std::string::npos) << k.reason;
+    else if (k.outcome == Outcome::Simulated)
+      EXPECT_LE(k.peakMemory, 16 << 20) << k.label();
+}
+
+TEST(Search, AScriptWithoutATrainBlockOrFileIsAnError) {
+  whale::Cluster c = cluster("cpu:2");
+  std::string path = ::testing::TempDir() + "search_no_train.whl";
+  std::ofstream(path) << "import nn\nmodel m(x: f32[B, 4]) {\n"
+                         "  return mean(nn.linear(x, 3))\n}\n";
+  whale::SearchResult r;
+  std::string error;
+  EXPECT_FALSE(whale::searchPlans(path, {}, c, {}, r, error));
+  EXPECT_NE(error.find("train"), std::string::npos) << error;
+  error.clear();
+  EXPECT_FALSE(whale::searchPlans(path + ".missing", {}, c, {}, r, error));
+  EXPECT_NE(error.find("missing"), std::string::npos) << error;
+}
+
+} // namespace
