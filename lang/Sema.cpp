@@ -512,6 +512,7 @@ const KeyRule kConfigKeys[] = {
     {"num_task_graph", "a positive integer"},
     {"task_graph_split", "a positive integer"},
     {"auto_parallel", "true or false"},
+    {"recompute", "true or false"},
     {"schedule", "\"gpipe\" or \"1f1b\""},
     {"balance", "\"even\" or \"hardware\""},
     {"split_matmul", "\"auto\", \"column\", \"row\" or \"replicated\""},
@@ -567,7 +568,7 @@ bool configSetting(const std::string &key, const SVal &v, Setting &s) {
     s = Setting::ofInt(v.i.value);
     return v.kind == SVal::Kind::Int && v.i.isKnown() && v.i.value >= 1;
   }
-  if (key == "auto_parallel") {
+  if (key == "auto_parallel" || key == "recompute") {
     s = Setting::ofBool(v.b);
     return v.kind == SVal::Kind::Bool;
   }

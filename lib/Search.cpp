@@ -8,6 +8,8 @@
 // when fewer do not fit (gradient accumulation saves memory, never time).
 // With one: p, 2p, 4p and 8p micro-batches that divide a replica's batch,
 // under GPipe and 1F1B. On devices that differ: balanced and even shares.
+// Each with and without activation recomputation, tried only where the
+// plan does not fit without it (it saves memory and costs time).
 //
 // The order: candidates by their least possible time, fastest first, so
 // that once K plans are simulated, every later candidate whose bound is
@@ -51,6 +53,8 @@ SearchCandidate::config() const {
     c.push_back({"schedule", "\"" + schedule + "\""});
   if (even)
     c.push_back({"balance", "\"even\""});
+  if (recompute)
+    c.push_back({"recompute", "true"});
   return c;
 }
 
@@ -63,6 +67,8 @@ std::string SearchCandidate::label() const {
     s += ", " + schedule;
   if (even)
     s += ", even";
+  if (recompute)
+    s += ", recompute";
   return asWritten ? "as written: " + s : s;
 }
 
@@ -171,18 +177,20 @@ std::vector<SearchCandidate> enumerate(const Cluster &cluster,
         for (const char *schedule : {"1f1b", "gpipe"}) {
           if (p == 1 && std::string(schedule) == "gpipe")
             continue;
-          for (bool even : {false, true}) {
-            if (even && alike)
-              continue;
-            SearchCandidate k;
-            k.data = d;
-            k.tensor = c;
-            k.pipeline = p;
-            k.microBatches = m;
-            k.schedule = p > 1 ? schedule : "";
-            k.even = even;
-            out.push_back(k);
-          }
+          for (bool even : {false, true})
+            for (bool recompute : {false, true}) {
+              if (even && alike)
+                continue;
+              SearchCandidate k;
+              k.data = d;
+              k.tensor = c;
+              k.pipeline = p;
+              k.microBatches = m;
+              k.schedule = p > 1 ? schedule : "";
+              k.even = even;
+              k.recompute = recompute;
+              out.push_back(k);
+            }
         }
     }
   }
@@ -371,15 +379,24 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
 
   Evaluator evaluator(file, options, cluster, search, facts.model);
   std::vector<double> times; // simulated, sorted
-  // Without a pipeline, (d, c, even) whose fewest micro-batches fit.
-  std::set<std::tuple<int64_t, int64_t, bool>> fitted;
+  // Without a pipeline, (d, c, even, recompute) whose fewest micro-batches
+  // fit; and every plan that fits without recomputation.
+  std::set<std::tuple<int64_t, int64_t, bool, bool>> fitted;
+  std::set<std::string> fitsKeeping;
+  auto keeping = [](SearchCandidate k) {
+    k.recompute = false;
+    return k.label();
+  };
   const size_t total = space.size();
   for (size_t i = 0; i < total; ++i) {
     SearchCandidate &k = space[i];
-    auto key = std::make_tuple(k.data, k.tensor, k.even);
+    auto key = std::make_tuple(k.data, k.tensor, k.even, k.recompute);
     if (!k.asWritten && k.pipeline == 1 && fitted.count(key)) {
       k.outcome = Outcome::Dominated;
       k.reason = "fewer micro-batches fit";
+    } else if (!k.asWritten && k.recompute && fitsKeeping.count(keeping(k))) {
+      k.outcome = Outcome::Dominated;
+      k.reason = "fits without recomputation";
     } else if (double bound = evaluator.lowerBound(k);
                !k.asWritten && static_cast<int>(times.size()) >= search.top &&
                bound > times[search.top - 1]) {
@@ -396,6 +413,8 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
                      k.iterationSeconds);
         if (!k.asWritten && k.pipeline == 1)
           fitted.insert(key);
+        if (!k.asWritten && !k.recompute)
+          fitsKeeping.insert(k.label());
       }
     }
     if (search.progress)

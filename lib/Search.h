@@ -3,7 +3,7 @@
 //
 // What `whale search` does: enumerates the plans a script's model can take
 // on a cluster (data, tensor and pipeline degrees, micro-batches, schedule,
-// balanced or even shares), each as the config keys that ask for it
+// balanced or even shares, activation recomputation), each as the config keys that ask for it
 // (auto_parallel cuts the model into pipeline stages of split TaskGraphs),
 // prunes those that cannot fit or cannot win, plans and simulates the rest,
 // and ranks them by predicted iteration time. The script's own annotations
@@ -36,12 +36,14 @@ struct SearchCandidate {
   int64_t data = 1, tensor = 1, pipeline = 1, microBatches = 1;
   std::string schedule; ///< "1f1b" or "gpipe"; empty without a pipeline
   bool even = false;    ///< equal shares whatever the devices
+  bool recompute = false; ///< activation recomputation
 
   enum class Outcome {
     Simulated,
     OverMemory, ///< the planner found no device able to hold its part
     Bound,      ///< its least possible time exceeds the K-th best found
-    Dominated,  ///< more micro-batches than fit needs, without a pipeline
+    Dominated,  ///< fits without more micro-batches (no pipeline) or
+                ///< without recomputation, which only cost time
     Failed      ///< the planner or the simulator refused it
   };
   Outcome outcome = Outcome::Failed;

@@ -2,6 +2,7 @@
 
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lowering/Passes.h"
+#include "lowering/Recompute.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -58,6 +59,41 @@ LogicalResult whale::backpropagate(OpBuilder &b, ArrayRef<Operation *> forward,
   return success();
 }
 
+LogicalResult
+whale::backpropagateRecomputing(OpBuilder &b, ArrayRef<Operation *> forward,
+                                DenseMap<Value, Value> &grads) {
+  SmallVector<size_t> ends = plan::recomputeSegments(forward);
+  for (size_t seg = ends.size(); seg-- > 0;) {
+    size_t begin = seg ? ends[seg - 1] : 0;
+    ArrayRef<Operation *> ops = forward.slice(begin, ends[seg] - begin);
+    IRMapping again;
+    SmallVector<Operation *> copies;
+    for (Operation *op : ops)
+      copies.push_back(b.clone(*op, again));
+    for (Operation *op : ops)
+      for (Value r : op->getResults())
+        if (auto it = grads.find(r); it != grads.end()) {
+          Value g = it->second;
+          grads.erase(it);
+          grads[again.lookup(r)] = g;
+        }
+    if (failed(backpropagate(b, copies, grads)))
+      return failure();
+    // The copies' gradients are spent; their keys must not outlive an
+    // erased copy (a new op could take its address).
+    for (Operation *op : copies)
+      for (Value r : op->getResults())
+        grads.erase(r);
+    // Copies the backward does not read (a forward-only value such as the
+    // mean loss) are not run again; communication stays, so every member
+    // of a group makes the same calls.
+    for (Operation *op : llvm::reverse(copies))
+      if (op->use_empty() && isMemoryEffectFree(op))
+        op->erase();
+  }
+  return success();
+}
+
 namespace {
 
 LogicalResult differentiate(func::FuncOp model, OpBuilder &b) {
@@ -94,8 +130,16 @@ LogicalResult differentiate(func::FuncOp model, OpBuilder &b) {
   gradients[loss] =
       ConstantOp::create(b, grad.getLoc(), lossType, b.getF64FloatAttr(1.0));
 
-  if (failed(backpropagate(b, forward, gradients)))
+  if (plan::recomputes(model)) {
+    SmallVector<Operation *> compute;
+    for (Operation *op : forward)
+      if (!isa<ParamOp>(op))
+        compute.push_back(op);
+    if (failed(backpropagateRecomputing(b, compute, gradients)))
+      return failure();
+  } else if (failed(backpropagate(b, forward, gradients))) {
     return failure();
+  }
 
   SmallVector<Value> results = {loss};
   SmallVector<Attribute> names;

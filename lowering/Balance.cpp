@@ -38,6 +38,7 @@
 #include "lowering/ClusterView.h"
 #include "lowering/Passes.h"
 #include "lowering/Plan.h"
+#include "lowering/Recompute.h"
 #include "lowering/StageMemory.h"
 
 #include "dialects/Whale/IR/TrainAttrs.h"
@@ -75,6 +76,9 @@ struct StageCost {
   double actPerSample = 0;   ///< bytes of forward outputs per sample
   double flopsPerSample = 0; ///< forward FLOPs per sample
   int64_t inFlight = 1;      ///< micro-batches whose activations it holds
+  /// Under recomputation (0 without): bytes per sample of what it
+  /// receives and its checkpoints, and of its largest segment's outputs.
+  double keptPerSample = 0, segmentPerSample = 0;
 };
 
 /// `total` whole units shared in proportion to `speed`, at least one each,
@@ -130,6 +134,7 @@ private:
   plan::ClusterView cluster;
   int64_t devices = 1, stages = 1, replicas = 1, m = 1, batch = 0, group = 1;
   int states = 0;          ///< the optimizer's tensors per parameter
+  bool recompute = false;  ///< activation recomputation
   double inputsPerRow = 0; ///< bytes of a row of the model's inputs
   SmallVector<int64_t> grid;
   SmallVector<StageCost> costs;
@@ -150,8 +155,11 @@ private:
   /// them. An upper estimate (docs/balancing.md compares it with the
   /// allocator's measured peaks).
   double actPerRow(int64_t s) const {
-    return plan::rowBytesOf(costs[s].actPerSample, costs[s].inFlight,
-                            inputsPerRow, m);
+    const StageCost &c = costs[s];
+    if (recompute)
+      return plan::rowBytesRecomputing(c.keptPerSample, c.segmentPerSample,
+                                       c.inFlight, inputsPerRow, m);
+    return plan::rowBytesOf(c.actPerSample, c.inFlight, inputsPerRow, m);
   }
   double bytesAt(int64_t s, int64_t r, int64_t rows) const {
     return fixedAt(s, r) + actPerRow(s) * rows;
@@ -185,6 +193,7 @@ LogicalResult Balancer::measureStages() {
   for (Type t : args)
     inputsPerRow += tensorBytes(t) / elaborated;
   SmallVector<DenseSet<Value>> received(stages);
+  SmallVector<SmallVector<Operation *>> stageOps(stages); // no parameters
   for (TaskGraphOp tg : plan::taskGraphs(fn)) {
     int64_t s = tg->getAttrOfType<IntegerAttr>("stage").getInt();
     const bool split = tg->hasAttr("shards");
@@ -203,12 +212,22 @@ LogicalResult Balancer::measureStages() {
       for (Value v : op.getOperands()) {
         Value src = plan::throughYields(v);
         if (!isa<BlockArgument>(src) && plan::stageOf(src) != s &&
-            !src.getDefiningOp<ParamOp>() && received[s].insert(src).second)
+            !src.getDefiningOp<ParamOp>() && received[s].insert(src).second) {
           c.actPerSample += tensorBytes(src.getType()) / elaborated;
+          c.keptPerSample += tensorBytes(src.getType()) / elaborated;
+        }
       }
+      stageOps[s].push_back(&op);
     }
     c.inFlight = plan::inFlightOf(s, stages, m, kind == "gpipe");
   }
+  recompute = plan::recomputes(fn);
+  if (recompute)
+    for (int64_t s = 0; s < stages; ++s) {
+      plan::RecomputeBytes r = plan::recomputeBytes(stageOps[s]);
+      costs[s].keptPerSample += r.checkpoints / elaborated;
+      costs[s].segmentPerSample = r.segment / elaborated;
+    }
   return success();
 }
 

@@ -28,6 +28,17 @@ mlir::LogicalResult
 backpropagate(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Operation *> forward,
               llvm::DenseMap<mlir::Value, mlir::Value> &gradients);
 
+/// The same with activation recomputation (lowering/Recompute.h): one
+/// segment of `forward` at a time, last first, each segment's ops built
+/// again at b's insertion point and differentiated in their place, so the
+/// gradients read the copies and the forward's own values die with the
+/// forward, except those a later segment reads (the checkpoints).
+/// `gradients` is keyed by the forward's values, before and after.
+mlir::LogicalResult
+backpropagateRecomputing(mlir::OpBuilder &b,
+                         llvm::ArrayRef<mlir::Operation *> forward,
+                         llvm::DenseMap<mlir::Value, mlir::Value> &gradients);
+
 /// The train block's clipping (over `clipGroup`'s ranks when set) and
 /// optimizer update of each parameter with its gradient, at b's insertion
 /// point. The gradients must have no other users (clipping is in place).

@@ -23,6 +23,7 @@
 
 #include "lowering/Passes.h"
 #include "lowering/Plan.h"
+#include "lowering/Recompute.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -77,7 +78,11 @@ private:
   // Values one stage computes and later stages read, and who reads them.
   llvm::SetVector<Value> boundary;
   DenseMap<Value, llvm::SmallSetVector<int64_t, 4>> readers;
+  /// Activation recomputation (the config's `recompute`).
+  bool recompute = false;
+
 };
+
 
 LogicalResult RankBuilder::analyze() {
   planAttr = plan::planOf(model);
@@ -92,6 +97,7 @@ LogicalResult RankBuilder::analyze() {
         "-whale-pipeline and -whale-data-parallel first");
   weight = w.getValueAsDouble();
   lossShards = plan::intOf(planAttr, "loss_shards", 1);
+  recompute = plan::recomputes(model);
   if (auto scale = planAttr.getAs<FloatAttr>("loss_scale"))
     lossShards = scale.getValueAsDouble();
   for (Type t : model.getArgumentTypes()) {
@@ -239,8 +245,12 @@ LogicalResult RankBuilder::build(int64_t s) {
         for (int64_t reader : readers[v])
           add(map.lookup(v),
               RecvOp::create(b, loc, v.getType(), reader, tagOf(j, true, i)));
-    if (failed(backpropagate(b, forwardOps[j], grads)))
+    if (recompute) {
+      if (failed(backpropagateRecomputing(b, forwardOps[j], grads)))
+        return failure();
+    } else if (failed(backpropagate(b, forwardOps[j], grads))) {
       return failure();
+    }
     for (auto [i, v] : llvm::enumerate(boundary))
       if (readers[v].contains(s)) {
         Value g = grads.lookup(map.lookup(v));

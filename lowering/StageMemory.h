@@ -43,6 +43,18 @@ inline double rowBytesOf(double actPerRow, int64_t inFlight,
   return double(inFlight + 1) * actPerRow + inputsPerRow * double(m);
 }
 
+/// Bytes per row under activation recomputation: of each micro-batch in
+/// flight, only what the stage received and its checkpoints (`keptPerRow`),
+/// and about that again for their gradients; one segment's activations as
+/// its backward runs them again, and about as much for their gradients;
+/// and the model's inputs as above.
+inline double rowBytesRecomputing(double keptPerRow, double segmentPerRow,
+                                  int64_t inFlight, double inputsPerRow,
+                                  int64_t m) {
+  return double(inFlight + 1) * keptPerRow + 2 * segmentPerRow +
+         inputsPerRow * double(m);
+}
+
 } // namespace whale::plan
 
 #endif // WHALE_LOWERING_STAGEMEMORY_H

@@ -19,6 +19,7 @@
 #include "lowering/ClusterView.h"
 #include "lowering/Passes.h"
 #include "lowering/Plan.h"
+#include "lowering/Recompute.h"
 #include "lowering/StageMemory.h"
 
 #include "dialects/Whale/IR/TrainAttrs.h"
@@ -210,10 +211,21 @@ struct TaskGraphPartitionPass
     double inputs = 0;
     for (Type t : fn.getArgumentTypes())
       inputs += tensorBytes(t) / rows;
+    // Under recomputation a part of n ops keeps about 1/sqrt(n) of its
+    // activations as checkpoints and holds one such segment at a time (the
+    // balance pass counts the real segments of the chosen cut).
+    const bool recompute = plan::recomputes(fn);
     auto bytes = [&](int64_t i, int64_t a, int64_t e, double in) {
-      return plan::fixedBytesOf(params[e] - params[a], states, m) +
-             plan::rowBytesOf(act[e] - act[a] + in,
-                              plan::inFlightOf(i, k, m, gpipe), inputs, m) *
+      const double fixed = plan::fixedBytesOf(params[e] - params[a], states, m);
+      const int64_t inFlight = plan::inFlightOf(i, k, m, gpipe);
+      if (recompute) {
+        double part = (act[e] - act[a]) / std::sqrt(double(e - a));
+        return fixed + plan::rowBytesRecomputing(in + part, part, inFlight,
+                                                 inputs, m) *
+                           micro;
+      }
+      return fixed +
+             plan::rowBytesOf(act[e] - act[a] + in, inFlight, inputs, m) *
                  micro;
     };
     auto seconds = [&](int64_t i, int64_t a, int64_t e) {

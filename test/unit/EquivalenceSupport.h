@@ -65,11 +65,13 @@ inline double relative(double a, double b) {
 }
 
 /// Trains `text` on one device and under `cluster`, and compares.
-/// `planned`, when given, receives the run under the cluster.
+/// `planned`, when given, receives the run under the cluster; `localText`,
+/// when given, is what trains on one device instead of `text`.
 inline void expectEquivalent(const std::string &text, const std::string &name,
                              const std::string &cluster,
-                             whale::TrainResult *plannedOut = nullptr) {
-  whale::TrainResult local = trainText(text, name, "");
+                             whale::TrainResult *plannedOut = nullptr,
+                             const std::string *localText = nullptr) {
+  whale::TrainResult local = trainText(localText ? *localText : text, name, "");
   whale::TrainResult planned = trainText(text, name, cluster);
   if (plannedOut)
     *plannedOut = planned;

@@ -160,6 +160,31 @@ TEST(Equivalence, GptAutoParallelSplitWithDataParallelism) {
                    kGpt, "cpu:4");
 }
 
+// Activation recomputation runs the forward again for the backward: the
+// same numbers as one device that keeps every activation.
+std::string withRecompute(const std::string &text) {
+  return edit(text, "num_micro_batch = 4",
+              "num_micro_batch = 4\n  recompute = true");
+}
+
+TEST(Equivalence, GptRecomputeOnOneDevice) {
+  std::string keep = source(kGpt);
+  expectEquivalent(withRecompute(keep), kGpt, "cpu:1", nullptr, &keep);
+}
+
+TEST(Equivalence, GptRecomputeTwoStages1F1B) {
+  std::string keep = source(kGpt);
+  expectEquivalent(withRecompute(keep), kGpt, "cpu:2", nullptr, &keep);
+}
+
+TEST(Equivalence, GptRecomputeSplitStagesWithDataParallelism) {
+  std::string keep = source(kGpt);
+  std::string text = edit(withRecompute(keep), "recompute = true",
+                          "recompute = true\n  auto_parallel = true\n  "
+                          "num_task_graph = 2\n  task_graph_split = 2");
+  expectEquivalent(text, kGpt, "cpu:8", nullptr, &keep);
+}
+
 TEST(Equivalence, ABatchTheMicroBatchesCannotDivideIsRejected) {
   whale::Interpreter interp;
   ASSERT_TRUE(interp.loadString(

@@ -43,10 +43,10 @@ static LogicalResult verifyConfig(Operation *op, Attribute attr) {
         key == "task_graph_split") {
       if (failed(positiveInt()))
         return failure();
-    } else if (key == "auto_parallel") {
+    } else if (key == "auto_parallel" || key == "recompute") {
       if (!isa<BoolAttr>(value))
-        return op->emitError(
-            "'whale.config' key 'auto_parallel' must be a bool");
+        return op->emitError()
+               << "'whale.config' key '" << key << "' must be a bool";
     } else if (key == "schedule") {
       if (failed(oneOf({"gpipe", "1f1b"})))
         return failure();
