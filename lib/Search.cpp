@@ -380,10 +380,12 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
   Evaluator evaluator(file, options, cluster, search, facts.model);
   std::vector<double> times; // simulated, sorted
   // Without a pipeline, (d, c, even, recompute) whose fewest micro-batches
-  // fit; and every plan that fits without recomputation.
+  // fit (more micro-batches are dominated, and so are more with
+  // recomputation where fewer fit without); and every plan that fits
+  // without recomputation.
   std::set<std::tuple<int64_t, int64_t, bool, bool>> fitted;
   std::set<std::string> fitsKeeping;
-  auto keeping = [](SearchCandidate k) {
+  auto withoutRecompute = [](SearchCandidate k) {
     k.recompute = false;
     return k.label();
   };
@@ -391,12 +393,15 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
   for (size_t i = 0; i < total; ++i) {
     SearchCandidate &k = space[i];
     auto key = std::make_tuple(k.data, k.tensor, k.even, k.recompute);
-    if (!k.asWritten && k.pipeline == 1 && fitted.count(key)) {
-      k.outcome = Outcome::Dominated;
-      k.reason = "fewer micro-batches fit";
-    } else if (!k.asWritten && k.recompute && fitsKeeping.count(keeping(k))) {
+    auto keeping = std::make_tuple(k.data, k.tensor, k.even, false);
+    if (!k.asWritten && k.recompute &&
+        fitsKeeping.count(withoutRecompute(k))) {
       k.outcome = Outcome::Dominated;
       k.reason = "fits without recomputation";
+    } else if (!k.asWritten && k.pipeline == 1 &&
+               (fitted.count(key) || fitted.count(keeping))) {
+      k.outcome = Outcome::Dominated;
+      k.reason = "fewer micro-batches fit";
     } else if (double bound = evaluator.lowerBound(k);
                !k.asWritten && static_cast<int>(times.size()) >= search.top &&
                bound > times[search.top - 1]) {

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -124,11 +125,25 @@ TEST(Search, PlansThatCannotFitAreCountedWithTheirReason) {
   o.defines["VOCAB"] = "2048";
   ASSERT_TRUE(whale::searchPlans(kScript, o, c, options, r, error)) << error;
   EXPECT_GT(r.count(Outcome::OverMemory), 0u);
+  std::map<std::string, Outcome> byLabel;
   for (const whale::SearchCandidate &k : r.candidates)
-    if (k.outcome == Outcome::OverMemory)
+    byLabel[k.label()] = k.outcome;
+  size_t recomputing = 0;
+  for (const whale::SearchCandidate &k : r.candidates)
+    if (k.outcome == Outcome::OverMemory) {
       EXPECT_NE(k.reason.find("fit"), std::string::npos) << k.reason;
-    else if (k.outcome == Outcome::Simulated)
+    } else if (k.outcome == Outcome::Simulated) {
       EXPECT_LE(k.peakMemory, 16 << 20) << k.label();
+      // Recomputation is simulated only where the plan without it does
+      // not fit.
+      if (k.recompute) {
+        ++recomputing;
+        whale::SearchCandidate keep = k;
+        keep.recompute = false;
+        EXPECT_EQ(byLabel[keep.label()], Outcome::OverMemory) << k.label();
+      }
+    }
+  EXPECT_GT(recomputing, 0u);
 }
 
 TEST(Search, AScriptWithoutATrainBlockOrFileIsAnError) {
