@@ -83,8 +83,9 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
                .asArrayRef())
         r.devices.push_back(d);
     if (r.schedule.empty())
-      for (mlir::Attribute a : tg->getAttrOfType<mlir::ArrayAttr>("schedule"))
-        r.schedule.push_back(mlir::cast<mlir::StringAttr>(a).str());
+      if (auto order = tg->getAttrOfType<ScheduleAttr>("schedule"))
+        for (const ScheduleStep &step : order.getSteps())
+          r.schedule.push_back(step.str());
     auto shards = tg->getAttrOfType<mlir::IntegerAttr>("shards");
     if (!shards)
       continue;

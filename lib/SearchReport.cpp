@@ -106,6 +106,7 @@ std::string searchJson(const SearchResult &r, int top) {
                          {"micro_batches", k.microBatches},
                          {"schedule", k.schedule},
                          {"even", k.even},
+                         {"recompute", k.recompute},
                          {"outcome", outcomeName(k.outcome)},
                          {"config", std::move(config)},
                          {"lower_bound_s", k.lowerBound}};

@@ -603,10 +603,7 @@ struct BalancePass : public whale::impl::WhaleBalanceBase<BalancePass> {
     SmallVector<int64_t> given(localBatches.begin(), localBatches.end());
     SmallVector<int64_t> givenWeights(shardWeights.begin(), shardWeights.end());
     if (!plan::forEachModel(getOperation(), [&](func::FuncOp fn) {
-          bool evenPlan = even;
-          if (auto a = dyn_cast_or_null<StringAttr>(
-                  plan::configValue(fn, "balance")))
-            evenPlan = evenPlan || a.getValue() == "even";
+          bool evenPlan = even || settingsOf(fn).even();
           return Balancer(fn, b, evenPlan, given, givenWeights, shardWeight)
               .run();
         }))

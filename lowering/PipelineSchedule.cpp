@@ -27,11 +27,11 @@ using namespace whale;
 
 namespace {
 
-SmallVector<std::string> stageOrder(StringRef kind, int64_t s, int64_t p,
-                                    int64_t m) {
-  SmallVector<std::string> order;
-  auto f = [&](int64_t j) { order.push_back("F" + std::to_string(j)); };
-  auto bw = [&](int64_t j) { order.push_back("B" + std::to_string(j)); };
+SmallVector<ScheduleStep> stageOrder(StringRef kind, int64_t s, int64_t p,
+                                     int64_t m) {
+  SmallVector<ScheduleStep> order;
+  auto f = [&](int64_t j) { order.push_back(ScheduleStep::forward(j)); };
+  auto bw = [&](int64_t j) { order.push_back(ScheduleStep::backwardOf(j)); };
   if (kind == "gpipe" && p > 1) {
     for (int64_t j = 0; j < m; ++j)
       f(j);
@@ -60,15 +60,11 @@ struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
       return fn.emitOpError("has no plan; run -whale-virtual-devices first");
     int64_t m = microBatches;
     if (m == 0)
-      if (auto a = dyn_cast_or_null<IntegerAttr>(
-              plan::configValue(fn, "num_micro_batch")))
-        m = a.getInt();
+      m = settingsOf(fn).microBatches();
     m = std::max<int64_t>(m, 1);
     std::string kind = scheduleKind;
     if (kind.empty())
-      if (auto a =
-              dyn_cast_or_null<StringAttr>(plan::configValue(fn, "schedule")))
-        kind = a.str();
+      kind = settingsOf(fn).getSchedule().str();
     if (kind.empty())
       kind = "1f1b";
     if (kind != "gpipe" && kind != "1f1b")
@@ -92,10 +88,7 @@ struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
     const int64_t stages = plan::intOf(planAttr, "stages", 1);
     // On devices that differ, -whale-balance gives replicas unequal
     // shares; only whole micro-batches are needed here.
-    std::string balance = "hardware";
-    if (auto a = dyn_cast_or_null<StringAttr>(plan::configValue(fn, "balance")))
-      balance = a.str();
-    bool unequal = balance != "even" &&
+    bool unequal = !settingsOf(fn).even() &&
                    plan::clusterOf(fn, plan::intOf(planAttr, "devices", 1))
                        .uneven();
     if (unequal && batch % m != 0)
@@ -114,10 +107,8 @@ struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
       auto s = tg->getAttrOfType<IntegerAttr>("stage");
       if (!s)
         return tg.emitOpError("has no stage; run -whale-virtual-devices first");
-      SmallVector<Attribute> steps;
-      for (const std::string &step : stageOrder(kind, s.getInt(), stages, m))
-        steps.push_back(b.getStringAttr(step));
-      tg->setAttr("schedule", b.getArrayAttr(steps));
+      SmallVector<ScheduleStep> order = stageOrder(kind, s.getInt(), stages, m);
+      tg->setAttr("schedule", ScheduleAttr::get(b.getContext(), order));
     }
     plan::updatePlan(
         fn, {b.getNamedAttr("global_batch", b.getI64IntegerAttr(batch)),

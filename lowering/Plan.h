@@ -21,6 +21,7 @@
 #ifndef WHALE_LOWERING_PLAN_H
 #define WHALE_LOWERING_PLAN_H
 
+#include "dialects/Whale/IR/TrainAttrs.h"
 #include "dialects/Whale/IR/WhaleOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -59,15 +60,6 @@ inline void updatePlan(mlir::func::FuncOp fn,
   for (const mlir::NamedAttribute &e : entries)
     list.set(e.getName(), e.getValue());
   fn->setAttr("whale.plan", list.getDictionary(fn.getContext()));
-}
-
-/// The config value `key` of the module around `op`, if set.
-inline mlir::Attribute configValue(mlir::Operation *op, llvm::StringRef key) {
-  auto module = op->getParentOfType<mlir::ModuleOp>();
-  auto config =
-      module ? module->getAttrOfType<mlir::DictionaryAttr>("whale.config")
-             : mlir::DictionaryAttr();
-  return config ? config.get(key) : mlir::Attribute();
 }
 
 /// The stage (a TaskGraph's `stage`) that defines `v`; -1 for model inputs.

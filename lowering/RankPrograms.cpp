@@ -74,7 +74,7 @@ private:
   // Per stage: its ops (no parameters, no yields) and parameters, in order.
   SmallVector<SmallVector<Operation *>> ops;
   SmallVector<SmallVector<ParamOp>> params;
-  SmallVector<ArrayAttr> schedules;
+  SmallVector<ScheduleAttr> schedules;
   // Values one stage computes and later stages read, and who reads them.
   llvm::SetVector<Value> boundary;
   DenseMap<Value, llvm::SmallSetVector<int64_t, 4>> readers;
@@ -114,7 +114,7 @@ LogicalResult RankBuilder::analyze() {
   schedules.resize(stages);
   for (TaskGraphOp tg : plan::taskGraphs(model)) {
     int64_t s = tg->getAttrOfType<IntegerAttr>("stage").getInt();
-    schedules[s] = tg->getAttrOfType<ArrayAttr>("schedule");
+    schedules[s] = tg->getAttrOfType<ScheduleAttr>("schedule");
     auto shards = tg->getAttrOfType<IntegerAttr>("shards");
     for (Operation &op : tg.getBody().front().without_terminator()) {
       if (auto p = dyn_cast<ParamOp>(op)) {
@@ -197,11 +197,10 @@ LogicalResult RankBuilder::build(int64_t s) {
   SmallVector<SmallVector<Operation *>> forwardOps(microBatches);
   SmallVector<Value> losses;
 
-  for (Attribute stepAttr : schedules[s]) {
-    StringRef step = cast<StringAttr>(stepAttr).getValue();
-    int64_t j = std::stoll(step.drop_front().str());
+  for (const ScheduleStep &step : schedules[s].getSteps()) {
+    int64_t j = step.microBatch;
     IRMapping &map = forward[j];
-    if (step.front() == 'F') {
+    if (!step.backward) {
       map = shared;
       for (BlockArgument arg : model.getArguments()) {
         Value local = fn.getArgument(arg.getArgNumber());

@@ -15,6 +15,7 @@
 #ifndef WHALE_LOWERING_RECOMPUTE_H
 #define WHALE_LOWERING_RECOMPUTE_H
 
+#include "dialects/Whale/IR/TrainAttrs.h"
 #include "dialects/Whale/IR/WhaleOps.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -25,12 +26,7 @@ namespace whale::plan {
 
 /// Whether the model's config asks for recomputation.
 inline bool recomputes(mlir::Operation *op) {
-  auto module = op->getParentOfType<mlir::ModuleOp>();
-  auto config = module
-                    ? module->getAttrOfType<mlir::DictionaryAttr>("whale.config")
-                    : mlir::DictionaryAttr();
-  auto a = config ? config.getAs<mlir::BoolAttr>("recompute") : mlir::BoolAttr();
-  return a && a.getValue();
+  return settingsOf(op).getRecompute();
 }
 
 inline double outputBytes(mlir::Operation *op) {

@@ -753,10 +753,8 @@ struct ShardingPass : public whale::impl::WhaleShardingBase<ShardingPass> {
               return fn.emitOpError("is not planned for micro-batches; run "
                                     "-whale-pipeline first");
             std::string force = matmul;
-            if (force == "auto")
-              if (auto a = dyn_cast_or_null<StringAttr>(
-                      plan::configValue(fn, "split_matmul")))
-                force = a.getValue().str();
+            if (force == "auto" && !settingsOf(fn).getSplitMatmul().empty())
+              force = settingsOf(fn).getSplitMatmul().str();
             SmallVector<int64_t> weights;
             if (auto w = p.getAs<DenseI64ArrayAttr>("shard_weights"))
               weights.assign(w.asArrayRef().begin(), w.asArrayRef().end());

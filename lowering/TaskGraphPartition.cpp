@@ -196,14 +196,8 @@ struct TaskGraphPartitionPass
     // Each stage's rows per micro-batch at an even share of the batch, and
     // the micro-batches whose activations it holds (as -whale-balance
     // counts them).
-    int64_t m = 1;
-    if (auto a = dyn_cast_or_null<IntegerAttr>(
-            plan::configValue(fn, "num_micro_batch")))
-      m = std::max<int64_t>(1, a.getInt());
-    bool gpipe = false;
-    if (auto a =
-            dyn_cast_or_null<StringAttr>(plan::configValue(fn, "schedule")))
-      gpipe = a.getValue() == "gpipe";
+    const int64_t m = settingsOf(fn).microBatches();
+    const bool gpipe = settingsOf(fn).gpipe();
     const double micro =
         batch > 0 ? std::ceil(double(batch) / double(m * devs.copies)) : rows;
     // `in`: bytes per row the part receives from earlier parts, held like
@@ -349,19 +343,10 @@ struct TaskGraphPartitionPass
     OpBuilder b(&getContext());
     bool ok = plan::forEachModel(getOperation(), [&](func::FuncOp fn) {
       bool automatic = autoParallel;
-      int64_t k = numTaskGraph;
-      if (auto a = dyn_cast_or_null<BoolAttr>(
-              plan::configValue(fn, "auto_parallel")))
-        automatic = automatic || a.getValue();
-      if (auto n = dyn_cast_or_null<IntegerAttr>(
-              plan::configValue(fn, "num_task_graph"));
-          n && k == 0)
-        k = n.getInt();
-      int64_t c = splitDevices;
-      if (auto n = dyn_cast_or_null<IntegerAttr>(
-              plan::configValue(fn, "task_graph_split"));
-          n && c == 0)
-        c = n.getInt();
+      SettingsAttr settings = settingsOf(fn);
+      automatic = automatic || settings.getAutoParallel();
+      int64_t k = numTaskGraph ? numTaskGraph : settings.getNumTaskGraph();
+      int64_t c = splitDevices ? splitDevices : settings.getTaskGraphSplit();
       return automatic && k > 0 ? cutByCost(fn, b, k, std::max<int64_t>(c, 1))
                                 : wrapLooseOps(fn, b);
     });

@@ -38,9 +38,7 @@ struct VirtualDevicesPass
           "has no TaskGraphs; run -whale-taskgraph-partition first");
     int64_t k = devices, m = microBatches;
     if (m == 0)
-      if (auto a = dyn_cast_or_null<IntegerAttr>(
-              plan::configValue(fn, "num_micro_batch")))
-        m = a.getInt();
+      m = settingsOf(fn).microBatches();
     m = std::max<int64_t>(m, 1);
     const int64_t n = tgs.size();
     bool anyCount = llvm::any_of(

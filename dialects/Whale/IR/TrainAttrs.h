@@ -9,6 +9,8 @@
 #ifndef WHALE_DIALECTS_WHALE_IR_TRAINATTRS_H
 #define WHALE_DIALECTS_WHALE_IR_TRAINATTRS_H
 
+#include "dialects/Whale/IR/WhaleDialect.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -41,14 +43,23 @@ inline int optimizerStateCount(mlir::DictionaryAttr optimizer) {
   return 2;
 }
 
-/// Whether the script's config asks for amp = "bf16" (the module's
-/// whale.config, which the model function sits in).
+/// The settings of the module `op` sits in (its whale.config); all unset
+/// when it has none.
+inline SettingsAttr settingsOf(mlir::Operation *op) {
+  auto module = mlir::isa<mlir::ModuleOp>(op)
+                    ? mlir::cast<mlir::ModuleOp>(op)
+                    : op->getParentOfType<mlir::ModuleOp>();
+  if (auto s = module ? module->getAttrOfType<SettingsAttr>("whale.config")
+                      : SettingsAttr())
+    return s;
+  return SettingsAttr::get(op->getContext(), 0, 0, 0, false, false,
+                           llvm::StringRef(), llvm::StringRef(),
+                           llvm::StringRef(), llvm::StringRef());
+}
+
+/// Whether the script's config asks for amp = "bf16".
 inline bool ampBf16(mlir::Operation *model) {
-  auto module = model->getParentOfType<mlir::ModuleOp>();
-  auto config =
-      module ? module->getAttrOfType<mlir::DictionaryAttr>("whale.config")
-             : mlir::DictionaryAttr();
-  return config && text(config, "amp") == "bf16";
+  return settingsOf(model).getAmp() == "bf16";
 }
 
 } // namespace whale

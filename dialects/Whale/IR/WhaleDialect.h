@@ -7,6 +7,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
 
+#include "dialects/Whale/IR/ScheduleStep.h"
+
 #include "dialects/Whale/IR/WhaleDialect.h.inc"
 #include "dialects/Whale/IR/WhaleEnums.h.inc"
 

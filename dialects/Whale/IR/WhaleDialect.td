@@ -89,4 +89,72 @@ def Whale_ReduceKind : I32EnumAttr<"ReduceKind", "a reduction", [
 }
 def Whale_ReduceKindAttr : EnumAttr<Whale_Dialect, Whale_ReduceKind, "reduce">;
 
+//===----------------------------------------------------------------------===//
+// The plan's settings and a pipeline stage's schedule
+//===----------------------------------------------------------------------===//
+
+class Whale_Attr<string name, string attrMnemonic>
+    : AttrDef<Whale_Dialect, name> {
+  let mnemonic = attrMnemonic;
+}
+
+def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
+  let summary = "The script's config block, checked once";
+  let description = [{
+    What the `config` block asks of the planner, the value of the module's
+    `whale.config`. Every pass reads it through its typed accessors, so the
+    planner, the lowering to the runtime and the simulator read the same
+    checked values. An integer of 0, a false flag and an empty string mean
+    the config does not say; the textual form lists only what it says:
+
+      #whale.settings<num_micro_batch = 4, schedule = "1f1b", recompute = true>
+
+    Keys: num_micro_batch, num_task_graph, task_graph_split (positive
+    integers), auto_parallel, recompute (true or false), schedule ("gpipe",
+    "1f1b"), balance ("even", "hardware"), split_matmul ("auto", "column",
+    "row", "replicated"), amp ("off", "bf16").
+  }];
+  let parameters = (ins
+    DefaultValuedParameter<"int64_t", "0">:$numMicroBatch,
+    DefaultValuedParameter<"int64_t", "0">:$numTaskGraph,
+    DefaultValuedParameter<"int64_t", "0">:$taskGraphSplit,
+    DefaultValuedParameter<"bool", "false">:$autoParallel,
+    DefaultValuedParameter<"bool", "false">:$recompute,
+    StringRefParameter<"the schedule kind", [{""}]>:$schedule,
+    StringRefParameter<"the balance", [{""}]>:$balance,
+    StringRefParameter<"how split TaskGraphs cut matmuls", [{""}]>:$splitMatmul,
+    StringRefParameter<"mixed precision", [{""}]>:$amp);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The micro-batches per step: the config's, else 1.
+    int64_t microBatches() const {
+      return getNumMicroBatch() > 0 ? getNumMicroBatch() : 1;
+    }
+    bool gpipe() const { return getSchedule() == "gpipe"; }
+    bool even() const { return getBalance() == "even"; }
+  }];
+}
+
+def Whale_ScheduleAttr : Whale_Attr<"Schedule", "schedule"> {
+  let summary = "A pipeline stage's order of forward and backward steps";
+  let description = [{
+    The steps a stage runs in one training step, each the forward (F) or
+    backward (B) of one micro-batch, in order:
+
+      #whale.schedule<F0 F1 B0 F2 B1 B2>
+
+    Verified: micro-batches 0 to m-1 each have one forward and one
+    backward, in increasing order, and each backward comes after its
+    forward. -whale-pipeline writes it on each TaskGraph; the rank
+    programs follow it.
+  }];
+  let parameters = (ins ArrayRefParameter<"::whale::ScheduleStep">:$steps);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    int64_t microBatches() const { return getSteps().size() / 2; }
+  }];
+}
+
 #endif // WHALE_DIALECT

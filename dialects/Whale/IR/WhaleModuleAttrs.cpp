@@ -1,6 +1,7 @@
 //===- WhaleModuleAttrs.cpp - verifies whale.* discardable attributes -----===//
 //
-// The script's `config` block lands on the module as `whale.config`; a model
+// The script's `config` block lands on the module as `whale.config` (a
+// #whale.settings, checked as it is made); a model
 // function carries `whale.model`, its default strategy and its `train` block.
 // These checks keep hand-written IR to the same rules the front end enforces.
 //
@@ -10,60 +11,16 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace whale;
 
 static LogicalResult verifyConfig(Operation *op, Attribute attr) {
-  auto dict = dyn_cast<DictionaryAttr>(attr);
-  if (!dict)
-    return op->emitError("'whale.config' must be a dictionary");
-  for (NamedAttribute entry : dict) {
-    StringRef key = entry.getName().getValue();
-    Attribute value = entry.getValue();
-    auto positiveInt = [&]() -> LogicalResult {
-      auto i = dyn_cast<IntegerAttr>(value);
-      if (!i || i.getValue().getSExtValue() < 1)
-        return op->emitError() << "'whale.config' key '" << key
-                               << "' must be a positive integer";
-      return success();
-    };
-    auto oneOf = [&](ArrayRef<StringRef> allowed) -> LogicalResult {
-      auto s = dyn_cast<StringAttr>(value);
-      if (!s || !llvm::is_contained(allowed, s.getValue())) {
-        InFlightDiagnostic d = op->emitError() << "'whale.config' key '" << key
-                                               << "' must be one of: ";
-        llvm::interleaveComma(allowed, d);
-        return d;
-      }
-      return success();
-    };
-    if (key == "num_micro_batch" || key == "num_task_graph" ||
-        key == "task_graph_split") {
-      if (failed(positiveInt()))
-        return failure();
-    } else if (key == "auto_parallel" || key == "recompute") {
-      if (!isa<BoolAttr>(value))
-        return op->emitError()
-               << "'whale.config' key '" << key << "' must be a bool";
-    } else if (key == "schedule") {
-      if (failed(oneOf({"gpipe", "1f1b"})))
-        return failure();
-    } else if (key == "balance") {
-      if (failed(oneOf({"even", "hardware"})))
-        return failure();
-    } else if (key == "split_matmul") {
-      if (failed(oneOf({"auto", "column", "row", "replicated"})))
-        return failure();
-    } else if (key == "amp") {
-      if (failed(oneOf({"off", "bf16"})))
-        return failure();
-    } else {
-      return op->emitError()
-             << "'whale.config' has unknown key '" << key << "'";
-    }
-  }
+  // Its values are checked as the attribute is made (SettingsAttr::verify).
+  if (!isa<SettingsAttr>(attr))
+    return op->emitError("'whale.config' must be a #whale.settings "
+                         "attribute, not ")
+           << attr;
   return success();
 }
 

@@ -1,44 +1,70 @@
 // RUN: whale-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @+1 {{'whale.config' has unknown key 'num_microbatch'}}
-module attributes {whale.config = {num_microbatch = 4}} {}
+// expected-error @+1 {{unknown setting 'num_microbatch'; the settings are num_micro_batch, num_task_graph, task_graph_split, auto_parallel, recompute, schedule, balance, split_matmul, amp}}
+module attributes {whale.config = #whale.settings<num_microbatch = 4>} {}
 
 // -----
 
-// expected-error @+1 {{'whale.config' key 'num_micro_batch' must be a positive integer}}
-module attributes {whale.config = {num_micro_batch = 0}} {}
+// expected-error @+1 {{setting 'num_micro_batch' must be a positive integer}}
+module attributes {whale.config = #whale.settings<num_micro_batch = 0>} {}
 
 // -----
 
-// expected-error @+1 {{'whale.config' key 'auto_parallel' must be a bool}}
-module attributes {whale.config = {auto_parallel = 1}} {}
+// expected-error @+1 {{setting 'num_micro_batch' is given twice}}
+module attributes {whale.config = #whale.settings<num_micro_batch = 2, num_micro_batch = 4>} {}
 
 // -----
 
-// expected-error @+1 {{'whale.config' key 'schedule' must be one of: gpipe, 1f1b}}
-module attributes {whale.config = {schedule = "interleaved"}} {}
+// expected-error @+1 {{setting 'auto_parallel' must be true or false}}
+module attributes {whale.config = #whale.settings<auto_parallel = 1>} {}
 
 // -----
 
-// expected-error @+1 {{'whale.config' key 'balance' must be one of: even, hardware}}
-module attributes {whale.config = {balance = "fast"}} {}
+// expected-error @+1 {{setting 'schedule' must be one of: gpipe, 1f1b, not "interleaved"}}
+module attributes {whale.config = #whale.settings<schedule = "interleaved">} {}
 
 // -----
 
-// expected-error @+1 {{'whale.config' key 'amp' must be one of: off, bf16}}
-module attributes {whale.config = {amp = "fp16"}} {}
+// expected-error @+1 {{setting 'balance' must be one of: even, hardware, not "fast"}}
+module attributes {whale.config = #whale.settings<balance = "fast">} {}
 
 // -----
 
-// expected-error @+1 {{'whale.config' must be a dictionary}}
-module attributes {whale.config = 4} {}
+// expected-error @+1 {{setting 'amp' must be one of: off, bf16, not "fp16"}}
+module attributes {whale.config = #whale.settings<amp = "fp16">} {}
+
+// -----
+
+// expected-error @+1 {{'whale.config' must be a #whale.settings attribute, not {num_micro_batch = 4 : i64}}}
+module attributes {whale.config = {num_micro_batch = 4}} {}
 
 // -----
 
 module {
   // expected-error @+1 {{'whale.config' belongs on the module}}
-  func.func @f() attributes {whale.config = {}} { return }
+  func.func @f() attributes {whale.config = #whale.settings<>} { return }
 }
+
+// -----
+
+// The schedule: each micro-batch's forward, then its backward, in order.
+// expected-error @+1 {{schedule step B1 comes before its forward}}
+func.func private @f() attributes {schedule = #whale.schedule<F0 B0 B1 F1>}
+
+// -----
+
+// expected-error @+1 {{schedule step F1 comes where F0 belongs}}
+func.func private @f() attributes {schedule = #whale.schedule<F1 F0 B0 B1>}
+
+// -----
+
+// expected-error @+1 {{schedule has 2 forwards but 1 backwards}}
+func.func private @f() attributes {schedule = #whale.schedule<F0 F1 B0>}
+
+// -----
+
+// expected-error @+1 {{expected a schedule step such as F0 or B3, got 'X0'}}
+func.func private @f() attributes {schedule = #whale.schedule<F0 X0>}
 
 // -----
 

@@ -2,9 +2,9 @@
 
 // The script's config on the module, its train block and default strategy
 // on the model function.
-// CHECK: module attributes {whale.config = {balance = "hardware", num_micro_batch = 4 : i64, schedule = "1f1b"}}
+// CHECK: module attributes {whale.config = #whale.settings<num_micro_batch = 4, recompute = true, schedule = "1f1b", balance = "hardware">}
 // CHECK: func.func @m({{.*}}) attributes {whale.default_devices = 2 : i64, whale.default_strategy = #whale<strategy split>, whale.model, whale.train = {steps = 10 : i64}}
-module attributes {whale.config = {num_micro_batch = 4, schedule = "1f1b", balance = "hardware"}} {
+module attributes {whale.config = #whale.settings<schedule = "1f1b", num_micro_batch = 4, balance = "hardware", recompute = true>} {
   func.func @m(%x: tensor<4xf32>) attributes {whale.model, whale.default_strategy = #whale<strategy split>, whale.default_devices = 2, whale.train = {steps = 10}} {
     return
   }

@@ -67,7 +67,7 @@ func.func @cannot_fit(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.mo
 // -----
 
 // An even plan only checks memory: 32 samples do not fit in 8300 bytes.
-module attributes {whale.config = {balance = "even"}, whale.cluster = {flops = array<f64: 1.0e4, 1.0e4>, memory = array<i64: 8300, 0>}} {
+module attributes {whale.config = #whale.settings<balance = "even">, whale.cluster = {flops = array<f64: 1.0e4, 1.0e4>, memory = array<i64: 8300, 0>}} {
 func.func @even_over(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1>, micro_batch = 32 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
   // expected-error@+1 {{does not fit on device 0: it needs 12292 bytes}}
   %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1>} {

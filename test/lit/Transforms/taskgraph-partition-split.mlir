@@ -29,7 +29,7 @@ func.func @split_parts(%x: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {whale
 // CONFIG: whale.taskgraph split(4)
 // CONFIG: whale.taskgraph split(4)
 // CONFIG-NOT: whale.taskgraph
-module attributes {whale.config = {auto_parallel = true, num_task_graph = 2 : i64, task_graph_split = 4 : i64}} {
+module attributes {whale.config = #whale.settings<auto_parallel = true, num_task_graph = 2, task_graph_split = 4>} {
 func.func @from_config(%x: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {whale.model} {
   %a = whale.relu %x : tensor<8x8xf32>
   %b = whale.relu %a : tensor<8x8xf32>

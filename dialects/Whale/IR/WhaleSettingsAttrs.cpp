@@ -1,0 +1,211 @@
+//===- WhaleSettingsAttrs.cpp - #whale.settings and #whale.schedule -------===//
+//
+// Their textual forms and their checks. The settings print and parse as
+// `key = value` pairs under the config block's own key names; a schedule
+// as its steps, F3 for micro-batch 3's forward and B3 for its backward.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Whale/IR/WhaleOps.h"
+
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace whale;
+
+namespace {
+
+/// The settings as their parts, so the parser can fill them by key.
+struct SettingsParts {
+  int64_t numMicroBatch = 0, numTaskGraph = 0, taskGraphSplit = 0;
+  bool autoParallel = false, recompute = false;
+  std::string schedule, balance, splitMatmul, amp;
+
+  int64_t *integer(StringRef key) {
+    return key == "num_micro_batch"    ? &numMicroBatch
+           : key == "num_task_graph"   ? &numTaskGraph
+           : key == "task_graph_split" ? &taskGraphSplit
+                                       : nullptr;
+  }
+  bool *flag(StringRef key) {
+    return key == "auto_parallel" ? &autoParallel
+           : key == "recompute"   ? &recompute
+                                  : nullptr;
+  }
+  std::string *text(StringRef key) {
+    return key == "schedule"       ? &schedule
+           : key == "balance"      ? &balance
+           : key == "split_matmul" ? &splitMatmul
+           : key == "amp"          ? &amp
+                                   : nullptr;
+  }
+};
+
+LogicalResult oneOf(function_ref<InFlightDiagnostic()> emitError,
+                    StringRef key, StringRef value,
+                    std::initializer_list<StringRef> allowed) {
+  if (value.empty() || llvm::is_contained(allowed, value))
+    return success();
+  InFlightDiagnostic d = emitError() << "setting '" << key << "' must be one of: ";
+  llvm::interleaveComma(allowed, d);
+  return d << ", not \"" << value << "\"";
+}
+
+} // namespace
+
+LogicalResult
+SettingsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                     int64_t numMicroBatch, int64_t numTaskGraph,
+                     int64_t taskGraphSplit, bool, bool, StringRef schedule,
+                     StringRef balance, StringRef splitMatmul, StringRef amp) {
+  for (auto [key, v] : {std::pair<StringRef, int64_t>{"num_micro_batch",
+                                                      numMicroBatch},
+                        {"num_task_graph", numTaskGraph},
+                        {"task_graph_split", taskGraphSplit}})
+    if (v < 0)
+      return emitError() << "setting '" << key
+                         << "' must be a positive integer, not " << v;
+  return failure(
+      failed(oneOf(emitError, "schedule", schedule, {"gpipe", "1f1b"})) ||
+      failed(oneOf(emitError, "balance", balance, {"even", "hardware"})) ||
+      failed(oneOf(emitError, "split_matmul", splitMatmul,
+                   {"auto", "column", "row", "replicated"})) ||
+      failed(oneOf(emitError, "amp", amp, {"off", "bf16"})));
+}
+
+Attribute SettingsAttr::parse(AsmParser &p, Type) {
+  SettingsParts s;
+  llvm::SmallSet<std::string, 8> seen;
+  SMLoc start = p.getCurrentLocation();
+  if (p.parseLess())
+    return {};
+  if (failed(p.parseOptionalGreater())) {
+    do {
+      SMLoc at = p.getCurrentLocation();
+      std::string key;
+      if (p.parseKeywordOrString(&key) || p.parseEqual())
+        return {};
+      if (!seen.insert(key).second) {
+        p.emitError(at) << "setting '" << key << "' is given twice";
+        return {};
+      }
+      if (int64_t *i = s.integer(key)) {
+        if (p.parseInteger(*i))
+          return {};
+        if (*i < 1) {
+          p.emitError(at) << "setting '" << key
+                          << "' must be a positive integer";
+          return {};
+        }
+      } else if (bool *b = s.flag(key)) {
+        StringRef word;
+        if (failed(p.parseOptionalKeyword(&word)) ||
+            (word != "true" && word != "false")) {
+          p.emitError(at) << "setting '" << key << "' must be true or false";
+          return {};
+        }
+        *b = word == "true";
+      } else if (std::string *t = s.text(key)) {
+        if (p.parseString(t))
+          return {};
+      } else {
+        p.emitError(at) << "unknown setting '" << key
+                        << "'; the settings are num_micro_batch, "
+                           "num_task_graph, task_graph_split, auto_parallel, "
+                           "recompute, schedule, balance, split_matmul, amp";
+        return {};
+      }
+    } while (succeeded(p.parseOptionalComma()));
+    if (p.parseGreater())
+      return {};
+  }
+  auto emit = [&] { return p.emitError(start); };
+  return getChecked(function_ref<InFlightDiagnostic()>(emit), p.getContext(),
+                    s.numMicroBatch, s.numTaskGraph, s.taskGraphSplit,
+                    s.autoParallel, s.recompute, StringRef(s.schedule),
+                    StringRef(s.balance), StringRef(s.splitMatmul),
+                    StringRef(s.amp));
+}
+
+void SettingsAttr::print(AsmPrinter &p) const {
+  SmallVector<std::string> parts;
+  auto integer = [&](StringRef key, int64_t v) {
+    if (v)
+      parts.push_back((key + " = " + Twine(v)).str());
+  };
+  auto flag = [&](StringRef key, bool v) {
+    if (v)
+      parts.push_back((key + " = true").str());
+  };
+  auto text = [&](StringRef key, StringRef v) {
+    if (!v.empty())
+      parts.push_back((key + " = \"" + v + "\"").str());
+  };
+  integer("num_micro_batch", getNumMicroBatch());
+  integer("num_task_graph", getNumTaskGraph());
+  integer("task_graph_split", getTaskGraphSplit());
+  flag("auto_parallel", getAutoParallel());
+  flag("recompute", getRecompute());
+  text("schedule", getSchedule());
+  text("balance", getBalance());
+  text("split_matmul", getSplitMatmul());
+  text("amp", getAmp());
+  p << "<";
+  llvm::interleaveComma(parts, p);
+  p << ">";
+}
+
+LogicalResult
+ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                     ArrayRef<ScheduleStep> steps) {
+  // Forwards in order 0, 1, ...; backwards likewise, each after its
+  // forward; as many of each.
+  int64_t forwards = 0, backwards = 0;
+  for (const ScheduleStep &s : steps) {
+    int64_t &next = s.backward ? backwards : forwards;
+    if (s.microBatch != next)
+      return emitError() << "schedule step " << s.str() << " comes where "
+                         << (s.backward ? "B" : "F") << next
+                         << " belongs: each micro-batch's forwards and "
+                            "backwards run in order";
+    if (s.backward && s.microBatch >= forwards)
+      return emitError() << "schedule step " << s.str()
+                         << " comes before its forward";
+    ++next;
+  }
+  if (forwards != backwards)
+    return emitError() << "schedule has " << forwards << " forwards but "
+                       << backwards << " backwards";
+  return success();
+}
+
+Attribute ScheduleAttr::parse(AsmParser &p, Type) {
+  SMLoc start = p.getCurrentLocation();
+  SmallVector<ScheduleStep> steps;
+  if (p.parseLess())
+    return {};
+  StringRef word;
+  while (succeeded(p.parseOptionalKeyword(&word))) {
+    int64_t j = 0;
+    if (word.size() < 2 || (word.front() != 'F' && word.front() != 'B') ||
+        word.drop_front().getAsInteger(10, j)) {
+      p.emitError(p.getCurrentLocation())
+          << "expected a schedule step such as F0 or B3, got '" << word << "'";
+      return {};
+    }
+    steps.push_back({word.front() == 'B', j});
+  }
+  if (p.parseGreater())
+    return {};
+  auto emit = [&] { return p.emitError(start); };
+  return getChecked(function_ref<InFlightDiagnostic()>(emit), p.getContext(),
+                    ArrayRef<ScheduleStep>(steps));
+}
+
+void ScheduleAttr::print(AsmPrinter &p) const {
+  p << "<";
+  llvm::interleave(
+      getSteps(), p, [&](const ScheduleStep &s) { p << s.str(); }, " ");
+  p << ">";
+}
