@@ -61,8 +61,8 @@ LogicalResult whale::backpropagate(OpBuilder &b, ArrayRef<Operation *> forward,
 
 LogicalResult
 whale::backpropagateRecomputing(OpBuilder &b, ArrayRef<Operation *> forward,
+                                ArrayRef<size_t> ends,
                                 DenseMap<Value, Value> &grads) {
-  SmallVector<size_t> ends = plan::recomputeSegments(forward);
   for (size_t seg = ends.size(); seg-- > 0;) {
     size_t begin = seg ? ends[seg - 1] : 0;
     ArrayRef<Operation *> ops = forward.slice(begin, ends[seg] - begin);
@@ -135,7 +135,8 @@ LogicalResult differentiate(func::FuncOp model, OpBuilder &b) {
     for (Operation *op : forward)
       if (!isa<ParamOp>(op))
         compute.push_back(op);
-    if (failed(backpropagateRecomputing(b, compute, gradients)))
+    if (failed(backpropagateRecomputing(
+            b, compute, plan::recomputeSegments(compute), gradients)))
       return failure();
   } else if (failed(backpropagate(b, forward, gradients))) {
     return failure();

@@ -29,7 +29,8 @@ backpropagate(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Operation *> forward,
               llvm::DenseMap<mlir::Value, mlir::Value> &gradients);
 
 /// The same with activation recomputation (lowering/Recompute.h): one
-/// segment of `forward` at a time, last first, each segment's ops built
+/// segment of `forward` at a time (each ending at one of `ends`, as
+/// plan::recomputeSegments cuts it), last first, each segment's ops built
 /// again at b's insertion point and differentiated in their place, so the
 /// gradients read the copies and the forward's own values die with the
 /// forward, except those a later segment reads (the checkpoints).
@@ -37,6 +38,7 @@ backpropagate(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Operation *> forward,
 mlir::LogicalResult
 backpropagateRecomputing(mlir::OpBuilder &b,
                          llvm::ArrayRef<mlir::Operation *> forward,
+                         llvm::ArrayRef<size_t> ends,
                          llvm::DenseMap<mlir::Value, mlir::Value> &gradients);
 
 /// The train block's clipping (over `clipGroup`'s ranks when set) and

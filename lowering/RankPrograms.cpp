@@ -196,6 +196,7 @@ LogicalResult RankBuilder::build(int64_t s) {
   SmallVector<IRMapping> forward(microBatches);
   SmallVector<SmallVector<Operation *>> forwardOps(microBatches);
   SmallVector<Value> losses;
+  SmallVector<size_t> segments; // recomputation's, of this stage's forward
 
   for (const ScheduleStep &step : schedules[s].getSteps()) {
     int64_t j = step.microBatch;
@@ -245,7 +246,10 @@ LogicalResult RankBuilder::build(int64_t s) {
           add(map.lookup(v),
               RecvOp::create(b, loc, v.getType(), reader, tagOf(j, true, i)));
     if (recompute) {
-      if (failed(backpropagateRecomputing(b, forwardOps[j], grads)))
+      // Every micro-batch's forward is the same ops: cut once a stage.
+      if (segments.empty())
+        segments = plan::recomputeSegments(forwardOps[j]);
+      if (failed(backpropagateRecomputing(b, forwardOps[j], segments, grads)))
         return failure();
     } else if (failed(backpropagate(b, forwardOps[j], grads))) {
       return failure();

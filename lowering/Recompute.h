@@ -5,8 +5,8 @@
 // only the values that cross from one segment of its ops to a later one
 // (checkpoints), and runs each segment's forward again just before its
 // backward (Chen et al. 2016, "Training deep nets with sublinear memory
-// cost"). About sqrt(n) segments of near-equal activation bytes make the
-// checkpoints and one segment's activations both about sqrt(n) ops' worth.
+// cost"). The segments are chosen to make the checkpoints plus one
+// segment's activations least (about sqrt(n) segments of a uniform chain).
 // -whale-rank-programs cuts the segments, -whale-balance and the
 // auto_parallel cut count their memory: one function, one answer.
 //
@@ -20,7 +20,9 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace whale::plan {
 
@@ -34,24 +36,94 @@ inline double outputBytes(mlir::Operation *op) {
   return cost ? double(cost.getOutputMemory()) : 0;
 }
 
-/// Where each segment of `ops` (a stage's forward, in order) ends.
+/// The ops that read `v`, seen through the yield of a TaskGraph (a value
+/// leaving its TaskGraph is read through the TaskGraph's result).
+template <class F> void forEachReader(mlir::Value v, F &&f) {
+  for (mlir::OpOperand &use : v.getUses()) {
+    if (auto yield = mlir::dyn_cast<YieldOp>(use.getOwner())) {
+      mlir::Value out = yield->getParentOp()->getResult(use.getOperandNumber());
+      for (mlir::Operation *user : out.getUsers())
+        f(user);
+    } else {
+      f(use.getOwner());
+    }
+  }
+}
+
+/// Where each segment of `ops` (a stage's forward, in order) ends. The cut
+/// that makes what a micro-batch holds least: the bytes crossing its cuts
+/// (the checkpoints) plus twice its largest segment (one segment's
+/// activations again, and their gradients). For each bound S on a
+/// segment's bytes (a geometric ladder from the largest op to the whole),
+/// the cuts of least crossing bytes with every segment within S; then the
+/// best S. A transformer is cut between blocks, where only the residual
+/// crosses, as many blocks a segment as balance the two terms.
 inline llvm::SmallVector<size_t>
 recomputeSegments(llvm::ArrayRef<mlir::Operation *> ops) {
   const size_t n = ops.size();
-  const size_t k = std::max<size_t>(1, std::lround(std::sqrt(double(n))));
-  double total = 0;
-  for (mlir::Operation *op : ops)
-    total += outputBytes(op);
-  llvm::SmallVector<size_t> ends;
-  double sum = 0;
+  llvm::DenseMap<mlir::Operation *, size_t> index;
+  for (auto [i, op] : llvm::enumerate(ops))
+    index[op] = i;
+  // crossing[j]: bytes made at or before op j and read after it (a reader
+  // the list does not hold keeps a value to the end).
+  llvm::SmallVector<double> crossing(n + 1, 0), cumulative(n + 1, 0);
+  double largest = 0;
   for (size_t i = 0; i < n; ++i) {
-    sum += outputBytes(ops[i]);
-    if (ends.size() + 1 < k && sum >= total * double(ends.size() + 1) / k)
-      ends.push_back(i + 1);
+    cumulative[i + 1] = cumulative[i] + outputBytes(ops[i]);
+    largest = std::max(largest, outputBytes(ops[i]));
+    for (mlir::Value r : ops[i]->getResults()) {
+      auto t = mlir::dyn_cast<mlir::RankedTensorType>(r.getType());
+      if (!t)
+        continue;
+      size_t last = i;
+      forEachReader(r, [&](mlir::Operation *user) {
+        auto it = index.find(user);
+        last = std::max(last, it == index.end() ? n : it->second);
+      });
+      crossing[i] += double(tensorBytes(t));
+      crossing[last] -= double(tensorBytes(t));
+    }
   }
-  if (ends.empty() || ends.back() != n)
-    ends.push_back(n);
-  return ends;
+  for (size_t j = 1; j <= n; ++j)
+    crossing[j] += crossing[j - 1];
+  const double total = cumulative[n];
+  llvm::SmallVector<size_t> bestEnds = {n};
+  double bestBytes = 2 * total;
+  llvm::SmallVector<double> cost(n + 1);
+  llvm::SmallVector<size_t> from(n + 1);
+  for (double bound = std::max(largest, 1.0);; bound *= 1.5) {
+    bound = std::min(bound, total);
+    // cost[e]: the least crossing bytes that cut ops [0, e) into segments
+    // within the bound; from[e]: where its last segment starts.
+    std::fill(cost.begin(), cost.end(), std::numeric_limits<double>::infinity());
+    cost[0] = 0;
+    for (size_t e = 1; e <= n; ++e)
+      for (size_t a = e; a-- > 0;) {
+        if (cumulative[e] - cumulative[a] > bound)
+          break;
+        double c = cost[a] + (a ? crossing[a - 1] : 0);
+        if (c < cost[e]) {
+          cost[e] = c;
+          from[e] = a;
+        }
+      }
+    if (cost[n] < std::numeric_limits<double>::infinity()) {
+      llvm::SmallVector<size_t> ends;
+      double biggest = 0;
+      for (size_t e = n; e > 0; e = from[e]) {
+        ends.push_back(e);
+        biggest = std::max(biggest, cumulative[e] - cumulative[from[e]]);
+      }
+      std::reverse(ends.begin(), ends.end());
+      if (cost[n] + 2 * biggest < bestBytes) {
+        bestBytes = cost[n] + 2 * biggest;
+        bestEnds = std::move(ends);
+      }
+    }
+    if (bound >= total)
+      break;
+  }
+  return bestEnds;
 }
 
 /// What a stage holds under recomputation, in bytes at the batch its ops
@@ -83,23 +155,11 @@ recomputeBytes(llvm::ArrayRef<mlir::Operation *> ops) {
       if (!t)
         continue;
       bool later = false;
-      auto note = [&](mlir::Operation *user) {
+      forEachReader(r, [&](mlir::Operation *user) {
         auto it = segmentOf.find(user);
         later = later || (it != segmentOf.end() &&
                           it->second > segmentOf.lookup(op));
-      };
-      for (mlir::OpOperand &use : r.getUses()) {
-        // A value leaving its TaskGraph is read through the TaskGraph's
-        // result.
-        if (auto yield = mlir::dyn_cast<YieldOp>(use.getOwner())) {
-          mlir::Value out =
-              yield->getParentOp()->getResult(use.getOperandNumber());
-          for (mlir::Operation *user : out.getUsers())
-            note(user);
-        } else {
-          note(use.getOwner());
-        }
-      }
+      });
       if (later)
         out.checkpoints += double(tensorBytes(t));
     }

@@ -46,12 +46,14 @@ inline double rowBytesOf(double actPerRow, int64_t inFlight,
 /// Bytes per row under activation recomputation: of each micro-batch in
 /// flight, only what the stage received and its checkpoints (`keptPerRow`),
 /// and about that again for their gradients; one segment's activations as
-/// its backward runs them again, and about as much for their gradients;
-/// and the model's inputs as above.
+/// its backward runs them again, about as much for their gradients and as
+/// much again for the gradients' temporaries (measured peaks come within
+/// 2x segment of the rest: docs/simulation.md); and the model's inputs as
+/// above.
 inline double rowBytesRecomputing(double keptPerRow, double segmentPerRow,
                                   int64_t inFlight, double inputsPerRow,
                                   int64_t m) {
-  return double(inFlight + 1) * keptPerRow + 2 * segmentPerRow +
+  return double(inFlight + 1) * keptPerRow + 3 * segmentPerRow +
          inputsPerRow * double(m);
 }
 
