@@ -22,7 +22,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sim_accuracy import ROOT, SCALED, SMALL, whale  # noqa: E402
+from sim_accuracy import (ROOT, SCALED, SMALL, measured_iteration,  # noqa
+                          script_flags, whale)
 
 # name, script, cluster, defines: two devices of one thread each, what this
 # 2-core machine holds without oversubscribing.
@@ -44,14 +45,6 @@ def config_flags(candidate):
     return flags
 
 
-def measure(binary, flags, steps, tmp):
-    metrics = os.path.join(tmp, "m.jsonl")
-    whale(binary, ["run"] + flags + ["--steps", str(steps), "--metrics",
-                                     metrics])
-    times = [json.loads(l)["time_s"] for l in open(metrics)]
-    return statistics.median([b - a for a, b in zip(times, times[1:])][3:])
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--whale", default=os.path.join(ROOT, "build", "bin",
@@ -63,9 +56,7 @@ def main():
     for name, script, cluster, defines in MODELS:
         if args.only and args.only not in name:
             continue
-        base = [script, "--cluster", cluster]
-        for d in defines:
-            base += ["--define", d]
+        base = script_flags(script, cluster, defines)
         with tempfile.TemporaryDirectory() as tmp:
             first = json.loads(whale(args.whale, ["search"] + base +
                                      ["--json", "--top", "1000"]))
@@ -81,8 +72,8 @@ def main():
             rounds = [[] for _ in ranked["top"]]
             for _ in range(args.rounds):
                 for i, c in enumerate(ranked["top"]):
-                    rounds[i].append(measure(args.whale, base +
-                                             config_flags(c), args.steps, tmp))
+                    rounds[i].append(measured_iteration(
+                        args.whale, base + config_flags(c), args.steps, tmp))
             rows = [(c["label"], c["iteration_s"], statistics.median(r))
                     for c, r in zip(ranked["top"], rounds)]
         fastest = min(r[2] for r in rows)

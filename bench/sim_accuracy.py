@@ -60,6 +60,23 @@ def whale(binary, args):
     return out.stdout
 
 
+def script_flags(script, cluster, defines):
+    """The script, its cluster and its --define flags."""
+    flags = [script, "--cluster", cluster]
+    for d in defines:
+        flags += ["--define", d]
+    return flags
+
+
+def measured_iteration(binary, flags, steps, tmp):
+    """Trains `steps` steps; the median step-to-step time after the third."""
+    metrics = os.path.join(tmp, "m.jsonl")
+    whale(binary, ["run"] + flags + ["--steps", str(steps), "--metrics",
+                                     metrics])
+    times = [json.loads(l)["time_s"] for l in open(metrics)]
+    return statistics.median([b - a for a, b in zip(times, times[1:])][3:])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--whale", default=os.path.join(ROOT, "build", "bin",
@@ -72,19 +89,12 @@ def main():
         for name, script, cluster, defines in PLANS:
             if args.only and args.only not in name:
                 continue
-            flags = [script, "--cluster", cluster]
-            for d in defines:
-                flags += ["--define", d]
+            flags = script_flags(script, cluster, defines)
             db = os.path.join(tmp, "db.json")
-            metrics = os.path.join(tmp, "m.jsonl")
             whale(args.whale, ["profile"] + flags + ["-o", db])
             sim = json.loads(whale(args.whale, ["sim"] + flags +
                                    ["--profile", db, "--json"]))
-            whale(args.whale, ["run"] + flags +
-                  ["--steps", str(args.steps), "--metrics", metrics])
-            times = [json.loads(l)["time_s"] for l in open(metrics)]
-            steps = [b - a for a, b in zip(times, times[1:])][3:]
-            measured = statistics.median(steps)
+            measured = measured_iteration(args.whale, flags, args.steps, tmp)
             predicted = sim["iteration_s"]
             error = (predicted - measured) / measured
             rows.append((name, cluster, predicted, measured, error))
