@@ -14,7 +14,9 @@
 #include "lib/PlanReport.h"
 #include "lib/Planner.h"
 #include "lib/Profile.h"
+#include "lib/Reshard.h"
 #include "lib/Search.h"
+#include "lib/StateCollection.h"
 #include "lib/Simulate.h"
 #include "lowering/Passes.h"
 
@@ -65,6 +67,10 @@ commands:
       cut, micro-batch count, schedule and balance the cluster allows,
       pruned by memory and by a lower bound, the rest simulated and ranked;
       prints the top K (5) and the winner as the config to paste
+  reshard --from FILE.whl@SPEC --to SPEC [--to-config KEY=VALUE]... [--json]
+      the state of the script's plan on the first cluster as tensors in
+      boxes per rank, and what moving it to the plan on the second cluster
+      takes: the pieces, bytes per rank and route, and the lower bound
   profile FILE.whl --cluster SPEC -o DB.json [--even] [-I DIR]...
       time each distinct op of the plan on this machine's devices (a few
       runs each, through the same JIT as training) into a profile database
@@ -444,6 +450,61 @@ int searchCommand(int argc, char **argv) {
   return 0;
 }
 
+/// `whale reshard`: the delta between the state of two plans of a script.
+int reshardCommand(int argc, char **argv) {
+  whale::InterpreterOptions opts;
+  std::string from, to, file;
+  std::map<std::string, std::string> toConfigs;
+  bool json = false;
+  Args args("reshard", argc, argv);
+  while (args.next()) {
+    if (auto v = args.value("--from")) {
+      from = *v;
+    } else if (auto v = args.value("--to")) {
+      to = *v;
+    } else if (auto v = args.value("--to-config")) {
+      size_t eq = v->find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == v->size())
+        return usageError("--to-config takes KEY=VALUE, got '" + *v + "'");
+      toConfigs[v->substr(0, eq)] = v->substr(eq + 1);
+    } else if (args.arg() == "--json") {
+      json = true;
+    } else if (int rc = args.finish(opts, file)) {
+      return rc;
+    }
+  }
+  // The script ends in .whl; a cluster spec may hold '@' itself.
+  size_t at = from.find(".whl@");
+  if (!file.empty() || from.empty() || to.empty() || at == std::string::npos)
+    return usageError("reshard needs --from SCRIPT.whl@CLUSTER and --to "
+                      "CLUSTER: whale reshard --from gpt.whl@cpu:4 --to cpu:2");
+  const std::string script = from.substr(0, at + 4),
+                    oldCluster = from.substr(at + 5);
+  whale::InterpreterOptions newOpts = opts;
+  for (const auto &[key, value] : toConfigs)
+    newOpts.configs[key] = value;
+  whale::Cluster a, b;
+  whale::Interpreter oldInterp(opts), newInterp(newOpts);
+  whale::PlannedModel oldPlan, newPlan;
+  if (!loadAndPlan(opts, script, oldCluster, oldInterp, oldPlan, false,
+                   nullptr, nullptr, &a) ||
+      !loadAndPlan(newOpts, script, to, newInterp, newPlan, false, nullptr,
+                   nullptr, &b))
+    return 1;
+  whale::StateCollection before, after;
+  whale::ReshardPlan plan;
+  std::string error;
+  if (!whale::stateOf(oldPlan, a, before, error) ||
+      !whale::stateOf(newPlan, b, after, error) ||
+      !whale::planReshard(before, after, plan, error)) {
+    std::cerr << "whale: error: " << error << "\n";
+    return 1;
+  }
+  std::cout << (json ? whale::reshardJson(before, after, plan)
+                     : whale::reshardText(before, after, plan));
+  return 0;
+}
+
 /// `whale profile`: plans the script over the cluster and times each
 /// distinct op of the plan on the cluster's devices.
 int profileCommand(int argc, char **argv) {
@@ -817,6 +878,8 @@ int main(int argc, char **argv) {
     return profileCommand(argc - 2, argv + 2);
   if (cmd == "search")
     return searchCommand(argc - 2, argv + 2);
+  if (cmd == "reshard")
+    return reshardCommand(argc - 2, argv + 2);
   if (cmd == "sample")
     return sample(argc - 2, argv + 2);
   return usageError("unknown command '" + cmd + "'");

@@ -1,0 +1,264 @@
+//===- ReshardTest.cpp - the delta between two state collections ----------===//
+//
+// Random tensors cut into random boxes held by random ranks on random
+// devices, before and after: applying the plan's pieces to copies of the
+// old ranks' boxes must rebuild every new rank's box exactly, each element
+// written once; a piece moves only what the destination's device does not
+// hold; and what moves is the lower bound. Then plans of real scripts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Cluster.h"
+#include "lib/Planner.h"
+#include "lib/Reshard.h"
+#include "lib/StateCollection.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+
+namespace {
+
+using whale::Box;
+
+/// Cuts [0, extent) at `parts - 1` random points.
+std::vector<std::pair<int64_t, int64_t>> randomRanges(std::mt19937 &rng,
+                                                      int64_t extent) {
+  std::uniform_int_distribution<int64_t> parts(1, std::min<int64_t>(extent, 4));
+  int64_t n = parts(rng);
+  std::vector<int64_t> cuts = {0, extent};
+  std::uniform_int_distribution<int64_t> at(1, extent - 1);
+  while (static_cast<int64_t>(cuts.size()) < n + 1 && extent > 1) {
+    int64_t c = at(rng);
+    if (std::find(cuts.begin(), cuts.end(), c) == cuts.end())
+      cuts.push_back(c);
+  }
+  std::sort(cuts.begin(), cuts.end());
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (size_t i = 0; i + 1 < cuts.size(); ++i)
+    out.push_back({cuts[i], cuts[i + 1] - cuts[i]});
+  return out;
+}
+
+/// A collection of `ranks` ranks on devices of `devices` (two nodes) in
+/// which every tensor is tiled by random boxes, each held by 1-3 ranks.
+whale::StateCollection randomCollection(
+    std::mt19937 &rng, const std::vector<std::vector<int64_t>> &shapes,
+    int ranks, int devices) {
+  whale::StateCollection c;
+  c.model = "m";
+  std::uniform_int_distribution<int> device(0, devices - 1);
+  for (int r = 0; r < ranks; ++r) {
+    int d = device(rng);
+    c.ranks.push_back({"n" + std::to_string(d % 2) + "/cpu:" +
+                           std::to_string(d),
+                       "n" + std::to_string(d % 2)});
+  }
+  std::uniform_int_distribution<int> rank(0, ranks - 1), copies(1, 3);
+  for (size_t t = 0; t < shapes.size(); ++t) {
+    whale::StateTensor tensor{"t" + std::to_string(t), shapes[t], 4, {}};
+    // The grid of per-axis ranges tiles the tensor.
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> ranges;
+    for (int64_t e : shapes[t])
+      ranges.push_back(randomRanges(rng, e));
+    std::vector<size_t> at(shapes[t].size(), 0);
+    while (true) {
+      Box box;
+      for (size_t d = 0; d < at.size(); ++d) {
+        box.offset.push_back(ranges[d][at[d]].first);
+        box.size.push_back(ranges[d][at[d]].second);
+      }
+      // Distinct ranks hold a box (a rank may hold several boxes).
+      std::set<int> who;
+      for (int k = std::min(copies(rng), ranks); k > 0; --k) {
+        int r = rank(rng);
+        while (who.count(r))
+          r = (r + 1) % ranks;
+        who.insert(r);
+        tensor.holders.push_back({r, box});
+      }
+      size_t d = at.size();
+      while (d > 0 && ++at[d - 1] >= ranges[d - 1].size())
+        at[--d] = 0;
+      if (d == 0)
+        break;
+    }
+    c.tensors.push_back(tensor);
+  }
+  return c;
+}
+
+/// The index of an element of `shape` at `coords`.
+int64_t linear(const std::vector<int64_t> &shape,
+               const std::vector<int64_t> &coords) {
+  int64_t i = 0;
+  for (size_t d = 0; d < shape.size(); ++d)
+    i = i * shape[d] + coords[d];
+  return i;
+}
+
+/// Calls f(coords) for each element of `box`.
+template <class F> void forEach(const Box &box, F &&f) {
+  if (box.elements() == 0)
+    return;
+  std::vector<int64_t> c(box.offset);
+  while (true) {
+    f(c);
+    size_t d = c.size();
+    while (d > 0 && ++c[d - 1] >= box.offset[d - 1] + box.size[d - 1]) {
+      c[d - 1] = box.offset[d - 1];
+      --d;
+    }
+    if (d == 0)
+      break;
+  }
+}
+
+bool contains(const Box &outer, const std::vector<int64_t> &c) {
+  for (size_t d = 0; d < c.size(); ++d)
+    if (c[d] < outer.offset[d] || c[d] >= outer.offset[d] + outer.size[d])
+      return false;
+  return true;
+}
+
+TEST(Reshard, RandomPlansRebuildEveryNewBoxExactly) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    SCOPED_TRACE(trial);
+    std::uniform_int_distribution<int64_t> extent(1, 9), dims(0, 3);
+    std::vector<std::vector<int64_t>> shapes(3);
+    for (auto &s : shapes)
+      for (int64_t d = dims(rng); d > 0; --d)
+        s.push_back(extent(rng));
+    std::uniform_int_distribution<int> ranks(1, 6), devices(1, 6);
+    whale::StateCollection from =
+        randomCollection(rng, shapes, ranks(rng), devices(rng));
+    whale::StateCollection to =
+        randomCollection(rng, shapes, ranks(rng), devices(rng));
+    whale::ReshardPlan plan;
+    std::string error;
+    ASSERT_TRUE(whale::planReshard(from, to, plan, error)) << error;
+    // Each new holder's box, rebuilt from the pieces: the element's global
+    // index where a piece wrote it, and how many times.
+    int64_t moved = 0;
+    for (size_t t = 0; t < to.tensors.size(); ++t) {
+      const whale::StateTensor &want = to.tensors[t];
+      std::map<std::pair<int64_t, int64_t>, int> writes; // (rank, element)
+      for (const whale::ReshardPiece &p : plan.pieces) {
+        if (p.tensor != t)
+          continue;
+        // The source holds the piece, and the destination needs it.
+        auto inside = [&](const Box &outer) {
+          std::optional<Box> i = whale::intersect(outer, p.box);
+          return i && *i == p.box;
+        };
+        bool held = inside(p.held), needed = inside(p.needed);
+        held = held && std::count(from.tensors[t].holders.begin(),
+                                  from.tensors[t].holders.end(),
+                                  std::make_pair(p.from, p.held));
+        needed = needed && std::count(want.holders.begin(), want.holders.end(),
+                                      std::make_pair(p.to, p.needed));
+        EXPECT_TRUE(held) << p.box.str() << " from rank " << p.from;
+        EXPECT_TRUE(needed) << p.box.str() << " to rank " << p.to;
+        bool same = from.ranks[p.from].device == to.ranks[p.to].device;
+        EXPECT_EQ(p.route == whale::Route::Stays, same);
+        if (!same)
+          moved += p.bytes;
+        forEach(p.box, [&](const std::vector<int64_t> &c) {
+          ++writes[{p.to, linear(want.shape, c)}];
+          // Nothing moves that the destination's device already holds.
+          if (!same)
+            for (const auto &[r, box] : from.tensors[t].holders)
+              EXPECT_FALSE(from.ranks[r].device == to.ranks[p.to].device &&
+                           contains(box, c));
+        });
+      }
+      for (const auto &[r, box] : want.holders)
+        forEach(box, [&](const std::vector<int64_t> &c) {
+          EXPECT_EQ((writes[{r, linear(want.shape, c)}]), 1)
+              << want.name << " rank " << r;
+        });
+    }
+    EXPECT_EQ(moved, plan.movedBytes());
+    EXPECT_EQ(plan.movedBytes(), plan.lowerBoundBytes);
+  }
+}
+
+TEST(Reshard, MissingStateOrAnotherShapeIsAnError) {
+  whale::StateCollection a, b;
+  a.ranks = b.ranks = {{"n/cpu:0", "n"}};
+  a.tensors = {{"w", {4}, 4, {{0, whale::wholeBox({4})}}}};
+  b.tensors = {{"w", {5}, 4, {{0, whale::wholeBox({5})}}}};
+  whale::ReshardPlan plan;
+  std::string error;
+  EXPECT_FALSE(whale::planReshard(a, b, plan, error));
+  EXPECT_NE(error.find("'w' is [4] in the old plan and [5] in the new"),
+            std::string::npos)
+      << error;
+  b.tensors = {{"v", {4}, 4, {{0, whale::wholeBox({4})}}}};
+  EXPECT_FALSE(whale::planReshard(a, b, plan, error));
+  EXPECT_NE(error.find("'v' is not in the old plan"), std::string::npos);
+  // Half of w held by nobody before.
+  a.tensors = {{"w", {4}, 4, {{0, Box{{0}, {2}}}}}};
+  b.tensors = {{"w", {4}, 4, {{0, whale::wholeBox({4})}}}};
+  EXPECT_FALSE(whale::planReshard(a, b, plan, error));
+  EXPECT_NE(error.find("no rank of the old plan holds [2:4] of 'w'"),
+            std::string::npos)
+      << error;
+}
+
+/// The state collection of `script` planned on `spec`.
+whale::StateCollection stateOfScript(const std::string &script,
+                                     const std::string &spec) {
+  whale::Cluster cluster;
+  std::string error;
+  EXPECT_TRUE(whale::parseCluster(spec, cluster, error)) << error;
+  whale::Interpreter interp;
+  EXPECT_TRUE(interp.loadFile(std::string(WHALE_SOURCE_DIR) + "/" + script))
+      << interp.renderDiagnostics();
+  whale::PlannedModel plan;
+  EXPECT_TRUE(whale::planModel(interp, "", cluster, {}, plan, error)) << error;
+  whale::StateCollection state;
+  EXPECT_TRUE(whale::stateOf(plan, cluster, state, error)) << error;
+  return state;
+}
+
+TEST(Reshard, DataParallelToFewerDevicesMovesNothing) {
+  whale::StateCollection four = stateOfScript("examples/mlp.whl", "cpu:4");
+  whale::StateCollection two = stateOfScript("examples/mlp.whl", "cpu:2");
+  ASSERT_EQ(four.ranks.size(), 4u);
+  // Parameters, Adam's two moments each, the step and the seed.
+  EXPECT_EQ(four.tensors.size(), 4u * 3 + 2);
+  for (const whale::StateTensor &t : four.tensors)
+    EXPECT_EQ(t.holders.size(), 4u) << t.name;
+  whale::ReshardPlan plan;
+  std::string error;
+  ASSERT_TRUE(whale::planReshard(four, two, plan, error)) << error;
+  EXPECT_EQ(plan.movedBytes(), 0);
+  EXPECT_EQ(plan.stayBytes, two.heldBytes());
+}
+
+TEST(Reshard, TensorParallelFourToTwoMovesWhatTheDevicesLack) {
+  whale::StateCollection four =
+      stateOfScript("test/equivalence/mlp_split.whl", "cpu:4");
+  whale::StateCollection two =
+      stateOfScript("test/equivalence/mlp_split.whl", "cpu:2");
+  whale::ReshardPlan plan;
+  std::string error;
+  ASSERT_TRUE(whale::planReshard(four, two, plan, error)) << error;
+  // Each new rank holds half of each split tensor. Device 0 held the
+  // first quarter of the first half it now needs; device 1 held the second
+  // quarter, none of the second half it now needs: three quarters move.
+  int64_t split = 0;
+  for (const whale::StateTensor &t : two.tensors)
+    if (t.holders.size() == 2 && !(t.holders[0].second == t.holders[1].second))
+      split += whale::wholeBox(t.shape).elements() * t.elementBytes;
+  EXPECT_GT(split, 0);
+  EXPECT_EQ(plan.movedBytes(), split * 3 / 4);
+  EXPECT_EQ(plan.movedBytes(), plan.lowerBoundBytes);
+  EXPECT_EQ(plan.acrossNodeBytes, 0);
+}
+
+} // namespace
