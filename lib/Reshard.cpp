@@ -22,6 +22,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -251,6 +252,63 @@ bool planReshard(const StateCollection &from, const StateCollection &to,
         }
       }
     }
+  }
+  return true;
+}
+
+void copyBox(const uint8_t *src, const Box &srcBox, uint8_t *dst,
+             const Box &dstBox, const Box &piece, int64_t elementBytes) {
+  const size_t dims = piece.offset.size();
+  if (piece.elements() == 0)
+    return;
+  // Row-major strides of both boxes, in elements.
+  std::vector<int64_t> srcStride(dims, 1), dstStride(dims, 1);
+  for (size_t d = dims; d-- > 1;) {
+    srcStride[d - 1] = srcStride[d] * srcBox.size[d];
+    dstStride[d - 1] = dstStride[d] * dstBox.size[d];
+  }
+  // Runs along the last dimension are contiguous in both.
+  const int64_t run = (dims ? piece.size[dims - 1] : 1) * elementBytes;
+  std::vector<int64_t> at(piece.offset);
+  while (true) {
+    int64_t s = 0, t = 0;
+    for (size_t d = 0; d < dims; ++d) {
+      s += (at[d] - srcBox.offset[d]) * srcStride[d];
+      t += (at[d] - dstBox.offset[d]) * dstStride[d];
+    }
+    std::memcpy(dst + t * elementBytes, src + s * elementBytes, run);
+    // The next run: every dimension but the last, odometer-wise.
+    size_t d = dims ? dims - 1 : 0;
+    while (d > 0 && ++at[d - 1] >= piece.offset[d - 1] + piece.size[d - 1]) {
+      at[d - 1] = piece.offset[d - 1];
+      --d;
+    }
+    if (d == 0)
+      break;
+  }
+}
+
+bool applyReshard(const StateCollection &to, const ReshardPlan &plan,
+                  const HeldState &old, HeldState &out, std::string &error) {
+  out.clear();
+  for (const StateTensor &t : to.tensors)
+    for (const auto &[rank, box] : t.holders)
+      out[{rank, t.name}][box].assign(box.elements() * t.elementBytes, 0);
+  for (const ReshardPiece &p : plan.pieces) {
+    const StateTensor &t = to.tensors[p.tensor];
+    auto holding = old.find({p.from, t.name});
+    const std::vector<uint8_t> *src = nullptr;
+    if (holding != old.end())
+      if (auto it = holding->second.find(p.held); it != holding->second.end())
+        src = &it->second;
+    if (!src || int64_t(src->size()) != p.held.elements() * t.elementBytes) {
+      error = "old rank " + std::to_string(p.from) + " has no " +
+              p.held.str() + " of '" + t.name + "' of " +
+              std::to_string(p.held.elements() * t.elementBytes) + " bytes";
+      return false;
+    }
+    copyBox(src->data(), p.held, out[{p.to, t.name}][p.needed].data(),
+            p.needed, p.box, t.elementBytes);
   }
   return true;
 }

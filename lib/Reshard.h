@@ -19,6 +19,7 @@
 #define WHALE_LIB_RESHARD_H
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -99,6 +100,22 @@ struct ReshardPlan {
 /// a new rank's box is held by no old rank.
 bool planReshard(const StateCollection &from, const StateCollection &to,
                  ReshardPlan &out, std::string &error);
+
+/// What ranks hold: per (rank, tensor name), each box's bytes (row-major
+/// within the box).
+using HeldState =
+    std::map<std::pair<int64_t, std::string>, std::map<Box, std::vector<uint8_t>>>;
+
+/// Carries out `plan` on data: every box the new plan's ranks hold, built
+/// from the pieces of `old` (the old plan's ranks' boxes). False, with
+/// `error`, when `old` lacks a box a piece reads or has it at another size.
+bool applyReshard(const StateCollection &to, const ReshardPlan &plan,
+                  const HeldState &old, HeldState &out, std::string &error);
+
+/// Copies `piece` (a box inside both) from `src`, holding `srcBox`, into
+/// `dst`, holding `dstBox`; elements of `elementBytes`.
+void copyBox(const uint8_t *src, const Box &srcBox, uint8_t *dst,
+             const Box &dstBox, const Box &piece, int64_t elementBytes);
 
 std::string reshardText(const StateCollection &from,
                         const StateCollection &to, const ReshardPlan &plan);
