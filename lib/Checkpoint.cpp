@@ -189,4 +189,31 @@ std::string copyShardState(whale_rt_context *whole, whale_rt_context *rank,
   return "";
 }
 
+std::string readRankTensor(whale_rt_context *ctx, const std::string &name,
+                           const std::vector<int64_t> &localShape, int state,
+                           std::vector<uint8_t> &out) {
+  whale_rt_tensor *t = tensorOf(ctx, Parameter{name, localShape}, state);
+  if (!t)
+    return whale_rt_last_error(ctx);
+  int64_t n = sizeof(float);
+  for (int64_t d : localShape)
+    n *= d;
+  out.resize(static_cast<size_t>(n));
+  if (whale_rt_tensor_read(ctx, t, out.data(), n) != WHALE_RT_OK)
+    return whale_rt_last_error(ctx);
+  return "";
+}
+
+std::string writeRankTensor(whale_rt_context *ctx, const std::string &name,
+                            const std::vector<int64_t> &localShape, int state,
+                            const std::vector<uint8_t> &bytes) {
+  whale_rt_tensor *t = tensorOf(ctx, Parameter{name, localShape}, state);
+  if (!t)
+    return whale_rt_last_error(ctx);
+  if (whale_rt_tensor_write(ctx, t, bytes.data(),
+                            static_cast<int64_t>(bytes.size())) != WHALE_RT_OK)
+    return whale_rt_last_error(ctx);
+  return "";
+}
+
 } // namespace whale

@@ -59,6 +59,16 @@ std::string copyShardState(whale_rt_context *whole, whale_rt_context *rank,
                            const std::vector<Parameter> &params, int stateCount,
                            int64_t part, bool toRank);
 
+/// A rank's own copy of parameter `name` (at its part's `localShape`), or
+/// of its optimizer state `state` (-1: the parameter itself), as bytes;
+/// made zeroed when the rank has none yet. What a reshard moves.
+std::string readRankTensor(whale_rt_context *ctx, const std::string &name,
+                           const std::vector<int64_t> &localShape, int state,
+                           std::vector<uint8_t> &out);
+std::string writeRankTensor(whale_rt_context *ctx, const std::string &name,
+                            const std::vector<int64_t> &localShape, int state,
+                            const std::vector<uint8_t> &bytes);
+
 } // namespace whale
 
 #endif

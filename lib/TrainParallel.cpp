@@ -5,7 +5,10 @@
 // The driver fills the global batch from the data order, hands each replica
 // its rows, and adds the ranks' shares of the loss. When a rank fails, the
 // communicator is aborted so the others stop waiting, and the failing
-// rank's own message is reported.
+// rank's own message is reported. Under an elastic schedule the job
+// pauses at the step boundaries it names, re-plans for the new devices and
+// moves its state from the old ranks to the new by a reshard plan
+// (lib/Reshard.h), in memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,12 +22,15 @@
 #include "lib/LrSchedule.h"
 #include "lib/ModelLookup.h"
 #include "lib/Planner.h"
+#include "lib/Reshard.h"
+#include "lib/StateCollection.h"
 #include "lib/StepLog.h"
 #include "runtime/WhaleRuntime.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -67,7 +73,6 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   if (!parseCluster(options.cluster, cluster, error) ||
       !checkClusterDevices(cluster, error))
     return fail(error);
-  const int64_t devices = static_cast<int64_t>(cluster.devices.size());
 
   mlir::func::FuncOp model =
       findModel(interp, options.model, /*needsTrainBlock=*/true, error);
@@ -84,9 +89,6 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   PlanOptions planOptions;
   planOptions.even = options.evenPlan;
   planOptions.defaultThreads = shared;
-  PlannedModel plan;
-  if (!planModel(interp, options.model, cluster, planOptions, plan, error))
-    return fail(error);
 
   // Each stage's program, its parameters and the shapes of its inputs: one
   // set per module of rank programs (one per micro-batch size).
@@ -101,71 +103,6 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     std::unique_ptr<JitProgram> jit;
     std::vector<Stage> stages;
   };
-  std::vector<Programs> programs;
-  auto compileRanks = [&](mlir::ModuleOp module) -> std::string {
-    Programs p{module, JitProgram::compile(module, error, options.traceSites),
-               {}};
-    if (!p.jit)
-      return "compiling the rank programs failed: " + error;
-    p.stages.resize(plan.stages);
-    for (int64_t s = 0; s < plan.stages; ++s) {
-      Stage &stage = p.stages[s];
-      std::string name = plan.model + "_stage" + std::to_string(s);
-      auto fn = module.lookupSymbol<mlir::func::FuncOp>(name);
-      stage.entry = p.jit->lookup(name);
-      if (!fn || !stage.entry)
-        return "no rank program for stage " + std::to_string(s);
-      fn.walk([&](ParamOp op) {
-        Parameter param{op.getName().str(),
-                        std::vector<int64_t>(op.getFullType().getShape())};
-        if (std::optional<llvm::ArrayRef<int64_t>> shard = op.getShard()) {
-          param.axis = (*shard)[0];
-          param.shards = (*shard)[1];
-          if (std::optional<llvm::ArrayRef<int64_t>> w = op.getShardWeights())
-            param.weights.assign(w->begin(), w->end());
-          stage.shards = param.shards;
-        }
-        stage.params.push_back(param);
-      });
-      for (mlir::Type t : fn.getArgumentTypes())
-        stage.inputs.push_back(mlir::cast<mlir::RankedTensorType>(t));
-    }
-    programs.push_back(std::move(p));
-    return "";
-  };
-  if (std::string err = compileRanks(*plan.ranks); !err.empty())
-    return fail(err);
-  for (const RankVariant &v : plan.others)
-    if (std::string err = compileRanks(*v.ranks); !err.empty())
-      return fail(err);
-  auto stageOf = [&](int64_t s, int64_t replica) -> const Stage & {
-    mlir::ModuleOp module = plan.ranksOf(replica);
-    for (const Programs &p : programs)
-      if (p.module == module)
-        return p.stages[s];
-    return programs.front().stages[s];
-  };
-  const std::vector<Stage> &stages = programs.front().stages;
-
-  // The ranks: a context each, bound to one communicator.
-  std::unique_ptr<whale_rt_comm, void (*)(whale_rt_comm *)> comm(
-      whale_rt_comm_create(static_cast<int32_t>(devices), kCommTimeoutSeconds),
-      whale_rt_comm_destroy);
-  if (!comm)
-    return fail("cannot make a communicator for " + std::to_string(devices) +
-                " ranks");
-  if (!options.tracePath.empty())
-    whale_rt_comm_enable_trace(comm.get());
-  struct TraceWriter {
-    whale_rt_comm *comm;
-    std::string path;
-    ~TraceWriter() {
-      if (!path.empty())
-        whale_rt_comm_write_trace(comm, path.c_str());
-    }
-  } traceWriter{comm.get(), options.tracePath};
-
-  std::vector<int32_t> grid(plan.grid.begin(), plan.grid.end());
   struct Rank {
     int64_t stage, replica;
     const Stage *program = nullptr;
@@ -173,43 +110,25 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     ContextPtr ctx{nullptr, whale_rt_context_destroy};
     TensorList inputs;
   };
-  std::vector<Rank> ranks;
-  for (int64_t s = 0; s < plan.stages; ++s)
-    for (int64_t r = 0; r < plan.replicas; ++r) {
-      int64_t device = plan.grid[s * plan.replicas + r];
-      const DeviceSpec &spec = cluster.devices[device];
-      int threads = threadsOf(spec, shared);
-      Rank rank{s, r, &stageOf(s, r), 0};
-      for (int64_t q = 0; q < r; ++q)
-        rank.firstRow += plan.localBatches.empty()
-                             ? plan.microBatch * plan.microBatches
-                             : plan.localBatches[q];
-      std::string name = runtimeDeviceName(spec, device);
-      whale_rt_context *opened = nullptr;
-      char why[640] = "";
-      if (whale_rt_context_open(name.c_str(), threads, spec.memory, seed,
-                                &opened, why, sizeof why) != WHALE_RT_OK)
-        return fail("cannot open " + name + ": " + why);
-      rank.ctx.reset(opened);
-      if (ampBf16(model))
-        whale_rt_set_amp(opened, WHALE_RT_AMP_BF16);
-      if (!rank.ctx ||
-          whale_rt_context_bind(
-              rank.ctx.get(), comm.get(), static_cast<int32_t>(plan.stages),
-              static_cast<int32_t>(plan.replicas), grid.data(),
-              static_cast<int32_t>(s), static_cast<int32_t>(r)) != WHALE_RT_OK)
-        return fail(
-            "cannot set up rank " + std::to_string(device) +
-            (rank.ctx ? std::string(": ") + whale_rt_last_error(rank.ctx.get())
-                      : std::string()));
-      for (mlir::RankedTensorType t : rank.program->inputs) {
-        whale_rt_tensor *in = newTensor(rank.ctx.get(), t, error);
-        if (!in)
-          return fail(error);
-        rank.inputs.push_back(in);
-      }
-      ranks.push_back(std::move(rank));
+  // What one device set runs with; made anew at each change of devices.
+  PlannedModel plan;
+  std::vector<Programs> programs;
+  std::unique_ptr<whale_rt_comm, void (*)(whale_rt_comm *)> comm(
+      nullptr, whale_rt_comm_destroy);
+  // The trace is written however the run ends (of the last device set,
+  // under --elastic).
+  using CommPtr = decltype(comm);
+  struct TraceWriter {
+    CommPtr &of;
+    std::string path;
+    ~TraceWriter() {
+      if (!path.empty() && of)
+        whale_rt_comm_write_trace(of.get(), path.c_str());
     }
+  } traceWriter{comm, options.tracePath};
+  std::vector<Rank> ranks;
+  std::vector<Parameter> allParams;
+  const std::vector<Stage> *stagesOf = nullptr;
 
   // The global batch, in a context of its own.
   std::unique_ptr<DataSource> source = makeDataSource(model, error);
@@ -226,10 +145,170 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     global.push_back(in);
   }
 
-  // Optimizer state per parameter, as in a run on one device.
-  std::vector<Parameter> allParams;
-  for (const Stage &st : stages)
-    allParams.insert(allParams.end(), st.params.begin(), st.params.end());
+  // Plans the model for `cluster` and opens its ranks: programs, a
+  // communicator, a context per rank.
+  auto openRanks = [&]() -> std::string {
+    ranks.clear(); // before the communicator they are bound to
+    comm.reset();
+    programs.clear();
+    // The modules first, then the context that owns them (member-wise
+    // assignment would drop the context first).
+    plan.others.clear();
+    plan.ranks = mlir::OwningOpRef<mlir::ModuleOp>();
+    plan.planned = mlir::OwningOpRef<mlir::ModuleOp>();
+    plan = PlannedModel();
+    if (!planModel(interp, options.model, cluster, planOptions, plan, error))
+      return error;
+    auto compileRanks = [&](mlir::ModuleOp module) -> std::string {
+      Programs p{module, JitProgram::compile(module, error, options.traceSites),
+                 {}};
+      if (!p.jit)
+        return "compiling the rank programs failed: " + error;
+      p.stages.resize(plan.stages);
+      for (int64_t s = 0; s < plan.stages; ++s) {
+        Stage &stage = p.stages[s];
+        std::string name = plan.model + "_stage" + std::to_string(s);
+        auto fn = module.lookupSymbol<mlir::func::FuncOp>(name);
+        stage.entry = p.jit->lookup(name);
+        if (!fn || !stage.entry)
+          return "no rank program for stage " + std::to_string(s);
+        fn.walk([&](ParamOp op) {
+          Parameter param{op.getName().str(),
+                          std::vector<int64_t>(op.getFullType().getShape())};
+          if (std::optional<llvm::ArrayRef<int64_t>> shard = op.getShard()) {
+            param.axis = (*shard)[0];
+            param.shards = (*shard)[1];
+            if (std::optional<llvm::ArrayRef<int64_t>> w =
+                    op.getShardWeights())
+              param.weights.assign(w->begin(), w->end());
+            stage.shards = param.shards;
+          }
+          stage.params.push_back(param);
+        });
+        for (mlir::Type t : fn.getArgumentTypes())
+          stage.inputs.push_back(mlir::cast<mlir::RankedTensorType>(t));
+      }
+      programs.push_back(std::move(p));
+      return "";
+    };
+    if (std::string err = compileRanks(*plan.ranks); !err.empty())
+      return err;
+    for (const RankVariant &v : plan.others)
+      if (std::string err = compileRanks(*v.ranks); !err.empty())
+        return err;
+    auto stageOf = [&](int64_t s, int64_t replica) -> const Stage & {
+      mlir::ModuleOp module = plan.ranksOf(replica);
+      for (const Programs &p : programs)
+        if (p.module == module)
+          return p.stages[s];
+      return programs.front().stages[s];
+    };
+    stagesOf = &programs.front().stages;
+    allParams.clear();
+    for (const Stage &st : *stagesOf)
+      allParams.insert(allParams.end(), st.params.begin(), st.params.end());
+
+    const int64_t devices = static_cast<int64_t>(cluster.devices.size());
+    comm.reset(whale_rt_comm_create(static_cast<int32_t>(devices),
+                                    kCommTimeoutSeconds));
+    if (!comm)
+      return "cannot make a communicator for " + std::to_string(devices) +
+             " ranks";
+    if (!options.tracePath.empty())
+      whale_rt_comm_enable_trace(comm.get());
+    std::vector<int32_t> grid(plan.grid.begin(), plan.grid.end());
+    for (int64_t s = 0; s < plan.stages; ++s)
+      for (int64_t r = 0; r < plan.replicas; ++r) {
+        int64_t device = plan.grid[s * plan.replicas + r];
+        const DeviceSpec &spec = cluster.devices[device];
+        int threads = threadsOf(spec, shared);
+        Rank rank{s, r, &stageOf(s, r), 0};
+        for (int64_t q = 0; q < r; ++q)
+          rank.firstRow += plan.localBatches.empty()
+                               ? plan.microBatch * plan.microBatches
+                               : plan.localBatches[q];
+        std::string name = runtimeDeviceName(spec, device);
+        whale_rt_context *opened = nullptr;
+        char why[640] = "";
+        if (whale_rt_context_open(name.c_str(), threads, spec.memory, seed,
+                                  &opened, why, sizeof why) != WHALE_RT_OK)
+          return "cannot open " + name + ": " + why;
+        rank.ctx.reset(opened);
+        if (ampBf16(model))
+          whale_rt_set_amp(opened, WHALE_RT_AMP_BF16);
+        if (!rank.ctx ||
+            whale_rt_context_bind(rank.ctx.get(), comm.get(),
+                                  static_cast<int32_t>(plan.stages),
+                                  static_cast<int32_t>(plan.replicas),
+                                  grid.data(), static_cast<int32_t>(s),
+                                  static_cast<int32_t>(r)) != WHALE_RT_OK)
+          return "cannot set up rank " + std::to_string(device) +
+                 (rank.ctx ? std::string(": ") +
+                                 whale_rt_last_error(rank.ctx.get())
+                           : std::string());
+        for (mlir::RankedTensorType t : rank.program->inputs) {
+          whale_rt_tensor *in = newTensor(rank.ctx.get(), t, error);
+          if (!in)
+            return error;
+          rank.inputs.push_back(in);
+        }
+        ranks.push_back(std::move(rank));
+      }
+    return "";
+  };
+
+  // The state the ranks hold, by the boxes of the plan's state collection
+  // (its rank i is ranks[i]), out of them or into them. The step and the
+  // seed are the driver's.
+  auto localShape = [](const Box &box) { return box.size; };
+  auto splitName = [](const std::string &name, int &state) {
+    state = -1;
+    size_t at = name.rfind(".optimizer_");
+    if (at == std::string::npos)
+      return name;
+    state = std::atoi(name.c_str() + at + 11);
+    return name.substr(0, at);
+  };
+  auto extractState = [&](const StateCollection &layout, int64_t step,
+                          HeldState &held) -> std::string {
+    held.clear();
+    for (const StateTensor &t : layout.tensors) {
+      if (t.shape.empty()) { // the step and the seed, as the driver has them
+        int64_t value = t.name == "seed" ? static_cast<int64_t>(seed) : step;
+        std::vector<uint8_t> bytes(sizeof value);
+        std::memcpy(bytes.data(), &value, sizeof value);
+        for (const auto &[rank, box] : t.holders)
+          held[{rank, t.name}][box] = bytes;
+        continue;
+      }
+      int state = -1;
+      std::string name = splitName(t.name, state);
+      for (const auto &[rank, box] : t.holders)
+        if (std::string err =
+                readRankTensor(ranks[rank].ctx.get(), name, localShape(box),
+                               state, held[{rank, t.name}][box]);
+            !err.empty())
+          return err;
+    }
+    return "";
+  };
+  auto injectState = [&](const HeldState &held) -> std::string {
+    for (const auto &[key, boxes] : held) {
+      const auto &[rank, tensorName] = key;
+      int state = -1;
+      std::string name = splitName(tensorName, state);
+      for (const auto &[box, bytes] : boxes)
+        if (!box.size.empty())
+          if (std::string err = writeRankTensor(ranks[rank].ctx.get(), name,
+                                                localShape(box), state, bytes);
+              !err.empty())
+            return err;
+    }
+    return "";
+  };
+
+  if (std::string err = openRanks(); !err.empty())
+    return fail(err);
   int64_t first = 0;
   if (!options.loadPath.empty()) {
     // Load once, then hand each rank its stage's part.
@@ -239,7 +318,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         !err.empty())
       return fail(err);
     for (Rank &rank : ranks) {
-      const Stage &st = stages[rank.stage];
+      const Stage &st = (*stagesOf)[rank.stage];
       if (std::string err =
               copyShardState(host.get(), rank.ctx.get(), st.params, stateCount,
                              rank.replica % st.shards, /*toRank=*/true);
@@ -247,12 +326,66 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         return fail(err);
     }
   }
+  // The changes of devices still to come, checked against the steps.
+  size_t nextChange = 0;
+  for (size_t i = 0; i < options.elastic.size(); ++i) {
+    int64_t at = options.elastic[i].afterStep;
+    if (at <= first || at >= steps ||
+        (i && at <= options.elastic[i - 1].afterStep))
+      return fail("elastic change " + std::to_string(i + 1) +
+                  " comes after step " + std::to_string(at) +
+                  ": the changes come after steps in increasing order, "
+                  "between step " +
+                  std::to_string(first + 1) + " and step " +
+                  std::to_string(steps - 1));
+  }
 
   StepLog log;
   if (std::string err = log.open(options, first > 0); !err.empty())
     return fail(err);
   result.firstStep = first + 1;
   for (int64_t step = first; step < steps; ++step) {
+    if (nextChange < options.elastic.size() &&
+        options.elastic[nextChange].afterStep == step) {
+      // Pause at this step boundary: the state out of the ranks by the
+      // old plan's boxes, a new plan, the reshard plan between the two,
+      // the state into the new ranks.
+      const ElasticChange &change = options.elastic[nextChange++];
+      auto t0 = std::chrono::steady_clock::now();
+      StateCollection before, after;
+      HeldState held, moved;
+      ReshardPlan reshard;
+      Cluster next;
+      ReshardReport report;
+      report.afterStep = step;
+      report.ranksBefore = static_cast<int64_t>(ranks.size());
+      if (!stateOf(plan, cluster, before, error) ||
+          !parseCluster(change.cluster, next, error) ||
+          !checkClusterDevices(next, error))
+        return fail("changing the devices after step " +
+                    std::to_string(step) + ": " + error);
+      if (std::string err = extractState(before, step, held); !err.empty())
+        return fail(err);
+      cluster = next;
+      if (std::string err = openRanks(); !err.empty())
+        return fail("re-planning for " + change.cluster + " after step " +
+                    std::to_string(step) + ": " + err);
+      if (!stateOf(plan, cluster, after, error) ||
+          !planReshard(before, after, reshard, error) ||
+          !applyReshard(after, reshard, held, moved, error))
+        return fail("resharding after step " + std::to_string(step) + ": " +
+                    error);
+      if (std::string err = injectState(moved); !err.empty())
+        return fail(err);
+      report.ranksAfter = static_cast<int64_t>(ranks.size());
+      report.movedBytes = reshard.movedBytes();
+      report.lowerBoundBytes = reshard.lowerBoundBytes;
+      report.stayedBytes = reshard.stayBytes;
+      report.seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - t0)
+                           .count();
+      result.reshards.push_back(report);
+    }
     StepLog::Clock::time_point t0 = StepLog::Clock::now();
     const int64_t t0Ns = whale_rt_now_ns();
     source->fill(step, global);
@@ -315,6 +448,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     result.losses.push_back(value);
     log.report(step + 1, steps, value, plan.globalBatch, t0);
   }
+  const std::vector<Stage> &stages = *stagesOf;
+  const int64_t devices = static_cast<int64_t>(cluster.devices.size());
 
   // The first shard group of each stage holds what the checkpoint and the
   // host see: one part each of the sharded parameters, the others whole.

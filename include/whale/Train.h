@@ -34,6 +34,21 @@ struct StepReport {
   double elapsedSeconds = 0;   ///< since the run started
 };
 
+/// A change of a running job's devices: after step `afterStep`, the job
+/// goes on on `cluster`, re-planned, its state resharded in memory.
+struct ElasticChange {
+  int64_t afterStep = 0;
+  std::string cluster;
+};
+
+/// What one reshard of a running job did.
+struct ReshardReport {
+  int64_t afterStep = 0;
+  int64_t ranksBefore = 0, ranksAfter = 0;
+  int64_t movedBytes = 0, lowerBoundBytes = 0, stayedBytes = 0;
+  double seconds = 0; ///< re-planning, compiling and moving the state
+};
+
 struct TrainOptions {
   std::string model;            ///< empty: the first model with a train block
   std::optional<int64_t> steps; ///< overrides the train block's
@@ -56,6 +71,9 @@ struct TrainOptions {
   bool evenPlan = false;
   /// Keep every parameter's final values in the result.
   bool keepParameters = false;
+  /// Changes of the devices while the job runs, in step order (under a
+  /// plan): see docs/elastic.md.
+  std::vector<ElasticChange> elastic;
   std::function<void(const StepReport &)> onStep;
 };
 
@@ -74,6 +92,8 @@ struct TrainResult {
   std::vector<int64_t> peakMemory;
   /// Under a plan: samples of the global batch each device computed on.
   std::vector<int64_t> localBatches;
+  /// Each change of the devices, in order.
+  std::vector<ReshardReport> reshards;
 };
 
 /// Trains the loaded program's model for its train block's steps (or

@@ -11,6 +11,7 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/Cluster.h"
 #include "lib/DeviceProbe.h"
+#include "lib/ElasticSchedule.h"
 #include "lib/PlanReport.h"
 #include "lib/Planner.h"
 #include "lib/Profile.h"
@@ -45,11 +46,14 @@ commands:
                    [--cluster SPEC [--even]] [-o OUT] [--dim NAME=N]...
                    [-I DIR]... [--annotate-cost] [--locations]
       check a script and print it at a stage (default: whale)
-  run FILE.whl [--cluster SPEC [--even]] [--steps N] [--seed S] [--threads N]
+  run FILE.whl [--cluster SPEC [--even] [--elastic FILE]] [--steps N]
+               [--seed S] [--threads N]
                [--metrics FILE.jsonl] [--trace FILE.json] [--save CKPT]
                [--load CKPT] [-I DIR]...
       train the script's model as its train block says, on this machine's
-      CPU; with --cluster, as planned over its devices (a thread per rank)
+      CPU; with --cluster, as planned over its devices (a thread per rank);
+      --elastic FILE changes the devices while it runs (lines "STEP SPEC":
+      after step STEP, re-plan for SPEC and reshard the state in memory)
   plan FILE.whl --cluster SPEC [--json] [--even] [-I DIR]...
       show the plan: per TaskGraph its strategy, devices, schedule, memory
       per device and bytes communicated per step; per device its share of
@@ -703,7 +707,7 @@ int compile(int argc, char **argv) {
 int run(int argc, char **argv) {
   whale::InterpreterOptions opts;
   whale::TrainOptions train;
-  std::string file;
+  std::string file, elastic;
   Args args("run", argc, argv);
   int rc = 0;
   while (args.next()) {
@@ -730,6 +734,8 @@ int run(int argc, char **argv) {
       train.loadPath = *v;
     } else if (auto v = args.value("--cluster")) {
       train.cluster = *v;
+    } else if (auto v = args.value("--elastic")) {
+      elastic = *v;
     } else if (args.arg() == "--even") {
       train.evenPlan = true;
     } else if ((rc = args.finish(opts, file))) {
@@ -738,6 +744,23 @@ int run(int argc, char **argv) {
   }
   if (file.empty())
     return usageError("run needs a script: whale run FILE.whl");
+  if (!elastic.empty()) {
+    if (train.cluster.empty())
+      return usageError("--elastic needs --cluster: the devices the run "
+                        "starts on");
+    std::ifstream in(elastic);
+    if (!in) {
+      std::cerr << "whale: error: cannot read '" << elastic << "'\n";
+      return 1;
+    }
+    std::string text((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>()),
+        error;
+    if (!whale::parseElasticSchedule(text, elastic, train.elastic, error)) {
+      std::cerr << error << "\n";
+      return 1;
+    }
+  }
   whale::Interpreter interp(opts);
   if (!interp.loadFile(file) || !interp.module()) {
     std::cerr << interp.renderDiagnostics();
@@ -782,6 +805,12 @@ int run(int argc, char **argv) {
               << " bytes over all ranks, at most " << most / steps
               << " by one rank\n";
   }
+  for (const whale::ReshardReport &r : result.reshards)
+    std::cout << "resharded after step " << r.afterStep << ": "
+              << r.ranksBefore << " -> " << r.ranksAfter << " ranks, moved "
+              << r.movedBytes << " bytes (lower bound " << r.lowerBoundBytes
+              << "), kept " << r.stayedBytes << " in place, "
+              << llvm::formatv("{0:F3}", r.seconds).str() << " s\n";
   if (!result.localBatches.empty()) {
     std::cout << "samples per device:";
     for (int64_t b : result.localBatches)

@@ -1,0 +1,141 @@
+//===- ElasticTest.cpp - a running job resharded to other devices ---------===//
+//
+// A run whose devices change twice while it trains (whale run --elastic)
+// must train like one that never changed: the same global batch and
+// sample order go on, and the state moves rank to rank by the reshard
+// plan, moving exactly the plan's lower bound. For data, pipeline, tensor
+// and hybrid parallelism.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/ElasticSchedule.h"
+#include "test/unit/EquivalenceSupport.h"
+
+namespace {
+
+using namespace whale::testing;
+
+/// Trains `text` for 6 steps on `start`, going on on each `changes`
+/// cluster after steps 2 and 4, and compares with an uninterrupted run on
+/// `start`.
+void expectElasticLikeUninterrupted(const std::string &text,
+                                    const std::string &name,
+                                    const std::string &start,
+                                    const std::vector<std::string> &changes) {
+  auto run = [&](bool elastic) {
+    whale::Interpreter interp;
+    EXPECT_TRUE(
+        interp.loadString(text, std::string(WHALE_SOURCE_DIR) + "/" + name))
+        << interp.renderDiagnostics();
+    whale::TrainOptions opts;
+    opts.steps = 6;
+    opts.threads = 1;
+    opts.cluster = start;
+    opts.keepParameters = true;
+    if (elastic)
+      for (size_t i = 0; i < changes.size(); ++i)
+        opts.elastic.push_back({int64_t(2 * (i + 1)), changes[i]});
+    return whale::train(interp, opts);
+  };
+  whale::TrainResult plain = run(false), elastic = run(true);
+  ASSERT_TRUE(plain.ok) << plain.error;
+  ASSERT_TRUE(elastic.ok) << elastic.error;
+  ASSERT_EQ(elastic.losses.size(), plain.losses.size());
+  for (size_t i = 0; i < plain.losses.size(); ++i)
+    EXPECT_LT(relative(elastic.losses[i], plain.losses[i]), 1e-4)
+        << "step " << i + 1;
+  for (const auto &[param, want] : plain.parameters) {
+    const std::vector<float> &got = elastic.parameters[param];
+    ASSERT_EQ(got.size(), want.size()) << param;
+    double scale = 0, diff = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      scale = std::max(scale, std::fabs(double(want[i])));
+      diff = std::max(diff, std::fabs(double(got[i]) - double(want[i])));
+    }
+    if (scale >= 1e-6) // noise-only tensors: see EquivalenceSupport.h
+      EXPECT_LT(diff / std::max(scale, 1e-3), 1e-4) << param;
+  }
+  ASSERT_EQ(elastic.reshards.size(), changes.size());
+  for (const whale::ReshardReport &r : elastic.reshards)
+    EXPECT_EQ(r.movedBytes, r.lowerBoundBytes) << "after step " << r.afterStep;
+  // The last device set computed on the whole global batch.
+  int64_t rows = 0;
+  for (int64_t b : elastic.localBatches)
+    rows += b;
+  EXPECT_GT(rows, 0);
+}
+
+TEST(Elastic, DataParallelFourTwoEight) {
+  expectElasticLikeUninterrupted(source(kMlp), kMlp, "cpu:4",
+                                 {"cpu:2", "cpu:8"});
+}
+
+TEST(Elastic, PipelineShrinksAndGrows) {
+  // 2 stages x 2 replicas, then x 1, then x 4.
+  expectElasticLikeUninterrupted(source(kGpt), kGpt, "cpu:4",
+                                 {"cpu:2", "cpu:8"});
+}
+
+TEST(Elastic, TensorParallelFourTwoFour) {
+  expectElasticLikeUninterrupted(source(kMlpSplit), kMlpSplit, "cpu:4",
+                                 {"cpu:2", "cpu:4"});
+}
+
+TEST(Elastic, HybridAndUnequalDevices) {
+  expectElasticLikeUninterrupted(
+      source(kHybrid), kHybrid, "cpu:4",
+      {"cpu:1@threads=3,cpu:1@threads=1", "cpu:4"});
+}
+
+TEST(Elastic, AChangeOutsideTheRunIsAnError) {
+  whale::Interpreter interp;
+  ASSERT_TRUE(interp.loadString(source(kMlp), std::string(WHALE_SOURCE_DIR) +
+                                                  "/" + kMlp));
+  whale::TrainOptions opts;
+  opts.steps = 4;
+  opts.threads = 1;
+  opts.cluster = "cpu:2";
+  opts.elastic = {{4, "cpu:1"}};
+  whale::TrainResult r = whale::train(interp, opts);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("between step 1 and step 3"), std::string::npos)
+      << r.error;
+  opts.elastic = {{2, "cpu:1@mem=1KiB"}};
+  r = whale::train(interp, opts);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("re-planning for cpu:1@mem=1KiB after step 2"),
+            std::string::npos)
+      << r.error;
+}
+
+TEST(Elastic, ScheduleFilesAreCheckedWithTheirPlace) {
+  std::vector<whale::ElasticChange> out;
+  std::string error;
+  EXPECT_TRUE(whale::parseElasticSchedule(
+      "# comment\n\n3 cpu:2  # shrink\n6 cpu:1@threads=2\n", "s.txt", out,
+      error))
+      << error;
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].afterStep, 3);
+  EXPECT_EQ(out[0].cluster, "cpu:2");
+  EXPECT_EQ(out[1].cluster, "cpu:1@threads=2");
+  EXPECT_FALSE(whale::parseElasticSchedule("3 cpu:2\nx cpu:4\n", "s.txt", out,
+                                           error));
+  EXPECT_EQ(error, "s.txt:2:1: error: expected the step after which the "
+                   "devices change (a positive integer), got 'x'");
+  EXPECT_FALSE(
+      whale::parseElasticSchedule("3 cpu:2\n2 cpu:4\n", "s.txt", out, error));
+  EXPECT_EQ(error, "s.txt:2:1: error: step 2 does not come after step 3 of "
+                   "the line before");
+  EXPECT_FALSE(whale::parseElasticSchedule("  5\n", "s.txt", out, error));
+  EXPECT_EQ(error, "s.txt:1:4: error: expected the devices after step 5 (a "
+                   "cluster spec such as cpu:2)");
+  EXPECT_FALSE(
+      whale::parseElasticSchedule("5 cpu:2 cpu:4\n", "s.txt", out, error));
+  EXPECT_EQ(error, "s.txt:1:3: error: expected one cluster spec, got 'cpu:2 "
+                   "cpu:4'");
+  EXPECT_FALSE(whale::parseElasticSchedule("99999999999999999999 cpu:2\n",
+                                           "s.txt", out, error));
+}
+
+} // namespace
