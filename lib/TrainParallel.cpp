@@ -33,6 +33,8 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <set>
+#include <tuple>
 #include <thread>
 
 namespace whale {
@@ -57,6 +59,16 @@ whale_rt_status copyRows(whale_rt_tensor *from, whale_rt_context *toCtx,
                                static_cast<char *>(whale_rt_tensor_data(from)) +
                                    first * rowBytes,
                                shape[0] * rowBytes);
+}
+
+/// Replaces `plan` by `next`, dropping the old plan's modules before the
+/// context that owns them (a member-wise move would drop the context
+/// first).
+void replacePlan(PlannedModel &plan, PlannedModel &&next) {
+  plan.others.clear();
+  plan.ranks = mlir::OwningOpRef<mlir::ModuleOp>();
+  plan.planned = mlir::OwningOpRef<mlir::ModuleOp>();
+  plan = std::move(next);
 }
 
 } // namespace
@@ -145,20 +157,13 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     global.push_back(in);
   }
 
-  // Plans the model for `cluster` and opens its ranks: programs, a
-  // communicator, a context per rank.
-  auto openRanks = [&]() -> std::string {
+  // Takes `next` (the model planned for `cluster`) as the plan and opens
+  // its ranks: programs, a communicator, a context per rank.
+  auto openRanks = [&](PlannedModel &&next) -> std::string {
     ranks.clear(); // before the communicator they are bound to
     comm.reset();
     programs.clear();
-    // The modules first, then the context that owns them (member-wise
-    // assignment would drop the context first).
-    plan.others.clear();
-    plan.ranks = mlir::OwningOpRef<mlir::ModuleOp>();
-    plan.planned = mlir::OwningOpRef<mlir::ModuleOp>();
-    plan = PlannedModel();
-    if (!planModel(interp, options.model, cluster, planOptions, plan, error))
-      return error;
+    replacePlan(plan, std::move(next));
     auto compileRanks = [&](mlir::ModuleOp module) -> std::string {
       Programs p{module, JitProgram::compile(module, error, options.traceSites),
                  {}};
@@ -270,25 +275,36 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     return name.substr(0, at);
   };
   auto extractState = [&](const StateCollection &layout, int64_t step,
+                          const ReshardPlan &reshard,
+                          const StateCollection &next,
                           HeldState &held) -> std::string {
     held.clear();
+    // Only the boxes some piece reads (of one replica, where the others
+    // hold the same).
+    std::set<std::tuple<int64_t, std::string, Box>> read;
+    for (const ReshardPiece &p : reshard.pieces)
+      read.insert({p.from, next.tensors[p.tensor].name, p.held});
     for (const StateTensor &t : layout.tensors) {
       if (t.shape.empty()) { // the step and the seed, as the driver has them
         int64_t value = t.name == "seed" ? static_cast<int64_t>(seed) : step;
         std::vector<uint8_t> bytes(sizeof value);
         std::memcpy(bytes.data(), &value, sizeof value);
         for (const auto &[rank, box] : t.holders)
-          held[{rank, t.name}][box] = bytes;
+          if (read.count({rank, t.name, box}))
+            held[{rank, t.name}][box] = bytes;
         continue;
       }
       int state = -1;
       std::string name = splitName(t.name, state);
-      for (const auto &[rank, box] : t.holders)
+      for (const auto &[rank, box] : t.holders) {
+        if (!read.count({rank, t.name, box}))
+          continue;
         if (std::string err =
                 readRankTensor(ranks[rank].ctx.get(), name, localShape(box),
                                state, held[{rank, t.name}][box]);
             !err.empty())
           return err;
+      }
     }
     return "";
   };
@@ -307,8 +323,13 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     return "";
   };
 
-  if (std::string err = openRanks(); !err.empty())
-    return fail(err);
+  {
+    PlannedModel first;
+    if (!planModel(interp, options.model, cluster, planOptions, first, error))
+      return fail(error);
+    if (std::string err = openRanks(std::move(first)); !err.empty())
+      return fail(err);
+  }
   int64_t first = 0;
   if (!options.loadPath.empty()) {
     // Load once, then hand each rank its stage's part.
@@ -347,43 +368,57 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   for (int64_t step = first; step < steps; ++step) {
     if (nextChange < options.elastic.size() &&
         options.elastic[nextChange].afterStep == step) {
-      // Pause at this step boundary: the state out of the ranks by the
-      // old plan's boxes, a new plan, the reshard plan between the two,
-      // the state into the new ranks.
+      // Pause at this step boundary: a plan for the new devices, the
+      // reshard plan from the old ranks' boxes to the new ones', the boxes
+      // it reads out of the old ranks, the new ranks, the state into them.
       const ElasticChange &change = options.elastic[nextChange++];
       auto t0 = std::chrono::steady_clock::now();
       StateCollection before, after;
       HeldState held, moved;
       ReshardPlan reshard;
       Cluster next;
+      PlannedModel nextPlan;
       ReshardReport report;
       report.afterStep = step;
       report.ranksBefore = static_cast<int64_t>(ranks.size());
-      if (!stateOf(plan, cluster, before, error) ||
-          !parseCluster(change.cluster, next, error) ||
+      auto why = [&](const std::string &what) {
+        return fail(what + " after step " + std::to_string(step) + ": " +
+                    error);
+      };
+      if (!parseCluster(change.cluster, next, error) ||
           !checkClusterDevices(next, error))
-        return fail("changing the devices after step " +
-                    std::to_string(step) + ": " + error);
-      if (std::string err = extractState(before, step, held); !err.empty())
+        return why("changing the devices to " + change.cluster);
+      if (!planModel(interp, options.model, next, planOptions, nextPlan,
+                     error))
+        return why("re-planning for " + change.cluster);
+      auto since = [](std::chrono::steady_clock::time_point t) {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                             t)
+            .count();
+      };
+      report.planSeconds = since(t0);
+      if (!stateOf(plan, cluster, before, error) ||
+          !stateOf(nextPlan, next, after, error) ||
+          !planReshard(before, after, reshard, error))
+        return why("resharding");
+      if (std::string err = extractState(before, step, reshard, after, held);
+          !err.empty())
         return fail(err);
       cluster = next;
-      if (std::string err = openRanks(); !err.empty())
-        return fail("re-planning for " + change.cluster + " after step " +
-                    std::to_string(step) + ": " + err);
-      if (!stateOf(plan, cluster, after, error) ||
-          !planReshard(before, after, reshard, error) ||
-          !applyReshard(after, reshard, held, moved, error))
-        return fail("resharding after step " + std::to_string(step) + ": " +
-                    error);
+      auto opening = std::chrono::steady_clock::now();
+      if (std::string err = openRanks(std::move(nextPlan)); !err.empty())
+        return fail("opening the ranks for " + change.cluster +
+                    " after step " + std::to_string(step) + ": " + err);
+      report.planSeconds += since(opening);
+      if (!applyReshard(after, reshard, held, moved, error))
+        return why("resharding");
       if (std::string err = injectState(moved); !err.empty())
         return fail(err);
       report.ranksAfter = static_cast<int64_t>(ranks.size());
       report.movedBytes = reshard.movedBytes();
       report.lowerBoundBytes = reshard.lowerBoundBytes;
       report.stayedBytes = reshard.stayBytes;
-      report.seconds = std::chrono::duration<double>(
-                           std::chrono::steady_clock::now() - t0)
-                           .count();
+      report.seconds = since(t0);
       result.reshards.push_back(report);
     }
     StepLog::Clock::time_point t0 = StepLog::Clock::now();

@@ -47,6 +47,9 @@ struct ReshardReport {
   int64_t ranksBefore = 0, ranksAfter = 0;
   int64_t movedBytes = 0, lowerBoundBytes = 0, stayedBytes = 0;
   double seconds = 0; ///< re-planning, compiling and moving the state
+  /// Of which planning and compiling (the rest reads, moves and writes
+  /// the state).
+  double planSeconds = 0;
 };
 
 struct TrainOptions {

@@ -810,7 +810,9 @@ int run(int argc, char **argv) {
               << r.ranksBefore << " -> " << r.ranksAfter << " ranks, moved "
               << r.movedBytes << " bytes (lower bound " << r.lowerBoundBytes
               << "), kept " << r.stayedBytes << " in place, "
-              << llvm::formatv("{0:F3}", r.seconds).str() << " s\n";
+              << llvm::formatv("{0:F3}", r.seconds).str() << " s ("
+              << llvm::formatv("{0:F3}", r.planSeconds).str()
+              << " s re-planning and compiling)\n";
   if (!result.localBatches.empty()) {
     std::cout << "samples per device:";
     for (int64_t b : result.localBatches)
