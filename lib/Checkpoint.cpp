@@ -189,6 +189,12 @@ std::string copyShardState(whale_rt_context *whole, whale_rt_context *rank,
   return "";
 }
 
+whale_rt_tensor *rankTensor(whale_rt_context *ctx, const std::string &name,
+                            const std::vector<int64_t> &localShape,
+                            int state) {
+  return tensorOf(ctx, Parameter{name, localShape}, state);
+}
+
 std::string readRankTensor(whale_rt_context *ctx, const std::string &name,
                            const std::vector<int64_t> &localShape, int state,
                            std::vector<uint8_t> &out) {

@@ -59,6 +59,12 @@ std::string copyShardState(whale_rt_context *whole, whale_rt_context *rank,
                            const std::vector<Parameter> &params, int stateCount,
                            int64_t part, bool toRank);
 
+/// The tensor of a rank's own copy of parameter `name` (at its part's
+/// `localShape`), or of its optimizer state `state` (-1: the parameter
+/// itself), made zeroed when the rank has none yet; null on an error.
+whale_rt_tensor *rankTensor(whale_rt_context *ctx, const std::string &name,
+                            const std::vector<int64_t> &localShape, int state);
+
 /// A rank's own copy of parameter `name` (at its part's `localShape`), or
 /// of its optimizer state `state` (-1: the parameter itself), as bytes;
 /// made zeroed when the rank has none yet. What a reshard moves.

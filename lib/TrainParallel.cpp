@@ -30,6 +30,7 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -401,19 +402,56 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
           !stateOf(nextPlan, next, after, error) ||
           !planReshard(before, after, reshard, error))
         return why("resharding");
-      if (std::string err = extractState(before, step, reshard, after, held);
-          !err.empty())
+      // On CPU devices both plans' tensors are host memory: each piece is
+      // copied straight from the old rank's tensor into the new rank's,
+      // with the old ranks kept open until then. Elsewhere the pieces the
+      // plan reads go through host copies.
+      auto onHost = [](const Cluster &c) {
+        return std::all_of(c.devices.begin(), c.devices.end(),
+                           [](const DeviceSpec &d) { return d.kind == "cpu"; });
+      };
+      const bool direct = onHost(cluster) && onHost(next);
+      std::vector<Rank> oldRanks;
+      auto oldComm = std::move(comm);
+      if (direct) {
+        oldRanks = std::move(ranks);
+        ranks.clear();
+      } else if (std::string err =
+                     extractState(before, step, reshard, after, held);
+                 !err.empty()) {
         return fail(err);
+      }
       cluster = next;
       auto opening = std::chrono::steady_clock::now();
       if (std::string err = openRanks(std::move(nextPlan)); !err.empty())
         return fail("opening the ranks for " + change.cluster +
                     " after step " + std::to_string(step) + ": " + err);
       report.planSeconds += since(opening);
-      if (!applyReshard(after, reshard, held, moved, error))
-        return why("resharding");
-      if (std::string err = injectState(moved); !err.empty())
-        return fail(err);
+      if (direct) {
+        for (const ReshardPiece &p : reshard.pieces) {
+          const StateTensor &t = after.tensors[p.tensor];
+          if (t.shape.empty())
+            continue; // the step and the seed are the driver's
+          int state = -1;
+          std::string name = splitName(t.name, state);
+          whale_rt_context *from = oldRanks[p.from].ctx.get(),
+                           *to = ranks[p.to].ctx.get();
+          whale_rt_tensor *src = rankTensor(from, name, p.held.size, state),
+                          *dst = rankTensor(to, name, p.needed.size, state);
+          if (!src || !dst)
+            return fail(whale_rt_last_error(src ? to : from));
+          copyBox(static_cast<const uint8_t *>(whale_rt_tensor_data(src)),
+                  p.held, static_cast<uint8_t *>(whale_rt_tensor_data(dst)),
+                  p.needed, p.box, t.elementBytes);
+        }
+      } else {
+        if (!applyReshard(after, reshard, held, moved, error))
+          return why("resharding");
+        if (std::string err = injectState(moved); !err.empty())
+          return fail(err);
+      }
+      oldRanks.clear(); // before the communicator they were bound to
+      oldComm.reset();
       report.ranksAfter = static_cast<int64_t>(ranks.size());
       report.movedBytes = reshard.movedBytes();
       report.lowerBoundBytes = reshard.lowerBoundBytes;
