@@ -22,6 +22,7 @@
 #include "lib/LrSchedule.h"
 #include "lib/ModelLookup.h"
 #include "lib/Planner.h"
+#include "lib/RankCheckpoint.h"
 #include "lib/Reshard.h"
 #include "lib/StateCollection.h"
 #include "lib/StepLog.h"
@@ -332,7 +333,26 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       return fail(err);
   }
   int64_t first = 0;
-  if (!options.loadPath.empty()) {
+  if (!options.loadPath.empty() && isRankCheckpoint(options.loadPath)) {
+    // One file per rank, of any plan: a reshard from its boxes to ours.
+    StateCheckpoint ckpt;
+    StateCollection ours;
+    ReshardPlan reshard;
+    HeldState moved;
+    if (std::string err = loadStateCheckpoint(options.loadPath, ckpt);
+        !err.empty())
+      return fail(err);
+    if (ckpt.model != plan.model)
+      return fail(options.loadPath + " is a checkpoint of '" + ckpt.model +
+                  "', not of '" + plan.model + "'");
+    if (!stateOf(plan, cluster, ours, error) ||
+        !planReshard(ckpt.layout, ours, reshard, error) ||
+        !applyReshard(ours, reshard, ckpt.held, moved, error))
+      return fail("loading " + options.loadPath + ": " + error);
+    if (std::string err = injectState(moved); !err.empty())
+      return fail(err);
+    first = ckpt.nextStep;
+  } else if (!options.loadPath.empty()) {
     // Load once, then hand each rank its stage's part.
     if (std::string err =
             loadCheckpoint(host.get(), options.loadPath, plan.model, allParams,
@@ -538,10 +558,29 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     }
     return "";
   };
-  if (!options.savePath.empty() || options.keepParameters)
+  if (!options.savePath.empty() && options.saveRanks) {
+    // Each rank's own boxes, no gather.
+    StateCheckpoint ckpt;
+    ReshardPlan own;
+    ckpt.model = plan.model;
+    ckpt.nextStep = steps;
+    ckpt.seed = seed;
+    if (!stateOf(plan, cluster, ckpt.layout, error) ||
+        !planReshard(ckpt.layout, ckpt.layout, own, error))
+      return fail(error);
+    if (std::string err =
+            extractState(ckpt.layout, steps, own, ckpt.layout, ckpt.held);
+        !err.empty())
+      return fail(err);
+    if (std::string err = saveRankCheckpoint(options.savePath, ckpt);
+        !err.empty())
+      return fail(err);
+  }
+  const bool wholeSave = !options.savePath.empty() && !options.saveRanks;
+  if (wholeSave || options.keepParameters)
     if (std::string err = gather(); !err.empty())
       return fail(err);
-  if (!options.savePath.empty())
+  if (wholeSave)
     if (std::string err =
             saveCheckpoint(host.get(), options.savePath, plan.model, steps,
                            seed, allParams, stateCount);

@@ -64,6 +64,10 @@ struct TrainOptions {
   /// plan's events.
   bool traceSites = false;
   std::string savePath;         ///< a checkpoint written at the end
+  /// Under a plan: save one file per rank, each with the boxes it holds
+  /// (docs/elastic.md), instead of one file of the whole state. A folder
+  /// of rank files loads under any plan, resharded as it loads.
+  bool saveRanks = false;
   std::string loadPath;         ///< a checkpoint to resume from
   /// The devices (`cpu:4`, a JSON cluster file; see docs/parallelism.md).
   /// Empty: one CPU device. With several devices, or micro-batches, the

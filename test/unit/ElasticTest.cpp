@@ -8,7 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/Cluster.h"
 #include "lib/ElasticSchedule.h"
+#include "lib/Planner.h"
+#include "lib/RankCheckpoint.h"
+#include "lib/StateCollection.h"
 #include "test/unit/EquivalenceSupport.h"
 
 namespace {
@@ -85,6 +89,97 @@ TEST(Elastic, HybridAndUnequalDevices) {
   expectElasticLikeUninterrupted(
       source(kHybrid), kHybrid, "cpu:4",
       {"cpu:1@threads=3,cpu:1@threads=1", "cpu:4"});
+}
+
+/// Trains `text` on `cluster` for steps (from a checkpoint when `load`),
+/// saving the ranks' own boxes when `save`.
+whale::TrainResult trainSteps(const std::string &text, const std::string &name,
+                              const std::string &cluster, int64_t steps,
+                              const std::string &load,
+                              const std::string &save) {
+  whale::Interpreter interp;
+  EXPECT_TRUE(
+      interp.loadString(text, std::string(WHALE_SOURCE_DIR) + "/" + name))
+      << interp.renderDiagnostics();
+  whale::TrainOptions opts;
+  opts.steps = steps;
+  opts.threads = 1;
+  opts.cluster = cluster;
+  opts.loadPath = load;
+  opts.savePath = save;
+  opts.saveRanks = !save.empty();
+  return whale::train(interp, opts);
+}
+
+TEST(Elastic, RankFilesLoadUnderAnotherPlanAndReshardOffline) {
+  const std::string dir = ::testing::TempDir() + "elastic_ranks";
+  std::string text = source(kGpt);
+  whale::TrainResult plain = trainSteps(text, kGpt, "cpu:4", 6, "", "");
+  ASSERT_TRUE(plain.ok) << plain.error;
+  // Steps 1-2 on 4 devices, one file per rank; steps 3-4 on 2 devices
+  // loading them (resharded as they load).
+  whale::TrainResult a =
+      trainSteps(text, kGpt, "cpu:4", 2, "", dir + "/four");
+  ASSERT_TRUE(a.ok) << a.error;
+  whale::TrainResult b =
+      trainSteps(text, kGpt, "cpu:2", 4, dir + "/four", dir + "/two");
+  ASSERT_TRUE(b.ok) << b.error;
+  ASSERT_EQ(b.firstStep, 3);
+  // Offline: the two-device files rewritten for eight devices, then steps
+  // 5-6 there.
+  whale::StateCheckpoint two, eight;
+  ASSERT_EQ(whale::loadStateCheckpoint(dir + "/two", two), "");
+  EXPECT_EQ(two.layout.ranks.size(), 2u);
+  EXPECT_EQ(two.nextStep, 4);
+  whale::Cluster cluster;
+  std::string error;
+  ASSERT_TRUE(whale::parseCluster("cpu:8", cluster, error));
+  whale::Interpreter interp;
+  ASSERT_TRUE(
+      interp.loadString(text, std::string(WHALE_SOURCE_DIR) + "/" + kGpt));
+  whale::PlannedModel plan;
+  ASSERT_TRUE(whale::planModel(interp, "", cluster, {}, plan, error)) << error;
+  eight.model = two.model;
+  eight.nextStep = two.nextStep;
+  eight.seed = two.seed;
+  whale::ReshardPlan reshard;
+  ASSERT_TRUE(whale::stateOf(plan, cluster, eight.layout, error)) << error;
+  ASSERT_TRUE(whale::planReshard(two.layout, eight.layout, reshard, error));
+  ASSERT_TRUE(
+      whale::applyReshard(eight.layout, reshard, two.held, eight.held, error));
+  ASSERT_EQ(whale::saveRankCheckpoint(dir + "/eight", eight), "");
+  whale::TrainResult c =
+      trainSteps(text, kGpt, "cpu:8", 6, dir + "/eight", "");
+  ASSERT_TRUE(c.ok) << c.error;
+  std::vector<double> resumed = a.losses;
+  resumed.insert(resumed.end(), b.losses.begin(), b.losses.end());
+  resumed.insert(resumed.end(), c.losses.begin(), c.losses.end());
+  ASSERT_EQ(resumed.size(), plain.losses.size());
+  for (size_t i = 0; i < resumed.size(); ++i)
+    EXPECT_LT(relative(resumed[i], plain.losses[i]), 1e-4) << "step " << i + 1;
+  // A damaged rank file is found, not used: one byte flipped inside the
+  // data by its checksum, a truncated file by its header.
+  const std::string damaged = dir + "/two/rank-00001.safetensors";
+  {
+    std::fstream f(damaged, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(0, std::ios::end);
+    std::streamoff last = f.tellg() - std::streamoff(1);
+    f.seekg(last);
+    char c = 0;
+    f.read(&c, 1);
+    c = static_cast<char>(c ^ 0x10);
+    f.seekp(last);
+    f.write(&c, 1);
+  }
+  whale::TrainResult d =
+      trainSteps(text, kGpt, "cpu:2", 6, dir + "/two", "");
+  EXPECT_FALSE(d.ok);
+  EXPECT_NE(d.error.find("does not match its checksum"), std::string::npos)
+      << d.error;
+  { std::ofstream(damaged) << "garbage\n"; }
+  d = trainSteps(text, kGpt, "cpu:2", 6, dir + "/two", "");
+  EXPECT_FALSE(d.ok);
+  EXPECT_NE(d.error.find("declares a header"), std::string::npos) << d.error;
 }
 
 TEST(Elastic, AChangeOutsideTheRunIsAnError) {

@@ -14,6 +14,7 @@
 #include "lib/ElasticSchedule.h"
 #include "lib/PlanReport.h"
 #include "lib/Planner.h"
+#include "lib/RankCheckpoint.h"
 #include "lib/Profile.h"
 #include "lib/Reshard.h"
 #include "lib/Search.h"
@@ -48,12 +49,14 @@ commands:
       check a script and print it at a stage (default: whale)
   run FILE.whl [--cluster SPEC [--even] [--elastic FILE]] [--steps N]
                [--seed S] [--threads N]
-               [--metrics FILE.jsonl] [--trace FILE.json] [--save CKPT]
-               [--load CKPT] [-I DIR]...
+               [--metrics FILE.jsonl] [--trace FILE.json] [--save CKPT
+               [--save-ranks]] [--load CKPT] [-I DIR]...
       train the script's model as its train block says, on this machine's
       CPU; with --cluster, as planned over its devices (a thread per rank);
       --elastic FILE changes the devices while it runs (lines "STEP SPEC":
-      after step STEP, re-plan for SPEC and reshard the state in memory)
+      after step STEP, re-plan for SPEC and reshard the state in memory);
+      --save-ranks writes CKPT as one file per rank (their own boxes), which
+      --load reads under any plan, resharding as it loads
   plan FILE.whl --cluster SPEC [--json] [--even] [-I DIR]...
       show the plan: per TaskGraph its strategy, devices, schedule, memory
       per device and bytes communicated per step; per device its share of
@@ -72,9 +75,12 @@ commands:
       pruned by memory and by a lower bound, the rest simulated and ranked;
       prints the top K (5) and the winner as the config to paste
   reshard --from FILE.whl@SPEC --to SPEC [--to-config KEY=VALUE]... [--json]
+          [--apply CKPT -o DIR]
       the state of the script's plan on the first cluster as tensors in
       boxes per rank, and what moving it to the plan on the second cluster
-      takes: the pieces, bytes per rank and route, and the lower bound
+      takes: the pieces, bytes per rank and route, and the lower bound;
+      --apply rewrites checkpoint CKPT (a file, or a folder of rank files)
+      for the new plan as a folder of rank files, with no full gather
   profile FILE.whl --cluster SPEC -o DB.json [--even] [-I DIR]...
       time each distinct op of the plan on this machine's devices (a few
       runs each, through the same JIT as training) into a profile database
@@ -457,12 +463,16 @@ int searchCommand(int argc, char **argv) {
 /// `whale reshard`: the delta between the state of two plans of a script.
 int reshardCommand(int argc, char **argv) {
   whale::InterpreterOptions opts;
-  std::string from, to, file;
+  std::string from, to, file, apply, out;
   std::map<std::string, std::string> toConfigs;
   bool json = false;
   Args args("reshard", argc, argv);
   while (args.next()) {
-    if (auto v = args.value("--from")) {
+    if (auto v = args.value("--apply")) {
+      apply = *v;
+    } else if (auto v = args.value("-o")) {
+      out = *v;
+    } else if (auto v = args.value("--from")) {
       from = *v;
     } else if (auto v = args.value("--to")) {
       to = *v;
@@ -482,6 +492,9 @@ int reshardCommand(int argc, char **argv) {
   if (!file.empty() || from.empty() || to.empty() || at == std::string::npos)
     return usageError("reshard needs --from SCRIPT.whl@CLUSTER and --to "
                       "CLUSTER: whale reshard --from gpt.whl@cpu:4 --to cpu:2");
+  if (apply.empty() != out.empty())
+    return usageError("--apply CKPT and -o DIR go together: the checkpoint "
+                      "to reshard and the folder of rank files to write");
   const std::string script = from.substr(0, at + 4),
                     oldCluster = from.substr(at + 5);
   whale::InterpreterOptions newOpts = opts;
@@ -498,11 +511,42 @@ int reshardCommand(int argc, char **argv) {
   whale::StateCollection before, after;
   whale::ReshardPlan plan;
   std::string error;
-  if (!whale::stateOf(oldPlan, a, before, error) ||
+  // With --apply the checkpoint's own boxes are what moves.
+  whale::StateCheckpoint ckpt;
+  if (!apply.empty()) {
+    if (std::string err = whale::loadStateCheckpoint(apply, ckpt);
+        !err.empty()) {
+      std::cerr << "whale: error: " << err << "\n";
+      return 1;
+    }
+    if (ckpt.model != newPlan.model) {
+      std::cerr << "whale: error: " << apply << " is a checkpoint of '"
+                << ckpt.model << "', not of '" << newPlan.model << "'\n";
+      return 1;
+    }
+  }
+  if (!(apply.empty() ? whale::stateOf(oldPlan, a, before, error)
+                      : (before = ckpt.layout, true)) ||
       !whale::stateOf(newPlan, b, after, error) ||
       !whale::planReshard(before, after, plan, error)) {
     std::cerr << "whale: error: " << error << "\n";
     return 1;
+  }
+  if (!apply.empty()) {
+    whale::StateCheckpoint rewritten;
+    rewritten.model = ckpt.model;
+    rewritten.nextStep = ckpt.nextStep;
+    rewritten.seed = ckpt.seed;
+    rewritten.layout = after;
+    if (!whale::applyReshard(after, plan, ckpt.held, rewritten.held, error)) {
+      std::cerr << "whale: error: " << error << "\n";
+      return 1;
+    }
+    if (std::string err = whale::saveRankCheckpoint(out, rewritten);
+        !err.empty()) {
+      std::cerr << "whale: error: " << err << "\n";
+      return 1;
+    }
   }
   std::cout << (json ? whale::reshardJson(before, after, plan)
                      : whale::reshardText(before, after, plan));
@@ -736,6 +780,8 @@ int run(int argc, char **argv) {
       train.cluster = *v;
     } else if (auto v = args.value("--elastic")) {
       elastic = *v;
+    } else if (args.arg() == "--save-ranks") {
+      train.saveRanks = true;
     } else if (args.arg() == "--even") {
       train.evenPlan = true;
     } else if ((rc = args.finish(opts, file))) {
@@ -744,6 +790,9 @@ int run(int argc, char **argv) {
   }
   if (file.empty())
     return usageError("run needs a script: whale run FILE.whl");
+  if (train.saveRanks && (train.cluster.empty() || train.savePath.empty()))
+    return usageError("--save-ranks needs --cluster and --save: the ranks "
+                      "whose boxes to write");
   if (!elastic.empty()) {
     if (train.cluster.empty())
       return usageError("--elastic needs --cluster: the devices the run "

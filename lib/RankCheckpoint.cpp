@@ -1,0 +1,233 @@
+//===- RankCheckpoint.cpp - a plan's state as one file per rank -----------===//
+
+#include "lib/RankCheckpoint.h"
+
+#include "lib/Checkpoint.h"
+#include "runtime/store/Safetensors.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CRC.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+namespace whale {
+
+namespace {
+
+constexpr const char *kRankFormat = "whale-rank-checkpoint-1";
+
+std::string rankFile(const std::string &dir, int64_t rank) {
+  char name[32];
+  std::snprintf(name, sizeof name, "rank-%05lld.safetensors",
+                static_cast<long long>(rank));
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, name);
+  return path.str().str();
+}
+
+std::string joinInts(const std::vector<int64_t> &v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? "," : "") + std::to_string(v[i]);
+  return s;
+}
+
+/// "1,2,3" (or "") into numbers; false when it is not that.
+bool splitInts(llvm::StringRef text, std::vector<int64_t> &out) {
+  out.clear();
+  if (text.empty())
+    return true;
+  llvm::SmallVector<llvm::StringRef> parts;
+  text.split(parts, ',');
+  for (llvm::StringRef p : parts) {
+    long long v = 0;
+    if (p.getAsInteger(10, v) || v < 0)
+      return false;
+    out.push_back(v);
+  }
+  return true;
+}
+
+bool parseNumber(const std::map<std::string, std::string> &meta,
+                 const std::string &key, int64_t &out) {
+  auto it = meta.find(key);
+  long long v = 0;
+  if (it == meta.end() || llvm::StringRef(it->second).getAsInteger(10, v))
+    return false;
+  out = v;
+  return true;
+}
+
+/// The step and the seed, which every rank of `out` holds.
+void addScalars(StateCheckpoint &out) {
+  for (const char *scalar : {"step", "seed"}) {
+    StateTensor t{scalar, {}, 8, {}};
+    int64_t value =
+        std::string(scalar) == "step" ? out.nextStep : int64_t(out.seed);
+    std::vector<uint8_t> bytes(8);
+    std::memcpy(bytes.data(), &value, 8);
+    for (size_t r = 0; r < out.layout.ranks.size(); ++r) {
+      t.holders.push_back({int64_t(r), Box{}});
+      out.held[{int64_t(r), scalar}][Box{}] = bytes;
+    }
+    out.layout.tensors.push_back(t);
+  }
+}
+
+/// The single-file checkpoint: one rank holding every tensor whole.
+std::string loadSingleFile(const std::string &path, StateCheckpoint &out) {
+  std::string file = path;
+  if (!llvm::StringRef(path).ends_with(".safetensors") &&
+      !llvm::sys::fs::is_regular_file(path)) {
+    llvm::SmallString<256> p(path);
+    llvm::sys::path::append(p, kCheckpointFileName);
+    file = p.str().str();
+  }
+  rt::Checkpoint ckpt;
+  if (rt::Status st = rt::readSafetensors(file, ckpt); !st.isOk())
+    return st.message();
+  int64_t step = 0, seed = 0;
+  if (!parseNumber(ckpt.metadata, "step", step) ||
+      !parseNumber(ckpt.metadata, "seed", seed))
+    return file + ": not a whale checkpoint (no step and seed)";
+  out.model = ckpt.metadata["model"];
+  out.nextStep = step;
+  out.seed = static_cast<uint64_t>(seed);
+  out.layout = StateCollection();
+  out.layout.model = out.model;
+  out.layout.ranks = {{"checkpoint", "checkpoint"}};
+  out.held.clear();
+  for (rt::StoredTensor &t : ckpt.tensors) {
+    int64_t size = rt::safetensorsDtypeSize(t.dtype);
+    Box whole = wholeBox(t.shape);
+    out.layout.tensors.push_back({t.name, t.shape, size, {{0, whole}}});
+    out.held[{0, t.name}][whole] = std::move(t.data);
+  }
+  addScalars(out);
+  return "";
+}
+
+} // namespace
+
+bool isRankCheckpoint(const std::string &path) {
+  return llvm::sys::fs::is_directory(path) &&
+         llvm::sys::fs::exists(rankFile(path, 0));
+}
+
+std::string saveRankCheckpoint(const std::string &dir,
+                               const StateCheckpoint &ckpt) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return "cannot make checkpoint folder '" + dir + "': " + ec.message();
+  const StateCollection &layout = ckpt.layout;
+  for (size_t r = 0; r < layout.ranks.size(); ++r) {
+    rt::Checkpoint file;
+    file.metadata["format"] = kRankFormat;
+    file.metadata["model"] = ckpt.model;
+    file.metadata["step"] = std::to_string(ckpt.nextStep);
+    file.metadata["seed"] = std::to_string(ckpt.seed);
+    file.metadata["rank"] = std::to_string(r);
+    file.metadata["ranks"] = std::to_string(layout.ranks.size());
+    file.metadata["device"] = layout.ranks[r].device;
+    file.metadata["node"] = layout.ranks[r].node;
+    for (const StateTensor &t : layout.tensors) {
+      if (t.shape.empty())
+        continue; // the step and the seed are in the metadata
+      for (const auto &[rank, box] : t.holders) {
+        if (rank != static_cast<int64_t>(r))
+          continue;
+        auto held = ckpt.held.find({rank, t.name});
+        if (held == ckpt.held.end() || !held->second.count(box))
+          return "no data for " + box.str() + " of '" + t.name +
+                 "' of rank " + std::to_string(r);
+        // A rank holding two boxes of one tensor names the second apart.
+        std::string name = t.name;
+        if (file.find(name))
+          name += "@" + joinInts(box.offset);
+        file.metadata["whale.box." + name] =
+            joinInts(box.offset) + ";" + joinInts(box.size);
+        file.metadata["whale.shape." + name] = joinInts(t.shape);
+        file.metadata["whale.tensor." + name] = t.name;
+        file.metadata["whale.crc32." + name] =
+            std::to_string(llvm::crc32(held->second.at(box)));
+        file.tensors.push_back(
+            {name, "F32", box.size, held->second.at(box)});
+      }
+    }
+    if (rt::Status st = rt::writeSafetensors(rankFile(dir, r), file);
+        !st.isOk())
+      return st.message();
+  }
+  return "";
+}
+
+std::string loadStateCheckpoint(const std::string &path,
+                                StateCheckpoint &out) {
+  if (!isRankCheckpoint(path))
+    return loadSingleFile(path, out);
+  out = StateCheckpoint();
+  std::map<std::string, size_t> at;
+  int64_t ranks = 1;
+  for (int64_t r = 0; r < ranks; ++r) {
+    std::string file = rankFile(path, r);
+    rt::Checkpoint ckpt;
+    if (rt::Status st = rt::readSafetensors(file, ckpt); !st.isOk())
+      return st.message();
+    auto &meta = ckpt.metadata;
+    int64_t rank = -1, step = 0, seed = 0;
+    if (meta["format"] != kRankFormat || !parseNumber(meta, "rank", rank) ||
+        rank != r || !parseNumber(meta, "ranks", ranks) || ranks < 1 ||
+        ranks > (1 << 20) || !parseNumber(meta, "step", step) ||
+        !parseNumber(meta, "seed", seed))
+      return file + ": not rank " + std::to_string(r) +
+             " of a whale rank checkpoint";
+    if (r == 0) {
+      out.model = meta["model"];
+      out.nextStep = step;
+      out.seed = static_cast<uint64_t>(seed);
+      out.layout.model = out.model;
+    } else if (meta["model"] != out.model || step != out.nextStep) {
+      return file + ": of another model or step than rank 0's";
+    }
+    out.layout.ranks.push_back({meta["device"], meta["node"]});
+    for (rt::StoredTensor &t : ckpt.tensors) {
+      Box box;
+      std::vector<int64_t> shape;
+      llvm::StringRef boxText(meta["whale.box." + t.name]);
+      auto [offsets, sizes] = boxText.split(';');
+      std::string name = meta["whale.tensor." + t.name];
+      if (name.empty() || !boxText.contains(';') ||
+          !splitInts(offsets, box.offset) || !splitInts(sizes, box.size) ||
+          !splitInts(meta["whale.shape." + t.name], shape) ||
+          box.offset.size() != shape.size() || box.size != t.shape ||
+          !intersect(box, wholeBox(shape)) ||
+          !(*intersect(box, wholeBox(shape)) == box))
+        return file + ": tensor '" + t.name +
+               "' has no box of its whole shape in the metadata";
+      // Damage inside the data leaves the file well-formed: the checksum
+      // finds it.
+      int64_t crc = -1;
+      if (!parseNumber(meta, "whale.crc32." + t.name, crc) ||
+          uint32_t(crc) != llvm::crc32(t.data))
+        return file + ": tensor '" + t.name +
+               "' does not match its checksum: the file is damaged";
+      auto [it, fresh] = at.try_emplace(name, out.layout.tensors.size());
+      if (fresh)
+        out.layout.tensors.push_back(
+            {name, shape, rt::safetensorsDtypeSize(t.dtype), {}});
+      StateTensor &tensor = out.layout.tensors[it->second];
+      if (tensor.shape != shape)
+        return file + ": tensor '" + name + "' has another shape than in " +
+               "the ranks before";
+      tensor.holders.push_back({r, box});
+      out.held[{r, name}][box] = std::move(t.data);
+    }
+  }
+  addScalars(out);
+  return "";
+}
+
+} // namespace whale

@@ -1,0 +1,49 @@
+//===- RankCheckpoint.h - a plan's state as one file per rank -----*- C++
+//-*-===//
+//
+// How large runs keep checkpoints: each rank writes the boxes it holds,
+// `rank-NNNNN.safetensors` in a folder, each tensor at its box's shape with
+// the box, the whole shape and a CRC-32 of its bytes in the metadata
+// (`whale.box.NAME` = "offsets;sizes", `whale.shape.NAME`,
+// `whale.crc32.NAME`): a damaged file is found and never used. Read back, the folder is a state
+// collection with its boxes, so loading under any plan is a reshard from
+// it (lib/Reshard.h), with no gather of the whole state anywhere. The
+// single-file checkpoint (lib/Checkpoint.h) reads as a collection of one
+// rank holding every tensor whole.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_LIB_RANKCHECKPOINT_H
+#define WHALE_LIB_RANKCHECKPOINT_H
+
+#include "lib/Reshard.h"
+
+#include <cstdint>
+#include <string>
+
+namespace whale {
+
+struct StateCheckpoint {
+  std::string model;
+  int64_t nextStep = 0;
+  uint64_t seed = 0;
+  StateCollection layout;
+  HeldState held;
+};
+
+/// Whether `path` is a folder of rank files.
+bool isRankCheckpoint(const std::string &path);
+
+/// Writes every rank's boxes of `ckpt.layout` (all of `ckpt.held`) into
+/// `dir`, one file a rank; "" on success.
+std::string saveRankCheckpoint(const std::string &dir,
+                               const StateCheckpoint &ckpt);
+
+/// Reads a folder of rank files, or a single-file checkpoint; every box is
+/// checked against its file's data and the whole shape; "" on success.
+std::string loadStateCheckpoint(const std::string &path,
+                                StateCheckpoint &out);
+
+} // namespace whale
+
+#endif
