@@ -382,11 +382,114 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
                   std::to_string(steps - 1));
   }
 
+  // The in-memory store (replicateEvery): each rank's boxes as of a step,
+  // kept by its worker, and a copy kept by the next worker (a ring), so
+  // that losing any one worker loses no state.
+  struct Store {
+    int64_t step = -1;
+    StateCollection layout;
+    std::map<int64_t, HeldState> own, copyOfPrevious; // by worker (rank)
+  } store;
+  auto updateStore = [&](int64_t step) -> std::string {
+    auto t0 = std::chrono::steady_clock::now();
+    Store next;
+    next.step = step;
+    ReshardPlan own;
+    HeldState all;
+    if (!stateOf(plan, cluster, next.layout, error) ||
+        !planReshard(next.layout, next.layout, own, error))
+      return error;
+    if (std::string err = extractState(next.layout, step, own, next.layout,
+                                       all);
+        !err.empty())
+      return err;
+    const int64_t n = static_cast<int64_t>(ranks.size());
+    for (auto &[key, boxes] : all) {
+      next.copyOfPrevious[(key.first + 1) % n][key] = boxes;
+      next.own[key.first][key] = std::move(boxes);
+    }
+    store = std::move(next);
+    ++result.storeUpdates;
+    result.storeSeconds += std::chrono::duration<double>(
+                               std::chrono::steady_clock::now() - t0)
+                               .count();
+    return "";
+  };
+  // After the rank on device `lost` failed: the store's state without
+  // that worker (its boxes from the next worker's copy and from its
+  // data-parallel replicas), on the survivors, re-planned.
+  auto recover = [&](int64_t lost, RecoveryReport &report) -> std::string {
+    auto t0 = std::chrono::steady_clock::now();
+    const int64_t n = static_cast<int64_t>(store.layout.ranks.size());
+    int64_t lostRank = -1;
+    for (int64_t i = 0; i < static_cast<int64_t>(ranks.size()); ++i)
+      if (plan.grid[ranks[i].stage * plan.replicas + ranks[i].replica] ==
+          lost)
+        lostRank = i;
+    if (lostRank < 0 || n < 2)
+      return "no other rank holds a copy of its state";
+    // What survives: every worker's own boxes but the lost one's, and the
+    // copy of the lost worker's boxes that the next worker keeps.
+    StateCollection surviving = store.layout;
+    HeldState held;
+    const int64_t keeper = (lostRank + 1) % n;
+    for (StateTensor &t : surviving.tensors) {
+      std::vector<std::pair<int64_t, Box>> holders;
+      for (auto &[rank, box] : t.holders)
+        holders.push_back({rank == lostRank ? keeper : rank, box});
+      t.holders = holders;
+    }
+    for (const auto &[worker, boxes] : store.own)
+      if (worker != lostRank)
+        for (const auto &[key, data] : boxes)
+          held[key] = data;
+    for (const auto &[key, data] : store.copyOfPrevious[keeper])
+      for (const auto &[box, bytes] : data)
+        held[{keeper, key.second}][box] = bytes;
+    // The survivors, as many as the model plans on (from the end, the
+    // fewest dropped).
+    Cluster survivors = cluster;
+    survivors.devices.erase(survivors.devices.begin() + lost);
+    PlannedModel next;
+    std::string why;
+    while (!survivors.devices.empty() &&
+           !planModel(interp, options.model, survivors, planOptions, next,
+                      why)) {
+      survivors.devices.pop_back();
+      replacePlan(next, PlannedModel());
+    }
+    if (survivors.devices.empty())
+      return "the model plans on none of the remaining devices: " + why;
+    StateCollection after;
+    ReshardPlan reshard;
+    HeldState moved;
+    if (!stateOf(next, survivors, after, error) ||
+        !planReshard(surviving, after, reshard, error))
+      return error;
+    report.devicesBefore = static_cast<int64_t>(cluster.devices.size());
+    cluster = survivors;
+    if (std::string err = openRanks(std::move(next)); !err.empty())
+      return err;
+    if (!applyReshard(after, reshard, held, moved, error))
+      return error;
+    if (std::string err = injectState(moved); !err.empty())
+      return err;
+    report.devicesAfter = static_cast<int64_t>(cluster.devices.size());
+    report.movedBytes = reshard.movedBytes();
+    report.resumedAfter = store.step;
+    report.seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - t0)
+                         .count();
+    return "";
+  };
+
   StepLog log;
   if (std::string err = log.open(options, first > 0); !err.empty())
     return fail(err);
   result.firstStep = first + 1;
+  bool injected = false;
   for (int64_t step = first; step < steps; ++step) {
+
     if (nextChange < options.elastic.size() &&
         options.elastic[nextChange].afterStep == step) {
       // Pause at this step boundary: a plan for the new devices, the
@@ -488,6 +591,9 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     // reported (theirs only say they were aborted).
     std::mutex failMutex;
     std::string firstError;
+    int64_t failedDevice = -1;
+    const bool inject = !injected && options.failStep == step + 1;
+    injected = injected || inject;
     std::vector<std::thread> threads;
     for (size_t i = 0; i < ranks.size(); ++i)
       threads.emplace_back([&, i] {
@@ -498,16 +604,20 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
           copied = copyRows(global[k], ctx, rank.inputs[k], rank.firstRow);
         whale_rt_set_train_state(ctx, step + 1, factor);
         whale_rt_tensor *loss = nullptr;
-        if (copied != WHALE_RT_OK ||
+        const int64_t device =
+            plan.grid[rank.stage * plan.replicas + rank.replica];
+        // A failure injected for tests stops the rank before its step.
+        const bool dies = inject && device == options.failDevice;
+        if (dies || copied != WHALE_RT_OK ||
             rank.program->entry(ctx, rank.inputs.data(), &loss) !=
                 WHALE_RT_OK) {
-          std::string who =
-              "rank " +
-              std::to_string(
-                  plan.grid[rank.stage * plan.replicas + rank.replica]);
+          std::string who = "rank " + std::to_string(device);
           std::lock_guard<std::mutex> lock(failMutex);
           if (firstError.empty()) {
-            firstError = who + ": " + whale_rt_last_error(ctx);
+            firstError = who + ": " +
+                         (dies ? std::string("failed (injected for a test)")
+                               : std::string(whale_rt_last_error(ctx)));
+            failedDevice = device;
             whale_rt_comm_abort(comm.get(), (who + " failed").c_str());
           }
           return;
@@ -526,6 +636,20 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       t.join();
     whale_rt_comm_trace_driver(
         comm.get(), "step", t0Ns, whale_rt_now_ns() - t0Ns);
+    if (!firstError.empty() && store.step >= 0 && failedDevice >= 0) {
+      // Recover from the store: the survivors re-planned, the steps since
+      // the store's copy run again.
+      RecoveryReport report;
+      report.failedStep = step + 1;
+      report.failure = firstError;
+      if (std::string err = recover(failedDevice, report); !err.empty())
+        return fail("step " + std::to_string(step + 1) + ": " + firstError +
+                    "; recovering from the in-memory store failed: " + err);
+      result.recoveries.push_back(report);
+      result.losses.resize(store.step - first);
+      step = store.step - 1; // the loop's ++ makes it the store's step
+      continue;
+    }
     if (!firstError.empty())
       return fail("step " + std::to_string(step + 1) + ": " + firstError);
     double value = 0;
@@ -540,6 +664,13 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       return fail(err);
     result.losses.push_back(value);
     log.report(step + 1, steps, value, plan.globalBatch, t0);
+    // The store after every replicateEvery-th step (none before the first:
+    // the parameters are made by the first step's programs).
+    if (options.replicateEvery > 0 &&
+        (step + 1 - first) % options.replicateEvery == 0 && step + 1 < steps)
+      if (std::string err = updateStore(step + 1); !err.empty())
+        return fail("keeping the state in memory after step " +
+                    std::to_string(step + 1) + ": " + err);
   }
   const std::vector<Stage> &stages = *stagesOf;
   const int64_t devices = static_cast<int64_t>(cluster.devices.size());

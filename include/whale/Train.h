@@ -52,6 +52,16 @@ struct ReshardReport {
   double planSeconds = 0;
 };
 
+/// What one recovery from a failed rank did.
+struct RecoveryReport {
+  int64_t failedStep = 0;    ///< the step during which the rank failed
+  int64_t resumedAfter = 0;  ///< the step of the store copy it resumed from
+  int64_t devicesBefore = 0, devicesAfter = 0;
+  int64_t movedBytes = 0;
+  double seconds = 0; ///< from the failure to the state in the new ranks
+  std::string failure; ///< the failed rank's message
+};
+
 struct TrainOptions {
   std::string model;            ///< empty: the first model with a train block
   std::optional<int64_t> steps; ///< overrides the train block's
@@ -81,6 +91,12 @@ struct TrainOptions {
   /// Changes of the devices while the job runs, in step order (under a
   /// plan): see docs/elastic.md.
   std::vector<ElasticChange> elastic;
+  /// Under a plan: every this many steps, each rank's state is kept in
+  /// memory with a copy on the next rank, so that when a rank fails the
+  /// job re-plans for the others and goes on from there (0: never).
+  int64_t replicateEvery = 0;
+  /// For tests: the rank on this device fails during step `failStep`.
+  int64_t failDevice = -1, failStep = 0;
   std::function<void(const StepReport &)> onStep;
 };
 
@@ -101,6 +117,12 @@ struct TrainResult {
   std::vector<int64_t> localBatches;
   /// Each change of the devices, in order.
   std::vector<ReshardReport> reshards;
+  /// Each recovery from a failed rank, in order.
+  std::vector<RecoveryReport> recoveries;
+  /// The in-memory store: how often it was brought up to date, and the
+  /// seconds that took in all.
+  int64_t storeUpdates = 0;
+  double storeSeconds = 0;
 };
 
 /// Trains the loaded program's model for its train block's steps (or

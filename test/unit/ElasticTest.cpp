@@ -182,6 +182,59 @@ TEST(Elastic, RankFilesLoadUnderAnotherPlanAndReshardOffline) {
   EXPECT_NE(d.error.find("declares a header"), std::string::npos) << d.error;
 }
 
+/// Trains `text` for 8 steps on `cluster`, the rank on `device` failing in
+/// step 6, with the state kept in memory every 2 steps.
+whale::TrainResult trainFailing(const std::string &text,
+                                const std::string &name,
+                                const std::string &cluster, int64_t device,
+                                int64_t every) {
+  whale::Interpreter interp;
+  EXPECT_TRUE(
+      interp.loadString(text, std::string(WHALE_SOURCE_DIR) + "/" + name));
+  whale::TrainOptions opts;
+  opts.steps = 8;
+  opts.threads = 1;
+  opts.cluster = cluster;
+  opts.replicateEvery = every;
+  opts.failDevice = device;
+  opts.failStep = 6;
+  return whale::train(interp, opts);
+}
+
+TEST(Elastic, AFailedRankIsRecoveredFromTheStore) {
+  for (auto [script, device] :
+       {std::pair<const char *, int64_t>{kGpt, 1}, {kMlpSplit, 2},
+        {kMlp, 3}}) {
+    SCOPED_TRACE(script);
+    std::string text = source(script);
+    whale::TrainResult plain = trainSteps(text, script, "cpu:4", 8, "", "");
+    whale::TrainResult failing = trainFailing(text, script, "cpu:4", device, 2);
+    ASSERT_TRUE(plain.ok) << plain.error;
+    ASSERT_TRUE(failing.ok) << failing.error;
+    ASSERT_EQ(failing.recoveries.size(), 1u);
+    const whale::RecoveryReport &r = failing.recoveries[0];
+    EXPECT_EQ(r.failedStep, 6);
+    EXPECT_EQ(r.resumedAfter, 4); // the store's last copy
+    EXPECT_EQ(r.devicesBefore, 4);
+    EXPECT_LT(r.devicesAfter, 4);
+    EXPECT_NE(r.failure.find("injected"), std::string::npos);
+    EXPECT_EQ(failing.storeUpdates, 3); // after steps 2, 4 and 6
+    ASSERT_EQ(failing.losses.size(), plain.losses.size());
+    for (size_t i = 0; i < plain.losses.size(); ++i)
+      EXPECT_LT(relative(failing.losses[i], plain.losses[i]), 1e-4)
+          << "step " << i + 1;
+  }
+}
+
+TEST(Elastic, AFailedRankWithoutAStoreStopsTheRun) {
+  std::string text = source(kMlp);
+  whale::TrainResult r = trainFailing(text, kMlp, "cpu:4", 2, 0);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("step 6: rank 2: failed (injected for a test)"),
+            std::string::npos)
+      << r.error;
+}
+
 TEST(Elastic, AChangeOutsideTheRunIsAnError) {
   whale::Interpreter interp;
   ASSERT_TRUE(interp.loadString(source(kMlp), std::string(WHALE_SOURCE_DIR) +

@@ -55,6 +55,9 @@ commands:
       CPU; with --cluster, as planned over its devices (a thread per rank);
       --elastic FILE changes the devices while it runs (lines "STEP SPEC":
       after step STEP, re-plan for SPEC and reshard the state in memory);
+      --replicate-every N keeps each rank's state in memory every N steps
+      with a copy on the next rank: a failed rank is then recovered from it
+      on the others (--fail-rank DEVICE@STEP injects one, for tests);
       --save-ranks writes CKPT as one file per rank (their own boxes), which
       --load reads under any plan, resharding as it loads
   plan FILE.whl --cluster SPEC [--json] [--even] [-I DIR]...
@@ -782,6 +785,23 @@ int run(int argc, char **argv) {
       elastic = *v;
     } else if (args.arg() == "--save-ranks") {
       train.saveRanks = true;
+    } else if (auto v = args.value("--replicate-every")) {
+      std::optional<int64_t> n = integer("--replicate-every", *v, 1, rc);
+      if (!n)
+        return rc;
+      train.replicateEvery = *n;
+    } else if (auto v = args.value("--fail-rank")) {
+      // DEVICE@STEP: for tests of recovery.
+      size_t at = v->find('@');
+      std::optional<int64_t> device, step;
+      if (at == std::string::npos ||
+          !(device = integer("--fail-rank", v->substr(0, at), 0, rc)) ||
+          !(step = integer("--fail-rank", v->substr(at + 1), 1, rc)))
+        return rc ? rc
+                  : usageError("--fail-rank takes DEVICE@STEP, got '" + *v +
+                               "'");
+      train.failDevice = *device;
+      train.failStep = *step;
     } else if (args.arg() == "--even") {
       train.evenPlan = true;
     } else if ((rc = args.finish(opts, file))) {
@@ -854,6 +874,18 @@ int run(int argc, char **argv) {
               << " bytes over all ranks, at most " << most / steps
               << " by one rank\n";
   }
+  for (const whale::RecoveryReport &r : result.recoveries)
+    std::cout << "recovered from a failure in step " << r.failedStep << " ("
+              << r.failure << "): " << r.devicesBefore << " -> "
+              << r.devicesAfter << " devices, resumed after step "
+              << r.resumedAfter << " (" << r.failedStep - 1 - r.resumedAfter
+              << " finished steps lost), moved " << r.movedBytes << " bytes, "
+              << llvm::formatv("{0:F3}", r.seconds).str() << " s\n";
+  if (result.storeUpdates > 0)
+    std::cout << "kept the state in memory " << result.storeUpdates
+              << " times, "
+              << llvm::formatv("{0:F3}", result.storeSeconds).str()
+              << " s in all\n";
   for (const whale::ReshardReport &r : result.reshards)
     std::cout << "resharded after step " << r.afterStep << ": "
               << r.ranksBefore << " -> " << r.ranksAfter << " ranks, moved "
