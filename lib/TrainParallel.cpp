@@ -126,6 +126,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   };
   // What one device set runs with; made anew at each change of devices.
   PlannedModel plan;
+  int64_t planVersion = 0; ///< counts the plans the run has had
   std::vector<Programs> programs;
   std::unique_ptr<whale_rt_comm, void (*)(whale_rt_comm *)> comm(
       nullptr, whale_rt_comm_destroy);
@@ -162,6 +163,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   // Takes `next` (the model planned for `cluster`) as the plan and opens
   // its ranks: programs, a communicator, a context per rank.
   auto openRanks = [&](PlannedModel &&next) -> std::string {
+    ++planVersion;
     ranks.clear(); // before the communicator they are bound to
     comm.reset();
     programs.clear();
@@ -280,7 +282,6 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
                           const ReshardPlan &reshard,
                           const StateCollection &next,
                           HeldState &held) -> std::string {
-    held.clear();
     // Only the boxes some piece reads (of one replica, where the others
     // hold the same).
     std::set<std::tuple<int64_t, std::string, Box>> read;
@@ -385,30 +386,37 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   // The in-memory store (replicateEvery): each rank's boxes as of a step,
   // kept by its worker, and a copy kept by the next worker (a ring), so
   // that losing any one worker loses no state.
+  // Updated in place: the buffers of one update are the next one's, so
+  // keeping the store costs copies, not fresh memory.
   struct Store {
     int64_t step = -1;
+    int64_t planVersion = -1; ///< the plan whose boxes it holds
     StateCollection layout;
-    std::map<int64_t, HeldState> own, copyOfPrevious; // by worker (rank)
+    HeldState own;                             // by (worker, tensor)
+    std::map<int64_t, HeldState> copyOfPrevious; // by the keeping worker
   } store;
   auto updateStore = [&](int64_t step) -> std::string {
     auto t0 = std::chrono::steady_clock::now();
-    Store next;
-    next.step = step;
+    if (store.planVersion != planVersion) {
+      store = Store();
+      store.planVersion = planVersion;
+      if (!stateOf(plan, cluster, store.layout, error))
+        return error;
+    }
     ReshardPlan own;
-    HeldState all;
-    if (!stateOf(plan, cluster, next.layout, error) ||
-        !planReshard(next.layout, next.layout, own, error))
+    if (!planReshard(store.layout, store.layout, own, error))
       return error;
-    if (std::string err = extractState(next.layout, step, own, next.layout,
-                                       all);
+    if (std::string err =
+            extractState(store.layout, step, own, store.layout, store.own);
         !err.empty())
       return err;
     const int64_t n = static_cast<int64_t>(ranks.size());
-    for (auto &[key, boxes] : all) {
-      next.copyOfPrevious[(key.first + 1) % n][key] = boxes;
-      next.own[key.first][key] = std::move(boxes);
+    for (const auto &[key, boxes] : store.own) {
+      HeldState &keeper = store.copyOfPrevious[(key.first + 1) % n];
+      for (const auto &[box, bytes] : boxes)
+        keeper[key][box] = bytes; // same sizes: the buffer is reused
     }
-    store = std::move(next);
+    store.step = step;
     ++result.storeUpdates;
     result.storeSeconds += std::chrono::duration<double>(
                                std::chrono::steady_clock::now() - t0)
@@ -439,10 +447,9 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         holders.push_back({rank == lostRank ? keeper : rank, box});
       t.holders = holders;
     }
-    for (const auto &[worker, boxes] : store.own)
-      if (worker != lostRank)
-        for (const auto &[key, data] : boxes)
-          held[key] = data;
+    for (const auto &[key, data] : store.own)
+      if (key.first != lostRank)
+        held[key] = data;
     for (const auto &[key, data] : store.copyOfPrevious[keeper])
       for (const auto &[box, bytes] : data)
         held[{keeper, key.second}][box] = bytes;
