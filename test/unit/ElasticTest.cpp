@@ -27,19 +27,12 @@ void expectElasticLikeUninterrupted(const std::string &text,
                                     const std::string &start,
                                     const std::vector<std::string> &changes) {
   auto run = [&](bool elastic) {
-    whale::Interpreter interp;
-    EXPECT_TRUE(
-        interp.loadString(text, std::string(WHALE_SOURCE_DIR) + "/" + name))
-        << interp.renderDiagnostics();
-    whale::TrainOptions opts;
-    opts.steps = 6;
-    opts.threads = 1;
-    opts.cluster = start;
-    opts.keepParameters = true;
-    if (elastic)
-      for (size_t i = 0; i < changes.size(); ++i)
-        opts.elastic.push_back({int64_t(2 * (i + 1)), changes[i]});
-    return whale::train(interp, opts);
+    return trainText(text, name, start, [&](whale::TrainOptions &opts) {
+      opts.steps = 6;
+      if (elastic)
+        for (size_t i = 0; i < changes.size(); ++i)
+          opts.elastic.push_back({int64_t(2 * (i + 1)), changes[i]});
+    });
   };
   whale::TrainResult plain = run(false), elastic = run(true);
   ASSERT_TRUE(plain.ok) << plain.error;
@@ -97,18 +90,13 @@ whale::TrainResult trainSteps(const std::string &text, const std::string &name,
                               const std::string &cluster, int64_t steps,
                               const std::string &load,
                               const std::string &save) {
-  whale::Interpreter interp;
-  EXPECT_TRUE(
-      interp.loadString(text, std::string(WHALE_SOURCE_DIR) + "/" + name))
-      << interp.renderDiagnostics();
-  whale::TrainOptions opts;
-  opts.steps = steps;
-  opts.threads = 1;
-  opts.cluster = cluster;
-  opts.loadPath = load;
-  opts.savePath = save;
-  opts.saveRanks = !save.empty();
-  return whale::train(interp, opts);
+  return trainText(text, name, cluster, [&](whale::TrainOptions &opts) {
+    opts.steps = steps;
+    opts.loadPath = load;
+    opts.savePath = save;
+    opts.saveRanks = !save.empty();
+    opts.keepParameters = false;
+  });
 }
 
 TEST(Elastic, RankFilesLoadUnderAnotherPlanAndReshardOffline) {
@@ -183,22 +171,17 @@ TEST(Elastic, RankFilesLoadUnderAnotherPlanAndReshardOffline) {
 }
 
 /// Trains `text` for 8 steps on `cluster`, the rank on `device` failing in
-/// step 6, with the state kept in memory every 2 steps.
+/// step 6, with the state kept in memory every `every` steps.
 whale::TrainResult trainFailing(const std::string &text,
                                 const std::string &name,
                                 const std::string &cluster, int64_t device,
                                 int64_t every) {
-  whale::Interpreter interp;
-  EXPECT_TRUE(
-      interp.loadString(text, std::string(WHALE_SOURCE_DIR) + "/" + name));
-  whale::TrainOptions opts;
-  opts.steps = 8;
-  opts.threads = 1;
-  opts.cluster = cluster;
-  opts.replicateEvery = every;
-  opts.failDevice = device;
-  opts.failStep = 6;
-  return whale::train(interp, opts);
+  return trainText(text, name, cluster, [&](whale::TrainOptions &opts) {
+    opts.steps = 8;
+    opts.replicateEvery = every;
+    opts.failDevice = device;
+    opts.failStep = 6;
+  });
 }
 
 TEST(Elastic, AFailedRankIsRecoveredFromTheStore) {
@@ -236,20 +219,18 @@ TEST(Elastic, AFailedRankWithoutAStoreStopsTheRun) {
 }
 
 TEST(Elastic, AChangeOutsideTheRunIsAnError) {
-  whale::Interpreter interp;
-  ASSERT_TRUE(interp.loadString(source(kMlp), std::string(WHALE_SOURCE_DIR) +
-                                                  "/" + kMlp));
-  whale::TrainOptions opts;
-  opts.steps = 4;
-  opts.threads = 1;
-  opts.cluster = "cpu:2";
-  opts.elastic = {{4, "cpu:1"}};
-  whale::TrainResult r = whale::train(interp, opts);
+  auto changing = [&](whale::ElasticChange change) {
+    return trainText(source(kMlp), kMlp, "cpu:2",
+                     [&](whale::TrainOptions &opts) {
+                       opts.steps = 4;
+                       opts.elastic = {change};
+                     });
+  };
+  whale::TrainResult r = changing({4, "cpu:1"});
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.error.find("between step 1 and step 3"), std::string::npos)
       << r.error;
-  opts.elastic = {{2, "cpu:1@mem=1KiB"}};
-  r = whale::train(interp, opts);
+  r = changing({2, "cpu:1@mem=1KiB"});
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.error.find("re-planning for cpu:1@mem=1KiB after step 2"),
             std::string::npos)

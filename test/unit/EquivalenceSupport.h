@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 namespace whale::testing {
@@ -45,9 +46,12 @@ inline std::string edit(std::string text, const std::string &from,
   return text;
 }
 
-inline whale::TrainResult trainText(const std::string &text,
-                                    const std::string &name,
-                                    const std::string &cluster) {
+/// Trains `text` for 5 steps on `cluster`, one thread a rank, keeping the
+/// parameters; `configure` may change the options first.
+inline whale::TrainResult
+trainText(const std::string &text, const std::string &name,
+          const std::string &cluster,
+          const std::function<void(whale::TrainOptions &)> &configure = {}) {
   whale::Interpreter interp;
   EXPECT_TRUE(
       interp.loadString(text, std::string(WHALE_SOURCE_DIR) + "/" + name))
@@ -57,6 +61,8 @@ inline whale::TrainResult trainText(const std::string &text,
   opts.threads = 1;
   opts.cluster = cluster;
   opts.keepParameters = true;
+  if (configure)
+    configure(opts);
   return whale::train(interp, opts);
 }
 
