@@ -30,6 +30,8 @@
 
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
 #include <chrono>
@@ -496,13 +498,35 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   result.firstStep = first + 1;
   bool injected = false;
   for (int64_t step = first; step < steps; ++step) {
-
-    if (nextChange < options.elastic.size() &&
-        options.elastic[nextChange].afterStep == step) {
+    // A change asked for by hand, checked before anything is stopped: a
+    // spec the model cannot be planned on is reported and the job goes on.
+    std::optional<ElasticChange> byHand;
+    if (step > first && !options.controlPath.empty() &&
+        llvm::sys::fs::exists(options.controlPath)) {
+      std::string spec;
+      if (auto text = llvm::MemoryBuffer::getFile(options.controlPath))
+        spec = llvm::StringRef((*text)->getBuffer()).trim().str();
+      llvm::sys::fs::remove(options.controlPath);
+      Cluster asked;
+      PlannedModel trial;
+      std::string why;
+      if (!spec.empty() &&
+          (!parseCluster(spec, asked, why) ||
+           !checkClusterDevices(asked, why) ||
+           !planModel(interp, options.model, asked, planOptions, trial, why)))
+        result.controlErrors.push_back("after step " + std::to_string(step) +
+                                       ", " + spec + ": " + why);
+      else if (!spec.empty())
+        byHand = ElasticChange{step, spec};
+      replacePlan(trial, PlannedModel());
+    }
+    if (byHand || (nextChange < options.elastic.size() &&
+                   options.elastic[nextChange].afterStep == step)) {
       // Pause at this step boundary: a plan for the new devices, the
       // reshard plan from the old ranks' boxes to the new ones', the boxes
       // it reads out of the old ranks, the new ranks, the state into them.
-      const ElasticChange &change = options.elastic[nextChange++];
+      const ElasticChange change =
+          byHand ? *byHand : options.elastic[nextChange++];
       auto t0 = std::chrono::steady_clock::now();
       StateCollection before, after;
       HeldState held, moved;

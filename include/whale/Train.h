@@ -91,6 +91,11 @@ struct TrainOptions {
   /// Changes of the devices while the job runs, in step order (under a
   /// plan): see docs/elastic.md.
   std::vector<ElasticChange> elastic;
+  /// Under a plan: a file a person writes a cluster spec into (`cpu:2`); at
+  /// the next step boundary the job moves to those devices and removes
+  /// the file. A spec the model cannot be planned on is reported in the
+  /// result's `controlErrors` and the job goes on where it is.
+  std::string controlPath;
   /// Under a plan: every this many steps, each rank's state is kept in
   /// memory with a copy on the next rank, so that when a rank fails the
   /// job re-plans for the others and goes on from there (0: never).
@@ -117,6 +122,9 @@ struct TrainResult {
   std::vector<int64_t> localBatches;
   /// Each change of the devices, in order.
   std::vector<ReshardReport> reshards;
+  /// Changes asked for in the control file that could not be made, each
+  /// with the step and why.
+  std::vector<std::string> controlErrors;
   /// Each recovery from a failed rank, in order.
   std::vector<RecoveryReport> recoveries;
   /// The in-memory store: how often it was brought up to date, and the

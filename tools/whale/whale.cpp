@@ -47,14 +47,16 @@ commands:
                    [--cluster SPEC [--even]] [-o OUT] [--dim NAME=N]...
                    [-I DIR]... [--annotate-cost] [--locations]
       check a script and print it at a stage (default: whale)
-  run FILE.whl [--cluster SPEC [--even] [--elastic FILE]] [--steps N]
-               [--seed S] [--threads N]
+  run FILE.whl [--cluster SPEC [--even] [--elastic FILE] [--control FILE]]
+               [--steps N] [--seed S] [--threads N]
                [--metrics FILE.jsonl] [--trace FILE.json] [--save CKPT
                [--save-ranks]] [--load CKPT] [-I DIR]...
       train the script's model as its train block says, on this machine's
       CPU; with --cluster, as planned over its devices (a thread per rank);
       --elastic FILE changes the devices while it runs (lines "STEP SPEC":
       after step STEP, re-plan for SPEC and reshard the state in memory);
+      --control FILE does the same by hand: write a SPEC into FILE and the
+      run moves to it at the next step boundary (and removes FILE);
       --replicate-every N keeps each rank's state in memory every N steps
       with a copy on the next rank: a failed rank is then recovered from it
       on the others (--fail-rank DEVICE@STEP injects one, for tests);
@@ -783,6 +785,8 @@ int run(int argc, char **argv) {
       train.cluster = *v;
     } else if (auto v = args.value("--elastic")) {
       elastic = *v;
+    } else if (auto v = args.value("--control")) {
+      train.controlPath = *v;
     } else if (args.arg() == "--save-ranks") {
       train.saveRanks = true;
     } else if (auto v = args.value("--replicate-every")) {
@@ -813,6 +817,9 @@ int run(int argc, char **argv) {
   if (train.saveRanks && (train.cluster.empty() || train.savePath.empty()))
     return usageError("--save-ranks needs --cluster and --save: the ranks "
                       "whose boxes to write");
+  if (!train.controlPath.empty() && train.cluster.empty())
+    return usageError("--control needs --cluster: the devices the run "
+                      "starts on");
   if (!elastic.empty()) {
     if (train.cluster.empty())
       return usageError("--elastic needs --cluster: the devices the run "
@@ -874,6 +881,9 @@ int run(int argc, char **argv) {
               << " bytes over all ranks, at most " << most / steps
               << " by one rank\n";
   }
+  for (const std::string &e : result.controlErrors)
+    std::cerr << "whale: warning: the change asked in " << train.controlPath
+              << " was not made " << e << "\n";
   for (const whale::RecoveryReport &r : result.recoveries)
     std::cout << "recovered from a failure in step " << r.failedStep << " ("
               << r.failure << "): " << r.devicesBefore << " -> "
