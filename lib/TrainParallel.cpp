@@ -25,6 +25,7 @@
 #include "lib/RankCheckpoint.h"
 #include "lib/Reshard.h"
 #include "lib/StateCollection.h"
+#include "lib/StateStore.h"
 #include "lib/StepLog.h"
 #include "runtime/WhaleRuntime.h"
 
@@ -385,40 +386,20 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
                   std::to_string(steps - 1));
   }
 
-  // The in-memory store (replicateEvery): each rank's boxes as of a step,
-  // kept by its worker, and a copy kept by the next worker (a ring), so
-  // that losing any one worker loses no state.
-  // Updated in place: the buffers of one update are the next one's, so
-  // keeping the store costs copies, not fresh memory.
-  struct Store {
-    int64_t step = -1;
-    int64_t planVersion = -1; ///< the plan whose boxes it holds
-    StateCollection layout;
-    HeldState own;                             // by (worker, tensor)
-    std::map<int64_t, HeldState> copyOfPrevious; // by the keeping worker
-  } store;
+  // The in-memory store (replicateEvery), lib/StateStore.h.
+  StateStore store;
   auto updateStore = [&](int64_t step) -> std::string {
     auto t0 = std::chrono::steady_clock::now();
-    if (store.planVersion != planVersion) {
-      store = Store();
-      store.planVersion = planVersion;
-      if (!stateOf(plan, cluster, store.layout, error))
-        return error;
-    }
+    StateCollection layout;
     ReshardPlan own;
-    if (!planReshard(store.layout, store.layout, own, error))
+    if (!stateOf(plan, cluster, layout, error) ||
+        !planReshard(layout, layout, own, error))
       return error;
-    if (std::string err =
-            extractState(store.layout, step, own, store.layout, store.own);
+    if (std::string err = extractState(layout, step, own, layout,
+                                       store.prepare(layout, planVersion));
         !err.empty())
       return err;
-    const int64_t n = static_cast<int64_t>(ranks.size());
-    for (const auto &[key, boxes] : store.own) {
-      HeldState &keeper = store.copyOfPrevious[(key.first + 1) % n];
-      for (const auto &[box, bytes] : boxes)
-        keeper[key][box] = bytes; // same sizes: the buffer is reused
-    }
-    store.step = step;
+    store.commit(step);
     ++result.storeUpdates;
     result.storeSeconds += std::chrono::duration<double>(
                                std::chrono::steady_clock::now() - t0)
@@ -430,31 +411,15 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   // data-parallel replicas), on the survivors, re-planned.
   auto recover = [&](int64_t lost, RecoveryReport &report) -> std::string {
     auto t0 = std::chrono::steady_clock::now();
-    const int64_t n = static_cast<int64_t>(store.layout.ranks.size());
     int64_t lostRank = -1;
     for (int64_t i = 0; i < static_cast<int64_t>(ranks.size()); ++i)
       if (plan.grid[ranks[i].stage * plan.replicas + ranks[i].replica] ==
           lost)
         lostRank = i;
-    if (lostRank < 0 || n < 2)
-      return "no other rank holds a copy of its state";
-    // What survives: every worker's own boxes but the lost one's, and the
-    // copy of the lost worker's boxes that the next worker keeps.
-    StateCollection surviving = store.layout;
+    StateCollection surviving;
     HeldState held;
-    const int64_t keeper = (lostRank + 1) % n;
-    for (StateTensor &t : surviving.tensors) {
-      std::vector<std::pair<int64_t, Box>> holders;
-      for (auto &[rank, box] : t.holders)
-        holders.push_back({rank == lostRank ? keeper : rank, box});
-      t.holders = holders;
-    }
-    for (const auto &[key, data] : store.own)
-      if (key.first != lostRank)
-        held[key] = data;
-    for (const auto &[key, data] : store.copyOfPrevious[keeper])
-      for (const auto &[box, bytes] : data)
-        held[{keeper, key.second}][box] = bytes;
+    if (!store.surviving(lostRank, surviving, held, error))
+      return error;
     // The survivors, as many as the model plans on (from the end, the
     // fewest dropped).
     Cluster survivors = cluster;
@@ -485,7 +450,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       return err;
     report.devicesAfter = static_cast<int64_t>(cluster.devices.size());
     report.movedBytes = reshard.movedBytes();
-    report.resumedAfter = store.step;
+    report.resumedAfter = store.step();
     report.seconds = std::chrono::duration<double>(
                          std::chrono::steady_clock::now() - t0)
                          .count();
@@ -667,7 +632,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       t.join();
     whale_rt_comm_trace_driver(
         comm.get(), "step", t0Ns, whale_rt_now_ns() - t0Ns);
-    if (!firstError.empty() && store.step >= 0 && failedDevice >= 0) {
+    if (!firstError.empty() && store.step() >= 0 && failedDevice >= 0) {
       // Recover from the store: the survivors re-planned, the steps since
       // the store's copy run again.
       RecoveryReport report;
@@ -677,8 +642,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         return fail("step " + std::to_string(step + 1) + ": " + firstError +
                     "; recovering from the in-memory store failed: " + err);
       result.recoveries.push_back(report);
-      result.losses.resize(store.step - first);
-      step = store.step - 1; // the loop's ++ makes it the store's step
+      result.losses.resize(store.step() - first);
+      step = store.step() - 1; // the loop's ++ makes it the store's step
       continue;
     }
     if (!firstError.empty())

@@ -12,6 +12,7 @@
 #include "lib/Planner.h"
 #include "lib/Reshard.h"
 #include "lib/StateCollection.h"
+#include "lib/StateStore.h"
 
 #include <gtest/gtest.h>
 
@@ -354,6 +355,40 @@ TEST(Reshard, HybridsAndUnevenShardsToEvenRoundTripIsBitExact) {
   expectRoundTrip(
       {uneven, stateOfScript("test/equivalence/mlp_split.whl", "cpu:2"),
        stateOfScript("test/equivalence/mlp_split.whl", "cpu:4")});
+}
+
+TEST(Reshard, TheStoreLosesNoStateWhenAnyOneWorkerIsLost) {
+  for (const char *script :
+       {"examples/gpt.whl", "test/equivalence/mlp_split.whl"}) {
+    SCOPED_TRACE(script);
+    whale::StateCollection layout = stateOfScript(script, "cpu:4");
+    std::mt19937 rng(3);
+    auto wholes = randomWholes(layout, rng);
+    whale::StateStore store;
+    EXPECT_EQ(store.step(), -1);
+    // Two updates of the same plan: the second reuses the first's buffers.
+    for (int64_t step : {2, 4}) {
+      store.prepare(layout, /*version=*/1) = cutFrom(layout, wholes);
+      store.commit(step);
+    }
+    EXPECT_EQ(store.step(), 4);
+    for (int64_t lost = 0; lost < 4; ++lost) {
+      SCOPED_TRACE(lost);
+      whale::StateCollection surviving;
+      whale::HeldState held, rebuilt;
+      std::string error;
+      ASSERT_TRUE(store.surviving(lost, surviving, held, error)) << error;
+      for (const whale::StateTensor &t : surviving.tensors)
+        for (const auto &[rank, box] : t.holders)
+          EXPECT_NE(rank, lost) << t.name;
+      // Every box of the plan, the lost worker's included, rebuilt.
+      whale::ReshardPlan plan;
+      ASSERT_TRUE(whale::planReshard(surviving, layout, plan, error)) << error;
+      ASSERT_TRUE(whale::applyReshard(layout, plan, held, rebuilt, error))
+          << error;
+      EXPECT_TRUE(rebuilt == cutFrom(layout, wholes));
+    }
+  }
 }
 
 TEST(Reshard, AppliedPlanNeedsTheBoxesItReads) {
