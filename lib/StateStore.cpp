@@ -2,6 +2,8 @@
 
 #include "lib/StateStore.h"
 
+#include "llvm/Support/CRC.h"
+
 namespace whale {
 
 HeldState &StateStore::prepare(const StateCollection &layout,
@@ -18,8 +20,10 @@ void StateStore::commit(int64_t step) {
   const int64_t n = static_cast<int64_t>(layout_.ranks.size());
   for (const auto &[key, boxes] : own_) {
     HeldState &keeper = copyOfPrevious_[(key.first + 1) % n];
-    for (const auto &[box, bytes] : boxes)
+    for (const auto &[box, bytes] : boxes) {
       keeper[key][box] = bytes; // same sizes: the buffer is reused
+      copyCrc_[{key.first, key.second, box}] = llvm::crc32(bytes);
+    }
   }
   step_ = step;
 }
@@ -45,9 +49,30 @@ bool StateStore::surviving(int64_t lost, StateCollection &layout,
   if (copies != copyOfPrevious_.end())
     for (const auto &[key, data] : copies->second)
       if (key.first == lost)
-        for (const auto &[box, bytes] : data)
+        for (const auto &[box, bytes] : data) {
+          auto crc = copyCrc_.find({key.first, key.second, box});
+          if (crc == copyCrc_.end() || crc->second != llvm::crc32(bytes)) {
+            error = "the copy of worker " + std::to_string(lost) +
+                    "'s state kept by worker " + std::to_string(keeper) +
+                    " is damaged (" + key.second + " " + box.str() +
+                    " does not match its checksum)";
+            held.clear();
+            return false;
+          }
           held[{keeper, key.second}][box] = bytes;
+        }
   return true;
+}
+
+void StateStore::damageCopyOf(int64_t worker) {
+  const int64_t n = static_cast<int64_t>(layout_.ranks.size());
+  for (auto &[key, data] : copyOfPrevious_[(worker + 1) % n])
+    if (key.first == worker)
+      for (auto &[box, bytes] : data)
+        if (!bytes.empty()) {
+          bytes[0] ^= 1;
+          return;
+        }
 }
 
 } // namespace whale

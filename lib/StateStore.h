@@ -14,7 +14,9 @@
 
 #include "lib/Reshard.h"
 
+#include <cstdint>
 #include <map>
+#include <tuple>
 #include <string>
 
 namespace whale {
@@ -32,15 +34,23 @@ public:
   const StateCollection &layout() const { return layout_; }
 
   /// The state with worker `lost` gone: its boxes held by the next worker,
-  /// from that worker's copy. False, with `error`, when no copy survives.
+  /// from that worker's copy, each checked against the CRC-32 taken when it
+  /// was copied. False, with `error`, when no copy survives or a copy is
+  /// damaged (it is never used).
   bool surviving(int64_t lost, StateCollection &layout, HeldState &held,
                  std::string &error) const;
+
+  /// For tests: flips a bit of the copy of `worker`'s first box, as memory
+  /// gone bad would.
+  void damageCopyOf(int64_t worker);
 
 private:
   int64_t step_ = -1, version_ = -1;
   StateCollection layout_;
   HeldState own_;                              // by (worker, tensor)
   std::map<int64_t, HeldState> copyOfPrevious_; // by the keeping worker
+  /// The CRC-32 of each copied box, by (worker, tensor, box).
+  std::map<std::tuple<int64_t, std::string, Box>, uint32_t> copyCrc_;
 };
 
 } // namespace whale

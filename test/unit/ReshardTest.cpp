@@ -388,6 +388,16 @@ TEST(Reshard, TheStoreLosesNoStateWhenAnyOneWorkerIsLost) {
           << error;
       EXPECT_TRUE(rebuilt == cutFrom(layout, wholes));
     }
+    // A copy gone bad is found by its checksum and never used.
+    store.damageCopyOf(2);
+    whale::StateCollection surviving;
+    whale::HeldState held;
+    std::string error;
+    EXPECT_FALSE(store.surviving(2, surviving, held, error));
+    EXPECT_NE(error.find("kept by worker 3 is damaged"), std::string::npos)
+        << error;
+    EXPECT_TRUE(held.empty());
+    EXPECT_TRUE(store.surviving(1, surviving, held, error)) << error;
   }
 }
 
