@@ -47,7 +47,8 @@ commands:
                    [--cluster SPEC [--even]] [-o OUT] [--dim NAME=N]...
                    [-I DIR]... [--annotate-cost] [--locations]
       check a script and print it at a stage (default: whale)
-  run FILE.whl [--cluster SPEC [--even] [--elastic FILE] [--control FILE]]
+  run FILE.whl [--cluster SPEC [--even] [--elastic FILE] [--control FILE]
+               [--replicate-every N [--fail-rank DEVICE@STEP]]]
                [--steps N] [--seed S] [--threads N]
                [--metrics FILE.jsonl] [--trace FILE.json] [--save CKPT
                [--save-ranks]] [--load CKPT] [-I DIR]...
