@@ -24,8 +24,21 @@ public:
 
   OwningOpRef<ModuleOp> run(const Program &program) {
     OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
-    if (!program.config.empty())
-      (*module)->setAttr("whale.config", configAttr(program.config));
+    if (!program.config.empty()) {
+      // The front end checked every key and value: a refusal here is a bug
+      // in Whale, which the verifier below reports as such (the dictionary
+      // is not a #whale.settings).
+      DictionaryAttr dict = settingsAttr(program.config);
+      SettingsAttr config;
+      {
+        ScopedDiagnosticHandler quiet(&ctx,
+                                      [](mlir::Diagnostic &) { return success(); });
+        config = SettingsAttr::fromDictionary(
+            dict, [&] { return mlir::emitError(b.getUnknownLoc()); });
+      }
+      (*module)->setAttr("whale.config",
+                         config ? Attribute(config) : Attribute(dict));
+    }
     b.setInsertionPointToEnd(module->getBody());
     for (const ModelGraph &g : program.models)
       if (!model(g))
@@ -94,38 +107,6 @@ private:
       return settingsAttr(s.dict);
     }
     return {};
-  }
-
-  /// The config block as the dialect's checked settings (Sema has
-  /// checked every key and value).
-  SettingsAttr configAttr(const Settings &config) {
-    int64_t microBatches = 0, taskGraphs = 0, split = 0;
-    bool autoParallel = false, recompute = false;
-    std::string schedule, balance, splitMatmul, amp;
-    for (const auto &[key, s] : config) {
-      if (key == "num_micro_batch")
-        microBatches = s.i;
-      else if (key == "num_task_graph")
-        taskGraphs = s.i;
-      else if (key == "task_graph_split")
-        split = s.i;
-      else if (key == "auto_parallel")
-        autoParallel = s.b;
-      else if (key == "recompute")
-        recompute = s.b;
-      else if (key == "schedule")
-        schedule = s.s;
-      else if (key == "balance")
-        balance = s.s;
-      else if (key == "split_matmul")
-        splitMatmul = s.s;
-      else if (key == "amp")
-        amp = s.s;
-    }
-    return SettingsAttr::get(&ctx, microBatches, taskGraphs, split,
-                             autoParallel, recompute, StringRef(schedule),
-                             StringRef(balance), StringRef(splitMatmul),
-                             StringRef(amp));
   }
 
   DictionaryAttr settingsAttr(const Settings &settings) {

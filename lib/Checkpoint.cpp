@@ -32,9 +32,8 @@ whale_rt_tensor *tensorOf(whale_rt_context *ctx, const Parameter &p,
   return t;
 }
 
-/// The file a checkpoint path names: a path ending in `.safetensors`, or an
-/// existing file, is the file itself; anything else is a folder holding
-/// `checkpoint.safetensors` (made when saving).
+} // namespace
+
 std::string checkpointFile(const std::string &path, bool saving,
                            std::string &error) {
   if (llvm::StringRef(path).ends_with(".safetensors") ||
@@ -50,8 +49,6 @@ std::string checkpointFile(const std::string &path, bool saving,
   llvm::sys::path::append(file, kCheckpointFileName);
   return file.str().str();
 }
-
-} // namespace
 
 std::string saveCheckpoint(whale_rt_context *ctx, const std::string &path,
                            const std::string &model, int64_t nextStep,

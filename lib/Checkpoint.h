@@ -22,6 +22,13 @@ namespace whale {
 
 inline constexpr const char *kCheckpointFileName = "checkpoint.safetensors";
 
+/// The file a checkpoint path names: a path ending in `.safetensors`, or an
+/// existing file, is the file itself; anything else is a folder holding
+/// `checkpoint.safetensors` (made when `saving`). "" with `error` when the
+/// folder cannot be made.
+std::string checkpointFile(const std::string &path, bool saving,
+                           std::string &error);
+
 struct Parameter {
   std::string name;
   std::vector<int64_t> shape; ///< the whole parameter's

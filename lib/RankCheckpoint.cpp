@@ -80,13 +80,8 @@ void addScalars(StateCheckpoint &out) {
 
 /// The single-file checkpoint: one rank holding every tensor whole.
 std::string loadSingleFile(const std::string &path, StateCheckpoint &out) {
-  std::string file = path;
-  if (!llvm::StringRef(path).ends_with(".safetensors") &&
-      !llvm::sys::fs::is_regular_file(path)) {
-    llvm::SmallString<256> p(path);
-    llvm::sys::path::append(p, kCheckpointFileName);
-    file = p.str().str();
-  }
+  std::string error;
+  std::string file = checkpointFile(path, /*saving=*/false, error);
   rt::Checkpoint ckpt;
   if (rt::Status st = rt::readSafetensors(file, ckpt); !st.isOk())
     return st.message();

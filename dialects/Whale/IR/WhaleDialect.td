@@ -133,6 +133,12 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     }
     bool gpipe() const { return getSchedule() == "gpipe"; }
     bool even() const { return getBalance() == "even"; }
+    /// The settings a dictionary of config keys gives (integers, bools and
+    /// strings, as the front end builds them); null after `emitError`
+    /// when a key is unknown or a value of the wrong kind.
+    static SettingsAttr fromDictionary(
+        ::mlir::DictionaryAttr config,
+        ::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError);
   }];
 }
 

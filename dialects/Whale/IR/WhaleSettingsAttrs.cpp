@@ -156,6 +156,30 @@ void SettingsAttr::print(AsmPrinter &p) const {
   p << ">";
 }
 
+SettingsAttr
+SettingsAttr::fromDictionary(DictionaryAttr config,
+                             function_ref<InFlightDiagnostic()> emitError) {
+  SettingsParts s;
+  for (NamedAttribute entry : config) {
+    StringRef key = entry.getName().getValue();
+    Attribute value = entry.getValue();
+    if (int64_t *i = s.integer(key); i && isa<IntegerAttr>(value)) {
+      *i = cast<IntegerAttr>(value).getInt();
+    } else if (bool *b = s.flag(key); b && isa<BoolAttr>(value)) {
+      *b = cast<BoolAttr>(value).getValue();
+    } else if (std::string *t = s.text(key); t && isa<StringAttr>(value)) {
+      *t = cast<StringAttr>(value).str();
+    } else {
+      emitError() << "setting '" << key << "' is unknown or not " << value;
+      return {};
+    }
+  }
+  return getChecked(emitError, config.getContext(), s.numMicroBatch,
+                    s.numTaskGraph, s.taskGraphSplit, s.autoParallel,
+                    s.recompute, StringRef(s.schedule), StringRef(s.balance),
+                    StringRef(s.splitMatmul), StringRef(s.amp));
+}
+
 LogicalResult
 ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                      ArrayRef<ScheduleStep> steps) {
