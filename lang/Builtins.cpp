@@ -2,6 +2,7 @@
 
 #include "lang/SemaImpl.h"
 #include "lang/Suggest.h"
+#include "runtime/Limits.h"
 
 #include <algorithm>
 #include <cmath>
@@ -342,7 +343,7 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
       }
       t.dims.push_back(e.i);
     }
-    if (t.numElements().value_or(INT64_MAX) > (int64_t(1) << 40)) {
+    if (t.numElements().value_or(INT64_MAX) > kMaxTensorElements) {
       error(args[0].loc,
             "parameter " + t.str() + " has more than 2^40 elements");
       return SVal::error();

@@ -765,7 +765,13 @@ SVal Sema::binary(char op, SVal l, SVal r, Loc loc) {
           error(loc, "division by zero");
           return SVal::error();
         }
-        if (a % b == 0 && !(a == INT64_MIN && b == -1))
+        // INT64_MIN / -1 overflows (and traps in hardware, as does its
+        // remainder), so it is refused before either is computed.
+        if (a == INT64_MIN && b == -1) {
+          error(loc, "integer overflow in '/'");
+          return SVal::error();
+        }
+        if (a % b == 0)
           return SVal::ofInt(Dim{a / b, {}});
         return SVal::ofFloat(static_cast<double>(a) / static_cast<double>(b));
       }

@@ -4,6 +4,7 @@
 
 #include "lang/Parser.h"
 #include "lang/Sema.h"
+#include "runtime/InputFile.h"
 
 #include <cerrno>
 #include <cstring>
@@ -13,23 +14,24 @@
 
 namespace whale::lang {
 
-std::optional<std::string> readFile(const std::string &path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+std::optional<std::string> readFile(const std::string &path,
+                                    std::string *error) {
+  std::string text;
+  std::string why =
+      rt::readRegularFile(path, "the script", rt::kMaxTextInput, text);
+  if (!why.empty()) {
+    if (error)
+      *error = why;
     return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  }
+  return text;
 }
 
 bool Frontend::parseFile(const std::string &path) {
-  std::optional<std::string> text = readFile(path);
+  std::string error;
+  std::optional<std::string> text = readFile(path, &error);
   if (!text) {
-    diags.error(Loc{}, "cannot read '" + path + "': " +
-                           (errno ? std::strerror(errno) : "not a file"));
+    diags.error(Loc{}, error);
     return false;
   }
   return parseString(*text, path);

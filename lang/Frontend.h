@@ -73,8 +73,10 @@ private:
   const FileAST *main = nullptr;
 };
 
-/// Reads a whole file; nullopt when it cannot be read.
-std::optional<std::string> readFile(const std::string &path);
+/// Reads a whole script (a regular file of at most rt::kMaxTextInput
+/// bytes); nullopt when it cannot be read, with why in `error`.
+std::optional<std::string> readFile(const std::string &path,
+                                    std::string *error = nullptr);
 
 } // namespace whale::lang
 

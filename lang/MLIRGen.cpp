@@ -2,6 +2,8 @@
 
 #include "lang/MLIRGen.h"
 
+#include "runtime/Limits.h"
+
 #include "dialects/Whale/IR/WhaleOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -170,6 +172,23 @@ private:
                              "' has shapes that are not known");
       return false;
     }
+    // With the batch bound every extent is known: no tensor may be larger
+    // than the runtime holds, so no size computed from one overflows.
+    auto tooLarge = [&](const TensorType &t, Loc at, const std::string &what) {
+      std::optional<int64_t> n = t.numElements();
+      if (n && *n <= kMaxTensorElements)
+        return false;
+      diags.error(at, what + " " + t.str() + " has more than 2^40 elements" +
+                          (n ? " (" + std::to_string(*n) + ")" : "") +
+                          ", the most a tensor may hold");
+      return true;
+    };
+    for (const ModelInput &in : g.inputs)
+      if (tooLarge(in.type, in.loc, "input '" + in.name + "'"))
+        return false;
+    for (const Node &n : g.nodes)
+      if (tooLarge(n.type, n.loc, "the result of '" + n.op + "'"))
+        return false;
 
     SmallVector<Type> inputTypes;
     for (const ModelInput &in : g.inputs)

@@ -4,6 +4,7 @@
 
 #include "lang/SemaImpl.h"
 #include "lang/Suggest.h"
+#include "runtime/Limits.h"
 
 #include "llvm/Support/Casting.h"
 
@@ -508,9 +509,9 @@ struct KeyRule {
   const char *what; // for messages
 };
 const KeyRule kConfigKeys[] = {
-    {"num_micro_batch", "a positive integer"},
-    {"num_task_graph", "a positive integer"},
-    {"task_graph_split", "a positive integer"},
+    {"num_micro_batch", "an integer from 1 to 1048576"},
+    {"num_task_graph", "an integer from 1 to 1024"},
+    {"task_graph_split", "an integer from 1 to 1024"},
     {"auto_parallel", "true or false"},
     {"recompute", "true or false"},
     {"schedule", "\"gpipe\" or \"1f1b\""},
@@ -521,7 +522,7 @@ const KeyRule kConfigKeys[] = {
 const KeyRule kTrainKeys[] = {
     {"data", "a data source: synthetic(...) or text(...)"},
     {"optimizer", "an optimizer: sgd(...), adam(...) or adamw(...)"},
-    {"steps", "a positive integer"},
+    {"steps", "an integer from 1 to 2^40"},
     {"seed", "a non-negative integer"},
     {"lr_schedule", "a schedule: constant() or cosine(...)"},
     {"clip_grad_norm", "a positive number"},
@@ -566,7 +567,9 @@ bool configSetting(const std::string &key, const SVal &v, Setting &s) {
   if (key == "num_micro_batch" || key == "num_task_graph" ||
       key == "task_graph_split") {
     s = Setting::ofInt(v.i.value);
-    return v.kind == SVal::Kind::Int && v.i.isKnown() && v.i.value >= 1;
+    int64_t most = key == "num_micro_batch" ? kMaxMicroBatches : kMaxTaskGraphs;
+    return v.kind == SVal::Kind::Int && v.i.isKnown() && v.i.value >= 1 &&
+           v.i.value <= most;
   }
   if (key == "auto_parallel" || key == "recompute") {
     s = Setting::ofBool(v.b);
@@ -630,8 +633,12 @@ void Sema::checkConfig(const ModuleInfo &m) {
       bool ok = configSetting(kv.key, v, s);
       if (!ok) {
         error(loc, "config key '" + kv.key + "' must be " + rule->what +
-                       ", got " + describe(v) +
-                       (v.kind == SVal::Kind::Str ? " \"" + v.s + "\"" : ""));
+                       ", got " +
+                       (v.kind == SVal::Kind::Int && v.i.isKnown()
+                            ? std::to_string(v.i.value)
+                            : describe(v) + (v.kind == SVal::Kind::Str
+                                                 ? " \"" + v.s + "\""
+                                                 : "")));
         continue;
       }
       config.push_back({kv.key, s});
@@ -697,12 +704,16 @@ std::optional<Settings> Sema::checkTrain(const TrainDecl &t,
         v = SVal::ofFloat(static_cast<double>(v.i.value));
     } else if (kv.key == "seed") {
       good = v.kind == SVal::Kind::Int && v.i.isKnown();
+    } else if (kv.key == "steps") {
+      good = v.kind == SVal::Kind::Int && v.i.isKnown() && v.i.value >= 1 &&
+             v.i.value <= kMaxSteps;
     } else {
       good = v.kind == SVal::Kind::Int && v.i.isKnown() && v.i.value >= 1;
     }
     if (!good) {
+      bool number = v.kind == SVal::Kind::Int && v.i.isKnown();
       error(loc, "train key '" + kv.key + "' must be " + rule->what + ", got " +
-                     describe(v));
+                     (number ? std::to_string(v.i.value) : describe(v)));
       ok = false;
       continue;
     }
@@ -729,6 +740,15 @@ std::optional<Settings> Sema::checkTrain(const TrainDecl &t,
     if (kv.first == "data")
       data = &kv.second;
   int64_t batch = data->get("batch")->i;
+  int64_t samples = 0;
+  for (const auto &kv : out)
+    if (kv.first == "steps" &&
+        !productWithin(kv.second.i, batch, kMaxSamples, samples)) {
+      error(t.getLoc(), std::to_string(kv.second.i) + " steps of a batch of " +
+                            std::to_string(batch) +
+                            " are more than 2^62 samples");
+      return std::nullopt;
+    }
   for (const auto &kv : config)
     if (kv.first == "num_micro_batch" && batch % kv.second.i != 0) {
       error(t.getLoc(), "the global batch of " + std::to_string(batch) +

@@ -5,10 +5,15 @@
 #include "runtime/Parts.h"
 #include "runtime/store/Safetensors.h"
 
+#include "runtime/Limits.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -33,6 +38,41 @@ whale_rt_tensor *tensorOf(whale_rt_context *ctx, const Parameter &p,
 }
 
 } // namespace
+
+namespace {
+bool decimal(const std::map<std::string, std::string> &meta,
+             const std::string &key, uint64_t most, uint64_t &out) {
+  auto it = meta.find(key);
+  if (it == meta.end() || it->second.empty() || it->second.size() > 20 ||
+      !llvm::all_of(it->second, llvm::isDigit))
+    return false;
+  errno = 0;
+  out = std::strtoull(it->second.c_str(), nullptr, 10);
+  return errno == 0 && out <= most;
+}
+} // namespace
+
+std::string checkpointPosition(const std::map<std::string, std::string> &meta,
+                               const std::string &file, int64_t &step,
+                               uint64_t &seed) {
+  uint64_t s = 0;
+  if (!decimal(meta, "step", kMaxSteps, s))
+    return file + ": the step in its metadata is not a number from 0 to " +
+           std::to_string(kMaxSteps);
+  if (!decimal(meta, "seed", UINT64_MAX, seed))
+    return file + ": the seed in its metadata is not a number";
+  step = static_cast<int64_t>(s);
+  return "";
+}
+
+std::string checkResumable(const std::string &path, int64_t nextStep,
+                           int64_t steps) {
+  if (nextStep < steps)
+    return "";
+  return "checkpoint '" + path + "' is at step " + std::to_string(nextStep) +
+         ", which leaves nothing of this run's " + std::to_string(steps) +
+         " steps; give more with --steps";
+}
 
 std::string checkpointFile(const std::string &path, bool saving,
                            std::string &error) {
@@ -92,7 +132,10 @@ std::string loadCheckpoint(whale_rt_context *ctx, const std::string &path,
   if (ckpt.metadata["model"] != model)
     return "checkpoint '" + path + "' is of model '" + ckpt.metadata["model"] +
            "', not '" + model + "'";
-  nextStep = std::atoll(ckpt.metadata["step"].c_str());
+  uint64_t seed = 0;
+  if (std::string err = checkpointPosition(ckpt.metadata, file, nextStep, seed);
+      !err.empty())
+    return err;
   for (const Parameter &p : params)
     for (int s = -1; s < stateCount; ++s) {
       const rt::StoredTensor *stored = ckpt.find(key(p, s));

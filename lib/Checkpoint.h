@@ -39,6 +39,17 @@ struct Parameter {
   std::vector<int64_t> weights;
 };
 
+/// The next step and the seed a checkpoint's metadata record, checked:
+/// plain decimal numbers, the step at most kMaxSteps; "" when they are,
+/// else what is wrong with `file`.
+std::string checkpointPosition(const std::map<std::string, std::string> &meta,
+                               const std::string &file, int64_t &step,
+                               uint64_t &seed);
+
+/// "" when a run of `steps` steps can resume at `nextStep`, else why not.
+std::string checkResumable(const std::string &path, int64_t nextStep,
+                           int64_t steps);
+
 /// Writes the parameters (and `stateCount` optimizer tensors each) of
 /// `ctx`; "" on success, else what went wrong.
 std::string saveCheckpoint(whale_rt_context *ctx, const std::string &path,

@@ -2,6 +2,8 @@
 
 #include "lib/Cluster.h"
 
+#include "runtime/InputFile.h"
+#include "runtime/Limits.h"
 #include "runtime/WhaleRuntime.h"
 #include "sim/DeviceModel.h"
 
@@ -55,9 +57,9 @@ bool applyOption(DeviceSpec &d, llvm::StringRef option, std::string &error) {
   value = value.trim();
   if (key == "threads") {
     unsigned t;
-    if (value.getAsInteger(10, t) || t < 1 || t > 1024) {
-      error = "threads must be a whole number from 1 to 1024, not '" +
-              value.str() + "'";
+    if (value.getAsInteger(10, t) || t < 1 || t > kMaxThreads) {
+      error = "threads must be a whole number from 1 to " +
+              std::to_string(kMaxThreads) + ", not '" + value.str() + "'";
       return false;
     }
     d.threads = static_cast<int>(t);
@@ -159,6 +161,11 @@ bool parseLink(const llvm::json::Object *o, LinkSpec &link, const char *what,
 
 bool parseClusterJson(const std::string &text, const std::string &path,
                       Cluster &out, std::string &error) {
+  if (!rt::jsonDepthWithin(text, rt::kMaxJsonDepth)) {
+    error = path + ": nested more than " + std::to_string(rt::kMaxJsonDepth) +
+            " levels deep";
+    return false;
+  }
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
   if (!parsed) {
     error = path + ": " + llvm::toString(parsed.takeError());
@@ -215,8 +222,9 @@ bool parseClusterJson(const std::string &text, const std::string &path,
       }
       int64_t count = d->getInteger("count").value_or(1);
       if (auto t = d->getInteger("threads")) {
-        if (*t < 1 || *t > 1024) {
-          error = at + ": threads must be from 1 to 1024";
+        if (*t < 1 || *t > kMaxThreads) {
+          error =
+              at + ": threads must be from 1 to " + std::to_string(kMaxThreads);
           return false;
         }
         spec.threads = static_cast<int>(*t);
@@ -287,12 +295,10 @@ bool parseClusterJson(const std::string &text, const std::string &path,
 namespace {
 
 bool parseJson(const std::string &path, Cluster &out, std::string &error) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer) {
-    error = "cannot read the cluster file '" + path + "'";
-    return false;
-  }
-  return parseClusterJson((*buffer)->getBuffer().str(), path, out, error);
+  std::string text;
+  error =
+      rt::readRegularFile(path, "the cluster file", rt::kMaxTextInput, text);
+  return error.empty() && parseClusterJson(text, path, out, error);
 }
 
 } // namespace

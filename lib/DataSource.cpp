@@ -132,9 +132,10 @@ std::unique_ptr<DataSource> makeDataSource(mlir::func::FuncOp model,
         if (ce.getLabels() == model.getArgument(1))
           classes = ce.getLogits().getType().getShape().back();
       });
-    auto x = mlir::cast<mlir::RankedTensorType>(argTypes.front());
-    if (argTypes.size() != 2 || x.getRank() != 2 ||
-        !x.getElementType().isF32() || classes == 0)
+    auto x = argTypes.size() == 2
+                 ? mlir::cast<mlir::RankedTensorType>(argTypes.front())
+                 : mlir::RankedTensorType();
+    if (!x || x.getRank() != 2 || !x.getElementType().isF32() || classes == 0)
       return fail(
           "synthetic(...) feeds f32 features [B, F] and i32 class labels [B] "
           "read by a cross_entropy; this model's inputs do not fit");

@@ -5,6 +5,7 @@
 #define WHALE_LIB_LRSCHEDULE_H
 
 #include "dialects/Whale/IR/TrainAttrs.h"
+#include "runtime/Limits.h"
 
 #include <algorithm>
 #include <cmath>
@@ -37,9 +38,25 @@ struct TrainSettings {
   /// Optimizer state tensors per parameter: SGD's velocity when it has
   /// momentum, Adam's two moments.
   int stateCount = 0;
+  /// Checkpoint to the run's save path after every saveEvery-th step (0:
+  /// only at the end).
+  int64_t saveEvery = 0;
 
   double lrFactor(int64_t step) const {
     return scheduleFactor(schedule, baseLr, step, steps);
+  }
+  /// "" when `steps` of `batch` samples stay within kMaxSamples (the
+  /// script's own steps were checked by Sema; --steps overrides them).
+  /// Whether the state after `step` (1-based) is saved before the end.
+  bool savesAfter(int64_t step) const {
+    return saveEvery > 0 && step % saveEvery == 0 && step < steps;
+  }
+  std::string checkLength(int64_t batch) const {
+    int64_t samples;
+    if (steps >= 1 && productWithin(steps, batch, kMaxSamples, samples))
+      return "";
+    return std::to_string(steps) + " steps of a batch of " +
+           std::to_string(batch) + " are more than 2^62 samples";
   }
 };
 
@@ -54,6 +71,7 @@ inline TrainSettings trainSettings(mlir::DictionaryAttr trainBlock,
   t.seed = seed ? *seed : static_cast<uint64_t>(number(trainBlock, "seed", 0));
   t.baseLr = number(t.optimizer, "lr", 1e-3);
   t.stateCount = optimizerStateCount(t.optimizer);
+  t.saveEvery = static_cast<int64_t>(number(trainBlock, "save_every", 0));
   return t;
 }
 

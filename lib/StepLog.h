@@ -11,9 +11,11 @@
 
 #include "whale/Train.h"
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <string>
 
@@ -26,6 +28,7 @@ public:
   /// Opens the metrics file (appending when resuming); "" when it worked.
   std::string open(const TrainOptions &options, bool resuming) {
     onStep = options.onStep;
+    path = options.metricsPath;
     if (options.metricsPath.empty())
       return "";
     metrics.open(options.metricsPath,
@@ -34,13 +37,15 @@ public:
                               "'";
   }
 
-  void report(int64_t step, int64_t steps, double loss, int64_t batch,
-              Clock::time_point stepStart) {
+  /// Reports a step; "" when the metrics line was written (a full disk or
+  /// a failing device is an error of the run, not lost lines).
+  std::string report(int64_t step, int64_t steps, double loss, int64_t batch,
+                     Clock::time_point stepStart) {
     double seconds =
         std::chrono::duration<double>(Clock::now() - stepStart).count();
     StepReport r{step, steps, loss, batch / std::max(seconds, 1e-9),
                  std::chrono::duration<double>(Clock::now() - start).count()};
-    if (metrics) {
+    if (metrics.is_open()) {
       char line[256];
       std::snprintf(line, sizeof line,
                     "{\"step\": %lld, \"loss\": %.7g, \"samples_per_s\": %.2f, "
@@ -48,9 +53,13 @@ public:
                     static_cast<long long>(r.step), loss, r.samplesPerSecond,
                     r.elapsedSeconds);
       metrics << line << std::flush;
+      if (!metrics)
+        return "cannot write metrics to '" + path +
+               "': " + std::strerror(errno);
     }
     if (onStep)
       onStep(r);
+    return "";
   }
 
   /// "step N: the loss is NaN" and where it came from, or "" when finite.
@@ -69,6 +78,7 @@ public:
 
 private:
   std::ofstream metrics;
+  std::string path;
   std::function<void(const StepReport &)> onStep;
   Clock::time_point start = Clock::now();
 };

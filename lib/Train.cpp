@@ -2,14 +2,15 @@
 
 #include "whale/Train.h"
 
-#include "dialects/Whale/IR/WhaleOps.h"
 #include "dialects/Whale/IR/TrainAttrs.h"
+#include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/Checkpoint.h"
 #include "lib/DataSource.h"
-#include "lib/LrSchedule.h"
-#include "lib/StepLog.h"
 #include "lib/Jit.h"
+#include "lib/LrSchedule.h"
 #include "lib/ModelLookup.h"
+#include "lib/OutputFile.h"
+#include "lib/StepLog.h"
 #include "lowering/Passes.h"
 #include "runtime/WhaleRuntime.h"
 #include "runtime/data/DataOrder.h"
@@ -36,14 +37,20 @@ using Clock = std::chrono::steady_clock;
 } // namespace
 
 TrainResult train(Interpreter &interp, const TrainOptions &options) {
-  if (!options.cluster.empty())
-    return trainParallel(interp, options);
   TrainResult result;
   auto fail = [&](std::string msg) {
     result.ok = false;
     result.error = std::move(msg);
     return result;
   };
+  // Where the run will write, checked before it starts rather than after.
+  for (auto [path, what] : {std::pair{options.tracePath, "the trace"},
+                            std::pair{options.metricsPath, "metrics"}})
+    if (!path.empty())
+      if (std::string err = checkOutputPath(path, what); !err.empty())
+        return fail(err);
+  if (!options.cluster.empty())
+    return trainParallel(interp, options);
   // The model to train and its train block.
   std::string lookupError;
   mlir::func::FuncOp model =
@@ -111,11 +118,15 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
   if (!source)
     return fail(dataError);
   int64_t batch = static_cast<int64_t>(number(data, "batch", 1));
+  if (std::string err = settings.checkLength(batch); !err.empty())
+    return fail(err);
 
   int64_t first = 0;
   if (!options.loadPath.empty()) {
     std::string err = loadCheckpoint(ctx.get(), options.loadPath, name, params,
                                      stateCount, first);
+    if (err.empty())
+      err = checkResumable(options.loadPath, first, steps);
     if (!err.empty())
       return fail(err);
   }
@@ -125,14 +136,19 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
     return fail(err);
 
   // Tracing times every op and watches for the first NaN or infinity; the
-  // trace is written however the run ends.
+  // trace is written however the run ends, and a failure to write it
+  // fails a run that otherwise worked.
   struct TraceWriter {
     whale_rt_context *ctx;
     std::string path;
-    ~TraceWriter() {
-      if (!path.empty())
-        whale_rt_write_trace(ctx, path.c_str());
+    std::string write() {
+      std::string p = std::move(path);
+      path.clear();
+      if (!p.empty() && whale_rt_write_trace(ctx, p.c_str()) != WHALE_RT_OK)
+        return whale_rt_last_error(ctx);
+      return "";
     }
+    ~TraceWriter() { write(); }
   } traceWriter{ctx.get(), options.tracePath};
   if (!options.tracePath.empty())
     whale_rt_enable_trace(ctx.get());
@@ -154,7 +170,14 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
         !err.empty())
       return fail(err);
     result.losses.push_back(value);
-    log.report(s + 1, steps, value, batch, t0);
+    if (std::string err = log.report(s + 1, steps, value, batch, t0);
+        !err.empty())
+      return fail(err);
+    if (!options.savePath.empty() && settings.savesAfter(s + 1))
+      if (std::string err = saveCheckpoint(ctx.get(), options.savePath, name,
+                                           s + 1, seed, params, stateCount);
+          !err.empty())
+        return fail("saving after step " + std::to_string(s + 1) + ": " + err);
   }
 
   if (!options.savePath.empty()) {
@@ -167,6 +190,8 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
     if (std::string err = readParameters(ctx.get(), params, result.parameters);
         !err.empty())
       return fail(err);
+  if (std::string err = traceWriter.write(); !err.empty())
+    return fail(err);
   result.ok = true;
   return result;
 }

@@ -27,6 +27,7 @@
 #include "lib/StateCollection.h"
 #include "lib/StateStore.h"
 #include "lib/StepLog.h"
+#include "runtime/InputFile.h"
 #include "runtime/WhaleRuntime.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
@@ -101,6 +102,10 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   const int64_t steps = settings.steps;
   const uint64_t seed = settings.seed;
   const int stateCount = settings.stateCount;
+  if (std::string err = settings.checkLength(static_cast<int64_t>(
+          number(trainBlock.getAs<mlir::DictionaryAttr>("data"), "batch", 1)));
+      !err.empty())
+    return fail(err);
 
   const int shared = sharedThreads(cluster, options.threads);
   PlanOptions planOptions;
@@ -139,10 +144,15 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   struct TraceWriter {
     CommPtr &of;
     std::string path;
-    ~TraceWriter() {
-      if (!path.empty() && of)
-        whale_rt_comm_write_trace(of.get(), path.c_str());
+    std::string write() {
+      std::string p = std::move(path);
+      path.clear();
+      if (!p.empty() && of &&
+          whale_rt_comm_write_trace(of.get(), p.c_str()) != WHALE_RT_OK)
+        return "cannot write the trace to '" + p + "'";
+      return "";
     }
+    ~TraceWriter() { write(); }
   } traceWriter{comm, options.tracePath};
   std::vector<Rank> ranks;
   std::vector<Parameter> allParams;
@@ -372,6 +382,10 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         return fail(err);
     }
   }
+  if (!options.loadPath.empty())
+    if (std::string err = checkResumable(options.loadPath, first, steps);
+        !err.empty())
+      return fail(err);
   // The changes of devices still to come, checked against the steps.
   size_t nextChange = 0;
   for (size_t i = 0; i < options.elastic.size(); ++i) {
@@ -462,6 +476,49 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     return fail(err);
   result.firstStep = first + 1;
   bool injected = false;
+  // The state after `nextStep` steps into the save path: each rank's own
+  // boxes (--save-ranks), or gathered whole into one file; the host holds
+  // the gathered parameters afterwards when `gatherAnyway`.
+  auto saveState = [&](int64_t nextStep, bool gatherAnyway) -> std::string {
+    if (!options.savePath.empty() && options.saveRanks) {
+      StateCheckpoint ckpt;
+      ReshardPlan own;
+      ckpt.model = plan.model;
+      ckpt.nextStep = nextStep;
+      ckpt.seed = seed;
+      std::string why;
+      if (!stateOf(plan, cluster, ckpt.layout, why) ||
+          !planReshard(ckpt.layout, ckpt.layout, own, why))
+        return why;
+      if (std::string err =
+              extractState(ckpt.layout, nextStep, own, ckpt.layout, ckpt.held);
+          !err.empty())
+        return err;
+      if (std::string err = saveRankCheckpoint(options.savePath, ckpt);
+          !err.empty())
+        return err;
+    }
+    const bool wholeSave = !options.savePath.empty() && !options.saveRanks;
+    if (!wholeSave && !gatherAnyway)
+      return "";
+    // The first shard group of each stage holds what the checkpoint and
+    // the host see: one part each of the sharded parameters, the others
+    // whole.
+    for (Rank &rank : ranks) {
+      const Stage &st = (*stagesOf)[rank.stage];
+      if (rank.replica < st.shards)
+        if (std::string err =
+                copyShardState(host.get(), rank.ctx.get(), st.params,
+                               stateCount, rank.replica, /*toRank=*/false);
+            !err.empty())
+          return err;
+    }
+    if (!wholeSave)
+      return "";
+    return saveCheckpoint(host.get(), options.savePath, plan.model, nextStep,
+                          seed, allParams, stateCount);
+  };
+
   for (int64_t step = first; step < steps; ++step) {
     // A change asked for by hand, checked before anything is stopped: a
     // spec the model cannot be planned on is reported and the job goes on.
@@ -469,16 +526,19 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     if (step > first && !options.controlPath.empty() &&
         llvm::sys::fs::exists(options.controlPath)) {
       std::string spec;
-      if (auto text = llvm::MemoryBuffer::getFile(options.controlPath))
-        spec = llvm::StringRef((*text)->getBuffer()).trim().str();
+      std::string why = rt::readRegularFile(
+          options.controlPath, "the control file", rt::kMaxTextInput, spec);
+      spec = llvm::StringRef(spec).trim().str();
       llvm::sys::fs::remove(options.controlPath);
       Cluster asked;
       PlannedModel trial;
-      std::string why;
-      if (!spec.empty() &&
-          (!parseCluster(spec, asked, why) ||
-           !checkClusterDevices(asked, why) ||
-           !planModel(interp, options.model, asked, planOptions, trial, why)))
+      if (!why.empty())
+        result.controlErrors.push_back("after step " + std::to_string(step) +
+                                       ": " + why);
+      else if (!spec.empty() && (!parseCluster(spec, asked, why) ||
+                                 !checkClusterDevices(asked, why) ||
+                                 !planModel(interp, options.model, asked,
+                                            planOptions, trial, why)))
         result.controlErrors.push_back("after step " + std::to_string(step) +
                                        ", " + spec + ": " + why);
       else if (!spec.empty())
@@ -591,43 +651,55 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     const bool inject = !injected && options.failStep == step + 1;
     injected = injected || inject;
     std::vector<std::thread> threads;
-    for (size_t i = 0; i < ranks.size(); ++i)
-      threads.emplace_back([&, i] {
-        Rank &rank = ranks[i];
-        whale_rt_context *ctx = rank.ctx.get();
-        whale_rt_status copied = WHALE_RT_OK;
-        for (size_t k = 0; k < global.size() && copied == WHALE_RT_OK; ++k)
-          copied = copyRows(global[k], ctx, rank.inputs[k], rank.firstRow);
-        whale_rt_set_train_state(ctx, step + 1, factor);
-        whale_rt_tensor *loss = nullptr;
-        const int64_t device =
-            plan.grid[rank.stage * plan.replicas + rank.replica];
-        // A failure injected for tests stops the rank before its step.
-        const bool dies = inject && device == options.failDevice;
-        if (dies || copied != WHALE_RT_OK ||
-            rank.program->entry(ctx, rank.inputs.data(), &loss) !=
-                WHALE_RT_OK) {
-          std::string who = "rank " + std::to_string(device);
-          std::lock_guard<std::mutex> lock(failMutex);
-          if (firstError.empty()) {
-            firstError = who + ": " +
-                         (dies ? std::string("failed (injected for a test)")
-                               : std::string(whale_rt_last_error(ctx)));
-            failedDevice = device;
-            whale_rt_comm_abort(comm.get(), (who + " failed").c_str());
-          }
-          return;
+    auto runRank = [&](size_t i) {
+      Rank &rank = ranks[i];
+      whale_rt_context *ctx = rank.ctx.get();
+      whale_rt_status copied = WHALE_RT_OK;
+      for (size_t k = 0; k < global.size() && copied == WHALE_RT_OK; ++k)
+        copied = copyRows(global[k], ctx, rank.inputs[k], rank.firstRow);
+      whale_rt_set_train_state(ctx, step + 1, factor);
+      whale_rt_tensor *loss = nullptr;
+      const int64_t device =
+          plan.grid[rank.stage * plan.replicas + rank.replica];
+      // A failure injected for tests stops the rank before its step.
+      const bool dies = inject && device == options.failDevice;
+      if (dies || copied != WHALE_RT_OK ||
+          rank.program->entry(ctx, rank.inputs.data(), &loss) != WHALE_RT_OK) {
+        std::string who = "rank " + std::to_string(device);
+        std::lock_guard<std::mutex> lock(failMutex);
+        if (firstError.empty()) {
+          firstError = who + ": " +
+                       (dies ? std::string("failed (injected for a test)")
+                             : std::string(whale_rt_last_error(ctx)));
+          failedDevice = device;
+          whale_rt_comm_abort(comm.get(), (who + " failed").c_str());
         }
-        float value = 0;
-        if (whale_rt_tensor_read(ctx, loss, &value, sizeof value) !=
-            WHALE_RT_OK) {
-          std::lock_guard<std::mutex> lock(failMutex);
-          if (firstError.empty())
-            firstError = whale_rt_last_error(ctx);
-        }
-        losses[i] = value;
-        whale_rt_tensor_release(ctx, loss);
-      });
+        return;
+      }
+      float value = 0;
+      if (whale_rt_tensor_read(ctx, loss, &value, sizeof value) !=
+          WHALE_RT_OK) {
+        std::lock_guard<std::mutex> lock(failMutex);
+        if (firstError.empty())
+          firstError = whale_rt_last_error(ctx);
+      }
+      losses[i] = value;
+      whale_rt_tensor_release(ctx, loss);
+    };
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      try {
+        threads.emplace_back(runRank, i);
+      } catch (const std::system_error &e) {
+        // The ranks already started would wait for this one in their
+        // collectives: abort them, and report why.
+        std::lock_guard<std::mutex> lock(failMutex);
+        firstError = "cannot start the thread of rank " + std::to_string(i) +
+                     " (" + std::to_string(ranks.size()) +
+                     " ranks): " + e.what();
+        whale_rt_comm_abort(comm.get(), "a rank could not start");
+        break;
+      }
+    }
     for (std::thread &t : threads)
       t.join();
     whale_rt_comm_trace_driver(
@@ -659,7 +731,15 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         !err.empty())
       return fail(err);
     result.losses.push_back(value);
-    log.report(step + 1, steps, value, plan.globalBatch, t0);
+    if (std::string err =
+            log.report(step + 1, steps, value, plan.globalBatch, t0);
+        !err.empty())
+      return fail(err);
+    if (settings.savesAfter(step + 1))
+      if (std::string err = saveState(step + 1, /*gatherAnyway=*/false);
+          !err.empty())
+        return fail("saving after step " + std::to_string(step + 1) + ": " +
+                    err);
     // The store after every replicateEvery-th step (none before the first:
     // the parameters are made by the first step's programs).
     if (options.replicateEvery > 0 &&
@@ -668,51 +748,11 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         return fail("keeping the state in memory after step " +
                     std::to_string(step + 1) + ": " + err);
   }
-  const std::vector<Stage> &stages = *stagesOf;
   const int64_t devices = static_cast<int64_t>(cluster.devices.size());
-
-  // The first shard group of each stage holds what the checkpoint and the
-  // host see: one part each of the sharded parameters, the others whole.
-  auto gather = [&]() -> std::string {
-    for (Rank &rank : ranks) {
-      const Stage &st = stages[rank.stage];
-      if (rank.replica < st.shards)
-        if (std::string err =
-                copyShardState(host.get(), rank.ctx.get(), st.params,
-                               stateCount, rank.replica, /*toRank=*/false);
-            !err.empty())
-          return err;
-    }
-    return "";
-  };
-  if (!options.savePath.empty() && options.saveRanks) {
-    // Each rank's own boxes, no gather.
-    StateCheckpoint ckpt;
-    ReshardPlan own;
-    ckpt.model = plan.model;
-    ckpt.nextStep = steps;
-    ckpt.seed = seed;
-    if (!stateOf(plan, cluster, ckpt.layout, error) ||
-        !planReshard(ckpt.layout, ckpt.layout, own, error))
-      return fail(error);
-    if (std::string err =
-            extractState(ckpt.layout, steps, own, ckpt.layout, ckpt.held);
-        !err.empty())
-      return fail(err);
-    if (std::string err = saveRankCheckpoint(options.savePath, ckpt);
-        !err.empty())
-      return fail(err);
-  }
-  const bool wholeSave = !options.savePath.empty() && !options.saveRanks;
-  if (wholeSave || options.keepParameters)
-    if (std::string err = gather(); !err.empty())
-      return fail(err);
-  if (wholeSave)
-    if (std::string err =
-            saveCheckpoint(host.get(), options.savePath, plan.model, steps,
-                           seed, allParams, stateCount);
-        !err.empty())
-      return fail(err);
+  if (std::string err = saveState(steps, /*gatherAnyway=*/
+                                  options.keepParameters);
+      !err.empty())
+    return fail(err);
   if (options.keepParameters)
     if (std::string err =
             readParameters(host.get(), allParams, result.parameters);
@@ -731,6 +771,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     result.commBytes.push_back(whale_rt_comm_bytes(rank.ctx.get(), 0) +
                                whale_rt_comm_bytes(rank.ctx.get(), 1) +
                                whale_rt_comm_bytes(rank.ctx.get(), 3));
+  if (std::string err = traceWriter.write(); !err.empty())
+    return fail(err);
   result.ok = true;
   return result;
 }

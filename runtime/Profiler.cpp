@@ -4,8 +4,10 @@
 
 #include "runtime/Json.h"
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 namespace whale::rt {
@@ -83,10 +85,14 @@ std::string Profiler::chromeTraceJson() const {
 Status Profiler::writeChromeTrace(const std::string &path) const {
   std::ofstream f(path);
   if (!f)
-    return Status::invalid("cannot write the trace to '" + path + "'");
+    return Status::invalid("cannot write the trace to '" + path +
+                           "': " + std::strerror(errno));
   f << chromeTraceJson();
+  // A full disk shows only when the buffer is written out.
+  f.close();
   if (!f)
-    return Status::invalid("cannot write the trace to '" + path + "'");
+    return Status::invalid("cannot write the trace to '" + path +
+                           "': " + std::strerror(errno));
   return Status::ok();
 }
 

@@ -3,6 +3,7 @@
 #include "runtime/Tensor.h"
 
 #include "runtime/Device.h"
+#include "runtime/Limits.h"
 
 namespace whale::rt {
 
@@ -35,9 +36,12 @@ const char *dtypeName(DType d) {
 }
 
 int64_t numElements(const Shape &shape) {
+  // Saturates rather than overflows: Tensor::create refuses such a shape,
+  // so no tensor that exists has a count that does not fit.
   int64_t n = 1;
   for (int64_t d : shape)
-    n *= d;
+    if (__builtin_mul_overflow(n, d, &n))
+      return INT64_MAX;
   return n;
 }
 
@@ -75,7 +79,11 @@ Status Tensor::create(Device &device, DType dtype, Shape shape, Tensor &out) {
   for (int64_t d : shape)
     if (d < 0)
       return Status::invalid("negative extent in shape " + shapeString(shape));
-  int64_t bytes = numElements(shape) * dtypeSize(dtype);
+  int64_t elements = numElements(shape);
+  if (elements > kMaxTensorElements)
+    return Status::invalid("shape " + shapeString(shape) + " has more than " +
+                           "2^40 elements, the most a tensor may hold");
+  int64_t bytes = elements * dtypeSize(dtype);
   void *data = nullptr;
   if (Status s = device.allocator().allocate(bytes, &data); !s)
     return s;

@@ -3,6 +3,7 @@
 #include "runtime/ThreadPool.h"
 
 #include <algorithm>
+#include <system_error>
 
 namespace whale::rt {
 
@@ -11,8 +12,18 @@ namespace whale::rt {
 static thread_local const ThreadPool *insidePool = nullptr;
 
 ThreadPool::ThreadPool(int threads) : numThreads(std::max(1, threads)) {
-  for (int i = 1; i < numThreads; ++i)
-    workers.emplace_back([this, i] { workerLoop(i); });
+  // The system may refuse threads (its limit, or memory for their stacks):
+  // the pool then works with those it got, as a smaller pool would.
+  for (int i = 1; i < numThreads; ++i) {
+    try {
+      workers.emplace_back([this, i] { workerLoop(i); });
+    } catch (const std::system_error &) {
+      std::lock_guard<std::mutex> lock(mutex);
+      numThreads = i;
+      refused = true;
+      break;
+    }
+  }
 }
 
 ThreadPool::~ThreadPool() {

@@ -40,7 +40,8 @@ if [ "$target" = frontend ]; then
     sources+=("$f")
   done
   clang++-22 "${flags[@]}" -DWHALE_FUZZ_STDLIB_DIR="\"$root/stdlib\"" \
-    "${sources[@]}" "$root/fuzz/FuzzFrontend.cpp" -o "$out/whale-fuzz"
+    "${sources[@]}" "$root/runtime/InputFile.cpp" \
+    "$root/fuzz/FuzzFrontend.cpp" -o "$out/whale-fuzz"
   extra=(-dict="$root/fuzz/whale.dict" -max_len=4096)
 elif [ "$target" = json ]; then
   corpus="$root/fuzz/corpus-json"
@@ -56,6 +57,7 @@ elif [ "$target" = json ]; then
 else
   corpus="$root/fuzz/corpus-safetensors"
   clang++-22 "${flags[@]}" "$root/runtime/store/Safetensors.cpp" \
+    "$root/runtime/InputFile.cpp" \
     "$root/fuzz/FuzzSafetensors.cpp" -o "$out/whale-fuzz"
   extra=(-max_len=8192)
 fi

@@ -2,6 +2,8 @@
 
 #include "sim/ProfileDb.h"
 
+#include "runtime/InputFile.h"
+
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -94,6 +96,11 @@ void ProfileDb::merge(const ProfileDb &other) {
 bool ProfileDb::parse(const std::string &text, const std::string &path,
                       std::string &error) {
   devices.clear();
+  if (!rt::jsonDepthWithin(text, rt::kMaxJsonDepth)) {
+    error = path + ": nested more than " + std::to_string(rt::kMaxJsonDepth) +
+            " levels deep";
+    return false;
+  }
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
   if (!parsed) {
     error = path + ": " + llvm::toString(parsed.takeError());
@@ -148,12 +155,9 @@ bool ProfileDb::parse(const std::string &text, const std::string &path,
 }
 
 bool ProfileDb::load(const std::string &path, std::string &error) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer) {
-    error = "cannot read the profile '" + path + "'";
-    return false;
-  }
-  return parse((*buffer)->getBuffer().str(), path, error);
+  std::string text;
+  error = rt::readRegularFile(path, "the profile", rt::kMaxTextInput, text);
+  return error.empty() && parse(text, path, error);
 }
 
 } // namespace whale::sim

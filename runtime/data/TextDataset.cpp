@@ -2,12 +2,13 @@
 
 #include "runtime/data/TextDataset.h"
 
+#include "runtime/InputFile.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <dirent.h>
-#include <fstream>
 #include <sys/stat.h>
 
 namespace whale::rt {
@@ -44,7 +45,8 @@ Status TextDataset::open(const std::string &path, int64_t seq,
                            std::to_string(seq));
   struct stat st;
   if (::stat(path.c_str(), &st) != 0)
-    return Status::invalid("text data '" + path + "': " + std::strerror(errno));
+    return Status::invalid("cannot read text data '" + path +
+                           "': " + std::strerror(errno));
   TextDataset ds;
   ds.seq = seq;
   if (S_ISDIR(st.st_mode))
@@ -52,11 +54,12 @@ Status TextDataset::open(const std::string &path, int64_t seq,
   else
     ds.paths.push_back(path);
   for (const std::string &p : ds.paths) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in)
-      return Status::invalid("text data '" + p + "' cannot be read");
-    ds.bytes.insert(ds.bytes.end(), std::istreambuf_iterator<char>(in),
-                    std::istreambuf_iterator<char>());
+    std::vector<uint8_t> bytes;
+    if (std::string why = readRegularFile(
+            p, "text data", kMaxDataInput - ds.bytes.size(), bytes);
+        !why.empty())
+      return Status::invalid(why);
+    ds.bytes.insert(ds.bytes.end(), bytes.begin(), bytes.end());
   }
   if (static_cast<int64_t>(ds.bytes.size()) < seq + 1)
     return Status::invalid(

@@ -2,15 +2,17 @@
 
 #include "runtime/store/Safetensors.h"
 
+#include "runtime/InputFile.h"
 #include "runtime/Json.h"
+#include "runtime/store/Crc32.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace whale::rt {
 
@@ -37,24 +39,64 @@ int64_t safetensorsDtypeSize(const std::string &d) {
 // Writing
 //===----------------------------------------------------------------------===//
 
-Status writeSafetensors(const std::string &path, const Checkpoint &ckpt) {
-  std::string header = "{";
-  bool first = true;
-  if (!ckpt.metadata.empty()) {
-    header += "\"__metadata__\":{";
-    for (const auto &[k, v] : ckpt.metadata) {
-      header += (first ? "" : ",") + jsonQuote(k) + ":" + jsonQuote(v);
-      first = false;
-    }
-    header += "}";
+namespace {
+
+/// The text the metadata checksum covers: every entry but the checksum
+/// itself, as "key=value\n" in key order.
+std::string metadataText(const std::map<std::string, std::string> &metadata) {
+  std::string text;
+  for (const auto &[k, v] : metadata)
+    if (k != kMetadataCrc)
+      text += k + "=" + v + "\n";
+  return text;
+}
+
+uint32_t crcOf(const std::string &s) {
+  return crc32(reinterpret_cast<const uint8_t *>(s.data()), s.size());
+}
+
+/// Writes all of `size` bytes to `fd`; false with errno set when it cannot.
+bool writeAll(int fd, const void *data, size_t size) {
+  const char *p = static_cast<const char *>(data);
+  while (size > 0) {
+    ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n == 0)
+      errno = EIO;
+    if (n <= 0)
+      return false;
+    p += n;
+    size -= static_cast<size_t>(n);
   }
+  return true;
+}
+
+} // namespace
+
+Status writeSafetensors(const std::string &path, const Checkpoint &ckpt) {
+  std::map<std::string, std::string> metadata = ckpt.metadata;
+  for (const StoredTensor &t : ckpt.tensors)
+    metadata[kCrcPrefix + t.name] =
+        std::to_string(crc32(t.data.data(), t.data.size()));
+  metadata[kMetadataCrc] = std::to_string(crcOf(metadataText(metadata)));
+
+  std::string header = "{\"__metadata__\":{";
+  bool first = true;
+  for (const auto &[k, v] : metadata) {
+    header += (first ? "" : ",") + jsonQuote(k) + ":" + jsonQuote(v);
+    first = false;
+  }
+  header += "}";
   uint64_t offset = 0;
   for (const StoredTensor &t : ckpt.tensors) {
     int64_t elem = safetensorsDtypeSize(t.dtype);
     int64_t n = 1;
     for (int64_t d : t.shape)
-      n *= d;
-    if (elem == 0 || static_cast<uint64_t>(n * elem) != t.data.size())
+      if (d < 0 || __builtin_mul_overflow(n, d, &n))
+        n = -1;
+    if (elem == 0 || n < 0 ||
+        static_cast<uint64_t>(n) * static_cast<uint64_t>(elem) != t.data.size())
       return Status::invalid("checkpoint tensor '" + t.name + "' has " +
                              std::to_string(t.data.size()) +
                              " bytes, which do not match dtype " + t.dtype +
@@ -62,9 +104,9 @@ Status writeSafetensors(const std::string &path, const Checkpoint &ckpt) {
     std::string shape;
     for (size_t i = 0; i < t.shape.size(); ++i)
       shape += (i ? "," : "") + std::to_string(t.shape[i]);
-    header += std::string(header.size() > 1 ? "," : "") + jsonQuote(t.name) +
-              ":{\"dtype\":\"" + t.dtype + "\",\"shape\":[" + shape +
-              "],\"data_offsets\":[" + std::to_string(offset) + "," +
+    header += "," + jsonQuote(t.name) + ":{\"dtype\":\"" + t.dtype +
+              "\",\"shape\":[" + shape + "],\"data_offsets\":[" +
+              std::to_string(offset) + "," +
               std::to_string(offset + t.data.size()) + "]}";
     offset += t.data.size();
   }
@@ -74,27 +116,35 @@ Status writeSafetensors(const std::string &path, const Checkpoint &ckpt) {
     header += ' ';
 
   std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f)
-      return Status::invalid("cannot write checkpoint '" + tmp +
-                             "': " + std::strerror(errno));
-    uint64_t n = header.size();
-    unsigned char len[8];
-    for (int i = 0; i < 8; ++i)
-      len[i] = static_cast<unsigned char>(n >> (8 * i));
-    f.write(reinterpret_cast<const char *>(len), 8);
-    f.write(header.data(), header.size());
-    for (const StoredTensor &t : ckpt.tensors)
-      f.write(reinterpret_cast<const char *>(t.data.data()), t.data.size());
-    f.flush();
-    if (!f)
-      return Status::invalid("cannot write checkpoint '" + tmp +
-                             "': " + std::strerror(errno));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    return Status::invalid("cannot move checkpoint into place at '" + path +
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return Status::invalid("cannot write checkpoint '" + tmp +
                            "': " + std::strerror(errno));
+  unsigned char len[8];
+  for (int i = 0; i < 8; ++i)
+    len[i] = static_cast<unsigned char>(uint64_t(header.size()) >> (8 * i));
+  bool ok = writeAll(fd, len, 8) && writeAll(fd, header.data(), header.size());
+  for (size_t i = 0; ok && i < ckpt.tensors.size(); ++i)
+    ok = writeAll(fd, ckpt.tensors[i].data.data(), ckpt.tensors[i].data.size());
+  // Synced before the rename: after a crash the name holds the old file or
+  // the whole new one, never a prefix.
+  ok = ok && ::fsync(fd) == 0;
+  int failed = ok ? 0 : errno;
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    failed = errno;
+  }
+  if (!ok) {
+    std::string why = std::strerror(failed);
+    ::unlink(tmp.c_str());
+    return Status::invalid("cannot write checkpoint '" + path + "': " + why);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return Status::invalid("cannot move checkpoint into place at '" + path +
+                           "': " + why);
+  }
   return Status::ok();
 }
 
@@ -132,6 +182,8 @@ private:
     }
     return false;
   }
+  Status object(Checkpoint &out,
+                std::vector<std::pair<uint64_t, uint64_t>> &ranges);
   Status string(std::string &out);
   Status integer(uint64_t &out);
   Status intArray(std::vector<uint64_t> &out);
@@ -285,8 +337,9 @@ Status HeaderParser::skipValue(int depth) {
   return Status::ok();
 }
 
-Status HeaderParser::parse(Checkpoint &out,
-                           std::vector<std::pair<uint64_t, uint64_t>> &ranges) {
+Status
+HeaderParser::object(Checkpoint &out,
+                     std::vector<std::pair<uint64_t, uint64_t>> &ranges) {
   if (!eat('{'))
     return fail("expected the header to be a JSON object");
   if (eat('}'))
@@ -370,7 +423,59 @@ Status HeaderParser::parse(Checkpoint &out,
   return Status::ok();
 }
 
+Status HeaderParser::parse(Checkpoint &out,
+                           std::vector<std::pair<uint64_t, uint64_t>> &ranges) {
+  if (Status s = object(out, ranges); !s)
+    return s;
+  // Writers pad the header with spaces; anything else means the length
+  // field or the header is wrong, and every offset after it would be too.
+  while (p < end && *p == ' ')
+    ++p;
+  if (p != end)
+    return fail("bytes after the header's JSON object");
+  return Status::ok();
+}
+
 } // namespace
+
+/// The checksums writeSafetensors adds, where the file has them.
+static Status verifyChecksums(const Checkpoint &ckpt,
+                              const std::string &source) {
+  auto expected = [&](const std::string &key, uint32_t &crc) {
+    auto it = ckpt.metadata.find(key);
+    if (it == ckpt.metadata.end())
+      return false;
+    const std::string &v = it->second;
+    if (v.empty() || v.size() > 10 ||
+        !std::all_of(v.begin(), v.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c));
+        }))
+      return false;
+    uint64_t n = std::stoull(v);
+    crc = static_cast<uint32_t>(n);
+    return n <= UINT32_MAX;
+  };
+  uint32_t want = 0;
+  bool sealed = ckpt.metadata.count(kMetadataCrc);
+  if (sealed && (!expected(kMetadataCrc, want) ||
+                 want != crcOf(metadataText(ckpt.metadata))))
+    return Status::invalid("checkpoint '" + source +
+                           "': its metadata do not match their checksum: "
+                           "the file is damaged");
+  for (const StoredTensor &t : ckpt.tensors) {
+    std::string key = kCrcPrefix + t.name;
+    if (!ckpt.metadata.count(key) && !sealed)
+      continue;
+    if (!expected(key, want))
+      return Status::invalid("checkpoint '" + source + "': tensor '" + t.name +
+                             "' has no valid checksum");
+    if (want != crc32(t.data.data(), t.data.size()))
+      return Status::invalid("checkpoint '" + source + "': tensor '" + t.name +
+                             "' does not match its checksum: the file is "
+                             "damaged");
+  }
+  return Status::ok();
+}
 
 Status parseSafetensors(const uint8_t *data, size_t size,
                         const std::string &source, Checkpoint &out) {
@@ -414,25 +519,36 @@ Status parseSafetensors(const uint8_t *data, size_t size,
     t.data.assign(base + b, base + e);
     order.push_back({b, i});
   }
-  // Tensors may not overlap (the format forbids it; a writer bug shows so).
+  // The tensors tile the buffer: no overlap (the format forbids it), no
+  // hole and nothing after the last (a truncated or spliced file shows so).
   std::sort(order.begin(), order.end());
-  for (size_t i = 1; i < order.size(); ++i) {
-    uint64_t prevEnd = ranges[order[i - 1].second].second;
-    if (order[i].first < prevEnd)
+  uint64_t covered = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const std::string &name = out.tensors[order[i].second].name;
+    if (order[i].first < covered)
       return Status::invalid("checkpoint '" + source + "': tensors '" +
                              out.tensors[order[i - 1].second].name + "' and '" +
-                             out.tensors[order[i].second].name + "' overlap");
+                             name + "' overlap");
+    if (order[i].first > covered)
+      return Status::invalid("checkpoint '" + source +
+                             "': " + std::to_string(order[i].first - covered) +
+                             " bytes of the data buffer before tensor '" +
+                             name + "' belong to no tensor");
+    covered = ranges[order[i].second].second;
   }
-  return Status::ok();
+  if (covered != buffer)
+    return Status::invalid("checkpoint '" + source +
+                           "': " + std::to_string(buffer - covered) +
+                           " bytes after the last tensor belong to none");
+  return verifyChecksums(out, source);
 }
 
 Status readSafetensors(const std::string &path, Checkpoint &out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f)
-    return Status::invalid("cannot read checkpoint '" + path +
-                           "': " + std::strerror(errno));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)),
-                             std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes;
+  if (std::string why =
+          readRegularFile(path, "checkpoint", kMaxCheckpoint, bytes);
+      !why.empty())
+    return Status::invalid(why);
   return parseSafetensors(bytes.data(), bytes.size(), path, out);
 }
 

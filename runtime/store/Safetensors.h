@@ -38,12 +38,26 @@ struct Checkpoint {
 /// Bytes per element of a safetensors dtype; 0 when unknown.
 int64_t safetensorsDtypeSize(const std::string &dtype);
 
-/// Writes to `path` through a temporary file and a rename, so a crash never
-/// leaves a half-written checkpoint where a good one was.
+/// Checksums in the metadata, where other readers ignore them: the CRC-32
+/// of each tensor's bytes under kCrcPrefix + its name, and of the rest of
+/// the metadata (its "key=value\n" lines in key order) under kMetadataCrc.
+inline constexpr const char *kCrcPrefix = "whale.crc32.";
+inline constexpr const char *kMetadataCrc = "whale.crc32.__metadata__";
+
+/// Writes to `path` through a temporary file (synced to disk) and a
+/// rename, so a crash or a full disk never leaves a half-written file where
+/// a good one was; the temporary is removed when writing fails. Adds the
+/// checksums above.
 Status writeSafetensors(const std::string &path, const Checkpoint &ckpt);
 
 /// Parses a whole file held in memory; every offset, size and name is
-/// checked, and what is wrong is named (with `source` as the file name).
+/// checked, and what is wrong is named (with `source` as the file name):
+/// the header is one JSON object followed by spaces alone, the tensors
+/// cover the data buffer exactly, in some order, with neither holes nor
+/// overlaps, and each one's bytes are its shape times its dtype's size.
+/// A file with kMetadataCrc (every file Whale writes) must match it and
+/// carry a matching checksum for every tensor; a file from another writer
+/// has none, and loads on the layout checks alone.
 Status parseSafetensors(const uint8_t *data, size_t size,
                         const std::string &source, Checkpoint &out);
 Status readSafetensors(const std::string &path, Checkpoint &out);

@@ -2,7 +2,8 @@
 """Cross-checks Whale's safetensors code against the reference clients.
 
 1. Whale writes a checkpoint; safetensors.numpy.load_file reads it and the
-   values are compared with what the writer put there.
+   values are compared with what the writer put there; zlib recomputes the
+   checksums Whale keeps in its metadata.
 2. safetensors.numpy.save_file writes one; Whale reads it and prints every
    value, which is compared with numpy's arrays.
 
@@ -38,6 +39,22 @@ for name, want in expected.items():
     assert got[name].dtype == want.dtype, (name, got[name].dtype)
     assert got[name].shape == want.shape, (name, got[name].shape)
     assert np.array_equal(got[name], want), name
+
+# The checksums Whale keeps in the metadata are zlib's CRC-32 of each
+# tensor's bytes, so any reader can check a file.
+import json
+import zlib
+with open(ours, "rb") as f:
+    n = int.from_bytes(f.read(8), "little")
+    header = json.loads(f.read(n))
+    data = f.read()
+meta = header["__metadata__"]
+for name in expected:
+    begin, end = header[name]["data_offsets"]
+    assert int(meta["whale.crc32." + name]) == zlib.crc32(data[begin:end]), name
+rest = "".join(f"{k}={v}\n" for k, v in sorted(meta.items())
+               if k != "whale.crc32.__metadata__")
+assert int(meta["whale.crc32.__metadata__"]) == zlib.crc32(rest.encode()), rest
 
 # 2. Theirs -> ours.
 theirs = os.path.join(tmp, "numpy.safetensors")

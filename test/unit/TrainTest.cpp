@@ -99,6 +99,61 @@ TEST(Train, SaveStopLoadContinueEqualsAnUninterruptedRun) {
   }
 }
 
+TEST(Train, SaveEveryWritesResumableCheckpointsWhileItRuns) {
+  // save_every = 4 over 12 steps: a run stopped at step 6 has left the
+  // checkpoint of step 4, and resuming from it gives the uninterrupted
+  // run's losses for steps 5 to 12, bit for bit.
+  std::ifstream in(example("mlp.whl"));
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  size_t at = text.find("steps = 200");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 11, "steps = 12\n  save_every = 4");
+  auto run = [&](whale::TrainOptions opts) {
+    whale::Interpreter interp;
+    EXPECT_TRUE(interp.loadString(text, example("mlp.whl")))
+        << interp.renderDiagnostics();
+    opts.threads = 2;
+    return whale::train(interp, opts);
+  };
+  std::string ckpt = ::testing::TempDir() + "mlp-every4.safetensors";
+  std::string stopped = ::testing::TempDir() + "mlp-stopped.safetensors";
+  std::remove(ckpt.c_str());
+  whale::TrainOptions saving;
+  saving.savePath = ckpt;
+  saving.onStep = [&](const whale::StepReport &r) {
+    if (r.step != 6)
+      return;
+    // What a kill at this point would leave on disk.
+    std::ifstream from(ckpt, std::ios::binary);
+    ASSERT_TRUE(from.good()) << "no checkpoint by step 6";
+    std::ofstream to(stopped, std::ios::binary);
+    to << from.rdbuf();
+  };
+  whale::TrainResult whole = run(saving);
+  ASSERT_TRUE(whole.ok) << whole.error;
+  ASSERT_EQ(whole.losses.size(), 12u);
+
+  whale::TrainOptions resumed;
+  resumed.loadPath = stopped;
+  whale::TrainResult rest = run(resumed);
+  ASSERT_TRUE(rest.ok) << rest.error;
+  EXPECT_EQ(rest.firstStep, 5);
+  ASSERT_EQ(rest.losses.size(), 8u);
+  for (size_t i = 0; i < 8; ++i)
+    EXPECT_EQ(rest.losses[i], whole.losses[4 + i]) << "step " << i + 5;
+
+  // The final checkpoint is at step 12: resuming a 12-step run from it
+  // has nothing to train, which is an error, not a silent success.
+  whale::TrainOptions done;
+  done.loadPath = ckpt;
+  whale::TrainResult nothing = run(done);
+  EXPECT_FALSE(nothing.ok);
+  EXPECT_EQ(nothing.error, "checkpoint '" + ckpt +
+                               "' is at step 12, which leaves nothing of "
+                               "this run's 12 steps; give more with --steps");
+}
+
 TEST(Train, ClearErrors) {
   auto load = [](const char *source, whale::TrainOptions opts = {}) {
     whale::Interpreter interp;
@@ -119,7 +174,8 @@ train lm {
 )");
   EXPECT_FALSE(missing.ok);
   EXPECT_EQ(missing.error,
-            "text data '/no/such/corpus': No such file or directory");
+            "cannot read text data '/no/such/corpus': No such file or "
+            "directory");
 
   whale::TrainResult nan = load(R"(
 model m(x: f32[B, 4], y: i32[B]) {

@@ -12,25 +12,30 @@
 #include "lib/Cluster.h"
 #include "lib/DeviceProbe.h"
 #include "lib/ElasticSchedule.h"
+#include "lib/OutputFile.h"
 #include "lib/PlanReport.h"
 #include "lib/Planner.h"
-#include "lib/RankCheckpoint.h"
 #include "lib/Profile.h"
+#include "lib/RankCheckpoint.h"
 #include "lib/Reshard.h"
 #include "lib/Search.h"
-#include "lib/StateCollection.h"
 #include "lib/Simulate.h"
+#include "lib/StateCollection.h"
 #include "lowering/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
 #include "runtime/Allocator.h"
+#include "runtime/InputFile.h"
+#include "runtime/Limits.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -215,14 +220,18 @@ private:
 /// An integer flag value of at least `min`; nullopt (after reporting the
 /// usage error in `rc`) when it is not one.
 std::optional<int64_t> integer(const std::string &flag, const std::string &v,
-                               int64_t min, int &rc) {
+                               int64_t min, int &rc,
+                               int64_t max = int64_t(1) << 62) {
   char *end = nullptr;
+  errno = 0;
   long long n = std::strtoll(v.c_str(), &end, 10);
-  if (!v.empty() && *end == '\0' && n >= min)
+  if (!v.empty() && *end == '\0' && errno == 0 && n >= min && n <= max)
     return n;
-  rc = usageError(flag + " takes " +
-                  (min > 0 ? "a positive" : "a non-negative") +
-                  " integer, got '" + v + "'");
+  rc = usageError(
+      flag + " takes " + (min > 0 ? "a positive" : "a non-negative") +
+      " integer" +
+      (max < (int64_t(1) << 62) ? " up to " + std::to_string(max) : "") +
+      ", got '" + v + "'");
   return std::nullopt;
 }
 
@@ -232,10 +241,9 @@ int writeOutput(const std::string &out, const std::string &text) {
     std::cout << text;
     return 0;
   }
-  std::ofstream f(out);
-  f << text;
-  if (!f) {
-    std::cerr << "whale: error: cannot write '" << out << "'\n";
+  if (std::string err = whale::writeOutputFile(out, text, "the output");
+      !err.empty()) {
+    std::cerr << "whale: error: " << err << "\n";
     return 1;
   }
   return 0;
@@ -712,6 +720,9 @@ int compile(int argc, char **argv) {
       return rc;
     }
   }
+  if (!out.empty() && !file.empty() && whale::sameFile(out, file))
+    return usageError("-o '" + out + "' is the script itself; write the " +
+                      "output elsewhere");
   if (file.empty())
     return usageError("compile needs a script: whale compile FILE.whl");
   if (emit == "planned" || emit == "ranks")
@@ -762,7 +773,7 @@ int run(int argc, char **argv) {
   int rc = 0;
   while (args.next()) {
     if (auto v = args.value("--steps")) {
-      if (!(train.steps = integer("--steps", *v, 1, rc)))
+      if (!(train.steps = integer("--steps", *v, 1, rc, whale::kMaxSteps)))
         return rc;
     } else if (auto v = args.value("--seed")) {
       std::optional<int64_t> n = integer("--seed", *v, 0, rc);
@@ -770,7 +781,8 @@ int run(int argc, char **argv) {
         return rc;
       train.seed = static_cast<uint64_t>(*n);
     } else if (auto v = args.value("--threads")) {
-      std::optional<int64_t> n = integer("--threads", *v, 1, rc);
+      std::optional<int64_t> n =
+          integer("--threads", *v, 1, rc, whale::kMaxThreads);
       if (!n)
         return rc;
       train.threads = static_cast<int>(*n);
@@ -825,14 +837,13 @@ int run(int argc, char **argv) {
     if (train.cluster.empty())
       return usageError("--elastic needs --cluster: the devices the run "
                         "starts on");
-    std::ifstream in(elastic);
-    if (!in) {
-      std::cerr << "whale: error: cannot read '" << elastic << "'\n";
+    std::string text,
+        error = whale::rt::readRegularFile(elastic, "the elastic schedule",
+                                           whale::rt::kMaxTextInput, text);
+    if (!error.empty()) {
+      std::cerr << "whale: error: " << error << "\n";
       return 1;
     }
-    std::string text((std::istreambuf_iterator<char>(in)),
-                     std::istreambuf_iterator<char>()),
-        error;
     if (!whale::parseElasticSchedule(text, elastic, train.elastic, error)) {
       std::cerr << error << "\n";
       return 1;
@@ -946,7 +957,8 @@ int sample(int argc, char **argv) {
         return rc;
       sampling.seed = static_cast<uint64_t>(*n);
     } else if (auto v = args.value("--threads")) {
-      std::optional<int64_t> n = integer("--threads", *v, 1, rc);
+      std::optional<int64_t> n =
+          integer("--threads", *v, 1, rc, whale::kMaxThreads);
       if (!n)
         return rc;
       sampling.threads = static_cast<int>(*n);
@@ -973,7 +985,25 @@ int sample(int argc, char **argv) {
 
 } // namespace
 
+int runCommand(int argc, char **argv);
+
+/// Output to standard output is checked like any file's: `whale compile
+/// X.whl > /dev/full` fails rather than exiting 0 with nothing written.
 int main(int argc, char **argv) {
+  int rc = runCommand(argc, argv);
+  std::cout.flush();
+  llvm::outs().flush();
+  if (rc == 0 && (!std::cout || llvm::outs().has_error() ||
+                  std::fflush(stdout) != 0 || std::ferror(stdout))) {
+    llvm::outs().clear_error();
+    std::cerr << "whale: error: cannot write the output: "
+              << std::strerror(errno ? errno : EIO) << "\n";
+    return 1;
+  }
+  return rc;
+}
+
+int runCommand(int argc, char **argv) {
   if (argc < 2) {
     std::cerr << kUsage;
     return 2;

@@ -6,6 +6,8 @@
 
 #include <cstring>
 #include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace whale::rt;
 
@@ -41,7 +43,12 @@ TEST(Safetensors, RoundTrip) {
   EXPECT_EQ(back.tensors[0].data, c.tensors[0].data);
   EXPECT_EQ(back.find("step")->data[0], 42);
   EXPECT_TRUE(back.find("step")->shape.empty());
-  EXPECT_EQ(back.metadata, c.metadata);
+  // The metadata as written, and a checksum of each tensor and of them.
+  for (const auto &[k, v] : c.metadata)
+    EXPECT_EQ(back.metadata[k], v);
+  EXPECT_EQ(back.metadata.size(), c.metadata.size() + 4);
+  EXPECT_TRUE(back.metadata.count(kMetadataCrc));
+  EXPECT_TRUE(back.metadata.count(std::string(kCrcPrefix) + "step"));
   // The data starts 8-byte aligned.
   std::ifstream f(path, std::ios::binary);
   uint64_t n = 0;
@@ -111,6 +118,127 @@ TEST(Safetensors, NamesWhatIsWrongWithABadFile) {
                 .find("bad \\u escape"),
             std::string::npos);
   EXPECT_EQ(parseError(file("{\"__metadata__\":{\"k\":\"v\"}}", 0)), "ok");
+  // A file of another writer, without checksums, loads on its layout.
+  EXPECT_EQ(parseError(file("{\"w\":{\"dtype\":\"F32\",\"shape\":[1],"
+                            "\"data_offsets\":[0,4]}}",
+                            4)),
+            "ok");
+  EXPECT_EQ(parseError(file("{\"w\":{\"dtype\":\"F32\",\"shape\":[1],"
+                            "\"data_offsets\":[4,8]}}",
+                            8)),
+            "checkpoint 'x': 4 bytes of the data buffer before tensor 'w' "
+            "belong to no tensor");
+  EXPECT_EQ(parseError(file("{\"w\":{\"dtype\":\"F32\",\"shape\":[1],"
+                            "\"data_offsets\":[0,4]}}",
+                            12)),
+            "checkpoint 'x': 8 bytes after the last tensor belong to none");
+  EXPECT_EQ(parseError(file("{} x", 0)),
+            "checkpoint 'x': bytes after the header's JSON object at byte 11 "
+            "of the header");
+}
+
+/// A checkpoint as Whale writes it, in memory.
+std::vector<uint8_t> written(const Checkpoint &c) {
+  std::string path = ::testing::TempDir() + "written.safetensors";
+  EXPECT_TRUE(writeSafetensors(path, c));
+  std::ifstream f(path, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(f)),
+                              std::istreambuf_iterator<char>());
+}
+
+Checkpoint twoTensors() {
+  Checkpoint c;
+  c.tensors.push_back(f32("a", {4}, {1, 2, 3, 4}));
+  c.tensors.push_back(f32("b", {4}, {5, 6, 7, 8}));
+  c.metadata["step"] = "12";
+  return c;
+}
+
+uint64_t headerLength(const std::vector<uint8_t> &bytes) {
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i)
+    n |= uint64_t(bytes[i]) << (8 * i);
+  return n;
+}
+
+TEST(Safetensors, EverySingleByteFlipOfTheDataIsFound) {
+  std::vector<uint8_t> good = written(twoTensors());
+  ASSERT_EQ(parseError(good), "ok");
+  size_t data = 8 + headerLength(good);
+  ASSERT_EQ(good.size() - data, 32u);
+  for (size_t at = data; at < good.size(); ++at)
+    for (uint8_t bit : {0x01, 0x80}) {
+      std::vector<uint8_t> bad = good;
+      bad[at] ^= bit;
+      EXPECT_NE(parseError(bad).find("does not match its checksum"),
+                std::string::npos)
+          << "byte " << at;
+    }
+}
+
+TEST(Safetensors, DamagedHeadersAndLayoutsAreFound) {
+  std::vector<uint8_t> good = written(twoTensors());
+  uint64_t n = headerLength(good);
+  // The length field one off either way.
+  for (int delta : {-1, 1}) {
+    std::vector<uint8_t> bad = good;
+    uint64_t m = n + delta;
+    for (int i = 0; i < 8; ++i)
+      bad[i] = static_cast<uint8_t>(m >> (8 * i));
+    EXPECT_NE(parseError(bad), "ok") << delta;
+  }
+  // Trailing bytes after the data.
+  std::vector<uint8_t> longer = good;
+  longer.push_back(0);
+  EXPECT_EQ(parseError(longer),
+            "checkpoint 'x': 1 bytes after the last tensor belong to none");
+  // The two tensors' offsets swapped: the layout holds, the checksums not.
+  std::string header(good.begin() + 8, good.begin() + 8 + n);
+  size_t a = header.find("[0,16]"), b = header.find("[16,32]");
+  ASSERT_NE(a, std::string::npos);
+  ASSERT_NE(b, std::string::npos);
+  std::string swapped = header.substr(0, a) + "[16,32" +
+                        header.substr(a + 5, b - a - 5) + "[0,16]" +
+                        header.substr(b + 7);
+  // Same length: "[0,16]"+"[16,32]" vs "[16,32"+"[0,16]" plus the one
+  // space of padding moved.
+  swapped.resize(n, ' ');
+  std::vector<uint8_t> bad = good;
+  std::memcpy(bad.data() + 8, swapped.data(), n);
+  EXPECT_NE(parseError(bad).find("does not match its checksum"),
+            std::string::npos)
+      << parseError(bad);
+  // A changed metadata value: its checksum is kept apart from the tensors'.
+  size_t step = header.find("\"12\"");
+  ASSERT_NE(step, std::string::npos);
+  bad = good;
+  bad[8 + step + 1] = '9';
+  EXPECT_EQ(parseError(bad), "checkpoint 'x': its metadata do not match their "
+                             "checksum: the file is damaged");
+}
+
+TEST(Safetensors, AFailedWriteLeavesTheOldFileAndNoTemporary) {
+  std::string dir = ::testing::TempDir() + "full/";
+  std::string path = dir + "c.safetensors";
+  ::mkdir(dir.c_str(), 0755);
+  ASSERT_TRUE(writeSafetensors(path, twoTensors()));
+  // A temporary that cannot be written: its name is taken by a folder.
+  ::mkdir((path + ".tmp").c_str(), 0755);
+  Checkpoint other = twoTensors();
+  other.metadata["step"] = "13";
+  EXPECT_FALSE(writeSafetensors(path, other));
+  ::rmdir((path + ".tmp").c_str());
+  Checkpoint back;
+  ASSERT_TRUE(readSafetensors(path, back));
+  EXPECT_EQ(back.metadata["step"], "12");
+}
+
+TEST(Safetensors, ReadsOnlyRegularFiles) {
+  Checkpoint c;
+  for (const char *path : {"/dev/zero", "/tmp", "/proc/self/mem"}) {
+    Status st = readSafetensors(path, c);
+    EXPECT_FALSE(st) << path;
+  }
 }
 
 } // namespace
