@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lang/SemaImpl.h"
+#include "runtime/Limits.h"
 
 #include "llvm/Support/Casting.h"
 
@@ -264,6 +265,19 @@ bool Sema::execBlock(const Block &block) {
         note(graph->taskgraphs[currentTaskGraph].loc,
              "the enclosing block is here");
         continue;
+      }
+      // Each TaskGraph is a unit the planner places and compiles: a bound
+      // keeps what one script may ask for in reach (loops unroll here, so
+      // one line in a loop can ask for thousands).
+      if (static_cast<int64_t>(graph->taskgraphs.size()) >= kMaxTaskGraphs) {
+        error(t->getLoc(), std::string(kind) + " block number " +
+                               std::to_string(graph->taskgraphs.size() + 1) +
+                               " of model '" + graph->name +
+                               "': a model has at most " +
+                               std::to_string(kMaxTaskGraphs) +
+                               " TaskGraphs; merge neighbouring blocks of one "
+                               "strategy");
+        return false;
       }
       TaskGraphInfo info;
       info.strategy = t->strategy;

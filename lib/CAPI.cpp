@@ -6,12 +6,24 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 
+/// One lock per handle: calls on one handle from several threads take
+/// turns (an Interpreter and its MLIR context are not for concurrent use),
+/// and handles share nothing, so separate handles run side by side.
 struct whale_interp {
   whale::InterpreterOptions options;
   std::unique_ptr<whale::Interpreter> interp;
+  /// The rendered diagnostics of the last load, made by the load itself so
+  /// that reading them never replaces a string another thread holds.
   std::string rendered;
+  mutable std::mutex lock;
+
+  bool loaded(bool ok) {
+    rendered = interp->renderDiagnostics();
+    return ok;
+  }
 };
 
 extern "C" {
@@ -29,35 +41,42 @@ whale_status whale_interp_set_dim(whale_interp *w, const char *name,
                                   long long value) {
   if (!w || !name || value < 1)
     return WHALE_ERROR_ARGUMENT;
+  std::lock_guard<std::mutex> guard(w->lock);
   w->options.dims[name] = value;
   // Options apply to the loads that follow.
   w->interp = std::make_unique<whale::Interpreter>(w->options);
+  w->rendered.clear();
   return WHALE_OK;
 }
 
 whale_status whale_interp_load_file(whale_interp *w, const char *path) {
   if (!w || !path)
     return WHALE_ERROR_ARGUMENT;
-  return w->interp->loadFile(path) ? WHALE_OK : WHALE_ERROR_SCRIPT;
+  std::lock_guard<std::mutex> guard(w->lock);
+  return w->loaded(w->interp->loadFile(path)) ? WHALE_OK : WHALE_ERROR_SCRIPT;
 }
 
 whale_status whale_interp_load_string(whale_interp *w, const char *source,
                                       const char *name) {
   if (!w || !source)
     return WHALE_ERROR_ARGUMENT;
-  return w->interp->loadString(source, name ? name : "<string>")
+  std::lock_guard<std::mutex> guard(w->lock);
+  return w->loaded(w->interp->loadString(source, name ? name : "<string>"))
              ? WHALE_OK
              : WHALE_ERROR_SCRIPT;
 }
 
 size_t whale_interp_num_diagnostics(const whale_interp *w) {
-  return w ? w->interp->diagnostics().size() : 0;
+  if (!w)
+    return 0;
+  std::lock_guard<std::mutex> guard(w->lock);
+  return w->interp->diagnostics().size();
 }
 
 const char *whale_interp_diagnostics(whale_interp *w) {
   if (!w)
     return "";
-  w->rendered = w->interp->renderDiagnostics();
+  std::lock_guard<std::mutex> guard(w->lock);
   return w->rendered.c_str();
 }
 
@@ -67,6 +86,7 @@ char *whale_interp_emit(whale_interp *w, const char *stage) {
   std::optional<whale::Stage> s = whale::parseStage(stage);
   if (!s)
     return nullptr;
+  std::lock_guard<std::mutex> guard(w->lock);
   std::optional<std::string> text = w->interp->emit(*s);
   if (!text)
     return nullptr;

@@ -2,7 +2,7 @@
 //-*-===//
 //
 // The one place that sees both MLIR and the runtime: it lowers a whale
-// module with -whale-to-runtime, compiles it with MLIR's ExecutionEngine and
+// module with -whale-to-runtime, compiles it with LLVM's LLJIT and
 // binds every whale_rt_* symbol by an explicit map, so a host application
 // needs no special link flags.
 //
@@ -19,8 +19,8 @@
 #include <memory>
 #include <string>
 
-namespace mlir {
-class ExecutionEngine;
+namespace llvm::orc {
+class LLJIT;
 }
 
 namespace whale {
@@ -51,7 +51,7 @@ public:
 
 private:
   JitProgram() = default;
-  std::unique_ptr<mlir::ExecutionEngine> engine;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
 };
 
 } // namespace whale

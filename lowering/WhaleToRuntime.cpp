@@ -41,22 +41,27 @@ public:
 
 private:
   // --- declarations and constants ---
+  /// The declaration of runtime function `name`, made on first use. Kept
+  /// in a map: a lookup in the module scans it, and a long step function
+  /// asks once per op (quadratic in the script's size).
+  LLVM::LLVMFuncOp declared(StringRef name, Type result,
+                            ArrayRef<Type> params) {
+    LLVM::LLVMFuncOp &f = runtimeFns[name];
+    if (!f)
+      f = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
+    if (!f) {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(module.getBody());
+      f = LLVM::LLVMFuncOp::create(b, module.getLoc(), name,
+                                   LLVM::LLVMFunctionType::get(result, params));
+    }
+    return f;
+  }
   LLVM::LLVMFuncOp runtimeFn(StringRef name, ArrayRef<Type> params) {
-    if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
-      return f;
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(module.getBody());
-    return LLVM::LLVMFuncOp::create(b, module.getLoc(), name,
-                                    LLVM::LLVMFunctionType::get(i32, params));
+    return declared(name, i32, params);
   }
   LLVM::LLVMFuncOp runtimeVoidFn(StringRef name, ArrayRef<Type> params) {
-    if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
-      return f;
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(module.getBody());
-    return LLVM::LLVMFuncOp::create(
-        b, module.getLoc(), name,
-        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params));
+    return declared(name, LLVM::LLVMVoidType::get(ctx), params);
   }
   Value constI32(int64_t v) {
     return LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(v));
@@ -181,6 +186,7 @@ private:
   bool sites; ///< mark each op for traces (whale_rt_set_site)
   Location loc = UnknownLoc::get(ctx);
   std::map<std::string, LLVM::GlobalOp> globals;
+  llvm::StringMap<LLVM::LLVMFuncOp> runtimeFns;
   // Per function:
   Value ctxArg, slot;
   Block *exit = nullptr;

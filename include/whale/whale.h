@@ -2,6 +2,8 @@
  *
  * A C interface over whale::Interpreter for hosts that are not C++. Every
  * function takes an explicit handle; nothing prints, exits or aborts.
+ * Threads: a handle may be used from any thread; calls on one handle take
+ * turns (a lock), and separate handles run side by side.
  *
  *   whale_interp *w = whale_interp_create();
  *   if (whale_interp_load_file(w, "model.whl") != WHALE_OK)
@@ -44,7 +46,7 @@ whale_status whale_interp_load_string(whale_interp *w, const char *source,
 
 /* Diagnostics of the last load: how many, and all of them rendered as the
  * CLI prints them. The string is owned by the interpreter and valid until
- * the next load or destroy. */
+ * the next load, set_dim or destroy of this handle (by any thread). */
 size_t whale_interp_num_diagnostics(const whale_interp *w);
 const char *whale_interp_diagnostics(whale_interp *w);
 

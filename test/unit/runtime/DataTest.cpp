@@ -97,7 +97,14 @@ TEST(TextDataset, ClearErrors) {
   Status missing = TextDataset::open("/no/such/corpus", 8, ds);
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.message(),
-            "text data '/no/such/corpus': No such file or directory");
+            "cannot read text data '/no/such/corpus': No such file or "
+            "directory");
+  // Not regular files: never read (a device never ends, a FIFO blocks).
+  for (const char *special : {"/dev/zero", "/dev/urandom"}) {
+    Status st = TextDataset::open(special, 8, ds);
+    EXPECT_EQ(st.message(), "cannot read text data '" +
+                                std::string(special) + "': it is a device");
+  }
   std::string shortFile = writeTemp("text-short.txt", "abc");
   Status tooShort = TextDataset::open(shortFile, 8, ds);
   ASSERT_FALSE(tooShort);
