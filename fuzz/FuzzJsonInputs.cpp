@@ -1,13 +1,15 @@
-//===- FuzzJsonInputs.cpp - libFuzzer target: cluster and profile files ---===//
+//===- FuzzJsonInputs.cpp - libFuzzer target: cluster, profile, schedule --===//
 //
-// A cluster file, a short cluster spec and a profile database come from the
-// user: any bytes must give a value or a located error, never a crash, a
-// hang or an unbounded allocation (a node's `count` and a device's `count`
-// are bounded, so a tiny file cannot ask for millions of devices).
+// A cluster file, a short cluster spec, a profile database and an elastic
+// schedule come from the user: any bytes must give a value or a located
+// error, never a crash, a hang or an unbounded allocation (a node's `count`
+// and a device's `count` are bounded, so a tiny file cannot ask for
+// millions of devices; nesting is bounded before the JSON parser recurses).
 //
 //===----------------------------------------------------------------------===//
 
 #include "lib/Cluster.h"
+#include "lib/ElasticSchedule.h"
 #include "sim/ProfileDb.h"
 
 #include <cstddef>
@@ -27,5 +29,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     whale::Cluster spec;
     (void)whale::parseCluster(text, spec, error);
   }
+  // As an elastic schedule ("STEP SPEC" lines); its specs are checked as
+  // written, not read as files.
+  std::vector<whale::ElasticChange> schedule;
+  (void)whale::parseElasticSchedule(text, "fuzz.sched", schedule, error);
   return 0;
 }

@@ -86,22 +86,34 @@ struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
     }
     const int64_t replicas = plan::intOf(planAttr, "replicas", 1);
     const int64_t stages = plan::intOf(planAttr, "stages", 1);
-    // On devices that differ, -whale-balance gives replicas unequal
-    // shares; only whole micro-batches are needed here.
+    // Balanced by hardware, -whale-balance gives replicas unequal shares
+    // where the devices differ, and where the batch does not cut evenly
+    // (on equal devices, shares a sample apart): only whole micro-batches
+    // are needed here.
     bool unequal = !settingsOf(fn).even() &&
-                   plan::clusterOf(fn, plan::intOf(planAttr, "devices", 1))
-                       .uneven();
+                   (plan::clusterOf(fn, plan::intOf(planAttr, "devices", 1))
+                        .uneven() ||
+                    batch % (replicas * m) != 0);
     if (unequal && batch % m != 0)
       return fn.emitOpError("the global batch of ")
              << batch << " cannot be cut into " << m
              << " micro-batches: use a multiple of " << m;
+    if (unequal && batch < replicas * m)
+      return fn.emitOpError("the global batch of ")
+             << batch << " is too small for " << replicas << " replica"
+             << (replicas == 1 ? "" : "s") << " x " << m << " micro-batch"
+             << (m == 1 ? "" : "es")
+             << ": each replica needs a sample in each micro-batch; use a "
+                "batch of at least "
+             << replicas * m;
     if (!unequal && batch % (replicas * m) != 0)
       return fn.emitOpError("the global batch of ")
              << batch << " cannot be cut into " << replicas << " replica"
              << (replicas == 1 ? "" : "s") << " x " << m
              << " micro-batch" << (m == 1 ? "" : "es")
              << " of equal size: use a batch that is a multiple of "
-             << replicas * m << ", or another num_micro_batch";
+             << replicas * m
+             << ", another num_micro_batch, or balance = \"hardware\"";
 
     for (TaskGraphOp tg : plan::taskGraphs(fn)) {
       auto s = tg->getAttrOfType<IntegerAttr>("stage");

@@ -84,10 +84,11 @@ struct Info {
 class StageSharder {
 public:
   StageSharder(func::FuncOp fn, int64_t stage, int64_t shards, int64_t micro,
-               StringRef force, ArrayRef<int64_t> weights, int64_t own)
+               StringRef force, ArrayRef<int64_t> weights, int64_t own,
+               double canonicalRows)
       : fn(fn), stage(stage), c(shards), micro(micro), force(force),
         b(fn.getContext()), weights(weights), own(weights.empty() ? 1 : own),
-        units(weights.empty() ? shards : 0) {
+        units(weights.empty() ? shards : 0), canonicalRows(canonicalRows) {
     for (int64_t w : weights)
       units += w;
   }
@@ -97,13 +98,27 @@ public:
 private:
   // Facts about original values.
   void analyze();
-  bool rows(Value v) const { return rowsOf.contains(v); }
+  bool rows(Value v) const { return rowsAxis.contains(v); }
   bool grad(Value v) const { return gradOf.contains(v); }
   RankedTensorType logical(Value v) const;
   RankedTensorType localType(Value v, Layout l) const;
   bool fits(Value v, Layout l) const;
+  /// Bytes of `v` in layout `l` as every rank of the group counts them: a
+  /// part is an equal share whatever this rank's weight, so the ranks of an
+  /// uneven group, each building its own program, compare the same costs
+  /// and choose the same pattern (else they would call different
+  /// collectives).
+  /// Likewise the shard groups of a stage, whose shares of the batch differ
+  /// on unequal devices, count a value of rows at the stage's mean rows per
+  /// group: their parameters' layouts must agree, since the groups sum
+  /// their gradients part by part.
   int64_t bytes(Value v, Layout l) const {
-    return tensorBytes(localType(v, l));
+    double whole = static_cast<double>(tensorBytes(logical(v)));
+    if (rows(v) && canonicalRows > 0)
+      whole = whole * canonicalRows /
+              static_cast<double>(logical(v).getDimSize(rowsAxis.lookup(v)));
+    int64_t counted = static_cast<int64_t>(whole);
+    return l.kind == Layout::Part ? counted / c : counted;
   }
 
   // Layouts of operands as the pass sees them.
@@ -111,7 +126,7 @@ private:
   bool isSplit(Operation *op) const;
   Layout layoutOf(Value v) const;
   Layout home(Value v) const {
-    return rows(v) ? Layout::part(0) : Layout::whole();
+    return rows(v) ? Layout::part(rowsAxis.lookup(v)) : Layout::whole();
   }
   int64_t convertCost(Value v, Layout to) const;
   Value materialize(Value operand, Layout to, Operation *user);
@@ -127,7 +142,10 @@ private:
   int64_t stage, c, micro;
   std::string force;
   OpBuilder b;
-  DenseSet<Value> rowsOf, gradOf;
+  /// Values that hold the rank's rows of the batch, and the dimension that
+  /// holds them (0, unless a transpose moved it).
+  DenseMap<Value, int64_t> rowsAxis;
+  DenseSet<Value> gradOf;
   DenseMap<Value, Info> info;
   // TaskGraphs by position: exportTo rebuilds them, positions stay.
   DenseMap<Operation *, int64_t> tgIds;
@@ -144,6 +162,9 @@ private:
   /// and the units a split dimension is cut in.
   SmallVector<int64_t> weights;
   int64_t own, units;
+  /// The rows of a micro-batch per shard group that costs count with (the
+  /// stage's mean; 0: this group's own).
+  double canonicalRows;
   DenseI64ArrayAttr weightsAttr() {
     return weights.empty() ? DenseI64ArrayAttr()
                            : b.getDenseI64ArrayAttr(weights);
@@ -155,7 +176,8 @@ RankedTensorType StageSharder::logical(Value v) const {
   if (!rows(v))
     return t;
   SmallVector<int64_t> shape(t.getShape());
-  shape[0] = shape[0] * units / own;
+  int64_t axis = rowsAxis.lookup(v);
+  shape[axis] = shape[axis] * units / own;
   return RankedTensorType::get(shape, t.getElementType());
 }
 
@@ -186,7 +208,7 @@ bool StageSharder::isSplit(Operation *op) const {
 
 void StageSharder::analyze() {
   for (BlockArgument a : fn.getArguments())
-    rowsOf.insert(a);
+    rowsAxis[a] = 0;
   fn.walk([&](Operation *op) {
     if (isa<TaskGraphOp, YieldOp, func::ReturnOp>(op))
       return;
@@ -198,12 +220,28 @@ void StageSharder::analyze() {
     }
     for (Value r : op->getResults()) {
       auto t = cast<RankedTensorType>(r.getType());
-      bool reducesRows = false;
-      if (auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes"))
-        reducesRows = llvm::is_contained(axes.asArrayRef(), 0);
-      if (anyRows && t.getRank() > 0 && t.getDimSize(0) % micro == 0 &&
-          !reducesRows)
-        rowsOf.insert(r);
+      // A transpose takes the rows where its permutation sends their
+      // dimension; an op shaped like an operand whose rows a transpose
+      // moved keeps them where they are; other ops keep them in dimension
+      // 0 unless they reduce it away.
+      int64_t axis = 0;
+      for (Value v : op->getOperands())
+        if (rows(source(v)) && v.getType() == r.getType())
+          axis = rowsAxis.lookup(source(v));
+      if (auto tr = dyn_cast<TransposeOp>(op)) {
+        Value in = source(tr.getOperand());
+        axis = -1;
+        if (rows(in))
+          for (auto [e, from] : llvm::enumerate(tr.getPermutation()))
+            if (from == rowsAxis.lookup(in))
+              axis = static_cast<int64_t>(e);
+      } else if (auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes")) {
+        if (llvm::is_contained(axes.asArrayRef(), 0))
+          axis = -1;
+      }
+      if (anyRows && axis >= 0 && axis < t.getRank() &&
+          t.getDimSize(axis) % micro == 0)
+        rowsAxis[r] = axis;
       if (anyGrad && isa<FloatType>(t.getElementType()))
         gradOf.insert(r);
     }
@@ -765,7 +803,20 @@ struct ShardingPass : public whale::impl::WhaleShardingBase<ShardingPass> {
               return fn.emitOpError("shard_weights ")
                      << weights.size() << " long, with this rank's weight "
                      << own << ", do not describe a shard group of " << c;
-            StageSharder sharder(fn, s, c, micro, force, weights, own);
+            // The stage's mean rows per group and micro-batch, from the
+            // replicas' local batches (every rank of a stage sees them all).
+            double canonicalRows = 0;
+            if (auto local = p.getAs<DenseI64ArrayAttr>("local_batches")) {
+              int64_t total = 0;
+              for (int64_t n : local.asArrayRef())
+                total += n;
+              int64_t groups = static_cast<int64_t>(local.size()) / c;
+              int64_t m = plan::intOf(p, "micro_batches", 1);
+              if (groups > 0 && m > 0)
+                canonicalRows = double(total) / double(groups * m);
+            }
+            StageSharder sharder(fn, s, c, micro, force, weights, own,
+                                 canonicalRows);
             if (failed(sharder.run()))
               return failure();
           }

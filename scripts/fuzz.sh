@@ -47,10 +47,12 @@ elif [ "$target" = json ]; then
   corpus="$root/fuzz/corpus-json"
   clang++-22 "${flags[@]}" $(/usr/lib/llvm-22/bin/llvm-config --cxxflags |
       tr ' ' '\n' | grep -E '^-D') \
-    "$root/lib/Cluster.cpp" "$root/sim/DeviceModel.cpp" \
+    "$root/lib/Cluster.cpp" "$root/lib/ElasticSchedule.cpp" \
+    "$root/sim/DeviceModel.cpp" \
     "$root/sim/ProfileDb.cpp" "$root/sim/Program.cpp" \
     "$root/sim/Collectives.cpp" "$root/fuzz/FuzzJsonInputs.cpp" \
-    "$root/build/lib/libWhaleRuntime.a" -L/usr/lib/llvm-22/lib -lLLVM-22 \
+    "$root/build/lib/libWhaleRuntime.a" \
+    "$root/build/lib/libWhaleInputFile.a" -L/usr/lib/llvm-22/lib -lLLVM-22 \
     -lopenblas -lpthread -ldl -Wl,-rpath,/usr/lib/llvm-22/lib \
     -o "$out/whale-fuzz"
   extra=(-max_len=4096)

@@ -41,6 +41,23 @@ TEST(Balance, UnevenBatchOverThreeDevicesOfThreeSpeeds) {
   EXPECT_EQ(sharesOf(planned), (std::vector<int64_t>{32, 21, 11}));
 }
 
+TEST(Balance, ABatchThatDoesNotDivideOverEqualDevices) {
+  // Balanced by hardware, 61 samples over 3 equal devices are 21, 20, 20
+  // (largest remainder), each replica's gradient weighted by its share.
+  whale::TrainResult planned;
+  expectEquivalent(edit(source(kMlp), "batch = 64", "batch = 61"), kMlp,
+                   "cpu:3", &planned);
+  EXPECT_EQ(sharesOf(planned), (std::vector<int64_t>{21, 20, 20}));
+  // With balance = "even" the batch must divide, and the error says so.
+  whale::TrainResult even = trainText(
+      edit(edit(source(kMlp), "batch = 64", "batch = 61"), "model mlp",
+           "config {\n  balance = \"even\"\n}\n\nmodel mlp"),
+      kMlp, "cpu:3");
+  ASSERT_FALSE(even.ok);
+  EXPECT_NE(even.error.find("or balance = \"hardware\""), std::string::npos)
+      << even.error;
+}
+
 TEST(Balance, UnevenCopiesOfAPipeline) {
   // Two copies of a two-stage 1F1B pipeline, the second half as fast: each
   // copy's share is a whole number of its 4 micro-batches.
@@ -235,6 +252,103 @@ TEST(Balance, AutoParallelCutThatCannotFitFailsBeforeTraining) {
             std::string::npos)
       << r.error;
   EXPECT_TRUE(r.losses.empty());
+}
+
+} // namespace
+
+namespace {
+
+/// A split TaskGraph of two linear layers with `middle` between them (`h`
+/// in, `g` out), then a replicated loss.
+std::string splitWith(const std::string &middle) {
+  return "import nn\n"
+         "model m(x: f32[B, 16], y: i32[B]) {\n"
+         "  split {\n"
+         "    h = nn.linear(x, 64)\n" +
+         middle +
+         "\n    o = nn.linear(g, 16)\n"
+         "  }\n"
+         "  replicate {\n"
+         "    loss = mean(cross_entropy(o, y))\n"
+         "  }\n"
+         "  return loss\n"
+         "}\n"
+         "train m {\n"
+         "  data = synthetic(batch = 16, seed = 1)\n"
+         "  optimizer = adam(lr = 0.01)\n"
+         "  steps = 5\n"
+         "}\n";
+}
+
+const char *const kUnevenPairs[] = {"cpu:1@threads=3,cpu:1@threads=1",
+                                    "cpu:1@flops=5e9,cpu:1@flops=3e9"};
+
+TEST(Balance, UnevenShardsChooseOnePatternPerGroup) {
+  // Each rank of an uneven group builds its program at its own weight;
+  // the costs that choose a pattern are counted alike in all of them, so
+  // they call the same collectives. These once chose differently (the
+  // fast rank gathering where the slow one all-reduced).
+  const char *middles[] = {
+      "    g = softmax(h)",
+      "    g = nn.norm(h)",
+      "    g = h - mean(h, axis = 1, keepdim = true)",
+      "    g = h - max(h, axis = 1, keepdim = true)",
+      "    g = h * sum(h, axis = 1, keepdim = true)",
+      "    g = concat([slice(h, 1, 32, 64), slice(h, 1, 0, 32)], axis = 1)",
+  };
+  for (const char *middle : middles)
+    for (const char *cluster : kUnevenPairs) {
+      SCOPED_TRACE(std::string(middle) + " on " + cluster);
+      expectEquivalent(splitWith(middle), "uneven-pattern.whl", cluster);
+    }
+}
+
+TEST(Balance, TransposeOfTransposeInASplitTaskGraph) {
+  // The rows of the batch move with a transpose; a value whose first
+  // dimension only happens to divide by the micro-batch is not rows.
+  for (const char *middle :
+       {"    g = transpose(transpose(h))",
+        "    t = transpose(h)\n    g = transpose(t * 2.0)"})
+    for (const char *cluster : {"cpu:2", kUnevenPairs[0], kUnevenPairs[1]}) {
+      SCOPED_TRACE(std::string(middle) + " on " + cluster);
+      expectEquivalent(splitWith(middle), "transpose-twice.whl", cluster);
+    }
+}
+
+} // namespace
+
+namespace {
+
+TEST(Balance, ReplicateThenSplitOverGroupsOfDifferentSpeeds) {
+  // replicate(2) then split(4) on 8 devices, a fast and a slow group: the
+  // groups' shares differ (20 and 12 of a batch of 32), so each builds its
+  // program at other rows; they still choose the same layouts for the
+  // head (costs count the stage's mean rows), whose gradients they sum.
+  const std::string text = "import nn\n"
+                           "model m(x: f32[B, 16], y: i32[B]) {\n"
+                           "  replicate(2) {\n"
+                           "    h = relu(nn.linear(x, 32))\n"
+                           "  }\n"
+                           "  split(4) {\n"
+                           "    o = nn.linear(h, 16)\n"
+                           "    loss = mean(cross_entropy(o, y))\n"
+                           "  }\n"
+                           "  return loss\n"
+                           "}\n"
+                           "train m {\n"
+                           "  data = synthetic(batch = 32, seed = 1)\n"
+                           "  optimizer = adam(lr = 0.01)\n"
+                           "  steps = 5\n"
+                           "}\n";
+  whale::TrainResult planned;
+  expectEquivalent(text, "replicate-split.whl",
+                   "cpu:4@threads=2,cpu:4@threads=1", &planned);
+  EXPECT_EQ(sharesOf(planned),
+            (std::vector<int64_t>{5, 5, 5, 5, 3, 3, 3, 3}));
+  expectEquivalent(text, "replicate-split.whl",
+                   "cpu:1@threads=3,cpu:1@threads=1,cpu:1@threads=2,"
+                   "cpu:1@threads=1,cpu:1@threads=3,cpu:1@threads=1,"
+                   "cpu:1@threads=2,cpu:1@threads=1");
 }
 
 } // namespace

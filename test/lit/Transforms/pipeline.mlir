@@ -38,7 +38,7 @@ func.func @accumulate(%x: tensor<16x4xf32>) -> tensor<f32> attributes {whale.mod
 
 // -----
 
-// expected-error@+1 {{the global batch of 16 cannot be cut into 8 replicas x 4 micro-batches of equal size: use a batch that is a multiple of 32, or another num_micro_batch}}
+// expected-error@+1 {{the global batch of 16 is too small for 8 replicas x 4 micro-batches: each replica needs a sample in each micro-batch; use a batch of at least 32}}
 func.func @too_many(%x: tensor<16x4xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 8 : i64, grid = array<i64: 0, 1, 2, 3, 4, 5, 6, 7>, replicas = 8 : i64, stages = 1 : i64}} {
   %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64} {
     %m = whale.reduce_mean %x axes = [0, 1] : tensor<16x4xf32> -> tensor<f32>
