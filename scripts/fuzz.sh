@@ -31,7 +31,8 @@ fi
 out="$root/build-fuzz/$target"
 mkdir -p "$out"
 flags=(-std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined
-       -fno-sanitize-recover=undefined -I"$root" -isystem /usr/lib/llvm-22/include)
+       -fno-sanitize-recover=undefined -I"$root" -I"$root/include"
+       -isystem /usr/lib/llvm-22/include)
 if [ "$target" = frontend ]; then
   corpus="$root/fuzz/corpus"
   sources=()
