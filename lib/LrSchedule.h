@@ -41,6 +41,8 @@ struct TrainSettings {
   /// Checkpoint to the run's save path after every saveEvery-th step (0:
   /// only at the end).
   int64_t saveEvery = 0;
+  /// The progress callback sees every logEvery-th step and the last.
+  int64_t logEvery = 1;
 
   double lrFactor(int64_t step) const {
     return scheduleFactor(schedule, baseLr, step, steps);
@@ -72,6 +74,8 @@ inline TrainSettings trainSettings(mlir::DictionaryAttr trainBlock,
   t.baseLr = number(t.optimizer, "lr", 1e-3);
   t.stateCount = optimizerStateCount(t.optimizer);
   t.saveEvery = static_cast<int64_t>(number(trainBlock, "save_every", 0));
+  t.logEvery = std::max<int64_t>(
+      1, static_cast<int64_t>(number(trainBlock, "log_every", 1)));
   return t;
 }
 

@@ -11,6 +11,7 @@
 
 #include "whale/Train.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -26,8 +27,12 @@ public:
   using Clock = std::chrono::steady_clock;
 
   /// Opens the metrics file (appending when resuming); "" when it worked.
-  std::string open(const TrainOptions &options, bool resuming) {
+  /// Every step goes to the metrics; the progress callback sees every
+  /// `logEvery`-th and the last.
+  std::string open(const TrainOptions &options, bool resuming,
+                   int64_t logEvery = 1) {
     onStep = options.onStep;
+    every = std::max<int64_t>(1, logEvery);
     path = options.metricsPath;
     if (options.metricsPath.empty())
       return "";
@@ -57,7 +62,7 @@ public:
         return "cannot write metrics to '" + path +
                "': " + std::strerror(errno);
     }
-    if (onStep)
+    if (onStep && (step % every == 0 || step == steps))
       onStep(r);
     return "";
   }
@@ -79,6 +84,7 @@ public:
 private:
   std::ofstream metrics;
   std::string path;
+  int64_t every = 1;
   std::function<void(const StepReport &)> onStep;
   Clock::time_point start = Clock::now();
 };

@@ -472,7 +472,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   };
 
   StepLog log;
-  if (std::string err = log.open(options, first > 0); !err.empty())
+  if (std::string err = log.open(options, first > 0, settings.logEvery); !err.empty())
     return fail(err);
   result.firstStep = first + 1;
   bool injected = false;
