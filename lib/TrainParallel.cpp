@@ -108,6 +108,17 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     return fail(err);
 
   const int shared = sharedThreads(cluster, options.threads);
+  // Every device's threads live in this one process: past a bound the
+  // system would refuse them halfway (after gigabytes of stacks).
+  int64_t processThreads = 0;
+  for (const DeviceSpec &d : cluster.devices)
+    processThreads += d.kind == "cpu" ? threadsOf(d, shared) : 1;
+  if (processThreads > kMaxProcessThreads)
+    return fail("the cluster's devices have " +
+                std::to_string(processThreads) +
+                " threads together, more than the " +
+                std::to_string(kMaxProcessThreads) +
+                " one process runs; give its devices fewer (@threads=)");
   PlanOptions planOptions;
   planOptions.even = options.evenPlan;
   planOptions.defaultThreads = shared;

@@ -23,8 +23,9 @@ inline constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
 /// stage or a shard group the planner and compiler build).
 inline constexpr int64_t kMaxMicroBatches = int64_t(1) << 20;
 inline constexpr int64_t kMaxTaskGraphs = 1024;
-/// Threads of one device.
+/// Threads of one device, and of all the devices one process runs.
 inline constexpr int64_t kMaxThreads = 1024;
+inline constexpr int64_t kMaxProcessThreads = 4096;
 /// Training steps of one run, and steps times the global batch (the last
 /// sample's index).
 inline constexpr int64_t kMaxSteps = int64_t(1) << 40;
