@@ -55,14 +55,28 @@ static void renderOne(const SourceManager &sources, const Diagnostic &d,
   std::string_view line = sources.lineText(d.loc.file, d.loc.line);
   if (line.empty() && d.loc.col > 1)
     return;
+  // A long line (a generated script, a line of 100,000 brackets) shows a
+  // window around the column, so one diagnostic stays a few lines long.
+  constexpr size_t kBefore = 60, kWindow = 120;
+  std::string shown(line);
+  uint32_t col = d.loc.col;
+  size_t tail = 0; // the "..." after the window
+  if (line.size() > kWindow + 20) {
+    size_t from = col > kBefore + 1 ? col - 1 - kBefore : 0;
+    tail = from + kWindow < line.size() ? 3 : 0;
+    shown = std::string(from ? "..." : "") +
+            std::string(line.substr(from, kWindow)) + (tail ? "..." : "");
+    col = static_cast<uint32_t>(col - from + (from ? 3 : 0));
+  }
   out += "  ";
-  out += line;
+  out += shown;
   out += "\n  ";
   // Keep tabs so the caret lines up under tab-indented source.
-  for (uint32_t i = 1; i < d.loc.col && i - 1 < line.size(); ++i)
-    out += line[i - 1] == '\t' ? '\t' : ' ';
+  for (uint32_t i = 1; i < col && i - 1 < shown.size(); ++i)
+    out += shown[i - 1] == '\t' ? '\t' : ' ';
   out += '^';
-  size_t room = line.size() >= d.loc.col ? line.size() - d.loc.col : 0;
+  size_t text = shown.size() - tail;
+  size_t room = text >= col ? text - col : 0;
   size_t tildes = d.loc.len > 1 ? std::min<size_t>(d.loc.len - 1, room) : 0;
   out.append(tildes, '~');
   out += '\n';
