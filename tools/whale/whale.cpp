@@ -33,6 +33,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -146,8 +147,9 @@ bool parseDim(const std::string &spec, whale::InterpreterOptions &opts) {
     return false;
   const std::string value = spec.substr(eq + 1);
   char *end = nullptr;
+  errno = 0;
   long long v = std::strtoll(value.c_str(), &end, 10);
-  if (value.empty() || *end != '\0' || v < 1)
+  if (value.empty() || *end != '\0' || errno != 0 || v < 1)
     return false;
   opts.dims[spec.substr(0, eq)] = v;
   return true;
@@ -947,7 +949,7 @@ int sample(int argc, char **argv) {
     } else if (auto v = args.value("--temperature")) {
       char *end = nullptr;
       double t = std::strtod(v->c_str(), &end);
-      if (v->empty() || *end != '\0' || !(t > 0))
+      if (v->empty() || *end != '\0' || !(t > 0) || !std::isfinite(t))
         return usageError("--temperature takes a positive number, got '" + *v +
                           "'");
       sampling.temperature = t;
