@@ -4,11 +4,11 @@
 
 #include "lowering/Passes.h"
 
-#include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -171,9 +171,8 @@ std::unique_ptr<JitProgram> JitProgram::compile(mlir::ModuleOp module,
           dylib.define(llvm::orc::absoluteSymbols(runtimeSymbols(interner))))
     return fail(std::move(e));
   // What lowered code takes from the C library (memcpy, malloc).
-  auto process =
-      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-          (*jit)->getDataLayout().getGlobalPrefix());
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*jit)->getDataLayout().getGlobalPrefix());
   if (!process)
     return fail(process.takeError());
   dylib.addGenerator(std::move(*process));

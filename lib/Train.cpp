@@ -132,7 +132,8 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
   }
 
   StepLog log;
-  if (std::string err = log.open(options, first > 0, settings.logEvery); !err.empty())
+  if (std::string err = log.open(options, first > 0, settings.logEvery);
+      !err.empty())
     return fail(err);
 
   // Tracing times every op and watches for the first NaN or infinity; the

@@ -114,8 +114,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   for (const DeviceSpec &d : cluster.devices)
     processThreads += d.kind == "cpu" ? threadsOf(d, shared) : 1;
   if (processThreads > kMaxProcessThreads)
-    return fail("the cluster's devices have " +
-                std::to_string(processThreads) +
+    return fail("the cluster's devices have " + std::to_string(processThreads) +
                 " threads together, more than the " +
                 std::to_string(kMaxProcessThreads) +
                 " one process runs; give its devices fewer (@threads=)");
@@ -483,7 +482,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   };
 
   StepLog log;
-  if (std::string err = log.open(options, first > 0, settings.logEvery); !err.empty())
+  if (std::string err = log.open(options, first > 0, settings.logEvery);
+      !err.empty())
     return fail(err);
   result.firstStep = first + 1;
   bool injected = false;

@@ -90,10 +90,10 @@ struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
     // where the devices differ, and where the batch does not cut evenly
     // (on equal devices, shares a sample apart): only whole micro-batches
     // are needed here.
-    bool unequal = !settingsOf(fn).even() &&
-                   (plan::clusterOf(fn, plan::intOf(planAttr, "devices", 1))
-                        .uneven() ||
-                    batch % (replicas * m) != 0);
+    bool unequal =
+        !settingsOf(fn).even() &&
+        (plan::clusterOf(fn, plan::intOf(planAttr, "devices", 1)).uneven() ||
+         batch % (replicas * m) != 0);
     if (unequal && batch % m != 0)
       return fn.emitOpError("the global batch of ")
              << batch << " cannot be cut into " << m
@@ -109,8 +109,8 @@ struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
     if (!unequal && batch % (replicas * m) != 0)
       return fn.emitOpError("the global batch of ")
              << batch << " cannot be cut into " << replicas << " replica"
-             << (replicas == 1 ? "" : "s") << " x " << m
-             << " micro-batch" << (m == 1 ? "" : "es")
+             << (replicas == 1 ? "" : "s") << " x " << m << " micro-batch"
+             << (m == 1 ? "" : "es")
              << " of equal size: use a batch that is a multiple of "
              << replicas * m
              << ", another num_micro_batch, or balance = \"hardware\"";

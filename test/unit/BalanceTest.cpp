@@ -343,8 +343,7 @@ TEST(Balance, ReplicateThenSplitOverGroupsOfDifferentSpeeds) {
   whale::TrainResult planned;
   expectEquivalent(text, "replicate-split.whl",
                    "cpu:4@threads=2,cpu:4@threads=1", &planned);
-  EXPECT_EQ(sharesOf(planned),
-            (std::vector<int64_t>{5, 5, 5, 5, 3, 3, 3, 3}));
+  EXPECT_EQ(sharesOf(planned), (std::vector<int64_t>{5, 5, 5, 5, 3, 3, 3, 3}));
   expectEquivalent(text, "replicate-split.whl",
                    "cpu:1@threads=3,cpu:1@threads=1,cpu:1@threads=2,"
                    "cpu:1@threads=1,cpu:1@threads=3,cpu:1@threads=1,"

@@ -102,8 +102,8 @@ TEST(TextDataset, ClearErrors) {
   // Not regular files: never read (a device never ends, a FIFO blocks).
   for (const char *special : {"/dev/zero", "/dev/urandom"}) {
     Status st = TextDataset::open(special, 8, ds);
-    EXPECT_EQ(st.message(), "cannot read text data '" +
-                                std::string(special) + "': it is a device");
+    EXPECT_EQ(st.message(), "cannot read text data '" + std::string(special) +
+                                "': it is a device");
   }
   std::string shortFile = writeTemp("text-short.txt", "abc");
   Status tooShort = TextDataset::open(shortFile, 8, ds);
