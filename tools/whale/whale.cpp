@@ -40,6 +40,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <new>
 #include <optional>
 #include <string>
 #include <unistd.h>
@@ -992,7 +993,18 @@ int runCommand(int argc, char **argv);
 /// Output to standard output is checked like any file's: `whale compile
 /// X.whl > /dev/full` fails rather than exiting 0 with nothing written.
 int main(int argc, char **argv) {
-  int rc = runCommand(argc, argv);
+  int rc = 0;
+  // What the library reports it reports as errors; an exception that still
+  // escapes is a bug or the machine's limit, said as such, not an abort.
+  try {
+    rc = runCommand(argc, argv);
+  } catch (const std::bad_alloc &) {
+    std::cerr << "whale: error: out of memory\n";
+    return 1;
+  } catch (const std::exception &e) {
+    std::cerr << "whale: internal error: " << e.what() << "\n";
+    return 70;
+  }
   std::cout.flush();
   llvm::outs().flush();
   if (rc == 0 && (!std::cout || llvm::outs().has_error() ||
