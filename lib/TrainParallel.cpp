@@ -430,9 +430,13 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
                                .count();
     return "";
   };
+  // The step of the last checkpoint this run saved (save_every), the
+  // fallback when no copy in memory survives a failure; -1 before any.
+  int64_t lastSaved = -1;
   // After the rank on device `lost` failed: the store's state without
   // that worker (its boxes from the next worker's copy and from its
-  // data-parallel replicas), on the survivors, re-planned.
+  // data-parallel replicas), or else this run's last checkpoint, on the
+  // survivors, re-planned.
   auto recover = [&](int64_t lost, RecoveryReport &report) -> std::string {
     auto t0 = std::chrono::steady_clock::now();
     int64_t lostRank = -1;
@@ -442,8 +446,31 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         lostRank = i;
     StateCollection surviving;
     HeldState held;
-    if (!store.surviving(lostRank, surviving, held, error))
-      return error;
+    // The newer of the two; memory when they are of one step.
+    std::string inMemory =
+        store.step() < 0 ? "no copy of the state is kept in memory "
+                           "(--replicate-every)"
+        : store.step() < lastSaved
+            ? "the copy in memory is older than the last checkpoint"
+            : "";
+    if (inMemory.empty() && store.surviving(lostRank, surviving, held, error)) {
+      report.source = "memory";
+      report.resumedAfter = store.step();
+    } else {
+      if (inMemory.empty())
+        inMemory = error;
+      if (lastSaved < 0)
+        return inMemory + ", and this run has saved no checkpoint (save_every "
+                          "with --save)";
+      StateCheckpoint saved;
+      if (std::string err = loadStateCheckpoint(options.savePath, saved);
+          !err.empty())
+        return inMemory + ", and the checkpoint cannot be read: " + err;
+      surviving = std::move(saved.layout);
+      held = std::move(saved.held);
+      report.source = "checkpoint " + options.savePath;
+      report.resumedAfter = saved.nextStep;
+    }
     // The survivors, as many as the model plans on (from the end, the
     // fewest dropped).
     Cluster survivors = cluster;
@@ -474,7 +501,6 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       return err;
     report.devicesAfter = static_cast<int64_t>(cluster.devices.size());
     report.movedBytes = reshard.movedBytes();
-    report.resumedAfter = store.step();
     report.seconds = std::chrono::duration<double>(
                          std::chrono::steady_clock::now() - t0)
                          .count();
@@ -715,18 +741,19 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       t.join();
     whale_rt_comm_trace_driver(
         comm.get(), "step", t0Ns, whale_rt_now_ns() - t0Ns);
-    if (!firstError.empty() && store.step() >= 0 && failedDevice >= 0) {
-      // Recover from the store: the survivors re-planned, the steps since
-      // the store's copy run again.
+    if (!firstError.empty() && failedDevice >= 0 &&
+        (store.step() >= 0 || lastSaved >= 0)) {
+      // Recover from the store (or the last checkpoint): the survivors
+      // re-planned, the steps since that state run again.
       RecoveryReport report;
       report.failedStep = step + 1;
       report.failure = firstError;
       if (std::string err = recover(failedDevice, report); !err.empty())
         return fail("step " + std::to_string(step + 1) + ": " + firstError +
-                    "; recovering from the in-memory store failed: " + err);
+                    "; recovering failed: " + err);
       result.recoveries.push_back(report);
-      result.losses.resize(store.step() - first);
-      step = store.step() - 1; // the loop's ++ makes it the store's step
+      result.losses.resize(report.resumedAfter - first);
+      step = report.resumedAfter - 1; // the loop's ++ makes it that step
       continue;
     }
     if (!firstError.empty())
@@ -746,11 +773,13 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
             log.report(step + 1, steps, value, plan.globalBatch, t0);
         !err.empty())
       return fail(err);
-    if (settings.savesAfter(step + 1))
+    if (settings.savesAfter(step + 1) && !options.savePath.empty()) {
       if (std::string err = saveState(step + 1, /*gatherAnyway=*/false);
           !err.empty())
         return fail("saving after step " + std::to_string(step + 1) + ": " +
                     err);
+      lastSaved = step + 1;
+    }
     // The store after every replicateEvery-th step (none before the first:
     // the parameters are made by the first step's programs).
     if (options.replicateEvery > 0 &&

@@ -55,7 +55,10 @@ struct ReshardReport {
 /// What one recovery from a failed rank did.
 struct RecoveryReport {
   int64_t failedStep = 0;    ///< the step during which the rank failed
-  int64_t resumedAfter = 0;  ///< the step of the store copy it resumed from
+  int64_t resumedAfter = 0;  ///< the step of the state it resumed from
+  /// Where that state came from: "memory" (the store's copies) or the
+  /// checkpoint this run saved last (when no copy in memory survived).
+  std::string source = "memory";
   int64_t devicesBefore = 0, devicesAfter = 0;
   int64_t movedBytes = 0;
   double seconds = 0; ///< from the failure to the state in the new ranks

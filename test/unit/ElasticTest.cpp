@@ -209,6 +209,42 @@ TEST(Elastic, AFailedRankIsRecoveredFromTheStore) {
   }
 }
 
+TEST(Elastic, WithNoCopyInMemoryAFailedRankResumesFromTheLastCheckpoint) {
+  // No store, but save_every = 2 with a save path: the rank failing in
+  // step 6 sends the survivors back to the checkpoint of step 4, written
+  // whole or as one file per rank, and the run ends as one that never
+  // failed.
+  for (const char *script : {kGpt, kMlpSplit}) {
+    for (bool ranks : {false, true}) {
+      SCOPED_TRACE(std::string(script) + (ranks ? " rank files" : " one file"));
+      std::string text = edit(source(script), "steps = ", "save_every = 2\n  steps = ");
+      std::string path = ::testing::TempDir() + "fallback-" +
+                         std::to_string(ranks) + "-" +
+                         std::to_string(std::hash<std::string>()(script));
+      whale::TrainResult plain = trainSteps(text, script, "cpu:4", 8, "", "");
+      whale::TrainResult failing =
+          trainText(text, script, "cpu:4", [&](whale::TrainOptions &opts) {
+            opts.steps = 8;
+            opts.failDevice = 1;
+            opts.failStep = 6;
+            opts.savePath = path;
+            opts.saveRanks = ranks;
+          });
+      ASSERT_TRUE(plain.ok) << plain.error;
+      ASSERT_TRUE(failing.ok) << failing.error;
+      ASSERT_EQ(failing.recoveries.size(), 1u);
+      const whale::RecoveryReport &r = failing.recoveries[0];
+      EXPECT_EQ(r.resumedAfter, 4);
+      EXPECT_EQ(r.source, "checkpoint " + path);
+      EXPECT_EQ(failing.storeUpdates, 0);
+      ASSERT_EQ(failing.losses.size(), plain.losses.size());
+      for (size_t i = 0; i < plain.losses.size(); ++i)
+        EXPECT_LT(relative(failing.losses[i], plain.losses[i]), 1e-4)
+            << "step " << i + 1;
+    }
+  }
+}
+
 TEST(Elastic, AFailedRankWithoutAStoreStopsTheRun) {
   std::string text = source(kMlp);
   whale::TrainResult r = trainFailing(text, kMlp, "cpu:4", 2, 0);

@@ -903,7 +903,9 @@ int run(int argc, char **argv) {
     std::cout << "recovered from a failure in step " << r.failedStep << " ("
               << r.failure << "): " << r.devicesBefore << " -> "
               << r.devicesAfter << " devices, resumed after step "
-              << r.resumedAfter << " (" << r.failedStep - 1 - r.resumedAfter
+              << r.resumedAfter
+              << (r.source == "memory" ? "" : " from the " + r.source) << " ("
+              << r.failedStep - 1 - r.resumedAfter
               << " finished steps lost), moved " << r.movedBytes << " bytes, "
               << llvm::formatv("{0:F3}", r.seconds).str() << " s\n";
   if (result.storeUpdates > 0)
