@@ -2,6 +2,8 @@
 
 #include "lang/Diagnostics.h"
 
+#include <algorithm>
+
 namespace whale::lang {
 
 Diagnostic &DiagnosticEngine::error(Loc loc, std::string message) {
@@ -62,7 +64,9 @@ static void renderOne(const SourceManager &sources, const Diagnostic &d,
   uint32_t col = d.loc.col;
   size_t tail = 0; // the "..." after the window
   if (line.size() > kWindow + 20) {
-    size_t from = col > kBefore + 1 ? col - 1 - kBefore : 0;
+    // A column past the line's end (the end of input) shows the line's end.
+    size_t from = std::min<size_t>(col > kBefore + 1 ? col - 1 - kBefore : 0,
+                                   line.size() - kWindow);
     tail = from + kWindow < line.size() ? 3 : 0;
     shown = std::string(from ? "..." : "") +
             std::string(line.substr(from, kWindow)) + (tail ? "..." : "");

@@ -2,6 +2,8 @@
 
 #include "lang/Lexer.h"
 
+#include <cstdio>
+
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
@@ -324,6 +326,9 @@ Token Lexer::lexString(size_t start, uint32_t l, uint32_t cl) {
   char quote = advance();
   std::string value;
   while (pos < text.size() && peek() != quote && peek() != '\n') {
+    // Where the backslash of an escape is: the escaped character may be a
+    // newline, after which the line and column are the next line's.
+    const uint32_t atLine = line, atCol = col;
     char c = advance();
     if (c == '\\' && pos < text.size()) {
       char e = advance();
@@ -343,10 +348,27 @@ Token Lexer::lexString(size_t start, uint32_t l, uint32_t cl) {
       case '\'':
         value += '\'';
         break;
-      default:
-        diags.error(Loc{file, line, col - 2, 2},
-                    std::string("unknown escape '\\") + e + "' in string");
+      default: {
+        unsigned char u = static_cast<unsigned char>(e);
+        std::string shown;
+        if (e == '\n') {
+          diags.error(Loc{file, atLine, atCol, 1},
+                      "a backslash at the end of a line: a string ends on "
+                      "its line");
+          value += e;
+          break;
+        }
+        if (u < 0x20 || u >= 0x7f) {
+          char hex[8];
+          std::snprintf(hex, sizeof hex, "x%02x", u);
+          shown = std::string("'\\") + hex + "'";
+        } else {
+          shown = std::string("'\\") + e + "'";
+        }
+        diags.error(Loc{file, atLine, atCol, 2},
+                    "unknown escape " + shown + " in string");
         value += e;
+      }
       }
       continue;
     }
