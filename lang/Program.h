@@ -115,6 +115,9 @@ struct ModelGraph {
 struct Program {
   Settings config;
   std::vector<ModelGraph> models;
+  /// The main script's top-level constants that are numbers, bools or
+  /// strings, in the order they are defined (what the REPL shows).
+  Settings constants;
 };
 
 } // namespace whale::lang

@@ -852,6 +852,18 @@ std::optional<Program> Sema::run() {
   if (diags.hasErrors())
     return std::nullopt;
   program.config = config;
+  for (const DeclPtr &d : mainAST->decls)
+    if (auto *c = dyn_cast<ConstDecl>(d.get())) {
+      auto it = main->constValues.find(c->name);
+      if (it == main->constValues.end())
+        continue;
+      const SVal &v = it->second;
+      if ((v.kind == SVal::Kind::Int && v.i.isKnown()) ||
+          v.kind == SVal::Kind::Float || v.kind == SVal::Kind::Bool ||
+          v.kind == SVal::Kind::Str)
+        if (std::optional<Setting> s = toSetting(v, c->getLoc()))
+          program.constants.push_back({c->name, *s});
+    }
   return program;
 }
 

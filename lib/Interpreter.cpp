@@ -12,6 +12,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <sys/stat.h>
 
@@ -111,6 +112,45 @@ bool Interpreter::Impl::load(std::vector<std::string> searchPath, bool fromFile,
     return false;
   impl.program = impl.frontend->analyze();
   return impl.program.has_value();
+}
+
+std::vector<std::pair<std::string, std::string>>
+Interpreter::constants() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!impl->program)
+    return out;
+  for (const auto &[name, v] : impl->program->constants) {
+    std::string text;
+    switch (v.kind) {
+    case lang::Setting::Kind::Int:
+      text = std::to_string(v.i);
+      break;
+    case lang::Setting::Kind::Float: {
+      // The shortest form that reads back as the same double.
+      char buf[32];
+      for (int digits = 1; digits <= 17; ++digits) {
+        std::snprintf(buf, sizeof buf, "%.*g", digits, v.f);
+        if (std::strtod(buf, nullptr) == v.f)
+          break;
+      }
+      text = buf;
+      // Written as the language writes a number: with a point or exponent.
+      if (text.find_first_of(".eEn") == std::string::npos)
+        text += ".0";
+      break;
+    }
+    case lang::Setting::Kind::Bool:
+      text = v.b ? "true" : "false";
+      break;
+    case lang::Setting::Kind::Str:
+      text = "\"" + v.s + "\"";
+      break;
+    case lang::Setting::Kind::Dict:
+      continue;
+    }
+    out.push_back({name, text});
+  }
+  return out;
 }
 
 bool Interpreter::loadFile(const std::string &path) {

@@ -101,6 +101,11 @@ public:
   /// (the shapes one rank sees under a plan); null if it fails to load.
   std::unique_ptr<Interpreter> atBatch(int64_t batch) const;
 
+  /// The main script's top-level constants that are numbers, bools or
+  /// strings, as (name, value written as the language writes it), in the
+  /// order defined; empty after an error.
+  std::vector<std::pair<std::string, std::string>> constants() const;
+
   /// The folders `import` searches, in order, for the last load.
   std::vector<std::string> searchPath(const std::string &scriptPath) const;
 

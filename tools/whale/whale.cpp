@@ -20,6 +20,7 @@
 #include "lib/Reshard.h"
 #include "lib/Search.h"
 #include "lib/Simulate.h"
+#include "repl/Repl.h"
 #include "lib/StateCollection.h"
 #include "lowering/Passes.h"
 
@@ -103,6 +104,10 @@ commands:
   sample FILE.whl --load CKPT [--prompt TEXT] [--tokens N]
                   [--temperature T] [--seed S] [--threads N] [-I DIR]...
       generate text with a trained byte-level model (from run --save)
+  repl [-I DIR]... a session: definitions accumulate and are checked as
+      typed, expressions print their values, :help lists the commands
+      (:ir, :plan, :sim, :train, :load, :save, ...); `whale` alone on a
+      terminal starts one; from a pipe it reads inputs line by line
   version          print the version
   help             print this text
 
@@ -1019,8 +1024,38 @@ int main(int argc, char **argv) {
   return rc;
 }
 
+/// `whale repl`: the session reads standard input; its :plan, :sim, :train
+/// and :devices run this program's verbs.
+int replCommand(int argc, char **argv) {
+  whale::InterpreterOptions opts;
+  Args args("repl", argc, argv);
+  std::string file;
+  while (args.next())
+    if (int rc = args.finish(opts, file))
+      return rc;
+  if (!file.empty())
+    return usageError("repl takes no script; use :load FILE in the session");
+  whale::ReplOptions options;
+  options.interpreter = opts;
+  options.interactive = ::isatty(0) && ::isatty(1);
+  options.runVerb = [](const std::vector<std::string> &verbArgs) {
+    std::vector<std::string> all = {"whale"};
+    all.insert(all.end(), verbArgs.begin(), verbArgs.end());
+    std::vector<char *> argv;
+    for (std::string &a : all)
+      argv.push_back(a.data());
+    int rc = runCommand(static_cast<int>(argv.size()), argv.data());
+    std::cout.flush();
+    return rc;
+  };
+  return whale::runRepl(std::cin, std::cout, std::cerr, std::move(options));
+}
+
 int runCommand(int argc, char **argv) {
   if (argc < 2) {
+    // On a terminal, a session; else (a pipe, a script) the usage.
+    if (::isatty(0) && ::isatty(1))
+      return replCommand(0, argv + 2);
     std::cerr << kUsage;
     return 2;
   }
@@ -1051,5 +1086,7 @@ int runCommand(int argc, char **argv) {
     return reshardCommand(argc - 2, argv + 2);
   if (cmd == "sample")
     return sample(argc - 2, argv + 2);
+  if (cmd == "repl")
+    return replCommand(argc - 2, argv + 2);
   return usageError("unknown command '" + cmd + "'");
 }

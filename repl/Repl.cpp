@@ -1,0 +1,408 @@
+//===- Repl.cpp - whale repl: a session of definitions and commands -------===//
+
+#include "repl/Repl.h"
+
+#include "lang/Frontend.h"
+#include "lib/OutputFile.h"
+#include "runtime/InputFile.h"
+
+#include "llvm/Support/Casting.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <istream>
+#include <ostream>
+#include <sstream>
+#include <unistd.h>
+
+namespace whale {
+
+namespace {
+
+/// The name the session's script is checked under.
+constexpr const char *kSession = "<session>";
+
+const char *const kHelp = R"(Definitions (import, NAME = value, def, model, config, train) add to the
+session, or replace one of the same name; an expression prints its value.
+An input goes on over lines until its brackets close.
+
+  :help                  this text
+  :list                  the session as a script
+  :load FILE             add FILE's definitions
+  :save FILE             write the session as a script
+  :ir [STAGE]            the session at a stage: whale (default), grad, train,
+                         runtime, ast
+  :plan --cluster SPEC   the plan over SPEC's devices (as whale plan)
+  :sim --cluster SPEC    its predicted speed (as whale sim)
+  :train [STEPS]         run the train block (as whale run; --cluster SPEC
+                         and the other flags of whale run may follow)
+  :devices               this machine's devices
+  :reset                 forget every definition
+  :quit                  end the session (so does the end of the input)
+)";
+
+std::string trim(const std::string &s) {
+  size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos)
+    return "";
+  size_t e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e + 1 - b);
+}
+
+std::vector<std::string> words(const std::string &s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;)
+    out.push_back(w);
+  return out;
+}
+
+std::vector<std::string> linesOf(const std::string &text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    out.push_back(l);
+  return out;
+}
+
+/// The key under which a declaration replaces an earlier one.
+std::string keyOf(const lang::Decl &d) {
+  using namespace lang;
+  if (auto *i = llvm::dyn_cast<ImportDecl>(&d))
+    return "import " + i->alias;
+  if (auto *c = llvm::dyn_cast<ConstDecl>(&d))
+    return "constant " + c->name;
+  if (llvm::isa<ConfigDecl>(d))
+    return "config";
+  if (auto *f = llvm::dyn_cast<DefDecl>(&d))
+    return "def " + f->name;
+  if (auto *m = llvm::dyn_cast<ModelDecl>(&d))
+    return "model " + m->name;
+  return "train " + llvm::cast<TrainDecl>(d).model;
+}
+
+} // namespace
+
+ReplSession::ReplSession(ReplOptions opts) : options(std::move(opts)) {
+  // Imports resolve from the current folder, as for a script kept here.
+  options.interpreter.searchPath.insert(options.interpreter.searchPath.begin(),
+                                        ".");
+  interp = std::make_unique<Interpreter>(options.interpreter);
+}
+
+ReplSession::~ReplSession() = default;
+
+bool ReplSession::complete(const std::string &text) {
+  int depth = 0;
+  char quote = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quote) {
+      if (c == '\\')
+        ++i;
+      else if (c == quote || c == '\n')
+        quote = 0;
+      continue;
+    }
+    if (c == '#') {
+      while (i < text.size() && text[i] != '\n')
+        ++i;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '(' || c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ')' || c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  // More closing than opening brackets is an error for the parser to name.
+  return depth <= 0;
+}
+
+std::string ReplSession::script() const {
+  std::string s;
+  for (const Definition &d : defs)
+    s += d.text;
+  return s;
+}
+
+bool ReplSession::check(const std::vector<Definition> &candidate,
+                        std::ostream &err, const std::string &name) {
+  std::string text;
+  // The first line of each definition in the script, to place diagnostics
+  // back in what was typed.
+  std::vector<unsigned> firstLine;
+  unsigned line = 1;
+  for (const Definition &d : candidate) {
+    firstLine.push_back(line);
+    text += d.text;
+    for (char c : d.text)
+      line += c == '\n';
+  }
+  if (interp->loadString(text, kSession))
+    return true;
+  auto show = [&](const Diagnostic &d, const char *severity) {
+    if (d.file != kSession) {
+      err << (d.file.empty() ? "whale" : d.file + ":" + std::to_string(d.line) +
+                                             ":" + std::to_string(d.column))
+          << ": " << severity << ": " << d.message << "\n";
+      return;
+    }
+    size_t k = 0;
+    while (k + 1 < firstLine.size() && firstLine[k + 1] <= d.line)
+      ++k;
+    unsigned rel = d.line - firstLine[k] + 1;
+    unsigned shift = rel == 1 ? candidate[k].shift : 0;
+    unsigned column = d.column > shift ? d.column - shift : 1;
+    err << name << ":" << rel << ":" << column << ": " << severity << ": "
+        << d.message << " (in " << candidate[k].key << ")\n";
+    std::vector<std::string> lines = linesOf(candidate[k].text);
+    if (rel >= 1 && rel <= lines.size()) {
+      std::string shown = lines[rel - 1].substr(
+          std::min<size_t>(shift, lines[rel - 1].size()));
+      err << "  " << shown << "\n  ";
+      for (unsigned i = 1; i < column && i <= shown.size(); ++i)
+        err << (shown[i - 1] == '\t' ? '\t' : ' ');
+      err << "^\n";
+    }
+  };
+  for (const Diagnostic &d : interp->diagnostics()) {
+    show(d, d.severity == Diagnostic::Severity::Warning ? "warning"
+            : d.severity == Diagnostic::Severity::Note  ? "note"
+                                                        : "error");
+    for (const Diagnostic &n : d.notes)
+      show(n, "note");
+  }
+  return false;
+}
+
+bool ReplSession::define(const std::string &text, std::ostream &out,
+                         std::ostream &err, const std::string &name) {
+  lang::Frontend parsed;
+  if (!parsed.parseString(text, name)) {
+    err << parsed.renderDiagnostics();
+    return true;
+  }
+  // Each declaration's lines, from its first to the next one's.
+  const auto &decls = parsed.mainAST()->decls;
+  std::vector<std::string> lines = linesOf(text);
+  std::vector<Definition> added;
+  for (size_t i = 0; i < decls.size(); ++i) {
+    size_t from = i == 0 ? 1 : decls[i]->getLoc().line;
+    size_t to =
+        i + 1 < decls.size() ? decls[i + 1]->getLoc().line - 1 : lines.size();
+    std::string part;
+    for (size_t l = from; l <= to && l <= lines.size(); ++l)
+      part += lines[l - 1] + "\n";
+    added.push_back({keyOf(*decls[i]), part, 0});
+  }
+  std::vector<Definition> candidate = defs;
+  std::vector<std::string> replaced;
+  for (Definition &a : added) {
+    bool found = false;
+    for (Definition &d : candidate)
+      if (d.key == a.key) {
+        d = a;
+        found = true;
+        replaced.push_back(a.key);
+      }
+    if (!found)
+      candidate.push_back(a);
+  }
+  if (!check(candidate, err, name)) {
+    // The session stays as it was.
+    check(defs, err, name);
+    return true;
+  }
+  defs = std::move(candidate);
+  for (const std::string &r : replaced)
+    out << "note: redefined " << r << "\n";
+  // The value of each constant defined.
+  for (const Definition &a : added)
+    if (a.key.rfind("constant ", 0) == 0)
+      for (const auto &[cname, value] : interp->constants())
+        if ("constant " + cname == a.key)
+          out << cname << " = " << value << "\n";
+  return true;
+}
+
+bool ReplSession::evaluate(const std::string &expr, std::ostream &out,
+                           std::ostream &err) {
+  std::vector<Definition> candidate = defs;
+  candidate.push_back({"the expression", "_ = " + expr + "\n", 4});
+  std::ostringstream why;
+  if (!check(candidate, why, "<input>")) {
+    err << why.str();
+    check(defs, err, "<input>");
+    return true;
+  }
+  for (const auto &[name, value] : interp->constants())
+    if (name == "_")
+      out << value << "\n";
+  // The expression is not kept: the session is as before.
+  check(defs, err, "<input>");
+  return true;
+}
+
+int ReplSession::runOnScript(const std::string &verb,
+                             const std::vector<std::string> &args,
+                             std::ostream &err) {
+  if (!options.runVerb) {
+    err << "whale: error: this session cannot run " << verb << "\n";
+    return 1;
+  }
+  char name[] = ".whale-session-XXXXXX.whl";
+  int fd = ::mkstemps(name, 4);
+  if (fd < 0) {
+    err << "whale: error: cannot write the session's script in this folder\n";
+    return 1;
+  }
+  ::close(fd);
+  std::string path = name;
+  if (std::string e = writeOutputFile(path, script(), "the session's script");
+      !e.empty()) {
+    err << "whale: error: " << e << "\n";
+    std::remove(path.c_str());
+    return 1;
+  }
+  std::vector<std::string> argv = {verb, path};
+  argv.insert(argv.end(), args.begin(), args.end());
+  for (const std::string &dir : options.interpreter.searchPath) {
+    argv.push_back("-I");
+    argv.push_back(dir);
+  }
+  int rc = options.runVerb(argv);
+  std::remove(path.c_str());
+  return rc;
+}
+
+bool ReplSession::command(const std::string &line, std::ostream &out,
+                          std::ostream &err) {
+  std::vector<std::string> w = words(line);
+  const std::string cmd = w.front();
+  std::vector<std::string> rest(w.begin() + 1, w.end());
+  if (cmd == ":quit" || cmd == ":q" || cmd == ":exit")
+    return false;
+  if (cmd == ":help") {
+    out << kHelp;
+  } else if (cmd == ":list") {
+    out << script();
+  } else if (cmd == ":reset") {
+    defs.clear();
+    check(defs, err, "<input>");
+    out << "the session is empty\n";
+  } else if (cmd == ":load" || cmd == ":save") {
+    if (rest.size() != 1) {
+      err << "whale: error: " << cmd << " takes one file\n";
+    } else if (cmd == ":save") {
+      if (std::string e =
+              writeOutputFile(rest[0], script(), "the session's script");
+          !e.empty())
+        err << "whale: error: " << e << "\n";
+      else
+        out << "wrote " << defs.size() << " definitions to " << rest[0]
+            << "\n";
+    } else {
+      std::string text;
+      if (std::string e = rt::readRegularFile(rest[0], "the script",
+                                              rt::kMaxTextInput, text);
+          !e.empty()) {
+        err << "whale: error: " << e << "\n";
+      } else {
+        // Its imports resolve beside it, as when it runs alone.
+        llvm::StringRef folder = llvm::sys::path::parent_path(rest[0]);
+        auto &path = options.interpreter.searchPath;
+        if (!folder.empty() &&
+            std::find(path.begin(), path.end(), folder.str()) == path.end()) {
+          path.push_back(folder.str());
+          interp = std::make_unique<Interpreter>(options.interpreter);
+        }
+        size_t before = defs.size();
+        define(text, out, err, rest[0]);
+        out << "loaded " << rest[0] << ": " << defs.size() - before
+            << " new definitions, " << defs.size() << " in the session\n";
+      }
+    }
+  } else if (cmd == ":ir") {
+    std::optional<Stage> stage = parseStage(rest.empty() ? "whale" : rest[0]);
+    if (!stage || rest.size() > 1) {
+      err << "whale: error: :ir takes one stage: ast, whale, grad, train or "
+             "runtime\n";
+    } else if (std::optional<std::string> text = interp->emit(*stage)) {
+      out << *text;
+    } else {
+      err << interp->renderDiagnostics();
+    }
+  } else if (cmd == ":plan" || cmd == ":sim") {
+    runOnScript(cmd.substr(1), rest, err);
+  } else if (cmd == ":train") {
+    std::vector<std::string> args;
+    if (!rest.empty() && rest[0][0] != '-') {
+      args = {"--steps", rest[0]};
+      rest.erase(rest.begin());
+    }
+    args.insert(args.end(), rest.begin(), rest.end());
+    runOnScript("run", args, err);
+  } else if (cmd == ":devices") {
+    if (options.runVerb)
+      options.runVerb({"devices"});
+  } else {
+    err << "whale: error: unknown command '" << cmd
+        << "'; :help lists them\n";
+  }
+  return true;
+}
+
+bool ReplSession::handle(const std::string &input, std::ostream &out,
+                         std::ostream &err) {
+  std::string text = trim(input);
+  if (text.empty())
+    return true;
+  if (text[0] == ':')
+    return command(text, out, err);
+  // A definition, or else an expression to evaluate.
+  lang::Frontend asDefinition;
+  if (asDefinition.parseString(text + "\n", "<input>"))
+    return define(text + "\n", out, err, "<input>");
+  lang::Frontend asExpression;
+  if (asExpression.parseString("_ = " + text + "\n", "<input>") &&
+      asExpression.mainAST()->decls.size() == 1 &&
+      llvm::isa<lang::ConstDecl>(*asExpression.mainAST()->decls[0]))
+    return evaluate(text, out, err);
+  err << asDefinition.renderDiagnostics();
+  return true;
+}
+
+int runRepl(std::istream &in, std::ostream &out, std::ostream &err,
+            ReplOptions options) {
+  bool interactive = options.interactive;
+  ReplSession session(std::move(options));
+  std::string pending;
+  if (interactive)
+    out << "whale repl: :help lists the commands, :quit ends\n";
+  for (;;) {
+    if (interactive)
+      out << (pending.empty() ? "whale> " : "  ...> ") << std::flush;
+    std::string line;
+    if (!std::getline(in, line))
+      break;
+    pending += line + "\n";
+    if (!ReplSession::complete(pending))
+      continue;
+    std::string input = std::move(pending);
+    pending.clear();
+    if (!session.handle(input, out, err))
+      return 0;
+    out.flush();
+  }
+  if (!trim(pending).empty()) {
+    err << "whale: error: the input ended inside an unfinished input (its "
+           "brackets do not close)\n";
+    return 1;
+  }
+  return 0;
+}
+
+} // namespace whale

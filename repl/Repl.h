@@ -1,0 +1,86 @@
+//===- Repl.h - whale repl: a session of definitions and commands -*- C++ -*-===//
+//
+// `whale repl` keeps a session: the definitions typed so far (imports,
+// constants, defs, models, config and train blocks) make one script, checked
+// whole after each input, so a definition that breaks it is refused and the
+// session stays as it was. A definition of a name already defined replaces
+// it, with a note. An expression is evaluated against the session and its
+// value printed (`2 * D`); constants print their values when defined.
+// Commands start with ':' (`:help` lists them); the ones that plan, simulate
+// or train run the same verbs as the CLI on the session's script.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_REPL_REPL_H
+#define WHALE_REPL_REPL_H
+
+#include "whale/Interpreter.h"
+
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace whale {
+
+/// Runs a verb of the CLI (`{"plan", SCRIPT, "--cluster", "cpu:2"}`) as
+/// `whale` would, printing what it prints; returns its exit status.
+using VerbRunner = std::function<int(const std::vector<std::string> &args)>;
+
+struct ReplOptions {
+  InterpreterOptions interpreter;
+  VerbRunner runVerb;       ///< for :plan, :sim, :train and :devices
+  bool interactive = false; ///< print prompts (a terminal)
+};
+
+class ReplSession {
+public:
+  explicit ReplSession(ReplOptions options);
+  ~ReplSession();
+
+  /// Whether `text` is a whole input: its brackets close, outside strings
+  /// and comments (an input may span lines until they do).
+  static bool complete(const std::string &text);
+
+  /// Handles one whole input, writing results to `out` and errors to
+  /// `err`. False once the session is to end (`:quit`).
+  bool handle(const std::string &input, std::ostream &out, std::ostream &err);
+
+  /// The session's definitions as one script.
+  std::string script() const;
+
+private:
+  struct Definition {
+    std::string key;  ///< "model m", "def f", "constant D", "config", ...
+    std::string text; ///< as typed, ending in a newline
+    /// Characters put before what was typed on its first line (an
+    /// expression is checked as `_ = EXPR`): diagnostics leave them out.
+    unsigned shift = 0;
+  };
+  bool define(const std::string &text, std::ostream &out, std::ostream &err,
+              const std::string &name);
+  bool evaluate(const std::string &expr, std::ostream &out, std::ostream &err);
+  bool command(const std::string &line, std::ostream &out, std::ostream &err);
+  /// Loads `defs` as the session's script; false (diagnostics in `err`,
+  /// placed in the inputs they came from) when it has errors.
+  bool check(const std::vector<Definition> &defs, std::ostream &err,
+             const std::string &name);
+  /// Runs a CLI verb on the session's script, written to a file in the
+  /// current folder (so relative paths in it mean what they mean here).
+  int runOnScript(const std::string &verb,
+                  const std::vector<std::string> &args, std::ostream &err);
+
+  ReplOptions options;
+  std::vector<Definition> defs;
+  std::unique_ptr<Interpreter> interp;
+};
+
+/// Reads inputs from `in` until its end or `:quit`; returns the exit
+/// status (0, or 1 when the input ended inside an unfinished input).
+int runRepl(std::istream &in, std::ostream &out, std::ostream &err,
+            ReplOptions options);
+
+} // namespace whale
+
+#endif
