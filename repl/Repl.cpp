@@ -3,14 +3,17 @@
 #include "repl/Repl.h"
 
 #include "lang/Frontend.h"
+#include "lang/Suggest.h"
 #include "lib/OutputFile.h"
 #include "runtime/InputFile.h"
 
+#include "llvm/LineEditor/LineEditor.h"
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <istream>
 #include <ostream>
@@ -90,6 +93,46 @@ ReplSession::ReplSession(ReplOptions opts) : options(std::move(opts)) {
   options.interpreter.searchPath.insert(options.interpreter.searchPath.begin(),
                                         ".");
   interp = std::make_unique<Interpreter>(options.interpreter);
+  // The stdlib's modules and their defs, for completion.
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(stdlibDirectory(), ec), end;
+       it != end && !ec; it.increment(ec)) {
+    llvm::StringRef path = it->path();
+    if (!path.ends_with(".whl"))
+      continue;
+    std::string module = llvm::sys::path::stem(path).str();
+    lang::Frontend fe;
+    if (!fe.parseFile(path.str()))
+      continue;
+    for (const lang::DeclPtr &d : fe.mainAST()->decls)
+      if (auto *def = llvm::dyn_cast<lang::DefDecl>(d.get()))
+        stdlibMembers.push_back(module + "." + def->name);
+  }
+}
+
+std::vector<std::string>
+ReplSession::completions(const std::string &word) const {
+  static const char *const commands[] = {
+      ":help", ":list",  ":load",    ":save",  ":ir",  ":plan",
+      ":sim",  ":train", ":devices", ":reset", ":quit"};
+  std::vector<std::string> names;
+  for (const char *c : commands)
+    names.push_back(c);
+  for (const Definition &d : defs)
+    names.push_back(d.key.substr(d.key.find(' ') + 1));
+  for (const std::string &b : lang::builtinNames())
+    names.push_back(b);
+  names.insert(names.end(), stdlibMembers.begin(), stdlibMembers.end());
+  for (const char *k : {"import", "model", "def", "train", "config",
+                        "replicate", "split", "return", "for", "in"})
+    names.push_back(k);
+  std::vector<std::string> out;
+  for (const std::string &n : names)
+    if (!word.empty() && n.rfind(word, 0) == 0 &&
+        std::find(out.begin(), out.end(), n) == out.end())
+      out.push_back(n);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 ReplSession::~ReplSession() = default;
@@ -377,17 +420,41 @@ bool ReplSession::handle(const std::string &input, std::ostream &out,
 
 int runRepl(std::istream &in, std::ostream &out, std::ostream &err,
             ReplOptions options) {
-  bool interactive = options.interactive;
+  const bool interactive = options.interactive;
+  const std::string history = options.historyPath;
   ReplSession session(std::move(options));
+  std::unique_ptr<llvm::LineEditor> editor;
+  if (interactive) {
+    out << "whale repl: :help lists the commands, :quit ends\n" << std::flush;
+    editor = std::make_unique<llvm::LineEditor>("whale", history);
+    editor->loadHistory();
+    editor->setListCompleter([&session](llvm::StringRef buffer, size_t pos) {
+      size_t start = pos;
+      while (start > 0 &&
+             (std::isalnum(static_cast<unsigned char>(buffer[start - 1])) ||
+              buffer[start - 1] == '_' || buffer[start - 1] == '.' ||
+              buffer[start - 1] == ':'))
+        --start;
+      std::string word = buffer.substr(start, pos - start).str();
+      std::vector<llvm::LineEditor::Completion> out;
+      for (const std::string &c : session.completions(word))
+        out.emplace_back(c.substr(word.size()), c);
+      return out;
+    });
+  }
   std::string pending;
-  if (interactive)
-    out << "whale repl: :help lists the commands, :quit ends\n";
   for (;;) {
-    if (interactive)
-      out << (pending.empty() ? "whale> " : "  ...> ") << std::flush;
     std::string line;
-    if (!std::getline(in, line))
+    if (editor) {
+      editor->setPrompt(pending.empty() ? "whale> " : "  ...> ");
+      std::optional<std::string> read = editor->readLine();
+      if (!read)
+        break;
+      line = *read;
+      editor->saveHistory();
+    } else if (!std::getline(in, line)) {
       break;
+    }
     pending += line + "\n";
     if (!ReplSession::complete(pending))
       continue;

@@ -31,7 +31,10 @@ using VerbRunner = std::function<int(const std::vector<std::string> &args)>;
 struct ReplOptions {
   InterpreterOptions interpreter;
   VerbRunner runVerb;       ///< for :plan, :sim, :train and :devices
-  bool interactive = false; ///< print prompts (a terminal)
+  /// A terminal: lines are read with editing, history (kept in
+  /// `historyPath`) and completion, behind prompts.
+  bool interactive = false;
+  std::string historyPath;
 };
 
 class ReplSession {
@@ -49,6 +52,10 @@ public:
 
   /// The session's definitions as one script.
   std::string script() const;
+
+  /// What may complete `word` (the text before the cursor back to a space
+  /// or bracket): commands, the session's names, builtins, stdlib members.
+  std::vector<std::string> completions(const std::string &word) const;
 
 private:
   struct Definition {
@@ -74,10 +81,12 @@ private:
   ReplOptions options;
   std::vector<Definition> defs;
   std::unique_ptr<Interpreter> interp;
+  std::vector<std::string> stdlibMembers; ///< "nn.linear", ...
 };
 
-/// Reads inputs from `in` until its end or `:quit`; returns the exit
-/// status (0, or 1 when the input ended inside an unfinished input).
+/// Reads inputs from `in` until its end or `:quit` (from the terminal, with
+/// LLVM's LineEditor, when options.interactive); returns the exit status (0,
+/// or 1 when the input ended inside an unfinished input).
 int runRepl(std::istream &in, std::ostream &out, std::ostream &err,
             ReplOptions options);
 

@@ -21,6 +21,7 @@
 #include "lib/Search.h"
 #include "lib/Simulate.h"
 #include "repl/Repl.h"
+#include "llvm/LineEditor/LineEditor.h"
 #include "lib/StateCollection.h"
 #include "lowering/Passes.h"
 
@@ -1038,6 +1039,10 @@ int replCommand(int argc, char **argv) {
   whale::ReplOptions options;
   options.interpreter = opts;
   options.interactive = ::isatty(0) && ::isatty(1);
+  // History between sessions: WHALE_HISTORY, else ~/.whale-history.
+  const char *history = std::getenv("WHALE_HISTORY");
+  options.historyPath =
+      history ? history : llvm::LineEditor::getDefaultHistoryPath("whale");
   options.runVerb = [](const std::vector<std::string> &verbArgs) {
     std::vector<std::string> all = {"whale"};
     all.insert(all.end(), verbArgs.begin(), verbArgs.end());
