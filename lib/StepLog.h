@@ -22,6 +22,12 @@
 
 namespace whale {
 
+/// The error of a run stopped by an interrupt (Ctrl-C in the REPL).
+inline std::string interruptedAfter(int64_t step) {
+  return "interrupted after step " + std::to_string(step) +
+         (step > 0 ? " (save_every with --save keeps what is done)" : "");
+}
+
 class StepLog {
 public:
   using Clock = std::chrono::steady_clock;

@@ -8,6 +8,7 @@
 #include "lib/DataSource.h"
 #include "lib/Jit.h"
 #include "lib/LrSchedule.h"
+#include "lib/Interrupt.h"
 #include "lib/ModelLookup.h"
 #include "lib/OutputFile.h"
 #include "lib/StepLog.h"
@@ -156,6 +157,8 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
 
   result.firstStep = first + 1;
   for (int64_t s = first; s < steps; ++s) {
+    if (interruptRequested())
+      return fail(interruptedAfter(s));
     StepLog::Clock::time_point t0 = StepLog::Clock::now();
     source->fill(s, inputs);
     whale_rt_set_train_state(ctx.get(), s + 1,

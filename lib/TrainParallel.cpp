@@ -18,6 +18,7 @@
 #include "lib/Checkpoint.h"
 #include "lib/Cluster.h"
 #include "lib/DataSource.h"
+#include "lib/Interrupt.h"
 #include "lib/Jit.h"
 #include "lib/LrSchedule.h"
 #include "lib/ModelLookup.h"
@@ -557,6 +558,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   };
 
   for (int64_t step = first; step < steps; ++step) {
+    if (interruptRequested())
+      return fail(interruptedAfter(step));
     // A change asked for by hand, checked before anything is stopped: a
     // spec the model cannot be planned on is reported and the job goes on.
     std::optional<ElasticChange> byHand;

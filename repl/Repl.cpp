@@ -4,6 +4,7 @@
 
 #include "lang/Frontend.h"
 #include "lang/Suggest.h"
+#include "lib/Interrupt.h"
 #include "lib/OutputFile.h"
 #include "runtime/InputFile.h"
 
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <csignal>
 #include <cstdlib>
 #include <istream>
 #include <ostream>
@@ -85,6 +87,8 @@ std::string keyOf(const lang::Decl &d) {
     return "model " + m->name;
   return "train " + llvm::cast<TrainDecl>(d).model;
 }
+
+void onInterrupt(int) { requestInterrupt(); }
 
 } // namespace
 
@@ -425,6 +429,13 @@ int runRepl(std::istream &in, std::ostream &out, std::ostream &err,
   ReplSession session(std::move(options));
   std::unique_ptr<llvm::LineEditor> editor;
   if (interactive) {
+    // Ctrl-C stops a running step (the train loops check between steps)
+    // or drops the line being typed; the session goes on.
+    struct sigaction action {};
+    action.sa_handler = onInterrupt;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = 0; // no SA_RESTART: a read at the prompt returns
+    ::sigaction(SIGINT, &action, nullptr);
     out << "whale repl: :help lists the commands, :quit ends\n" << std::flush;
     editor = std::make_unique<llvm::LineEditor>("whale", history);
     editor->loadHistory();
@@ -448,6 +459,12 @@ int runRepl(std::istream &in, std::ostream &out, std::ostream &err,
     if (editor) {
       editor->setPrompt(pending.empty() ? "whale> " : "  ...> ");
       std::optional<std::string> read = editor->readLine();
+      if (!read && interruptRequested()) {
+        clearInterrupt();
+        pending.clear();
+        out << "\n" << std::flush;
+        continue;
+      }
       if (!read)
         break;
       line = *read;
@@ -460,6 +477,7 @@ int runRepl(std::istream &in, std::ostream &out, std::ostream &err,
       continue;
     std::string input = std::move(pending);
     pending.clear();
+    clearInterrupt();
     if (!session.handle(input, out, err))
       return 0;
     out.flush();
