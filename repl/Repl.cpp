@@ -230,7 +230,7 @@ bool ReplSession::define(const std::string &text, std::ostream &out,
   lang::Frontend parsed;
   if (!parsed.parseString(text, name)) {
     err << parsed.renderDiagnostics();
-    return true;
+    return false;
   }
   // Each declaration's lines, from its first to the next one's.
   const auto &decls = parsed.mainAST()->decls;
@@ -261,7 +261,7 @@ bool ReplSession::define(const std::string &text, std::ostream &out,
   if (!check(candidate, err, name)) {
     // The session stays as it was.
     check(defs, err, name);
-    return true;
+    return false;
   }
   defs = std::move(candidate);
   for (const std::string &r : replaced)
@@ -367,9 +367,9 @@ bool ReplSession::command(const std::string &line, std::ostream &out,
           interp = std::make_unique<Interpreter>(options.interpreter);
         }
         size_t before = defs.size();
-        define(text, out, err, rest[0]);
-        out << "loaded " << rest[0] << ": " << defs.size() - before
-            << " new definitions, " << defs.size() << " in the session\n";
+        if (define(text, out, err, rest[0]))
+          out << "loaded " << rest[0] << ": " << defs.size() - before
+              << " new definitions, " << defs.size() << " in the session\n";
       }
     }
   } else if (cmd == ":ir") {
@@ -411,8 +411,10 @@ bool ReplSession::handle(const std::string &input, std::ostream &out,
     return command(text, out, err);
   // A definition, or else an expression to evaluate.
   lang::Frontend asDefinition;
-  if (asDefinition.parseString(text + "\n", "<input>"))
-    return define(text + "\n", out, err, "<input>");
+  if (asDefinition.parseString(text + "\n", "<input>")) {
+    define(text + "\n", out, err, "<input>");
+    return true;
+  }
   lang::Frontend asExpression;
   if (asExpression.parseString("_ = " + text + "\n", "<input>") &&
       asExpression.mainAST()->decls.size() == 1 &&

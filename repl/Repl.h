@@ -65,6 +65,8 @@ private:
     /// expression is checked as `_ = EXPR`): diagnostics leave them out.
     unsigned shift = 0;
   };
+  /// Adds the definitions of `text` (named `name` in diagnostics); false
+  /// when they are refused (the session is unchanged).
   bool define(const std::string &text, std::ostream &out, std::ostream &err,
               const std::string &name);
   bool evaluate(const std::string &expr, std::ostream &out, std::ostream &err);
