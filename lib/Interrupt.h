@@ -1,4 +1,4 @@
-//===- Interrupt.h - a request to stop a long run, from a signal -*- C++ -*-===//
+//===- Interrupt.h - a request to stop a run, from a signal --*- C++ -*-===//
 //
 // The REPL's Ctrl-C: a signal handler asks, and the train loops stop at the
 // next step boundary with an error that says where, so the session that

@@ -29,7 +29,8 @@ namespace {
 /// The name the session's script is checked under.
 constexpr const char *kSession = "<session>";
 
-const char *const kHelp = R"(Definitions (import, NAME = value, def, model, config, train) add to the
+const char *const kHelp =
+    R"(Definitions (import, NAME = value, def, model, config, train) add to the
 session, or replace one of the same name; an expression prints its value.
 An input goes on over lines until its brackets close.
 
@@ -192,8 +193,9 @@ bool ReplSession::check(const std::vector<Definition> &candidate,
     return true;
   auto show = [&](const Diagnostic &d, const char *severity) {
     if (d.file != kSession) {
-      err << (d.file.empty() ? "whale" : d.file + ":" + std::to_string(d.line) +
-                                             ":" + std::to_string(d.column))
+      err << (d.file.empty() ? "whale"
+                             : d.file + ":" + std::to_string(d.line) + ":" +
+                                   std::to_string(d.column))
           << ": " << severity << ": " << d.message << "\n";
       return;
     }
@@ -207,8 +209,8 @@ bool ReplSession::check(const std::vector<Definition> &candidate,
         << d.message << " (in " << candidate[k].key << ")\n";
     std::vector<std::string> lines = linesOf(candidate[k].text);
     if (rel >= 1 && rel <= lines.size()) {
-      std::string shown = lines[rel - 1].substr(
-          std::min<size_t>(shift, lines[rel - 1].size()));
+      std::string shown =
+          lines[rel - 1].substr(std::min<size_t>(shift, lines[rel - 1].size()));
       err << "  " << shown << "\n  ";
       for (unsigned i = 1; i < column && i <= shown.size(); ++i)
         err << (shown[i - 1] == '\t' ? '\t' : ' ');
@@ -349,8 +351,7 @@ bool ReplSession::command(const std::string &line, std::ostream &out,
           !e.empty())
         err << "whale: error: " << e << "\n";
       else
-        out << "wrote " << defs.size() << " definitions to " << rest[0]
-            << "\n";
+        out << "wrote " << defs.size() << " definitions to " << rest[0] << "\n";
     } else {
       std::string text;
       if (std::string e = rt::readRegularFile(rest[0], "the script",
@@ -396,8 +397,7 @@ bool ReplSession::command(const std::string &line, std::ostream &out,
     if (options.runVerb)
       options.runVerb({"devices"});
   } else {
-    err << "whale: error: unknown command '" << cmd
-        << "'; :help lists them\n";
+    err << "whale: error: unknown command '" << cmd << "'; :help lists them\n";
   }
   return true;
 }

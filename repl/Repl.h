@@ -1,4 +1,5 @@
-//===- Repl.h - whale repl: a session of definitions and commands -*- C++ -*-===//
+//===- Repl.h - whale repl: a session of definitions and commands -*- C++
+//-*-===//
 //
 // `whale repl` keeps a session: the definitions typed so far (imports,
 // constants, defs, models, config and train blocks) make one script, checked
@@ -30,7 +31,7 @@ using VerbRunner = std::function<int(const std::vector<std::string> &args)>;
 
 struct ReplOptions {
   InterpreterOptions interpreter;
-  VerbRunner runVerb;       ///< for :plan, :sim, :train and :devices
+  VerbRunner runVerb; ///< for :plan, :sim, :train and :devices
   /// A terminal: lines are read with editing, history (kept in
   /// `historyPath`) and completion, behind prompts.
   bool interactive = false;
@@ -77,8 +78,8 @@ private:
              const std::string &name);
   /// Runs a CLI verb on the session's script, written to a file in the
   /// current folder (so relative paths in it mean what they mean here).
-  int runOnScript(const std::string &verb,
-                  const std::vector<std::string> &args, std::ostream &err);
+  int runOnScript(const std::string &verb, const std::vector<std::string> &args,
+                  std::ostream &err);
 
   ReplOptions options;
   std::vector<Definition> defs;

@@ -217,7 +217,8 @@ TEST(Elastic, WithNoCopyInMemoryAFailedRankResumesFromTheLastCheckpoint) {
   for (const char *script : {kGpt, kMlpSplit}) {
     for (bool ranks : {false, true}) {
       SCOPED_TRACE(std::string(script) + (ranks ? " rank files" : " one file"));
-      std::string text = edit(source(script), "steps = ", "save_every = 2\n  steps = ");
+      std::string text =
+          edit(source(script), "steps = ", "save_every = 2\n  steps = ");
       std::string path = ::testing::TempDir() + "fallback-" +
                          std::to_string(ranks) + "-" +
                          std::to_string(std::hash<std::string>()(script));

@@ -20,10 +20,10 @@
 #include "lib/Reshard.h"
 #include "lib/Search.h"
 #include "lib/Simulate.h"
-#include "repl/Repl.h"
-#include "llvm/LineEditor/LineEditor.h"
 #include "lib/StateCollection.h"
 #include "lowering/Passes.h"
+#include "repl/Repl.h"
+#include "llvm/LineEditor/LineEditor.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OperationSupport.h"
