@@ -5,9 +5,12 @@
 #include "lang/Frontend.h"
 #include "lang/Suggest.h"
 #include "lib/Interrupt.h"
+#include "lib/Jit.h"
 #include "lib/OutputFile.h"
 #include "runtime/InputFile.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/LineEditor/LineEditor.h"
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/FileSystem.h"
@@ -16,7 +19,9 @@
 #include <algorithm>
 #include <cctype>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <istream>
 #include <ostream>
 #include <sstream>
@@ -90,6 +95,54 @@ std::string keyOf(const lang::Decl &d) {
 }
 
 void onInterrupt(int) { requestInterrupt(); }
+
+/// A tensor's values as PyTorch and numpy print them: nested brackets,
+/// rows on their own lines, a dimension of more than 6 shown as its first
+/// and last 3 with `...` between; then its type.
+std::string formatTensor(const std::vector<int64_t> &shape,
+                         const char *dtype,
+                         const std::function<std::string(int64_t)> &value) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  size_t width = 0;
+  std::function<void(size_t, int64_t)> measure = [&](size_t d, int64_t at) {
+    if (d == shape.size()) {
+      width = std::max(width, value(at).size());
+      return;
+    }
+    for (int64_t k = 0; k < shape[d]; ++k)
+      if (shape[d] <= 6 || k < 3 || k >= shape[d] - 3)
+        measure(d + 1, at + k * strides[d]);
+  };
+  measure(0, 0);
+  std::string out;
+  std::function<void(size_t, int64_t, size_t)> print = [&](size_t d,
+                                                           int64_t at,
+                                                           size_t indent) {
+    if (d == shape.size()) {
+      std::string v = value(at);
+      out += std::string(width - v.size(), ' ') + v;
+      return;
+    }
+    out += "[";
+    for (int64_t k = 0; k < shape[d]; ++k) {
+      if (shape[d] > 6 && k == 3) {
+        out += d + 1 == shape.size() ? "..., " : "...,\n" + std::string(indent + 1, ' ');
+        k = shape[d] - 3;
+      }
+      print(d + 1, at + k * strides[d], indent + 1);
+      if (k + 1 < shape[d])
+        out += d + 1 == shape.size() ? ", " : ",\n" + std::string(indent + 1, ' ');
+    }
+    out += "]";
+  };
+  print(0, 0, 0);
+  std::string type = std::string(dtype) + "[";
+  for (size_t d = 0; d < shape.size(); ++d)
+    type += (d ? ", " : "") + std::to_string(shape[d]);
+  return out + "  " + type + "]\n";
+}
 
 } // namespace
 
@@ -283,7 +336,11 @@ bool ReplSession::evaluate(const std::string &expr, std::ostream &out,
   candidate.push_back({"the expression", "_ = " + expr + "\n", 4});
   std::ostringstream why;
   if (!check(candidate, why, "<input>")) {
-    err << why.str();
+    // Not a compile-time value: a tensor, computed now on this CPU. When
+    // it is not one either, the first error is the one to show.
+    std::ostringstream tensorWhy;
+    if (!evaluateTensor(expr, out, tensorWhy))
+      err << why.str();
     check(defs, err, "<input>");
     return true;
   }
@@ -292,6 +349,62 @@ bool ReplSession::evaluate(const std::string &expr, std::ostream &out,
       out << value << "\n";
   // The expression is not kept: the session is as before.
   check(defs, err, "<input>");
+  return true;
+}
+
+bool ReplSession::evaluateTensor(const std::string &expr, std::ostream &out,
+                                 std::ostream &err) {
+  std::vector<Definition> candidate = defs;
+  candidate.push_back(
+      {"the expression", "model __eval() {\n  return " + expr + "\n}\n", 0});
+  if (!check(candidate, err, "<input>"))
+    return false;
+  mlir::ModuleOp session = interp->module();
+  auto fn = session ? session.lookupSymbol<mlir::func::FuncOp>("__eval")
+                    : mlir::func::FuncOp();
+  if (!fn || fn.getNumResults() != 1)
+    return false;
+  // The expression alone, in a module of its own, compiled and run once.
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::ModuleOp::create(session.getLoc());
+  module->push_back(fn.clone());
+  std::string error;
+  std::unique_ptr<JitProgram> program = JitProgram::compile(*module, error);
+  JitProgram::Entry entry = program ? program->lookup("__eval") : nullptr;
+  if (!entry) {
+    err << "whale: error: compiling the expression failed: " << error << "\n";
+    return true;
+  }
+  std::unique_ptr<whale_rt_context, void (*)(whale_rt_context *)> ctx(
+      whale_rt_context_create("cpu:0", 1, 0, 0), whale_rt_context_destroy);
+  whale_rt_tensor *result = nullptr;
+  if (!ctx || entry(ctx.get(), nullptr, &result) != WHALE_RT_OK || !result) {
+    err << "whale: error: "
+        << (ctx ? whale_rt_last_error(ctx.get()) : "no CPU context") << "\n";
+    return true;
+  }
+  auto type = mlir::cast<mlir::RankedTensorType>(fn.getResultTypes()[0]);
+  std::vector<int64_t> shape(type.getShape());
+  int64_t n = type.getNumElements();
+  bool isFloat = type.getElementType().isF32();
+  std::vector<float> f(isFloat ? n : 0);
+  std::vector<int32_t> i(isFloat ? 0 : n);
+  whale_rt_status st =
+      isFloat ? whale_rt_tensor_read(ctx.get(), result, f.data(), n * 4)
+              : whale_rt_tensor_read(ctx.get(), result, i.data(), n * 4);
+  whale_rt_tensor_release(ctx.get(), result);
+  if (st != WHALE_RT_OK) {
+    err << "whale: error: " << whale_rt_last_error(ctx.get()) << "\n";
+    return true;
+  }
+  out << formatTensor(shape, isFloat ? "f32" : "i32", [&](int64_t k) {
+    char buf[32];
+    if (isFloat)
+      std::snprintf(buf, sizeof buf, "%.4f", f[k]);
+    else
+      std::snprintf(buf, sizeof buf, "%d", i[k]);
+    return std::string(buf);
+  });
   return true;
 }
 

@@ -6,7 +6,8 @@
 // whole after each input, so a definition that breaks it is refused and the
 // session stays as it was. A definition of a name already defined replaces
 // it, with a note. An expression is evaluated against the session and its
-// value printed (`2 * D`); constants print their values when defined.
+// value printed (`2 * D`; a tensor expression is computed on this CPU and
+// printed as numpy does); constants print their values when defined.
 // Commands start with ':' (`:help` lists them); the ones that plan, simulate
 // or train run the same verbs as the CLI on the session's script.
 //
@@ -71,6 +72,10 @@ private:
   bool define(const std::string &text, std::ostream &out, std::ostream &err,
               const std::string &name);
   bool evaluate(const std::string &expr, std::ostream &out, std::ostream &err);
+  /// `expr` as a tensor, computed on this CPU and printed; false (errors
+  /// in `err`) when it is not one the session can compute.
+  bool evaluateTensor(const std::string &expr, std::ostream &out,
+                      std::ostream &err);
   bool command(const std::string &line, std::ostream &out, std::ostream &err);
   /// Loads `defs` as the session's script; false (diagnostics in `err`,
   /// placed in the inputs they came from) when it has errors.
