@@ -99,8 +99,7 @@ void onInterrupt(int) { requestInterrupt(); }
 /// A tensor's values as PyTorch and numpy print them: nested brackets,
 /// rows on their own lines, a dimension of more than 6 shown as its first
 /// and last 3 with `...` between; then its type.
-std::string formatTensor(const std::vector<int64_t> &shape,
-                         const char *dtype,
+std::string formatTensor(const std::vector<int64_t> &shape, const char *dtype,
                          const std::function<std::string(int64_t)> &value) {
   std::vector<int64_t> strides(shape.size(), 1);
   for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
@@ -117,8 +116,7 @@ std::string formatTensor(const std::vector<int64_t> &shape,
   };
   measure(0, 0);
   std::string out;
-  std::function<void(size_t, int64_t, size_t)> print = [&](size_t d,
-                                                           int64_t at,
+  std::function<void(size_t, int64_t, size_t)> print = [&](size_t d, int64_t at,
                                                            size_t indent) {
     if (d == shape.size()) {
       std::string v = value(at);
@@ -128,12 +126,14 @@ std::string formatTensor(const std::vector<int64_t> &shape,
     out += "[";
     for (int64_t k = 0; k < shape[d]; ++k) {
       if (shape[d] > 6 && k == 3) {
-        out += d + 1 == shape.size() ? "..., " : "...,\n" + std::string(indent + 1, ' ');
+        out += d + 1 == shape.size() ? "..., "
+                                     : "...,\n" + std::string(indent + 1, ' ');
         k = shape[d] - 3;
       }
       print(d + 1, at + k * strides[d], indent + 1);
       if (k + 1 < shape[d])
-        out += d + 1 == shape.size() ? ", " : ",\n" + std::string(indent + 1, ' ');
+        out +=
+            d + 1 == shape.size() ? ", " : ",\n" + std::string(indent + 1, ' ');
     }
     out += "]";
   };
