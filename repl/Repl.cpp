@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/LineEditor/LineEditor.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -321,6 +322,10 @@ bool ReplSession::define(const std::string &text, std::ostream &out,
   defs = std::move(candidate);
   for (const std::string &r : replaced)
     out << "note: redefined " << r << "\n";
+  // A constant of a tensor's name replaces the tensor.
+  for (const Definition &a : added)
+    llvm::erase_if(tensors,
+                   [&](const auto &t) { return a.key == "constant " + t.first; });
   // The value of each constant defined.
   for (const Definition &a : added)
     if (a.key.rfind("constant ", 0) == 0)
@@ -353,10 +358,22 @@ bool ReplSession::evaluate(const std::string &expr, std::ostream &out,
 }
 
 bool ReplSession::evaluateTensor(const std::string &expr, std::ostream &out,
-                                 std::ostream &err) {
+                                 std::ostream &err,
+                                 const std::string &assignTo) {
+  // The session's tensors are the model's inputs, so the expression can
+  // read them; "model __eval(x: f32[2, 3]) {" is 13 characters before them.
+  std::string header = "model __eval(";
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    const TensorValue &t = tensors[k].second;
+    header += (k ? ", " : "") + tensors[k].first + ": " +
+              (t.isFloat ? "f32[" : "i32[");
+    for (size_t d = 0; d < t.shape.size(); ++d)
+      header += (d ? ", " : "") + std::to_string(t.shape[d]);
+    header += "]";
+  }
   std::vector<Definition> candidate = defs;
-  candidate.push_back(
-      {"the expression", "model __eval() {\n  return " + expr + "\n}\n", 0});
+  candidate.push_back({"the expression",
+                       header + ") {\n  return " + expr + "\n}\n", 0});
   if (!check(candidate, err, "<input>"))
     return false;
   mlir::ModuleOp session = interp->module();
@@ -377,8 +394,28 @@ bool ReplSession::evaluateTensor(const std::string &expr, std::ostream &out,
   }
   std::unique_ptr<whale_rt_context, void (*)(whale_rt_context *)> ctx(
       whale_rt_context_create("cpu:0", 1, 0, 0), whale_rt_context_destroy);
+  std::vector<whale_rt_tensor *> inputs;
+  for (const auto &[name, t] : tensors) {
+    whale_rt_tensor *in = nullptr;
+    const void *data = t.isFloat ? static_cast<const void *>(t.f.data())
+                                 : static_cast<const void *>(t.i.data());
+    int64_t bytes = 4 * static_cast<int64_t>(t.isFloat ? t.f.size()
+                                                       : t.i.size());
+    if (!ctx ||
+        whale_rt_tensor_create(ctx.get(), t.isFloat ? WHALE_RT_F32
+                                                    : WHALE_RT_I32,
+                               static_cast<int32_t>(t.shape.size()),
+                               t.shape.data(), &in) != WHALE_RT_OK ||
+        whale_rt_tensor_write(ctx.get(), in, data, bytes) != WHALE_RT_OK) {
+      err << "whale: error: "
+          << (ctx ? whale_rt_last_error(ctx.get()) : "no CPU context") << "\n";
+      return true;
+    }
+    inputs.push_back(in);
+  }
   whale_rt_tensor *result = nullptr;
-  if (!ctx || entry(ctx.get(), nullptr, &result) != WHALE_RT_OK || !result) {
+  if (!ctx || entry(ctx.get(), inputs.data(), &result) != WHALE_RT_OK ||
+      !result) {
     err << "whale: error: "
         << (ctx ? whale_rt_last_error(ctx.get()) : "no CPU context") << "\n";
     return true;
@@ -395,6 +432,21 @@ bool ReplSession::evaluateTensor(const std::string &expr, std::ostream &out,
   whale_rt_tensor_release(ctx.get(), result);
   if (st != WHALE_RT_OK) {
     err << "whale: error: " << whale_rt_last_error(ctx.get()) << "\n";
+    return true;
+  }
+  if (!assignTo.empty()) {
+    // Kept for later expressions, as the session's tensor of that name.
+    TensorValue value{shape, isFloat, std::move(f), std::move(i)};
+    auto it = std::find_if(tensors.begin(), tensors.end(),
+                           [&](const auto &t) { return t.first == assignTo; });
+    if (it != tensors.end())
+      it->second = std::move(value);
+    else
+      tensors.push_back({assignTo, std::move(value)});
+    std::string type = isFloat ? "f32[" : "i32[";
+    for (size_t d = 0; d < shape.size(); ++d)
+      type += (d ? ", " : "") + std::to_string(shape[d]);
+    out << assignTo << ": " << type << "]\n";
     return true;
   }
   out << formatTensor(shape, isFloat ? "f32" : "i32", [&](int64_t k) {
@@ -453,6 +505,7 @@ bool ReplSession::command(const std::string &line, std::ostream &out,
     out << script();
   } else if (cmd == ":reset") {
     defs.clear();
+    tensors.clear();
     check(defs, err, "<input>");
     out << "the session is empty\n";
   } else if (cmd == ":load" || cmd == ":save") {
@@ -525,7 +578,24 @@ bool ReplSession::handle(const std::string &input, std::ostream &out,
   // A definition, or else an expression to evaluate.
   lang::Frontend asDefinition;
   if (asDefinition.parseString(text + "\n", "<input>")) {
-    define(text + "\n", out, err, "<input>");
+    // `NAME = <tensor expression>` names a tensor computed now, when it is
+    // no constant; other errors are the definition's.
+    const auto &decls = asDefinition.mainAST()->decls;
+    auto *assign = decls.size() == 1
+                       ? llvm::dyn_cast<lang::ConstDecl>(decls[0].get())
+                       : nullptr;
+    std::ostringstream why;
+    if (define(text + "\n", out, assign ? why : err, "<input>") || !assign)
+      return true;
+    bool isConstant = std::any_of(defs.begin(), defs.end(), [&](auto &d) {
+      return d.key == "constant " + assign->name;
+    });
+    std::ostringstream tensorWhy;
+    if (isConstant ||
+        !evaluateTensor(trim(text.substr(text.find('=') + 1)), out, tensorWhy,
+                        assign->name))
+      err << why.str();
+    check(defs, err, "<input>");
     return true;
   }
   lang::Frontend asExpression;

@@ -74,8 +74,10 @@ private:
   bool evaluate(const std::string &expr, std::ostream &out, std::ostream &err);
   /// `expr` as a tensor, computed on this CPU and printed; false (errors
   /// in `err`) when it is not one the session can compute.
+  /// With `assignTo`, the value is kept as the session's tensor of that
+  /// name (which later expressions read) rather than printed.
   bool evaluateTensor(const std::string &expr, std::ostream &out,
-                      std::ostream &err);
+                      std::ostream &err, const std::string &assignTo = "");
   bool command(const std::string &line, std::ostream &out, std::ostream &err);
   /// Loads `defs` as the session's script; false (diagnostics in `err`,
   /// placed in the inputs they came from) when it has errors.
@@ -90,6 +92,14 @@ private:
   std::vector<Definition> defs;
   std::unique_ptr<Interpreter> interp;
   std::vector<std::string> stdlibMembers; ///< "nn.linear", ...
+  /// Tensors computed by `x = <tensor expression>`, in order.
+  struct TensorValue {
+    std::vector<int64_t> shape;
+    bool isFloat = true;
+    std::vector<float> f;
+    std::vector<int32_t> i;
+  };
+  std::vector<std::pair<std::string, TensorValue>> tensors;
 };
 
 /// Reads inputs from `in` until its end or `:quit` (from the terminal, with
