@@ -11,8 +11,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/LineEditor/LineEditor.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/LineEditor/LineEditor.h"
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -324,8 +324,8 @@ bool ReplSession::define(const std::string &text, std::ostream &out,
     out << "note: redefined " << r << "\n";
   // A constant of a tensor's name replaces the tensor.
   for (const Definition &a : added)
-    llvm::erase_if(tensors,
-                   [&](const auto &t) { return a.key == "constant " + t.first; });
+    llvm::erase_if(
+        tensors, [&](const auto &t) { return a.key == "constant " + t.first; });
   // The value of each constant defined.
   for (const Definition &a : added)
     if (a.key.rfind("constant ", 0) == 0)
@@ -372,8 +372,8 @@ bool ReplSession::evaluateTensor(const std::string &expr, std::ostream &out,
     header += "]";
   }
   std::vector<Definition> candidate = defs;
-  candidate.push_back({"the expression",
-                       header + ") {\n  return " + expr + "\n}\n", 0});
+  candidate.push_back(
+      {"the expression", header + ") {\n  return " + expr + "\n}\n", 0});
   if (!check(candidate, err, "<input>"))
     return false;
   mlir::ModuleOp session = interp->module();
@@ -399,11 +399,11 @@ bool ReplSession::evaluateTensor(const std::string &expr, std::ostream &out,
     whale_rt_tensor *in = nullptr;
     const void *data = t.isFloat ? static_cast<const void *>(t.f.data())
                                  : static_cast<const void *>(t.i.data());
-    int64_t bytes = 4 * static_cast<int64_t>(t.isFloat ? t.f.size()
-                                                       : t.i.size());
+    int64_t bytes =
+        4 * static_cast<int64_t>(t.isFloat ? t.f.size() : t.i.size());
     if (!ctx ||
-        whale_rt_tensor_create(ctx.get(), t.isFloat ? WHALE_RT_F32
-                                                    : WHALE_RT_I32,
+        whale_rt_tensor_create(ctx.get(),
+                               t.isFloat ? WHALE_RT_F32 : WHALE_RT_I32,
                                static_cast<int32_t>(t.shape.size()),
                                t.shape.data(), &in) != WHALE_RT_OK ||
         whale_rt_tensor_write(ctx.get(), in, data, bytes) != WHALE_RT_OK) {
@@ -591,9 +591,8 @@ bool ReplSession::handle(const std::string &input, std::ostream &out,
       return d.key == "constant " + assign->name;
     });
     std::ostringstream tensorWhy;
-    if (isConstant ||
-        !evaluateTensor(trim(text.substr(text.find('=') + 1)), out, tensorWhy,
-                        assign->name))
+    if (isConstant || !evaluateTensor(trim(text.substr(text.find('=') + 1)),
+                                      out, tensorWhy, assign->name))
       err << why.str();
     check(defs, err, "<input>");
     return true;
