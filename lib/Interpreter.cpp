@@ -143,7 +143,12 @@ Interpreter::constants() const {
       text = v.b ? "true" : "false";
       break;
     case lang::Setting::Kind::Str:
-      text = "\"" + v.s + "\"";
+      // With the escapes the lexer reads back.
+      text = "\"";
+      for (char c : v.s)
+        text += c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n"
+                : c == '\t' ? "\\t" : std::string(1, c);
+      text += "\"";
       break;
     case lang::Setting::Kind::Dict:
       continue;

@@ -47,12 +47,12 @@ struct TrainSettings {
   double lrFactor(int64_t step) const {
     return scheduleFactor(schedule, baseLr, step, steps);
   }
-  /// "" when `steps` of `batch` samples stay within kMaxSamples (the
-  /// script's own steps were checked by Sema; --steps overrides them).
   /// Whether the state after `step` (1-based) is saved before the end.
   bool savesAfter(int64_t step) const {
     return saveEvery > 0 && step % saveEvery == 0 && step < steps;
   }
+  /// "" when `steps` of `batch` samples stay within kMaxSamples (the
+  /// script's own steps were checked by Sema; --steps overrides them).
   std::string checkLength(int64_t batch) const {
     int64_t samples;
     if (steps >= 1 && productWithin(steps, batch, kMaxSamples, samples))

@@ -14,11 +14,9 @@
 
 namespace whale {
 
-/// Writes `text` to `path`. A regular file (or a new one) is written to a
-/// temporary beside it, synced and renamed into place, so the old contents
-/// stay until the new are whole; a device such as /dev/null or /dev/full
-/// is written directly. "" on success, else "cannot write WHAT 'PATH':
-/// REASON"; a temporary is never left behind.
+/// Writes `text` to `path` whole or not at all (rt::writeFileWhole, as
+/// checkpoints are written); "" on success, else "cannot write WHAT 'PATH':
+/// REASON".
 std::string writeOutputFile(const std::string &path, const std::string &text,
                             const char *what);
 

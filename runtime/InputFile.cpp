@@ -29,8 +29,7 @@ std::string failure(const std::string &path, const char *what,
   return std::string("cannot read ") + what + " '" + path + "': " + reason;
 }
 
-/// Reads regular file `path` into a buffer that `grow(n)` resizes to n
-/// bytes and returns the start of.
+/// Reads regular file `path` into `out` (a std::string or a byte vector).
 template <typename Buffer>
 std::string readInto(const std::string &path, const char *what,
                      uint64_t maxBytes, Buffer &out) {
@@ -94,15 +93,6 @@ std::string readRegularFile(const std::string &path, const char *what,
 std::string readRegularFile(const std::string &path, const char *what,
                             uint64_t maxBytes, std::vector<uint8_t> &out) {
   return readInto(path, what, maxBytes, out);
-}
-
-std::string checkRegularFile(const std::string &path, const char *what) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0)
-    return failure(path, what, std::strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    return failure(path, what, kindOf(st.st_mode));
-  return "";
 }
 
 bool jsonDepthWithin(std::string_view text, int maxDepth) {

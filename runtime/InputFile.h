@@ -32,10 +32,6 @@ std::string readRegularFile(const std::string &path, const char *what,
 std::string readRegularFile(const std::string &path, const char *what,
                             uint64_t maxBytes, std::vector<uint8_t> &out);
 
-/// Whether `path` is a regular file one could read ("" when so, else why
-/// not): what a data folder's listing and `--load` check before reading.
-std::string checkRegularFile(const std::string &path, const char *what);
-
 /// Whether JSON `text` nests objects and arrays at most `maxDepth` deep.
 /// Checked before a recursive parser sees the text, so a deeply nested
 /// file is an error rather than a stack overflow. Strings are skipped.

@@ -18,9 +18,8 @@ ThreadPool::ThreadPool(int threads) : numThreads(std::max(1, threads)) {
     try {
       workers.emplace_back([this, i] { workerLoop(i); });
     } catch (const std::system_error &) {
-      std::lock_guard<std::mutex> lock(mutex);
+      // The started workers never read numThreads: no lock needed.
       numThreads = i;
-      refused = true;
       break;
     }
   }

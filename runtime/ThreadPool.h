@@ -26,9 +26,6 @@ public:
   ThreadPool &operator=(const ThreadPool &) = delete;
 
   int size() const { return numThreads; }
-  /// Whether the system refused some of the threads asked for (the pool
-  /// runs with size() of them).
-  bool refusedThreads() const { return refused; }
 
   /// Runs fn(begin, end) over [0, n) cut into contiguous chunks of at least
   /// `grain` items, one chunk per thread at most; returns when all are done.
@@ -49,7 +46,6 @@ private:
   uint64_t generation = 0;
   int pending = 0;
   bool stopping = false;
-  bool refused = false;
 };
 
 } // namespace whale::rt

@@ -53,14 +53,14 @@ elif [ "$target" = json ]; then
     "$root/sim/ProfileDb.cpp" "$root/sim/Program.cpp" \
     "$root/sim/Collectives.cpp" "$root/fuzz/FuzzJsonInputs.cpp" \
     "$root/build/lib/libWhaleRuntime.a" \
-    "$root/build/lib/libWhaleInputFile.a" -L/usr/lib/llvm-22/lib -lLLVM-22 \
+    "$root/build/lib/libWhaleFiles.a" -L/usr/lib/llvm-22/lib -lLLVM-22 \
     -lopenblas -lpthread -ldl -Wl,-rpath,/usr/lib/llvm-22/lib \
     -o "$out/whale-fuzz"
   extra=(-max_len=4096)
 else
   corpus="$root/fuzz/corpus-safetensors"
   clang++-22 "${flags[@]}" "$root/runtime/store/Safetensors.cpp" \
-    "$root/runtime/InputFile.cpp" \
+    "$root/runtime/InputFile.cpp" "$root/runtime/OutputFile.cpp" \
     "$root/fuzz/FuzzSafetensors.cpp" -o "$out/whale-fuzz"
   extra=(-max_len=8192)
 fi

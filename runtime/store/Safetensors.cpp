@@ -4,6 +4,7 @@
 
 #include "runtime/InputFile.h"
 #include "runtime/Json.h"
+#include "runtime/OutputFile.h"
 #include "runtime/store/Crc32.h"
 
 #include <algorithm>
@@ -11,8 +12,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fcntl.h>
-#include <unistd.h>
 
 namespace whale::rt {
 
@@ -53,23 +52,6 @@ std::string metadataText(const std::map<std::string, std::string> &metadata) {
 
 uint32_t crcOf(const std::string &s) {
   return crc32(reinterpret_cast<const uint8_t *>(s.data()), s.size());
-}
-
-/// Writes all of `size` bytes to `fd`; false with errno set when it cannot.
-bool writeAll(int fd, const void *data, size_t size) {
-  const char *p = static_cast<const char *>(data);
-  while (size > 0) {
-    ssize_t n = ::write(fd, p, size);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n == 0)
-      errno = EIO;
-    if (n <= 0)
-      return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
 }
 
 } // namespace
@@ -115,36 +97,17 @@ Status writeSafetensors(const std::string &path, const Checkpoint &ckpt) {
   while ((header.size() + 8) % 8)
     header += ' ';
 
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return Status::invalid("cannot write checkpoint '" + tmp +
-                           "': " + std::strerror(errno));
   unsigned char len[8];
   for (int i = 0; i < 8; ++i)
     len[i] = static_cast<unsigned char>(uint64_t(header.size()) >> (8 * i));
-  bool ok = writeAll(fd, len, 8) && writeAll(fd, header.data(), header.size());
-  for (size_t i = 0; ok && i < ckpt.tensors.size(); ++i)
-    ok = writeAll(fd, ckpt.tensors[i].data.data(), ckpt.tensors[i].data.size());
-  // Synced before the rename: after a crash the name holds the old file or
-  // the whole new one, never a prefix.
-  ok = ok && ::fsync(fd) == 0;
-  int failed = ok ? 0 : errno;
-  if (::close(fd) != 0 && ok) {
-    ok = false;
-    failed = errno;
-  }
-  if (!ok) {
-    std::string why = std::strerror(failed);
-    ::unlink(tmp.c_str());
-    return Status::invalid("cannot write checkpoint '" + path + "': " + why);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return Status::invalid("cannot move checkpoint into place at '" + path +
-                           "': " + why);
-  }
+  std::vector<std::string_view> parts = {
+      std::string_view(reinterpret_cast<const char *>(len), 8), header};
+  for (const StoredTensor &t : ckpt.tensors)
+    parts.push_back(std::string_view(
+        reinterpret_cast<const char *>(t.data.data()), t.data.size()));
+  if (std::string err = writeFileWhole(path, "checkpoint", parts);
+      !err.empty())
+    return Status::invalid(err);
   return Status::ok();
 }
 

@@ -223,11 +223,12 @@ TEST(Safetensors, AFailedWriteLeavesTheOldFileAndNoTemporary) {
   ::mkdir(dir.c_str(), 0755);
   ASSERT_TRUE(writeSafetensors(path, twoTensors()));
   // A temporary that cannot be written: its name is taken by a folder.
-  ::mkdir((path + ".tmp").c_str(), 0755);
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  ::mkdir(tmp.c_str(), 0755);
   Checkpoint other = twoTensors();
   other.metadata["step"] = "13";
   EXPECT_FALSE(writeSafetensors(path, other));
-  ::rmdir((path + ".tmp").c_str());
+  ::rmdir(tmp.c_str());
   Checkpoint back;
   ASSERT_TRUE(readSafetensors(path, back));
   EXPECT_EQ(back.metadata["step"], "12");

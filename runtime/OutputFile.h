@@ -1,0 +1,31 @@
+//===- OutputFile.h - writing a file whole, or not at all --------*- C++ -*-===//
+//
+// Every file Whale writes for a user (a checkpoint, a trace, compiled IR, a
+// cluster or profile file) appears whole or not at all: written to a
+// temporary beside it, synced and renamed into place, so the old contents
+// stay until the new are complete and a crash or a full disk never leaves
+// a fragment. A failure is an error that names the file, never a silent
+// 0-byte file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_RUNTIME_OUTPUTFILE_H
+#define WHALE_RUNTIME_OUTPUTFILE_H
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace whale::rt {
+
+/// Writes `parts`, one after another, to `path`. A regular file (or a new
+/// one) goes through a temporary beside it (`PATH.tmpPID`), synced and
+/// renamed, and removed when anything fails; a device such as /dev/null or
+/// /dev/full is written directly; a folder is refused. "" on success, else
+/// "cannot write WHAT 'PATH': REASON".
+std::string writeFileWhole(const std::string &path, const char *what,
+                           const std::vector<std::string_view> &parts);
+
+} // namespace whale::rt
+
+#endif
