@@ -173,12 +173,14 @@ private:
       return false;
     }
     // With the batch bound every extent is known: no tensor may be larger
-    // than the runtime holds, so no size computed from one overflows.
+    // than the planner's bound (the global batch's shapes are never
+    // allocated; each rank's are bounded again when it allocates them), so
+    // no size computed from one overflows.
     auto tooLarge = [&](const TensorType &t, Loc at, const std::string &what) {
       std::optional<int64_t> n = t.numElements();
-      if (n && *n <= kMaxTensorElements)
+      if (n && *n <= kMaxShapeElements)
         return false;
-      diags.error(at, what + " " + t.str() + " has more than 2^40 elements" +
+      diags.error(at, what + " " + t.str() + " has more than 2^44 elements" +
                           (n ? " (" + std::to_string(*n) + ")" : "") +
                           ", the most a tensor may hold");
       return true;

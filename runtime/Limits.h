@@ -3,10 +3,10 @@
 //
 // One set of bounds for everything a user can ask for, so that every size
 // product the front end, the planner, the cost model and the runtime form
-// fits in int64 with room to spare: a tensor of at most 2^40 elements has at
-// most 2^43 bytes, a matmul over two of them at most 2^61 FLOPs. Whatever
-// asks for more gets an error that says which bound it broke, never
-// overflowed arithmetic.
+// fits in int64 with room to spare: a tensor of at most 2^44 elements has at
+// most 2^47 bytes; FLOP counts, which grow faster, saturate at INT64_MAX
+// (saturatingMul). Whatever asks for more gets an error that says which
+// bound it broke, never overflowed arithmetic.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,8 +17,15 @@
 
 namespace whale {
 
-/// Elements of one tensor (a parameter, an activation, an input).
+/// Elements of one tensor a rank allocates (a parameter, an activation, an
+/// input).
 inline constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
+/// Elements of one tensor of a model's shapes as the planner sees them: at
+/// the global batch, a tensor is the sum of what every replica holds (a
+/// 1T-parameter GPT's attention scores at a batch of 3,072 are 2^41
+/// elements) and is never allocated; each rank's share is then held to
+/// kMaxTensorElements.
+inline constexpr int64_t kMaxShapeElements = int64_t(1) << 44;
 /// Micro-batches of one pipeline, and TaskGraphs of one model (each is a
 /// stage or a shard group the planner and compiler build).
 inline constexpr int64_t kMaxMicroBatches = int64_t(1) << 20;
@@ -41,6 +48,18 @@ inline bool productWithin(int64_t a, int64_t b, int64_t limit, int64_t &out) {
     return false;
   out = p;
   return true;
+}
+
+/// `a * b`, or INT64_MAX when that overflows (both non-negative): for
+/// counts that only rank and add, such as FLOPs.
+inline int64_t saturatingMul(int64_t a, int64_t b) {
+  int64_t p;
+  return __builtin_mul_overflow(a, b, &p) ? INT64_MAX : p;
+}
+/// `a + b`, or INT64_MAX when that overflows (both non-negative).
+inline int64_t saturatingAdd(int64_t a, int64_t b) {
+  int64_t s;
+  return __builtin_add_overflow(a, b, &s) ? INT64_MAX : s;
 }
 
 } // namespace whale

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "runtime/Limits.h"
 
 using namespace mlir;
 using namespace whale;
@@ -19,7 +20,7 @@ int64_t ParamOp::getBytesRead() { return 0; }
 int64_t MatmulOp::getFlops() {
   ArrayRef<int64_t> ls = getLhs().getType().getShape();
   int64_t k = getTransposeLhs() ? ls[ls.size() - 2] : ls.back();
-  return 2 * elementsOf(getResult()) * k;
+  return saturatingMul(2 * elementsOf(getResult()), k);
 }
 
 int64_t AddOp::getFlops() { return elementsOf(getResult()); }
@@ -68,7 +69,7 @@ int64_t SliceOp::getBytesRead() { return tensorBytes(getType()); }
 int64_t MatmulGradOp::getFlops() {
   ArrayRef<int64_t> ls = getLhs().getType().getShape();
   int64_t k = getTransposeLhs() ? ls[ls.size() - 2] : ls.back();
-  return 2 * elementsOf(getDout()) * k;
+  return saturatingMul(2 * elementsOf(getDout()), k);
 }
 // A local derivative and a multiply per element, then the sum down to the
 // operand's shape.

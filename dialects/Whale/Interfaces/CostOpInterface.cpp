@@ -3,6 +3,7 @@
 #include "dialects/Whale/Interfaces/CostOpInterface.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "runtime/Limits.h"
 
 using namespace mlir;
 
@@ -41,10 +42,10 @@ int64_t resultBytes(Operation *op) {
 CostSummary summarizeCost(Operation *root) {
   CostSummary sum;
   root->walk([&](CostOpInterface op) {
-    sum.flops += op.getFlops();
-    sum.bytesRead += op.getBytesRead();
-    sum.bytesWritten += op.getBytesWritten();
-    sum.outputMemory += op.getOutputMemory();
+    sum.flops = saturatingAdd(sum.flops, op.getFlops());
+    sum.bytesRead = saturatingAdd(sum.bytesRead, op.getBytesRead());
+    sum.bytesWritten = saturatingAdd(sum.bytesWritten, op.getBytesWritten());
+    sum.outputMemory = saturatingAdd(sum.outputMemory, op.getOutputMemory());
   });
   return sum;
 }
