@@ -199,6 +199,10 @@ private:
         b.getFunctionType(inputTypes, {tensorType(g.typeOf(g.result))});
     auto fn = func::FuncOp::create(b, loc(g.loc), g.name, fnType);
     fn->setAttr("whale.model", b.getUnitAttr());
+    SmallVector<Attribute> inputNames;
+    for (const ModelInput &in : g.inputs)
+      inputNames.push_back(b.getStringAttr(in.name));
+    fn->setAttr("whale.inputs", b.getArrayAttr(inputNames));
     if (g.defaultStrategy) {
       fn->setAttr(
           "whale.default_strategy",

@@ -1,30 +1,11 @@
 //===- CAPI.cpp - the C embedding API over whale::Interpreter -------------===//
 
-#include "whale/whale.h"
-
-#include "whale/Interpreter.h"
+#include "lib/CAPIInternal.h"
 
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <new>
-
-/// One lock per handle: calls on one handle from several threads take
-/// turns (an Interpreter and its MLIR context are not for concurrent use),
-/// and handles share nothing, so separate handles run side by side.
-struct whale_interp {
-  whale::InterpreterOptions options;
-  std::unique_ptr<whale::Interpreter> interp;
-  /// The rendered diagnostics of the last load, made by the load itself so
-  /// that reading them never replaces a string another thread holds.
-  std::string rendered;
-  mutable std::mutex lock;
-
-  bool loaded(bool ok) {
-    rendered = interp->renderDiagnostics();
-    return ok;
-  }
-};
 
 extern "C" {
 
@@ -88,12 +69,7 @@ char *whale_interp_emit(whale_interp *w, const char *stage) {
     return nullptr;
   std::lock_guard<std::mutex> guard(w->lock);
   std::optional<std::string> text = w->interp->emit(*s);
-  if (!text)
-    return nullptr;
-  char *out = static_cast<char *>(std::malloc(text->size() + 1));
-  if (out)
-    std::memcpy(out, text->c_str(), text->size() + 1);
-  return out;
+  return text ? whale::capi::newString(*text) : nullptr;
 }
 
 void whale_string_free(char *s) { std::free(s); }

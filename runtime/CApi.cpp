@@ -239,6 +239,32 @@ whale_rt_status whale_rt_tensor_create(whale_rt_context *ctx, int32_t dtype,
   });
 }
 
+whale_rt_status whale_rt_tensor_wrap(whale_rt_context *ctx, int32_t dtype,
+                                     int32_t rank, const int64_t *shape,
+                                     void *data, whale_rt_tensor **out) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    DType d;
+    if (!out || rank < 0 || (rank > 0 && !shape) || !dtypeFromAbi(dtype, d))
+      return ctx->invalid("tensor_wrap: bad arguments (dtype " +
+                          std::to_string(dtype) + ", rank " +
+                          std::to_string(rank) + ")");
+    if (!ctx->device->hostAddressable())
+      return ctx->invalid("tensor_wrap: the device cannot address host "
+                          "memory; copy with whale_rt_tensor_write");
+    if (reinterpret_cast<uintptr_t>(data) % WHALE_RT_ALIGNMENT != 0)
+      return ctx->invalid("tensor_wrap: the memory is not aligned to " +
+                          std::to_string(WHALE_RT_ALIGNMENT) + " bytes");
+    auto t = std::make_unique<whale_rt_tensor>();
+    if (Status st = Tensor::borrow(d, Shape(shape, shape + rank), data,
+                                   t->tensor);
+        !st)
+      return ctx->fail(st);
+    *out = t.get();
+    ctx->tensors[t.get()] = std::move(t);
+    return WHALE_RT_OK;
+  });
+}
+
 void whale_rt_tensor_release(whale_rt_context *ctx, whale_rt_tensor *t) {
   if (!ctx || !t)
     return;

@@ -75,7 +75,9 @@ void Tensor::reset() {
   bytes_ = 0;
 }
 
-Status Tensor::create(Device &device, DType dtype, Shape shape, Tensor &out) {
+/// The bytes of a tensor of `shape`, or an error for a negative extent or
+/// more elements than a tensor may hold.
+static Status checkedBytes(DType dtype, const Shape &shape, int64_t &bytes) {
   for (int64_t d : shape)
     if (d < 0)
       return Status::invalid("negative extent in shape " + shapeString(shape));
@@ -83,7 +85,29 @@ Status Tensor::create(Device &device, DType dtype, Shape shape, Tensor &out) {
   if (elements > kMaxTensorElements)
     return Status::invalid("shape " + shapeString(shape) + " has more than " +
                            "2^40 elements, the most a tensor may hold");
-  int64_t bytes = elements * dtypeSize(dtype);
+  bytes = elements * dtypeSize(dtype);
+  return Status::ok();
+}
+
+Status Tensor::borrow(DType dtype, Shape shape, void *data, Tensor &out) {
+  int64_t bytes = 0;
+  if (Status s = checkedBytes(dtype, shape, bytes); !s)
+    return s;
+  if (!data && bytes > 0)
+    return Status::invalid("no memory to borrow for shape " +
+                           shapeString(shape));
+  out.reset();
+  out.dtype_ = dtype;
+  out.shape_ = std::move(shape);
+  out.data_ = data;
+  out.bytes_ = bytes;
+  return Status::ok();
+}
+
+Status Tensor::create(Device &device, DType dtype, Shape shape, Tensor &out) {
+  int64_t bytes = 0;
+  if (Status s = checkedBytes(dtype, shape, bytes); !s)
+    return s;
   void *data = nullptr;
   if (Status s = device.allocator().allocate(bytes, &data); !s)
     return s;

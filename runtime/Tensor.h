@@ -50,6 +50,9 @@ public:
 
   /// Allocates (uninitialized) or fails with the device's OutOfMemory status.
   static Status create(Device &device, DType dtype, Shape shape, Tensor &out);
+  /// A tensor over memory the caller owns and keeps alive while the tensor
+  /// lives (a host's batch, read in place); nothing is freed when it goes.
+  static Status borrow(DType dtype, Shape shape, void *data, Tensor &out);
 
   DType dtype() const { return dtype_; }
   const Shape &shape() const { return shape_; }

@@ -78,6 +78,14 @@ int64_t whale_rt_memory_peak(const whale_rt_context *ctx);
 whale_rt_status whale_rt_tensor_create(whale_rt_context *ctx, int32_t dtype,
                                        int32_t rank, const int64_t *shape,
                                        whale_rt_tensor **out);
+/* A tensor over the caller's memory, read and written in place (zero-copy):
+ * `data` must stay alive until the tensor is released, be aligned to
+ * WHALE_RT_ALIGNMENT bytes (as the runtime's own buffers are), and the
+ * context's device must address host memory (not a GPU). */
+enum { WHALE_RT_ALIGNMENT = 64 };
+whale_rt_status whale_rt_tensor_wrap(whale_rt_context *ctx, int32_t dtype,
+                                     int32_t rank, const int64_t *shape,
+                                     void *data, whale_rt_tensor **out);
 void whale_rt_tensor_release(whale_rt_context *ctx, whale_rt_tensor *t);
 /* The tensor's memory for host code, or NULL when it lives where the host
  * cannot address it (a GPU): use whale_rt_tensor_read / _write there. */

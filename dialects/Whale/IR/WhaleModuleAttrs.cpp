@@ -66,6 +66,17 @@ LogicalResult WhaleDialect::verifyOperationAttribute(Operation *op,
           "'whale.gradients' must be an array of parameter names");
     return success();
   }
+  // A model's input names, in argument order.
+  if (name == "whale.inputs") {
+    auto fn = dyn_cast<func::FuncOp>(op);
+    auto names = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!fn || !names ||
+        !llvm::all_of(names, [](Attribute a) { return isa<StringAttr>(a); }) ||
+        names.size() != fn.getNumArguments())
+      return op->emitError("'whale.inputs' must name each argument of its "
+                           "function");
+    return success();
+  }
   // What the planner records on a model, and a rank program's place in it
   // (lowering/Plan.h).
   if (name == "whale.plan" || name == "whale.rank") {

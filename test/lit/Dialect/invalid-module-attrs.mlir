@@ -95,3 +95,10 @@ func.func @f() attributes {whale.train = {steps = 0}} { return }
 
 // expected-error @+1 {{unknown whale attribute 'whale.strategy'}}
 func.func @f() attributes {whale.strategy = 1} { return }
+
+// -----
+
+// expected-error @+1 {{'whale.inputs' must name each argument of its function}}
+func.func @m(%x: tensor<2xf32>) attributes {whale.inputs = ["x", "y"]} {
+  return
+}
