@@ -38,12 +38,15 @@ constexpr const char *kSession = "<session>";
 const char *const kHelp =
     R"(Definitions (import, NAME = value, def, model, config, train) add to the
 session, or replace one of the same name; an expression prints its value.
-An input goes on over lines until its brackets close.
+A tensor expression is computed on this CPU; `x = <tensor expression>`
+keeps it as x, and randn([2, 3]) gives standard normal samples. An input
+goes on over lines until its brackets close.
 
   :help                  this text
   :list                  the session as a script
   :load FILE             add FILE's definitions
-  :save FILE             write the session as a script
+  :save FILE             write the session as a script (its tensors to
+                         FILE.safetensors; :load FILE reads both)
   :ir [STAGE]            the session at a stage: whale (default), grad, train,
                          runtime, ast
   :plan --cluster SPEC   the plan over SPEC's devices (as whale plan)
@@ -181,6 +184,7 @@ ReplSession::completions(const std::string &word) const {
     names.push_back(d.key.substr(d.key.find(' ') + 1));
   for (const std::string &b : lang::builtinNames())
     names.push_back(b);
+  names.push_back("randn");
   names.insert(names.end(), stdlibMembers.begin(), stdlibMembers.end());
   for (const char *k : {"import", "model", "def", "train", "config",
                         "replicate", "split", "return", "for", "in"})
@@ -335,6 +339,26 @@ bool ReplSession::define(const std::string &text, std::ostream &out,
   return true;
 }
 
+bool ReplSession::readsTensors(const std::string &expr) const {
+  // An identifier token of the expression that names a session tensor or
+  // randn: its errors are the tensor expression's.
+  std::string word;
+  auto named = [&](const std::string &w) {
+    return w == "randn" ||
+           llvm::any_of(tensors, [&](const auto &t) { return t.first == w; });
+  };
+  for (char c : expr + " ") {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+      word += c;
+      continue;
+    }
+    if (named(word))
+      return true;
+    word.clear();
+  }
+  return false;
+}
+
 bool ReplSession::evaluate(const std::string &expr, std::ostream &out,
                            std::ostream &err) {
   std::vector<Definition> candidate = defs;
@@ -342,10 +366,12 @@ bool ReplSession::evaluate(const std::string &expr, std::ostream &out,
   std::ostringstream why;
   if (!check(candidate, why, "<input>")) {
     // Not a compile-time value: a tensor, computed now on this CPU. When
-    // it is not one either, the first error is the one to show.
+    // it is not one either, the first error is the one to show; when it
+    // is one that fails to compute, why.
     std::ostringstream tensorWhy;
-    if (!evaluateTensor(expr, out, tensorWhy))
-      err << why.str();
+    err << (evaluateTensor(expr, out, tensorWhy) || readsTensors(expr)
+                ? tensorWhy.str()
+                : why.str());
     check(defs, err, "<input>");
     return true;
   }
@@ -360,12 +386,19 @@ bool ReplSession::evaluate(const std::string &expr, std::ostream &out,
 bool ReplSession::evaluateTensor(const std::string &expr, std::ostream &out,
                                  std::ostream &err,
                                  const std::string &assignTo) {
+  // randn([2, 3]) becomes a tensor of samples made here.
+  std::string expanded = expr;
+  NamedTensors given = tensors;
+  if (std::string e = expandRandn(expanded, rng, given); !e.empty()) {
+    err << "whale: error: " << e << "\n";
+    return true;
+  }
   // The session's tensors are the model's inputs, so the expression can
   // read them; "model __eval(x: f32[2, 3]) {" is 13 characters before them.
   std::string header = "model __eval(";
-  for (size_t k = 0; k < tensors.size(); ++k) {
-    const TensorValue &t = tensors[k].second;
-    header += (k ? ", " : "") + tensors[k].first + ": " +
+  for (size_t k = 0; k < given.size(); ++k) {
+    const TensorValue &t = given[k].second;
+    header += (k ? ", " : "") + given[k].first + ": " +
               (t.isFloat ? "f32[" : "i32[");
     for (size_t d = 0; d < t.shape.size(); ++d)
       header += (d ? ", " : "") + std::to_string(t.shape[d]);
@@ -373,7 +406,7 @@ bool ReplSession::evaluateTensor(const std::string &expr, std::ostream &out,
   }
   std::vector<Definition> candidate = defs;
   candidate.push_back(
-      {"the expression", header + ") {\n  return " + expr + "\n}\n", 0});
+      {"the expression", header + ") {\n  return " + expanded + "\n}\n", 0});
   if (!check(candidate, err, "<input>"))
     return false;
   mlir::ModuleOp session = interp->module();
@@ -395,7 +428,7 @@ bool ReplSession::evaluateTensor(const std::string &expr, std::ostream &out,
   std::unique_ptr<whale_rt_context, void (*)(whale_rt_context *)> ctx(
       whale_rt_context_create("cpu:0", 1, 0, 0), whale_rt_context_destroy);
   std::vector<whale_rt_tensor *> inputs;
-  for (const auto &[name, t] : tensors) {
+  for (const auto &[name, t] : given) {
     whale_rt_tensor *in = nullptr;
     const void *data = t.isFloat ? static_cast<const void *>(t.f.data())
                                  : static_cast<const void *>(t.i.data());
@@ -506,18 +539,27 @@ bool ReplSession::command(const std::string &line, std::ostream &out,
   } else if (cmd == ":reset") {
     defs.clear();
     tensors.clear();
+    rng.seed(0);
     check(defs, err, "<input>");
     out << "the session is empty\n";
   } else if (cmd == ":load" || cmd == ":save") {
     if (rest.size() != 1) {
       err << "whale: error: " << cmd << " takes one file\n";
     } else if (cmd == ":save") {
-      if (std::string e =
-              writeOutputFile(rest[0], script(), "the session's script");
-          !e.empty())
+      // The tensors go beside the script, in FILE.safetensors.
+      std::string e =
+          writeOutputFile(rest[0], script(), "the session's script");
+      if (e.empty() && !tensors.empty())
+        e = saveTensors(rest[0] + ".safetensors", tensors);
+      if (!e.empty())
         err << "whale: error: " << e << "\n";
       else
-        out << "wrote " << defs.size() << " definitions to " << rest[0] << "\n";
+        out << "wrote " << defs.size() << " definitions to " << rest[0]
+            << (tensors.empty() ? ""
+                                : " and " + std::to_string(tensors.size()) +
+                                      " tensors to " + rest[0] +
+                                      ".safetensors")
+            << "\n";
     } else {
       std::string text;
       if (std::string e = rt::readRegularFile(rest[0], "the script",
@@ -534,9 +576,21 @@ bool ReplSession::command(const std::string &line, std::ostream &out,
           interp = std::make_unique<Interpreter>(options.interpreter);
         }
         size_t before = defs.size();
-        if (define(text, out, err, rest[0]))
+        if (define(text, out, err, rest[0])) {
           out << "loaded " << rest[0] << ": " << defs.size() - before
               << " new definitions, " << defs.size() << " in the session\n";
+          // And the tensors :save put beside it, when there are any.
+          std::string saved = rest[0] + ".safetensors";
+          size_t had = tensors.size();
+          if (llvm::sys::fs::is_regular_file(saved)) {
+            if (std::string e = loadTensors(saved, tensors); !e.empty())
+              err << "whale: error: " << e << "\n";
+            else
+              out << "loaded the tensors of " << saved << ": "
+                  << tensors.size() - had << " new, " << tensors.size()
+                  << " in the session\n";
+          }
+        }
       }
     }
   } else if (cmd == ":ir") {
@@ -591,9 +645,14 @@ bool ReplSession::handle(const std::string &input, std::ostream &out,
       return d.key == "constant " + assign->name;
     });
     std::ostringstream tensorWhy;
-    if (isConstant || !evaluateTensor(trim(text.substr(text.find('=') + 1)),
-                                      out, tensorWhy, assign->name))
+    std::string rhs = trim(text.substr(text.find('=') + 1));
+    if (isConstant)
       err << why.str();
+    else
+      err << (evaluateTensor(rhs, out, tensorWhy, assign->name) ||
+                      readsTensors(rhs)
+                  ? tensorWhy.str()
+                  : why.str());
     check(defs, err, "<input>");
     return true;
   }

@@ -16,6 +16,7 @@
 #ifndef WHALE_REPL_REPL_H
 #define WHALE_REPL_REPL_H
 
+#include "repl/ReplTensors.h"
 #include "whale/Interpreter.h"
 
 #include <functional>
@@ -78,6 +79,9 @@ private:
   /// name (which later expressions read) rather than printed.
   bool evaluateTensor(const std::string &expr, std::ostream &out,
                       std::ostream &err, const std::string &assignTo = "");
+  /// Whether `expr` names one of the session's tensors or randn (so its
+  /// errors are those of a tensor expression, not of a constant).
+  bool readsTensors(const std::string &expr) const;
   bool command(const std::string &line, std::ostream &out, std::ostream &err);
   /// Loads `defs` as the session's script; false (diagnostics in `err`,
   /// placed in the inputs they came from) when it has errors.
@@ -93,13 +97,9 @@ private:
   std::unique_ptr<Interpreter> interp;
   std::vector<std::string> stdlibMembers; ///< "nn.linear", ...
   /// Tensors computed by `x = <tensor expression>`, in order.
-  struct TensorValue {
-    std::vector<int64_t> shape;
-    bool isFloat = true;
-    std::vector<float> f;
-    std::vector<int32_t> i;
-  };
-  std::vector<std::pair<std::string, TensorValue>> tensors;
+  NamedTensors tensors;
+  /// What `randn` draws from: seeded, so a session replays alike.
+  std::mt19937_64 rng{0};
 };
 
 /// Reads inputs from `in` until its end or `:quit` (from the terminal, with
