@@ -7,6 +7,7 @@
 #include "lib/ModelLookup.h"
 #include "lib/StepLog.h"
 #include "lowering/Passes.h"
+#include "runtime/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -17,12 +18,7 @@
 
 namespace whale {
 
-int64_t TensorInfo::elements() const {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
+int64_t TensorInfo::elements() const { return rt::numElements(shape); }
 
 int64_t TensorInfo::bytes() const { return elements() * 4; }
 

@@ -469,13 +469,8 @@ bool ReplSession::evaluateTensor(const std::string &expr, std::ostream &out,
   }
   if (!assignTo.empty()) {
     // Kept for later expressions, as the session's tensor of that name.
-    TensorValue value{shape, isFloat, std::move(f), std::move(i)};
-    auto it = std::find_if(tensors.begin(), tensors.end(),
-                           [&](const auto &t) { return t.first == assignTo; });
-    if (it != tensors.end())
-      it->second = std::move(value);
-    else
-      tensors.push_back({assignTo, std::move(value)});
+    keepTensor(tensors, assignTo,
+               TensorValue{shape, isFloat, std::move(f), std::move(i)});
     std::string type = isFloat ? "f32[" : "i32[";
     for (size_t d = 0; d < shape.size(); ++d)
       type += (d ? ", " : "") + std::to_string(shape[d]);

@@ -140,15 +140,19 @@ std::string loadTensors(const std::string &path, NamedTensors &tensors) {
     }
     read.push_back({s.name, std::move(t)});
   }
-  for (auto &[name, t] : read) {
-    auto it = std::find_if(tensors.begin(), tensors.end(),
-                           [&](const auto &x) { return x.first == name; });
-    if (it != tensors.end())
-      it->second = std::move(t);
-    else
-      tensors.push_back({name, std::move(t)});
-  }
+  for (auto &[name, t] : read)
+    keepTensor(tensors, name, std::move(t));
   return "";
+}
+
+void keepTensor(NamedTensors &tensors, const std::string &name,
+                TensorValue value) {
+  auto it = std::find_if(tensors.begin(), tensors.end(),
+                         [&](const auto &t) { return t.first == name; });
+  if (it != tensors.end())
+    it->second = std::move(value);
+  else
+    tensors.push_back({name, std::move(value)});
 }
 
 } // namespace whale

@@ -27,6 +27,10 @@ struct TensorValue {
 /// Named tensors, in the order they were made.
 using NamedTensors = std::vector<std::pair<std::string, TensorValue>>;
 
+/// Adds `value` as `name`, or replaces the tensor of that name in place.
+void keepTensor(NamedTensors &tensors, const std::string &name,
+                TensorValue value);
+
 /// The most values one `randn` makes: the REPL computes small examples.
 inline constexpr int64_t kMaxReplRandomValues = int64_t(1) << 24;
 
