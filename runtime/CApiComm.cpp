@@ -13,7 +13,7 @@ using namespace whale::rt::capi;
 struct whale_rt_comm {
   explicit whale_rt_comm(int size, std::chrono::milliseconds timeout)
       : comm(size, timeout) {}
-  Communicator comm;
+  InProcessCommunicator comm;
   std::shared_ptr<Profiler> profiler;
 };
 

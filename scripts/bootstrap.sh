@@ -9,6 +9,7 @@ packages=(
   zlib1g-dev libzstd-dev libedit-dev
   libgtest-dev
   libopenblas-pthread-dev
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

@@ -1,5 +1,7 @@
 //===- Communicator.cpp - collectives among the ranks of one process ------===//
 //
+// InProcessCommunicator, and the argument checks every transport shares.
+//
 // A collective is a round: every rank of the group deposits its input, each
 // computes its own output from all of them into a buffer of its own, and
 // only when all have computed does any write its output. So in-place
@@ -26,6 +28,13 @@ std::string rankList(const std::vector<int> &ranks) {
   return os.str();
 }
 
+/// "0.05 s", "120 s".
+std::string seconds(std::chrono::milliseconds t) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", t.count() / 1000.0);
+  return buf;
+}
+
 template <class T>
 void sumInto(T *out, const std::vector<const void *> &ins, int64_t offset,
              int64_t count) {
@@ -38,8 +47,9 @@ void sumInto(T *out, const std::vector<const void *> &ins, int64_t offset,
   }
 }
 
-/// out[0..count) = the sum over inputs of in[offset..offset+count).
-void sum(DType dtype, void *out, const std::vector<const void *> &ins,
+} // namespace
+
+void sumInGroupOrder(DType dtype, void *out, const std::vector<const void *> &ins,
          int64_t offset, int64_t count) {
   switch (dtype) {
   case DType::F32:
@@ -53,16 +63,7 @@ void sum(DType dtype, void *out, const std::vector<const void *> &ins,
   }
 }
 
-/// "0.05 s", "120 s".
-std::string seconds(std::chrono::milliseconds t) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g s", t.count() / 1000.0);
-  return buf;
-}
-
-} // namespace
-
-struct Communicator::Round {
+struct InProcessCommunicator::Round {
   std::string op;
   DType dtype;
   int64_t count;
@@ -72,17 +73,17 @@ struct Communicator::Round {
   int arrived = 0, computed = 0, left = 0;
 };
 
-Communicator::Communicator(int size, std::chrono::milliseconds timeout)
+InProcessCommunicator::InProcessCommunicator(int size, std::chrono::milliseconds timeout)
     : size_(size), timeout(timeout), perRank(std::max(size, 0)) {}
 
-void Communicator::abort(const std::string &reason) {
+void InProcessCommunicator::abort(const std::string &reason) {
   std::lock_guard<std::mutex> lock(mutex);
   if (aborted.empty())
     aborted = reason.empty() ? "aborted" : reason;
   changed.notify_all();
 }
 
-void Communicator::setCollectiveDevice(int rank, int device) {
+void InProcessCommunicator::setCollectiveDevice(int rank, int device) {
   std::lock_guard<std::mutex> lock(mutex);
   if (collectiveDevices.size() != static_cast<size_t>(size_))
     collectiveDevices.assign(size_, kUnbound);
@@ -90,26 +91,26 @@ void Communicator::setCollectiveDevice(int rank, int device) {
     collectiveDevices[rank] = device;
 }
 
-int Communicator::collectiveDevice(int rank) const {
+int InProcessCommunicator::collectiveDevice(int rank) const {
   std::lock_guard<std::mutex> lock(mutex);
   return rank >= 0 && static_cast<size_t>(rank) < collectiveDevices.size()
              ? collectiveDevices[rank]
              : kUnbound;
 }
 
-CommCounters Communicator::counters(int rank) const {
+CommCounters InProcessCommunicator::counters(int rank) const {
   std::lock_guard<std::mutex> lock(mutex);
   return rank >= 0 && rank < size_ ? perRank[rank] : CommCounters{};
 }
 
-Status Communicator::checkRanks(const char *op, int rank,
-                                const std::vector<int> &group) const {
+Status checkGroup(const char *op, int size, int rank,
+                  const std::vector<int> &group) {
   if (group.empty())
     return Status::invalid(std::string(op) + ": the group is empty");
   for (int r : group)
-    if (r < 0 || r >= size_)
+    if (r < 0 || r >= size)
       return Status::invalid(std::string(op) + ": rank " + std::to_string(r) +
-                             " is not one of the " + std::to_string(size_) +
+                             " is not one of the " + std::to_string(size) +
                              " ranks");
   std::vector<int> sorted = group;
   std::sort(sorted.begin(), sorted.end());
@@ -122,7 +123,12 @@ Status Communicator::checkRanks(const char *op, int rank,
   return Status::ok();
 }
 
-Status Communicator::collective(const char *op, int rank,
+Status InProcessCommunicator::checkRanks(const char *op, int rank,
+                                         const std::vector<int> &group) const {
+  return checkGroup(op, size_, rank, group);
+}
+
+Status InProcessCommunicator::collective(const char *op, int rank,
                                 const std::vector<int> &group, DType dtype,
                                 int64_t count, const void *in, void *out,
                                 int64_t outCount, int root, int64_t *counter) {
@@ -197,9 +203,9 @@ Status Communicator::collective(const char *op, int rank,
   std::vector<char> result(static_cast<size_t>(outCount * elem));
   const std::string kind = op;
   if (kind == "all_reduce") {
-    sum(dtype, result.data(), round->inputs, 0, count);
+    sumInGroupOrder(dtype, result.data(), round->inputs, 0, count);
   } else if (kind == "reduce_scatter") {
-    sum(dtype, result.data(), round->inputs, pos * count, count);
+    sumInGroupOrder(dtype, result.data(), round->inputs, pos * count, count);
   } else if (kind == "all_gather") {
     for (int k = 0; k < n; ++k)
       if (count > 0)
@@ -228,7 +234,7 @@ Status Communicator::collective(const char *op, int rank,
   return Status::ok();
 }
 
-Status Communicator::allReduce(int rank, const std::vector<int> &group,
+Status InProcessCommunicator::allReduce(int rank, const std::vector<int> &group,
                                DType dtype, void *data, int64_t count) {
   int64_t dummy = 0;
   int64_t *c = counter(rank, &CommCounters::allReduceBytes, dummy);
@@ -236,7 +242,7 @@ Status Communicator::allReduce(int rank, const std::vector<int> &group,
                     -1, c);
 }
 
-Status Communicator::allGather(int rank, const std::vector<int> &group,
+Status InProcessCommunicator::allGather(int rank, const std::vector<int> &group,
                                DType dtype, const void *in, int64_t count,
                                void *out) {
   int64_t dummy = 0;
@@ -245,7 +251,7 @@ Status Communicator::allGather(int rank, const std::vector<int> &group,
                     count * static_cast<int64_t>(group.size()), -1, c);
 }
 
-Status Communicator::reduceScatter(int rank, const std::vector<int> &group,
+Status InProcessCommunicator::reduceScatter(int rank, const std::vector<int> &group,
                                    DType dtype, const void *in, int64_t count,
                                    void *out) {
   int64_t dummy = 0;
@@ -254,7 +260,7 @@ Status Communicator::reduceScatter(int rank, const std::vector<int> &group,
                     -1, c);
 }
 
-Status Communicator::broadcast(int rank, const std::vector<int> &group,
+Status InProcessCommunicator::broadcast(int rank, const std::vector<int> &group,
                                int root, DType dtype, void *data,
                                int64_t count) {
   if (std::find(group.begin(), group.end(), root) == group.end())
@@ -266,7 +272,7 @@ Status Communicator::broadcast(int rank, const std::vector<int> &group,
                     root, c);
 }
 
-Status Communicator::send(int from, int to, int64_t tag, DType dtype,
+Status InProcessCommunicator::send(int from, int to, int64_t tag, DType dtype,
                           const void *data, int64_t count) {
   if (from < 0 || from >= size_ || to < 0 || to >= size_ || from == to)
     return Status::invalid("send from rank " + std::to_string(from) +
@@ -287,7 +293,7 @@ Status Communicator::send(int from, int to, int64_t tag, DType dtype,
   return Status::ok();
 }
 
-Status Communicator::recv(int to, int from, int64_t tag, DType dtype,
+Status InProcessCommunicator::recv(int to, int from, int64_t tag, DType dtype,
                           void *data, int64_t count) {
   const std::string where = "recv on rank " + std::to_string(to) +
                             " from rank " + std::to_string(from) + " (tag " +

@@ -1,11 +1,13 @@
-//===- Communicator.h - collectives among the ranks of one process -*- C++
+//===- Communicator.h - collectives among ranks ------------------*- C++
 //-*-===//
 //
-// Ranks that run as threads of one process exchange tensors through shared
-// memory: every collective over any group of ranks, and point-to-point
-// messages. Every wait is bounded, so a plan that hangs (a rank that never
-// arrives, a recv nobody sends to) becomes an error naming the op and the
-// ranks instead of a frozen process.
+// What ranks exchange: every collective over any group of ranks, and
+// point-to-point messages. One interface, two transports: ranks that run
+// as threads of one process share memory (InProcessCommunicator, here);
+// ranks in different processes use MPI (MpiCommunicator). Every wait is
+// bounded, so a plan that hangs (a rank that never arrives, a recv nobody
+// sends to) becomes an error naming the op and the ranks instead of a
+// frozen process.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,46 +38,84 @@ struct CommCounters {
 
 class Communicator {
 public:
-  Communicator(int size, std::chrono::milliseconds timeout);
+  virtual ~Communicator() = default;
 
-  int size() const { return size_; }
+  /// Ranks in all (of every process).
+  virtual int size() const = 0;
 
   /// Collectives: every rank of `group` (ranks in the same order on each)
   /// calls the same op with the same dtype and count; `rank` is the caller.
   /// Results are computed in group order, so every rank gets the same bits.
   /// Sums `count` elements in place.
-  Status allReduce(int rank, const std::vector<int> &group, DType dtype,
-                   void *data, int64_t count);
+  virtual Status allReduce(int rank, const std::vector<int> &group,
+                           DType dtype, void *data, int64_t count) = 0;
   /// `out` holds group.size() x count elements, rank group[i]'s at i.
-  Status allGather(int rank, const std::vector<int> &group, DType dtype,
-                   const void *in, int64_t count, void *out);
+  virtual Status allGather(int rank, const std::vector<int> &group,
+                           DType dtype, const void *in, int64_t count,
+                           void *out) = 0;
   /// `in` holds group.size() x count elements; the caller at position i of
   /// the group gets the sum of every rank's i-th part.
-  Status reduceScatter(int rank, const std::vector<int> &group, DType dtype,
-                       const void *in, int64_t count, void *out);
+  virtual Status reduceScatter(int rank, const std::vector<int> &group,
+                               DType dtype, const void *in, int64_t count,
+                               void *out) = 0;
   /// `root`'s data is copied to every rank of the group.
-  Status broadcast(int rank, const std::vector<int> &group, int root,
-                   DType dtype, void *data, int64_t count);
+  virtual Status broadcast(int rank, const std::vector<int> &group, int root,
+                           DType dtype, void *data, int64_t count) = 0;
 
   /// Point to point. A send is buffered and returns at once; a recv waits
   /// for the message from `from` with the same tag, dtype and count.
-  Status send(int from, int to, int64_t tag, DType dtype, const void *data,
-              int64_t count);
-  Status recv(int to, int from, int64_t tag, DType dtype, void *data,
-              int64_t count);
+  virtual Status send(int from, int to, int64_t tag, DType dtype,
+                      const void *data, int64_t count) = 0;
+  virtual Status recv(int to, int from, int64_t tag, DType dtype, void *data,
+                      int64_t count) = 0;
 
   /// Ends every wait, now and later, with `reason`: when one rank fails the
   /// others stop instead of waiting out the timeout.
-  void abort(const std::string &reason);
+  virtual void abort(const std::string &reason) = 0;
 
-  CommCounters counters(int rank) const;
+  virtual CommCounters counters(int rank) const = 0;
 
   /// What each rank's device offers for device-side collectives (see
   /// Device::collectiveDevice), recorded when the rank binds; kUnbound
-  /// until then.
+  /// until then (and for ranks of other processes).
   static constexpr int kUnbound = -2;
-  void setCollectiveDevice(int rank, int device);
-  int collectiveDevice(int rank) const;
+  virtual void setCollectiveDevice(int rank, int device) = 0;
+  virtual int collectiveDevice(int rank) const = 0;
+};
+
+/// Checks a collective's arguments alike for every transport: a non-empty
+/// group of distinct ranks below `size` that holds `rank`.
+Status checkGroup(const char *op, int size, int rank,
+                  const std::vector<int> &group);
+
+/// out[0..count) = the sum over `ins`, in their order, of each one's
+/// [offset, offset + count): the one order every transport sums in.
+void sumInGroupOrder(DType dtype, void *out,
+                     const std::vector<const void *> &ins, int64_t offset,
+                     int64_t count);
+
+/// The ranks of one process, as its threads.
+class InProcessCommunicator final : public Communicator {
+public:
+  InProcessCommunicator(int size, std::chrono::milliseconds timeout);
+
+  int size() const override { return size_; }
+  Status allReduce(int rank, const std::vector<int> &group, DType dtype,
+                   void *data, int64_t count) override;
+  Status allGather(int rank, const std::vector<int> &group, DType dtype,
+                   const void *in, int64_t count, void *out) override;
+  Status reduceScatter(int rank, const std::vector<int> &group, DType dtype,
+                       const void *in, int64_t count, void *out) override;
+  Status broadcast(int rank, const std::vector<int> &group, int root,
+                   DType dtype, void *data, int64_t count) override;
+  Status send(int from, int to, int64_t tag, DType dtype, const void *data,
+              int64_t count) override;
+  Status recv(int to, int from, int64_t tag, DType dtype, void *data,
+              int64_t count) override;
+  void abort(const std::string &reason) override;
+  CommCounters counters(int rank) const override;
+  void setCollectiveDevice(int rank, int device) override;
+  int collectiveDevice(int rank) const override;
 
 private:
   struct Round;

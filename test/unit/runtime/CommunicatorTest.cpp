@@ -22,7 +22,7 @@ void onRanks(int n, const std::function<void(int)> &body) {
 }
 
 TEST(Communicator, AllReduceSumsInPlaceOverASubgroup) {
-  Communicator comm(4, 5s);
+  InProcessCommunicator comm(4, 5s);
   std::vector<std::vector<float>> data(4);
   onRanks(4, [&](int r) {
     data[r] = {float(r), float(10 * r)};
@@ -39,7 +39,7 @@ TEST(Communicator, AllReduceSumsInPlaceOverASubgroup) {
 }
 
 TEST(Communicator, AllGatherReduceScatterAndBroadcastInGroupOrder) {
-  Communicator comm(3, 5s);
+  InProcessCommunicator comm(3, 5s);
   std::vector<int> group = {2, 0, 1};
   std::vector<std::vector<int64_t>> gathered(3, std::vector<int64_t>(3));
   std::vector<double> scattered(3);
@@ -64,7 +64,7 @@ TEST(Communicator, AllGatherReduceScatterAndBroadcastInGroupOrder) {
 }
 
 TEST(Communicator, SendIsBufferedAndRecvMatchesByTag) {
-  Communicator comm(2, 5s);
+  InProcessCommunicator comm(2, 5s);
   float a[2] = {1, 2}, b[2] = {3, 4};
   // Both sends return before any recv; the receiver takes tag 7 first.
   ASSERT_TRUE(comm.send(0, 1, 5, DType::F32, a, 2));
@@ -86,7 +86,7 @@ TEST(Communicator, SendIsBufferedAndRecvMatchesByTag) {
 }
 
 TEST(Communicator, ATimeoutNamesTheOpAndTheRanksThatNeverCame) {
-  Communicator comm(3, 50ms);
+  InProcessCommunicator comm(3, 50ms);
   float x = 1;
   Status st = comm.allReduce(0, {0, 1, 2}, DType::F32, &x, 1);
   ASSERT_FALSE(st);
@@ -103,7 +103,7 @@ TEST(Communicator, ATimeoutNamesTheOpAndTheRanksThatNeverCame) {
 }
 
 TEST(Communicator, ARecvNobodySendsToTimesOut) {
-  Communicator comm(2, 50ms);
+  InProcessCommunicator comm(2, 50ms);
   float x;
   Status st = comm.recv(1, 0, 3, DType::F32, &x, 1);
   ASSERT_FALSE(st);
@@ -114,7 +114,7 @@ TEST(Communicator, ARecvNobodySendsToTimesOut) {
 }
 
 TEST(Communicator, MismatchedCollectivesAndBadGroupsAreErrors) {
-  Communicator comm(2, 5s);
+  InProcessCommunicator comm(2, 5s);
   float x = 1;
   std::vector<Status> results(2);
   onRanks(2, [&](int r) {
@@ -122,7 +122,7 @@ TEST(Communicator, MismatchedCollectivesAndBadGroupsAreErrors) {
                         : comm.broadcast(1, {0, 1}, 0, DType::F32, &x, 1);
   });
   EXPECT_FALSE(results[0] && results[1]);
-  Communicator fresh(2, 5s);
+  InProcessCommunicator fresh(2, 5s);
   EXPECT_FALSE(fresh.allReduce(0, {1}, DType::F32, &x, 1)); // not in group
   EXPECT_FALSE(fresh.allReduce(0, {0, 0}, DType::F32, &x, 1));
   EXPECT_FALSE(fresh.allReduce(0, {0, 5}, DType::F32, &x, 1));
@@ -130,7 +130,7 @@ TEST(Communicator, MismatchedCollectivesAndBadGroupsAreErrors) {
 }
 
 TEST(Communicator, AbortEndsEveryWait) {
-  Communicator comm(2, 10s);
+  InProcessCommunicator comm(2, 10s);
   float x = 0;
   Status waited;
   std::thread t([&] { waited = comm.recv(1, 0, 1, DType::F32, &x, 1); });

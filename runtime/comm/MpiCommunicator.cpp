@@ -1,0 +1,386 @@
+//===- MpiCommunicator.cpp - collectives among ranks in processes ---------===//
+
+#include "runtime/comm/MpiCommunicator.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+namespace whale::rt {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// The MPI tag of every point-to-point message; Whale's own tag travels in
+/// the message's first 8 bytes (MPI tags may be as small as 32767).
+constexpr int kMessageTag = 17;
+constexpr int kGroupTag = 18;
+
+std::string rankList(const std::vector<int> &ranks) {
+  std::ostringstream os;
+  for (size_t i = 0; i < ranks.size(); ++i)
+    os << (i ? ", " : "") << ranks[i];
+  return os.str();
+}
+
+std::string mpiError(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  return std::string(text, static_cast<size_t>(length));
+}
+
+} // namespace
+
+struct MpiCommunicator::Impl {
+  int rank = 0, size = 1;
+  std::chrono::milliseconds timeout{0};
+  /// One MPI call at a time from this process (MPI_THREAD_SERIALIZED).
+  std::mutex mpi;
+  std::atomic<bool> isAborted{false};
+  std::mutex abortMutex;
+  std::string aborted;
+  std::map<std::vector<int>, MPI_Comm> groups;
+  /// Messages received before their recv asked, by (from, tag), in order.
+  std::map<std::pair<int, int64_t>, std::deque<std::vector<char>>> mailbox;
+  /// Sends in flight, with the buffers they read.
+  struct Pending {
+    MPI_Request request;
+    std::vector<char> buffer;
+  };
+  std::deque<Pending> pending;
+  CommCounters counters;
+  int collectiveDevice = Communicator::kUnbound;
+
+  std::string abortReason() {
+    std::lock_guard<std::mutex> lock(abortMutex);
+    return aborted;
+  }
+
+  /// Frees the buffers of sends that completed.
+  void reap() {
+    for (auto it = pending.begin(); it != pending.end();) {
+      int done = 0;
+      MPI_Test(&it->request, &done, MPI_STATUS_IGNORE);
+      it = done ? pending.erase(it) : std::next(it);
+    }
+  }
+
+  /// Waits for `request` within the timeout, unless aborted.
+  Status wait(MPI_Request &request, const std::string &where) {
+    const Clock::time_point deadline = Clock::now() + timeout;
+    for (;;) {
+      int done = 0;
+      int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+      if (rc != MPI_SUCCESS)
+        return Status::internal(where + ": " + mpiError(rc));
+      if (done)
+        return Status::ok();
+      if (isAborted)
+        return Status::internal(where + ": " + abortReason());
+      if (Clock::now() > deadline) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%g s", timeout.count() / 1000.0);
+        return Status::internal(where + " timed out after " + buf +
+                                ": a rank of the group never came");
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+
+  /// The MPI communicator of `group` (its i-th rank group[i]).
+  Status groupComm(const std::vector<int> &group, MPI_Comm &out) {
+    if (auto it = groups.find(group); it != groups.end()) {
+      out = it->second;
+      return Status::ok();
+    }
+    MPI_Group world, sub;
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_incl(world, static_cast<int>(group.size()), group.data(), &sub);
+    int rc = MPI_Comm_create_group(MPI_COMM_WORLD, sub, kGroupTag, &out);
+    MPI_Group_free(&sub);
+    MPI_Group_free(&world);
+    if (rc != MPI_SUCCESS)
+      return Status::internal("making the communicator of ranks [" +
+                              rankList(group) + "]: " + mpiError(rc));
+    groups[group] = out;
+    return Status::ok();
+  }
+
+  /// Checks a collective's arguments and finds its communicator.
+  Status prepare(const char *op, int caller, const std::vector<int> &group,
+                 int64_t bytesPerRank, MPI_Comm &comm, std::string &where) {
+    where = std::string(op) + " over ranks [" + rankList(group) + "] (rank " +
+            std::to_string(caller) + ")";
+    if (Status st = checkGroup(op, size, caller, group); !st)
+      return st;
+    if (caller != rank)
+      return Status::invalid(where + ": this process is rank " +
+                             std::to_string(rank));
+    if (bytesPerRank < 0)
+      return Status::invalid(where + ": negative count");
+    if (bytesPerRank * static_cast<int64_t>(group.size()) > INT_MAX)
+      return Status::invalid(where + ": more than 2 GiB in one MPI call");
+    if (isAborted)
+      return Status::internal(where + ": " + abortReason());
+    return groupComm(group, comm);
+  }
+};
+
+bool launchedByMpi() {
+  for (const char *v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
+    if (std::getenv(v))
+      return true;
+  return false;
+}
+
+MpiCommunicator::MpiCommunicator(std::unique_ptr<Impl> impl)
+    : impl(std::move(impl)) {}
+
+std::unique_ptr<MpiCommunicator>
+MpiCommunicator::create(std::chrono::milliseconds timeout,
+                        std::string &error) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    error = "MPI is not initialized";
+    return nullptr;
+  }
+  auto impl = std::make_unique<Impl>();
+  MPI_Comm_rank(MPI_COMM_WORLD, &impl->rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &impl->size);
+  impl->timeout = timeout;
+  return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(std::move(impl)));
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  std::lock_guard<std::mutex> lock(impl->mpi);
+  // Sends nobody received are given up; their buffers go with them.
+  impl->reap();
+  for (Impl::Pending &p : impl->pending)
+    MPI_Request_free(&p.request);
+  for (auto &[group, comm] : impl->groups)
+    if (comm != MPI_COMM_NULL)
+      MPI_Comm_free(&comm);
+}
+
+int MpiCommunicator::rank() const { return impl->rank; }
+int MpiCommunicator::size() const { return impl->size; }
+
+Status MpiCommunicator::allReduce(int rank, const std::vector<int> &group,
+                                  DType dtype, void *data, int64_t count) {
+  std::lock_guard<std::mutex> lock(impl->mpi);
+  const int64_t bytes = count * dtypeSize(dtype);
+  MPI_Comm comm;
+  std::string where;
+  if (Status st = impl->prepare("all_reduce", rank, group, bytes, comm, where);
+      !st)
+    return st;
+  // Every member's data here, then the sum in group order: the same bits
+  // as the in-process transport.
+  const size_t n = group.size();
+  std::vector<char> all(n * static_cast<size_t>(bytes));
+  MPI_Request request;
+  MPI_Iallgather(data, static_cast<int>(bytes), MPI_BYTE, all.data(),
+                 static_cast<int>(bytes), MPI_BYTE, comm, &request);
+  if (Status st = impl->wait(request, where); !st)
+    return st;
+  std::vector<const void *> ins(n);
+  for (size_t k = 0; k < n; ++k)
+    ins[k] = all.data() + k * static_cast<size_t>(bytes);
+  sumInGroupOrder(dtype, data, ins, 0, count);
+  impl->counters.allReduceBytes += bytes;
+  return Status::ok();
+}
+
+Status MpiCommunicator::allGather(int rank, const std::vector<int> &group,
+                                  DType dtype, const void *in, int64_t count,
+                                  void *out) {
+  std::lock_guard<std::mutex> lock(impl->mpi);
+  const int64_t bytes = count * dtypeSize(dtype);
+  MPI_Comm comm;
+  std::string where;
+  if (Status st = impl->prepare("all_gather", rank, group, bytes, comm, where);
+      !st)
+    return st;
+  MPI_Request request;
+  MPI_Iallgather(in, static_cast<int>(bytes), MPI_BYTE, out,
+                 static_cast<int>(bytes), MPI_BYTE, comm, &request);
+  if (Status st = impl->wait(request, where); !st)
+    return st;
+  impl->counters.allGatherBytes += bytes;
+  return Status::ok();
+}
+
+Status MpiCommunicator::reduceScatter(int rank, const std::vector<int> &group,
+                                      DType dtype, const void *in,
+                                      int64_t count, void *out) {
+  std::lock_guard<std::mutex> lock(impl->mpi);
+  const int64_t bytes = count * dtypeSize(dtype);
+  MPI_Comm comm;
+  std::string where;
+  if (Status st =
+          impl->prepare("reduce_scatter", rank, group, bytes, comm, where);
+      !st)
+    return st;
+  // Part i of every member comes to member i, which adds them in group
+  // order.
+  const size_t n = group.size();
+  std::vector<char> parts(n * static_cast<size_t>(bytes));
+  MPI_Request request;
+  MPI_Ialltoall(in, static_cast<int>(bytes), MPI_BYTE, parts.data(),
+                static_cast<int>(bytes), MPI_BYTE, comm, &request);
+  if (Status st = impl->wait(request, where); !st)
+    return st;
+  std::vector<const void *> ins(n);
+  for (size_t k = 0; k < n; ++k)
+    ins[k] = parts.data() + k * static_cast<size_t>(bytes);
+  sumInGroupOrder(dtype, out, ins, 0, count);
+  impl->counters.reduceScatterBytes += bytes;
+  return Status::ok();
+}
+
+Status MpiCommunicator::broadcast(int rank, const std::vector<int> &group,
+                                  int root, DType dtype, void *data,
+                                  int64_t count) {
+  std::lock_guard<std::mutex> lock(impl->mpi);
+  auto at = std::find(group.begin(), group.end(), root);
+  if (at == group.end())
+    return Status::invalid("broadcast: the root " + std::to_string(root) +
+                           " is not in the group [" + rankList(group) + "]");
+  const int64_t bytes = count * dtypeSize(dtype);
+  MPI_Comm comm;
+  std::string where;
+  if (Status st = impl->prepare("broadcast", rank, group, bytes, comm, where);
+      !st)
+    return st;
+  MPI_Request request;
+  MPI_Ibcast(data, static_cast<int>(bytes), MPI_BYTE,
+             static_cast<int>(at - group.begin()), comm, &request);
+  if (Status st = impl->wait(request, where); !st)
+    return st;
+  impl->counters.broadcastBytes += bytes;
+  return Status::ok();
+}
+
+Status MpiCommunicator::send(int from, int to, int64_t tag, DType dtype,
+                             const void *data, int64_t count) {
+  std::lock_guard<std::mutex> lock(impl->mpi);
+  const std::string where = "send from rank " + std::to_string(from) +
+                            " to rank " + std::to_string(to);
+  if (from != impl->rank || to < 0 || to >= impl->size || from == to)
+    return Status::invalid(where + ": not this process's rank (" +
+                           std::to_string(impl->rank) +
+                           ") and another of " + std::to_string(impl->size));
+  const int64_t bytes = count * dtypeSize(dtype);
+  if (bytes < 0 || bytes > INT_MAX - 8)
+    return Status::invalid(where + ": more than 2 GiB in one message");
+  if (impl->isAborted)
+    return Status::internal(where + ": " + impl->abortReason());
+  impl->reap();
+  // Buffered: the message is copied and sent while the rank goes on.
+  Impl::Pending p;
+  p.buffer.resize(static_cast<size_t>(bytes) + 8);
+  std::memcpy(p.buffer.data(), &tag, 8);
+  if (bytes > 0)
+    std::memcpy(p.buffer.data() + 8, data, static_cast<size_t>(bytes));
+  int rc = MPI_Isend(p.buffer.data(), static_cast<int>(p.buffer.size()),
+                     MPI_BYTE, to, kMessageTag, MPI_COMM_WORLD, &p.request);
+  if (rc != MPI_SUCCESS)
+    return Status::internal(where + ": " + mpiError(rc));
+  impl->pending.push_back(std::move(p));
+  impl->counters.sendBytes += bytes;
+  return Status::ok();
+}
+
+Status MpiCommunicator::recv(int to, int from, int64_t tag, DType dtype,
+                             void *data, int64_t count) {
+  std::lock_guard<std::mutex> lock(impl->mpi);
+  const std::string where = "recv on rank " + std::to_string(to) +
+                            " from rank " + std::to_string(from) + " (tag " +
+                            std::to_string(tag) + ")";
+  if (to != impl->rank || from < 0 || from >= impl->size || from == to)
+    return Status::invalid(where + ": not this process's rank (" +
+                           std::to_string(impl->rank) +
+                           ") and another of " + std::to_string(impl->size));
+  const int64_t bytes = count * dtypeSize(dtype);
+  const auto key = std::make_pair(from, tag);
+  const Clock::time_point deadline = Clock::now() + impl->timeout;
+  for (;;) {
+    if (auto it = impl->mailbox.find(key);
+        it != impl->mailbox.end() && !it->second.empty()) {
+      std::vector<char> message = std::move(it->second.front());
+      it->second.pop_front();
+      if (it->second.empty())
+        impl->mailbox.erase(it);
+      if (static_cast<int64_t>(message.size()) != bytes)
+        return Status::internal(
+            where + ": the message has " + std::to_string(message.size()) +
+            " bytes, the receiver expects " + std::to_string(bytes));
+      if (bytes > 0)
+        std::memcpy(data, message.data(), static_cast<size_t>(bytes));
+      impl->counters.recvBytes += bytes;
+      return Status::ok();
+    }
+    // Take what `from` has sent, in order, into the mailbox.
+    int arrived = 0;
+    MPI_Status status;
+    MPI_Iprobe(from, kMessageTag, MPI_COMM_WORLD, &arrived, &status);
+    if (arrived) {
+      int size = 0;
+      MPI_Get_count(&status, MPI_BYTE, &size);
+      std::vector<char> raw(static_cast<size_t>(size));
+      MPI_Recv(raw.data(), size, MPI_BYTE, from, kMessageTag, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+      int64_t got = 0;
+      if (size < 8)
+        return Status::internal(where + ": a message of " +
+                                std::to_string(size) + " bytes has no tag");
+      std::memcpy(&got, raw.data(), 8);
+      impl->mailbox[{from, got}].emplace_back(raw.begin() + 8, raw.end());
+      continue;
+    }
+    impl->reap();
+    if (impl->isAborted)
+      return Status::internal(where + ": " + impl->abortReason());
+    if (Clock::now() > deadline) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%g s", impl->timeout.count() / 1000.0);
+      return Status::internal(where + " timed out after " + buf + ": rank " +
+                              std::to_string(from) + " never sent");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+void MpiCommunicator::abort(const std::string &reason) {
+  std::lock_guard<std::mutex> lock(impl->abortMutex);
+  if (impl->aborted.empty())
+    impl->aborted = reason.empty() ? "aborted" : reason;
+  impl->isAborted = true;
+}
+
+CommCounters MpiCommunicator::counters(int rank) const {
+  return rank == impl->rank ? impl->counters : CommCounters{};
+}
+
+void MpiCommunicator::setCollectiveDevice(int rank, int device) {
+  if (rank == impl->rank)
+    impl->collectiveDevice = device;
+}
+
+int MpiCommunicator::collectiveDevice(int rank) const {
+  // Another process's device is out of reach: its collectives go by MPI.
+  return rank == impl->rank ? impl->collectiveDevice : kUnbound;
+}
+
+} // namespace whale::rt

@@ -1,0 +1,68 @@
+//===- MpiCommunicator.h - collectives among ranks in processes --*- C++
+//-*-===//
+//
+// Ranks that are processes started by `mpirun` (or Slurm's `srun`): one
+// rank per process, the rank its MPI world rank. Collectives run over an
+// MPI communicator per group (made once, on the group's first use), as
+// non-blocking calls waited for with the same bound and abort as the
+// in-process transport. Sums are taken here, in group order, from every
+// member's data (all-gather, then add; all-to-all for reduce-scatter), so
+// a plan gets the same bits under mpirun as in one process.
+//
+// Built only where MPI is found (WHALE_HAVE_MPI); MPI must be initialized
+// with at least MPI_THREAD_SERIALIZED before one is made.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_RUNTIME_COMM_MPICOMMUNICATOR_H
+#define WHALE_RUNTIME_COMM_MPICOMMUNICATOR_H
+
+#include "runtime/comm/Communicator.h"
+
+#include <atomic>
+#include <memory>
+
+namespace whale::rt {
+
+class MpiCommunicator final : public Communicator {
+public:
+  /// Over MPI_COMM_WORLD. Null with `error` when MPI is not initialized.
+  static std::unique_ptr<MpiCommunicator>
+  create(std::chrono::milliseconds timeout, std::string &error);
+  ~MpiCommunicator() override;
+
+  /// This process's rank.
+  int rank() const;
+
+  int size() const override;
+  Status allReduce(int rank, const std::vector<int> &group, DType dtype,
+                   void *data, int64_t count) override;
+  Status allGather(int rank, const std::vector<int> &group, DType dtype,
+                   const void *in, int64_t count, void *out) override;
+  Status reduceScatter(int rank, const std::vector<int> &group, DType dtype,
+                       const void *in, int64_t count, void *out) override;
+  Status broadcast(int rank, const std::vector<int> &group, int root,
+                   DType dtype, void *data, int64_t count) override;
+  Status send(int from, int to, int64_t tag, DType dtype, const void *data,
+              int64_t count) override;
+  Status recv(int to, int from, int64_t tag, DType dtype, void *data,
+              int64_t count) override;
+  void abort(const std::string &reason) override;
+  CommCounters counters(int rank) const override;
+  void setCollectiveDevice(int rank, int device) override;
+  int collectiveDevice(int rank) const override;
+
+  struct Impl;
+
+private:
+  explicit MpiCommunicator(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
+/// Whether this process was started by an MPI launcher (mpirun, srun):
+/// its environment names a world of processes.
+bool launchedByMpi();
+
+} // namespace whale::rt
+
+#endif
