@@ -93,6 +93,36 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       !checkClusterDevices(cluster, error))
     return fail(error);
 
+  // Ranks as processes: this one runs the rank of its MPI rank's device.
+  int32_t processRank = -1, processCount = 0;
+  if (options.processes) {
+    char why[512] = "";
+    if (whale_rt_mpi_init(&processRank, &processCount, why, sizeof why) !=
+        WHALE_RT_OK)
+      return fail(why);
+    if (processCount != static_cast<int32_t>(cluster.devices.size()))
+      return fail("the MPI world has " + std::to_string(processCount) +
+                  " processes for the cluster's " +
+                  std::to_string(cluster.devices.size()) +
+                  " devices: each process runs one rank (start as many "
+                  "processes as devices)");
+    const char *unsupported =
+        !options.elastic.empty()       ? "elastic changes"
+        : !options.controlPath.empty() ? "a control file"
+        : options.replicateEvery > 0   ? "the in-memory store"
+        : options.failDevice >= 0      ? "injected failures"
+        : !options.savePath.empty()    ? "saving checkpoints"
+        : options.keepParameters       ? "keeping the parameters"
+        : !options.tracePath.empty()   ? "traces"
+        : !options.loadPath.empty() && isRankCheckpoint(options.loadPath)
+            ? "loading rank checkpoints"
+            : nullptr;
+    if (unsupported)
+      return fail(std::string(unsupported) +
+                  " with ranks as processes (mpirun) is not there yet; run "
+                  "the ranks as threads of one process for it");
+  }
+
   mlir::func::FuncOp model =
       findModel(interp, options.model, /*needsTrainBlock=*/true, error);
   if (!model)
@@ -242,8 +272,10 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       allParams.insert(allParams.end(), st.params.begin(), st.params.end());
 
     const int64_t devices = static_cast<int64_t>(cluster.devices.size());
-    comm.reset(whale_rt_comm_create(static_cast<int32_t>(devices),
-                                    kCommTimeoutSeconds));
+    comm.reset(options.processes
+                   ? whale_rt_comm_create_mpi(kCommTimeoutSeconds)
+                   : whale_rt_comm_create(static_cast<int32_t>(devices),
+                                          kCommTimeoutSeconds));
     if (!comm)
       return "cannot make a communicator for " + std::to_string(devices) +
              " ranks";
@@ -253,6 +285,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     for (int64_t s = 0; s < plan.stages; ++s)
       for (int64_t r = 0; r < plan.replicas; ++r) {
         int64_t device = plan.grid[s * plan.replicas + r];
+        if (options.processes && device != processRank)
+          continue; // another process's rank
         const DeviceSpec &spec = cluster.devices[device];
         int threads = threadsOf(spec, shared);
         Rank rank{s, r, &stageOf(s, r), 0};
@@ -509,7 +543,10 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   };
 
   StepLog log;
-  if (std::string err = log.open(options, first > 0, settings.logEvery);
+  TrainOptions logOptions = options;
+  if (processRank > 0)
+    logOptions.metricsPath.clear(); // rank 0's process writes the metrics
+  if (std::string err = log.open(logOptions, first > 0, settings.logEvery);
       !err.empty())
     return fail(err);
   result.firstStep = first + 1;
@@ -759,6 +796,26 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       step = report.resumedAfter - 1; // the loop's ++ makes it that step
       continue;
     }
+    if (options.processes && !firstError.empty())
+      return fail("step " + std::to_string(step + 1) + ": " + firstError);
+    if (options.processes) {
+      // Every rank's loss and whether it failed, from every process; the
+      // sum below then runs over them in the same order as in one process.
+      double mine[2] = {losses.empty() ? 0.0 : losses[0],
+                        firstError.empty() ? 0.0 : 1.0};
+      std::vector<double> all(2 * static_cast<size_t>(processCount));
+      if (whale_rt_comm_gather_doubles(comm.get(), processRank, mine, 2,
+                                       all.data()) != WHALE_RT_OK)
+        return fail("step " + std::to_string(step + 1) +
+                    ": the processes could not exchange their losses");
+      for (int32_t p = 0; p < processCount && firstError.empty(); ++p)
+        if (all[2 * p + 1] != 0)
+          firstError = "rank " + std::to_string(p) +
+                       " failed (its process says why)";
+      losses.assign(static_cast<size_t>(plan.stages * plan.replicas), 0.0);
+      for (int64_t i = 0; i < plan.stages * plan.replicas; ++i)
+        losses[i] = all[2 * plan.grid[i]];
+    }
     if (!firstError.empty())
       return fail("step " + std::to_string(step + 1) + ": " + firstError);
     double value = 0;
@@ -772,10 +829,12 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         !err.empty())
       return fail(err);
     result.losses.push_back(value);
-    if (std::string err =
-            log.report(step + 1, steps, value, plan.globalBatch, t0);
-        !err.empty())
-      return fail(err);
+    // Under mpirun one process (rank 0) reports and writes the metrics.
+    if (processRank <= 0)
+      if (std::string err =
+              log.report(step + 1, steps, value, plan.globalBatch, t0);
+          !err.empty())
+        return fail(err);
     if (settings.savesAfter(step + 1) && !options.savePath.empty()) {
       if (std::string err = saveState(step + 1, /*gatherAnyway=*/false);
           !err.empty())
@@ -814,6 +873,25 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     result.commBytes.push_back(whale_rt_comm_bytes(rank.ctx.get(), 0) +
                                whale_rt_comm_bytes(rank.ctx.get(), 1) +
                                whale_rt_comm_bytes(rank.ctx.get(), 3));
+  if (options.processes && !ranks.empty()) {
+    // Each process knows its own rank's figures: every process gets all.
+    const int64_t device = processRank;
+    double mine[3] = {double(result.peakMemory[device]),
+                      double(result.localBatches[device]),
+                      double(result.commBytes.front())};
+    std::vector<double> all(3 * static_cast<size_t>(processCount));
+    if (whale_rt_comm_gather_doubles(comm.get(), processRank, mine, 3,
+                                     all.data()) != WHALE_RT_OK)
+      return fail("the processes could not exchange their figures");
+    result.commBytes.assign(devices, 0);
+    for (int64_t p = 0; p < devices; ++p) {
+      result.peakMemory[p] = static_cast<int64_t>(all[3 * p]);
+      result.localBatches[p] = static_cast<int64_t>(all[3 * p + 1]);
+    }
+    // In rank order, as the ranks of one process list them.
+    for (int64_t i = 0; i < plan.stages * plan.replicas; ++i)
+      result.commBytes[i] = static_cast<int64_t>(all[3 * plan.grid[i] + 2]);
+  }
   if (std::string err = traceWriter.write(); !err.empty())
     return fail(err);
   result.ok = true;

@@ -1,6 +1,9 @@
 //===- CApiComm.cpp - the C ABI of ranks: communicator, send, all-reduce --===//
 
 #include "runtime/CApiInternal.h"
+#ifdef WHALE_HAVE_MPI
+#include "runtime/comm/MpiCommunicator.h"
+#endif
 
 #include <algorithm>
 
@@ -11,11 +14,17 @@ using namespace whale::rt;
 using namespace whale::rt::capi;
 
 struct whale_rt_comm {
-  explicit whale_rt_comm(int size, std::chrono::milliseconds timeout)
-      : comm(size, timeout) {}
-  InProcessCommunicator comm;
+  explicit whale_rt_comm(std::unique_ptr<Communicator> comm)
+      : comm(std::move(comm)) {}
+  std::unique_ptr<Communicator> comm;
   std::shared_ptr<Profiler> profiler;
 };
+
+namespace {
+std::chrono::milliseconds millis(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0 + 0.5));
+}
+} // namespace
 
 namespace {} // namespace
 
@@ -217,18 +226,87 @@ whale_rt_comm *whale_rt_comm_create(int32_t size, double timeout_seconds) {
     return nullptr;
   try {
     return new whale_rt_comm(
-        size, std::chrono::milliseconds(
-                  static_cast<int64_t>(timeout_seconds * 1000.0 + 0.5)));
+        std::make_unique<InProcessCommunicator>(size, millis(timeout_seconds)));
   } catch (const std::bad_alloc &) {
     return nullptr;
   }
 }
 
+int32_t whale_rt_launched_by_mpi(void) {
+#ifdef WHALE_HAVE_MPI
+  return launchedByMpi() ? 1 : 0;
+#else
+  return 0;
+#endif
+}
+
+whale_rt_status whale_rt_mpi_init(int32_t *rank, int32_t *size, char *error,
+                                  int64_t error_size) {
+  std::string why;
+#ifdef WHALE_HAVE_MPI
+  int r = 0, n = 0;
+  if (Status st = initMpi(r, n); st) {
+    if (rank)
+      *rank = r;
+    if (size)
+      *size = n;
+    return WHALE_RT_OK;
+  } else {
+    why = st.message();
+  }
+#else
+  why = "this Whale was built without MPI (install libopenmpi-dev and "
+        "rebuild)";
+#endif
+  if (error && error_size > 0)
+    std::snprintf(error, static_cast<size_t>(error_size), "%s", why.c_str());
+  return WHALE_RT_INTERNAL;
+}
+
+void whale_rt_mpi_finalize(void) {
+#ifdef WHALE_HAVE_MPI
+  finalizeMpi();
+#endif
+}
+
+void whale_rt_mpi_abort(int32_t code) {
+#ifdef WHALE_HAVE_MPI
+  abortMpi(code);
+#endif
+}
+
+whale_rt_comm *whale_rt_comm_create_mpi(double timeout_seconds) {
+#ifdef WHALE_HAVE_MPI
+  if (!(timeout_seconds > 0))
+    return nullptr;
+  std::string error;
+  std::unique_ptr<MpiCommunicator> comm =
+      MpiCommunicator::create(millis(timeout_seconds), error);
+  return comm ? new (std::nothrow) whale_rt_comm(std::move(comm)) : nullptr;
+#else
+  (void)timeout_seconds;
+  return nullptr;
+#endif
+}
+
 void whale_rt_comm_destroy(whale_rt_comm *comm) { delete comm; }
+
+whale_rt_status whale_rt_comm_gather_doubles(whale_rt_comm *comm, int32_t rank,
+                                             const double *in, int64_t count,
+                                             double *out) {
+  if (!comm || !in || !out || count < 0)
+    return WHALE_RT_INVALID_ARGUMENT;
+  std::vector<int> world(static_cast<size_t>(comm->comm->size()));
+  for (size_t r = 0; r < world.size(); ++r)
+    world[r] = static_cast<int>(r);
+  Status st =
+      comm->comm->driverAllGather(rank, world, DType::F64, in, count, out);
+  return st ? WHALE_RT_OK : WHALE_RT_INTERNAL;
+}
 
 void whale_rt_comm_abort(whale_rt_comm *comm, const char *reason) {
   if (comm)
-    comm->comm.abort(reason ? reason : "aborted");
+    comm->comm->abort(reason ? reason : "aborted");
 }
 
 whale_rt_status whale_rt_comm_enable_trace(whale_rt_comm *comm) {
@@ -236,8 +314,8 @@ whale_rt_status whale_rt_comm_enable_trace(whale_rt_comm *comm) {
     return WHALE_RT_INVALID_ARGUMENT;
   if (!comm->profiler) {
     comm->profiler = std::make_shared<Profiler>();
-    comm->profiler->nameRank(comm->comm.size(), "driver");
-    comm->profiler->nameTrack(2 * comm->comm.size(), "driver steps");
+    comm->profiler->nameRank(comm->comm->size(), "driver");
+    comm->profiler->nameTrack(2 * comm->comm->size(), "driver steps");
   }
   return WHALE_RT_OK;
 }
@@ -246,7 +324,7 @@ void whale_rt_comm_trace_driver(whale_rt_comm *comm, const char *name,
                                 int64_t start_ns, int64_t duration_ns) {
   if (!comm || !comm->profiler || !name)
     return;
-  int driver = comm->comm.size();
+  int driver = comm->comm->size();
   comm->profiler->record(name, "driver", 2 * driver, start_ns, duration_ns);
 }
 
@@ -266,12 +344,12 @@ whale_rt_status whale_rt_context_bind(whale_rt_context *ctx,
   return guarded(ctx, [&]() -> whale_rt_status {
     if (!comm || !grid || stages < 1 || replicas < 1 || stage < 0 ||
         stage >= stages || replica < 0 || replica >= replicas ||
-        int64_t(stages) * replicas > comm->comm.size())
+        int64_t(stages) * replicas > comm->comm->size())
       return ctx->invalid("context_bind: (stage " + std::to_string(stage) +
                           ", replica " + std::to_string(replica) +
                           ") is not in a grid of " + std::to_string(stages) +
                           " x " + std::to_string(replicas) + " ranks");
-    ctx->comm = &comm->comm;
+    ctx->comm = comm->comm.get();
     ctx->stages = stages;
     ctx->replicas = replicas;
     ctx->stage = stage;

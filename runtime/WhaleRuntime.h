@@ -271,6 +271,27 @@ typedef struct whale_rt_comm whale_rt_comm;
  * timeout_seconds with an error naming the op and the ranks. */
 whale_rt_comm *whale_rt_comm_create(int32_t size, double timeout_seconds);
 void whale_rt_comm_destroy(whale_rt_comm *comm);
+
+/* --- Ranks as processes (mpirun, srun) ------------------------------------
+ * Whether this process was started by an MPI launcher. */
+int32_t whale_rt_launched_by_mpi(void);
+/* Initializes MPI (once per process) and gives this process's rank and the
+ * world's size; an error (and why, in `error`) where Whale was built
+ * without MPI or MPI cannot start. */
+whale_rt_status whale_rt_mpi_init(int32_t *rank, int32_t *size, char *error,
+                                  int64_t error_size);
+void whale_rt_mpi_finalize(void);
+/* Ends every process of the world (after a failure others would wait on). */
+void whale_rt_mpi_abort(int32_t code);
+/* A communicator over the MPI world, one rank per process (the rank its
+ * MPI rank); NULL when MPI is not initialized or not built in. */
+whale_rt_comm *whale_rt_comm_create_mpi(double timeout_seconds);
+/* For the driver of each process: `count` doubles from every rank of the
+ * communicator, rank r's at out[r * count], on every process (an MPI
+ * communicator's ranks; `rank` is this process's). */
+whale_rt_status whale_rt_comm_gather_doubles(whale_rt_comm *comm, int32_t rank,
+                                             const double *in, int64_t count,
+                                             double *out);
 /* Ends every wait of every rank with `reason` (when one rank has failed). */
 void whale_rt_comm_abort(whale_rt_comm *comm, const char *reason);
 /* Traces every rank bound to `comm` into one Chrome trace: per rank a

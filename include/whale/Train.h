@@ -103,6 +103,12 @@ struct TrainOptions {
   /// memory with a copy on the next rank, so that when a rank fails the
   /// job re-plans for the others and goes on from there (0: never).
   int64_t replicateEvery = 0;
+  /// Ranks are the processes of an MPI world (`mpirun -np N`, `srun`), one
+  /// rank each: this process runs the rank of the device its MPI rank
+  /// names, and every process returns the same losses. The CLI sets it
+  /// when an MPI launcher started it. Not yet with elastic changes, the
+  /// in-memory store, saving, rank checkpoints or traces.
+  bool processes = false;
   /// For tests: the rank on this device fails during step `failStep`.
   int64_t failDevice = -1, failStep = 0;
   std::function<void(const StepReport &)> onStep;

@@ -58,6 +58,13 @@ public:
   virtual Status reduceScatter(int rank, const std::vector<int> &group,
                                DType dtype, const void *in, int64_t count,
                                void *out) = 0;
+  /// allGather for the driver's own exchanges (the losses of a step, a
+  /// run's figures), not counted as the rank's traffic.
+  virtual Status driverAllGather(int rank, const std::vector<int> &group,
+                                 DType dtype, const void *in, int64_t count,
+                                 void *out) {
+    return allGather(rank, group, dtype, in, count, out);
+  }
   /// `root`'s data is copied to every rank of the group.
   virtual Status broadcast(int rank, const std::vector<int> &group, int root,
                            DType dtype, void *data, int64_t count) = 0;
@@ -77,7 +84,7 @@ public:
 
   /// What each rank's device offers for device-side collectives (see
   /// Device::collectiveDevice), recorded when the rank binds; kUnbound
-  /// until then (and for ranks of other processes).
+  /// until then (-1, none, for ranks of other processes).
   static constexpr int kUnbound = -2;
   virtual void setCollectiveDevice(int rank, int device) = 0;
   virtual int collectiveDevice(int rank) const = 0;

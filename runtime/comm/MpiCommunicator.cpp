@@ -143,6 +143,38 @@ bool launchedByMpi() {
   return false;
 }
 
+Status initMpi(int &rank, int &size) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) !=
+        MPI_SUCCESS)
+      return Status::internal("MPI could not start");
+    if (provided < MPI_THREAD_SERIALIZED)
+      return Status::internal("this MPI offers no MPI_THREAD_SERIALIZED: a "
+                              "rank's calls come from its own thread");
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return Status::ok();
+}
+
+void finalizeMpi() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized)
+    MPI_Finalize();
+}
+
+void abortMpi(int code) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized)
+    MPI_Abort(MPI_COMM_WORLD, code);
+}
+
 MpiCommunicator::MpiCommunicator(std::unique_ptr<Impl> impl)
     : impl(std::move(impl)) {}
 
@@ -219,6 +251,16 @@ Status MpiCommunicator::allGather(int rank, const std::vector<int> &group,
     return st;
   impl->counters.allGatherBytes += bytes;
   return Status::ok();
+}
+
+Status MpiCommunicator::driverAllGather(int rank,
+                                        const std::vector<int> &group,
+                                        DType dtype, const void *in,
+                                        int64_t count, void *out) {
+  Status st = allGather(rank, group, dtype, in, count, out);
+  if (st)
+    impl->counters.allGatherBytes -= count * dtypeSize(dtype);
+  return st;
 }
 
 Status MpiCommunicator::reduceScatter(int rank, const std::vector<int> &group,
@@ -379,8 +421,10 @@ void MpiCommunicator::setCollectiveDevice(int rank, int device) {
 }
 
 int MpiCommunicator::collectiveDevice(int rank) const {
-  // Another process's device is out of reach: its collectives go by MPI.
-  return rank == impl->rank ? impl->collectiveDevice : kUnbound;
+  // Another process's device is out of reach (-1: no device-side
+  // collectives), so every group with a rank elsewhere sums on the hosts,
+  // by MPI, on every member alike.
+  return rank == impl->rank ? impl->collectiveDevice : -1;
 }
 
 } // namespace whale::rt

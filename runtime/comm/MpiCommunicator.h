@@ -41,6 +41,8 @@ public:
                    const void *in, int64_t count, void *out) override;
   Status reduceScatter(int rank, const std::vector<int> &group, DType dtype,
                        const void *in, int64_t count, void *out) override;
+  Status driverAllGather(int rank, const std::vector<int> &group, DType dtype,
+                         const void *in, int64_t count, void *out) override;
   Status broadcast(int rank, const std::vector<int> &group, int root,
                    DType dtype, void *data, int64_t count) override;
   Status send(int from, int to, int64_t tag, DType dtype, const void *data,
@@ -62,6 +64,14 @@ private:
 /// Whether this process was started by an MPI launcher (mpirun, srun):
 /// its environment names a world of processes.
 bool launchedByMpi();
+
+/// MPI_Init_thread (once; MPI_THREAD_SERIALIZED at least), with this
+/// process's rank and the world's size.
+Status initMpi(int &rank, int &size);
+/// MPI_Finalize, when this process initialized MPI and has not finalized.
+void finalizeMpi();
+/// MPI_Abort over the world.
+void abortMpi(int code);
 
 } // namespace whale::rt
 

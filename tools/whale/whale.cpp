@@ -23,6 +23,7 @@
 #include "lib/StateCollection.h"
 #include "lowering/Passes.h"
 #include "repl/Repl.h"
+#include "runtime/WhaleRuntime.h"
 #include "llvm/LineEditor/LineEditor.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -864,6 +865,27 @@ int run(int argc, char **argv) {
     return 1;
   }
   std::cerr << interp.renderDiagnostics(); // warnings
+  // Started by mpirun or srun: this process is one rank of the plan, and
+  // the process of rank 0 reports for all.
+  int32_t processRank = 0, processCount = 1;
+  if (whale_rt_launched_by_mpi()) {
+    char why[512] = "";
+    if (whale_rt_mpi_init(&processRank, &processCount, why, sizeof why) !=
+        WHALE_RT_OK) {
+      std::cerr << "whale: error: " << why << "\n";
+      return 1;
+    }
+    if (train.cluster.empty())
+      train.cluster = "cpu:" + std::to_string(processCount);
+    train.processes = true;
+  }
+  struct MpiFinalizer {
+    bool active;
+    ~MpiFinalizer() {
+      if (active)
+        whale_rt_mpi_finalize();
+    }
+  } finalizer{train.processes};
   // On a terminal the progress line updates in place; in a log, one line
   // per tenth of the run.
   bool tty = ::isatty(STDERR_FILENO);
@@ -882,9 +904,20 @@ int run(int argc, char **argv) {
   if (tty)
     std::cerr << "\n";
   if (!result.ok) {
-    std::cerr << "whale: error: " << result.error << "\n";
+    std::cerr << "whale: error: "
+              << (train.processes
+                      ? "process " + std::to_string(processRank) + ": "
+                      : "")
+              << result.error << "\n";
+    // The other processes may wait on this one: end them all.
+    if (train.processes) {
+      std::cerr.flush();
+      whale_rt_mpi_abort(1);
+    }
     return 1;
   }
+  if (processRank > 0)
+    return 0; // rank 0's process reports
   if (!result.losses.empty())
     std::cout << "trained steps " << result.firstStep << " to "
               << result.firstStep + result.losses.size() - 1 << ": loss "
