@@ -57,9 +57,11 @@ public:
     StepReport r{step, steps, loss, batch / std::max(seconds, 1e-9),
                  std::chrono::duration<double>(Clock::now() - start).count()};
     if (metrics.is_open()) {
+      // The loss to the last bit (17 digits give a double back exactly), so
+      // runs can be compared as the numerical contract compares them.
       char line[256];
       std::snprintf(line, sizeof line,
-                    "{\"step\": %lld, \"loss\": %.7g, \"samples_per_s\": %.2f, "
+                    "{\"step\": %lld, \"loss\": %.17g, \"samples_per_s\": %.2f, "
                     "\"time_s\": %.4f}\n",
                     static_cast<long long>(r.step), loss, r.samplesPerSecond,
                     r.elapsedSeconds);

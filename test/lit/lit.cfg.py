@@ -30,3 +30,12 @@ try:
     config.available_features.add("cuda-driver")
 except OSError:
     pass
+
+# Ranks as processes: where Whale was built with MPI and a launcher is
+# there. Open MPI asks for consent to run as root (CI containers do).
+if getattr(config, "whale_mpiexec", "") and "NOTFOUND" not in config.whale_mpiexec:
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun", config.whale_mpiexec + " --oversubscribe"))
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
