@@ -34,6 +34,7 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
@@ -390,6 +391,27 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       return fail(error);
     if (std::string err = openRanks(std::move(first)); !err.empty())
       return fail(err);
+  }
+  if (options.processes) {
+    // Every process must run the same job: the rank programs, the steps
+    // and the seed, hashed and compared before the first step.
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    plan.ranks->print(os);
+    os << "|steps " << steps << "|seed " << seed;
+    uint64_t h = llvm::xxh3_64bits(text);
+    double mine[2] = {double(h >> 32), double(h & 0xffffffffu)};
+    std::vector<double> all(2 * static_cast<size_t>(processCount));
+    if (whale_rt_comm_gather_doubles(comm.get(), processRank, mine, 2,
+                                     all.data()) != WHALE_RT_OK)
+      return fail("the processes could not compare their plans");
+    for (int32_t p = 0; p < processCount; ++p)
+      if (all[2 * p] != mine[0] || all[2 * p + 1] != mine[1])
+        return fail("process " + std::to_string(p) +
+                    " runs another job than process " +
+                    std::to_string(processRank) +
+                    " (its script, options or cluster differ): every "
+                    "process must be started alike");
   }
   int64_t first = 0;
   if (!options.loadPath.empty() && isRankCheckpoint(options.loadPath)) {
@@ -796,25 +818,22 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       step = report.resumedAfter - 1; // the loop's ++ makes it that step
       continue;
     }
+    // Under mpirun a rank that failed ends here; its process ends the
+    // world (the CLI calls MPI_Abort), so no other waits on it.
     if (options.processes && !firstError.empty())
       return fail("step " + std::to_string(step + 1) + ": " + firstError);
     if (options.processes) {
-      // Every rank's loss and whether it failed, from every process; the
-      // sum below then runs over them in the same order as in one process.
-      double mine[2] = {losses.empty() ? 0.0 : losses[0],
-                        firstError.empty() ? 0.0 : 1.0};
-      std::vector<double> all(2 * static_cast<size_t>(processCount));
-      if (whale_rt_comm_gather_doubles(comm.get(), processRank, mine, 2,
+      // Every rank's loss, from every process; the sum below then runs
+      // over them in the same order as in one process.
+      double mine = losses.empty() ? 0.0 : losses[0];
+      std::vector<double> all(static_cast<size_t>(processCount));
+      if (whale_rt_comm_gather_doubles(comm.get(), processRank, &mine, 1,
                                        all.data()) != WHALE_RT_OK)
         return fail("step " + std::to_string(step + 1) +
                     ": the processes could not exchange their losses");
-      for (int32_t p = 0; p < processCount && firstError.empty(); ++p)
-        if (all[2 * p + 1] != 0)
-          firstError = "rank " + std::to_string(p) +
-                       " failed (its process says why)";
       losses.assign(static_cast<size_t>(plan.stages * plan.replicas), 0.0);
       for (int64_t i = 0; i < plan.stages * plan.replicas; ++i)
-        losses[i] = all[2 * plan.grid[i]];
+        losses[i] = all[plan.grid[i]];
     }
     if (!firstError.empty())
       return fail("step " + std::to_string(step + 1) + ": " + firstError);

@@ -106,7 +106,13 @@ struct MpiCommunicator::Impl {
     MPI_Group world, sub;
     MPI_Comm_group(MPI_COMM_WORLD, &world);
     MPI_Group_incl(world, static_cast<int>(group.size()), group.data(), &sub);
-    int rc = MPI_Comm_create_group(MPI_COMM_WORLD, sub, kGroupTag, &out);
+    // A tag of the group's own, so that two groups a process shares, made
+    // at once by their other members, are never confused.
+    uint64_t hash = 1469598103934665603ull;
+    for (int r : group)
+      hash = (hash ^ static_cast<uint64_t>(r)) * 1099511628211ull;
+    int tag = kGroupTag + static_cast<int>(hash % 30000);
+    int rc = MPI_Comm_create_group(MPI_COMM_WORLD, sub, tag, &out);
     MPI_Group_free(&sub);
     MPI_Group_free(&world);
     if (rc != MPI_SUCCESS)
