@@ -112,12 +112,12 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         : !options.controlPath.empty() ? "a control file"
         : options.replicateEvery > 0   ? "the in-memory store"
         : options.failDevice >= 0      ? "injected failures"
-        : !options.savePath.empty()    ? "saving checkpoints"
-        : options.keepParameters       ? "keeping the parameters"
-        : !options.tracePath.empty()   ? "traces"
-        : !options.loadPath.empty() && isRankCheckpoint(options.loadPath)
-            ? "loading rank checkpoints"
-            : nullptr;
+        : !options.savePath.empty() && !options.saveRanks
+            ? "saving a single-file checkpoint (save one file per rank: "
+              "--save-ranks)"
+        : options.keepParameters     ? "keeping the parameters"
+        : !options.tracePath.empty() ? "traces"
+                                     : nullptr;
     if (unsupported)
       return fail(std::string(unsupported) +
                   " with ranks as processes (mpirun) is not there yet; run "
@@ -325,6 +325,18 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     return "";
   };
 
+  // The context of the plan's rank i (the state collection's rank i): in
+  // one process ranks[i]; under mpirun this process's own rank, and null
+  // for the ranks of other processes (their processes read and write
+  // their state).
+  auto contextOf = [&](int64_t i) -> whale_rt_context * {
+    if (!options.processes)
+      return ranks[i].ctx.get();
+    for (Rank &rank : ranks)
+      if (rank.stage * plan.replicas + rank.replica == i)
+        return rank.ctx.get();
+    return nullptr;
+  };
   // The state the ranks hold, by the boxes of the plan's state collection
   // (its rank i is ranks[i]), out of them or into them. The step and the
   // seed are the driver's.
@@ -359,10 +371,11 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       int state = -1;
       std::string name = splitName(t.name, state);
       for (const auto &[rank, box] : t.holders) {
-        if (!read.count({rank, t.name, box}))
+        whale_rt_context *ctx = contextOf(rank);
+        if (!ctx || !read.count({rank, t.name, box}))
           continue;
         if (std::string err =
-                readRankTensor(ranks[rank].ctx.get(), name, localShape(box),
+                readRankTensor(ctx, name, localShape(box),
                                state, held[{rank, t.name}][box]);
             !err.empty())
           return err;
@@ -373,12 +386,15 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   auto injectState = [&](const HeldState &held) -> std::string {
     for (const auto &[key, boxes] : held) {
       const auto &[rank, tensorName] = key;
+      whale_rt_context *ctx = contextOf(rank);
+      if (!ctx)
+        continue; // another process's rank
       int state = -1;
       std::string name = splitName(tensorName, state);
       for (const auto &[box, bytes] : boxes)
         if (!box.size.empty())
-          if (std::string err = writeRankTensor(ranks[rank].ctx.get(), name,
-                                                localShape(box), state, bytes);
+          if (std::string err = writeRankTensor(ctx, name, localShape(box),
+                                                state, bytes);
               !err.empty())
             return err;
     }
@@ -591,7 +607,13 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
               extractState(ckpt.layout, nextStep, own, ckpt.layout, ckpt.held);
           !err.empty())
         return err;
-      if (std::string err = saveRankCheckpoint(options.savePath, ckpt);
+      // Under mpirun each process writes its own rank's file: the state
+      // never passes through one process.
+      int64_t only = -1;
+      if (options.processes)
+        for (const Rank &rank : ranks)
+          only = rank.stage * plan.replicas + rank.replica;
+      if (std::string err = saveRankCheckpoint(options.savePath, ckpt, only);
           !err.empty())
         return err;
     }

@@ -106,8 +106,9 @@ struct TrainOptions {
   /// Ranks are the processes of an MPI world (`mpirun -np N`, `srun`), one
   /// rank each: this process runs the rank of the device its MPI rank
   /// names, and every process returns the same losses. The CLI sets it
-  /// when an MPI launcher started it. Not yet with elastic changes, the
-  /// in-memory store, saving, rank checkpoints or traces.
+  /// when an MPI launcher started it. Each process saves its own rank's
+  /// file (saveRanks); not yet with elastic changes, the in-memory store,
+  /// single-file saves, keepParameters or traces.
   bool processes = false;
   /// For tests: the rank on this device fails during step `failStep`.
   int64_t failDevice = -1, failStep = 0;
