@@ -35,15 +35,24 @@ std::string seconds(std::chrono::milliseconds t) {
   return buf;
 }
 
+/// out = ins[0] + ins[1] + ... element by element, in that order, a block
+/// at a time through a buffer: `out` may be one of the inputs (at the same
+/// offset), as when a member sums its own chunk in place.
 template <class T>
 void sumInto(T *out, const std::vector<const void *> &ins, int64_t offset,
              int64_t count) {
-  const T *first = static_cast<const T *>(ins[0]) + offset;
-  std::copy(first, first + count, out);
-  for (size_t k = 1; k < ins.size(); ++k) {
-    const T *in = static_cast<const T *>(ins[k]) + offset;
-    for (int64_t i = 0; i < count; ++i)
-      out[i] += in[i];
+  constexpr int64_t kBlock = 512;
+  T acc[kBlock];
+  for (int64_t at = 0; at < count; at += kBlock) {
+    const int64_t n = std::min(kBlock, count - at);
+    const T *first = static_cast<const T *>(ins[0]) + offset + at;
+    std::copy(first, first + n, acc);
+    for (size_t k = 1; k < ins.size(); ++k) {
+      const T *in = static_cast<const T *>(ins[k]) + offset + at;
+      for (int64_t i = 0; i < n; ++i)
+        acc[i] += in[i];
+    }
+    std::copy(acc, acc + n, out + at);
   }
 }
 

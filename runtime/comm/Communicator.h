@@ -96,7 +96,8 @@ Status checkGroup(const char *op, int size, int rank,
                   const std::vector<int> &group);
 
 /// out[0..count) = the sum over `ins`, in their order, of each one's
-/// [offset, offset + count): the one order every transport sums in.
+/// [offset, offset + count): the one order every transport sums in. `out`
+/// may be one of the inputs when `offset` is 0.
 void sumInGroupOrder(DType dtype, void *out,
                      const std::vector<const void *> &ins, int64_t offset,
                      int64_t count);

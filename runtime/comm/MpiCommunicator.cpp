@@ -60,6 +60,9 @@ struct MpiCommunicator::Impl {
   std::deque<Pending> pending;
   CommCounters counters;
   int collectiveDevice = Communicator::kUnbound;
+  /// The chunks an all-reduce sums, kept between calls (fresh memory for
+  /// each would cost its page faults every step).
+  std::vector<char> scratch;
 
   std::string abortReason() {
     std::lock_guard<std::mutex> lock(abortMutex);
@@ -75,10 +78,15 @@ struct MpiCommunicator::Impl {
     }
   }
 
-  /// Waits for `request` within the timeout, unless aborted.
+  /// Waits for `request` within the timeout, unless aborted. MPI moves a
+  /// non-blocking collective on only while it is polled: the first
+  /// milliseconds poll without pause (a step's collectives finish in
+  /// them), then every 20 us so that a long wait does not hold a core.
   Status wait(MPI_Request &request, const std::string &where) {
-    const Clock::time_point deadline = Clock::now() + timeout;
-    for (;;) {
+    const Clock::time_point begin = Clock::now(),
+                            spinUntil = begin + std::chrono::milliseconds(5),
+                            deadline = begin + timeout;
+    for (int polls = 0;; ++polls) {
       int done = 0;
       int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
       if (rc != MPI_SUCCESS)
@@ -87,13 +95,17 @@ struct MpiCommunicator::Impl {
         return Status::ok();
       if (isAborted)
         return Status::internal(where + ": " + abortReason());
-      if (Clock::now() > deadline) {
+      if (polls % 64 != 0)
+        continue; // the clock is read every 64 polls
+      Clock::time_point now = Clock::now();
+      if (now > deadline) {
         char buf[64];
         std::snprintf(buf, sizeof buf, "%g s", timeout.count() / 1000.0);
         return Status::internal(where + " timed out after " + buf +
                                 ": a rank of the group never came");
       }
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
+      if (now > spinUntil)
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
   }
 
@@ -223,19 +235,50 @@ Status MpiCommunicator::allReduce(int rank, const std::vector<int> &group,
   if (Status st = impl->prepare("all_reduce", rank, group, bytes, comm, where);
       !st)
     return st;
-  // Every member's data here, then the sum in group order: the same bits
-  // as the in-process transport.
-  const size_t n = group.size();
-  std::vector<char> all(n * static_cast<size_t>(bytes));
+  // Reduce-scatter then all-gather, as a ring moves it (2 (n-1)/n of the
+  // data each way), but each chunk is summed by one member from every
+  // member's copy in group order: the same bits as the in-process
+  // transport. Chunk k is elements [start[k], start[k] + len[k]).
+  const int n = static_cast<int>(group.size());
+  const int pos = static_cast<int>(
+      std::find(group.begin(), group.end(), rank) - group.begin());
+  const int64_t esz = dtypeSize(dtype);
+  std::vector<int> len(n), start(n), sendBytes(n), sendAt(n), recvBytes(n),
+      recvAt(n);
+  for (int k = 0, at = 0; k < n; ++k) {
+    len[k] = static_cast<int>(count / n + (k < count % n ? 1 : 0));
+    start[k] = at;
+    at += len[k];
+    sendBytes[k] = static_cast<int>(len[k] * esz);
+    sendAt[k] = static_cast<int>(start[k] * esz);
+  }
+  for (int k = 0; k < n; ++k) {
+    recvBytes[k] = k == pos ? 0 : sendBytes[pos];
+    recvAt[k] = static_cast<int>(k * int64_t(sendBytes[pos]));
+  }
+  // Nothing goes to this member itself through MPI.
+  std::vector<int> sendOthers = sendBytes;
+  sendOthers[pos] = 0;
+  std::vector<char> &mine = impl->scratch;
+  if (mine.size() < static_cast<size_t>(n) * sendBytes[pos])
+    mine.resize(static_cast<size_t>(n) * sendBytes[pos]);
   MPI_Request request;
-  MPI_Iallgather(data, static_cast<int>(bytes), MPI_BYTE, all.data(),
-                 static_cast<int>(bytes), MPI_BYTE, comm, &request);
+  MPI_Ialltoallv(data, sendOthers.data(), sendAt.data(), MPI_BYTE,
+                 mine.data(), recvBytes.data(), recvAt.data(), MPI_BYTE, comm,
+                 &request);
   if (Status st = impl->wait(request, where); !st)
     return st;
+  // This member's own copy is read where it lies, and the sum written
+  // over it (sumInGroupOrder allows that).
+  char *out = static_cast<char *>(data);
   std::vector<const void *> ins(n);
-  for (size_t k = 0; k < n; ++k)
-    ins[k] = all.data() + k * static_cast<size_t>(bytes);
-  sumInGroupOrder(dtype, data, ins, 0, count);
+  for (int k = 0; k < n; ++k)
+    ins[k] = k == pos ? out + sendAt[pos] : mine.data() + recvAt[k];
+  sumInGroupOrder(dtype, out + sendAt[pos], ins, 0, len[pos]);
+  MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, sendBytes.data(),
+                  sendAt.data(), MPI_BYTE, comm, &request);
+  if (Status st = impl->wait(request, where); !st)
+    return st;
   impl->counters.allReduceBytes += bytes;
   return Status::ok();
 }

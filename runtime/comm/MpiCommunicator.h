@@ -5,9 +5,10 @@
 // rank per process, the rank its MPI world rank. Collectives run over an
 // MPI communicator per group (made once, on the group's first use), as
 // non-blocking calls waited for with the same bound and abort as the
-// in-process transport. Sums are taken here, in group order, from every
-// member's data (all-gather, then add; all-to-all for reduce-scatter), so
-// a plan gets the same bits under mpirun as in one process.
+// in-process transport. Sums are taken here, each element by one member
+// from every member's copy in group order (all-to-all, add, all-gather for
+// an all-reduce: a ring's traffic; all-to-all and add for reduce-scatter),
+// so a plan gets the same bits under mpirun as in one process.
 //
 // Built only where MPI is found (WHALE_HAVE_MPI); MPI must be initialized
 // with at least MPI_THREAD_SERIALIZED before one is made.

@@ -64,7 +64,12 @@ TEST(Mpi, AllReduceOverTheWorldAndASubgroupGivesTheInProcessBits) {
     expected = groupSum({2, 0}, n);
     EXPECT_EQ(std::memcmp(data.data(), expected.data(), n * 4), 0);
   }
-  EXPECT_EQ(comm->counters(me).allReduceBytes, me == 1 ? 20 : 40);
+  // Fewer elements than members: some members sum no chunk.
+  data = valuesOf(me, 2);
+  ASSERT_TRUE(comm->allReduce(me, {0, 1, 2}, DType::F32, data.data(), 2));
+  expected = groupSum({0, 1, 2}, 2);
+  EXPECT_EQ(std::memcmp(data.data(), expected.data(), 2 * 4), 0);
+  EXPECT_EQ(comm->counters(me).allReduceBytes, me == 1 ? 28 : 48);
 }
 
 TEST(Mpi, AllGatherReduceScatterAndBroadcastInGroupOrder) {
