@@ -39,6 +39,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -111,7 +112,6 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         !options.elastic.empty()       ? "elastic changes"
         : !options.controlPath.empty() ? "a control file"
         : options.replicateEvery > 0   ? "the in-memory store"
-        : options.failDevice >= 0      ? "injected failures"
         : !options.savePath.empty() && !options.saveRanks
             ? "saving a single-file checkpoint (save one file per rank: "
               "--save-ranks)"
@@ -782,8 +782,12 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       whale_rt_tensor *loss = nullptr;
       const int64_t device =
           plan.grid[rank.stage * plan.replicas + rank.replica];
-      // A failure injected for tests stops the rank before its step.
+      // A failure injected for tests stops the rank before its step; under
+      // mpirun its process dies as a crashed one would (SIGKILL), and the
+      // launcher ends and reports the job.
       const bool dies = inject && device == options.failDevice;
+      if (dies && options.processes)
+        std::raise(SIGKILL);
       if (dies || copied != WHALE_RT_OK ||
           rank.program->entry(ctx, rank.inputs.data(), &loss) != WHALE_RT_OK) {
         std::string who = "rank " + std::to_string(device);
