@@ -70,6 +70,22 @@ whale_rt_status copyRows(whale_rt_tensor *from, whale_rt_context *toCtx,
                                shape[0] * rowBytes);
 }
 
+/// Under mpirun each process traces its own rank: rank 0 to `path`, rank
+/// r > 0 to `path` with `.process-r` before its extension (`trace.json`,
+/// `trace.process-1.json`), so the files open side by side.
+std::string processTracePath(const std::string &path, int32_t processRank) {
+  if (path.empty() || processRank <= 0)
+    return path;
+  llvm::StringRef p(path);
+  size_t dot = p.rfind('.');
+  size_t slash = p.find_last_of("/\\");
+  std::string suffix = ".process-" + std::to_string(processRank);
+  if (dot == llvm::StringRef::npos ||
+      (slash != llvm::StringRef::npos && dot < slash))
+    return path + suffix;
+  return (p.substr(0, dot) + suffix + p.substr(dot)).str();
+}
+
 /// Replaces `plan` by `next`, dropping the old plan's modules before the
 /// context that owns them (a member-wise move would drop the context
 /// first).
@@ -115,9 +131,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         : !options.savePath.empty() && !options.saveRanks
             ? "saving a single-file checkpoint (save one file per rank: "
               "--save-ranks)"
-        : options.keepParameters     ? "keeping the parameters"
-        : !options.tracePath.empty() ? "traces"
-                                     : nullptr;
+        : options.keepParameters ? "keeping the parameters"
+                                 : nullptr;
     if (unsupported)
       return fail(std::string(unsupported) +
                   " with ranks as processes (mpirun) is not there yet; run "
@@ -195,7 +210,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       return "";
     }
     ~TraceWriter() { write(); }
-  } traceWriter{comm, options.tracePath};
+  } traceWriter{comm, processTracePath(options.tracePath, processRank)};
   std::vector<Rank> ranks;
   std::vector<Parameter> allParams;
   const std::vector<Stage> *stagesOf = nullptr;

@@ -107,8 +107,9 @@ struct TrainOptions {
   /// rank each: this process runs the rank of the device its MPI rank
   /// names, and every process returns the same losses. The CLI sets it
   /// when an MPI launcher started it. Each process saves its own rank's
-  /// file (saveRanks); not yet with elastic changes, the in-memory store,
-  /// single-file saves, keepParameters or traces.
+  /// file (saveRanks) and traces its own rank (rank r > 0 to the trace path
+  /// with `.process-r` before its extension); not yet with elastic
+  /// changes, the in-memory store, single-file saves or keepParameters.
   bool processes = false;
   /// For tests: the rank on this device fails during step `failStep`.
   int64_t failDevice = -1, failStep = 0;
