@@ -43,6 +43,10 @@ class TextSource : public DataSource {
 public:
   TextSource(rt::TextDataset ds, uint64_t seed, int64_t batch)
       : ds(std::move(ds)), order(seed, this->ds.numSamples()), batch(batch) {}
+  std::vector<int64_t> samples(int64_t step) override {
+    return order.slice(step, batch, 0, batch);
+  }
+  int64_t epochSamples() const override { return ds.numSamples(); }
   void fill(int64_t step, std::vector<whale_rt_tensor *> &inputs) override {
     std::vector<int64_t> samples = order.slice(step, batch, 0, batch);
     int64_t seq = ds.seqLength();
@@ -67,6 +71,13 @@ public:
                   int64_t classes)
       : key(rt::mix64(seed ^ 0x5EED)), teacherKey(rt::mix64(seed ^ 0x7EAC4E2)),
         batch(batch), features(features), classes(classes) {}
+  std::vector<int64_t> samples(int64_t step) override {
+    std::vector<int64_t> ids(static_cast<size_t>(batch));
+    for (int64_t b = 0; b < batch; ++b)
+      ids[b] = step * batch + b;
+    return ids;
+  }
+  int64_t epochSamples() const override { return 0; }
   void fill(int64_t step, std::vector<whale_rt_tensor *> &inputs) override {
     auto *x = static_cast<float *>(whale_rt_tensor_data(inputs[0]));
     auto *y = static_cast<int32_t *>(whale_rt_tensor_data(inputs[1]));

@@ -21,6 +21,11 @@ class DataSource {
 public:
   virtual ~DataSource() = default;
   virtual void fill(int64_t step, std::vector<whale_rt_tensor *> &inputs) = 0;
+  /// The samples `fill` puts in step `step`'s batch, row by row (their
+  /// indices in the dataset; synthetic samples are numbered as drawn).
+  virtual std::vector<int64_t> samples(int64_t step) = 0;
+  /// Samples in one epoch (0 when the source has no end).
+  virtual int64_t epochSamples() const = 0;
 };
 
 /// The source the model's train block names (text or synthetic), checked

@@ -12,6 +12,7 @@
 #include "lib/LrSchedule.h"
 #include "lib/ModelLookup.h"
 #include "lib/OutputFile.h"
+#include "lib/SampleLog.h"
 #include "lib/StepLog.h"
 #include "lowering/Passes.h"
 #include "runtime/WhaleRuntime.h"
@@ -90,6 +91,10 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
   if (std::string err = log.open(options, first > 0, settings.logEvery);
       !err.empty())
     return fail(err);
+  SampleLog samples;
+  if (std::string err = samples.open(options.samplesPath, first > 0);
+      !err.empty())
+    return fail(err);
 
   // Tracing times every op and watches for the first NaN or infinity; the
   // trace is written however the run ends, and a failure to write it
@@ -115,6 +120,9 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
       return fail(interruptedAfter(s));
     StepLog::Clock::time_point t0 = StepLog::Clock::now();
     source->fill(s, j.inputs);
+    if (std::string err = samples.write(s + 1, source->samples(s), {batch});
+        !err.empty())
+      return fail(err);
     if (std::string err = j.runStep(j.inputs.data(), j.last.elapsedSeconds);
         !err.empty())
       return fail(err);

@@ -24,6 +24,7 @@
 #include "lib/ModelLookup.h"
 #include "lib/Planner.h"
 #include "lib/RankCheckpoint.h"
+#include "lib/SampleLog.h"
 #include "lib/Reshard.h"
 #include "lib/StateCollection.h"
 #include "lib/StateStore.h"
@@ -602,6 +603,11 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   if (std::string err = log.open(logOptions, first > 0, settings.logEvery);
       !err.empty())
     return fail(err);
+  SampleLog sampleLog;
+  if (std::string err = sampleLog.open(
+          processRank > 0 ? std::string() : options.samplesPath, first > 0);
+      !err.empty())
+    return fail(err);
   result.firstStep = first + 1;
   bool injected = false;
   // The state after `nextStep` steps into the save path: each rank's own
@@ -777,6 +783,18 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     StepLog::Clock::time_point t0 = StepLog::Clock::now();
     const int64_t t0Ns = whale_rt_now_ns();
     source->fill(step, global);
+    if (!options.samplesPath.empty() && processRank <= 0) {
+      // Replica r computes rows [sum of the shares before it, + its own).
+      std::vector<int64_t> rows(static_cast<size_t>(plan.replicas));
+      for (int64_t r = 0; r < plan.replicas; ++r)
+        rows[r] = plan.localBatches.empty()
+                      ? plan.microBatch * plan.microBatches
+                      : plan.localBatches[r];
+      if (std::string err =
+              sampleLog.write(step + 1, source->samples(step), rows);
+          !err.empty())
+        return fail(err);
+    }
     double factor = settings.lrFactor(step);
     std::vector<double> losses(ranks.size(), 0);
     // The first rank to fail aborts the others; its message is the one

@@ -71,6 +71,9 @@ struct TrainOptions {
   std::optional<uint64_t> seed; ///< overrides the train block's
   int threads = 0;              ///< 0: every core
   std::string metricsPath;      ///< JSON lines, one per step
+  /// JSON lines, one per step: the dataset samples each data-parallel
+  /// replica computed on (lib/SampleLog.h).
+  std::string samplesPath;
   std::string tracePath;        ///< a Chrome trace of every op of every step
   /// With a trace and a cluster: each op's event also names its place in
   /// its rank program (`args.site`), which `whale profile` matches to the

@@ -61,7 +61,8 @@ commands:
                [--replicate-every N [--fail-rank DEVICE@STEP]]]
                [--steps N] [--seed S] [--threads N]
                [--metrics FILE.jsonl] [--trace FILE.json] [--save CKPT
-               [--save-ranks]] [--load CKPT] [-I DIR]...
+               [--save-ranks]] [--load CKPT] [--log-samples FILE.jsonl]
+               [-I DIR]...
       train the script's model as its train block says, on this machine's
       CPU; with --cluster, as planned over its devices (a thread per rank);
       --elastic FILE changes the devices while it runs (lines "STEP SPEC":
@@ -72,7 +73,9 @@ commands:
       with a copy on the next rank: a failed rank is then recovered from it
       on the others (--fail-rank DEVICE@STEP injects one, for tests);
       --save-ranks writes CKPT as one file per rank (their own boxes), which
-      --load reads under any plan, resharding as it loads
+      --load reads under any plan, resharding as it loads; --log-samples
+      writes per step the dataset samples each replica trained on; under
+      mpirun (or srun) each process runs one rank: docs/distributed.md
   plan FILE.whl --cluster SPEC [--json] [--even] [-I DIR]...
       show the plan: per TaskGraph its strategy, devices, schedule, memory
       per device and bytes communicated per step; per device its share of
@@ -798,6 +801,8 @@ int run(int argc, char **argv) {
       train.threads = static_cast<int>(*n);
     } else if (auto v = args.value("--metrics")) {
       train.metricsPath = *v;
+    } else if (auto v = args.value("--log-samples")) {
+      train.samplesPath = *v;
     } else if (auto v = args.value("--save")) {
       train.savePath = *v;
     } else if (auto v = args.value("--trace")) {
