@@ -137,6 +137,7 @@ bool parseShort(llvm::StringRef spec, Cluster &out, std::string &error) {
           return false;
   }
   out.nodes = {"localhost"};
+  out.hosts = {""};
   return true;
 }
 
@@ -195,6 +196,31 @@ bool parseClusterJson(const std::string &text, const std::string &path,
       return false;
     }
     std::string base = name ? name->str() : "node" + std::to_string(n);
+    // "host" (one node) or "hosts" (one per copy): the machines they are.
+    std::vector<std::string> hosts(static_cast<size_t>(copies));
+    if (auto host = node->getString("host")) {
+      if (copies > 1) {
+        error = where + ": a node of count " + std::to_string(copies) +
+                " names its machines in \"hosts\", one each";
+        return false;
+      }
+      hosts[0] = host->str();
+    } else if (const llvm::json::Array *list = node->getArray("hosts")) {
+      if (static_cast<int64_t>(list->size()) != copies) {
+        error = where + ": \"hosts\" names " + std::to_string(list->size()) +
+                " machines for a count of " + std::to_string(copies);
+        return false;
+      }
+      for (size_t h = 0; h < list->size(); ++h) {
+        auto one = (*list)[h].getAsString();
+        if (!one || one->empty()) {
+          error = where + ".hosts[" + std::to_string(h) +
+                  "] must be a host name";
+          return false;
+        }
+        hosts[h] = one->str();
+      }
+    }
     size_t firstDevice = out.devices.size();
     for (size_t i = 0; i < devices->size(); ++i) {
       std::string at = where + ".devices[" + std::to_string(i) + "]";
@@ -269,6 +295,7 @@ bool parseClusterJson(const std::string &text, const std::string &path,
       }
     }
     out.nodes.push_back(copies > 1 ? base + "0" : base);
+    out.hosts.push_back(hosts[0]);
     const size_t perNode = out.devices.size() - firstDevice;
     for (int64_t c = 1; c < copies; ++c) {
       if (out.devices.size() + perNode > 65536) {
@@ -281,6 +308,7 @@ bool parseClusterJson(const std::string &text, const std::string &path,
         out.devices.push_back(copy);
       }
       out.nodes.push_back(base + std::to_string(c));
+      out.hosts.push_back(hosts[static_cast<size_t>(c)]);
     }
   }
   if (const llvm::json::Object *links = root->getObject("links"))
@@ -321,9 +349,12 @@ std::string clusterJson(const Cluster &cluster) {
         o["model"] = d.model;
       devices.push_back(std::move(o));
     }
-    nodes.push_back(llvm::json::Object{
+    llvm::json::Object node{
         {"name", n < cluster.nodes.size() ? cluster.nodes[n] : "localhost"},
-        {"devices", std::move(devices)}});
+        {"devices", std::move(devices)}};
+    if (n < cluster.hosts.size() && !cluster.hosts[n].empty())
+      node["host"] = cluster.hosts[n];
+    nodes.push_back(std::move(node));
   }
   llvm::json::Object root{{"nodes", std::move(nodes)}};
   auto link = [](const LinkSpec &l) {

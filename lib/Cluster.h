@@ -40,6 +40,9 @@ std::string runtimeDeviceName(const DeviceSpec &spec, size_t index);
 struct Cluster {
   std::vector<DeviceSpec> devices;
   std::vector<std::string> nodes;
+  /// The machine each node is (its host name), "" where the file names
+  /// none: under mpirun, process r must run on the host of device r's node.
+  std::vector<std::string> hosts;
   LinkSpec intraNode, interNode;
 };
 

@@ -125,6 +125,29 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
                   std::to_string(cluster.devices.size()) +
                   " devices: each process runs one rank (start as many "
                   "processes as devices)");
+    // Where the cluster file names its machines, process r must run on
+    // the host of device r's node.
+    if (llvm::any_of(cluster.hosts,
+                     [](const std::string &h) { return !h.empty(); })) {
+      constexpr int64_t kName = 256;
+      std::vector<char> names(static_cast<size_t>(processCount) * kName);
+      std::vector<int32_t> cores(static_cast<size_t>(processCount));
+      if (whale_rt_mpi_allocation(names.data(), kName, cores.data()) !=
+          WHALE_RT_OK)
+        return fail("the processes could not tell each other their hosts");
+      for (int32_t r = 0; r < processCount; ++r) {
+        int node = cluster.devices[r].node;
+        const std::string &expected = cluster.hosts[node];
+        std::string actual = names.data() + r * kName;
+        if (!expected.empty() && expected != actual)
+          return fail("device " + std::to_string(r) + " is on node " +
+                      cluster.nodes[node] + " (host " + expected +
+                      "), but process " + std::to_string(r) + " runs on " +
+                      actual + ": start the processes in the order of the "
+                      "cluster file's devices (one per device, host by "
+                      "host)");
+      }
+    }
     const char *unsupported =
         !options.elastic.empty()       ? "elastic changes"
         : !options.controlPath.empty() ? "a control file"

@@ -263,6 +263,29 @@ whale_rt_status whale_rt_mpi_init(int32_t *rank, int32_t *size, char *error,
   return WHALE_RT_INTERNAL;
 }
 
+whale_rt_status whale_rt_mpi_allocation(char *names, int64_t each,
+                                        int32_t *cores) {
+#ifdef WHALE_HAVE_MPI
+  if (!names || !cores || each < 2)
+    return WHALE_RT_INVALID_ARGUMENT;
+  std::vector<std::string> hosts;
+  std::vector<int> counts;
+  if (!processAllocation(hosts, counts))
+    return WHALE_RT_INTERNAL;
+  for (size_t r = 0; r < hosts.size(); ++r) {
+    std::snprintf(names + r * each, static_cast<size_t>(each), "%s",
+                  hosts[r].c_str());
+    cores[r] = counts[r];
+  }
+  return WHALE_RT_OK;
+#else
+  (void)names;
+  (void)each;
+  (void)cores;
+  return WHALE_RT_INTERNAL;
+#endif
+}
+
 void whale_rt_mpi_finalize(void) {
 #ifdef WHALE_HAVE_MPI
   finalizeMpi();

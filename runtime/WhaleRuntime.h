@@ -281,6 +281,10 @@ int32_t whale_rt_launched_by_mpi(void);
 whale_rt_status whale_rt_mpi_init(int32_t *rank, int32_t *size, char *error,
                                   int64_t error_size);
 void whale_rt_mpi_finalize(void);
+/* Every process's host name (`each` bytes a name, NUL-ended, at
+ * names[r * each]) and cores, in rank order, on every process. */
+whale_rt_status whale_rt_mpi_allocation(char *names, int64_t each,
+                                        int32_t *cores);
 /* Ends every process of the world (after a failure others would wait on). */
 void whale_rt_mpi_abort(int32_t code);
 /* A communicator over the MPI world, one rank per process (the rank its

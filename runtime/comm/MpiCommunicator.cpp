@@ -178,6 +178,32 @@ Status initMpi(int &rank, int &size) {
   return Status::ok();
 }
 
+bool processAllocation(std::vector<std::string> &hosts,
+                       std::vector<int> &cores) {
+  int initialized = 0, size = 0, length = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized)
+    return false;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::vector<char> mine(MPI_MAX_PROCESSOR_NAME, 0),
+      all(static_cast<size_t>(size) * MPI_MAX_PROCESSOR_NAME, 0);
+  MPI_Get_processor_name(mine.data(), &length);
+  int myCores = static_cast<int>(std::thread::hardware_concurrency());
+  std::vector<int> allCores(static_cast<size_t>(size));
+  if (MPI_Allgather(mine.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(),
+                    MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                    MPI_COMM_WORLD) != MPI_SUCCESS ||
+      MPI_Allgather(&myCores, 1, MPI_INT, allCores.data(), 1, MPI_INT,
+                    MPI_COMM_WORLD) != MPI_SUCCESS)
+    return false;
+  hosts.clear();
+  for (int r = 0; r < size; ++r)
+    hosts.emplace_back(all.data() + static_cast<size_t>(r) *
+                                        MPI_MAX_PROCESSOR_NAME);
+  cores = allCores;
+  return true;
+}
+
 void finalizeMpi() {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);

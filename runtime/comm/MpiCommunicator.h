@@ -69,6 +69,10 @@ bool launchedByMpi();
 /// MPI_Init_thread (once; MPI_THREAD_SERIALIZED at least), with this
 /// process's rank and the world's size.
 Status initMpi(int &rank, int &size);
+/// Every process's host name and core count, in rank order (MPI must be
+/// initialized); false when it is not.
+bool processAllocation(std::vector<std::string> &hosts,
+                       std::vector<int> &cores);
 /// MPI_Finalize, when this process initialized MPI and has not finalized.
 void finalizeMpi();
 /// MPI_Abort over the world.

@@ -105,7 +105,9 @@ commands:
       runs each, through the same JIT as training) into a profile database
   devices --cluster SPEC [--probe] [-o CLUSTER.json]
       show the devices as Whale sees them; --probe times a GEMM on each
-      and -o writes the cluster, with the measured rates, as JSON
+      and -o writes the cluster, with the measured rates, as JSON; under
+      mpirun (or srun) without --cluster: the allocation's cluster, a node
+      per host and a CPU device per process
   sample FILE.whl --load CKPT [--prompt TEXT] [--tokens N]
                   [--temperature T] [--seed S] [--threads N] [-I DIR]...
       generate text with a trained byte-level model (from run --save)
@@ -634,11 +636,12 @@ int profileCommand(int argc, char **argv) {
 int devicesCommand(int argc, char **argv) {
   whale::InterpreterOptions opts;
   std::string cluster = "cpu:1", out, unused;
-  bool probe = false;
+  bool probe = false, clusterGiven = false;
   Args args("devices", argc, argv);
   while (args.next()) {
     if (auto v = args.value("--cluster")) {
       cluster = *v;
+      clusterGiven = true;
     } else if (auto v = args.value("-o")) {
       out = *v;
     } else if (args.arg() == "--probe") {
@@ -651,8 +654,50 @@ int devicesCommand(int argc, char **argv) {
     return usageError("devices takes no script: whale devices --cluster SPEC");
   whale::Cluster c;
   std::string error;
-  if (!whale::parseCluster(cluster, c, error) ||
-      !whale::checkClusterDevices(c, error)) {
+  if (whale_rt_launched_by_mpi() && !clusterGiven) {
+    // Under mpirun or srun: the cluster of this allocation, a node per
+    // host and a CPU device per process, its host's cores shared out;
+    // rank 0's process writes it.
+    if (probe)
+      return usageError("devices --probe under mpirun is not there yet: "
+                        "probe on each host alone");
+    int32_t rank = 0, size = 1;
+    char why[512] = "";
+    if (whale_rt_mpi_init(&rank, &size, why, sizeof why) != WHALE_RT_OK) {
+      std::cerr << "whale: error: " << why << "\n";
+      return 1;
+    }
+    constexpr int64_t kName = 256;
+    std::vector<char> names(static_cast<size_t>(size) * kName);
+    std::vector<int32_t> cores(static_cast<size_t>(size));
+    bool ok = whale_rt_mpi_allocation(names.data(), kName, cores.data()) ==
+              WHALE_RT_OK;
+    whale_rt_mpi_finalize();
+    if (!ok) {
+      std::cerr << "whale: error: the processes could not tell each other "
+                   "their hosts\n";
+      return 1;
+    }
+    if (rank > 0)
+      return 0;
+    std::map<std::string, int> perHost;
+    for (int32_t r = 0; r < size; ++r)
+      ++perHost[names.data() + r * kName];
+    for (int32_t r = 0; r < size; ++r) {
+      std::string host = names.data() + r * kName;
+      auto at = std::find(c.hosts.begin(), c.hosts.end(), host);
+      if (at == c.hosts.end()) {
+        c.nodes.push_back(host);
+        c.hosts.push_back(host);
+        at = c.hosts.end() - 1;
+      }
+      whale::DeviceSpec d;
+      d.node = static_cast<int>(at - c.hosts.begin());
+      d.threads = std::max(1, cores[r] / perHost[host]);
+      c.devices.push_back(d);
+    }
+  } else if (!whale::parseCluster(cluster, c, error) ||
+             !whale::checkClusterDevices(c, error)) {
     std::cerr << "whale: error: " << error << "\n";
     return 1;
   }
