@@ -116,8 +116,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   int32_t processRank = -1, processCount = 0;
   if (options.processes) {
     char why[512] = "";
-    if (whale_rt_mpi_init(&processRank, &processCount, why, sizeof why) !=
-        WHALE_RT_OK)
+    if (whale_rt_mpi_init_on(options.mpiCommunicator, &processRank,
+                             &processCount, why, sizeof why) != WHALE_RT_OK)
       return fail(why);
     if (processCount != static_cast<int32_t>(cluster.devices.size()))
       return fail("the MPI world has " + std::to_string(processCount) +
@@ -132,8 +132,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       constexpr int64_t kName = 256;
       std::vector<char> names(static_cast<size_t>(processCount) * kName);
       std::vector<int32_t> cores(static_cast<size_t>(processCount));
-      if (whale_rt_mpi_allocation(names.data(), kName, cores.data()) !=
-          WHALE_RT_OK)
+      if (whale_rt_mpi_allocation_on(options.mpiCommunicator, names.data(),
+                                     kName, cores.data()) != WHALE_RT_OK)
         return fail("the processes could not tell each other their hosts");
       for (int32_t r = 0; r < processCount; ++r) {
         int node = cluster.devices[r].node;
@@ -313,7 +313,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
 
     const int64_t devices = static_cast<int64_t>(cluster.devices.size());
     comm.reset(options.processes
-                   ? whale_rt_comm_create_mpi(kCommTimeoutSeconds)
+                   ? whale_rt_comm_create_mpi_on(options.mpiCommunicator,
+                                                 kCommTimeoutSeconds)
                    : whale_rt_comm_create(static_cast<int32_t>(devices),
                                           kCommTimeoutSeconds));
     if (!comm)

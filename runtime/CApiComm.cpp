@@ -240,12 +240,13 @@ int32_t whale_rt_launched_by_mpi(void) {
 #endif
 }
 
-whale_rt_status whale_rt_mpi_init(int32_t *rank, int32_t *size, char *error,
-                                  int64_t error_size) {
+whale_rt_status whale_rt_mpi_init_on(const void *mpi_comm, int32_t *rank,
+                                     int32_t *size, char *error,
+                                     int64_t error_size) {
   std::string why;
 #ifdef WHALE_HAVE_MPI
   int r = 0, n = 0;
-  if (Status st = initMpi(r, n); st) {
+  if (Status st = initMpi(r, n, mpi_comm); st) {
     if (rank)
       *rank = r;
     if (size)
@@ -255,6 +256,7 @@ whale_rt_status whale_rt_mpi_init(int32_t *rank, int32_t *size, char *error,
     why = st.message();
   }
 #else
+  (void)mpi_comm;
   why = "this Whale was built without MPI (install libopenmpi-dev and "
         "rebuild)";
 #endif
@@ -263,14 +265,19 @@ whale_rt_status whale_rt_mpi_init(int32_t *rank, int32_t *size, char *error,
   return WHALE_RT_INTERNAL;
 }
 
-whale_rt_status whale_rt_mpi_allocation(char *names, int64_t each,
-                                        int32_t *cores) {
+whale_rt_status whale_rt_mpi_init(int32_t *rank, int32_t *size, char *error,
+                                  int64_t error_size) {
+  return whale_rt_mpi_init_on(nullptr, rank, size, error, error_size);
+}
+
+whale_rt_status whale_rt_mpi_allocation_on(const void *mpi_comm, char *names,
+                                           int64_t each, int32_t *cores) {
 #ifdef WHALE_HAVE_MPI
   if (!names || !cores || each < 2)
     return WHALE_RT_INVALID_ARGUMENT;
   std::vector<std::string> hosts;
   std::vector<int> counts;
-  if (!processAllocation(hosts, counts))
+  if (!processAllocation(hosts, counts, mpi_comm))
     return WHALE_RT_INTERNAL;
   for (size_t r = 0; r < hosts.size(); ++r) {
     std::snprintf(names + r * each, static_cast<size_t>(each), "%s",
@@ -279,11 +286,17 @@ whale_rt_status whale_rt_mpi_allocation(char *names, int64_t each,
   }
   return WHALE_RT_OK;
 #else
+  (void)mpi_comm;
   (void)names;
   (void)each;
   (void)cores;
   return WHALE_RT_INTERNAL;
 #endif
+}
+
+whale_rt_status whale_rt_mpi_allocation(char *names, int64_t each,
+                                        int32_t *cores) {
+  return whale_rt_mpi_allocation_on(nullptr, names, each, cores);
 }
 
 void whale_rt_mpi_finalize(void) {
@@ -298,18 +311,24 @@ void whale_rt_mpi_abort(int32_t code) {
 #endif
 }
 
-whale_rt_comm *whale_rt_comm_create_mpi(double timeout_seconds) {
+whale_rt_comm *whale_rt_comm_create_mpi_on(const void *mpi_comm,
+                                           double timeout_seconds) {
 #ifdef WHALE_HAVE_MPI
   if (!(timeout_seconds > 0))
     return nullptr;
   std::string error;
   std::unique_ptr<MpiCommunicator> comm =
-      MpiCommunicator::create(millis(timeout_seconds), error);
+      MpiCommunicator::create(millis(timeout_seconds), error, mpi_comm);
   return comm ? new (std::nothrow) whale_rt_comm(std::move(comm)) : nullptr;
 #else
+  (void)mpi_comm;
   (void)timeout_seconds;
   return nullptr;
 #endif
+}
+
+whale_rt_comm *whale_rt_comm_create_mpi(double timeout_seconds) {
+  return whale_rt_comm_create_mpi_on(nullptr, timeout_seconds);
 }
 
 void whale_rt_comm_destroy(whale_rt_comm *comm) { delete comm; }

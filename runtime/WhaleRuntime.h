@@ -280,16 +280,27 @@ int32_t whale_rt_launched_by_mpi(void);
  * without MPI or MPI cannot start. */
 whale_rt_status whale_rt_mpi_init(int32_t *rank, int32_t *size, char *error,
                                   int64_t error_size);
+/* The same over a host's own communicator: `mpi_comm` points to its
+ * MPI_Comm (NULL: the world). */
+whale_rt_status whale_rt_mpi_init_on(const void *mpi_comm, int32_t *rank,
+                                     int32_t *size, char *error,
+                                     int64_t error_size);
 void whale_rt_mpi_finalize(void);
 /* Every process's host name (`each` bytes a name, NUL-ended, at
  * names[r * each]) and cores, in rank order, on every process. */
 whale_rt_status whale_rt_mpi_allocation(char *names, int64_t each,
                                         int32_t *cores);
+whale_rt_status whale_rt_mpi_allocation_on(const void *mpi_comm, char *names,
+                                           int64_t each, int32_t *cores);
 /* Ends every process of the world (after a failure others would wait on). */
 void whale_rt_mpi_abort(int32_t code);
 /* A communicator over the MPI world, one rank per process (the rank its
  * MPI rank); NULL when MPI is not initialized or not built in. */
 whale_rt_comm *whale_rt_comm_create_mpi(double timeout_seconds);
+/* The same over a host's own communicator (`mpi_comm` points to its
+ * MPI_Comm; the ranks are its ranks), duplicated for Whale's use. */
+whale_rt_comm *whale_rt_comm_create_mpi_on(const void *mpi_comm,
+                                           double timeout_seconds);
 /* For the driver of each process: `count` doubles from every rank of the
  * communicator, rank r's at out[r * count], on every process (an MPI
  * communicator's ranks; `rank` is this process's). */

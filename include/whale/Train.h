@@ -114,6 +114,10 @@ struct TrainOptions {
   /// with `.process-r` before its extension); not yet with elastic
   /// changes, the in-memory store, single-file saves or keepParameters.
   bool processes = false;
+  /// With `processes`: the ranks are those of this MPI communicator (a
+  /// pointer to the host's MPI_Comm, for a host that is itself an MPI
+  /// program), not the whole world. Whale works on a duplicate of it.
+  const void *mpiCommunicator = nullptr;
   /// For tests: the rank on this device fails during step `failStep`.
   int64_t failDevice = -1, failStep = 0;
   std::function<void(const StepReport &)> onStep;

@@ -42,6 +42,9 @@ std::string mpiError(int code) {
 } // namespace
 
 struct MpiCommunicator::Impl {
+  /// A duplicate of the communicator the ranks are (the world, or a host's
+  /// own): Whale's messages never meet the host's.
+  MPI_Comm world = MPI_COMM_NULL;
   int rank = 0, size = 1;
   std::chrono::milliseconds timeout{0};
   /// One MPI call at a time from this process (MPI_THREAD_SERIALIZED).
@@ -116,7 +119,7 @@ struct MpiCommunicator::Impl {
       return Status::ok();
     }
     MPI_Group world, sub;
-    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Comm_group(this->world, &world);
     MPI_Group_incl(world, static_cast<int>(group.size()), group.data(), &sub);
     // A tag of the group's own, so that two groups a process shares, made
     // at once by their other members, are never confused.
@@ -124,7 +127,7 @@ struct MpiCommunicator::Impl {
     for (int r : group)
       hash = (hash ^ static_cast<uint64_t>(r)) * 1099511628211ull;
     int tag = kGroupTag + static_cast<int>(hash % 30000);
-    int rc = MPI_Comm_create_group(MPI_COMM_WORLD, sub, tag, &out);
+    int rc = MPI_Comm_create_group(this->world, sub, tag, &out);
     MPI_Group_free(&sub);
     MPI_Group_free(&world);
     if (rc != MPI_SUCCESS)
@@ -161,7 +164,7 @@ bool launchedByMpi() {
   return false;
 }
 
-Status initMpi(int &rank, int &size) {
+Status initMpi(int &rank, int &size, const void *base) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
@@ -173,28 +176,29 @@ Status initMpi(int &rank, int &size) {
       return Status::internal("this MPI offers no MPI_THREAD_SERIALIZED: a "
                               "rank's calls come from its own thread");
   }
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm comm = base ? *static_cast<const MPI_Comm *>(base) : MPI_COMM_WORLD;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
   return Status::ok();
 }
 
 bool processAllocation(std::vector<std::string> &hosts,
-                       std::vector<int> &cores) {
+                       std::vector<int> &cores, const void *base) {
   int initialized = 0, size = 0, length = 0;
   MPI_Initialized(&initialized);
   if (!initialized)
     return false;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm comm = base ? *static_cast<const MPI_Comm *>(base) : MPI_COMM_WORLD;
+  MPI_Comm_size(comm, &size);
   std::vector<char> mine(MPI_MAX_PROCESSOR_NAME, 0),
       all(static_cast<size_t>(size) * MPI_MAX_PROCESSOR_NAME, 0);
   MPI_Get_processor_name(mine.data(), &length);
   int myCores = static_cast<int>(std::thread::hardware_concurrency());
   std::vector<int> allCores(static_cast<size_t>(size));
   if (MPI_Allgather(mine.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(),
-                    MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
-                    MPI_COMM_WORLD) != MPI_SUCCESS ||
+                    MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm) != MPI_SUCCESS ||
       MPI_Allgather(&myCores, 1, MPI_INT, allCores.data(), 1, MPI_INT,
-                    MPI_COMM_WORLD) != MPI_SUCCESS)
+                    comm) != MPI_SUCCESS)
     return false;
   hosts.clear();
   for (int r = 0; r < size; ++r)
@@ -223,8 +227,8 @@ MpiCommunicator::MpiCommunicator(std::unique_ptr<Impl> impl)
     : impl(std::move(impl)) {}
 
 std::unique_ptr<MpiCommunicator>
-MpiCommunicator::create(std::chrono::milliseconds timeout,
-                        std::string &error) {
+MpiCommunicator::create(std::chrono::milliseconds timeout, std::string &error,
+                        const void *base) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
@@ -232,8 +236,13 @@ MpiCommunicator::create(std::chrono::milliseconds timeout,
     return nullptr;
   }
   auto impl = std::make_unique<Impl>();
-  MPI_Comm_rank(MPI_COMM_WORLD, &impl->rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &impl->size);
+  MPI_Comm from = base ? *static_cast<const MPI_Comm *>(base) : MPI_COMM_WORLD;
+  if (MPI_Comm_dup(from, &impl->world) != MPI_SUCCESS) {
+    error = "cannot duplicate the MPI communicator";
+    return nullptr;
+  }
+  MPI_Comm_rank(impl->world, &impl->rank);
+  MPI_Comm_size(impl->world, &impl->size);
   impl->timeout = timeout;
   return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(std::move(impl)));
 }
@@ -247,6 +256,8 @@ MpiCommunicator::~MpiCommunicator() {
   for (auto &[group, comm] : impl->groups)
     if (comm != MPI_COMM_NULL)
       MPI_Comm_free(&comm);
+  if (impl->world != MPI_COMM_NULL)
+    MPI_Comm_free(&impl->world);
 }
 
 int MpiCommunicator::rank() const { return impl->rank; }
@@ -411,7 +422,7 @@ Status MpiCommunicator::send(int from, int to, int64_t tag, DType dtype,
   if (bytes > 0)
     std::memcpy(p.buffer.data() + 8, data, static_cast<size_t>(bytes));
   int rc = MPI_Isend(p.buffer.data(), static_cast<int>(p.buffer.size()),
-                     MPI_BYTE, to, kMessageTag, MPI_COMM_WORLD, &p.request);
+                     MPI_BYTE, to, kMessageTag, impl->world, &p.request);
   if (rc != MPI_SUCCESS)
     return Status::internal(where + ": " + mpiError(rc));
   impl->pending.push_back(std::move(p));
@@ -451,12 +462,12 @@ Status MpiCommunicator::recv(int to, int from, int64_t tag, DType dtype,
     // Take what `from` has sent, in order, into the mailbox.
     int arrived = 0;
     MPI_Status status;
-    MPI_Iprobe(from, kMessageTag, MPI_COMM_WORLD, &arrived, &status);
+    MPI_Iprobe(from, kMessageTag, impl->world, &arrived, &status);
     if (arrived) {
       int size = 0;
       MPI_Get_count(&status, MPI_BYTE, &size);
       std::vector<char> raw(static_cast<size_t>(size));
-      MPI_Recv(raw.data(), size, MPI_BYTE, from, kMessageTag, MPI_COMM_WORLD,
+      MPI_Recv(raw.data(), size, MPI_BYTE, from, kMessageTag, impl->world,
                MPI_STATUS_IGNORE);
       int64_t got = 0;
       if (size < 8)

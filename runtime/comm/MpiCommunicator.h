@@ -27,9 +27,12 @@ namespace whale::rt {
 
 class MpiCommunicator final : public Communicator {
 public:
-  /// Over MPI_COMM_WORLD. Null with `error` when MPI is not initialized.
+  /// Over MPI_COMM_WORLD, or over `*base` (an MPI_Comm of a host that is
+  /// itself an MPI program), duplicated so that Whale's traffic never meets
+  /// the host's. Null with `error` when MPI is not initialized.
   static std::unique_ptr<MpiCommunicator>
-  create(std::chrono::milliseconds timeout, std::string &error);
+  create(std::chrono::milliseconds timeout, std::string &error,
+         const void *base = nullptr);
   ~MpiCommunicator() override;
 
   /// This process's rank.
@@ -67,12 +70,12 @@ private:
 bool launchedByMpi();
 
 /// MPI_Init_thread (once; MPI_THREAD_SERIALIZED at least), with this
-/// process's rank and the world's size.
-Status initMpi(int &rank, int &size);
+/// process's rank and the size of the world (or of `*base`, an MPI_Comm).
+Status initMpi(int &rank, int &size, const void *base = nullptr);
 /// Every process's host name and core count, in rank order (MPI must be
 /// initialized); false when it is not.
 bool processAllocation(std::vector<std::string> &hosts,
-                       std::vector<int> &cores);
+                       std::vector<int> &cores, const void *base = nullptr);
 /// MPI_Finalize, when this process initialized MPI and has not finalized.
 void finalizeMpi();
 /// MPI_Abort over the world.
