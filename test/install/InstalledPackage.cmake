@@ -30,7 +30,7 @@ set(prefix ${WORK}/prefix)
 run(${CMAKE_COMMAND} --install ${BUILD} --prefix ${prefix})
 foreach(f include/whale/whale.h include/whale/Job.h lib/libwhale.so
           lib/cmake/Whale/WhaleConfig.cmake lib/pkgconfig/whale.pc
-          share/whale/stdlib/nn.whl)
+          share/whale/stdlib/nn.whl share/bash-completion/completions/whale)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "the install lacks ${f}")
   endif()

@@ -24,6 +24,7 @@
 #include "lowering/Passes.h"
 #include "repl/Repl.h"
 #include "runtime/WhaleRuntime.h"
+#include "tools/whale/Options.h"
 #include "llvm/LineEditor/LineEditor.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -50,107 +51,13 @@
 
 namespace {
 
-const char *kUsage = R"(usage: whale <command> [options]
+/// What a verb returns after printing its --help: the process exits 0.
+constexpr int kHelpShown = 1000;
 
-commands:
-  compile FILE.whl [--emit=ast|whale|grad|train|runtime|planned|ranks]
-                   [--cluster SPEC [--even]] [-o OUT] [--dim NAME=N]...
-                   [-I DIR]... [--annotate-cost] [--locations]
-      check a script and print it at a stage (default: whale)
-  run FILE.whl [--cluster SPEC [--even] [--elastic FILE] [--control FILE]
-               [--replicate-every N [--fail-rank DEVICE@STEP]]]
-               [--steps N] [--seed S] [--threads N]
-               [--metrics FILE.jsonl] [--trace FILE.json] [--save CKPT
-               [--save-ranks]] [--load CKPT] [--log-samples FILE.jsonl]
-               [-I DIR]...
-      train the script's model as its train block says, on this machine's
-      CPU; with --cluster, as planned over its devices (a thread per rank);
-      --elastic FILE changes the devices while it runs (lines "STEP SPEC":
-      after step STEP, re-plan for SPEC and reshard the state in memory);
-      --control FILE does the same by hand: write a SPEC into FILE and the
-      run moves to it at the next step boundary (and removes FILE);
-      --replicate-every N keeps each rank's state in memory every N steps
-      with a copy on the next rank: a failed rank is then recovered from it
-      on the others (--fail-rank DEVICE@STEP injects one, for tests);
-      --save-ranks writes CKPT as one file per rank (their own boxes), which
-      --load reads under any plan, resharding as it loads; --log-samples
-      writes per step the dataset samples each replica trained on; under
-      mpirun (or srun) each process runs one rank: docs/distributed.md
-  plan FILE.whl --cluster SPEC [--json] [--even] [-I DIR]...
-      show the plan: per TaskGraph its strategy, devices, schedule, memory
-      per device and bytes communicated per step; per device its share of
-      the batch, predicted time and memory, balanced beside even
-  sim FILE.whl --cluster SPEC [--profile DB.json] [--json]
-               [--trace FILE.json] [--events] [--even] [-I DIR]...
-      predict one training iteration of the plan without running it: time,
-      samples and tokens per second, FLOP/s and MFU, per-rank compute,
-      communication and idle time, peak memory, time by event kind; --trace
-      writes the predicted timeline (Chrome trace, as run --trace does);
-      --profile takes event times measured by whale profile (more than
-      one: their events together, the later file's where both have one)
-  search FILE.whl --cluster SPEC [--top K] [--profile DB.json]... [--json]
-      find the fastest plan: every data, tensor and pipeline degree, stage
-      cut, micro-batch count, schedule and balance the cluster allows,
-      pruned by memory and by a lower bound, the rest simulated and ranked;
-      prints the top K (5) and the winner as the config to paste
-  reshard --from FILE.whl@SPEC --to SPEC [--to-config KEY=VALUE]... [--json]
-          [--apply CKPT -o DIR]
-      the state of the script's plan on the first cluster as tensors in
-      boxes per rank, and what moving it to the plan on the second cluster
-      takes: the pieces, bytes per rank and route, and the lower bound;
-      --apply rewrites checkpoint CKPT (a file, or a folder of rank files)
-      for the new plan as a folder of rank files, with no full gather
-  profile FILE.whl --cluster SPEC -o DB.json [--even] [-I DIR]...
-      time each distinct op of the plan on this machine's devices (a few
-      runs each, through the same JIT as training) into a profile database
-  devices --cluster SPEC [--probe] [-o CLUSTER.json]
-      show the devices as Whale sees them; --probe times a GEMM on each
-      and -o writes the cluster, with the measured rates, as JSON; under
-      mpirun (or srun) without --cluster: the allocation's cluster, a node
-      per host and a CPU device per process
-  sample FILE.whl --load CKPT [--prompt TEXT] [--tokens N]
-                  [--temperature T] [--seed S] [--threads N] [-I DIR]...
-      generate text with a trained byte-level model (from run --save)
-  repl [-I DIR]... a session: definitions accumulate and are checked as
-      typed, expressions print their values, :help lists the commands
-      (:ir, :plan, :sim, :train, :load, :save, ...); `whale` alone on a
-      terminal starts one; from a pipe it reads inputs line by line
-  version          print the version
-  help             print this text
-
-options of compile:
-  --emit=STAGE     ast: the syntax tree; whale: the whale dialect;
-                   grad: with each model's gradient function (autodiff);
-                   train: with each trained model's train step;
-                   runtime: all of it as calls of the runtime's C ABI;
-                   planned: the model planned for --cluster (TaskGraphs,
-                   virtual devices, schedule, buckets), at its micro-batch;
-                   ranks: one program per pipeline stage, with send, recv
-                   and all_reduce
-  -o OUT           write the output to OUT instead of standard output
-  --dim NAME=N     bind a symbolic input dimension (e.g. the batch B)
-  -I DIR           search DIR for imports (before WHALE_PATH and the stdlib)
-  --annotate-cost  attach the cost model's FLOPs, bytes and memory to each op
-  --locations      print source locations on the IR
-
-Every command that reads a script also takes --define NAME=VALUE (any
-number of times): the value of the script's top-level constant NAME, as in
---define LAYERS=96; and --config KEY=VALUE: a config key set as the config
-block would set it, as in --config num_micro_batch=8.
-
-SPEC, the devices: cpu:N, a list such as cpu:2,cpu:2@threads=2, or a JSON
-cluster file (docs/balancing.md). A device may declare threads, mem (a
-memory limit: 2GiB, 512MiB) and flops: cpu:1@threads=4,mem=2GiB. Without
---cluster: one CPU device. Shares of the batch follow each device's speed
-and memory; --even keeps them equal.
-
-CKPT, a checkpoint: a path ending in .safetensors is the file; any other
-path is a folder holding checkpoint.safetensors (made by --save).
-)";
-
-int usageError(const std::string &msg) {
+int usageError(const std::string &msg, const std::string &verb = "") {
   std::cerr << "whale: error: " << msg << "\n"
-            << "run 'whale help' for usage\n";
+            << "run 'whale help" << (verb.empty() ? "" : " " + verb)
+            << "' for usage\n";
   return 2;
 }
 
@@ -174,7 +81,8 @@ bool parseDim(const std::string &spec, whale::InterpreterOptions &opts) {
 class Args {
 public:
   Args(const char *command, int argc, char **argv)
-      : command(command), argc(argc), argv(argv) {}
+      : command(command), spec(whale::cli::findVerb(command)), argc(argc),
+        argv(argv) {}
 
   bool next() {
     if (++i >= argc)
@@ -184,7 +92,14 @@ public:
   }
   const std::string &arg() const { return current; }
 
+  /// Whether the argument is the switch `flag`.
+  bool is(const std::string &flag) {
+    listed(flag);
+    return current == flag;
+  }
+
   std::optional<std::string> value(const std::string &flag) {
+    listed(flag);
     if (current.rfind(flag + "=", 0) == 0)
       return current.substr(flag.size() + 1);
     if (current == flag && i + 1 < argc)
@@ -197,6 +112,10 @@ public:
   /// Takes the argument as `-I`, the script or an error; returns the exit
   /// code of a usage error, 0 when taken.
   int finish(whale::InterpreterOptions &opts, std::string &file) {
+    if (current == "--help" || current == "-h") {
+      std::cout << whale::cli::verbHelp(*spec);
+      return kHelpShown;
+    }
     if (auto v = value("-I")) {
       opts.searchPath.push_back(*v);
       return 0;
@@ -214,8 +133,13 @@ public:
       }
     if (!missingValue.empty())
       return usageError(missingValue + " needs a value");
-    if (!current.empty() && current[0] == '-')
-      return usageError("unknown option '" + current + "'");
+    if (!current.empty() && current[0] == '-') {
+      std::string near = whale::cli::nearestOption(*spec, current);
+      return usageError("unknown option '" + current + "'" +
+                            (near.empty() ? "" : "; did you mean '" + near +
+                                                     "'?"),
+                        command);
+    }
     if (!file.empty())
       return usageError(std::string(command) + " takes one script, got '" +
                         file + "' and '" + current + "'");
@@ -224,7 +148,18 @@ public:
   }
 
 private:
+  /// The parser reads only options of the table (tools/whale/Options.cpp),
+  /// so --help, suggestions and completion know every one.
+  void listed(const std::string &flag) {
+    if (!spec || !whale::cli::findOption(*spec, flag)) {
+      std::cerr << "whale: internal error: option '" << flag << "' of '"
+                << command << "' is missing from the options table\n";
+      std::exit(70);
+    }
+  }
+
   const char *command;
+  const whale::cli::VerbSpec *spec;
   int argc;
   char **argv;
   int i = -1;
@@ -325,9 +260,9 @@ int planCommand(int argc, char **argv) {
   while (args.next()) {
     if (auto v = args.value("--cluster")) {
       cluster = *v;
-    } else if (args.arg() == "--json") {
+    } else if (args.is("--json")) {
       json = true;
-    } else if (args.arg() == "--even") {
+    } else if (args.is("--even")) {
       even = true;
     } else if (int rc = args.finish(opts, file)) {
       return rc;
@@ -378,11 +313,11 @@ int simCommand(int argc, char **argv) {
       profiles.push_back(*v);
     } else if (auto v = args.value("--trace")) {
       trace = *v;
-    } else if (args.arg() == "--json") {
+    } else if (args.is("--json")) {
       json = true;
-    } else if (args.arg() == "--events") {
+    } else if (args.is("--events")) {
       events = true;
-    } else if (args.arg() == "--even") {
+    } else if (args.is("--even")) {
       even = true;
     } else if (int rc = args.finish(opts, file)) {
       return rc;
@@ -440,7 +375,7 @@ int searchCommand(int argc, char **argv) {
       if (!k)
         return rc;
       top = static_cast<int>(std::min<int64_t>(*k, 1 << 20));
-    } else if (args.arg() == "--json") {
+    } else if (args.is("--json")) {
       json = true;
     } else if (int rc = args.finish(opts, file)) {
       return rc;
@@ -510,7 +445,7 @@ int reshardCommand(int argc, char **argv) {
       if (eq == std::string::npos || eq == 0 || eq + 1 == v->size())
         return usageError("--to-config takes KEY=VALUE, got '" + *v + "'");
       toConfigs[v->substr(0, eq)] = v->substr(eq + 1);
-    } else if (args.arg() == "--json") {
+    } else if (args.is("--json")) {
       json = true;
     } else if (int rc = args.finish(opts, file)) {
       return rc;
@@ -594,7 +529,7 @@ int profileCommand(int argc, char **argv) {
       cluster = *v;
     } else if (auto v = args.value("-o")) {
       out = *v;
-    } else if (args.arg() == "--even") {
+    } else if (args.is("--even")) {
       even = true;
     } else if (int rc = args.finish(opts, file)) {
       return rc;
@@ -644,7 +579,7 @@ int devicesCommand(int argc, char **argv) {
       clusterGiven = true;
     } else if (auto v = args.value("-o")) {
       out = *v;
-    } else if (args.arg() == "--probe") {
+    } else if (args.is("--probe")) {
       probe = true;
     } else if (int rc = args.finish(opts, unused)) {
       return rc;
@@ -768,11 +703,11 @@ int compile(int argc, char **argv) {
         return usageError("--dim takes NAME=N with N >= 1, got '" + *v + "'");
     } else if (auto v = args.value("--cluster")) {
       cluster = *v;
-    } else if (args.arg() == "--annotate-cost") {
+    } else if (args.is("--annotate-cost")) {
       annotateCost = true;
-    } else if (args.arg() == "--locations") {
+    } else if (args.is("--locations")) {
       locations = true;
-    } else if (args.arg() == "--even") {
+    } else if (args.is("--even")) {
       even = true;
     } else if (int rc = args.finish(opts, file)) {
       return rc;
@@ -860,7 +795,7 @@ int run(int argc, char **argv) {
       elastic = *v;
     } else if (auto v = args.value("--control")) {
       train.controlPath = *v;
-    } else if (args.arg() == "--save-ranks") {
+    } else if (args.is("--save-ranks")) {
       train.saveRanks = true;
     } else if (auto v = args.value("--replicate-every")) {
       std::optional<int64_t> n = integer("--replicate-every", *v, 1, rc);
@@ -879,7 +814,7 @@ int run(int argc, char **argv) {
                                "'");
       train.failDevice = *device;
       train.failStep = *step;
-    } else if (args.arg() == "--even") {
+    } else if (args.is("--even")) {
       train.evenPlan = true;
     } else if ((rc = args.finish(opts, file))) {
       return rc;
@@ -1139,21 +1074,35 @@ int replCommand(int argc, char **argv) {
   return whale::runRepl(std::cin, std::cout, std::cerr, std::move(options));
 }
 
-int runCommand(int argc, char **argv) {
+int dispatch(int argc, char **argv) {
   if (argc < 2) {
     // On a terminal, a session; else (a pipe, a script) the usage.
     if (::isatty(0) && ::isatty(1))
       return replCommand(0, argv + 2);
-    std::cerr << kUsage;
+    std::cerr << whale::cli::overview();
     return 2;
   }
   std::string cmd = argv[1];
   if (cmd == "help" || cmd == "--help" || cmd == "-h") {
-    std::cout << kUsage;
+    if (argc > 2) {
+      const whale::cli::VerbSpec *verb = whale::cli::findVerb(argv[2]);
+      if (!verb)
+        return usageError("no verb '" + std::string(argv[2]) + "'");
+      std::cout << whale::cli::verbHelp(*verb);
+      return 0;
+    }
+    std::cout << whale::cli::overview();
     return 0;
   }
   if (cmd == "version" || cmd == "--version") {
     std::cout << "whale " WHALE_VERSION "\n";
+    return 0;
+  }
+  if (cmd == "completion") {
+    if (argc != 3 || std::string(argv[2]) != "bash")
+      return usageError("completion takes the shell: whale completion bash",
+                        "completion");
+    std::cout << whale::cli::bashCompletion();
     return 0;
   }
   if (cmd == "compile")
@@ -1176,5 +1125,18 @@ int runCommand(int argc, char **argv) {
     return sample(argc - 2, argv + 2);
   if (cmd == "repl")
     return replCommand(argc - 2, argv + 2);
-  return usageError("unknown command '" + cmd + "'");
+  std::string near;
+  unsigned best = 3; // at most two letters off
+  for (const whale::cli::VerbSpec &v : whale::cli::verbs()) {
+    unsigned d = llvm::StringRef(cmd).edit_distance(v.name);
+    if (d < best)
+      best = d, near = v.name;
+  }
+  return usageError("unknown command '" + cmd + "'" +
+                    (near.empty() ? "" : "; did you mean '" + near + "'?"));
+}
+
+int runCommand(int argc, char **argv) {
+  int rc = dispatch(argc, argv);
+  return rc == kHelpShown ? 0 : rc;
 }
