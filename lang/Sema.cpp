@@ -757,7 +757,7 @@ std::optional<Settings> Sema::checkTrain(const TrainDecl &t,
                             " equal micro-batches (num_micro_batch)");
       return std::nullopt;
     }
-  if (data->get("kind")->s == "text") {
+  if (data->get("kind")->s == "text" || data->get("kind")->s == "tokens") {
     int64_t seq = data->get("seq")->i;
     for (const Param &p : model.params) {
       if (p.type.dims.size() < 2)
@@ -771,7 +771,7 @@ std::optional<Settings> Sema::checkTrain(const TrainDecl &t,
                it->second.kind == SVal::Kind::Int && it->second.i.isKnown())
         extent = it->second.i.value;
       if (extent && *extent != seq) {
-        error(t.getLoc(), "text data of sequence length " +
+        error(t.getLoc(), data->get("kind")->s + " data of sequence length " +
                               std::to_string(seq) + " does not fit input '" +
                               p.name + "' of '" + model.name + "', which has " +
                               std::to_string(*extent) + " positions");

@@ -57,6 +57,14 @@ const std::vector<SettingCtor> &ctorTable() {
         {"seq", ArgKind::Int, true, 0, 1, kInf},
         {"batch", ArgKind::Int, true, 0, 1, kInf},
         {"seed", ArgKind::Int, false, 0, 0, kInf}}},
+      // a flat file of token ids (uint16 or uint32), memory-mapped
+      {"tokens",
+       "data",
+       {{"path", ArgKind::Str, true, 0, 0, 0},
+        {"seq", ArgKind::Int, true, 0, 1, kInf},
+        {"batch", ArgKind::Int, true, 0, 1, kInf},
+        {"dtype", ArgKind::Str, false, 0, 0, 0},
+        {"seed", ArgKind::Int, false, 0, 0, kInf}}},
       // optimizers
       {"sgd",
        "optimizer",
@@ -142,9 +150,17 @@ SVal Sema::callSetting(const std::string &name, const CallExpr &call) {
       return SVal::error();
     }
     if (spec.kind == ArgKind::Str) {
+      if (!arg.present)
+        continue; // an optional string: its reader's default
       if (arg.value.kind != SVal::Kind::Str || arg.value.s.empty()) {
         error(arg.loc,
               what + " must be a non-empty string, got " + describe(arg.value));
+        return SVal::error();
+      }
+      if (name == "tokens" && std::string(spec.name) == "dtype" &&
+          arg.value.s != "uint16" && arg.value.s != "uint32") {
+        error(arg.loc, what + " must be \"uint16\" or \"uint32\", got \"" +
+                           arg.value.s + "\"");
         return SVal::error();
       }
       out.setting.dict.push_back({spec.name, Setting::ofStr(arg.value.s)});

@@ -6,6 +6,7 @@
 #include "dialects/Whale/IR/TrainAttrs.h"
 #include "runtime/data/DataOrder.h"
 #include "runtime/data/TextDataset.h"
+#include "runtime/data/TokenDataset.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -47,19 +48,50 @@ public:
     return order.slice(step, batch, 0, batch);
   }
   int64_t epochSamples() const override { return ds.numSamples(); }
-  void fill(int64_t step, std::vector<whale_rt_tensor *> &inputs) override {
+  std::string fill(int64_t step,
+                   std::vector<whale_rt_tensor *> &inputs) override {
     std::vector<int64_t> samples = order.slice(step, batch, 0, batch);
     int64_t seq = ds.seqLength();
     auto *in = static_cast<int32_t *>(whale_rt_tensor_data(inputs[0]));
     auto *tg = static_cast<int32_t *>(whale_rt_tensor_data(inputs[1]));
     for (int64_t b = 0; b < batch; ++b)
       ds.sample(samples[b], in + b * seq, tg + b * seq);
+    return "";
   }
 
 private:
   rt::TextDataset ds;
   rt::DataOrder order;
   int64_t batch;
+};
+
+/// A pre-tokenized corpus (rt::TokenDataset): inputs [B, T] and targets
+/// [B, T] shifted by one, in the same data order as text.
+class TokenSource : public DataSource {
+public:
+  TokenSource(rt::TokenDataset ds, uint64_t seed, int64_t seq, int64_t batch)
+      : ds(std::move(ds)), order(seed, this->ds.numSamples()), seq(seq),
+        batch(batch) {}
+  std::vector<int64_t> samples(int64_t step) override {
+    return order.slice(step, batch, 0, batch);
+  }
+  int64_t epochSamples() const override { return ds.numSamples(); }
+  std::string fill(int64_t step,
+                   std::vector<whale_rt_tensor *> &inputs) override {
+    std::vector<int64_t> samples = order.slice(step, batch, 0, batch);
+    auto *in = static_cast<int32_t *>(whale_rt_tensor_data(inputs[0]));
+    auto *tg = static_cast<int32_t *>(whale_rt_tensor_data(inputs[1]));
+    for (int64_t b = 0; b < batch; ++b)
+      if (rt::Status st = ds.sample(samples[b], in + b * seq, tg + b * seq);
+          !st)
+        return st.message();
+    return "";
+  }
+
+private:
+  rt::TokenDataset ds;
+  rt::DataOrder order;
+  int64_t seq, batch;
 };
 
 /// A task with a known solution: features uniform in [-1, 1], labels the
@@ -78,7 +110,8 @@ public:
     return ids;
   }
   int64_t epochSamples() const override { return 0; }
-  void fill(int64_t step, std::vector<whale_rt_tensor *> &inputs) override {
+  std::string fill(int64_t step,
+                   std::vector<whale_rt_tensor *> &inputs) override {
     auto *x = static_cast<float *>(whale_rt_tensor_data(inputs[0]));
     auto *y = static_cast<int32_t *>(whale_rt_tensor_data(inputs[1]));
     for (int64_t b = 0; b < batch; ++b) {
@@ -99,6 +132,7 @@ public:
       }
       y[b] = best;
     }
+    return "";
   }
 
 private:
@@ -120,6 +154,27 @@ std::unique_ptr<DataSource> makeDataSource(mlir::func::FuncOp model,
   int64_t batch = static_cast<int64_t>(number(data, "batch", 1));
   uint64_t dataSeed = static_cast<uint64_t>(number(data, "seed", 0));
   auto argTypes = model.getArgumentTypes();
+  auto twoTokenInputs = [&] {
+    return argTypes.size() == 2 && llvm::all_of(argTypes, [](mlir::Type t) {
+             return mlir::cast<mlir::RankedTensorType>(t)
+                 .getElementType()
+                 .isInteger(32);
+           });
+  };
+  if (text(data, "kind") == "tokens") {
+    rt::TokenDataset ds;
+    std::string dtype = text(data, "dtype");
+    int64_t seq = static_cast<int64_t>(number(data, "seq", 1));
+    if (rt::Status st =
+            rt::TokenDataset::open(scriptRelative(model, text(data, "path")),
+                                   dtype.empty() ? "uint16" : dtype, seq, ds);
+        !st)
+      return fail(st.message());
+    if (!twoTokenInputs())
+      return fail(
+          "tokens(...) feeds two i32 inputs [B, T]: tokens and targets");
+    return std::make_unique<TokenSource>(std::move(ds), dataSeed, seq, batch);
+  }
   if (text(data, "kind") == "text") {
     rt::TextDataset ds;
     rt::Status st =
@@ -127,11 +182,7 @@ std::unique_ptr<DataSource> makeDataSource(mlir::func::FuncOp model,
                               static_cast<int64_t>(number(data, "seq", 1)), ds);
     if (!st)
       return fail(st.message());
-    if (argTypes.size() != 2 || !llvm::all_of(argTypes, [](mlir::Type t) {
-          return mlir::cast<mlir::RankedTensorType>(t)
-              .getElementType()
-              .isInteger(32);
-        }))
+    if (!twoTokenInputs())
       return fail("text(...) feeds two i32 inputs [B, T]: tokens and targets");
     return std::make_unique<TextSource>(std::move(ds), dataSeed, batch);
   } else {

@@ -20,7 +20,9 @@ namespace whale {
 class DataSource {
 public:
   virtual ~DataSource() = default;
-  virtual void fill(int64_t step, std::vector<whale_rt_tensor *> &inputs) = 0;
+  /// "" when it filled them, else why not (a damaged corpus).
+  virtual std::string fill(int64_t step,
+                           std::vector<whale_rt_tensor *> &inputs) = 0;
   /// The samples `fill` puts in step `step`'s batch, row by row (their
   /// indices in the dataset; synthetic samples are numbered as drawn).
   virtual std::vector<int64_t> samples(int64_t step) = 0;
@@ -28,7 +30,7 @@ public:
   virtual int64_t epochSamples() const = 0;
 };
 
-/// The source the model's train block names (text or synthetic), checked
+/// The source the model's train block names (text, tokens or synthetic), checked
 /// against the model's inputs; null with `error` when they do not fit.
 std::unique_ptr<DataSource> makeDataSource(mlir::func::FuncOp model,
                                            std::string &error);

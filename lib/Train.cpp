@@ -119,7 +119,8 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
     if (interruptRequested())
       return fail(interruptedAfter(s));
     StepLog::Clock::time_point t0 = StepLog::Clock::now();
-    source->fill(s, j.inputs);
+    if (std::string err = source->fill(s, j.inputs); !err.empty())
+      return fail("step " + std::to_string(s + 1) + ": " + err);
     if (std::string err = samples.write(s + 1, source->samples(s), {batch});
         !err.empty())
       return fail(err);

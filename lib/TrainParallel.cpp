@@ -806,7 +806,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     }
     StepLog::Clock::time_point t0 = StepLog::Clock::now();
     const int64_t t0Ns = whale_rt_now_ns();
-    source->fill(step, global);
+    if (std::string err = source->fill(step, global); !err.empty())
+      return fail("step " + std::to_string(step + 1) + ": " + err);
     if (!options.samplesPath.empty() && processRank <= 0) {
       // Replica r computes rows [sum of the shares before it, + its own).
       std::vector<int64_t> rows(static_cast<size_t>(plan.replicas));

@@ -1,0 +1,119 @@
+//===- TokenDataset.cpp - a pre-tokenized corpus, memory-mapped -----------===//
+
+#include "runtime/data/TokenDataset.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace whale::rt {
+
+TokenDataset::~TokenDataset() { unmap(); }
+
+TokenDataset::TokenDataset(TokenDataset &&o) noexcept { *this = std::move(o); }
+
+TokenDataset &TokenDataset::operator=(TokenDataset &&o) noexcept {
+  if (this != &o) {
+    unmap();
+    path = std::move(o.path);
+    data = o.data;
+    mappedBytes = o.mappedBytes;
+    width = o.width;
+    seq = o.seq;
+    tokens = o.tokens;
+    samples = o.samples;
+    o.data = nullptr;
+    o.mappedBytes = 0;
+  }
+  return *this;
+}
+
+void TokenDataset::unmap() {
+  if (data)
+    ::munmap(const_cast<unsigned char *>(data), mappedBytes);
+  data = nullptr;
+  mappedBytes = 0;
+}
+
+Status TokenDataset::open(const std::string &path, const std::string &dtype,
+                          int64_t seq, TokenDataset &out) {
+  const std::string what = "token data '" + path + "'";
+  if (dtype != "uint16" && dtype != "uint32")
+    return Status::invalid(what + ": dtype must be \"uint16\" or \"uint32\", "
+                                  "got \"" +
+                           dtype + "\"");
+  if (seq < 1)
+    return Status::invalid(what + " needs seq >= 1");
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return Status::invalid("cannot read " + what + ": " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::invalid(what + " is not a regular file");
+  }
+  TokenDataset ds;
+  ds.path = path;
+  ds.seq = seq;
+  ds.width = dtype == "uint16" ? 2 : 4;
+  const int64_t size = static_cast<int64_t>(st.st_size);
+  if (size % ds.width != 0) {
+    ::close(fd);
+    return Status::invalid(what + " has " + std::to_string(size) +
+                           " bytes, not a whole number of " + dtype +
+                           " tokens");
+  }
+  ds.tokens = size / ds.width;
+  if (ds.tokens < seq + 1) {
+    ::close(fd);
+    return Status::invalid(what + " has " + std::to_string(ds.tokens) +
+                           " tokens; one sample of seq = " +
+                           std::to_string(seq) + " needs " +
+                           std::to_string(seq + 1));
+  }
+  void *mapped = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ,
+                        MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (mapped == MAP_FAILED)
+    return Status::invalid("cannot map " + what + ": " + std::strerror(errno));
+  ds.data = static_cast<const unsigned char *>(mapped);
+  ds.mappedBytes = static_cast<size_t>(size);
+  // Non-overlapping windows; the last token of one is the first target of
+  // the next, so every token is a target once.
+  ds.samples = (ds.tokens - 1) / seq;
+  out = std::move(ds);
+  return Status::ok();
+}
+
+Status TokenDataset::sample(int64_t index, int32_t *inputs,
+                            int32_t *targets) const {
+  if (index < 0 || index >= samples)
+    return Status::invalid("token data '" + path + "' has no sample " +
+                           std::to_string(index));
+  auto at = [&](int64_t k) -> uint64_t {
+    const unsigned char *p = data + k * width;
+    // Little endian, whatever the host.
+    uint64_t v = 0;
+    for (int b = width - 1; b >= 0; --b)
+      v = (v << 8) | p[b];
+    return v;
+  };
+  const int64_t first = index * seq;
+  for (int64_t t = 0; t <= seq; ++t) {
+    uint64_t id = at(first + t);
+    if (id > 0x7fffffffu)
+      return Status::invalid("token data '" + path + "': token " +
+                             std::to_string(first + t) + " is " +
+                             std::to_string(id) + ", past 2^31 - 1");
+    if (t < seq)
+      inputs[t] = static_cast<int32_t>(id);
+    if (t > 0)
+      targets[t - 1] = static_cast<int32_t>(id);
+  }
+  return Status::ok();
+}
+
+} // namespace whale::rt

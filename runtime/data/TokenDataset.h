@@ -1,0 +1,55 @@
+//===- TokenDataset.h - a pre-tokenized corpus, memory-mapped ----*- C++
+//-*-===//
+//
+// How large runs keep their corpora (nanoGPT's train.bin, Megatron's
+// indexed data): one flat file of token ids, uint16 or uint32, little
+// endian, mapped into memory and never read whole. Sample i is the window
+// of `seq` tokens from i * seq, its targets the same window shifted by one,
+// as TextDataset cuts bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_RUNTIME_DATA_TOKENDATASET_H
+#define WHALE_RUNTIME_DATA_TOKENDATASET_H
+
+#include "runtime/Status.h"
+
+#include <cstdint>
+#include <string>
+
+namespace whale::rt {
+
+class TokenDataset {
+public:
+  TokenDataset() = default;
+  ~TokenDataset();
+  TokenDataset(TokenDataset &&o) noexcept;
+  TokenDataset &operator=(TokenDataset &&o) noexcept;
+  TokenDataset(const TokenDataset &) = delete;
+  TokenDataset &operator=(const TokenDataset &) = delete;
+
+  /// Maps `path` of `dtype` ("uint16" or "uint32"). Fails with the path and
+  /// the reason: missing, not a regular file, a size that is not whole
+  /// tokens, or fewer than seq + 1 tokens.
+  static Status open(const std::string &path, const std::string &dtype,
+                     int64_t seq, TokenDataset &out);
+
+  int64_t numSamples() const { return samples; }
+  int64_t numTokens() const { return tokens; }
+
+  /// Writes sample `index`'s inputs and targets (seq tokens each); an id
+  /// past 2^31 - 1 (uint32 only) is an error naming its place.
+  Status sample(int64_t index, int32_t *inputs, int32_t *targets) const;
+
+private:
+  void unmap();
+  std::string path;
+  const unsigned char *data = nullptr;
+  size_t mappedBytes = 0;
+  int width = 2; ///< bytes per token
+  int64_t seq = 0, tokens = 0, samples = 0;
+};
+
+} // namespace whale::rt
+
+#endif
