@@ -37,9 +37,11 @@ if [ "$mode" = full ]; then
   echo "sanitize full: unit, balance and equivalence suites clean under ASan+UBSan"
   exit 0
 fi
-targets=(whale-runtime-tests whale-fuzz-replay whale-fuzz-replay-safetensors)
+targets=(whale-runtime-tests whale-fuzz-replay whale-fuzz-replay-safetensors
+         whale-fuzz-replay-tokens)
 cmake --build "$build" --target "${targets[@]}" -- -j"$(nproc)"
 "$build/bin/whale-runtime-tests" --gtest_brief=1
 "$build/bin/whale-fuzz-replay" "$root/fuzz/corpus"
 "$build/bin/whale-fuzz-replay-safetensors" "$root/fuzz/corpus-safetensors"
+"$build/bin/whale-fuzz-replay-tokens" "$root/fuzz/corpus-tokens"
 echo "sanitize: runtime tests and fuzz corpora clean under ASan+UBSan"

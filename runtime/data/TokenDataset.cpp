@@ -32,21 +32,47 @@ TokenDataset &TokenDataset::operator=(TokenDataset &&o) noexcept {
 }
 
 void TokenDataset::unmap() {
-  if (data)
+  if (data && mappedBytes > 0) // a view() maps nothing
     ::munmap(const_cast<unsigned char *>(data), mappedBytes);
   data = nullptr;
   mappedBytes = 0;
 }
 
-Status TokenDataset::open(const std::string &path, const std::string &dtype,
+Status TokenDataset::view(const unsigned char *data, size_t size,
+                          const std::string &name, const std::string &dtype,
                           int64_t seq, TokenDataset &out) {
-  const std::string what = "token data '" + path + "'";
+  const std::string what = "token data '" + name + "'";
   if (dtype != "uint16" && dtype != "uint32")
     return Status::invalid(what + ": dtype must be \"uint16\" or \"uint32\", "
                                   "got \"" +
                            dtype + "\"");
   if (seq < 1)
     return Status::invalid(what + " needs seq >= 1");
+  TokenDataset ds;
+  ds.path = name;
+  ds.seq = seq;
+  ds.width = dtype == "uint16" ? 2 : 4;
+  if (size % static_cast<size_t>(ds.width) != 0)
+    return Status::invalid(what + " has " + std::to_string(size) +
+                           " bytes, not a whole number of " + dtype +
+                           " tokens");
+  ds.tokens = static_cast<int64_t>(size) / ds.width;
+  if (ds.tokens - 1 < seq)
+    return Status::invalid(what + " has " + std::to_string(ds.tokens) +
+                           " tokens; one sample of seq = " +
+                           std::to_string(seq) + " needs " +
+                           std::to_string(seq + 1));
+  ds.data = data;
+  // Non-overlapping windows; the last token of one is the first target of
+  // the next, so every token is a target once.
+  ds.samples = (ds.tokens - 1) / seq;
+  out = std::move(ds);
+  return Status::ok();
+}
+
+Status TokenDataset::open(const std::string &path, const std::string &dtype,
+                          int64_t seq, TokenDataset &out) {
+  const std::string what = "token data '" + path + "'";
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return Status::invalid("cannot read " + what + ": " + std::strerror(errno));
@@ -55,35 +81,26 @@ Status TokenDataset::open(const std::string &path, const std::string &dtype,
     ::close(fd);
     return Status::invalid(what + " is not a regular file");
   }
-  TokenDataset ds;
-  ds.path = path;
-  ds.seq = seq;
-  ds.width = dtype == "uint16" ? 2 : 4;
-  const int64_t size = static_cast<int64_t>(st.st_size);
-  if (size % ds.width != 0) {
+  const size_t size = static_cast<size_t>(st.st_size);
+  // Checked before mapping, on no bytes: a size that is not whole tokens
+  // or too short is refused without reading the file.
+  TokenDataset probe;
+  if (Status s = view(nullptr, size, path, dtype, seq, probe); !s) {
     ::close(fd);
-    return Status::invalid(what + " has " + std::to_string(size) +
-                           " bytes, not a whole number of " + dtype +
-                           " tokens");
+    return s;
   }
-  ds.tokens = size / ds.width;
-  if (ds.tokens < seq + 1) {
-    ::close(fd);
-    return Status::invalid(what + " has " + std::to_string(ds.tokens) +
-                           " tokens; one sample of seq = " +
-                           std::to_string(seq) + " needs " +
-                           std::to_string(seq + 1));
-  }
-  void *mapped = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ,
-                        MAP_PRIVATE, fd, 0);
+  void *mapped = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
   if (mapped == MAP_FAILED)
     return Status::invalid("cannot map " + what + ": " + std::strerror(errno));
-  ds.data = static_cast<const unsigned char *>(mapped);
-  ds.mappedBytes = static_cast<size_t>(size);
-  // Non-overlapping windows; the last token of one is the first target of
-  // the next, so every token is a target once.
-  ds.samples = (ds.tokens - 1) / seq;
+  TokenDataset ds;
+  if (Status s = view(static_cast<const unsigned char *>(mapped), size, path,
+                      dtype, seq, ds);
+      !s) {
+    ::munmap(mapped, size);
+    return s;
+  }
+  ds.mappedBytes = size; // owned: unmapped when it goes
   out = std::move(ds);
   return Status::ok();
 }

@@ -34,6 +34,12 @@ public:
   static Status open(const std::string &path, const std::string &dtype,
                      int64_t seq, TokenDataset &out);
 
+  /// The same over `size` bytes the caller keeps alive (nothing mapped):
+  /// what open() checks, for the fuzzer and for hosts holding a corpus.
+  static Status view(const unsigned char *data, size_t size,
+                     const std::string &name, const std::string &dtype,
+                     int64_t seq, TokenDataset &out);
+
   int64_t numSamples() const { return samples; }
   int64_t numTokens() const { return tokens; }
 
