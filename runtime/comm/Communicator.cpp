@@ -19,14 +19,14 @@
 
 namespace whale::rt {
 
-namespace {
-
 std::string rankList(const std::vector<int> &ranks) {
   std::ostringstream os;
   for (size_t i = 0; i < ranks.size(); ++i)
     os << (i ? ", " : "") << ranks[i];
   return os.str();
 }
+
+namespace {
 
 /// "0.05 s", "120 s".
 std::string seconds(std::chrono::milliseconds t) {

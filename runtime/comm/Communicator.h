@@ -90,6 +90,9 @@ public:
   virtual int collectiveDevice(int rank) const = 0;
 };
 
+/// "0, 2, 5": a group's ranks as messages name them.
+std::string rankList(const std::vector<int> &ranks);
+
 /// Checks a collective's arguments alike for every transport: a non-empty
 /// group of distinct ranks below `size` that holds `rank`.
 Status checkGroup(const char *op, int size, int rank,

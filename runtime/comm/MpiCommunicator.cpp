@@ -12,7 +12,6 @@
 #include <deque>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
 namespace whale::rt {
@@ -24,13 +23,6 @@ using Clock = std::chrono::steady_clock;
 /// the message's first 8 bytes (MPI tags may be as small as 32767).
 constexpr int kMessageTag = 17;
 constexpr int kGroupTag = 18;
-
-std::string rankList(const std::vector<int> &ranks) {
-  std::ostringstream os;
-  for (size_t i = 0; i < ranks.size(); ++i)
-    os << (i ? ", " : "") << ranks[i];
-  return os.str();
-}
 
 std::string mpiError(int code) {
   char text[MPI_MAX_ERROR_STRING];
