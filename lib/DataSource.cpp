@@ -39,59 +39,68 @@ std::string scriptRelative(mlir::func::FuncOp model, const std::string &path) {
   return full.str().str();
 }
 
-/// Bytes of text: inputs [B, T] and targets [B, T] shifted by one.
-class TextSource : public DataSource {
+/// Windows of a token stream in the data order: inputs [B, T] and targets
+/// [B, T] shifted by one. Text and token corpora differ only in where a
+/// window's tokens come from.
+class WindowSource : public DataSource {
 public:
-  TextSource(rt::TextDataset ds, uint64_t seed, int64_t batch)
-      : ds(std::move(ds)), order(seed, this->ds.numSamples()), batch(batch) {}
+  WindowSource(uint64_t seed, int64_t numSamples, int64_t seq, int64_t batch)
+      : order(seed, numSamples), seq(seq), batch(batch) {}
   std::vector<int64_t> samples(int64_t step) override {
     return order.slice(step, batch, 0, batch);
   }
-  int64_t epochSamples() const override { return ds.numSamples(); }
+  int64_t epochSamples() const override { return order.size(); }
   std::string fill(int64_t step,
                    std::vector<whale_rt_tensor *> &inputs) override {
-    std::vector<int64_t> samples = order.slice(step, batch, 0, batch);
-    int64_t seq = ds.seqLength();
+    std::vector<int64_t> ids = samples(step);
     auto *in = static_cast<int32_t *>(whale_rt_tensor_data(inputs[0]));
     auto *tg = static_cast<int32_t *>(whale_rt_tensor_data(inputs[1]));
     for (int64_t b = 0; b < batch; ++b)
-      ds.sample(samples[b], in + b * seq, tg + b * seq);
+      if (std::string err = window(ids[b], in + b * seq, tg + b * seq);
+          !err.empty())
+        return err;
     return "";
   }
 
-private:
-  rt::TextDataset ds;
-  rt::DataOrder order;
-  int64_t batch;
-};
-
-/// A pre-tokenized corpus (rt::TokenDataset): inputs [B, T] and targets
-/// [B, T] shifted by one, in the same data order as text.
-class TokenSource : public DataSource {
-public:
-  TokenSource(rt::TokenDataset ds, uint64_t seed, int64_t seq, int64_t batch)
-      : ds(std::move(ds)), order(seed, this->ds.numSamples()), seq(seq),
-        batch(batch) {}
-  std::vector<int64_t> samples(int64_t step) override {
-    return order.slice(step, batch, 0, batch);
-  }
-  int64_t epochSamples() const override { return ds.numSamples(); }
-  std::string fill(int64_t step,
-                   std::vector<whale_rt_tensor *> &inputs) override {
-    std::vector<int64_t> samples = order.slice(step, batch, 0, batch);
-    auto *in = static_cast<int32_t *>(whale_rt_tensor_data(inputs[0]));
-    auto *tg = static_cast<int32_t *>(whale_rt_tensor_data(inputs[1]));
-    for (int64_t b = 0; b < batch; ++b)
-      if (rt::Status st = ds.sample(samples[b], in + b * seq, tg + b * seq);
-          !st)
-        return st.message();
-    return "";
-  }
+protected:
+  /// Sample `index`'s seq inputs and targets; "" or why not.
+  virtual std::string window(int64_t index, int32_t *inputs,
+                             int32_t *targets) = 0;
 
 private:
-  rt::TokenDataset ds;
   rt::DataOrder order;
   int64_t seq, batch;
+};
+
+/// Bytes of text.
+class TextSource : public WindowSource {
+public:
+  TextSource(rt::TextDataset ds, uint64_t seed, int64_t batch)
+      : WindowSource(seed, ds.numSamples(), ds.seqLength(), batch),
+        ds(std::move(ds)) {}
+
+private:
+  std::string window(int64_t index, int32_t *inputs,
+                     int32_t *targets) override {
+    ds.sample(index, inputs, targets);
+    return "";
+  }
+  rt::TextDataset ds;
+};
+
+/// A pre-tokenized corpus (rt::TokenDataset).
+class TokenSource : public WindowSource {
+public:
+  TokenSource(rt::TokenDataset ds, uint64_t seed, int64_t seq, int64_t batch)
+      : WindowSource(seed, ds.numSamples(), seq, batch), ds(std::move(ds)) {}
+
+private:
+  std::string window(int64_t index, int32_t *inputs,
+                     int32_t *targets) override {
+    rt::Status st = ds.sample(index, inputs, targets);
+    return st ? "" : st.message();
+  }
+  rt::TokenDataset ds;
 };
 
 /// A task with a known solution: features uniform in [-1, 1], labels the

@@ -196,6 +196,14 @@ std::vector<VerbSpec> makeVerbs() {
   return v;
 }
 
+/// A verb's own options, then those of a script verb.
+std::vector<OptionSpec> allOptions(const VerbSpec &verb) {
+  std::vector<OptionSpec> all = verb.options;
+  if (verb.script)
+    all.insert(all.end(), scriptOptions().begin(), scriptOptions().end());
+  return all;
+}
+
 std::string usageLine(const VerbSpec &verb) {
   std::string line = "whale " + verb.name;
   if (!verb.operands.empty())
@@ -242,16 +250,14 @@ const OptionSpec *findOption(const VerbSpec &verb, const std::string &flag) {
   if (verb.script)
     for (const OptionSpec &o : scriptOptions())
       if (o.flag == flag)
-        return &o;
+        return &o; // the table's own entries: they outlive the call
   return nullptr;
 }
 
 std::string verbHelp(const VerbSpec &verb) {
   std::string out = "usage: " + usageLine(verb) + "\n\n" +
                     wrap(verb.summary + ". " + verb.details, 2);
-  std::vector<OptionSpec> all = verb.options;
-  if (verb.script)
-    all.insert(all.end(), scriptOptions().begin(), scriptOptions().end());
+  std::vector<OptionSpec> all = allOptions(verb);
   if (!all.empty())
     out += "\noptions:\n";
   for (const OptionSpec &o : all) {
@@ -282,9 +288,7 @@ std::string overview() {
 }
 
 std::string nearestOption(const VerbSpec &verb, const std::string &arg) {
-  std::vector<OptionSpec> all = verb.options;
-  if (verb.script)
-    all.insert(all.end(), scriptOptions().begin(), scriptOptions().end());
+  std::vector<OptionSpec> all = allOptions(verb);
   std::string flag = arg.substr(0, arg.find('='));
   std::string best;
   unsigned bestDistance = 0;
@@ -316,11 +320,8 @@ std::string bashCompletion() {
          "  case \"$verb\" in\n";
   for (const VerbSpec &v : verbs()) {
     out += "    " + v.name + ") options=\"";
-    for (const OptionSpec &o : v.options)
+    for (const OptionSpec &o : allOptions(v))
       out += o.flag + " ";
-    if (v.script)
-      for (const OptionSpec &o : scriptOptions())
-        out += o.flag + " ";
     out += "\" ;;\n";
   }
   out += "  esac\n"
