@@ -1,4 +1,5 @@
-//===- MpiAllReduceBench.cpp - all-reduce through Whale against MPI's ------===//
+//===- MpiAllReduceBench.cpp - all-reduce through Whale against MPI's
+//------===//
 //
 // Bus bandwidth of a float all-reduce by message size: Whale's MPI
 // transport (an all-to-all, sums in group order, an all-gather: the same
@@ -56,8 +57,7 @@ int main(int argc, char **argv) {
   if (rank == 0)
     std::printf("%d processes; bus bandwidth GB/s, median of rounds\n"
                 "%12s %12s %12s %10s %10s %8s\n",
-                size, "bytes", "whale us", "MPI us", "whale", "MPI",
-                "ratio");
+                size, "bytes", "whale us", "MPI us", "whale", "MPI", "ratio");
   for (int64_t bytes = 4096; bytes <= (int64_t(64) << 20); bytes *= 4) {
     const int64_t count = bytes / 4;
     std::vector<float> a(count, 1.0f + rank), b(count, 1.0f + rank);

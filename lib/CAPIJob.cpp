@@ -1,4 +1,5 @@
-//===- CAPIJob.cpp - the C API over whale::Job -----------------------------===//
+//===- CAPIJob.cpp - the C API over whale::Job
+//-----------------------------===//
 
 #include "lib/CAPIInternal.h"
 
@@ -45,7 +46,8 @@ whale_status whale_job_create(whale_interp *w, const char *model,
     options.batch = batch;
   options.threads = threads;
   std::string error;
-  std::unique_ptr<whale::Job> job = whale::Job::create(*w->interp, options, error);
+  std::unique_ptr<whale::Job> job =
+      whale::Job::create(*w->interp, options, error);
   if (!job)
     return w->outcome(error);
   auto *j = new (std::nothrow) whale_job();
@@ -149,8 +151,8 @@ whale_status whale_job_read_param(whale_job *j, const char *name, float *out,
     return WHALE_ERROR_ARGUMENT;
   std::lock_guard<std::mutex> guard(j->lock);
   std::string error;
-  bool ok = j->job->readParameter(name, out, static_cast<int64_t>(count),
-                                  error);
+  bool ok =
+      j->job->readParameter(name, out, static_cast<int64_t>(count), error);
   return j->outcome(ok, error);
 }
 
@@ -160,8 +162,8 @@ whale_status whale_job_write_param(whale_job *j, const char *name,
     return WHALE_ERROR_ARGUMENT;
   std::lock_guard<std::mutex> guard(j->lock);
   std::string error;
-  bool ok = j->job->writeParameter(name, values, static_cast<int64_t>(count),
-                                   error);
+  bool ok =
+      j->job->writeParameter(name, values, static_cast<int64_t>(count), error);
   return j->outcome(ok, error);
 }
 

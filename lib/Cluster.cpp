@@ -214,8 +214,8 @@ bool parseClusterJson(const std::string &text, const std::string &path,
       for (size_t h = 0; h < list->size(); ++h) {
         auto one = (*list)[h].getAsString();
         if (!one || one->empty()) {
-          error = where + ".hosts[" + std::to_string(h) +
-                  "] must be a host name";
+          error =
+              where + ".hosts[" + std::to_string(h) + "] must be a host name";
           return false;
         }
         hosts[h] = one->str();

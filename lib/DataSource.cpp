@@ -2,8 +2,8 @@
 
 #include "lib/DataSource.h"
 
-#include "dialects/Whale/IR/WhaleOps.h"
 #include "dialects/Whale/IR/TrainAttrs.h"
+#include "dialects/Whale/IR/WhaleOps.h"
 #include "runtime/data/DataOrder.h"
 #include "runtime/data/TextDataset.h"
 #include "runtime/data/TokenDataset.h"

@@ -30,8 +30,8 @@ public:
   virtual int64_t epochSamples() const = 0;
 };
 
-/// The source the model's train block names (text, tokens or synthetic), checked
-/// against the model's inputs; null with `error` when they do not fit.
+/// The source the model's train block names (text, tokens or synthetic),
+/// checked against the model's inputs; null with `error` when they do not fit.
 std::unique_ptr<DataSource> makeDataSource(mlir::func::FuncOp model,
                                            std::string &error);
 

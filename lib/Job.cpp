@@ -31,8 +31,7 @@ TensorInfo infoOf(std::string name, mlir::RankedTensorType type) {
 
 /// Makes every parameter of `module` in `ctx` with its initializer, as the
 /// first step would: the same values, so they can be read before it.
-std::string initializeParameters(whale_rt_context *ctx,
-                                 mlir::ModuleOp module) {
+std::string initializeParameters(whale_rt_context *ctx, mlir::ModuleOp module) {
   std::string error;
   module.walk([&](ParamOp p) {
     if (!error.empty())
@@ -64,8 +63,8 @@ std::string Job::Impl::runStep(whale_rt_tensor *const *tensors,
            whale_rt_last_error(ctx.get());
   double value = *static_cast<float *>(whale_rt_tensor_data(loss));
   whale_rt_tensor_release(ctx.get(), loss);
-  if (std::string err = StepLog::nonFinite(
-          s + 1, value, whale_rt_first_nonfinite(ctx.get()));
+  if (std::string err =
+          StepLog::nonFinite(s + 1, value, whale_rt_first_nonfinite(ctx.get()));
       !err.empty())
     return err;
   double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -91,12 +90,11 @@ std::unique_ptr<Job> Job::create(Interpreter &interp, const JobOptions &options,
   auto data = trainBlock.getAs<mlir::DictionaryAttr>("data");
   auto impl = std::make_unique<Impl>();
   impl->model = model.getName().str();
-  impl->batch = options.batch
-                    ? *options.batch
-                    : static_cast<int64_t>(number(data, "batch", 1));
+  impl->batch = options.batch ? *options.batch
+                              : static_cast<int64_t>(number(data, "batch", 1));
   if (impl->batch < 1) {
-    error = "a job's batch must be at least 1, got " +
-            std::to_string(impl->batch);
+    error =
+        "a job's batch must be at least 1, got " + std::to_string(impl->batch);
     return nullptr;
   }
   // The job's own copy of the script, at its batch.
@@ -126,8 +124,7 @@ std::unique_ptr<Job> Job::create(Interpreter &interp, const JobOptions &options,
     error = "building the train step of '" + impl->model + "' failed";
     return nullptr;
   }
-  auto gradFn =
-      module->lookupSymbol<mlir::func::FuncOp>(impl->model + "_grad");
+  auto gradFn = module->lookupSymbol<mlir::func::FuncOp>(impl->model + "_grad");
   auto names = gradFn->getAttrOfType<mlir::ArrayAttr>("whale.gradients");
   for (auto [i, n] : llvm::enumerate(names)) {
     auto type =
@@ -172,10 +169,10 @@ std::unique_ptr<Job> Job::create(Interpreter &interp, const JobOptions &options,
     if (!tensor)
       return nullptr;
     impl->inputs.push_back(tensor);
-    impl->inputInfo.push_back(infoOf(
-        inputNames ? mlir::cast<mlir::StringAttr>(inputNames[i]).str()
-                   : "input" + std::to_string(i),
-        type));
+    impl->inputInfo.push_back(
+        infoOf(inputNames ? mlir::cast<mlir::StringAttr>(inputNames[i]).str()
+                          : "input" + std::to_string(i),
+               type));
   }
   return std::unique_ptr<Job>(new Job(std::move(impl)));
 }
@@ -201,24 +198,23 @@ bool Job::step(const void *const *inputs, std::string &error) {
     const TensorInfo &info = impl->inputInfo[i];
     if (!inputs || !inputs[i]) {
       releaseWrapped();
-      error = "input " + std::to_string(i) + " ('" + info.name +
-              "') has no buffer";
+      error =
+          "input " + std::to_string(i) + " ('" + info.name + "') has no buffer";
       return false;
     }
     // Aligned memory is read in place: the step only reads its inputs.
     whale_rt_tensor *t = nullptr;
     if (reinterpret_cast<uintptr_t>(inputs[i]) % WHALE_RT_ALIGNMENT == 0 &&
-        whale_rt_tensor_wrap(ctx, info.dtype == "f32" ? WHALE_RT_F32
-                                                      : WHALE_RT_I32,
-                             static_cast<int32_t>(info.shape.size()),
-                             info.shape.data(), const_cast<void *>(inputs[i]),
-                             &t) == WHALE_RT_OK) {
+        whale_rt_tensor_wrap(
+            ctx, info.dtype == "f32" ? WHALE_RT_F32 : WHALE_RT_I32,
+            static_cast<int32_t>(info.shape.size()), info.shape.data(),
+            const_cast<void *>(inputs[i]), &t) == WHALE_RT_OK) {
       wrapped.push_back(t);
       tensors[i] = t;
       continue;
     }
-    if (whale_rt_tensor_write(ctx, impl->inputs[i], inputs[i],
-                              info.bytes()) != WHALE_RT_OK) {
+    if (whale_rt_tensor_write(ctx, impl->inputs[i], inputs[i], info.bytes()) !=
+        WHALE_RT_OK) {
       releaseWrapped();
       error = whale_rt_last_error(ctx);
       return false;

@@ -38,8 +38,7 @@ bool isRankCheckpoint(const std::string &path);
 /// `dir`, one file a rank, or only rank `only`'s file (each process of an
 /// MPI job writes its own); "" on success.
 std::string saveRankCheckpoint(const std::string &dir,
-                               const StateCheckpoint &ckpt,
-                               int64_t only = -1);
+                               const StateCheckpoint &ckpt, int64_t only = -1);
 
 /// Reads a folder of rank files, or a single-file checkpoint; every box is
 /// checked against its file's data and the whole shape; "" on success.

@@ -48,8 +48,9 @@ public:
       out << "]";
     }
     out << "]}\n" << std::flush;
-    return out ? "" : "cannot write the sample log '" + path +
-                          "': " + std::strerror(errno);
+    return out ? ""
+               : "cannot write the sample log '" + path +
+                     "': " + std::strerror(errno);
   }
 
 private:

@@ -60,11 +60,12 @@ public:
       // The loss to the last bit (17 digits give a double back exactly), so
       // runs can be compared as the numerical contract compares them.
       char line[256];
-      std::snprintf(line, sizeof line,
-                    "{\"step\": %lld, \"loss\": %.17g, \"samples_per_s\": %.2f, "
-                    "\"time_s\": %.4f}\n",
-                    static_cast<long long>(r.step), loss, r.samplesPerSecond,
-                    r.elapsedSeconds);
+      std::snprintf(
+          line, sizeof line,
+          "{\"step\": %lld, \"loss\": %.17g, \"samples_per_s\": %.2f, "
+          "\"time_s\": %.4f}\n",
+          static_cast<long long>(r.step), loss, r.samplesPerSecond,
+          r.elapsedSeconds);
       metrics << line << std::flush;
       if (!metrics)
         return "cannot write metrics to '" + path +

@@ -24,8 +24,8 @@
 #include "lib/ModelLookup.h"
 #include "lib/Planner.h"
 #include "lib/RankCheckpoint.h"
-#include "lib/SampleLog.h"
 #include "lib/Reshard.h"
+#include "lib/SampleLog.h"
 #include "lib/StateCollection.h"
 #include "lib/StateStore.h"
 #include "lib/StepLog.h"
@@ -35,8 +35,8 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/xxhash.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/xxhash.h"
 
 #include <algorithm>
 #include <chrono>
@@ -44,8 +44,8 @@
 #include <cstring>
 #include <mutex>
 #include <set>
-#include <tuple>
 #include <thread>
+#include <tuple>
 
 namespace whale {
 namespace {
@@ -143,7 +143,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
           return fail("device " + std::to_string(r) + " is on node " +
                       cluster.nodes[node] + " (host " + expected +
                       "), but process " + std::to_string(r) + " runs on " +
-                      actual + ": start the processes in the order of the "
+                      actual +
+                      ": start the processes in the order of the "
                       "cluster file's devices (one per device, host by "
                       "host)");
       }
@@ -414,9 +415,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         whale_rt_context *ctx = contextOf(rank);
         if (!ctx || !read.count({rank, t.name, box}))
           continue;
-        if (std::string err =
-                readRankTensor(ctx, name, localShape(box),
-                               state, held[{rank, t.name}][box]);
+        if (std::string err = readRankTensor(ctx, name, localShape(box), state,
+                                             held[{rank, t.name}][box]);
             !err.empty())
           return err;
       }
@@ -433,8 +433,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       std::string name = splitName(tensorName, state);
       for (const auto &[box, bytes] : boxes)
         if (!box.size.empty())
-          if (std::string err = writeRankTensor(ctx, name, localShape(box),
-                                                state, bytes);
+          if (std::string err =
+                  writeRankTensor(ctx, name, localShape(box), state, bytes);
               !err.empty())
             return err;
     }

@@ -398,8 +398,8 @@ bool ReplSession::evaluateTensor(const std::string &expr, std::ostream &out,
   std::string header = "model __eval(";
   for (size_t k = 0; k < given.size(); ++k) {
     const TensorValue &t = given[k].second;
-    header += (k ? ", " : "") + given[k].first + ": " +
-              (t.isFloat ? "f32[" : "i32[");
+    header +=
+        (k ? ", " : "") + given[k].first + ": " + (t.isFloat ? "f32[" : "i32[");
     for (size_t d = 0; d < t.shape.size(); ++d)
       header += (d ? ", " : "") + std::to_string(t.shape[d]);
     header += "]";
@@ -552,8 +552,7 @@ bool ReplSession::command(const std::string &line, std::ostream &out,
         out << "wrote " << defs.size() << " definitions to " << rest[0]
             << (tensors.empty() ? ""
                                 : " and " + std::to_string(tensors.size()) +
-                                      " tensors to " + rest[0] +
-                                      ".safetensors")
+                                      " tensors to " + rest[0] + ".safetensors")
             << "\n";
     } else {
       std::string text;

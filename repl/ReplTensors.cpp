@@ -1,4 +1,5 @@
-//===- ReplTensors.cpp - the REPL session's tensors ------------------------===//
+//===- ReplTensors.cpp - the REPL session's tensors
+//------------------------===//
 
 #include "repl/ReplTensors.h"
 
@@ -83,8 +84,7 @@ std::string expandRandn(std::string &expr, std::mt19937_64 &rng,
     int64_t n = 1;
     for (int64_t d : shape) {
       if (d < 1 || n > kMaxReplRandomValues / d)
-        return "randn makes from 1 to " +
-               std::to_string(kMaxReplRandomValues) +
+        return "randn makes from 1 to " + std::to_string(kMaxReplRandomValues) +
                " values in the REPL, with every extent at least 1";
       n *= d;
     }

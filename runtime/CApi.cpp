@@ -255,8 +255,8 @@ whale_rt_status whale_rt_tensor_wrap(whale_rt_context *ctx, int32_t dtype,
       return ctx->invalid("tensor_wrap: the memory is not aligned to " +
                           std::to_string(WHALE_RT_ALIGNMENT) + " bytes");
     auto t = std::make_unique<whale_rt_tensor>();
-    if (Status st = Tensor::borrow(d, Shape(shape, shape + rank), data,
-                                   t->tensor);
+    if (Status st =
+            Tensor::borrow(d, Shape(shape, shape + rank), data, t->tensor);
         !st)
       return ctx->fail(st);
     *out = t.get();

@@ -22,7 +22,8 @@ struct whale_rt_comm {
 
 namespace {
 std::chrono::milliseconds millis(double seconds) {
-  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0 + 0.5));
+  return std::chrono::milliseconds(
+      static_cast<int64_t>(seconds * 1000.0 + 0.5));
 }
 } // namespace
 

@@ -61,8 +61,8 @@ int main(int argc, char **argv) {
   char *plan = NULL, *sim = NULL;
   if (whale_interp_plan(w, "cpu:2", &plan) != WHALE_OK)
     return fail("plan", whale_interp_last_error(w));
-  printf("plan on cpu:2: %s\n", strstr(plan, "\"replicas\": 2") ? "2 replicas"
-                                                               : plan);
+  printf("plan on cpu:2: %s\n",
+         strstr(plan, "\"replicas\": 2") ? "2 replicas" : plan);
   whale_string_free(plan);
   if (whale_interp_simulate(w, "cpu:2", NULL, &sim) != WHALE_OK)
     return fail("simulate", whale_interp_last_error(w));
@@ -104,16 +104,15 @@ int main(int argc, char **argv) {
   char *metrics = whale_job_metrics(job);
   printf("30 steps: loss %.3f -> %.3f (%s)\n", first, loss,
          loss < first / 2 ? "falls" : "does not fall");
-  printf("last step: %s\n", strstr(metrics, "\"step\": 30") ? "step 30"
-                                                            : metrics);
+  printf("last step: %s\n",
+         strstr(metrics, "\"step\": 30") ? "step 30" : metrics);
   whale_string_free(metrics);
 
   /* Parameters by name, and errors as values. */
   const char *name = whale_job_param_name(job, 0);
   long long n = whale_job_param_numel(job, name);
   float *values = malloc(sizeof(float) * (size_t)n);
-  if (!values ||
-      whale_job_read_param(job, name, values, (size_t)n) != WHALE_OK)
+  if (!values || whale_job_read_param(job, name, values, (size_t)n) != WHALE_OK)
     return fail("read", whale_job_last_error(job));
   printf("%zu parameters; %s has %lld values\n", whale_job_num_params(job),
          name, n);

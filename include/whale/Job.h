@@ -61,9 +61,8 @@ public:
   /// Compiles the loaded script's model (`options.model`) and makes its
   /// parameters with their initial values. Null with `error` set when the
   /// script has no such model or train block, or compiling fails.
-  static std::unique_ptr<Job> create(Interpreter &interp,
-                                     const JobOptions &options,
-                                     std::string &error);
+  static std::unique_ptr<Job>
+  create(Interpreter &interp, const JobOptions &options, std::string &error);
   ~Job();
   Job(const Job &) = delete;
   Job &operator=(const Job &) = delete;

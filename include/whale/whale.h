@@ -39,8 +39,8 @@ typedef enum whale_status {
   WHALE_OK = 0,
   WHALE_ERROR_SCRIPT = 1,   /* the script has errors: see diagnostics */
   WHALE_ERROR_ARGUMENT = 2, /* a null handle or argument, an unknown stage */
-  WHALE_ERROR_RUN = 3, /* planning, compiling, a step or a file failed: see
-                          the handle's last error */
+  WHALE_ERROR_RUN = 3,      /* planning, compiling, a step or a file failed: see
+                               the handle's last error */
 } whale_status;
 
 /* Element types of model inputs. */

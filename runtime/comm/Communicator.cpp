@@ -58,8 +58,9 @@ void sumInto(T *out, const std::vector<const void *> &ins, int64_t offset,
 
 } // namespace
 
-void sumInGroupOrder(DType dtype, void *out, const std::vector<const void *> &ins,
-         int64_t offset, int64_t count) {
+void sumInGroupOrder(DType dtype, void *out,
+                     const std::vector<const void *> &ins, int64_t offset,
+                     int64_t count) {
   switch (dtype) {
   case DType::F32:
     return sumInto(static_cast<float *>(out), ins, offset, count);
@@ -82,7 +83,8 @@ struct InProcessCommunicator::Round {
   int arrived = 0, computed = 0, left = 0;
 };
 
-InProcessCommunicator::InProcessCommunicator(int size, std::chrono::milliseconds timeout)
+InProcessCommunicator::InProcessCommunicator(int size,
+                                             std::chrono::milliseconds timeout)
     : size_(size), timeout(timeout), perRank(std::max(size, 0)) {}
 
 void InProcessCommunicator::abort(const std::string &reason) {
@@ -138,9 +140,11 @@ Status InProcessCommunicator::checkRanks(const char *op, int rank,
 }
 
 Status InProcessCommunicator::collective(const char *op, int rank,
-                                const std::vector<int> &group, DType dtype,
-                                int64_t count, const void *in, void *out,
-                                int64_t outCount, int root, int64_t *counter) {
+                                         const std::vector<int> &group,
+                                         DType dtype, int64_t count,
+                                         const void *in, void *out,
+                                         int64_t outCount, int root,
+                                         int64_t *counter) {
   if (Status st = checkRanks(op, rank, group); !st)
     return st;
   if (count < 0)
@@ -244,7 +248,8 @@ Status InProcessCommunicator::collective(const char *op, int rank,
 }
 
 Status InProcessCommunicator::allReduce(int rank, const std::vector<int> &group,
-                               DType dtype, void *data, int64_t count) {
+                                        DType dtype, void *data,
+                                        int64_t count) {
   int64_t dummy = 0;
   int64_t *c = counter(rank, &CommCounters::allReduceBytes, dummy);
   return collective("all_reduce", rank, group, dtype, count, data, data, count,
@@ -252,17 +257,18 @@ Status InProcessCommunicator::allReduce(int rank, const std::vector<int> &group,
 }
 
 Status InProcessCommunicator::allGather(int rank, const std::vector<int> &group,
-                               DType dtype, const void *in, int64_t count,
-                               void *out) {
+                                        DType dtype, const void *in,
+                                        int64_t count, void *out) {
   int64_t dummy = 0;
   int64_t *c = counter(rank, &CommCounters::allGatherBytes, dummy);
   return collective("all_gather", rank, group, dtype, count, in, out,
                     count * static_cast<int64_t>(group.size()), -1, c);
 }
 
-Status InProcessCommunicator::reduceScatter(int rank, const std::vector<int> &group,
-                                   DType dtype, const void *in, int64_t count,
-                                   void *out) {
+Status InProcessCommunicator::reduceScatter(int rank,
+                                            const std::vector<int> &group,
+                                            DType dtype, const void *in,
+                                            int64_t count, void *out) {
   int64_t dummy = 0;
   int64_t *c = counter(rank, &CommCounters::reduceScatterBytes, dummy);
   return collective("reduce_scatter", rank, group, dtype, count, in, out, count,
@@ -270,8 +276,8 @@ Status InProcessCommunicator::reduceScatter(int rank, const std::vector<int> &gr
 }
 
 Status InProcessCommunicator::broadcast(int rank, const std::vector<int> &group,
-                               int root, DType dtype, void *data,
-                               int64_t count) {
+                                        int root, DType dtype, void *data,
+                                        int64_t count) {
   if (std::find(group.begin(), group.end(), root) == group.end())
     return Status::invalid("broadcast: the root " + std::to_string(root) +
                            " is not in the group [" + rankList(group) + "]");
@@ -282,7 +288,7 @@ Status InProcessCommunicator::broadcast(int rank, const std::vector<int> &group,
 }
 
 Status InProcessCommunicator::send(int from, int to, int64_t tag, DType dtype,
-                          const void *data, int64_t count) {
+                                   const void *data, int64_t count) {
   if (from < 0 || from >= size_ || to < 0 || to >= size_ || from == to)
     return Status::invalid("send from rank " + std::to_string(from) +
                            " to rank " + std::to_string(to) +
@@ -303,7 +309,7 @@ Status InProcessCommunicator::send(int from, int to, int64_t tag, DType dtype,
 }
 
 Status InProcessCommunicator::recv(int to, int from, int64_t tag, DType dtype,
-                          void *data, int64_t count) {
+                                   void *data, int64_t count) {
   const std::string where = "recv on rank " + std::to_string(to) +
                             " from rank " + std::to_string(from) + " (tag " +
                             std::to_string(tag) + ")";

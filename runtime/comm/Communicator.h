@@ -47,12 +47,11 @@ public:
   /// calls the same op with the same dtype and count; `rank` is the caller.
   /// Results are computed in group order, so every rank gets the same bits.
   /// Sums `count` elements in place.
-  virtual Status allReduce(int rank, const std::vector<int> &group,
-                           DType dtype, void *data, int64_t count) = 0;
+  virtual Status allReduce(int rank, const std::vector<int> &group, DType dtype,
+                           void *data, int64_t count) = 0;
   /// `out` holds group.size() x count elements, rank group[i]'s at i.
-  virtual Status allGather(int rank, const std::vector<int> &group,
-                           DType dtype, const void *in, int64_t count,
-                           void *out) = 0;
+  virtual Status allGather(int rank, const std::vector<int> &group, DType dtype,
+                           const void *in, int64_t count, void *out) = 0;
   /// `in` holds group.size() x count elements; the caller at position i of
   /// the group gets the sum of every rank's i-th part.
   virtual Status reduceScatter(int rank, const std::vector<int> &group,

@@ -174,8 +174,8 @@ Status initMpi(int &rank, int &size, const void *base) {
   return Status::ok();
 }
 
-bool processAllocation(std::vector<std::string> &hosts,
-                       std::vector<int> &cores, const void *base) {
+bool processAllocation(std::vector<std::string> &hosts, std::vector<int> &cores,
+                       const void *base) {
   int initialized = 0, size = 0, length = 0;
   MPI_Initialized(&initialized);
   if (!initialized)
@@ -189,13 +189,13 @@ bool processAllocation(std::vector<std::string> &hosts,
   std::vector<int> allCores(static_cast<size_t>(size));
   if (MPI_Allgather(mine.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(),
                     MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm) != MPI_SUCCESS ||
-      MPI_Allgather(&myCores, 1, MPI_INT, allCores.data(), 1, MPI_INT,
-                    comm) != MPI_SUCCESS)
+      MPI_Allgather(&myCores, 1, MPI_INT, allCores.data(), 1, MPI_INT, comm) !=
+          MPI_SUCCESS)
     return false;
   hosts.clear();
   for (int r = 0; r < size; ++r)
-    hosts.emplace_back(all.data() + static_cast<size_t>(r) *
-                                        MPI_MAX_PROCESSOR_NAME);
+    hosts.emplace_back(all.data() +
+                       static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME);
   cores = allCores;
   return true;
 }
@@ -269,8 +269,8 @@ Status MpiCommunicator::allReduce(int rank, const std::vector<int> &group,
   // member's copy in group order: the same bits as the in-process
   // transport. Chunk k is elements [start[k], start[k] + len[k]).
   const int n = static_cast<int>(group.size());
-  const int pos = static_cast<int>(
-      std::find(group.begin(), group.end(), rank) - group.begin());
+  const int pos = static_cast<int>(std::find(group.begin(), group.end(), rank) -
+                                   group.begin());
   const int64_t esz = dtypeSize(dtype);
   std::vector<int> len(n), start(n), sendBytes(n), sendAt(n), recvBytes(n),
       recvAt(n);
@@ -292,9 +292,8 @@ Status MpiCommunicator::allReduce(int rank, const std::vector<int> &group,
   if (mine.size() < static_cast<size_t>(n) * sendBytes[pos])
     mine.resize(static_cast<size_t>(n) * sendBytes[pos]);
   MPI_Request request;
-  MPI_Ialltoallv(data, sendOthers.data(), sendAt.data(), MPI_BYTE,
-                 mine.data(), recvBytes.data(), recvAt.data(), MPI_BYTE, comm,
-                 &request);
+  MPI_Ialltoallv(data, sendOthers.data(), sendAt.data(), MPI_BYTE, mine.data(),
+                 recvBytes.data(), recvAt.data(), MPI_BYTE, comm, &request);
   if (Status st = impl->wait(request, where); !st)
     return st;
   // This member's own copy is read where it lies, and the sum written
@@ -331,8 +330,7 @@ Status MpiCommunicator::allGather(int rank, const std::vector<int> &group,
   return Status::ok();
 }
 
-Status MpiCommunicator::driverAllGather(int rank,
-                                        const std::vector<int> &group,
+Status MpiCommunicator::driverAllGather(int rank, const std::vector<int> &group,
                                         DType dtype, const void *in,
                                         int64_t count, void *out) {
   Status st = allGather(rank, group, dtype, in, count, out);
@@ -399,8 +397,8 @@ Status MpiCommunicator::send(int from, int to, int64_t tag, DType dtype,
                             " to rank " + std::to_string(to);
   if (from != impl->rank || to < 0 || to >= impl->size || from == to)
     return Status::invalid(where + ": not this process's rank (" +
-                           std::to_string(impl->rank) +
-                           ") and another of " + std::to_string(impl->size));
+                           std::to_string(impl->rank) + ") and another of " +
+                           std::to_string(impl->size));
   const int64_t bytes = count * dtypeSize(dtype);
   if (bytes < 0 || bytes > INT_MAX - 8)
     return Status::invalid(where + ": more than 2 GiB in one message");
@@ -430,8 +428,8 @@ Status MpiCommunicator::recv(int to, int from, int64_t tag, DType dtype,
                             std::to_string(tag) + ")";
   if (to != impl->rank || from < 0 || from >= impl->size || from == to)
     return Status::invalid(where + ": not this process's rank (" +
-                           std::to_string(impl->rank) +
-                           ") and another of " + std::to_string(impl->size));
+                           std::to_string(impl->rank) + ") and another of " +
+                           std::to_string(impl->size));
   const int64_t bytes = count * dtypeSize(dtype);
   const auto key = std::make_pair(from, tag);
   const Clock::time_point deadline = Clock::now() + impl->timeout;

@@ -74,8 +74,8 @@ bool launchedByMpi();
 Status initMpi(int &rank, int &size, const void *base = nullptr);
 /// Every process's host name and core count, in rank order (MPI must be
 /// initialized); false when it is not.
-bool processAllocation(std::vector<std::string> &hosts,
-                       std::vector<int> &cores, const void *base = nullptr);
+bool processAllocation(std::vector<std::string> &hosts, std::vector<int> &cores,
+                       const void *base = nullptr);
 /// MPI_Finalize, when this process initialized MPI and has not finalized.
 void finalizeMpi();
 /// MPI_Abort over the world.

@@ -43,8 +43,9 @@ Status TokenDataset::view(const unsigned char *data, size_t size,
                           int64_t seq, TokenDataset &out) {
   const std::string what = "token data '" + name + "'";
   if (dtype != "uint16" && dtype != "uint32")
-    return Status::invalid(what + ": dtype must be \"uint16\" or \"uint32\", "
-                                  "got \"" +
+    return Status::invalid(what +
+                           ": dtype must be \"uint16\" or \"uint32\", "
+                           "got \"" +
                            dtype + "\"");
   if (seq < 1)
     return Status::invalid(what + " needs seq >= 1");
@@ -58,10 +59,10 @@ Status TokenDataset::view(const unsigned char *data, size_t size,
                            " tokens");
   ds.tokens = static_cast<int64_t>(size) / ds.width;
   if (ds.tokens - 1 < seq)
-    return Status::invalid(what + " has " + std::to_string(ds.tokens) +
-                           " tokens; one sample of seq = " +
-                           std::to_string(seq) + " needs " +
-                           std::to_string(seq + 1));
+    return Status::invalid(
+        what + " has " + std::to_string(ds.tokens) +
+        " tokens; one sample of seq = " + std::to_string(seq) + " needs " +
+        std::to_string(seq + 1));
   ds.data = data;
   // Non-overlapping windows; the last token of one is the first target of
   // the next, so every token is a target once.

@@ -130,8 +130,8 @@ TEST(Job, ClearErrors) {
   EXPECT_FALSE(error.empty());
 
   whale::Interpreter noTrain;
-  ASSERT_TRUE(noTrain.loadString("model m(x: f32[2]) { return mean(x) }",
-                                 "m.whl"));
+  ASSERT_TRUE(
+      noTrain.loadString("model m(x: f32[2]) { return mean(x) }", "m.whl"));
   EXPECT_FALSE(whale::Job::create(noTrain, {}, error));
   EXPECT_NE(error.find("train"), std::string::npos) << error;
   whale::Interpreter lin;
@@ -212,9 +212,10 @@ TEST(CApiPlan, PlanSimulateAndTrainReportTheirErrors) {
   whale_string_free(json);
   EXPECT_STREQ(whale_interp_last_error(w), "");
   // Training reads the script's own data: the MLP example's synthetic set.
-  ASSERT_EQ(whale_interp_load_file(
-                w, (std::string(WHALE_SOURCE_DIR) + "/examples/mlp.whl").c_str()),
-            WHALE_OK);
+  ASSERT_EQ(
+      whale_interp_load_file(
+          w, (std::string(WHALE_SOURCE_DIR) + "/examples/mlp.whl").c_str()),
+      WHALE_OK);
   double loss = -1;
   ASSERT_EQ(whale_interp_train(w, nullptr, 3, nullptr, &loss), WHALE_OK)
       << whale_interp_last_error(w);

@@ -67,18 +67,21 @@ std::vector<VerbSpec> makeVerbs() {
        {kCluster,
         kEven,
         {"--steps", "N", "train N steps (default: the train block's)"},
-        {"--seed", "S", "the seed of parameters and data order (default: "
-                        "the train block's)"},
+        {"--seed", "S",
+         "the seed of parameters and data order (default: "
+         "the train block's)"},
         {"--threads", "N", "threads in all (default: every core)"},
-        {"--metrics", "FILE.jsonl", "one JSON line per step: loss, samples/s, "
-                                    "time"},
+        {"--metrics", "FILE.jsonl",
+         "one JSON line per step: loss, samples/s, "
+         "time"},
         {"--log-samples", "FILE.jsonl",
          "per step, the dataset samples each replica trained on"},
         {"--trace", "FILE.json",
          "a Chrome trace of every op of every step (under mpirun one per "
          "process)"},
-        {"--save", "CKPT", "a checkpoint after the run (and every save_every "
-                           "steps)"},
+        {"--save", "CKPT",
+         "a checkpoint after the run (and every save_every "
+         "steps)"},
         {"--save-ranks", "",
          "save CKPT as one file per rank (their own boxes), which --load "
          "reads under any plan"},
@@ -185,11 +188,9 @@ std::vector<VerbSpec> makeVerbs() {
        "(docs/repl.md).",
        {},
        true},
-      {"completion", "bash", "print the bash completion script", "", {},
-       false},
+      {"completion", "bash", "print the bash completion script", "", {}, false},
       {"version", "", "print the version", "", {}, false},
-      {"help", "[VERB]", "print the overview, or a verb's help", "", {},
-       false},
+      {"help", "[VERB]", "print the overview, or a verb's help", "", {}, false},
   };
   for (VerbSpec &verb : v)
     verb.options.push_back(kHelp);

@@ -135,10 +135,10 @@ public:
       return usageError(missingValue + " needs a value");
     if (!current.empty() && current[0] == '-') {
       std::string near = whale::cli::nearestOption(*spec, current);
-      return usageError("unknown option '" + current + "'" +
-                            (near.empty() ? "" : "; did you mean '" + near +
-                                                     "'?"),
-                        command);
+      return usageError(
+          "unknown option '" + current + "'" +
+              (near.empty() ? "" : "; did you mean '" + near + "'?"),
+          command);
     }
     if (!file.empty())
       return usageError(std::string(command) + " takes one script, got '" +

@@ -1,4 +1,5 @@
-//===- MpiCommunicatorTest.cpp - ranks as processes -------------------------===//
+//===- MpiCommunicatorTest.cpp - ranks as processes
+//-------------------------===//
 //
 // Run as three processes (`mpirun -np 3 whale-mpi-tests`): every collective
 // over the world and over subgroups gives the bits the in-process transport
@@ -22,7 +23,8 @@ namespace {
 
 std::unique_ptr<MpiCommunicator> world(std::chrono::milliseconds timeout = 5s) {
   std::string error;
-  std::unique_ptr<MpiCommunicator> comm = MpiCommunicator::create(timeout, error);
+  std::unique_ptr<MpiCommunicator> comm =
+      MpiCommunicator::create(timeout, error);
   EXPECT_TRUE(comm) << error;
   return comm;
 }
@@ -87,8 +89,8 @@ TEST(Mpi, AllGatherReduceScatterAndBroadcastInGroupOrder) {
   std::vector<float> in(6), out(2);
   for (int k = 0; k < 6; ++k)
     in[k] = valuesOf(me, 6)[k];
-  ASSERT_TRUE(comm->reduceScatter(me, group, DType::F32, in.data(), 2,
-                                  out.data()));
+  ASSERT_TRUE(
+      comm->reduceScatter(me, group, DType::F32, in.data(), 2, out.data()));
   std::vector<float> whole = groupSum(group, 6);
   EXPECT_EQ(out[0], whole[2 * pos]);
   EXPECT_EQ(out[1], whole[2 * pos + 1]);
@@ -144,8 +146,9 @@ TEST(Mpi, WaitsEndInErrorsThatSayWhy) {
   }
   // Bad groups and callers are refused before any MPI call.
   float v = 0;
-  EXPECT_NE(comm->allReduce(me, {0, 0}, DType::F32, &v, 1).message().find(
-                "names a rank twice"),
+  EXPECT_NE(comm->allReduce(me, {0, 0}, DType::F32, &v, 1)
+                .message()
+                .find("names a rank twice"),
             std::string::npos);
   EXPECT_NE(comm->allReduce((me + 1) % 3, {0, 1, 2}, DType::F32, &v, 1)
                 .message()
