@@ -157,6 +157,54 @@ whale_rt_status whale_rt_unary_grad(whale_rt_context *ctx, int32_t op,
   });
 }
 
+whale_rt_status whale_rt_attention(whale_rt_context *ctx, whale_rt_tensor *q,
+                                   whale_rt_tensor *k, whale_rt_tensor *v,
+                                   double scale, int32_t causal,
+                                   whale_rt_tensor *out) {
+  return traced(ctx, "attention", {out}, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needF32(
+            ctx, "attention", {{"q", q}, {"k", k}, {"v", v}, {"out", out}}))
+      return s;
+    if (shapeOf(k) != shapeOf(v) || shapeOf(out) != shapeOf(q))
+      return ctx->invalid("attention: k and v, and q and out, must be alike");
+    return ran(ctx, ctx->device->attention(
+                        q->tensor.cview<float>(), k->tensor.cview<float>(),
+                        v->tensor.cview<float>(), scale, causal != 0,
+                        out->tensor.view<float>()));
+  });
+}
+
+whale_rt_status whale_rt_attention_grad(
+    whale_rt_context *ctx, whale_rt_tensor *q, whale_rt_tensor *k,
+    whale_rt_tensor *v, whale_rt_tensor *out, whale_rt_tensor *dout,
+    double scale, int32_t causal, whale_rt_tensor *dq, whale_rt_tensor *dk,
+    whale_rt_tensor *dv) {
+  return traced(ctx, "attention_grad", {dq, dk, dv}, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needF32(ctx, "attention_grad",
+                                    {{"q", q},
+                                     {"k", k},
+                                     {"v", v},
+                                     {"out", out},
+                                     {"dout", dout},
+                                     {"dq", dq},
+                                     {"dk", dk},
+                                     {"dv", dv}}))
+      return s;
+    if (shapeOf(k) != shapeOf(v) || shapeOf(out) != shapeOf(q) ||
+        shapeOf(dout) != shapeOf(q) || shapeOf(dq) != shapeOf(q) ||
+        shapeOf(dk) != shapeOf(k) || shapeOf(dv) != shapeOf(v))
+      return ctx->invalid("attention_grad: the shapes do not fit q " +
+                          shapeString(shapeOf(q)));
+    return ran(ctx,
+               ctx->device->attentionBackward(
+                   q->tensor.cview<float>(), k->tensor.cview<float>(),
+                   v->tensor.cview<float>(), out->tensor.cview<float>(),
+                   dout->tensor.cview<float>(), scale, causal != 0,
+                   dq->tensor.view<float>(), dk->tensor.view<float>(),
+                   dv->tensor.view<float>()));
+  });
+}
+
 whale_rt_status whale_rt_softmax_grad(whale_rt_context *ctx, whale_rt_tensor *y,
                                       whale_rt_tensor *dy, int64_t axis,
                                       whale_rt_tensor *dx) {

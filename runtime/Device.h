@@ -116,6 +116,20 @@ public:
                                    double eps, View<const float> dy,
                                    View<float> dx, View<float> dgamma,
                                    View<float> dbeta) = 0;
+  /// Attention over the last two dimensions of q, k, v ([..., T, E]):
+  /// out = softmax(q k^T * scale, causally masked when `causal`) v. The
+  /// default composes this device's own ops (and holds the [..., T, T]
+  /// scores); a device overrides it with a kernel that never makes them.
+  virtual Status attention(View<const float> q, View<const float> k,
+                           View<const float> v, double scale, bool causal,
+                           View<float> out);
+  /// dq, dk, dv of attention from its inputs, its output and dout
+  /// (recomputing the probabilities, as the C ABI's backward passes do).
+  virtual Status attentionBackward(View<const float> q, View<const float> k,
+                                   View<const float> v, View<const float> out,
+                                   View<const float> dout, double scale,
+                                   bool causal, View<float> dq, View<float> dk,
+                                   View<float> dv);
   /// Fail on an id outside the table's rows.
   virtual Status embedding(View<const float> table, IndexView ids,
                            View<float> out) = 0;

@@ -45,6 +45,14 @@ public:
   Status causalMask(View<const float> x, View<float> out) override;
   Status causalMaskBackward(View<const float> dy, View<float> dx) override;
   Status broadcastTo(View<const float> x, View<float> out) override;
+  Status attention(View<const float> q, View<const float> k,
+                   View<const float> v, double scale, bool causal,
+                   View<float> out) override;
+  Status attentionBackward(View<const float> q, View<const float> k,
+                           View<const float> v, View<const float> out,
+                           View<const float> dout, double scale, bool causal,
+                           View<float> dq, View<float> dk,
+                           View<float> dv) override;
   Status softmax(View<const float> x, int64_t axis, View<float> y) override;
   Status softmaxBackward(View<const float> y, View<const float> dy,
                          int64_t axis, View<float> dx) override;
