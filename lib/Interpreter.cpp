@@ -245,6 +245,7 @@ std::optional<std::string> Interpreter::emit(Stage stage) {
       // A copy: the whale-dialect module stays as it is for other stages.
       lowered = m.clone();
       mlir::PassManager pm(&impl->context);
+      pm.addPass(createWhaleFuseAttention());
       pm.addPass(createWhaleAutodiff());
       if (stage != Stage::Grad)
         pm.addPass(createWhaleTrainStep());

@@ -73,6 +73,8 @@ llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
   add("whale_rt_binary_grad", &whale_rt_binary_grad);
   add("whale_rt_unary_grad", &whale_rt_unary_grad);
   add("whale_rt_softmax_grad", &whale_rt_softmax_grad);
+  add("whale_rt_attention", &whale_rt_attention);
+  add("whale_rt_attention_grad", &whale_rt_attention_grad);
   add("whale_rt_causal_mask_grad", &whale_rt_causal_mask_grad);
   add("whale_rt_layernorm_grad", &whale_rt_layernorm_grad);
   add("whale_rt_embedding_grad", &whale_rt_embedding_grad);

@@ -118,6 +118,7 @@ std::unique_ptr<Job> Job::create(Interpreter &interp, const JobOptions &options,
   // The train step, compiled.
   mlir::OwningOpRef<mlir::ModuleOp> module = impl->own->module().clone();
   mlir::PassManager pm(&impl->own->context());
+  pm.addPass(createWhaleFuseAttention());
   pm.addPass(createWhaleAutodiff());
   pm.addPass(createWhaleTrainStep());
   if (mlir::failed(pm.run(*module))) {

@@ -53,6 +53,8 @@ struct Decided {
 /// ranks a later run builds (0: none).
 void planningPasses(mlir::PassManager &pm, int64_t devices, bool even,
                     const Decided &decided, int64_t weight) {
+  // Every plan, and the cost model that plans it, sees the fused attention.
+  pm.addPass(createWhaleFuseAttention());
   WhaleTaskGraphPartitionOptions partition;
   partition.givenEnds =
       llvm::SmallVector<int64_t>(llvm::ArrayRef<int64_t>(decided.cut));

@@ -5,6 +5,19 @@
 
 include "mlir/Pass/PassBase.td"
 
+def WhaleFuseAttention : Pass<"whale-fuse-attention", "mlir::ModuleOp"> {
+  let summary = "Fuse the attention pattern into one whale.attention";
+  let description = [{
+    Finds `matmul(softmax(mask(matmul(q, k^T) * scale)), v)` (the mask a
+    causal_mask or none, the scale a constant factor or divisor or none)
+    over `[..., T, E]` operands, each step read by the next only, and
+    replaces it by `whale.attention q, k, v`: one op whose kernel never
+    holds the `[..., T, T]` scores, and whose gradient is one
+    `whale.attention_grad`. Runs before autodiff and planning, so every
+    plan and the cost model see the fused op.
+  }];
+}
+
 def WhaleAnnotateCost : Pass<"whale-annotate-cost", "mlir::ModuleOp"> {
   let summary = "Attach the cost model's numbers to every op";
   let description = [{

@@ -462,6 +462,14 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
           add({"split", {l}, {}, l});
         allWhole();
       })
+      .Case([&](AttentionOp) {
+        // Heads (or the batch) split alike on query, key and value: each
+        // rank attends over its own, and nothing moves.
+        Layout l = layoutOf(op->getOperand(0));
+        if (l.kind == Layout::Part && l.axis < rank - 2)
+          add({"split", {l, l, l}, {}, l});
+        allWhole();
+      })
       .Case([&](SoftmaxOp s) {
         int64_t axis = s.getAxis() < 0 ? s.getAxis() + rank : s.getAxis();
         Layout l = layoutOf(op->getOperand(0));

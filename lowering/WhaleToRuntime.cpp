@@ -221,6 +221,22 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     return success();
   }
 
+  if (auto ag = dyn_cast<AttentionGradOp>(op)) {
+    SmallVector<Value> outs;
+    for (Value r : ag->getResults()) {
+      FailureOr<Value> t = createTensor(cast<RankedTensorType>(r.getType()));
+      if (failed(t))
+        return failure();
+      handles[r] = *t;
+      outs.push_back(*t);
+    }
+    call("whale_rt_attention_grad",
+         {ctxArg, in(0), in(1), in(2), in(3), in(4),
+          constF64(ag.getScale().convertToDouble()),
+          constI32(ag.getCausal() ? 1 : 0), outs[0], outs[1], outs[2]});
+    return success();
+  }
+
   if (auto ln = dyn_cast<LayerNormGradOp>(op)) {
     SmallVector<Value> outs;
     for (Value r : ln->getResults()) {
@@ -374,6 +390,13 @@ LogicalResult Lowering::lowerOp(Operation *op) {
       })
       .Case([&](CausalMaskOp) {
         call("whale_rt_causal_mask", {ctxArg, in(0), *out});
+        return success();
+      })
+      .Case([&](AttentionOp a) {
+        call("whale_rt_attention",
+             {ctxArg, in(0), in(1), in(2),
+              constF64(a.getScale().convertToDouble()),
+              constI32(a.getCausal() ? 1 : 0), *out});
         return success();
       })
       .Case([&](SoftmaxOp s) {

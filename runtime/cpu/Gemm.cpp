@@ -23,15 +23,6 @@ void oneThreadPerCall() {
   std::call_once(once, [] { openblas_set_num_threads(1); });
 }
 
-void blasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
-              const float *a, int64_t lda, const float *b, int64_t ldb,
-              float beta, float *c, int64_t ldc) {
-  oneThreadPerCall();
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-              tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb,
-              beta, c, ldc);
-}
-
 void blasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,
               const double *a, int64_t lda, const double *b, int64_t ldb,
               double beta, double *c, int64_t ldc) {
@@ -63,6 +54,16 @@ MatmulDims matmulDims(const View<const T> &a, const View<const T> &b, bool ta,
 }
 
 } // namespace
+
+void blasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+              const float *a, int64_t lda, const float *b, int64_t ldb,
+              float beta, float *c, int64_t ldc) {
+  oneThreadPerCall();
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+              tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb,
+              beta, c, ldc);
+}
+
 
 template <class T>
 void gemm(CpuDevice &dev, bool transA, bool transB, int64_t m, int64_t n,

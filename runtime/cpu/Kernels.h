@@ -90,6 +90,13 @@ void reduceToShape(CpuDevice &dev, View<const T> full, View<T> out);
 // Normalization and losses
 //===----------------------------------------------------------------------===//
 
+/// C = alpha op(A) op(B) + beta C on OpenBLAS, row-major, on the calling
+/// thread (one BLAS thread per call): for kernels that tile their own
+/// products, such as the fused attention.
+void blasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+              const float *a, int64_t lda, const float *b, int64_t ldb,
+              float beta, float *c, int64_t ldc);
+
 template <class T>
 void softmax(CpuDevice &dev, View<const T> x, int64_t axis, View<T> y);
 template <class T>

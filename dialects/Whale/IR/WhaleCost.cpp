@@ -42,6 +42,26 @@ WHALE_UNARY_FLOPS(SqrtOp)
 int64_t CausalMaskOp::getFlops() { return elementsOf(getResult()); }
 int64_t SoftmaxOp::getFlops() { return 5 * elementsOf(getResult()); }
 int64_t LayerNormOp::getFlops() { return 8 * elementsOf(getResult()); }
+
+/// The (query, key) pairs an attention computes: every one, or for a causal
+/// one each query's keys up to itself, T (T + 1) / 2 a head.
+static int64_t attentionPairs(RankedTensorType q, RankedTensorType k,
+                              bool causal) {
+  ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape();
+  int64_t t = qs[qs.size() - 2], tk = ks[ks.size() - 2], e = qs.back();
+  int64_t heads = t > 0 && e > 0 ? q.getNumElements() / (t * e) : 0;
+  int64_t perHead = causal ? t * (t + 1) / 2 : t * tk;
+  return saturatingMul(heads, perHead);
+}
+// Scores (2E a pair), the softmax (5) and the weighted sum (2E).
+int64_t AttentionOp::getFlops() {
+  int64_t e = getQuery().getType().getShape().back();
+  return saturatingMul(
+      attentionPairs(getQuery().getType(), getKey().getType(), getCausal()),
+      4 * e + 5);
+}
+// Only the output: the scores are never held.
+int64_t AttentionOp::getOutputMemory() { return tensorBytes(getType()); }
 int64_t CrossEntropyOp::getFlops() { return 5 * elementsOf(getLogits()); }
 
 // Only the gathered rows and the ids are read, not the whole table.
@@ -84,6 +104,14 @@ int64_t SoftmaxGradOp::getFlops() { return 4 * elementsOf(getResult()); }
 int64_t CausalMaskGradOp::getFlops() { return elementsOf(getResult()); }
 // The moments again (3), then the three gradients (9).
 int64_t LayerNormGradOp::getFlops() { return 12 * elementsOf(getX()); }
+// The scores again (2E a pair), dv, dP, dq and dk (2E each) and the
+// softmax's backward (8).
+int64_t AttentionGradOp::getFlops() {
+  int64_t e = getQuery().getType().getShape().back();
+  return saturatingMul(
+      attentionPairs(getQuery().getType(), getKey().getType(), getCausal()),
+      10 * e + 8);
+}
 int64_t EmbeddingGradOp::getFlops() { return elementsOf(getDout()); }
 // The log-sum-exp again (5), then softmax minus one-hot times dloss (2).
 int64_t CrossEntropyGradOp::getFlops() { return 7 * elementsOf(getLogits()); }

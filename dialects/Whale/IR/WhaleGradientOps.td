@@ -111,6 +111,31 @@ def Whale_CausalMaskGradOp : Whale_Op<"causal_mask_grad", [Pure,
   let hasVerifier = 1;
 }
 
+def Whale_AttentionGradOp : Whale_Op<"attention_grad", [Pure,
+    AllTypesMatch<["query", "out", "dout", "dquery"]>,
+    AllTypesMatch<["key", "value", "dkey", "dvalue"]>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Gradients of a fused attention";
+  let description = [{
+    From the forward operands, its output and `dout`: the gradients of
+    query, key and value. The probabilities are recomputed a row at a time.
+
+    ```mlir
+    %dq, %dk, %dv = whale.attention_grad %q, %k, %v, %o, %do scale = 2.500000e-01 causal : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$query, Whale_FloatTensor:$key,
+                       Whale_FloatTensor:$value, Whale_FloatTensor:$out,
+                       Whale_FloatTensor:$dout, F64Attr:$scale,
+                       UnitAttr:$causal);
+  let results = (outs Whale_FloatTensor:$dquery, Whale_FloatTensor:$dkey,
+                      Whale_FloatTensor:$dvalue);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $out `,` $dout `scale` `=` $scale
+    (`causal` $causal^)? attr-dict `:` type($query) `,` type($key)
+  }];
+}
+
 def Whale_LayerNormGradOp : Whale_Op<"layernorm_grad", [Pure,
     AllTypesMatch<["x", "dy", "dx"]>, AllTypesMatch<["gamma", "dgamma", "dbeta"]>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {

@@ -109,6 +109,16 @@ SmallVector<Value> SoftmaxOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
                                 getAxis())};
 }
 
+SmallVector<Value> AttentionOp::buildGradients(OpBuilder &b,
+                                               ArrayRef<Value> g) {
+  if (!g[0])
+    return {Value(), Value(), Value()};
+  auto grad = AttentionGradOp::create(b, getLoc(), getQuery(), getKey(),
+                                      getValue(), getResult(), g[0],
+                                      getScaleAttr(), getCausalAttr());
+  return {grad.getDquery(), grad.getDkey(), grad.getDvalue()};
+}
+
 SmallVector<Value> LayerNormOp::buildGradients(OpBuilder &b,
                                                ArrayRef<Value> g) {
   if (!g[0])

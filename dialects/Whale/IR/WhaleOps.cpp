@@ -283,6 +283,26 @@ LogicalResult CausalMaskOp::verify() {
 // Normalization and losses
 //===----------------------------------------------------------------------===//
 
+LogicalResult AttentionOp::verify() {
+  RankedTensorType q = getQuery().getType(), k = getKey().getType();
+  if (q.getRank() < 2 || q.getRank() != k.getRank())
+    return emitOpError() << "query " << q << " and key " << k
+                         << " must be [..., T, E] of one rank >= 2";
+  ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape();
+  for (int64_t d = 0; d + 2 < q.getRank(); ++d)
+    if (qs[d] != ks[d])
+      return emitOpError() << "query " << q << " and key " << k
+                           << " differ in their leading dimensions";
+  if (qs.back() != ks.back())
+    return emitOpError() << "query and key widths differ: " << qs.back()
+                         << " and " << ks.back();
+  if (getCausal() && qs[qs.size() - 2] != ks[ks.size() - 2])
+    return emitOpError() << "a causal attention needs as many keys ("
+                         << ks[ks.size() - 2] << ") as queries ("
+                         << qs[qs.size() - 2] << ")";
+  return success();
+}
+
 LogicalResult SoftmaxOp::verify() {
   return normalizeAxis(*this, getAxis(), getType().getRank());
 }

@@ -242,6 +242,32 @@ def Whale_SoftmaxOp : Whale_Op<"softmax", [Pure, SameOperandsAndResultType, Decl
   let hasVerifier = 1;
 }
 
+def Whale_AttentionOp : Whale_Op<"attention", [Pure,
+    AllTypesMatch<["query", "result"]>, AllTypesMatch<["key", "value"]>,
+    DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops", "getOutputMemory"]>]> {
+  let summary = "Fused attention over the last two dimensions";
+  let description = [{
+    `softmax(query key^T * scale) value` over `[..., T, E]` operands, with
+    key j hidden from query i > ... when `causal` (j > i). What
+    `-whale-fuse-attention` makes of the matmul, scale, causal mask,
+    softmax and matmul chain: the `[..., T, T]` scores are never held.
+
+    ```mlir
+    %o = whale.attention %q, %k, %v scale = 2.500000e-01 causal : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$query, Whale_FloatTensor:$key,
+                       Whale_FloatTensor:$value, F64Attr:$scale,
+                       UnitAttr:$causal);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `scale` `=` $scale (`causal` $causal^)?
+    attr-dict `:` type($query) `,` type($key)
+  }];
+  let hasVerifier = 1;
+}
+
 def Whale_LayerNormOp : Whale_Op<"layernorm", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     AllTypesMatch<["input", "result"]>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {

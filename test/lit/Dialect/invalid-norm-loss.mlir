@@ -125,3 +125,19 @@ func.func @ce_type(%l: tensor<8x10xf32>, %y: tensor<8xi32>) {
   %0 = whale.cross_entropy %l, %y : tensor<8x10xf32>, tensor<8xi32> -> tensor<8xbf16>
   return
 }
+
+// -----
+
+func.func @attention_causal_lengths(%q: tensor<8x4xf32>, %k: tensor<6x4xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{a causal attention needs as many keys (6) as queries (8)}}
+  %o = whale.attention %q, %k, %k scale = 0.5 causal : tensor<8x4xf32>, tensor<6x4xf32>
+  return %o : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @attention_widths(%q: tensor<8x4xf32>, %k: tensor<8x5xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{query and key widths differ: 4 and 5}}
+  %o = whale.attention %q, %k, %k scale = 0.5 : tensor<8x4xf32>, tensor<8x5xf32>
+  return %o : tensor<8x4xf32>
+}

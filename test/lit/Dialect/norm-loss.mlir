@@ -21,3 +21,15 @@ func.func @lookup_and_loss(%t: tensor<256x64xf32>, %ids: tensor<4x32xi32>, %l: t
   %2 = whale.cross_entropy %big, %y : tensor<8x100000xf32>, tensor<8xi64> -> tensor<8xf32>
   return
 }
+
+// -----
+
+// Fused attention and its gradient round-trip.
+// CHECK-LABEL: func.func @attention
+// CHECK: whale.attention %arg0, %arg1, %arg1 scale = 5.000000e-01 causal : tensor<2x8x4xf32>, tensor<2x8x4xf32>
+// CHECK: whale.attention_grad %arg0, %arg1, %arg1, %{{.*}}, %arg0 scale = 5.000000e-01 causal : tensor<2x8x4xf32>, tensor<2x8x4xf32>
+func.func @attention(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  %o = whale.attention %q, %k, %k scale = 0.5 causal : tensor<2x8x4xf32>, tensor<2x8x4xf32>
+  %dq, %dk, %dv = whale.attention_grad %q, %k, %k, %o, %q scale = 0.5 causal : tensor<2x8x4xf32>, tensor<2x8x4xf32>
+  return %dq : tensor<2x8x4xf32>
+}

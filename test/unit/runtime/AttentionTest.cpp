@@ -37,14 +37,17 @@ void expectClose(const std::vector<float> &a, const std::vector<float> &b,
   EXPECT_LE(worst, 1e-5 * std::max(1.0, scale)) << what;
 }
 
-class Attention : public ::testing::TestWithParam<bool> {};
+/// Causal or not; one block of query rows (T = 7), or three, the last
+/// partial (T = 150: the fused kernel's blocks are 64 rows).
+class Attention
+    : public ::testing::TestWithParam<std::tuple<bool, Shape>> {};
 
 TEST_P(Attention, FusedEqualsComposedForwardAndBackward) {
-  const bool causal = GetParam();
+  const bool causal = std::get<0>(GetParam());
   CpuDevice &dev = testDevice();
-  const Shape s = {2, 3, 7, 5}; // batch, heads, T, E
-  const size_t n = 2 * 3 * 7 * 5;
-  const double scale = 1.0 / std::sqrt(5.0);
+  const Shape s = std::get<1>(GetParam()); // batch, heads, T, E
+  const size_t n = static_cast<size_t>(numElements(s));
+  const double scale = 1.0 / std::sqrt(double(s.back()));
   std::vector<float> q = randomFloats(n, 1), k = randomFloats(n, 2),
                      v = randomFloats(n, 3), dout = randomFloats(n, 4);
   std::vector<float> fused(n), composed(n);
@@ -66,7 +69,11 @@ TEST_P(Attention, FusedEqualsComposedForwardAndBackward) {
   expectClose(dv, cv, "dv");
 }
 
-INSTANTIATE_TEST_SUITE_P(CausalAndFull, Attention, ::testing::Bool());
+INSTANTIATE_TEST_SUITE_P(
+    CausalAndFull, Attention,
+    ::testing::Combine(::testing::Bool(),
+                       ::testing::Values(Shape{2, 3, 7, 5},
+                                         Shape{1, 2, 150, 8})));
 
 TEST(AttentionCausal, TheFirstRowSeesOnlyItself) {
   // Row 0 of a causal attention is v's row 0, whatever the scores.
