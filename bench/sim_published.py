@@ -130,8 +130,11 @@ def main():
             predicted_s = r["iteration_s"]
             kinds = r["seconds_by_kind"]
             total = sum(kinds.values())
+            # GEMM-class work: the products, and the fused attention whose
+            # tiles are products (priced at the matrix rate).
             gemm = sum(v for k, v in kinds.items()
-                       if k in ("whale.matmul", "whale.matmul_grad"))
+                       if k in ("whale.matmul", "whale.matmul_grad",
+                                "whale.attention", "whale.attention_grad"))
             row = {
                 "billions": billions, "t": t, "p": p, "d": replicas,
                 "gpus": gpus, "batch": batch, "micro_batches": micro,

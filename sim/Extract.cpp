@@ -75,6 +75,21 @@ Event computeEvent(mlir::Operation *op, CostOpInterface cost, bool bf16) {
     e.cost.k =
         elements > 0 ? static_cast<int64_t>(e.cost.flops / (2 * elements)) : 0;
   }
+  // Fused attention is GEMMs over tiles of (query, key) pairs: priced as
+  // products of T x E by E x Tk per head, at the matrix rate.
+  if (llvm::isa<AttentionOp, AttentionGradOp>(op)) {
+    auto q = llvm::cast<mlir::RankedTensorType>(op->getOperand(0).getType());
+    auto k = llvm::cast<mlir::RankedTensorType>(op->getOperand(1).getType());
+    llvm::ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape();
+    e.cost.matmul = true;
+    e.cost.bf16 = bf16;
+    e.cost.m = qs[qs.size() - 2];
+    e.cost.n = ks[ks.size() - 2];
+    e.cost.k = qs.back();
+    e.cost.batch = e.cost.m > 0 && e.cost.k > 0
+                       ? q.getNumElements() / (e.cost.m * e.cost.k)
+                       : 1;
+  }
   return e;
 }
 
