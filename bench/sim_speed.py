@@ -41,9 +41,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for devices, defines in PLANS:
             # With activation recomputation the plans up to 512 GPUs fit in
-            # 80 GB. The 1T model's does not: a stage keeps 64 micro-batches
-            # of attention scores (160 heads x 2048 x 2048 x 4 bytes each)
-            # without a fused attention, so its memory limit is lifted for
+            # 80 GB. The 1T model's does not (94 GB): a stage keeps 64
+            # micro-batches in flight, each of t = 8 samples (a shard group
+            # splits the batch's rows), so its memory limit is lifted for
             # the timing.
             cluster = json.load(open(os.path.join(
                 ROOT, "examples", "clusters", f"a100x{devices}.json")))
