@@ -520,7 +520,10 @@ const KeyRule kConfigKeys[] = {
     {"amp", "\"off\" or \"bf16\""},
 };
 const KeyRule kTrainKeys[] = {
-    {"data", "a data source: synthetic(...) or text(...)"},
+    {"data", "a data source: synthetic(...), text(...) or tokens(...)"},
+    {"eval_data", "a data source of held-out samples, as data"},
+    {"eval_every", "a positive integer"},
+    {"eval_steps", "a positive integer"},
     {"optimizer", "an optimizer: sgd(...), adam(...) or adamw(...)"},
     {"steps", "an integer from 1 to 2^40"},
     {"seed", "a non-negative integer"},
@@ -692,10 +695,11 @@ std::optional<Settings> Sema::checkTrain(const TrainDecl &t,
     }
     Loc loc = kv.value->getLoc();
     bool good = false;
-    if (kv.key == "data" || kv.key == "optimizer" || kv.key == "lr_schedule") {
-      const char *category = kv.key == "data"        ? "data"
-                             : kv.key == "optimizer" ? "optimizer"
-                                                     : "schedule";
+    if (kv.key == "data" || kv.key == "eval_data" || kv.key == "optimizer" ||
+        kv.key == "lr_schedule") {
+      const char *category = kv.key == "optimizer"     ? "optimizer"
+                             : kv.key == "lr_schedule" ? "schedule"
+                                                       : "data";
       good = v.kind == SVal::Kind::Setting && v.category == category;
     } else if (kv.key == "clip_grad_norm") {
       good = (v.kind == SVal::Kind::Float && v.f > 0) ||
@@ -730,6 +734,31 @@ std::optional<Settings> Sema::checkTrain(const TrainDecl &t,
             "train block of '" + t.model + "' needs '" + required + "'");
       ok = false;
     }
+  // Held-out evaluation reads eval_data, at the training batch (the model's
+  // shapes are the batch's).
+  const Setting *evalData = nullptr, *trainData = nullptr;
+  bool evalEvery = false;
+  for (const auto &kv : out) {
+    if (kv.first == "eval_data")
+      evalData = &kv.second;
+    if (kv.first == "data")
+      trainData = &kv.second;
+    evalEvery |= kv.first == "eval_every";
+  }
+  if (evalEvery && !evalData) {
+    error(t.getLoc(), "train block of '" + t.model +
+                          "' sets eval_every but no eval_data to evaluate on");
+    ok = false;
+  }
+  if (evalData && trainData &&
+      evalData->get("batch")->i != trainData->get("batch")->i) {
+    error(t.getLoc(), "eval_data's batch (" +
+                          std::to_string(evalData->get("batch")->i) +
+                          ") must be the data's (" +
+                          std::to_string(trainData->get("batch")->i) +
+                          "): the model is elaborated at one batch");
+    ok = false;
+  }
   if (!ok)
     return std::nullopt;
 

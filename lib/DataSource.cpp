@@ -152,9 +152,10 @@ private:
 } // namespace
 
 std::unique_ptr<DataSource> makeDataSource(mlir::func::FuncOp model,
-                                           std::string &error) {
+                                           std::string &error,
+                                           const char *key) {
   auto train = model->getAttrOfType<mlir::DictionaryAttr>("whale.train");
-  auto data = train ? train.getAs<mlir::DictionaryAttr>("data")
+  auto data = train ? train.getAs<mlir::DictionaryAttr>(key)
                     : mlir::DictionaryAttr();
   auto fail = [&](std::string msg) {
     error = std::move(msg);

@@ -32,8 +32,11 @@ public:
 
 /// The source the model's train block names (text, tokens or synthetic),
 /// checked against the model's inputs; null with `error` when they do not fit.
+/// `key` names the train block's entry: "data", or "eval_data" for the
+/// held-out samples.
 std::unique_ptr<DataSource> makeDataSource(mlir::func::FuncOp model,
-                                           std::string &error);
+                                           std::string &error,
+                                           const char *key = "data");
 
 } // namespace whale
 

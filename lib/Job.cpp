@@ -4,6 +4,7 @@
 
 #include "dialects/Whale/IR/TrainAttrs.h"
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "lib/DataSource.h"
 #include "lib/ModelLookup.h"
 #include "lib/StepLog.h"
 #include "lowering/Passes.h"
@@ -77,6 +78,24 @@ std::string Job::Impl::runStep(whale_rt_tensor *const *tensors,
   return "";
 }
 
+std::string Job::Impl::evaluate(DataSource &source, int64_t steps,
+                               double &loss) {
+  if (!forward)
+    return "no forward pass for '" + model + "'";
+  double sum = 0;
+  for (int64_t k = 0; k < steps; ++k) {
+    if (std::string err = source.fill(k, inputs); !err.empty())
+      return "evaluating: " + err;
+    whale_rt_tensor *out = nullptr;
+    if (forward(ctx.get(), inputs.data(), &out) != WHALE_RT_OK)
+      return "evaluating: " + std::string(whale_rt_last_error(ctx.get()));
+    sum += *static_cast<float *>(whale_rt_tensor_data(out));
+    whale_rt_tensor_release(ctx.get(), out);
+  }
+  loss = steps > 0 ? sum / double(steps) : 0.0;
+  return "";
+}
+
 Job::Job(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
 Job::~Job() = default;
 
@@ -140,6 +159,7 @@ std::unique_ptr<Job> Job::create(Interpreter &interp, const JobOptions &options,
     return nullptr;
   }
   impl->entry = impl->program->lookup(impl->model + "_train");
+  impl->forward = impl->program->lookup(impl->model);
   if (!impl->entry) {
     error = "no train step for '" + impl->model + "'";
     return nullptr;

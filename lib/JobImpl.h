@@ -27,6 +27,8 @@ struct Job::Impl {
   int64_t batch = 1;
   std::unique_ptr<JitProgram> program;
   JitProgram::Entry entry = nullptr;
+  /// The model's forward pass alone: its loss, no update (evaluation).
+  JitProgram::Entry forward = nullptr;
   std::unique_ptr<whale_rt_context, void (*)(whale_rt_context *)> ctx{
       nullptr, whale_rt_context_destroy};
   std::vector<TensorInfo> inputInfo, paramInfo;
@@ -40,6 +42,10 @@ struct Job::Impl {
   /// Runs step done + 1 on `tensors` (one per input) and records it; ""
   /// or what went wrong.
   std::string runStep(whale_rt_tensor *const *tensors, double elapsedBefore);
+  /// The mean loss of the forward pass over batches 0 .. steps - 1 of
+  /// `source` (the same held-out batches every time), parameters
+  /// untouched; "" or what went wrong.
+  std::string evaluate(class DataSource &source, int64_t steps, double &loss);
 };
 
 } // namespace whale

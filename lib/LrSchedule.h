@@ -43,6 +43,13 @@ struct TrainSettings {
   int64_t saveEvery = 0;
   /// The progress callback sees every logEvery-th step and the last.
   int64_t logEvery = 1;
+  /// The held-out loss every evalEvery-th step and after the last (0:
+  /// never), over the first evalSteps batches of eval_data.
+  int64_t evalEvery = 0, evalSteps = 8;
+  /// Whether the held-out loss is taken after `step` (1-based).
+  bool evaluatesAfter(int64_t step) const {
+    return evalEvery > 0 && (step % evalEvery == 0 || step == steps);
+  }
 
   double lrFactor(int64_t step) const {
     return scheduleFactor(schedule, baseLr, step, steps);
@@ -74,6 +81,8 @@ inline TrainSettings trainSettings(mlir::DictionaryAttr trainBlock,
   t.baseLr = number(t.optimizer, "lr", 1e-3);
   t.stateCount = optimizerStateCount(t.optimizer);
   t.saveEvery = static_cast<int64_t>(number(trainBlock, "save_every", 0));
+  t.evalEvery = static_cast<int64_t>(number(trainBlock, "eval_every", 0));
+  t.evalSteps = static_cast<int64_t>(number(trainBlock, "eval_steps", 8));
   t.logEvery = std::max<int64_t>(
       1, static_cast<int64_t>(number(trainBlock, "log_every", 1)));
   return t;

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <limits>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -51,27 +52,32 @@ public:
   /// Reports a step; "" when the metrics line was written (a full disk or
   /// a failing device is an error of the run, not lost lines).
   std::string report(int64_t step, int64_t steps, double loss, int64_t batch,
-                     Clock::time_point stepStart) {
+                     Clock::time_point stepStart,
+                     double evalLoss = std::numeric_limits<double>::quiet_NaN()) {
     double seconds =
         std::chrono::duration<double>(Clock::now() - stepStart).count();
     StepReport r{step, steps, loss, batch / std::max(seconds, 1e-9),
-                 std::chrono::duration<double>(Clock::now() - start).count()};
+                 std::chrono::duration<double>(Clock::now() - start).count(),
+                 evalLoss};
     if (metrics.is_open()) {
       // The loss to the last bit (17 digits give a double back exactly), so
       // runs can be compared as the numerical contract compares them.
-      char line[256];
+      char val[64] = "";
+      if (!std::isnan(evalLoss))
+        std::snprintf(val, sizeof val, ", \"val_loss\": %.17g", evalLoss);
+      char line[320];
       std::snprintf(
           line, sizeof line,
           "{\"step\": %lld, \"loss\": %.17g, \"samples_per_s\": %.2f, "
-          "\"time_s\": %.4f}\n",
+          "\"time_s\": %.4f%s}\n",
           static_cast<long long>(r.step), loss, r.samplesPerSecond,
-          r.elapsedSeconds);
+          r.elapsedSeconds, val);
       metrics << line << std::flush;
       if (!metrics)
         return "cannot write metrics to '" + path +
                "': " + std::strerror(errno);
     }
-    if (onStep && (step % every == 0 || step == steps))
+    if (onStep && (step % every == 0 || step == steps || !std::isnan(evalLoss)))
       onStep(r);
     return "";
   }

@@ -29,6 +29,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <thread>
 
@@ -72,9 +73,13 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
   if (!model)
     return fail(error);
 
-  // The data.
+  // The data, and the held-out data when the block evaluates.
   std::unique_ptr<DataSource> source = makeDataSource(model, error);
   if (!source)
+    return fail(error);
+  std::unique_ptr<DataSource> evalSource;
+  if (settings.evalEvery > 0 &&
+      !(evalSource = makeDataSource(model, error, "eval_data")))
     return fail(error);
 
   if (!options.loadPath.empty()) {
@@ -128,7 +133,15 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
         !err.empty())
       return fail(err);
     result.losses.push_back(j.last.loss);
-    if (std::string err = log.report(s + 1, steps, j.last.loss, batch, t0);
+    double evalLoss = std::numeric_limits<double>::quiet_NaN();
+    if (settings.evaluatesAfter(s + 1)) {
+      if (std::string err = j.evaluate(*evalSource, settings.evalSteps, evalLoss);
+          !err.empty())
+        return fail("step " + std::to_string(s + 1) + ": " + err);
+      result.evalLosses.push_back({s + 1, evalLoss});
+    }
+    if (std::string err =
+            log.report(s + 1, steps, j.last.loss, batch, t0, evalLoss);
         !err.empty())
       return fail(err);
     if (!options.savePath.empty() && settings.savesAfter(s + 1))

@@ -179,6 +179,9 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       !err.empty())
     return fail(err);
 
+  if (settings.evalEvery > 0)
+    return fail("eval_every under a plan is not there yet: evaluate on one "
+                "device (run without --cluster)");
   const int shared = sharedThreads(cluster, options.threads);
   // Every device's threads live in this one process: past a bound the
   // system would refuse them halfway (after gigabytes of stacks).

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -32,6 +33,8 @@ struct StepReport {
   double loss = 0;
   double samplesPerSecond = 0; ///< of this step
   double elapsedSeconds = 0;   ///< since the run started
+  /// The held-out loss taken after this step (eval_every), else NaN.
+  double evalLoss = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// A change of a running job's devices: after step `afterStep`, the job
@@ -128,6 +131,8 @@ struct TrainResult {
   std::string error;          ///< what went wrong, when !ok
   int64_t firstStep = 0;      ///< 1-based; later than 1 when resumed
   std::vector<double> losses; ///< one per step run
+  /// The held-out losses (eval_every): (step, loss), in step order.
+  std::vector<std::pair<int64_t, double>> evalLosses;
   /// Final values by name, when keepParameters.
   std::map<std::string, std::vector<float>> parameters;
   /// Under a plan: bytes each rank handed to collectives (all-reduce and

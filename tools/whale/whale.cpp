@@ -876,13 +876,16 @@ int run(int argc, char **argv) {
   bool tty = ::isatty(STDERR_FILENO);
   train.onStep = [&](const whale::StepReport &r) {
     int64_t every = std::max<int64_t>(1, r.steps / 10);
-    if (!tty && r.step % every != 0 && r.step != r.steps)
+    if (!tty && r.step % every != 0 && r.step != r.steps &&
+        std::isnan(r.evalLoss))
       return;
-    char line[160];
+    char line[192], val[48] = "";
+    if (!std::isnan(r.evalLoss))
+      std::snprintf(val, sizeof val, "  val %.4f", r.evalLoss);
     std::snprintf(
-        line, sizeof line, "step %lld/%lld  loss %.4f  %.0f samples/s  %.1fs",
+        line, sizeof line, "step %lld/%lld  loss %.4f%s  %.0f samples/s  %.1fs",
         static_cast<long long>(r.step), static_cast<long long>(r.steps), r.loss,
-        r.samplesPerSecond, r.elapsedSeconds);
+        val, r.samplesPerSecond, r.elapsedSeconds);
     std::cerr << (tty ? "\r" : "") << line << (tty ? "" : "\n") << std::flush;
   };
   whale::TrainResult result = whale::train(interp, train);
@@ -908,6 +911,9 @@ int run(int argc, char **argv) {
               << result.firstStep + result.losses.size() - 1 << ": loss "
               << result.losses.front() << " -> " << result.losses.back()
               << "\n";
+  if (!result.evalLosses.empty())
+    std::cout << "held-out loss after step " << result.evalLosses.back().first
+              << ": " << result.evalLosses.back().second << "\n";
   if (!result.commBytes.empty() && !result.losses.empty()) {
     // The runtime's counters: what each rank handed to its collectives.
     int64_t most = 0, total = 0;
