@@ -29,11 +29,13 @@
 #include "lib/StateCollection.h"
 #include "lib/StateStore.h"
 #include "lib/StepLog.h"
+#include "lowering/Passes.h"
 #include "runtime/InputFile.h"
 #include "runtime/WhaleRuntime.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/xxhash.h"
@@ -42,6 +44,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -173,15 +176,16 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       trainSettings(trainBlock, options.steps, options.seed);
   const int64_t steps = settings.steps;
   const uint64_t seed = settings.seed;
+  if (options.processes && settings.evalEvery > 0)
+    return fail("held-out evaluation (eval_every) with ranks as processes "
+                "(mpirun) is not there yet; run the ranks as threads of one "
+                "process for it");
   const int stateCount = settings.stateCount;
   if (std::string err = settings.checkLength(static_cast<int64_t>(
           number(trainBlock.getAs<mlir::DictionaryAttr>("data"), "batch", 1)));
       !err.empty())
     return fail(err);
 
-  if (settings.evalEvery > 0)
-    return fail("eval_every under a plan is not there yet: evaluate on one "
-                "device (run without --cluster)");
   const int shared = sharedThreads(cluster, options.threads);
   // Every device's threads live in this one process: past a bound the
   // system would refuse them halfway (after gigabytes of stacks).
@@ -637,6 +641,55 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     return fail(err);
   result.firstStep = first + 1;
   bool injected = false;
+  // The first shard group of each stage holds what the checkpoint and the
+  // host see: one part each of the sharded parameters, the others whole.
+  auto gatherToHost = [&]() -> std::string {
+    for (Rank &rank : ranks) {
+      const Stage &st = (*stagesOf)[rank.stage];
+      if (rank.replica < st.shards)
+        if (std::string err =
+                copyShardState(host.get(), rank.ctx.get(), st.params,
+                               stateCount, rank.replica, /*toRank=*/false);
+            !err.empty())
+          return err;
+    }
+    return "";
+  };
+  // Held-out evaluation (eval_every): the parameters gathered on the host,
+  // the model's forward pass there, one device, at the global batch.
+  std::unique_ptr<DataSource> evalSource;
+  std::unique_ptr<JitProgram> evalProgram;
+  JitProgram::Entry evalForward = nullptr;
+  if (settings.evalEvery > 0) {
+    if (!(evalSource = makeDataSource(model, error, "eval_data")))
+      return fail(error);
+    mlir::OwningOpRef<mlir::ModuleOp> forward = interp.module().clone();
+    mlir::PassManager pm(&interp.context());
+    pm.addPass(createWhaleFuseAttention());
+    if (mlir::failed(pm.run(*forward)) ||
+        !(evalProgram = JitProgram::compile(*forward, error)) ||
+        !(evalForward = evalProgram->lookup(plan.model)))
+      return fail("compiling the held-out evaluation failed: " + error);
+    if (ampBf16(model))
+      whale_rt_set_amp(host.get(), WHALE_RT_AMP_BF16);
+  }
+  auto evaluate = [&](double &loss) -> std::string {
+    if (std::string err = gatherToHost(); !err.empty())
+      return err;
+    double sum = 0;
+    for (int64_t k = 0; k < settings.evalSteps; ++k) {
+      if (std::string err = evalSource->fill(k, global); !err.empty())
+        return "evaluating: " + err;
+      whale_rt_tensor *out = nullptr;
+      if (evalForward(host.get(), global.data(), &out) != WHALE_RT_OK)
+        return "evaluating: " + std::string(whale_rt_last_error(host.get()));
+      sum += *static_cast<float *>(whale_rt_tensor_data(out));
+      whale_rt_tensor_release(host.get(), out);
+    }
+    loss = sum / double(settings.evalSteps);
+    return "";
+  };
+
   // The state after `nextStep` steps into the save path: each rank's own
   // boxes (--save-ranks), or gathered whole into one file; the host holds
   // the gathered parameters afterwards when `gatherAnyway`.
@@ -668,18 +721,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     const bool wholeSave = !options.savePath.empty() && !options.saveRanks;
     if (!wholeSave && !gatherAnyway)
       return "";
-    // The first shard group of each stage holds what the checkpoint and
-    // the host see: one part each of the sharded parameters, the others
-    // whole.
-    for (Rank &rank : ranks) {
-      const Stage &st = (*stagesOf)[rank.stage];
-      if (rank.replica < st.shards)
-        if (std::string err =
-                copyShardState(host.get(), rank.ctx.get(), st.params,
-                               stateCount, rank.replica, /*toRank=*/false);
-            !err.empty())
-          return err;
-    }
+    if (std::string err = gatherToHost(); !err.empty())
+      return err;
     if (!wholeSave)
       return "";
     return saveCheckpoint(host.get(), options.savePath, plan.model, nextStep,
@@ -935,10 +978,16 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         !err.empty())
       return fail(err);
     result.losses.push_back(value);
+    double evalLoss = std::numeric_limits<double>::quiet_NaN();
+    if (settings.evaluatesAfter(step + 1)) {
+      if (std::string err = evaluate(evalLoss); !err.empty())
+        return fail("step " + std::to_string(step + 1) + ": " + err);
+      result.evalLosses.push_back({step + 1, evalLoss});
+    }
     // Under mpirun one process (rank 0) reports and writes the metrics.
     if (processRank <= 0)
-      if (std::string err =
-              log.report(step + 1, steps, value, plan.globalBatch, t0);
+      if (std::string err = log.report(step + 1, steps, value,
+                                       plan.globalBatch, t0, evalLoss);
           !err.empty())
         return fail(err);
     if (settings.savesAfter(step + 1) && !options.savePath.empty()) {
