@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs every system package Whale needs, from Debian's packages only.
+# (chromium: the tests render the run report in it, headless.)
 # Idempotent: when everything is there it checks and returns in a second.
 set -euo pipefail
 
@@ -10,6 +11,7 @@ packages=(
   libgtest-dev
   libopenblas-pthread-dev
   libopenmpi-dev openmpi-bin
+  chromium
 )
 
 missing=()

@@ -39,3 +39,7 @@ if getattr(config, "whale_mpiexec", "") and "NOTFOUND" not in config.whale_mpiex
         ("%mpirun", config.whale_mpiexec + " --oversubscribe"))
     config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
     config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+
+# The run report renders in headless Chromium (Debian's chromium).
+if lit.util.which("chromium"):
+    config.available_features.add("chromium")

@@ -179,6 +179,18 @@ std::vector<VerbSpec> makeVerbs() {
         {"--seed", "S", "the sampling seed (default: 0)"},
         {"--threads", "N", "threads (default: every core)"}},
        true},
+      {"report",
+       "METRICS.jsonl",
+       "a run as one HTML page",
+       "The loss (and held-out loss) and samples/s by step, each rank's busy, "
+       "communication and idle time and its timeline, a predicted timeline "
+       "beside the measured one, and the plan: one self-contained page, no "
+       "network, no script.",
+       {{"--trace", "FILE.json", "a measured trace (whale run --trace)"},
+        {"--sim-trace", "FILE.json", "a predicted trace (whale sim --trace)"},
+        {"--plan", "PLAN.json", "the plan (whale plan --json)"},
+        {"-o", "REPORT.html", "where to write it (default: standard output)"}},
+       false},
       {"repl",
        "",
        "a session: definitions, expressions and commands",

@@ -17,6 +17,7 @@
 #include "lib/Planner.h"
 #include "lib/Profile.h"
 #include "lib/RankCheckpoint.h"
+#include "lib/Report.h"
 #include "lib/Reshard.h"
 #include "lib/Search.h"
 #include "lib/Simulate.h"
@@ -116,21 +117,24 @@ public:
       std::cout << whale::cli::verbHelp(*spec);
       return kHelpShown;
     }
-    if (auto v = value("-I")) {
-      opts.searchPath.push_back(*v);
-      return 0;
-    }
-    for (const char *flag : {"--define", "--config"})
-      if (auto v = value(flag)) {
-        size_t eq = v->find('=');
-        if (eq == std::string::npos || eq == 0 || eq + 1 == v->size())
-          return usageError(std::string(flag) + " takes " +
-                            (flag[2] == 'd' ? "NAME" : "KEY") +
-                            "=VALUE, got '" + *v + "'");
-        (flag[2] == 'd' ? opts.defines
-                        : opts.configs)[v->substr(0, eq)] = v->substr(eq + 1);
+    // What every verb that reads a script shares.
+    if (spec->script) {
+      if (auto v = value("-I")) {
+        opts.searchPath.push_back(*v);
         return 0;
       }
+      for (const char *flag : {"--define", "--config"})
+        if (auto v = value(flag)) {
+          size_t eq = v->find('=');
+          if (eq == std::string::npos || eq == 0 || eq + 1 == v->size())
+            return usageError(std::string(flag) + " takes " +
+                              (flag[2] == 'd' ? "NAME" : "KEY") +
+                              "=VALUE, got '" + *v + "'");
+          (flag[2] == 'd' ? opts.defines
+                          : opts.configs)[v->substr(0, eq)] = v->substr(eq + 1);
+          return 0;
+        }
+    }
     if (!missingValue.empty())
       return usageError(missingValue + " needs a value");
     if (!current.empty() && current[0] == '-') {
@@ -963,6 +967,38 @@ int run(int argc, char **argv) {
   return 0;
 }
 
+/// `whale report`: a run's metrics (and traces, plan) as one HTML page.
+int reportCommand(int argc, char **argv) {
+  whale::InterpreterOptions opts;
+  whale::ReportInputs in;
+  std::string out;
+  Args args("report", argc, argv);
+  while (args.next()) {
+    if (auto v = args.value("--trace")) {
+      in.tracePath = *v;
+    } else if (auto v = args.value("--sim-trace")) {
+      in.simTracePath = *v;
+    } else if (auto v = args.value("--plan")) {
+      in.planPath = *v;
+    } else if (auto v = args.value("-o")) {
+      out = *v;
+    } else if (int rc = args.finish(opts, in.metricsPath)) {
+      return rc;
+    }
+  }
+  if (in.metricsPath.empty())
+    return usageError("report needs the metrics: whale report METRICS.jsonl "
+                      "-o REPORT.html",
+                      "report");
+  std::string error;
+  std::string html = whale::reportHtml(in, error);
+  if (html.empty()) {
+    std::cerr << "whale: error: " << error << "\n";
+    return 1;
+  }
+  return writeOutput(out, html);
+}
+
 int sample(int argc, char **argv) {
   whale::InterpreterOptions opts;
   whale::SampleOptions sampling;
@@ -1129,6 +1165,8 @@ int dispatch(int argc, char **argv) {
     return reshardCommand(argc - 2, argv + 2);
   if (cmd == "sample")
     return sample(argc - 2, argv + 2);
+  if (cmd == "report")
+    return reportCommand(argc - 2, argv + 2);
   if (cmd == "repl")
     return replCommand(argc - 2, argv + 2);
   std::string near;
