@@ -520,7 +520,8 @@ const KeyRule kConfigKeys[] = {
     {"amp", "\"off\" or \"bf16\""},
 };
 const KeyRule kTrainKeys[] = {
-    {"data", "a data source: synthetic(...), text(...) or tokens(...)"},
+    {"data",
+     "a data source: synthetic(...), text(...), tokens(...) or arrays(...)"},
     {"eval_data", "a data source of held-out samples, as data"},
     {"eval_every", "a positive integer"},
     {"eval_steps", "a positive integer"},

@@ -57,6 +57,13 @@ const std::vector<SettingCtor> &ctorTable() {
         {"seq", ArgKind::Int, true, 0, 1, kInf},
         {"batch", ArgKind::Int, true, 0, 1, kInf},
         {"seed", ArgKind::Int, false, 0, 0, kInf}}},
+      // features and labels from numpy .npy files, memory-mapped
+      {"arrays",
+       "data",
+       {{"features", ArgKind::Str, true, 0, 0, 0},
+        {"labels", ArgKind::Str, true, 0, 0, 0},
+        {"batch", ArgKind::Int, true, 0, 1, kInf},
+        {"seed", ArgKind::Int, false, 0, 0, kInf}}},
       // a flat file of token ids (uint16 or uint32), memory-mapped
       {"tokens",
        "data",

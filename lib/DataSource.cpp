@@ -5,6 +5,7 @@
 #include "dialects/Whale/IR/TrainAttrs.h"
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "runtime/data/DataOrder.h"
+#include "runtime/data/NpyArray.h"
 #include "runtime/data/TextDataset.h"
 #include "runtime/data/TokenDataset.h"
 
@@ -103,6 +104,40 @@ private:
   rt::TokenDataset ds;
 };
 
+/// Rows of a features array [N, F] and a labels array [N] (numpy .npy),
+/// in the data order.
+class ArraySource : public DataSource {
+public:
+  ArraySource(rt::NpyArray x, rt::NpyArray y, uint64_t seed, int64_t batch)
+      : x(std::move(x)), y(std::move(y)), order(seed, this->x.shape()[0]),
+        batch(batch), features(this->x.shape()[1]) {}
+  std::vector<int64_t> samples(int64_t step) override {
+    return order.slice(step, batch, 0, batch);
+  }
+  int64_t epochSamples() const override { return order.size(); }
+  std::string fill(int64_t step,
+                   std::vector<whale_rt_tensor *> &inputs) override {
+    std::vector<int64_t> ids = samples(step);
+    auto *xs = static_cast<float *>(whale_rt_tensor_data(inputs[0]));
+    auto *ys = static_cast<int32_t *>(whale_rt_tensor_data(inputs[1]));
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t f = 0; f < features; ++f)
+        xs[b * features + f] = x.floatAt(ids[b] * features + f);
+      int64_t label = y.intAt(ids[b]);
+      if (label < 0 || label > INT32_MAX)
+        return "label " + std::to_string(label) + " of sample " +
+               std::to_string(ids[b]) + " is not a class index";
+      ys[b] = static_cast<int32_t>(label);
+    }
+    return "";
+  }
+
+private:
+  rt::NpyArray x, y;
+  rt::DataOrder order;
+  int64_t batch, features;
+};
+
 /// A task with a known solution: features uniform in [-1, 1], labels the
 /// argmax of a fixed random linear teacher over the classes of the cross
 /// entropy that reads them. Sample i is the same for every plan and run.
@@ -184,6 +219,41 @@ std::unique_ptr<DataSource> makeDataSource(mlir::func::FuncOp model,
       return fail(
           "tokens(...) feeds two i32 inputs [B, T]: tokens and targets");
     return std::make_unique<TokenSource>(std::move(ds), dataSeed, seq, batch);
+  }
+  if (text(data, "kind") == "arrays") {
+    rt::NpyArray x, y;
+    std::string xPath = scriptRelative(model, text(data, "features")),
+                yPath = scriptRelative(model, text(data, "labels"));
+    if (rt::Status st = rt::NpyArray::open(xPath, x); !st)
+      return fail(st.message());
+    if (rt::Status st = rt::NpyArray::open(yPath, y); !st)
+      return fail(st.message());
+    auto in = argTypes.size() == 2
+                  ? mlir::cast<mlir::RankedTensorType>(argTypes.front())
+                  : mlir::RankedTensorType();
+    if (!in || in.getRank() != 2 || !in.getElementType().isF32() ||
+        !mlir::cast<mlir::RankedTensorType>(argTypes[1])
+             .getElementType()
+             .isInteger(32))
+      return fail("arrays(...) feeds f32 features [B, F] and i32 labels [B]; "
+                  "this model's inputs do not fit");
+    if (x.shape().size() != 2 || x.shape()[1] != in.getShape()[1] ||
+        x.shape()[0] < 1)
+      return fail("the features '" + xPath + "' must be [N, " +
+                  std::to_string(in.getShape()[1]) +
+                  "] for the model's input, got " +
+                  std::to_string(x.shape().size()) + " dimensions" +
+                  (x.shape().size() == 2 ? " [" + std::to_string(x.shape()[0]) +
+                                               ", " +
+                                               std::to_string(x.shape()[1]) + "]"
+                                         : std::string()));
+    if (y.shape() != std::vector<int64_t>{x.shape()[0]} ||
+        (y.dtype() != "i4" && y.dtype() != "i8"))
+      return fail("the labels '" + yPath + "' must be integers [" +
+                  std::to_string(x.shape()[0]) + "], one per row of the "
+                  "features");
+    return std::make_unique<ArraySource>(std::move(x), std::move(y), dataSeed,
+                                         batch);
   }
   if (text(data, "kind") == "text") {
     rt::TextDataset ds;

@@ -4,7 +4,8 @@
 #   scripts/fuzz.sh [TARGET] [SECONDS]
 #
 # TARGET: frontend (the lexer, parser and sema; default), safetensors (the
-# checkpoint reader), tokens (the pre-tokenized corpus reader) or json (cluster files and specs, profile databases; it
+# checkpoint reader), tokens (the pre-tokenized corpus reader), npy (the
+# numpy array reader) or json (cluster files and specs, profile databases; it
 # links the runtime of build/, so run scripts/build.sh first). SECONDS: default 600. Builds build-fuzz/whale-fuzz-TARGET
 # with clang-22 (-fsanitize=fuzzer,address,undefined), runs it on a copy of
 # the target's corpus for SECONDS, then merges the inputs that found new
@@ -14,7 +15,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 target="frontend"
 case "${1:-}" in
-  frontend|safetensors|json|tokens) target="$1"; shift ;;
+  frontend|safetensors|json|tokens|npy) target="$1"; shift ;;
 esac
 seconds="${1:-600}"
 
@@ -56,6 +57,11 @@ elif [ "$target" = json ]; then
     "$root/build/lib/libWhaleFiles.a" -L/usr/lib/llvm-22/lib -lLLVM-22 \
     -lopenblas -lpthread -ldl -Wl,-rpath,/usr/lib/llvm-22/lib \
     -o "$out/whale-fuzz"
+  extra=(-max_len=4096)
+elif [ "$target" = npy ]; then
+  corpus="$root/fuzz/corpus-npy"
+  clang++-22 "${flags[@]}" "$root/runtime/data/NpyArray.cpp" \
+    "$root/fuzz/FuzzNpy.cpp" -o "$out/whale-fuzz"
   extra=(-max_len=4096)
 elif [ "$target" = tokens ]; then
   corpus="$root/fuzz/corpus-tokens"

@@ -38,10 +38,11 @@ if [ "$mode" = full ]; then
   exit 0
 fi
 targets=(whale-runtime-tests whale-fuzz-replay whale-fuzz-replay-safetensors
-         whale-fuzz-replay-tokens)
+         whale-fuzz-replay-tokens whale-fuzz-replay-npy)
 cmake --build "$build" --target "${targets[@]}" -- -j"$(nproc)"
 "$build/bin/whale-runtime-tests" --gtest_brief=1
 "$build/bin/whale-fuzz-replay" "$root/fuzz/corpus"
 "$build/bin/whale-fuzz-replay-safetensors" "$root/fuzz/corpus-safetensors"
 "$build/bin/whale-fuzz-replay-tokens" "$root/fuzz/corpus-tokens"
+"$build/bin/whale-fuzz-replay-npy" "$root/fuzz/corpus-npy"
 echo "sanitize: runtime tests and fuzz corpora clean under ASan+UBSan"
