@@ -40,7 +40,7 @@ std::string num(double v, const char *fmt = "%.4g") {
 }
 
 struct Row {
-  double step = 0, loss = NAN, val = NAN, samples = NAN;
+  double step = 0, loss = NAN, val = NAN, samples = NAN, lr = NAN;
 };
 
 bool readMetrics(const std::string &path, std::vector<Row> &rows,
@@ -69,6 +69,7 @@ bool readMetrics(const std::string &path, std::vector<Row> &rows,
     r.loss = *o->getNumber("loss");
     r.val = o->getNumber("val_loss").value_or(NAN);
     r.samples = o->getNumber("samples_per_s").value_or(NAN);
+    r.lr = o->getNumber("lr").value_or(NAN);
     rows.push_back(r);
   }
   if (rows.empty()) {
@@ -243,9 +244,10 @@ std::string reportHtml(const ReportInputs &in, std::string &error) {
   std::vector<Row> rows;
   if (!readMetrics(in.metricsPath, rows, error))
     return "";
-  std::vector<std::pair<double, double>> loss, val, speed;
+  std::vector<std::pair<double, double>> loss, val, speed, lr;
   for (const Row &r : rows) {
     loss.push_back({r.step, r.loss});
+    lr.push_back({r.step, r.lr});
     if (!std::isnan(r.val))
       val.push_back({r.step, r.val});
     speed.push_back({r.step, r.samples});
@@ -271,6 +273,7 @@ std::string reportHtml(const ReportInputs &in, std::string &error) {
     lossSeries.push_back({"held-out loss", val});
   html += lineChart("loss by step", lossSeries);
   html += lineChart("samples/s by step", {{"samples/s", speed}});
+  html += lineChart("learning rate by step", {{"learning rate", lr}});
   std::vector<std::pair<std::string, std::string>> traces = {
       {in.tracePath, "Measured: each rank's time (whale run --trace)"},
       {in.simTracePath, "Predicted: each rank's time (whale sim --trace)"}};

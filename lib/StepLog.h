@@ -52,12 +52,16 @@ public:
   /// Reports a step; "" when the metrics line was written (a full disk or
   /// a failing device is an error of the run, not lost lines).
   std::string report(int64_t step, int64_t steps, double loss, int64_t batch,
-                     Clock::time_point stepStart,
+                     Clock::time_point stepStart, double learningRate,
                      double evalLoss = std::numeric_limits<double>::quiet_NaN()) {
     double seconds =
         std::chrono::duration<double>(Clock::now() - stepStart).count();
-    StepReport r{step, steps, loss, batch / std::max(seconds, 1e-9),
+    StepReport r{step,
+                 steps,
+                 loss,
+                 batch / std::max(seconds, 1e-9),
                  std::chrono::duration<double>(Clock::now() - start).count(),
+                 learningRate,
                  evalLoss};
     if (metrics.is_open()) {
       // The loss to the last bit (17 digits give a double back exactly), so
@@ -69,9 +73,9 @@ public:
       std::snprintf(
           line, sizeof line,
           "{\"step\": %lld, \"loss\": %.17g, \"samples_per_s\": %.2f, "
-          "\"time_s\": %.4f%s}\n",
+          "\"time_s\": %.4f, \"lr\": %.6g%s}\n",
           static_cast<long long>(r.step), loss, r.samplesPerSecond,
-          r.elapsedSeconds, val);
+          r.elapsedSeconds, learningRate, val);
       metrics << line << std::flush;
       if (!metrics)
         return "cannot write metrics to '" + path +

@@ -141,7 +141,8 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
       result.evalLosses.push_back({s + 1, evalLoss});
     }
     if (std::string err =
-            log.report(s + 1, steps, j.last.loss, batch, t0, evalLoss);
+            log.report(s + 1, steps, j.last.loss, batch, t0,
+                       settings.baseLr * settings.lrFactor(s), evalLoss);
         !err.empty())
       return fail(err);
     if (!options.savePath.empty() && settings.savesAfter(s + 1))

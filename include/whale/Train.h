@@ -33,6 +33,9 @@ struct StepReport {
   double loss = 0;
   double samplesPerSecond = 0; ///< of this step
   double elapsedSeconds = 0;   ///< since the run started
+  /// The learning rate this step used (the schedule's, times the
+  /// optimizer's lr).
+  double learningRate = 0;
   /// The held-out loss taken after this step (eval_every), else NaN.
   double evalLoss = std::numeric_limits<double>::quiet_NaN();
 };
