@@ -186,12 +186,11 @@ private:
 
 } // namespace
 
-std::unique_ptr<DataSource> makeDataSource(mlir::func::FuncOp model,
-                                           std::string &error,
-                                           const char *key) {
+std::unique_ptr<DataSource>
+makeDataSource(mlir::func::FuncOp model, std::string &error, const char *key) {
   auto train = model->getAttrOfType<mlir::DictionaryAttr>("whale.train");
-  auto data = train ? train.getAs<mlir::DictionaryAttr>(key)
-                    : mlir::DictionaryAttr();
+  auto data =
+      train ? train.getAs<mlir::DictionaryAttr>(key) : mlir::DictionaryAttr();
   auto fail = [&](std::string msg) {
     error = std::move(msg);
     return nullptr;
@@ -239,18 +238,18 @@ std::unique_ptr<DataSource> makeDataSource(mlir::func::FuncOp model,
                   "this model's inputs do not fit");
     if (x.shape().size() != 2 || x.shape()[1] != in.getShape()[1] ||
         x.shape()[0] < 1)
-      return fail("the features '" + xPath + "' must be [N, " +
-                  std::to_string(in.getShape()[1]) +
-                  "] for the model's input, got " +
-                  std::to_string(x.shape().size()) + " dimensions" +
-                  (x.shape().size() == 2 ? " [" + std::to_string(x.shape()[0]) +
-                                               ", " +
-                                               std::to_string(x.shape()[1]) + "]"
-                                         : std::string()));
+      return fail(
+          "the features '" + xPath + "' must be [N, " +
+          std::to_string(in.getShape()[1]) + "] for the model's input, got " +
+          std::to_string(x.shape().size()) + " dimensions" +
+          (x.shape().size() == 2 ? " [" + std::to_string(x.shape()[0]) + ", " +
+                                       std::to_string(x.shape()[1]) + "]"
+                                 : std::string()));
     if (y.shape() != std::vector<int64_t>{x.shape()[0]} ||
         (y.dtype() != "i4" && y.dtype() != "i8"))
       return fail("the labels '" + yPath + "' must be integers [" +
-                  std::to_string(x.shape()[0]) + "], one per row of the "
+                  std::to_string(x.shape()[0]) +
+                  "], one per row of the "
                   "features");
     return std::make_unique<ArraySource>(std::move(x), std::move(y), dataSeed,
                                          batch);

@@ -79,7 +79,7 @@ std::string Job::Impl::runStep(whale_rt_tensor *const *tensors,
 }
 
 std::string Job::Impl::evaluate(DataSource &source, int64_t steps,
-                               double &loss) {
+                                double &loss) {
   if (!forward)
     return "no forward pass for '" + model + "'";
   double sum = 0;

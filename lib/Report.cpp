@@ -23,11 +23,20 @@ std::string escape(const std::string &s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '&': out += "&amp;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '&':
+      out += "&amp;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    default:
+      out += c;
     }
   }
   return out;
@@ -80,10 +89,11 @@ bool readMetrics(const std::string &path, std::vector<Row> &rows,
 }
 
 /// A line chart of (x, y) series as inline SVG.
-std::string lineChart(const std::string &title,
-                      const std::vector<std::pair<std::string,
-                                                  std::vector<std::pair<double, double>>>>
-                          &series) {
+std::string
+lineChart(const std::string &title,
+          const std::vector<
+              std::pair<std::string, std::vector<std::pair<double, double>>>>
+              &series) {
   const double w = 560, h = 260, left = 56, right = 12, top = 28, bottom = 32;
   double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
   for (const auto &[name, pts] : series)
@@ -101,8 +111,12 @@ std::string lineChart(const std::string &title,
     x1 = x0 + 1;
   if (y1 == y0)
     y1 = y0 + 1;
-  auto X = [&](double x) { return left + (x - x0) / (x1 - x0) * (w - left - right); };
-  auto Y = [&](double y) { return h - bottom - (y - y0) / (y1 - y0) * (h - top - bottom); };
+  auto X = [&](double x) {
+    return left + (x - x0) / (x1 - x0) * (w - left - right);
+  };
+  auto Y = [&](double y) {
+    return h - bottom - (y - y0) / (y1 - y0) * (h - top - bottom);
+  };
   svg += "<line x1=\"" + num(left) + "\" y1=\"" + num(h - bottom) + "\" x2=\"" +
          num(w - right) + "\" y2=\"" + num(h - bottom) + "\" class=\"axis\"/>";
   svg += "<line x1=\"" + num(left) + "\" y1=\"" + num(top) + "\" x2=\"" +
@@ -121,8 +135,8 @@ std::string lineChart(const std::string &title,
       if (std::isfinite(y))
         path += (path.empty() ? "M" : " L") + num(X(x), "%.1f") + " " +
                 num(Y(y), "%.1f");
-    svg += "<path d=\"" + path + "\" fill=\"none\" stroke=\"" +
-           colors[s % 3] + "\" stroke-width=\"1.5\"/>";
+    svg += "<path d=\"" + path + "\" fill=\"none\" stroke=\"" + colors[s % 3] +
+           "\" stroke-width=\"1.5\"/>";
     svg += "<text x=\"" + num(w - 150) + "\" y=\"" + num(top + 14 * s + 4) +
            "\" fill=\"" + colors[s % 3] + "\" class=\"tick\">" +
            escape(series[s].first) + "</text>";
@@ -208,8 +222,8 @@ std::string traceSection(const std::string &title, const Trace &t) {
   // The timeline: a row per rank, compute blue, communication orange.
   const double w = 900, rowH = 18, left = 150;
   const double h = 24 + rowH * t.spans.size();
-  out += "<svg class=\"timeline\" viewBox=\"0 0 " + num(w) + " " + num(h) +
-         "\">";
+  out +=
+      "<svg class=\"timeline\" viewBox=\"0 0 " + num(w) + " " + num(h) + "\">";
   size_t row = 0;
   for (const auto &[rank, spans] : t.spans) {
     double y = 8 + rowH * row++;

@@ -18,10 +18,10 @@
 namespace whale {
 
 struct ReportInputs {
-  std::string metricsPath; ///< whale run --metrics (required)
-  std::string tracePath;   ///< whale run --trace
+  std::string metricsPath;  ///< whale run --metrics (required)
+  std::string tracePath;    ///< whale run --trace
   std::string simTracePath; ///< whale sim --trace
-  std::string planPath;    ///< whale plan --json
+  std::string planPath;     ///< whale plan --json
 };
 
 /// The page, or "" with `error` naming the file and what is wrong in it.

@@ -13,12 +13,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <limits>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <string>
 
 namespace whale {
@@ -51,9 +51,10 @@ public:
 
   /// Reports a step; "" when the metrics line was written (a full disk or
   /// a failing device is an error of the run, not lost lines).
-  std::string report(int64_t step, int64_t steps, double loss, int64_t batch,
-                     Clock::time_point stepStart, double learningRate,
-                     double evalLoss = std::numeric_limits<double>::quiet_NaN()) {
+  std::string
+  report(int64_t step, int64_t steps, double loss, int64_t batch,
+         Clock::time_point stepStart, double learningRate,
+         double evalLoss = std::numeric_limits<double>::quiet_NaN()) {
     double seconds =
         std::chrono::duration<double>(Clock::now() - stepStart).count();
     StepReport r{step,

@@ -135,7 +135,8 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
     result.losses.push_back(j.last.loss);
     double evalLoss = std::numeric_limits<double>::quiet_NaN();
     if (settings.evaluatesAfter(s + 1)) {
-      if (std::string err = j.evaluate(*evalSource, settings.evalSteps, evalLoss);
+      if (std::string err =
+              j.evaluate(*evalSource, settings.evalSteps, evalLoss);
           !err.empty())
         return fail("step " + std::to_string(s + 1) + ": " + err);
       result.evalLosses.push_back({s + 1, evalLoss});

@@ -986,9 +986,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     }
     // Under mpirun one process (rank 0) reports and writes the metrics.
     if (processRank <= 0)
-      if (std::string err =
-              log.report(step + 1, steps, value, plan.globalBatch, t0,
-                         settings.baseLr * factor, evalLoss);
+      if (std::string err = log.report(step + 1, steps, value, plan.globalBatch,
+                                       t0, settings.baseLr * factor, evalLoss);
           !err.empty())
         return fail(err);
     if (settings.savesAfter(step + 1) && !options.savePath.empty()) {

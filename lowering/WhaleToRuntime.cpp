@@ -393,10 +393,9 @@ LogicalResult Lowering::lowerOp(Operation *op) {
         return success();
       })
       .Case([&](AttentionOp a) {
-        call("whale_rt_attention",
-             {ctxArg, in(0), in(1), in(2),
-              constF64(a.getScale().convertToDouble()),
-              constI32(a.getCausal() ? 1 : 0), *out});
+        call("whale_rt_attention", {ctxArg, in(0), in(1), in(2),
+                                    constF64(a.getScale().convertToDouble()),
+                                    constI32(a.getCausal() ? 1 : 0), *out});
         return success();
       })
       .Case([&](SoftmaxOp s) {

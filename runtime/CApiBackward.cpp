@@ -174,11 +174,12 @@ whale_rt_status whale_rt_attention(whale_rt_context *ctx, whale_rt_tensor *q,
   });
 }
 
-whale_rt_status whale_rt_attention_grad(
-    whale_rt_context *ctx, whale_rt_tensor *q, whale_rt_tensor *k,
-    whale_rt_tensor *v, whale_rt_tensor *out, whale_rt_tensor *dout,
-    double scale, int32_t causal, whale_rt_tensor *dq, whale_rt_tensor *dk,
-    whale_rt_tensor *dv) {
+whale_rt_status
+whale_rt_attention_grad(whale_rt_context *ctx, whale_rt_tensor *q,
+                        whale_rt_tensor *k, whale_rt_tensor *v,
+                        whale_rt_tensor *out, whale_rt_tensor *dout,
+                        double scale, int32_t causal, whale_rt_tensor *dq,
+                        whale_rt_tensor *dk, whale_rt_tensor *dv) {
   return traced(ctx, "attention_grad", {dq, dk, dv}, [&]() -> whale_rt_status {
     if (whale_rt_status s = needF32(ctx, "attention_grad",
                                     {{"q", q},
@@ -195,13 +196,12 @@ whale_rt_status whale_rt_attention_grad(
         shapeOf(dk) != shapeOf(k) || shapeOf(dv) != shapeOf(v))
       return ctx->invalid("attention_grad: the shapes do not fit q " +
                           shapeString(shapeOf(q)));
-    return ran(ctx,
-               ctx->device->attentionBackward(
-                   q->tensor.cview<float>(), k->tensor.cview<float>(),
-                   v->tensor.cview<float>(), out->tensor.cview<float>(),
-                   dout->tensor.cview<float>(), scale, causal != 0,
-                   dq->tensor.view<float>(), dk->tensor.view<float>(),
-                   dv->tensor.view<float>()));
+    return ran(ctx, ctx->device->attentionBackward(
+                        q->tensor.cview<float>(), k->tensor.cview<float>(),
+                        v->tensor.cview<float>(), out->tensor.cview<float>(),
+                        dout->tensor.cview<float>(), scale, causal != 0,
+                        dq->tensor.view<float>(), dk->tensor.view<float>(),
+                        dv->tensor.view<float>()));
   });
 }
 

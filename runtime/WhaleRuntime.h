@@ -178,11 +178,12 @@ whale_rt_status whale_rt_attention(whale_rt_context *ctx, whale_rt_tensor *q,
                                    whale_rt_tensor *k, whale_rt_tensor *v,
                                    double scale, int32_t causal,
                                    whale_rt_tensor *out);
-whale_rt_status whale_rt_attention_grad(
-    whale_rt_context *ctx, whale_rt_tensor *q, whale_rt_tensor *k,
-    whale_rt_tensor *v, whale_rt_tensor *out, whale_rt_tensor *dout,
-    double scale, int32_t causal, whale_rt_tensor *dq, whale_rt_tensor *dk,
-    whale_rt_tensor *dv);
+whale_rt_status
+whale_rt_attention_grad(whale_rt_context *ctx, whale_rt_tensor *q,
+                        whale_rt_tensor *k, whale_rt_tensor *v,
+                        whale_rt_tensor *out, whale_rt_tensor *dout,
+                        double scale, int32_t causal, whale_rt_tensor *dq,
+                        whale_rt_tensor *dk, whale_rt_tensor *dv);
 whale_rt_status whale_rt_softmax_grad(whale_rt_context *ctx, whale_rt_tensor *y,
                                       whale_rt_tensor *dy, int64_t axis,
                                       whale_rt_tensor *dx);

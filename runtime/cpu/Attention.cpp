@@ -32,8 +32,7 @@ Status dimsOf(const char *op, View<const float> q, View<const float> k,
       q.shape.back() != k.shape.back())
     return Status::invalid(std::string(op) + ": q " + shapeString(q.shape) +
                            ", k " + shapeString(k.shape) + " and v " +
-                           shapeString(v.shape) +
-                           " are not [..., T, E] alike");
+                           shapeString(v.shape) + " are not [..., T, E] alike");
   d.t = q.shape[q.rank() - 2];
   d.tk = k.shape[k.rank() - 2];
   d.e = q.shape.back();
@@ -100,15 +99,15 @@ Status CpuDevice::attention(View<const float> q, View<const float> k,
 Status CpuDevice::attentionBackward(View<const float> q, View<const float> k,
                                     View<const float> v, View<const float> out,
                                     View<const float> dout, double scale,
-                                    bool causal, View<float> dq,
-                                    View<float> dk, View<float> dv) {
+                                    bool causal, View<float> dq, View<float> dk,
+                                    View<float> dv) {
   Dims d;
   if (Status st = dimsOf("attention_grad", q, k, v, causal, d); !st)
     return st;
   const float s = static_cast<float>(scale);
   pool().parallelFor(d.heads, 1, [&](int64_t h0, int64_t h1) {
-    std::vector<float> p(static_cast<size_t>(kBlock * d.tk)),
-        dp(p.size()), rowDot(static_cast<size_t>(kBlock));
+    std::vector<float> p(static_cast<size_t>(kBlock * d.tk)), dp(p.size()),
+        rowDot(static_cast<size_t>(kBlock));
     for (int64_t h = h0; h < h1; ++h) {
       const int64_t qo = h * d.t * d.e, ko = h * d.tk * d.e;
       const float *qh = q.data + qo, *kh = k.data + ko, *vh = v.data + ko,

@@ -64,7 +64,6 @@ void blasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
               beta, c, ldc);
 }
 
-
 template <class T>
 void gemm(CpuDevice &dev, bool transA, bool transB, int64_t m, int64_t n,
           int64_t k, T alpha, const T *a, int64_t lda, const T *b, int64_t ldb,

@@ -1,7 +1,7 @@
 //===- NpyArray.cpp - numpy .npy arrays, memory-mapped --------------------===//
 
-#include "runtime/Limits.h"
 #include "runtime/data/NpyArray.h"
+#include "runtime/Limits.h"
 
 #include <cerrno>
 #include <cmath>
@@ -85,12 +85,12 @@ Status NpyArray::view(const unsigned char *bytes, size_t size,
   } else if (major == 2 || major == 3) {
     if (size < 12)
       return Status::invalid(what + " ends inside its header");
-    headerLen = bytes[8] | (size_t(bytes[9]) << 8) |
-                (size_t(bytes[10]) << 16) | (size_t(bytes[11]) << 24);
+    headerLen = bytes[8] | (size_t(bytes[9]) << 8) | (size_t(bytes[10]) << 16) |
+                (size_t(bytes[11]) << 24);
     start = 12;
   } else {
-    return Status::invalid(what + " has .npy version " +
-                           std::to_string(major) + "; versions 1 to 3 read");
+    return Status::invalid(what + " has .npy version " + std::to_string(major) +
+                           "; versions 1 to 3 read");
   }
   if (headerLen > size - start)
     return Status::invalid(what + " ends inside its header");
@@ -123,9 +123,8 @@ Status NpyArray::view(const unsigned char *bytes, size_t size,
   size_t at = 0;
   while (at < inner.size()) {
     size_t comma = inner.find(',', at);
-    std::string part =
-        inner.substr(at, comma == std::string::npos ? std::string::npos
-                                                    : comma - at);
+    std::string part = inner.substr(
+        at, comma == std::string::npos ? std::string::npos : comma - at);
     size_t b = part.find_first_not_of(" "), e = part.find_last_not_of(" ");
     part = b == std::string::npos ? "" : part.substr(b, e + 1 - b);
     if (!part.empty()) {
@@ -147,8 +146,8 @@ Status NpyArray::view(const unsigned char *bytes, size_t size,
   const size_t need = static_cast<size_t>(count) * a.width;
   if (size - dataStart != need)
     return Status::invalid(what + " has " + std::to_string(size - dataStart) +
-                           " bytes of data; shape " + shape + " of " +
-                           a.type + " needs " + std::to_string(need));
+                           " bytes of data; shape " + shape + " of " + a.type +
+                           " needs " + std::to_string(need));
   a.data = bytes + dataStart;
   out = std::move(a);
   return Status::ok();

@@ -130,8 +130,8 @@ public:
             return usageError(std::string(flag) + " takes " +
                               (flag[2] == 'd' ? "NAME" : "KEY") +
                               "=VALUE, got '" + *v + "'");
-          (flag[2] == 'd' ? opts.defines
-                          : opts.configs)[v->substr(0, eq)] = v->substr(eq + 1);
+          (flag[2] == 'd' ? opts.defines : opts.configs)[v->substr(0, eq)] =
+              v->substr(eq + 1);
           return 0;
         }
     }

@@ -1,4 +1,5 @@
-//===- AttentionTest.cpp - the fused CPU attention against the composed ----===//
+//===- AttentionTest.cpp - the fused CPU attention against the composed
+//----===//
 //
 // The CPU's fused attention never makes the [..., T, T] scores; the
 // composed one (Device's default: matmul, scale, mask, softmax, matmul, the
@@ -39,8 +40,7 @@ void expectClose(const std::vector<float> &a, const std::vector<float> &b,
 
 /// Causal or not; one block of query rows (T = 7), or three, the last
 /// partial (T = 150: the fused kernel's blocks are 64 rows).
-class Attention
-    : public ::testing::TestWithParam<std::tuple<bool, Shape>> {};
+class Attention : public ::testing::TestWithParam<std::tuple<bool, Shape>> {};
 
 TEST_P(Attention, FusedEqualsComposedForwardAndBackward) {
   const bool causal = std::get<0>(GetParam());
@@ -53,27 +53,27 @@ TEST_P(Attention, FusedEqualsComposedForwardAndBackward) {
   std::vector<float> fused(n), composed(n);
   ASSERT_TRUE(dev.attention(in(q, s), in(k, s), in(v, s), scale, causal,
                             out(fused, s)));
-  ASSERT_TRUE(dev.Device::attention(in(q, s), in(k, s), in(v, s), scale,
-                                    causal, out(composed, s)));
+  ASSERT_TRUE(dev.Device::attention(in(q, s), in(k, s), in(v, s), scale, causal,
+                                    out(composed, s)));
   expectClose(fused, composed, "out");
 
   std::vector<float> dq(n), dk(n), dv(n), cq(n), ck(n), cv(n);
-  ASSERT_TRUE(dev.attentionBackward(in(q, s), in(k, s), in(v, s),
-                                    in(fused, s), in(dout, s), scale, causal,
-                                    out(dq, s), out(dk, s), out(dv, s)));
+  ASSERT_TRUE(dev.attentionBackward(in(q, s), in(k, s), in(v, s), in(fused, s),
+                                    in(dout, s), scale, causal, out(dq, s),
+                                    out(dk, s), out(dv, s)));
   ASSERT_TRUE(dev.Device::attentionBackward(
-      in(q, s), in(k, s), in(v, s), in(composed, s), in(dout, s), scale,
-      causal, out(cq, s), out(ck, s), out(cv, s)));
+      in(q, s), in(k, s), in(v, s), in(composed, s), in(dout, s), scale, causal,
+      out(cq, s), out(ck, s), out(cv, s)));
   expectClose(dq, cq, "dq");
   expectClose(dk, ck, "dk");
   expectClose(dv, cv, "dv");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    CausalAndFull, Attention,
-    ::testing::Combine(::testing::Bool(),
-                       ::testing::Values(Shape{2, 3, 7, 5},
-                                         Shape{1, 2, 150, 8})));
+INSTANTIATE_TEST_SUITE_P(CausalAndFull, Attention,
+                         ::testing::Combine(::testing::Bool(),
+                                            ::testing::Values(Shape{2, 3, 7, 5},
+                                                              Shape{1, 2, 150,
+                                                                    8})));
 
 TEST(AttentionCausal, TheFirstRowSeesOnlyItself) {
   // Row 0 of a causal attention is v's row 0, whatever the scores.
@@ -81,8 +81,8 @@ TEST(AttentionCausal, TheFirstRowSeesOnlyItself) {
   const Shape s = {1, 4, 3};
   std::vector<float> q = randomFloats(12, 5), k = randomFloats(12, 6),
                      v = randomFloats(12, 7), o(12);
-  ASSERT_TRUE(dev.attention(in(q, s), in(k, s), in(v, s), 0.5, true,
-                            out(o, s)));
+  ASSERT_TRUE(
+      dev.attention(in(q, s), in(k, s), in(v, s), 0.5, true, out(o, s)));
   for (int c = 0; c < 3; ++c)
     EXPECT_FLOAT_EQ(o[c], v[c]);
 }
