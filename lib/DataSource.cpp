@@ -43,14 +43,26 @@ std::string scriptRelative(mlir::func::FuncOp model, const std::string &path) {
 /// Windows of a token stream in the data order: inputs [B, T] and targets
 /// [B, T] shifted by one. Text and token corpora differ only in where a
 /// window's tokens come from.
-class WindowSource : public DataSource {
+/// A source of `numSamples` samples in the data order: every kind of file
+/// shares it.
+class OrderedSource : public DataSource {
 public:
-  WindowSource(uint64_t seed, int64_t numSamples, int64_t seq, int64_t batch)
-      : order(seed, numSamples), seq(seq), batch(batch) {}
+  OrderedSource(uint64_t seed, int64_t numSamples, int64_t batch)
+      : order(seed, numSamples), batch(batch) {}
   std::vector<int64_t> samples(int64_t step) override {
     return order.slice(step, batch, 0, batch);
   }
   int64_t epochSamples() const override { return order.size(); }
+
+protected:
+  rt::DataOrder order;
+  int64_t batch;
+};
+
+class WindowSource : public OrderedSource {
+public:
+  WindowSource(uint64_t seed, int64_t numSamples, int64_t seq, int64_t batch)
+      : OrderedSource(seed, numSamples, batch), seq(seq) {}
   std::string fill(int64_t step,
                    std::vector<whale_rt_tensor *> &inputs) override {
     std::vector<int64_t> ids = samples(step);
@@ -69,8 +81,7 @@ protected:
                              int32_t *targets) = 0;
 
 private:
-  rt::DataOrder order;
-  int64_t seq, batch;
+  int64_t seq;
 };
 
 /// Bytes of text.
@@ -106,15 +117,11 @@ private:
 
 /// Rows of a features array [N, F] and a labels array [N] (numpy .npy),
 /// in the data order.
-class ArraySource : public DataSource {
+class ArraySource : public OrderedSource {
 public:
   ArraySource(rt::NpyArray x, rt::NpyArray y, uint64_t seed, int64_t batch)
-      : x(std::move(x)), y(std::move(y)), order(seed, this->x.shape()[0]),
-        batch(batch), features(this->x.shape()[1]) {}
-  std::vector<int64_t> samples(int64_t step) override {
-    return order.slice(step, batch, 0, batch);
-  }
-  int64_t epochSamples() const override { return order.size(); }
+      : OrderedSource(seed, x.shape()[0], batch), x(std::move(x)),
+        y(std::move(y)), features(this->x.shape()[1]) {}
   std::string fill(int64_t step,
                    std::vector<whale_rt_tensor *> &inputs) override {
     std::vector<int64_t> ids = samples(step);
@@ -134,8 +141,7 @@ public:
 
 private:
   rt::NpyArray x, y;
-  rt::DataOrder order;
-  int64_t batch, features;
+  int64_t features;
 };
 
 /// A task with a known solution: features uniform in [-1, 1], labels the

@@ -221,15 +221,22 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     return success();
   }
 
-  if (auto ag = dyn_cast<AttentionGradOp>(op)) {
-    SmallVector<Value> outs;
-    for (Value r : ag->getResults()) {
+  // An op of several results: a tensor for each, made before the call.
+  auto resultTensors = [&](Operation *multi,
+                           SmallVector<Value> &outs) -> LogicalResult {
+    for (Value r : multi->getResults()) {
       FailureOr<Value> t = createTensor(cast<RankedTensorType>(r.getType()));
       if (failed(t))
         return failure();
       handles[r] = *t;
       outs.push_back(*t);
     }
+    return success();
+  };
+  if (auto ag = dyn_cast<AttentionGradOp>(op)) {
+    SmallVector<Value> outs;
+    if (failed(resultTensors(ag, outs)))
+      return failure();
     call("whale_rt_attention_grad",
          {ctxArg, in(0), in(1), in(2), in(3), in(4),
           constF64(ag.getScale().convertToDouble()),
@@ -239,13 +246,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
 
   if (auto ln = dyn_cast<LayerNormGradOp>(op)) {
     SmallVector<Value> outs;
-    for (Value r : ln->getResults()) {
-      FailureOr<Value> t = createTensor(cast<RankedTensorType>(r.getType()));
-      if (failed(t))
-        return failure();
-      handles[r] = *t;
-      outs.push_back(*t);
-    }
+    if (failed(resultTensors(ln, outs)))
+      return failure();
     call("whale_rt_layernorm_grad",
          {ctxArg, in(0), in(1), constF64(ln.getEps().convertToDouble()), in(2),
           outs[0], outs[1], outs[2]});
