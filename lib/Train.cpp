@@ -63,7 +63,13 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
   jobOptions.seed = options.seed;
   jobOptions.threads = options.threads;
   std::string error;
+  auto phase = [&](const std::string &what) {
+    if (options.onPhase)
+      options.onPhase(what);
+  };
+  phase("compiling the train step");
   std::unique_ptr<Job> job = Job::create(interp, jobOptions, error);
+  phase("");
   if (!job)
     return fail(error);
   Job::Impl &j = *job->impl;
@@ -146,14 +152,21 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
                        settings.baseLr * settings.lrFactor(s), evalLoss);
         !err.empty())
       return fail(err);
-    if (!options.savePath.empty() && settings.savesAfter(s + 1))
+    if (!options.savePath.empty() && settings.savesAfter(s + 1)) {
+      phase("saving the checkpoint to " + options.savePath);
       if (!job->save(options.savePath, error))
         return fail("saving after step " + std::to_string(s + 1) + ": " +
                     error);
+      phase("");
+    }
   }
 
-  if (!options.savePath.empty() && !job->save(options.savePath, error))
-    return fail(error);
+  if (!options.savePath.empty()) {
+    phase("saving the checkpoint to " + options.savePath);
+    if (!job->save(options.savePath, error))
+      return fail(error);
+    phase("");
+  }
   if (options.keepParameters)
     if (std::string err = readParameters(ctx, j.params, result.parameters);
         !err.empty())

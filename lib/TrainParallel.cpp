@@ -115,6 +115,11 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       !checkClusterDevices(cluster, error))
     return fail(error);
 
+  std::function<void(const std::string &)> phase =
+      [&](const std::string &what) {
+        if (options.onPhase)
+          options.onPhase(what);
+      };
   // Ranks as processes: this one runs the rank of its MPI rank's device.
   int32_t processRank = -1, processCount = 0;
   if (options.processes) {
@@ -450,10 +455,14 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
 
   {
     PlannedModel first;
+    phase("planning the model over " + std::to_string(cluster.devices.size()) +
+          " devices");
     if (!planModel(interp, options.model, cluster, planOptions, first, error))
       return fail(error);
+    phase("compiling the rank programs");
     if (std::string err = openRanks(std::move(first)); !err.empty())
       return fail(err);
+    phase("");
   }
   if (options.processes) {
     // Every process must run the same job: the rank programs, the steps
@@ -694,6 +703,12 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   // boxes (--save-ranks), or gathered whole into one file; the host holds
   // the gathered parameters afterwards when `gatherAnyway`.
   auto saveState = [&](int64_t nextStep, bool gatherAnyway) -> std::string {
+    if (!options.savePath.empty())
+      phase("saving the checkpoint to " + options.savePath);
+    struct Done {
+      std::function<void(const std::string &)> &report;
+      ~Done() { report(""); }
+    } done{phase};
     if (!options.savePath.empty() && options.saveRanks) {
       StateCheckpoint ckpt;
       ReshardPlan own;

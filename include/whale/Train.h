@@ -127,6 +127,10 @@ struct TrainOptions {
   /// For tests: the rank on this device fails during step `failStep`.
   int64_t failDevice = -1, failStep = 0;
   std::function<void(const StepReport &)> onStep;
+  /// Long work that is not a step, as it starts ("planning the model over
+  /// 4 devices", "compiling", "saving the checkpoint to ckpt"): for a
+  /// progress line; "" when it is done.
+  std::function<void(const std::string &)> onPhase;
 };
 
 struct TrainResult {

@@ -19,6 +19,7 @@ config.environment.pop("WHALE_PATH", None)
 import sys
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%whale_src", config.whale_src_root))
+config.substitutions.append(("%whale_tools", config.whale_tools_dir))
 config.substitutions.append(("%examples", os.path.join(config.whale_src_root, "examples")))
 config.substitutions.append(("%stdlib", os.path.join(config.whale_src_root, "stdlib")))
 

@@ -225,6 +225,18 @@ bool loadAndPlan(const whale::InterpreterOptions &opts, const std::string &file,
   whale::PlanOptions options;
   options.even = even;
   options.defaultThreads = whale::sharedThreads(c, 0);
+  // A large model takes seconds to plan: say so on a terminal.
+  const bool tty = ::isatty(STDERR_FILENO);
+  if (tty)
+    std::cerr << "planning the model over " << c.devices.size()
+              << " devices..." << std::flush;
+  struct ClearLine {
+    bool on;
+    ~ClearLine() {
+      if (on)
+        std::cerr << "\r\033[K" << std::flush;
+    }
+  } clear{tty};
   if (!whale::planModel(interp, "", c, options, plan, error)) {
     std::cerr << error << "\n";
     return false;
@@ -891,6 +903,14 @@ int run(int argc, char **argv) {
         static_cast<long long>(r.step), static_cast<long long>(r.steps), r.loss,
         val, r.samplesPerSecond, r.elapsedSeconds);
     std::cerr << (tty ? "\r" : "") << line << (tty ? "" : "\n") << std::flush;
+  };
+  // Planning, compiling and saving show on a terminal, as a line the
+  // next one replaces; in a log they stay quiet.
+  train.onPhase = [&](const std::string &what) {
+    if (!tty || processRank > 0)
+      return;
+    std::cerr << "\r\033[K" << (what.empty() ? "" : what + "...")
+              << std::flush;
   };
   whale::TrainResult result = whale::train(interp, train);
   if (tty)
