@@ -109,8 +109,11 @@ lineChart(const std::string &title,
     return svg + "<text x=\"60\" y=\"120\">no data</text></svg>";
   if (x1 == x0)
     x1 = x0 + 1;
-  if (y1 == y0)
-    y1 = y0 + 1;
+  if (y1 == y0) { // a constant (a fixed learning rate): a band around it
+    double pad = std::max(std::abs(y0) * 0.1, 1e-12);
+    y0 -= pad;
+    y1 += pad;
+  }
   auto X = [&](double x) {
     return left + (x - x0) / (x1 - x0) * (w - left - right);
   };
