@@ -60,12 +60,12 @@ elif [ "$target" = json ]; then
   extra=(-max_len=4096)
 elif [ "$target" = npy ]; then
   corpus="$root/fuzz/corpus-npy"
-  clang++-22 "${flags[@]}" "$root/runtime/data/NpyArray.cpp" \
+  clang++-22 "${flags[@]}" "$root/runtime/data/NpyArray.cpp" "$root/runtime/data/MappedFile.cpp" \
     "$root/fuzz/FuzzNpy.cpp" -o "$out/whale-fuzz"
   extra=(-max_len=4096)
 elif [ "$target" = tokens ]; then
   corpus="$root/fuzz/corpus-tokens"
-  clang++-22 "${flags[@]}" "$root/runtime/data/TokenDataset.cpp" \
+  clang++-22 "${flags[@]}" "$root/runtime/data/TokenDataset.cpp" "$root/runtime/data/MappedFile.cpp" \
     "$root/fuzz/FuzzTokens.cpp" -o "$out/whale-fuzz"
   extra=(-max_len=4096)
 else

@@ -3,14 +3,9 @@
 #include "runtime/data/NpyArray.h"
 #include "runtime/Limits.h"
 
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace whale::rt {
 namespace {
@@ -44,32 +39,6 @@ bool field(const std::string &header, const std::string &key,
 }
 
 } // namespace
-
-NpyArray::~NpyArray() { unmap(); }
-
-NpyArray::NpyArray(NpyArray &&o) noexcept { *this = std::move(o); }
-
-NpyArray &NpyArray::operator=(NpyArray &&o) noexcept {
-  if (this != &o) {
-    unmap();
-    mapped = o.mapped;
-    data = o.data;
-    mappedBytes = o.mappedBytes;
-    dims = std::move(o.dims);
-    type = std::move(o.type);
-    width = o.width;
-    o.mapped = nullptr;
-    o.mappedBytes = 0;
-  }
-  return *this;
-}
-
-void NpyArray::unmap() {
-  if (mapped && mappedBytes > 0)
-    ::munmap(const_cast<unsigned char *>(mapped), mappedBytes);
-  mapped = nullptr;
-  mappedBytes = 0;
-}
 
 Status NpyArray::view(const unsigned char *bytes, size_t size,
                       const std::string &name, NpyArray &out) {
@@ -154,30 +123,13 @@ Status NpyArray::view(const unsigned char *bytes, size_t size,
 }
 
 Status NpyArray::open(const std::string &path, NpyArray &out) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return Status::invalid("cannot read the array '" + path +
-                           "': " + std::strerror(errno));
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
-    ::close(fd);
-    return Status::invalid("the array '" + path +
-                           "' is not a regular, non-empty file");
-  }
-  const size_t size = static_cast<size_t>(st.st_size);
-  void *m = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (m == MAP_FAILED)
-    return Status::invalid("cannot map the array '" + path +
-                           "': " + std::strerror(errno));
-  NpyArray a;
-  if (Status s = view(static_cast<const unsigned char *>(m), size, path, a);
-      !s) {
-    ::munmap(m, size);
+  MappedFile file;
+  if (Status s = MappedFile::open(path, "the array '" + path + "'", file); !s)
     return s;
-  }
-  a.mapped = static_cast<const unsigned char *>(m);
-  a.mappedBytes = size;
+  NpyArray a;
+  if (Status s = view(file.data(), file.size(), path, a); !s)
+    return s;
+  a.file = std::move(file); // the view's bytes, owned from here
   out = std::move(a);
   return Status::ok();
 }

@@ -12,6 +12,7 @@
 #define WHALE_RUNTIME_DATA_NPYARRAY_H
 
 #include "runtime/Status.h"
+#include "runtime/data/MappedFile.h"
 
 #include <cstdint>
 #include <string>
@@ -21,13 +22,6 @@ namespace whale::rt {
 
 class NpyArray {
 public:
-  NpyArray() = default;
-  ~NpyArray();
-  NpyArray(NpyArray &&o) noexcept;
-  NpyArray &operator=(NpyArray &&o) noexcept;
-  NpyArray(const NpyArray &) = delete;
-  NpyArray &operator=(const NpyArray &) = delete;
-
   /// Maps `path` and checks its header against its size.
   static Status open(const std::string &path, NpyArray &out);
   /// The same over `size` bytes the caller keeps alive (the fuzzer).
@@ -42,9 +36,8 @@ public:
   int64_t intAt(int64_t i) const;
 
 private:
-  void unmap();
-  const unsigned char *mapped = nullptr, *data = nullptr;
-  size_t mappedBytes = 0;
+  MappedFile file; ///< what open() mapped (nothing for a view)
+  const unsigned char *data = nullptr;
   std::vector<int64_t> dims;
   std::string type;
   int width = 4;

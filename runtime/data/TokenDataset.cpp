@@ -2,41 +2,7 @@
 
 #include "runtime/data/TokenDataset.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 namespace whale::rt {
-
-TokenDataset::~TokenDataset() { unmap(); }
-
-TokenDataset::TokenDataset(TokenDataset &&o) noexcept { *this = std::move(o); }
-
-TokenDataset &TokenDataset::operator=(TokenDataset &&o) noexcept {
-  if (this != &o) {
-    unmap();
-    path = std::move(o.path);
-    data = o.data;
-    mappedBytes = o.mappedBytes;
-    width = o.width;
-    seq = o.seq;
-    tokens = o.tokens;
-    samples = o.samples;
-    o.data = nullptr;
-    o.mappedBytes = 0;
-  }
-  return *this;
-}
-
-void TokenDataset::unmap() {
-  if (data && mappedBytes > 0) // a view() maps nothing
-    ::munmap(const_cast<unsigned char *>(data), mappedBytes);
-  data = nullptr;
-  mappedBytes = 0;
-}
 
 Status TokenDataset::view(const unsigned char *data, size_t size,
                           const std::string &name, const std::string &dtype,
@@ -73,35 +39,13 @@ Status TokenDataset::view(const unsigned char *data, size_t size,
 
 Status TokenDataset::open(const std::string &path, const std::string &dtype,
                           int64_t seq, TokenDataset &out) {
-  const std::string what = "token data '" + path + "'";
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return Status::invalid("cannot read " + what + ": " + std::strerror(errno));
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return Status::invalid(what + " is not a regular file");
-  }
-  const size_t size = static_cast<size_t>(st.st_size);
-  // Checked before mapping, on no bytes: a size that is not whole tokens
-  // or too short is refused without reading the file.
-  TokenDataset probe;
-  if (Status s = view(nullptr, size, path, dtype, seq, probe); !s) {
-    ::close(fd);
+  MappedFile file;
+  if (Status s = MappedFile::open(path, "token data '" + path + "'", file); !s)
     return s;
-  }
-  void *mapped = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (mapped == MAP_FAILED)
-    return Status::invalid("cannot map " + what + ": " + std::strerror(errno));
   TokenDataset ds;
-  if (Status s = view(static_cast<const unsigned char *>(mapped), size, path,
-                      dtype, seq, ds);
-      !s) {
-    ::munmap(mapped, size);
+  if (Status s = view(file.data(), file.size(), path, dtype, seq, ds); !s)
     return s;
-  }
-  ds.mappedBytes = size; // owned: unmapped when it goes
+  ds.file = std::move(file); // the view's bytes, owned from here
   out = std::move(ds);
   return Status::ok();
 }

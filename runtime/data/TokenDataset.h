@@ -13,6 +13,7 @@
 #define WHALE_RUNTIME_DATA_TOKENDATASET_H
 
 #include "runtime/Status.h"
+#include "runtime/data/MappedFile.h"
 
 #include <cstdint>
 #include <string>
@@ -21,13 +22,6 @@ namespace whale::rt {
 
 class TokenDataset {
 public:
-  TokenDataset() = default;
-  ~TokenDataset();
-  TokenDataset(TokenDataset &&o) noexcept;
-  TokenDataset &operator=(TokenDataset &&o) noexcept;
-  TokenDataset(const TokenDataset &) = delete;
-  TokenDataset &operator=(const TokenDataset &) = delete;
-
   /// Maps `path` of `dtype` ("uint16" or "uint32"). Fails with the path and
   /// the reason: missing, not a regular file, a size that is not whole
   /// tokens, or fewer than seq + 1 tokens.
@@ -48,10 +42,9 @@ public:
   Status sample(int64_t index, int32_t *inputs, int32_t *targets) const;
 
 private:
-  void unmap();
+  MappedFile file; ///< what open() mapped (nothing for a view)
   std::string path;
   const unsigned char *data = nullptr;
-  size_t mappedBytes = 0;
   int width = 2; ///< bytes per token
   int64_t seq = 0, tokens = 0, samples = 0;
 };
