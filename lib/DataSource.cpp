@@ -1,26 +1,15 @@
-//===- DataSource.cpp - the train block's data, step by step --------------===//
+//===- DataSource.cpp - a train block's data spec off the model -----------===//
 
 #include "lib/DataSource.h"
 
 #include "dialects/Whale/IR/TrainAttrs.h"
 #include "dialects/Whale/IR/WhaleOps.h"
-#include "runtime/data/DataOrder.h"
-#include "runtime/data/NpyArray.h"
-#include "runtime/data/TextDataset.h"
-#include "runtime/data/TokenDataset.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 namespace whale {
 namespace {
-
-/// A uniform number in [-1, 1) from (key, index): synthetic data is a pure
-/// function of the seed and the sample, like every data order here.
-float uniform(uint64_t key, uint64_t index) {
-  return static_cast<float>((rt::streamValue(key, index) >> 11) * 0x1.0p-52 -
-                            1.0);
-}
 
 /// A relative data path names a file beside the script, so a script runs the
 /// same from any working folder; a script given as a string (no file) keeps
@@ -40,255 +29,55 @@ std::string scriptRelative(mlir::func::FuncOp model, const std::string &path) {
   return full.str().str();
 }
 
-/// Windows of a token stream in the data order: inputs [B, T] and targets
-/// [B, T] shifted by one. Text and token corpora differ only in where a
-/// window's tokens come from.
-/// A source of `numSamples` samples in the data order: every kind of file
-/// shares it.
-class OrderedSource : public DataSource {
-public:
-  OrderedSource(uint64_t seed, int64_t numSamples, int64_t batch)
-      : order(seed, numSamples), batch(batch) {}
-  std::vector<int64_t> samples(int64_t step) override {
-    return order.slice(step, batch, 0, batch);
-  }
-  int64_t epochSamples() const override { return order.size(); }
-
-protected:
-  rt::DataOrder order;
-  int64_t batch;
-};
-
-class WindowSource : public OrderedSource {
-public:
-  WindowSource(uint64_t seed, int64_t numSamples, int64_t seq, int64_t batch)
-      : OrderedSource(seed, numSamples, batch), seq(seq) {}
-  std::string fill(int64_t step,
-                   std::vector<whale_rt_tensor *> &inputs) override {
-    std::vector<int64_t> ids = samples(step);
-    auto *in = static_cast<int32_t *>(whale_rt_tensor_data(inputs[0]));
-    auto *tg = static_cast<int32_t *>(whale_rt_tensor_data(inputs[1]));
-    for (int64_t b = 0; b < batch; ++b)
-      if (std::string err = window(ids[b], in + b * seq, tg + b * seq);
-          !err.empty())
-        return err;
-    return "";
-  }
-
-protected:
-  /// Sample `index`'s seq inputs and targets; "" or why not.
-  virtual std::string window(int64_t index, int32_t *inputs,
-                             int32_t *targets) = 0;
-
-private:
-  int64_t seq;
-};
-
-/// Bytes of text.
-class TextSource : public WindowSource {
-public:
-  TextSource(rt::TextDataset ds, uint64_t seed, int64_t batch)
-      : WindowSource(seed, ds.numSamples(), ds.seqLength(), batch),
-        ds(std::move(ds)) {}
-
-private:
-  std::string window(int64_t index, int32_t *inputs,
-                     int32_t *targets) override {
-    ds.sample(index, inputs, targets);
-    return "";
-  }
-  rt::TextDataset ds;
-};
-
-/// A pre-tokenized corpus (rt::TokenDataset).
-class TokenSource : public WindowSource {
-public:
-  TokenSource(rt::TokenDataset ds, uint64_t seed, int64_t seq, int64_t batch)
-      : WindowSource(seed, ds.numSamples(), seq, batch), ds(std::move(ds)) {}
-
-private:
-  std::string window(int64_t index, int32_t *inputs,
-                     int32_t *targets) override {
-    rt::Status st = ds.sample(index, inputs, targets);
-    return st ? "" : st.message();
-  }
-  rt::TokenDataset ds;
-};
-
-/// Rows of a features array [N, F] and a labels array [N] (numpy .npy),
-/// in the data order.
-class ArraySource : public OrderedSource {
-public:
-  ArraySource(rt::NpyArray x, rt::NpyArray y, uint64_t seed, int64_t batch)
-      : OrderedSource(seed, x.shape()[0], batch), x(std::move(x)),
-        y(std::move(y)), features(this->x.shape()[1]) {}
-  std::string fill(int64_t step,
-                   std::vector<whale_rt_tensor *> &inputs) override {
-    std::vector<int64_t> ids = samples(step);
-    auto *xs = static_cast<float *>(whale_rt_tensor_data(inputs[0]));
-    auto *ys = static_cast<int32_t *>(whale_rt_tensor_data(inputs[1]));
-    for (int64_t b = 0; b < batch; ++b) {
-      for (int64_t f = 0; f < features; ++f)
-        xs[b * features + f] = x.floatAt(ids[b] * features + f);
-      int64_t label = y.intAt(ids[b]);
-      if (label < 0 || label > INT32_MAX)
-        return "label " + std::to_string(label) + " of sample " +
-               std::to_string(ids[b]) + " is not a class index";
-      ys[b] = static_cast<int32_t>(label);
-    }
-    return "";
-  }
-
-private:
-  rt::NpyArray x, y;
-  int64_t features;
-};
-
-/// A task with a known solution: features uniform in [-1, 1], labels the
-/// argmax of a fixed random linear teacher over the classes of the cross
-/// entropy that reads them. Sample i is the same for every plan and run.
-class SyntheticSource : public DataSource {
-public:
-  SyntheticSource(uint64_t seed, int64_t batch, int64_t features,
-                  int64_t classes)
-      : key(rt::mix64(seed ^ 0x5EED)), teacherKey(rt::mix64(seed ^ 0x7EAC4E2)),
-        batch(batch), features(features), classes(classes) {}
-  std::vector<int64_t> samples(int64_t step) override {
-    std::vector<int64_t> ids(static_cast<size_t>(batch));
-    for (int64_t b = 0; b < batch; ++b)
-      ids[b] = step * batch + b;
-    return ids;
-  }
-  int64_t epochSamples() const override { return 0; }
-  std::string fill(int64_t step,
-                   std::vector<whale_rt_tensor *> &inputs) override {
-    auto *x = static_cast<float *>(whale_rt_tensor_data(inputs[0]));
-    auto *y = static_cast<int32_t *>(whale_rt_tensor_data(inputs[1]));
-    for (int64_t b = 0; b < batch; ++b) {
-      uint64_t sample = static_cast<uint64_t>(step * batch + b);
-      float *row = x + b * features;
-      for (int64_t j = 0; j < features; ++j)
-        row[j] = uniform(key, sample * features + j);
-      int32_t best = 0;
-      float bestScore = -1e30f;
-      for (int64_t c = 0; c < classes; ++c) {
-        float score = 0;
-        for (int64_t j = 0; j < features; ++j)
-          score += row[j] * uniform(teacherKey, j * classes + c);
-        if (score > bestScore) {
-          bestScore = score;
-          best = static_cast<int32_t>(c);
-        }
-      }
-      y[b] = best;
-    }
-    return "";
-  }
-
-private:
-  uint64_t key, teacherKey;
-  int64_t batch, features, classes;
-};
-
 } // namespace
 
-std::unique_ptr<DataSource>
-makeDataSource(mlir::func::FuncOp model, std::string &error, const char *key) {
+bool tensorSpecOf(mlir::Type type, TensorSpec &out, std::string &error) {
+  auto t = mlir::dyn_cast<mlir::RankedTensorType>(type);
+  mlir::Type e = t ? t.getElementType() : mlir::Type();
+  if (!e || !(e.isF32() || e.isInteger(32))) {
+    error = "inputs are f32 or i32 tensors for now";
+    return false;
+  }
+  out.dtype = e.isF32() ? WHALE_RT_F32 : WHALE_RT_I32;
+  out.shape.assign(t.getShape().begin(), t.getShape().end());
+  return true;
+}
+
+bool dataSpecOf(mlir::func::FuncOp model, const char *key, DataSpec &out,
+                std::string &error) {
   auto train = model->getAttrOfType<mlir::DictionaryAttr>("whale.train");
   auto data =
       train ? train.getAs<mlir::DictionaryAttr>(key) : mlir::DictionaryAttr();
-  auto fail = [&](std::string msg) {
-    error = std::move(msg);
+  out = DataSpec();
+  out.kind = text(data, "kind");
+  if (out.kind.empty())
+    out.kind = "synthetic";
+  out.batch = static_cast<int64_t>(number(data, "batch", 1));
+  out.seed = static_cast<uint64_t>(number(data, "seed", 0));
+  out.seq = static_cast<int64_t>(number(data, "seq", 1));
+  out.dtype = text(data, "dtype");
+  out.path = scriptRelative(model, text(data, "path"));
+  out.features = scriptRelative(model, text(data, "features"));
+  out.labels = scriptRelative(model, text(data, "labels"));
+  for (mlir::Type t : model.getArgumentTypes()) {
+    out.inputs.emplace_back();
+    if (!tensorSpecOf(t, out.inputs.back(), error))
+      return false;
+  }
+  if (model.getNumArguments() == 2)
+    model.walk([&](CrossEntropyOp ce) {
+      if (ce.getLabels() == model.getArgument(1))
+        out.classes = ce.getLogits().getType().getShape().back();
+    });
+  return true;
+}
+
+std::unique_ptr<DataSource>
+makeDataSource(mlir::func::FuncOp model, std::string &error, const char *key) {
+  DataSpec spec;
+  if (!dataSpecOf(model, key, spec, error))
     return nullptr;
-  };
-  int64_t batch = static_cast<int64_t>(number(data, "batch", 1));
-  uint64_t dataSeed = static_cast<uint64_t>(number(data, "seed", 0));
-  auto argTypes = model.getArgumentTypes();
-  auto twoTokenInputs = [&] {
-    return argTypes.size() == 2 && llvm::all_of(argTypes, [](mlir::Type t) {
-             return mlir::cast<mlir::RankedTensorType>(t)
-                 .getElementType()
-                 .isInteger(32);
-           });
-  };
-  if (text(data, "kind") == "tokens") {
-    rt::TokenDataset ds;
-    std::string dtype = text(data, "dtype");
-    int64_t seq = static_cast<int64_t>(number(data, "seq", 1));
-    if (rt::Status st =
-            rt::TokenDataset::open(scriptRelative(model, text(data, "path")),
-                                   dtype.empty() ? "uint16" : dtype, seq, ds);
-        !st)
-      return fail(st.message());
-    if (!twoTokenInputs())
-      return fail(
-          "tokens(...) feeds two i32 inputs [B, T]: tokens and targets");
-    return std::make_unique<TokenSource>(std::move(ds), dataSeed, seq, batch);
-  }
-  if (text(data, "kind") == "arrays") {
-    rt::NpyArray x, y;
-    std::string xPath = scriptRelative(model, text(data, "features")),
-                yPath = scriptRelative(model, text(data, "labels"));
-    if (rt::Status st = rt::NpyArray::open(xPath, x); !st)
-      return fail(st.message());
-    if (rt::Status st = rt::NpyArray::open(yPath, y); !st)
-      return fail(st.message());
-    auto in = argTypes.size() == 2
-                  ? mlir::cast<mlir::RankedTensorType>(argTypes.front())
-                  : mlir::RankedTensorType();
-    if (!in || in.getRank() != 2 || !in.getElementType().isF32() ||
-        !mlir::cast<mlir::RankedTensorType>(argTypes[1])
-             .getElementType()
-             .isInteger(32))
-      return fail("arrays(...) feeds f32 features [B, F] and i32 labels [B]; "
-                  "this model's inputs do not fit");
-    if (x.shape().size() != 2 || x.shape()[1] != in.getShape()[1] ||
-        x.shape()[0] < 1)
-      return fail(
-          "the features '" + xPath + "' must be [N, " +
-          std::to_string(in.getShape()[1]) + "] for the model's input, got " +
-          std::to_string(x.shape().size()) + " dimensions" +
-          (x.shape().size() == 2 ? " [" + std::to_string(x.shape()[0]) + ", " +
-                                       std::to_string(x.shape()[1]) + "]"
-                                 : std::string()));
-    if (y.shape() != std::vector<int64_t>{x.shape()[0]} ||
-        (y.dtype() != "i4" && y.dtype() != "i8"))
-      return fail("the labels '" + yPath + "' must be integers [" +
-                  std::to_string(x.shape()[0]) +
-                  "], one per row of the "
-                  "features");
-    return std::make_unique<ArraySource>(std::move(x), std::move(y), dataSeed,
-                                         batch);
-  }
-  if (text(data, "kind") == "text") {
-    rt::TextDataset ds;
-    rt::Status st =
-        rt::TextDataset::open(scriptRelative(model, text(data, "path")),
-                              static_cast<int64_t>(number(data, "seq", 1)), ds);
-    if (!st)
-      return fail(st.message());
-    if (!twoTokenInputs())
-      return fail("text(...) feeds two i32 inputs [B, T]: tokens and targets");
-    return std::make_unique<TextSource>(std::move(ds), dataSeed, batch);
-  } else {
-    // Features [B, F] and labels [B]; the classes are the width of the
-    // logits the labels' cross entropy reads.
-    int64_t classes = 0;
-    if (argTypes.size() == 2)
-      model.walk([&](CrossEntropyOp ce) {
-        if (ce.getLabels() == model.getArgument(1))
-          classes = ce.getLogits().getType().getShape().back();
-      });
-    auto x = argTypes.size() == 2
-                 ? mlir::cast<mlir::RankedTensorType>(argTypes.front())
-                 : mlir::RankedTensorType();
-    if (!x || x.getRank() != 2 || !x.getElementType().isF32() || classes == 0)
-      return fail(
-          "synthetic(...) feeds f32 features [B, F] and i32 class labels [B] "
-          "read by a cross_entropy; this model's inputs do not fit");
-    return std::make_unique<SyntheticSource>(dataSeed, batch, x.getShape()[1],
-                                             classes);
-  }
+  return openDataSource(spec, error);
 }
 
 } // namespace whale

@@ -9,7 +9,7 @@
 #ifndef WHALE_LIB_JOBIMPL_H
 #define WHALE_LIB_JOBIMPL_H
 
-#include "lib/Checkpoint.h"
+#include "runtime/exec/Checkpoint.h"
 #include "lib/Jit.h"
 #include "lib/LrSchedule.h"
 #include "whale/Job.h"

@@ -2,7 +2,7 @@
 
 #include "lib/RankCheckpoint.h"
 
-#include "lib/Checkpoint.h"
+#include "runtime/exec/Checkpoint.h"
 #include "runtime/store/Safetensors.h"
 
 #include "llvm/ADT/StringRef.h"

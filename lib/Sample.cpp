@@ -3,7 +3,7 @@
 #include "whale/Train.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
-#include "lib/Checkpoint.h"
+#include "runtime/exec/Checkpoint.h"
 #include "lib/Jit.h"
 #include "lib/ModelLookup.h"
 #include "lowering/Passes.h"

@@ -4,7 +4,7 @@
 
 #include "dialects/Whale/IR/TrainAttrs.h"
 #include "dialects/Whale/IR/WhaleOps.h"
-#include "lib/Checkpoint.h"
+#include "runtime/exec/Checkpoint.h"
 #include "lib/DataSource.h"
 #include "lib/Interrupt.h"
 #include "lib/Jit.h"

@@ -15,7 +15,7 @@
 #include "whale/Train.h"
 
 #include "dialects/Whale/IR/TrainAttrs.h"
-#include "lib/Checkpoint.h"
+#include "runtime/exec/Checkpoint.h"
 #include "lib/Cluster.h"
 #include "lib/DataSource.h"
 #include "lib/Interrupt.h"

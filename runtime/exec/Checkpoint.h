@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WHALE_LIB_CHECKPOINT_H
-#define WHALE_LIB_CHECKPOINT_H
+#ifndef WHALE_RUNTIME_EXEC_CHECKPOINT_H
+#define WHALE_RUNTIME_EXEC_CHECKPOINT_H
 
 #include "runtime/WhaleRuntime.h"
 

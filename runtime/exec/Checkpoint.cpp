@@ -1,21 +1,18 @@
 //===- Checkpoint.cpp - a model's state to and from safetensors -----------===//
 
-#include "lib/Checkpoint.h"
+#include "runtime/exec/Checkpoint.h"
 
 #include "runtime/Parts.h"
 #include "runtime/store/Safetensors.h"
 
 #include "runtime/Limits.h"
 
-#include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringRef.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
-
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 namespace whale {
 
@@ -44,7 +41,8 @@ bool decimal(const std::map<std::string, std::string> &meta,
              const std::string &key, uint64_t most, uint64_t &out) {
   auto it = meta.find(key);
   if (it == meta.end() || it->second.empty() || it->second.size() > 20 ||
-      !llvm::all_of(it->second, llvm::isDigit))
+      !std::all_of(it->second.begin(), it->second.end(),
+                   [](unsigned char c) { return std::isdigit(c) != 0; }))
     return false;
   errno = 0;
   out = std::strtoull(it->second.c_str(), nullptr, 10);
@@ -76,18 +74,22 @@ std::string checkResumable(const std::string &path, int64_t nextStep,
 
 std::string checkpointFile(const std::string &path, bool saving,
                            std::string &error) {
-  if (llvm::StringRef(path).ends_with(".safetensors") ||
-      llvm::sys::fs::is_regular_file(path))
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const std::string suffix = ".safetensors";
+  if ((path.size() >= suffix.size() &&
+       path.compare(path.size() - suffix.size(), suffix.size(), suffix) ==
+           0) ||
+      fs::is_regular_file(path, ec))
     return path;
   if (saving) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(path)) {
+    fs::create_directories(path, ec);
+    if (ec) {
       error = "cannot make checkpoint folder '" + path + "': " + ec.message();
       return "";
     }
   }
-  llvm::SmallString<256> file(path);
-  llvm::sys::path::append(file, kCheckpointFileName);
-  return file.str().str();
+  return (fs::path(path) / kCheckpointFileName).string();
 }
 
 std::string saveCheckpoint(whale_rt_context *ctx, const std::string &path,

@@ -1,0 +1,245 @@
+//===- DataSource.cpp - the train block's data, step by step --------------===//
+
+#include "runtime/exec/DataSource.h"
+
+#include "runtime/data/DataOrder.h"
+#include "runtime/data/NpyArray.h"
+#include "runtime/data/TextDataset.h"
+#include "runtime/data/TokenDataset.h"
+
+#include <cstdint>
+
+namespace whale {
+namespace {
+
+/// A uniform number in [-1, 1) from (key, index): synthetic data is a pure
+/// function of the seed and the sample, like every data order here.
+float uniform(uint64_t key, uint64_t index) {
+  return static_cast<float>((rt::streamValue(key, index) >> 11) * 0x1.0p-52 -
+                            1.0);
+}
+
+/// A source of `numSamples` samples in the data order: every kind of file
+/// shares it.
+class OrderedSource : public DataSource {
+public:
+  OrderedSource(uint64_t seed, int64_t numSamples, int64_t batch)
+      : order(seed, numSamples), batch(batch) {}
+  std::vector<int64_t> samples(int64_t step) override {
+    return order.slice(step, batch, 0, batch);
+  }
+  int64_t epochSamples() const override { return order.size(); }
+
+protected:
+  rt::DataOrder order;
+  int64_t batch;
+};
+
+/// Windows of a token stream in the data order: inputs [B, T] and targets
+/// [B, T] shifted by one. Text and token corpora differ only in where a
+/// window's tokens come from.
+class WindowSource : public OrderedSource {
+public:
+  WindowSource(uint64_t seed, int64_t numSamples, int64_t seq, int64_t batch)
+      : OrderedSource(seed, numSamples, batch), seq(seq) {}
+  std::string fill(int64_t step,
+                   std::vector<whale_rt_tensor *> &inputs) override {
+    std::vector<int64_t> ids = samples(step);
+    auto *in = static_cast<int32_t *>(whale_rt_tensor_data(inputs[0]));
+    auto *tg = static_cast<int32_t *>(whale_rt_tensor_data(inputs[1]));
+    for (int64_t b = 0; b < batch; ++b)
+      if (std::string err = window(ids[b], in + b * seq, tg + b * seq);
+          !err.empty())
+        return err;
+    return "";
+  }
+
+protected:
+  /// Sample `index`'s seq inputs and targets; "" or why not.
+  virtual std::string window(int64_t index, int32_t *inputs,
+                             int32_t *targets) = 0;
+
+private:
+  int64_t seq;
+};
+
+/// Bytes of text.
+class TextSource : public WindowSource {
+public:
+  TextSource(rt::TextDataset ds, uint64_t seed, int64_t batch)
+      : WindowSource(seed, ds.numSamples(), ds.seqLength(), batch),
+        ds(std::move(ds)) {}
+
+private:
+  std::string window(int64_t index, int32_t *inputs,
+                     int32_t *targets) override {
+    ds.sample(index, inputs, targets);
+    return "";
+  }
+  rt::TextDataset ds;
+};
+
+/// A pre-tokenized corpus (rt::TokenDataset).
+class TokenSource : public WindowSource {
+public:
+  TokenSource(rt::TokenDataset ds, uint64_t seed, int64_t seq, int64_t batch)
+      : WindowSource(seed, ds.numSamples(), seq, batch), ds(std::move(ds)) {}
+
+private:
+  std::string window(int64_t index, int32_t *inputs,
+                     int32_t *targets) override {
+    rt::Status st = ds.sample(index, inputs, targets);
+    return st ? "" : st.message();
+  }
+  rt::TokenDataset ds;
+};
+
+/// Rows of a features array [N, F] and a labels array [N] (numpy .npy),
+/// in the data order.
+class ArraySource : public OrderedSource {
+public:
+  ArraySource(rt::NpyArray x, rt::NpyArray y, uint64_t seed, int64_t batch)
+      : OrderedSource(seed, x.shape()[0], batch), x(std::move(x)),
+        y(std::move(y)), features(this->x.shape()[1]) {}
+  std::string fill(int64_t step,
+                   std::vector<whale_rt_tensor *> &inputs) override {
+    std::vector<int64_t> ids = samples(step);
+    auto *xs = static_cast<float *>(whale_rt_tensor_data(inputs[0]));
+    auto *ys = static_cast<int32_t *>(whale_rt_tensor_data(inputs[1]));
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t f = 0; f < features; ++f)
+        xs[b * features + f] = x.floatAt(ids[b] * features + f);
+      int64_t label = y.intAt(ids[b]);
+      if (label < 0 || label > INT32_MAX)
+        return "label " + std::to_string(label) + " of sample " +
+               std::to_string(ids[b]) + " is not a class index";
+      ys[b] = static_cast<int32_t>(label);
+    }
+    return "";
+  }
+
+private:
+  rt::NpyArray x, y;
+  int64_t features;
+};
+
+/// A task with a known solution: features uniform in [-1, 1], labels the
+/// argmax of a fixed random linear teacher over the classes of the cross
+/// entropy that reads them. Sample i is the same for every plan and run.
+class SyntheticSource : public DataSource {
+public:
+  SyntheticSource(uint64_t seed, int64_t batch, int64_t features,
+                  int64_t classes)
+      : key(rt::mix64(seed ^ 0x5EED)), teacherKey(rt::mix64(seed ^ 0x7EAC4E2)),
+        batch(batch), features(features), classes(classes) {}
+  std::vector<int64_t> samples(int64_t step) override {
+    std::vector<int64_t> ids(static_cast<size_t>(batch));
+    for (int64_t b = 0; b < batch; ++b)
+      ids[b] = step * batch + b;
+    return ids;
+  }
+  int64_t epochSamples() const override { return 0; }
+  std::string fill(int64_t step,
+                   std::vector<whale_rt_tensor *> &inputs) override {
+    auto *x = static_cast<float *>(whale_rt_tensor_data(inputs[0]));
+    auto *y = static_cast<int32_t *>(whale_rt_tensor_data(inputs[1]));
+    for (int64_t b = 0; b < batch; ++b) {
+      uint64_t sample = static_cast<uint64_t>(step * batch + b);
+      float *row = x + b * features;
+      for (int64_t j = 0; j < features; ++j)
+        row[j] = uniform(key, sample * features + j);
+      int32_t best = 0;
+      float bestScore = -1e30f;
+      for (int64_t c = 0; c < classes; ++c) {
+        float score = 0;
+        for (int64_t j = 0; j < features; ++j)
+          score += row[j] * uniform(teacherKey, j * classes + c);
+        if (score > bestScore) {
+          bestScore = score;
+          best = static_cast<int32_t>(c);
+        }
+      }
+      y[b] = best;
+    }
+    return "";
+  }
+
+private:
+  uint64_t key, teacherKey;
+  int64_t batch, features, classes;
+};
+
+bool isTokens(const TensorSpec &t) { return t.dtype == WHALE_RT_I32; }
+
+} // namespace
+
+std::unique_ptr<DataSource> openDataSource(const DataSpec &data,
+                                           std::string &error) {
+  auto fail = [&](std::string msg) {
+    error = std::move(msg);
+    return nullptr;
+  };
+  const std::vector<TensorSpec> &in = data.inputs;
+  const bool twoTokenInputs =
+      in.size() == 2 && isTokens(in[0]) && isTokens(in[1]);
+  const bool featuresAndLabels = in.size() == 2 && in[0].dtype == WHALE_RT_F32 &&
+                                 in[0].shape.size() == 2 && isTokens(in[1]);
+  if (data.kind == "tokens") {
+    rt::TokenDataset ds;
+    if (rt::Status st = rt::TokenDataset::open(
+            data.path, data.dtype.empty() ? "uint16" : data.dtype, data.seq,
+            ds);
+        !st)
+      return fail(st.message());
+    if (!twoTokenInputs)
+      return fail(
+          "tokens(...) feeds two i32 inputs [B, T]: tokens and targets");
+    return std::make_unique<TokenSource>(std::move(ds), data.seed, data.seq,
+                                         data.batch);
+  }
+  if (data.kind == "arrays") {
+    rt::NpyArray x, y;
+    if (rt::Status st = rt::NpyArray::open(data.features, x); !st)
+      return fail(st.message());
+    if (rt::Status st = rt::NpyArray::open(data.labels, y); !st)
+      return fail(st.message());
+    if (!featuresAndLabels)
+      return fail("arrays(...) feeds f32 features [B, F] and i32 labels [B]; "
+                  "this model's inputs do not fit");
+    const int64_t width = in[0].shape[1];
+    if (x.shape().size() != 2 || x.shape()[1] != width || x.shape()[0] < 1)
+      return fail(
+          "the features '" + data.features + "' must be [N, " +
+          std::to_string(width) + "] for the model's input, got " +
+          std::to_string(x.shape().size()) + " dimensions" +
+          (x.shape().size() == 2 ? " [" + std::to_string(x.shape()[0]) + ", " +
+                                       std::to_string(x.shape()[1]) + "]"
+                                 : std::string()));
+    if (y.shape() != std::vector<int64_t>{x.shape()[0]} ||
+        (y.dtype() != "i4" && y.dtype() != "i8"))
+      return fail("the labels '" + data.labels + "' must be integers [" +
+                  std::to_string(x.shape()[0]) +
+                  "], one per row of the "
+                  "features");
+    return std::make_unique<ArraySource>(std::move(x), std::move(y), data.seed,
+                                         data.batch);
+  }
+  if (data.kind == "text") {
+    rt::TextDataset ds;
+    if (rt::Status st = rt::TextDataset::open(data.path, data.seq, ds); !st)
+      return fail(st.message());
+    if (!twoTokenInputs)
+      return fail("text(...) feeds two i32 inputs [B, T]: tokens and targets");
+    return std::make_unique<TextSource>(std::move(ds), data.seed, data.batch);
+  }
+  // Features [B, F] and labels [B]; the classes are the width of the
+  // logits the labels' cross entropy reads.
+  if (!featuresAndLabels || data.classes <= 0)
+    return fail(
+        "synthetic(...) feeds f32 features [B, F] and i32 class labels [B] "
+        "read by a cross_entropy; this model's inputs do not fit");
+  return std::make_unique<SyntheticSource>(data.seed, data.batch,
+                                           in[0].shape[1], data.classes);
+}
+
+} // namespace whale
