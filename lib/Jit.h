@@ -12,6 +12,7 @@
 #define WHALE_LIB_JIT_H
 
 #include "runtime/WhaleRuntime.h"
+#include "runtime/exec/RankStep.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -19,9 +20,13 @@
 #include <memory>
 #include <string>
 
-namespace llvm::orc {
+namespace llvm {
+class LLVMContext;
+class Module;
+namespace orc {
 class LLJIT;
 }
+} // namespace llvm
 
 namespace whale {
 
@@ -30,6 +35,15 @@ namespace whale {
 /// context refuses it.
 whale_rt_tensor *newTensor(whale_rt_context *ctx, mlir::RankedTensorType type,
                            std::string &error);
+
+/// A copy of `module` lowered to the runtime's C ABI and translated to LLVM
+/// IR in `llvmContext`; null with `error` set when that fails. With
+/// `sites`, each op reports its place in its function to the runtime's
+/// trace (whale_rt_set_site).
+std::unique_ptr<llvm::Module> lowerToLLVM(mlir::ModuleOp module,
+                                          llvm::LLVMContext &llvmContext,
+                                          std::string &error,
+                                          bool sites = false);
 
 /// A compiled model: `int32_t entry(ctx, inputs, result)` per model.
 class JitProgram {

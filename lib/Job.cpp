@@ -6,7 +6,7 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/DataSource.h"
 #include "lib/ModelLookup.h"
-#include "lib/StepLog.h"
+#include "runtime/exec/StepLog.h"
 #include "lowering/Passes.h"
 #include "runtime/Tensor.h"
 

@@ -13,7 +13,7 @@
 #include "lib/ModelLookup.h"
 #include "lib/OutputFile.h"
 #include "lib/SampleLog.h"
-#include "lib/StepLog.h"
+#include "runtime/exec/StepLog.h"
 #include "lowering/Passes.h"
 #include "runtime/WhaleRuntime.h"
 #include "runtime/data/DataOrder.h"

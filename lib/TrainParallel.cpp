@@ -23,12 +23,13 @@
 #include "lib/LrSchedule.h"
 #include "lib/ModelLookup.h"
 #include "lib/Planner.h"
+#include "lib/RankPrograms.h"
 #include "lib/RankCheckpoint.h"
 #include "lib/Reshard.h"
 #include "lib/SampleLog.h"
 #include "lib/StateCollection.h"
 #include "lib/StateStore.h"
-#include "lib/StepLog.h"
+#include "runtime/exec/StepLog.h"
 #include "lowering/Passes.h"
 #include "runtime/InputFile.h"
 #include "runtime/WhaleRuntime.h"
@@ -53,26 +54,10 @@
 namespace whale {
 namespace {
 
-using ContextPtr =
-    std::unique_ptr<whale_rt_context, void (*)(whale_rt_context *)>;
 using TensorList = std::vector<whale_rt_tensor *>;
 
 /// Seconds a rank waits on another before the run fails naming both.
 constexpr double kCommTimeoutSeconds = 120;
-
-/// Rows [first, first + count) of `from` (batch-major, on the host) into
-/// `to`, on its rank's device (a GPU's too).
-whale_rt_status copyRows(whale_rt_tensor *from, whale_rt_context *toCtx,
-                         whale_rt_tensor *to, int64_t first) {
-  int64_t rowBytes = 4;
-  const int64_t *shape = whale_rt_tensor_shape(to);
-  for (int32_t d = 1; d < whale_rt_tensor_rank(to); ++d)
-    rowBytes *= shape[d];
-  return whale_rt_tensor_write(toCtx, to,
-                               static_cast<char *>(whale_rt_tensor_data(from)) +
-                                   first * rowBytes,
-                               shape[0] * rowBytes);
-}
 
 /// Under mpirun each process traces its own rank: rank 0 to `path`, rank
 /// r > 0 to `path` with `.process-r` before its extension (`trace.json`,
@@ -210,22 +195,14 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   // set per module of rank programs (one per micro-batch size).
   struct Stage {
     JitProgram::Entry entry;
-    std::vector<Parameter> params;
-    std::vector<mlir::RankedTensorType> inputs;
-    int64_t shards = 1; ///< ranks that hold parts of its sharded parameters
+    StageProgram program;
   };
   struct Programs {
     mlir::ModuleOp module;
     std::unique_ptr<JitProgram> jit;
     std::vector<Stage> stages;
   };
-  struct Rank {
-    int64_t stage, replica;
-    const Stage *program = nullptr;
-    int64_t firstRow = 0; ///< of its replica's rows in the global batch
-    ContextPtr ctx{nullptr, whale_rt_context_destroy};
-    TensorList inputs;
-  };
+  using Rank = OpenedRank;
   // What one device set runs with; made anew at each change of devices.
   PlannedModel plan;
   int64_t planVersion = 0; ///< counts the plans the run has had
@@ -288,21 +265,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         stage.entry = p.jit->lookup(name);
         if (!fn || !stage.entry)
           return "no rank program for stage " + std::to_string(s);
-        fn.walk([&](ParamOp op) {
-          Parameter param{op.getName().str(),
-                          std::vector<int64_t>(op.getFullType().getShape())};
-          if (std::optional<llvm::ArrayRef<int64_t>> shard = op.getShard()) {
-            param.axis = (*shard)[0];
-            param.shards = (*shard)[1];
-            if (std::optional<llvm::ArrayRef<int64_t>> w =
-                    op.getShardWeights())
-              param.weights.assign(w->begin(), w->end());
-            stage.shards = param.shards;
-          }
-          stage.params.push_back(param);
-        });
-        for (mlir::Type t : fn.getArgumentTypes())
-          stage.inputs.push_back(mlir::cast<mlir::RankedTensorType>(t));
+        if (!describeStage(fn, stage.program, error))
+          return error;
       }
       programs.push_back(std::move(p));
       return "";
@@ -322,7 +286,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     stagesOf = &programs.front().stages;
     allParams.clear();
     for (const Stage &st : *stagesOf)
-      allParams.insert(allParams.end(), st.params.begin(), st.params.end());
+      allParams.insert(allParams.end(), st.program.params.begin(),
+                       st.program.params.end());
 
     const int64_t devices = static_cast<int64_t>(cluster.devices.size());
     comm.reset(options.processes
@@ -335,44 +300,29 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
              " ranks";
     if (!options.tracePath.empty())
       whale_rt_comm_enable_trace(comm.get());
-    std::vector<int32_t> grid(plan.grid.begin(), plan.grid.end());
+    GridShape shape{static_cast<int32_t>(plan.stages),
+                    static_cast<int32_t>(plan.replicas),
+                    std::vector<int32_t>(plan.grid.begin(), plan.grid.end())};
     for (int64_t s = 0; s < plan.stages; ++s)
       for (int64_t r = 0; r < plan.replicas; ++r) {
         int64_t device = plan.grid[s * plan.replicas + r];
         if (options.processes && device != processRank)
           continue; // another process's rank
         const DeviceSpec &spec = cluster.devices[device];
-        int threads = threadsOf(spec, shared);
-        Rank rank{s, r, &stageOf(s, r), 0};
+        RankSlot place{s, r, device, 0};
         for (int64_t q = 0; q < r; ++q)
-          rank.firstRow += plan.localBatches.empty()
-                               ? plan.microBatch * plan.microBatches
-                               : plan.localBatches[q];
-        std::string name = runtimeDeviceName(spec, device);
-        whale_rt_context *opened = nullptr;
-        char why[640] = "";
-        if (whale_rt_context_open(name.c_str(), threads, spec.memory, seed,
-                                  &opened, why, sizeof why) != WHALE_RT_OK)
-          return "cannot open " + name + ": " + why;
-        rank.ctx.reset(opened);
-        if (ampBf16(model))
-          whale_rt_set_amp(opened, WHALE_RT_AMP_BF16);
-        if (!rank.ctx ||
-            whale_rt_context_bind(rank.ctx.get(), comm.get(),
-                                  static_cast<int32_t>(plan.stages),
-                                  static_cast<int32_t>(plan.replicas),
-                                  grid.data(), static_cast<int32_t>(s),
-                                  static_cast<int32_t>(r)) != WHALE_RT_OK)
-          return "cannot set up rank " + std::to_string(device) +
-                 (rank.ctx ? std::string(": ") +
-                                 whale_rt_last_error(rank.ctx.get())
-                           : std::string());
-        for (mlir::RankedTensorType t : rank.program->inputs) {
-          whale_rt_tensor *in = newTensor(rank.ctx.get(), t, error);
-          if (!in)
-            return error;
-          rank.inputs.push_back(in);
-        }
+          place.firstRow += plan.localBatches.empty()
+                                ? plan.microBatch * plan.microBatches
+                                : plan.localBatches[q];
+        const Stage &program = stageOf(s, r);
+        Rank rank;
+        if (std::string err =
+                openRank(runtimeDeviceName(spec, device),
+                         threadsOf(spec, shared), spec.memory, seed,
+                         ampBf16(model), comm.get(), shape, place,
+                         program.entry, program.program.inputs, rank);
+            !err.empty())
+          return err;
         ranks.push_back(std::move(rank));
       }
     return "";
@@ -386,7 +336,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     if (!options.processes)
       return ranks[i].ctx.get();
     for (Rank &rank : ranks)
-      if (rank.stage * plan.replicas + rank.replica == i)
+      if (rank.place.stage * plan.replicas + rank.place.replica == i)
         return rank.ctx.get();
     return nullptr;
   };
@@ -513,10 +463,10 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         !err.empty())
       return fail(err);
     for (Rank &rank : ranks) {
-      const Stage &st = (*stagesOf)[rank.stage];
+      const Stage &st = (*stagesOf)[rank.place.stage];
       if (std::string err =
-              copyShardState(host.get(), rank.ctx.get(), st.params, stateCount,
-                             rank.replica % st.shards, /*toRank=*/true);
+              copyShardState(host.get(), rank.ctx.get(), st.program.params, stateCount,
+                             rank.place.replica % st.program.shards, /*toRank=*/true);
           !err.empty())
         return fail(err);
     }
@@ -570,7 +520,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     auto t0 = std::chrono::steady_clock::now();
     int64_t lostRank = -1;
     for (int64_t i = 0; i < static_cast<int64_t>(ranks.size()); ++i)
-      if (plan.grid[ranks[i].stage * plan.replicas + ranks[i].replica] ==
+      if (plan.grid[ranks[i].place.stage * plan.replicas + ranks[i].place.replica] ==
           lost)
         lostRank = i;
     StateCollection surviving;
@@ -654,11 +604,11 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   // host see: one part each of the sharded parameters, the others whole.
   auto gatherToHost = [&]() -> std::string {
     for (Rank &rank : ranks) {
-      const Stage &st = (*stagesOf)[rank.stage];
-      if (rank.replica < st.shards)
+      const Stage &st = (*stagesOf)[rank.place.stage];
+      if (rank.place.replica < st.program.shards)
         if (std::string err =
-                copyShardState(host.get(), rank.ctx.get(), st.params,
-                               stateCount, rank.replica, /*toRank=*/false);
+                copyShardState(host.get(), rank.ctx.get(), st.program.params,
+                               stateCount, rank.place.replica, /*toRank=*/false);
             !err.empty())
           return err;
     }
@@ -728,7 +678,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       int64_t only = -1;
       if (options.processes)
         for (const Rank &rank : ranks)
-          only = rank.stage * plan.replicas + rank.replica;
+          only = rank.place.stage * plan.replicas + rank.place.replica;
       if (std::string err = saveRankCheckpoint(options.savePath, ckpt, only);
           !err.empty())
         return err;
@@ -882,70 +832,16 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         return fail(err);
     }
     double factor = settings.lrFactor(step);
-    std::vector<double> losses(ranks.size(), 0);
-    // The first rank to fail aborts the others; its message is the one
-    // reported (theirs only say they were aborted).
-    std::mutex failMutex;
-    std::string firstError;
-    int64_t failedDevice = -1;
     const bool inject = !injected && options.failStep == step + 1;
     injected = injected || inject;
-    std::vector<std::thread> threads;
-    auto runRank = [&](size_t i) {
-      Rank &rank = ranks[i];
-      whale_rt_context *ctx = rank.ctx.get();
-      whale_rt_status copied = WHALE_RT_OK;
-      for (size_t k = 0; k < global.size() && copied == WHALE_RT_OK; ++k)
-        copied = copyRows(global[k], ctx, rank.inputs[k], rank.firstRow);
-      whale_rt_set_train_state(ctx, step + 1, factor);
-      whale_rt_tensor *loss = nullptr;
-      const int64_t device =
-          plan.grid[rank.stage * plan.replicas + rank.replica];
-      // A failure injected for tests stops the rank before its step; under
-      // mpirun its process dies as a crashed one would (SIGKILL), and the
-      // launcher ends and reports the job.
-      const bool dies = inject && device == options.failDevice;
-      if (dies && options.processes)
-        std::raise(SIGKILL);
-      if (dies || copied != WHALE_RT_OK ||
-          rank.program->entry(ctx, rank.inputs.data(), &loss) != WHALE_RT_OK) {
-        std::string who = "rank " + std::to_string(device);
-        std::lock_guard<std::mutex> lock(failMutex);
-        if (firstError.empty()) {
-          firstError = who + ": " +
-                       (dies ? std::string("failed (injected for a test)")
-                             : std::string(whale_rt_last_error(ctx)));
-          failedDevice = device;
-          whale_rt_comm_abort(comm.get(), (who + " failed").c_str());
-        }
-        return;
-      }
-      float value = 0;
-      if (whale_rt_tensor_read(ctx, loss, &value, sizeof value) !=
-          WHALE_RT_OK) {
-        std::lock_guard<std::mutex> lock(failMutex);
-        if (firstError.empty())
-          firstError = whale_rt_last_error(ctx);
-      }
-      losses[i] = value;
-      whale_rt_tensor_release(ctx, loss);
-    };
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      try {
-        threads.emplace_back(runRank, i);
-      } catch (const std::system_error &e) {
-        // The ranks already started would wait for this one in their
-        // collectives: abort them, and report why.
-        std::lock_guard<std::mutex> lock(failMutex);
-        firstError = "cannot start the thread of rank " + std::to_string(i) +
-                     " (" + std::to_string(ranks.size()) +
-                     " ranks): " + e.what();
-        whale_rt_comm_abort(comm.get(), "a rank could not start");
-        break;
-      }
-    }
-    for (std::thread &t : threads)
-      t.join();
+    InjectedFailure failure;
+    if (inject)
+      failure = {options.failDevice, step + 1, options.processes};
+    StepOutcome outcome =
+        runStep(ranks, global, comm.get(), step, factor, failure);
+    std::vector<double> &losses = outcome.losses;
+    const std::string &firstError = outcome.error;
+    const int64_t failedDevice = outcome.failedDevice;
     whale_rt_comm_trace_driver(
         comm.get(), "step", t0Ns, whale_rt_now_ns() - t0Ns);
     if (!firstError.empty() && failedDevice >= 0 &&
@@ -1033,11 +929,11 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   result.peakMemory.assign(devices, 0);
   result.localBatches.assign(devices, 0);
   for (const Rank &rank : ranks) {
-    int64_t device = plan.grid[rank.stage * plan.replicas + rank.replica];
+    int64_t device = plan.grid[rank.place.stage * plan.replicas + rank.place.replica];
     result.peakMemory[device] = whale_rt_memory_peak(rank.ctx.get());
     result.localBatches[device] = plan.localBatches.empty()
                                       ? plan.microBatch * plan.microBatches
-                                      : plan.localBatches[rank.replica];
+                                      : plan.localBatches[rank.place.replica];
   }
   for (const Rank &rank : ranks)
     result.commBytes.push_back(whale_rt_comm_bytes(rank.ctx.get(), 0) +

@@ -48,7 +48,8 @@ std::vector<VerbSpec> makeVerbs() {
          "with each model's gradient function; train: with each trained "
          "model's train step; runtime: all of it as calls of the runtime's "
          "C ABI; planned: the model planned for --cluster; ranks: one "
-         "program per pipeline stage"},
+         "program per pipeline stage; bundle: the plan compiled ahead of "
+         "time into the folder -o names, for whale-exec (docs/aot.md)"},
         {"-o", "OUT", "write the output to OUT (default: standard output)"},
         {"--dim", "NAME=N",
          "bind a symbolic input dimension (such as the batch B)"},

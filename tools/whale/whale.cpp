@@ -9,6 +9,7 @@
 #include "whale/Train.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "lib/Bundle.h"
 #include "lib/Cluster.h"
 #include "lib/DeviceProbe.h"
 #include "lib/ElasticSchedule.h"
@@ -25,6 +26,7 @@
 #include "lowering/Passes.h"
 #include "repl/Repl.h"
 #include "runtime/WhaleRuntime.h"
+#include "tools/StepProgress.h"
 #include "tools/whale/Options.h"
 #include "llvm/LineEditor/LineEditor.h"
 
@@ -266,6 +268,40 @@ int emitPlanned(const whale::InterpreterOptions &opts, const std::string &file,
          << "\n"
          << *v.ranks;
   return writeOutput(out, text);
+}
+
+/// `whale compile --emit=bundle -o FOLDER`: the plan compiled ahead of time
+/// for tools/whale-exec; prints the files it wrote.
+int emitBundle(const whale::InterpreterOptions &opts, const std::string &file,
+               const std::string &folder, const std::string &cluster,
+               bool even) {
+  if (folder.empty())
+    return usageError("--emit=bundle writes a folder: give it with -o FOLDER");
+  whale::Interpreter interp(opts);
+  if (!interp.loadFile(file) || !interp.module()) {
+    std::cerr << interp.renderDiagnostics();
+    return 1;
+  }
+  whale::TrainOptions options;
+  options.cluster = cluster;
+  options.evenPlan = even;
+  const bool tty = ::isatty(STDERR_FILENO);
+  options.onPhase = [&](const std::string &what) {
+    if (tty)
+      std::cerr << "\r\033[K" << (what.empty() ? "" : what + "...")
+                << std::flush;
+  };
+  whale::BundleReport report;
+  std::string error;
+  if (!whale::compileBundle(interp, options, folder, report, error)) {
+    std::cerr << "whale: error: " << error << "\n";
+    return 1;
+  }
+  std::cout << "compiled " << report.ranks << " ranks into " << folder
+            << " (run it with whale-exec " << folder << "):\n";
+  for (const auto &[name, bytes] : report.files)
+    std::cout << "  " << name << "  " << bytes << " bytes\n";
+  return 0;
 }
 
 int planCommand(int argc, char **argv) {
@@ -734,6 +770,8 @@ int compile(int argc, char **argv) {
                       "output elsewhere");
   if (file.empty())
     return usageError("compile needs a script: whale compile FILE.whl");
+  if (emit == "bundle")
+    return emitBundle(opts, file, out, cluster, even);
   if (emit == "planned" || emit == "ranks")
     return emitPlanned(opts, file, out, emit == "ranks",
                        cluster.empty() ? "cpu:1" : cluster, even);
@@ -741,7 +779,7 @@ int compile(int argc, char **argv) {
   if (!stage)
     return usageError("unknown stage '" + emit +
                       "'; stages: ast, whale, grad, train, runtime, planned, "
-                      "ranks");
+                      "ranks, bundle");
 
   whale::Interpreter interp(opts);
   bool ok = interp.loadFile(file);
@@ -891,18 +929,7 @@ int run(int argc, char **argv) {
   // per tenth of the run.
   bool tty = ::isatty(STDERR_FILENO);
   train.onStep = [&](const whale::StepReport &r) {
-    int64_t every = std::max<int64_t>(1, r.steps / 10);
-    if (!tty && r.step % every != 0 && r.step != r.steps &&
-        std::isnan(r.evalLoss))
-      return;
-    char line[192], val[48] = "";
-    if (!std::isnan(r.evalLoss))
-      std::snprintf(val, sizeof val, "  val %.4f", r.evalLoss);
-    std::snprintf(
-        line, sizeof line, "step %lld/%lld  loss %.4f%s  %.0f samples/s  %.1fs",
-        static_cast<long long>(r.step), static_cast<long long>(r.steps), r.loss,
-        val, r.samplesPerSecond, r.elapsedSeconds);
-    std::cerr << (tty ? "\r" : "") << line << (tty ? "" : "\n") << std::flush;
+    whale::cli::printStepProgress(r, tty);
   };
   // Planning, compiling and saving show on a terminal, as a line the
   // next one replaces; in a log they stay quiet.
@@ -916,11 +943,13 @@ int run(int argc, char **argv) {
   if (tty)
     std::cerr << "\n";
   if (!result.ok) {
-    std::cerr << "whale: error: "
-              << (train.processes
-                      ? "process " + std::to_string(processRank) + ": "
-                      : "")
-              << result.error << "\n";
+    // One write of the whole line: under mpirun several processes may
+    // report at once into the same stream.
+    std::cerr << "whale: error: " +
+                     (train.processes
+                          ? "process " + std::to_string(processRank) + ": "
+                          : std::string()) +
+                     result.error + "\n";
     // The other processes may wait on this one: end them all.
     if (train.processes) {
       std::cerr.flush();

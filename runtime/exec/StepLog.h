@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WHALE_LIB_STEPLOG_H
-#define WHALE_LIB_STEPLOG_H
+#ifndef WHALE_RUNTIME_EXEC_STEPLOG_H
+#define WHALE_RUNTIME_EXEC_STEPLOG_H
 
 #include "whale/Train.h"
 

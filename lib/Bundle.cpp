@@ -1,0 +1,245 @@
+//===- Bundle.cpp - a plan compiled ahead of time -------------------------===//
+
+#include "lib/Bundle.h"
+
+#include "dialects/Whale/IR/TrainAttrs.h"
+#include "lib/Cluster.h"
+#include "lib/DataSource.h"
+#include "lib/Jit.h"
+#include "lib/LrSchedule.h"
+#include "lib/ModelLookup.h"
+#include "lib/Planner.h"
+#include "lib/RankPrograms.h"
+#include "runtime/exec/PlanManifest.h"
+
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <mutex>
+
+namespace whale {
+namespace {
+
+/// `module` as a position-independent object file at `path`, for the
+/// host's architecture at its baseline CPU: the code is a run of calls
+/// into the runtime, whose kernels were built for the machine that runs
+/// them, so nothing is lost by not tuning it to this one.
+std::string emitObject(llvm::Module &module, const std::string &path) {
+  static std::once_flag targetOnce;
+  std::call_once(targetOnce, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string why;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, why);
+  if (!target)
+    return "no code generator for " + triple.str() + ": " + why;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, "generic", "", llvm::TargetOptions(), llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::None));
+  if (!machine)
+    return "cannot make a code generator for " + triple.str();
+  module.setDataLayout(machine->createDataLayout());
+  module.setTargetTriple(triple);
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return "cannot write '" + path + "': " + ec.message();
+  llvm::legacy::PassManager pm;
+  if (machine->addPassesToEmitFile(pm, out, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile))
+    return "the code generator cannot write object files";
+  pm.run(module);
+  out.close();
+  if (out.has_error())
+    return "cannot write '" + path + "': " + out.error().message();
+  return "";
+}
+
+/// Links object `object` into shared object `library` with the system's C
+/// compiler driver; the runtime's symbols stay undefined, for the runner
+/// that loads it to provide.
+std::string linkShared(const std::string &object, const std::string &library) {
+  llvm::ErrorOr<std::string> driver = std::make_error_code(std::errc::no_such_file_or_directory);
+  for (const char *name : {"cc", "gcc", "clang"})
+    if ((driver = llvm::sys::findProgramByName(name)))
+      break;
+  if (!driver)
+    return "linking the rank programs needs a C compiler driver (cc, gcc or "
+           "clang) on the PATH";
+  llvm::SmallString<128> log;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("whale-link", "log", log))
+    return "cannot make a temporary file: " + ec.message();
+  std::string logPath = log.str().str();
+  llvm::SmallVector<llvm::StringRef, 8> args = {*driver, "-shared", "-o",
+                                                library, object};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath,
+                                                logPath};
+  std::string why;
+  int rc = llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, redirects,
+                                     0, 0, &why);
+  std::string output;
+  if (auto buffer = llvm::MemoryBuffer::getFile(logPath))
+    output = (*buffer)->getBuffer().trim().str();
+  llvm::sys::fs::remove(logPath);
+  if (rc != 0)
+    return "linking '" + library + "' with " + *driver + " failed" +
+           (why.empty() ? "" : ": " + why) +
+           (output.empty() ? "" : ":\n" + output);
+  return "";
+}
+
+} // namespace
+
+bool compileBundle(Interpreter &interp, const TrainOptions &options,
+                   const std::string &dir, BundleReport &report,
+                   std::string &error) {
+  auto phase = [&](const std::string &what) {
+    if (options.onPhase)
+      options.onPhase(what);
+  };
+  Cluster cluster;
+  if (!parseCluster(options.cluster.empty() ? "cpu:1" : options.cluster,
+                    cluster, error) ||
+      !checkClusterDevices(cluster, error))
+    return false;
+  mlir::func::FuncOp model =
+      findModel(interp, options.model, /*needsTrainBlock=*/true, error);
+  if (!model)
+    return false;
+  auto trainBlock = model->getAttrOfType<mlir::DictionaryAttr>("whale.train");
+  PlanManifest m;
+  m.settings = trainSettings(trainBlock, options.steps, options.seed);
+  if (m.settings.evalEvery > 0) {
+    error = "held-out evaluation (eval_every) is not compiled into a plan "
+            "yet: run it with `whale run`, or drop eval_every";
+    return false;
+  }
+  m.ampBf16 = ampBf16(model);
+  if (!dataSpecOf(model, "data", m.data, error))
+    return false;
+  if (std::string err = m.settings.checkLength(m.data.batch); !err.empty()) {
+    error = err;
+    return false;
+  }
+
+  PlanOptions planOptions;
+  planOptions.even = options.evenPlan;
+  const int shared = sharedThreads(cluster, options.threads);
+  planOptions.defaultThreads = shared;
+  PlannedModel plan;
+  phase("planning the model over " + std::to_string(cluster.devices.size()) +
+        " devices");
+  if (!planModel(interp, options.model, cluster, planOptions, plan, error))
+    return false;
+  m.model = plan.model;
+  m.stages = plan.stages;
+  m.replicas = plan.replicas;
+  m.globalBatch = plan.globalBatch;
+  m.grid = plan.grid;
+  for (int64_t r = 0; r < plan.replicas; ++r)
+    m.localBatches.push_back(plan.localBatches.empty()
+                                 ? plan.microBatch * plan.microBatches
+                                 : plan.localBatches[r]);
+  for (size_t i = 0; i < cluster.devices.size(); ++i) {
+    const DeviceSpec &spec = cluster.devices[i];
+    // Threads the cluster leaves open are the running machine's to share.
+    m.devices.push_back({runtimeDeviceName(spec, i), spec.threads, spec.memory});
+  }
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+    error = "cannot make the folder '" + dir + "': " + ec.message();
+    return false;
+  }
+  // One shared object per module of rank programs (one per micro-batch
+  // size), each with its stages' entry points.
+  std::vector<mlir::ModuleOp> modules = {*plan.ranks};
+  for (const RankVariant &v : plan.others)
+    modules.push_back(*v.ranks);
+  phase("compiling the rank programs");
+  for (size_t k = 0; k < modules.size(); ++k) {
+    ProgramLibrary lib;
+    lib.file = "ranks-" + std::to_string(k) + ".so";
+    for (int64_t s = 0; s < plan.stages; ++s) {
+      std::string name = plan.model + "_stage" + std::to_string(s);
+      auto fn = modules[k].lookupSymbol<mlir::func::FuncOp>(name);
+      if (!fn) {
+        error = "no rank program for stage " + std::to_string(s);
+        return false;
+      }
+      lib.stages.emplace_back();
+      if (!describeStage(fn, lib.stages.back(), error))
+        return false;
+    }
+    llvm::LLVMContext llvmContext;
+    std::unique_ptr<llvm::Module> llvmModule =
+        lowerToLLVM(modules[k], llvmContext, error, options.traceSites);
+    if (!llvmModule) {
+      error = "compiling the rank programs failed: " + error;
+      return false;
+    }
+    llvm::SmallString<256> object(dir), library(dir);
+    llvm::sys::path::append(object, "ranks-" + std::to_string(k) + ".o");
+    llvm::sys::path::append(library, lib.file);
+    if (std::string err = emitObject(*llvmModule, object.str().str());
+        !err.empty()) {
+      error = err;
+      return false;
+    }
+    std::string linked = linkShared(object.str().str(), library.str().str());
+    llvm::sys::fs::remove(object);
+    if (!linked.empty()) {
+      error = linked;
+      return false;
+    }
+    m.libraries.push_back(std::move(lib));
+  }
+  for (int64_t r = 0; r < plan.replicas; ++r) {
+    mlir::ModuleOp module = plan.ranksOf(r);
+    int64_t k = 0;
+    while (k + 1 < static_cast<int64_t>(modules.size()) && modules[k] != module)
+      ++k;
+    m.replicaLibrary.push_back(k);
+  }
+  phase("");
+
+  llvm::SmallString<256> manifest(dir);
+  llvm::sys::path::append(manifest, kManifestFileName);
+  if (std::string err = writeManifest(m, manifest.str().str()); !err.empty()) {
+    error = err;
+    return false;
+  }
+  // The manifest is read back as the runner will read it: a plan this
+  // compiler makes and the runner refuses is a bug to find here.
+  PlanManifest back;
+  if (!readManifest(manifest.str().str(), back, error)) {
+    error = "the compiled plan does not read back: " + error;
+    return false;
+  }
+  report.ranks = plan.stages * plan.replicas;
+  std::vector<std::string> names = {kManifestFileName};
+  for (const ProgramLibrary &lib : m.libraries)
+    names.push_back(lib.file);
+  for (const std::string &name : names) {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, name);
+    uint64_t size = 0;
+    llvm::sys::fs::file_size(path, size);
+    report.files.push_back({name, static_cast<int64_t>(size)});
+  }
+  return true;
+}
+
+} // namespace whale

@@ -1,0 +1,34 @@
+//===- RankPrograms.cpp - what a planned stage program takes and makes ----===//
+
+#include "lib/RankPrograms.h"
+
+#include "dialects/Whale/IR/WhaleOps.h"
+#include "lib/DataSource.h"
+
+namespace whale {
+
+bool describeStage(mlir::func::FuncOp fn, StageProgram &out,
+                   std::string &error) {
+  out = StageProgram();
+  out.entry = fn.getSymName().str();
+  fn.walk([&](ParamOp op) {
+    Parameter param{op.getName().str(),
+                    std::vector<int64_t>(op.getFullType().getShape())};
+    if (std::optional<llvm::ArrayRef<int64_t>> shard = op.getShard()) {
+      param.axis = (*shard)[0];
+      param.shards = (*shard)[1];
+      if (std::optional<llvm::ArrayRef<int64_t>> w = op.getShardWeights())
+        param.weights.assign(w->begin(), w->end());
+      out.shards = param.shards;
+    }
+    out.params.push_back(param);
+  });
+  for (mlir::Type t : fn.getArgumentTypes()) {
+    out.inputs.emplace_back();
+    if (!tensorSpecOf(t, out.inputs.back(), error))
+      return false;
+  }
+  return true;
+}
+
+} // namespace whale

@@ -1,0 +1,23 @@
+//===- RankPrograms.h - what a planned stage program takes and makes -*- C++
+//-*-===//
+
+#ifndef WHALE_LIB_RANKPROGRAMS_H
+#define WHALE_LIB_RANKPROGRAMS_H
+
+#include "runtime/exec/PlanManifest.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <string>
+
+namespace whale {
+
+/// The entry, inputs and parameters of stage program `fn` (a function of a
+/// module of rank programs); false with `error` for an input that is not
+/// an f32 or i32 tensor.
+bool describeStage(mlir::func::FuncOp fn, StageProgram &out,
+                   std::string &error);
+
+} // namespace whale
+
+#endif

@@ -1,0 +1,91 @@
+//===- PlanManifest.h - a compiled plan, without MLIR ------------*- C++ -*-===//
+//
+// What `whale compile --emit=bundle` writes beside the rank programs' shared
+// objects, and all the runner (tools/whale-exec) knows of the job: the
+// plan's grid and batches, each rank's device, each stage's entry point,
+// inputs and parameters, the data and the train settings. Reading it checks
+// every invariant the runner relies on, so a damaged or hand-edited manifest
+// is an error with its place named, never an out-of-bounds copy.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_RUNTIME_EXEC_PLANMANIFEST_H
+#define WHALE_RUNTIME_EXEC_PLANMANIFEST_H
+
+#include "runtime/exec/Checkpoint.h"
+#include "runtime/exec/DataSource.h"
+#include "runtime/exec/TrainSettings.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace whale {
+
+inline constexpr const char *kManifestFileName = "plan.json";
+inline constexpr int kManifestVersion = 1;
+
+/// One stage's rank program: its symbol, inputs (the model's, at its
+/// replica's rows) and the parameters it makes.
+struct StageProgram {
+  std::string entry;
+  std::vector<TensorSpec> inputs;
+  std::vector<Parameter> params;
+  /// Ranks that hold parts of its sharded parameters (1: none sharded).
+  int64_t shards = 1;
+};
+
+/// A shared object of rank programs, one per stage, for the replicas of
+/// one micro-batch size.
+struct ProgramLibrary {
+  std::string file; ///< beside the manifest
+  std::vector<StageProgram> stages;
+};
+
+/// The device a rank runs on, as the runtime opens it.
+struct RankDevice {
+  std::string name; ///< "cpu:0", "cuda:1", ...
+  /// 0: an equal share of the running machine's cores (or of the
+  /// runner's --threads) with the other devices that name none.
+  int threads = 0;
+  int64_t memory = 0; ///< bytes the allocator allows; 0: no limit
+};
+
+struct PlanManifest {
+  std::string model;
+  TrainSettings settings;
+  bool ampBf16 = false;
+  int64_t stages = 1, replicas = 1, globalBatch = 1;
+  /// grid[s * replicas + r]: the device of stage s, replica r.
+  std::vector<int64_t> grid;
+  /// Rows of the global batch per replica, in order.
+  std::vector<int64_t> localBatches;
+  std::vector<RankDevice> devices;
+  DataSpec data;
+  std::vector<ProgramLibrary> libraries;
+  /// The library each replica runs.
+  std::vector<int64_t> replicaLibrary;
+
+  /// The first row of replica r in the global batch.
+  int64_t firstRow(int64_t replica) const;
+  /// The stage program of stage s, replica r.
+  const StageProgram &program(int64_t stage, int64_t replica) const {
+    return libraries[replicaLibrary[replica]].stages[stage];
+  }
+};
+
+/// Writes `m` as JSON to `path`; "" or why not.
+std::string writeManifest(const PlanManifest &m, const std::string &path);
+
+/// Reads and checks the manifest `text` (read from `source`, named in
+/// errors); false with `error` naming the field and what was wrong.
+bool parseManifest(const std::string &text, const std::string &source,
+                   PlanManifest &out, std::string &error);
+
+/// Reads and checks the manifest at `path`.
+bool readManifest(const std::string &path, PlanManifest &out,
+                  std::string &error);
+
+} // namespace whale
+
+#endif

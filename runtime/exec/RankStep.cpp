@@ -1,0 +1,135 @@
+//===- RankStep.cpp - a plan's ranks, each a thread, one step at a time ---===//
+
+#include "runtime/exec/RankStep.h"
+
+#include <csignal>
+#include <mutex>
+#include <system_error>
+#include <thread>
+
+namespace whale {
+namespace {
+
+/// Rows [first, first + count) of `from` (batch-major, on the host) into
+/// `to`, on its rank's device (a GPU's too).
+whale_rt_status copyRows(whale_rt_tensor *from, whale_rt_context *toCtx,
+                         whale_rt_tensor *to, int64_t first) {
+  int64_t rowBytes = 4;
+  const int64_t *shape = whale_rt_tensor_shape(to);
+  for (int32_t d = 1; d < whale_rt_tensor_rank(to); ++d)
+    rowBytes *= shape[d];
+  return whale_rt_tensor_write(toCtx, to,
+                               static_cast<char *>(whale_rt_tensor_data(from)) +
+                                   first * rowBytes,
+                               shape[0] * rowBytes);
+}
+
+} // namespace
+
+whale_rt_tensor *newTensor(whale_rt_context *ctx, const TensorSpec &spec,
+                           std::string &error) {
+  whale_rt_tensor *t = nullptr;
+  if (whale_rt_tensor_create(ctx, spec.dtype,
+                             static_cast<int32_t>(spec.shape.size()),
+                             spec.shape.data(), &t) != WHALE_RT_OK) {
+    error = whale_rt_last_error(ctx);
+    return nullptr;
+  }
+  return t;
+}
+
+std::string openRank(const std::string &deviceName, int threads,
+                     int64_t memory, uint64_t seed, bool ampBf16,
+                     whale_rt_comm *comm, const GridShape &grid,
+                     const RankSlot &place, RankEntry entry,
+                     const std::vector<TensorSpec> &inputs, OpenedRank &out) {
+  out.place = place;
+  out.entry = entry;
+  whale_rt_context *opened = nullptr;
+  char why[640] = "";
+  if (whale_rt_context_open(deviceName.c_str(), threads, memory, seed, &opened,
+                            why, sizeof why) != WHALE_RT_OK)
+    return "cannot open " + deviceName + ": " + why;
+  out.ctx.reset(opened);
+  if (ampBf16)
+    whale_rt_set_amp(opened, WHALE_RT_AMP_BF16);
+  if (whale_rt_context_bind(opened, comm, grid.stages, grid.replicas,
+                            grid.grid.data(),
+                            static_cast<int32_t>(place.stage),
+                            static_cast<int32_t>(place.replica)) != WHALE_RT_OK)
+    return "cannot set up rank " + std::to_string(place.device) + ": " +
+           whale_rt_last_error(opened);
+  std::string error;
+  for (const TensorSpec &t : inputs) {
+    whale_rt_tensor *in = newTensor(opened, t, error);
+    if (!in)
+      return error;
+    out.inputs.push_back(in);
+  }
+  return "";
+}
+
+StepOutcome runStep(std::vector<OpenedRank> &ranks,
+                    const std::vector<whale_rt_tensor *> &global,
+                    whale_rt_comm *comm, int64_t step, double lrFactor,
+                    const InjectedFailure &inject) {
+  StepOutcome out;
+  out.losses.assign(ranks.size(), 0);
+  std::mutex failMutex;
+  auto runRank = [&](size_t i) {
+    OpenedRank &rank = ranks[i];
+    whale_rt_context *ctx = rank.ctx.get();
+    whale_rt_status copied = WHALE_RT_OK;
+    for (size_t k = 0; k < global.size() && copied == WHALE_RT_OK; ++k)
+      copied = copyRows(global[k], ctx, rank.inputs[k], rank.place.firstRow);
+    whale_rt_set_train_state(ctx, step + 1, lrFactor);
+    whale_rt_tensor *loss = nullptr;
+    const int64_t device = rank.place.device;
+    // A failure injected for tests stops the rank before its step; under
+    // mpirun its process dies as a crashed one would (SIGKILL), and the
+    // launcher ends and reports the job.
+    const bool dies = inject.step == step + 1 && inject.device == device;
+    if (dies && inject.killProcess)
+      std::raise(SIGKILL);
+    if (dies || copied != WHALE_RT_OK ||
+        rank.entry(ctx, rank.inputs.data(), &loss) != WHALE_RT_OK) {
+      std::string who = "rank " + std::to_string(device);
+      std::lock_guard<std::mutex> lock(failMutex);
+      if (out.error.empty()) {
+        out.error = who + ": " +
+                    (dies ? std::string("failed (injected for a test)")
+                          : std::string(whale_rt_last_error(ctx)));
+        out.failedDevice = device;
+        whale_rt_comm_abort(comm, (who + " failed").c_str());
+      }
+      return;
+    }
+    float value = 0;
+    if (whale_rt_tensor_read(ctx, loss, &value, sizeof value) != WHALE_RT_OK) {
+      std::lock_guard<std::mutex> lock(failMutex);
+      if (out.error.empty())
+        out.error = whale_rt_last_error(ctx);
+    }
+    out.losses[i] = value;
+    whale_rt_tensor_release(ctx, loss);
+  };
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    try {
+      threads.emplace_back(runRank, i);
+    } catch (const std::system_error &e) {
+      // The ranks already started would wait for this one in their
+      // collectives: abort them, and report why.
+      std::lock_guard<std::mutex> lock(failMutex);
+      out.error = "cannot start the thread of rank " + std::to_string(i) +
+                  " (" + std::to_string(ranks.size()) + " ranks): " + e.what();
+      whale_rt_comm_abort(comm, "a rank could not start");
+      break;
+    }
+  }
+  for (std::thread &t : threads)
+    t.join();
+  return out;
+}
+
+} // namespace whale

@@ -1,0 +1,91 @@
+//===- RankStep.h - a plan's ranks, each a thread, one step at a time -*- C++
+//-*-===//
+//
+// What every driver of a plan does alike, whether its rank programs were
+// JIT-compiled (lib/TrainParallel.cpp) or loaded from a compiled plan
+// (tools/whale-exec): open each rank's context on its device, bound to the
+// communicator at its place in the grid; then each step hand every rank its
+// replica's rows of the global batch and run the ranks on threads of their
+// own. The first rank to fail aborts the communicator so the others stop
+// waiting, and its own message is the one reported.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_RUNTIME_EXEC_RANKSTEP_H
+#define WHALE_RUNTIME_EXEC_RANKSTEP_H
+
+#include "runtime/WhaleRuntime.h"
+#include "runtime/exec/DataSource.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace whale {
+
+/// A rank program: `int32_t entry(ctx, inputs, &loss)`.
+using RankEntry = int32_t (*)(whale_rt_context *, whale_rt_tensor *const *,
+                              whale_rt_tensor **);
+
+using ContextPtr =
+    std::unique_ptr<whale_rt_context, void (*)(whale_rt_context *)>;
+
+/// Where a rank sits and what it runs.
+struct RankSlot {
+  int64_t stage = 0, replica = 0;
+  int64_t device = 0;   ///< its index in the cluster
+  int64_t firstRow = 0; ///< of its replica's rows in the global batch
+};
+
+struct OpenedRank {
+  RankSlot place;
+  RankEntry entry = nullptr;
+  ContextPtr ctx{nullptr, whale_rt_context_destroy};
+  std::vector<whale_rt_tensor *> inputs;
+};
+
+/// How the grid is laid out, for binding a rank to the communicator.
+struct GridShape {
+  int32_t stages = 1, replicas = 1;
+  std::vector<int32_t> grid; ///< grid[s * replicas + r]: a device
+};
+
+/// Opens device `deviceName` with `threads` threads and `memory` bytes
+/// (0: no limit), binds it to `comm` at `place`, and makes its inputs;
+/// "" or why not.
+std::string openRank(const std::string &deviceName, int threads,
+                     int64_t memory, uint64_t seed, bool ampBf16,
+                     whale_rt_comm *comm, const GridShape &grid,
+                     const RankSlot &place, RankEntry entry,
+                     const std::vector<TensorSpec> &inputs, OpenedRank &out);
+
+/// A tensor of `spec` in `ctx`; null with `error` set when refused.
+whale_rt_tensor *newTensor(whale_rt_context *ctx, const TensorSpec &spec,
+                           std::string &error);
+
+/// A failure to inject for tests: the rank on `device` fails before step
+/// `step` (1-based); under mpirun its process is killed as a crashed one
+/// would be.
+struct InjectedFailure {
+  int64_t device = -1, step = -1;
+  bool killProcess = false;
+};
+
+struct StepOutcome {
+  std::vector<double> losses; ///< per rank, in the order given
+  std::string error;          ///< the first rank's failure, or ""
+  int64_t failedDevice = -1;  ///< the device of the rank that failed
+};
+
+/// Runs step `step` (0-based) on every rank at learning-rate factor
+/// `lrFactor`, each on its own thread, after copying its replica's rows of
+/// `global` into its inputs.
+StepOutcome runStep(std::vector<OpenedRank> &ranks,
+                    const std::vector<whale_rt_tensor *> &global,
+                    whale_rt_comm *comm, int64_t step, double lrFactor,
+                    const InjectedFailure &inject = {});
+
+} // namespace whale
+
+#endif

@@ -1,0 +1,203 @@
+//===- RunPlan.cpp - training from a compiled plan ------------------------===//
+
+#include "runtime/exec/RunPlan.h"
+
+#include "runtime/exec/StepLog.h"
+#include "runtime/exec/Checkpoint.h"
+#include "runtime/exec/DataSource.h"
+#include "runtime/exec/PlanManifest.h"
+#include "runtime/exec/RankStep.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <memory>
+#include <thread>
+
+namespace whale {
+namespace {
+
+/// Seconds a rank waits on another before the run fails naming both.
+constexpr double kCommTimeoutSeconds = 120;
+
+/// A loaded shared object of rank programs, closed when dropped.
+struct Library {
+  void *handle = nullptr;
+  Library() = default;
+  Library(const Library &) = delete;
+  ~Library() {
+    if (handle)
+      dlclose(handle);
+  }
+};
+
+} // namespace
+
+/// Every function rank programs call, referenced here so that the linker
+/// keeps it in the runner, which exports it (ENABLE_EXPORTS) for the
+/// shared objects it loads.
+extern "C" const void *const whale_exec_abi[] = {
+#define WHALE_RT_ABI(name) reinterpret_cast<const void *>(&name),
+#include "runtime/AbiSymbols.def"
+};
+
+RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
+  RunPlanResult result;
+  auto fail = [&](std::string msg) {
+    result.ok = false;
+    result.error = std::move(msg);
+    return result;
+  };
+  const std::string folder = options.folder.empty() ? "." : options.folder;
+  PlanManifest m;
+  std::string error;
+  if (!readManifest(folder + "/" + kManifestFileName, m, error))
+    return fail(error);
+  result.model = m.model;
+  TrainSettings &settings = m.settings;
+  if (options.steps)
+    settings.steps = *options.steps;
+  if (options.seed)
+    settings.seed = *options.seed;
+  if (std::string err = settings.checkLength(m.globalBatch); !err.empty())
+    return fail(err);
+
+  // The rank programs. Their calls into the runtime resolve against this
+  // process, which exports the runtime's C ABI.
+  std::vector<std::unique_ptr<Library>> libraries;
+  std::vector<std::vector<RankEntry>> entries;
+  for (const ProgramLibrary &lib : m.libraries) {
+    std::string path = folder + "/" + lib.file;
+    auto loaded = std::make_unique<Library>();
+    loaded->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!loaded->handle)
+      return fail("cannot load the rank programs '" + path + "': " + dlerror());
+    entries.emplace_back();
+    for (const StageProgram &st : lib.stages) {
+      void *fn = dlsym(loaded->handle, st.entry.c_str());
+      if (!fn)
+        return fail(path + " has no rank program '" + st.entry + "'");
+      entries.back().push_back(reinterpret_cast<RankEntry>(fn));
+    }
+    libraries.push_back(std::move(loaded));
+  }
+
+  // The global batch, in a context of its own.
+  std::unique_ptr<DataSource> source = openDataSource(m.data, error);
+  if (!source)
+    return fail(error);
+  ContextPtr host(whale_rt_context_create("host", 1, 0, settings.seed),
+                  whale_rt_context_destroy);
+  std::vector<whale_rt_tensor *> global;
+  for (const TensorSpec &t : m.data.inputs) {
+    whale_rt_tensor *in = newTensor(host.get(), t, error);
+    if (!in)
+      return fail(error);
+    global.push_back(in);
+  }
+
+  const int64_t devices = static_cast<int64_t>(m.devices.size());
+  std::unique_ptr<whale_rt_comm, void (*)(whale_rt_comm *)> comm(
+      whale_rt_comm_create(static_cast<int32_t>(devices), kCommTimeoutSeconds),
+      whale_rt_comm_destroy);
+  if (!comm)
+    return fail("cannot make a communicator for " + std::to_string(devices) +
+                " ranks");
+  if (!options.tracePath.empty())
+    whale_rt_comm_enable_trace(comm.get());
+  const int total =
+      options.threads > 0
+          ? options.threads
+          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int shared =
+      std::max<int>(1, total / std::max<int>(1, static_cast<int>(devices)));
+  GridShape shape{static_cast<int32_t>(m.stages),
+                  static_cast<int32_t>(m.replicas),
+                  std::vector<int32_t>(m.grid.begin(), m.grid.end())};
+  std::vector<OpenedRank> ranks;
+  for (int64_t s = 0; s < m.stages; ++s)
+    for (int64_t r = 0; r < m.replicas; ++r) {
+      const int64_t device = m.grid[s * m.replicas + r];
+      const RankDevice &dev = m.devices[device];
+      ranks.emplace_back();
+      if (std::string err = openRank(
+              dev.name, dev.threads > 0 ? dev.threads : shared, dev.memory,
+              settings.seed, m.ampBf16, comm.get(), shape,
+              RankSlot{s, r, device, m.firstRow(r)},
+              entries[m.replicaLibrary[r]][s], m.program(s, r).inputs,
+              ranks.back());
+          !err.empty())
+        return fail(err);
+    }
+  result.ranks = static_cast<int64_t>(ranks.size());
+
+  // The state as a single-file checkpoint: each stage's first shard group
+  // holds one part each of the sharded parameters, the others whole.
+  auto save = [&](int64_t nextStep) -> std::string {
+    std::vector<Parameter> all;
+    for (OpenedRank &rank : ranks) {
+      const StageProgram &st = m.program(rank.place.stage, rank.place.replica);
+      if (rank.place.replica == 0)
+        all.insert(all.end(), st.params.begin(), st.params.end());
+      if (rank.place.replica < st.shards)
+        if (std::string err = copyShardState(
+                host.get(), rank.ctx.get(), st.params, settings.stateCount,
+                rank.place.replica, /*toRank=*/false);
+            !err.empty())
+          return err;
+    }
+    return saveCheckpoint(host.get(), options.savePath, m.model, nextStep,
+                          settings.seed, all, settings.stateCount);
+  };
+
+  TrainOptions logOptions;
+  logOptions.metricsPath = options.metricsPath;
+  logOptions.onStep = options.onStep;
+  StepLog log;
+  if (std::string err = log.open(logOptions, false, settings.logEvery);
+      !err.empty())
+    return fail(err);
+  for (int64_t step = 0; step < settings.steps; ++step) {
+    StepLog::Clock::time_point t0 = StepLog::Clock::now();
+    const int64_t t0Ns = whale_rt_now_ns();
+    if (std::string err = source->fill(step, global); !err.empty())
+      return fail("step " + std::to_string(step + 1) + ": " + err);
+    const double factor = settings.lrFactor(step);
+    StepOutcome outcome = runStep(ranks, global, comm.get(), step, factor);
+    whale_rt_comm_trace_driver(comm.get(), "step", t0Ns,
+                               whale_rt_now_ns() - t0Ns);
+    if (!outcome.error.empty())
+      return fail("step " + std::to_string(step + 1) + ": " + outcome.error);
+    double loss = 0;
+    for (double l : outcome.losses)
+      loss += l;
+    std::string origin;
+    for (OpenedRank &rank : ranks)
+      if (origin.empty())
+        origin = whale_rt_first_nonfinite(rank.ctx.get());
+    if (std::string err = StepLog::nonFinite(step + 1, loss, origin);
+        !err.empty())
+      return fail(err);
+    result.losses.push_back(loss);
+    if (std::string err =
+            log.report(step + 1, settings.steps, loss, m.globalBatch, t0,
+                       settings.baseLr * factor);
+        !err.empty())
+      return fail(err);
+    if (!options.savePath.empty() && settings.savesAfter(step + 1))
+      if (std::string err = save(step + 1); !err.empty())
+        return fail("saving after step " + std::to_string(step + 1) + ": " +
+                    err);
+  }
+  if (!options.savePath.empty())
+    if (std::string err = save(settings.steps); !err.empty())
+      return fail(err);
+  if (!options.tracePath.empty() &&
+      whale_rt_comm_write_trace(comm.get(), options.tracePath.c_str()) !=
+          WHALE_RT_OK)
+    return fail("cannot write the trace to '" + options.tracePath + "'");
+  result.ok = true;
+  return result;
+}
+
+} // namespace whale

@@ -1,0 +1,48 @@
+//===- RunPlan.h - training from a compiled plan -----------------*- C++ -*-===//
+//
+// The ahead-of-time runner's driver: reads a folder `whale compile
+// --emit=bundle` wrote, loads its rank programs' shared objects, opens a
+// rank per device of its grid (threads of this process) and trains as
+// `whale run` would with the same plan: the same data order, the same
+// losses, the same metrics lines and checkpoint. It links the runtime only.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_RUNTIME_EXEC_RUNPLAN_H
+#define WHALE_RUNTIME_EXEC_RUNPLAN_H
+
+#include "whale/Train.h"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace whale {
+
+struct RunPlanOptions {
+  std::string folder;           ///< what `whale compile --emit=bundle` wrote
+  std::optional<int64_t> steps; ///< overrides the compiled plan's
+  std::optional<uint64_t> seed; ///< overrides the compiled plan's
+  /// Threads in all for devices that name none (0: every core).
+  int threads = 0;
+  std::string metricsPath; ///< JSON lines, one per step
+  std::string tracePath;   ///< a Chrome trace of every op of every step
+  std::string savePath;    ///< a checkpoint written at the end (and save_every)
+  std::function<void(const StepReport &)> onStep;
+};
+
+struct RunPlanResult {
+  bool ok = false;
+  std::string error;
+  std::string model;
+  std::vector<double> losses; ///< per step
+  int64_t ranks = 0;
+};
+
+RunPlanResult runCompiledPlan(const RunPlanOptions &options);
+
+} // namespace whale
+
+#endif

@@ -1,0 +1,135 @@
+//===- whale-exec.cpp - run a plan compiled ahead of time -----------------===//
+//
+// `whale-exec FOLDER`: trains from what `whale compile --emit=bundle -o
+// FOLDER` wrote, with nothing but the runtime linked in: no MLIR, no LLVM,
+// so it runs on cluster nodes (and GPU machines) that have neither.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/exec/RunPlan.h"
+#include "tools/StepProgress.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <string>
+
+namespace {
+
+const char *kUsage =
+    "usage: whale-exec FOLDER [options]\n"
+    "\n"
+    "Trains from a plan compiled ahead of time (whale compile FILE.whl\n"
+    "--emit=bundle --cluster SPEC -o FOLDER), with the same data order,\n"
+    "losses, metrics and checkpoint as `whale run` gives with that plan.\n"
+    "\n"
+    "options:\n"
+    "  --steps N            train N steps (default: the compiled plan's)\n"
+    "  --seed S             the seed of the parameters (default: the plan's)\n"
+    "  --threads N          threads in all for devices that name none\n"
+    "                       (default: every core)\n"
+    "  --metrics FILE.jsonl one JSON line per step: loss, samples/s, time, lr\n"
+    "  --trace FILE.json    a Chrome trace of every op of every step\n"
+    "  --save PATH          a checkpoint at the end (and after save_every\n"
+    "                       steps): PATH.safetensors or a folder\n"
+    "  --help, -h           print this help\n";
+
+int usageError(const std::string &msg) {
+  std::cerr << "whale-exec: error: " << msg << "\n"
+            << "run 'whale-exec --help' for the options\n";
+  return 2;
+}
+
+/// An integer in [lo, hi] from `text`, or nothing.
+std::optional<int64_t> integer(const std::string &text, int64_t lo,
+                               int64_t hi) {
+  char *end = nullptr;
+  errno = 0;
+  long long n = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno != 0 || n < lo || n > hi)
+    return std::nullopt;
+  return n;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  whale::RunPlanOptions options;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      return 0;
+    }
+    auto value = [&](const char *flag) -> std::optional<std::string> {
+      if (arg != flag)
+        return std::nullopt;
+      if (i + 1 >= argc)
+        return std::string("\x01");
+      return std::string(argv[++i]);
+    };
+    std::optional<std::string> v;
+    auto need = [&](const char *flag) {
+      return usageError(std::string(flag) + " takes a value");
+    };
+    if ((v = value("--steps"))) {
+      std::optional<int64_t> n = integer(*v, 1, int64_t(1) << 40);
+      if (*v == "\x01")
+        return need("--steps");
+      if (!n)
+        return usageError("--steps takes a positive integer, got '" + *v +
+                          "'");
+      options.steps = *n;
+    } else if ((v = value("--seed"))) {
+      std::optional<int64_t> n = integer(*v, 0, INT64_MAX);
+      if (*v == "\x01")
+        return need("--seed");
+      if (!n)
+        return usageError("--seed takes a non-negative integer, got '" + *v +
+                          "'");
+      options.seed = static_cast<uint64_t>(*n);
+    } else if ((v = value("--threads"))) {
+      std::optional<int64_t> n = integer(*v, 1, 1024);
+      if (*v == "\x01")
+        return need("--threads");
+      if (!n)
+        return usageError("--threads takes an integer from 1 to 1024, got '" +
+                          *v + "'");
+      options.threads = static_cast<int>(*n);
+    } else if ((v = value("--metrics")) || (v = value("--trace")) ||
+               (v = value("--save"))) {
+      if (*v == "\x01")
+        return need(arg.c_str());
+      (arg == "--metrics" ? options.metricsPath
+       : arg == "--trace" ? options.tracePath
+                          : options.savePath) = *v;
+    } else if (!arg.empty() && arg[0] == '-') {
+      return usageError("unknown option '" + arg + "'");
+    } else if (options.folder.empty()) {
+      options.folder = arg;
+    } else {
+      return usageError("one compiled plan at a time; also got '" + arg + "'");
+    }
+  }
+  if (options.folder.empty())
+    return usageError("which compiled plan? whale-exec FOLDER");
+  const bool tty = ::isatty(STDERR_FILENO);
+  options.onStep = [&](const whale::StepReport &r) {
+    whale::cli::printStepProgress(r, tty);
+  };
+  whale::RunPlanResult result = whale::runCompiledPlan(options);
+  if (tty)
+    std::cerr << "\n";
+  if (!result.ok) {
+    std::cerr << "whale-exec: error: " + result.error + "\n";
+    return 1;
+  }
+  std::cout << "trained " << result.model << " on " << result.ranks
+            << " ranks, steps 1 to " << result.losses.size() << ": loss "
+            << result.losses.front() << " -> " << result.losses.back() << "\n";
+  return 0;
+}
