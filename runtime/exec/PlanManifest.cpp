@@ -300,10 +300,12 @@ bool parseManifest(const std::string &text, const std::string &source,
   m = PlanManifest();
   const int64_t kMaxRanks = 1 << 16;
   TrainSettings &t = m.settings;
+  if (!r.text(root, "", "model", m.model))
+    return done(false);
   const JsonValue *train =
       r.field(root, "", "train", JsonValue::Kind::Object, "an object");
   int64_t seed = 0, states = 0;
-  if (!r.text(root, "", "model", m.model) || !train ||
+  if (!train ||
       !r.integer(*train, "train", "steps", 1, kMaxSteps, t.steps) ||
       !r.integer(*train, "train", "seed", 0, int64_t(1) << 53, seed) ||
       !r.real(*train, "train", "lr", t.baseLr) ||
