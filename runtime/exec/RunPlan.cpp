@@ -61,6 +61,12 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
     settings.seed = *options.seed;
   if (std::string err = settings.checkLength(m.globalBatch); !err.empty())
     return fail(err);
+  if (!options.dataPath.empty()) {
+    if (m.data.kind != "text" && m.data.kind != "tokens")
+      return fail("--data names the corpus of text(...) or tokens(...) data; "
+                  "this plan's data is " + m.data.kind + "(...)");
+    m.data.path = options.dataPath;
+  }
 
   // The rank programs. Their calls into the runtime resolve against this
   // process, which exports the runtime's C ABI.

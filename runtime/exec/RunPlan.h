@@ -27,6 +27,9 @@ struct RunPlanOptions {
   std::optional<uint64_t> seed; ///< overrides the compiled plan's
   /// Threads in all for devices that name none (0: every core).
   int threads = 0;
+  /// The corpus of a text or tokens source, instead of the path compiled
+  /// in (the data of a plan compiled on one machine and run on another).
+  std::string dataPath;
   std::string metricsPath; ///< JSON lines, one per step
   std::string tracePath;   ///< a Chrome trace of every op of every step
   std::string savePath;    ///< a checkpoint written at the end (and save_every)

@@ -32,6 +32,8 @@ const char *kUsage =
     "  --seed S             the seed of the parameters (default: the plan's)\n"
     "  --threads N          threads in all for devices that name none\n"
     "                       (default: every core)\n"
+    "  --data PATH          the corpus of text(...) or tokens(...) data, in\n"
+    "                       place of the path compiled into the plan\n"
     "  --metrics FILE.jsonl one JSON line per step: loss, samples/s, time, lr\n"
     "  --trace FILE.json    a Chrome trace of every op of every step\n"
     "  --save PATH          a checkpoint at the end (and after save_every\n"
@@ -101,12 +103,13 @@ int main(int argc, char **argv) {
                           *v + "'");
       options.threads = static_cast<int>(*n);
     } else if ((v = value("--metrics")) || (v = value("--trace")) ||
-               (v = value("--save"))) {
+               (v = value("--save")) || (v = value("--data"))) {
       if (*v == "\x01")
         return need(arg.c_str());
       (arg == "--metrics" ? options.metricsPath
        : arg == "--trace" ? options.tracePath
-                          : options.savePath) = *v;
+       : arg == "--save"  ? options.savePath
+                          : options.dataPath) = *v;
     } else if (!arg.empty() && arg[0] == '-') {
       return usageError("unknown option '" + arg + "'");
     } else if (options.folder.empty()) {
@@ -129,7 +132,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   std::cout << "trained " << result.model << " on " << result.ranks
-            << " ranks, steps 1 to " << result.losses.size() << ": loss "
+            << (result.ranks == 1 ? " rank" : " ranks") << ", steps 1 to " << result.losses.size() << ": loss "
             << result.losses.front() << " -> " << result.losses.back() << "\n";
   return 0;
 }
