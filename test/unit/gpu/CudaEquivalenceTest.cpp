@@ -1,0 +1,67 @@
+//===- CudaEquivalenceTest.cpp - the numerical contract on GPUs ------------===//
+//
+// ctest label `gpu`. The equivalence suite's models train on cuda devices
+// like one CPU device. Without a GPU (or its driver, or the plugin) the
+// binary says why and exits 77, which ctest counts as skipped.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../EquivalenceSupport.h"
+#include "runtime/WhaleRuntime.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+namespace {
+
+using namespace whale::testing;
+
+TEST(CudaEquivalence, MlpOnOneGpu) {
+  expectEquivalent(source(kMlp), kMlp, "cuda:0");
+}
+
+TEST(CudaEquivalence, GptOnOneGpu) {
+  expectEquivalent(source(kGpt), kGpt, "cuda:0");
+}
+
+/// "cuda:0,cuda:1,..." over n GPUs where there are n, else n contexts on
+/// GPU 0 (the collectives then go through the host).
+std::string gpuCluster(int n) {
+  char why[256];
+  bool distinct =
+      whale_rt_device_check(("cuda:" + std::to_string(n - 1)).c_str(), why,
+                            sizeof why) == WHALE_RT_OK;
+  std::string cluster;
+  for (int i = 0; i < n; ++i)
+    cluster += (i ? ",cuda:" : "cuda:") + std::to_string(distinct ? i : 0);
+  return cluster;
+}
+
+TEST(CudaEquivalence, GptTwoStagePipelineSendsAndReceivesBetweenGpus) {
+  expectEquivalent(source(kGpt), kGpt, gpuCluster(2));
+}
+
+TEST(CudaEquivalence, SplitMlpGathersAndShardsOnGpus) {
+  expectEquivalent(source(kMlpSplit), kMlpSplit, gpuCluster(4));
+}
+
+TEST(CudaEquivalence, HybridShardedCrossEntropyOnGpus) {
+  expectEquivalent(source(kHybrid), kHybrid, gpuCluster(2));
+}
+
+TEST(CudaEquivalence, MlpDataParallelOverTwoGpuContexts) {
+  expectEquivalent(source(kMlp), kMlp, gpuCluster(2));
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  char why[640] = "";
+  if (whale_rt_device_check("cuda:0", why, sizeof why) != WHALE_RT_OK) {
+    std::printf("skipped: %s\n", why);
+    return 77; // ctest's SKIP_RETURN_CODE
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
