@@ -24,6 +24,14 @@ script itself (Whale on cpu:1, PyTorch on the CPU):
 
     python3 bench/gpt2_gpu.py --device cpu --layers 2 --width 128 --heads 4 \\
         --seq 64 --vocab 256 --batch 4 --steps 3 --warmup 1 --no-compile
+
+On a GPU machine without MLIR, Whale's side runs a plan compiled ahead of
+time here (same shape flags on both sides; no torch needed to compile):
+
+    python3 bench/gpt2_gpu.py --emit-bundle DIR [--amp]          # here
+    python3 bench/gpt2_gpu.py --whale-exec PATH --bundle DIR [--amp]  # there
+
+scripts/gpu-pack.sh does the first for fp32 and bf16.
 """
 import argparse
 import json
@@ -35,9 +43,6 @@ import sys
 import tempfile
 import time
 
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
 
 # Dense peaks (TFLOP/s) by GPU name fragment: (fp32 without tensor cores,
 # bf16 tensor cores), from the vendors' data sheets (SXM parts).
@@ -72,6 +77,67 @@ train gpt {{
   steps = {a.warmup + a.steps}
 }}
 """
+
+
+
+def shape_args(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--layers", type=int, default=12)
+    ap.add_argument("--width", type=int, default=768)
+    ap.add_argument("--heads", type=int, default=12)
+    ap.add_argument("--seq", type=int, default=1024)
+    ap.add_argument("--vocab", type=int, default=50304)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--amp", action="store_true")
+    ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    ap.add_argument("--peak-tflops", type=float, default=0)
+    ap.add_argument("--emit-bundle", metavar="DIR",
+                    help="compile Whale's side for cuda:0 into DIR and stop")
+    ap.add_argument("--bundle", metavar="DIR",
+                    help="run the plan compiled into DIR with --whale-exec")
+    ap.add_argument("--whale-exec", metavar="PATH",
+                    help="the runner of compiled plans (build/bin/whale-exec)")
+    return ap.parse_args(argv)
+
+
+def write_text(a, path):
+    """The token text both sides train on: bytes of generated words."""
+    rng = random.Random(0)
+    words = ["whale", "gpu", "tensor", "plan", "stage", "ring", "the", "of"]
+    with open(path, "w") as f:
+        need = (a.warmup + a.steps + 2) * a.batch * (a.seq + 1) * 2
+        while f.tell() < need:
+            f.write(" ".join(rng.choice(words) for _ in range(64)) + "\n")
+
+
+def emit_bundle(a, root):
+    whale = os.path.join(root, "build", "bin", "whale")
+    with tempfile.TemporaryDirectory() as tmp:
+        text = os.path.join(tmp, "text.txt")
+        write_text(a, text)
+        script = os.path.join(tmp, "gpt2.whl")
+        with open(script, "w") as f:
+            f.write(whale_script(a, text))
+        cmd = [whale, "compile", script, "--emit=bundle", "--cluster", "cuda:0",
+               "-o", a.emit_bundle, "-I", os.path.join(root, "stdlib")]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"whale failed ({' '.join(cmd)}):\n{done.stderr}")
+        print(done.stdout, end="")
+
+
+if __name__ == "__main__":
+    _a = shape_args()
+    if _a.emit_bundle:
+        emit_bundle(_a, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        sys.exit(0)
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
 
 
 class Block(nn.Module):
@@ -149,19 +215,19 @@ def whale_run(a, root, device):
     whale = os.path.join(root, "build", "bin", "whale")
     with tempfile.TemporaryDirectory() as tmp:
         text = os.path.join(tmp, "text.txt")
-        rng = random.Random(0)
-        words = ["whale", "gpu", "tensor", "plan", "stage", "ring", "the", "of"]
-        with open(text, "w") as f:
-            need = (a.warmup + a.steps + 2) * a.batch * (a.seq + 1) * 2
-            while f.tell() < need:
-                f.write(" ".join(rng.choice(words) for _ in range(64)) + "\n")
-        script = os.path.join(tmp, "gpt2.whl")
-        with open(script, "w") as f:
-            f.write(whale_script(a, text))
+        write_text(a, text)
         metrics = os.path.join(tmp, "m.jsonl")
-        cluster = "cuda:0" if device == "cuda" else "cpu:1"
-        cmd = [whale, "run", script, "--cluster", cluster, "--metrics", metrics,
-               "-I", os.path.join(root, "stdlib")]
+        if a.bundle:
+            cmd = [a.whale_exec or os.path.join(root, "build", "bin", "whale-exec"),
+                   a.bundle, "--data", text, "--metrics", metrics,
+                   "--steps", str(a.warmup + a.steps)]
+        else:
+            script = os.path.join(tmp, "gpt2.whl")
+            with open(script, "w") as f:
+                f.write(whale_script(a, text))
+            cluster = "cuda:0" if device == "cuda" else "cpu:1"
+            cmd = [whale, "run", script, "--cluster", cluster, "--metrics",
+                   metrics, "-I", os.path.join(root, "stdlib")]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             sys.exit(f"whale failed ({' '.join(cmd)}):\n{done.stderr}")
@@ -172,20 +238,7 @@ def whale_run(a, root, device):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--layers", type=int, default=12)
-    ap.add_argument("--width", type=int, default=768)
-    ap.add_argument("--heads", type=int, default=12)
-    ap.add_argument("--seq", type=int, default=1024)
-    ap.add_argument("--vocab", type=int, default=50304)
-    ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--steps", type=int, default=10)
-    ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--amp", action="store_true")
-    ap.add_argument("--no-compile", action="store_true")
-    ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
-    ap.add_argument("--peak-tflops", type=float, default=0)
-    a = ap.parse_args()
+    a = shape_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False

@@ -297,7 +297,8 @@ int emitBundle(const whale::InterpreterOptions &opts, const std::string &file,
     std::cerr << "whale: error: " << error << "\n";
     return 1;
   }
-  std::cout << "compiled " << report.ranks << " ranks into " << folder
+  std::cout << "compiled " << report.ranks
+            << (report.ranks == 1 ? " rank" : " ranks") << " into " << folder
             << " (run it with whale-exec " << folder << "):\n";
   for (const auto &[name, bytes] : report.files)
     std::cout << "  " << name << "  " << bytes << " bytes\n";

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the pack scripts/gpu-pack.sh made (no MLIR,
+# no LLVM, no packages needed there):
+#
+#   gpu-pack/check.sh [OUT]
+#
+# 1. whale-gpu-tests: every op, gradient and collective on cuda:0 against
+#    the CPU device;
+# 2. every compiled plan in plans/ (the equivalence suite's strategies on
+#    cuda devices) trained by whale-exec and compared with its one-CPU
+#    reference (losses and parameters within 1e-4);
+# 3. with torch there, bench/gpt2_gpu.py on the compiled GPT-2 small plans
+#    (fp32, bf16) against PyTorch eager and torch.compile.
+# Logs and metrics go to OUT (default: ./gpu-results).
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+out="${1:-$PWD/gpu-results}"
+mkdir -p "$out"
+# cuBLAS and NCCL: the CUDA toolkit's where installed, else the ones the
+# machine's PyTorch carries.
+extra="$here/lib"
+for d in /usr/local/cuda/lib64 \
+    $(python3 -c 'import os, glob, nvidia; print(" ".join(glob.glob(os.path.join(os.path.dirname(nvidia.__path__[0]), "nvidia", "*", "lib"))))' 2>/dev/null); do
+  [ -d "$d" ] && extra="$extra:$d"
+done
+export LD_LIBRARY_PATH="$extra:${LD_LIBRARY_PATH:-}"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/gpu.txt"
+status=0
+
+echo "== whale-gpu-tests"
+"$here/bin/whale-gpu-tests" 2>&1 | tee "$out/gpu-tests.log" | tail -3
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+
+echo "== compiled plans against one CPU device"
+for plan in "$here"/plans/*/; do
+  name="$(basename "$plan")"
+  data=()
+  [ -e "$plan/data" ] && data=(--data "$plan/data")
+  if "$here/bin/whale-exec" "$plan" --steps 5 --threads 1 "${data[@]}" \
+      --metrics "$out/$name.jsonl" --save "$out/$name.safetensors" \
+      > "$out/$name.log" 2>&1; then
+    printf '%-28s %s\n' "$name" "$(python3 "$here/compare_runs.py" \
+      "$out/$name.jsonl" "$plan/ref.jsonl" "$out/$name.safetensors" \
+      "$plan/ref.safetensors")" || status=1
+  else
+    printf '%-28s FAILED: %s\n' "$name" "$(tail -1 "$out/$name.log")"
+    status=1
+  fi
+done | tee "$out/plans.txt"
+grep -q "DIFFERENT\|FAILED" "$out/plans.txt" && status=1
+
+if python3 -c "import torch" 2>/dev/null; then
+  for amp in fp32 bf16; do
+    echo "== GPT-2 small, $amp"
+    flag=(); [ "$amp" = bf16 ] && flag=(--amp)
+    python3 "$here/gpt2_gpu.py" "${flag[@]}" \
+      --whale-exec "$here/bin/whale-exec" --bundle "$here/gpt2/$amp" \
+      2>&1 | tee "$out/gpt2-$amp.txt"
+  done
+else
+  echo "== no torch here: the GPT-2 comparison did not run"
+fi
+exit $status
