@@ -66,7 +66,8 @@ elif [ "$target" = npy ]; then
 elif [ "$target" = plan ]; then
   corpus="$root/fuzz/corpus-plan"
   clang++-22 "${flags[@]}" "$root/runtime/exec/PlanManifest.cpp" \
-    "$root/runtime/exec/JsonValue.cpp" "$root/runtime/InputFile.cpp" \
+    "$root/runtime/exec/JsonValue.cpp" "$root/runtime/JsonString.cpp" \
+    "$root/runtime/InputFile.cpp" \
     "$root/runtime/OutputFile.cpp" "$root/fuzz/FuzzPlanManifest.cpp" \
     -o "$out/whale-fuzz"
   extra=(-max_len=16384)
@@ -78,6 +79,7 @@ elif [ "$target" = tokens ]; then
 else
   corpus="$root/fuzz/corpus-safetensors"
   clang++-22 "${flags[@]}" "$root/runtime/store/Safetensors.cpp" \
+    "$root/runtime/JsonString.cpp" \
     "$root/runtime/InputFile.cpp" "$root/runtime/OutputFile.cpp" \
     "$root/fuzz/FuzzSafetensors.cpp" -o "$out/whale-fuzz"
   extra=(-max_len=8192)

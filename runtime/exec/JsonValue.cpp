@@ -2,6 +2,8 @@
 
 #include "runtime/exec/JsonValue.h"
 
+#include "runtime/JsonString.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -156,105 +158,12 @@ private:
     }
   }
 
-  static int hexDigit(char c) {
-    if (c >= '0' && c <= '9')
-      return c - '0';
-    if (c >= 'a' && c <= 'f')
-      return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-      return c - 'A' + 10;
-    return -1;
-  }
-
-  bool hex4(uint32_t &out) {
-    out = 0;
-    for (int i = 0; i < 4; ++i, ++pos) {
-      int d = pos < s.size() ? hexDigit(s[pos]) : -1;
-      if (d < 0)
-        return fail("four hexadecimal digits after \\u");
-      out = out * 16 + static_cast<uint32_t>(d);
-    }
-    return true;
-  }
-
-  static void appendUtf8(std::string &out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-
   bool string(std::string &out) {
     ++pos; // the opening quote
-    for (;;) {
-      if (pos >= s.size())
-        return fail("a closing '\"'");
-      char c = s[pos++];
-      if (c == '"')
-        return true;
-      if (static_cast<unsigned char>(c) < 0x20) {
-        --pos;
-        return fail("no control character in a string (escape it)");
-      }
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (pos >= s.size())
-        return fail("an escape after '\\'");
-      char e = s[pos++];
-      switch (e) {
-      case '"':
-      case '\\':
-      case '/':
-        out += e;
-        break;
-      case 'b':
-        out += '\b';
-        break;
-      case 'f':
-        out += '\f';
-        break;
-      case 'n':
-        out += '\n';
-        break;
-      case 'r':
-        out += '\r';
-        break;
-      case 't':
-        out += '\t';
-        break;
-      case 'u': {
-        uint32_t cp;
-        if (!hex4(cp))
-          return false;
-        if (cp >= 0xD800 && cp < 0xDC00) { // a surrogate pair
-          uint32_t low;
-          if (!literal("\\u") || !hex4(low) || low < 0xDC00 || low >= 0xE000)
-            return fail("the low half of a surrogate pair");
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-        } else if (cp >= 0xDC00 && cp < 0xE000) {
-          return fail("a high surrogate before a low one");
-        }
-        appendUtf8(out, cp);
-        break;
-      }
-      default:
-        --pos;
-        return fail("one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u");
-      }
-    }
+    const char *p = s.data() + pos;
+    std::string why = readJsonString(p, s.data() + s.size(), out);
+    pos = static_cast<size_t>(p - s.data());
+    return why.empty() || fail(why);
   }
 
   bool number(JsonValue &out) {

@@ -4,6 +4,7 @@
 
 #include "runtime/InputFile.h"
 #include "runtime/Json.h"
+#include "runtime/JsonString.h"
 #include "runtime/OutputFile.h"
 #include "runtime/store/Crc32.h"
 
@@ -159,72 +160,8 @@ private:
 Status HeaderParser::string(std::string &out) {
   if (!eat('"'))
     return fail("expected a string");
-  out.clear();
-  while (p < end && *p != '"') {
-    char c = *p++;
-    if (c == '\\') {
-      if (p >= end)
-        break;
-      char e = *p++;
-      switch (e) {
-      case '"':
-      case '\\':
-      case '/':
-        out += e;
-        break;
-      case 'n':
-        out += '\n';
-        break;
-      case 't':
-        out += '\t';
-        break;
-      case 'r':
-        out += '\r';
-        break;
-      case 'b':
-        out += '\b';
-        break;
-      case 'f':
-        out += '\f';
-        break;
-      case 'u': {
-        if (end - p < 4)
-          return fail("a short \\u escape");
-        unsigned v = 0;
-        for (int i = 0; i < 4; ++i) {
-          char h = *p++;
-          int digit = h >= '0' && h <= '9'   ? h - '0'
-                      : h >= 'a' && h <= 'f' ? h - 'a' + 10
-                      : h >= 'A' && h <= 'F' ? h - 'A' + 10
-                                             : -1;
-          if (digit < 0)
-            return fail("a bad \\u escape");
-          v = v * 16 + static_cast<unsigned>(digit);
-        }
-        // Encode the code point as UTF-8 (surrogates are kept as is).
-        if (v < 0x80) {
-          out += static_cast<char>(v);
-        } else if (v < 0x800) {
-          out += static_cast<char>(0xC0 | (v >> 6));
-          out += static_cast<char>(0x80 | (v & 0x3F));
-        } else {
-          out += static_cast<char>(0xE0 | (v >> 12));
-          out += static_cast<char>(0x80 | ((v >> 6) & 0x3F));
-          out += static_cast<char>(0x80 | (v & 0x3F));
-        }
-        break;
-      }
-      default:
-        return fail("an unknown escape");
-      }
-    } else {
-      out += c;
-    }
-  }
-  if (p >= end)
-    return fail("an unterminated string");
-  ++p;
-  return Status::ok();
+  std::string why = readJsonString(p, end, out);
+  return why.empty() ? Status::ok() : fail("expected " + why);
 }
 
 Status HeaderParser::integer(uint64_t &out) {
