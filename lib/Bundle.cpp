@@ -71,7 +71,8 @@ std::string emitObject(llvm::Module &module, const std::string &path) {
 /// compiler driver; the runtime's symbols stay undefined, for the runner
 /// that loads it to provide.
 std::string linkShared(const std::string &object, const std::string &library) {
-  llvm::ErrorOr<std::string> driver = std::make_error_code(std::errc::no_such_file_or_directory);
+  llvm::ErrorOr<std::string> driver =
+      std::make_error_code(std::errc::no_such_file_or_directory);
   for (const char *name : {"cc", "gcc", "clang"})
     if ((driver = llvm::sys::findProgramByName(name)))
       break;
@@ -85,11 +86,10 @@ std::string linkShared(const std::string &object, const std::string &library) {
   std::string logPath = log.str().str();
   llvm::SmallVector<llvm::StringRef, 8> args = {*driver, "-shared", "-o",
                                                 library, object};
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath,
-                                                logPath};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath, logPath};
   std::string why;
-  int rc = llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, redirects,
-                                     0, 0, &why);
+  int rc = llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, redirects, 0,
+                                     0, &why);
   std::string output;
   if (auto buffer = llvm::MemoryBuffer::getFile(logPath))
     output = (*buffer)->getBuffer().trim().str();
@@ -157,7 +157,8 @@ bool compileBundle(Interpreter &interp, const TrainOptions &options,
   for (size_t i = 0; i < cluster.devices.size(); ++i) {
     const DeviceSpec &spec = cluster.devices[i];
     // Threads the cluster leaves open are the running machine's to share.
-    m.devices.push_back({runtimeDeviceName(spec, i), spec.threads, spec.memory});
+    m.devices.push_back(
+        {runtimeDeviceName(spec, i), spec.threads, spec.memory});
   }
 
   if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {

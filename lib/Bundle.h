@@ -1,4 +1,5 @@
-//===- Bundle.h - a plan compiled ahead of time ------------------*- C++ -*-===//
+//===- Bundle.h - a plan compiled ahead of time ------------------*- C++
+//-*-===//
 //
 // `whale compile --emit=bundle`: the model planned over a cluster, its rank
 // programs lowered and compiled to native shared objects (one per

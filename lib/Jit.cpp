@@ -80,9 +80,8 @@ std::unique_ptr<llvm::Module> lowerToLLVM(mlir::ModuleOp module,
 
 JitProgram::~JitProgram() = default;
 
-std::unique_ptr<JitProgram> JitProgram::compile(mlir::ModuleOp module,
-                                                std::string &error,
-                                                bool sites) {
+std::unique_ptr<JitProgram>
+JitProgram::compile(mlir::ModuleOp module, std::string &error, bool sites) {
   static std::once_flag targetOnce;
   std::call_once(targetOnce, [] {
     llvm::InitializeNativeTarget();

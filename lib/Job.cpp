@@ -6,9 +6,9 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/DataSource.h"
 #include "lib/ModelLookup.h"
-#include "runtime/exec/StepLog.h"
 #include "lowering/Passes.h"
 #include "runtime/Tensor.h"
+#include "runtime/exec/StepLog.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"

@@ -9,9 +9,9 @@
 #ifndef WHALE_LIB_JOBIMPL_H
 #define WHALE_LIB_JOBIMPL_H
 
-#include "runtime/exec/Checkpoint.h"
 #include "lib/Jit.h"
 #include "lib/LrSchedule.h"
+#include "runtime/exec/Checkpoint.h"
 #include "whale/Job.h"
 
 #include <memory>

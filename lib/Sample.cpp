@@ -3,11 +3,11 @@
 #include "whale/Train.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
-#include "runtime/exec/Checkpoint.h"
 #include "lib/Jit.h"
 #include "lib/ModelLookup.h"
 #include "lowering/Passes.h"
 #include "runtime/WhaleRuntime.h"
+#include "runtime/exec/Checkpoint.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"

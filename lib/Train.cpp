@@ -4,7 +4,6 @@
 
 #include "dialects/Whale/IR/TrainAttrs.h"
 #include "dialects/Whale/IR/WhaleOps.h"
-#include "runtime/exec/Checkpoint.h"
 #include "lib/DataSource.h"
 #include "lib/Interrupt.h"
 #include "lib/Jit.h"
@@ -13,11 +12,12 @@
 #include "lib/ModelLookup.h"
 #include "lib/OutputFile.h"
 #include "lib/SampleLog.h"
-#include "runtime/exec/StepLog.h"
 #include "lowering/Passes.h"
 #include "runtime/WhaleRuntime.h"
 #include "runtime/data/DataOrder.h"
 #include "runtime/data/TextDataset.h"
+#include "runtime/exec/Checkpoint.h"
+#include "runtime/exec/StepLog.h"
 #include "runtime/store/Safetensors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -15,7 +15,6 @@
 #include "whale/Train.h"
 
 #include "dialects/Whale/IR/TrainAttrs.h"
-#include "runtime/exec/Checkpoint.h"
 #include "lib/Cluster.h"
 #include "lib/DataSource.h"
 #include "lib/Interrupt.h"
@@ -23,16 +22,17 @@
 #include "lib/LrSchedule.h"
 #include "lib/ModelLookup.h"
 #include "lib/Planner.h"
-#include "lib/RankPrograms.h"
 #include "lib/RankCheckpoint.h"
+#include "lib/RankPrograms.h"
 #include "lib/Reshard.h"
 #include "lib/SampleLog.h"
 #include "lib/StateCollection.h"
 #include "lib/StateStore.h"
-#include "runtime/exec/StepLog.h"
 #include "lowering/Passes.h"
 #include "runtime/InputFile.h"
 #include "runtime/WhaleRuntime.h"
+#include "runtime/exec/Checkpoint.h"
+#include "runtime/exec/StepLog.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -316,11 +316,10 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
                                 : plan.localBatches[q];
         const Stage &program = stageOf(s, r);
         Rank rank;
-        if (std::string err =
-                openRank(runtimeDeviceName(spec, device),
-                         threadsOf(spec, shared), spec.memory, seed,
-                         ampBf16(model), comm.get(), shape, place,
-                         program.entry, program.program.inputs, rank);
+        if (std::string err = openRank(
+                runtimeDeviceName(spec, device), threadsOf(spec, shared),
+                spec.memory, seed, ampBf16(model), comm.get(), shape, place,
+                program.entry, program.program.inputs, rank);
             !err.empty())
           return err;
         ranks.push_back(std::move(rank));
@@ -464,9 +463,9 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       return fail(err);
     for (Rank &rank : ranks) {
       const Stage &st = (*stagesOf)[rank.place.stage];
-      if (std::string err =
-              copyShardState(host.get(), rank.ctx.get(), st.program.params, stateCount,
-                             rank.place.replica % st.program.shards, /*toRank=*/true);
+      if (std::string err = copyShardState(
+              host.get(), rank.ctx.get(), st.program.params, stateCount,
+              rank.place.replica % st.program.shards, /*toRank=*/true);
           !err.empty())
         return fail(err);
     }
@@ -520,8 +519,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     auto t0 = std::chrono::steady_clock::now();
     int64_t lostRank = -1;
     for (int64_t i = 0; i < static_cast<int64_t>(ranks.size()); ++i)
-      if (plan.grid[ranks[i].place.stage * plan.replicas + ranks[i].place.replica] ==
-          lost)
+      if (ranks[i].place.device == lost)
         lostRank = i;
     StateCollection surviving;
     HeldState held;
@@ -606,9 +604,9 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     for (Rank &rank : ranks) {
       const Stage &st = (*stagesOf)[rank.place.stage];
       if (rank.place.replica < st.program.shards)
-        if (std::string err =
-                copyShardState(host.get(), rank.ctx.get(), st.program.params,
-                               stateCount, rank.place.replica, /*toRank=*/false);
+        if (std::string err = copyShardState(
+                host.get(), rank.ctx.get(), st.program.params, stateCount,
+                rank.place.replica, /*toRank=*/false);
             !err.empty())
           return err;
     }
@@ -929,7 +927,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   result.peakMemory.assign(devices, 0);
   result.localBatches.assign(devices, 0);
   for (const Rank &rank : ranks) {
-    int64_t device = plan.grid[rank.place.stage * plan.replicas + rank.place.replica];
+    int64_t device = rank.place.device;
     result.peakMemory[device] = whale_rt_memory_peak(rank.ctx.get());
     result.localBatches[device] = plan.localBatches.empty()
                                       ? plan.microBatch * plan.microBatches

@@ -29,9 +29,8 @@ inline void printStepProgress(const StepReport &r, bool tty) {
     std::snprintf(val, sizeof val, "  val %.4f", r.evalLoss);
   std::snprintf(line, sizeof line,
                 "step %lld/%lld  loss %.4f%s  %.0f samples/s  %.1fs",
-                static_cast<long long>(r.step),
-                static_cast<long long>(r.steps), r.loss, val,
-                r.samplesPerSecond, r.elapsedSeconds);
+                static_cast<long long>(r.step), static_cast<long long>(r.steps),
+                r.loss, val, r.samplesPerSecond, r.elapsedSeconds);
   std::cerr << (tty ? "\r" : "") << line << (tty ? "" : "\n") << std::flush;
 }
 

@@ -78,8 +78,7 @@ std::string checkpointFile(const std::string &path, bool saving,
   std::error_code ec;
   const std::string suffix = ".safetensors";
   if ((path.size() >= suffix.size() &&
-       path.compare(path.size() - suffix.size(), suffix.size(), suffix) ==
-           0) ||
+       path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0) ||
       fs::is_regular_file(path, ec))
     return path;
   if (saving) {
@@ -232,8 +231,7 @@ std::string copyShardState(whale_rt_context *whole, whale_rt_context *rank,
 }
 
 whale_rt_tensor *rankTensor(whale_rt_context *ctx, const std::string &name,
-                            const std::vector<int64_t> &localShape,
-                            int state) {
+                            const std::vector<int64_t> &localShape, int state) {
   return tensorOf(ctx, Parameter{name, localShape}, state);
 }
 

@@ -182,7 +182,8 @@ std::unique_ptr<DataSource> openDataSource(const DataSpec &data,
   const std::vector<TensorSpec> &in = data.inputs;
   const bool twoTokenInputs =
       in.size() == 2 && isTokens(in[0]) && isTokens(in[1]);
-  const bool featuresAndLabels = in.size() == 2 && in[0].dtype == WHALE_RT_F32 &&
+  const bool featuresAndLabels = in.size() == 2 &&
+                                 in[0].dtype == WHALE_RT_F32 &&
                                  in[0].shape.size() == 2 && isTokens(in[1]);
   if (data.kind == "tokens") {
     rt::TokenDataset ds;
@@ -208,13 +209,13 @@ std::unique_ptr<DataSource> openDataSource(const DataSpec &data,
                   "this model's inputs do not fit");
     const int64_t width = in[0].shape[1];
     if (x.shape().size() != 2 || x.shape()[1] != width || x.shape()[0] < 1)
-      return fail(
-          "the features '" + data.features + "' must be [N, " +
-          std::to_string(width) + "] for the model's input, got " +
-          std::to_string(x.shape().size()) + " dimensions" +
-          (x.shape().size() == 2 ? " [" + std::to_string(x.shape()[0]) + ", " +
-                                       std::to_string(x.shape()[1]) + "]"
-                                 : std::string()));
+      return fail("the features '" + data.features + "' must be [N, " +
+                  std::to_string(width) + "] for the model's input, got " +
+                  std::to_string(x.shape().size()) + " dimensions" +
+                  (x.shape().size() == 2
+                       ? " [" + std::to_string(x.shape()[0]) + ", " +
+                             std::to_string(x.shape()[1]) + "]"
+                       : std::string()));
     if (y.shape() != std::vector<int64_t>{x.shape()[0]} ||
         (y.dtype() != "i4" && y.dtype() != "i8"))
       return fail("the labels '" + data.labels + "' must be integers [" +

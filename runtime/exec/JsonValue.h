@@ -1,4 +1,5 @@
-//===- JsonValue.h - reading JSON without LLVM -------------------*- C++ -*-===//
+//===- JsonValue.h - reading JSON without LLVM -------------------*- C++
+//-*-===//
 //
 // The runner of compiled plans links no LLVM, so it cannot use llvm::json.
 // This reader is small and strict: one value, then only white space; RFC

@@ -97,7 +97,8 @@ public:
   bool integerValue(const JsonValue &v, const std::string &at, int64_t lo,
                     int64_t hi, int64_t &out) {
     if (v.kind != JsonValue::Kind::Number || std::floor(v.number) != v.number ||
-        v.number < static_cast<double>(lo) || v.number > static_cast<double>(hi))
+        v.number < static_cast<double>(lo) ||
+        v.number > static_cast<double>(hi))
       return fail(at, "expected an integer from " + std::to_string(lo) +
                           " to " + std::to_string(hi));
     out = static_cast<int64_t>(v.number);
@@ -106,7 +107,8 @@ public:
 
   bool real(const JsonValue &obj, const std::string &at, const std::string &key,
             double &out) {
-    const JsonValue *v = field(obj, at, key, JsonValue::Kind::Number, "a number");
+    const JsonValue *v =
+        field(obj, at, key, JsonValue::Kind::Number, "a number");
     if (!v)
       return false;
     out = v->number;
@@ -115,7 +117,8 @@ public:
 
   bool text(const JsonValue &obj, const std::string &at, const std::string &key,
             std::string &out) {
-    const JsonValue *v = field(obj, at, key, JsonValue::Kind::String, "a string");
+    const JsonValue *v =
+        field(obj, at, key, JsonValue::Kind::String, "a string");
     if (!v)
       return false;
     out = v->string;
@@ -124,7 +127,8 @@ public:
 
   bool flag(const JsonValue &obj, const std::string &at, const std::string &key,
             bool &out) {
-    const JsonValue *v = field(obj, at, key, JsonValue::Kind::Bool, "true or false");
+    const JsonValue *v =
+        field(obj, at, key, JsonValue::Kind::Bool, "true or false");
     if (!v)
       return false;
     out = v->boolean;
@@ -136,7 +140,8 @@ public:
                 const std::string &key, int64_t lo, int64_t hi, size_t most,
                 std::vector<int64_t> &out) {
     std::string where = at.empty() ? key : at + "." + key;
-    const JsonValue *v = field(obj, at, key, JsonValue::Kind::Array, "an array");
+    const JsonValue *v =
+        field(obj, at, key, JsonValue::Kind::Array, "an array");
     if (!v)
       return false;
     if (v->items.size() > most)
@@ -157,7 +162,8 @@ public:
   bool objects(const JsonValue &obj, const std::string &at,
                const std::string &key, F each) {
     std::string where = at.empty() ? key : at + "." + key;
-    const JsonValue *v = field(obj, at, key, JsonValue::Kind::Array, "an array");
+    const JsonValue *v =
+        field(obj, at, key, JsonValue::Kind::Array, "an array");
     if (!v)
       return false;
     for (size_t i = 0; i < v->items.size(); ++i) {
@@ -215,8 +221,7 @@ std::string writeManifest(const PlanManifest &m, const std::string &path) {
   s += "  \"version\": " + std::to_string(kManifestVersion) + ",\n";
   s += "  \"model\": " + rt::jsonQuote(m.model) + ",\n";
   s += "  \"train\": {\"steps\": " + std::to_string(t.steps) +
-       ", \"seed\": " + std::to_string(t.seed) +
-       ", \"lr\": " + num(t.baseLr) +
+       ", \"seed\": " + std::to_string(t.seed) + ", \"lr\": " + num(t.baseLr) +
        ", \"schedule\": " + rt::jsonQuote(t.schedule.kind) +
        ", \"warmup\": " + num(t.schedule.warmup) +
        ", \"min_lr\": " + num(t.schedule.minLr) +
@@ -230,11 +235,14 @@ std::string writeManifest(const PlanManifest &m, const std::string &path) {
   s += "  \"grid\": " + ints(m.grid) + ",\n";
   s += "  \"local_batches\": " + ints(m.localBatches) + ",\n";
   s += "  \"replica_library\": " + ints(m.replicaLibrary) + ",\n";
-  s += "  \"devices\": " + list(m.devices, "  ", [](const RankDevice &dev) {
-         return "{\"name\": " + rt::jsonQuote(dev.name) +
-                ", \"threads\": " + std::to_string(dev.threads) +
-                ", \"memory\": " + std::to_string(dev.memory) + "}";
-       }) + ",\n";
+  s += "  \"devices\": " +
+       list(m.devices, "  ",
+            [](const RankDevice &dev) {
+              return "{\"name\": " + rt::jsonQuote(dev.name) +
+                     ", \"threads\": " + std::to_string(dev.threads) +
+                     ", \"memory\": " + std::to_string(dev.memory) + "}";
+            }) +
+       ",\n";
   s += "  \"data\": {\"kind\": " + rt::jsonQuote(d.kind) +
        ", \"path\": " + rt::jsonQuote(d.path) +
        ", \"features\": " + rt::jsonQuote(d.features) +
@@ -246,25 +254,35 @@ std::string writeManifest(const PlanManifest &m, const std::string &path) {
        ", \"classes\": " + std::to_string(d.classes) + ",\n";
   s += "           \"inputs\": " + list(d.inputs, "           ", tensor) +
        "},\n";
-  s += "  \"libraries\": " + list(m.libraries, "  ", [](const ProgramLibrary &l) {
-         return "{\"file\": " + rt::jsonQuote(l.file) + ", \"stages\": " +
-                list(l.stages, "    ", [](const StageProgram &st) {
-                  return "{\"entry\": " + rt::jsonQuote(st.entry) +
-                         ", \"shards\": " + std::to_string(st.shards) +
-                         ",\n       \"inputs\": " +
-                         list(st.inputs, "       ", tensor) +
-                         ",\n       \"params\": " +
-                         list(st.params, "       ", [](const Parameter &p) {
-                           return "{\"name\": " + rt::jsonQuote(p.name) +
-                                  ", \"shape\": " + ints(p.shape) +
-                                  ", \"axis\": " + std::to_string(p.axis) +
-                                  ", \"shards\": " + std::to_string(p.shards) +
-                                  ", \"weights\": " + ints(p.weights) + "}";
+  s +=
+      "  \"libraries\": " +
+      list(m.libraries, "  ",
+           [](const ProgramLibrary &l) {
+             return "{\"file\": " + rt::jsonQuote(l.file) + ", \"stages\": " +
+                    list(l.stages, "    ",
+                         [](const StageProgram &st) {
+                           return "{\"entry\": " + rt::jsonQuote(st.entry) +
+                                  ", \"shards\": " + std::to_string(st.shards) +
+                                  ",\n       \"inputs\": " +
+                                  list(st.inputs, "       ", tensor) +
+                                  ",\n       \"params\": " +
+                                  list(st.params, "       ",
+                                       [](const Parameter &p) {
+                                         return "{\"name\": " +
+                                                rt::jsonQuote(p.name) +
+                                                ", \"shape\": " +
+                                                ints(p.shape) + ", \"axis\": " +
+                                                std::to_string(p.axis) +
+                                                ", \"shards\": " +
+                                                std::to_string(p.shards) +
+                                                ", \"weights\": " +
+                                                ints(p.weights) + "}";
+                                       }) +
+                                  "}";
                          }) +
-                         "}";
-                }) +
-                "}";
-       }) + "\n}\n";
+                    "}";
+           }) +
+      "\n}\n";
   return rt::writeFileWhole(path, "the compiled plan", {s});
 }
 
@@ -305,8 +323,7 @@ bool parseManifest(const std::string &text, const std::string &source,
   const JsonValue *train =
       r.field(root, "", "train", JsonValue::Kind::Object, "an object");
   int64_t seed = 0, states = 0;
-  if (!train ||
-      !r.integer(*train, "train", "steps", 1, kMaxSteps, t.steps) ||
+  if (!train || !r.integer(*train, "train", "steps", 1, kMaxSteps, t.steps) ||
       !r.integer(*train, "train", "seed", 0, int64_t(1) << 53, seed) ||
       !r.real(*train, "train", "lr", t.baseLr) ||
       !r.text(*train, "train", "schedule", t.schedule.kind) ||
@@ -332,18 +349,18 @@ bool parseManifest(const std::string &text, const std::string &source,
     return done(r.fail("train.warmup", "expected a number from 0"));
   if (std::string err = t.checkLength(m.globalBatch); !err.empty())
     return done(r.fail("train.steps", err));
-  if (!r.objects(root, "", "devices", [&](const JsonValue &d,
-                                          const std::string &at) {
-        RankDevice dev;
-        int64_t threads = 0;
-        if (!r.text(d, at, "name", dev.name) ||
-            !r.integer(d, at, "threads", 0, kMaxThreads, threads) ||
-            !r.integer(d, at, "memory", 0, INT64_MAX / 2, dev.memory))
-          return false;
-        dev.threads = static_cast<int>(threads);
-        m.devices.push_back(dev);
-        return true;
-      }))
+  if (!r.objects(
+          root, "", "devices", [&](const JsonValue &d, const std::string &at) {
+            RankDevice dev;
+            int64_t threads = 0;
+            if (!r.text(d, at, "name", dev.name) ||
+                !r.integer(d, at, "threads", 0, kMaxThreads, threads) ||
+                !r.integer(d, at, "memory", 0, INT64_MAX / 2, dev.memory))
+              return false;
+            dev.threads = static_cast<int>(threads);
+            m.devices.push_back(dev);
+            return true;
+          }))
     return done(false);
 
   // The grid: every rank a device, no device twice.
@@ -405,58 +422,68 @@ bool parseManifest(const std::string &text, const std::string &source,
 
   // The programs: every stage of every library takes its replica's rows of
   // each input, so the driver's row copies stay in bounds.
-  if (!r.objects(root, "", "libraries", [&](const JsonValue &l,
-                                            const std::string &at) {
-        ProgramLibrary lib;
-        if (!r.text(l, at, "file", lib.file))
-          return false;
-        if (!plainFileName(lib.file))
-          return r.fail(at + ".file", "expected a file name beside the "
-                                      "manifest");
-        if (!r.objects(l, at, "stages", [&](const JsonValue &st,
-                                            const std::string &sat) {
-              StageProgram sp;
-              if (!r.text(st, sat, "entry", sp.entry) ||
-                  !r.integer(st, sat, "shards", 1, kMaxRanks, sp.shards) ||
-                  !r.objects(st, sat, "inputs",
-                             [&](const JsonValue &v, const std::string &iat) {
-                               sp.inputs.emplace_back();
-                               return r.tensorSpec(v, iat, sp.inputs.back());
-                             }) ||
-                  !r.objects(st, sat, "params", [&](const JsonValue &v,
-                                                     const std::string &pat) {
-                    Parameter p;
-                    if (!r.text(v, pat, "name", p.name) ||
-                        !r.shape(v, pat, p.shape) ||
-                        !r.integer(v, pat, "axis", -1, 7, p.axis) ||
-                        !r.integer(v, pat, "shards", 1, kMaxRanks, p.shards) ||
-                        !r.integers(v, pat, "weights", 1, 1 << 20, kMaxRanks,
-                                    p.weights))
-                      return false;
-                    if (p.axis >= static_cast<int64_t>(p.shape.size()) ||
-                        (p.shards > 1 && p.axis < 0))
-                      return r.fail(pat + ".axis",
-                                    "expected a dimension of the shape");
-                    if (!p.weights.empty() &&
-                        static_cast<int64_t>(p.weights.size()) != p.shards)
-                      return r.fail(pat + ".weights",
-                                    "expected one weight per shard");
-                    sp.params.push_back(std::move(p));
-                    return true;
-                  }))
-                return false;
-              if (sp.entry.empty())
-                return r.fail(sat + ".entry", "expected a symbol name");
-              lib.stages.push_back(std::move(sp));
-              return true;
-            }))
-          return false;
-        if (static_cast<int64_t>(lib.stages.size()) != m.stages)
-          return r.fail(at + ".stages", "expected one program per stage (" +
-                                            std::to_string(m.stages) + ")");
-        m.libraries.push_back(std::move(lib));
-        return true;
-      }))
+  if (!r.objects(
+          root, "", "libraries",
+          [&](const JsonValue &l, const std::string &at) {
+            ProgramLibrary lib;
+            if (!r.text(l, at, "file", lib.file))
+              return false;
+            if (!plainFileName(lib.file))
+              return r.fail(at + ".file", "expected a file name beside the "
+                                          "manifest");
+            if (!r.objects(
+                    l, at, "stages",
+                    [&](const JsonValue &st, const std::string &sat) {
+                      StageProgram sp;
+                      if (!r.text(st, sat, "entry", sp.entry) ||
+                          !r.integer(st, sat, "shards", 1, kMaxRanks,
+                                     sp.shards) ||
+                          !r.objects(
+                              st, sat, "inputs",
+                              [&](const JsonValue &v, const std::string &iat) {
+                                sp.inputs.emplace_back();
+                                return r.tensorSpec(v, iat, sp.inputs.back());
+                              }) ||
+                          !r.objects(
+                              st, sat, "params",
+                              [&](const JsonValue &v, const std::string &pat) {
+                                Parameter p;
+                                if (!r.text(v, pat, "name", p.name) ||
+                                    !r.shape(v, pat, p.shape) ||
+                                    !r.integer(v, pat, "axis", -1, 7, p.axis) ||
+                                    !r.integer(v, pat, "shards", 1, kMaxRanks,
+                                               p.shards) ||
+                                    !r.integers(v, pat, "weights", 1, 1 << 20,
+                                                kMaxRanks, p.weights))
+                                  return false;
+                                if (p.axis >=
+                                        static_cast<int64_t>(p.shape.size()) ||
+                                    (p.shards > 1 && p.axis < 0))
+                                  return r.fail(
+                                      pat + ".axis",
+                                      "expected a dimension of the shape");
+                                if (!p.weights.empty() &&
+                                    static_cast<int64_t>(p.weights.size()) !=
+                                        p.shards)
+                                  return r.fail(
+                                      pat + ".weights",
+                                      "expected one weight per shard");
+                                sp.params.push_back(std::move(p));
+                                return true;
+                              }))
+                        return false;
+                      if (sp.entry.empty())
+                        return r.fail(sat + ".entry", "expected a symbol name");
+                      lib.stages.push_back(std::move(sp));
+                      return true;
+                    }))
+              return false;
+            if (static_cast<int64_t>(lib.stages.size()) != m.stages)
+              return r.fail(at + ".stages", "expected one program per stage (" +
+                                                std::to_string(m.stages) + ")");
+            m.libraries.push_back(std::move(lib));
+            return true;
+          }))
     return done(false);
   if (static_cast<int64_t>(m.replicaLibrary.size()) != m.replicas)
     return done(r.fail("replica_library", "expected one entry per replica"));

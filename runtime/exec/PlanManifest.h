@@ -1,4 +1,5 @@
-//===- PlanManifest.h - a compiled plan, without MLIR ------------*- C++ -*-===//
+//===- PlanManifest.h - a compiled plan, without MLIR ------------*- C++
+//-*-===//
 //
 // What `whale compile --emit=bundle` writes beside the rank programs' shared
 // objects, and all the runner (tools/whale-exec) knows of the job: the

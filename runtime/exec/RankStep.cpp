@@ -38,11 +38,11 @@ whale_rt_tensor *newTensor(whale_rt_context *ctx, const TensorSpec &spec,
   return t;
 }
 
-std::string openRank(const std::string &deviceName, int threads,
-                     int64_t memory, uint64_t seed, bool ampBf16,
-                     whale_rt_comm *comm, const GridShape &grid,
-                     const RankSlot &place, RankEntry entry,
-                     const std::vector<TensorSpec> &inputs, OpenedRank &out) {
+std::string openRank(const std::string &deviceName, int threads, int64_t memory,
+                     uint64_t seed, bool ampBf16, whale_rt_comm *comm,
+                     const GridShape &grid, const RankSlot &place,
+                     RankEntry entry, const std::vector<TensorSpec> &inputs,
+                     OpenedRank &out) {
   out.place = place;
   out.entry = entry;
   whale_rt_context *opened = nullptr;
@@ -54,8 +54,7 @@ std::string openRank(const std::string &deviceName, int threads,
   if (ampBf16)
     whale_rt_set_amp(opened, WHALE_RT_AMP_BF16);
   if (whale_rt_context_bind(opened, comm, grid.stages, grid.replicas,
-                            grid.grid.data(),
-                            static_cast<int32_t>(place.stage),
+                            grid.grid.data(), static_cast<int32_t>(place.stage),
                             static_cast<int32_t>(place.replica)) != WHALE_RT_OK)
     return "cannot set up rank " + std::to_string(place.device) + ": " +
            whale_rt_last_error(opened);

@@ -54,11 +54,11 @@ struct GridShape {
 /// Opens device `deviceName` with `threads` threads and `memory` bytes
 /// (0: no limit), binds it to `comm` at `place`, and makes its inputs;
 /// "" or why not.
-std::string openRank(const std::string &deviceName, int threads,
-                     int64_t memory, uint64_t seed, bool ampBf16,
-                     whale_rt_comm *comm, const GridShape &grid,
-                     const RankSlot &place, RankEntry entry,
-                     const std::vector<TensorSpec> &inputs, OpenedRank &out);
+std::string openRank(const std::string &deviceName, int threads, int64_t memory,
+                     uint64_t seed, bool ampBf16, whale_rt_comm *comm,
+                     const GridShape &grid, const RankSlot &place,
+                     RankEntry entry, const std::vector<TensorSpec> &inputs,
+                     OpenedRank &out);
 
 /// A tensor of `spec` in `ctx`; null with `error` set when refused.
 whale_rt_tensor *newTensor(whale_rt_context *ctx, const TensorSpec &spec,

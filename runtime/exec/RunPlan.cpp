@@ -2,11 +2,11 @@
 
 #include "runtime/exec/RunPlan.h"
 
-#include "runtime/exec/StepLog.h"
 #include "runtime/exec/Checkpoint.h"
 #include "runtime/exec/DataSource.h"
 #include "runtime/exec/PlanManifest.h"
 #include "runtime/exec/RankStep.h"
+#include "runtime/exec/StepLog.h"
 
 #include <dlfcn.h>
 
@@ -64,7 +64,8 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
   if (!options.dataPath.empty()) {
     if (m.data.kind != "text" && m.data.kind != "tokens")
       return fail("--data names the corpus of text(...) or tokens(...) data; "
-                  "this plan's data is " + m.data.kind + "(...)");
+                  "this plan's data is " +
+                  m.data.kind + "(...)");
     m.data.path = options.dataPath;
   }
 
@@ -126,12 +127,12 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
       const int64_t device = m.grid[s * m.replicas + r];
       const RankDevice &dev = m.devices[device];
       ranks.emplace_back();
-      if (std::string err = openRank(
-              dev.name, dev.threads > 0 ? dev.threads : shared, dev.memory,
-              settings.seed, m.ampBf16, comm.get(), shape,
-              RankSlot{s, r, device, m.firstRow(r)},
-              entries[m.replicaLibrary[r]][s], m.program(s, r).inputs,
-              ranks.back());
+      if (std::string err =
+              openRank(dev.name, dev.threads > 0 ? dev.threads : shared,
+                       dev.memory, settings.seed, m.ampBf16, comm.get(), shape,
+                       RankSlot{s, r, device, m.firstRow(r)},
+                       entries[m.replicaLibrary[r]][s], m.program(s, r).inputs,
+                       ranks.back());
           !err.empty())
         return fail(err);
     }

@@ -1,4 +1,5 @@
-//===- RunPlan.h - training from a compiled plan -----------------*- C++ -*-===//
+//===- RunPlan.h - training from a compiled plan -----------------*- C++
+//-*-===//
 //
 // The ahead-of-time runner's driver: reads a folder `whale compile
 // --emit=bundle` wrote, loads its rank programs' shared objects, opens a

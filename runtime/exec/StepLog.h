@@ -45,8 +45,8 @@ public:
       return "";
     metrics.open(options.metricsPath,
                  resuming ? std::ios::app : std::ios::trunc);
-    return metrics ? "" : "cannot write metrics to '" + options.metricsPath +
-                              "'";
+    return metrics ? ""
+                   : "cannot write metrics to '" + options.metricsPath + "'";
   }
 
   /// Reports a step; "" when the metrics line was written (a full disk or

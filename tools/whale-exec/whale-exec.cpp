@@ -83,8 +83,7 @@ int main(int argc, char **argv) {
       if (*v == "\x01")
         return need("--steps");
       if (!n)
-        return usageError("--steps takes a positive integer, got '" + *v +
-                          "'");
+        return usageError("--steps takes a positive integer, got '" + *v + "'");
       options.steps = *n;
     } else if ((v = value("--seed"))) {
       std::optional<int64_t> n = integer(*v, 0, INT64_MAX);
@@ -132,7 +131,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   std::cout << "trained " << result.model << " on " << result.ranks
-            << (result.ranks == 1 ? " rank" : " ranks") << ", steps 1 to " << result.losses.size() << ": loss "
-            << result.losses.front() << " -> " << result.losses.back() << "\n";
+            << (result.ranks == 1 ? " rank" : " ranks") << ", steps 1 to "
+            << result.losses.size() << ": loss " << result.losses.front()
+            << " -> " << result.losses.back() << "\n";
   return 0;
 }

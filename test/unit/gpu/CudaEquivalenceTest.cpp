@@ -1,4 +1,5 @@
-//===- CudaEquivalenceTest.cpp - the numerical contract on GPUs ------------===//
+//===- CudaEquivalenceTest.cpp - the numerical contract on GPUs
+//------------===//
 //
 // ctest label `gpu`. The equivalence suite's models train on cuda devices
 // like one CPU device. Without a GPU (or its driver, or the plugin) the

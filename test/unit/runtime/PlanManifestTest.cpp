@@ -1,7 +1,8 @@
-//===- PlanManifestTest.cpp - the JSON reader and the compiled-plan manifest ===//
+//===- PlanManifestTest.cpp - the JSON reader and the compiled-plan manifest
+//===//
 
-#include "runtime/exec/JsonValue.h"
 #include "runtime/exec/PlanManifest.h"
+#include "runtime/exec/JsonValue.h"
 
 #include <gtest/gtest.h>
 
@@ -41,14 +42,18 @@ TEST(JsonValue, NamesTheLineAndColumnOfAnError) {
     const char *text, *error;
   } cases[] = {
       {"", "line 1, column 1: expected a value"},
-      {"{\"a\": 1,\n \"b\" 2}", "line 2, column 6: expected ':' after the member name"},
+      {"{\"a\": 1,\n \"b\" 2}",
+       "line 2, column 6: expected ':' after the member name"},
       {"[1, 2", "line 1, column 6: expected ',' or ']' in an array"},
       {"{\"a\": 01}", "line 1, column 8: expected ',' or '}' in an object"},
-      {"\"tab\there\"", "line 1, column 5: expected no control character in a string (escape it)"},
+      {"\"tab\there\"", "line 1, column 5: expected no control character in a "
+                        "string (escape it)"},
       {"\"\\x\"", "line 1, column 3: expected one of"},
       {"\"\\udc00\"", "expected a high surrogate before a low one"},
-      {"1e999", "line 1, column 1: expected a number within the range of a double"},
-      {"1 2", "line 1, column 3: expected the end of the input after the value"},
+      {"1e999",
+       "line 1, column 1: expected a number within the range of a double"},
+      {"1 2",
+       "line 1, column 3: expected the end of the input after the value"},
       {"tru", "expected a value"},
   };
   for (const Case &c : cases) {
@@ -85,7 +90,9 @@ PlanManifest sample() {
   m.globalBatch = 12;
   m.grid = {0, 2, 1, 3};
   m.localBatches = {8, 4};
-  m.devices = {{"cpu:0", 2, 0}, {"cpu:1", 0, 1 << 20}, {"cuda:0", 0, 0},
+  m.devices = {{"cpu:0", 2, 0},
+               {"cpu:1", 0, 1 << 20},
+               {"cuda:0", 0, 0},
                {"cuda:1", 0, 0}};
   m.data.kind = "tokens";
   m.data.path = "/data/corpus.bin";
@@ -170,21 +177,26 @@ TEST(PlanManifest, RefusesWhatWouldMisleadTheRunner) {
                   "grid: expected stages x replicas = 4 devices"));
   EXPECT_TRUE(has(errorAfter([](PlanManifest &m) { m.grid[3] = 9; }),
                   "grid[3]: expected a device index below 4"));
-  EXPECT_TRUE(has(errorAfter([](PlanManifest &m) { m.localBatches = {8, 5}; }),
+  EXPECT_TRUE(has(errorAfter([](PlanManifest &m) {
+                    m.localBatches = {8, 5};
+                  }),
                   "local_batches: they add up to 13, not the global batch 12"));
-  EXPECT_TRUE(has(errorAfter([](PlanManifest &m) { m.replicaLibrary = {0, 2}; }),
+  EXPECT_TRUE(has(errorAfter([](PlanManifest &m) {
+                    m.replicaLibrary = {0, 2};
+                  }),
                   "replica_library[1]: expected a library index below 2"));
-  EXPECT_TRUE(has(errorAfter([](PlanManifest &m) { m.replicaLibrary = {1, 0}; }),
+  EXPECT_TRUE(has(errorAfter([](PlanManifest &m) {
+                    m.replicaLibrary = {1, 0};
+                  }),
                   "replica_library[0]: its stage 0 program's input 0 is not "
                   "the model's input at the replica's 8 rows"));
-  EXPECT_TRUE(has(errorAfter([](PlanManifest &m) {
-                    m.libraries[0].stages.pop_back();
-                  }),
-                  "libraries[0].stages: expected one program per stage (2)"));
-  EXPECT_TRUE(has(errorAfter([](PlanManifest &m) {
-                    m.libraries[1].file = "../elsewhere.so";
-                  }),
-                  "libraries[1].file: expected a file name beside the manifest"));
+  EXPECT_TRUE(
+      has(errorAfter([](PlanManifest &m) { m.libraries[0].stages.pop_back(); }),
+          "libraries[0].stages: expected one program per stage (2)"));
+  EXPECT_TRUE(
+      has(errorAfter(
+              [](PlanManifest &m) { m.libraries[1].file = "../elsewhere.so"; }),
+          "libraries[1].file: expected a file name beside the manifest"));
   EXPECT_TRUE(has(errorAfter([](PlanManifest &m) {
                     m.libraries[0].stages[0].params[0].weights = {1};
                   }),
@@ -200,8 +212,8 @@ TEST(PlanManifest, RefusesWhatWouldMisleadTheRunner) {
 TEST(PlanManifest, RefusesAnotherFormatOrVersion) {
   PlanManifest m;
   std::string error;
-  EXPECT_FALSE(parseManifest(R"({"format": "whale-checkpoint-1"})", "p.json", m,
-                             error));
+  EXPECT_FALSE(
+      parseManifest(R"({"format": "whale-checkpoint-1"})", "p.json", m, error));
   EXPECT_NE(error.find("p.json: format: expected \"whale-plan\""),
             std::string::npos)
       << error;
