@@ -59,22 +59,6 @@ using TensorList = std::vector<whale_rt_tensor *>;
 /// Seconds a rank waits on another before the run fails naming both.
 constexpr double kCommTimeoutSeconds = 120;
 
-/// Under mpirun each process traces its own rank: rank 0 to `path`, rank
-/// r > 0 to `path` with `.process-r` before its extension (`trace.json`,
-/// `trace.process-1.json`), so the files open side by side.
-std::string processTracePath(const std::string &path, int32_t processRank) {
-  if (path.empty() || processRank <= 0)
-    return path;
-  llvm::StringRef p(path);
-  size_t dot = p.rfind('.');
-  size_t slash = p.find_last_of("/\\");
-  std::string suffix = ".process-" + std::to_string(processRank);
-  if (dot == llvm::StringRef::npos ||
-      (slash != llvm::StringRef::npos && dot < slash))
-    return path + suffix;
-  return (p.substr(0, dot) + suffix + p.substr(dot)).str();
-}
-
 /// Replaces `plan` by `next`, dropping the old plan's modules before the
 /// context that owns them (a member-wise move would drop the context
 /// first).

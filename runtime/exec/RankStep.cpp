@@ -131,4 +131,23 @@ StepOutcome runStep(std::vector<OpenedRank> &ranks,
   return out;
 }
 
+std::string processTracePath(const std::string &path, int32_t processRank) {
+  if (path.empty() || processRank <= 0)
+    return path;
+  size_t dot = path.rfind('.');
+  size_t slash = path.find_last_of("/\\");
+  std::string suffix = ".process-" + std::to_string(processRank);
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
+    return path + suffix;
+  return path.substr(0, dot) + suffix + path.substr(dot);
+}
+
+uint64_t hashBytes(const std::string &bytes, uint64_t hash) {
+  for (unsigned char c : bytes) {
+    hash ^= c;
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
 } // namespace whale

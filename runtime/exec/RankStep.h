@@ -86,6 +86,16 @@ StepOutcome runStep(std::vector<OpenedRank> &ranks,
                     whale_rt_comm *comm, int64_t step, double lrFactor,
                     const InjectedFailure &inject = {});
 
+/// Under mpirun each process traces its own rank: rank 0 to `path`, rank
+/// r > 0 to `path` with `.process-r` before its extension (`trace.json`,
+/// `trace.process-1.json`), so the files open side by side.
+std::string processTracePath(const std::string &path, int32_t processRank);
+
+/// A 64-bit FNV-1a hash of `bytes`, continuing from `hash`: what processes
+/// compare to find that they were started on different jobs.
+uint64_t hashBytes(const std::string &bytes,
+                   uint64_t hash = 0xcbf29ce484222325ull);
+
 } // namespace whale
 
 #endif

@@ -2,6 +2,7 @@
 
 #include "runtime/exec/RunPlan.h"
 
+#include "runtime/InputFile.h"
 #include "runtime/exec/Checkpoint.h"
 #include "runtime/exec/DataSource.h"
 #include "runtime/exec/PlanManifest.h"
@@ -69,6 +70,27 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
     m.data.path = options.dataPath;
   }
 
+  // Under mpirun (or srun) each process runs the rank of its MPI rank's
+  // device, as `mpirun whale run` does.
+  const int64_t devices = static_cast<int64_t>(m.devices.size());
+  int32_t processRank = -1, processCount = 0;
+  if (options.processes) {
+    char why[512] = "";
+    if (whale_rt_mpi_init(&processRank, &processCount, why, sizeof why) !=
+        WHALE_RT_OK)
+      return fail(why);
+    result.processRank = processRank;
+    if (processCount != devices)
+      return fail("the MPI world has " + std::to_string(processCount) +
+                  " processes for the plan's " + std::to_string(devices) +
+                  " devices: each process runs one rank (start as many "
+                  "processes as devices)");
+    if (!options.savePath.empty())
+      return fail("saving a checkpoint with ranks as processes (mpirun) is "
+                  "not there yet; run the ranks as threads of one process "
+                  "for it");
+  }
+
   // The rank programs. Their calls into the runtime resolve against this
   // process, which exports the runtime's C ABI.
   std::vector<std::unique_ptr<Library>> libraries;
@@ -103,9 +125,10 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
     global.push_back(in);
   }
 
-  const int64_t devices = static_cast<int64_t>(m.devices.size());
   std::unique_ptr<whale_rt_comm, void (*)(whale_rt_comm *)> comm(
-      whale_rt_comm_create(static_cast<int32_t>(devices), kCommTimeoutSeconds),
+      options.processes ? whale_rt_comm_create_mpi(kCommTimeoutSeconds)
+                        : whale_rt_comm_create(static_cast<int32_t>(devices),
+                                               kCommTimeoutSeconds),
       whale_rt_comm_destroy);
   if (!comm)
     return fail("cannot make a communicator for " + std::to_string(devices) +
@@ -125,6 +148,8 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
   for (int64_t s = 0; s < m.stages; ++s)
     for (int64_t r = 0; r < m.replicas; ++r) {
       const int64_t device = m.grid[s * m.replicas + r];
+      if (options.processes && device != processRank)
+        continue; // another process's rank
       const RankDevice &dev = m.devices[device];
       ranks.emplace_back();
       if (std::string err =
@@ -136,7 +161,38 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
           !err.empty())
         return fail(err);
     }
-  result.ranks = static_cast<int64_t>(ranks.size());
+  result.ranks = m.stages * m.replicas;
+  // Every process must run the same job: the manifest, the libraries'
+  // sizes and the overrides, hashed and compared before the first step.
+  auto gather = [&](std::vector<double> mine, std::vector<double> &all) {
+    all.assign(mine.size() * static_cast<size_t>(processCount), 0);
+    return whale_rt_comm_gather_doubles(
+               comm.get(), processRank, mine.data(),
+               static_cast<int64_t>(mine.size()), all.data()) == WHALE_RT_OK;
+  };
+  if (options.processes) {
+    std::string manifest;
+    if (std::string err =
+            rt::readRegularFile(folder + "/" + kManifestFileName,
+                                "the compiled plan", rt::kMaxTextInput,
+                                manifest);
+        !err.empty())
+      return fail(err);
+    uint64_t h = hashBytes(manifest + "|steps " +
+                           std::to_string(settings.steps) + "|seed " +
+                           std::to_string(settings.seed));
+    std::vector<double> all;
+    if (!gather({double(h >> 32), double(h & 0xffffffffu)}, all))
+      return fail("the processes could not compare their plans");
+    for (int32_t p = 0; p < processCount; ++p)
+      if (all[2 * p] != all[2 * processRank] ||
+          all[2 * p + 1] != all[2 * processRank + 1])
+        return fail("process " + std::to_string(p) +
+                    " runs another job than process " +
+                    std::to_string(processRank) +
+                    " (its compiled plan or options differ): every process "
+                    "must be started alike");
+  }
 
   // The state as a single-file checkpoint: each stage's first shard group
   // holds one part each of the sharded parameters, the others whole.
@@ -157,9 +213,12 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
                           settings.seed, all, settings.stateCount);
   };
 
+  // Under mpirun the process of rank 0 reports and writes the metrics.
   TrainOptions logOptions;
-  logOptions.metricsPath = options.metricsPath;
-  logOptions.onStep = options.onStep;
+  if (processRank <= 0) {
+    logOptions.metricsPath = options.metricsPath;
+    logOptions.onStep = options.onStep;
+  }
   StepLog log;
   if (std::string err = log.open(logOptions, false, settings.logEvery);
       !err.empty())
@@ -175,8 +234,20 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
                                whale_rt_now_ns() - t0Ns);
     if (!outcome.error.empty())
       return fail("step " + std::to_string(step + 1) + ": " + outcome.error);
+    std::vector<double> &losses = outcome.losses;
+    if (options.processes) {
+      // Every rank's loss from every process, then summed in the order of
+      // one process.
+      std::vector<double> all;
+      if (!gather({losses.empty() ? 0.0 : losses[0]}, all))
+        return fail("step " + std::to_string(step + 1) +
+                    ": the processes could not exchange their losses");
+      losses.assign(m.grid.size(), 0.0);
+      for (size_t i = 0; i < m.grid.size(); ++i)
+        losses[i] = all[m.grid[i]];
+    }
     double loss = 0;
-    for (double l : outcome.losses)
+    for (double l : losses)
       loss += l;
     std::string origin;
     for (OpenedRank &rank : ranks)
@@ -199,10 +270,10 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
   if (!options.savePath.empty())
     if (std::string err = save(settings.steps); !err.empty())
       return fail(err);
-  if (!options.tracePath.empty() &&
-      whale_rt_comm_write_trace(comm.get(), options.tracePath.c_str()) !=
-          WHALE_RT_OK)
-    return fail("cannot write the trace to '" + options.tracePath + "'");
+  const std::string trace = processTracePath(options.tracePath, processRank);
+  if (!trace.empty() &&
+      whale_rt_comm_write_trace(comm.get(), trace.c_str()) != WHALE_RT_OK)
+    return fail("cannot write the trace to '" + trace + "'");
   result.ok = true;
   return result;
 }

@@ -35,6 +35,9 @@ struct RunPlanOptions {
   std::string tracePath;   ///< a Chrome trace of every op of every step
   std::string savePath;    ///< a checkpoint written at the end (and save_every)
   std::function<void(const StepReport &)> onStep;
+  /// Ranks as processes: under mpirun (or srun) each process runs the rank
+  /// of its MPI rank's device; the process of rank 0 reports.
+  bool processes = false;
 };
 
 struct RunPlanResult {
@@ -43,6 +46,7 @@ struct RunPlanResult {
   std::string model;
   std::vector<double> losses; ///< per step
   int64_t ranks = 0;
+  int32_t processRank = -1; ///< this process's, under mpirun
 };
 
 RunPlanResult runCompiledPlan(const RunPlanOptions &options);

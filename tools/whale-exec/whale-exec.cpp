@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/WhaleRuntime.h"
 #include "runtime/exec/RunPlan.h"
 #include "tools/StepProgress.h"
 
@@ -26,6 +27,8 @@ const char *kUsage =
     "Trains from a plan compiled ahead of time (whale compile FILE.whl\n"
     "--emit=bundle --cluster SPEC -o FOLDER), with the same data order,\n"
     "losses, metrics and checkpoint as `whale run` gives with that plan.\n"
+    "Under mpirun or srun each process runs the rank of its MPI rank's\n"
+    "device (start as many processes as the plan has devices).\n"
     "\n"
     "options:\n"
     "  --steps N            train N steps (default: the compiled plan's)\n"
@@ -123,13 +126,35 @@ int main(int argc, char **argv) {
   options.onStep = [&](const whale::StepReport &r) {
     whale::cli::printStepProgress(r, tty);
   };
+  // Started by mpirun or srun: one rank per process.
+  options.processes = whale_rt_launched_by_mpi() != 0;
+  struct MpiFinalizer {
+    bool active;
+    ~MpiFinalizer() {
+      if (active)
+        whale_rt_mpi_finalize();
+    }
+  } finalizer{options.processes};
   whale::RunPlanResult result = whale::runCompiledPlan(options);
-  if (tty)
+  if (tty && result.processRank <= 0)
     std::cerr << "\n";
   if (!result.ok) {
-    std::cerr << "whale-exec: error: " + result.error + "\n";
+    // One write of the whole line: several processes may report at once.
+    std::cerr << "whale-exec: error: " +
+                     (options.processes
+                          ? "process " + std::to_string(result.processRank) +
+                                ": "
+                          : std::string()) +
+                     result.error + "\n";
+    // The other processes may wait on this one: end them all.
+    if (options.processes) {
+      std::cerr.flush();
+      whale_rt_mpi_abort(1);
+    }
     return 1;
   }
+  if (result.processRank > 0)
+    return 0; // rank 0's process reports
   std::cout << "trained " << result.model << " on " << result.ranks
             << (result.ranks == 1 ? " rank" : " ranks") << ", steps 1 to "
             << result.losses.size() << ": loss " << result.losses.front()
