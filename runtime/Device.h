@@ -21,6 +21,7 @@
 #define WHALE_RUNTIME_DEVICE_H
 
 #include "runtime/Allocator.h"
+#include "runtime/ConvMath.h"
 #include "runtime/Status.h"
 #include "runtime/Tensor.h"
 
@@ -148,6 +149,34 @@ public:
   virtual Status reduceBackward(ReduceOp op, View<const float> x,
                                 const std::vector<int64_t> &axes,
                                 View<const float> dout, View<float> dx) = 0;
+
+  // Convolutions and pooling over the last two dimensions of NCHW tensors.
+  /// The im2col matrix `cols` [C * KH * KW, OH * OW] of one sample's planes
+  /// `x` [C, H, W] under window `w`.
+  virtual Status im2col(View<const float> x, const Window2d &w,
+                        View<float> cols) = 0;
+  /// Its adjoint: `dx` [C, H, W] from `cols`, each input element the sum of
+  /// the entries im2col took from it.
+  virtual Status col2im(View<const float> cols, const Window2d &w,
+                        View<float> dx) = 0;
+  /// y [N, O, OH, OW] = x [N, C, H, W] convolved with w [O, C / groups, KH,
+  /// KW] (cross-correlation, as deep-learning frameworks define it). The
+  /// default composes im2col and this device's batched matmul (the groups
+  /// as its batch), sample by sample; `win` gives stride, padding and
+  /// dilation, the kernel's extent comes from `w`.
+  virtual Status conv2d(View<const float> x, View<const float> w,
+                        const Window2d &win, int64_t groups, View<float> y);
+  /// dx and dw (either may be null) of conv2d from its inputs and dy.
+  virtual Status conv2dBackward(View<const float> x, View<const float> w,
+                                View<const float> dy, const Window2d &win,
+                                int64_t groups, View<float> *dx,
+                                View<float> *dw);
+  /// Max or average pooling of every plane of x [..., H, W].
+  virtual Status pool2d(bool max, View<const float> x, const Window2d &w,
+                        View<float> y) = 0;
+  virtual Status pool2dBackward(bool max, View<const float> x,
+                                View<const float> dy, const Window2d &w,
+                                View<float> dx) = 0;
 
   // Layout.
   virtual Status transpose(View<const float> x,

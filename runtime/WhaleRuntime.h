@@ -128,6 +128,19 @@ whale_rt_status whale_rt_layernorm(whale_rt_context *ctx, whale_rt_tensor *x,
                                    whale_rt_tensor *gamma,
                                    whale_rt_tensor *beta, double eps,
                                    whale_rt_tensor *out);
+/* Convolution of x [N, C, H, W] with w [O, C / groups, KH, KW] into out
+ * [N, O, OH, OW]; `geometry` is {strideH, strideW, padH, padW, dilationH,
+ * dilationW, groups}. */
+whale_rt_status whale_rt_conv2d(whale_rt_context *ctx, whale_rt_tensor *x,
+                                whale_rt_tensor *w, const int64_t *geometry,
+                                whale_rt_tensor *out);
+/* Max or average pooling of every plane of x [..., H, W]; `geometry` is
+ * {kernelH, kernelW, strideH, strideW, padH, padW}. An average counts the
+ * padding as zeros. */
+enum { WHALE_RT_POOL_MAX = 0, WHALE_RT_POOL_AVG = 1 };
+whale_rt_status whale_rt_pool2d(whale_rt_context *ctx, int32_t kind,
+                                whale_rt_tensor *x, const int64_t *geometry,
+                                whale_rt_tensor *out);
 whale_rt_status whale_rt_embedding(whale_rt_context *ctx,
                                    whale_rt_tensor *table, whale_rt_tensor *ids,
                                    whale_rt_tensor *out);
@@ -195,6 +208,14 @@ whale_rt_layernorm_grad(whale_rt_context *ctx, whale_rt_tensor *x,
                         whale_rt_tensor *gamma, double eps, whale_rt_tensor *dy,
                         whale_rt_tensor *dx, whale_rt_tensor *dgamma,
                         whale_rt_tensor *dbeta);
+whale_rt_status whale_rt_conv2d_grad(whale_rt_context *ctx, whale_rt_tensor *x,
+                                     whale_rt_tensor *w, whale_rt_tensor *dy,
+                                     const int64_t *geometry,
+                                     whale_rt_tensor *dx, whale_rt_tensor *dw);
+whale_rt_status whale_rt_pool2d_grad(whale_rt_context *ctx, int32_t kind,
+                                     whale_rt_tensor *x, whale_rt_tensor *dy,
+                                     const int64_t *geometry,
+                                     whale_rt_tensor *dx);
 whale_rt_status whale_rt_embedding_grad(whale_rt_context *ctx,
                                         whale_rt_tensor *ids,
                                         whale_rt_tensor *dout,

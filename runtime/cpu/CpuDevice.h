@@ -45,6 +45,14 @@ public:
   Status causalMask(View<const float> x, View<float> out) override;
   Status causalMaskBackward(View<const float> dy, View<float> dx) override;
   Status broadcastTo(View<const float> x, View<float> out) override;
+  Status im2col(View<const float> x, const Window2d &w,
+                View<float> cols) override;
+  Status col2im(View<const float> cols, const Window2d &w,
+                View<float> dx) override;
+  Status pool2d(bool max, View<const float> x, const Window2d &w,
+                View<float> y) override;
+  Status pool2dBackward(bool max, View<const float> x, View<const float> dy,
+                        const Window2d &w, View<float> dx) override;
   Status attention(View<const float> q, View<const float> k,
                    View<const float> v, double scale, bool causal,
                    View<float> out) override;

@@ -471,6 +471,40 @@ Status CudaDevice::causalMaskBackward(View<const float> dy, View<float> dx) {
   return launched("causal_mask_grad");
 }
 
+Status CudaDevice::im2col(View<const float> x, const Window2d &w,
+                          View<float> cols) {
+  if (Status st = enter(); !st)
+    return st;
+  cuda::im2col(compute, x.data, cols.data, samplePlanes(x.shape, w), w);
+  return launched("im2col");
+}
+
+Status CudaDevice::col2im(View<const float> cols, const Window2d &w,
+                          View<float> dx) {
+  if (Status st = enter(); !st)
+    return st;
+  cuda::col2im(compute, cols.data, dx.data, samplePlanes(dx.shape, w), w);
+  return launched("col2im");
+}
+
+Status CudaDevice::pool2d(bool max, View<const float> x, const Window2d &w,
+                          View<float> y) {
+  if (Status st = enter(); !st)
+    return st;
+  cuda::pool2d(compute, max, x.data, y.data, planesOf(x.shape, y.shape), w);
+  return launched("pool2d");
+}
+
+Status CudaDevice::pool2dBackward(bool max, View<const float> x,
+                                  View<const float> dy, const Window2d &w,
+                                  View<float> dx) {
+  if (Status st = enter(); !st)
+    return st;
+  cuda::pool2dGrad(compute, max, x.data, dy.data, dx.data,
+                   planesOf(x.shape, dy.shape), w);
+  return launched("pool2d_grad");
+}
+
 Status CudaDevice::broadcastTo(View<const float> x, View<float> out) {
   if (Status st = enter(); !st)
     return st;

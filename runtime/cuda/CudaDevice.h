@@ -83,6 +83,14 @@ public:
   Status causalMask(View<const float> x, View<float> out) override;
   Status causalMaskBackward(View<const float> dy, View<float> dx) override;
   Status broadcastTo(View<const float> x, View<float> out) override;
+  Status im2col(View<const float> x, const Window2d &w,
+                View<float> cols) override;
+  Status col2im(View<const float> cols, const Window2d &w,
+                View<float> dx) override;
+  Status pool2d(bool max, View<const float> x, const Window2d &w,
+                View<float> y) override;
+  Status pool2dBackward(bool max, View<const float> x, View<const float> dy,
+                        const Window2d &w, View<float> dx) override;
   Status softmax(View<const float> x, int64_t axis, View<float> y) override;
   Status softmaxBackward(View<const float> y, View<const float> dy,
                          int64_t axis, View<float> dx) override;

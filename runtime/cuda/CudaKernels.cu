@@ -125,6 +125,41 @@ __global__ void causalMaskKernel(const float *x, float *out, int64_t n,
   }
 }
 
+__global__ void im2colKernel(const float *x, float *cols, Planes p,
+                             Window2d w, int64_t positions, int64_t n) {
+  WHALE_GRID_LOOP(i, n) {
+    cols[i] = im2colAt(x, p, w, i / positions, i % positions);
+  }
+}
+
+__global__ void col2imKernel(const float *cols, float *dx, Planes p,
+                             Window2d w, int64_t n) {
+  WHALE_GRID_LOOP(i, n) {
+    int64_t x = i % p.width, h = (i / p.width) % p.height,
+            c = i / (p.width * p.height);
+    dx[i] = col2imAt(cols, p, w, c, h, x);
+  }
+}
+
+__global__ void pool2dKernel(bool max, const float *x, float *y, Planes p,
+                             Window2d w, int64_t n) {
+  WHALE_GRID_LOOP(i, n) {
+    int64_t ow = i % p.outW, oh = (i / p.outW) % p.outH,
+            c = i / (p.outW * p.outH);
+    y[i] = poolAt(max, x + c * p.height * p.width, p, w, oh, ow);
+  }
+}
+
+__global__ void pool2dGradKernel(bool max, const float *x, const float *dy,
+                                 float *dx, Planes p, Window2d w, int64_t n) {
+  WHALE_GRID_LOOP(i, n) {
+    int64_t xx = i % p.width, h = (i / p.width) % p.height,
+            c = i / (p.width * p.height);
+    dx[i] = poolGradAt(max, x + c * p.height * p.width,
+                       dy + c * p.outH * p.outW, p, w, h, xx);
+  }
+}
+
 __global__ void gatherKernel(const float *x, float *out, Strided map,
                              int64_t n) {
   WHALE_GRID_LOOP(i, n) {
@@ -452,6 +487,37 @@ void causalMask(cudaStream_t s, const float *x, float *out, int64_t n,
                 int64_t rows, int64_t cols, bool gradient) {
   causalMaskKernel<<<blocksFor(n), kThreads, 0, s>>>(x, out, n, rows, cols,
                                                      gradient);
+}
+
+void im2col(cudaStream_t s, const float *x, float *cols, const Planes &p,
+            const Window2d &w) {
+  int64_t positions = p.outH * p.outW,
+          n = p.channels * w.kernelH * w.kernelW * positions;
+  if (n > 0)
+    im2colKernel<<<blocksFor(n), kThreads, 0, s>>>(x, cols, p, w, positions,
+                                                   n);
+}
+
+void col2im(cudaStream_t s, const float *cols, float *dx, const Planes &p,
+            const Window2d &w) {
+  int64_t n = p.channels * p.height * p.width;
+  if (n > 0)
+    col2imKernel<<<blocksFor(n), kThreads, 0, s>>>(cols, dx, p, w, n);
+}
+
+void pool2d(cudaStream_t s, bool max, const float *x, float *y,
+            const Planes &p, const Window2d &w) {
+  int64_t n = p.channels * p.outH * p.outW;
+  if (n > 0)
+    pool2dKernel<<<blocksFor(n), kThreads, 0, s>>>(max, x, y, p, w, n);
+}
+
+void pool2dGrad(cudaStream_t s, bool max, const float *x, const float *dy,
+                float *dx, const Planes &p, const Window2d &w) {
+  int64_t n = p.channels * p.height * p.width;
+  if (n > 0)
+    pool2dGradKernel<<<blocksFor(n), kThreads, 0, s>>>(max, x, dy, dx, p, w,
+                                                       n);
 }
 
 void gather(cudaStream_t s, const float *x, float *out, const Strided &map,

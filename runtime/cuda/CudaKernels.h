@@ -11,6 +11,7 @@
 #ifndef WHALE_RUNTIME_CUDA_CUDAKERNELS_H
 #define WHALE_RUNTIME_CUDA_CUDAKERNELS_H
 
+#include "runtime/ConvMath.h"
 #include "runtime/cuda/ElementMath.h"
 
 #include <cuda_runtime.h>
@@ -53,6 +54,16 @@ void causalMask(cudaStream_t s, const float *x, float *out, int64_t n,
 /// out[i] = x[map(i)] (broadcast and transpose alike: map.strideA).
 void gather(cudaStream_t s, const float *x, float *out, const Strided &map,
             int64_t n);
+
+/// runtime/ConvMath.h's functions, a thread per output element.
+void im2col(cudaStream_t s, const float *x, float *cols, const Planes &p,
+            const Window2d &w);
+void col2im(cudaStream_t s, const float *cols, float *dx, const Planes &p,
+            const Window2d &w);
+void pool2d(cudaStream_t s, bool max, const float *x, float *y,
+            const Planes &p, const Window2d &w);
+void pool2dGrad(cudaStream_t s, bool max, const float *x, const float *dy,
+                float *dx, const Planes &p, const Window2d &w);
 
 /// Softmax over the middle of [outer, extent, inner].
 void softmax(cudaStream_t s, const float *x, float *y, int64_t outer,

@@ -1,0 +1,184 @@
+//===- ConvMath.h - what one element of a convolution or a pooling is -*- C++
+//-*-===//
+//
+// The index arithmetic of 2-D convolutions (as im2col and its adjoint
+// col2im) and of pooling, one output element per call. The CPU device runs
+// these functions in its loops and the CUDA kernels in theirs, so both
+// devices compute the same thing and the GPU's indexing is checked on
+// machines without one. Each output element is a gather (no atomics), so
+// the backward passes are deterministic on both.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_RUNTIME_CONVMATH_H
+#define WHALE_RUNTIME_CONVMATH_H
+
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define WHALE_CONV_HD __host__ __device__ inline
+#else
+#define WHALE_CONV_HD inline
+#endif
+
+namespace whale::rt {
+
+/// A window over the last two dimensions of an NCHW tensor: the kernel's
+/// extent, the stride, the zero padding on each side and the dilation.
+struct Window2d {
+  int64_t kernelH = 1, kernelW = 1, strideH = 1, strideW = 1;
+  int64_t padH = 0, padW = 0, dilationH = 1, dilationW = 1;
+
+  /// The output extent of an input extent `in`, or < 1 when the window
+  /// does not fit.
+  WHALE_CONV_HD int64_t outH(int64_t in) const {
+    return (in + 2 * padH - dilationH * (kernelH - 1) - 1) / strideH + 1;
+  }
+  WHALE_CONV_HD int64_t outW(int64_t in) const {
+    return (in + 2 * padW - dilationW * (kernelW - 1) - 1) / strideW + 1;
+  }
+};
+
+/// One sample's planes: `channels` of [height, width], and the output's.
+struct Planes {
+  int64_t channels = 0, height = 0, width = 0, outH = 0, outW = 0;
+};
+
+/// The planes of x [..., H, W] (every leading dimension counted as
+/// channels) and of its output `out` [..., OH, OW].
+template <class Dims> Planes planesOf(const Dims &x, const Dims &out) {
+  Planes p;
+  p.channels = 1;
+  for (size_t d = 0; d + 2 < x.size(); ++d)
+    p.channels *= x[d];
+  p.height = x[x.size() - 2];
+  p.width = x[x.size() - 1];
+  p.outH = out[out.size() - 2];
+  p.outW = out[out.size() - 1];
+  return p;
+}
+
+/// The planes of one sample x [C, H, W] under window `w`.
+template <class Dims> Planes samplePlanes(const Dims &x, const Window2d &w) {
+  return {x[0], x[1], x[2], w.outH(x[1]), w.outW(x[2])};
+}
+
+/// Element (row, col) of the im2col matrix [channels * KH * KW, outH * outW]
+/// of planes `x`: the input under kernel tap (i, j) of channel c at output
+/// position (oh, ow), or 0 in the padding.
+WHALE_CONV_HD float im2colAt(const float *x, const Planes &p,
+                             const Window2d &w, int64_t row, int64_t col) {
+  int64_t j = row % w.kernelW, i = (row / w.kernelW) % w.kernelH,
+          c = row / (w.kernelW * w.kernelH);
+  int64_t ow = col % p.outW, oh = col / p.outW;
+  int64_t h = oh * w.strideH - w.padH + i * w.dilationH;
+  int64_t x0 = ow * w.strideW - w.padW + j * w.dilationW;
+  if (h < 0 || h >= p.height || x0 < 0 || x0 >= p.width)
+    return 0.0f;
+  return x[(c * p.height + h) * p.width + x0];
+}
+
+/// Element (c, h, x) of the adjoint of im2col: the sum of every entry of
+/// `cols` that im2col read from that input element.
+WHALE_CONV_HD float col2imAt(const float *cols, const Planes &p,
+                             const Window2d &w, int64_t c, int64_t h,
+                             int64_t x) {
+  const int64_t positions = p.outH * p.outW;
+  float sum = 0.0f;
+  for (int64_t i = 0; i < w.kernelH; ++i) {
+    int64_t th = h + w.padH - i * w.dilationH;
+    if (th < 0 || th % w.strideH != 0 || th / w.strideH >= p.outH)
+      continue;
+    int64_t oh = th / w.strideH;
+    for (int64_t j = 0; j < w.kernelW; ++j) {
+      int64_t tw = x + w.padW - j * w.dilationW;
+      if (tw < 0 || tw % w.strideW != 0 || tw / w.strideW >= p.outW)
+        continue;
+      int64_t ow = tw / w.strideW;
+      int64_t row = (c * w.kernelH + i) * w.kernelW + j;
+      sum += cols[row * positions + oh * p.outW + ow];
+    }
+  }
+  return sum;
+}
+
+/// The input position of the maximum of window (oh, ow) of `plane` (the
+/// first in row-major order among equals), as h * width + x; -1 when the
+/// window lies wholly in the padding.
+WHALE_CONV_HD int64_t windowArgmax(const float *plane, const Planes &p,
+                                   const Window2d &w, int64_t oh, int64_t ow) {
+  int64_t best = -1;
+  float bestValue = 0.0f;
+  for (int64_t i = 0; i < w.kernelH; ++i) {
+    int64_t h = oh * w.strideH - w.padH + i * w.dilationH;
+    if (h < 0 || h >= p.height)
+      continue;
+    for (int64_t j = 0; j < w.kernelW; ++j) {
+      int64_t x = ow * w.strideW - w.padW + j * w.dilationW;
+      if (x < 0 || x >= p.width)
+        continue;
+      float v = plane[h * p.width + x];
+      // A NaN wins and stays, so that it spreads as it would through max.
+      if (best < 0 || (bestValue == bestValue && (v > bestValue || v != v))) {
+        best = h * p.width + x;
+        bestValue = v;
+      }
+    }
+  }
+  return best;
+}
+
+/// Output (oh, ow) of pooling `plane`: the maximum of the window, or its
+/// mean over the whole kernel (padding counted as zeros, as PyTorch's
+/// avg_pool2d counts it by default).
+WHALE_CONV_HD float poolAt(bool max, const float *plane, const Planes &p,
+                           const Window2d &w, int64_t oh, int64_t ow) {
+  if (max) {
+    int64_t at = windowArgmax(plane, p, w, oh, ow);
+    return at < 0 ? 0.0f : plane[at];
+  }
+  float sum = 0.0f;
+  for (int64_t i = 0; i < w.kernelH; ++i) {
+    int64_t h = oh * w.strideH - w.padH + i * w.dilationH;
+    if (h < 0 || h >= p.height)
+      continue;
+    for (int64_t j = 0; j < w.kernelW; ++j) {
+      int64_t x = ow * w.strideW - w.padW + j * w.dilationW;
+      if (x >= 0 && x < p.width)
+        sum += plane[h * p.width + x];
+    }
+  }
+  return sum / static_cast<float>(w.kernelH * w.kernelW);
+}
+
+/// Element (h, x) of the gradient of pooling `plane`, from the output
+/// gradient `dy` of that plane: the windows that took it (as their maximum,
+/// or a share of their mean) hand it their gradient.
+WHALE_CONV_HD float poolGradAt(bool max, const float *plane, const float *dy,
+                               const Planes &p, const Window2d &w, int64_t h,
+                               int64_t x) {
+  float sum = 0.0f;
+  const float share = 1.0f / static_cast<float>(w.kernelH * w.kernelW);
+  for (int64_t i = 0; i < w.kernelH; ++i) {
+    int64_t th = h + w.padH - i * w.dilationH;
+    if (th < 0 || th % w.strideH != 0 || th / w.strideH >= p.outH)
+      continue;
+    int64_t oh = th / w.strideH;
+    for (int64_t j = 0; j < w.kernelW; ++j) {
+      int64_t tw = x + w.padW - j * w.dilationW;
+      if (tw < 0 || tw % w.strideW != 0 || tw / w.strideW >= p.outW)
+        continue;
+      int64_t ow = tw / w.strideW;
+      float g = dy[oh * p.outW + ow];
+      if (!max)
+        sum += g * share;
+      else if (windowArgmax(plane, p, w, oh, ow) == h * p.width + x)
+        sum += g;
+    }
+  }
+  return sum;
+}
+
+} // namespace whale::rt
+
+#endif

@@ -1,0 +1,70 @@
+//===- Conv.cpp - im2col, col2im and pooling on the CPU -------------------===//
+//
+// Loops over runtime/ConvMath.h's per-element functions, split over the
+// device's threads; the GEMMs of a convolution are the device's matmul
+// (runtime/Conv.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cpu/CpuDevice.h"
+
+namespace whale::rt {
+
+Status CpuDevice::im2col(View<const float> x, const Window2d &w,
+                         View<float> cols) {
+  const Planes p = samplePlanes(x.shape, w);
+  const int64_t rows = cols.shape[0], positions = cols.shape[1];
+  pool().parallelFor(rows, 1, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t c = 0; c < positions; ++c)
+        cols.data[r * positions + c] = im2colAt(x.data, p, w, r, c);
+  });
+  return Status::ok();
+}
+
+Status CpuDevice::col2im(View<const float> cols, const Window2d &w,
+                         View<float> dx) {
+  const Planes p = samplePlanes(dx.shape, w);
+  pool().parallelFor(p.channels * p.height, 1, [&](int64_t l0, int64_t l1) {
+    for (int64_t line = l0; line < l1; ++line) {
+      int64_t c = line / p.height, h = line % p.height;
+      for (int64_t x = 0; x < p.width; ++x)
+        dx.data[line * p.width + x] = col2imAt(cols.data, p, w, c, h, x);
+    }
+  });
+  return Status::ok();
+}
+
+Status CpuDevice::pool2d(bool max, View<const float> x, const Window2d &w,
+                         View<float> y) {
+  const Planes p = planesOf(x.shape, y.shape);
+  pool().parallelFor(p.channels, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      const float *plane = x.data + c * p.height * p.width;
+      float *out = y.data + c * p.outH * p.outW;
+      for (int64_t oh = 0; oh < p.outH; ++oh)
+        for (int64_t ow = 0; ow < p.outW; ++ow)
+          out[oh * p.outW + ow] = poolAt(max, plane, p, w, oh, ow);
+    }
+  });
+  return Status::ok();
+}
+
+Status CpuDevice::pool2dBackward(bool max, View<const float> x,
+                                 View<const float> dy, const Window2d &w,
+                                 View<float> dx) {
+  const Planes p = planesOf(x.shape, dy.shape);
+  pool().parallelFor(p.channels, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      const float *plane = x.data + c * p.height * p.width;
+      const float *g = dy.data + c * p.outH * p.outW;
+      float *out = dx.data + c * p.height * p.width;
+      for (int64_t h = 0; h < p.height; ++h)
+        for (int64_t xx = 0; xx < p.width; ++xx)
+          out[h * p.width + xx] = poolGradAt(max, plane, g, p, w, h, xx);
+    }
+  });
+  return Status::ok();
+}
+
+} // namespace whale::rt
