@@ -2,6 +2,7 @@
 
 #include "lang/SemaImpl.h"
 #include "lang/Suggest.h"
+#include "runtime/ConvMath.h"
 #include "runtime/Limits.h"
 
 #include <algorithm>
@@ -40,6 +41,9 @@ const std::vector<BuiltinSig> &builtinTable() {
       {"slice", {"x", "axis", "start", "end"}, 4},
       {"concat", {"tensors", "axis"}, 1},
       {"causal_mask", {"x"}, 1},
+      {"conv2d", {"x", "w", "stride", "padding", "dilation", "groups"}, 2},
+      {"max_pool2d", {"x", "kernel", "stride", "padding"}, 2},
+      {"avg_pool2d", {"x", "kernel", "stride", "padding"}, 2},
       {"dim", {"x", "axis"}, 2},
   };
   return table;
@@ -261,6 +265,39 @@ struct Args {
     sema.error(args[i].loc, what(i) + " must be a number, got " + describe(v));
     return false;
   }
+  /// A [height, width] pair: one integer for both, or a list of two; each
+  /// at least `least`.
+  bool pair(size_t i, std::vector<int64_t> &out, std::vector<int64_t> dflt,
+            int64_t least) {
+    out = std::move(dflt);
+    if (!args[i].present)
+      return true;
+    const SVal &v = args[i].value;
+    std::vector<const SVal *> items;
+    if (v.kind == SVal::Kind::List && v.list.size() == 2)
+      items = {&v.list[0], &v.list[1]};
+    else if (v.kind == SVal::Kind::Int)
+      items = {&v, &v};
+    std::string want = what(i) + " must be an integer or a list of two, each " +
+                       (least > 0 ? "at least " + std::to_string(least)
+                                  : std::string("non-negative"));
+    if (items.empty()) {
+      sema.error(args[i].loc, want + ", got " + describe(v));
+      return false;
+    }
+    for (int k = 0; k < 2; ++k) {
+      std::optional<int64_t> n =
+          sema.knownInt(*items[k], args[i].loc, what(i).c_str());
+      if (!n)
+        return false;
+      if (*n < least) {
+        sema.error(args[i].loc, want + ", got " + describe(v));
+        return false;
+      }
+      out[k] = *n;
+    }
+    return true;
+  }
   /// Maps an axis (negative counts from the end) into [0, rank).
   bool axis(size_t i, int64_t rank, int64_t &out, int64_t dflt) {
     int64_t a;
@@ -429,6 +466,97 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
     if (!a.tensor(0, x))
       return SVal::error();
     return tensorOut(fn, {x}, typeOf(x));
+  }
+
+  if (fn == "conv2d") {
+    int x, w;
+    std::vector<int64_t> stride, padding, dilation;
+    int64_t groups;
+    if (!a.tensor(0, x) || !a.tensor(1, w) || !a.pair(2, stride, {1, 1}, 1) ||
+        !a.pair(3, padding, {0, 0}, 0) || !a.pair(4, dilation, {1, 1}, 1) ||
+        !a.integer(5, groups, 1))
+      return SVal::error();
+    const TensorType &tx = typeOf(x), &tw = typeOf(w);
+    auto known = [](const TensorType &t, size_t from) {
+      for (size_t d = from; d < t.dims.size(); ++d)
+        if (!t.dims[d].isKnown())
+          return false;
+      return true;
+    };
+    if (tx.rank() != 4 || !known(tx, 1)) {
+      error(args[0].loc, "conv2d takes images [N, C, H, W] with known C, H "
+                         "and W, got " +
+                             tx.str());
+      return SVal::error();
+    }
+    if (tw.rank() != 4 || !known(tw, 0)) {
+      error(args[1].loc,
+            "conv2d takes weights [O, C / groups, KH, KW], got " + tw.str());
+      return SVal::error();
+    }
+    const int64_t c = tx.dims[1].value, o = tw.dims[0].value;
+    if (groups < 1 || c % groups != 0 || o % groups != 0 ||
+        tw.dims[1].value != c / groups) {
+      error(args[1].loc, "weights " + tw.str() + " do not fit " +
+                             std::to_string(c) + " input channels in " +
+                             std::to_string(groups) +
+                             " groups: they must be [O, " +
+                             std::to_string(groups > 0 ? c / groups : c) +
+                             ", KH, KW] with O a multiple of the groups");
+      return SVal::error();
+    }
+    rt::Window2d win{tw.dims[2].value, tw.dims[3].value, stride[0], stride[1],
+                     padding[0],       padding[1],       dilation[0],
+                     dilation[1]};
+    int64_t oh = win.outH(tx.dims[2].value), ow = win.outW(tx.dims[3].value);
+    if (oh < 1 || ow < 1) {
+      error(args[1].loc, "the kernel of " + tw.str() +
+                             " does not fit the padded image of " + tx.str());
+      return SVal::error();
+    }
+    TensorType out{tx.dtype,
+                   {tx.dims[0], Dim::known(o), Dim::known(oh), Dim::known(ow)}};
+    return tensorOut("conv2d", {x, w}, out,
+                     {{"stride", NodeAttr(stride)},
+                      {"padding", NodeAttr(padding)},
+                      {"dilation", NodeAttr(dilation)},
+                      {"groups", NodeAttr(groups)}});
+  }
+
+  if (fn == "max_pool2d" || fn == "avg_pool2d") {
+    int x;
+    std::vector<int64_t> kernel, stride, padding;
+    if (!a.tensor(0, x) || !a.pair(1, kernel, {1, 1}, 1) ||
+        !a.pair(2, stride, kernel, 1) || !a.pair(3, padding, {0, 0}, 0))
+      return SVal::error();
+    const TensorType &tx = typeOf(x);
+    const int64_t r = tx.rank();
+    if (r < 2 || !tx.dims[r - 2].isKnown() || !tx.dims[r - 1].isKnown()) {
+      error(args[0].loc, fn + " takes [..., H, W] with known H and W, got " +
+                             tx.str());
+      return SVal::error();
+    }
+    if (2 * padding[0] > kernel[0] || 2 * padding[1] > kernel[1]) {
+      error(args[3].loc, "padding is at most half the kernel");
+      return SVal::error();
+    }
+    rt::Window2d win{kernel[0], kernel[1], stride[0], stride[1],
+                     padding[0], padding[1], 1, 1};
+    int64_t oh = win.outH(tx.dims[r - 2].value),
+            ow = win.outW(tx.dims[r - 1].value);
+    if (oh < 1 || ow < 1) {
+      error(args[1].loc, "the window does not fit " + tx.str());
+      return SVal::error();
+    }
+    TensorType out = tx;
+    out.dims[r - 2] = Dim::known(oh);
+    out.dims[r - 1] = Dim::known(ow);
+    return tensorOut("pool2d", {x}, out,
+                     {{"kind", NodeAttr(std::string(
+                                   fn == "max_pool2d" ? "max" : "avg"))},
+                      {"kernel", NodeAttr(kernel)},
+                      {"stride", NodeAttr(stride)},
+                      {"padding", NodeAttr(padding)}});
   }
 
   if (fn == "causal_mask") {

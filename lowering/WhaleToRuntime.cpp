@@ -29,6 +29,7 @@ namespace {
 // Numbers of runtime/WhaleRuntime.h, which this file may not include (the
 // compiler knows nothing of the runtime but its ABI).
 enum : int32_t { kF32 = 0, kF64 = 1, kI32 = 2, kI64 = 3 };
+enum : int32_t { kPoolMax = 0, kPoolAvg = 1 };
 
 class Lowering {
 public:
@@ -86,6 +87,23 @@ private:
     }
     return LLVM::AddressOfOp::create(b, loc, g);
   }
+  /// A convolution's {strideH, strideW, padH, padW, dilationH, dilationW,
+  /// groups}, as whale_rt_conv2d takes it.
+  template <class ConvLike> Value convGeometry(ConvLike op) {
+    ArrayRef<int64_t> s = op.getStride(), p = op.getPadding(),
+                      d = op.getDilation();
+    return i64Array({s[0], s[1], p[0], p[1], d[0], d[1], op.getGroups()});
+  }
+  /// A pooling's {kernelH, kernelW, strideH, strideW, padH, padW}.
+  template <class PoolLike> Value poolGeometry(PoolLike op) {
+    ArrayRef<int64_t> k = op.getKernel(), s = op.getStride(),
+                      p = op.getPadding();
+    return i64Array({k[0], k[1], s[0], s[1], p[0], p[1]});
+  }
+  Value poolKind(StringRef kind) {
+    return constI32(kind == "max" ? kPoolMax : kPoolAvg);
+  }
+
   Value i64Array(ArrayRef<int64_t> values) {
     if (values.empty())
       return nullPtr();
@@ -241,6 +259,24 @@ LogicalResult Lowering::lowerOp(Operation *op) {
          {ctxArg, in(0), in(1), in(2), in(3), in(4),
           constF64(ag.getScale().convertToDouble()),
           constI32(ag.getCausal() ? 1 : 0), outs[0], outs[1], outs[2]});
+    return success();
+  }
+
+  if (auto cg = dyn_cast<Conv2dGradOp>(op)) {
+    SmallVector<Value> outs;
+    if (failed(resultTensors(cg, outs)))
+      return failure();
+    call("whale_rt_conv2d_grad",
+         {ctxArg, in(0), in(1), in(2), convGeometry(cg), outs[0], outs[1]});
+    return success();
+  }
+
+  if (auto pg = dyn_cast<Pool2dGradOp>(op)) {
+    SmallVector<Value> outs;
+    if (failed(resultTensors(pg, outs)))
+      return failure();
+    call("whale_rt_pool2d_grad", {ctxArg, poolKind(pg.getKind()), in(0),
+                                  in(1), poolGeometry(pg), outs[0]});
     return success();
   }
 
@@ -410,6 +446,16 @@ LogicalResult Lowering::lowerOp(Operation *op) {
         call("whale_rt_layernorm",
              {ctxArg, in(0), in(1), in(2),
               constF64(l.getEps().convertToDouble()), *out});
+        return success();
+      })
+      .Case([&](Conv2dOp c) {
+        call("whale_rt_conv2d",
+             {ctxArg, in(0), in(1), convGeometry(c), *out});
+        return success();
+      })
+      .Case([&](Pool2dOp p) {
+        call("whale_rt_pool2d",
+             {ctxArg, poolKind(p.getKind()), in(0), poolGeometry(p), *out});
         return success();
       })
       .Case([&](EmbeddingOp) {

@@ -13,6 +13,7 @@
 #ifndef WHALE_RUNTIME_CONVMATH_H
 #define WHALE_RUNTIME_CONVMATH_H
 
+#include <cstddef>
 #include <cstdint>
 
 #ifdef __CUDACC__
@@ -49,7 +50,7 @@ struct Planes {
 template <class Dims> Planes planesOf(const Dims &x, const Dims &out) {
   Planes p;
   p.channels = 1;
-  for (size_t d = 0; d + 2 < x.size(); ++d)
+  for (std::size_t d = 0; d + 2 < x.size(); ++d)
     p.channels *= x[d];
   p.height = x[x.size() - 2];
   p.width = x[x.size() - 1];

@@ -15,6 +15,22 @@ mlir::FailureOr<llvm::SmallVector<int64_t>>
 matmulResultShape(mlir::Operation *op, mlir::RankedTensorType lhs,
                   mlir::RankedTensorType rhs, bool transLhs, bool transRhs);
 
+/// The result shape of a whale.conv2d of `input` [N, C, H, W] with `weight`
+/// [O, C / groups, KH, KW] (emitting the reason on `op` when they or the
+/// window do not fit).
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+conv2dResultShape(mlir::Operation *op, mlir::RankedTensorType input,
+                  mlir::RankedTensorType weight, llvm::ArrayRef<int64_t> stride,
+                  llvm::ArrayRef<int64_t> padding,
+                  llvm::ArrayRef<int64_t> dilation, int64_t groups);
+
+/// The result shape of a whale.pool2d of `input` [..., H, W].
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+pool2dResultShape(mlir::Operation *op, mlir::RankedTensorType input,
+                  llvm::StringRef kind, llvm::ArrayRef<int64_t> kernel,
+                  llvm::ArrayRef<int64_t> stride,
+                  llvm::ArrayRef<int64_t> padding);
+
 /// A part of `part` along a split axis is one of `shards` parts of
 /// `whole`: equal ones, or as `weights` cut it (runtime/Parts.h's rule).
 mlir::LogicalResult

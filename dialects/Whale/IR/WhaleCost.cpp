@@ -43,6 +43,33 @@ int64_t CausalMaskOp::getFlops() { return elementsOf(getResult()); }
 int64_t SoftmaxOp::getFlops() { return 5 * elementsOf(getResult()); }
 int64_t LayerNormOp::getFlops() { return 8 * elementsOf(getResult()); }
 
+/// A convolution's multiply-adds: each output element sums (C / groups) x
+/// KH x KW products, 2 FLOPs each (as a GEMM counts them).
+static int64_t convFlops(RankedTensorType weight, RankedTensorType out) {
+  ArrayRef<int64_t> w = weight.getShape();
+  return saturatingMul(2 * w[1] * w[2] * w[3], out.getNumElements());
+}
+int64_t Conv2dOp::getFlops() {
+  return convFlops(getWeight().getType(), getType());
+}
+// The input's gradient and the weight's: two products of the forward's size.
+int64_t Conv2dGradOp::getFlops() {
+  return saturatingMul(2, convFlops(getWeight().getType(), getDy().getType()));
+}
+// A comparison or an add per tap of each window.
+int64_t Pool2dOp::getFlops() {
+  ArrayRef<int64_t> k = getKernel();
+  return saturatingMul(k[0] * k[1], elementsOf(getResult()));
+}
+// Each input element visits the windows that cover it (max searches each
+// again for its maximum).
+int64_t Pool2dGradOp::getFlops() {
+  ArrayRef<int64_t> k = getKernel();
+  int64_t perWindow = getKind() == "max" ? k[0] * k[1] : 1;
+  return saturatingMul(k[0] * k[1] * perWindow,
+                       getInput().getType().getNumElements());
+}
+
 /// The (query, key) pairs an attention computes: every one, or for a causal
 /// one each query's keys up to itself, T (T + 1) / 2 a head.
 static int64_t attentionPairs(RankedTensorType q, RankedTensorType k,

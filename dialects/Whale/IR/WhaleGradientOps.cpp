@@ -53,6 +53,24 @@ LogicalResult CausalMaskGradOp::verify() {
   return success();
 }
 
+LogicalResult Conv2dGradOp::verify() {
+  FailureOr<SmallVector<int64_t>> shape = conv2dResultShape(
+      *this, getInput().getType(), getWeight().getType(), getStride(),
+      getPadding(), getDilation(), getGroups());
+  if (failed(shape))
+    return failure();
+  return expectShape(*this, *shape, getDy().getType(), "dy");
+}
+
+LogicalResult Pool2dGradOp::verify() {
+  FailureOr<SmallVector<int64_t>> shape =
+      pool2dResultShape(*this, getInput().getType(), getKind(), getKernel(),
+                        getStride(), getPadding());
+  if (failed(shape))
+    return failure();
+  return expectShape(*this, *shape, getDy().getType(), "dy");
+}
+
 LogicalResult LayerNormGradOp::verify() {
   RankedTensorType x = getX().getType();
   if (x.getRank() < 1)

@@ -136,6 +136,54 @@ def Whale_AttentionGradOp : Whale_Op<"attention_grad", [Pure,
   }];
 }
 
+def Whale_Conv2dGradOp : Whale_Op<"conv2d_grad", [Pure,
+    AllTypesMatch<["input", "dinput"]>, AllTypesMatch<["weight", "dweight"]>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Gradients of a 2-D convolution";
+  let description = [{
+    From the forward input, the weight and `dy`: the gradients of the input
+    and of the weight, for the window and groups of the forward op.
+
+    ```mlir
+    %dx, %dw = whale.conv2d_grad %x, %w, %dy stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 : tensor<8x3x32x32xf32>, tensor<16x3x3x3xf32>, tensor<8x16x32x32xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$input, Whale_FloatTensor:$weight,
+                       Whale_FloatTensor:$dy, DenseI64ArrayAttr:$stride,
+                       DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilation,
+                       I64Attr:$groups);
+  let results = (outs Whale_FloatTensor:$dinput, Whale_FloatTensor:$dweight);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $dy `stride` `=` $stride `padding` `=` $padding
+    `dilation` `=` $dilation `groups` `=` $groups attr-dict `:` type($input)
+    `,` type($weight) `,` type($dy)
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_Pool2dGradOp : Whale_Op<"pool2d_grad", [Pure,
+    AllTypesMatch<["input", "dinput"]>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Gradient of a max or average pooling";
+  let description = [{
+    From the forward input and `dy`: the input's gradient. A max pooling's
+    windows are searched again for their maxima (the first among equals).
+
+    ```mlir
+    %dx = whale.pool2d_grad %x, %dy kind = "max" kernel = [2, 2] stride = [2, 2] padding = [0, 0] : tensor<8x16x32x32xf32>, tensor<8x16x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$input, Whale_FloatTensor:$dy,
+                       StrAttr:$kind, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding);
+  let results = (outs Whale_FloatTensor:$dinput);
+  let assemblyFormat = [{
+    $input `,` $dy `kind` `=` $kind `kernel` `=` $kernel `stride` `=` $stride
+    `padding` `=` $padding attr-dict `:` type($input) `,` type($dy)
+  }];
+  let hasVerifier = 1;
+}
+
 def Whale_LayerNormGradOp : Whale_Op<"layernorm_grad", [Pure,
     AllTypesMatch<["x", "dy", "dx"]>, AllTypesMatch<["gamma", "dgamma", "dbeta"]>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {

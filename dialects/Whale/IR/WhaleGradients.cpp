@@ -119,6 +119,24 @@ SmallVector<Value> AttentionOp::buildGradients(OpBuilder &b,
   return {grad.getDquery(), grad.getDkey(), grad.getDvalue()};
 }
 
+SmallVector<Value> Conv2dOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  if (!g[0])
+    return {Value(), Value()};
+  auto grad = Conv2dGradOp::create(b, getLoc(), getInput(), getWeight(), g[0],
+                                   getStrideAttr(), getPaddingAttr(),
+                                   getDilationAttr(), getGroupsAttr());
+  return {grad.getDinput(), grad.getDweight()};
+}
+
+SmallVector<Value> Pool2dOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  if (!g[0])
+    return {Value()};
+  auto grad = Pool2dGradOp::create(b, getLoc(), getInput(), g[0],
+                                   getKindAttr(), getKernelAttr(),
+                                   getStrideAttr(), getPaddingAttr());
+  return {grad.getDinput()};
+}
+
 SmallVector<Value> LayerNormOp::buildGradients(OpBuilder &b,
                                                ArrayRef<Value> g) {
   if (!g[0])

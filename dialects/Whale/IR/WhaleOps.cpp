@@ -2,6 +2,7 @@
 
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "dialects/Whale/IR/VerifyUtils.h"
+#include "runtime/ConvMath.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -221,6 +222,86 @@ whale::matmulResultShape(Operation *op, RankedTensorType lhs,
   shape.push_back(m);
   shape.push_back(n);
   return shape;
+}
+
+//===----------------------------------------------------------------------===//
+// Conv2dOp, Pool2dOp
+//===----------------------------------------------------------------------===//
+
+/// Whether `values` has two entries, each at least `least`.
+static bool pairAtLeast(ArrayRef<int64_t> values, int64_t least) {
+  return values.size() == 2 && values[0] >= least && values[1] >= least;
+}
+
+FailureOr<SmallVector<int64_t>>
+whale::conv2dResultShape(Operation *op, RankedTensorType input,
+                         RankedTensorType weight, ArrayRef<int64_t> stride,
+                         ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                         int64_t groups) {
+  if (input.getRank() != 4 || weight.getRank() != 4)
+    return op->emitOpError("input [N, C, H, W] and weight [O, C / groups, KH, "
+                           "KW] must be 4-D, got ")
+           << input << " and " << weight;
+  if (!pairAtLeast(stride, 1) || !pairAtLeast(padding, 0) ||
+      !pairAtLeast(dilation, 1) || groups < 1)
+    return op->emitOpError("stride and dilation are two values >= 1, padding "
+                           "two >= 0, groups >= 1");
+  ArrayRef<int64_t> x = input.getShape(), w = weight.getShape();
+  if (x[1] % groups != 0 || w[0] % groups != 0 || w[1] != x[1] / groups)
+    return op->emitOpError() << "weight " << weight << " does not fit "
+                             << x[1] << " input channels in " << groups
+                             << " groups";
+  whale::rt::Window2d win{w[2],       w[3],       stride[0],   stride[1],
+                          padding[0], padding[1], dilation[0], dilation[1]};
+  SmallVector<int64_t> shape = {x[0], w[0], win.outH(x[2]), win.outW(x[3])};
+  if (shape[2] < 1 || shape[3] < 1)
+    return op->emitOpError() << "the kernel " << w[2] << "x" << w[3]
+                             << " does not fit the padded input " << x[2]
+                             << "x" << x[3];
+  return shape;
+}
+
+FailureOr<SmallVector<int64_t>>
+whale::pool2dResultShape(Operation *op, RankedTensorType input, StringRef kind,
+                         ArrayRef<int64_t> kernel, ArrayRef<int64_t> stride,
+                         ArrayRef<int64_t> padding) {
+  if (kind != "max" && kind != "avg")
+    return op->emitOpError() << "kind is \"max\" or \"avg\", got \"" << kind
+                             << "\"";
+  if (input.getRank() < 2)
+    return op->emitOpError("input needs rank >= 2");
+  if (!pairAtLeast(kernel, 1) || !pairAtLeast(stride, 1) ||
+      !pairAtLeast(padding, 0) || 2 * padding[0] > kernel[0] ||
+      2 * padding[1] > kernel[1])
+    return op->emitOpError("kernel and stride are two values >= 1, padding "
+                           "two from 0 to half the kernel");
+  whale::rt::Window2d win{kernel[0], kernel[1],  stride[0], stride[1],
+                          padding[0], padding[1], 1,         1};
+  SmallVector<int64_t> shape(input.getShape());
+  int64_t r = input.getRank();
+  shape[r - 2] = win.outH(shape[r - 2]);
+  shape[r - 1] = win.outW(shape[r - 1]);
+  if (shape[r - 2] < 1 || shape[r - 1] < 1)
+    return op->emitOpError() << "the window does not fit " << input;
+  return shape;
+}
+
+LogicalResult Conv2dOp::verify() {
+  FailureOr<SmallVector<int64_t>> shape = conv2dResultShape(
+      *this, getInput().getType(), getWeight().getType(), getStride(),
+      getPadding(), getDilation(), getGroups());
+  if (failed(shape))
+    return failure();
+  return expectShape(*this, *shape, getType(), "result");
+}
+
+LogicalResult Pool2dOp::verify() {
+  FailureOr<SmallVector<int64_t>> shape =
+      pool2dResultShape(*this, getInput().getType(), getKind(), getKernel(),
+                        getStride(), getPadding());
+  if (failed(shape))
+    return failure();
+  return expectShape(*this, *shape, getType(), "result");
 }
 
 LogicalResult MatmulOp::verify() {

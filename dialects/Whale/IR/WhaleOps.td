@@ -290,6 +290,56 @@ def Whale_LayerNormOp : Whale_Op<"layernorm", [Pure, DeclareOpInterfaceMethods<W
   let hasVerifier = 1;
 }
 
+def Whale_Conv2dOp : Whale_Op<"conv2d", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "2-D convolution of NCHW images";
+  let description = [{
+    Convolves `input` `[N, C, H, W]` with `weight` `[O, C / groups, KH, KW]`
+    (cross-correlation, as deep-learning frameworks define it) into
+    `[N, O, OH, OW]`, with `stride`, zero `padding` on each side and
+    `dilation`, each `[height, width]`. The channels form `groups`
+    independent groups.
+
+    ```mlir
+    %y = whale.conv2d %x, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 : tensor<8x3x32x32xf32>, tensor<16x3x3x3xf32> -> tensor<8x16x32x32xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$input, Whale_FloatTensor:$weight,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `stride` `=` $stride `padding` `=` $padding
+    `dilation` `=` $dilation `groups` `=` $groups attr-dict `:` type($input)
+    `,` type($weight) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_Pool2dOp : Whale_Op<"pool2d", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Max or average pooling over the last two dimensions";
+  let description = [{
+    Pools every `[H, W]` plane of `input` `[..., H, W]` with a `kernel`
+    window moved by `stride`, over zero `padding` on each side (at most half
+    the kernel), each `[height, width]`. `kind` is "max" or "avg"; an
+    average counts the padding as zeros.
+
+    ```mlir
+    %y = whale.pool2d %x kind = "max" kernel = [2, 2] stride = [2, 2] padding = [0, 0] : tensor<8x16x32x32xf32> -> tensor<8x16x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$input, StrAttr:$kind,
+                       DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$stride,
+                       DenseI64ArrayAttr:$padding);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `kind` `=` $kind `kernel` `=` $kernel `stride` `=` $stride
+    `padding` `=` $padding attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Whale_EmbeddingOp : Whale_Op<"embedding", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getBytesRead"]>]> {
   let summary = "Rows of a table picked by integer ids";
