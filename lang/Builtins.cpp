@@ -282,7 +282,11 @@ struct Args {
                        (least > 0 ? "at least " + std::to_string(least)
                                   : std::string("non-negative"));
     if (items.empty()) {
-      sema.error(args[i].loc, want + ", got " + describe(v));
+      sema.error(args[i].loc,
+                 want + ", got " +
+                     (v.kind == SVal::Kind::List
+                          ? "a list of " + std::to_string(v.list.size())
+                          : describe(v)));
       return false;
     }
     for (int k = 0; k < 2; ++k) {
@@ -291,7 +295,7 @@ struct Args {
       if (!n)
         return false;
       if (*n < least) {
-        sema.error(args[i].loc, want + ", got " + describe(v));
+        sema.error(args[i].loc, want + ", got " + std::to_string(*n));
         return false;
       }
       out[k] = *n;

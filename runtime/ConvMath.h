@@ -30,13 +30,20 @@ struct Window2d {
   int64_t kernelH = 1, kernelW = 1, strideH = 1, strideW = 1;
   int64_t padH = 0, padW = 0, dilationH = 1, dilationW = 1;
 
-  /// The output extent of an input extent `in`, or < 1 when the window
-  /// does not fit.
+  /// The output extent of an input extent `in`, or 0 when the window
+  /// does not fit (the span is tested before dividing: C++ division
+  /// truncates a negative one towards zero).
   WHALE_CONV_HD int64_t outH(int64_t in) const {
-    return (in + 2 * padH - dilationH * (kernelH - 1) - 1) / strideH + 1;
+    return outExtent(in, kernelH, strideH, padH, dilationH);
   }
   WHALE_CONV_HD int64_t outW(int64_t in) const {
-    return (in + 2 * padW - dilationW * (kernelW - 1) - 1) / strideW + 1;
+    return outExtent(in, kernelW, strideW, padW, dilationW);
+  }
+  WHALE_CONV_HD static int64_t outExtent(int64_t in, int64_t kernel,
+                                         int64_t stride, int64_t pad,
+                                         int64_t dilation) {
+    int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1;
+    return span < 0 ? 0 : span / stride + 1;
   }
 };
 

@@ -185,4 +185,38 @@ train gpt {
       g.names.size(), g.checked, g.worst);
 }
 
+TEST(Autodiff, AConvNetsGradientsMatchFiniteDifferences) {
+  // conv2d with padding, stride, dilation and groups, average pooling, gelu
+  // between (smooth, for finite differences; max pooling's gradient is
+  // checked against its definition in the runtime's tests).
+  const char *source = R"(
+model cnn(x: f32[B, 72], y: i32[B]) {
+  img = reshape(x, [B, 2, 6, 6])
+  a = gelu(conv2d(img, param([4, 2, 3, 3], init = normal(0.3)), padding = 1))
+  b = gelu(conv2d(a, param([4, 2, 3, 3], init = normal(0.3)), stride = 2,
+                  padding = [2, 1], dilation = [2, 1], groups = 2))
+  c = avg_pool2d(b, 2, stride = 1)
+  flat = reshape(c, [B, 16])
+  return mean(cross_entropy(matmul(flat, param([16, 5], init = normal(0.3))), y))
+}
+train cnn {
+  data = synthetic(batch = 3)
+  optimizer = sgd(lr = 0.1)
+  steps = 1
+}
+)";
+  whale::testing::TestRuntime runtime(11);
+  whale_rt_context *rt = runtime.ctx;
+  whale_rt_tensor *x = runtime.make(WHALE_RT_F32, {3, 72});
+  whale_rt_tensor *y = runtime.make(WHALE_RT_I32, {3});
+  for (int i = 0; i < 3 * 72; ++i)
+    static_cast<float *>(whale_rt_tensor_data(x))[i] = std::sin(0.37f * i) * 2;
+  for (int i = 0; i < 3; ++i)
+    static_cast<int32_t *>(whale_rt_tensor_data(y))[i] = (i * 2) % 5;
+  Gradients g = check(source, "cnn", {x, y}, rt, 2e-2, 1e-2);
+  EXPECT_EQ(g.names.size(), 3u);
+  EXPECT_EQ(g.checked, 3);
+  std::printf("conv net: worst relative error %.2e\n", g.worst);
+}
+
 } // namespace
