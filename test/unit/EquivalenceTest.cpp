@@ -128,6 +128,28 @@ TEST(Equivalence, HybridOnTwoDevices) {
   expectEquivalent(source(kHybrid), kHybrid, "cpu:2");
 }
 
+// The conv net's hybrid: a replicated convolutional backbone (conv2d with
+// its bias, max and average pooling) and a split classifier.
+TEST(Equivalence, ConvNetHybridOnTwoDevices) {
+  expectEquivalent(source(kCnn), kCnn, "cpu:2");
+}
+
+TEST(Equivalence, ConvNetHybridOnFourDevices) {
+  expectEquivalent(source(kCnn), kCnn, "cpu:4");
+}
+
+TEST(Equivalence, ConvNetDataParallelOverFourDevices) {
+  expectEquivalent(edit(source(kCnn), "split {", "replicate {"), kCnn,
+                   "cpu:4");
+}
+
+TEST(Equivalence, ConvNetTwoStages1F1B) {
+  expectEquivalent(
+      edit(edit(source(kCnn), "split {", "replicate {"), "model cnn",
+           "config {\n  num_micro_batch = 4\n}\n\nmodel cnn"),
+      kCnn, "cpu:2");
+}
+
 TEST(Equivalence, SplitInsideAPipelineStage) {
   expectEquivalent(source(kSplitStage), kSplitStage, "cpu:4");
 }
