@@ -324,6 +324,35 @@ TEST(CudaKernels, ReductionsAndLayout) {
   });
 }
 
+TEST(CudaKernels, ConvolutionsAndPoolingWithGradients) {
+  Pair p;
+  // A strided, padded, dilated, grouped convolution: im2col and col2im on
+  // the GPU, the products on cuBLAS.
+  auto x = p.random({3, 4, 9, 7}, 31), w = p.random({6, 2, 3, 2}, 32);
+  auto y = p.make(WHALE_RT_F32, {3, 6, 5, 7}), dy = p.random({3, 6, 5, 7}, 33);
+  auto dx = p.make(WHALE_RT_F32, {3, 4, 9, 7}),
+       dw = p.make(WHALE_RT_F32, {6, 2, 3, 2});
+  int64_t conv[] = {2, 1, 1, 1, 1, 2, 2};
+  p.check("conv2d", {y}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_conv2d(ctx, x.t[i], w.t[i], conv, y.t[i]);
+  });
+  p.check("conv2d_grad", {dx, dw}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_conv2d_grad(ctx, x.t[i], w.t[i], dy.t[i], conv, dx.t[i],
+                                dw.t[i]);
+  });
+  // Pooling, both kinds, with padding.
+  auto py = p.make(WHALE_RT_F32, {3, 4, 5, 4}), pdy = p.random({3, 4, 5, 4}, 34);
+  int64_t pool[] = {3, 3, 2, 2, 1, 1};
+  for (int kind : {WHALE_RT_POOL_MAX, WHALE_RT_POOL_AVG}) {
+    p.check("pool2d", {py}, [&](whale_rt_context *ctx, int i) {
+      return whale_rt_pool2d(ctx, kind, x.t[i], pool, py.t[i]);
+    });
+    p.check("pool2d_grad", {dx}, [&](whale_rt_context *ctx, int i) {
+      return whale_rt_pool2d_grad(ctx, kind, x.t[i], pdy.t[i], pool, dx.t[i]);
+    });
+  }
+}
+
 TEST(CudaKernels, OptimizersAndClipping) {
   Pair p;
   double shape[] = {0.0, 0.02};
