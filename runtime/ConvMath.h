@@ -86,6 +86,25 @@ WHALE_CONV_HD float im2colAt(const float *x, const Planes &p,
   return x[(c * p.height + h) * p.width + x0];
 }
 
+/// Calls fn(i, j, oh, ow) for every kernel tap (i, j) and output position
+/// (oh, ow) whose window reads input element (h, x): what a gradient
+/// gathers from.
+template <class Fn>
+WHALE_CONV_HD void forEachReader(const Planes &p, const Window2d &w, int64_t h,
+                                 int64_t x, Fn fn) {
+  for (int64_t i = 0; i < w.kernelH; ++i) {
+    int64_t th = h + w.padH - i * w.dilationH;
+    if (th < 0 || th % w.strideH != 0 || th / w.strideH >= p.outH)
+      continue;
+    for (int64_t j = 0; j < w.kernelW; ++j) {
+      int64_t tw = x + w.padW - j * w.dilationW;
+      if (tw < 0 || tw % w.strideW != 0 || tw / w.strideW >= p.outW)
+        continue;
+      fn(i, j, th / w.strideH, tw / w.strideW);
+    }
+  }
+}
+
 /// Element (c, h, x) of the adjoint of im2col: the sum of every entry of
 /// `cols` that im2col read from that input element.
 WHALE_CONV_HD float col2imAt(const float *cols, const Planes &p,
@@ -93,20 +112,10 @@ WHALE_CONV_HD float col2imAt(const float *cols, const Planes &p,
                              int64_t x) {
   const int64_t positions = p.outH * p.outW;
   float sum = 0.0f;
-  for (int64_t i = 0; i < w.kernelH; ++i) {
-    int64_t th = h + w.padH - i * w.dilationH;
-    if (th < 0 || th % w.strideH != 0 || th / w.strideH >= p.outH)
-      continue;
-    int64_t oh = th / w.strideH;
-    for (int64_t j = 0; j < w.kernelW; ++j) {
-      int64_t tw = x + w.padW - j * w.dilationW;
-      if (tw < 0 || tw % w.strideW != 0 || tw / w.strideW >= p.outW)
-        continue;
-      int64_t ow = tw / w.strideW;
-      int64_t row = (c * w.kernelH + i) * w.kernelW + j;
-      sum += cols[row * positions + oh * p.outW + ow];
-    }
-  }
+  forEachReader(p, w, h, x, [&](int64_t i, int64_t j, int64_t oh, int64_t ow) {
+    int64_t row = (c * w.kernelH + i) * w.kernelW + j;
+    sum += cols[row * positions + oh * p.outW + ow];
+  });
   return sum;
 }
 
@@ -167,23 +176,13 @@ WHALE_CONV_HD float poolGradAt(bool max, const float *plane, const float *dy,
                                int64_t x) {
   float sum = 0.0f;
   const float share = 1.0f / static_cast<float>(w.kernelH * w.kernelW);
-  for (int64_t i = 0; i < w.kernelH; ++i) {
-    int64_t th = h + w.padH - i * w.dilationH;
-    if (th < 0 || th % w.strideH != 0 || th / w.strideH >= p.outH)
-      continue;
-    int64_t oh = th / w.strideH;
-    for (int64_t j = 0; j < w.kernelW; ++j) {
-      int64_t tw = x + w.padW - j * w.dilationW;
-      if (tw < 0 || tw % w.strideW != 0 || tw / w.strideW >= p.outW)
-        continue;
-      int64_t ow = tw / w.strideW;
-      float g = dy[oh * p.outW + ow];
-      if (!max)
-        sum += g * share;
-      else if (windowArgmax(plane, p, w, oh, ow) == h * p.width + x)
-        sum += g;
-    }
-  }
+  forEachReader(p, w, h, x, [&](int64_t, int64_t, int64_t oh, int64_t ow) {
+    float g = dy[oh * p.outW + ow];
+    if (!max)
+      sum += g * share;
+    else if (windowArgmax(plane, p, w, oh, ow) == h * p.width + x)
+      sum += g;
+  });
   return sum;
 }
 

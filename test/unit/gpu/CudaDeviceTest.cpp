@@ -12,6 +12,8 @@
 #include "../RandomValues.h"
 #include "runtime/WhaleRuntime.h"
 
+#include "GpuTestMain.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -456,13 +458,3 @@ TEST(CudaCollectives, AllReduceAcrossTwoGpuContexts) {
 }
 
 } // namespace
-
-int main(int argc, char **argv) {
-  char why[640] = "";
-  if (whale_rt_device_check("cuda:0", why, sizeof why) != WHALE_RT_OK) {
-    std::printf("skipped: %s\n", why);
-    return 77; // ctest's SKIP_RETURN_CODE
-  }
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}
