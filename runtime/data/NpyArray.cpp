@@ -81,9 +81,11 @@ Status NpyArray::view(const unsigned char *bytes, size_t size,
     a.type = "i4", a.width = 4;
   else if (descr == "'<i8'")
     a.type = "i8", a.width = 8;
+  else if (descr == "'|u1'" || descr == "'<u1'")
+    a.type = "u1", a.width = 1; // pixels
   else
     return Status::invalid(what + " holds " + descr +
-                           "; read are little-endian f4, f8, i4 and i8");
+                           "; read are little-endian f4, f8, i4, i8 and u1");
   // "(N, F)", "(N,)", "()".
   if (shape.size() < 2 || shape.front() != '(' || shape.back() != ')')
     return Status::invalid(what + ": shape " + shape + " is not a tuple");
@@ -161,6 +163,8 @@ int64_t NpyArray::intAt(int64_t i) const {
     std::memcpy(&v, p, 8);
     return v;
   }
+  if (type == "u1")
+    return *p;
   // A float array read as integers: saturated, NaN as 0 (a float outside
   // int64 does not convert).
   double v = floatAt(i);

@@ -4,7 +4,8 @@
 // The format numpy.save writes: the magic "\x93NUMPY", a version, a header
 // dict ({'descr': '<f4', 'fortran_order': False, 'shape': (N, F)}) padded
 // to 64 bytes, then the data in C order. Read without Python: f32, f64,
-// i32 and i64, little endian, C order; anything else is refused by name.
+// i32, i64 and u8 (pixels), little endian, C order; anything else is
+// refused by name.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,7 +30,7 @@ public:
                      const std::string &name, NpyArray &out);
 
   const std::vector<int64_t> &shape() const { return dims; }
-  /// "f4", "f8", "i4" or "i8".
+  /// "f4", "f8", "i4", "i8" or "u1".
   const std::string &dtype() const { return type; }
   /// Element `i` (C order) as a float or an integer.
   float floatAt(int64_t i) const;

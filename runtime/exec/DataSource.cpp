@@ -7,6 +7,7 @@
 #include "runtime/data/TextDataset.h"
 #include "runtime/data/TokenDataset.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace whale {
@@ -94,13 +95,14 @@ private:
   rt::TokenDataset ds;
 };
 
-/// Rows of a features array [N, F] and a labels array [N] (numpy .npy),
-/// in the data order.
+/// Rows of a features array [N, ...] (a row of features, or an image's
+/// pixels) and a labels array [N] (numpy .npy), in the data order.
 class ArraySource : public OrderedSource {
 public:
-  ArraySource(rt::NpyArray x, rt::NpyArray y, uint64_t seed, int64_t batch)
+  ArraySource(rt::NpyArray x, rt::NpyArray y, uint64_t seed, int64_t batch,
+              int64_t features)
       : OrderedSource(seed, x.shape()[0], batch), x(std::move(x)),
-        y(std::move(y)), features(this->x.shape()[1]) {}
+        y(std::move(y)), features(features) {}
   std::string fill(int64_t step,
                    std::vector<whale_rt_tensor *> &inputs) override {
     std::vector<int64_t> ids = samples(step);
@@ -123,9 +125,10 @@ private:
   int64_t features;
 };
 
-/// A task with a known solution: features uniform in [-1, 1], labels the
-/// argmax of a fixed random linear teacher over the classes of the cross
-/// entropy that reads them. Sample i is the same for every plan and run.
+/// A task with a known solution: features (a row, or an image's pixels)
+/// uniform in [-1, 1], labels the argmax of a fixed random linear teacher
+/// over the classes of the cross entropy that reads them. Sample i is the
+/// same for every plan and run.
 class SyntheticSource : public DataSource {
 public:
   SyntheticSource(uint64_t seed, int64_t batch, int64_t features,
@@ -182,9 +185,15 @@ std::unique_ptr<DataSource> openDataSource(const DataSpec &data,
   const std::vector<TensorSpec> &in = data.inputs;
   const bool twoTokenInputs =
       in.size() == 2 && isTokens(in[0]) && isTokens(in[1]);
+  // Features [B, ...] (a row, or an image) and labels [B].
   const bool featuresAndLabels = in.size() == 2 &&
                                  in[0].dtype == WHALE_RT_F32 &&
-                                 in[0].shape.size() == 2 && isTokens(in[1]);
+                                 in[0].shape.size() >= 2 && isTokens(in[1]) &&
+                                 in[1].shape.size() == 1;
+  int64_t rowElements = 1;
+  if (featuresAndLabels)
+    for (size_t d = 1; d < in[0].shape.size(); ++d)
+      rowElements *= in[0].shape[d];
   if (data.kind == "tokens") {
     rt::TokenDataset ds;
     if (rt::Status st = rt::TokenDataset::open(
@@ -205,25 +214,34 @@ std::unique_ptr<DataSource> openDataSource(const DataSpec &data,
     if (rt::Status st = rt::NpyArray::open(data.labels, y); !st)
       return fail(st.message());
     if (!featuresAndLabels)
-      return fail("arrays(...) feeds f32 features [B, F] and i32 labels [B]; "
-                  "this model's inputs do not fit");
-    const int64_t width = in[0].shape[1];
-    if (x.shape().size() != 2 || x.shape()[1] != width || x.shape()[0] < 1)
-      return fail("the features '" + data.features + "' must be [N, " +
-                  std::to_string(width) + "] for the model's input, got " +
-                  std::to_string(x.shape().size()) + " dimensions" +
-                  (x.shape().size() == 2
-                       ? " [" + std::to_string(x.shape()[0]) + ", " +
-                             std::to_string(x.shape()[1]) + "]"
-                       : std::string()));
+      return fail("arrays(...) feeds f32 features [B, ...] and i32 labels "
+                  "[B]; this model's inputs do not fit");
+    // The array's rows must be the model input's rows: [N, F] for [B, F],
+    // [N, C, H, W] for images [B, C, H, W].
+    const std::vector<int64_t> &xs = x.shape();
+    if (xs.size() != in[0].shape.size() || xs[0] < 1 ||
+        !std::equal(in[0].shape.begin() + 1, in[0].shape.end(),
+                    xs.begin() + 1)) {
+      auto dims = [](const std::vector<int64_t> &v) {
+        std::string out;
+        for (size_t d = 1; d < v.size(); ++d)
+          out += ", " + std::to_string(v[d]);
+        return out;
+      };
+      return fail("the features '" + data.features + "' must be [N" +
+                  dims(in[0].shape) + "] for the model's input, got " +
+                  std::to_string(xs.size()) + " dimensions" +
+                  (xs.empty() ? std::string()
+                              : " [" + std::to_string(xs[0]) + dims(xs) + "]"));
+    }
     if (y.shape() != std::vector<int64_t>{x.shape()[0]} ||
-        (y.dtype() != "i4" && y.dtype() != "i8"))
+        (y.dtype() != "i4" && y.dtype() != "i8" && y.dtype() != "u1"))
       return fail("the labels '" + data.labels + "' must be integers [" +
                   std::to_string(x.shape()[0]) +
                   "], one per row of the "
                   "features");
-    return std::make_unique<ArraySource>(std::move(x), std::move(y), data.seed,
-                                         data.batch);
+    return std::make_unique<ArraySource>(std::move(x), std::move(y),
+                                         data.seed, data.batch, rowElements);
   }
   if (data.kind == "text") {
     rt::TextDataset ds;
@@ -237,10 +255,10 @@ std::unique_ptr<DataSource> openDataSource(const DataSpec &data,
   // logits the labels' cross entropy reads.
   if (!featuresAndLabels || data.classes <= 0)
     return fail(
-        "synthetic(...) feeds f32 features [B, F] and i32 class labels [B] "
+        "synthetic(...) feeds f32 features [B, ...] and i32 class labels [B] "
         "read by a cross_entropy; this model's inputs do not fit");
-  return std::make_unique<SyntheticSource>(data.seed, data.batch,
-                                           in[0].shape[1], data.classes);
+  return std::make_unique<SyntheticSource>(data.seed, data.batch, rowElements,
+                                           data.classes);
 }
 
 } // namespace whale

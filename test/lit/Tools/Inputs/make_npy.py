@@ -35,3 +35,9 @@ save(out + "/yf.npy", "<f4", (rows,), [float(v) for v in y], "f")
 save(out + "/x5.npy", "<f4", (rows, 5), [v for r in x for v in r[:5]], "f")
 save(out + "/xf.npy", "<f4", (rows, feats),
      [x[r][f] for f in range(feats) for r in range(rows)], "f", fortran=True)
+# The same samples as images: 1 channel of 2 x 3 pixels, uint8 (the
+# features scaled to [0, 255]), and uint8 labels.
+lo, hi = min(flat), max(flat)
+pixels = [round(255 * (v - lo) / (hi - lo)) for v in flat]
+save(out + "/img.npy", "|u1", (rows, 1, 2, 3), pixels, "B")
+save(out + "/y8.npy", "|u1", (rows,), y, "B")
