@@ -20,7 +20,7 @@ mkdir -p "$out"
 # machine's PyTorch carries.
 extra="$here/lib"
 for d in /usr/local/cuda/lib64 \
-    $(python3 -c 'import os, glob, nvidia; print(" ".join(glob.glob(os.path.join(os.path.dirname(nvidia.__path__[0]), "nvidia", "*", "lib"))))' 2>/dev/null); do
+    $(python3 -c 'import os, glob, nvidia; print(" ".join(glob.glob(os.path.join(list(nvidia.__path__)[0], "*", "lib"))))' 2>/dev/null); do
   [ -d "$d" ] && extra="$extra:$d"
 done
 export LD_LIBRARY_PATH="$extra:${LD_LIBRARY_PATH:-}"
