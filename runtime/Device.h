@@ -22,6 +22,7 @@
 
 #include "runtime/Allocator.h"
 #include "runtime/ConvMath.h"
+#include "runtime/TopKMath.h"
 #include "runtime/Status.h"
 #include "runtime/Tensor.h"
 
@@ -149,6 +150,15 @@ public:
   virtual Status reduceBackward(ReduceOp op, View<const float> x,
                                 const std::vector<int64_t> &axes,
                                 View<const float> dout, View<float> dx) = 0;
+
+  /// The k first entries of each last-dimension row of x in the top-k
+  /// order of runtime/TopKMath.h: their values [..., k] and positions
+  /// [..., k] (either may be null).
+  virtual Status topk(View<const float> x, int64_t k, float *values,
+                      int32_t *positions) = 0;
+  /// dx: dy [..., k] back at the positions topk took, zero elsewhere.
+  virtual Status topkBackward(View<const float> x, int64_t k,
+                              View<const float> dy, View<float> dx) = 0;
 
   // Convolutions and pooling over the last two dimensions of NCHW tensors.
   /// The im2col matrix `cols` [C * KH * KW, OH * OW] of one sample's planes

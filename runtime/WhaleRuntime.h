@@ -134,6 +134,13 @@ whale_rt_status whale_rt_layernorm(whale_rt_context *ctx, whale_rt_tensor *x,
 whale_rt_status whale_rt_conv2d(whale_rt_context *ctx, whale_rt_tensor *x,
                                 whale_rt_tensor *w, const int64_t *geometry,
                                 whale_rt_tensor *out);
+/* The k largest entries of each last-dimension row of x [..., N] (larger
+ * first, the lower position first among equals, NaN above every number):
+ * their values (f32 [..., k]) and positions (i32 [..., k]); either output
+ * may be NULL. */
+whale_rt_status whale_rt_topk(whale_rt_context *ctx, whale_rt_tensor *x,
+                              int64_t k, whale_rt_tensor *values,
+                              whale_rt_tensor *positions);
 /* Max or average pooling of every plane of x [..., H, W]; `geometry` is
  * {kernelH, kernelW, strideH, strideW, padH, padW}. An average counts the
  * padding as zeros. */
@@ -212,6 +219,9 @@ whale_rt_status whale_rt_conv2d_grad(whale_rt_context *ctx, whale_rt_tensor *x,
                                      whale_rt_tensor *w, whale_rt_tensor *dy,
                                      const int64_t *geometry,
                                      whale_rt_tensor *dx, whale_rt_tensor *dw);
+whale_rt_status whale_rt_topk_grad(whale_rt_context *ctx, whale_rt_tensor *x,
+                                   int64_t k, whale_rt_tensor *dy,
+                                   whale_rt_tensor *dx);
 whale_rt_status whale_rt_pool2d_grad(whale_rt_context *ctx, int32_t kind,
                                      whale_rt_tensor *x, whale_rt_tensor *dy,
                                      const int64_t *geometry,

@@ -45,6 +45,10 @@ public:
   Status causalMask(View<const float> x, View<float> out) override;
   Status causalMaskBackward(View<const float> dy, View<float> dx) override;
   Status broadcastTo(View<const float> x, View<float> out) override;
+  Status topk(View<const float> x, int64_t k, float *values,
+              int32_t *positions) override;
+  Status topkBackward(View<const float> x, int64_t k, View<const float> dy,
+                      View<float> dx) override;
   Status im2col(View<const float> x, const Window2d &w,
                 View<float> cols) override;
   Status col2im(View<const float> cols, const Window2d &w,

@@ -471,6 +471,24 @@ Status CudaDevice::causalMaskBackward(View<const float> dy, View<float> dx) {
   return launched("causal_mask_grad");
 }
 
+Status CudaDevice::topk(View<const float> x, int64_t k, float *values,
+                        int32_t *positions) {
+  if (Status st = enter(); !st)
+    return st;
+  const int64_t n = x.shape.back(), rows = n > 0 ? x.numel() / n : 0;
+  cuda::topk(compute, x.data, rows, n, k, values, positions);
+  return launched("topk");
+}
+
+Status CudaDevice::topkBackward(View<const float> x, int64_t k,
+                                View<const float> dy, View<float> dx) {
+  if (Status st = enter(); !st)
+    return st;
+  const int64_t n = x.shape.back(), rows = n > 0 ? x.numel() / n : 0;
+  cuda::topkGrad(compute, x.data, rows, n, k, dy.data, dx.data);
+  return launched("topk_grad");
+}
+
 Status CudaDevice::im2col(View<const float> x, const Window2d &w,
                           View<float> cols) {
   if (Status st = enter(); !st)

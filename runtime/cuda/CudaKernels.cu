@@ -125,6 +125,23 @@ __global__ void causalMaskKernel(const float *x, float *out, int64_t n,
   }
 }
 
+__global__ void topkKernel(const float *x, int64_t rows, int64_t n, int64_t k,
+                           float *values, int32_t *positions) {
+  WHALE_GRID_LOOP(r, rows) {
+    topkRow(x + r * n, n, k, values ? values + r * k : nullptr,
+            positions ? positions + r * k : nullptr);
+  }
+}
+
+__global__ void topkGradKernel(const float *x, int64_t n, int64_t k,
+                               const float *dy, float *dx, int64_t total) {
+  WHALE_GRID_LOOP(e, total) {
+    int64_t r = e / n, i = e % n;
+    int64_t rank = rankInRow(x + r * n, n, i);
+    dx[e] = rank < k ? dy[r * k + rank] : 0.0f;
+  }
+}
+
 __global__ void im2colKernel(const float *x, float *cols, Planes p,
                              Window2d w, int64_t positions, int64_t n) {
   WHALE_GRID_LOOP(i, n) {
@@ -487,6 +504,21 @@ void causalMask(cudaStream_t s, const float *x, float *out, int64_t n,
                 int64_t rows, int64_t cols, bool gradient) {
   causalMaskKernel<<<blocksFor(n), kThreads, 0, s>>>(x, out, n, rows, cols,
                                                      gradient);
+}
+
+void topk(cudaStream_t s, const float *x, int64_t rows, int64_t n, int64_t k,
+          float *values, int32_t *positions) {
+  if (rows > 0)
+    topkKernel<<<blocksFor(rows), kThreads, 0, s>>>(x, rows, n, k, values,
+                                                    positions);
+}
+
+void topkGrad(cudaStream_t s, const float *x, int64_t rows, int64_t n,
+              int64_t k, const float *dy, float *dx) {
+  int64_t total = rows * n;
+  if (total > 0)
+    topkGradKernel<<<blocksFor(total), kThreads, 0, s>>>(x, n, k, dy, dx,
+                                                         total);
 }
 
 void im2col(cudaStream_t s, const float *x, float *cols, const Planes &p,

@@ -12,6 +12,7 @@
 #define WHALE_RUNTIME_CUDA_CUDAKERNELS_H
 
 #include "runtime/ConvMath.h"
+#include "runtime/TopKMath.h"
 #include "runtime/cuda/ElementMath.h"
 
 #include <cuda_runtime.h>
@@ -54,6 +55,13 @@ void causalMask(cudaStream_t s, const float *x, float *out, int64_t n,
 /// out[i] = x[map(i)] (broadcast and transpose alike: map.strideA).
 void gather(cudaStream_t s, const float *x, float *out, const Strided &map,
             int64_t n);
+
+/// runtime/TopKMath.h's: a thread per row selects, a thread per input
+/// element finds its rank for the gradient.
+void topk(cudaStream_t s, const float *x, int64_t rows, int64_t n, int64_t k,
+          float *values, int32_t *positions);
+void topkGrad(cudaStream_t s, const float *x, int64_t rows, int64_t n,
+              int64_t k, const float *dy, float *dx);
 
 /// runtime/ConvMath.h's functions, a thread per output element.
 void im2col(cudaStream_t s, const float *x, float *cols, const Planes &p,

@@ -355,6 +355,19 @@ TEST(CudaKernels, ConvolutionsAndPoolingWithGradients) {
   }
 }
 
+TEST(CudaKernels, TopKAndItsGradient) {
+  Pair p;
+  // Rows of 64 experts' gate logits, and the gradient back to the k taken.
+  auto x = p.random({50, 64}, 35), dy = p.random({50, 2}, 36);
+  auto v = p.make(WHALE_RT_F32, {50, 2}), dx = p.make(WHALE_RT_F32, {50, 64});
+  p.check("topk", {v}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_topk(ctx, x.t[i], 2, v.t[i], nullptr);
+  });
+  p.check("topk_grad", {dx}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_topk_grad(ctx, x.t[i], 2, dy.t[i], dx.t[i]);
+  });
+}
+
 TEST(CudaKernels, OptimizersAndClipping) {
   Pair p;
   double shape[] = {0.0, 0.02};
