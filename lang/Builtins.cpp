@@ -41,6 +41,8 @@ const std::vector<BuiltinSig> &builtinTable() {
       {"slice", {"x", "axis", "start", "end"}, 4},
       {"concat", {"tensors", "axis"}, 1},
       {"causal_mask", {"x"}, 1},
+      {"topk", {"x", "k"}, 2},
+      {"topk_indices", {"x", "k"}, 2},
       {"conv2d", {"x", "w", "stride", "padding", "dilation", "groups"}, 2},
       {"max_pool2d", {"x", "kernel", "stride", "padding"}, 2},
       {"avg_pool2d", {"x", "kernel", "stride", "padding"}, 2},
@@ -470,6 +472,34 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
     if (!a.tensor(0, x))
       return SVal::error();
     return tensorOut(fn, {x}, typeOf(x));
+  }
+
+  if (fn == "topk" || fn == "topk_indices") {
+    int x;
+    int64_t k;
+    if (!a.tensor(0, x) || !a.integer(1, k, 1))
+      return SVal::error();
+    const TensorType &tx = typeOf(x);
+    if (tx.rank() < 1 || !tx.dims.back().isKnown()) {
+      error(args[0].loc, fn + " takes [..., N] with a known N, got " +
+                             tx.str());
+      return SVal::error();
+    }
+    const int64_t n = tx.dims.back().value;
+    if (k < 1 || k > n) {
+      error(args[1].loc, "k must be from 1 to " + std::to_string(n) +
+                             " (the last dimension of " + tx.str() +
+                             "), got " + std::to_string(k));
+      return SVal::error();
+    }
+    TensorType out = tx;
+    out.dims.back() = Dim::known(k);
+    std::vector<std::pair<std::string, NodeAttr>> attrs = {{"k", NodeAttr(k)}};
+    if (fn == "topk_indices") {
+      out.dtype = DType::I32;
+      attrs.push_back({"indices", NodeAttr(true)});
+    }
+    return tensorOut("topk", {x}, out, attrs);
   }
 
   if (fn == "conv2d") {

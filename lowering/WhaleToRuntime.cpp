@@ -271,6 +271,15 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     return success();
   }
 
+  if (auto tg = dyn_cast<TopKGradOp>(op)) {
+    SmallVector<Value> outs;
+    if (failed(resultTensors(tg, outs)))
+      return failure();
+    call("whale_rt_topk_grad",
+         {ctxArg, in(0), constI64(tg.getK()), in(1), outs[0]});
+    return success();
+  }
+
   if (auto pg = dyn_cast<Pool2dGradOp>(op)) {
     SmallVector<Value> outs;
     if (failed(resultTensors(pg, outs)))
@@ -446,6 +455,13 @@ LogicalResult Lowering::lowerOp(Operation *op) {
         call("whale_rt_layernorm",
              {ctxArg, in(0), in(1), in(2),
               constF64(l.getEps().convertToDouble()), *out});
+        return success();
+      })
+      .Case([&](TopKOp t) {
+        Value none = nullPtr();
+        call("whale_rt_topk",
+             {ctxArg, in(0), constI64(t.getK()), t.getIndices() ? none : *out,
+              t.getIndices() ? *out : none});
         return success();
       })
       .Case([&](Conv2dOp c) {

@@ -219,4 +219,34 @@ train cnn {
   std::printf("conv net: worst relative error %.2e\n", g.worst);
 }
 
+TEST(Autodiff, ATopKsGradientsMatchFiniteDifferences) {
+  // A router's shape: the two largest gate scores of each row, weighted.
+  // The selection is piecewise linear; the step stays far below the gaps
+  // between the scores of this input, so no choice changes within it.
+  const char *source = R"(
+model router(x: f32[B, 8], y: i32[B]) {
+  g = x @ param([8, 6], init = normal(0.5))
+  top = topk(g, 2)
+  return mean(cross_entropy(top @ param([2, 3], init = normal(0.5)), y))
+}
+train router {
+  data = synthetic(batch = 4)
+  optimizer = sgd(lr = 0.1)
+  steps = 1
+}
+)";
+  whale::testing::TestRuntime runtime(13);
+  whale_rt_context *rt = runtime.ctx;
+  whale_rt_tensor *x = runtime.make(WHALE_RT_F32, {4, 8});
+  whale_rt_tensor *y = runtime.make(WHALE_RT_I32, {4});
+  for (int i = 0; i < 4 * 8; ++i)
+    static_cast<float *>(whale_rt_tensor_data(x))[i] = std::sin(1.3f * i) * 2;
+  for (int i = 0; i < 4; ++i)
+    static_cast<int32_t *>(whale_rt_tensor_data(y))[i] = i % 3;
+  Gradients g = check(source, "router", {x, y}, rt, 2e-3, 1e-2);
+  EXPECT_EQ(g.names.size(), 2u);
+  EXPECT_EQ(g.checked, 2);
+  std::printf("top-k router: worst relative error %.2e\n", g.worst);
+}
+
 } // namespace

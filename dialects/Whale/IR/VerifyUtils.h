@@ -24,6 +24,10 @@ conv2dResultShape(mlir::Operation *op, mlir::RankedTensorType input,
                   llvm::ArrayRef<int64_t> padding,
                   llvm::ArrayRef<int64_t> dilation, int64_t groups);
 
+/// The shape of a whale.topk of `input` [..., N]: [..., k].
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+topkResultShape(mlir::Operation *op, mlir::RankedTensorType input, int64_t k);
+
 /// The result shape of a whale.pool2d of `input` [..., H, W].
 mlir::FailureOr<llvm::SmallVector<int64_t>>
 pool2dResultShape(mlir::Operation *op, mlir::RankedTensorType input,

@@ -43,6 +43,15 @@ int64_t CausalMaskOp::getFlops() { return elementsOf(getResult()); }
 int64_t SoftmaxOp::getFlops() { return 5 * elementsOf(getResult()); }
 int64_t LayerNormOp::getFlops() { return 8 * elementsOf(getResult()); }
 
+// k scans of each row, a comparison per entry; the gradient scans again
+// and writes every input element.
+int64_t TopKOp::getFlops() {
+  return saturatingMul(getK(), getInput().getType().getNumElements());
+}
+int64_t TopKGradOp::getFlops() {
+  return saturatingMul(getK() + 1, getInput().getType().getNumElements());
+}
+
 /// A convolution's multiply-adds: each output element sums (C / groups) x
 /// KH x KW products, 2 FLOPs each (as a GEMM counts them).
 static int64_t convFlops(RankedTensorType weight, RankedTensorType out) {

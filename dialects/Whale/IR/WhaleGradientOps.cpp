@@ -53,6 +53,14 @@ LogicalResult CausalMaskGradOp::verify() {
   return success();
 }
 
+LogicalResult TopKGradOp::verify() {
+  FailureOr<SmallVector<int64_t>> shape =
+      topkResultShape(*this, getInput().getType(), getK());
+  if (failed(shape))
+    return failure();
+  return expectShape(*this, *shape, getDy().getType(), "dy");
+}
+
 LogicalResult Conv2dGradOp::verify() {
   FailureOr<SmallVector<int64_t>> shape = conv2dResultShape(
       *this, getInput().getType(), getWeight().getType(), getStride(),

@@ -136,6 +136,27 @@ def Whale_AttentionGradOp : Whale_Op<"attention_grad", [Pure,
   }];
 }
 
+def Whale_TopKGradOp : Whale_Op<"topk_grad", [Pure,
+    AllTypesMatch<["input", "dinput"]>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Gradient of a top-k's values";
+  let description = [{
+    `dy` `[..., k]` back at the positions the top-k of `input` took, zero
+    elsewhere (the positions found again).
+
+    ```mlir
+    %dx = whale.topk_grad %g, %dy k = 2 : tensor<16x8xf32>, tensor<16x2xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$input, Whale_FloatTensor:$dy,
+                       I64Attr:$k);
+  let results = (outs Whale_FloatTensor:$dinput);
+  let assemblyFormat = [{
+    $input `,` $dy `k` `=` $k attr-dict `:` type($input) `,` type($dy)
+  }];
+  let hasVerifier = 1;
+}
+
 def Whale_Conv2dGradOp : Whale_Op<"conv2d_grad", [Pure,
     AllTypesMatch<["input", "dinput"]>, AllTypesMatch<["weight", "dweight"]>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {

@@ -119,6 +119,13 @@ SmallVector<Value> AttentionOp::buildGradients(OpBuilder &b,
   return {grad.getDquery(), grad.getDkey(), grad.getDvalue()};
 }
 
+// Positions have no gradient; values take theirs back to where they were.
+SmallVector<Value> TopKOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  if (!g[0] || getIndices())
+    return {Value()};
+  return {TopKGradOp::create(b, getLoc(), getInput(), g[0], getKAttr())};
+}
+
 SmallVector<Value> Conv2dOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
   if (!g[0])
     return {Value(), Value()};

@@ -286,6 +286,32 @@ whale::pool2dResultShape(Operation *op, RankedTensorType input, StringRef kind,
   return shape;
 }
 
+FailureOr<SmallVector<int64_t>>
+whale::topkResultShape(Operation *op, RankedTensorType input, int64_t k) {
+  if (input.getRank() < 1)
+    return op->emitOpError("input needs rank >= 1");
+  int64_t n = input.getShape().back();
+  if (k < 1 || k > n)
+    return op->emitOpError() << "k = " << k << " must be from 1 to " << n;
+  SmallVector<int64_t> shape(input.getShape());
+  shape.back() = k;
+  return shape;
+}
+
+LogicalResult TopKOp::verify() {
+  FailureOr<SmallVector<int64_t>> shape =
+      topkResultShape(*this, getInput().getType(), getK());
+  if (failed(shape))
+    return failure();
+  Type element = getType().getElementType();
+  if (getIndices() ? !element.isInteger(32)
+                   : element != getInput().getType().getElementType())
+    return emitOpError() << (getIndices() ? "indices are i32"
+                                          : "values have the input's type")
+                         << ", got " << element;
+  return expectShape(*this, *shape, getType(), "result");
+}
+
 LogicalResult Conv2dOp::verify() {
   FailureOr<SmallVector<int64_t>> shape = conv2dResultShape(
       *this, getInput().getType(), getWeight().getType(), getStride(),

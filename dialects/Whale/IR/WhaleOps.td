@@ -290,6 +290,30 @@ def Whale_LayerNormOp : Whale_Op<"layernorm", [Pure, DeclareOpInterfaceMethods<W
   let hasVerifier = 1;
 }
 
+def Whale_TopKOp : Whale_Op<"topk", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "The k largest entries of each last-dimension row";
+  let description = [{
+    For `input` `[..., N]` and `1 <= k <= N`: each row's k first entries in
+    the top-k order (larger first, the lower position first among equals, a
+    NaN above every number), as values `[..., k]` of the input's type, or
+    with `indices` as their positions (`i32`), which have no gradient.
+
+    ```mlir
+    %v = whale.topk %g k = 2 : tensor<16x8xf32> -> tensor<16x2xf32>
+    %i = whale.topk %g k = 2 indices : tensor<16x8xf32> -> tensor<16x2xi32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$input, I64Attr:$k,
+                       UnitAttr:$indices);
+  let results = (outs Whale_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `k` `=` $k (`indices` $indices^)? attr-dict `:` type($input) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Whale_Conv2dOp : Whale_Op<"conv2d", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "2-D convolution of NCHW images";
