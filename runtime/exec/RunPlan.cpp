@@ -196,12 +196,16 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
 
   // The state as a single-file checkpoint: each stage's first shard group
   // holds one part each of the sharded parameters, the others whole.
+  // Every parameter of the model, stage by stage (replica 0's programs
+  // name them all): what a single-file checkpoint holds.
+  std::vector<Parameter> all;
+  for (int64_t s = 0; s < m.stages; ++s) {
+    const std::vector<Parameter> &ps = m.program(s, 0).params;
+    all.insert(all.end(), ps.begin(), ps.end());
+  }
   auto save = [&](int64_t nextStep) -> std::string {
-    std::vector<Parameter> all;
     for (OpenedRank &rank : ranks) {
       const StageProgram &st = m.program(rank.place.stage, rank.place.replica);
-      if (rank.place.replica == 0)
-        all.insert(all.end(), st.params.begin(), st.params.end());
       if (rank.place.replica < st.shards)
         if (std::string err = copyShardState(
                 host.get(), rank.ctx.get(), st.params, settings.stateCount,
@@ -213,6 +217,29 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
                           settings.seed, all, settings.stateCount);
   };
 
+  // A single-file checkpoint (of whale run or whale-exec, of any plan of
+  // the model) read once, each rank handed its part.
+  int64_t first = 0;
+  if (!options.loadPath.empty()) {
+    if (std::string err = loadCheckpoint(host.get(), options.loadPath, m.model,
+                                         all, settings.stateCount, first);
+        !err.empty())
+      return fail(err);
+    if (std::string err =
+            checkResumable(options.loadPath, first, settings.steps);
+        !err.empty())
+      return fail(err);
+    for (OpenedRank &rank : ranks) {
+      const StageProgram &st = m.program(rank.place.stage, rank.place.replica);
+      if (std::string err = copyShardState(
+              host.get(), rank.ctx.get(), st.params, settings.stateCount,
+              rank.place.replica % st.shards, /*toRank=*/true);
+          !err.empty())
+        return fail(err);
+    }
+  }
+  result.firstStep = first + 1;
+
   // Under mpirun the process of rank 0 reports and writes the metrics.
   TrainOptions logOptions;
   if (processRank <= 0) {
@@ -220,10 +247,10 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
     logOptions.onStep = options.onStep;
   }
   StepLog log;
-  if (std::string err = log.open(logOptions, false, settings.logEvery);
+  if (std::string err = log.open(logOptions, first > 0, settings.logEvery);
       !err.empty())
     return fail(err);
-  for (int64_t step = 0; step < settings.steps; ++step) {
+  for (int64_t step = first; step < settings.steps; ++step) {
     StepLog::Clock::time_point t0 = StepLog::Clock::now();
     const int64_t t0Ns = whale_rt_now_ns();
     if (std::string err = source->fill(step, global); !err.empty())

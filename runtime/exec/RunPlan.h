@@ -34,6 +34,9 @@ struct RunPlanOptions {
   std::string metricsPath; ///< JSON lines, one per step
   std::string tracePath;   ///< a Chrome trace of every op of every step
   std::string savePath;    ///< a checkpoint written at the end (and save_every)
+  /// A single-file checkpoint to resume from (of this plan or any other of
+  /// the same model).
+  std::string loadPath;
   std::function<void(const StepReport &)> onStep;
   /// Ranks as processes: under mpirun (or srun) each process runs the rank
   /// of its MPI rank's device; the process of rank 0 reports.
@@ -44,7 +47,8 @@ struct RunPlanResult {
   bool ok = false;
   std::string error;
   std::string model;
-  std::vector<double> losses; ///< per step
+  std::vector<double> losses; ///< per step run, from firstStep
+  int64_t firstStep = 1;
   int64_t ranks = 0;
   int32_t processRank = -1; ///< this process's, under mpirun
 };

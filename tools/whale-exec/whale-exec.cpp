@@ -41,6 +41,8 @@ const char *kUsage =
     "  --trace FILE.json    a Chrome trace of every op of every step\n"
     "  --save PATH          a checkpoint at the end (and after save_every\n"
     "                       steps): PATH.safetensors or a folder\n"
+    "  --load PATH          resume from a checkpoint of whale run or\n"
+    "                       whale-exec, of any plan of the model\n"
     "  --help, -h           print this help\n";
 
 int usageError(const std::string &msg) {
@@ -105,12 +107,14 @@ int main(int argc, char **argv) {
                           *v + "'");
       options.threads = static_cast<int>(*n);
     } else if ((v = value("--metrics")) || (v = value("--trace")) ||
-               (v = value("--save")) || (v = value("--data"))) {
+               (v = value("--save")) || (v = value("--data")) ||
+               (v = value("--load"))) {
       if (*v == "\x01")
         return need(arg.c_str());
       (arg == "--metrics" ? options.metricsPath
        : arg == "--trace" ? options.tracePath
        : arg == "--save"  ? options.savePath
+       : arg == "--load"  ? options.loadPath
                           : options.dataPath) = *v;
     } else if (!arg.empty() && arg[0] == '-') {
       return usageError("unknown option '" + arg + "'");
@@ -156,8 +160,10 @@ int main(int argc, char **argv) {
   if (result.processRank > 0)
     return 0; // rank 0's process reports
   std::cout << "trained " << result.model << " on " << result.ranks
-            << (result.ranks == 1 ? " rank" : " ranks") << ", steps 1 to "
-            << result.losses.size() << ": loss " << result.losses.front()
-            << " -> " << result.losses.back() << "\n";
+            << (result.ranks == 1 ? " rank" : " ranks") << ", steps "
+            << result.firstStep << " to "
+            << result.firstStep + int64_t(result.losses.size()) - 1
+            << ": loss " << result.losses.front() << " -> "
+            << result.losses.back() << "\n";
   return 0;
 }
