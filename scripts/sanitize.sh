@@ -38,11 +38,31 @@ if [ "$mode" = full ]; then
   exit 0
 fi
 targets=(whale-runtime-tests whale-fuzz-replay whale-fuzz-replay-safetensors
-         whale-fuzz-replay-tokens whale-fuzz-replay-npy)
+         whale-fuzz-replay-tokens whale-fuzz-replay-npy whale-fuzz-replay-plan
+         whale-exec)
 cmake --build "$build" --target "${targets[@]}" -- -j"$(nproc)"
 "$build/bin/whale-runtime-tests" --gtest_brief=1
 "$build/bin/whale-fuzz-replay" "$root/fuzz/corpus"
 "$build/bin/whale-fuzz-replay-safetensors" "$root/fuzz/corpus-safetensors"
 "$build/bin/whale-fuzz-replay-tokens" "$root/fuzz/corpus-tokens"
 "$build/bin/whale-fuzz-replay-npy" "$root/fuzz/corpus-npy"
-echo "sanitize: runtime tests and fuzz corpora clean under ASan+UBSan"
+"$build/bin/whale-fuzz-replay-plan" "$root/fuzz/corpus-plan"
+# The runner of compiled plans needs no MLIR, so it runs instrumented here:
+# plans compiled by the main build's whale (when there is one), trained,
+# saved and resumed.
+whale="$root/build/bin/whale"
+if [ -x "$whale" ]; then
+  plans="$(mktemp -d)"
+  trap 'rm -rf "$plans"' EXIT
+  "$whale" compile "$root/examples/cnn.whl" --emit=bundle \
+    --cluster cpu:2@threads=1 -o "$plans/hybrid" >/dev/null
+  "$whale" compile "$root/examples/gpt.whl" --config num_micro_batch=4 \
+    --emit=bundle --cluster cpu:2@threads=1 -o "$plans/pipeline" >/dev/null
+  for p in hybrid pipeline; do
+    "$build/bin/whale-exec" "$plans/$p" --steps 2 --save "$plans/$p.safetensors" \
+      >/dev/null
+    "$build/bin/whale-exec" "$plans/$p" --steps 3 --load "$plans/$p.safetensors" \
+      >/dev/null
+  done
+fi
+echo "sanitize: runtime tests, fuzz corpora and whale-exec clean under ASan+UBSan"

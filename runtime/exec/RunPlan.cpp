@@ -49,6 +49,17 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
     result.error = std::move(msg);
     return result;
   };
+  // Under mpirun (or srun) each process runs the rank of its MPI rank's
+  // device, as `mpirun whale run` does; MPI starts first, so that every
+  // error names the process.
+  int32_t processRank = -1, processCount = 0;
+  if (options.processes) {
+    char why[512] = "";
+    if (whale_rt_mpi_init(&processRank, &processCount, why, sizeof why) !=
+        WHALE_RT_OK)
+      return fail(why);
+    result.processRank = processRank;
+  }
   const std::string folder = options.folder.empty() ? "." : options.folder;
   PlanManifest m;
   std::string error;
@@ -70,16 +81,8 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
     m.data.path = options.dataPath;
   }
 
-  // Under mpirun (or srun) each process runs the rank of its MPI rank's
-  // device, as `mpirun whale run` does.
   const int64_t devices = static_cast<int64_t>(m.devices.size());
-  int32_t processRank = -1, processCount = 0;
   if (options.processes) {
-    char why[512] = "";
-    if (whale_rt_mpi_init(&processRank, &processCount, why, sizeof why) !=
-        WHALE_RT_OK)
-      return fail(why);
-    result.processRank = processRank;
     if (processCount != devices)
       return fail("the MPI world has " + std::to_string(processCount) +
                   " processes for the plan's " + std::to_string(devices) +
