@@ -11,6 +11,11 @@ Part 2 trains a size that runs on this machine for 2 steps under both
 plans and reads the runtime's counters (`whale run` prints them), next to
 what `whale plan` predicts for the same plan.
 
+Part 3 does both for the real backbone: examples/resnet50_100k.whl
+(nn.resnet50, convolutions and pooling, without batch normalization) at
+224 x 224, planned on 8, 16 and 32 devices; and at 32 x 32 pixels with
+20,000 classes, trained for 2 steps on 4 devices.
+
     python3 bench/hybrid_comm.py [--whale build/bin/whale]
 """
 import argparse
@@ -51,9 +56,9 @@ def script(folder, name, head, **size):
     return path
 
 
-def planned(whale, path, devices):
+def planned(whale, path, devices, extra=()):
     out = subprocess.run([whale, "plan", path, "--cluster", "cpu:%d" % devices,
-                          "--json"], check=True, capture_output=True,
+                          "--json", *extra], check=True, capture_output=True,
                          text=True).stdout
     plan = json.loads(out)
     per = 0
@@ -63,9 +68,9 @@ def planned(whale, path, devices):
     return per
 
 
-def measured(whale, path, devices):
+def measured(whale, path, devices, extra=()):
     out = subprocess.run([whale, "run", path, "--cluster", "cpu:%d" % devices,
-                          "--threads", str(devices)], check=True,
+                          "--threads", str(devices), *extra], check=True,
                          capture_output=True, text=True).stdout
     m = re.search(r"at most (\d+) by one rank", out)
     return int(m.group(1))
@@ -101,6 +106,35 @@ def main():
                 print("| %d | %s | %d | %d |" % (
                     n, name, planned(args.whale, path, n),
                     measured(args.whale, path, n)))
+    resnet(args)
+
+
+def resnet(args):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    example = os.path.join(root, "examples", "resnet50_100k.whl")
+    with open(example) as f:
+        text = f.read()
+    with tempfile.TemporaryDirectory() as tmp:
+        dp = os.path.join(tmp, "resnet_dp.whl")
+        with open(dp, "w") as f:
+            f.write(text.replace("  split {", "  replicate {"))
+        print("\nResNet-50 (224 x 224, 100,000 classes, batch 256), per device "
+              "per step (whale plan):")
+        print("| devices | pure DP | hybrid | hybrid / DP |")
+        print("|---|---|---|---|")
+        for n in (8, 16, 32):
+            a, b = planned(args.whale, dp, n), planned(args.whale, example, n)
+            print("| %d | %s | %s | %.3f |" % (n, mib(a), mib(b), b / a))
+        small = ["--define", "SIZE=32", "--define", "CLASSES=20000",
+                 "--define", "BATCH=8", "--steps", "2"]
+        print("\nResNet-50 at 32 x 32, 20,000 classes, batch 8, bytes per step "
+              "of the busiest rank:")
+        print("| devices | plan | predicted | measured |")
+        print("|---|---|---|---|")
+        for name, path in (("pure DP", dp), ("hybrid", example)):
+            print("| 4 | %s | %d | %d |" % (
+                name, planned(args.whale, path, 4, small[:6]),
+                measured(args.whale, path, 4, small)))
 
 
 if __name__ == "__main__":
