@@ -10,8 +10,10 @@
 #include "lib/ModelLookup.h"
 #include "lib/Planner.h"
 #include "lib/RankPrograms.h"
+#include "lowering/Passes.h"
 #include "runtime/exec/PlanManifest.h"
 
+#include "mlir/Pass/PassManager.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -101,6 +103,26 @@ std::string linkShared(const std::string &object, const std::string &library) {
   return "";
 }
 
+/// `module` lowered, compiled and linked into `dir`/`file`; "" or why not.
+std::string compileShared(mlir::ModuleOp module, const std::string &dir,
+                          const std::string &file, bool sites) {
+  std::string error;
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      lowerToLLVM(module, llvmContext, error, sites);
+  if (!llvmModule)
+    return error;
+  llvm::SmallString<256> object(dir), library(dir);
+  llvm::sys::path::append(object, file + ".o");
+  llvm::sys::path::append(library, file);
+  if (std::string err = emitObject(*llvmModule, object.str().str());
+      !err.empty())
+    return err;
+  std::string linked = linkShared(object.str().str(), library.str().str());
+  llvm::sys::fs::remove(object);
+  return linked;
+}
+
 } // namespace
 
 bool compileBundle(Interpreter &interp, const TrainOptions &options,
@@ -123,11 +145,6 @@ bool compileBundle(Interpreter &interp, const TrainOptions &options,
   auto trainBlock = model->getAttrOfType<mlir::DictionaryAttr>("whale.train");
   PlanManifest m;
   m.settings = trainSettings(trainBlock, options.steps, options.seed);
-  if (m.settings.evalEvery > 0) {
-    error = "held-out evaluation (eval_every) is not compiled into a plan "
-            "yet: run it with `whale run`, or drop eval_every";
-    return false;
-  }
   m.ampBf16 = ampBf16(model);
   if (!dataSpecOf(model, "data", m.data, error))
     return false;
@@ -185,28 +202,33 @@ bool compileBundle(Interpreter &interp, const TrainOptions &options,
       if (!describeStage(fn, lib.stages.back(), error))
         return false;
     }
-    llvm::LLVMContext llvmContext;
-    std::unique_ptr<llvm::Module> llvmModule =
-        lowerToLLVM(modules[k], llvmContext, error, options.traceSites);
-    if (!llvmModule) {
-      error = "compiling the rank programs failed: " + error;
-      return false;
-    }
-    llvm::SmallString<256> object(dir), library(dir);
-    llvm::sys::path::append(object, "ranks-" + std::to_string(k) + ".o");
-    llvm::sys::path::append(library, lib.file);
-    if (std::string err = emitObject(*llvmModule, object.str().str());
+    if (std::string err = compileShared(modules[k], dir, lib.file,
+                                        options.traceSites);
         !err.empty()) {
-      error = err;
-      return false;
-    }
-    std::string linked = linkShared(object.str().str(), library.str().str());
-    llvm::sys::fs::remove(object);
-    if (!linked.empty()) {
-      error = linked;
+      error = "compiling the rank programs failed: " + err;
       return false;
     }
     m.libraries.push_back(std::move(lib));
+  }
+  // Held-out evaluation: the model's forward pass for the host, as
+  // `whale run` compiles it, over eval_data.
+  if (m.settings.evalEvery > 0) {
+    EvalProgram eval{"eval.so", plan.model, DataSpec()};
+    if (!dataSpecOf(model, "eval_data", eval.data, error))
+      return false;
+    mlir::OwningOpRef<mlir::ModuleOp> forward = interp.module().clone();
+    mlir::PassManager pm(&interp.context());
+    pm.addPass(createWhaleFuseAttention());
+    if (mlir::failed(pm.run(*forward))) {
+      error = "compiling the held-out evaluation failed";
+      return false;
+    }
+    if (std::string err = compileShared(*forward, dir, eval.file, false);
+        !err.empty()) {
+      error = "compiling the held-out evaluation failed: " + err;
+      return false;
+    }
+    m.eval = std::move(eval);
   }
   for (int64_t r = 0; r < plan.replicas; ++r) {
     mlir::ModuleOp module = plan.ranksOf(r);
@@ -234,6 +256,8 @@ bool compileBundle(Interpreter &interp, const TrainOptions &options,
   std::vector<std::string> names = {kManifestFileName};
   for (const ProgramLibrary &lib : m.libraries)
     names.push_back(lib.file);
+  if (m.eval)
+    names.push_back(m.eval->file);
   for (const std::string &name : names) {
     llvm::SmallString<256> path(dir);
     llvm::sys::path::append(path, name);

@@ -53,6 +53,20 @@ std::string list(const std::vector<T> &v, const std::string &indent, F each) {
   return out + indent + "]";
 }
 
+std::string dataJson(const DataSpec &d) {
+  return "{\"kind\": " + rt::jsonQuote(d.kind) +
+         ", \"path\": " + rt::jsonQuote(d.path) +
+         ", \"features\": " + rt::jsonQuote(d.features) +
+         ", \"labels\": " + rt::jsonQuote(d.labels) +
+         ", \"dtype\": " + rt::jsonQuote(d.dtype) +
+         ", \"seq\": " + std::to_string(d.seq) +
+         ", \"batch\": " + std::to_string(d.batch) +
+         ", \"seed\": " + std::to_string(d.seed) +
+         ", \"classes\": " + std::to_string(d.classes) +
+         ",\n           \"inputs\": " + list(d.inputs, "           ", tensor) +
+         "}";
+}
+
 // ---- reading ---------------------------------------------------------------
 
 using rt::JsonValue;
@@ -200,6 +214,37 @@ public:
     return true;
   }
 
+  /// A data source's spec whose batch and inputs' rows are `batch`.
+  bool dataSpec(const JsonValue &data, const std::string &at, int64_t batch,
+                DataSpec &d) {
+    int64_t seed = 0;
+    if (!text(data, at, "kind", d.kind) || !text(data, at, "path", d.path) ||
+        !text(data, at, "features", d.features) ||
+        !text(data, at, "labels", d.labels) ||
+        !text(data, at, "dtype", d.dtype) ||
+        !integer(data, at, "seq", 1, kMaxTensorElements, d.seq) ||
+        !integer(data, at, "batch", 1, kMaxTensorElements, d.batch) ||
+        !integer(data, at, "seed", 0, int64_t(1) << 53, seed) ||
+        !integer(data, at, "classes", 0, kMaxTensorElements, d.classes) ||
+        !objects(data, at, "inputs",
+                 [&](const JsonValue &v, const std::string &where) {
+                   d.inputs.emplace_back();
+                   return tensorSpec(v, where, d.inputs.back());
+                 }))
+      return false;
+    d.seed = static_cast<uint64_t>(seed);
+    if (d.batch != batch)
+      return fail(at + ".batch",
+                  "expected the global batch " + std::to_string(batch));
+    if (d.inputs.empty())
+      return fail(at + ".inputs", "expected the model's inputs");
+    for (size_t k = 0; k < d.inputs.size(); ++k)
+      if (d.inputs[k].shape.empty() || d.inputs[k].shape[0] != batch)
+        return fail(at + ".inputs[" + std::to_string(k) + "]",
+                    "expected the global batch's rows first");
+    return true;
+  }
+
 private:
   std::string source;
 };
@@ -243,17 +288,13 @@ std::string writeManifest(const PlanManifest &m, const std::string &path) {
                      ", \"memory\": " + std::to_string(dev.memory) + "}";
             }) +
        ",\n";
-  s += "  \"data\": {\"kind\": " + rt::jsonQuote(d.kind) +
-       ", \"path\": " + rt::jsonQuote(d.path) +
-       ", \"features\": " + rt::jsonQuote(d.features) +
-       ", \"labels\": " + rt::jsonQuote(d.labels) +
-       ", \"dtype\": " + rt::jsonQuote(d.dtype) +
-       ", \"seq\": " + std::to_string(d.seq) +
-       ", \"batch\": " + std::to_string(d.batch) +
-       ", \"seed\": " + std::to_string(d.seed) +
-       ", \"classes\": " + std::to_string(d.classes) + ",\n";
-  s += "           \"inputs\": " + list(d.inputs, "           ", tensor) +
-       "},\n";
+  s += "  \"data\": " + dataJson(d) + ",\n";
+  if (m.eval)
+    s += "  \"eval\": {\"file\": " + rt::jsonQuote(m.eval->file) +
+         ", \"entry\": " + rt::jsonQuote(m.eval->entry) +
+         ", \"every\": " + std::to_string(t.evalEvery) +
+         ", \"steps\": " + std::to_string(t.evalSteps) +
+         ",\n           \"data\": " + dataJson(m.eval->data) + "},\n";
   s +=
       "  \"libraries\": " +
       list(m.libraries, "  ",
@@ -390,35 +431,39 @@ bool parseManifest(const std::string &text, const std::string &source,
                                             std::to_string(m.globalBatch)));
 
   // The data and its inputs: the global batch's rows first.
-  DataSpec &d = m.data;
   const JsonValue *data =
       r.field(root, "", "data", JsonValue::Kind::Object, "an object");
-  int64_t dataSeed = 0;
-  if (!data || !r.text(*data, "data", "kind", d.kind) ||
-      !r.text(*data, "data", "path", d.path) ||
-      !r.text(*data, "data", "features", d.features) ||
-      !r.text(*data, "data", "labels", d.labels) ||
-      !r.text(*data, "data", "dtype", d.dtype) ||
-      !r.integer(*data, "data", "seq", 1, kMaxTensorElements, d.seq) ||
-      !r.integer(*data, "data", "batch", 1, kMaxTensorElements, d.batch) ||
-      !r.integer(*data, "data", "seed", 0, int64_t(1) << 53, dataSeed) ||
-      !r.integer(*data, "data", "classes", 0, kMaxTensorElements, d.classes) ||
-      !r.objects(*data, "data", "inputs",
-                 [&](const JsonValue &v, const std::string &at) {
-                   d.inputs.emplace_back();
-                   return r.tensorSpec(v, at, d.inputs.back());
-                 }))
+  if (!data || !r.dataSpec(*data, "data", m.globalBatch, m.data))
     return done(false);
-  d.seed = static_cast<uint64_t>(dataSeed);
-  if (d.batch != m.globalBatch)
-    return done(r.fail("data.batch", "expected the global batch " +
-                                         std::to_string(m.globalBatch)));
-  if (d.inputs.empty())
-    return done(r.fail("data.inputs", "expected the model's inputs"));
-  for (size_t k = 0; k < d.inputs.size(); ++k)
-    if (d.inputs[k].shape.empty() || d.inputs[k].shape[0] != m.globalBatch)
-      return done(r.fail("data.inputs[" + std::to_string(k) + "]",
-                         "expected the global batch's rows first"));
+  const DataSpec &d = m.data;
+
+  // Held-out evaluation, exactly when the train block asks for it; its
+  // data feed the same inputs.
+  if (const JsonValue *ev = root.find("eval")) {
+    std::string at = "eval";
+    int64_t every = 0, steps = 0;
+    EvalProgram e;
+    if (ev->kind != JsonValue::Kind::Object)
+      return done(r.fail(at, "expected an object"));
+    const JsonValue *edata =
+        r.field(*ev, at, "data", JsonValue::Kind::Object, "an object");
+    if (!r.text(*ev, at, "file", e.file) ||
+        !r.text(*ev, at, "entry", e.entry) ||
+        !r.integer(*ev, at, "every", 1, kMaxSteps, every) ||
+        !r.integer(*ev, at, "steps", 1, kMaxSteps, steps) || !edata ||
+        !r.dataSpec(*edata, "eval.data", m.globalBatch, e.data))
+      return done(false);
+    if (!plainFileName(e.file))
+      return done(
+          r.fail("eval.file", "expected a file name beside the manifest"));
+    if (e.entry.empty())
+      return done(r.fail("eval.entry", "expected a symbol name"));
+    if (!(e.data.inputs == d.inputs))
+      return done(r.fail("eval.data.inputs", "expected the model's inputs"));
+    t.evalEvery = every;
+    t.evalSteps = steps;
+    m.eval = std::move(e);
+  }
 
   // The programs: every stage of every library takes its replica's rows of
   // each input, so the driver's row copies stay in bounds.

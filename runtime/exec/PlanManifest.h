@@ -18,6 +18,7 @@
 #include "runtime/exec/TrainSettings.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,14 @@ struct RankDevice {
   int64_t memory = 0; ///< bytes the allocator allows; 0: no limit
 };
 
+/// Held-out evaluation (eval_every): the model's forward pass compiled for
+/// the host, run on the gathered parameters over eval_data's first batches.
+struct EvalProgram {
+  std::string file;  ///< beside the manifest
+  std::string entry; ///< int32_t entry(ctx, inputs, &loss)
+  DataSpec data;
+};
+
 struct PlanManifest {
   std::string model;
   TrainSettings settings;
@@ -66,6 +75,8 @@ struct PlanManifest {
   std::vector<ProgramLibrary> libraries;
   /// The library each replica runs.
   std::vector<int64_t> replicaLibrary;
+  /// Present exactly when settings.evalEvery > 0.
+  std::optional<EvalProgram> eval;
 
   /// The first row of replica r in the global batch.
   int64_t firstRow(int64_t replica) const;

@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <thread>
 
@@ -21,7 +22,7 @@ namespace {
 /// Seconds a rank waits on another before the run fails naming both.
 constexpr double kCommTimeoutSeconds = 120;
 
-/// A loaded shared object of rank programs, closed when dropped.
+/// A loaded shared object of compiled programs, closed when dropped.
 struct Library {
   void *handle = nullptr;
   Library() = default;
@@ -29,6 +30,16 @@ struct Library {
   ~Library() {
     if (handle)
       dlclose(handle);
+  }
+  /// Loads `path`; "" or why not.
+  std::string open(const std::string &path) {
+    handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    return handle ? "" : "cannot load the compiled programs '" + path +
+                             "': " + dlerror();
+  }
+  /// The program `entry`, or null.
+  RankEntry program(const std::string &entry) const {
+    return reinterpret_cast<RankEntry>(dlsym(handle, entry.c_str()));
   }
 };
 
@@ -101,15 +112,14 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
   for (const ProgramLibrary &lib : m.libraries) {
     std::string path = folder + "/" + lib.file;
     auto loaded = std::make_unique<Library>();
-    loaded->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!loaded->handle)
-      return fail("cannot load the rank programs '" + path + "': " + dlerror());
+    if (std::string err = loaded->open(path); !err.empty())
+      return fail(err);
     entries.emplace_back();
     for (const StageProgram &st : lib.stages) {
-      void *fn = dlsym(loaded->handle, st.entry.c_str());
+      RankEntry fn = loaded->program(st.entry);
       if (!fn)
         return fail(path + " has no rank program '" + st.entry + "'");
-      entries.back().push_back(reinterpret_cast<RankEntry>(fn));
+      entries.back().push_back(fn);
     }
     libraries.push_back(std::move(loaded));
   }
@@ -197,8 +207,6 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
                     "must be started alike");
   }
 
-  // The state as a single-file checkpoint: each stage's first shard group
-  // holds one part each of the sharded parameters, the others whole.
   // Every parameter of the model, stage by stage (replica 0's programs
   // name them all): what a single-file checkpoint holds.
   std::vector<Parameter> all;
@@ -206,7 +214,9 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
     const std::vector<Parameter> &ps = m.program(s, 0).params;
     all.insert(all.end(), ps.begin(), ps.end());
   }
-  auto save = [&](int64_t nextStep) -> std::string {
+  // The state on the host: each stage's first shard group holds one part
+  // each of the sharded parameters, the others whole.
+  auto gatherToHost = [&]() -> std::string {
     for (OpenedRank &rank : ranks) {
       const StageProgram &st = m.program(rank.place.stage, rank.place.replica);
       if (rank.place.replica < st.shards)
@@ -216,8 +226,53 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
             !err.empty())
           return err;
     }
+    return "";
+  };
+  auto save = [&](int64_t nextStep) -> std::string {
+    if (std::string err = gatherToHost(); !err.empty())
+      return err;
     return saveCheckpoint(host.get(), options.savePath, m.model, nextStep,
                           settings.seed, all, settings.stateCount);
+  };
+
+  // Held-out evaluation (eval_every): the parameters gathered on the host
+  // and the model's forward pass there, over eval_data's first batches, as
+  // `whale run` evaluates.
+  Library evalLibrary;
+  RankEntry evalForward = nullptr;
+  std::unique_ptr<DataSource> evalSource;
+  if (m.eval) {
+    if (options.processes)
+      return fail("held-out evaluation (eval_every) with ranks as processes "
+                  "(mpirun) is not there yet; run the ranks as threads of "
+                  "one process for it");
+    const std::string path = folder + "/" + m.eval->file;
+    if (std::string err = evalLibrary.open(path); !err.empty())
+      return fail(err);
+    if (!(evalForward = evalLibrary.program(m.eval->entry)))
+      return fail(path + " has no program '" + m.eval->entry + "'");
+    if (!(evalSource = openDataSource(m.eval->data, error)))
+      return fail(error);
+    if (m.ampBf16)
+      whale_rt_set_amp(host.get(), WHALE_RT_AMP_BF16);
+  }
+  auto evaluate = [&](double &loss) -> std::string {
+    if (std::string err = gatherToHost(); !err.empty())
+      return err;
+    double sum = 0;
+    for (int64_t k = 0; k < settings.evalSteps; ++k) {
+      if (std::string err = evalSource->fill(k, global); !err.empty())
+        return "evaluating: " + err;
+      whale_rt_tensor *out = nullptr;
+      if (evalForward(host.get(), global.data(), &out) != WHALE_RT_OK)
+        return "evaluating: " + std::string(whale_rt_last_error(host.get()));
+      float value = 0;
+      whale_rt_tensor_read(host.get(), out, &value, sizeof value);
+      sum += value;
+      whale_rt_tensor_release(host.get(), out);
+    }
+    loss = sum / double(settings.evalSteps);
+    return "";
   };
 
   // A single-file checkpoint (of whale run or whale-exec, of any plan of
@@ -268,13 +323,13 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
     if (options.processes) {
       // Every rank's loss from every process, then summed in the order of
       // one process.
-      std::vector<double> all;
-      if (!gather({losses.empty() ? 0.0 : losses[0]}, all))
+      std::vector<double> everyRank;
+      if (!gather({losses.empty() ? 0.0 : losses[0]}, everyRank))
         return fail("step " + std::to_string(step + 1) +
                     ": the processes could not exchange their losses");
       losses.assign(m.grid.size(), 0.0);
       for (size_t i = 0; i < m.grid.size(); ++i)
-        losses[i] = all[m.grid[i]];
+        losses[i] = everyRank[m.grid[i]];
     }
     double loss = 0;
     for (double l : losses)
@@ -287,9 +342,15 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
         !err.empty())
       return fail(err);
     result.losses.push_back(loss);
+    double evalLoss = std::numeric_limits<double>::quiet_NaN();
+    if (settings.evaluatesAfter(step + 1)) {
+      if (std::string err = evaluate(evalLoss); !err.empty())
+        return fail("step " + std::to_string(step + 1) + ": " + err);
+      result.evalLosses.push_back({step + 1, evalLoss});
+    }
     if (std::string err =
             log.report(step + 1, settings.steps, loss, m.globalBatch, t0,
-                       settings.baseLr * factor);
+                       settings.baseLr * factor, evalLoss);
         !err.empty())
       return fail(err);
     if (!options.savePath.empty() && settings.savesAfter(step + 1))

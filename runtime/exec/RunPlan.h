@@ -18,6 +18,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace whale {
@@ -49,6 +50,8 @@ struct RunPlanResult {
   std::string model;
   std::vector<double> losses; ///< per step run, from firstStep
   int64_t firstStep = 1;
+  /// The held-out loss after each step that evaluated (eval_every).
+  std::vector<std::pair<int64_t, double>> evalLosses;
   int64_t ranks = 0;
   int32_t processRank = -1; ///< this process's, under mpirun
 };

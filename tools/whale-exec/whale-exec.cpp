@@ -165,5 +165,8 @@ int main(int argc, char **argv) {
             << result.firstStep + int64_t(result.losses.size()) - 1
             << ": loss " << result.losses.front() << " -> "
             << result.losses.back() << "\n";
+  if (!result.evalLosses.empty())
+    std::cout << "held-out loss after step " << result.evalLosses.back().first
+              << ": " << result.evalLosses.back().second << "\n";
   return 0;
 }
