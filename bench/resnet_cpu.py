@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Whale against PyTorch (eager, CPU) on one ResNet-50 training step.
+
+The model is examples/resnet50_100k.whl at a size for this machine:
+nn.resnet50 (ResNet-50's 53 convolutions with a bias each, max pooling, the
+last convolution of each residual branch starting at zero, global average
+pooling; no batch normalization, which Whale does not have yet) and a
+linear head, SGD with momentum 0.9 at lr 0.1, synthetic images. The same
+network in PyTorch, the same batch, image size and threads, one process
+each; the first steps are warmup and not timed.
+
+    python3 bench/resnet_cpu.py [--size 64] [--batch 8] [--classes 1000]
+                                [--steps 5] [--warmup 2] [--threads 2]
+
+Prints images per second of each and their ratio. Needs torch (pip).
+"""
+import argparse
+import json
+import os
+import subprocess
+import tempfile
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Bottleneck(nn.Module):
+    def __init__(self, cin, mid, stride):
+        super().__init__()
+        out = 4 * mid
+        self.a = nn.Conv2d(cin, mid, 1)
+        self.b = nn.Conv2d(mid, mid, 3, stride, 1)
+        self.c = nn.Conv2d(mid, out, 1)  # starts at zero, as nn.branch_out
+        nn.init.zeros_(self.c.weight)
+        nn.init.zeros_(self.c.bias)
+        self.proj = (nn.Conv2d(cin, out, 1, stride)
+                     if stride != 1 or cin != out else None)
+
+    def forward(self, x):
+        h = F.relu(self.b(F.relu(self.a(x))))
+        return F.relu(self.c(h) + (self.proj(x) if self.proj else x))
+
+
+class ResNet50(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 64, 7, 2, 3)
+        blocks, cin = [], 64
+        for mid, n, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2),
+                               (512, 3, 2)):
+            for i in range(n):
+                blocks.append(Bottleneck(cin, mid, stride if i == 0 else 1))
+                cin = 4 * mid
+        self.blocks = nn.Sequential(*blocks)
+        self.head = nn.Linear(2048, classes)
+
+    def forward(self, x, y):
+        h = F.max_pool2d(F.relu(self.stem(x)), 3, 2, 1)
+        h = self.blocks(h).mean(dim=(2, 3))
+        return F.cross_entropy(self.head(h), y)
+
+
+def torch_images_per_second(a):
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    model = ResNet50(a.classes)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x = torch.rand(a.batch, 3, a.size, a.size) * 2 - 1
+    y = torch.randint(0, a.classes, (a.batch,))
+    for i in range(a.warmup + a.steps):
+        if i == a.warmup:
+            start = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        model(x, y).backward()
+        opt.step()
+    return a.steps * a.batch / (time.perf_counter() - start)
+
+
+def whale_images_per_second(a, root):
+    whale = os.path.join(root, "build", "bin", "whale")
+    with tempfile.TemporaryDirectory() as tmp:
+        metrics = os.path.join(tmp, "m.jsonl")
+        subprocess.run([whale, "run",
+                        os.path.join(root, "examples", "resnet50_100k.whl"),
+                        "--define", f"SIZE={a.size}",
+                        "--define", f"CLASSES={a.classes}",
+                        "--define", f"BATCH={a.batch}",
+                        "--steps", str(a.warmup + a.steps),
+                        "--threads", str(a.threads), "--metrics", metrics],
+                       check=True, capture_output=True)
+        rows = [json.loads(l) for l in open(metrics)]
+    timed = rows[a.warmup:]
+    return len(timed) * a.batch / sum(a.batch / r["samples_per_s"]
+                                      for r in timed)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size", type=int, default=64)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--classes", type=int, default=1000)
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=2)
+    a = ap.parse_args()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    w = whale_images_per_second(a, root)
+    t = torch_images_per_second(a)
+    print(f"resnet-50 (no batch norm) at {a.size}x{a.size}, batch {a.batch}, "
+          f"{a.classes} classes, SGD momentum, {a.threads} threads, "
+          f"{a.steps} timed steps after {a.warmup}")
+    print(f"whale   {w:8.2f} images/s")
+    print(f"pytorch {t:8.2f} images/s  (torch {torch.__version__}, eager)")
+    print(f"whale / pytorch = {w / t:.3f}")
+
+
+if __name__ == "__main__":
+    main()
