@@ -106,15 +106,15 @@ WHALE_CONV_HD void forEachReader(const Planes &p, const Window2d &w, int64_t h,
 }
 
 /// Element (c, h, x) of the adjoint of im2col: the sum of every entry of
-/// `cols` that im2col read from that input element.
-WHALE_CONV_HD float col2imAt(const float *cols, const Planes &p,
-                             const Window2d &w, int64_t c, int64_t h,
-                             int64_t x) {
-  const int64_t positions = p.outH * p.outW;
+/// `cols` (its rows `rowStride` apart) that im2col read from that input
+/// element.
+WHALE_CONV_HD float col2imAt(const float *cols, int64_t rowStride,
+                             const Planes &p, const Window2d &w, int64_t c,
+                             int64_t h, int64_t x) {
   float sum = 0.0f;
   forEachReader(p, w, h, x, [&](int64_t i, int64_t j, int64_t oh, int64_t ow) {
     int64_t row = (c * w.kernelH + i) * w.kernelW + j;
-    sum += cols[row * positions + oh * p.outW + ow];
+    sum += cols[row * rowStride + oh * p.outW + ow];
   });
   return sum;
 }

@@ -161,14 +161,15 @@ public:
                               View<const float> dy, View<float> dx) = 0;
 
   // Convolutions and pooling over the last two dimensions of NCHW tensors.
-  /// The im2col matrix `cols` [C * KH * KW, OH * OW] of one sample's planes
-  /// `x` [C, H, W] under window `w`.
-  virtual Status im2col(View<const float> x, const Window2d &w,
-                        View<float> cols) = 0;
-  /// Its adjoint: `dx` [C, H, W] from `cols`, each input element the sum of
-  /// the entries im2col took from it.
-  virtual Status col2im(View<const float> cols, const Window2d &w,
-                        View<float> dx) = 0;
+  /// The im2col matrix [C * KH * KW, OH * OW] of one sample's planes `x`
+  /// [C, H, W] under window `w`, its rows `rowStride` floats apart from
+  /// `cols` (several samples' matrices side by side make one GEMM).
+  virtual Status im2col(View<const float> x, const Window2d &w, float *cols,
+                        int64_t rowStride) = 0;
+  /// Its adjoint: `dx` [C, H, W] from `cols` (rows `rowStride` apart), each
+  /// input element the sum of the entries im2col took from it.
+  virtual Status col2im(const float *cols, int64_t rowStride,
+                        const Window2d &w, View<float> dx) = 0;
   /// y [N, O, OH, OW] = x [N, C, H, W] convolved with w [O, C / groups, KH,
   /// KW] (cross-correlation, as deep-learning frameworks define it). The
   /// default composes im2col and this device's batched matmul (the groups

@@ -10,26 +10,28 @@
 
 namespace whale::rt {
 
-Status CpuDevice::im2col(View<const float> x, const Window2d &w,
-                         View<float> cols) {
+Status CpuDevice::im2col(View<const float> x, const Window2d &w, float *cols,
+                         int64_t rowStride) {
   const Planes p = samplePlanes(x.shape, w);
-  const int64_t rows = cols.shape[0], positions = cols.shape[1];
+  const int64_t rows = p.channels * w.kernelH * w.kernelW,
+                positions = p.outH * p.outW;
   pool().parallelFor(rows, 1, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r)
       for (int64_t c = 0; c < positions; ++c)
-        cols.data[r * positions + c] = im2colAt(x.data, p, w, r, c);
+        cols[r * rowStride + c] = im2colAt(x.data, p, w, r, c);
   });
   return Status::ok();
 }
 
-Status CpuDevice::col2im(View<const float> cols, const Window2d &w,
-                         View<float> dx) {
+Status CpuDevice::col2im(const float *cols, int64_t rowStride,
+                         const Window2d &w, View<float> dx) {
   const Planes p = samplePlanes(dx.shape, w);
   pool().parallelFor(p.channels * p.height, 1, [&](int64_t l0, int64_t l1) {
     for (int64_t line = l0; line < l1; ++line) {
       int64_t c = line / p.height, h = line % p.height;
       for (int64_t x = 0; x < p.width; ++x)
-        dx.data[line * p.width + x] = col2imAt(cols.data, p, w, c, h, x);
+        dx.data[line * p.width + x] =
+            col2imAt(cols, rowStride, p, w, c, h, x);
     }
   });
   return Status::ok();

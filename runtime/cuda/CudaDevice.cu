@@ -489,19 +489,20 @@ Status CudaDevice::topkBackward(View<const float> x, int64_t k,
   return launched("topk_grad");
 }
 
-Status CudaDevice::im2col(View<const float> x, const Window2d &w,
-                          View<float> cols) {
+Status CudaDevice::im2col(View<const float> x, const Window2d &w, float *cols,
+                          int64_t rowStride) {
   if (Status st = enter(); !st)
     return st;
-  cuda::im2col(compute, x.data, cols.data, samplePlanes(x.shape, w), w);
+  cuda::im2col(compute, x.data, cols, rowStride, samplePlanes(x.shape, w), w);
   return launched("im2col");
 }
 
-Status CudaDevice::col2im(View<const float> cols, const Window2d &w,
-                          View<float> dx) {
+Status CudaDevice::col2im(const float *cols, int64_t rowStride,
+                          const Window2d &w, View<float> dx) {
   if (Status st = enter(); !st)
     return st;
-  cuda::col2im(compute, cols.data, dx.data, samplePlanes(dx.shape, w), w);
+  cuda::col2im(compute, cols, rowStride, dx.data, samplePlanes(dx.shape, w),
+               w);
   return launched("col2im");
 }
 

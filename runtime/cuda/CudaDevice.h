@@ -87,9 +87,9 @@ public:
               int32_t *positions) override;
   Status topkBackward(View<const float> x, int64_t k, View<const float> dy,
                       View<float> dx) override;
-  Status im2col(View<const float> x, const Window2d &w,
-                View<float> cols) override;
-  Status col2im(View<const float> cols, const Window2d &w,
+  Status im2col(View<const float> x, const Window2d &w, float *cols,
+                int64_t rowStride) override;
+  Status col2im(const float *cols, int64_t rowStride, const Window2d &w,
                 View<float> dx) override;
   Status pool2d(bool max, View<const float> x, const Window2d &w,
                 View<float> y) override;

@@ -142,19 +142,21 @@ __global__ void topkGradKernel(const float *x, int64_t n, int64_t k,
   }
 }
 
-__global__ void im2colKernel(const float *x, float *cols, Planes p,
-                             Window2d w, int64_t positions, int64_t n) {
+__global__ void im2colKernel(const float *x, float *cols, int64_t rowStride,
+                             Planes p, Window2d w, int64_t positions,
+                             int64_t n) {
   WHALE_GRID_LOOP(i, n) {
-    cols[i] = im2colAt(x, p, w, i / positions, i % positions);
+    int64_t row = i / positions, col = i % positions;
+    cols[row * rowStride + col] = im2colAt(x, p, w, row, col);
   }
 }
 
-__global__ void col2imKernel(const float *cols, float *dx, Planes p,
-                             Window2d w, int64_t n) {
+__global__ void col2imKernel(const float *cols, int64_t rowStride, float *dx,
+                             Planes p, Window2d w, int64_t n) {
   WHALE_GRID_LOOP(i, n) {
     int64_t x = i % p.width, h = (i / p.width) % p.height,
             c = i / (p.width * p.height);
-    dx[i] = col2imAt(cols, p, w, c, h, x);
+    dx[i] = col2imAt(cols, rowStride, p, w, c, h, x);
   }
 }
 
@@ -521,20 +523,21 @@ void topkGrad(cudaStream_t s, const float *x, int64_t rows, int64_t n,
                                                          total);
 }
 
-void im2col(cudaStream_t s, const float *x, float *cols, const Planes &p,
-            const Window2d &w) {
+void im2col(cudaStream_t s, const float *x, float *cols, int64_t rowStride,
+            const Planes &p, const Window2d &w) {
   int64_t positions = p.outH * p.outW,
           n = p.channels * w.kernelH * w.kernelW * positions;
   if (n > 0)
-    im2colKernel<<<blocksFor(n), kThreads, 0, s>>>(x, cols, p, w, positions,
-                                                   n);
+    im2colKernel<<<blocksFor(n), kThreads, 0, s>>>(x, cols, rowStride, p, w,
+                                                   positions, n);
 }
 
-void col2im(cudaStream_t s, const float *cols, float *dx, const Planes &p,
-            const Window2d &w) {
+void col2im(cudaStream_t s, const float *cols, int64_t rowStride, float *dx,
+            const Planes &p, const Window2d &w) {
   int64_t n = p.channels * p.height * p.width;
   if (n > 0)
-    col2imKernel<<<blocksFor(n), kThreads, 0, s>>>(cols, dx, p, w, n);
+    col2imKernel<<<blocksFor(n), kThreads, 0, s>>>(cols, rowStride, dx, p, w,
+                                                   n);
 }
 
 void pool2d(cudaStream_t s, bool max, const float *x, float *y,

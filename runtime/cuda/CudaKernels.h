@@ -64,10 +64,10 @@ void topkGrad(cudaStream_t s, const float *x, int64_t rows, int64_t n,
               int64_t k, const float *dy, float *dx);
 
 /// runtime/ConvMath.h's functions, a thread per output element.
-void im2col(cudaStream_t s, const float *x, float *cols, const Planes &p,
-            const Window2d &w);
-void col2im(cudaStream_t s, const float *cols, float *dx, const Planes &p,
-            const Window2d &w);
+void im2col(cudaStream_t s, const float *x, float *cols, int64_t rowStride,
+            const Planes &p, const Window2d &w);
+void col2im(cudaStream_t s, const float *cols, int64_t rowStride, float *dx,
+            const Planes &p, const Window2d &w);
 void pool2d(cudaStream_t s, bool max, const float *x, float *y,
             const Planes &p, const Window2d &w);
 void pool2dGrad(cudaStream_t s, bool max, const float *x, const float *dy,

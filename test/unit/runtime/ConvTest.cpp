@@ -113,7 +113,10 @@ INSTANTIATE_TEST_SUITE_P(
         Conv{1, 2, 10, 10, 2, 3, 3, 1, 2, 2, 0, 2, 1, 1}, // dilation
         Conv{2, 6, 5, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 6},  // depthwise
         Conv{2, 3, 7, 7, 5, 7, 7, 2, 2, 3, 3, 1, 1, 1},  // a ResNet stem
-        Conv{4, 8, 4, 4, 16, 1, 1, 1, 1, 0, 0, 1, 1, 1})); // 1x1
+        Conv{4, 8, 4, 4, 16, 1, 1, 1, 1, 0, 0, 1, 1, 1}, // 1x1
+        // 38 MB of columns a sample: one sample per chunk of the composed
+        // convolution (64 MB), the weight gradient added over chunks.
+        Conv{2, 64, 128, 128, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1}));
 
 TEST(Conv, ImToColAndBackAreAdjoint) {
   // <im2col(x), c> = <x, col2im(c)> for every x and c: col2im is the
