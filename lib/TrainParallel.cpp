@@ -861,14 +861,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     if (!firstError.empty())
       return fail("step " + std::to_string(step + 1) + ": " + firstError);
     double value = 0;
-    for (double l : losses)
-      value += l;
-    std::string origin;
-    for (Rank &rank : ranks)
-      if (origin.empty())
-        origin = whale_rt_first_nonfinite(rank.ctx.get());
-    if (std::string err = StepLog::nonFinite(step + 1, value, origin);
-        !err.empty())
+    if (std::string err = sumLoss(losses, ranks, step, value); !err.empty())
       return fail(err);
     result.losses.push_back(value);
     double evalLoss = std::numeric_limits<double>::quiet_NaN();

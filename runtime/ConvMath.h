@@ -119,6 +119,23 @@ WHALE_CONV_HD float col2imAt(const float *cols, int64_t rowStride,
   return sum;
 }
 
+/// Calls fn(position) for each tap of window (oh, ow) inside the input,
+/// position = h * width + x, in row-major order.
+template <class Fn>
+WHALE_CONV_HD void forEachTap(const Planes &p, const Window2d &w, int64_t oh,
+                              int64_t ow, Fn fn) {
+  for (int64_t i = 0; i < w.kernelH; ++i) {
+    int64_t h = oh * w.strideH - w.padH + i * w.dilationH;
+    if (h < 0 || h >= p.height)
+      continue;
+    for (int64_t j = 0; j < w.kernelW; ++j) {
+      int64_t x = ow * w.strideW - w.padW + j * w.dilationW;
+      if (x >= 0 && x < p.width)
+        fn(h * p.width + x);
+    }
+  }
+}
+
 /// The input position of the maximum of window (oh, ow) of `plane` (the
 /// first in row-major order among equals), as h * width + x; -1 when the
 /// window lies wholly in the padding.
@@ -126,22 +143,14 @@ WHALE_CONV_HD int64_t windowArgmax(const float *plane, const Planes &p,
                                    const Window2d &w, int64_t oh, int64_t ow) {
   int64_t best = -1;
   float bestValue = 0.0f;
-  for (int64_t i = 0; i < w.kernelH; ++i) {
-    int64_t h = oh * w.strideH - w.padH + i * w.dilationH;
-    if (h < 0 || h >= p.height)
-      continue;
-    for (int64_t j = 0; j < w.kernelW; ++j) {
-      int64_t x = ow * w.strideW - w.padW + j * w.dilationW;
-      if (x < 0 || x >= p.width)
-        continue;
-      float v = plane[h * p.width + x];
-      // A NaN wins and stays, so that it spreads as it would through max.
-      if (best < 0 || (bestValue == bestValue && (v > bestValue || v != v))) {
-        best = h * p.width + x;
-        bestValue = v;
-      }
+  forEachTap(p, w, oh, ow, [&](int64_t at) {
+    float v = plane[at];
+    // A NaN wins and stays, so that it spreads as it would through max.
+    if (best < 0 || (bestValue == bestValue && (v > bestValue || v != v))) {
+      best = at;
+      bestValue = v;
     }
-  }
+  });
   return best;
 }
 
@@ -155,16 +164,7 @@ WHALE_CONV_HD float poolAt(bool max, const float *plane, const Planes &p,
     return at < 0 ? 0.0f : plane[at];
   }
   float sum = 0.0f;
-  for (int64_t i = 0; i < w.kernelH; ++i) {
-    int64_t h = oh * w.strideH - w.padH + i * w.dilationH;
-    if (h < 0 || h >= p.height)
-      continue;
-    for (int64_t j = 0; j < w.kernelW; ++j) {
-      int64_t x = ow * w.strideW - w.padW + j * w.dilationW;
-      if (x >= 0 && x < p.width)
-        sum += plane[h * p.width + x];
-    }
-  }
+  forEachTap(p, w, oh, ow, [&](int64_t at) { sum += plane[at]; });
   return sum / static_cast<float>(w.kernelH * w.kernelW);
 }
 

@@ -2,6 +2,8 @@
 
 #include "runtime/exec/RankStep.h"
 
+#include "runtime/exec/StepLog.h"
+
 #include <csignal>
 #include <mutex>
 #include <system_error>
@@ -129,6 +131,19 @@ StepOutcome runStep(std::vector<OpenedRank> &ranks,
   for (std::thread &t : threads)
     t.join();
   return out;
+}
+
+std::string sumLoss(const std::vector<double> &losses,
+                    const std::vector<OpenedRank> &ranks, int64_t step,
+                    double &loss) {
+  loss = 0;
+  for (double l : losses)
+    loss += l;
+  std::string origin;
+  for (const OpenedRank &rank : ranks)
+    if (origin.empty())
+      origin = whale_rt_first_nonfinite(rank.ctx.get());
+  return StepLog::nonFinite(step + 1, loss, origin);
 }
 
 std::string processTracePath(const std::string &path, int32_t processRank) {

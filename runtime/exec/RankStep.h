@@ -86,6 +86,13 @@ StepOutcome runStep(std::vector<OpenedRank> &ranks,
                     whale_rt_comm *comm, int64_t step, double lrFactor,
                     const InjectedFailure &inject = {});
 
+/// The loss of step `step` (0-based): the ranks' shares summed in rank
+/// order; "" or, when it is not finite, an error naming the first op of
+/// `ranks` that produced a NaN or an infinity.
+std::string sumLoss(const std::vector<double> &losses,
+                    const std::vector<OpenedRank> &ranks, int64_t step,
+                    double &loss);
+
 /// Under mpirun each process traces its own rank: rank 0 to `path`, rank
 /// r > 0 to `path` with `.process-r` before its extension (`trace.json`,
 /// `trace.process-1.json`), so the files open side by side.

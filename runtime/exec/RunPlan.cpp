@@ -332,14 +332,7 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
         losses[i] = everyRank[m.grid[i]];
     }
     double loss = 0;
-    for (double l : losses)
-      loss += l;
-    std::string origin;
-    for (OpenedRank &rank : ranks)
-      if (origin.empty())
-        origin = whale_rt_first_nonfinite(rank.ctx.get());
-    if (std::string err = StepLog::nonFinite(step + 1, loss, origin);
-        !err.empty())
+    if (std::string err = sumLoss(losses, ranks, step, loss); !err.empty())
       return fail(err);
     result.losses.push_back(loss);
     double evalLoss = std::numeric_limits<double>::quiet_NaN();
