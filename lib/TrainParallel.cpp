@@ -617,18 +617,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   auto evaluate = [&](double &loss) -> std::string {
     if (std::string err = gatherToHost(); !err.empty())
       return err;
-    double sum = 0;
-    for (int64_t k = 0; k < settings.evalSteps; ++k) {
-      if (std::string err = evalSource->fill(k, global); !err.empty())
-        return "evaluating: " + err;
-      whale_rt_tensor *out = nullptr;
-      if (evalForward(host.get(), global.data(), &out) != WHALE_RT_OK)
-        return "evaluating: " + std::string(whale_rt_last_error(host.get()));
-      sum += *static_cast<float *>(whale_rt_tensor_data(out));
-      whale_rt_tensor_release(host.get(), out);
-    }
-    loss = sum / double(settings.evalSteps);
-    return "";
+    return evaluateOnHost(host.get(), evalForward, *evalSource, global,
+                          settings.evalSteps, loss);
   };
 
   // The state after `nextStep` steps into the save path: each rank's own

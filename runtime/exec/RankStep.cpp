@@ -146,6 +146,26 @@ std::string sumLoss(const std::vector<double> &losses,
   return StepLog::nonFinite(step + 1, loss, origin);
 }
 
+std::string evaluateOnHost(whale_rt_context *host, RankEntry forward,
+                           DataSource &source,
+                           std::vector<whale_rt_tensor *> &inputs,
+                           int64_t steps, double &loss) {
+  double sum = 0;
+  for (int64_t k = 0; k < steps; ++k) {
+    if (std::string err = source.fill(k, inputs); !err.empty())
+      return "evaluating: " + err;
+    whale_rt_tensor *out = nullptr;
+    float value = 0;
+    if (forward(host, inputs.data(), &out) != WHALE_RT_OK ||
+        whale_rt_tensor_read(host, out, &value, sizeof value) != WHALE_RT_OK)
+      return "evaluating: " + std::string(whale_rt_last_error(host));
+    sum += value;
+    whale_rt_tensor_release(host, out);
+  }
+  loss = sum / double(steps);
+  return "";
+}
+
 std::string processTracePath(const std::string &path, int32_t processRank) {
   if (path.empty() || processRank <= 0)
     return path;

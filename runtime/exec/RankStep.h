@@ -93,6 +93,13 @@ std::string sumLoss(const std::vector<double> &losses,
                     const std::vector<OpenedRank> &ranks, int64_t step,
                     double &loss);
 
+/// The held-out loss: the mean of `forward`'s loss on the host over the
+/// first `steps` batches of `source` (filled into `inputs`, the host's).
+std::string evaluateOnHost(whale_rt_context *host, RankEntry forward,
+                           DataSource &source,
+                           std::vector<whale_rt_tensor *> &inputs,
+                           int64_t steps, double &loss);
+
 /// Under mpirun each process traces its own rank: rank 0 to `path`, rank
 /// r > 0 to `path` with `.process-r` before its extension (`trace.json`,
 /// `trace.process-1.json`), so the files open side by side.

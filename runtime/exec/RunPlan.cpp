@@ -259,20 +259,8 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
   auto evaluate = [&](double &loss) -> std::string {
     if (std::string err = gatherToHost(); !err.empty())
       return err;
-    double sum = 0;
-    for (int64_t k = 0; k < settings.evalSteps; ++k) {
-      if (std::string err = evalSource->fill(k, global); !err.empty())
-        return "evaluating: " + err;
-      whale_rt_tensor *out = nullptr;
-      if (evalForward(host.get(), global.data(), &out) != WHALE_RT_OK)
-        return "evaluating: " + std::string(whale_rt_last_error(host.get()));
-      float value = 0;
-      whale_rt_tensor_read(host.get(), out, &value, sizeof value);
-      sum += value;
-      whale_rt_tensor_release(host.get(), out);
-    }
-    loss = sum / double(settings.evalSteps);
-    return "";
+    return evaluateOnHost(host.get(), evalForward, *evalSource, global,
+                          settings.evalSteps, loss);
   };
 
   // A single-file checkpoint (of whale run or whale-exec, of any plan of
