@@ -10,10 +10,8 @@
 #include "lib/ModelLookup.h"
 #include "lib/Planner.h"
 #include "lib/RankPrograms.h"
-#include "lowering/Passes.h"
 #include "runtime/exec/PlanManifest.h"
 
-#include "mlir/Pass/PassManager.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -216,10 +214,8 @@ bool compileBundle(Interpreter &interp, const TrainOptions &options,
     EvalProgram eval{"eval.so", plan.model, DataSpec()};
     if (!dataSpecOf(model, "eval_data", eval.data, error))
       return false;
-    mlir::OwningOpRef<mlir::ModuleOp> forward = interp.module().clone();
-    mlir::PassManager pm(&interp.context());
-    pm.addPass(createWhaleFuseAttention());
-    if (mlir::failed(pm.run(*forward))) {
+    mlir::OwningOpRef<mlir::ModuleOp> forward = hostForward(interp);
+    if (!forward) {
       error = "compiling the held-out evaluation failed";
       return false;
     }

@@ -4,6 +4,9 @@
 
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/DataSource.h"
+#include "lowering/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
 
 namespace whale {
 
@@ -29,6 +32,15 @@ bool describeStage(mlir::func::FuncOp fn, StageProgram &out,
       return false;
   }
   return true;
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> hostForward(Interpreter &interp) {
+  mlir::OwningOpRef<mlir::ModuleOp> forward = interp.module().clone();
+  mlir::PassManager pm(&interp.context());
+  pm.addPass(createWhaleFuseAttention());
+  if (mlir::failed(pm.run(*forward)))
+    return nullptr;
+  return forward;
 }
 
 } // namespace whale

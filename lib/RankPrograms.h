@@ -6,7 +6,10 @@
 
 #include "runtime/exec/PlanManifest.h"
 
+#include "whale/Interpreter.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/OwningOpRef.h"
 
 #include <string>
 
@@ -17,6 +20,11 @@ namespace whale {
 /// an f32 or i32 tensor.
 bool describeStage(mlir::func::FuncOp fn, StageProgram &out,
                    std::string &error);
+
+/// The script's models as the host evaluates them (held-out losses): a
+/// copy of `interp`'s module with attention fused, as the rank programs
+/// have it; null when the pass fails.
+mlir::OwningOpRef<mlir::ModuleOp> hostForward(Interpreter &interp);
 
 } // namespace whale
 

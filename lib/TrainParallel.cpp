@@ -28,7 +28,6 @@
 #include "lib/SampleLog.h"
 #include "lib/StateCollection.h"
 #include "lib/StateStore.h"
-#include "lowering/Passes.h"
 #include "runtime/InputFile.h"
 #include "runtime/WhaleRuntime.h"
 #include "runtime/exec/Checkpoint.h"
@@ -36,7 +35,6 @@
 
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/xxhash.h"
@@ -212,6 +210,12 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   std::vector<Rank> ranks;
   std::vector<Parameter> allParams;
   const std::vector<Stage> *stagesOf = nullptr;
+  // The program of a rank's stage (replica 0's: every variant names the
+  // same parameters).
+  const ProgramOf programOf =
+      [&](const RankSlot &slot) -> const StageProgram & {
+    return (*stagesOf)[slot.stage].program;
+  };
 
   // The global batch, in a context of its own.
   std::unique_ptr<DataSource> source = makeDataSource(model, error);
@@ -445,14 +449,10 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
                            stateCount, first);
         !err.empty())
       return fail(err);
-    for (Rank &rank : ranks) {
-      const Stage &st = (*stagesOf)[rank.place.stage];
-      if (std::string err = copyShardState(
-              host.get(), rank.ctx.get(), st.program.params, stateCount,
-              rank.place.replica % st.program.shards, /*toRank=*/true);
-          !err.empty())
-        return fail(err);
-    }
+    if (std::string err = copyRanksState(host.get(), ranks, programOf,
+                                         stateCount, /*toRanks=*/true);
+        !err.empty())
+      return fail(err);
   }
   if (!options.loadPath.empty())
     if (std::string err = checkResumable(options.loadPath, first, steps);
@@ -582,19 +582,9 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     return fail(err);
   result.firstStep = first + 1;
   bool injected = false;
-  // The first shard group of each stage holds what the checkpoint and the
-  // host see: one part each of the sharded parameters, the others whole.
-  auto gatherToHost = [&]() -> std::string {
-    for (Rank &rank : ranks) {
-      const Stage &st = (*stagesOf)[rank.place.stage];
-      if (rank.place.replica < st.program.shards)
-        if (std::string err = copyShardState(
-                host.get(), rank.ctx.get(), st.program.params, stateCount,
-                rank.place.replica, /*toRank=*/false);
-            !err.empty())
-          return err;
-    }
-    return "";
+  auto gatherToHost = [&]() {
+    return copyRanksState(host.get(), ranks, programOf, stateCount,
+                          /*toRanks=*/false);
   };
   // Held-out evaluation (eval_every): the parameters gathered on the host,
   // the model's forward pass there, one device, at the global batch.
@@ -604,11 +594,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   if (settings.evalEvery > 0) {
     if (!(evalSource = makeDataSource(model, error, "eval_data")))
       return fail(error);
-    mlir::OwningOpRef<mlir::ModuleOp> forward = interp.module().clone();
-    mlir::PassManager pm(&interp.context());
-    pm.addPass(createWhaleFuseAttention());
-    if (mlir::failed(pm.run(*forward)) ||
-        !(evalProgram = JitProgram::compile(*forward, error)) ||
+    mlir::OwningOpRef<mlir::ModuleOp> forward = hostForward(interp);
+    if (!forward || !(evalProgram = JitProgram::compile(*forward, error)) ||
         !(evalForward = evalProgram->lookup(plan.model)))
       return fail("compiling the held-out evaluation failed: " + error);
     if (ampBf16(model))

@@ -2,6 +2,7 @@
 
 #include "runtime/exec/RankStep.h"
 
+#include "runtime/exec/Checkpoint.h"
 #include "runtime/exec/StepLog.h"
 
 #include <csignal>
@@ -131,6 +132,24 @@ StepOutcome runStep(std::vector<OpenedRank> &ranks,
   for (std::thread &t : threads)
     t.join();
   return out;
+}
+
+std::string copyRanksState(whale_rt_context *host,
+                           std::vector<OpenedRank> &ranks,
+                           const ProgramOf &programOf, int stateCount,
+                           bool toRanks) {
+  for (OpenedRank &rank : ranks) {
+    const StageProgram &st = programOf(rank.place);
+    const int64_t replica = rank.place.replica;
+    if (!toRanks && replica >= st.shards)
+      continue; // another shard group's copy
+    if (std::string err =
+            copyShardState(host, rank.ctx.get(), st.params, stateCount,
+                           replica % st.shards, toRanks);
+        !err.empty())
+      return err;
+  }
+  return "";
 }
 
 std::string sumLoss(const std::vector<double> &losses,

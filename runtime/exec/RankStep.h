@@ -16,6 +16,9 @@
 
 #include "runtime/WhaleRuntime.h"
 #include "runtime/exec/DataSource.h"
+#include "runtime/exec/PlanManifest.h"
+
+#include <functional>
 
 #include <cstdint>
 #include <memory>
@@ -85,6 +88,18 @@ StepOutcome runStep(std::vector<OpenedRank> &ranks,
                     const std::vector<whale_rt_tensor *> &global,
                     whale_rt_comm *comm, int64_t step, double lrFactor,
                     const InjectedFailure &inject = {});
+
+/// The stage program a rank runs.
+using ProgramOf = std::function<const StageProgram &(const RankSlot &)>;
+
+/// Parameters and their `stateCount` optimizer states between `host`
+/// (every parameter whole: a checkpoint, evaluation) and the ranks. Into
+/// the ranks (`toRanks`): each rank its part of the sharded ones. Out of
+/// them: each stage's first shard group, which holds one part each.
+std::string copyRanksState(whale_rt_context *host,
+                           std::vector<OpenedRank> &ranks,
+                           const ProgramOf &programOf, int stateCount,
+                           bool toRanks);
 
 /// The loss of step `step` (0-based): the ranks' shares summed in rank
 /// order; "" or, when it is not finite, an error naming the first op of

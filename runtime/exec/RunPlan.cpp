@@ -214,19 +214,13 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
     const std::vector<Parameter> &ps = m.program(s, 0).params;
     all.insert(all.end(), ps.begin(), ps.end());
   }
-  // The state on the host: each stage's first shard group holds one part
-  // each of the sharded parameters, the others whole.
-  auto gatherToHost = [&]() -> std::string {
-    for (OpenedRank &rank : ranks) {
-      const StageProgram &st = m.program(rank.place.stage, rank.place.replica);
-      if (rank.place.replica < st.shards)
-        if (std::string err = copyShardState(
-                host.get(), rank.ctx.get(), st.params, settings.stateCount,
-                rank.place.replica, /*toRank=*/false);
-            !err.empty())
-          return err;
-    }
-    return "";
+  const ProgramOf programOf =
+      [&](const RankSlot &slot) -> const StageProgram & {
+    return m.program(slot.stage, slot.replica);
+  };
+  auto gatherToHost = [&]() {
+    return copyRanksState(host.get(), ranks, programOf, settings.stateCount,
+                          /*toRanks=*/false);
   };
   auto save = [&](int64_t nextStep) -> std::string {
     if (std::string err = gatherToHost(); !err.empty())
@@ -275,14 +269,11 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
             checkResumable(options.loadPath, first, settings.steps);
         !err.empty())
       return fail(err);
-    for (OpenedRank &rank : ranks) {
-      const StageProgram &st = m.program(rank.place.stage, rank.place.replica);
-      if (std::string err = copyShardState(
-              host.get(), rank.ctx.get(), st.params, settings.stateCount,
-              rank.place.replica % st.shards, /*toRank=*/true);
-          !err.empty())
-        return fail(err);
-    }
+    if (std::string err =
+            copyRanksState(host.get(), ranks, programOf, settings.stateCount,
+                           /*toRanks=*/true);
+        !err.empty())
+      return fail(err);
   }
   result.firstStep = first + 1;
 
