@@ -19,10 +19,14 @@ n). Whale's prediction is compared as an iteration time and as the same
 count over it.
 
 Whale's micro-batch count is the fastest that fits in memory among those
-its plan allows: a tensor-parallel group splits the batch's rows among its
-ranks, so a micro-batch holds at least t samples per replica.
+its plan allows. With --rows whole (the default) a tensor-parallel group's
+ranks share their rows (split_rows = "whole", Megatron-LM's layout), so a
+micro-batch may hold one sample; with --rows part each rank of the group
+takes rows of its own, so a micro-batch holds at least t samples per
+replica.
 
-    python3 bench/sim_published.py [--whale build/bin/whale] [--json OUT]
+    python3 bench/sim_published.py [--whale build/bin/whale] [--rows whole|part]
+                                   [--json OUT]
 """
 import argparse
 import json
@@ -69,8 +73,9 @@ def selene(gpus, path, lift_memory=False):
     json.dump(cluster, open(path, "w"))
 
 
-def simulate(whale, cluster, defines):
-    cmd = [whale, "sim", SCRIPT, "--cluster", cluster, "--json"]
+def simulate(whale, cluster, defines, rows):
+    cmd = [whale, "sim", SCRIPT, "--cluster", cluster, "--json",
+           "--config", f"split_rows={rows}"]
     for key, value in defines.items():
         cmd += ["--define", f"{key}={value}"]
     out = subprocess.run(cmd, capture_output=True, text=True)
@@ -90,6 +95,8 @@ def main():
     ap.add_argument("--whale", default=os.path.join(ROOT, "build", "bin",
                                                     "whale"))
     ap.add_argument("--json", help="write every row here as JSON")
+    ap.add_argument("--rows", choices=["whole", "part"], default="whole",
+                    help="whether a tensor-parallel group shares its rows")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -101,12 +108,15 @@ def main():
                 cluster = os.path.join(tmp, f"selene{gpus}.json")
                 selene(gpus, cluster, lift_memory)
                 best, refusal = None, None
-                for micro in divisors(batch // (replicas * t)):
+                per_replica = batch // (
+                    replicas if args.rows == "whole" else replicas * t)
+                for micro in divisors(per_replica):
                     if p > 1 and micro < p:
                         continue  # fewer micro-batches than stages
                     r, err = simulate(args.whale, cluster, {
                         "LAYERS": layers, "D": hidden, "HEADS": heads,
-                        "TP": t, "PP": p, "BATCH": batch, "MICRO": micro})
+                        "TP": t, "PP": p, "BATCH": batch, "MICRO": micro},
+                        args.rows)
                     if r is None:
                         refusal = err
                     elif (best is None or
@@ -137,6 +147,7 @@ def main():
                                 "whale.attention", "whale.attention_grad"))
             row = {
                 "billions": billions, "t": t, "p": p, "d": replicas,
+                "rows": args.rows,
                 "gpus": gpus, "batch": batch, "micro_batches": micro,
                 "published_tflops": published,
                 "published_iteration_s": measured_s,

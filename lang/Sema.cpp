@@ -517,6 +517,7 @@ const KeyRule kConfigKeys[] = {
     {"schedule", "\"gpipe\" or \"1f1b\""},
     {"balance", "\"even\" or \"hardware\""},
     {"split_matmul", "\"auto\", \"column\", \"row\" or \"replicated\""},
+    {"split_rows", "\"part\" or \"whole\""},
     {"amp", "\"off\" or \"bf16\""},
 };
 const KeyRule kTrainKeys[] = {
@@ -587,6 +588,8 @@ bool configSetting(const std::string &key, const SVal &v, Setting &s) {
     return oneOf({"off", "bf16"});
   if (key == "split_matmul")
     return oneOf({"auto", "column", "row", "replicated"});
+  if (key == "split_rows")
+    return oneOf({"part", "whole"});
   return false;
 }
 

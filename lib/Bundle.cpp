@@ -165,10 +165,8 @@ bool compileBundle(Interpreter &interp, const TrainOptions &options,
   m.replicas = plan.replicas;
   m.globalBatch = plan.globalBatch;
   m.grid = plan.grid;
-  for (int64_t r = 0; r < plan.replicas; ++r)
-    m.localBatches.push_back(plan.localBatches.empty()
-                                 ? plan.microBatch * plan.microBatches
-                                 : plan.localBatches[r]);
+  m.localBatches = plan.replicaRows();
+  m.rowGroup = plan.rowGroup;
   for (size_t i = 0; i < cluster.devices.size(); ++i) {
     const DeviceSpec &spec = cluster.devices[i];
     // Threads the cluster leaves open are the running machine's to share.

@@ -4,6 +4,7 @@
 
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lowering/Plan.h"
+#include "runtime/exec/BatchRows.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -150,8 +151,7 @@ std::vector<DeviceReport> deviceReports(const PlannedModel &plan) {
     d.device = plan.grid[i];
     d.stage = i / plan.replicas;
     d.replica = i % plan.replicas;
-    d.samples = plan.localBatches.empty() ? plan.microBatch * plan.microBatches
-                                          : plan.localBatches[d.replica];
+    d.samples = plan.replicaRows()[d.replica];
   }
   for (DeviceReport &d : out) {
     if (d.device < static_cast<int64_t>(plan.deviceMemory.size()))
@@ -237,17 +237,22 @@ std::string planText(const PlannedModel &plan, const PlannedModel *even,
      << (plan.stages == 1 ? "" : "s") << " x " << plan.replicas << " replica"
      << (plan.replicas == 1 ? "" : "s") << "; global batch " << plan.globalBatch
      << " = ";
-  bool equal = llvm::all_equal(plan.localBatches);
+  const std::vector<int64_t> rows =
+      dataReplicaRows(plan.replicaRows(), plan.rowGroup);
+  bool equal = llvm::all_equal(rows);
   if (equal)
-    os << plan.replicas << " x " << plan.microBatches << " micro-batch"
+    os << rows.size() << " x " << plan.microBatches << " micro-batch"
        << (plan.microBatches == 1 ? "" : "es") << " of " << plan.microBatch;
   else {
     os << "local batches ";
-    llvm::interleave(plan.localBatches, os, " + ");
+    llvm::interleave(rows, os, " + ");
     os << " in " << plan.microBatches << " micro-batch"
        << (plan.microBatches == 1 ? "" : "es") << " each";
   }
-  os << ", schedule " << plan.schedule << "\n";
+  os << ", schedule " << plan.schedule;
+  if (plan.rowGroup > 1)
+    os << "; each shard group of " << plan.rowGroup << " shares its rows";
+  os << "\n";
   for (const StageReport &r : reports(plan)) {
     os << "stage " << r.stage << ": ";
     llvm::interleaveComma(r.strategies, os);
@@ -366,6 +371,8 @@ std::string planJson(const PlannedModel &plan, const PlannedModel *even,
   for (int64_t b : plan.localBatches)
     local.push_back(b);
   root["local_batches"] = std::move(local);
+  if (plan.rowGroup > 1)
+    root["row_group"] = plan.rowGroup;
   if (!plan.shardWeights.empty()) {
     llvm::json::Array weights;
     for (int64_t w : plan.shardWeights)

@@ -236,6 +236,7 @@ bool planModel(Interpreter &interp, const std::string &modelName,
   out.schedule = plan.getAs<mlir::StringAttr>("schedule").str();
   out.grid = arrayOf<int64_t>(plan, "grid");
   out.localBatches = arrayOf<int64_t>(plan, "local_batches");
+  out.rowGroup = plan::rowGroupOf(plan);
   out.shardWeights = weights;
   return true;
 }

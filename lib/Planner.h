@@ -61,6 +61,9 @@ struct PlannedModel {
   /// Samples of the global batch per replica (a copy of the model), in
   /// order: replica r takes the rows after those of replicas before it.
   std::vector<int64_t> localBatches;
+  /// Consecutive replicas that read the same rows (split_rows = "whole":
+  /// a shard group's size; runtime/exec/BatchRows.h), else 1.
+  int64_t rowGroup = 1;
   /// Uneven shards: the weight of each position in a shard group (empty:
   /// equal parts).
   std::vector<int64_t> shardWeights;
@@ -72,6 +75,13 @@ struct PlannedModel {
 
   /// The rank programs replica r runs.
   mlir::ModuleOp ranksOf(int64_t replica) const;
+  /// The rows of the global batch each replica reads, in replica order.
+  std::vector<int64_t> replicaRows() const {
+    if (!localBatches.empty())
+      return localBatches;
+    return std::vector<int64_t>(static_cast<size_t>(replicas),
+                                microBatch * microBatches);
+  }
 };
 
 /// Plans the model `modelName` (empty: the first with a train block) of

@@ -3,9 +3,11 @@
 // The space: for N devices, every tensor degree c dividing N (at most a
 // node's devices when the cluster has several nodes: tensor parallelism
 // talks at every layer), every pipeline degree p dividing N / c (at most
-// the model's op count), the rest data parallel (d = N / (c p); d x c must
-// divide the global batch: a shard group's members take rows too). Without a pipeline: one micro-batch, more only
-// when fewer do not fit (gradient accumulation saves memory, never time).
+// the model's op count), the rest data parallel (d = N / (c p)). A shard
+// group's members take rows of their own (d x c must divide the global
+// batch) or share them (split_rows = "whole": d must): both are tried.
+// Without a pipeline: one micro-batch, more only when fewer do not fit
+// (gradient accumulation saves memory, never time).
 // With one: p, 2p, 4p and 8p micro-batches that divide a replica's batch,
 // under GPipe and 1F1B. On devices that differ: balanced and even shares.
 // Each with and without activation recomputation, tried only where the
@@ -55,6 +57,8 @@ SearchCandidate::config() const {
     c.push_back({"balance", "\"even\""});
   if (recompute)
     c.push_back({"recompute", "true"});
+  if (wholeRows)
+    c.push_back({"split_rows", "\"whole\""});
   return c;
 }
 
@@ -69,6 +73,8 @@ std::string SearchCandidate::label() const {
     s += ", even";
   if (recompute)
     s += ", recompute";
+  if (wholeRows)
+    s += ", rows whole";
   return asWritten ? "as written: " + s : s;
 }
 
@@ -157,12 +163,17 @@ std::vector<SearchCandidate> enumerate(const Cluster &cluster,
     for (int64_t p : divisors(n / c)) {
       if (p > facts.ops)
         continue;
-      // A shard group's members take rows of their replica's batch too
-      // (the planner's replicas are d x c), so the rows divide by both.
       const int64_t d = n / (c * p);
-      if (facts.globalBatch % (d * c) != 0)
+      for (bool wholeRows : {false, true}) {
+      if (wholeRows && c == 1)
         continue;
-      const int64_t local = facts.globalBatch / (d * c);
+      // A shard group's members take rows of their replica's batch too
+      // (the planner's replicas are d x c), so the rows divide by both,
+      // unless they share them.
+      const int64_t rowsAmong = wholeRows ? d : d * c;
+      if (facts.globalBatch % rowsAmong != 0)
+        continue;
+      const int64_t local = facts.globalBatch / rowsAmong;
       std::vector<int64_t> micro;
       if (p == 1) {
         for (int64_t m = 1; m <= local; m *= 2)
@@ -189,9 +200,11 @@ std::vector<SearchCandidate> enumerate(const Cluster &cluster,
               k.schedule = p > 1 ? schedule : "";
               k.even = even;
               k.recompute = recompute;
+              k.wholeRows = wholeRows;
               out.push_back(k);
             }
         }
+      }
     }
   }
   return out;
@@ -303,6 +316,7 @@ private:
       for (int64_t c : s.asArrayRef())
         shards = std::max(shards, c);
     k.tensor = shards;
+    k.wholeRows = plan.rowGroup > 1;
     k.pipeline = plan.stages;
     k.data = std::max<int64_t>(1, plan.replicas / shards);
     k.microBatches = plan.microBatches;
@@ -383,7 +397,7 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
   // fit (more micro-batches are dominated, and so are more with
   // recomputation where fewer fit without); and every plan that fits
   // without recomputation.
-  std::set<std::tuple<int64_t, int64_t, bool, bool>> fitted;
+  std::set<std::tuple<int64_t, int64_t, bool, bool, bool>> fitted;
   std::set<std::string> fitsKeeping;
   auto withoutRecompute = [](SearchCandidate k) {
     k.recompute = false;
@@ -392,8 +406,9 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
   const size_t total = space.size();
   for (size_t i = 0; i < total; ++i) {
     SearchCandidate &k = space[i];
-    auto key = std::make_tuple(k.data, k.tensor, k.even, k.recompute);
-    auto keeping = std::make_tuple(k.data, k.tensor, k.even, false);
+    auto key =
+        std::make_tuple(k.data, k.tensor, k.wholeRows, k.even, k.recompute);
+    auto keeping = std::make_tuple(k.data, k.tensor, k.wholeRows, k.even, false);
     if (!k.asWritten && k.recompute &&
         fitsKeeping.count(withoutRecompute(k))) {
       k.outcome = Outcome::Dominated;

@@ -2,8 +2,9 @@
 //-*-===//
 //
 // What `whale search` does: enumerates the plans a script's model can take
-// on a cluster (data, tensor and pipeline degrees, micro-batches, schedule,
-// balanced or even shares, activation recomputation), each as the config keys that ask for it
+// on a cluster (data, tensor and pipeline degrees, shard groups sharing
+// rows or not, micro-batches, schedule, balanced or even shares, activation
+// recomputation), each as the config keys that ask for it
 // (auto_parallel cuts the model into pipeline stages of split TaskGraphs),
 // prunes those that cannot fit or cannot win, plans and simulates the rest,
 // and ranks them by predicted iteration time. The script's own annotations
@@ -37,6 +38,9 @@ struct SearchCandidate {
   std::string schedule; ///< "1f1b" or "gpipe"; empty without a pipeline
   bool even = false;    ///< equal shares whatever the devices
   bool recompute = false; ///< activation recomputation
+  /// A shard group's ranks read the same rows (split_rows = "whole",
+  /// Megatron-LM's layout) instead of each its own.
+  bool wholeRows = false;
 
   enum class Outcome {
     Simulated,

@@ -107,6 +107,7 @@ std::string searchJson(const SearchResult &r, int top) {
                          {"schedule", k.schedule},
                          {"even", k.even},
                          {"recompute", k.recompute},
+                         {"whole_rows", k.wholeRows},
                          {"outcome", outcomeName(k.outcome)},
                          {"config", std::move(config)},
                          {"lower_bound_s", k.lowerBound}};

@@ -30,6 +30,7 @@
 #include "lib/StateStore.h"
 #include "runtime/InputFile.h"
 #include "runtime/WhaleRuntime.h"
+#include "runtime/exec/BatchRows.h"
 #include "runtime/exec/Checkpoint.h"
 #include "runtime/exec/StepLog.h"
 
@@ -297,11 +298,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         if (options.processes && device != processRank)
           continue; // another process's rank
         const DeviceSpec &spec = cluster.devices[device];
-        RankSlot place{s, r, device, 0};
-        for (int64_t q = 0; q < r; ++q)
-          place.firstRow += plan.localBatches.empty()
-                                ? plan.microBatch * plan.microBatches
-                                : plan.localBatches[q];
+        RankSlot place{s, r, device,
+                       firstRowOf(plan.replicaRows(), plan.rowGroup, r)};
         const Stage &program = stageOf(s, r);
         Rank rank;
         if (std::string err = openRank(
@@ -779,14 +777,11 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     if (std::string err = source->fill(step, global); !err.empty())
       return fail("step " + std::to_string(step + 1) + ": " + err);
     if (!options.samplesPath.empty() && processRank <= 0) {
-      // Replica r computes rows [sum of the shares before it, + its own).
-      std::vector<int64_t> rows(static_cast<size_t>(plan.replicas));
-      for (int64_t r = 0; r < plan.replicas; ++r)
-        rows[r] = plan.localBatches.empty()
-                      ? plan.microBatch * plan.microBatches
-                      : plan.localBatches[r];
-      if (std::string err =
-              sampleLog.write(step + 1, source->samples(step), rows);
+      // Data replica r computes rows [sum of the shares before it, + its
+      // own): a shard group sharing its rows is one.
+      if (std::string err = sampleLog.write(
+              step + 1, source->samples(step),
+              dataReplicaRows(plan.replicaRows(), plan.rowGroup));
           !err.empty())
         return fail(err);
     }
@@ -883,9 +878,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   for (const Rank &rank : ranks) {
     int64_t device = rank.place.device;
     result.peakMemory[device] = whale_rt_memory_peak(rank.ctx.get());
-    result.localBatches[device] = plan.localBatches.empty()
-                                      ? plan.microBatch * plan.microBatches
-                                      : plan.localBatches[rank.place.replica];
+    result.localBatches[device] = plan.replicaRows()[rank.place.replica];
   }
   for (const Rank &rank : ranks)
     result.commBytes.push_back(whale_rt_comm_bytes(rank.ctx.get(), 0) +

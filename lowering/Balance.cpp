@@ -18,7 +18,9 @@
 //     weight, the same in every group so the parameter parts of different
 //     groups line up for their all-reduce, and the split dimensions are cut
 //     in sum(weights) units (runtime/Parts.h), a number that must divide
-//     them.
+//     them. Under split_rows = "whole" the group's ranks all read its rows
+//     and compute a 1/c part of its split TaskGraphs' work on them; their
+//     parts stay equal.
 //  3. Every device's predicted compute time and peak memory is recorded;
 //     a plan that cannot fit fails here, naming the device, the TaskGraph
 //     and the bytes.
@@ -133,6 +135,10 @@ private:
   }
   plan::ClusterView cluster;
   int64_t devices = 1, stages = 1, replicas = 1, m = 1, batch = 0, group = 1;
+  /// split_rows = "whole": a group's ranks read the same rows, so a unit of
+  /// a group's share is one row on each of them (else weight rows on each).
+  bool wholeRows = false;
+  int64_t rowUnits() const { return wholeRows ? 1 : units; }
   int states = 0;          ///< the optimizer's tensors per parameter
   bool recompute = false;  ///< activation recomputation
   double inputsPerRow = 0; ///< bytes of a row of the model's inputs
@@ -143,6 +149,7 @@ private:
     return grid[s * replicas + r];
   }
   int64_t weightOf(int64_t r) const { return weights[r % group]; }
+  int64_t rowsPerUnit(int64_t r) const { return wholeRows ? 1 : weightOf(r); }
   /// Replica r's parameters, gradients and optimizer state at stage s.
   int64_t fixedAt(int64_t s, int64_t r) const {
     const StageCost &c = costs[s];
@@ -197,6 +204,9 @@ LogicalResult Balancer::measureStages() {
   for (TaskGraphOp tg : plan::taskGraphs(fn)) {
     int64_t s = tg->getAttrOfType<IntegerAttr>("stage").getInt();
     const bool split = tg->hasAttr("shards");
+    // Sharing the group's rows, a rank computes a 1/c part of a split
+    // TaskGraph's work per row (else its own rows' worth, as above).
+    const double share = split && wholeRows ? 1.0 / group : 1.0;
     StageCost &c = costs[s];
     if (!c.first)
       c.first = tg;
@@ -206,8 +216,8 @@ LogicalResult Balancer::measureStages() {
         continue;
       }
       if (auto cost = dyn_cast<CostOpInterface>(op)) {
-        c.flopsPerSample += cost.getFlops() / elaborated;
-        c.actPerSample += cost.getOutputMemory() / elaborated;
+        c.flopsPerSample += share * cost.getFlops() / elaborated;
+        c.actPerSample += share * cost.getOutputMemory() / elaborated;
       }
       for (Value v : op.getOperands()) {
         Value src = plan::throughYields(v);
@@ -313,7 +323,8 @@ LogicalResult Balancer::chooseWeights() {
              << ownWeight << " is none of the shard-weights";
     return success();
   }
-  if (group == 1 || even || !forced.empty())
+  // Shared rows keep equal parts (uneven ones are not planned for them).
+  if (group == 1 || even || !forced.empty() || wholeRows)
     return success();
   SmallVector<double> speed(group, std::numeric_limits<double>::infinity());
   for (int64_t r = 0; r < replicas; ++r) {
@@ -407,12 +418,12 @@ LogicalResult Balancer::chooseWeights() {
 LogicalResult Balancer::shares(SmallVector<int64_t> &n,
                                SmallVector<Attribute> &shifts) {
   const int64_t groups = replicas / group;
-  if (batch % (units * m) != 0)
+  if (batch % (rowUnits() * m) != 0)
     return fn.emitOpError("the global batch of ")
            << batch << " cannot be cut into micro-batches of whole samples "
-           << "for shard groups of " << units << " x " << m
-           << " micro-batches: use a multiple of " << units * m;
-  const int64_t total = batch / (units * m);
+           << "for shard groups of " << rowUnits() << " x " << m
+           << " micro-batches: use a multiple of " << rowUnits() * m;
+  const int64_t total = batch / (rowUnits() * m);
   if (total < groups)
     return fn.emitOpError("the global batch of ")
            << batch << " is too small to give each of " << groups
@@ -425,13 +436,13 @@ LogicalResult Balancer::shares(SmallVector<int64_t> &n,
     double worst = 0;
     cap[j] = std::numeric_limits<double>::infinity();
     for (int64_t r = j * group; r < (j + 1) * group; ++r) {
-      worst = std::max(worst, secondsPerRow(r) * weightOf(r));
+      worst = std::max(worst, secondsPerRow(r) * rowsPerUnit(r));
       for (int64_t s = 0; s < stages; ++s) {
         int64_t d = deviceOf(s, r);
         double room = cluster.room(d) - fixedAt(s, r);
         if (room < 0)
           return overMemory(s, r, 0, "");
-        double perUnit = actPerRow(s) * weightOf(r);
+        double perUnit = actPerRow(s) * rowsPerUnit(r);
         if (perUnit > 0)
           cap[j] = std::min(cap[j], std::floor(room / perUnit));
       }
@@ -446,18 +457,19 @@ LogicalResult Balancer::shares(SmallVector<int64_t> &n,
              << forced.size() << " entries for " << replicas << " replicas";
     int64_t sum = 0;
     for (int64_t r = 0; r < replicas; ++r) {
-      int64_t per = forced[r - r % group] / (m * weights[0]);
-      if (forced[r] != per * m * weightOf(r) || per < 1)
+      int64_t per = forced[r - r % group] / (m * rowsPerUnit(r - r % group));
+      if (forced[r] != per * m * rowsPerUnit(r) || per < 1)
         return fn.emitOpError("local-batches must be positive multiples of ")
                << m << ", within each shard group of " << group
-               << " in the proportion of its weights";
-      sum += forced[r];
+               << (wholeRows ? " the same" : " in the proportion of its weights");
+      if (!wholeRows || r % group == 0)
+        sum += forced[r];
     }
     if (sum != batch)
       return fn.emitOpError("local-batches add up to ")
              << sum << ", not the global batch of " << batch;
     for (int64_t j = 0; j < groups; ++j)
-      n[j] = forced[j * group] / (m * weights[0]);
+      n[j] = forced[j * group] / (m * rowsPerUnit(0));
     return success();
   };
   if (!forced.empty()) {
@@ -496,7 +508,8 @@ LogicalResult Balancer::shares(SmallVector<int64_t> &n,
       n[over] -= amount;
       n[to] += amount;
       shifts.push_back(b.getDenseI64ArrayAttr(
-          {over * group, to * group, amount * units / group * m}));
+          {over * group, to * group,
+           amount * (wholeRows ? 1 : units / group) * m}));
     }
   }
 
@@ -506,7 +519,8 @@ LogicalResult Balancer::shares(SmallVector<int64_t> &n,
     for (int64_t r = j * group; r < (j + 1) * group; ++r)
       for (int64_t s = 0; s < stages; ++s)
         if (cluster.limit(deviceOf(s, r)) > 0 &&
-            bytesAt(s, r, n[j] * weightOf(r)) > cluster.limit(deviceOf(s, r))) {
+            bytesAt(s, r, n[j] * rowsPerUnit(r)) >
+                cluster.limit(deviceOf(s, r))) {
           double room = 0;
           for (double c : cap)
             room += std::isinf(c) ? double(total) : c;
@@ -515,9 +529,10 @@ LogicalResult Balancer::shares(SmallVector<int64_t> &n,
                   ? std::string(": balance by hardware, or give it more memory")
                   : ": the other devices have no room for its excess (the "
                     "cluster holds at most " +
-                        std::to_string(static_cast<int64_t>(room) * units * m) +
+                        std::to_string(static_cast<int64_t>(room) *
+                                       rowUnits() * m) +
                         " of the " + std::to_string(batch) + " samples)";
-          return overMemory(s, r, n[j] * weightOf(r), advice);
+          return overMemory(s, r, n[j] * rowsPerUnit(r), advice);
         }
   }
   return success();
@@ -538,6 +553,7 @@ LogicalResult Balancer::run() {
   if (auto shards = planAttr.getAs<DenseI64ArrayAttr>("shards"))
     for (int64_t c : shards.asArrayRef())
       group = std::max(group, c);
+  wholeRows = plan::rowGroupOf(planAttr) > 1;
   cluster = plan::clusterOf(fn, devices);
   if (failed(measureStages()))
     return failure();
@@ -553,7 +569,7 @@ LogicalResult Balancer::run() {
   SmallVector<int64_t> local, memory(devices, 0);
   SmallVector<double> seconds(devices, 0);
   for (int64_t r = 0; r < replicas; ++r) {
-    const int64_t rows = n[r / group] * weightOf(r);
+    const int64_t rows = n[r / group] * rowsPerUnit(r);
     local.push_back(rows * m);
     for (int64_t s = 0; s < stages; ++s) {
       int64_t d = deviceOf(s, r);

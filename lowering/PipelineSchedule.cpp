@@ -84,7 +84,10 @@ struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
                               "the pass a global-batch");
       batch = first.getShape()[0];
     }
-    const int64_t replicas = plan::intOf(planAttr, "replicas", 1);
+    // Replicas that share their rows (a shard group under split_rows =
+    // "whole") take one share of the batch.
+    const int64_t replicas =
+        plan::intOf(planAttr, "replicas", 1) / plan::rowGroupOf(planAttr);
     const int64_t stages = plan::intOf(planAttr, "stages", 1);
     // Balanced by hardware, -whale-balance gives replicas unequal shares
     // where the devices differ, and where the batch does not cut evenly

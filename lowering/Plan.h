@@ -6,7 +6,7 @@
 //   -whale-taskgraph-partition  every op in a TaskGraph, in program order
 //   -whale-virtual-devices      TaskGraph attrs `stage`, `virtual_device`;
 //                               function attr `whale.plan` {devices, stages,
-//                               replicas, grid}
+//                               replicas, grid, shards, row_group}
 //   -whale-pipeline             plan {micro_batches, micro_batch,
 //                               global_batch, schedule}; TaskGraph attr
 //                               `schedule` (["F0", "B0", ...])
@@ -26,6 +26,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+
+#include <algorithm>
 
 namespace whale::plan {
 
@@ -49,6 +51,12 @@ inline int64_t intOf(mlir::DictionaryAttr d, llvm::StringRef key,
   if (auto i = d.getAs<mlir::IntegerAttr>(key))
     return i.getInt();
   return dflt;
+}
+
+/// How many consecutive replicas of a stage read the same rows of the
+/// batch: the shard groups' size under split_rows = "whole", else 1.
+inline int64_t rowGroupOf(mlir::DictionaryAttr plan) {
+  return std::max<int64_t>(1, intOf(plan, "row_group", 1));
 }
 
 /// Sets (or replaces) entries of the function's plan.

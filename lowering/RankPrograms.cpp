@@ -66,6 +66,10 @@ private:
   /// The loss's rows over this rank's: its shard group's (loss_shards, or
   /// loss_scale for uneven shards).
   double lossShards = 1;
+  /// Consecutive replicas that read the same rows (split_rows = "whole"):
+  /// they compute the same gradients of whole parameters and the same
+  /// loss, which count once.
+  int64_t rowGroup = 1;
   // Parameters of split TaskGraphs: their gradients are summed over the
   // ranks holding the same part (shard_peers), not all the replicas.
   llvm::StringMap<int64_t> shardedBy;
@@ -97,6 +101,7 @@ LogicalResult RankBuilder::analyze() {
         "-whale-pipeline and -whale-data-parallel first");
   weight = w.getValueAsDouble();
   lossShards = plan::intOf(planAttr, "loss_shards", 1);
+  rowGroup = plan::rowGroupOf(planAttr);
   recompute = plan::recomputes(model);
   if (auto scale = planAttr.getAs<FloatAttr>("loss_scale"))
     lossShards = scale.getValueAsDouble();
@@ -283,7 +288,11 @@ LogicalResult RankBuilder::build(int64_t s) {
       std::map<int64_t, SmallVector<unsigned>> byShards;
       for (Attribute name : cast<ArrayAttr>(bucket)) {
         StringRef n = cast<StringAttr>(name).getValue();
-        byShards[shardedBy.lookup(n)].push_back(position.lookup(n));
+        // A whole parameter of ranks sharing rows: its gradient is the
+        // same on every rank of the group, summed over the groups alone.
+        int64_t shards = shardedBy.lookup(n);
+        byShards[shards ? shards : rowGroup > 1 ? rowGroup : 0].push_back(
+            position.lookup(n));
       }
       for (auto &[shards, at] : byShards) {
         if (shards >= replicas)
@@ -310,10 +319,12 @@ LogicalResult RankBuilder::build(int64_t s) {
     return failure();
 
   // The loss of this rank's share of the batch (the last stage's ranks;
-  // the others return zero), so the ranks' losses add up to the global one.
+  // the others return zero), so the ranks' losses add up to the global one
+  // (ranks sharing rows each return their share of it).
   Value total;
   for (Value l : losses) {
-    Value weighted = MulOp::create(b, loc, scalar, l, constant(scalar, weight));
+    Value weighted = MulOp::create(b, loc, scalar, l,
+                                   constant(scalar, weight / double(rowGroup)));
     total = total ? AddOp::create(b, loc, scalar, total, weighted).getResult()
                   : weighted;
   }

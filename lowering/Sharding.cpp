@@ -22,6 +22,12 @@
 //
 // The model must be elaborated at its micro-batch (the rank's rows).
 //
+// Shared rows (split_rows = "whole", plan `row_group`): the ranks of a
+// group read the same rows (Megatron-LM's layout), so no value holds rows
+// in parts: home is whole, a split TaskGraph's inputs are fanned out to
+// its parts, and its outputs are gathered or summed back whole. The loss
+// is then each rank's own rows' mean: no group share to scale by.
+//
 // Uneven shards: when the plan gives the group `shard_weights` (its
 // devices differ in speed), every split dimension is cut in sum(weights)
 // units and rank i takes weights[i] of them (runtime/Parts.h), its rows
@@ -85,10 +91,11 @@ class StageSharder {
 public:
   StageSharder(func::FuncOp fn, int64_t stage, int64_t shards, int64_t micro,
                StringRef force, ArrayRef<int64_t> weights, int64_t own,
-               double canonicalRows)
+               double canonicalRows, bool wholeRows)
       : fn(fn), stage(stage), c(shards), micro(micro), force(force),
         b(fn.getContext()), weights(weights), own(weights.empty() ? 1 : own),
-        units(weights.empty() ? shards : 0), canonicalRows(canonicalRows) {
+        units(weights.empty() ? shards : 0), canonicalRows(canonicalRows),
+        wholeRows(wholeRows) {
     for (int64_t w : weights)
       units += w;
   }
@@ -165,6 +172,8 @@ private:
   /// The rows of a micro-batch per shard group that costs count with (the
   /// stage's mean; 0: this group's own).
   double canonicalRows;
+  /// The group's ranks share their rows: no value holds them in parts.
+  bool wholeRows;
   DenseI64ArrayAttr weightsAttr() {
     return weights.empty() ? DenseI64ArrayAttr()
                            : b.getDenseI64ArrayAttr(weights);
@@ -207,8 +216,9 @@ bool StageSharder::isSplit(Operation *op) const {
 }
 
 void StageSharder::analyze() {
-  for (BlockArgument a : fn.getArguments())
-    rowsAxis[a] = 0;
+  if (!wholeRows)
+    for (BlockArgument a : fn.getArguments())
+      rowsAxis[a] = 0;
   fn.walk([&](Operation *op) {
     if (isa<TaskGraphOp, YieldOp, func::ReturnOp>(op))
       return;
@@ -824,7 +834,7 @@ struct ShardingPass : public whale::impl::WhaleShardingBase<ShardingPass> {
                 canonicalRows = double(total) / double(groups * m);
             }
             StageSharder sharder(fn, s, c, micro, force, weights, own,
-                                 canonicalRows);
+                                 canonicalRows, plan::rowGroupOf(p) > 1);
             if (failed(sharder.run()))
               return failure();
           }
@@ -834,8 +844,9 @@ struct ShardingPass : public whale::impl::WhaleShardingBase<ShardingPass> {
           Operation *def =
               plan::throughYields(ret.getOperand(0)).getDefiningOp();
           auto tg = def ? def->getParentOfType<TaskGraphOp>() : TaskGraphOp();
-          if (auto c = tg ? tg->getAttrOfType<IntegerAttr>("shards")
-                          : IntegerAttr()) {
+          auto c = tg ? tg->getAttrOfType<IntegerAttr>("shards")
+                      : IntegerAttr();
+          if (c && plan::rowGroupOf(p) == 1) {
             // With uneven shards the group's rows are units/own of this rank's.
             Builder b(fn.getContext());
             SmallVector<NamedAttribute> attrs = {

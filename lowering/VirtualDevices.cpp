@@ -12,6 +12,10 @@
 // Each TaskGraph becomes a pipeline stage; a stage's replicas are its
 // devices across the copies. The result is the grid stage x replica.
 //
+// With split_rows = "whole" the plan gets `row_group` = c: the replicas of
+// a stage come in groups of c consecutive ones that read the same rows of
+// the batch, so c ranks count as one data-parallel replica.
+//
 //===----------------------------------------------------------------------===//
 
 #include "lowering/Passes.h"
@@ -123,16 +127,28 @@ struct VirtualDevicesPass
       tg->setAttr("stage", b.getI64IntegerAttr(stageOfTg[i]));
       tg->setAttr("virtual_device", b.getDenseI64ArrayAttr(devs));
     }
+    // split_rows = "whole": the c ranks of a shard group read the same
+    // rows, so every stage's replicas come in groups of c that share them
+    // (a stage without a split runs them whole on each of its c ranks).
+    // The split stages agree on c: outside a pipeline there is one stage,
+    // and in one every stage has as many devices per copy as its count.
+    int64_t rowGroup = 1;
+    if (settingsOf(fn).wholeRows())
+      for (int64_t c : stageShards)
+        rowGroup = std::max(rowGroup, c);
     SmallVector<int64_t> flat;
     for (const auto &row : grid)
       flat.append(row.begin(), row.end());
-    plan::updatePlan(
-        fn, {b.getNamedAttr("devices", b.getI64IntegerAttr(k)),
-             b.getNamedAttr("stages", b.getI64IntegerAttr(grid.size())),
-             b.getNamedAttr("replicas",
-                            b.getI64IntegerAttr(grid.front().size())),
-             b.getNamedAttr("grid", b.getDenseI64ArrayAttr(flat)),
-             b.getNamedAttr("shards", b.getDenseI64ArrayAttr(stageShards))});
+    SmallVector<NamedAttribute> entries = {
+        b.getNamedAttr("devices", b.getI64IntegerAttr(k)),
+        b.getNamedAttr("stages", b.getI64IntegerAttr(grid.size())),
+        b.getNamedAttr("replicas", b.getI64IntegerAttr(grid.front().size())),
+        b.getNamedAttr("grid", b.getDenseI64ArrayAttr(flat)),
+        b.getNamedAttr("shards", b.getDenseI64ArrayAttr(stageShards))};
+    if (rowGroup > 1)
+      entries.push_back(
+          b.getNamedAttr("row_group", b.getI64IntegerAttr(rowGroup)));
+    plan::updatePlan(fn, entries);
     return success();
   }
 

@@ -6,6 +6,7 @@
 #include "runtime/Json.h"
 #include "runtime/Limits.h"
 #include "runtime/OutputFile.h"
+#include "runtime/exec/BatchRows.h"
 #include "runtime/exec/JsonValue.h"
 
 #include <cmath>
@@ -14,10 +15,7 @@
 namespace whale {
 
 int64_t PlanManifest::firstRow(int64_t replica) const {
-  int64_t row = 0;
-  for (int64_t q = 0; q < replica; ++q)
-    row += localBatches[q];
-  return row;
+  return firstRowOf(localBatches, rowGroup, replica);
 }
 
 namespace {
@@ -279,6 +277,8 @@ std::string writeManifest(const PlanManifest &m, const std::string &path) {
   s += "  \"global_batch\": " + std::to_string(m.globalBatch) + ",\n";
   s += "  \"grid\": " + ints(m.grid) + ",\n";
   s += "  \"local_batches\": " + ints(m.localBatches) + ",\n";
+  if (m.rowGroup > 1)
+    s += "  \"row_group\": " + std::to_string(m.rowGroup) + ",\n";
   s += "  \"replica_library\": " + ints(m.replicaLibrary) + ",\n";
   s += "  \"devices\": " +
        list(m.devices, "  ",
@@ -384,6 +384,10 @@ bool parseManifest(const std::string &text, const std::string &source,
       !r.integers(root, "", "replica_library", 0, kMaxRanks, kMaxRanks,
                   m.replicaLibrary))
     return done(false);
+  // Plans whose shard groups keep their own rows write no row_group.
+  if (root.find("row_group") &&
+      !r.integer(root, "", "row_group", 1, kMaxRanks, m.rowGroup))
+    return done(false);
   t.seed = static_cast<uint64_t>(seed);
   t.stateCount = static_cast<int>(states);
   if (t.schedule.warmup < 0 || !std::isfinite(t.schedule.warmup))
@@ -421,8 +425,17 @@ bool parseManifest(const std::string &text, const std::string &source,
   }
   if (static_cast<int64_t>(m.localBatches.size()) != m.replicas)
     return done(r.fail("local_batches", "expected one entry per replica"));
+  if (m.replicas % m.rowGroup != 0)
+    return done(r.fail("row_group", "expected a divisor of the " +
+                                        std::to_string(m.replicas) +
+                                        " replicas"));
+  for (int64_t q = 0; q < m.replicas; ++q)
+    if (m.localBatches[q] != m.localBatches[q - q % m.rowGroup])
+      return done(r.fail("local_batches[" + std::to_string(q) + "]",
+                         "expected the rows of the first replica of its row "
+                         "group (they share them)"));
   int64_t rows = 0;
-  for (int64_t b : m.localBatches)
+  for (int64_t b : dataReplicaRows(m.localBatches, m.rowGroup))
     rows += b; // each at most 2^40, at most 2^16 of them
   if (rows != m.globalBatch)
     return done(r.fail("local_batches", "they add up to " +

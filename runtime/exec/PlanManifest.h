@@ -68,8 +68,10 @@ struct PlanManifest {
   int64_t stages = 1, replicas = 1, globalBatch = 1;
   /// grid[s * replicas + r]: the device of stage s, replica r.
   std::vector<int64_t> grid;
-  /// Rows of the global batch per replica, in order.
+  /// Rows of the global batch per replica, in order (runtime/exec/
+  /// BatchRows.h); `rowGroup` consecutive replicas read the same rows.
   std::vector<int64_t> localBatches;
+  int64_t rowGroup = 1;
   std::vector<RankDevice> devices;
   DataSpec data;
   std::vector<ProgramLibrary> libraries;

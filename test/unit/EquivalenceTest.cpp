@@ -182,6 +182,46 @@ TEST(Equivalence, GptAutoParallelSplitWithDataParallelism) {
                    kGpt, "cpu:4");
 }
 
+// Shard groups that share their rows (split_rows = "whole", Megatron-LM's
+// layout): every rank of a group reads the same rows, the groups split
+// the batch among them.
+std::string sharingRows(const std::string &text, const std::string &before) {
+  return edit(text, before, "config {\n  split_rows = \"whole\"\n}\n\n" + before);
+}
+
+TEST(Equivalence, MlpSplitSharingRowsInGroupsOfTwo) {
+  expectEquivalent(
+      sharingRows(edit(source(kMlpSplit), "split {", "split(2) {"), "model mlp"),
+      kMlpSplit, "cpu:4");
+}
+
+// The replicated features run whole on both ranks of a group; their
+// gradients are summed over the groups only.
+TEST(Equivalence, HybridSharingRows) {
+  expectEquivalent(
+      sharingRows(edit(source(kHybrid), "split {", "split(2) {"),
+                  "model classify"),
+      kHybrid, "cpu:4");
+}
+
+// A pipeline: a replicated stage (its ranks sharing rows by pairs too), a
+// split stage, two copies; gradient clipping over both stages.
+TEST(Equivalence, SplitStageSharingRowsNestedDataParallel) {
+  expectEquivalent(edit(source(kSplitStage), "num_micro_batch = 2",
+                        "num_micro_batch = 2\n  split_rows = \"whole\""),
+                   kSplitStage, "cpu:8");
+}
+
+// PTD-P as Megatron-LM runs it: two pipeline stages of tensor-parallel
+// pairs, two data-parallel copies.
+TEST(Equivalence, GptPipelineOfSplitStagesSharingRows) {
+  expectEquivalent(edit(source(kGpt), "num_micro_batch = 4",
+                        "num_micro_batch = 4\n  auto_parallel = true\n  "
+                        "num_task_graph = 2\n  task_graph_split = 2\n  "
+                        "split_rows = \"whole\""),
+                   kGpt, "cpu:8");
+}
+
 // Activation recomputation runs the forward again for the backward: the
 // same numbers as one device that keeps every activation.
 std::string withRecompute(const std::string &text) {

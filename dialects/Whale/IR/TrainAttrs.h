@@ -54,7 +54,8 @@ inline SettingsAttr settingsOf(mlir::Operation *op) {
     return s;
   return SettingsAttr::get(op->getContext(), 0, 0, 0, false, false,
                            llvm::StringRef(), llvm::StringRef(),
-                           llvm::StringRef(), llvm::StringRef());
+                           llvm::StringRef(), llvm::StringRef(),
+                           llvm::StringRef());
 }
 
 /// Whether the script's config asks for amp = "bf16".

@@ -112,7 +112,7 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     Keys: num_micro_batch, num_task_graph, task_graph_split (positive
     integers), auto_parallel, recompute (true or false), schedule ("gpipe",
     "1f1b"), balance ("even", "hardware"), split_matmul ("auto", "column",
-    "row", "replicated"), amp ("off", "bf16").
+    "row", "replicated"), split_rows ("part", "whole"), amp ("off", "bf16").
   }];
   let parameters = (ins
     DefaultValuedParameter<"int64_t", "0">:$numMicroBatch,
@@ -123,6 +123,7 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     StringRefParameter<"the schedule kind", [{""}]>:$schedule,
     StringRefParameter<"the balance", [{""}]>:$balance,
     StringRefParameter<"how split TaskGraphs cut matmuls", [{""}]>:$splitMatmul,
+    StringRefParameter<"whether a shard group shares its rows", [{""}]>:$splitRows,
     StringRefParameter<"mixed precision", [{""}]>:$amp);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
@@ -133,6 +134,9 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     }
     bool gpipe() const { return getSchedule() == "gpipe"; }
     bool even() const { return getBalance() == "even"; }
+    /// The ranks of a shard group read the same rows of the batch
+    /// (Megatron-LM's layout) instead of each its own.
+    bool wholeRows() const { return getSplitRows() == "whole"; }
     /// The settings a dictionary of config keys gives (integers, bools and
     /// strings, as the front end builds them); null after `emitError`
     /// when a key is unknown or a value of the wrong kind.

@@ -20,7 +20,7 @@ namespace {
 struct SettingsParts {
   int64_t numMicroBatch = 0, numTaskGraph = 0, taskGraphSplit = 0;
   bool autoParallel = false, recompute = false;
-  std::string schedule, balance, splitMatmul, amp;
+  std::string schedule, balance, splitMatmul, splitRows, amp;
 
   int64_t *integer(StringRef key) {
     return key == "num_micro_batch"    ? &numMicroBatch
@@ -37,6 +37,7 @@ struct SettingsParts {
     return key == "schedule"       ? &schedule
            : key == "balance"      ? &balance
            : key == "split_matmul" ? &splitMatmul
+           : key == "split_rows"   ? &splitRows
            : key == "amp"          ? &amp
                                    : nullptr;
   }
@@ -58,7 +59,8 @@ LogicalResult
 SettingsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                      int64_t numMicroBatch, int64_t numTaskGraph,
                      int64_t taskGraphSplit, bool, bool, StringRef schedule,
-                     StringRef balance, StringRef splitMatmul, StringRef amp) {
+                     StringRef balance, StringRef splitMatmul, StringRef splitRows,
+                     StringRef amp) {
   for (auto [key, v] : {std::pair<StringRef, int64_t>{"num_micro_batch",
                                                       numMicroBatch},
                         {"num_task_graph", numTaskGraph},
@@ -71,6 +73,7 @@ SettingsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       failed(oneOf(emitError, "balance", balance, {"even", "hardware"})) ||
       failed(oneOf(emitError, "split_matmul", splitMatmul,
                    {"auto", "column", "row", "replicated"})) ||
+      failed(oneOf(emitError, "split_rows", splitRows, {"part", "whole"})) ||
       failed(oneOf(emitError, "amp", amp, {"off", "bf16"})));
 }
 
@@ -113,7 +116,8 @@ Attribute SettingsAttr::parse(AsmParser &p, Type) {
         p.emitError(at) << "unknown setting '" << key
                         << "'; the settings are num_micro_batch, "
                            "num_task_graph, task_graph_split, auto_parallel, "
-                           "recompute, schedule, balance, split_matmul, amp";
+                           "recompute, schedule, balance, split_matmul, "
+                           "split_rows, amp";
         return {};
       }
     } while (succeeded(p.parseOptionalComma()));
@@ -125,7 +129,7 @@ Attribute SettingsAttr::parse(AsmParser &p, Type) {
                     s.numMicroBatch, s.numTaskGraph, s.taskGraphSplit,
                     s.autoParallel, s.recompute, StringRef(s.schedule),
                     StringRef(s.balance), StringRef(s.splitMatmul),
-                    StringRef(s.amp));
+                    StringRef(s.splitRows), StringRef(s.amp));
 }
 
 void SettingsAttr::print(AsmPrinter &p) const {
@@ -150,6 +154,7 @@ void SettingsAttr::print(AsmPrinter &p) const {
   text("schedule", getSchedule());
   text("balance", getBalance());
   text("split_matmul", getSplitMatmul());
+  text("split_rows", getSplitRows());
   text("amp", getAmp());
   p << "<";
   llvm::interleaveComma(parts, p);
@@ -177,7 +182,8 @@ SettingsAttr::fromDictionary(DictionaryAttr config,
   return getChecked(emitError, config.getContext(), s.numMicroBatch,
                     s.numTaskGraph, s.taskGraphSplit, s.autoParallel,
                     s.recompute, StringRef(s.schedule), StringRef(s.balance),
-                    StringRef(s.splitMatmul), StringRef(s.amp));
+                    StringRef(s.splitMatmul), StringRef(s.splitRows),
+                    StringRef(s.amp));
 }
 
 LogicalResult
