@@ -11,6 +11,7 @@
 #ifndef WHALE_RUNTIME_EXEC_BATCHROWS_H
 #define WHALE_RUNTIME_EXEC_BATCHROWS_H
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 

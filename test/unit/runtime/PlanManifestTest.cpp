@@ -1,6 +1,7 @@
 //===- PlanManifestTest.cpp - the JSON reader and the compiled-plan manifest
 //===//
 
+#include "runtime/exec/BatchRows.h"
 #include "runtime/exec/PlanManifest.h"
 #include "runtime/exec/JsonValue.h"
 
@@ -154,6 +155,30 @@ TEST(PlanManifest, ReadsBackWhatItWrites) {
   EXPECT_EQ(p.params[0].weights, (std::vector<int64_t>{2, 1}));
   EXPECT_EQ(p.params[0].axis, 1);
   EXPECT_EQ(p.params[1].axis, -1);
+}
+
+// Replicas sharing their rows (split_rows = "whole") read the same slice:
+// the second group starts after the first group's rows, counted once.
+TEST(PlanManifest, ReplicasOfARowGroupShareTheirRows) {
+  PlanManifest m = sample(), back;
+  m.replicas = 4;
+  m.grid = {0, 1, 2, 3, 4, 5, 6, 7};
+  m.localBatches = {8, 8, 4, 4};
+  m.rowGroup = 2;
+  m.replicaLibrary = {0, 0, 1, 1};
+  m.devices.resize(8, {"cpu:0", 1, 0});
+  std::string path = ::testing::TempDir() + "/whale-manifest-rows.json";
+  ASSERT_EQ(writeManifest(m, path), "");
+  std::string error;
+  ASSERT_TRUE(readManifest(path, back, error)) << error;
+  std::remove(path.c_str());
+  EXPECT_EQ(back.rowGroup, 2);
+  EXPECT_EQ(back.firstRow(0), 0);
+  EXPECT_EQ(back.firstRow(1), 0);
+  EXPECT_EQ(back.firstRow(2), 8);
+  EXPECT_EQ(back.firstRow(3), 8);
+  EXPECT_EQ(dataReplicaRows(back.localBatches, back.rowGroup),
+            (std::vector<int64_t>{8, 4}));
 }
 
 /// The error of parsing `sample()` written out and edited by `edit`.
