@@ -10,7 +10,11 @@
 // batch ("home rows") are part(0) of the group's rows, so a replicated
 // TaskGraph's values enter a split one as part(0) and leave it so: these
 // are the bridges, and a gather that the next TaskGraph would split again
-// in the same dimension is never made (gather + partition fuse).
+// in the same dimension is never made (gather + partition fuse). The
+// stages split over groups of one size are rewritten together: rank i of
+// a group hands on to rank i of the next stage's, so a split TaskGraph of
+// a later stage reads the earlier one's parts as they are, sent and
+// received as parts.
 //
 // Each op has sharding patterns: what layouts its operands need and what
 // its result gets. Among those that apply, the pass takes the one that
@@ -41,6 +45,8 @@
 #include "lowering/Plan.h"
 
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <map>
 
 namespace whale {
 #define GEN_PASS_DEF_WHALESHARDING
@@ -89,10 +95,10 @@ struct Info {
 
 class StageSharder {
 public:
-  StageSharder(func::FuncOp fn, int64_t stage, int64_t shards, int64_t micro,
-               StringRef force, ArrayRef<int64_t> weights, int64_t own,
-               double canonicalRows, bool wholeRows)
-      : fn(fn), stage(stage), c(shards), micro(micro), force(force),
+  StageSharder(func::FuncOp fn, ArrayRef<int64_t> stages, int64_t shards,
+               int64_t micro, StringRef force, ArrayRef<int64_t> weights,
+               int64_t own, double canonicalRows, bool wholeRows)
+      : fn(fn), stages(stages), c(shards), micro(micro), force(force),
         b(fn.getContext()), weights(weights), own(weights.empty() ? 1 : own),
         units(weights.empty() ? shards : 0), canonicalRows(canonicalRows),
         wholeRows(wholeRows) {
@@ -146,7 +152,12 @@ private:
   void foldShardedParams();
 
   func::FuncOp fn;
-  int64_t stage, c, micro;
+  /// The stages split over groups of c: rank i of a group hands its parts
+  /// to rank i of the next stage's group (the same replica), so parts pass
+  /// between these stages as they are.
+  SmallVector<int64_t> stages;
+  int64_t c, micro;
+  bool ownsStage(int64_t s) const { return llvm::is_contained(stages, s); }
   std::string force;
   OpBuilder b;
   /// Values that hold the rank's rows of the batch, and the dimension that
@@ -212,7 +223,7 @@ bool StageSharder::fits(Value v, Layout l) const {
 bool StageSharder::isSplit(Operation *op) const {
   auto tg = op ? op->getParentOfType<TaskGraphOp>() : TaskGraphOp();
   return tg && tg->getAttrOfType<IntegerAttr>("shards") &&
-         plan::stageOf(op->getResult(0)) == stage;
+         ownsStage(plan::stageOf(op->getResult(0)));
 }
 
 void StageSharder::analyze() {
@@ -363,10 +374,13 @@ Value StageSharder::materialize(Value operand, Layout to, Operation *user) {
 }
 
 Value StageSharder::fanout(Value operand, Operation *user) {
+  // Read before materializing: exporting the value rebuilds its TaskGraph,
+  // and `operand` may be one of the results that go with the old one.
+  Value src = source(operand);
   Value whole = materialize(operand, Layout::whole(), user);
-  if (!grad(source(operand)))
+  if (!grad(src))
     return whole;
-  Value &slot = fanned[{source(operand), tgId(user)}];
+  Value &slot = fanned[{src, tgId(user)}];
   if (!slot) {
     b.setInsertionPoint(user);
     slot = FanoutOp::create(b, user->getLoc(), whole, c);
@@ -726,7 +740,7 @@ LogicalResult StageSharder::run() {
   SmallVector<TaskGraphOp> split;
   for (TaskGraphOp tg : plan::taskGraphs(fn))
     if (tg->getAttrOfType<IntegerAttr>("shards") &&
-        tg->getAttrOfType<IntegerAttr>("stage").getInt() == stage)
+        ownsStage(tg->getAttrOfType<IntegerAttr>("stage").getInt()))
       split.push_back(tg);
   // Collected first: rewriting may rebuild TaskGraphs (exportTo).
   SmallVector<Operation *> ops;
@@ -747,18 +761,19 @@ LogicalResult StageSharder::run() {
   }
   DenseSet<Operation *> replaced(originals.begin(), originals.end());
   // Each TaskGraph hands on its values in home layout (the rank's rows):
-  // what a replicated TaskGraph, a later stage or the loss reads.
+  // what a replicated TaskGraph, a stage of other groups or the loss reads.
   for (TaskGraphOp tg : plan::taskGraphs(fn)) {
     if (!tg->getAttrOfType<IntegerAttr>("shards") ||
-        tg->getAttrOfType<IntegerAttr>("stage").getInt() != stage)
+        !ownsStage(tg->getAttrOfType<IntegerAttr>("stage").getInt()))
       continue;
     Operation *yield = tg.getBody().front().getTerminator();
     for (OpOperand &o : yield->getOpOperands()) {
       Value src = source(o.get());
       if (!info.contains(src) || info[src].local == src)
         continue;
-      // A result nobody reads (split TaskGraphs read the parts themselves)
-      // hands on the part as it is: no bridge.
+      // A result nobody reads (split TaskGraphs, of this stage or a later
+      // one of the same groups, read the parts themselves) hands on the
+      // part as it is: no bridge.
       Value result = tg->getResult(o.getOperandNumber());
       if (llvm::all_of(result.getUsers(),
                        [&](Operation *u) { return replaced.contains(u); })) {
@@ -802,9 +817,12 @@ struct ShardingPass : public whale::impl::WhaleShardingBase<ShardingPass> {
           if (!shards)
             return success();
           int64_t micro = plan::intOf(p, "micro_batch", 0);
-          for (auto [s, c] : llvm::enumerate(shards.asArrayRef())) {
-            if (c < 2)
-              continue;
+          // The stages of each group size, sharded together.
+          std::map<int64_t, SmallVector<int64_t>> stagesBy;
+          for (auto [s, c] : llvm::enumerate(shards.asArrayRef()))
+            if (c >= 2)
+              stagesBy[c].push_back(static_cast<int64_t>(s));
+          for (auto &[c, stages] : stagesBy) {
             if (micro < 1)
               return fn.emitOpError("is not planned for micro-batches; run "
                                     "-whale-pipeline first");
@@ -833,7 +851,7 @@ struct ShardingPass : public whale::impl::WhaleShardingBase<ShardingPass> {
               if (groups > 0 && m > 0)
                 canonicalRows = double(total) / double(groups * m);
             }
-            StageSharder sharder(fn, s, c, micro, force, weights, own,
+            StageSharder sharder(fn, stages, c, micro, force, weights, own,
                                  canonicalRows, plan::rowGroupOf(p) > 1);
             if (failed(sharder.run()))
               return failure();

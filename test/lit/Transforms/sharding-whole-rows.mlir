@@ -1,4 +1,4 @@
-// RUN: whale-opt %s --whale-virtual-devices=devices=4 --whale-pipeline --whale-data-parallel --whale-sharding --whale-rank-programs | FileCheck %s
+// RUN: whale-opt %s --split-input-file --whale-virtual-devices=devices=4 --whale-pipeline --whale-data-parallel --whale-sharding --whale-rank-programs | FileCheck %s
 
 // split_rows = "whole": the two ranks of each shard group read the same 16
 // rows (two groups share the batch of 32), as Megatron-LM lays out tensor
@@ -40,6 +40,41 @@ func.func @hybrid(%x: tensor<16x16xf32>, %y: tensor<16xi32>) -> tensor<f32> attr
     %z = whale.matmul %h, %w : tensor<16x16xf32>, tensor<16x64xf32> -> tensor<16x64xf32>
     %c = whale.cross_entropy %z, %y : tensor<16x64xf32>, tensor<16xi32> -> tensor<16xf32>
     %m = whale.reduce_mean %c axes = [0] : tensor<16xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
+}
+
+// -----
+
+// A pipeline of two split stages whose groups line up (rank i of a group
+// hands on to rank i of the next): the first stage's column parts pass to
+// the second as they are, which reads them as the row split's parts. No
+// gather on either side of the boundary; one shard_sum of the logits.
+// CHECK-LABEL: func.func @pipe_stage0
+// CHECK-NOT: whale.all_gather
+// CHECK: whale.send %{{.*}} to stage 1 tag 0 : tensor<8x16xf32>
+// CHECK: whale.recv from stage 1 tag 4096 : tensor<8x16xf32>
+// CHECK-LABEL: func.func @pipe_stage1
+// CHECK-NOT: whale.all_gather
+// CHECK: %[[P:.*]] = whale.recv from stage 0 tag 0 : tensor<8x16xf32>
+// CHECK: %[[Z:.*]] = whale.matmul %[[P]], %{{.*}} : tensor<8x16xf32>, tensor<16x10xf32> -> tensor<8x10xf32>
+// CHECK: whale.shard_sum %[[Z]] shards 2 : tensor<8x10xf32>
+// CHECK: whale.send %{{.*}} to stage 0 tag 4096 : tensor<8x16xf32>
+module attributes {whale.config = #whale.settings<split_rows = "whole", num_micro_batch = 2>} {
+func.func @pipe(%x: tensor<8x16xf32>, %y: tensor<8xi32>) -> tensor<f32> attributes {whale.model, whale.train = {data = {batch = 16 : i64, kind = "synthetic", seed = 1 : i64}, optimizer = {kind = "sgd", lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, weight_decay = 0.000000e+00 : f64}, steps = 2 : i64}} {
+  %h = whale.taskgraph split(2) -> (tensor<8x32xf32>) {
+    %w1 = whale.param "w1" normal [0.0, 2.0e-02] : tensor<16x32xf32>
+    %a = whale.matmul %x, %w1 : tensor<8x16xf32>, tensor<16x32xf32> -> tensor<8x32xf32>
+    %r = whale.relu %a : tensor<8x32xf32>
+    whale.yield %r : tensor<8x32xf32>
+  }
+  %l = whale.taskgraph split(2) -> (tensor<f32>) {
+    %w2 = whale.param "w2" normal [0.0, 2.0e-02] : tensor<32x10xf32>
+    %z = whale.matmul %h, %w2 : tensor<8x32xf32>, tensor<32x10xf32> -> tensor<8x10xf32>
+    %c = whale.cross_entropy %z, %y : tensor<8x10xf32>, tensor<8xi32> -> tensor<8xf32>
+    %m = whale.reduce_mean %c axes = [0] : tensor<8xf32> -> tensor<f32>
     whale.yield %m : tensor<f32>
   }
   return %l : tensor<f32>
