@@ -23,7 +23,7 @@ GPT = os.path.join(ROOT, "examples", "gpt.whl")
 # A small GPT: 4 blocks of width 128 over 64 tokens, a 256-token vocabulary.
 SMALL = ["D=128", "T=64", "VOCAB=256", "HEADS=4", "LAYERS=4", "BATCH=16"]
 
-# name, script, cluster, defines
+# name, script, cluster, defines[, configs]
 PLANS = [
     ("one device, 2 threads", GPT, "cpu:1@threads=2", []),
     ("one device, 1 thread", GPT, "cpu:1@threads=1", []),
@@ -40,6 +40,8 @@ PLANS = [
     ("gpt.whl pipeline 2 1F1B m=4", GPT, "cpu:2@threads=1", []),
     ("tensor parallel 2", SCALED, "cpu:2@threads=1",
      SMALL + ["TP=2", "MICRO=1"]),
+    ("tensor parallel 2, rows shared", SCALED, "cpu:2@threads=1",
+     SMALL + ["TP=2", "MICRO=1"], ["split_rows=whole"]),
     ("uneven batches (rates 2:1)", SCALED,
      "cpu:1@threads=1,flops=2e10,cpu:1@threads=1,flops=1e10",
      SMALL + ["TP=1", "MICRO=1", "BATCH=24"]),
@@ -60,11 +62,13 @@ def whale(binary, args):
     return out.stdout
 
 
-def script_flags(script, cluster, defines):
-    """The script, its cluster and its --define flags."""
+def script_flags(script, cluster, defines, configs=()):
+    """The script, its cluster and its --define and --config flags."""
     flags = [script, "--cluster", cluster]
     for d in defines:
         flags += ["--define", d]
+    for c in configs:
+        flags += ["--config", c]
     return flags
 
 
@@ -86,10 +90,11 @@ def main():
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, script, cluster, defines in PLANS:
+        for name, script, cluster, defines, *configs in PLANS:
             if args.only and args.only not in name:
                 continue
-            flags = script_flags(script, cluster, defines)
+            flags = script_flags(script, cluster, defines,
+                                 configs[0] if configs else ())
             db = os.path.join(tmp, "db.json")
             whale(args.whale, ["profile"] + flags + ["-o", db])
             sim = json.loads(whale(args.whale, ["sim"] + flags +

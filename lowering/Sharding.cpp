@@ -142,7 +142,14 @@ private:
     return rows(v) ? Layout::part(rowsAxis.lookup(v)) : Layout::whole();
   }
   int64_t convertCost(Value v, Layout to) const;
-  Value materialize(Value operand, Layout to, Operation *user);
+  /// `operand` in layout `to`, as a value where it is defined (another
+  /// TaskGraph's, not yet exported to `user`'s).
+  Value convertedValue(Value operand, Layout to, Operation *user);
+  Value materialize(Value operand, Layout to, Operation *user) {
+    return exportTo(convertedValue(operand, to, user), user);
+  }
+  /// `operand` whole, read by parts (a fanout in `user`'s TaskGraph when
+  /// it needs a gradient), as a value where it is defined.
   Value fanout(Value operand, Operation *user);
   Value exportTo(Value inner, Operation *user);
 
@@ -324,14 +331,15 @@ Value StageSharder::exportTo(Value inner, Operation *user) {
   return rebuilt->getResult(at);
 }
 
-Value StageSharder::materialize(Value operand, Layout to, Operation *user) {
+Value StageSharder::convertedValue(Value operand, Layout to,
+                                   Operation *user) {
   Value src = source(operand);
   Layout from = layoutOf(operand);
   auto it = info.find(src);
   bool inside = it != info.end();
   Value have = inside ? it->second.local : operand;
   if (from == to)
-    return inside ? exportTo(have, user) : have;
+    return have;
   // Conversions of a rewritten value follow its definition (so every later
   // reader may share them); those of a home value open the reader's op.
   Value &slot = inside ? converted[{src, to.key()}]
@@ -370,20 +378,21 @@ Value StageSharder::materialize(Value operand, Layout to, Operation *user) {
     }
     slot = v;
   }
-  return inside ? exportTo(slot, user) : slot;
+  return slot;
 }
 
 Value StageSharder::fanout(Value operand, Operation *user) {
   // Read before materializing: exporting the value rebuilds its TaskGraph,
   // and `operand` may be one of the results that go with the old one.
   Value src = source(operand);
-  Value whole = materialize(operand, Layout::whole(), user);
+  Value whole = convertedValue(operand, Layout::whole(), user);
   if (!grad(src))
     return whole;
   Value &slot = fanned[{src, tgId(user)}];
   if (!slot) {
+    Value visible = exportTo(whole, user);
     b.setInsertionPoint(user);
-    slot = FanoutOp::create(b, user->getLoc(), whole, c);
+    slot = FanoutOp::create(b, user->getLoc(), visible, c);
   }
   return slot;
 }
@@ -652,11 +661,19 @@ LogicalResult StageSharder::rewrite(Operation *op) {
   for (const Pattern &p : ps)
     if (p.cost < best->cost)
       best = &p;
-  SmallVector<Value> operands;
+  SmallVector<Value> inner;
   for (auto [i, v] : llvm::enumerate(op->getOperands())) {
     bool fan = best->fanout[i] && best->out.kind != Layout::Whole;
-    operands.push_back(fan ? fanout(v, op) : materialize(v, best->ins[i], op));
+    inner.push_back(fan ? fanout(v, op) : convertedValue(v, best->ins[i], op));
   }
+  // Exporting one operand rebuilds the TaskGraph it comes from, and with it
+  // the results an earlier operand was read from: export them all, then
+  // read them.
+  for (Value v : inner)
+    exportTo(v, op);
+  SmallVector<Value> operands;
+  for (Value v : inner)
+    operands.push_back(exportTo(v, op));
   b.setInsertionPoint(op);
   Value result = op->getResult(0);
   Type type = localType(result, best->out);
