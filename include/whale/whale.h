@@ -93,6 +93,20 @@ whale_status whale_interp_train(whale_interp *w, const char *cluster,
                                 long long steps, const char *metrics,
                                 double *final_loss);
 
+/* As whale_interp_train, with the plan's ranks the processes of an MPI
+ * communicator, one rank each (docs/distributed.md): `mpi_comm` points to
+ * the host's MPI_Comm (NULL: MPI_COMM_WORLD), and `cluster` must have as
+ * many devices as it has processes. Every process of it calls this with
+ * the same script and arguments. The host initializes MPI (with
+ * MPI_THREAD_SERIALIZED at least) and finalizes it; Whale works on a
+ * duplicate of the communicator, so its messages never meet the host's.
+ * Only process 0 writes `metrics`; every process gets the same
+ * `final_loss`. WHALE_ERROR_RUN, saying so, where Whale was built without
+ * MPI. */
+whale_status whale_interp_train_mpi(whale_interp *w, const char *cluster,
+                                    long long steps, const char *metrics,
+                                    const void *mpi_comm, double *final_loss);
+
 /* A job: the model's train step compiled for this CPU, its parameters made
  * with their initial values, fed batches by the host. `model` NULL: the
  * first model with a train block; `batch` 0: the train block's; `threads`
