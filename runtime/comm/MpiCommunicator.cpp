@@ -1,6 +1,7 @@
 //===- MpiCommunicator.cpp - collectives among ranks in processes ---------===//
 
 #include "runtime/comm/MpiCommunicator.h"
+#include "runtime/comm/MpiSharedRanks.h"
 
 #include <mpi.h>
 
@@ -58,6 +59,8 @@ struct MpiCommunicator::Impl {
   /// The chunks an all-reduce sums, kept between calls (fresh memory for
   /// each would cost its page faults every step).
   std::vector<char> scratch;
+  /// Several ranks per process: every call goes there.
+  std::unique_ptr<MpiSharedRanks> shared;
 
   std::string abortReason() {
     std::lock_guard<std::mutex> lock(abortMutex);
@@ -220,7 +223,7 @@ MpiCommunicator::MpiCommunicator(std::unique_ptr<Impl> impl)
 
 std::unique_ptr<MpiCommunicator>
 MpiCommunicator::create(std::chrono::milliseconds timeout, std::string &error,
-                        const void *base) {
+                        const void *base, int perProcess) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
@@ -236,10 +239,18 @@ MpiCommunicator::create(std::chrono::milliseconds timeout, std::string &error,
   MPI_Comm_rank(impl->world, &impl->rank);
   MPI_Comm_size(impl->world, &impl->size);
   impl->timeout = timeout;
+  if (perProcess < 1) {
+    error = "a process must hold at least one rank";
+    return nullptr;
+  }
+  if (perProcess > 1)
+    impl->shared = std::make_unique<MpiSharedRanks>(
+        impl->world, impl->rank, impl->size, perProcess, timeout);
   return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(std::move(impl)));
 }
 
 MpiCommunicator::~MpiCommunicator() {
+  impl->shared.reset();
   std::lock_guard<std::mutex> lock(impl->mpi);
   // Sends nobody received are given up; their buffers go with them.
   impl->reap();
@@ -253,10 +264,17 @@ MpiCommunicator::~MpiCommunicator() {
 }
 
 int MpiCommunicator::rank() const { return impl->rank; }
-int MpiCommunicator::size() const { return impl->size; }
+int MpiCommunicator::ranksPerProcess() const {
+  return impl->shared ? impl->shared->size() / impl->size : 1;
+}
+int MpiCommunicator::size() const {
+  return impl->shared ? impl->shared->size() : impl->size;
+}
 
 Status MpiCommunicator::allReduce(int rank, const std::vector<int> &group,
                                   DType dtype, void *data, int64_t count) {
+  if (impl->shared)
+    return impl->shared->allReduce(rank, group, dtype, data, count);
   std::lock_guard<std::mutex> lock(impl->mpi);
   const int64_t bytes = count * dtypeSize(dtype);
   MPI_Comm comm;
@@ -314,6 +332,9 @@ Status MpiCommunicator::allReduce(int rank, const std::vector<int> &group,
 Status MpiCommunicator::allGather(int rank, const std::vector<int> &group,
                                   DType dtype, const void *in, int64_t count,
                                   void *out) {
+  if (impl->shared)
+    return impl->shared->allGather(rank, group, dtype, in, count, out,
+                                   /*counted=*/true);
   std::lock_guard<std::mutex> lock(impl->mpi);
   const int64_t bytes = count * dtypeSize(dtype);
   MPI_Comm comm;
@@ -333,6 +354,9 @@ Status MpiCommunicator::allGather(int rank, const std::vector<int> &group,
 Status MpiCommunicator::driverAllGather(int rank, const std::vector<int> &group,
                                         DType dtype, const void *in,
                                         int64_t count, void *out) {
+  if (impl->shared)
+    return impl->shared->allGather(rank, group, dtype, in, count, out,
+                                   /*counted=*/false);
   Status st = allGather(rank, group, dtype, in, count, out);
   if (st)
     impl->counters.allGatherBytes -= count * dtypeSize(dtype);
@@ -342,6 +366,8 @@ Status MpiCommunicator::driverAllGather(int rank, const std::vector<int> &group,
 Status MpiCommunicator::reduceScatter(int rank, const std::vector<int> &group,
                                       DType dtype, const void *in,
                                       int64_t count, void *out) {
+  if (impl->shared)
+    return impl->shared->reduceScatter(rank, group, dtype, in, count, out);
   std::lock_guard<std::mutex> lock(impl->mpi);
   const int64_t bytes = count * dtypeSize(dtype);
   MPI_Comm comm;
@@ -370,6 +396,8 @@ Status MpiCommunicator::reduceScatter(int rank, const std::vector<int> &group,
 Status MpiCommunicator::broadcast(int rank, const std::vector<int> &group,
                                   int root, DType dtype, void *data,
                                   int64_t count) {
+  if (impl->shared)
+    return impl->shared->broadcast(rank, group, root, dtype, data, count);
   std::lock_guard<std::mutex> lock(impl->mpi);
   auto at = std::find(group.begin(), group.end(), root);
   if (at == group.end())
@@ -392,6 +420,8 @@ Status MpiCommunicator::broadcast(int rank, const std::vector<int> &group,
 
 Status MpiCommunicator::send(int from, int to, int64_t tag, DType dtype,
                              const void *data, int64_t count) {
+  if (impl->shared)
+    return impl->shared->send(from, to, tag, dtype, data, count);
   std::lock_guard<std::mutex> lock(impl->mpi);
   const std::string where = "send from rank " + std::to_string(from) +
                             " to rank " + std::to_string(to);
@@ -422,6 +452,8 @@ Status MpiCommunicator::send(int from, int to, int64_t tag, DType dtype,
 
 Status MpiCommunicator::recv(int to, int from, int64_t tag, DType dtype,
                              void *data, int64_t count) {
+  if (impl->shared)
+    return impl->shared->recv(to, from, tag, dtype, data, count);
   std::lock_guard<std::mutex> lock(impl->mpi);
   const std::string where = "recv on rank " + std::to_string(to) +
                             " from rank " + std::to_string(from) + " (tag " +
@@ -481,6 +513,8 @@ Status MpiCommunicator::recv(int to, int from, int64_t tag, DType dtype,
 }
 
 void MpiCommunicator::abort(const std::string &reason) {
+  if (impl->shared)
+    impl->shared->abort(reason);
   std::lock_guard<std::mutex> lock(impl->abortMutex);
   if (impl->aborted.empty())
     impl->aborted = reason.empty() ? "aborted" : reason;
@@ -488,15 +522,21 @@ void MpiCommunicator::abort(const std::string &reason) {
 }
 
 CommCounters MpiCommunicator::counters(int rank) const {
+  if (impl->shared)
+    return impl->shared->counters(rank);
   return rank == impl->rank ? impl->counters : CommCounters{};
 }
 
 void MpiCommunicator::setCollectiveDevice(int rank, int device) {
+  if (impl->shared)
+    return impl->shared->setCollectiveDevice(rank, device);
   if (rank == impl->rank)
     impl->collectiveDevice = device;
 }
 
 int MpiCommunicator::collectiveDevice(int rank) const {
+  if (impl->shared)
+    return impl->shared->collectiveDevice(rank);
   // Another process's device is out of reach (-1: no device-side
   // collectives), so every group with a rank elsewhere sums on the hosts,
   // by MPI, on every member alike.

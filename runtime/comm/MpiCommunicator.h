@@ -2,7 +2,9 @@
 //-*-===//
 //
 // Ranks that are processes started by `mpirun` (or Slurm's `srun`): one
-// rank per process, the rank its MPI world rank. Collectives run over an
+// rank per process, the rank its MPI world rank, or several (threads) per
+// process, rank r in process r / perProcess (MpiSharedRanks.h: they meet
+// in their process and its leader exchanges for them). Collectives run over an
 // MPI communicator per group (made once, on the group's first use), as
 // non-blocking calls waited for with the same bound and abort as the
 // in-process transport. Sums are taken here, each element by one member
@@ -30,13 +32,17 @@ public:
   /// Over MPI_COMM_WORLD, or over `*base` (an MPI_Comm of a host that is
   /// itself an MPI program), duplicated so that Whale's traffic never meets
   /// the host's. Null with `error` when MPI is not initialized.
+  /// With `perProcess` > 1, each process holds that many consecutive
+  /// ranks.
   static std::unique_ptr<MpiCommunicator>
   create(std::chrono::milliseconds timeout, std::string &error,
-         const void *base = nullptr);
+         const void *base = nullptr, int perProcess = 1);
   ~MpiCommunicator() override;
 
-  /// This process's rank.
+  /// This process's rank (among the processes).
   int rank() const;
+  /// Ranks each process holds.
+  int ranksPerProcess() const;
 
   int size() const override;
   Status allReduce(int rank, const std::vector<int> &group, DType dtype,
