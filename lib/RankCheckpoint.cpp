@@ -111,12 +111,13 @@ bool isRankCheckpoint(const std::string &path) {
 }
 
 std::string saveRankCheckpoint(const std::string &dir,
-                               const StateCheckpoint &ckpt, int64_t only) {
+                               const StateCheckpoint &ckpt,
+                               const std::set<int64_t> &only) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return "cannot make checkpoint folder '" + dir + "': " + ec.message();
   const StateCollection &layout = ckpt.layout;
   for (size_t r = 0; r < layout.ranks.size(); ++r) {
-    if (only >= 0 && static_cast<int64_t>(r) != only)
+    if (!only.empty() && !only.count(static_cast<int64_t>(r)))
       continue;
     rt::Checkpoint file;
     file.metadata["format"] = kRankFormat;

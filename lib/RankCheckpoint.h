@@ -19,6 +19,7 @@
 #include "lib/Reshard.h"
 
 #include <cstdint>
+#include <set>
 #include <string>
 
 namespace whale {
@@ -35,10 +36,11 @@ struct StateCheckpoint {
 bool isRankCheckpoint(const std::string &path);
 
 /// Writes every rank's boxes of `ckpt.layout` (all of `ckpt.held`) into
-/// `dir`, one file a rank, or only rank `only`'s file (each process of an
-/// MPI job writes its own); "" on success.
+/// `dir`, one file a rank, or only the files of the ranks in `only` when it
+/// is not empty (each process of an MPI job writes its own); "" on success.
 std::string saveRankCheckpoint(const std::string &dir,
-                               const StateCheckpoint &ckpt, int64_t only = -1);
+                               const StateCheckpoint &ckpt,
+                               const std::set<int64_t> &only = {});
 
 /// Reads a folder of rank files, or a single-file checkpoint; every box is
 /// checked against its file's data and the whole shape; "" on success.

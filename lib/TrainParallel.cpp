@@ -32,6 +32,7 @@
 #include "runtime/WhaleRuntime.h"
 #include "runtime/exec/BatchRows.h"
 #include "runtime/exec/Checkpoint.h"
+#include "runtime/exec/Processes.h"
 #include "runtime/exec/StepLog.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
@@ -88,21 +89,24 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         if (options.onPhase)
           options.onPhase(what);
       };
-  // Ranks as processes: this one runs the rank of its MPI rank's device.
+  // Ranks as processes: this one runs the ranks of its block of devices
+  // (runtime/exec/Processes.h), one each when there are as many processes
+  // as devices.
   int32_t processRank = -1, processCount = 0;
+  ProcessLayout layout;
   if (options.processes) {
     char why[512] = "";
     if (whale_rt_mpi_init_on(options.mpiCommunicator, &processRank,
                              &processCount, why, sizeof why) != WHALE_RT_OK)
       return fail(why);
-    if (processCount != static_cast<int32_t>(cluster.devices.size()))
-      return fail("the MPI world has " + std::to_string(processCount) +
-                  " processes for the cluster's " +
-                  std::to_string(cluster.devices.size()) +
-                  " devices: each process runs one rank (start as many "
-                  "processes as devices)");
-    // Where the cluster file names its machines, process r must run on
-    // the host of device r's node.
+    if (std::string err =
+            layoutProcesses(processRank, processCount,
+                            static_cast<int64_t>(cluster.devices.size()),
+                            layout);
+        !err.empty())
+      return fail(err + " (the cluster's)");
+    // Where the cluster file names its machines, each device's process
+    // must run on the host of the device's node.
     if (llvm::any_of(cluster.hosts,
                      [](const std::string &h) { return !h.empty(); })) {
       constexpr int64_t kName = 256;
@@ -111,18 +115,19 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       if (whale_rt_mpi_allocation_on(options.mpiCommunicator, names.data(),
                                      kName, cores.data()) != WHALE_RT_OK)
         return fail("the processes could not tell each other their hosts");
-      for (int32_t r = 0; r < processCount; ++r) {
-        int node = cluster.devices[r].node;
+      for (size_t d = 0; d < cluster.devices.size(); ++d) {
+        int node = cluster.devices[d].node;
+        const int32_t p = layout.ownerOf(static_cast<int64_t>(d));
         const std::string &expected = cluster.hosts[node];
-        std::string actual = names.data() + r * kName;
+        std::string actual = names.data() + p * kName;
         if (!expected.empty() && expected != actual)
-          return fail("device " + std::to_string(r) + " is on node " +
+          return fail("device " + std::to_string(d) + " is on node " +
                       cluster.nodes[node] + " (host " + expected +
-                      "), but process " + std::to_string(r) + " runs on " +
-                      actual +
+                      "), but process " + std::to_string(p) +
+                      ", which runs it, runs on " + actual +
                       ": start the processes in the order of the "
-                      "cluster file's devices (one per device, host by "
-                      "host)");
+                      "cluster file's devices (one per device or per "
+                      "equal block of them, host by host)");
       }
     }
     const char *unsupported =
@@ -280,8 +285,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
 
     const int64_t devices = static_cast<int64_t>(cluster.devices.size());
     comm.reset(options.processes
-                   ? whale_rt_comm_create_mpi_on(options.mpiCommunicator,
-                                                 kCommTimeoutSeconds)
+                   ? processCommunicator(layout, options.mpiCommunicator,
+                                         kCommTimeoutSeconds)
                    : whale_rt_comm_create(static_cast<int32_t>(devices),
                                           kCommTimeoutSeconds));
     if (!comm)
@@ -295,7 +300,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     for (int64_t s = 0; s < plan.stages; ++s)
       for (int64_t r = 0; r < plan.replicas; ++r) {
         int64_t device = plan.grid[s * plan.replicas + r];
-        if (options.processes && device != processRank)
+        if (!layout.owns(device))
           continue; // another process's rank
         const DeviceSpec &spec = cluster.devices[device];
         RankSlot place{s, r, device,
@@ -408,9 +413,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     os << "|steps " << steps << "|seed " << seed;
     uint64_t h = llvm::xxh3_64bits(text);
     double mine[2] = {double(h >> 32), double(h & 0xffffffffu)};
-    std::vector<double> all(2 * static_cast<size_t>(processCount));
-    if (whale_rt_comm_gather_doubles(comm.get(), processRank, mine, 2,
-                                     all.data()) != WHALE_RT_OK)
+    std::vector<double> all;
+    if (!gatherFromProcesses(comm.get(), layout, {mine[0], mine[1]}, all))
       return fail("the processes could not compare their plans");
     for (int32_t p = 0; p < processCount; ++p)
       if (all[2 * p] != mine[0] || all[2 * p + 1] != mine[1])
@@ -630,12 +634,12 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
               extractState(ckpt.layout, nextStep, own, ckpt.layout, ckpt.held);
           !err.empty())
         return err;
-      // Under mpirun each process writes its own rank's file: the state
+      // Under mpirun each process writes its own ranks' files: the state
       // never passes through one process.
-      int64_t only = -1;
+      std::set<int64_t> only;
       if (options.processes)
         for (const Rank &rank : ranks)
-          only = rank.place.stage * plan.replicas + rank.place.replica;
+          only.insert(rank.place.stage * plan.replicas + rank.place.replica);
       if (std::string err = saveRankCheckpoint(options.savePath, ckpt, only);
           !err.empty())
         return err;
@@ -820,15 +824,11 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     if (options.processes) {
       // Every rank's loss, from every process; the sum below then runs
       // over them in the same order as in one process.
-      double mine = losses.empty() ? 0.0 : losses[0];
-      std::vector<double> all(static_cast<size_t>(processCount));
-      if (whale_rt_comm_gather_doubles(comm.get(), processRank, &mine, 1,
-                                       all.data()) != WHALE_RT_OK)
-        return fail("step " + std::to_string(step + 1) +
-                    ": the processes could not exchange their losses");
-      losses.assign(static_cast<size_t>(plan.stages * plan.replicas), 0.0);
-      for (int64_t i = 0; i < plan.stages * plan.replicas; ++i)
-        losses[i] = all[plan.grid[i]];
+      std::vector<double> own = losses;
+      if (std::string err = gatherRankLosses(comm.get(), layout, ranks, own,
+                                             plan.grid, losses);
+          !err.empty())
+        return fail("step " + std::to_string(step + 1) + ": " + err);
     }
     if (!firstError.empty())
       return fail("step " + std::to_string(step + 1) + ": " + firstError);
@@ -885,14 +885,19 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
                                whale_rt_comm_bytes(rank.ctx.get(), 1) +
                                whale_rt_comm_bytes(rank.ctx.get(), 3));
   if (options.processes && !ranks.empty()) {
-    // Each process knows its own rank's figures: every process gets all.
-    const int64_t device = processRank;
-    double mine[3] = {double(result.peakMemory[device]),
-                      double(result.localBatches[device]),
-                      double(result.commBytes.front())};
-    std::vector<double> all(3 * static_cast<size_t>(processCount));
-    if (whale_rt_comm_gather_doubles(comm.get(), processRank, mine, 3,
-                                     all.data()) != WHALE_RT_OK)
+    // Each process knows its own ranks' figures: every process gets all.
+    std::vector<double> all;
+    if (!gatherDeviceFigures(
+            comm.get(), layout, ranks, 3,
+            [&](const Rank &rank, double *out) {
+              const int64_t device = rank.place.device;
+              out[0] = double(result.peakMemory[device]);
+              out[1] = double(result.localBatches[device]);
+              out[2] = double(whale_rt_comm_bytes(rank.ctx.get(), 0) +
+                              whale_rt_comm_bytes(rank.ctx.get(), 1) +
+                              whale_rt_comm_bytes(rank.ctx.get(), 3));
+            },
+            all))
       return fail("the processes could not exchange their figures");
     result.commBytes.assign(devices, 0);
     for (int64_t p = 0; p < devices; ++p) {

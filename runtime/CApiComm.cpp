@@ -18,6 +18,9 @@ struct whale_rt_comm {
       : comm(std::move(comm)) {}
   std::unique_ptr<Communicator> comm;
   std::shared_ptr<Profiler> profiler;
+  /// Ranks each process holds (an MPI communicator's; 1 in one process,
+  /// whose driver gathers nothing from others).
+  int perProcess = 1;
 };
 
 namespace {
@@ -312,20 +315,32 @@ void whale_rt_mpi_abort(int32_t code) {
 #endif
 }
 
-whale_rt_comm *whale_rt_comm_create_mpi_on(const void *mpi_comm,
-                                           double timeout_seconds) {
+whale_rt_comm *whale_rt_comm_create_mpi_ranks(const void *mpi_comm,
+                                              int32_t ranks_per_process,
+                                              double timeout_seconds) {
 #ifdef WHALE_HAVE_MPI
-  if (!(timeout_seconds > 0))
+  if (!(timeout_seconds > 0) || ranks_per_process < 1)
     return nullptr;
   std::string error;
-  std::unique_ptr<MpiCommunicator> comm =
-      MpiCommunicator::create(millis(timeout_seconds), error, mpi_comm);
-  return comm ? new (std::nothrow) whale_rt_comm(std::move(comm)) : nullptr;
+  std::unique_ptr<MpiCommunicator> comm = MpiCommunicator::create(
+      millis(timeout_seconds), error, mpi_comm, ranks_per_process);
+  if (!comm)
+    return nullptr;
+  auto *out = new (std::nothrow) whale_rt_comm(std::move(comm));
+  if (out)
+    out->perProcess = ranks_per_process;
+  return out;
 #else
   (void)mpi_comm;
+  (void)ranks_per_process;
   (void)timeout_seconds;
   return nullptr;
 #endif
+}
+
+whale_rt_comm *whale_rt_comm_create_mpi_on(const void *mpi_comm,
+                                           double timeout_seconds) {
+  return whale_rt_comm_create_mpi_ranks(mpi_comm, 1, timeout_seconds);
 }
 
 whale_rt_comm *whale_rt_comm_create_mpi(double timeout_seconds) {
@@ -339,9 +354,10 @@ whale_rt_status whale_rt_comm_gather_doubles(whale_rt_comm *comm, int32_t rank,
                                              double *out) {
   if (!comm || !in || !out || count < 0)
     return WHALE_RT_INVALID_ARGUMENT;
-  std::vector<int> world(static_cast<size_t>(comm->comm->size()));
-  for (size_t r = 0; r < world.size(); ++r)
-    world[r] = static_cast<int>(r);
+  // One rank of each process: its first.
+  std::vector<int> world;
+  for (int r = 0; r < comm->comm->size(); r += comm->perProcess)
+    world.push_back(r);
   Status st =
       comm->comm->driverAllGather(rank, world, DType::F64, in, count, out);
   return st ? WHALE_RT_OK : WHALE_RT_INTERNAL;

@@ -345,9 +345,15 @@ whale_rt_comm *whale_rt_comm_create_mpi(double timeout_seconds);
  * MPI_Comm; the ranks are its ranks), duplicated for Whale's use. */
 whale_rt_comm *whale_rt_comm_create_mpi_on(const void *mpi_comm,
                                            double timeout_seconds);
-/* For the driver of each process: `count` doubles from every rank of the
- * communicator, rank r's at out[r * count], on every process (an MPI
- * communicator's ranks; `rank` is this process's). */
+/* The same with each process holding `ranks_per_process` consecutive ranks
+ * (threads): rank r is process r / ranks_per_process's. */
+whale_rt_comm *whale_rt_comm_create_mpi_ranks(const void *mpi_comm,
+                                              int32_t ranks_per_process,
+                                              double timeout_seconds);
+/* For the driver of each process: `count` doubles from every process of an
+ * MPI communicator, process p's at out[p * count], on every process;
+ * `rank` is this process's first rank (its process number times the ranks
+ * each holds). */
 whale_rt_status whale_rt_comm_gather_doubles(whale_rt_comm *comm, int32_t rank,
                                              const double *in, int64_t count,
                                              double *out);

@@ -6,6 +6,7 @@
 #include "runtime/exec/Checkpoint.h"
 #include "runtime/exec/DataSource.h"
 #include "runtime/exec/PlanManifest.h"
+#include "runtime/exec/Processes.h"
 #include "runtime/exec/RankStep.h"
 #include "runtime/exec/StepLog.h"
 
@@ -60,9 +61,9 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
     result.error = std::move(msg);
     return result;
   };
-  // Under mpirun (or srun) each process runs the rank of its MPI rank's
-  // device, as `mpirun whale run` does; MPI starts first, so that every
-  // error names the process.
+  // Under mpirun (or srun) each process runs the ranks of its block of
+  // devices (runtime/exec/Processes.h), as `mpirun whale run` does; MPI
+  // starts first, so that every error names the process.
   int32_t processRank = -1, processCount = 0;
   if (options.processes) {
     char why[512] = "";
@@ -93,12 +94,12 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
   }
 
   const int64_t devices = static_cast<int64_t>(m.devices.size());
+  ProcessLayout layout;
   if (options.processes) {
-    if (processCount != devices)
-      return fail("the MPI world has " + std::to_string(processCount) +
-                  " processes for the plan's " + std::to_string(devices) +
-                  " devices: each process runs one rank (start as many "
-                  "processes as devices)");
+    if (std::string err =
+            layoutProcesses(processRank, processCount, devices, layout);
+        !err.empty())
+      return fail(err + " (the plan's)");
     if (!options.savePath.empty())
       return fail("saving a checkpoint with ranks as processes (mpirun) is "
                   "not there yet; run the ranks as threads of one process "
@@ -139,9 +140,10 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
   }
 
   std::unique_ptr<whale_rt_comm, void (*)(whale_rt_comm *)> comm(
-      options.processes ? whale_rt_comm_create_mpi(kCommTimeoutSeconds)
-                        : whale_rt_comm_create(static_cast<int32_t>(devices),
-                                               kCommTimeoutSeconds),
+      options.processes
+          ? processCommunicator(layout, nullptr, kCommTimeoutSeconds)
+          : whale_rt_comm_create(static_cast<int32_t>(devices),
+                                 kCommTimeoutSeconds),
       whale_rt_comm_destroy);
   if (!comm)
     return fail("cannot make a communicator for " + std::to_string(devices) +
@@ -161,7 +163,7 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
   for (int64_t s = 0; s < m.stages; ++s)
     for (int64_t r = 0; r < m.replicas; ++r) {
       const int64_t device = m.grid[s * m.replicas + r];
-      if (options.processes && device != processRank)
+      if (!layout.owns(device))
         continue; // another process's rank
       const RankDevice &dev = m.devices[device];
       ranks.emplace_back();
@@ -178,10 +180,7 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
   // Every process must run the same job: the manifest, the libraries'
   // sizes and the overrides, hashed and compared before the first step.
   auto gather = [&](std::vector<double> mine, std::vector<double> &all) {
-    all.assign(mine.size() * static_cast<size_t>(processCount), 0);
-    return whale_rt_comm_gather_doubles(
-               comm.get(), processRank, mine.data(),
-               static_cast<int64_t>(mine.size()), all.data()) == WHALE_RT_OK;
+    return gatherFromProcesses(comm.get(), layout, mine, all);
   };
   if (options.processes) {
     std::string manifest;
@@ -302,13 +301,11 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
     if (options.processes) {
       // Every rank's loss from every process, then summed in the order of
       // one process.
-      std::vector<double> everyRank;
-      if (!gather({losses.empty() ? 0.0 : losses[0]}, everyRank))
-        return fail("step " + std::to_string(step + 1) +
-                    ": the processes could not exchange their losses");
-      losses.assign(m.grid.size(), 0.0);
-      for (size_t i = 0; i < m.grid.size(); ++i)
-        losses[i] = everyRank[m.grid[i]];
+      std::vector<double> own = losses;
+      if (std::string err =
+              gatherRankLosses(comm.get(), layout, ranks, own, m.grid, losses);
+          !err.empty())
+        return fail("step " + std::to_string(step + 1) + ": " + err);
     }
     double loss = 0;
     if (std::string err = sumLoss(losses, ranks, step, loss); !err.empty())

@@ -27,8 +27,8 @@ const char *kUsage =
     "Trains from a plan compiled ahead of time (whale compile FILE.whl\n"
     "--emit=bundle --cluster SPEC -o FOLDER), with the same data order,\n"
     "losses, metrics and checkpoint as `whale run` gives with that plan.\n"
-    "Under mpirun or srun each process runs the rank of its MPI rank's\n"
-    "device (start as many processes as the plan has devices).\n"
+    "Under mpirun or srun each process runs the ranks of an equal block of\n"
+    "the plan's devices (start a number of processes that divides them).\n"
     "\n"
     "options:\n"
     "  --steps N            train N steps (default: the compiled plan's)\n"
@@ -130,7 +130,7 @@ int main(int argc, char **argv) {
   options.onStep = [&](const whale::StepReport &r) {
     whale::cli::printStepProgress(r, tty);
   };
-  // Started by mpirun or srun: one rank per process.
+  // Started by mpirun or srun: each process runs its block of ranks.
   options.processes = whale_rt_launched_by_mpi() != 0;
   struct MpiFinalizer {
     bool active;

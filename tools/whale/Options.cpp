@@ -64,7 +64,7 @@ std::vector<VerbSpec> makeVerbs() {
        "train the script's model as its train block says",
        "On this machine's CPU, or with --cluster as planned over its "
        "devices (a thread per rank). Under mpirun or srun each process runs "
-       "one rank (docs/distributed.md).",
+       "the ranks of an equal block of the devices (docs/distributed.md).",
        {kCluster,
         kEven,
         {"--steps", "N", "train N steps (default: the train block's)"},
