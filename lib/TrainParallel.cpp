@@ -134,11 +134,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         !options.elastic.empty()       ? "elastic changes"
         : !options.controlPath.empty() ? "a control file"
         : options.replicateEvery > 0   ? "the in-memory store"
-        : !options.savePath.empty() && !options.saveRanks
-            ? "saving a single-file checkpoint (save one file per rank: "
-              "--save-ranks)"
-        : options.keepParameters ? "keeping the parameters"
-                                 : nullptr;
+                                       : nullptr;
     if (unsupported)
       return fail(std::string(unsupported) +
                   " with ranks as processes (mpirun) is not there yet; run "
@@ -154,10 +150,6 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       trainSettings(trainBlock, options.steps, options.seed);
   const int64_t steps = settings.steps;
   const uint64_t seed = settings.seed;
-  if (options.processes && settings.evalEvery > 0)
-    return fail("held-out evaluation (eval_every) with ranks as processes "
-                "(mpirun) is not there yet; run the ranks as threads of one "
-                "process for it");
   const int stateCount = settings.stateCount;
   if (std::string err = settings.checkLength(static_cast<int64_t>(
           number(trainBlock.getAs<mlir::DictionaryAttr>("data"), "batch", 1)));
@@ -584,9 +576,12 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     return fail(err);
   result.firstStep = first + 1;
   bool injected = false;
+  // Under mpirun every process gets the whole state (each part from the
+  // process holding it): each evaluates alike, and process 0 saves.
   auto gatherToHost = [&]() {
-    return copyRanksState(host.get(), ranks, programOf, stateCount,
-                          /*toRanks=*/false);
+    return gatherStateOnHosts(comm.get(), layout, host.get(), ranks, programOf,
+                              stateCount, plan.stages, plan.replicas,
+                              plan.grid);
   };
   // Held-out evaluation (eval_every): the parameters gathered on the host,
   // the model's forward pass there, one device, at the global batch.
@@ -649,7 +644,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       return "";
     if (std::string err = gatherToHost(); !err.empty())
       return err;
-    if (!wholeSave)
+    if (!wholeSave || processRank > 0)
       return "";
     return saveCheckpoint(host.get(), options.savePath, plan.model, nextStep,
                           seed, allParams, stateCount);

@@ -349,18 +349,32 @@ whale_rt_comm *whale_rt_comm_create_mpi(double timeout_seconds) {
 
 void whale_rt_comm_destroy(whale_rt_comm *comm) { delete comm; }
 
-whale_rt_status whale_rt_comm_gather_doubles(whale_rt_comm *comm, int32_t rank,
-                                             const double *in, int64_t count,
-                                             double *out) {
+namespace {
+/// `count` elements from every process (one rank of each: its first), the
+/// driver's exchange, not counted as the ranks' traffic.
+whale_rt_status gatherFromProcesses(whale_rt_comm *comm, int32_t rank,
+                                    DType dtype, const void *in, int64_t count,
+                                    void *out) {
   if (!comm || !in || !out || count < 0)
     return WHALE_RT_INVALID_ARGUMENT;
-  // One rank of each process: its first.
   std::vector<int> world;
   for (int r = 0; r < comm->comm->size(); r += comm->perProcess)
     world.push_back(r);
-  Status st =
-      comm->comm->driverAllGather(rank, world, DType::F64, in, count, out);
+  Status st = comm->comm->driverAllGather(rank, world, dtype, in, count, out);
   return st ? WHALE_RT_OK : WHALE_RT_INTERNAL;
+}
+} // namespace
+
+whale_rt_status whale_rt_comm_gather_doubles(whale_rt_comm *comm, int32_t rank,
+                                             const double *in, int64_t count,
+                                             double *out) {
+  return gatherFromProcesses(comm, rank, DType::F64, in, count, out);
+}
+
+whale_rt_status whale_rt_comm_gather_floats(whale_rt_comm *comm, int32_t rank,
+                                            const float *in, int64_t count,
+                                            float *out) {
+  return gatherFromProcesses(comm, rank, DType::F32, in, count, out);
 }
 
 void whale_rt_comm_abort(whale_rt_comm *comm, const char *reason) {

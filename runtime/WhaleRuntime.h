@@ -357,6 +357,10 @@ whale_rt_comm *whale_rt_comm_create_mpi_ranks(const void *mpi_comm,
 whale_rt_status whale_rt_comm_gather_doubles(whale_rt_comm *comm, int32_t rank,
                                              const double *in, int64_t count,
                                              double *out);
+/* The same for `count` floats a process (their bits as they are). */
+whale_rt_status whale_rt_comm_gather_floats(whale_rt_comm *comm, int32_t rank,
+                                            const float *in, int64_t count,
+                                            float *out);
 /* Ends every wait of every rank with `reason` (when one rank has failed). */
 void whale_rt_comm_abort(whale_rt_comm *comm, const char *reason);
 /* Traces every rank bound to `comm` into one Chrome trace: per rank a

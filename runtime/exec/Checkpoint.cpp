@@ -178,30 +178,42 @@ std::string readParameters(whale_rt_context *ctx,
   return "";
 }
 
+std::string partRuns(const Parameter &p, int64_t part, PartRuns &out) {
+  out.localShape = p.shape;
+  rt::PartRange range{0, 1};
+  if (p.shards > 1) {
+    if (!rt::partOf(p.shape[p.axis], p.shards,
+                    p.weights.empty() ? nullptr : p.weights.data(), part,
+                    range))
+      return "parameter '" + p.name + "' has no part " + std::to_string(part) +
+             " of " + std::to_string(p.shards);
+    out.localShape[p.axis] = range.size;
+  }
+  int64_t outer = 1, inner = sizeof(float);
+  for (int64_t d = 0; d < static_cast<int64_t>(p.shape.size()); ++d)
+    if (p.shards > 1 && d < p.axis)
+      outer *= p.shape[d];
+    else if (p.shards <= 1 || d > p.axis)
+      inner *= p.shape[d];
+  // Each of `outer` runs of the whole holds the parts side by side.
+  out.outer = outer;
+  out.block = p.shards > 1 ? range.size * inner : inner;
+  out.stride = p.shards > 1 ? p.shape[p.axis] * inner : inner;
+  out.offset = p.shards > 1 ? range.offset * inner : 0;
+  return "";
+}
+
 std::string copyShardState(whale_rt_context *whole, whale_rt_context *rank,
                            const std::vector<Parameter> &params, int stateCount,
                            int64_t part, bool toRank) {
   for (const Parameter &p : params) {
+    PartRuns runs;
+    if (std::string err = partRuns(p, part, runs); !err.empty())
+      return err;
     Parameter local = p;
-    rt::PartRange range{0, 1};
-    if (p.shards > 1) {
-      if (!rt::partOf(p.shape[p.axis], p.shards,
-                      p.weights.empty() ? nullptr : p.weights.data(), part,
-                      range))
-        return "parameter '" + p.name + "' has no part " +
-               std::to_string(part) + " of " + std::to_string(p.shards);
-      local.shape[p.axis] = range.size;
-    }
-    int64_t outer = 1, inner = sizeof(float);
-    for (int64_t d = 0; d < static_cast<int64_t>(p.shape.size()); ++d)
-      if (p.shards > 1 && d < p.axis)
-        outer *= p.shape[d];
-      else if (p.shards <= 1 || d > p.axis)
-        inner *= p.shape[d];
-    // Each of `outer` runs of the whole holds the parts side by side.
-    int64_t block = p.shards > 1 ? range.size * inner : inner;
-    int64_t stride = p.shards > 1 ? p.shape[p.axis] * inner : inner;
-    int64_t offset = p.shards > 1 ? range.offset * inner : 0;
+    local.shape = runs.localShape;
+    const int64_t outer = runs.outer, block = runs.block,
+                  stride = runs.stride, offset = runs.offset;
     for (int s = -1; s < stateCount; ++s) {
       whale_rt_tensor *w = tensorOf(whole, p, s), *r = tensorOf(rank, local, s);
       if (!w)

@@ -69,6 +69,15 @@ std::string readParameters(whale_rt_context *ctx,
                            const std::vector<Parameter> &params,
                            std::map<std::string, std::vector<float>> &out);
 
+/// Where part `part` of parameter `p` lies in the whole, in bytes:
+/// `outer` runs of `block` bytes, `stride` apart, from `offset`; and the
+/// part's shape. The whole parameter for an unsharded one.
+struct PartRuns {
+  int64_t outer = 1, block = 0, stride = 0, offset = 0;
+  std::vector<int64_t> localShape;
+};
+std::string partRuns(const Parameter &p, int64_t part, PartRuns &out);
+
 /// Copies parameters and their `stateCount` optimizer states between
 /// `whole` (every parameter whole: the host, a checkpoint) and `rank`,
 /// which holds part `part` of the sharded ones: into the rank when

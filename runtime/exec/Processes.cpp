@@ -2,6 +2,10 @@
 
 #include "runtime/exec/Processes.h"
 
+#include "runtime/exec/Checkpoint.h"
+
+#include <cstring>
+
 namespace whale {
 
 std::string layoutProcesses(int32_t process, int32_t processes,
@@ -65,6 +69,60 @@ std::string gatherRankLosses(whale_rt_comm *comm, const ProcessLayout &layout,
   losses.assign(grid.size(), 0.0);
   for (size_t i = 0; i < grid.size(); ++i)
     losses[i] = perDevice[static_cast<size_t>(grid[i])];
+  return "";
+}
+
+std::string gatherStateOnHosts(whale_rt_comm *comm, const ProcessLayout &layout,
+                               whale_rt_context *host,
+                               std::vector<OpenedRank> &ranks,
+                               const ProgramOf &programOf, int stateCount,
+                               int64_t stages, int64_t replicas,
+                               const std::vector<int64_t> &grid) {
+  if (std::string err = copyRanksState(host, ranks, programOf, stateCount,
+                                       /*toRanks=*/false);
+      !err.empty())
+    return err;
+  if (!layout.active() || layout.processes == 1)
+    return "";
+  // Each tensor whole from every process (a part of it filled where this
+  // process holds it), then each part taken from its holder's copy: the
+  // bytes as they are, no arithmetic.
+  const size_t processes = static_cast<size_t>(layout.processes);
+  for (int64_t s = 0; s < stages; ++s) {
+    const StageProgram &program = programOf(RankSlot{s, 0, grid[s * replicas], 0});
+    for (const Parameter &p : program.params) {
+      const int64_t parts = p.shards > 1 ? p.shards : 1;
+      for (int st = -1; st < stateCount; ++st) {
+        whale_rt_tensor *t = rankTensor(host, p.name, p.shape, st);
+        if (!t)
+          return whale_rt_last_error(host);
+        int64_t count = 1;
+        for (int64_t d : p.shape)
+          count *= d;
+        auto *mine = static_cast<float *>(whale_rt_tensor_data(t));
+        std::vector<float> all(static_cast<size_t>(count) * processes);
+        if (whale_rt_comm_gather_floats(
+                comm, static_cast<int32_t>(layout.process * layout.perProcess),
+                mine, count, all.data()) != WHALE_RT_OK)
+          return "the processes could not exchange '" + p.name + "'";
+        for (int64_t k = 0; k < parts; ++k) {
+          const int32_t holder = layout.ownerOf(grid[s * replicas + k]);
+          if (holder == layout.process)
+            continue;
+          PartRuns runs;
+          if (std::string err = partRuns(p, k, runs); !err.empty())
+            return err;
+          const char *from = reinterpret_cast<const char *>(
+              all.data() + static_cast<size_t>(holder) * count);
+          char *to = reinterpret_cast<char *>(mine);
+          for (int64_t o = 0; o < runs.outer; ++o)
+            std::memcpy(to + o * runs.stride + runs.offset,
+                        from + o * runs.stride + runs.offset,
+                        static_cast<size_t>(runs.block));
+        }
+      }
+    }
+  }
   return "";
 }
 

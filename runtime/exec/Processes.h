@@ -64,6 +64,19 @@ bool gatherDeviceFigures(whale_rt_comm *comm, const ProcessLayout &layout,
                                                   double *)> &figuresOf,
                          std::vector<double> &perDevice);
 
+/// Every parameter and its `stateCount` optimizer states whole in `host`,
+/// as copyRanksState gathers them in one process; under MPI on every
+/// process: each gathers its own ranks' parts, and every part then comes
+/// from the process whose rank holds it (the first shard group of its
+/// stage: replica k holds part k), bit for bit. `stages` x `replicas` is
+/// the grid, grid[s * replicas + r] a device.
+std::string gatherStateOnHosts(whale_rt_comm *comm, const ProcessLayout &layout,
+                               whale_rt_context *host,
+                               std::vector<OpenedRank> &ranks,
+                               const ProgramOf &programOf, int stateCount,
+                               int64_t stages, int64_t replicas,
+                               const std::vector<int64_t> &grid);
+
 /// The loss of every rank of the plan in rank order (grid[i] the device of
 /// rank i), from this process's ranks' `own` losses (in `ranks` order) and
 /// the others'; "" or why not.

@@ -100,10 +100,6 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
             layoutProcesses(processRank, processCount, devices, layout);
         !err.empty())
       return fail(err + " (the plan's)");
-    if (!options.savePath.empty())
-      return fail("saving a checkpoint with ranks as processes (mpirun) is "
-                  "not there yet; run the ranks as threads of one process "
-                  "for it");
   }
 
   // The rank programs. Their calls into the runtime resolve against this
@@ -217,13 +213,18 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
       [&](const RankSlot &slot) -> const StageProgram & {
     return m.program(slot.stage, slot.replica);
   };
+  // Under mpirun every process gets the whole state (each part from the
+  // process holding it): each evaluates alike, and process 0 saves.
   auto gatherToHost = [&]() {
-    return copyRanksState(host.get(), ranks, programOf, settings.stateCount,
-                          /*toRanks=*/false);
+    return gatherStateOnHosts(comm.get(), layout, host.get(), ranks, programOf,
+                              settings.stateCount, m.stages, m.replicas,
+                              m.grid);
   };
   auto save = [&](int64_t nextStep) -> std::string {
     if (std::string err = gatherToHost(); !err.empty())
       return err;
+    if (processRank > 0)
+      return "";
     return saveCheckpoint(host.get(), options.savePath, m.model, nextStep,
                           settings.seed, all, settings.stateCount);
   };
@@ -235,10 +236,6 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
   RankEntry evalForward = nullptr;
   std::unique_ptr<DataSource> evalSource;
   if (m.eval) {
-    if (options.processes)
-      return fail("held-out evaluation (eval_every) with ranks as processes "
-                  "(mpirun) is not there yet; run the ranks as threads of "
-                  "one process for it");
     const std::string path = folder + "/" + m.eval->file;
     if (std::string err = evalLibrary.open(path); !err.empty())
       return fail(err);
