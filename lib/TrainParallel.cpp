@@ -22,6 +22,7 @@
 #include "lib/LrSchedule.h"
 #include "lib/ModelLookup.h"
 #include "lib/Planner.h"
+#include "lib/ProcessReshard.h"
 #include "lib/RankCheckpoint.h"
 #include "lib/RankPrograms.h"
 #include "lib/Reshard.h"
@@ -131,10 +132,9 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       }
     }
     const char *unsupported =
-        !options.elastic.empty()       ? "elastic changes"
-        : !options.controlPath.empty() ? "a control file"
-        : options.replicateEvery > 0   ? "the in-memory store"
-                                       : nullptr;
+        !options.controlPath.empty() ? "a control file"
+        : options.replicateEvery > 0 ? "the in-memory store"
+                                     : nullptr;
     if (unsupported)
       return fail(std::string(unsupported) +
                   " with ranks as processes (mpirun) is not there yet; run "
@@ -704,6 +704,17 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       if (!planModel(interp, options.model, next, planOptions, nextPlan,
                      error))
         return why("re-planning for " + change.cluster);
+      // Under mpirun the same processes run the new devices, each its
+      // block of them.
+      ProcessLayout nextLayout;
+      if (options.processes)
+        if (std::string err = layoutProcesses(
+                processRank, processCount,
+                static_cast<int64_t>(next.devices.size()), nextLayout);
+            !err.empty()) {
+          error = err + " (the new cluster's)";
+          return why("changing the devices to " + change.cluster);
+        }
       auto since = [](std::chrono::steady_clock::time_point t) {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                              t)
@@ -722,7 +733,10 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         return std::all_of(c.devices.begin(), c.devices.end(),
                            [](const DeviceSpec &d) { return d.kind == "cpu"; });
       };
-      const bool direct = onHost(cluster) && onHost(next);
+      // Under mpirun the pieces cross processes: through host copies, sent
+      // over the old plan's communicator (lib/ProcessReshard.h).
+      const bool direct =
+          onHost(cluster) && onHost(next) && !options.processes;
       std::vector<Rank> oldRanks;
       auto oldComm = std::move(comm);
       if (direct) {
@@ -732,6 +746,19 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
                      extractState(before, step, reshard, after, held);
                  !err.empty()) {
         return fail(err);
+      }
+      if (options.processes) {
+        if (std::string err =
+                exchangePieces(oldComm.get(), layout, nextLayout, plan.grid,
+                               nextPlan.grid, after, reshard, held,
+                               report.processBytes);
+            !err.empty())
+          return fail(err + " after step " + std::to_string(step));
+        keepLocalPieces(nextLayout, nextPlan.grid, after, reshard);
+        // The old ranks go before the new communicator binds: both are
+        // MPI's, one at a time.
+        ranks.clear();
+        layout = nextLayout;
       }
       cluster = next;
       auto opening = std::chrono::steady_clock::now();
@@ -765,6 +792,12 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       oldRanks.clear(); // before the communicator they were bound to
       oldComm.reset();
       report.ranksAfter = static_cast<int64_t>(ranks.size());
+      if (options.processes) {
+        // Every process's ranks, and the plan's bytes (this process kept
+        // only its own pieces).
+        report.ranksBefore = static_cast<int64_t>(before.ranks.size());
+        report.ranksAfter = static_cast<int64_t>(after.ranks.size());
+      }
       report.movedBytes = reshard.movedBytes();
       report.lowerBoundBytes = reshard.lowerBoundBytes;
       report.stayedBytes = reshard.stayBytes;

@@ -377,6 +377,24 @@ whale_rt_status whale_rt_comm_gather_floats(whale_rt_comm *comm, int32_t rank,
   return gatherFromProcesses(comm, rank, DType::F32, in, count, out);
 }
 
+whale_rt_status whale_rt_comm_driver_send(whale_rt_comm *comm, int32_t from,
+                                          int32_t to, int64_t tag,
+                                          const void *data, int64_t bytes) {
+  if (!comm || (!data && bytes > 0) || bytes < 0 || bytes % 4 != 0)
+    return WHALE_RT_INVALID_ARGUMENT;
+  Status st = comm->comm->send(from, to, tag, DType::F32, data, bytes / 4);
+  return st ? WHALE_RT_OK : WHALE_RT_INTERNAL;
+}
+
+whale_rt_status whale_rt_comm_driver_recv(whale_rt_comm *comm, int32_t to,
+                                          int32_t from, int64_t tag,
+                                          void *data, int64_t bytes) {
+  if (!comm || (!data && bytes > 0) || bytes < 0 || bytes % 4 != 0)
+    return WHALE_RT_INVALID_ARGUMENT;
+  Status st = comm->comm->recv(to, from, tag, DType::F32, data, bytes / 4);
+  return st ? WHALE_RT_OK : WHALE_RT_INTERNAL;
+}
+
 void whale_rt_comm_abort(whale_rt_comm *comm, const char *reason) {
   if (comm)
     comm->comm->abort(reason ? reason : "aborted");

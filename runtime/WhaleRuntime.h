@@ -361,6 +361,15 @@ whale_rt_status whale_rt_comm_gather_doubles(whale_rt_comm *comm, int32_t rank,
 whale_rt_status whale_rt_comm_gather_floats(whale_rt_comm *comm, int32_t rank,
                                             const float *in, int64_t count,
                                             float *out);
+/* For the driver between steps, while the ranks are idle: `bytes` (a
+ * multiple of 4) from rank `from` (this process's) to rank `to`, matched by
+ * `tag` as the ranks' messages are; a send is buffered. */
+whale_rt_status whale_rt_comm_driver_send(whale_rt_comm *comm, int32_t from,
+                                          int32_t to, int64_t tag,
+                                          const void *data, int64_t bytes);
+whale_rt_status whale_rt_comm_driver_recv(whale_rt_comm *comm, int32_t to,
+                                          int32_t from, int64_t tag,
+                                          void *data, int64_t bytes);
 /* Ends every wait of every rank with `reason` (when one rank has failed). */
 void whale_rt_comm_abort(whale_rt_comm *comm, const char *reason);
 /* Traces every rank bound to `comm` into one Chrome trace: per rank a

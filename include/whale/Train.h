@@ -52,6 +52,9 @@ struct ReshardReport {
   int64_t afterStep = 0;
   int64_t ranksBefore = 0, ranksAfter = 0;
   int64_t movedBytes = 0, lowerBoundBytes = 0, stayedBytes = 0;
+  /// Under mpirun: the bytes sent from one process to another (a device
+  /// index may move to another process when the device count changes).
+  int64_t processBytes = 0;
   double seconds = 0; ///< re-planning, compiling and moving the state
   /// Of which planning and compiling (the rest reads, moves and writes
   /// the state).

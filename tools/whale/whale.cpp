@@ -1002,6 +1002,10 @@ int run(int argc, char **argv) {
               << r.ranksBefore << " -> " << r.ranksAfter << " ranks, moved "
               << r.movedBytes << " bytes (lower bound " << r.lowerBoundBytes
               << "), kept " << r.stayedBytes << " in place, "
+              << (r.processBytes > 0
+                      ? std::to_string(r.processBytes) +
+                            " sent between processes, "
+                      : std::string())
               << llvm::formatv("{0:F3}", r.seconds).str() << " s ("
               << llvm::formatv("{0:F3}", r.planSeconds).str()
               << " s re-planning and compiling)\n";
