@@ -59,6 +59,9 @@ using TensorList = std::vector<whale_rt_tensor *>;
 
 /// Seconds a rank waits on another before the run fails naming both.
 constexpr double kCommTimeoutSeconds = 120;
+/// Tags of the driver's own messages under mpirun, above any a rank
+/// program uses (lib/ProcessReshard.cpp's are at 2^40).
+constexpr int64_t kControlTag = int64_t(1) << 42;
 
 /// Replaces `plan` by `next`, dropping the old plan's modules before the
 /// context that owns them (a member-wise move would drop the context
@@ -132,9 +135,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       }
     }
     const char *unsupported =
-        !options.controlPath.empty() ? "a control file"
-        : options.replicateEvery > 0 ? "the in-memory store"
-                                     : nullptr;
+        options.replicateEvery > 0 ? "the in-memory store" : nullptr;
     if (unsupported)
       return fail(std::string(unsupported) +
                   " with ranks as processes (mpirun) is not there yet; run "
@@ -650,19 +651,40 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
                           seed, allParams, stateCount);
   };
 
+  // The control file at a step boundary: whether it asks for a change,
+  // read (and removed) by this process, or under mpirun by process 0 and
+  // told to the others, so that all change alike.
+  auto readControl = [&](int64_t step, std::string &spec,
+                         std::string &why) -> bool {
+    std::string told = "0";
+    if (processRank <= 0 && llvm::sys::fs::exists(options.controlPath)) {
+      why = rt::readRegularFile(options.controlPath, "the control file",
+                                rt::kMaxTextInput, spec);
+      spec = llvm::StringRef(spec).trim().str();
+      llvm::sys::fs::remove(options.controlPath);
+      told = why.empty() ? "1" + spec : "2" + why;
+    }
+    if (options.processes &&
+        !shareFromProcessZero(comm.get(), layout,
+                              kControlTag + 2 * static_cast<int64_t>(step),
+                              told)) {
+      why = "the processes could not share the control file";
+      return true;
+    }
+    if (told.empty() || told[0] == '0')
+      return false;
+    (told[0] == '1' ? spec : why) = told.substr(1);
+    return true;
+  };
   for (int64_t step = first; step < steps; ++step) {
     if (interruptRequested())
       return fail(interruptedAfter(step));
     // A change asked for by hand, checked before anything is stopped: a
     // spec the model cannot be planned on is reported and the job goes on.
     std::optional<ElasticChange> byHand;
+    std::string spec, why;
     if (step > first && !options.controlPath.empty() &&
-        llvm::sys::fs::exists(options.controlPath)) {
-      std::string spec;
-      std::string why = rt::readRegularFile(
-          options.controlPath, "the control file", rt::kMaxTextInput, spec);
-      spec = llvm::StringRef(spec).trim().str();
-      llvm::sys::fs::remove(options.controlPath);
+        readControl(step, spec, why)) {
       Cluster asked;
       PlannedModel trial;
       if (!why.empty())
@@ -674,8 +696,19 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
                                             planOptions, trial, why)))
         result.controlErrors.push_back("after step " + std::to_string(step) +
                                        ", " + spec + ": " + why);
-      else if (!spec.empty())
-        byHand = ElasticChange{step, spec};
+      else if (!spec.empty()) {
+        // Under mpirun the same processes must share the devices out.
+        ProcessLayout shared;
+        if (options.processes)
+          why = layoutProcesses(processRank, processCount,
+                                static_cast<int64_t>(asked.devices.size()),
+                                shared);
+        if (why.empty())
+          byHand = ElasticChange{step, spec};
+        else
+          result.controlErrors.push_back("after step " + std::to_string(step) +
+                                         ", " + spec + ": " + why);
+      }
       replacePlan(trial, PlannedModel());
     }
     if (byHand || (nextChange < options.elastic.size() &&

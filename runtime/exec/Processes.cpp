@@ -72,6 +72,41 @@ std::string gatherRankLosses(whale_rt_comm *comm, const ProcessLayout &layout,
   return "";
 }
 
+bool shareFromProcessZero(whale_rt_comm *comm, const ProcessLayout &layout,
+                          int64_t tag, std::string &text) {
+  if (!layout.active() || layout.processes == 1)
+    return true;
+  const int32_t me = static_cast<int32_t>(layout.process * layout.perProcess);
+  // Its length, then its bytes padded to whole words (what the transport
+  // moves).
+  int64_t length = static_cast<int64_t>(text.size());
+  if (layout.process == 0) {
+    std::vector<char> padded(text.begin(), text.end());
+    padded.resize((padded.size() + 3) / 4 * 4, '\0');
+    for (int32_t p = 1; p < layout.processes; ++p) {
+      const int32_t to = static_cast<int32_t>(p * layout.perProcess);
+      if (whale_rt_comm_driver_send(comm, me, to, tag, &length,
+                                    sizeof length) != WHALE_RT_OK ||
+          whale_rt_comm_driver_send(comm, me, to, tag + 1, padded.data(),
+                                    static_cast<int64_t>(padded.size())) !=
+              WHALE_RT_OK)
+        return false;
+    }
+    return true;
+  }
+  if (whale_rt_comm_driver_recv(comm, me, 0, tag, &length, sizeof length) !=
+          WHALE_RT_OK ||
+      length < 0)
+    return false;
+  std::vector<char> padded(static_cast<size_t>((length + 3) / 4 * 4));
+  if (whale_rt_comm_driver_recv(comm, me, 0, tag + 1, padded.data(),
+                                static_cast<int64_t>(padded.size())) !=
+      WHALE_RT_OK)
+    return false;
+  text.assign(padded.data(), static_cast<size_t>(length));
+  return true;
+}
+
 std::string gatherStateOnHosts(whale_rt_comm *comm, const ProcessLayout &layout,
                                whale_rt_context *host,
                                std::vector<OpenedRank> &ranks,

@@ -64,6 +64,12 @@ bool gatherDeviceFigures(whale_rt_comm *comm, const ProcessLayout &layout,
                                                   double *)> &figuresOf,
                          std::vector<double> &perDevice);
 
+/// `text` of process 0 on every process (the driver's message, tagged
+/// `tag`, a number above any the rank programs use); false when it could
+/// not be told.
+bool shareFromProcessZero(whale_rt_comm *comm, const ProcessLayout &layout,
+                          int64_t tag, std::string &text);
+
 /// Every parameter and its `stateCount` optimizer states whole in `host`,
 /// as copyRanksState gathers them in one process; under MPI on every
 /// process: each gathers its own ranks' parts, and every part then comes
