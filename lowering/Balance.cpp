@@ -19,8 +19,9 @@
 //     groups line up for their all-reduce, and the split dimensions are cut
 //     in sum(weights) units (runtime/Parts.h), a number that must divide
 //     them. Under split_rows = "whole" the group's ranks all read its rows
-//     and compute a 1/c part of its split TaskGraphs' work on them; their
-//     parts stay equal.
+//     and compute their part (weight / sum of weights) of its split
+//     TaskGraphs' work on them, and the whole of its replicated ones: the
+//     weights then cut the split dimensions only.
 //  3. Every device's predicted compute time and peak memory is recorded;
 //     a plan that cannot fit fails here, naming the device, the TaskGraph
 //     and the bytes.
@@ -77,6 +78,9 @@ struct StageCost {
   int64_t splitBytes = 0;    ///< the same of split parameters, all parts
   double actPerSample = 0;   ///< bytes of forward outputs per sample
   double flopsPerSample = 0; ///< forward FLOPs per sample
+  /// Under split_rows = "whole": the same of the split TaskGraphs' ops, of
+  /// which a rank computes its part (its weight's share) of every row.
+  double splitActPerSample = 0, splitFlopsPerSample = 0;
   int64_t inFlight = 1;      ///< micro-batches whose activations it holds
   /// Under recomputation (0 without): bytes per sample of what it
   /// receives and its checkpoints, and of its largest segment's outputs.
@@ -150,6 +154,12 @@ private:
   }
   int64_t weightOf(int64_t r) const { return weights[r % group]; }
   int64_t rowsPerUnit(int64_t r) const { return wholeRows ? 1 : weightOf(r); }
+  /// The part of a split TaskGraph's work per row that rank r computes
+  /// when its group shares rows.
+  double shareOf(int64_t r) const { return double(weightOf(r)) / units; }
+  double flopsPerRow(int64_t s, int64_t r) const {
+    return costs[s].flopsPerSample + costs[s].splitFlopsPerSample * shareOf(r);
+  }
   /// Replica r's parameters, gradients and optimizer state at stage s.
   int64_t fixedAt(int64_t s, int64_t r) const {
     const StageCost &c = costs[s];
@@ -161,15 +171,16 @@ private:
   /// about one micro-batch's worth for the gradients backward makes of
   /// them. An upper estimate (docs/balancing.md compares it with the
   /// allocator's measured peaks).
-  double actPerRow(int64_t s) const {
+  double actPerRow(int64_t s, int64_t r) const {
     const StageCost &c = costs[s];
     if (recompute)
       return plan::rowBytesRecomputing(c.keptPerSample, c.segmentPerSample,
                                        c.inFlight, inputsPerRow, m);
-    return plan::rowBytesOf(c.actPerSample, c.inFlight, inputsPerRow, m);
+    return plan::rowBytesOf(c.actPerSample + c.splitActPerSample * shareOf(r),
+                            c.inFlight, inputsPerRow, m);
   }
   double bytesAt(int64_t s, int64_t r, int64_t rows) const {
-    return fixedAt(s, r) + actPerRow(s) * rows;
+    return fixedAt(s, r) + actPerRow(s, r) * rows;
   }
   /// Replica r's time per row of its micro-batches: its slowest stage's.
   double secondsPerRow(int64_t r) const;
@@ -204,9 +215,9 @@ LogicalResult Balancer::measureStages() {
   for (TaskGraphOp tg : plan::taskGraphs(fn)) {
     int64_t s = tg->getAttrOfType<IntegerAttr>("stage").getInt();
     const bool split = tg->hasAttr("shards");
-    // Sharing the group's rows, a rank computes a 1/c part of a split
+    // Sharing the group's rows, a rank computes its part of a split
     // TaskGraph's work per row (else its own rows' worth, as above).
-    const double share = split && wholeRows ? 1.0 / group : 1.0;
+    const bool shared = split && wholeRows;
     StageCost &c = costs[s];
     if (!c.first)
       c.first = tg;
@@ -216,8 +227,10 @@ LogicalResult Balancer::measureStages() {
         continue;
       }
       if (auto cost = dyn_cast<CostOpInterface>(op)) {
-        c.flopsPerSample += share * cost.getFlops() / elaborated;
-        c.actPerSample += share * cost.getOutputMemory() / elaborated;
+        (shared ? c.splitFlopsPerSample : c.flopsPerSample) +=
+            cost.getFlops() / elaborated;
+        (shared ? c.splitActPerSample : c.actPerSample) +=
+            cost.getOutputMemory() / elaborated;
       }
       for (Value v : op.getOperands()) {
         Value src = plan::throughYields(v);
@@ -285,7 +298,7 @@ LogicalResult Balancer::overMemory(int64_t s, int64_t r, int64_t rows,
            << d << ": its parameters, gradients and optimizer state need "
            << fixed << " bytes, over the device's limit of " << cluster.limit(d)
            << " bytes" << advice;
-  int64_t act = static_cast<int64_t>(std::ceil(actPerRow(s) * rows));
+  int64_t act = static_cast<int64_t>(std::ceil(actPerRow(s, r) * rows));
   return c.first.emitOpError("does not fit on device ")
          << d << ": it needs " << fixed + act << " bytes (" << fixed
          << " for parameters, gradients and optimizer state, " << act
@@ -298,7 +311,7 @@ LogicalResult Balancer::overMemory(int64_t s, int64_t r, int64_t rows,
 double Balancer::secondsPerRow(int64_t r) const {
   double worst = 0;
   for (int64_t s = 0; s < stages; ++s)
-    worst = std::max(worst, kStepFlopsPerForward * costs[s].flopsPerSample /
+    worst = std::max(worst, kStepFlopsPerForward * flopsPerRow(s, r) /
                                 cluster.rate(deviceOf(s, r)));
   return worst;
 }
@@ -323,8 +336,7 @@ LogicalResult Balancer::chooseWeights() {
              << ownWeight << " is none of the shard-weights";
     return success();
   }
-  // Shared rows keep equal parts (uneven ones are not planned for them).
-  if (group == 1 || even || !forced.empty() || wholeRows)
+  if (group == 1 || even || !forced.empty())
     return success();
   SmallVector<double> speed(group, std::numeric_limits<double>::infinity());
   for (int64_t r = 0; r < replicas; ++r) {
@@ -374,7 +386,8 @@ LogicalResult Balancer::chooseWeights() {
   // parameter: a small one it cannot cut (a bias of 10 classes) stays
   // whole, as a row-split layer's bias does anyway.
   auto admissible = [&](int64_t u) {
-    if ((batch / m) % u != 0)
+    // Shared rows are not cut in units; each rank's are the group's.
+    if (!wholeRows && (batch / m) % u != 0)
       return false;
     for (auto [dim, lead] : leads)
       if (dim % u == 0 && lead % u != 0)
@@ -442,7 +455,7 @@ LogicalResult Balancer::shares(SmallVector<int64_t> &n,
         double room = cluster.room(d) - fixedAt(s, r);
         if (room < 0)
           return overMemory(s, r, 0, "");
-        double perUnit = actPerRow(s) * rowsPerUnit(r);
+        double perUnit = actPerRow(s, r) * rowsPerUnit(r);
         if (perUnit > 0)
           cap[j] = std::min(cap[j], std::floor(room / perUnit));
       }
@@ -574,7 +587,7 @@ LogicalResult Balancer::run() {
     for (int64_t s = 0; s < stages; ++s) {
       int64_t d = deviceOf(s, r);
       memory[d] = static_cast<int64_t>(std::ceil(bytesAt(s, r, rows)));
-      seconds[d] = kStepFlopsPerForward * costs[s].flopsPerSample *
+      seconds[d] = kStepFlopsPerForward * flopsPerRow(s, r) *
                    double(local.back()) / cluster.rate(d);
     }
   }

@@ -204,6 +204,14 @@ TEST(Equivalence, HybridSharingRows) {
       kHybrid, "cpu:4");
 }
 
+// On devices of different speeds the group's ranks share its rows and cut
+// the split dimensions unevenly (weights 17:17:8:8 here, plan-whole-rows.test
+// checks them): the same numbers.
+TEST(Equivalence, HybridSharingRowsOnUnequalDevices) {
+  expectEquivalent(sharingRows(source(kHybrid), "model classify"), kHybrid,
+                   "cpu:2@flops=2e10,cpu:2@flops=1e10");
+}
+
 // A pipeline: a replicated stage (its ranks sharing rows by pairs too), a
 // split stage, two copies; gradient clipping over both stages.
 TEST(Equivalence, SplitStageSharingRowsNestedDataParallel) {
