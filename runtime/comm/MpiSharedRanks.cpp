@@ -84,9 +84,8 @@ void MpiSharedRanks::reap() {
   }
 }
 
-Status MpiSharedRanks::post(
-    int toProcess, const Key &key,
-    const std::vector<std::pair<const void *, int64_t>> &pieces) {
+Status MpiSharedRanks::post(int toProcess, const Key &key,
+                            const Pieces &pieces) {
   Pending p;
   int64_t bytes = 0;
   for (const auto &[data, n] : pieces)
@@ -198,6 +197,41 @@ MpiSharedRanks::Key MpiSharedRanks::collectiveKey(const std::vector<int> &group,
   return k;
 }
 
+MpiSharedRanks::Key MpiSharedRanks::messageKey(int from, int to,
+                                               int64_t tag) const {
+  Key k;
+  k.kind = kMessage;
+  k.from = from;
+  k.to = to;
+  k.a = static_cast<uint64_t>(tag);
+  return k;
+}
+
+Status MpiSharedRanks::swap(const Shape &s, const Key &key,
+                            const std::function<Pieces(int)> &piecesFor,
+                            const std::function<int64_t(int)> &expected,
+                            std::vector<std::vector<char>> &got,
+                            const std::string &where) {
+  const int m = static_cast<int>(s.procs.size());
+  for (int q = 0; q < m; ++q)
+    if (q != s.me)
+      if (Status st = post(s.procs[q], key, piecesFor(q)); !st)
+        return st;
+  got.assign(m, {});
+  for (int q = 0; q < m; ++q) {
+    if (q == s.me)
+      continue;
+    if (Status st = take(s.procs[q], key, got[q], where); !st)
+      return st;
+    if (static_cast<int64_t>(got[q].size()) != expected(q))
+      return Status::internal(where + ": process " +
+                              std::to_string(s.procs[q]) + " sent " +
+                              std::to_string(got[q].size()) + " bytes, not " +
+                              std::to_string(expected(q)));
+  }
+  return Status::ok();
+}
+
 Status MpiSharedRanks::checkCall(const char *op, int rank,
                                  const std::vector<int> &group,
                                  std::string &where) const {
@@ -295,24 +329,23 @@ Status MpiSharedRanks::allReduce(int rank, const std::vector<int> &group,
       return static_cast<char *>(base) + start[j] * esz;
     };
     const std::vector<int> &mine = s.members[s.me];
-    for (int q = 0; q < m; ++q) {
-      if (q == s.me)
-        continue;
-      std::vector<std::pair<const void *, int64_t>> pieces;
-      for (size_t i = 0; i < mine.size(); ++i)
-        pieces.push_back({chunkOf(r.out[i], q), (start[q + 1] - start[q]) * esz});
-      if (Status st = post(s.procs[q], collectiveKey(group, number, 0), pieces);
-          !st)
-        return st;
-    }
-    std::vector<std::vector<char>> got(m);
-    for (int q = 0; q < m; ++q)
-      if (q != s.me)
-        if (Status st = take(s.procs[q], collectiveKey(group, number, 0),
-                             got[q], where);
-            !st)
-          return st;
     const int64_t len = start[s.me + 1] - start[s.me];
+    std::vector<std::vector<char>> got;
+    if (Status st = swap(
+            s, collectiveKey(group, number, 0),
+            [&](int q) {
+              Pieces pieces;
+              for (size_t i = 0; i < mine.size(); ++i)
+                pieces.push_back(
+                    {chunkOf(r.out[i], q), (start[q + 1] - start[q]) * esz});
+              return pieces;
+            },
+            [&](int q) {
+              return static_cast<int64_t>(s.members[q].size()) * len * esz;
+            },
+            got, where);
+        !st)
+      return st;
     std::vector<const void *> ins;
     for (size_t i = 0; i < group.size(); ++i)
       ins.push_back(s.procOf[i] == s.me
@@ -324,28 +357,18 @@ Status MpiSharedRanks::allReduce(int rank, const std::vector<int> &group,
     for (size_t i = 0; i < mine.size(); ++i)
       if (len > 0)
         std::memcpy(chunkOf(r.out[i], s.me), sum.data(), sum.size());
+    std::vector<std::vector<char>> sums;
+    if (Status st = swap(
+            s, collectiveKey(group, number, 1),
+            [&](int) { return Pieces{{sum.data(), len * esz}}; },
+            [&](int q) { return (start[q + 1] - start[q]) * esz; }, sums,
+            where);
+        !st)
+      return st;
     for (int q = 0; q < m; ++q)
-      if (q != s.me)
-        if (Status st = post(s.procs[q], collectiveKey(group, number, 1),
-                             {{sum.data(), len * esz}});
-            !st)
-          return st;
-    for (int q = 0; q < m; ++q) {
-      if (q == s.me)
-        continue;
-      std::vector<char> part;
-      if (Status st =
-              take(s.procs[q], collectiveKey(group, number, 1), part, where);
-          !st)
-        return st;
-      if (static_cast<int64_t>(part.size()) != (start[q + 1] - start[q]) * esz)
-        return Status::internal(where + ": process " +
-                                std::to_string(s.procs[q]) +
-                                " sent a sum of another size");
-      for (size_t i = 0; i < mine.size(); ++i)
-        if (!part.empty())
-          std::memcpy(chunkOf(r.out[i], q), part.data(), part.size());
-    }
+      if (q != s.me && !sums[q].empty())
+        for (size_t i = 0; i < mine.size(); ++i)
+          std::memcpy(chunkOf(r.out[i], q), sums[q].data(), sums[q].size());
     std::lock_guard<std::mutex> lock(meetings);
     for (int pos : mine)
       perRank[group[pos]].allReduceBytes += count * esz;
@@ -369,30 +392,20 @@ Status MpiSharedRanks::allGather(int rank, const std::vector<int> &group,
   const int64_t bytes = count * dtypeSize(dtype);
   return meet(where, rank, group, in, out, [&](const Shape &s, Round &r,
                                                uint64_t number) {
-    const int m = static_cast<int>(s.procs.size());
     const std::vector<int> &mine = s.members[s.me];
-    std::vector<std::pair<const void *, int64_t>> pieces;
+    Pieces pieces;
     for (size_t i = 0; i < mine.size(); ++i)
       pieces.push_back({r.in[i], bytes});
-    for (int q = 0; q < m; ++q)
-      if (q != s.me)
-        if (Status st =
-                post(s.procs[q], collectiveKey(group, number, 0), pieces);
-            !st)
-          return st;
-    std::vector<std::vector<char>> got(m);
-    for (int q = 0; q < m; ++q)
-      if (q != s.me) {
-        if (Status st = take(s.procs[q], collectiveKey(group, number, 0),
-                             got[q], where);
-            !st)
-          return st;
-        if (static_cast<int64_t>(got[q].size()) !=
-            static_cast<int64_t>(s.members[q].size()) * bytes)
-          return Status::internal(where + ": process " +
-                                  std::to_string(s.procs[q]) +
-                                  " sent parts of another size");
-      }
+    std::vector<std::vector<char>> got;
+    if (Status st = swap(
+            s, collectiveKey(group, number, 0),
+            [&](int) { return pieces; },
+            [&](int q) {
+              return static_cast<int64_t>(s.members[q].size()) * bytes;
+            },
+            got, where);
+        !st)
+      return st;
     for (size_t i = 0; i < mine.size(); ++i)
       for (size_t pos = 0; pos < group.size(); ++pos) {
         const void *from = s.procOf[pos] == s.me
@@ -425,35 +438,27 @@ Status MpiSharedRanks::reduceScatter(int rank, const std::vector<int> &group,
                                                uint64_t number) {
     // Part i of every member goes to member i's process, which adds them
     // in group order.
-    const int m = static_cast<int>(s.procs.size());
     const std::vector<int> &mine = s.members[s.me];
     auto partOf = [&](const void *base, int pos) {
       return static_cast<const char *>(base) + pos * bytes;
     };
-    for (int q = 0; q < m; ++q) {
-      if (q == s.me)
-        continue;
-      std::vector<std::pair<const void *, int64_t>> pieces;
-      for (int pos : s.members[q])
-        for (size_t i = 0; i < mine.size(); ++i)
-          pieces.push_back({partOf(r.in[i], pos), bytes});
-      if (Status st = post(s.procs[q], collectiveKey(group, number, 0), pieces);
-          !st)
-        return st;
-    }
-    std::vector<std::vector<char>> got(m);
-    for (int q = 0; q < m; ++q)
-      if (q != s.me) {
-        if (Status st = take(s.procs[q], collectiveKey(group, number, 0),
-                             got[q], where);
-            !st)
-          return st;
-        if (static_cast<int64_t>(got[q].size()) !=
-            static_cast<int64_t>(mine.size() * s.members[q].size()) * bytes)
-          return Status::internal(where + ": process " +
-                                  std::to_string(s.procs[q]) +
-                                  " sent parts of another size");
-      }
+    std::vector<std::vector<char>> got;
+    if (Status st = swap(
+            s, collectiveKey(group, number, 0),
+            [&](int q) {
+              Pieces pieces;
+              for (int pos : s.members[q])
+                for (size_t i = 0; i < mine.size(); ++i)
+                  pieces.push_back({partOf(r.in[i], pos), bytes});
+              return pieces;
+            },
+            [&](int q) {
+              return static_cast<int64_t>(mine.size() * s.members[q].size()) *
+                     bytes;
+            },
+            got, where);
+        !st)
+      return st;
     for (size_t i = 0; i < mine.size(); ++i) {
       const int target = mine[i];
       std::vector<const void *> ins;
@@ -539,12 +544,8 @@ Status MpiSharedRanks::send(int from, int to, int64_t tag, DType dtype,
   if (isAborted)
     return Status::internal(where + ": " + abortReason());
   const int64_t bytes = count * dtypeSize(dtype);
-  Key key;
-  key.kind = kMessage;
-  key.from = from;
-  key.to = to;
-  key.a = static_cast<uint64_t>(tag);
-  if (Status st = post(ownerOf(to), key, {{data, bytes}}); !st)
+  if (Status st = post(ownerOf(to), messageKey(from, to, tag), {{data, bytes}});
+      !st)
     return Status::internal(where + ": " + st.message());
   std::lock_guard<std::mutex> lock(meetings);
   perRank[from].sendBytes += bytes;
@@ -564,13 +565,9 @@ Status MpiSharedRanks::recv(int to, int from, int64_t tag, DType dtype,
   if (isLocal(from))
     return local.recv(to, from, tag, dtype, data, count);
   const int64_t bytes = count * dtypeSize(dtype);
-  Key key;
-  key.kind = kMessage;
-  key.from = from;
-  key.to = to;
-  key.a = static_cast<uint64_t>(tag);
   std::vector<char> message;
-  if (Status st = take(ownerOf(from), key, message, where); !st)
+  if (Status st = take(ownerOf(from), messageKey(from, to, tag), message, where);
+      !st)
     return st;
   if (static_cast<int64_t>(message.size()) != bytes)
     return Status::internal(where + ": the message has " +

@@ -94,14 +94,22 @@ private:
   Status meet(const std::string &where, int rank,
               const std::vector<int> &group, const void *in, void *out,
               const Work &work);
-  Status post(int toProcess, const Key &key,
-              const std::vector<std::pair<const void *, int64_t>> &pieces);
+  /// Pieces of a message: where, and how many bytes.
+  using Pieces = std::vector<std::pair<const void *, int64_t>>;
+  Status post(int toProcess, const Key &key, const Pieces &pieces);
+  /// Sends every other process of the group its pieces and takes what
+  /// each sends (of the size expected from it).
+  Status swap(const Shape &s, const Key &key,
+              const std::function<Pieces(int)> &piecesFor,
+              const std::function<int64_t(int)> &expected,
+              std::vector<std::vector<char>> &got, const std::string &where);
   Status take(int fromProcess, const Key &key, std::vector<char> &message,
               const std::string &where);
   Status checkCall(const char *op, int rank, const std::vector<int> &group,
                    std::string &where) const;
   Key collectiveKey(const std::vector<int> &group, uint64_t round,
                     int phase) const;
+  Key messageKey(int from, int to, int64_t tag) const;
   void reap();
   std::string abortReason() const;
 
