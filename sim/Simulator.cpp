@@ -47,7 +47,7 @@ private:
     bool arrived = false; ///< at the collective `pc` points to
   };
   struct Instance {
-    uint32_t arrived = 0;
+    uint32_t arrived = 0, left = 0;
     double latest = 0, end = -1;
     std::vector<uint32_t> waiters;
   };
@@ -95,8 +95,9 @@ private:
       groupIds;
   std::map<std::tuple<uint32_t, uint32_t>, Instance> instances;
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, Message> messages;
-  /// Compute seconds by (device model, event), each timed once.
-  std::map<std::pair<int64_t, uint32_t>, double> computeMemo;
+  /// Compute seconds by (device model, event), each timed once (-1: not
+  /// yet), at model * events + event.
+  std::vector<double> computeMemo;
   std::map<std::pair<uint32_t, uint32_t>, double> collectiveMemo;
   std::vector<int64_t> modelIndex; ///< per device: its first device alike
 };
@@ -192,13 +193,15 @@ uint32_t Replay::groupOf(uint32_t rank, const Event &e) {
 }
 
 double Replay::compute(uint32_t event, int64_t device) {
-  auto key = std::make_pair(modelIndex[device], event);
-  auto it = computeMemo.find(key);
-  if (it != computeMemo.end())
-    return it->second;
-  double s =
-      computeSeconds(events[event], topology.devices[device], options.measured);
-  computeMemo.emplace(key, s);
+  // By (device model, event): a flat table, read at every compute step.
+  const size_t at = static_cast<size_t>(modelIndex[device]) * events.size() +
+                    event;
+  if (computeMemo.size() <= at)
+    computeMemo.resize(at + 1, -1.0);
+  double &s = computeMemo[at];
+  if (s < 0)
+    s = computeSeconds(events[event], topology.devices[device],
+                       options.measured);
   return s;
 }
 
@@ -255,7 +258,8 @@ bool Replay::advance(uint32_t rank) {
     }
     case StepKind::Collective: {
       uint32_t g = groupOf(rank, e);
-      Instance &inst = instances[{g, step.sequence}];
+      const auto key = std::make_tuple(g, step.sequence);
+      Instance &inst = instances[key];
       if (!st.arrived) {
         st.arrived = true;
         ++inst.arrived;
@@ -291,6 +295,10 @@ bool Replay::advance(uint32_t rank) {
       st.arrived = false;
       record(rank, step.event, true, inst.latest, inst.end - inst.latest);
       st.clock = inst.end;
+      // Done with by every member: forgotten, so the table holds only the
+      // collectives in flight (millions pass in a large plan).
+      if (++inst.left == groups[g].members.size())
+        instances.erase(key);
       break;
     }
     }
