@@ -6,7 +6,7 @@ The model is examples/gpt.whl: byte vocabulary (256), context 64, width 128,
 0.1), gradient clipping at 1.0, global batch 16. Both train on one process
 with the same thread count; the first steps are warmup and not timed.
 
-    python3 bench/gpt_cpu.py [--steps 20] [--warmup 5] [--threads 2]
+    python3 bench/gpt_cpu.py [--steps 20] [--warmup 5] [--threads 2] [--compile]
 
 Prints tokens per second of each and their ratio. Needs torch (pip).
 """
@@ -59,11 +59,15 @@ class GPT(nn.Module):
         return F.cross_entropy(logits.view(-1, V), targets.view(-1))
 
 
-def torch_tokens_per_second(steps, warmup, threads):
+def torch_tokens_per_second(steps, warmup, threads, compiled=False):
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     model = GPT()
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
+    if compiled:
+        # The forward and backward through TorchInductor's generated C++;
+        # its compilation falls in the warmup steps.
+        model = torch.compile(model)
     tokens = torch.randint(0, V, (B, T))
     targets = torch.randint(0, V, (B, T))
     for i in range(warmup + steps):
@@ -95,6 +99,8 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--compile", action="store_true",
+                    help="also time torch.compile's model")
     args = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     w = whale_tokens_per_second(args.steps, args.warmup, args.threads, root)
@@ -104,6 +110,11 @@ def main():
     print(f"whale   {w:10.0f} tokens/s")
     print(f"pytorch {t:10.0f} tokens/s  (torch {torch.__version__}, eager)")
     print(f"whale / pytorch = {w / t:.3f}")
+    if args.compile:
+        c = torch_tokens_per_second(args.steps, args.warmup, args.threads,
+                                    compiled=True)
+        print(f"pytorch {c:10.0f} tokens/s  (torch.compile)")
+        print(f"whale / torch.compile = {w / c:.3f}")
 
 
 if __name__ == "__main__":
