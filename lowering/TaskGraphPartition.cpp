@@ -237,22 +237,56 @@ struct TaskGraphPartitionPass
         best[0][e] = {t, t * t};
         from[0][e] = 0;
       }
+    // Growing the part [a, e) op by op: the bytes per row of what it reads
+    // from before a (the model's inputs, earlier stages), and whether it
+    // fits stage i's device.
+    auto partIn = [&](int64_t a, DenseSet<Value> &seen, int64_t e) {
+      double in = 0;
+      for (Value v : compute[e - 1]->getOperands()) {
+        Operation *def = v.getDefiningOp();
+        if (!def || isa<ParamOp>(def) || index.lookup(def) >= a ||
+            !seen.insert(v).second)
+          continue;
+        in += tensorBytes(v.getType()) / rows;
+      }
+      return in;
+    };
+    // A bound on the slowest stage of the best cut: the cut into equal
+    // FLOPs, where it fits. No part slower than it can be on the best
+    // path, so the search stops growing a part there (parts only get
+    // slower as they grow): about n / k ops a part instead of n.
+    double bound = std::numeric_limits<double>::infinity();
+    {
+      double slowest = 0;
+      bool fits = true;
+      for (int64_t i = 0, a = 0; i < k && fits; ++i) {
+        int64_t e = a + 1;
+        const double target = flops[n] * double(i + 1) / double(k);
+        while (e < n - (k - 1 - i) && flops[e] < target)
+          ++e;
+        if (i == k - 1)
+          e = n;
+        DenseSet<Value> seen;
+        double in = 0;
+        for (int64_t x = a + 1; x <= e; ++x)
+          in += partIn(a, seen, x);
+        fits = e > a && bytes(i, a, e, in) <= devs.room[i];
+        slowest = std::max(slowest, seconds(i, a, e));
+        a = e;
+      }
+      if (fits)
+        bound = slowest;
+    }
     for (int64_t i = 1; i < k; ++i)
       for (int64_t a = i; a < n; ++a) {
-        if (from[i - 1][a] < 0)
+        if (from[i - 1][a] < 0 || best[i - 1][a].first > bound)
           continue;
-        // Growing the part [a, e) op by op, the bytes per row of what it
-        // reads from before a (the model's inputs, earlier stages).
         DenseSet<Value> seen;
         double in = 0;
         for (int64_t e = a + 1; e <= n - (k - 1 - i); ++e) {
-          for (Value v : compute[e - 1]->getOperands()) {
-            Operation *def = v.getDefiningOp();
-            if (!def || isa<ParamOp>(def) || index.lookup(def) >= a ||
-                !seen.insert(v).second)
-              continue;
-            in += tensorBytes(v.getType()) / rows;
-          }
+          in += partIn(a, seen, e);
+          if (seconds(i, a, e) > bound)
+            break;
           if (bytes(i, a, e, in) > devs.room[i])
             continue;
           double t = seconds(i, a, e);
