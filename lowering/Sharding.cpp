@@ -629,6 +629,42 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
           add({"partial", {l}, {}, l});
         allWhole();
       })
+      .Case([&](Conv2dOp conv) {
+        Layout in = layoutOf(conv.getInput());
+        // The output channels split with the weight's (its first axis),
+        // the image read whole by every part: a column split of the
+        // convolution's implicit product.
+        if (conv.getGroups() == 1)
+          add({"channels",
+               {Layout::whole(), Layout::part(0)},
+               {true, false},
+               Layout::part(1)});
+        // Grouped (depthwise) convolutions: whole groups of input and
+        // output channels to each rank, nothing moved. Equal parts only:
+        // a rank's groups are its share of them.
+        if (conv.getGroups() > 1 && weights.empty() &&
+            conv.getGroups() % c == 0)
+          add({"groups",
+               {Layout::part(1), Layout::part(0)},
+               {},
+               Layout::part(1)});
+        // The images split (data parallelism inside the group), the weight
+        // read whole by every part.
+        if (in.kind == Layout::Part && in.axis == 0)
+          add({"rows", {in, Layout::whole()}, {false, true}, in});
+        // Groups the ranks cannot share evenly run whole.
+        if (force == "replicated" ||
+            (conv.getGroups() > 1 &&
+             (!weights.empty() || conv.getGroups() % c != 0)))
+          allWhole();
+      })
+      .Case([&](Pool2dOp) {
+        // Each plane pooled alone: any split but of its height and width.
+        Layout l = layoutOf(op->getOperand(0));
+        if (l.kind == Layout::Part && l.axis < rank - 2)
+          add({"split", {l}, {}, l});
+        allWhole();
+      })
       .Case([&](EmbeddingOp) {
         Layout l = layoutOf(op->getOperand(1));
         if (l.kind == Layout::Part)
@@ -685,6 +721,9 @@ LogicalResult StageSharder::rewrite(Operation *op) {
     local = b.clone(*op);
     local->setOperands(operands);
     local->getResult(0).setType(type);
+    // A rank convolves its share of the channel groups.
+    if (auto conv = dyn_cast<Conv2dOp>(local); conv && best->name == "groups")
+      conv.setGroups(conv.getGroups() / c);
   }
   Value out = local->getResult(0);
   // A mean over a split axis is a mean of each part: its share (1/c, or

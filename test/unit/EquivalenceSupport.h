@@ -28,6 +28,7 @@ inline const char *const kCnn = "examples/cnn.whl";
 inline const char *const kMlpStages = "test/equivalence/mlp_stages.whl";
 inline const char *const kMlpSplit = "test/equivalence/mlp_split.whl";
 inline const char *const kHybrid = "test/equivalence/classify_hybrid.whl";
+inline const char *const kCnnSplit = "test/equivalence/cnn_split.whl";
 inline const char *const kSplitStage = "test/equivalence/mlp_split_stage.whl";
 
 inline std::string source(const char *path) {

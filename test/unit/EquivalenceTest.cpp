@@ -182,6 +182,19 @@ TEST(Equivalence, GptAutoParallelSplitWithDataParallelism) {
                    kGpt, "cpu:4");
 }
 
+// Convolutions under split: each rank's own images (rows), and with the
+// rows shared, the output channels split and a depthwise convolution's
+// channel groups (cnn_split.whl).
+TEST(Equivalence, ConvNetSplitOverFourDevices) {
+  expectEquivalent(source(kCnnSplit), kCnnSplit, "cpu:4");
+}
+
+TEST(Equivalence, ConvNetSplitChannelsAndGroupsSharingRows) {
+  expectEquivalent(edit(source(kCnnSplit), "model cnn",
+                        "config {\n  split_rows = \"whole\"\n}\n\nmodel cnn"),
+                   kCnnSplit, "cpu:4");
+}
+
 // Shard groups that share their rows (split_rows = "whole", Megatron-LM's
 // layout): every rank of a group reads the same rows, the groups split
 // the batch among them.
