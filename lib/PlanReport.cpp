@@ -146,12 +146,13 @@ struct DeviceReport {
 
 std::vector<DeviceReport> deviceReports(const PlannedModel &plan) {
   std::vector<DeviceReport> out(plan.devices);
+  const std::vector<int64_t> replicaRows = plan.replicaRows();
   for (int64_t i = 0; i < static_cast<int64_t>(plan.grid.size()); ++i) {
     DeviceReport &d = out[plan.grid[i]];
     d.device = plan.grid[i];
     d.stage = i / plan.replicas;
     d.replica = i % plan.replicas;
-    d.samples = plan.replicaRows()[d.replica];
+    d.samples = replicaRows[d.replica];
   }
   for (DeviceReport &d : out) {
     if (d.device < static_cast<int64_t>(plan.deviceMemory.size()))

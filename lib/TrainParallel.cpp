@@ -290,6 +290,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     GridShape shape{static_cast<int32_t>(plan.stages),
                     static_cast<int32_t>(plan.replicas),
                     std::vector<int32_t>(plan.grid.begin(), plan.grid.end())};
+    const std::vector<int64_t> replicaRows = plan.replicaRows();
     for (int64_t s = 0; s < plan.stages; ++s)
       for (int64_t r = 0; r < plan.replicas; ++r) {
         int64_t device = plan.grid[s * plan.replicas + r];
@@ -297,7 +298,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
           continue; // another process's rank
         const DeviceSpec &spec = cluster.devices[device];
         RankSlot place{s, r, device,
-                       firstRowOf(plan.replicaRows(), plan.rowGroup, r)};
+                       firstRowOf(replicaRows, plan.rowGroup, r)};
         const Stage &program = stageOf(s, r);
         Rank rank;
         if (std::string err = openRank(
@@ -936,10 +937,11 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       return fail(err);
   result.peakMemory.assign(devices, 0);
   result.localBatches.assign(devices, 0);
+  const std::vector<int64_t> replicaRows = plan.replicaRows();
   for (const Rank &rank : ranks) {
     int64_t device = rank.place.device;
     result.peakMemory[device] = whale_rt_memory_peak(rank.ctx.get());
-    result.localBatches[device] = plan.replicaRows()[rank.place.replica];
+    result.localBatches[device] = replicaRows[rank.place.replica];
   }
   for (const Rank &rank : ranks)
     result.commBytes.push_back(whale_rt_comm_bytes(rank.ctx.get(), 0) +

@@ -48,9 +48,7 @@ MpiSharedRanks::MpiSharedRanks(MPI_Comm world, int process, int processes,
     : world(world), process(process), processes(processes),
       perProcess(perProcess), timeout(timeout),
       local(processes * perProcess, timeout),
-      perRank(static_cast<size_t>(processes * perProcess)),
-      collectiveDevices(static_cast<size_t>(processes * perProcess),
-                        Communicator::kUnbound) {}
+      perRank(static_cast<size_t>(processes * perProcess)) {}
 
 MpiSharedRanks::~MpiSharedRanks() {
   std::lock_guard<std::mutex> lock(mpi);
@@ -597,16 +595,14 @@ CommCounters MpiSharedRanks::counters(int rank) const {
 }
 
 void MpiSharedRanks::setCollectiveDevice(int rank, int device) {
-  if (isLocal(rank)) {
-    collectiveDevices[rank] = device;
+  if (isLocal(rank))
     local.setCollectiveDevice(rank, device);
-  }
 }
 
 int MpiSharedRanks::collectiveDevice(int rank) const {
   // Another process's device is out of reach (-1: no device-side
   // collectives), so every group with a rank elsewhere sums on the hosts.
-  return isLocal(rank) ? collectiveDevices[rank] : -1;
+  return isLocal(rank) ? local.collectiveDevice(rank) : -1;
 }
 
 } // namespace whale::rt

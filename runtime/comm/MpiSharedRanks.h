@@ -138,7 +138,6 @@ private:
   mutable std::mutex abortMutex;
   std::string aborted;
   std::vector<CommCounters> perRank; ///< under `meetings`
-  std::vector<int> collectiveDevices;
 };
 
 } // namespace whale::rt

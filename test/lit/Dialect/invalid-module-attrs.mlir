@@ -35,6 +35,11 @@ module attributes {whale.config = #whale.settings<amp = "fp16">} {}
 
 // -----
 
+// expected-error @+1 {{setting 'split_rows' must be one of: part, whole, not "some"}}
+module attributes {whale.config = #whale.settings<split_rows = "some">} {}
+
+// -----
+
 // expected-error @+1 {{'whale.config' must be a #whale.settings attribute, not {num_micro_batch = 4 : i64}}}
 module attributes {whale.config = {num_micro_batch = 4}} {}
 
