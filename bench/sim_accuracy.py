@@ -4,9 +4,11 @@
 For each plan: `whale profile` times its events here, `whale sim --profile`
 predicts one iteration, and `whale run --metrics` trains it; the measured
 iteration is the median of the step-to-step times after the first steps.
-No plan puts more threads on the machine than it has cores.
+No plan puts more threads on the machine than it has cores. Every plan is
+profiled, predicted and measured once per round; the table compares the
+medians and gives the spread of the measured runs (the machine's own noise).
 
-    python3 bench/sim_accuracy.py [--steps 14] [--whale build/bin/whale]
+    python3 bench/sim_accuracy.py [--rounds 3] [--steps 20] [--only NAME]
 """
 import argparse
 import json
@@ -86,29 +88,44 @@ def main():
     ap.add_argument("--whale", default=os.path.join(ROOT, "build", "bin",
                                                     "whale"))
     ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="profile, predict and measure every plan this many "
+                    "times, round by round; medians are compared")
     ap.add_argument("--only", help="run the plans whose name holds this")
     args = ap.parse_args()
-    rows = []
+    chosen = [p for p in PLANS if not args.only or args.only in p[0]]
+    predicted = {p[0]: [] for p in chosen}
+    measured = {p[0]: [] for p in chosen}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, script, cluster, defines, *configs in PLANS:
-            if args.only and args.only not in name:
-                continue
-            flags = script_flags(script, cluster, defines,
-                                 configs[0] if configs else ())
-            db = os.path.join(tmp, "db.json")
-            whale(args.whale, ["profile"] + flags + ["-o", db])
-            sim = json.loads(whale(args.whale, ["sim"] + flags +
-                                   ["--profile", db, "--json"]))
-            measured = measured_iteration(args.whale, flags, args.steps, tmp)
-            predicted = sim["iteration_s"]
-            error = (predicted - measured) / measured
-            rows.append((name, cluster, predicted, measured, error))
-            print(f"{name:38s} predicted {predicted * 1e3:8.2f} ms  "
-                  f"measured {measured * 1e3:8.2f} ms  {error * 100:+6.1f}%",
-                  flush=True)
-    errors = sorted(abs(r[4]) for r in rows)
+        # Round by round, so that each plan's samples are spread over the
+        # run: this machine's speed drifts over minutes.
+        for round_ in range(args.rounds):
+            for name, script, cluster, defines, *configs in chosen:
+                flags = script_flags(script, cluster, defines,
+                                     configs[0] if configs else ())
+                db = os.path.join(tmp, "db.json")
+                whale(args.whale, ["profile"] + flags + ["-o", db])
+                sim = json.loads(whale(args.whale, ["sim"] + flags +
+                                       ["--profile", db, "--json"]))
+                predicted[name].append(sim["iteration_s"])
+                measured[name].append(
+                    measured_iteration(args.whale, flags, args.steps, tmp))
+                print(f"round {round_ + 1}: {name:34s} predicted "
+                      f"{predicted[name][-1] * 1e3:8.2f} ms  measured "
+                      f"{measured[name][-1] * 1e3:8.2f} ms", flush=True)
+    print()
+    errors = []
+    for name, _, cluster, *_ in chosen:
+        p = statistics.median(predicted[name])
+        m = statistics.median(measured[name])
+        spread = (max(measured[name]) - min(measured[name])) / m
+        error = (p - m) / m
+        errors.append(abs(error))
+        print(f"| {name} | {cluster} | {p * 1e3:.2f} | {m * 1e3:.2f} | "
+              f"{spread * 100:.1f}% | {error * 100:+.1f}% |")
+    errors.sort()
     if errors:
-        print(f"\n{len(rows)} plans: median |error| "
+        print(f"\n{len(errors)} plans, {args.rounds} rounds: median |error| "
               f"{statistics.median(errors) * 100:.1f}%, "
               f"worst {errors[-1] * 100:.1f}%")
 

@@ -169,6 +169,35 @@ bool makeInputs(whale_rt_context *ctx, mlir::func::FuncOp fn,
   return true;
 }
 
+/// The median of `v` (not empty): the mean of the middle two where even.
+double medianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/// One event's times in a traced run: per place it ran at (a device or a
+/// stage, and a site), its time in each step.
+using BySite = std::map<std::pair<int64_t, int64_t>, std::vector<double>>;
+
+/// An event's time from its places: each place's median over the steps,
+/// then the mean over the places. The median, because on a shared machine
+/// a slow spell (another tenant's burst) spans several steps, and the
+/// median step is what `whale run` sustains and the accuracy bench
+/// measures. The mean over places, because the replay charges every place
+/// the one time: the op after a collective or at a stage's start carries a
+/// longer gap than its twins, and the step holds each of them.
+sim::ProfileDb::Entry meanOfSiteMedians(const BySite &bySite) {
+  double sum = 0;
+  int64_t samples = 0;
+  for (const auto &[place, times] : bySite) {
+    sum += medianOf(times);
+    samples += static_cast<int64_t>(times.size());
+  }
+  return {sum / static_cast<double>(bySite.size()), samples,
+          /*inContext=*/true};
+}
+
 /// The event each traced op stands for: by the program it ran (the module
 /// of its replica's shape, its stage) and its place in it.
 class SiteMap {
@@ -217,12 +246,13 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
                    const std::vector<sim::ProgramSet> &sets,
                    const ProfileOptions &options, sim::ProfileDb &db,
                    std::string &error) {
-  llvm::SmallString<128> path;
-  if (llvm::sys::fs::createTemporaryFile("whale-profile", "json", path)) {
+  llvm::SmallString<128> path(options.tracePath);
+  if (path.empty() &&
+      llvm::sys::fs::createTemporaryFile("whale-profile", "json", path)) {
     error = "cannot make a temporary file for the profiling run's trace";
     return false;
   }
-  llvm::FileRemover remove(path);
+  llvm::FileRemover remove(path, options.tracePath.empty());
   TrainOptions train;
   train.cluster = clusterSpec;
   train.evenPlan = options.even;
@@ -293,45 +323,50 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
   // follows: the gap since the rank's previous event of the step is added.
   for (auto &[rank, spans] : byRank)
     std::sort(spans.begin(), spans.end());
+  // When the rank was done with what came before an event starting at `ts`
+  // in `step`: the end of its latest earlier event of the step (an event
+  // that encloses this one, as an op encloses its collective, is passed
+  // over); `ts` if none.
+  auto readySince = [&](int64_t device, double ts, size_t step) {
+    const auto &spans = byRank[device];
+    auto at = std::lower_bound(spans.begin(), spans.end(),
+                               std::make_pair(ts, -1e300));
+    for (int looked = 0; at != spans.begin() && looked < 8; ++looked) {
+      --at;
+      if (at->second > ts)
+        continue;
+      return stepOf(at->second) == step ? at->second : ts;
+    }
+    return ts;
+  };
   for (const Timed &t : timed) {
     size_t step = stepOf(t.ts);
     if (step < 2 && !steps.empty())
       continue;
-    const auto &spans = byRank[t.device];
-    auto at = std::lower_bound(spans.begin(), spans.end(),
-                               std::make_pair(t.ts, -1e300));
-    double gap = 0;
-    if (at != spans.begin()) {
-      double previous = std::prev(at)->second;
-      if (stepOf(previous) == step && previous < t.ts)
-        gap = t.ts - previous;
-    }
+    double gap = t.ts - readySince(t.device, t.ts, step);
     perStep[{t.device, t.site, step}] += (t.dur + gap) * 1e-6;
   }
-  std::map<std::pair<std::string, uint32_t>, std::vector<double>> samples;
+  std::map<std::pair<std::string, uint32_t>, BySite> samples;
   for (auto &[at, seconds] : perStep) {
     auto [device, site, step] = at;
     int64_t event = sites.eventOf(device, site);
-    if (event < 0 || device >= static_cast<int64_t>(topology.devices.size()))
+    // An op that talks to its group is timed as a collective, below.
+    if (event < 0 || table[event].kind != sim::StepKind::Compute ||
+        device >= static_cast<int64_t>(topology.devices.size()))
       continue;
     std::string key = sim::ProfileDb::deviceKey(topology.devices[device]);
-    samples[{key, static_cast<uint32_t>(event)}].push_back(seconds);
+    samples[{key, static_cast<uint32_t>(event)}][{device, site}].push_back(
+        seconds);
   }
-  // The mean, not the median: a step's time is the sum of its ops' times,
-  // and their occasional slow runs (a cache refilled, a core taken away)
-  // belong to that sum.
-  for (auto &[key, times] : samples) {
-    double sum = 0;
-    for (double t : times)
-      sum += t;
-    db.set(key.first, table[key.second].key(),
-           {sum / times.size(), static_cast<int64_t>(times.size()),
-            /*inContext=*/true});
-  }
+  for (auto &[key, bySite] : samples)
+    db.set(key.first, table[key.second].key(), meanOfSiteMedians(bySite));
   // A collective's own time: from its last member's arrival to its end
-  // (the members' waits for each other are the replay's to work out). The
-  // ranks of a stage run one program, so a site names the same collective
-  // on each of them.
+  // (the members' waits for each other are the replay's to work out). A
+  // member arrives when it is done with the events before: what its op does
+  // before it talks to the group (making the result, copying the operand)
+  // belongs to the collective, as the replay starts it there. The ranks of
+  // a stage run one program, so a site names the same collective on each
+  // of them.
   std::map<std::tuple<int64_t, int64_t, size_t>, std::pair<double, double>>
       instances; // (stage, site, step) -> latest start, latest end
   std::map<std::tuple<int64_t, int64_t, size_t>, int64_t> firstDevice;
@@ -341,14 +376,15 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
     if (stage < 0 || (step < 2 && !steps.empty()))
       continue;
     auto key = std::make_tuple(stage, t.site, step);
-    auto [it, fresh] = instances.try_emplace(key, t.ts, t.ts + t.dur);
+    double arrived = readySince(t.device, t.ts, step);
+    auto [it, fresh] = instances.try_emplace(key, arrived, t.ts + t.dur);
     firstDevice.try_emplace(key, t.device);
     if (!fresh) {
-      it->second.first = std::max(it->second.first, t.ts);
+      it->second.first = std::max(it->second.first, arrived);
       it->second.second = std::max(it->second.second, t.ts + t.dur);
     }
   }
-  std::map<std::pair<std::string, std::string>, std::vector<double>> ownTimes;
+  std::map<std::pair<std::string, std::string>, BySite> ownTimes;
   for (auto &[key, span] : instances) {
     int64_t device = firstDevice[key];
     int64_t event = sites.eventOf(device, std::get<1>(key));
@@ -362,16 +398,11 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
                                                             : k;
     ownTimes[{sim::ProfileDb::deviceKey(topology.devices[device]),
               sim::ProfileDb::collectiveKey(e, ranks)}]
+            [{std::get<0>(key), std::get<1>(key)}]
         .push_back(std::max(0.0, span.second - span.first) * 1e-6);
   }
-  for (auto &[key, times] : ownTimes) {
-    double sum = 0;
-    for (double t : times)
-      sum += t;
-    db.set(key.first, key.second,
-           {sum / times.size(), static_cast<int64_t>(times.size()),
-            /*inContext=*/true});
-  }
+  for (auto &[key, bySite] : ownTimes)
+    db.set(key.first, key.second, meanOfSiteMedians(bySite));
   // The driver's share of each step (after the first): what its span
   // leaves outside the ranks' work.
   std::vector<double> driver;
@@ -387,12 +418,10 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
           std::max(0.0, (steps[i].second - steps[i].first) - (last - first)) *
           1e-6);
   }
-  if (!driver.empty()) {
-    std::sort(driver.begin(), driver.end());
+  if (!driver.empty())
     db.set(kDriverDevice, driverEventKey(plan),
-           {driver[driver.size() / 2], static_cast<int64_t>(driver.size()),
+           {medianOf(driver), static_cast<int64_t>(driver.size()),
             /*inContext=*/true});
-  }
   return true;
 }
 

@@ -31,8 +31,10 @@ namespace whale {
 struct ProfileOptions {
   int defaultThreads = 1;
   /// Steps of the traced run (0: time events alone only); the first is
-  /// left out of the means.
-  int64_t contextSteps = 8;
+  /// left out of the medians.
+  int64_t contextSteps = 12;
+  /// Where the traced run's Chrome trace is kept ("": a temporary file).
+  std::string tracePath;
   /// The run's --even and --threads.
   bool even = false;
   int threads = 0;

@@ -2,6 +2,7 @@
 
 #include "runtime/Allocator.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -59,6 +60,74 @@ void Allocator::release(void *ptr, int64_t bytes) {
   rawRelease(ptr, rounded ? rounded : 64);
   used.fetch_sub(bytes);
 }
+
+size_t CachingAllocator::sizeClass(size_t bytes) {
+  constexpr size_t kMiB = size_t(1) << 20;
+  if (bytes < kMiB)
+    return (bytes + 511) / 512 * 512;
+  size_t power = kMiB;
+  while (power * 2 <= bytes)
+    power *= 2;
+  size_t granule = power / 8;
+  return (bytes + granule - 1) / granule * granule;
+}
+
+void *CachingAllocator::rawAllocate(size_t bytes) {
+  size_t size = sizeClass(bytes);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = freeBlocks.find(size);
+    if (it != freeBlocks.end() && !it->second.empty()) {
+      void *p = it->second.back();
+      it->second.pop_back();
+      cached -= size;
+      return p;
+    }
+  }
+  if (void *p = systemAllocate(size))
+    return p;
+  emptyCache();
+  return systemAllocate(size);
+}
+
+void CachingAllocator::rawRelease(void *ptr, size_t bytes) {
+  size_t size = sizeClass(bytes);
+  const size_t cap = std::max<size_t>(static_cast<size_t>(peak()), 64u << 20);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (cached + size <= cap) {
+      freeBlocks[size].push_back(ptr);
+      cached += size;
+      return;
+    }
+  }
+  systemRelease(ptr, size);
+}
+
+void CachingAllocator::emptyCache() {
+  std::map<size_t, std::vector<void *>> blocks;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    blocks.swap(freeBlocks);
+    cached = 0;
+  }
+  for (auto &[size, list] : blocks)
+    for (void *p : list)
+      systemRelease(p, size);
+}
+
+int64_t CachingAllocator::cachedBytes() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return static_cast<int64_t>(cached);
+}
+
+CachingAllocator::~CachingAllocator() { emptyCache(); }
+
+void *CachingAllocator::systemAllocate(size_t bytes) {
+  return std::aligned_alloc(64, bytes);
+}
+
+void CachingAllocator::systemRelease(void *ptr, size_t) { std::free(ptr); }
 
 void *Allocator::rawAllocate(size_t bytes) {
   return std::aligned_alloc(64, bytes);

@@ -411,6 +411,14 @@ whale_rt_status whale_rt_comm_enable_trace(whale_rt_comm *comm) {
   return WHALE_RT_OK;
 }
 
+whale_rt_status whale_rt_comm_set_trace_checks(whale_rt_comm *comm,
+                                               int32_t on) {
+  if (!comm || !comm->profiler)
+    return WHALE_RT_INVALID_ARGUMENT;
+  comm->profiler->setCheckFinite(on != 0);
+  return WHALE_RT_OK;
+}
+
 void whale_rt_comm_trace_driver(whale_rt_comm *comm, const char *name,
                                 int64_t start_ns, int64_t duration_ns) {
   if (!comm || !comm->profiler || !name)

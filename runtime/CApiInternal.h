@@ -249,7 +249,13 @@ whale_rt_status traced(whale_rt_context *ctx, const char *name,
                                      ctx->traceTrack, ctx->site);
     status = guarded(ctx, fn);
   }
-  if (status == WHALE_RT_OK && ctx->firstNonFinite.empty())
+  // The check is an event of its own ("check"), so a trace charges its pass
+  // over the outputs to no op. `whale profile` turns it off: its trace must
+  // run as an untraced step does.
+  if (status == WHALE_RT_OK && ctx->firstNonFinite.empty() &&
+      ctx->profiler->checksFinite()) {
+    whale::rt::Profiler::Scope check(ctx->profiler.get(), "finite check",
+                                     "check", ctx->traceTrack, ctx->site);
     for (whale_rt_tensor *t : outputs) {
       if (!t || t->tensor.dtype() != DType::F32)
         continue;
@@ -259,6 +265,7 @@ whale_rt_status traced(whale_rt_context *ctx, const char *name,
         break;
       }
     }
+  }
   return status;
 }
 

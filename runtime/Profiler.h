@@ -38,6 +38,11 @@ public:
   void nameRank(int rank, std::string name);
   /// Times are taken from `originNs` (default: when the profiler was made).
   void setOrigin(int64_t originNs) { origin = originNs; }
+  /// Whether the traced ops' outputs are checked for NaN and infinity (the
+  /// default); off, a traced step runs as an untraced one, which profiling
+  /// needs.
+  void setCheckFinite(bool on) { checks = on; }
+  bool checksFinite() const { return checks; }
 
   std::vector<Event> events() const;
   std::string chromeTraceJson() const;
@@ -69,6 +74,7 @@ private:
   std::vector<Event> recorded;
   std::vector<std::pair<int, std::string>> trackNames, rankNames;
   int64_t origin = nowNs();
+  bool checks = true;
 };
 
 } // namespace whale::rt

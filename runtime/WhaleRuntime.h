@@ -375,6 +375,11 @@ void whale_rt_comm_abort(whale_rt_comm *comm, const char *reason);
 /* Traces every rank bound to `comm` into one Chrome trace: per rank a
  * compute track and a communication track. */
 whale_rt_status whale_rt_comm_enable_trace(whale_rt_comm *comm);
+/* With `on` 0, a trace of `comm` (enabled first) only times the ranks' ops:
+ * their outputs are not checked for NaN and infinity. `whale profile`
+ * traces so, that its steps run as an untraced step does. */
+whale_rt_status whale_rt_comm_set_trace_checks(whale_rt_comm *comm,
+                                               int32_t on);
 int32_t whale_rt_comm_write_trace(whale_rt_comm *comm, const char *path);
 /* The driver's own work in a traced run (one step: its data, the inputs
  * handed to the ranks, the ranks' threads), on a "driver" process after the

@@ -86,7 +86,8 @@ struct TrainOptions {
   std::string tracePath;        ///< a Chrome trace of every op of every step
   /// With a trace and a cluster: each op's event also names its place in
   /// its rank program (`args.site`), which `whale profile` matches to the
-  /// plan's events.
+  /// plan's events; and the ops' outputs are not checked for NaN, so the
+  /// steps take as long as untraced ones.
   bool traceSites = false;
   std::string savePath;         ///< a checkpoint written at the end
   /// Under a plan: save one file per rank, each with the boxes it holds

@@ -19,7 +19,7 @@
 namespace whale::rt {
 
 CpuDevice::CpuDevice(std::string name, CpuDeviceOptions options)
-    : Device(name, std::make_unique<Allocator>(name, options.memoryLimit)),
+    : Device(name, std::make_unique<CachingAllocator>(name, options.memoryLimit)),
       pool_(options.threads) {}
 
 Status CpuDevice::copyToHost(void *host, const void *src, int64_t bytes) {

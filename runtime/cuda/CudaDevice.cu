@@ -52,54 +52,19 @@ bool tf32Allowed() {
 // Memory
 //===----------------------------------------------------------------------===//
 
-size_t CachingAllocator::bucket(size_t bytes) {
-  // 512-byte granules below 1 MiB, 2 MiB granules above: few distinct sizes
-  // to cache, at most a few percent lost to rounding.
-  size_t granule = bytes < (1u << 20) ? 512 : (2u << 20);
-  return (bytes + granule - 1) / granule * granule;
-}
-
-void *CachingAllocator::rawAllocate(size_t bytes) {
-  size_t size = bucket(bytes);
-  std::lock_guard<std::mutex> lock(mutex);
-  if (auto it = free.find(size); it != free.end()) {
-    void *p = it->second;
-    free.erase(it);
-    return p;
-  }
+void *GpuMemory::systemAllocate(size_t bytes) {
   cudaSetDevice(ordinal);
   void *p = nullptr;
-  if (cudaMalloc(&p, size) != cudaSuccess) {
-    cudaGetLastError(); // clear the sticky-free error before trying again
-    emptyCache();
-    if (cudaMalloc(&p, size) != cudaSuccess) {
-      cudaGetLastError();
-      return nullptr;
-    }
+  if (cudaMalloc(&p, bytes) != cudaSuccess) {
+    cudaGetLastError(); // clear the error before the cache is emptied
+    return nullptr;
   }
-  sizes[p] = size;
   return p;
 }
 
-void CachingAllocator::rawRelease(void *ptr, size_t) {
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = sizes.find(ptr);
-  if (it != sizes.end())
-    free.emplace(it->second, ptr);
-}
-
-void CachingAllocator::emptyCache() {
-  for (auto &[size, p] : free) {
-    cudaFree(p);
-    sizes.erase(p);
-  }
-  free.clear();
-}
-
-CachingAllocator::~CachingAllocator() {
+void GpuMemory::systemRelease(void *ptr, size_t) {
   cudaSetDevice(ordinal);
-  for (auto &[p, size] : sizes)
-    cudaFree(p);
+  cudaFree(ptr);
 }
 
 //===----------------------------------------------------------------------===//
@@ -109,7 +74,7 @@ CachingAllocator::~CachingAllocator() {
 CudaDevice::CudaDevice(const std::string &name, int ordinal,
                        int64_t memoryLimit)
     : Device(name,
-             std::make_unique<CachingAllocator>(name, memoryLimit, ordinal)),
+             std::make_unique<GpuMemory>(name, memoryLimit, ordinal)),
       ordinal(ordinal) {}
 
 std::unique_ptr<CudaDevice> CudaDevice::open(const std::string &name,

@@ -27,29 +27,23 @@
 
 namespace whale::rt::cuda {
 
-/// Device memory in blocks kept for reuse: a freed block goes to a free list
-/// by size and serves the next request of that size without cudaMalloc (a
-/// device-wide synchronization). Blocks are used in stream order, so a block
-/// freed while a queued kernel still reads it is only reused by later work
-/// on the same stream. When cudaMalloc fails the cache is emptied and the
-/// request tried once more.
-class CachingAllocator final : public Allocator {
+/// Device memory from cudaMalloc, kept for reuse as every device's is
+/// (runtime/Allocator.h): a cached block serves a request without cudaMalloc
+/// (a device-wide synchronization). Blocks are used in stream order, so a
+/// block freed while a queued kernel still reads it is only reused by later
+/// work on the same stream.
+class GpuMemory final : public CachingAllocator {
 public:
-  CachingAllocator(std::string device, int64_t limit, int ordinal)
-      : Allocator(std::move(device), limit), ordinal(ordinal) {}
-  ~CachingAllocator() override;
+  GpuMemory(std::string device, int64_t limit, int ordinal)
+      : CachingAllocator(std::move(device), limit), ordinal(ordinal) {}
+  ~GpuMemory() override { emptyCache(); }
 
 protected:
-  void *rawAllocate(size_t bytes) override;
-  void rawRelease(void *ptr, size_t bytes) override;
+  void *systemAllocate(size_t bytes) override;
+  void systemRelease(void *ptr, size_t bytes) override;
 
 private:
-  static size_t bucket(size_t bytes);
-  void emptyCache();
   int ordinal;
-  std::mutex mutex;
-  std::multimap<size_t, void *> free;
-  std::map<void *, size_t> sizes;
 };
 
 class CudaDevice final : public Device {

@@ -156,7 +156,11 @@ std::vector<VerbSpec> makeVerbs() {
        "time each distinct op of a plan on this machine",
        "A few runs of each op at its shapes and each collective at its "
        "sizes, through the same JIT as training, into a profile database.",
-       {kCluster, {"-o", "DB.json", "the database to write"}, kEven},
+       {kCluster,
+        {"-o", "DB.json", "the database to write"},
+        {"--trace", "FILE.json",
+         "keep the Chrome trace of the profiling run the times come from"},
+        kEven},
        true},
       {"devices",
        "",

@@ -574,7 +574,7 @@ int reshardCommand(int argc, char **argv) {
 /// distinct op of the plan on the cluster's devices.
 int profileCommand(int argc, char **argv) {
   whale::InterpreterOptions opts;
-  std::string file, cluster, out;
+  std::string file, cluster, out, trace;
   bool even = false;
   Args args("profile", argc, argv);
   while (args.next()) {
@@ -582,6 +582,8 @@ int profileCommand(int argc, char **argv) {
       cluster = *v;
     } else if (auto v = args.value("-o")) {
       out = *v;
+    } else if (auto v = args.value("--trace")) {
+      trace = *v;
     } else if (args.is("--even")) {
       even = true;
     } else if (int rc = args.finish(opts, file)) {
@@ -605,6 +607,7 @@ int profileCommand(int argc, char **argv) {
   whale::ProfileOptions options;
   options.defaultThreads = whale::sharedThreads(c, 0);
   options.even = even;
+  options.tracePath = trace;
   bool tty = ::isatty(STDERR_FILENO);
   options.progress = [&](size_t done, size_t total) {
     if (tty || done == total)

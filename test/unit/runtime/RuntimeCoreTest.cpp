@@ -30,6 +30,67 @@ TEST(Allocator, EnforcesTheDeviceLimitWithAClearError) {
   ASSERT_TRUE(Tensor::create(dev, DType::F32, {1024, 256}, b));
 }
 
+TEST(Allocator, ReusesAFreedBlockOfTheSameSizeClass) {
+  CachingAllocator cache("cpu:0", 0);
+  void *a = nullptr, *b = nullptr, *c = nullptr;
+  ASSERT_TRUE(cache.allocate(3 << 20, &a));
+  cache.release(a, 3 << 20);
+  EXPECT_EQ(cache.inUse(), 0);
+  EXPECT_EQ(cache.cachedBytes(), 3 << 20);
+  // A request of the same class gets the block back without the system.
+  ASSERT_TRUE(cache.allocate((3 << 20) - 1000, &b));
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(cache.cachedBytes(), 0);
+  // Another class does not.
+  ASSERT_TRUE(cache.allocate(5 << 20, &c));
+  EXPECT_NE(c, b);
+  cache.release(b, (3 << 20) - 1000);
+  cache.release(c, 5 << 20);
+  EXPECT_EQ(cache.cachedBytes(), (3 << 20) + (5 << 20));
+  cache.emptyCache();
+  EXPECT_EQ(cache.cachedBytes(), 0);
+}
+
+TEST(Allocator, SizeClassesLoseAtMostAnEighth) {
+  EXPECT_EQ(CachingAllocator::sizeClass(1), 512u);
+  EXPECT_EQ(CachingAllocator::sizeClass(513), 1024u);
+  EXPECT_EQ(CachingAllocator::sizeClass(1 << 20), size_t(1) << 20);
+  EXPECT_EQ(CachingAllocator::sizeClass((1 << 20) + 1),
+            (size_t(1) << 20) + (size_t(1) << 17));
+  for (size_t bytes = 1000; bytes < (size_t(1) << 34); bytes = bytes * 3 / 2) {
+    size_t c = CachingAllocator::sizeClass(bytes);
+    EXPECT_GE(c, bytes);
+    EXPECT_EQ(c % 64, 0u);
+    EXPECT_LE(c - bytes, std::max<size_t>(511, bytes / 8)) << bytes;
+  }
+}
+
+TEST(Allocator, TheCacheHoldsNoMoreThanThePeakInUse) {
+  CachingAllocator cache("cpu:0", 0);
+  const int64_t big = 48 << 20;
+  std::vector<void *> blocks(3);
+  for (void *&p : blocks)
+    ASSERT_TRUE(cache.allocate(big, &p));
+  for (void *p : blocks)
+    cache.release(p, big);
+  // The peak in use was 144 MiB, so all three stay cached; one more block
+  // freed after them would pass it, and goes back to the system.
+  EXPECT_EQ(cache.cachedBytes(), 3 * big);
+  void *small = nullptr;
+  ASSERT_TRUE(cache.allocate(1 << 20, &small));
+  cache.release(small, 1 << 20);
+  EXPECT_EQ(cache.cachedBytes(), 3 * big);
+}
+
+TEST(Allocator, TheLimitCountsWhatIsInUseNotWhatIsCached) {
+  CpuDevice dev("cpu:1", CpuDeviceOptions{1, 1 << 20});
+  for (int i = 0; i < 4; ++i) {
+    Tensor a;
+    ASSERT_TRUE(Tensor::create(dev, DType::F32, {1024, 256}, a)); // 1 MiB
+  }
+  EXPECT_EQ(dev.allocator().inUse(), 0);
+}
+
 TEST(Bf16, RoundsToNearestTiesToEven) {
   EXPECT_EQ(roundToBf16(1.0f), 1.0f);
   // The bf16 spacing at 1 is 2^-7: halfway cases go to the even neighbour.
