@@ -21,6 +21,7 @@
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <set>
 #include <thread>
 #include <unistd.h>
 
@@ -169,33 +170,44 @@ bool makeInputs(whale_rt_context *ctx, mlir::func::FuncOp fn,
   return true;
 }
 
-/// The median of `v` (not empty): the mean of the middle two where even.
-double medianOf(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /// One event's times in a traced run: per place it ran at (a device or a
-/// stage, and a site), its time in each step.
+/// stage, and a site), its time in each step kept.
 using BySite = std::map<std::pair<int64_t, int64_t>, std::vector<double>>;
 
-/// An event's time from its places: each place's median over the steps,
-/// then the mean over the places. The median, because on a shared machine
-/// a slow spell (another tenant's burst) spans several steps, and the
-/// median step is what `whale run` sustains and the accuracy bench
-/// measures. The mean over places, because the replay charges every place
-/// the one time: the op after a collective or at a stage's start carries a
-/// longer gap than its twins, and the step holds each of them.
-sim::ProfileDb::Entry meanOfSiteMedians(const BySite &bySite) {
+/// An event's time from its places: the mean over the kept steps at each
+/// place, then over the places. Over places, because the replay charges
+/// every place the one time: the op after a collective or at a stage's
+/// start carries a longer gap than its twins, and the step holds each.
+sim::ProfileDb::Entry meanOverSites(const BySite &bySite) {
   double sum = 0;
   int64_t samples = 0;
   for (const auto &[place, times] : bySite) {
-    sum += medianOf(times);
+    double t = 0;
+    for (double x : times)
+      t += x;
+    sum += t / static_cast<double>(times.size());
     samples += static_cast<int64_t>(times.size());
   }
   return {sum / static_cast<double>(bySite.size()), samples,
           /*inContext=*/true};
+}
+
+/// The steps (by number, the first being 1) whose times are kept: from the
+/// second on, those whose length lies in the middle half of the lengths.
+/// On a shared machine a slow spell (another tenant's burst) spans whole
+/// steps, and the typical step is what `whale run` sustains and the
+/// accuracy bench measures; a median per op instead would lose the small
+/// delays every step has (a sum of medians falls short of the median sum).
+std::set<size_t> typicalSteps(const std::vector<std::pair<double, double>> &steps) {
+  std::vector<std::pair<double, size_t>> lengths;
+  for (size_t i = 1; i < steps.size(); ++i)
+    lengths.push_back({steps[i].second - steps[i].first, i + 1});
+  std::sort(lengths.begin(), lengths.end());
+  const size_t quarter = lengths.size() / 4;
+  std::set<size_t> kept;
+  for (size_t i = quarter; i < lengths.size() - quarter; ++i)
+    kept.insert(lengths[i].second);
+  return kept;
 }
 
 /// The event each traced op stands for: by the program it ran (the module
@@ -316,7 +328,8 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
                                steps.begin());
   };
   // An op's time in one step: the sum of what the runtime timed for it (an
-  // op may make several timed calls). The first step is left out.
+  // op may make several timed calls). Only typical steps are kept.
+  const std::set<size_t> kept = typicalSteps(steps);
   std::map<std::tuple<int64_t, int64_t, size_t>, double> perStep;
   // What the program does between two timed calls (making and releasing
   // tensors, checking statuses, finding parameters) is part of the op that
@@ -341,7 +354,7 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
   };
   for (const Timed &t : timed) {
     size_t step = stepOf(t.ts);
-    if (step < 2 && !steps.empty())
+    if (!steps.empty() && !kept.count(step))
       continue;
     double gap = t.ts - readySince(t.device, t.ts, step);
     perStep[{t.device, t.site, step}] += (t.dur + gap) * 1e-6;
@@ -359,7 +372,7 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
         seconds);
   }
   for (auto &[key, bySite] : samples)
-    db.set(key.first, table[key.second].key(), meanOfSiteMedians(bySite));
+    db.set(key.first, table[key.second].key(), meanOverSites(bySite));
   // A collective's own time: from its last member's arrival to its end
   // (the members' waits for each other are the replay's to work out). A
   // member arrives when it is done with the events before: what its op does
@@ -373,7 +386,7 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
   for (const Timed &t : comm) {
     size_t step = stepOf(t.ts);
     int64_t stage = sites.stageOf(t.device);
-    if (stage < 0 || (step < 2 && !steps.empty()))
+    if (stage < 0 || (!steps.empty() && !kept.count(step)))
       continue;
     auto key = std::make_tuple(stage, t.site, step);
     double arrived = readySince(t.device, t.ts, step);
@@ -402,11 +415,13 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
         .push_back(std::max(0.0, span.second - span.first) * 1e-6);
   }
   for (auto &[key, bySite] : ownTimes)
-    db.set(key.first, key.second, meanOfSiteMedians(bySite));
-  // The driver's share of each step (after the first): what its span
-  // leaves outside the ranks' work.
+    db.set(key.first, key.second, meanOverSites(bySite));
+  // The driver's share of each kept step: what its span leaves outside the
+  // ranks' work.
   std::vector<double> driver;
   for (size_t i = 1; i < steps.size(); ++i) {
+    if (!kept.count(i + 1))
+      continue;
     double first = steps[i].second, last = steps[i].first;
     for (auto [start, end] : work)
       if (start >= steps[i].first && end <= steps[i].second) {
@@ -420,8 +435,7 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
   }
   if (!driver.empty())
     db.set(kDriverDevice, driverEventKey(plan),
-           {medianOf(driver), static_cast<int64_t>(driver.size()),
-            /*inContext=*/true});
+           meanOverSites({{{0, 0}, driver}}));
   return true;
 }
 

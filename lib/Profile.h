@@ -31,7 +31,7 @@ namespace whale {
 struct ProfileOptions {
   int defaultThreads = 1;
   /// Steps of the traced run (0: time events alone only); the first is
-  /// left out of the medians.
+  /// left out, and of the rest the middle half by length is kept.
   int64_t contextSteps = 12;
   /// Where the traced run's Chrome trace is kept ("": a temporary file).
   std::string tracePath;

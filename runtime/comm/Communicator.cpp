@@ -3,7 +3,8 @@
 // InProcessCommunicator, and the argument checks every transport shares.
 //
 // A collective is a round: every rank of the group deposits its input, each
-// computes its own output from all of them into a buffer of its own, and
+// computes its own output from all of them into a buffer of its own (an
+// all-reduce: its slice of the elements into the round's one buffer), and
 // only when all have computed does any write its output. So in-place
 // all-reduce is safe, and the order of every sum is the group's order on
 // every rank.
@@ -16,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <string_view>
 
 namespace whale::rt {
 
@@ -81,6 +83,9 @@ struct InProcessCommunicator::Round {
   std::vector<const void *> inputs;
   std::vector<bool> arrivedAt;
   int arrived = 0, computed = 0, left = 0;
+  /// An all-reduce's sums, each member writing its slice.
+  std::unique_ptr<char[]> sums;
+  int64_t sumsBytes = 0;
 };
 
 InProcessCommunicator::InProcessCommunicator(int size,
@@ -169,6 +174,18 @@ Status InProcessCommunicator::collective(const char *op, int rank,
     slot->root = root;
     slot->inputs.assign(n, nullptr);
     slot->arrivedAt.assign(n, false);
+    if (std::string_view(op) == "all_reduce" && count > 0) {
+      // The buffer of an earlier round when it is large enough: a step
+      // all-reduces the same buckets again and again.
+      slot->sumsBytes = count * dtypeSize(dtype);
+      if (spareBytes >= slot->sumsBytes) {
+        slot->sums = std::move(spare);
+        slot->sumsBytes = spareBytes;
+        spareBytes = 0;
+      } else {
+        slot->sums.reset(new char[slot->sumsBytes]);
+      }
+    }
   }
   std::shared_ptr<Round> round = slot;
   if (round->op != op || round->dtype != dtype || round->count != count ||
@@ -213,22 +230,32 @@ Status InProcessCommunicator::collective(const char *op, int rank,
 
   // Every input is in place and stays untouched until all have computed.
   const int64_t elem = dtypeSize(dtype);
-  std::vector<char> result(static_cast<size_t>(outCount * elem));
   const std::string kind = op;
+  std::vector<char> result;
   if (kind == "all_reduce") {
-    sumInGroupOrder(dtype, result.data(), round->inputs, 0, count);
-  } else if (kind == "reduce_scatter") {
-    sumInGroupOrder(dtype, result.data(), round->inputs, pos * count, count);
-  } else if (kind == "all_gather") {
-    for (int k = 0; k < n; ++k)
+    // Each member sums a slice, every element in the group's order as one
+    // member alone would: 1/n of the sums each, and bit for bit the same.
+    const int64_t chunk = (count + n - 1) / n;
+    const int64_t from = std::min(count, pos * chunk);
+    const int64_t to = std::min(count, from + chunk);
+    if (to > from)
+      sumInGroupOrder(dtype, round->sums.get() + from * elem, round->inputs,
+                      from, to - from);
+  } else {
+    result.resize(static_cast<size_t>(outCount * elem));
+    if (kind == "reduce_scatter") {
+      sumInGroupOrder(dtype, result.data(), round->inputs, pos * count, count);
+    } else if (kind == "all_gather") {
+      for (int k = 0; k < n; ++k)
+        if (count > 0)
+          std::memcpy(result.data() + k * count * elem, round->inputs[k],
+                      count * elem);
+    } else { // broadcast
+      int rootPos = static_cast<int>(
+          std::find(group.begin(), group.end(), root) - group.begin());
       if (count > 0)
-        std::memcpy(result.data() + k * count * elem, round->inputs[k],
-                    count * elem);
-  } else { // broadcast
-    int rootPos = static_cast<int>(std::find(group.begin(), group.end(), root) -
-                                   group.begin());
-    if (count > 0)
-      std::memcpy(result.data(), round->inputs[rootPos], count * elem);
+        std::memcpy(result.data(), round->inputs[rootPos], count * elem);
+    }
   }
 
   lock.lock();
@@ -238,12 +265,20 @@ Status InProcessCommunicator::collective(const char *op, int rank,
                           "waiting for every rank to read");
       !st)
     return st;
-  if (++round->left == n)
-    rounds.erase({group, seq});
-  *counter += count * elem;
   lock.unlock();
-  if (!result.empty())
+  if (kind == "all_reduce" && count > 0)
+    std::memcpy(out, round->sums.get(), count * elem);
+  else if (!result.empty())
     std::memcpy(out, result.data(), result.size());
+  lock.lock();
+  if (++round->left == n) {
+    if (round->sumsBytes > spareBytes) {
+      spare = std::move(round->sums);
+      spareBytes = round->sumsBytes;
+    }
+    rounds.erase({group, seq});
+  }
+  *counter += count * elem;
   return Status::ok();
 }
 

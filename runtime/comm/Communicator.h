@@ -149,6 +149,9 @@ private:
       mailbox;
   std::vector<CommCounters> perRank;
   std::vector<int> collectiveDevices;
+  /// The largest all-reduce buffer of a finished round, for the next.
+  std::unique_ptr<char[]> spare;
+  int64_t spareBytes = 0;
   /// Rank's counter `field`; `spare` for a rank out of range (the
   /// collective then reports the bad rank).
   int64_t *counter(int rank, int64_t CommCounters::*field, int64_t &spare) {

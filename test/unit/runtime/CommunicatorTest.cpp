@@ -38,6 +38,33 @@ TEST(Communicator, AllReduceSumsInPlaceOverASubgroup) {
   EXPECT_EQ(comm.counters(0).allReduceBytes, 8);
 }
 
+TEST(Communicator, AllReduceSlicesTheSumsAndKeepsTheGroupsOrder) {
+  // 3 ranks, 1000 elements (not a multiple of 3), rounds of growing and
+  // shrinking sizes (the buffer of one round serves the next): every rank
+  // ends with each element summed in the group's order, bit for bit.
+  InProcessCommunicator comm(3, 5s);
+  const std::vector<int> group = {2, 0, 1};
+  for (int64_t count : {1000, 7, 1000, 2, 4000}) {
+    std::vector<std::vector<float>> data(3);
+    auto value = [](int r, int64_t i) {
+      return 1.0f / float(3 * i + r + 1) + (r == 1 ? 1e7f : 0.0f);
+    };
+    onRanks(3, [&](int r) {
+      data[r].resize(count);
+      for (int64_t i = 0; i < count; ++i)
+        data[r][i] = value(r, i);
+      EXPECT_TRUE(comm.allReduce(r, group, DType::F32, data[r].data(), count));
+    });
+    for (int64_t i = 0; i < count; ++i) {
+      float expected = value(2, i);
+      expected += value(0, i);
+      expected += value(1, i);
+      for (int r = 0; r < 3; ++r)
+        ASSERT_EQ(data[r][i], expected) << "rank " << r << " element " << i;
+    }
+  }
+}
+
 TEST(Communicator, AllGatherReduceScatterAndBroadcastInGroupOrder) {
   InProcessCommunicator comm(3, 5s);
   std::vector<int> group = {2, 0, 1};
