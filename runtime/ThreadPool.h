@@ -4,6 +4,7 @@
 #ifndef WHALE_RUNTIME_THREADPOOL_H
 #define WHALE_RUNTIME_THREADPOOL_H
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -16,6 +17,12 @@ namespace whale::rt {
 /// A fixed set of threads that run one parallel loop at a time. Each CPU
 /// device owns one, so devices with different thread counts run side by side
 /// in one process (the heterogeneous case) without sharing workers.
+///
+/// A training step runs a thousand or more loops, most of them short, one
+/// right after another. Waking a sleeping thread costs tens of microseconds
+/// on a virtual machine (its core may have been handed back), as much as a
+/// short loop itself; so between loops the workers, and the caller waiting
+/// for them, spin a short while (kSpinMicros) before they sleep.
 class ThreadPool {
 public:
   /// `threads` >= 1; the calling thread works too, so `threads - 1` are
@@ -34,6 +41,9 @@ public:
   void parallelFor(int64_t n, int64_t grain,
                    const std::function<void(int64_t, int64_t)> &fn);
 
+  /// How long a waiting thread spins before it sleeps.
+  static constexpr int64_t kSpinMicros = 50;
+
 private:
   void workerLoop(int index);
 
@@ -41,11 +51,15 @@ private:
   std::vector<std::thread> workers;
   std::mutex mutex;
   std::condition_variable wake, done;
+  // The job: written by the driving thread before it publishes a new
+  // generation, read by a worker after it sees that generation.
   const std::function<void(int64_t, int64_t)> *job = nullptr;
   int64_t jobSize = 0, chunks = 0;
-  uint64_t generation = 0;
-  int pending = 0;
-  bool stopping = false;
+  std::atomic<uint64_t> generation{0};
+  std::atomic<int> pending{0};
+  std::atomic<bool> stopping{false};
+  int sleepers = 0;          ///< workers asleep on `wake` (under `mutex`)
+  bool callerAsleep = false; ///< the driver asleep on `done` (under `mutex`)
 };
 
 } // namespace whale::rt

@@ -6,7 +6,9 @@
 #include "runtime/Profiler.h"
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <thread>
 
 using namespace whale::rt;
 using namespace whale::rt::cpu;
@@ -143,6 +145,27 @@ TEST(ThreadPool, EveryIndexOnceAndNestedLoopsInline) {
         sum += i;
     });
     ASSERT_EQ(sum.load(), 97 * 96 / 2);
+  }
+}
+
+TEST(ThreadPool, LoopsAfterTheWorkersSleptAndAPoolEndedWhileTheySpin) {
+  // Between loops the workers spin a while, then sleep: loops that come
+  // quickly, and loops after a pause longer than the spin, each see every
+  // index once; a pool destroyed right after a loop (its workers still
+  // spinning) and one destroyed after they slept both end.
+  for (int pause : {0, 0, 3 * int(ThreadPool::kSpinMicros), 0}) {
+    ThreadPool pool(4);
+    for (int round = 0; round < 20; ++round) {
+      std::vector<std::atomic<int>> hits(61);
+      pool.parallelFor(61, 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i)
+          hits[i]++;
+      });
+      for (auto &h : hits)
+        ASSERT_EQ(h.load(), 1) << "round " << round << ", pause " << pause;
+      if (pause)
+        std::this_thread::sleep_for(std::chrono::microseconds(pause));
+    }
   }
 }
 
