@@ -198,7 +198,8 @@ sim::ProfileDb::Entry meanOverSites(const BySite &bySite) {
 /// steps, and the typical step is what `whale run` sustains and the
 /// accuracy bench measures; a median per op instead would lose the small
 /// delays every step has (a sum of medians falls short of the median sum).
-std::set<size_t> typicalSteps(const std::vector<std::pair<double, double>> &steps) {
+std::set<size_t>
+typicalSteps(const std::vector<std::pair<double, double>> &steps) {
   std::vector<std::pair<double, size_t>> lengths;
   for (size_t i = 1; i < steps.size(); ++i)
     lengths.push_back({steps[i].second - steps[i].first, i + 1});
@@ -412,7 +413,7 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
     ownTimes[{sim::ProfileDb::deviceKey(topology.devices[device]),
               sim::ProfileDb::collectiveKey(e, ranks)}]
             [{std::get<0>(key), std::get<1>(key)}]
-        .push_back(std::max(0.0, span.second - span.first) * 1e-6);
+                .push_back(std::max(0.0, span.second - span.first) * 1e-6);
   }
   for (auto &[key, bySite] : ownTimes)
     db.set(key.first, key.second, meanOverSites(bySite));
