@@ -8,7 +8,7 @@ No plan puts more threads on the machine than it has cores. Every plan is
 profiled, predicted and measured once per round; the table compares the
 medians and gives the spread of the measured runs (the machine's own noise).
 
-    python3 bench/sim_accuracy.py [--rounds 3] [--steps 20] [--only NAME]
+    python3 bench/sim_accuracy.py [--rounds 5] [--steps 20] [--only NAME]
 """
 import argparse
 import json
@@ -88,7 +88,7 @@ def main():
     ap.add_argument("--whale", default=os.path.join(ROOT, "build", "bin",
                                                     "whale"))
     ap.add_argument("--steps", type=int, default=20)
-    ap.add_argument("--rounds", type=int, default=3,
+    ap.add_argument("--rounds", type=int, default=5,
                     help="profile, predict and measure every plan this many "
                     "times, round by round; medians are compared")
     ap.add_argument("--only", help="run the plans whose name holds this")
