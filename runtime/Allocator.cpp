@@ -124,10 +124,12 @@ int64_t CachingAllocator::cachedBytes() const {
 CachingAllocator::~CachingAllocator() { emptyCache(); }
 
 void *CachingAllocator::systemAllocate(size_t bytes) {
-  return std::aligned_alloc(64, bytes);
+  return Allocator::rawAllocate(bytes);
 }
 
-void CachingAllocator::systemRelease(void *ptr, size_t) { std::free(ptr); }
+void CachingAllocator::systemRelease(void *ptr, size_t bytes) {
+  Allocator::rawRelease(ptr, bytes);
+}
 
 void *Allocator::rawAllocate(size_t bytes) {
   return std::aligned_alloc(64, bytes);

@@ -49,7 +49,6 @@ private:
   std::atomic<int64_t> peakUsed{0};
 };
 
-/// "1.5 GiB", "512 B": sizes as people read them.
 /// Keeps freed blocks for reuse. A training step makes and frees the same
 /// sizes every step, and asking the system each time costs a page fault
 /// per page on the CPU (glibc maps large blocks afresh and unmaps them on
@@ -75,7 +74,8 @@ public:
 protected:
   void *rawAllocate(size_t bytes) final;
   void rawRelease(void *ptr, size_t bytes) final;
-  /// The system's memory (aligned host memory by default). A class that
+  /// The system's memory (the base Allocator's aligned host memory by
+  /// default). A class that
   /// overrides systemRelease calls emptyCache in its own destructor: the
   /// base's runs after the override is gone.
   virtual void *systemAllocate(size_t bytes);
@@ -87,6 +87,7 @@ private:
   size_t cached = 0;
 };
 
+/// "1.5 GiB", "512 B": sizes as people read them.
 std::string formatBytes(int64_t bytes);
 
 } // namespace whale::rt
