@@ -43,6 +43,9 @@ const std::vector<BuiltinSig> &builtinTable() {
       {"causal_mask", {"x"}, 1},
       {"topk", {"x", "k"}, 2},
       {"topk_indices", {"x", "k"}, 2},
+      {"one_hot", {"ids", "classes"}, 2},
+      {"moe_dispatch", {"x", "experts", "num_experts", "capacity_factor"}, 3},
+      {"moe_combine", {"y", "experts", "gates"}, 3},
       {"conv2d", {"x", "w", "stride", "padding", "dilation", "groups"}, 2},
       {"max_pool2d", {"x", "kernel", "stride", "padding"}, 2},
       {"avg_pool2d", {"x", "kernel", "stride", "padding"}, 2},
@@ -500,6 +503,110 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
       attrs.push_back({"indices", NodeAttr(true)});
     }
     return tensorOut("topk", {x}, out, attrs);
+  }
+
+  if (fn == "one_hot") {
+    int ids;
+    int64_t classes;
+    if (!a.tensor(0, ids, /*needFloat=*/false) || !a.integer(1, classes, 1))
+      return SVal::error();
+    TensorType out = typeOf(ids);
+    if (out.dtype != DType::I32) {
+      error(args[0].loc, "one_hot takes i32 ids, got " + out.str());
+      return SVal::error();
+    }
+    if (classes < 1) {
+      error(args[1].loc, "one_hot needs at least one class, got " +
+                             std::to_string(classes));
+      return SVal::error();
+    }
+    out.dtype = DType::F32;
+    out.dims.push_back(Dim::known(classes));
+    return tensorOut("one_hot", {ids}, out, {{"classes", NodeAttr(classes)}});
+  }
+
+  if (fn == "moe_dispatch" || fn == "moe_combine") {
+    int x, experts;
+    if (!a.tensor(0, x) || !a.tensor(1, experts, /*needFloat=*/false))
+      return SVal::error();
+    const TensorType &tx = typeOf(x), &te = typeOf(experts);
+    if (te.dtype != DType::I32 || te.rank() != 3 ||
+        !te.dims[2].isKnown()) {
+      error(args[1].loc, "experts must be i32[G, S, k] (topk_indices of the "
+                         "router's probabilities), got " +
+                             te.str());
+      return SVal::error();
+    }
+    const Dim groups = te.dims[0];
+    const int64_t k = te.dims[2].value;
+    if (fn == "moe_dispatch") {
+      int64_t numExperts;
+      double factor;
+      if (!a.integer(2, numExperts, 1) || !a.number(3, factor, 1.0))
+        return SVal::error();
+      if (tx.rank() != 3 || tx.dims[0] != groups || tx.dims[1] != te.dims[1] ||
+          !tx.dims[1].isKnown()) {
+        error(args[0].loc, "moe_dispatch takes tokens [G, S, D] with a known "
+                           "S, routed by experts " +
+                               te.str() + ", got " + tx.str());
+        return SVal::error();
+      }
+      if (numExperts < k) {
+        error(args[2].loc, "each token chooses " + std::to_string(k) +
+                               " experts, so num_experts must be at least " +
+                               std::to_string(k) + ", got " +
+                               std::to_string(numExperts));
+        return SVal::error();
+      }
+      if (!(factor > 0) || factor > 1e6) {
+        error(args[3].loc, "capacity_factor must be a positive number, got " +
+                               std::to_string(factor));
+        return SVal::error();
+      }
+      // Each expert's slots per group: its even share of the group's
+      // choices times the factor, at least one, at most the group's tokens
+      // (a token picks an expert once).
+      const int64_t tokens = tx.dims[1].value;
+      const double even = static_cast<double>(tokens * k) / numExperts;
+      const int64_t capacity = std::clamp<int64_t>(
+          static_cast<int64_t>(std::ceil(factor * even - 1e-9)), 1, tokens);
+      Dim rows = groups.isKnown()
+                     ? Dim::known(groups.value * capacity)
+                     : Dim::symbol("(" + groups.sym + "*" +
+                                   std::to_string(capacity) + ")");
+      TensorType out{tx.dtype, {Dim::known(numExperts), rows, tx.dims[2]}};
+      return tensorOut("moe_dispatch", {x, experts}, out,
+                       {{"num_experts", NodeAttr(numExperts)},
+                        {"capacity", NodeAttr(capacity)}});
+    }
+    int gates;
+    if (!a.tensor(2, gates))
+      return SVal::error();
+    // The slots' rows are G * C: a multiple of the groups, or spelled as
+    // moe_dispatch spells it when G is symbolic.
+    auto groupsShare = [&](const Dim &rows) {
+      if (groups.isKnown() && rows.isKnown())
+        return groups.value > 0 && rows.value > 0 &&
+               rows.value % groups.value == 0;
+      return !groups.isKnown() && !rows.isKnown() &&
+             rows.sym.rfind("(" + groups.sym + "*", 0) == 0;
+    };
+    if (tx.rank() != 3 || !tx.dims[0].isKnown() || tx.dims[0].value < k ||
+        !groupsShare(tx.dims[1])) {
+      error(args[0].loc, "moe_combine takes the experts' slots [E, G * C, D] "
+                         "(from moe_dispatch), got " +
+                             tx.str());
+      return SVal::error();
+    }
+    if (!(typeOf(gates) == TensorType{tx.dtype, te.dims})) {
+      error(args[2].loc, "gates must be " +
+                             TensorType{tx.dtype, te.dims}.str() +
+                             ", one weight per choice, got " +
+                             typeOf(gates).str());
+      return SVal::error();
+    }
+    TensorType out{tx.dtype, {groups, te.dims[1], tx.dims[2]}};
+    return tensorOut("moe_combine", {x, experts, gates}, out);
   }
 
   if (fn == "conv2d") {

@@ -464,6 +464,24 @@ LogicalResult Lowering::lowerOp(Operation *op) {
               t.getIndices() ? *out : none});
         return success();
       })
+      .Case([&](MoeDispatchOp d) {
+        call("whale_rt_moe_dispatch",
+             {ctxArg, in(0), in(1), d.getGates() ? in(2) : nullPtr(), *out});
+        return success();
+      })
+      .Case([&](MoeCombineOp c) {
+        call("whale_rt_moe_combine",
+             {ctxArg, in(0), in(1), c.getGates() ? in(2) : nullPtr(), *out});
+        return success();
+      })
+      .Case([&](MoeGateGradOp) {
+        call("whale_rt_moe_gate_grad", {ctxArg, in(0), in(1), in(2), *out});
+        return success();
+      })
+      .Case([&](OneHotOp h) {
+        call("whale_rt_one_hot", {ctxArg, in(0), constI64(h.getClasses()), *out});
+        return success();
+      })
       .Case([&](Conv2dOp c) {
         call("whale_rt_conv2d",
              {ctxArg, in(0), in(1), convGeometry(c), *out});

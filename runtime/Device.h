@@ -22,6 +22,7 @@
 
 #include "runtime/Allocator.h"
 #include "runtime/ConvMath.h"
+#include "runtime/MoeMath.h"
 #include "runtime/TopKMath.h"
 #include "runtime/Status.h"
 #include "runtime/Tensor.h"
@@ -159,6 +160,26 @@ public:
   /// dx: dy [..., k] back at the positions topk took, zero elsewhere.
   virtual Status topkBackward(View<const float> x, int64_t k,
                               View<const float> dy, View<float> dx) = 0;
+
+  // A mixture of experts' routing (runtime/MoeMath.h) of tokens [G, S, D]
+  // by their choices `experts` [G, S, k] into slots [E, G * C, D] and back.
+  // `gates` [G, S, k] weigh each choice (a weight of one where null). Fail
+  // on a choice outside [0, E).
+  virtual Status moeDispatch(const MoeShape &m, const float *tokens,
+                             const int32_t *experts, const float *gates,
+                             float *slotted) = 0;
+  virtual Status moeCombine(const MoeShape &m, const float *slotted,
+                            const int32_t *experts, const float *gates,
+                            float *tokens) = 0;
+  /// dgates [G, S, k]: each kept choice's dot product of its token's row
+  /// with its slot's row, zero for a dropped one.
+  virtual Status moeGateGrad(const MoeShape &m, const float *tokens,
+                             const float *slotted, const int32_t *experts,
+                             float *dgates) = 0;
+  /// out [count, classes]: a one at each id, zeros elsewhere; fail on an id
+  /// outside [0, classes).
+  virtual Status oneHot(const int32_t *ids, int64_t count, int64_t classes,
+                        float *out) = 0;
 
   // Convolutions and pooling over the last two dimensions of NCHW tensors.
   /// The im2col matrix [C * KH * KW, OH * OW] of one sample's planes `x`

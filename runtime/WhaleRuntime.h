@@ -141,6 +141,32 @@ whale_rt_status whale_rt_conv2d(whale_rt_context *ctx, whale_rt_tensor *x,
 whale_rt_status whale_rt_topk(whale_rt_context *ctx, whale_rt_tensor *x,
                               int64_t k, whale_rt_tensor *values,
                               whale_rt_tensor *positions);
+/* A mixture of experts' routing (runtime/MoeMath.h): tokens [G, S, D]
+ * into slots [E, G * C, D] by their choices `experts` [G, S, k] (i32), each
+ * expert taking C per group, first choices first and in token order; back
+ * from slots to tokens (each the sum of its kept choices' rows); and the
+ * gradient of the gates, each kept choice's dot product of its token's row
+ * with its slot's row. `gates` [G, S, k] weigh each choice; NULL weighs
+ * one. */
+whale_rt_status whale_rt_moe_dispatch(whale_rt_context *ctx,
+                                      whale_rt_tensor *tokens,
+                                      whale_rt_tensor *experts,
+                                      whale_rt_tensor *gates,
+                                      whale_rt_tensor *slotted);
+whale_rt_status whale_rt_moe_combine(whale_rt_context *ctx,
+                                     whale_rt_tensor *slotted,
+                                     whale_rt_tensor *experts,
+                                     whale_rt_tensor *gates,
+                                     whale_rt_tensor *out);
+whale_rt_status whale_rt_moe_gate_grad(whale_rt_context *ctx,
+                                       whale_rt_tensor *tokens,
+                                       whale_rt_tensor *slotted,
+                                       whale_rt_tensor *experts,
+                                       whale_rt_tensor *dgates);
+/* out [..., classes] (f32): a one at each of ids [...] (i32), zeros
+ * elsewhere. */
+whale_rt_status whale_rt_one_hot(whale_rt_context *ctx, whale_rt_tensor *ids,
+                                 int64_t classes, whale_rt_tensor *out);
 /* Max or average pooling of every plane of x [..., H, W]; `geometry` is
  * {kernelH, kernelW, strideH, strideW, padH, padW}. An average counts the
  * padding as zeros. */

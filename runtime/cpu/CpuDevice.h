@@ -49,6 +49,17 @@ public:
               int32_t *positions) override;
   Status topkBackward(View<const float> x, int64_t k, View<const float> dy,
                       View<float> dx) override;
+  Status moeDispatch(const MoeShape &m, const float *tokens,
+                     const int32_t *experts, const float *gates,
+                     float *slotted) override;
+  Status moeCombine(const MoeShape &m, const float *slotted,
+                    const int32_t *experts, const float *gates,
+                    float *tokens) override;
+  Status moeGateGrad(const MoeShape &m, const float *tokens,
+                     const float *slotted, const int32_t *experts,
+                     float *dgates) override;
+  Status oneHot(const int32_t *ids, int64_t count, int64_t classes,
+                float *out) override;
   Status im2col(View<const float> x, const Window2d &w, float *cols,
                 int64_t rowStride) override;
   Status col2im(const float *cols, int64_t rowStride, const Window2d &w,

@@ -454,6 +454,82 @@ Status CudaDevice::topkBackward(View<const float> x, int64_t k,
   return launched("topk_grad");
 }
 
+// Scratch slots of the routing: above the GEMM copies' (4..).
+constexpr int kMoeSlotsScratch = 16, kMoeCountsScratch = 17;
+
+Status CudaDevice::moeSlots(const MoeShape &m, const int32_t *experts,
+                            const int32_t **slots) {
+  void *found, *counts;
+  if (Status st = scratch(kMoeSlotsScratch,
+                          std::max<int64_t>(1, m.choiceCount()) *
+                              sizeof(int32_t),
+                          &found);
+      !st)
+    return st;
+  if (Status st = scratch(kMoeCountsScratch,
+                          std::max<int64_t>(1, m.groups * m.experts) *
+                              sizeof(int32_t),
+                          &counts);
+      !st)
+    return st;
+  if (Status st = clearDataError(); !st)
+    return st;
+  cuda::moeSlots(compute, m, experts, static_cast<int32_t *>(found),
+                 static_cast<int32_t *>(counts), dataError);
+  *slots = static_cast<const int32_t *>(found);
+  return takeDataError("expert", m.experts);
+}
+
+Status CudaDevice::moeDispatch(const MoeShape &m, const float *tokens,
+                               const int32_t *experts, const float *gates,
+                               float *slotted) {
+  if (Status st = enter(); !st)
+    return st;
+  const int32_t *slots;
+  if (Status st = moeSlots(m, experts, &slots); !st)
+    return st;
+  if (Status st = fill(slotted, DType::F32,
+                       m.experts * m.groups * m.capacity * m.width, 0);
+      !st)
+    return st;
+  cuda::moeDispatch(compute, m, tokens, slots, gates, slotted);
+  return launched("moe_dispatch");
+}
+
+Status CudaDevice::moeCombine(const MoeShape &m, const float *slotted,
+                              const int32_t *experts, const float *gates,
+                              float *tokens) {
+  if (Status st = enter(); !st)
+    return st;
+  const int32_t *slots;
+  if (Status st = moeSlots(m, experts, &slots); !st)
+    return st;
+  cuda::moeCombine(compute, m, slotted, slots, gates, tokens);
+  return launched("moe_combine");
+}
+
+Status CudaDevice::moeGateGrad(const MoeShape &m, const float *tokens,
+                               const float *slotted, const int32_t *experts,
+                               float *dgates) {
+  if (Status st = enter(); !st)
+    return st;
+  const int32_t *slots;
+  if (Status st = moeSlots(m, experts, &slots); !st)
+    return st;
+  cuda::moeGateGrad(compute, m, tokens, slotted, slots, dgates);
+  return launched("moe_gate_grad");
+}
+
+Status CudaDevice::oneHot(const int32_t *ids, int64_t count, int64_t classes,
+                          float *out) {
+  if (Status st = enter(); !st)
+    return st;
+  if (Status st = clearDataError(); !st)
+    return st;
+  cuda::oneHot(compute, ids, count, classes, out, dataError);
+  return takeDataError("one_hot id", classes);
+}
+
 Status CudaDevice::im2col(View<const float> x, const Window2d &w, float *cols,
                           int64_t rowStride) {
   if (Status st = enter(); !st)

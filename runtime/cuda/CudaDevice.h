@@ -81,6 +81,17 @@ public:
               int32_t *positions) override;
   Status topkBackward(View<const float> x, int64_t k, View<const float> dy,
                       View<float> dx) override;
+  Status moeDispatch(const MoeShape &m, const float *tokens,
+                     const int32_t *experts, const float *gates,
+                     float *slotted) override;
+  Status moeCombine(const MoeShape &m, const float *slotted,
+                    const int32_t *experts, const float *gates,
+                    float *tokens) override;
+  Status moeGateGrad(const MoeShape &m, const float *tokens,
+                     const float *slotted, const int32_t *experts,
+                     float *dgates) override;
+  Status oneHot(const int32_t *ids, int64_t count, int64_t classes,
+                float *out) override;
   Status im2col(View<const float> x, const Window2d &w, float *cols,
                 int64_t rowStride) override;
   Status col2im(const float *cols, int64_t rowStride, const Window2d &w,
@@ -156,6 +167,10 @@ private:
   Status gemmInputs(std::initializer_list<View<const float>> inputs,
                     const void **out);
   Status takeDataError(const char *what, int64_t limit);
+  /// A mixture of experts' slots [G, S, k] in scratch, found on the GPU
+  /// (runtime/MoeMath.h); fails on a choice outside [0, E).
+  Status moeSlots(const MoeShape &m, const int32_t *experts,
+                  const int32_t **slots);
 
   int ordinal;
   cudaStream_t compute = nullptr;

@@ -325,6 +325,76 @@ __device__ void report(DataError *error, int64_t position, int64_t value) {
     error->value = value;
 }
 
+__global__ void moeSlotsKernel(MoeShape m, const int32_t *experts,
+                               int32_t *slots, int32_t *counts,
+                               DataError *error) {
+  WHALE_GRID_LOOP(g, m.groups) {
+    const int64_t base = g * m.tokens * m.choices;
+    int64_t bad = moeGroupSlots(m, experts + base, slots + base,
+                                counts + g * m.experts);
+    if (bad >= 0)
+      report(error, base + bad, experts[base + bad]);
+  }
+}
+
+__global__ void moeDispatchKernel(MoeShape m, const float *tokens,
+                                  const int32_t *slots, const float *gates,
+                                  float *slotted) {
+  WHALE_GRID_LOOP(i, m.choiceCount() * m.width) {
+    const int64_t choice = i / m.width, c = i % m.width;
+    const int32_t slot = slots[choice];
+    if (slot >= 0) {
+      const int64_t g = choice / (m.tokens * m.choices);
+      const float w = gates ? gates[choice] : 1.0f;
+      slotted[m.row(g, slot) * m.width + c] =
+          w * tokens[(choice / m.choices) * m.width + c];
+    }
+  }
+}
+
+__global__ void moeCombineKernel(MoeShape m, const float *slotted,
+                                 const int32_t *slots, const float *gates,
+                                 float *tokens) {
+  WHALE_GRID_LOOP(i, m.groups * m.tokens * m.width) {
+    const int64_t token = i / m.width, c = i % m.width;
+    const int64_t g = token / m.tokens;
+    float sum = 0.0f;
+    for (int64_t j = 0; j < m.choices; ++j) {
+      const int64_t choice = token * m.choices + j;
+      if (slots[choice] >= 0)
+        sum += (gates ? gates[choice] : 1.0f) *
+               slotted[m.row(g, slots[choice]) * m.width + c];
+    }
+    tokens[i] = sum;
+  }
+}
+
+__global__ void moeGateGradKernel(MoeShape m, const float *tokens,
+                                  const float *slotted, const int32_t *slots,
+                                  float *dgates) {
+  WHALE_GRID_LOOP(choice, m.choiceCount()) {
+    float dot = 0.0f;
+    if (slots[choice] >= 0) {
+      const int64_t g = choice / (m.tokens * m.choices);
+      const float *x = tokens + (choice / m.choices) * m.width;
+      const float *y = slotted + m.row(g, slots[choice]) * m.width;
+      for (int64_t c = 0; c < m.width; ++c)
+        dot += x[c] * y[c];
+    }
+    dgates[choice] = dot;
+  }
+}
+
+__global__ void oneHotKernel(const int32_t *ids, int64_t count,
+                             int64_t classes, float *out, DataError *error) {
+  WHALE_GRID_LOOP(i, count) {
+    if (ids[i] < 0 || ids[i] >= classes)
+      report(error, i, ids[i]);
+    else
+      out[i * classes + ids[i]] = 1.0f;
+  }
+}
+
 __global__ void embeddingKernel(const float *table, const void *ids, bool wide,
                                 float *out, int64_t count, int64_t vocab,
                                 int64_t width, DataError *error) {
@@ -506,6 +576,44 @@ void causalMask(cudaStream_t s, const float *x, float *out, int64_t n,
                 int64_t rows, int64_t cols, bool gradient) {
   causalMaskKernel<<<blocksFor(n), kThreads, 0, s>>>(x, out, n, rows, cols,
                                                      gradient);
+}
+
+void moeSlots(cudaStream_t s, const MoeShape &m, const int32_t *experts,
+              int32_t *slots, int32_t *counts, DataError *error) {
+  if (m.groups > 0)
+    moeSlotsKernel<<<blocksFor(m.groups), kThreads, 0, s>>>(m, experts, slots,
+                                                            counts, error);
+}
+
+void moeDispatch(cudaStream_t s, const MoeShape &m, const float *tokens,
+                 const int32_t *slots, const float *gates, float *slotted) {
+  int64_t n = m.choiceCount() * m.width;
+  if (n > 0)
+    moeDispatchKernel<<<blocksFor(n), kThreads, 0, s>>>(m, tokens, slots,
+                                                        gates, slotted);
+}
+
+void moeCombine(cudaStream_t s, const MoeShape &m, const float *slotted,
+                const int32_t *slots, const float *gates, float *tokens) {
+  int64_t n = m.groups * m.tokens * m.width;
+  if (n > 0)
+    moeCombineKernel<<<blocksFor(n), kThreads, 0, s>>>(m, slotted, slots,
+                                                       gates, tokens);
+}
+
+void moeGateGrad(cudaStream_t s, const MoeShape &m, const float *tokens,
+                 const float *slotted, const int32_t *slots, float *dgates) {
+  if (m.choiceCount() > 0)
+    moeGateGradKernel<<<blocksFor(m.choiceCount()), kThreads, 0, s>>>(
+        m, tokens, slotted, slots, dgates);
+}
+
+void oneHot(cudaStream_t s, const int32_t *ids, int64_t count, int64_t classes,
+            float *out, DataError *error) {
+  fillF32(s, out, count * classes, 0.0f);
+  if (count > 0)
+    oneHotKernel<<<blocksFor(count), kThreads, 0, s>>>(ids, count, classes,
+                                                       out, error);
 }
 
 void topk(cudaStream_t s, const float *x, int64_t rows, int64_t n, int64_t k,

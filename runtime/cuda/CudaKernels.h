@@ -12,6 +12,7 @@
 #define WHALE_RUNTIME_CUDA_CUDAKERNELS_H
 
 #include "runtime/ConvMath.h"
+#include "runtime/MoeMath.h"
 #include "runtime/TopKMath.h"
 #include "runtime/cuda/ElementMath.h"
 
@@ -58,6 +59,23 @@ void gather(cudaStream_t s, const float *x, float *out, const Strided &map,
 
 /// runtime/TopKMath.h's: a thread per row selects, a thread per input
 /// element finds its rank for the gradient.
+/// A mixture of experts' slots [G, S, k] (runtime/MoeMath.h), a thread
+/// per group with `counts` [G, E] as its scratch; reports a choice outside
+/// [0, E).
+void moeSlots(cudaStream_t s, const MoeShape &m, const int32_t *experts,
+              int32_t *slots, int32_t *counts, DataError *error);
+/// Kept choices' tokens into zeroed `slotted`, each times its gate (one
+/// when `gates` is null).
+void moeDispatch(cudaStream_t s, const MoeShape &m, const float *tokens,
+                 const int32_t *slots, const float *gates, float *slotted);
+void moeCombine(cudaStream_t s, const MoeShape &m, const float *slotted,
+                const int32_t *slots, const float *gates, float *tokens);
+void moeGateGrad(cudaStream_t s, const MoeShape &m, const float *tokens,
+                 const float *slotted, const int32_t *slots, float *dgates);
+/// out [count, classes] zeroed first; reports an id outside [0, classes).
+void oneHot(cudaStream_t s, const int32_t *ids, int64_t count, int64_t classes,
+            float *out, DataError *error);
+
 void topk(cudaStream_t s, const float *x, int64_t rows, int64_t n, int64_t k,
           float *values, int32_t *positions);
 void topkGrad(cudaStream_t s, const float *x, int64_t rows, int64_t n,

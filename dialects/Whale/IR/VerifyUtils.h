@@ -28,6 +28,20 @@ conv2dResultShape(mlir::Operation *op, mlir::RankedTensorType input,
 mlir::FailureOr<llvm::SmallVector<int64_t>>
 topkResultShape(mlir::Operation *op, mlir::RankedTensorType input, int64_t k);
 
+/// Checks a mixture of experts' routing: `tokens` [G, S, D], `experts`
+/// [G, S, k] with 1 <= k <= numExperts, `gates` (when given) experts'
+/// shape, and `slotted` [numExperts, G * capacity, D] with capacity >= 1.
+mlir::LogicalResult verifyMoeRouting(mlir::Operation *op,
+                                     mlir::RankedTensorType tokens,
+                                     mlir::RankedTensorType experts,
+                                     mlir::Value gates,
+                                     mlir::RankedTensorType slotted,
+                                     int64_t numExperts, int64_t capacity);
+
+/// The capacity of `slotted` [E, G * C, D] for G groups (0 when G does not
+/// divide it).
+int64_t moeCapacity(mlir::RankedTensorType slotted, int64_t groups);
+
 /// The result shape of a whale.pool2d of `input` [..., H, W].
 mlir::FailureOr<llvm::SmallVector<int64_t>>
 pool2dResultShape(mlir::Operation *op, mlir::RankedTensorType input,

@@ -52,6 +52,21 @@ int64_t TopKGradOp::getFlops() {
   return saturatingMul(getK() + 1, getInput().getType().getNumElements());
 }
 
+// Routing copies (or scales) one row of D per kept choice, and zeroes the
+// slots; a gate's gradient is a dot product of two rows.
+int64_t MoeDispatchOp::getFlops() {
+  return saturatingMul(getGates() ? 2 : 1, elementsOf(getResult()));
+}
+int64_t MoeCombineOp::getFlops() {
+  return saturatingMul(2 * getExperts().getType().getShape().back(),
+                       elementsOf(getResult()));
+}
+int64_t MoeGateGradOp::getFlops() {
+  return saturatingMul(2 * getExperts().getType().getShape().back(),
+                       elementsOf(getTokens()));
+}
+int64_t OneHotOp::getFlops() { return elementsOf(getResult()); }
+
 /// A convolution's multiply-adds: each output element sums (C / groups) x
 /// KH x KW products, 2 FLOPs each (as a GEMM counts them).
 static int64_t convFlops(RankedTensorType weight, RankedTensorType out) {

@@ -61,6 +61,25 @@ LogicalResult TopKGradOp::verify() {
   return expectShape(*this, *shape, getDy().getType(), "dy");
 }
 
+LogicalResult MoeGateGradOp::verify() {
+  RankedTensorType slotted = getSlotted().getType();
+  if (slotted.getRank() != 3)
+    return emitOpError() << "slots must be [E, G * C, D], got " << slotted;
+  int64_t groups = getExperts().getType().getRank() == 3
+                       ? getExperts().getType().getShape()[0]
+                       : 1;
+  int64_t capacity = moeCapacity(slotted, groups);
+  if (capacity == 0)
+    return emitOpError() << "slots " << slotted << " are not " << groups
+                         << " groups' equal shares";
+  if (failed(verifyMoeRouting(*this, getTokens().getType(),
+                              getExperts().getType(), Value(), slotted,
+                              slotted.getShape()[0], capacity)))
+    return failure();
+  return expectShape(*this, getExperts().getType().getShape(), getType(),
+                     "dgates");
+}
+
 LogicalResult Conv2dGradOp::verify() {
   FailureOr<SmallVector<int64_t>> shape = conv2dResultShape(
       *this, getInput().getType(), getWeight().getType(), getStride(),

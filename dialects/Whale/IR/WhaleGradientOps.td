@@ -157,6 +157,33 @@ def Whale_TopKGradOp : Whale_Op<"topk_grad", [Pure,
   let hasVerifier = 1;
 }
 
+def Whale_MoeGateGradOp : Whale_Op<"moe_gate_grad", [Pure,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Gradient of a mixture of experts' gates";
+  let description = [{
+    For `tokens` `[G, S, D]`, `slotted` `[E, G * C, D]` and `experts`
+    `[G, S, k]` routed as `whale.moe_dispatch` routes them: each choice's
+    dot product of its token's row with its slot's row, `[G, S, k]`, zero
+    for a dropped choice. With the combine's output gradient as `tokens`
+    and the experts' outputs as `slotted` it is the combine's gate
+    gradient; with the tokens and the dispatch's output gradient, the
+    dispatch's.
+
+    ```mlir
+    %dg = whale.moe_gate_grad %dy, %h, %e
+        : tensor<2x6x8xf32>, tensor<4x6x8xf32>, tensor<2x6x1xi32> -> tensor<2x6x1xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$tokens, Whale_FloatTensor:$slotted,
+                       Whale_I32Tensor:$experts);
+  let results = (outs Whale_FloatTensor:$dgates);
+  let assemblyFormat = [{
+    $tokens `,` $slotted `,` $experts attr-dict `:` type($tokens) `,`
+    type($slotted) `,` type($experts) `->` type($dgates)
+  }];
+  let hasVerifier = 1;
+}
+
 def Whale_Conv2dGradOp : Whale_Op<"conv2d_grad", [Pure,
     AllTypesMatch<["input", "dinput"]>, AllTypesMatch<["weight", "dweight"]>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {

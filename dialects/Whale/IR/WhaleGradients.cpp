@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/Whale/IR/VerifyUtils.h"
 #include "dialects/Whale/IR/WhaleOps.h"
 
 using namespace mlir;
@@ -124,6 +125,43 @@ SmallVector<Value> TopKOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
   if (!g[0] || getIndices())
     return {Value()};
   return {TopKGradOp::create(b, getLoc(), getInput(), g[0], getKAttr())};
+}
+
+// Routing is linear in the tokens and in the gates: each direction's
+// gradient is the other direction with the same gates, and a gate's is the
+// dot product of its token's row with its slot's row. Expert choices are
+// positions: no gradient.
+SmallVector<Value> MoeDispatchOp::buildGradients(OpBuilder &b,
+                                                 ArrayRef<Value> g) {
+  SmallVector<Value> grads(getNumOperands());
+  if (!g[0])
+    return grads;
+  grads[0] = MoeCombineOp::create(b, getLoc(), getTokens().getType(), g[0],
+                                  getExperts(), getGates());
+  if (getGates())
+    grads[2] = MoeGateGradOp::create(b, getLoc(), getGates().getType(),
+                                     getTokens(), g[0], getExperts());
+  return grads;
+}
+
+SmallVector<Value> MoeCombineOp::buildGradients(OpBuilder &b,
+                                                ArrayRef<Value> g) {
+  SmallVector<Value> grads(getNumOperands());
+  if (!g[0])
+    return grads;
+  RankedTensorType slotted = getSlotted().getType();
+  int64_t groups = getExperts().getType().getShape()[0];
+  grads[0] = MoeDispatchOp::create(
+      b, getLoc(), slotted, g[0], getExperts(), getGates(),
+      slotted.getShape()[0], moeCapacity(slotted, groups));
+  if (getGates())
+    grads[2] = MoeGateGradOp::create(b, getLoc(), getGates().getType(), g[0],
+                                     getSlotted(), getExperts());
+  return grads;
+}
+
+SmallVector<Value> OneHotOp::buildGradients(OpBuilder &, ArrayRef<Value>) {
+  return {Value()};
 }
 
 SmallVector<Value> Conv2dOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {

@@ -3,6 +3,7 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "dialects/Whale/IR/VerifyUtils.h"
 #include "runtime/ConvMath.h"
+#include "runtime/Limits.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -310,6 +311,75 @@ LogicalResult TopKOp::verify() {
                                           : "values have the input's type")
                          << ", got " << element;
   return expectShape(*this, *shape, getType(), "result");
+}
+
+LogicalResult whale::verifyMoeRouting(Operation *op, RankedTensorType tokens,
+                                     RankedTensorType experts, Value gates,
+                                     RankedTensorType slotted,
+                                     int64_t numExperts, int64_t capacity) {
+  if (tokens.getRank() != 3 || experts.getRank() != 3)
+    return op->emitOpError()
+           << "tokens must be [G, S, D] and experts [G, S, k], got "
+           << tokens << " and " << experts;
+  ArrayRef<int64_t> t = tokens.getShape(), e = experts.getShape();
+  if (t[0] != e[0] || t[1] != e[1])
+    return op->emitOpError() << "experts " << experts
+                             << " do not route the tokens " << tokens;
+  if (numExperts < 1 || capacity < 1)
+    return op->emitOpError() << "needs at least one expert and one slot, got "
+                             << numExperts << " experts of capacity "
+                             << capacity;
+  if (e[2] < 1 || e[2] > numExperts)
+    return op->emitOpError() << "each token chooses from 1 to " << numExperts
+                             << " experts, got " << e[2];
+  if (gates && failed(expectShape(op, e, tensorOf(gates), "gates")))
+    return failure();
+  if (gates && failed(expectSameElementType(
+                   op, tensorOf(gates).getElementType(),
+                   tokens.getElementType(), "gates")))
+    return failure();
+  if (failed(expectSameElementType(op, slotted.getElementType(),
+                                   tokens.getElementType(), "slots")))
+    return failure();
+  return expectShape(op, {numExperts, saturatingMul(t[0], capacity), t[2]},
+                     slotted, "slots");
+}
+
+int64_t whale::moeCapacity(RankedTensorType slotted, int64_t groups) {
+  if (slotted.getRank() != 3 || groups < 1 || slotted.getShape()[1] < groups ||
+      slotted.getShape()[1] % groups != 0)
+    return 0;
+  return slotted.getShape()[1] / groups;
+}
+
+LogicalResult MoeDispatchOp::verify() {
+  return verifyMoeRouting(*this, getTokens().getType(), getExperts().getType(),
+                          getGates(), getType(), getNumExperts(),
+                          getCapacity());
+}
+
+LogicalResult MoeCombineOp::verify() {
+  RankedTensorType slotted = getSlotted().getType();
+  if (slotted.getRank() != 3)
+    return emitOpError() << "slots must be [E, G * C, D], got " << slotted;
+  int64_t groups = getExperts().getType().getRank() == 3
+                       ? getExperts().getType().getShape()[0]
+                       : 1;
+  int64_t capacity = moeCapacity(slotted, groups);
+  if (capacity == 0)
+    return emitOpError() << "slots " << slotted << " are not " << groups
+                         << " groups' equal shares";
+  return verifyMoeRouting(*this, getType(), getExperts().getType(),
+                          getGates(), slotted, slotted.getShape()[0],
+                          capacity);
+}
+
+LogicalResult OneHotOp::verify() {
+  if (getClasses() < 1)
+    return emitOpError() << "needs at least one class, got " << getClasses();
+  SmallVector<int64_t> shape(getIds().getType().getShape());
+  shape.push_back(getClasses());
+  return expectShape(*this, shape, getType(), "result");
 }
 
 LogicalResult Conv2dOp::verify() {

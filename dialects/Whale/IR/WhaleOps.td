@@ -12,6 +12,7 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 
 def Whale_FloatTensor : RankedTensorOf<[F32, F16, BF16, F64]>;
 def Whale_IndexTensor : RankedTensorOf<[I32, I64]>;
+def Whale_I32Tensor : RankedTensorOf<[I32]>;
 def Whale_AnyTensor : RankedTensorOf<[F32, F16, BF16, F64, I32, I64]>;
 
 //===----------------------------------------------------------------------===//
@@ -310,6 +311,85 @@ def Whale_TopKOp : Whale_Op<"topk", [Pure, DeclareOpInterfaceMethods<Whale_Gradi
   let assemblyFormat = [{
     $input `k` `=` $k (`indices` $indices^)? attr-dict `:` type($input) `->`
     type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_MoeDispatchOp : Whale_Op<"moe_dispatch", [Pure,
+    DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Tokens to their experts' slots (mixture of experts)";
+  let description = [{
+    `tokens` `[G, S, D]` are G groups of S tokens; `experts` `[G, S, k]`
+    (i32) are each token's k chosen experts. Each group gives every expert
+    `capacity` slots, taken first by the tokens' first choices in token
+    order, then by their second choices, and so on; a choice that finds its
+    expert full is dropped. The result `[E, G * capacity, D]` holds expert
+    e's slots of group g at rows `g * capacity ...`: each taken slot the
+    token (times its gate when `gates` `[G, S, k]` is given), the others
+    zero. Groups never share slots, so the same tokens are kept however the
+    groups are cut over devices.
+
+    ```mlir
+    %d = whale.moe_dispatch %x, %e experts = 4 capacity = 3
+        : tensor<2x6x8xf32>, tensor<2x6x1xi32> -> tensor<4x6x8xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$tokens, Whale_I32Tensor:$experts,
+                       Optional<Whale_FloatTensor>:$gates,
+                       I64Attr:$num_experts, I64Attr:$capacity);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = [{
+    $tokens `,` $experts (`,` $gates^)? `experts` `=` $num_experts
+    `capacity` `=` $capacity attr-dict `:` type($tokens) `,` type($experts)
+    (`,` type($gates)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_MoeCombineOp : Whale_Op<"moe_combine", [Pure,
+    DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Experts' slots back to their tokens (mixture of experts)";
+  let description = [{
+    The inverse routing of `whale.moe_dispatch`: for `slotted`
+    `[E, G * C, D]` and the same `experts` `[G, S, k]`, each token's sum over
+    its kept choices of its slot's row (times the choice's gate when `gates`
+    is given), `[G, S, D]`; a token whose choices were all dropped gets
+    zeros. C is `slotted`'s second extent over G.
+
+    ```mlir
+    %y = whale.moe_combine %h, %e, %g
+        : tensor<4x6x8xf32>, tensor<2x6x1xi32>, tensor<2x6x1xf32> -> tensor<2x6x8xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$slotted, Whale_I32Tensor:$experts,
+                       Optional<Whale_FloatTensor>:$gates);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = [{
+    $slotted `,` $experts (`,` $gates^)? attr-dict `:` type($slotted) `,`
+    type($experts) (`,` type($gates)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_OneHotOp : Whale_Op<"one_hot", [Pure,
+    DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Integer ids as rows of zeros with a one";
+  let description = [{
+    For `ids` `[...]` (i32) in `[0, classes)`, `[..., classes]` with 1 at
+    each id and 0 elsewhere. It has no gradient (counts of a choice, as a
+    mixture of experts' balancing loss takes them).
+
+    ```mlir
+    %h = whale.one_hot %ids classes = 4 : tensor<2x6xi32> -> tensor<2x6x4xf32>
+    ```
+  }];
+  let arguments = (ins Whale_I32Tensor:$ids, I64Attr:$classes);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = [{
+    $ids `classes` `=` $classes attr-dict `:` type($ids) `->` type($result)
   }];
   let hasVerifier = 1;
 }
