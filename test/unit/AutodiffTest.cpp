@@ -249,4 +249,42 @@ train router {
   std::printf("top-k router: worst relative error %.2e\n", g.worst);
 }
 
+TEST(Autodiff, AMixtureOfExpertsGradientsMatchFiniteDifferences) {
+  // Top-2 routing with a capacity that drops choices, the experts as
+  // stacked parameters, and the balancing loss: every parameter's gradient
+  // (router, experts, head). The router's logits spread widely (std 1
+  // weights), so no choice changes within the step; the step is large for
+  // the f32 loss to resolve the change (Richardson keeps it accurate).
+  const char *source = R"(
+import nn
+model moe(x: f32[B, 48], y: i32[B, 6]) {
+  h = reshape(x, [B, 6, 8])
+  logits = h @ param([8, 4], init = normal(1.0))
+  out = h + nn.moe(h, logits, 10, 2, 0.75)
+  ce = mean(cross_entropy(matmul(out, param([8, 5], init = normal(0.3))), y))
+  return ce + 0.1 * nn.balance_loss(logits)
+}
+train moe {
+  data = synthetic(batch = 3)
+  optimizer = sgd(lr = 0.1)
+  steps = 1
+}
+)";
+  whale::testing::TestRuntime runtime(17);
+  whale_rt_context *rt = runtime.ctx;
+  whale_rt_tensor *x = runtime.make(WHALE_RT_F32, {3, 48});
+  whale_rt_tensor *y = runtime.make(WHALE_RT_I32, {3, 6});
+  for (int i = 0; i < 3 * 48; ++i)
+    static_cast<float *>(whale_rt_tensor_data(x))[i] = std::sin(0.73f * i) * 2;
+  for (int i = 0; i < 3 * 6; ++i)
+    static_cast<int32_t *>(whale_rt_tensor_data(y))[i] = (i * 3) % 5;
+  Gradients g = check(source, "moe", {x, y}, rt, 1e-2, 1e-2);
+  // Router, w1, b1, w2, b2, head, all within the tolerance; b1's
+  // derivative along the probe is below the 5e-3 floor, so five count as
+  // checked against their own size.
+  EXPECT_EQ(g.names.size(), 6u);
+  EXPECT_GE(g.checked, 5);
+  std::printf("mixture of experts: worst relative error %.2e\n", g.worst);
+}
+
 } // namespace
