@@ -127,9 +127,11 @@ private:
   /// their gradients part by part.
   int64_t bytes(Value v, Layout l) const {
     double whole = static_cast<double>(tensorBytes(logical(v)));
+    // The group's rows of a micro-batch are micro x units / own (a row
+    // dimension may hold several entries a row, as a mixture's slots do).
     if (rows(v) && canonicalRows > 0)
-      whole = whole * canonicalRows /
-              static_cast<double>(logical(v).getDimSize(rowsAxis.lookup(v)));
+      whole = whole * canonicalRows * static_cast<double>(own) /
+              static_cast<double>(micro * units);
     int64_t counted = static_cast<int64_t>(whole);
     return l.kind == Layout::Part ? counted / c : counted;
   }
@@ -263,6 +265,20 @@ void StageSharder::analyze() {
           for (auto [e, from] : llvm::enumerate(tr.getPermutation()))
             if (from == rowsAxis.lookup(in))
               axis = static_cast<int64_t>(e);
+      } else if (auto mm = dyn_cast<MatmulOp>(op);
+                 mm && rows(source(mm.getLhs()))) {
+        // The lhs's rows stay rows of the product, a batch dimension where
+        // they were (a mixture's slots [E, N, D] keep theirs in N).
+        int64_t lhsRank = mm.getLhs().getType().getRank();
+        int64_t from = rowsAxis.lookup(source(mm.getLhs()));
+        int64_t m = mm.getTransposeLhs() ? lhsRank - 1 : lhsRank - 2;
+        axis = from == m ? t.getRank() - 2
+                         : from < lhsRank - 2 ? from + t.getRank() - lhsRank
+                                              : -1;
+      } else if (isa<MoeDispatchOp>(op)) {
+        // Slots [E, G * C, D]: each group's C slots of an expert sit
+        // together, so the groups' rows are dimension 1.
+        axis = 1;
       } else if (auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes")) {
         if (llvm::is_contained(axes.asArrayRef(), 0))
           axis = -1;
@@ -579,8 +595,10 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
                Layout::partial()});
         // A weight of a split TaskGraph is split unless a test asks
         // otherwise: replicating it would trade bytes for duplicated work
-        // and memory, which the byte count alone does not see.
-        if (!weight || force == "replicated")
+        // and memory, which the byte count alone does not see. Stacked
+        // weights (a mixture's experts) too.
+        bool stacked = rr > 2 && source(rhs).getDefiningOp<ParamOp>();
+        if ((!weight && !stacked) || force == "replicated")
           allWhole();
         if (!force.empty() && force != "auto" && weight)
           return;
@@ -594,11 +612,13 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
                {false, true},
                Layout::part(out)});
         }
-        // Both split in the same batch dimension (attention's heads).
-        if (!weight && rl == rr && ll.kind == Layout::Part && ll.axis < rl - 2)
-          add({"batch", {ll, ll}, {}, ll});
-        if (!weight && rl == rr && lr.kind == Layout::Part && lr.axis < rr - 2)
-          add({"batch", {lr, lr}, {}, lr});
+        // Both split in the same batch dimension: attention's heads, or a
+        // mixture's experts, whose stacked weights each rank keeps its
+        // share of (the slots come to them).
+        if (!weight && rl == rr)
+          for (int64_t d = 0; d < rl - 2; ++d)
+            add({"batch", {Layout::part(d), Layout::part(d)}, {},
+                 Layout::part(d)});
       })
       .Case([&](CrossEntropyOp) {
         Layout l = layoutOf(op->getOperand(0));
@@ -663,6 +683,37 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
         Layout l = layoutOf(op->getOperand(0));
         if (l.kind == Layout::Part && l.axis < rank - 2)
           add({"split", {l}, {}, l});
+        allWhole();
+      })
+      .Case([&](TopKOp) {
+        // Each row chooses alone: any split but of the rows' entries.
+        Layout l = layoutOf(op->getOperand(0));
+        if (l.kind == Layout::Part && l.axis < rank - 1)
+          add({"split", {l}, {}, l});
+        allWhole();
+      })
+      .Case([&](OneHotOp) {
+        Layout l = layoutOf(op->getOperand(0));
+        if (l.kind == Layout::Part)
+          add({"split", {l}, {}, l});
+        allWhole();
+      })
+      .Case([&](MoeDispatchOp) {
+        // Each rank routes its own groups into its share of every
+        // expert's slots (groups never share slots): nothing moves here;
+        // the experts' product takes the slots by expert.
+        Layout l = layoutOf(op->getOperand(0));
+        if (l.kind == Layout::Part && l.axis == 0)
+          add({"groups", {l, l}, {}, Layout::part(1)});
+        allWhole();
+      })
+      .Case([&](MoeCombineOp) {
+        // The inverse: every expert's slots of the rank's own groups back
+        // to its tokens.
+        SmallVector<Layout> ins = {Layout::part(1), Layout::part(0)};
+        if (op->getNumOperands() == 3)
+          ins.push_back(Layout::part(0));
+        add({"groups", ins, {}, Layout::part(0)});
         allWhole();
       })
       .Case([&](EmbeddingOp) {

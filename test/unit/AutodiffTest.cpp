@@ -262,7 +262,7 @@ model moe(x: f32[B, 48], y: i32[B, 6]) {
   logits = h @ param([8, 4], init = normal(1.0))
   out = h + nn.moe(h, logits, 10, 2, 0.75)
   ce = mean(cross_entropy(matmul(out, param([8, 5], init = normal(0.3))), y))
-  return ce + 0.1 * nn.balance_loss(logits)
+  return ce + 0.1 * mean(nn.balance_loss(logits))
 }
 train moe {
   data = synthetic(batch = 3)
