@@ -55,6 +55,12 @@
 namespace whale {
 namespace {
 
+/// Every byte a rank's collectives and sends moved (recvs are the senders').
+int64_t bytesMoved(const whale_rt_context *ctx) {
+  return whale_rt_comm_bytes(ctx, 0) + whale_rt_comm_bytes(ctx, 1) +
+         whale_rt_comm_bytes(ctx, 3) + whale_rt_comm_bytes(ctx, 4);
+}
+
 using TensorList = std::vector<whale_rt_tensor *>;
 
 /// Seconds a rank waits on another before the run fails naming both.
@@ -948,9 +954,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     result.localBatches[device] = replicaRows[rank.place.replica];
   }
   for (const Rank &rank : ranks)
-    result.commBytes.push_back(whale_rt_comm_bytes(rank.ctx.get(), 0) +
-                               whale_rt_comm_bytes(rank.ctx.get(), 1) +
-                               whale_rt_comm_bytes(rank.ctx.get(), 3));
+    result.commBytes.push_back(bytesMoved(rank.ctx.get()));
   if (options.processes && !ranks.empty()) {
     // Each process knows its own ranks' figures: every process gets all.
     std::vector<double> all;
@@ -960,9 +964,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
               const int64_t device = rank.place.device;
               out[0] = double(result.peakMemory[device]);
               out[1] = double(result.localBatches[device]);
-              out[2] = double(whale_rt_comm_bytes(rank.ctx.get(), 0) +
-                              whale_rt_comm_bytes(rank.ctx.get(), 1) +
-                              whale_rt_comm_bytes(rank.ctx.get(), 3));
+              out[2] = double(bytesMoved(rank.ctx.get()));
             },
             all))
       return fail("the processes could not exchange their figures");

@@ -305,6 +305,13 @@ int64_t StageSharder::convertCost(Value v, Layout to) const {
   Value src = source(v);
   bool needsGrad = grad(src) && !src.getDefiningOp<ParamOp>();
   int64_t cost = 0;
+  // One part for another in equal parts: an all-to-all, each rank sending
+  // all but its own chunk (and the gradient back the same way).
+  if (from.kind == Layout::Part && to.kind == Layout::Part &&
+      weights.empty()) {
+    int64_t moved = bytes(src, from) / c * (c - 1);
+    return needsGrad ? 2 * moved : moved;
+  }
   if (from.kind == Layout::Partial) {
     cost += bytes(src, from);
     from = Layout::whole();
@@ -375,6 +382,13 @@ Value StageSharder::convertedValue(Value operand, Layout to,
       bridges[at].push_back(StringAttr::get(fn.getContext(), s));
     };
     Value v = have;
+    if (from.kind == Layout::Part && to.kind == Layout::Part &&
+        weights.empty()) {
+      note("all_to_all");
+      slot = AllToAllOp::create(b, loc, localType(src, to), v, to.axis,
+                                from.axis, c);
+      return slot;
+    }
     if (from.kind == Layout::Partial) {
       note("shard_sum");
       v = ShardSumOp::create(b, loc, v, c);

@@ -550,6 +550,12 @@ LogicalResult Lowering::lowerOp(Operation *op) {
               constI64(g.getAxis()), in(0), *out});
         return success();
       })
+      .Case([&](AllToAllOp g) {
+        call("whale_rt_all_to_all",
+             {ctxArg, constI32(g.getShards()), constI64(g.getSplitAxis()),
+              constI64(g.getConcatAxis()), in(0), *out});
+        return success();
+      })
       .Case([&](ShardSliceOp g) {
         call("whale_rt_shard_slice",
              {ctxArg, constI32(g.getShards()), weightsOf(g.getWeights()),

@@ -556,6 +556,8 @@ int64_t whale_rt_comm_bytes(const whale_rt_context *ctx, int32_t kind) {
     return c.recvBytes;
   case 3:
     return c.allGatherBytes;
+  case 4:
+    return c.allToAllBytes;
   }
   return 0;
 }

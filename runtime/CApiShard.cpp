@@ -266,6 +266,59 @@ whale_rt_status whale_rt_all_gather(whale_rt_context *ctx, int32_t shards,
   });
 }
 
+whale_rt_status whale_rt_all_to_all(whale_rt_context *ctx, int32_t shards,
+                                    int64_t split_axis, int64_t concat_axis,
+                                    whale_rt_tensor *in, whale_rt_tensor *out) {
+  return traced(ctx, "all_to_all", {out}, [&]() -> whale_rt_status {
+    Group g;
+    if (whale_rt_status s = needGroup(ctx, "all_to_all", shards, false, g))
+      return s;
+    if (!in || !out || in->tensor.dtype() != out->tensor.dtype())
+      return ctx->invalid("all_to_all: needs an input and an output of one "
+                          "dtype");
+    const Shape &si = shapeOf(in), &so = shapeOf(out);
+    const int64_t a = concat_axis, b = split_axis,
+                  rank = static_cast<int64_t>(si.size());
+    bool fits = si.size() == so.size() && a != b && a >= 0 && b >= 0 &&
+                a < rank && b < rank;
+    for (int64_t d = 0; fits && d < rank; ++d)
+      fits = d == a   ? so[d] == si[d] * shards
+             : d == b ? si[d] == so[d] * shards
+                      : si[d] == so[d];
+    if (!fits)
+      return ctx->invalid("all_to_all: " + shapeString(si) + " -> " +
+                          shapeString(so) + " is not a part along axis " +
+                          std::to_string(a) + " becoming a part along axis " +
+                          std::to_string(b) + " of " + std::to_string(shards));
+    const int64_t n = in->tensor.numel(), count = n / shards;
+    const int64_t elem = in->tensor.bytes() / std::max<int64_t>(1, n);
+    std::vector<char> mine(static_cast<size_t>(in->tensor.bytes()));
+    if (Status st = ctx->device->copyToHost(mine.data(), in->tensor.raw(),
+                                            in->tensor.bytes());
+        !st)
+      return ctx->fail(st);
+    // Chunk j (this rank's rows of member j's part) packed for member j.
+    std::vector<char> send(mine.size()), got(mine.size());
+    for (int32_t j = 0; j < shards; ++j)
+      copyPart(mine.data(), send.data() + j * count * elem, si, b,
+               PartRange{j * so[b], so[b]}, elem, /*toPart=*/true);
+    {
+      CommScope scope(ctx, "all_to_all");
+      if (Status st = ctx->comm->allToAll(ctx->rank, g.ranks,
+                                          in->tensor.dtype(), send.data(),
+                                          count, got.data());
+          !st)
+        return ctx->fail(st);
+    }
+    HostData joined(ctx, out, /*writeBack=*/true);
+    joined.prepare();
+    for (int32_t k = 0; k < shards; ++k)
+      copyPart(joined.as<char>(), got.data() + k * count * elem, so, a,
+               PartRange{k * si[a], si[a]}, elem, /*toPart=*/false);
+    return ran(ctx, joined.commit());
+  });
+}
+
 whale_rt_status whale_rt_shard_slice(whale_rt_context *ctx, int32_t shards,
                                      const int64_t *weights, int64_t axis,
                                      whale_rt_tensor *in,

@@ -443,7 +443,8 @@ whale_rt_status whale_rt_clip_grad_norm_group(whale_rt_context *ctx,
                                               int32_t group, int32_t num_grads,
                                               whale_rt_tensor *const *grads,
                                               double max_norm, double *norm);
-/* Bytes this rank has moved: 0 all-reduce, 1 send, 2 recv, 3 all-gather. */
+/* Bytes this rank has moved: 0 all-reduce, 1 send, 2 recv, 3 all-gather,
+ * 4 all-to-all (the chunks it sent to others). */
 int64_t whale_rt_comm_bytes(const whale_rt_context *ctx, int32_t kind);
 
 /* Tensor parallelism. A shard group is `shards` consecutive replicas of a
@@ -460,6 +461,13 @@ whale_rt_status whale_rt_param_shard(whale_rt_context *ctx, const char *name,
                                      const int64_t *whole_shape, int32_t axis,
                                      int32_t shards, const int64_t *weights,
                                      whale_rt_tensor **out);
+/* The group's all-to-all: `in` is this rank's part along `concat_axis` of
+ * a whole whose part along `split_axis` is `out`. Chunk j of `in` along
+ * split_axis goes to member j; `out` joins along concat_axis the chunks
+ * every member sent, in group order. Equal parts only. */
+whale_rt_status whale_rt_all_to_all(whale_rt_context *ctx, int32_t shards,
+                                    int64_t split_axis, int64_t concat_axis,
+                                    whale_rt_tensor *in, whale_rt_tensor *out);
 /* The group's parts joined along `axis`, in group order. */
 whale_rt_status whale_rt_all_gather(whale_rt_context *ctx, int32_t shards,
                                     const int64_t *weights, int64_t axis,

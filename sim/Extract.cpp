@@ -245,6 +245,13 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
     program.steps.back().site = position;
     return true;
   }
+  if (auto a2a = llvm::dyn_cast<AllToAllOp>(op)) {
+    collective("whale.all_to_all", Collective::AllToAll,
+               tensorBytes(a2a.getType()), GroupKind::ShardGroup,
+               a2a.getShards());
+    program.steps.back().site = position;
+    return true;
+  }
   if (auto sum = llvm::dyn_cast<ShardSumOp>(op)) {
     collective("whale.shard_sum", Collective::AllReduce,
                tensorBytes(sum.getType()), GroupKind::ShardGroup,

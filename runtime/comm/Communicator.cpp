@@ -245,6 +245,14 @@ Status InProcessCommunicator::collective(const char *op, int rank,
     result.resize(static_cast<size_t>(outCount * elem));
     if (kind == "reduce_scatter") {
       sumInGroupOrder(dtype, result.data(), round->inputs, pos * count, count);
+    } else if (kind == "all_to_all") {
+      // Member k's chunk for this position, in member order.
+      for (int k = 0; k < n; ++k)
+        if (count > 0)
+          std::memcpy(result.data() + k * count * elem,
+                      static_cast<const char *>(round->inputs[k]) +
+                          pos * count * elem,
+                      count * elem);
     } else if (kind == "all_gather") {
       for (int k = 0; k < n; ++k)
         if (count > 0)
@@ -278,7 +286,8 @@ Status InProcessCommunicator::collective(const char *op, int rank,
     }
     rounds.erase({group, seq});
   }
-  *counter += count * elem;
+  // An all-to-all's own chunk stays: what leaves the rank is the rest.
+  *counter += (kind == "all_to_all" ? (n - 1) * count : count) * elem;
   return Status::ok();
 }
 
@@ -298,6 +307,34 @@ Status InProcessCommunicator::allGather(int rank, const std::vector<int> &group,
   int64_t *c = counter(rank, &CommCounters::allGatherBytes, dummy);
   return collective("all_gather", rank, group, dtype, count, in, out,
                     count * static_cast<int64_t>(group.size()), -1, c);
+}
+
+Status InProcessCommunicator::allToAll(int rank, const std::vector<int> &group,
+                                       DType dtype, const void *in,
+                                       int64_t count, void *out) {
+  int64_t dummy = 0;
+  int64_t *c = counter(rank, &CommCounters::allToAllBytes, dummy);
+  return collective("all_to_all", rank, group, dtype, count, in, out,
+                    count * static_cast<int64_t>(group.size()), -1, c);
+}
+
+Status Communicator::allToAll(int rank, const std::vector<int> &group,
+                              DType dtype, const void *in, int64_t count,
+                              void *out) {
+  if (Status st = checkGroup("all_to_all", size(), rank, group); !st)
+    return st;
+  const int64_t n = static_cast<int64_t>(group.size());
+  const int64_t pos =
+      std::find(group.begin(), group.end(), rank) - group.begin();
+  const int64_t chunk = count * dtypeSize(dtype);
+  std::vector<char> all(static_cast<size_t>(n * n * chunk));
+  if (Status st = allGather(rank, group, dtype, in, count * n, all.data()); !st)
+    return st;
+  for (int64_t k = 0; k < n; ++k)
+    if (chunk > 0)
+      std::memcpy(static_cast<char *>(out) + k * chunk,
+                  all.data() + (k * n + pos) * chunk, chunk);
+  return Status::ok();
 }
 
 Status InProcessCommunicator::reduceScatter(int rank,

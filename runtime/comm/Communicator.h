@@ -33,7 +33,8 @@ namespace whale::rt {
 /// checked against.
 struct CommCounters {
   int64_t allReduceBytes = 0, allGatherBytes = 0, reduceScatterBytes = 0,
-          broadcastBytes = 0, sendBytes = 0, recvBytes = 0;
+          broadcastBytes = 0, sendBytes = 0, recvBytes = 0,
+          allToAllBytes = 0; ///< what left the rank: (n - 1) of its n chunks
 };
 
 class Communicator {
@@ -57,6 +58,13 @@ public:
   virtual Status reduceScatter(int rank, const std::vector<int> &group,
                                DType dtype, const void *in, int64_t count,
                                void *out) = 0;
+  /// `in` holds group.size() x count elements, its i-th `count` for the
+  /// member at position i; `out` gets, at position k, what member k sent
+  /// the caller. By default an allGather from which each member keeps its
+  /// chunks (group.size() times the traffic; counted as the all-gather it
+  /// is): transports with an all-to-all of their own override it.
+  virtual Status allToAll(int rank, const std::vector<int> &group, DType dtype,
+                          const void *in, int64_t count, void *out);
   /// allGather for the driver's own exchanges (the losses of a step, a
   /// run's figures), not counted as the rank's traffic.
   virtual Status driverAllGather(int rank, const std::vector<int> &group,
@@ -116,6 +124,8 @@ public:
                    const void *in, int64_t count, void *out) override;
   Status reduceScatter(int rank, const std::vector<int> &group, DType dtype,
                        const void *in, int64_t count, void *out) override;
+  Status allToAll(int rank, const std::vector<int> &group, DType dtype,
+                  const void *in, int64_t count, void *out) override;
   Status broadcast(int rank, const std::vector<int> &group, int root,
                    DType dtype, void *data, int64_t count) override;
   Status send(int from, int to, int64_t tag, DType dtype, const void *data,

@@ -393,6 +393,29 @@ Status MpiCommunicator::reduceScatter(int rank, const std::vector<int> &group,
   return Status::ok();
 }
 
+Status MpiCommunicator::allToAll(int rank, const std::vector<int> &group,
+                                 DType dtype, const void *in, int64_t count,
+                                 void *out) {
+  // Ranks that share processes exchange through their gather.
+  if (impl->shared)
+    return Communicator::allToAll(rank, group, dtype, in, count, out);
+  std::lock_guard<std::mutex> lock(impl->mpi);
+  const int64_t bytes = count * dtypeSize(dtype);
+  MPI_Comm comm;
+  std::string where;
+  if (Status st = impl->prepare("all_to_all", rank, group, bytes, comm, where);
+      !st)
+    return st;
+  MPI_Request request;
+  MPI_Ialltoall(in, static_cast<int>(bytes), MPI_BYTE, out,
+                static_cast<int>(bytes), MPI_BYTE, comm, &request);
+  if (Status st = impl->wait(request, where); !st)
+    return st;
+  impl->counters.allToAllBytes +=
+      (static_cast<int64_t>(group.size()) - 1) * bytes;
+  return Status::ok();
+}
+
 Status MpiCommunicator::broadcast(int rank, const std::vector<int> &group,
                                   int root, DType dtype, void *data,
                                   int64_t count) {

@@ -51,6 +51,8 @@ public:
                    const void *in, int64_t count, void *out) override;
   Status reduceScatter(int rank, const std::vector<int> &group, DType dtype,
                        const void *in, int64_t count, void *out) override;
+  Status allToAll(int rank, const std::vector<int> &group, DType dtype,
+                  const void *in, int64_t count, void *out) override;
   Status driverAllGather(int rank, const std::vector<int> &group, DType dtype,
                          const void *in, int64_t count, void *out) override;
   Status broadcast(int rank, const std::vector<int> &group, int root,

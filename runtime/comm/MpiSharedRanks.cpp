@@ -587,6 +587,7 @@ CommCounters MpiSharedRanks::counters(int rank) const {
   const CommCounters &m = perRank[rank];
   c.allReduceBytes += m.allReduceBytes;
   c.allGatherBytes += m.allGatherBytes;
+  c.allToAllBytes += m.allToAllBytes;
   c.reduceScatterBytes += m.reduceScatterBytes;
   c.broadcastBytes += m.broadcastBytes;
   c.sendBytes += m.sendBytes;

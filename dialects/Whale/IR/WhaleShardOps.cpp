@@ -96,6 +96,31 @@ LogicalResult AllGatherOp::verify() {
                      getShards(), getWeights());
 }
 
+LogicalResult AllToAllOp::verify() {
+  auto in = cast<RankedTensorType>(getValue().getType());
+  RankedTensorType out = cast<RankedTensorType>(getType());
+  const int64_t rank = in.getRank(), a = getConcatAxis(), b = getSplitAxis(),
+                c = getShards();
+  if (out.getRank() != rank || a == b || a < 0 || b < 0 || a >= rank ||
+      b >= rank)
+    return emitOpError() << "moves a part between two distinct axes of one "
+                            "rank, got split "
+                         << b << " and concat " << a << " of " << in << " -> "
+                         << out;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t want = d == a   ? in.getDimSize(d) * c
+                   : d == b ? in.getDimSize(d) / c
+                            : in.getDimSize(d);
+    if ((d == b && in.getDimSize(d) % c != 0) || out.getDimSize(d) != want)
+      return emitOpError() << "result should be " << in << " with axis " << a
+                           << " " << c << " times longer and axis " << b
+                           << " " << c << " times shorter, got " << out;
+  }
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("keeps the element type");
+  return success();
+}
+
 LogicalResult ShardSliceOp::verify() {
   return verifyParts(*this, getType(), getValue().getType(), getAxis(),
                      getShards(), getWeights());
@@ -120,6 +145,14 @@ SmallVector<Value> AllGatherOp::buildGradients(OpBuilder &b,
     return {Value()};
   return {ShardSliceOp::create(b, getLoc(), getValue().getType(), g[0],
                                getAxis(), getShards(), getWeightsAttr())};
+}
+
+SmallVector<Value> AllToAllOp::buildGradients(OpBuilder &b,
+                                              ArrayRef<Value> g) {
+  if (!g[0] || !isa<FloatType>(getType().getElementType()))
+    return {Value()};
+  return {AllToAllOp::create(b, getLoc(), getValue().getType(), g[0],
+                             getConcatAxis(), getSplitAxis(), getShards())};
 }
 
 SmallVector<Value> ShardSliceOp::buildGradients(OpBuilder &b,
@@ -153,6 +186,10 @@ SmallVector<Value> ShardedCrossEntropyOp::buildGradients(OpBuilder &b,
 // What each rank hands to the group's collective, as the runtime counts it.
 int64_t AllGatherOp::getCommBytes() { return bytesOf(getValue()); }
 int64_t ShardSliceOp::getCommBytes() { return 0; }
+// All chunks but the rank's own leave it.
+int64_t AllToAllOp::getCommBytes() {
+  return bytesOf(getValue()) / getShards() * (getShards() - 1);
+}
 int64_t ShardSumOp::getCommBytes() { return bytesOf(getValue()); }
 int64_t FanoutOp::getCommBytes() { return 0; }
 // Per sample: a maximum (gathered), a sum and the label's logit (summed).
