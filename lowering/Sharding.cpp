@@ -279,6 +279,9 @@ void StageSharder::analyze() {
         // Slots [E, G * C, D]: each group's C slots of an expert sit
         // together, so the groups' rows are dimension 1.
         axis = 1;
+      } else if (isa<MoeCombineOp>(op)) {
+        // Back to the tokens [G, S, D], whatever the slots' shape is.
+        axis = 0;
       } else if (auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes")) {
         if (llvm::is_contained(axes.asArrayRef(), 0))
           axis = -1;

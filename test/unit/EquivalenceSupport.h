@@ -25,6 +25,7 @@ namespace whale::testing {
 inline const char *const kMlp = "examples/mlp.whl";
 inline const char *const kGpt = "examples/gpt.whl";
 inline const char *const kCnn = "examples/cnn.whl";
+inline const char *const kMoeGpt = "examples/moe_gpt.whl";
 inline const char *const kMlpStages = "test/equivalence/mlp_stages.whl";
 inline const char *const kMlpSplit = "test/equivalence/mlp_split.whl";
 inline const char *const kHybrid = "test/equivalence/classify_hybrid.whl";

@@ -268,6 +268,54 @@ TEST(Equivalence, GptRecomputeSplitStagesWithDataParallelism) {
   expectEquivalent(text, kGpt, "cpu:8", nullptr, &keep);
 }
 
+// Mixtures of experts: every sequence routes its tokens alone (its own
+// slots), so plans that cut the batch keep and drop the same choices as
+// one device; experts split over a group receive their slots by
+// all-to-all and send the outputs back the same way.
+std::string withConfig(const std::string &text, const std::string &settings) {
+  return edit(text, "model moe_gpt",
+              "config {\n" + settings + "}\n\nmodel moe_gpt");
+}
+
+TEST(Equivalence, MoeGptExpertParallelOnTwoDevices) {
+  expectEquivalent(source(kMoeGpt), kMoeGpt, "cpu:2");
+}
+
+TEST(Equivalence, MoeGptOneExpertPerDevice) {
+  expectEquivalent(source(kMoeGpt), kMoeGpt, "cpu:4");
+}
+
+// Half the slots the choices need: at least 24 of each sequence's 64
+// choices drop, the same ones on every plan.
+TEST(Equivalence, MoeGptDroppingTokensOneExpertPerDevice) {
+  expectEquivalent(edit(source(kMoeGpt), "CAPACITY = 1.25", "CAPACITY = 0.5"),
+                   kMoeGpt, "cpu:4");
+}
+
+TEST(Equivalence, MoeGptExpertParallelWithDataParallelism) {
+  expectEquivalent(edit(source(kMoeGpt), "split {", "split(2) {"), kMoeGpt,
+                   "cpu:4");
+}
+
+TEST(Equivalence, MoeGptReplicatedExpertsDataParallel) {
+  expectEquivalent(edit(source(kMoeGpt), "split {", "replicate {"), kMoeGpt,
+                   "cpu:4");
+}
+
+TEST(Equivalence, MoeGptExpertsSharingRows) {
+  expectEquivalent(withConfig(source(kMoeGpt), "  split_rows = \"whole\"\n"),
+                   kMoeGpt, "cpu:4");
+}
+
+// Two pipeline stages, each split over groups of two (experts, attention
+// heads and the head's classes), with data parallelism over the groups.
+TEST(Equivalence, MoeGptPipelineOfExpertParallelStages) {
+  expectEquivalent(withConfig(source(kMoeGpt),
+                              "  auto_parallel = true\n  num_task_graph = 2\n"
+                              "  task_graph_split = 2\n  num_micro_batch = 2\n"),
+                   kMoeGpt, "cpu:8");
+}
+
 TEST(Equivalence, ABatchTheMicroBatchesCannotDivideIsRejected) {
   whale::Interpreter interp;
   ASSERT_TRUE(interp.loadString(
