@@ -396,9 +396,8 @@ Status MpiCommunicator::reduceScatter(int rank, const std::vector<int> &group,
 Status MpiCommunicator::allToAll(int rank, const std::vector<int> &group,
                                  DType dtype, const void *in, int64_t count,
                                  void *out) {
-  // Ranks that share processes exchange through their gather.
   if (impl->shared)
-    return Communicator::allToAll(rank, group, dtype, in, count, out);
+    return impl->shared->allToAll(rank, group, dtype, in, count, out);
   std::lock_guard<std::mutex> lock(impl->mpi);
   const int64_t bytes = count * dtypeSize(dtype);
   MPI_Comm comm;

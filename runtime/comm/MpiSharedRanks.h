@@ -51,6 +51,8 @@ public:
                    const void *in, int64_t count, void *out, bool counted);
   Status reduceScatter(int rank, const std::vector<int> &group, DType dtype,
                        const void *in, int64_t count, void *out);
+  Status allToAll(int rank, const std::vector<int> &group, DType dtype,
+                  const void *in, int64_t count, void *out);
   Status broadcast(int rank, const std::vector<int> &group, int root,
                    DType dtype, void *data, int64_t count);
   Status send(int from, int to, int64_t tag, DType dtype, const void *data,
@@ -103,6 +105,13 @@ private:
               const std::function<Pieces(int)> &piecesFor,
               const std::function<int64_t(int)> &expected,
               std::vector<std::vector<char>> &got, const std::string &where);
+  /// Chunk `pos` (of `bytes`) of every member's input to the member at
+  /// position pos: `finish(i, ins)` gets, for this process's i-th member,
+  /// every member's chunk for it in group order.
+  using Chunks = std::function<void(size_t, const std::vector<const void *> &)>;
+  Status scatterChunks(const Shape &s, Round &r, uint64_t number,
+                       const std::vector<int> &group, int64_t bytes,
+                       const std::string &where, const Chunks &finish);
   Status take(int fromProcess, const Key &key, std::vector<char> &message,
               const std::string &where);
   Status checkCall(const char *op, int rank, const std::vector<int> &group,

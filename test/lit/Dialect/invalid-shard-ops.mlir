@@ -93,3 +93,19 @@ func.func @parts_overflow(%p: tensor<4611686018427387904xf32>) {
   %x = whale.all_gather %p axis 0 shards 4 : tensor<4611686018427387904xf32> -> tensor<8xf32>
   return
 }
+
+// -----
+
+func.func @all_to_all_axes(%s: tensor<4x10x8xf32>) {
+  // expected-error@+1 {{moves a part between two distinct axes of one rank, got split 1 and concat 1}}
+  %e = whale.all_to_all %s split 1 concat 1 shards 2 : tensor<4x10x8xf32> -> tensor<4x10x8xf32>
+  return
+}
+
+// -----
+
+func.func @all_to_all_shape(%s: tensor<4x10x8xf32>) {
+  // expected-error@+1 {{result should be 'tensor<4x10x8xf32>' with axis 1 2 times longer and axis 0 2 times shorter, got 'tensor<2x10x8xf32>'}}
+  %e = whale.all_to_all %s split 0 concat 1 shards 2 : tensor<4x10x8xf32> -> tensor<2x10x8xf32>
+  return
+}

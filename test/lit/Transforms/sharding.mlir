@@ -34,7 +34,7 @@ func.func @mlp(%x: tensor<8x16xf32>) -> tensor<f32> attributes {whale.model} {
 // CHECK-LABEL: func.func @hybrid
 // CHECK: whale.taskgraph split
 // CHECK-SAME: bridges = ["all_gather part(0) -> whole 512 B", "all_gather part(0) -> whole 32 B"]
-// CHECK-SAME: sharding = [{costs = {column = 512 : i64, row = 512512 : i64, rows = 256000 : i64}, {{.*}}pattern = "column"
+// CHECK-SAME: sharding = [{costs = {column = 512 : i64, row = 512384 : i64, rows = 256000 : i64}, {{.*}}pattern = "column"
 // CHECK-SAME: {costs = {sharded_classes = 32 : i64, whole = 128032 : i64}, {{.*}}pattern = "sharded_classes"
 // CHECK: whale.sharded_cross_entropy {{.*}} shards 4 : tensor<32x1000xf32>, tensor<32xi32> -> tensor<32xf32>
 // CHECK-NOT: whale.all_gather
@@ -56,10 +56,12 @@ func.func @hybrid(%x: tensor<8x16xf32>, %y: tensor<8xi32>) -> tensor<f32> attrib
 // -----
 
 // split -> replicate: the column-split output goes back to the ranks' rows
-// (gather the columns, keep this rank's rows) for the replicated reader.
+// for the replicated reader: one all-to-all hands each rank its rows of
+// every rank's columns (a quarter of what gathering the columns moved).
 // CHECK-LABEL: func.func @split_to_replicate
-// CHECK: %[[G:.*]] = whale.all_gather %{{.*}} axis 1 shards 4 : tensor<32x8xf32> -> tensor<32x32xf32>
-// CHECK: %[[S:.*]] = whale.shard_slice %[[G]] axis 0 shards 4 : tensor<32x32xf32> -> tensor<8x32xf32>
+// CHECK: whale.taskgraph split
+// CHECK-SAME: bridges = ["all_gather part(0) -> whole 512 B", "all_to_all part(1) -> part(0) 1024 B"]
+// CHECK: %[[S:.*]] = whale.all_to_all %{{.*}} split 0 concat 1 shards 4 : tensor<32x8xf32> -> tensor<8x32xf32>
 // CHECK: whale.yield %[[S]] : tensor<8x32xf32>
 // CHECK: whale.taskgraph replicate
 // CHECK-NOT: whale.all_gather

@@ -95,6 +95,16 @@ TEST(Mpi, AllGatherReduceScatterAndBroadcastInGroupOrder) {
   EXPECT_EQ(out[0], whole[2 * pos]);
   EXPECT_EQ(out[1], whole[2 * pos + 1]);
 
+  // All-to-all: position k of the result is what group[k] sent this
+  // position (its chunk pos).
+  std::vector<float> swapped(6);
+  ASSERT_TRUE(
+      comm->allToAll(me, group, DType::F32, in.data(), 2, swapped.data()));
+  for (int k = 0; k < 3; ++k)
+    for (int e = 0; e < 2; ++e)
+      EXPECT_EQ(swapped[2 * k + e], valuesOf(group[k], 6)[2 * pos + e]);
+  EXPECT_EQ(comm->counters(me).allToAllBytes, 2 * 2 * 4);
+
   double value = me == 2 ? 2.5 : 0.0;
   ASSERT_TRUE(comm->broadcast(me, group, 2, DType::F64, &value, 1));
   EXPECT_EQ(value, 2.5);

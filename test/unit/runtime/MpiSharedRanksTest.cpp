@@ -115,13 +115,24 @@ TEST(MpiSharedRanks, AllGatherReduceScatterAndBroadcastInGroupOrder) {
     std::vector<float> expected = groupSum(group, n, at * n);
     EXPECT_EQ(0, std::memcmp(out.data(), expected.data(), n * 4))
         << "rank " << r;
+    // Chunk `at` of every member, side by side in group order.
+    std::vector<float> swapped(g * n);
+    EXPECT_TRUE(comm->allToAll(r, group, DType::F32, parts.data(), n,
+                               swapped.data()));
+    for (int k = 0; k < g; ++k)
+      EXPECT_EQ(0, std::memcmp(swapped.data() + k * n,
+                               valuesOf(group[k], g * n).data() + at * n,
+                               n * 4))
+          << "rank " << r << " from position " << k;
     std::vector<float> b = r == 5 ? valuesOf(5, n) : std::vector<float>(n, 0);
     EXPECT_TRUE(comm->broadcast(r, group, 5, DType::F32, b.data(), n));
     EXPECT_EQ(0, std::memcmp(b.data(), valuesOf(5, n).data(), n * 4));
   });
   CommCounters c = comm->counters(comm->rank() * kPerProcess);
-  if (in(group, comm->rank() * kPerProcess))
+  if (in(group, comm->rank() * kPerProcess)) {
     EXPECT_EQ(c.allGatherBytes, n * 4);
+    EXPECT_EQ(c.allToAllBytes, (g - 1) * n * 4);
+  }
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
