@@ -24,8 +24,9 @@ struct StageReport {
   int64_t parameterBytes = 0, activationBytes = 0;
   int64_t sendBytes = 0, recvBytes = 0, allReduceBytes = 0;
   int64_t buckets = 0;
-  /// Bytes of the shard groups' collectives (forward and backward).
-  int64_t tensorParallelBytes = 0;
+  /// Bytes of the shard groups' collectives (forward and backward), and
+  /// of those the all-to-alls'.
+  int64_t tensorParallelBytes = 0, allToAllBytes = 0;
   int64_t shards = 1;
   struct Split {
     std::string strategy;
@@ -121,6 +122,8 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
           r.allReduceBytes += tensorBytes(v.getType());
       } else if (auto cost = mlir::dyn_cast<CostOpInterface>(op)) {
         r.tensorParallelBytes += cost.getCommBytes();
+        if (mlir::isa<AllToAllOp>(op))
+          r.allToAllBytes += cost.getCommBytes();
       }
     });
     r.activationBytes = peakActivations(fn);
@@ -266,7 +269,10 @@ std::string planText(const PlannedModel &plan, const PlannedModel *even,
        << " per device\n  per step   all-reduce " << mib(r.allReduceBytes)
        << " in " << r.buckets << " bucket" << (r.buckets == 1 ? "" : "s")
        << ", send " << mib(r.sendBytes) << ", recv " << mib(r.recvBytes)
-       << ", shard groups " << mib(r.tensorParallelBytes) << " per device\n";
+       << ", shard groups " << mib(r.tensorParallelBytes);
+    if (r.allToAllBytes > 0)
+      os << " (all-to-all " << mib(r.allToAllBytes) << ")";
+    os << " per device\n";
     for (const StageReport::Split &sp : r.splits) {
       os << "  " << sp.strategy << " over shard groups of " << r.shards;
       if (!plan.shardWeights.empty()) {
@@ -351,7 +357,8 @@ std::string planJson(const PlannedModel &plan, const PlannedModel *even,
                             {"all_reduce_buckets", r.buckets},
                             {"send", r.sendBytes},
                             {"recv", r.recvBytes},
-                            {"shard_groups", r.tensorParallelBytes}}},
+                            {"shard_groups", r.tensorParallelBytes},
+                            {"all_to_all", r.allToAllBytes}}},
         {"split_taskgraphs", std::move(splits)}});
   }
   llvm::json::Array grid;

@@ -953,29 +953,39 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     result.peakMemory[device] = whale_rt_memory_peak(rank.ctx.get());
     result.localBatches[device] = replicaRows[rank.place.replica];
   }
-  for (const Rank &rank : ranks)
+  for (const Rank &rank : ranks) {
     result.commBytes.push_back(bytesMoved(rank.ctx.get()));
+    result.allToAllBytes.push_back(whale_rt_comm_bytes(rank.ctx.get(), 4));
+  }
   if (options.processes && !ranks.empty()) {
-    // Each process knows its own ranks' figures: every process gets all.
+    // Each process knows its own ranks' figures: every process gets all
+    // (peak memory, rows, bytes moved, of which all-to-all).
+    constexpr int kFigures = 4;
     std::vector<double> all;
     if (!gatherDeviceFigures(
-            comm.get(), layout, ranks, 3,
+            comm.get(), layout, ranks, kFigures,
             [&](const Rank &rank, double *out) {
               const int64_t device = rank.place.device;
               out[0] = double(result.peakMemory[device]);
               out[1] = double(result.localBatches[device]);
               out[2] = double(bytesMoved(rank.ctx.get()));
+              out[3] = double(whale_rt_comm_bytes(rank.ctx.get(), 4));
             },
             all))
       return fail("the processes could not exchange their figures");
     result.commBytes.assign(devices, 0);
+    result.allToAllBytes.assign(devices, 0);
     for (int64_t p = 0; p < devices; ++p) {
-      result.peakMemory[p] = static_cast<int64_t>(all[3 * p]);
-      result.localBatches[p] = static_cast<int64_t>(all[3 * p + 1]);
+      result.peakMemory[p] = static_cast<int64_t>(all[kFigures * p]);
+      result.localBatches[p] = static_cast<int64_t>(all[kFigures * p + 1]);
     }
     // In rank order, as the ranks of one process list them.
-    for (int64_t i = 0; i < plan.stages * plan.replicas; ++i)
-      result.commBytes[i] = static_cast<int64_t>(all[3 * plan.grid[i] + 2]);
+    for (int64_t i = 0; i < plan.stages * plan.replicas; ++i) {
+      result.commBytes[i] =
+          static_cast<int64_t>(all[kFigures * plan.grid[i] + 2]);
+      result.allToAllBytes[i] =
+          static_cast<int64_t>(all[kFigures * plan.grid[i] + 3]);
+    }
   }
   if (std::string err = traceWriter.write(); !err.empty())
     return fail(err);

@@ -308,11 +308,13 @@ int64_t StageSharder::convertCost(Value v, Layout to) const {
   Value src = source(v);
   bool needsGrad = grad(src) && !src.getDefiningOp<ParamOp>();
   int64_t cost = 0;
-  // One part for another in equal parts: an all-to-all, each rank sending
-  // all but its own chunk (and the gradient back the same way).
+  // One part for another in equal parts: an all-to-all (and the gradient
+  // back the same way). A gather counts here as the part a rank hands in,
+  // which reaches c - 1 ranks; an all-to-all's chunks each reach one, so a
+  // rank receives 1/c of what a gather brings it: it counts as part / c.
   if (from.kind == Layout::Part && to.kind == Layout::Part &&
       weights.empty()) {
-    int64_t moved = bytes(src, from) / c * (c - 1);
+    int64_t moved = bytes(src, from) / c;
     return needsGrad ? 2 * moved : moved;
   }
   if (from.kind == Layout::Partial) {
@@ -721,15 +723,14 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
         // the experts' product takes the slots by expert.
         Layout l = layoutOf(op->getOperand(0));
         if (l.kind == Layout::Part && l.axis == 0)
-          add({"groups", {l, l}, {}, Layout::part(1)});
+          add({"groups", SmallVector<Layout>(n, l), {}, Layout::part(1)});
         allWhole();
       })
       .Case([&](MoeCombineOp) {
         // The inverse: every expert's slots of the rank's own groups back
         // to its tokens.
-        SmallVector<Layout> ins = {Layout::part(1), Layout::part(0)};
-        if (op->getNumOperands() == 3)
-          ins.push_back(Layout::part(0));
+        SmallVector<Layout> ins(n, Layout::part(0));
+        ins[0] = Layout::part(1);
         add({"groups", ins, {}, Layout::part(0)});
         allWhole();
       })

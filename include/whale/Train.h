@@ -146,10 +146,12 @@ struct TrainResult {
   std::vector<std::pair<int64_t, double>> evalLosses;
   /// Final values by name, when keepParameters.
   std::map<std::string, std::vector<float>> parameters;
-  /// Under a plan: bytes each rank handed to collectives (all-reduce and
-  /// all-gather) and sent, over the whole run, in rank order (the
-  /// runtime's counters).
+  /// Under a plan: bytes each rank handed to collectives (all-reduce,
+  /// all-gather, all-to-all) and sent, over the whole run, in rank order
+  /// (the runtime's counters).
   std::vector<int64_t> commBytes;
+  /// Of which all-to-all (a mixture's slots), in rank order.
+  std::vector<int64_t> allToAllBytes;
   /// Under a plan: each device's peak bytes held, by device (rank).
   std::vector<int64_t> peakMemory;
   /// Under a plan: samples of the global batch each device computed on.

@@ -982,6 +982,12 @@ int run(int argc, char **argv) {
     std::cout << "communicated per step: " << total / steps
               << " bytes over all ranks, at most " << most / steps
               << " by one rank\n";
+    int64_t mostAllToAll = 0;
+    for (int64_t b : result.allToAllBytes)
+      mostAllToAll = std::max(mostAllToAll, b);
+    if (mostAllToAll > 0)
+      std::cout << "of which all-to-all: at most " << mostAllToAll / steps
+                << " by one rank\n";
   }
   for (const std::string &e : result.controlErrors)
     std::cerr << "whale: warning: the change asked in " << train.controlPath

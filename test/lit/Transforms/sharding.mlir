@@ -34,7 +34,7 @@ func.func @mlp(%x: tensor<8x16xf32>) -> tensor<f32> attributes {whale.model} {
 // CHECK-LABEL: func.func @hybrid
 // CHECK: whale.taskgraph split
 // CHECK-SAME: bridges = ["all_gather part(0) -> whole 512 B", "all_gather part(0) -> whole 32 B"]
-// CHECK-SAME: sharding = [{costs = {column = 512 : i64, row = 512384 : i64, rows = 256000 : i64}, {{.*}}pattern = "column"
+// CHECK-SAME: sharding = [{costs = {column = 512 : i64, row = 512128 : i64, rows = 256000 : i64}, {{.*}}pattern = "column"
 // CHECK-SAME: {costs = {sharded_classes = 32 : i64, whole = 128032 : i64}, {{.*}}pattern = "sharded_classes"
 // CHECK: whale.sharded_cross_entropy {{.*}} shards 4 : tensor<32x1000xf32>, tensor<32xi32> -> tensor<32xf32>
 // CHECK-NOT: whale.all_gather

@@ -368,6 +368,37 @@ TEST(CudaKernels, TopKAndItsGradient) {
   });
 }
 
+TEST(CudaKernels, MixtureOfExpertsRoutingAndOneHot) {
+  Pair p;
+  // 3 groups of 20 tokens, top-2 of 8 experts with 4 slots each: some
+  // choices drop, some slots stay empty.
+  const int64_t G = 3, S = 20, k = 2, E = 8, C = 4, D = 16;
+  std::vector<int32_t> choices(G * S * k);
+  for (int64_t t = 0; t < G * S; ++t) {
+    choices[t * k] = static_cast<int32_t>((t * 5 + 3) % E);
+    choices[t * k + 1] = static_cast<int32_t>((t * 5 + 4 + t % 3) % E);
+  }
+  auto e = p.ids({G, S, k}, choices);
+  auto x = p.random({G, S, D}, 37), gates = p.random({G, S, k}, 38, 0, 1),
+       y = p.random({E, G * C, D}, 39);
+  auto slots = p.make(WHALE_RT_F32, {E, G * C, D}),
+       back = p.make(WHALE_RT_F32, {G, S, D}),
+       dg = p.make(WHALE_RT_F32, {G, S, k}),
+       hot = p.make(WHALE_RT_F32, {G, S, k, E});
+  p.check("moe_dispatch", {slots}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_moe_dispatch(ctx, x.t[i], e.t[i], gates.t[i], slots.t[i]);
+  });
+  p.check("moe_combine", {back}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_moe_combine(ctx, y.t[i], e.t[i], gates.t[i], back.t[i]);
+  });
+  p.check("moe_gate_grad", {dg}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_moe_gate_grad(ctx, x.t[i], y.t[i], e.t[i], dg.t[i]);
+  });
+  p.check("one_hot", {hot}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_one_hot(ctx, e.t[i], E, hot.t[i]);
+  });
+}
+
 TEST(CudaKernels, OptimizersAndClipping) {
   Pair p;
   double shape[] = {0.0, 0.02};
