@@ -44,6 +44,7 @@ const std::vector<BuiltinSig> &builtinTable() {
       {"topk", {"x", "k"}, 2},
       {"topk_indices", {"x", "k"}, 2},
       {"one_hot", {"ids", "classes"}, 2},
+      {"dropout", {"x", "rate"}, 2},
       {"moe_dispatch", {"x", "experts", "num_experts", "capacity_factor"}, 3},
       {"moe_combine", {"y", "experts", "gates"}, 3},
       {"conv2d", {"x", "w", "stride", "padding", "dilation", "groups"}, 2},
@@ -503,6 +504,35 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
       attrs.push_back({"indices", NodeAttr(true)});
     }
     return tensorOut("topk", {x}, out, attrs);
+  }
+
+  if (fn == "dropout") {
+    int x;
+    double rate;
+    if (!a.tensor(0, x) || !a.number(1, rate, 0.0))
+      return SVal::error();
+    if (typeOf(x).rank() < 1) {
+      error(args[0].loc, "dropout takes the batch's rows in dimension 0, "
+                         "got " +
+                             typeOf(x).str());
+      return SVal::error();
+    }
+    if (!(rate >= 0 && rate < 1)) {
+      error(args[1].loc,
+            "rate must be in [0, 1), got " + std::to_string(rate));
+      return SVal::error();
+    }
+    // Its key names its place in the model, as a parameter's name does: the
+    // same script gives the same keys, so every plan drops alike.
+    Frame &f = frames.back();
+    int k = f.paramCount["@dropout"]++;
+    std::string where = f.path + "/dropout" + (k ? "_" + std::to_string(k) : "");
+    uint64_t h = 1469598103934665603ULL; // FNV-1a
+    for (unsigned char ch : where)
+      h = (h ^ ch) * 1099511628211ULL;
+    return tensorOut("dropout", {x}, typeOf(x),
+                     {{"rate", NodeAttr(rate)},
+                      {"key", NodeAttr(static_cast<int64_t>(h))}});
   }
 
   if (fn == "one_hot") {

@@ -82,6 +82,9 @@ std::string Job::Impl::evaluate(DataSource &source, int64_t steps,
                                 double &loss) {
   if (!forward)
     return "no forward pass for '" + model + "'";
+  // Held-out batches are evaluated: dropout passes everything (the next
+  // step's set_train_state trains again).
+  whale_rt_set_rows(ctx.get(), 0, /*training=*/0);
   double sum = 0;
   for (int64_t k = 0; k < steps; ++k) {
     if (std::string err = source.fill(k, inputs); !err.empty())

@@ -225,7 +225,12 @@ LogicalResult RankBuilder::build(int64_t s) {
         for (Value v : op->getOperands())
           if (Value r = throughYields(v); r != v)
             map.map(v, map.lookupOrDefault(r));
-        forwardOps[j].push_back(b.clone(*op, map));
+        Operation *clone = b.clone(*op, map);
+        // A dropout draws by global row: micro-batch j's rows start j
+        // micro-batches into the rank's.
+        if (auto d = dyn_cast<DropoutOp>(clone))
+          d.setRowOffset(d.getRowOffset() + j * micro);
+        forwardOps[j].push_back(clone);
       }
       for (auto [i, v] : llvm::enumerate(boundary))
         if (plan::stageOf(v) == s)

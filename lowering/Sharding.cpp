@@ -704,6 +704,17 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
           add({"split", {l}, {}, l});
         allWhole();
       })
+      .Case([&](DropoutOp) {
+        // Rows draw by their place in the global batch, counted from the
+        // rank's first row: each rank drops its own rows, or, where a group
+        // shares its rows, all of them alike. Anything else (a value without
+        // the batch's rows in dimension 0) has no pattern.
+        Value in = source(op->getOperand(0));
+        if (wholeRows)
+          allWhole();
+        else if (rows(in) && rowsAxis.lookup(in) == 0)
+          add({"rows", {Layout::part(0)}, {}, Layout::part(0)});
+      })
       .Case([&](TopKOp) {
         // Each row chooses alone: any split but of the rows' entries.
         Layout l = layoutOf(op->getOperand(0));

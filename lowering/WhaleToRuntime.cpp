@@ -478,6 +478,12 @@ LogicalResult Lowering::lowerOp(Operation *op) {
         call("whale_rt_moe_gate_grad", {ctxArg, in(0), in(1), in(2), *out});
         return success();
       })
+      .Case([&](DropoutOp d) {
+        call("whale_rt_dropout",
+             {ctxArg, in(0), constF64(d.getRate().convertToDouble()),
+              constI64(d.getKey()), constI64(d.getRowOffset()), *out});
+        return success();
+      })
       .Case([&](OneHotOp h) {
         call("whale_rt_one_hot", {ctxArg, in(0), constI64(h.getClasses()), *out});
         return success();

@@ -430,7 +430,41 @@ whale_rt_status whale_rt_set_train_state(whale_rt_context *ctx, int64_t step,
       return ctx->invalid("set_train_state: needs step >= 1 and lr_scale >= 0");
     ctx->step = step;
     ctx->lrScale = lr_scale;
+    ctx->training = true;
     return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_set_rows(whale_rt_context *ctx, int64_t first_row,
+                                  int32_t training) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (first_row < 0)
+      return ctx->invalid("set_rows: the first row must be >= 0");
+    ctx->firstRow = first_row;
+    ctx->training = training != 0;
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_dropout(whale_rt_context *ctx, whale_rt_tensor *x,
+                                 double rate, int64_t key, int64_t row_offset,
+                                 whale_rt_tensor *y) {
+  return traced(ctx, "dropout", {y}, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needF32(ctx, "dropout", {{"x", x}, {"y", y}}))
+      return s;
+    if (whale_rt_status s = needShape(ctx, "dropout", y, shapeOf(x)))
+      return s;
+    if (shapeOf(x).empty() || !(rate >= 0 && rate < 1) || row_offset < 0)
+      return ctx->invalid("dropout: needs rows in dimension 0, a rate in "
+                          "[0, 1) and a row offset >= 0");
+    // Evaluating (or a rate of 0): the identity.
+    const float scale = static_cast<float>(1.0 / (1.0 - rate));
+    DropoutDraw draw = DropoutDraw::make(ctx->seed, ctx->step, key,
+                                         ctx->training ? rate : 0.0);
+    return ran(ctx, ctx->device->dropout(x->tensor.cview<float>(), draw,
+                                         ctx->firstRow + row_offset,
+                                         ctx->training ? scale : 1.0f,
+                                         y->tensor.view<float>()));
   });
 }
 

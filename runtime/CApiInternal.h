@@ -60,6 +60,10 @@ struct whale_rt_context {
   /// Set by the driver before each train step.
   int64_t step = 1;
   double lrScale = 1.0;
+  /// Whether the step trains (dropout drops) and the global batch's row of
+  /// the rank's first input row (whale_rt_set_rows).
+  bool training = false;
+  int64_t firstRow = 0;
 
   whale_rt_status fail(const Status &s) {
     lastError = s.message();

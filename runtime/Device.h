@@ -22,6 +22,7 @@
 
 #include "runtime/Allocator.h"
 #include "runtime/ConvMath.h"
+#include "runtime/DropoutMath.h"
 #include "runtime/MoeMath.h"
 #include "runtime/TopKMath.h"
 #include "runtime/Status.h"
@@ -176,6 +177,11 @@ public:
   virtual Status moeGateGrad(const MoeShape &m, const float *tokens,
                              const float *slotted, const int32_t *experts,
                              float *dgates) = 0;
+  /// y = x x scale where `draw` keeps the element, 0 elsewhere, for x
+  /// [N, ...]: element j of row n is element (firstRow + n) x (x's elements
+  /// a row) + j of the global batch (runtime/DropoutMath.h).
+  virtual Status dropout(View<const float> x, const DropoutDraw &draw,
+                         int64_t firstRow, float scale, View<float> y) = 0;
   /// out [count, classes]: a one at each id, zeros elsewhere; fail on an id
   /// outside [0, classes).
   virtual Status oneHot(const int32_t *ids, int64_t count, int64_t classes,

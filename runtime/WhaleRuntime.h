@@ -443,6 +443,20 @@ whale_rt_status whale_rt_clip_grad_norm_group(whale_rt_context *ctx,
                                               int32_t group, int32_t num_grads,
                                               whale_rt_tensor *const *grads,
                                               double max_norm, double *norm);
+/* The global batch's row of this rank's first input row (its replica's or
+ * group's share starts there), and whether the next calls train (1:
+ * dropout drops) or evaluate (0: dropout is the identity).
+ * whale_rt_set_train_state sets training. */
+whale_rt_status whale_rt_set_rows(whale_rt_context *ctx, int64_t first_row,
+                                  int32_t training);
+/* Dropout of x [N, ...] into y (also its own gradient): while training each
+ * element is zeroed with probability `rate`, the rest scaled by
+ * 1 / (1 - rate); which ones is a hash of the context's seed, the step,
+ * `key` and the element's index in the global batch, its row being the
+ * first row + `row_offset` + n (runtime/DropoutMath.h). */
+whale_rt_status whale_rt_dropout(whale_rt_context *ctx, whale_rt_tensor *x,
+                                 double rate, int64_t key, int64_t row_offset,
+                                 whale_rt_tensor *y);
 /* Bytes this rank has moved: 0 all-reduce, 1 send, 2 recv, 3 all-gather,
  * 4 all-to-all (the chunks it sent to others). */
 int64_t whale_rt_comm_bytes(const whale_rt_context *ctx, int32_t kind);

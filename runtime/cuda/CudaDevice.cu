@@ -520,6 +520,17 @@ Status CudaDevice::moeGateGrad(const MoeShape &m, const float *tokens,
   return launched("moe_gate_grad");
 }
 
+Status CudaDevice::dropout(View<const float> x, const DropoutDraw &draw,
+                           int64_t firstRow, float scale, View<float> y) {
+  if (Status st = enter(); !st)
+    return st;
+  const int64_t n = x.numel();
+  const int64_t perRow =
+      x.shape.empty() || x.shape[0] == 0 ? 0 : n / x.shape[0];
+  cuda::dropout(compute, x.data, n, draw, firstRow * perRow, scale, y.data);
+  return launched("dropout");
+}
+
 Status CudaDevice::oneHot(const int32_t *ids, int64_t count, int64_t classes,
                           float *out) {
   if (Status st = enter(); !st)

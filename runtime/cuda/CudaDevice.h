@@ -92,6 +92,8 @@ public:
                      float *dgates) override;
   Status oneHot(const int32_t *ids, int64_t count, int64_t classes,
                 float *out) override;
+  Status dropout(View<const float> x, const DropoutDraw &draw,
+                 int64_t firstRow, float scale, View<float> y) override;
   Status im2col(View<const float> x, const Window2d &w, float *cols,
                 int64_t rowStride) override;
   Status col2im(const float *cols, int64_t rowStride, const Window2d &w,

@@ -385,6 +385,11 @@ __global__ void moeGateGradKernel(MoeShape m, const float *tokens,
   }
 }
 
+__global__ void dropoutKernel(const float *x, int64_t n, DropoutDraw draw,
+                              int64_t base, float scale, float *y) {
+  WHALE_GRID_LOOP(i, n) { y[i] = draw.keep(base + i) ? x[i] * scale : 0.0f; }
+}
+
 __global__ void oneHotKernel(const int32_t *ids, int64_t count,
                              int64_t classes, float *out, DataError *error) {
   WHALE_GRID_LOOP(i, count) {
@@ -606,6 +611,13 @@ void moeGateGrad(cudaStream_t s, const MoeShape &m, const float *tokens,
   if (m.choiceCount() > 0)
     moeGateGradKernel<<<blocksFor(m.choiceCount()), kThreads, 0, s>>>(
         m, tokens, slotted, slots, dgates);
+}
+
+void dropout(cudaStream_t s, const float *x, int64_t n, DropoutDraw draw,
+             int64_t base, float scale, float *y) {
+  if (n > 0)
+    dropoutKernel<<<blocksFor(n), kThreads, 0, s>>>(x, n, draw, base, scale,
+                                                    y);
 }
 
 void oneHot(cudaStream_t s, const int32_t *ids, int64_t count, int64_t classes,

@@ -12,6 +12,7 @@
 #define WHALE_RUNTIME_CUDA_CUDAKERNELS_H
 
 #include "runtime/ConvMath.h"
+#include "runtime/DropoutMath.h"
 #include "runtime/MoeMath.h"
 #include "runtime/TopKMath.h"
 #include "runtime/cuda/ElementMath.h"
@@ -72,6 +73,9 @@ void moeCombine(cudaStream_t s, const MoeShape &m, const float *slotted,
                 const int32_t *slots, const float *gates, float *tokens);
 void moeGateGrad(cudaStream_t s, const MoeShape &m, const float *tokens,
                  const float *slotted, const int32_t *slots, float *dgates);
+/// y[i] = x[i] x scale where `draw` keeps element `base + i`, else 0.
+void dropout(cudaStream_t s, const float *x, int64_t n, DropoutDraw draw,
+             int64_t base, float scale, float *y);
 /// out [count, classes] zeroed first; reports an id outside [0, classes).
 void oneHot(cudaStream_t s, const int32_t *ids, int64_t count, int64_t classes,
             float *out, DataError *error);

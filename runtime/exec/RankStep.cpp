@@ -85,6 +85,8 @@ StepOutcome runStep(std::vector<OpenedRank> &ranks,
     for (size_t k = 0; k < global.size() && copied == WHALE_RT_OK; ++k)
       copied = copyRows(global[k], ctx, rank.inputs[k], rank.place.firstRow);
     whale_rt_set_train_state(ctx, step + 1, lrFactor);
+    // Dropout finds each row's place in the global batch from here.
+    whale_rt_set_rows(ctx, rank.place.firstRow, /*training=*/1);
     whale_rt_tensor *loss = nullptr;
     const int64_t device = rank.place.device;
     // A failure injected for tests stops the rank before its step; under

@@ -66,6 +66,10 @@ int64_t MoeGateGradOp::getFlops() {
                        elementsOf(getTokens()));
 }
 int64_t OneHotOp::getFlops() { return elementsOf(getResult()); }
+// A hash and a scale per element.
+int64_t DropoutOp::getFlops() {
+  return saturatingMul(2, elementsOf(getResult()));
+}
 
 /// A convolution's multiply-adds: each output element sums (C / groups) x
 /// KH x KW products, 2 FLOPs each (as a GEMM counts them).

@@ -160,6 +160,15 @@ SmallVector<Value> MoeCombineOp::buildGradients(OpBuilder &b,
   return grads;
 }
 
+// Dropout is linear with the same mask forward and back: its gradient is
+// itself applied to the output's gradient.
+SmallVector<Value> DropoutOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  if (!g[0])
+    return {Value()};
+  return {DropoutOp::create(b, getLoc(), getType(), g[0], getRateAttr(),
+                            getKeyAttr(), getRowOffsetAttr())};
+}
+
 SmallVector<Value> OneHotOp::buildGradients(OpBuilder &, ArrayRef<Value>) {
   return {Value()};
 }

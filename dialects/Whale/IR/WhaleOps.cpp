@@ -374,6 +374,17 @@ LogicalResult MoeCombineOp::verify() {
                           capacity);
 }
 
+LogicalResult DropoutOp::verify() {
+  double rate = getRate().convertToDouble();
+  if (!(rate >= 0 && rate < 1))
+    return emitOpError() << "rate must be in [0, 1), got " << rate;
+  if (getInput().getType().getRank() < 1)
+    return emitOpError("needs the batch's rows in dimension 0");
+  if (getRowOffset() < 0)
+    return emitOpError("row_offset must be >= 0");
+  return success();
+}
+
 LogicalResult OneHotOp::verify() {
   if (getClasses() < 1)
     return emitOpError() << "needs at least one class, got " << getClasses();

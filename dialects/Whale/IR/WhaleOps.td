@@ -394,6 +394,35 @@ def Whale_OneHotOp : Whale_Op<"one_hot", [Pure,
   let hasVerifier = 1;
 }
 
+def Whale_DropoutOp : Whale_Op<"dropout", [Pure,
+    AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Zeroes a random share of the elements while training";
+  let description = [{
+    While a step trains, each element of `input` `[N, ...]` (N the batch's
+    rows) is zeroed with probability `rate` and the others are scaled by
+    1 / (1 - rate); while evaluating it is the identity. Which elements drop
+    is a hash of the job's seed, the step, `key` (the dropout's place in the
+    model) and the element's index in the global batch: row
+    `first + row_offset + n` of it, where `first` is the rank's first row
+    (the runtime's) and `row_offset` the micro-batch's (the rank
+    programs'). So every plan drops the same elements, and the gradient is
+    the same op applied to the output's gradient.
+
+    ```mlir
+    %y = whale.dropout %x rate = 1.000000e-01 key = 42 : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$input, F64Attr:$rate, I64Attr:$key,
+                       DefaultValuedAttr<I64Attr, "0">:$row_offset);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `rate` `=` $rate `key` `=` $key attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
 def Whale_Conv2dOp : Whale_Op<"conv2d", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "2-D convolution of NCHW images";
