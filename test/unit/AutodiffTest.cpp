@@ -287,4 +287,33 @@ train moe {
   std::printf("mixture of experts: worst relative error %.2e\n", g.worst);
 }
 
+TEST(Autodiff, DropoutsGradientIsItsMask) {
+  // Training: the mask is fixed for a step, so the loss is smooth in the
+  // parameters and the gradient goes through the kept elements only.
+  const char *source = R"(
+model drop(x: f32[B, 8], y: i32[B]) {
+  h = dropout(gelu(x @ param([8, 12], init = normal(0.5))), 0.4)
+  return mean(cross_entropy(h @ param([12, 3], init = normal(0.5)), y))
+}
+train drop {
+  data = synthetic(batch = 6)
+  optimizer = sgd(lr = 0.1)
+  steps = 1
+}
+)";
+  whale::testing::TestRuntime runtime(19);
+  whale_rt_context *rt = runtime.ctx;
+  ASSERT_EQ(whale_rt_set_rows(rt, 0, /*training=*/1), WHALE_RT_OK);
+  whale_rt_tensor *x = runtime.make(WHALE_RT_F32, {6, 8});
+  whale_rt_tensor *y = runtime.make(WHALE_RT_I32, {6});
+  for (int i = 0; i < 6 * 8; ++i)
+    static_cast<float *>(whale_rt_tensor_data(x))[i] = std::sin(0.9f * i);
+  for (int i = 0; i < 6; ++i)
+    static_cast<int32_t *>(whale_rt_tensor_data(y))[i] = i % 3;
+  Gradients g = check(source, "drop", {x, y}, rt, 2e-3, 1e-2);
+  EXPECT_EQ(g.names.size(), 2u);
+  EXPECT_EQ(g.checked, 2);
+  std::printf("dropout: worst relative error %.2e\n", g.worst);
+}
+
 } // namespace

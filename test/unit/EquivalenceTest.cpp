@@ -316,6 +316,44 @@ TEST(Equivalence, MoeGptPipelineOfExpertParallelStages) {
                    kMoeGpt, "cpu:8");
 }
 
+// Dropout draws by each element's place in the global batch: every plan
+// drops what one device drops (the embeddings' sum and the head's input).
+std::string withDropout(const std::string &text) {
+  std::string t = edit(text, "x = nn.embed(tokens, VOCAB, D) + positions",
+                       "x = dropout(nn.embed(tokens, VOCAB, D) + positions, "
+                       "0.2)");
+  return edit(t, "logits = nn.linear(nn.norm(x), VOCAB)",
+              "logits = nn.linear(dropout(nn.norm(x), 0.3), VOCAB)");
+}
+
+TEST(Equivalence, GptDropoutDataParallel) {
+  expectEquivalent(withDropout(edit(source(kGpt), "num_micro_batch = 4",
+                                    "num_micro_batch = 1")),
+                   kGpt, "cpu:4");
+}
+
+TEST(Equivalence, GptDropoutGradientAccumulationAndPipeline) {
+  expectEquivalent(withDropout(source(kGpt)), kGpt, "cpu:1");
+  expectEquivalent(withDropout(source(kGpt)), kGpt, "cpu:4");
+}
+
+TEST(Equivalence, GptDropoutSplitBlocks) {
+  std::string text = withDropout(
+      edit(source(kGpt), "num_micro_batch = 4", "num_micro_batch = 1"));
+  text = edit(text, "  replicate {", "  split {");
+  text = edit(text, "  replicate {", "  split {");
+  expectEquivalent(text, kGpt, "cpu:4");
+}
+
+TEST(Equivalence, GptDropoutPipelineOfSplitStagesSharingRows) {
+  expectEquivalent(withDropout(edit(source(kGpt), "num_micro_batch = 4",
+                                    "num_micro_batch = 4\n  auto_parallel = "
+                                    "true\n  num_task_graph = 2\n  "
+                                    "task_graph_split = 2\n  split_rows = "
+                                    "\"whole\"")),
+                   kGpt, "cpu:8");
+}
+
 TEST(Equivalence, ABatchTheMicroBatchesCannotDivideIsRejected) {
   whale::Interpreter interp;
   ASSERT_TRUE(interp.loadString(
