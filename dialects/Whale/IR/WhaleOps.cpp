@@ -380,7 +380,7 @@ LogicalResult DropoutOp::verify() {
     return emitOpError() << "rate must be in [0, 1), got " << rate;
   if (getInput().getType().getRank() < 1)
     return emitOpError("needs the batch's rows in dimension 0");
-  if (getRowOffset() < 0)
+  if (static_cast<int64_t>(getRowOffset()) < 0)
     return emitOpError("row_offset must be >= 0");
   return success();
 }

@@ -399,6 +399,19 @@ TEST(CudaKernels, MixtureOfExpertsRoutingAndOneHot) {
   });
 }
 
+TEST(CudaKernels, DropoutDrawsTheCpusMask) {
+  // The draw is integer hashing: the GPU keeps exactly the CPU's elements.
+  Pair p;
+  for (whale_rt_context *ctx : {p.gpu, p.cpu}) {
+    ASSERT_EQ(whale_rt_set_train_state(ctx, 3, 1.0), WHALE_RT_OK);
+    ASSERT_EQ(whale_rt_set_rows(ctx, 40, 1), WHALE_RT_OK);
+  }
+  auto x = p.random({64, 3, 33}, 40), y = p.make(WHALE_RT_F32, {64, 3, 33});
+  p.check("dropout", {y}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_dropout(ctx, x.t[i], 0.3, 1234, 8, y.t[i]);
+  });
+}
+
 TEST(CudaKernels, OptimizersAndClipping) {
   Pair p;
   double shape[] = {0.0, 0.02};
