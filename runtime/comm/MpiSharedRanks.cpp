@@ -422,48 +422,56 @@ Status MpiSharedRanks::allGather(int rank, const std::vector<int> &group,
   });
 }
 
-Status MpiSharedRanks::scatterChunks(const Shape &s, Round &r, uint64_t number,
-                                     const std::vector<int> &group,
-                                     int64_t bytes, const std::string &where,
-                                     const Chunks &finish) {
-  // Chunk i of every member goes to member i's process.
-  const std::vector<int> &mine = s.members[s.me];
-  auto partOf = [&](const void *base, int pos) {
-    return static_cast<const char *>(base) + pos * bytes;
-  };
-  std::vector<std::vector<char>> got;
-  if (Status st = swap(
-          s, collectiveKey(group, number, 0),
-          [&](int q) {
-            Pieces pieces;
-            for (int pos : s.members[q])
-              for (size_t i = 0; i < mine.size(); ++i)
-                pieces.push_back({partOf(r.in[i], pos), bytes});
-            return pieces;
-          },
-          [&](int q) {
-            return static_cast<int64_t>(mine.size() * s.members[q].size()) *
-                   bytes;
-          },
-          got, where);
-      !st)
-    return st;
-  for (size_t i = 0; i < mine.size(); ++i) {
-    const int target = mine[i];
-    std::vector<const void *> ins;
-    for (size_t pos = 0; pos < group.size(); ++pos) {
-      const int q = s.procOf[pos];
-      ins.push_back(q == s.me ? static_cast<const void *>(
-                                    partOf(r.in[s.slot[pos]], target))
-                              : got[q].data() +
-                                    (static_cast<int64_t>(i) *
-                                         s.members[q].size() +
-                                     s.slot[pos]) *
-                                        bytes);
+Status MpiSharedRanks::exchangeChunks(const std::string &where, int rank,
+                                      const std::vector<int> &group,
+                                      const void *in, void *out, int64_t bytes,
+                                      const Chunks &finish,
+                                      int64_t CommCounters::*field,
+                                      int64_t counted) {
+  return meet(where, rank, group, in, out, [&](const Shape &s, Round &r,
+                                               uint64_t number) {
+    // Chunk i of every member goes to member i's process.
+    const std::vector<int> &mine = s.members[s.me];
+    auto partOf = [&](const void *base, int pos) {
+      return static_cast<const char *>(base) + pos * bytes;
+    };
+    std::vector<std::vector<char>> got;
+    if (Status st = swap(
+            s, collectiveKey(group, number, 0),
+            [&](int q) {
+              Pieces pieces;
+              for (int pos : s.members[q])
+                for (size_t i = 0; i < mine.size(); ++i)
+                  pieces.push_back({partOf(r.in[i], pos), bytes});
+              return pieces;
+            },
+            [&](int q) {
+              return static_cast<int64_t>(mine.size() * s.members[q].size()) *
+                     bytes;
+            },
+            got, where);
+        !st)
+      return st;
+    for (size_t i = 0; i < mine.size(); ++i) {
+      const int target = mine[i];
+      std::vector<const void *> ins;
+      for (size_t pos = 0; pos < group.size(); ++pos) {
+        const int q = s.procOf[pos];
+        ins.push_back(q == s.me ? static_cast<const void *>(
+                                      partOf(r.in[s.slot[pos]], target))
+                                : got[q].data() +
+                                      (static_cast<int64_t>(i) *
+                                           s.members[q].size() +
+                                       s.slot[pos]) *
+                                          bytes);
+      }
+      finish(r.out[i], ins);
     }
-    finish(i, ins);
-  }
-  return Status::ok();
+    std::lock_guard<std::mutex> lock(meetings);
+    for (int pos : mine)
+      perRank[group[pos]].*field += counted;
+    return Status::ok();
+  });
 }
 
 Status MpiSharedRanks::reduceScatter(int rank, const std::vector<int> &group,
@@ -476,21 +484,13 @@ Status MpiSharedRanks::reduceScatter(int rank, const std::vector<int> &group,
                   [&](int r) { return isLocal(r); }))
     return local.reduceScatter(rank, group, dtype, in, count, out);
   const int64_t bytes = count * dtypeSize(dtype);
-  return meet(where, rank, group, in, out, [&](const Shape &s, Round &r,
-                                               uint64_t number) {
-    // Each member's process adds its chunks in group order.
-    if (Status st = scatterChunks(
-            s, r, number, group, bytes, where,
-            [&](size_t i, const std::vector<const void *> &ins) {
-              sumInGroupOrder(dtype, r.out[i], ins, 0, count);
-            });
-        !st)
-      return st;
-    std::lock_guard<std::mutex> lock(meetings);
-    for (int pos : s.members[s.me])
-      perRank[group[pos]].reduceScatterBytes += bytes;
-    return Status::ok();
-  });
+  // Each member's process adds its chunks in group order.
+  return exchangeChunks(
+      where, rank, group, in, out, bytes,
+      [&](void *to, const std::vector<const void *> &ins) {
+        sumInGroupOrder(dtype, to, ins, 0, count);
+      },
+      &CommCounters::reduceScatterBytes, bytes);
 }
 
 Status MpiSharedRanks::allToAll(int rank, const std::vector<int> &group,
@@ -503,25 +503,17 @@ Status MpiSharedRanks::allToAll(int rank, const std::vector<int> &group,
                   [&](int r) { return isLocal(r); }))
     return local.allToAll(rank, group, dtype, in, count, out);
   const int64_t bytes = count * dtypeSize(dtype);
-  return meet(where, rank, group, in, out, [&](const Shape &s, Round &r,
-                                               uint64_t number) {
-    // Each member's chunks side by side, in group order.
-    if (Status st = scatterChunks(
-            s, r, number, group, bytes, where,
-            [&](size_t i, const std::vector<const void *> &ins) {
-              for (size_t pos = 0; pos < ins.size(); ++pos)
-                if (bytes > 0)
-                  std::memcpy(static_cast<char *>(r.out[i]) + pos * bytes,
-                              ins[pos], static_cast<size_t>(bytes));
-            });
-        !st)
-      return st;
-    std::lock_guard<std::mutex> lock(meetings);
-    for (int pos : s.members[s.me])
-      perRank[group[pos]].allToAllBytes +=
-          (static_cast<int64_t>(group.size()) - 1) * bytes;
-    return Status::ok();
-  });
+  // Each member's chunks side by side, in group order.
+  return exchangeChunks(
+      where, rank, group, in, out, bytes,
+      [&](void *to, const std::vector<const void *> &ins) {
+        for (size_t pos = 0; pos < ins.size(); ++pos)
+          if (bytes > 0)
+            std::memcpy(static_cast<char *>(to) + pos * bytes, ins[pos],
+                        static_cast<size_t>(bytes));
+      },
+      &CommCounters::allToAllBytes,
+      (static_cast<int64_t>(group.size()) - 1) * bytes);
 }
 
 Status MpiSharedRanks::broadcast(int rank, const std::vector<int> &group,

@@ -106,12 +106,14 @@ private:
               const std::function<int64_t(int)> &expected,
               std::vector<std::vector<char>> &got, const std::string &where);
   /// Chunk `pos` (of `bytes`) of every member's input to the member at
-  /// position pos: `finish(i, ins)` gets, for this process's i-th member,
-  /// every member's chunk for it in group order.
-  using Chunks = std::function<void(size_t, const std::vector<const void *> &)>;
-  Status scatterChunks(const Shape &s, Round &r, uint64_t number,
-                       const std::vector<int> &group, int64_t bytes,
-                       const std::string &where, const Chunks &finish);
+  /// position pos, across processes: `finish(out, ins)` gets each member's
+  /// output and every member's chunk for it in group order, and `counted`
+  /// bytes go to each member's `field` counter.
+  using Chunks = std::function<void(void *, const std::vector<const void *> &)>;
+  Status exchangeChunks(const std::string &where, int rank,
+                        const std::vector<int> &group, const void *in,
+                        void *out, int64_t bytes, const Chunks &finish,
+                        int64_t CommCounters::*field, int64_t counted);
   Status take(int fromProcess, const Key &key, std::vector<char> &message,
               const std::string &where);
   Status checkCall(const char *op, int rank, const std::vector<int> &group,

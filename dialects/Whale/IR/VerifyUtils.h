@@ -42,6 +42,14 @@ mlir::LogicalResult verifyMoeRouting(mlir::Operation *op,
 /// divide it).
 int64_t moeCapacity(mlir::RankedTensorType slotted, int64_t groups);
 
+/// verifyMoeRouting for ops that read the slots: E and C from `slotted`'s
+/// shape and the experts' groups.
+mlir::LogicalResult verifyMoeSlots(mlir::Operation *op,
+                                   mlir::RankedTensorType tokens,
+                                   mlir::RankedTensorType experts,
+                                   mlir::Value gates,
+                                   mlir::RankedTensorType slotted);
+
 /// The result shape of a whale.pool2d of `input` [..., H, W].
 mlir::FailureOr<llvm::SmallVector<int64_t>>
 pool2dResultShape(mlir::Operation *op, mlir::RankedTensorType input,

@@ -62,19 +62,9 @@ LogicalResult TopKGradOp::verify() {
 }
 
 LogicalResult MoeGateGradOp::verify() {
-  RankedTensorType slotted = getSlotted().getType();
-  if (slotted.getRank() != 3)
-    return emitOpError() << "slots must be [E, G * C, D], got " << slotted;
-  int64_t groups = getExperts().getType().getRank() == 3
-                       ? getExperts().getType().getShape()[0]
-                       : 1;
-  int64_t capacity = moeCapacity(slotted, groups);
-  if (capacity == 0)
-    return emitOpError() << "slots " << slotted << " are not " << groups
-                         << " groups' equal shares";
-  if (failed(verifyMoeRouting(*this, getTokens().getType(),
-                              getExperts().getType(), Value(), slotted,
-                              slotted.getShape()[0], capacity)))
+  if (failed(verifyMoeSlots(*this, getTokens().getType(),
+                            getExperts().getType(), Value(),
+                            getSlotted().getType())))
     return failure();
   return expectShape(*this, getExperts().getType().getShape(), getType(),
                      "dgates");

@@ -358,20 +358,24 @@ LogicalResult MoeDispatchOp::verify() {
                           getCapacity());
 }
 
-LogicalResult MoeCombineOp::verify() {
-  RankedTensorType slotted = getSlotted().getType();
+LogicalResult whale::verifyMoeSlots(Operation *op, RankedTensorType tokens,
+                                   RankedTensorType experts, Value gates,
+                                   RankedTensorType slotted) {
   if (slotted.getRank() != 3)
-    return emitOpError() << "slots must be [E, G * C, D], got " << slotted;
-  int64_t groups = getExperts().getType().getRank() == 3
-                       ? getExperts().getType().getShape()[0]
-                       : 1;
+    return op->emitOpError() << "slots must be [E, G * C, D], got "
+                             << slotted;
+  int64_t groups = experts.getRank() == 3 ? experts.getShape()[0] : 1;
   int64_t capacity = moeCapacity(slotted, groups);
   if (capacity == 0)
-    return emitOpError() << "slots " << slotted << " are not " << groups
-                         << " groups' equal shares";
-  return verifyMoeRouting(*this, getType(), getExperts().getType(),
-                          getGates(), slotted, slotted.getShape()[0],
-                          capacity);
+    return op->emitOpError() << "slots " << slotted << " are not " << groups
+                             << " groups' equal shares";
+  return verifyMoeRouting(op, tokens, experts, gates, slotted,
+                          slotted.getShape()[0], capacity);
+}
+
+LogicalResult MoeCombineOp::verify() {
+  return verifyMoeSlots(*this, getType(), getExperts().getType(), getGates(),
+                        getSlotted().getType());
 }
 
 LogicalResult DropoutOp::verify() {
