@@ -23,8 +23,10 @@
 
 namespace whale::rt {
 
-/// SplitMix64's finalizer: every input bit reaches every output bit.
-WHALE_DROPOUT_HD uint64_t mix64(uint64_t z) {
+/// SplitMix64's finalizer, every input bit reaching every output bit;
+/// callable on a GPU (runtime/data/DataOrder.h's mix64 is host code, and
+/// adds SplitMix64's increment first).
+WHALE_DROPOUT_HD uint64_t drawMix(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
@@ -38,7 +40,7 @@ struct DropoutDraw {
   WHALE_DROPOUT_HD static DropoutDraw make(uint64_t seed, int64_t step,
                                            int64_t key, double rate) {
     DropoutDraw d;
-    d.base = mix64(mix64(mix64(seed) ^ static_cast<uint64_t>(step)) ^
+    d.base = drawMix(drawMix(drawMix(seed) ^ static_cast<uint64_t>(step)) ^
                    static_cast<uint64_t>(key));
     const double t = rate * 4294967296.0;
     d.threshold = t >= 4294967295.0 ? 0xffffffffu : static_cast<uint32_t>(t);
@@ -47,7 +49,7 @@ struct DropoutDraw {
   /// Whether the element at `index` of the global batch is kept.
   WHALE_DROPOUT_HD bool keep(int64_t index) const {
     return static_cast<uint32_t>(
-               mix64(base ^ mix64(static_cast<uint64_t>(index))) >> 32) >=
+               drawMix(base ^ drawMix(static_cast<uint64_t>(index))) >> 32) >=
            threshold;
   }
 };
