@@ -769,6 +769,10 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
 
 LogicalResult StageSharder::rewrite(Operation *op) {
   SmallVector<Pattern> ps = patterns(op);
+  if (ps.empty() && isa<DropoutOp>(op))
+    return op->emitOpError("draws by the batch's rows, but under split its "
+                           "input has none in dimension 0 (drop before the "
+                           "split, or on a value of the rows)");
   if (ps.empty())
     return op->emitOpError("has no sharding pattern for its operands' "
                            "layouts over ")
