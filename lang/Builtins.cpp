@@ -597,11 +597,13 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
       // choices times the factor, at least one, at most the group's tokens
       // (a token picks an expert once).
       const int64_t tokens = tx.dims[1].value;
-      const double even = static_cast<double>(tokens * k) / numExperts;
+      const double even =
+          static_cast<double>(tokens) * static_cast<double>(k) / numExperts;
       const int64_t capacity = std::clamp<int64_t>(
           static_cast<int64_t>(std::ceil(factor * even - 1e-9)), 1, tokens);
+      // Saturating: a product past 2^63 is refused as too large later.
       Dim rows = groups.isKnown()
-                     ? Dim::known(groups.value * capacity)
+                     ? Dim::known(saturatingMul(groups.value, capacity))
                      : Dim::symbol("(" + groups.sym + "*" +
                                    std::to_string(capacity) + ")");
       TensorType out{tx.dtype, {Dim::known(numExperts), rows, tx.dims[2]}};
