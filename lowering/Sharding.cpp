@@ -312,8 +312,7 @@ int64_t StageSharder::convertCost(Value v, Layout to) const {
   // back the same way). A gather counts here as the part a rank hands in,
   // which reaches c - 1 ranks; an all-to-all's chunks each reach one, so a
   // rank receives 1/c of what a gather brings it: it counts as part / c.
-  if (from.kind == Layout::Part && to.kind == Layout::Part &&
-      weights.empty()) {
+  if (from.kind == Layout::Part && to.kind == Layout::Part) {
     int64_t moved = bytes(src, from) / c;
     return needsGrad ? 2 * moved : moved;
   }
@@ -387,11 +386,10 @@ Value StageSharder::convertedValue(Value operand, Layout to,
       bridges[at].push_back(StringAttr::get(fn.getContext(), s));
     };
     Value v = have;
-    if (from.kind == Layout::Part && to.kind == Layout::Part &&
-        weights.empty()) {
+    if (from.kind == Layout::Part && to.kind == Layout::Part) {
       note("all_to_all");
       slot = AllToAllOp::create(b, loc, localType(src, to), v, to.axis,
-                                from.axis, c);
+                                from.axis, c, weightsAttr());
       return slot;
     }
     if (from.kind == Layout::Partial) {

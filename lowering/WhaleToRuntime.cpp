@@ -558,8 +558,9 @@ LogicalResult Lowering::lowerOp(Operation *op) {
       })
       .Case([&](AllToAllOp g) {
         call("whale_rt_all_to_all",
-             {ctxArg, constI32(g.getShards()), constI64(g.getSplitAxis()),
-              constI64(g.getConcatAxis()), in(0), *out});
+             {ctxArg, constI32(g.getShards()), weightsOf(g.getWeights()),
+              constI64(g.getSplitAxis()), constI64(g.getConcatAxis()), in(0),
+              *out});
         return success();
       })
       .Case([&](ShardSliceOp g) {

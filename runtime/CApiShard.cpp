@@ -71,6 +71,13 @@ void copyPart(char *whole, char *part, const Shape &wholeShape, int64_t axis,
 
 /// Part `index`'s range of `whole` along `axis`, when `part` is that part
 /// of it (the same shape but along `axis`).
+/// `shape` with `axis` made `extent` long.
+Shape withExtent(Shape shape, int64_t axis, int64_t extent) {
+  if (axis >= 0 && axis < static_cast<int64_t>(shape.size()))
+    shape[axis] = extent;
+  return shape;
+}
+
 bool partRange(const Shape &whole, const Shape &part, int64_t axis,
                int64_t shards, const int64_t *weights, int64_t index,
                PartRange &r) {
@@ -267,8 +274,9 @@ whale_rt_status whale_rt_all_gather(whale_rt_context *ctx, int32_t shards,
 }
 
 whale_rt_status whale_rt_all_to_all(whale_rt_context *ctx, int32_t shards,
-                                    int64_t split_axis, int64_t concat_axis,
-                                    whale_rt_tensor *in, whale_rt_tensor *out) {
+                                    const int64_t *weights, int64_t split_axis,
+                                    int64_t concat_axis, whale_rt_tensor *in,
+                                    whale_rt_tensor *out) {
   return traced(ctx, "all_to_all", {out}, [&]() -> whale_rt_status {
     Group g;
     if (whale_rt_status s = needGroup(ctx, "all_to_all", shards, false, g))
@@ -276,45 +284,64 @@ whale_rt_status whale_rt_all_to_all(whale_rt_context *ctx, int32_t shards,
     if (!in || !out || in->tensor.dtype() != out->tensor.dtype())
       return ctx->invalid("all_to_all: needs an input and an output of one "
                           "dtype");
+    // `in` is this rank's part along a of the whole that `out` holds along
+    // a; `out` is its part along b of what `in` holds along b.
     const Shape &si = shapeOf(in), &so = shapeOf(out);
     const int64_t a = concat_axis, b = split_axis,
                   rank = static_cast<int64_t>(si.size());
+    PartRange mineA, mineB;
     bool fits = si.size() == so.size() && a != b && a >= 0 && b >= 0 &&
-                a < rank && b < rank;
+                a < rank && b < rank &&
+                partRange(so, withExtent(so, a, si[a]), a, shards, weights,
+                          g.position, mineA) &&
+                partRange(si, withExtent(si, b, so[b]), b, shards, weights,
+                          g.position, mineB);
     for (int64_t d = 0; fits && d < rank; ++d)
-      fits = d == a   ? so[d] == si[d] * shards
-             : d == b ? si[d] == so[d] * shards
-                      : si[d] == so[d];
+      fits = d == a || d == b || si[d] == so[d];
     if (!fits)
       return ctx->invalid("all_to_all: " + shapeString(si) + " -> " +
-                          shapeString(so) + " is not a part along axis " +
-                          std::to_string(a) + " becoming a part along axis " +
-                          std::to_string(b) + " of " + std::to_string(shards));
-    const int64_t n = in->tensor.numel(), count = n / shards;
+                          shapeString(so) + " is not this rank's part along "
+                          "axis " + std::to_string(a) +
+                          " becoming its part along axis " +
+                          std::to_string(b) + ", of " +
+                          partsText(shards, weights));
+    // Every chunk travels in a slot the size of the largest (member j's
+    // rows along b of member k's part along a), as the gather's parts do.
+    const int64_t n = in->tensor.numel();
     const int64_t elem = in->tensor.bytes() / std::max<int64_t>(1, n);
+    std::vector<PartRange> alongA(shards), alongB(shards);
+    int64_t maxA = 0, maxB = 0;
+    for (int32_t j = 0; j < shards; ++j) {
+      partOf(so[a], shards, weights, j, alongA[j]);
+      partOf(si[b], shards, weights, j, alongB[j]);
+      maxA = std::max(maxA, alongA[j].size);
+      maxB = std::max(maxB, alongB[j].size);
+    }
+    const int64_t rest = si[a] * si[b] > 0 ? n / (si[a] * si[b]) : 0;
+    const int64_t slot = maxA * maxB * rest;
     std::vector<char> mine(static_cast<size_t>(in->tensor.bytes()));
     if (Status st = ctx->device->copyToHost(mine.data(), in->tensor.raw(),
                                             in->tensor.bytes());
         !st)
       return ctx->fail(st);
-    // Chunk j (this rank's rows of member j's part) packed for member j.
-    std::vector<char> send(mine.size()), got(mine.size());
+    std::vector<char> send(static_cast<size_t>(slot * elem) * shards),
+        got(send.size());
     for (int32_t j = 0; j < shards; ++j)
-      copyPart(mine.data(), send.data() + j * count * elem, si, b,
-               PartRange{j * so[b], so[b]}, elem, /*toPart=*/true);
+      copyPart(mine.data(), send.data() + j * slot * elem, si, b, alongB[j],
+               elem, /*toPart=*/true);
     {
       CommScope scope(ctx, "all_to_all");
       if (Status st = ctx->comm->allToAll(ctx->rank, g.ranks,
                                           in->tensor.dtype(), send.data(),
-                                          count, got.data());
+                                          slot, got.data());
           !st)
         return ctx->fail(st);
     }
     HostData joined(ctx, out, /*writeBack=*/true);
     joined.prepare();
     for (int32_t k = 0; k < shards; ++k)
-      copyPart(joined.as<char>(), got.data() + k * count * elem, so, a,
-               PartRange{k * si[a], si[a]}, elem, /*toPart=*/false);
+      copyPart(joined.as<char>(), got.data() + k * slot * elem, so, a,
+               alongA[k], elem, /*toPart=*/false);
     return ran(ctx, joined.commit());
   });
 }

@@ -478,10 +478,12 @@ whale_rt_status whale_rt_param_shard(whale_rt_context *ctx, const char *name,
 /* The group's all-to-all: `in` is this rank's part along `concat_axis` of
  * a whole whose part along `split_axis` is `out`. Chunk j of `in` along
  * split_axis goes to member j; `out` joins along concat_axis the chunks
- * every member sent, in group order. Equal parts only. */
+ * every member sent, in group order. Parts are equal, or cut by `weights`
+ * as all_gather's are. */
 whale_rt_status whale_rt_all_to_all(whale_rt_context *ctx, int32_t shards,
-                                    int64_t split_axis, int64_t concat_axis,
-                                    whale_rt_tensor *in, whale_rt_tensor *out);
+                                    const int64_t *weights, int64_t split_axis,
+                                    int64_t concat_axis, whale_rt_tensor *in,
+                                    whale_rt_tensor *out);
 /* The group's parts joined along `axis`, in group order. */
 whale_rt_status whale_rt_all_gather(whale_rt_context *ctx, int32_t shards,
                                     const int64_t *weights, int64_t axis,

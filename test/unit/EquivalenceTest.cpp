@@ -292,6 +292,13 @@ TEST(Equivalence, MoeGptDroppingTokensOneExpertPerDevice) {
                    kMoeGpt, "cpu:4");
 }
 
+// Devices of rates 3:1: the faster keeps 3 of the 4 experts of each layer
+// and routes 12 of the 16 sequences; the all-to-alls carry parts of 3:1.
+TEST(Equivalence, MoeGptExpertsOnUnequalDevices) {
+  expectEquivalent(source(kMoeGpt), kMoeGpt,
+                   "cpu:1@flops=3e10,cpu:1@flops=1e10");
+}
+
 TEST(Equivalence, MoeGptExpertParallelWithDataParallelism) {
   expectEquivalent(edit(source(kMoeGpt), "split {", "split(2) {"), kMoeGpt,
                    "cpu:4");

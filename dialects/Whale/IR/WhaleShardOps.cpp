@@ -99,25 +99,26 @@ LogicalResult AllGatherOp::verify() {
 LogicalResult AllToAllOp::verify() {
   auto in = cast<RankedTensorType>(getValue().getType());
   RankedTensorType out = cast<RankedTensorType>(getType());
-  const int64_t rank = in.getRank(), a = getConcatAxis(), b = getSplitAxis(),
-                c = getShards();
+  const int64_t rank = in.getRank(), a = getConcatAxis(), b = getSplitAxis();
   if (out.getRank() != rank || a == b || a < 0 || b < 0 || a >= rank ||
       b >= rank)
     return emitOpError() << "moves a part between two distinct axes of one "
                             "rank, got split "
                          << b << " and concat " << a << " of " << in << " -> "
                          << out;
-  for (int64_t d = 0; d < rank; ++d) {
-    int64_t want = d == a   ? in.getDimSize(d) * c
-                   : d == b ? in.getDimSize(d) / c
-                            : in.getDimSize(d);
-    if ((d == b && in.getDimSize(d) % c != 0) || out.getDimSize(d) != want)
-      return emitOpError() << "result should be " << in << " with axis " << a
-                           << " " << c << " times longer and axis " << b
-                           << " " << c << " times shorter, got " << out;
-  }
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != a && d != b && in.getDimSize(d) != out.getDimSize(d))
+      return emitOpError() << "keeps every axis but " << a << " and " << b
+                           << ": " << in << " -> " << out;
   if (in.getElementType() != out.getElementType())
     return emitOpError("keeps the element type");
+  // The input is this rank's part of the output along a, the output its
+  // part of the input along b.
+  if (failed(verifyShardWeights(*this, getWeights(), getShards(), a,
+                                in.getDimSize(a), out.getDimSize(a))) ||
+      failed(verifyShardWeights(*this, getWeights(), getShards(), b,
+                                out.getDimSize(b), in.getDimSize(b))))
+    return failure();
   return success();
 }
 
@@ -152,7 +153,8 @@ SmallVector<Value> AllToAllOp::buildGradients(OpBuilder &b,
   if (!g[0] || !isa<FloatType>(getType().getElementType()))
     return {Value()};
   return {AllToAllOp::create(b, getLoc(), getValue().getType(), g[0],
-                             getConcatAxis(), getSplitAxis(), getShards())};
+                             getConcatAxis(), getSplitAxis(), getShards(),
+                             getWeightsAttr())};
 }
 
 SmallVector<Value> ShardSliceOp::buildGradients(OpBuilder &b,
@@ -186,9 +188,29 @@ SmallVector<Value> ShardedCrossEntropyOp::buildGradients(OpBuilder &b,
 // What each rank hands to the group's collective, as the runtime counts it.
 int64_t AllGatherOp::getCommBytes() { return bytesOf(getValue()); }
 int64_t ShardSliceOp::getCommBytes() { return 0; }
-// All chunks but the rank's own leave it.
+// All chunks but the rank's own leave it, each in a slot the size of the
+// largest (the largest parts along both axes, as the runtime pads them).
 int64_t AllToAllOp::getCommBytes() {
-  return bytesOf(getValue()) / getShards() * (getShards() - 1);
+  auto in = cast<RankedTensorType>(getValue().getType());
+  const int64_t c = getShards();
+  if (!getWeights())
+    return bytesOf(getValue()) / c * (c - 1);
+  ArrayRef<int64_t> w = *getWeights();
+  int64_t units = 0, most = 0, own = 0;
+  for (int64_t x : w) {
+    units += x;
+    most = std::max(most, x);
+  }
+  const int64_t a = getConcatAxis(), b = getSplitAxis();
+  const int64_t wholeA = cast<RankedTensorType>(getType()).getDimSize(a);
+  own = in.getDimSize(a); // this rank's part along a
+  if (units <= 0 || own <= 0 || wholeA % units != 0 ||
+      in.getDimSize(b) % units != 0)
+    return 0;
+  const int64_t slot = bytesOf(getValue()) / own / in.getDimSize(b) *
+                       (wholeA / units * most) *
+                       (in.getDimSize(b) / units * most);
+  return slot * (c - 1);
 }
 int64_t ShardSumOp::getCommBytes() { return bytesOf(getValue()); }
 int64_t FanoutOp::getCommBytes() { return 0; }

@@ -16,7 +16,7 @@
 //   fanout      (whole read by ops   gradient: shard_sum (the readers'
 //                that run on parts)   gradients are partial)
 //   all_to_all  (part(a) -> part(b)) gradient: all_to_all (part(b) ->
-//                                     part(a))
+//                                     part(a)), parts equal or weighted
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,16 +58,20 @@ def Whale_AllToAllOp : Whale_ShardOp<"all_to_all", [Pure]> {
     Each of the `shards` ranks holds its part along `concat_axis`; each gets
     its part along `split_axis` instead: rank j's chunk j (along
     `split_axis`) of every rank's part, joined along `concat_axis` in group
-    order. Equal parts only. A mixture of experts' slots go from the groups
-    of tokens each rank routed to the experts each rank keeps, and back.
+    order. Parts are equal, or with `weights` cut as all_gather's are (this
+    rank's parts along both axes are its share). A mixture of experts'
+    slots go from the groups of tokens each rank routed to the experts each
+    rank keeps, and back.
 
     ```mlir
     %e = whale.all_to_all %s split 0 concat 1 shards 2 : tensor<4x10x8xf32> -> tensor<2x20x8xf32>
+    %u = whale.all_to_all %s split 0 concat 1 shards 2 {weights = array<i64: 3, 1>} : tensor<4x6x8xf32> -> tensor<3x8x8xf32>
     ```
   }];
   let arguments = (ins Whale_AnyTensor:$value, I64Attr:$split_axis,
                        I64Attr:$concat_axis,
-                       ConfinedAttr<I64Attr, [IntMinValue<2>]>:$shards);
+                       ConfinedAttr<I64Attr, [IntMinValue<2>]>:$shards,
+                       OptionalAttr<DenseI64ArrayAttr>:$weights);
   let results = (outs Whale_AnyTensor:$result);
   let assemblyFormat = [{
     $value `split` $split_axis `concat` $concat_axis `shards` $shards attr-dict

@@ -105,7 +105,23 @@ func.func @all_to_all_axes(%s: tensor<4x10x8xf32>) {
 // -----
 
 func.func @all_to_all_shape(%s: tensor<4x10x8xf32>) {
-  // expected-error@+1 {{result should be 'tensor<4x10x8xf32>' with axis 1 2 times longer and axis 0 2 times shorter, got 'tensor<2x10x8xf32>'}}
+  // expected-error@+1 {{the whole must be the part with axis 1 times 2: expected 20 in dimension 1, got 10}}
   %e = whale.all_to_all %s split 0 concat 1 shards 2 : tensor<4x10x8xf32> -> tensor<2x10x8xf32>
+  return
+}
+
+// -----
+
+func.func @all_to_all_kept_axis(%s: tensor<4x10x8xf32>) {
+  // expected-error@+1 {{keeps every axis but 1 and 0}}
+  %e = whale.all_to_all %s split 0 concat 1 shards 2 : tensor<4x10x8xf32> -> tensor<2x20x4xf32>
+  return
+}
+
+// -----
+
+func.func @all_to_all_weights(%s: tensor<4x6x8xf32>) {
+  // expected-error@+1 {{a part of 2 is none of the weighted parts of 4}}
+  %e = whale.all_to_all %s split 0 concat 1 shards 2 {weights = array<i64: 3, 1>} : tensor<4x6x8xf32> -> tensor<2x8x8xf32>
   return
 }

@@ -15,6 +15,7 @@
 // CHECK: whale.shard_slice %{{.*}} axis 1 shards 2 {weights = array<i64: 3, 1>} : tensor<8x16xf32> -> tensor<8x4xf32>
 // CHECK: whale.sharded_cross_entropy %{{.*}}, %{{.*}} shards 2 {weights = array<i64: 3, 1>}
 // CHECK: whale.param "w" zeros [] {shard = array<i64: 1, 2, 16>, shard_weights = array<i64: 3, 1>} : tensor<8x12xf32>
+// CHECK: whale.all_to_all %{{.*}} split 0 concat 1 shards 2 {weights = array<i64: 3, 1>} : tensor<4x6x8xf32> -> tensor<3x8x8xf32>
 func.func @round_trip(%p: tensor<2x16xf32>, %y: tensor<8xi32>, %d: tensor<8xf32>, %slots: tensor<4x10x8xf32>) {
   %x = whale.all_gather %p axis 0 shards 4 : tensor<2x16xf32> -> tensor<8x16xf32>
   %s = whale.shard_slice %x axis 1 shards 4 : tensor<8x16xf32> -> tensor<8x4xf32>
@@ -27,10 +28,11 @@ func.func @round_trip(%p: tensor<2x16xf32>, %y: tensor<8xi32>, %d: tensor<8xf32>
   return
 }
 
-func.func @uneven_round_trip(%p: tensor<8x12xf32>, %y: tensor<8xi32>) {
+func.func @uneven_round_trip(%p: tensor<8x12xf32>, %y: tensor<8xi32>, %slots: tensor<4x6x8xf32>) {
   %x = whale.all_gather %p axis 1 shards 2 {weights = array<i64: 3, 1>} : tensor<8x12xf32> -> tensor<8x16xf32>
   %s = whale.shard_slice %x axis 1 shards 2 {weights = array<i64: 3, 1>} : tensor<8x16xf32> -> tensor<8x4xf32>
   %l = whale.sharded_cross_entropy %s, %y shards 2 {weights = array<i64: 3, 1>} : tensor<8x4xf32>, tensor<8xi32> -> tensor<8xf32>
   %w = whale.param "w" zeros [] {shard = array<i64: 1, 2, 16>, shard_weights = array<i64: 3, 1>} : tensor<8x12xf32>
+  %e = whale.all_to_all %slots split 0 concat 1 shards 2 {weights = array<i64: 3, 1>} : tensor<4x6x8xf32> -> tensor<3x8x8xf32>
   return
 }

@@ -79,6 +79,33 @@ TEST(UnevenShards, AllGatherJoinsPartsOfThreeAndOneUnits) {
   EXPECT_EQ(got[1], grid(2, 8));
 }
 
+TEST(UnevenShards, AllToAllMovesPartsOfThreeAndOneUnitsToAnotherAxis) {
+  // An [8 rows, 8 columns] whole: each rank holds its columns (6 and 2) of
+  // every row and gets its rows (6 and 2) of every column, as a mixture's
+  // slots go from tokens to experts on unequal devices.
+  Pair p;
+  std::vector<float> got[2];
+  p.onBoth([&](int r) {
+    TestRuntime &c = p.rank[r];
+    const int64_t cols = r == 0 ? 6 : 2, first = r == 0 ? 0 : 6;
+    const int64_t rows = r == 0 ? 6 : 2, firstRow = r == 0 ? 0 : 6;
+    whale_rt_tensor *mine = c.f32({8, cols}, grid(8, cols, first));
+    whale_rt_tensor *out = c.make(WHALE_RT_F32, {rows, 8});
+    EXPECT_EQ(whale_rt_all_to_all(c.ctx, 2, kWeights, 0, 1, mine, out),
+              WHALE_RT_OK)
+        << whale_rt_last_error(c.ctx);
+    std::vector<float> want = grid(8, 8);
+    got[r] = values(out, rows * 8);
+    EXPECT_EQ(got[r], std::vector<float>(want.begin() + firstRow * 8,
+                                         want.begin() + (firstRow + rows) * 8))
+        << "rank " << r;
+    // A part that is not the rank's along either axis is an error.
+    whale_rt_tensor *wrong = c.make(WHALE_RT_F32, {8 - rows, 8});
+    EXPECT_EQ(whale_rt_all_to_all(c.ctx, 2, kWeights, 0, 1, mine, wrong),
+              WHALE_RT_INVALID_ARGUMENT);
+  });
+}
+
 TEST(UnevenShards, ShardSliceKeepsEachRanksUnits) {
   Pair p;
   for (int r = 0; r < 2; ++r) {
