@@ -457,14 +457,16 @@ whale_rt_status whale_rt_dropout(whale_rt_context *ctx, whale_rt_tensor *x,
     if (shapeOf(x).empty() || !(rate >= 0 && rate < 1) || row_offset < 0)
       return ctx->invalid("dropout: needs rows in dimension 0, a rate in "
                           "[0, 1) and a row offset >= 0");
-    // Evaluating (or a rate of 0): the identity.
-    const float scale = static_cast<float>(1.0 / (1.0 - rate));
-    DropoutDraw draw = DropoutDraw::make(ctx->seed, ctx->step, key,
-                                         ctx->training ? rate : 0.0);
-    return ran(ctx, ctx->device->dropout(x->tensor.cview<float>(), draw,
-                                         ctx->firstRow + row_offset,
-                                         ctx->training ? scale : 1.0f,
-                                         y->tensor.view<float>()));
+    // Evaluating (or a rate of 0): the identity, a copy with no draws.
+    if (!ctx->training || rate == 0)
+      return ran(ctx, ctx->device->copy(y->tensor.raw(), x->tensor.raw(),
+                                        x->tensor.bytes()));
+    DropoutDraw draw = DropoutDraw::make(ctx->seed, ctx->step, key, rate);
+    return ran(ctx, ctx->device->dropout(
+                        x->tensor.cview<float>(), draw,
+                        ctx->firstRow + row_offset,
+                        static_cast<float>(1.0 / (1.0 - rate)),
+                        y->tensor.view<float>()));
   });
 }
 

@@ -318,25 +318,6 @@ Status InProcessCommunicator::allToAll(int rank, const std::vector<int> &group,
                     count * static_cast<int64_t>(group.size()), -1, c);
 }
 
-Status Communicator::allToAll(int rank, const std::vector<int> &group,
-                              DType dtype, const void *in, int64_t count,
-                              void *out) {
-  if (Status st = checkGroup("all_to_all", size(), rank, group); !st)
-    return st;
-  const int64_t n = static_cast<int64_t>(group.size());
-  const int64_t pos =
-      std::find(group.begin(), group.end(), rank) - group.begin();
-  const int64_t chunk = count * dtypeSize(dtype);
-  std::vector<char> all(static_cast<size_t>(n * n * chunk));
-  if (Status st = allGather(rank, group, dtype, in, count * n, all.data()); !st)
-    return st;
-  for (int64_t k = 0; k < n; ++k)
-    if (chunk > 0)
-      std::memcpy(static_cast<char *>(out) + k * chunk,
-                  all.data() + (k * n + pos) * chunk, chunk);
-  return Status::ok();
-}
-
 Status InProcessCommunicator::reduceScatter(int rank,
                                             const std::vector<int> &group,
                                             DType dtype, const void *in,

@@ -60,11 +60,9 @@ public:
                                void *out) = 0;
   /// `in` holds group.size() x count elements, its i-th `count` for the
   /// member at position i; `out` gets, at position k, what member k sent
-  /// the caller. By default an allGather from which each member keeps its
-  /// chunks (group.size() times the traffic; counted as the all-gather it
-  /// is): transports with an all-to-all of their own override it.
+  /// the caller.
   virtual Status allToAll(int rank, const std::vector<int> &group, DType dtype,
-                          const void *in, int64_t count, void *out);
+                          const void *in, int64_t count, void *out) = 0;
   /// allGather for the driver's own exchanges (the losses of a step, a
   /// run's figures), not counted as the rank's traffic.
   virtual Status driverAllGather(int rank, const std::vector<int> &group,
