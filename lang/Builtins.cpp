@@ -20,7 +20,7 @@ struct BuiltinSig {
 
 const std::vector<BuiltinSig> &builtinTable() {
   static const std::vector<BuiltinSig> table = {
-      {"param", {"shape", "init", "dtype"}, 1},
+      {"param", {"shape", "init", "dtype", "trainable"}, 1},
       {"matmul", {"a", "b", "transpose_a", "transpose_b"}, 2},
       {"relu", {"x"}, 1},
       {"gelu", {"x"}, 1},
@@ -30,6 +30,9 @@ const std::vector<BuiltinSig> &builtinTable() {
       {"sqrt", {"x"}, 1},
       {"softmax", {"x", "axis"}, 1},
       {"layernorm", {"x", "gamma", "beta", "eps"}, 3},
+      {"batch_norm",
+       {"x", "gamma", "beta", "running_mean", "running_var", "momentum", "eps"},
+       5},
       {"embedding", {"table", "ids"}, 2},
       {"cross_entropy", {"logits", "labels"}, 2},
       {"sum", {"x", "axis", "keepdim"}, 1},
@@ -430,6 +433,10 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
                              t.str());
       return SVal::error();
     }
+    // trainable = false: state no gradient trains (running statistics).
+    bool trainable = true;
+    if (args[3].present && !a.flag(3, trainable))
+      return SVal::error();
     Frame &f = frames.back();
     std::string base = hint.empty() ? "param" : hint;
     int k = f.paramCount[base]++;
@@ -437,7 +444,8 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
     return tensorOut("param", {}, t,
                      {{"name", NodeAttr(name)},
                       {"init", NodeAttr(init.get("kind")->s)},
-                      {"init_args", NodeAttr(initArgs(init))}});
+                      {"init_args", NodeAttr(initArgs(init))},
+                      {"frozen", NodeAttr(!trainable)}});
   }
 
   if (fn == "matmul") {
@@ -777,6 +785,62 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
       return SVal::error();
     }
     return tensorOut("layernorm", {x, g, b}, tx, {{"eps", NodeAttr(eps)}});
+  }
+
+  if (fn == "batch_norm") {
+    int x, g, b, rm, rv;
+    double momentum, eps;
+    if (!a.tensor(0, x) || !a.tensor(1, g) || !a.tensor(2, b) ||
+        !a.tensor(3, rm) || !a.tensor(4, rv) || !a.number(5, momentum, 0.1) ||
+        !a.number(6, eps, 1e-5))
+      return SVal::error();
+    const TensorType &tx = typeOf(x);
+    if (tx.rank() < 2) {
+      error(args[0].loc, "batch_norm normalizes each channel of [N, C, ...] "
+                         "(rank >= 2), got " +
+                             tx.str());
+      return SVal::error();
+    }
+    TensorType vec{tx.dtype, {tx.dims[1]}};
+    for (int i = 1; i <= 4; ++i) {
+      int v = i == 1 ? g : i == 2 ? b : i == 3 ? rm : rv;
+      if (!(typeOf(v) == vec)) {
+        error(args[i].loc, a.what(i) + " must be " + vec.str() +
+                               " to match the channels of " + tx.str() +
+                               ", got " + typeOf(v).str());
+        return SVal::error();
+      }
+    }
+    // The running statistics are updated in place: they must be state.
+    for (int i : {3, 4}) {
+      int v = i == 3 ? rm : rv;
+      size_t inputs = graph->inputs.size();
+      const Node *n = v >= static_cast<int>(inputs)
+                          ? &graph->nodes[static_cast<size_t>(v) - inputs]
+                          : nullptr;
+      bool frozen = false;
+      if (n && n->op == "param")
+        for (const auto &[k, attr] : n->attrs)
+          if (k == "frozen")
+            frozen = std::get<bool>(attr);
+      if (!frozen) {
+        error(args[i].loc, a.what(i) +
+                               " must be a parameter made with trainable = "
+                               "false (state the step updates, no gradient)");
+        return SVal::error();
+      }
+    }
+    if (!(momentum >= 0 && momentum <= 1)) {
+      error(args[5].loc,
+            "momentum must be in [0, 1], got " + std::to_string(momentum));
+      return SVal::error();
+    }
+    if (!(eps > 0)) {
+      error(args[6].loc, "eps must be positive");
+      return SVal::error();
+    }
+    return tensorOut("batch_norm", {x, g, b, rm, rv}, tx,
+                     {{"momentum", NodeAttr(momentum)}, {"eps", NodeAttr(eps)}});
   }
 
   if (fn == "embedding") {

@@ -151,6 +151,10 @@ private:
     for (int id : n.operands)
       state.addOperands(values[id]);
     state.addTypes(tensorType(n.type));
+    // A batch normalization also returns the statistics it used ([C]).
+    if (n.op == "batch_norm")
+      state.addTypes({tensorType(TensorType{n.type.dtype, {n.type.dims[1]}}),
+                      tensorType(TensorType{n.type.dtype, {n.type.dims[1]}})});
     for (const auto &kv : n.attrs)
       addAttr(state, kv.first, kv.second);
     return b.create(state)->getResult(0);

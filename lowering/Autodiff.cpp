@@ -68,8 +68,12 @@ whale::backpropagateRecomputing(OpBuilder &b, ArrayRef<Operation *> forward,
     ArrayRef<Operation *> ops = forward.slice(begin, ends[seg] - begin);
     IRMapping again;
     SmallVector<Operation *> copies;
-    for (Operation *op : ops)
+    for (Operation *op : ops) {
       copies.push_back(b.clone(*op, again));
+      // The step's running statistics moved once, in the first forward.
+      if (auto bn = dyn_cast<BatchNormOp>(copies.back()))
+        bn.setMomentum(APFloat(0.0));
+    }
     for (Operation *op : ops)
       for (Value r : op->getResults())
         if (auto it = grads.find(r); it != grads.end()) {
@@ -120,7 +124,7 @@ LogicalResult differentiate(func::FuncOp model, OpBuilder &b) {
   SmallVector<ParamOp> params;
   for (Operation &op : entry.without_terminator()) {
     forward.push_back(&op);
-    if (auto p = dyn_cast<ParamOp>(op))
+    if (auto p = dyn_cast<ParamOp>(op); p && !p.getFrozen())
       params.push_back(p);
   }
 

@@ -46,7 +46,10 @@ struct DataParallelPass
     SmallVector<SmallVector<ParamOp>> params(stages);
     for (TaskGraphOp tg : plan::taskGraphs(fn)) {
       int64_t s = tg->getAttrOfType<IntegerAttr>("stage").getInt();
-      tg.walk([&](ParamOp p) { params[s].push_back(p); });
+      tg.walk([&](ParamOp p) {
+        if (!p.getFrozen()) // no gradient to sync
+          params[s].push_back(p);
+      });
     }
     SmallVector<Attribute> perStage;
     for (auto &stageParams : params) {

@@ -128,6 +128,13 @@ LogicalResult RankBuilder::analyze() {
           shardedBy[p.getName()] = shards.getInt();
       } else
         ops[s].push_back(&op);
+      // Statistics of the whole batch need all of a replica's rows at once.
+      if (isa<BatchNormOp>(op) && microBatches > 1)
+        return op.emitOpError("normalizes over the whole batch, so its "
+                              "stage cannot run in micro-batches (this plan "
+                              "has ")
+               << microBatches
+               << "); plan with num_micro_batch = 1, or without a pipeline";
     }
   }
   for (int64_t s = 0; s < stages; ++s) {
@@ -195,7 +202,8 @@ LogicalResult RankBuilder::build(int64_t s) {
   for (ParamOp p : params[s]) {
     auto c = cast<ParamOp>(b.clone(*p));
     shared.map(p.getResult(), c.getResult());
-    ownParams.push_back(c);
+    if (!c.getFrozen()) // frozen state takes no gradient and no update
+      ownParams.push_back(c);
   }
   DenseMap<Value, Value> accumulated; // per parameter clone
   SmallVector<IRMapping> forward(microBatches);

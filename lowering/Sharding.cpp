@@ -766,6 +766,10 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
 }
 
 LogicalResult StageSharder::rewrite(Operation *op) {
+  if (isa<BatchNormOp>(op))
+    return op->emitOpError("normalizes over the whole batch and is not "
+                           "split: put it in a replicate block (data "
+                           "parallelism syncs its statistics)");
   SmallVector<Pattern> ps = patterns(op);
   if (ps.empty() && isa<DropoutOp>(op))
     return op->emitOpError("draws by the batch's rows, but under split its "

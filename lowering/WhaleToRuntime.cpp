@@ -289,6 +289,26 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     return success();
   }
 
+  if (auto bn = dyn_cast<BatchNormOp>(op)) {
+    SmallVector<Value> outs;
+    if (failed(resultTensors(bn, outs)))
+      return failure();
+    call("whale_rt_batch_norm",
+         {ctxArg, in(0), in(1), in(2), in(3), in(4),
+          constF64(bn.getMomentum().convertToDouble()),
+          constF64(bn.getEps().convertToDouble()), outs[0], outs[1], outs[2]});
+    return success();
+  }
+
+  if (auto bn = dyn_cast<BatchNormGradOp>(op)) {
+    SmallVector<Value> outs;
+    if (failed(resultTensors(bn, outs)))
+      return failure();
+    call("whale_rt_batch_norm_grad", {ctxArg, in(0), in(1), in(2), in(3), in(4),
+                                      outs[0], outs[1], outs[2]});
+    return success();
+  }
+
   if (auto ln = dyn_cast<LayerNormGradOp>(op)) {
     SmallVector<Value> outs;
     if (failed(resultTensors(ln, outs)))

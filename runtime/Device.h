@@ -120,6 +120,28 @@ public:
                                    double eps, View<const float> dy,
                                    View<float> dx, View<float> dgamma,
                                    View<float> dbeta) = 0;
+  // Batch normalization's passes over x [N, C, S...] (S: the positions
+  // after the channel), per channel c. The per-channel vectors are host
+  // arrays of C floats: the statistics are combined on the host, where the
+  // replicas' sums meet.
+  /// sums[c] = the sum of channel c's elements, or of their squares about
+  /// center[c] when `center` is given.
+  virtual Status channelSums(View<const float> x, const float *center,
+                             float *sums) = 0;
+  /// y = (x - center[c]) x scale[c] + shift[c].
+  virtual Status channelAffine(View<const float> x, const float *center,
+                               const float *scale, const float *shift,
+                               View<float> y) = 0;
+  /// sums[c] = sum(dy), sums[C + c] = sum(dy x (x - center[c]) x
+  /// invstd[c]).
+  virtual Status channelGradSums(View<const float> x, View<const float> dy,
+                                 const float *center, const float *invstd,
+                                 float *sums) = 0;
+  /// dx = a[c] x dy + b[c] x (x - center[c]) + d[c].
+  virtual Status channelGradInput(View<const float> x, View<const float> dy,
+                                  const float *center, const float *a,
+                                  const float *b, const float *d,
+                                  View<float> dx) = 0;
   /// Attention over the last two dimensions of q, k, v ([..., T, E]):
   /// out = softmax(q k^T * scale, causally masked when `causal`) v. The
   /// default composes this device's own ops (and holds the [..., T, T]

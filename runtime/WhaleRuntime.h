@@ -457,6 +457,28 @@ whale_rt_status whale_rt_set_rows(whale_rt_context *ctx, int64_t first_row,
 whale_rt_status whale_rt_dropout(whale_rt_context *ctx, whale_rt_tensor *x,
                                  double rate, int64_t key, int64_t row_offset,
                                  whale_rt_tensor *y);
+/* Batch normalization of x [N, C, ...] per channel over the whole batch:
+ * while training, the replicas of the rank's stage (none without a
+ * communicator) add their rows' channel sums, y = (x - mean) x invstd x
+ * gamma + beta, and the running statistics move toward the batch's mean
+ * and unbiased variance by `momentum` (0: they stay); while evaluating the
+ * running statistics normalize. `mean` and `invstd` [C] are the statistics
+ * used. */
+whale_rt_status whale_rt_batch_norm(whale_rt_context *ctx, whale_rt_tensor *x,
+                                    whale_rt_tensor *gamma,
+                                    whale_rt_tensor *beta,
+                                    whale_rt_tensor *running_mean,
+                                    whale_rt_tensor *running_var,
+                                    double momentum, double eps,
+                                    whale_rt_tensor *y, whale_rt_tensor *mean,
+                                    whale_rt_tensor *invstd);
+/* dx from the whole batch's sums of dy and dy x xhat (added over the
+ * replicas as the forward's statistics are); dgamma and dbeta of this
+ * rank's rows. */
+whale_rt_status whale_rt_batch_norm_grad(
+    whale_rt_context *ctx, whale_rt_tensor *x, whale_rt_tensor *gamma,
+    whale_rt_tensor *mean, whale_rt_tensor *invstd, whale_rt_tensor *dy,
+    whale_rt_tensor *dx, whale_rt_tensor *dgamma, whale_rt_tensor *dbeta);
 /* Bytes this rank has moved: 0 all-reduce, 1 send, 2 recv, 3 all-gather,
  * 4 all-to-all (the chunks it sent to others). */
 int64_t whale_rt_comm_bytes(const whale_rt_context *ctx, int32_t kind);

@@ -81,6 +81,17 @@ public:
   Status softmax(View<const float> x, int64_t axis, View<float> y) override;
   Status softmaxBackward(View<const float> y, View<const float> dy,
                          int64_t axis, View<float> dx) override;
+  Status channelSums(View<const float> x, const float *center,
+                     float *sums) override;
+  Status channelAffine(View<const float> x, const float *center,
+                       const float *scale, const float *shift,
+                       View<float> y) override;
+  Status channelGradSums(View<const float> x, View<const float> dy,
+                         const float *center, const float *invstd,
+                         float *sums) override;
+  Status channelGradInput(View<const float> x, View<const float> dy,
+                          const float *center, const float *a, const float *b,
+                          const float *d, View<float> dx) override;
   Status layerNorm(View<const float> x, View<const float> gamma,
                    View<const float> beta, double eps, View<float> y) override;
   Status layerNormBackward(View<const float> x, View<const float> gamma,

@@ -612,6 +612,106 @@ Status CudaDevice::softmaxBackward(View<const float> y, View<const float> dy,
   return launched("softmax_grad");
 }
 
+namespace {
+/// x [N, C, S...] as N, C and S.
+void channelsOf(const Shape &shape, int64_t &rows, int64_t &channels,
+                int64_t &size) {
+  rows = shape[0];
+  channels = shape[1];
+  size = 1;
+  for (size_t i = 2; i < shape.size(); ++i)
+    size *= shape[i];
+}
+} // namespace
+
+Status CudaDevice::channelVectors(std::initializer_list<const float *> host,
+                                  int64_t channels, float **device) {
+  void *buf;
+  size_t bytes = host.size() * channels * sizeof(float);
+  if (Status st = scratch(0, bytes, &buf); !st)
+    return st;
+  *device = static_cast<float *>(buf);
+  int64_t i = 0;
+  for (const float *h : host) {
+    if (h)
+      if (Status st = copyAndWait(*device + i * channels, h,
+                                  channels * sizeof(float), /*toHost=*/false);
+          !st)
+        return st;
+    ++i;
+  }
+  return Status::ok();
+}
+
+Status CudaDevice::channelSums(View<const float> x, const float *center,
+                               float *sums) {
+  if (Status st = enter(); !st)
+    return st;
+  int64_t rows, channels, size;
+  channelsOf(x.shape, rows, channels, size);
+  float *dev;
+  if (Status st = channelVectors({center, nullptr}, channels, &dev); !st)
+    return st;
+  cuda::channelSums(compute, x.data, center ? dev : nullptr, dev + channels,
+                    rows, channels, size);
+  if (Status st = launched("channel_sums"); !st)
+    return st;
+  return copyAndWait(sums, dev + channels, channels * sizeof(float),
+                     /*toHost=*/true);
+}
+
+Status CudaDevice::channelAffine(View<const float> x, const float *center,
+                                 const float *scale, const float *shift,
+                                 View<float> y) {
+  if (Status st = enter(); !st)
+    return st;
+  int64_t rows, channels, size;
+  channelsOf(x.shape, rows, channels, size);
+  float *dev;
+  if (Status st = channelVectors({center, scale, shift}, channels, &dev); !st)
+    return st;
+  cuda::channelAffine(compute, x.data, dev, dev + channels, dev + 2 * channels,
+                      y.data, x.numel(), channels, size);
+  return launched("channel_affine");
+}
+
+Status CudaDevice::channelGradSums(View<const float> x, View<const float> dy,
+                                   const float *center, const float *invstd,
+                                   float *sums) {
+  if (Status st = enter(); !st)
+    return st;
+  int64_t rows, channels, size;
+  channelsOf(x.shape, rows, channels, size);
+  float *dev;
+  if (Status st = channelVectors({center, invstd, nullptr, nullptr}, channels,
+                                 &dev);
+      !st)
+    return st;
+  cuda::channelGradSums(compute, x.data, dy.data, dev, dev + channels,
+                        dev + 2 * channels, rows, channels, size);
+  if (Status st = launched("channel_grad_sums"); !st)
+    return st;
+  return copyAndWait(sums, dev + 2 * channels, 2 * channels * sizeof(float),
+                     /*toHost=*/true);
+}
+
+Status CudaDevice::channelGradInput(View<const float> x, View<const float> dy,
+                                    const float *center, const float *a,
+                                    const float *b, const float *d,
+                                    View<float> dx) {
+  if (Status st = enter(); !st)
+    return st;
+  int64_t rows, channels, size;
+  channelsOf(x.shape, rows, channels, size);
+  float *dev;
+  if (Status st = channelVectors({center, a, b, d}, channels, &dev); !st)
+    return st;
+  cuda::channelGradInput(compute, x.data, dy.data, dev, dev + channels,
+                         dev + 2 * channels, dev + 3 * channels, dx.data,
+                         x.numel(), channels, size);
+  return launched("channel_grad_input");
+}
+
 Status CudaDevice::layerNorm(View<const float> x, View<const float> gamma,
                              View<const float> beta, double eps,
                              View<float> y) {

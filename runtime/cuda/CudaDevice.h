@@ -21,6 +21,7 @@
 #include <cuda_runtime.h>
 
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -105,6 +106,17 @@ public:
   Status softmax(View<const float> x, int64_t axis, View<float> y) override;
   Status softmaxBackward(View<const float> y, View<const float> dy,
                          int64_t axis, View<float> dx) override;
+  Status channelSums(View<const float> x, const float *center,
+                     float *sums) override;
+  Status channelAffine(View<const float> x, const float *center,
+                       const float *scale, const float *shift,
+                       View<float> y) override;
+  Status channelGradSums(View<const float> x, View<const float> dy,
+                         const float *center, const float *invstd,
+                         float *sums) override;
+  Status channelGradInput(View<const float> x, View<const float> dy,
+                          const float *center, const float *a, const float *b,
+                          const float *d, View<float> dx) override;
   Status layerNorm(View<const float> x, View<const float> gamma,
                    View<const float> beta, double eps, View<float> y) override;
   Status layerNormBackward(View<const float> x, View<const float> gamma,
@@ -161,6 +173,10 @@ private:
   /// (statistics a backward pass recomputes); not counted against the
   /// limit, as the CPU device's host vectors are not.
   Status scratch(int slot, size_t bytes, void **out);
+  /// Per-channel host vectors (nullptr: room only) uploaded side by side to
+  /// scratch slot 0, `channels` floats each, at *device.
+  Status channelVectors(std::initializer_list<const float *> host,
+                        int64_t channels, float **device);
   /// Clears the data-error record before a kernel that reads ids or labels,
   /// and turns what it found into a Status after.
   Status clearDataError();

@@ -311,6 +311,61 @@ __global__ void layerNormGradColumnsKernel(const float *x, const float *mean,
   }
 }
 
+/// One block per channel, its threads over the channel's rows x size.
+__global__ void channelSumsKernel(const float *x, const float *center,
+                                  float *sums, int64_t rows, int64_t channels,
+                                  int64_t size) {
+  int64_t c = blockIdx.x;
+  float m = center ? center[c] : 0.0f, acc = 0;
+  for (int64_t i = threadIdx.x; i < rows * size; i += blockDim.x) {
+    float v = x[((i / size) * channels + c) * size + i % size];
+    acc += center ? (v - m) * (v - m) : v;
+  }
+  acc = blockReduce<false>(acc);
+  if (threadIdx.x == 0)
+    sums[c] = acc;
+}
+
+__global__ void channelAffineKernel(const float *x, const float *center,
+                                    const float *scale, const float *shift,
+                                    float *y, int64_t n, int64_t channels,
+                                    int64_t size) {
+  WHALE_GRID_LOOP(i, n) {
+    int64_t c = (i / size) % channels;
+    y[i] = (x[i] - center[c]) * scale[c] + shift[c];
+  }
+}
+
+__global__ void channelGradSumsKernel(const float *x, const float *dy,
+                                      const float *center, const float *invstd,
+                                      float *sums, int64_t rows,
+                                      int64_t channels, int64_t size) {
+  int64_t c = blockIdx.x;
+  float m = center[c], g = 0, gx = 0;
+  for (int64_t i = threadIdx.x; i < rows * size; i += blockDim.x) {
+    int64_t at = ((i / size) * channels + c) * size + i % size;
+    g += dy[at];
+    gx += dy[at] * (x[at] - m);
+  }
+  g = blockReduce<false>(g);
+  gx = blockReduce<false>(gx);
+  if (threadIdx.x == 0) {
+    sums[c] = g;
+    sums[channels + c] = gx * invstd[c];
+  }
+}
+
+__global__ void channelGradInputKernel(const float *x, const float *dy,
+                                       const float *center, const float *a,
+                                       const float *b, const float *d,
+                                       float *dx, int64_t n, int64_t channels,
+                                       int64_t size) {
+  WHALE_GRID_LOOP(i, n) {
+    int64_t c = (i / size) % channels;
+    dx[i] = a[c] * dy[i] + b[c] * (x[i] - center[c]) + d[c];
+  }
+}
+
 __device__ int64_t indexAt(const void *ids, bool wide, int64_t i) {
   return wide ? static_cast<const int64_t *>(ids)[i]
               : static_cast<const int32_t *>(ids)[i];
@@ -696,6 +751,38 @@ void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
   else
     softmaxGradStridedKernel<<<blocksFor(outer * inner), kThreads, 0, s>>>(
         y, dy, dx, outer, extent, inner);
+}
+
+void channelSums(cudaStream_t s, const float *x, const float *center,
+                 float *sums, int64_t rows, int64_t channels, int64_t size) {
+  if (channels > 0)
+    channelSumsKernel<<<channels, kRowThreads, 0, s>>>(x, center, sums, rows,
+                                                       channels, size);
+}
+
+void channelAffine(cudaStream_t s, const float *x, const float *center,
+                   const float *scale, const float *shift, float *y,
+                   int64_t n, int64_t channels, int64_t size) {
+  if (n > 0)
+    channelAffineKernel<<<blocksFor(n), kThreads, 0, s>>>(
+        x, center, scale, shift, y, n, channels, size);
+}
+
+void channelGradSums(cudaStream_t s, const float *x, const float *dy,
+                     const float *center, const float *invstd, float *sums,
+                     int64_t rows, int64_t channels, int64_t size) {
+  if (channels > 0)
+    channelGradSumsKernel<<<channels, kRowThreads, 0, s>>>(
+        x, dy, center, invstd, sums, rows, channels, size);
+}
+
+void channelGradInput(cudaStream_t s, const float *x, const float *dy,
+                      const float *center, const float *a, const float *b,
+                      const float *d, float *dx, int64_t n, int64_t channels,
+                      int64_t size) {
+  if (n > 0)
+    channelGradInputKernel<<<blocksFor(n), kThreads, 0, s>>>(
+        x, dy, center, a, b, d, dx, n, channels, size);
 }
 
 void layerNorm(cudaStream_t s, const float *x, const float *gamma,

@@ -103,6 +103,22 @@ void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
 
 /// Over rows of `width`; mean and rstd (one per row) are written for the
 /// backward pass.
+/// Batch normalization over x [rows, channels, size] (device arrays of
+/// `channels` floats): sums[c] of channel c (of squares about center[c]
+/// when given); y = (x - center) scale + shift; sums[c] = sum(dy),
+/// sums[C + c] = sum(dy (x - center) invstd); dx = a dy + b (x - center) + d.
+void channelSums(cudaStream_t s, const float *x, const float *center,
+                 float *sums, int64_t rows, int64_t channels, int64_t size);
+void channelAffine(cudaStream_t s, const float *x, const float *center,
+                   const float *scale, const float *shift, float *y,
+                   int64_t n, int64_t channels, int64_t size);
+void channelGradSums(cudaStream_t s, const float *x, const float *dy,
+                     const float *center, const float *invstd, float *sums,
+                     int64_t rows, int64_t channels, int64_t size);
+void channelGradInput(cudaStream_t s, const float *x, const float *dy,
+                      const float *center, const float *a, const float *b,
+                      const float *d, float *dx, int64_t n, int64_t channels,
+                      int64_t size);
 void layerNorm(cudaStream_t s, const float *x, const float *gamma,
                const float *beta, float eps, float *y, float *mean, float *rstd,
                int64_t rows, int64_t width);

@@ -287,6 +287,50 @@ train moe {
   std::printf("mixture of experts: worst relative error %.2e\n", g.worst);
 }
 
+TEST(Autodiff, BatchNormalizationsGradientsMatchFiniteDifferences) {
+  // Statistics of the batch in the forward: every sample's output depends on
+  // every other's, which the gradient must carry (dx's two mean terms). A
+  // batch normalization of images [N, C, H, W] and one of features [N, C],
+  // with gamma and beta away from their initial values.
+  const char *source = R"(
+model bn(x: f32[B, 48], y: i32[B]) {
+  img = reshape(x, [B, 3, 4, 4])
+  c = conv2d(img, param([4, 3, 3, 3], init = normal(0.3)), padding = 1)
+  g = param([4], init = normal(1.0, 0.3))
+  b = param([4], init = normal(0.0, 0.3))
+  n = batch_norm(c, g, b, param([4], init = zeros(), trainable = false),
+                 param([4], init = ones(), trainable = false))
+  h = gelu(reshape(avg_pool2d(gelu(n), 2), [B, 16])) @ param([16, 6], init = normal(0.4))
+  f = batch_norm(h, param([6], init = normal(1.0, 0.3)),
+                 param([6], init = normal(0.0, 0.3)),
+                 param([6], init = zeros(), trainable = false),
+                 param([6], init = ones(), trainable = false), momentum = 0.5)
+  return mean(cross_entropy(gelu(f) @ param([6, 5], init = normal(0.4)), y))
+}
+train bn {
+  data = synthetic(batch = 5)
+  optimizer = sgd(lr = 0.1)
+  steps = 1
+}
+)";
+  whale::testing::TestRuntime runtime(23);
+  whale_rt_context *rt = runtime.ctx;
+  ASSERT_EQ(whale_rt_set_rows(rt, 0, /*training=*/1), WHALE_RT_OK);
+  whale_rt_tensor *x = runtime.make(WHALE_RT_F32, {5, 48});
+  whale_rt_tensor *y = runtime.make(WHALE_RT_I32, {5});
+  for (int i = 0; i < 5 * 48; ++i)
+    static_cast<float *>(whale_rt_tensor_data(x))[i] =
+        std::sin(0.41f * i) * 1.5f + 0.3f;
+  for (int i = 0; i < 5; ++i)
+    static_cast<int32_t *>(whale_rt_tensor_data(y))[i] = (i * 3) % 5;
+  Gradients g = check(source, "bn", {x, y}, rt, 1e-2, 1e-2);
+  // Seven trained parameters; the four running statistics are state that
+  // takes no gradient.
+  EXPECT_EQ(g.names.size(), 7u);
+  EXPECT_EQ(g.checked, 7);
+  std::printf("batch normalization: worst relative error %.2e\n", g.worst);
+}
+
 TEST(Autodiff, DropoutsGradientIsItsMask) {
   // Training: the mask is fixed for a step, so the loss is smooth in the
   // parameters and the gradient goes through the kept elements only.

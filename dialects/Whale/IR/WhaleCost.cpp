@@ -42,6 +42,12 @@ WHALE_UNARY_FLOPS(SqrtOp)
 int64_t CausalMaskOp::getFlops() { return elementsOf(getResult()); }
 int64_t SoftmaxOp::getFlops() { return 5 * elementsOf(getResult()); }
 int64_t LayerNormOp::getFlops() { return 8 * elementsOf(getResult()); }
+// Batch normalization: a channel sum, the centred squares (3 per element),
+// then normalize, scale and shift (4); its gradient two sums (4) and dx (5).
+int64_t BatchNormOp::getFlops() { return 8 * elementsOf(getResult()); }
+int64_t BatchNormGradOp::getFlops() {
+  return saturatingMul(9, elementsOf(getDx()));
+}
 
 // k scans of each row, a comparison per entry; the gradient scans again
 // and writes every input element.

@@ -100,6 +100,13 @@ LogicalResult LayerNormGradOp::verify() {
   return success();
 }
 
+LogicalResult BatchNormGradOp::verify() {
+  RankedTensorType x = getX().getType();
+  if (x.getRank() < 2)
+    return emitOpError() << "needs [N, C, ...] (rank >= 2), got " << x;
+  return expectShape(*this, {x.getShape()[1]}, getGamma().getType(), "gamma");
+}
+
 LogicalResult EmbeddingGradOp::verify() {
   RankedTensorType table = getType(), ids = getIds().getType();
   if (table.getRank() != 2)

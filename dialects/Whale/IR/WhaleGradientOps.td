@@ -254,6 +254,35 @@ def Whale_LayerNormGradOp : Whale_Op<"layernorm_grad", [Pure,
   let hasVerifier = 1;
 }
 
+def Whale_BatchNormGradOp : Whale_Op<"batch_norm_grad", [Pure,
+    AllTypesMatch<["x", "dy", "dx"]>,
+    AllTypesMatch<["gamma", "mean", "invstd", "dgamma", "dbeta"]>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Gradients of a batch normalization";
+  let description = [{
+    From the forward input, gamma, the statistics the forward used and
+    `dy`: dx = gamma x invstd x (dy - mean(dy) - xhat x mean(dy x xhat)),
+    the means over the whole batch (data-parallel replicas sum their rows'
+    two channel sums over the replica group, one all-reduce), and this
+    rank's rows' dgamma = sum(dy x xhat) and dbeta = sum(dy), which the
+    gradient sync sums as any parameter's.
+
+    ```mlir
+    %dx, %dg, %db = whale.batch_norm_grad %x, %g, %m, %s, %dy : tensor<8x4x6x6xf32>, tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$x, Whale_FloatTensor:$gamma,
+                       Whale_FloatTensor:$mean, Whale_FloatTensor:$invstd,
+                       Whale_FloatTensor:$dy);
+  let results = (outs Whale_FloatTensor:$dx, Whale_FloatTensor:$dgamma,
+                      Whale_FloatTensor:$dbeta);
+  let assemblyFormat = [{
+    $x `,` $gamma `,` $mean `,` $invstd `,` $dy attr-dict `:` type($x) `,`
+    type($gamma)
+  }];
+  let hasVerifier = 1;
+}
+
 def Whale_EmbeddingGradOp : Whale_Op<"embedding_grad", [Pure,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Gradient of an embedding table";

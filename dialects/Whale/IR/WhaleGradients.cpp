@@ -200,6 +200,17 @@ SmallVector<Value> LayerNormOp::buildGradients(OpBuilder &b,
   return {grad.getDx(), grad.getDgamma(), grad.getDbeta()};
 }
 
+SmallVector<Value> BatchNormOp::buildGradients(OpBuilder &b,
+                                               ArrayRef<Value> g) {
+  // The statistics' own gradients are not taken: a loss reading `mean` or
+  // `invstd` directly is not differentiated through them.
+  if (!g[0])
+    return {Value(), Value(), Value(), Value(), Value()};
+  auto grad = BatchNormGradOp::create(b, getLoc(), getInput(), getGamma(),
+                                      getMean(), getInvstd(), g[0]);
+  return {grad.getDx(), grad.getDgamma(), grad.getDbeta(), Value(), Value()};
+}
+
 SmallVector<Value> EmbeddingOp::buildGradients(OpBuilder &b,
                                                ArrayRef<Value> g) {
   if (!g[0])

@@ -389,6 +389,31 @@ LogicalResult DropoutOp::verify() {
   return success();
 }
 
+LogicalResult BatchNormOp::verify() {
+  RankedTensorType in = tensorOf(getInput());
+  if (in.getRank() < 2)
+    return emitOpError() << "needs [N, C, ...] (rank >= 2), got " << in;
+  if (failed(expectShape(*this, {in.getShape()[1]}, tensorOf(getGamma()),
+                         "gamma")) ||
+      failed(expectSameElementType(*this, in, getGamma().getType(),
+                                   "input and gamma")))
+    return failure();
+  double momentum = getMomentum().convertToDouble();
+  if (!(momentum >= 0 && momentum <= 1))
+    return emitOpError() << "momentum must be in [0, 1], got " << momentum;
+  if (!(getEps().convertToDouble() > 0))
+    return emitOpError("eps must be positive");
+  // The running statistics are updated in place: they must be state.
+  for (auto [what, v] : {std::pair<StringRef, Value>{"running_mean",
+                                                     getRunningMean()},
+                         {"running_var", getRunningVar()}})
+    if (auto p = v.getDefiningOp<ParamOp>(); p && !p.getFrozen())
+      return emitOpError() << what << " must be a frozen parameter (state no "
+                              "gradient trains), not '"
+                           << p.getName() << "'";
+  return success();
+}
+
 LogicalResult OneHotOp::verify() {
   if (getClasses() < 1)
     return emitOpError() << "needs at least one class, got " << getClasses();

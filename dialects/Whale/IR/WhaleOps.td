@@ -84,6 +84,11 @@ def Whale_ParamOp : Whale_Op<"param", [
     Uneven shards add `shard_weights` (the group's, as all_gather takes
     them) and the whole extent: `shard = [axis, shards, extent]`.
 
+    A `frozen` parameter is state no gradient trains (no optimizer update,
+    no gradient sync): a batch normalization's running statistics, which
+    the whale.batch_norm that reads them updates, or a layer a script
+    keeps fixed. It is saved, resharded and restored as any parameter.
+
     ```mlir
     %w = whale.param "mlp/w1" normal [0.0, 2.0e-02] : tensor<1024x4096xf32>
     ```
@@ -91,7 +96,8 @@ def Whale_ParamOp : Whale_Op<"param", [
   let arguments = (ins StrAttr:$name, Whale_InitKindAttr:$init,
                        DenseF64ArrayAttr:$init_args,
                        OptionalAttr<DenseI64ArrayAttr>:$shard,
-                       OptionalAttr<DenseI64ArrayAttr>:$shard_weights);
+                       OptionalAttr<DenseI64ArrayAttr>:$shard_weights,
+                       UnitAttr:$frozen);
   let results = (outs Whale_FloatTensor:$result);
   let assemblyFormat = [{
     $name custom<InitKeyword>($init) $init_args attr-dict `:` type($result)
@@ -419,6 +425,48 @@ def Whale_DropoutOp : Whale_Op<"dropout", [Pure,
   let results = (outs Whale_FloatTensor:$result);
   let assemblyFormat = [{
     $input `rate` `=` $rate `key` `=` $key attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_BatchNormOp : Whale_Op<"batch_norm", [
+    MemoryEffects<[MemRead, MemWrite]>,
+    AllTypesMatch<["input", "result"]>,
+    AllTypesMatch<["gamma", "beta", "running_mean", "running_var",
+                   "mean", "invstd"]>,
+    DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Batch normalization over the whole batch, per channel";
+  let description = [{
+    Normalizes `input` `[N, C, ...]` per channel c over the batch's rows and
+    every position after the channel (N x H x W for images) while a step
+    trains: y = (x - mean) x invstd x gamma + beta, invstd =
+    1 / sqrt(var + eps), var the biased variance. The statistics are the
+    whole global batch's on every plan: data-parallel replicas sum their
+    rows' channel sums over the replica group (two all-reduces of C floats
+    and a count: the mean, then the centred squares), so each plan
+    normalizes as one device does. The step then moves the `frozen`
+    parameters `running_mean` and `running_var` toward the batch's mean and
+    unbiased variance by `momentum` (PyTorch's convention: r = (1 -
+    momentum) r + momentum x stat; momentum 0 leaves them, as a recomputed
+    forward must). While evaluating, the running statistics normalize and
+    nothing is updated. `mean` and `invstd` are the statistics used, for
+    the gradient.
+
+    ```mlir
+    %y, %m, %s = whale.batch_norm %x, %g, %b, %rm, %rv momentum = 1.000000e-01 eps = 1.000000e-05 : tensor<8x4x6x6xf32>, tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$input, Whale_FloatTensor:$gamma,
+                       Whale_FloatTensor:$beta, Whale_FloatTensor:$running_mean,
+                       Whale_FloatTensor:$running_var, F64Attr:$momentum,
+                       F64Attr:$eps);
+  let results = (outs Whale_FloatTensor:$result, Whale_FloatTensor:$mean,
+                      Whale_FloatTensor:$invstd);
+  let assemblyFormat = [{
+    $input `,` $gamma `,` $beta `,` $running_mean `,` $running_var
+    `momentum` `=` $momentum `eps` `=` $eps attr-dict `:` type($input) `,`
+    type($gamma)
   }];
   let hasVerifier = 1;
 }
