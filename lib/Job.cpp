@@ -10,6 +10,7 @@
 #include "runtime/Tensor.h"
 #include "runtime/exec/StepLog.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -156,6 +157,16 @@ std::unique_ptr<Job> Job::create(Interpreter &interp, const JobOptions &options,
     impl->params.push_back({name, std::vector<int64_t>(type.getShape())});
     impl->paramInfo.push_back(infoOf(name, type));
   }
+  // Frozen parameters (running statistics) take no gradient but are the
+  // job's state as much: saved, restored and reported with the others.
+  llvm::StringSet<> frozen;
+  gradFn.walk([&](ParamOp p) {
+    if (!p.getFrozen() || !frozen.insert(p.getName()).second)
+      return;
+    impl->params.push_back(
+        {p.getName().str(), std::vector<int64_t>(p.getType().getShape())});
+    impl->paramInfo.push_back(infoOf(p.getName().str(), p.getType()));
+  });
   impl->program = JitProgram::compile(*module, error);
   if (!impl->program) {
     error = "compiling the train step failed: " + error;

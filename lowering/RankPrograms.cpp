@@ -238,6 +238,9 @@ LogicalResult RankBuilder::build(int64_t s) {
         // micro-batches into the rank's.
         if (auto d = dyn_cast<DropoutOp>(clone))
           d.setRowOffset(d.getRowOffset() + j * micro);
+        // Ranks sharing rows each add the same sums to the statistics.
+        if (auto bn = dyn_cast<BatchNormOp>(clone))
+          bn.setRowCopies(rowGroup);
         forwardOps[j].push_back(clone);
       }
       for (auto [i, v] : llvm::enumerate(boundary))

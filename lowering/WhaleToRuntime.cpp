@@ -296,7 +296,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     call("whale_rt_batch_norm",
          {ctxArg, in(0), in(1), in(2), in(3), in(4),
           constF64(bn.getMomentum().convertToDouble()),
-          constF64(bn.getEps().convertToDouble()), outs[0], outs[1], outs[2]});
+          constF64(bn.getEps().convertToDouble()),
+          constI64(bn.getRowCopies()), outs[0], outs[1], outs[2]});
     return success();
   }
 

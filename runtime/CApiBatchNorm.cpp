@@ -5,7 +5,8 @@
 // their element counts) over the communicator, and the host turns the
 // totals into the per-channel coefficients of the device's elementwise
 // passes. Ranks that share rows each add the same sums and the same count,
-// so the ratios hold there too. A context bound to no communicator (one
+// so the ratios hold there too; the unbiased variance divides the count by
+// the copies. A context bound to no communicator (one
 // device, or `whale profile` timing the op alone) keeps its own sums.
 //
 //===----------------------------------------------------------------------===//
@@ -75,7 +76,8 @@ whale_rt_status whale_rt_batch_norm(whale_rt_context *ctx, whale_rt_tensor *x,
                                     whale_rt_tensor *running_mean,
                                     whale_rt_tensor *running_var,
                                     double momentum, double eps,
-                                    whale_rt_tensor *y, whale_rt_tensor *mean,
+                                    int64_t row_copies, whale_rt_tensor *y,
+                                    whale_rt_tensor *mean,
                                     whale_rt_tensor *invstd) {
   return traced(ctx, "batch_norm", {y}, [&]() -> whale_rt_status {
     if (whale_rt_status s = needF32(ctx, "batch_norm",
@@ -100,8 +102,9 @@ whale_rt_status whale_rt_batch_norm(whale_rt_context *ctx, whale_rt_tensor *x,
       return s;
     if (whale_rt_status s = needShape(ctx, "batch_norm", y, shapeOf(x)))
       return s;
-    if (!(eps > 0) || !(momentum >= 0 && momentum <= 1))
-      return ctx->invalid("batch_norm: needs eps > 0 and momentum in [0, 1]");
+    if (!(eps > 0) || !(momentum >= 0 && momentum <= 1) || row_copies < 1)
+      return ctx->invalid("batch_norm: needs eps > 0, momentum in [0, 1] and "
+                          "row_copies >= 1");
     const size_t c = static_cast<size_t>(channels);
     Device &dev = *ctx->device;
     std::vector<float> mu(c), var(c), g, b;
@@ -166,7 +169,8 @@ whale_rt_status whale_rt_batch_norm(whale_rt_context *ctx, whale_rt_tensor *x,
       return ctx->fail(st);
     if (Status st = readVector(ctx, running_var, rv); !st)
       return ctx->fail(st);
-    const double unbias = total > 1 ? total / (total - 1) : 1.0;
+    const double n = total / static_cast<double>(row_copies);
+    const double unbias = n > 1 ? n / (n - 1) : 1.0;
     for (size_t i = 0; i < c; ++i) {
       rm[i] = static_cast<float>((1 - momentum) * rm[i] + momentum * mu[i]);
       rv[i] = static_cast<float>((1 - momentum) * rv[i] +

@@ -463,14 +463,16 @@ whale_rt_status whale_rt_dropout(whale_rt_context *ctx, whale_rt_tensor *x,
  * gamma + beta, and the running statistics move toward the batch's mean
  * and unbiased variance by `momentum` (0: they stay); while evaluating the
  * running statistics normalize. `mean` and `invstd` [C] are the statistics
- * used. */
+ * used. `row_copies` ranks of the group hold each row (1 unless shard
+ * groups share their rows). */
 whale_rt_status whale_rt_batch_norm(whale_rt_context *ctx, whale_rt_tensor *x,
                                     whale_rt_tensor *gamma,
                                     whale_rt_tensor *beta,
                                     whale_rt_tensor *running_mean,
                                     whale_rt_tensor *running_var,
                                     double momentum, double eps,
-                                    whale_rt_tensor *y, whale_rt_tensor *mean,
+                                    int64_t row_copies, whale_rt_tensor *y,
+                                    whale_rt_tensor *mean,
                                     whale_rt_tensor *invstd);
 /* dx from the whole batch's sums of dy and dy x xhat (added over the
  * replicas as the forward's statistics are); dgamma and dbeta of this

@@ -361,6 +361,66 @@ TEST(Equivalence, GptDropoutPipelineOfSplitStagesSharingRows) {
                    kGpt, "cpu:8");
 }
 
+// Batch normalization normalizes over the whole global batch on every plan:
+// the replicas add their channel sums, so each plan's statistics, outputs,
+// gradients and running statistics (compared as the state they are) are
+// one device's.
+// (A bias before it would take a gradient of zero, which Adam turns into
+// steps of rounding noise: the convolutions have none, as ResNet's.)
+std::string withBatchNorm(const std::string &text) {
+  std::string t = edit(text, "relu(nn.conv(x, 16, 3, 1, 1))",
+                       "relu(nn.conv_bn(x, 16, 3, 1, 1))");
+  return edit(t, "relu(nn.conv(h, 32, 3, 1, 1))",
+              "relu(nn.conv_bn(h, 32, 3, 1, 1))");
+}
+
+TEST(Equivalence, ConvNetBatchNormHybridOnTwoDevices) {
+  whale::TrainResult planned;
+  expectEquivalent(withBatchNorm(source(kCnn)), kCnn, "cpu:2", &planned);
+  int running = 0;
+  for (const auto &[name, values] : planned.parameters)
+    running += name.find("running_") != std::string::npos;
+  EXPECT_EQ(running, 4); // two layers' running mean and variance
+}
+
+TEST(Equivalence, ConvNetBatchNormDataParallelOverFourDevices) {
+  expectEquivalent(
+      withBatchNorm(edit(source(kCnn), "split {", "replicate {")), kCnn,
+      "cpu:4");
+}
+
+// Shares of 24 and 8 rows: the sums and counts add whatever the shares.
+TEST(Equivalence, ConvNetBatchNormOnUnequalDevices) {
+  expectEquivalent(withBatchNorm(source(kCnn)), kCnn,
+                   "cpu:1@flops=3e10,cpu:1@flops=1e10");
+}
+
+// Ranks of a shard group share their rows: each adds the same sums and the
+// same count, so the ratios are the rows' own.
+TEST(Equivalence, ConvNetBatchNormHybridSharingRows) {
+  expectEquivalent(
+      sharingRows(edit(withBatchNorm(source(kCnn)), "split {", "split(2) {"),
+                  "model cnn"),
+      kCnn, "cpu:4");
+}
+
+TEST(Equivalence, BatchNormInMicroBatchesIsRejected) {
+  whale::Interpreter interp;
+  ASSERT_TRUE(interp.loadString(
+      edit(withBatchNorm(source(kCnn)), "model cnn",
+           "config {\n  num_micro_batch = 4\n}\n\nmodel cnn"),
+      kCnn));
+  whale::TrainOptions opts;
+  opts.cluster = "cpu:2";
+  opts.steps = 1;
+  whale::TrainResult r = whale::train(interp, opts);
+  ASSERT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("normalizes over the whole batch, so its stage "
+                         "cannot run in micro-batches (this plan has 4)"),
+            std::string::npos)
+      << r.error;
+}
+
 TEST(Equivalence, ABatchTheMicroBatchesCannotDivideIsRejected) {
   whale::Interpreter interp;
   ASSERT_TRUE(interp.loadString(

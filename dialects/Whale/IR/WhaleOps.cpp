@@ -403,6 +403,8 @@ LogicalResult BatchNormOp::verify() {
     return emitOpError() << "momentum must be in [0, 1], got " << momentum;
   if (!(getEps().convertToDouble() > 0))
     return emitOpError("eps must be positive");
+  if (static_cast<int64_t>(getRowCopies()) < 1)
+    return emitOpError("row_copies must be >= 1");
   // The running statistics are updated in place: they must be state.
   for (auto [what, v] : {std::pair<StringRef, Value>{"running_mean",
                                                      getRunningMean()},

@@ -451,7 +451,10 @@ def Whale_BatchNormOp : Whale_Op<"batch_norm", [
     momentum) r + momentum x stat; momentum 0 leaves them, as a recomputed
     forward must). While evaluating, the running statistics normalize and
     nothing is updated. `mean` and `invstd` are the statistics used, for
-    the gradient.
+    the gradient. Where shard groups share their rows, `row_copies` ranks
+    hold each row (the rank programs set it): their sums and counts are
+    each that many times the batch's, which the ratios cancel and the
+    unbiased variance's count must not see.
 
     ```mlir
     %y, %m, %s = whale.batch_norm %x, %g, %b, %rm, %rv momentum = 1.000000e-01 eps = 1.000000e-05 : tensor<8x4x6x6xf32>, tensor<4xf32>
@@ -460,7 +463,8 @@ def Whale_BatchNormOp : Whale_Op<"batch_norm", [
   let arguments = (ins Whale_FloatTensor:$input, Whale_FloatTensor:$gamma,
                        Whale_FloatTensor:$beta, Whale_FloatTensor:$running_mean,
                        Whale_FloatTensor:$running_var, F64Attr:$momentum,
-                       F64Attr:$eps);
+                       F64Attr:$eps,
+                       DefaultValuedAttr<I64Attr, "1">:$row_copies);
   let results = (outs Whale_FloatTensor:$result, Whale_FloatTensor:$mean,
                       Whale_FloatTensor:$invstd);
   let assemblyFormat = [{
