@@ -64,7 +64,8 @@ def planned(whale, path, devices, extra=()):
     per = 0
     for s in plan["taskgraph_stages"]:
         c = s["comm_bytes_per_step"]
-        per = max(per, c["all_reduce"] + c["shard_groups"] + c["send"])
+        per = max(per, c["all_reduce"] + c["shard_groups"] + c["send"] +
+                  c.get("statistics", 0))
     return per
 
 

@@ -27,6 +27,10 @@ struct StageReport {
   /// Bytes of the shard groups' collectives (forward and backward), and
   /// of those the all-to-alls'.
   int64_t tensorParallelBytes = 0, allToAllBytes = 0;
+  /// Bytes of the batch normalizations' statistics, summed over the
+  /// replicas: f64 channel sums (and a count) for the mean, for the
+  /// centred squares, and for the gradient's two sums (and a count).
+  int64_t statisticsBytes = 0;
   int64_t shards = 1;
   struct Split {
     std::string strategy;
@@ -116,7 +120,15 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
         r.sendBytes += tensorBytes(send.getValue().getType());
       else if (auto recv = mlir::dyn_cast<RecvOp>(op))
         r.recvBytes += tensorBytes(recv.getType());
-      else if (auto ar = mlir::dyn_cast<AllReduceOp>(op)) {
+      else if (auto bn = mlir::dyn_cast<BatchNormOp>(op)) {
+        if (plan.replicas > 1)
+          r.statisticsBytes +=
+              8 * (2 * bn.getGamma().getType().getNumElements() + 1);
+      } else if (auto bn = mlir::dyn_cast<BatchNormGradOp>(op)) {
+        if (plan.replicas > 1)
+          r.statisticsBytes +=
+              8 * (2 * bn.getGamma().getType().getNumElements() + 1);
+      } else if (auto ar = mlir::dyn_cast<AllReduceOp>(op)) {
         ++r.buckets;
         for (mlir::Value v : ar.getValues())
           r.allReduceBytes += tensorBytes(v.getType());
@@ -272,6 +284,8 @@ std::string planText(const PlannedModel &plan, const PlannedModel *even,
        << ", shard groups " << mib(r.tensorParallelBytes);
     if (r.allToAllBytes > 0)
       os << " (all-to-all " << mib(r.allToAllBytes) << ")";
+    if (r.statisticsBytes > 0)
+      os << ", batch-norm statistics " << r.statisticsBytes << " bytes";
     os << " per device\n";
     for (const StageReport::Split &sp : r.splits) {
       os << "  " << sp.strategy << " over shard groups of " << r.shards;
@@ -358,7 +372,8 @@ std::string planJson(const PlannedModel &plan, const PlannedModel *even,
                             {"send", r.sendBytes},
                             {"recv", r.recvBytes},
                             {"shard_groups", r.tensorParallelBytes},
-                            {"all_to_all", r.allToAllBytes}}},
+                            {"all_to_all", r.allToAllBytes},
+                            {"statistics", r.statisticsBytes}}},
         {"split_taskgraphs", std::move(splits)}});
   }
   llvm::json::Array grid;

@@ -515,6 +515,9 @@ bool profilePlan(Interpreter &interp, const std::string &clusterSpec,
         return false;
       }
       contexts.emplace_back(opened, whale_rt_context_destroy);
+      // Ops time as a training step runs them (dropout draws, batch
+      // normalization takes the batch's statistics).
+      whale_rt_set_rows(opened, 0, 1);
       if (bf16)
         whale_rt_set_amp(opened, WHALE_RT_AMP_BF16);
     }

@@ -260,7 +260,8 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
     return true;
   }
   int64_t commBytes = cost.getCommBytes();
-  bool plain = commBytes == 0 && !llvm::isa<ClipGradNormOp>(op);
+  bool plain = commBytes == 0 &&
+               !llvm::isa<ClipGradNormOp, BatchNormOp, BatchNormGradOp>(op);
   if (!plain || !seenBefore(op, -1, 0)) {
     step(computeEvent(op, cost, bf16), -1, 0, op);
     if (plain)
@@ -281,6 +282,20 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
                static_cast<double>(bytes), GroupKind::ShardGroup,
                shards.getInt());
   }
+  // Batch normalization adds its f64 channel sums over the replicas: with
+  // a count for the mean, then the centred squares; its gradient two sums
+  // and a count.
+  if (auto bn = llvm::dyn_cast<BatchNormOp>(op)) {
+    double channels = double(bn.getGamma().getType().getNumElements());
+    collective("whale.batch_norm", Collective::AllReduce, 8 * (channels + 1),
+               GroupKind::Replicas, 0);
+    collective("whale.batch_norm", Collective::AllReduce, 8 * channels,
+               GroupKind::Replicas, 0);
+  }
+  if (auto bn = llvm::dyn_cast<BatchNormGradOp>(op))
+    collective("whale.batch_norm_grad", Collective::AllReduce,
+               8.0 * double(2 * bn.getGamma().getType().getNumElements() + 1),
+               GroupKind::Replicas, 0);
   // Clipping sums its squares over the stages and the shard group.
   if (auto clip = llvm::dyn_cast<ClipGradNormOp>(op)) {
     if (std::optional<int64_t> shards = clip.getShards())
