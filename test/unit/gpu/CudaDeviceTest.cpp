@@ -412,6 +412,31 @@ TEST(CudaKernels, DropoutDrawsTheCpusMask) {
   });
 }
 
+TEST(CudaKernels, BatchNormalizationAndItsGradient) {
+  // Channel sums by a block per channel, the affine passes elementwise;
+  // the running statistics move alike.
+  Pair p;
+  for (whale_rt_context *ctx : {p.gpu, p.cpu})
+    ASSERT_EQ(whale_rt_set_rows(ctx, 0, 1), WHALE_RT_OK);
+  const Shape shape = {12, 5, 9, 7}, c = {5};
+  auto x = p.random(shape, 60, -2, 3), g = p.random(c, 61),
+       b = p.random(c, 62), rm = p.random(c, 63), rv = p.random(c, 64, 0.5, 2),
+       y = p.make(WHALE_RT_F32, shape), mean = p.make(WHALE_RT_F32, c),
+       inv = p.make(WHALE_RT_F32, c);
+  p.check("batch_norm", {y, mean, inv, rm, rv},
+          [&](whale_rt_context *ctx, int i) {
+            return whale_rt_batch_norm(ctx, x.t[i], g.t[i], b.t[i], rm.t[i],
+                                       rv.t[i], 0.1, 1e-5, 1, y.t[i],
+                                       mean.t[i], inv.t[i]);
+          });
+  auto dy = p.random(shape, 65), dx = p.make(WHALE_RT_F32, shape),
+       dg = p.make(WHALE_RT_F32, c), db = p.make(WHALE_RT_F32, c);
+  p.check("batch_norm_grad", {dx, dg, db}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_batch_norm_grad(ctx, x.t[i], g.t[i], mean.t[i], inv.t[i],
+                                    dy.t[i], dx.t[i], dg.t[i], db.t[i]);
+  });
+}
+
 TEST(CudaKernels, OptimizersAndClipping) {
   Pair p;
   double shape[] = {0.0, 0.02};
