@@ -895,7 +895,7 @@ LogicalResult StageSharder::run() {
       info[p.getResult()] = {p.getResult(), Layout::whole()};
       continue;
     }
-    if (op->getNumResults() != 1)
+    if (op->getNumResults() != 1 && !isa<BatchNormOp>(op))
       return op->emitOpError("has no sharding pattern (several results)");
     if (failed(rewrite(op)))
       return failure();
