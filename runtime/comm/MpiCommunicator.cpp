@@ -2,6 +2,7 @@
 
 #include "runtime/comm/MpiCommunicator.h"
 #include "runtime/comm/MpiSharedRanks.h"
+#include "runtime/comm/PeerWatch.h"
 
 #include <mpi.h>
 
@@ -61,6 +62,53 @@ struct MpiCommunicator::Impl {
   std::vector<char> scratch;
   /// Several ranks per process: every call goes there.
   std::unique_ptr<MpiSharedRanks> shared;
+  /// Connections to the other processes that tell when one dies.
+  std::unique_ptr<PeerWatch> watch;
+
+  /// Every wait of this process fails with `reason` from now on.
+  void abort(const std::string &reason) {
+    if (shared)
+      shared->abort(reason);
+    std::lock_guard<std::mutex> lock(abortMutex);
+    if (aborted.empty())
+      aborted = reason.empty() ? "aborted" : reason;
+    isAborted = true;
+  }
+
+  /// Starts the peer watch: every process takes part in the exchange,
+  /// even one that could not listen (it sends port 0, and nobody
+  /// watches). Without a watch a lost process is noticed by the timeout
+  /// alone, which a warning says.
+  void watchPeers() {
+    if (const char *off = std::getenv("WHALE_NO_PEER_WATCH"); off && *off)
+      return;
+    PeerEndpoint self;
+    std::string why;
+    std::unique_ptr<PeerWatch> w = PeerWatch::listen(self, why);
+    std::vector<PeerEndpoint> all(static_cast<size_t>(size));
+    if (MPI_Allgather(&self, sizeof self, MPI_BYTE, all.data(), sizeof self,
+                      MPI_BYTE, world) != MPI_SUCCESS)
+      return;
+    bool everyone = true;
+    for (const PeerEndpoint &e : all)
+      everyone = everyone && e.port != 0;
+    if (!everyone && why.empty())
+      why = "a process could not listen for its peers";
+    if (w && everyone &&
+        w->start(rank, all, std::chrono::seconds(30),
+                 [this](const std::string &report) {
+                   std::fprintf(stderr, "whale: %s\n", report.c_str());
+                   abort(report);
+                 },
+                 why)) {
+      watch = std::move(w);
+      return;
+    }
+    std::fprintf(stderr,
+                 "whale: warning: process %d cannot watch its peers (%s); a "
+                 "lost process is noticed by the %g s timeout only\n",
+                 rank, why.c_str(), timeout.count() / 1000.0);
+  }
 
   std::string abortReason() {
     std::lock_guard<std::mutex> lock(abortMutex);
@@ -246,10 +294,14 @@ MpiCommunicator::create(std::chrono::milliseconds timeout, std::string &error,
   if (perProcess > 1)
     impl->shared = std::make_unique<MpiSharedRanks>(
         impl->world, impl->rank, impl->size, perProcess, timeout);
+  if (impl->size > 1)
+    impl->watchPeers();
   return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(std::move(impl)));
 }
 
 MpiCommunicator::~MpiCommunicator() {
+  // Goodbye first: the others must not take this end for a death.
+  impl->watch.reset();
   impl->shared.reset();
   std::lock_guard<std::mutex> lock(impl->mpi);
   // Sends nobody received are given up; their buffers go with them.
@@ -535,12 +587,7 @@ Status MpiCommunicator::recv(int to, int from, int64_t tag, DType dtype,
 }
 
 void MpiCommunicator::abort(const std::string &reason) {
-  if (impl->shared)
-    impl->shared->abort(reason);
-  std::lock_guard<std::mutex> lock(impl->abortMutex);
-  if (impl->aborted.empty())
-    impl->aborted = reason.empty() ? "aborted" : reason;
-  impl->isAborted = true;
+  impl->abort(reason);
 }
 
 CommCounters MpiCommunicator::counters(int rank) const {
