@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <unistd.h>
 
 using namespace whale::rt;
 using namespace whale::rt::capi;
@@ -70,9 +71,24 @@ bool peerAt(whale_rt_context *ctx, int32_t stage, int &rank) {
 
 namespace whale::rt::capi {
 
+/// This machine, as a number the members of a group compare.
+static int32_t hostIdentity() {
+  char host[256] = "";
+  ::gethostname(host, sizeof host - 1);
+  uint32_t h = 2166136261u; // FNV-1a
+  for (const char *c = host; *c; ++c)
+    h = (h ^ static_cast<unsigned char>(*c)) * 16777619u;
+  return static_cast<int32_t>(h & 0x7fffffff);
+}
+
 /// The group's key, and whether it reduces on the devices: when every
-/// member's device has collectives, each on a physical device of its own
-/// (as recorded when the ranks bound), so all members take the same path.
+/// member's device has collectives, each on a physical device of its own,
+/// so all members take the same path. Devices are told apart by (machine,
+/// device): ranks of this process as recorded when they bound; where a
+/// member is in another process, the members all-gather their own (not
+/// counted as traffic), once per group, as every member calls this at the
+/// group's first collective. So ranks in processes on GPUs of their own
+/// reduce with the device's library (NCCL), its id shared over MPI.
 static Status deviceCollectives(whale_rt_context *ctx,
                                 const std::vector<int> &ranks, bool &use,
                                 std::string &key) {
@@ -83,16 +99,30 @@ static Status deviceCollectives(whale_rt_context *ctx,
     use = it->second;
     return Status::ok();
   }
-  std::vector<int> devices;
+  const int32_t host = hostIdentity();
+  std::vector<std::pair<int32_t, int32_t>> devices; // (machine, device)
+  bool elsewhere = false;
   for (int r : ranks) {
     int d = ctx->comm->collectiveDevice(r);
     if (d == Communicator::kUnbound)
       return Status::invalid("all_reduce: rank " + std::to_string(r) +
                              " has not been bound to the communicator yet");
-    devices.push_back(d);
+    elsewhere = elsewhere || d == Communicator::kElsewhere;
+    devices.push_back({host, d});
+  }
+  if (elsewhere) {
+    int32_t mine[2] = {host, ctx->device->collectiveDevice()};
+    std::vector<int32_t> all(2 * ranks.size());
+    if (Status st = ctx->comm->driverAllGather(ctx->rank, ranks, DType::I32,
+                                               mine, 2, all.data());
+        !st)
+      return st;
+    for (size_t i = 0; i < ranks.size(); ++i)
+      devices[i] = {all[2 * i], all[2 * i + 1]};
   }
   std::sort(devices.begin(), devices.end());
-  use = devices.front() >= 0 &&
+  use = std::all_of(devices.begin(), devices.end(),
+                    [](const auto &d) { return d.second >= 0; }) &&
         std::adjacent_find(devices.begin(), devices.end()) == devices.end();
   ctx->deviceCollectiveGroups[key] = use;
   return Status::ok();

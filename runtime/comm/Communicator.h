@@ -89,8 +89,10 @@ public:
 
   /// What each rank's device offers for device-side collectives (see
   /// Device::collectiveDevice), recorded when the rank binds; kUnbound
-  /// until then (-1, none, for ranks of other processes).
+  /// until then; kElsewhere for a rank of another process, whose device
+  /// the group's members ask each other for when the group first meets.
   static constexpr int kUnbound = -2;
+  static constexpr int kElsewhere = -3;
   virtual void setCollectiveDevice(int rank, int device) = 0;
   virtual int collectiveDevice(int rank) const = 0;
 };

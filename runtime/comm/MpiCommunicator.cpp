@@ -606,10 +606,9 @@ void MpiCommunicator::setCollectiveDevice(int rank, int device) {
 int MpiCommunicator::collectiveDevice(int rank) const {
   if (impl->shared)
     return impl->shared->collectiveDevice(rank);
-  // Another process's device is out of reach (-1: no device-side
-  // collectives), so every group with a rank elsewhere sums on the hosts,
-  // by MPI, on every member alike.
-  return rank == impl->rank ? impl->collectiveDevice : -1;
+  // Another process's device is asked for by the group's members when the
+  // group first meets (runtime/CApiComm.cpp).
+  return rank == impl->rank ? impl->collectiveDevice : kElsewhere;
 }
 
 } // namespace whale::rt

@@ -638,9 +638,9 @@ void MpiSharedRanks::setCollectiveDevice(int rank, int device) {
 }
 
 int MpiSharedRanks::collectiveDevice(int rank) const {
-  // Another process's device is out of reach (-1: no device-side
-  // collectives), so every group with a rank elsewhere sums on the hosts.
-  return isLocal(rank) ? local.collectiveDevice(rank) : -1;
+  // Another process's device is asked for by the group's members when the
+  // group first meets (runtime/CApiComm.cpp).
+  return isLocal(rank) ? local.collectiveDevice(rank) : Communicator::kElsewhere;
 }
 
 } // namespace whale::rt
