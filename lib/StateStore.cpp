@@ -2,34 +2,67 @@
 
 #include "lib/StateStore.h"
 
-#include "llvm/Support/CRC.h"
+#include "runtime/store/Crc32c.h"
+
+#include <chrono>
 
 namespace whale {
 
+namespace {
+uint32_t checksum(const std::vector<uint8_t> &bytes) {
+  return rt::crc32c(bytes.data(), bytes.size());
+}
+} // namespace
+
 HeldState &StateStore::prepare(const StateCollection &layout,
                                int64_t version) {
+  wait();
   if (version != version_) {
-    *this = StateStore();
+    step_ = -1;
+    own_.clear();
+    copyOfPrevious_.clear();
+    copyCrc_.clear();
     version_ = version;
   }
   layout_ = layout;
   return own_;
 }
 
-void StateStore::commit(int64_t step) {
+void StateStore::copyToKeepers() {
+  auto t0 = std::chrono::steady_clock::now();
   const int64_t n = static_cast<int64_t>(layout_.ranks.size());
   for (const auto &[key, boxes] : own_) {
     HeldState &keeper = copyOfPrevious_[(key.first + 1) % n];
     for (const auto &[box, bytes] : boxes) {
       keeper[key][box] = bytes; // same sizes: the buffer is reused
-      copyCrc_[{key.first, key.second, box}] = llvm::crc32(bytes);
+      copyCrc_[{key.first, key.second, box}] = checksum(bytes);
     }
   }
+  copySeconds_ = std::chrono::duration<double>(
+                     std::chrono::steady_clock::now() - t0)
+                     .count();
+  copiedSeconds_ += copySeconds_;
+}
+
+void StateStore::commit(int64_t step, bool background) {
+  wait();
+  // The step the copies are of: nothing reads them before wait().
   step_ = step;
+  if (background)
+    copier_ = std::thread([this] { copyToKeepers(); });
+  else
+    copyToKeepers();
+}
+
+double StateStore::wait() {
+  if (copier_.joinable())
+    copier_.join();
+  return copySeconds_;
 }
 
 bool StateStore::surviving(int64_t lost, StateCollection &layout,
-                           HeldState &held, std::string &error) const {
+                           HeldState &held, std::string &error) {
+  wait();
   const int64_t n = static_cast<int64_t>(layout_.ranks.size());
   if (step_ < 0 || n < 2 || lost < 0 || lost >= n) {
     error = "no other worker holds a copy of its state";
@@ -51,7 +84,7 @@ bool StateStore::surviving(int64_t lost, StateCollection &layout,
       if (key.first == lost)
         for (const auto &[box, bytes] : data) {
           auto crc = copyCrc_.find({key.first, key.second, box});
-          if (crc == copyCrc_.end() || crc->second != llvm::crc32(bytes)) {
+          if (crc == copyCrc_.end() || crc->second != checksum(bytes)) {
             error = "the copy of worker " + std::to_string(lost) +
                     "'s state kept by worker " + std::to_string(keeper) +
                     " is damaged (" + key.second + " " + box.str() +
@@ -65,6 +98,7 @@ bool StateStore::surviving(int64_t lost, StateCollection &layout,
 }
 
 void StateStore::damageCopyOf(int64_t worker) {
+  wait();
   const int64_t n = static_cast<int64_t>(layout_.ranks.size());
   for (auto &[key, data] : copyOfPrevious_[(worker + 1) % n])
     if (key.first == worker)

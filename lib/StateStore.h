@@ -5,7 +5,11 @@
 // of the plan's state as of a step, kept by the worker, and a copy kept by
 // the next worker (a ring), so that losing any one worker loses no state.
 // Updated in place: the buffers of one update are the next one's, so
-// keeping the store costs copies, not fresh memory.
+// keeping the store costs copies, not fresh memory. The copies and their
+// checksums (CRC-32C, by the processor's instruction where it has one) are
+// made on a thread of the store's own while the next steps run: only
+// taking the state out of the ranks holds the job up. Everything that
+// reads the store waits for its copies first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,40 +20,56 @@
 
 #include <cstdint>
 #include <map>
-#include <tuple>
 #include <string>
+#include <thread>
+#include <tuple>
 
 namespace whale {
 
 class StateStore {
 public:
+  StateStore() = default;
+  StateStore(const StateStore &) = delete;
+  StateStore &operator=(const StateStore &) = delete;
+  ~StateStore() { wait(); }
+
   /// The buffers an update fills (every worker's boxes of `layout`): the
   /// last update's when `version` (the plan's) is the same, else empty.
+  /// Waits for the last update's copies.
   HeldState &prepare(const StateCollection &layout, int64_t version);
   /// Completes the update as of `step`: each worker's boxes copied to the
-  /// next worker.
-  void commit(int64_t step);
+  /// next worker, on the store's thread (wait() for it); `background`
+  /// false copies before it returns.
+  void commit(int64_t step, bool background = true);
+  /// Waits for the copies of the last commit; the seconds they took.
+  double wait();
+  /// The seconds every finished commit's copies took, in all.
+  double copiedSeconds() const { return copiedSeconds_; }
   /// The step of the last update; -1 before any.
   int64_t step() const { return step_; }
   const StateCollection &layout() const { return layout_; }
 
   /// The state with worker `lost` gone: its boxes held by the next worker,
-  /// from that worker's copy, each checked against the CRC-32 taken when it
-  /// was copied. False, with `error`, when no copy survives or a copy is
+  /// from that worker's copy, each checked against the CRC-32C taken when
+  /// it was copied (after waiting for the copies). False, with `error`, when no copy survives or a copy is
   /// damaged (it is never used).
   bool surviving(int64_t lost, StateCollection &layout, HeldState &held,
-                 std::string &error) const;
+                 std::string &error);
 
   /// For tests: flips a bit of the copy of `worker`'s first box, as memory
   /// gone bad would.
   void damageCopyOf(int64_t worker);
 
 private:
+  void copyToKeepers();
+
+  std::thread copier_;
+  double copySeconds_ = 0, copiedSeconds_ = 0;
   int64_t step_ = -1, version_ = -1;
   StateCollection layout_;
   HeldState own_;                              // by (worker, tensor)
   std::map<int64_t, HeldState> copyOfPrevious_; // by the keeping worker
-  /// The CRC-32 of each copied box, by (worker, tensor, box).
+  /// The CRC-32C of each copied box, by (worker, tensor, box).
   std::map<std::tuple<int64_t, std::string, Box>, uint32_t> copyCrc_;
 };
 

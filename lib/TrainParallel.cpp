@@ -989,6 +989,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   }
   if (std::string err = traceWriter.write(); !err.empty())
     return fail(err);
+  store.wait();
+  result.storeCopySeconds = store.copiedSeconds();
   result.ok = true;
   return result;
 }

@@ -164,9 +164,13 @@ struct TrainResult {
   /// Each recovery from a failed rank, in order.
   std::vector<RecoveryReport> recoveries;
   /// The in-memory store: how often it was brought up to date, and the
-  /// seconds that took in all.
+  /// seconds that held the steps up in all (taking the state out of the
+  /// ranks).
   int64_t storeUpdates = 0;
   double storeSeconds = 0;
+  /// Of which the store's copies and checksums took on its own thread,
+  /// beside the steps (not holding them up).
+  double storeCopySeconds = 0;
 };
 
 /// Trains the loaded program's model for its train block's steps (or

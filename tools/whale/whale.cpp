@@ -1005,7 +1005,9 @@ int run(int argc, char **argv) {
     std::cout << "kept the state in memory " << result.storeUpdates
               << " times, "
               << llvm::formatv("{0:F3}", result.storeSeconds).str()
-              << " s in all\n";
+              << " s holding the steps up, "
+              << llvm::formatv("{0:F3}", result.storeCopySeconds).str()
+              << " s copying beside them\n";
   for (const whale::ReshardReport &r : result.reshards)
     std::cout << "resharded after step " << r.afterStep << ": "
               << r.ranksBefore << " -> " << r.ranksAfter << " ranks, moved "
