@@ -63,6 +63,7 @@ plan mlp-split test/equivalence/mlp_split.whl cuda:0,cuda:0,cuda:0,cuda:0
 plan classify-hybrid test/equivalence/classify_hybrid.whl cuda:0,cuda:0
 plan mlp-data-parallel examples/mlp.whl cuda:0,cuda:0
 plan cnn-hybrid examples/cnn.whl cuda:0,cuda:0
+plan cnn-batch-norm test/equivalence/cnn_bn.whl cuda:0,cuda:0
 
 python3 "$root/bench/gpt2_gpu.py" --emit-bundle "$pack/gpt2/fp32" >/dev/null
 python3 "$root/bench/gpt2_gpu.py" --emit-bundle "$pack/gpt2/bf16" --amp >/dev/null
