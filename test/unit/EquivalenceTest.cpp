@@ -404,6 +404,17 @@ TEST(Equivalence, ConvNetBatchNormHybridSharingRows) {
       kCnn, "cpu:4");
 }
 
+// Recomputation runs each normalization's forward again in the backward:
+// the same statistics (all-reduced again), and the running statistics
+// moved once a step, not twice (the copy has momentum 0): the same
+// parameters and running statistics as the plan without it on one device.
+TEST(Equivalence, ConvNetBatchNormRecomputedMovesRunningStatisticsOnce) {
+  std::string plain = withBatchNorm(source(kCnn));
+  std::string recomputed =
+      edit(plain, "model cnn", "config {\n  recompute = true\n}\n\nmodel cnn");
+  expectEquivalent(recomputed, kCnn, "cpu:2", nullptr, &plain);
+}
+
 TEST(Equivalence, BatchNormInMicroBatchesIsRejected) {
   whale::Interpreter interp;
   ASSERT_TRUE(interp.loadString(
