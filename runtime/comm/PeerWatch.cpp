@@ -100,6 +100,16 @@ bool recvAll(int fd, void *data, size_t n, Clock::time_point deadline) {
   return true;
 }
 
+/// Closes the connections a failed start made, saying goodbye first: a
+/// peer whose own start succeeded must not take them for a death.
+void giveUp(std::map<int, int> &fdOf) {
+  for (auto &[peer, fd] : fdOf) {
+    sendAll(fd, "B", 1);
+    ::close(fd);
+  }
+  fdOf.clear();
+}
+
 } // namespace
 
 struct PeerWatch::Impl {
@@ -302,8 +312,7 @@ bool PeerWatch::start(int rank, const std::vector<PeerEndpoint> &all,
                             .c_str());
       if (fd >= 0)
         ::close(fd);
-      for (auto &[peer, f] : fdOf)
-        ::close(f);
+      giveUp(fdOf);
       return false;
     }
     int32_t me = rank;
@@ -326,8 +335,7 @@ bool PeerWatch::start(int rank, const std::vector<PeerEndpoint> &all,
         ::close(fd);
       if (left <= 0 || Clock::now() >= deadline) {
         error = "the lower-ranked processes did not connect within 60 s";
-        for (auto &[peer, f] : fdOf)
-          ::close(f);
+        giveUp(fdOf);
         return false;
       }
       continue;
