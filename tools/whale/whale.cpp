@@ -989,9 +989,11 @@ int run(int argc, char **argv) {
       std::cout << "of which all-to-all: at most " << mostAllToAll / steps
                 << " by one rank\n";
   }
+  // One write per line: under mpirun another process's output may
+  // interleave between the pieces of an unbuffered stream.
   for (const std::string &e : result.controlErrors)
-    std::cerr << "whale: warning: the change asked in " << train.controlPath
-              << " was not made " << e << "\n";
+    std::cerr << ("whale: warning: the change asked in " + train.controlPath +
+                  " was not made " + e + "\n");
   for (const whale::RecoveryReport &r : result.recoveries)
     std::cout << "recovered from a failure in step " << r.failedStep << " ("
               << r.failure << "): " << r.devicesBefore << " -> "
