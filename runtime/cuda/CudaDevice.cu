@@ -624,91 +624,85 @@ void channelsOf(const Shape &shape, int64_t &rows, int64_t &channels,
 }
 } // namespace
 
-Status CudaDevice::channelVectors(std::initializer_list<const float *> host,
-                                  int64_t channels, float **device) {
+Status CudaDevice::channelVectors(const Shape &shape,
+                                  std::initializer_list<const float *> host,
+                                  ChannelExtents &e, float **device) {
+  if (Status st = enter(); !st)
+    return st;
+  channelsOf(shape, e.rows, e.channels, e.size);
   void *buf;
-  size_t bytes = host.size() * channels * sizeof(float);
-  if (Status st = scratch(0, bytes, &buf); !st)
+  if (Status st = scratch(0, host.size() * e.channels * sizeof(float), &buf);
+      !st)
     return st;
   *device = static_cast<float *>(buf);
-  int64_t i = 0;
+  // One upload of the vectors side by side (room only for a null one).
+  std::vector<float> packed(host.size() * e.channels);
+  size_t i = 0;
   for (const float *h : host) {
     if (h)
-      if (Status st = copyAndWait(*device + i * channels, h,
-                                  channels * sizeof(float), /*toHost=*/false);
-          !st)
-        return st;
+      std::copy(h, h + e.channels, packed.begin() + i * e.channels);
     ++i;
   }
-  return Status::ok();
+  return copyAndWait(*device, packed.data(), packed.size() * sizeof(float),
+                     /*toHost=*/false);
 }
 
 Status CudaDevice::channelSums(View<const float> x, const float *center,
                                float *sums) {
-  if (Status st = enter(); !st)
-    return st;
-  int64_t rows, channels, size;
-  channelsOf(x.shape, rows, channels, size);
+  ChannelExtents e;
   float *dev;
-  if (Status st = channelVectors({center, nullptr}, channels, &dev); !st)
+  if (Status st = channelVectors(x.shape, {center, nullptr}, e, &dev); !st)
     return st;
-  cuda::channelSums(compute, x.data, center ? dev : nullptr, dev + channels,
-                    rows, channels, size);
+  cuda::channelSums(compute, x.data, center ? dev : nullptr, dev + e.channels,
+                    e.rows, e.channels, e.size);
   if (Status st = launched("channel_sums"); !st)
     return st;
-  return copyAndWait(sums, dev + channels, channels * sizeof(float),
+  return copyAndWait(sums, dev + e.channels, e.channels * sizeof(float),
                      /*toHost=*/true);
 }
 
 Status CudaDevice::channelAffine(View<const float> x, const float *center,
                                  const float *scale, const float *shift,
                                  View<float> y) {
-  if (Status st = enter(); !st)
-    return st;
-  int64_t rows, channels, size;
-  channelsOf(x.shape, rows, channels, size);
+  ChannelExtents e;
   float *dev;
-  if (Status st = channelVectors({center, scale, shift}, channels, &dev); !st)
+  if (Status st = channelVectors(x.shape, {center, scale, shift}, e, &dev);
+      !st)
     return st;
-  cuda::channelAffine(compute, x.data, dev, dev + channels, dev + 2 * channels,
-                      y.data, x.numel(), channels, size);
+  cuda::channelAffine(compute, x.data, dev, dev + e.channels,
+                      dev + 2 * e.channels, y.data, x.numel(), e.channels,
+                      e.size);
   return launched("channel_affine");
 }
 
 Status CudaDevice::channelGradSums(View<const float> x, View<const float> dy,
                                    const float *center, const float *invstd,
                                    float *sums) {
-  if (Status st = enter(); !st)
-    return st;
-  int64_t rows, channels, size;
-  channelsOf(x.shape, rows, channels, size);
+  ChannelExtents e;
   float *dev;
-  if (Status st = channelVectors({center, invstd, nullptr, nullptr}, channels,
-                                 &dev);
+  if (Status st = channelVectors(x.shape, {center, invstd, nullptr, nullptr},
+                                 e, &dev);
       !st)
     return st;
-  cuda::channelGradSums(compute, x.data, dy.data, dev, dev + channels,
-                        dev + 2 * channels, rows, channels, size);
+  cuda::channelGradSums(compute, x.data, dy.data, dev, dev + e.channels,
+                        dev + 2 * e.channels, e.rows, e.channels, e.size);
   if (Status st = launched("channel_grad_sums"); !st)
     return st;
-  return copyAndWait(sums, dev + 2 * channels, 2 * channels * sizeof(float),
-                     /*toHost=*/true);
+  return copyAndWait(sums, dev + 2 * e.channels,
+                     2 * e.channels * sizeof(float), /*toHost=*/true);
 }
 
 Status CudaDevice::channelGradInput(View<const float> x, View<const float> dy,
                                     const float *center, const float *a,
                                     const float *b, const float *d,
                                     View<float> dx) {
-  if (Status st = enter(); !st)
-    return st;
-  int64_t rows, channels, size;
-  channelsOf(x.shape, rows, channels, size);
+  ChannelExtents e;
   float *dev;
-  if (Status st = channelVectors({center, a, b, d}, channels, &dev); !st)
+  if (Status st = channelVectors(x.shape, {center, a, b, d}, e, &dev); !st)
     return st;
-  cuda::channelGradInput(compute, x.data, dy.data, dev, dev + channels,
-                         dev + 2 * channels, dev + 3 * channels, dx.data,
-                         x.numel(), channels, size);
+  cuda::channelGradInput(compute, x.data, dy.data, dev, dev + e.channels,
+                         dev + 2 * e.channels, dev + 3 * e.channels, dx.data,
+                         x.numel(), e.channels, e.size);
   return launched("channel_grad_input");
 }
 

@@ -173,10 +173,16 @@ private:
   /// (statistics a backward pass recomputes); not counted against the
   /// limit, as the CPU device's host vectors are not.
   Status scratch(int slot, size_t bytes, void **out);
-  /// Per-channel host vectors (nullptr: room only) uploaded side by side to
-  /// scratch slot 0, `channels` floats each, at *device.
-  Status channelVectors(std::initializer_list<const float *> host,
-                        int64_t channels, float **device);
+  /// x [N, C, S...] as N, C and S.
+  struct ChannelExtents {
+    int64_t rows = 0, channels = 0, size = 0;
+  };
+  /// Enters the device, reads `shape`'s extents into `e`, and uploads the
+  /// per-channel host vectors (nullptr: room only) side by side to scratch
+  /// slot 0 in one copy, C floats each, at *device.
+  Status channelVectors(const Shape &shape,
+                        std::initializer_list<const float *> host,
+                        ChannelExtents &e, float **device);
   /// Clears the data-error record before a kernel that reads ids or labels,
   /// and turns what it found into a Status after.
   Status clearDataError();
