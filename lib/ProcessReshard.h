@@ -16,6 +16,8 @@
 #include "lib/Reshard.h"
 #include "runtime/exec/Processes.h"
 
+#include <functional>
+
 namespace whale {
 
 /// The plan's pieces and the new collection's holders restricted to the
@@ -37,6 +39,18 @@ std::string exchangePieces(whale_rt_comm *comm, const ProcessLayout &before,
                            const std::vector<int64_t> &newGrid,
                            const StateCollection &to, const ReshardPlan &plan,
                            HeldState &held, int64_t &sentBytes);
+
+/// The same where the processes are not the old plan's (after a process
+/// died, over the survivors' communicator): `sourceOf(old rank)` is the
+/// process that holds that rank's boxes, `destOf(new rank)` the one that
+/// runs it, both numbered as in `comm`, where this process is `me` and
+/// process p's first rank is p * `perProcess`.
+std::string
+exchangePiecesBetween(whale_rt_comm *comm, int32_t me, int64_t perProcess,
+                      const std::function<int32_t(int64_t)> &sourceOf,
+                      const std::function<int32_t(int64_t)> &destOf,
+                      const StateCollection &to, const ReshardPlan &plan,
+                      HeldState &held, int64_t &sentBytes);
 
 } // namespace whale
 

@@ -31,11 +31,19 @@ HeldState &StateStore::prepare(const StateCollection &layout,
 void StateStore::copyToKeepers() {
   auto t0 = std::chrono::steady_clock::now();
   const int64_t n = static_cast<int64_t>(layout_.ranks.size());
-  for (const auto &[key, boxes] : own_) {
-    HeldState &keeper = copyOfPrevious_[(key.first + 1) % n];
-    for (const auto &[box, bytes] : boxes) {
-      keeper[key][box] = bytes; // same sizes: the buffer is reused
-      copyCrc_[{key.first, key.second, box}] = checksum(bytes);
+  if (acrossProcesses_) {
+    // The copy came from the previous process: only its checksums are
+    // taken here.
+    for (const auto &[key, boxes] : copyOfPrevious_[kAnotherProcess])
+      for (const auto &[box, bytes] : boxes)
+        copyCrc_[{key.first, key.second, box}] = checksum(bytes);
+  } else {
+    for (const auto &[key, boxes] : own_) {
+      HeldState &keeper = copyOfPrevious_[(key.first + 1) % n];
+      for (const auto &[box, bytes] : boxes) {
+        keeper[key][box] = bytes; // same sizes: the buffer is reused
+        copyCrc_[{key.first, key.second, box}] = checksum(bytes);
+      }
     }
   }
   copySeconds_ = std::chrono::duration<double>(
@@ -94,6 +102,41 @@ bool StateStore::surviving(int64_t lost, StateCollection &layout,
           }
           held[{keeper, key.second}][box] = bytes;
         }
+  return true;
+}
+
+HeldState &StateStore::copyFromAnotherProcess() {
+  acrossProcesses_ = true;
+  return copyOfPrevious_[kAnotherProcess];
+}
+
+bool StateStore::takeSurviving(const std::set<int64_t> &lost, HeldState &held,
+                               std::string &error) {
+  wait();
+  if (step_ < 0) {
+    error = "no copy of the state is kept in memory";
+    return false;
+  }
+  held = std::move(own_);
+  own_.clear();
+  step_ = -1;
+  for (auto &[key, data] : copyOfPrevious_[kAnotherProcess]) {
+    if (!lost.count(key.first))
+      continue;
+    for (auto &[box, bytes] : data) {
+      auto crc = copyCrc_.find({key.first, key.second, box});
+      if (crc == copyCrc_.end() || crc->second != checksum(bytes)) {
+        error = "the copy of rank " + std::to_string(key.first) +
+                "'s state kept by this process is damaged (" + key.second +
+                " " + box.str() + " does not match its checksum)";
+        held.clear();
+        return false;
+      }
+    }
+    held[key] = std::move(data);
+  }
+  copyOfPrevious_.clear();
+  copyCrc_.clear();
   return true;
 }
 

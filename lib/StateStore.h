@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -60,6 +61,27 @@ public:
   /// gone bad would.
   void damageCopyOf(int64_t worker);
 
+  // --- Ranks as processes (lib/ProcessStore.h) ------------------------
+  // Each process's store holds its own ranks' boxes and the copy of the
+  // previous process's, which the driver receives between prepare() and
+  // commit(); commit() then only takes the copy's checksums.
+
+  /// The buffers the previous process's boxes are received into (reused
+  /// from update to update), and the store set to keep no copies of its
+  /// own.
+  HeldState &copyFromAnotherProcess();
+  /// This process's boxes and the copies it keeps of the ranks in `lost`
+  /// (all of another process's), each checked against its checksum; moved
+  /// out, so the store is empty afterwards. False with `error` for a
+  /// damaged copy.
+  bool takeSurviving(const std::set<int64_t> &lost, HeldState &held,
+                     std::string &error);
+  /// Forgets the last update (one that failed halfway is no state).
+  void invalidate() {
+    wait();
+    step_ = -1;
+  }
+
 private:
   void copyToKeepers();
 
@@ -69,6 +91,9 @@ private:
   StateCollection layout_;
   HeldState own_;                              // by (worker, tensor)
   std::map<int64_t, HeldState> copyOfPrevious_; // by the keeping worker
+  /// copyOfPrevious_'s key for the copy received from another process.
+  static constexpr int64_t kAnotherProcess = -1;
+  bool acrossProcesses_ = false;
   /// The CRC-32C of each copied box, by (worker, tensor, box).
   std::map<std::tuple<int64_t, std::string, Box>, uint32_t> copyCrc_;
 };

@@ -23,6 +23,7 @@
 #include "lib/ModelLookup.h"
 #include "lib/Planner.h"
 #include "lib/ProcessReshard.h"
+#include "lib/ProcessStore.h"
 #include "lib/RankCheckpoint.h"
 #include "lib/RankPrograms.h"
 #include "lib/Reshard.h"
@@ -104,6 +105,11 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   // as devices.
   int32_t processRank = -1, processCount = 0;
   ProcessLayout layout;
+  // The MPI communicator of the job's processes: the caller's (null: the
+  // world), then, after processes are lost, the survivors' own.
+  const void *mpiBase = options.mpiCommunicator;
+  std::unique_ptr<void, void (*)(void *)> survivorsComm(
+      nullptr, whale_rt_mpi_comm_free);
   if (options.processes) {
     char why[512] = "";
     if (whale_rt_mpi_init_on(options.mpiCommunicator, &processRank,
@@ -140,12 +146,6 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
                       "equal block of them, host by host)");
       }
     }
-    const char *unsupported =
-        options.replicateEvery > 0 ? "the in-memory store" : nullptr;
-    if (unsupported)
-      return fail(std::string(unsupported) +
-                  " with ranks as processes (mpirun) is not there yet; run "
-                  "the ranks as threads of one process for it");
   }
 
   mlir::func::FuncOp model =
@@ -284,8 +284,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
 
     const int64_t devices = static_cast<int64_t>(cluster.devices.size());
     comm.reset(options.processes
-                   ? processCommunicator(layout, options.mpiCommunicator,
-                                         kCommTimeoutSeconds)
+                   ? processCommunicator(layout, mpiBase, kCommTimeoutSeconds)
                    : whale_rt_comm_create(static_cast<int32_t>(devices),
                                           kCommTimeoutSeconds));
     if (!comm)
@@ -482,15 +481,29 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   StateStore store;
   auto updateStore = [&](int64_t step) -> std::string {
     auto t0 = std::chrono::steady_clock::now();
-    StateCollection layout;
+    StateCollection collection;
     ReshardPlan own;
-    if (!stateOf(plan, cluster, layout, error) ||
-        !planReshard(layout, layout, own, error))
+    if (!stateOf(plan, cluster, collection, error) ||
+        !planReshard(collection, collection, own, error))
       return error;
-    if (std::string err = extractState(layout, step, own, layout,
-                                       store.prepare(layout, planVersion));
+    HeldState &mine = store.prepare(collection, planVersion);
+    if (std::string err =
+            extractState(collection, step, own, collection, mine);
         !err.empty())
       return err;
+    if (options.processes && layout.processes > 1) {
+      // The copy goes to the next process: a process's death takes all
+      // of its ranks (lib/ProcessStore.h).
+      int64_t sent = 0;
+      if (std::string err = exchangeStoreCopies(
+              comm.get(), layout, mine, store.copyFromAnotherProcess(),
+              sent);
+          !err.empty()) {
+        store.invalidate();
+        return err;
+      }
+      result.storeSentBytes += sent;
+    }
     store.commit(step);
     ++result.storeUpdates;
     result.storeSeconds += std::chrono::duration<double>(
@@ -574,6 +587,150 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     return "";
   };
 
+  // Under mpirun, after processes died (their peers' connections tell,
+  // runtime/comm/PeerWatch.h): the survivors make a communicator of their
+  // own (MPI's world is not theirs any more), plan for their devices, and
+  // rebuild the state from the store (a lost process's boxes are with the
+  // process after it, lib/ProcessStore.h), or else from the last
+  // checkpoint; then they go on from that state's step.
+  auto recoverProcesses = [&](RecoveryReport &report) -> std::string {
+    auto t0 = std::chrono::steady_clock::now();
+    // A moment for deaths that came together to be all known.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    std::vector<int32_t> dead(static_cast<size_t>(processCount));
+    const int32_t deaths = whale_rt_comm_lost_processes(
+        comm.get(), dead.data(), processCount);
+    dead.resize(static_cast<size_t>(std::min(deaths, processCount)));
+    const ProcessLayout oldLayout = layout;
+    const std::vector<int64_t> oldGrid = plan.grid;
+    const ProcessLoss loss(dead, oldLayout, oldGrid);
+    if (static_cast<int32_t>(loss.lost.size()) >= processCount)
+      return "no process is left";
+    // The store's state, where it covers what was lost; the survivors
+    // agree below.
+    HeldState held;
+    StateCollection before = store.layout();
+    int64_t fromMemory = store.step();
+    std::string inMemory =
+        fromMemory < 0 ? "no copy of the state is kept in memory "
+                         "(--replicate-every)"
+        : fromMemory < lastSaved
+            ? "the copy in memory is older than the last checkpoint"
+            : loss.uncovered(processCount);
+    if (inMemory.empty() && !store.takeSurviving(loss.lostRanks, held, inMemory))
+      held.clear();
+    if (!inMemory.empty())
+      fromMemory = -1;
+
+    // The survivors' communicator, numbers and devices: each keeps its
+    // own, in order, so that process q runs the q-th block of them.
+    void *survivors = nullptr;
+    char why[512] = "";
+    if (whale_rt_mpi_survivors(mpiBase, dead.data(),
+                               static_cast<int32_t>(dead.size()), &survivors,
+                               why, sizeof why) != WHALE_RT_OK)
+      return why;
+    std::unique_ptr<void, void (*)(void *)> previousComm(
+        survivorsComm.release(), whale_rt_mpi_comm_free);
+    survivorsComm.reset(survivors);
+    mpiBase = survivors;
+    if (whale_rt_mpi_init_on(mpiBase, &processRank, &processCount, why,
+                             sizeof why) != WHALE_RT_OK)
+      return why;
+    // Every survivor keeps its devices, or, where the model does not plan
+    // on them all, the same fewer of them each (its first ones).
+    Cluster remaining = cluster;
+    PlannedModel next;
+    std::string planError;
+    for (int64_t keep = oldLayout.perProcess; keep > 0; --keep) {
+      remaining.devices.clear();
+      for (size_t d = 0; d < cluster.devices.size(); ++d) {
+        const int64_t device = static_cast<int64_t>(d);
+        if (!loss.lost.count(oldLayout.ownerOf(device)) &&
+            device % oldLayout.perProcess < keep)
+          remaining.devices.push_back(cluster.devices[d]);
+      }
+      if (planModel(interp, options.model, remaining, planOptions, next,
+                    error))
+        break;
+      if (planError.empty())
+        planError = error;
+      replacePlan(next, PlannedModel());
+    }
+    if (!next.ranks)
+      return "the model plans on none of the survivors' devices (" +
+             std::to_string(processCount) + " processes, the same number "
+             "each): " + planError;
+    if (std::string err = layoutProcesses(
+            processRank, processCount,
+            static_cast<int64_t>(remaining.devices.size()), layout);
+        !err.empty())
+      return err;
+    report.devicesBefore = static_cast<int64_t>(cluster.devices.size());
+    report.processesLost = static_cast<int64_t>(loss.lost.size());
+    cluster = remaining;
+    if (std::string err = openRanks(std::move(next)); !err.empty())
+      return err;
+    previousComm.reset(); // after the communicator made over it
+
+    // Memory only when every survivor has its part of it, of one step.
+    std::vector<double> steps;
+    if (!gatherFromProcesses(comm.get(), layout, {double(fromMemory)}, steps))
+      return "the survivors could not compare their copies of the state";
+    for (double s : steps)
+      if (s != double(fromMemory) || s < 0)
+        fromMemory = -1;
+    if (fromMemory >= 0) {
+      report.source = "memory";
+      report.resumedAfter = fromMemory;
+    } else {
+      if (inMemory.empty())
+        inMemory = "another process's copy of the state is not usable";
+      if (lastSaved < 0)
+        return inMemory + ", and this run has saved no checkpoint (save_every "
+                          "with --save)";
+      StateCheckpoint saved;
+      if (std::string err = loadStateCheckpoint(options.savePath, saved);
+          !err.empty())
+        return inMemory + ", and the checkpoint cannot be read: " + err;
+      before = std::move(saved.layout);
+      held = std::move(saved.held);
+      report.source = "checkpoint " + options.savePath;
+      report.resumedAfter = saved.nextStep;
+    }
+    StateCollection after;
+    ReshardPlan reshard;
+    HeldState moved;
+    if (!stateOf(plan, cluster, after, error) ||
+        !planReshard(before, after, reshard, error))
+      return error;
+    report.movedBytes = reshard.movedBytes();
+    // From memory the boxes are spread over the survivors; a checkpoint
+    // every process has read whole.
+    if (fromMemory >= 0)
+      if (std::string err = exchangePiecesBetween(
+              comm.get(), layout.process, layout.perProcess,
+              [&](int64_t rank) {
+                return loss.holderOf(rank, oldLayout, oldGrid);
+              },
+              [&](int64_t rank) {
+                return layout.ownerOf(plan.grid[static_cast<size_t>(rank)]);
+              },
+              after, reshard, held, report.processBytes);
+          !err.empty())
+        return err;
+    keepLocalPieces(layout, plan.grid, after, reshard);
+    if (!applyReshard(after, reshard, held, moved, error))
+      return error;
+    if (std::string err = injectState(moved); !err.empty())
+      return err;
+    report.devicesAfter = static_cast<int64_t>(cluster.devices.size());
+    report.seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - t0)
+                         .count();
+    return "";
+  };
+
   StepLog log;
   TrainOptions logOptions = options;
   if (processRank > 0)
@@ -588,6 +745,35 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     return fail(err);
   result.firstStep = first + 1;
   bool injected = false;
+  // Under mpirun, a failure `failure` during `step` (0-based): when it came
+  // from processes lost and a state to resume from exists, the recovery,
+  // "" and `step` set so that the loop runs the first step after that
+  // state next; else what to report.
+  auto recoverFromLoss = [&](int64_t &step,
+                             const std::string &failure) -> std::string {
+    if (whale_rt_comm_lost_processes(comm.get(), nullptr, 0) == 0 ||
+        (store.step() < 0 && lastSaved < 0))
+      return failure;
+    RecoveryReport report;
+    report.failedStep = step + 1;
+    report.failure = failure;
+    const bool reported = processRank <= 0;
+    if (std::string err = recoverProcesses(report); !err.empty())
+      return failure + "; recovering failed: " + err;
+    // Process 0 may have been lost: its successor reports from now on.
+    if (processRank == 0 && !reported) {
+      if (std::string err = log.open(options, true, settings.logEvery);
+          !err.empty())
+        return err;
+      if (std::string err = sampleLog.open(options.samplesPath, true);
+          !err.empty())
+        return err;
+    }
+    result.recoveries.push_back(report);
+    result.losses.resize(report.resumedAfter - first);
+    step = report.resumedAfter - 1; // the loop's ++ makes it that step
+    return "";
+  };
   // Under mpirun every process gets the whole state (each part from the
   // process holding it): each evaluates alike, and process 0 saves.
   auto gatherToHost = [&]() {
@@ -874,7 +1060,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     const int64_t failedDevice = outcome.failedDevice;
     whale_rt_comm_trace_driver(
         comm.get(), "step", t0Ns, whale_rt_now_ns() - t0Ns);
-    if (!firstError.empty() && failedDevice >= 0 &&
+    if (!firstError.empty() && failedDevice >= 0 && !options.processes &&
         (store.step() >= 0 || lastSaved >= 0)) {
       // Recover from the store (or the last checkpoint): the survivors
       // re-planned, the steps since that state run again.
@@ -889,18 +1075,25 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       step = report.resumedAfter - 1; // the loop's ++ makes it that step
       continue;
     }
-    // Under mpirun a rank that failed ends here; its process ends the
-    // world (the CLI calls MPI_Abort), so no other waits on it.
-    if (options.processes && !firstError.empty())
-      return fail("step " + std::to_string(step + 1) + ": " + firstError);
+    // Under mpirun a rank that failed ends here, unless processes were
+    // lost and the survivors recover; else its process ends the world
+    // (the CLI calls MPI_Abort), so no other waits on it.
+    if (options.processes && !firstError.empty()) {
+      if (std::string err = recoverFromLoss(step, firstError); !err.empty())
+        return fail("step " + std::to_string(step + 1) + ": " + err);
+      continue;
+    }
     if (options.processes) {
       // Every rank's loss, from every process; the sum below then runs
       // over them in the same order as in one process.
       std::vector<double> own = losses;
       if (std::string err = gatherRankLosses(comm.get(), layout, ranks, own,
                                              plan.grid, losses);
-          !err.empty())
-        return fail("step " + std::to_string(step + 1) + ": " + err);
+          !err.empty()) {
+        if (std::string why = recoverFromLoss(step, err); !why.empty())
+          return fail("step " + std::to_string(step + 1) + ": " + why);
+        continue;
+      }
     }
     if (!firstError.empty())
       return fail("step " + std::to_string(step + 1) + ": " + firstError);
@@ -931,9 +1124,12 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     // the parameters are made by the first step's programs).
     if (options.replicateEvery > 0 &&
         (step + 1 - first) % options.replicateEvery == 0 && step + 1 < steps)
-      if (std::string err = updateStore(step + 1); !err.empty())
-        return fail("keeping the state in memory after step " +
-                    std::to_string(step + 1) + ": " + err);
+      if (std::string err = updateStore(step + 1); !err.empty()) {
+        ++step; // the failure is after it, not during it
+        if (std::string why = recoverFromLoss(step, err); !why.empty())
+          return fail("keeping the state in memory after step " +
+                      std::to_string(step) + ": " + why);
+      }
   }
   const int64_t devices = static_cast<int64_t>(cluster.devices.size());
   if (std::string err = saveState(steps, /*gatherAnyway=*/
@@ -991,6 +1187,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     return fail(err);
   store.wait();
   result.storeCopySeconds = store.copiedSeconds();
+  result.processRank = processRank;
   result.ok = true;
   return result;
 }

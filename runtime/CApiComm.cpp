@@ -8,6 +8,8 @@
 #include <algorithm>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <unistd.h>
 
@@ -339,6 +341,11 @@ void whale_rt_mpi_finalize(void) {
 #endif
 }
 
+void whale_rt_mpi_leave(int32_t code) {
+  std::fflush(nullptr);
+  std::_Exit(code);
+}
+
 void whale_rt_mpi_abort(int32_t code) {
 #ifdef WHALE_HAVE_MPI
   abortMpi(code);
@@ -423,6 +430,47 @@ whale_rt_status whale_rt_comm_driver_recv(whale_rt_comm *comm, int32_t to,
     return WHALE_RT_INVALID_ARGUMENT;
   Status st = comm->comm->recv(to, from, tag, DType::F32, data, bytes / 4);
   return st ? WHALE_RT_OK : WHALE_RT_INTERNAL;
+}
+
+int32_t whale_rt_comm_lost_processes(whale_rt_comm *comm, int32_t *out,
+                                     int32_t capacity) {
+  if (!comm)
+    return 0;
+  std::vector<int> lost = comm->comm->lostProcesses();
+  for (int32_t i = 0; out && i < capacity && i < int32_t(lost.size()); ++i)
+    out[i] = lost[static_cast<size_t>(i)];
+  return static_cast<int32_t>(lost.size());
+}
+
+whale_rt_status whale_rt_mpi_survivors(const void *mpi_comm,
+                                       const int32_t *lost, int32_t count,
+                                       void **survivors, char *error,
+                                       int64_t error_size) {
+  std::string why;
+  if (!survivors || count < 0 || (count > 0 && !lost)) {
+    why = "no place for the survivors' communicator, or a negative count";
+  } else {
+#ifdef WHALE_HAVE_MPI
+    *survivors =
+        survivorsComm(mpi_comm, std::vector<int>(lost, lost + count), why);
+    if (*survivors)
+      return WHALE_RT_OK;
+#else
+    (void)mpi_comm;
+    why = "this Whale was built without MPI";
+#endif
+  }
+  if (error && error_size > 0)
+    std::snprintf(error, static_cast<size_t>(error_size), "%s", why.c_str());
+  return WHALE_RT_INTERNAL;
+}
+
+void whale_rt_mpi_comm_free(void *comm) {
+#ifdef WHALE_HAVE_MPI
+  freeSurvivorsComm(comm);
+#else
+  (void)comm;
+#endif
 }
 
 void whale_rt_comm_abort(whale_rt_comm *comm, const char *reason) {

@@ -356,6 +356,10 @@ whale_rt_status whale_rt_mpi_init_on(const void *mpi_comm, int32_t *rank,
                                      int32_t *size, char *error,
                                      int64_t error_size);
 void whale_rt_mpi_finalize(void);
+/* Ends this process with `code` without MPI_Finalize, after flushing the C
+ * streams: once processes of the job were lost, Open MPI's MPI_Finalize
+ * (4.1, no ULFM) may wait for them for ever in its closing fence. */
+void whale_rt_mpi_leave(int32_t code);
 /* Every process's host name (`each` bytes a name, NUL-ended, at
  * names[r * each]) and cores, in rank order, on every process. */
 whale_rt_status whale_rt_mpi_allocation(char *names, int64_t each,
@@ -398,6 +402,20 @@ whale_rt_status whale_rt_comm_driver_recv(whale_rt_comm *comm, int32_t to,
                                           void *data, int64_t bytes);
 /* Ends every wait of every rank with `reason` (when one rank has failed). */
 void whale_rt_comm_abort(whale_rt_comm *comm, const char *reason);
+/* The processes of an MPI communicator found dead (by the connections each
+ * process keeps to the others), in the order noticed: their count, the
+ * first `capacity` in `out`. 0 in one process. */
+int32_t whale_rt_comm_lost_processes(whale_rt_comm *comm, int32_t *out,
+                                     int32_t capacity);
+/* After processes of `mpi_comm` (NULL: the world) died: a communicator of
+ * the others, made by them alone, in `*survivors` (an MPI_Comm to pass as
+ * `mpi_comm` from then on; whale_rt_mpi_comm_free frees it). The lost
+ * processes' numbers are those of `mpi_comm`. */
+whale_rt_status whale_rt_mpi_survivors(const void *mpi_comm,
+                                       const int32_t *lost, int32_t count,
+                                       void **survivors, char *error,
+                                       int64_t error_size);
+void whale_rt_mpi_comm_free(void *comm);
 /* Traces every rank bound to `comm` into one Chrome trace: per rank a
  * compute track and a communication track. */
 whale_rt_status whale_rt_comm_enable_trace(whale_rt_comm *comm);

@@ -72,6 +72,9 @@ struct RecoveryReport {
   int64_t movedBytes = 0;
   double seconds = 0; ///< from the failure to the state in the new ranks
   std::string failure; ///< the failed rank's message
+  /// Ranks as processes: the processes lost, and the bytes of state the
+  /// survivors sent each other to rebuild it.
+  int64_t processesLost = 0, processBytes = 0;
 };
 
 struct TrainOptions {
@@ -171,6 +174,11 @@ struct TrainResult {
   /// Of which the store's copies and checksums took on its own thread,
   /// beside the steps (not holding them up).
   double storeCopySeconds = 0;
+  /// Under mpirun: this process's number at the end (after processes were
+  /// lost, the survivors are numbered anew; process 0 reports), and the
+  /// bytes of state the store sent to other processes.
+  int32_t processRank = -1;
+  int64_t storeSentBytes = 0;
 };
 
 /// Trains the loaded program's model for its train block's steps (or

@@ -87,6 +87,10 @@ public:
 
   virtual CommCounters counters(int rank) const = 0;
 
+  /// The processes found dead (ranks as processes: their process numbers,
+  /// in the order they were noticed); none in one process.
+  virtual std::vector<int> lostProcesses() const { return {}; }
+
   /// What each rank's device offers for device-side collectives (see
   /// Device::collectiveDevice), recorded when the rank binds; kUnbound
   /// until then; kElsewhere for a rank of another process, whose device

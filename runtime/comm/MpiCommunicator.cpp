@@ -25,6 +25,8 @@ using Clock = std::chrono::steady_clock;
 /// the message's first 8 bytes (MPI tags may be as small as 32767).
 constexpr int kMessageTag = 17;
 constexpr int kGroupTag = 18;
+/// Making the survivors' communicator, above every group's tag.
+constexpr int kSurvivorsTag = 32760;
 
 std::string mpiError(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -44,8 +46,10 @@ struct MpiCommunicator::Impl {
   /// One MPI call at a time from this process (MPI_THREAD_SERIALIZED).
   std::mutex mpi;
   std::atomic<bool> isAborted{false};
-  std::mutex abortMutex;
+  mutable std::mutex abortMutex;
   std::string aborted;
+  /// The processes the peer watch found dead (under abortMutex).
+  std::vector<int> lost;
   std::map<std::vector<int>, MPI_Comm> groups;
   /// Messages received before their recv asked, by (from, tag), in order.
   std::map<std::pair<int, int64_t>, std::deque<std::vector<char>>> mailbox;
@@ -96,8 +100,12 @@ struct MpiCommunicator::Impl {
       why = "a process could not listen for its peers";
     if (w && everyone &&
         w->start(rank, all, std::chrono::seconds(30),
-                 [this](const std::string &report) {
+                 [this](int dead, const std::string &report) {
                    std::fprintf(stderr, "whale: %s\n", report.c_str());
+                   {
+                     std::lock_guard<std::mutex> lock(abortMutex);
+                     lost.push_back(dead);
+                   }
                    abort(report);
                  },
                  why)) {
@@ -257,6 +265,40 @@ void finalizeMpi() {
   MPI_Finalized(&finalized);
   if (initialized && !finalized)
     MPI_Finalize();
+}
+
+void *survivorsComm(const void *base, const std::vector<int> &lost,
+                    std::string &error) {
+  MPI_Comm from = base ? *static_cast<const MPI_Comm *>(base) : MPI_COMM_WORLD;
+  MPI_Group all, kept;
+  MPI_Comm_group(from, &all);
+  std::vector<int> out(lost);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  int rc = MPI_Group_excl(all, static_cast<int>(out.size()), out.data(), &kept);
+  MPI_Group_free(&all);
+  if (rc != MPI_SUCCESS) {
+    error = "leaving out the lost processes: " + mpiError(rc);
+    return nullptr;
+  }
+  auto *comm = new MPI_Comm(MPI_COMM_NULL);
+  rc = MPI_Comm_create_group(from, kept, kSurvivorsTag, comm);
+  MPI_Group_free(&kept);
+  if (rc != MPI_SUCCESS || *comm == MPI_COMM_NULL) {
+    error = "making the survivors' communicator: " + mpiError(rc);
+    delete comm;
+    return nullptr;
+  }
+  return comm;
+}
+
+void freeSurvivorsComm(void *comm) {
+  auto *c = static_cast<MPI_Comm *>(comm);
+  if (!c)
+    return;
+  if (*c != MPI_COMM_NULL)
+    MPI_Comm_free(c);
+  delete c;
 }
 
 void abortMpi(int code) {
@@ -588,6 +630,11 @@ Status MpiCommunicator::recv(int to, int from, int64_t tag, DType dtype,
 
 void MpiCommunicator::abort(const std::string &reason) {
   impl->abort(reason);
+}
+
+std::vector<int> MpiCommunicator::lostProcesses() const {
+  std::lock_guard<std::mutex> lock(impl->abortMutex);
+  return impl->lost;
 }
 
 CommCounters MpiCommunicator::counters(int rank) const {

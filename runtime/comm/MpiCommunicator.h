@@ -63,6 +63,7 @@ public:
               int64_t count) override;
   void abort(const std::string &reason) override;
   CommCounters counters(int rank) const override;
+  std::vector<int> lostProcesses() const override;
   void setCollectiveDevice(int rank, int device) override;
   int collectiveDevice(int rank) const override;
 
@@ -72,6 +73,15 @@ private:
   explicit MpiCommunicator(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl;
 };
+
+/// A new communicator (heap-allocated MPI_Comm, for MpiCommunicator's
+/// `base`) of the processes of `base` (null: the world) but `lost`, made
+/// by the survivors alone (MPI_Comm_create_group is collective over its
+/// group only, so a dead process does not hold it up); null with `error`.
+void *survivorsComm(const void *base, const std::vector<int> &lost,
+                    std::string &error);
+/// Frees what survivorsComm made.
+void freeSurvivorsComm(void *comm);
 
 /// Whether this process was started by an MPI launcher (mpirun, srun):
 /// its environment names a world of processes.

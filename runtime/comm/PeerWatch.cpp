@@ -125,7 +125,7 @@ struct PeerWatch::Impl {
   };
   std::vector<Peer> peers;
   std::chrono::milliseconds silence{30000};
-  std::function<void(const std::string &)> onDeath;
+  std::function<void(int, const std::string &)> onDeath;
   std::thread thread;
   std::atomic<bool> sayGoodbye{true};
 
@@ -135,10 +135,10 @@ struct PeerWatch::Impl {
            " (pid " + std::to_string(e.pid) + ")";
   }
 
-  void report(const std::string &what) {
+  /// Once per peer: its `gone` is set with it.
+  void report(int lost, const std::string &what) {
     if (onDeath)
-      onDeath(what);
-    onDeath = nullptr; // once
+      onDeath(lost, what);
   }
 
   void run() {
@@ -184,7 +184,7 @@ struct PeerWatch::Impl {
             continue;
           }
           p.gone = true;
-          report(describe(p.rank) + " died: its connection to rank " +
+          report(p.rank, describe(p.rank) + " died: its connection to rank " +
                  std::to_string(rank) + " closed without a goodbye");
           continue;
         }
@@ -192,7 +192,7 @@ struct PeerWatch::Impl {
           p.gone = true;
           char secs[32];
           std::snprintf(secs, sizeof secs, "%g", silence.count() / 1000.0);
-          report(describe(p.rank) + " stopped answering: no heartbeat for " +
+          report(p.rank, describe(p.rank) + " stopped answering: no heartbeat for " +
                  secs + " s");
         }
       }
@@ -272,7 +272,7 @@ std::unique_ptr<PeerWatch> PeerWatch::listen(PeerEndpoint &self,
 
 bool PeerWatch::start(int rank, const std::vector<PeerEndpoint> &all,
                       std::chrono::milliseconds silence,
-                      std::function<void(const std::string &)> onDeath,
+                      std::function<void(int, const std::string &)> onDeath,
                       std::string &error) {
   Impl &m = *impl;
   const int n = static_cast<int>(all.size());

@@ -11,8 +11,9 @@
 // exits, however it exits, has its sockets closed by the kernel, so its
 // peers read an end of file at once; a machine that vanishes stops the
 // heartbeat each connection carries every second. Either way `onDeath`
-// is called, once, with the rank, host and pid of the process lost; an
-// orderly end says goodbye first and is not a death.
+// is called, once for each process lost, with its rank and a report that
+// names its host and pid; an orderly end says goodbye first and is not a
+// death.
 //
 // The endpoints are exchanged by the caller (over MPI, or any all-gather),
 // so this file needs no MPI and is tested in one process.
@@ -57,7 +58,7 @@ public:
   /// same exchange.
   bool start(int rank, const std::vector<PeerEndpoint> &all,
              std::chrono::milliseconds silence,
-             std::function<void(const std::string &report)> onDeath,
+             std::function<void(int lost, const std::string &report)> onDeath,
              std::string &error);
 
   /// Says goodbye to every peer and stops watching (the destructor does).

@@ -961,8 +961,18 @@ int run(int argc, char **argv) {
     }
     return 1;
   }
-  if (processRank > 0)
-    return 0; // rank 0's process reports
+  // Rank 0's process reports (after processes were lost, the survivors'
+  // process 0).
+  const bool lostProcesses =
+      train.processes &&
+      llvm::any_of(result.recoveries, [](const whale::RecoveryReport &r) {
+        return r.processesLost > 0;
+      });
+  if (train.processes && result.processRank != 0) {
+    if (lostProcesses)
+      whale_rt_mpi_leave(0);
+    return 0;
+  }
   if (!result.losses.empty())
     std::cout << "trained steps " << result.firstStep << " to "
               << result.firstStep + result.losses.size() - 1 << ": loss "
@@ -1002,6 +1012,12 @@ int run(int argc, char **argv) {
               << (r.source == "memory" ? "" : " from the " + r.source) << " ("
               << r.failedStep - 1 - r.resumedAfter
               << " finished steps lost), moved " << r.movedBytes << " bytes, "
+              << (r.processesLost > 0
+                      ? std::to_string(r.processesLost) +
+                            " process(es) lost, " +
+                            std::to_string(r.processBytes) +
+                            " bytes sent between the survivors, "
+                      : std::string())
               << llvm::formatv("{0:F3}", r.seconds).str() << " s\n";
   if (result.storeUpdates > 0)
     std::cout << "kept the state in memory " << result.storeUpdates
@@ -1009,7 +1025,13 @@ int run(int argc, char **argv) {
               << llvm::formatv("{0:F3}", result.storeSeconds).str()
               << " s holding the steps up, "
               << llvm::formatv("{0:F3}", result.storeCopySeconds).str()
-              << " s copying beside them\n";
+              << " s copying beside them"
+              << (result.storeSentBytes > 0
+                      ? ", this process sent " +
+                            std::to_string(result.storeSentBytes) +
+                            " bytes to the next"
+                      : std::string())
+              << "\n";
   for (const whale::ReshardReport &r : result.reshards)
     std::cout << "resharded after step " << r.afterStep << ": "
               << r.ranksBefore << " -> " << r.ranksAfter << " ranks, moved "
@@ -1030,6 +1052,13 @@ int run(int argc, char **argv) {
     for (int64_t b : result.peakMemory)
       std::cout << " " << b;
     std::cout << " bytes\n";
+  }
+  // After processes were lost, MPI_Finalize would wait for them (Open
+  // MPI without ULFM): the survivors leave without it.
+  if (lostProcesses) {
+    std::cout.flush();
+    std::cerr.flush();
+    whale_rt_mpi_leave(0);
   }
   return 0;
 }

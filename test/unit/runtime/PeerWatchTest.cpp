@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -31,10 +32,12 @@ struct Reports {
   std::mutex m;
   std::condition_variable cv;
   std::vector<std::string> seen;
-  std::function<void(const std::string &)> sink() {
-    return [this](const std::string &r) {
+  std::vector<int> lost;
+  std::function<void(int, const std::string &)> sink() {
+    return [this](int rank, const std::string &r) {
       std::lock_guard<std::mutex> lock(m);
       seen.push_back(r);
+      lost.push_back(rank);
       cv.notify_all();
     };
   }
@@ -93,7 +96,23 @@ TEST(PeerWatch, ADroppedPeerIsReportedByTheOthersAtOnce) {
             std::string::npos);
   EXPECT_NE(t.reports[2].seen[0].find("its connection to rank 2"),
             std::string::npos);
+  EXPECT_EQ(t.reports[0].lost, std::vector<int>{1});
+  EXPECT_EQ(t.reports[2].lost, std::vector<int>{1});
   std::printf("reported %.3f s after the drop\n", seconds);
+}
+
+// Recovery re-plans for the processes left: a survivor must learn every
+// process lost, each once, not only the first.
+TEST(PeerWatch, EveryLostPeerIsReportedOnce) {
+  Three t;
+  t.watches[1]->dropForTest();
+  t.watches[2]->dropForTest();
+  ASSERT_TRUE(t.reports[0].waitFor(2, 5s));
+  // Heartbeats run every second: two of them add nothing.
+  EXPECT_FALSE(t.reports[0].waitFor(3, 2500ms));
+  std::vector<int> lost = t.reports[0].lost;
+  std::sort(lost.begin(), lost.end());
+  EXPECT_EQ(lost, (std::vector<int>{1, 2}));
 }
 
 TEST(PeerWatch, AnOrderlyEndIsNoDeath) {
