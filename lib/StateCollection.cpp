@@ -14,10 +14,6 @@
 
 namespace whale {
 
-namespace {
-
-/// Each device's name, the same for the same device in two plans: its node,
-/// its kind and its place among the node's devices of that kind.
 std::vector<RankPlace> devicePlaces(const Cluster &cluster) {
   std::vector<RankPlace> out;
   std::map<std::pair<int, std::string>, int> seen;
@@ -30,8 +26,6 @@ std::vector<RankPlace> devicePlaces(const Cluster &cluster) {
   }
   return out;
 }
-
-} // namespace
 
 bool stateOf(const PlannedModel &plan, const Cluster &cluster,
              StateCollection &out, std::string &error) {

@@ -23,6 +23,10 @@ namespace whale {
 struct Cluster;
 struct PlannedModel;
 
+/// Each device's name, the same for the same device in two plans: its
+/// node, its kind and its place among the node's devices of that kind.
+std::vector<RankPlace> devicePlaces(const Cluster &cluster);
+
 /// The state of `plan` on `cluster`; false, with `error`, when a shard
 /// cannot be placed (weights that do not divide the extent).
 bool stateOf(const PlannedModel &plan, const Cluster &cluster,

@@ -642,7 +642,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     Cluster remaining = cluster;
     PlannedModel next;
     std::string planError;
-    for (int64_t keep = oldLayout.perProcess; keep > 0; --keep) {
+    int64_t keep = oldLayout.perProcess;
+    for (; keep > 0; --keep) {
       remaining.devices.clear();
       for (size_t d = 0; d < cluster.devices.size(); ++d) {
         const int64_t device = static_cast<int64_t>(d);
@@ -697,6 +698,24 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       held = std::move(saved.held);
       report.source = "checkpoint " + options.savePath;
       report.resumedAfter = saved.nextStep;
+    }
+    if (fromMemory >= 0) {
+      // Each old rank's boxes are where its holder runs now: a survivor's
+      // own on its device (by its new name), a lost one's with its keeper
+      // (on the keeper's first device), so that the plan moves what truly
+      // moves.
+      const std::vector<RankPlace> places = devicePlaces(cluster);
+      for (size_t r = 0; r < before.ranks.size() && r < oldGrid.size(); ++r) {
+        const int64_t device = oldGrid[r];
+        const int32_t owner = oldLayout.ownerOf(device);
+        const int64_t slot = device % oldLayout.perProcess;
+        const int64_t now =
+            !loss.lost.count(owner) && slot < keep
+                ? loss.renumbered[static_cast<size_t>(owner)] * keep + slot
+                : loss.holderOf(static_cast<int64_t>(r), oldLayout, oldGrid) *
+                      keep;
+        before.ranks[r] = places[static_cast<size_t>(now)];
+      }
     }
     StateCollection after;
     ReshardPlan reshard;

@@ -420,7 +420,11 @@ whale_rt_status whale_rt_comm_driver_send(whale_rt_comm *comm, int32_t from,
   if (!comm || (!data && bytes > 0) || bytes < 0 || bytes % 4 != 0)
     return WHALE_RT_INVALID_ARGUMENT;
   Status st = comm->comm->send(from, to, tag, DType::F32, data, bytes / 4);
-  return st ? WHALE_RT_OK : WHALE_RT_INTERNAL;
+  if (!st)
+    return WHALE_RT_INTERNAL;
+  // The driver's messages are not the ranks' traffic.
+  comm->comm->uncountSent(from, bytes);
+  return WHALE_RT_OK;
 }
 
 whale_rt_status whale_rt_comm_driver_recv(whale_rt_comm *comm, int32_t to,

@@ -119,6 +119,12 @@ CommCounters InProcessCommunicator::counters(int rank) const {
   return rank >= 0 && rank < size_ ? perRank[rank] : CommCounters{};
 }
 
+void InProcessCommunicator::uncountSent(int rank, int64_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (rank >= 0 && rank < size_)
+    perRank[rank].sendBytes -= bytes;
+}
+
 Status checkGroup(const char *op, int size, int rank,
                   const std::vector<int> &group) {
   if (group.empty())

@@ -86,6 +86,9 @@ public:
   virtual void abort(const std::string &reason) = 0;
 
   virtual CommCounters counters(int rank) const = 0;
+  /// Takes `bytes` a rank sent back off its counters: the driver's own
+  /// messages (state moved between steps) are not the ranks' traffic.
+  virtual void uncountSent(int rank, int64_t bytes) = 0;
 
   /// The processes found dead (ranks as processes: their process numbers,
   /// in the order they were noticed); none in one process.
@@ -138,6 +141,7 @@ public:
               int64_t count) override;
   void abort(const std::string &reason) override;
   CommCounters counters(int rank) const override;
+  void uncountSent(int rank, int64_t bytes) override;
   void setCollectiveDevice(int rank, int device) override;
   int collectiveDevice(int rank) const override;
 

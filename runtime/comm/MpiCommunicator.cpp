@@ -637,6 +637,14 @@ std::vector<int> MpiCommunicator::lostProcesses() const {
   return impl->lost;
 }
 
+void MpiCommunicator::uncountSent(int rank, int64_t bytes) {
+  if (impl->shared)
+    return impl->shared->uncountSent(rank, bytes);
+  std::lock_guard<std::mutex> lock(impl->mpi);
+  if (rank == impl->rank)
+    impl->counters.sendBytes -= bytes;
+}
+
 CommCounters MpiCommunicator::counters(int rank) const {
   if (impl->shared)
     return impl->shared->counters(rank);

@@ -63,6 +63,7 @@ public:
               int64_t count) override;
   void abort(const std::string &reason) override;
   CommCounters counters(int rank) const override;
+  void uncountSent(int rank, int64_t bytes) override;
   std::vector<int> lostProcesses() const override;
   void setCollectiveDevice(int rank, int device) override;
   int collectiveDevice(int rank) const override;

@@ -616,6 +616,13 @@ Status MpiSharedRanks::recv(int to, int from, int64_t tag, DType dtype,
   return Status::ok();
 }
 
+void MpiSharedRanks::uncountSent(int rank, int64_t bytes) {
+  if (!isLocal(rank))
+    return;
+  std::lock_guard<std::mutex> lock(meetings);
+  perRank[rank].sendBytes -= bytes;
+}
+
 CommCounters MpiSharedRanks::counters(int rank) const {
   if (!isLocal(rank))
     return CommCounters{};

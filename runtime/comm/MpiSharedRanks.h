@@ -61,6 +61,7 @@ public:
               int64_t count);
   void abort(const std::string &reason);
   CommCounters counters(int rank) const;
+  void uncountSent(int rank, int64_t bytes);
   void setCollectiveDevice(int rank, int device);
   int collectiveDevice(int rank) const;
 
