@@ -12,6 +12,7 @@
 #include "lib/Planner.h"
 #include "lib/Reshard.h"
 #include "lib/StateCollection.h"
+#include "lib/ProcessStore.h"
 #include "lib/StateStore.h"
 
 #include <gtest/gtest.h>
@@ -398,6 +399,96 @@ TEST(Reshard, TheStoreLosesNoStateWhenAnyOneWorkerIsLost) {
         << error;
     EXPECT_TRUE(held.empty());
     EXPECT_TRUE(store.surviving(1, surviving, held, error)) << error;
+  }
+}
+
+// Ranks as processes: each process's store holds its ranks' boxes and a
+// copy of the previous process's (lib/ProcessStore.h). Whichever process
+// is lost, the survivors' boxes rebuild every box of the plan, each old
+// rank's found with the holder ProcessLoss names; a damaged copy is
+// refused.
+TEST(Reshard, TheStoreAcrossProcessesLosesNoStateWhenAnyOneProcessIsLost) {
+  for (auto [script, processes] :
+       {std::pair<const char *, int32_t>{"examples/gpt.whl", 2},
+        {"test/equivalence/mlp_split.whl", 4}}) {
+    SCOPED_TRACE(script);
+    whale::StateCollection layout = stateOfScript(script, "cpu:4");
+    std::mt19937 rng(5);
+    auto wholes = randomWholes(layout, rng);
+    const whale::HeldState all = cutFrom(layout, wholes);
+    // Rank r runs on device r (the grid of these plans is the identity).
+    std::vector<int64_t> grid(layout.ranks.size());
+    for (size_t r = 0; r < grid.size(); ++r)
+      grid[r] = static_cast<int64_t>(r);
+    whale::ProcessLayout procs;
+    ASSERT_EQ(whale::layoutProcesses(0, processes, 4, procs), "");
+    auto boxesOf = [&](int32_t p) {
+      whale::HeldState out;
+      for (const auto &[key, boxes] : all)
+        if (procs.ownerOf(grid[key.first]) == p)
+          out[key] = boxes;
+      return out;
+    };
+    for (int32_t lost = 0; lost < processes; ++lost) {
+      SCOPED_TRACE(lost);
+      const whale::ProcessLoss loss({lost}, procs, grid);
+      EXPECT_EQ(loss.uncovered(processes), "");
+      // Each survivor's store, as the ring's exchange leaves it.
+      std::vector<whale::HeldState> held(static_cast<size_t>(processes));
+      for (int32_t p = 0; p < processes; ++p) {
+        if (p == lost)
+          continue;
+        whale::StateStore store;
+        store.prepare(layout, 1) = boxesOf(p);
+        store.copyFromAnotherProcess() =
+            boxesOf((p + processes - 1) % processes);
+        store.commit(4, /*background=*/false);
+        std::string error;
+        ASSERT_TRUE(store.takeSurviving(loss.lostRanks, held[p], error))
+            << error;
+        EXPECT_EQ(store.step(), -1); // taken out
+      }
+      // Every old rank's boxes are with the holder named for it.
+      whale::HeldState pooled;
+      for (const auto &[key, boxes] : all) {
+        const int32_t holder = loss.holderOf(key.first, procs, grid);
+        int32_t old = 0;
+        while (loss.renumbered[old] != holder)
+          ++old;
+        ASSERT_TRUE(held[old].count(key)) << key.second << " of rank "
+                                          << key.first;
+        EXPECT_TRUE(held[old].at(key) == boxes);
+        pooled[key] = held[old].at(key);
+      }
+      whale::ReshardPlan plan;
+      whale::HeldState rebuilt;
+      std::string error;
+      ASSERT_TRUE(whale::planReshard(layout, layout, plan, error)) << error;
+      ASSERT_TRUE(whale::applyReshard(layout, plan, pooled, rebuilt, error))
+          << error;
+      EXPECT_TRUE(rebuilt == all);
+    }
+    // A process and its keeper lost together: not covered.
+    const whale::ProcessLoss both({0, 1}, procs, grid);
+    EXPECT_NE(both.uncovered(processes).find("process 0 and process 1, which "
+                                             "keeps the copy of its state, "
+                                             "are both lost"),
+              std::string::npos);
+    // A copy gone bad after it was received is refused by its checksum.
+    whale::StateStore store;
+    store.prepare(layout, 1) = boxesOf(1);
+    whale::HeldState &copy = store.copyFromAnotherProcess();
+    copy = boxesOf(0);
+    store.commit(4, /*background=*/false);
+    copy.begin()->second.begin()->second[0] ^= 1;
+    whale::HeldState held;
+    std::string error;
+    EXPECT_FALSE(store.takeSurviving(whale::ProcessLoss({0}, procs, grid)
+                                         .lostRanks,
+                                     held, error));
+    EXPECT_NE(error.find("kept by this process is damaged"), std::string::npos)
+        << error;
+    EXPECT_TRUE(held.empty());
   }
 }
 
