@@ -213,6 +213,19 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     ~TraceWriter() { write(); }
   } traceWriter{comm, processTracePath(options.tracePath, processRank)};
   std::vector<Rank> ranks;
+  // Ranks and communicators abandoned when processes were lost: their
+  // collectives with the lost processes never finished, and MPI may still
+  // write what survivors sent into those collectives' buffers (the ranks'
+  // memory, the communicator's scratch), so neither is freed before the
+  // run ends; the ranks go before the communicator they were bound to.
+  struct Abandoned {
+    std::vector<std::vector<Rank>> ranks;
+    std::vector<CommPtr> comms;
+    ~Abandoned() {
+      ranks.clear();
+      comms.clear();
+    }
+  } abandoned;
   std::vector<Parameter> allParams;
   const std::vector<Stage> *stagesOf = nullptr;
   // The program of a rank's stage (replica 0's: every variant names the
@@ -514,6 +527,24 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   // The step of the last checkpoint this run saved (save_every), the
   // fallback when no copy in memory survives a failure; -1 before any.
   int64_t lastSaved = -1;
+  // Where no copy in memory serves (`why`): the state of this run's last
+  // checkpoint (every rank's boxes), or why there is none.
+  auto lastCheckpoint = [&](const std::string &why, StateCollection &layout,
+                            HeldState &held,
+                            RecoveryReport &report) -> std::string {
+    if (lastSaved < 0)
+      return why + ", and this run has saved no checkpoint (save_every with "
+                   "--save)";
+    StateCheckpoint saved;
+    if (std::string err = loadStateCheckpoint(options.savePath, saved);
+        !err.empty())
+      return why + ", and the checkpoint cannot be read: " + err;
+    layout = std::move(saved.layout);
+    held = std::move(saved.held);
+    report.source = "checkpoint " + options.savePath;
+    report.resumedAfter = saved.nextStep;
+    return "";
+  };
   // After the rank on device `lost` failed: the store's state without
   // that worker (its boxes from the next worker's copy and from its
   // data-parallel replicas), or else this run's last checkpoint, on the
@@ -539,17 +570,9 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     } else {
       if (inMemory.empty())
         inMemory = error;
-      if (lastSaved < 0)
-        return inMemory + ", and this run has saved no checkpoint (save_every "
-                          "with --save)";
-      StateCheckpoint saved;
-      if (std::string err = loadStateCheckpoint(options.savePath, saved);
+      if (std::string err = lastCheckpoint(inMemory, surviving, held, report);
           !err.empty())
-        return inMemory + ", and the checkpoint cannot be read: " + err;
-      surviving = std::move(saved.layout);
-      held = std::move(saved.held);
-      report.source = "checkpoint " + options.savePath;
-      report.resumedAfter = saved.nextStep;
+        return err;
     }
     // The survivors, as many as the model plans on (from the end, the
     // fewest dropped).
@@ -670,6 +693,9 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     report.devicesBefore = static_cast<int64_t>(cluster.devices.size());
     report.processesLost = static_cast<int64_t>(loss.lost.size());
     cluster = remaining;
+    abandoned.ranks.push_back(std::move(ranks));
+    ranks.clear();
+    abandoned.comms.push_back(std::move(comm));
     if (std::string err = openRanks(std::move(next)); !err.empty())
       return err;
     previousComm.reset(); // after the communicator made over it
@@ -687,17 +713,9 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     } else {
       if (inMemory.empty())
         inMemory = "another process's copy of the state is not usable";
-      if (lastSaved < 0)
-        return inMemory + ", and this run has saved no checkpoint (save_every "
-                          "with --save)";
-      StateCheckpoint saved;
-      if (std::string err = loadStateCheckpoint(options.savePath, saved);
+      if (std::string err = lastCheckpoint(inMemory, before, held, report);
           !err.empty())
-        return inMemory + ", and the checkpoint cannot be read: " + err;
-      before = std::move(saved.layout);
-      held = std::move(saved.held);
-      report.source = "checkpoint " + options.savePath;
-      report.resumedAfter = saved.nextStep;
+        return err;
     }
     if (fromMemory >= 0) {
       // Each old rank's boxes are where its holder runs now: a survivor's
