@@ -158,7 +158,8 @@ std::string saveRankCheckpoint(const std::string &dir,
 }
 
 std::string loadStateCheckpoint(const std::string &path,
-                                StateCheckpoint &out) {
+                                StateCheckpoint &out,
+                                const std::set<int64_t> *only) {
   if (!isRankCheckpoint(path))
     return loadSingleFile(path, out);
   out = StateCheckpoint();
@@ -167,7 +168,10 @@ std::string loadStateCheckpoint(const std::string &path,
   for (int64_t r = 0; r < ranks; ++r) {
     std::string file = rankFile(path, r);
     rt::Checkpoint ckpt;
-    if (rt::Status st = rt::readSafetensors(file, ckpt); !st.isOk())
+    const bool withData = !only || only->count(r);
+    if (rt::Status st = withData ? rt::readSafetensors(file, ckpt)
+                                 : rt::readSafetensorsHeader(file, ckpt);
+        !st.isOk())
       return st.message();
     auto &meta = ckpt.metadata;
     int64_t rank = -1, step = 0;
@@ -212,7 +216,8 @@ std::string loadStateCheckpoint(const std::string &path,
         return file + ": tensor '" + name + "' has another shape than in " +
                "the ranks before";
       tensor.holders.push_back({r, box});
-      out.held[{r, name}][box] = std::move(t.data);
+      if (withData)
+        out.held[{r, name}][box] = std::move(t.data);
     }
   }
   addScalars(out);

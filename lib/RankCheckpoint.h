@@ -44,8 +44,13 @@ std::string saveRankCheckpoint(const std::string &dir,
 
 /// Reads a folder of rank files, or a single-file checkpoint; every box is
 /// checked against its file's data and the whole shape; "" on success.
+/// With `only`, every rank file's header makes the layout, but the data
+/// (into `out.held`) is read, and checked, from the ranks in `only` alone:
+/// a process reads what its own new ranks need, not the whole state. A
+/// single file is read whole.
 std::string loadStateCheckpoint(const std::string &path,
-                                StateCheckpoint &out);
+                                StateCheckpoint &out,
+                                const std::set<int64_t> *only = nullptr);
 
 } // namespace whale
 

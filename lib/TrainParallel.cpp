@@ -440,22 +440,47 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
                     " (its script, options or cluster differ): every "
                     "process must be started alike");
   }
+  // The data of the old ranks the pieces of `reshard` read, from the
+  // checkpoint at `path` (whose layout `ckpt` holds already).
+  auto readSources = [](const std::string &path, const ReshardPlan &reshard,
+                        StateCheckpoint &ckpt) -> std::string {
+    std::set<int64_t> sources;
+    for (const ReshardPiece &p : reshard.pieces)
+      sources.insert(p.from);
+    StateCheckpoint part;
+    if (std::string err = loadStateCheckpoint(path, part, &sources);
+        !err.empty())
+      return err;
+    if (part.nextStep != ckpt.nextStep || part.model != ckpt.model)
+      return path + " changed while it was read";
+    ckpt.held = std::move(part.held);
+    return "";
+  };
   int64_t first = 0;
   if (!options.loadPath.empty() && isRankCheckpoint(options.loadPath)) {
     // One file per rank, of any plan: a reshard from its boxes to ours.
+    // The files' headers first, then the data of the old ranks this
+    // process's new ranks read from, and no more.
     StateCheckpoint ckpt;
     StateCollection ours;
     ReshardPlan reshard;
     HeldState moved;
-    if (std::string err = loadStateCheckpoint(options.loadPath, ckpt);
+    const std::set<int64_t> none;
+    if (std::string err = loadStateCheckpoint(options.loadPath, ckpt, &none);
         !err.empty())
       return fail(err);
     if (ckpt.model != plan.model)
       return fail(options.loadPath + " is a checkpoint of '" + ckpt.model +
                   "', not of '" + plan.model + "'");
     if (!stateOf(plan, cluster, ours, error) ||
-        !planReshard(ckpt.layout, ours, reshard, error) ||
-        !applyReshard(ours, reshard, ckpt.held, moved, error))
+        !planReshard(ckpt.layout, ours, reshard, error))
+      return fail("loading " + options.loadPath + ": " + error);
+    if (options.processes)
+      keepLocalPieces(layout, plan.grid, ours, reshard);
+    if (std::string err = readSources(options.loadPath, reshard, ckpt);
+        !err.empty())
+      return fail(err);
+    if (!applyReshard(ours, reshard, ckpt.held, moved, error))
       return fail("loading " + options.loadPath + ": " + error);
     if (std::string err = injectState(moved); !err.empty())
       return fail(err);
@@ -530,13 +555,14 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   // Where no copy in memory serves (`why`): the state of this run's last
   // checkpoint (every rank's boxes), or why there is none.
   auto lastCheckpoint = [&](const std::string &why, StateCollection &layout,
-                            HeldState &held,
-                            RecoveryReport &report) -> std::string {
+                            HeldState &held, RecoveryReport &report,
+                            const std::set<int64_t> *only =
+                                nullptr) -> std::string {
     if (lastSaved < 0)
       return why + ", and this run has saved no checkpoint (save_every with "
                    "--save)";
     StateCheckpoint saved;
-    if (std::string err = loadStateCheckpoint(options.savePath, saved);
+    if (std::string err = loadStateCheckpoint(options.savePath, saved, only);
         !err.empty())
       return why + ", and the checkpoint cannot be read: " + err;
     layout = std::move(saved.layout);
@@ -713,7 +739,10 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     } else {
       if (inMemory.empty())
         inMemory = "another process's copy of the state is not usable";
-      if (std::string err = lastCheckpoint(inMemory, before, held, report);
+      // Its layout here; the data this process needs once planned.
+      const std::set<int64_t> none;
+      if (std::string err =
+              lastCheckpoint(inMemory, before, held, report, &none);
           !err.empty())
         return err;
     }
@@ -757,6 +786,15 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
           !err.empty())
         return err;
     keepLocalPieces(layout, plan.grid, after, reshard);
+    if (fromMemory < 0) {
+      StateCheckpoint sources;
+      sources.model = plan.model;
+      sources.nextStep = report.resumedAfter;
+      if (std::string err = readSources(options.savePath, reshard, sources);
+          !err.empty())
+        return err;
+      held = std::move(sources.held);
+    }
     if (!applyReshard(after, reshard, held, moved, error))
       return error;
     if (std::string err = injectState(moved); !err.empty())

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 
 namespace whale::rt {
 
@@ -441,6 +442,28 @@ Status parseSafetensors(const uint8_t *data, size_t size,
                            "': " + std::to_string(buffer - covered) +
                            " bytes after the last tensor belong to none");
   return verifyChecksums(out, source);
+}
+
+Status readSafetensorsHeader(const std::string &path, Checkpoint &out) {
+  out = Checkpoint();
+  std::ifstream in(path, std::ios::binary);
+  uint8_t prefix[8] = {};
+  if (!in || !in.read(reinterpret_cast<char *>(prefix), 8))
+    return Status::invalid("checkpoint '" + path +
+                           "' cannot be read, or is too short for a "
+                           "safetensors header");
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i)
+    n |= static_cast<uint64_t>(prefix[i]) << (8 * i);
+  if (n > (uint64_t(100) << 20))
+    return Status::invalid("checkpoint '" + path + "' declares a header of " +
+                           std::to_string(n) + " bytes");
+  std::string header(static_cast<size_t>(n), '\0');
+  if (!in.read(header.data(), static_cast<std::streamsize>(n)))
+    return Status::invalid("checkpoint '" + path + "' ends inside its header");
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  HeaderParser parser(header.data(), header.size(), path);
+  return parser.parse(out, ranges);
 }
 
 Status readSafetensors(const std::string &path, Checkpoint &out) {

@@ -61,6 +61,10 @@ Status writeSafetensors(const std::string &path, const Checkpoint &ckpt);
 Status parseSafetensors(const uint8_t *data, size_t size,
                         const std::string &source, Checkpoint &out);
 Status readSafetensors(const std::string &path, Checkpoint &out);
+/// The header alone (names, dtypes, shapes, metadata; no data, nothing
+/// checked against the data): where a reader needs to know what a file
+/// holds before it decides to read it.
+Status readSafetensorsHeader(const std::string &path, Checkpoint &out);
 
 } // namespace whale::rt
 

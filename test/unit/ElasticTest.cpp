@@ -119,6 +119,26 @@ TEST(Elastic, RankFilesLoadUnderAnotherPlanAndReshardOffline) {
   ASSERT_EQ(whale::loadStateCheckpoint(dir + "/two", two), "");
   EXPECT_EQ(two.layout.ranks.size(), 2u);
   EXPECT_EQ(two.nextStep, 4);
+  // A process reads the data of the ranks it needs alone: the layout is
+  // every file's, the tensors rank 1's (the step and the seed are every
+  // rank's, from the headers).
+  {
+    whale::StateCheckpoint part;
+    const std::set<int64_t> one = {1};
+    ASSERT_EQ(whale::loadStateCheckpoint(dir + "/two", part, &one), "");
+    EXPECT_TRUE(part.layout.tensors.size() == two.layout.tensors.size());
+    EXPECT_EQ(part.layout.ranks.size(), 2u);
+    size_t tensors = 0;
+    for (const auto &[key, boxes] : part.held) {
+      const bool scalar = key.second == "step" || key.second == "seed";
+      if (!scalar) {
+        EXPECT_EQ(key.first, 1) << key.second;
+        EXPECT_TRUE(boxes == two.held.at(key)) << key.second;
+        ++tensors;
+      }
+    }
+    EXPECT_GT(tensors, 0u);
+  }
   whale::Cluster cluster;
   std::string error;
   ASSERT_TRUE(whale::parseCluster("cpu:8", cluster, error));
