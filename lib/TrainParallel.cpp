@@ -254,6 +254,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   // its ranks: programs, a communicator, a context per rank.
   auto openRanks = [&](PlannedModel &&next) -> std::string {
     ++planVersion;
+    result.stepsOnLastPlan = 0; // the new ranks' counters start at 0
     ranks.clear(); // before the communicator they are bound to
     comm.reset();
     programs.clear();
@@ -1176,6 +1177,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     if (std::string err = sumLoss(losses, ranks, step, value); !err.empty())
       return fail(err);
     result.losses.push_back(value);
+    ++result.stepsOnLastPlan;
     double evalLoss = std::numeric_limits<double>::quiet_NaN();
     if (settings.evaluatesAfter(step + 1)) {
       if (std::string err = evaluate(evalLoss); !err.empty())

@@ -150,9 +150,11 @@ struct TrainResult {
   /// Final values by name, when keepParameters.
   std::map<std::string, std::vector<float>> parameters;
   /// Under a plan: bytes each rank handed to collectives (all-reduce,
-  /// all-gather, all-to-all) and sent, over the whole run, in rank order
-  /// (the runtime's counters).
+  /// all-gather, all-to-all) and sent, in rank order (the runtime's
+  /// counters), over the steps the last plan's ranks ran (a change of
+  /// devices or a recovery opens new ranks).
   std::vector<int64_t> commBytes;
+  int64_t stepsOnLastPlan = 0;
   /// Of which all-to-all (a mixture's slots), in rank order.
   std::vector<int64_t> allToAllBytes;
   /// Under a plan: each device's peak bytes held, by device (rank).

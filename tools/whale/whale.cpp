@@ -988,7 +988,8 @@ int run(int argc, char **argv) {
       most = std::max(most, b);
       total += b;
     }
-    int64_t steps = static_cast<int64_t>(result.losses.size());
+    // The counters are the last plan's ranks', over the steps they ran.
+    int64_t steps = std::max<int64_t>(1, result.stepsOnLastPlan);
     std::cout << "communicated per step: " << total / steps
               << " bytes over all ranks, at most " << most / steps
               << " by one rank\n";
