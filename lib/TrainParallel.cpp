@@ -772,8 +772,9 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         !planReshard(before, after, reshard, error))
       return error;
     report.movedBytes = reshard.movedBytes();
-    // From memory the boxes are spread over the survivors; a checkpoint
-    // every process has read whole.
+    // From memory the boxes are spread over the survivors and cross
+    // between them; from a checkpoint each survivor reads, once planned,
+    // the files of the old ranks its own new ranks read from.
     if (fromMemory >= 0)
       if (std::string err = exchangePiecesBetween(
               comm.get(), layout.process, layout.perProcess,
