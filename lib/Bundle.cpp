@@ -26,51 +26,87 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <mutex>
+#include <vector>
 
 namespace whale {
 namespace {
 
-/// `module` as a position-independent object file at `path`, for the
-/// host's architecture at its baseline CPU: the code is a run of calls
-/// into the runtime, whose kernels were built for the machine that runs
-/// them, so nothing is lost by not tuning it to this one.
-std::string emitObject(llvm::Module &module, const std::string &path) {
+/// A code generator for the host's architecture at its baseline CPU: the
+/// bundle runs on other machines of that architecture, whose vector
+/// extensions this one cannot know. Null with `error` set when there is
+/// none.
+std::unique_ptr<llvm::TargetMachine> baselineMachine(llvm::CodeGenOptLevel level,
+                                                     std::string &error) {
   static std::once_flag targetOnce;
   std::call_once(targetOnce, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
-  std::string why;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, why);
-  if (!target)
-    return "no code generator for " + triple.str() + ": " + why;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) {
+    error = "no code generator for " + triple.str() + ": " + error;
+    return nullptr;
+  }
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       triple, "generic", "", llvm::TargetOptions(), llvm::Reloc::PIC_,
-      std::nullopt, llvm::CodeGenOptLevel::None));
+      std::nullopt, level));
   if (!machine)
-    return "cannot make a code generator for " + triple.str();
-  module.setDataLayout(machine->createDataLayout());
-  module.setTargetTriple(triple);
+    error = "cannot make a code generator for " + triple.str();
+  return machine;
+}
+
+/// `bytes` written to `path`; "" or why not.
+std::string writeFile(const std::string &path, llvm::StringRef bytes) {
   std::error_code ec;
   llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
   if (ec)
     return "cannot write '" + path + "': " + ec.message();
-  llvm::legacy::PassManager pm;
-  if (machine->addPassesToEmitFile(pm, out, nullptr,
-                                   llvm::CodeGenFileType::ObjectFile))
-    return "the code generator cannot write object files";
-  pm.run(module);
+  out << bytes;
   out.close();
   if (out.has_error())
     return "cannot write '" + path + "': " + out.error().message();
   return "";
 }
 
-/// Links object `object` into shared object `library` with the system's C
+/// `module` as a position-independent object file at `path`. The program
+/// is a run of calls into the runtime: the fast code generator is enough.
+std::string emitObject(llvm::Module &module, const std::string &path) {
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> machine =
+      baselineMachine(llvm::CodeGenOptLevel::None, error);
+  if (!machine)
+    return error;
+  module.setDataLayout(machine->createDataLayout());
+  module.setTargetTriple(machine->getTargetTriple());
+  llvm::SmallVector<char, 0> object;
+  llvm::raw_svector_ostream out(object);
+  llvm::legacy::PassManager pm;
+  if (machine->addPassesToEmitFile(pm, out, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile))
+    return "the code generator cannot write object files";
+  pm.run(module);
+  return writeFile(path, llvm::StringRef(object.data(), object.size()));
+}
+
+/// The fused regions' kernels, optimized, as an object file at `path`.
+std::string emitKernels(llvm::Module &kernels, const std::string &path) {
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> machine =
+      baselineMachine(llvm::CodeGenOptLevel::Aggressive, error);
+  if (!machine)
+    return error;
+  llvm::SmallVector<char, 0> object;
+  if (std::string err = compileKernels(kernels, *machine, object); !err.empty())
+    return err;
+  return writeFile(path, llvm::StringRef(object.data(), object.size()));
+}
+
+/// Links `objects` into shared object `library` with the system's C
 /// compiler driver; the runtime's symbols stay undefined, for the runner
 /// that loads it to provide.
-std::string linkShared(const std::string &object, const std::string &library) {
+std::string linkShared(const std::vector<std::string> &objects,
+                       const std::string &library) {
   llvm::ErrorOr<std::string> driver =
       std::make_error_code(std::errc::no_such_file_or_directory);
   for (const char *name : {"cc", "gcc", "clang"})
@@ -85,7 +121,9 @@ std::string linkShared(const std::string &object, const std::string &library) {
     return "cannot make a temporary file: " + ec.message();
   std::string logPath = log.str().str();
   llvm::SmallVector<llvm::StringRef, 8> args = {*driver, "-shared", "-o",
-                                                library, object};
+                                                library};
+  for (const std::string &object : objects)
+    args.push_back(object);
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath, logPath};
   std::string why;
   int rc = llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, redirects, 0,
@@ -106,19 +144,24 @@ std::string compileShared(mlir::ModuleOp module, const std::string &dir,
                           const std::string &file, bool sites) {
   std::string error;
   llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule =
-      lowerToLLVM(module, llvmContext, error, sites);
-  if (!llvmModule)
+  LoweredModule lowered = lowerToLLVM(module, llvmContext, error, sites);
+  if (!lowered.program)
     return error;
-  llvm::SmallString<256> object(dir), library(dir);
+  llvm::SmallString<256> object(dir), kernels(dir), library(dir);
   llvm::sys::path::append(object, file + ".o");
+  llvm::sys::path::append(kernels, file + ".kernels.o");
   llvm::sys::path::append(library, file);
-  if (std::string err = emitObject(*llvmModule, object.str().str());
-      !err.empty())
-    return err;
-  std::string linked = linkShared(object.str().str(), library.str().str());
-  llvm::sys::fs::remove(object);
-  return linked;
+  std::vector<std::string> objects = {object.str().str()};
+  std::string err = emitObject(*lowered.program, objects[0]);
+  if (err.empty() && lowered.kernels) {
+    objects.push_back(kernels.str().str());
+    err = emitKernels(*lowered.kernels, objects[1]);
+  }
+  if (err.empty())
+    err = linkShared(objects, library.str().str());
+  for (const std::string &o : objects)
+    llvm::sys::fs::remove(o);
+  return err;
 }
 
 } // namespace

@@ -247,8 +247,11 @@ std::optional<std::string> Interpreter::emit(Stage stage) {
       mlir::PassManager pm(&impl->context);
       pm.addPass(createWhaleFuseAttention());
       pm.addPass(createWhaleAutodiff());
-      if (stage != Stage::Grad)
+      if (stage != Stage::Grad) {
+        // The train step as a run on the CPU compiles it: fused.
         pm.addPass(createWhaleTrainStep());
+        pm.addPass(createWhaleFuseElementwise());
+      }
       if (stage == Stage::Runtime)
         pm.addPass(createWhaleToRuntime());
       if (mlir::failed(pm.run(*lowered)))

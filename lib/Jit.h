@@ -23,6 +23,8 @@
 namespace llvm {
 class LLVMContext;
 class Module;
+class TargetMachine;
+template <typename T> class SmallVectorImpl;
 namespace orc {
 class LLJIT;
 }
@@ -36,14 +38,25 @@ namespace whale {
 whale_rt_tensor *newTensor(whale_rt_context *ctx, mlir::RankedTensorType type,
                            std::string &error);
 
+/// A module lowered to LLVM IR: `program`, the model functions (runs of
+/// runtime calls, compiled fast), and `kernels`, the loops generated for
+/// its fused regions (null when it has none), which are worth LLVM's
+/// optimizer.
+struct LoweredModule {
+  std::unique_ptr<llvm::Module> program, kernels;
+};
+
 /// A copy of `module` lowered to the runtime's C ABI and translated to LLVM
-/// IR in `llvmContext`; null with `error` set when that fails. With
-/// `sites`, each op reports its place in its function to the runtime's
-/// trace (whale_rt_set_site).
-std::unique_ptr<llvm::Module> lowerToLLVM(mlir::ModuleOp module,
-                                          llvm::LLVMContext &llvmContext,
-                                          std::string &error,
-                                          bool sites = false);
+/// IR in `llvmContext`; a null program with `error` set when that fails.
+/// With `sites`, each op reports its place in its function to the
+/// runtime's trace (whale_rt_set_site).
+LoweredModule lowerToLLVM(mlir::ModuleOp module, llvm::LLVMContext &llvmContext,
+                          std::string &error, bool sites = false);
+
+/// `kernels` optimized (LLVM's O3, vectorized for `machine`) and compiled
+/// to an object file in `object`; "" or why not.
+std::string compileKernels(llvm::Module &kernels, llvm::TargetMachine &machine,
+                           llvm::SmallVectorImpl<char> &object);
 
 /// A compiled model: `int32_t entry(ctx, inputs, result)` per model.
 class JitProgram {

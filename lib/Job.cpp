@@ -144,6 +144,8 @@ std::unique_ptr<Job> Job::create(Interpreter &interp, const JobOptions &options,
   pm.addPass(createWhaleFuseAttention());
   pm.addPass(createWhaleAutodiff());
   pm.addPass(createWhaleTrainStep());
+  if (options.fuse)
+    pm.addPass(createWhaleFuseElementwise());
   if (mlir::failed(pm.run(*module))) {
     error = "building the train step of '" + impl->model + "' failed";
     return nullptr;

@@ -156,13 +156,22 @@ bool planModel(Interpreter &interp, const std::string &modelName,
         },
         error);
   };
-  // Builds the rank programs of a planned copy.
+  // Builds the rank programs of a planned copy; their elementwise chains
+  // fused where every device runs the generated kernels (the CPUs).
+  const bool fuse =
+      options.fuse && llvm::all_of(cluster.devices, [](const DeviceSpec &d) {
+        return d.kind == "cpu";
+      });
   auto rankPrograms = [&](mlir::ModuleOp planned,
                           mlir::OwningOpRef<mlir::ModuleOp> &ranks) {
     ranks = planned.clone();
     return runPasses(
         *ranks,
-        [](mlir::PassManager &pm) { pm.addPass(createWhaleRankPrograms()); },
+        [&](mlir::PassManager &pm) {
+          pm.addPass(createWhaleRankPrograms());
+          if (fuse)
+            pm.addPass(createWhaleFuseElementwise());
+        },
         error);
   };
 

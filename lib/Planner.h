@@ -30,6 +30,9 @@ struct PlanOptions {
   bool even = false;
   /// Threads of a device that declares none (the run's --threads shared).
   int defaultThreads = 1;
+  /// Chains of elementwise ops as fused regions (-whale-fuse-elementwise)
+  /// where every device is a CPU, whose kernels the JIT generates.
+  bool fuse = true;
 };
 
 /// The rank programs of replicas whose micro-batch differs from replica

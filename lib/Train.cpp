@@ -62,6 +62,7 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
   jobOptions.steps = options.steps;
   jobOptions.seed = options.seed;
   jobOptions.threads = options.threads;
+  jobOptions.fuse = options.fuse;
   std::string error;
   auto phase = [&](const std::string &what) {
     if (options.onPhase)

@@ -18,6 +18,24 @@ def WhaleFuseAttention : Pass<"whale-fuse-attention", "mlir::ModuleOp"> {
   }];
 }
 
+def WhaleFuseElementwise : Pass<"whale-fuse-elementwise", "mlir::ModuleOp"> {
+  let summary = "Group chains of elementwise ops into whale.fused regions";
+  let description = [{
+    Groups elementwise f32 ops (add, sub, mul, div, the unary functions,
+    their gradients, and binary gradients that sum nothing) that iterate
+    over one shape and feed one another into `whale.fused` regions, which
+    the lowering turns into one generated loop each: values used only
+    inside a region are never written to memory. An op joins its operand's
+    group when no op outside the group that comes before it reads the
+    group's values, so the region can stand where its last op stood.
+    First, the gradient of a sum's operand (or a difference's left one)
+    that has the output's shape is replaced by the output's gradient: it
+    is that value, and no kernel need copy it.
+    Runs on programs about to be lowered for CPU devices (a rank program,
+    the one-device train step), after every other pass.
+  }];
+}
+
 def WhaleAnnotateCost : Pass<"whale-annotate-cost", "mlir::ModuleOp"> {
   let summary = "Attach the cost model's numbers to every op";
   let description = [{
@@ -92,7 +110,11 @@ def WhaleToRuntime : Pass<"whale-to-runtime", "mlir::ModuleOp"> {
     Option<"sites", "sites", "bool", /*default=*/"false",
            "Mark each op with its position for traces (whale_rt_set_site)">,
   ];
-  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect"];
 }
 
 def WhaleTaskGraphPartition : Pass<"whale-taskgraph-partition", "mlir::ModuleOp"> {

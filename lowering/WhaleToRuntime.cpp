@@ -7,12 +7,18 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "lowering/FusedKernel.h"
 #include "lowering/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <map>
 
@@ -197,6 +203,16 @@ private:
 
   LogicalResult lowerOp(Operation *op);
 
+  /// The module nested in this one that collects the generated kernels.
+  ModuleOp kernelModule() {
+    if (!kernels) {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToEnd(module.getBody());
+      kernels = ModuleOp::create(b, module.getLoc(), kKernelModule);
+    }
+    return kernels;
+  }
+
   ModuleOp module;
   MLIRContext *ctx;
   OpBuilder b;
@@ -205,6 +221,9 @@ private:
   Location loc = UnknownLoc::get(ctx);
   std::map<std::string, LLVM::GlobalOp> globals;
   llvm::StringMap<LLVM::LLVMFuncOp> runtimeFns;
+  ModuleOp kernels; ///< whale_kernels, once a fused region needs it
+  /// Each kernel's name and launch by what it computes at which types.
+  std::map<std::string, std::pair<std::string, FusedLaunch>> kernelOf;
   // Per function:
   Value ctxArg, slot;
   Block *exit = nullptr;
@@ -259,6 +278,37 @@ LogicalResult Lowering::lowerOp(Operation *op) {
          {ctxArg, in(0), in(1), in(2), in(3), in(4),
           constF64(ag.getScale().convertToDouble()),
           constI32(ag.getCausal() ? 1 : 0), outs[0], outs[1], outs[2]});
+    return success();
+  }
+
+  if (auto fused = dyn_cast<FusedOp>(op)) {
+    SmallVector<Value> outs;
+    if (failed(resultTensors(fused, outs)))
+      return failure();
+    // Regions that compute the same thing at the same shapes (each layer's
+    // of a model) share one kernel.
+    std::string key;
+    llvm::raw_string_ostream keyOs(key);
+    keyOs << fused.getBodySignature() << " : ";
+    llvm::interleaveComma(fused.getInputs().getTypes(), keyOs);
+    keyOs << " -> " << fused.getNumResults() << " x "
+          << fused.getResult(0).getType();
+    auto [it, added] = kernelOf.try_emplace(key);
+    if (added) {
+      it->second.first = "__whale_fused_" + std::to_string(kernelOf.size() - 1);
+      it->second.second =
+          buildFusedKernel(fused, kernelModule(), it->second.first);
+    }
+    const std::string &name = it->second.first;
+    FusedLaunch launch = it->second.second;
+    LLVM::LLVMFuncOp kernel = declared(
+        name, LLVM::LLVMVoidType::get(ctx), {ptr, i64, i64});
+    Value fn = LLVM::AddressOfOp::create(b, loc, kernel);
+    call("whale_rt_fused",
+         {ctxArg, fn, constI32(fused.getNumOperands()),
+          handleArray(fused.getInputs()), constI32(outs.size()),
+          handleArray(fused.getResults()), constI64(launch.rows),
+          constI64(launch.rowElements)});
     return success();
   }
 
@@ -688,7 +738,11 @@ LogicalResult Lowering::lower(func::FuncOp fn) {
     } else if (op->getDialect() && isa<WhaleDialect>(op->getDialect()) &&
                !isa<TaskGraphOp>(op)) {
       ops.push_back(op);
+      // A fused region's ops are its kernel's, not calls of their own.
+      if (isa<FusedOp>(op))
+        return WalkResult::skip();
     }
+    return WalkResult::advance();
   });
   auto resolve = [&](Value v) {
     while (alias.count(v))

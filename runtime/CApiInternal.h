@@ -243,8 +243,7 @@ template <class Fn> whale_rt_status guarded(whale_rt_context *ctx, Fn fn) {
 /// notes the first op whose outputs hold a NaN or an infinity.
 template <class Fn>
 whale_rt_status traced(whale_rt_context *ctx, const char *name,
-                       std::initializer_list<whale_rt_tensor *> outputs,
-                       Fn fn) {
+                       whale_rt_tensor *const *outputs, size_t count, Fn fn) {
   if (!ctx || !ctx->profiler)
     return guarded(ctx, fn);
   whale_rt_status status;
@@ -260,7 +259,8 @@ whale_rt_status traced(whale_rt_context *ctx, const char *name,
       ctx->profiler->checksFinite()) {
     whale::rt::Profiler::Scope check(ctx->profiler.get(), "finite check",
                                      "check", ctx->traceTrack, ctx->site);
-    for (whale_rt_tensor *t : outputs) {
+    for (size_t i = 0; i < count; ++i) {
+      whale_rt_tensor *t = outputs[i];
       if (!t || t->tensor.dtype() != DType::F32)
         continue;
       bool finite = true;
@@ -271,6 +271,12 @@ whale_rt_status traced(whale_rt_context *ctx, const char *name,
     }
   }
   return status;
+}
+template <class Fn>
+whale_rt_status traced(whale_rt_context *ctx, const char *name,
+                       std::initializer_list<whale_rt_tensor *> outputs,
+                       Fn fn) {
+  return traced(ctx, name, outputs.begin(), outputs.size(), fn);
 }
 
 } // namespace whale::rt::capi

@@ -143,6 +143,14 @@ public:
                                   const float *b, const float *d,
                                   View<float> dx) = 0;
   /// Attention over the last two dimensions of q, k, v ([..., T, E]):
+  /// A kernel generated for a fused region (lowering/FusedKernel.h): the
+  /// data addresses of its inputs then its results, and a range of rows.
+  using FusedKernel = void (*)(void **data, int64_t lo, int64_t hi);
+  /// Runs `kernel` over `rows` rows of `rowElements` elements each. The
+  /// kernels are host code: this default runs them in one call where the
+  /// host addresses the device's memory, and refuses elsewhere.
+  virtual Status fused(FusedKernel kernel, void **data, int64_t rows,
+                       int64_t rowElements);
   /// out = softmax(q k^T * scale, causally masked when `causal`) v. The
   /// default composes this device's own ops (and holds the [..., T, T]
   /// scores); a device overrides it with a kernel that never makes them.

@@ -122,6 +122,15 @@ whale_rt_status whale_rt_unary(whale_rt_context *ctx, int32_t op,
                                whale_rt_tensor *x, whale_rt_tensor *out);
 whale_rt_status whale_rt_softmax(whale_rt_context *ctx, whale_rt_tensor *x,
                                  int64_t axis, whale_rt_tensor *out);
+/* A kernel the compiler generated for a fused region of elementwise ops:
+ * `kernel(data, lo, hi)` computes rows [lo, hi) of the region's
+ * `rows` x `row_elements` iteration space, `data` the addresses of the
+ * inputs' then the outputs' elements. Run over the device's threads. */
+whale_rt_status whale_rt_fused(whale_rt_context *ctx,
+                               void (*kernel)(void **, int64_t, int64_t),
+                               int32_t num_inputs, whale_rt_tensor **inputs,
+                               int32_t num_outputs, whale_rt_tensor **outputs,
+                               int64_t rows, int64_t row_elements);
 whale_rt_status whale_rt_causal_mask(whale_rt_context *ctx, whale_rt_tensor *x,
                                      whale_rt_tensor *out);
 whale_rt_status whale_rt_layernorm(whale_rt_context *ctx, whale_rt_tensor *x,

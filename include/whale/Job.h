@@ -44,6 +44,8 @@ struct JobOptions {
   std::optional<int64_t> steps;
   std::optional<uint64_t> seed; ///< parameter initialization; the block's
   int threads = 0;              ///< 0: every core
+  /// Chains of elementwise ops run as generated kernels (fused regions).
+  bool fuse = true;
 };
 
 /// A model input or a parameter: its name, element type ("f32", "i32") and

@@ -92,6 +92,9 @@ struct TrainOptions {
   /// plan's events; and the ops' outputs are not checked for NaN, so the
   /// steps take as long as untraced ones.
   bool traceSites = false;
+  /// Chains of elementwise ops run as generated kernels (fused regions) on
+  /// CPU devices; off, each op is its own runtime call (`--no-fuse`).
+  bool fuse = true;
   std::string savePath;         ///< a checkpoint written at the end
   /// Under a plan: save one file per rank, each with the boxes it holds
   /// (docs/elastic.md), instead of one file of the whole state. A folder

@@ -107,6 +107,18 @@ Status CpuDevice::unary(UnaryOp op, View<const float> x, View<float> out) {
   return Status::ok();
 }
 
+Status CpuDevice::fused(FusedKernel kernel, void **data, int64_t rows,
+                        int64_t rowElements) {
+  // Ranges of at least 8K elements: a generated loop does a short chain
+  // per element at the vector width, so less is not worth waking a thread.
+  int64_t grain =
+      std::max<int64_t>(1, 8192 / std::max<int64_t>(1, rowElements));
+  pool().parallelFor(rows, grain, [&](int64_t lo, int64_t hi) {
+    kernel(data, lo, hi);
+  });
+  return Status::ok();
+}
+
 Status CpuDevice::unaryBackward(UnaryOp op, View<const float> x,
                                 View<const float> y, View<const float> dy,
                                 View<float> dx) {

@@ -98,7 +98,10 @@ std::vector<VerbSpec> makeVerbs() {
          "next rank, so a failed rank is recovered on the others (default: "
          "0, never)"},
         {"--fail-rank", "DEVICE@STEP",
-         "for tests: the rank on DEVICE fails in step STEP"}},
+         "for tests: the rank on DEVICE fails in step STEP"},
+        {"--no-fuse", "",
+         "run each elementwise op as its own runtime call instead of "
+         "generated fused kernels (to compare)"}},
        true},
       {"plan",
        "FILE.whl",

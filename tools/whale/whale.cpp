@@ -874,6 +874,8 @@ int run(int argc, char **argv) {
       train.failStep = *step;
     } else if (args.is("--even")) {
       train.evenPlan = true;
+    } else if (args.is("--no-fuse")) {
+      train.fuse = false;
     } else if ((rc = args.finish(opts, file))) {
       return rc;
     }

@@ -675,5 +675,6 @@ include "dialects/Whale/IR/WhaleGradientOps.td"
 include "dialects/Whale/IR/WhaleOptimizerOps.td"
 include "dialects/Whale/IR/WhaleCommOps.td"
 include "dialects/Whale/IR/WhaleShardOps.td"
+include "dialects/Whale/IR/WhaleFusionOps.td"
 
 #endif // WHALE_OPS

@@ -1,0 +1,175 @@
+//===- FuseElementwise.cpp - -whale-fuse-elementwise ----------------------===//
+//
+// Groups chains of elementwise ops of one iteration shape into
+// `whale.fused` regions, in each block of each function, in one pass over
+// the block in program order. An op joins the group of an operand's
+// producer when it iterates over the same shape and no op outside the
+// group, placed before it, reads a value of the group: the region then
+// stands where its last op stood, after everything it reads and before
+// everything that reads it, so the program keeps its order and meaning.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Whale/IR/WhaleOps.h"
+#include "lowering/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace whale {
+#define GEN_PASS_DEF_WHALEFUSEELEMENTWISE
+#include "lowering/Passes.h.inc"
+} // namespace whale
+
+using namespace mlir;
+using namespace whale;
+
+namespace {
+
+/// Ops that overwrite their operands (so each must be their operand's only
+/// reader).
+bool writesInPlace(Operation *op) { return isa<AllReduceOp, ClipGradNormOp>(op); }
+
+/// The gradient of a sum's operand (or a difference's left one) of the
+/// output's shape is the output's gradient itself: its readers read that,
+/// and no kernel copies it. Not where either value feeds an op that
+/// overwrites it.
+void forwardIdentityGradients(Block &block) {
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    auto g = dyn_cast<BinaryGradOp>(op);
+    if (!g || g.getType() != g.getDout().getType() ||
+        !(g.getKind() == BinaryKind::add ||
+          (g.getKind() == BinaryKind::sub && g.getOperand() == 0)))
+      continue;
+    Value dout = g.getDout();
+    if (llvm::any_of(g->getUsers(), writesInPlace) ||
+        llvm::any_of(dout.getUsers(), writesInPlace))
+      continue;
+    g.getResult().replaceAllUsesWith(dout);
+    g.erase();
+  }
+}
+
+struct Group {
+  SmallVector<Operation *> ops; ///< in program order
+  llvm::SmallPtrSet<Operation *, 8> members;
+};
+
+class BlockFuser {
+public:
+  explicit BlockFuser(Block &block) : block(block) {}
+
+  void run() {
+    SmallVector<Operation *> ops;
+    for (Operation &op : block)
+      if (FusedOp::isFusible(&op))
+        ops.push_back(&op);
+    for (Operation *op : ops)
+      place(op);
+    for (Group &g : groups)
+      fuse(g);
+  }
+
+private:
+  /// `user`'s ancestor in this block (a TaskGraph holding it, say).
+  Operation *inBlock(Operation *user) {
+    return block.findAncestorOpInBlock(*user);
+  }
+
+  /// Whether `op` may join group `g`: every reader of the group's values
+  /// outside it comes after `op`.
+  bool mayJoin(const Group &g, Operation *op) {
+    Type iteration = op->getResult(0).getType();
+    if (g.ops.front()->getResult(0).getType() != iteration)
+      return false;
+    for (Operation *member : g.ops)
+      for (Operation *user : member->getResult(0).getUsers()) {
+        Operation *at = inBlock(user);
+        if (at && at != op && !g.members.count(at) &&
+            at->isBeforeInBlock(op))
+          return false;
+      }
+    return true;
+  }
+
+  void place(Operation *op) {
+    for (Value v : op->getOperands()) {
+      auto it = groupOf.find(v.getDefiningOp());
+      if (it == groupOf.end() || !mayJoin(groups[it->second], op))
+        continue;
+      Group &g = groups[it->second];
+      g.ops.push_back(op);
+      g.members.insert(op);
+      groupOf[op] = it->second;
+      return;
+    }
+    groupOf[op] = groups.size();
+    groups.emplace_back();
+    groups.back().ops.push_back(op);
+    groups.back().members.insert(op);
+  }
+
+  /// Replaces the group's ops by one region where its last op stood.
+  void fuse(Group &g) {
+    SmallVector<Value> inputs, results;
+    llvm::SmallPtrSet<Value, 8> seen;
+    for (Operation *op : g.ops)
+      for (Value v : op->getOperands())
+        if (!g.members.count(v.getDefiningOp()) && seen.insert(v).second)
+          inputs.push_back(v);
+    for (Operation *op : g.ops)
+      if (llvm::any_of(op->getResult(0).getUsers(), [&](Operation *u) {
+            return !g.members.count(inBlock(u));
+          }))
+        results.push_back(op->getResult(0));
+    if (results.empty())
+      return; // nothing reads it: left for the lowering to drop as it is
+
+    OpBuilder b(g.ops.back()->getContext());
+    b.setInsertionPointAfter(g.ops.back());
+    SmallVector<Type> resultTypes(results.size(), results[0].getType());
+    auto fused = FusedOp::create(b, g.ops.back()->getLoc(), resultTypes,
+                                 inputs);
+    Block *body = new Block();
+    fused.getBody().push_back(body);
+    IRMapping map;
+    for (Value v : inputs)
+      map.map(v, body->addArgument(v.getType(), v.getLoc()));
+    b.setInsertionPointToStart(body);
+    for (Operation *op : g.ops)
+      b.clone(*op, map);
+    SmallVector<Value> yielded;
+    for (Value r : results)
+      yielded.push_back(map.lookup(r));
+    FusedYieldOp::create(b, fused.getLoc(), yielded);
+
+    for (auto [r, f] : llvm::zip(results, fused.getResults()))
+      r.replaceUsesWithIf(f, [&](OpOperand &use) {
+        return !g.members.count(inBlock(use.getOwner()));
+      });
+    for (Operation *op : llvm::reverse(g.ops))
+      op->erase();
+  }
+
+  Block &block;
+  std::vector<Group> groups;
+  llvm::DenseMap<Operation *, size_t> groupOf;
+};
+
+struct FuseElementwisePass
+    : public whale::impl::WhaleFuseElementwiseBase<FuseElementwisePass> {
+  void runOnOperation() override {
+    SmallVector<Block *> blocks;
+    getOperation().walk([&](Block *block) {
+      if (!isa<FusedOp>(block->getParentOp()))
+        blocks.push_back(block);
+    });
+    for (Block *block : blocks) {
+      forwardIdentityGradients(*block);
+      BlockFuser(*block).run();
+    }
+  }
+};
+
+} // namespace

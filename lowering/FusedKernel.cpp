@@ -1,0 +1,318 @@
+//===- FusedKernel.cpp - whale.fused regions as generated kernels ---------===//
+
+#include "lowering/FusedKernel.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+namespace whale {
+namespace {
+
+/// The constants of runtime/cpu/Elementwise.cpp's GELU, which the kernels
+/// compute in the same order so that fused and unfused agree.
+constexpr double kSqrt2OverPi = 0.7978845608028654;
+constexpr double kGeluCubic = 0.044715;
+
+/// Arithmetic on f32 scalars inside a linalg.generic body.
+class Scalars {
+public:
+  Scalars(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  Value c(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value neg(Value x) { return arith::NegFOp::create(b, loc, x); }
+  Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
+  Value positive(Value x) {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, c(0));
+  }
+  Value select(Value cond, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, cond, x, y);
+  }
+  /// tanh as GELU takes it: 1 - 2 / (exp(2u) + 1).
+  Value geluTanh(Value v) {
+    Value cube = mul(mul(mul(c(kGeluCubic), v), v), v);
+    Value u = mul(c(kSqrt2OverPi), add(v, cube));
+    return sub(c(1), div(c(2), add(exp(mul(c(2), u)), c(1))));
+  }
+
+  /// The element `op` computes from its operands' elements `in`.
+  Value of(Operation *op, ArrayRef<Value> in) {
+    return llvm::TypeSwitch<Operation *, Value>(op)
+        .Case([&](AddOp) { return add(in[0], in[1]); })
+        .Case([&](SubOp) { return sub(in[0], in[1]); })
+        .Case([&](MulOp) { return mul(in[0], in[1]); })
+        .Case([&](DivOp) { return div(in[0], in[1]); })
+        .Case([&](NegOp) { return neg(in[0]); })
+        .Case([&](ReluOp) { return select(positive(in[0]), in[0], c(0)); })
+        .Case([&](TanhOp) { return math::TanhOp::create(b, loc, in[0]); })
+        .Case([&](ExpOp) { return exp(in[0]); })
+        .Case([&](LogOp) { return math::LogOp::create(b, loc, in[0]); })
+        .Case([&](SqrtOp) { return math::SqrtOp::create(b, loc, in[0]); })
+        .Case([&](GeluOp) {
+          Value v = in[0];
+          return mul(mul(c(0.5), v), add(c(1), geluTanh(v)));
+        })
+        .Case([&](UnaryGradOp g) { return unaryGrad(g.getKind(), in); })
+        .Case([&](BinaryGradOp g) {
+          return binaryGrad(g.getKind(), g.getOperand() == 0, in);
+        })
+        .Default([](Operation *) { return Value(); });
+  }
+
+private:
+  Value unaryGrad(UnaryKind kind, ArrayRef<Value> in) {
+    Value x = in[0], y = in[1], g = in[2];
+    switch (kind) {
+    case UnaryKind::neg:
+      return neg(g);
+    case UnaryKind::relu:
+      return select(positive(x), g, c(0));
+    case UnaryKind::tanh:
+      return mul(g, sub(c(1), mul(y, y)));
+    case UnaryKind::exp:
+      return mul(g, y);
+    case UnaryKind::log:
+      return div(g, x);
+    case UnaryKind::sqrt:
+      return div(g, mul(c(2), y));
+    case UnaryKind::gelu: {
+      Value t = geluTanh(x);
+      Value dInner =
+          mul(c(kSqrt2OverPi), add(c(1), mul(mul(c(3 * kGeluCubic), x), x)));
+      Value slope = mul(mul(mul(c(0.5), x), sub(c(1), mul(t, t))), dInner);
+      return mul(g, add(mul(c(0.5), add(c(1), t)), slope));
+    }
+    }
+    return Value();
+  }
+  Value binaryGrad(BinaryKind kind, bool forLhs, ArrayRef<Value> in) {
+    Value x = in[0], y = in[1], g = in[2];
+    switch (kind) {
+    case BinaryKind::add:
+      return g;
+    case BinaryKind::sub:
+      return forLhs ? g : neg(g);
+    case BinaryKind::mul:
+      return mul(g, forLhs ? y : x);
+    case BinaryKind::div:
+      return forLhs ? div(g, y) : div(mul(neg(g), x), mul(y, y));
+    }
+    return Value();
+  }
+
+  OpBuilder &b;
+  Location loc;
+};
+
+/// The iteration space with the dimensions every operand reads alike
+/// merged: `extents` of the merged dimensions, and for each input whether
+/// it reads each of them (false: broadcast along it).
+struct Collapsed {
+  SmallVector<int64_t> extents;
+  SmallVector<SmallVector<bool>> reads;
+};
+
+Collapsed collapse(ArrayRef<int64_t> shape, TypeRange inputs) {
+  const size_t rank = shape.size();
+  Collapsed out;
+  out.reads.resize(inputs.size());
+  SmallVector<bool> last;
+  for (size_t d = 0; d < rank; ++d) {
+    if (shape[d] == 1)
+      continue; // every operand has 1 here or lacks the dimension
+    SmallVector<bool> status;
+    for (Type t : inputs) {
+      ArrayRef<int64_t> in = cast<RankedTensorType>(t).getShape();
+      size_t lead = rank - in.size();
+      status.push_back(d >= lead && in[d - lead] == shape[d]);
+    }
+    if (!out.extents.empty() && status == last) {
+      out.extents.back() *= shape[d];
+      continue;
+    }
+    out.extents.push_back(shape[d]);
+    for (auto [i, s] : llvm::enumerate(status))
+      out.reads[i].push_back(s);
+    last = status;
+  }
+  if (out.extents.empty()) { // a single element
+    out.extents.push_back(1);
+    for (auto &r : out.reads)
+      r.push_back(true);
+  }
+  return out;
+}
+
+} // namespace
+
+FusedLaunch buildFusedKernel(FusedOp op, ModuleOp kernels, StringRef name) {
+  MLIRContext *ctx = op.getContext();
+  Location loc = op.getLoc();
+  OpBuilder b(ctx);
+  Collapsed space = collapse(op.getIterationShape(), op.getInputs().getTypes());
+  const int64_t rank = space.extents.size();
+  Type f32 = b.getF32Type();
+
+  // The memory each operand is: an input's extent is 1 where it broadcasts.
+  SmallVector<Type> args;
+  SmallVector<AffineMap> maps;
+  for (const SmallVector<bool> &reads : space.reads) {
+    SmallVector<int64_t> shape;
+    SmallVector<AffineExpr> index;
+    for (int64_t d = 0; d < rank; ++d) {
+      shape.push_back(reads[d] ? space.extents[d] : 1);
+      index.push_back(reads[d] ? b.getAffineDimExpr(d)
+                               : b.getAffineConstantExpr(0));
+    }
+    args.push_back(MemRefType::get(shape, f32));
+    maps.push_back(AffineMap::get(rank, 0, index, ctx));
+  }
+  for (unsigned i = 0; i < op.getNumResults(); ++i) {
+    args.push_back(MemRefType::get(space.extents, f32));
+    maps.push_back(b.getMultiDimIdentityMap(rank));
+  }
+  args.push_back(b.getIndexType());
+  args.push_back(b.getIndexType());
+
+  b.setInsertionPointToEnd(kernels.getBody());
+  auto fn = func::FuncOp::create(b, loc, (name + ".body").str(),
+                                 b.getFunctionType(args, {}));
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Value lo = entry->getArgument(args.size() - 2);
+  Value hi = entry->getArgument(args.size() - 1);
+  Value rows = arith::SubIOp::create(b, loc, hi, lo);
+
+  // This call's rows [lo, hi) of every operand that has them.
+  SmallVector<Value> views;
+  for (unsigned i = 0; i + 2 < args.size(); ++i) {
+    Value whole = entry->getArgument(i);
+    auto type = cast<MemRefType>(whole.getType());
+    if (type.getShape()[0] != space.extents[0] || space.extents[0] == 1) {
+      views.push_back(whole); // broadcast along the rows, or one row only
+      continue;
+    }
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
+        sizes, strides(rank, b.getIndexAttr(1));
+    offsets[0] = lo;
+    sizes.push_back(rows);
+    for (int64_t d = 1; d < rank; ++d)
+      sizes.push_back(b.getIndexAttr(type.getShape()[d]));
+    views.push_back(
+        memref::SubViewOp::create(b, loc, whole, offsets, sizes, strides));
+  }
+  const unsigned nIn = op.getNumOperands();
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  Block &region = op.getBody().front();
+  linalg::GenericOp::create(
+      b, loc, ValueRange(views).take_front(nIn),
+      ValueRange(views).drop_front(nIn), maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange elements) {
+        Scalars s(nb, nloc);
+        llvm::DenseMap<Value, Value> element;
+        for (BlockArgument a : region.getArguments())
+          element[a] = elements[a.getArgNumber()];
+        for (Operation &inner : region.without_terminator()) {
+          SmallVector<Value> in;
+          for (Value v : inner.getOperands())
+            in.push_back(element.lookup(v));
+          element[inner.getResult(0)] = s.of(&inner, in);
+        }
+        SmallVector<Value> out;
+        for (Value v : region.getTerminator()->getOperands())
+          out.push_back(element.lookup(v));
+        linalg::YieldOp::create(nb, nloc, out);
+      });
+  func::ReturnOp::create(b, loc);
+
+  FusedLaunch launch;
+  launch.rows = space.extents[0];
+  for (int64_t d = 1; d < rank; ++d)
+    launch.rowElements *= space.extents[d];
+  return launch;
+}
+
+LogicalResult lowerFusedKernels(ModuleOp kernels) {
+  MLIRContext *ctx = kernels.getContext();
+  // exp, log and tanh as polynomials in arithmetic, which LLVM vectorizes
+  // (as calls to libm they would keep every loop scalar).
+  {
+    RewritePatternSet patterns(ctx);
+    populateMathPolynomialApproximationPatterns(
+        patterns, [](StringRef name) {
+          return name == "exp" || name == "log" || name == "tanh";
+        });
+    if (failed(applyPatternsGreedily(kernels, std::move(patterns))))
+      return failure();
+  }
+  PassManager pm(ctx);
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  ConvertFuncToLLVMPassOptions bare;
+  bare.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(bare));
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  if (failed(pm.run(kernels)))
+    return failure();
+
+  // Each kernel's entry: void name(void **data, int64_t lo, int64_t hi).
+  OpBuilder b(ctx);
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto i64 = b.getI64Type();
+  SmallVector<LLVM::LLVMFuncOp> bodies;
+  for (auto fn : kernels.getOps<LLVM::LLVMFuncOp>())
+    if (fn.getName().ends_with(".body"))
+      bodies.push_back(fn);
+  for (LLVM::LLVMFuncOp body : bodies) {
+    Location loc = body.getLoc();
+    b.setInsertionPointToEnd(kernels.getBody());
+    auto entryFn = LLVM::LLVMFuncOp::create(
+        b, loc, body.getName().drop_back(5),
+        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                    {ptr, i64, i64}));
+    Block *entry = entryFn.addEntryBlock(b);
+    b.setInsertionPointToStart(entry);
+    unsigned n = body.getNumArguments() - 2;
+    SmallVector<Value> callArgs;
+    for (unsigned i = 0; i < n; ++i) {
+      Value at = LLVM::GEPOp::create(
+          b, loc, ptr, ptr, entry->getArgument(0),
+          ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+      callArgs.push_back(LLVM::LoadOp::create(b, loc, ptr, at));
+    }
+    callArgs.push_back(entry->getArgument(1));
+    callArgs.push_back(entry->getArgument(2));
+    LLVM::CallOp::create(b, loc, body, callArgs);
+    LLVM::ReturnOp::create(b, loc, ValueRange{});
+    body.setLinkage(LLVM::Linkage::Internal);
+  }
+  return success();
+}
+
+} // namespace whale

@@ -1,0 +1,65 @@
+//===- CApiFused.cpp - the C ABI's generated kernels ----------------------===//
+
+#include "runtime/CApiInternal.h"
+
+#include <vector>
+
+using namespace whale::rt;
+using namespace whale::rt::capi;
+
+namespace whale::rt {
+
+Status Device::fused(FusedKernel kernel, void **data, int64_t rows,
+                     int64_t rowElements) {
+  (void)rowElements;
+  if (!hostAddressable())
+    return Status::invalid("fused regions run on devices whose memory the "
+                           "host addresses; this device's is not");
+  kernel(data, 0, rows);
+  return Status::ok();
+}
+
+} // namespace whale::rt
+
+extern "C" {
+
+whale_rt_status whale_rt_fused(whale_rt_context *ctx,
+                               void (*kernel)(void **, int64_t, int64_t),
+                               int32_t num_inputs, whale_rt_tensor **inputs,
+                               int32_t num_outputs, whale_rt_tensor **outputs,
+                               int64_t rows, int64_t row_elements) {
+  return traced(
+      ctx, "fused", outputs, num_outputs > 0 ? num_outputs : 0,
+      [&]() -> whale_rt_status {
+        if (!kernel || num_inputs < 0 || num_outputs < 1 || rows < 0 ||
+            row_elements < 1 || (num_inputs > 0 && !inputs) || !outputs)
+          return ctx->invalid("fused: no kernel, or no tensors to run it on");
+        const int64_t elements = rows * row_elements;
+        std::vector<void *> data;
+        data.reserve(num_inputs + num_outputs);
+        for (int32_t i = 0; i < num_inputs + num_outputs; ++i) {
+          bool output = i >= num_inputs;
+          whale_rt_tensor *t = output ? outputs[i - num_inputs] : inputs[i];
+          if (!t || t->tensor.dtype() != DType::F32)
+            return ctx->invalid("fused: " +
+                                std::string(output ? "output " : "input ") +
+                                std::to_string(output ? i - num_inputs : i) +
+                                " is not an f32 tensor");
+          int64_t n = t->tensor.numel();
+          if (output ? n != elements : n > elements)
+            return ctx->invalid(
+                "fused: " + std::string(output ? "output " : "input ") +
+                std::to_string(output ? i - num_inputs : i) + " has " +
+                std::to_string(n) + " elements for a region of " +
+                std::to_string(elements));
+          data.push_back(output ? static_cast<void *>(
+                                      t->tensor.view<float>().data)
+                                : const_cast<float *>(
+                                      t->tensor.cview<float>().data));
+        }
+        return ran(ctx, ctx->device->fused(kernel, data.data(), rows,
+                                           row_elements));
+      });
+}
+
+} // extern "C"
