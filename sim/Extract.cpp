@@ -27,6 +27,9 @@ std::string signatureOf(mlir::Operation *op) {
       os << " " << flag;
   if (auto g = llvm::dyn_cast<MatmulGradOp>(op))
     os << " operand " << g.getOperand();
+  // A fused region's kernel is what its body computes.
+  if (auto f = llvm::dyn_cast<FusedOp>(op))
+    os << " {" << f.getBodySignature() << "}";
   return s;
 }
 
@@ -60,6 +63,8 @@ Identity identityOf(mlir::Operation *op) {
                        (op->hasAttr("transpose_rhs") ? 2 : 0));
   if (auto g = llvm::dyn_cast<MatmulGradOp>(op))
     id.parts.push_back(4 + g.getOperand());
+  if (auto f = llvm::dyn_cast<FusedOp>(op))
+    id.parts.push_back(llvm::hash_value(f.getBodySignature()));
   return id;
 }
 

@@ -1,0 +1,246 @@
+//===- FusedKernelTest.cpp - fused regions against the ops one by one -----===//
+//
+// Each case is a small program of elementwise ops. It is compiled twice,
+// as written (one runtime call per op) and after -whale-fuse-elementwise
+// (one generated kernel per region), run on the same inputs, and the two
+// compared element by element: bit for bit where the ops are arithmetic
+// (the kernels keep the runtime's order of operations and contract
+// nothing), within a few units in the last place where exp, log or tanh
+// are polynomials in the kernel and libm's in the runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Whale/IR/WhaleOps.h"
+#include "lib/Jit.h"
+#include "lowering/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Case {
+  std::string name;
+  std::vector<std::string> inputs; ///< tensor types
+  std::string body;                ///< ops over %a0, %a1, ...
+  std::vector<std::string> results; ///< "%v : type"
+  bool exact = true;                ///< arithmetic only: bit for bit
+  bool positive = false;            ///< inputs in (0.5, 1.5) (log, sqrt)
+  int regions = 1;                  ///< fused regions expected
+};
+
+void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
+
+std::string program(const Case &c) {
+  std::string s = "func.func @f(";
+  for (size_t i = 0; i < c.inputs.size(); ++i)
+    s += (i ? ", %a" : "%a") + std::to_string(i) + ": " + c.inputs[i];
+  s += ") -> (";
+  for (size_t i = 0; i < c.results.size(); ++i)
+    s += (i ? ", " : "") + c.results[i].substr(c.results[i].find(':') + 2);
+  s += ") attributes {whale.model} {\n" + c.body + "\n  return ";
+  for (size_t i = 0; i < c.results.size(); ++i)
+    s += (i ? ", " : "") + c.results[i].substr(0, c.results[i].find(' '));
+  s += " : ";
+  for (size_t i = 0; i < c.results.size(); ++i)
+    s += (i ? ", " : "") + c.results[i].substr(c.results[i].find(':') + 2);
+  return s + "\n}\n";
+}
+
+int64_t numel(const whale_rt_tensor *t) {
+  int64_t n = 1;
+  for (int32_t d = 0; d < whale_rt_tensor_rank(t); ++d)
+    n *= whale_rt_tensor_shape(t)[d];
+  return n;
+}
+
+std::vector<int64_t> shapeOf(const std::string &type) {
+  std::vector<int64_t> shape;
+  size_t at = type.find('<') + 1;
+  while (at < type.size() && std::isdigit(static_cast<unsigned char>(type[at]))) {
+    size_t end = type.find('x', at);
+    shape.push_back(std::stoll(type.substr(at, end - at)));
+    at = end + 1;
+  }
+  return shape;
+}
+
+/// The results of `c` compiled with or without fusion, on inputs made
+/// from `c`'s shapes; how many fused regions the compiled module had.
+std::vector<std::vector<float>> run(const Case &c, bool fuse, int &regions) {
+  mlir::MLIRContext ctx;
+  ctx.loadDialect<whale::WhaleDialect, mlir::func::FuncDialect,
+                  mlir::LLVM::LLVMDialect>();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(program(c), &ctx);
+  EXPECT_TRUE(module) << program(c);
+  if (!module)
+    return {};
+  if (fuse) {
+    mlir::PassManager pm(&ctx);
+    pm.addPass(whale::createWhaleFuseElementwise());
+    EXPECT_TRUE(mlir::succeeded(pm.run(*module)));
+  }
+  regions = 0;
+  module->walk([&](whale::FusedOp) { ++regions; });
+  std::string error;
+  std::unique_ptr<whale::JitProgram> jit =
+      whale::JitProgram::compile(*module, error);
+  EXPECT_TRUE(jit) << error;
+  if (!jit)
+    return {};
+  whale::JitProgram::Entry f = jit->lookup("f");
+
+  whale_rt_context *rt = whale_rt_context_create("cpu:0", 2, 0, 5);
+  std::vector<whale_rt_tensor *> inputs;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    std::vector<int64_t> shape = shapeOf(c.inputs[i]);
+    whale_rt_tensor *t = nullptr;
+    EXPECT_EQ(whale_rt_tensor_create(rt, WHALE_RT_F32,
+                                     static_cast<int32_t>(shape.size()),
+                                     shape.data(), &t),
+              WHALE_RT_OK);
+    float *d = static_cast<float *>(whale_rt_tensor_data(t));
+    int64_t n = numel(t);
+    for (int64_t k = 0; k < n; ++k) {
+      float v = 3.0f * std::sin(0.71f * k + 1.3f * i + 0.2f);
+      d[k] = c.positive ? 1.0f + v / 6.0f : v;
+    }
+    inputs.push_back(t);
+  }
+  std::vector<whale_rt_tensor *> outs(c.results.size(), nullptr);
+  EXPECT_EQ(f(rt, inputs.data(), outs.data()), WHALE_RT_OK)
+      << whale_rt_last_error(rt);
+  std::vector<std::vector<float>> values;
+  for (whale_rt_tensor *t : outs) {
+    const float *d = static_cast<const float *>(whale_rt_tensor_data(t));
+    values.emplace_back(d, d + numel(t));
+  }
+  whale_rt_context_destroy(rt);
+  return values;
+}
+
+class FusedAgainstUnfused : public ::testing::TestWithParam<Case> {};
+
+TEST_P(FusedAgainstUnfused, EveryElementAgrees) {
+  const Case &c = GetParam();
+  int fusedRegions = 0, plainRegions = 0;
+  std::vector<std::vector<float>> fused = run(c, true, fusedRegions);
+  std::vector<std::vector<float>> plain = run(c, false, plainRegions);
+  EXPECT_EQ(plainRegions, 0);
+  EXPECT_EQ(fusedRegions, c.regions);
+  ASSERT_EQ(fused.size(), plain.size());
+  for (size_t r = 0; r < plain.size(); ++r) {
+    ASSERT_EQ(fused[r].size(), plain[r].size());
+    for (size_t i = 0; i < plain[r].size(); ++i) {
+      float want = plain[r][i], got = fused[r][i];
+      if (c.exact)
+        EXPECT_EQ(got, want) << "result " << r << " element " << i;
+      else
+        EXPECT_NEAR(got, want, 4e-7 * std::max(1.0f, std::fabs(want)))
+            << "result " << r << " element " << i;
+    }
+  }
+}
+
+const std::string T = "tensor<6x10x33xf32>";
+
+std::string bin(const std::string &op, const std::string &out,
+                const std::string &l, const std::string &lt,
+                const std::string &r, const std::string &rt,
+                const std::string &type = T) {
+  return "  " + out + " = whale." + op + " " + l + ", " + r + " : " + lt +
+         ", " + rt + " -> " + type + "\n";
+}
+std::string un(const std::string &op, const std::string &out,
+               const std::string &x, const std::string &type = T) {
+  return "  " + out + " = whale." + op + " " + x + " : " + type + "\n";
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  // Each binary op with each way of broadcasting.
+  const std::vector<std::pair<std::string, std::string>> others = {
+      {"full", T},
+      {"row", "tensor<33xf32>"},
+      {"middle", "tensor<6x1x33xf32>"},
+      {"column", "tensor<6x10x1xf32>"},
+      {"scalar", "tensor<f32>"}};
+  for (std::string op : {"add", "sub", "mul", "div"})
+    for (const auto &[how, type] : others) {
+      out.push_back({op + "_" + how + "_right", {T, type},
+                     bin(op, "%r", "%a0", T, "%a1", type), {"%r : " + T}});
+      out.push_back({op + "_" + how + "_left", {type, T},
+                     bin(op, "%r", "%a0", type, "%a1", T), {"%r : " + T}});
+    }
+  // Both operands broadcast.
+  out.push_back({"add_both_broadcast",
+                 {"tensor<6x1x33xf32>", "tensor<10x1xf32>"},
+                 bin("add", "%r", "%a0", "tensor<6x1x33xf32>", "%a1",
+                     "tensor<10x1xf32>"),
+                 {"%r : " + T}});
+  // The unary functions and their gradients.
+  for (std::string f : {"neg", "relu", "gelu", "tanh", "exp", "log", "sqrt"}) {
+    bool positive = f == "log" || f == "sqrt";
+    bool exact = f == "neg" || f == "relu" || f == "sqrt";
+    out.push_back({f, {T}, un(f, "%r", "%a0"), {"%r : " + T}, exact,
+                   positive});
+    out.push_back({f + "_grad",
+                   {T, T},
+                   un(f, "%y", "%a0") + "  %r = whale.unary_grad " + f +
+                       " %a0, %y, %a1 : " + T + "\n",
+                   {"%r : " + T},
+                   exact,
+                   positive});
+  }
+  // Gradients of broadcast binary ops that sum nothing (the operand of
+  // the output's shape). A difference's left one is the output's gradient
+  // itself: forwarded, no region.
+  for (std::string op : {"sub", "mul", "div"})
+    for (int operand : {0, 1}) {
+      std::string small = "tensor<33xf32>";
+      std::string lt = operand == 0 ? T : small, rt = operand == 0 ? small : T;
+      out.push_back({op + "_grad_" + std::to_string(operand),
+                     {lt, rt, T},
+                     "  %r = whale.binary_grad " + op +
+                         " %a0, %a1, %a2 operand = " +
+                         std::to_string(operand) + " : " + lt + ", " + rt +
+                         ", " + T + " -> " + T + "\n",
+                     {"%r : " + T},
+                     /*exact=*/true,
+                     /*positive=*/false,
+                     /*regions=*/op == "sub" && operand == 0 ? 0 : 1});
+    }
+  // A chain whose middle value is read outside it too: two results.
+  out.push_back({"chain_with_two_results",
+                 {T, "tensor<33xf32>", T},
+                 bin("add", "%s", "%a0", T, "%a1", "tensor<33xf32>") +
+                     un("gelu", "%g", "%s") +
+                     "  %d = whale.unary_grad gelu %s, %g, %a2 : " + T + "\n" +
+                     bin("mul", "%r", "%d", T, "%a2", T),
+                 {"%g : " + T, "%r : " + T},
+                 /*exact=*/false});
+  // A single element, and a region over a rank-0 result.
+  out.push_back({"scalars",
+                 {"tensor<f32>", "tensor<f32>"},
+                 bin("mul", "%m", "%a0", "tensor<f32>", "%a1", "tensor<f32>",
+                     "tensor<f32>") +
+                     un("neg", "%r", "%m", "tensor<f32>"),
+                 {"%r : tensor<f32>"}});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, FusedAgainstUnfused, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<Case> &info) {
+                           return info.param.name;
+                         });
+
+} // namespace
