@@ -1,0 +1,126 @@
+// RUN: whale-opt %s -split-input-file -whale-fuse-elementwise | FileCheck %s
+
+// A bias add and its GELU: one region; the sum lives inside it only.
+// CHECK-LABEL: func.func @bias_gelu
+// CHECK: %[[R:.*]] = whale.fused(%arg0, %arg1) : (tensor<8x16xf32>, tensor<16xf32>) -> (tensor<8x16xf32>) {
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<8x16xf32>, %[[B:.*]]: tensor<16xf32>):
+// CHECK-NEXT: %[[S:.*]] = whale.add %[[X]], %[[B]]
+// CHECK-NEXT: %[[G:.*]] = whale.gelu %[[S]]
+// CHECK-NEXT: whale.fused_yield %[[G]] : tensor<8x16xf32>
+// CHECK: return %[[R]]
+func.func @bias_gelu(%x: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
+  %s = whale.add %x, %b : tensor<8x16xf32>, tensor<16xf32> -> tensor<8x16xf32>
+  %g = whale.gelu %s : tensor<8x16xf32>
+  return %g : tensor<8x16xf32>
+}
+
+// -----
+
+// A value read after the region too is one of its results; the region
+// stands where its last op stood, before that reader. The sum reads the
+// product, which reads the GELU: it makes a region of its own.
+// CHECK-LABEL: func.func @two_results
+// CHECK: %[[R:.*]]:2 = whale.fused(%arg0, %arg1)
+// CHECK: whale.gelu
+// CHECK: whale.unary_grad gelu
+// CHECK: whale.fused_yield %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x8xf32>
+// CHECK: %[[M:.*]] = whale.matmul %[[R]]#0
+// CHECK: %[[S:.*]] = whale.fused(%[[M]], %[[R]]#1)
+// CHECK: return %[[S]]
+func.func @two_results(%x: tensor<4x8xf32>, %dy: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %g = whale.gelu %x : tensor<4x8xf32>
+  %d = whale.unary_grad gelu %x, %g, %dy : tensor<4x8xf32>
+  %m = whale.matmul %g, %w : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+  %r = whale.add %m, %d : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// An op outside the chain reads its first value before the chain goes on:
+// the rest starts a region of its own, after that reader.
+// CHECK-LABEL: func.func @read_between
+// CHECK: %[[A:.*]] = whale.fused(%arg0)
+// CHECK: whale.exp
+// CHECK: %[[M:.*]] = whale.matmul %[[A]]
+// CHECK: whale.fused(%[[A]], %[[M]])
+// CHECK: whale.mul
+// CHECK: whale.neg
+func.func @read_between(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %e = whale.exp %x : tensor<4x4xf32>
+  %m = whale.matmul %e, %e : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %p = whale.mul %e, %m : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %n = whale.neg %p : tensor<4x4xf32>
+  return %n : tensor<4x4xf32>
+}
+
+// -----
+
+// Ops of another iteration shape, gradients that sum (a bias's), other
+// element types and other ops are left as they are.
+// CHECK-LABEL: func.func @not_fused
+// CHECK: whale.fused(%arg0)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: whale.relu
+// CHECK-NEXT: whale.fused_yield
+// CHECK: whale.binary_grad add {{.*}} operand = 1
+// CHECK: whale.fused(
+// CHECK: whale.add {{.*}} tensor<16xf32>, tensor<16xf32>
+// CHECK: whale.add {{.*}} : tensor<4xf64>
+// CHECK: whale.softmax
+func.func @not_fused(%x: tensor<8x16xf32>, %b: tensor<16xf32>, %d: tensor<4xf64>) -> (tensor<16xf32>, tensor<4xf64>, tensor<8x16xf32>) {
+  %r = whale.relu %x : tensor<8x16xf32>
+  %db = whale.binary_grad add %x, %b, %r operand = 1 : tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32> -> tensor<16xf32>
+  %s = whale.add %db, %b : tensor<16xf32>, tensor<16xf32> -> tensor<16xf32>
+  %e = whale.add %d, %d : tensor<4xf64>, tensor<4xf64> -> tensor<4xf64>
+  %sm = whale.softmax %r axis = 1 : tensor<8x16xf32>
+  return %s, %e, %sm : tensor<16xf32>, tensor<4xf64>, tensor<8x16xf32>
+}
+
+// -----
+
+// The gradient of a sum's operand of the output's shape is the output's
+// gradient: forwarded, with nothing to compute. A difference's right one
+// is its negation, computed in a region.
+// CHECK-LABEL: func.func @identity_gradients
+// CHECK-NOT: binary_grad
+// CHECK: %[[N:.*]] = whale.fused(%arg0, %arg1, %arg2)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: whale.binary_grad sub {{.*}} operand = 1
+// CHECK-NEXT: whale.fused_yield
+// CHECK: return %arg2, %arg2, %[[N]]
+func.func @identity_gradients(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %dy: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) {
+  %da = whale.binary_grad add %a, %b, %dy operand = 0 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %dsa = whale.binary_grad sub %a, %b, %dy operand = 0 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %dsb = whale.binary_grad sub %a, %b, %dy operand = 1 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return %da, %dsa, %dsb : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// Not where an all-reduce sums the gradient in place: it must stay the
+// all-reduce's only operand's reader, so a copy is made.
+// CHECK-LABEL: func.func @in_place_reader
+// CHECK: %[[G:.*]] = whale.fused(%arg0, %arg1, %arg2)
+// CHECK: whale.all_reduce %[[G]]
+func.func @in_place_reader(%a: tensor<4xf32>, %b: tensor<4xf32>, %dy: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %da = whale.binary_grad add %a, %b, %dy operand = 0 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %s = whale.all_reduce %da over "replicas" : tensor<4xf32> -> tensor<4xf32>
+  return %s, %dy : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Inside a TaskGraph the region stays in its body; the yield reads it.
+// CHECK-LABEL: func.func @in_taskgraph
+// CHECK: whale.taskgraph replicate
+// CHECK: %[[R:.*]] = whale.fused
+// CHECK: whale.yield %[[R]]
+func.func @in_taskgraph(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %t = whale.taskgraph replicate -> (tensor<4x4xf32>) {
+    %n = whale.neg %x : tensor<4x4xf32>
+    %e = whale.exp %n : tensor<4x4xf32>
+    whale.yield %e : tensor<4x4xf32>
+  }
+  return %t : tensor<4x4xf32>
+}
