@@ -7,6 +7,7 @@ The model is examples/gpt.whl: byte vocabulary (256), context 64, width 128,
 with the same thread count; the first steps are warmup and not timed.
 
     python3 bench/gpt_cpu.py [--steps 20] [--warmup 5] [--threads 2] [--compile]
+                             [--unfused]
 
 Prints tokens per second of each and their ratio. Needs torch (pip).
 """
@@ -81,13 +82,14 @@ def torch_tokens_per_second(steps, warmup, threads, compiled=False):
     return steps * B * T / (time.perf_counter() - start)
 
 
-def whale_tokens_per_second(steps, warmup, threads, root):
+def whale_tokens_per_second(steps, warmup, threads, root, fuse=True):
     whale = os.path.join(root, "build", "bin", "whale")
     with tempfile.TemporaryDirectory() as tmp:
         metrics = os.path.join(tmp, "m.jsonl")
         subprocess.run([whale, "run", os.path.join(root, "examples", "gpt.whl"),
                         "--steps", str(warmup + steps), "--threads", str(threads),
-                        "--metrics", metrics], check=True, capture_output=True)
+                        "--metrics", metrics] + ([] if fuse else ["--no-fuse"]),
+                       check=True, capture_output=True)
         rows = [json.loads(l) for l in open(metrics)]
     timed = rows[warmup:]
     seconds = sum(B / r["samples_per_s"] for r in timed)
@@ -101,6 +103,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--compile", action="store_true",
                     help="also time torch.compile's model")
+    ap.add_argument("--unfused", action="store_true",
+                    help="also time Whale without fused kernels (--no-fuse)")
     args = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     w = whale_tokens_per_second(args.steps, args.warmup, args.threads, root)
@@ -110,6 +114,11 @@ def main():
     print(f"whale   {w:10.0f} tokens/s")
     print(f"pytorch {t:10.0f} tokens/s  (torch {torch.__version__}, eager)")
     print(f"whale / pytorch = {w / t:.3f}")
+    if args.unfused:
+        u = whale_tokens_per_second(args.steps, args.warmup, args.threads, root,
+                                    fuse=False)
+        print(f"whale   {u:10.0f} tokens/s  (--no-fuse)")
+        print(f"whale unfused / pytorch = {u / t:.3f}")
     if args.compile:
         c = torch_tokens_per_second(args.steps, args.warmup, args.threads,
                                     compiled=True)
