@@ -3,10 +3,12 @@
 // Groups chains of elementwise ops of one iteration shape into
 // `whale.fused` regions, in each block of each function, in one pass over
 // the block in program order. An op joins the group of an operand's
-// producer when it iterates over the same shape and no op outside the
-// group, placed before it, reads a value of the group: the region then
-// stands where its last op stood, after everything it reads and before
-// everything that reads it, so the program keeps its order and meaning.
+// producer when it iterates over the same shape, no op outside the group,
+// placed before it, reads a value of the group, and no op that makes a
+// value stands between the group and it: the region then stands where its
+// last op stood, after everything it reads and before everything that
+// reads it, so the program keeps its order and meaning, and no value
+// lives longer than it did.
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,6 +85,15 @@ private:
     Type iteration = op->getResult(0).getType();
     if (g.ops.front()->getResult(0).getType() != iteration)
       return false;
+    // Nothing that makes a value stands between the group and `op`: the
+    // region runs where its last op stood, so its inputs live until then,
+    // and over an op that allocates they would raise the program's peak
+    // memory above what the planner, which plans the unfused program,
+    // counted on.
+    for (Operation *at = g.ops.back()->getNextNode(); at && at != op;
+         at = at->getNextNode())
+      if (at->getNumResults() > 0)
+        return false;
     for (Operation *member : g.ops)
       for (Operation *user : member->getResult(0).getUsers()) {
         Operation *at = inBlock(user);

@@ -27,7 +27,9 @@ def WhaleFuseElementwise : Pass<"whale-fuse-elementwise", "mlir::ModuleOp"> {
     the lowering turns into one generated loop each: values used only
     inside a region are never written to memory. An op joins its operand's
     group when no op outside the group that comes before it reads the
-    group's values, so the region can stand where its last op stood.
+    group's values, so the region can stand where its last op stood, and
+    no op that makes a value stands between the group and it, so no value
+    lives longer than it did.
     First, the gradient of a sum's operand (or a difference's left one)
     that has the output's shape is replaced by the output's gradient: it
     is that value, and no kernel need copy it.

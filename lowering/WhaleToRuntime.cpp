@@ -304,8 +304,12 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     LLVM::LLVMFuncOp kernel = declared(
         name, LLVM::LLVMVoidType::get(ctx), {ptr, i64, i64});
     Value fn = LLVM::AddressOfOp::create(b, loc, kernel);
+    // Its name in traces and errors: the ops it runs.
+    std::string label = "fused:";
+    for (Operation &inner : fused.getBody().front().without_terminator())
+      label += " " + inner.getName().stripDialect().str();
     call("whale_rt_fused",
-         {ctxArg, fn, constI32(fused.getNumOperands()),
+         {ctxArg, cString(label), fn, constI32(fused.getNumOperands()),
           handleArray(fused.getInputs()), constI32(outs.size()),
           handleArray(fused.getResults()), constI64(launch.rows),
           constI64(launch.rowElements)});

@@ -7,29 +7,15 @@
 using namespace whale::rt;
 using namespace whale::rt::capi;
 
-namespace whale::rt {
-
-Status Device::fused(FusedKernel kernel, void **data, int64_t rows,
-                     int64_t rowElements) {
-  (void)rowElements;
-  if (!hostAddressable())
-    return Status::invalid("fused regions run on devices whose memory the "
-                           "host addresses; this device's is not");
-  kernel(data, 0, rows);
-  return Status::ok();
-}
-
-} // namespace whale::rt
-
 extern "C" {
 
-whale_rt_status whale_rt_fused(whale_rt_context *ctx,
+whale_rt_status whale_rt_fused(whale_rt_context *ctx, const char *name,
                                void (*kernel)(void **, int64_t, int64_t),
                                int32_t num_inputs, whale_rt_tensor **inputs,
                                int32_t num_outputs, whale_rt_tensor **outputs,
                                int64_t rows, int64_t row_elements) {
   return traced(
-      ctx, "fused", outputs, num_outputs > 0 ? num_outputs : 0,
+      ctx, name ? name : "fused", outputs, num_outputs > 0 ? num_outputs : 0,
       [&]() -> whale_rt_status {
         if (!kernel || num_inputs < 0 || num_outputs < 1 || rows < 0 ||
             row_elements < 1 || (num_inputs > 0 && !inputs) || !outputs)

@@ -149,8 +149,17 @@ public:
   /// Runs `kernel` over `rows` rows of `rowElements` elements each. The
   /// kernels are host code: this default runs them in one call where the
   /// host addresses the device's memory, and refuses elsewhere.
+  /// (Defined here, so that the CUDA plugin, which carries its own copy of
+  /// the base, needs no file more.)
   virtual Status fused(FusedKernel kernel, void **data, int64_t rows,
-                       int64_t rowElements);
+                       int64_t rowElements) {
+    (void)rowElements;
+    if (!hostAddressable())
+      return Status::invalid("fused regions run on devices whose memory the "
+                             "host addresses; this device's is not");
+    kernel(data, 0, rows);
+    return Status::ok();
+  }
   /// out = softmax(q k^T * scale, causally masked when `causal`) v. The
   /// default composes this device's own ops (and holds the [..., T, T]
   /// scores); a device overrides it with a kernel that never makes them.

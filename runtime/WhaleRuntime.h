@@ -125,8 +125,9 @@ whale_rt_status whale_rt_softmax(whale_rt_context *ctx, whale_rt_tensor *x,
 /* A kernel the compiler generated for a fused region of elementwise ops:
  * `kernel(data, lo, hi)` computes rows [lo, hi) of the region's
  * `rows` x `row_elements` iteration space, `data` the addresses of the
- * inputs' then the outputs' elements. Run over the device's threads. */
-whale_rt_status whale_rt_fused(whale_rt_context *ctx,
+ * inputs' then the outputs' elements. Run over the device's threads.
+ * `name` (the region's ops, "fused: add gelu") names it in traces. */
+whale_rt_status whale_rt_fused(whale_rt_context *ctx, const char *name,
                                void (*kernel)(void **, int64_t, int64_t),
                                int32_t num_inputs, whale_rt_tensor **inputs,
                                int32_t num_outputs, whale_rt_tensor **outputs,

@@ -41,11 +41,16 @@ int64_t resultBytes(Operation *op) {
 
 CostSummary summarizeCost(Operation *root) {
   CostSummary sum;
-  root->walk([&](CostOpInterface op) {
+  root->walk<WalkOrder::PreOrder>([&](Operation *o) {
+    auto op = dyn_cast<CostOpInterface>(o);
+    if (!op)
+      return WalkResult::advance();
     sum.flops = saturatingAdd(sum.flops, op.getFlops());
     sum.bytesRead = saturatingAdd(sum.bytesRead, op.getBytesRead());
     sum.bytesWritten = saturatingAdd(sum.bytesWritten, op.getBytesWritten());
     sum.outputMemory = saturatingAdd(sum.outputMemory, op.getOutputMemory());
+    // An op with a body of its own (a fused region) prices it as a whole.
+    return o->getNumRegions() ? WalkResult::skip() : WalkResult::advance();
   });
   return sum;
 }

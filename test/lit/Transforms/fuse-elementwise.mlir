@@ -124,3 +124,17 @@ func.func @in_taskgraph(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   }
   return %t : tensor<4x4xf32>
 }
+
+// -----
+
+// The cost of a region: its body's FLOPs (an add 1 and a GELU 8 per
+// element), the bytes of its inputs and result only (the sum is never
+// stored); the function's totals count the region once.
+// RUN: whale-opt %s -split-input-file -whale-fuse-elementwise -whale-annotate-cost | FileCheck %s --check-prefix=COST
+// COST-LABEL: func.func @priced{{.*}}whale.cost = {bytes_read = 576 : i64, bytes_written = 512 : i64, flops = 1152 : i64, memory = 512 : i64}
+// COST: whale.fused{{.*}}whale.cost = {bytes_read = 576 : i64, bytes_written = 512 : i64, flops = 1152 : i64, memory = 512 : i64}
+func.func @priced(%x: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
+  %s = whale.add %x, %b : tensor<8x16xf32>, tensor<16xf32> -> tensor<8x16xf32>
+  %g = whale.gelu %s : tensor<8x16xf32>
+  return %g : tensor<8x16xf32>
+}

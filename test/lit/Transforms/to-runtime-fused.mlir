@@ -11,7 +11,7 @@
 // CHECK: %[[K:.*]] = llvm.mlir.addressof @__whale_fused_0 : !llvm.ptr
 // CHECK: %[[ROWS:.*]] = llvm.mlir.constant(32 : i64) : i64
 // CHECK: %[[COLS:.*]] = llvm.mlir.constant(16 : i64) : i64
-// CHECK: llvm.call @whale_rt_fused(%{{.*}}, %[[K]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ROWS]], %[[COLS]])
+// CHECK: llvm.call @whale_rt_fused(%{{.*}}, %{{.*}}, %[[K]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ROWS]], %[[COLS]])
 // CHECK: llvm.mlir.addressof @__whale_fused_0 : !llvm.ptr
 // CHECK: llvm.call @whale_rt_fused
 // CHECK-NOT: __whale_fused_1
