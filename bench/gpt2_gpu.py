@@ -92,6 +92,8 @@ def shape_args(argv=None):
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--amp", action="store_true")
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--no-fuse", action="store_true",
+                    help="Whale without fused kernels (whale run --no-fuse)")
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     ap.add_argument("--peak-tflops", type=float, default=0)
     ap.add_argument("--emit-bundle", metavar="DIR",
@@ -228,6 +230,8 @@ def whale_run(a, root, device):
             cluster = "cuda:0" if device == "cuda" else "cpu:1"
             cmd = [whale, "run", script, "--cluster", cluster, "--metrics",
                    metrics, "-I", os.path.join(root, "stdlib")]
+            if a.no_fuse:
+                cmd.append("--no-fuse")
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             sys.exit(f"whale failed ({' '.join(cmd)}):\n{done.stderr}")
