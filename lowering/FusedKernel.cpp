@@ -258,10 +258,10 @@ LogicalResult lowerFusedKernels(ModuleOp kernels) {
   // (as calls to libm they would keep every loop scalar).
   {
     RewritePatternSet patterns(ctx);
-    populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) {
-          return name == "exp" || name == "log" || name == "tanh";
-        });
+    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+      name.consume_front("math.");
+      return name == "exp" || name == "log" || name == "tanh";
+    });
     if (failed(applyPatternsGreedily(kernels, std::move(patterns))))
       return failure();
   }

@@ -145,7 +145,7 @@ TEST_P(FusedAgainstUnfused, EveryElementAgrees) {
       if (c.exact)
         EXPECT_EQ(got, want) << "result " << r << " element " << i;
       else
-        EXPECT_NEAR(got, want, 4e-7 * std::max(1.0f, std::fabs(want)))
+        EXPECT_NEAR(got, want, 1e-6 * std::max(1.0f, std::fabs(want)))
             << "result " << r << " element " << i;
     }
   }
