@@ -27,6 +27,9 @@ LogicalResult FusedOp::verify() {
     return emitOpError("has no results");
   ArrayRef<int64_t> shape = getIterationShape();
   Type element = cast<RankedTensorType>(getResult(0).getType()).getElementType();
+  // The kernels are generated for f32, the type training runs in.
+  if (!element.isF32())
+    return emitOpError("computes f32 only, not ") << element;
   for (Type t : getResultTypes())
     if (t != getResult(0).getType())
       return emitOpError("results must all have one type, not ")

@@ -14,7 +14,7 @@ def Whale_FusedOp : Whale_Op<"fused", [Pure, IsolatedFromAbove, SingleBlock,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Elementwise ops of one iteration shape, run as one loop";
   let description = [{
-    The body computes the results from the block's arguments (the
+    The body computes the f32 results from the block's arguments (the
     `inputs`) with elementwise whale ops only: `add`, `sub`, `mul`, `div`,
     the unary functions, `unary_grad`, and a `binary_grad` whose result has
     its output gradient's shape. Every value the body makes has the

@@ -24,6 +24,17 @@ func.func @other_shape(%x: tensor<4x4xf32>, %b: tensor<4xf32>) {
 
 // -----
 
+func.func @f64(%x: tensor<4xf64>) {
+  // expected-error @+1 {{computes f32 only, not 'f64'}}
+  %r = whale.fused(%x) : (tensor<4xf64>) -> (tensor<4xf64>) {
+  ^bb0(%a: tensor<4xf64>):
+    whale.fused_yield %a : tensor<4xf64>
+  }
+  return
+}
+
+// -----
+
 func.func @no_broadcast(%x: tensor<3x4xf32>) {
   // expected-error @+1 {{input 0 of type 'tensor<3x4xf32>' does not broadcast to the iteration shape of the results}}
   %r = whale.fused(%x) : (tensor<3x4xf32>) -> (tensor<4x4xf32>) {
