@@ -69,35 +69,20 @@ std::string writeFile(const std::string &path, llvm::StringRef bytes) {
   return "";
 }
 
-/// `module` as a position-independent object file at `path`. The program
-/// is a run of calls into the runtime: the fast code generator is enough.
-std::string emitObject(llvm::Module &module, const std::string &path) {
+/// `module` as a position-independent object file at `path`: the program
+/// (a run of calls into the runtime) by the fast code generator, the fused
+/// regions' kernels (`optimize`) by the optimizing one after LLVM's O3.
+std::string emitObject(llvm::Module &module, const std::string &path,
+                       bool optimize) {
   std::string error;
-  std::unique_ptr<llvm::TargetMachine> machine =
-      baselineMachine(llvm::CodeGenOptLevel::None, error);
-  if (!machine)
-    return error;
-  module.setDataLayout(machine->createDataLayout());
-  module.setTargetTriple(machine->getTargetTriple());
-  llvm::SmallVector<char, 0> object;
-  llvm::raw_svector_ostream out(object);
-  llvm::legacy::PassManager pm;
-  if (machine->addPassesToEmitFile(pm, out, nullptr,
-                                   llvm::CodeGenFileType::ObjectFile))
-    return "the code generator cannot write object files";
-  pm.run(module);
-  return writeFile(path, llvm::StringRef(object.data(), object.size()));
-}
-
-/// The fused regions' kernels, optimized, as an object file at `path`.
-std::string emitKernels(llvm::Module &kernels, const std::string &path) {
-  std::string error;
-  std::unique_ptr<llvm::TargetMachine> machine =
-      baselineMachine(llvm::CodeGenOptLevel::Aggressive, error);
+  std::unique_ptr<llvm::TargetMachine> machine = baselineMachine(
+      optimize ? llvm::CodeGenOptLevel::Aggressive : llvm::CodeGenOptLevel::None,
+      error);
   if (!machine)
     return error;
   llvm::SmallVector<char, 0> object;
-  if (std::string err = compileKernels(kernels, *machine, object); !err.empty())
+  if (std::string err = emitObjectCode(module, *machine, optimize, object);
+      !err.empty())
     return err;
   return writeFile(path, llvm::StringRef(object.data(), object.size()));
 }
@@ -152,10 +137,10 @@ std::string compileShared(mlir::ModuleOp module, const std::string &dir,
   llvm::sys::path::append(kernels, file + ".kernels.o");
   llvm::sys::path::append(library, file);
   std::vector<std::string> objects = {object.str().str()};
-  std::string err = emitObject(*lowered.program, objects[0]);
+  std::string err = emitObject(*lowered.program, objects[0], false);
   if (err.empty() && lowered.kernels) {
     objects.push_back(kernels.str().str());
-    err = emitKernels(*lowered.kernels, objects[1]);
+    err = emitObject(*lowered.kernels, objects[1], true);
   }
   if (err.empty())
     err = linkShared(objects, library.str().str());

@@ -104,30 +104,32 @@ LoweredModule lowerToLLVM(mlir::ModuleOp module, llvm::LLVMContext &llvmContext,
   return out;
 }
 
-std::string compileKernels(llvm::Module &kernels, llvm::TargetMachine &machine,
-                           llvm::SmallVectorImpl<char> &object) {
-  kernels.setDataLayout(machine.createDataLayout());
-  kernels.setTargetTriple(machine.getTargetTriple());
-  // The loops are vectorized here, for the machine's vector registers;
-  // nothing in MLIR's lowering has chosen a width.
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder builder(&machine);
-  builder.registerModuleAnalyses(mam);
-  builder.registerCGSCCAnalyses(cgam);
-  builder.registerFunctionAnalyses(fam);
-  builder.registerLoopAnalyses(lam);
-  builder.crossRegisterProxies(lam, fam, cgam, mam);
-  builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
-      .run(kernels, mam);
+std::string emitObjectCode(llvm::Module &module, llvm::TargetMachine &machine,
+                           bool optimize, llvm::SmallVectorImpl<char> &object) {
+  module.setDataLayout(machine.createDataLayout());
+  module.setTargetTriple(machine.getTargetTriple());
+  if (optimize) {
+    // The kernels' loops are vectorized here, for the machine's vector
+    // registers; nothing in MLIR's lowering has chosen a width.
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder builder(&machine);
+    builder.registerModuleAnalyses(mam);
+    builder.registerCGSCCAnalyses(cgam);
+    builder.registerFunctionAnalyses(fam);
+    builder.registerLoopAnalyses(lam);
+    builder.crossRegisterProxies(lam, fam, cgam, mam);
+    builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
+        .run(module, mam);
+  }
   llvm::raw_svector_ostream out(object);
   llvm::legacy::PassManager codegen;
   if (machine.addPassesToEmitFile(codegen, out, nullptr,
                                   llvm::CodeGenFileType::ObjectFile))
     return "the code generator cannot write object files";
-  codegen.run(kernels);
+  codegen.run(module);
   return "";
 }
 
@@ -190,7 +192,7 @@ JitProgram::compile(mlir::ModuleOp module, std::string &error, bool sites) {
       return fail(kernelMachine.takeError());
     llvm::SmallVector<char, 0> object;
     if (std::string err =
-            compileKernels(*lowered.kernels, **kernelMachine, object);
+            emitObjectCode(*lowered.kernels, **kernelMachine, true, object);
         !err.empty()) {
       error = err;
       return nullptr;

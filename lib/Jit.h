@@ -53,10 +53,12 @@ struct LoweredModule {
 LoweredModule lowerToLLVM(mlir::ModuleOp module, llvm::LLVMContext &llvmContext,
                           std::string &error, bool sites = false);
 
-/// `kernels` optimized (LLVM's O3, vectorized for `machine`) and compiled
-/// to an object file in `object`; "" or why not.
-std::string compileKernels(llvm::Module &kernels, llvm::TargetMachine &machine,
-                           llvm::SmallVectorImpl<char> &object);
+/// `module` compiled by `machine` to an object file in `object`, after
+/// LLVM's O3 pipeline (vectorizing for `machine`) when `optimize`; "" or
+/// why not. The fused regions' kernels are optimized; a program, a run of
+/// runtime calls, is not.
+std::string emitObjectCode(llvm::Module &module, llvm::TargetMachine &machine,
+                           bool optimize, llvm::SmallVectorImpl<char> &object);
 
 /// A compiled model: `int32_t entry(ctx, inputs, result)` per model.
 class JitProgram {

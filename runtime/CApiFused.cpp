@@ -21,8 +21,14 @@ whale_rt_status whale_rt_fused(whale_rt_context *ctx, const char *name,
             row_elements < 1 || (num_inputs > 0 && !inputs) || !outputs)
           return ctx->invalid("fused: no kernel, or no tensors to run it on");
         const int64_t elements = rows * row_elements;
-        std::vector<void *> data;
-        data.reserve(num_inputs + num_outputs);
+        // The addresses on the stack for the few operands a region has; a
+        // call is on the step's path, once per region per step.
+        void *few[16];
+        std::vector<void *> many;
+        const int32_t total = num_inputs + num_outputs;
+        if (total > 16)
+          many.resize(total);
+        void **data = total > 16 ? many.data() : few;
         for (int32_t i = 0; i < num_inputs + num_outputs; ++i) {
           bool output = i >= num_inputs;
           whale_rt_tensor *t = output ? outputs[i - num_inputs] : inputs[i];
@@ -38,13 +44,11 @@ whale_rt_status whale_rt_fused(whale_rt_context *ctx, const char *name,
                 std::to_string(output ? i - num_inputs : i) + " has " +
                 std::to_string(n) + " elements for a region of " +
                 std::to_string(elements));
-          data.push_back(output ? static_cast<void *>(
-                                      t->tensor.view<float>().data)
-                                : const_cast<float *>(
-                                      t->tensor.cview<float>().data));
+          data[i] = output ? static_cast<void *>(t->tensor.view<float>().data)
+                           : const_cast<float *>(t->tensor.cview<float>().data);
         }
-        return ran(ctx, ctx->device->fused(kernel, data.data(), rows,
-                                           row_elements));
+        return ran(ctx,
+                   ctx->device->fused(kernel, data, rows, row_elements));
       });
 }
 
