@@ -512,6 +512,7 @@ const KeyRule kConfigKeys[] = {
     {"num_micro_batch", "an integer from 1 to 1048576"},
     {"num_task_graph", "an integer from 1 to 1024"},
     {"task_graph_split", "an integer from 1 to 1024"},
+    {"bucket_bytes", "an integer from 1 to 2^40"},
     {"auto_parallel", "true or false"},
     {"recompute", "true or false"},
     {"schedule", "\"gpipe\" or \"1f1b\""},
@@ -575,6 +576,11 @@ bool configSetting(const std::string &key, const SVal &v, Setting &s) {
     int64_t most = key == "num_micro_batch" ? kMaxMicroBatches : kMaxTaskGraphs;
     return v.kind == SVal::Kind::Int && v.i.isKnown() && v.i.value >= 1 &&
            v.i.value <= most;
+  }
+  if (key == "bucket_bytes") {
+    s = Setting::ofInt(v.i.value);
+    return v.kind == SVal::Kind::Int && v.i.isKnown() && v.i.value >= 1 &&
+           v.i.value <= (int64_t(1) << 40);
   }
   if (key == "auto_parallel" || key == "recompute") {
     s = Setting::ofBool(v.b);

@@ -43,7 +43,8 @@ struct StageReport {
 /// The most bytes of intermediate tensors alive at once in a rank program,
 /// each held from its op to its last reader (as the lowering releases them).
 /// Parameters, optimizer state and inputs are not counted; results that
-/// are their operands' buffers (all-reduce, clipping) are not counted twice.
+/// are their operands' buffers (all-reduce, clipping) take them over, and a
+/// started all-reduce holds its tensors until its wait's results do.
 int64_t peakActivations(mlir::func::FuncOp fn) {
   llvm::DenseMap<mlir::Value, mlir::Operation *> lastUse;
   fn.walk([&](mlir::Operation *op) {
@@ -52,8 +53,37 @@ int64_t peakActivations(mlir::func::FuncOp fn) {
   });
   int64_t live = 0, peak = 0;
   llvm::DenseMap<mlir::Value, int64_t> held;
+  // Each started all-reduce's tensors' bytes, in its operands' order.
+  llvm::DenseMap<mlir::Value, llvm::SmallVector<int64_t>> started;
+  auto takeOver = [&](mlir::ValueRange from, mlir::ValueRange to) {
+    for (auto [f, t] : llvm::zip(from, to)) {
+      auto it = held.find(f);
+      if (it == held.end())
+        continue;
+      held[t] = it->second;
+      held.erase(f);
+    }
+  };
   for (mlir::Operation &op : fn.getBody().front()) {
-    if (!mlir::isa<ParamOp, AllReduceOp, ClipGradNormOp>(op))
+    if (auto ar = mlir::dyn_cast<AllReduceOp>(op))
+      takeOver(ar.getValues(), ar.getResults());
+    else if (auto clip = mlir::dyn_cast<ClipGradNormOp>(op))
+      takeOver(clip.getGrads(), clip.getResults());
+    else if (auto start = mlir::dyn_cast<AllReduceStartOp>(op))
+      for (mlir::Value v : start.getValues()) {
+        auto it = held.find(v);
+        started[start.getPending()].push_back(it == held.end() ? 0
+                                                               : it->second);
+        if (it != held.end())
+          held.erase(it);
+      }
+    else if (auto wait = mlir::dyn_cast<AllReduceWaitOp>(op))
+      for (auto [r, bytes] :
+           llvm::zip(wait.getResults(), started[wait.getPending()]))
+        if (bytes)
+          held[r] = bytes;
+    if (!mlir::isa<ParamOp, AllReduceOp, ClipGradNormOp, AllReduceStartOp,
+                   AllReduceWaitOp>(op))
       for (mlir::Value r : op.getResults()) {
         int64_t bytes = tensorBytes(r.getType());
         held[r] = bytes;
@@ -128,9 +158,9 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
         if (plan.replicas > 1)
           r.statisticsBytes +=
               8 * (2 * bn.getGamma().getType().getNumElements() + 1);
-      } else if (auto ar = mlir::dyn_cast<AllReduceOp>(op)) {
+      } else if (mlir::isa<AllReduceOp, AllReduceStartOp>(op)) {
         ++r.buckets;
-        for (mlir::Value v : ar.getValues())
+        for (mlir::Value v : op->getOperands())
           r.allReduceBytes += tensorBytes(v.getType());
       } else if (auto cost = mlir::dyn_cast<CostOpInterface>(op)) {
         r.tensorParallelBytes += cost.getCommBytes();

@@ -169,6 +169,8 @@ bool planModel(Interpreter &interp, const std::string &modelName,
         *ranks,
         [&](mlir::PassManager &pm) {
           pm.addPass(createWhaleRankPrograms());
+          if (options.overlap)
+            pm.addPass(createWhaleOverlapGradSync());
           if (fuse)
             pm.addPass(createWhaleFuseElementwise());
         },

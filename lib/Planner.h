@@ -33,6 +33,9 @@ struct PlanOptions {
   /// Chains of elementwise ops as fused regions (-whale-fuse-elementwise)
   /// where every device is a CPU, whose kernels the JIT generates.
   bool fuse = true;
+  /// Gradient all-reduces started during backward, waited for at their
+  /// readers (-whale-overlap-grad-sync).
+  bool overlap = true;
 };
 
 /// The rank programs of replicas whose micro-batch differs from replica

@@ -41,7 +41,7 @@ using ContextPtr =
 bool runsAlone(mlir::Operation *op) {
   auto cost = llvm::dyn_cast<CostOpInterface>(op);
   return cost && cost.getCommBytes() == 0 && !op->hasAttr("shards") &&
-         !llvm::isa<ClipGradNormOp>(op);
+         !llvm::isa<ClipGradNormOp, AllReduceStartOp, AllReduceWaitOp>(op);
 }
 
 /// One function per compute event first read in `ctx` (each shape of rank
@@ -216,12 +216,17 @@ typicalSteps(const std::vector<std::pair<double, double>> &steps) {
 class SiteMap {
 public:
   SiteMap(const PlannedModel &plan, const std::vector<mlir::ModuleOp> &modules,
-          const std::vector<sim::ProgramSet> &sets) {
+          const std::vector<sim::ProgramSet> &sets,
+          const sim::EventTable &table) {
+    // A started all-reduce's site names two events: the packing (compute)
+    // and the sum (a collective).
     for (size_t m = 0; m < sets.size(); ++m)
       for (const sim::StageProgram &p : sets[m].stages)
         for (const sim::Step &s : p.steps)
           if (s.site >= 0)
-            events[{m, p.stage, s.site}] = s.event;
+            events[{m, p.stage, s.site,
+                    table[s.event].kind == sim::StepKind::Collective}] =
+                s.event;
     // Each device's stage and the programs of its replica's shape.
     for (int64_t s = 0; s < plan.stages; ++s)
       for (int64_t r = 0; r < plan.replicas; ++r) {
@@ -235,17 +240,19 @@ public:
     auto it = placement.find(device);
     return it == placement.end() ? -1 : it->second.first;
   }
-  /// The event of the op at `site` that device `device` ran; -1 if none.
-  int64_t eventOf(int64_t device, int64_t site) const {
+  /// The compute event, or the collective, of the op at `site` that device
+  /// `device` ran; -1 if none.
+  int64_t eventOf(int64_t device, int64_t site, bool collective) const {
     auto at = placement.find(device);
     if (at == placement.end())
       return -1;
-    auto it = events.find({at->second.second, at->second.first, site});
+    auto it =
+        events.find({at->second.second, at->second.first, site, collective});
     return it == events.end() ? int64_t(-1) : int64_t(it->second);
   }
 
 private:
-  std::map<std::tuple<size_t, int64_t, int64_t>, uint32_t> events;
+  std::map<std::tuple<size_t, int64_t, int64_t, bool>, uint32_t> events;
   std::map<int64_t, std::pair<int64_t, size_t>> placement;
 };
 
@@ -294,7 +301,7 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
   }
   // Per (device, site): its times in run order, the first step's left out.
   // The driver's steps, and the span of the ranks' work within each.
-  SiteMap sites(plan, modules, sets);
+  SiteMap sites(plan, modules, sets, table);
   struct Timed {
     int64_t device, site;
     double ts, dur; // us
@@ -363,7 +370,7 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
   std::map<std::pair<std::string, uint32_t>, BySite> samples;
   for (auto &[at, seconds] : perStep) {
     auto [device, site, step] = at;
-    int64_t event = sites.eventOf(device, site);
+    int64_t event = sites.eventOf(device, site, /*collective=*/false);
     // An op that talks to its group is timed as a collective, below.
     if (event < 0 || table[event].kind != sim::StepKind::Compute ||
         device >= static_cast<int64_t>(topology.devices.size()))
@@ -401,7 +408,7 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
   std::map<std::pair<std::string, std::string>, BySite> ownTimes;
   for (auto &[key, span] : instances) {
     int64_t device = firstDevice[key];
-    int64_t event = sites.eventOf(device, std::get<1>(key));
+    int64_t event = sites.eventOf(device, std::get<1>(key), /*collective=*/true);
     if (event < 0 || table[event].kind != sim::StepKind::Collective)
       continue;
     const sim::Event &e = table[event];

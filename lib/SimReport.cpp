@@ -194,7 +194,8 @@ std::string simulationTrace(const Simulation &s) {
   for (const sim::Interval &iv : s.result.intervals) {
     const sim::Event &e = s.events[iv.event];
     trace.record(e.op, iv.comm ? "communication" : "compute",
-                 2 * static_cast<int>(iv.rank) + (iv.comm ? 1 : 0),
+                 2 * static_cast<int>(iv.rank) +
+                     (iv.comm && !iv.waiting ? 1 : 0),
                  static_cast<int64_t>(iv.start * 1e9),
                  static_cast<int64_t>(iv.duration * 1e9));
   }

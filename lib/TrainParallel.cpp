@@ -178,6 +178,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   planOptions.even = options.evenPlan;
   planOptions.defaultThreads = shared;
   planOptions.fuse = options.fuse;
+  planOptions.overlap = options.overlap;
 
   // Each stage's program, its parameters and the shapes of its inputs: one
   // set per module of rank programs (one per micro-batch size).

@@ -51,13 +51,17 @@ struct DataParallelPass
           params[s].push_back(p);
       });
     }
+    // The config's bucket size, else the pass's.
+    const int64_t limit = settingsOf(fn).getBucketBytes() > 0
+                              ? settingsOf(fn).getBucketBytes()
+                              : int64_t(bucketBytes);
     SmallVector<Attribute> perStage;
     for (auto &stageParams : params) {
       SmallVector<Attribute> buckets, bucket;
       int64_t bytes = 0;
       for (ParamOp p : llvm::reverse(stageParams)) {
         int64_t size = tensorBytes(p.getType());
-        if (!bucket.empty() && bytes + size > bucketBytes) {
+        if (!bucket.empty() && bytes + size > limit) {
           buckets.push_back(b.getArrayAttr(bucket));
           bucket.clear();
           bytes = 0;

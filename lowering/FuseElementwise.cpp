@@ -31,7 +31,9 @@ namespace {
 
 /// Ops that overwrite their operands (so each must be their operand's only
 /// reader).
-bool writesInPlace(Operation *op) { return isa<AllReduceOp, ClipGradNormOp>(op); }
+bool writesInPlace(Operation *op) {
+  return isa<AllReduceOp, AllReduceStartOp, ClipGradNormOp>(op);
+}
 
 /// The gradient of a sum's operand (or a difference's left one) of the
 /// output's shape is the output's gradient itself: its readers read that,

@@ -280,4 +280,18 @@ def WhaleRankPrograms : Pass<"whale-rank-programs", "mlir::ModuleOp"> {
   }];
 }
 
+def WhaleOverlapGradSync : Pass<"whale-overlap-grad-sync", "mlir::ModuleOp"> {
+  let summary = "Start gradient all-reduces during backward, wait at their readers";
+  let description = [{
+    Splits each `whale.all_reduce` of a rank program (a function with
+    `whale.rank`) into `whale.all_reduce_start`, placed right after its
+    bucket's gradients are final, and `whale.all_reduce_wait`, placed
+    before the first op that reads the sums. The runtime sums the bucket on
+    the rank's collective thread meanwhile, so the backward of the earlier
+    layers hides it. The running sums of the micro-batches' gradients move
+    up to just after their operands, where they are the operands' only
+    readers (no value lives longer).
+  }];
+}
+
 #endif // WHALE_LOWERING_PASSES

@@ -200,6 +200,7 @@ private:
   static int32_t groupKind(StringRef group) {
     return group == "stages" ? 1 : 0;
   }
+  static constexpr int32_t kGroupShardPeers = 2; // WHALE_RT_GROUP_SHARD_PEERS
 
   LogicalResult lowerOp(Operation *op);
 
@@ -428,6 +429,26 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     else
       call("whale_rt_all_reduce",
            {ctxArg, constI32(groupKind(ar.getGroup())), constI32(n), array});
+    return success();
+  }
+  if (auto start = dyn_cast<AllReduceStartOp>(op)) {
+    std::optional<int64_t> shards = start.getShards();
+    Value request = LLVM::AllocaOp::create(b, loc, ptr, i64, constI64(1));
+    call("whale_rt_all_reduce_start",
+         {ctxArg,
+          constI32(shards ? kGroupShardPeers : groupKind(start.getGroup())),
+          constI32(shards.value_or(0)),
+          constI32(static_cast<int32_t>(start.getValues().size())),
+          handleArray(op->getOperands()), request});
+    handles[start.getPending()] = LLVM::LoadOp::create(b, loc, i64, request);
+    return success();
+  }
+  if (auto wait = dyn_cast<AllReduceWaitOp>(op)) {
+    // The sums are written into the tensors the start was given.
+    for (auto [r, v] :
+         llvm::zip(wait.getResults(), wait.getStart().getValues()))
+      handles[r] = handles.lookup(v);
+    call("whale_rt_all_reduce_wait", {ctxArg, in(0)});
     return success();
   }
   if (auto s = dyn_cast<SendOp>(op)) {
@@ -820,8 +841,12 @@ LogicalResult Lowering::lower(func::FuncOp fn) {
     // the result, which the caller owns).
     // Clipping's results are its operands' tensors, released after their
     // own last use instead.
-    for (Value v : isa<ClipGradNormOp, AllReduceOp>(op) ? ValueRange{}
-                                                        : op->getOperands()) {
+    // A started all-reduce's tensors live on through its wait's results;
+    // the wait's operand is a request, not a tensor.
+    for (Value v : isa<ClipGradNormOp, AllReduceOp, AllReduceStartOp,
+                       AllReduceWaitOp>(op)
+                       ? ValueRange{}
+                       : op->getOperands()) {
       Value r = resolve(v);
       if (lastUse.lookup(r) != op || isResult(r) || isa<BlockArgument>(r) ||
           r.getDefiningOp<ParamOp>())

@@ -28,6 +28,8 @@ Status sumOverReplicas(whale_rt_context *ctx, std::vector<double> &sums) {
   groupRanks(ctx, WHALE_RT_GROUP_REPLICAS, ranks);
   if (ranks.size() <= 1)
     return Status::ok();
+  if (Status st = settleStarted(ctx, ranks); !st)
+    return st;
   CommScope scope(ctx, "batch_norm_stats");
   return ctx->comm->allReduce(ctx->rank, ranks, DType::F64, sums.data(),
                               static_cast<int64_t>(sums.size()));

@@ -91,7 +91,7 @@ static int32_t hostIdentity() {
 /// counted as traffic), once per group, as every member calls this at the
 /// group's first collective. So ranks in processes on GPUs of their own
 /// reduce with the device's library (NCCL), its id shared over MPI.
-static Status deviceCollectives(whale_rt_context *ctx,
+Status deviceCollectives(whale_rt_context *ctx,
                                 const std::vector<int> &ranks, bool &use,
                                 std::string &key) {
   for (int r : ranks)
@@ -186,6 +186,8 @@ whale_rt_status allReduceBucket(whale_rt_context *ctx,
       return s;
     total += ts[i]->tensor.numel();
   }
+  if (Status st = settleStarted(ctx, ranks); !st)
+    return ctx->fail(st);
   CommScope scope(ctx, "all_reduce");
   bool onDevices = false;
   std::string key;
@@ -249,6 +251,8 @@ Status sumOverRanks(whale_rt_context *ctx, const std::vector<int> &ranks,
                     double &value) {
   if (ranks.size() <= 1)
     return Status::ok();
+  if (Status st = settleStarted(ctx, ranks); !st)
+    return st;
   CommScope scope(ctx, "all_reduce");
   return ctx->comm->allReduce(ctx->rank, ranks, DType::F64, &value, 1);
 }

@@ -14,6 +14,7 @@
 #include "runtime/Device.h"
 #include "runtime/Profiler.h"
 #include "runtime/Tensor.h"
+#include "runtime/comm/CollectiveQueue.h"
 #include "runtime/comm/Communicator.h"
 #include "runtime/cpu/CpuDevice.h"
 
@@ -32,6 +33,13 @@ using whale::rt::Tensor;
 struct whale_rt_tensor {
   Tensor tensor;
   bool host = true; ///< the host may address the memory (not a GPU's)
+};
+
+/// An all-reduce started and not yet waited for: the bucket the rank's
+/// collective thread sums, and the tensors its sums go back to.
+struct whale_rt_started_all_reduce {
+  std::shared_ptr<std::vector<float>> bucket;
+  std::vector<whale_rt_tensor *> tensors;
 };
 
 struct whale_rt_context {
@@ -64,6 +72,12 @@ struct whale_rt_context {
   /// the rank's first input row (whale_rt_set_rows).
   bool training = false;
   int64_t firstRow = 0;
+
+  /// Collectives started and not yet waited for, by request
+  /// (whale_rt_all_reduce_start). Last, so that its thread is joined before
+  /// anything it reads goes.
+  std::map<int64_t, whale_rt_started_all_reduce> startedAllReduces;
+  std::unique_ptr<whale::rt::CollectiveQueue> started;
 
   whale_rt_status fail(const Status &s) {
     lastError = s.message();
@@ -157,6 +171,14 @@ struct CommScope {
 
 /// The ranks of ctx's group of `kind` (WHALE_RT_GROUP_*), in order.
 bool groupRanks(whale_rt_context *ctx, int32_t kind, std::vector<int> &out);
+/// The shard group of `shards` around ctx, or (peers) the ranks of its
+/// stage that hold the same part (its data-parallel peers); `position` is
+/// ctx's place in it. False when the replicas do not split into such groups.
+bool shardGroupRanks(whale_rt_context *ctx, int32_t shards, bool peers,
+                     std::vector<int> &ranks, int &position);
+/// Waits for the collectives ctx started over `ranks` (whale_rt_all_reduce_
+/// start): a blocking collective over the same group must come after them.
+Status settleStarted(whale_rt_context *ctx, const std::vector<int> &ranks);
 
 /// Clips f32 gradients to a global norm of max_norm, their local sum of
 /// squares first handed to `combine` (which adds the other ranks').
@@ -167,6 +189,12 @@ whale_rt_status clipCombined(whale_rt_context *ctx, int32_t num_grads,
 /// Sums one double over `ranks` in place (nothing to do for one rank).
 Status sumOverRanks(whale_rt_context *ctx, const std::vector<int> &ranks,
                     double &value);
+
+/// Whether `ranks` reduce on their devices (each member's device has
+/// collectives, on a physical device of its own), and the group's key for
+/// the device's library.
+Status deviceCollectives(whale_rt_context *ctx, const std::vector<int> &ranks,
+                         bool &use, std::string &key);
 
 /// Sums f32 tensors over `ranks` as one bucket, in place.
 whale_rt_status allReduceBucket(whale_rt_context *ctx,

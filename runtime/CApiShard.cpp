@@ -22,6 +22,29 @@ using whale::rt::partOf;
 using whale::rt::PartRange;
 using whale::rt::partUnits;
 
+namespace whale::rt::capi {
+
+bool shardGroupRanks(whale_rt_context *ctx, int32_t shards, bool peers,
+                     std::vector<int> &ranks, int &position) {
+  if (shards < 1 || ctx->replicas % shards != 0)
+    return false;
+  ranks.clear();
+  int base = ctx->replica - ctx->replica % shards;
+  int part = ctx->replica % shards;
+  if (peers) {
+    for (int r = part; r < ctx->replicas; r += shards)
+      ranks.push_back(ctx->grid[ctx->stage * ctx->replicas + r]);
+    position = ctx->replica / shards;
+  } else {
+    for (int j = 0; j < shards; ++j)
+      ranks.push_back(ctx->grid[ctx->stage * ctx->replicas + base + j]);
+    position = part;
+  }
+  return true;
+}
+
+} // namespace whale::rt::capi
+
 namespace {
 
 struct Group {
@@ -29,24 +52,8 @@ struct Group {
   int position = 0;
 };
 
-/// The shard group of `shards` around ctx, or the ranks of its stage that
-/// hold the same part (its data-parallel peers).
 bool shardGroup(whale_rt_context *ctx, int32_t shards, bool peers, Group &g) {
-  if (shards < 1 || ctx->replicas % shards != 0)
-    return false;
-  g.ranks.clear();
-  int base = ctx->replica - ctx->replica % shards;
-  int part = ctx->replica % shards;
-  if (peers) {
-    for (int r = part; r < ctx->replicas; r += shards)
-      g.ranks.push_back(ctx->grid[ctx->stage * ctx->replicas + r]);
-    g.position = ctx->replica / shards;
-  } else {
-    for (int j = 0; j < shards; ++j)
-      g.ranks.push_back(ctx->grid[ctx->stage * ctx->replicas + base + j]);
-    g.position = part;
-  }
-  return true;
+  return shardGroupRanks(ctx, shards, peers, g.ranks, g.position);
 }
 
 /// Copies `part` (the range `r` of `axis`) between a whole tensor and its
@@ -109,6 +116,9 @@ whale_rt_status needGroup(whale_rt_context *ctx, const char *op, int32_t shards,
     return ctx->invalid(std::string(op) + ": " + std::to_string(ctx->replicas) +
                         " replicas cannot form groups of " +
                         std::to_string(shards));
+  // The group's started collectives first: it pairs them by order.
+  if (Status st = settleStarted(ctx, g.ranks); !st)
+    return ctx->fail(st);
   return WHALE_RT_OK;
 }
 

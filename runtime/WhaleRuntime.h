@@ -453,6 +453,7 @@ whale_rt_status whale_rt_context_bind(whale_rt_context *ctx,
 enum {
   WHALE_RT_GROUP_REPLICAS = 0, /* the ranks of my stage, by replica */
   WHALE_RT_GROUP_STAGES = 1,   /* the ranks of my replica, by stage */
+  WHALE_RT_GROUP_SHARD_PEERS = 2, /* the ranks of my stage holding my part */
 };
 
 /* To and from the rank of my replica at another stage. */
@@ -465,6 +466,20 @@ whale_rt_status whale_rt_recv(whale_rt_context *ctx, int32_t from_stage,
 whale_rt_status whale_rt_all_reduce(whale_rt_context *ctx, int32_t group,
                                     int32_t num_tensors,
                                     whale_rt_tensor *const *ts);
+/* Starts summing the tensors over a group (WHALE_RT_GROUP_*; `shards` for
+ * WHALE_RT_GROUP_SHARD_PEERS) as one bucket, and returns at once: the sum
+ * runs on the rank's collective thread while the rank computes. `*request`
+ * names it for whale_rt_all_reduce_wait, which must come before anything
+ * reads or writes the tensors. Every member starts its collectives over a
+ * group in the same order. Where the communicator or the devices cannot
+ * overlap, the sum is done here and the wait does nothing. */
+whale_rt_status whale_rt_all_reduce_start(whale_rt_context *ctx, int32_t group,
+                                          int32_t shards, int32_t num_tensors,
+                                          whale_rt_tensor *const *ts,
+                                          int64_t *request);
+/* Waits for a started all-reduce and writes its sums into its tensors. */
+whale_rt_status whale_rt_all_reduce_wait(whale_rt_context *ctx,
+                                         int64_t request);
 /* As whale_rt_clip_grad_norm, with the squares summed over a group: the
  * norm of gradients spread over the stages of a pipeline. */
 whale_rt_status whale_rt_clip_grad_norm_group(whale_rt_context *ctx,

@@ -188,12 +188,53 @@ private:
   std::unordered_map<Identity, uint32_t, IdentityHash> seen;
   std::vector<mlir::Operation *> *firstOps;
   std::map<std::pair<GroupKind, int64_t>, uint32_t> sequence;
+  /// Each started all-reduce's request: its place among the starts.
+  llvm::DenseMap<mlir::Value, int32_t> requests;
+  int32_t nextRequest = 0;
 };
 
 bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
   // Parameters are state the step updates in place, not work of the step.
   if (llvm::isa<ParamOp, mlir::func::ReturnOp>(op))
     return true;
+  // A started all-reduce: the rank packs its bucket, and its collective
+  // thread sums it while the rank goes on; the wait blocks until then and
+  // unpacks the sums. Both halves are compute of the op's site; the sum is
+  // the blocking all-reduce's event, run aside.
+  if (auto start = llvm::dyn_cast<AllReduceStartOp>(op)) {
+    std::optional<GroupKind> g = groupKind(start.getGroup());
+    if (!g) {
+      error = "an all_reduce_start over an unknown group '" +
+              start.getGroup().str() + "'";
+      return false;
+    }
+    step(computeEvent(op, llvm::cast<CostOpInterface>(op), bf16), -1, 0, op);
+    program.steps.back().site = position;
+    double bytes = 0;
+    for (mlir::Value v : start.getValues())
+      bytes += tensorBytes(v.getType());
+    int64_t shards = start.getShards() ? *start.getShards() : 0;
+    collective("whale.all_reduce", Collective::AllReduce, bytes, *g,
+               *g == GroupKind::ShardPeers ? shards : 0);
+    Step &s = program.steps.back();
+    s.site = position;
+    s.request = nextRequest;
+    requests[start.getPending()] = nextRequest++;
+    return true;
+  }
+  if (auto wait = llvm::dyn_cast<AllReduceWaitOp>(op)) {
+    auto it = requests.find(wait.getPending());
+    if (it == requests.end()) {
+      error = "an all_reduce_wait before its all_reduce_start";
+      return false;
+    }
+    step(commEvent("whale.all_reduce_wait", "", StepKind::Wait,
+                   Collective::AllReduce, 0));
+    program.steps.back().request = it->second;
+    step(computeEvent(op, llvm::cast<CostOpInterface>(op), bf16), -1, 0, op);
+    program.steps.back().site = position;
+    return true;
+  }
   // A compute op of a kind and shapes seen before (a later micro-batch's):
   // its event again, before any interface is asked (only ops that move
   // nothing are remembered so; messages are, with their peer and tag).

@@ -27,7 +27,8 @@
 
 namespace whale::sim {
 
-enum class StepKind : uint8_t { Compute, Send, Recv, Collective };
+/// Wait: the end of a collective a step before started (Step::request).
+enum class StepKind : uint8_t { Compute, Send, Recv, Collective, Wait };
 
 /// Which ranks a collective spans, as the runtime resolves it from where a
 /// rank sits in the grid of stages x replicas.
@@ -65,6 +66,10 @@ struct Step {
   /// Compute and collectives: the op's position in its rank function's
   /// body, which a traced run names its time by (whale profile).
   int32_t site = -1;
+  /// A collective the rank starts and goes on (runs aside, in the order
+  /// started), and the Wait for it: the start's place among the program's
+  /// started collectives. -1: a collective the rank waits in.
+  int32_t request = -1;
 };
 
 struct StageProgram {

@@ -23,6 +23,12 @@ double computeSeconds(const Event &e, const DeviceModel &device,
 
 namespace {
 
+/// Where a timed interval goes: the rank's compute or its communication,
+/// a collective run aside while the rank computes (on the communication
+/// track, not counted as the rank's time), or the rank waiting for one
+/// (communication, on the compute track).
+enum class Lane { Compute, Comm, Aside, Wait };
+
 /// The ranks a collective spans, as replayed ranks (one per class), and
 /// the size and slowest link of the real group.
 struct Group {
@@ -41,10 +47,21 @@ public:
   bool run(std::string &error);
 
 private:
+  using InstanceKey = std::tuple<uint32_t, uint32_t>; ///< group, sequence
+  /// A collective the rank started and has not waited for.
+  struct Started {
+    InstanceKey key;
+    uint32_t event, group;
+    bool waited = false;
+  };
   struct State {
     size_t pc = 0;
     double clock = 0;
     bool arrived = false; ///< at the collective `pc` points to
+    /// Started collectives by request; the rank's collective thread runs
+    /// them in order, each from when the one before it ended.
+    std::vector<Started> started;
+    double asideFree = 0;
   };
   struct Instance {
     uint32_t arrived = 0, left = 0;
@@ -70,14 +87,25 @@ private:
   void formClasses();
   uint32_t groupOf(uint32_t rank, const Event &e);
   double compute(uint32_t event, int64_t device);
+  double collectiveTime(uint32_t event, uint32_t g, const DeviceModel &model);
+  /// Counts `rank` in at the collective of `step` at `at`; its instance.
+  Instance &arrive(uint32_t rank, const Step &step, uint32_t g, double at,
+                   const DeviceModel &model);
+  /// Whether the collectives `rank` started over group `g` have ended (it
+  /// waits on the first that has not, else); `until` gets their end.
+  bool settled(uint32_t rank, uint32_t g, double &until);
   bool advance(uint32_t rank);
-  void record(uint32_t rank, uint32_t event, bool comm, double start,
+  void record(uint32_t rank, uint32_t event, Lane lane, double start,
               double duration) {
     SimRank &r = out.ranks[rank];
-    (comm ? r.commSeconds : r.computeSeconds) += duration;
+    if (lane == Lane::Compute)
+      r.computeSeconds += duration;
+    else if (lane != Lane::Aside)
+      r.commSeconds += duration;
     out.perEvent[event].seconds += duration * r.likeIt;
     if (options.trace)
-      out.intervals.push_back({rank, event, comm, start, duration});
+      out.intervals.push_back({rank, event, lane != Lane::Compute, start,
+                               duration, lane == Lane::Wait});
   }
 
   const EventTable &events;
@@ -205,6 +233,54 @@ double Replay::compute(uint32_t event, int64_t device) {
   return s;
 }
 
+double Replay::collectiveTime(uint32_t event, uint32_t g,
+                              const DeviceModel &model) {
+  auto memo = collectiveMemo.find({event, g});
+  if (memo != collectiveMemo.end())
+    return memo->second;
+  const Event &e = events[event];
+  const Group &group = groups[g];
+  std::optional<double> measured;
+  if (options.measuredCollective)
+    measured = options.measuredCollective(e, group.size, model);
+  double d = measured
+                 ? *measured
+                 : collectiveSeconds(e.collective,
+                                     bestAlgorithm(e.collective, e.commBytes,
+                                                   group.size, group.link),
+                                     e.commBytes, group.size, group.link);
+  collectiveMemo.emplace(std::make_pair(event, g), d);
+  return d;
+}
+
+Replay::Instance &Replay::arrive(uint32_t rank, const Step &step, uint32_t g,
+                                 double at, const DeviceModel &model) {
+  Instance &inst = instances[std::make_tuple(g, step.sequence)];
+  ++inst.arrived;
+  inst.latest = std::max(inst.latest, at);
+  if (inst.arrived == groups[g].members.size()) {
+    inst.end = inst.latest + collectiveTime(step.event, g, model);
+    for (uint32_t w : inst.waiters)
+      ready.push_back(w);
+    inst.waiters.clear();
+  }
+  return inst;
+}
+
+bool Replay::settled(uint32_t rank, uint32_t g, double &until) {
+  for (const Started &s : states[rank].started) {
+    if (s.waited || s.group != g)
+      continue;
+    Instance &inst = instances.find(s.key)->second;
+    if (inst.end < 0) {
+      inst.waiters.push_back(rank);
+      return false;
+    }
+    until = std::max(until, inst.end);
+  }
+  return true;
+}
+
 /// Runs `rank` until it ends or waits on another; true when it ended.
 bool Replay::advance(uint32_t rank) {
   State &st = states[rank];
@@ -218,7 +294,7 @@ bool Replay::advance(uint32_t rank) {
     switch (e.kind) {
     case StepKind::Compute: {
       double d = compute(step.event, device);
-      record(rank, step.event, false, st.clock, d);
+      record(rank, step.event, Lane::Compute, st.clock, d);
       st.clock += d;
       break;
     }
@@ -228,7 +304,7 @@ bool Replay::advance(uint32_t rank) {
       double copy =
           model.launchSeconds +
           (model.memoryBandwidth > 0 ? e.commBytes / model.memoryBandwidth : 0);
-      record(rank, step.event, true, st.clock, copy);
+      record(rank, step.event, Lane::Comm, st.clock, copy);
       st.clock += copy;
       int64_t to = deviceOf(step.peer, representative[cls]);
       double flight =
@@ -251,54 +327,74 @@ bool Replay::advance(uint32_t rank) {
         // The wait while the message is on the wire is communication;
         // before it was sent, the rank is idle.
         double from = std::max(st.clock, m.sent);
-        record(rank, step.event, true, from, m.arrival - from);
+        record(rank, step.event, Lane::Comm, from, m.arrival - from);
         st.clock = m.arrival;
       }
       break;
     }
     case StepKind::Collective: {
       uint32_t g = groupOf(rank, e);
-      const auto key = std::make_tuple(g, step.sequence);
-      Instance &inst = instances[key];
-      if (!st.arrived) {
-        st.arrived = true;
-        ++inst.arrived;
-        inst.latest = std::max(inst.latest, st.clock);
-        if (inst.arrived == groups[g].members.size()) {
-          auto memo = collectiveMemo.find({step.event, g});
-          double d;
-          if (memo != collectiveMemo.end()) {
-            d = memo->second;
-          } else {
-            const Group &group = groups[g];
-            std::optional<double> measured;
-            if (options.measuredCollective)
-              measured = options.measuredCollective(e, group.size, model);
-            d = measured ? *measured
-                         : collectiveSeconds(
-                               e.collective,
-                               bestAlgorithm(e.collective, e.commBytes,
-                                             group.size, group.link),
-                               e.commBytes, group.size, group.link);
-            collectiveMemo.emplace(std::make_pair(step.event, g), d);
+      const InstanceKey key = std::make_tuple(g, step.sequence);
+      if (step.request >= 0) {
+        // Started: the rank's collective thread takes it once the one
+        // started before has ended; the rank goes on at once.
+        if (!st.started.empty() && !st.started.back().waited) {
+          auto prev = instances.find(st.started.back().key);
+          if (prev->second.end < 0) {
+            prev->second.waiters.push_back(rank);
+            return false;
           }
-          inst.end = inst.latest + d;
-          for (uint32_t w : inst.waiters)
-            ready.push_back(w);
-          inst.waiters.clear();
+          st.asideFree = std::max(st.asideFree, prev->second.end);
         }
+        arrive(rank, step, g, std::max(st.clock, st.asideFree), model);
+        if (st.started.size() <= size_t(step.request))
+          st.started.resize(step.request + 1);
+        st.started[step.request] = {key, step.event, g, false};
+        break;
       }
+      if (!st.arrived) {
+        // A group's collectives pair by order: the ones the rank started
+        // over this group end first.
+        double until = 0;
+        if (!settled(rank, g, until))
+          return false;
+        st.clock = std::max(st.clock, until);
+        st.arrived = true;
+        arrive(rank, step, g, st.clock, model);
+      }
+      Instance &inst = instances[key];
       if (inst.end < 0) {
         inst.waiters.push_back(rank);
         return false;
       }
       st.arrived = false;
-      record(rank, step.event, true, inst.latest, inst.end - inst.latest);
+      record(rank, step.event, Lane::Comm, inst.latest,
+             inst.end - inst.latest);
       st.clock = inst.end;
       // Done with by every member: forgotten, so the table holds only the
       // collectives in flight (millions pass in a large plan).
       if (++inst.left == groups[g].members.size())
         instances.erase(key);
+      break;
+    }
+    case StepKind::Wait: {
+      Started &s = st.started[step.request];
+      auto it = instances.find(s.key);
+      Instance &inst = it->second;
+      if (inst.end < 0) {
+        inst.waiters.push_back(rank);
+        return false;
+      }
+      // The sum ran aside; what the rank waits for it is exposed.
+      record(rank, s.event, Lane::Aside, inst.latest, inst.end - inst.latest);
+      if (inst.end > st.clock) {
+        record(rank, step.event, Lane::Wait, st.clock, inst.end - st.clock);
+        st.clock = inst.end;
+      }
+      st.asideFree = std::max(st.asideFree, inst.end);
+      s.waited = true;
+      if (++inst.left == groups[s.group].members.size())
+        instances.erase(it);
       break;
     }
     }

@@ -73,6 +73,9 @@ struct Interval {
   uint32_t rank = 0, event = 0;
   bool comm = false;
   double start = 0, duration = 0;
+  /// The rank waiting for a collective it started: communication, on its
+  /// compute track.
+  bool waiting = false;
 };
 
 /// Seconds spent per event over every rank a replayed rank stands for.

@@ -95,6 +95,10 @@ struct TrainOptions {
   /// Chains of elementwise ops run as generated kernels (fused regions) on
   /// CPU devices; off, each op is its own runtime call (`--no-fuse`).
   bool fuse = true;
+  /// Gradient all-reduces start during backward and are waited for where
+  /// their sums are read; off, each runs after the whole backward
+  /// (`--no-overlap`).
+  bool overlap = true;
   std::string savePath;         ///< a checkpoint written at the end
   /// Under a plan: save one file per rank, each with the boxes it holds
   /// (docs/elastic.md), instead of one file of the whole state. A folder

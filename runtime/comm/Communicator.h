@@ -102,6 +102,12 @@ public:
   static constexpr int kElsewhere = -3;
   virtual void setCollectiveDevice(int rank, int device) = 0;
   virtual int collectiveDevice(int rank) const = 0;
+
+  /// Whether a rank may run collectives from two threads at once (over
+  /// different groups, or over one group in the order every member keeps):
+  /// a started all-reduce runs on a thread of its own only then, else it
+  /// runs where it is started.
+  virtual bool concurrentCollectives() const { return false; }
 };
 
 /// "0, 2, 5": a group's ranks as messages name them.
@@ -144,6 +150,8 @@ public:
   void uncountSent(int rank, int64_t bytes) override;
   void setCollectiveDevice(int rank, int device) override;
   int collectiveDevice(int rank) const override;
+  /// Rounds are matched by group and order under one lock.
+  bool concurrentCollectives() const override { return true; }
 
 private:
   struct Round;

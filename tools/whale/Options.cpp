@@ -101,7 +101,10 @@ std::vector<VerbSpec> makeVerbs() {
          "for tests: the rank on DEVICE fails in step STEP"},
         {"--no-fuse", "",
          "run each elementwise op as its own runtime call instead of "
-         "generated fused kernels (to compare)"}},
+         "generated fused kernels (to compare)"},
+        {"--no-overlap", "",
+         "all-reduce the gradients after the whole backward instead of "
+         "during it (to compare)"}},
        true},
       {"plan",
        "FILE.whl",

@@ -5,22 +5,50 @@
 using namespace mlir;
 using namespace whale;
 
+/// What all_reduce and all_reduce_start check alike: a known group, shards
+/// exactly for shard peers, and no other reader of the tensors summed in
+/// place.
+static LogicalResult verifyAllReduce(Operation *op, StringRef group,
+                                     std::optional<int64_t> shards,
+                                     ValueRange values) {
+  if (group != "replicas" && group != "stages" && group != "shard_peers")
+    return op->emitOpError("group must be \"replicas\", \"stages\" or "
+                           "\"shard_peers\", not \"")
+           << group << "\"";
+  if ((group == "shard_peers") != shards.has_value())
+    return op->emitOpError("takes shards exactly when its group is "
+                           "\"shard_peers\"");
+  for (Value v : values)
+    if (!v.hasOneUse())
+      return op->emitOpError(
+          "sums its operands in place, so it must be their only user");
+  return success();
+}
+
 LogicalResult AllReduceOp::verify() {
   if (getValues().getTypes() != getResults().getTypes())
     return emitOpError("results must have the types of the operands");
-  if (getGroup() != "replicas" && getGroup() != "stages" &&
-      getGroup() != "shard_peers")
-    return emitOpError("group must be \"replicas\", \"stages\" or "
-                       "\"shard_peers\", not \"")
-           << getGroup() << "\"";
-  if ((getGroup() == "shard_peers") != getShards().has_value())
-    return emitOpError("takes shards exactly when its group is "
-                       "\"shard_peers\"");
-  // It sums its operands in place, so nothing else may read them.
-  for (Value v : getValues())
-    if (!v.hasOneUse())
-      return emitOpError(
-          "sums its operands in place, so it must be their only user");
+  return verifyAllReduce(*this, getGroup(), getShards(), getValues());
+}
+
+LogicalResult AllReduceStartOp::verify() {
+  // One wait ends it: a second would wait for nothing, none leaks it.
+  if (!getPending().hasOneUse() ||
+      !isa<AllReduceWaitOp>(*getPending().getUsers().begin()))
+    return emitOpError("must be ended by exactly one whale.all_reduce_wait");
+  return verifyAllReduce(*this, getGroup(), getShards(), getValues());
+}
+
+LogicalResult AllReduceWaitOp::verify() {
+  AllReduceStartOp start = getStart();
+  if (!start)
+    return emitOpError("waits for a value no whale.all_reduce_start made");
+  if (start->getBlock() != (*this)->getBlock() ||
+      !start->isBeforeInBlock(*this))
+    return emitOpError("must follow its whale.all_reduce_start in its block");
+  if (start.getValues().getTypes() != getResults().getTypes())
+    return emitOpError("results must have the types of the tensors its "
+                       "whale.all_reduce_start sums");
   return success();
 }
 
@@ -30,3 +58,9 @@ int64_t SendOp::getBytesWritten() { return 0; }
 int64_t SendOp::getOutputMemory() { return 0; }
 int64_t RecvOp::getBytesRead() { return 0; }
 int64_t AllReduceOp::getOutputMemory() { return 0; }
+// The start packs the tensors into the bucket the group sums; the wait
+// unpacks the sums into the same tensors, so neither makes a tensor.
+int64_t AllReduceStartOp::getBytesWritten() { return operandBytes(*this); }
+int64_t AllReduceStartOp::getOutputMemory() { return 0; }
+int64_t AllReduceWaitOp::getBytesRead() { return resultBytes(*this); }
+int64_t AllReduceWaitOp::getOutputMemory() { return 0; }

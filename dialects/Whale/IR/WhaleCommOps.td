@@ -75,4 +75,55 @@ def Whale_AllReduceOp : Whale_Op<"all_reduce", [MemoryEffects<[MemWrite]>,
   let hasVerifier = 1;
 }
 
+def Whale_AllReduceStartOp : Whale_Op<"all_reduce_start",
+    [MemoryEffects<[MemRead, MemWrite]>,
+     DeclareOpInterfaceMethods<Whale_CostOpInterface,
+                               ["getBytesWritten", "getOutputMemory"]>]> {
+  let summary = "Starts summing a bucket over a group; the rank goes on";
+  let description = [{
+    The first half of a `whale.all_reduce`: the rank hands its tensors to
+    the collective and goes on computing while the group sums them. Its
+    `whale.all_reduce_wait` ends the collective and yields the sums. Groups
+    and `shards` are those of `whale.all_reduce`. The tensors are summed in
+    place, so this op must be their only user. Every member starts the
+    collectives over a group in the same order: ranks of one role run the
+    same program.
+
+    ```mlir
+    %p = whale.all_reduce_start %da, %db over "replicas" : tensor<16x4xf32>, tensor<4xf32>
+    %a, %b = whale.all_reduce_wait %p : tensor<16x4xf32>, tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Whale_FloatTensor>:$values,
+                       StrAttr:$group, OptionalAttr<I64Attr>:$shards);
+  let results = (outs Whale_PendingType:$pending);
+  let assemblyFormat = [{
+    $values `over` $group attr-dict `:` type($values)
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_AllReduceWaitOp : Whale_Op<"all_reduce_wait",
+    [MemoryEffects<[MemRead, MemWrite]>,
+     DeclareOpInterfaceMethods<Whale_CostOpInterface,
+                               ["getBytesRead", "getOutputMemory"]>]> {
+  let summary = "Waits for a started all-reduce and yields its sums";
+  let description = [{
+    Blocks until the collective `pending` names has finished on this rank
+    (bounded by the communicator's timeout) and yields the summed tensors:
+    the buffers `whale.all_reduce_start` was given, in its order.
+  }];
+  let arguments = (ins Whale_PendingType:$pending);
+  let results = (outs Variadic<Whale_FloatTensor>:$results);
+  let assemblyFormat = [{
+    $pending attr-dict `:` type($results)
+  }];
+  let extraClassDeclaration = [{
+    AllReduceStartOp getStart() {
+      return getPending().getDefiningOp<AllReduceStartOp>();
+    }
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // WHALE_COMM_OPS

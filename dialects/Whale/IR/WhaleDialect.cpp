@@ -15,6 +15,9 @@ using namespace whale;
 #define GET_ATTRDEF_CLASSES
 #include "dialects/Whale/IR/WhaleAttrs.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "dialects/Whale/IR/WhaleTypes.cpp.inc"
+
 void WhaleDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
@@ -23,5 +26,9 @@ void WhaleDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "dialects/Whale/IR/WhaleAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "dialects/Whale/IR/WhaleTypes.cpp.inc"
       >();
 }

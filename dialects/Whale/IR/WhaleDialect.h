@@ -15,4 +15,7 @@
 #define GET_ATTRDEF_CLASSES
 #include "dialects/Whale/IR/WhaleAttrs.h.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "dialects/Whale/IR/WhaleTypes.h.inc"
+
 #endif

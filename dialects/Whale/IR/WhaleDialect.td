@@ -23,11 +23,25 @@ def Whale_Dialect : Dialect {
   }];
   let cppNamespace = "::whale";
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
   let hasOperationAttrVerify = 1;
 }
 
 class Whale_Op<string mnemonic, list<Trait> traits = []>
     : Op<Whale_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+def Whale_PendingType : TypeDef<Whale_Dialect, "Pending"> {
+  let mnemonic = "pending";
+  let summary = "A collective under way: what its wait ends";
+  let description = [{
+    The value `whale.all_reduce_start` makes and `whale.all_reduce_wait`
+    takes: the operation runs between the two while the rank goes on.
+  }];
+}
 
 //===----------------------------------------------------------------------===//
 // Enums
@@ -109,8 +123,8 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
 
       #whale.settings<num_micro_batch = 4, schedule = "1f1b", recompute = true>
 
-    Keys: num_micro_batch, num_task_graph, task_graph_split (positive
-    integers), auto_parallel, recompute (true or false), schedule ("gpipe",
+    Keys: num_micro_batch, num_task_graph, task_graph_split, bucket_bytes
+    (positive integers), auto_parallel, recompute (true or false), schedule ("gpipe",
     "1f1b"), balance ("even", "hardware"), split_matmul ("auto", "column",
     "row", "replicated"), split_rows ("part", "whole"), amp ("off", "bf16").
   }];
@@ -118,6 +132,7 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     DefaultValuedParameter<"int64_t", "0">:$numMicroBatch,
     DefaultValuedParameter<"int64_t", "0">:$numTaskGraph,
     DefaultValuedParameter<"int64_t", "0">:$taskGraphSplit,
+    DefaultValuedParameter<"int64_t", "0">:$bucketBytes,
     DefaultValuedParameter<"bool", "false">:$autoParallel,
     DefaultValuedParameter<"bool", "false">:$recompute,
     StringRefParameter<"the schedule kind", [{""}]>:$schedule,

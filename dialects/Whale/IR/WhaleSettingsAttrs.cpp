@@ -18,7 +18,8 @@ namespace {
 
 /// The settings as their parts, so the parser can fill them by key.
 struct SettingsParts {
-  int64_t numMicroBatch = 0, numTaskGraph = 0, taskGraphSplit = 0;
+  int64_t numMicroBatch = 0, numTaskGraph = 0, taskGraphSplit = 0,
+          bucketBytes = 0;
   bool autoParallel = false, recompute = false;
   std::string schedule, balance, splitMatmul, splitRows, amp;
 
@@ -26,6 +27,7 @@ struct SettingsParts {
     return key == "num_micro_batch"    ? &numMicroBatch
            : key == "num_task_graph"   ? &numTaskGraph
            : key == "task_graph_split" ? &taskGraphSplit
+           : key == "bucket_bytes"     ? &bucketBytes
                                        : nullptr;
   }
   bool *flag(StringRef key) {
@@ -58,13 +60,15 @@ LogicalResult oneOf(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 SettingsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                      int64_t numMicroBatch, int64_t numTaskGraph,
-                     int64_t taskGraphSplit, bool, bool, StringRef schedule,
+                     int64_t taskGraphSplit, int64_t bucketBytes, bool, bool,
+                     StringRef schedule,
                      StringRef balance, StringRef splitMatmul, StringRef splitRows,
                      StringRef amp) {
   for (auto [key, v] : {std::pair<StringRef, int64_t>{"num_micro_batch",
                                                       numMicroBatch},
                         {"num_task_graph", numTaskGraph},
-                        {"task_graph_split", taskGraphSplit}})
+                        {"task_graph_split", taskGraphSplit},
+                        {"bucket_bytes", bucketBytes}})
     if (v < 0)
       return emitError() << "setting '" << key
                          << "' must be a positive integer, not " << v;
@@ -115,9 +119,9 @@ Attribute SettingsAttr::parse(AsmParser &p, Type) {
       } else {
         p.emitError(at) << "unknown setting '" << key
                         << "'; the settings are num_micro_batch, "
-                           "num_task_graph, task_graph_split, auto_parallel, "
-                           "recompute, schedule, balance, split_matmul, "
-                           "split_rows, amp";
+                           "num_task_graph, task_graph_split, bucket_bytes, "
+                           "auto_parallel, recompute, schedule, balance, "
+                           "split_matmul, split_rows, amp";
         return {};
       }
     } while (succeeded(p.parseOptionalComma()));
@@ -127,7 +131,8 @@ Attribute SettingsAttr::parse(AsmParser &p, Type) {
   auto emit = [&] { return p.emitError(start); };
   return getChecked(function_ref<InFlightDiagnostic()>(emit), p.getContext(),
                     s.numMicroBatch, s.numTaskGraph, s.taskGraphSplit,
-                    s.autoParallel, s.recompute, StringRef(s.schedule),
+                    s.bucketBytes, s.autoParallel, s.recompute,
+                    StringRef(s.schedule),
                     StringRef(s.balance), StringRef(s.splitMatmul),
                     StringRef(s.splitRows), StringRef(s.amp));
 }
@@ -149,6 +154,7 @@ void SettingsAttr::print(AsmPrinter &p) const {
   integer("num_micro_batch", getNumMicroBatch());
   integer("num_task_graph", getNumTaskGraph());
   integer("task_graph_split", getTaskGraphSplit());
+  integer("bucket_bytes", getBucketBytes());
   flag("auto_parallel", getAutoParallel());
   flag("recompute", getRecompute());
   text("schedule", getSchedule());
@@ -180,7 +186,8 @@ SettingsAttr::fromDictionary(DictionaryAttr config,
     }
   }
   return getChecked(emitError, config.getContext(), s.numMicroBatch,
-                    s.numTaskGraph, s.taskGraphSplit, s.autoParallel,
+                    s.numTaskGraph, s.taskGraphSplit, s.bucketBytes,
+                    s.autoParallel,
                     s.recompute, StringRef(s.schedule), StringRef(s.balance),
                     StringRef(s.splitMatmul), StringRef(s.splitRows),
                     StringRef(s.amp));

@@ -12,3 +12,16 @@ func.func @exchange(%h: tensor<8x16xf32>, %a: tensor<16x4xf32>, %b: tensor<4xf32
   %c:2 = whale.clip_grad_norm %s#0, %s#1 max_norm = 1.0 over "stages" : tensor<16x4xf32>, tensor<4xf32> -> tensor<16x4xf32>, tensor<4xf32>
   return %r, %c#0, %c#1 : tensor<8x16xi32>, tensor<16x4xf32>, tensor<4xf32>
 }
+
+// A started all-reduce, its wait, and the pending value between them.
+// CHECK-LABEL: func.func @overlapped
+// CHECK: %[[P:.*]] = whale.all_reduce_start %{{.*}}, %{{.*}} over "replicas" : tensor<16x4xf32>, tensor<4xf32>
+// CHECK: whale.all_reduce_start %{{.*}} over "shard_peers" {shards = 2 : i64} : tensor<8xf32>
+// CHECK: whale.all_reduce_wait %[[P]] : tensor<16x4xf32>, tensor<4xf32>
+func.func @overlapped(%a: tensor<16x4xf32>, %b: tensor<4xf32>, %c: tensor<8xf32>) -> (tensor<16x4xf32>, tensor<4xf32>, tensor<8xf32>) {
+  %p = whale.all_reduce_start %a, %b over "replicas" : tensor<16x4xf32>, tensor<4xf32>
+  %q = whale.all_reduce_start %c over "shard_peers" {shards = 2 : i64} : tensor<8xf32>
+  %s:2 = whale.all_reduce_wait %p : tensor<16x4xf32>, tensor<4xf32>
+  %t = whale.all_reduce_wait %q : tensor<8xf32>
+  return %s#0, %s#1, %t : tensor<16x4xf32>, tensor<4xf32>, tensor<8xf32>
+}

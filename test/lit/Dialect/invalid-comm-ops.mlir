@@ -37,3 +37,65 @@ func.func @stage(%a: tensor<4xf32>) {
   whale.send %a to stage -1 tag 0 : tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @start_group(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{group must be "replicas", "stages" or "shard_peers", not "world"}}
+  %p = whale.all_reduce_start %a over "world" : tensor<4xf32>
+  %s = whale.all_reduce_wait %p : tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+func.func @start_in_place(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  // expected-error@+1 {{sums its operands in place, so it must be their only user}}
+  %p = whale.all_reduce_start %a over "replicas" : tensor<4xf32>
+  %s = whale.all_reduce_wait %p : tensor<4xf32>
+  return %s, %a : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+func.func @start_peers_without_shards(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{takes shards exactly when its group is "shard_peers"}}
+  %p = whale.all_reduce_start %a over "shard_peers" : tensor<4xf32>
+  %s = whale.all_reduce_wait %p : tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+func.func @start_never_waited(%a: tensor<4xf32>) {
+  // expected-error@+1 {{must be ended by exactly one whale.all_reduce_wait}}
+  %p = whale.all_reduce_start %a over "replicas" : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @start_waited_twice(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  // expected-error@+1 {{must be ended by exactly one whale.all_reduce_wait}}
+  %p = whale.all_reduce_start %a over "replicas" : tensor<4xf32>
+  %s = whale.all_reduce_wait %p : tensor<4xf32>
+  %t = whale.all_reduce_wait %p : tensor<4xf32>
+  return %s, %t : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+func.func @wait_types(%a: tensor<4xf32>) -> tensor<2xf32> {
+  %p = whale.all_reduce_start %a over "replicas" : tensor<4xf32>
+  // expected-error@+1 {{results must have the types of the tensors its whale.all_reduce_start sums}}
+  %s = whale.all_reduce_wait %p : tensor<2xf32>
+  return %s : tensor<2xf32>
+}
+
+// -----
+
+func.func @wait_argument(%p: !whale.pending) -> tensor<4xf32> {
+  // expected-error@+1 {{waits for a value no whale.all_reduce_start made}}
+  %s = whale.all_reduce_wait %p : tensor<4xf32>
+  return %s : tensor<4xf32>
+}

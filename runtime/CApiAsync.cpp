@@ -1,0 +1,144 @@
+//===- CApiAsync.cpp - the C ABI of all-reduces that overlap compute ------===//
+//
+// whale_rt_all_reduce_start packs a bucket on the rank's thread and hands
+// its sum to the rank's collective thread (CollectiveQueue); the rank goes
+// on with its backward. whale_rt_all_reduce_wait blocks until that sum is
+// done and unpacks it into the tensors. A trace shows the sum on the
+// rank's communication track ("all_reduce"), and on its compute track the
+// packing and unpacking ("all_reduce pack", "all_reduce unpack") and the
+// time the rank waited ("all_reduce wait"): what the overlap did not hide.
+//
+// Where the sum cannot run on a thread of its own (device collectives, a
+// communicator that takes one call at a time), start sums at once and the
+// wait has nothing to do: the same results, without the overlap.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/CApiInternal.h"
+
+using namespace whale::rt;
+using namespace whale::rt::capi;
+
+namespace whale::rt::capi {
+
+Status settleStarted(whale_rt_context *ctx, const std::vector<int> &ranks) {
+  return ctx->started ? ctx->started->settle(ranks) : Status::ok();
+}
+
+} // namespace whale::rt::capi
+
+namespace {
+
+/// The ranks of `group` (WHALE_RT_GROUP_*) around ctx.
+bool startGroup(whale_rt_context *ctx, int32_t group, int32_t shards,
+                std::vector<int> &ranks) {
+  int position = 0;
+  if (group == WHALE_RT_GROUP_SHARD_PEERS)
+    return shardGroupRanks(ctx, shards, /*peers=*/true, ranks, position);
+  return groupRanks(ctx, group, ranks);
+}
+
+} // namespace
+
+extern "C" {
+
+whale_rt_status whale_rt_all_reduce_start(whale_rt_context *ctx, int32_t group,
+                                          int32_t shards, int32_t num_tensors,
+                                          whale_rt_tensor *const *ts,
+                                          int64_t *request) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (!request)
+      return ctx->invalid("all_reduce_start: no place for the request");
+    *request = 0; // nothing to wait for, unless queued below
+    if (!ctx->comm)
+      return ctx->invalid(
+          "all_reduce_start: the context is not bound to a communicator");
+    std::vector<int> ranks;
+    if (!startGroup(ctx, group, shards, ranks) || num_tensors < 0 ||
+        (num_tensors > 0 && !ts))
+      return ctx->invalid("all_reduce_start: bad group or tensors");
+    if (ranks.size() == 1 || num_tensors == 0)
+      return WHALE_RT_OK;
+    if (!ctx->comm->concurrentCollectives())
+      return allReduceBucket(ctx, ranks, num_tensors, ts);
+    int64_t total = 0;
+    for (int32_t i = 0; i < num_tensors; ++i) {
+      if (whale_rt_status s =
+              needF32(ctx, "all_reduce_start", {{"tensor", ts[i]}}))
+        return s;
+      total += ts[i]->tensor.numel();
+    }
+    bool onDevices = false;
+    std::string key;
+    if (Status st = deviceCollectives(ctx, ranks, onDevices, key); !st)
+      return ctx->fail(st);
+    if (onDevices)
+      return allReduceBucket(ctx, ranks, num_tensors, ts);
+
+    whale_rt_started_all_reduce started;
+    started.bucket = std::make_shared<std::vector<float>>(total);
+    {
+      Profiler::Scope pack(ctx->profiler.get(), "all_reduce pack", "compute",
+                           ctx->traceTrack, ctx->site);
+      int64_t at = 0;
+      for (int32_t i = 0; i < num_tensors; ++i) {
+        if (Status st = ctx->device->copyToHost(started.bucket->data() + at,
+                                                ts[i]->tensor.raw(),
+                                                ts[i]->tensor.bytes());
+            !st)
+          return ctx->fail(st);
+        at += ts[i]->tensor.numel();
+        started.tensors.push_back(ts[i]);
+      }
+    }
+    if (!ctx->started)
+      ctx->started = std::make_unique<CollectiveQueue>();
+    // What the collective thread reads is its own: copies, and the bucket.
+    *request = ctx->started->start(
+        ranks, [comm = ctx->comm, rank = ctx->rank, ranks,
+                bucket = started.bucket, profiler = ctx->profiler,
+                track = ctx->traceTrack + 1, site = ctx->site] {
+          Profiler::Scope scope(profiler.get(), "all_reduce", "communication",
+                                track, site);
+          return comm->allReduce(rank, ranks, DType::F32, bucket->data(),
+                                 static_cast<int64_t>(bucket->size()));
+        });
+    ctx->startedAllReduces[*request] = std::move(started);
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_all_reduce_wait(whale_rt_context *ctx,
+                                         int64_t request) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (request == 0)
+      return WHALE_RT_OK; // summed where it was started
+    auto it = ctx->startedAllReduces.find(request);
+    if (it == ctx->startedAllReduces.end() || !ctx->started)
+      return ctx->invalid("all_reduce_wait: no all-reduce " +
+                          std::to_string(request) +
+                          " was started, or it was waited for already");
+    whale_rt_started_all_reduce started = std::move(it->second);
+    ctx->startedAllReduces.erase(it);
+    {
+      // No site: the time waited is the collective's, not an op's.
+      Profiler::Scope wait(ctx->profiler.get(), "all_reduce wait",
+                           "communication", ctx->traceTrack);
+      if (Status st = ctx->started->wait(request); !st)
+        return ctx->fail(st);
+    }
+    Profiler::Scope unpack(ctx->profiler.get(), "all_reduce unpack",
+                           "compute", ctx->traceTrack, ctx->site);
+    const float *at = started.bucket->data();
+    for (whale_rt_tensor *t : started.tensors) {
+      if (Status st =
+              ctx->device->copyFromHost(t->tensor.raw(), at, t->tensor.bytes());
+          !st)
+        return ctx->fail(st);
+      at += t->tensor.numel();
+    }
+    return WHALE_RT_OK;
+  });
+}
+
+} // extern "C"
