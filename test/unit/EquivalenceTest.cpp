@@ -453,3 +453,27 @@ TEST(Equivalence, ABatchTheMicroBatchesCannotDivideIsRejected) {
 }
 
 } // namespace
+
+// Gradient all-reduces started during backward (small buckets, so many
+// start early) sum the same tensors in the same order as those run after
+// it: the same bits, and the local model's numbers.
+TEST(Equivalence, OverlappedGradientSyncIsTheSyncAfterBackward) {
+  for (const char *cluster : {"cpu:4", "cpu:2"}) {
+    // Data parallel with 2 micro-batches over 4; two stages over 2.
+    std::string text =
+        std::string(cluster) == "cpu:4"
+            ? edit(source(kGpt), "num_micro_batch = 4",
+                   "num_micro_batch = 2\n  auto_parallel = true\n  "
+                   "num_task_graph = 1\n  bucket_bytes = 65536")
+            : edit(source(kGpt), "num_micro_batch = 4",
+                   "num_micro_batch = 4\n  bucket_bytes = 65536");
+    expectEquivalent(text, kGpt, cluster);
+    whale::TrainResult overlapped = trainText(text, kGpt, cluster);
+    whale::TrainResult after = trainText(
+        text, kGpt, cluster, [](whale::TrainOptions &o) { o.overlap = false; });
+    ASSERT_TRUE(overlapped.ok) << overlapped.error;
+    ASSERT_TRUE(after.ok) << after.error;
+    EXPECT_EQ(overlapped.losses, after.losses) << cluster;
+    EXPECT_EQ(overlapped.parameters, after.parameters) << cluster;
+  }
+}

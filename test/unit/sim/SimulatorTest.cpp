@@ -108,7 +108,27 @@ struct Builder {
     e.commBytes = bytes;
     return table.intern(e);
   }
+  uint32_t wait() {
+    Event e;
+    e.op = "all_reduce_wait";
+    e.kind = StepKind::Wait;
+    return table.intern(e);
+  }
 };
+
+/// A collective step: the `sequence`-th over its group, started (request
+/// >= 0) or waited in.
+Step collectiveStep(uint32_t event, uint32_t sequence, int32_t request = -1) {
+  Step s{event};
+  s.sequence = sequence;
+  s.request = request;
+  return s;
+}
+Step waitStep(uint32_t event, int32_t request) {
+  Step s{event};
+  s.request = request;
+  return s;
+}
 
 Topology unitDevices(int64_t n) {
   Topology t;
@@ -211,6 +231,79 @@ TEST(Replay, ReplicasAlikeAreReplayedOnceAndWaitForTheSlowest) {
   EXPECT_NEAR(r.iterationSeconds, 6 + std::min(ring, tree), 1e-9);
   EXPECT_NEAR(r.ranks[0].idleSeconds, 3, 1e-9);
   EXPECT_EQ(r.replayedSteps, 4);
+}
+
+/// Two replicas alike running `prog`; every all-reduce takes 2 s.
+SimResult replayTwoReplicas(Builder &b, StageProgram prog,
+                            SimOptions options = {}) {
+  ProgramSet set;
+  set.stages.push_back(std::move(prog));
+  PlanShape plan;
+  plan.stages = 1;
+  plan.replicas = 2;
+  plan.grid = {0, 1};
+  plan.programs = {&set, &set};
+  options.measuredCollective = [](const Event &, int64_t, const DeviceModel &) {
+    return std::optional<double>(2.0);
+  };
+  SimResult r;
+  std::string error;
+  EXPECT_TRUE(simulate(b.table, plan, unitDevices(2), options, r, error))
+      << error;
+  return r;
+}
+
+TEST(Replay, StartedAllReducesRunAsideInOrderAndOnlyTheirTailIsExposed) {
+  Builder b;
+  uint32_t work = b.compute("work", 1), ar = b.allReduce(8), wait = b.wait();
+  // work; start #0; work; start #1; work; wait #0; wait #1. The first sum
+  // runs from 1 s to 3 s beside the work; the second waits for the
+  // collective thread until 3 s and ends at 5 s, 2 s after the work.
+  StageProgram started;
+  started.steps = {Step{work},
+                   collectiveStep(ar, 0, 0),
+                   Step{work},
+                   collectiveStep(ar, 1, 1),
+                   Step{work},
+                   waitStep(wait, 0),
+                   waitStep(wait, 1)};
+  SimOptions traced;
+  traced.trace = true;
+  SimResult r = replayTwoReplicas(b, started, traced);
+  EXPECT_NEAR(r.iterationSeconds, 5, 1e-9);
+  ASSERT_EQ(r.ranks.size(), 1u);
+  EXPECT_NEAR(r.ranks[0].computeSeconds, 3, 1e-9);
+  // Only the exposed tail counts as the rank's communication.
+  EXPECT_NEAR(r.ranks[0].commSeconds, 2, 1e-9);
+  EXPECT_NEAR(r.ranks[0].idleSeconds, 0, 1e-9);
+  // The sums on the communication track at [1, 3] and [3, 5]; the wait on
+  // the compute track at [3, 5].
+  std::vector<std::tuple<double, double, bool, bool>> got;
+  for (const Interval &iv : r.intervals)
+    if (iv.comm)
+      got.emplace_back(iv.start, iv.duration, iv.waiting, iv.event == wait);
+  EXPECT_EQ(got, (std::vector<std::tuple<double, double, bool, bool>>{
+                     {1, 2, false, false},
+                     {3, 2, false, false},
+                     {3, 2, true, true}}));
+
+  // The same collectives waited in where they are started: 7 s.
+  StageProgram blocking;
+  blocking.steps = {Step{work}, collectiveStep(ar, 0), Step{work},
+                    collectiveStep(ar, 1), Step{work}};
+  EXPECT_NEAR(replayTwoReplicas(b, blocking).iterationSeconds, 7, 1e-9);
+}
+
+TEST(Replay, ABlockingCollectiveOverTheGroupComesAfterTheStartedOnes) {
+  // The runtime pairs a group's collectives by order: the blocking one
+  // starts once the started one has ended (2 s), and ends at 4 s.
+  Builder b;
+  uint32_t ar = b.allReduce(8), wait = b.wait();
+  StageProgram prog;
+  prog.steps = {collectiveStep(ar, 0, 0), collectiveStep(ar, 1),
+                waitStep(wait, 0)};
+  SimResult r = replayTwoReplicas(b, prog);
+  EXPECT_NEAR(r.iterationSeconds, 4, 1e-9);
 }
 
 TEST(Replay, ARecvWithoutItsSendIsADeadlock) {
