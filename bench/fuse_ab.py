@@ -15,10 +15,13 @@ import subprocess
 import tempfile
 
 
-def median_step_ms(whale, args, steps, fuse):
+def median_step_ms(whale, args, steps, fuse=True, extra=()):
+    """The median step of `whale run` (the first 3 steps left out) and the
+    last loss; `extra` flags are added to the run."""
     with tempfile.TemporaryDirectory() as tmp:
         metrics = os.path.join(tmp, "m.jsonl")
-        cmd = [whale, "run", *args, "--steps", str(steps), "--metrics", metrics]
+        cmd = [whale, "run", *args, "--steps", str(steps), "--metrics", metrics,
+               *extra]
         if not fuse:
             cmd.append("--no-fuse")
         subprocess.run(cmd, check=True, capture_output=True)

@@ -4,9 +4,10 @@
 // its sum to the rank's collective thread (CollectiveQueue); the rank goes
 // on with its backward. whale_rt_all_reduce_wait blocks until that sum is
 // done and unpacks it into the tensors. A trace shows the sum on the
-// rank's communication track ("all_reduce"), and on its compute track the
-// packing and unpacking ("all_reduce pack", "all_reduce unpack") and the
-// time the rank waited ("all_reduce wait"): what the overlap did not hide.
+// rank's communication track ("overlapped all_reduce"), and on its compute
+// track the packing and unpacking ("all_reduce pack", "all_reduce unpack")
+// and the time the rank waited ("all_reduce wait"): what the overlap did
+// not hide.
 //
 // Where the sum cannot run on a thread of its own (device collectives, a
 // communicator that takes one call at a time), start sums at once and the
@@ -98,8 +99,8 @@ whale_rt_status whale_rt_all_reduce_start(whale_rt_context *ctx, int32_t group,
         ranks, [comm = ctx->comm, rank = ctx->rank, ranks,
                 bucket = started.bucket, profiler = ctx->profiler,
                 track = ctx->traceTrack + 1, site = ctx->site] {
-          Profiler::Scope scope(profiler.get(), "all_reduce", "communication",
-                                track, site);
+          Profiler::Scope scope(profiler.get(), "overlapped all_reduce",
+                                "communication", track, site);
           return comm->allReduce(rank, ranks, DType::F32, bucket->data(),
                                  static_cast<int64_t>(bucket->size()));
         });

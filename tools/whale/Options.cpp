@@ -126,6 +126,9 @@ std::vector<VerbSpec> makeVerbs() {
          "together, the later file's where both have one)"},
         {"--trace", "FILE.json", "the predicted timeline as a Chrome trace"},
         {"--events", "", "list the distinct events and their durations"},
+        {"--no-overlap", "",
+         "the plan with every gradient all-reduce after the backward (as "
+         "whale run --no-overlap runs it)"},
         kJson,
         kEven},
        true},

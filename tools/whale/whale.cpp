@@ -212,7 +212,7 @@ bool loadAndPlan(const whale::InterpreterOptions &opts, const std::string &file,
                  whale::PlannedModel &plan, bool even,
                  whale::PlannedModel *evenPlan = nullptr,
                  std::string *evenError = nullptr,
-                 whale::Cluster *parsed = nullptr) {
+                 whale::Cluster *parsed = nullptr, bool overlap = true) {
   whale::Cluster own;
   whale::Cluster &c = parsed ? *parsed : own;
   std::string error;
@@ -226,6 +226,7 @@ bool loadAndPlan(const whale::InterpreterOptions &opts, const std::string &file,
   }
   whale::PlanOptions options;
   options.even = even;
+  options.overlap = overlap;
   options.defaultThreads = whale::sharedThreads(c, 0);
   // A large model takes seconds to plan: say so on a terminal.
   const bool tty = ::isatty(STDERR_FILENO);
@@ -357,7 +358,7 @@ int simCommand(int argc, char **argv) {
   whale::InterpreterOptions opts;
   std::string file, cluster, trace;
   std::vector<std::string> profiles;
-  bool json = false, even = false, events = false;
+  bool json = false, even = false, events = false, overlap = true;
   Args args("sim", argc, argv);
   while (args.next()) {
     if (auto v = args.value("--cluster")) {
@@ -370,6 +371,8 @@ int simCommand(int argc, char **argv) {
       json = true;
     } else if (args.is("--events")) {
       events = true;
+    } else if (args.is("--no-overlap")) {
+      overlap = false;
     } else if (args.is("--even")) {
       even = true;
     } else if (int rc = args.finish(opts, file)) {
@@ -387,7 +390,7 @@ int simCommand(int argc, char **argv) {
   whale::Interpreter interp(opts);
   whale::PlannedModel plan;
   if (!loadAndPlan(opts, file, cluster, interp, plan, even, nullptr, nullptr,
-                   &c))
+                   &c, overlap))
     return 1;
   whale::SimulateOptions options;
   if (!profiles.empty())
