@@ -515,6 +515,7 @@ const KeyRule kConfigKeys[] = {
     {"bucket_bytes", "an integer from 1 to 2^40"},
     {"auto_parallel", "true or false"},
     {"recompute", "true or false"},
+    {"shard_optimizer", "true or false"},
     {"schedule", "\"gpipe\" or \"1f1b\""},
     {"balance", "\"even\" or \"hardware\""},
     {"split_matmul", "\"auto\", \"column\", \"row\" or \"replicated\""},
@@ -582,7 +583,8 @@ bool configSetting(const std::string &key, const SVal &v, Setting &s) {
     return v.kind == SVal::Kind::Int && v.i.isKnown() && v.i.value >= 1 &&
            v.i.value <= (int64_t(1) << 40);
   }
-  if (key == "auto_parallel" || key == "recompute") {
+  if (key == "auto_parallel" || key == "recompute" ||
+      key == "shard_optimizer") {
     s = Setting::ofBool(v.b);
     return v.kind == SVal::Kind::Bool;
   }

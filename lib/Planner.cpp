@@ -169,6 +169,7 @@ bool planModel(Interpreter &interp, const std::string &modelName,
         *ranks,
         [&](mlir::PassManager &pm) {
           pm.addPass(createWhaleRankPrograms());
+          pm.addPass(createWhaleShardOptimizer());
           if (options.overlap)
             pm.addPass(createWhaleOverlapGradSync());
           if (fuse)

@@ -14,6 +14,18 @@ bool describeStage(mlir::func::FuncOp fn, StageProgram &out,
                    std::string &error) {
   out = StageProgram();
   out.entry = fn.getSymName().str();
+  // Optimizer state sharded over a group (-whale-shard-optimizer): the
+  // owner each update names.
+  llvm::StringMap<std::pair<int64_t, int64_t>> owners;
+  fn.walk([&](mlir::Operation *op) {
+    auto owner = op->getAttrOfType<mlir::IntegerAttr>("owner");
+    auto p = op->getNumOperands() ? op->getOperand(0).getDefiningOp<ParamOp>()
+                                   : ParamOp();
+    if (owner && p && mlir::isa<SgdUpdateOp, AdamUpdateOp>(op)) {
+      auto shards = op->getAttrOfType<mlir::IntegerAttr>("shards");
+      owners[p.getName()] = {owner.getInt(), shards ? shards.getInt() : 0};
+    }
+  });
   fn.walk([&](ParamOp op) {
     Parameter param{op.getName().str(),
                     std::vector<int64_t>(op.getFullType().getShape())};
@@ -24,6 +36,8 @@ bool describeStage(mlir::func::FuncOp fn, StageProgram &out,
         param.weights.assign(w->begin(), w->end());
       out.shards = param.shards;
     }
+    if (auto it = owners.find(op.getName()); it != owners.end())
+      std::tie(param.stateOwner, param.ownerShards) = it->second;
     out.params.push_back(param);
   });
   for (mlir::Type t : fn.getArgumentTypes()) {

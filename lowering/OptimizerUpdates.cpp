@@ -57,7 +57,8 @@ LogicalResult whale::emitOptimizerUpdates(OpBuilder &b, Location loc,
     if (kind.getValue() == "sgd")
       SgdUpdateOp::create(b, loc, p, g, b.getF64FloatAttr(lr),
                           b.getF64FloatAttr(number(optimizer, "momentum", 0)),
-                          b.getF64FloatAttr(wd));
+                          b.getF64FloatAttr(wd), IntegerAttr(), StringAttr(),
+                          IntegerAttr());
     else
       AdamUpdateOp::create(b, loc, p, g, b.getF64FloatAttr(lr),
                            b.getF64FloatAttr(number(optimizer, "beta1", 0.9)),
@@ -65,7 +66,8 @@ LogicalResult whale::emitOptimizerUpdates(OpBuilder &b, Location loc,
                            b.getF64FloatAttr(number(optimizer, "eps", 1e-8)),
                            b.getF64FloatAttr(wd),
                            kind.getValue() == "adamw" ? b.getUnitAttr()
-                                                      : UnitAttr());
+                                                      : UnitAttr(),
+                           IntegerAttr(), StringAttr(), IntegerAttr());
   }
   return success();
 }

@@ -280,6 +280,18 @@ def WhaleRankPrograms : Pass<"whale-rank-programs", "mlir::ModuleOp"> {
   }];
 }
 
+def WhaleShardOptimizer : Pass<"whale-shard-optimizer", "mlir::ModuleOp"> {
+  let summary = "ZeRO stage 1: each parameter's update on one owner";
+  let description = [{
+    Under the config's `shard_optimizer`, gives each parameter whose
+    gradient a rank program all-reduces over a group of more than one rank
+    an `owner` in that group (dealt out so each member owns about an equal
+    share of bytes): the update runs on the owner alone, which alone keeps
+    the optimizer's state, and a `whale.broadcast` from the owner follows
+    it. Runs on rank programs (functions with `whale.rank`).
+  }];
+}
+
 def WhaleOverlapGradSync : Pass<"whale-overlap-grad-sync", "mlir::ModuleOp"> {
   let summary = "Start gradient all-reduces during backward, wait at their readers";
   let description = [{

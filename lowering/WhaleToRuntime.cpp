@@ -183,6 +183,37 @@ private:
     return LLVM::LoadOp::create(b, loc, ptr, slot).getResult();
   }
 
+  /// Emits `update` to run only on the rank that owns `op`'s parameter
+  /// (its `owner` in its `group`: optimizer state sharded, ZeRO stage 1);
+  /// on every rank when `op` names no owner.
+  void onOwner(Operation *op, llvm::function_ref<void()> update) {
+    auto owner = op->getAttrOfType<IntegerAttr>("owner");
+    if (!owner) {
+      update();
+      return;
+    }
+    auto group = op->getAttrOfType<StringAttr>("group");
+    auto shards = op->getAttrOfType<IntegerAttr>("shards");
+    Value mine = LLVM::AllocaOp::create(b, loc, ptr, i32, constI64(1));
+    call("whale_rt_owns",
+         {ctxArg, constI32(shards ? kGroupShardPeers : groupKind(group)),
+          constI32(shards ? shards.getInt() : 0), constI32(owner.getInt()),
+          mine});
+    Value isMine =
+        LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne,
+                             LLVM::LoadOp::create(b, loc, i32, mine),
+                             constI32(0));
+    Block *after = b.getInsertionBlock()->splitBlock(b.getInsertionPoint());
+    Block *then = new Block();
+    then->insertBefore(after);
+    LLVM::CondBrOp::create(b, loc, isMine, then, ValueRange{}, after,
+                           ValueRange{});
+    b.setInsertionPointToStart(then);
+    update();
+    LLVM::BrOp::create(b, loc, ValueRange{}, after);
+    b.setInsertionPointToStart(after);
+  }
+
   /// The handles of `values`, in an array on the stack.
   Value handleArray(ValueRange values) {
     int64_t n = values.size();
@@ -378,20 +409,31 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   // Updates write a parameter in place; clipping scales its gradients in
   // place, so its results are its operands' tensors.
   if (auto u = dyn_cast<SgdUpdateOp>(op)) {
-    call("whale_rt_sgd_step",
-         {ctxArg, in(0), in(1), constF64(u.getLr().convertToDouble()),
-          constF64(u.getMomentum().convertToDouble()),
-          constF64(u.getWeightDecay().convertToDouble())});
+    onOwner(op, [&] {
+      call("whale_rt_sgd_step",
+           {ctxArg, in(0), in(1), constF64(u.getLr().convertToDouble()),
+            constF64(u.getMomentum().convertToDouble()),
+            constF64(u.getWeightDecay().convertToDouble())});
+    });
     return success();
   }
   if (auto u = dyn_cast<AdamUpdateOp>(op)) {
-    call("whale_rt_adam_step",
-         {ctxArg, in(0), in(1), constF64(u.getLr().convertToDouble()),
-          constF64(u.getBeta1().convertToDouble()),
-          constF64(u.getBeta2().convertToDouble()),
-          constF64(u.getEps().convertToDouble()),
-          constF64(u.getWeightDecay().convertToDouble()),
-          constI32(u.getDecoupled())});
+    onOwner(op, [&] {
+      call("whale_rt_adam_step",
+           {ctxArg, in(0), in(1), constF64(u.getLr().convertToDouble()),
+            constF64(u.getBeta1().convertToDouble()),
+            constF64(u.getBeta2().convertToDouble()),
+            constF64(u.getEps().convertToDouble()),
+            constF64(u.getWeightDecay().convertToDouble()),
+            constI32(u.getDecoupled())});
+    });
+    return success();
+  }
+  if (auto bc = dyn_cast<BroadcastOp>(op)) {
+    std::optional<int64_t> shards = bc.getShards();
+    call("whale_rt_broadcast_from",
+         {ctxArg, constI32(shards ? kGroupShardPeers : groupKind(bc.getGroup())),
+          constI32(shards.value_or(0)), constI32(bc.getOwner()), in(0)});
     return success();
   }
   if (auto c = dyn_cast<ClipGradNormOp>(op)) {

@@ -28,19 +28,6 @@ Status settleStarted(whale_rt_context *ctx, const std::vector<int> &ranks) {
 
 } // namespace whale::rt::capi
 
-namespace {
-
-/// The ranks of `group` (WHALE_RT_GROUP_*) around ctx.
-bool startGroup(whale_rt_context *ctx, int32_t group, int32_t shards,
-                std::vector<int> &ranks) {
-  int position = 0;
-  if (group == WHALE_RT_GROUP_SHARD_PEERS)
-    return shardGroupRanks(ctx, shards, /*peers=*/true, ranks, position);
-  return groupRanks(ctx, group, ranks);
-}
-
-} // namespace
-
 extern "C" {
 
 whale_rt_status whale_rt_all_reduce_start(whale_rt_context *ctx, int32_t group,
@@ -55,7 +42,9 @@ whale_rt_status whale_rt_all_reduce_start(whale_rt_context *ctx, int32_t group,
       return ctx->invalid(
           "all_reduce_start: the context is not bound to a communicator");
     std::vector<int> ranks;
-    if (!startGroup(ctx, group, shards, ranks) || num_tensors < 0 ||
+    int position = 0;
+    if (!collectiveGroup(ctx, group, shards, ranks, position) ||
+        num_tensors < 0 ||
         (num_tensors > 0 && !ts))
       return ctx->invalid("all_reduce_start: bad group or tensors");
     if (ranks.size() == 1 || num_tensors == 0)

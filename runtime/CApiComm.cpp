@@ -52,6 +52,18 @@ bool whale::rt::capi::groupRanks(whale_rt_context *ctx, int32_t kind,
   return false;
 }
 
+bool whale::rt::capi::collectiveGroup(whale_rt_context *ctx, int32_t group,
+                                      int32_t shards, std::vector<int> &ranks,
+                                      int &position) {
+  if (group == WHALE_RT_GROUP_SHARD_PEERS)
+    return shardGroupRanks(ctx, shards, /*peers=*/true, ranks, position);
+  if (!groupRanks(ctx, group, ranks))
+    return false;
+  position = static_cast<int>(std::find(ranks.begin(), ranks.end(), ctx->rank) -
+                              ranks.begin());
+  return true;
+}
+
 namespace {
 
 whale_rt_status needComm(whale_rt_context *ctx, const char *op) {
@@ -608,6 +620,54 @@ whale_rt_status whale_rt_all_reduce(whale_rt_context *ctx, int32_t group,
     if (ranks.size() == 1 || num_tensors == 0)
       return WHALE_RT_OK;
     return allReduceBucket(ctx, ranks, num_tensors, ts);
+  });
+}
+
+whale_rt_status whale_rt_owns(whale_rt_context *ctx, int32_t group,
+                              int32_t shards, int32_t owner, int32_t *mine) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    std::vector<int> ranks;
+    int position = 0;
+    if (!mine || !ctx->comm ||
+        !collectiveGroup(ctx, group, shards, ranks, position) || owner < 0 ||
+        owner >= static_cast<int32_t>(ranks.size()))
+      return ctx->invalid("owns: needs a bound context, a group and an owner "
+                          "among its " +
+                          std::to_string(ranks.size()) + " ranks");
+    *mine = position == owner ? 1 : 0;
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_broadcast_from(whale_rt_context *ctx,
+                                        int32_t group, int32_t shards,
+                                        int32_t owner, whale_rt_tensor *t) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needComm(ctx, "broadcast"))
+      return s;
+    std::vector<int> ranks;
+    int position = 0;
+    if (!t || !collectiveGroup(ctx, group, shards, ranks, position) ||
+        owner < 0 || owner >= static_cast<int32_t>(ranks.size()))
+      return ctx->invalid("broadcast: needs a tensor, a group and an owner "
+                          "among its " +
+                          std::to_string(ranks.size()) + " ranks");
+    if (ranks.size() == 1)
+      return WHALE_RT_OK;
+    if (Status st = settleStarted(ctx, ranks); !st)
+      return ctx->fail(st);
+    CommScope scope(ctx, "broadcast");
+    HostData host(ctx, t, /*writeBack=*/position != owner);
+    if (Status st = position == owner ? host.load() : Status::ok(); !st)
+      return ctx->fail(st);
+    if (position != owner)
+      host.prepare();
+    Status st = ctx->comm->broadcast(ctx->rank, ranks, ranks[owner],
+                                     t->tensor.dtype(), host.as<void>(),
+                                     t->tensor.numel());
+    if (st && position != owner)
+      st = host.commit();
+    return st ? WHALE_RT_OK : ctx->fail(st);
   });
 }
 

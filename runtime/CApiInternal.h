@@ -176,6 +176,11 @@ bool groupRanks(whale_rt_context *ctx, int32_t kind, std::vector<int> &out);
 /// ctx's place in it. False when the replicas do not split into such groups.
 bool shardGroupRanks(whale_rt_context *ctx, int32_t shards, bool peers,
                      std::vector<int> &ranks, int &position);
+/// The ranks of `group` (WHALE_RT_GROUP_*; `shards` for shard peers) around
+/// ctx, and ctx's position among them; false for an unknown group or
+/// shards that do not divide the replicas.
+bool collectiveGroup(whale_rt_context *ctx, int32_t group, int32_t shards,
+                     std::vector<int> &ranks, int &position);
 /// Waits for the collectives ctx started over `ranks` (whale_rt_all_reduce_
 /// start): a blocking collective over the same group must come after them.
 Status settleStarted(whale_rt_context *ctx, const std::vector<int> &ranks);

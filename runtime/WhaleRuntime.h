@@ -480,6 +480,15 @@ whale_rt_status whale_rt_all_reduce_start(whale_rt_context *ctx, int32_t group,
 /* Waits for a started all-reduce and writes its sums into its tensors. */
 whale_rt_status whale_rt_all_reduce_wait(whale_rt_context *ctx,
                                          int64_t request);
+/* Optimizer state sharded over a group (ZeRO stage 1): *mine is 1 when
+ * ctx is the member at position `owner` of `group` (WHALE_RT_GROUP_*;
+ * `shards` for WHALE_RT_GROUP_SHARD_PEERS), else 0. */
+whale_rt_status whale_rt_owns(whale_rt_context *ctx, int32_t group,
+                              int32_t shards, int32_t owner, int32_t *mine);
+/* The owner's `t` copied, in place, to every member of the group. */
+whale_rt_status whale_rt_broadcast_from(whale_rt_context *ctx,
+                                        int32_t group, int32_t shards,
+                                        int32_t owner, whale_rt_tensor *t);
 /* As whale_rt_clip_grad_norm, with the squares summed over a group: the
  * norm of gradients spread over the stages of a pipeline. */
 whale_rt_status whale_rt_clip_grad_norm_group(whale_rt_context *ctx,

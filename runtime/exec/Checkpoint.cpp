@@ -205,8 +205,12 @@ std::string partRuns(const Parameter &p, int64_t part, PartRuns &out) {
 
 std::string copyShardState(whale_rt_context *whole, whale_rt_context *rank,
                            const std::vector<Parameter> &params, int stateCount,
-                           int64_t part, bool toRank) {
+                           int64_t part, bool toRank, int64_t replica,
+                           bool values) {
   for (const Parameter &p : params) {
+    const bool states = p.stateOwner < 0 ? values : p.holdsState(replica);
+    if (!values && !states)
+      continue;
     PartRuns runs;
     if (std::string err = partRuns(p, part, runs); !err.empty())
       return err;
@@ -214,7 +218,7 @@ std::string copyShardState(whale_rt_context *whole, whale_rt_context *rank,
     local.shape = runs.localShape;
     const int64_t outer = runs.outer, block = runs.block,
                   stride = runs.stride, offset = runs.offset;
-    for (int s = -1; s < stateCount; ++s) {
+    for (int s = values ? -1 : 0; s < (states ? stateCount : 0); ++s) {
       whale_rt_tensor *w = tensorOf(whole, p, s), *r = tensorOf(rank, local, s);
       if (!w)
         return whale_rt_last_error(whole);

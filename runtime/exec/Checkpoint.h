@@ -37,6 +37,17 @@ struct Parameter {
   /// (runtime/Parts.h).
   int64_t axis = -1, shards = 1;
   std::vector<int64_t> weights;
+  /// Optimizer state sharded over the ranks that sum the gradient
+  /// (shard_optimizer): the state lives on the rank at position
+  /// `stateOwner` of its group (the stage's replicas, or with
+  /// `ownerShards` > 0 the replicas holding the same part: replica /
+  /// ownerShards); -1: on every rank.
+  int64_t stateOwner = -1, ownerShards = 0;
+  /// Whether replica `replica` of the stage holds this parameter's state.
+  bool holdsState(int64_t replica) const {
+    return stateOwner < 0 ||
+           (ownerShards > 0 ? replica / ownerShards : replica) == stateOwner;
+  }
 };
 
 /// The next step and the seed a checkpoint's metadata record, checked:
@@ -82,9 +93,14 @@ std::string partRuns(const Parameter &p, int64_t part, PartRuns &out);
 /// `whole` (every parameter whole: the host, a checkpoint) and `rank`,
 /// which holds part `part` of the sharded ones: into the rank when
 /// `toRank` (handing a loaded checkpoint out), else out of it (gathering).
+/// The rank is replica `replica` of its stage; `values`: the parameters
+/// themselves move (else only state). A parameter's state moves where
+/// `values` does, or, sharded over a group (Parameter::stateOwner), to and
+/// from its owner alone.
 std::string copyShardState(whale_rt_context *whole, whale_rt_context *rank,
                            const std::vector<Parameter> &params, int stateCount,
-                           int64_t part, bool toRank);
+                           int64_t part, bool toRank, int64_t replica,
+                           bool values);
 
 /// The tensor of a rank's own copy of parameter `name` (at its part's
 /// `localShape`), or of its optimizer state `state` (-1: the parameter

@@ -317,7 +317,12 @@ std::string writeManifest(const PlanManifest &m, const std::string &path) {
                                                 ", \"shards\": " +
                                                 std::to_string(p.shards) +
                                                 ", \"weights\": " +
-                                                ints(p.weights) + "}";
+                                                ints(p.weights) +
+                                                ", \"state_owner\": " +
+                                                std::to_string(p.stateOwner) +
+                                                ", \"owner_shards\": " +
+                                                std::to_string(p.ownerShards) +
+                                                "}";
                                        }) +
                                   "}";
                          }) +
@@ -513,6 +518,14 @@ bool parseManifest(const std::string &text, const std::string &source,
                                                p.shards) ||
                                     !r.integers(v, pat, "weights", 1, 1 << 20,
                                                 kMaxRanks, p.weights))
+                                  return false;
+                                // Optimizer state sharded over a group:
+                                // where it lives (absent: every rank).
+                                if (v.find("state_owner") &&
+                                    (!r.integer(v, pat, "state_owner", -1,
+                                                kMaxRanks, p.stateOwner) ||
+                                     !r.integer(v, pat, "owner_shards", 0,
+                                                kMaxRanks, p.ownerShards)))
                                   return false;
                                 if (p.axis >=
                                         static_cast<int64_t>(p.shape.size()) ||

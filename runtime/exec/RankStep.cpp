@@ -143,11 +143,11 @@ std::string copyRanksState(whale_rt_context *host,
   for (OpenedRank &rank : ranks) {
     const StageProgram &st = programOf(rank.place);
     const int64_t replica = rank.place.replica;
-    if (!toRanks && replica >= st.shards)
-      continue; // another shard group's copy
-    if (std::string err =
-            copyShardState(host, rank.ctx.get(), st.params, stateCount,
-                           replica % st.shards, toRanks);
+    // Out of the ranks, the first shard group's copy of each parameter
+    // (the others hold the same), and sharded state from its owner.
+    if (std::string err = copyShardState(
+            host, rank.ctx.get(), st.params, stateCount, replica % st.shards,
+            toRanks, replica, toRanks || replica < st.shards);
         !err.empty())
       return err;
   }

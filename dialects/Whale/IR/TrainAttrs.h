@@ -52,7 +52,7 @@ inline SettingsAttr settingsOf(mlir::Operation *op) {
   if (auto s = module ? module->getAttrOfType<SettingsAttr>("whale.config")
                       : SettingsAttr())
     return s;
-  return SettingsAttr::get(op->getContext(), 0, 0, 0, 0, false, false,
+  return SettingsAttr::get(op->getContext(), 0, 0, 0, 0, false, false, false,
                            llvm::StringRef(), llvm::StringRef(),
                            llvm::StringRef(), llvm::StringRef(),
                            llvm::StringRef());

@@ -82,6 +82,12 @@ mlir::FailureOr<llvm::SmallVector<int64_t>>
 broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);
 
 } // namespace verify
+/// A collective's group ("replicas", "stages" or "shard_peers"; none is
+/// fine) and `shards`, given exactly for shard peers.
+mlir::LogicalResult verifyGroupAndShards(mlir::Operation *op,
+                                         std::optional<llvm::StringRef> group,
+                                         std::optional<int64_t> shards);
+
 } // namespace whale
 
 #endif

@@ -1,9 +1,28 @@
 //===- WhaleCommOps.cpp - verifiers and costs of the communication ops ----===//
 
+#include "dialects/Whale/IR/VerifyUtils.h"
 #include "dialects/Whale/IR/WhaleOps.h"
 
 using namespace mlir;
 using namespace whale;
+
+LogicalResult whale::verifyGroupAndShards(Operation *op,
+                                          std::optional<StringRef> group,
+                                          std::optional<int64_t> shards) {
+  if (!group)
+    return shards ? op->emitOpError("takes shards only with a group")
+                  : success();
+  if (*group != "replicas" && *group != "stages" && *group != "shard_peers")
+    return op->emitOpError("group must be \"replicas\", \"stages\" or "
+                           "\"shard_peers\", not \"")
+           << *group << "\"";
+  if ((*group == "shard_peers") != shards.has_value())
+    return op->emitOpError("takes shards exactly when its group is "
+                           "\"shard_peers\"");
+  if (shards && *shards < 1)
+    return op->emitOpError("shards must be positive, not ") << *shards;
+  return success();
+}
 
 /// What all_reduce and all_reduce_start check alike: a known group, shards
 /// exactly for shard peers, and no other reader of the tensors summed in
@@ -11,13 +30,8 @@ using namespace whale;
 static LogicalResult verifyAllReduce(Operation *op, StringRef group,
                                      std::optional<int64_t> shards,
                                      ValueRange values) {
-  if (group != "replicas" && group != "stages" && group != "shard_peers")
-    return op->emitOpError("group must be \"replicas\", \"stages\" or "
-                           "\"shard_peers\", not \"")
-           << group << "\"";
-  if ((group == "shard_peers") != shards.has_value())
-    return op->emitOpError("takes shards exactly when its group is "
-                           "\"shard_peers\"");
+  if (failed(verifyGroupAndShards(op, group, shards)))
+    return failure();
   for (Value v : values)
     if (!v.hasOneUse())
       return op->emitOpError(
@@ -58,6 +72,18 @@ int64_t SendOp::getBytesWritten() { return 0; }
 int64_t SendOp::getOutputMemory() { return 0; }
 int64_t RecvOp::getBytesRead() { return 0; }
 int64_t AllReduceOp::getOutputMemory() { return 0; }
+
+LogicalResult BroadcastOp::verify() {
+  if (!getParam().getDefiningOp<ParamOp>())
+    return emitOpError("hands on a parameter: its operand must come from "
+                       "whale.param");
+  if (getOwner() < 0)
+    return emitOpError("owner must be a position in its group, not ")
+           << getOwner();
+  return verifyGroupAndShards(*this, getGroup(), getShards());
+}
+// The parameter is written in place: no new tensor.
+int64_t BroadcastOp::getOutputMemory() { return 0; }
 // The start packs the tensors into the bucket the group sums; the wait
 // unpacks the sums into the same tensors, so neither makes a tensor.
 int64_t AllReduceStartOp::getBytesWritten() { return operandBytes(*this); }

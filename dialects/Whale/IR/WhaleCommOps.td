@@ -75,6 +75,28 @@ def Whale_AllReduceOp : Whale_Op<"all_reduce", [MemoryEffects<[MemWrite]>,
   let hasVerifier = 1;
 }
 
+def Whale_BroadcastOp : Whale_Op<"broadcast", [MemoryEffects<[MemRead, MemWrite]>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getOutputMemory"]>]> {
+  let summary = "Hands a parameter from its owner to the rest of a group";
+  let description = [{
+    The rank at position `owner` of `group` (`replicas`, or `shard_peers`
+    with `shards`) sends its `param`, in place, to every other member: what
+    follows an update that only the owner takes (optimizer state sharded
+    over the group).
+
+    ```mlir
+    whale.broadcast %w from 1 over "replicas" : tensor<16x4xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$param,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$owner,
+                       StrAttr:$group, OptionalAttr<I64Attr>:$shards);
+  let assemblyFormat = [{
+    $param `from` $owner `over` $group attr-dict `:` type($param)
+  }];
+  let hasVerifier = 1;
+}
+
 def Whale_AllReduceStartOp : Whale_Op<"all_reduce_start",
     [MemoryEffects<[MemRead, MemWrite]>,
      DeclareOpInterfaceMethods<Whale_CostOpInterface,

@@ -124,9 +124,10 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
       #whale.settings<num_micro_batch = 4, schedule = "1f1b", recompute = true>
 
     Keys: num_micro_batch, num_task_graph, task_graph_split, bucket_bytes
-    (positive integers), auto_parallel, recompute (true or false), schedule ("gpipe",
-    "1f1b"), balance ("even", "hardware"), split_matmul ("auto", "column",
-    "row", "replicated"), split_rows ("part", "whole"), amp ("off", "bf16").
+    (positive integers), auto_parallel, recompute, shard_optimizer (true or
+    false), schedule ("gpipe", "1f1b"), balance ("even", "hardware"),
+    split_matmul ("auto", "column", "row", "replicated"), split_rows
+    ("part", "whole"), amp ("off", "bf16").
   }];
   let parameters = (ins
     DefaultValuedParameter<"int64_t", "0">:$numMicroBatch,
@@ -135,6 +136,7 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     DefaultValuedParameter<"int64_t", "0">:$bucketBytes,
     DefaultValuedParameter<"bool", "false">:$autoParallel,
     DefaultValuedParameter<"bool", "false">:$recompute,
+    DefaultValuedParameter<"bool", "false">:$shardOptimizer,
     StringRefParameter<"the schedule kind", [{""}]>:$schedule,
     StringRefParameter<"the balance", [{""}]>:$balance,
     StringRefParameter<"how split TaskGraphs cut matmuls", [{""}]>:$splitMatmul,

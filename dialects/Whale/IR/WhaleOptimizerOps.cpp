@@ -1,20 +1,31 @@
 //===- WhaleOptimizerOps.cpp - verifiers of the update ops ----------------===//
 
+#include "dialects/Whale/IR/VerifyUtils.h"
 #include "dialects/Whale/IR/WhaleOps.h"
 
 using namespace mlir;
 using namespace whale;
 
-/// Updates write a parameter: their first operand must be one.
-static LogicalResult verifyUpdatesParam(Operation *op, Value param) {
+/// Updates write a parameter: their first operand must be one. An owner
+/// names its group, and shards exactly for shard peers.
+static LogicalResult verifyUpdatesParam(Operation *op, Value param,
+                                        std::optional<int64_t> owner,
+                                        std::optional<StringRef> group,
+                                        std::optional<int64_t> shards) {
   if (!param.getDefiningOp<ParamOp>())
     return op->emitOpError("updates a parameter: its first operand must come "
                            "from whale.param");
-  return success();
+  if (owner.has_value() != group.has_value())
+    return op->emitOpError("takes an owner and its group together");
+  if (owner && *owner < 0)
+    return op->emitOpError("owner must be a position in its group, not ")
+           << *owner;
+  return verifyGroupAndShards(op, group, shards);
 }
 
 LogicalResult SgdUpdateOp::verify() {
-  if (failed(verifyUpdatesParam(*this, getParam())))
+  if (failed(verifyUpdatesParam(*this, getParam(), getOwner(), getGroup(),
+                                getShards())))
     return failure();
   double lr = getLr().convertToDouble(), m = getMomentum().convertToDouble();
   if (!(lr >= 0) || !(m >= 0 && m < 1) ||
@@ -25,7 +36,8 @@ LogicalResult SgdUpdateOp::verify() {
 }
 
 LogicalResult AdamUpdateOp::verify() {
-  if (failed(verifyUpdatesParam(*this, getParam())))
+  if (failed(verifyUpdatesParam(*this, getParam(), getOwner(), getGroup(),
+                                getShards())))
     return failure();
   double b1 = getBeta1().convertToDouble(), b2 = getBeta2().convertToDouble();
   if (!(getLr().convertToDouble() >= 0) || !(b1 >= 0 && b1 < 1) ||

@@ -13,12 +13,20 @@ def Whale_SgdUpdateOp : Whale_Op<"sgd_update", [MemoryEffects<[MemWrite]>,
     place. The velocity lives with the parameter; the learning rate is
     scaled by the schedule for the current step (set by the driver).
 
+    With `owner` (optimizer state sharded over a group, ZeRO stage 1), only
+    the rank at position `owner` of `group` (`replicas`, or `shard_peers`
+    with `shards`) takes the step and keeps the velocity; a
+    `whale.broadcast` hands the others the new parameter.
+
     ```mlir
     whale.sgd_update %w, %dw {lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, weight_decay = 0.000000e+00 : f64} : tensor<16x4xf32>
     ```
   }];
   let arguments = (ins Whale_FloatTensor:$param, Whale_FloatTensor:$grad,
-                       F64Attr:$lr, F64Attr:$momentum, F64Attr:$weight_decay);
+                       F64Attr:$lr, F64Attr:$momentum, F64Attr:$weight_decay,
+                       OptionalAttr<I64Attr>:$owner,
+                       OptionalAttr<StrAttr>:$group,
+                       OptionalAttr<I64Attr>:$shards);
   let assemblyFormat = "$param `,` $grad attr-dict `:` type($param)";
   let hasVerifier = 1;
 }
@@ -31,7 +39,8 @@ def Whale_AdamUpdateOp : Whale_Op<"adam_update", [MemoryEffects<[MemWrite]>,
   let description = [{
     Adam with bias correction for the current step; with `decoupled`, AdamW
     (weight decay applied to the parameter rather than added to the
-    gradient). The two moments live with the parameter.
+    gradient). The two moments live with the parameter; with `owner`, on
+    that rank of `group` alone, as for `whale.sgd_update`.
 
     ```mlir
     whale.adam_update %w, %dw {lr = 1.000000e-03 : f64, beta1 = 9.000000e-01 : f64, beta2 = 9.990000e-01 : f64, eps = 1.000000e-08 : f64, weight_decay = 0.000000e+00 : f64} : tensor<16x4xf32>
@@ -39,7 +48,10 @@ def Whale_AdamUpdateOp : Whale_Op<"adam_update", [MemoryEffects<[MemWrite]>,
   }];
   let arguments = (ins Whale_FloatTensor:$param, Whale_FloatTensor:$grad,
                        F64Attr:$lr, F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps,
-                       F64Attr:$weight_decay, UnitAttr:$decoupled);
+                       F64Attr:$weight_decay, UnitAttr:$decoupled,
+                       OptionalAttr<I64Attr>:$owner,
+                       OptionalAttr<StrAttr>:$group,
+                       OptionalAttr<I64Attr>:$shards);
   let assemblyFormat = "$param `,` $grad attr-dict `:` type($param)";
   let hasVerifier = 1;
 }

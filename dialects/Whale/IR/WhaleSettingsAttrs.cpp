@@ -20,7 +20,7 @@ namespace {
 struct SettingsParts {
   int64_t numMicroBatch = 0, numTaskGraph = 0, taskGraphSplit = 0,
           bucketBytes = 0;
-  bool autoParallel = false, recompute = false;
+  bool autoParallel = false, recompute = false, shardOptimizer = false;
   std::string schedule, balance, splitMatmul, splitRows, amp;
 
   int64_t *integer(StringRef key) {
@@ -31,9 +31,10 @@ struct SettingsParts {
                                        : nullptr;
   }
   bool *flag(StringRef key) {
-    return key == "auto_parallel" ? &autoParallel
-           : key == "recompute"   ? &recompute
-                                  : nullptr;
+    return key == "auto_parallel"     ? &autoParallel
+           : key == "recompute"       ? &recompute
+           : key == "shard_optimizer" ? &shardOptimizer
+                                      : nullptr;
   }
   std::string *text(StringRef key) {
     return key == "schedule"       ? &schedule
@@ -61,7 +62,7 @@ LogicalResult
 SettingsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                      int64_t numMicroBatch, int64_t numTaskGraph,
                      int64_t taskGraphSplit, int64_t bucketBytes, bool, bool,
-                     StringRef schedule,
+                     bool, StringRef schedule,
                      StringRef balance, StringRef splitMatmul, StringRef splitRows,
                      StringRef amp) {
   for (auto [key, v] : {std::pair<StringRef, int64_t>{"num_micro_batch",
@@ -120,8 +121,8 @@ Attribute SettingsAttr::parse(AsmParser &p, Type) {
         p.emitError(at) << "unknown setting '" << key
                         << "'; the settings are num_micro_batch, "
                            "num_task_graph, task_graph_split, bucket_bytes, "
-                           "auto_parallel, recompute, schedule, balance, "
-                           "split_matmul, split_rows, amp";
+                           "auto_parallel, recompute, shard_optimizer, "
+                           "schedule, balance, split_matmul, split_rows, amp";
         return {};
       }
     } while (succeeded(p.parseOptionalComma()));
@@ -132,7 +133,7 @@ Attribute SettingsAttr::parse(AsmParser &p, Type) {
   return getChecked(function_ref<InFlightDiagnostic()>(emit), p.getContext(),
                     s.numMicroBatch, s.numTaskGraph, s.taskGraphSplit,
                     s.bucketBytes, s.autoParallel, s.recompute,
-                    StringRef(s.schedule),
+                    s.shardOptimizer, StringRef(s.schedule),
                     StringRef(s.balance), StringRef(s.splitMatmul),
                     StringRef(s.splitRows), StringRef(s.amp));
 }
@@ -157,6 +158,7 @@ void SettingsAttr::print(AsmPrinter &p) const {
   integer("bucket_bytes", getBucketBytes());
   flag("auto_parallel", getAutoParallel());
   flag("recompute", getRecompute());
+  flag("shard_optimizer", getShardOptimizer());
   text("schedule", getSchedule());
   text("balance", getBalance());
   text("split_matmul", getSplitMatmul());
@@ -188,7 +190,8 @@ SettingsAttr::fromDictionary(DictionaryAttr config,
   return getChecked(emitError, config.getContext(), s.numMicroBatch,
                     s.numTaskGraph, s.taskGraphSplit, s.bucketBytes,
                     s.autoParallel,
-                    s.recompute, StringRef(s.schedule), StringRef(s.balance),
+                    s.recompute, s.shardOptimizer, StringRef(s.schedule),
+                    StringRef(s.balance),
                     StringRef(s.splitMatmul), StringRef(s.splitRows),
                     StringRef(s.amp));
 }
