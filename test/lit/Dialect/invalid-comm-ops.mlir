@@ -99,3 +99,20 @@ func.func @wait_argument(%p: !whale.pending) -> tensor<4xf32> {
   %s = whale.all_reduce_wait %p : tensor<4xf32>
   return %s : tensor<4xf32>
 }
+
+// -----
+
+func.func @broadcast_not_a_param(%a: tensor<4xf32>) {
+  // expected-error@+1 {{hands on a parameter: its operand must come from whale.param}}
+  whale.broadcast %a from 0 over "replicas" : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_peers_without_shards() {
+  %w = whale.param "w" zeros [] : tensor<4xf32>
+  // expected-error@+1 {{takes shards exactly when its group is "shard_peers"}}
+  whale.broadcast %w from 1 over "shard_peers" : tensor<4xf32>
+  return
+}

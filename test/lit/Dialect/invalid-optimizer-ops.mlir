@@ -55,3 +55,30 @@ func.func @clip_in_place(%g: tensor<4xf32>) -> tensor<4xf32> {
   %c = whale.clip_grad_norm %g max_norm = 1.0 : tensor<4xf32> -> tensor<4xf32>
   return %g : tensor<4xf32>
 }
+
+// -----
+
+func.func @owner_without_group(%g: tensor<4xf32>) {
+  %w = whale.param "w" zeros [] : tensor<4xf32>
+  // expected-error@+1 {{takes an owner and its group together}}
+  whale.sgd_update %w, %g {lr = 0.1 : f64, momentum = 0.0 : f64, weight_decay = 0.0 : f64, owner = 1 : i64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @owner_negative(%g: tensor<4xf32>) {
+  %w = whale.param "w" zeros [] : tensor<4xf32>
+  // expected-error@+1 {{owner must be a position in its group, not -1}}
+  whale.adam_update %w, %g {lr = 0.1 : f64, beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-8 : f64, weight_decay = 0.0 : f64, owner = -1 : i64, group = "replicas"} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @owner_group_unknown(%g: tensor<4xf32>) {
+  %w = whale.param "w" zeros [] : tensor<4xf32>
+  // expected-error@+1 {{group must be "replicas", "stages" or "shard_peers", not "pods"}}
+  whale.sgd_update %w, %g {lr = 0.1 : f64, momentum = 0.0 : f64, weight_decay = 0.0 : f64, owner = 0 : i64, group = "pods"} : tensor<4xf32>
+  return
+}

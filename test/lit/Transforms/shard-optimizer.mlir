@@ -1,0 +1,80 @@
+// RUN: whale-opt %s --split-input-file --whale-shard-optimizer | FileCheck %s
+// RUN: whale-opt %s --split-input-file --whale-shard-optimizer --whale-to-runtime | FileCheck %s --check-prefix=LLVM
+
+// Four replicas: each parameter summed over them gets an owner, the one
+// holding the fewest bytes so far (16x8 to 0, then 8 to 1, 8x4 to 2, 4 to
+// 3); the update runs there and a broadcast from it follows. A parameter
+// no all-reduce sums (here the frozen-like `m/own`, whose gradient is its
+// rank's own) keeps its plain update.
+// CHECK-LABEL: func.func @m_stage0
+// CHECK: whale.adam_update %[[W0:.*]], %{{.*}} {{{.*}}group = "replicas"{{.*}}owner = 0 : i64{{.*}}} : tensor<16x8xf32>
+// CHECK-NEXT: whale.broadcast %[[W0]] from 0 over "replicas" : tensor<16x8xf32>
+// CHECK: whale.adam_update %[[B0:.*]], %{{.*}} {{{.*}}owner = 1 : i64{{.*}}} : tensor<8xf32>
+// CHECK-NEXT: whale.broadcast %[[B0]] from 1 over "replicas" : tensor<8xf32>
+// CHECK: whale.adam_update %[[W1:.*]], %{{.*}} {{{.*}}owner = 2 : i64{{.*}}} : tensor<8x4xf32>
+// CHECK-NEXT: whale.broadcast %[[W1]] from 2 over "replicas"
+// CHECK: whale.adam_update %[[B1:.*]], %{{.*}} {{{.*}}owner = 3 : i64{{.*}}} : tensor<4xf32>
+// CHECK-NEXT: whale.broadcast %[[B1]] from 3 over "replicas"
+// CHECK: whale.adam_update %{{.*}}, %{{.*}} {beta1{{[^}]*}}} : tensor<2xf32>
+// CHECK-NOT: whale.broadcast
+// The update is taken where whale_rt_owns says so; the broadcast always.
+// LLVM-LABEL: llvm.func @m_stage0
+// LLVM: llvm.call @whale_rt_owns
+// LLVM: llvm.cond_br %{{.*}}, ^[[MINE:bb[0-9]+]], ^[[NEXT:bb[0-9]+]]{{$}}
+// LLVM: ^[[MINE]]:
+// LLVM: llvm.call @whale_rt_adam_step
+// LLVM: ^[[NEXT]]:
+// LLVM: llvm.call @whale_rt_broadcast_from
+module attributes {whale.config = #whale.settings<shard_optimizer = true>} {
+  func.func @m_stage0(%g0: tensor<16x8xf32>, %g1: tensor<8xf32>, %g2: tensor<8x4xf32>, %g3: tensor<4xf32>, %g4: tensor<2xf32>) -> tensor<f32> attributes {whale.rank = {replicas = 4 : i64, stage = 0 : i64}} {
+    %w0 = whale.param "m/w0" zeros [] : tensor<16x8xf32>
+    %b0 = whale.param "m/b0" zeros [] : tensor<8xf32>
+    %w1 = whale.param "m/w1" zeros [] : tensor<8x4xf32>
+    %b1 = whale.param "m/b1" zeros [] : tensor<4xf32>
+    %own = whale.param "m/own" zeros [] : tensor<2xf32>
+    %r:4 = whale.all_reduce %g0, %g1, %g2, %g3 over "replicas" : tensor<16x8xf32>, tensor<8xf32>, tensor<8x4xf32>, tensor<4xf32> -> tensor<16x8xf32>, tensor<8xf32>, tensor<8x4xf32>, tensor<4xf32>
+    whale.adam_update %w0, %r#0 {lr = 1.0e-3 : f64, beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-8 : f64, weight_decay = 0.0 : f64} : tensor<16x8xf32>
+    whale.adam_update %b0, %r#1 {lr = 1.0e-3 : f64, beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-8 : f64, weight_decay = 0.0 : f64} : tensor<8xf32>
+    whale.adam_update %w1, %r#2 {lr = 1.0e-3 : f64, beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-8 : f64, weight_decay = 0.0 : f64} : tensor<8x4xf32>
+    whale.adam_update %b1, %r#3 {lr = 1.0e-3 : f64, beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-8 : f64, weight_decay = 0.0 : f64} : tensor<4xf32>
+    whale.adam_update %own, %g4 {lr = 1.0e-3 : f64, beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-8 : f64, weight_decay = 0.0 : f64} : tensor<2xf32>
+    %l = whale.constant 0.0 : tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// Shard peers: 4 replicas in shard groups of 2, so groups of 2 peers;
+// through clipping, which scales the sums in place.
+// CHECK-LABEL: func.func @m_stage0
+// CHECK: whale.sgd_update %[[W:.*]], %{{.*}} {group = "shard_peers", lr{{.*}}owner = 0 : i64, shards = 2 : i64{{.*}}}
+// CHECK-NEXT: whale.broadcast %[[W]] from 0 over "shard_peers" {shards = 2 : i64}
+// CHECK: whale.sgd_update %[[V:.*]], %{{.*}} {{{.*}}owner = 1 : i64
+// CHECK-NEXT: whale.broadcast %[[V]] from 1 over "shard_peers" {shards = 2 : i64}
+module attributes {whale.config = #whale.settings<shard_optimizer = true>} {
+  func.func @m_stage0(%g0: tensor<4x4xf32>, %g1: tensor<4xf32>) -> tensor<f32> attributes {whale.rank = {replicas = 4 : i64, stage = 0 : i64}} {
+    %w = whale.param "m/w" zeros [] : tensor<4x4xf32>
+    %v = whale.param "m/v" zeros [] : tensor<4xf32>
+    %r:2 = whale.all_reduce %g0, %g1 over "shard_peers" {shards = 2 : i64} : tensor<4x4xf32>, tensor<4xf32> -> tensor<4x4xf32>, tensor<4xf32>
+    %c:2 = whale.clip_grad_norm %r#0, %r#1 max_norm = 1.0 : tensor<4x4xf32>, tensor<4xf32> -> tensor<4x4xf32>, tensor<4xf32>
+    whale.sgd_update %w, %c#0 {lr = 0.1 : f64, momentum = 0.9 : f64, weight_decay = 0.0 : f64} : tensor<4x4xf32>
+    whale.sgd_update %v, %c#1 {lr = 0.1 : f64, momentum = 0.9 : f64, weight_decay = 0.0 : f64} : tensor<4xf32>
+    %l = whale.constant 0.0 : tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// Without the setting, nothing changes.
+// CHECK-LABEL: func.func @m_stage0
+// CHECK-NOT: owner
+// CHECK-NOT: whale.broadcast
+func.func @m_stage0(%g0: tensor<4xf32>) -> tensor<f32> attributes {whale.rank = {replicas = 2 : i64, stage = 0 : i64}} {
+  %w = whale.param "m/w" zeros [] : tensor<4xf32>
+  %r = whale.all_reduce %g0 over "replicas" : tensor<4xf32> -> tensor<4xf32>
+  whale.sgd_update %w, %r {lr = 0.1 : f64, momentum = 0.0 : f64, weight_decay = 0.0 : f64} : tensor<4xf32>
+  %l = whale.constant 0.0 : tensor<f32>
+  return %l : tensor<f32>
+}
