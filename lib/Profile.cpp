@@ -35,13 +35,17 @@ namespace {
 using ContextPtr =
     std::unique_ptr<whale_rt_context, void (*)(whale_rt_context *)>;
 
-/// Whether the profiler can run `op` alone: ops that talk to a shard group
-/// need a communicator, and clipping hands its operands' tensors on as its
-/// results (which a one-op program would release): the models price them.
+/// Whether the profiler can run `op` alone: ops that talk to a group (a
+/// shard group, an update's owners, a started all-reduce) need a
+/// communicator, and clipping hands its operands' tensors on as its
+/// results (which a one-op program would release): the models price them,
+/// and the profile's run in context times them.
 bool runsAlone(mlir::Operation *op) {
   auto cost = llvm::dyn_cast<CostOpInterface>(op);
   return cost && cost.getCommBytes() == 0 && !op->hasAttr("shards") &&
-         !llvm::isa<ClipGradNormOp, AllReduceStartOp, AllReduceWaitOp>(op);
+         !op->hasAttr("owner") &&
+         !llvm::isa<ClipGradNormOp, AllReduceStartOp, AllReduceWaitOp,
+                    BroadcastOp>(op);
 }
 
 /// One function per compute event first read in `ctx` (each shape of rank

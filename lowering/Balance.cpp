@@ -144,6 +144,9 @@ private:
   bool wholeRows = false;
   int64_t rowUnits() const { return wholeRows ? 1 : units; }
   int states = 0;          ///< the optimizer's tensors per parameter
+  /// The optimizer's state sharded over the replicas that sum a
+  /// parameter's gradient (shard_optimizer): each holds 1/peers of it.
+  bool shardOptimizer = false;
   bool recompute = false;  ///< activation recomputation
   double inputsPerRow = 0; ///< bytes of a row of the model's inputs
   SmallVector<int64_t> grid;
@@ -164,8 +167,10 @@ private:
   int64_t fixedAt(int64_t s, int64_t r) const {
     const StageCost &c = costs[s];
     const double part = double(weightOf(r)) / units;
-    return static_cast<int64_t>(std::ceil(
-        plan::fixedBytesOf(c.fixedBytes + c.splitBytes * part, states, m)));
+    const double peers =
+        shardOptimizer ? double(std::max<int64_t>(1, replicas / group)) : 1.0;
+    return static_cast<int64_t>(std::ceil(plan::fixedBytesOf(
+        c.fixedBytes + c.splitBytes * part, states / peers, m)));
   }
   /// Bytes of activations per row of a micro-batch: those in flight, plus
   /// about one micro-batch's worth for the gradients backward makes of
@@ -201,6 +206,7 @@ LogicalResult Balancer::measureStages() {
   const double elaborated = double(first.getShape()[0]);
   if (auto train = fn->getAttrOfType<DictionaryAttr>("whale.train"))
     states = optimizerStateCount(train.getAs<DictionaryAttr>("optimizer"));
+  shardOptimizer = settingsOf(fn).getShardOptimizer();
   std::string kind = "1f1b";
   if (auto s = plan::planOf(fn).getAs<StringAttr>("schedule"))
     kind = s.str();

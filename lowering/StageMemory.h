@@ -27,9 +27,10 @@ inline int64_t inFlightOf(int64_t stage, int64_t stages, int64_t m,
 }
 
 /// Bytes of a stage's parameters and what they carry: their gradients and
-/// the optimizer's `states` tensors each, plus, when gradients accumulate
-/// over micro-batches, the next micro-batch's gradient beside the sum.
-inline double fixedBytesOf(double paramBytes, int states, int64_t m) {
+/// the optimizer's `states` tensors each (a fraction of them where the
+/// state is sharded over replicas), plus, when gradients accumulate over
+/// micro-batches, the next micro-batch's gradient beside the sum.
+inline double fixedBytesOf(double paramBytes, double states, int64_t m) {
   return paramBytes * (2 + states + (m > 1 ? 1 : 0));
 }
 

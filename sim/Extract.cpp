@@ -137,8 +137,9 @@ std::optional<GroupKind> groupKind(llvm::StringRef name) {
 class Extractor {
 public:
   Extractor(EventTable &table, StageProgram &program, bool bf16,
-            std::vector<mlir::Operation *> *firstOps)
-      : table(table), program(program), bf16(bf16), firstOps(firstOps) {}
+            int64_t replicas, std::vector<mlir::Operation *> *firstOps)
+      : table(table), program(program), bf16(bf16), replicas(replicas),
+        firstOps(firstOps) {}
 
   bool add(mlir::Operation *op, int32_t position, std::string &error);
 
@@ -185,6 +186,7 @@ private:
   EventTable &table;
   StageProgram &program;
   bool bf16;
+  int64_t replicas; ///< of the stage, which updates' owners are among
   std::unordered_map<Identity, uint32_t, IdentityHash> seen;
   std::vector<mlir::Operation *> *firstOps;
   std::map<std::pair<GroupKind, int64_t>, uint32_t> sequence;
@@ -238,7 +240,8 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
   // A compute op of a kind and shapes seen before (a later micro-batch's):
   // its event again, before any interface is asked (only ops that move
   // nothing are remembered so; messages are, with their peer and tag).
-  if (!llvm::isa<SendOp, RecvOp>(op) && seenBefore(op, -1, 0)) {
+  const bool owned = op->hasAttr("owner");
+  if (!llvm::isa<SendOp, RecvOp>(op) && !owned && seenBefore(op, -1, 0)) {
     program.steps.back().site = position;
     return true;
   }
@@ -278,6 +281,20 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
     program.steps.back().site = position;
     return true;
   }
+  // Optimizer state sharded over a group: the owner's parameter to the
+  // others.
+  if (auto bc = llvm::dyn_cast<BroadcastOp>(op)) {
+    std::optional<GroupKind> g = groupKind(bc.getGroup());
+    if (!g) {
+      error = "a broadcast over an unknown group '" + bc.getGroup().str() + "'";
+      return false;
+    }
+    collective("whale.broadcast", Collective::Broadcast,
+               tensorBytes(bc.getParam().getType()), *g,
+               *g == GroupKind::ShardPeers ? bc.getShards().value_or(0) : 0);
+    program.steps.back().site = position;
+    return true;
+  }
   auto cost = llvm::dyn_cast<CostOpInterface>(op);
   if (!cost) {
     error = "the simulator cannot price '" +
@@ -306,10 +323,22 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
     return true;
   }
   int64_t commBytes = cost.getCommBytes();
-  bool plain = commBytes == 0 &&
+  bool plain = commBytes == 0 && !owned &&
                !llvm::isa<ClipGradNormOp, BatchNormOp, BatchNormGradOp>(op);
   if (!plain || !seenBefore(op, -1, 0)) {
-    step(computeEvent(op, cost, bf16), -1, 0, op);
+    Event e = computeEvent(op, cost, bf16);
+    if (owned) {
+      // One member of the group takes the update: each rank, on average,
+      // 1/n of the group's updates (the owners are dealt out evenly).
+      auto shards = op->getAttrOfType<mlir::IntegerAttr>("shards");
+      const double n = double(std::max<int64_t>(
+          1, shards ? replicas / std::max<int64_t>(1, shards.getInt())
+                    : replicas));
+      e.cost.flops /= n;
+      e.cost.bytes /= n;
+      e.signature += " on 1 of " + std::to_string(int64_t(n));
+    }
+    step(std::move(e), -1, 0, op);
     if (plain)
       remember(op);
   }
@@ -376,7 +405,10 @@ bool extractPrograms(mlir::ModuleOp ranks, const std::string &model,
     StageProgram program;
     program.name = name;
     program.stage = s;
-    Extractor extractor(table, program, ampBf16(fn), firstOps);
+    auto rank = fn->getAttrOfType<mlir::DictionaryAttr>("whale.rank");
+    auto replicas = rank ? rank.getAs<mlir::IntegerAttr>("replicas") : nullptr;
+    Extractor extractor(table, program, ampBf16(fn),
+                        replicas ? replicas.getInt() : 1, firstOps);
     int32_t position = 0;
     for (mlir::Operation &op : fn.getBody().front())
       if (!extractor.add(&op, position++, error)) {
