@@ -31,16 +31,23 @@ def median_step_ms(whale, args, steps, fuse=True, extra=()):
     return statistics.median(steps_s) * 1000, rows[-1]["loss"]
 
 
-def main():
+def ab_options(rounds):
+    """The A/B scripts' command line: --rounds, --steps, then `--` and the
+    script with whale run's flags. Returns (options, run's arguments, the
+    whale binary)."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=rounds)
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("run", nargs=argparse.REMAINDER,
                     help="-- then the script and whale run's flags")
     a = ap.parse_args()
     args = [x for x in a.run if x != "--"]
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    whale = os.path.join(root, "build", "bin", "whale")
+    return a, args, os.path.join(root, "build", "bin", "whale")
+
+
+def main():
+    a, args, whale = ab_options(3)
     for r in range(a.rounds):
         fused, lf = median_step_ms(whale, args, a.steps, True)
         plain, lp = median_step_ms(whale, args, a.steps, False)

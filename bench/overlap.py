@@ -11,7 +11,6 @@ runtime's own events: the time the rank waited for them ("all_reduce
 wait") against their whole time on its communication track ("overlapped
 all_reduce"), the first 3 steps left out.
 """
-import argparse
 import collections
 import json
 import os
@@ -19,7 +18,7 @@ import statistics
 import subprocess
 import tempfile
 
-from fuse_ab import median_step_ms
+from fuse_ab import ab_options, median_step_ms
 
 
 def traced_ms_per_step(whale, args, steps, names, extra=()):
@@ -42,15 +41,7 @@ def traced_ms_per_step(whale, args, steps, names, extra=()):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--steps", type=int, default=40)
-    ap.add_argument("run", nargs=argparse.REMAINDER,
-                    help="-- then the script and whale run's flags")
-    a = ap.parse_args()
-    args = [x for x in a.run if x != "--"]
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    whale = os.path.join(root, "build", "bin", "whale")
+    a, args, whale = ab_options(5)
     ratios = []
     for r in range(a.rounds):
         over, lo = median_step_ms(whale, args, a.steps)

@@ -9,6 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
+#include <memory>
+#include <thread>
 #include <vector>
 
 namespace whale::testing {
@@ -40,6 +43,28 @@ struct TestRuntime {
   }
   template <class T> static T *data(whale_rt_tensor *t) {
     return static_cast<T *>(whale_rt_tensor_data(t));
+  }
+};
+
+/// A communicator of two ranks and a context bound to each as replica 0
+/// and 1 of one stage, each on its own thread for collectives.
+struct TwoReplicas {
+  std::unique_ptr<whale_rt_comm, void (*)(whale_rt_comm *)> comm{
+      whale_rt_comm_create(2, 10.0), whale_rt_comm_destroy};
+  TestRuntime rank[2];
+  explicit TwoReplicas(uint64_t seed = 1)
+      : rank{TestRuntime(seed), TestRuntime(seed)} {
+    const int32_t grid[] = {0, 1};
+    for (int32_t r = 0; r < 2; ++r)
+      EXPECT_EQ(whale_rt_context_bind(rank[r].ctx, comm.get(), 1, 2, grid, 0,
+                                      r),
+                WHALE_RT_OK);
+  }
+  /// Runs body(r) for both ranks at once (collectives need both).
+  void onBoth(const std::function<void(int)> &body) {
+    std::thread other(body, 1);
+    body(0);
+    other.join();
   }
 };
 

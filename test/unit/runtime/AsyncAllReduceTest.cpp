@@ -108,24 +108,7 @@ TEST(CollectiveQueue, GoingAwayDropsWhatHasNotBegun) {
   EXPECT_EQ(ran.load(), 1);
 }
 
-/// Two ranks of one stage (replicas 0 and 1), each with its context.
-struct Replicas {
-  std::unique_ptr<whale_rt_comm, void (*)(whale_rt_comm *)> comm{
-      whale_rt_comm_create(2, 10.0), whale_rt_comm_destroy};
-  TestRuntime rank[2];
-  Replicas() : rank{TestRuntime(1), TestRuntime(1)} {
-    const int32_t grid[] = {0, 1};
-    for (int32_t r = 0; r < 2; ++r)
-      EXPECT_EQ(whale_rt_context_bind(rank[r].ctx, comm.get(), 1, 2, grid, 0,
-                                      r),
-                WHALE_RT_OK);
-  }
-  void onBoth(const std::function<void(int)> &body) {
-    std::thread other(body, 1);
-    body(0);
-    other.join();
-  }
-};
+using Replicas = whale::testing::TwoReplicas;
 
 std::vector<float> values(whale_rt_tensor *t, size_t n) {
   const float *p = TestRuntime::data<float>(t);

@@ -27,25 +27,7 @@ using whale::testing::TestRuntime;
 
 const int64_t kWeights[] = {3, 1};
 
-/// A comm of two ranks and a context bound to each as replica 0 and 1.
-struct Pair {
-  std::unique_ptr<whale_rt_comm, void (*)(whale_rt_comm *)> comm{
-      whale_rt_comm_create(2, 10.0), whale_rt_comm_destroy};
-  TestRuntime rank[2];
-  explicit Pair(uint64_t seed = 1) : rank{TestRuntime(seed), TestRuntime(seed)} {
-    const int32_t grid[] = {0, 1};
-    for (int32_t r = 0; r < 2; ++r)
-      EXPECT_EQ(whale_rt_context_bind(rank[r].ctx, comm.get(), 1, 2, grid, 0,
-                                      r),
-                WHALE_RT_OK);
-  }
-  /// Runs body(r) for both ranks at once (collectives need both).
-  void onBoth(const std::function<void(int)> &body) {
-    std::thread other(body, 1);
-    body(0);
-    other.join();
-  }
-};
+using Pair = whale::testing::TwoReplicas;
 
 /// Row-major [rows x cols], columns from `firstCol`: 100 * row + column.
 std::vector<float> grid(int64_t rows, int64_t cols, int64_t firstCol = 0) {
