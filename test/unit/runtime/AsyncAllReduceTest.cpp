@@ -87,9 +87,9 @@ TEST(CollectiveQueue, SettleWaitsForTheGroupsCollectivesOnly) {
 
 TEST(CollectiveQueue, GoingAwayDropsWhatHasNotBegun) {
   std::atomic<int> ran{0};
+  std::atomic<bool> began{false};
   {
     CollectiveQueue q;
-    std::atomic<bool> began{false};
     q.start({0}, [&] {
       began = true;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
