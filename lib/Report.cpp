@@ -193,6 +193,11 @@ bool readTrace(const std::string &path, Trace &t, std::string &error) {
     auto ts = o->getNumber("ts"), dur = o->getNumber("dur");
     if (*ph != "X" || !ts || !dur || !cat || *cat == "driver")
       continue;
+    // A collective run beside the rank's work (an overlapped all-reduce)
+    // took none of the rank's time: what it did take is its wait.
+    if (auto name = o->getString("name");
+        name && name->starts_with("overlapped "))
+      continue;
     t.spans[*pid].push_back({*ts, *ts + *dur, *cat == "communication"});
     t.t0 = std::min(t.t0, *ts);
     t.t1 = std::max(t.t1, *ts + *dur);

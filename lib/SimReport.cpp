@@ -193,7 +193,9 @@ std::string simulationTrace(const Simulation &s) {
   }
   for (const sim::Interval &iv : s.result.intervals) {
     const sim::Event &e = s.events[iv.event];
-    trace.record(e.op, iv.comm ? "communication" : "compute",
+    // Named as the runtime names a collective it runs aside.
+    trace.record(iv.aside ? "overlapped " + e.op : e.op,
+                 iv.comm ? "communication" : "compute",
                  2 * static_cast<int>(iv.rank) +
                      (iv.comm && !iv.waiting ? 1 : 0),
                  static_cast<int64_t>(iv.start * 1e9),

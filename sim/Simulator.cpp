@@ -105,7 +105,8 @@ private:
     out.perEvent[event].seconds += duration * r.likeIt;
     if (options.trace)
       out.intervals.push_back({rank, event, lane != Lane::Compute, start,
-                               duration, lane == Lane::Wait});
+                               duration, lane == Lane::Wait,
+                               lane == Lane::Aside});
   }
 
   const EventTable &events;

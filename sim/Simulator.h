@@ -76,6 +76,8 @@ struct Interval {
   /// The rank waiting for a collective it started: communication, on its
   /// compute track.
   bool waiting = false;
+  /// A started collective, run beside the rank's work.
+  bool aside = false;
 };
 
 /// Seconds spent per event over every rank a replayed rank stands for.
