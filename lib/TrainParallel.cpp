@@ -59,7 +59,8 @@ namespace {
 /// Every byte a rank's collectives and sends moved (recvs are the senders').
 int64_t bytesMoved(const whale_rt_context *ctx) {
   return whale_rt_comm_bytes(ctx, 0) + whale_rt_comm_bytes(ctx, 1) +
-         whale_rt_comm_bytes(ctx, 3) + whale_rt_comm_bytes(ctx, 4);
+         whale_rt_comm_bytes(ctx, 3) + whale_rt_comm_bytes(ctx, 4) +
+         whale_rt_comm_bytes(ctx, 5);
 }
 
 using TensorList = std::vector<whale_rt_tensor *>;

@@ -704,6 +704,8 @@ int64_t whale_rt_comm_bytes(const whale_rt_context *ctx, int32_t kind) {
     return c.allGatherBytes;
   case 4:
     return c.allToAllBytes;
+  case 5:
+    return c.broadcastBytes;
   }
   return 0;
 }

@@ -534,7 +534,7 @@ whale_rt_status whale_rt_batch_norm_grad(
     whale_rt_tensor *mean, whale_rt_tensor *invstd, whale_rt_tensor *dy,
     whale_rt_tensor *dx, whale_rt_tensor *dgamma, whale_rt_tensor *dbeta);
 /* Bytes this rank has moved: 0 all-reduce, 1 send, 2 recv, 3 all-gather,
- * 4 all-to-all (the chunks it sent to others). */
+ * 4 all-to-all (the chunks it sent to others), 5 broadcast. */
 int64_t whale_rt_comm_bytes(const whale_rt_context *ctx, int32_t kind);
 
 /* Tensor parallelism. A shard group is `shards` consecutive replicas of a
