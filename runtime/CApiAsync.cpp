@@ -26,6 +26,12 @@ Status settleStarted(whale_rt_context *ctx, const std::vector<int> &ranks) {
   return ctx->started ? ctx->started->settle(ranks) : Status::ok();
 }
 
+void forgetStarted(whale_rt_context *ctx) {
+  for (auto &[request, started] : ctx->startedAllReduces)
+    (void)ctx->started->wait(request); // a failed step's: its status is gone
+  ctx->startedAllReduces.clear();
+}
+
 } // namespace whale::rt::capi
 
 extern "C" {

@@ -431,6 +431,7 @@ whale_rt_status whale_rt_set_train_state(whale_rt_context *ctx, int64_t step,
     ctx->step = step;
     ctx->lrScale = lr_scale;
     ctx->training = true;
+    forgetStarted(ctx);
     return WHALE_RT_OK;
   });
 }

@@ -184,6 +184,9 @@ bool collectiveGroup(whale_rt_context *ctx, int32_t group, int32_t shards,
 /// Waits for the collectives ctx started over `ranks` (whale_rt_all_reduce_
 /// start): a blocking collective over the same group must come after them.
 Status settleStarted(whale_rt_context *ctx, const std::vector<int> &ranks);
+/// Ends the all-reduces a failed step started and never waited for (their
+/// buckets go with them): a new step starts with none.
+void forgetStarted(whale_rt_context *ctx);
 
 /// Clips f32 gradients to a global norm of max_norm, their local sum of
 /// squares first handed to `combine` (which adds the other ranks').

@@ -179,6 +179,28 @@ TEST(AsyncAllReduce, ShardPeersAreTheRanksHoldingTheSamePart) {
   EXPECT_EQ(got[1], (std::vector<float>{1, 2}));
 }
 
+TEST(AsyncAllReduce, ANewStepForgetsWhatAFailedStepStarted) {
+  Replicas p;
+  p.onBoth([&](int r) {
+    TestRuntime &t = p.rank[r];
+    whale_rt_tensor *x = t.f32({1}, {float(r + 1)});
+    int64_t id = -1;
+    ASSERT_EQ(whale_rt_all_reduce_start(t.ctx, WHALE_RT_GROUP_REPLICAS, 0, 1,
+                                        &x, &id),
+              WHALE_RT_OK);
+    // The step fails before its wait; the driver sets up the next one.
+    ASSERT_EQ(whale_rt_set_train_state(t.ctx, 2, 1.0), WHALE_RT_OK);
+    EXPECT_EQ(whale_rt_all_reduce_wait(t.ctx, id), WHALE_RT_INVALID_ARGUMENT);
+    // The sum never reached the tensor; the next step's all-reduces pair.
+    EXPECT_EQ(values(x, 1)[0], float(r + 1));
+    ASSERT_EQ(whale_rt_all_reduce_start(t.ctx, WHALE_RT_GROUP_REPLICAS, 0, 1,
+                                        &x, &id),
+              WHALE_RT_OK);
+    ASSERT_EQ(whale_rt_all_reduce_wait(t.ctx, id), WHALE_RT_OK);
+    EXPECT_EQ(values(x, 1)[0], 3.f);
+  });
+}
+
 TEST(AsyncAllReduce, BadRequestsAndGroupsAreErrors) {
   Replicas p;
   TestRuntime &t = p.rank[0];
