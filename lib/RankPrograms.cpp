@@ -14,18 +14,7 @@ bool describeStage(mlir::func::FuncOp fn, StageProgram &out,
                    std::string &error) {
   out = StageProgram();
   out.entry = fn.getSymName().str();
-  // Optimizer state sharded over a group (-whale-shard-optimizer): the
-  // owner each update names.
-  llvm::StringMap<std::pair<int64_t, int64_t>> owners;
-  fn.walk([&](mlir::Operation *op) {
-    auto owner = op->getAttrOfType<mlir::IntegerAttr>("owner");
-    auto p = op->getNumOperands() ? op->getOperand(0).getDefiningOp<ParamOp>()
-                                   : ParamOp();
-    if (owner && p && mlir::isa<SgdUpdateOp, AdamUpdateOp>(op)) {
-      auto shards = op->getAttrOfType<mlir::IntegerAttr>("shards");
-      owners[p.getName()] = {owner.getInt(), shards ? shards.getInt() : 0};
-    }
-  });
+  const llvm::StringMap<Parameter> owners = stateOwners(fn);
   fn.walk([&](ParamOp op) {
     Parameter param{op.getName().str(),
                     std::vector<int64_t>(op.getFullType().getShape())};
@@ -36,8 +25,10 @@ bool describeStage(mlir::func::FuncOp fn, StageProgram &out,
         param.weights.assign(w->begin(), w->end());
       out.shards = param.shards;
     }
-    if (auto it = owners.find(op.getName()); it != owners.end())
-      std::tie(param.stateOwner, param.ownerShards) = it->second;
+    if (auto it = owners.find(op.getName()); it != owners.end()) {
+      param.stateOwner = it->second.stateOwner;
+      param.ownerShards = it->second.ownerShards;
+    }
     out.params.push_back(param);
   });
   for (mlir::Type t : fn.getArgumentTypes()) {
@@ -46,6 +37,23 @@ bool describeStage(mlir::func::FuncOp fn, StageProgram &out,
       return false;
   }
   return true;
+}
+
+llvm::StringMap<Parameter> stateOwners(mlir::func::FuncOp fn) {
+  llvm::StringMap<Parameter> out;
+  fn.walk([&](mlir::Operation *op) {
+    auto owner = op->getAttrOfType<mlir::IntegerAttr>("owner");
+    if (!owner || !mlir::isa<SgdUpdateOp, AdamUpdateOp>(op))
+      return;
+    if (auto p = op->getOperand(0).getDefiningOp<ParamOp>()) {
+      Parameter &where = out[p.getName()];
+      where.name = p.getName().str();
+      where.stateOwner = owner.getInt();
+      if (auto shards = op->getAttrOfType<mlir::IntegerAttr>("shards"))
+        where.ownerShards = shards.getInt();
+    }
+  });
+  return out;
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> hostForward(Interpreter &interp) {

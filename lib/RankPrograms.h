@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <string>
 
@@ -20,6 +21,11 @@ namespace whale {
 /// an f32 or i32 tensor.
 bool describeStage(mlir::func::FuncOp fn, StageProgram &out,
                    std::string &error);
+
+/// Where stage program `fn` keeps each parameter's optimizer state when it
+/// is sharded over a group (-whale-shard-optimizer): by parameter name,
+/// with `stateOwner` and `ownerShards` set as Parameter reads them.
+llvm::StringMap<Parameter> stateOwners(mlir::func::FuncOp fn);
 
 /// The script's models as the host evaluates them (held-out losses): a
 /// copy of `interp`'s module with attention fused, as the rank programs

@@ -6,11 +6,10 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/Cluster.h"
 #include "lib/Planner.h"
+#include "lib/RankPrograms.h"
 #include "runtime/Parts.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-
-#include "llvm/ADT/StringSet.h"
 
 #include <map>
 
@@ -73,18 +72,11 @@ bool stateOf(const PlannedModel &plan, const Cluster &cluster,
       }
       // Optimizer state sharded over a group (shard_optimizer): a
       // parameter's state lives on its owner alone.
-      llvm::StringSet<> notOwned;
-      fn.walk([&](mlir::Operation *op) {
-        auto owner = op->getAttrOfType<mlir::IntegerAttr>("owner");
-        if (!owner || !mlir::isa<SgdUpdateOp, AdamUpdateOp>(op))
-          return;
-        auto shards = op->getAttrOfType<mlir::IntegerAttr>("shards");
-        int64_t position = shards ? r / std::max<int64_t>(1, shards.getInt())
-                                  : r;
-        if (position != owner.getInt())
-          if (auto p = op->getOperand(0).getDefiningOp<ParamOp>())
-            notOwned.insert(p.getName());
-      });
+      const llvm::StringMap<Parameter> owners = stateOwners(fn);
+      auto holdsState = [&](llvm::StringRef name) {
+        auto it = owners.find(name);
+        return it == owners.end() || it->second.holdsState(r);
+      };
       bool ok = true;
       fn.walk([&](ParamOp p) {
         mlir::RankedTensorType full = p.getFullType();
@@ -109,7 +101,7 @@ bool stateOf(const PlannedModel &plan, const Cluster &cluster,
         }
         int64_t bytes = full.getElementTypeBitWidth() / 8;
         tensor(p.getName().str(), shape, bytes).holders.push_back({rank, box});
-        for (int k = 0; k < (notOwned.contains(p.getName()) ? 0 : states); ++k)
+        for (int k = 0; k < (holdsState(p.getName()) ? states : 0); ++k)
           tensor(p.getName().str() + ".optimizer_" + std::to_string(k), shape,
                  bytes)
               .holders.push_back({rank, box});
