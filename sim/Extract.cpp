@@ -167,6 +167,24 @@ private:
     step(commEvent(op, sig, StepKind::Collective, c, bytes, group, shards));
   }
 
+  /// A collective of `op` at `position` over its named group (shards for
+  /// shard peers); false with `error` for a group the replay does not know.
+  bool groupCollective(mlir::Operation *op, llvm::StringRef name,
+                       Collective c, double bytes, llvm::StringRef group,
+                       std::optional<int64_t> shards, int32_t position,
+                       std::string &error) {
+    std::optional<GroupKind> g = groupKind(group);
+    if (!g) {
+      error = "'" + op->getName().getStringRef().str() +
+              "' over an unknown group '" + group.str() + "'";
+      return false;
+    }
+    collective(name, c, bytes, *g,
+               *g == GroupKind::ShardPeers ? shards.value_or(0) : 0);
+    program.steps.back().site = position;
+    return true;
+  }
+
   /// The event of an op seen before (a later micro-batch's), by identity.
   bool seenBefore(mlir::Operation *op, int32_t peer, int64_t tag) {
     auto it = seen.find(identityOf(op));
@@ -204,22 +222,13 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
   // unpacks the sums. Both halves are compute of the op's site; the sum is
   // the blocking all-reduce's event, run aside.
   if (auto start = llvm::dyn_cast<AllReduceStartOp>(op)) {
-    std::optional<GroupKind> g = groupKind(start.getGroup());
-    if (!g) {
-      error = "an all_reduce_start over an unknown group '" +
-              start.getGroup().str() + "'";
-      return false;
-    }
     step(computeEvent(op, llvm::cast<CostOpInterface>(op), bf16), -1, 0, op);
     program.steps.back().site = position;
-    double bytes = 0;
-    for (mlir::Value v : start.getValues())
-      bytes += tensorBytes(v.getType());
-    int64_t shards = start.getShards() ? *start.getShards() : 0;
-    collective("whale.all_reduce", Collective::AllReduce, bytes, *g,
-               *g == GroupKind::ShardPeers ? shards : 0);
+    if (!groupCollective(op, "whale.all_reduce", Collective::AllReduce,
+                         operandBytes(op), start.getGroup(), start.getShards(),
+                         position, error))
+      return false;
     Step &s = program.steps.back();
-    s.site = position;
     s.request = nextRequest;
     requests[start.getPending()] = nextRequest++;
     return true;
@@ -265,36 +274,16 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
     remember(op);
     return true;
   }
-  if (auto ar = llvm::dyn_cast<AllReduceOp>(op)) {
-    std::optional<GroupKind> g = groupKind(ar.getGroup());
-    if (!g) {
-      error =
-          "an all_reduce over an unknown group '" + ar.getGroup().str() + "'";
-      return false;
-    }
-    double bytes = 0;
-    for (mlir::Value v : ar.getValues())
-      bytes += tensorBytes(v.getType());
-    int64_t shards = ar.getShards() ? *ar.getShards() : 0;
-    collective("whale.all_reduce", Collective::AllReduce, bytes, *g,
-               *g == GroupKind::ShardPeers ? shards : 0);
-    program.steps.back().site = position;
-    return true;
-  }
+  if (auto ar = llvm::dyn_cast<AllReduceOp>(op))
+    return groupCollective(op, "whale.all_reduce", Collective::AllReduce,
+                           operandBytes(op), ar.getGroup(), ar.getShards(),
+                           position, error);
   // Optimizer state sharded over a group: the owner's parameter to the
   // others.
-  if (auto bc = llvm::dyn_cast<BroadcastOp>(op)) {
-    std::optional<GroupKind> g = groupKind(bc.getGroup());
-    if (!g) {
-      error = "a broadcast over an unknown group '" + bc.getGroup().str() + "'";
-      return false;
-    }
-    collective("whale.broadcast", Collective::Broadcast,
-               tensorBytes(bc.getParam().getType()), *g,
-               *g == GroupKind::ShardPeers ? bc.getShards().value_or(0) : 0);
-    program.steps.back().site = position;
-    return true;
-  }
+  if (auto bc = llvm::dyn_cast<BroadcastOp>(op))
+    return groupCollective(op, "whale.broadcast", Collective::Broadcast,
+                           operandBytes(op), bc.getGroup(), bc.getShards(),
+                           position, error);
   auto cost = llvm::dyn_cast<CostOpInterface>(op);
   if (!cost) {
     error = "the simulator cannot price '" +

@@ -116,3 +116,12 @@ func.func @broadcast_peers_without_shards() {
   whale.broadcast %w from 1 over "shard_peers" : tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @wait_before_start(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{must follow its whale.all_reduce_start in its block}}
+  %s = whale.all_reduce_wait %p : tensor<4xf32>
+  %p = whale.all_reduce_start %a over "replicas" : tensor<4xf32>
+  return %s : tensor<4xf32>
+}
