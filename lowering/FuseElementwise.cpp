@@ -1,9 +1,11 @@
 //===- FuseElementwise.cpp - -whale-fuse-elementwise ----------------------===//
 //
-// Groups chains of elementwise ops of one iteration shape into
+// Groups chains of elementwise ops of one iteration shape, and the sums
+// that end them (a bias's gradient, reduce_sum, reduce_mean), into
 // `whale.fused` regions, in each block of each function, in one pass over
 // the block in program order. An op joins the group of an operand's
-// producer when it iterates over the same shape, no op outside the group,
+// producer when it iterates over the same shape, that operand is not a
+// sum (sums end a chain: nothing in the region reads them), no op outside the group,
 // placed before it, reads a value of the group, and no op that makes a
 // value stands between the group and it: the region then stands where its
 // last op stood, after everything it reads and before everything that
@@ -55,6 +57,14 @@ void forwardIdentityGradients(Block &block) {
   }
 }
 
+/// The shape `op` iterates over: its result's, or for a sum the shape of
+/// the value it sums.
+Type iterationType(Operation *op) {
+  if (FusedOp::isFusibleReduction(op))
+    return FusedOp::reducedValue(op).getType();
+  return op->getResult(0).getType();
+}
+
 struct Group {
   SmallVector<Operation *> ops; ///< in program order
   llvm::SmallPtrSet<Operation *, 8> members;
@@ -67,7 +77,7 @@ public:
   void run() {
     SmallVector<Operation *> ops;
     for (Operation &op : block)
-      if (FusedOp::isFusible(&op))
+      if (FusedOp::isFusible(&op) || FusedOp::isFusibleReduction(&op))
         ops.push_back(&op);
     for (Operation *op : ops)
       place(op);
@@ -84,8 +94,7 @@ private:
   /// Whether `op` may join group `g`: every reader of the group's values
   /// outside it comes after `op`.
   bool mayJoin(const Group &g, Operation *op) {
-    Type iteration = op->getResult(0).getType();
-    if (g.ops.front()->getResult(0).getType() != iteration)
+    if (iterationType(g.ops.front()) != iterationType(op))
       return false;
     // Nothing that makes a value stands between the group and `op`: the
     // region runs where its last op stood, so its inputs live until then,
@@ -107,9 +116,19 @@ private:
   }
 
   void place(Operation *op) {
-    for (Value v : op->getOperands()) {
-      auto it = groupOf.find(v.getDefiningOp());
-      if (it == groupOf.end() || !mayJoin(groups[it->second], op))
+    // A sum joins the chain that makes what it sums, or stays the
+    // runtime's: alone it would be the runtime's reduction over again.
+    bool sum = FusedOp::isFusibleReduction(op);
+    SmallVector<Value> joinable;
+    if (sum)
+      joinable.push_back(FusedOp::reducedValue(op));
+    else
+      joinable.append(op->operand_begin(), op->operand_end());
+    for (Value v : joinable) {
+      Operation *producer = v.getDefiningOp();
+      auto it = groupOf.find(producer);
+      if (it == groupOf.end() || FusedOp::isFusibleReduction(producer) ||
+          !mayJoin(groups[it->second], op))
         continue;
       Group &g = groups[it->second];
       g.ops.push_back(op);
@@ -117,6 +136,8 @@ private:
       groupOf[op] = it->second;
       return;
     }
+    if (sum)
+      return;
     groupOf[op] = groups.size();
     groups.emplace_back();
     groups.back().ops.push_back(op);
@@ -141,7 +162,7 @@ private:
 
     OpBuilder b(g.ops.back()->getContext());
     b.setInsertionPointAfter(g.ops.back());
-    SmallVector<Type> resultTypes(results.size(), results[0].getType());
+    SmallVector<Type> resultTypes(ValueRange(results).getTypes());
     auto fused = FusedOp::create(b, g.ops.back()->getLoc(), resultTypes,
                                  inputs);
     Block *body = new Block();

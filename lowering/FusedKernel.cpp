@@ -123,18 +123,46 @@ private:
   Location loc;
 };
 
-/// The iteration space with the dimensions every operand reads alike
-/// merged: `extents` of the merged dimensions, and for each input whether
-/// it reads each of them (false: broadcast along it).
+/// What one result of a region is: the iteration shape's values, or a
+/// sum of them over the dimensions it does not keep (a mean divides it).
+struct ResultShape {
+  SmallVector<bool> kept; ///< per dimension of the iteration shape
+  bool reduced = false;
+  bool mean = false;
+};
+
+SmallVector<ResultShape> resultShapes(FusedOp op, ArrayRef<int64_t> shape) {
+  SmallVector<ResultShape> out;
+  for (Value v : op.getBody().front().getTerminator()->getOperands()) {
+    ResultShape r;
+    r.kept.assign(shape.size(), true);
+    Operation *def = v.getDefiningOp();
+    if (def && FusedOp::isFusibleReduction(def)) {
+      r.kept = FusedOp::keptDimensions(def, shape);
+      r.reduced = true;
+      r.mean = isa<ReduceMeanOp>(def);
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+/// The iteration space with the dimensions every operand treats alike
+/// merged: `extents` of the merged dimensions, for each input whether it
+/// reads each of them (false: broadcast along it), and for each result
+/// whether it keeps each of them (false: summed over).
 struct Collapsed {
   SmallVector<int64_t> extents;
   SmallVector<SmallVector<bool>> reads;
+  SmallVector<SmallVector<bool>> keeps;
 };
 
-Collapsed collapse(ArrayRef<int64_t> shape, TypeRange inputs) {
+Collapsed collapse(ArrayRef<int64_t> shape, TypeRange inputs,
+                   ArrayRef<ResultShape> results) {
   const size_t rank = shape.size();
   Collapsed out;
   out.reads.resize(inputs.size());
+  out.keeps.resize(results.size());
   SmallVector<bool> last;
   for (size_t d = 0; d < rank; ++d) {
     if (shape[d] == 1)
@@ -145,19 +173,25 @@ Collapsed collapse(ArrayRef<int64_t> shape, TypeRange inputs) {
       size_t lead = rank - in.size();
       status.push_back(d >= lead && in[d - lead] == shape[d]);
     }
+    for (const ResultShape &r : results)
+      status.push_back(r.kept[d]);
     if (!out.extents.empty() && status == last) {
       out.extents.back() *= shape[d];
       continue;
     }
     out.extents.push_back(shape[d]);
-    for (auto [i, s] : llvm::enumerate(status))
-      out.reads[i].push_back(s);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      out.reads[i].push_back(status[i]);
+    for (size_t i = 0; i < results.size(); ++i)
+      out.keeps[i].push_back(status[inputs.size() + i]);
     last = status;
   }
   if (out.extents.empty()) { // a single element
     out.extents.push_back(1);
     for (auto &r : out.reads)
       r.push_back(true);
+    for (auto &k : out.keeps)
+      k.push_back(true);
   }
   return out;
 }
@@ -168,27 +202,60 @@ FusedLaunch buildFusedKernel(FusedOp op, ModuleOp kernels, StringRef name) {
   MLIRContext *ctx = op.getContext();
   Location loc = op.getLoc();
   OpBuilder b(ctx);
-  Collapsed space = collapse(op.getIterationShape(), op.getInputs().getTypes());
+  SmallVector<int64_t> shape = op.getIterationShape();
+  SmallVector<ResultShape> results = resultShapes(op, shape);
+  Collapsed space = collapse(shape, op.getInputs().getTypes(), results);
   const int64_t rank = space.extents.size();
   Type f32 = b.getF32Type();
 
-  // The memory each operand is: an input's extent is 1 where it broadcasts.
+  // A dimension some result sums over is a reduction; the calls split the
+  // first other one (the rows, or the columns of a bias's gradient), so no
+  // two calls add into one element. Where every dimension is summed, one
+  // call does it all.
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  for (const SmallVector<bool> &keeps : space.keeps)
+    for (int64_t d = 0; d < rank; ++d)
+      if (!keeps[d])
+        iterators[d] = utils::IteratorType::reduction;
+  int64_t split = -1;
+  for (int64_t d = 0; d < rank && split < 0; ++d)
+    if (iterators[d] == utils::IteratorType::parallel)
+      split = d;
+
+  // The memory each operand is, and where the split dimension is in it:
+  // an input's extent is 1 where it broadcasts; a sum has only the
+  // dimensions it keeps.
   SmallVector<Type> args;
   SmallVector<AffineMap> maps;
+  SmallVector<int64_t> splitAt; // the memref's dimension, or -1
   for (const SmallVector<bool> &reads : space.reads) {
-    SmallVector<int64_t> shape;
+    SmallVector<int64_t> memShape;
     SmallVector<AffineExpr> index;
     for (int64_t d = 0; d < rank; ++d) {
-      shape.push_back(reads[d] ? space.extents[d] : 1);
+      memShape.push_back(reads[d] ? space.extents[d] : 1);
       index.push_back(reads[d] ? b.getAffineDimExpr(d)
                                : b.getAffineConstantExpr(0));
     }
-    args.push_back(MemRefType::get(shape, f32));
+    args.push_back(MemRefType::get(memShape, f32));
     maps.push_back(AffineMap::get(rank, 0, index, ctx));
+    splitAt.push_back(split >= 0 && reads[split] ? split : -1);
   }
-  for (unsigned i = 0; i < op.getNumResults(); ++i) {
-    args.push_back(MemRefType::get(space.extents, f32));
-    maps.push_back(b.getMultiDimIdentityMap(rank));
+  for (const SmallVector<bool> &keeps : space.keeps) {
+    SmallVector<int64_t> memShape;
+    SmallVector<AffineExpr> index;
+    int64_t at = -1;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!keeps[d])
+        continue;
+      if (d == split)
+        at = memShape.size();
+      memShape.push_back(space.extents[d]);
+      index.push_back(b.getAffineDimExpr(d));
+    }
+    args.push_back(MemRefType::get(memShape, f32));
+    maps.push_back(AffineMap::get(rank, 0, index, ctx));
+    splitAt.push_back(at);
   }
   args.push_back(b.getIndexType());
   args.push_back(b.getIndexType());
@@ -200,33 +267,39 @@ FusedLaunch buildFusedKernel(FusedOp op, ModuleOp kernels, StringRef name) {
   b.setInsertionPointToStart(entry);
   Value lo = entry->getArgument(args.size() - 2);
   Value hi = entry->getArgument(args.size() - 1);
-  Value rows = arith::SubIOp::create(b, loc, hi, lo);
+  Value count = arith::SubIOp::create(b, loc, hi, lo);
 
-  // This call's rows [lo, hi) of every operand that has them.
+  // This call's range [lo, hi) of the split dimension of every operand
+  // that has it.
+  const bool sliced = split >= 0 && space.extents[split] > 1;
   SmallVector<Value> views;
   for (unsigned i = 0; i + 2 < args.size(); ++i) {
     Value whole = entry->getArgument(i);
     auto type = cast<MemRefType>(whole.getType());
-    if (type.getShape()[0] != space.extents[0] || space.extents[0] == 1) {
-      views.push_back(whole); // broadcast along the rows, or one row only
+    if (!sliced || splitAt[i] < 0) {
+      views.push_back(whole); // broadcast along it, or nothing to split
       continue;
     }
-    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
-        sizes, strides(rank, b.getIndexAttr(1));
-    offsets[0] = lo;
-    sizes.push_back(rows);
-    for (int64_t d = 1; d < rank; ++d)
+    const int64_t memRank = type.getRank();
+    SmallVector<OpFoldResult> offsets(memRank, b.getIndexAttr(0)), sizes,
+        strides(memRank, b.getIndexAttr(1));
+    for (int64_t d = 0; d < memRank; ++d)
       sizes.push_back(b.getIndexAttr(type.getShape()[d]));
+    offsets[splitAt[i]] = lo;
+    sizes[splitAt[i]] = count;
     views.push_back(
         memref::SubViewOp::create(b, loc, whole, offsets, sizes, strides));
   }
   const unsigned nIn = op.getNumOperands();
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
+  ValueRange outViews = ValueRange(views).drop_front(nIn);
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  for (auto [view, r] : llvm::zip(outViews, results))
+    if (r.reduced)
+      linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{view});
+
   Block &region = op.getBody().front();
   linalg::GenericOp::create(
-      b, loc, ValueRange(views).take_front(nIn),
-      ValueRange(views).drop_front(nIn), maps, iterators,
+      b, loc, ValueRange(views).take_front(nIn), outViews, maps, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange elements) {
         Scalars s(nb, nloc);
         llvm::DenseMap<Value, Value> element;
@@ -236,19 +309,49 @@ FusedLaunch buildFusedKernel(FusedOp op, ModuleOp kernels, StringRef name) {
           SmallVector<Value> in;
           for (Value v : inner.getOperands())
             in.push_back(element.lookup(v));
-          element[inner.getResult(0)] = s.of(&inner, in);
+          // A sum's element is what it adds: its input's, or the
+          // gradient's at this element before summing.
+          element[inner.getResult(0)] =
+              isa<ReduceSumOp, ReduceMeanOp>(inner) ? in[0]
+                                                    : s.of(&inner, in);
         }
         SmallVector<Value> out;
-        for (Value v : region.getTerminator()->getOperands())
-          out.push_back(element.lookup(v));
+        for (auto [i, v] : llvm::enumerate(region.getTerminator()->getOperands()))
+          out.push_back(results[i].reduced
+                            ? s.add(elements[nIn + i], element.lookup(v))
+                            : element.lookup(v));
         linalg::YieldOp::create(nb, nloc, out);
       });
+
+  // A mean divides its sum by the elements it summed, as the runtime's
+  // reduction does.
+  for (auto [view, r] : llvm::zip(outViews, results)) {
+    if (!r.mean)
+      continue;
+    int64_t summed = 1;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (!r.kept[d])
+        summed *= shape[d];
+    auto type = cast<MemRefType>(view.getType());
+    AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
+    linalg::GenericOp::create(
+        b, loc, ValueRange{}, ValueRange{view}, ArrayRef<AffineMap>{identity},
+        SmallVector<utils::IteratorType>(type.getRank(),
+                                         utils::IteratorType::parallel),
+        [&](OpBuilder &nb, Location nloc, ValueRange elements) {
+          Scalars s(nb, nloc);
+          linalg::YieldOp::create(
+              nb, nloc, ValueRange{s.div(elements[0],
+                                         s.c(static_cast<double>(summed)))});
+        });
+  }
   func::ReturnOp::create(b, loc);
 
   FusedLaunch launch;
-  launch.rows = space.extents[0];
-  for (int64_t d = 1; d < rank; ++d)
+  launch.rows = split >= 0 ? space.extents[split] : 1;
+  for (int64_t d = 0; d < rank; ++d)
     launch.rowElements *= space.extents[d];
+  launch.rowElements /= launch.rows;
   return launch;
 }
 

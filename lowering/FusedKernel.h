@@ -2,10 +2,13 @@
 //
 // Each fused region becomes a kernel generated through MLIR: one
 // linalg.generic over the region's iteration space (dimensions that every
-// operand reads alike collapsed into one, broadcast operands indexed by
-// constant 0) whose body is the region's ops element by element, lowered
+// operand treats alike collapsed into one, broadcast operands indexed by
+// constant 0, the dimensions a sum ending the chain adds over iterated as
+// reductions) whose body is the region's ops element by element, lowered
 // to loops and to the LLVM dialect, then optimized by LLVM for the host's
-// vectors. The runtime calls it on ranges of rows from its thread pool.
+// vectors. The runtime calls it on ranges of one dimension that no sum
+// adds over (the rows, or a bias gradient's columns) from its thread
+// pool, so no two calls write one element.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,9 +21,10 @@
 
 namespace whale {
 
-/// How the runtime runs a kernel: `rows` rows of `rowElements` elements
-/// each; the kernel takes the data addresses of the region's inputs, then
-/// of its results, and a range [lo, hi) of rows.
+/// How the runtime runs a kernel: `rows` slices of the split dimension,
+/// of `rowElements` elements each; the kernel takes the data addresses of
+/// the region's inputs, then of its results, and a range [lo, hi) of the
+/// slices. Where a sum adds over every dimension, `rows` is 1.
 struct FusedLaunch {
   int64_t rows = 1;
   int64_t rowElements = 1;

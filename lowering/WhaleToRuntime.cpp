@@ -323,8 +323,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     llvm::raw_string_ostream keyOs(key);
     keyOs << fused.getBodySignature() << " : ";
     llvm::interleaveComma(fused.getInputs().getTypes(), keyOs);
-    keyOs << " -> " << fused.getNumResults() << " x "
-          << fused.getResult(0).getType();
+    keyOs << " -> ";
+    llvm::interleaveComma(fused.getResultTypes(), keyOs);
     auto [it, added] = kernelOf.try_emplace(key);
     if (added) {
       it->second.first = "__whale_fused_" + std::to_string(kernelOf.size() - 1);

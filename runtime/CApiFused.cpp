@@ -37,8 +37,9 @@ whale_rt_status whale_rt_fused(whale_rt_context *ctx, const char *name,
                                 std::string(output ? "output " : "input ") +
                                 std::to_string(output ? i - num_inputs : i) +
                                 " is not an f32 tensor");
+          // A sum ending the region's chain is smaller than the region.
           int64_t n = t->tensor.numel();
-          if (output ? n != elements : n > elements)
+          if (n > elements || (output && n < 1))
             return ctx->invalid(
                 "fused: " + std::string(output ? "output " : "input ") +
                 std::to_string(output ? i - num_inputs : i) + " has " +

@@ -122,10 +122,12 @@ whale_rt_status whale_rt_unary(whale_rt_context *ctx, int32_t op,
                                whale_rt_tensor *x, whale_rt_tensor *out);
 whale_rt_status whale_rt_softmax(whale_rt_context *ctx, whale_rt_tensor *x,
                                  int64_t axis, whale_rt_tensor *out);
-/* A kernel the compiler generated for a fused region of elementwise ops:
- * `kernel(data, lo, hi)` computes rows [lo, hi) of the region's
- * `rows` x `row_elements` iteration space, `data` the addresses of the
- * inputs' then the outputs' elements. Run over the device's threads.
+/* A kernel the compiler generated for a fused region of elementwise ops
+ * (and the sums ending them): `kernel(data, lo, hi)` computes slices
+ * [lo, hi) of the `rows` slices of `row_elements` elements each that make
+ * up the region's iteration space, `data` the addresses of the inputs'
+ * then the outputs' elements (a sum's output is smaller than the space).
+ * Run over the device's threads, each call on slices of its own.
  * `name` (the region's ops, "fused: add gelu") names it in traces. */
 whale_rt_status whale_rt_fused(whale_rt_context *ctx, const char *name,
                                void (*kernel)(void **, int64_t, int64_t),

@@ -35,6 +35,9 @@ struct Case {
   bool exact = true;                ///< arithmetic only: bit for bit
   bool positive = false;            ///< inputs in (0.5, 1.5) (log, sqrt)
   int regions = 1;                  ///< fused regions expected
+  /// Relative tolerance where not exact: a few units in the last place,
+  /// more where the runtime adds a sum's terms in another order.
+  float tolerance = 1e-6f;
 };
 
 void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
@@ -145,7 +148,7 @@ TEST_P(FusedAgainstUnfused, EveryElementAgrees) {
       if (c.exact)
         EXPECT_EQ(got, want) << "result " << r << " element " << i;
       else
-        EXPECT_NEAR(got, want, 1e-6 * std::max(1.0f, std::fabs(want)))
+        EXPECT_NEAR(got, want, c.tolerance * std::max(1.0f, std::fabs(want)))
             << "result " << r << " element " << i;
     }
   }
@@ -228,6 +231,92 @@ std::vector<Case> cases() {
                      bin("mul", "%r", "%d", T, "%a2", T),
                  {"%g : " + T, "%r : " + T},
                  /*exact=*/false});
+  // Sums that end a chain. The kernels add in the runtime's order, so
+  // the sums agree bit for bit, but where the runtime sums each row on
+  // its own first (into a single element: the scalar case).
+  const std::vector<std::pair<std::string, std::string>> summed = {
+      {"row", "tensor<33xf32>"},
+      {"middle", "tensor<6x1x33xf32>"},
+      {"column", "tensor<6x10x1xf32>"},
+      {"scalar", "tensor<f32>"}};
+  for (const auto &[how, small] : summed) {
+    // GELU's gradient, and the gradient of the operand it was added to.
+    out.push_back({"bias_grad_" + how,
+                   {T, small, T},
+                   un("gelu", "%y", "%a0") +
+                       "  %d = whale.unary_grad gelu %a0, %y, %a2 : " + T +
+                       "\n  %s = whale.binary_grad add %a0, %a1, %d "
+                       "operand = 1 : " +
+                       T + ", " + small + ", " + T + " -> " + small + "\n",
+                   {"%d : " + T, "%s : " + small},
+                   /*exact=*/false});
+    // A product's gradient for its broadcast operand, exactly.
+    out.push_back({"mul_grad_sum_" + how,
+                   {T, small, T},
+                   bin("add", "%g", "%a2", T, "%a0", T) +
+                       "  %s = whale.binary_grad mul %a0, %a1, %g "
+                       "operand = 1 : " +
+                       T + ", " + small + ", " + T + " -> " + small + "\n",
+                   {"%s : " + small},
+                   /*exact=*/how != "scalar"});
+  }
+  // Large enough that the threads split it: the rows of the product's
+  // gradient among them, the columns of the bias's (each call sums every
+  // row of its columns).
+  {
+    const std::string big = "tensor<64x40x129xf32>", row = "tensor<129xf32>";
+    out.push_back({"split_among_threads",
+                   {big, row, big},
+                   bin("mul", "%g", "%a2", big, "%a0", big, big) +
+                       "  %s = whale.binary_grad mul %a0, %a1, %g "
+                       "operand = 1 : " +
+                       big + ", " + row + ", " + big + " -> " + row + "\n",
+                   {"%g : " + big, "%s : " + row}});
+    out.push_back({"rows_among_threads",
+                   {big, big},
+                   bin("mul", "%g", "%a0", big, "%a1", big, big) +
+                       "  %r = whale.reduce_sum %g axes = [2] : " + big +
+                       " -> tensor<64x40xf32>\n",
+                   {"%g : " + big, "%r : tensor<64x40xf32>"}});
+  }
+  // Both operands' gradients summed, each over other dimensions: no
+  // dimension is left to split, one call sums them all.
+  out.push_back({"both_operands_summed",
+                 {"tensor<6x1x33xf32>", "tensor<10x1xf32>", T},
+                 bin("add", "%g", "%a2", T, "%a2", T) +
+                     "  %s0 = whale.binary_grad mul %a0, %a1, %g operand = 0 "
+                     ": tensor<6x1x33xf32>, tensor<10x1xf32>, " +
+                     T + " -> tensor<6x1x33xf32>\n" +
+                     "  %s1 = whale.binary_grad mul %a0, %a1, %g operand = 1 "
+                     ": tensor<6x1x33xf32>, tensor<10x1xf32>, " +
+                     T + " -> tensor<10x1xf32>\n",
+                 {"%s0 : tensor<6x1x33xf32>", "%s1 : tensor<10x1xf32>"},
+                 /*exact=*/false,
+                 /*positive=*/false,
+                 /*regions=*/1,
+                 // The runtime sums each row of 33 first, then the rows.
+                 /*tolerance=*/1e-5f});
+  // reduce_sum and reduce_mean over some axes, with and without keepdim.
+  out.push_back({"reduce_sum_middle",
+                 {T, T},
+                 bin("mul", "%p", "%a0", T, "%a1", T) +
+                     "  %s = whale.reduce_sum %p axes = [1] : " + T +
+                     " -> tensor<6x33xf32>\n",
+                 {"%p : " + T, "%s : tensor<6x33xf32>"}});
+  out.push_back({"reduce_mean_outer_keepdim",
+                 {T},
+                 un("exp", "%e", "%a0") +
+                     "  %s = whale.reduce_mean %e axes = [0, 2] {keepdim} : " +
+                     T + " -> tensor<1x10x1xf32>\n",
+                 {"%s : tensor<1x10x1xf32>"},
+                 /*exact=*/false});
+  out.push_back({"mean_squared_error",
+                 {T, T},
+                 bin("sub", "%d", "%a0", T, "%a1", T) +
+                     bin("mul", "%q", "%d", T, "%d", T) +
+                     "  %m = whale.reduce_mean %q axes = [0, 1, 2] : " + T +
+                     " -> tensor<f32>\n",
+                 {"%m : tensor<f32>"}});
   // A single element, and a region over a rank-0 result.
   out.push_back({"scalars",
                  {"tensor<f32>", "tensor<f32>"},

@@ -8,12 +8,36 @@
 using namespace mlir;
 using namespace whale;
 
-bool FusedOp::isFusible(Operation *op) {
-  if (op->getNumResults() != 1)
+namespace {
+
+bool isF32Tensor(Type t) {
+  auto type = dyn_cast<RankedTensorType>(t);
+  return type && type.getElementType().isF32();
+}
+
+/// Whether an op's scalar formula reads its operand `i` (the gradient of a
+/// sum reads neither addend, only the output's gradient).
+bool readsOperand(Operation *op, unsigned i) {
+  auto g = dyn_cast<BinaryGradOp>(op);
+  if (!g || i == 2)
+    return true;
+  switch (g.getKind()) {
+  case BinaryKind::add:
+  case BinaryKind::sub:
     return false;
-  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  case BinaryKind::mul: // d(lhs) = g * rhs, d(rhs) = g * lhs
+    return i != g.getOperand();
+  case BinaryKind::div: // d(lhs) = g / rhs, d(rhs) = -g * lhs / rhs^2
+    return g.getOperand() == 1 || i == 1;
+  }
+  return true;
+}
+
+} // namespace
+
+bool FusedOp::isFusible(Operation *op) {
   // The kernels are generated for f32, the type training runs in.
-  if (!type || !type.getElementType().isF32())
+  if (op->getNumResults() != 1 || !isF32Tensor(op->getResult(0).getType()))
     return false;
   if (auto g = dyn_cast<BinaryGradOp>(op))
     // Only where nothing is summed: the gradient has dout's shape.
@@ -22,34 +46,93 @@ bool FusedOp::isFusible(Operation *op) {
              LogOp, SqrtOp, UnaryGradOp>(op);
 }
 
+bool FusedOp::isFusibleReduction(Operation *op) {
+  if (op->getNumResults() != 1 || !isF32Tensor(op->getResult(0).getType()))
+    return false;
+  if (auto g = dyn_cast<BinaryGradOp>(op))
+    return g.getType() != g.getDout().getType() &&
+           isF32Tensor(g.getDout().getType()) &&
+           isF32Tensor(g.getLhs().getType()) &&
+           isF32Tensor(g.getRhs().getType());
+  return isa<ReduceSumOp, ReduceMeanOp>(op) &&
+         isF32Tensor(op->getOperand(0).getType());
+}
+
+Value FusedOp::reducedValue(Operation *reduction) {
+  if (auto g = dyn_cast<BinaryGradOp>(reduction))
+    return g.getDout();
+  return reduction->getOperand(0);
+}
+
+SmallVector<bool> FusedOp::keptDimensions(Operation *reduction,
+                                          ArrayRef<int64_t> iteration) {
+  const size_t rank = iteration.size();
+  SmallVector<bool> kept(rank, true);
+  if (auto g = dyn_cast<BinaryGradOp>(reduction)) {
+    // The operand's dimensions align with the last ones (NumPy); it was
+    // broadcast along those it lacks or has as 1.
+    ArrayRef<int64_t> operand = g.getType().getShape();
+    size_t lead = rank - std::min(rank, operand.size());
+    for (size_t d = 0; d < rank; ++d)
+      kept[d] = d >= lead && operand[d - lead] == iteration[d];
+    return kept;
+  }
+  ArrayRef<int64_t> axes =
+      isa<ReduceSumOp>(reduction) ? cast<ReduceSumOp>(reduction).getAxes()
+                                  : cast<ReduceMeanOp>(reduction).getAxes();
+  for (int64_t a : axes)
+    if (a >= 0 && static_cast<size_t>(a) < rank)
+      kept[a] = false;
+  return kept;
+}
+
+namespace {
+
+/// The shape `inputs` broadcast to, NumPy's way; where one does not
+/// broadcast with those before it, its index in `conflict`.
+SmallVector<int64_t> broadcastShape(TypeRange inputs,
+                                    std::optional<size_t> *conflict) {
+  SmallVector<int64_t> shape;
+  for (auto [i, t] : llvm::enumerate(inputs)) {
+    ArrayRef<int64_t> in = cast<RankedTensorType>(t).getShape();
+    if (in.size() > shape.size())
+      shape.insert(shape.begin(), in.size() - shape.size(), 1);
+    size_t lead = shape.size() - in.size();
+    for (size_t d = 0; d < in.size(); ++d) {
+      int64_t &out = shape[lead + d];
+      if (out == 1) {
+        out = in[d];
+      } else if (in[d] != 1 && in[d] != out) {
+        if (conflict)
+          *conflict = i;
+        return {};
+      }
+    }
+  }
+  return shape;
+}
+
+} // namespace
+
+SmallVector<int64_t> FusedOp::getIterationShape() {
+  return broadcastShape(getInputs().getTypes(), nullptr);
+}
+
 LogicalResult FusedOp::verify() {
   if (getNumResults() == 0)
     return emitOpError("has no results");
-  ArrayRef<int64_t> shape = getIterationShape();
-  Type element = cast<RankedTensorType>(getResult(0).getType()).getElementType();
+  if (getNumOperands() == 0)
+    return emitOpError("has no inputs");
   // The kernels are generated for f32, the type training runs in.
-  if (!element.isF32())
-    return emitOpError("computes f32 only, not ") << element;
-  for (Type t : getResultTypes())
-    if (t != getResult(0).getType())
-      return emitOpError("results must all have one type, not ")
-             << getResult(0).getType() << " and " << t;
-  for (auto [i, t] : llvm::enumerate(getInputs().getTypes())) {
-    auto rt = cast<RankedTensorType>(t);
-    if (rt.getElementType() != element)
-      return emitOpError("input ") << i << " has element type "
-                                   << rt.getElementType() << ", not " << element;
-    ArrayRef<int64_t> in = rt.getShape();
-    bool broadcasts = in.size() <= shape.size();
-    for (size_t d = 0; broadcasts && d < in.size(); ++d) {
-      int64_t full = shape[shape.size() - in.size() + d];
-      broadcasts = in[d] == full || in[d] == 1;
-    }
-    if (!broadcasts)
-      return emitOpError("input ") << i << " of type " << t
-                                   << " does not broadcast to the iteration "
-                                      "shape of the results";
-  }
+  for (Type t : llvm::concat<Type>(getInputs().getTypes(), getResultTypes()))
+    if (!isF32Tensor(t))
+      return emitOpError("computes f32 only, not ") << t;
+  std::optional<size_t> conflict;
+  broadcastShape(getInputs().getTypes(), &conflict);
+  if (conflict)
+    return emitOpError("input ")
+           << *conflict << " of type " << getInputs()[*conflict].getType()
+           << " does not broadcast with the inputs before it";
   return success();
 }
 
@@ -64,8 +147,21 @@ LogicalResult FusedOp::verifyRegions() {
       return emitOpError("body argument ")
              << arg.getArgNumber() << " has type " << arg.getType()
              << ", not its input's " << t;
-  Type iteration = getResult(0).getType();
+  Type iteration = RankedTensorType::get(getIterationShape(),
+                                         Float32Type::get(getContext()));
+  auto yield = cast<FusedYieldOp>(body.getTerminator());
   for (Operation &op : body.without_terminator()) {
+    if (isFusibleReduction(&op)) {
+      if (reducedValue(&op).getType() != iteration)
+        return op.emitOpError("sums ")
+               << reducedValue(&op).getType()
+               << " in a fused region that iterates over " << iteration;
+      if (llvm::any_of(op.getUsers(),
+                       [&](Operation *u) { return u != yield; }))
+        return op.emitOpError("ends a fused region's chain: only the "
+                              "region's yield may read its sums");
+      continue;
+    }
     if (!isFusible(&op))
       return op.emitOpError("cannot be part of a fused region");
     if (op.getResult(0).getType() != iteration)
@@ -73,11 +169,22 @@ LogicalResult FusedOp::verifyRegions() {
              << op.getResult(0).getType()
              << " in a fused region that iterates over " << iteration;
   }
-  auto yield = cast<FusedYieldOp>(body.getTerminator());
-  if (yield.getValues().getTypes() != getResultTypes())
+  if (yield.getNumOperands() != getNumResults())
     return emitOpError("body yields ")
            << yield.getNumOperands() << " values for " << getNumResults()
-           << " results of type " << iteration;
+           << " results";
+  for (auto [i, v, t] :
+       llvm::enumerate(yield.getValues(), getResultTypes())) {
+    if (v.getType() != t)
+      return emitOpError("result ") << i << " has type " << t
+                                    << " but the body yields " << v.getType();
+    // Only a sum's result may be smaller than the iteration shape.
+    Operation *def = v.getDefiningOp();
+    if (t != iteration && !(def && isFusibleReduction(def)))
+      return emitOpError("result ")
+             << i << " of type " << t << " is neither the iteration shape "
+             << iteration << " nor a sum ending the chain";
+  }
   return success();
 }
 
@@ -87,6 +194,19 @@ int64_t FusedOp::getFlops() {
     if (auto cost = dyn_cast<CostOpInterface>(op))
       flops = saturatingAdd(flops, cost.getFlops());
   return flops;
+}
+
+int64_t FusedOp::getBytesRead() {
+  // An input only some gradient formula names but none computes with (a
+  // sum's addends, beside its output's gradient) is never loaded.
+  int64_t bytes = 0;
+  Block &body = getBody().front();
+  for (BlockArgument a : body.getArguments())
+    if (llvm::any_of(a.getUses(), [](OpOperand &use) {
+          return readsOperand(use.getOwner(), use.getOperandNumber());
+        }))
+      bytes = saturatingAdd(bytes, tensorBytes(a.getType()));
+  return bytes;
 }
 
 std::string FusedOp::getBodySignature() {
@@ -106,6 +226,14 @@ std::string FusedOp::getBodySignature() {
       os << "." << stringifyUnaryKind(g.getKind());
     if (auto g = dyn_cast<BinaryGradOp>(op))
       os << "." << stringifyBinaryKind(g.getKind()) << g.getOperand();
+    // A sum's axes pick its kernel where the types alone would not.
+    if (isa<ReduceSumOp, ReduceMeanOp>(op)) {
+      os << ".";
+      llvm::interleave(
+          op.getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef(), os, "_");
+      if (op.hasAttr("keepdim"))
+        os << "k";
+    }
     os << "(";
     numbers(op.getOperands());
     os << ") ";

@@ -1,8 +1,9 @@
 //===- WhaleFusionOps.td - elementwise chains run as one loop --*- tablegen -*-===//
 //
 // A fused region groups a chain of elementwise ops of one iteration shape
-// (and the inputs they broadcast) so that the chain runs as one loop over
-// memory, generated for the host instead of one runtime call per op.
+// (and the inputs they broadcast), and the sums that end the chain, so
+// that the chain runs as one loop over memory, generated for the host
+// instead of one runtime call per op.
 // The ops inside stay whale ops: the region is the unfused program too.
 //
 //===----------------------------------------------------------------------===//
@@ -11,17 +12,22 @@
 #define WHALE_FUSION_OPS
 
 def Whale_FusedOp : Whale_Op<"fused", [Pure, IsolatedFromAbove, SingleBlock,
-    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
-  let summary = "Elementwise ops of one iteration shape, run as one loop";
+    DeclareOpInterfaceMethods<Whale_CostOpInterface,
+        ["getFlops", "getBytesRead"]>]> {
+  let summary = "Elementwise ops of one iteration shape and their sums, run as one loop";
   let description = [{
     The body computes the f32 results from the block's arguments (the
-    `inputs`) with elementwise whale ops only: `add`, `sub`, `mul`, `div`,
-    the unary functions, `unary_grad`, and a `binary_grad` whose result has
-    its output gradient's shape. Every value the body makes has the
-    iteration shape, the shape of every result; inputs broadcast to it as
-    NumPy does. Values used only inside the body are never stored: only
-    the results are written to memory. `-whale-fuse-elementwise` makes
-    these regions; the lowering generates one kernel per region.
+    `inputs`) with elementwise whale ops: `add`, `sub`, `mul`, `div`, the
+    unary functions, `unary_grad`, and a `binary_grad` whose result has
+    its output gradient's shape. The iteration shape is the shape the
+    inputs broadcast to (as NumPy does); every value these ops make has
+    it. A chain may end in sums over some of its dimensions: a
+    `binary_grad` of a broadcast operand (a bias's gradient),
+    `reduce_sum` or `reduce_mean`, each summing a value of the iteration
+    shape, read by nothing in the body but the yield. Values used only
+    inside the body are never stored: only the results are written to
+    memory. `-whale-fuse-elementwise` makes these regions; the lowering
+    generates one kernel per region.
 
     ```mlir
     %y = whale.fused (%x, %b) : (tensor<8x16xf32>, tensor<16xf32>) -> (tensor<8x16xf32>) {
@@ -29,6 +35,18 @@ def Whale_FusedOp : Whale_Op<"fused", [Pure, IsolatedFromAbove, SingleBlock,
       %s = whale.add %a, %c : tensor<8x16xf32>, tensor<16xf32> -> tensor<8x16xf32>
       %g = whale.gelu %s : tensor<8x16xf32>
       whale.fused_yield %g : tensor<8x16xf32>
+    }
+    ```
+
+    GELU's gradient and the bias's gradient, in one pass over `%dy`:
+
+    ```mlir
+    %dh, %db = whale.fused (%h, %b, %dy) : (tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<16xf32>) {
+    ^bb0(%x: tensor<8x16xf32>, %c: tensor<16xf32>, %g: tensor<8x16xf32>):
+      %y = whale.gelu %x : tensor<8x16xf32>
+      %d = whale.unary_grad gelu %x, %y, %g : tensor<8x16xf32>
+      %s = whale.binary_grad add %x, %c, %d operand = 1 : tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32> -> tensor<16xf32>
+      whale.fused_yield %d, %s : tensor<8x16xf32>, tensor<16xf32>
     }
     ```
   }];
@@ -41,17 +59,26 @@ def Whale_FusedOp : Whale_Op<"fused", [Pure, IsolatedFromAbove, SingleBlock,
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
-    /// The shape every op of the body iterates over.
-    llvm::ArrayRef<int64_t> getIterationShape() {
-      return llvm::cast<mlir::RankedTensorType>(getResult(0).getType())
-          .getShape();
-    }
+    /// The shape every op of the body iterates over: the inputs' shapes
+    /// broadcast together (empty where they do not broadcast).
+    llvm::SmallVector<int64_t> getIterationShape();
     /// The body's ops by name and operand numbering, e.g.
     /// "add(0,1) gelu(2) | 3": equal for regions that compute the same
     /// thing, so the simulator times one kernel once.
     std::string getBodySignature();
-    /// Whether `op` may be part of a fused region's body.
+    /// Whether `op` may be part of a fused region's body as an
+    /// elementwise op (its result has the iteration shape).
     static bool isFusible(mlir::Operation *op);
+    /// Whether `op` may end a fused region's chain as a sum of one of its
+    /// values over some dimensions.
+    static bool isFusibleReduction(mlir::Operation *op);
+    /// The value of the iteration shape a fusible reduction sums.
+    static mlir::Value reducedValue(mlir::Operation *reduction);
+    /// For each dimension of `iteration` (the shape of reducedValue),
+    /// whether the reduction's result keeps it (false: summed over).
+    static llvm::SmallVector<bool>
+    keptDimensions(mlir::Operation *reduction,
+                   llvm::ArrayRef<int64_t> iteration);
   }];
 }
 

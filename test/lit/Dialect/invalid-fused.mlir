@@ -1,4 +1,4 @@
-// RUN: whale-opt %s -split-input-file -verify-diagnostics
+// RUN: whale-opt %s -split-input-file -verify-diagnostics -allow-unregistered-dialect
 
 func.func @not_elementwise(%x: tensor<4x4xf32>) {
   %r = whale.fused(%x) : (tensor<4x4xf32>) -> (tensor<4x4xf32>) {
@@ -13,11 +13,11 @@ func.func @not_elementwise(%x: tensor<4x4xf32>) {
 // -----
 
 func.func @other_shape(%x: tensor<4x4xf32>, %b: tensor<4xf32>) {
-  %r = whale.fused(%b) : (tensor<4xf32>) -> (tensor<4x4xf32>) {
-  ^bb0(%a: tensor<4xf32>):
+  %r = whale.fused(%x, %b) : (tensor<4x4xf32>, tensor<4xf32>) -> (tensor<4x4xf32>) {
+  ^bb0(%a: tensor<4x4xf32>, %c: tensor<4xf32>):
     // expected-error @+1 {{makes 'tensor<4xf32>' in a fused region that iterates over 'tensor<4x4xf32>'}}
-    %n = whale.neg %a : tensor<4xf32>
-    whale.fused_yield %n : tensor<4xf32>
+    %n = whale.neg %c : tensor<4xf32>
+    whale.fused_yield %a : tensor<4x4xf32>
   }
   return
 }
@@ -25,7 +25,7 @@ func.func @other_shape(%x: tensor<4x4xf32>, %b: tensor<4xf32>) {
 // -----
 
 func.func @f64(%x: tensor<4xf64>) {
-  // expected-error @+1 {{computes f32 only, not 'f64'}}
+  // expected-error @+1 {{computes f32 only, not 'tensor<4xf64>'}}
   %r = whale.fused(%x) : (tensor<4xf64>) -> (tensor<4xf64>) {
   ^bb0(%a: tensor<4xf64>):
     whale.fused_yield %a : tensor<4xf64>
@@ -35,19 +35,19 @@ func.func @f64(%x: tensor<4xf64>) {
 
 // -----
 
-func.func @no_broadcast(%x: tensor<3x4xf32>) {
-  // expected-error @+1 {{input 0 of type 'tensor<3x4xf32>' does not broadcast to the iteration shape of the results}}
-  %r = whale.fused(%x) : (tensor<3x4xf32>) -> (tensor<4x4xf32>) {
-  ^bb0(%a: tensor<3x4xf32>):
-    whale.fused_yield %a : tensor<3x4xf32>
+func.func @no_broadcast(%x: tensor<3x4xf32>, %y: tensor<4x4xf32>) {
+  // expected-error @+1 {{input 1 of type 'tensor<4x4xf32>' does not broadcast with the inputs before it}}
+  %r = whale.fused(%x, %y) : (tensor<3x4xf32>, tensor<4x4xf32>) -> (tensor<4x4xf32>) {
+  ^bb0(%a: tensor<3x4xf32>, %b: tensor<4x4xf32>):
+    whale.fused_yield %b : tensor<4x4xf32>
   }
   return
 }
 
 // -----
 
-func.func @results_differ(%x: tensor<4x4xf32>) {
-  // expected-error @+1 {{results must all have one type, not 'tensor<4x4xf32>' and 'tensor<4x1xf32>'}}
+func.func @result_type(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{result 1 has type 'tensor<4x1xf32>' but the body yields 'tensor<4x4xf32>'}}
   %r:2 = whale.fused(%x) : (tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x1xf32>) {
   ^bb0(%a: tensor<4x4xf32>):
     whale.fused_yield %a, %a : tensor<4x4xf32>, tensor<4x4xf32>
@@ -69,7 +69,7 @@ func.func @arguments(%x: tensor<4x4xf32>) {
 // -----
 
 func.func @yields(%x: tensor<4x4xf32>) {
-  // expected-error @+1 {{body yields 2 values for 1 results of type 'tensor<4x4xf32>'}}
+  // expected-error @+1 {{body yields 2 values for 1 results}}
   %r = whale.fused(%x) : (tensor<4x4xf32>) -> (tensor<4x4xf32>) {
   ^bb0(%a: tensor<4x4xf32>):
     whale.fused_yield %a, %a : tensor<4x4xf32>, tensor<4x4xf32>
@@ -86,6 +86,57 @@ func.func @isolated(%x: tensor<4x4xf32>) {
     // expected-error @+1 {{using value defined outside the region}}
     %n = whale.add %a, %x : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
     whale.fused_yield %n : tensor<4x4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @no_inputs() {
+  // expected-error @+1 {{has no inputs}}
+  %r = "whale.fused"() ({
+  ^bb0:
+    %c = "test.make"() : () -> tensor<4xf32>
+    whale.fused_yield %c : tensor<4xf32>
+  }) : () -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// A sum ends its chain: nothing in the region reads it.
+func.func @sum_read_inside(%x: tensor<4x4xf32>) {
+  %r = whale.fused(%x) : (tensor<4x4xf32>) -> (tensor<4xf32>) {
+  ^bb0(%a: tensor<4x4xf32>):
+    // expected-error @+1 {{ends a fused region's chain: only the region's yield may read its sums}}
+    %s = whale.reduce_sum %a axes = [1] : tensor<4x4xf32> -> tensor<4xf32>
+    %n = whale.neg %s : tensor<4xf32>
+    whale.fused_yield %n : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+// A sum adds up a value of the iteration shape.
+func.func @sum_of_broadcast(%x: tensor<4x4xf32>, %b: tensor<4xf32>) {
+  %r:2 = whale.fused(%x, %b) : (tensor<4x4xf32>, tensor<4xf32>) -> (tensor<4x4xf32>, tensor<f32>) {
+  ^bb0(%a: tensor<4x4xf32>, %c: tensor<4xf32>):
+    // expected-error @+1 {{sums 'tensor<4xf32>' in a fused region that iterates over 'tensor<4x4xf32>'}}
+    %s = whale.reduce_sum %c axes = [0] : tensor<4xf32> -> tensor<f32>
+    whale.fused_yield %a, %s : tensor<4x4xf32>, tensor<f32>
+  }
+  return
+}
+
+// -----
+
+// A result smaller than the iteration shape must be a sum's.
+func.func @small_result(%x: tensor<4x4xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{result 0 of type 'tensor<4xf32>' is neither the iteration shape 'tensor<4x4xf32>' nor a sum ending the chain}}
+  %r = whale.fused(%x, %b) : (tensor<4x4xf32>, tensor<4xf32>) -> (tensor<4xf32>) {
+  ^bb0(%a: tensor<4x4xf32>, %c: tensor<4xf32>):
+    whale.fused_yield %c : tensor<4xf32>
   }
   return
 }

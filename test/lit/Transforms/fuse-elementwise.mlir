@@ -56,25 +56,70 @@ func.func @read_between(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
 
 // -----
 
-// Ops of another iteration shape, gradients that sum (a bias's), other
-// element types and other ops are left as they are.
+// Ops of another iteration shape, sums of what no chain makes (they
+// would be the runtime's reduction over again), other element types and
+// other ops are left as they are.
 // CHECK-LABEL: func.func @not_fused
 // CHECK: whale.fused(%arg0)
 // CHECK-NEXT: ^bb0
 // CHECK-NEXT: whale.relu
 // CHECK-NEXT: whale.fused_yield
-// CHECK: whale.binary_grad add {{.*}} operand = 1
+// CHECK: whale.binary_grad add %arg0, %arg1, %arg0 operand = 1
+// CHECK: whale.reduce_sum %arg0
 // CHECK: whale.fused(
 // CHECK: whale.add {{.*}} tensor<16xf32>, tensor<16xf32>
 // CHECK: whale.add {{.*}} : tensor<4xf64>
 // CHECK: whale.softmax
-func.func @not_fused(%x: tensor<8x16xf32>, %b: tensor<16xf32>, %d: tensor<4xf64>) -> (tensor<16xf32>, tensor<4xf64>, tensor<8x16xf32>) {
+func.func @not_fused(%x: tensor<8x16xf32>, %b: tensor<16xf32>, %d: tensor<4xf64>) -> (tensor<16xf32>, tensor<4xf64>, tensor<8x16xf32>, tensor<8xf32>) {
   %r = whale.relu %x : tensor<8x16xf32>
-  %db = whale.binary_grad add %x, %b, %r operand = 1 : tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32> -> tensor<16xf32>
+  %db = whale.binary_grad add %x, %b, %x operand = 1 : tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32> -> tensor<16xf32>
+  %rs = whale.reduce_sum %x axes = [1] : tensor<8x16xf32> -> tensor<8xf32>
   %s = whale.add %db, %b : tensor<16xf32>, tensor<16xf32> -> tensor<16xf32>
   %e = whale.add %d, %d : tensor<4xf64>, tensor<4xf64> -> tensor<4xf64>
   %sm = whale.softmax %r axis = 1 : tensor<8x16xf32>
-  return %s, %e, %sm : tensor<16xf32>, tensor<4xf64>, tensor<8x16xf32>
+  return %s, %e, %sm, %rs : tensor<16xf32>, tensor<4xf64>, tensor<8x16xf32>, tensor<8xf32>
+}
+
+// -----
+
+// GELU's gradient and the bias's gradient that sums it: one region with
+// both as results, so the gradient is read once. A sum ends its chain:
+// the op that reads it starts a region of its own.
+// CHECK-LABEL: func.func @bias_gradient
+// CHECK: %[[R:.*]]:2 = whale.fused(%arg0, %arg2, %arg1)
+// CHECK: whale.unary_grad gelu
+// CHECK-NEXT: whale.binary_grad add {{.*}} operand = 1
+// CHECK-NEXT: whale.fused_yield %{{.*}}, %{{.*}} : tensor<8x16xf32>, tensor<16xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: whale.matmul %[[R]]#0
+// CHECK-NEXT: whale.fused(%[[R]]#1, %arg1)
+// CHECK: whale.mul
+func.func @bias_gradient(%h: tensor<8x16xf32>, %b: tensor<16xf32>, %dy: tensor<8x16xf32>, %w: tensor<16x16xf32>) -> (tensor<16xf32>, tensor<8x16xf32>) {
+  %g = whale.gelu %h : tensor<8x16xf32>
+  %d = whale.unary_grad gelu %h, %g, %dy : tensor<8x16xf32>
+  %db = whale.binary_grad add %h, %b, %d operand = 1 : tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32> -> tensor<16xf32>
+  %dx = whale.matmul %d, %w : tensor<8x16xf32>, tensor<16x16xf32> -> tensor<8x16xf32>
+  %s = whale.mul %db, %b : tensor<16xf32>, tensor<16xf32> -> tensor<16xf32>
+  return %s, %dx : tensor<16xf32>, tensor<8x16xf32>
+}
+
+// -----
+
+// A squared error's mean: the difference, its square and the mean in one
+// region whose only result is the scalar; nothing of the batch's shape
+// is stored.
+// CHECK-LABEL: func.func @mean_squared_error
+// CHECK: %[[R:.*]] = whale.fused(%arg0, %arg1) : (tensor<8x4xf32>, tensor<8x4xf32>) -> (tensor<f32>)
+// CHECK: whale.sub
+// CHECK-NEXT: whale.mul
+// CHECK-NEXT: whale.reduce_mean {{.*}} axes = [0, 1]
+// CHECK-NEXT: whale.fused_yield %{{.*}} : tensor<f32>
+// CHECK: return %[[R]]
+func.func @mean_squared_error(%y: tensor<8x4xf32>, %t: tensor<8x4xf32>) -> tensor<f32> {
+  %d = whale.sub %y, %t : tensor<8x4xf32>, tensor<8x4xf32> -> tensor<8x4xf32>
+  %q = whale.mul %d, %d : tensor<8x4xf32>, tensor<8x4xf32> -> tensor<8x4xf32>
+  %m = whale.reduce_mean %q axes = [0, 1] : tensor<8x4xf32> -> tensor<f32>
+  return %m : tensor<f32>
 }
 
 // -----
@@ -137,4 +182,19 @@ func.func @priced(%x: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> 
   %s = whale.add %x, %b : tensor<8x16xf32>, tensor<16xf32> -> tensor<8x16xf32>
   %g = whale.gelu %s : tensor<8x16xf32>
   return %g : tensor<8x16xf32>
+}
+
+// -----
+
+// A bias gradient's region reads only the gradient it sums: the addends
+// its formula names are never loaded, and cost no bytes. Read 8x16 of
+// the GELU's input and of dy (1024 bytes); write the gradient and the
+// sum (512 + 64).
+// COST-LABEL: func.func @priced_sum
+// COST: whale.fused{{.*}}whale.cost = {bytes_read = 1024 : i64, bytes_written = 576 : i64
+func.func @priced_sum(%h: tensor<8x16xf32>, %b: tensor<16xf32>, %dy: tensor<8x16xf32>) -> (tensor<16xf32>, tensor<8x16xf32>) {
+  %g = whale.gelu %h : tensor<8x16xf32>
+  %d = whale.unary_grad gelu %h, %g, %dy : tensor<8x16xf32>
+  %db = whale.binary_grad add %h, %b, %d operand = 1 : tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32> -> tensor<16xf32>
+  return %db, %d : tensor<16xf32>, tensor<8x16xf32>
 }

@@ -39,3 +39,63 @@ func.func @m(%x: tensor<2x16x16xf32>, %b: tensor<16xf32>) -> (tensor<2x16x16xf32
   }
   return %r, %r2 : tensor<2x16x16xf32>, tensor<2x16x16xf32>
 }
+
+// -----
+
+// A region ending in a bias's gradient: the rows are summed (a reduction
+// dimension), so the calls split the columns: 8 of 32 elements each.
+// Every operand that has the columns is sliced to [lo, hi) of them, the
+// sum's slice is zeroed before the loop adds into it, and the bias, which
+// the gradient of a sum never loads, is sliced like the others.
+// CHECK-LABEL: llvm.func @bias_gradient(
+// CHECK: %[[ROWS:.*]] = llvm.mlir.constant(8 : i64) : i64
+// CHECK: %[[COLS:.*]] = llvm.mlir.constant(32 : i64) : i64
+// CHECK: llvm.call @whale_rt_fused(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ROWS]], %[[COLS]])
+// CHECK: func.func @__whale_fused_0.body(%[[H:.*]]: memref<32x8xf32>, %[[B:.*]]: memref<1x8xf32>, %[[DY:.*]]: memref<32x8xf32>, %[[D:.*]]: memref<32x8xf32>, %[[S:.*]]: memref<8xf32>, %[[LO:.*]]: index, %[[HI:.*]]: index)
+// CHECK: %[[N:.*]] = arith.subi %[[HI]], %[[LO]]
+// CHECK: memref.subview %[[H]][0, %[[LO]]] [32, %[[N]]] [1, 1]
+// CHECK: memref.subview %[[B]][0, %[[LO]]] [1, %[[N]]] [1, 1]
+// CHECK: memref.subview %[[DY]][0, %[[LO]]] [32, %[[N]]] [1, 1]
+// CHECK: memref.subview %[[D]][0, %[[LO]]] [32, %[[N]]] [1, 1]
+// CHECK: %[[SS:.*]] = memref.subview %[[S]][%[[LO]]] [%[[N]]] [1]
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[SS]] :
+// CHECK: linalg.generic {{{.*}}iterator_types = ["reduction", "parallel"]}
+// CHECK-SAME: outs(%{{.*}}, %[[SS]] :
+// CHECK: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %[[ACC:.*]]: f32):
+// CHECK: %[[SUM:.*]] = arith.addf %[[ACC]], %[[G:.*]] : f32
+// CHECK: linalg.yield %[[G]], %[[SUM]] : f32, f32
+func.func @bias_gradient(%h: tensor<2x16x8xf32>, %b: tensor<8xf32>, %dy: tensor<2x16x8xf32>) -> (tensor<2x16x8xf32>, tensor<8xf32>) attributes {whale.model} {
+  %r:2 = whale.fused(%h, %b, %dy) : (tensor<2x16x8xf32>, tensor<8xf32>, tensor<2x16x8xf32>) -> (tensor<2x16x8xf32>, tensor<8xf32>) {
+  ^bb0(%x: tensor<2x16x8xf32>, %c: tensor<8xf32>, %g: tensor<2x16x8xf32>):
+    %y = whale.gelu %x : tensor<2x16x8xf32>
+    %d = whale.unary_grad gelu %x, %y, %g : tensor<2x16x8xf32>
+    %s = whale.binary_grad add %x, %c, %d operand = 1 : tensor<2x16x8xf32>, tensor<8xf32>, tensor<2x16x8xf32> -> tensor<8xf32>
+    whale.fused_yield %d, %s : tensor<2x16x8xf32>, tensor<8xf32>
+  }
+  return %r#0, %r#1 : tensor<2x16x8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A mean of every element: nothing is left to split, one call of one
+// "row" does it all, and the sum is divided by the 64 elements it added.
+// CHECK-LABEL: llvm.func @mean_of_all(
+// CHECK: %[[ALL:.*]] = llvm.mlir.constant(64 : i64) : i64
+// CHECK-NEXT: llvm.call @whale_rt_fused(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ALL]])
+// CHECK: func.func @__whale_fused_0.body(%[[X:.*]]: memref<64xf32>, %[[M:.*]]: memref<f32>, %{{.*}}: index, %{{.*}}: index)
+// CHECK-NOT: memref.subview
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[M]] : memref<f32>)
+// CHECK: linalg.generic {{{.*}}iterator_types = ["reduction"]} ins(%[[X]] : memref<64xf32>) outs(%[[M]] : memref<f32>)
+// CHECK: arith.mulf
+// CHECK: linalg.generic {{{.*}}iterator_types = []} outs(%[[M]] : memref<f32>)
+// CHECK: arith.constant 6.400000e+01 : f32
+// CHECK: arith.divf
+func.func @mean_of_all(%x: tensor<8x8xf32>) -> tensor<f32> attributes {whale.model} {
+  %m = whale.fused(%x) : (tensor<8x8xf32>) -> (tensor<f32>) {
+  ^bb0(%a: tensor<8x8xf32>):
+    %q = whale.mul %a, %a : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+    %s = whale.reduce_mean %q axes = [0, 1] : tensor<8x8xf32> -> tensor<f32>
+    whale.fused_yield %s : tensor<f32>
+  }
+  return %m : tensor<f32>
+}
