@@ -96,6 +96,13 @@ private:
   bool mayJoin(const Group &g, Operation *op) {
     if (iterationType(g.ops.front()) != iterationType(op))
       return false;
+    // A sum ends its chain: what reads it (x - mean(x)) is after the loop
+    // that makes it, not in it.
+    for (Value v : op->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (def && g.members.count(def) && FusedOp::isFusibleReduction(def))
+        return false;
+    }
     // Nothing that makes a value stands between the group and `op`: the
     // region runs where its last op stood, so its inputs live until then,
     // and over an op that allocates they would raise the program's peak
@@ -125,10 +132,8 @@ private:
     else
       joinable.append(op->operand_begin(), op->operand_end());
     for (Value v : joinable) {
-      Operation *producer = v.getDefiningOp();
-      auto it = groupOf.find(producer);
-      if (it == groupOf.end() || FusedOp::isFusibleReduction(producer) ||
-          !mayJoin(groups[it->second], op))
+      auto it = groupOf.find(v.getDefiningOp());
+      if (it == groupOf.end() || !mayJoin(groups[it->second], op))
         continue;
       Group &g = groups[it->second];
       g.ops.push_back(op);

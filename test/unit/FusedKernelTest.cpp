@@ -317,6 +317,17 @@ std::vector<Case> cases() {
                      "  %m = whale.reduce_mean %q axes = [0, 1, 2] : " + T +
                      " -> tensor<f32>\n",
                  {"%m : tensor<f32>"}});
+  // x - mean(x): the mean's region, then the difference's.
+  out.push_back({"centered",
+                 {T},
+                 un("exp", "%e", "%a0") +
+                     "  %m = whale.reduce_mean %e axes = [2] {keepdim} : " +
+                     T + " -> tensor<6x10x1xf32>\n" +
+                     bin("sub", "%c", "%e", T, "%m", "tensor<6x10x1xf32>"),
+                 {"%c : " + T},
+                 /*exact=*/false,
+                 /*positive=*/false,
+                 /*regions=*/2});
   // A single element, and a region over a rank-0 result.
   out.push_back({"scalars",
                  {"tensor<f32>", "tensor<f32>"},

@@ -105,6 +105,26 @@ func.func @bias_gradient(%h: tensor<8x16xf32>, %b: tensor<16xf32>, %dy: tensor<8
 
 // -----
 
+// What reads a sum is not in the loop that makes it: x - mean(x) starts
+// a region of its own after the mean's.
+// CHECK-LABEL: func.func @centered
+// CHECK: %[[M:.*]]:2 = whale.fused(%arg0)
+// CHECK: whale.exp
+// CHECK-NEXT: whale.reduce_mean
+// CHECK-NEXT: whale.fused_yield
+// CHECK: whale.fused(%[[M]]#0, %[[M]]#1)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: whale.sub
+// CHECK-NEXT: whale.fused_yield
+func.func @centered(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %e = whale.exp %x : tensor<8x4xf32>
+  %m = whale.reduce_mean %e axes = [1] {keepdim} : tensor<8x4xf32> -> tensor<8x1xf32>
+  %c = whale.sub %e, %m : tensor<8x4xf32>, tensor<8x1xf32> -> tensor<8x4xf32>
+  return %c : tensor<8x4xf32>
+}
+
+// -----
+
 // A squared error's mean: the difference, its square and the mean in one
 // region whose only result is the scalar; nothing of the batch's shape
 // is stored.
