@@ -260,6 +260,9 @@ private:
   Value ctxArg, slot;
   Block *exit = nullptr;
   DenseMap<Value, Value> handles; // whale value -> tensor handle
+  /// Reshapes that are their input's last reader: they take its memory
+  /// instead of copying it.
+  llvm::DenseSet<Operation *> reshapesTaking;
 };
 
 LogicalResult Lowering::lowerOp(Operation *op) {
@@ -502,6 +505,12 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   if (op->getNumResults() != 1)
     return op->emitOpError("has no lowering to the runtime");
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  if (reshapesTaking.count(op)) {
+    call("whale_rt_reshape_take", {ctxArg, in(0), constI32(type.getRank()),
+                                   i64Array(type.getShape()), slot});
+    handles[op->getResult(0)] = LLVM::LoadOp::create(b, loc, ptr, slot);
+    return success();
+  }
   FailureOr<Value> out = createTensor(type);
   if (failed(out))
     return failure();
@@ -829,6 +838,23 @@ LogicalResult Lowering::lower(func::FuncOp fn) {
   for (Operation *op : ops)
     for (Value v : op->getOperands())
       lastUse[resolve(v)] = op;
+
+  // A reshape moves no bytes (the cost model's view) where nothing reads
+  // its input after it: it takes the input's memory. Not the memory of an
+  // input, a parameter or a result (the caller's), nor of a tensor an
+  // op wrote in place (clipping's, a collective's: their handles are
+  // their operands').
+  reshapesTaking.clear();
+  for (Operation *op : ops) {
+    if (!isa<ReshapeOp>(op))
+      continue;
+    Value r = resolve(op->getOperand(0));
+    Operation *def = r.getDefiningOp();
+    if (lastUse.lookup(r) == op && !isResult(r) && def &&
+        !isa<ParamOp, ClipGradNormOp, AllReduceOp, AllReduceStartOp,
+             AllReduceWaitOp>(def))
+      reshapesTaking.insert(op);
+  }
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(fn);

@@ -557,6 +557,28 @@ whale_rt_status whale_rt_reshape(whale_rt_context *ctx, whale_rt_tensor *x,
   });
 }
 
+whale_rt_status whale_rt_reshape_take(whale_rt_context *ctx,
+                                      whale_rt_tensor *x, int32_t rank,
+                                      const int64_t *shape,
+                                      whale_rt_tensor **out) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (!x || !out || rank < 0 || (rank > 0 && !shape))
+      return ctx->invalid("reshape_take: bad arguments");
+    if (!x->tensor.raw() && x->tensor.numel() > 0)
+      return ctx->invalid("reshape_take: the input's memory was taken before");
+    auto t = std::make_unique<whale_rt_tensor>();
+    t->tensor = std::move(x->tensor);
+    t->host = x->host;
+    if (Status st = t->tensor.reshape(Shape(shape, shape + rank)); !st) {
+      x->tensor = std::move(t->tensor); // as it was
+      return ctx->fail(st);
+    }
+    *out = t.get();
+    ctx->tensors[t.get()] = std::move(t);
+    return WHALE_RT_OK;
+  });
+}
+
 whale_rt_status whale_rt_transpose(whale_rt_context *ctx, whale_rt_tensor *x,
                                    const int64_t *permutation,
                                    whale_rt_tensor *out) {

@@ -67,6 +67,16 @@ Tensor &Tensor::operator=(Tensor &&o) noexcept {
   return *this;
 }
 
+Status Tensor::reshape(Shape shape) {
+  if (numElements(shape) != numel())
+    return Status::invalid("reshape: " + shapeString(shape_) + " has " +
+                           std::to_string(numel()) + " elements, " +
+                           shapeString(shape) + " would have " +
+                           std::to_string(numElements(shape)));
+  shape_ = std::move(shape);
+  return Status::ok();
+}
+
 void Tensor::reset() {
   if (allocator_ && data_)
     allocator_->release(data_, bytes_);

@@ -59,6 +59,8 @@ public:
   int64_t numel() const { return numElements(shape_); }
   int64_t bytes() const { return bytes_; }
   void *raw() { return data_; }
+  /// The same elements seen in `shape`, which must have as many.
+  Status reshape(Shape shape);
 
   template <class T> View<T> view() {
     return View<T>{static_cast<T *>(data_), shape_};

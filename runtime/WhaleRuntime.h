@@ -199,6 +199,13 @@ whale_rt_status whale_rt_reduce(whale_rt_context *ctx, int32_t op,
 /* Same elements, new shape (a copy: outputs never alias inputs). */
 whale_rt_status whale_rt_reshape(whale_rt_context *ctx, whale_rt_tensor *x,
                                  whale_rt_tensor *out);
+/* The same, where nothing reads `x` after: `*out` is a new tensor of
+ * `shape` over x's memory, and `x` is left empty (releasing it frees
+ * nothing). No copy. */
+whale_rt_status whale_rt_reshape_take(whale_rt_context *ctx,
+                                      whale_rt_tensor *x, int32_t rank,
+                                      const int64_t *shape,
+                                      whale_rt_tensor **out);
 whale_rt_status whale_rt_transpose(whale_rt_context *ctx, whale_rt_tensor *x,
                                    const int64_t *permutation,
                                    whale_rt_tensor *out);

@@ -51,7 +51,7 @@ func.func @m(%x: tensor<4x8xf32>) -> tensor<f32> attributes {whale.model} {
 // CHECK: llvm.call @whale_rt_concat
 // CHECK: llvm.call @whale_rt_fill
 // CHECK: llvm.call @whale_rt_causal_mask
-// CHECK: llvm.call @whale_rt_reshape
+// CHECK: llvm.call @whale_rt_reshape_take
 func.func @ops(%x: tensor<2x3x4xf32>, %g: tensor<4xf32>) -> tensor<24xf32> attributes {whale.model} {
   %w = whale.param "m/w" normal [0.0, 0.02] : tensor<2x3x4xf32>
   %a = whale.sub %x, %w : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
@@ -65,6 +65,36 @@ func.func @ops(%x: tensor<2x3x4xf32>, %g: tensor<4xf32>) -> tensor<24xf32> attri
   %q = whale.causal_mask %m : tensor<4x2x3xf32>
   %r = whale.reshape %q : tensor<4x2x3xf32> -> tensor<24xf32>
   return %r : tensor<24xf32>
+}
+
+// -----
+
+// A reshape copies only where its input lives on: an input (the
+// caller's), a value read after it, a value the function returns. Where
+// it is its input's last reader it takes the memory, and the input's
+// empty handle is released after it as any dead value's.
+// CHECK-LABEL: llvm.func @reshapes
+// CHECK: %[[X:.*]] = llvm.load %{{.*}} : !llvm.ptr -> !llvm.ptr
+// CHECK: llvm.call @whale_rt_reshape(%{{.*}}, %[[X]],
+// CHECK: %[[E:.*]] = llvm.load {{.*}} -> !llvm.ptr
+// CHECK: llvm.call @whale_rt_unary(%{{.*}}, %{{.*}}, %{{.*}}, %[[E]])
+// CHECK: llvm.call @whale_rt_reshape(%{{.*}}, %[[E]],
+// CHECK: llvm.call @whale_rt_binary
+// CHECK: %[[N:.*]] = llvm.load {{.*}} -> !llvm.ptr
+// CHECK: llvm.call @whale_rt_unary(%{{.*}}, %{{.*}}, %{{.*}}, %[[N]])
+// CHECK: llvm.call @whale_rt_reshape_take(%{{.*}}, %[[N]], %{{.*}}, %{{.*}}, %[[SLOT:[0-9a-z]+]])
+// CHECK: llvm.load %[[SLOT]]
+// CHECK: llvm.call @whale_rt_tensor_release(%{{.*}}, %[[N]])
+// CHECK-NOT: whale_rt_reshape
+// CHECK: llvm.return
+func.func @reshapes(%x: tensor<2x3xf32>) -> (tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<2x3xf32>) attributes {whale.model} {
+  %a = whale.reshape %x : tensor<2x3xf32> -> tensor<6xf32>
+  %e = whale.exp %x : tensor<2x3xf32>
+  %b = whale.reshape %e : tensor<2x3xf32> -> tensor<6xf32>
+  %d = whale.add %e, %e : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %n = whale.neg %x : tensor<2x3xf32>
+  %c = whale.reshape %n : tensor<2x3xf32> -> tensor<6xf32>
+  return %a, %b, %c, %d : tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<2x3xf32>
 }
 
 // -----

@@ -163,6 +163,32 @@ TEST(RuntimeCApi, LayoutOps) {
             (std::vector<float>{1, 2, 3, 2, 3, 4, 5, 6, 5, 6}));
   ASSERT_EQ(whale_rt_reshape(c.ctx, x, r), WHALE_RT_OK);
   EXPECT_EQ(values(r, 6), values(x, 6));
+  // Taking the memory: the same elements at the same address in the new
+  // shape, no copy; the input is left empty, and a second take of it or a
+  // shape of another size is refused.
+  {
+    whale_rt_tensor *y = c.f32({2, 3}, {1, 2, 3, 4, 5, 6}), *taken = nullptr;
+    void *at = whale_rt_tensor_data(y);
+    int64_t bad[] = {4};
+    EXPECT_EQ(whale_rt_reshape_take(c.ctx, y, 1, bad, &taken),
+              WHALE_RT_INVALID_ARGUMENT);
+    EXPECT_STREQ(whale_rt_last_error(c.ctx),
+                 "reshape: [2, 3] has 6 elements, [4] would have 4");
+    EXPECT_EQ(whale_rt_tensor_data(y), at); // as it was
+    int64_t flat[] = {3, 2};
+    ASSERT_EQ(whale_rt_reshape_take(c.ctx, y, 2, flat, &taken), WHALE_RT_OK);
+    EXPECT_EQ(whale_rt_tensor_data(taken), at);
+    EXPECT_EQ(whale_rt_tensor_shape(taken)[0], 3);
+    EXPECT_EQ(values(taken, 6), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+    EXPECT_EQ(whale_rt_tensor_data(y), nullptr);
+    whale_rt_tensor *again = nullptr;
+    EXPECT_EQ(whale_rt_reshape_take(c.ctx, y, 2, flat, &again),
+              WHALE_RT_INVALID_ARGUMENT);
+    EXPECT_STREQ(whale_rt_last_error(c.ctx),
+                 "reshape_take: the input's memory was taken before");
+    whale_rt_tensor_release(c.ctx, y);
+    EXPECT_EQ(values(taken, 6), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  }
   EXPECT_EQ(whale_rt_slice(c.ctx, x, 1, 2, 5, s), WHALE_RT_INVALID_ARGUMENT);
   EXPECT_STREQ(whale_rt_last_error(c.ctx),
                "slice: [2, 5) of axis 1 does not fit [2, 3]");
