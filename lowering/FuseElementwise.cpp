@@ -1,11 +1,13 @@
 //===- FuseElementwise.cpp - -whale-fuse-elementwise ----------------------===//
 //
 // Groups chains of elementwise ops of one iteration shape, and the sums
-// that end them (a bias's gradient, reduce_sum, reduce_mean), into
+// that end them (a bias's gradient, reduce_sum, reduce_mean) or the op of
+// each row that ends them (layernorm, softmax over the last dimension,
+// where every input is whole, a row or an element), into
 // `whale.fused` regions, in each block of each function, in one pass over
 // the block in program order. An op joins the group of an operand's
-// producer when it iterates over the same shape, that operand is not a
-// sum (sums end a chain: nothing in the region reads them), no op outside the group,
+// producer when it iterates over the same shape, that operand does not
+// end a chain (nothing in a region reads a sum or a row op's result), no op outside the group,
 // placed before it, reads a value of the group, and no op that makes a
 // value stands between the group and it: the region then stands where its
 // last op stood, after everything it reads and before everything that
@@ -68,6 +70,8 @@ Type iterationType(Operation *op) {
 struct Group {
   SmallVector<Operation *> ops; ///< in program order
   llvm::SmallPtrSet<Operation *, 8> members;
+  bool sums = false;         ///< some op sums over dimensions
+  Operation *rowOp = nullptr; ///< the op of each row it ends in
 };
 
 class BlockFuser {
@@ -77,7 +81,7 @@ public:
   void run() {
     SmallVector<Operation *> ops;
     for (Operation &op : block)
-      if (FusedOp::isFusible(&op) || FusedOp::isFusibleReduction(&op))
+      if (FusedOp::isFusible(&op) || FusedOp::endsChain(&op))
         ops.push_back(&op);
     for (Operation *op : ops)
       place(op);
@@ -97,10 +101,32 @@ private:
     if (iterationType(g.ops.front()) != iterationType(op))
       return false;
     // A sum ends its chain: what reads it (x - mean(x)) is after the loop
-    // that makes it, not in it.
+    // that makes it, not in it; so does an op of each row.
     for (Value v : op->getOperands()) {
       Operation *def = v.getDefiningOp();
-      if (def && g.members.count(def) && FusedOp::isFusibleReduction(def))
+      if (def && g.members.count(def) && FusedOp::endsChain(def))
+        return false;
+    }
+    // A region of rows has no sums over other dimensions, and reads only
+    // whole values, rows and elements.
+    bool rowOp = FusedOp::isFusibleRowOp(op);
+    if (rowOp && llvm::any_of(op->getOperands().drop_front(), [&](Value v) {
+          return g.members.count(v.getDefiningOp());
+        }))
+      return false; // a layernorm's scale and shift are the region's inputs
+    if ((rowOp && (g.sums || g.rowOp)) ||
+        (g.rowOp && FusedOp::isFusibleReduction(op)))
+      return false;
+    if (rowOp || g.rowOp) {
+      ArrayRef<int64_t> shape =
+          cast<RankedTensorType>(iterationType(op)).getShape();
+      auto fits = [&](Operation *member) {
+        return llvm::all_of(member->getOperands(), [&](Value v) {
+          return g.members.count(v.getDefiningOp()) ||
+                 FusedOp::isRowCompatible(v.getType(), shape);
+        });
+      };
+      if (!fits(op) || (rowOp && !llvm::all_of(g.ops, fits)))
         return false;
     }
     // Nothing that makes a value stands between the group and `op`: the
@@ -125,10 +151,14 @@ private:
   void place(Operation *op) {
     // A sum joins the chain that makes what it sums, or stays the
     // runtime's: alone it would be the runtime's reduction over again.
+    // So does an op of each row, with the chain that makes its input.
     bool sum = FusedOp::isFusibleReduction(op);
+    bool rowOp = FusedOp::isFusibleRowOp(op);
     SmallVector<Value> joinable;
     if (sum)
       joinable.push_back(FusedOp::reducedValue(op));
+    else if (rowOp)
+      joinable.push_back(op->getOperand(0));
     else
       joinable.append(op->operand_begin(), op->operand_end());
     for (Value v : joinable) {
@@ -138,10 +168,13 @@ private:
       Group &g = groups[it->second];
       g.ops.push_back(op);
       g.members.insert(op);
+      g.sums |= sum;
+      if (rowOp)
+        g.rowOp = op;
       groupOf[op] = it->second;
       return;
     }
-    if (sum)
+    if (sum || rowOp)
       return;
     groupOf[op] = groups.size();
     groups.emplace_back();

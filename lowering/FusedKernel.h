@@ -40,6 +40,11 @@ inline constexpr llvm::StringLiteral kKernelModule = "whale_kernels";
 FusedLaunch buildFusedKernel(FusedOp op, mlir::ModuleOp kernels,
                              llvm::StringRef name);
 
+/// buildFusedKernel for a region that ends in an op of each row
+/// (FusedRowKernel.cpp): one call per range of rows of the last dimension.
+FusedLaunch buildFusedRowKernel(FusedOp op, mlir::ModuleOp kernels,
+                                llvm::StringRef name);
+
 /// Lowers the kernels of buildFusedKernel to the LLVM dialect: each
 /// `name`.body takes its operands as bare pointers, and `name` itself
 /// (void (void **data, int64_t lo, int64_t hi)) hands them on.

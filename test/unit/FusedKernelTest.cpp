@@ -328,6 +328,54 @@ std::vector<Case> cases() {
                  /*exact=*/false,
                  /*positive=*/false,
                  /*regions=*/2});
+  // Chains that end in an op of each row. The residual sum and its
+  // layernorm, both results: the row is read back from the sum's output.
+  const std::string D = "tensor<33xf32>";
+  auto layernorm = [&](const std::string &out, const std::string &x,
+                       const std::string &g, const std::string &b) {
+    return "  " + out + " = whale.layernorm " + x + ", " + g + ", " + b +
+           " eps = 1.0e-5 : " + T + ", " + D + ", " + D + "\n";
+  };
+  out.push_back({"residual_layernorm",
+                 {T, T, D, D},
+                 bin("add", "%s", "%a0", T, "%a1", T) +
+                     layernorm("%n", "%s", "%a2", "%a3"),
+                 {"%s : " + T, "%n : " + T},
+                 /*exact=*/false});
+  // Only the layernorm is a result: its input row is computed into the
+  // layernorm's output, which it then normalizes in place. A bias row.
+  out.push_back({"bias_gelu_layernorm",
+                 {T, D, D, D},
+                 bin("add", "%s", "%a0", T, "%a1", D) + un("gelu", "%h", "%s") +
+                     layernorm("%n", "%h", "%a2", "%a3"),
+                 {"%n : " + T},
+                 /*exact=*/false});
+  // Enough rows that the threads split them.
+  {
+    const std::string big = "tensor<64x40x129xf32>", row = "tensor<129xf32>";
+    out.push_back({"layernorm_rows_among_threads",
+                   {big, big, row, row},
+                   bin("add", "%s", "%a0", big, "%a1", big, big) +
+                       "  %n = whale.layernorm %s, %a2, %a3 eps = 1.0e-5 : " +
+                       big + ", " + row + ", " + row + "\n",
+                   {"%n : " + big},
+                   /*exact=*/false});
+  }
+  // A scaled softmax over the last dimension, the scale one element.
+  out.push_back({"scaled_softmax",
+                 {T, "tensor<f32>"},
+                 bin("mul", "%m", "%a0", T, "%a1", "tensor<f32>") +
+                     "  %p = whale.softmax %m axis = -1 : " + T + "\n",
+                 {"%p : " + T},
+                 /*exact=*/false});
+  // An input neither whole, a row nor an element (broadcast along the
+  // middle dimension): the softmax stays the runtime's.
+  out.push_back({"softmax_of_middle_broadcast",
+                 {T, "tensor<6x1x33xf32>"},
+                 bin("add", "%m", "%a0", T, "%a1", "tensor<6x1x33xf32>") +
+                     "  %p = whale.softmax %m axis = 2 : " + T + "\n",
+                 {"%p : " + T},
+                 /*exact=*/false});
   // A single element, and a region over a rank-0 result.
   out.push_back({"scalars",
                  {"tensor<f32>", "tensor<f32>"},

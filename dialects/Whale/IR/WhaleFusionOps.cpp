@@ -58,6 +58,44 @@ bool FusedOp::isFusibleReduction(Operation *op) {
          isF32Tensor(op->getOperand(0).getType());
 }
 
+bool FusedOp::isFusibleRowOp(Operation *op) {
+  if (auto ln = dyn_cast<LayerNormOp>(op)) {
+    auto x = dyn_cast<RankedTensorType>(ln.getInput().getType());
+    auto shape = [](Value v) {
+      return cast<RankedTensorType>(v.getType()).getShape();
+    };
+    return isF32Tensor(x) && x.getRank() >= 1 &&
+           isF32Tensor(ln.getGamma().getType()) &&
+           isF32Tensor(ln.getBeta().getType()) &&
+           shape(ln.getGamma()) == x.getShape().take_back() &&
+           shape(ln.getBeta()) == x.getShape().take_back();
+  }
+  if (auto sm = dyn_cast<SoftmaxOp>(op)) {
+    auto x = dyn_cast<RankedTensorType>(sm.getInput().getType());
+    return isF32Tensor(x) && x.getRank() >= 1 &&
+           (sm.getAxis() == -1 || sm.getAxis() == x.getRank() - 1);
+  }
+  return false;
+}
+
+bool FusedOp::isRowCompatible(Type type, ArrayRef<int64_t> iteration) {
+  ArrayRef<int64_t> in = cast<RankedTensorType>(type).getShape();
+  if (in == iteration)
+    return true;
+  int64_t n = 1;
+  for (int64_t d : in)
+    n *= d;
+  return n == 1 || (!iteration.empty() && !in.empty() &&
+                    in.back() == iteration.back() && n == in.back());
+}
+
+Operation *FusedOp::getRowOp() {
+  for (Operation &op : getBody().front().without_terminator())
+    if (isFusibleRowOp(&op))
+      return &op;
+  return nullptr;
+}
+
 Value FusedOp::reducedValue(Operation *reduction) {
   if (auto g = dyn_cast<BinaryGradOp>(reduction))
     return g.getDout();
@@ -150,7 +188,31 @@ LogicalResult FusedOp::verifyRegions() {
   Type iteration = RankedTensorType::get(getIterationShape(),
                                          Float32Type::get(getContext()));
   auto yield = cast<FusedYieldOp>(body.getTerminator());
+  // A region runs row by row where it ends in an op of each row: one such
+  // op, no sums (they would split other dimensions), inputs a kernel of
+  // rows reads (all of the iteration shape, a row, an element).
+  Operation *rowOp = getRowOp();
   for (Operation &op : body.without_terminator()) {
+    if (rowOp && &op != rowOp &&
+        (isFusibleRowOp(&op) || isFusibleReduction(&op)))
+      return op.emitOpError("cannot end a fused region that ends in ")
+             << rowOp->getName();
+    if (isFusibleRowOp(&op)) {
+      if (op.getOperand(0).getType() != iteration)
+        return op.emitOpError("normalizes ")
+               << op.getOperand(0).getType()
+               << " in a fused region that iterates over " << iteration;
+      if (llvm::any_of(op.getUsers(),
+                       [&](Operation *u) { return u != yield; }))
+        return op.emitOpError("ends a fused region's chain: only the "
+                              "region's yield may read its rows");
+      if (auto ln = dyn_cast<LayerNormOp>(op);
+          ln && !(isa<BlockArgument>(ln.getGamma()) &&
+                  isa<BlockArgument>(ln.getBeta())))
+        return op.emitOpError("takes its scale and shift from the region's "
+                              "inputs");
+      continue;
+    }
     if (isFusibleReduction(&op)) {
       if (reducedValue(&op).getType() != iteration)
         return op.emitOpError("sums ")
@@ -169,6 +231,13 @@ LogicalResult FusedOp::verifyRegions() {
              << op.getResult(0).getType()
              << " in a fused region that iterates over " << iteration;
   }
+  if (rowOp)
+    for (auto [i, t] : llvm::enumerate(getInputs().getTypes()))
+      if (!isRowCompatible(t, cast<RankedTensorType>(iteration).getShape()))
+        return emitOpError("input ")
+               << i << " of type " << t
+               << " is neither the iteration shape, one row of it, nor "
+                  "one element, as a region of rows needs";
   if (yield.getNumOperands() != getNumResults())
     return emitOpError("body yields ")
            << yield.getNumOperands() << " values for " << getNumResults()
@@ -226,6 +295,8 @@ std::string FusedOp::getBodySignature() {
       os << "." << stringifyUnaryKind(g.getKind());
     if (auto g = dyn_cast<BinaryGradOp>(op))
       os << "." << stringifyBinaryKind(g.getKind()) << g.getOperand();
+    if (auto ln = dyn_cast<LayerNormOp>(op))
+      os << ".eps" << ln.getEps().convertToDouble();
     // A sum's axes pick its kernel where the types alone would not.
     if (isa<ReduceSumOp, ReduceMeanOp>(op)) {
       os << ".";

@@ -24,7 +24,11 @@ def Whale_FusedOp : Whale_Op<"fused", [Pure, IsolatedFromAbove, SingleBlock,
     it. A chain may end in sums over some of its dimensions: a
     `binary_grad` of a broadcast operand (a bias's gradient),
     `reduce_sum` or `reduce_mean`, each summing a value of the iteration
-    shape, read by nothing in the body but the yield. Values used only
+    shape, read by nothing in the body but the yield. Or it may end in one
+    op of each row (over the last dimension): `layernorm` or `softmax` of
+    a value of the iteration shape, likewise read only by the yield; then
+    every input is of the iteration shape, one row (`[D]`) or one
+    element, and the kernel runs row by row. Values used only
     inside the body are never stored: only the results are written to
     memory. `-whale-fuse-elementwise` makes these regions; the lowering
     generates one kernel per region.
@@ -72,6 +76,20 @@ def Whale_FusedOp : Whale_Op<"fused", [Pure, IsolatedFromAbove, SingleBlock,
     /// Whether `op` may end a fused region's chain as a sum of one of its
     /// values over some dimensions.
     static bool isFusibleReduction(mlir::Operation *op);
+    /// Whether `op` may end a fused region's chain as a function of each
+    /// row (the last dimension) of a value: layernorm, softmax.
+    static bool isFusibleRowOp(mlir::Operation *op);
+    /// Whether `op` ends a chain (a sum or an op of each row): nothing
+    /// in a region reads what it makes.
+    static bool endsChain(mlir::Operation *op) {
+      return isFusibleReduction(op) || isFusibleRowOp(op);
+    }
+    /// Whether an input of `type` may feed a region that runs row by row
+    /// over `iteration`: all of it, one row, or one element.
+    static bool isRowCompatible(mlir::Type type,
+                                llvm::ArrayRef<int64_t> iteration);
+    /// The op of each row this region ends in, if any.
+    mlir::Operation *getRowOp();
     /// The value of the iteration shape a fusible reduction sums.
     static mlir::Value reducedValue(mlir::Operation *reduction);
     /// For each dimension of `iteration` (the shape of reducedValue),

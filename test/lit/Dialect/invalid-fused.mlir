@@ -4,7 +4,7 @@ func.func @not_elementwise(%x: tensor<4x4xf32>) {
   %r = whale.fused(%x) : (tensor<4x4xf32>) -> (tensor<4x4xf32>) {
   ^bb0(%a: tensor<4x4xf32>):
     // expected-error @+1 {{'whale.softmax' op cannot be part of a fused region}}
-    %s = whale.softmax %a axis = 1 : tensor<4x4xf32>
+    %s = whale.softmax %a axis = 0 : tensor<4x4xf32>
     whale.fused_yield %s : tensor<4x4xf32>
   }
   return
@@ -137,6 +137,62 @@ func.func @small_result(%x: tensor<4x4xf32>, %b: tensor<4xf32>) {
   %r = whale.fused(%x, %b) : (tensor<4x4xf32>, tensor<4xf32>) -> (tensor<4xf32>) {
   ^bb0(%a: tensor<4x4xf32>, %c: tensor<4xf32>):
     whale.fused_yield %c : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+// An op of each row ends its chain.
+func.func @row_op_read_inside(%x: tensor<4x4xf32>) {
+  %r = whale.fused(%x) : (tensor<4x4xf32>) -> (tensor<4x4xf32>) {
+  ^bb0(%a: tensor<4x4xf32>):
+    // expected-error @+1 {{ends a fused region's chain: only the region's yield may read its rows}}
+    %s = whale.softmax %a axis = 1 : tensor<4x4xf32>
+    %n = whale.neg %s : tensor<4x4xf32>
+    whale.fused_yield %n : tensor<4x4xf32>
+  }
+  return
+}
+
+// -----
+
+// One op of each row, and no sums beside it.
+func.func @row_op_and_sum(%x: tensor<4x4xf32>) {
+  %r:2 = whale.fused(%x) : (tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4xf32>) {
+  ^bb0(%a: tensor<4x4xf32>):
+    %s = whale.softmax %a axis = 1 : tensor<4x4xf32>
+    // expected-error @+1 {{'whale.reduce_sum' op cannot end a fused region that ends in whale.softmax}}
+    %m = whale.reduce_sum %a axes = [1] : tensor<4x4xf32> -> tensor<4xf32>
+    whale.fused_yield %s, %m : tensor<4x4xf32>, tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+// A region of rows reads whole values, rows or elements.
+func.func @row_op_middle_broadcast(%x: tensor<2x4x4xf32>, %c: tensor<2x1x4xf32>) {
+  // expected-error @+1 {{input 1 of type 'tensor<2x1x4xf32>' is neither the iteration shape, one row of it, nor one element, as a region of rows needs}}
+  %r = whale.fused(%x, %c) : (tensor<2x4x4xf32>, tensor<2x1x4xf32>) -> (tensor<2x4x4xf32>) {
+  ^bb0(%a: tensor<2x4x4xf32>, %b: tensor<2x1x4xf32>):
+    %s = whale.add %a, %b : tensor<2x4x4xf32>, tensor<2x1x4xf32> -> tensor<2x4x4xf32>
+    %p = whale.softmax %s axis = 2 : tensor<2x4x4xf32>
+    whale.fused_yield %p : tensor<2x4x4xf32>
+  }
+  return
+}
+
+// -----
+
+// A layernorm's scale and shift come from outside the region.
+func.func @layernorm_scale_inside(%x: tensor<4xf32>) {
+  %r = whale.fused(%x) : (tensor<4xf32>) -> (tensor<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    %e = whale.exp %a : tensor<4xf32>
+    // expected-error @+1 {{takes its scale and shift from the region's inputs}}
+    %n = whale.layernorm %a, %e, %e eps = 1.0e-5 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+    whale.fused_yield %n : tensor<4xf32>
   }
   return
 }

@@ -218,3 +218,62 @@ func.func @priced_sum(%h: tensor<8x16xf32>, %b: tensor<16xf32>, %dy: tensor<8x16
   %db = whale.binary_grad add %h, %b, %d operand = 1 : tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32> -> tensor<16xf32>
   return %db, %d : tensor<16xf32>, tensor<8x16xf32>
 }
+
+// -----
+
+// A residual sum and the layernorm of it: one region of rows, with both
+// as results (the sum is the next block's residual).
+// CHECK-LABEL: func.func @residual_layernorm
+// CHECK: %[[R:.*]]:2 = whale.fused(%arg0, %arg1, %arg2, %arg3)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: whale.add
+// CHECK-NEXT: whale.layernorm
+// CHECK-NEXT: whale.fused_yield
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @residual_layernorm(%x: tensor<8x16xf32>, %h: tensor<8x16xf32>, %g: tensor<16xf32>, %b: tensor<16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %s = whale.add %x, %h : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  %n = whale.layernorm %s, %g, %b eps = 1.0e-5 : tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>
+  return %s, %n : tensor<8x16xf32>, tensor<8x16xf32>
+}
+
+// -----
+
+// A softmax ends its chain; a softmax over another axis, one of what no
+// chain makes, and one whose chain reads a value broadcast along a middle
+// dimension (not a row a kernel of rows reads) stay the runtime's.
+// CHECK-LABEL: func.func @softmaxes
+// CHECK: whale.fused(%arg0, %arg1)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: whale.mul
+// CHECK-NEXT: whale.softmax
+// CHECK-NEXT: whale.fused_yield
+// CHECK: %[[E:.*]] = whale.fused(%arg0)
+// CHECK: whale.softmax %[[E]] axis = 0
+// CHECK: whale.softmax %arg0 axis = 2
+// CHECK: %[[M:.*]] = whale.fused(%arg0, %arg2)
+// CHECK: whale.softmax %[[M]] axis = -1
+func.func @softmaxes(%x: tensor<2x8x16xf32>, %k: tensor<f32>, %c: tensor<2x1x16xf32>) -> (tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>) {
+  %m = whale.mul %x, %k : tensor<2x8x16xf32>, tensor<f32> -> tensor<2x8x16xf32>
+  %p = whale.softmax %m axis = -1 : tensor<2x8x16xf32>
+  %e = whale.exp %x : tensor<2x8x16xf32>
+  %q = whale.softmax %e axis = 0 : tensor<2x8x16xf32>
+  %r = whale.softmax %x axis = 2 : tensor<2x8x16xf32>
+  %a = whale.add %x, %c : tensor<2x8x16xf32>, tensor<2x1x16xf32> -> tensor<2x8x16xf32>
+  %t = whale.softmax %a axis = -1 : tensor<2x8x16xf32>
+  return %p, %q, %r, %t : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>
+}
+
+// -----
+
+// A region of rows has no sums: the bias gradient of a chain that also
+// ends in a layernorm stays outside it.
+// CHECK-LABEL: func.func @rows_or_sums
+// CHECK: %[[R:.*]]:2 = whale.fused
+// CHECK: whale.layernorm
+// CHECK: whale.binary_grad add %arg0, %arg1, %[[R]]#0 operand = 1
+func.func @rows_or_sums(%x: tensor<8x16xf32>, %g: tensor<16xf32>) -> (tensor<8x16xf32>, tensor<16xf32>) {
+  %e = whale.exp %x : tensor<8x16xf32>
+  %n = whale.layernorm %e, %g, %g eps = 1.0e-5 : tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>
+  %db = whale.binary_grad add %x, %g, %e operand = 1 : tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32> -> tensor<16xf32>
+  return %n, %db : tensor<8x16xf32>, tensor<16xf32>
+}

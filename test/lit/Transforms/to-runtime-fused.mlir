@@ -99,3 +99,36 @@ func.func @mean_of_all(%x: tensor<8x8xf32>) -> tensor<f32> attributes {whale.mod
   }
   return %m : tensor<f32>
 }
+
+// -----
+
+// A residual sum ending in its layernorm runs row by row: 8 rows of 8,
+// each row's sum written into the layernorm's output, then its mean, its
+// variance about the mean and the normalized row (in place), while the
+// row is in the cache. The statistic lives on the stack, allocated once.
+// CHECK-LABEL: llvm.func @residual_layernorm(
+// CHECK: %[[ROWS:.*]] = llvm.mlir.constant(8 : i64) : i64
+// CHECK-NEXT: %[[COLS:.*]] = llvm.mlir.constant(8 : i64) : i64
+// CHECK-NEXT: llvm.call @whale_rt_fused(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ROWS]], %[[COLS]])
+// CHECK: func.func @__whale_fused_0.body(%[[X:.*]]: memref<8x8xf32>, %[[H:.*]]: memref<8x8xf32>, %[[G:.*]]: memref<1x8xf32>, %[[B:.*]]: memref<1x8xf32>, %[[Y:.*]]: memref<8x8xf32>, %[[LO:.*]]: index, %[[HI:.*]]: index)
+// CHECK: %[[ACC:.*]] = memref.alloca() : memref<f32>
+// CHECK: scf.for %[[R:.*]] = %[[LO]] to %[[HI]]
+// CHECK: %[[XR:.*]] = memref.subview %[[X]][%[[R]], 0] [1, 8] [1, 1]
+// CHECK: %[[HR:.*]] = memref.subview %[[H]][%[[R]], 0] [1, 8] [1, 1]
+// CHECK: %[[YR:.*]] = memref.subview %[[Y]][%[[R]], 0] [1, 8] [1, 1]
+// CHECK: linalg.generic {{{.*}}} ins(%[[XR]], %[[HR]], %[[G]], %[[B]] : {{.*}}) outs(%[[YR]] :
+// CHECK: arith.addf
+// CHECK: linalg.generic {{{.*}}iterator_types = ["reduction", "reduction"]} ins(%[[YR]] : {{.*}}) outs(%[[ACC]] : memref<f32>)
+// CHECK: arith.divf
+// CHECK: linalg.generic {{{.*}}iterator_types = ["reduction", "reduction"]} ins(%[[YR]] : {{.*}}) outs(%[[ACC]] : memref<f32>)
+// CHECK: math.sqrt
+// CHECK: linalg.generic {{{.*}}} ins(%[[YR]], %[[G]], %[[B]] : {{.*}}) outs(%[[YR]] :
+func.func @residual_layernorm(%x: tensor<2x4x8xf32>, %h: tensor<2x4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<2x4x8xf32> attributes {whale.model} {
+  %n = whale.fused(%x, %h, %g, %b) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x4x8xf32>) {
+  ^bb0(%a: tensor<2x4x8xf32>, %c: tensor<2x4x8xf32>, %gg: tensor<8xf32>, %bb: tensor<8xf32>):
+    %s = whale.add %a, %c : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+    %y = whale.layernorm %s, %gg, %bb eps = 1.0e-5 : tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>
+    whale.fused_yield %y : tensor<2x4x8xf32>
+  }
+  return %n : tensor<2x4x8xf32>
+}
