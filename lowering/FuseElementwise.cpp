@@ -134,9 +134,10 @@ private:
     // and over an op that allocates they would raise the program's peak
     // memory above what the planner, which plans the unfused program,
     // counted on.
+    // (A parameter allocates nothing: it names memory the context holds.)
     for (Operation *at = g.ops.back()->getNextNode(); at && at != op;
          at = at->getNextNode())
-      if (at->getNumResults() > 0)
+      if (at->getNumResults() > 0 && !isa<ParamOp>(at))
         return false;
     for (Operation *member : g.ops)
       for (Operation *user : member->getResult(0).getUsers()) {

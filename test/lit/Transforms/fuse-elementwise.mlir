@@ -277,3 +277,23 @@ func.func @rows_or_sums(%x: tensor<8x16xf32>, %g: tensor<16xf32>) -> (tensor<8x1
   %db = whale.binary_grad add %x, %g, %e operand = 1 : tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32> -> tensor<16xf32>
   return %n, %db : tensor<8x16xf32>, tensor<16xf32>
 }
+
+// -----
+
+// A parameter read between the chain and its layernorm allocates
+// nothing (it names the context's memory): the layernorm still joins, and
+// the region stands after the parameters.
+// CHECK-LABEL: func.func @parameters_between
+// CHECK: %[[G:.*]] = whale.param "m/gamma"
+// CHECK: %[[B:.*]] = whale.param "m/beta"
+// CHECK: whale.fused(%arg0, %arg1, %[[G]], %[[B]])
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: whale.add
+// CHECK-NEXT: whale.layernorm
+func.func @parameters_between(%x: tensor<8x16xf32>, %h: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %s = whale.add %x, %h : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  %g = whale.param "m/gamma" ones [] : tensor<16xf32>
+  %b = whale.param "m/beta" zeros [] : tensor<16xf32>
+  %n = whale.layernorm %s, %g, %b eps = 1.0e-5 : tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>
+  return %n : tensor<8x16xf32>
+}
