@@ -15,13 +15,14 @@ import subprocess
 import tempfile
 
 
-def median_step_ms(whale, args, steps, fuse=True, extra=()):
+def median_step_ms(whale, args, steps, fuse=True, extra=(), launcher=()):
     """The median step of `whale run` (the first 3 steps left out) and the
-    last loss; `extra` flags are added to the run."""
+    last loss; `extra` flags are added to the run, which `launcher` (such
+    as mpirun -np 2) starts."""
     with tempfile.TemporaryDirectory() as tmp:
         metrics = os.path.join(tmp, "m.jsonl")
-        cmd = [whale, "run", *args, "--steps", str(steps), "--metrics", metrics,
-               *extra]
+        cmd = [*launcher, whale, "run", *args, "--steps", str(steps),
+               "--metrics", metrics, *extra]
         if not fuse:
             cmd.append("--no-fuse")
         subprocess.run(cmd, check=True, capture_output=True)
@@ -38,10 +39,13 @@ def ab_options(rounds):
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=rounds)
     ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--mpirun", type=int, default=0, metavar="N",
+                    help="run the ranks as N MPI processes (mpirun -np N)")
     ap.add_argument("run", nargs=argparse.REMAINDER,
                     help="-- then the script and whale run's flags")
     a = ap.parse_args()
     args = [x for x in a.run if x != "--"]
+    a.launcher = ["mpirun", "-np", str(a.mpirun)] if a.mpirun else []
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     return a, args, os.path.join(root, "build", "bin", "whale")
 

@@ -61,9 +61,8 @@ struct MpiCommunicator::Impl {
   std::deque<Pending> pending;
   CommCounters counters;
   int collectiveDevice = Communicator::kUnbound;
-  /// The chunks an all-reduce sums, kept between calls (fresh memory for
-  /// each would cost its page faults every step).
-  std::vector<char> scratch;
+  /// Buffers for the chunks all-reduces sum (takeScratch).
+  std::vector<std::vector<char>> spareScratch;
   /// Several ranks per process: every call goes there.
   std::unique_ptr<MpiSharedRanks> shared;
   /// Connections to the other processes that tell when one dies.
@@ -136,10 +135,17 @@ struct MpiCommunicator::Impl {
   /// non-blocking collective on only while it is polled: the first
   /// milliseconds poll without pause (a step's collectives finish in
   /// them), then every 20 us so that a long wait does not hold a core.
-  Status wait(MPI_Request &request, const std::string &where) {
+  /// Between polls the lock is let go, so that the process's other
+  /// thread may call MPI meanwhile (a started all-reduce is polled on the
+  /// rank's collective thread while the rank's own thread sends,
+  /// receives or runs a collective over another group); MPI sees one call
+  /// at a time (MPI_THREAD_SERIALIZED).
+  Status wait(MPI_Request &request, const std::string &where,
+              std::unique_lock<std::mutex> &lock) {
     const Clock::time_point begin = Clock::now(),
                             spinUntil = begin + std::chrono::milliseconds(5),
                             deadline = begin + timeout;
+    bool sleeping = false;
     for (int polls = 0;; ++polls) {
       int done = 0;
       int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
@@ -149,18 +155,37 @@ struct MpiCommunicator::Impl {
         return Status::ok();
       if (isAborted)
         return Status::internal(where + ": " + abortReason());
-      if (polls % 64 != 0)
-        continue; // the clock is read every 64 polls
-      Clock::time_point now = Clock::now();
-      if (now > deadline) {
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%g s", timeout.count() / 1000.0);
-        return Status::internal(where + " timed out after " + buf +
-                                ": a rank of the group never came");
+      if (polls % 64 == 0) { // the clock is read every 64 polls
+        Clock::time_point now = Clock::now();
+        if (now > deadline) {
+          char buf[64];
+          std::snprintf(buf, sizeof buf, "%g s", timeout.count() / 1000.0);
+          return Status::internal(where + " timed out after " + buf +
+                                  ": a rank of the group never came");
+        }
+        sleeping = now > spinUntil;
       }
-      if (now > spinUntil)
+      lock.unlock();
+      if (sleeping)
         std::this_thread::sleep_for(std::chrono::microseconds(20));
+      else
+        std::this_thread::yield();
+      lock.lock();
     }
+  }
+
+  /// A buffer for an all-reduce's chunks, kept between calls (fresh
+  /// memory for each would cost its page faults every step); one per
+  /// collective in flight.
+  std::vector<char> takeScratch() {
+    if (spareScratch.empty())
+      return {};
+    std::vector<char> out = std::move(spareScratch.back());
+    spareScratch.pop_back();
+    return out;
+  }
+  void giveScratch(std::vector<char> buffer) {
+    spareScratch.push_back(std::move(buffer));
   }
 
   /// The MPI communicator of `group` (its i-th rank group[i]).
@@ -345,7 +370,7 @@ MpiCommunicator::~MpiCommunicator() {
   // Goodbye first: the others must not take this end for a death.
   impl->watch.reset();
   impl->shared.reset();
-  std::lock_guard<std::mutex> lock(impl->mpi);
+  std::unique_lock<std::mutex> lock(impl->mpi);
   // Sends nobody received are given up; their buffers go with them.
   impl->reap();
   for (Impl::Pending &p : impl->pending)
@@ -361,6 +386,13 @@ int MpiCommunicator::rank() const { return impl->rank; }
 int MpiCommunicator::ranksPerProcess() const {
   return impl->shared ? impl->shared->size() / impl->size : 1;
 }
+bool MpiCommunicator::concurrentCollectives() const {
+  // One rank per process: its collective thread and its own thread take
+  // turns at MPI (wait lets go between polls). Several ranks per process
+  // pair their threads' collectives in the shared ranks' own rounds.
+  return !impl->shared;
+}
+
 int MpiCommunicator::size() const {
   return impl->shared ? impl->shared->size() : impl->size;
 }
@@ -369,7 +401,7 @@ Status MpiCommunicator::allReduce(int rank, const std::vector<int> &group,
                                   DType dtype, void *data, int64_t count) {
   if (impl->shared)
     return impl->shared->allReduce(rank, group, dtype, data, count);
-  std::lock_guard<std::mutex> lock(impl->mpi);
+  std::unique_lock<std::mutex> lock(impl->mpi);
   const int64_t bytes = count * dtypeSize(dtype);
   MPI_Comm comm;
   std::string where;
@@ -400,13 +432,18 @@ Status MpiCommunicator::allReduce(int rank, const std::vector<int> &group,
   // Nothing goes to this member itself through MPI.
   std::vector<int> sendOthers = sendBytes;
   sendOthers[pos] = 0;
-  std::vector<char> &mine = impl->scratch;
+  std::vector<char> mine = impl->takeScratch();
   if (mine.size() < static_cast<size_t>(n) * sendBytes[pos])
     mine.resize(static_cast<size_t>(n) * sendBytes[pos]);
+  struct GiveBack {
+    MpiCommunicator::Impl &impl;
+    std::vector<char> &buffer;
+    ~GiveBack() { impl.giveScratch(std::move(buffer)); }
+  } giveBack{*impl, mine};
   MPI_Request request;
   MPI_Ialltoallv(data, sendOthers.data(), sendAt.data(), MPI_BYTE, mine.data(),
                  recvBytes.data(), recvAt.data(), MPI_BYTE, comm, &request);
-  if (Status st = impl->wait(request, where); !st)
+  if (Status st = impl->wait(request, where, lock); !st)
     return st;
   // This member's own copy is read where it lies, and the sum written
   // over it (sumInGroupOrder allows that).
@@ -417,7 +454,7 @@ Status MpiCommunicator::allReduce(int rank, const std::vector<int> &group,
   sumInGroupOrder(dtype, out + sendAt[pos], ins, 0, len[pos]);
   MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, sendBytes.data(),
                   sendAt.data(), MPI_BYTE, comm, &request);
-  if (Status st = impl->wait(request, where); !st)
+  if (Status st = impl->wait(request, where, lock); !st)
     return st;
   impl->counters.allReduceBytes += bytes;
   return Status::ok();
@@ -429,7 +466,7 @@ Status MpiCommunicator::allGather(int rank, const std::vector<int> &group,
   if (impl->shared)
     return impl->shared->allGather(rank, group, dtype, in, count, out,
                                    /*counted=*/true);
-  std::lock_guard<std::mutex> lock(impl->mpi);
+  std::unique_lock<std::mutex> lock(impl->mpi);
   const int64_t bytes = count * dtypeSize(dtype);
   MPI_Comm comm;
   std::string where;
@@ -439,7 +476,7 @@ Status MpiCommunicator::allGather(int rank, const std::vector<int> &group,
   MPI_Request request;
   MPI_Iallgather(in, static_cast<int>(bytes), MPI_BYTE, out,
                  static_cast<int>(bytes), MPI_BYTE, comm, &request);
-  if (Status st = impl->wait(request, where); !st)
+  if (Status st = impl->wait(request, where, lock); !st)
     return st;
   impl->counters.allGatherBytes += bytes;
   return Status::ok();
@@ -452,8 +489,10 @@ Status MpiCommunicator::driverAllGather(int rank, const std::vector<int> &group,
     return impl->shared->allGather(rank, group, dtype, in, count, out,
                                    /*counted=*/false);
   Status st = allGather(rank, group, dtype, in, count, out);
-  if (st)
+  if (st) {
+    std::lock_guard<std::mutex> lock(impl->mpi);
     impl->counters.allGatherBytes -= count * dtypeSize(dtype);
+  }
   return st;
 }
 
@@ -462,7 +501,7 @@ Status MpiCommunicator::reduceScatter(int rank, const std::vector<int> &group,
                                       int64_t count, void *out) {
   if (impl->shared)
     return impl->shared->reduceScatter(rank, group, dtype, in, count, out);
-  std::lock_guard<std::mutex> lock(impl->mpi);
+  std::unique_lock<std::mutex> lock(impl->mpi);
   const int64_t bytes = count * dtypeSize(dtype);
   MPI_Comm comm;
   std::string where;
@@ -477,7 +516,7 @@ Status MpiCommunicator::reduceScatter(int rank, const std::vector<int> &group,
   MPI_Request request;
   MPI_Ialltoall(in, static_cast<int>(bytes), MPI_BYTE, parts.data(),
                 static_cast<int>(bytes), MPI_BYTE, comm, &request);
-  if (Status st = impl->wait(request, where); !st)
+  if (Status st = impl->wait(request, where, lock); !st)
     return st;
   std::vector<const void *> ins(n);
   for (size_t k = 0; k < n; ++k)
@@ -492,7 +531,7 @@ Status MpiCommunicator::allToAll(int rank, const std::vector<int> &group,
                                  void *out) {
   if (impl->shared)
     return impl->shared->allToAll(rank, group, dtype, in, count, out);
-  std::lock_guard<std::mutex> lock(impl->mpi);
+  std::unique_lock<std::mutex> lock(impl->mpi);
   const int64_t bytes = count * dtypeSize(dtype);
   MPI_Comm comm;
   std::string where;
@@ -502,7 +541,7 @@ Status MpiCommunicator::allToAll(int rank, const std::vector<int> &group,
   MPI_Request request;
   MPI_Ialltoall(in, static_cast<int>(bytes), MPI_BYTE, out,
                 static_cast<int>(bytes), MPI_BYTE, comm, &request);
-  if (Status st = impl->wait(request, where); !st)
+  if (Status st = impl->wait(request, where, lock); !st)
     return st;
   impl->counters.allToAllBytes +=
       (static_cast<int64_t>(group.size()) - 1) * bytes;
@@ -514,7 +553,7 @@ Status MpiCommunicator::broadcast(int rank, const std::vector<int> &group,
                                   int64_t count) {
   if (impl->shared)
     return impl->shared->broadcast(rank, group, root, dtype, data, count);
-  std::lock_guard<std::mutex> lock(impl->mpi);
+  std::unique_lock<std::mutex> lock(impl->mpi);
   auto at = std::find(group.begin(), group.end(), root);
   if (at == group.end())
     return Status::invalid("broadcast: the root " + std::to_string(root) +
@@ -528,7 +567,7 @@ Status MpiCommunicator::broadcast(int rank, const std::vector<int> &group,
   MPI_Request request;
   MPI_Ibcast(data, static_cast<int>(bytes), MPI_BYTE,
              static_cast<int>(at - group.begin()), comm, &request);
-  if (Status st = impl->wait(request, where); !st)
+  if (Status st = impl->wait(request, where, lock); !st)
     return st;
   impl->counters.broadcastBytes += bytes;
   return Status::ok();
@@ -538,7 +577,7 @@ Status MpiCommunicator::send(int from, int to, int64_t tag, DType dtype,
                              const void *data, int64_t count) {
   if (impl->shared)
     return impl->shared->send(from, to, tag, dtype, data, count);
-  std::lock_guard<std::mutex> lock(impl->mpi);
+  std::unique_lock<std::mutex> lock(impl->mpi);
   const std::string where = "send from rank " + std::to_string(from) +
                             " to rank " + std::to_string(to);
   if (from != impl->rank || to < 0 || to >= impl->size || from == to)
@@ -570,7 +609,7 @@ Status MpiCommunicator::recv(int to, int from, int64_t tag, DType dtype,
                              void *data, int64_t count) {
   if (impl->shared)
     return impl->shared->recv(to, from, tag, dtype, data, count);
-  std::lock_guard<std::mutex> lock(impl->mpi);
+  std::unique_lock<std::mutex> lock(impl->mpi);
   const std::string where = "recv on rank " + std::to_string(to) +
                             " from rank " + std::to_string(from) + " (tag " +
                             std::to_string(tag) + ")";
@@ -624,7 +663,11 @@ Status MpiCommunicator::recv(int to, int from, int64_t tag, DType dtype,
       return Status::internal(where + " timed out after " + buf + ": rank " +
                               std::to_string(from) + " never sent");
     }
+    // Waiting, the lock is let go: the rank's collective thread may be
+    // polling a started all-reduce.
+    lock.unlock();
     std::this_thread::sleep_for(std::chrono::microseconds(20));
+    lock.lock();
   }
 }
 
@@ -640,7 +683,7 @@ std::vector<int> MpiCommunicator::lostProcesses() const {
 void MpiCommunicator::uncountSent(int rank, int64_t bytes) {
   if (impl->shared)
     return impl->shared->uncountSent(rank, bytes);
-  std::lock_guard<std::mutex> lock(impl->mpi);
+  std::unique_lock<std::mutex> lock(impl->mpi);
   if (rank == impl->rank)
     impl->counters.sendBytes -= bytes;
 }

@@ -67,6 +67,7 @@ public:
   std::vector<int> lostProcesses() const override;
   void setCollectiveDevice(int rank, int device) override;
   int collectiveDevice(int rank) const override;
+  bool concurrentCollectives() const override;
 
   struct Impl;
 
