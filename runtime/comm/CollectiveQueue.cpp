@@ -1,6 +1,7 @@
 //===- CollectiveQueue.cpp - collectives a rank runs while it computes ----===//
 
 #include "runtime/comm/CollectiveQueue.h"
+#include "runtime/comm/Communicator.h"
 
 #include <algorithm>
 
@@ -30,6 +31,7 @@ int64_t CollectiveQueue::start(std::vector<int> group, Work work) {
 }
 
 void CollectiveQueue::run() {
+  setOnCollectiveThread(true);
   std::unique_lock<std::mutex> lock(mutex);
   for (;;) {
     // The first job not yet run, in the order started.

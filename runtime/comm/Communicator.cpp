@@ -21,6 +21,13 @@
 
 namespace whale::rt {
 
+namespace {
+thread_local bool collectiveThread = false;
+} // namespace
+
+bool onCollectiveThread() { return collectiveThread; }
+void setOnCollectiveThread(bool on) { collectiveThread = on; }
+
 std::string rankList(const std::vector<int> &ranks) {
   std::ostringstream os;
   for (size_t i = 0; i < ranks.size(); ++i)

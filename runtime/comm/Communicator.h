@@ -110,6 +110,12 @@ public:
   virtual bool concurrentCollectives() const { return false; }
 };
 
+/// Whether the calling thread is a rank's collective thread (started
+/// all-reduces run there, beside the rank's own work): a transport that
+/// polls waits there without spinning, to leave the cores to the work.
+bool onCollectiveThread();
+void setOnCollectiveThread(bool on);
+
 /// "0, 2, 5": a group's ranks as messages name them.
 std::string rankList(const std::vector<int> &ranks);
 

@@ -135,6 +135,8 @@ struct MpiCommunicator::Impl {
   /// non-blocking collective on only while it is polled: the first
   /// milliseconds poll without pause (a step's collectives finish in
   /// them), then every 20 us so that a long wait does not hold a core.
+  /// On a rank's collective thread every poll pauses: the rank's work
+  /// runs meanwhile, and a spin would take its core.
   /// Between polls the lock is let go, so that the process's other
   /// thread may call MPI meanwhile (a started all-reduce is polled on the
   /// rank's collective thread while the rank's own thread sends,
@@ -145,7 +147,7 @@ struct MpiCommunicator::Impl {
     const Clock::time_point begin = Clock::now(),
                             spinUntil = begin + std::chrono::milliseconds(5),
                             deadline = begin + timeout;
-    bool sleeping = false;
+    bool sleeping = onCollectiveThread();
     for (int polls = 0;; ++polls) {
       int done = 0;
       int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
@@ -163,7 +165,7 @@ struct MpiCommunicator::Impl {
           return Status::internal(where + " timed out after " + buf +
                                   ": a rank of the group never came");
         }
-        sleeping = now > spinUntil;
+        sleeping = sleeping || now > spinUntil;
       }
       lock.unlock();
       if (sleeping)
