@@ -7,9 +7,10 @@
 // `whale.fused` regions, in each block of each function, in one pass over
 // the block in program order. An op joins the group of an operand's
 // producer when it iterates over the same shape, that operand does not
-// end a chain (nothing in a region reads a sum or a row op's result), no op outside the group,
-// placed before it, reads a value of the group, and no op that makes a
-// value stands between the group and it: the region then stands where its
+// end a chain (nothing in a region reads a sum or a row op's result), no
+// op outside the group, placed before it, reads a value of the group, and
+// no op that makes a value stands between the group and it (a parameter
+// may: it allocates nothing): the region then stands where its
 // last op stood, after everything it reads and before everything that
 // reads it, so the program keeps its order and meaning, and no value
 // lives longer than it did.

@@ -101,6 +101,18 @@ Collapsed collapse(ArrayRef<int64_t> shape, TypeRange inputs,
 
 } // namespace
 
+Block *beginKernelBody(OpBuilder &b, ModuleOp kernels, StringRef name,
+                       SmallVector<Type> operands, Location loc) {
+  operands.push_back(b.getIndexType());
+  operands.push_back(b.getIndexType());
+  b.setInsertionPointToEnd(kernels.getBody());
+  auto fn = func::FuncOp::create(b, loc, (name + ".body").str(),
+                                 b.getFunctionType(operands, {}));
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  return entry;
+}
+
 FusedLaunch buildFusedKernel(FusedOp op, ModuleOp kernels, StringRef name) {
   if (op.getRowOp())
     return buildFusedRowKernel(op, kernels, name);
@@ -162,23 +174,16 @@ FusedLaunch buildFusedKernel(FusedOp op, ModuleOp kernels, StringRef name) {
     maps.push_back(AffineMap::get(rank, 0, index, ctx));
     splitAt.push_back(at);
   }
-  args.push_back(b.getIndexType());
-  args.push_back(b.getIndexType());
-
-  b.setInsertionPointToEnd(kernels.getBody());
-  auto fn = func::FuncOp::create(b, loc, (name + ".body").str(),
-                                 b.getFunctionType(args, {}));
-  Block *entry = fn.addEntryBlock();
-  b.setInsertionPointToStart(entry);
-  Value lo = entry->getArgument(args.size() - 2);
-  Value hi = entry->getArgument(args.size() - 1);
+  Block *entry = beginKernelBody(b, kernels, name, args, loc);
+  Value lo = entry->getArgument(args.size());
+  Value hi = entry->getArgument(args.size() + 1);
   Value count = arith::SubIOp::create(b, loc, hi, lo);
 
   // This call's range [lo, hi) of the split dimension of every operand
   // that has it.
   const bool sliced = split >= 0 && space.extents[split] > 1;
   SmallVector<Value> views;
-  for (unsigned i = 0; i + 2 < args.size(); ++i) {
+  for (unsigned i = 0; i < args.size(); ++i) {
     Value whole = entry->getArgument(i);
     auto type = cast<MemRefType>(whole.getType());
     if (!sliced || splitAt[i] < 0) {
@@ -221,7 +226,8 @@ FusedLaunch buildFusedKernel(FusedOp op, ModuleOp kernels, StringRef name) {
                                                     : s.of(&inner, in);
         }
         SmallVector<Value> out;
-        for (auto [i, v] : llvm::enumerate(region.getTerminator()->getOperands()))
+        ValueRange yielded = region.getTerminator()->getOperands();
+        for (auto [i, v] : llvm::enumerate(yielded))
           out.push_back(results[i].reduced
                             ? s.add(elements[nIn + i], element.lookup(v))
                             : element.lookup(v));

@@ -40,6 +40,14 @@ inline constexpr llvm::StringLiteral kKernelModule = "whale_kernels";
 FusedLaunch buildFusedKernel(FusedOp op, mlir::ModuleOp kernels,
                              llvm::StringRef name);
 
+/// Starts `name`.body in `kernels`: a func.func over `operands` (memrefs)
+/// and the range [lo, hi) the call takes (two indices, appended), with
+/// `b` at the start of its entry block, which it returns.
+mlir::Block *beginKernelBody(mlir::OpBuilder &b, mlir::ModuleOp kernels,
+                             llvm::StringRef name,
+                             llvm::SmallVector<mlir::Type> operands,
+                             mlir::Location loc);
+
 /// buildFusedKernel for a region that ends in an op of each row
 /// (FusedRowKernel.cpp): one call per range of rows of the last dimension.
 FusedLaunch buildFusedRowKernel(FusedOp op, mlir::ModuleOp kernels,

@@ -226,17 +226,10 @@ FusedLaunch buildFusedRowKernel(FusedOp op, ModuleOp kernels,
         f32));
   }
   args.append(op.getNumResults(), MemRefType::get({rows, width}, f32));
-  args.push_back(b.getIndexType());
-  args.push_back(b.getIndexType());
-
-  b.setInsertionPointToEnd(kernels.getBody());
-  auto fn = func::FuncOp::create(b, loc, (name + ".body").str(),
-                                 b.getFunctionType(args, {}));
-  Block *entry = fn.addEntryBlock();
-  b.setInsertionPointToStart(entry);
+  Block *entry = beginKernelBody(b, kernels, name, args, loc);
   const unsigned nIn = op.getNumOperands();
-  Value lo = entry->getArgument(args.size() - 2);
-  Value hi = entry->getArgument(args.size() - 1);
+  Value lo = entry->getArgument(args.size());
+  Value hi = entry->getArgument(args.size() + 1);
   // The row op's running statistic, one scalar on the stack for all rows.
   Value acc = memref::AllocaOp::create(b, loc, MemRefType::get({}, f32));
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
