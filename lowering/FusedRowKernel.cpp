@@ -31,18 +31,14 @@ namespace {
 
 using kernel::Scalars;
 
-/// How a kernel of rows reads an input: a row of it per row, the same
-/// row for every row, or one element.
-enum class RowRead { Whole, Row, Element };
+/// How a kernel of rows reads an input: a row of it per row (of its rows
+/// that repeat along the iteration: FusedOp::getRowPeriod), the same row
+/// for every row, or one element.
+enum class RowRead { Rows, Row, Element };
 
-RowRead readOf(Type t, ArrayRef<int64_t> iteration) {
-  ArrayRef<int64_t> in = cast<RankedTensorType>(t).getShape();
-  if (in == iteration)
-    return RowRead::Whole;
-  int64_t n = 1;
-  for (int64_t d : in)
-    n *= d;
-  return n == 1 && iteration.back() != 1 ? RowRead::Element : RowRead::Row;
+RowRead readOf(int64_t period) {
+  return period == 0 ? RowRead::Element
+                     : period == 1 ? RowRead::Row : RowRead::Rows;
 }
 
 /// The kernel's body for one row: [1, D] views of every operand.
@@ -57,7 +53,7 @@ public:
     MLIRContext *ctx = b.getContext();
     AffineExpr zero = b.getAffineConstantExpr(0);
     switch (read) {
-    case RowRead::Whole:
+    case RowRead::Rows:
       return b.getMultiDimIdentityMap(2);
     case RowRead::Row:
       return AffineMap::get(2, 0, {zero, b.getAffineDimExpr(1)}, ctx);
@@ -216,13 +212,15 @@ FusedLaunch buildFusedRowKernel(FusedOp op, ModuleOp kernels,
   // Inputs whole as [R, D], a row as [1, D], an element as [1, 1];
   // results [R, D].
   SmallVector<RowRead> reads;
+  SmallVector<int64_t> periods;
   SmallVector<Type> args;
   for (Type t : op.getInputs().getTypes()) {
-    RowRead read = readOf(t, shape);
-    reads.push_back(read);
+    int64_t period = FusedOp::getRowPeriod(t, shape);
+    periods.push_back(period);
+    reads.push_back(readOf(period));
     args.push_back(MemRefType::get(
-        {read == RowRead::Whole ? rows : 1,
-         read == RowRead::Element ? 1 : width},
+        {std::max<int64_t>(period, 1),
+         reads.back() == RowRead::Element ? 1 : width},
         f32));
   }
   args.append(op.getNumResults(), MemRefType::get({rows, width}, f32));
@@ -237,18 +235,24 @@ FusedLaunch buildFusedRowKernel(FusedOp op, ModuleOp kernels,
   b.setInsertionPointToStart(loop.getBody());
   Value r = loop.getInductionVar();
 
-  auto rowOf = [&](Value whole) -> Value {
-    SmallVector<OpFoldResult> offsets{r, b.getIndexAttr(0)},
+  auto rowOf = [&](Value whole, int64_t period) -> Value {
+    // Rows that repeat along the iteration: this one's is r mod period.
+    Value at = r;
+    if (period != rows)
+      at = arith::RemUIOp::create(
+          b, loc, r, arith::ConstantIndexOp::create(b, loc, period));
+    SmallVector<OpFoldResult> offsets{at, b.getIndexAttr(0)},
         sizes{b.getIndexAttr(1), b.getIndexAttr(width)},
         strides{b.getIndexAttr(1), b.getIndexAttr(1)};
     return memref::SubViewOp::create(b, loc, whole, offsets, sizes, strides);
   };
   SmallVector<Value> inputs, outs;
   for (unsigned i = 0; i < nIn; ++i)
-    inputs.push_back(reads[i] == RowRead::Whole ? rowOf(entry->getArgument(i))
-                                                 : entry->getArgument(i));
+    inputs.push_back(reads[i] == RowRead::Rows
+                         ? rowOf(entry->getArgument(i), periods[i])
+                         : entry->getArgument(i));
   for (unsigned i = 0; i < op.getNumResults(); ++i)
-    outs.push_back(rowOf(entry->getArgument(nIn + i)));
+    outs.push_back(rowOf(entry->getArgument(nIn + i), rows));
 
   // The row op's output row; its input's row: a result's, or the output
   // row itself as scratch, written by the elementwise loop.

@@ -361,6 +361,14 @@ std::vector<Case> cases() {
                    {"%n : " + big},
                    /*exact=*/false});
   }
+  // Positions [10, 33] added to every sample of [6, 10, 33], then the
+  // layernorm: row r reads the positions' row r mod 10.
+  out.push_back({"positions_layernorm",
+                 {T, "tensor<10x33xf32>", D, D},
+                 bin("add", "%s", "%a0", T, "%a1", "tensor<10x33xf32>") +
+                     layernorm("%n", "%s", "%a2", "%a3"),
+                 {"%s : " + T, "%n : " + T},
+                 /*exact=*/false});
   // A scaled softmax over the last dimension, the scale one element.
   out.push_back({"scaled_softmax",
                  {T, "tensor<f32>"},

@@ -78,15 +78,33 @@ bool FusedOp::isFusibleRowOp(Operation *op) {
   return false;
 }
 
-bool FusedOp::isRowCompatible(Type type, ArrayRef<int64_t> iteration) {
+int64_t FusedOp::getRowPeriod(Type type, ArrayRef<int64_t> iteration) {
   ArrayRef<int64_t> in = cast<RankedTensorType>(type).getShape();
-  if (in == iteration)
-    return true;
   int64_t n = 1;
   for (int64_t d : in)
     n *= d;
-  return n == 1 || (!iteration.empty() && !in.empty() &&
-                    in.back() == iteration.back() && n == in.back());
+  if (n == 1)
+    return 0;
+  if (iteration.empty() || in.empty() || in.size() > iteration.size() ||
+      in.back() != iteration.back())
+    return -1;
+  // Leading dimensions: 1 (or absent) up to some point, the iteration's
+  // own from there on, so that its rows repeat in the iteration's order.
+  const size_t lead = iteration.size() - in.size();
+  int64_t period = 1;
+  bool full = false;
+  for (size_t d = 0; d + 1 < iteration.size(); ++d) {
+    int64_t extent = d < lead ? 1 : in[d - lead];
+    if (full || (extent != 1 && extent == iteration[d])) {
+      if (extent != iteration[d])
+        return -1;
+      full = true;
+      period *= extent;
+    } else if (extent != 1) {
+      return -1;
+    }
+  }
+  return period;
 }
 
 Operation *FusedOp::getRowOp() {

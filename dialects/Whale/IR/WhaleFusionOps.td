@@ -27,8 +27,9 @@ def Whale_FusedOp : Whale_Op<"fused", [Pure, IsolatedFromAbove, SingleBlock,
     shape, read by nothing in the body but the yield. Or it may end in one
     op of each row (over the last dimension): `layernorm` or `softmax` of
     a value of the iteration shape, likewise read only by the yield; then
-    every input is of the iteration shape, one row (`[D]`) or one
-    element, and the kernel runs row by row. Values used only
+    every input is of the iteration shape, rows that repeat along it
+    (a bias `[D]`, positions `[T, D]` over `[B, T, D]`) or one element,
+    and the kernel runs row by row. Values used only
     inside the body are never stored: only the results are written to
     memory. `-whale-fuse-elementwise` makes these regions; the lowering
     generates one kernel per region.
@@ -84,10 +85,18 @@ def Whale_FusedOp : Whale_Op<"fused", [Pure, IsolatedFromAbove, SingleBlock,
     static bool endsChain(mlir::Operation *op) {
       return isFusibleReduction(op) || isFusibleRowOp(op);
     }
-    /// Whether an input of `type` may feed a region that runs row by row
-    /// over `iteration`: all of it, one row, or one element.
-    static bool isRowCompatible(mlir::Type type,
+    /// How a region that runs row by row over `iteration` reads an input
+    /// of `type`: its M rows of the last dimension's width repeat every M
+    /// rows of the iteration (M: all the rows for an input of the
+    /// iteration shape, 1 for a row such as a bias, the positions' for a
+    /// [T, D] embedding over [B, T, D]); 0 for one element; -1 where it
+    /// is none of these.
+    static int64_t getRowPeriod(mlir::Type type,
                                 llvm::ArrayRef<int64_t> iteration);
+    static bool isRowCompatible(mlir::Type type,
+                                llvm::ArrayRef<int64_t> iteration) {
+      return getRowPeriod(type, iteration) >= 0;
+    }
     /// The op of each row this region ends in, if any.
     mlir::Operation *getRowOp();
     /// The value of the iteration shape a fusible reduction sums.

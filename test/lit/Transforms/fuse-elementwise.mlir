@@ -221,6 +221,21 @@ func.func @priced_sum(%h: tensor<8x16xf32>, %b: tensor<16xf32>, %dy: tensor<8x16
 
 // -----
 
+// Positions [T, D] added to every sample repeat along the rows (row r
+// reads position r mod T): the layernorm after them joins.
+// CHECK-LABEL: func.func @positions_layernorm
+// CHECK: whale.fused(%arg0, %arg1, %arg2) :
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: whale.add
+// CHECK-NEXT: whale.layernorm
+func.func @positions_layernorm(%x: tensor<2x8x16xf32>, %p: tensor<8x16xf32>, %g: tensor<16xf32>) -> tensor<2x8x16xf32> {
+  %s = whale.add %x, %p : tensor<2x8x16xf32>, tensor<8x16xf32> -> tensor<2x8x16xf32>
+  %n = whale.layernorm %s, %g, %g eps = 1.0e-5 : tensor<2x8x16xf32>, tensor<16xf32>, tensor<16xf32>
+  return %n : tensor<2x8x16xf32>
+}
+
+// -----
+
 // A residual sum and the layernorm of it: one region of rows, with both
 // as results (the sum is the next block's residual).
 // CHECK-LABEL: func.func @residual_layernorm
