@@ -254,8 +254,8 @@ LogicalResult FusedOp::verifyRegions() {
       if (!isRowCompatible(t, cast<RankedTensorType>(iteration).getShape()))
         return emitOpError("input ")
                << i << " of type " << t
-               << " is neither the iteration shape, one row of it, nor "
-                  "one element, as a region of rows needs";
+               << " is neither the iteration shape, rows that repeat along "
+                  "it, nor one element, as a region of rows needs";
   if (yield.getNumOperands() != getNumResults())
     return emitOpError("body yields ")
            << yield.getNumOperands() << " values for " << getNumResults()

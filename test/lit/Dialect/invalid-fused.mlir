@@ -173,7 +173,7 @@ func.func @row_op_and_sum(%x: tensor<4x4xf32>) {
 
 // A region of rows reads whole values, rows or elements.
 func.func @row_op_middle_broadcast(%x: tensor<2x4x4xf32>, %c: tensor<2x1x4xf32>) {
-  // expected-error @+1 {{input 1 of type 'tensor<2x1x4xf32>' is neither the iteration shape, one row of it, nor one element, as a region of rows needs}}
+  // expected-error @+1 {{input 1 of type 'tensor<2x1x4xf32>' is neither the iteration shape, rows that repeat along it, nor one element, as a region of rows needs}}
   %r = whale.fused(%x, %c) : (tensor<2x4x4xf32>, tensor<2x1x4xf32>) -> (tensor<2x4x4xf32>) {
   ^bb0(%a: tensor<2x4x4xf32>, %b: tensor<2x1x4xf32>):
     %s = whale.add %a, %b : tensor<2x4x4xf32>, tensor<2x1x4xf32> -> tensor<2x4x4xf32>
