@@ -101,8 +101,9 @@ public:
         });
   }
 
-  /// Adds f(x) over the row `src` into the scalar `acc`, from `init`.
-  Value sum(Value src, Value acc, Value init,
+  /// Folds f(x, acc) over the row `src` into the scalar `acc`, from
+  /// `init`, in the row's order (a sum, a maximum); returns the result.
+  Value fold(Value src, Value acc, Value init,
             llvm::function_ref<Value(Scalars &, Value x, Value acc)> f) {
     memref::StoreOp::create(b, loc, init, acc, ValueRange{});
     linalg::GenericOp::create(
@@ -122,12 +123,12 @@ public:
                  Value acc) {
     Scalars s(b, loc);
     Value d = s.c(static_cast<double>(width));
-    Value mean = s.div(sum(src, acc, s.c(0),
+    Value mean = s.div(fold(src, acc, s.c(0),
                            [](Scalars &s, Value x, Value a) {
                              return s.add(a, x);
                            }),
                        d);
-    Value var = s.div(sum(src, acc, s.c(0),
+    Value var = s.div(fold(src, acc, s.c(0),
                           [&](Scalars &s, Value x, Value a) {
                             Value c = s.sub(x, mean);
                             return s.add(a, s.mul(c, c));
@@ -152,7 +153,7 @@ public:
     Scalars s(b, loc);
     Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
     Value first = memref::LoadOp::create(b, loc, src, ValueRange{c0, c0});
-    Value max = sum(src, acc, first,
+    Value max = fold(src, acc, first,
                     [](Scalars &s, Value x, Value a) { return s.max(a, x); });
     Value masked = arith::CmpFOp::create(
         b, loc, arith::CmpFPredicate::OEQ, max,
