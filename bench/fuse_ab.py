@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Whale with and without its fused kernels, alternating, in one run.
 
-    python3 bench/fuse_ab.py [--rounds 3] [--steps 40] -- SCRIPT.whl [whale run flags]
+    python3 bench/fuse_ab.py [--rounds 3] [--steps 40] [--mpirun N] \
+        -- SCRIPT.whl [whale run flags]
 
 Each round runs `whale run SCRIPT ... --metrics` once fused and once with
 --no-fuse and prints the median step time of each (the first 3 steps left

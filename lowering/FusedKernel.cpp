@@ -212,19 +212,8 @@ FusedLaunch buildFusedKernel(FusedOp op, ModuleOp kernels, StringRef name) {
       b, loc, ValueRange(views).take_front(nIn), outViews, maps, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange elements) {
         Scalars s(nb, nloc);
-        llvm::DenseMap<Value, Value> element;
-        for (BlockArgument a : region.getArguments())
-          element[a] = elements[a.getArgNumber()];
-        for (Operation &inner : region.without_terminator()) {
-          SmallVector<Value> in;
-          for (Value v : inner.getOperands())
-            in.push_back(element.lookup(v));
-          // A sum's element is what it adds: its input's, or the
-          // gradient's at this element before summing.
-          element[inner.getResult(0)] =
-              isa<ReduceSumOp, ReduceMeanOp>(inner) ? in[0]
-                                                    : s.of(&inner, in);
-        }
+        llvm::DenseMap<Value, Value> element = s.elements(
+            region, elements, [](Operation *) { return false; });
         SmallVector<Value> out;
         ValueRange yielded = region.getTerminator()->getOperands();
         for (auto [i, v] : llvm::enumerate(yielded))

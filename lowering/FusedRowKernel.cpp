@@ -64,9 +64,9 @@ public:
   }
   AffineMap identity() { return b.getMultiDimIdentityMap(2); }
   AffineMap scalar() { return AffineMap::get(2, 0, {}, b.getContext()); }
-  SmallVector<utils::IteratorType> iterators(utils::IteratorType first,
-                                             utils::IteratorType second) {
-    return {first, second};
+  /// Both dimensions (row, column) iterated as `t`.
+  SmallVector<utils::IteratorType> both(utils::IteratorType t) {
+    return {t, t};
   }
 
   /// The region's elementwise ops over one row: reads `inputs`, writes
@@ -80,20 +80,11 @@ public:
     maps.append(outs.size(), identity());
     linalg::GenericOp::create(
         b, loc, inputs, outs, maps,
-        iterators(utils::IteratorType::parallel,
-                  utils::IteratorType::parallel),
+        both(utils::IteratorType::parallel),
         [&](OpBuilder &nb, Location nloc, ValueRange elements) {
           Scalars s(nb, nloc);
-          llvm::DenseMap<Value, Value> element;
-          for (BlockArgument a : region.getArguments())
-            element[a] = elements[a.getArgNumber()];
-          for (Operation &inner : region.without_terminator())
-            if (!FusedOp::endsChain(&inner)) {
-              SmallVector<Value> in;
-              for (Value v : inner.getOperands())
-                in.push_back(element.lookup(v));
-              element[inner.getResult(0)] = s.of(&inner, in);
-            }
+          llvm::DenseMap<Value, Value> element =
+              s.elements(region, elements, FusedOp::endsChain);
           SmallVector<Value> out;
           for (Value v : written)
             out.push_back(element.lookup(v));
@@ -108,8 +99,7 @@ public:
     memref::StoreOp::create(b, loc, init, acc, ValueRange{});
     linalg::GenericOp::create(
         b, loc, ValueRange{src}, ValueRange{acc}, {identity(), scalar()},
-        iterators(utils::IteratorType::reduction,
-                  utils::IteratorType::reduction),
+        both(utils::IteratorType::reduction),
         [&](OpBuilder &nb, Location nloc, ValueRange e) {
           Scalars s(nb, nloc);
           linalg::YieldOp::create(nb, nloc, ValueRange{f(s, e[0], e[1])});
@@ -139,8 +129,7 @@ public:
     linalg::GenericOp::create(
         b, loc, ValueRange{src, gamma, beta}, ValueRange{dst},
         {identity(), map(gammaRead), map(betaRead), identity()},
-        iterators(utils::IteratorType::parallel,
-                  utils::IteratorType::parallel),
+        both(utils::IteratorType::parallel),
         [&](OpBuilder &nb, Location nloc, ValueRange e) {
           Scalars s(nb, nloc);
           Value y = s.add(s.mul(s.mul(s.sub(e[0], mean), rstd), e[1]), e[2]);
@@ -163,8 +152,7 @@ public:
     linalg::GenericOp::create(
         b, loc, ValueRange{src}, ValueRange{dst, acc},
         {identity(), identity(), scalar()},
-        iterators(utils::IteratorType::reduction,
-                  utils::IteratorType::reduction),
+        both(utils::IteratorType::reduction),
         [&](OpBuilder &nb, Location nloc, ValueRange e) {
           Scalars s(nb, nloc);
           Value ex = s.select(masked, s.c(0), s.exp(s.sub(e[0], max)));
@@ -176,8 +164,7 @@ public:
     Value inv = s.select(positive, s.div(s.c(1), total), zero);
     linalg::GenericOp::create(
         b, loc, ValueRange{}, ValueRange{dst}, {identity()},
-        iterators(utils::IteratorType::parallel,
-                  utils::IteratorType::parallel),
+        both(utils::IteratorType::parallel),
         [&](OpBuilder &nb, Location nloc, ValueRange e) {
           Scalars s(nb, nloc);
           linalg::YieldOp::create(nb, nloc, ValueRange{s.mul(e[0], inv)});

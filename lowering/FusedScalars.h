@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace whale::kernel {
@@ -85,7 +86,29 @@ public:
         .Case([&](BinaryGradOp g) {
           return binaryGrad(g.getKind(), g.getOperand() == 0, in);
         })
+        // A sum's element is what it adds (a bias gradient's is the
+        // gradient at that element, above).
+        .Case<ReduceSumOp, ReduceMeanOp>([&](Operation *) { return in[0]; })
         .Default([](Operation *) { return Value(); });
+  }
+
+  /// The element of every value `region` makes from its arguments'
+  /// elements `args`, op by op, but for the ops `skip` names.
+  llvm::DenseMap<Value, Value>
+  elements(mlir::Block &region, mlir::ValueRange args,
+           llvm::function_ref<bool(Operation *)> skip) {
+    llvm::DenseMap<Value, Value> element;
+    for (mlir::BlockArgument a : region.getArguments())
+      element[a] = args[a.getArgNumber()];
+    for (Operation &inner : region.without_terminator()) {
+      if (skip(&inner))
+        continue;
+      llvm::SmallVector<Value> in;
+      for (Value v : inner.getOperands())
+        in.push_back(element.lookup(v));
+      element[inner.getResult(0)] = of(&inner, in);
+    }
+    return element;
   }
 
 private:
