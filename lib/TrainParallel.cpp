@@ -60,7 +60,7 @@ namespace {
 int64_t bytesMoved(const whale_rt_context *ctx) {
   return whale_rt_comm_bytes(ctx, 0) + whale_rt_comm_bytes(ctx, 1) +
          whale_rt_comm_bytes(ctx, 3) + whale_rt_comm_bytes(ctx, 4) +
-         whale_rt_comm_bytes(ctx, 5);
+         whale_rt_comm_bytes(ctx, 5) + whale_rt_comm_bytes(ctx, 6);
 }
 
 using TensorList = std::vector<whale_rt_tensor *>;

@@ -47,7 +47,8 @@ LogicalResult whale::emitOptimizerUpdates(OpBuilder &b, Location loc,
     auto clipOp = ClipGradNormOp::create(
         b, loc, types, grads, b.getF64FloatAttr(clip), clipGroup,
         shards ? b.getI64IntegerAttr(shards) : IntegerAttr(),
-        shards ? b.getDenseBoolArrayAttr(sharded) : DenseBoolArrayAttr());
+        shards ? b.getDenseBoolArrayAttr(sharded) : DenseBoolArrayAttr(),
+        /*owners=*/DenseI64ArrayAttr());
     grads.assign(clipOp.getResults().begin(), clipOp.getResults().end());
   }
   double lr = number(optimizer, "lr", 1e-3),

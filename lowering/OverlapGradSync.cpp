@@ -77,8 +77,10 @@ void overlap(func::FuncOp fn) {
       b.setInsertionPointAfter(after);
     else
       b.setInsertionPointToStart(&body);
-    auto start = AllReduceStartOp::create(b, ar.getLoc(), ar.getValues(),
-                                          ar.getGroupAttr(), ar.getShardsAttr());
+    auto start =
+        AllReduceStartOp::create(b, ar.getLoc(), ar.getValues(),
+                                 ar.getGroupAttr(), ar.getShardsAttr(),
+                                 ar.getOwnersAttr());
     b.setInsertionPoint(ar);
     auto wait = AllReduceWaitOp::create(b, ar.getLoc(), ar.getResultTypes(),
                                         start.getPending());

@@ -322,7 +322,8 @@ LogicalResult RankBuilder::build(int64_t s) {
         auto reduced = AllReduceOp::create(
             b, loc, types, values,
             b.getStringAttr(shards ? "shard_peers" : "replicas"),
-            shards ? b.getI64IntegerAttr(shards) : IntegerAttr());
+            shards ? b.getI64IntegerAttr(shards) : IntegerAttr(),
+            /*owners=*/DenseI64ArrayAttr());
         for (auto [k, i] : llvm::enumerate(at))
           grads[i] = reduced.getResult(k);
       }

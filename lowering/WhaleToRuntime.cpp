@@ -444,7 +444,13 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     Value array = handleArray(op->getOperands());
     for (int64_t i = 0; i < n; ++i)
       handles[c.getResult(i)] = in(i);
-    if (std::optional<ArrayRef<bool>> sharded = c.getSharded()) {
+    if (std::optional<ArrayRef<int64_t>> owners = c.getOwners()) {
+      std::optional<StringRef> group = c.getGroup();
+      call("whale_rt_clip_grad_norm_owned",
+           {ctxArg, constI32(group ? groupKind(*group) : -1), constI32(n),
+            array, i32Array(SmallVector<int32_t>(owners->begin(), owners->end())),
+            constF64(c.getMaxNorm().convertToDouble()), nullPtr()});
+    } else if (std::optional<ArrayRef<bool>> sharded = c.getSharded()) {
       SmallVector<int32_t> flags(sharded->begin(), sharded->end());
       std::optional<StringRef> group = c.getGroup();
       call("whale_rt_clip_grad_norm_sharded",
@@ -468,7 +474,15 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     Value array = handleArray(op->getOperands());
     for (int64_t i = 0; i < n; ++i)
       handles[ar.getResult(i)] = in(i);
-    if (ar.getGroup() == "shard_peers")
+    if (std::optional<ArrayRef<int64_t>> owners = ar.getOwners()) {
+      std::optional<int64_t> shards = ar.getShards();
+      SmallVector<int32_t> positions(owners->begin(), owners->end());
+      call("whale_rt_reduce_to_owners",
+           {ctxArg,
+            constI32(shards ? kGroupShardPeers : groupKind(ar.getGroup())),
+            constI32(shards.value_or(0)), constI32(n), array,
+            i32Array(positions)});
+    } else if (ar.getGroup() == "shard_peers")
       call("whale_rt_all_reduce_peers",
            {ctxArg, constI32(*ar.getShards()), constI32(n), array});
     else
@@ -479,12 +493,21 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   if (auto start = dyn_cast<AllReduceStartOp>(op)) {
     std::optional<int64_t> shards = start.getShards();
     Value request = LLVM::AllocaOp::create(b, loc, ptr, i64, constI64(1));
-    call("whale_rt_all_reduce_start",
-         {ctxArg,
-          constI32(shards ? kGroupShardPeers : groupKind(start.getGroup())),
-          constI32(shards.value_or(0)),
-          constI32(static_cast<int32_t>(start.getValues().size())),
-          handleArray(op->getOperands()), request});
+    SmallVector<Value> args = {
+        ctxArg,
+        constI32(shards ? kGroupShardPeers : groupKind(start.getGroup())),
+        constI32(shards.value_or(0)),
+        constI32(static_cast<int32_t>(start.getValues().size())),
+        handleArray(op->getOperands())};
+    if (std::optional<ArrayRef<int64_t>> owners = start.getOwners()) {
+      args.push_back(
+          i32Array(SmallVector<int32_t>(owners->begin(), owners->end())));
+      args.push_back(request);
+      call("whale_rt_reduce_to_owners_start", args);
+    } else {
+      args.push_back(request);
+      call("whale_rt_all_reduce_start", args);
+    }
     handles[start.getPending()] = LLVM::LoadOp::create(b, loc, i64, request);
     return success();
   }

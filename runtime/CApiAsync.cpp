@@ -34,73 +34,99 @@ void forgetStarted(whale_rt_context *ctx) {
 
 } // namespace whale::rt::capi
 
+namespace {
+
+/// whale_rt_all_reduce_start, and with `owners` its reduce to owners.
+whale_rt_status startBucket(whale_rt_context *ctx, const char *op,
+                            int32_t group, int32_t shards, int32_t num_tensors,
+                            whale_rt_tensor *const *ts, const int32_t *owners,
+                            int64_t *request) {
+  const std::string name = op;
+  if (!request)
+    return ctx->invalid(name + "_start: no place for the request");
+  *request = 0; // nothing to wait for, unless queued below
+  if (!ctx->comm)
+    return ctx->invalid(name +
+                        "_start: the context is not bound to a communicator");
+  std::vector<int> ranks;
+  int position = 0;
+  if (!collectiveGroup(ctx, group, shards, ranks, position) ||
+      num_tensors < 0 || (num_tensors > 0 && !ts))
+    return ctx->invalid(name + "_start: bad group or tensors");
+  Bucket layout;
+  if (whale_rt_status s = makeBucket(ctx, (name + "_start").c_str(),
+                                     ranks.size(), num_tensors, ts, owners,
+                                     layout))
+    return s;
+  if (ranks.size() == 1 || num_tensors == 0)
+    return WHALE_RT_OK;
+  if (!ctx->comm->concurrentCollectives())
+    return sumBucket(ctx, ranks, layout);
+  bool onDevices = false;
+  std::string key;
+  if (Status st = deviceCollectives(ctx, ranks, onDevices, key); !st)
+    return ctx->fail(st);
+  if (onDevices)
+    return sumBucket(ctx, ranks, layout);
+
+  whale_rt_started_all_reduce started;
+  started.bucket = std::make_shared<std::vector<float>>(layout.total);
+  {
+    Profiler::Scope pack(ctx->profiler.get(), (name + " pack").c_str(),
+                         "compute", ctx->traceTrack, ctx->site);
+    int64_t at = 0;
+    for (whale_rt_tensor *t : layout.tensors) {
+      if (Status st = ctx->device->copyToHost(started.bucket->data() + at,
+                                              t->tensor.raw(),
+                                              t->tensor.bytes());
+          !st)
+        return ctx->fail(st);
+      at += t->tensor.numel();
+    }
+    started.tensors = layout.tensors;
+  }
+  if (!ctx->started)
+    ctx->started = std::make_unique<CollectiveQueue>();
+  // What the collective thread reads is its own: copies, and the bucket.
+  *request = ctx->started->start(
+      ranks, [comm = ctx->comm, rank = ctx->rank, ranks,
+              bucket = started.bucket, parts = std::move(layout.parts),
+              profiler = ctx->profiler, track = ctx->traceTrack + 1,
+              site = ctx->site, scope = "overlapped " + name] {
+        Profiler::Scope sum(profiler.get(), scope.c_str(), "communication",
+                            track, site);
+        const auto count = static_cast<int64_t>(bucket->size());
+        return parts.empty() ? comm->allReduce(rank, ranks, DType::F32,
+                                               bucket->data(), count)
+                             : comm->reduceToOwners(rank, ranks, DType::F32,
+                                                    bucket->data(), parts);
+      });
+  ctx->startedAllReduces[*request] = std::move(started);
+  return WHALE_RT_OK;
+}
+
+} // namespace
+
 extern "C" {
 
 whale_rt_status whale_rt_all_reduce_start(whale_rt_context *ctx, int32_t group,
                                           int32_t shards, int32_t num_tensors,
                                           whale_rt_tensor *const *ts,
                                           int64_t *request) {
-  return guarded(ctx, [&]() -> whale_rt_status {
-    if (!request)
-      return ctx->invalid("all_reduce_start: no place for the request");
-    *request = 0; // nothing to wait for, unless queued below
-    if (!ctx->comm)
-      return ctx->invalid(
-          "all_reduce_start: the context is not bound to a communicator");
-    std::vector<int> ranks;
-    int position = 0;
-    if (!collectiveGroup(ctx, group, shards, ranks, position) ||
-        num_tensors < 0 ||
-        (num_tensors > 0 && !ts))
-      return ctx->invalid("all_reduce_start: bad group or tensors");
-    if (ranks.size() == 1 || num_tensors == 0)
-      return WHALE_RT_OK;
-    if (!ctx->comm->concurrentCollectives())
-      return allReduceBucket(ctx, ranks, num_tensors, ts);
-    int64_t total = 0;
-    for (int32_t i = 0; i < num_tensors; ++i) {
-      if (whale_rt_status s =
-              needF32(ctx, "all_reduce_start", {{"tensor", ts[i]}}))
-        return s;
-      total += ts[i]->tensor.numel();
-    }
-    bool onDevices = false;
-    std::string key;
-    if (Status st = deviceCollectives(ctx, ranks, onDevices, key); !st)
-      return ctx->fail(st);
-    if (onDevices)
-      return allReduceBucket(ctx, ranks, num_tensors, ts);
+  return guarded(ctx, [&] {
+    return startBucket(ctx, "all_reduce", group, shards, num_tensors, ts,
+                       nullptr, request);
+  });
+}
 
-    whale_rt_started_all_reduce started;
-    started.bucket = std::make_shared<std::vector<float>>(total);
-    {
-      Profiler::Scope pack(ctx->profiler.get(), "all_reduce pack", "compute",
-                           ctx->traceTrack, ctx->site);
-      int64_t at = 0;
-      for (int32_t i = 0; i < num_tensors; ++i) {
-        if (Status st = ctx->device->copyToHost(started.bucket->data() + at,
-                                                ts[i]->tensor.raw(),
-                                                ts[i]->tensor.bytes());
-            !st)
-          return ctx->fail(st);
-        at += ts[i]->tensor.numel();
-        started.tensors.push_back(ts[i]);
-      }
-    }
-    if (!ctx->started)
-      ctx->started = std::make_unique<CollectiveQueue>();
-    // What the collective thread reads is its own: copies, and the bucket.
-    *request = ctx->started->start(
-        ranks, [comm = ctx->comm, rank = ctx->rank, ranks,
-                bucket = started.bucket, profiler = ctx->profiler,
-                track = ctx->traceTrack + 1, site = ctx->site] {
-          Profiler::Scope scope(profiler.get(), "overlapped all_reduce",
-                                "communication", track, site);
-          return comm->allReduce(rank, ranks, DType::F32, bucket->data(),
-                                 static_cast<int64_t>(bucket->size()));
-        });
-    ctx->startedAllReduces[*request] = std::move(started);
-    return WHALE_RT_OK;
+whale_rt_status whale_rt_reduce_to_owners_start(
+    whale_rt_context *ctx, int32_t group, int32_t shards, int32_t num_tensors,
+    whale_rt_tensor *const *ts, const int32_t *owners, int64_t *request) {
+  return guarded(ctx, [&] {
+    if (!owners && num_tensors > 0)
+      return ctx->invalid("reduce_to_owners_start: no owners");
+    return startBucket(ctx, "reduce_to_owners", group, shards, num_tensors, ts,
+                       owners, request);
   });
 }
 

@@ -187,50 +187,86 @@ deviceAllReduce(whale_rt_context *ctx, const std::vector<int> &ranks,
   return WHALE_RT_OK;
 }
 
-whale_rt_status allReduceBucket(whale_rt_context *ctx,
-                                const std::vector<int> &ranks,
-                                int32_t num_tensors,
-                                whale_rt_tensor *const *ts) {
-  // One bucket: pack, reduce once, unpack.
-  int64_t total = 0;
+whale_rt_status makeBucket(whale_rt_context *ctx, const char *op,
+                           size_t members, int32_t num_tensors,
+                           whale_rt_tensor *const *ts, const int32_t *owners,
+                           Bucket &bucket) {
   for (int32_t i = 0; i < num_tensors; ++i) {
-    if (whale_rt_status s = needF32(ctx, "all_reduce", {{"tensor", ts[i]}}))
+    if (whale_rt_status s = needF32(ctx, op, {{"tensor", ts[i]}}))
       return s;
-    total += ts[i]->tensor.numel();
+    if (owners && (owners[i] < 0 || size_t(owners[i]) >= members))
+      return ctx->invalid(std::string(op) + ": tensor " + std::to_string(i) +
+                          "'s owner " + std::to_string(owners[i]) +
+                          " is not a position in a group of " +
+                          std::to_string(members) + " ranks");
+    bucket.total += ts[i]->tensor.numel();
   }
+  if (!owners) {
+    bucket.tensors.assign(ts, ts + num_tensors);
+    return WHALE_RT_OK;
+  }
+  // Each member's tensors together, in the bucket's order within a part.
+  bucket.parts.assign(members, 0);
+  for (size_t m = 0; m < members; ++m)
+    for (int32_t i = 0; i < num_tensors; ++i)
+      if (size_t(owners[i]) == m) {
+        bucket.tensors.push_back(ts[i]);
+        bucket.parts[m] += ts[i]->tensor.numel();
+      }
+  return WHALE_RT_OK;
+}
+
+whale_rt_status sumBucket(whale_rt_context *ctx, const std::vector<int> &ranks,
+                          const Bucket &bucket) {
+  const auto n = static_cast<int32_t>(bucket.tensors.size());
+  whale_rt_tensor *const *ts = bucket.tensors.data();
   if (Status st = settleStarted(ctx, ranks); !st)
     return ctx->fail(st);
-  CommScope scope(ctx, "all_reduce");
+  CommScope scope(ctx, bucket.parts.empty() ? "all_reduce" : "reduce_to_owners");
   bool onDevices = false;
   std::string key;
   if (Status st = deviceCollectives(ctx, ranks, onDevices, key); !st)
     return ctx->fail(st);
   if (onDevices)
-    return deviceAllReduce(ctx, ranks, key, num_tensors, ts, total);
-  std::vector<float> bucket(static_cast<size_t>(total));
+    return deviceAllReduce(ctx, ranks, key, n, ts, bucket.total);
+  std::vector<float> packed(static_cast<size_t>(bucket.total));
   Device &dev = *ctx->device;
   int64_t at = 0;
-  for (int32_t i = 0; i < num_tensors; ++i) {
+  for (int32_t i = 0; i < n; ++i) {
     int64_t bytes = ts[i]->tensor.bytes();
     if (Status st =
-            dev.copyToHost(bucket.data() + at, ts[i]->tensor.raw(), bytes);
+            dev.copyToHost(packed.data() + at, ts[i]->tensor.raw(), bytes);
         !st)
       return ctx->fail(st);
     at += ts[i]->tensor.numel();
   }
-  Status st =
-      ctx->comm->allReduce(ctx->rank, ranks, DType::F32, bucket.data(), total);
+  Status st = bucket.parts.empty()
+                  ? ctx->comm->allReduce(ctx->rank, ranks, DType::F32,
+                                         packed.data(), bucket.total)
+                  : ctx->comm->reduceToOwners(ctx->rank, ranks, DType::F32,
+                                              packed.data(), bucket.parts);
   if (!st)
     return ctx->fail(st);
   at = 0;
-  for (int32_t i = 0; i < num_tensors; ++i) {
-    if (Status st = dev.copyFromHost(ts[i]->tensor.raw(), bucket.data() + at,
+  for (int32_t i = 0; i < n; ++i) {
+    if (Status st = dev.copyFromHost(ts[i]->tensor.raw(), packed.data() + at,
                                      ts[i]->tensor.bytes());
         !st)
       return ctx->fail(st);
     at += ts[i]->tensor.numel();
   }
   return WHALE_RT_OK;
+}
+
+whale_rt_status allReduceBucket(whale_rt_context *ctx,
+                                const std::vector<int> &ranks,
+                                int32_t num_tensors,
+                                whale_rt_tensor *const *ts) {
+  Bucket bucket;
+  if (whale_rt_status s = makeBucket(ctx, "all_reduce", ranks.size(),
+                                     num_tensors, ts, nullptr, bucket))
+    return s;
+  return sumBucket(ctx, ranks, bucket);
 }
 
 whale_rt_status clipCombined(whale_rt_context *ctx, int32_t num_grads,
@@ -623,6 +659,28 @@ whale_rt_status whale_rt_all_reduce(whale_rt_context *ctx, int32_t group,
   });
 }
 
+whale_rt_status whale_rt_reduce_to_owners(whale_rt_context *ctx, int32_t group,
+                                          int32_t shards, int32_t num_tensors,
+                                          whale_rt_tensor *const *ts,
+                                          const int32_t *owners) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needComm(ctx, "reduce_to_owners"))
+      return s;
+    std::vector<int> ranks;
+    int position = 0;
+    if (!collectiveGroup(ctx, group, shards, ranks, position) ||
+        num_tensors < 0 || (num_tensors > 0 && (!ts || !owners)))
+      return ctx->invalid("reduce_to_owners: bad group, tensors or owners");
+    Bucket bucket;
+    if (whale_rt_status s = makeBucket(ctx, "reduce_to_owners", ranks.size(),
+                                       num_tensors, ts, owners, bucket))
+      return s;
+    if (ranks.size() == 1 || num_tensors == 0)
+      return WHALE_RT_OK;
+    return sumBucket(ctx, ranks, bucket);
+  });
+}
+
 whale_rt_status whale_rt_owns(whale_rt_context *ctx, int32_t group,
                               int32_t shards, int32_t owner, int32_t *mine) {
   return guarded(ctx, [&]() -> whale_rt_status {
@@ -689,6 +747,67 @@ whale_rt_status whale_rt_clip_grad_norm_group(whale_rt_context *ctx,
   });
 }
 
+whale_rt_status whale_rt_clip_grad_norm_owned(whale_rt_context *ctx,
+                                              int32_t group, int32_t num_grads,
+                                              whale_rt_tensor *const *grads,
+                                              const int32_t *owners,
+                                              double max_norm, double *norm) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needComm(ctx, "clip_grad_norm"))
+      return s;
+    std::vector<int> replicas, across;
+    int position = 0;
+    if (!collectiveGroup(ctx, WHALE_RT_GROUP_REPLICAS, 0, replicas,
+                         position) ||
+        (group >= 0 && !groupRanks(ctx, group, across)))
+      return ctx->invalid("clip_grad_norm: bad group");
+    if (num_grads < 0 || (num_grads > 0 && (!grads || !owners)) ||
+        !(max_norm > 0))
+      return ctx->invalid("clip_grad_norm: needs gradients, their owners and "
+                          "max_norm > 0");
+    // A gradient reduced to its owner counts there alone: the others hold
+    // only their own part of its sum. The rest every replica holds whole.
+    std::vector<whale_rt_tensor *> whole;
+    std::vector<View<float>> mine;
+    for (int32_t i = 0; i < num_grads; ++i) {
+      if (whale_rt_status s =
+              needF32(ctx, "clip_grad_norm", {{"grad", grads[i]}}))
+        return s;
+      if (owners[i] < -1 || owners[i] >= int32_t(replicas.size()))
+        return ctx->invalid("clip_grad_norm: gradient " + std::to_string(i) +
+                            "'s owner " + std::to_string(owners[i]) +
+                            " is not one of " +
+                            std::to_string(replicas.size()) + " replicas");
+      if (owners[i] < 0)
+        whole.push_back(grads[i]);
+      else if (owners[i] == position)
+        mine.push_back(grads[i]->tensor.view<float>());
+    }
+    double owned = 0;
+    if (Status st = ctx->device->sumSquares(mine, owned); !st)
+      return ctx->fail(st);
+    double norm2 = 0;
+    whale_rt_status s = clipCombined(
+        ctx, static_cast<int32_t>(whole.size()), whole.data(), max_norm,
+        &norm2, [&](double &squares) {
+          if (Status st = sumOverRanks(ctx, replicas, owned); !st)
+            return st;
+          squares += owned;
+          return sumOverRanks(ctx, across, squares);
+        });
+    if (s != WHALE_RT_OK)
+      return s;
+    // clipCombined scaled the whole gradients; the owned ones scale alike.
+    double n = norm2;
+    if (n > max_norm && n > 0 && !mine.empty())
+      if (Status st = ctx->device->scale(mine, max_norm / n); !st)
+        return ctx->fail(st);
+    if (norm)
+      *norm = n;
+    return WHALE_RT_OK;
+  });
+}
+
 int64_t whale_rt_comm_bytes(const whale_rt_context *ctx, int32_t kind) {
   if (!ctx || !ctx->comm)
     return 0;
@@ -706,6 +825,8 @@ int64_t whale_rt_comm_bytes(const whale_rt_context *ctx, int32_t kind) {
     return c.allToAllBytes;
   case 5:
     return c.broadcastBytes;
+  case 6:
+    return c.reduceToOwnersBytes;
   }
   return 0;
 }

@@ -204,6 +204,25 @@ Status sumOverRanks(whale_rt_context *ctx, const std::vector<int> &ranks,
 Status deviceCollectives(whale_rt_context *ctx, const std::vector<int> &ranks,
                          bool &use, std::string &key);
 
+/// A bucket as it is packed: its tensors in packing order, and for a
+/// reduce to owners each member's part (the tensors it owns, member after
+/// member in group order).
+struct Bucket {
+  std::vector<whale_rt_tensor *> tensors;
+  std::vector<int64_t> parts; ///< empty: every member gets every sum
+  int64_t total = 0;          ///< elements
+};
+/// Checks a bucket's tensors (f32) and owners (null: an all-reduce; else
+/// each tensor's owner, a position among `members`) and lays it out.
+whale_rt_status makeBucket(whale_rt_context *ctx, const char *op,
+                           size_t members, int32_t num_tensors,
+                           whale_rt_tensor *const *ts, const int32_t *owners,
+                           Bucket &bucket);
+/// Sums a bucket over `ranks` in place: every tensor on every member, or,
+/// with parts, each on its owner (on devices with collectives of their
+/// own, every tensor on every member: the owners get theirs too).
+whale_rt_status sumBucket(whale_rt_context *ctx, const std::vector<int> &ranks,
+                          const Bucket &bucket);
 /// Sums f32 tensors over `ranks` as one bucket, in place.
 whale_rt_status allReduceBucket(whale_rt_context *ctx,
                                 const std::vector<int> &ranks,

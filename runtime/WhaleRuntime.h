@@ -489,6 +489,22 @@ whale_rt_status whale_rt_all_reduce_start(whale_rt_context *ctx, int32_t group,
 /* Waits for a started all-reduce and writes its sums into its tensors. */
 whale_rt_status whale_rt_all_reduce_wait(whale_rt_context *ctx,
                                          int64_t request);
+/* Sums each tensor over a group on its owner alone (ZeRO's gradients
+ * reduced to the ranks that update them): owners[i] is tensor i's owner, a
+ * position in the group (WHALE_RT_GROUP_*; `shards` for
+ * WHALE_RT_GROUP_SHARD_PEERS). The owner gets the all-reduce's sum, bit for
+ * bit; what the others' copies hold after is unspecified (their own values,
+ * or the sums). Each member sends the parts it does not own: half an
+ * all-reduce's traffic. */
+whale_rt_status whale_rt_reduce_to_owners(whale_rt_context *ctx, int32_t group,
+                                          int32_t shards, int32_t num_tensors,
+                                          whale_rt_tensor *const *ts,
+                                          const int32_t *owners);
+/* whale_rt_reduce_to_owners begun as whale_rt_all_reduce_start begins an
+ * all-reduce; whale_rt_all_reduce_wait ends it. */
+whale_rt_status whale_rt_reduce_to_owners_start(
+    whale_rt_context *ctx, int32_t group, int32_t shards, int32_t num_tensors,
+    whale_rt_tensor *const *ts, const int32_t *owners, int64_t *request);
 /* Optimizer state sharded over a group (ZeRO stage 1): *mine is 1 when
  * ctx is the member at position `owner` of `group` (WHALE_RT_GROUP_*;
  * `shards` for WHALE_RT_GROUP_SHARD_PEERS), else 0. */
@@ -498,6 +514,16 @@ whale_rt_status whale_rt_owns(whale_rt_context *ctx, int32_t group,
 whale_rt_status whale_rt_broadcast_from(whale_rt_context *ctx,
                                         int32_t group, int32_t shards,
                                         int32_t owner, whale_rt_tensor *t);
+/* As whale_rt_clip_grad_norm_group (group < 0: no group), where owners[i]
+ * is gradient i's owner among the replicas (whale_rt_reduce_to_owners
+ * summed it there alone) or -1 (every replica holds it whole): an owned
+ * gradient's squares count on its owner, summed over the replicas. Only
+ * the owners' copies of owned gradients are scaled to the norm's clip. */
+whale_rt_status whale_rt_clip_grad_norm_owned(whale_rt_context *ctx,
+                                              int32_t group, int32_t num_grads,
+                                              whale_rt_tensor *const *grads,
+                                              const int32_t *owners,
+                                              double max_norm, double *norm);
 /* As whale_rt_clip_grad_norm, with the squares summed over a group: the
  * norm of gradients spread over the stages of a pipeline. */
 whale_rt_status whale_rt_clip_grad_norm_group(whale_rt_context *ctx,
@@ -543,7 +569,8 @@ whale_rt_status whale_rt_batch_norm_grad(
     whale_rt_tensor *mean, whale_rt_tensor *invstd, whale_rt_tensor *dy,
     whale_rt_tensor *dx, whale_rt_tensor *dgamma, whale_rt_tensor *dbeta);
 /* Bytes this rank has moved: 0 all-reduce, 1 send, 2 recv, 3 all-gather,
- * 4 all-to-all (the chunks it sent to others), 5 broadcast. */
+ * 4 all-to-all (the chunks it sent to others), 5 broadcast, 6 reduce to
+ * owners (the parts it sent to others). */
 int64_t whale_rt_comm_bytes(const whale_rt_context *ctx, int32_t kind);
 
 /* Tensor parallelism. A shard group is `shards` consecutive replicas of a

@@ -185,6 +185,21 @@ private:
     return true;
   }
 
+  /// A bucket's sums over a group: all-reduced, or reduced to their owners
+  /// (each member sends the parts it does not own, as a reduce-scatter of
+  /// the bucket does; the owners are dealt out evenly).
+  bool sumCollective(mlir::Operation *op, bool toOwners, llvm::StringRef group,
+                     std::optional<int64_t> shards, int32_t position,
+                     std::string &error) {
+    return toOwners ? groupCollective(op, "whale.reduce_to_owners",
+                                      Collective::ReduceScatter,
+                                      operandBytes(op), group, shards,
+                                      position, error)
+                    : groupCollective(op, "whale.all_reduce",
+                                      Collective::AllReduce, operandBytes(op),
+                                      group, shards, position, error);
+  }
+
   /// The event of an op seen before (a later micro-batch's), by identity.
   bool seenBefore(mlir::Operation *op, int32_t peer, int64_t tag) {
     auto it = seen.find(identityOf(op));
@@ -224,9 +239,8 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
   if (auto start = llvm::dyn_cast<AllReduceStartOp>(op)) {
     step(computeEvent(op, llvm::cast<CostOpInterface>(op), bf16), -1, 0, op);
     program.steps.back().site = position;
-    if (!groupCollective(op, "whale.all_reduce", Collective::AllReduce,
-                         operandBytes(op), start.getGroup(), start.getShards(),
-                         position, error))
+    if (!sumCollective(op, start.getOwners().has_value(), start.getGroup(),
+                       start.getShards(), position, error))
       return false;
     Step &s = program.steps.back();
     s.request = nextRequest;
@@ -275,9 +289,8 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
     return true;
   }
   if (auto ar = llvm::dyn_cast<AllReduceOp>(op))
-    return groupCollective(op, "whale.all_reduce", Collective::AllReduce,
-                           operandBytes(op), ar.getGroup(), ar.getShards(),
-                           position, error);
+    return sumCollective(op, ar.getOwners().has_value(), ar.getGroup(),
+                         ar.getShards(), position, error);
   // Optimizer state sharded over a group: the owner's parameter to the
   // others.
   if (auto bc = llvm::dyn_cast<BroadcastOp>(op))
@@ -362,6 +375,10 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
                GroupKind::Replicas, 0);
   // Clipping sums its squares over the stages and the shard group.
   if (auto clip = llvm::dyn_cast<ClipGradNormOp>(op)) {
+    // Owned gradients' squares, summed over the replicas that own them.
+    if (clip.getOwners())
+      collective("whale.clip_grad_norm", Collective::AllReduce, 8,
+                 GroupKind::Replicas, 0);
     if (std::optional<int64_t> shards = clip.getShards())
       collective("whale.clip_grad_norm", Collective::AllReduce, 8,
                  GroupKind::ShardGroup, *shards);

@@ -82,11 +82,41 @@ void sumInGroupOrder(DType dtype, void *out,
   }
 }
 
+Status Communicator::reduceToOwners(int rank, const std::vector<int> &group,
+                                    DType dtype, void *data,
+                                    const std::vector<int64_t> &parts) {
+  int64_t count = 0, from = 0;
+  if (Status st = checkParts(group, rank, parts, count, from); !st)
+    return st;
+  return allReduce(rank, group, dtype, data, count);
+}
+
+Status checkParts(const std::vector<int> &group, int rank,
+                  const std::vector<int64_t> &parts, int64_t &count,
+                  int64_t &from) {
+  if (parts.size() != group.size())
+    return Status::invalid("reduce_to_owners: " + std::to_string(parts.size()) +
+                           " parts for a group of " +
+                           std::to_string(group.size()) + " ranks");
+  count = from = 0;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    if (parts[k] < 0)
+      return Status::invalid("reduce_to_owners: part " + std::to_string(k) +
+                             " has a negative size");
+    if (k < group.size() && group[k] == rank)
+      from = count;
+    count += parts[k];
+  }
+  return Status::ok();
+}
+
 struct InProcessCommunicator::Round {
   std::string op;
   DType dtype;
   int64_t count;
   int root;
+  /// A reduce to owners: each member's part.
+  std::vector<int64_t> parts;
   std::vector<const void *> inputs;
   std::vector<bool> arrivedAt;
   int arrived = 0, computed = 0, left = 0;
@@ -162,7 +192,8 @@ Status InProcessCommunicator::collective(const char *op, int rank,
                                          DType dtype, int64_t count,
                                          const void *in, void *out,
                                          int64_t outCount, int root,
-                                         int64_t *counter) {
+                                         int64_t *counter,
+                                         const std::vector<int64_t> *parts) {
   if (Status st = checkRanks(op, rank, group); !st)
     return st;
   if (count < 0)
@@ -185,6 +216,8 @@ Status InProcessCommunicator::collective(const char *op, int rank,
     slot->dtype = dtype;
     slot->count = count;
     slot->root = root;
+    if (parts)
+      slot->parts = *parts;
     slot->inputs.assign(n, nullptr);
     slot->arrivedAt.assign(n, false);
     if (std::string_view(op) == "all_reduce" && count > 0) {
@@ -202,7 +235,7 @@ Status InProcessCommunicator::collective(const char *op, int rank,
   }
   std::shared_ptr<Round> round = slot;
   if (round->op != op || round->dtype != dtype || round->count != count ||
-      round->root != root) {
+      round->root != root || (parts && round->parts != *parts)) {
     std::string msg = where + " does not match the " + round->op + " of " +
                       std::to_string(round->count) + " " +
                       dtypeName(round->dtype) +
@@ -254,6 +287,15 @@ Status InProcessCommunicator::collective(const char *op, int rank,
     if (to > from)
       sumInGroupOrder(dtype, round->sums.get() + from * elem, round->inputs,
                       from, to - from);
+  } else if (kind == "reduce_to_owners") {
+    // This member's part, summed over its own copy: the others read only
+    // their parts of it.
+    int64_t from = 0;
+    for (int k = 0; k < pos; ++k)
+      from += round->parts[k];
+    if (round->parts[pos] > 0)
+      sumInGroupOrder(dtype, static_cast<char *>(out) + from * elem,
+                      round->inputs, from, round->parts[pos]);
   } else {
     result.resize(static_cast<size_t>(outCount * elem));
     if (kind == "reduce_scatter") {
@@ -299,8 +341,12 @@ Status InProcessCommunicator::collective(const char *op, int rank,
     }
     rounds.erase({group, seq});
   }
-  // An all-to-all's own chunk stays: what leaves the rank is the rest.
-  *counter += (kind == "all_to_all" ? (n - 1) * count : count) * elem;
+  // An all-to-all's own chunk stays, as does an owner's part: what
+  // leaves the rank is the rest.
+  *counter += (kind == "all_to_all"         ? (n - 1) * count
+               : kind == "reduce_to_owners" ? count - round->parts[pos]
+                                            : count) *
+              elem;
   return Status::ok();
 }
 
@@ -311,6 +357,19 @@ Status InProcessCommunicator::allReduce(int rank, const std::vector<int> &group,
   int64_t *c = counter(rank, &CommCounters::allReduceBytes, dummy);
   return collective("all_reduce", rank, group, dtype, count, data, data, count,
                     -1, c);
+}
+
+Status InProcessCommunicator::reduceToOwners(int rank,
+                                             const std::vector<int> &group,
+                                             DType dtype, void *data,
+                                             const std::vector<int64_t> &parts) {
+  int64_t count = 0, from = 0;
+  if (Status st = checkParts(group, rank, parts, count, from); !st)
+    return st;
+  int64_t dummy = 0;
+  int64_t *c = counter(rank, &CommCounters::reduceToOwnersBytes, dummy);
+  return collective("reduce_to_owners", rank, group, dtype, count, data, data,
+                    count, -1, c, &parts);
 }
 
 Status InProcessCommunicator::allGather(int rank, const std::vector<int> &group,

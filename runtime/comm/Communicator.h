@@ -35,6 +35,8 @@ struct CommCounters {
   int64_t allReduceBytes = 0, allGatherBytes = 0, reduceScatterBytes = 0,
           broadcastBytes = 0, sendBytes = 0, recvBytes = 0,
           allToAllBytes = 0; ///< what left the rank: (n - 1) of its n chunks
+  /// What left the rank in reduces to owners: every part but its own.
+  int64_t reduceToOwnersBytes = 0;
 };
 
 class Communicator {
@@ -50,6 +52,15 @@ public:
   /// Sums `count` elements in place.
   virtual Status allReduce(int rank, const std::vector<int> &group, DType dtype,
                            void *data, int64_t count) = 0;
+  /// Sums each member's part of `data` on that member alone (ZeRO's reduce
+  /// of the gradients to the ranks that own them): `parts[k]` elements,
+  /// one after another in member order, belong to the member at position
+  /// k, which gets their sums in place, in group order (the all-reduce's
+  /// bits). The caller's other parts are left unspecified: its own values,
+  /// or the sums. This default all-reduces the whole, which is that too.
+  virtual Status reduceToOwners(int rank, const std::vector<int> &group,
+                                DType dtype, void *data,
+                                const std::vector<int64_t> &parts);
   /// `out` holds group.size() x count elements, rank group[i]'s at i.
   virtual Status allGather(int rank, const std::vector<int> &group, DType dtype,
                            const void *in, int64_t count, void *out) = 0;
@@ -124,6 +135,12 @@ std::string rankList(const std::vector<int> &ranks);
 Status checkGroup(const char *op, int size, int rank,
                   const std::vector<int> &group);
 
+/// Checks the parts of a reduce to owners: one per member, none negative.
+/// `count` gets their total and `from` where the caller's own part starts.
+Status checkParts(const std::vector<int> &group, int rank,
+                  const std::vector<int64_t> &parts, int64_t &count,
+                  int64_t &from);
+
 /// out[0..count) = the sum over `ins`, in their order, of each one's
 /// [offset, offset + count): the one order every transport sums in. `out`
 /// may be one of the inputs when `offset` is 0.
@@ -139,6 +156,8 @@ public:
   int size() const override { return size_; }
   Status allReduce(int rank, const std::vector<int> &group, DType dtype,
                    void *data, int64_t count) override;
+  Status reduceToOwners(int rank, const std::vector<int> &group, DType dtype,
+                        void *data, const std::vector<int64_t> &parts) override;
   Status allGather(int rank, const std::vector<int> &group, DType dtype,
                    const void *in, int64_t count, void *out) override;
   Status reduceScatter(int rank, const std::vector<int> &group, DType dtype,
@@ -163,7 +182,8 @@ private:
   struct Round;
   Status collective(const char *op, int rank, const std::vector<int> &group,
                     DType dtype, int64_t count, const void *in, void *out,
-                    int64_t outCount, int root, int64_t *counter);
+                    int64_t outCount, int root, int64_t *counter,
+                    const std::vector<int64_t> *parts = nullptr);
   Status checkRanks(const char *op, int rank,
                     const std::vector<int> &group) const;
 

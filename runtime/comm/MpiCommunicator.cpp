@@ -399,6 +399,67 @@ int MpiCommunicator::size() const {
   return impl->shared ? impl->shared->size() : impl->size;
 }
 
+namespace {
+
+/// Sums chunk k of `data` (`len[k]` elements, one after another) on the
+/// member at position k of `group`, from every member's copy in group
+/// order: the same bits as the in-process transport. With `gather` every
+/// member then gets every chunk's sum (an all-reduce, as a ring moves it:
+/// 2 (n-1)/n of the data each way); without, each keeps its own (a reduce
+/// to owners, half of that).
+Status sumChunks(MpiCommunicator::Impl &impl, std::unique_lock<std::mutex> &lock,
+                 MPI_Comm comm, const std::string &where, int pos,
+                 DType dtype, void *data, const std::vector<int64_t> &len,
+                 bool gather) {
+  const int n = static_cast<int>(len.size());
+  const int64_t esz = dtypeSize(dtype);
+  std::vector<int> sendBytes(n), sendAt(n), recvBytes(n), recvAt(n);
+  for (int k = 0, at = 0; k < n; ++k) {
+    sendBytes[k] = static_cast<int>(len[k] * esz);
+    sendAt[k] = at;
+    at += sendBytes[k];
+  }
+  for (int k = 0; k < n; ++k) {
+    recvBytes[k] = k == pos ? 0 : sendBytes[pos];
+    recvAt[k] = static_cast<int>(k * int64_t(sendBytes[pos]));
+  }
+  // Nothing goes to this member itself through MPI.
+  std::vector<int> sendOthers = sendBytes;
+  sendOthers[pos] = 0;
+  std::vector<char> mine = impl.takeScratch();
+  if (mine.size() < static_cast<size_t>(n) * sendBytes[pos])
+    mine.resize(static_cast<size_t>(n) * sendBytes[pos]);
+  struct GiveBack {
+    MpiCommunicator::Impl &impl;
+    std::vector<char> &buffer;
+    ~GiveBack() { impl.giveScratch(std::move(buffer)); }
+  } giveBack{impl, mine};
+  MPI_Request request;
+  MPI_Ialltoallv(data, sendOthers.data(), sendAt.data(), MPI_BYTE, mine.data(),
+                 recvBytes.data(), recvAt.data(), MPI_BYTE, comm, &request);
+  if (Status st = impl.wait(request, where, lock); !st)
+    return st;
+  // This member's own copy is read where it lies, and the sum written
+  // over it (sumInGroupOrder allows that).
+  char *out = static_cast<char *>(data);
+  std::vector<const void *> ins(n);
+  for (int k = 0; k < n; ++k)
+    ins[k] = k == pos ? out + sendAt[pos] : mine.data() + recvAt[k];
+  sumInGroupOrder(dtype, out + sendAt[pos], ins, 0, len[pos]);
+  if (!gather)
+    return Status::ok();
+  MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, sendBytes.data(),
+                  sendAt.data(), MPI_BYTE, comm, &request);
+  return impl.wait(request, where, lock);
+}
+
+int positionIn(const std::vector<int> &group, int rank) {
+  return static_cast<int>(std::find(group.begin(), group.end(), rank) -
+                          group.begin());
+}
+
+} // namespace
+
 Status MpiCommunicator::allReduce(int rank, const std::vector<int> &group,
                                   DType dtype, void *data, int64_t count) {
   if (impl->shared)
@@ -410,55 +471,41 @@ Status MpiCommunicator::allReduce(int rank, const std::vector<int> &group,
   if (Status st = impl->prepare("all_reduce", rank, group, bytes, comm, where);
       !st)
     return st;
-  // Reduce-scatter then all-gather, as a ring moves it (2 (n-1)/n of the
-  // data each way), but each chunk is summed by one member from every
-  // member's copy in group order: the same bits as the in-process
-  // transport. Chunk k is elements [start[k], start[k] + len[k]).
-  const int n = static_cast<int>(group.size());
-  const int pos = static_cast<int>(std::find(group.begin(), group.end(), rank) -
-                                   group.begin());
-  const int64_t esz = dtypeSize(dtype);
-  std::vector<int> len(n), start(n), sendBytes(n), sendAt(n), recvBytes(n),
-      recvAt(n);
-  for (int k = 0, at = 0; k < n; ++k) {
-    len[k] = static_cast<int>(count / n + (k < count % n ? 1 : 0));
-    start[k] = at;
-    at += len[k];
-    sendBytes[k] = static_cast<int>(len[k] * esz);
-    sendAt[k] = static_cast<int>(start[k] * esz);
-  }
-  for (int k = 0; k < n; ++k) {
-    recvBytes[k] = k == pos ? 0 : sendBytes[pos];
-    recvAt[k] = static_cast<int>(k * int64_t(sendBytes[pos]));
-  }
-  // Nothing goes to this member itself through MPI.
-  std::vector<int> sendOthers = sendBytes;
-  sendOthers[pos] = 0;
-  std::vector<char> mine = impl->takeScratch();
-  if (mine.size() < static_cast<size_t>(n) * sendBytes[pos])
-    mine.resize(static_cast<size_t>(n) * sendBytes[pos]);
-  struct GiveBack {
-    MpiCommunicator::Impl &impl;
-    std::vector<char> &buffer;
-    ~GiveBack() { impl.giveScratch(std::move(buffer)); }
-  } giveBack{*impl, mine};
-  MPI_Request request;
-  MPI_Ialltoallv(data, sendOthers.data(), sendAt.data(), MPI_BYTE, mine.data(),
-                 recvBytes.data(), recvAt.data(), MPI_BYTE, comm, &request);
-  if (Status st = impl->wait(request, where, lock); !st)
-    return st;
-  // This member's own copy is read where it lies, and the sum written
-  // over it (sumInGroupOrder allows that).
-  char *out = static_cast<char *>(data);
-  std::vector<const void *> ins(n);
-  for (int k = 0; k < n; ++k)
-    ins[k] = k == pos ? out + sendAt[pos] : mine.data() + recvAt[k];
-  sumInGroupOrder(dtype, out + sendAt[pos], ins, 0, len[pos]);
-  MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, sendBytes.data(),
-                  sendAt.data(), MPI_BYTE, comm, &request);
-  if (Status st = impl->wait(request, where, lock); !st)
+  // Chunks of equal size, but for one element more in the first.
+  const int64_t n = static_cast<int64_t>(group.size());
+  std::vector<int64_t> len(group.size());
+  for (int64_t k = 0; k < n; ++k)
+    len[k] = count / n + (k < count % n ? 1 : 0);
+  if (Status st = sumChunks(*impl, lock, comm, where, positionIn(group, rank),
+                            dtype, data, len, /*gather=*/true);
+      !st)
     return st;
   impl->counters.allReduceBytes += bytes;
+  return Status::ok();
+}
+
+Status MpiCommunicator::reduceToOwners(int rank, const std::vector<int> &group,
+                                       DType dtype, void *data,
+                                       const std::vector<int64_t> &parts) {
+  if (impl->shared) // several ranks a process: all-reduced (allowed)
+    return Communicator::reduceToOwners(rank, group, dtype, data, parts);
+  int64_t count = 0, from = 0;
+  if (Status st = checkParts(group, rank, parts, count, from); !st)
+    return st;
+  std::unique_lock<std::mutex> lock(impl->mpi);
+  const int64_t esz = dtypeSize(dtype);
+  MPI_Comm comm;
+  std::string where;
+  if (Status st = impl->prepare("reduce_to_owners", rank, group, count * esz,
+                                comm, where);
+      !st)
+    return st;
+  const int pos = positionIn(group, rank);
+  if (Status st = sumChunks(*impl, lock, comm, where, pos, dtype, data, parts,
+                            /*gather=*/false);
+      !st)
+    return st;
+  impl->counters.reduceToOwnersBytes += (count - parts[pos]) * esz;
   return Status::ok();
 }
 

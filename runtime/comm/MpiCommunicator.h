@@ -47,6 +47,8 @@ public:
   int size() const override;
   Status allReduce(int rank, const std::vector<int> &group, DType dtype,
                    void *data, int64_t count) override;
+  Status reduceToOwners(int rank, const std::vector<int> &group, DType dtype,
+                        void *data, const std::vector<int64_t> &parts) override;
   Status allGather(int rank, const std::vector<int> &group, DType dtype,
                    const void *in, int64_t count, void *out) override;
   Status reduceScatter(int rank, const std::vector<int> &group, DType dtype,

@@ -29,9 +29,19 @@ LogicalResult whale::verifyGroupAndShards(Operation *op,
 /// place.
 static LogicalResult verifyAllReduce(Operation *op, StringRef group,
                                      std::optional<int64_t> shards,
+                                     std::optional<ArrayRef<int64_t>> owners,
                                      ValueRange values) {
   if (failed(verifyGroupAndShards(op, group, shards)))
     return failure();
+  if (owners) {
+    if (owners->size() != values.size())
+      return op->emitOpError("has ")
+             << owners->size() << " owners for " << values.size()
+             << " operands: it needs one per operand";
+    if (llvm::any_of(*owners, [](int64_t o) { return o < 0; }))
+      return op->emitOpError("owners are positions in the group, so none "
+                             "may be negative");
+  }
   for (Value v : values)
     if (!v.hasOneUse())
       return op->emitOpError(
@@ -42,7 +52,8 @@ static LogicalResult verifyAllReduce(Operation *op, StringRef group,
 LogicalResult AllReduceOp::verify() {
   if (getValues().getTypes() != getResults().getTypes())
     return emitOpError("results must have the types of the operands");
-  return verifyAllReduce(*this, getGroup(), getShards(), getValues());
+  return verifyAllReduce(*this, getGroup(), getShards(), getOwners(),
+                         getValues());
 }
 
 LogicalResult AllReduceStartOp::verify() {
@@ -50,7 +61,8 @@ LogicalResult AllReduceStartOp::verify() {
   if (!getPending().hasOneUse() ||
       !isa<AllReduceWaitOp>(*getPending().getUsers().begin()))
     return emitOpError("must be ended by exactly one whale.all_reduce_wait");
-  return verifyAllReduce(*this, getGroup(), getShards(), getValues());
+  return verifyAllReduce(*this, getGroup(), getShards(), getOwners(),
+                         getValues());
 }
 
 LogicalResult AllReduceWaitOp::verify() {

@@ -62,12 +62,21 @@ def Whale_AllReduceOp : Whale_Op<"all_reduce", [MemoryEffects<[MemWrite]>,
     as one bucket, in place, so this op must be their only user; the results
     are the summed tensors.
 
+    With `owners` (one position in the group per operand), each sum is
+    needed on its owner alone: the rank that updates the parameter when
+    the optimizer state is sharded (ZeRO stage 1). The owner's result is
+    the sum; another member's is unspecified (its own operand, or the sum),
+    and nothing but the owner's update may read it. Each member then sends
+    only the parts it does not own: half an all-reduce's bytes.
+
     ```mlir
     %a, %b = whale.all_reduce %da, %db over "replicas" : tensor<16x4xf32>, tensor<4xf32> -> tensor<16x4xf32>, tensor<4xf32>
+    %c, %d = whale.all_reduce %dc, %dd over "replicas" {owners = array<i64: 1, 0>} : tensor<16x4xf32>, tensor<4xf32> -> tensor<16x4xf32>, tensor<4xf32>
     ```
   }];
   let arguments = (ins Variadic<Whale_FloatTensor>:$values,
-                       StrAttr:$group, OptionalAttr<I64Attr>:$shards);
+                       StrAttr:$group, OptionalAttr<I64Attr>:$shards,
+                       OptionalAttr<DenseI64ArrayAttr>:$owners);
   let results = (outs Variadic<Whale_FloatTensor>:$results);
   let assemblyFormat = [{
     $values `over` $group attr-dict `:` type($values) `->` type($results)
@@ -109,7 +118,8 @@ def Whale_AllReduceStartOp : Whale_Op<"all_reduce_start",
     and `shards` are those of `whale.all_reduce`. The tensors are summed in
     place, so this op must be their only user. Every member starts the
     collectives over a group in the same order: ranks of one role run the
-    same program.
+    same program. `owners` makes it a reduce to owners, as for
+    `whale.all_reduce`.
 
     ```mlir
     %p = whale.all_reduce_start %da, %db over "replicas" : tensor<16x4xf32>, tensor<4xf32>
@@ -117,7 +127,8 @@ def Whale_AllReduceStartOp : Whale_Op<"all_reduce_start",
     ```
   }];
   let arguments = (ins Variadic<Whale_FloatTensor>:$values,
-                       StrAttr:$group, OptionalAttr<I64Attr>:$shards);
+                       StrAttr:$group, OptionalAttr<I64Attr>:$shards,
+                       OptionalAttr<DenseI64ArrayAttr>:$owners);
   let results = (outs Whale_PendingType:$pending);
   let assemblyFormat = [{
     $values `over` $group attr-dict `:` type($values)

@@ -61,6 +61,16 @@ LogicalResult ClipGradNormOp::verify() {
       (getShards() && *getShards() < 2))
     return emitOpError("shards (>= 2) and sharded (one flag per gradient) go "
                        "together");
+  if (std::optional<ArrayRef<int64_t>> owners = getOwners()) {
+    if (owners->size() != getGrads().size())
+      return emitOpError("has ") << owners->size() << " owners for "
+                                 << getGrads().size()
+                                 << " gradients: it needs one per gradient";
+    if (llvm::any_of(*owners, [](int64_t o) { return o < -1; }))
+      return emitOpError("owners are positions among the replicas, or -1");
+    if (getSharded())
+      return emitOpError("takes owners or sharded gradients, not both");
+  }
   // It scales its operands in place, so nothing else may read them.
   for (Value g : getGrads())
     if (!g.hasOneUse())

@@ -68,7 +68,11 @@ def Whale_ClipGradNormOp : Whale_Op<"clip_grad_norm", [MemoryEffects<[MemWrite]>
     stages each hold a part of the model. Under tensor parallelism,
     `shards` and `sharded` mark the gradients that are this rank's part of
     a parameter split over a shard group of `shards` ranks: their squares
-    are summed over the group, the others' counted once.
+    are summed over the group, the others' counted once. With `owners`
+    (one per gradient: a position among the replicas, or -1), a gradient
+    with an owner was reduced to that replica alone (`whale.all_reduce`
+    with `owners`): its squares count on its owner, summed over the
+    replicas; a gradient of -1 counts once, as every replica holds it.
 
     ```mlir
     %a, %b = whale.clip_grad_norm %da, %db max_norm = 1.000000e+00 : tensor<16x4xf32>, tensor<4xf32> -> tensor<16x4xf32>, tensor<4xf32>
@@ -77,7 +81,8 @@ def Whale_ClipGradNormOp : Whale_Op<"clip_grad_norm", [MemoryEffects<[MemWrite]>
   let arguments = (ins Variadic<Whale_FloatTensor>:$grads, F64Attr:$max_norm,
                        OptionalAttr<StrAttr>:$group,
                        OptionalAttr<I64Attr>:$shards,
-                       OptionalAttr<DenseBoolArrayAttr>:$sharded);
+                       OptionalAttr<DenseBoolArrayAttr>:$sharded,
+                       OptionalAttr<DenseI64ArrayAttr>:$owners);
   let results = (outs Variadic<Whale_FloatTensor>:$results);
   let assemblyFormat = [{
     $grads `max_norm` `=` $max_norm (`over` $group^)? attr-dict `:`

@@ -125,3 +125,20 @@ func.func @wait_before_start(%a: tensor<4xf32>) -> tensor<4xf32> {
   %p = whale.all_reduce_start %a over "replicas" : tensor<4xf32>
   return %s : tensor<4xf32>
 }
+
+// -----
+
+func.func @owners_count(%a: tensor<4xf32>, %b: tensor<2xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{has 1 owners for 2 operands: it needs one per operand}}
+  %r:2 = whale.all_reduce %a, %b over "replicas" {owners = array<i64: 0>} : tensor<4xf32>, tensor<2xf32> -> tensor<4xf32>, tensor<2xf32>
+  return %r#0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @owners_negative(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{owners are positions in the group, so none may be negative}}
+  %p = whale.all_reduce_start %a over "replicas" {owners = array<i64: -1>} : tensor<4xf32>
+  %s = whale.all_reduce_wait %p : tensor<4xf32>
+  return %s : tensor<4xf32>
+}

@@ -82,3 +82,27 @@ func.func @owner_group_unknown(%g: tensor<4xf32>) {
   whale.sgd_update %w, %g {lr = 0.1 : f64, momentum = 0.0 : f64, weight_decay = 0.0 : f64, owner = 0 : i64, group = "pods"} : tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @clip_owners_count(%a: tensor<4xf32>, %b: tensor<2xf32>) {
+  // expected-error@+1 {{has 1 owners for 2 gradients: it needs one per gradient}}
+  %c:2 = whale.clip_grad_norm %a, %b max_norm = 1.0 {owners = array<i64: 0>} : tensor<4xf32>, tensor<2xf32> -> tensor<4xf32>, tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @clip_owners_range(%a: tensor<4xf32>) {
+  // expected-error@+1 {{owners are positions among the replicas, or -1}}
+  %c = whale.clip_grad_norm %a max_norm = 1.0 {owners = array<i64: -2>} : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @clip_owners_sharded(%a: tensor<4xf32>) {
+  // expected-error@+1 {{takes owners or sharded gradients, not both}}
+  %c = whale.clip_grad_norm %a max_norm = 1.0 {shards = 2 : i64, sharded = array<i1: true>, owners = array<i64: 0>} : tensor<4xf32> -> tensor<4xf32>
+  return
+}

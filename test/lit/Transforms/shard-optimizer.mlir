@@ -5,8 +5,10 @@
 // holding the fewest bytes so far (16x8 to 0, then 8 to 1, 8x4 to 2, 4 to
 // 3); the update runs there and a broadcast from it follows. A parameter
 // no all-reduce sums (here the frozen-like `m/own`, whose gradient is its
-// rank's own) keeps its plain update.
+// rank's own) keeps its plain update. Only owned updates read the sums,
+// so the all-reduce becomes a reduce to owners.
 // CHECK-LABEL: func.func @m_stage0
+// CHECK: whale.all_reduce {{.*}} over "replicas" {owners = array<i64: 0, 1, 2, 3>}
 // CHECK: whale.adam_update %[[W0:.*]], %{{.*}} {{{.*}}group = "replicas"{{.*}}owner = 0 : i64{{.*}}} : tensor<16x8xf32>
 // CHECK-NEXT: whale.broadcast %[[W0]] from 0 over "replicas" : tensor<16x8xf32>
 // CHECK: whale.adam_update %[[B0:.*]], %{{.*}} {{{.*}}owner = 1 : i64{{.*}}} : tensor<8xf32>
@@ -19,6 +21,7 @@
 // CHECK-NOT: whale.broadcast
 // The update is taken where whale_rt_owns says so; the broadcast always.
 // LLVM-LABEL: llvm.func @m_stage0
+// LLVM: llvm.call @whale_rt_reduce_to_owners(
 // LLVM: llvm.call @whale_rt_owns
 // LLVM: llvm.cond_br %{{.*}}, ^[[MINE:bb[0-9]+]], ^[[NEXT:bb[0-9]+]]{{$}}
 // LLVM: ^[[MINE]]:
@@ -46,8 +49,11 @@ module attributes {whale.config = #whale.settings<shard_optimizer = true>} {
 // -----
 
 // Shard peers: 4 replicas in shard groups of 2, so groups of 2 peers;
-// through clipping, which scales the sums in place.
+// through clipping, which scales the sums in place. The clipping counts
+// the parts of split parameters, so the sums stay all-reduced.
 // CHECK-LABEL: func.func @m_stage0
+// CHECK: whale.all_reduce {{.*}} over "shard_peers" {shards = 2 : i64} :
+// CHECK: whale.clip_grad_norm {{.*}} max_norm = 1.000000e+00 :
 // CHECK: whale.sgd_update %[[W:.*]], %{{.*}} {group = "shard_peers", lr{{.*}}owner = 0 : i64, shards = 2 : i64{{.*}}}
 // CHECK-NEXT: whale.broadcast %[[W]] from 0 over "shard_peers" {shards = 2 : i64}
 // CHECK: whale.sgd_update %[[V:.*]], %{{.*}} {{{.*}}owner = 1 : i64
@@ -62,6 +68,37 @@ module attributes {whale.config = #whale.settings<shard_optimizer = true>} {
     whale.sgd_update %v, %c#1 {lr = 0.1 : f64, momentum = 0.9 : f64, weight_decay = 0.0 : f64} : tensor<4xf32>
     %l = whale.constant 0.0 : tensor<f32>
     return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// Clipping over the stages of a pipeline: the bucket the updates alone
+// read is reduced to its owners, and the clipping counts those gradients
+// on their owners (a gradient no all-reduce sums is -1: every replica holds
+// it). A bucket whose sum something else reads too stays an all-reduce.
+// CHECK-LABEL: func.func @m_stage0
+// CHECK: whale.all_reduce %{{.*}}, %{{.*}} over "replicas" {owners = array<i64: 0, 1>}
+// CHECK: whale.all_reduce %{{.*}}, %{{.*}} over "replicas" :
+// CHECK: whale.clip_grad_norm {{.*}} over "stages" {owners = array<i64: 0, 1, -1>}
+// CHECK: whale.sgd_update {{.*}}owner = 0
+// CHECK: whale.sgd_update {{.*}}owner = 1
+// LLVM-LABEL: llvm.func @m_stage0
+// LLVM: llvm.call @whale_rt_reduce_to_owners(
+// LLVM: llvm.call @whale_rt_all_reduce(
+// LLVM: llvm.call @whale_rt_clip_grad_norm_owned(
+module attributes {whale.config = #whale.settings<shard_optimizer = true>} {
+  func.func @m_stage0(%g0: tensor<4x4xf32>, %g1: tensor<4xf32>, %g2: tensor<4xf32>, %g3: tensor<4xf32>, %g4: tensor<2xf32>) -> tensor<4xf32> attributes {whale.rank = {replicas = 2 : i64, stage = 0 : i64}} {
+    %w = whale.param "m/w" zeros [] : tensor<4x4xf32>
+    %v = whale.param "m/v" zeros [] : tensor<4xf32>
+    %u = whale.param "m/u" zeros [] : tensor<4xf32>
+    %r:2 = whale.all_reduce %g0, %g1 over "replicas" : tensor<4x4xf32>, tensor<4xf32> -> tensor<4x4xf32>, tensor<4xf32>
+    %s:2 = whale.all_reduce %g2, %g3 over "replicas" : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>, tensor<4xf32>
+    %c:3 = whale.clip_grad_norm %r#0, %r#1, %g4 max_norm = 1.0 over "stages" : tensor<4x4xf32>, tensor<4xf32>, tensor<2xf32> -> tensor<4x4xf32>, tensor<4xf32>, tensor<2xf32>
+    whale.sgd_update %w, %c#0 {lr = 0.1 : f64, momentum = 0.9 : f64, weight_decay = 0.0 : f64} : tensor<4x4xf32>
+    whale.sgd_update %v, %c#1 {lr = 0.1 : f64, momentum = 0.9 : f64, weight_decay = 0.0 : f64} : tensor<4xf32>
+    whale.sgd_update %u, %s#0 {lr = 0.1 : f64, momentum = 0.9 : f64, weight_decay = 0.0 : f64} : tensor<4xf32>
+    return %s#1 : tensor<4xf32>
   }
 }
 

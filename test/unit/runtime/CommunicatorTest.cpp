@@ -91,6 +91,47 @@ TEST(Communicator, AllGatherReduceScatterAndBroadcastInGroupOrder) {
   }
 }
 
+// ZeRO's gradients: each member's part summed on that member alone, with
+// the all-reduce's bits; parts of any size, none included.
+TEST(Communicator, ReduceToOwnersSumsEachPartOnItsOwnerAlone) {
+  InProcessCommunicator comm(3, 5s);
+  const std::vector<int> group = {2, 0, 1};
+  const std::vector<int64_t> parts = {3, 0, 2}; // rank 2: 3, rank 0: none
+  std::vector<std::vector<float>> data(3), summed(3);
+  auto valuesOf = [](int r) {
+    std::vector<float> v(5);
+    for (int i = 0; i < 5; ++i)
+      v[i] = (r == 0 ? 1e8f : r == 1 ? 3.25f : -1e8f) + 0.1f * float(i);
+    return v;
+  };
+  onRanks(3, [&](int r) {
+    data[r] = summed[r] = valuesOf(r);
+    EXPECT_TRUE(
+        comm.reduceToOwners(r, group, DType::F32, data[r].data(), parts));
+    EXPECT_TRUE(comm.allReduce(r, group, DType::F32, summed[r].data(), 5));
+  });
+  // Rank 2 owns elements 0-2, rank 1 elements 3-4; the rest are the
+  // members' own values.
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(data[2][i], summed[2][i]) << i;
+  for (int i = 3; i < 5; ++i) {
+    EXPECT_EQ(data[1][i], summed[1][i]) << i;
+    EXPECT_EQ(data[2][i], valuesOf(2)[i]) << i;
+  }
+  EXPECT_EQ(data[0], valuesOf(0));
+  // What left each rank: the parts it does not own.
+  EXPECT_EQ(comm.counters(2).reduceToOwnersBytes, 2 * 4);
+  EXPECT_EQ(comm.counters(0).reduceToOwnersBytes, 5 * 4);
+  EXPECT_EQ(comm.counters(1).reduceToOwnersBytes, 3 * 4);
+
+  // Parts that do not fit the group are refused before anyone waits.
+  Status st = comm.reduceToOwners(0, group, DType::F32, data[0].data(), {1, 2});
+  EXPECT_FALSE(st);
+  EXPECT_NE(st.message().find("2 parts for a group of 3 ranks"),
+            std::string::npos)
+      << st.message();
+}
+
 TEST(Communicator, AllToAllHandsEachMemberItsChunksInGroupOrder) {
   InProcessCommunicator comm(3, 5s);
   std::vector<int> group = {2, 0, 1};

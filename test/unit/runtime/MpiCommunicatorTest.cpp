@@ -74,6 +74,22 @@ TEST(Mpi, AllReduceOverTheWorldAndASubgroupGivesTheInProcessBits) {
   EXPECT_EQ(comm->counters(me).allReduceBytes, me == 1 ? 28 : 48);
 }
 
+TEST(Mpi, ReduceToOwnersGivesEachOwnerTheAllReduceBits) {
+  auto comm = world();
+  const int me = comm->rank(), n = 6;
+  const std::vector<int> group = {1, 2, 0};
+  const std::vector<int64_t> parts = {1, 5, 0}; // rank 1: 1, rank 2: 5
+  std::vector<float> data = valuesOf(me, n);
+  ASSERT_TRUE(comm->reduceToOwners(me, group, DType::F32, data.data(), parts));
+  const std::vector<float> expected = groupSum(group, n), mine = valuesOf(me, n);
+  for (int i = 0; i < n; ++i) {
+    const bool owned = (me == 1 && i < 1) || (me == 2 && i >= 1);
+    EXPECT_EQ(data[i], owned ? expected[i] : mine[i]) << "element " << i;
+  }
+  EXPECT_EQ(comm->counters(me).reduceToOwnersBytes,
+            4 * (me == 1 ? 5 : me == 2 ? 1 : 6));
+}
+
 TEST(Mpi, AllGatherReduceScatterAndBroadcastInGroupOrder) {
   auto comm = world();
   const int me = comm->rank();
