@@ -142,7 +142,6 @@ public:
                                   const float *center, const float *a,
                                   const float *b, const float *d,
                                   View<float> dx) = 0;
-  /// Attention over the last two dimensions of q, k, v ([..., T, E]):
   /// A kernel generated for a fused region (lowering/FusedKernel.h): the
   /// data addresses of its inputs then its results, and a range of rows.
   using FusedKernel = void (*)(void **data, int64_t lo, int64_t hi);
@@ -160,6 +159,7 @@ public:
     kernel(data, 0, rows);
     return Status::ok();
   }
+  /// Attention over the last two dimensions of q, k, v ([..., T, E]):
   /// out = softmax(q k^T * scale, causally masked when `causal`) v. The
   /// default composes this device's own ops (and holds the [..., T, T]
   /// scores); a device overrides it with a kernel that never makes them.
