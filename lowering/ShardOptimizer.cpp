@@ -4,10 +4,11 @@
 // parameter's gradient. With the config's `shard_optimizer`, each
 // parameter whose gradient is all-reduced over a group of n > 1 ranks gets
 // one owner in that group: only the owner takes the update (and keeps the
-// momentum or Adam's moments), then hands the new parameter to the others
-// (`whale.broadcast`). Owners are dealt out so that each rank of a group
-// holds about 1/n of the state: parameters in program order, each to the
-// member holding the fewest bytes so far.
+// momentum or Adam's moments), then hands the new parameter to the others.
+// The parameters of one gradient bucket travel together: one
+// `whale.broadcast` after the last of their updates. Owners are dealt out
+// so that each rank of a group holds about 1/n of the state: parameters in
+// program order, each to the member holding the fewest bytes so far.
 //
 // The gradients then need summing on their owners alone: an all-reduce
 // whose every result feeds an owned update (directly, or through a
@@ -28,6 +29,8 @@
 #include "dialects/Whale/IR/TrainAttrs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include "llvm/ADT/MapVector.h"
 
 #include <map>
 
@@ -55,6 +58,14 @@ void shardUpdates(func::FuncOp fn, OpBuilder &b) {
   // Bytes of parameters each member owns, per group (kind, shards).
   std::map<std::pair<std::string, int64_t>, SmallVector<int64_t>> owned;
   SmallVector<Operation *> updates;
+  // The owned parameters of each bucket (the all-reduce that summed their
+  // gradients), in program order, with their owners and last update.
+  struct Handed {
+    SmallVector<Value> params;
+    SmallVector<int64_t> owners;
+    Operation *last = nullptr;
+  };
+  llvm::MapVector<std::pair<Operation *, Block *>, Handed> buckets;
   fn.walk([&](Operation *op) {
     if (isa<SgdUpdateOp, AdamUpdateOp>(op))
       updates.push_back(op);
@@ -79,10 +90,19 @@ void shardUpdates(func::FuncOp fn, OpBuilder &b) {
     op->setAttr("group", b.getStringAttr(group));
     if (shards)
       op->setAttr("shards", b.getI64IntegerAttr(shards));
-    b.setInsertionPointAfter(op);
-    BroadcastOp::create(b, op->getLoc(), param, b.getI64IntegerAttr(owner),
-                        b.getStringAttr(group),
-                        shards ? b.getI64IntegerAttr(shards) : IntegerAttr());
+    Handed &h = buckets[{sum, op->getBlock()}];
+    h.params.push_back(param);
+    h.owners.push_back(owner);
+    if (!h.last || h.last->isBeforeInBlock(op))
+      h.last = op;
+  }
+  for (auto &[key, h] : buckets) {
+    auto sum = cast<AllReduceOp>(key.first);
+    std::optional<int64_t> shards = sum.getShards();
+    b.setInsertionPointAfter(h.last);
+    BroadcastOp::create(b, h.last->getLoc(), h.params,
+                        b.getDenseI64ArrayAttr(h.owners), sum.getGroupAttr(),
+                        shards ? b.getI64IntegerAttr(*shards) : IntegerAttr());
   }
 }
 

@@ -434,9 +434,13 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   }
   if (auto bc = dyn_cast<BroadcastOp>(op)) {
     std::optional<int64_t> shards = bc.getShards();
-    call("whale_rt_broadcast_from",
+    call("whale_rt_broadcast_from_owners",
          {ctxArg, constI32(shards ? kGroupShardPeers : groupKind(bc.getGroup())),
-          constI32(shards.value_or(0)), constI32(bc.getOwner()), in(0)});
+          constI32(shards.value_or(0)),
+          constI32(static_cast<int32_t>(bc.getParams().size())),
+          handleArray(op->getOperands()),
+          i32Array(SmallVector<int32_t>(bc.getOwners().begin(),
+                                        bc.getOwners().end()))});
     return success();
   }
   if (auto c = dyn_cast<ClipGradNormOp>(op)) {

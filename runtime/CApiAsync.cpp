@@ -74,15 +74,8 @@ whale_rt_status startBucket(whale_rt_context *ctx, const char *op,
   {
     Profiler::Scope pack(ctx->profiler.get(), (name + " pack").c_str(),
                          "compute", ctx->traceTrack, ctx->site);
-    int64_t at = 0;
-    for (whale_rt_tensor *t : layout.tensors) {
-      if (Status st = ctx->device->copyToHost(started.bucket->data() + at,
-                                              t->tensor.raw(),
-                                              t->tensor.bytes());
-          !st)
-        return ctx->fail(st);
-      at += t->tensor.numel();
-    }
+    if (Status st = packBucket(ctx, layout, *started.bucket); !st)
+      return ctx->fail(st);
     started.tensors = layout.tensors;
   }
   if (!ctx->started)
@@ -151,14 +144,10 @@ whale_rt_status whale_rt_all_reduce_wait(whale_rt_context *ctx,
     }
     Profiler::Scope unpack(ctx->profiler.get(), "all_reduce unpack",
                            "compute", ctx->traceTrack, ctx->site);
-    const float *at = started.bucket->data();
-    for (whale_rt_tensor *t : started.tensors) {
-      if (Status st =
-              ctx->device->copyFromHost(t->tensor.raw(), at, t->tensor.bytes());
-          !st)
-        return ctx->fail(st);
-      at += t->tensor.numel();
-    }
+    if (Status st =
+            unpackBucket(ctx, started.tensors, started.bucket->data());
+        !st)
+      return ctx->fail(st);
     return WHALE_RT_OK;
   });
 }

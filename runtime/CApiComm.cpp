@@ -229,33 +229,44 @@ whale_rt_status sumBucket(whale_rt_context *ctx, const std::vector<int> &ranks,
     return ctx->fail(st);
   if (onDevices)
     return deviceAllReduce(ctx, ranks, key, n, ts, bucket.total);
-  std::vector<float> packed(static_cast<size_t>(bucket.total));
-  Device &dev = *ctx->device;
+  std::vector<float> packed;
+  Status st = packBucket(ctx, bucket, packed);
+  if (st)
+    st = bucket.parts.empty()
+             ? ctx->comm->allReduce(ctx->rank, ranks, DType::F32,
+                                    packed.data(), bucket.total)
+             : ctx->comm->reduceToOwners(ctx->rank, ranks, DType::F32,
+                                         packed.data(), bucket.parts);
+  if (st)
+    st = unpackBucket(ctx, bucket.tensors, packed.data());
+  return st ? WHALE_RT_OK : ctx->fail(st);
+}
+
+Status packBucket(whale_rt_context *ctx, const Bucket &bucket,
+                  std::vector<float> &packed) {
+  packed.resize(static_cast<size_t>(bucket.total));
   int64_t at = 0;
-  for (int32_t i = 0; i < n; ++i) {
-    int64_t bytes = ts[i]->tensor.bytes();
-    if (Status st =
-            dev.copyToHost(packed.data() + at, ts[i]->tensor.raw(), bytes);
+  for (whale_rt_tensor *t : bucket.tensors) {
+    if (Status st = ctx->device->copyToHost(packed.data() + at,
+                                            t->tensor.raw(), t->tensor.bytes());
         !st)
-      return ctx->fail(st);
-    at += ts[i]->tensor.numel();
+      return st;
+    at += t->tensor.numel();
   }
-  Status st = bucket.parts.empty()
-                  ? ctx->comm->allReduce(ctx->rank, ranks, DType::F32,
-                                         packed.data(), bucket.total)
-                  : ctx->comm->reduceToOwners(ctx->rank, ranks, DType::F32,
-                                              packed.data(), bucket.parts);
-  if (!st)
-    return ctx->fail(st);
-  at = 0;
-  for (int32_t i = 0; i < n; ++i) {
-    if (Status st = dev.copyFromHost(ts[i]->tensor.raw(), packed.data() + at,
-                                     ts[i]->tensor.bytes());
+  return Status::ok();
+}
+
+Status unpackBucket(whale_rt_context *ctx,
+                    const std::vector<whale_rt_tensor *> &tensors,
+                    const float *packed) {
+  for (whale_rt_tensor *t : tensors) {
+    if (Status st = ctx->device->copyFromHost(t->tensor.raw(), packed,
+                                              t->tensor.bytes());
         !st)
-      return ctx->fail(st);
-    at += ts[i]->tensor.numel();
+      return st;
+    packed += t->tensor.numel();
   }
-  return WHALE_RT_OK;
+  return Status::ok();
 }
 
 whale_rt_status allReduceBucket(whale_rt_context *ctx,
@@ -697,34 +708,35 @@ whale_rt_status whale_rt_owns(whale_rt_context *ctx, int32_t group,
   });
 }
 
-whale_rt_status whale_rt_broadcast_from(whale_rt_context *ctx,
-                                        int32_t group, int32_t shards,
-                                        int32_t owner, whale_rt_tensor *t) {
+whale_rt_status whale_rt_broadcast_from_owners(whale_rt_context *ctx,
+                                               int32_t group, int32_t shards,
+                                               int32_t num_tensors,
+                                               whale_rt_tensor *const *ts,
+                                               const int32_t *owners) {
   return guarded(ctx, [&]() -> whale_rt_status {
     if (whale_rt_status s = needComm(ctx, "broadcast"))
       return s;
     std::vector<int> ranks;
     int position = 0;
-    if (!t || !collectiveGroup(ctx, group, shards, ranks, position) ||
-        owner < 0 || owner >= static_cast<int32_t>(ranks.size()))
-      return ctx->invalid("broadcast: needs a tensor, a group and an owner "
-                          "among its " +
-                          std::to_string(ranks.size()) + " ranks");
-    if (ranks.size() == 1)
+    if (!collectiveGroup(ctx, group, shards, ranks, position) ||
+        num_tensors < 0 || (num_tensors > 0 && (!ts || !owners)))
+      return ctx->invalid("broadcast: bad group, tensors or owners");
+    Bucket bucket;
+    if (whale_rt_status s = makeBucket(ctx, "broadcast", ranks.size(),
+                                       num_tensors, ts, owners, bucket))
+      return s;
+    if (ranks.size() == 1 || num_tensors == 0)
       return WHALE_RT_OK;
     if (Status st = settleStarted(ctx, ranks); !st)
       return ctx->fail(st);
     CommScope scope(ctx, "broadcast");
-    HostData host(ctx, t, /*writeBack=*/position != owner);
-    if (Status st = position == owner ? host.load() : Status::ok(); !st)
-      return ctx->fail(st);
-    if (position != owner)
-      host.prepare();
-    Status st = ctx->comm->broadcast(ctx->rank, ranks, ranks[owner],
-                                     t->tensor.dtype(), host.as<void>(),
-                                     t->tensor.numel());
-    if (st && position != owner)
-      st = host.commit();
+    std::vector<float> packed;
+    Status st = packBucket(ctx, bucket, packed);
+    if (st)
+      st = ctx->comm->gatherFromOwners(ctx->rank, ranks, DType::F32,
+                                       packed.data(), bucket.parts);
+    if (st)
+      st = unpackBucket(ctx, bucket.tensors, packed.data());
     return st ? WHALE_RT_OK : ctx->fail(st);
   });
 }

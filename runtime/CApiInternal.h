@@ -223,6 +223,13 @@ whale_rt_status makeBucket(whale_rt_context *ctx, const char *op,
 /// own, every tensor on every member: the owners get theirs too).
 whale_rt_status sumBucket(whale_rt_context *ctx, const std::vector<int> &ranks,
                           const Bucket &bucket);
+/// A bucket's tensors copied one after another into `packed` (on the
+/// host), and back.
+Status packBucket(whale_rt_context *ctx, const Bucket &bucket,
+                  std::vector<float> &packed);
+Status unpackBucket(whale_rt_context *ctx,
+                    const std::vector<whale_rt_tensor *> &tensors,
+                    const float *packed);
 /// Sums f32 tensors over `ranks` as one bucket, in place.
 whale_rt_status allReduceBucket(whale_rt_context *ctx,
                                 const std::vector<int> &ranks,

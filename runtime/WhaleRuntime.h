@@ -510,10 +510,15 @@ whale_rt_status whale_rt_reduce_to_owners_start(
  * `shards` for WHALE_RT_GROUP_SHARD_PEERS), else 0. */
 whale_rt_status whale_rt_owns(whale_rt_context *ctx, int32_t group,
                               int32_t shards, int32_t owner, int32_t *mine);
-/* The owner's `t` copied, in place, to every member of the group. */
-whale_rt_status whale_rt_broadcast_from(whale_rt_context *ctx,
-                                        int32_t group, int32_t shards,
-                                        int32_t owner, whale_rt_tensor *t);
+/* Each tensor copied, in place, from its owner (owners[i], a position in
+ * the group, as for whale_rt_reduce_to_owners) to every other member, as
+ * one bucket: ZeRO's updated parameters, each member's part sent once to
+ * the others (an all-gather of parts). */
+whale_rt_status whale_rt_broadcast_from_owners(whale_rt_context *ctx,
+                                               int32_t group, int32_t shards,
+                                               int32_t num_tensors,
+                                               whale_rt_tensor *const *ts,
+                                               const int32_t *owners);
 /* As whale_rt_clip_grad_norm_group (group < 0: no group), where owners[i]
  * is gradient i's owner among the replicas (whale_rt_reduce_to_owners
  * summed it there alone) or -1 (every replica holds it whole): an owned

@@ -291,10 +291,10 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
   if (auto ar = llvm::dyn_cast<AllReduceOp>(op))
     return sumCollective(op, ar.getOwners().has_value(), ar.getGroup(),
                          ar.getShards(), position, error);
-  // Optimizer state sharded over a group: the owner's parameter to the
-  // others.
+  // Optimizer state sharded over a group: each owner's parameters to the
+  // others, as an all-gather of the bucket (the owners dealt out evenly).
   if (auto bc = llvm::dyn_cast<BroadcastOp>(op))
-    return groupCollective(op, "whale.broadcast", Collective::Broadcast,
+    return groupCollective(op, "whale.broadcast", Collective::AllGather,
                            operandBytes(op), bc.getGroup(), bc.getShards(),
                            position, error);
   auto cost = llvm::dyn_cast<CostOpInterface>(op);

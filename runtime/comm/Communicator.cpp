@@ -91,6 +91,24 @@ Status Communicator::reduceToOwners(int rank, const std::vector<int> &group,
   return allReduce(rank, group, dtype, data, count);
 }
 
+Status Communicator::gatherFromOwners(int rank,
+                                      const std::vector<int> &group,
+                                      DType dtype, void *data,
+                                      const std::vector<int64_t> &parts) {
+  int64_t count = 0, from = 0;
+  if (Status st = checkParts(group, rank, parts, count, from); !st)
+    return st;
+  char *at = static_cast<char *>(data);
+  for (size_t k = 0; k < group.size(); ++k) {
+    if (parts[k] > 0)
+      if (Status st = broadcast(rank, group, group[k], dtype, at, parts[k]);
+          !st)
+        return st;
+    at += parts[k] * dtypeSize(dtype);
+  }
+  return Status::ok();
+}
+
 Status checkParts(const std::vector<int> &group, int rank,
                   const std::vector<int64_t> &parts, int64_t &count,
                   int64_t &from) {
@@ -296,6 +314,15 @@ Status InProcessCommunicator::collective(const char *op, int rank,
     if (round->parts[pos] > 0)
       sumInGroupOrder(dtype, static_cast<char *>(out) + from * elem,
                       round->inputs, from, round->parts[pos]);
+  } else if (kind == "gather_from_owners") {
+    // Every other member's part, from where it lies in its owner's copy:
+    // no member writes its own part, the one the others read.
+    int64_t at = 0;
+    for (int k = 0; k < n; at += round->parts[k++])
+      if (k != pos && round->parts[k] > 0)
+        std::memcpy(static_cast<char *>(out) + at * elem,
+                    static_cast<const char *>(round->inputs[k]) + at * elem,
+                    round->parts[k] * elem);
   } else {
     result.resize(static_cast<size_t>(outCount * elem));
     if (kind == "reduce_scatter") {
@@ -342,10 +369,11 @@ Status InProcessCommunicator::collective(const char *op, int rank,
     rounds.erase({group, seq});
   }
   // An all-to-all's own chunk stays, as does an owner's part: what
-  // leaves the rank is the rest.
-  *counter += (kind == "all_to_all"         ? (n - 1) * count
-               : kind == "reduce_to_owners" ? count - round->parts[pos]
-                                            : count) *
+  // leaves the rank is the rest. An owner's part leaves for every other.
+  *counter += (kind == "all_to_all"           ? (n - 1) * count
+               : kind == "reduce_to_owners"   ? count - round->parts[pos]
+               : kind == "gather_from_owners" ? (n - 1) * round->parts[pos]
+                                              : count) *
               elem;
   return Status::ok();
 }
@@ -370,6 +398,18 @@ Status InProcessCommunicator::reduceToOwners(int rank,
   int64_t *c = counter(rank, &CommCounters::reduceToOwnersBytes, dummy);
   return collective("reduce_to_owners", rank, group, dtype, count, data, data,
                     count, -1, c, &parts);
+}
+
+Status InProcessCommunicator::gatherFromOwners(
+    int rank, const std::vector<int> &group, DType dtype, void *data,
+    const std::vector<int64_t> &parts) {
+  int64_t count = 0, from = 0;
+  if (Status st = checkParts(group, rank, parts, count, from); !st)
+    return st;
+  int64_t dummy = 0;
+  int64_t *c = counter(rank, &CommCounters::broadcastBytes, dummy);
+  return collective("gather_from_owners", rank, group, dtype, count, data,
+                    data, count, -1, c, &parts);
 }
 
 Status InProcessCommunicator::allGather(int rank, const std::vector<int> &group,

@@ -36,6 +36,8 @@ struct CommCounters {
           broadcastBytes = 0, sendBytes = 0, recvBytes = 0,
           allToAllBytes = 0; ///< what left the rank: (n - 1) of its n chunks
   /// What left the rank in reduces to owners: every part but its own.
+  /// (broadcastBytes: a broadcast's buffer, and in a gather from owners
+  /// the rank's own part once for each other member.)
   int64_t reduceToOwnersBytes = 0;
 };
 
@@ -61,6 +63,13 @@ public:
   virtual Status reduceToOwners(int rank, const std::vector<int> &group,
                                 DType dtype, void *data,
                                 const std::vector<int64_t> &parts);
+  /// The inverse: each member's part of `data` (laid out as for
+  /// reduceToOwners) copied from that member to every other, in place (an
+  /// all-gather of parts of any size: ZeRO's updated parameters). This
+  /// default broadcasts the parts one by one.
+  virtual Status gatherFromOwners(int rank, const std::vector<int> &group,
+                                  DType dtype, void *data,
+                                  const std::vector<int64_t> &parts);
   /// `out` holds group.size() x count elements, rank group[i]'s at i.
   virtual Status allGather(int rank, const std::vector<int> &group, DType dtype,
                            const void *in, int64_t count, void *out) = 0;
@@ -135,7 +144,8 @@ std::string rankList(const std::vector<int> &ranks);
 Status checkGroup(const char *op, int size, int rank,
                   const std::vector<int> &group);
 
-/// Checks the parts of a reduce to owners: one per member, none negative.
+/// Checks the parts of a reduce to or gather from owners: one per member,
+/// none negative.
 /// `count` gets their total and `from` where the caller's own part starts.
 Status checkParts(const std::vector<int> &group, int rank,
                   const std::vector<int64_t> &parts, int64_t &count,
@@ -158,6 +168,9 @@ public:
                    void *data, int64_t count) override;
   Status reduceToOwners(int rank, const std::vector<int> &group, DType dtype,
                         void *data, const std::vector<int64_t> &parts) override;
+  Status gatherFromOwners(int rank, const std::vector<int> &group,
+                          DType dtype, void *data,
+                          const std::vector<int64_t> &parts) override;
   Status allGather(int rank, const std::vector<int> &group, DType dtype,
                    const void *in, int64_t count, void *out) override;
   Status reduceScatter(int rank, const std::vector<int> &group, DType dtype,

@@ -509,6 +509,40 @@ Status MpiCommunicator::reduceToOwners(int rank, const std::vector<int> &group,
   return Status::ok();
 }
 
+Status MpiCommunicator::gatherFromOwners(int rank,
+                                         const std::vector<int> &group,
+                                         DType dtype, void *data,
+                                         const std::vector<int64_t> &parts) {
+  if (impl->shared) // several ranks a process: broadcast part by part
+    return Communicator::gatherFromOwners(rank, group, dtype, data, parts);
+  int64_t count = 0, from = 0;
+  if (Status st = checkParts(group, rank, parts, count, from); !st)
+    return st;
+  std::unique_lock<std::mutex> lock(impl->mpi);
+  const int64_t esz = dtypeSize(dtype);
+  MPI_Comm comm;
+  std::string where;
+  if (Status st = impl->prepare("gather_from_owners", rank, group,
+                                count * esz, comm, where);
+      !st)
+    return st;
+  std::vector<int> bytes(group.size()), at(group.size());
+  for (size_t k = 0, offset = 0; k < group.size(); ++k) {
+    bytes[k] = static_cast<int>(parts[k] * esz);
+    at[k] = static_cast<int>(offset);
+    offset += bytes[k];
+  }
+  MPI_Request request;
+  MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, bytes.data(),
+                  at.data(), MPI_BYTE, comm, &request);
+  if (Status st = impl->wait(request, where, lock); !st)
+    return st;
+  const int pos = positionIn(group, rank);
+  impl->counters.broadcastBytes +=
+      (static_cast<int64_t>(group.size()) - 1) * parts[pos] * esz;
+  return Status::ok();
+}
+
 Status MpiCommunicator::allGather(int rank, const std::vector<int> &group,
                                   DType dtype, const void *in, int64_t count,
                                   void *out) {

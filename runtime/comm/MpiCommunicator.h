@@ -49,6 +49,9 @@ public:
                    void *data, int64_t count) override;
   Status reduceToOwners(int rank, const std::vector<int> &group, DType dtype,
                         void *data, const std::vector<int64_t> &parts) override;
+  Status gatherFromOwners(int rank, const std::vector<int> &group,
+                          DType dtype, void *data,
+                          const std::vector<int64_t> &parts) override;
   Status allGather(int rank, const std::vector<int> &group, DType dtype,
                    const void *in, int64_t count, void *out) override;
   Status reduceScatter(int rank, const std::vector<int> &group, DType dtype,

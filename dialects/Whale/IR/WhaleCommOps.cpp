@@ -86,12 +86,20 @@ int64_t RecvOp::getBytesRead() { return 0; }
 int64_t AllReduceOp::getOutputMemory() { return 0; }
 
 LogicalResult BroadcastOp::verify() {
-  if (!getParam().getDefiningOp<ParamOp>())
-    return emitOpError("hands on a parameter: its operand must come from "
-                       "whale.param");
-  if (getOwner() < 0)
-    return emitOpError("owner must be a position in its group, not ")
-           << getOwner();
+  if (getParams().empty())
+    return emitOpError("hands on at least one parameter");
+  for (Value p : getParams())
+    if (!p.getDefiningOp<ParamOp>())
+      return emitOpError("hands on parameters: its operands must come from "
+                         "whale.param");
+  if (getOwners().size() != getParams().size())
+    return emitOpError("has ") << getOwners().size() << " owners for "
+                               << getParams().size()
+                               << " parameters: it needs one per parameter";
+  for (int64_t owner : getOwners())
+    if (owner < 0)
+      return emitOpError("owners must be positions in its group, not ")
+             << owner;
   return verifyGroupAndShards(*this, getGroup(), getShards());
 }
 // The parameter is written in place: no new tensor.

@@ -86,22 +86,23 @@ def Whale_AllReduceOp : Whale_Op<"all_reduce", [MemoryEffects<[MemWrite]>,
 
 def Whale_BroadcastOp : Whale_Op<"broadcast", [MemoryEffects<[MemRead, MemWrite]>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getOutputMemory"]>]> {
-  let summary = "Hands a parameter from its owner to the rest of a group";
+  let summary = "Hands parameters from their owners to the rest of a group";
   let description = [{
-    The rank at position `owner` of `group` (`replicas`, or `shard_peers`
-    with `shards`) sends its `param`, in place, to every other member: what
-    follows an update that only the owner takes (optimizer state sharded
-    over the group).
+    Each of `params` goes, in place, from the rank at its position in
+    `owners` of `group` (`replicas`, or `shard_peers` with `shards`) to
+    every other member: what follows updates that only the owners take
+    (optimizer state sharded over the group). The parameters travel as one
+    bucket, each member's together (an all-gather of the owners' parts).
 
     ```mlir
-    whale.broadcast %w from 1 over "replicas" : tensor<16x4xf32>
+    whale.broadcast %w, %b from [1, 0] over "replicas" : tensor<16x4xf32>, tensor<4xf32>
     ```
   }];
-  let arguments = (ins Whale_FloatTensor:$param,
-                       ConfinedAttr<I64Attr, [IntNonNegative]>:$owner,
+  let arguments = (ins Variadic<Whale_FloatTensor>:$params,
+                       DenseI64ArrayAttr:$owners,
                        StrAttr:$group, OptionalAttr<I64Attr>:$shards);
   let assemblyFormat = [{
-    $param `from` $owner `over` $group attr-dict `:` type($param)
+    $params `from` $owners `over` $group attr-dict `:` type($params)
   }];
   let hasVerifier = 1;
 }

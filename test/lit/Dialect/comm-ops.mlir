@@ -29,10 +29,11 @@ func.func @overlapped(%a: tensor<16x4xf32>, %b: tensor<4xf32>, %c: tensor<8xf32>
 // An update on its owner alone, and the broadcast that follows it.
 // CHECK-LABEL: func.func @owned
 // CHECK: whale.sgd_update %[[W:.*]], %{{.*}} {group = "shard_peers", {{.*}}owner = 1 : i64, shards = 2 : i64
-// CHECK: whale.broadcast %[[W]] from 1 over "shard_peers" {shards = 2 : i64} : tensor<4xf32>
+// CHECK: whale.broadcast %[[W]], %[[V:.*]] from [1, 0] over "shard_peers" {shards = 2 : i64} : tensor<4xf32>, tensor<2xf32>
 func.func @owned(%g: tensor<4xf32>) {
   %w = whale.param "w" zeros [] : tensor<4xf32>
   whale.sgd_update %w, %g {lr = 0.1 : f64, momentum = 0.0 : f64, weight_decay = 0.0 : f64, owner = 1 : i64, group = "shard_peers", shards = 2 : i64} : tensor<4xf32>
-  whale.broadcast %w from 1 over "shard_peers" {shards = 2 : i64} : tensor<4xf32>
+  %v = whale.param "v" zeros [] : tensor<2xf32>
+  whale.broadcast %w, %v from [1, 0] over "shard_peers" {shards = 2 : i64} : tensor<4xf32>, tensor<2xf32>
   return
 }

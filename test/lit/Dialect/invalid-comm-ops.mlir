@@ -103,8 +103,8 @@ func.func @wait_argument(%p: !whale.pending) -> tensor<4xf32> {
 // -----
 
 func.func @broadcast_not_a_param(%a: tensor<4xf32>) {
-  // expected-error@+1 {{hands on a parameter: its operand must come from whale.param}}
-  whale.broadcast %a from 0 over "replicas" : tensor<4xf32>
+  // expected-error@+1 {{hands on parameters: its operands must come from whale.param}}
+  whale.broadcast %a from [0] over "replicas" : tensor<4xf32>
   return
 }
 
@@ -113,7 +113,7 @@ func.func @broadcast_not_a_param(%a: tensor<4xf32>) {
 func.func @broadcast_peers_without_shards() {
   %w = whale.param "w" zeros [] : tensor<4xf32>
   // expected-error@+1 {{takes shards exactly when its group is "shard_peers"}}
-  whale.broadcast %w from 1 over "shard_peers" : tensor<4xf32>
+  whale.broadcast %w from [1] over "shard_peers" : tensor<4xf32>
   return
 }
 
@@ -141,4 +141,23 @@ func.func @owners_negative(%a: tensor<4xf32>) -> tensor<4xf32> {
   %p = whale.all_reduce_start %a over "replicas" {owners = array<i64: -1>} : tensor<4xf32>
   %s = whale.all_reduce_wait %p : tensor<4xf32>
   return %s : tensor<4xf32>
+}
+
+// -----
+
+func.func @broadcast_owners(%a: tensor<4xf32>) {
+  %w = whale.param "w" zeros [] : tensor<4xf32>
+  %v = whale.param "v" zeros [] : tensor<2xf32>
+  // expected-error@+1 {{has 1 owners for 2 parameters: it needs one per parameter}}
+  whale.broadcast %w, %v from [1] over "replicas" : tensor<4xf32>, tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_negative_owner(%a: tensor<4xf32>) {
+  %w = whale.param "w" zeros [] : tensor<4xf32>
+  // expected-error@+1 {{owners must be positions in its group, not -1}}
+  whale.broadcast %w from [-1] over "replicas" : tensor<4xf32>
+  return
 }

@@ -3,21 +3,19 @@
 
 // Four replicas: each parameter summed over them gets an owner, the one
 // holding the fewest bytes so far (16x8 to 0, then 8 to 1, 8x4 to 2, 4 to
-// 3); the update runs there and a broadcast from it follows. A parameter
+// 3); the update runs there, and one broadcast of the bucket's parameters
+// from their owners follows the last of them. A parameter
 // no all-reduce sums (here the frozen-like `m/own`, whose gradient is its
 // rank's own) keeps its plain update. Only owned updates read the sums,
 // so the all-reduce becomes a reduce to owners.
 // CHECK-LABEL: func.func @m_stage0
 // CHECK: whale.all_reduce {{.*}} over "replicas" {owners = array<i64: 0, 1, 2, 3>}
 // CHECK: whale.adam_update %[[W0:.*]], %{{.*}} {{{.*}}group = "replicas"{{.*}}owner = 0 : i64{{.*}}} : tensor<16x8xf32>
-// CHECK-NEXT: whale.broadcast %[[W0]] from 0 over "replicas" : tensor<16x8xf32>
-// CHECK: whale.adam_update %[[B0:.*]], %{{.*}} {{{.*}}owner = 1 : i64{{.*}}} : tensor<8xf32>
-// CHECK-NEXT: whale.broadcast %[[B0]] from 1 over "replicas" : tensor<8xf32>
-// CHECK: whale.adam_update %[[W1:.*]], %{{.*}} {{{.*}}owner = 2 : i64{{.*}}} : tensor<8x4xf32>
-// CHECK-NEXT: whale.broadcast %[[W1]] from 2 over "replicas"
-// CHECK: whale.adam_update %[[B1:.*]], %{{.*}} {{{.*}}owner = 3 : i64{{.*}}} : tensor<4xf32>
-// CHECK-NEXT: whale.broadcast %[[B1]] from 3 over "replicas"
-// CHECK: whale.adam_update %{{.*}}, %{{.*}} {beta1{{[^}]*}}} : tensor<2xf32>
+// CHECK-NEXT: whale.adam_update %[[B0:.*]], %{{.*}} {{{.*}}owner = 1 : i64{{.*}}} : tensor<8xf32>
+// CHECK-NEXT: whale.adam_update %[[W1:.*]], %{{.*}} {{{.*}}owner = 2 : i64{{.*}}} : tensor<8x4xf32>
+// CHECK-NEXT: whale.adam_update %[[B1:.*]], %{{.*}} {{{.*}}owner = 3 : i64{{.*}}} : tensor<4xf32>
+// CHECK-NEXT: whale.broadcast %[[W0]], %[[B0]], %[[W1]], %[[B1]] from [0, 1, 2, 3] over "replicas" : tensor<16x8xf32>, tensor<8xf32>, tensor<8x4xf32>, tensor<4xf32>
+// CHECK-NEXT: whale.adam_update %{{.*}}, %{{.*}} {beta1{{[^}]*}}} : tensor<2xf32>
 // CHECK-NOT: whale.broadcast
 // The update is taken where whale_rt_owns says so; the broadcast always.
 // LLVM-LABEL: llvm.func @m_stage0
@@ -27,7 +25,7 @@
 // LLVM: ^[[MINE]]:
 // LLVM: llvm.call @whale_rt_adam_step
 // LLVM: ^[[NEXT]]:
-// LLVM: llvm.call @whale_rt_broadcast_from
+// LLVM: llvm.call @whale_rt_broadcast_from_owners(
 module attributes {whale.config = #whale.settings<shard_optimizer = true>} {
   func.func @m_stage0(%g0: tensor<16x8xf32>, %g1: tensor<8xf32>, %g2: tensor<8x4xf32>, %g3: tensor<4xf32>, %g4: tensor<2xf32>) -> tensor<f32> attributes {whale.rank = {replicas = 4 : i64, stage = 0 : i64}} {
     %w0 = whale.param "m/w0" zeros [] : tensor<16x8xf32>
@@ -55,9 +53,8 @@ module attributes {whale.config = #whale.settings<shard_optimizer = true>} {
 // CHECK: whale.all_reduce {{.*}} over "shard_peers" {shards = 2 : i64} :
 // CHECK: whale.clip_grad_norm {{.*}} max_norm = 1.000000e+00 :
 // CHECK: whale.sgd_update %[[W:.*]], %{{.*}} {group = "shard_peers", lr{{.*}}owner = 0 : i64, shards = 2 : i64{{.*}}}
-// CHECK-NEXT: whale.broadcast %[[W]] from 0 over "shard_peers" {shards = 2 : i64}
-// CHECK: whale.sgd_update %[[V:.*]], %{{.*}} {{{.*}}owner = 1 : i64
-// CHECK-NEXT: whale.broadcast %[[V]] from 1 over "shard_peers" {shards = 2 : i64}
+// CHECK-NEXT: whale.sgd_update %[[V:.*]], %{{.*}} {{{.*}}owner = 1 : i64
+// CHECK-NEXT: whale.broadcast %[[W]], %[[V]] from [0, 1] over "shard_peers" {shards = 2 : i64}
 module attributes {whale.config = #whale.settings<shard_optimizer = true>} {
   func.func @m_stage0(%g0: tensor<4x4xf32>, %g1: tensor<4xf32>) -> tensor<f32> attributes {whale.rank = {replicas = 4 : i64, stage = 0 : i64}} {
     %w = whale.param "m/w" zeros [] : tensor<4x4xf32>
@@ -81,8 +78,11 @@ module attributes {whale.config = #whale.settings<shard_optimizer = true>} {
 // CHECK: whale.all_reduce %{{.*}}, %{{.*}} over "replicas" {owners = array<i64: 0, 1>}
 // CHECK: whale.all_reduce %{{.*}}, %{{.*}} over "replicas" :
 // CHECK: whale.clip_grad_norm {{.*}} over "stages" {owners = array<i64: 0, 1, -1>}
-// CHECK: whale.sgd_update {{.*}}owner = 0
-// CHECK: whale.sgd_update {{.*}}owner = 1
+// CHECK: whale.sgd_update %[[W:[0-9]+]], {{.*}}owner = 0
+// CHECK-NEXT: whale.sgd_update %[[V:[0-9]+]], {{.*}}owner = 1
+// CHECK-NEXT: whale.broadcast %[[W]], %[[V]] from [0, 1] over "replicas"
+// CHECK-NEXT: whale.sgd_update %[[U:[0-9]+]], {{.*}}owner = 1
+// CHECK-NEXT: whale.broadcast %[[U]] from [1] over "replicas"
 // LLVM-LABEL: llvm.func @m_stage0
 // LLVM: llvm.call @whale_rt_reduce_to_owners(
 // LLVM: llvm.call @whale_rt_all_reduce(

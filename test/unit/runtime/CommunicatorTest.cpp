@@ -132,6 +132,29 @@ TEST(Communicator, ReduceToOwnersSumsEachPartOnItsOwnerAlone) {
       << st.message();
 }
 
+// ZeRO's updated parameters: each member's part copied from it to every
+// other, in place.
+TEST(Communicator, GatherFromOwnersHandsEachPartFromItsOwner) {
+  InProcessCommunicator comm(3, 5s);
+  const std::vector<int> group = {1, 2, 0};
+  const std::vector<int64_t> parts = {2, 0, 3}; // rank 1: 2, rank 0: 3
+  std::vector<std::vector<int32_t>> data(3);
+  onRanks(3, [&](int r) {
+    data[r].assign(5, -1 - r); // what no owner's part may keep
+    const int64_t from = r == 1 ? 0 : 2, count = r == 1 ? 2 : r == 0 ? 3 : 0;
+    for (int64_t i = from; i < from + count; ++i)
+      data[r][i] = 10 * r + int32_t(i);
+    EXPECT_TRUE(
+        comm.gatherFromOwners(r, group, DType::I32, data[r].data(), parts));
+  });
+  for (int r = 0; r < 3; ++r)
+    EXPECT_EQ(data[r], (std::vector<int32_t>{10, 11, 2, 3, 4})) << r;
+  // An owner's part leaves once for each other member.
+  EXPECT_EQ(comm.counters(1).broadcastBytes, 2 * 2 * 4);
+  EXPECT_EQ(comm.counters(0).broadcastBytes, 2 * 3 * 4);
+  EXPECT_EQ(comm.counters(2).broadcastBytes, 0);
+}
+
 TEST(Communicator, AllToAllHandsEachMemberItsChunksInGroupOrder) {
   InProcessCommunicator comm(3, 5s);
   std::vector<int> group = {2, 0, 1};

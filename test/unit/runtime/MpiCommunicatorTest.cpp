@@ -90,6 +90,23 @@ TEST(Mpi, ReduceToOwnersGivesEachOwnerTheAllReduceBits) {
             4 * (me == 1 ? 5 : me == 2 ? 1 : 6));
 }
 
+TEST(Mpi, GatherFromOwnersHandsEachPartFromItsOwner) {
+  auto comm = world();
+  const int me = comm->rank();
+  const std::vector<int> group = {2, 0, 1};
+  const std::vector<int64_t> parts = {1, 0, 3}; // rank 2: 1, rank 1: 3
+  std::vector<float> data(4, -1.0f);
+  if (me == 2)
+    data[0] = 20;
+  if (me == 1)
+    data[1] = 11, data[2] = 12, data[3] = 13;
+  ASSERT_TRUE(
+      comm->gatherFromOwners(me, group, DType::F32, data.data(), parts));
+  EXPECT_EQ(data, (std::vector<float>{20, 11, 12, 13}));
+  EXPECT_EQ(comm->counters(me).broadcastBytes,
+            me == 2 ? 2 * 4 : me == 1 ? 2 * 3 * 4 : 0);
+}
+
 TEST(Mpi, AllGatherReduceScatterAndBroadcastInGroupOrder) {
   auto comm = world();
   const int me = comm->rank();
