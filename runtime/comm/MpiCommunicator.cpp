@@ -390,9 +390,11 @@ int MpiCommunicator::ranksPerProcess() const {
 }
 bool MpiCommunicator::concurrentCollectives() const {
   // One rank per process: its collective thread and its own thread take
-  // turns at MPI (wait lets go between polls). Several ranks per process
-  // pair their threads' collectives in the shared ranks' own rounds.
-  return !impl->shared;
+  // turns at MPI (wait lets go between polls). Several ranks per process:
+  // their rounds are matched by group and order as in one process, and
+  // no MPI call blocks (non-blocking sends, probed receives), so a group's
+  // leader never holds MPI while it waits.
+  return true;
 }
 
 int MpiCommunicator::size() const {
