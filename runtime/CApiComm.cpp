@@ -142,22 +142,21 @@ Status deviceCollectives(whale_rt_context *ctx,
   return Status::ok();
 }
 
-/// One bucket summed on the devices: packed into device memory, reduced by
+/// A bucket's collective on the devices: packed into device memory, run by
 /// the device's library (NCCL), unpacked.
-static whale_rt_status
-deviceAllReduce(whale_rt_context *ctx, const std::vector<int> &ranks,
-                const std::string &key, int32_t num_tensors,
-                whale_rt_tensor *const *ts, int64_t total) {
+static whale_rt_status deviceBucket(whale_rt_context *ctx,
+                                    const std::vector<int> &ranks,
+                                    const std::string &key,
+                                    const Bucket &bucket, Device::BucketOp op) {
   Device &dev = *ctx->device;
-  Tensor bucket;
-  if (Status st = Tensor::create(dev, DType::F32, {total}, bucket); !st)
+  Tensor packed;
+  if (Status st = Tensor::create(dev, DType::F32, {bucket.total}, packed); !st)
     return ctx->fail(st);
-  char *at = static_cast<char *>(bucket.raw());
-  for (int32_t i = 0; i < num_tensors; ++i) {
-    if (Status st = dev.copy(at, ts[i]->tensor.raw(), ts[i]->tensor.bytes());
-        !st)
+  char *at = static_cast<char *>(packed.raw());
+  for (whale_rt_tensor *t : bucket.tensors) {
+    if (Status st = dev.copy(at, t->tensor.raw(), t->tensor.bytes()); !st)
       return ctx->fail(st);
-    at += ts[i]->tensor.bytes();
+    at += t->tensor.bytes();
   }
   int position = static_cast<int>(
       std::find(ranks.begin(), ranks.end(), ctx->rank) - ranks.begin());
@@ -172,17 +171,19 @@ deviceAllReduce(whale_rt_context *ctx, const std::vector<int> &ranks,
     std::memcpy(bytes, all.data(), static_cast<size_t>(count));
     return Status::ok();
   };
-  if (Status st =
-          dev.allReduceSum(key, position, static_cast<int>(ranks.size()),
-                           static_cast<float *>(bucket.raw()), total, share);
+  const std::vector<int64_t> parts =
+      bucket.parts.empty() ? std::vector<int64_t>{bucket.total} : bucket.parts;
+  if (Status st = dev.bucketCollective(op, key, position,
+                                       static_cast<int>(ranks.size()),
+                                       static_cast<float *>(packed.raw()),
+                                       parts, share);
       !st)
     return ctx->fail(st);
-  at = static_cast<char *>(bucket.raw());
-  for (int32_t i = 0; i < num_tensors; ++i) {
-    if (Status st = dev.copy(ts[i]->tensor.raw(), at, ts[i]->tensor.bytes());
-        !st)
+  at = static_cast<char *>(packed.raw());
+  for (whale_rt_tensor *t : bucket.tensors) {
+    if (Status st = dev.copy(t->tensor.raw(), at, t->tensor.bytes()); !st)
       return ctx->fail(st);
-    at += ts[i]->tensor.bytes();
+    at += t->tensor.bytes();
   }
   return WHALE_RT_OK;
 }
@@ -218,8 +219,6 @@ whale_rt_status makeBucket(whale_rt_context *ctx, const char *op,
 
 whale_rt_status sumBucket(whale_rt_context *ctx, const std::vector<int> &ranks,
                           const Bucket &bucket) {
-  const auto n = static_cast<int32_t>(bucket.tensors.size());
-  whale_rt_tensor *const *ts = bucket.tensors.data();
   if (Status st = settleStarted(ctx, ranks); !st)
     return ctx->fail(st);
   CommScope scope(ctx, bucket.parts.empty() ? "all_reduce" : "reduce_to_owners");
@@ -228,7 +227,9 @@ whale_rt_status sumBucket(whale_rt_context *ctx, const std::vector<int> &ranks,
   if (Status st = deviceCollectives(ctx, ranks, onDevices, key); !st)
     return ctx->fail(st);
   if (onDevices)
-    return deviceAllReduce(ctx, ranks, key, n, ts, bucket.total);
+    return deviceBucket(ctx, ranks, key, bucket,
+                        bucket.parts.empty() ? Device::BucketOp::AllReduce
+                                             : Device::BucketOp::ReduceToOwners);
   std::vector<float> packed;
   Status st = packBucket(ctx, bucket, packed);
   if (st)
@@ -730,6 +731,13 @@ whale_rt_status whale_rt_broadcast_from_owners(whale_rt_context *ctx,
     if (Status st = settleStarted(ctx, ranks); !st)
       return ctx->fail(st);
     CommScope scope(ctx, "broadcast");
+    bool onDevices = false;
+    std::string key;
+    if (Status st = deviceCollectives(ctx, ranks, onDevices, key); !st)
+      return ctx->fail(st);
+    if (onDevices)
+      return deviceBucket(ctx, ranks, key, bucket,
+                          Device::BucketOp::GatherFromOwners);
     std::vector<float> packed;
     Status st = packBucket(ctx, bucket, packed);
     if (st)

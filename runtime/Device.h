@@ -287,13 +287,23 @@ public:
 
   /// The physical device NCCL would know this one by, or -1: none.
   virtual int collectiveDevice() const { return -1; }
-  /// Sums `n` floats at `data` (this device's memory) in place over the
-  /// group `key` of `size` ranks, this one at `position`. The first call of
-  /// a group sets it up: `shareFromFirst` hands `bytes` from position 0 to
-  /// every member over the host communicator.
-  virtual Status allReduceSum(
-      const std::string &key, int position, int size, float *data, int64_t n,
-      const std::function<Status(char *bytes, int64_t count)> &shareFromFirst) {
+  /// What a device collective does with a bucket of floats laid out as
+  /// `parts` (elements per member, member after member; Communicator's
+  /// reduceToOwners and gatherFromOwners say the same).
+  enum class BucketOp {
+    AllReduce,        ///< every element summed on every member
+    ReduceToOwners,   ///< member k's part summed on member k alone
+    GatherFromOwners, ///< member k's part copied from it to every other
+  };
+  /// Runs `op` in place on the bucket at `data` (this device's memory)
+  /// over the group `key` of `size` ranks, this one at `position`. The
+  /// first call of a group sets it up: `shareFromFirst` hands `bytes` from
+  /// position 0 to every member over the host communicator.
+  using ShareFromFirst = std::function<Status(char *bytes, int64_t count)>;
+  virtual Status bucketCollective(BucketOp op, const std::string &key,
+                                  int position, int size, float *data,
+                                  const std::vector<int64_t> &parts,
+                                  const ShareFromFirst &shareFromFirst) {
     return Status::internal(name_ + " has no device collectives");
   }
 

@@ -17,7 +17,7 @@ struct CpuDeviceOptions {
 /// A CPU device: its own thread pool (kernels parallelize over it, GEMM
 /// included, since BLAS runs single-threaded inside each chunk) and its own
 /// allocator with a memory limit. Its kernels are those of cpu/Kernels.h.
-class CpuDevice final : public Device {
+class CpuDevice : public Device {
 public:
   CpuDevice(std::string name, CpuDeviceOptions options);
 

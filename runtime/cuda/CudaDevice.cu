@@ -987,9 +987,10 @@ int CudaDevice::collectiveDevice() const {
 #endif
 }
 
-Status CudaDevice::allReduceSum(
-    const std::string &key, int position, int size, float *data, int64_t n,
-    const std::function<Status(char *bytes, int64_t count)> &shareFromFirst) {
+Status CudaDevice::bucketCollective(BucketOp op, const std::string &key,
+                                    int position, int size, float *data,
+                                    const std::vector<int64_t> &parts,
+                                    const ShareFromFirst &shareFromFirst) {
 #if WHALE_HAVE_NCCL
   if (Status st = enter(); !st)
     return st;
@@ -1015,12 +1016,38 @@ Status CudaDevice::allReduceSum(
       return st;
     it = ncclComms.emplace(key, comm).first;
   }
-  return ncclFailed(ncclAllReduce(data, data, static_cast<size_t>(n), ncclFloat,
-                                  ncclSum, static_cast<ncclComm_t>(it->second),
-                                  compute),
-                    "ncclAllReduce");
+  auto comm = static_cast<ncclComm_t>(it->second);
+  if (op == BucketOp::AllReduce) {
+    int64_t n = 0;
+    for (int64_t p : parts)
+      n += p;
+    return ncclFailed(ncclAllReduce(data, data, static_cast<size_t>(n),
+                                    ncclFloat, ncclSum, comm, compute),
+                      "ncclAllReduce");
+  }
+  // One call per member's part, rooted there, fused into one launch.
+  if (Status st = ncclFailed(ncclGroupStart(), "ncclGroupStart"); !st)
+    return st;
+  float *at = data;
+  ncclResult_t result = ncclSuccess;
+  for (int k = 0; k < size && result == ncclSuccess; at += parts[k], ++k) {
+    if (parts[k] == 0)
+      continue;
+    const auto n = static_cast<size_t>(parts[k]);
+    result = op == BucketOp::ReduceToOwners
+                 ? ncclReduce(at, at, n, ncclFloat, ncclSum, k, comm, compute)
+                 : ncclBroadcast(at, at, n, ncclFloat, k, comm, compute);
+  }
+  ncclResult_t ended = ncclGroupEnd();
+  if (Status st = ncclFailed(result, op == BucketOp::ReduceToOwners
+                                         ? "ncclReduce"
+                                         : "ncclBroadcast");
+      !st)
+    return st;
+  return ncclFailed(ended, "ncclGroupEnd");
 #else
-  return Device::allReduceSum(key, position, size, data, n, shareFromFirst);
+  return Device::bucketCollective(op, key, position, size, data, parts,
+                                  shareFromFirst);
 #endif
 }
 

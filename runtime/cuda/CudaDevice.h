@@ -155,10 +155,12 @@ public:
 
   /// The GPU's ordinal where NCCL was built in, else -1 (host collectives).
   int collectiveDevice() const override;
-  Status allReduceSum(const std::string &key, int position, int size,
-                      float *data, int64_t n,
-                      const std::function<Status(char *bytes, int64_t count)>
-                          &shareFromFirst) override;
+  /// ncclAllReduce; one ncclReduce or ncclBroadcast per member's part,
+  /// rooted at that member, in one NCCL group.
+  Status bucketCollective(BucketOp op, const std::string &key, int position,
+                          int size, float *data,
+                          const std::vector<int64_t> &parts,
+                          const ShareFromFirst &shareFromFirst) override;
 
 private:
   CudaDevice(const std::string &name, int ordinal, int64_t memoryLimit);

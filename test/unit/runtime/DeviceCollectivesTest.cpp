@@ -1,0 +1,191 @@
+//===- DeviceCollectivesTest.cpp - the C ABI's path to device collectives -===//
+//
+// A group whose members all have device collectives (NCCL on GPUs) hands
+// its buckets to the devices instead of the host communicator. No GPU runs
+// here, so two CPU devices stand in: each says it is a physical device of
+// its own and runs the bucket operations by reading and writing the other
+// member's memory directly (what NCCL does between GPUs). Through the C
+// ABI on two ranks as threads: the gradients reduced to their owners, the
+// parameters gathered from them, a bucket all-reduced, started or not;
+// each went to the devices, packed owner by owner, and the group's set-up
+// bytes came from position 0.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../RuntimeFixture.h"
+#include "runtime/CApiInternal.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+namespace {
+
+using whale::rt::Device;
+using whale::rt::Status;
+using whale::testing::TestRuntime;
+
+/// Where the stand-in devices meet: one round at a time per group.
+struct Fabric {
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<float *> data{nullptr, nullptr};
+  int arrived = 0, left = 0;
+  bool done = false;
+  /// What each round did, and the parts it was given.
+  std::vector<Device::BucketOp> ops;
+  std::vector<std::vector<int64_t>> parts;
+  /// The set-up bytes each position got from position 0.
+  std::vector<int32_t> shared{-1, -1};
+
+  /// The last member to arrive runs `op` on every member's memory.
+  void run(Device::BucketOp op, int position, float *mine,
+           const std::vector<int64_t> &layout) {
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait(lock, [&] { return !done; }); // the round before has emptied
+    data[position] = mine;
+    if (++arrived == 2) {
+      ops.push_back(op);
+      parts.push_back(layout);
+      int64_t at = 0;
+      for (size_t k = 0; k < layout.size(); at += layout[k++])
+        for (int64_t i = at; i < at + layout[k]; ++i) {
+          const float sum = data[0][i] + data[1][i];
+          if (op == Device::BucketOp::AllReduce)
+            data[0][i] = data[1][i] = sum;
+          else if (op == Device::BucketOp::ReduceToOwners)
+            data[k][i] = sum;
+          else
+            data[1 - k][i] = data[k][i];
+        }
+      done = true;
+      cv.notify_all();
+    } else {
+      cv.wait(lock, [&] { return done; });
+    }
+    if (++left == 2) {
+      arrived = left = 0;
+      done = false;
+      cv.notify_all();
+    }
+  }
+};
+
+/// A CPU device that claims device collectives of its own.
+class LoopbackDevice : public whale::rt::CpuDevice {
+public:
+  LoopbackDevice(int id, Fabric &fabric)
+      : CpuDevice("loopback:" + std::to_string(id), {}), id(id),
+        fabric(fabric) {}
+  int collectiveDevice() const override { return id; }
+  Status bucketCollective(BucketOp op, const std::string &key, int position,
+                          int size, float *data,
+                          const std::vector<int64_t> &parts,
+                          const ShareFromFirst &share) override {
+    if (size != 2)
+      return Status::invalid("the fabric joins two devices");
+    if (!joined) {
+      int32_t bytes[2] = {position == 0 ? 4242 : 0, 0};
+      if (Status st = share(reinterpret_cast<char *>(bytes), sizeof bytes);
+          !st)
+        return st;
+      fabric.shared[position] = bytes[0];
+      joined = true;
+    }
+    fabric.run(op, position, data, parts);
+    return Status::ok();
+  }
+
+private:
+  int id;
+  Fabric &fabric;
+  bool joined = false;
+};
+
+/// Two ranks bound as replicas, each on a loopback device.
+struct LoopbackReplicas {
+  Fabric fabric;
+  std::unique_ptr<whale_rt_comm, void (*)(whale_rt_comm *)> comm{
+      whale_rt_comm_create(2, 10.0), whale_rt_comm_destroy};
+  TestRuntime rank[2];
+  LoopbackReplicas() {
+    const int32_t grid[] = {0, 1};
+    for (int32_t r = 0; r < 2; ++r) {
+      rank[r].ctx->device = std::make_unique<LoopbackDevice>(r, fabric);
+      EXPECT_EQ(whale_rt_context_bind(rank[r].ctx, comm.get(), 1, 2, grid, 0,
+                                      r),
+                WHALE_RT_OK);
+    }
+  }
+  void onBoth(const std::function<void(int)> &body) {
+    std::thread other(body, 1);
+    body(0);
+    other.join();
+  }
+};
+
+std::vector<float> values(whale_rt_tensor *t) {
+  const float *p = TestRuntime::data<float>(t);
+  return std::vector<float>(p, p + t->tensor.numel());
+}
+
+TEST(DeviceCollectives, ZeroBucketsGoToTheDevicesPackedOwnerByOwner) {
+  LoopbackReplicas p;
+  std::vector<float> reduced[2][3], gathered[2][3], summed[2];
+  p.onBoth([&](int r) {
+    TestRuntime &t = p.rank[r];
+    const float k = float(r + 1);
+    whale_rt_tensor *ts[] = {t.f32({3}, {1 * k, 2 * k, 3 * k}),
+                             t.f32({2, 2}, {10 * k, 20 * k, 30 * k, 40 * k}),
+                             t.f32({1}, {100 * k})};
+    const int32_t owners[] = {1, 0, 1};
+    ASSERT_EQ(whale_rt_reduce_to_owners(t.ctx, WHALE_RT_GROUP_REPLICAS, 0, 3,
+                                        ts, owners),
+              WHALE_RT_OK)
+        << whale_rt_last_error(t.ctx);
+    for (int i = 0; i < 3; ++i)
+      reduced[r][i] = values(ts[i]);
+    // Each owner's tensors now differ from the other's copy: the gather
+    // hands each owner's on.
+    ASSERT_EQ(whale_rt_broadcast_from_owners(t.ctx, WHALE_RT_GROUP_REPLICAS, 0,
+                                             3, ts, owners),
+              WHALE_RT_OK)
+        << whale_rt_last_error(t.ctx);
+    for (int i = 0; i < 3; ++i)
+      gathered[r][i] = values(ts[i]);
+    // A started all-reduce on devices runs where it starts.
+    whale_rt_tensor *w = t.f32({2}, {1000 * k, 2000 * k});
+    int64_t request = -1;
+    ASSERT_EQ(whale_rt_all_reduce_start(t.ctx, WHALE_RT_GROUP_REPLICAS, 0, 1,
+                                        &w, &request),
+              WHALE_RT_OK)
+        << whale_rt_last_error(t.ctx);
+    ASSERT_EQ(whale_rt_all_reduce_wait(t.ctx, request), WHALE_RT_OK);
+    summed[r] = values(w);
+  });
+  // Owners: the second tensor on position 0, the first and third on 1.
+  EXPECT_EQ(reduced[0][1], (std::vector<float>{30, 60, 90, 120}));
+  EXPECT_EQ(reduced[1][0], (std::vector<float>{3, 6, 9}));
+  EXPECT_EQ(reduced[1][2], (std::vector<float>{300}));
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(gathered[r][0], (std::vector<float>{3, 6, 9})) << r;
+    EXPECT_EQ(gathered[r][1], (std::vector<float>{30, 60, 90, 120})) << r;
+    EXPECT_EQ(gathered[r][2], (std::vector<float>{300})) << r;
+    EXPECT_EQ(summed[r], (std::vector<float>{3000, 6000})) << r;
+  }
+  using Op = Device::BucketOp;
+  EXPECT_EQ(p.fabric.ops, (std::vector<Op>{Op::ReduceToOwners,
+                                           Op::GatherFromOwners,
+                                           Op::AllReduce}));
+  // Position 0 owns the 4 elements of the second tensor, position 1 the
+  // first and third (3 + 1): packed in that order.
+  ASSERT_EQ(p.fabric.parts.size(), 3u);
+  EXPECT_EQ(p.fabric.parts[0], (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(p.fabric.parts[1], (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(p.fabric.parts[2], (std::vector<int64_t>{2}));
+  EXPECT_EQ(p.fabric.shared, (std::vector<int32_t>{4242, 4242}));
+}
+
+} // namespace
