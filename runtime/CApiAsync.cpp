@@ -27,14 +27,47 @@ Status settleStarted(whale_rt_context *ctx, const std::vector<int> &ranks) {
 }
 
 void forgetStarted(whale_rt_context *ctx) {
+  // A failed step's: their statuses are gone.
   for (auto &[request, started] : ctx->startedAllReduces)
-    (void)ctx->started->wait(request); // a failed step's: its status is gone
+    (void)(started.onDevice ? ctx->device->bucketCollectiveWait(started.ticket)
+                            : ctx->started->wait(request));
   ctx->startedAllReduces.clear();
 }
 
 } // namespace whale::rt::capi
 
 namespace {
+
+/// A bucket started on devices with collectives of their own: packed on
+/// the device, handed to its communication stream; *request is minus the
+/// device's ticket (0 where the device ran it at once).
+whale_rt_status startOnDevices(whale_rt_context *ctx,
+                               const std::vector<int> &ranks,
+                               const std::string &key, const Bucket &layout,
+                               int64_t *request) {
+  if (Status st = settleStarted(ctx, ranks); !st)
+    return ctx->fail(st);
+  whale_rt_started_all_reduce started;
+  started.onDevice = std::make_unique<Tensor>();
+  Status st = packOnDevice(ctx, layout, *started.onDevice);
+  if (st)
+    st = ctx->device->bucketCollectiveStart(
+        layout.parts.empty() ? Device::BucketOp::AllReduce
+                             : Device::BucketOp::ReduceToOwners,
+        key, positionOf(ctx, ranks), static_cast<int>(ranks.size()),
+        static_cast<float *>(started.onDevice->raw()), devicePartsOf(layout),
+        shareFromFirst(ctx, ranks), started.ticket);
+  if (st && started.ticket == 0)
+    st = unpackOnDevice(ctx, layout.tensors, *started.onDevice);
+  if (!st)
+    return ctx->fail(st);
+  if (started.ticket != 0) {
+    started.tensors = layout.tensors;
+    *request = -started.ticket;
+    ctx->startedAllReduces[*request] = std::move(started);
+  }
+  return WHALE_RT_OK;
+}
 
 /// whale_rt_all_reduce_start, and with `owners` its reduce to owners.
 whale_rt_status startBucket(whale_rt_context *ctx, const char *op,
@@ -60,13 +93,13 @@ whale_rt_status startBucket(whale_rt_context *ctx, const char *op,
     return s;
   if (ranks.size() == 1 || num_tensors == 0)
     return WHALE_RT_OK;
-  if (!ctx->comm->concurrentCollectives())
-    return sumBucket(ctx, ranks, layout);
   bool onDevices = false;
   std::string key;
   if (Status st = deviceCollectives(ctx, ranks, onDevices, key); !st)
     return ctx->fail(st);
   if (onDevices)
+    return startOnDevices(ctx, ranks, key, layout, request);
+  if (!ctx->comm->concurrentCollectives())
     return sumBucket(ctx, ranks, layout);
 
   whale_rt_started_all_reduce started;
@@ -129,6 +162,14 @@ whale_rt_status whale_rt_all_reduce_wait(whale_rt_context *ctx,
     if (request == 0)
       return WHALE_RT_OK; // summed where it was started
     auto it = ctx->startedAllReduces.find(request);
+    if (it != ctx->startedAllReduces.end() && it->second.onDevice) {
+      whale_rt_started_all_reduce started = std::move(it->second);
+      ctx->startedAllReduces.erase(it);
+      Status st = ctx->device->bucketCollectiveWait(started.ticket);
+      if (st)
+        st = unpackOnDevice(ctx, started.tensors, *started.onDevice);
+      return st ? WHALE_RT_OK : ctx->fail(st);
+    }
     if (it == ctx->startedAllReduces.end() || !ctx->started)
       return ctx->invalid("all_reduce_wait: no all-reduce " +
                           std::to_string(request) +

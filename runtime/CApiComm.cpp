@@ -142,25 +142,36 @@ Status deviceCollectives(whale_rt_context *ctx,
   return Status::ok();
 }
 
-/// A bucket's collective on the devices: packed into device memory, run by
-/// the device's library (NCCL), unpacked.
-static whale_rt_status deviceBucket(whale_rt_context *ctx,
-                                    const std::vector<int> &ranks,
-                                    const std::string &key,
-                                    const Bucket &bucket, Device::BucketOp op) {
+Status packOnDevice(whale_rt_context *ctx, const Bucket &bucket,
+                    Tensor &packed) {
   Device &dev = *ctx->device;
-  Tensor packed;
   if (Status st = Tensor::create(dev, DType::F32, {bucket.total}, packed); !st)
-    return ctx->fail(st);
+    return st;
   char *at = static_cast<char *>(packed.raw());
   for (whale_rt_tensor *t : bucket.tensors) {
     if (Status st = dev.copy(at, t->tensor.raw(), t->tensor.bytes()); !st)
-      return ctx->fail(st);
+      return st;
     at += t->tensor.bytes();
   }
-  int position = static_cast<int>(
-      std::find(ranks.begin(), ranks.end(), ctx->rank) - ranks.begin());
-  auto share = [&](char *bytes, int64_t count) -> Status {
+  return Status::ok();
+}
+
+Status unpackOnDevice(whale_rt_context *ctx,
+                      const std::vector<whale_rt_tensor *> &tensors,
+                      Tensor &packed) {
+  const char *at = static_cast<const char *>(packed.raw());
+  for (whale_rt_tensor *t : tensors) {
+    if (Status st = ctx->device->copy(t->tensor.raw(), at, t->tensor.bytes());
+        !st)
+      return st;
+    at += t->tensor.bytes();
+  }
+  return Status::ok();
+}
+
+Device::ShareFromFirst shareFromFirst(whale_rt_context *ctx,
+                                      const std::vector<int> &ranks) {
+  return [ctx, ranks](char *bytes, int64_t count) -> Status {
     // Position 0's bytes reach everyone through a host all-gather.
     std::vector<char> all(static_cast<size_t>(count) * ranks.size());
     std::vector<char> mine(bytes, bytes + count);
@@ -171,21 +182,29 @@ static whale_rt_status deviceBucket(whale_rt_context *ctx,
     std::memcpy(bytes, all.data(), static_cast<size_t>(count));
     return Status::ok();
   };
-  const std::vector<int64_t> parts =
-      bucket.parts.empty() ? std::vector<int64_t>{bucket.total} : bucket.parts;
-  if (Status st = dev.bucketCollective(op, key, position,
-                                       static_cast<int>(ranks.size()),
-                                       static_cast<float *>(packed.raw()),
-                                       parts, share);
-      !st)
-    return ctx->fail(st);
-  at = static_cast<char *>(packed.raw());
-  for (whale_rt_tensor *t : bucket.tensors) {
-    if (Status st = dev.copy(t->tensor.raw(), at, t->tensor.bytes()); !st)
-      return ctx->fail(st);
-    at += t->tensor.bytes();
-  }
-  return WHALE_RT_OK;
+}
+
+int positionOf(whale_rt_context *ctx, const std::vector<int> &ranks) {
+  return static_cast<int>(std::find(ranks.begin(), ranks.end(), ctx->rank) -
+                          ranks.begin());
+}
+
+/// A bucket's collective on the devices: packed into device memory, run by
+/// the device's library (NCCL), unpacked.
+static whale_rt_status deviceBucket(whale_rt_context *ctx,
+                                    const std::vector<int> &ranks,
+                                    const std::string &key,
+                                    const Bucket &bucket, Device::BucketOp op) {
+  Tensor packed;
+  Status st = packOnDevice(ctx, bucket, packed);
+  if (st)
+    st = ctx->device->bucketCollective(
+        op, key, positionOf(ctx, ranks), static_cast<int>(ranks.size()),
+        static_cast<float *>(packed.raw()), devicePartsOf(bucket),
+        shareFromFirst(ctx, ranks));
+  if (st)
+    st = unpackOnDevice(ctx, bucket.tensors, packed);
+  return st ? WHALE_RT_OK : ctx->fail(st);
 }
 
 whale_rt_status makeBucket(whale_rt_context *ctx, const char *op,

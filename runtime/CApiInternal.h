@@ -36,10 +36,14 @@ struct whale_rt_tensor {
 };
 
 /// An all-reduce started and not yet waited for: the bucket the rank's
-/// collective thread sums, and the tensors its sums go back to.
+/// collective thread sums (or, on devices with collectives of their own,
+/// the device's packed copy and the device's ticket), and the tensors its
+/// sums go back to.
 struct whale_rt_started_all_reduce {
   std::shared_ptr<std::vector<float>> bucket;
   std::vector<whale_rt_tensor *> tensors;
+  std::unique_ptr<Tensor> onDevice;
+  int64_t ticket = 0;
 };
 
 struct whale_rt_context {
@@ -218,6 +222,14 @@ whale_rt_status makeBucket(whale_rt_context *ctx, const char *op,
                            size_t members, int32_t num_tensors,
                            whale_rt_tensor *const *ts, const int32_t *owners,
                            Bucket &bucket);
+/// The bucket's parts as device collectives take them: an all-reduce's
+/// whole as one part.
+inline std::vector<int64_t> devicePartsOf(const Bucket &bucket) {
+  return bucket.parts.empty() ? std::vector<int64_t>{bucket.total}
+                              : bucket.parts;
+}
+/// ctx's position among `ranks`.
+int positionOf(whale_rt_context *ctx, const std::vector<int> &ranks);
 /// Sums a bucket over `ranks` in place: every tensor on every member, or,
 /// with parts, each on its owner (on devices with collectives of their
 /// own, every tensor on every member: the owners get theirs too).
@@ -230,6 +242,16 @@ Status packBucket(whale_rt_context *ctx, const Bucket &bucket,
 Status unpackBucket(whale_rt_context *ctx,
                     const std::vector<whale_rt_tensor *> &tensors,
                     const float *packed);
+/// A bucket's tensors packed into one tensor of the device's, and back.
+Status packOnDevice(whale_rt_context *ctx, const Bucket &bucket,
+                    Tensor &packed);
+Status unpackOnDevice(whale_rt_context *ctx,
+                      const std::vector<whale_rt_tensor *> &tensors,
+                      Tensor &packed);
+/// Hands position 0's `count` bytes to every member of `ranks` over the
+/// host communicator (a device group's set-up).
+Device::ShareFromFirst shareFromFirst(whale_rt_context *ctx,
+                                      const std::vector<int> &ranks);
 /// Sums f32 tensors over `ranks` as one bucket, in place.
 whale_rt_status allReduceBucket(whale_rt_context *ctx,
                                 const std::vector<int> &ranks,

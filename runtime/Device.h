@@ -306,6 +306,20 @@ public:
                                   const ShareFromFirst &shareFromFirst) {
     return Status::internal(name_ + " has no device collectives");
   }
+  /// bucketCollective begun beside the device's compute (a communication
+  /// stream on a GPU): `ticket` names it for bucketCollectiveWait, after
+  /// which the device's later work sees its result. `data` must live
+  /// until then. This default runs it at once (ticket 0).
+  virtual Status bucketCollectiveStart(BucketOp op, const std::string &key,
+                                       int position, int size, float *data,
+                                       const std::vector<int64_t> &parts,
+                                       const ShareFromFirst &shareFromFirst,
+                                       int64_t &ticket) {
+    ticket = 0;
+    return bucketCollective(op, key, position, size, data, parts,
+                            shareFromFirst);
+  }
+  virtual Status bucketCollectiveWait(int64_t ticket) { return Status::ok(); }
 
 private:
   std::string name_;

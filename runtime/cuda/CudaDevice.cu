@@ -125,6 +125,12 @@ CudaDevice::~CudaDevice() {
   for (auto &[key, comm] : ncclComms)
     ncclCommDestroy(static_cast<ncclComm_t>(comm));
 #endif
+  if (comms)
+    cudaStreamSynchronize(comms);
+  for (auto &[ticket, done] : started)
+    cudaEventDestroy(done);
+  if (comms)
+    cudaStreamDestroy(comms);
   for (auto &[p, size] : scratchSlots)
     cudaFree(p);
   if (dataError)
@@ -991,7 +997,21 @@ Status CudaDevice::bucketCollective(BucketOp op, const std::string &key,
                                     int position, int size, float *data,
                                     const std::vector<int64_t> &parts,
                                     const ShareFromFirst &shareFromFirst) {
+  int64_t ticket = 0;
+  if (Status st = bucketCollectiveStart(op, key, position, size, data, parts,
+                                        shareFromFirst, ticket);
+      !st)
+    return st;
+  return bucketCollectiveWait(ticket);
+}
+
+Status CudaDevice::bucketCollectiveStart(BucketOp op, const std::string &key,
+                                         int position, int size, float *data,
+                                         const std::vector<int64_t> &parts,
+                                         const ShareFromFirst &shareFromFirst,
+                                         int64_t &ticket) {
 #if WHALE_HAVE_NCCL
+  ticket = 0;
   if (Status st = enter(); !st)
     return st;
   auto ncclFailed = [&](ncclResult_t r, const char *what) {
@@ -1016,39 +1036,95 @@ Status CudaDevice::bucketCollective(BucketOp op, const std::string &key,
       return st;
     it = ncclComms.emplace(key, comm).first;
   }
+  if (!comms)
+    if (Status st = cudaFailed(
+            cudaStreamCreateWithFlags(&comms, cudaStreamNonBlocking),
+            name() + ": creating the communication stream");
+        !st)
+      return st;
+  // The bucket was packed on the compute stream: NCCL starts after that.
+  cudaEvent_t packed = nullptr, done = nullptr;
+  if (Status st = cudaFailed(
+          cudaEventCreateWithFlags(&packed, cudaEventDisableTiming),
+          name() + ": cudaEventCreate");
+      !st)
+    return st;
+  Status st = cudaFailed(cudaEventRecord(packed, compute),
+                         name() + ": cudaEventRecord");
+  if (st)
+    st = cudaFailed(cudaStreamWaitEvent(comms, packed, 0),
+                    name() + ": cudaStreamWaitEvent");
+  cudaEventDestroy(packed); // released once recorded and waited on
+  if (!st)
+    return st;
   auto comm = static_cast<ncclComm_t>(it->second);
   if (op == BucketOp::AllReduce) {
     int64_t n = 0;
     for (int64_t p : parts)
       n += p;
-    return ncclFailed(ncclAllReduce(data, data, static_cast<size_t>(n),
-                                    ncclFloat, ncclSum, comm, compute),
-                      "ncclAllReduce");
+    st = ncclFailed(ncclAllReduce(data, data, static_cast<size_t>(n),
+                                  ncclFloat, ncclSum, comm, comms),
+                    "ncclAllReduce");
+  } else {
+    // One call per member's part, rooted there, fused into one launch.
+    st = ncclFailed(ncclGroupStart(), "ncclGroupStart");
+    float *at = data;
+    ncclResult_t result = ncclSuccess;
+    for (int k = 0; st && k < size && result == ncclSuccess;
+         at += parts[k], ++k) {
+      if (parts[k] == 0)
+        continue;
+      const auto n = static_cast<size_t>(parts[k]);
+      result = op == BucketOp::ReduceToOwners
+                   ? ncclReduce(at, at, n, ncclFloat, ncclSum, k, comm, comms)
+                   : ncclBroadcast(at, at, n, ncclFloat, k, comm, comms);
+    }
+    if (st) {
+      ncclResult_t ended = ncclGroupEnd();
+      st = ncclFailed(result, op == BucketOp::ReduceToOwners ? "ncclReduce"
+                                                             : "ncclBroadcast");
+      if (st)
+        st = ncclFailed(ended, "ncclGroupEnd");
+    }
   }
-  // One call per member's part, rooted there, fused into one launch.
-  if (Status st = ncclFailed(ncclGroupStart(), "ncclGroupStart"); !st)
+  if (!st)
     return st;
-  float *at = data;
-  ncclResult_t result = ncclSuccess;
-  for (int k = 0; k < size && result == ncclSuccess; at += parts[k], ++k) {
-    if (parts[k] == 0)
-      continue;
-    const auto n = static_cast<size_t>(parts[k]);
-    result = op == BucketOp::ReduceToOwners
-                 ? ncclReduce(at, at, n, ncclFloat, ncclSum, k, comm, compute)
-                 : ncclBroadcast(at, at, n, ncclFloat, k, comm, compute);
+  if (Status e = cudaFailed(
+          cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
+          name() + ": cudaEventCreate");
+      !e)
+    return e;
+  if (Status e = cudaFailed(cudaEventRecord(done, comms),
+                            name() + ": cudaEventRecord");
+      !e) {
+    cudaEventDestroy(done);
+    return e;
   }
-  ncclResult_t ended = ncclGroupEnd();
-  if (Status st = ncclFailed(result, op == BucketOp::ReduceToOwners
-                                         ? "ncclReduce"
-                                         : "ncclBroadcast");
-      !st)
-    return st;
-  return ncclFailed(ended, "ncclGroupEnd");
+  ticket = nextTicket++;
+  started.emplace(ticket, done);
+  return Status::ok();
 #else
-  return Device::bucketCollective(op, key, position, size, data, parts,
-                                  shareFromFirst);
+  return Device::bucketCollectiveStart(op, key, position, size, data, parts,
+                                       shareFromFirst, ticket);
 #endif
+}
+
+Status CudaDevice::bucketCollectiveWait(int64_t ticket) {
+  auto it = started.find(ticket);
+  if (it == started.end())
+    return ticket == 0 ? Status::ok()
+                       : Status::invalid(name() + ": no collective " +
+                                         std::to_string(ticket) +
+                                         " was started, or it ended");
+  if (Status st = enter(); !st)
+    return st;
+  // The compute stream's later work (the unpacking first) waits for the
+  // collective; the host does not.
+  Status st = cudaFailed(cudaStreamWaitEvent(compute, it->second, 0),
+                         name() + ": cudaStreamWaitEvent");
+  cudaEventDestroy(it->second);
+  started.erase(it);
+  return st;
 }
 
 } // namespace whale::rt::cuda

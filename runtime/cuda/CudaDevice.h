@@ -156,11 +156,20 @@ public:
   /// The GPU's ordinal where NCCL was built in, else -1 (host collectives).
   int collectiveDevice() const override;
   /// ncclAllReduce; one ncclReduce or ncclBroadcast per member's part,
-  /// rooted at that member, in one NCCL group.
+  /// rooted at that member, in one NCCL group. Every NCCL call runs on the
+  /// communication stream, after the compute stream's work so far: a
+  /// communicator's calls then keep one order. The blocking form makes the
+  /// compute stream wait for it at once; a started one at its wait.
   Status bucketCollective(BucketOp op, const std::string &key, int position,
                           int size, float *data,
                           const std::vector<int64_t> &parts,
                           const ShareFromFirst &shareFromFirst) override;
+  Status bucketCollectiveStart(BucketOp op, const std::string &key,
+                               int position, int size, float *data,
+                               const std::vector<int64_t> &parts,
+                               const ShareFromFirst &shareFromFirst,
+                               int64_t &ticket) override;
+  Status bucketCollectiveWait(int64_t ticket) override;
 
 private:
   CudaDevice(const std::string &name, int ordinal, int64_t memoryLimit);
@@ -206,6 +215,11 @@ private:
   /// NCCL communicators by group key (opaque ncclComm_t), made on a
   /// group's first all-reduce.
   std::map<std::string, void *> ncclComms;
+  /// The stream NCCL's calls run on, made with the first; the started
+  /// collectives' end events by ticket.
+  cudaStream_t comms = nullptr;
+  std::map<int64_t, cudaEvent_t> started;
+  int64_t nextTicket = 1;
 };
 
 } // namespace whale::rt::cuda

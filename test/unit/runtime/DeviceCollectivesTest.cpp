@@ -8,7 +8,10 @@
 // ABI on two ranks as threads: the gradients reduced to their owners, the
 // parameters gathered from them, a bucket all-reduced, started or not;
 // each went to the devices, packed owner by owner, and the group's set-up
-// bytes came from position 0.
+// bytes came from position 0. A device that runs started collectives
+// beside its compute (a GPU's communication stream) gets them at the
+// start and ends them at the wait, and the tensors hold the sums only
+// after it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,8 +100,30 @@ public:
     fabric.run(op, position, data, parts);
     return Status::ok();
   }
+  /// With `deferring`, a started collective runs at its wait.
+  Status bucketCollectiveStart(BucketOp op, const std::string &key,
+                               int position, int size, float *data,
+                               const std::vector<int64_t> &parts,
+                               const ShareFromFirst &share,
+                               int64_t &ticket) override {
+    if (!deferring)
+      return CpuDevice::bucketCollectiveStart(op, key, position, size, data,
+                                              parts, share, ticket);
+    ticket = static_cast<int64_t>(pending.size()) + 1;
+    pending.push_back([this, op, key, position, size, data, parts, share] {
+      return bucketCollective(op, key, position, size, data, parts, share);
+    });
+    return Status::ok();
+  }
+  Status bucketCollectiveWait(int64_t ticket) override {
+    if (ticket == 0)
+      return Status::ok();
+    return pending.at(static_cast<size_t>(ticket - 1))();
+  }
+  bool deferring = false;
 
 private:
+  std::vector<std::function<Status()>> pending;
   int id;
   Fabric &fabric;
   bool joined = false;
@@ -186,6 +211,50 @@ TEST(DeviceCollectives, ZeroBucketsGoToTheDevicesPackedOwnerByOwner) {
   EXPECT_EQ(p.fabric.parts[1], (std::vector<int64_t>{4, 4}));
   EXPECT_EQ(p.fabric.parts[2], (std::vector<int64_t>{2}));
   EXPECT_EQ(p.fabric.shared, (std::vector<int32_t>{4242, 4242}));
+}
+
+TEST(DeviceCollectives, StartedBucketsEndOnTheDevicesAtTheirWaits) {
+  LoopbackReplicas p;
+  std::vector<float> before[2], after[2], owned[2];
+  p.onBoth([&](int r) {
+    TestRuntime &t = p.rank[r];
+    static_cast<LoopbackDevice &>(*t.ctx->device).deferring = true;
+    const float k = float(r + 1);
+    whale_rt_tensor *x = t.f32({2}, {1 * k, 2 * k});
+    whale_rt_tensor *g[] = {t.f32({1}, {10 * k}), t.f32({2}, {20 * k, 30 * k})};
+    const int32_t owners[] = {1, 0};
+    int64_t summed = 0, reduced = 0;
+    ASSERT_EQ(whale_rt_all_reduce_start(t.ctx, WHALE_RT_GROUP_REPLICAS, 0, 1,
+                                        &x, &summed),
+              WHALE_RT_OK)
+        << whale_rt_last_error(t.ctx);
+    ASSERT_EQ(whale_rt_reduce_to_owners_start(t.ctx, WHALE_RT_GROUP_REPLICAS,
+                                              0, 2, g, owners, &reduced),
+              WHALE_RT_OK)
+        << whale_rt_last_error(t.ctx);
+    EXPECT_LT(summed, 0); // the device's tickets
+    EXPECT_LT(reduced, 0);
+    before[r] = values(x);
+    ASSERT_EQ(whale_rt_all_reduce_wait(t.ctx, summed), WHALE_RT_OK)
+        << whale_rt_last_error(t.ctx);
+    ASSERT_EQ(whale_rt_all_reduce_wait(t.ctx, reduced), WHALE_RT_OK)
+        << whale_rt_last_error(t.ctx);
+    after[r] = values(x);
+    owned[r] = values(g[r == 1 ? 0 : 1]);
+    // Waited for once, a request is gone.
+    EXPECT_EQ(whale_rt_all_reduce_wait(t.ctx, summed),
+              WHALE_RT_INVALID_ARGUMENT);
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(before[r], (std::vector<float>{r + 1.f, 2 * (r + 1.f)})) << r;
+    EXPECT_EQ(after[r], (std::vector<float>{3, 6})) << r;
+  }
+  EXPECT_EQ(owned[1], (std::vector<float>{30}));
+  EXPECT_EQ(owned[0], (std::vector<float>{60, 90}));
+  using Op = Device::BucketOp;
+  EXPECT_EQ(p.fabric.ops, (std::vector<Op>{Op::AllReduce, Op::ReduceToOwners}));
+  // Position 0 owns the second gradient (2 elements), 1 the first.
+  EXPECT_EQ(p.fabric.parts[1], (std::vector<int64_t>{2, 1}));
 }
 
 } // namespace
