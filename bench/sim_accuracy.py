@@ -33,6 +33,8 @@ PLANS = [
      SMALL + ["TP=1", "MICRO=4", "STAGES=2"]),
     ("data parallel 2", SCALED, "cpu:2@threads=1",
      SMALL + ["TP=1", "MICRO=1", "STAGES=2"]),
+    ("data parallel 2, ZeRO-1", SCALED, "cpu:2@threads=1",
+     SMALL + ["TP=1", "MICRO=1", "STAGES=2"], ["shard_optimizer=true"]),
     ("pipeline 2 GPipe m=4", SCALED, "cpu:2@threads=1",
      SMALL + ["TP=1", "MICRO=4", "SCHEDULE=gpipe"]),
     ("pipeline 2 1F1B m=4", SCALED, "cpu:2@threads=1",
