@@ -391,25 +391,27 @@ Status InProcessCommunicator::reduceToOwners(int rank,
                                              const std::vector<int> &group,
                                              DType dtype, void *data,
                                              const std::vector<int64_t> &parts) {
-  int64_t count = 0, from = 0;
-  if (Status st = checkParts(group, rank, parts, count, from); !st)
-    return st;
-  int64_t dummy = 0;
-  int64_t *c = counter(rank, &CommCounters::reduceToOwnersBytes, dummy);
-  return collective("reduce_to_owners", rank, group, dtype, count, data, data,
-                    count, -1, c, &parts);
+  return ownersCollective("reduce_to_owners", &CommCounters::reduceToOwnersBytes,
+                          rank, group, dtype, data, parts);
 }
 
 Status InProcessCommunicator::gatherFromOwners(
     int rank, const std::vector<int> &group, DType dtype, void *data,
     const std::vector<int64_t> &parts) {
+  return ownersCollective("gather_from_owners", &CommCounters::broadcastBytes,
+                          rank, group, dtype, data, parts);
+}
+
+Status InProcessCommunicator::ownersCollective(
+    const char *op, int64_t CommCounters::*field, int rank,
+    const std::vector<int> &group, DType dtype, void *data,
+    const std::vector<int64_t> &parts) {
   int64_t count = 0, from = 0;
   if (Status st = checkParts(group, rank, parts, count, from); !st)
     return st;
   int64_t dummy = 0;
-  int64_t *c = counter(rank, &CommCounters::broadcastBytes, dummy);
-  return collective("gather_from_owners", rank, group, dtype, count, data,
-                    data, count, -1, c, &parts);
+  return collective(op, rank, group, dtype, count, data, data, count, -1,
+                    counter(rank, field, dummy), &parts);
 }
 
 Status InProcessCommunicator::allGather(int rank, const std::vector<int> &group,

@@ -199,6 +199,10 @@ private:
                     const std::vector<int64_t> *parts = nullptr);
   Status checkRanks(const char *op, int rank,
                     const std::vector<int> &group) const;
+  /// A reduce to or gather from owners (`op`), counted in `field`.
+  Status ownersCollective(const char *op, int64_t CommCounters::*field,
+                          int rank, const std::vector<int> &group, DType dtype,
+                          void *data, const std::vector<int64_t> &parts);
 
   int size_;
   std::chrono::milliseconds timeout;

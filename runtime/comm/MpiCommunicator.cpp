@@ -455,6 +455,20 @@ Status sumChunks(MpiCommunicator::Impl &impl, std::unique_lock<std::mutex> &lock
   return impl.wait(request, where, lock);
 }
 
+/// A reduce to or gather from owners checked and its communicator found,
+/// `lock` taken; `count` gets the parts' total.
+Status prepareParts(MpiCommunicator::Impl &impl, const char *op, int rank,
+                    const std::vector<int> &group, DType dtype,
+                    const std::vector<int64_t> &parts,
+                    std::unique_lock<std::mutex> &lock, MPI_Comm &comm,
+                    std::string &where, int64_t &count) {
+  int64_t from = 0;
+  if (Status st = checkParts(group, rank, parts, count, from); !st)
+    return st;
+  lock = std::unique_lock<std::mutex>(impl.mpi);
+  return impl.prepare(op, rank, group, count * dtypeSize(dtype), comm, where);
+}
+
 int positionIn(const std::vector<int> &group, int rank) {
   return static_cast<int>(std::find(group.begin(), group.end(), rank) -
                           group.begin());
@@ -491,17 +505,15 @@ Status MpiCommunicator::reduceToOwners(int rank, const std::vector<int> &group,
                                        const std::vector<int64_t> &parts) {
   if (impl->shared) // several ranks a process: all-reduced (allowed)
     return Communicator::reduceToOwners(rank, group, dtype, data, parts);
-  int64_t count = 0, from = 0;
-  if (Status st = checkParts(group, rank, parts, count, from); !st)
-    return st;
-  std::unique_lock<std::mutex> lock(impl->mpi);
-  const int64_t esz = dtypeSize(dtype);
+  std::unique_lock<std::mutex> lock;
   MPI_Comm comm;
   std::string where;
-  if (Status st = impl->prepare("reduce_to_owners", rank, group, count * esz,
-                                comm, where);
+  int64_t count = 0;
+  if (Status st = prepareParts(*impl, "reduce_to_owners", rank, group, dtype,
+                               parts, lock, comm, where, count);
       !st)
     return st;
+  const int64_t esz = dtypeSize(dtype);
   const int pos = positionIn(group, rank);
   if (Status st = sumChunks(*impl, lock, comm, where, pos, dtype, data, parts,
                             /*gather=*/false);
@@ -517,17 +529,15 @@ Status MpiCommunicator::gatherFromOwners(int rank,
                                          const std::vector<int64_t> &parts) {
   if (impl->shared) // several ranks a process: broadcast part by part
     return Communicator::gatherFromOwners(rank, group, dtype, data, parts);
-  int64_t count = 0, from = 0;
-  if (Status st = checkParts(group, rank, parts, count, from); !st)
-    return st;
-  std::unique_lock<std::mutex> lock(impl->mpi);
-  const int64_t esz = dtypeSize(dtype);
+  std::unique_lock<std::mutex> lock;
   MPI_Comm comm;
   std::string where;
-  if (Status st = impl->prepare("gather_from_owners", rank, group,
-                                count * esz, comm, where);
+  int64_t count = 0;
+  if (Status st = prepareParts(*impl, "gather_from_owners", rank, group, dtype,
+                               parts, lock, comm, where, count);
       !st)
     return st;
+  const int64_t esz = dtypeSize(dtype);
   std::vector<int> bytes(group.size()), at(group.size());
   for (size_t k = 0, offset = 0; k < group.size(); ++k) {
     bytes[k] = static_cast<int>(parts[k] * esz);

@@ -52,13 +52,19 @@ struct TwoReplicas {
   std::unique_ptr<whale_rt_comm, void (*)(whale_rt_comm *)> comm{
       whale_rt_comm_create(2, 10.0), whale_rt_comm_destroy};
   TestRuntime rank[2];
-  explicit TwoReplicas(uint64_t seed = 1)
+  /// `beforeBind(ctx, r)` may change rank r's context before it binds.
+  explicit TwoReplicas(
+      uint64_t seed = 1,
+      const std::function<void(whale_rt_context *, int)> &beforeBind = {})
       : rank{TestRuntime(seed), TestRuntime(seed)} {
     const int32_t grid[] = {0, 1};
-    for (int32_t r = 0; r < 2; ++r)
+    for (int32_t r = 0; r < 2; ++r) {
+      if (beforeBind)
+        beforeBind(rank[r].ctx, r);
       EXPECT_EQ(whale_rt_context_bind(rank[r].ctx, comm.get(), 1, 2, grid, 0,
                                       r),
                 WHALE_RT_OK);
+    }
   }
   /// Runs body(r) for both ranks at once (collectives need both).
   void onBoth(const std::function<void(int)> &body) {

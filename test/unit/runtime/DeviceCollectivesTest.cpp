@@ -129,26 +129,17 @@ private:
   bool joined = false;
 };
 
-/// Two ranks bound as replicas, each on a loopback device.
-struct LoopbackReplicas {
+/// The fabric, made before the ranks whose devices it joins.
+struct HasFabric {
   Fabric fabric;
-  std::unique_ptr<whale_rt_comm, void (*)(whale_rt_comm *)> comm{
-      whale_rt_comm_create(2, 10.0), whale_rt_comm_destroy};
-  TestRuntime rank[2];
-  LoopbackReplicas() {
-    const int32_t grid[] = {0, 1};
-    for (int32_t r = 0; r < 2; ++r) {
-      rank[r].ctx->device = std::make_unique<LoopbackDevice>(r, fabric);
-      EXPECT_EQ(whale_rt_context_bind(rank[r].ctx, comm.get(), 1, 2, grid, 0,
-                                      r),
-                WHALE_RT_OK);
-    }
-  }
-  void onBoth(const std::function<void(int)> &body) {
-    std::thread other(body, 1);
-    body(0);
-    other.join();
-  }
+};
+
+/// Two ranks bound as replicas, each on a loopback device.
+struct LoopbackReplicas : HasFabric, whale::testing::TwoReplicas {
+  LoopbackReplicas()
+      : TwoReplicas(1, [this](whale_rt_context *ctx, int r) {
+          ctx->device = std::make_unique<LoopbackDevice>(r, fabric);
+        }) {}
 };
 
 std::vector<float> values(whale_rt_tensor *t) {
