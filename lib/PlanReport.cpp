@@ -24,6 +24,10 @@ struct StageReport {
   int64_t parameterBytes = 0, activationBytes = 0;
   int64_t sendBytes = 0, recvBytes = 0, allReduceBytes = 0;
   int64_t buckets = 0;
+  /// ZeRO's buckets: the gradients reduced to their owners (counted in
+  /// buckets, not in allReduceBytes) and the parameters gathered from
+  /// them.
+  int64_t reducedToOwnersBytes = 0, gatheredFromOwnersBytes = 0;
   /// Bytes of the shard groups' collectives (forward and backward), and
   /// of those the all-to-alls'.
   int64_t tensorParallelBytes = 0, allToAllBytes = 0;
@@ -160,8 +164,13 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
               8 * (2 * bn.getGamma().getType().getNumElements() + 1);
       } else if (mlir::isa<AllReduceOp, AllReduceStartOp>(op)) {
         ++r.buckets;
+        int64_t &bytes = op->hasAttr("owners") ? r.reducedToOwnersBytes
+                                               : r.allReduceBytes;
         for (mlir::Value v : op->getOperands())
-          r.allReduceBytes += tensorBytes(v.getType());
+          bytes += tensorBytes(v.getType());
+      } else if (mlir::isa<BroadcastOp>(op)) {
+        for (mlir::Value v : op->getOperands())
+          r.gatheredFromOwnersBytes += tensorBytes(v.getType());
       } else if (auto cost = mlir::dyn_cast<CostOpInterface>(op)) {
         r.tensorParallelBytes += cost.getCommBytes();
         if (mlir::isa<AllToAllOp>(op))
@@ -312,6 +321,9 @@ std::string planText(const PlannedModel &plan, const PlannedModel *even,
        << " in " << r.buckets << " bucket" << (r.buckets == 1 ? "" : "s")
        << ", send " << mib(r.sendBytes) << ", recv " << mib(r.recvBytes)
        << ", shard groups " << mib(r.tensorParallelBytes);
+    if (r.reducedToOwnersBytes > 0 || r.gatheredFromOwnersBytes > 0)
+      os << ", reduced to owners " << mib(r.reducedToOwnersBytes)
+         << ", gathered from owners " << mib(r.gatheredFromOwnersBytes);
     if (r.allToAllBytes > 0)
       os << " (all-to-all " << mib(r.allToAllBytes) << ")";
     if (r.statisticsBytes > 0)
@@ -399,6 +411,8 @@ std::string planJson(const PlannedModel &plan, const PlannedModel *even,
         {"comm_bytes_per_step",
          llvm::json::Object{{"all_reduce", r.allReduceBytes},
                             {"all_reduce_buckets", r.buckets},
+                            {"reduce_to_owners", r.reducedToOwnersBytes},
+                            {"gather_from_owners", r.gatheredFromOwnersBytes},
                             {"send", r.sendBytes},
                             {"recv", r.recvBytes},
                             {"shard_groups", r.tensorParallelBytes},
