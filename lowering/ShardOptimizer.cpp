@@ -12,11 +12,12 @@
 //
 // The gradients then need summing on their owners alone: an all-reduce
 // whose every result feeds an owned update (directly, or through a
-// clipping over the replicas) becomes a reduce to owners (`owners` on
-// `whale.all_reduce`), and the clipping counts each owned gradient's
-// squares on its owner. Each member then sends the parts it does not own,
-// and with the broadcast ZeRO moves what a plain all-reduce does, not 1.5
-// times that. A bucket with any other reader stays an all-reduce.
+// clipping) becomes a reduce to owners (`owners` on `whale.all_reduce`),
+// and the clipping counts each owned gradient's squares on its owner (a
+// part of a split parameter's among its shard peers). Each member then
+// sends the parts it does not own, and with the broadcast ZeRO moves what
+// a plain all-reduce does, not 1.5 times that. A bucket with any other
+// reader stays an all-reduce.
 //
 // The ranks of a group run the same program, so every member sees the
 // same owners. Runs on rank programs, before -whale-overlap-grad-sync.
@@ -107,17 +108,21 @@ void shardUpdates(func::FuncOp fn, OpBuilder &b) {
 }
 
 /// The owner of the update that reads `sum` (through clipping, when
-/// `clip` allows), or -1: `sum`'s one reader must be an owned update's
-/// gradient.
-int64_t ownerOf(Value sum, bool throughClip) {
+/// `throughClip`), or -1: `sum`'s one reader must be an owned update's
+/// gradient. A clipping must count the gradient as what it is: a part of a
+/// split parameter exactly when `part` (its owner is then among the shard
+/// peers, else among the replicas).
+int64_t ownerOf(Value sum, bool throughClip, bool part) {
   if (!sum.hasOneUse())
     return -1;
   OpOperand &use = *sum.getUses().begin();
   Operation *reader = use.getOwner();
   if (auto clip = dyn_cast<ClipGradNormOp>(reader)) {
-    if (!throughClip)
+    const unsigned i = use.getOperandNumber();
+    std::optional<ArrayRef<bool>> sharded = clip.getSharded();
+    if (!throughClip || (sharded ? (*sharded)[i] : false) != part)
       return -1;
-    return ownerOf(clip.getResult(use.getOperandNumber()), false);
+    return ownerOf(clip.getResult(i), false, part);
   }
   auto owner = reader->getAttrOfType<IntegerAttr>("owner");
   if (!isa<SgdUpdateOp, AdamUpdateOp>(reader) || !owner ||
@@ -126,11 +131,10 @@ int64_t ownerOf(Value sum, bool throughClip) {
   return owner.getInt();
 }
 
-/// Whether a clipping can count owned gradients on their owners: owners
-/// among the replicas, and no parts of split parameters.
+/// Whether a clipping can count owned gradients on their owners: it sums
+/// over the stages if at all (the replicas are the owners' groups).
 bool clipTakesOwners(ClipGradNormOp clip) {
-  return !clip.getSharded() &&
-         (!clip.getGroup() || *clip.getGroup() == "stages");
+  return !clip.getGroup() || *clip.getGroup() == "stages";
 }
 
 /// Turns each all-reduce whose sums only owned updates read into a reduce
@@ -139,15 +143,16 @@ void reduceToOwners(func::FuncOp fn, OpBuilder &b) {
   SmallVector<AllReduceOp> sums;
   fn.walk([&](AllReduceOp op) { sums.push_back(op); });
   for (AllReduceOp sum : sums) {
-    // A clipping of split parameters' parts or over the replicas
-    // themselves counts every gradient where it lies.
-    bool throughClip = sum.getGroup() == "replicas";
+    // A clipping over the replicas themselves counts every gradient where
+    // it lies.
+    const bool part = sum.getGroup() == "shard_peers";
+    bool throughClip = part || sum.getGroup() == "replicas";
     for (Operation *user : sum->getUsers())
       if (auto clip = dyn_cast<ClipGradNormOp>(user))
         throughClip = throughClip && clipTakesOwners(clip);
     SmallVector<int64_t> owners;
     for (Value v : sum.getResults())
-      owners.push_back(ownerOf(v, throughClip));
+      owners.push_back(ownerOf(v, throughClip, part));
     if (owners.empty() || llvm::is_contained(owners, -1))
       continue;
     sum.setOwnersAttr(b.getDenseI64ArrayAttr(owners));

@@ -450,9 +450,14 @@ LogicalResult Lowering::lowerOp(Operation *op) {
       handles[c.getResult(i)] = in(i);
     if (std::optional<ArrayRef<int64_t>> owners = c.getOwners()) {
       std::optional<StringRef> group = c.getGroup();
+      std::optional<ArrayRef<bool>> sharded = c.getSharded();
       call("whale_rt_clip_grad_norm_owned",
-           {ctxArg, constI32(group ? groupKind(*group) : -1), constI32(n),
-            array, i32Array(SmallVector<int32_t>(owners->begin(), owners->end())),
+           {ctxArg, constI32(group ? groupKind(*group) : -1),
+            constI32(c.getShards().value_or(0)), constI32(n), array,
+            sharded ? i32Array(SmallVector<int32_t>(sharded->begin(),
+                                                    sharded->end()))
+                    : nullPtr(),
+            i32Array(SmallVector<int32_t>(owners->begin(), owners->end())),
             constF64(c.getMaxNorm().convertToDouble()), nullPtr()});
     } else if (std::optional<ArrayRef<bool>> sharded = c.getSharded()) {
       SmallVector<int32_t> flags(sharded->begin(), sharded->end());

@@ -786,60 +786,72 @@ whale_rt_status whale_rt_clip_grad_norm_group(whale_rt_context *ctx,
   });
 }
 
-whale_rt_status whale_rt_clip_grad_norm_owned(whale_rt_context *ctx,
-                                              int32_t group, int32_t num_grads,
-                                              whale_rt_tensor *const *grads,
-                                              const int32_t *owners,
-                                              double max_norm, double *norm) {
+whale_rt_status whale_rt_clip_grad_norm_owned(
+    whale_rt_context *ctx, int32_t group, int32_t shards, int32_t num_grads,
+    whale_rt_tensor *const *grads, const int32_t *sharded,
+    const int32_t *owners, double max_norm, double *norm) {
   return guarded(ctx, [&]() -> whale_rt_status {
     if (whale_rt_status s = needComm(ctx, "clip_grad_norm"))
       return s;
-    std::vector<int> replicas, across;
-    int position = 0;
+    // Whole gradients have owners among the replicas, parts of split
+    // parameters among the shard peers (the replicas holding that part).
+    std::vector<int> replicas, peers, parts, across;
+    int atReplicas = 0, atPeers = 0, atParts = 0;
     if (!collectiveGroup(ctx, WHALE_RT_GROUP_REPLICAS, 0, replicas,
-                         position) ||
+                         atReplicas) ||
+        (sharded && (shards < 1 ||
+                     !collectiveGroup(ctx, WHALE_RT_GROUP_SHARD_PEERS, shards,
+                                      peers, atPeers) ||
+                     !shardGroupRanks(ctx, shards, false, parts, atParts))) ||
         (group >= 0 && !groupRanks(ctx, group, across)))
-      return ctx->invalid("clip_grad_norm: bad group");
+      return ctx->invalid("clip_grad_norm: bad group or shards");
     if (num_grads < 0 || (num_grads > 0 && (!grads || !owners)) ||
         !(max_norm > 0))
       return ctx->invalid("clip_grad_norm: needs gradients, their owners and "
                           "max_norm > 0");
-    // A gradient reduced to its owner counts there alone: the others hold
-    // only their own part of its sum. The rest every replica holds whole.
-    std::vector<whale_rt_tensor *> whole;
-    std::vector<View<float>> mine;
+    // Squares of what every replica holds whole (counted once), of the
+    // parts no one owns (summed over the parts' group), and of what this
+    // rank owns (summed over the replicas: each whole gradient's owner, and
+    // each part's owner in every shard group).
+    std::vector<View<float>> whole, part, mine, all;
     for (int32_t i = 0; i < num_grads; ++i) {
       if (whale_rt_status s =
               needF32(ctx, "clip_grad_norm", {{"grad", grads[i]}}))
         return s;
-      if (owners[i] < -1 || owners[i] >= int32_t(replicas.size()))
+      const bool isPart = sharded && sharded[i];
+      const size_t members = isPart ? peers.size() : replicas.size();
+      if (owners[i] < -1 || owners[i] >= int32_t(members))
         return ctx->invalid("clip_grad_norm: gradient " + std::to_string(i) +
                             "'s owner " + std::to_string(owners[i]) +
-                            " is not one of " +
-                            std::to_string(replicas.size()) + " replicas");
-      if (owners[i] < 0)
-        whole.push_back(grads[i]);
-      else if (owners[i] == position)
-        mine.push_back(grads[i]->tensor.view<float>());
+                            " is not one of its " + std::to_string(members) +
+                            (isPart ? " shard peers" : " replicas"));
+      View<float> v = grads[i]->tensor.view<float>();
+      all.push_back(v);
+      if (owners[i] >= 0) {
+        if (owners[i] == (isPart ? atPeers : atReplicas))
+          mine.push_back(v);
+      } else {
+        (isPart ? part : whole).push_back(v);
+      }
     }
-    double owned = 0;
-    if (Status st = ctx->device->sumSquares(mine, owned); !st)
+    double squares[3] = {0, 0, 0};
+    for (auto [views, sum] : {std::make_pair(&whole, &squares[0]),
+                              std::make_pair(&part, &squares[1]),
+                              std::make_pair(&mine, &squares[2])})
+      if (Status st = ctx->device->sumSquares(*views, *sum); !st)
+        return ctx->fail(st);
+    if (Status st = sumOverRanks(ctx, parts, squares[1]); !st)
       return ctx->fail(st);
-    double norm2 = 0;
-    whale_rt_status s = clipCombined(
-        ctx, static_cast<int32_t>(whole.size()), whole.data(), max_norm,
-        &norm2, [&](double &squares) {
-          if (Status st = sumOverRanks(ctx, replicas, owned); !st)
-            return st;
-          squares += owned;
-          return sumOverRanks(ctx, across, squares);
-        });
-    if (s != WHALE_RT_OK)
-      return s;
-    // clipCombined scaled the whole gradients; the owned ones scale alike.
-    double n = norm2;
-    if (n > max_norm && n > 0 && !mine.empty())
-      if (Status st = ctx->device->scale(mine, max_norm / n); !st)
+    if (Status st = sumOverRanks(ctx, replicas, squares[2]); !st)
+      return ctx->fail(st);
+    double total = squares[0] + squares[1] + squares[2];
+    if (Status st = sumOverRanks(ctx, across, total); !st)
+      return ctx->fail(st);
+    // Every copy scales alike: the others' copies of owned gradients are
+    // never read, and scaling them costs less than telling them apart.
+    const double n = std::sqrt(total);
+    if (n > max_norm && n > 0)
+      if (Status st = ctx->device->scale(all, max_norm / n); !st)
         return ctx->fail(st);
     if (norm)
       *norm = n;

@@ -519,16 +519,16 @@ whale_rt_status whale_rt_broadcast_from_owners(whale_rt_context *ctx,
                                                int32_t num_tensors,
                                                whale_rt_tensor *const *ts,
                                                const int32_t *owners);
-/* As whale_rt_clip_grad_norm_group (group < 0: no group), where owners[i]
- * is gradient i's owner among the replicas (whale_rt_reduce_to_owners
- * summed it there alone) or -1 (every replica holds it whole): an owned
- * gradient's squares count on its owner, summed over the replicas. Only
- * the owners' copies of owned gradients are scaled to the norm's clip. */
-whale_rt_status whale_rt_clip_grad_norm_owned(whale_rt_context *ctx,
-                                              int32_t group, int32_t num_grads,
-                                              whale_rt_tensor *const *grads,
-                                              const int32_t *owners,
-                                              double max_norm, double *norm);
+/* As whale_rt_clip_grad_norm_sharded (sharded may be null: no parts),
+ * where owners[i] is gradient i's owner or -1: whale_rt_reduce_to_owners
+ * summed an owned gradient on its owner alone (among the replicas for a
+ * whole gradient, among the shard peers for a part), so its squares count
+ * there, summed over the replicas. A gradient of -1 counts as in
+ * whale_rt_clip_grad_norm_sharded. */
+whale_rt_status whale_rt_clip_grad_norm_owned(
+    whale_rt_context *ctx, int32_t group, int32_t shards, int32_t num_grads,
+    whale_rt_tensor *const *grads, const int32_t *sharded,
+    const int32_t *owners, double max_norm, double *norm);
 /* As whale_rt_clip_grad_norm, with the squares summed over a group: the
  * norm of gradients spread over the stages of a pipeline. */
 whale_rt_status whale_rt_clip_grad_norm_group(whale_rt_context *ctx,

@@ -505,7 +505,15 @@ TEST(Equivalence, ShardedOptimizerStateIsTheReplicatedOne) {
            Case{kMlpSplit,
                 edit(edit(source(kMlpSplit), "split {", "split(2) {"),
                      "model mlp", withConfig + "model mlp"),
-                "cpu:4"}}) {
+                "cpu:4"},
+           // A replicated stage and a split one, each over replicas, with
+           // the gradients clipped: whole gradients reduced to owners among
+           // the replicas, parts among their shard peers, and the norm
+           // counted on the owners.
+           Case{kSplitStage,
+                edit(source(kSplitStage), "num_micro_batch = 2",
+                     "num_micro_batch = 2\n  shard_optimizer = true"),
+                "cpu:8"}}) {
     SCOPED_TRACE(std::string(c.script) + " on " + c.cluster);
     expectEquivalent(c.text, c.script, c.cluster);
     const std::string plainText =

@@ -67,9 +67,7 @@ LogicalResult ClipGradNormOp::verify() {
                                  << getGrads().size()
                                  << " gradients: it needs one per gradient";
     if (llvm::any_of(*owners, [](int64_t o) { return o < -1; }))
-      return emitOpError("owners are positions among the replicas, or -1");
-    if (getSharded())
-      return emitOpError("takes owners or sharded gradients, not both");
+      return emitOpError("owners are positions in their groups, or -1");
   }
   // It scales its operands in place, so nothing else may read them.
   for (Value g : getGrads())

@@ -69,10 +69,11 @@ def Whale_ClipGradNormOp : Whale_Op<"clip_grad_norm", [MemoryEffects<[MemWrite]>
     `shards` and `sharded` mark the gradients that are this rank's part of
     a parameter split over a shard group of `shards` ranks: their squares
     are summed over the group, the others' counted once. With `owners`
-    (one per gradient: a position among the replicas, or -1), a gradient
-    with an owner was reduced to that replica alone (`whale.all_reduce`
-    with `owners`): its squares count on its owner, summed over the
-    replicas; a gradient of -1 counts once, as every replica holds it.
+    (one per gradient: a position among the replicas, among the shard
+    peers for a `sharded` part, or -1), a gradient with an owner was
+    reduced to that rank alone (`whale.all_reduce` with `owners`): its
+    squares count on its owner, summed over the replicas; a gradient of -1
+    counts as it would without owners.
 
     ```mlir
     %a, %b = whale.clip_grad_norm %da, %db max_norm = 1.000000e+00 : tensor<16x4xf32>, tensor<4xf32> -> tensor<16x4xf32>, tensor<4xf32>

@@ -94,15 +94,7 @@ func.func @clip_owners_count(%a: tensor<4xf32>, %b: tensor<2xf32>) {
 // -----
 
 func.func @clip_owners_range(%a: tensor<4xf32>) {
-  // expected-error@+1 {{owners are positions among the replicas, or -1}}
+  // expected-error@+1 {{owners are positions in their groups, or -1}}
   %c = whale.clip_grad_norm %a max_norm = 1.0 {owners = array<i64: -2>} : tensor<4xf32> -> tensor<4xf32>
-  return
-}
-
-// -----
-
-func.func @clip_owners_sharded(%a: tensor<4xf32>) {
-  // expected-error@+1 {{takes owners or sharded gradients, not both}}
-  %c = whale.clip_grad_norm %a max_norm = 1.0 {shards = 2 : i64, sharded = array<i1: true>, owners = array<i64: 0>} : tensor<4xf32> -> tensor<4xf32>
   return
 }

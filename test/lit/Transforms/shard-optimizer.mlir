@@ -47,11 +47,12 @@ module attributes {whale.config = #whale.settings<shard_optimizer = true>} {
 // -----
 
 // Shard peers: 4 replicas in shard groups of 2, so groups of 2 peers;
-// through clipping, which scales the sums in place. The clipping counts
-// the parts of split parameters, so the sums stay all-reduced.
+// through clipping, which scales the sums in place and counts them as
+// parts of split parameters: their owners are among the shard peers, and
+// the clipping counts each on its owner.
 // CHECK-LABEL: func.func @m_stage0
-// CHECK: whale.all_reduce {{.*}} over "shard_peers" {shards = 2 : i64} :
-// CHECK: whale.clip_grad_norm {{.*}} max_norm = 1.000000e+00 :
+// CHECK: whale.all_reduce {{.*}} over "shard_peers" {owners = array<i64: 0, 1>, shards = 2 : i64} :
+// CHECK: whale.clip_grad_norm {{.*}} max_norm = 1.000000e+00 {owners = array<i64: 0, 1>, sharded = array<i1: true, true>, shards = 2 : i64} :
 // CHECK: whale.sgd_update %[[W:.*]], %{{.*}} {group = "shard_peers", lr{{.*}}owner = 0 : i64, shards = 2 : i64{{.*}}}
 // CHECK-NEXT: whale.sgd_update %[[V:.*]], %{{.*}} {{{.*}}owner = 1 : i64
 // CHECK-NEXT: whale.broadcast %[[W]], %[[V]] from [0, 1] over "shard_peers" {shards = 2 : i64}
@@ -60,7 +61,7 @@ module attributes {whale.config = #whale.settings<shard_optimizer = true>} {
     %w = whale.param "m/w" zeros [] : tensor<4x4xf32>
     %v = whale.param "m/v" zeros [] : tensor<4xf32>
     %r:2 = whale.all_reduce %g0, %g1 over "shard_peers" {shards = 2 : i64} : tensor<4x4xf32>, tensor<4xf32> -> tensor<4x4xf32>, tensor<4xf32>
-    %c:2 = whale.clip_grad_norm %r#0, %r#1 max_norm = 1.0 : tensor<4x4xf32>, tensor<4xf32> -> tensor<4x4xf32>, tensor<4xf32>
+    %c:2 = whale.clip_grad_norm %r#0, %r#1 max_norm = 1.0 {shards = 2 : i64, sharded = array<i1: true, true>} : tensor<4x4xf32>, tensor<4xf32> -> tensor<4x4xf32>, tensor<4xf32>
     whale.sgd_update %w, %c#0 {lr = 0.1 : f64, momentum = 0.9 : f64, weight_decay = 0.0 : f64} : tensor<4x4xf32>
     whale.sgd_update %v, %c#1 {lr = 0.1 : f64, momentum = 0.9 : f64, weight_decay = 0.0 : f64} : tensor<4xf32>
     %l = whale.constant 0.0 : tensor<f32>
@@ -99,6 +100,25 @@ module attributes {whale.config = #whale.settings<shard_optimizer = true>} {
     whale.sgd_update %v, %c#1 {lr = 0.1 : f64, momentum = 0.9 : f64, weight_decay = 0.0 : f64} : tensor<4xf32>
     whale.sgd_update %u, %s#0 {lr = 0.1 : f64, momentum = 0.9 : f64, weight_decay = 0.0 : f64} : tensor<4xf32>
     return %s#1 : tensor<4xf32>
+  }
+}
+
+// -----
+
+// A clipping that counts a shard peers' sum as a whole gradient (no
+// `sharded` flag) would count an owned part wrongly: the sums stay
+// all-reduced.
+// CHECK-LABEL: func.func @m_stage0
+// CHECK: whale.all_reduce {{.*}} over "shard_peers" {shards = 2 : i64} :
+// CHECK: whale.clip_grad_norm {{.*}} max_norm = 1.000000e+00 :
+module attributes {whale.config = #whale.settings<shard_optimizer = true>} {
+  func.func @m_stage0(%g0: tensor<4xf32>) -> tensor<f32> attributes {whale.rank = {replicas = 4 : i64, stage = 0 : i64}} {
+    %w = whale.param "m/w" zeros [] : tensor<4xf32>
+    %r = whale.all_reduce %g0 over "shard_peers" {shards = 2 : i64} : tensor<4xf32> -> tensor<4xf32>
+    %c = whale.clip_grad_norm %r max_norm = 1.0 : tensor<4xf32> -> tensor<4xf32>
+    whale.sgd_update %w, %c {lr = 0.1 : f64, momentum = 0.0 : f64, weight_decay = 0.0 : f64} : tensor<4xf32>
+    %l = whale.constant 0.0 : tensor<f32>
+    return %l : tensor<f32>
   }
 }
 
