@@ -156,12 +156,12 @@ bool planModel(Interpreter &interp, const std::string &modelName,
         },
         error);
   };
-  // Builds the rank programs of a planned copy; their elementwise chains
-  // fused where every device runs the generated kernels (the CPUs).
-  const bool fuse =
-      options.fuse && llvm::all_of(cluster.devices, [](const DeviceSpec &d) {
-        return d.kind == "cpu";
-      });
+  // Builds the rank programs of a planned copy, their elementwise chains
+  // fused: the CPUs run the generated kernels, GPUs the regions' element
+  // programs, which hold fewer kinds of region.
+  const bool elementPrograms =
+      llvm::any_of(cluster.devices,
+                   [](const DeviceSpec &d) { return d.kind != "cpu"; });
   auto rankPrograms = [&](mlir::ModuleOp planned,
                           mlir::OwningOpRef<mlir::ModuleOp> &ranks) {
     ranks = planned.clone();
@@ -172,8 +172,11 @@ bool planModel(Interpreter &interp, const std::string &modelName,
           pm.addPass(createWhaleShardOptimizer());
           if (options.overlap)
             pm.addPass(createWhaleOverlapGradSync());
-          if (fuse)
-            pm.addPass(createWhaleFuseElementwise());
+          if (options.fuse) {
+            WhaleFuseElementwiseOptions fusion;
+            fusion.elementPrograms = elementPrograms;
+            pm.addPass(createWhaleFuseElementwise(fusion));
+          }
         },
         error);
   };

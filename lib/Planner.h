@@ -30,8 +30,8 @@ struct PlanOptions {
   bool even = false;
   /// Threads of a device that declares none (the run's --threads shared).
   int defaultThreads = 1;
-  /// Chains of elementwise ops as fused regions (-whale-fuse-elementwise)
-  /// where every device is a CPU, whose kernels the JIT generates.
+  /// Chains of elementwise ops as fused regions (-whale-fuse-elementwise):
+  /// kernels the JIT generates on CPUs, element programs on GPUs.
   bool fuse = true;
   /// Gradient all-reduces started during backward, waited for at their
   /// readers (-whale-overlap-grad-sync).

@@ -18,7 +18,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "lowering/FusedProgram.h"
 #include "lowering/Passes.h"
+
+#include "runtime/FusedProgram.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -73,11 +76,50 @@ struct Group {
   llvm::SmallPtrSet<Operation *, 8> members;
   bool sums = false;         ///< some op sums over dimensions
   Operation *rowOp = nullptr; ///< the op of each row it ends in
+  SmallVector<bool> kept;    ///< the dimensions its first sum keeps
 };
+
+/// The operands a region of `g` and `op` would have: the values they read
+/// from outside them, and those of their values read outside them. (A
+/// later op that joins reads some of these, so the region only shrinks.)
+size_t operandsWith(const Group &g, Operation *op, Block &block) {
+  llvm::SmallPtrSet<Value, 16> inputs;
+  size_t results = 0;
+  auto inside = [&](Operation *o) { return o == op || g.members.count(o); };
+  auto count = [&](Operation *member) {
+    for (Value v : member->getOperands())
+      if (!inside(v.getDefiningOp()))
+        inputs.insert(v);
+    if (llvm::any_of(member->getResult(0).getUsers(), [&](Operation *u) {
+          return !inside(block.findAncestorOpInBlock(*u));
+        }))
+      ++results;
+  };
+  for (Operation *member : g.ops)
+    count(member);
+  count(op);
+  return inputs.size() + results;
+}
+
+/// Puts a region's ops back where it stands.
+void unfuse(FusedOp fused) {
+  OpBuilder b(fused);
+  IRMapping map;
+  Block &body = fused.getBody().front();
+  for (auto [arg, in] : llvm::zip(body.getArguments(), fused.getInputs()))
+    map.map(arg, in);
+  for (Operation &op : body.without_terminator())
+    b.clone(op, map);
+  for (auto [r, y] :
+       llvm::zip(fused.getResults(), body.getTerminator()->getOperands()))
+    r.replaceAllUsesWith(map.lookup(y));
+  fused.erase();
+}
 
 class BlockFuser {
 public:
-  explicit BlockFuser(Block &block) : block(block) {}
+  BlockFuser(Block &block, bool elementPrograms)
+      : block(block), elementPrograms(elementPrograms) {}
 
   void run() {
     SmallVector<Operation *> ops;
@@ -90,6 +132,9 @@ public:
       fuse(g);
   }
 
+  /// The regions made, for a check of their element programs.
+  SmallVector<FusedOp> regions;
+
 private:
   /// `user`'s ancestor in this block (a TaskGraph holding it, say).
   Operation *inBlock(Operation *user) {
@@ -100,6 +145,8 @@ private:
   /// outside it comes after `op`.
   bool mayJoin(const Group &g, Operation *op) {
     if (iterationType(g.ops.front()) != iterationType(op))
+      return false;
+    if (elementPrograms && !fitsElementProgram(g, op))
       return false;
     // A sum ends its chain: what reads it (x - mean(x)) is after the loop
     // that makes it, not in it; so does an op of each row.
@@ -150,6 +197,19 @@ private:
     return true;
   }
 
+  /// What an element program runs: no op of each row, one set of summed
+  /// dimensions, and the operands a thread holds.
+  bool fitsElementProgram(const Group &g, Operation *op) {
+    if (FusedOp::isFusibleRowOp(op))
+      return false;
+    if (FusedOp::isFusibleReduction(op) && g.sums &&
+        FusedOp::keptDimensions(
+            op, cast<RankedTensorType>(iterationType(op)).getShape()) !=
+            g.kept)
+      return false;
+    return operandsWith(g, op, block) <= size_t(rt::fused::kMaxOperands);
+  }
+
   void place(Operation *op) {
     // A sum joins the chain that makes what it sums, or stays the
     // runtime's: alone it would be the runtime's reduction over again.
@@ -170,6 +230,9 @@ private:
       Group &g = groups[it->second];
       g.ops.push_back(op);
       g.members.insert(op);
+      if (sum && !g.sums)
+        g.kept = FusedOp::keptDimensions(
+            op, cast<RankedTensorType>(iterationType(op)).getShape());
       g.sums |= sum;
       if (rowOp)
         g.rowOp = op;
@@ -217,6 +280,7 @@ private:
     for (Value r : results)
       yielded.push_back(map.lookup(r));
     FusedYieldOp::create(b, fused.getLoc(), yielded);
+    regions.push_back(fused);
 
     for (auto [r, f] : llvm::zip(results, fused.getResults()))
       r.replaceUsesWithIf(f, [&](OpOperand &use) {
@@ -227,12 +291,15 @@ private:
   }
 
   Block &block;
+  const bool elementPrograms;
   std::vector<Group> groups;
   llvm::DenseMap<Operation *, size_t> groupOf;
 };
 
 struct FuseElementwisePass
     : public whale::impl::WhaleFuseElementwiseBase<FuseElementwisePass> {
+  using WhaleFuseElementwiseBase::WhaleFuseElementwiseBase;
+
   void runOnOperation() override {
     SmallVector<Block *> blocks;
     getOperation().walk([&](Block *block) {
@@ -241,7 +308,16 @@ struct FuseElementwisePass
     });
     for (Block *block : blocks) {
       forwardIdentityGradients(*block);
-      BlockFuser(*block).run();
+      BlockFuser fuser(*block, elementPrograms);
+      fuser.run();
+      // The rules above keep regions within what an element program
+      // holds; one they missed runs as its ops rather than not at all.
+      if (elementPrograms)
+        for (FusedOp region : fuser.regions) {
+          std::string why;
+          if (buildFusedProgram(region, why).empty())
+            unfuse(region);
+        }
     }
   }
 };

@@ -2,6 +2,7 @@
 
 #include "lowering/FusedKernel.h"
 #include "lowering/FusedScalars.h"
+#include "lowering/FusedSpace.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -21,85 +22,8 @@
 using namespace mlir;
 
 namespace whale {
-namespace {
 
 using kernel::Scalars;
-
-
-/// What one result of a region is: the iteration shape's values, or a
-/// sum of them over the dimensions it does not keep (a mean divides it).
-struct ResultShape {
-  SmallVector<bool> kept; ///< per dimension of the iteration shape
-  bool reduced = false;
-  bool mean = false;
-};
-
-SmallVector<ResultShape> resultShapes(FusedOp op, ArrayRef<int64_t> shape) {
-  SmallVector<ResultShape> out;
-  for (Value v : op.getBody().front().getTerminator()->getOperands()) {
-    ResultShape r;
-    r.kept.assign(shape.size(), true);
-    Operation *def = v.getDefiningOp();
-    if (def && FusedOp::isFusibleReduction(def)) {
-      r.kept = FusedOp::keptDimensions(def, shape);
-      r.reduced = true;
-      r.mean = isa<ReduceMeanOp>(def);
-    }
-    out.push_back(std::move(r));
-  }
-  return out;
-}
-
-/// The iteration space with the dimensions every operand treats alike
-/// merged: `extents` of the merged dimensions, for each input whether it
-/// reads each of them (false: broadcast along it), and for each result
-/// whether it keeps each of them (false: summed over).
-struct Collapsed {
-  SmallVector<int64_t> extents;
-  SmallVector<SmallVector<bool>> reads;
-  SmallVector<SmallVector<bool>> keeps;
-};
-
-Collapsed collapse(ArrayRef<int64_t> shape, TypeRange inputs,
-                   ArrayRef<ResultShape> results) {
-  const size_t rank = shape.size();
-  Collapsed out;
-  out.reads.resize(inputs.size());
-  out.keeps.resize(results.size());
-  SmallVector<bool> last;
-  for (size_t d = 0; d < rank; ++d) {
-    if (shape[d] == 1)
-      continue; // every operand has 1 here or lacks the dimension
-    SmallVector<bool> status;
-    for (Type t : inputs) {
-      ArrayRef<int64_t> in = cast<RankedTensorType>(t).getShape();
-      size_t lead = rank - in.size();
-      status.push_back(d >= lead && in[d - lead] == shape[d]);
-    }
-    for (const ResultShape &r : results)
-      status.push_back(r.kept[d]);
-    if (!out.extents.empty() && status == last) {
-      out.extents.back() *= shape[d];
-      continue;
-    }
-    out.extents.push_back(shape[d]);
-    for (size_t i = 0; i < inputs.size(); ++i)
-      out.reads[i].push_back(status[i]);
-    for (size_t i = 0; i < results.size(); ++i)
-      out.keeps[i].push_back(status[inputs.size() + i]);
-    last = status;
-  }
-  if (out.extents.empty()) { // a single element
-    out.extents.push_back(1);
-    for (auto &r : out.reads)
-      r.push_back(true);
-    for (auto &k : out.keeps)
-      k.push_back(true);
-  }
-  return out;
-}
-
-} // namespace
 
 Block *beginKernelBody(OpBuilder &b, ModuleOp kernels, StringRef name,
                        SmallVector<Type> operands, Location loc) {

@@ -1,8 +1,9 @@
 //===- FusedScalars.h - a fused region's ops on one element ----*- C++ -*-===//
 //
-// The scalar arithmetic a generated kernel does per element: each fusible
-// whale op as arith and math ops on f32, in the order the runtime's own
-// kernels compute it, so that fused and unfused programs agree.
+// The scalar arithmetic a fused region does per element: each fusible
+// whale op in the order the runtime's own kernels compute it, so that fused
+// and unfused programs agree, as arith and math ops on f32 for the
+// generated kernels, or as an element program's instructions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,8 +33,123 @@ namespace math = mlir::math;
 constexpr double kSqrt2OverPi = 0.7978845608028654;
 constexpr double kGeluCubic = 0.044715;
 
+/// What each fusible whale op computes on one element, written once over
+/// the primitive arithmetic a `Derived` emitter provides on its values `V`
+/// (c, add, sub, mul, div, neg, exp, tanh, log, sqrt, positive, less,
+/// select): as arith and math ops in a generated kernel (Scalars, below),
+/// or as instructions of an element program (FusedProgram.cpp).
+template <class Derived, class V> class ScalarRules {
+public:
+  /// std::max(acc, x), as the runtime takes a row's maximum.
+  V max(V acc, V x) { return d().select(d().less(acc, x), x, acc); }
+  /// tanh as GELU takes it: 1 - 2 / (exp(2u) + 1).
+  V geluTanh(V v) {
+    Derived &s = d();
+    V cube = s.mul(s.mul(s.mul(s.c(kGeluCubic), v), v), v);
+    V u = s.mul(s.c(kSqrt2OverPi), s.add(v, cube));
+    return s.sub(s.c(1), s.div(s.c(2), s.add(s.exp(s.mul(s.c(2), u)), s.c(1))));
+  }
+
+  /// The element `op` computes from its operands' elements `in`; a null V
+  /// for an op that is not fusible.
+  V of(Operation *op, ArrayRef<V> in) {
+    Derived &s = d();
+    return llvm::TypeSwitch<Operation *, V>(op)
+        .Case([&](AddOp) { return s.add(in[0], in[1]); })
+        .Case([&](SubOp) { return s.sub(in[0], in[1]); })
+        .Case([&](MulOp) { return s.mul(in[0], in[1]); })
+        .Case([&](DivOp) { return s.div(in[0], in[1]); })
+        .Case([&](NegOp) { return s.neg(in[0]); })
+        .Case([&](ReluOp) {
+          return s.select(s.positive(in[0]), in[0], s.c(0));
+        })
+        .Case([&](TanhOp) { return s.tanh(in[0]); })
+        .Case([&](ExpOp) { return s.exp(in[0]); })
+        .Case([&](LogOp) { return s.log(in[0]); })
+        .Case([&](SqrtOp) { return s.sqrt(in[0]); })
+        .Case([&](GeluOp) {
+          V v = in[0];
+          return s.mul(s.mul(s.c(0.5), v), s.add(s.c(1), geluTanh(v)));
+        })
+        .Case([&](UnaryGradOp g) { return unaryGrad(g.getKind(), in); })
+        .Case([&](BinaryGradOp g) {
+          return binaryGrad(g.getKind(), g.getOperand() == 0, in);
+        })
+        // A sum's element is what it adds (a bias gradient's is the
+        // gradient at that element, above).
+        .template Case<ReduceSumOp, ReduceMeanOp>(
+            [&](Operation *) { return in[0]; })
+        .Default([](Operation *) { return V(); });
+  }
+
+  /// The element of every value `region` makes from its arguments'
+  /// elements `args`, op by op, but for the ops `skip` names.
+  llvm::DenseMap<Value, V>
+  elements(mlir::Block &region, ArrayRef<V> args,
+           llvm::function_ref<bool(Operation *)> skip) {
+    llvm::DenseMap<Value, V> element;
+    for (mlir::BlockArgument a : region.getArguments())
+      element[a] = args[a.getArgNumber()];
+    for (Operation &inner : region.without_terminator()) {
+      if (skip(&inner))
+        continue;
+      llvm::SmallVector<V> in;
+      for (Value v : inner.getOperands())
+        in.push_back(element.lookup(v));
+      element[inner.getResult(0)] = of(&inner, in);
+    }
+    return element;
+  }
+
+private:
+  Derived &d() { return static_cast<Derived &>(*this); }
+
+  V unaryGrad(UnaryKind kind, ArrayRef<V> in) {
+    Derived &s = d();
+    V x = in[0], y = in[1], g = in[2];
+    switch (kind) {
+    case UnaryKind::neg:
+      return s.neg(g);
+    case UnaryKind::relu:
+      return s.select(s.positive(x), g, s.c(0));
+    case UnaryKind::tanh:
+      return s.mul(g, s.sub(s.c(1), s.mul(y, y)));
+    case UnaryKind::exp:
+      return s.mul(g, y);
+    case UnaryKind::log:
+      return s.div(g, x);
+    case UnaryKind::sqrt:
+      return s.div(g, s.mul(s.c(2), y));
+    case UnaryKind::gelu: {
+      V t = geluTanh(x);
+      V dInner = s.mul(s.c(kSqrt2OverPi),
+                       s.add(s.c(1), s.mul(s.mul(s.c(3 * kGeluCubic), x), x)));
+      V slope =
+          s.mul(s.mul(s.mul(s.c(0.5), x), s.sub(s.c(1), s.mul(t, t))), dInner);
+      return s.mul(g, s.add(s.mul(s.c(0.5), s.add(s.c(1), t)), slope));
+    }
+    }
+    return V();
+  }
+  V binaryGrad(BinaryKind kind, bool forLhs, ArrayRef<V> in) {
+    Derived &s = d();
+    V x = in[0], y = in[1], g = in[2];
+    switch (kind) {
+    case BinaryKind::add:
+      return g;
+    case BinaryKind::sub:
+      return forLhs ? g : s.neg(g);
+    case BinaryKind::mul:
+      return s.mul(g, forLhs ? y : x);
+    case BinaryKind::div:
+      return forLhs ? s.div(g, y) : s.div(s.mul(s.neg(g), x), s.mul(y, y));
+    }
+    return V();
+  }
+};
+
 /// Arithmetic on f32 scalars inside a linalg.generic body.
-class Scalars {
+class Scalars : public ScalarRules<Scalars, Value> {
 public:
   Scalars(OpBuilder &b, Location loc) : b(b), loc(loc) {}
 
@@ -46,112 +162,28 @@ public:
   Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
   Value neg(Value x) { return arith::NegFOp::create(b, loc, x); }
   Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
+  Value tanh(Value x) { return math::TanhOp::create(b, loc, x); }
+  Value log(Value x) { return math::LogOp::create(b, loc, x); }
+  Value sqrt(Value x) { return math::SqrtOp::create(b, loc, x); }
   Value positive(Value x) {
     return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, c(0));
+  }
+  Value less(Value x, Value y) {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, y);
   }
   Value select(Value cond, Value x, Value y) {
     return arith::SelectOp::create(b, loc, cond, x, y);
   }
-  /// std::max(acc, x), as the runtime takes a row's maximum.
-  Value max(Value acc, Value x) {
-    return select(
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, acc, x), x,
-        acc);
-  }
-  /// tanh as GELU takes it: 1 - 2 / (exp(2u) + 1).
-  Value geluTanh(Value v) {
-    Value cube = mul(mul(mul(c(kGeluCubic), v), v), v);
-    Value u = mul(c(kSqrt2OverPi), add(v, cube));
-    return sub(c(1), div(c(2), add(exp(mul(c(2), u)), c(1))));
-  }
 
-  /// The element `op` computes from its operands' elements `in`.
-  Value of(Operation *op, ArrayRef<Value> in) {
-    return llvm::TypeSwitch<Operation *, Value>(op)
-        .Case([&](AddOp) { return add(in[0], in[1]); })
-        .Case([&](SubOp) { return sub(in[0], in[1]); })
-        .Case([&](MulOp) { return mul(in[0], in[1]); })
-        .Case([&](DivOp) { return div(in[0], in[1]); })
-        .Case([&](NegOp) { return neg(in[0]); })
-        .Case([&](ReluOp) { return select(positive(in[0]), in[0], c(0)); })
-        .Case([&](TanhOp) { return math::TanhOp::create(b, loc, in[0]); })
-        .Case([&](ExpOp) { return exp(in[0]); })
-        .Case([&](LogOp) { return math::LogOp::create(b, loc, in[0]); })
-        .Case([&](SqrtOp) { return math::SqrtOp::create(b, loc, in[0]); })
-        .Case([&](GeluOp) {
-          Value v = in[0];
-          return mul(mul(c(0.5), v), add(c(1), geluTanh(v)));
-        })
-        .Case([&](UnaryGradOp g) { return unaryGrad(g.getKind(), in); })
-        .Case([&](BinaryGradOp g) {
-          return binaryGrad(g.getKind(), g.getOperand() == 0, in);
-        })
-        // A sum's element is what it adds (a bias gradient's is the
-        // gradient at that element, above).
-        .Case<ReduceSumOp, ReduceMeanOp>([&](Operation *) { return in[0]; })
-        .Default([](Operation *) { return Value(); });
-  }
-
-  /// The element of every value `region` makes from its arguments'
-  /// elements `args`, op by op, but for the ops `skip` names.
+  using ScalarRules::elements;
   llvm::DenseMap<Value, Value>
   elements(mlir::Block &region, mlir::ValueRange args,
            llvm::function_ref<bool(Operation *)> skip) {
-    llvm::DenseMap<Value, Value> element;
-    for (mlir::BlockArgument a : region.getArguments())
-      element[a] = args[a.getArgNumber()];
-    for (Operation &inner : region.without_terminator()) {
-      if (skip(&inner))
-        continue;
-      llvm::SmallVector<Value> in;
-      for (Value v : inner.getOperands())
-        in.push_back(element.lookup(v));
-      element[inner.getResult(0)] = of(&inner, in);
-    }
-    return element;
+    llvm::SmallVector<Value> values(args);
+    return ScalarRules::elements(region, values, skip);
   }
 
 private:
-  Value unaryGrad(UnaryKind kind, ArrayRef<Value> in) {
-    Value x = in[0], y = in[1], g = in[2];
-    switch (kind) {
-    case UnaryKind::neg:
-      return neg(g);
-    case UnaryKind::relu:
-      return select(positive(x), g, c(0));
-    case UnaryKind::tanh:
-      return mul(g, sub(c(1), mul(y, y)));
-    case UnaryKind::exp:
-      return mul(g, y);
-    case UnaryKind::log:
-      return div(g, x);
-    case UnaryKind::sqrt:
-      return div(g, mul(c(2), y));
-    case UnaryKind::gelu: {
-      Value t = geluTanh(x);
-      Value dInner =
-          mul(c(kSqrt2OverPi), add(c(1), mul(mul(c(3 * kGeluCubic), x), x)));
-      Value slope = mul(mul(mul(c(0.5), x), sub(c(1), mul(t, t))), dInner);
-      return mul(g, add(mul(c(0.5), add(c(1), t)), slope));
-    }
-    }
-    return Value();
-  }
-  Value binaryGrad(BinaryKind kind, bool forLhs, ArrayRef<Value> in) {
-    Value x = in[0], y = in[1], g = in[2];
-    switch (kind) {
-    case BinaryKind::add:
-      return g;
-    case BinaryKind::sub:
-      return forLhs ? g : neg(g);
-    case BinaryKind::mul:
-      return mul(g, forLhs ? y : x);
-    case BinaryKind::div:
-      return forLhs ? div(g, y) : div(mul(neg(g), x), mul(y, y));
-    }
-    return Value();
-  }
-
   OpBuilder &b;
   Location loc;
 };

@@ -33,9 +33,18 @@ def WhaleFuseElementwise : Pass<"whale-fuse-elementwise", "mlir::ModuleOp"> {
     First, the gradient of a sum's operand (or a difference's left one)
     that has the output's shape is replaced by the output's gradient: it
     is that value, and no kernel need copy it.
-    Runs on programs about to be lowered for CPU devices (a rank program,
-    the one-device train step), after every other pass.
+    Runs on programs about to be lowered (a rank program, the one-device
+    train step), after every other pass.
+    With `element-programs`, for GPUs, every region is one that an element
+    program runs (runtime/FusedProgram.h): no op of each row ends it, its
+    sums all sum over the same dimensions, and it has few enough operands
+    for a GPU thread; a region whose program still cannot be written is
+    put back as the ops it holds.
   }];
+  let options = [
+    Option<"elementPrograms", "element-programs", "bool", /*default=*/"false",
+           "Only regions that an element program runs (GPU devices)">,
+  ];
 }
 
 def WhaleAnnotateCost : Pass<"whale-annotate-cost", "mlir::ModuleOp"> {

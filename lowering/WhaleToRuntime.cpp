@@ -8,6 +8,7 @@
 
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lowering/FusedKernel.h"
+#include "lowering/FusedProgram.h"
 #include "lowering/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -343,8 +344,13 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     std::string label = "fused:";
     for (Operation &inner : fused.getBody().front().without_terminator())
       label += " " + inner.getName().stripDialect().str();
+    // The element program GPUs run instead, where the region has one.
+    std::string why;
+    std::vector<int64_t> program = buildFusedProgram(fused, why);
     call("whale_rt_fused",
-         {ctxArg, cString(label), fn, constI32(fused.getNumOperands()),
+         {ctxArg, cString(label), fn, i64Array(program),
+          constI64(static_cast<int64_t>(program.size())),
+          constI32(fused.getNumOperands()),
           handleArray(fused.getInputs()), constI32(outs.size()),
           handleArray(fused.getResults()), constI64(launch.rows),
           constI64(launch.rowElements)});

@@ -11,15 +11,18 @@ extern "C" {
 
 whale_rt_status whale_rt_fused(whale_rt_context *ctx, const char *name,
                                void (*kernel)(void **, int64_t, int64_t),
+                               const int64_t *program, int64_t program_words,
                                int32_t num_inputs, whale_rt_tensor **inputs,
                                int32_t num_outputs, whale_rt_tensor **outputs,
                                int64_t rows, int64_t row_elements) {
   return traced(
       ctx, name ? name : "fused", outputs, num_outputs > 0 ? num_outputs : 0,
       [&]() -> whale_rt_status {
-        if (!kernel || num_inputs < 0 || num_outputs < 1 || rows < 0 ||
+        if ((!kernel && !program) || (program && program_words < 1) ||
+            num_inputs < 0 || num_outputs < 1 || rows < 0 ||
             row_elements < 1 || (num_inputs > 0 && !inputs) || !outputs)
-          return ctx->invalid("fused: no kernel, or no tensors to run it on");
+          return ctx->invalid("fused: no kernel or program, or no tensors to "
+                              "run it on");
         const int64_t elements = rows * row_elements;
         // The addresses on the stack for the few operands a region has; a
         // call is on the step's path, once per region per step.
@@ -48,8 +51,13 @@ whale_rt_status whale_rt_fused(whale_rt_context *ctx, const char *name,
           data[i] = output ? static_cast<void *>(t->tensor.view<float>().data)
                            : const_cast<float *>(t->tensor.cview<float>().data);
         }
-        return ran(ctx,
-                   ctx->device->fused(kernel, data, rows, row_elements));
+        Device::FusedCode code;
+        code.kernel = kernel;
+        code.program = program;
+        code.programWords = program ? program_words : 0;
+        code.inputs = num_inputs;
+        code.outputs = num_outputs;
+        return ran(ctx, ctx->device->fused(code, data, rows, row_elements));
       });
 }
 

@@ -145,18 +145,30 @@ public:
   /// A kernel generated for a fused region (lowering/FusedKernel.h): the
   /// data addresses of its inputs then its results, and a range of rows.
   using FusedKernel = void (*)(void **data, int64_t lo, int64_t hi);
-  /// Runs `kernel` over `rows` rows of `rowElements` elements each. The
-  /// kernels are host code: this default runs them in one call where the
-  /// host addresses the device's memory, and refuses elsewhere.
+  /// A fused region's code: the kernel generated for the host, and the
+  /// region as an element program (runtime/FusedProgram.h) for devices
+  /// whose memory the host does not address; either may be missing.
+  struct FusedCode {
+    FusedKernel kernel = nullptr;
+    const int64_t *program = nullptr;
+    int64_t programWords = 0;
+    int inputs = 0, outputs = 0; ///< the addresses `data` holds
+  };
+  /// Runs a fused region over `rows` rows of `rowElements` elements each,
+  /// `data` the addresses of its inputs then its results. The kernels are
+  /// host code: this default runs them in one call where the host
+  /// addresses the device's memory, and refuses elsewhere.
   /// (Defined here, so that the CUDA plugin, which carries its own copy of
   /// the base, needs no file more.)
-  virtual Status fused(FusedKernel kernel, void **data, int64_t rows,
+  virtual Status fused(const FusedCode &code, void **data, int64_t rows,
                        int64_t rowElements) {
     (void)rowElements;
     if (!hostAddressable())
       return Status::invalid("fused regions run on devices whose memory the "
                              "host addresses; this device's is not");
-    kernel(data, 0, rows);
+    if (!code.kernel)
+      return Status::invalid("a fused region has no kernel for the host");
+    code.kernel(data, 0, rows);
     return Status::ok();
   }
   /// Attention over the last two dimensions of q, k, v ([..., T, E]):

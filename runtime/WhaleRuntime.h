@@ -122,15 +122,20 @@ whale_rt_status whale_rt_unary(whale_rt_context *ctx, int32_t op,
                                whale_rt_tensor *x, whale_rt_tensor *out);
 whale_rt_status whale_rt_softmax(whale_rt_context *ctx, whale_rt_tensor *x,
                                  int64_t axis, whale_rt_tensor *out);
-/* A kernel the compiler generated for a fused region of elementwise ops
- * (and the sums ending them): `kernel(data, lo, hi)` computes slices
- * [lo, hi) of the `rows` slices of `row_elements` elements each that make
- * up the region's iteration space, `data` the addresses of the inputs'
- * then the outputs' elements (a sum's output is smaller than the space).
- * Run over the device's threads, each call on slices of its own.
- * `name` (the region's ops, "fused: add gelu") names it in traces. */
+/* A fused region of elementwise ops (and the sums ending them). On a
+ * device whose memory the host addresses, `kernel(data, lo, hi)`, which
+ * the compiler generated, computes slices [lo, hi) of the `rows` slices of
+ * `row_elements` elements each that make up the region's iteration space,
+ * `data` the addresses of the inputs' then the outputs' elements (a sum's
+ * output is smaller than the space); it runs over the device's threads,
+ * each call on slices of its own. Other devices (GPUs) run the region's
+ * element program instead: `program_words` int64 words (layout in
+ * runtime/FusedProgram.h); either may be null where the plan's devices
+ * never need it. `name` (the region's ops, "fused: add gelu") names it in
+ * traces. */
 whale_rt_status whale_rt_fused(whale_rt_context *ctx, const char *name,
                                void (*kernel)(void **, int64_t, int64_t),
+                               const int64_t *program, int64_t program_words,
                                int32_t num_inputs, whale_rt_tensor **inputs,
                                int32_t num_outputs, whale_rt_tensor **outputs,
                                int64_t rows, int64_t row_elements);

@@ -92,8 +92,9 @@ struct TrainOptions {
   /// plan's events; and the ops' outputs are not checked for NaN, so the
   /// steps take as long as untraced ones.
   bool traceSites = false;
-  /// Chains of elementwise ops run as generated kernels (fused regions) on
-  /// CPU devices; off, each op is its own runtime call (`--no-fuse`).
+  /// Chains of elementwise ops run as fused regions (generated kernels on
+  /// CPU devices, element programs on GPUs); off, each op is its own
+  /// runtime call (`--no-fuse`).
   bool fuse = true;
   /// Gradient all-reduces start during backward and are waited for where
   /// their sums are read; off, each runs after the whole backward

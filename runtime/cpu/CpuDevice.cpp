@@ -107,8 +107,12 @@ Status CpuDevice::unary(UnaryOp op, View<const float> x, View<float> out) {
   return Status::ok();
 }
 
-Status CpuDevice::fused(FusedKernel kernel, void **data, int64_t rows,
+Status CpuDevice::fused(const FusedCode &code, void **data, int64_t rows,
                         int64_t rowElements) {
+  FusedKernel kernel = code.kernel;
+  if (!kernel)
+    return Status::invalid(name() + ": a fused region has no kernel for the "
+                                    "host");
   // Ranges of at least 8K elements: a generated loop does a short chain
   // per element at the vector width, so less is not worth waking a thread.
   int64_t grain =

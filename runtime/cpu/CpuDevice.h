@@ -70,7 +70,7 @@ public:
                 View<float> y) override;
   Status pool2dBackward(bool max, View<const float> x, View<const float> dy,
                         const Window2d &w, View<float> dx) override;
-  Status fused(FusedKernel kernel, void **data, int64_t rows,
+  Status fused(const FusedCode &code, void **data, int64_t rows,
                int64_t rowElements) override;
   Status attention(View<const float> q, View<const float> k,
                    View<const float> v, double scale, bool causal,

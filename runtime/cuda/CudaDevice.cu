@@ -133,6 +133,8 @@ CudaDevice::~CudaDevice() {
     cudaStreamDestroy(comms);
   for (auto &[p, size] : scratchSlots)
     cudaFree(p);
+  for (auto &[words, loaded] : programs)
+    cudaFree(loaded.code);
   if (dataError)
     cudaFree(dataError);
   if (blas)
@@ -979,6 +981,54 @@ Status CudaDevice::allFinite(View<const float> x, bool &finite) {
     st = copyToHost(&found, flag, sizeof(int));
   finite = found == 0;
   return st;
+}
+
+Status CudaDevice::fused(const FusedCode &code, void **data, int64_t rows,
+                         int64_t rowElements) {
+  if (!code.program)
+    return Status::invalid(name() + ": a fused region without an element "
+                                    "program cannot run on a GPU");
+  if (Status st = enter(); !st)
+    return st;
+  auto it = programs.find(code.program);
+  if (it == programs.end()) {
+    LoadedProgram loaded;
+    std::vector<fused::Instr> host;
+    std::string why;
+    if (!fused::parse(code.program, code.programWords, loaded.layout, host,
+                      why))
+      return Status::invalid(name() + ": " + why);
+    loaded.count = static_cast<int>(host.size());
+    const size_t bytes = std::max<size_t>(1, host.size()) * sizeof host[0];
+    if (Status st = cudaFailed(cudaMalloc(&loaded.code, bytes),
+                               name() + ": cudaMalloc for an element program");
+        !st)
+      return st;
+    // A blocking copy: `host` goes when this returns.
+    if (Status st = cudaFailed(cudaMemcpy(loaded.code, host.data(),
+                                          host.size() * sizeof host[0],
+                                          cudaMemcpyHostToDevice),
+                               name() + ": copying an element program");
+        !st) {
+      cudaFree(loaded.code);
+      return st;
+    }
+    it = programs.emplace(code.program, loaded).first;
+  }
+  const LoadedProgram &p = it->second;
+  int64_t points = 1;
+  for (int d = 0; d < p.layout.rank; ++d)
+    points *= p.layout.extents[d];
+  if (p.layout.inputs != code.inputs || p.layout.outputs != code.outputs ||
+      points != rows * rowElements)
+    return Status::invalid(name() + ": a fused region's element program is "
+                                    "for other operands or another shape");
+  FusedOperands operands{};
+  for (int i = 0; i < p.layout.inputs + p.layout.outputs; ++i)
+    operands.data[i] = data[i];
+  if (p.layout.threads > 0)
+    fusedProgram(compute, p.layout, p.code, p.count, operands);
+  return launched("fused region");
 }
 
 //===----------------------------------------------------------------------===//

@@ -152,6 +152,10 @@ public:
                     double &out) override;
   Status scale(const std::vector<View<float>> &views, double factor) override;
   Status allFinite(View<const float> x, bool &finite) override;
+  /// The region's element program, one kernel for every region; the
+  /// generated host kernel is of no use here.
+  Status fused(const FusedCode &code, void **data, int64_t rows,
+               int64_t rowElements) override;
 
   /// The GPU's ordinal where NCCL was built in, else -1 (host collectives).
   int collectiveDevice() const override;
@@ -220,6 +224,14 @@ private:
   cudaStream_t comms = nullptr;
   std::map<int64_t, cudaEvent_t> started;
   int64_t nextTicket = 1;
+  /// Each element program read once: by the address of its words (a
+  /// constant of the compiled plan), its layout and code in device memory.
+  struct LoadedProgram {
+    fused::Layout layout;
+    fused::Instr *code = nullptr;
+    int count = 0;
+  };
+  std::map<const int64_t *, LoadedProgram> programs;
 };
 
 } // namespace whale::rt::cuda

@@ -592,7 +592,27 @@ __global__ void nonFiniteKernel(const float *x, int64_t n, int *flag) {
   }
 }
 
+/// Every block first copies the program to shared memory: each thread
+/// reads every instruction of it per point.
+__global__ void fusedProgramKernel(fused::Layout l, const fused::Instr *code,
+                                   int count, FusedOperands p) {
+  extern __shared__ fused::Instr program[];
+  for (int i = threadIdx.x; i < count; i += blockDim.x)
+    program[i] = code[i];
+  __syncthreads();
+  WHALE_GRID_LOOP(t, l.threads)
+  fused::runThread(l, program, count, p.data, t);
+}
+
 } // namespace
+
+void fusedProgram(cudaStream_t s, const fused::Layout &layout,
+                  const fused::Instr *code, int count,
+                  const FusedOperands &operands) {
+  fusedProgramKernel<<<blocksFor(layout.threads), kThreads,
+                       count * sizeof(fused::Instr), s>>>(layout, code, count,
+                                                          operands);
+}
 
 void fillF32(cudaStream_t s, float *p, int64_t n, float v) {
   fillKernel<<<blocksFor(n), kThreads, 0, s>>>(p, n, v);

@@ -13,6 +13,7 @@
 
 #include "runtime/ConvMath.h"
 #include "runtime/DropoutMath.h"
+#include "runtime/FusedProgram.h"
 #include "runtime/MoeMath.h"
 #include "runtime/TopKMath.h"
 #include "runtime/cuda/ElementMath.h"
@@ -44,6 +45,15 @@ void binary(cudaStream_t s, int op, const float *a, const float *b, float *out,
 void binaryGrad(cudaStream_t s, int op, int which, const float *a,
                 const float *b, const float *dout, float *grad,
                 const Walk &walk, int64_t parts, int64_t perPart);
+
+/// A fused region's element program (runtime/FusedProgram.h), `code` in
+/// device memory: a thread per point no sum adds over.
+struct FusedOperands {
+  const void *data[fused::kMaxOperands];
+};
+void fusedProgram(cudaStream_t s, const fused::Layout &layout,
+                  const fused::Instr *code, int count,
+                  const FusedOperands &operands);
 
 void unary(cudaStream_t s, int op, const float *x, float *out, int64_t n);
 void unaryGrad(cudaStream_t s, int op, const float *x, const float *y,

@@ -8,11 +8,19 @@
 // nothing), within a few units in the last place where exp, log or tanh
 // are polynomials in the kernel and libm's in the runtime.
 //
+// A third time it is fused for GPUs (element-programs) and run on a CPU
+// device that, as the CUDA device does, ignores the generated kernel and
+// runs each region's element program through the interpreter the CUDA
+// kernel is built from (runtime/FusedProgram.h), a point at a time.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/Jit.h"
 #include "lowering/Passes.h"
+#include "runtime/CApiInternal.h"
+#include "runtime/FusedProgram.h"
+#include "runtime/cpu/CpuDevice.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -76,9 +84,44 @@ std::vector<int64_t> shapeOf(const std::string &type) {
   return shape;
 }
 
-/// The results of `c` compiled with or without fusion, on inputs made
-/// from `c`'s shapes; how many fused regions the compiled module had.
-std::vector<std::vector<float>> run(const Case &c, bool fuse, int &regions) {
+using whale::rt::Status;
+
+/// A CPU device that runs fused regions as a GPU does: by their element
+/// programs, never their generated kernels.
+class ProgramDevice : public whale::rt::CpuDevice {
+public:
+  ProgramDevice() : CpuDevice("programs", {}) {}
+  Status fused(const FusedCode &code, void **data, int64_t rows,
+               int64_t rowElements) override {
+    namespace fused = whale::rt::fused;
+    fused::Layout layout;
+    std::vector<fused::Instr> instrs;
+    std::string why;
+    if (!fused::parse(code.program, code.programWords, layout, instrs, why))
+      return Status::invalid(why);
+    int64_t points = 1;
+    for (int d = 0; d < layout.rank; ++d)
+      points *= layout.extents[d];
+    if (points != rows * rowElements || layout.inputs != code.inputs ||
+        layout.outputs != code.outputs)
+      return Status::invalid("the program is for another region");
+    for (int64_t t = 0; t < layout.threads; ++t)
+      fused::runThread(layout, instrs.data(), static_cast<int>(instrs.size()),
+                       data, t);
+    ++ran;
+    return Status::ok();
+  }
+  int ran = 0; ///< regions run by their programs
+};
+
+enum class Mode { Unfused, Kernels, Programs };
+
+/// The results of `c` compiled unfused, fused for the CPU's kernels, or
+/// fused for element programs, on inputs made from `c`'s shapes; how many
+/// fused regions the compiled module had (and, for programs, how many ran
+/// as programs).
+std::vector<std::vector<float>> run(const Case &c, Mode mode, int &regions,
+                                    int *programsRan = nullptr) {
   mlir::MLIRContext ctx;
   ctx.loadDialect<whale::WhaleDialect, mlir::func::FuncDialect,
                   mlir::LLVM::LLVMDialect>();
@@ -87,9 +130,11 @@ std::vector<std::vector<float>> run(const Case &c, bool fuse, int &regions) {
   EXPECT_TRUE(module) << program(c);
   if (!module)
     return {};
-  if (fuse) {
+  if (mode != Mode::Unfused) {
     mlir::PassManager pm(&ctx);
-    pm.addPass(whale::createWhaleFuseElementwise());
+    whale::WhaleFuseElementwiseOptions options;
+    options.elementPrograms = mode == Mode::Programs;
+    pm.addPass(whale::createWhaleFuseElementwise(options));
     EXPECT_TRUE(mlir::succeeded(pm.run(*module)));
   }
   regions = 0;
@@ -103,6 +148,12 @@ std::vector<std::vector<float>> run(const Case &c, bool fuse, int &regions) {
   whale::JitProgram::Entry f = jit->lookup("f");
 
   whale_rt_context *rt = whale_rt_context_create("cpu:0", 2, 0, 5);
+  ProgramDevice *programs = nullptr;
+  if (mode == Mode::Programs) {
+    auto device = std::make_unique<ProgramDevice>();
+    programs = device.get();
+    rt->device = std::move(device);
+  }
   std::vector<whale_rt_tensor *> inputs;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     std::vector<int64_t> shape = shapeOf(c.inputs[i]);
@@ -127,31 +178,57 @@ std::vector<std::vector<float>> run(const Case &c, bool fuse, int &regions) {
     const float *d = static_cast<const float *>(whale_rt_tensor_data(t));
     values.emplace_back(d, d + numel(t));
   }
+  if (programsRan && programs)
+    *programsRan = programs->ran;
   whale_rt_context_destroy(rt);
   return values;
 }
 
 class FusedAgainstUnfused : public ::testing::TestWithParam<Case> {};
 
-TEST_P(FusedAgainstUnfused, EveryElementAgrees) {
-  const Case &c = GetParam();
-  int fusedRegions = 0, plainRegions = 0;
-  std::vector<std::vector<float>> fused = run(c, true, fusedRegions);
-  std::vector<std::vector<float>> plain = run(c, false, plainRegions);
-  EXPECT_EQ(plainRegions, 0);
-  EXPECT_EQ(fusedRegions, c.regions);
-  ASSERT_EQ(fused.size(), plain.size());
-  for (size_t r = 0; r < plain.size(); ++r) {
-    ASSERT_EQ(fused[r].size(), plain[r].size());
-    for (size_t i = 0; i < plain[r].size(); ++i) {
-      float want = plain[r][i], got = fused[r][i];
+/// Every element of `got` against `want`, as `c` says to compare them.
+void expectAgree(const Case &c, const std::vector<std::vector<float>> &got,
+                 const std::vector<std::vector<float>> &want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t r = 0; r < want.size(); ++r) {
+    ASSERT_EQ(got[r].size(), want[r].size());
+    for (size_t i = 0; i < want[r].size(); ++i) {
+      float w = want[r][i], g = got[r][i];
       if (c.exact)
-        EXPECT_EQ(got, want) << "result " << r << " element " << i;
+        EXPECT_EQ(g, w) << "result " << r << " element " << i;
       else
-        EXPECT_NEAR(got, want, c.tolerance * std::max(1.0f, std::fabs(want)))
+        EXPECT_NEAR(g, w, c.tolerance * std::max(1.0f, std::fabs(w)))
             << "result " << r << " element " << i;
     }
   }
+}
+
+TEST_P(FusedAgainstUnfused, EveryElementAgrees) {
+  const Case &c = GetParam();
+  int fusedRegions = 0, plainRegions = 0;
+  std::vector<std::vector<float>> fused = run(c, Mode::Kernels, fusedRegions);
+  std::vector<std::vector<float>> plain =
+      run(c, Mode::Unfused, plainRegions);
+  EXPECT_EQ(plainRegions, 0);
+  EXPECT_EQ(fusedRegions, c.regions);
+  expectAgree(c, fused, plain);
+}
+
+TEST_P(FusedAgainstUnfused, ElementProgramsAgree) {
+  const Case &c = GetParam();
+  int programRegions = 0, ran = -1, plainRegions = 0;
+  std::vector<std::vector<float>> programs =
+      run(c, Mode::Programs, programRegions, &ran);
+  std::vector<std::vector<float>> plain =
+      run(c, Mode::Unfused, plainRegions);
+  // Regions that end in an op of each row stay the runtime's ops on a GPU;
+  // every other case fuses as it does for the CPU.
+  const bool rows = c.body.find("layernorm") != std::string::npos ||
+                    c.body.find("softmax") != std::string::npos;
+  if (!rows)
+    EXPECT_EQ(programRegions, c.regions);
+  EXPECT_EQ(ran, programRegions) << "every region ran as its program";
+  expectAgree(c, programs, plain);
 }
 
 const std::string T = "tensor<6x10x33xf32>";

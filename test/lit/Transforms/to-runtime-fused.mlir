@@ -5,13 +5,20 @@
 // dimensions read alike by both inputs, merged). The kernel is a
 // linalg.generic in the nested kernel module; the bias, read along the
 // rows by a constant index, is not sliced. Two regions that compute the
-// same at the same types share one kernel.
+// same at the same types share one kernel. Beside the kernel goes the
+// region's element program, for GPUs: 111 words, whose header says an
+// iteration space of 32 x 16, two inputs, one result, 4 registers and 19
+// instructions (runtime/FusedProgram.h; FusedKernelTest runs them).
 
+// CHECK: llvm.mlir.global internal constant @[[PROGRAM:.*]](dense<"0x3147525045464857020000000000000020000000000000001000000000000000020000000000000001000000000000000400000000000000130000000000000
+// CHECK-SAME: : tensor<111xi64>)
 // CHECK-LABEL: llvm.func @m(
 // CHECK: %[[K:.*]] = llvm.mlir.addressof @__whale_fused_0 : !llvm.ptr
+// CHECK: %[[P:.*]] = llvm.mlir.addressof @[[PROGRAM]] : !llvm.ptr
+// CHECK-NEXT: %[[WORDS:.*]] = llvm.mlir.constant(111 : i64) : i64
 // CHECK: %[[ROWS:.*]] = llvm.mlir.constant(32 : i64) : i64
 // CHECK: %[[COLS:.*]] = llvm.mlir.constant(16 : i64) : i64
-// CHECK: llvm.call @whale_rt_fused(%{{.*}}, %{{.*}}, %[[K]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ROWS]], %[[COLS]])
+// CHECK: llvm.call @whale_rt_fused(%{{.*}}, %{{.*}}, %[[K]], %[[P]], %[[WORDS]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ROWS]], %[[COLS]])
 // CHECK: llvm.mlir.addressof @__whale_fused_0 : !llvm.ptr
 // CHECK: llvm.call @whale_rt_fused
 // CHECK-NOT: __whale_fused_1
@@ -50,7 +57,7 @@ func.func @m(%x: tensor<2x16x16xf32>, %b: tensor<16xf32>) -> (tensor<2x16x16xf32
 // CHECK-LABEL: llvm.func @bias_gradient(
 // CHECK: %[[ROWS:.*]] = llvm.mlir.constant(8 : i64) : i64
 // CHECK: %[[COLS:.*]] = llvm.mlir.constant(32 : i64) : i64
-// CHECK: llvm.call @whale_rt_fused(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ROWS]], %[[COLS]])
+// CHECK: llvm.call @whale_rt_fused(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ROWS]], %[[COLS]])
 // CHECK: func.func @__whale_fused_0.body(%[[H:.*]]: memref<32x8xf32>, %[[B:.*]]: memref<1x8xf32>, %[[DY:.*]]: memref<32x8xf32>, %[[D:.*]]: memref<32x8xf32>, %[[S:.*]]: memref<8xf32>, %[[LO:.*]]: index, %[[HI:.*]]: index)
 // CHECK: %[[N:.*]] = arith.subi %[[HI]], %[[LO]]
 // CHECK: memref.subview %[[H]][0, %[[LO]]] [32, %[[N]]] [1, 1]
@@ -81,7 +88,7 @@ func.func @bias_gradient(%h: tensor<2x16x8xf32>, %b: tensor<8xf32>, %dy: tensor<
 // "row" does it all, and the sum is divided by the 64 elements it added.
 // CHECK-LABEL: llvm.func @mean_of_all(
 // CHECK: %[[ALL:.*]] = llvm.mlir.constant(64 : i64) : i64
-// CHECK-NEXT: llvm.call @whale_rt_fused(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ALL]])
+// CHECK-NEXT: llvm.call @whale_rt_fused(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ALL]])
 // CHECK: func.func @__whale_fused_0.body(%[[X:.*]]: memref<64xf32>, %[[M:.*]]: memref<f32>, %{{.*}}: index, %{{.*}}: index)
 // CHECK-NOT: memref.subview
 // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[M]] : memref<f32>)
@@ -106,10 +113,13 @@ func.func @mean_of_all(%x: tensor<8x8xf32>) -> tensor<f32> attributes {whale.mod
 // each row's sum written into the layernorm's output, then its mean, its
 // variance about the mean and the normalized row (in place), while the
 // row is in the cache. The statistic lives on the stack, allocated once.
+// No element program runs such a region: its program is null, 0 words.
 // CHECK-LABEL: llvm.func @residual_layernorm(
+// CHECK: %[[NONE:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-NEXT: %[[ZERO:.*]] = llvm.mlir.constant(0 : i64) : i64
 // CHECK: %[[ROWS:.*]] = llvm.mlir.constant(8 : i64) : i64
 // CHECK-NEXT: %[[COLS:.*]] = llvm.mlir.constant(8 : i64) : i64
-// CHECK-NEXT: llvm.call @whale_rt_fused(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ROWS]], %[[COLS]])
+// CHECK-NEXT: llvm.call @whale_rt_fused(%{{.*}}, %{{.*}}, %{{.*}}, %[[NONE]], %[[ZERO]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ROWS]], %[[COLS]])
 // CHECK: func.func @__whale_fused_0.body(%[[X:.*]]: memref<8x8xf32>, %[[H:.*]]: memref<8x8xf32>, %[[G:.*]]: memref<1x8xf32>, %[[B:.*]]: memref<1x8xf32>, %[[Y:.*]]: memref<8x8xf32>, %[[LO:.*]]: index, %[[HI:.*]]: index)
 // CHECK: %[[ACC:.*]] = memref.alloca() : memref<f32>
 // CHECK: scf.for %[[R:.*]] = %[[LO]] to %[[HI]]

@@ -199,6 +199,53 @@ TEST(CudaKernels, ElementwiseWithBroadcastingAndGradients) {
   });
 }
 
+TEST(CudaKernels, FusedRegionsRunAsElementPrograms) {
+  // relu(x + b) over [64, 33] with b a row, and its sum over the rows, as
+  // the lowering writes such a region (runtime/FusedProgram.h): the GPU
+  // runs the program, no host kernel.
+  const int64_t rows = 64, cols = 33;
+  const int64_t words[] = {
+      0x5748464550524731, 2, rows, cols, // magic, rank, extents
+      2, 2, 6, 4,                        // inputs, outputs, registers, code
+      1, 1, 0, 1,                        // x reads both; b only the columns
+      1, 1, 0, 5,                        // y keeps both, register 5
+      0, 1, 0, 5,                        // s sums the rows of register 5
+      1, 2, 0, 1, -1,                    // r2 = r0 + r1
+      10, 3, 2, -1, -1,                  // r3 = r2 > 0
+      0, 4, 0, -1, -1,                   // r4 = 0.0f
+      12, 5, 3, 2, 4};                   // r5 = r3 ? r2 : r4
+  Pair p;
+  auto x = p.random({rows, cols}, 11), b = p.random({cols}, 12);
+  auto y = p.make(WHALE_RT_F32, {rows, cols}), s = p.make(WHALE_RT_F32, {cols});
+  whale_rt_tensor *in[] = {x.t[0], b.t[0]}, *out[] = {y.t[0], s.t[0]};
+  ASSERT_EQ(whale_rt_fused(p.gpu, "fused: add relu reduce_sum", nullptr,
+                           words, sizeof words / sizeof words[0], 2, in, 2,
+                           out, cols, rows),
+            WHALE_RT_OK)
+      << whale_rt_last_error(p.gpu);
+  std::vector<float> hx = p.read(x, 1), hb = p.read(b, 1);
+  std::vector<float> gy = p.read(y, 0), gs = p.read(s, 0);
+  double worst = 0;
+  for (int64_t c = 0; c < cols; ++c) {
+    float sum = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      float v = std::max(hx[r * cols + c] + hb[c], 0.0f);
+      sum += v;
+      worst = std::max(worst, double(std::fabs(gy[r * cols + c] - v)));
+    }
+    worst = std::max(worst, std::fabs(double(gs[c]) - sum) /
+                                std::max(1.0, std::fabs(double(sum))));
+  }
+  EXPECT_LT(worst, 1e-5);
+  std::printf("  %-24s worst relative difference %.2e\n", "element program",
+              worst);
+  // A program for other operands is refused, not run.
+  EXPECT_EQ(whale_rt_fused(p.gpu, "fused", nullptr, words,
+                           sizeof words / sizeof words[0], 1, in, 2, out,
+                           cols, rows),
+            WHALE_RT_INVALID_ARGUMENT);
+}
+
 TEST(CudaKernels, SoftmaxMaskLayernormOnRows) {
   Pair p;
   Shape s{4, 2, 16, 16};

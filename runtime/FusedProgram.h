@@ -1,0 +1,306 @@
+//===- FusedProgram.h - a fused region as data a GPU thread runs -*- C++
+//-*-===//
+//
+// On the CPU a fused region is a kernel the JIT generates. A GPU cannot run
+// host code, and the machine that drives it often has no MLIR (it runs an
+// ahead-of-time plan), so the lowering also writes each region as an
+// element program: a few int64 words the plan carries as a constant, which
+// one CUDA kernel runs for every region, a thread per element. The program
+// names the region's iteration space (its dimensions already merged where
+// every operand treats them alike), which inputs are broadcast along which
+// dimensions, which results are sums over which, and the scalar
+// instructions that make each element, in the order the runtime's own
+// kernels compute them.
+//
+// Layout, in int64 words:
+//   kMagic, rank, extents[rank], inputs, outputs, registers, instructions,
+//   per input:  reads[rank]                (0: broadcast along it)
+//   per output: keeps[rank], mean, register (keeps 0: summed over it)
+//   per instruction: op, dst, a, b, c      (Const: a holds the f32's bits)
+//
+// The interpreter below is plain C++ for both compilers: nvcc builds it into
+// the CUDA kernel, and the CPU tests run the same functions over the same
+// programs against the generated kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_RUNTIME_FUSEDPROGRAM_H
+#define WHALE_RUNTIME_FUSEDPROGRAM_H
+
+#include "runtime/cuda/ElementMath.h"
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace whale::rt::fused {
+
+constexpr int64_t kMagic = 0x5748464550524731; // "WHFEPRG1"
+/// The most operands (inputs and results) and registers a program has;
+/// the fuser keeps regions meant for programs within them.
+constexpr int kMaxOperands = 16;
+constexpr int kMaxRegisters = 48;
+/// The CUDA kernel keeps a program in a block's shared memory (24 KiB).
+constexpr int kMaxInstructions = 1024;
+
+enum Op : int32_t {
+  Const,    ///< dst = imm
+  Add,      ///< dst = a + b
+  Sub,      ///< dst = a - b
+  Mul,      ///< dst = a * b
+  Div,      ///< dst = a / b
+  Neg,      ///< dst = -a
+  Exp,      ///< dst = exp(a)
+  Tanh,     ///< dst = tanh(a)
+  Log,      ///< dst = log(a)
+  Sqrt,     ///< dst = sqrt(a)
+  Positive, ///< dst = a > 0 (1 or 0)
+  Less,     ///< dst = a < b (1 or 0)
+  Select,   ///< dst = a != 0 ? b : c
+  NumOps
+};
+
+struct Instr {
+  int32_t op, dst, a, b, c;
+  float imm;
+};
+
+/// A program read from its words: where each operand's element lies for a
+/// point of the iteration space, and what each result is.
+struct Layout {
+  int rank = 0;
+  int inputs = 0, outputs = 0, registers = 0;
+  int64_t extents[cuda::kMaxRank] = {};
+  /// Per operand (inputs, then results), the element stride of each
+  /// dimension: 0 along a dimension it is broadcast along or summed over.
+  int64_t strides[kMaxOperands][cuda::kMaxRank] = {};
+  /// 1 where some result sums over a dimension. Every sum of a program
+  /// sums over the same dimensions, so a thread owns one element of every
+  /// sum and adds its terms in the iteration's order.
+  bool summed[cuda::kMaxRank] = {};
+  int32_t resultRegister[kMaxOperands] = {};
+  bool sum[kMaxOperands] = {};
+  /// A mean's divisor (the elements it summed); 0 for a plain sum.
+  float meanOf[kMaxOperands] = {};
+  int64_t threads = 1; ///< the points no sum adds over
+  int64_t terms = 1;   ///< the points each thread adds, per sum
+};
+
+/// Reads `words` (`size` of them) into `layout` and `code`; false with
+/// `why` for words that are not a program this interpreter runs.
+inline bool parse(const int64_t *words, int64_t size, Layout &layout,
+                  std::vector<Instr> &code, std::string &why) {
+  int64_t at = 0;
+  auto next = [&](int64_t &v) {
+    if (at >= size)
+      return false;
+    v = words[at++];
+    return true;
+  };
+  int64_t magic = 0, rank = 0;
+  if (!words || !next(magic) || magic != kMagic || !next(rank) || rank < 1 ||
+      rank > cuda::kMaxRank) {
+    why = "not an element program";
+    return false;
+  }
+  layout = Layout();
+  layout.rank = static_cast<int>(rank);
+  for (int d = 0; d < rank; ++d)
+    if (!next(layout.extents[d]) || layout.extents[d] < 1) {
+      why = "an element program's extents are cut short or not positive";
+      return false;
+    }
+  int64_t inputs = 0, outputs = 0, registers = 0, count = 0;
+  if (!next(inputs) || !next(outputs) || !next(registers) || !next(count) ||
+      inputs < 0 || outputs < 1 || inputs + outputs > kMaxOperands ||
+      registers < inputs || registers > kMaxRegisters || count < 0 ||
+      count > kMaxInstructions) {
+    why = "an element program's counts are out of range";
+    return false;
+  }
+  layout.inputs = static_cast<int>(inputs);
+  layout.outputs = static_cast<int>(outputs);
+  layout.registers = static_cast<int>(registers);
+  // An input's strides: row-major over the dimensions it reads.
+  for (int i = 0; i < inputs; ++i) {
+    int64_t flags[cuda::kMaxRank];
+    for (int d = 0; d < rank; ++d)
+      if (!next(flags[d])) {
+        why = "an element program's inputs are cut short";
+        return false;
+      }
+    int64_t stride = 1;
+    for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
+      layout.strides[i][d] = flags[d] ? stride : 0;
+      if (flags[d])
+        stride *= layout.extents[d];
+    }
+  }
+  bool anySum = false;
+  for (int o = 0; o < outputs; ++o) {
+    int64_t keeps[cuda::kMaxRank], mean = 0, reg = 0;
+    for (int d = 0; d < rank; ++d)
+      if (!next(keeps[d])) {
+        why = "an element program's results are cut short";
+        return false;
+      }
+    if (!next(mean) || !next(reg) || reg < 0 || reg >= registers) {
+      why = "an element program's result has no register";
+      return false;
+    }
+    const int slot = layout.inputs + o;
+    bool sums = false;
+    int64_t stride = 1, summedOver = 1;
+    for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
+      layout.strides[slot][d] = keeps[d] ? stride : 0;
+      if (keeps[d]) {
+        stride *= layout.extents[d];
+      } else {
+        sums = true;
+        summedOver *= layout.extents[d];
+      }
+    }
+    // Every sum sums over the same dimensions (see `summed`).
+    for (int d = 0; d < rank && sums; ++d) {
+      if (anySum && layout.summed[d] != !keeps[d]) {
+        why = "an element program's sums sum over different dimensions";
+        return false;
+      }
+      layout.summed[d] = !keeps[d];
+    }
+    anySum = anySum || sums;
+    layout.sum[o] = sums;
+    layout.meanOf[o] = sums && mean ? static_cast<float>(summedOver) : 0.0f;
+    layout.resultRegister[o] = static_cast<int32_t>(reg);
+  }
+  for (int d = 0; d < rank; ++d)
+    (layout.summed[d] ? layout.terms : layout.threads) *= layout.extents[d];
+  code.resize(static_cast<size_t>(count));
+  for (Instr &in : code) {
+    int64_t w[5];
+    for (int64_t &v : w)
+      if (!next(v)) {
+        why = "an element program's instructions are cut short";
+        return false;
+      }
+    in.op = static_cast<int32_t>(w[0]);
+    in.dst = static_cast<int32_t>(w[1]);
+    in.a = static_cast<int32_t>(w[2]);
+    in.b = static_cast<int32_t>(w[3]);
+    in.c = static_cast<int32_t>(w[4]);
+    in.imm = 0;
+    auto bad = [&](int64_t r) { return r < 0 || r >= registers; };
+    if (w[0] < 0 || w[0] >= NumOps || bad(w[1]) ||
+        (w[0] != Const && bad(w[2])) ||
+        ((w[0] == Add || w[0] == Sub || w[0] == Mul || w[0] == Div ||
+          w[0] == Less || w[0] == Select) &&
+         bad(w[3])) ||
+        (w[0] == Select && bad(w[4]))) {
+      why = "an element program's instruction names no register";
+      return false;
+    }
+    if (w[0] == Const) {
+      uint32_t bits = static_cast<uint32_t>(w[2]);
+      std::memcpy(&in.imm, &bits, sizeof bits);
+    }
+  }
+  if (at != size) {
+    why = "an element program has words after its instructions";
+    return false;
+  }
+  return true;
+}
+
+/// One instruction on the registers `r`.
+WHALE_HD void step(const Instr &in, float *r) {
+  switch (in.op) {
+  case Const:
+    r[in.dst] = in.imm;
+    break;
+  case Add:
+    r[in.dst] = r[in.a] + r[in.b];
+    break;
+  case Sub:
+    r[in.dst] = r[in.a] - r[in.b];
+    break;
+  case Mul:
+    r[in.dst] = r[in.a] * r[in.b];
+    break;
+  case Div:
+    r[in.dst] = r[in.a] / r[in.b];
+    break;
+  case Neg:
+    r[in.dst] = -r[in.a];
+    break;
+  case Exp:
+    r[in.dst] = expf(r[in.a]);
+    break;
+  case Tanh:
+    r[in.dst] = tanhf(r[in.a]);
+    break;
+  case Log:
+    r[in.dst] = logf(r[in.a]);
+    break;
+  case Sqrt:
+    r[in.dst] = sqrtf(r[in.a]);
+    break;
+  case Positive:
+    r[in.dst] = r[in.a] > 0.0f ? 1.0f : 0.0f;
+    break;
+  case Less:
+    r[in.dst] = r[in.a] < r[in.b] ? 1.0f : 0.0f;
+    break;
+  case Select:
+    r[in.dst] = r[in.a] != 0.0f ? r[in.b] : r[in.c];
+    break;
+  default:
+    break;
+  }
+}
+
+/// Where point (thread `t`, term `k`) of the iteration space lies in
+/// operand `slot`.
+WHALE_HD int64_t offsetOf(const Layout &l, int slot, int64_t t, int64_t k) {
+  int64_t at = 0;
+  for (int d = l.rank - 1; d >= 0; --d) {
+    int64_t &index = l.summed[d] ? k : t;
+    at += (index % l.extents[d]) * l.strides[slot][d];
+    index /= l.extents[d];
+  }
+  return at;
+}
+
+/// Everything thread `t` of a program writes: the elements of its point
+/// (or points, where the program sums) and its element of every sum.
+/// `data` holds the inputs' addresses, then the results'.
+WHALE_HD void runThread(const Layout &l, const Instr *code, int count,
+                        const void *const *data, int64_t t) {
+  float r[kMaxRegisters];
+  float acc[kMaxOperands];
+  for (int o = 0; o < l.outputs; ++o)
+    acc[o] = 0.0f;
+  for (int64_t k = 0; k < l.terms; ++k) {
+    for (int i = 0; i < l.inputs; ++i)
+      r[i] = static_cast<const float *>(data[i])[offsetOf(l, i, t, k)];
+    for (int c = 0; c < count; ++c)
+      step(code[c], r);
+    for (int o = 0; o < l.outputs; ++o) {
+      const float v = r[l.resultRegister[o]];
+      if (l.sum[o])
+        acc[o] += v;
+      else
+        static_cast<float *>(const_cast<void *>(
+            data[l.inputs + o]))[offsetOf(l, l.inputs + o, t, k)] = v;
+    }
+  }
+  for (int o = 0; o < l.outputs; ++o)
+    if (l.sum[o])
+      static_cast<float *>(const_cast<void *>(
+          data[l.inputs + o]))[offsetOf(l, l.inputs + o, t, 0)] =
+          l.meanOf[o] > 0.0f ? acc[o] / l.meanOf[o] : acc[o];
+}
+
+} // namespace whale::rt::fused
+
+#endif
