@@ -26,7 +26,7 @@ takes rows of its own, so a micro-batch holds at least t samples per
 replica.
 
     python3 bench/sim_published.py [--whale build/bin/whale] [--rows whole|part]
-                                   [--json OUT]
+                                   [--no-fuse] [--json OUT]
 """
 import argparse
 import json
@@ -73,9 +73,11 @@ def selene(gpus, path, lift_memory=False):
     json.dump(cluster, open(path, "w"))
 
 
-def simulate(whale, cluster, defines, rows):
+def simulate(whale, cluster, defines, rows, fuse=True):
     cmd = [whale, "sim", SCRIPT, "--cluster", cluster, "--json",
            "--config", f"split_rows={rows}"]
+    if not fuse:
+        cmd.append("--no-fuse")
     for key, value in defines.items():
         cmd += ["--define", f"{key}={value}"]
     out = subprocess.run(cmd, capture_output=True, text=True)
@@ -97,6 +99,9 @@ def main():
     ap.add_argument("--json", help="write every row here as JSON")
     ap.add_argument("--rows", choices=["whole", "part"], default="whole",
                     help="whether a tensor-parallel group shares its rows")
+    ap.add_argument("--no-fuse", action="store_true",
+                    help="every elementwise op its own kernel, as before "
+                         "GPU plans fused their chains")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -116,7 +121,7 @@ def main():
                     r, err = simulate(args.whale, cluster, {
                         "LAYERS": layers, "D": hidden, "HEADS": heads,
                         "TP": t, "PP": p, "BATCH": batch, "MICRO": micro},
-                        args.rows)
+                        args.rows, not args.no_fuse)
                     if r is None:
                         refusal = err
                     elif (best is None or

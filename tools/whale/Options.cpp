@@ -129,6 +129,9 @@ std::vector<VerbSpec> makeVerbs() {
         {"--no-overlap", "",
          "the plan with every gradient all-reduce after the backward (as "
          "whale run --no-overlap runs it)"},
+        {"--no-fuse", "",
+         "the plan with every elementwise op its own kernel (as whale run "
+         "--no-fuse runs it)"},
         kJson,
         kEven},
        true},

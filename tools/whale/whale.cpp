@@ -206,13 +206,15 @@ int writeOutput(const std::string &out, const std::string &text) {
 }
 
 /// Loads the script and plans its trained model over the cluster, which
-/// `parsed` receives when given.
+/// `parsed` receives when given; `options` says how (its `even` and
+/// `defaultThreads` are set here).
 bool loadAndPlan(const whale::InterpreterOptions &opts, const std::string &file,
                  const std::string &cluster, whale::Interpreter &interp,
                  whale::PlannedModel &plan, bool even,
                  whale::PlannedModel *evenPlan = nullptr,
                  std::string *evenError = nullptr,
-                 whale::Cluster *parsed = nullptr, bool overlap = true) {
+                 whale::Cluster *parsed = nullptr,
+                 whale::PlanOptions options = {}) {
   whale::Cluster own;
   whale::Cluster &c = parsed ? *parsed : own;
   std::string error;
@@ -224,9 +226,7 @@ bool loadAndPlan(const whale::InterpreterOptions &opts, const std::string &file,
     std::cerr << interp.renderDiagnostics();
     return false;
   }
-  whale::PlanOptions options;
   options.even = even;
-  options.overlap = overlap;
   options.defaultThreads = whale::sharedThreads(c, 0);
   // A large model takes seconds to plan: say so on a terminal.
   const bool tty = ::isatty(STDERR_FILENO);
@@ -358,7 +358,8 @@ int simCommand(int argc, char **argv) {
   whale::InterpreterOptions opts;
   std::string file, cluster, trace;
   std::vector<std::string> profiles;
-  bool json = false, even = false, events = false, overlap = true;
+  bool json = false, even = false, events = false;
+  whale::PlanOptions planning;
   Args args("sim", argc, argv);
   while (args.next()) {
     if (auto v = args.value("--cluster")) {
@@ -372,7 +373,9 @@ int simCommand(int argc, char **argv) {
     } else if (args.is("--events")) {
       events = true;
     } else if (args.is("--no-overlap")) {
-      overlap = false;
+      planning.overlap = false;
+    } else if (args.is("--no-fuse")) {
+      planning.fuse = false;
     } else if (args.is("--even")) {
       even = true;
     } else if (int rc = args.finish(opts, file)) {
@@ -390,7 +393,7 @@ int simCommand(int argc, char **argv) {
   whale::Interpreter interp(opts);
   whale::PlannedModel plan;
   if (!loadAndPlan(opts, file, cluster, interp, plan, even, nullptr, nullptr,
-                   &c, overlap))
+                   &c, planning))
     return 1;
   whale::SimulateOptions options;
   if (!profiles.empty())
