@@ -128,6 +128,19 @@ Status sumOver(whale_rt_context *ctx, const Group &g, float *data, int64_t n) {
   return ctx->comm->allReduce(ctx->rank, g.ranks, DType::F32, data, n);
 }
 
+/// `op` over the group on its devices' own collectives (NCCL; the group's
+/// `key` from deviceCollectives), on `data` in this device's memory laid
+/// out as `parts`.
+Status onGroupDevices(whale_rt_context *ctx, const Group &g,
+                      const std::string &key, Device::BucketOp op,
+                      const char *what, float *data,
+                      const std::vector<int64_t> &parts) {
+  CommScope scope(ctx, what);
+  return ctx->device->bucketCollective(
+      op, key, g.position, static_cast<int>(g.ranks.size()), data, parts,
+      shareFromFirst(ctx, g.ranks));
+}
+
 /// Per row, the maximum over the group's classes, from each rank's.
 Status maxOver(whale_rt_context *ctx, const Group &g, std::vector<float> &m) {
   CommScope scope(ctx, "all_gather");
@@ -259,6 +272,32 @@ whale_rt_status whale_rt_all_gather(whale_rt_context *ctx, int32_t shards,
     for (int32_t j = 0; j < shards; ++j) {
       partOf(whole[axis], shards, weights, j, parts[j]);
       slot = std::max(slot, parts[j].size * perRow);
+    }
+    // On the group's devices: the parts gathered in slots in device memory
+    // (member j's in slot j), then joined along the axis there.
+    bool onDevices = false;
+    std::string key;
+    if (Status st = deviceCollectives(ctx, g.ranks, onDevices, key); !st)
+      return ctx->fail(st);
+    if (onDevices && in->tensor.dtype() == DType::F32) {
+      Tensor slots;
+      Status st =
+          Tensor::create(*ctx->device, DType::F32, {slot * shards}, slots);
+      float *base = st ? static_cast<float *>(slots.raw()) : nullptr;
+      if (st)
+        st = ctx->device->copy(base + g.position * slot, in->tensor.raw(),
+                               in->tensor.bytes());
+      if (st)
+        st = onGroupDevices(ctx, g, key, Device::BucketOp::GatherFromOwners,
+                            "all_gather", base,
+                            std::vector<int64_t>(shards, slot));
+      std::vector<View<const float>> views;
+      for (int32_t j = 0; st && j < shards; ++j)
+        views.push_back({base + j * slot, withExtent(whole, axis,
+                                                     parts[j].size)});
+      if (st)
+        st = ctx->device->concat(views, axis, out->tensor.view<float>());
+      return ran(ctx, st);
     }
     std::vector<char> send(static_cast<size_t>(slot * elem));
     if (Status st = ctx->device->copyToHost(send.data(), in->tensor.raw(),
@@ -394,9 +433,20 @@ whale_rt_status whale_rt_shard_sum(whale_rt_context *ctx, int32_t shards,
       return s;
     if (whale_rt_status s = needShape(ctx, "shard_sum", out, shapeOf(in)))
       return s;
-    HostData sum(ctx, out, /*writeBack=*/true);
     Status st = ctx->device->copy(out->tensor.raw(), in->tensor.raw(),
                                   in->tensor.bytes());
+    // On the group's devices the sum happens in place in device memory.
+    bool onDevices = false;
+    std::string key;
+    if (st)
+      st = deviceCollectives(ctx, g.ranks, onDevices, key);
+    if (st && onDevices)
+      st = onGroupDevices(ctx, g, key, Device::BucketOp::AllReduce,
+                          "shard_sum", out->tensor.view<float>().data,
+                          {out->tensor.numel()});
+    if (!st || onDevices)
+      return ran(ctx, st);
+    HostData sum(ctx, out, /*writeBack=*/true);
     if (st)
       st = sum.load();
     if (st)

@@ -8,7 +8,8 @@
 // ABI on two ranks as threads: the gradients reduced to their owners, the
 // parameters gathered from them, a bucket all-reduced, started or not;
 // each went to the devices, packed owner by owner, and the group's set-up
-// bytes came from position 0. A device that runs started collectives
+// bytes came from position 0; a shard group's sums and gathers go there
+// too. A device that runs started collectives
 // beside its compute (a GPU's communication stream) gets them at the
 // start and ends them at the wait, and the tensors hold the sums only
 // after it.
@@ -246,6 +247,41 @@ TEST(DeviceCollectives, StartedBucketsEndOnTheDevicesAtTheirWaits) {
   EXPECT_EQ(p.fabric.ops, (std::vector<Op>{Op::AllReduce, Op::ReduceToOwners}));
   // Position 0 owns the second gradient (2 elements), 1 the first.
   EXPECT_EQ(p.fabric.parts[1], (std::vector<int64_t>{2, 1}));
+}
+
+TEST(DeviceCollectives, TensorParallelSumsAndGathersStayOnTheDevices) {
+  LoopbackReplicas p;
+  std::vector<float> sums[2], joined[2];
+  p.onBoth([&](int r) {
+    TestRuntime &t = p.rank[r];
+    const float k = float(r + 1);
+    // A row-parallel product's partial sums, added over the shard group.
+    whale_rt_tensor *part = t.f32({3}, {1 * k, 2 * k, 3 * k});
+    whale_rt_tensor *sum = t.f32({3}, {0, 0, 0});
+    ASSERT_EQ(whale_rt_shard_sum(t.ctx, 2, part, sum), WHALE_RT_OK)
+        << whale_rt_last_error(t.ctx);
+    sums[r] = values(sum);
+    // Uneven parts (3 : 1 of 4 columns), gathered along the columns: each
+    // travels in a slot of the larger part's size.
+    const int64_t weights[] = {3, 1};
+    whale_rt_tensor *mine = r == 0 ? t.f32({2, 3}, {1, 2, 3, 4, 5, 6})
+                                   : t.f32({2, 1}, {7, 8});
+    whale_rt_tensor *whole = t.f32({2, 4}, std::vector<float>(8, 0));
+    ASSERT_EQ(whale_rt_all_gather(t.ctx, 2, weights, 1, mine, whole),
+              WHALE_RT_OK)
+        << whale_rt_last_error(t.ctx);
+    joined[r] = values(whole);
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(sums[r], (std::vector<float>{3, 6, 9})) << r;
+    EXPECT_EQ(joined[r], (std::vector<float>{1, 2, 3, 7, 4, 5, 6, 8})) << r;
+  }
+  using Op = Device::BucketOp;
+  EXPECT_EQ(p.fabric.ops,
+            (std::vector<Op>{Op::AllReduce, Op::GatherFromOwners}));
+  ASSERT_EQ(p.fabric.parts.size(), 2u);
+  EXPECT_EQ(p.fabric.parts[0], (std::vector<int64_t>{3}));
+  EXPECT_EQ(p.fabric.parts[1], (std::vector<int64_t>{6, 6}));
 }
 
 } // namespace
