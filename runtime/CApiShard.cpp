@@ -368,6 +368,34 @@ whale_rt_status whale_rt_all_to_all(whale_rt_context *ctx, int32_t shards,
     }
     const int64_t rest = si[a] * si[b] > 0 ? n / (si[a] * si[b]) : 0;
     const int64_t slot = maxA * maxB * rest;
+    // On the group's devices: the chunks sliced into send slots, exchanged,
+    // and the received slots joined along a, all in device memory.
+    bool onDevices = false;
+    std::string key;
+    if (Status st = deviceCollectives(ctx, g.ranks, onDevices, key); !st)
+      return ctx->fail(st);
+    if (onDevices && in->tensor.dtype() == DType::F32) {
+      Tensor slots;
+      Status st = Tensor::create(*ctx->device, DType::F32,
+                                 {2 * slot * shards}, slots);
+      float *base = st ? static_cast<float *>(slots.raw()) : nullptr;
+      for (int32_t j = 0; st && j < shards; ++j)
+        st = ctx->device->slice(in->tensor.raw(), si, sizeof(float), b,
+                                alongB[j].offset,
+                                alongB[j].offset + alongB[j].size,
+                                base + j * slot);
+      if (st)
+        st = onGroupDevices(ctx, g, key, Device::BucketOp::AllToAll,
+                            "all_to_all", base,
+                            std::vector<int64_t>(shards, slot));
+      std::vector<View<const float>> views;
+      for (int32_t k = 0; st && k < shards; ++k)
+        views.push_back({base + (shards + k) * slot,
+                         withExtent(so, a, alongA[k].size)});
+      if (st)
+        st = ctx->device->concat(views, a, out->tensor.view<float>());
+      return ran(ctx, st);
+    }
     std::vector<char> mine(static_cast<size_t>(in->tensor.bytes()));
     if (Status st = ctx->device->copyToHost(mine.data(), in->tensor.raw(),
                                             in->tensor.bytes());

@@ -306,6 +306,10 @@ public:
     AllReduce,        ///< every element summed on every member
     ReduceToOwners,   ///< member k's part summed on member k alone
     GatherFromOwners, ///< member k's part copied from it to every other
+    /// The bucket is twice `parts`: this member's part k of the first half
+    /// goes to member k, which receives it as its part j (this member's
+    /// position) of the second half.
+    AllToAll,
   };
   /// Runs `op` in place on the bucket at `data` (this device's memory)
   /// over the group `key` of `size` ranks, this one at `position`. The

@@ -1108,7 +1108,31 @@ Status CudaDevice::bucketCollectiveStart(BucketOp op, const std::string &key,
   if (!st)
     return st;
   auto comm = static_cast<ncclComm_t>(it->second);
-  if (op == BucketOp::AllReduce) {
+  if (op == BucketOp::AllToAll) {
+    // Each part to its member and each member's part from it, grouped so
+    // that no send waits on a receive posted after it.
+    int64_t total = 0;
+    for (int64_t p : parts)
+      total += p;
+    st = ncclFailed(ncclGroupStart(), "ncclGroupStart");
+    ncclResult_t result = ncclSuccess;
+    int64_t at = 0;
+    for (int k = 0; st && k < size && result == ncclSuccess;
+         at += parts[k], ++k) {
+      const auto n = static_cast<size_t>(parts[k]);
+      if (n == 0)
+        continue;
+      result = ncclSend(data + at, n, ncclFloat, k, comm, comms);
+      if (result == ncclSuccess)
+        result = ncclRecv(data + total + at, n, ncclFloat, k, comm, comms);
+    }
+    if (st) {
+      ncclResult_t ended = ncclGroupEnd();
+      st = ncclFailed(result, "ncclSend/ncclRecv");
+      if (st)
+        st = ncclFailed(ended, "ncclGroupEnd");
+    }
+  } else if (op == BucketOp::AllReduce) {
     int64_t n = 0;
     for (int64_t p : parts)
       n += p;

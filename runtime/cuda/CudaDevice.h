@@ -160,7 +160,8 @@ public:
   /// The GPU's ordinal where NCCL was built in, else -1 (host collectives).
   int collectiveDevice() const override;
   /// ncclAllReduce; one ncclReduce or ncclBroadcast per member's part,
-  /// rooted at that member, in one NCCL group. Every NCCL call runs on the
+  /// rooted at that member, in one NCCL group; an all-to-all as one
+  /// ncclSend and ncclRecv per member, in one group. Every NCCL call runs on the
   /// communication stream, after the compute stream's work so far: a
   /// communicator's calls then keep one order. The blocking form makes the
   /// compute stream wait for it at once; a started one at its wait.

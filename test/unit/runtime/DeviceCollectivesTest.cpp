@@ -53,17 +53,10 @@ struct Fabric {
     if (++arrived == 2) {
       ops.push_back(op);
       parts.push_back(layout);
-      int64_t at = 0;
-      for (size_t k = 0; k < layout.size(); at += layout[k++])
-        for (int64_t i = at; i < at + layout[k]; ++i) {
-          const float sum = data[0][i] + data[1][i];
-          if (op == Device::BucketOp::AllReduce)
-            data[0][i] = data[1][i] = sum;
-          else if (op == Device::BucketOp::ReduceToOwners)
-            data[k][i] = sum;
-          else
-            data[1 - k][i] = data[k][i];
-        }
+      if (op == Device::BucketOp::AllToAll)
+        exchange(layout);
+      else
+        combine(op, layout);
       done = true;
       cv.notify_all();
     } else {
@@ -74,6 +67,30 @@ struct Fabric {
       done = false;
       cv.notify_all();
     }
+  }
+
+  /// Sums, reduces to owners or gathers from owners, part by part.
+  void combine(Device::BucketOp op, const std::vector<int64_t> &layout) {
+    int64_t at = 0;
+    for (size_t k = 0; k < layout.size(); at += layout[k++])
+      for (int64_t i = at; i < at + layout[k]; ++i) {
+        const float sum = data[0][i] + data[1][i];
+        if (op == Device::BucketOp::AllReduce)
+          data[0][i] = data[1][i] = sum;
+        else if (op == Device::BucketOp::ReduceToOwners)
+          data[k][i] = sum;
+        else
+          data[1 - k][i] = data[k][i];
+      }
+  }
+  /// Member m's received part k is member k's sent part m.
+  void exchange(const std::vector<int64_t> &layout) {
+    const int64_t total = layout[0] + layout[1];
+    for (int m = 0; m < 2; ++m)
+      for (int k = 0; k < 2; ++k)
+        for (int64_t i = 0; i < layout[m]; ++i)
+          data[m][total + (k == 0 ? 0 : layout[0]) + i] =
+              data[k][(m == 0 ? 0 : layout[0]) + i];
   }
 };
 
@@ -249,9 +266,9 @@ TEST(DeviceCollectives, StartedBucketsEndOnTheDevicesAtTheirWaits) {
   EXPECT_EQ(p.fabric.parts[1], (std::vector<int64_t>{2, 1}));
 }
 
-TEST(DeviceCollectives, TensorParallelSumsAndGathersStayOnTheDevices) {
+TEST(DeviceCollectives, ShardGroupSumsGathersAndExchangesStayOnTheDevices) {
   LoopbackReplicas p;
-  std::vector<float> sums[2], joined[2];
+  std::vector<float> sums[2], joined[2], exchanged[2];
   p.onBoth([&](int r) {
     TestRuntime &t = p.rank[r];
     const float k = float(r + 1);
@@ -271,17 +288,34 @@ TEST(DeviceCollectives, TensorParallelSumsAndGathersStayOnTheDevices) {
               WHALE_RT_OK)
         << whale_rt_last_error(t.ctx);
     joined[r] = values(whole);
+    // X[i][j] = 4i + j, held by columns (two each), then by rows.
+    std::vector<float> columns;
+    for (int i = 0; i < 4; ++i)
+      for (int j = 2 * r; j < 2 * r + 2; ++j)
+        columns.push_back(float(4 * i + j));
+    whale_rt_tensor *byColumns = t.f32({4, 2}, columns);
+    whale_rt_tensor *byRows = t.f32({2, 4}, std::vector<float>(8, 0));
+    ASSERT_EQ(whale_rt_all_to_all(t.ctx, 2, nullptr, 0, 1, byColumns, byRows),
+              WHALE_RT_OK)
+        << whale_rt_last_error(t.ctx);
+    exchanged[r] = values(byRows);
   });
   for (int r = 0; r < 2; ++r) {
     EXPECT_EQ(sums[r], (std::vector<float>{3, 6, 9})) << r;
     EXPECT_EQ(joined[r], (std::vector<float>{1, 2, 3, 7, 4, 5, 6, 8})) << r;
+    std::vector<float> rows;
+    for (int i = 2 * r; i < 2 * r + 2; ++i)
+      for (int j = 0; j < 4; ++j)
+        rows.push_back(float(4 * i + j));
+    EXPECT_EQ(exchanged[r], rows) << r;
   }
   using Op = Device::BucketOp;
-  EXPECT_EQ(p.fabric.ops,
-            (std::vector<Op>{Op::AllReduce, Op::GatherFromOwners}));
-  ASSERT_EQ(p.fabric.parts.size(), 2u);
+  EXPECT_EQ(p.fabric.ops, (std::vector<Op>{Op::AllReduce, Op::GatherFromOwners,
+                                           Op::AllToAll}));
+  ASSERT_EQ(p.fabric.parts.size(), 3u);
   EXPECT_EQ(p.fabric.parts[0], (std::vector<int64_t>{3}));
   EXPECT_EQ(p.fabric.parts[1], (std::vector<int64_t>{6, 6}));
+  EXPECT_EQ(p.fabric.parts[2], (std::vector<int64_t>{4, 4}));
 }
 
 } // namespace
