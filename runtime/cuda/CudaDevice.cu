@@ -983,6 +983,67 @@ Status CudaDevice::allFinite(View<const float> x, bool &finite) {
   return st;
 }
 
+namespace {
+/// q [..., T, E] against k and v [..., Tk, E] as heads of rows.
+Status attentionDims(const char *op, View<const float> q, View<const float> k,
+                     View<const float> v, double scale, bool causal,
+                     AttentionDims &d) {
+  if (q.rank() < 2 || k.shape != v.shape || q.rank() != k.rank() ||
+      q.shape.back() != k.shape.back())
+    return Status::invalid(std::string(op) + ": q " + shapeString(q.shape) +
+                           ", k " + shapeString(k.shape) + " and v " +
+                           shapeString(v.shape) + " are not [..., T, E] alike");
+  d.t = q.shape[q.rank() - 2];
+  d.tk = k.shape[k.rank() - 2];
+  d.e = q.shape.back();
+  d.heads = d.t > 0 && d.e > 0 ? q.numel() / (d.t * d.e) : 0;
+  d.scale = static_cast<float>(scale);
+  d.causal = causal;
+  if (causal && d.t != d.tk)
+    return Status::invalid(std::string(op) +
+                           ": a causal mask needs as many keys as queries");
+  return Status::ok();
+}
+} // namespace
+
+Status CudaDevice::attention(View<const float> q, View<const float> k,
+                             View<const float> v, double scale, bool causal,
+                             View<float> out) {
+  AttentionDims d;
+  if (Status st = attentionDims("attention", q, k, v, scale, causal, d); !st)
+    return st;
+  if (Status st = enter(); !st)
+    return st;
+  if (d.heads * d.t > 0)
+    cuda::attention(compute, d, q.data, k.data, v.data, out.data);
+  return launched("attention");
+}
+
+Status CudaDevice::attentionBackward(View<const float> q, View<const float> k,
+                                     View<const float> v,
+                                     View<const float> out,
+                                     View<const float> dout, double scale,
+                                     bool causal, View<float> dq,
+                                     View<float> dk, View<float> dv) {
+  AttentionDims d;
+  if (Status st = attentionDims("attention_grad", q, k, v, scale, causal, d);
+      !st)
+    return st;
+  if (Status st = enter(); !st)
+    return st;
+  if (d.heads * d.t == 0)
+    return Status::ok();
+  void *stats;
+  if (Status st =
+          scratch(4, 2 * d.heads * d.t * sizeof(float), &stats);
+      !st)
+    return st;
+  float *lse = static_cast<float *>(stats), *delta = lse + d.heads * d.t;
+  cuda::attentionGrad(compute, d, q.data, k.data, v.data, out.data, dout.data,
+                      lse, delta, dq.data, dk.data, dv.data);
+  return launched("attention_grad");
+}
+
 Status CudaDevice::fused(const FusedCode &code, void **data, int64_t rows,
                          int64_t rowElements) {
   if (!code.program)

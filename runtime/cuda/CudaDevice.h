@@ -152,6 +152,15 @@ public:
                     double &out) override;
   Status scale(const std::vector<View<float>> &views, double factor) override;
   Status allFinite(View<const float> x, bool &finite) override;
+  /// Attention a row per thread (AttentionMath.h), never the scores.
+  Status attention(View<const float> q, View<const float> k,
+                   View<const float> v, double scale, bool causal,
+                   View<float> out) override;
+  Status attentionBackward(View<const float> q, View<const float> k,
+                           View<const float> v, View<const float> out,
+                           View<const float> dout, double scale, bool causal,
+                           View<float> dq, View<float> dk,
+                           View<float> dv) override;
   /// The region's element program, one kernel for every region; the
   /// generated host kernel is of no use here.
   Status fused(const FusedCode &code, void **data, int64_t rows,

@@ -592,6 +592,37 @@ __global__ void nonFiniteKernel(const float *x, int64_t n, int *flag) {
   }
 }
 
+__global__ void attentionKernel(AttentionDims d, const float *q,
+                                const float *k, const float *v, float *out) {
+  WHALE_GRID_LOOP(row, d.heads * d.t)
+  attentionForwardRow(d, q, k, v, out, row);
+}
+
+__global__ void attentionStatsKernel(AttentionDims d, const float *q,
+                                     const float *k, const float *out,
+                                     const float *dout, float *lse,
+                                     float *delta) {
+  WHALE_GRID_LOOP(row, d.heads * d.t)
+  attentionRowStats(d, q, k, out, dout, lse, delta, row);
+}
+
+__global__ void attentionQueryGradKernel(AttentionDims d, const float *q,
+                                         const float *k, const float *v,
+                                         const float *dout, const float *lse,
+                                         const float *delta, float *dq) {
+  WHALE_GRID_LOOP(row, d.heads * d.t)
+  attentionQueryGradRow(d, q, k, v, dout, lse, delta, dq, row);
+}
+
+__global__ void attentionKeyGradKernel(AttentionDims d, const float *q,
+                                       const float *k, const float *v,
+                                       const float *dout, const float *lse,
+                                       const float *delta, float *dk,
+                                       float *dv) {
+  WHALE_GRID_LOOP(row, d.heads * d.tk)
+  attentionKeyGradRow(d, q, k, v, dout, lse, delta, dk, dv, row);
+}
+
 /// Every block first copies the program to shared memory: each thread
 /// reads every instruction of it per point.
 __global__ void fusedProgramKernel(fused::Layout l, const fused::Instr *code,
@@ -605,6 +636,33 @@ __global__ void fusedProgramKernel(fused::Layout l, const fused::Instr *code,
 }
 
 } // namespace
+
+/// Rows of attention are long loops: blocks of 64 threads spread them over
+/// every SM even at short sequences.
+constexpr int kAttentionThreads = 64;
+int attentionBlocks(int64_t rows) {
+  return static_cast<int>(
+      std::max<int64_t>(1, (rows + kAttentionThreads - 1) / kAttentionThreads));
+}
+
+void attention(cudaStream_t s, const AttentionDims &d, const float *q,
+               const float *k, const float *v, float *out) {
+  attentionKernel<<<attentionBlocks(d.heads * d.t), kAttentionThreads, 0, s>>>(
+      d, q, k, v, out);
+}
+
+void attentionGrad(cudaStream_t s, const AttentionDims &d, const float *q,
+                   const float *k, const float *v, const float *out,
+                   const float *dout, float *lse, float *delta, float *dq,
+                   float *dk, float *dv) {
+  const int queries = attentionBlocks(d.heads * d.t);
+  attentionStatsKernel<<<queries, kAttentionThreads, 0, s>>>(d, q, k, out,
+                                                             dout, lse, delta);
+  attentionQueryGradKernel<<<queries, kAttentionThreads, 0, s>>>(
+      d, q, k, v, dout, lse, delta, dq);
+  attentionKeyGradKernel<<<attentionBlocks(d.heads * d.tk), kAttentionThreads,
+                           0, s>>>(d, q, k, v, dout, lse, delta, dk, dv);
+}
 
 void fusedProgram(cudaStream_t s, const fused::Layout &layout,
                   const fused::Instr *code, int count,

@@ -16,6 +16,7 @@
 #include "runtime/FusedProgram.h"
 #include "runtime/MoeMath.h"
 #include "runtime/TopKMath.h"
+#include "runtime/cuda/AttentionMath.h"
 #include "runtime/cuda/ElementMath.h"
 
 #include <cuda_runtime.h>
@@ -54,6 +55,17 @@ struct FusedOperands {
 void fusedProgram(cudaStream_t s, const fused::Layout &layout,
                   const fused::Instr *code, int count,
                   const FusedOperands &operands);
+
+/// Attention without the scores (AttentionMath.h): a thread per query row.
+void attention(cudaStream_t s, const AttentionDims &d, const float *q,
+               const float *k, const float *v, float *out);
+/// Its gradients: each query row's statistics into `lse` and `delta`
+/// (heads x t each), then dq a thread per query row, dk and dv a thread per
+/// key row.
+void attentionGrad(cudaStream_t s, const AttentionDims &d, const float *q,
+                   const float *k, const float *v, const float *out,
+                   const float *dout, float *lse, float *delta, float *dq,
+                   float *dk, float *dv);
 
 void unary(cudaStream_t s, int op, const float *x, float *out, int64_t n);
 void unaryGrad(cudaStream_t s, int op, const float *x, const float *y,

@@ -246,6 +246,29 @@ TEST(CudaKernels, FusedRegionsRunAsElementPrograms) {
             WHALE_RT_INVALID_ARGUMENT);
 }
 
+TEST(CudaKernels, AttentionWithoutTheScoresAndItsGradients) {
+  Pair p;
+  const Shape s{2, 4, 65, 32}; // [B, H, T, E]
+  auto q = p.random(s, 31), k = p.random(s, 32), v = p.random(s, 33);
+  auto dout = p.random(s, 34);
+  auto out = p.make(WHALE_RT_F32, s), dq = p.make(WHALE_RT_F32, s),
+       dk = p.make(WHALE_RT_F32, s), dv = p.make(WHALE_RT_F32, s);
+  for (int causal : {0, 1}) {
+    p.check(causal ? "causal attention" : "attention", {out},
+            [&](whale_rt_context *ctx, int i) {
+              return whale_rt_attention(ctx, q.t[i], k.t[i], v.t[i], 0.125,
+                                        causal, out.t[i]);
+            });
+    p.check(causal ? "causal attention_grad" : "attention_grad", {dq, dk, dv},
+            [&](whale_rt_context *ctx, int i) {
+              return whale_rt_attention_grad(ctx, q.t[i], k.t[i], v.t[i],
+                                             out.t[i], dout.t[i], 0.125,
+                                             causal, dq.t[i], dk.t[i],
+                                             dv.t[i]);
+            });
+  }
+}
+
 TEST(CudaKernels, SoftmaxMaskLayernormOnRows) {
   Pair p;
   Shape s{4, 2, 16, 16};

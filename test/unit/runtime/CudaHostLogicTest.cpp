@@ -11,6 +11,7 @@
 
 #include "../RandomValues.h"
 #include "runtime/cpu/CpuDevice.h"
+#include "runtime/cuda/AttentionMath.h"
 #include "runtime/cuda/ElementMath.h"
 #include "runtime/cuda/GemmPlan.h"
 #include "runtime/cuda/IndexMaps.h"
@@ -352,5 +353,53 @@ INSTANTIATE_TEST_SUITE_P(
                       MatmulCase{{2, 3, 4}, {2, 4, 5}, false, false},
                       MatmulCase{{2, 4, 3}, {2, 5, 4}, true, true},
                       MatmulCase{{2, 2, 3, 4}, {2, 2, 5, 4}, false, true}));
+
+} // namespace
+
+namespace {
+
+/// The GPU's attention, a row at a time (AttentionMath.h), against the CPU
+/// device's blocked attention, forward and backward, with and without the
+/// causal mask.
+TEST(GpuAttentionMath, RowByRowMatchesTheCpu) {
+  for (bool causal : {false, true}) {
+    AttentionDims d;
+    d.heads = 3;
+    d.t = d.tk = 37;
+    d.e = 16;
+    d.scale = 0.25f;
+    d.causal = causal;
+    const Shape qs{d.heads, d.t, d.e}, ks{d.heads, d.tk, d.e};
+    std::vector<float> q = randomValues(numElements(qs), 21);
+    std::vector<float> k = randomValues(numElements(ks), 22);
+    std::vector<float> v = randomValues(numElements(ks), 23);
+    std::vector<float> dout = randomValues(numElements(qs), 24);
+    std::vector<float> out(q.size()), want(q.size());
+    ASSERT_TRUE(device().attention(cv(q, qs), cv(k, ks), cv(v, ks), d.scale,
+                                   causal, mv(want, qs)));
+    for (int64_t row = 0; row < d.heads * d.t; ++row)
+      attentionForwardRow(d, q.data(), k.data(), v.data(), out.data(), row);
+    expectClose(out, want, 1e-5f, causal ? "causal forward" : "forward");
+
+    std::vector<float> dq(q.size()), dk(k.size()), dv(v.size());
+    std::vector<float> wq(q.size()), wk(k.size()), wv(v.size());
+    ASSERT_TRUE(device().attentionBackward(
+        cv(q, qs), cv(k, ks), cv(v, ks), cv(want, qs), cv(dout, qs), d.scale,
+        causal, mv(wq, qs), mv(wk, ks), mv(wv, ks)));
+    std::vector<float> lse(d.heads * d.t), delta(d.heads * d.t);
+    for (int64_t row = 0; row < d.heads * d.t; ++row)
+      attentionRowStats(d, q.data(), k.data(), want.data(), dout.data(),
+                        lse.data(), delta.data(), row);
+    for (int64_t row = 0; row < d.heads * d.t; ++row)
+      attentionQueryGradRow(d, q.data(), k.data(), v.data(), dout.data(),
+                            lse.data(), delta.data(), dq.data(), row);
+    for (int64_t row = 0; row < d.heads * d.tk; ++row)
+      attentionKeyGradRow(d, q.data(), k.data(), v.data(), dout.data(),
+                          lse.data(), delta.data(), dk.data(), dv.data(), row);
+    expectClose(dq, wq, 1e-4f, "dq");
+    expectClose(dk, wk, 1e-4f, "dk");
+    expectClose(dv, wv, 1e-4f, "dv");
+  }
+}
 
 } // namespace
