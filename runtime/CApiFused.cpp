@@ -27,11 +27,16 @@ whale_rt_status whale_rt_fused(whale_rt_context *ctx, const char *name,
         // The addresses on the stack for the few operands a region has; a
         // call is on the step's path, once per region per step.
         void *few[16];
+        int64_t fewSizes[16];
         std::vector<void *> many;
+        std::vector<int64_t> manySizes;
         const int32_t total = num_inputs + num_outputs;
-        if (total > 16)
+        if (total > 16) {
           many.resize(total);
+          manySizes.resize(total);
+        }
         void **data = total > 16 ? many.data() : few;
+        int64_t *sizes = total > 16 ? manySizes.data() : fewSizes;
         for (int32_t i = 0; i < num_inputs + num_outputs; ++i) {
           bool output = i >= num_inputs;
           whale_rt_tensor *t = output ? outputs[i - num_inputs] : inputs[i];
@@ -48,6 +53,7 @@ whale_rt_status whale_rt_fused(whale_rt_context *ctx, const char *name,
                 std::to_string(output ? i - num_inputs : i) + " has " +
                 std::to_string(n) + " elements for a region of " +
                 std::to_string(elements));
+          sizes[i] = n;
           data[i] = output ? static_cast<void *>(t->tensor.view<float>().data)
                            : const_cast<float *>(t->tensor.cview<float>().data);
         }
@@ -57,6 +63,7 @@ whale_rt_status whale_rt_fused(whale_rt_context *ctx, const char *name,
         code.programWords = program ? program_words : 0;
         code.inputs = num_inputs;
         code.outputs = num_outputs;
+        code.elements = sizes;
         return ran(ctx, ctx->device->fused(code, data, rows, row_elements));
       });
 }

@@ -153,6 +153,8 @@ public:
     const int64_t *program = nullptr;
     int64_t programWords = 0;
     int inputs = 0, outputs = 0; ///< the addresses `data` holds
+    /// Each operand's elements, inputs then outputs.
+    const int64_t *elements = nullptr;
   };
   /// Runs a fused region over `rows` rows of `rowElements` elements each,
   /// `data` the addresses of its inputs then its results. The kernels are

@@ -106,11 +106,16 @@ inline bool parse(const int64_t *words, int64_t size, Layout &layout,
   }
   layout = Layout();
   layout.rank = static_cast<int>(rank);
-  for (int d = 0; d < rank; ++d)
-    if (!next(layout.extents[d]) || layout.extents[d] < 1) {
-      why = "an element program's extents are cut short or not positive";
+  int64_t points = 1;
+  for (int d = 0; d < rank; ++d) {
+    if (!next(layout.extents[d]) || layout.extents[d] < 1 ||
+        layout.extents[d] > (int64_t(1) << 62) / points) {
+      why = "an element program's extents are cut short, not positive or "
+            "too many";
       return false;
     }
+    points *= layout.extents[d];
+  }
   int64_t inputs = 0, outputs = 0, registers = 0, count = 0;
   if (!next(inputs) || !next(outputs) || !next(registers) || !next(count) ||
       inputs < 0 || outputs < 1 || inputs + outputs > kMaxOperands ||
@@ -209,6 +214,37 @@ inline bool parse(const int64_t *words, int64_t size, Layout &layout,
     why = "an element program has words after its instructions";
     return false;
   }
+  return true;
+}
+
+/// The elements operand `slot` (inputs, then results) has: the product of
+/// the extents it reads (an input) or keeps (a result).
+inline int64_t operandElements(const Layout &l, int slot) {
+  int64_t n = 1;
+  for (int d = 0; d < l.rank; ++d)
+    if (l.strides[slot][d] != 0 || l.extents[d] == 1)
+      n *= l.extents[d];
+  return n;
+}
+
+/// Whether operands of `elements` each (inputs, then results; `count` of
+/// them) are what program `l` reads and writes, so no thread strays out of
+/// them; `why` says which is not.
+inline bool fitsOperands(const Layout &l, const int64_t *elements, int count,
+                         std::string &why) {
+  if (count != l.inputs + l.outputs) {
+    why = "an element program for " + std::to_string(l.inputs) +
+          " inputs and " + std::to_string(l.outputs) + " results was given " +
+          std::to_string(count) + " operands";
+    return false;
+  }
+  for (int i = 0; i < count; ++i)
+    if (elements[i] != operandElements(l, i)) {
+      why = "an element program's operand " + std::to_string(i) + " has " +
+            std::to_string(operandElements(l, i)) + " elements, not " +
+            std::to_string(elements[i]);
+      return false;
+    }
   return true;
 }
 

@@ -5,7 +5,8 @@
 #
 # TARGET: frontend (the lexer, parser and sema; default), safetensors (the
 # checkpoint reader), tokens (the pre-tokenized corpus reader), npy (the
-# numpy array reader), plan (the compiled plan's manifest) or json (cluster files and specs, profile databases; it
+# numpy array reader), plan (the compiled plan's manifest), program (the
+# fused regions' element programs) or json (cluster files and specs, profile databases; it
 # links the runtime of build/, so run scripts/build.sh first). SECONDS: default 600. Builds build-fuzz/whale-fuzz-TARGET
 # with clang-22 (-fsanitize=fuzzer,address,undefined), runs it on a copy of
 # the target's corpus for SECONDS, then merges the inputs that found new
@@ -15,7 +16,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 target="frontend"
 case "${1:-}" in
-  frontend|safetensors|json|tokens|npy|plan) target="$1"; shift ;;
+  frontend|safetensors|json|tokens|npy|plan|program) target="$1"; shift ;;
 esac
 seconds="${1:-600}"
 
@@ -71,6 +72,11 @@ elif [ "$target" = plan ]; then
     "$root/runtime/OutputFile.cpp" "$root/fuzz/FuzzPlanManifest.cpp" \
     -o "$out/whale-fuzz"
   extra=(-max_len=16384)
+elif [ "$target" = program ]; then
+  corpus="$root/fuzz/corpus-program"
+  clang++-22 "${flags[@]}" "$root/fuzz/FuzzFusedProgram.cpp" \
+    -o "$out/whale-fuzz"
+  extra=(-max_len=4096)
 elif [ "$target" = tokens ]; then
   corpus="$root/fuzz/corpus-tokens"
   clang++-22 "${flags[@]}" "$root/runtime/data/TokenDataset.cpp" "$root/runtime/data/MappedFile.cpp" \

@@ -1044,8 +1044,8 @@ Status CudaDevice::attentionBackward(View<const float> q, View<const float> k,
   return launched("attention_grad");
 }
 
-Status CudaDevice::fused(const FusedCode &code, void **data, int64_t rows,
-                         int64_t rowElements) {
+Status CudaDevice::fused(const FusedCode &code, void **data, int64_t,
+                         int64_t) {
   if (!code.program)
     return Status::invalid(name() + ": a fused region without an element "
                                     "program cannot run on a GPU");
@@ -1077,13 +1077,11 @@ Status CudaDevice::fused(const FusedCode &code, void **data, int64_t rows,
     it = programs.emplace(code.program, loaded).first;
   }
   const LoadedProgram &p = it->second;
-  int64_t points = 1;
-  for (int d = 0; d < p.layout.rank; ++d)
-    points *= p.layout.extents[d];
-  if (p.layout.inputs != code.inputs || p.layout.outputs != code.outputs ||
-      points != rows * rowElements)
-    return Status::invalid(name() + ": a fused region's element program is "
-                                    "for other operands or another shape");
+  std::string why;
+  if (!code.elements || !fused::fitsOperands(p.layout, code.elements,
+                                             code.inputs + code.outputs, why))
+    return Status::invalid(name() + ": " +
+                           (code.elements ? why : "no operand sizes"));
   FusedOperands operands{};
   for (int i = 0; i < p.layout.inputs + p.layout.outputs; ++i)
     operands.data[i] = data[i];

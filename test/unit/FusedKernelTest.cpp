@@ -91,20 +91,17 @@ using whale::rt::Status;
 class ProgramDevice : public whale::rt::CpuDevice {
 public:
   ProgramDevice() : CpuDevice("programs", {}) {}
-  Status fused(const FusedCode &code, void **data, int64_t rows,
-               int64_t rowElements) override {
+  Status fused(const FusedCode &code, void **data, int64_t,
+               int64_t) override {
     namespace fused = whale::rt::fused;
     fused::Layout layout;
     std::vector<fused::Instr> instrs;
     std::string why;
     if (!fused::parse(code.program, code.programWords, layout, instrs, why))
       return Status::invalid(why);
-    int64_t points = 1;
-    for (int d = 0; d < layout.rank; ++d)
-      points *= layout.extents[d];
-    if (points != rows * rowElements || layout.inputs != code.inputs ||
-        layout.outputs != code.outputs)
-      return Status::invalid("the program is for another region");
+    if (!fused::fitsOperands(layout, code.elements, code.inputs + code.outputs,
+                             why))
+      return Status::invalid(why);
     for (int64_t t = 0; t < layout.threads; ++t)
       fused::runThread(layout, instrs.data(), static_cast<int>(instrs.size()),
                        data, t);

@@ -1,0 +1,114 @@
+//===- FusedProgramTest.cpp - element programs read and run on the CPU ----===//
+//
+// The words of an element program (runtime/FusedProgram.h) as the GPU reads
+// them: a program the lowering would write runs to the values it names,
+// operands of other sizes are refused before any thread runs, and words
+// that are no program give a reason, never a read past them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/FusedProgram.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace {
+
+namespace fused = whale::rt::fused;
+
+/// relu(x + b) over [4, 3] with b a row, and its sum over the rows.
+std::vector<int64_t> reluSum() {
+  return {fused::kMagic, 2, 4, 3, // rank, extents
+          2, 2, 6, 4,             // inputs, outputs, registers, instructions
+          1, 1, 0, 1,             // x reads both; b the columns
+          1, 1, 0, 5,             // y keeps both: register 5
+          0, 1, 0, 5,             // s sums the rows of register 5
+          fused::Add, 2, 0, 1, -1,      fused::Positive, 3, 2, -1, -1,
+          fused::Const, 4, 0, -1, -1,   fused::Select, 5, 3, 2, 4};
+}
+
+TEST(FusedProgram, RunsToTheValuesItNames) {
+  std::vector<int64_t> words = reluSum();
+  fused::Layout l;
+  std::vector<fused::Instr> code;
+  std::string why;
+  ASSERT_TRUE(fused::parse(words.data(), words.size(), l, code, why)) << why;
+  EXPECT_EQ(l.threads, 3); // a thread per column, each adding 4 rows
+  EXPECT_EQ(l.terms, 4);
+  std::vector<float> x(12), b = {-1, 0, 1}, y(12, -7), s(3, -7);
+  for (int i = 0; i < 12; ++i)
+    x[i] = float(i % 5) - 2;
+  const int64_t sizes[] = {12, 3, 12, 3};
+  ASSERT_TRUE(fused::fitsOperands(l, sizes, 4, why)) << why;
+  const void *data[] = {x.data(), b.data(), y.data(), s.data()};
+  for (int64_t t = 0; t < l.threads; ++t)
+    fused::runThread(l, code.data(), int(code.size()), data, t);
+  for (int c = 0; c < 3; ++c) {
+    float sum = 0;
+    for (int r = 0; r < 4; ++r) {
+      float v = std::max(x[r * 3 + c] + b[c], 0.0f);
+      EXPECT_EQ(y[r * 3 + c], v) << r << "," << c;
+      sum += v;
+    }
+    EXPECT_EQ(s[c], sum) << c;
+  }
+}
+
+TEST(FusedProgram, OperandsOfOtherSizesAreRefused) {
+  std::vector<int64_t> words = reluSum();
+  fused::Layout l;
+  std::vector<fused::Instr> code;
+  std::string why;
+  ASSERT_TRUE(fused::parse(words.data(), words.size(), l, code, why));
+  const int64_t wholeBias[] = {12, 12, 12, 3};
+  EXPECT_FALSE(fused::fitsOperands(l, wholeBias, 4, why));
+  EXPECT_EQ(why, "an element program's operand 1 has 3 elements, not 12");
+  const int64_t three[] = {12, 3, 12};
+  EXPECT_FALSE(fused::fitsOperands(l, three, 3, why));
+}
+
+TEST(FusedProgram, WordsThatAreNoProgramSayWhy) {
+  const std::vector<int64_t> good = reluSum();
+  struct Bad {
+    std::vector<int64_t> words;
+    std::string why;
+  };
+  std::vector<Bad> bad;
+  auto edited = [&](size_t at, int64_t v) {
+    std::vector<int64_t> w = good;
+    w[at] = v;
+    return w;
+  };
+  bad.push_back({edited(0, 42), "not an element program"});
+  bad.push_back({edited(1, 9), "not an element program"});
+  bad.push_back({edited(2, 0), "extents are cut short, not positive"});
+  bad.push_back({edited(3, int64_t(1) << 62), "extents are cut short"});
+  bad.push_back({edited(6, 99), "counts are out of range"});
+  bad.push_back({edited(15, 6), "result has no register"});
+  bad.push_back({edited(21, 6), "names no register"});
+  bad.push_back({edited(20, fused::NumOps), "names no register"});
+  bad.push_back({{good.begin(), good.end() - 1}, "instructions are cut short"});
+  std::vector<int64_t> longer = good;
+  longer.push_back(0);
+  bad.push_back({longer, "words after its instructions"});
+  std::vector<int64_t> sums = good; // the sums over different dimensions
+  sums[12] = 1;
+  sums[13] = 0;
+  bad.push_back({sums, "sum over different dimensions"});
+  for (const Bad &b : bad) {
+    fused::Layout l;
+    std::vector<fused::Instr> code;
+    std::string why;
+    EXPECT_FALSE(fused::parse(b.words.data(), b.words.size(), l, code, why))
+        << b.why;
+    EXPECT_NE(why.find(b.why), std::string::npos) << why;
+  }
+  fused::Layout l;
+  std::vector<fused::Instr> code;
+  std::string why;
+  EXPECT_FALSE(fused::parse(nullptr, 0, l, code, why));
+}
+
+} // namespace
