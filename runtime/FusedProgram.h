@@ -118,7 +118,8 @@ inline bool parse(const int64_t *words, int64_t size, Layout &layout,
   }
   int64_t inputs = 0, outputs = 0, registers = 0, count = 0;
   if (!next(inputs) || !next(outputs) || !next(registers) || !next(count) ||
-      inputs < 0 || outputs < 1 || inputs + outputs > kMaxOperands ||
+      inputs < 0 || outputs < 1 || inputs > kMaxOperands ||
+      outputs > kMaxOperands || inputs + outputs > kMaxOperands ||
       registers < inputs || registers > kMaxRegisters || count < 0 ||
       count > kMaxInstructions) {
     why = "an element program's counts are out of range";

@@ -39,6 +39,7 @@ if [ "$mode" = full ]; then
 fi
 targets=(whale-runtime-tests whale-fuzz-replay whale-fuzz-replay-safetensors
          whale-fuzz-replay-tokens whale-fuzz-replay-npy whale-fuzz-replay-plan
+         whale-fuzz-replay-program
          whale-exec)
 cmake --build "$build" --target "${targets[@]}" -- -j"$(nproc)"
 "$build/bin/whale-runtime-tests" --gtest_brief=1
@@ -47,6 +48,7 @@ cmake --build "$build" --target "${targets[@]}" -- -j"$(nproc)"
 "$build/bin/whale-fuzz-replay-tokens" "$root/fuzz/corpus-tokens"
 "$build/bin/whale-fuzz-replay-npy" "$root/fuzz/corpus-npy"
 "$build/bin/whale-fuzz-replay-plan" "$root/fuzz/corpus-plan"
+"$build/bin/whale-fuzz-replay-program" "$root/fuzz/corpus-program"
 # The runner of compiled plans needs no MLIR, so it runs instrumented here:
 # plans compiled by the main build's whale (when there is one), trained,
 # saved and resumed.
