@@ -25,8 +25,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!fused::parse(words.data(), static_cast<int64_t>(words.size()), l, code,
                     why))
     return 0;
-  // Run only what is small enough to run quickly.
-  if (l.threads * l.terms > (1 << 14))
+  // Run only what is small enough to run quickly (a program of rows has
+  // its rows' width beside its threads).
+  int64_t points = 1;
+  for (int d = 0; d < l.rank; ++d)
+    points *= l.extents[d];
+  if (points > (1 << 14))
     return 0;
   const int count = l.inputs + l.outputs;
   std::vector<std::vector<float>> operands(count);
@@ -40,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!fused::fitsOperands(l, sizes.data(), count, why))
     __builtin_trap(); // its own sizes must fit
   for (int64_t t = 0; t < l.threads; ++t)
-    fused::runThread(l, code.data(), static_cast<int>(code.size()),
+    fused::runOnHost(l, code.data(), static_cast<int>(code.size()),
                      addresses.data(), t);
   return 0;
 }

@@ -197,11 +197,9 @@ private:
     return true;
   }
 
-  /// What an element program runs: no op of each row, one set of summed
-  /// dimensions, and the operands a thread holds.
+  /// What an element program runs: one set of summed dimensions, and the
+  /// operands a thread holds.
   bool fitsElementProgram(const Group &g, Operation *op) {
-    if (FusedOp::isFusibleRowOp(op))
-      return false;
     if (FusedOp::isFusibleReduction(op) && g.sums &&
         FusedOp::keptDimensions(
             op, cast<RankedTensorType>(iterationType(op)).getShape()) !=

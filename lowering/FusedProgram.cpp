@@ -119,16 +119,38 @@ private:
   std::map<uint32_t, int32_t> constants;
 };
 
+/// A region of rows keeps its last dimension apart (the row op runs along
+/// it): its space is the iteration shape as it is, each input read where it
+/// has the dimension's extent.
+Collapsed rowSpace(ArrayRef<int64_t> shape, TypeRange inputs,
+                   size_t results) {
+  Collapsed out;
+  out.extents.assign(shape.begin(), shape.end());
+  for (Type t : inputs) {
+    ArrayRef<int64_t> in = cast<RankedTensorType>(t).getShape();
+    const size_t lead = shape.size() - in.size();
+    SmallVector<bool> reads;
+    for (size_t d = 0; d < shape.size(); ++d)
+      reads.push_back(d >= lead && in[d - lead] == shape[d]);
+    out.reads.push_back(std::move(reads));
+  }
+  out.keeps.assign(results, SmallVector<bool>(shape.size(), true));
+  return out;
+}
+
 } // namespace
 
 std::vector<int64_t> buildFusedProgram(FusedOp op, std::string &why) {
-  if (op.getRowOp()) {
-    why = "it ends in an op of each row";
+  Operation *rowOp = op.getRowOp();
+  SmallVector<int64_t> shape = op.getIterationShape();
+  if (rowOp && shape.empty()) {
+    why = "its row op has no row";
     return {};
   }
-  SmallVector<int64_t> shape = op.getIterationShape();
   SmallVector<ResultShape> results = resultShapes(op, shape);
-  Collapsed space = collapse(shape, op.getInputs().getTypes(), results);
+  Collapsed space =
+      rowOp ? rowSpace(shape, op.getInputs().getTypes(), results.size())
+            : collapse(shape, op.getInputs().getTypes(), results);
   const int64_t rank = space.extents.size();
   const int32_t inputs = op.getNumOperands();
   const int32_t outputs = results.size();
@@ -153,10 +175,26 @@ std::vector<int64_t> buildFusedProgram(FusedOp op, std::string &why) {
   SmallVector<int32_t> args;
   for (int32_t i = 0; i < inputs; ++i)
     args.push_back(i);
+  // The row op is not an element's: the region's points compute its input.
   llvm::DenseMap<Value, int32_t> element =
-      s.elements(region, args, [](Operation *) { return false; });
+      s.elements(region, args, [&](Operation *o) { return o == rowOp; });
+  int32_t rowInput = -1;
+  if (rowOp) {
+    auto it = element.find(rowOp->getOperand(0));
+    if (it == element.end() || it->second < 0) {
+      why = "its row op's input has no element";
+      return {};
+    }
+    rowInput = it->second;
+  }
   SmallVector<int32_t> yielded;
-  for (Value v : region.getTerminator()->getOperands()) {
+  int64_t rowResult = -1;
+  for (auto [i, v] : llvm::enumerate(region.getTerminator()->getOperands())) {
+    if (rowOp && v == rowOp->getResult(0)) {
+      rowResult = static_cast<int64_t>(i);
+      yielded.push_back(rowInput); // its register: the input, kept
+      continue;
+    }
     auto it = element.find(v);
     if (it == element.end() || it->second < 0) {
       why = "an op of its body has no element rule";
@@ -167,7 +205,10 @@ std::vector<int64_t> buildFusedProgram(FusedOp op, std::string &why) {
   std::vector<program::Instr> code;
   int32_t registers = 0;
   SmallVector<int32_t> resultRegisters;
-  if (!s.allocate(yielded, inputs, code, registers, resultRegisters)) {
+  SmallVector<int32_t> live(yielded);
+  if (rowOp && rowResult < 0)
+    live.push_back(rowInput); // a row op no result is: nothing reads it
+  if (!s.allocate(live, inputs, code, registers, resultRegisters)) {
     why = "it holds more values at once than a thread's registers";
     return {};
   }
@@ -182,6 +223,27 @@ std::vector<int64_t> buildFusedProgram(FusedOp op, std::string &why) {
     words.insert(words.end(), space.keeps[i].begin(), space.keeps[i].end());
     words.push_back(r.mean ? 1 : 0);
     words.push_back(resultRegisters[i]);
+  }
+  if (!rowOp) {
+    words.push_back(program::NoRowOp);
+  } else if (rowResult < 0) {
+    why = "its row op makes none of its results";
+    return {};
+  } else {
+    // The row op's input register: the one its result was given.
+    const int64_t input = resultRegisters[rowResult];
+    if (auto ln = dyn_cast<LayerNormOp>(rowOp)) {
+      float eps = static_cast<float>(ln.getEps().convertToDouble());
+      uint32_t bits;
+      std::memcpy(&bits, &eps, sizeof bits);
+      words.insert(words.end(),
+                   {program::LayerNorm, rowResult, input,
+                    cast<BlockArgument>(ln.getGamma()).getArgNumber(),
+                    cast<BlockArgument>(ln.getBeta()).getArgNumber(),
+                    static_cast<int64_t>(bits)});
+    } else {
+      words.insert(words.end(), {program::Softmax, rowResult, input});
+    }
   }
   for (const program::Instr &in : code)
     words.insert(words.end(), {in.op, in.dst, in.a, in.b, in.c});

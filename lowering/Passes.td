@@ -36,10 +36,9 @@ def WhaleFuseElementwise : Pass<"whale-fuse-elementwise", "mlir::ModuleOp"> {
     Runs on programs about to be lowered (a rank program, the one-device
     train step), after every other pass.
     With `element-programs`, for GPUs, every region is one that an element
-    program runs (runtime/FusedProgram.h): no op of each row ends it, its
-    sums all sum over the same dimensions, and it has few enough operands
-    for a GPU thread; a region whose program still cannot be written is
-    put back as the ops it holds.
+    program runs (runtime/FusedProgram.h): its sums all sum over the same
+    dimensions, and it has few enough operands for a GPU thread; a region
+    whose program still cannot be written is put back as the ops it holds.
   }];
   let options = [
     Option<"elementPrograms", "element-programs", "bool", /*default=*/"false",

@@ -16,7 +16,16 @@
 //   kMagic, rank, extents[rank], inputs, outputs, registers, instructions,
 //   per input:  reads[rank]                (0: broadcast along it)
 //   per output: keeps[rank], mean, register (keeps 0: summed over it)
+//   row op:     kind (0: none; 1: layernorm, 2: softmax over the last
+//               dimension), then for one: the result it makes, the
+//               register holding its input, and for layernorm the inputs
+//               gamma and beta and eps (the f32's bits)
 //   per instruction: op, dst, a, b, c      (Const: a holds the f32's bits)
+//
+// A program with a row op runs a row at a time (the last dimension): each
+// point's instructions, the row op's input kept in its output's row, then
+// the row's statistics and the row op, as runtime/cpu/Normalization.cpp
+// computes them.
 //
 // The interpreter below is plain C++ for both compilers: nvcc builds it into
 // the CUDA kernel, and the CPU tests run the same functions over the same
@@ -36,7 +45,7 @@
 
 namespace whale::rt::fused {
 
-constexpr int64_t kMagic = 0x5748464550524731; // "WHFEPRG1"
+constexpr int64_t kMagic = 0x5748464550524732; // "WHFEPRG2"
 /// The most operands (inputs and results) and registers a program has;
 /// the fuser keeps regions meant for programs within them.
 constexpr int kMaxOperands = 16;
@@ -83,9 +92,17 @@ struct Layout {
   bool sum[kMaxOperands] = {};
   /// A mean's divisor (the elements it summed); 0 for a plain sum.
   float meanOf[kMaxOperands] = {};
-  int64_t threads = 1; ///< the points no sum adds over
+  int64_t threads = 1; ///< the points no sum adds over; with a row op, rows
   int64_t terms = 1;   ///< the points each thread adds, per sum
+  /// The row op that ends the program (RowOp), the result it makes, the
+  /// register holding its input, and a layernorm's gamma and beta (inputs)
+  /// and eps.
+  int32_t rowOp = 0;
+  int32_t rowResult = 0, rowInput = 0, gamma = 0, beta = 0;
+  float eps = 0;
 };
+
+enum RowOp : int32_t { NoRowOp, LayerNorm, Softmax };
 
 /// Reads `words` (`size` of them) into `layout` and `code`; false with
 /// `why` for words that are not a program this interpreter runs.
@@ -182,6 +199,32 @@ inline bool parse(const int64_t *words, int64_t size, Layout &layout,
   }
   for (int d = 0; d < rank; ++d)
     (layout.summed[d] ? layout.terms : layout.threads) *= layout.extents[d];
+  int64_t rowOp = 0;
+  if (!next(rowOp) || rowOp < NoRowOp || rowOp > Softmax ||
+      (rowOp != NoRowOp && anySum)) {
+    why = "an element program's row op is none it knows, or beside sums";
+    return false;
+  }
+  layout.rowOp = static_cast<int32_t>(rowOp);
+  if (rowOp != NoRowOp) {
+    int64_t result = 0, input = 0, gamma = 0, beta = 0, eps = 0;
+    if (!next(result) || !next(input) || result < 0 || result >= outputs ||
+        input < 0 || input >= registers ||
+        (rowOp == LayerNorm &&
+         (!next(gamma) || !next(beta) || !next(eps) || gamma < 0 ||
+          gamma >= inputs || beta < 0 || beta >= inputs))) {
+      why = "an element program's row op names no result, register or input";
+      return false;
+    }
+    layout.rowResult = static_cast<int32_t>(result);
+    layout.rowInput = static_cast<int32_t>(input);
+    layout.gamma = static_cast<int32_t>(gamma);
+    layout.beta = static_cast<int32_t>(beta);
+    uint32_t bits = static_cast<uint32_t>(eps);
+    std::memcpy(&layout.eps, &bits, sizeof bits);
+    // A thread (or a block) per row of the last dimension.
+    layout.threads /= layout.extents[rank - 1];
+  }
   code.resize(static_cast<size_t>(count));
   for (Instr &in : code) {
     int64_t w[5];
@@ -336,6 +379,93 @@ WHALE_HD void runThread(const Layout &l, const Instr *code, int count,
       static_cast<float *>(const_cast<void *>(
           data[l.inputs + o]))[offsetOf(l, l.inputs + o, t, 0)] =
           l.meanOf[o] > 0.0f ? acc[o] / l.meanOf[o] : acc[o];
+}
+
+/// Row `row`'s element `c` of a program with a row op: its point's
+/// instructions, its results written, and the row op's input kept in the
+/// row op's output, which it returns.
+WHALE_HD float rowElement(const Layout &l, const Instr *code, int count,
+                          const void *const *data, int64_t row, int64_t c) {
+  float r[kMaxRegisters];
+  const int64_t t = row * l.extents[l.rank - 1] + c;
+  for (int i = 0; i < l.inputs; ++i)
+    r[i] = static_cast<const float *>(data[i])[offsetOf(l, i, t, 0)];
+  for (int k = 0; k < count; ++k)
+    step(code[k], r);
+  for (int o = 0; o < l.outputs; ++o) {
+    const float v = o == l.rowResult ? r[l.rowInput] : r[l.resultRegister[o]];
+    static_cast<float *>(const_cast<void *>(
+        data[l.inputs + o]))[offsetOf(l, l.inputs + o, t, 0)] = v;
+  }
+  return r[l.rowInput];
+}
+
+/// The row op's output row `row` (its input, as rowElement left it).
+WHALE_HD float *rowOutput(const Layout &l, const void *const *data,
+                          int64_t row) {
+  return static_cast<float *>(const_cast<void *>(
+             data[l.inputs + l.rowResult])) +
+         row * l.extents[l.rank - 1];
+}
+
+/// Layernorm's element c of row `row`, from the row's mean and 1/std.
+WHALE_HD void layerNormElement(const Layout &l, const void *const *data,
+                               int64_t row, int64_t c, float mean,
+                               float rstd) {
+  const int64_t t = row * l.extents[l.rank - 1] + c;
+  const float g = static_cast<const float *>(
+      data[l.gamma])[offsetOf(l, l.gamma, t, 0)];
+  const float b = static_cast<const float *>(
+      data[l.beta])[offsetOf(l, l.beta, t, 0)];
+  float *y = rowOutput(l, data, row);
+  y[c] = (y[c] - mean) * rstd * g + b;
+}
+
+/// Row `row` of a program with a row op, one element after another: the
+/// statistics in the runtime's order (the mean, then the variance about
+/// it; the maximum, then the exponentials and their sum).
+inline void runRow(const Layout &l, const Instr *code, int count,
+                   const void *const *data, int64_t row) {
+  const int64_t width = l.extents[l.rank - 1];
+  for (int64_t c = 0; c < width; ++c)
+    rowElement(l, code, count, data, row, c);
+  float *y = rowOutput(l, data, row);
+  const float w = static_cast<float>(width);
+  if (l.rowOp == LayerNorm) {
+    float sum = 0;
+    for (int64_t c = 0; c < width; ++c)
+      sum += y[c];
+    const float mean = sum / w;
+    float squares = 0;
+    for (int64_t c = 0; c < width; ++c)
+      squares += (y[c] - mean) * (y[c] - mean);
+    const float rstd = 1.0f / sqrtf(squares / w + l.eps);
+    for (int64_t c = 0; c < width; ++c)
+      layerNormElement(l, data, row, c, mean, rstd);
+    return;
+  }
+  float mx = y[0];
+  for (int64_t c = 0; c < width; ++c)
+    mx = mx < y[c] ? y[c] : mx;
+  const bool masked = mx == -INFINITY;
+  float total = 0;
+  for (int64_t c = 0; c < width; ++c) {
+    y[c] = masked ? 0.0f : expf(y[c] - mx);
+    total += y[c];
+  }
+  const float inv = total > 0 ? 1.0f / total : 0.0f;
+  for (int64_t c = 0; c < width; ++c)
+    y[c] *= inv;
+}
+
+/// Thread `t` of any program on the host: a point (and its sums) or, for
+/// a program with a row op, a row.
+inline void runOnHost(const Layout &l, const Instr *code, int count,
+                      const void *const *data, int64_t t) {
+  if (l.rowOp != NoRowOp)
+    runRow(l, code, count, data, t);
+  else
+    runThread(l, code, count, data, t);
 }
 
 } // namespace whale::rt::fused

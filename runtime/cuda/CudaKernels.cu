@@ -637,6 +637,53 @@ __global__ void fusedProgramKernel(fused::Layout l, const fused::Instr *code,
 
 } // namespace
 
+/// A program with a row op: a block per row. Its threads compute the row's
+/// points, the block reduces the row's statistics, then its threads apply
+/// the row op.
+__global__ void fusedRowProgramKernel(fused::Layout l, const fused::Instr *code,
+                                      int count, FusedOperands p) {
+  extern __shared__ fused::Instr program[];
+  for (int i = threadIdx.x; i < count; i += blockDim.x)
+    program[i] = code[i];
+  __syncthreads();
+  const int64_t width = l.extents[l.rank - 1];
+  const float w = static_cast<float>(width);
+  for (int64_t row = blockIdx.x; row < l.threads; row += gridDim.x) {
+    float *y = fused::rowOutput(l, p.data, row);
+    float local = 0;
+    for (int64_t c = threadIdx.x; c < width; c += blockDim.x) {
+      const float v = fused::rowElement(l, program, count, p.data, row, c);
+      local = l.rowOp == fused::LayerNorm ? local + v
+              : c == threadIdx.x          ? v
+                                          : fmaxf(local, v);
+    }
+    if (l.rowOp == fused::LayerNorm) {
+      const float mean = blockReduce<false>(local) / w;
+      float squares = 0;
+      for (int64_t c = threadIdx.x; c < width; c += blockDim.x)
+        squares += (y[c] - mean) * (y[c] - mean);
+      const float rstd = 1.0f / sqrtf(blockReduce<false>(squares) / w + l.eps);
+      for (int64_t c = threadIdx.x; c < width; c += blockDim.x)
+        fused::layerNormElement(l, p.data, row, c, mean, rstd);
+    } else {
+      if (threadIdx.x >= width)
+        local = -INFINITY;
+      const float mx = blockReduce<true>(local);
+      const bool masked = mx == -INFINITY;
+      float total = 0;
+      for (int64_t c = threadIdx.x; c < width; c += blockDim.x) {
+        y[c] = masked ? 0.0f : expf(y[c] - mx);
+        total += y[c];
+      }
+      total = blockReduce<false>(total);
+      const float inv = total > 0 ? 1.0f / total : 0.0f;
+      for (int64_t c = threadIdx.x; c < width; c += blockDim.x)
+        y[c] *= inv;
+    }
+    __syncthreads(); // the reductions' shared memory, for the next row
+  }
+}
+
 /// Rows of attention are long loops: blocks of 64 threads spread them over
 /// every SM even at short sequences.
 constexpr int kAttentionThreads = 64;
@@ -667,9 +714,15 @@ void attentionGrad(cudaStream_t s, const AttentionDims &d, const float *q,
 void fusedProgram(cudaStream_t s, const fused::Layout &layout,
                   const fused::Instr *code, int count,
                   const FusedOperands &operands) {
-  fusedProgramKernel<<<blocksFor(layout.threads), kThreads,
-                       count * sizeof(fused::Instr), s>>>(layout, code, count,
-                                                          operands);
+  const size_t shared = count * sizeof(fused::Instr);
+  if (layout.rowOp != fused::NoRowOp)
+    fusedRowProgramKernel<<<static_cast<int>(std::min<int64_t>(
+                                layout.threads, 65535 * 8)),
+                            kRowThreads, shared, s>>>(layout, code, count,
+                                                      operands);
+  else
+    fusedProgramKernel<<<blocksFor(layout.threads), kThreads, shared, s>>>(
+        layout, code, count, operands);
 }
 
 void fillF32(cudaStream_t s, float *p, int64_t n, float v) {

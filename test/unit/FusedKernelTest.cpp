@@ -103,7 +103,7 @@ public:
                              why))
       return Status::invalid(why);
     for (int64_t t = 0; t < layout.threads; ++t)
-      fused::runThread(layout, instrs.data(), static_cast<int>(instrs.size()),
+      fused::runOnHost(layout, instrs.data(), static_cast<int>(instrs.size()),
                        data, t);
     ++ran;
     return Status::ok();
@@ -218,12 +218,8 @@ TEST_P(FusedAgainstUnfused, ElementProgramsAgree) {
       run(c, Mode::Programs, programRegions, &ran);
   std::vector<std::vector<float>> plain =
       run(c, Mode::Unfused, plainRegions);
-  // Regions that end in an op of each row stay the runtime's ops on a GPU;
-  // every other case fuses as it does for the CPU.
-  const bool rows = c.body.find("layernorm") != std::string::npos ||
-                    c.body.find("softmax") != std::string::npos;
-  if (!rows)
-    EXPECT_EQ(programRegions, c.regions);
+  // Every case fuses as it does for the CPU.
+  EXPECT_EQ(programRegions, c.regions);
   EXPECT_EQ(ran, programRegions) << "every region ran as its program";
   expectAgree(c, programs, plain);
 }

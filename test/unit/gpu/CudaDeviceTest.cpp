@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../RandomValues.h"
+#include "runtime/FusedProgram.h"
 #include "runtime/WhaleRuntime.h"
 
 #include "GpuTestMain.h"
@@ -205,11 +206,12 @@ TEST(CudaKernels, FusedRegionsRunAsElementPrograms) {
   // runs the program, no host kernel.
   const int64_t rows = 64, cols = 33;
   const int64_t words[] = {
-      0x5748464550524731, 2, rows, cols, // magic, rank, extents
+      whale::rt::fused::kMagic, 2, rows, cols, // magic, rank, extents
       2, 2, 6, 4,                        // inputs, outputs, registers, code
       1, 1, 0, 1,                        // x reads both; b only the columns
       1, 1, 0, 5,                        // y keeps both, register 5
       0, 1, 0, 5,                        // s sums the rows of register 5
+      0,                                 // no row op
       1, 2, 0, 1, -1,                    // r2 = r0 + r1
       10, 3, 2, -1, -1,                  // r3 = r2 > 0
       0, 4, 0, -1, -1,                   // r4 = 0.0f

@@ -25,6 +25,7 @@ std::vector<int64_t> reluSum() {
           1, 1, 0, 1,             // x reads both; b the columns
           1, 1, 0, 5,             // y keeps both: register 5
           0, 1, 0, 5,             // s sums the rows of register 5
+          fused::NoRowOp,
           fused::Add, 2, 0, 1, -1,      fused::Positive, 3, 2, -1, -1,
           fused::Const, 4, 0, -1, -1,   fused::Select, 5, 3, 2, 4};
 }
@@ -87,8 +88,11 @@ TEST(FusedProgram, WordsThatAreNoProgramSayWhy) {
   bad.push_back({edited(3, int64_t(1) << 62), "extents are cut short"});
   bad.push_back({edited(6, 99), "counts are out of range"});
   bad.push_back({edited(15, 6), "result has no register"});
-  bad.push_back({edited(21, 6), "names no register"});
-  bad.push_back({edited(20, fused::NumOps), "names no register"});
+  bad.push_back({edited(20, 3), "row op is none it knows"});
+  bad.push_back({edited(20, fused::Softmax), "row op is none it knows, or "
+                                              "beside sums"});
+  bad.push_back({edited(22, 6), "names no register"});
+  bad.push_back({edited(21, fused::NumOps), "names no register"});
   bad.push_back({{good.begin(), good.end() - 1}, "instructions are cut short"});
   std::vector<int64_t> longer = good;
   longer.push_back(0);
