@@ -141,6 +141,32 @@ Status onGroupDevices(whale_rt_context *ctx, const Group &g,
       shareFromFirst(ctx, g.ranks));
 }
 
+/// A gather or an exchange of the group's parts on its devices: `slots`
+/// slots of `slot` floats in device memory, which `fill` fills with this
+/// member's, `op` moves, and whose slots from `first` on, as `shapes`,
+/// are joined along `axis` into `out`.
+Status slotsOnDevices(whale_rt_context *ctx, const Group &g,
+                      const std::string &key, Device::BucketOp op,
+                      const char *what, int64_t slots, int64_t slot,
+                      const std::function<Status(float *)> &fill,
+                      int64_t first, const std::vector<Shape> &shapes,
+                      int64_t axis, whale_rt_tensor *out) {
+  Tensor buffer;
+  Status st = Tensor::create(*ctx->device, DType::F32, {slots * slot}, buffer);
+  float *base = st ? static_cast<float *>(buffer.raw()) : nullptr;
+  if (st)
+    st = fill(base);
+  if (st)
+    st = onGroupDevices(ctx, g, key, op, what, base,
+                        std::vector<int64_t>(g.ranks.size(), slot));
+  std::vector<View<const float>> views;
+  for (size_t j = 0; st && j < shapes.size(); ++j)
+    views.push_back({base + (first + int64_t(j)) * slot, shapes[j]});
+  if (st)
+    st = ctx->device->concat(views, axis, out->tensor.view<float>());
+  return st;
+}
+
 /// Per row, the maximum over the group's classes, from each rank's.
 Status maxOver(whale_rt_context *ctx, const Group &g, std::vector<float> &m) {
   CommScope scope(ctx, "all_gather");
@@ -280,24 +306,18 @@ whale_rt_status whale_rt_all_gather(whale_rt_context *ctx, int32_t shards,
     if (Status st = deviceCollectives(ctx, g.ranks, onDevices, key); !st)
       return ctx->fail(st);
     if (onDevices && in->tensor.dtype() == DType::F32) {
-      Tensor slots;
-      Status st =
-          Tensor::create(*ctx->device, DType::F32, {slot * shards}, slots);
-      float *base = st ? static_cast<float *>(slots.raw()) : nullptr;
-      if (st)
-        st = ctx->device->copy(base + g.position * slot, in->tensor.raw(),
-                               in->tensor.bytes());
-      if (st)
-        st = onGroupDevices(ctx, g, key, Device::BucketOp::GatherFromOwners,
-                            "all_gather", base,
-                            std::vector<int64_t>(shards, slot));
-      std::vector<View<const float>> views;
-      for (int32_t j = 0; st && j < shards; ++j)
-        views.push_back({base + j * slot, withExtent(whole, axis,
-                                                     parts[j].size)});
-      if (st)
-        st = ctx->device->concat(views, axis, out->tensor.view<float>());
-      return ran(ctx, st);
+      std::vector<Shape> shapes;
+      for (int32_t j = 0; j < shards; ++j)
+        shapes.push_back(withExtent(whole, axis, parts[j].size));
+      return ran(ctx, slotsOnDevices(
+                          ctx, g, key, Device::BucketOp::GatherFromOwners,
+                          "all_gather", shards, slot,
+                          [&](float *base) {
+                            return ctx->device->copy(base + g.position * slot,
+                                                     in->tensor.raw(),
+                                                     in->tensor.bytes());
+                          },
+                          0, shapes, axis, out));
     }
     std::vector<char> send(static_cast<size_t>(slot * elem));
     if (Status st = ctx->device->copyToHost(send.data(), in->tensor.raw(),
@@ -375,26 +395,23 @@ whale_rt_status whale_rt_all_to_all(whale_rt_context *ctx, int32_t shards,
     if (Status st = deviceCollectives(ctx, g.ranks, onDevices, key); !st)
       return ctx->fail(st);
     if (onDevices && in->tensor.dtype() == DType::F32) {
-      Tensor slots;
-      Status st = Tensor::create(*ctx->device, DType::F32,
-                                 {2 * slot * shards}, slots);
-      float *base = st ? static_cast<float *>(slots.raw()) : nullptr;
-      for (int32_t j = 0; st && j < shards; ++j)
-        st = ctx->device->slice(in->tensor.raw(), si, sizeof(float), b,
-                                alongB[j].offset,
-                                alongB[j].offset + alongB[j].size,
-                                base + j * slot);
-      if (st)
-        st = onGroupDevices(ctx, g, key, Device::BucketOp::AllToAll,
-                            "all_to_all", base,
-                            std::vector<int64_t>(shards, slot));
-      std::vector<View<const float>> views;
-      for (int32_t k = 0; st && k < shards; ++k)
-        views.push_back({base + (shards + k) * slot,
-                         withExtent(so, a, alongA[k].size)});
-      if (st)
-        st = ctx->device->concat(views, a, out->tensor.view<float>());
-      return ran(ctx, st);
+      std::vector<Shape> shapes;
+      for (int32_t k = 0; k < shards; ++k)
+        shapes.push_back(withExtent(so, a, alongA[k].size));
+      return ran(ctx, slotsOnDevices(
+                          ctx, g, key, Device::BucketOp::AllToAll,
+                          "all_to_all", 2 * shards, slot,
+                          [&](float *base) {
+                            Status st;
+                            for (int32_t j = 0; st && j < shards; ++j)
+                              st = ctx->device->slice(
+                                  in->tensor.raw(), si, sizeof(float), b,
+                                  alongB[j].offset,
+                                  alongB[j].offset + alongB[j].size,
+                                  base + j * slot);
+                            return st;
+                          },
+                          shards, shapes, a, out));
     }
     std::vector<char> mine(static_cast<size_t>(in->tensor.bytes()));
     if (Status st = ctx->device->copyToHost(mine.data(), in->tensor.raw(),

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/AttentionShape.h"
 #include "runtime/cpu/CpuDevice.h"
 #include "runtime/cpu/Kernels.h"
 
@@ -22,26 +23,7 @@ namespace {
 /// Query rows a block: its scores (kBlock x keys) stay in the caches.
 constexpr int64_t kBlock = 64;
 
-struct Dims {
-  int64_t heads = 1, t = 0, tk = 0, e = 0;
-};
-
-Status dimsOf(const char *op, View<const float> q, View<const float> k,
-              View<const float> v, bool causal, Dims &d) {
-  if (q.rank() < 2 || k.shape != v.shape || q.rank() != k.rank() ||
-      q.shape.back() != k.shape.back())
-    return Status::invalid(std::string(op) + ": q " + shapeString(q.shape) +
-                           ", k " + shapeString(k.shape) + " and v " +
-                           shapeString(v.shape) + " are not [..., T, E] alike");
-  d.t = q.shape[q.rank() - 2];
-  d.tk = k.shape[k.rank() - 2];
-  d.e = q.shape.back();
-  d.heads = d.t > 0 && d.e > 0 ? q.numel() / (d.t * d.e) : 0;
-  if (causal && d.t != d.tk)
-    return Status::invalid(std::string(op) +
-                           ": a causal mask needs as many keys as queries");
-  return Status::ok();
-}
+using Dims = AttentionShape;
 
 /// The probabilities of query rows [i0, i0 + rows) over keys [0, keys)
 /// into p (rows x keys): scores by GEMM, masked past each row's own
@@ -75,7 +57,7 @@ Status CpuDevice::attention(View<const float> q, View<const float> k,
                             View<const float> v, double scale, bool causal,
                             View<float> out) {
   Dims d;
-  if (Status st = dimsOf("attention", q, k, v, causal, d); !st)
+  if (Status st = attentionShape("attention", q, k, v, causal, d); !st)
     return st;
   const float s = static_cast<float>(scale);
   pool().parallelFor(d.heads, 1, [&](int64_t h0, int64_t h1) {
@@ -102,7 +84,7 @@ Status CpuDevice::attentionBackward(View<const float> q, View<const float> k,
                                     bool causal, View<float> dq, View<float> dk,
                                     View<float> dv) {
   Dims d;
-  if (Status st = dimsOf("attention_grad", q, k, v, causal, d); !st)
+  if (Status st = attentionShape("attention_grad", q, k, v, causal, d); !st)
     return st;
   const float s = static_cast<float>(scale);
   pool().parallelFor(d.heads, 1, [&](int64_t h0, int64_t h1) {

@@ -9,6 +9,7 @@
 
 #include "runtime/cuda/CudaDevice.h"
 
+#include "runtime/AttentionShape.h"
 #include "runtime/cuda/DevicePluginAbi.h"
 #include "runtime/cuda/GemmPlan.h"
 #include "runtime/cuda/IndexMaps.h"
@@ -988,20 +989,15 @@ namespace {
 Status attentionDims(const char *op, View<const float> q, View<const float> k,
                      View<const float> v, double scale, bool causal,
                      AttentionDims &d) {
-  if (q.rank() < 2 || k.shape != v.shape || q.rank() != k.rank() ||
-      q.shape.back() != k.shape.back())
-    return Status::invalid(std::string(op) + ": q " + shapeString(q.shape) +
-                           ", k " + shapeString(k.shape) + " and v " +
-                           shapeString(v.shape) + " are not [..., T, E] alike");
-  d.t = q.shape[q.rank() - 2];
-  d.tk = k.shape[k.rank() - 2];
-  d.e = q.shape.back();
-  d.heads = d.t > 0 && d.e > 0 ? q.numel() / (d.t * d.e) : 0;
+  AttentionShape shape;
+  if (Status st = attentionShape(op, q, k, v, causal, shape); !st)
+    return st;
+  d.heads = shape.heads;
+  d.t = shape.t;
+  d.tk = shape.tk;
+  d.e = shape.e;
   d.scale = static_cast<float>(scale);
   d.causal = causal;
-  if (causal && d.t != d.tk)
-    return Status::invalid(std::string(op) +
-                           ": a causal mask needs as many keys as queries");
   return Status::ok();
 }
 } // namespace
