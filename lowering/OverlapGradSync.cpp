@@ -37,34 +37,98 @@ Operation *inBlock(Block &block, Operation *op) {
   return op;
 }
 
+/// The block's order as numbers with room between them, kept through the
+/// pass's moves: MLIR's own order leaves little room, so a rank program of
+/// many micro-batches, whose sums each move, would have its order counted
+/// anew after nearly every move.
+class Order {
+public:
+  explicit Order(Block &block) : block(block) { renumber(); }
+
+  bool before(Operation *a, Operation *b) const {
+    return position.lookup(a) < position.lookup(b);
+  }
+  /// Moves `op` (or places it, where it is new) to just after `after`.
+  void moveAfter(Operation *op, Operation *after) {
+    if (after->getNextNode() != op)
+      op->moveAfter(after);
+    place(op);
+  }
+  void moveBefore(Operation *op, Operation *before) {
+    if (before->getPrevNode() != op)
+      op->moveBefore(before);
+    place(op);
+  }
+  /// Forgets `op`, which is about to be erased.
+  void forget(Operation *op) { position.erase(op); }
+  /// Numbers `op` where it now stands, between its neighbours.
+  void place(Operation *op) {
+    Operation *prev = op->getPrevNode(), *next = op->getNextNode();
+    const int64_t lo = prev ? position.lookup(prev) : position.lookup(next) - 2 * kGap;
+    const int64_t hi = next ? position.lookup(next) : lo + 2 * kGap;
+    if (hi - lo < 2) {
+      renumber();
+      return;
+    }
+    position[op] = lo + (hi - lo) / 2;
+  }
+
+private:
+  static constexpr int64_t kGap = int64_t(1) << 24;
+  void renumber() {
+    int64_t at = 0;
+    for (Operation &op : block)
+      position[&op] = at += kGap;
+  }
+
+  Block &block;
+  llvm::DenseMap<Operation *, int64_t> position;
+};
+
 /// The last of the ops of `block` that define `values`; null when all are
 /// the block's arguments.
-Operation *lastDefinition(Block &block, ValueRange values) {
+Operation *lastDefinition(Block &block, const Order &order,
+                          ValueRange values) {
   Operation *last = nullptr;
   for (Value v : values)
     if (Operation *d = inBlock(block, v.getDefiningOp()))
-      if (!last || last->isBeforeInBlock(d))
+      if (!last || order.before(last, d))
         last = d;
   return last;
 }
 
-/// Moves the sum `op` (and the sums it reads, first) to just after what it
-/// reads, where it is their only reader.
-void hoistSums(Block &block, Operation *op) {
-  if (!op || op->getBlock() != &block || !isa<AddOp>(op))
+/// A sum that may move: an add in `block` that is its operands' one reader.
+bool movableSum(Block &block, Operation *op) {
+  return op && op->getBlock() == &block && isa<AddOp>(op) &&
+         llvm::all_of(op->getOperands(),
+                      [](Value v) { return v.hasOneUse(); });
+}
+
+/// Moves the sum `root` (and the sums it reads, first) to just after what
+/// it reads, where it is their only reader. The sums of a gradient over
+/// the micro-batches form a chain as long as their count, so the walk is a
+/// loop, not a recursion.
+void hoistSums(Block &block, Order &order, Operation *root) {
+  if (!movableSum(block, root))
     return;
-  for (Value v : op->getOperands())
-    if (!v.hasOneUse())
-      return;
-  for (Value v : op->getOperands())
-    hoistSums(block, v.getDefiningOp());
-  if (Operation *after = lastDefinition(block, op->getOperands()))
-    if (after->getNextNode() != op)
-      op->moveAfter(after);
+  SmallVector<std::pair<Operation *, bool>> stack = {{root, false}};
+  while (!stack.empty()) {
+    auto [op, operandsDone] = stack.pop_back_val();
+    if (!operandsDone) {
+      stack.push_back({op, true});
+      for (Value v : op->getOperands())
+        if (movableSum(block, v.getDefiningOp()))
+          stack.push_back({v.getDefiningOp(), false});
+      continue;
+    }
+    if (Operation *after = lastDefinition(block, order, op->getOperands()))
+      order.moveAfter(op, after);
+  }
 }
 
 void overlap(func::FuncOp fn) {
   Block &body = fn.getBody().front();
+  Order order(body);
   SmallVector<AllReduceOp> syncs;
   for (Operation &op : body)
     if (auto ar = dyn_cast<AllReduceOp>(op))
@@ -72,8 +136,9 @@ void overlap(func::FuncOp fn) {
   OpBuilder b(fn.getContext());
   for (AllReduceOp ar : syncs) {
     for (Value v : ar.getValues())
-      hoistSums(body, v.getDefiningOp());
-    if (Operation *after = lastDefinition(body, ar.getValues()))
+      hoistSums(body, order, v.getDefiningOp());
+    Operation *after = lastDefinition(body, order, ar.getValues());
+    if (after)
       b.setInsertionPointAfter(after);
     else
       b.setInsertionPointToStart(&body);
@@ -81,19 +146,22 @@ void overlap(func::FuncOp fn) {
         AllReduceStartOp::create(b, ar.getLoc(), ar.getValues(),
                                  ar.getGroupAttr(), ar.getShardsAttr(),
                                  ar.getOwnersAttr());
+    order.place(start);
     b.setInsertionPoint(ar);
     auto wait = AllReduceWaitOp::create(b, ar.getLoc(), ar.getResultTypes(),
                                         start.getPending());
+    order.place(wait);
     ar.replaceAllUsesWith(wait.getResults());
+    order.forget(ar);
     ar.erase();
     // Waits go where the sums are first read.
     Operation *first = nullptr;
     for (Operation *user : wait->getUsers())
       if (Operation *u = inBlock(body, user))
-        if (!first || u->isBeforeInBlock(first))
+        if (!first || order.before(u, first))
           first = u;
-    if (first && first != wait->getNextNode())
-      wait->moveBefore(first);
+    if (first)
+      order.moveBefore(wait, first);
   }
 }
 

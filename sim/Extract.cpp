@@ -47,6 +47,33 @@ struct IdentityHash {
   }
 };
 
+/// What a fused region's body computes, as getBodySignature says it, but
+/// hashed from the uniqued names, properties and attributes of its ops
+/// instead of printed: a plan's rank programs hold a region for every
+/// layer of every micro-batch.
+size_t bodyIdentity(FusedOp f) {
+  mlir::Block &body = f.getBody().front();
+  llvm::SmallDenseMap<mlir::Operation *, unsigned, 16> number;
+  llvm::hash_code h = llvm::hash_value(body.getNumArguments());
+  auto operands = [&](mlir::Operation &op) {
+    for (mlir::Value v : op.getOperands()) {
+      auto arg = llvm::dyn_cast<mlir::BlockArgument>(v);
+      h = llvm::hash_combine(h, arg ? int64_t(arg.getArgNumber())
+                                    : -1 - int64_t(number.lookup(
+                                               v.getDefiningOp())));
+    }
+  };
+  for (mlir::Operation &op : body) {
+    h = llvm::hash_combine(h, op.getName().getAsOpaquePointer(),
+                           op.hashProperties(),
+                           op.getDiscardableAttrDictionary()
+                               .getAsOpaquePointer());
+    operands(op);
+    number[&op] = number.size();
+  }
+  return h;
+}
+
 Identity identityOf(mlir::Operation *op) {
   Identity id;
   auto add = [&](const void *p) {
@@ -64,7 +91,7 @@ Identity identityOf(mlir::Operation *op) {
   if (auto g = llvm::dyn_cast<MatmulGradOp>(op))
     id.parts.push_back(4 + g.getOperand());
   if (auto f = llvm::dyn_cast<FusedOp>(op))
-    id.parts.push_back(llvm::hash_value(f.getBodySignature()));
+    id.parts.push_back(bodyIdentity(f));
   return id;
 }
 
