@@ -256,7 +256,14 @@ private:
   llvm::StringMap<LLVM::LLVMFuncOp> runtimeFns;
   ModuleOp kernels; ///< whale_kernels, once a fused region needs it
   /// Each kernel's name and launch by what it computes at which types.
-  std::map<std::string, std::pair<std::string, FusedLaunch>> kernelOf;
+  /// A fused region's generated kernel: its name, its launch, and the
+  /// element program GPUs run instead (empty where none runs it).
+  struct FusedCode {
+    std::string name;
+    FusedLaunch launch;
+    std::vector<int64_t> program;
+  };
+  std::map<std::string, FusedCode> kernelOf;
   // Per function:
   Value ctxArg, slot;
   Block *exit = nullptr;
@@ -331,12 +338,15 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     llvm::interleaveComma(fused.getResultTypes(), keyOs);
     auto [it, added] = kernelOf.try_emplace(key);
     if (added) {
-      it->second.first = "__whale_fused_" + std::to_string(kernelOf.size() - 1);
-      it->second.second =
-          buildFusedKernel(fused, kernelModule(), it->second.first);
+      FusedCode &code = it->second;
+      code.name = "__whale_fused_" + std::to_string(kernelOf.size() - 1);
+      code.launch = buildFusedKernel(fused, kernelModule(), code.name);
+      std::string why;
+      code.program = buildFusedProgram(fused, why);
     }
-    const std::string &name = it->second.first;
-    FusedLaunch launch = it->second.second;
+    const std::string &name = it->second.name;
+    FusedLaunch launch = it->second.launch;
+    const std::vector<int64_t> &program = it->second.program;
     LLVM::LLVMFuncOp kernel = declared(
         name, LLVM::LLVMVoidType::get(ctx), {ptr, i64, i64});
     Value fn = LLVM::AddressOfOp::create(b, loc, kernel);
@@ -344,9 +354,6 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     std::string label = "fused:";
     for (Operation &inner : fused.getBody().front().without_terminator())
       label += " " + inner.getName().stripDialect().str();
-    // The element program GPUs run instead, where the region has one.
-    std::string why;
-    std::vector<int64_t> program = buildFusedProgram(fused, why);
     call("whale_rt_fused",
          {ctxArg, cString(label), fn, i64Array(program),
           constI64(static_cast<int64_t>(program.size())),
