@@ -1,4 +1,4 @@
-//===- CApiComm.cpp - the C ABI of ranks: communicator, send, all-reduce --===//
+//===- CApiComm.cpp - the C ABI of ranks: communicator, all-reduce -------===//
 
 #include "runtime/CApiInternal.h"
 #ifdef WHALE_HAVE_MPI
@@ -33,8 +33,6 @@ std::chrono::milliseconds millis(double seconds) {
 }
 } // namespace
 
-namespace {} // namespace
-
 /// The ranks of ctx's group of `kind`, in order.
 bool whale::rt::capi::groupRanks(whale_rt_context *ctx, int32_t kind,
                                  std::vector<int> &out) {
@@ -64,29 +62,17 @@ bool whale::rt::capi::collectiveGroup(whale_rt_context *ctx, int32_t group,
   return true;
 }
 
-namespace {
-
-whale_rt_status needComm(whale_rt_context *ctx, const char *op) {
+whale_rt_status whale::rt::capi::needComm(whale_rt_context *ctx,
+                                          const char *op) {
   if (!ctx->comm)
     return ctx->invalid(std::string(op) +
                         ": the context is not bound to a communicator");
   return WHALE_RT_OK;
 }
 
-/// The rank of ctx's replica at `stage`.
-bool peerAt(whale_rt_context *ctx, int32_t stage, int &rank) {
-  if (stage < 0 || stage >= ctx->stages || stage == ctx->stage)
-    return false;
-  rank = ctx->grid[stage * ctx->replicas + ctx->replica];
-  return true;
-}
-
-} // namespace
-
 namespace whale::rt::capi {
 
-/// This machine, as a number the members of a group compare.
-static int32_t hostIdentity() {
+int32_t hostIdentity() {
   char host[256] = "";
   ::gethostname(host, sizeof host - 1);
   uint32_t h = 2166136261u; // FNV-1a
@@ -632,45 +618,6 @@ whale_rt_status whale_rt_context_bind(whale_rt_context *ctx,
       ctx->profiler->nameTrack(ctx->traceTrack + 1, who + " communication");
     }
     return WHALE_RT_OK;
-  });
-}
-
-whale_rt_status whale_rt_send(whale_rt_context *ctx, int32_t to_stage,
-                              int64_t tag, whale_rt_tensor *t) {
-  return guarded(ctx, [&]() -> whale_rt_status {
-    if (whale_rt_status s = needComm(ctx, "send"))
-      return s;
-    int peer;
-    if (!t || !peerAt(ctx, to_stage, peer))
-      return ctx->invalid("send: no tensor, or stage " +
-                          std::to_string(to_stage) + " is not another stage");
-    CommScope scope(ctx, "send");
-    HostData host(ctx, t, /*writeBack=*/false);
-    if (Status st = host.load(); !st)
-      return ctx->fail(st);
-    Status st = ctx->comm->send(ctx->rank, peer, tag, t->tensor.dtype(),
-                                host.as<void>(), t->tensor.numel());
-    return st ? WHALE_RT_OK : ctx->fail(st);
-  });
-}
-
-whale_rt_status whale_rt_recv(whale_rt_context *ctx, int32_t from_stage,
-                              int64_t tag, whale_rt_tensor *out) {
-  return guarded(ctx, [&]() -> whale_rt_status {
-    if (whale_rt_status s = needComm(ctx, "recv"))
-      return s;
-    int peer;
-    if (!out || !peerAt(ctx, from_stage, peer))
-      return ctx->invalid("recv: no tensor, or stage " +
-                          std::to_string(from_stage) + " is not another stage");
-    CommScope scope(ctx, "recv");
-    HostData host(ctx, out, /*writeBack=*/true);
-    host.prepare();
-    Status st = ctx->comm->recv(ctx->rank, peer, tag, out->tensor.dtype(),
-                                host.as<void>(), out->tensor.numel());
-    if (st)
-      st = host.commit();
-    return st ? WHALE_RT_OK : ctx->fail(st);
   });
 }
 

@@ -19,6 +19,7 @@
 #include "runtime/cpu/CpuDevice.h"
 
 #include <cmath>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -69,6 +70,14 @@ struct whale_rt_context {
   /// Per group (its ranks, joined): whether it reduces on the devices
   /// (every member has device collectives, on distinct devices).
   std::map<std::string, bool> deviceCollectiveGroups;
+  /// Sends between stages on devices of their own, per direction (the
+  /// pair's key): how many messages this rank announced or took, and
+  /// those it received before a recv asked for them, by tag, in order.
+  struct DevicePair {
+    int64_t announced = 0, taken = 0;
+    std::map<int64_t, std::deque<whale::rt::Tensor>> early;
+  };
+  std::map<std::string, DevicePair> devicePairs;
   /// Set by the driver before each train step.
   int64_t step = 1;
   double lrScale = 1.0;
@@ -202,6 +211,11 @@ whale_rt_status clipCombined(whale_rt_context *ctx, int32_t num_grads,
 Status sumOverRanks(whale_rt_context *ctx, const std::vector<int> &ranks,
                     double &value);
 
+/// Fails with the op's name when ctx is not bound to a communicator.
+whale_rt_status needComm(whale_rt_context *ctx, const char *op);
+
+/// This machine, as a number the members of a group compare.
+int32_t hostIdentity();
 /// Whether `ranks` reduce on their devices (each member's device has
 /// collectives, on a physical device of its own), and the group's key for
 /// the device's library.

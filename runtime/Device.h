@@ -339,6 +339,27 @@ public:
   }
   virtual Status bucketCollectiveWait(int64_t ticket) { return Status::ok(); }
 
+  // Messages between two devices (NCCL's point-to-point on GPUs): a
+  // pipeline's sends where both stages' devices have collectives, each of
+  // its own. A pair `key` carries one direction: position 0 sends,
+  // position 1 receives the messages in the order they were sent. The
+  // first call of each side sets the pair up (`shareFromFirst`, as above,
+  // from the sender).
+
+  /// Sends `bytes` at `data` (this device's memory) to the pair's receiver
+  /// beside the device's compute: the sender's compute never waits for the
+  /// receiver, and `data` may be freed or overwritten once this returns.
+  virtual Status pairSend(const std::string &key, const void *data,
+                          int64_t bytes, const ShareFromFirst &shareFromFirst) {
+    return Status::internal(name_ + " has no device collectives");
+  }
+  /// Receives the pair's next message, of `bytes`, into `data`: the
+  /// device's later work sees it.
+  virtual Status pairRecv(const std::string &key, void *data, int64_t bytes,
+                          const ShareFromFirst &shareFromFirst) {
+    return Status::internal(name_ + " has no device collectives");
+  }
+
 private:
   std::string name_;
   std::unique_ptr<Allocator> allocator_;

@@ -42,6 +42,49 @@ Status blasFailed(cublasStatus_t s, const char *what) {
                           std::to_string(static_cast<int>(s)));
 }
 
+#if WHALE_HAVE_NCCL
+Status ncclFailed(ncclResult_t r, const std::string &what) {
+  return r == ncclSuccess
+             ? Status::ok()
+             : Status::internal(what + ": " + ncclGetErrorString(r));
+}
+
+/// Joins a new NCCL communicator of `size` members at `position`: position
+/// 0 makes the id and every member gets it from there. The members run on
+/// threads (or processes) of their own, so their joins meet.
+Status joinNccl(const std::string &device, int size, int position,
+                const Device::ShareFromFirst &shareFromFirst,
+                ncclComm_t &comm) {
+  ncclUniqueId id{};
+  if (position == 0)
+    if (Status st = ncclFailed(ncclGetUniqueId(&id),
+                               device + ": ncclGetUniqueId");
+        !st)
+      return st;
+  if (Status st = shareFromFirst(id.internal, sizeof id.internal); !st)
+    return st;
+  return ncclFailed(ncclCommInitRank(&comm, size, id, position),
+                    device + ": ncclCommInitRank");
+}
+#endif
+
+/// `waiting` waits for `after`'s work so far (an event, recorded and
+/// released).
+Status streamWaits(const std::string &device, cudaStream_t waiting,
+                          cudaStream_t after) {
+  cudaEvent_t e = nullptr;
+  if (Status st = cudaFailed(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
+                             device + ": cudaEventCreate");
+      !st)
+    return st;
+  Status st = cudaFailed(cudaEventRecord(e, after), device + ": cudaEventRecord");
+  if (st)
+    st = cudaFailed(cudaStreamWaitEvent(waiting, e, 0),
+                    device + ": cudaStreamWaitEvent");
+  cudaEventDestroy(e); // released once recorded and waited on
+  return st;
+}
+
 bool tf32Allowed() {
   const char *v = std::getenv("WHALE_CUDA_TF32");
   return v && std::strcmp(v, "1") == 0;
@@ -122,10 +165,18 @@ CudaDevice::~CudaDevice() {
   cudaSetDevice(ordinal);
   if (compute)
     cudaStreamSynchronize(compute);
+  for (auto &[key, pair] : pairs)
+    cudaStreamSynchronize(pair.stream);
 #if WHALE_HAVE_NCCL
   for (auto &[key, comm] : ncclComms)
     ncclCommDestroy(static_cast<ncclComm_t>(comm));
+  for (auto &[key, pair] : pairs)
+    if (pair.comm)
+      ncclCommDestroy(static_cast<ncclComm_t>(pair.comm));
 #endif
+  for (auto &[key, pair] : pairs)
+    if (pair.stream)
+      cudaStreamDestroy(pair.stream);
   if (comms)
     cudaStreamSynchronize(comms);
   for (auto &[ticket, done] : started)
@@ -1120,23 +1171,12 @@ Status CudaDevice::bucketCollectiveStart(BucketOp op, const std::string &key,
   if (Status st = enter(); !st)
     return st;
   auto ncclFailed = [&](ncclResult_t r, const char *what) {
-    return r == ncclSuccess ? Status::ok()
-                            : Status::internal(name() + ": " + what + ": " +
-                                               ncclGetErrorString(r));
+    return cuda::ncclFailed(r, name() + ": " + what);
   };
   auto it = ncclComms.find(key);
   if (it == ncclComms.end()) {
-    // Position 0 makes the group's id; every member joins with it. The
-    // members run on threads of their own, so their joins meet.
-    ncclUniqueId id{};
-    if (position == 0)
-      if (Status st = ncclFailed(ncclGetUniqueId(&id), "ncclGetUniqueId"); !st)
-        return st;
-    if (Status st = shareFromFirst(id.internal, sizeof id.internal); !st)
-      return st;
     ncclComm_t comm;
-    if (Status st = ncclFailed(ncclCommInitRank(&comm, size, id, position),
-                               "ncclCommInitRank");
+    if (Status st = joinNccl(name(), size, position, shareFromFirst, comm);
         !st)
       return st;
     it = ncclComms.emplace(key, comm).first;
@@ -1148,18 +1188,8 @@ Status CudaDevice::bucketCollectiveStart(BucketOp op, const std::string &key,
         !st)
       return st;
   // The bucket was packed on the compute stream: NCCL starts after that.
-  cudaEvent_t packed = nullptr, done = nullptr;
-  if (Status st = cudaFailed(
-          cudaEventCreateWithFlags(&packed, cudaEventDisableTiming),
-          name() + ": cudaEventCreate");
-      !st)
-    return st;
-  Status st = cudaFailed(cudaEventRecord(packed, compute),
-                         name() + ": cudaEventRecord");
-  if (st)
-    st = cudaFailed(cudaStreamWaitEvent(comms, packed, 0),
-                    name() + ": cudaStreamWaitEvent");
-  cudaEventDestroy(packed); // released once recorded and waited on
+  cudaEvent_t done = nullptr;
+  Status st = streamWaits(name(), comms, compute);
   if (!st)
     return st;
   auto comm = static_cast<ncclComm_t>(it->second);
@@ -1254,6 +1284,95 @@ Status CudaDevice::bucketCollectiveWait(int64_t ticket) {
   cudaEventDestroy(it->second);
   started.erase(it);
   return st;
+}
+
+Status CudaDevice::pairFor(const std::string &key, int position,
+                           const ShareFromFirst &shareFromFirst, Pair *&out) {
+  auto it = pairs.find(key);
+  if (it != pairs.end()) {
+    out = &it->second;
+    return Status::ok();
+  }
+#if WHALE_HAVE_NCCL
+  Pair pair;
+  if (Status st = cudaFailed(
+          cudaStreamCreateWithFlags(&pair.stream, cudaStreamNonBlocking),
+          name() + ": creating a pipeline stream");
+      !st)
+    return st;
+  ncclComm_t comm = nullptr;
+  if (Status st = joinNccl(name(), 2, position, shareFromFirst, comm); !st) {
+    cudaStreamDestroy(pair.stream);
+    return st;
+  }
+  pair.comm = comm;
+  out = &pairs.emplace(key, pair).first->second;
+  return Status::ok();
+#else
+  return Status::internal(name() + ": built without NCCL");
+#endif
+}
+
+Status CudaDevice::pairSend(const std::string &key, const void *data,
+                            int64_t bytes,
+                            const ShareFromFirst &shareFromFirst) {
+#if WHALE_HAVE_NCCL
+  if (Status st = enter(); !st)
+    return st;
+  Pair *pair = nullptr;
+  if (Status st = pairFor(key, 0, shareFromFirst, pair); !st)
+    return st;
+  if (bytes == 0)
+    return Status::ok(); // the receiver posts nothing for it either
+  // The copy is the compute stream's, so it reads the tensor before any
+  // later op can overwrite it; the pair's stream sends and frees it.
+  void *copy = nullptr;
+  const auto n = static_cast<size_t>(bytes);
+  if (Status st = cudaFailed(cudaMallocAsync(&copy, n, compute),
+                             name() + ": the copy of a pipeline send");
+      !st)
+    return st;
+  Status st = cudaFailed(
+      cudaMemcpyAsync(copy, data, n, cudaMemcpyDeviceToDevice, compute),
+      name() + ": copying a pipeline send");
+  if (st)
+    st = streamWaits(name(), pair->stream, compute);
+  if (st)
+    st = ncclFailed(ncclSend(copy, n, ncclUint8, 1,
+                             static_cast<ncclComm_t>(pair->comm), pair->stream),
+                    name() + ": ncclSend");
+  // Freed after the send in the pair's stream order (or, failing, at once).
+  if (Status freed = cudaFailed(cudaFreeAsync(copy, st ? pair->stream : compute),
+                                name() + ": freeing a pipeline send's copy");
+      st && !freed)
+    st = freed;
+  return st;
+#else
+  return Device::pairSend(key, data, bytes, shareFromFirst);
+#endif
+}
+
+Status CudaDevice::pairRecv(const std::string &key, void *data, int64_t bytes,
+                            const ShareFromFirst &shareFromFirst) {
+#if WHALE_HAVE_NCCL
+  if (Status st = enter(); !st)
+    return st;
+  Pair *pair = nullptr;
+  if (Status st = pairFor(key, 1, shareFromFirst, pair); !st)
+    return st;
+  if (bytes == 0)
+    return Status::ok();
+  Status st = streamWaits(name(), pair->stream, compute);
+  if (st)
+    st = ncclFailed(ncclRecv(data, static_cast<size_t>(bytes), ncclUint8, 0,
+                             static_cast<ncclComm_t>(pair->comm), pair->stream),
+                    name() + ": ncclRecv");
+  if (st)
+    st = streamWaits(name(), compute, pair->stream);
+  return st;
+#else
+  return Device::pairRecv(key, data, bytes, shareFromFirst);
+#endif
 }
 
 } // namespace whale::rt::cuda

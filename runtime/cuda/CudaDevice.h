@@ -184,6 +184,15 @@ public:
                                const ShareFromFirst &shareFromFirst,
                                int64_t &ticket) override;
   Status bucketCollectiveWait(int64_t ticket) override;
+  /// ncclSend from a copy made on the compute stream (allocated and freed
+  /// in stream order), on the pair's own stream: the compute stream never
+  /// waits for the receiver, and the sent tensor may be reused at once.
+  Status pairSend(const std::string &key, const void *data, int64_t bytes,
+                  const ShareFromFirst &shareFromFirst) override;
+  /// ncclRecv on the pair's own stream after the compute stream's work so
+  /// far (the tensor's earlier users); the compute stream waits for it.
+  Status pairRecv(const std::string &key, void *data, int64_t bytes,
+                  const ShareFromFirst &shareFromFirst) override;
 
 private:
   CudaDevice(const std::string &name, int ordinal, int64_t memoryLimit);
@@ -234,6 +243,17 @@ private:
   cudaStream_t comms = nullptr;
   std::map<int64_t, cudaEvent_t> started;
   int64_t nextTicket = 1;
+  /// A direction between two stages (pairSend / pairRecv): its
+  /// two-member communicator and the stream its calls run on, one per
+  /// direction so that neither waits behind the other's transfers.
+  struct Pair {
+    void *comm = nullptr; ///< ncclComm_t
+    cudaStream_t stream = nullptr;
+  };
+  std::map<std::string, Pair> pairs;
+  /// The pair `key`, made at its first use with this device at `position`.
+  Status pairFor(const std::string &key, int position,
+                 const ShareFromFirst &shareFromFirst, Pair *&out);
   /// Each element program read once: by the address of its words (a
   /// constant of the compiled plan), its layout and code in device memory.
   struct LoadedProgram {

@@ -46,23 +46,26 @@ struct TestRuntime {
   }
 };
 
-/// A communicator of two ranks and a context bound to each as replica 0
-/// and 1 of one stage, each on its own thread for collectives.
-struct TwoReplicas {
+/// A communicator of two ranks and a context bound to each: as replica 0
+/// and 1 of one stage, or as stage 0 and 1 of one replica. Each runs on
+/// its own thread for collectives and sends.
+struct TwoRanks {
+  enum class Layout { Replicas, Stages };
   std::unique_ptr<whale_rt_comm, void (*)(whale_rt_comm *)> comm{
       whale_rt_comm_create(2, 10.0), whale_rt_comm_destroy};
   TestRuntime rank[2];
   /// `beforeBind(ctx, r)` may change rank r's context before it binds.
-  explicit TwoReplicas(
-      uint64_t seed = 1,
-      const std::function<void(whale_rt_context *, int)> &beforeBind = {})
+  TwoRanks(Layout layout, uint64_t seed,
+           const std::function<void(whale_rt_context *, int)> &beforeBind)
       : rank{TestRuntime(seed), TestRuntime(seed)} {
     const int32_t grid[] = {0, 1};
+    const bool stages = layout == Layout::Stages;
     for (int32_t r = 0; r < 2; ++r) {
       if (beforeBind)
         beforeBind(rank[r].ctx, r);
-      EXPECT_EQ(whale_rt_context_bind(rank[r].ctx, comm.get(), 1, 2, grid, 0,
-                                      r),
+      EXPECT_EQ(whale_rt_context_bind(rank[r].ctx, comm.get(), stages ? 2 : 1,
+                                      stages ? 1 : 2, grid, stages ? r : 0,
+                                      stages ? 0 : r),
                 WHALE_RT_OK);
     }
   }
@@ -72,6 +75,21 @@ struct TwoReplicas {
     body(0);
     other.join();
   }
+};
+
+struct TwoReplicas : TwoRanks {
+  explicit TwoReplicas(
+      uint64_t seed = 1,
+      const std::function<void(whale_rt_context *, int)> &beforeBind = {})
+      : TwoRanks(Layout::Replicas, seed, beforeBind) {}
+};
+
+/// Two pipeline stages, rank r at stage r.
+struct TwoStages : TwoRanks {
+  explicit TwoStages(
+      uint64_t seed = 1,
+      const std::function<void(whale_rt_context *, int)> &beforeBind = {})
+      : TwoRanks(Layout::Stages, seed, beforeBind) {}
 };
 
 } // namespace whale::testing

@@ -125,8 +125,9 @@ TEST(GpuElementMath, CausalMaskMatchesTheCpu) {
     for (int64_t i = 0; i < numElements(s); ++i) {
       bool masked = causallyMasked(i, s[1], s[2]);
       EXPECT_EQ(masked, std::isinf(want[i])) << shapeString(s) << " " << i;
-      if (!masked)
+      if (!masked) {
         EXPECT_EQ(want[i], x[i]);
+      }
     }
   }
 }

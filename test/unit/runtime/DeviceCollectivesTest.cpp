@@ -22,7 +22,10 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <deque>
+#include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 namespace {
@@ -83,6 +86,33 @@ struct Fabric {
           data[1 - k][i] = data[k][i];
       }
   }
+  /// A pipeline's messages between the devices by pair, in the order sent;
+  /// the bytes of each as sent, and each side's set-up bytes by pair.
+  std::map<std::string, std::deque<std::vector<char>>> queued;
+  std::map<std::string, std::vector<int64_t>> carried;
+  std::map<std::string, std::vector<int32_t>> pairSetUp;
+
+  void post(const std::string &key, const void *data, int64_t bytes) {
+    std::lock_guard<std::mutex> lock(m);
+    const char *c = static_cast<const char *>(data);
+    queued[key].emplace_back(c, c + bytes);
+    carried[key].push_back(bytes);
+    cv.notify_all();
+  }
+  /// The pair's next message, waited for, into `data`.
+  Status take(const std::string &key, void *data, int64_t bytes) {
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait(lock, [&] { return !queued[key].empty(); });
+    std::vector<char> message = std::move(queued[key].front());
+    queued[key].pop_front();
+    if (static_cast<int64_t>(message.size()) != bytes)
+      return Status::internal("the pair's next message has " +
+                              std::to_string(message.size()) + " bytes, not " +
+                              std::to_string(bytes));
+    std::copy(message.begin(), message.end(), static_cast<char *>(data));
+    return Status::ok();
+  }
+
   /// Member m's received part k is member k's sent part m.
   void exchange(const std::vector<int64_t> &layout) {
     const int64_t total = layout[0] + layout[1];
@@ -118,6 +148,21 @@ public:
     fabric.run(op, position, data, parts);
     return Status::ok();
   }
+  /// A pipeline's messages go through the fabric's queues; each side's
+  /// first call of a pair takes the set-up bytes from the sender.
+  Status pairSend(const std::string &key, const void *data, int64_t bytes,
+                  const ShareFromFirst &share) override {
+    if (Status st = joinPair(key, 0, share); !st)
+      return st;
+    fabric.post(key, data, bytes);
+    return Status::ok();
+  }
+  Status pairRecv(const std::string &key, void *data, int64_t bytes,
+                  const ShareFromFirst &share) override {
+    if (Status st = joinPair(key, 1, share); !st)
+      return st;
+    return fabric.take(key, data, bytes);
+  }
   /// With `deferring`, a started collective runs at its wait.
   Status bucketCollectiveStart(BucketOp op, const std::string &key,
                                int position, int size, float *data,
@@ -141,6 +186,19 @@ public:
   bool deferring = false;
 
 private:
+  Status joinPair(const std::string &key, int position,
+                  const ShareFromFirst &share) {
+    if (pairsJoined.count(key))
+      return Status::ok();
+    int32_t bytes[4] = {position == 0 ? 4343 : 0, 0, 0, 0};
+    if (Status st = share(reinterpret_cast<char *>(bytes), sizeof bytes); !st)
+      return st;
+    std::lock_guard<std::mutex> lock(fabric.m);
+    fabric.pairSetUp[key].push_back(bytes[0]);
+    pairsJoined.insert(key);
+    return Status::ok();
+  }
+  std::set<std::string> pairsJoined;
   std::vector<std::function<Status()>> pending;
   int id;
   Fabric &fabric;
@@ -156,6 +214,14 @@ struct HasFabric {
 struct LoopbackReplicas : HasFabric, whale::testing::TwoReplicas {
   LoopbackReplicas()
       : TwoReplicas(1, [this](whale_rt_context *ctx, int r) {
+          ctx->device = std::make_unique<LoopbackDevice>(r, fabric);
+        }) {}
+};
+
+/// Two pipeline stages, each on a loopback device.
+struct LoopbackStages : HasFabric, whale::testing::TwoStages {
+  LoopbackStages()
+      : TwoStages(1, [this](whale_rt_context *ctx, int r) {
           ctx->device = std::make_unique<LoopbackDevice>(r, fabric);
         }) {}
 };
@@ -316,6 +382,80 @@ TEST(DeviceCollectives, ShardGroupSumsGathersAndExchangesStayOnTheDevices) {
   EXPECT_EQ(p.fabric.parts[0], (std::vector<int64_t>{3}));
   EXPECT_EQ(p.fabric.parts[1], (std::vector<int64_t>{6, 6}));
   EXPECT_EQ(p.fabric.parts[2], (std::vector<int64_t>{4, 4}));
+}
+
+TEST(DeviceCollectives, PipelineSendsGoDeviceToDeviceInAnyOrder) {
+  LoopbackStages p;
+  std::vector<float> first, again, back;
+  std::vector<int32_t> ids;
+  p.onBoth([&](int r) {
+    TestRuntime &t = p.rank[r];
+    if (r == 0) {
+      // Tag 7 twice, with tag 9 between; then a reply from stage 1.
+      whale_rt_tensor *a = t.f32({3}, {1, 2, 3});
+      whale_rt_tensor *ids9 = t.make(WHALE_RT_I32, {2});
+      TestRuntime::data<int32_t>(ids9)[0] = 4;
+      TestRuntime::data<int32_t>(ids9)[1] = 5;
+      whale_rt_tensor *b = t.f32({3}, {10, 20, 30});
+      for (whale_rt_tensor *x : {a, ids9, b})
+        ASSERT_EQ(whale_rt_send(t.ctx, 1, x == ids9 ? 9 : 7, x), WHALE_RT_OK)
+            << whale_rt_last_error(t.ctx);
+      // The sent tensor may change at once: the device sent its bytes.
+      TestRuntime::data<float>(b)[0] = -1;
+      whale_rt_tensor *reply = t.f32({2}, {0, 0});
+      ASSERT_EQ(whale_rt_recv(t.ctx, 1, 11, reply), WHALE_RT_OK)
+          << whale_rt_last_error(t.ctx);
+      back = values(reply);
+      return;
+    }
+    // Tag 9 first: tag 7's first message arrives before it and waits.
+    whale_rt_tensor *ids9 = t.make(WHALE_RT_I32, {2});
+    ASSERT_EQ(whale_rt_recv(t.ctx, 0, 9, ids9), WHALE_RT_OK)
+        << whale_rt_last_error(t.ctx);
+    ids.assign(TestRuntime::data<int32_t>(ids9),
+               TestRuntime::data<int32_t>(ids9) + 2);
+    whale_rt_tensor *x = t.f32({3}, {0, 0, 0});
+    ASSERT_EQ(whale_rt_recv(t.ctx, 0, 7, x), WHALE_RT_OK)
+        << whale_rt_last_error(t.ctx);
+    first = values(x);
+    ASSERT_EQ(whale_rt_recv(t.ctx, 0, 7, x), WHALE_RT_OK)
+        << whale_rt_last_error(t.ctx);
+    again = values(x);
+    whale_rt_tensor *reply = t.f32({2}, {42, 43});
+    ASSERT_EQ(whale_rt_send(t.ctx, 0, 11, reply), WHALE_RT_OK)
+        << whale_rt_last_error(t.ctx);
+  });
+  EXPECT_EQ(ids, (std::vector<int32_t>{4, 5}));
+  EXPECT_EQ(first, (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(again, (std::vector<float>{10, 20, 30}));
+  EXPECT_EQ(back, (std::vector<float>{42, 43}));
+  // Every payload went device to device, each direction its own pair, in
+  // the order sent; each receiver got the set-up bytes from its sender.
+  EXPECT_EQ(p.fabric.carried["pair:0>1"], (std::vector<int64_t>{12, 8, 12}));
+  EXPECT_EQ(p.fabric.carried["pair:1>0"], (std::vector<int64_t>{8}));
+  EXPECT_EQ(p.fabric.pairSetUp["pair:0>1"], (std::vector<int32_t>{4343, 4343}));
+  EXPECT_EQ(p.fabric.pairSetUp["pair:1>0"], (std::vector<int32_t>{4343, 4343}));
+  EXPECT_TRUE(p.fabric.ops.empty()); // and no collective ran
+}
+
+TEST(DeviceCollectives, ADeviceRecvOfAnotherSizeIsRefused) {
+  LoopbackStages p;
+  std::string error;
+  p.onBoth([&](int r) {
+    TestRuntime &t = p.rank[r];
+    if (r == 0) {
+      ASSERT_EQ(whale_rt_send(t.ctx, 1, 5, t.f32({2}, {1, 2})), WHALE_RT_OK)
+          << whale_rt_last_error(t.ctx);
+      return;
+    }
+    EXPECT_EQ(whale_rt_recv(t.ctx, 0, 5, t.f32({3}, {0, 0, 0})),
+              WHALE_RT_INVALID_ARGUMENT);
+    error = whale_rt_last_error(t.ctx);
+  });
+  EXPECT_NE(error.find("rank 0 sent 2 f32 with tag 5 where 3 f32 were "
+                       "expected"),
+            std::string::npos)
+      << error;
 }
 
 } // namespace
