@@ -2,6 +2,7 @@
 
 #include "runtime/CApiInternal.h"
 #include "runtime/DevicePlugin.h"
+#include "runtime/cpu/BlasKernels.h"
 #include "runtime/data/DataOrder.h"
 
 #include <algorithm>
@@ -167,6 +168,14 @@ whale_rt_status whale_rt_device_check(const char *device_name, char *error,
 }
 
 void whale_rt_context_destroy(whale_rt_context *ctx) { delete ctx; }
+
+const char *whale_rt_blas_kernels(void) {
+  static const std::string said = [] {
+    const cpu::BlasKernels &k = cpu::blasKernels();
+    return k.running + " kernels" + (k.note.empty() ? "" : " (" + k.note + ")");
+  }();
+  return said.c_str();
+}
 
 const char *whale_rt_last_error(const whale_rt_context *ctx) {
   return ctx ? ctx->lastError.c_str() : "no context";

@@ -71,6 +71,10 @@ whale_rt_status whale_rt_context_open(const char *device_name, int32_t threads,
 whale_rt_status whale_rt_device_check(const char *device_name, char *error,
                                       int64_t error_size);
 void whale_rt_context_destroy(whale_rt_context *ctx);
+/* Which of OpenBLAS's kernels run CPU GEMMs, chosen now if no GEMM ran yet:
+ * "SkylakeX kernels", say, and in parentheses why, where Whale chose them
+ * (runtime/cpu/BlasKernels.h) or OPENBLAS_CORETYPE named them. */
+const char *whale_rt_blas_kernels(void);
 const char *whale_rt_last_error(const whale_rt_context *ctx);
 int64_t whale_rt_memory_in_use(const whale_rt_context *ctx);
 int64_t whale_rt_memory_peak(const whale_rt_context *ctx);

@@ -1,5 +1,6 @@
 //===- Gemm.cpp - matrix products on OpenBLAS -----------------------------===//
 
+#include "runtime/cpu/BlasKernels.h"
 #include "runtime/cpu/Kernels.h"
 
 #include <cblas.h>
@@ -18,9 +19,13 @@ namespace {
 /// of different thread counts run side by side at their own speeds. (The
 /// serial build shares unlocked buffers between callers: it needed one call
 /// at a time, process wide.)
+/// The kernels are chosen first (BlasKernels.h).
 void oneThreadPerCall() {
   static std::once_flag once;
-  std::call_once(once, [] { openblas_set_num_threads(1); });
+  std::call_once(once, [] {
+    blasKernels();
+    openblas_set_num_threads(1);
+  });
 }
 
 void blasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,

@@ -701,6 +701,7 @@ int devicesCommand(int argc, char **argv) {
   int shared = whale::sharedThreads(c, 0);
   std::vector<std::string> source(c.devices.size(), "declared");
   std::map<std::string, double> measured; // by the device probed
+  bool saidKernels = false;
   for (size_t i = 0; i < c.devices.size(); ++i) {
     whale::DeviceSpec &d = c.devices[i];
     if (d.flops > 0)
@@ -716,6 +717,11 @@ int devicesCommand(int argc, char **argv) {
     std::string key =
         gpu ? whale::runtimeDeviceName(d, i) : "cpu:" + std::to_string(threads);
     if (!measured.count(key)) {
+      if (!gpu && !saidKernels) {
+        std::cerr << "CPU GEMMs: OpenBLAS's " << whale_rt_blas_kernels()
+                  << "\n";
+        saidKernels = true;
+      }
       std::cerr << "probing "
                 << (gpu ? key
                         : "a " + std::to_string(threads) + "-thread device")
