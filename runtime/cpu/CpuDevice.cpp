@@ -170,13 +170,12 @@ Status CpuDevice::layerNormBackward(View<const float> x,
                                     View<const float> gamma, double eps,
                                     View<const float> dy, View<float> dx,
                                     View<float> dgamma, View<float> dbeta) {
-  // The forward statistics again (one pass, cheap beside the rest).
+  // The forward's statistics again (not the normalized rows: two passes
+  // over each row, cheap beside the rest).
   int64_t d = x.shape.empty() ? 0 : x.shape.back();
   int64_t rows = d ? x.numel() / d : 0;
-  std::vector<float> mean(rows), rstd(rows), y(x.numel()), zero(d, 0.0f);
-  cpu::layerNorm<float>(*this, x, gamma, View<const float>{zero.data(), {d}},
-                        eps, View<float>{y.data(), x.shape}, mean.data(),
-                        rstd.data());
+  std::vector<float> mean(rows), rstd(rows);
+  cpu::layerNormStatistics<float>(*this, x, eps, mean.data(), rstd.data());
   cpu::layerNormBackward<float>(*this, x, gamma, mean.data(), rstd.data(), dy,
                                 dx, dgamma, dbeta);
   return Status::ok();

@@ -108,6 +108,10 @@ void softmaxBackward(CpuDevice &dev, View<const T> y, View<const T> dy,
 template <class T>
 void layerNorm(CpuDevice &dev, View<const T> x, View<const T> gamma,
                View<const T> beta, double eps, View<T> y, T *mean, T *rstd);
+/// layerNorm's mean and rstd alone, the same bits (its backward's need).
+template <class T>
+void layerNormStatistics(CpuDevice &dev, View<const T> x, double eps, T *mean,
+                         T *rstd);
 template <class T>
 void layerNormBackward(CpuDevice &dev, View<const T> x, View<const T> gamma,
                        const T *mean, const T *rstd, View<const T> dy,

@@ -1,6 +1,7 @@
 //===- Normalization.cpp - softmax, layernorm, embedding, cross entropy ---===//
 
 #include "runtime/cpu/Kernels.h"
+#include "runtime/cpu/VectorClones.h"
 
 #include <algorithm>
 #include <cmath>
@@ -75,6 +76,24 @@ void softmaxBackward(CpuDevice &dev, View<const T> y, View<const T> dy,
       });
 }
 
+namespace {
+/// A row's mean and 1 / standard deviation, in the order the fused row
+/// kernels keep too (lowering/FusedRowKernel.cpp): the mean, then the
+/// variance about it.
+template <class T>
+void rowStatistics(const T *in, int64_t d, double eps, T &mu, T &rs) {
+  mu = 0;
+  for (int64_t j = 0; j < d; ++j)
+    mu += in[j];
+  mu /= T(d);
+  T var = 0;
+  for (int64_t j = 0; j < d; ++j)
+    var += (in[j] - mu) * (in[j] - mu);
+  var /= T(d);
+  rs = T(1) / std::sqrt(var + T(eps));
+}
+} // namespace
+
 template <class T>
 void layerNorm(CpuDevice &dev, View<const T> x, View<const T> gamma,
                View<const T> beta, double eps, View<T> y, T *mean, T *rstd) {
@@ -85,15 +104,8 @@ void layerNorm(CpuDevice &dev, View<const T> x, View<const T> gamma,
         for (int64_t r = r0; r < r1; ++r) {
           const T *in = x.data + r * d;
           T *out = y.data + r * d;
-          T mu = 0;
-          for (int64_t j = 0; j < d; ++j)
-            mu += in[j];
-          mu /= T(d);
-          T var = 0;
-          for (int64_t j = 0; j < d; ++j)
-            var += (in[j] - mu) * (in[j] - mu);
-          var /= T(d);
-          T rs = T(1) / std::sqrt(var + T(eps));
+          T mu, rs;
+          rowStatistics(in, d, eps, mu, rs);
           for (int64_t j = 0; j < d; ++j)
             out[j] = (in[j] - mu) * rs * gamma.data[j] + beta.data[j];
           mean[r] = mu;
@@ -101,6 +113,82 @@ void layerNorm(CpuDevice &dev, View<const T> x, View<const T> gamma,
         }
       });
 }
+
+template <class T>
+void layerNormStatistics(CpuDevice &dev, View<const T> x, double eps, T *mean,
+                         T *rstd) {
+  int64_t d = x.shape.back(), rows = d ? x.numel() / d : 0;
+  dev.pool().parallelFor(
+      rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, d)),
+      [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r)
+          rowStatistics(x.data + r * d, d, eps, mean[r], rstd[r]);
+      });
+}
+
+namespace {
+
+/// Rows [r0, r1) of layernorm's backward: dx, and each row's terms of
+/// dgamma and dbeta added into pg and pb. A row's two sums are kept in
+/// kLanes partial sums, each over every kLanes-th element, added together
+/// in lane order at the end: a fixed order, so every plan and every
+/// clone computes the same bits, and one the compiler may put in vectors.
+template <class T>
+WHALE_INLINE_LOOP void layerNormBackwardRows(
+    const T *__restrict x, const T *__restrict gamma, const T *mean,
+    const T *rstd, const T *__restrict dy, T *__restrict dx,
+    T *__restrict pg, T *__restrict pb, int64_t d, int64_t r0, int64_t r1) {
+  constexpr int64_t kLanes = 16;
+  const int64_t whole = d - d % kLanes;
+  for (int64_t r = r0; r < r1; ++r) {
+    const T *in = x + r * d, *g = dy + r * d;
+    T *out = dx + r * d;
+    const T mu = mean[r], rs = rstd[r];
+    // dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
+    T laneD[kLanes] = {}, laneDX[kLanes] = {};
+    for (int64_t j = 0; j < whole; j += kLanes)
+      for (int64_t l = 0; l < kLanes; ++l) {
+        T xhat = (in[j + l] - mu) * rs, dxhat = g[j + l] * gamma[j + l];
+        laneD[l] += dxhat;
+        laneDX[l] += dxhat * xhat;
+        pg[j + l] += g[j + l] * xhat;
+        pb[j + l] += g[j + l];
+      }
+    for (int64_t j = whole; j < d; ++j) {
+      T xhat = (in[j] - mu) * rs, dxhat = g[j] * gamma[j];
+      laneD[j - whole] += dxhat;
+      laneDX[j - whole] += dxhat * xhat;
+      pg[j] += g[j] * xhat;
+      pb[j] += g[j];
+    }
+    T sumD = 0, sumDX = 0;
+    for (int64_t l = 0; l < kLanes; ++l) {
+      sumD += laneD[l];
+      sumDX += laneDX[l];
+    }
+    const T meanD = sumD / T(d), meanDX = sumDX / T(d);
+    for (int64_t j = 0; j < d; ++j) {
+      T xhat = (in[j] - mu) * rs;
+      out[j] = rs * (g[j] * gamma[j] - meanD - xhat * meanDX);
+    }
+  }
+}
+
+WHALE_VECTOR_CLONES void layerNormBackwardRowsOf(
+    const float *x, const float *gamma, const float *mean, const float *rstd,
+    const float *dy, float *dx, float *pg, float *pb, int64_t d, int64_t r0,
+    int64_t r1) {
+  layerNormBackwardRows(x, gamma, mean, rstd, dy, dx, pg, pb, d, r0, r1);
+}
+
+void layerNormBackwardRowsOf(const double *x, const double *gamma,
+                             const double *mean, const double *rstd,
+                             const double *dy, double *dx, double *pg,
+                             double *pb, int64_t d, int64_t r0, int64_t r1) {
+  layerNormBackwardRows(x, gamma, mean, rstd, dy, dx, pg, pb, d, r0, r1);
+}
+
+} // namespace
 
 template <class T>
 void layerNormBackward(CpuDevice &dev, View<const T> x, View<const T> gamma,
@@ -114,25 +202,8 @@ void layerNormBackward(CpuDevice &dev, View<const T> x, View<const T> gamma,
     for (int64_t t = t0; t < t1; ++t) {
       int64_t r0 = rows * t / threads, r1 = rows * (t + 1) / threads;
       T *pg = partial.data() + 2 * t * d, *pb = pg + d;
-      for (int64_t r = r0; r < r1; ++r) {
-        const T *in = x.data + r * d, *g = dy.data + r * d;
-        T *out = dx.data + r * d;
-        T mu = mean[r], rs = rstd[r];
-        // dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
-        T sumD = 0, sumDX = 0;
-        for (int64_t j = 0; j < d; ++j) {
-          T xhat = (in[j] - mu) * rs, dxhat = g[j] * gamma.data[j];
-          sumD += dxhat;
-          sumDX += dxhat * xhat;
-          pg[j] += g[j] * xhat;
-          pb[j] += g[j];
-        }
-        T meanD = sumD / T(d), meanDX = sumDX / T(d);
-        for (int64_t j = 0; j < d; ++j) {
-          T xhat = (in[j] - mu) * rs;
-          out[j] = rs * (g[j] * gamma.data[j] - meanD - xhat * meanDX);
-        }
-      }
+      layerNormBackwardRowsOf(x.data, gamma.data, mean, rstd, dy.data,
+                              dx.data, pg, pb, d, r0, r1);
     }
   });
   std::memset(dgamma.data, 0, sizeof(T) * d);
@@ -244,6 +315,8 @@ void crossEntropyBackward(CpuDevice &dev, View<const T> logits,
                                    int64_t, View<T>);                          \
   template void layerNorm<T>(CpuDevice &, View<const T>, View<const T>,        \
                              View<const T>, double, View<T>, T *, T *);        \
+  template void layerNormStatistics<T>(CpuDevice &, View<const T>, double,     \
+                                       T *, T *);                              \
   template void layerNormBackward<T>(                                          \
       CpuDevice &, View<const T>, View<const T>, const T *, const T *,         \
       View<const T>, View<T>, View<T>, View<T>);                               \
