@@ -1,5 +1,6 @@
 //===- Normalization.cpp - softmax, layernorm, embedding, cross entropy ---===//
 
+#include "runtime/cpu/ExpMath.h"
 #include "runtime/cpu/Kernels.h"
 #include "runtime/cpu/VectorClones.h"
 
@@ -251,6 +252,56 @@ void embeddingBackward(CpuDevice &dev, View<const I> ids, View<const T> dout,
   });
 }
 
+namespace {
+
+/// A row's log-sum-exp: its maximum, then the sum of exp(x - max) in
+/// kLanes partial sums added in lane order (a fixed order that vectors
+/// keep), then max + log(sum).
+template <class T>
+WHALE_INLINE_LOOP T logSumExpRow(const T *__restrict row, int64_t c) {
+  constexpr int64_t kLanes = 16;
+  const int64_t whole = c - c % kLanes;
+  T mx = row[0];
+  for (int64_t j = 1; j < c; ++j)
+    mx = row[j] > mx ? row[j] : mx;
+  T lanes[kLanes] = {};
+  for (int64_t j = 0; j < whole; j += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l)
+      lanes[l] += vectorExp(row[j + l] - mx);
+  for (int64_t j = whole; j < c; ++j)
+    lanes[j - whole] += vectorExp(row[j] - mx);
+  T sum = 0;
+  for (int64_t l = 0; l < kLanes; ++l)
+    sum += lanes[l];
+  return mx + std::log(sum);
+}
+
+WHALE_VECTOR_CLONES float logSumExpRowOf(const float *row, int64_t c) {
+  return logSumExpRow(row, c);
+}
+double logSumExpRowOf(const double *row, int64_t c) {
+  return logSumExpRow(row, c);
+}
+
+/// d = exp(row - lse) * g, the softmax's row times the loss's gradient.
+template <class T>
+WHALE_INLINE_LOOP void softmaxTimesRow(const T *__restrict row, T lse, T g,
+                                       T *__restrict d, int64_t c) {
+  for (int64_t j = 0; j < c; ++j)
+    d[j] = vectorExp(row[j] - lse) * g;
+}
+
+WHALE_VECTOR_CLONES void softmaxTimesRowOf(const float *row, float lse,
+                                           float g, float *d, int64_t c) {
+  softmaxTimesRow(row, lse, g, d, c);
+}
+void softmaxTimesRowOf(const double *row, double lse, double g, double *d,
+                       int64_t c) {
+  softmaxTimesRow(row, lse, g, d, c);
+}
+
+} // namespace
+
 template <class T, class I>
 Status crossEntropy(CpuDevice &dev, View<const T> logits, View<const I> labels,
                     View<T> loss, T *lse) {
@@ -261,21 +312,15 @@ Status crossEntropy(CpuDevice &dev, View<const T> logits, View<const I> labels,
                              " at position " + std::to_string(i) +
                              " is outside the " + std::to_string(c) +
                              " classes");
-  dev.pool().parallelFor(n,
-                         std::max<int64_t>(1, 4096 / std::max<int64_t>(1, c)),
-                         [&](int64_t i0, int64_t i1) {
-                           for (int64_t i = i0; i < i1; ++i) {
-                             const T *row = logits.data + i * c;
-                             T mx = row[0];
-                             for (int64_t j = 1; j < c; ++j)
-                               mx = std::max(mx, row[j]);
-                             T sum = 0;
-                             for (int64_t j = 0; j < c; ++j)
-                               sum += std::exp(row[j] - mx);
-                             lse[i] = mx + std::log(sum);
-                             loss.data[i] = lse[i] - row[labels.data[i]];
-                           }
-                         });
+  dev.pool().parallelFor(
+      n, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, c)),
+      [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+          const T *row = logits.data + i * c;
+          lse[i] = logSumExpRowOf(row, c);
+          loss.data[i] = lse[i] - row[labels.data[i]];
+        }
+      });
   return Status::ok();
 }
 
@@ -285,18 +330,16 @@ void crossEntropyBackward(CpuDevice &dev, View<const T> logits,
                           View<const T> dloss, View<T> dlogits) {
   // d/dlogits = (softmax(logits) - onehot(label)) * dloss
   int64_t c = logits.shape.back(), n = labels.numel();
-  dev.pool().parallelFor(n,
-                         std::max<int64_t>(1, 4096 / std::max<int64_t>(1, c)),
-                         [&](int64_t i0, int64_t i1) {
-                           for (int64_t i = i0; i < i1; ++i) {
-                             const T *row = logits.data + i * c;
-                             T *d = dlogits.data + i * c;
-                             T g = dloss.data[i];
-                             for (int64_t j = 0; j < c; ++j)
-                               d[j] = std::exp(row[j] - lse[i]) * g;
-                             d[labels.data[i]] -= g;
-                           }
-                         });
+  dev.pool().parallelFor(
+      n, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, c)),
+      [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+          T g = dloss.data[i];
+          softmaxTimesRowOf(logits.data + i * c, lse[i], g,
+                            dlogits.data + i * c, c);
+          dlogits.data[i * c + labels.data[i]] -= g;
+        }
+      });
 }
 
 #define WHALE_INSTANTIATE_IDS(T, I)                                            \
