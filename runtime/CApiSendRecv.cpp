@@ -80,8 +80,8 @@ Status onDevices(whale_rt_context *ctx, int from, int to, bool &use,
   if (theirs[1] == Communicator::kElsewhere) {
     if (Status st = tell(ctx, peer, kPairDeviceTag, DType::I32, mine, 2); !st)
       return st;
-    if (Status st = ctx->comm->recv(ctx->rank, peer, kPairDeviceTag,
-                                    DType::I32, theirs, 2);
+    if (Status st = ctx->comm->recv(ctx->rank, peer, kPairDeviceTag, DType::I32,
+                                    theirs, 2);
         !st)
       return st;
   }
@@ -111,7 +111,7 @@ Status sendOnDevices(whale_rt_context *ctx, int peer, const std::string &key,
   const Announcement said{tag, static_cast<int64_t>(t->tensor.dtype()),
                           t->tensor.numel()};
   if (Status st = tell(ctx, peer, kAnnouncementTags + pair.announced,
-                      DType::I64, &said, 3);
+                       DType::I64, &said, 3);
       !st)
     return st;
   ++pair.announced;
@@ -125,13 +125,12 @@ Status recvOnDevices(whale_rt_context *ctx, int peer, const std::string &key,
   const Device::ShareFromFirst share =
       shareOverPair(ctx, peer, /*sender=*/false);
   auto mismatch = [&](const Announcement &a) {
-    return Status::invalid(
-        "recv: rank " + std::to_string(peer) + " sent " +
-        std::to_string(a.count) + " " +
-        dtypeName(static_cast<DType>(a.dtype)) + " with tag " +
-        std::to_string(tag) + " where " +
-        std::to_string(out->tensor.numel()) + " " +
-        dtypeName(out->tensor.dtype()) + " were expected");
+    return Status::invalid("recv: rank " + std::to_string(peer) + " sent " +
+                           std::to_string(a.count) + " " +
+                           dtypeName(static_cast<DType>(a.dtype)) +
+                           " with tag " + std::to_string(tag) + " where " +
+                           std::to_string(out->tensor.numel()) + " " +
+                           dtypeName(out->tensor.dtype()) + " were expected");
   };
   if (auto it = pair.early.find(tag); it != pair.early.end()) {
     Tensor kept = std::move(it->second.front());
@@ -145,9 +144,9 @@ Status recvOnDevices(whale_rt_context *ctx, int peer, const std::string &key,
   }
   for (;;) {
     Announcement said;
-    if (Status st = ctx->comm->recv(ctx->rank, peer,
-                                    kAnnouncementTags + pair.taken, DType::I64,
-                                    &said, 3);
+    if (Status st =
+            ctx->comm->recv(ctx->rank, peer, kAnnouncementTags + pair.taken,
+                            DType::I64, &said, 3);
         !st)
       return st;
     ++pair.taken;
@@ -167,13 +166,12 @@ Status recvOnDevices(whale_rt_context *ctx, int peer, const std::string &key,
     // Sent before the one asked for: received now, as the device pair
     // delivers in order, and kept for its own recv.
     Tensor early;
-    if (Status st = Tensor::create(*ctx->device,
-                                   static_cast<DType>(said.dtype),
+    if (Status st = Tensor::create(*ctx->device, static_cast<DType>(said.dtype),
                                    {said.count}, early);
         !st)
       return st;
-    if (Status st = ctx->device->pairRecv(key, early.raw(), early.bytes(),
-                                          share);
+    if (Status st =
+            ctx->device->pairRecv(key, early.raw(), early.bytes(), share);
         !st)
       return st;
     pair.early[said.tag].push_back(std::move(early));

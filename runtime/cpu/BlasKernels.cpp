@@ -39,16 +39,26 @@ VectorLevel kernelLevel(const std::string &core) {
   // OpenBLAS 0.3's x86-64 targets (its TargetList.txt), by the widest
   // vectors their GEMM kernels use.
   static const std::map<std::string, VectorLevel> levels = {
-      {"prescott", VectorLevel::Sse},     {"core2", VectorLevel::Sse},
-      {"penryn", VectorLevel::Sse},       {"dunnington", VectorLevel::Sse},
-      {"nehalem", VectorLevel::Sse},      {"atom", VectorLevel::Sse},
-      {"opteron", VectorLevel::Sse},      {"opteron_sse3", VectorLevel::Sse},
-      {"barcelona", VectorLevel::Sse},    {"bobcat", VectorLevel::Sse},
-      {"nano", VectorLevel::Sse},         {"sandybridge", VectorLevel::Avx},
-      {"bulldozer", VectorLevel::Avx},    {"piledriver", VectorLevel::Avx},
-      {"steamroller", VectorLevel::Avx},  {"excavator", VectorLevel::Avx},
-      {"haswell", VectorLevel::Avx2},     {"zen", VectorLevel::Avx2},
-      {"skylakex", VectorLevel::Avx512},  {"cooperlake", VectorLevel::Avx512},
+      {"prescott", VectorLevel::Sse},
+      {"core2", VectorLevel::Sse},
+      {"penryn", VectorLevel::Sse},
+      {"dunnington", VectorLevel::Sse},
+      {"nehalem", VectorLevel::Sse},
+      {"atom", VectorLevel::Sse},
+      {"opteron", VectorLevel::Sse},
+      {"opteron_sse3", VectorLevel::Sse},
+      {"barcelona", VectorLevel::Sse},
+      {"bobcat", VectorLevel::Sse},
+      {"nano", VectorLevel::Sse},
+      {"sandybridge", VectorLevel::Avx},
+      {"bulldozer", VectorLevel::Avx},
+      {"piledriver", VectorLevel::Avx},
+      {"steamroller", VectorLevel::Avx},
+      {"excavator", VectorLevel::Avx},
+      {"haswell", VectorLevel::Avx2},
+      {"zen", VectorLevel::Avx2},
+      {"skylakex", VectorLevel::Avx512},
+      {"cooperlake", VectorLevel::Avx512},
       {"sapphirerapids", VectorLevel::Avx512},
   };
   auto it = levels.find(lower(core));
@@ -59,8 +69,8 @@ VectorLevel cpuLevel() {
 #if defined(__x86_64__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("avx512cd"))
+      __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512cd"))
     return VectorLevel::Avx512;
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     return VectorLevel::Avx2;

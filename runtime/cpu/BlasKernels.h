@@ -1,4 +1,4 @@
-//===- BlasKernels.h - which of OpenBLAS's kernels run the GEMMs ---*- C++ -*-===//
+//===- BlasKernels.h - which of OpenBLAS's kernels run ----------*- C++ -*-===//
 //
 // OpenBLAS built for many CPUs at once (Debian's DYNAMIC_ARCH build) picks
 // its kernels when it loads, by the CPU's model number. A CPU newer than

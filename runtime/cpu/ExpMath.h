@@ -1,4 +1,4 @@
-//===- ExpMath.h - an exp the compiler can put in vectors --------*- C++ -*-===//
+//===- ExpMath.h - an exp the compiler can put in vectors -------*- C++ -*-===//
 //
 // libm's expf is a call per element, so a loop of them stays scalar: a
 // GPT-2-sized cross entropy (1,024 rows of 50,257 logits, forward and

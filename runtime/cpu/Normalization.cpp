@@ -135,10 +135,11 @@ namespace {
 /// in lane order at the end: a fixed order, so every plan and every
 /// clone computes the same bits, and one the compiler may put in vectors.
 template <class T>
-WHALE_INLINE_LOOP void layerNormBackwardRows(
-    const T *__restrict x, const T *__restrict gamma, const T *mean,
-    const T *rstd, const T *__restrict dy, T *__restrict dx,
-    T *__restrict pg, T *__restrict pb, int64_t d, int64_t r0, int64_t r1) {
+WHALE_INLINE_LOOP void
+layerNormBackwardRows(const T *__restrict x, const T *__restrict gamma,
+                      const T *mean, const T *rstd, const T *__restrict dy,
+                      T *__restrict dx, T *__restrict pg, T *__restrict pb,
+                      int64_t d, int64_t r0, int64_t r1) {
   constexpr int64_t kLanes = 16;
   const int64_t whole = d - d % kLanes;
   for (int64_t r = r0; r < r1; ++r) {
@@ -175,10 +176,11 @@ WHALE_INLINE_LOOP void layerNormBackwardRows(
   }
 }
 
-WHALE_VECTOR_CLONES void layerNormBackwardRowsOf(
-    const float *x, const float *gamma, const float *mean, const float *rstd,
-    const float *dy, float *dx, float *pg, float *pb, int64_t d, int64_t r0,
-    int64_t r1) {
+WHALE_VECTOR_CLONES void
+layerNormBackwardRowsOf(const float *x, const float *gamma, const float *mean,
+                        const float *rstd, const float *dy, float *dx,
+                        float *pg, float *pb, int64_t d, int64_t r0,
+                        int64_t r1) {
   layerNormBackwardRows(x, gamma, mean, rstd, dy, dx, pg, pb, d, r0, r1);
 }
 
@@ -203,8 +205,8 @@ void layerNormBackward(CpuDevice &dev, View<const T> x, View<const T> gamma,
     for (int64_t t = t0; t < t1; ++t) {
       int64_t r0 = rows * t / threads, r1 = rows * (t + 1) / threads;
       T *pg = partial.data() + 2 * t * d, *pb = pg + d;
-      layerNormBackwardRowsOf(x.data, gamma.data, mean, rstd, dy.data,
-                              dx.data, pg, pb, d, r0, r1);
+      layerNormBackwardRowsOf(x.data, gamma.data, mean, rstd, dy.data, dx.data,
+                              pg, pb, d, r0, r1);
     }
   });
   std::memset(dgamma.data, 0, sizeof(T) * d);
@@ -291,8 +293,8 @@ WHALE_INLINE_LOOP void softmaxTimesRow(const T *__restrict row, T lse, T g,
     d[j] = vectorExp(row[j] - lse) * g;
 }
 
-WHALE_VECTOR_CLONES void softmaxTimesRowOf(const float *row, float lse,
-                                           float g, float *d, int64_t c) {
+WHALE_VECTOR_CLONES void softmaxTimesRowOf(const float *row, float lse, float g,
+                                           float *d, int64_t c) {
   softmaxTimesRow(row, lse, g, d, c);
 }
 void softmaxTimesRowOf(const double *row, double lse, double g, double *d,
@@ -312,15 +314,15 @@ Status crossEntropy(CpuDevice &dev, View<const T> logits, View<const I> labels,
                              " at position " + std::to_string(i) +
                              " is outside the " + std::to_string(c) +
                              " classes");
-  dev.pool().parallelFor(
-      n, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, c)),
-      [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) {
-          const T *row = logits.data + i * c;
-          lse[i] = logSumExpRowOf(row, c);
-          loss.data[i] = lse[i] - row[labels.data[i]];
-        }
-      });
+  dev.pool().parallelFor(n,
+                         std::max<int64_t>(1, 4096 / std::max<int64_t>(1, c)),
+                         [&](int64_t i0, int64_t i1) {
+                           for (int64_t i = i0; i < i1; ++i) {
+                             const T *row = logits.data + i * c;
+                             lse[i] = logSumExpRowOf(row, c);
+                             loss.data[i] = lse[i] - row[labels.data[i]];
+                           }
+                         });
   return Status::ok();
 }
 
@@ -330,16 +332,16 @@ void crossEntropyBackward(CpuDevice &dev, View<const T> logits,
                           View<const T> dloss, View<T> dlogits) {
   // d/dlogits = (softmax(logits) - onehot(label)) * dloss
   int64_t c = logits.shape.back(), n = labels.numel();
-  dev.pool().parallelFor(
-      n, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, c)),
-      [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) {
-          T g = dloss.data[i];
-          softmaxTimesRowOf(logits.data + i * c, lse[i], g,
-                            dlogits.data + i * c, c);
-          dlogits.data[i * c + labels.data[i]] -= g;
-        }
-      });
+  dev.pool().parallelFor(n,
+                         std::max<int64_t>(1, 4096 / std::max<int64_t>(1, c)),
+                         [&](int64_t i0, int64_t i1) {
+                           for (int64_t i = i0; i < i1; ++i) {
+                             T g = dloss.data[i];
+                             softmaxTimesRowOf(logits.data + i * c, lse[i], g,
+                                               dlogits.data + i * c, c);
+                             dlogits.data[i * c + labels.data[i]] -= g;
+                           }
+                         });
 }
 
 #define WHALE_INSTANTIATE_IDS(T, I)                                            \

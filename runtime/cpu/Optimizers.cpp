@@ -28,10 +28,9 @@ namespace {
 /// (AdamW). Restrict pointers and the branch taken out of the loop let it
 /// vectorize; each element's arithmetic is the same as one at a time.
 template <class T, bool Decoupled>
-WHALE_INLINE_LOOP void adamRange(T *__restrict param,
-                                 const T *__restrict grad, T *__restrict m,
-                                 T *__restrict v, int64_t i0, int64_t i1,
-                                 T beta1, T beta2, T oneMinusBeta1,
+WHALE_INLINE_LOOP void adamRange(T *__restrict param, const T *__restrict grad,
+                                 T *__restrict m, T *__restrict v, int64_t i0,
+                                 int64_t i1, T beta1, T beta2, T oneMinusBeta1,
                                  T oneMinusBeta2, T c1, T c2, T lr, T eps,
                                  T weightDecay) {
   for (int64_t i = i0; i < i1; ++i) {
@@ -89,9 +88,9 @@ void adamStep(CpuDevice &dev, View<T> param, View<const T> grad, T *m, T *v,
               double weightDecay, bool decoupled) {
   double c1 = 1 - std::pow(beta1, static_cast<double>(step));
   double c2 = 1 - std::pow(beta2, static_cast<double>(step));
-  const AdamConstants<T> k{T(beta1),      T(beta2), T(1 - beta1),
-                           T(1 - beta2),   T(c1),    T(c2),
-                           T(lr),          T(eps),   T(weightDecay)};
+  const AdamConstants<T> k{T(beta1),     T(beta2), T(1 - beta1),
+                           T(1 - beta2), T(c1),    T(c2),
+                           T(lr),        T(eps),   T(weightDecay)};
   dev.pool().parallelFor(param.numel(), 4096, [&](int64_t i0, int64_t i1) {
     adamRangeOf(decoupled, param.data, grad.data, m, v, i0, i1, k);
   });

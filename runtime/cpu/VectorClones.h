@@ -1,4 +1,4 @@
-//===- VectorClones.h - leaf loops compiled for the CPU's vectors -*- C++ -*-===//
+//===- VectorClones.h - loops built for the CPU's vectors -------*- C++ -*-===//
 //
 // The runtime is built for baseline x86-64 (SSE2), so that one build runs
 // on every x86-64 machine. A loop marked WHALE_VECTOR_CLONES is compiled
@@ -15,7 +15,7 @@
 #ifndef WHALE_RUNTIME_CPU_VECTORCLONES_H
 #define WHALE_RUNTIME_CPU_VECTORCLONES_H
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&        \
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&         \
     !defined(__SANITIZE_ADDRESS__)
 #define WHALE_VECTOR_CLONES                                                    \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))

@@ -57,8 +57,8 @@ Status joinNccl(const std::string &device, int size, int position,
                 ncclComm_t &comm) {
   ncclUniqueId id{};
   if (position == 0)
-    if (Status st = ncclFailed(ncclGetUniqueId(&id),
-                               device + ": ncclGetUniqueId");
+    if (Status st =
+            ncclFailed(ncclGetUniqueId(&id), device + ": ncclGetUniqueId");
         !st)
       return st;
   if (Status st = shareFromFirst(id.internal, sizeof id.internal); !st)
@@ -71,13 +71,15 @@ Status joinNccl(const std::string &device, int size, int position,
 /// `waiting` waits for `after`'s work so far (an event, recorded and
 /// released).
 Status streamWaits(const std::string &device, cudaStream_t waiting,
-                          cudaStream_t after) {
+                   cudaStream_t after) {
   cudaEvent_t e = nullptr;
-  if (Status st = cudaFailed(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
-                             device + ": cudaEventCreate");
+  if (Status st =
+          cudaFailed(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
+                     device + ": cudaEventCreate");
       !st)
     return st;
-  Status st = cudaFailed(cudaEventRecord(e, after), device + ": cudaEventRecord");
+  Status st =
+      cudaFailed(cudaEventRecord(e, after), device + ": cudaEventRecord");
   if (st)
     st = cudaFailed(cudaStreamWaitEvent(waiting, e, 0),
                     device + ": cudaStreamWaitEvent");
@@ -1176,8 +1178,7 @@ Status CudaDevice::bucketCollectiveStart(BucketOp op, const std::string &key,
   auto it = ncclComms.find(key);
   if (it == ncclComms.end()) {
     ncclComm_t comm;
-    if (Status st = joinNccl(name(), size, position, shareFromFirst, comm);
-        !st)
+    if (Status st = joinNccl(name(), size, position, shareFromFirst, comm); !st)
       return st;
     it = ncclComms.emplace(key, comm).first;
   }
@@ -1342,8 +1343,9 @@ Status CudaDevice::pairSend(const std::string &key, const void *data,
                              static_cast<ncclComm_t>(pair->comm), pair->stream),
                     name() + ": ncclSend");
   // Freed after the send in the pair's stream order (or, failing, at once).
-  if (Status freed = cudaFailed(cudaFreeAsync(copy, st ? pair->stream : compute),
-                                name() + ": freeing a pipeline send's copy");
+  if (Status freed =
+          cudaFailed(cudaFreeAsync(copy, st ? pair->stream : compute),
+                     name() + ": freeing a pipeline send's copy");
       st && !freed)
     st = freed;
   return st;

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/WhaleRuntime.h"
 #include "runtime/cpu/BlasKernels.h"
+#include "runtime/WhaleRuntime.h"
 
 #include <gtest/gtest.h>
 
@@ -61,8 +61,8 @@ TEST(BlasKernels, ThisMachineRunsKernelsAsWideAsItsCpuAllows) {
       << "detected " << k.detected << ", running " << k.running;
   EXPECT_EQ(k.note.empty(), k.running == k.detected) << k.note;
   // The C ABI says the same.
-  EXPECT_EQ(std::string(whale_rt_blas_kernels()).rfind(k.running + " kernels", 0),
-            0u)
+  EXPECT_EQ(
+      std::string(whale_rt_blas_kernels()).rfind(k.running + " kernels", 0), 0u)
       << whale_rt_blas_kernels();
 }
 
