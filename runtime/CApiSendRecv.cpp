@@ -62,7 +62,10 @@ Status tell(whale_rt_context *ctx, int peer, int64_t tag, DType dtype,
 /// cannot meet another collective of theirs): where the peer is in another
 /// process, each tells the other its (machine, device). Both directions
 /// between two ranks send the same two facts, so whichever direction's
-/// message a side takes first, it reads the same.
+/// message a side takes first, it reads the same. A rank whose device has
+/// no collectives knows the answer (no) without the peer's, so it only
+/// tells: its sends never wait, as host sends never do; only a rank on a
+/// GPU waits, once per direction, for its peer's first word.
 Status onDevices(whale_rt_context *ctx, int from, int to, bool &use,
                  std::string &key) {
   key = "pair:" + std::to_string(from) + ">" + std::to_string(to);
@@ -80,9 +83,11 @@ Status onDevices(whale_rt_context *ctx, int from, int to, bool &use,
   if (theirs[1] == Communicator::kElsewhere) {
     if (Status st = tell(ctx, peer, kPairDeviceTag, DType::I32, mine, 2); !st)
       return st;
-    if (Status st = ctx->comm->recv(ctx->rank, peer, kPairDeviceTag, DType::I32,
-                                    theirs, 2);
-        !st)
+    if (mine[1] < 0)
+      theirs[1] = -1; // no collectives here: the answer is no either way
+    else if (Status st = ctx->comm->recv(ctx->rank, peer, kPairDeviceTag,
+                                         DType::I32, theirs, 2);
+             !st)
       return st;
   }
   use = mine[1] >= 0 && theirs[1] >= 0 &&
