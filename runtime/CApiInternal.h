@@ -70,14 +70,16 @@ struct whale_rt_context {
   /// Per group (its ranks, joined): whether it reduces on the devices
   /// (every member has device collectives, on distinct devices).
   std::map<std::string, bool> deviceCollectiveGroups;
-  /// Sends between stages on devices of their own, per direction (the
-  /// pair's key): how many messages this rank announced or took, and
-  /// those it received before a recv asked for them, by tag, in order.
+  /// Sends between stages, per direction (sender, receiver): whether it
+  /// goes device to device (decided at its first message), and there how
+  /// many messages this rank announced or took, and those it received
+  /// before a recv asked for them, by tag, in order.
   struct DevicePair {
+    bool decided = false, onDevices = false;
     int64_t announced = 0, taken = 0;
     std::map<int64_t, std::deque<whale::rt::Tensor>> early;
   };
-  std::map<std::string, DevicePair> devicePairs;
+  std::map<std::pair<int, int>, DevicePair> devicePairs;
   /// Set by the driver before each train step.
   int64_t step = 1;
   double lrScale = 1.0;

@@ -56,24 +56,23 @@ Status tell(whale_rt_context *ctx, int peer, int64_t tag, DType dtype,
   return st;
 }
 
-/// Whether the direction from -> to goes device to device (both ranks'
-/// devices have collectives, on two physical devices), and its key. Only
-/// the two ranks take part in deciding (messages, not a collective, so it
-/// cannot meet another collective of theirs): where the peer is in another
-/// process, each tells the other its (machine, device). Both directions
-/// between two ranks send the same two facts, so whichever direction's
-/// message a side takes first, it reads the same. A rank whose device has
-/// no collectives knows the answer (no) without the peer's, so it only
-/// tells: its sends never wait, as host sends never do; only a rank on a
-/// GPU waits, once per direction, for its peer's first word.
-Status onDevices(whale_rt_context *ctx, int from, int to, bool &use,
-                 std::string &key) {
-  key = "pair:" + std::to_string(from) + ">" + std::to_string(to);
-  if (auto it = ctx->deviceCollectiveGroups.find(key);
-      it != ctx->deviceCollectiveGroups.end()) {
-    use = it->second;
+/// The direction from -> to, with whether it goes device to device (both
+/// ranks' devices have collectives, on two physical devices) decided at
+/// its first message. Only the two ranks take part in deciding (messages,
+/// not a collective, so it cannot meet another collective of theirs):
+/// where the peer is in another process, each tells the other its
+/// (machine, device). Both directions between two ranks send the same two
+/// facts, so whichever direction's message a side takes first, it reads
+/// the same. A rank whose device has no collectives knows the answer (no)
+/// without the peer's, so it only tells: its sends never wait, as host
+/// sends never do; only a rank on a GPU waits, once per direction, for its
+/// peer's first word.
+Status directionOf(whale_rt_context *ctx, int from, int to,
+                   whale_rt_context::DevicePair *&out) {
+  whale_rt_context::DevicePair &pair = ctx->devicePairs[{from, to}];
+  out = &pair;
+  if (pair.decided)
     return Status::ok();
-  }
   const int peer = ctx->rank == from ? to : from;
   const int32_t mine[2] = {hostIdentity(), ctx->device->collectiveDevice()};
   int32_t theirs[2] = {mine[0], ctx->comm->collectiveDevice(peer)};
@@ -90,10 +89,15 @@ Status onDevices(whale_rt_context *ctx, int from, int to, bool &use,
              !st)
       return st;
   }
-  use = mine[1] >= 0 && theirs[1] >= 0 &&
-        (mine[0] != theirs[0] || mine[1] != theirs[1]);
-  ctx->deviceCollectiveGroups[key] = use;
+  pair.onDevices = mine[1] >= 0 && theirs[1] >= 0 &&
+                   (mine[0] != theirs[0] || mine[1] != theirs[1]);
+  pair.decided = true;
   return Status::ok();
+}
+
+/// The device's name for the direction from -> to.
+std::string pairKey(int from, int to) {
+  return "pair:" + std::to_string(from) + ">" + std::to_string(to);
 }
 
 /// A direction's set-up bytes from its sender to its receiver, by message.
@@ -110,9 +114,9 @@ Device::ShareFromFirst shareOverPair(whale_rt_context *ctx, int peer,
   };
 }
 
-Status sendOnDevices(whale_rt_context *ctx, int peer, const std::string &key,
-                     int64_t tag, whale_rt_tensor *t) {
-  whale_rt_context::DevicePair &pair = ctx->devicePairs[key];
+Status sendOnDevices(whale_rt_context *ctx, int peer,
+                     whale_rt_context::DevicePair &pair, int64_t tag,
+                     whale_rt_tensor *t) {
   const Announcement said{tag, static_cast<int64_t>(t->tensor.dtype()),
                           t->tensor.numel()};
   if (Status st = tell(ctx, peer, kAnnouncementTags + pair.announced,
@@ -120,13 +124,15 @@ Status sendOnDevices(whale_rt_context *ctx, int peer, const std::string &key,
       !st)
     return st;
   ++pair.announced;
-  return ctx->device->pairSend(key, t->tensor.raw(), t->tensor.bytes(),
+  return ctx->device->pairSend(pairKey(ctx->rank, peer), t->tensor.raw(),
+                               t->tensor.bytes(),
                                shareOverPair(ctx, peer, /*sender=*/true));
 }
 
-Status recvOnDevices(whale_rt_context *ctx, int peer, const std::string &key,
-                     int64_t tag, whale_rt_tensor *out) {
-  whale_rt_context::DevicePair &pair = ctx->devicePairs[key];
+Status recvOnDevices(whale_rt_context *ctx, int peer,
+                     whale_rt_context::DevicePair &pair, int64_t tag,
+                     whale_rt_tensor *out) {
+  const std::string key = pairKey(peer, ctx->rank);
   const Device::ShareFromFirst share =
       shareOverPair(ctx, peer, /*sender=*/false);
   auto mismatch = [&](const Announcement &a) {
@@ -195,12 +201,11 @@ whale_rt_status whale_rt_send(whale_rt_context *ctx, int32_t to_stage,
       return ctx->invalid("send: no tensor, or stage " +
                           std::to_string(to_stage) + " is not another stage");
     CommScope scope(ctx, "send");
-    bool devices = false;
-    std::string key;
-    if (Status st = onDevices(ctx, ctx->rank, peer, devices, key); !st)
+    whale_rt_context::DevicePair *pair = nullptr;
+    if (Status st = directionOf(ctx, ctx->rank, peer, pair); !st)
       return ctx->fail(st);
-    if (devices)
-      return ran(ctx, sendOnDevices(ctx, peer, key, tag, t));
+    if (pair->onDevices)
+      return ran(ctx, sendOnDevices(ctx, peer, *pair, tag, t));
     HostData host(ctx, t, /*writeBack=*/false);
     if (Status st = host.load(); !st)
       return ctx->fail(st);
@@ -220,12 +225,11 @@ whale_rt_status whale_rt_recv(whale_rt_context *ctx, int32_t from_stage,
       return ctx->invalid("recv: no tensor, or stage " +
                           std::to_string(from_stage) + " is not another stage");
     CommScope scope(ctx, "recv");
-    bool devices = false;
-    std::string key;
-    if (Status st = onDevices(ctx, peer, ctx->rank, devices, key); !st)
+    whale_rt_context::DevicePair *pair = nullptr;
+    if (Status st = directionOf(ctx, peer, ctx->rank, pair); !st)
       return ctx->fail(st);
-    if (devices)
-      return ran(ctx, recvOnDevices(ctx, peer, key, tag, out));
+    if (pair->onDevices)
+      return ran(ctx, recvOnDevices(ctx, peer, *pair, tag, out));
     HostData host(ctx, out, /*writeBack=*/true);
     host.prepare();
     Status st = ctx->comm->recv(ctx->rank, peer, tag, out->tensor.dtype(),

@@ -24,47 +24,41 @@ void sgdStep(CpuDevice &dev, View<T> param, View<const T> grad, T *velocity,
 
 namespace {
 
-/// Adam's update of elements [i0, i1), the decay coupled (Adam) or not
-/// (AdamW). Restrict pointers and the branch taken out of the loop let it
-/// vectorize; each element's arithmetic is the same as one at a time.
-template <class T, bool Decoupled>
-WHALE_INLINE_LOOP void adamRange(T *__restrict param, const T *__restrict grad,
-                                 T *__restrict m, T *__restrict v, int64_t i0,
-                                 int64_t i1, T beta1, T beta2, T oneMinusBeta1,
-                                 T oneMinusBeta2, T c1, T c2, T lr, T eps,
-                                 T weightDecay) {
-  for (int64_t i = i0; i < i1; ++i) {
-    T p = param[i];
-    T g = Decoupled ? grad[i] : grad[i] + weightDecay * p;
-    T mi = beta1 * m[i] + oneMinusBeta1 * g;
-    T vi = beta2 * v[i] + oneMinusBeta2 * g * g;
-    m[i] = mi;
-    v[i] = vi;
-    T update = (mi / c1) / (std::sqrt(vi / c2) + eps);
-    if (Decoupled)
-      update += weightDecay * p;
-    param[i] = p - lr * update;
-  }
-}
-
 /// Adam's constants in the element type, as the update has always rounded
 /// them (1 - beta computed in double first).
 template <class T> struct AdamConstants {
   T beta1, beta2, oneMinusBeta1, oneMinusBeta2, c1, c2, lr, eps, weightDecay;
 };
 
+/// Adam's update of elements [i0, i1), the decay coupled (Adam) or not
+/// (AdamW). Restrict pointers and the branch taken out of the loop let it
+/// vectorize; each element's arithmetic is the same as one at a time.
+template <class T, bool Decoupled>
+WHALE_INLINE_LOOP void adamRange(T *__restrict param, const T *__restrict grad,
+                                 T *__restrict m, T *__restrict v, int64_t i0,
+                                 int64_t i1, const AdamConstants<T> k) {
+  for (int64_t i = i0; i < i1; ++i) {
+    T p = param[i];
+    T g = Decoupled ? grad[i] : grad[i] + k.weightDecay * p;
+    T mi = k.beta1 * m[i] + k.oneMinusBeta1 * g;
+    T vi = k.beta2 * v[i] + k.oneMinusBeta2 * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    T update = (mi / k.c1) / (std::sqrt(vi / k.c2) + k.eps);
+    if (Decoupled)
+      update += k.weightDecay * p;
+    param[i] = p - k.lr * update;
+  }
+}
+
 template <class T>
 WHALE_INLINE_LOOP void adamRangeWith(bool decoupled, T *param, const T *grad,
                                      T *m, T *v, int64_t i0, int64_t i1,
                                      const AdamConstants<T> &k) {
   if (decoupled)
-    adamRange<T, true>(param, grad, m, v, i0, i1, k.beta1, k.beta2,
-                       k.oneMinusBeta1, k.oneMinusBeta2, k.c1, k.c2, k.lr,
-                       k.eps, k.weightDecay);
+    adamRange<T, true>(param, grad, m, v, i0, i1, k);
   else
-    adamRange<T, false>(param, grad, m, v, i0, i1, k.beta1, k.beta2,
-                        k.oneMinusBeta1, k.oneMinusBeta2, k.c1, k.c2, k.lr,
-                        k.eps, k.weightDecay);
+    adamRange<T, false>(param, grad, m, v, i0, i1, k);
 }
 
 WHALE_VECTOR_CLONES void adamRangeOf(bool decoupled, float *param,
