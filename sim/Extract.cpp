@@ -6,6 +6,7 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Threading.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -85,11 +86,16 @@ Identity identityOf(mlir::Operation *op) {
   add(nullptr);
   for (mlir::Type t : op->getResultTypes())
     add(t.getAsOpaquePointer());
-  if (llvm::isa<MatmulOp, MatmulGradOp>(op))
-    id.parts.push_back((op->hasAttr("transpose_lhs") ? 1 : 0) |
-                       (op->hasAttr("transpose_rhs") ? 2 : 0));
-  if (auto g = llvm::dyn_cast<MatmulGradOp>(op))
+  // The flags from the ops' properties, not looked up by name: every
+  // matrix product of every micro-batch passes here.
+  if (auto m = llvm::dyn_cast<MatmulOp>(op))
+    id.parts.push_back((m.getTransposeLhs() ? 1 : 0) |
+                       (m.getTransposeRhs() ? 2 : 0));
+  if (auto g = llvm::dyn_cast<MatmulGradOp>(op)) {
+    id.parts.push_back((g.getTransposeLhs() ? 1 : 0) |
+                       (g.getTransposeRhs() ? 2 : 0));
     id.parts.push_back(4 + g.getOperand());
+  }
   if (auto f = llvm::dyn_cast<FusedOp>(op))
     id.parts.push_back(bodyIdentity(f));
   return id;
@@ -290,7 +296,10 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
   // A compute op of a kind and shapes seen before (a later micro-batch's):
   // its event again, before any interface is asked (only ops that move
   // nothing are remembered so; messages are, with their peer and tag).
-  const bool owned = op->hasAttr("owner");
+  // An update one member of a group takes (ZeRO-1) carries its owner; most
+  // ops carry no attribute beyond their own, which is checked first.
+  const bool owned = !op->getDiscardableAttrDictionary().empty() &&
+                     op->getDiscardableAttr("owner");
   if (!llvm::isa<SendOp, RecvOp>(op) && !owned && seenBefore(op, -1, 0)) {
     program.steps.back().site = position;
     return true;
@@ -421,6 +430,34 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
   return true;
 }
 
+/// One stage's program read on its own, with the events it met in the
+/// order it met them.
+struct StageRead {
+  EventTable table;
+  StageProgram program;
+  std::vector<mlir::Operation *> firstOps;
+  std::string error;
+};
+
+/// Reads `fn`, stage `stage`, into `read`; an op it cannot price leaves
+/// its error there.
+void readStage(mlir::func::FuncOp fn, int64_t stage, bool wantFirstOps,
+               StageRead &read) {
+  read.program.name = fn.getSymName().str();
+  read.program.stage = stage;
+  auto rank = fn->getAttrOfType<mlir::DictionaryAttr>("whale.rank");
+  auto replicas = rank ? rank.getAs<mlir::IntegerAttr>("replicas") : nullptr;
+  Extractor extractor(read.table, read.program, ampBf16(fn),
+                      replicas ? replicas.getInt() : 1,
+                      wantFirstOps ? &read.firstOps : nullptr);
+  int32_t position = 0;
+  for (mlir::Operation &op : fn.getBody().front())
+    if (!extractor.add(&op, position++, read.error)) {
+      read.error = read.program.name + ": " + read.error;
+      return;
+    }
+}
+
 } // namespace
 
 bool extractPrograms(mlir::ModuleOp ranks, const std::string &model,
@@ -428,6 +465,7 @@ bool extractPrograms(mlir::ModuleOp ranks, const std::string &model,
                      std::string &error,
                      std::vector<mlir::Operation *> *firstOps) {
   out.stages.clear();
+  std::vector<mlir::func::FuncOp> fns;
   for (int64_t s = 0; s < stages; ++s) {
     std::string name = model + "_stage" + std::to_string(s);
     auto fn = ranks.lookupSymbol<mlir::func::FuncOp>(name);
@@ -435,20 +473,36 @@ bool extractPrograms(mlir::ModuleOp ranks, const std::string &model,
       error = "the plan has no rank program '" + name + "'";
       return false;
     }
-    StageProgram program;
-    program.name = name;
-    program.stage = s;
-    auto rank = fn->getAttrOfType<mlir::DictionaryAttr>("whale.rank");
-    auto replicas = rank ? rank.getAs<mlir::IntegerAttr>("replicas") : nullptr;
-    Extractor extractor(table, program, ampBf16(fn),
-                        replicas ? replicas.getInt() : 1, firstOps);
-    int32_t position = 0;
-    for (mlir::Operation &op : fn.getBody().front())
-      if (!extractor.add(&op, position++, error)) {
-        error = name + ": " + error;
-        return false;
-      }
-    out.stages.push_back(std::move(program));
+    fns.push_back(fn);
+  }
+  // The stages are read side by side on the context's threads: a plan of
+  // many micro-batches unrolls millions of ops, and walking them is most of
+  // the simulation. Each stage interns into a table of its own; the tables
+  // are merged in stage order, which numbers the events as one reader
+  // going through the stages in turn would.
+  std::vector<StageRead> reads(fns.size());
+  mlir::parallelFor(ranks.getContext(), 0, fns.size(), [&](size_t s) {
+    readStage(fns[s], static_cast<int64_t>(s), firstOps != nullptr, reads[s]);
+  });
+  for (StageRead &read : reads)
+    if (!read.error.empty()) {
+      error = read.error;
+      return false;
+    }
+  for (StageRead &read : reads) {
+    std::vector<uint32_t> global(read.table.size());
+    for (uint32_t e = 0; e < read.table.size(); ++e) {
+      global[e] = table.intern(read.table[e]);
+      if (!firstOps || e >= read.firstOps.size() || !read.firstOps[e])
+        continue;
+      if (firstOps->size() <= global[e])
+        firstOps->resize(global[e] + 1, nullptr);
+      if (!(*firstOps)[global[e]])
+        (*firstOps)[global[e]] = read.firstOps[e];
+    }
+    for (Step &step : read.program.steps)
+      step.event = global[step.event];
+    out.stages.push_back(std::move(read.program));
   }
   return true;
 }

@@ -1,0 +1,120 @@
+//===- SimulateTest.cpp - reading a planned pipeline's rank programs ------===//
+//
+// The simulator reads a plan's stages side by side on the context's
+// threads, each into a table of its own, and merges the tables. What it
+// reads must not depend on that: the same events, numbered the same, and
+// the same steps as one thread reading the stages in turn; and every step
+// must point at an event of its own op after the merge.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Cluster.h"
+#include "lib/Planner.h"
+#include "sim/Extract.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+const std::string kScript =
+    std::string(WHALE_SOURCE_DIR) + "/examples/gpt_scaled.whl";
+
+struct Read {
+  whale::sim::EventTable table;
+  whale::sim::ProgramSet programs;
+  std::vector<mlir::Operation *> firstOps;
+};
+
+/// A 4-stage, 2-way tensor-parallel GPT of 6 micro-batches on 8 CPUs,
+/// planned, its programs read with the context's threads on or off.
+void planAndRead(bool threads, Read &out) {
+  whale::InterpreterOptions o;
+  o.defines = {{"VOCAB", "256"}, {"T", "16"},     {"D", "32"},
+               {"HEADS", "4"},   {"LAYERS", "8"}, {"STAGES", "4"},
+               {"TP", "2"},      {"BATCH", "24"}, {"MICRO", "6"}};
+  whale::Interpreter interp(o);
+  ASSERT_TRUE(interp.loadFile(kScript)) << interp.renderDiagnostics();
+  whale::Cluster cluster;
+  std::string error;
+  ASSERT_TRUE(whale::parseCluster("cpu:8", cluster, error)) << error;
+  whale::PlannedModel plan;
+  ASSERT_TRUE(whale::planModel(interp, "gpt", cluster, whale::PlanOptions{},
+                               plan, error))
+      << error;
+  ASSERT_EQ(plan.stages, 4);
+  if (threads)
+    ASSERT_TRUE(interp.context().isMultithreadingEnabled());
+  else
+    interp.context().disableMultithreading();
+  mlir::ModuleOp ranks = plan.ranksOf(0);
+  ASSERT_TRUE(whale::sim::extractPrograms(ranks, plan.model, plan.stages,
+                                          out.table, out.programs, error,
+                                          &out.firstOps))
+      << error;
+  // Every step that names its op's place in the rank function names an
+  // event of that op: the stages' own tables were merged into the one
+  // table without a step pointing at another stage's event.
+  size_t placed = 0;
+  for (const whale::sim::StageProgram &p : out.programs.stages) {
+    auto fn = ranks.lookupSymbol<mlir::func::FuncOp>(p.name);
+    ASSERT_TRUE(fn) << p.name;
+    std::vector<mlir::Operation *> ops;
+    for (mlir::Operation &op : fn.getBody().front())
+      ops.push_back(&op);
+    for (const whale::sim::Step &step : p.steps) {
+      const whale::sim::Event &e = out.table[step.event];
+      if (step.site < 0 || e.kind != whale::sim::StepKind::Compute)
+        continue;
+      ASSERT_LT(size_t(step.site), ops.size());
+      EXPECT_EQ(e.op, ops[step.site]->getName().getStringRef().str())
+          << p.name << " at " << step.site;
+      ++placed;
+    }
+  }
+  EXPECT_GT(placed, 100u);
+}
+
+TEST(Extract, StagesReadSideBySideAreReadAsInTurn) {
+  Read apart, inTurn;
+  planAndRead(true, apart);
+  planAndRead(false, inTurn);
+  ASSERT_EQ(apart.table.size(), inTurn.table.size());
+  for (size_t e = 0; e < apart.table.size(); ++e) {
+    EXPECT_EQ(apart.table[e].key(), inTurn.table[e].key()) << "event " << e;
+    // Each compute event names the op it was first read from: the same
+    // stage's op both ways (different modules, so by name and place).
+    ASSERT_EQ(apart.firstOps.size() > e, inTurn.firstOps.size() > e);
+    if (e < apart.firstOps.size()) {
+      EXPECT_EQ(apart.firstOps[e] == nullptr, inTurn.firstOps[e] == nullptr)
+          << "event " << e;
+    }
+  }
+  ASSERT_EQ(apart.programs.stages.size(), 4u);
+  size_t sends = 0, collectives = 0;
+  for (size_t s = 0; s < 4; ++s) {
+    const auto &a = apart.programs.stages[s], &b = inTurn.programs.stages[s];
+    EXPECT_EQ(a.name, b.name);
+    ASSERT_EQ(a.steps.size(), b.steps.size()) << a.name;
+    for (size_t i = 0; i < a.steps.size(); ++i) {
+      const whale::sim::Step &x = a.steps[i], &y = b.steps[i];
+      EXPECT_EQ(x.event, y.event) << a.name << " step " << i;
+      EXPECT_EQ(x.peer, y.peer);
+      EXPECT_EQ(x.tag, y.tag);
+      EXPECT_EQ(x.sequence, y.sequence);
+      EXPECT_EQ(x.site, y.site);
+      EXPECT_EQ(x.request, y.request);
+      sends += apart.table[x.event].kind == whale::sim::StepKind::Send;
+      collectives +=
+          apart.table[x.event].kind == whale::sim::StepKind::Collective;
+    }
+  }
+  // The plan is what it says: activations and gradients cross the stages
+  // for each micro-batch, and the shards meet in collectives.
+  EXPECT_EQ(sends, 2u * 3u * 6u);
+  EXPECT_GT(collectives, 0u);
+}
+
+} // namespace
