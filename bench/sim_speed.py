@@ -2,9 +2,11 @@
 """How the simulator's cost grows with the devices of a plan.
 
 Plans examples/gpt_scaled.whl on DGX A100 clusters of 8 to 3,072 GPUs
-(examples/clusters/) and reports, for each, the whole command's wall time
-(planning included), the simulator's own reading and replay times, the
-distinct events, the replayed steps and ranks, and the prediction.
+(examples/clusters/), then Megatron-LM's own plan of the 1T model (512
+micro-batches of one sample, examples/gpt_auto.whl), and reports, for
+each, the whole command's wall time (planning included), the simulator's
+own reading and replay times, the distinct events, the replayed steps and
+ranks, and the prediction.
 
     python3 bench/sim_speed.py [--whale build/bin/whale]
 """
@@ -17,19 +19,31 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCRIPT = os.path.join(ROOT, "examples", "gpt_scaled.whl")
+SCALED = os.path.join(ROOT, "examples", "gpt_scaled.whl")
+AUTO = os.path.join(ROOT, "examples", "gpt_auto.whl")
+SCALED_OPTIONS = ["--define", "AMP=bf16", "--config", "recompute=true"]
 
 # devices, defines: GPT shapes after Megatron-LM's scaling study (sequence
 # 2048, vocabulary 51200), bf16, tensor parallel 8 inside a node.
 PLANS = [
-    (8, ["LAYERS=24", "D=2304", "HEADS=24", "TP=8", "STAGES=2", "MICRO=1",
-         "BATCH=64"]),
-    (64, ["LAYERS=40", "D=6144", "HEADS=48", "TP=8", "STAGES=2", "MICRO=8",
-          "BATCH=512"]),
-    (512, ["LAYERS=48", "D=8192", "HEADS=64", "TP=8", "STAGES=8", "MICRO=16",
-           "BATCH=1024"]),
-    (3072, ["LAYERS=128", "D=25600", "HEADS=160", "TP=8", "STAGES=64",
-            "MICRO=64", "BATCH=3072"]),
+    (8, SCALED, SCALED_OPTIONS,
+     ["LAYERS=24", "D=2304", "HEADS=24", "TP=8", "STAGES=2", "MICRO=1",
+      "BATCH=64"]),
+    (64, SCALED, SCALED_OPTIONS,
+     ["LAYERS=40", "D=6144", "HEADS=48", "TP=8", "STAGES=2", "MICRO=8",
+      "BATCH=512"]),
+    (512, SCALED, SCALED_OPTIONS,
+     ["LAYERS=48", "D=8192", "HEADS=64", "TP=8", "STAGES=8", "MICRO=16",
+      "BATCH=1024"]),
+    (3072, SCALED, SCALED_OPTIONS,
+     ["LAYERS=128", "D=25600", "HEADS=160", "TP=8", "STAGES=64",
+      "MICRO=64", "BATCH=3072"]),
+    # Megatron-LM's 1T run: t = 8, p = 64, d = 6, micro-batches of one
+    # sample (512 a replica), every rank holding whole rows: 7 million
+    # steps to read and replay.
+    (3072, AUTO, ["--config", "split_rows=whole"],
+     ["LAYERS=128", "D=25600", "HEADS=160", "TP=8", "PP=64", "BATCH=3072",
+      "MICRO=512"]),
 ]
 
 
@@ -39,7 +53,7 @@ def main():
                                                     "whale"))
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        for devices, defines in PLANS:
+        for devices, script, options, defines in PLANS:
             # With activation recomputation the plans up to 512 GPUs fit in
             # 80 GB. The 1T model's does not (94 GB): a stage keeps 64
             # micro-batches in flight, each of t = 8 samples (a shard group
@@ -51,8 +65,8 @@ def main():
                 cluster["nodes"][0]["devices"][0]["memory"] = "1000000GiB"
             path = os.path.join(tmp, "cluster.json")
             json.dump(cluster, open(path, "w"))
-            cmd = [args.whale, "sim", SCRIPT, "--cluster", path, "--json",
-                   "--define", "AMP=bf16", "--config", "recompute=true"]
+            cmd = [args.whale, "sim", script, "--cluster", path, "--json"]
+            cmd += options
             for d in defines:
                 cmd += ["--define", d]
             t0 = time.time()
@@ -62,7 +76,8 @@ def main():
                 print(out.stderr, file=sys.stderr)
                 return 1
             r = json.loads(out.stdout)
-            print(f"{devices:5d} devices: command {wall:6.2f} s, read "
+            micro = [d for d in defines if d.startswith("MICRO=")][0]
+            print(f"{devices:5d} devices, {micro[6:]:>3s} micro-batches: command {wall:6.2f} s, read "
                   f"{r['extract_s']:.3f} s, replay {r['replay_s']:.4f} s, "
                   f"{r['distinct_events']:4d} events, "
                   f"{r['replayed_steps']:7d} steps by "

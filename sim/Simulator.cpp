@@ -2,10 +2,14 @@
 
 #include "sim/Simulator.h"
 
+#include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/SmallVector.h"
+
 #include <algorithm>
 #include <deque>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 namespace whale::sim {
 
@@ -22,6 +26,15 @@ double computeSeconds(const Event &e, const DeviceModel &device,
 }
 
 namespace {
+
+/// The replay's tables of messages and collectives in flight are looked up
+/// at every send, receive and collective step: hashed, not ordered.
+struct TupleHash {
+  template <typename... T> size_t operator()(const std::tuple<T...> &t) const {
+    return std::apply(
+        [](const auto &...v) { return size_t(llvm::hash_combine(v...)); }, t);
+  }
+};
 
 /// Where a timed interval goes: the rank's compute or its communication,
 /// a collective run aside while the rank computes (on the communication
@@ -68,8 +81,14 @@ private:
     double latest = 0, end = -1;
     std::vector<uint32_t> waiters;
   };
-  struct Message {
-    double sent = -1, arrival = -1;
+  /// The messages of one (class, from, to, tag) sent and not yet
+  /// received, in the order sent (the runtime pairs a tag sent twice with
+  /// its receives in order), and the rank waiting for the next one.
+  struct Mailbox {
+    struct Message {
+      double sent, arrival;
+    };
+    llvm::SmallVector<Message, 1> inFlight;
     int64_t waiter = -1;
   };
 
@@ -85,7 +104,8 @@ private:
   }
   Link linkBetween(const std::vector<int64_t> &devices) const;
   void formClasses();
-  uint32_t groupOf(uint32_t rank, const Event &e);
+  /// The group of the collective `event` that `rank` takes part in.
+  uint32_t groupOf(uint32_t rank, uint32_t event);
   double compute(uint32_t event, int64_t device);
   double collectiveTime(uint32_t event, uint32_t g, const DeviceModel &model);
   /// Counts `rank` in at the collective of `step` at `at`; its instance.
@@ -119,11 +139,16 @@ private:
   std::vector<State> states;
   std::deque<uint32_t> ready;
   std::vector<Group> groups;
-  std::map<std::tuple<uint32_t, uint8_t, int64_t>, uint32_t> groupCache;
+  /// groupOf by rank and event, at rank * events + event (-1: not yet).
+  std::vector<int64_t> groupMemo;
   std::map<std::tuple<uint8_t, int64_t, std::vector<uint32_t>>, uint32_t>
       groupIds;
-  std::map<std::tuple<uint32_t, uint32_t>, Instance> instances;
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, Message> messages;
+  std::unordered_map<InstanceKey, Instance, TupleHash> instances;
+  /// By (class, from, to, tag); a mailbox is dropped once empty, so the
+  /// table holds only messages in flight.
+  std::unordered_map<std::tuple<int64_t, int64_t, int64_t, int64_t>, Mailbox,
+                     TupleHash>
+      mailboxes;
   /// Compute seconds by (device model, event), each timed once (-1: not
   /// yet), at model * events + event.
   std::vector<double> computeMemo;
@@ -174,11 +199,13 @@ Link Replay::linkBetween(const std::vector<int64_t> &devices) const {
   return link;
 }
 
-uint32_t Replay::groupOf(uint32_t rank, const Event &e) {
-  auto cacheKey =
-      std::make_tuple(rank, static_cast<uint8_t>(e.group), e.shards);
-  if (auto it = groupCache.find(cacheKey); it != groupCache.end())
-    return it->second;
+uint32_t Replay::groupOf(uint32_t rank, uint32_t event) {
+  const size_t at = size_t(rank) * events.size() + event;
+  if (groupMemo.size() <= at)
+    groupMemo.resize(at + 1, -1);
+  if (groupMemo[at] >= 0)
+    return static_cast<uint32_t>(groupMemo[at]);
+  const Event &e = events[event];
   const int64_t cls = rank / plan.stages, stage = rank % plan.stages;
   const int64_t r = representative[cls];
   std::vector<int64_t> devices;
@@ -217,7 +244,7 @@ uint32_t Replay::groupOf(uint32_t rank, const Event &e) {
   if (fresh)
     groups.push_back(
         {members, static_cast<int64_t>(devices.size()), linkBetween(devices)});
-  groupCache[cacheKey] = it->second;
+  groupMemo[at] = it->second;
   return it->second;
 }
 
@@ -311,19 +338,24 @@ bool Replay::advance(uint32_t rank) {
       double flight =
           collectiveSeconds(Collective::SendRecv, Algorithm::Ring, e.commBytes,
                             2, linkBetween({device, to}));
-      Message &m = messages[{cls, stage, step.peer, step.tag}];
-      m.sent = st.clock;
-      m.arrival = st.clock + flight;
-      if (m.waiter >= 0)
-        ready.push_back(static_cast<uint32_t>(m.waiter));
+      Mailbox &box = mailboxes[{cls, stage, step.peer, step.tag}];
+      box.inFlight.push_back({st.clock, st.clock + flight});
+      if (box.waiter >= 0)
+        ready.push_back(static_cast<uint32_t>(box.waiter));
+      box.waiter = -1;
       break;
     }
     case StepKind::Recv: {
-      Message &m = messages[{cls, step.peer, stage, step.tag}];
-      if (m.arrival < 0) {
-        m.waiter = rank;
+      auto it = mailboxes.try_emplace({cls, step.peer, stage, step.tag}).first;
+      Mailbox &box = it->second;
+      if (box.inFlight.empty()) {
+        box.waiter = rank;
         return false;
       }
+      const Mailbox::Message m = box.inFlight.front();
+      box.inFlight.erase(box.inFlight.begin());
+      if (box.inFlight.empty())
+        mailboxes.erase(it);
       if (m.arrival > st.clock) {
         // The wait while the message is on the wire is communication;
         // before it was sent, the rank is idle.
@@ -334,7 +366,7 @@ bool Replay::advance(uint32_t rank) {
       break;
     }
     case StepKind::Collective: {
-      uint32_t g = groupOf(rank, e);
+      uint32_t g = groupOf(rank, step.event);
       const InstanceKey key = std::make_tuple(g, step.sequence);
       if (step.request >= 0) {
         // Started: the rank's collective thread takes it once the one

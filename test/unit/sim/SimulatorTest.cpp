@@ -326,6 +326,38 @@ TEST(Replay, ARecvWithoutItsSendIsADeadlock) {
   EXPECT_NE(error.find("m_stage0"), std::string::npos) << error;
 }
 
+TEST(Replay, ATagSentTwiceIsReceivedInOrder) {
+  // Stage 0 sends tag 7 at 1 s and again at 3 s; stage 1 receives both,
+  // working 1 s after each. Each receive takes its own message: the first
+  // is in at 1 s, the second at 3 s, so stage 1 ends at 4 s (not at 2 s
+  // or 5 s, as when both receives met one message).
+  Builder b;
+  uint32_t work = b.compute("work", 1), longer = b.compute("longer", 2);
+  uint32_t send = b.message(true, 0), recv = b.message(false, 0);
+  Step to{send}, from{recv};
+  to.peer = 1;
+  to.tag = 7;
+  from.peer = 0;
+  from.tag = 7;
+  ProgramSet set;
+  StageProgram first, second;
+  first.name = "m_stage0";
+  first.steps = {Step{work}, to, Step{longer}, to};
+  second.name = "m_stage1";
+  second.stage = 1;
+  second.steps = {from, Step{work}, from, Step{work}};
+  set.stages = {first, second};
+  PlanShape plan;
+  plan.stages = 2;
+  plan.grid = {0, 1};
+  plan.programs = {&set};
+  SimResult r;
+  std::string error;
+  ASSERT_TRUE(simulate(b.table, plan, unitDevices(2), {}, r, error)) << error;
+  EXPECT_NEAR(r.ranks[1].endSeconds, 4, 1e-9);
+  EXPECT_NEAR(r.ranks[1].computeSeconds, 2, 1e-9);
+}
+
 TEST(Replay, MeasuredTimesReplaceTheModel) {
   Builder b;
   uint32_t work = b.compute("work", 3);
