@@ -36,7 +36,10 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
+#include <thread>
 #include <tuple>
 
 namespace whale {
@@ -243,7 +246,17 @@ std::vector<std::string> stageSummary(const PlannedModel &plan) {
   return out;
 }
 
-/// Plans and simulates the script with `k`'s config keys added.
+/// What one simulated plan teaches the lower bound: its FLOPs, and the
+/// devices' summed peak (or the fastest rate an op of it reached).
+struct Learned {
+  bool any = false;
+  double modelFlops = 0, peakSum = 0;
+  bool alike = true;
+};
+
+/// Plans and simulates the script with `k`'s config keys added. `run` only
+/// reads the evaluator, so candidates run side by side; what they teach
+/// the bound is applied in the order the search considers them (`learn`).
 class Evaluator {
 public:
   Evaluator(const std::string &file, const InterpreterOptions &options,
@@ -252,7 +265,7 @@ public:
       : file(file), options(options), cluster(cluster), search(search),
         model(model) {}
 
-  void run(SearchCandidate &k) {
+  void run(SearchCandidate &k, Learned &learned) const {
     InterpreterOptions o = options;
     for (const auto &[key, value] : k.config())
       o.configs[key] =
@@ -294,7 +307,17 @@ public:
     for (int64_t b : plan.deviceMemory)
       k.peakMemory = std::max(k.peakMemory, b);
     k.stages = stageSummary(plan);
-    learnBound(sim);
+    learned = boundTerms(sim);
+  }
+
+  /// Adds what a simulated plan taught to the bound.
+  void learn(const Learned &l) {
+    if (!l.any)
+      return;
+    leastFlops =
+        leastFlops > 0 ? std::min(leastFlops, l.modelFlops) : l.modelFlops;
+    peakSum = std::max(peakSum, l.peakSum);
+    alike = l.alike;
   }
 
   /// The least time `k` could take; 0 until a plan has been simulated.
@@ -326,9 +349,10 @@ private:
   /// The bound's terms: the fewest FLOPs any plan has needed (replicated
   /// ops in shard groups add some), and the devices' summed peak, or the
   /// fastest rate a profiled op reached on them if that is higher.
-  void learnBound(const Simulation &sim) {
-    leastFlops = leastFlops > 0 ? std::min(leastFlops, sim.modelFlops)
-                                : sim.modelFlops;
+  static Learned boundTerms(const Simulation &sim) {
+    Learned l;
+    l.any = true;
+    l.modelFlops = sim.modelFlops;
     double fastest = 0;
     for (size_t e = 0; e < sim.events.size(); ++e) {
       const sim::EventTotal &t = sim.result.perEvent[e];
@@ -338,14 +362,13 @@ private:
             std::max(fastest, ev.cost.flops * double(t.count) / t.seconds);
     }
     const auto &devices = sim.topology.devices;
-    double sum = 0;
     for (const sim::DeviceModel &d : devices)
-      sum += std::max({d.matmulFlops, d.matmulFlopsBf16, fastest});
-    peakSum = std::max(peakSum, sum);
-    alike = std::all_of(devices.begin(), devices.end(),
-                        [&](const sim::DeviceModel &d) {
-                          return d.matmulFlops == devices.front().matmulFlops;
-                        });
+      l.peakSum += std::max({d.matmulFlops, d.matmulFlopsBf16, fastest});
+    l.alike = std::all_of(devices.begin(), devices.end(),
+                          [&](const sim::DeviceModel &d) {
+                            return d.matmulFlops == devices.front().matmulFlops;
+                          });
+    return l;
   }
 
   const std::string &file;
@@ -404,39 +427,115 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
     return k.label();
   };
   const size_t total = space.size();
-  for (size_t i = 0; i < total; ++i) {
-    SearchCandidate &k = space[i];
+  // Why `k` is not planned, given what the candidates before it found;
+  // nullopt when it is to be planned and simulated.
+  auto setAside = [&](const SearchCandidate &k)
+      -> std::optional<std::pair<Outcome, std::string>> {
+    if (k.asWritten)
+      return std::nullopt;
     auto key =
         std::make_tuple(k.data, k.tensor, k.wholeRows, k.even, k.recompute);
     auto keeping = std::make_tuple(k.data, k.tensor, k.wholeRows, k.even, false);
-    if (!k.asWritten && k.recompute &&
-        fitsKeeping.count(withoutRecompute(k))) {
-      k.outcome = Outcome::Dominated;
-      k.reason = "fits without recomputation";
-    } else if (!k.asWritten && k.pipeline == 1 &&
-               (fitted.count(key) || fitted.count(keeping))) {
-      k.outcome = Outcome::Dominated;
-      k.reason = "fewer micro-batches fit";
-    } else if (double bound = evaluator.lowerBound(k);
-               !k.asWritten && static_cast<int>(times.size()) >= search.top &&
-               bound > times[search.top - 1]) {
-      k.outcome = Outcome::Bound;
-      k.lowerBound = bound;
-      k.reason = "cannot beat the " + std::to_string(search.top) +
-                 " fastest found";
+    if (k.recompute && fitsKeeping.count(withoutRecompute(k)))
+      return std::make_pair(Outcome::Dominated,
+                            std::string("fits without recomputation"));
+    if (k.pipeline == 1 && (fitted.count(key) || fitted.count(keeping)))
+      return std::make_pair(Outcome::Dominated,
+                            std::string("fewer micro-batches fit"));
+    if (static_cast<int>(times.size()) >= search.top &&
+        evaluator.lowerBound(k) > times[search.top - 1])
+      return std::make_pair(Outcome::Bound, "cannot beat the " +
+                                                std::to_string(search.top) +
+                                                " fastest found");
+    return std::nullopt;
+  };
+
+  // Whether `a`, when it fits, sets `b` aside as dominated.
+  auto dominates = [&](const SearchCandidate &a, const SearchCandidate &b) {
+    if (a.asWritten || b.asWritten)
+      return false;
+    if (b.recompute && !a.recompute && a.label() == withoutRecompute(b))
+      return true;
+    return a.pipeline == 1 && b.pipeline == 1 && a.data == b.data &&
+           a.tensor == b.tensor && a.wholeRows == b.wholeRows &&
+           a.even == b.even && (!a.recompute || b.recompute);
+  };
+
+  // Candidates are planned side by side, `jobs` at a time, each ahead of
+  // its turn once what came before does not set it aside and no candidate
+  // still undecided before it could (the plans after one that fits are
+  // mostly dominated by it); their results are taken in order, with the
+  // same decisions as one at a time: a candidate set aside in its turn
+  // drops what was planned ahead (its bound may have risen past the best
+  // since), and one not planned ahead is planned then.
+  const unsigned jobs = search.jobs > 0
+                            ? unsigned(search.jobs)
+                            : std::max(1u, std::thread::hardware_concurrency());
+  struct Ahead {
+    SearchCandidate k;
+    Learned learned;
+    std::thread worker;
+  };
+  std::vector<std::unique_ptr<Ahead>> ahead(total);
+  constexpr size_t kLookahead = 64;
+  size_t running = 0;
+  auto startAhead = [&](size_t j) {
+    auto a = std::make_unique<Ahead>();
+    a->k = space[j];
+    Ahead *raw = a.get();
+    a->worker =
+        std::thread([&evaluator, raw] { evaluator.run(raw->k, raw->learned); });
+    ahead[j] = std::move(a);
+    ++running;
+  };
+  auto finish = [&](size_t j) {
+    ahead[j]->worker.join();
+    --running;
+  };
+  for (size_t i = 0; i < total; ++i) {
+    SearchCandidate &k = space[i];
+    for (size_t j = i;
+         jobs > 1 && running < jobs && j < std::min(total, i + kLookahead);
+         ++j) {
+      if (ahead[j] || setAside(space[j]))
+        continue;
+      bool waits = false;
+      for (size_t a = i; a < j && !waits; ++a)
+        waits = dominates(space[a], space[j]);
+      if (!waits)
+        startAhead(j);
+    }
+    if (auto aside = setAside(k)) {
+      k.outcome = aside->first;
+      k.reason = aside->second;
+      if (k.outcome == Outcome::Bound)
+        k.lowerBound = evaluator.lowerBound(k);
     } else {
-      evaluator.run(k);
+      Learned learned;
+      if (ahead[i]) {
+        finish(i);
+        k = std::move(ahead[i]->k);
+        learned = ahead[i]->learned;
+      } else {
+        evaluator.run(k, learned);
+      }
+      evaluator.learn(learned);
       k.lowerBound = evaluator.lowerBound(k);
       if (k.outcome == Outcome::Simulated) {
         times.insert(std::upper_bound(times.begin(), times.end(),
                                       k.iterationSeconds),
                      k.iterationSeconds);
+        auto key =
+            std::make_tuple(k.data, k.tensor, k.wholeRows, k.even, k.recompute);
         if (!k.asWritten && k.pipeline == 1)
           fitted.insert(key);
         if (!k.asWritten && !k.recompute)
           fitsKeeping.insert(k.label());
       }
     }
+    if (ahead[i] && ahead[i]->worker.joinable())
+      finish(i);
+    ahead[i].reset();
     if (search.progress)
       search.progress(i + 1, total, k);
   }

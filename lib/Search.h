@@ -72,6 +72,9 @@ struct SearchCandidate {
 struct SearchOptions {
   int top = 5;
   int defaultThreads = 1;
+  /// Candidates planned side by side (0: one per core). The results, and
+  /// the order they are told in, are the same for any count.
+  int jobs = 0;
   const sim::ProfileDb *profile = nullptr;
   /// Told each candidate as it is done (index from 1, count, candidate).
   std::function<void(size_t, size_t, const SearchCandidate &)> progress;

@@ -146,6 +146,64 @@ TEST(Search, PlansThatCannotFitAreCountedWithTheirReason) {
   EXPECT_GT(recomputing, 0u);
 }
 
+/// The search of `o` on `c` with `jobs` candidates planned side by side;
+/// `told` gets the progress lines' labels in the order told.
+whale::SearchResult searchWithJobs(const whale::Cluster &c,
+                                   const whale::InterpreterOptions &o, int top,
+                                   int jobs, std::vector<std::string> &told) {
+  whale::SearchOptions options;
+  options.top = top;
+  options.jobs = jobs;
+  options.progress = [&](size_t, size_t, const whale::SearchCandidate &k) {
+    told.push_back(k.label());
+  };
+  whale::SearchResult r;
+  std::string error;
+  EXPECT_TRUE(whale::searchPlans(kScript, o, c, options, r, error)) << error;
+  return r;
+}
+
+/// The same outcomes, figures and order of progress with 1 and 3 jobs.
+void expectSameSearch(const whale::Cluster &c,
+                      const whale::InterpreterOptions &o, int top,
+                      Outcome mustOccur) {
+  std::vector<std::string> toldOne, toldThree;
+  whale::SearchResult one = searchWithJobs(c, o, top, 1, toldOne);
+  whale::SearchResult three = searchWithJobs(c, o, top, 3, toldThree);
+  EXPECT_GT(one.count(mustOccur), 0u);
+  EXPECT_GT(one.count(Outcome::Dominated), 0u);
+  EXPECT_EQ(toldThree, toldOne);
+  ASSERT_EQ(three.candidates.size(), one.candidates.size());
+  for (size_t i = 0; i < one.candidates.size(); ++i) {
+    const whale::SearchCandidate &a = one.candidates[i],
+                                 &b = three.candidates[i];
+    EXPECT_EQ(a.label(), b.label()) << "#" << i;
+    EXPECT_EQ(a.outcome, b.outcome) << a.label();
+    EXPECT_EQ(a.reason, b.reason) << a.label();
+    EXPECT_DOUBLE_EQ(a.iterationSeconds, b.iterationSeconds) << a.label();
+    EXPECT_DOUBLE_EQ(a.lowerBound, b.lowerBound) << a.label();
+    EXPECT_EQ(a.peakMemory, b.peakMemory) << a.label();
+  }
+}
+
+TEST(Search, PlansSideBySideDecideAsOneAtATime) {
+  // Candidates planned ahead of their turn are taken or dropped by what
+  // came before, as one at a time would: memory and dominance on small
+  // CPUs, and the lower bound on A100s (a model big enough for its GEMMs
+  // to dominate, bf16).
+  whale::InterpreterOptions small = smallGpt();
+  small.defines["D"] = "128";
+  small.defines["VOCAB"] = "2048";
+  expectSameSearch(cluster("cpu:4@mem=16MiB"), small, 2, Outcome::OverMemory);
+  whale::InterpreterOptions wide;
+  wide.defines = {{"VOCAB", "32000"}, {"T", "1024"},   {"D", "2048"},
+                  {"HEADS", "16"},    {"LAYERS", "4"}, {"BATCH", "64"},
+                  {"AMP", "bf16"}};
+  expectSameSearch(
+      cluster(std::string(WHALE_SOURCE_DIR) + "/examples/clusters/a100x8.json"),
+      wide, 1, Outcome::Bound);
+}
+
 TEST(Search, AScriptWithoutATrainBlockOrFileIsAnError) {
   whale::Cluster c = cluster("cpu:2");
   std::string path = ::testing::TempDir() + "search_no_train.whl";

@@ -145,6 +145,9 @@ std::vector<VerbSpec> makeVerbs() {
        {kCluster,
         {"--top", "K", "how many plans to list (default: 5)"},
         {"--profile", "DB.json", "event times measured by whale profile"},
+        {"--jobs", "N",
+         "plans planned side by side (default: one per core; each holds "
+         "its rank programs in memory); the result is the same for any N"},
         kJson},
        true},
       {"reshard",

@@ -434,7 +434,7 @@ int searchCommand(int argc, char **argv) {
   std::string file, cluster;
   std::vector<std::string> profiles;
   bool json = false;
-  int top = 5;
+  int top = 5, jobs = 0;
   Args args("search", argc, argv);
   while (args.next()) {
     if (auto v = args.value("--cluster")) {
@@ -447,6 +447,12 @@ int searchCommand(int argc, char **argv) {
       if (!k)
         return rc;
       top = static_cast<int>(std::min<int64_t>(*k, 1 << 20));
+    } else if (auto v = args.value("--jobs")) {
+      int rc = 0;
+      std::optional<int64_t> n = integer("--jobs", *v, 1, rc, 1024);
+      if (!n)
+        return rc;
+      jobs = static_cast<int>(*n);
     } else if (args.is("--json")) {
       json = true;
     } else if (int rc = args.finish(opts, file)) {
@@ -467,6 +473,7 @@ int searchCommand(int argc, char **argv) {
     return 1;
   whale::SearchOptions options;
   options.top = top;
+  options.jobs = jobs;
   options.defaultThreads = whale::sharedThreads(c, 0);
   if (!profiles.empty())
     options.profile = &db;
