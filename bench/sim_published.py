@@ -23,10 +23,11 @@ its plan allows. With --rows whole (the default) a tensor-parallel group's
 ranks share their rows (split_rows = "whole", Megatron-LM's layout), so a
 micro-batch may hold one sample; with --rows part each rank of the group
 takes rows of its own, so a micro-batch holds at least t samples per
-replica.
+replica. With --no-overlap every gradient all-reduce runs after the
+backward, as Megatron-LM's data parallelism of 2021 ran it.
 
     python3 bench/sim_published.py [--whale build/bin/whale] [--rows whole|part]
-                                   [--no-fuse] [--json OUT]
+                                   [--no-fuse] [--no-overlap] [--json OUT]
 """
 import argparse
 import json
@@ -73,11 +74,13 @@ def selene(gpus, path, lift_memory=False):
     json.dump(cluster, open(path, "w"))
 
 
-def simulate(whale, cluster, defines, rows, fuse=True):
+def simulate(whale, cluster, defines, rows, fuse=True, overlap=True):
     cmd = [whale, "sim", SCRIPT, "--cluster", cluster, "--json",
            "--config", f"split_rows={rows}"]
     if not fuse:
         cmd.append("--no-fuse")
+    if not overlap:
+        cmd.append("--no-overlap")
     for key, value in defines.items():
         cmd += ["--define", f"{key}={value}"]
     out = subprocess.run(cmd, capture_output=True, text=True)
@@ -102,6 +105,9 @@ def main():
     ap.add_argument("--no-fuse", action="store_true",
                     help="every elementwise op its own kernel, as before "
                          "GPU plans fused their chains")
+    ap.add_argument("--no-overlap", action="store_true",
+                    help="every gradient all-reduce after the backward, as "
+                         "Megatron-LM's data parallelism of 2021 ran it")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -121,7 +127,7 @@ def main():
                     r, err = simulate(args.whale, cluster, {
                         "LAYERS": layers, "D": hidden, "HEADS": heads,
                         "TP": t, "PP": p, "BATCH": batch, "MICRO": micro},
-                        args.rows, not args.no_fuse)
+                        args.rows, not args.no_fuse, not args.no_overlap)
                     if r is None:
                         refusal = err
                     elif (best is None or
