@@ -15,8 +15,11 @@
 #ifndef WHALE_RUNTIME_CPU_VECTORCLONES_H
 #define WHALE_RUNTIME_CPU_VECTORCLONES_H
 
+// Not under a sanitizer: the loader runs the clones' resolver before the
+// sanitizer's runtime is set up, and an instrumented resolver crashes there
+// (ThreadSanitizer at start-up; AddressSanitizer likewise).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&         \
-    !defined(__SANITIZE_ADDRESS__)
+    !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define WHALE_VECTOR_CLONES                                                    \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
