@@ -659,6 +659,23 @@ bool ReplSession::handle(const std::string &input, std::ostream &out,
   return true;
 }
 
+namespace {
+/// Ctrl-C's handler. At the prompt it interrupts the terminal read (no
+/// SA_RESTART), so the line being typed is dropped; while a command runs it
+/// only sets the flag the train loops check between steps, and restarts
+/// whatever it lands in: a progress line's write cut short by it would
+/// leave the stream failed (stdio does not retry a write that returned
+/// EINTR), and the "interrupted after step" error written to it next would
+/// be lost.
+void catchInterrupts(bool restart) {
+  struct sigaction action {};
+  action.sa_handler = onInterrupt;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = restart ? SA_RESTART : 0;
+  ::sigaction(SIGINT, &action, nullptr);
+}
+} // namespace
+
 int runRepl(std::istream &in, std::ostream &out, std::ostream &err,
             ReplOptions options) {
   const bool interactive = options.interactive;
@@ -668,11 +685,7 @@ int runRepl(std::istream &in, std::ostream &out, std::ostream &err,
   if (interactive) {
     // Ctrl-C stops a running step (the train loops check between steps)
     // or drops the line being typed; the session goes on.
-    struct sigaction action {};
-    action.sa_handler = onInterrupt;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = 0; // no SA_RESTART: a read at the prompt returns
-    ::sigaction(SIGINT, &action, nullptr);
+    catchInterrupts(/*restart=*/false);
     out << "whale repl: :help lists the commands, :quit ends\n" << std::flush;
     editor = std::make_unique<llvm::LineEditor>("whale", history);
     editor->loadHistory();
@@ -715,7 +728,16 @@ int runRepl(std::istream &in, std::ostream &out, std::ostream &err,
     std::string input = std::move(pending);
     pending.clear();
     clearInterrupt();
-    if (!session.handle(input, out, err))
+    if (editor)
+      catchInterrupts(/*restart=*/true);
+    const bool goOn = session.handle(input, out, err);
+    if (editor)
+      catchInterrupts(/*restart=*/false);
+    // A write that failed (a closed pipe, a signal) does not silence the
+    // rest of the session.
+    out.clear();
+    err.clear();
+    if (!goOn)
       return 0;
     out.flush();
   }
