@@ -14,6 +14,14 @@
 // no value lives longer: each move frees two tensors earlier and makes one
 // earlier.
 //
+// A sum never moves above a pipeline send that stood before it: the stage
+// before waits for that send, so work placed ahead of it lengthens the
+// pipeline's path once per micro-batch (the 1T Megatron-LM plan simulated
+// 5% slower overlapped than not before this rule). A stage whose backward
+// ends in a send so starts its buckets after it, while the stages before
+// it run their own last backwards; the first stage, whose backward sends
+// nothing, starts them inside its backward.
+//
 //===----------------------------------------------------------------------===//
 
 #include "lowering/Passes.h"
@@ -104,11 +112,27 @@ bool movableSum(Block &block, Operation *op) {
                       [](Value v) { return v.hasOneUse(); });
 }
 
+/// For each sum of `block`, the last pipeline send before it.
+llvm::DenseMap<Operation *, Operation *> sendsBeforeSums(Block &block) {
+  llvm::DenseMap<Operation *, Operation *> barrier;
+  Operation *lastSend = nullptr;
+  for (Operation &op : block) {
+    if (isa<SendOp>(op))
+      lastSend = &op;
+    else if (lastSend && isa<AddOp>(op))
+      barrier[&op] = lastSend;
+  }
+  return barrier;
+}
+
 /// Moves the sum `root` (and the sums it reads, first) to just after what
-/// it reads, where it is their only reader. The sums of a gradient over
-/// the micro-batches form a chain as long as their count, so the walk is a
+/// it reads, where it is their only reader, but not above the send that
+/// stood before it (`barrier`). The sums of a gradient over the
+/// micro-batches form a chain as long as their count, so the walk is a
 /// loop, not a recursion.
-void hoistSums(Block &block, Order &order, Operation *root) {
+void hoistSums(Block &block, Order &order,
+               const llvm::DenseMap<Operation *, Operation *> &barrier,
+               Operation *root) {
   if (!movableSum(block, root))
     return;
   SmallVector<std::pair<Operation *, bool>> stack = {{root, false}};
@@ -121,7 +145,11 @@ void hoistSums(Block &block, Order &order, Operation *root) {
           stack.push_back({v.getDefiningOp(), false});
       continue;
     }
-    if (Operation *after = lastDefinition(block, order, op->getOperands()))
+    Operation *after = lastDefinition(block, order, op->getOperands());
+    if (Operation *send = barrier.lookup(op))
+      if (!after || order.before(after, send))
+        after = send;
+    if (after)
       order.moveAfter(op, after);
   }
 }
@@ -129,6 +157,8 @@ void hoistSums(Block &block, Order &order, Operation *root) {
 void overlap(func::FuncOp fn) {
   Block &body = fn.getBody().front();
   Order order(body);
+  const llvm::DenseMap<Operation *, Operation *> barrier =
+      sendsBeforeSums(body);
   SmallVector<AllReduceOp> syncs;
   for (Operation &op : body)
     if (auto ar = dyn_cast<AllReduceOp>(op))
@@ -136,7 +166,7 @@ void overlap(func::FuncOp fn) {
   OpBuilder b(fn.getContext());
   for (AllReduceOp ar : syncs) {
     for (Value v : ar.getValues())
-      hoistSums(body, order, v.getDefiningOp());
+      hoistSums(body, order, barrier, v.getDefiningOp());
     Operation *after = lastDefinition(body, order, ar.getValues());
     if (after)
       b.setInsertionPointAfter(after);

@@ -76,3 +76,38 @@ func.func @m_stage0(%x: tensor<2x4xf32>, %dy: tensor<2x8xf32>) -> tensor<f32> at
   %l = whale.constant 0.0 : tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A later stage of a pipeline: each micro-batch's backward ends with the
+// send of its input gradient to the stage before, which waits for it. The
+// sums stay after the send that stood before them (moved above it, they
+// would lengthen the pipeline's path once per micro-batch); the bucket
+// starts after the last one, and nothing moves above either send.
+// CHECK-LABEL: func.func @m_stage1
+// CHECK: %[[GA:.*]] = whale.matmul_grad %{{.*}} operand = 1
+// CHECK-NEXT: %[[DXA:.*]] = whale.matmul_grad %{{.*}} operand = 0
+// CHECK-NEXT: whale.send %[[DXA]] to stage 0 tag 0
+// CHECK-NEXT: %[[GB:.*]] = whale.matmul_grad %{{.*}} operand = 1
+// CHECK-NEXT: %[[DXB:.*]] = whale.matmul_grad %{{.*}} operand = 0
+// CHECK-NEXT: whale.send %[[DXB]] to stage 0 tag 1
+// CHECK-NEXT: %[[S:.*]] = whale.add %[[GA]], %[[GB]]
+// CHECK-NEXT: %[[P:.*]] = whale.all_reduce_start %[[S]] over "replicas"
+// CHECK-NEXT: %[[R:.*]] = whale.all_reduce_wait %[[P]]
+// CHECK-NEXT: whale.sgd_update %{{.*}}, %[[R]]
+func.func @m_stage1(%h: tensor<2x8xf32>, %dy: tensor<2x3xf32>) -> tensor<f32> attributes {whale.rank = {stage = 1 : i64}} {
+  %w1 = whale.param "m/w1" zeros [] : tensor<8x3xf32>
+  // Micro-batch 0.
+  %ga = whale.matmul_grad %h, %w1, %dy operand = 1 : tensor<2x8xf32>, tensor<8x3xf32>, tensor<2x3xf32> -> tensor<8x3xf32>
+  %dxa = whale.matmul_grad %h, %w1, %dy operand = 0 : tensor<2x8xf32>, tensor<8x3xf32>, tensor<2x3xf32> -> tensor<2x8xf32>
+  whale.send %dxa to stage 0 tag 0 : tensor<2x8xf32>
+  // Micro-batch 1.
+  %gb = whale.matmul_grad %h, %w1, %dy operand = 1 : tensor<2x8xf32>, tensor<8x3xf32>, tensor<2x3xf32> -> tensor<8x3xf32>
+  %dxb = whale.matmul_grad %h, %w1, %dy operand = 0 : tensor<2x8xf32>, tensor<8x3xf32>, tensor<2x3xf32> -> tensor<2x8xf32>
+  whale.send %dxb to stage 0 tag 1 : tensor<2x8xf32>
+  %s = whale.add %ga, %gb : tensor<8x3xf32>, tensor<8x3xf32> -> tensor<8x3xf32>
+  %r = whale.all_reduce %s over "replicas" : tensor<8x3xf32> -> tensor<8x3xf32>
+  whale.sgd_update %w1, %r {lr = 0.1 : f64, momentum = 0.0 : f64, weight_decay = 0.0 : f64} : tensor<8x3xf32>
+  %l = whale.constant 0.0 : tensor<f32>
+  return %l : tensor<f32>
+}
