@@ -13,6 +13,8 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <cstdlib>
+
 namespace whale {
 namespace {
 
@@ -36,6 +38,10 @@ bool runPasses(mlir::ModuleOp module,
   });
   mlir::PassManager pm(ctx);
   pm.enableVerifier(verifyEach);
+  // Each pass's wall time on stderr, for finding where planning goes (its
+  // "Rest" includes the verification below, after the last pass).
+  if (std::getenv("WHALE_PASS_TIMING"))
+    pm.enableTiming();
   build(pm);
   if (mlir::succeeded(pm.run(module)) &&
       (verifyEach || mlir::succeeded(mlir::verify(module))))

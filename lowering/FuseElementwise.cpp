@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Threading.h"
 
 namespace whale {
 #define GEN_PASS_DEF_WHALEFUSEELEMENTWISE
@@ -299,24 +300,48 @@ struct FuseElementwisePass
   using WhaleFuseElementwiseBase::WhaleFuseElementwiseBase;
 
   void runOnOperation() override {
-    SmallVector<Block *> blocks;
-    getOperation().walk([&](Block *block) {
-      if (!isa<FusedOp>(block->getParentOp()))
-        blocks.push_back(block);
+    // Functions are isolated from each other, so their bodies fuse side by
+    // side on the context's threads (a pipeline's stages are functions of
+    // up to millions of ops each); the blocks outside them fuse after.
+    SmallVector<Operation *> isolated;
+    SmallVector<Block *> outside;
+    getOperation()->walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (op != getOperation() &&
+          op->hasTrait<OpTrait::IsIsolatedFromAbove>()) {
+        isolated.push_back(op);
+        return WalkResult::skip();
+      }
+      if (!isa<FusedOp>(op))
+        for (Region &region : op->getRegions())
+          for (Block &block : region)
+            outside.push_back(&block);
+      return WalkResult::advance();
     });
-    for (Block *block : blocks) {
-      forwardIdentityGradients(*block);
-      BlockFuser fuser(*block, elementPrograms);
-      fuser.run();
-      // The rules above keep regions within what an element program
-      // holds; one they missed runs as its ops rather than not at all.
-      if (elementPrograms)
-        for (FusedOp region : fuser.regions) {
-          std::string why;
-          if (buildFusedProgram(region, why).empty())
-            unfuse(region);
-        }
-    }
+    parallelForEach(&getContext(), isolated, [&](Operation *fn) {
+      SmallVector<Block *> blocks;
+      fn->walk([&](Block *block) {
+        if (!isa<FusedOp>(block->getParentOp()))
+          blocks.push_back(block);
+      });
+      for (Block *block : blocks)
+        fuseBlock(*block);
+    });
+    for (Block *block : outside)
+      fuseBlock(*block);
+  }
+
+  void fuseBlock(Block &block) {
+    forwardIdentityGradients(block);
+    BlockFuser fuser(block, elementPrograms);
+    fuser.run();
+    // The rules above keep regions within what an element program holds;
+    // one they missed runs as its ops rather than not at all.
+    if (elementPrograms)
+      for (FusedOp region : fuser.regions) {
+        std::string why;
+        if (buildFusedProgram(region, why).empty())
+          unfuse(region);
+      }
   }
 };
 

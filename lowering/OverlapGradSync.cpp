@@ -27,6 +27,7 @@
 #include "lowering/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Threading.h"
 
 namespace whale {
 #define GEN_PASS_DEF_WHALEOVERLAPGRADSYNC
@@ -146,9 +147,11 @@ void hoistSums(Block &block, Order &order,
       continue;
     }
     Operation *after = lastDefinition(block, order, op->getOperands());
+    // Held by the send before it: the sum stays where it is, after that
+    // send and (sums only move up) after its operands.
     if (Operation *send = barrier.lookup(op))
       if (!after || order.before(after, send))
-        after = send;
+        continue;
     if (after)
       order.moveAfter(op, after);
   }
@@ -198,10 +201,14 @@ void overlap(func::FuncOp fn) {
 struct OverlapGradSyncPass
     : public whale::impl::WhaleOverlapGradSyncBase<OverlapGradSyncPass> {
   void runOnOperation() override {
-    getOperation().walk([](func::FuncOp fn) {
+    // Each rank program is a function of its own: they are rewritten side
+    // by side on the context's threads.
+    SmallVector<func::FuncOp> programs;
+    getOperation().walk([&](func::FuncOp fn) {
       if (fn->hasAttr("whale.rank") && !fn.getBody().empty())
-        overlap(fn);
+        programs.push_back(fn);
     });
+    parallelForEach(&getContext(), programs, overlap);
   }
 };
 

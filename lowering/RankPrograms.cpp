@@ -26,6 +26,7 @@
 #include "lowering/Recompute.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Threading.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -52,14 +53,23 @@ int64_t tagOf(int64_t microBatch, bool backward, int64_t index) {
 
 class RankBuilder {
 public:
-  RankBuilder(func::FuncOp model, OpBuilder &b) : model(model), b(b) {}
+  explicit RankBuilder(func::FuncOp model) : model(model) {}
 
   LogicalResult analyze();
-  LogicalResult build(int64_t stage);
+  /// Stage `s`'s function, its signature and plan but no body yet, placed
+  /// just after the model.
+  func::FuncOp declare(int64_t s);
+  /// Builds stage `s`'s program into `fn`. Reads the model and the
+  /// analysis only, so stages build side by side.
+  LogicalResult build(int64_t s, func::FuncOp fn);
 
 private:
+  /// The stages that read the boundary value `v`.
+  const llvm::SmallSetVector<int64_t, 4> &readersOf(Value v) const {
+    return readers.find(v)->second;
+  }
+
   func::FuncOp model;
-  OpBuilder &b;
   DictionaryAttr planAttr;
   int64_t stages = 1, replicas = 1, micro = 0, microBatches = 1;
   double weight = 1;
@@ -171,13 +181,9 @@ LogicalResult RankBuilder::analyze() {
   return success();
 }
 
-LogicalResult RankBuilder::build(int64_t s) {
-  Location loc = model.getLoc();
+func::FuncOp RankBuilder::declare(int64_t s) {
+  OpBuilder b(model.getContext());
   auto scalar = cast<RankedTensorType>(loss.getType());
-  auto constant = [&](Type t, double v) {
-    return ConstantOp::create(b, loc, t, b.getF64FloatAttr(v)).getResult();
-  };
-
   // Inputs: this replica's rows of the global batch, all its micro-batches.
   SmallVector<Type> inputs;
   for (Type t : model.getArgumentTypes()) {
@@ -188,13 +194,24 @@ LogicalResult RankBuilder::build(int64_t s) {
   }
   b.setInsertionPointAfter(model);
   auto fn = func::FuncOp::create(
-      b, loc, (model.getName() + "_stage" + std::to_string(s)).str(),
+      b, model.getLoc(), (model.getName() + "_stage" + std::to_string(s)).str(),
       b.getFunctionType(inputs, {scalar}));
   NamedAttrList rank(planAttr.getValue());
   rank.set("stage", b.getI64IntegerAttr(s));
   rank.set("model", b.getStringAttr(model.getName()));
   fn->setAttr("whale.rank", rank.getDictionary(b.getContext()));
-  Block *entry = fn.addEntryBlock();
+  fn.addEntryBlock();
+  return fn;
+}
+
+LogicalResult RankBuilder::build(int64_t s, func::FuncOp fn) {
+  OpBuilder b(model.getContext());
+  Location loc = model.getLoc();
+  auto scalar = cast<RankedTensorType>(loss.getType());
+  auto constant = [&](Type t, double v) {
+    return ConstantOp::create(b, loc, t, b.getF64FloatAttr(v)).getResult();
+  };
+  Block *entry = &fn.getBody().front();
   b.setInsertionPointToStart(entry);
 
   IRMapping shared;
@@ -226,7 +243,7 @@ LogicalResult RankBuilder::build(int64_t s) {
         map.map(arg, local);
       }
       for (auto [i, v] : llvm::enumerate(boundary))
-        if (readers[v].contains(s))
+        if (readersOf(v).contains(s))
           map.map(v, RecvOp::create(b, loc, v.getType(), plan::stageOf(v),
                                     tagOf(j, false, i)));
       for (Operation *op : ops[s]) {
@@ -245,7 +262,7 @@ LogicalResult RankBuilder::build(int64_t s) {
       }
       for (auto [i, v] : llvm::enumerate(boundary))
         if (plan::stageOf(v) == s)
-          for (int64_t reader : readers[v])
+          for (int64_t reader : readersOf(v))
             SendOp::create(b, loc, map.lookup(v), reader, tagOf(j, false, i));
       if (lossStage == s)
         losses.push_back(map.lookup(loss));
@@ -263,7 +280,7 @@ LogicalResult RankBuilder::build(int64_t s) {
       grads[map.lookup(loss)] = constant(scalar, weight * lossShards);
     for (auto [i, v] : llvm::enumerate(boundary))
       if (plan::stageOf(v) == s)
-        for (int64_t reader : readers[v])
+        for (int64_t reader : readersOf(v))
           add(map.lookup(v),
               RecvOp::create(b, loc, v.getType(), reader, tagOf(j, true, i)));
     if (recompute) {
@@ -276,7 +293,7 @@ LogicalResult RankBuilder::build(int64_t s) {
       return failure();
     }
     for (auto [i, v] : llvm::enumerate(boundary))
-      if (readers[v].contains(s)) {
+      if (readersOf(v).contains(s)) {
         Value g = grads.lookup(map.lookup(v));
         if (!g)
           g = constant(v.getType(), 0);
@@ -362,20 +379,27 @@ LogicalResult RankBuilder::build(int64_t s) {
 struct RankProgramsPass
     : public whale::impl::WhaleRankProgramsBase<RankProgramsPass> {
   void runOnOperation() override {
-    OpBuilder b(&getContext());
     SmallVector<func::FuncOp> models;
     getOperation().walk([&](func::FuncOp fn) {
       if (fn->hasAttr("whale.model") && fn->hasAttr("whale.plan"))
         models.push_back(fn);
     });
     for (func::FuncOp fn : models) {
-      RankBuilder builder(fn, b);
+      RankBuilder builder(fn);
       if (failed(builder.analyze()))
         return signalPassFailure();
+      // The functions are placed in turn (stage 0 first in the module),
+      // then filled side by side on the context's threads: a large
+      // pipeline's stages are hundreds of thousands of ops each.
       int64_t stages = plan::intOf(plan::planOf(fn), "stages", 1);
+      SmallVector<func::FuncOp> programs(stages);
       for (int64_t s = stages - 1; s >= 0; --s)
-        if (failed(builder.build(s)))
-          return signalPassFailure();
+        programs[s] = builder.declare(s);
+      if (failed(
+              failableParallelForEachN(&getContext(), 0, stages, [&](size_t s) {
+                return builder.build(s, programs[s]);
+              })))
+        return signalPassFailure();
       // The rank programs hold all the model now.
       fn.erase();
     }
