@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
@@ -45,9 +46,20 @@ std::string stdlibDirectory() {
   return WHALE_SOURCE_STDLIB_DIR;
 }
 
+/// The threads every interpreter's MLIR context works on. A context makes
+/// a pool of its own by default, a thread per core each; `whale search`
+/// plans several candidates at once, each in contexts of its own, and
+/// planning works on the context's threads, so pools of their own would
+/// put several threads per core on the machine. Made once and never freed,
+/// so no context can outlive it.
+static llvm::ThreadPoolInterface &sharedThreadPool() {
+  static llvm::ThreadPoolInterface *pool = new llvm::DefaultThreadPool();
+  return *pool;
+}
+
 struct Interpreter::Impl {
   InterpreterOptions options;
-  mlir::MLIRContext context;
+  mlir::MLIRContext context{mlir::MLIRContext::Threading::DISABLED};
   std::unique_ptr<lang::Frontend> frontend;
   std::optional<lang::Program> program;
   mlir::OwningOpRef<mlir::ModuleOp> module;
@@ -60,6 +72,7 @@ struct Interpreter::Impl {
             const std::string &pathOrSource, const std::string &name);
 
   explicit Impl(InterpreterOptions options) : options(std::move(options)) {
+    context.setThreadPool(sharedThreadPool());
     context.getOrLoadDialect<WhaleDialect>();
     context.getOrLoadDialect<mlir::func::FuncDialect>();
     context.getOrLoadDialect<mlir::LLVM::LLVMDialect>();
