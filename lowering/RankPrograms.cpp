@@ -64,9 +64,13 @@ public:
   LogicalResult build(int64_t s, func::FuncOp fn);
 
 private:
-  /// The stages that read the boundary value `v`.
+  /// The stages that read the boundary value `v` (analyze() records a
+  /// reader with every boundary value). A lookup, not `readers[v]`: stages
+  /// build side by side, so the table must not change under them.
   const llvm::SmallSetVector<int64_t, 4> &readersOf(Value v) const {
-    return readers.find(v)->second;
+    auto it = readers.find(v);
+    assert(it != readers.end() && "a boundary value without readers");
+    return it->second;
   }
 
   func::FuncOp model;
