@@ -26,8 +26,22 @@ takes rows of its own, so a micro-batch holds at least t samples per
 replica. With --no-overlap every gradient all-reduce runs after the
 backward, as Megatron-LM's data parallelism of 2021 ran it.
 
+With --table 2 the bench checks the same paper's other runs the same way:
+Table 2's PTD-P rows, the 174.6B GPT-3 (96 layers, 96 heads, hidden 12,288)
+and the 529.6B model of Table 1, each at one global batch on two, four and
+eight times the GPUs, so the micro-batches per pipeline shrink as the GPUs
+grow. The table gives the model-parallel size (96 and 280) and a
+micro-batch of one sample; t = 8 (a node, as in every pipelined run of
+Table 1) and p = 96 / 8 = 12 for GPT-3 are read from it, and 280 = 8 x 35
+is Table 1's layout of the 529.6B model. Whale runs each at that one
+micro-batch count, B / d.
+
+Table 1's runs used the interleaved pipeline schedule (Section 5.1), which
+Whale does not have: its pipelines run 1F1B, whose bubble is larger.
+
     python3 bench/sim_published.py [--whale build/bin/whale] [--rows whole|part]
-                                   [--no-fuse] [--no-overlap] [--json OUT]
+                                   [--table 1|2] [--no-fuse] [--no-overlap]
+                                   [--json OUT]
 """
 import argparse
 import json
@@ -53,6 +67,16 @@ TABLE_1 = [
     (310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155),
     (529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163),
     (1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163),
+]
+
+# Table 2, PTD parallelism: the same fields; a micro-batch of one sample.
+TABLE_2 = [
+    (174.6, 96, 12288, 96, 8, 12, 384, 1536, 153),
+    (174.6, 96, 12288, 96, 8, 12, 768, 1536, 149),
+    (174.6, 96, 12288, 96, 8, 12, 1536, 1536, 141),
+    (529.6, 128, 20480, 105, 8, 35, 560, 2240, 171),
+    (529.6, 128, 20480, 105, 8, 35, 1120, 2240, 167),
+    (529.6, 128, 20480, 105, 8, 35, 2240, 2240, 159),
 ]
 
 
@@ -100,6 +124,10 @@ def main():
     ap.add_argument("--whale", default=os.path.join(ROOT, "build", "bin",
                                                     "whale"))
     ap.add_argument("--json", help="write every row here as JSON")
+    ap.add_argument("--table", choices=["1", "2"], default="1",
+                    help="the paper's Table 1 (weak scaling, the fastest "
+                         "micro-batch count that fits) or Table 2's PTD-P "
+                         "runs (one sample per micro-batch, as published)")
     ap.add_argument("--rows", choices=["whole", "part"], default="whole",
                     help="whether a tensor-parallel group shares its rows")
     ap.add_argument("--no-fuse", action="store_true",
@@ -112,7 +140,7 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for (billions, heads, hidden, layers, t, p, gpus, batch,
-             published) in TABLE_1:
+             published) in (TABLE_1 if args.table == "1" else TABLE_2):
             replicas = gpus // (t * p)
 
             def fastest(lift_memory):
@@ -121,7 +149,11 @@ def main():
                 best, refusal = None, None
                 per_replica = batch // (
                     replicas if args.rows == "whole" else replicas * t)
-                for micro in divisors(per_replica):
+                # Table 2 states its micro-batch: one sample, so B / d of
+                # them (a group that shares its rows holds one sample).
+                counts = (divisors(per_replica) if args.table == "1" else
+                          [per_replica])
+                for micro in counts:
                     if p > 1 and micro < p:
                         continue  # fewer micro-batches than stages
                     r, err = simulate(args.whale, cluster, {
