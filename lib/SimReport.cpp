@@ -90,8 +90,11 @@ std::string simulationText(const Simulation &s, const PlannedModel &plan) {
   if (s.tokensPerSample > 0)
     os << llvm::formatv(", {0:F0} tokens/s", f.tokensPerSecond);
   os << "\n";
-  os << llvm::formatv("model FLOP/s  {0:F2} TFLOP/s per device, MFU {1:F1}%\n",
-                      f.flopsPerDevice / 1e12, f.mfu * 100);
+  // A CPU's rate reads as 0.00 in TFLOP/s: below a teraFLOP/s, GFLOP/s.
+  const bool tera = f.flopsPerDevice >= 1e12;
+  os << llvm::formatv("model FLOP/s  {0:F2} {1}FLOP/s per device, MFU {2:F1}%\n",
+                      f.flopsPerDevice / (tera ? 1e12 : 1e9),
+                      tera ? "T" : "G", f.mfu * 100);
   os << llvm::formatv("time shares   compute {0:F1}%, communication {1:F1}%, "
                       "idle (bubble) {2:F1}%, driver {3:F1}%\n",
                       f.computeShare * 100, f.commShare * 100,
