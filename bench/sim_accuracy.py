@@ -58,6 +58,15 @@ PLANS = [
     ("hybrid: replicate + split head", os.path.join(ROOT, "examples",
                                                     "classify_100k.whl"),
      "cpu:2@threads=1", ["INPUT=512", "FEATURES=256", "CLASSES=8192"]),
+    # Experts split over the ranks: two all-to-alls a layer each way.
+    ("experts split (all-to-all)", os.path.join(ROOT, "examples",
+                                                "moe_gpt.whl"),
+     "cpu:2@threads=1", ["D=128", "T=64", "BATCH=16"]),
+    # Convolutions, batch statistics summed over the replicas in the
+    # forward, and a split classifier.
+    ("ResNet-50 + split head", os.path.join(ROOT, "examples",
+                                            "resnet50_100k.whl"),
+     "cpu:2@threads=1", ["SIZE=32", "CLASSES=1000", "BATCH=8"]),
 ]
 
 

@@ -91,13 +91,21 @@ void describeCluster(mlir::ModuleOp module, const std::vector<double> &rates,
                      const Cluster &cluster) {
   mlir::Builder b(module.getContext());
   std::vector<int64_t> memory;
-  for (const DeviceSpec &d : cluster.devices)
+  llvm::SmallVector<mlir::Attribute> models;
+  bool anyModel = false;
+  for (const DeviceSpec &d : cluster.devices) {
     memory.push_back(d.memory);
-  module->setAttr(
-      "whale.cluster",
-      b.getDictionaryAttr(
-          {b.getNamedAttr("flops", b.getDenseF64ArrayAttr(rates)),
-           b.getNamedAttr("memory", b.getDenseI64ArrayAttr(memory))}));
+    models.push_back(b.getStringAttr(d.model));
+    anyModel |= !d.model.empty();
+  }
+  llvm::SmallVector<mlir::NamedAttribute> attrs = {
+      b.getNamedAttr("flops", b.getDenseF64ArrayAttr(rates)),
+      b.getNamedAttr("memory", b.getDenseI64ArrayAttr(memory))};
+  // GPUs of a data sheet: the balancer prices their ops as the simulator
+  // does (each op's arithmetic against its memory traffic).
+  if (anyModel)
+    attrs.push_back(b.getNamedAttr("models", b.getArrayAttr(models)));
+  module->setAttr("whale.cluster", b.getDictionaryAttr(attrs));
 }
 
 template <class T>

@@ -27,10 +27,15 @@
 //     and the bytes.
 //
 // Costs come from the cost interface at the batch the model is elaborated
-// at, scaled per sample: a step is about three forward passes of FLOPs
-// (forward, and backward's two products per matmul), and a stage holds its
-// parameters, their gradients, the optimizer state and its in-flight
-// micro-batches' activations.
+// at, scaled per sample: a step is about three forward passes (forward, and
+// backward's two products per matmul), and a stage holds its parameters,
+// their gradients, the optimizer state and its in-flight micro-batches'
+// activations. A GPU the cluster names by its data sheet has its forward
+// priced op by op as the simulator prices it (sim/DeviceModel.h: a matmul
+// at the matrix rate of the plan's precision, every op no faster than its
+// memory traffic), so a device with the faster tensor cores or memory
+// takes the larger share; a device described by its rate alone runs its
+// stage's FLOPs at that rate.
 //
 // `even` keeps equal shares (and only checks memory); `local-batches`
 // fixes the shares (the planner's later runs, at each micro-batch, reuse
@@ -45,6 +50,8 @@
 #include "lowering/StageMemory.h"
 
 #include "dialects/Whale/IR/TrainAttrs.h"
+#include "sim/DeviceModel.h"
+#include "sim/Extract.h"
 
 #include <cmath>
 #include <numeric>
@@ -85,6 +92,10 @@ struct StageCost {
   /// Under recomputation (0 without): bytes per sample of what it
   /// receives and its checkpoints, and of its largest segment's outputs.
   double keptPerSample = 0, segmentPerSample = 0;
+  /// Its forward ops as the device model prices them, at the elaborated
+  /// batch, each with whether a rank computes its part of it (a split
+  /// TaskGraph's op under split_rows = "whole").
+  SmallVector<std::pair<sim::OpCost, bool>> ops;
 };
 
 /// `total` whole units shared in proportion to `speed`, at least one each,
@@ -163,6 +174,12 @@ private:
   double flopsPerRow(int64_t s, int64_t r) const {
     return costs[s].flopsPerSample + costs[s].splitFlopsPerSample * shareOf(r);
   }
+  /// The data sheets of the cluster's devices that name one (null for the
+  /// others), and the batch the costs were read at.
+  SmallVector<const sim::DeviceModel *> models;
+  double elaborated = 1;
+  /// Seconds of a step per row of stage s on replica r's device.
+  double stepSecondsPerRow(int64_t s, int64_t r) const;
   /// Replica r's parameters, gradients and optimizer state at stage s.
   int64_t fixedAt(int64_t s, int64_t r) const {
     const StageCost &c = costs[s];
@@ -203,7 +220,15 @@ LogicalResult Balancer::measureStages() {
                             : dyn_cast<RankedTensorType>(args.front());
   if (!first || first.getRank() == 0 || first.getShape()[0] < 1)
     return fn.emitOpError("has no batch dimension to balance");
-  const double elaborated = double(first.getShape()[0]);
+  elaborated = double(first.getShape()[0]);
+  const bool bf16 = ampBf16(fn);
+  models.assign(devices, nullptr);
+  bool priced = false;
+  for (int64_t d = 0; d < devices; ++d)
+    if (!cluster.model(d).empty()) {
+      models[d] = sim::findGpuModel(cluster.model(d).str());
+      priced |= models[d] != nullptr;
+    }
   if (auto train = fn->getAttrOfType<DictionaryAttr>("whale.train"))
     states = optimizerStateCount(train.getAs<DictionaryAttr>("optimizer"));
   shardOptimizer = settingsOf(fn).getShardOptimizer();
@@ -237,6 +262,8 @@ LogicalResult Balancer::measureStages() {
             cost.getFlops() / elaborated;
         (shared ? c.splitActPerSample : c.actPerSample) +=
             cost.getOutputMemory() / elaborated;
+        if (priced)
+          c.ops.push_back({sim::opCostOf(&op, bf16), shared});
       }
       for (Value v : op.getOperands()) {
         Value src = plan::throughYields(v);
@@ -314,11 +341,24 @@ LogicalResult Balancer::overMemory(int64_t s, int64_t r, int64_t rows,
          << "limit of " << cluster.limit(d) << " bytes" << advice;
 }
 
+double Balancer::stepSecondsPerRow(int64_t s, int64_t r) const {
+  const int64_t d = deviceOf(s, r);
+  if (const sim::DeviceModel *model = models[d]) {
+    // Each op's time without its launch, which a share of rows does not
+    // scale.
+    double seconds = 0;
+    for (const auto &[cost, shared] : costs[s].ops)
+      seconds += (sim::opSeconds(cost, *model) - model->launchSeconds) *
+                 (shared ? shareOf(r) : 1.0);
+    return kStepFlopsPerForward * seconds / elaborated;
+  }
+  return kStepFlopsPerForward * flopsPerRow(s, r) / cluster.rate(d);
+}
+
 double Balancer::secondsPerRow(int64_t r) const {
   double worst = 0;
   for (int64_t s = 0; s < stages; ++s)
-    worst = std::max(worst, kStepFlopsPerForward * flopsPerRow(s, r) /
-                                cluster.rate(deviceOf(s, r)));
+    worst = std::max(worst, stepSecondsPerRow(s, r));
   return worst;
 }
 
@@ -593,8 +633,7 @@ LogicalResult Balancer::run() {
     for (int64_t s = 0; s < stages; ++s) {
       int64_t d = deviceOf(s, r);
       memory[d] = static_cast<int64_t>(std::ceil(bytesAt(s, r, rows)));
-      seconds[d] = kStepFlopsPerForward * flopsPerRow(s, r) *
-                   double(local.back()) / cluster.rate(d);
+      seconds[d] = stepSecondsPerRow(s, r) * double(local.back());
     }
   }
   bool balanced = forced.empty() && !even;

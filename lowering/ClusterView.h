@@ -2,8 +2,10 @@
 //-*-===//
 //
 // The planner writes the cluster onto the module as `whale.cluster`
-// {flops = array<f64: ...>, memory = array<i64: ...>}: each device's
-// compute rate (FLOP/s) and memory limit (bytes, 0 for none), by rank.
+// {flops = array<f64: ...>, memory = array<i64: ...>, models = [...]}:
+// each device's compute rate (FLOP/s), memory limit (bytes, 0 for none)
+// and, for a GPU the simulator knows by its data sheet, its model name
+// ("" for a device described by its rate alone), by rank.
 // Hand-written IR may carry it too. Without it every device is alike and
 // unlimited, and the passes plan as they did before balancing existed.
 //
@@ -14,6 +16,9 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
 
 #include <limits>
 
@@ -22,8 +27,13 @@ namespace whale::plan {
 struct ClusterView {
   llvm::SmallVector<double> flops;   ///< per device; all 1 when not given
   llvm::SmallVector<int64_t> memory; ///< per device; 0: no limit
+  /// per device: a data sheet's name (sim/DeviceModel.h), or empty
+  llvm::SmallVector<std::string> models;
 
   double rate(int64_t d) const { return d < (int64_t)flops.size() ? flops[d] : 1; }
+  llvm::StringRef model(int64_t d) const {
+    return d < (int64_t)models.size() ? llvm::StringRef(models[d]) : "";
+  }
   int64_t limit(int64_t d) const {
     return d < (int64_t)memory.size() ? memory[d] : 0;
   }
@@ -64,6 +74,12 @@ inline ClusterView clusterOf(mlir::Operation *op, int64_t devices) {
   if (auto m = dict.getAs<mlir::DenseI64ArrayAttr>("memory"))
     for (int64_t d = 0; d < devices && d < m.size(); ++d)
       view.memory[d] = m[d];
+  if (auto names = dict.getAs<mlir::ArrayAttr>("models"))
+    for (int64_t d = 0; d < devices && d < int64_t(names.size()); ++d)
+      if (auto name = llvm::dyn_cast<mlir::StringAttr>(names[d])) {
+        view.models.resize(devices);
+        view.models[d] = name.str();
+      }
   return view;
 }
 

@@ -101,29 +101,27 @@ Identity identityOf(mlir::Operation *op) {
   return id;
 }
 
-/// A compute event: the cost interface's numbers, and a matrix product's
-/// shape read from its result (batch x M x N) and its FLOPs (K).
-Event computeEvent(mlir::Operation *op, CostOpInterface cost, bool bf16) {
-  Event e;
-  e.op = op->getName().getStringRef().str();
-  e.signature = signatureOf(op);
-  e.kind = StepKind::Compute;
-  e.cost.flops = static_cast<double>(cost.getFlops());
-  e.cost.bytes =
-      static_cast<double>(cost.getBytesRead() + cost.getBytesWritten());
+} // namespace
+
+OpCost opCostOf(mlir::Operation *op, bool bf16) {
+  auto cost = llvm::cast<CostOpInterface>(op);
+  OpCost c;
+  c.flops = static_cast<double>(cost.getFlops());
+  c.bytes = static_cast<double>(cost.getBytesRead() + cost.getBytesWritten());
+  // A matrix product's shape read from its result (batch x M x N) and its
+  // FLOPs (K).
   if (llvm::isa<MatmulOp, MatmulGradOp>(op)) {
     auto t = llvm::cast<mlir::RankedTensorType>(op->getResult(0).getType());
     llvm::ArrayRef<int64_t> shape = t.getShape();
-    e.cost.matmul = true;
-    e.cost.bf16 = bf16;
-    e.cost.m = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
-    e.cost.n = shape.empty() ? 1 : shape.back();
-    e.cost.batch = 1;
+    c.matmul = true;
+    c.bf16 = bf16;
+    c.m = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
+    c.n = shape.empty() ? 1 : shape.back();
+    c.batch = 1;
     for (size_t i = 0; i + 2 < shape.size(); ++i)
-      e.cost.batch *= shape[i];
-    double elements = double(e.cost.batch) * e.cost.m * e.cost.n;
-    e.cost.k =
-        elements > 0 ? static_cast<int64_t>(e.cost.flops / (2 * elements)) : 0;
+      c.batch *= shape[i];
+    double elements = double(c.batch) * c.m * c.n;
+    c.k = elements > 0 ? static_cast<int64_t>(c.flops / (2 * elements)) : 0;
   }
   // Fused attention is GEMMs over tiles of (query, key) pairs: priced as
   // products of T x E by E x Tk per head, at the matrix rate.
@@ -131,15 +129,25 @@ Event computeEvent(mlir::Operation *op, CostOpInterface cost, bool bf16) {
     auto q = llvm::cast<mlir::RankedTensorType>(op->getOperand(0).getType());
     auto k = llvm::cast<mlir::RankedTensorType>(op->getOperand(1).getType());
     llvm::ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape();
-    e.cost.matmul = true;
-    e.cost.bf16 = bf16;
-    e.cost.m = qs[qs.size() - 2];
-    e.cost.n = ks[ks.size() - 2];
-    e.cost.k = qs.back();
-    e.cost.batch = e.cost.m > 0 && e.cost.k > 0
-                       ? q.getNumElements() / (e.cost.m * e.cost.k)
-                       : 1;
+    c.matmul = true;
+    c.bf16 = bf16;
+    c.m = qs[qs.size() - 2];
+    c.n = ks[ks.size() - 2];
+    c.k = qs.back();
+    c.batch = c.m > 0 && c.k > 0 ? q.getNumElements() / (c.m * c.k) : 1;
   }
+  return c;
+}
+
+namespace {
+
+/// A compute event: the op's cost as the device model prices it.
+Event computeEvent(mlir::Operation *op, bool bf16) {
+  Event e;
+  e.op = op->getName().getStringRef().str();
+  e.signature = signatureOf(op);
+  e.kind = StepKind::Compute;
+  e.cost = opCostOf(op, bf16);
   return e;
 }
 
@@ -270,7 +278,7 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
   // unpacks the sums. Both halves are compute of the op's site; the sum is
   // the blocking all-reduce's event, run aside.
   if (auto start = llvm::dyn_cast<AllReduceStartOp>(op)) {
-    step(computeEvent(op, llvm::cast<CostOpInterface>(op), bf16), -1, 0, op);
+    step(computeEvent(op, bf16), -1, 0, op);
     program.steps.back().site = position;
     if (!sumCollective(op, start.getOwners().has_value(), start.getGroup(),
                        start.getShards(), position, error))
@@ -289,7 +297,7 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
     step(commEvent("whale.all_reduce_wait", "", StepKind::Wait,
                    Collective::AllReduce, 0));
     program.steps.back().request = it->second;
-    step(computeEvent(op, llvm::cast<CostOpInterface>(op), bf16), -1, 0, op);
+    step(computeEvent(op, bf16), -1, 0, op);
     program.steps.back().site = position;
     return true;
   }
@@ -364,7 +372,7 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
   bool plain = commBytes == 0 && !owned &&
                !llvm::isa<ClipGradNormOp, BatchNormOp, BatchNormGradOp>(op);
   if (!plain || !seenBefore(op, -1, 0)) {
-    Event e = computeEvent(op, cost, bf16);
+    Event e = computeEvent(op, bf16);
     if (owned) {
       // One member of the group takes the update: each rank, on average,
       // 1/n of the group's updates (the owners are dealt out evenly).

@@ -153,3 +153,46 @@ func.func @too_small(%x: tensor<2x16xf32>) -> tensor<f32> attributes {whale.mode
   return %l : tensor<f32>
 }
 }
+
+// -----
+
+// GPUs named by their data sheets are priced op by op as the simulator
+// prices them, whatever rate the cluster declares: in fp32 an A100's
+// matmuls run at 19.5 TFLOP/s against a V100's 15.7 and its ReLU streams
+// 2039 GB/s against 900, so it takes the larger share although both
+// declare the same rate: about 1.21 times the V100's (1.89 against 2.29
+// us a row).
+// CHECK-LABEL: func.func @data_sheets
+// CHECK-SAME: local_batches = array<i64: 4485, 3707>
+module attributes {whale.cluster = {flops = array<f64: 1.0e13, 1.0e13>, memory = array<i64: 0, 0>, models = ["A100-80GB", "V100"]}} {
+func.func @data_sheets(%x: tensor<4096x4096xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 8192 : i64, grid = array<i64: 0, 1>, micro_batch = 4096 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
+  %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1>} {
+    %w = whale.param "m/w" zeros [] : tensor<4096x4096xf32>
+    %h = whale.matmul %x, %w : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
+    %r = whale.relu %h : tensor<4096x4096xf32>
+    %m = whale.reduce_mean %r axes = [0, 1] : tensor<4096x4096xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
+}
+
+// -----
+
+// Under amp = "bf16" the matmuls run at the tensor cores' bf16 rates, 312
+// TFLOP/s against the V100's 125 (its fp16 rate): the A100's share grows
+// to about 2.4 times the V100's (0.14 against 0.34 us a row).
+// CHECK-LABEL: func.func @data_sheets_amp
+// CHECK-SAME: local_batches = array<i64: 5768, 2424>
+module attributes {whale.config = #whale.settings<amp = "bf16">, whale.cluster = {flops = array<f64: 1.0e13, 1.0e13>, memory = array<i64: 0, 0>, models = ["A100-80GB", "V100"]}} {
+func.func @data_sheets_amp(%x: tensor<4096x4096xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 8192 : i64, grid = array<i64: 0, 1>, micro_batch = 4096 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
+  %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1>} {
+    %w = whale.param "m/w" zeros [] : tensor<4096x4096xf32>
+    %h = whale.matmul %x, %w : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
+    %r = whale.relu %h : tensor<4096x4096xf32>
+    %m = whale.reduce_mean %r axes = [0, 1] : tensor<4096x4096xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
+}
