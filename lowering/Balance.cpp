@@ -280,7 +280,8 @@ LogicalResult Balancer::measureStages() {
   recompute = plan::recomputes(fn);
   if (recompute)
     for (int64_t s = 0; s < stages; ++s) {
-      plan::RecomputeBytes r = plan::recomputeBytes(stageOps[s]);
+      plan::RecomputeBytes r =
+          plan::recomputeBytes(stageOps[s], costs[s].inFlight);
       costs[s].keptPerSample += r.checkpoints / elaborated;
       costs[s].segmentPerSample = r.segment / elaborated;
     }

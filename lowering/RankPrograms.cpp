@@ -46,6 +46,17 @@ constexpr int64_t kMaxBoundary = 4096;
 
 using plan::throughYields;
 
+/// The most micro-batches whose forward a schedule has run and whose
+/// backward it has not, at once.
+int64_t heldBy(ScheduleAttr schedule) {
+  int64_t now = 0, most = 0;
+  for (const ScheduleStep &step : schedule.getSteps()) {
+    now += step.backward ? -1 : 1;
+    most = std::max(most, now);
+  }
+  return std::max<int64_t>(1, most);
+}
+
 /// A message's tag: micro-batch, direction and which boundary value.
 int64_t tagOf(int64_t microBatch, bool backward, int64_t index) {
   return (microBatch * 2 + (backward ? 1 : 0)) * kMaxBoundary + index;
@@ -288,9 +299,11 @@ LogicalResult RankBuilder::build(int64_t s, func::FuncOp fn) {
           add(map.lookup(v),
               RecvOp::create(b, loc, v.getType(), reader, tagOf(j, true, i)));
     if (recompute) {
-      // Every micro-batch's forward is the same ops: cut once a stage.
+      // Every micro-batch's forward is the same ops: cut once a stage, for
+      // the micro-batches its schedule holds at once (as -whale-balance
+      // counts them).
       if (segments.empty())
-        segments = plan::recomputeSegments(forwardOps[j]);
+        segments = plan::recomputeSegments(forwardOps[j], heldBy(schedules[s]));
       if (failed(backpropagateRecomputing(b, forwardOps[j], segments, grads)))
         return failure();
     } else if (failed(backpropagate(b, forwardOps[j], grads))) {

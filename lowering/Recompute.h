@@ -5,8 +5,11 @@
 // only the values that cross from one segment of its ops to a later one
 // (checkpoints), and runs each segment's forward again just before its
 // backward (Chen et al. 2016, "Training deep nets with sublinear memory
-// cost"). The segments are chosen to make the checkpoints plus one
-// segment's activations least (about sqrt(n) segments of a uniform chain).
+// cost"). The segments are chosen to make the checkpoints of every
+// micro-batch the stage holds plus one segment's activations least: about
+// sqrt(n) segments of a uniform chain for one micro-batch, fewer as a
+// pipeline stage holds more (a deep 1F1B pipeline's first stage holds p
+// micro-batches, and keeps little more than each one's input).
 // -whale-rank-programs cuts the segments, -whale-balance and the
 // auto_parallel cut count their memory: one function, one answer.
 //
@@ -50,16 +53,21 @@ template <class F> void forEachReader(mlir::Value v, F &&f) {
   }
 }
 
-/// Where each segment of `ops` (a stage's forward, in order) ends. The cut
-/// that makes what a micro-batch holds least: the bytes crossing its cuts
-/// (the checkpoints) plus twice its largest segment (one segment's
-/// activations again, and their gradients). For each bound S on a
-/// segment's bytes (a geometric ladder from the largest op to the whole),
-/// the cuts of least crossing bytes with every segment within S; then the
-/// best S. A transformer is cut between blocks, where only the residual
-/// crosses, as many blocks a segment as balance the two terms.
+/// Where each segment of `ops` (a stage's forward, in order) ends, for a
+/// stage that holds `held` micro-batches at once. The cut that makes what
+/// the stage holds least, as the memory model counts it
+/// (rowBytesRecomputing, StageMemory.h): the bytes crossing its cuts (the
+/// checkpoints) for each micro-batch held and about one more for their
+/// gradients, plus three times its largest segment (one segment's
+/// activations again, their gradients and the gradients' temporaries).
+/// For each bound S on
+/// a segment's bytes (a geometric ladder from the largest op to the
+/// whole), the cuts of least crossing bytes with every segment within S;
+/// then the best S. A transformer is cut between blocks, where only the
+/// residual crosses, as many blocks a segment as balance the two terms.
 inline llvm::SmallVector<size_t>
-recomputeSegments(llvm::ArrayRef<mlir::Operation *> ops) {
+recomputeSegments(llvm::ArrayRef<mlir::Operation *> ops, int64_t held = 1) {
+  const double perCheckpoint = double(std::max<int64_t>(1, held) + 1);
   const size_t n = ops.size();
   llvm::DenseMap<mlir::Operation *, size_t> index;
   for (auto [i, op] : llvm::enumerate(ops))
@@ -88,7 +96,7 @@ recomputeSegments(llvm::ArrayRef<mlir::Operation *> ops) {
     crossing[j] += crossing[j - 1];
   const double total = cumulative[n];
   llvm::SmallVector<size_t> bestEnds = {n};
-  double bestBytes = 2 * total;
+  double bestBytes = 3 * total; // one segment: nothing crosses
   llvm::SmallVector<double> cost(n + 1);
   llvm::SmallVector<size_t> from(n + 1);
   for (double bound = std::max(largest, 1.0);; bound *= 1.5) {
@@ -115,8 +123,9 @@ recomputeSegments(llvm::ArrayRef<mlir::Operation *> ops) {
         biggest = std::max(biggest, cumulative[e] - cumulative[from[e]]);
       }
       std::reverse(ends.begin(), ends.end());
-      if (cost[n] + 2 * biggest < bestBytes) {
-        bestBytes = cost[n] + 2 * biggest;
+      const double bytes = perCheckpoint * cost[n] + 3 * biggest;
+      if (bytes < bestBytes) {
+        bestBytes = bytes;
         bestEnds = std::move(ends);
       }
     }
@@ -126,17 +135,18 @@ recomputeSegments(llvm::ArrayRef<mlir::Operation *> ops) {
   return bestEnds;
 }
 
-/// What a stage holds under recomputation, in bytes at the batch its ops
-/// are elaborated at: per micro-batch in flight, the checkpoints (values
-/// one segment makes and a later one reads); and at most, one segment's
-/// activations (as it is recomputed for its backward).
+/// What a stage that holds `held` micro-batches keeps under recomputation,
+/// in bytes at the batch its ops are elaborated at: per micro-batch in
+/// flight, the checkpoints (values one segment makes and a later one
+/// reads); and at most, one segment's activations (as it is recomputed for
+/// its backward). The segments are those -whale-rank-programs cuts.
 struct RecomputeBytes {
   double checkpoints = 0, segment = 0;
 };
 
-inline RecomputeBytes
-recomputeBytes(llvm::ArrayRef<mlir::Operation *> ops) {
-  llvm::SmallVector<size_t> ends = recomputeSegments(ops);
+inline RecomputeBytes recomputeBytes(llvm::ArrayRef<mlir::Operation *> ops,
+                                     int64_t held = 1) {
+  llvm::SmallVector<size_t> ends = recomputeSegments(ops, held);
   llvm::DenseMap<mlir::Operation *, size_t> segmentOf;
   size_t begin = 0;
   RecomputeBytes out;

@@ -26,6 +26,7 @@
 
 #include "llvm/ADT/SetVector.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace whale {
@@ -205,17 +206,21 @@ struct TaskGraphPartitionPass
     double inputs = 0;
     for (Type t : fn.getArgumentTypes())
       inputs += tensorBytes(t) / rows;
-    // Under recomputation a part of n ops keeps about 1/sqrt(n) of its
-    // activations as checkpoints and holds one such segment at a time (the
-    // balance pass counts the real segments of the chosen cut).
+    // Under recomputation a part of n ops holding h micro-batches is cut
+    // into about k = sqrt(n / h) segments (at least one): it keeps k / n
+    // of its activations as checkpoints for each micro-batch and holds one
+    // segment, 1 / k of them, at a time (the balance pass counts the real
+    // segments of the chosen cut).
     const bool recompute = plan::recomputes(fn);
     auto bytes = [&](int64_t i, int64_t a, int64_t e, double in) {
       const double fixed = plan::fixedBytesOf(params[e] - params[a], states, m);
       const int64_t inFlight = plan::inFlightOf(i, k, m, gpipe);
       if (recompute) {
-        double part = (act[e] - act[a]) / std::sqrt(double(e - a));
-        return fixed + plan::rowBytesRecomputing(in + part, part, inFlight,
-                                                 inputs, m) *
+        const double n = double(e - a), all = act[e] - act[a];
+        const double k =
+            std::clamp(std::sqrt(n / double(inFlight)), 1.0, std::max(n, 1.0));
+        return fixed + plan::rowBytesRecomputing(in + all * k / n, all / k,
+                                                 inFlight, inputs, m) *
                            micro;
       }
       return fixed +
