@@ -237,7 +237,27 @@ public:
         size_t m = std::find(modules.begin(), modules.end(), plan.ranksOf(r)) -
                    modules.begin();
         placement[plan.grid[s * plan.replicas + r]] = {s, m};
+        replicaOf[plan.grid[s * plan.replicas + r]] = r;
       }
+  }
+  /// Which group of its stage's ranks device `device` meets in for
+  /// collective `e`: the ranks of one shard group, of one shard's peers,
+  /// all the replicas, or the stages of its replica.
+  int64_t groupOf(int64_t device, const sim::Event &e) const {
+    auto it = replicaOf.find(device);
+    int64_t r = it == replicaOf.end() ? 0 : it->second;
+    int64_t k = std::max<int64_t>(1, e.shards);
+    switch (e.group) {
+    case sim::GroupKind::Replicas:
+      return 0;
+    case sim::GroupKind::Stages:
+      return r;
+    case sim::GroupKind::ShardPeers:
+      return r % k;
+    case sim::GroupKind::ShardGroup:
+      return r / k;
+    }
+    return 0;
   }
   /// The stage device `device` runs; -1 if none.
   int64_t stageOf(int64_t device) const {
@@ -258,6 +278,7 @@ public:
 private:
   std::map<std::tuple<size_t, int64_t, int64_t, bool>, uint32_t> events;
   std::map<int64_t, std::pair<int64_t, size_t>> placement;
+  std::map<int64_t, int64_t> replicaOf;
 };
 
 /// Trains the plan a few steps with a trace that names each op's place, and
@@ -379,52 +400,130 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
     if (event < 0 || table[event].kind != sim::StepKind::Compute ||
         device >= static_cast<int64_t>(topology.devices.size()))
       continue;
-    std::string key = sim::ProfileDb::deviceKey(topology.devices[device]);
-    samples[{key, static_cast<uint32_t>(event)}][{device, site}].push_back(
-        seconds);
+    const sim::DeviceModel &model = topology.devices[device];
+    samples[{sim::ProfileDb::deviceKey(model), static_cast<uint32_t>(event)}]
+           [{device, site}]
+               .push_back(seconds);
+    // And the device's own, where the cluster has others: alike devices
+    // still differ in a run, and the replay needs the slower one.
+    const int64_t n = static_cast<int64_t>(topology.devices.size());
+    if (n > 1)
+      samples[{sim::ProfileDb::ownKey(model, device, n),
+               static_cast<uint32_t>(event)}][{device, site}]
+          .push_back(seconds);
   }
   for (auto &[key, bySite] : samples)
     db.set(key.first, table[key.second].key(), meanOverSites(bySite));
-  // A collective's own time: from its last member's arrival to its end
-  // (the members' waits for each other are the replay's to work out). A
-  // member arrives when it is done with the events before: what its op does
-  // before it talks to the group (making the result, copying the operand)
-  // belongs to the collective, as the replay starts it there. The ranks of
-  // a stage run one program, so a site names the same collective on each
-  // of them.
-  std::map<std::tuple<int64_t, int64_t, size_t>, std::pair<double, double>>
-      instances; // (stage, site, step) -> latest start, latest end
-  std::map<std::tuple<int64_t, int64_t, size_t>, int64_t> firstDevice;
-  for (const Timed &t : comm) {
-    size_t step = stepOf(t.ts);
-    int64_t stage = sites.stageOf(t.device);
-    if (stage < 0 || (!steps.empty() && !kept.count(step)))
+  // A collective's own time: from its last member's arrival to the end of
+  // its op (the members' waits for each other are the replay's to work
+  // out). A member arrives when it is done with the events before: what its
+  // op does before it talks to the group (making the result, copying the
+  // operand) belongs to the collective, as the replay starts it there; what
+  // the op does after (placing what it received) too. The ranks of a stage
+  // run one program, so a site names the same collective on each of them.
+  std::map<std::tuple<int64_t, int64_t, size_t>, double> opEnd;
+  for (const Timed &t : timed)
+    opEnd[{t.device, t.site, stepOf(t.ts)}] = t.ts + t.dur;
+  // Each member's arrival counted from its previous meeting (the end of its
+  // last collective before, or the step's start): how long it worked since
+  // the members were last together.
+  std::vector<const Timed *> byDevice;
+  for (const Timed &t : comm)
+    byDevice.push_back(&t);
+  std::sort(byDevice.begin(), byDevice.end(),
+            [](const Timed *a, const Timed *b) {
+              return std::tie(a->device, a->ts) < std::tie(b->device, b->ts);
+            });
+  struct Instance {
+    double arrived = -1e300, end = -1e300;
+    int64_t firstDevice = -1;
+    std::map<int64_t, double> sinceMeeting; // by device
+  };
+  // By (stage, site, group, step).
+  std::map<std::tuple<int64_t, int64_t, int64_t, size_t>, Instance> instances;
+  std::map<std::pair<int64_t, size_t>, std::vector<double>>
+      meetings; // by device, step: the ends of its collectives
+  for (const Timed *t : byDevice) {
+    size_t step = stepOf(t->ts);
+    int64_t stage = sites.stageOf(t->device);
+    int64_t event = sites.eventOf(t->device, t->site, /*collective=*/true);
+    if (stage < 0 || event < 0 ||
+        table[event].kind != sim::StepKind::Collective ||
+        (!steps.empty() && !kept.count(step)))
       continue;
-    auto key = std::make_tuple(stage, t.site, step);
-    double arrived = readySince(t.device, t.ts, step);
-    auto [it, fresh] = instances.try_emplace(key, arrived, t.ts + t.dur);
-    firstDevice.try_emplace(key, t.device);
-    if (!fresh) {
-      it->second.first = std::max(it->second.first, arrived);
-      it->second.second = std::max(it->second.second, t.ts + t.dur);
+    double arrived = readySince(t->device, t->ts, step);
+    double end = t->ts + t->dur;
+    if (auto op = opEnd.find({t->device, t->site, step}); op != opEnd.end())
+      end = std::max(end, op->second);
+    // The latest meeting that ended before it arrived (a started sum may
+    // still run beside its work).
+    std::vector<double> &met = meetings[{t->device, step}];
+    double since = steps.empty() ? arrived : steps[step - 1].first;
+    for (double m : met)
+      if (m <= arrived)
+        since = std::max(since, m);
+    met.push_back(end);
+    Instance &inst = instances[{stage, t->site,
+                                sites.groupOf(t->device, table[event]), step}];
+    inst.arrived = std::max(inst.arrived, arrived);
+    inst.end = std::max(inst.end, end);
+    if (inst.firstDevice < 0)
+      inst.firstDevice = t->device;
+    inst.sinceMeeting[t->device] = arrived - since;
+  }
+  // What the members' spread costs beyond what the replay sees. The replay
+  // gives each device its mean work between meetings, so the later member
+  // arrives at the latest of the means; in a run each member's work varies
+  // from step to step, and every meeting waits for whichever is later that
+  // time. The mean of those latest arrivals exceeds the latest of the means
+  // (more, the more the machine's times vary and the more often the members
+  // meet); the difference, measured here per site, is part of the
+  // collective's time.
+  std::map<std::tuple<int64_t, int64_t, int64_t>, double> spreadCost;
+  {
+    std::map<std::tuple<int64_t, int64_t, int64_t>,
+             std::pair<std::vector<double>, std::map<int64_t, double>>>
+        bySite; // latest per step; sum per device
+    for (auto &[key, inst] : instances) {
+      auto &[latest, sums] =
+          bySite[{std::get<0>(key), std::get<1>(key), std::get<2>(key)}];
+      double most = 0;
+      for (auto [device, since] : inst.sinceMeeting) {
+        most = std::max(most, since);
+        sums[device] += since;
+      }
+      latest.push_back(most);
+    }
+    for (auto &[site, data] : bySite) {
+      auto &[latest, sums] = data;
+      if (sums.size() < 2)
+        continue;
+      double meanLatest = 0, latestMean = 0;
+      for (double x : latest)
+        meanLatest += x / static_cast<double>(latest.size());
+      for (auto [device, sum] : sums)
+        latestMean =
+            std::max(latestMean, sum / static_cast<double>(latest.size()));
+      spreadCost[site] = std::max(0.0, meanLatest - latestMean);
     }
   }
   std::map<std::pair<std::string, std::string>, BySite> ownTimes;
-  for (auto &[key, span] : instances) {
-    int64_t device = firstDevice[key];
-    int64_t event = sites.eventOf(device, std::get<1>(key), /*collective=*/true);
-    if (event < 0 || table[event].kind != sim::StepKind::Collective)
-      continue;
-    const sim::Event &e = table[event];
+  for (auto &[key, inst] : instances) {
+    auto [stage, site, group, step] = key;
+    int64_t device = inst.firstDevice;
+    const sim::Event &e =
+        table[sites.eventOf(device, site, /*collective=*/true)];
     int64_t k = std::max<int64_t>(1, e.shards);
     int64_t ranks = e.group == sim::GroupKind::Replicas     ? plan.replicas
                     : e.group == sim::GroupKind::Stages     ? plan.stages
                     : e.group == sim::GroupKind::ShardPeers ? plan.replicas / k
                                                             : k;
+    double spread = 0;
+    if (auto it = spreadCost.find({stage, site, group}); it != spreadCost.end())
+      spread = it->second;
     ownTimes[{sim::ProfileDb::deviceKey(topology.devices[device]),
-              sim::ProfileDb::collectiveKey(e, ranks)}]
-            [{std::get<0>(key), std::get<1>(key)}]
-                .push_back(std::max(0.0, span.second - span.first) * 1e-6);
+              sim::ProfileDb::collectiveKey(e, ranks)}][{stage, site}]
+        .push_back((std::max(0.0, inst.end - inst.arrived) + spread) * 1e-6);
   }
   for (auto &[key, bySite] : ownTimes)
     db.set(key.first, key.second, meanOverSites(bySite));

@@ -79,6 +79,14 @@ bool simulatePlan(const PlannedModel &plan, const Cluster &cluster,
                   std::string &error) {
   auto start = std::chrono::steady_clock::now();
   out.topology = topologyOf(cluster, options.defaultThreads);
+  if (options.profile) {
+    // A profile of this very cluster gives each device its own times.
+    const int64_t n = static_cast<int64_t>(out.topology.devices.size());
+    for (int64_t d = 0; d < n; ++d) {
+      sim::DeviceModel &m = out.topology.devices[d];
+      m.ownTimes = options.profile->ownTimesOf(m, d, n);
+    }
+  }
   out.shape.stages = plan.stages;
   out.shape.replicas = plan.replicas;
   out.shape.grid = plan.grid;

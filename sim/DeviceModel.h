@@ -40,6 +40,11 @@ struct DeviceModel {
   /// declares no link: NVLink's few microseconds, or for CPU devices in one
   /// process a hand-over between threads (a condition variable's wake-up).
   double nodeLinkLatency = 0;
+  /// Where a profile of this very cluster timed this device apart from
+  /// the others of its class, the key of its own times; empty: the times of
+  /// its class. Devices of one model still differ in a run (a slower core,
+  /// another tenant), and ranks that meet often wait for the slowest.
+  std::string ownTimes;
 };
 
 /// The GPU models Whale knows by name: A100-40GB, A100-80GB, H100-SXM,

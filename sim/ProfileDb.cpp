@@ -19,6 +19,19 @@ std::string ProfileDb::deviceKey(const DeviceModel &device) {
   return "cpu threads=" + std::to_string(device.parallelUnits);
 }
 
+std::string ProfileDb::ownKey(const DeviceModel &device, int64_t index,
+                              int64_t clusterSize) {
+  return deviceKey(device) + " #" + std::to_string(index) + " of " +
+         std::to_string(clusterSize);
+}
+
+std::string ProfileDb::ownTimesOf(const DeviceModel &device, int64_t index,
+                                  int64_t clusterSize) const {
+  std::string key = ownKey(device, index, clusterSize);
+  auto d = devices.find(key);
+  return d == devices.end() || d->second.empty() ? std::string() : key;
+}
+
 void ProfileDb::set(const std::string &device, const std::string &event,
                     Entry entry) {
   devices[device][event] = entry;
@@ -44,7 +57,11 @@ size_t ProfileDb::size() const {
 
 MeasuredTime ProfileDb::measuredTime() const {
   return [this](const Event &e, const DeviceModel &d) {
-    return lookup(deviceKey(d), e.key());
+    std::string key = e.key();
+    if (!d.ownTimes.empty())
+      if (std::optional<double> own = lookup(d.ownTimes, key))
+        return own;
+    return lookup(deviceKey(d), key);
   };
 }
 

@@ -6,7 +6,11 @@
 // simulator uses a measurement wherever one exists and the device model
 // elsewhere. A database is JSON: the machine and the commit that made it,
 // then per device class (a GPU model, or a CPU of some threads) the seconds
-// of each event, keyed by the event's key (op and shapes).
+// of each event, keyed by the event's key (op and shapes). A profile of
+// several devices also keeps each device's own compute times, under the
+// device's place in the cluster it was taken on ("cpu threads=1 #0 of 2"):
+// a simulation of that same cluster gives each device its own times, so
+// the replay has the profiling run's slower device and the waits for it.
 //
 //   {"version": 1, "machine": "...", "commit": "...", "created": "...",
 //    "devices": [{"device": "cpu threads=1",
@@ -38,13 +42,22 @@ public:
   /// The class a device's timings belong to: a GPU's model name, or
   /// "cpu threads=N".
   static std::string deviceKey(const DeviceModel &device);
+  /// The key of device `index`'s own times, of a cluster of
+  /// `clusterSize` devices.
+  static std::string ownKey(const DeviceModel &device, int64_t index,
+                            int64_t clusterSize);
+  /// ownKey(...) where the database holds times under it, else "".
+  std::string ownTimesOf(const DeviceModel &device, int64_t index,
+                         int64_t clusterSize) const;
 
   void set(const std::string &device, const std::string &event, Entry entry);
   std::optional<double> lookup(const std::string &device,
                                const std::string &event) const;
   size_t size() const;
 
-  /// The measured time of an event on a device, for the simulator.
+  /// The measured time of an event on a device, for the simulator: the
+  /// device's own (DeviceModel::ownTimes) where it has them, else its
+  /// class's.
   MeasuredTime measuredTime() const;
   MeasuredCollective measuredCollective() const;
   /// A collective's key in a database: its event's and the group's size.

@@ -439,11 +439,14 @@ bool Replay::advance(uint32_t rank) {
 }
 
 bool Replay::run(std::string &error) {
-  // Devices alike (the same model) share their timings.
-  std::map<std::tuple<std::string, double, double>, int64_t> models;
+  // Devices alike (the same model, no times of their own) share their
+  // timings.
+  std::map<std::tuple<std::string, double, double, std::string>, int64_t>
+      models;
   for (size_t d = 0; d < topology.devices.size(); ++d) {
     const DeviceModel &m = topology.devices[d];
-    auto key = std::make_tuple(m.name, m.matmulFlops, m.memoryBandwidth);
+    auto key =
+        std::make_tuple(m.name, m.matmulFlops, m.memoryBandwidth, m.ownTimes);
     modelIndex.push_back(models.try_emplace(key, d).first->second);
   }
   formClasses();

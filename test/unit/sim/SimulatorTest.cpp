@@ -411,6 +411,65 @@ TEST(ProfileDb, RoundTripsAndFeedsTheSimulator) {
   EXPECT_EQ(ProfileDb::deviceKey(cpuModel(1e10, 3, 0)), "cpu threads=3");
 }
 
+TEST(ProfileDb, ADevicesOwnTimesComeFirstAndSetItApart) {
+  // A profile of two alike devices: their class's mean, 2 s, and device
+  // 0's own 3 s (device 1's own 1 s is left out, so it falls back).
+  ProfileDb db;
+  DeviceModel cpu = cpuModel(1e10, 1, 0);
+  Builder b;
+  uint32_t work = b.compute("work", 1), ar = b.allReduce(8);
+  const std::string key = b.table[work].key();
+  db.set(ProfileDb::deviceKey(cpu), key, {2.0, 10, true});
+  db.set(ProfileDb::ownKey(cpu, 0, 2), key, {3.0, 5, true});
+  EXPECT_EQ(ProfileDb::ownKey(cpu, 0, 2), "cpu threads=1 #0 of 2");
+  EXPECT_EQ(db.ownTimesOf(cpu, 0, 2), "cpu threads=1 #0 of 2");
+  EXPECT_EQ(db.ownTimesOf(cpu, 1, 2), "");
+  // Only a cluster of the profile's size is the profiled one.
+  EXPECT_EQ(db.ownTimesOf(cpu, 0, 4), "");
+
+  ProgramSet set;
+  StageProgram prog;
+  prog.steps = {Step{work}, collectiveStep(ar, 0)};
+  set.stages.push_back(prog);
+  PlanShape plan;
+  plan.replicas = 2;
+  plan.grid = {0, 1};
+  plan.programs = {&set, &set};
+  SimOptions options;
+  options.measured = db.measuredTime();
+  options.measuredCollective = [](const Event &, int64_t, const DeviceModel &) {
+    return std::optional<double>(0.5);
+  };
+  auto replay = [&](bool own) {
+    Topology t;
+    for (int64_t d = 0; d < 2; ++d) {
+      t.devices.push_back(cpu);
+      if (own)
+        t.devices.back().ownTimes = db.ownTimesOf(cpu, d, 2);
+      t.node.push_back(0);
+    }
+    SimResult r;
+    std::string error;
+    EXPECT_TRUE(simulate(b.table, plan, t, options, r, error)) << error;
+    return r;
+  };
+  // By class: both replicas alike, one replayed, 2 s of work.
+  SimResult byClass = replay(false);
+  EXPECT_EQ(byClass.ranks.size(), 1u);
+  EXPECT_DOUBLE_EQ(byClass.iterationSeconds, 2.5);
+  // Own times: device 0 works 3 s and device 1 waits for it.
+  SimResult own = replay(true);
+  ASSERT_EQ(own.ranks.size(), 2u);
+  EXPECT_DOUBLE_EQ(own.iterationSeconds, 3.5);
+  EXPECT_DOUBLE_EQ(own.ranks[1].idleSeconds, 1.0);
+
+  // The own times survive the round trip.
+  ProfileDb back;
+  std::string error;
+  ASSERT_TRUE(back.parse(db.toJson(), "db.json", error)) << error;
+  EXPECT_EQ(back.lookup("cpu threads=1 #0 of 2", key), 3.0);
+}
+
 TEST(ProfileDb, BadDatabasesSayWhere) {
   ProfileDb db;
   std::string error;
