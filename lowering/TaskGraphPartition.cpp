@@ -5,7 +5,9 @@
 // such ops. With auto_parallel, the model is cut afresh into num_task_graph
 // contiguous TaskGraphs, each parameter going with its first user: the cut
 // that makes the slowest stage fastest on the devices it will run on (its
-// FLOPs from the cost interface over its device's rate) among the cuts
+// FLOPs from the cost interface over its device's rate; on GPUs the cluster
+// names by model, each op priced by the simulator's device model, as
+// -whale-balance and `whale sim` price it) among the cuts
 // whose every stage fits its device's memory, by the balance pass's memory
 // model (parameters with gradients and optimizer state, and the in-flight
 // micro-batches' activations at an even share of the batch). With
@@ -21,6 +23,7 @@
 #include "lowering/Plan.h"
 #include "lowering/Recompute.h"
 #include "lowering/StageMemory.h"
+#include "sim/Extract.h"
 
 #include "dialects/Whale/IR/TrainAttrs.h"
 
@@ -84,6 +87,10 @@ struct StageDevices {
   SmallVector<double> rate, room;
   SmallVector<int64_t> device;
   int64_t copies = 1;
+  /// Where every device is a GPU the cluster names by model: per stage, the
+  /// models of its devices (an op takes as long as on the slowest of
+  /// them). Empty otherwise: stages are priced by FLOPs at their rate.
+  SmallVector<SmallVector<const sim::DeviceModel *>> models;
 };
 
 StageDevices stageDevices(func::FuncOp fn, int64_t k, int64_t c) {
@@ -113,6 +120,12 @@ StageDevices stageDevices(func::FuncOp fn, int64_t k, int64_t c) {
       r = std::min(r, cluster.room(first + j));
     return r * double(c);
   };
+  bool priced = true;
+  for (int64_t d = 0; d < int64_t(flops.size()) && priced; ++d)
+    priced =
+        !cluster.model(d).empty() && sim::findGpuModel(cluster.model(d).str());
+  if (priced)
+    s.models.assign(k, {});
   for (int64_t copy = 0; copy < s.copies; ++copy) {
     SmallVector<int64_t> blocks; // each block's first device
     for (int64_t i = 0; i < k; ++i)
@@ -122,6 +135,12 @@ StageDevices stageDevices(func::FuncOp fn, int64_t k, int64_t c) {
     });
     for (int64_t i = 0; i < k; ++i) {
       s.rate[i] = std::min(s.rate[i], blockRate(blocks[i]));
+      for (int64_t j = 0; j < c && priced; ++j) {
+        const sim::DeviceModel *m =
+            sim::findGpuModel(cluster.model(blocks[i] + j).str());
+        if (!llvm::is_contained(s.models[i], m))
+          s.models[i].push_back(m);
+      }
       if (copy == 0 || blockRoom(blocks[i]) < s.room[i]) {
         s.room[i] = blockRoom(blocks[i]);
         s.device[i] = blocks[i];
@@ -227,7 +246,30 @@ struct TaskGraphPartitionPass
              plan::rowBytesOf(act[e] - act[a] + in, inFlight, inputs, m) *
                  micro;
     };
+    // On modelled GPUs, per stage the running sum of its ops' seconds: each
+    // op's time without its launch (which -whale-balance does not scale
+    // with a share of rows either), a c-th of it on each device of a split
+    // part.
+    SmallVector<SmallVector<double>> opSeconds;
+    if (!devs.models.empty()) {
+      const bool bf16 = ampBf16(fn);
+      SmallVector<sim::OpCost> costs;
+      for (Operation *op : compute)
+        costs.push_back(isa<CostOpInterface>(op) ? sim::opCostOf(op, bf16)
+                                                 : sim::OpCost{});
+      opSeconds.assign(k, SmallVector<double>(n + 1, 0));
+      for (int64_t i = 0; i < k; ++i)
+        for (int64_t x = 0; x < n; ++x) {
+          double slowest = 0;
+          for (const sim::DeviceModel *m : devs.models[i])
+            slowest = std::max(slowest,
+                               sim::opSeconds(costs[x], *m) - m->launchSeconds);
+          opSeconds[i][x + 1] = opSeconds[i][x] + slowest / double(c);
+        }
+    }
     auto seconds = [&](int64_t i, int64_t a, int64_t e) {
+      if (!opSeconds.empty())
+        return opSeconds[i][e] - opSeconds[i][a];
       return (flops[e] - flops[a]) / devs.rate[i];
     };
     // best[i][e]: the first e ops in i + 1 stages; from[i][e]: where the

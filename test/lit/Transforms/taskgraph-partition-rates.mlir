@@ -78,3 +78,54 @@ func.func @cannot_fit(%x: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {whale.
   return %b : tensor<8x8xf32>
 }
 }
+
+// -----
+
+// GPUs the cluster names by model are priced op by op as `whale sim` and
+// -whale-balance price them: a product of 1.07 GFLOPs, then ten relus of 4
+// MFLOPs each that move 32 MiB. By FLOPs the product alone outweighs all
+// ten relus, so stage 0 would take the product alone and stage 1 every
+// relu (165 us on an A100); there each relu is bound by its memory traffic
+// (16.5 us) and the product takes 139 us (the device model's GEMM
+// efficiency at this shape), so the product and one relu share stage 0
+// (156 us against 148 us).
+// CHECK-LABEL: func.func @by_data_sheet
+// CHECK-SAME: whale.cut = array<i64: 2, 11>
+module attributes {whale.cluster = {flops = array<f64: 1.0e13, 1.0e13>, memory = array<i64: 0, 0>, models = ["A100-80GB", "A100-80GB"]}} {
+func.func @by_data_sheet(%x: tensor<2048x128xf32>, %w: tensor<128x2048xf32>) -> tensor<2048x2048xf32> attributes {whale.model} {
+  %p = whale.matmul %x, %w : tensor<2048x128xf32>, tensor<128x2048xf32> -> tensor<2048x2048xf32>
+  %a = whale.relu %p : tensor<2048x2048xf32>
+  %b = whale.relu %a : tensor<2048x2048xf32>
+  %c = whale.relu %b : tensor<2048x2048xf32>
+  %d = whale.relu %c : tensor<2048x2048xf32>
+  %e = whale.relu %d : tensor<2048x2048xf32>
+  %f = whale.relu %e : tensor<2048x2048xf32>
+  %g = whale.relu %f : tensor<2048x2048xf32>
+  %h = whale.relu %g : tensor<2048x2048xf32>
+  %i = whale.relu %h : tensor<2048x2048xf32>
+  %j = whale.relu %i : tensor<2048x2048xf32>
+  return %j : tensor<2048x2048xf32>
+}
+}
+
+// -----
+
+// The same model on devices known by their rates alone: cut by FLOPs.
+// CHECK-LABEL: func.func @by_flops
+// CHECK-SAME: whale.cut = array<i64: 1, 11>
+module attributes {whale.cluster = {flops = array<f64: 1.0e13, 1.0e13>, memory = array<i64: 0, 0>}} {
+func.func @by_flops(%x: tensor<2048x128xf32>, %w: tensor<128x2048xf32>) -> tensor<2048x2048xf32> attributes {whale.model} {
+  %p = whale.matmul %x, %w : tensor<2048x128xf32>, tensor<128x2048xf32> -> tensor<2048x2048xf32>
+  %a = whale.relu %p : tensor<2048x2048xf32>
+  %b = whale.relu %a : tensor<2048x2048xf32>
+  %c = whale.relu %b : tensor<2048x2048xf32>
+  %d = whale.relu %c : tensor<2048x2048xf32>
+  %e = whale.relu %d : tensor<2048x2048xf32>
+  %f = whale.relu %e : tensor<2048x2048xf32>
+  %g = whale.relu %f : tensor<2048x2048xf32>
+  %h = whale.relu %g : tensor<2048x2048xf32>
+  %i = whale.relu %h : tensor<2048x2048xf32>
+  %j = whale.relu %i : tensor<2048x2048xf32>
+  return %j : tensor<2048x2048xf32>
+}
+}
