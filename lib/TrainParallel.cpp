@@ -216,6 +216,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     ~TraceWriter() { write(); }
   } traceWriter{comm, processTracePath(options.tracePath, processRank)};
   std::vector<Rank> ranks;
+  // Each rank's thread, kept from step to step (rank i on thread i).
+  RankThreads rankThreads;
   // Ranks and communicators abandoned when processes were lost: their
   // collectives with the lost processes never finished, and MPI may still
   // write what survivors sent into those collectives' buffers (the ranks'
@@ -1134,7 +1136,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     if (inject)
       failure = {options.failDevice, step + 1, options.processes};
     StepOutcome outcome =
-        runStep(ranks, global, comm.get(), step, factor, failure);
+        runStep(ranks, global, comm.get(), rankThreads, step, factor, failure);
     std::vector<double> &losses = outcome.losses;
     const std::string &firstError = outcome.error;
     const int64_t failedDevice = outcome.failedDevice;

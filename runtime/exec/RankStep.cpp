@@ -7,8 +7,6 @@
 
 #include <csignal>
 #include <mutex>
-#include <system_error>
-#include <thread>
 
 namespace whale {
 namespace {
@@ -73,12 +71,12 @@ std::string openRank(const std::string &deviceName, int threads, int64_t memory,
 
 StepOutcome runStep(std::vector<OpenedRank> &ranks,
                     const std::vector<whale_rt_tensor *> &global,
-                    whale_rt_comm *comm, int64_t step, double lrFactor,
-                    const InjectedFailure &inject) {
+                    whale_rt_comm *comm, RankThreads &threads, int64_t step,
+                    double lrFactor, const InjectedFailure &inject) {
   StepOutcome out;
   out.losses.assign(ranks.size(), 0);
   std::mutex failMutex;
-  auto runRank = [&](size_t i) {
+  const std::function<void(size_t)> runRank = [&](size_t i) {
     OpenedRank &rank = ranks[i];
     whale_rt_context *ctx = rank.ctx.get();
     whale_rt_status copied = WHALE_RT_OK;
@@ -117,22 +115,8 @@ StepOutcome runStep(std::vector<OpenedRank> &ranks,
     out.losses[i] = value;
     whale_rt_tensor_release(ctx, loss);
   };
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    try {
-      threads.emplace_back(runRank, i);
-    } catch (const std::system_error &e) {
-      // The ranks already started would wait for this one in their
-      // collectives: abort them, and report why.
-      std::lock_guard<std::mutex> lock(failMutex);
-      out.error = "cannot start the thread of rank " + std::to_string(i) +
-                  " (" + std::to_string(ranks.size()) + " ranks): " + e.what();
-      whale_rt_comm_abort(comm, "a rank could not start");
-      break;
-    }
-  }
-  for (std::thread &t : threads)
-    t.join();
+  if (std::string err = threads.run(ranks.size(), runRank); !err.empty())
+    out.error = err;
   return out;
 }
 

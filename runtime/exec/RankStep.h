@@ -17,6 +17,7 @@
 #include "runtime/WhaleRuntime.h"
 #include "runtime/exec/DataSource.h"
 #include "runtime/exec/PlanManifest.h"
+#include "runtime/exec/RankThreads.h"
 
 #include <functional>
 
@@ -82,12 +83,12 @@ struct StepOutcome {
 };
 
 /// Runs step `step` (0-based) on every rank at learning-rate factor
-/// `lrFactor`, each on its own thread, after copying its replica's rows of
-/// `global` into its inputs.
+/// `lrFactor`, rank i on thread i of `threads` (kept from step to step),
+/// after copying its replica's rows of `global` into its inputs.
 StepOutcome runStep(std::vector<OpenedRank> &ranks,
                     const std::vector<whale_rt_tensor *> &global,
-                    whale_rt_comm *comm, int64_t step, double lrFactor,
-                    const InjectedFailure &inject = {});
+                    whale_rt_comm *comm, RankThreads &threads, int64_t step,
+                    double lrFactor, const InjectedFailure &inject = {});
 
 /// The stage program a rank runs.
 using ProgramOf = std::function<const StageProgram &(const RankSlot &)>;

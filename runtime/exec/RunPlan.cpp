@@ -156,6 +156,8 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
                   static_cast<int32_t>(m.replicas),
                   std::vector<int32_t>(m.grid.begin(), m.grid.end())};
   std::vector<OpenedRank> ranks;
+  // Each rank's thread, kept from step to step (rank i on thread i).
+  RankThreads rankThreads;
   for (int64_t s = 0; s < m.stages; ++s)
     for (int64_t r = 0; r < m.replicas; ++r) {
       const int64_t device = m.grid[s * m.replicas + r];
@@ -289,7 +291,8 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
     if (std::string err = source->fill(step, global); !err.empty())
       return fail("step " + std::to_string(step + 1) + ": " + err);
     const double factor = settings.lrFactor(step);
-    StepOutcome outcome = runStep(ranks, global, comm.get(), step, factor);
+    StepOutcome outcome =
+        runStep(ranks, global, comm.get(), rankThreads, step, factor);
     whale_rt_comm_trace_driver(comm.get(), "step", t0Ns,
                                whale_rt_now_ns() - t0Ns);
     if (!outcome.error.empty())
