@@ -10,6 +10,11 @@ medians and gives the spread of the measured runs (the machine's own noise).
 It also compares the minimums: on a shared machine whose noise only adds
 time (other tenants, a slow spell), the fastest round of each is the
 closest to the machine's own speed, for the profile as for the run.
+And it compares each prediction with the profiling run it came from (its
+typical step, read from the run's trace): that run's events are the
+replay's inputs, so this tells the replay's own error (how it composes
+event times into an iteration: waits, overlap, bubbles) apart from how
+much the machine's speed moved between that run and the measured one.
 
     python3 bench/sim_accuracy.py [--rounds 5] [--steps 20] [--only NAME]
 """
@@ -97,6 +102,19 @@ def measured_iteration(binary, flags, steps, tmp):
     return statistics.median([b - a for a, b in zip(times, times[1:])][3:])
 
 
+def typical_step(trace):
+    """The profiling run's typical step, as `whale profile` keeps it: of the
+    driver's steps after the first, the mean of the middle half by
+    length."""
+    events = json.load(open(trace))["traceEvents"]
+    steps = sorted((e["ts"], e["dur"]) for e in events
+                   if e.get("cat") == "driver" and e.get("ph") == "X")
+    lengths = sorted(dur for _, dur in steps[1:])
+    quarter = len(lengths) // 4
+    kept = lengths[quarter:len(lengths) - quarter]
+    return sum(kept) / len(kept) * 1e-6
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--whale", default=os.path.join(ROOT, "build", "bin",
@@ -110,6 +128,7 @@ def main():
     chosen = [p for p in PLANS if not args.only or args.only in p[0]]
     predicted = {p[0]: [] for p in chosen}
     measured = {p[0]: [] for p in chosen}
+    profiled = {p[0]: [] for p in chosen}
     with tempfile.TemporaryDirectory() as tmp:
         # Round by round, so that each plan's samples are spread over the
         # run: this machine's speed drifts over minutes.
@@ -118,7 +137,10 @@ def main():
                 flags = script_flags(script, cluster, defines,
                                      configs[0] if configs else ())
                 db = os.path.join(tmp, "db.json")
-                whale(args.whale, ["profile"] + flags + ["-o", db])
+                trace = os.path.join(tmp, "profile-trace.json")
+                whale(args.whale, ["profile"] + flags + ["-o", db, "--trace",
+                                                         trace])
+                profiled[name].append(typical_step(trace))
                 sim = json.loads(whale(args.whale, ["sim"] + flags +
                                        ["--profile", db, "--json"]))
                 predicted[name].append(sim["iteration_s"])
@@ -126,11 +148,13 @@ def main():
                     measured_iteration(args.whale, flags, args.steps, tmp))
                 print(f"round {round_ + 1}: {name:34s} predicted "
                       f"{predicted[name][-1] * 1e3:8.2f} ms  measured "
-                      f"{measured[name][-1] * 1e3:8.2f} ms", flush=True)
+                      f"{measured[name][-1] * 1e3:8.2f} ms  profiling run "
+                      f"{profiled[name][-1] * 1e3:8.2f} ms", flush=True)
     print()
     print("| plan | cluster | predicted ms | measured ms | spread | error "
-          "| fastest predicted ms | fastest measured ms | error |")
-    errors, fastest_errors = [], []
+          "| fastest predicted ms | fastest measured ms | error "
+          "| profiling runs ms | replay vs its profiling run |")
+    errors, fastest_errors, replay_errors = [], [], []
     for name, _, cluster, *_ in chosen:
         p = statistics.median(predicted[name])
         m = statistics.median(measured[name])
@@ -139,10 +163,19 @@ def main():
         errors.append(abs(error))
         fp, fm = min(predicted[name]), min(measured[name])
         fastest_errors.append(abs(fp - fm) / fm)
+        # Each round's prediction against its own profiling run; the
+        # median of the rounds.
+        replay = statistics.median(
+            (a - b) / b for a, b in zip(predicted[name], profiled[name]))
+        replay_errors.append(abs(replay))
         print(f"| {name} | {cluster} | {p * 1e3:.2f} | {m * 1e3:.2f} | "
               f"{spread * 100:.1f}% | {error * 100:+.1f}% | {fp * 1e3:.2f} | "
-              f"{fm * 1e3:.2f} | {(fp - fm) / fm * 100:+.1f}% |")
-    for what, errs in (("medians", errors), ("minimums", fastest_errors)):
+              f"{fm * 1e3:.2f} | {(fp - fm) / fm * 100:+.1f}% | "
+              f"{statistics.median(profiled[name]) * 1e3:.2f} | "
+              f"{replay * 100:+.1f}% |")
+    for what, errs in (("medians", errors), ("minimums", fastest_errors),
+                       ("each prediction against its profiling run",
+                        replay_errors)):
         if not errs:
             continue
         errs.sort()
