@@ -68,6 +68,14 @@ int64_t memoryOf(const Simulation &s, int64_t device) {
              : 0;
 }
 
+/// Devices the replay gave their own profiled times.
+int64_t ownTimesDevices(const Simulation &s) {
+  int64_t n = 0;
+  for (const sim::DeviceModel &d : s.topology.devices)
+    n += !d.ownTimes.empty();
+  return n;
+}
+
 } // namespace
 
 std::string simulationText(const Simulation &s, const PlannedModel &plan) {
@@ -105,6 +113,10 @@ std::string simulationText(const Simulation &s, const PlannedModel &plan) {
       s.events.size(), s.result.replayedSteps, s.result.ranks.size(),
       s.result.ranks.size() == 1 ? "" : "s", s.topology.devices.size(),
       s.extractSeconds, s.replaySeconds);
+  if (int64_t own = ownTimesDevices(s))
+    os << llvm::formatv("profile       each device's own times for {0} of {1} "
+                        "devices (the profile was taken on this cluster)\n",
+                        own, s.topology.devices.size());
   os << "\n"
      << llvm::formatv("{0,5} {1,7} {2,6} {3,-10} {4,11} {5,11} {6,11} {7,12} "
                       "{8}\n",
@@ -168,6 +180,7 @@ std::string simulationJson(const Simulation &s, const PlannedModel &plan) {
       {"distinct_events", static_cast<int64_t>(s.events.size())},
       {"replayed_steps", s.result.replayedSteps},
       {"replayed_ranks", static_cast<int64_t>(s.result.ranks.size())},
+      {"own_times_devices", ownTimesDevices(s)},
       {"extract_s", s.extractSeconds},
       {"replay_s", s.replaySeconds},
       {"ranks", std::move(ranks)},
