@@ -278,10 +278,20 @@ LogicalResult Balancer::measureStages() {
     c.inFlight = plan::inFlightOf(s, stages, m, kind == "gpipe");
   }
   recompute = plan::recomputes(fn);
+  // A rank of a group that shares its rows holds its part of a split
+  // TaskGraph's values (an equal share: the segments are chosen once per
+  // stage), as the sharded program -whale-rank-programs cuts will.
+  auto share = [&](Operation *op) {
+    auto tg = op->getParentOfType<TaskGraphOp>();
+    auto shards = tg ? tg->getAttrOfType<IntegerAttr>("shards") : IntegerAttr();
+    return shards && wholeRows && shards.getInt() > 0
+               ? 1.0 / double(shards.getInt())
+               : 1.0;
+  };
   if (recompute)
     for (int64_t s = 0; s < stages; ++s) {
       plan::RecomputeBytes r =
-          plan::recomputeBytes(stageOps[s], costs[s].inFlight);
+          plan::recomputeBytes(stageOps[s], costs[s].inFlight, share);
       costs[s].keptPerSample += r.checkpoints / elaborated;
       costs[s].segmentPerSample = r.segment / elaborated;
     }

@@ -22,6 +22,7 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <algorithm>
 #include <cmath>
@@ -65,20 +66,30 @@ template <class F> void forEachReader(mlir::Value v, F &&f) {
 /// whole), the cuts of least crossing bytes with every segment within S;
 /// then the best S. A transformer is cut between blocks, where only the
 /// residual crosses, as many blocks a segment as balance the two terms.
+///
+/// `share`, where given, is the part of each op's values one rank holds
+/// (-whale-balance counts a split TaskGraph's values before sharding, at a
+/// rank's share of them where its group shares rows); all of them
+/// otherwise.
+using ShareOf = llvm::function_ref<double(mlir::Operation *)>;
+
 inline llvm::SmallVector<size_t>
-recomputeSegments(llvm::ArrayRef<mlir::Operation *> ops, int64_t held = 1) {
+recomputeSegments(llvm::ArrayRef<mlir::Operation *> ops, int64_t held = 1,
+                  ShareOf share = nullptr) {
   const double perCheckpoint = double(std::max<int64_t>(1, held) + 1);
   const size_t n = ops.size();
   llvm::DenseMap<mlir::Operation *, size_t> index;
   for (auto [i, op] : llvm::enumerate(ops))
     index[op] = i;
+  auto part = [&](mlir::Operation *op) { return share ? share(op) : 1.0; };
   // crossing[j]: bytes made at or before op j and read after it (a reader
   // the list does not hold keeps a value to the end).
   llvm::SmallVector<double> crossing(n + 1, 0), cumulative(n + 1, 0);
   double largest = 0;
   for (size_t i = 0; i < n; ++i) {
-    cumulative[i + 1] = cumulative[i] + outputBytes(ops[i]);
-    largest = std::max(largest, outputBytes(ops[i]));
+    const double w = part(ops[i]);
+    cumulative[i + 1] = cumulative[i] + outputBytes(ops[i]) * w;
+    largest = std::max(largest, outputBytes(ops[i]) * w);
     for (mlir::Value r : ops[i]->getResults()) {
       auto t = mlir::dyn_cast<mlir::RankedTensorType>(r.getType());
       if (!t)
@@ -88,8 +99,8 @@ recomputeSegments(llvm::ArrayRef<mlir::Operation *> ops, int64_t held = 1) {
         auto it = index.find(user);
         last = std::max(last, it == index.end() ? n : it->second);
       });
-      crossing[i] += double(tensorBytes(t));
-      crossing[last] -= double(tensorBytes(t));
+      crossing[i] += double(tensorBytes(t)) * w;
+      crossing[last] -= double(tensorBytes(t)) * w;
     }
   }
   for (size_t j = 1; j <= n; ++j)
@@ -145,8 +156,10 @@ struct RecomputeBytes {
 };
 
 inline RecomputeBytes recomputeBytes(llvm::ArrayRef<mlir::Operation *> ops,
-                                     int64_t held = 1) {
-  llvm::SmallVector<size_t> ends = recomputeSegments(ops, held);
+                                     int64_t held = 1,
+                                     ShareOf share = nullptr) {
+  llvm::SmallVector<size_t> ends = recomputeSegments(ops, held, share);
+  auto part = [&](mlir::Operation *op) { return share ? share(op) : 1.0; };
   llvm::DenseMap<mlir::Operation *, size_t> segmentOf;
   size_t begin = 0;
   RecomputeBytes out;
@@ -154,7 +167,7 @@ inline RecomputeBytes recomputeBytes(llvm::ArrayRef<mlir::Operation *> ops,
     double bytes = 0;
     for (size_t i = begin; i < end; ++i) {
       segmentOf[ops[i]] = s;
-      bytes += outputBytes(ops[i]);
+      bytes += outputBytes(ops[i]) * part(ops[i]);
     }
     out.segment = std::max(out.segment, bytes);
     begin = end;
@@ -171,7 +184,7 @@ inline RecomputeBytes recomputeBytes(llvm::ArrayRef<mlir::Operation *> ops,
                           it->second > segmentOf.lookup(op));
       });
       if (later)
-        out.checkpoints += double(tensorBytes(t));
+        out.checkpoints += double(tensorBytes(t)) * part(op);
     }
   return out;
 }

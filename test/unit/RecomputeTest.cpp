@@ -86,4 +86,31 @@ TEST(Recompute, MoreMicroBatchesHeldNeverMeansMoreSegments) {
   }
 }
 
+TEST(Recompute, ARanksShareOfSplitValuesIsWhatItHolds) {
+  // A rank of a shard group sharing its rows holds its share of a split
+  // TaskGraph's values: the bytes are counted at that share, and a chain
+  // all at one share is cut where the whole one is.
+  Chain c(16);
+  ASSERT_TRUE(c.module);
+  auto eighth = [](mlir::Operation *) { return 0.125; };
+  whale::plan::RecomputeBytes whole = whale::plan::recomputeBytes(c.ops, 1);
+  whale::plan::RecomputeBytes part =
+      whale::plan::recomputeBytes(c.ops, 1, eighth);
+  EXPECT_EQ(whale::plan::recomputeSegments(c.ops, 1, eighth),
+            whale::plan::recomputeSegments(c.ops, 1));
+  EXPECT_EQ(part.checkpoints, whole.checkpoints / 8);
+  EXPECT_EQ(part.segment, whole.segment / 8);
+  // The first half split, the second whole: the split half is cheap to
+  // hold, so the segments bunch where the whole values are.
+  auto firstHalf = [&](mlir::Operation *op) {
+    return op->isBeforeInBlock(c.ops[8]) ? 0.125 : 1.0;
+  };
+  llvm::SmallVector<size_t> ends =
+      whale::plan::recomputeSegments(c.ops, 1, firstHalf);
+  size_t inFirst = 0;
+  for (size_t e : ends)
+    inFirst += e <= 8;
+  EXPECT_LT(inFirst, ends.size() - inFirst);
+}
+
 } // namespace
