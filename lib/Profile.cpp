@@ -281,35 +281,50 @@ private:
   std::map<int64_t, int64_t> replicaOf;
 };
 
-/// Trains the plan a few steps with a trace that names each op's place, and
-/// keeps each event's mean time there (and each collective's, and the
-/// driver's).
-bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
-                   const PlannedModel &plan, const sim::Topology &topology,
-                   const sim::EventTable &table,
-                   const std::vector<mlir::ModuleOp> &modules,
-                   const std::vector<sim::ProgramSet> &sets,
-                   const ProfileOptions &options, sim::ProfileDb &db,
-                   std::string &error) {
-  llvm::SmallString<128> path(options.tracePath);
-  if (path.empty() &&
-      llvm::sys::fs::createTemporaryFile("whale-profile", "json", path)) {
-    error = "cannot make a temporary file for the profiling run's trace";
-    return false;
+/// A profiling run's trace, read: each rank's timed ops and collectives by
+/// site, the driver's steps (those kept: the typical ones), and each rank's
+/// every event to find what ran between two.
+struct ProfilingTrace {
+  struct Timed {
+    int64_t device, site;
+    double ts, dur; // us
+  };
+  std::vector<Timed> timed, comm;
+  std::vector<std::pair<double, double>> steps, work; // start, end (us)
+  std::map<int64_t, std::vector<std::pair<double, double>>> byRank;
+  std::set<size_t> kept;
+
+  bool read(llvm::StringRef path, std::string &error);
+  /// The step (1-based; 0 before the first) an event at `ts` belongs to.
+  size_t stepOf(double ts) const {
+    return static_cast<size_t>(std::upper_bound(steps.begin(), steps.end(),
+                                                std::make_pair(ts, 1e300)) -
+                               steps.begin());
   }
-  llvm::FileRemover remove(path, options.tracePath.empty());
-  TrainOptions train;
-  train.cluster = clusterSpec;
-  train.evenPlan = options.even;
-  train.threads = options.threads;
-  train.steps = options.contextSteps;
-  train.tracePath = path.str().str();
-  train.traceSites = true;
-  TrainResult result = whale::train(interp, train);
-  if (!result.ok) {
-    error = "the profiling run failed: " + result.error;
-    return false;
+  /// Whether a step's times are kept (every step, when the run traced none).
+  bool keeps(size_t step) const { return steps.empty() || kept.count(step); }
+  /// When the rank was done with what came before an event starting at
+  /// `ts` in `step`: the end of its latest earlier event of the step (an
+  /// event that encloses this one, as an op encloses its collective, is
+  /// passed over); `ts` if none.
+  double readySince(int64_t device, double ts, size_t step) const {
+    auto it = byRank.find(device);
+    if (it == byRank.end())
+      return ts;
+    const auto &spans = it->second;
+    auto at = std::lower_bound(spans.begin(), spans.end(),
+                               std::make_pair(ts, -1e300));
+    for (int looked = 0; at != spans.begin() && looked < 8; ++looked) {
+      --at;
+      if (at->second > ts)
+        continue;
+      return stepOf(at->second) == step ? at->second : ts;
+    }
+    return ts;
   }
+};
+
+bool ProfilingTrace::read(llvm::StringRef path, std::string &error) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
   llvm::Expected<llvm::json::Value> trace =
       buffer ? llvm::json::parse((*buffer)->getBuffer())
@@ -324,18 +339,6 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
                   : llvm::toString(trace.takeError());
     return false;
   }
-  // Per (device, site): its times in run order, the first step's left out.
-  // The driver's steps, and the span of the ranks' work within each.
-  SiteMap sites(plan, modules, sets, table);
-  struct Timed {
-    int64_t device, site;
-    double ts, dur; // us
-  };
-  std::vector<Timed> timed, comm;
-  std::vector<std::pair<double, double>> steps, work; // start, end (us)
-  // Every event of each rank, start and end, to find what ran between
-  // them.
-  std::map<int64_t, std::vector<std::pair<double, double>>> byRank;
   for (const llvm::json::Value &v : *events) {
     const llvm::json::Object *e = v.getAsObject();
     auto ts = e ? e->getNumber("ts") : std::nullopt;
@@ -355,41 +358,27 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
       comm.push_back({*device, *site, *ts, *dur});
   }
   std::sort(steps.begin(), steps.end());
-  auto stepOf = [&](double ts) {
-    return static_cast<size_t>(std::upper_bound(steps.begin(), steps.end(),
-                                                std::make_pair(ts, 1e300)) -
-                               steps.begin());
-  };
-  // An op's time in one step: the sum of what the runtime timed for it (an
-  // op may make several timed calls). Only typical steps are kept.
-  const std::set<size_t> kept = typicalSteps(steps);
-  std::map<std::tuple<int64_t, int64_t, size_t>, double> perStep;
-  // What the program does between two timed calls (making and releasing
-  // tensors, checking statuses, finding parameters) is part of the op that
-  // follows: the gap since the rank's previous event of the step is added.
   for (auto &[rank, spans] : byRank)
     std::sort(spans.begin(), spans.end());
-  // When the rank was done with what came before an event starting at `ts`
-  // in `step`: the end of its latest earlier event of the step (an event
-  // that encloses this one, as an op encloses its collective, is passed
-  // over); `ts` if none.
-  auto readySince = [&](int64_t device, double ts, size_t step) {
-    const auto &spans = byRank[device];
-    auto at = std::lower_bound(spans.begin(), spans.end(),
-                               std::make_pair(ts, -1e300));
-    for (int looked = 0; at != spans.begin() && looked < 8; ++looked) {
-      --at;
-      if (at->second > ts)
-        continue;
-      return stepOf(at->second) == step ? at->second : ts;
-    }
-    return ts;
-  };
-  for (const Timed &t : timed) {
-    size_t step = stepOf(t.ts);
-    if (!steps.empty() && !kept.count(step))
+  kept = typicalSteps(steps);
+  return true;
+}
+
+/// Each compute event's time in the run: per op and kept step the sum of
+/// what the runtime timed for it (an op may make several timed calls) and
+/// the gap since the rank's previous event (what the program does between
+/// two calls: making and releasing tensors, checking statuses, finding
+/// parameters); its mean over the steps at each site, then over its
+/// sites; by device class, and by device where the cluster has several.
+void computeTimes(const ProfilingTrace &run, const SiteMap &sites,
+                  const sim::EventTable &table, const sim::Topology &topology,
+                  sim::ProfileDb &db) {
+  std::map<std::tuple<int64_t, int64_t, size_t>, double> perStep;
+  for (const ProfilingTrace::Timed &t : run.timed) {
+    size_t step = run.stepOf(t.ts);
+    if (!run.keeps(step))
       continue;
-    double gap = t.ts - readySince(t.device, t.ts, step);
+    double gap = t.ts - run.readySince(t.device, t.ts, step);
     perStep[{t.device, t.site, step}] += (t.dur + gap) * 1e-6;
   }
   std::map<std::pair<std::string, uint32_t>, BySite> samples;
@@ -414,6 +403,12 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
   }
   for (auto &[key, bySite] : samples)
     db.set(key.first, table[key.second].key(), meanOverSites(bySite));
+}
+
+/// Each collective's own time in the run, by device class.
+void collectiveTimes(const ProfilingTrace &run, const SiteMap &sites,
+                     const sim::EventTable &table, const PlannedModel &plan,
+                     const sim::Topology &topology, sim::ProfileDb &db) {
   // A collective's own time: from its last member's arrival to the end of
   // its op (the members' waits for each other are the replay's to work
   // out). A member arrives when it is done with the events before: what its
@@ -422,16 +417,16 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
   // the op does after (placing what it received) too. The ranks of a stage
   // run one program, so a site names the same collective on each of them.
   std::map<std::tuple<int64_t, int64_t, size_t>, double> opEnd;
-  for (const Timed &t : timed)
-    opEnd[{t.device, t.site, stepOf(t.ts)}] = t.ts + t.dur;
+  for (const ProfilingTrace::Timed &t : run.timed)
+    opEnd[{t.device, t.site, run.stepOf(t.ts)}] = t.ts + t.dur;
   // Each member's arrival counted from its previous meeting (the end of its
   // last collective before, or the step's start): how long it worked since
   // the members were last together.
-  std::vector<const Timed *> byDevice;
-  for (const Timed &t : comm)
+  std::vector<const ProfilingTrace::Timed *> byDevice;
+  for (const ProfilingTrace::Timed &t : run.comm)
     byDevice.push_back(&t);
   std::sort(byDevice.begin(), byDevice.end(),
-            [](const Timed *a, const Timed *b) {
+            [](const ProfilingTrace::Timed *a, const ProfilingTrace::Timed *b) {
               return std::tie(a->device, a->ts) < std::tie(b->device, b->ts);
             });
   struct Instance {
@@ -443,22 +438,21 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
   std::map<std::tuple<int64_t, int64_t, int64_t, size_t>, Instance> instances;
   std::map<std::pair<int64_t, size_t>, std::vector<double>>
       meetings; // by device, step: the ends of its collectives
-  for (const Timed *t : byDevice) {
-    size_t step = stepOf(t->ts);
+  for (const ProfilingTrace::Timed *t : byDevice) {
+    size_t step = run.stepOf(t->ts);
     int64_t stage = sites.stageOf(t->device);
     int64_t event = sites.eventOf(t->device, t->site, /*collective=*/true);
     if (stage < 0 || event < 0 ||
-        table[event].kind != sim::StepKind::Collective ||
-        (!steps.empty() && !kept.count(step)))
+        table[event].kind != sim::StepKind::Collective || !run.keeps(step))
       continue;
-    double arrived = readySince(t->device, t->ts, step);
+    double arrived = run.readySince(t->device, t->ts, step);
     double end = t->ts + t->dur;
     if (auto op = opEnd.find({t->device, t->site, step}); op != opEnd.end())
       end = std::max(end, op->second);
     // The latest meeting that ended before it arrived (a started sum may
     // still run beside its work).
     std::vector<double> &met = meetings[{t->device, step}];
-    double since = steps.empty() ? arrived : steps[step - 1].first;
+    double since = run.steps.empty() ? arrived : run.steps[step - 1].first;
     for (double m : met)
       if (m <= arrived)
         since = std::max(since, m);
@@ -527,26 +521,69 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
   }
   for (auto &[key, bySite] : ownTimes)
     db.set(key.first, key.second, meanOverSites(bySite));
-  // The driver's share of each kept step: what its span leaves outside the
-  // ranks' work.
+}
+
+/// The driver's share of each kept step: what its span leaves outside the
+/// ranks' work.
+void driverTime(const ProfilingTrace &run, const PlannedModel &plan,
+                sim::ProfileDb &db) {
   std::vector<double> driver;
-  for (size_t i = 1; i < steps.size(); ++i) {
-    if (!kept.count(i + 1))
+  for (size_t i = 1; i < run.steps.size(); ++i) {
+    if (!run.kept.count(i + 1))
       continue;
-    double first = steps[i].second, last = steps[i].first;
-    for (auto [start, end] : work)
-      if (start >= steps[i].first && end <= steps[i].second) {
+    double first = run.steps[i].second, last = run.steps[i].first;
+    for (auto [start, end] : run.work)
+      if (start >= run.steps[i].first && end <= run.steps[i].second) {
         first = std::min(first, start);
         last = std::max(last, end);
       }
     if (last > first)
       driver.push_back(
-          std::max(0.0, (steps[i].second - steps[i].first) - (last - first)) *
+          std::max(0.0, (run.steps[i].second - run.steps[i].first) -
+                            (last - first)) *
           1e-6);
   }
   if (!driver.empty())
     db.set(kDriverDevice, driverEventKey(plan),
            meanOverSites({{{0, 0}, driver}}));
+}
+
+/// Trains the plan a few steps with a trace that names each op's place, and
+/// keeps each event's mean time there (and each collective's, and the
+/// driver's).
+bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
+                   const PlannedModel &plan, const sim::Topology &topology,
+                   const sim::EventTable &table,
+                   const std::vector<mlir::ModuleOp> &modules,
+                   const std::vector<sim::ProgramSet> &sets,
+                   const ProfileOptions &options, sim::ProfileDb &db,
+                   std::string &error) {
+  llvm::SmallString<128> path(options.tracePath);
+  if (path.empty() &&
+      llvm::sys::fs::createTemporaryFile("whale-profile", "json", path)) {
+    error = "cannot make a temporary file for the profiling run's trace";
+    return false;
+  }
+  llvm::FileRemover remove(path, options.tracePath.empty());
+  TrainOptions train;
+  train.cluster = clusterSpec;
+  train.evenPlan = options.even;
+  train.threads = options.threads;
+  train.steps = options.contextSteps;
+  train.tracePath = path.str().str();
+  train.traceSites = true;
+  TrainResult result = whale::train(interp, train);
+  if (!result.ok) {
+    error = "the profiling run failed: " + result.error;
+    return false;
+  }
+  ProfilingTrace run;
+  if (!run.read(path, error))
+    return false;
+  SiteMap sites(plan, modules, sets, table);
+  computeTimes(run, sites, table, topology, db);
+  collectiveTimes(run, sites, table, plan, topology, db);
+  driverTime(run, plan, db);
   return true;
 }
 
