@@ -397,7 +397,7 @@ void computeTimes(const ProfilingTrace &run, const SiteMap &sites,
     // still differ in a run, and the replay needs the slower one.
     const int64_t n = static_cast<int64_t>(topology.devices.size());
     if (n > 1)
-      samples[{sim::ProfileDb::ownKey(model, device, n),
+      samples[{sim::ProfileDb::ownKey(topology, device),
                static_cast<uint32_t>(event)}][{device, site}]
           .push_back(seconds);
   }

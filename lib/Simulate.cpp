@@ -82,10 +82,9 @@ bool simulatePlan(const PlannedModel &plan, const Cluster &cluster,
   if (options.profile) {
     // A profile of this very cluster gives each device its own times.
     const int64_t n = static_cast<int64_t>(out.topology.devices.size());
-    for (int64_t d = 0; d < n; ++d) {
-      sim::DeviceModel &m = out.topology.devices[d];
-      m.ownTimes = options.profile->ownTimesOf(m, d, n);
-    }
+    for (int64_t d = 0; d < n; ++d)
+      out.topology.devices[d].ownTimes =
+          options.profile->ownTimesOf(out.topology, d);
   }
   out.shape.stages = plan.stages;
   out.shape.replicas = plan.replicas;

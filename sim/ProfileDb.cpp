@@ -4,10 +4,12 @@
 
 #include "runtime/InputFile.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 
 #include <cmath>
 
@@ -19,15 +21,23 @@ std::string ProfileDb::deviceKey(const DeviceModel &device) {
   return "cpu threads=" + std::to_string(device.parallelUnits);
 }
 
-std::string ProfileDb::ownKey(const DeviceModel &device, int64_t index,
-                              int64_t clusterSize) {
-  return deviceKey(device) + " #" + std::to_string(index) + " of " +
-         std::to_string(clusterSize);
+std::string ProfileDb::ownKey(const Topology &cluster, int64_t index) {
+  std::string devices;
+  for (size_t d = 0; d < cluster.devices.size(); ++d) {
+    const DeviceModel &m = cluster.devices[d];
+    devices += llvm::formatv("{0}/{1}/{2}/{3}/{4};", m.name, m.matmulFlops,
+                             m.memoryBandwidth, m.parallelUnits,
+                             d < cluster.node.size() ? cluster.node[d] : 0)
+                   .str();
+  }
+  return deviceKey(cluster.devices[index]) + " #" + std::to_string(index) +
+         " of " + std::to_string(cluster.devices.size()) + " (cluster " +
+         llvm::utohexstr(llvm::xxh3_64bits(devices), /*LowerCase=*/true) + ")";
 }
 
-std::string ProfileDb::ownTimesOf(const DeviceModel &device, int64_t index,
-                                  int64_t clusterSize) const {
-  std::string key = ownKey(device, index, clusterSize);
+std::string ProfileDb::ownTimesOf(const Topology &cluster,
+                                  int64_t index) const {
+  std::string key = ownKey(cluster, index);
   auto d = devices.find(key);
   return d == devices.end() || d->second.empty() ? std::string() : key;
 }

@@ -8,7 +8,8 @@
 // then per device class (a GPU model, or a CPU of some threads) the seconds
 // of each event, keyed by the event's key (op and shapes). A profile of
 // several devices also keeps each device's own compute times, under the
-// device's place in the cluster it was taken on ("cpu threads=1 #0 of 2"):
+// device's place in the cluster it was taken on ("cpu threads=1 #0 of 2
+// (cluster 5f0c...)"):
 // a simulation of that same cluster gives each device its own times, so
 // the replay has the profiling run's slower device and the waits for it.
 //
@@ -42,13 +43,12 @@ public:
   /// The class a device's timings belong to: a GPU's model name, or
   /// "cpu threads=N".
   static std::string deviceKey(const DeviceModel &device);
-  /// The key of device `index`'s own times, of a cluster of
-  /// `clusterSize` devices.
-  static std::string ownKey(const DeviceModel &device, int64_t index,
-                            int64_t clusterSize);
+  /// The key of the own times of device `index` of `cluster`: its class,
+  /// its place, and a digest of every device's model, rates and node, so
+  /// that only the same cluster finds them.
+  static std::string ownKey(const Topology &cluster, int64_t index);
   /// ownKey(...) where the database holds times under it, else "".
-  std::string ownTimesOf(const DeviceModel &device, int64_t index,
-                         int64_t clusterSize) const;
+  std::string ownTimesOf(const Topology &cluster, int64_t index) const;
 
   void set(const std::string &device, const std::string &event, Entry entry);
   std::optional<double> lookup(const std::string &device,

@@ -416,16 +416,28 @@ TEST(ProfileDb, ADevicesOwnTimesComeFirstAndSetItApart) {
   // 0's own 3 s (device 1's own 1 s is left out, so it falls back).
   ProfileDb db;
   DeviceModel cpu = cpuModel(1e10, 1, 0);
+  auto cluster = [&](int64_t n, double secondRate) {
+    Topology t;
+    for (int64_t d = 0; d < n; ++d) {
+      t.devices.push_back(d == 1 ? cpuModel(secondRate, 1, 0) : cpu);
+      t.node.push_back(0);
+    }
+    return t;
+  };
+  const Topology profiled = cluster(2, 1e10);
   Builder b;
   uint32_t work = b.compute("work", 1), ar = b.allReduce(8);
   const std::string key = b.table[work].key();
   db.set(ProfileDb::deviceKey(cpu), key, {2.0, 10, true});
-  db.set(ProfileDb::ownKey(cpu, 0, 2), key, {3.0, 5, true});
-  EXPECT_EQ(ProfileDb::ownKey(cpu, 0, 2), "cpu threads=1 #0 of 2");
-  EXPECT_EQ(db.ownTimesOf(cpu, 0, 2), "cpu threads=1 #0 of 2");
-  EXPECT_EQ(db.ownTimesOf(cpu, 1, 2), "");
-  // Only a cluster of the profile's size is the profiled one.
-  EXPECT_EQ(db.ownTimesOf(cpu, 0, 4), "");
+  db.set(ProfileDb::ownKey(profiled, 0), key, {3.0, 5, true});
+  EXPECT_EQ(ProfileDb::ownKey(profiled, 0).rfind("cpu threads=1 #0 of 2 (", 0),
+            0u);
+  EXPECT_EQ(db.ownTimesOf(profiled, 0), ProfileDb::ownKey(profiled, 0));
+  EXPECT_EQ(db.ownTimesOf(profiled, 1), "");
+  // Only the profiled cluster finds them: not one of another size, nor one
+  // of the same size whose devices differ.
+  EXPECT_EQ(db.ownTimesOf(cluster(4, 1e10), 0), "");
+  EXPECT_EQ(db.ownTimesOf(cluster(2, 3e10), 0), "");
 
   ProgramSet set;
   StageProgram prog;
@@ -445,7 +457,7 @@ TEST(ProfileDb, ADevicesOwnTimesComeFirstAndSetItApart) {
     for (int64_t d = 0; d < 2; ++d) {
       t.devices.push_back(cpu);
       if (own)
-        t.devices.back().ownTimes = db.ownTimesOf(cpu, d, 2);
+        t.devices.back().ownTimes = db.ownTimesOf(profiled, d);
       t.node.push_back(0);
     }
     SimResult r;
@@ -467,7 +479,7 @@ TEST(ProfileDb, ADevicesOwnTimesComeFirstAndSetItApart) {
   ProfileDb back;
   std::string error;
   ASSERT_TRUE(back.parse(db.toJson(), "db.json", error)) << error;
-  EXPECT_EQ(back.lookup("cpu threads=1 #0 of 2", key), 3.0);
+  EXPECT_EQ(back.lookup(ProfileDb::ownKey(profiled, 0), key), 3.0);
 }
 
 TEST(ProfileDb, BadDatabasesSayWhere) {
