@@ -103,7 +103,7 @@ whale_rt_status startBucket(whale_rt_context *ctx, const char *op,
     return sumBucket(ctx, ranks, layout);
 
   whale_rt_started_all_reduce started;
-  started.bucket = std::make_shared<std::vector<float>>(layout.total);
+  started.bucket = std::make_shared<HostBuffers::Block>();
   {
     Profiler::Scope pack(ctx->profiler.get(), (name + " pack").c_str(),
                          "compute", ctx->traceTrack, ctx->site);
@@ -115,17 +115,17 @@ whale_rt_status startBucket(whale_rt_context *ctx, const char *op,
     ctx->started = std::make_unique<CollectiveQueue>();
   // What the collective thread reads is its own: copies, and the bucket.
   *request = ctx->started->start(
-      ranks, [comm = ctx->comm, rank = ctx->rank, ranks,
-              bucket = started.bucket, parts = std::move(layout.parts),
-              profiler = ctx->profiler, track = ctx->traceTrack + 1,
-              site = ctx->site, scope = "overlapped " + name] {
+      ranks,
+      [comm = ctx->comm, rank = ctx->rank, ranks, bucket = started.bucket,
+       count = layout.total, parts = std::move(layout.parts),
+       profiler = ctx->profiler, track = ctx->traceTrack + 1, site = ctx->site,
+       scope = "overlapped " + name] {
         Profiler::Scope sum(profiler.get(), scope.c_str(), "communication",
                             track, site);
-        const auto count = static_cast<int64_t>(bucket->size());
         return parts.empty() ? comm->allReduce(rank, ranks, DType::F32,
-                                               bucket->data(), count)
+                                               bucket->as<float>(), count)
                              : comm->reduceToOwners(rank, ranks, DType::F32,
-                                                    bucket->data(), parts);
+                                                    bucket->as<float>(), parts);
       });
   ctx->startedAllReduces[*request] = std::move(started);
   return WHALE_RT_OK;
@@ -186,7 +186,7 @@ whale_rt_status whale_rt_all_reduce_wait(whale_rt_context *ctx,
     Profiler::Scope unpack(ctx->profiler.get(), "all_reduce unpack",
                            "compute", ctx->traceTrack, ctx->site);
     if (Status st =
-            unpackBucket(ctx, started.tensors, started.bucket->data());
+            unpackBucket(ctx, started.tensors, started.bucket->as<float>());
         !st)
       return ctx->fail(st);
     return WHALE_RT_OK;

@@ -235,25 +235,26 @@ whale_rt_status sumBucket(whale_rt_context *ctx, const std::vector<int> &ranks,
     return deviceBucket(ctx, ranks, key, bucket,
                         bucket.parts.empty() ? Device::BucketOp::AllReduce
                                              : Device::BucketOp::ReduceToOwners);
-  std::vector<float> packed;
+  HostBuffers::Block packed;
   Status st = packBucket(ctx, bucket, packed);
   if (st)
     st = bucket.parts.empty()
              ? ctx->comm->allReduce(ctx->rank, ranks, DType::F32,
-                                    packed.data(), bucket.total)
+                                    packed.as<float>(), bucket.total)
              : ctx->comm->reduceToOwners(ctx->rank, ranks, DType::F32,
-                                         packed.data(), bucket.parts);
+                                         packed.as<float>(), bucket.parts);
   if (st)
-    st = unpackBucket(ctx, bucket.tensors, packed.data());
+    st = unpackBucket(ctx, bucket.tensors, packed.as<float>());
   return st ? WHALE_RT_OK : ctx->fail(st);
 }
 
 Status packBucket(whale_rt_context *ctx, const Bucket &bucket,
-                  std::vector<float> &packed) {
-  packed.resize(static_cast<size_t>(bucket.total));
+                  HostBuffers::Block &packed) {
+  packed =
+      ctx->hostBuffers.take(static_cast<size_t>(bucket.total) * sizeof(float));
   int64_t at = 0;
   for (whale_rt_tensor *t : bucket.tensors) {
-    if (Status st = ctx->device->copyToHost(packed.data() + at,
+    if (Status st = ctx->device->copyToHost(packed.as<float>() + at,
                                             t->tensor.raw(), t->tensor.bytes());
         !st)
       return st;
@@ -704,13 +705,13 @@ whale_rt_status whale_rt_broadcast_from_owners(whale_rt_context *ctx,
     if (onDevices)
       return deviceBucket(ctx, ranks, key, bucket,
                           Device::BucketOp::GatherFromOwners);
-    std::vector<float> packed;
+    HostBuffers::Block packed;
     Status st = packBucket(ctx, bucket, packed);
     if (st)
       st = ctx->comm->gatherFromOwners(ctx->rank, ranks, DType::F32,
-                                       packed.data(), bucket.parts);
+                                       packed.as<float>(), bucket.parts);
     if (st)
-      st = unpackBucket(ctx, bucket.tensors, packed.data());
+      st = unpackBucket(ctx, bucket.tensors, packed.as<float>());
     return st ? WHALE_RT_OK : ctx->fail(st);
   });
 }

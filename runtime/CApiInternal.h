@@ -12,6 +12,7 @@
 #include "runtime/WhaleRuntime.h"
 
 #include "runtime/Device.h"
+#include "runtime/HostBuffers.h"
 #include "runtime/Profiler.h"
 #include "runtime/Tensor.h"
 #include "runtime/comm/CollectiveQueue.h"
@@ -41,7 +42,7 @@ struct whale_rt_tensor {
 /// the device's packed copy and the device's ticket), and the tensors its
 /// sums go back to.
 struct whale_rt_started_all_reduce {
-  std::shared_ptr<std::vector<float>> bucket;
+  std::shared_ptr<whale::rt::HostBuffers::Block> bucket;
   std::vector<whale_rt_tensor *> tensors;
   std::unique_ptr<Tensor> onDevice;
   int64_t ticket = 0;
@@ -87,6 +88,8 @@ struct whale_rt_context {
   /// the rank's first input row (whale_rt_set_rows).
   bool training = false;
   int64_t firstRow = 0;
+  /// Host staging memory for collectives, kept from step to step.
+  whale::rt::HostBuffers hostBuffers;
 
   /// Collectives started and not yet waited for, by request
   /// (whale_rt_all_reduce_start). Last, so that its thread is joined before
@@ -251,10 +254,10 @@ int positionOf(whale_rt_context *ctx, const std::vector<int> &ranks);
 /// own, every tensor on every member: the owners get theirs too).
 whale_rt_status sumBucket(whale_rt_context *ctx, const std::vector<int> &ranks,
                           const Bucket &bucket);
-/// A bucket's tensors copied one after another into `packed` (on the
-/// host), and back.
+/// A bucket's tensors copied one after another into `packed` (a block of
+/// the context's host buffers), and back.
 Status packBucket(whale_rt_context *ctx, const Bucket &bucket,
-                  std::vector<float> &packed);
+                  whale::rt::HostBuffers::Block &packed);
 Status unpackBucket(whale_rt_context *ctx,
                     const std::vector<whale_rt_tensor *> &tensors,
                     const float *packed);

@@ -319,12 +319,16 @@ whale_rt_status whale_rt_all_gather(whale_rt_context *ctx, int32_t shards,
                           },
                           0, shapes, axis, out));
     }
-    std::vector<char> send(static_cast<size_t>(slot * elem));
+    // Staged in the context's host buffers; a slot's tail past a smaller
+    // part travels unread.
+    HostBuffers::Block send =
+        ctx->hostBuffers.take(static_cast<size_t>(slot * elem));
     if (Status st = ctx->device->copyToHost(send.data(), in->tensor.raw(),
                                             in->tensor.bytes());
         !st)
       return ctx->fail(st);
-    std::vector<char> all(static_cast<size_t>(slot * elem) * shards);
+    HostBuffers::Block all =
+        ctx->hostBuffers.take(static_cast<size_t>(slot * elem) * shards);
     {
       CommScope scope(ctx, "all_gather");
       if (Status st =
@@ -413,15 +417,16 @@ whale_rt_status whale_rt_all_to_all(whale_rt_context *ctx, int32_t shards,
                           },
                           shards, shapes, a, out));
     }
-    std::vector<char> mine(static_cast<size_t>(in->tensor.bytes()));
-    if (Status st = ctx->device->copyToHost(mine.data(), in->tensor.raw(),
-                                            in->tensor.bytes());
-        !st)
+    // The input read where it lies (on the host), its chunks staged in the
+    // context's host buffers.
+    HostData mine(ctx, in, /*writeBack=*/false);
+    if (Status st = mine.load(); !st)
       return ctx->fail(st);
-    std::vector<char> send(static_cast<size_t>(slot * elem) * shards),
-        got(send.size());
+    const size_t slots = static_cast<size_t>(slot * elem) * shards;
+    HostBuffers::Block send = ctx->hostBuffers.take(slots),
+                       got = ctx->hostBuffers.take(slots);
     for (int32_t j = 0; j < shards; ++j)
-      copyPart(mine.data(), send.data() + j * slot * elem, si, b, alongB[j],
+      copyPart(mine.as<char>(), send.data() + j * slot * elem, si, b, alongB[j],
                elem, /*toPart=*/true);
     {
       CommScope scope(ctx, "all_to_all");

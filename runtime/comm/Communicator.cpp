@@ -295,7 +295,12 @@ Status InProcessCommunicator::collective(const char *op, int rank,
   // Every input is in place and stays untouched until all have computed.
   const int64_t elem = dtypeSize(dtype);
   const std::string kind = op;
-  std::vector<char> result;
+  // What this member's output will hold, staged apart from the inputs
+  // (another member may still read from this one's output), in a buffer
+  // each thread keeps: a step makes the same collectives again and again,
+  // and a buffer of megabytes freed each time faults in afresh each time.
+  thread_local std::vector<char> staged;
+  bool isStaged = false;
   if (kind == "all_reduce") {
     // Each member sums a slice, every element in the group's order as one
     // member alone would: 1/n of the sums each, and bit for bit the same.
@@ -324,27 +329,28 @@ Status InProcessCommunicator::collective(const char *op, int rank,
                     static_cast<const char *>(round->inputs[k]) + at * elem,
                     round->parts[k] * elem);
   } else {
-    result.resize(static_cast<size_t>(outCount * elem));
+    isStaged = true;
+    staged.resize(static_cast<size_t>(outCount * elem));
     if (kind == "reduce_scatter") {
-      sumInGroupOrder(dtype, result.data(), round->inputs, pos * count, count);
+      sumInGroupOrder(dtype, staged.data(), round->inputs, pos * count, count);
     } else if (kind == "all_to_all") {
       // Member k's chunk for this position, in member order.
       for (int k = 0; k < n; ++k)
         if (count > 0)
-          std::memcpy(result.data() + k * count * elem,
+          std::memcpy(staged.data() + k * count * elem,
                       static_cast<const char *>(round->inputs[k]) +
                           pos * count * elem,
                       count * elem);
     } else if (kind == "all_gather") {
       for (int k = 0; k < n; ++k)
         if (count > 0)
-          std::memcpy(result.data() + k * count * elem, round->inputs[k],
+          std::memcpy(staged.data() + k * count * elem, round->inputs[k],
                       count * elem);
     } else { // broadcast
       int rootPos = static_cast<int>(
           std::find(group.begin(), group.end(), root) - group.begin());
       if (count > 0)
-        std::memcpy(result.data(), round->inputs[rootPos], count * elem);
+        std::memcpy(staged.data(), round->inputs[rootPos], count * elem);
     }
   }
 
@@ -358,8 +364,8 @@ Status InProcessCommunicator::collective(const char *op, int rank,
   lock.unlock();
   if (kind == "all_reduce" && count > 0)
     std::memcpy(out, round->sums.get(), count * elem);
-  else if (!result.empty())
-    std::memcpy(out, result.data(), result.size());
+  else if (isStaged && !staged.empty())
+    std::memcpy(out, staged.data(), staged.size());
   lock.lock();
   if (++round->left == n) {
     if (round->sumsBytes > spareBytes) {
@@ -462,7 +468,7 @@ Status InProcessCommunicator::send(int from, int to, int64_t tag, DType dtype,
                            ": not two distinct ranks of " +
                            std::to_string(size_));
   const int64_t bytes = count * dtypeSize(dtype);
-  std::vector<char> message(static_cast<size_t>(bytes));
+  HostBuffers::Block message = messages.take(static_cast<size_t>(bytes));
   if (bytes > 0)
     std::memcpy(message.data(), data, bytes);
   std::lock_guard<std::mutex> lock(mutex);
@@ -501,13 +507,13 @@ Status InProcessCommunicator::recv(int to, int from, int64_t tag, DType dtype,
     changed.notify_all();
     return Status::internal(msg);
   }
-  std::vector<char> message = std::move(it->second.front());
+  HostBuffers::Block message = std::move(it->second.front());
   it->second.pop_front();
   if (it->second.empty())
     mailbox.erase(it);
-  if (static_cast<int64_t>(message.size()) != bytes)
+  if (static_cast<int64_t>(message.bytesAsked()) != bytes)
     return Status::internal(
-        where + ": the message has " + std::to_string(message.size()) +
+        where + ": the message has " + std::to_string(message.bytesAsked()) +
         " bytes, the receiver expects " + std::to_string(bytes));
   perRank[to].recvBytes += bytes;
   lock.unlock();

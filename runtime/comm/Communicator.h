@@ -14,6 +14,7 @@
 #ifndef WHALE_RUNTIME_COMM_COMMUNICATOR_H
 #define WHALE_RUNTIME_COMM_COMMUNICATOR_H
 
+#include "runtime/HostBuffers.h"
 #include "runtime/Status.h"
 #include "runtime/Tensor.h"
 
@@ -214,8 +215,10 @@ private:
   std::map<std::pair<std::vector<int>, int64_t>, std::shared_ptr<Round>> rounds;
   std::map<std::pair<int, std::vector<int>>, int64_t> nextRound;
   /// Messages sent and not yet received, by (from, to, tag), in order.
-  std::map<std::tuple<int, int, int64_t>, std::deque<std::vector<char>>>
+  std::map<std::tuple<int, int, int64_t>, std::deque<HostBuffers::Block>>
       mailbox;
+  /// The messages' memory, reused from step to step.
+  HostBuffers messages;
   std::vector<CommCounters> perRank;
   std::vector<int> collectiveDevices;
   /// The largest all-reduce buffer of a finished round, for the next.
