@@ -521,6 +521,7 @@ const KeyRule kConfigKeys[] = {
     {"split_matmul", "\"auto\", \"column\", \"row\" or \"replicated\""},
     {"split_rows", "\"part\" or \"whole\""},
     {"amp", "\"off\" or \"bf16\""},
+    {"grad_sync", "\"overlap\" or \"after_backward\""},
 };
 const KeyRule kTrainKeys[] = {
     {"data",
@@ -598,6 +599,8 @@ bool configSetting(const std::string &key, const SVal &v, Setting &s) {
     return oneOf({"auto", "column", "row", "replicated"});
   if (key == "split_rows")
     return oneOf({"part", "whole"});
+  if (key == "grad_sync")
+    return oneOf({"overlap", "after_backward"});
   return false;
 }
 

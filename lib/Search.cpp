@@ -25,6 +25,7 @@
 
 #include "lib/Search.h"
 
+#include "dialects/Whale/IR/TrainAttrs.h"
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/Cluster.h"
 #include "lib/ModelLookup.h"
@@ -63,6 +64,8 @@ SearchCandidate::config() const {
     c.push_back({"recompute", "true"});
   if (wholeRows)
     c.push_back({"split_rows", "\"whole\""});
+  if (afterBackward)
+    c.push_back({"grad_sync", "\"after_backward\""});
   return c;
 }
 
@@ -79,6 +82,8 @@ std::string SearchCandidate::label() const {
     s += ", recompute";
   if (wholeRows)
     s += ", rows whole";
+  if (afterBackward)
+    s += ", sums after backward";
   return asWritten ? "as written: " + s : s;
 }
 
@@ -356,6 +361,7 @@ private:
     k.data = std::max<int64_t>(1, plan.replicas / shards);
     k.microBatches = plan.microBatches;
     k.schedule = plan.stages > 1 ? plan.schedule : "";
+    k.afterBackward = !settingsOf(plan.planned.get()).overlapGradSync();
   }
 
   /// The bound's terms: the fewest FLOPs any plan has needed (replicated
@@ -552,19 +558,64 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
       search.progress(i + 1, total, k);
   }
 
-  std::stable_partition(space.begin(), space.end(), [](const auto &k) {
-    return k.outcome == Outcome::Simulated;
-  });
-  size_t simulated = std::count_if(space.begin(), space.end(), [](auto &k) {
-    return k.outcome == Outcome::Simulated;
-  });
-  // Fastest first; among equal times the one holding less memory.
-  std::stable_sort(space.begin(), space.begin() + simulated,
-                   [](const SearchCandidate &a, const SearchCandidate &b) {
-                     if (a.iterationSeconds != b.iterationSeconds)
-                       return a.iterationSeconds < b.iterationSeconds;
-                     return a.peakMemory < b.peakMemory;
-                   });
+  size_t simulated = 0;
+  auto rank = [&] {
+    std::stable_partition(space.begin(), space.end(), [](const auto &k) {
+      return k.outcome == Outcome::Simulated;
+    });
+    simulated = std::count_if(space.begin(), space.end(), [](auto &k) {
+      return k.outcome == Outcome::Simulated;
+    });
+    // Fastest first; among equal times the one holding less memory.
+    std::stable_sort(space.begin(), space.begin() + simulated,
+                     [](const SearchCandidate &a, const SearchCandidate &b) {
+                       if (a.iterationSeconds != b.iterationSeconds)
+                         return a.iterationSeconds < b.iterationSeconds;
+                       return a.peakMemory < b.peakMemory;
+                     });
+  };
+  rank();
+
+  // The `top` fastest plans with data parallelism once more, their
+  // gradient sums after the whole backward. Overlapping the sums with the
+  // backward mostly wins, but not always: on a pipeline a sum placed
+  // inside a micro-batch's backward lengthens the path every micro-batch
+  // waits on, and where ranks share a machine's cores the collective
+  // thread takes them from the compute. The same memory either way (the
+  // sums are made in the same place), so only the time can differ.
+  std::vector<SearchCandidate> variants;
+  for (size_t i = 0;
+       i < simulated && variants.size() < static_cast<size_t>(search.top); ++i)
+    if (!space[i].asWritten && space[i].data > 1 && !space[i].afterBackward) {
+      SearchCandidate v;
+      v.data = space[i].data;
+      v.tensor = space[i].tensor;
+      v.pipeline = space[i].pipeline;
+      v.microBatches = space[i].microBatches;
+      v.schedule = space[i].schedule;
+      v.even = space[i].even;
+      v.recompute = space[i].recompute;
+      v.wholeRows = space[i].wholeRows;
+      v.afterBackward = true;
+      variants.push_back(v);
+    }
+  for (size_t first = 0; first < variants.size(); first += jobs) {
+    const size_t last = std::min(variants.size(), first + jobs);
+    std::vector<Learned> learned(last - first);
+    std::vector<std::thread> workers;
+    for (size_t j = first; j < last; ++j)
+      workers.emplace_back(
+          [&, j] { evaluator.run(variants[j], learned[j - first]); });
+    for (std::thread &w : workers)
+      w.join();
+    for (size_t j = first; j < last; ++j) {
+      variants[j].lowerBound = evaluator.lowerBound(variants[j]);
+      if (search.progress)
+        search.progress(total + j + 1, total + variants.size(), variants[j]);
+    }
+  }
+  space.insert(space.end(), variants.begin(), variants.end());
+  rank();
   out.candidates = std::move(space);
   out.seconds = secondsSince(start);
   if (simulated == 0) {

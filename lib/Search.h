@@ -7,8 +7,10 @@
 // recomputation), each as the config keys that ask for it
 // (auto_parallel cuts the model into pipeline stages of split TaskGraphs),
 // prunes those that cannot fit or cannot win, plans and simulates the rest,
-// and ranks them by predicted iteration time. The script's own annotations
-// are one more candidate, so a user sees where their plan stands.
+// and ranks them by predicted iteration time. The fastest plans with data
+// parallelism are then tried once more with their gradient sums after the
+// backward instead of during it. The script's own annotations are one more
+// candidate, so a user sees where their plan stands.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +43,9 @@ struct SearchCandidate {
   /// A shard group's ranks read the same rows (split_rows = "whole",
   /// Megatron-LM's layout) instead of each its own.
   bool wholeRows = false;
+  /// The gradient sums after the whole backward (grad_sync =
+  /// "after_backward") instead of during it.
+  bool afterBackward = false;
 
   enum class Outcome {
     Simulated,

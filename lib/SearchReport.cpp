@@ -98,19 +98,21 @@ std::string searchJson(const SearchResult &r, int top) {
               ? llvm::json::Value(value.substr(1, value.size() - 2))
           : value == "true" ? llvm::json::Value(true)
                             : llvm::json::Value(std::stoll(value));
-    llvm::json::Object o{{"label", k.label()},
-                         {"as_written", k.asWritten},
-                         {"data", k.data},
-                         {"tensor", k.tensor},
-                         {"pipeline", k.pipeline},
-                         {"micro_batches", k.microBatches},
-                         {"schedule", k.schedule},
-                         {"even", k.even},
-                         {"recompute", k.recompute},
-                         {"whole_rows", k.wholeRows},
-                         {"outcome", outcomeName(k.outcome)},
-                         {"config", std::move(config)},
-                         {"lower_bound_s", k.lowerBound}};
+    llvm::json::Object o{
+        {"label", k.label()},
+        {"as_written", k.asWritten},
+        {"data", k.data},
+        {"tensor", k.tensor},
+        {"pipeline", k.pipeline},
+        {"micro_batches", k.microBatches},
+        {"schedule", k.schedule},
+        {"even", k.even},
+        {"recompute", k.recompute},
+        {"whole_rows", k.wholeRows},
+        {"grad_sync", k.afterBackward ? "after_backward" : "overlap"},
+        {"outcome", outcomeName(k.outcome)},
+        {"config", std::move(config)},
+        {"lower_bound_s", k.lowerBound}};
     if (k.outcome == Outcome::Simulated) {
       o["iteration_s"] = k.iterationSeconds;
       o["samples_per_s"] = k.samplesPerSecond;

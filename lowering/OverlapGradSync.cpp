@@ -22,9 +22,15 @@
 // it run their own last backwards; the first stage, whose backward sends
 // nothing, starts them inside its backward.
 //
+// The config's grad_sync = "after_backward" turns the pass off: every sum
+// stays after the backward, as Megatron-LM's data parallelism of 2021 ran
+// them (whale run and whale sim --no-overlap leave the pass out alike).
+//
 //===----------------------------------------------------------------------===//
 
 #include "lowering/Passes.h"
+
+#include "dialects/Whale/IR/TrainAttrs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Threading.h"
@@ -203,6 +209,10 @@ struct OverlapGradSyncPass
   void runOnOperation() override {
     // Each rank program is a function of its own: they are rewritten side
     // by side on the context's threads.
+    // The config's grad_sync = "after_backward" keeps every sum where the
+    // rank programs put it, after the whole backward.
+    if (!settingsOf(getOperation()).overlapGradSync())
+      return;
     SmallVector<func::FuncOp> programs;
     getOperation().walk([&](func::FuncOp fn) {
       if (fn->hasAttr("whale.rank") && !fn.getBody().empty())

@@ -310,7 +310,8 @@ def WhaleOverlapGradSync : Pass<"whale-overlap-grad-sync", "mlir::ModuleOp"> {
     the rank's collective thread meanwhile, so the backward of the earlier
     layers hides it. The running sums of the micro-batches' gradients move
     up to just after their operands, where they are the operands' only
-    readers (no value lives longer).
+    readers (no value lives longer). Under the config's `grad_sync =
+    "after_backward"` it changes nothing.
   }];
 }
 

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
@@ -113,6 +114,65 @@ TEST(Search, TheWinnersConfigPredictsItsTime) {
   EXPECT_DOUBLE_EQ(sim.iterationSeconds(), best->iterationSeconds);
 }
 
+TEST(Search, TheFastestDataParallelPlansAreTriedWithSumsAfterTheBackward) {
+  whale::Cluster c = cluster("cpu:4");
+  whale::SearchOptions options;
+  options.top = 3;
+  whale::SearchResult r;
+  std::string error;
+  ASSERT_TRUE(whale::searchPlans(kScript, smallGpt(), c, options, r, error))
+      << error;
+  // The plans of the first pass: those simulated, by label.
+  std::map<std::string, const whale::SearchCandidate *> overlapped;
+  std::vector<const whale::SearchCandidate *> after;
+  for (const whale::SearchCandidate &k : r.candidates) {
+    if (k.outcome != Outcome::Simulated || k.asWritten)
+      continue;
+    if (k.afterBackward)
+      after.push_back(&k);
+    else
+      overlapped[k.label()] = &k;
+  }
+  ASSERT_FALSE(after.empty());
+  EXPECT_LE(after.size(), 3u);
+  for (const whale::SearchCandidate *k : after) {
+    EXPECT_GT(k->data, 1) << k->label();
+    // The same plan as one the first pass simulated, with the same memory;
+    // its config asks for the sums after the backward.
+    whale::SearchCandidate same = *k;
+    same.afterBackward = false;
+    ASSERT_TRUE(overlapped.count(same.label())) << k->label();
+    EXPECT_EQ(overlapped[same.label()]->peakMemory, k->peakMemory);
+    auto config = k->config();
+    EXPECT_NE(std::find(config.begin(), config.end(),
+                        std::make_pair(std::string("grad_sync"),
+                                       std::string("\"after_backward\""))),
+              config.end());
+    // Planned from that config, the rank programs sum after the backward
+    // and the simulation gives the time the search ranked it by.
+    whale::InterpreterOptions o = smallGpt();
+    for (const auto &[key, value] : config)
+      o.configs[key] =
+          value.front() == '"' ? value.substr(1, value.size() - 2) : value;
+    whale::Interpreter interp(o);
+    ASSERT_TRUE(interp.loadFile(kScript)) << interp.renderDiagnostics();
+    whale::PlannedModel plan;
+    ASSERT_TRUE(whale::planModel(interp, "", c, {}, plan, error)) << error;
+    bool started = false;
+    plan.ranks.get().walk([&](mlir::Operation *op) {
+      started |= op->getName().getStringRef() == "whale.all_reduce_start";
+    });
+    EXPECT_FALSE(started) << k->label();
+    whale::Simulation sim;
+    ASSERT_TRUE(whale::simulatePlan(plan, c, {}, sim, error)) << error;
+    EXPECT_DOUBLE_EQ(sim.iterationSeconds(), k->iterationSeconds);
+  }
+  // Still ranked fastest first, the variants among the others.
+  for (size_t i = 1; i < r.count(Outcome::Simulated); ++i)
+    EXPECT_LE(r.candidates[i - 1].iterationSeconds,
+              r.candidates[i].iterationSeconds);
+}
+
 TEST(Search, PlansThatCannotFitAreCountedWithTheirReason) {
   // 16 MiB devices: the replicated model and its Adam state do not fit,
   // so the fitting plans are the ones that cut it up.
@@ -135,8 +195,9 @@ TEST(Search, PlansThatCannotFitAreCountedWithTheirReason) {
     } else if (k.outcome == Outcome::Simulated) {
       EXPECT_LE(k.peakMemory, 16 << 20) << k.label();
       // Recomputation is simulated only where the plan without it does
-      // not fit.
-      if (k.recompute) {
+      // not fit (the first pass's plans; the variants with the sums after
+      // the backward repeat some of them).
+      if (k.recompute && !k.afterBackward) {
         ++recomputing;
         whale::SearchCandidate keep = k;
         keep.recompute = false;

@@ -127,7 +127,8 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     (positive integers), auto_parallel, recompute, shard_optimizer (true or
     false), schedule ("gpipe", "1f1b"), balance ("even", "hardware"),
     split_matmul ("auto", "column", "row", "replicated"), split_rows
-    ("part", "whole"), amp ("off", "bf16").
+    ("part", "whole"), amp ("off", "bf16"), grad_sync ("overlap",
+    "after_backward").
   }];
   let parameters = (ins
     DefaultValuedParameter<"int64_t", "0">:$numMicroBatch,
@@ -141,7 +142,8 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     StringRefParameter<"the balance", [{""}]>:$balance,
     StringRefParameter<"how split TaskGraphs cut matmuls", [{""}]>:$splitMatmul,
     StringRefParameter<"whether a shard group shares its rows", [{""}]>:$splitRows,
-    StringRefParameter<"mixed precision", [{""}]>:$amp);
+    StringRefParameter<"mixed precision", [{""}]>:$amp,
+    StringRefParameter<"when gradients are summed", [{""}]>:$gradSync);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -154,6 +156,9 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     /// The ranks of a shard group read the same rows of the batch
     /// (Megatron-LM's layout) instead of each its own.
     bool wholeRows() const { return getSplitRows() == "whole"; }
+    /// The gradient sums run during the backward (the default), not after
+    /// the whole of it.
+    bool overlapGradSync() const { return getGradSync() != "after_backward"; }
     /// The settings a dictionary of config keys gives (integers, bools and
     /// strings, as the front end builds them); null after `emitError`
     /// when a key is unknown or a value of the wrong kind.

@@ -21,7 +21,7 @@ struct SettingsParts {
   int64_t numMicroBatch = 0, numTaskGraph = 0, taskGraphSplit = 0,
           bucketBytes = 0;
   bool autoParallel = false, recompute = false, shardOptimizer = false;
-  std::string schedule, balance, splitMatmul, splitRows, amp;
+  std::string schedule, balance, splitMatmul, splitRows, amp, gradSync;
 
   int64_t *integer(StringRef key) {
     return key == "num_micro_batch"    ? &numMicroBatch
@@ -42,6 +42,7 @@ struct SettingsParts {
            : key == "split_matmul" ? &splitMatmul
            : key == "split_rows"   ? &splitRows
            : key == "amp"          ? &amp
+           : key == "grad_sync"    ? &gradSync
                                    : nullptr;
   }
 };
@@ -58,13 +59,13 @@ LogicalResult oneOf(function_ref<InFlightDiagnostic()> emitError,
 
 } // namespace
 
-LogicalResult
-SettingsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     int64_t numMicroBatch, int64_t numTaskGraph,
-                     int64_t taskGraphSplit, int64_t bucketBytes, bool, bool,
-                     bool, StringRef schedule,
-                     StringRef balance, StringRef splitMatmul, StringRef splitRows,
-                     StringRef amp) {
+LogicalResult SettingsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   int64_t numMicroBatch, int64_t numTaskGraph,
+                                   int64_t taskGraphSplit, int64_t bucketBytes,
+                                   bool, bool, bool, StringRef schedule,
+                                   StringRef balance, StringRef splitMatmul,
+                                   StringRef splitRows, StringRef amp,
+                                   StringRef gradSync) {
   for (auto [key, v] : {std::pair<StringRef, int64_t>{"num_micro_batch",
                                                       numMicroBatch},
                         {"num_task_graph", numTaskGraph},
@@ -79,7 +80,9 @@ SettingsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       failed(oneOf(emitError, "split_matmul", splitMatmul,
                    {"auto", "column", "row", "replicated"})) ||
       failed(oneOf(emitError, "split_rows", splitRows, {"part", "whole"})) ||
-      failed(oneOf(emitError, "amp", amp, {"off", "bf16"})));
+      failed(oneOf(emitError, "amp", amp, {"off", "bf16"})) ||
+      failed(oneOf(emitError, "grad_sync", gradSync,
+                   {"overlap", "after_backward"})));
 }
 
 Attribute SettingsAttr::parse(AsmParser &p, Type) {
@@ -122,7 +125,8 @@ Attribute SettingsAttr::parse(AsmParser &p, Type) {
                         << "'; the settings are num_micro_batch, "
                            "num_task_graph, task_graph_split, bucket_bytes, "
                            "auto_parallel, recompute, shard_optimizer, "
-                           "schedule, balance, split_matmul, split_rows, amp";
+                           "schedule, balance, split_matmul, split_rows, amp, "
+                           "grad_sync";
         return {};
       }
     } while (succeeded(p.parseOptionalComma()));
@@ -130,12 +134,12 @@ Attribute SettingsAttr::parse(AsmParser &p, Type) {
       return {};
   }
   auto emit = [&] { return p.emitError(start); };
-  return getChecked(function_ref<InFlightDiagnostic()>(emit), p.getContext(),
-                    s.numMicroBatch, s.numTaskGraph, s.taskGraphSplit,
-                    s.bucketBytes, s.autoParallel, s.recompute,
-                    s.shardOptimizer, StringRef(s.schedule),
-                    StringRef(s.balance), StringRef(s.splitMatmul),
-                    StringRef(s.splitRows), StringRef(s.amp));
+  return getChecked(
+      function_ref<InFlightDiagnostic()>(emit), p.getContext(), s.numMicroBatch,
+      s.numTaskGraph, s.taskGraphSplit, s.bucketBytes, s.autoParallel,
+      s.recompute, s.shardOptimizer, StringRef(s.schedule),
+      StringRef(s.balance), StringRef(s.splitMatmul), StringRef(s.splitRows),
+      StringRef(s.amp), StringRef(s.gradSync));
 }
 
 void SettingsAttr::print(AsmPrinter &p) const {
@@ -164,6 +168,7 @@ void SettingsAttr::print(AsmPrinter &p) const {
   text("split_matmul", getSplitMatmul());
   text("split_rows", getSplitRows());
   text("amp", getAmp());
+  text("grad_sync", getGradSync());
   p << "<";
   llvm::interleaveComma(parts, p);
   p << ">";
@@ -189,11 +194,10 @@ SettingsAttr::fromDictionary(DictionaryAttr config,
   }
   return getChecked(emitError, config.getContext(), s.numMicroBatch,
                     s.numTaskGraph, s.taskGraphSplit, s.bucketBytes,
-                    s.autoParallel,
-                    s.recompute, s.shardOptimizer, StringRef(s.schedule),
-                    StringRef(s.balance),
+                    s.autoParallel, s.recompute, s.shardOptimizer,
+                    StringRef(s.schedule), StringRef(s.balance),
                     StringRef(s.splitMatmul), StringRef(s.splitRows),
-                    StringRef(s.amp));
+                    StringRef(s.amp), StringRef(s.gradSync));
 }
 
 LogicalResult

@@ -1,6 +1,6 @@
 // RUN: whale-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @+1 {{unknown setting 'num_microbatch'; the settings are num_micro_batch, num_task_graph, task_graph_split, bucket_bytes, auto_parallel, recompute, shard_optimizer, schedule, balance, split_matmul, split_rows, amp}}
+// expected-error @+1 {{unknown setting 'num_microbatch'; the settings are num_micro_batch, num_task_graph, task_graph_split, bucket_bytes, auto_parallel, recompute, shard_optimizer, schedule, balance, split_matmul, split_rows, amp, grad_sync}}
 module attributes {whale.config = #whale.settings<num_microbatch = 4>} {}
 
 // -----
@@ -37,6 +37,11 @@ module attributes {whale.config = #whale.settings<amp = "fp16">} {}
 
 // expected-error @+1 {{setting 'split_rows' must be one of: part, whole, not "some"}}
 module attributes {whale.config = #whale.settings<split_rows = "some">} {}
+
+// -----
+
+// expected-error @+1 {{setting 'grad_sync' must be one of: overlap, after_backward, not "later"}}
+module attributes {whale.config = #whale.settings<grad_sync = "later">} {}
 
 // -----
 
