@@ -140,8 +140,9 @@ std::vector<VerbSpec> makeVerbs() {
        "find the fastest plan for a cluster",
        "Every data, tensor and pipeline degree, stage cut, micro-batch "
        "count, schedule and balance the cluster allows, pruned by memory and "
-       "a lower bound, the rest simulated and ranked; prints the winner as "
-       "the config to paste.",
+       "a lower bound, the rest simulated and ranked (the fastest "
+       "data-parallel plans also with their gradient sums after the "
+       "backward); prints the winner as the config to paste.",
        {kCluster,
         {"--top", "K", "how many plans to list (default: 5)"},
         {"--profile", "DB.json", "event times measured by whale profile"},
