@@ -317,9 +317,7 @@ public:
     k.iterationSeconds = sim.iterationSeconds();
     k.samplesPerSecond = double(sim.globalBatch) / k.iterationSeconds;
     k.tokensPerSecond = k.samplesPerSecond * double(sim.tokensPerSample);
-    k.mfu = sim.peakFlops > 0
-                ? sim.modelFlops / k.iterationSeconds / sim.peakFlops
-                : 0;
+    k.mfu = sim.mfu();
     k.bubble = sim.result.bubbleFraction;
     for (int64_t b : plan.deviceMemory)
       k.peakMemory = std::max(k.peakMemory, b);

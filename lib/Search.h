@@ -59,7 +59,7 @@ struct SearchCandidate {
   std::string reason; ///< why it was not simulated (first line)
 
   double iterationSeconds = 0, samplesPerSecond = 0, tokensPerSecond = 0;
-  double mfu = 0, bubble = 0;
+  double mfu = 0, bubble = 0; ///< mfu < 0: a device's peak is not known
   /// The least time the candidate could take (compute at peak, bubble).
   double lowerBound = 0;
   int64_t peakMemory = 0; ///< the most any device holds (bytes)

@@ -55,15 +55,25 @@ std::string searchText(const SearchResult &r, int top) {
       r.count(Outcome::Simulated), r.count(Outcome::OverMemory),
       r.count(Outcome::Bound), r.count(Outcome::Dominated),
       r.count(Outcome::Failed));
-  os << llvm::formatv("{0,4}  {1,-56} {2,11} {3,12} {4,6} {5,7} {6,11}\n",
-                      "rank", "plan", "iteration", "samples/s", "MFU",
-                      "bubble", "peak memory");
+  // The plan column as wide as the longest label shown.
+  size_t width = 56;
+  for (size_t i = 0; i < shown(r, top); ++i)
+    width = std::max(width, r.candidates[i].label().size());
+  auto padded = [&](std::string s) {
+    s.resize(std::max(s.size(), width), ' ');
+    return s;
+  };
+  os << llvm::formatv("{0,4}  {1} {2,11} {3,12} {4,6} {5,7} {6,11}\n", "rank",
+                      padded("plan"), "iteration", "samples/s", "MFU", "bubble",
+                      "peak memory");
   for (size_t i = 0; i < shown(r, top); ++i) {
     const SearchCandidate &k = r.candidates[i];
-    os << llvm::formatv(
-        "{0,4}  {1,-56} {2,11} {3,12:F1} {4,5:F1}% {5,6:F1}% {6,11}\n", i + 1,
-        k.label(), timeText(k.iterationSeconds), k.samplesPerSecond,
-        k.mfu * 100, k.bubble * 100, rt::formatBytes(k.peakMemory));
+    const std::string mfu =
+        k.mfu >= 0 ? llvm::formatv("{0:F1}%", k.mfu * 100).str() : "-";
+    os << llvm::formatv("{0,4}  {1} {2,11} {3,12:F1} {4,6} {5,6:F1}% {6,11}\n",
+                        i + 1, padded(k.label()), timeText(k.iterationSeconds),
+                        k.samplesPerSecond, mfu, k.bubble * 100,
+                        rt::formatBytes(k.peakMemory));
   }
   for (const SearchCandidate &k : r.candidates)
     if (k.asWritten && k.outcome != Outcome::Simulated)
@@ -117,7 +127,8 @@ std::string searchJson(const SearchResult &r, int top) {
       o["iteration_s"] = k.iterationSeconds;
       o["samples_per_s"] = k.samplesPerSecond;
       o["tokens_per_s"] = k.tokensPerSecond;
-      o["mfu"] = k.mfu;
+      o["mfu"] =
+          k.mfu >= 0 ? llvm::json::Value(k.mfu) : llvm::json::Value(nullptr);
       o["bubble_fraction"] = k.bubble;
       o["peak_memory"] = k.peakMemory;
       o["stages"] = llvm::json::Array(k.stages);

@@ -32,7 +32,7 @@ Figures figuresOf(const Simulation &s) {
     f.samplesPerSecond = s.globalBatch / t;
     f.tokensPerSecond = f.samplesPerSecond * s.tokensPerSample;
     f.flopsPerDevice = s.modelFlops / t / std::max(1.0, devices);
-    f.mfu = s.peakFlops > 0 ? s.modelFlops / t / s.peakFlops : 0;
+    f.mfu = s.mfu();
   }
   double ranks = 0, compute = 0, comm = 0, idle = 0;
   for (const sim::SimRank &r : s.result.ranks) {
@@ -100,9 +100,13 @@ std::string simulationText(const Simulation &s, const PlannedModel &plan) {
   os << "\n";
   // A CPU's rate reads as 0.00 in TFLOP/s: below a teraFLOP/s, GFLOP/s.
   const bool tera = f.flopsPerDevice >= 1e12;
-  os << llvm::formatv("model FLOP/s  {0:F2} {1}FLOP/s per device, MFU {2:F1}%\n",
-                      f.flopsPerDevice / (tera ? 1e12 : 1e9),
-                      tera ? "T" : "G", f.mfu * 100);
+  os << llvm::formatv("model FLOP/s  {0:F2} {1}FLOP/s per device, ",
+                      f.flopsPerDevice / (tera ? 1e12 : 1e9), tera ? "T" : "G");
+  if (f.mfu >= 0)
+    os << llvm::formatv("MFU {0:F1}%\n", f.mfu * 100);
+  else
+    os << "MFU unknown (a device declares no peak rate: flops= in "
+          "--cluster)\n";
   os << llvm::formatv("time shares   compute {0:F1}%, communication {1:F1}%, "
                       "idle (bubble) {2:F1}%, driver {3:F1}%\n",
                       f.computeShare * 100, f.commShare * 100,
@@ -171,7 +175,8 @@ std::string simulationJson(const Simulation &s, const PlannedModel &plan) {
       {"tokens_per_s", f.tokensPerSecond},
       {"model_flops_per_iteration", s.modelFlops},
       {"flops_per_device", f.flopsPerDevice},
-      {"mfu", f.mfu},
+      {"mfu",
+       f.mfu >= 0 ? llvm::json::Value(f.mfu) : llvm::json::Value(nullptr)},
       {"compute_fraction", f.computeShare},
       {"comm_fraction", f.commShare},
       {"idle_fraction", f.idleShare},

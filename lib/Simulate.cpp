@@ -135,6 +135,10 @@ bool simulatePlan(const PlannedModel &plan, const Cluster &cluster,
   }
   for (const sim::DeviceModel &d : out.topology.devices)
     out.peakFlops += bf16 ? d.matmulFlopsBf16 : d.matmulFlops;
+  out.peakKnown = std::all_of(
+      cluster.devices.begin(), cluster.devices.end(), [](const DeviceSpec &d) {
+        return d.flops > 0 || (!d.model.empty() && sim::findGpuModel(d.model));
+      });
   out.deviceMemory = plan.deviceMemory;
   return true;
 }

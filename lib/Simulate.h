@@ -57,6 +57,17 @@ struct Simulation {
   }
   double modelFlops = 0; ///< FLOPs of one iteration over all devices
   double peakFlops = 0;  ///< the devices' summed matrix peak
+  /// Every device's peak is known: a GPU model's data sheet or a rate the
+  /// cluster declares. A CPU that declares none is given a nominal rate
+  /// (enough for the balancer's ratios), against which an MFU means
+  /// nothing, so none is reported.
+  bool peakKnown = true;
+  /// The MFU, or a negative number where a device's peak is not known.
+  double mfu() const {
+    const double t = iterationSeconds();
+    return peakKnown && peakFlops > 0 && t > 0 ? modelFlops / t / peakFlops
+                                               : -1;
+  }
   std::vector<int64_t> deviceMemory; ///< peak bytes per device (the plan's)
 };
 
