@@ -15,6 +15,10 @@ typical step, read from the run's trace): that run's events are the
 replay's inputs, so this tells the replay's own error (how it composes
 event times into an iteration: waits, overlap, bubbles) apart from how
 much the machine's speed moved between that run and the measured one.
+Last, each plan is predicted once more from all its rounds' profiles
+together (`whale sim` given several takes each event's median), against
+the median of its measured runs: the machine's moments pooled on both
+sides.
 
     python3 bench/sim_accuracy.py [--rounds 5] [--steps 20] [--only NAME]
 """
@@ -129,14 +133,17 @@ def main():
     predicted = {p[0]: [] for p in chosen}
     measured = {p[0]: [] for p in chosen}
     profiled = {p[0]: [] for p in chosen}
+    pooled = {}
     with tempfile.TemporaryDirectory() as tmp:
         # Round by round, so that each plan's samples are spread over the
         # run: this machine's speed drifts over minutes.
         for round_ in range(args.rounds):
-            for name, script, cluster, defines, *configs in chosen:
+            for i, (name, script, cluster, defines,
+                    *configs) in enumerate(chosen):
                 flags = script_flags(script, cluster, defines,
                                      configs[0] if configs else ())
-                db = os.path.join(tmp, "db.json")
+                # Kept for the pooled prediction at the end.
+                db = os.path.join(tmp, f"db-{i}-{round_}.json")
                 trace = os.path.join(tmp, "profile-trace.json")
                 whale(args.whale, ["profile"] + flags + ["-o", db, "--trace",
                                                          trace])
@@ -150,11 +157,20 @@ def main():
                       f"{predicted[name][-1] * 1e3:8.2f} ms  measured "
                       f"{measured[name][-1] * 1e3:8.2f} ms  profiling run "
                       f"{profiled[name][-1] * 1e3:8.2f} ms", flush=True)
+        for i, (name, script, cluster, defines, *configs) in enumerate(chosen):
+            flags = script_flags(script, cluster, defines,
+                                 configs[0] if configs else ())
+            dbs = []
+            for round_ in range(args.rounds):
+                dbs += ["--profile", os.path.join(tmp, f"db-{i}-{round_}.json")]
+            pooled[name] = json.loads(whale(args.whale, ["sim"] + flags + dbs +
+                                            ["--json"]))["iteration_s"]
     print()
     print("| plan | cluster | predicted ms | measured ms | spread | error "
           "| fastest predicted ms | fastest measured ms | error "
-          "| profiling runs ms | replay vs its profiling run |")
-    errors, fastest_errors, replay_errors = [], [], []
+          "| profiling runs ms | replay vs its profiling run "
+          "| pooled profiles ms | error |")
+    errors, fastest_errors, replay_errors, pooled_errors = [], [], [], []
     for name, _, cluster, *_ in chosen:
         p = statistics.median(predicted[name])
         m = statistics.median(measured[name])
@@ -168,14 +184,19 @@ def main():
         replay = statistics.median(
             (a - b) / b for a, b in zip(predicted[name], profiled[name]))
         replay_errors.append(abs(replay))
+        pooled_error = (pooled[name] - m) / m
+        pooled_errors.append(abs(pooled_error))
         print(f"| {name} | {cluster} | {p * 1e3:.2f} | {m * 1e3:.2f} | "
               f"{spread * 100:.1f}% | {error * 100:+.1f}% | {fp * 1e3:.2f} | "
               f"{fm * 1e3:.2f} | {(fp - fm) / fm * 100:+.1f}% | "
               f"{statistics.median(profiled[name]) * 1e3:.2f} | "
-              f"{replay * 100:+.1f}% |")
+              f"{replay * 100:+.1f}% | {pooled[name] * 1e3:.2f} | "
+              f"{pooled_error * 100:+.1f}% |")
     for what, errs in (("medians", errors), ("minimums", fastest_errors),
                        ("each prediction against its profiling run",
-                        replay_errors)):
+                        replay_errors),
+                       ("all rounds' profiles against the median run",
+                        pooled_errors)):
         if not errs:
             continue
         errs.sort()

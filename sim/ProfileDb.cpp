@@ -108,16 +108,37 @@ std::string ProfileDb::toJson() const {
   return out;
 }
 
-void ProfileDb::merge(const ProfileDb &other) {
-  for (const auto &[device, events] : other.devices)
-    for (const auto &[event, entry] : events)
-      devices[device][event] = entry;
-  if (machine.empty())
-    machine = other.machine;
-  if (commit.empty())
-    commit = other.commit;
-  if (created.empty())
-    created = other.created;
+ProfileDb ProfileDb::combine(const std::vector<ProfileDb> &dbs) {
+  ProfileDb out;
+  std::map<std::string, std::map<std::string, std::vector<Entry>>> all;
+  for (const ProfileDb &db : dbs) {
+    for (const auto &[device, events] : db.devices)
+      for (const auto &[event, entry] : events)
+        all[device][event].push_back(entry);
+    if (out.machine.empty())
+      out.machine = db.machine;
+    if (out.commit.empty())
+      out.commit = db.commit;
+    if (out.created.empty())
+      out.created = db.created;
+  }
+  for (auto &[device, events] : all)
+    for (auto &[event, entries] : events) {
+      std::sort(
+          entries.begin(), entries.end(),
+          [](const Entry &a, const Entry &b) { return a.seconds < b.seconds; });
+      const size_t n = entries.size();
+      Entry e;
+      e.seconds =
+          n % 2 ? entries[n / 2].seconds
+                : (entries[n / 2 - 1].seconds + entries[n / 2].seconds) / 2;
+      for (const Entry &one : entries) {
+        e.runs += one.runs;
+        e.inContext = e.inContext || one.inContext;
+      }
+      out.devices[device][event] = e;
+    }
+  return out;
 }
 
 bool ProfileDb::parse(const std::string &text, const std::string &path,

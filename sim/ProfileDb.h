@@ -69,8 +69,12 @@ public:
   bool parse(const std::string &text, const std::string &path,
              std::string &error);
   bool load(const std::string &path, std::string &error);
-  /// Adds `other`'s events; an event both hold takes `other`'s time.
-  void merge(const ProfileDb &other);
+  /// The databases as one: an event several of them hold takes the median
+  /// of their times (of an even count, the mean of the middle two) and
+  /// the sum of their runs. Profiles of one plan taken at different
+  /// moments, or of several plans sharing events, so give each event the
+  /// machine's typical speed, not whichever moment was read last.
+  static ProfileDb combine(const std::vector<ProfileDb> &dbs);
 
   std::string machine, commit, created;
 

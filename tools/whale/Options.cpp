@@ -123,7 +123,7 @@ std::vector<VerbSpec> makeVerbs() {
        {kCluster,
         {"--profile", "DB.json",
          "event times measured by whale profile (any number: their events "
-         "together, the later file's where both have one)"},
+         "together, the median where several have one)"},
         {"--trace", "FILE.json", "the predicted timeline as a Chrome trace"},
         {"--events", "", "list the distinct events and their durations"},
         {"--no-overlap", "",
@@ -145,7 +145,9 @@ std::vector<VerbSpec> makeVerbs() {
        "backward); prints the winner as the config to paste.",
        {kCluster,
         {"--top", "K", "how many plans to list (default: 5)"},
-        {"--profile", "DB.json", "event times measured by whale profile"},
+        {"--profile", "DB.json",
+         "event times measured by whale profile (any number, as for whale "
+         "sim)"},
         {"--jobs", "N",
          "plans planned side by side (default: one per core; each holds "
          "its rank programs in memory); the result is the same for any N"},

@@ -349,18 +349,19 @@ int planCommand(int argc, char **argv) {
   return 0;
 }
 
-/// Reads the profile databases into one; false after saying why.
+/// Reads the profile databases into one (an event several hold takes the
+/// median of their times); false after saying why.
 bool loadProfiles(const std::vector<std::string> &paths,
                   whale::sim::ProfileDb &db) {
-  for (const std::string &path : paths) {
-    whale::sim::ProfileDb one;
+  std::vector<whale::sim::ProfileDb> dbs(paths.size());
+  for (size_t i = 0; i < paths.size(); ++i) {
     std::string error;
-    if (!one.load(path, error)) {
+    if (!dbs[i].load(paths[i], error)) {
       std::cerr << "whale: error: " << error << "\n";
       return false;
     }
-    db.merge(one);
   }
+  db = whale::sim::ProfileDb::combine(dbs);
   return true;
 }
 

@@ -482,6 +482,36 @@ TEST(ProfileDb, ADevicesOwnTimesComeFirstAndSetItApart) {
   EXPECT_EQ(back.lookup(ProfileDb::ownKey(profiled, 0), key), 3.0);
 }
 
+TEST(ProfileDb, SeveralDatabasesGiveEachEventTheMedianOfTheirTimes) {
+  auto one = [](std::initializer_list<std::pair<const char *, double>> es) {
+    ProfileDb db;
+    db.machine = "m";
+    for (auto [event, seconds] : es)
+      db.set("cpu threads=1", event, {seconds, 10, true});
+    return db;
+  };
+  // "a" in three (odd: the middle), "b" in two (the mean of both), "c" in
+  // one (its own).
+  ProfileDb db = ProfileDb::combine({one({{"a", 3.0}, {"b", 1.0}}),
+                                     one({{"a", 1.0}, {"c", 7.0}}),
+                                     one({{"a", 2.0}, {"b", 4.0}})});
+  EXPECT_EQ(db.lookup("cpu threads=1", "a"), 2.0);
+  EXPECT_EQ(db.lookup("cpu threads=1", "b"), 2.5);
+  EXPECT_EQ(db.lookup("cpu threads=1", "c"), 7.0);
+  EXPECT_FALSE(db.lookup("cpu threads=1", "d"));
+  EXPECT_EQ(db.size(), 3u);
+  EXPECT_EQ(db.machine, "m");
+  // The runs add up, and survive the round trip.
+  ProfileDb back;
+  std::string error;
+  ASSERT_TRUE(back.parse(db.toJson(), "combined.json", error)) << error;
+  EXPECT_EQ(back.lookup("cpu threads=1", "a"), 2.0);
+  EXPECT_NE(db.toJson().find("\"runs\": 30"), std::string::npos);
+  // One database is itself.
+  ProfileDb same = ProfileDb::combine({one({{"a", 3.0}})});
+  EXPECT_EQ(same.lookup("cpu threads=1", "a"), 3.0);
+}
+
 TEST(ProfileDb, BadDatabasesSayWhere) {
   ProfileDb db;
   std::string error;
