@@ -287,6 +287,10 @@ public:
     for (const auto &[key, value] : k.config())
       o.configs[key] =
           value.front() == '"' ? value.substr(1, value.size() - 2) : value;
+    // When the gradient sums run is the candidate's to say, whatever the
+    // script's config block says.
+    if (!k.asWritten)
+      o.configs["grad_sync"] = k.afterBackward ? "after_backward" : "overlap";
     Interpreter interp(o);
     if (!interp.loadFile(file) || !interp.module()) {
       k.outcome = Outcome::Failed;
