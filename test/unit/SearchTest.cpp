@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <tuple>
 
@@ -39,6 +40,21 @@ whale::Cluster cluster(const std::string &spec) {
   std::string error;
   EXPECT_TRUE(whale::parseCluster(spec, c, error)) << error;
   return c;
+}
+
+/// Plans the small GPT with `k`'s config keys added, as a user pasting
+/// them would; `interp` holds the plan's modules.
+void planWithConfig(const whale::SearchCandidate &k, const whale::Cluster &c,
+                    std::unique_ptr<whale::Interpreter> &interp,
+                    whale::PlannedModel &plan) {
+  whale::InterpreterOptions o = smallGpt();
+  for (const auto &[key, value] : k.config())
+    o.configs[key] =
+        value.front() == '"' ? value.substr(1, value.size() - 2) : value;
+  interp = std::make_unique<whale::Interpreter>(o);
+  ASSERT_TRUE(interp->loadFile(kScript)) << interp->renderDiagnostics();
+  std::string error;
+  ASSERT_TRUE(whale::planModel(*interp, "", c, {}, plan, error)) << error;
 }
 
 TEST(Search, RanksPlansAndNoneBeatsItsBound) {
@@ -99,14 +115,9 @@ TEST(Search, TheWinnersConfigPredictsItsTime) {
       break;
     }
   ASSERT_TRUE(best);
-  whale::InterpreterOptions o = smallGpt();
-  for (const auto &[key, value] : best->config())
-    o.configs[key] =
-        value.front() == '"' ? value.substr(1, value.size() - 2) : value;
-  whale::Interpreter interp(o);
-  ASSERT_TRUE(interp.loadFile(kScript)) << interp.renderDiagnostics();
+  std::unique_ptr<whale::Interpreter> interp;
   whale::PlannedModel plan;
-  ASSERT_TRUE(whale::planModel(interp, "", c, {}, plan, error)) << error;
+  ASSERT_NO_FATAL_FAILURE(planWithConfig(*best, c, interp, plan));
   EXPECT_EQ(plan.stages, best->pipeline);
   EXPECT_EQ(plan.microBatches, best->microBatches);
   whale::Simulation sim;
@@ -150,14 +161,9 @@ TEST(Search, TheFastestDataParallelPlansAreTriedWithSumsAfterTheBackward) {
               config.end());
     // Planned from that config, the rank programs sum after the backward
     // and the simulation gives the time the search ranked it by.
-    whale::InterpreterOptions o = smallGpt();
-    for (const auto &[key, value] : config)
-      o.configs[key] =
-          value.front() == '"' ? value.substr(1, value.size() - 2) : value;
-    whale::Interpreter interp(o);
-    ASSERT_TRUE(interp.loadFile(kScript)) << interp.renderDiagnostics();
+    std::unique_ptr<whale::Interpreter> interp;
     whale::PlannedModel plan;
-    ASSERT_TRUE(whale::planModel(interp, "", c, {}, plan, error)) << error;
+    ASSERT_NO_FATAL_FAILURE(planWithConfig(*k, c, interp, plan));
     bool started = false;
     plan.ranks.get().walk([&](mlir::Operation *op) {
       started |= op->getName().getStringRef() == "whale.all_reduce_start";
