@@ -7,7 +7,7 @@
 // megabytes that is allocated and freed each call goes back to the system
 // on free and faults in again on first touch: a page fault every 4 KiB,
 // zeroed by the kernel, every call (the expert-parallel plan of
-// bench/sim_accuracy.py took 9,000 faults a step, about 15% of its time).
+// bench/sim_accuracy.py took 9,000 faults a step, a quarter of its step).
 // A pool keeps what was given back and hands it out again, its contents
 // left as they were: callers write every byte they read.
 //
@@ -24,7 +24,8 @@
 namespace whale::rt {
 
 /// A pool of host blocks. Thread-safe; a block may be given back from any
-/// thread, and after the pool itself is gone (it then goes to the system).
+/// thread, and after the pool itself is gone (the shelf the blocks go back
+/// to lives until its last block, then frees them all).
 class HostBuffers {
   struct Shelf;
 
@@ -67,7 +68,8 @@ public:
   /// block given back goes to the system.
   explicit HostBuffers(size_t keep = size_t(1) << 30);
 
-  /// The smallest free block that holds `bytes`, else a new one.
+  /// The smallest free block that holds `bytes` (and is at most about
+  /// twice that), else a new one.
   Block take(size_t bytes);
   /// Bytes of free blocks on the shelf.
   size_t kept() const;
