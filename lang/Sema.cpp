@@ -522,6 +522,7 @@ const KeyRule kConfigKeys[] = {
     {"split_rows", "\"part\" or \"whole\""},
     {"amp", "\"off\" or \"bf16\""},
     {"grad_sync", "\"overlap\" or \"after_backward\""},
+    {"virtual_stages", "an integer from 1 to 1024"},
 };
 const KeyRule kTrainKeys[] = {
     {"data",
@@ -573,7 +574,7 @@ bool configSetting(const std::string &key, const SVal &v, Setting &s) {
     return true;
   };
   if (key == "num_micro_batch" || key == "num_task_graph" ||
-      key == "task_graph_split") {
+      key == "task_graph_split" || key == "virtual_stages") {
     s = Setting::ofInt(v.i.value);
     int64_t most = key == "num_micro_batch" ? kMaxMicroBatches : kMaxTaskGraphs;
     return v.kind == SVal::Kind::Int && v.i.isKnown() && v.i.value >= 1 &&

@@ -275,7 +275,8 @@ LogicalResult Balancer::measureStages() {
       }
       stageOps[s].push_back(&op);
     }
-    c.inFlight = plan::inFlightOf(s, stages, m, kind == "gpipe");
+    c.inFlight = plan::inFlightOf(s, stages, m, kind == "gpipe",
+                                  plan::intOf(plan::planOf(fn), "chunks", 1));
   }
   recompute = plan::recomputes(fn);
   // A rank of a group that shares its rows holds its part of a split

@@ -11,6 +11,14 @@
 //
 // With one stage, micro-batches are gradient accumulation (F0 B0 F1 B1 ...).
 //
+// With v model chunks a stage (virtual_stages = v, Megatron-LM's
+// interleaved schedule) each stage runs the forwards of p micro-batches on
+// chunk 0, then the same p on chunk 1, ..., then the next p on chunk 0; the
+// backwards likewise, from the last chunk down. Under 1f1b, stage s runs
+// 2 (p - 1 - s) + (v - 1) p such forwards ahead, then alternates: the
+// bubble shrinks v times, for v times the messages. Needs m a multiple of
+// p, as the groups of p do.
+//
 //===----------------------------------------------------------------------===//
 
 #include "lowering/ClusterView.h"
@@ -48,6 +56,31 @@ SmallVector<ScheduleStep> stageOrder(StringRef kind, int64_t s, int64_t p,
   }
   for (int64_t j = m - warm; j < m; ++j)
     bw(j);
+  return order;
+}
+
+/// Stage s's order with v > 1 chunks: the k-th forward (or backward) of
+/// the stage is micro-batch g p + (k mod p) of chunk (k / p) mod v (the
+/// backwards' chunks counted from the last), in groups g of p v steps.
+SmallVector<ScheduleStep> interleavedOrder(StringRef kind, int64_t s, int64_t p,
+                                           int64_t m, int64_t v) {
+  auto step = [&](int64_t k, bool backward) {
+    int64_t group = k / (p * v), at = k % (p * v), chunk = at / p;
+    return ScheduleStep{backward, group * p + at % p,
+                        backward ? v - 1 - chunk : chunk};
+  };
+  const int64_t total = m * v;
+  const int64_t warm =
+      kind == "gpipe" ? total : std::min(total, 2 * (p - 1 - s) + (v - 1) * p);
+  SmallVector<ScheduleStep> order;
+  for (int64_t k = 0; k < warm; ++k)
+    order.push_back(step(k, false));
+  for (int64_t k = 0; k < total - warm; ++k) {
+    order.push_back(step(warm + k, false));
+    order.push_back(step(k, true));
+  }
+  for (int64_t k = total - warm; k < total; ++k)
+    order.push_back(step(k, true));
   return order;
 }
 
@@ -89,6 +122,13 @@ struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
     const int64_t replicas =
         plan::intOf(planAttr, "replicas", 1) / plan::rowGroupOf(planAttr);
     const int64_t stages = plan::intOf(planAttr, "stages", 1);
+    const int64_t chunks = plan::intOf(planAttr, "chunks", 1);
+    if (chunks > 1 && m % stages != 0)
+      return fn.emitOpError("interleaves ")
+             << chunks << " chunks a stage over " << stages
+             << " stages, which runs micro-batches in groups of " << stages
+             << ": num_micro_batch = " << m << " must be a multiple of "
+             << stages;
     // Balanced by hardware, -whale-balance gives replicas unequal shares
     // where the devices differ, and where the batch does not cut evenly
     // (on equal devices, shares a sample apart): only whole micro-batches
@@ -122,7 +162,9 @@ struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
       auto s = tg->getAttrOfType<IntegerAttr>("stage");
       if (!s)
         return tg.emitOpError("has no stage; run -whale-virtual-devices first");
-      SmallVector<ScheduleStep> order = stageOrder(kind, s.getInt(), stages, m);
+      SmallVector<ScheduleStep> order =
+          chunks > 1 ? interleavedOrder(kind, s.getInt(), stages, m, chunks)
+                     : stageOrder(kind, s.getInt(), stages, m);
       tg->setAttr("schedule", ScheduleAttr::get(b.getContext(), order));
     }
     plan::updatePlan(

@@ -82,6 +82,16 @@ inline int64_t stageOf(mlir::Value v) {
   return s ? s.getInt() : -1;
 }
 
+/// The model chunk (a TaskGraph's `chunk`, 0 without one) that defines
+/// `v`: under an interleaved schedule a stage holds several.
+inline int64_t chunkOf(mlir::Value v) {
+  mlir::Operation *def = v.getDefiningOp();
+  auto tg = def ? def->getParentOfType<TaskGraphOp>() : TaskGraphOp();
+  auto c =
+      tg ? tg->getAttrOfType<mlir::IntegerAttr>("chunk") : mlir::IntegerAttr();
+  return c ? c.getInt() : 0;
+}
+
 /// The value a TaskGraph result stands for: the operand of its yield.
 inline mlir::Value throughYields(mlir::Value v) {
   while (auto r = llvm::dyn_cast<mlir::OpResult>(v)) {

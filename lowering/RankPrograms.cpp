@@ -11,6 +11,11 @@
 //        micro-batch j's forward ops, send the gradients of what it
 //        received, add the parameters' gradients to the running sums;
 //
+// Under an interleaved schedule a stage holds several model chunks, and a
+// step runs one chunk's ops: values pass from chunk to chunk within the
+// rank directly, and to other stages as messages. The gradients of a
+// micro-batch gather over its backwards on every chunk.
+//
 // then all-reduces the gradients over the replicas (bucket by bucket),
 // clips them over the stages, and updates its parameters. Values the forward
 // of micro-batch j keeps for its backward live until that backward: the
@@ -46,11 +51,13 @@ constexpr int64_t kMaxBoundary = 4096;
 
 using plan::throughYields;
 
-/// The most micro-batches whose forward a schedule has run and whose
-/// backward it has not, at once.
-int64_t heldBy(ScheduleAttr schedule) {
+/// The most micro-batches of `chunk` whose forward a schedule has run and
+/// whose backward it has not, at once.
+int64_t heldBy(ScheduleAttr schedule, int64_t chunk) {
   int64_t now = 0, most = 0;
   for (const ScheduleStep &step : schedule.getSteps()) {
+    if (step.chunk != chunk)
+      continue;
     now += step.backward ? -1 : 1;
     most = std::max(most, now);
   }
@@ -83,10 +90,22 @@ private:
     assert(it != readers.end() && "a boundary value without readers");
     return it->second;
   }
+  /// Whether stage `s` reads the boundary value `v`, first on `chunk`: it
+  /// receives it there, and sends back its gradient from that chunk's
+  /// backward, the last of its readers' on the stage.
+  bool readsFirstOn(Value v, int64_t s, int64_t chunk) const {
+    auto it = firstChunk.find({v, s});
+    return it != firstChunk.end() && it->second == chunk;
+  }
+  /// Where a stage and chunk stand in the pipeline: chunk 0 of every
+  /// stage, then chunk 1 of every stage, and so on.
+  int64_t positionOf(int64_t s, int64_t chunk) const {
+    return chunk * stages + s;
+  }
 
   func::FuncOp model;
   DictionaryAttr planAttr;
-  int64_t stages = 1, replicas = 1, micro = 0, microBatches = 1;
+  int64_t stages = 1, replicas = 1, micro = 0, microBatches = 1, chunks = 1;
   double weight = 1;
   /// The loss's rows over this rank's: its shard group's (loss_shards, or
   /// loss_scale for uneven shards).
@@ -99,14 +118,17 @@ private:
   // ranks holding the same part (shard_peers), not all the replicas.
   llvm::StringMap<int64_t> shardedBy;
   Value loss;
-  int64_t lossStage = 0;
-  // Per stage: its ops (no parameters, no yields) and parameters, in order.
-  SmallVector<SmallVector<Operation *>> ops;
+  int64_t lossStage = 0, lossChunk = 0;
+  // Per stage and chunk: its ops (no parameters, no yields); per stage its
+  // parameters; in order.
+  SmallVector<SmallVector<SmallVector<Operation *>>> ops;
   SmallVector<SmallVector<ParamOp>> params;
   SmallVector<ScheduleAttr> schedules;
   // Values one stage computes and later stages read, and who reads them.
   llvm::SetVector<Value> boundary;
   DenseMap<Value, llvm::SmallSetVector<int64_t, 4>> readers;
+  /// (boundary value, reading stage) -> the first chunk there that reads it.
+  DenseMap<std::pair<Value, int64_t>, int64_t> firstChunk;
   /// Activation recomputation (the config's `recompute`).
   bool recompute = false;
 
@@ -119,6 +141,7 @@ LogicalResult RankBuilder::analyze() {
   replicas = plan::intOf(planAttr, "replicas", 1);
   micro = plan::intOf(planAttr, "micro_batch", 0);
   microBatches = plan::intOf(planAttr, "micro_batches", 1);
+  chunks = plan::intOf(planAttr, "chunks", 1);
   auto w = planAttr ? planAttr.getAs<FloatAttr>("grad_weight") : FloatAttr();
   if (!stages || !micro || !w)
     return model.emitOpError(
@@ -139,11 +162,17 @@ LogicalResult RankBuilder::analyze() {
              << " (the front end elaborates it so for whale compile "
                 "--emit=ranks)";
   }
-  ops.resize(stages);
+  ops.assign(stages, SmallVector<SmallVector<Operation *>>(chunks));
   params.resize(stages);
   schedules.resize(stages);
   for (TaskGraphOp tg : plan::taskGraphs(model)) {
     int64_t s = tg->getAttrOfType<IntegerAttr>("stage").getInt();
+    auto c = tg->getAttrOfType<IntegerAttr>("chunk");
+    int64_t chunk = c ? c.getInt() : 0;
+    if (chunk < 0 || chunk >= chunks)
+      return tg.emitOpError("is chunk ")
+             << chunk << " of a stage, but the plan has " << chunks << " chunk"
+             << (chunks == 1 ? "" : "s") << " a stage";
     schedules[s] = tg->getAttrOfType<ScheduleAttr>("schedule");
     auto shards = tg->getAttrOfType<IntegerAttr>("shards");
     for (Operation &op : tg.getBody().front().without_terminator()) {
@@ -152,7 +181,7 @@ LogicalResult RankBuilder::analyze() {
         if (shards)
           shardedBy[p.getName()] = shards.getInt();
       } else
-        ops[s].push_back(&op);
+        ops[s][chunk].push_back(&op);
       // Statistics of the whole batch need all of a replica's rows at once.
       if (isa<BatchNormOp>(op) && microBatches > 1)
         return op.emitOpError("normalizes over the whole batch, so its "
@@ -166,24 +195,41 @@ LogicalResult RankBuilder::analyze() {
     if (!schedules[s])
       return model.emitOpError("stage ")
              << s << " has no schedule; run -whale-pipeline first";
-    auto note = [&](Value v) -> LogicalResult {
-      v = throughYields(v);
-      if (isa<BlockArgument>(v))
+    if (schedules[s].chunks() != chunks)
+      return model.emitOpError("stage ")
+             << s << "'s schedule runs " << schedules[s].chunks() << " chunk"
+             << (schedules[s].chunks() == 1 ? "" : "s") << ", but the plan has "
+             << chunks;
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+      auto note = [&](Value v) -> LogicalResult {
+        v = throughYields(v);
+        if (isa<BlockArgument>(v))
+          return success();
+        int64_t from = plan::stageOf(v), fromChunk = plan::chunkOf(v);
+        if (from == s && fromChunk == chunk)
+          return success();
+        if (from < 0 || positionOf(from, fromChunk) > positionOf(s, chunk)) {
+          InFlightDiagnostic d = model.emitOpError("stage ") << s;
+          if (chunks > 1)
+            d << " (chunk " << chunk << ")";
+          d << " reads a value of stage " << from;
+          if (chunks > 1)
+            d << " (chunk " << fromChunk << ")";
+          return d << ", which runs after it";
+        }
+        // The rank's own earlier chunk: the value is at hand.
+        if (from == s)
+          return success();
+        boundary.insert(v);
+        readers[v].insert(s);
+        firstChunk.try_emplace({v, s}, chunk);
         return success();
-      int64_t from = plan::stageOf(v);
-      if (from == s)
-        return success();
-      if (from > s || from < 0)
-        return model.emitOpError("stage ") << s << " reads a value of stage "
-                                           << from << ", which runs after it";
-      boundary.insert(v);
-      readers[v].insert(s);
-      return success();
-    };
-    for (Operation *op : ops[s])
-      for (Value v : op->getOperands())
-        if (failed(note(v)))
-          return failure();
+      };
+      for (Operation *op : ops[s][chunk])
+        for (Value v : op->getOperands())
+          if (failed(note(v)))
+            return failure();
+    }
   }
   if (boundary.size() >= kMaxBoundary)
     return model.emitOpError("passes more than ")
@@ -191,6 +237,7 @@ LogicalResult RankBuilder::analyze() {
   auto ret = cast<func::ReturnOp>(model.getBody().front().getTerminator());
   loss = throughYields(ret.getOperand(0));
   lossStage = plan::stageOf(loss);
+  lossChunk = plan::chunkOf(loss);
   if (lossStage < 0)
     return model.emitOpError("returns a loss no stage computes");
   return success();
@@ -238,30 +285,39 @@ LogicalResult RankBuilder::build(int64_t s, func::FuncOp fn) {
       ownParams.push_back(c);
   }
   DenseMap<Value, Value> accumulated; // per parameter clone
+  // Per micro-batch: the forward's values (of every chunk), its ops per
+  // chunk, and the gradients its backwards have made so far.
   SmallVector<IRMapping> forward(microBatches);
-  SmallVector<SmallVector<Operation *>> forwardOps(microBatches);
+  SmallVector<bool> started(microBatches, false);
+  SmallVector<SmallVector<SmallVector<Operation *>>> forwardOps(
+      microBatches, SmallVector<SmallVector<Operation *>>(chunks));
+  SmallVector<DenseMap<Value, Value>> gradsOf(microBatches);
   SmallVector<Value> losses;
-  SmallVector<size_t> segments; // recomputation's, of this stage's forward
+  // Recomputation's segments of each chunk's forward.
+  SmallVector<SmallVector<size_t>> segments(chunks);
 
   for (const ScheduleStep &step : schedules[s].getSteps()) {
-    int64_t j = step.microBatch;
+    int64_t j = step.microBatch, chunk = step.chunk;
     IRMapping &map = forward[j];
     if (!step.backward) {
-      map = shared;
-      for (BlockArgument arg : model.getArguments()) {
-        Value local = fn.getArgument(arg.getArgNumber());
-        if (microBatches > 1) {
-          auto t = cast<RankedTensorType>(arg.getType());
-          local =
-              SliceOp::create(b, loc, t, local, 0, j * micro, (j + 1) * micro);
+      if (!started[j]) {
+        started[j] = true;
+        map = shared;
+        for (BlockArgument arg : model.getArguments()) {
+          Value local = fn.getArgument(arg.getArgNumber());
+          if (microBatches > 1) {
+            auto t = cast<RankedTensorType>(arg.getType());
+            local = SliceOp::create(b, loc, t, local, 0, j * micro,
+                                    (j + 1) * micro);
+          }
+          map.map(arg, local);
         }
-        map.map(arg, local);
       }
       for (auto [i, v] : llvm::enumerate(boundary))
-        if (readersOf(v).contains(s))
+        if (readsFirstOn(v, s, chunk))
           map.map(v, RecvOp::create(b, loc, v.getType(), plan::stageOf(v),
                                     tagOf(j, false, i)));
-      for (Operation *op : ops[s]) {
+      for (Operation *op : ops[s][chunk]) {
         for (Value v : op->getOperands())
           if (Value r = throughYields(v); r != v)
             map.map(v, map.lookupOrDefault(r));
@@ -273,51 +329,60 @@ LogicalResult RankBuilder::build(int64_t s, func::FuncOp fn) {
         // Ranks sharing rows each add the same sums to the statistics.
         if (auto bn = dyn_cast<BatchNormOp>(clone))
           bn.setRowCopies(rowGroup);
-        forwardOps[j].push_back(clone);
+        forwardOps[j][chunk].push_back(clone);
       }
+      auto madeHere = [&](Value v) {
+        return plan::stageOf(v) == s && plan::chunkOf(v) == chunk;
+      };
       for (auto [i, v] : llvm::enumerate(boundary))
-        if (plan::stageOf(v) == s)
+        if (madeHere(v))
           for (int64_t reader : readersOf(v))
             SendOp::create(b, loc, map.lookup(v), reader, tagOf(j, false, i));
-      if (lossStage == s)
+      if (lossStage == s && lossChunk == chunk)
         losses.push_back(map.lookup(loss));
       continue;
     }
-    // Backward of micro-batch j.
-    DenseMap<Value, Value> grads;
+    // Backward of micro-batch j on this chunk.
+    DenseMap<Value, Value> &grads = gradsOf[j];
     auto add = [&](Value v, Value g) {
       auto [it, fresh] = grads.try_emplace(v, g);
       if (!fresh)
         it->second = AddOp::create(b, loc, v.getType(), it->second, g);
     };
     // A loss whole over a shard group is the group's rows' mean.
-    if (lossStage == s)
+    if (lossStage == s && lossChunk == chunk)
       grads[map.lookup(loss)] = constant(scalar, weight * lossShards);
     for (auto [i, v] : llvm::enumerate(boundary))
-      if (plan::stageOf(v) == s)
+      if (plan::stageOf(v) == s && plan::chunkOf(v) == chunk)
         for (int64_t reader : readersOf(v))
           add(map.lookup(v),
               RecvOp::create(b, loc, v.getType(), reader, tagOf(j, true, i)));
     if (recompute) {
-      // Every micro-batch's forward is the same ops: cut once a stage, for
-      // the micro-batches its schedule holds at once (as -whale-balance
-      // counts them).
-      if (segments.empty())
-        segments = plan::recomputeSegments(forwardOps[j], heldBy(schedules[s]));
-      if (failed(backpropagateRecomputing(b, forwardOps[j], segments, grads)))
+      // Every micro-batch's forward of a chunk is the same ops: cut once a
+      // chunk, for the micro-batches its schedule holds at once (as
+      // -whale-balance counts them).
+      if (segments[chunk].empty())
+        segments[chunk] = plan::recomputeSegments(forwardOps[j][chunk],
+                                                  heldBy(schedules[s], chunk));
+      if (failed(backpropagateRecomputing(b, forwardOps[j][chunk],
+                                          segments[chunk], grads)))
         return failure();
-    } else if (failed(backpropagate(b, forwardOps[j], grads))) {
+    } else if (failed(backpropagate(b, forwardOps[j][chunk], grads))) {
       return failure();
     }
     for (auto [i, v] : llvm::enumerate(boundary))
-      if (readersOf(v).contains(s)) {
+      if (readsFirstOn(v, s, chunk)) {
         Value g = grads.lookup(map.lookup(v));
         if (!g)
           g = constant(v.getType(), 0);
         SendOp::create(b, loc, g, plan::stageOf(v), tagOf(j, true, i));
       }
+    // The parameters' gradients so far join the running sums, and leave
+    // the micro-batch's map: a later chunk's backward may add more.
     for (ParamOp p : ownParams)
-      if (Value g = grads.lookup(p.getResult())) {
+      if (auto it = grads.find(p.getResult()); it != grads.end()) {
+        Value g = it->second;
+        grads.erase(it);
         Value &acc = accumulated[p.getResult()];
         acc = acc ? AddOp::create(b, loc, p.getType(), acc, g).getResult() : g;
       }

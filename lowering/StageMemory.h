@@ -18,12 +18,22 @@
 namespace whale::plan {
 
 /// Micro-batches whose activations stage `stage` of `stages` holds at once:
-/// all of them under GPipe, p - s under 1F1B (at most m).
-inline int64_t inFlightOf(int64_t stage, int64_t stages, int64_t m,
-                          bool gpipe) {
+/// all of them under GPipe, p - s under 1F1B (at most m). With `chunks`
+/// model chunks a stage (the interleaved schedule), 1F1B holds the
+/// forwards it runs ahead, 2 (p - 1 - s) + (v - 1) p, and one more, each
+/// a v-th of the stage's activations: counted in whole micro-batches of
+/// the stage, rounded up.
+inline int64_t inFlightOf(int64_t stage, int64_t stages, int64_t m, bool gpipe,
+                          int64_t chunks = 1) {
   if (stages == 1)
     return 1;
-  return gpipe ? m : std::min<int64_t>(stages - stage, m);
+  if (gpipe)
+    return m;
+  if (chunks <= 1)
+    return std::min<int64_t>(stages - stage, m);
+  const int64_t held = std::min<int64_t>(
+      m * chunks, 2 * (stages - 1 - stage) + (chunks - 1) * stages + 1);
+  return (held + chunks - 1) / chunks;
 }
 
 /// Bytes of a stage's parameters and what they carry: their gradients and

@@ -150,6 +150,26 @@ StageDevices stageDevices(func::FuncOp fn, int64_t k, int64_t c) {
   return s;
 }
 
+/// The devices of k TaskGraphs dealt out as v chunks to each of p = k / v
+/// stages (virtual_stages = v): TaskGraph i runs on stage i mod p, with a
+/// v-th of its room.
+StageDevices chunkDevices(const StageDevices &stages, int64_t k, int64_t v) {
+  StageDevices s = stages;
+  const int64_t p = k / v;
+  s.rate.clear();
+  s.room.clear();
+  s.device.clear();
+  s.models.clear();
+  for (int64_t i = 0; i < k; ++i) {
+    s.rate.push_back(stages.rate[i % p]);
+    s.room.push_back(stages.room[i % p] / double(v));
+    s.device.push_back(stages.device[i % p]);
+    if (!stages.models.empty())
+      s.models.push_back(stages.models[i % p]);
+  }
+  return s;
+}
+
 struct TaskGraphPartitionPass
     : public whale::impl::WhaleTaskGraphPartitionBase<TaskGraphPartitionPass> {
   using Base::Base;
@@ -181,7 +201,12 @@ struct TaskGraphPartitionPass
   LogicalResult chooseEnds(func::FuncOp fn, ArrayRef<Operation *> compute,
                            int64_t k, int64_t c, SmallVector<int64_t> &ends) {
     const int64_t n = compute.size();
-    StageDevices devs = stageDevices(fn, k, c);
+    // Interleaved, the k parts are v chunks on each of k / v stages.
+    int64_t v = settingsOf(fn).chunks();
+    if (k % v != 0 || k < 2 * v)
+      v = 1;
+    const int64_t p = k / v;
+    StageDevices devs = chunkDevices(stageDevices(fn, p, c), k, v);
     // Per op: FLOPs, activation bytes per row of the batch it is
     // elaborated at, and the bytes of the parameters it is first to read.
     auto first = fn.getNumArguments()
@@ -233,7 +258,7 @@ struct TaskGraphPartitionPass
     const bool recompute = plan::recomputes(fn);
     auto bytes = [&](int64_t i, int64_t a, int64_t e, double in) {
       const double fixed = plan::fixedBytesOf(params[e] - params[a], states, m);
-      const int64_t inFlight = plan::inFlightOf(i, k, m, gpipe);
+      const int64_t inFlight = plan::inFlightOf(i % p, p, m, gpipe, v);
       if (recompute) {
         const double n = double(e - a), all = act[e] - act[a];
         const double k =

@@ -12,6 +12,12 @@
 // Each TaskGraph becomes a pipeline stage; a stage's replicas are its
 // devices across the copies. The result is the grid stage x replica.
 //
+// With virtual_stages = v (Megatron-LM's interleaved schedule) the n
+// TaskGraphs are v model chunks on each of p = n / v stages: TaskGraph i
+// runs on stage i mod p as its chunk i / p, so the model passes through
+// the p stages v times. TaskGraphs i and i + p share devices, so they ask
+// for the same count.
+//
 // With split_rows = "whole" the plan gets `row_group` = c: the replicas of
 // a stage come in groups of c consecutive ones that read the same rows of
 // the batch, so c ranks count as one data-parallel replica.
@@ -50,7 +56,8 @@ struct VirtualDevicesPass
 
     // grid[stage] lists the devices of that stage's replicas.
     SmallVector<SmallVector<int64_t>> grid;
-    SmallVector<int64_t> stageOfTg(n);
+    SmallVector<int64_t> stageOfTg(n), chunkOfTg(n, 0);
+    const int64_t chunks = settingsOf(fn).chunks();
     // Outside a pipeline every TaskGraph runs on every device: a split
     // TaskGraph's count is the size of its shard groups there.
     if (k == 1 || m == 1 || (!anyCount && n == 1)) {
@@ -59,11 +66,31 @@ struct VirtualDevicesPass
       for (int64_t d = 0; d < k; ++d)
         grid.back().push_back(d);
     } else {
+      if (chunks > 1 && (n % chunks != 0 || n < 2 * chunks))
+        return fn.emitOpError("has ")
+               << n << " TaskGraph" << (n == 1 ? "" : "s")
+               << ", which virtual_stages = " << chunks
+               << " cannot deal out as " << chunks
+               << " model chunks to each of two or more pipeline stages: "
+                  "use a multiple of "
+               << chunks << " TaskGraphs, at least " << 2 * chunks;
+      const int64_t perCopy = n / chunks; // the pipeline's stages
       SmallVector<int64_t> asks;
       int64_t sum = 0;
-      for (TaskGraphOp tg : tgs) {
-        asks.push_back(tg.getDevices().value_or(1));
-        sum += asks.back();
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t a = tgs[i].getDevices().value_or(1);
+        if (i < perCopy) {
+          asks.push_back(a);
+          sum += a;
+        } else if (a != asks[i % perCopy]) {
+          return tgs[i].emitOpError("asks for ")
+                 << a << " device" << (a == 1 ? "" : "s")
+                 << " but runs as chunk " << i / perCopy << " of stage "
+                 << i % perCopy << ", whose chunk 0 asks for "
+                 << asks[i % perCopy]
+                 << ": the chunks of a stage share its devices, so they ask "
+                    "for the same count";
+        }
       }
       if (k % sum != 0) {
         InFlightDiagnostic d = fn.emitOpError("asks for ");
@@ -79,15 +106,18 @@ struct VirtualDevicesPass
       }
       const int64_t copies = k / sum;
       int64_t offset = 0;
-      for (int64_t i = 0; i < n; ++i) {
+      for (int64_t i = 0; i < perCopy; ++i) {
         grid.emplace_back();
         for (int64_t c = 0; c < copies; ++c)
           for (int64_t j = 0; j < asks[i]; ++j)
             grid.back().push_back(c * sum + offset + j);
         offset += asks[i];
-        stageOfTg[i] = i;
       }
-      for (int64_t i = 1; i < n; ++i)
+      for (int64_t i = 0; i < n; ++i) {
+        stageOfTg[i] = i % perCopy;
+        chunkOfTg[i] = i / perCopy;
+      }
+      for (int64_t i = 1; i < perCopy; ++i)
         if (grid[i].size() != grid[0].size())
           return tgs[i].emitOpError("has ")
                  << grid[i].size() << " replicas but the first stage has "
@@ -125,6 +155,8 @@ struct VirtualDevicesPass
     for (auto [i, tg] : llvm::enumerate(tgs)) {
       const SmallVector<int64_t> &devs = grid[stageOfTg[i]];
       tg->setAttr("stage", b.getI64IntegerAttr(stageOfTg[i]));
+      if (grid.size() > 1 && chunks > 1)
+        tg->setAttr("chunk", b.getI64IntegerAttr(chunkOfTg[i]));
       tg->setAttr("virtual_device", b.getDenseI64ArrayAttr(devs));
     }
     // split_rows = "whole": the c ranks of a shard group read the same
@@ -145,6 +177,8 @@ struct VirtualDevicesPass
         b.getNamedAttr("replicas", b.getI64IntegerAttr(grid.front().size())),
         b.getNamedAttr("grid", b.getDenseI64ArrayAttr(flat)),
         b.getNamedAttr("shards", b.getDenseI64ArrayAttr(stageShards))};
+    if (grid.size() > 1 && chunks > 1)
+      entries.push_back(b.getNamedAttr("chunks", b.getI64IntegerAttr(chunks)));
     if (rowGroup > 1)
       entries.push_back(
           b.getNamedAttr("row_group", b.getI64IntegerAttr(rowGroup)));

@@ -95,6 +95,38 @@ TEST(Equivalence, GptAutoParallelTwoTaskGraphs) {
                    kGpt, "cpu:2");
 }
 
+// The interleaved schedule (virtual_stages): each stage holds two model
+// chunks, and the micro-batches pass through the stages twice.
+TEST(Equivalence, MlpInterleavedTwoChunksOnTwoStages) {
+  const char *four = "test/equivalence/mlp_four_stages.whl";
+  std::string text = edit(source(four), "schedule = \"1f1b\"",
+                          "schedule = \"1f1b\"\n  virtual_stages = 2");
+  expectEquivalent(text, four, "cpu:2");
+  expectEquivalent(edit(text, "\"1f1b\"", "\"gpipe\""), four, "cpu:2");
+  // Two copies of the pipeline, their gradients summed.
+  expectEquivalent(text, four, "cpu:4");
+}
+
+std::string interleaved(const std::string &text, int taskGraphs) {
+  return edit(text, "num_micro_batch = 4",
+              "num_micro_batch = 4\n  auto_parallel = true\n  "
+              "num_task_graph = " +
+                  std::to_string(taskGraphs) + "\n  virtual_stages = 2");
+}
+
+TEST(Equivalence, GptInterleavedTwoChunksOnTwoStages) {
+  expectEquivalent(interleaved(source(kGpt), 4), kGpt, "cpu:2");
+}
+
+// Megatron-LM's layout: stages of tensor-parallel pairs sharing their rows,
+// each holding two chunks, over two data-parallel copies.
+TEST(Equivalence, GptInterleavedSplitStagesSharingRows) {
+  expectEquivalent(edit(interleaved(source(kGpt), 4), "virtual_stages = 2",
+                        "virtual_stages = 2\n  task_graph_split = 2\n  "
+                        "split_rows = \"whole\""),
+                   kGpt, "cpu:8");
+}
+
 TEST(Equivalence, GptGradientAccumulationOnOneDevice) {
   expectEquivalent(source(kGpt), kGpt, "cpu:1");
 }
@@ -258,6 +290,12 @@ TEST(Equivalence, GptRecomputeOnOneDevice) {
 TEST(Equivalence, GptRecomputeTwoStages1F1B) {
   std::string keep = source(kGpt);
   expectEquivalent(withRecompute(keep), kGpt, "cpu:2", nullptr, &keep);
+}
+
+TEST(Equivalence, GptRecomputeInterleaved) {
+  std::string keep = source(kGpt);
+  expectEquivalent(interleaved(withRecompute(keep), 4), kGpt, "cpu:2", nullptr,
+                   &keep);
 }
 
 TEST(Equivalence, GptRecomputeSplitStagesWithDataParallelism) {

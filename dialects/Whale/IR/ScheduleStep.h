@@ -1,8 +1,10 @@
-//===- ScheduleStep.h - one step of a pipeline stage's schedule --*- C++ -*-===//
+//===- ScheduleStep.h - one step of a pipeline stage's schedule --*- C++
+//-*-===//
 //
 // The element of #whale.schedule: the forward or the backward of one
-// micro-batch. Declared apart so the generated attribute classes can hold
-// an array of them.
+// micro-batch on one of the model chunks a pipeline rank holds (chunk 0
+// unless the schedule interleaves). Declared apart so the generated
+// attribute classes can hold an array of them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,20 +21,30 @@ namespace whale {
 struct ScheduleStep {
   bool backward = false;
   int64_t microBatch = 0;
+  /// Which of the rank's model chunks (interleaved schedules hold several).
+  int64_t chunk = 0;
 
-  static ScheduleStep forward(int64_t j) { return {false, j}; }
-  static ScheduleStep backwardOf(int64_t j) { return {true, j}; }
-  /// "F3" or "B3".
+  static ScheduleStep forward(int64_t j, int64_t chunk = 0) {
+    return {false, j, chunk};
+  }
+  static ScheduleStep backwardOf(int64_t j, int64_t chunk = 0) {
+    return {true, j, chunk};
+  }
+  /// "F3" or "B3"; "F3.1" for chunk 1.
   std::string str() const {
-    return (backward ? "B" : "F") + std::to_string(microBatch);
+    std::string s = (backward ? "B" : "F") + std::to_string(microBatch);
+    if (chunk)
+      s += "." + std::to_string(chunk);
+    return s;
   }
   bool operator==(const ScheduleStep &o) const {
-    return backward == o.backward && microBatch == o.microBatch;
+    return backward == o.backward && microBatch == o.microBatch &&
+           chunk == o.chunk;
   }
 };
 
 inline llvm::hash_code hash_value(const ScheduleStep &s) {
-  return llvm::hash_combine(s.backward, s.microBatch);
+  return llvm::hash_combine(s.backward, s.microBatch, s.chunk);
 }
 
 } // namespace whale

@@ -55,7 +55,7 @@ inline SettingsAttr settingsOf(mlir::Operation *op) {
   return SettingsAttr::get(op->getContext(), 0, 0, 0, 0, false, false, false,
                            llvm::StringRef(), llvm::StringRef(),
                            llvm::StringRef(), llvm::StringRef(),
-                           llvm::StringRef(), llvm::StringRef());
+                           llvm::StringRef(), llvm::StringRef(), 0);
 }
 
 /// Whether the script's config asks for amp = "bf16".

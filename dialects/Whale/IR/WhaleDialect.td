@@ -128,7 +128,8 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     false), schedule ("gpipe", "1f1b"), balance ("even", "hardware"),
     split_matmul ("auto", "column", "row", "replicated"), split_rows
     ("part", "whole"), amp ("off", "bf16"), grad_sync ("overlap",
-    "after_backward").
+    "after_backward"), virtual_stages (a positive integer: the model chunks
+    each pipeline rank holds, Megatron-LM's interleaved schedule).
   }];
   let parameters = (ins
     DefaultValuedParameter<"int64_t", "0">:$numMicroBatch,
@@ -143,7 +144,8 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     StringRefParameter<"how split TaskGraphs cut matmuls", [{""}]>:$splitMatmul,
     StringRefParameter<"whether a shard group shares its rows", [{""}]>:$splitRows,
     StringRefParameter<"mixed precision", [{""}]>:$amp,
-    StringRefParameter<"when gradients are summed", [{""}]>:$gradSync);
+    StringRefParameter<"when gradients are summed", [{""}]>:$gradSync,
+    DefaultValuedParameter<"int64_t", "0">:$virtualStages);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -152,6 +154,10 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
       return getNumMicroBatch() > 0 ? getNumMicroBatch() : 1;
     }
     bool gpipe() const { return getSchedule() == "gpipe"; }
+    /// The model chunks each pipeline rank holds: the config's, else 1.
+    int64_t chunks() const {
+      return getVirtualStages() > 0 ? getVirtualStages() : 1;
+    }
     bool even() const { return getBalance() == "even"; }
     /// The ranks of a shard group read the same rows of the batch
     /// (Megatron-LM's layout) instead of each its own.
@@ -176,16 +182,31 @@ def Whale_ScheduleAttr : Whale_Attr<"Schedule", "schedule"> {
 
       #whale.schedule<F0 F1 B0 F2 B1 B2>
 
-    Verified: micro-batches 0 to m-1 each have one forward and one
-    backward, in increasing order, and each backward comes after its
-    forward. -whale-pipeline writes it on each TaskGraph; the rank
-    programs follow it.
+    Under an interleaved schedule a stage holds several model chunks, and
+    a step names its chunk after a dot (none is chunk 0):
+
+      #whale.schedule<F0 F1 F0.1 F1.1 B0.1 B1.1 B0 B1>
+
+    Verified: on each chunk, micro-batches 0 to m-1 each have one forward
+    and one backward, in increasing order, and each backward comes after
+    its forward; every chunk runs the same m. -whale-pipeline writes it on
+    each TaskGraph (the TaskGraphs of one stage carry the stage's whole
+    schedule); the rank programs follow it.
   }];
   let parameters = (ins ArrayRefParameter<"::whale::ScheduleStep">:$steps);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    int64_t microBatches() const { return getSteps().size() / 2; }
+    /// The model chunks the stage holds: 1 unless the schedule interleaves.
+    int64_t chunks() const {
+      int64_t most = 0;
+      for (const ::whale::ScheduleStep &step : getSteps())
+        most = std::max(most, step.chunk);
+      return most + 1;
+    }
+    int64_t microBatches() const {
+      return getSteps().size() / (2 * chunks());
+    }
   }];
 }
 

@@ -2,7 +2,8 @@
 //
 // Their textual forms and their checks. The settings print and parse as
 // `key = value` pairs under the config block's own key names; a schedule
-// as its steps, F3 for micro-batch 3's forward and B3 for its backward.
+// as its steps, F3 for micro-batch 3's forward and B3 for its backward;
+// F3.1 for its forward on the rank's model chunk 1 (interleaved schedules).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +20,7 @@ namespace {
 /// The settings as their parts, so the parser can fill them by key.
 struct SettingsParts {
   int64_t numMicroBatch = 0, numTaskGraph = 0, taskGraphSplit = 0,
-          bucketBytes = 0;
+          bucketBytes = 0, virtualStages = 0;
   bool autoParallel = false, recompute = false, shardOptimizer = false;
   std::string schedule, balance, splitMatmul, splitRows, amp, gradSync;
 
@@ -28,6 +29,7 @@ struct SettingsParts {
            : key == "num_task_graph"   ? &numTaskGraph
            : key == "task_graph_split" ? &taskGraphSplit
            : key == "bucket_bytes"     ? &bucketBytes
+           : key == "virtual_stages"   ? &virtualStages
                                        : nullptr;
   }
   bool *flag(StringRef key) {
@@ -65,12 +67,13 @@ LogicalResult SettingsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    bool, bool, bool, StringRef schedule,
                                    StringRef balance, StringRef splitMatmul,
                                    StringRef splitRows, StringRef amp,
-                                   StringRef gradSync) {
-  for (auto [key, v] : {std::pair<StringRef, int64_t>{"num_micro_batch",
-                                                      numMicroBatch},
-                        {"num_task_graph", numTaskGraph},
-                        {"task_graph_split", taskGraphSplit},
-                        {"bucket_bytes", bucketBytes}})
+                                   StringRef gradSync, int64_t virtualStages) {
+  for (auto [key, v] :
+       {std::pair<StringRef, int64_t>{"num_micro_batch", numMicroBatch},
+        {"num_task_graph", numTaskGraph},
+        {"task_graph_split", taskGraphSplit},
+        {"bucket_bytes", bucketBytes},
+        {"virtual_stages", virtualStages}})
     if (v < 0)
       return emitError() << "setting '" << key
                          << "' must be a positive integer, not " << v;
@@ -126,7 +129,7 @@ Attribute SettingsAttr::parse(AsmParser &p, Type) {
                            "num_task_graph, task_graph_split, bucket_bytes, "
                            "auto_parallel, recompute, shard_optimizer, "
                            "schedule, balance, split_matmul, split_rows, amp, "
-                           "grad_sync";
+                           "grad_sync, virtual_stages";
         return {};
       }
     } while (succeeded(p.parseOptionalComma()));
@@ -139,7 +142,7 @@ Attribute SettingsAttr::parse(AsmParser &p, Type) {
       s.numTaskGraph, s.taskGraphSplit, s.bucketBytes, s.autoParallel,
       s.recompute, s.shardOptimizer, StringRef(s.schedule),
       StringRef(s.balance), StringRef(s.splitMatmul), StringRef(s.splitRows),
-      StringRef(s.amp), StringRef(s.gradSync));
+      StringRef(s.amp), StringRef(s.gradSync), s.virtualStages);
 }
 
 void SettingsAttr::print(AsmPrinter &p) const {
@@ -169,6 +172,7 @@ void SettingsAttr::print(AsmPrinter &p) const {
   text("split_rows", getSplitRows());
   text("amp", getAmp());
   text("grad_sync", getGradSync());
+  integer("virtual_stages", getVirtualStages());
   p << "<";
   llvm::interleaveComma(parts, p);
   p << ">";
@@ -197,30 +201,49 @@ SettingsAttr::fromDictionary(DictionaryAttr config,
                     s.autoParallel, s.recompute, s.shardOptimizer,
                     StringRef(s.schedule), StringRef(s.balance),
                     StringRef(s.splitMatmul), StringRef(s.splitRows),
-                    StringRef(s.amp), StringRef(s.gradSync));
+                    StringRef(s.amp), StringRef(s.gradSync), s.virtualStages);
 }
 
 LogicalResult
 ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                      ArrayRef<ScheduleStep> steps) {
-  // Forwards in order 0, 1, ...; backwards likewise, each after its
-  // forward; as many of each.
-  int64_t forwards = 0, backwards = 0;
+  // Per chunk: forwards in order 0, 1, ...; backwards likewise, each after
+  // its forward; as many of each, and every chunk the same micro-batches.
+  // (Between chunks the order is the pipeline's: chunk c + 1's forward of a
+  // micro-batch waits on another rank's chunk c, which no one stage's
+  // schedule can check.)
+  SmallVector<int64_t> forwards, backwards;
   for (const ScheduleStep &s : steps) {
-    int64_t &next = s.backward ? backwards : forwards;
+    if (s.chunk < 0 || s.microBatch < 0)
+      return emitError() << "schedule step " << s.str() << " is negative";
+    if (s.chunk >= static_cast<int64_t>(forwards.size())) {
+      forwards.resize(s.chunk + 1, 0);
+      backwards.resize(s.chunk + 1, 0);
+    }
+    int64_t &next = s.backward ? backwards[s.chunk] : forwards[s.chunk];
+    ScheduleStep expected{s.backward, next, s.chunk};
     if (s.microBatch != next)
       return emitError() << "schedule step " << s.str() << " comes where "
-                         << (s.backward ? "B" : "F") << next
+                         << expected.str()
                          << " belongs: each micro-batch's forwards and "
                             "backwards run in order";
-    if (s.backward && s.microBatch >= forwards)
+    if (s.backward && s.microBatch >= forwards[s.chunk])
       return emitError() << "schedule step " << s.str()
                          << " comes before its forward";
     ++next;
   }
-  if (forwards != backwards)
-    return emitError() << "schedule has " << forwards << " forwards but "
-                       << backwards << " backwards";
+  for (size_t c = 0; c < forwards.size(); ++c) {
+    if (forwards[c] != backwards[c])
+      return emitError() << "schedule has " << forwards[c] << " forwards but "
+                         << backwards[c] << " backwards"
+                         << (forwards.size() > 1
+                                 ? " on chunk " + std::to_string(c)
+                                 : std::string());
+    if (forwards[c] != forwards[0])
+      return emitError() << "schedule runs " << forwards[0]
+                         << " micro-batches on chunk 0 but " << forwards[c]
+                         << " on chunk " << c;
+  }
   return success();
 }
 
@@ -231,14 +254,18 @@ Attribute ScheduleAttr::parse(AsmParser &p, Type) {
     return {};
   StringRef word;
   while (succeeded(p.parseOptionalKeyword(&word))) {
-    int64_t j = 0;
+    int64_t j = 0, chunk = 0;
+    auto [batch, chunkText] = word.drop_front().split('.');
     if (word.size() < 2 || (word.front() != 'F' && word.front() != 'B') ||
-        word.drop_front().getAsInteger(10, j)) {
+        batch.getAsInteger(10, j) ||
+        (word.contains('.') && chunkText.getAsInteger(10, chunk))) {
       p.emitError(p.getCurrentLocation())
-          << "expected a schedule step such as F0 or B3, got '" << word << "'";
+          << "expected a schedule step such as F0, B3 or F2.1 (micro-batch "
+             "2 of chunk 1), got '"
+          << word << "'";
       return {};
     }
-    steps.push_back({word.front() == 'B', j});
+    steps.push_back({word.front() == 'B', j, chunk});
   }
   if (p.parseGreater())
     return {};
