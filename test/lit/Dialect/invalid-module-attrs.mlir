@@ -1,6 +1,6 @@
 // RUN: whale-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @+1 {{unknown setting 'num_microbatch'; the settings are num_micro_batch, num_task_graph, task_graph_split, bucket_bytes, auto_parallel, recompute, shard_optimizer, schedule, balance, split_matmul, split_rows, amp, grad_sync}}
+// expected-error @+1 {{unknown setting 'num_microbatch'; the settings are num_micro_batch, num_task_graph, task_graph_split, bucket_bytes, auto_parallel, recompute, shard_optimizer, schedule, balance, split_matmul, split_rows, amp, grad_sync, virtual_stages}}
 module attributes {whale.config = #whale.settings<num_microbatch = 4>} {}
 
 // -----
@@ -73,7 +73,7 @@ func.func private @f() attributes {schedule = #whale.schedule<F0 F1 B0>}
 
 // -----
 
-// expected-error @+1 {{expected a schedule step such as F0 or B3, got 'X0'}}
+// expected-error @+1 {{expected a schedule step such as F0, B3 or F2.1 (micro-batch 2 of chunk 1), got 'X0'}}
 func.func private @f() attributes {schedule = #whale.schedule<F0 X0>}
 
 // -----
@@ -112,3 +112,24 @@ func.func @f() attributes {whale.strategy = 1} { return }
 func.func @m(%x: tensor<2xf32>) attributes {whale.inputs = ["x", "y"]} {
   return
 }
+
+// -----
+
+// Interleaved: each chunk's micro-batches in order.
+// expected-error @+1 {{schedule step F1.1 comes where F0.1 belongs}}
+func.func private @f() attributes {schedule = #whale.schedule<F0 F1 F1.1 F0.1 B0 B1 B0.1 B1.1>}
+
+// -----
+
+// expected-error @+1 {{schedule runs 2 micro-batches on chunk 0 but 1 on chunk 1}}
+func.func private @f() attributes {schedule = #whale.schedule<F0 F1 F0.1 B0.1 B0 B1>}
+
+// -----
+
+// expected-error @+1 {{schedule has 1 forwards but 0 backwards on chunk 1}}
+func.func private @f() attributes {schedule = #whale.schedule<F0 F0.1 B0>}
+
+// -----
+
+// expected-error @+1 {{setting 'virtual_stages' must be a positive integer}}
+module attributes {whale.config = #whale.settings<virtual_stages = 0>} {}
