@@ -1,28 +1,15 @@
 //===- PipelineSchedule.cpp - -whale-pipeline -----------------------------===//
 //
 // Cuts each replica's share of the global batch into micro-batches and
-// writes each stage's order of forward (F) and backward (B) steps:
-//
-//   gpipe  every forward, then every backward: a stage holds the
-//          activations of all m micro-batches at once;
-//   1f1b   stage s runs p - 1 - s forwards ahead, then alternates one
-//          forward and one backward, then drains (PipeDream-flush, DAPPLE):
-//          it holds at most p - s micro-batches.
-//
-// With one stage, micro-batches are gradient accumulation (F0 B0 F1 B1 ...).
-//
-// With v model chunks a stage (virtual_stages = v, Megatron-LM's
-// interleaved schedule) each stage runs the forwards of p micro-batches on
-// chunk 0, then the same p on chunk 1, ..., then the next p on chunk 0; the
-// backwards likewise, from the last chunk down. Under 1f1b, stage s runs
-// 2 (p - 1 - s) + (v - 1) p such forwards ahead, then alternates: the
-// bubble shrinks v times, for v times the messages. Needs m a multiple of
-// p, as the groups of p do.
+// writes each stage's order of forward (F) and backward (B) steps, as
+// lowering/PipelineOrder.h lays them out: gpipe, 1f1b, and either of them
+// interleaved over v model chunks a stage (virtual_stages = v).
 //
 //===----------------------------------------------------------------------===//
 
 #include "lowering/ClusterView.h"
 #include "lowering/Passes.h"
+#include "lowering/PipelineOrder.h"
 #include "lowering/Plan.h"
 
 namespace whale {
@@ -34,55 +21,6 @@ using namespace mlir;
 using namespace whale;
 
 namespace {
-
-SmallVector<ScheduleStep> stageOrder(StringRef kind, int64_t s, int64_t p,
-                                     int64_t m) {
-  SmallVector<ScheduleStep> order;
-  auto f = [&](int64_t j) { order.push_back(ScheduleStep::forward(j)); };
-  auto bw = [&](int64_t j) { order.push_back(ScheduleStep::backwardOf(j)); };
-  if (kind == "gpipe" && p > 1) {
-    for (int64_t j = 0; j < m; ++j)
-      f(j);
-    for (int64_t j = 0; j < m; ++j)
-      bw(j);
-    return order;
-  }
-  int64_t warm = std::min(p - 1 - s, m);
-  for (int64_t j = 0; j < warm; ++j)
-    f(j);
-  for (int64_t j = 0; j < m - warm; ++j) {
-    f(warm + j);
-    bw(j);
-  }
-  for (int64_t j = m - warm; j < m; ++j)
-    bw(j);
-  return order;
-}
-
-/// Stage s's order with v > 1 chunks: the k-th forward (or backward) of
-/// the stage is micro-batch g p + (k mod p) of chunk (k / p) mod v (the
-/// backwards' chunks counted from the last), in groups g of p v steps.
-SmallVector<ScheduleStep> interleavedOrder(StringRef kind, int64_t s, int64_t p,
-                                           int64_t m, int64_t v) {
-  auto step = [&](int64_t k, bool backward) {
-    int64_t group = k / (p * v), at = k % (p * v), chunk = at / p;
-    return ScheduleStep{backward, group * p + at % p,
-                        backward ? v - 1 - chunk : chunk};
-  };
-  const int64_t total = m * v;
-  const int64_t warm =
-      kind == "gpipe" ? total : std::min(total, 2 * (p - 1 - s) + (v - 1) * p);
-  SmallVector<ScheduleStep> order;
-  for (int64_t k = 0; k < warm; ++k)
-    order.push_back(step(k, false));
-  for (int64_t k = 0; k < total - warm; ++k) {
-    order.push_back(step(warm + k, false));
-    order.push_back(step(k, true));
-  }
-  for (int64_t k = total - warm; k < total; ++k)
-    order.push_back(step(k, true));
-  return order;
-}
 
 struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
   using Base::Base;
@@ -162,9 +100,8 @@ struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
       auto s = tg->getAttrOfType<IntegerAttr>("stage");
       if (!s)
         return tg.emitOpError("has no stage; run -whale-virtual-devices first");
-      SmallVector<ScheduleStep> order =
-          chunks > 1 ? interleavedOrder(kind, s.getInt(), stages, m, chunks)
-                     : stageOrder(kind, s.getInt(), stages, m);
+      std::vector<ScheduleStep> order =
+          plan::pipelineOrder(kind, s.getInt(), stages, m, chunks);
       tg->setAttr("schedule", ScheduleAttr::get(b.getContext(), order));
     }
     plan::updatePlan(
