@@ -36,12 +36,16 @@ Table 1) and p = 96 / 8 = 12 for GPT-3 are read from it, and 280 = 8 x 35
 is Table 1's layout of the 529.6B model. Whale runs each at that one
 micro-batch count, B / d.
 
-Table 1's runs used the interleaved pipeline schedule (Section 5.1), which
-Whale does not have: its pipelines run 1F1B, whose bubble is larger.
+Table 1's runs used the interleaved pipeline schedule (Section 5.1); the
+paper does not give each run's number of chunks a stage. By default Whale's
+pipelines run plain 1F1B; with --chunks auto each pipeline also tries
+virtual_stages = v for every v > 1 that divides its layers per stage (at
+micro-batch counts that are multiples of p, as the schedule needs) and
+keeps the fastest that fits; --chunks N tries N alone.
 
     python3 bench/sim_published.py [--whale build/bin/whale] [--rows whole|part]
                                    [--table 1|2] [--no-fuse] [--no-overlap]
-                                   [--json OUT]
+                                   [--chunks 1|auto|N] [--json OUT]
 """
 import argparse
 import json
@@ -133,6 +137,10 @@ def main():
     ap.add_argument("--no-fuse", action="store_true",
                     help="every elementwise op its own kernel, as before "
                          "GPU plans fused their chains")
+    ap.add_argument("--chunks", default="1",
+                    help="model chunks a pipeline stage holds (the "
+                         "interleaved schedule): 1, a number, or auto (each "
+                         "that divides the layers per stage, the fastest)")
     ap.add_argument("--no-overlap", action="store_true",
                     help="every gradient all-reduce after the backward, as "
                          "Megatron-LM's data parallelism of 2021 ran it")
@@ -142,6 +150,14 @@ def main():
         for (billions, heads, hidden, layers, t, p, gpus, batch,
              published) in (TABLE_1 if args.table == "1" else TABLE_2):
             replicas = gpus // (t * p)
+
+            if p == 1 or args.chunks == "1":
+                chunk_counts = [1]
+            elif args.chunks == "auto":
+                chunk_counts = [1] + [v for v in divisors(layers // p)
+                                      if v > 1]
+            else:
+                chunk_counts = [int(args.chunks)]
 
             def fastest(lift_memory):
                 cluster = os.path.join(tmp, f"selene{gpus}.json")
@@ -153,18 +169,22 @@ def main():
                 # them (a group that shares its rows holds one sample).
                 counts = (divisors(per_replica) if args.table == "1" else
                           [per_replica])
-                for micro in counts:
-                    if p > 1 and micro < p:
-                        continue  # fewer micro-batches than stages
-                    r, err = simulate(args.whale, cluster, {
-                        "LAYERS": layers, "D": hidden, "HEADS": heads,
-                        "TP": t, "PP": p, "BATCH": batch, "MICRO": micro},
-                        args.rows, not args.no_fuse, not args.no_overlap)
-                    if r is None:
-                        refusal = err
-                    elif (best is None or
-                          r["iteration_s"] < best[1]["iteration_s"]):
-                        best = (micro, r)
+                for chunks in chunk_counts:
+                    for micro in counts:
+                        if p > 1 and micro < p:
+                            continue  # fewer micro-batches than stages
+                        if chunks > 1 and micro % p:
+                            continue  # interleaving needs groups of p
+                        r, err = simulate(args.whale, cluster, {
+                            "LAYERS": layers, "D": hidden, "HEADS": heads,
+                            "TP": t, "PP": p, "BATCH": batch,
+                            "MICRO": micro, "CHUNKS": chunks},
+                            args.rows, not args.no_fuse, not args.no_overlap)
+                        if r is None:
+                            refusal = err
+                        elif (best is None or
+                              r["iteration_s"] < best[2]["iteration_s"]):
+                            best = (micro, chunks, r)
                 return best, refusal
 
             flops = paper_flops(batch, layers, hidden)
@@ -179,7 +199,7 @@ def main():
                     print(f"{billions}B: refused even with memory lifted: "
                           f"{refusal}", file=sys.stderr)
                     return 1
-            micro, r = best
+            micro, chunks, r = best
             predicted_s = r["iteration_s"]
             kinds = r["seconds_by_kind"]
             total = sum(kinds.values())
@@ -192,6 +212,7 @@ def main():
                 "billions": billions, "t": t, "p": p, "d": replicas,
                 "rows": args.rows,
                 "gpus": gpus, "batch": batch, "micro_batches": micro,
+                "chunks": chunks,
                 "published_tflops": published,
                 "published_iteration_s": measured_s,
                 "predicted_iteration_s": predicted_s,
@@ -210,7 +231,8 @@ def main():
             }
             rows.append(row)
             print(f"{billions:7.1f}B t={t} p={p:2d} d={replicas:3d} "
-                  f"{gpus:5d} GPUs B={batch:5d} m={micro:3d}: published "
+                  f"{gpus:5d} GPUs B={batch:5d} m={micro:3d} v={chunks}: "
+                  f"published "
                   f"{published} TFLOP/s ({measured_s:7.2f} s), predicted "
                   f"{row['predicted_tflops']:6.1f} TFLOP/s "
                   f"({predicted_s:7.2f} s, {row['error'] * 100:+6.1f}%), "
