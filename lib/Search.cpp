@@ -10,7 +10,9 @@
 // (gradient accumulation saves memory, never time).
 // With one: p, 2p, 4p and 8p micro-batches that divide a replica's batch,
 // and one sample a micro-batch where the programs stay small enough to
-// plan, under GPipe and 1F1B. On devices that differ: balanced and even shares.
+// plan, under GPipe and 1F1B, and 1F1B interleaved over 2 and 4 model
+// chunks a stage (where the model has the ops and m is a multiple of p).
+// On devices that differ: balanced and even shares.
 // Each with and without activation recomputation, tried only where the
 // plan does not fit without it (it saves memory and costs time).
 //
@@ -18,8 +20,8 @@
 // that once K plans are simulated, every later candidate whose bound is
 // past the K-th is skipped unplanned. The bound is the model's FLOPs at the
 // devices' peak (or the fastest rate any profiled op reached, if faster),
-// stretched by the pipeline's fill and drain ((m + p - 1) / m) on devices
-// alike.
+// stretched by the pipeline's fill and drain ((m + (p - 1) / v) / m, v
+// chunks a stage) on devices alike.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,12 +54,14 @@ SearchCandidate::config() const {
     return {};
   std::vector<std::pair<std::string, std::string>> c = {
       {"auto_parallel", "true"},
-      {"num_task_graph", std::to_string(pipeline)}};
+      {"num_task_graph", std::to_string(pipeline * chunks)}};
   if (tensor > 1)
     c.push_back({"task_graph_split", std::to_string(tensor)});
   c.push_back({"num_micro_batch", std::to_string(microBatches)});
   if (!schedule.empty())
     c.push_back({"schedule", "\"" + schedule + "\""});
+  if (chunks > 1)
+    c.push_back({"virtual_stages", std::to_string(chunks)});
   if (even)
     c.push_back({"balance", "\"even\""});
   if (recompute)
@@ -76,6 +80,8 @@ std::string SearchCandidate::label() const {
                   (microBatches == 1 ? "" : "es");
   if (!schedule.empty())
     s += ", " + schedule;
+  if (chunks > 1)
+    s += " interleaved, " + std::to_string(chunks) + " chunks a stage";
   if (even)
     s += ", even";
   if (recompute)
@@ -205,8 +211,16 @@ std::vector<SearchCandidate> enumerate(const Cluster &cluster,
           micro.push_back(local);
       }
       for (int64_t m : micro)
-        for (const char *schedule : {"1f1b", "gpipe"}) {
-          if (p == 1 && std::string(schedule) == "gpipe")
+        for (auto [schedule, chunks] :
+             {std::pair<const char *, int64_t>{"1f1b", 1},
+              {"gpipe", 1},
+              {"1f1b", 2},
+              {"1f1b", 4}}) {
+          if (p == 1 && (std::string(schedule) == "gpipe" || chunks > 1))
+            continue;
+          // Interleaving runs micro-batches in groups of p, and each chunk
+          // needs an op of its own.
+          if (chunks > 1 && (m % p != 0 || p * chunks > facts.ops))
             continue;
           for (bool even : {false, true})
             for (bool recompute : {false, true}) {
@@ -218,6 +232,7 @@ std::vector<SearchCandidate> enumerate(const Cluster &cluster,
               k.pipeline = p;
               k.microBatches = m;
               k.schedule = p > 1 ? schedule : "";
+              k.chunks = chunks;
               k.even = even;
               k.recompute = recompute;
               k.wholeRows = wholeRows;
@@ -230,22 +245,27 @@ std::vector<SearchCandidate> enumerate(const Cluster &cluster,
   return out;
 }
 
-/// The first and last parameter of each stage of a planned model, and the
-/// stage's share of the parameters' bytes.
+/// The first and last parameter of each stage of a planned model (of each
+/// of its chunks, under an interleaved schedule), and the stage's share of
+/// the parameters' bytes.
 std::vector<std::string> stageSummary(const PlannedModel &plan) {
   auto fn = plan.planned.get().lookupSymbol<mlir::func::FuncOp>(plan.model);
-  std::vector<std::string> first(plan.stages), last(plan.stages);
+  // Per stage, per chunk in order: its first and last parameter.
+  std::vector<std::map<int64_t, std::pair<std::string, std::string>>> spans(
+      plan.stages);
   std::vector<double> bytes(plan.stages, 0);
   double total = 0;
   for (TaskGraphOp tg : plan::taskGraphs(fn)) {
     auto stage = tg->getAttrOfType<mlir::IntegerAttr>("stage");
+    auto chunk = tg->getAttrOfType<mlir::IntegerAttr>("chunk");
     int64_t s = stage ? stage.getInt() : 0;
     if (s < 0 || s >= plan.stages)
       continue;
     tg.walk([&](ParamOp p) {
-      if (first[s].empty())
-        first[s] = p.getName().str();
-      last[s] = p.getName().str();
+      auto &[first, last] = spans[s][chunk ? chunk.getInt() : 0];
+      if (first.empty())
+        first = p.getName().str();
+      last = p.getName().str();
       double b = double(tensorBytes(p.getType()));
       bytes[s] += b;
       total += b;
@@ -256,9 +276,11 @@ std::vector<std::string> stageSummary(const PlannedModel &plan) {
     char share[32];
     std::snprintf(share, sizeof share, "%.1f%%",
                   total > 0 ? 100 * bytes[s] / total : 0.0);
-    out.push_back(first[s].empty() ? std::string("no parameters")
-                                   : first[s] + " .. " + last[s] + " (" +
-                                         share + " of the parameters)");
+    std::string text;
+    for (const auto &[chunk, span] : spans[s])
+      text += (text.empty() ? "" : ", ") + span.first + " .. " + span.second;
+    out.push_back(text.empty() ? std::string("no parameters")
+                               : text + " (" + share + " of the parameters)");
   }
   return out;
 }
@@ -345,7 +367,7 @@ public:
       return 0;
     double t = leastFlops / peakSum;
     if (alike)
-      t *= double(k.microBatches + k.pipeline - 1) / double(k.microBatches);
+      t *= k.fillAndDrain();
     return t;
   }
 
@@ -363,6 +385,7 @@ private:
     k.data = std::max<int64_t>(1, plan.replicas / shards);
     k.microBatches = plan.microBatches;
     k.schedule = plan.stages > 1 ? plan.schedule : "";
+    k.chunks = plan::intOf(plan::planOf(fn), "chunks", 1);
     k.afterBackward = !settingsOf(plan.planned.get()).overlapGradSync();
   }
 
@@ -424,11 +447,7 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
   // micro-batches and smaller tensor degrees first among equals).
   std::stable_sort(space.begin(), space.end(),
                    [](const SearchCandidate &a, const SearchCandidate &b) {
-                     auto stretch = [](const SearchCandidate &k) {
-                       return double(k.microBatches + k.pipeline - 1) /
-                              double(k.microBatches);
-                     };
-                     return stretch(a) < stretch(b);
+                     return a.fillAndDrain() < b.fillAndDrain();
                    });
   SearchCandidate written;
   written.asWritten = true;
@@ -595,6 +614,7 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
       v.pipeline = space[i].pipeline;
       v.microBatches = space[i].microBatches;
       v.schedule = space[i].schedule;
+      v.chunks = space[i].chunks;
       v.even = space[i].even;
       v.recompute = space[i].recompute;
       v.wholeRows = space[i].wholeRows;

@@ -38,6 +38,9 @@ struct SearchCandidate {
   bool asWritten = false;
   int64_t data = 1, tensor = 1, pipeline = 1, microBatches = 1;
   std::string schedule; ///< "1f1b" or "gpipe"; empty without a pipeline
+  /// Model chunks a pipeline stage holds (virtual_stages): above 1 the
+  /// schedule interleaves them.
+  int64_t chunks = 1;
   bool even = false;    ///< equal shares whatever the devices
   bool recompute = false; ///< activation recomputation
   /// A shard group's ranks read the same rows (split_rows = "whole",
@@ -72,6 +75,12 @@ struct SearchCandidate {
   std::vector<std::pair<std::string, std::string>> config() const;
   /// One line: "dp 4 x tp 2 x pp 1, 1 micro-batch".
   std::string label() const;
+  /// The pipeline's fill and drain, its least time over its work on
+  /// stages alike: (m + (p - 1) / v) / m.
+  double fillAndDrain() const {
+    return (double(microBatches) + double(pipeline - 1) / double(chunks)) /
+           double(microBatches);
+  }
 };
 
 struct SearchOptions {

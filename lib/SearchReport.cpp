@@ -116,6 +116,7 @@ std::string searchJson(const SearchResult &r, int top) {
         {"pipeline", k.pipeline},
         {"micro_batches", k.microBatches},
         {"schedule", k.schedule},
+        {"chunks", k.chunks},
         {"even", k.even},
         {"recompute", k.recompute},
         {"whole_rows", k.wholeRows},

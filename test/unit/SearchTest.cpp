@@ -12,6 +12,8 @@
 #include "lib/Search.h"
 #include "lib/Simulate.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -177,6 +179,56 @@ TEST(Search, TheFastestDataParallelPlansAreTriedWithSumsAfterTheBackward) {
   for (size_t i = 1; i < r.count(Outcome::Simulated); ++i)
     EXPECT_LE(r.candidates[i - 1].iterationSeconds,
               r.candidates[i].iterationSeconds);
+}
+
+TEST(Search, InterleavedPipelinesAreTriedAndPlanAsLabelled) {
+  whale::Cluster c = cluster("cpu:4");
+  whale::SearchOptions options;
+  options.top = 1000; // every candidate simulated, none cut by the bound
+  whale::SearchResult r;
+  std::string error;
+  ASSERT_TRUE(whale::searchPlans(kScript, smallGpt(), c, options, r, error))
+      << error;
+  int simulated = 0;
+  for (const whale::SearchCandidate &k : r.candidates) {
+    if (k.chunks == 1 || k.asWritten)
+      continue;
+    // 1F1B over 2 or 4 chunks a stage, micro-batches in groups of p.
+    EXPECT_GT(k.pipeline, 1) << k.label();
+    EXPECT_EQ(k.schedule, "1f1b") << k.label();
+    EXPECT_EQ(k.microBatches % k.pipeline, 0) << k.label();
+    auto config = k.config();
+    EXPECT_NE(std::find(config.begin(), config.end(),
+                        std::make_pair(std::string("virtual_stages"),
+                                       std::to_string(k.chunks))),
+              config.end())
+        << k.label();
+    if (k.outcome != Outcome::Simulated)
+      continue;
+    ++simulated;
+    EXPECT_LE(k.lowerBound, k.iterationSeconds) << k.label();
+    // Planned from its config, every rank program holds the chunks, and
+    // the simulation gives the time the search ranked it by.
+    std::unique_ptr<whale::Interpreter> interp;
+    whale::PlannedModel plan;
+    ASSERT_NO_FATAL_FAILURE(planWithConfig(k, c, interp, plan));
+    EXPECT_EQ(plan.stages, k.pipeline);
+    int programs = 0;
+    plan.ranks.get().walk([&](mlir::func::FuncOp fn) {
+      auto rank = fn->getAttrOfType<mlir::DictionaryAttr>("whale.rank");
+      if (!rank)
+        return;
+      ++programs;
+      auto chunks = rank.getAs<mlir::IntegerAttr>("chunks");
+      ASSERT_TRUE(chunks) << k.label();
+      EXPECT_EQ(chunks.getInt(), k.chunks);
+    });
+    EXPECT_EQ(programs, k.pipeline);
+    whale::Simulation sim;
+    ASSERT_TRUE(whale::simulatePlan(plan, c, {}, sim, error)) << error;
+    EXPECT_DOUBLE_EQ(sim.iterationSeconds(), k.iterationSeconds);
+  }
+  EXPECT_GT(simulated, 0);
 }
 
 TEST(Search, PlansThatCannotFitAreCountedWithTheirReason) {
