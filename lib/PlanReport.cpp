@@ -305,6 +305,8 @@ std::string planText(const PlannedModel &plan, const PlannedModel *even,
        << (plan.microBatches == 1 ? "" : "es") << " each";
   }
   os << ", schedule " << plan.schedule;
+  if (plan.chunks > 1)
+    os << " interleaved over " << plan.chunks << " chunks a stage";
   if (plan.rowGroup > 1)
     os << "; each shard group of " << plan.rowGroup << " shares its rows";
   os << "\n";
@@ -433,6 +435,7 @@ std::string planJson(const PlannedModel &plan, const PlannedModel *even,
                           {"micro_batches", plan.microBatches},
                           {"micro_batch", plan.microBatch},
                           {"schedule", plan.schedule},
+                          {"chunks", plan.chunks},
                           {"taskgraph_stages", std::move(stages)}};
   llvm::json::Array local;
   for (int64_t b : plan.localBatches)

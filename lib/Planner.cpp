@@ -271,6 +271,7 @@ bool planModel(Interpreter &interp, const std::string &modelName,
   out.replicas = plan::intOf(plan, "replicas", 1);
   out.globalBatch = plan::intOf(plan, "global_batch");
   out.schedule = plan.getAs<mlir::StringAttr>("schedule").str();
+  out.chunks = plan::intOf(plan, "chunks", 1);
   out.grid = arrayOf<int64_t>(plan, "grid");
   out.localBatches = arrayOf<int64_t>(plan, "local_batches");
   out.rowGroup = plan::rowGroupOf(plan);

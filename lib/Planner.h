@@ -62,6 +62,9 @@ struct PlannedModel {
   int64_t devices = 1, stages = 1, replicas = 1;
   int64_t globalBatch = 0, microBatches = 1, microBatch = 0;
   std::string schedule;
+  /// Model chunks each stage holds (virtual_stages): above 1 the schedule
+  /// interleaves them.
+  int64_t chunks = 1;
   /// grid[s * replicas + r]: the device of stage s, replica r.
   std::vector<int64_t> grid;
   /// Samples of the global batch per replica (a copy of the model), in

@@ -86,7 +86,10 @@ std::string simulationText(const Simulation &s, const PlannedModel &plan) {
       "{0}: {1} stage{2} x {3} replica{4} on {5} devices, {6}, {7} "
       "micro-batch{8} (global batch {9})\n",
       plan.model, plan.stages, plan.stages == 1 ? "" : "s", plan.replicas,
-      plan.replicas == 1 ? "" : "s", plan.devices, plan.schedule,
+      plan.replicas == 1 ? "" : "s", plan.devices,
+      plan.chunks > 1 ? plan.schedule + " interleaved over " +
+                            std::to_string(plan.chunks) + " chunks a stage"
+                      : plan.schedule,
       plan.microBatches, plan.microBatches == 1 ? "" : "es", plan.globalBatch);
   os << llvm::formatv(
       "iteration     {0:F3} ms (predicted: ranks {1:F3} ms, "
@@ -165,6 +168,7 @@ std::string simulationJson(const Simulation &s, const PlannedModel &plan) {
       {"stages", plan.stages},
       {"replicas", plan.replicas},
       {"schedule", plan.schedule},
+      {"chunks", plan.chunks},
       {"micro_batches", plan.microBatches},
       {"global_batch", plan.globalBatch},
       {"iteration_s", s.iterationSeconds()},
