@@ -166,7 +166,10 @@ def WhaleVirtualDevices : Pass<"whale-virtual-devices", "mlir::ModuleOp"> {
     outside a pipeline all run on every device as one stage; on one device
     everything is one stage. Each TaskGraph gets `stage` and
     `virtual_device` (its devices across the copies); the model gets
-    `whale.plan` {devices, stages, replicas, grid}.
+    `whale.plan` {devices, stages, replicas, grid}. With the config's
+    virtual_stages = v the n TaskGraphs are v chunks on each of n / v
+    stages: TaskGraph i gets stage i mod (n / v) and `chunk` i / (n / v),
+    and the plan `chunks` = v.
   }];
   let options = [
     Option<"devices", "devices", "int64_t", /*default=*/"1",
@@ -182,8 +185,10 @@ def WhalePipeline : Pass<"whale-pipeline", "mlir::ModuleOp"> {
     Cuts each replica's share of the global batch into `micro-batches`
     equal micro-batches (rejecting a batch they cannot divide) and gives each
     stage's TaskGraph its `schedule`: `gpipe` (all forwards, then all
-    backwards) or `1f1b` (stage s runs p-1-s forwards ahead, then alternates).
-    With one stage, micro-batches are gradient accumulation.
+    backwards) or `1f1b` (stage s runs p-1-s forwards ahead, then alternates),
+    interleaved over the plan's `chunks` when it has them
+    (lowering/PipelineOrder.h; the micro-batches must then be a multiple of
+    the stages). With one stage, micro-batches are gradient accumulation.
   }];
   let options = [
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"0",
