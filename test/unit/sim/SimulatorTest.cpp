@@ -144,68 +144,12 @@ Topology unitDevices(int64_t n) {
   return t;
 }
 
-/// GPipe over p equal stages: every forward, then every backward, each of
-/// one second forward and two backward, messages free.
-ProgramSet gpipe(Builder &b, int64_t p, int64_t m) {
-  ProgramSet set;
-  uint32_t f = b.compute("forward", 1), bw = b.compute("backward", 2);
-  uint32_t send = b.message(true, 0), recv = b.message(false, 0);
-  for (int64_t s = 0; s < p; ++s) {
-    StageProgram prog;
-    prog.stage = s;
-    prog.name = "stage" + std::to_string(s);
-    auto add = [&](uint32_t e, int32_t peer = -1, int64_t tag = 0) {
-      Step st;
-      st.event = e;
-      st.peer = peer;
-      st.tag = tag;
-      prog.steps.push_back(st);
-    };
-    for (int64_t j = 0; j < m; ++j) {
-      if (s > 0)
-        add(recv, s - 1, j);
-      add(f);
-      if (s + 1 < p)
-        add(send, s + 1, j);
-    }
-    for (int64_t j = 0; j < m; ++j) {
-      if (s + 1 < p)
-        add(recv, s + 1, 1000 + j);
-      add(bw);
-      if (s > 0)
-        add(send, s - 1, 1000 + j);
-    }
-    set.stages.push_back(prog);
-  }
-  return set;
-}
-
-TEST(Replay, GPipeBubbleOfEqualStages) {
-  for (auto [p, m] : {std::pair<int64_t, int64_t>{4, 8}, {2, 4}, {8, 16}}) {
-    Builder b;
-    ProgramSet set = gpipe(b, p, m);
-    PlanShape plan;
-    plan.stages = p;
-    plan.replicas = 1;
-    for (int64_t s = 0; s < p; ++s)
-      plan.grid.push_back(s);
-    plan.programs = {&set};
-    SimResult r;
-    std::string error;
-    ASSERT_TRUE(simulate(b.table, plan, unitDevices(p), {}, r, error)) << error;
-    // (m + p - 1) forward slots of 1 s and as many backward ones of 2 s.
-    EXPECT_NEAR(r.iterationSeconds, 3.0 * (m + p - 1), 1e-9);
-    EXPECT_NEAR(r.bubbleFraction, double(p - 1) / (m + p - 1), 1e-9)
-        << p << " stages, " << m << " micro-batches";
-  }
-}
-
 /// p equal stages in the planner's own order (lowering/PipelineOrder.h)
 /// of `kind` over v chunks a stage: a chunk's forward takes 1 / v s and its
 /// backward 2 / v s; messages are free. A micro-batch passes chunk 0 of
 /// every stage, then chunk 1 of every stage, and so on.
-ProgramSet interleaved(Builder &b, const char *kind, int64_t p, int64_t m,
-                       int64_t v) {
+ProgramSet pipeline(Builder &b, const char *kind, int64_t p, int64_t m,
+                    int64_t v) {
   ProgramSet set;
   uint32_t f = b.compute("forward", 1.0 / double(v)),
            bw = b.compute("backward", 2.0 / double(v));
@@ -249,6 +193,26 @@ ProgramSet interleaved(Builder &b, const char *kind, int64_t p, int64_t m,
   return set;
 }
 
+TEST(Replay, GPipeBubbleOfEqualStages) {
+  for (auto [p, m] : {std::pair<int64_t, int64_t>{4, 8}, {2, 4}, {8, 16}}) {
+    Builder b;
+    ProgramSet set = pipeline(b, "gpipe", p, m, 1);
+    PlanShape plan;
+    plan.stages = p;
+    plan.replicas = 1;
+    for (int64_t s = 0; s < p; ++s)
+      plan.grid.push_back(s);
+    plan.programs = {&set};
+    SimResult r;
+    std::string error;
+    ASSERT_TRUE(simulate(b.table, plan, unitDevices(p), {}, r, error)) << error;
+    // (m + p - 1) forward slots of 1 s and as many backward ones of 2 s.
+    EXPECT_NEAR(r.iterationSeconds, 3.0 * (m + p - 1), 1e-9);
+    EXPECT_NEAR(r.bubbleFraction, double(p - 1) / (m + p - 1), 1e-9)
+        << p << " stages, " << m << " micro-batches";
+  }
+}
+
 TEST(Replay, InterleavedBubbleOfEqualStages) {
   struct Case {
     const char *kind;
@@ -258,7 +222,7 @@ TEST(Replay, InterleavedBubbleOfEqualStages) {
        {Case{"1f1b", 4, 8, 2}, Case{"1f1b", 2, 4, 3}, Case{"1f1b", 8, 16, 4},
         Case{"1f1b", 4, 8, 1}, Case{"gpipe", 4, 8, 2}}) {
     Builder b;
-    ProgramSet set = interleaved(b, c.kind, c.p, c.m, c.v);
+    ProgramSet set = pipeline(b, c.kind, c.p, c.m, c.v);
     PlanShape plan;
     plan.stages = c.p;
     plan.replicas = 1;
