@@ -54,6 +54,9 @@ PLANS = [
     ("pipeline 2 1F1B m=8", SCALED, "cpu:2@threads=1",
      SMALL + ["TP=1", "MICRO=8"]),
     ("gpt.whl pipeline 2 1F1B m=4", GPT, "cpu:2@threads=1", []),
+    # Four TaskGraphs as two chunks on each of two stages.
+    ("pipeline 2 interleaved v=2 m=4", SCALED, "cpu:2@threads=1",
+     SMALL + ["TP=1", "MICRO=4", "STAGES=4"], ["virtual_stages=2"]),
     ("tensor parallel 2", SCALED, "cpu:2@threads=1",
      SMALL + ["TP=2", "MICRO=1"]),
     ("tensor parallel 2, rows shared", SCALED, "cpu:2@threads=1",
