@@ -45,6 +45,13 @@ TEST(CudaEquivalence, GptTwoStagePipelineSendsAndReceivesBetweenGpus) {
   expectEquivalent(source(kGpt), kGpt, gpuCluster(2));
 }
 
+TEST(CudaEquivalence, GptInterleavedPipelineOfTwoChunksAStage) {
+  expectEquivalent(edit(source(kGpt), "num_micro_batch = 4",
+                        "num_micro_batch = 4\n  auto_parallel = true\n  "
+                        "num_task_graph = 4\n  virtual_stages = 2"),
+                   kGpt, gpuCluster(2));
+}
+
 TEST(CudaEquivalence, SplitMlpGathersAndShardsOnGpus) {
   expectEquivalent(source(kMlpSplit), kMlpSplit, gpuCluster(4));
 }
