@@ -79,12 +79,13 @@ def main():
         fastest = min(r[2] for r in rows)
         print(f"\n{name} on {cluster}: {len(rows)} plans simulated of "
               f"{ranked['plans']}, search {ranked['search_s']:.2f} s")
-        print(f"{'rank':>4}  {'plan':58s} {'predicted':>10} {'measured':>10}"
+        width = max(58, max(len(r[0]) for r in rows))
+        print(f"{'rank':>4}  {'plan':{width}s} {'predicted':>10} {'measured':>10}"
               f" {'error':>7} {'vs fastest':>10}")
         for i, (label, predicted, measured) in enumerate(rows):
             if i >= 5 and measured != fastest:
                 continue
-            print(f"{i + 1:4d}  {label:58s} {predicted * 1e3:8.2f}ms "
+            print(f"{i + 1:4d}  {label:{width}s} {predicted * 1e3:8.2f}ms "
                   f"{measured * 1e3:8.2f}ms "
                   f"{(predicted - measured) / measured * 100:+6.1f}% "
                   f"{(measured - fastest) / fastest * 100:+9.1f}%",
