@@ -10,8 +10,9 @@
 // (gradient accumulation saves memory, never time).
 // With one: p, 2p, 4p and 8p micro-batches that divide a replica's batch,
 // and one sample a micro-batch where the programs stay small enough to
-// plan, under GPipe and 1F1B, and 1F1B interleaved over 2 and 4 model
-// chunks a stage (where the model has the ops and m is a multiple of p).
+// plan, under GPipe and 1F1B, and 1F1B interleaved over 2 model chunks a
+// stage (where the model has the ops and m is a multiple of p); the
+// fastest of those once more over 4.
 // On devices that differ: balanced and even shares.
 // Each with and without activation recomputation, tried only where the
 // plan does not fit without it (it saves memory and costs time).
@@ -214,8 +215,7 @@ std::vector<SearchCandidate> enumerate(const Cluster &cluster,
         for (auto [schedule, chunks] :
              {std::pair<const char *, int64_t>{"1f1b", 1},
               {"gpipe", 1},
-              {"1f1b", 2},
-              {"1f1b", 4}}) {
+              {"1f1b", 2}}) {
           if (p == 1 && (std::string(schedule) == "gpipe" || chunks > 1))
             continue;
           // Interleaving runs micro-batches in groups of p, and each chunk
@@ -597,47 +597,67 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
   };
   rank();
 
-  // The `top` fastest plans with data parallelism once more, their
-  // gradient sums after the whole backward. Overlapping the sums with the
-  // backward mostly wins, but not always: on a pipeline a sum placed
-  // inside a micro-batch's backward lengthens the path every micro-batch
-  // waits on, and where ranks share a machine's cores the collective
-  // thread takes them from the compute. The same memory either way (the
-  // sums are made in the same place), so only the time can differ.
-  std::vector<SearchCandidate> variants;
-  for (size_t i = 0;
-       i < simulated && variants.size() < static_cast<size_t>(search.top); ++i)
-    if (!space[i].asWritten && space[i].data > 1 && !space[i].afterBackward) {
-      SearchCandidate v;
-      v.data = space[i].data;
-      v.tensor = space[i].tensor;
-      v.pipeline = space[i].pipeline;
-      v.microBatches = space[i].microBatches;
-      v.schedule = space[i].schedule;
-      v.chunks = space[i].chunks;
-      v.even = space[i].even;
-      v.recompute = space[i].recompute;
-      v.wholeRows = space[i].wholeRows;
-      v.afterBackward = true;
-      variants.push_back(v);
+  // Second passes: the `top` fastest plans a test picks, planned and
+  // simulated once more as `vary` changes them, and ranked among the rest.
+  size_t tried = total;
+  auto refine = [&](auto picks, auto vary) {
+    std::vector<SearchCandidate> variants;
+    for (size_t i = 0;
+         i < simulated && variants.size() < static_cast<size_t>(search.top);
+         ++i)
+      if (!space[i].asWritten && picks(space[i])) {
+        SearchCandidate v;
+        v.data = space[i].data;
+        v.tensor = space[i].tensor;
+        v.pipeline = space[i].pipeline;
+        v.microBatches = space[i].microBatches;
+        v.schedule = space[i].schedule;
+        v.chunks = space[i].chunks;
+        v.even = space[i].even;
+        v.recompute = space[i].recompute;
+        v.wholeRows = space[i].wholeRows;
+        v.afterBackward = space[i].afterBackward;
+        vary(v);
+        variants.push_back(v);
+      }
+    for (size_t first = 0; first < variants.size(); first += jobs) {
+      const size_t last = std::min(variants.size(), first + jobs);
+      std::vector<Learned> learned(last - first);
+      std::vector<std::thread> workers;
+      for (size_t j = first; j < last; ++j)
+        workers.emplace_back(
+            [&, j] { evaluator.run(variants[j], learned[j - first]); });
+      for (std::thread &w : workers)
+        w.join();
+      for (size_t j = first; j < last; ++j) {
+        variants[j].lowerBound = evaluator.lowerBound(variants[j]);
+        if (search.progress)
+          search.progress(tried + j + 1, tried + variants.size(), variants[j]);
+      }
     }
-  for (size_t first = 0; first < variants.size(); first += jobs) {
-    const size_t last = std::min(variants.size(), first + jobs);
-    std::vector<Learned> learned(last - first);
-    std::vector<std::thread> workers;
-    for (size_t j = first; j < last; ++j)
-      workers.emplace_back(
-          [&, j] { evaluator.run(variants[j], learned[j - first]); });
-    for (std::thread &w : workers)
-      w.join();
-    for (size_t j = first; j < last; ++j) {
-      variants[j].lowerBound = evaluator.lowerBound(variants[j]);
-      if (search.progress)
-        search.progress(total + j + 1, total + variants.size(), variants[j]);
-    }
-  }
-  space.insert(space.end(), variants.begin(), variants.end());
-  rank();
+    tried += variants.size();
+    space.insert(space.end(), variants.begin(), variants.end());
+    rank();
+  };
+  // The fastest pipelines interleaved over 2 chunks a stage, over 4: each
+  // halves the bubble again for twice the messages and more activations in
+  // flight, which only the simulation weighs. Tried on the best alone, as
+  // the first pass would twice over on every pipeline.
+  refine(
+      [&](const SearchCandidate &k) {
+        return k.chunks == 2 && k.pipeline * 4 <= facts.ops;
+      },
+      [](SearchCandidate &v) { v.chunks = 4; });
+  // The fastest plans with data parallelism, their gradient sums after the
+  // whole backward. Overlapping the sums with the backward mostly wins, but
+  // not always: on a pipeline a sum placed inside a micro-batch's backward
+  // lengthens the path every micro-batch waits on, and where ranks share a
+  // machine's cores the collective thread takes them from the compute. The
+  // same memory either way (the sums are made in the same place), so only
+  // the time can differ.
+  refine(
+      [](const SearchCandidate &k) { return k.data > 1 && !k.afterBackward; },
+      [](SearchCandidate &v) { v.afterBackward = true; });
   out.candidates = std::move(space);
   out.seconds = secondsSince(start);
   if (simulated == 0) {
