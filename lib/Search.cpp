@@ -444,17 +444,10 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
 
   std::vector<SearchCandidate> space = enumerate(cluster, facts);
   // Fill and drain first: the order the bound grows in (stable: fewer
-  // micro-batches and smaller tensor degrees first among equals). An
-  // interleaved plan goes by its plain twin's, just after it (the
-  // enumeration lists the twin first), so the twin's memory decides
-  // first; its own, smaller bound still prunes it.
+  // micro-batches and smaller tensor degrees first among equals).
   std::stable_sort(space.begin(), space.end(),
                    [](const SearchCandidate &a, const SearchCandidate &b) {
-                     auto order = [](SearchCandidate k) {
-                       k.chunks = 1;
-                       return k.fillAndDrain();
-                     };
-                     return order(a) < order(b);
+                     return a.fillAndDrain() < b.fillAndDrain();
                    });
   SearchCandidate written;
   written.asWritten = true;
@@ -472,14 +465,6 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
     k.recompute = false;
     return k.label();
   };
-  // Plain pipelines (one chunk a stage) over memory: their interleaved
-  // twins hold more micro-batches in flight on every stage, so they do not
-  // fit either.
-  std::set<std::string> plainOverMemory;
-  auto plainTwin = [](SearchCandidate k) {
-    k.chunks = 1;
-    return k.label();
-  };
   const size_t total = space.size();
   // Why `k` is not planned, given what the candidates before it found;
   // nullopt when it is to be planned and simulated.
@@ -493,11 +478,6 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
     if (k.recompute && fitsKeeping.count(withoutRecompute(k)))
       return std::make_pair(Outcome::Dominated,
                             std::string("fits without recomputation"));
-    if (k.chunks > 1 && plainOverMemory.count(plainTwin(k)))
-      return std::make_pair(
-          Outcome::OverMemory,
-          std::string("its plan of one chunk a stage does not fit, and "
-                      "interleaving holds more micro-batches in flight"));
     if (k.pipeline == 1 && (fitted.count(key) || fitted.count(keeping)))
       return std::make_pair(Outcome::Dominated,
                             std::string("fewer micro-batches fit"));
@@ -509,14 +489,11 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
     return std::nullopt;
   };
 
-  // Whether `a`'s outcome may set `b` aside: when it fits, as dominated;
-  // a plain pipeline over memory, its interleaved twin.
-  auto decides = [&](const SearchCandidate &a, const SearchCandidate &b) {
+  // Whether `a`, when it fits, sets `b` aside as dominated.
+  auto dominates = [&](const SearchCandidate &a, const SearchCandidate &b) {
     if (a.asWritten || b.asWritten)
       return false;
     if (b.recompute && !a.recompute && a.label() == withoutRecompute(b))
-      return true;
-    if (b.chunks > 1 && a.chunks == 1 && a.label() == plainTwin(b))
       return true;
     return a.pipeline == 1 && b.pipeline == 1 && a.data == b.data &&
            a.tensor == b.tensor && a.wholeRows == b.wholeRows &&
@@ -563,7 +540,7 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
         continue;
       bool waits = false;
       for (size_t a = i; a < j && !waits; ++a)
-        waits = decides(space[a], space[j]);
+        waits = dominates(space[a], space[j]);
       if (!waits)
         startAhead(j);
     }
@@ -593,9 +570,6 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
           fitted.insert(key);
         if (!k.asWritten && !k.recompute)
           fitsKeeping.insert(k.label());
-      } else if (k.outcome == Outcome::OverMemory && !k.asWritten &&
-                 k.chunks == 1) {
-        plainOverMemory.insert(k.label());
       }
     }
     if (ahead[i] && ahead[i]->worker.joinable())
