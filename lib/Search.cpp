@@ -309,10 +309,17 @@ public:
     for (const auto &[key, value] : k.config())
       o.configs[key] =
           value.front() == '"' ? value.substr(1, value.size() - 2) : value;
-    // When the gradient sums run is the candidate's to say, whatever the
-    // script's config block says.
-    if (!k.asWritten)
+    // What the candidate decides is its own to say, whatever the script's
+    // config block says: its printed config names only what differs from
+    // the defaults.
+    if (!k.asWritten) {
+      o.configs["task_graph_split"] = std::to_string(k.tensor);
+      o.configs["virtual_stages"] = std::to_string(k.chunks);
+      o.configs["balance"] = k.even ? "even" : "hardware";
+      o.configs["recompute"] = k.recompute ? "true" : "false";
+      o.configs["split_rows"] = k.wholeRows ? "whole" : "part";
       o.configs["grad_sync"] = k.afterBackward ? "after_backward" : "overlap";
+    }
     Interpreter interp(o);
     if (!interp.loadFile(file) || !interp.module()) {
       k.outcome = Outcome::Failed;

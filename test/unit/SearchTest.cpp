@@ -242,6 +242,44 @@ TEST(Search, InterleavedPipelinesAreTriedAndPlanAsLabelled) {
   EXPECT_GT(simulated, 0);
 }
 
+// A script whose config block decides what the search varies (here given
+// as --config, which overrides a block alike) searches the same candidates
+// to the same times: each candidate says recompute, chunks, tensor split,
+// rows and balance for itself.
+TEST(Search, TheScriptsOwnConfigDoesNotLeakIntoTheCandidates) {
+  whale::Cluster c = cluster("cpu:4");
+  whale::SearchOptions options;
+  options.top = 3;
+  whale::SearchResult plain, decided;
+  std::string error;
+  ASSERT_TRUE(whale::searchPlans(kScript, smallGpt(), c, options, plain, error))
+      << error;
+  whale::InterpreterOptions o = smallGpt();
+  o.configs = {{"recompute", "true"},
+               {"task_graph_split", "2"},
+               {"virtual_stages", "2"},
+               {"split_rows", "whole"},
+               {"balance", "even"}};
+  ASSERT_TRUE(whale::searchPlans(kScript, o, c, options, decided, error))
+      << error;
+  std::map<std::string, const whale::SearchCandidate *> byLabel;
+  for (const whale::SearchCandidate &k : plain.candidates)
+    if (!k.asWritten)
+      byLabel[k.label()] = &k;
+  size_t compared = 0;
+  for (const whale::SearchCandidate &k : decided.candidates) {
+    if (k.asWritten || k.outcome != Outcome::Simulated)
+      continue;
+    ASSERT_TRUE(byLabel.count(k.label())) << k.label();
+    const whale::SearchCandidate &same = *byLabel[k.label()];
+    EXPECT_EQ(same.outcome, Outcome::Simulated) << k.label();
+    EXPECT_DOUBLE_EQ(same.iterationSeconds, k.iterationSeconds) << k.label();
+    EXPECT_EQ(same.peakMemory, k.peakMemory) << k.label();
+    ++compared;
+  }
+  EXPECT_GE(compared, 3u);
+}
+
 TEST(Search, PlansThatCannotFitAreCountedWithTheirReason) {
   // 16 MiB devices: the replicated model and its Adam state do not fit,
   // so the fitting plans are the ones that cut it up.
