@@ -20,3 +20,27 @@ func.func @half(%x: tensor<2x4xf32>) -> tensor<f32> attributes {whale.model, wha
   }
   return %l : tensor<f32>
 }
+
+// -----
+
+// Interleaved: a TaskGraph's chunk must be one of the plan's.
+func.func @chunk(%x: tensor<2x4xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {buckets = [[], []], chunks = 2 : i64, global_batch = 2 : i64, grad_weight = 1.000000e+00 : f64, grid = array<i64: 0, 1>, micro_batch = 2 : i64, micro_batches = 1 : i64, replicas = 1 : i64, stages = 2 : i64}} {
+  // expected-error@+1 {{is chunk 2 of a stage, but the plan has 2 chunks a stage}}
+  %l = whale.taskgraph replicate -> (tensor<f32>) attributes {chunk = 2 : i64, schedule = #whale.schedule<F0 B0>, stage = 0 : i64} {
+    %m = whale.reduce_mean %x axes = [0, 1] : tensor<2x4xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A stage's schedule runs the plan's chunks.
+// expected-error@+1 {{stage 0's schedule runs 1 chunk, but the plan has 2}}
+func.func @schedule(%x: tensor<2x4xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {buckets = [[]], chunks = 2 : i64, global_batch = 2 : i64, grad_weight = 1.000000e+00 : f64, grid = array<i64: 0>, micro_batch = 2 : i64, micro_batches = 1 : i64, replicas = 1 : i64, stages = 1 : i64}} {
+  %l = whale.taskgraph replicate -> (tensor<f32>) attributes {chunk = 0 : i64, schedule = #whale.schedule<F0 B0>, stage = 0 : i64} {
+    %m = whale.reduce_mean %x axes = [0, 1] : tensor<2x4xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
