@@ -102,6 +102,8 @@ def shape_args(argv=None):
                     help="run the plan compiled into DIR with --whale-exec")
     ap.add_argument("--whale-exec", metavar="PATH",
                     help="the runner of compiled plans (build/bin/whale-exec)")
+    ap.add_argument("--whale-trace", metavar="FILE",
+                    help="also write Whale's Chrome trace of the run to FILE")
     return ap.parse_args(argv)
 
 
@@ -236,6 +238,12 @@ def whale_run(a, root, device):
         if done.returncode != 0:
             sys.exit(f"whale failed ({' '.join(cmd)}):\n{done.stderr}")
         rows = [json.loads(l) for l in open(metrics)]
+        if a.whale_trace:
+            # A run of its own: a traced step checks every op's output, so
+            # it is not the timed one.
+            traced = cmd + ["--steps", "3", "--trace", a.whale_trace]
+            if subprocess.run(traced, capture_output=True).returncode != 0:
+                print(f"the traced run failed: {' '.join(traced)}")
     timed = rows[a.warmup:]
     seconds = sum(a.batch / r["samples_per_s"] for r in timed)
     return len(timed) * a.batch * a.seq / seconds
@@ -252,14 +260,21 @@ def main():
     for key, (fp32, bf16) in PEAKS.items():
         if not peak and key in name:
             peak = bf16 if a.amp else fp32
-    results = [("whale", whale_run(a, root, a.device))]
-    results.append(("pytorch eager", torch_run(a, False, a.device)))
+    fpt = flops_per_token(a)
+    results = []
+
+    def measured(label, tps):
+        # Printed at once: a run cut short still says what it measured.
+        results.append((label, tps))
+        print(f"  measured {label}: {tps:.0f} tokens/s", flush=True)
+
+    measured("whale", whale_run(a, root, a.device))
+    measured("pytorch eager", torch_run(a, False, a.device))
     if not a.no_compile:
         try:
-            results.append(("torch.compile", torch_run(a, True, a.device)))
+            measured("torch.compile", torch_run(a, True, a.device))
         except Exception as e:  # report, do not hide, a compile failure
             print(f"torch.compile failed: {type(e).__name__}: {e}")
-    fpt = flops_per_token(a)
     print(f"gpt {a.layers}x{a.width}, {a.heads} heads, context {a.seq}, "
           f"vocab {a.vocab}, batch {a.batch}, {'bf16 amp' if a.amp else 'fp32'}, "
           f"AdamW + clipping, {a.steps} timed steps after {a.warmup}; "

@@ -38,6 +38,7 @@
 
 #include "runtime/cuda/ElementMath.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -351,16 +352,15 @@ WHALE_HD int64_t offsetOf(const Layout &l, int slot, int64_t t, int64_t k) {
   return at;
 }
 
-/// Everything thread `t` of a program writes: the elements of its point
-/// (or points, where the program sums) and its element of every sum.
-/// `data` holds the inputs' addresses, then the results'.
-WHALE_HD void runThread(const Layout &l, const Instr *code, int count,
-                        const void *const *data, int64_t t) {
+/// Thread `t`'s points for terms [k0, k1): their results written, and
+/// their share of every sum added to `acc` (one per result) in the
+/// iteration's order. `data` holds the inputs' addresses, then the
+/// results'.
+WHALE_HD void runTerms(const Layout &l, const Instr *code, int count,
+                       const void *const *data, int64_t t, int64_t k0,
+                       int64_t k1, float *acc) {
   float r[kMaxRegisters];
-  float acc[kMaxOperands];
-  for (int o = 0; o < l.outputs; ++o)
-    acc[o] = 0.0f;
-  for (int64_t k = 0; k < l.terms; ++k) {
+  for (int64_t k = k0; k < k1; ++k) {
     for (int i = 0; i < l.inputs; ++i)
       r[i] = static_cast<const float *>(data[i])[offsetOf(l, i, t, k)];
     for (int c = 0; c < count; ++c)
@@ -374,11 +374,74 @@ WHALE_HD void runThread(const Layout &l, const Instr *code, int count,
             data[l.inputs + o]))[offsetOf(l, l.inputs + o, t, k)] = v;
     }
   }
+}
+
+/// Thread `t`'s element of each sum (a mean divided), from its total.
+WHALE_HD void writeSum(const Layout &l, const void *const *data, int64_t t,
+                       int o, float total) {
+  static_cast<float *>(
+      const_cast<void *>(data[l.inputs + o]))[offsetOf(l, l.inputs + o, t, 0)] =
+      l.meanOf[o] > 0.0f ? total / l.meanOf[o] : total;
+}
+
+/// Everything thread `t` of a program writes: the elements of its point
+/// (or points, where the program sums) and its element of every sum.
+WHALE_HD void runThread(const Layout &l, const Instr *code, int count,
+                        const void *const *data, int64_t t) {
+  float acc[kMaxOperands];
+  for (int o = 0; o < l.outputs; ++o)
+    acc[o] = 0.0f;
+  runTerms(l, code, count, data, t, 0, l.terms, acc);
   for (int o = 0; o < l.outputs; ++o)
     if (l.sum[o])
-      static_cast<float *>(const_cast<void *>(
-          data[l.inputs + o]))[offsetOf(l, l.inputs + o, t, 0)] =
-          l.meanOf[o] > 0.0f ? acc[o] / l.meanOf[o] : acc[o];
+      writeSum(l, data, t, o, acc[o]);
+}
+
+/// Into how many parts a GPU splits each thread's terms, so that a program
+/// with few sums of many terms (a bias gradient: 768 sums of 8,192 rows)
+/// still fills the device with `wanted` threads: each part adds a run of
+/// at least `kMinTermsAPart` terms into a partial sum, and a second pass
+/// adds the parts in order (the same order every run). 1: no split.
+constexpr int64_t kMinTermsAPart = 32;
+inline int64_t termParts(const Layout &l, int64_t wanted) {
+  bool sums = false;
+  for (int o = 0; o < l.outputs; ++o)
+    sums = sums || l.sum[o];
+  if (!sums || l.threads >= wanted)
+    return 1;
+  const int64_t byThreads = (wanted + l.threads - 1) / l.threads;
+  const int64_t byTerms = l.terms / kMinTermsAPart;
+  return std::max<int64_t>(1, std::min(byThreads, byTerms));
+}
+
+/// Split thread `at` (of threads x parts): thread at % threads's run of
+/// terms number at / threads, its points' results written and its partial
+/// sums put in `partials` [outputs, parts, threads].
+WHALE_HD void runPart(const Layout &l, const Instr *code, int count,
+                      const void *const *data, int64_t at, int64_t parts,
+                      float *partials) {
+  const int64_t t = at % l.threads, part = at / l.threads;
+  const int64_t each = (l.terms + parts - 1) / parts;
+  const int64_t k0 = part * each < l.terms ? part * each : l.terms;
+  const int64_t k1 = k0 + each < l.terms ? k0 + each : l.terms;
+  float acc[kMaxOperands] = {};
+  runTerms(l, code, count, data, t, k0, k1, acc);
+  for (int o = 0; o < l.outputs; ++o)
+    if (l.sum[o])
+      partials[(o * parts + part) * l.threads + t] = acc[o];
+}
+
+/// Thread `t`'s sums from their parts, added in order, and written.
+WHALE_HD void sumParts(const Layout &l, const void *const *data, int64_t t,
+                       int64_t parts, const float *partials) {
+  for (int o = 0; o < l.outputs; ++o) {
+    if (!l.sum[o])
+      continue;
+    float total = 0;
+    for (int64_t part = 0; part < parts; ++part)
+      total += partials[(o * parts + part) * l.threads + t];
+    writeSum(l, data, t, o, total);
+  }
 }
 
 /// Row `row`'s element `c` of a program with a row op: its point's

@@ -50,10 +50,16 @@ plan() { # name script cluster
   "$whale" compile "$script" --emit=bundle --cluster "$3" -o "$dir" >/dev/null
   "$whale" run "$script" --steps 5 --threads 1 --metrics "$dir/ref.jsonl" \
     --save "$dir/ref.safetensors" >/dev/null 2>&1
-  # A text corpus travels with its plan.
+  # A text corpus travels with its plan, its symbolic links kept as links:
+  # the text reader skips them, so copied as files they would add text the
+  # reference run never read (the first GPU run's GPT plans differed so).
   local data
   data="$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["data"]; print(d["path"] if d["kind"] in ("text", "tokens") else "")' "$dir/plan.json")"
-  [ -n "$data" ] && cp -rL "$data" "$dir/data"
+  if [ -d "$data" ]; then
+    mkdir -p "$dir/data" && cp -a "$data/." "$dir/data/"
+  elif [ -n "$data" ]; then
+    cp -L "$data" "$dir/data"
+  fi
   return 0
 }
 plan mlp-one-gpu examples/mlp.whl cuda:0

@@ -1055,6 +1055,26 @@ Status attentionDims(const char *op, View<const float> q, View<const float> k,
 }
 } // namespace
 
+// Attention's scratch: a chunk's scores (or probabilities) and their
+// gradient, each capped so that long sequences go in more chunks rather
+// than more memory.
+constexpr int kScoresScratch = 18, kScoreGradScratch = 19;
+// A fused region's partial sums (fused::termParts).
+constexpr int kFusedPartsScratch = 20;
+constexpr int64_t kMaxScores = int64_t(64) << 20; // 256 MiB of fp32
+
+Status CudaDevice::attentionScores(const AttentionDims &d, int64_t heads,
+                                   const float *q, const float *k,
+                                   float *scores) {
+  if (Status st =
+          runGemms(blas, {scoresGemm(d, heads)},
+                   GemmBuffers{q, k, nullptr, nullptr, nullptr, scores, false});
+      !st)
+    return st;
+  attentionSoftmax(compute, d, scores, heads * d.t);
+  return launched("attention softmax");
+}
+
 Status CudaDevice::attention(View<const float> q, View<const float> k,
                              View<const float> v, double scale, bool causal,
                              View<float> out) {
@@ -1063,9 +1083,34 @@ Status CudaDevice::attention(View<const float> q, View<const float> k,
     return st;
   if (Status st = enter(); !st)
     return st;
-  if (d.heads * d.t > 0)
-    cuda::attention(compute, d, q.data, k.data, v.data, out.data);
-  return launched("attention");
+  if (d.heads * d.t * d.e == 0)
+    return Status::ok();
+  if (d.tk == 0) { // no key: the softmax of nothing weighs nothing
+    fillF32(compute, out.data, out.numel(), 0);
+    return launched("attention");
+  }
+  const int64_t chunk = headsPerChunk(d, kMaxScores);
+  void *buffer;
+  if (Status st =
+          scratch(kScoresScratch, chunk * d.t * d.tk * sizeof(float), &buffer);
+      !st)
+    return st;
+  float *p = static_cast<float *>(buffer);
+  // fp32 products under amp too: the CPU device's attention is fp32.
+  for (int64_t h = 0; h < d.heads; h += chunk) {
+    const int64_t n = std::min(chunk, d.heads - h);
+    if (Status st = attentionScores(d, n, q.data + h * d.t * d.e,
+                                    k.data + h * d.tk * d.e, p);
+        !st)
+      return st;
+    if (Status st =
+            runGemms(blas, {outputGemm(d, n)},
+                     GemmBuffers{p, v.data + h * d.tk * d.e, nullptr, nullptr,
+                                 nullptr, out.data + h * d.t * d.e, false});
+        !st)
+      return st;
+  }
+  return Status::ok();
 }
 
 Status CudaDevice::attentionBackward(View<const float> q, View<const float> k,
@@ -1080,17 +1125,52 @@ Status CudaDevice::attentionBackward(View<const float> q, View<const float> k,
     return st;
   if (Status st = enter(); !st)
     return st;
-  if (d.heads * d.t == 0)
+  if (d.heads * d.e == 0)
     return Status::ok();
-  void *stats;
-  if (Status st =
-          scratch(4, 2 * d.heads * d.t * sizeof(float), &stats);
-      !st)
+  if (d.t == 0 || d.tk == 0) { // nothing was attended: no gradient flows
+    fillF32(compute, dq.data, dq.numel(), 0);
+    fillF32(compute, dk.data, dk.numel(), 0);
+    fillF32(compute, dv.data, dv.numel(), 0);
+    return launched("attention_grad");
+  }
+  const int64_t chunk = headsPerChunk(d, kMaxScores);
+  const size_t bytes = chunk * d.t * d.tk * sizeof(float);
+  void *pBuffer, *dsBuffer;
+  if (Status st = scratch(kScoresScratch, bytes, &pBuffer); !st)
     return st;
-  float *lse = static_cast<float *>(stats), *delta = lse + d.heads * d.t;
-  cuda::attentionGrad(compute, d, q.data, k.data, v.data, out.data, dout.data,
-                      lse, delta, dq.data, dk.data, dv.data);
-  return launched("attention_grad");
+  if (Status st = scratch(kScoreGradScratch, bytes, &dsBuffer); !st)
+    return st;
+  float *p = static_cast<float *>(pBuffer),
+        *ds = static_cast<float *>(dsBuffer);
+  for (int64_t h = 0; h < d.heads; h += chunk) {
+    const int64_t n = std::min(chunk, d.heads - h);
+    const int64_t qAt = h * d.t * d.e, kAt = h * d.tk * d.e;
+    if (Status st = attentionScores(d, n, q.data + qAt, k.data + kAt, p); !st)
+      return st;
+    // dV = P^T dO and dP = dO V^T, then dS in dP's place.
+    GemmBuffers dvBuf{p,       dout.data + qAt, nullptr, nullptr,
+                      nullptr, dv.data + kAt,   false};
+    GemmBuffers dpBuf{dout.data + qAt, v.data + kAt, nullptr, nullptr,
+                      nullptr,         ds,           false};
+    if (Status st = runGemms(blas, {valueGradGemm(d, n)}, dvBuf); !st)
+      return st;
+    if (Status st = runGemms(blas, {probabilityGradGemm(d, n)}, dpBuf); !st)
+      return st;
+    attentionScoreGrad(compute, d, p, ds, dout.data + qAt, out.data + qAt,
+                       n * d.t);
+    if (Status st = launched("attention score gradient"); !st)
+      return st;
+    // dQ = dS K and dK = dS^T Q.
+    GemmBuffers dqBuf{ds,      k.data + kAt,  nullptr, nullptr,
+                      nullptr, dq.data + qAt, false};
+    GemmBuffers dkBuf{ds,      q.data + qAt,  nullptr, nullptr,
+                      nullptr, dk.data + kAt, false};
+    if (Status st = runGemms(blas, {queryGradGemm(d, n)}, dqBuf); !st)
+      return st;
+    if (Status st = runGemms(blas, {keyGradGemm(d, n)}, dkBuf); !st)
+      return st;
+  }
+  return Status::ok();
 }
 
 Status CudaDevice::fused(const FusedCode &code, void **data, int64_t,
@@ -1134,8 +1214,20 @@ Status CudaDevice::fused(const FusedCode &code, void **data, int64_t,
   FusedOperands operands{};
   for (int i = 0; i < p.layout.inputs + p.layout.outputs; ++i)
     operands.data[i] = data[i];
-  if (p.layout.threads > 0)
-    fusedProgram(compute, p.layout, p.code, p.count, operands);
+  if (p.layout.threads <= 0)
+    return Status::ok();
+  // Enough threads to fill a GPU (an H100 holds 2,048 on each of 132 SMs).
+  constexpr int64_t kWantedThreads = int64_t(1) << 18;
+  const int64_t parts = fused::termParts(p.layout, kWantedThreads);
+  void *partials = nullptr;
+  if (parts > 1) {
+    const size_t bytes =
+        p.layout.outputs * parts * p.layout.threads * sizeof(float);
+    if (Status st = scratch(kFusedPartsScratch, bytes, &partials); !st)
+      return st;
+  }
+  fusedProgram(compute, p.layout, p.code, p.count, operands, parts,
+               static_cast<float *>(partials));
   return launched("fused region");
 }
 

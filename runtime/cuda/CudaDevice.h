@@ -152,7 +152,8 @@ public:
                     double &out) override;
   Status scale(const std::vector<View<float>> &views, double factor) override;
   Status allFinite(View<const float> x, bool &finite) override;
-  /// Attention a row per thread (AttentionMath.h), never the scores.
+  /// Attention as GEMMs over chunks of heads and row kernels
+  /// (AttentionPlan.h).
   Status attention(View<const float> q, View<const float> k,
                    View<const float> v, double scale, bool causal,
                    View<float> out) override;
@@ -207,6 +208,10 @@ private:
   /// (statistics a backward pass recomputes); not counted against the
   /// limit, as the CPU device's host vectors are not.
   Status scratch(int slot, size_t bytes, void **out);
+  /// Probabilities P = softmax(scale Q K^T) of `heads` heads (from q and k)
+  /// into `scores` [heads, t, tk] (AttentionPlan.h).
+  Status attentionScores(const cuda::AttentionDims &d, int64_t heads,
+                         const float *q, const float *k, float *scores);
   /// x [N, C, S...] as N, C and S.
   struct ChannelExtents {
     int64_t rows = 0, channels = 0, size = 0;

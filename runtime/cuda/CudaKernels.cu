@@ -12,6 +12,7 @@
 
 #include <cuda_bf16.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 
@@ -592,35 +593,46 @@ __global__ void nonFiniteKernel(const float *x, int64_t n, int *flag) {
   }
 }
 
-__global__ void attentionKernel(AttentionDims d, const float *q,
-                                const float *k, const float *v, float *out) {
-  WHALE_GRID_LOOP(row, d.heads * d.t)
-  attentionForwardRow(d, q, k, v, out, row);
+/// A chunk's scores (`rows` query rows of whole heads) into probabilities,
+/// in place (AttentionPlan.h): a block per row. Each thread keeps to its
+/// own keys across the three passes, so only the reductions synchronize.
+__global__ void attentionSoftmaxKernel(AttentionDims d, float *scores,
+                                       int64_t rows) {
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const int64_t i = row % d.t;
+    float *s = scores + row * d.tk;
+    float mx = -INFINITY;
+    for (int64_t j = threadIdx.x; j < d.tk; j += blockDim.x) {
+      s[j] = visibleScore(d, i, j, s[j]);
+      mx = fmaxf(mx, s[j]);
+    }
+    mx = blockReduce<true>(mx);
+    float total = 0;
+    for (int64_t j = threadIdx.x; j < d.tk; j += blockDim.x) {
+      s[j] = unnormalized(s[j], mx);
+      total += s[j];
+    }
+    total = blockReduce<false>(total);
+    const float inv = total > 0 ? 1.0f / total : 0.0f;
+    for (int64_t j = threadIdx.x; j < d.tk; j += blockDim.x)
+      s[j] *= inv;
+  }
 }
 
-__global__ void attentionStatsKernel(AttentionDims d, const float *q,
-                                     const float *k, const float *out,
-                                     const float *dout, float *lse,
-                                     float *delta) {
-  WHALE_GRID_LOOP(row, d.heads * d.t)
-  attentionRowStats(d, q, k, out, dout, lse, delta, row);
-}
-
-__global__ void attentionQueryGradKernel(AttentionDims d, const float *q,
-                                         const float *k, const float *v,
-                                         const float *dout, const float *lse,
-                                         const float *delta, float *dq) {
-  WHALE_GRID_LOOP(row, d.heads * d.t)
-  attentionQueryGradRow(d, q, k, v, dout, lse, delta, dq, row);
-}
-
-__global__ void attentionKeyGradKernel(AttentionDims d, const float *q,
-                                       const float *k, const float *v,
-                                       const float *dout, const float *lse,
-                                       const float *delta, float *dk,
-                                       float *dv) {
-  WHALE_GRID_LOOP(row, d.heads * d.tk)
-  attentionKeyGradRow(d, q, k, v, dout, lse, delta, dk, dv, row);
+/// dP into dS in place, a block per query row: the row's D = dO . O, then
+/// each key's gradient.
+__global__ void attentionScoreGradKernel(AttentionDims d, const float *p,
+                                         float *dp, const float *dout,
+                                         const float *out, int64_t rows) {
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    float dot = 0;
+    for (int64_t x = threadIdx.x; x < d.e; x += blockDim.x)
+      dot += dout[row * d.e + x] * out[row * d.e + x];
+    dot = blockReduce<false>(dot);
+    for (int64_t j = threadIdx.x; j < d.tk; j += blockDim.x)
+      dp[row * d.tk + j] =
+          scoreGradient(d, p[row * d.tk + j], dp[row * d.tk + j], dot);
+  }
 }
 
 /// Every block first copies the program to shared memory: each thread
@@ -633,6 +645,26 @@ __global__ void fusedProgramKernel(fused::Layout l, const fused::Instr *code,
   __syncthreads();
   WHALE_GRID_LOOP(t, l.threads)
   fused::runThread(l, program, count, p.data, t);
+}
+
+/// A program whose sums are split (fused::termParts): thread (t, part) adds
+/// its run of terms into `partials` [outputs, parts, threads].
+__global__ void fusedPartsKernel(fused::Layout l, const fused::Instr *code,
+                                 int count, FusedOperands p, int64_t parts,
+                                 float *partials) {
+  extern __shared__ fused::Instr program[];
+  for (int i = threadIdx.x; i < count; i += blockDim.x)
+    program[i] = code[i];
+  __syncthreads();
+  WHALE_GRID_LOOP(at, l.threads * parts)
+  fused::runPart(l, program, count, p.data, at, parts, partials);
+}
+
+/// The parts of each sum added in order, and written.
+__global__ void fusedPartsSumKernel(fused::Layout l, FusedOperands p,
+                                    int64_t parts, const float *partials) {
+  WHALE_GRID_LOOP(t, l.threads)
+  fused::sumParts(l, p.data, t, parts, partials);
 }
 
 } // namespace
@@ -684,38 +716,34 @@ __global__ void fusedRowProgramKernel(fused::Layout l, const fused::Instr *code,
   }
 }
 
-/// Rows of attention are long loops: blocks of 64 threads spread them over
-/// every SM even at short sequences.
-constexpr int kAttentionThreads = 64;
-int attentionBlocks(int64_t rows) {
-  return static_cast<int>(
-      std::max<int64_t>(1, (rows + kAttentionThreads - 1) / kAttentionThreads));
+int rowBlocks(int64_t rows) {
+  return static_cast<int>(std::clamp<int64_t>(rows, 1, 65535 * 8));
 }
 
-void attention(cudaStream_t s, const AttentionDims &d, const float *q,
-               const float *k, const float *v, float *out) {
-  attentionKernel<<<attentionBlocks(d.heads * d.t), kAttentionThreads, 0, s>>>(
-      d, q, k, v, out);
+void attentionSoftmax(cudaStream_t s, const AttentionDims &d, float *scores,
+                      int64_t rows) {
+  attentionSoftmaxKernel<<<rowBlocks(rows), kRowThreads, 0, s>>>(d, scores,
+                                                                 rows);
 }
 
-void attentionGrad(cudaStream_t s, const AttentionDims &d, const float *q,
-                   const float *k, const float *v, const float *out,
-                   const float *dout, float *lse, float *delta, float *dq,
-                   float *dk, float *dv) {
-  const int queries = attentionBlocks(d.heads * d.t);
-  attentionStatsKernel<<<queries, kAttentionThreads, 0, s>>>(d, q, k, out,
-                                                             dout, lse, delta);
-  attentionQueryGradKernel<<<queries, kAttentionThreads, 0, s>>>(
-      d, q, k, v, dout, lse, delta, dq);
-  attentionKeyGradKernel<<<attentionBlocks(d.heads * d.tk), kAttentionThreads,
-                           0, s>>>(d, q, k, v, dout, lse, delta, dk, dv);
+void attentionScoreGrad(cudaStream_t s, const AttentionDims &d, const float *p,
+                        float *dp, const float *dout, const float *out,
+                        int64_t rows) {
+  attentionScoreGradKernel<<<rowBlocks(rows), kRowThreads, 0, s>>>(
+      d, p, dp, dout, out, rows);
 }
 
 void fusedProgram(cudaStream_t s, const fused::Layout &layout,
                   const fused::Instr *code, int count,
-                  const FusedOperands &operands) {
+                  const FusedOperands &operands, int64_t parts,
+                  float *partials) {
   const size_t shared = count * sizeof(fused::Instr);
-  if (layout.rowOp != fused::NoRowOp)
+  if (parts > 1) {
+    fusedPartsKernel<<<blocksFor(layout.threads * parts), kThreads, shared,
+                       s>>>(layout, code, count, operands, parts, partials);
+    fusedPartsSumKernel<<<blocksFor(layout.threads), kThreads, 0, s>>>(
+        layout, operands, parts, partials);
+  } else if (layout.rowOp != fused::NoRowOp)
     fusedRowProgramKernel<<<static_cast<int>(std::min<int64_t>(
                                 layout.threads, 65535 * 8)),
                             kRowThreads, shared, s>>>(layout, code, count,

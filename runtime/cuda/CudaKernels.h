@@ -16,7 +16,7 @@
 #include "runtime/FusedProgram.h"
 #include "runtime/MoeMath.h"
 #include "runtime/TopKMath.h"
-#include "runtime/cuda/AttentionMath.h"
+#include "runtime/cuda/AttentionPlan.h"
 #include "runtime/cuda/ElementMath.h"
 
 #include <cuda_runtime.h>
@@ -48,24 +48,26 @@ void binaryGrad(cudaStream_t s, int op, int which, const float *a,
                 const Walk &walk, int64_t parts, int64_t perPart);
 
 /// A fused region's element program (runtime/FusedProgram.h), `code` in
-/// device memory: a thread per point no sum adds over.
+/// device memory: a thread per point no sum adds over, or, with `parts` >
+/// 1 (fused::termParts), a thread per part of each such point's terms,
+/// adding into `partials` (outputs x parts x threads floats) that a second
+/// kernel adds up in order.
 struct FusedOperands {
   const void *data[fused::kMaxOperands];
 };
 void fusedProgram(cudaStream_t s, const fused::Layout &layout,
                   const fused::Instr *code, int count,
-                  const FusedOperands &operands);
+                  const FusedOperands &operands, int64_t parts = 1,
+                  float *partials = nullptr);
 
-/// Attention without the scores (AttentionMath.h): a thread per query row.
-void attention(cudaStream_t s, const AttentionDims &d, const float *q,
-               const float *k, const float *v, float *out);
-/// Its gradients: each query row's statistics into `lse` and `delta`
-/// (heads x t each), then dq a thread per query row, dk and dv a thread per
-/// key row.
-void attentionGrad(cudaStream_t s, const AttentionDims &d, const float *q,
-                   const float *k, const float *v, const float *out,
-                   const float *dout, float *lse, float *delta, float *dq,
-                   float *dk, float *dv);
+/// Attention's row steps (AttentionPlan.h), over `rows` query rows of a
+/// chunk of heads: its scores into probabilities in place, and dP into dS
+/// in place.
+void attentionSoftmax(cudaStream_t s, const AttentionDims &d, float *scores,
+                      int64_t rows);
+void attentionScoreGrad(cudaStream_t s, const AttentionDims &d, const float *p,
+                        float *dp, const float *dout, const float *out,
+                        int64_t rows);
 
 void unary(cudaStream_t s, int op, const float *x, float *out, int64_t n);
 void unaryGrad(cudaStream_t s, int op, const float *x, const float *y,

@@ -28,7 +28,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out
 status=0
 
 echo "== whale-gpu-tests"
-"$here/bin/whale-gpu-tests" 2>&1 | tee "$out/gpu-tests.log" | tail -3
+timeout "${WHALE_GPU_TESTS_TIMEOUT:-300}" "$here/bin/whale-gpu-tests" 2>&1 | tee "$out/gpu-tests.log" | tail -3
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 
 echo "== compiled plans against one CPU device"
@@ -36,7 +36,7 @@ for plan in "$here"/plans/*/; do
   name="$(basename "$plan")"
   data=()
   [ -e "$plan/data" ] && data=(--data "$plan/data")
-  if "$here/bin/whale-exec" "$plan" --steps 5 --threads 1 "${data[@]}" \
+  if timeout "${WHALE_GPU_PLAN_TIMEOUT:-120}" "$here/bin/whale-exec" "$plan" --steps 5 --threads 1 "${data[@]}" \
       --metrics "$out/$name.jsonl" --save "$out/$name.safetensors" \
       > "$out/$name.log" 2>&1; then
     printf '%-28s %s\n' "$name" "$(python3 "$here/compare_runs.py" \
@@ -50,11 +50,13 @@ done | tee "$out/plans.txt"
 grep -q "DIFFERENT\|FAILED" "$out/plans.txt" && status=1
 
 if python3 -c "import torch" 2>/dev/null; then
-  for amp in fp32 bf16; do
+  for amp in bf16 fp32; do
     echo "== GPT-2 small, $amp"
     flag=(); [ "$amp" = bf16 ] && flag=(--amp)
-    python3 "$here/gpt2_gpu.py" "${flag[@]}" \
+    PYTHONUNBUFFERED=1 timeout "${WHALE_GPU_BENCH_TIMEOUT:-600}" \
+      python3 "$here/gpt2_gpu.py" "${flag[@]}" \
       --whale-exec "$here/bin/whale-exec" --bundle "$here/gpt2/$amp" \
+      --whale-trace "$out/gpt2-$amp-trace.json" \
       2>&1 | tee "$out/gpt2-$amp.txt"
   done
 else

@@ -90,7 +90,8 @@ using whale::rt::Status;
 /// programs, never their generated kernels.
 class ProgramDevice : public whale::rt::CpuDevice {
 public:
-  ProgramDevice() : CpuDevice("programs", {}) {}
+  explicit ProgramDevice(bool inParts)
+      : CpuDevice("programs", {}), inParts(inParts) {}
   Status fused(const FusedCode &code, void **data, int64_t,
                int64_t) override {
     namespace fused = whale::rt::fused;
@@ -102,16 +103,30 @@ public:
     if (!fused::fitsOperands(layout, code.elements, code.inputs + code.outputs,
                              why))
       return Status::invalid(why);
-    for (int64_t t = 0; t < layout.threads; ++t)
-      fused::runOnHost(layout, instrs.data(), static_cast<int>(instrs.size()),
-                       data, t);
+    const int count = static_cast<int>(instrs.size());
+    if (!inParts || layout.rowOp != fused::NoRowOp) {
+      for (int64_t t = 0; t < layout.threads; ++t)
+        fused::runOnHost(layout, instrs.data(), count, data, t);
+    } else {
+      // As a GPU runs a program whose sums it splits (fused::termParts):
+      // each thread's terms in parts, uneven where they do not divide,
+      // then the parts added in order.
+      const int64_t parts = std::min<int64_t>(layout.terms + 1, 3);
+      std::vector<float> partials(layout.outputs * parts * layout.threads);
+      for (int64_t at = 0; at < layout.threads * parts; ++at)
+        fused::runPart(layout, instrs.data(), count, data, at, parts,
+                       partials.data());
+      for (int64_t t = 0; t < layout.threads; ++t)
+        fused::sumParts(layout, data, t, parts, partials.data());
+    }
     ++ran;
     return Status::ok();
   }
   int ran = 0; ///< regions run by their programs
+  bool inParts;
 };
 
-enum class Mode { Unfused, Kernels, Programs };
+enum class Mode { Unfused, Kernels, Programs, ProgramsInParts };
 
 /// The results of `c` compiled unfused, fused for the CPU's kernels, or
 /// fused for element programs, on inputs made from `c`'s shapes; how many
@@ -127,10 +142,11 @@ std::vector<std::vector<float>> run(const Case &c, Mode mode, int &regions,
   EXPECT_TRUE(module) << program(c);
   if (!module)
     return {};
+  const bool programs = mode == Mode::Programs || mode == Mode::ProgramsInParts;
   if (mode != Mode::Unfused) {
     mlir::PassManager pm(&ctx);
     whale::WhaleFuseElementwiseOptions options;
-    options.elementPrograms = mode == Mode::Programs;
+    options.elementPrograms = programs;
     pm.addPass(whale::createWhaleFuseElementwise(options));
     EXPECT_TRUE(mlir::succeeded(pm.run(*module)));
   }
@@ -145,10 +161,11 @@ std::vector<std::vector<float>> run(const Case &c, Mode mode, int &regions,
   whale::JitProgram::Entry f = jit->lookup("f");
 
   whale_rt_context *rt = whale_rt_context_create("cpu:0", 2, 0, 5);
-  ProgramDevice *programs = nullptr;
-  if (mode == Mode::Programs) {
-    auto device = std::make_unique<ProgramDevice>();
-    programs = device.get();
+  ProgramDevice *programDevice = nullptr;
+  if (programs) {
+    auto device =
+        std::make_unique<ProgramDevice>(mode == Mode::ProgramsInParts);
+    programDevice = device.get();
     rt->device = std::move(device);
   }
   std::vector<whale_rt_tensor *> inputs;
@@ -175,8 +192,8 @@ std::vector<std::vector<float>> run(const Case &c, Mode mode, int &regions,
     const float *d = static_cast<const float *>(whale_rt_tensor_data(t));
     values.emplace_back(d, d + numel(t));
   }
-  if (programsRan && programs)
-    *programsRan = programs->ran;
+  if (programsRan && programDevice)
+    *programsRan = programDevice->ran;
   whale_rt_context_destroy(rt);
   return values;
 }
@@ -221,6 +238,21 @@ TEST_P(FusedAgainstUnfused, ElementProgramsAgree) {
   // Every case fuses as it does for the CPU.
   EXPECT_EQ(programRegions, c.regions);
   EXPECT_EQ(ran, programRegions) << "every region ran as its program";
+  expectAgree(c, programs, plain);
+}
+
+/// The same programs with every thread's terms in parts, as a GPU runs
+/// few long sums: the sums add in another order, so within rounding (up
+/// to 2e-5 relative on the long, cancelling sums here).
+TEST_P(FusedAgainstUnfused, ElementProgramsInPartsAgree) {
+  Case c = GetParam();
+  int programRegions = 0, ran = -1, plainRegions = 0;
+  std::vector<std::vector<float>> programs =
+      run(c, Mode::ProgramsInParts, programRegions, &ran);
+  std::vector<std::vector<float>> plain = run(c, Mode::Unfused, plainRegions);
+  EXPECT_EQ(ran, programRegions) << "every region ran as its program";
+  c.exact = false;
+  c.tolerance = std::max(c.tolerance, 1e-4f);
   expectAgree(c, programs, plain);
 }
 

@@ -22,6 +22,7 @@
 #include <functional>
 #include <random>
 #include <thread>
+#include <utility>
 
 namespace {
 
@@ -201,73 +202,110 @@ TEST(CudaKernels, ElementwiseWithBroadcastingAndGradients) {
 }
 
 TEST(CudaKernels, FusedRegionsRunAsElementPrograms) {
-  // relu(x + b) over [64, 33] with b a row, and its sum over the rows, as
-  // the lowering writes such a region (runtime/FusedProgram.h): the GPU
-  // runs the program, no host kernel.
-  const int64_t rows = 64, cols = 33;
-  const int64_t words[] = {
-      whale::rt::fused::kMagic, 2, rows, cols, // magic, rank, extents
-      2, 2, 6, 4,                        // inputs, outputs, registers, code
-      1, 1, 0, 1,                        // x reads both; b only the columns
-      1, 1, 0, 5,                        // y keeps both, register 5
-      0, 1, 0, 5,                        // s sums the rows of register 5
-      0,                                 // no row op
-      1, 2, 0, 1, -1,                    // r2 = r0 + r1
-      10, 3, 2, -1, -1,                  // r3 = r2 > 0
-      0, 4, 0, -1, -1,                   // r4 = 0.0f
-      12, 5, 3, 2, 4};                   // r5 = r3 ? r2 : r4
-  Pair p;
-  auto x = p.random({rows, cols}, 11), b = p.random({cols}, 12);
-  auto y = p.make(WHALE_RT_F32, {rows, cols}), s = p.make(WHALE_RT_F32, {cols});
-  whale_rt_tensor *in[] = {x.t[0], b.t[0]}, *out[] = {y.t[0], s.t[0]};
-  ASSERT_EQ(whale_rt_fused(p.gpu, "fused: add relu reduce_sum", nullptr,
-                           words, sizeof words / sizeof words[0], 2, in, 2,
-                           out, cols, rows),
-            WHALE_RT_OK)
-      << whale_rt_last_error(p.gpu);
-  std::vector<float> hx = p.read(x, 1), hb = p.read(b, 1);
-  std::vector<float> gy = p.read(y, 0), gs = p.read(s, 0);
-  double worst = 0;
-  for (int64_t c = 0; c < cols; ++c) {
-    float sum = 0;
-    for (int64_t r = 0; r < rows; ++r) {
-      float v = std::max(hx[r * cols + c] + hb[c], 0.0f);
-      sum += v;
-      worst = std::max(worst, double(std::fabs(gy[r * cols + c] - v)));
+  // relu(x + b) over [rows, cols] with b a row, and its sum over the rows,
+  // as the lowering writes such a region (runtime/FusedProgram.h): the GPU
+  // runs the program, no host kernel. Its sums of many rows go in parts
+  // (fused::termParts): 2 parts of 32 rows, then 128 of 32 (a bias
+  // gradient's shape).
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{64, 33}, {4096, 768}}) {
+    const std::vector<int64_t> words = {whale::rt::fused::kMagic,
+                                        2,
+                                        rows,
+                                        cols, // magic, rank, extents
+                                        2,
+                                        2,
+                                        6,
+                                        4, // inputs, outputs, registers, code
+                                        1,
+                                        1,
+                                        0,
+                                        1, // x reads both; b only the columns
+                                        1,
+                                        1,
+                                        0,
+                                        5, // y keeps both, register 5
+                                        0,
+                                        1,
+                                        0,
+                                        5, // s sums the rows of register 5
+                                        0, // no row op
+                                        1,
+                                        2,
+                                        0,
+                                        1,
+                                        -1, // r2 = r0 + r1
+                                        10,
+                                        3,
+                                        2,
+                                        -1,
+                                        -1, // r3 = r2 > 0
+                                        0,
+                                        4,
+                                        0,
+                                        -1,
+                                        -1, // r4 = 0.0f
+                                        12,
+                                        5,
+                                        3,
+                                        2,
+                                        4}; // r5 = r3 ? r2 : r4
+    Pair p;
+    auto x = p.random({rows, cols}, 11), b = p.random({cols}, 12);
+    auto y = p.make(WHALE_RT_F32, {rows, cols}),
+         s = p.make(WHALE_RT_F32, {cols});
+    whale_rt_tensor *in[] = {x.t[0], b.t[0]}, *out[] = {y.t[0], s.t[0]};
+    ASSERT_EQ(whale_rt_fused(p.gpu, "fused: add relu reduce_sum", nullptr,
+                             words.data(), words.size(), 2, in, 2, out, cols,
+                             rows),
+              WHALE_RT_OK)
+        << whale_rt_last_error(p.gpu);
+    std::vector<float> hx = p.read(x, 1), hb = p.read(b, 1);
+    std::vector<float> gy = p.read(y, 0), gs = p.read(s, 0);
+    double worst = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      double sum = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        float v = std::max(hx[r * cols + c] + hb[c], 0.0f);
+        sum += v;
+        worst = std::max(worst, double(std::fabs(gy[r * cols + c] - v)));
+      }
+      worst = std::max(worst, std::fabs(double(gs[c]) - sum) /
+                                  std::max(1.0, std::fabs(sum)));
     }
-    worst = std::max(worst, std::fabs(double(gs[c]) - sum) /
-                                std::max(1.0, std::fabs(double(sum))));
+    EXPECT_LT(worst, 1e-5) << rows << " x " << cols;
+    std::printf("  element program %5ld x %-4ld worst relative difference "
+                "%.2e\n",
+                static_cast<long>(rows), static_cast<long>(cols), worst);
+    // A program for other operands is refused, not run.
+    EXPECT_EQ(whale_rt_fused(p.gpu, "fused", nullptr, words.data(),
+                             words.size(), 1, in, 2, out, cols, rows),
+              WHALE_RT_INVALID_ARGUMENT);
   }
-  EXPECT_LT(worst, 1e-5);
-  std::printf("  %-24s worst relative difference %.2e\n", "element program",
-              worst);
-  // A program for other operands is refused, not run.
-  EXPECT_EQ(whale_rt_fused(p.gpu, "fused", nullptr, words,
-                           sizeof words / sizeof words[0], 1, in, 2, out,
-                           cols, rows),
-            WHALE_RT_INVALID_ARGUMENT);
 }
 
-TEST(CudaKernels, AttentionWithoutTheScoresAndItsGradients) {
+/// Attention as chunks of heads' GEMMs and row kernels (AttentionPlan.h):
+/// a short odd sequence in one chunk, and 72 heads of 1,024 whose scores
+/// go in two chunks (64 heads, then 8).
+TEST(CudaKernels, AttentionAsChunkedGemmsAndItsGradients) {
   Pair p;
-  const Shape s{2, 4, 65, 32}; // [B, H, T, E]
-  auto q = p.random(s, 31), k = p.random(s, 32), v = p.random(s, 33);
-  auto dout = p.random(s, 34);
-  auto out = p.make(WHALE_RT_F32, s), dq = p.make(WHALE_RT_F32, s),
-       dk = p.make(WHALE_RT_F32, s), dv = p.make(WHALE_RT_F32, s);
-  for (int causal : {0, 1}) {
-    p.check(causal ? "causal attention" : "attention", {out},
-            [&](whale_rt_context *ctx, int i) {
-              return whale_rt_attention(ctx, q.t[i], k.t[i], v.t[i], 0.125,
-                                        causal, out.t[i]);
-            });
-    p.check(causal ? "causal attention_grad" : "attention_grad", {dq, dk, dv},
-            [&](whale_rt_context *ctx, int i) {
-              return whale_rt_attention_grad(ctx, q.t[i], k.t[i], v.t[i],
-                                             out.t[i], dout.t[i], 0.125,
-                                             causal, dq.t[i], dk.t[i],
-                                             dv.t[i]);
-            });
+  for (const Shape &s : {Shape{2, 4, 65, 32}, Shape{2, 36, 1024, 32}}) {
+    auto q = p.random(s, 31), k = p.random(s, 32), v = p.random(s, 33);
+    auto dout = p.random(s, 34);
+    auto out = p.make(WHALE_RT_F32, s), dq = p.make(WHALE_RT_F32, s),
+         dk = p.make(WHALE_RT_F32, s), dv = p.make(WHALE_RT_F32, s);
+    for (int causal : {0, 1}) {
+      p.check(causal ? "causal attention" : "attention", {out},
+              [&](whale_rt_context *ctx, int i) {
+                return whale_rt_attention(ctx, q.t[i], k.t[i], v.t[i], 0.125,
+                                          causal, out.t[i]);
+              });
+      p.check(causal ? "causal attention_grad" : "attention_grad", {dq, dk, dv},
+              [&](whale_rt_context *ctx, int i) {
+                return whale_rt_attention_grad(
+                    ctx, q.t[i], k.t[i], v.t[i], out.t[i], dout.t[i], 0.125,
+                    causal, dq.t[i], dk.t[i], dv.t[i]);
+              });
+    }
   }
 }
 

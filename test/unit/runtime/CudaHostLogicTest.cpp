@@ -11,7 +11,7 @@
 
 #include "../RandomValues.h"
 #include "runtime/cpu/CpuDevice.h"
-#include "runtime/cuda/AttentionMath.h"
+#include "runtime/cuda/AttentionPlan.h"
 #include "runtime/cuda/ElementMath.h"
 #include "runtime/cuda/GemmPlan.h"
 #include "runtime/cuda/IndexMaps.h"
@@ -359,48 +359,83 @@ INSTANTIATE_TEST_SUITE_P(
 
 namespace {
 
-/// The GPU's attention, a row at a time (AttentionMath.h), against the CPU
-/// device's blocked attention, forward and backward, with and without the
-/// causal mask.
-TEST(GpuAttentionMath, RowByRowMatchesTheCpu) {
-  for (bool causal : {false, true}) {
-    AttentionDims d;
-    d.heads = 3;
-    d.t = d.tk = 37;
-    d.e = 16;
-    d.scale = 0.25f;
-    d.causal = causal;
-    const Shape qs{d.heads, d.t, d.e}, ks{d.heads, d.tk, d.e};
-    std::vector<float> q = randomValues(numElements(qs), 21);
-    std::vector<float> k = randomValues(numElements(ks), 22);
-    std::vector<float> v = randomValues(numElements(ks), 23);
-    std::vector<float> dout = randomValues(numElements(qs), 24);
-    std::vector<float> out(q.size()), want(q.size());
-    ASSERT_TRUE(device().attention(cv(q, qs), cv(k, ks), cv(v, ks), d.scale,
-                                   causal, mv(want, qs)));
-    for (int64_t row = 0; row < d.heads * d.t; ++row)
-      attentionForwardRow(d, q.data(), k.data(), v.data(), out.data(), row);
-    expectClose(out, want, 1e-5f, causal ? "causal forward" : "forward");
+/// One of AttentionPlan.h's products, C = op(A) op(B), on host buffers.
+void product(const GemmCall &g, const float *a, const float *b, float *c) {
+  referenceGemm(g, g.first == Operand::A ? a : b,
+                g.second == Operand::A ? a : b, c);
+}
 
-    std::vector<float> dq(q.size()), dk(k.size()), dv(v.size());
-    std::vector<float> wq(q.size()), wk(k.size()), wv(v.size());
-    ASSERT_TRUE(device().attentionBackward(
-        cv(q, qs), cv(k, ks), cv(v, ks), cv(want, qs), cv(dout, qs), d.scale,
-        causal, mv(wq, qs), mv(wk, ks), mv(wv, ks)));
-    std::vector<float> lse(d.heads * d.t), delta(d.heads * d.t);
-    for (int64_t row = 0; row < d.heads * d.t; ++row)
-      attentionRowStats(d, q.data(), k.data(), want.data(), dout.data(),
-                        lse.data(), delta.data(), row);
-    for (int64_t row = 0; row < d.heads * d.t; ++row)
-      attentionQueryGradRow(d, q.data(), k.data(), v.data(), dout.data(),
-                            lse.data(), delta.data(), dq.data(), row);
-    for (int64_t row = 0; row < d.heads * d.tk; ++row)
-      attentionKeyGradRow(d, q.data(), k.data(), v.data(), dout.data(),
-                          lse.data(), delta.data(), dk.data(), dv.data(), row);
-    expectClose(dq, wq, 1e-4f, "dq");
-    expectClose(dk, wk, 1e-4f, "dk");
-    expectClose(dv, wv, 1e-4f, "dv");
+/// The softmax kernel's passes over one chunk's scores, a row at a time.
+void softmaxRows(const AttentionDims &d, float *scores, int64_t rows) {
+  for (int64_t row = 0; row < rows; ++row) {
+    float *s = scores + row * d.tk;
+    float mx = -INFINITY, total = 0;
+    for (int64_t j = 0; j < d.tk; ++j)
+      mx = std::fmax(mx, s[j] = visibleScore(d, row % d.t, j, s[j]));
+    for (int64_t j = 0; j < d.tk; ++j)
+      total += s[j] = unnormalized(s[j], mx);
+    for (int64_t j = 0; j < d.tk; ++j)
+      s[j] *= total > 0 ? 1.0f / total : 0.0f;
   }
+}
+
+/// The GPU's attention as CudaDevice runs it (AttentionPlan.h): chunks of
+/// heads, GEMMs through the reference, the row kernels' passes a row at a
+/// time. Against the CPU device, forward and backward, with and without
+/// the causal mask, in chunks that do and do not divide the heads.
+TEST(GpuAttentionPlan, ChunkedGemmsAndRowStepsMatchTheCpu) {
+  for (bool causal : {false, true})
+    for (int64_t maxScores : {int64_t(1) << 20, int64_t(2 * 37 * 37)}) {
+      AttentionDims d;
+      d.heads = 3;
+      d.t = d.tk = 37;
+      d.e = 16;
+      d.scale = 0.25f;
+      d.causal = causal;
+      const std::string what = std::string(causal ? "causal " : "") +
+                               "in chunks of " +
+                               std::to_string(headsPerChunk(d, maxScores));
+      const Shape qs{d.heads, d.t, d.e}, ks{d.heads, d.tk, d.e};
+      std::vector<float> q = randomValues(numElements(qs), 21);
+      std::vector<float> k = randomValues(numElements(ks), 22);
+      std::vector<float> v = randomValues(numElements(ks), 23);
+      std::vector<float> dout = randomValues(numElements(qs), 24);
+      std::vector<float> want(q.size());
+      ASSERT_TRUE(device().attention(cv(q, qs), cv(k, ks), cv(v, ks), d.scale,
+                                     causal, mv(want, qs)));
+      std::vector<float> wq(q.size()), wk(k.size()), wv(v.size());
+      ASSERT_TRUE(device().attentionBackward(
+          cv(q, qs), cv(k, ks), cv(v, ks), cv(want, qs), cv(dout, qs), d.scale,
+          causal, mv(wq, qs), mv(wk, ks), mv(wv, ks)));
+
+      const int64_t chunk = headsPerChunk(d, maxScores);
+      std::vector<float> out(q.size()), dq(q.size()), dk(k.size()),
+          dv(v.size()), p(chunk * d.t * d.tk), ds(p.size());
+      for (int64_t h = 0; h < d.heads; h += chunk) {
+        const int64_t n = std::min(chunk, d.heads - h);
+        const int64_t qAt = h * d.t * d.e, kAt = h * d.tk * d.e;
+        product(scoresGemm(d, n), &q[qAt], &k[kAt], p.data());
+        softmaxRows(d, p.data(), n * d.t);
+        product(outputGemm(d, n), p.data(), &v[kAt], &out[qAt]);
+        product(valueGradGemm(d, n), p.data(), &dout[qAt], &dv[kAt]);
+        product(probabilityGradGemm(d, n), &dout[qAt], &v[kAt], ds.data());
+        for (int64_t row = 0; row < n * d.t; ++row) {
+          float rowD = 0;
+          for (int64_t x = 0; x < d.e; ++x)
+            rowD += dout[qAt + row * d.e + x] * want[qAt + row * d.e + x];
+          for (int64_t j = 0; j < d.tk; ++j) {
+            float &g = ds[row * d.tk + j];
+            g = scoreGradient(d, p[row * d.tk + j], g, rowD);
+          }
+        }
+        product(queryGradGemm(d, n), ds.data(), &k[kAt], &dq[qAt]);
+        product(keyGradGemm(d, n), ds.data(), &q[qAt], &dk[kAt]);
+      }
+      expectClose(out, want, 1e-5f, what + " forward");
+      expectClose(dq, wq, 1e-4f, what + " dq");
+      expectClose(dk, wk, 1e-4f, what + " dk");
+      expectClose(dv, wv, 1e-4f, what + " dv");
+    }
 }
 
 } // namespace

@@ -57,6 +57,55 @@ TEST(FusedProgram, RunsToTheValuesItNames) {
   }
 }
 
+/// A GPU splits the terms of few, long sums into parts (a bias gradient:
+/// 768 sums of 8,192 rows) and leaves short or many sums whole.
+TEST(FusedProgram, FewLongSumsAreSplitIntoParts) {
+  fused::Layout l;
+  l.outputs = 1;
+  l.sum[0] = true;
+  l.threads = 768;
+  l.terms = 8192;
+  EXPECT_EQ(fused::termParts(l, 1 << 18), 8192 / fused::kMinTermsAPart);
+  l.terms = 40 * fused::kMinTermsAPart;
+  EXPECT_EQ(fused::termParts(l, 1 << 18), 40);
+  EXPECT_EQ(fused::termParts(l, 768 * 4), 4);
+  EXPECT_EQ(fused::termParts(l, 768), 1);
+  l.terms = fused::kMinTermsAPart - 1;
+  EXPECT_EQ(fused::termParts(l, 1 << 18), 1);
+  l.sum[0] = false; // no sum: a thread per point already
+  l.terms = 8192;
+  EXPECT_EQ(fused::termParts(l, 1 << 18), 1);
+}
+
+/// The parts' runs of terms, partial sums added in order, give every result
+/// runThread gives, whether the parts divide the terms or not.
+TEST(FusedProgram, SumsInPartsEqualSumsWhole) {
+  std::vector<int64_t> words = reluSum();
+  fused::Layout l;
+  std::vector<fused::Instr> code;
+  std::string why;
+  ASSERT_TRUE(fused::parse(words.data(), words.size(), l, code, why)) << why;
+  std::vector<float> x(12), b = {-1, 0, 1}, y(12), s(3);
+  for (int i = 0; i < 12; ++i)
+    x[i] = float(i % 5) - 2 + 0.25f * i;
+  const void *data[] = {x.data(), b.data(), y.data(), s.data()};
+  for (int64_t t = 0; t < l.threads; ++t)
+    fused::runThread(l, code.data(), int(code.size()), data, t);
+  const std::vector<float> wholeY = y, wholeS = s;
+  for (int64_t parts : {2, 3, 4, 5}) {
+    std::fill(y.begin(), y.end(), -7.0f);
+    std::fill(s.begin(), s.end(), -7.0f);
+    std::vector<float> partials(l.outputs * parts * l.threads, -7.0f);
+    for (int64_t at = 0; at < l.threads * parts; ++at)
+      fused::runPart(l, code.data(), int(code.size()), data, at, parts,
+                     partials.data());
+    for (int64_t t = 0; t < l.threads; ++t)
+      fused::sumParts(l, data, t, parts, partials.data());
+    EXPECT_EQ(y, wholeY) << parts << " parts";
+    EXPECT_EQ(s, wholeS) << parts << " parts";
+  }
+}
+
 TEST(FusedProgram, OperandsOfOtherSizesAreRefused) {
   std::vector<int64_t> words = reluSum();
   fused::Layout l;
