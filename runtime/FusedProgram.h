@@ -93,6 +93,13 @@ struct Layout {
   bool sum[kMaxOperands] = {};
   /// A mean's divisor (the elements it summed); 0 for a plain sum.
   float meanOf[kMaxOperands] = {};
+  /// Per operand: every dimension read or written, in a program without
+  /// sums, so point t is its element t (no index arithmetic).
+  bool dense[kMaxOperands] = {};
+  /// The iteration space has under 2^31 points: its index arithmetic fits
+  /// 32 bits (a GPU divides 64-bit integers in software, many times
+  /// slower).
+  bool narrow = false;
   int64_t threads = 1; ///< the points no sum adds over; with a row op, rows
   int64_t terms = 1;   ///< the points each thread adds, per sum
   /// The row op that ends the program (RowOp), the result it makes, the
@@ -200,6 +207,15 @@ inline bool parse(const int64_t *words, int64_t size, Layout &layout,
   }
   for (int d = 0; d < rank; ++d)
     (layout.summed[d] ? layout.terms : layout.threads) *= layout.extents[d];
+  layout.narrow = points < (int64_t(1) << 31);
+  for (int s = 0; s < inputs + outputs && !anySum; ++s) {
+    int64_t stride = 1;
+    layout.dense[s] = true;
+    for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
+      layout.dense[s] = layout.dense[s] && layout.strides[s][d] == stride;
+      stride *= layout.extents[d];
+    }
+  }
   int64_t rowOp = 0;
   if (!next(rowOp) || rowOp < NoRowOp || rowOp > Softmax ||
       (rowOp != NoRowOp && anySum)) {
@@ -340,6 +356,48 @@ WHALE_HD void step(const Instr &in, float *r) {
   }
 }
 
+/// Where point (thread `t`, term `k`) of the iteration space lies in each
+/// operand, into `at` (inputs, then results). The point's index along
+/// each dimension is found once for all operands, in 32 bits where the
+/// space is narrow; a dense operand needs none.
+WHALE_HD void offsetsOf(const Layout &l, int64_t t, int64_t k, int64_t *at) {
+  const int operands = l.inputs + l.outputs;
+  bool all = true;
+  for (int s = 0; s < operands; ++s)
+    all = all && l.dense[s];
+  if (all) {
+    for (int s = 0; s < operands; ++s)
+      at[s] = t;
+    return;
+  }
+  int64_t index[cuda::kMaxRank];
+  if (l.narrow) {
+    uint32_t t32 = static_cast<uint32_t>(t), k32 = static_cast<uint32_t>(k);
+    for (int d = l.rank - 1; d >= 0; --d) {
+      uint32_t &i = l.summed[d] ? k32 : t32;
+      const uint32_t extent = static_cast<uint32_t>(l.extents[d]);
+      index[d] = i % extent;
+      i /= extent;
+    }
+  } else {
+    for (int d = l.rank - 1; d >= 0; --d) {
+      int64_t &i = l.summed[d] ? k : t;
+      index[d] = i % l.extents[d];
+      i /= l.extents[d];
+    }
+  }
+  for (int s = 0; s < operands; ++s) {
+    if (l.dense[s]) {
+      at[s] = t;
+      continue;
+    }
+    int64_t o = 0;
+    for (int d = 0; d < l.rank; ++d)
+      o += index[d] * l.strides[s][d];
+    at[s] = o;
+  }
+}
+
 /// Where point (thread `t`, term `k`) of the iteration space lies in
 /// operand `slot`.
 WHALE_HD int64_t offsetOf(const Layout &l, int slot, int64_t t, int64_t k) {
@@ -360,9 +418,11 @@ WHALE_HD void runTerms(const Layout &l, const Instr *code, int count,
                        const void *const *data, int64_t t, int64_t k0,
                        int64_t k1, float *acc) {
   float r[kMaxRegisters];
+  int64_t at[kMaxOperands];
   for (int64_t k = k0; k < k1; ++k) {
+    offsetsOf(l, t, k, at);
     for (int i = 0; i < l.inputs; ++i)
-      r[i] = static_cast<const float *>(data[i])[offsetOf(l, i, t, k)];
+      r[i] = static_cast<const float *>(data[i])[at[i]];
     for (int c = 0; c < count; ++c)
       step(code[c], r);
     for (int o = 0; o < l.outputs; ++o) {
@@ -370,8 +430,8 @@ WHALE_HD void runTerms(const Layout &l, const Instr *code, int count,
       if (l.sum[o])
         acc[o] += v;
       else
-        static_cast<float *>(const_cast<void *>(
-            data[l.inputs + o]))[offsetOf(l, l.inputs + o, t, k)] = v;
+        static_cast<float *>(
+            const_cast<void *>(data[l.inputs + o]))[at[l.inputs + o]] = v;
     }
   }
 }
@@ -450,15 +510,17 @@ WHALE_HD void sumParts(const Layout &l, const void *const *data, int64_t t,
 WHALE_HD float rowElement(const Layout &l, const Instr *code, int count,
                           const void *const *data, int64_t row, int64_t c) {
   float r[kMaxRegisters];
+  int64_t at[kMaxOperands];
   const int64_t t = row * l.extents[l.rank - 1] + c;
+  offsetsOf(l, t, 0, at);
   for (int i = 0; i < l.inputs; ++i)
-    r[i] = static_cast<const float *>(data[i])[offsetOf(l, i, t, 0)];
+    r[i] = static_cast<const float *>(data[i])[at[i]];
   for (int k = 0; k < count; ++k)
     step(code[k], r);
   for (int o = 0; o < l.outputs; ++o) {
     const float v = o == l.rowResult ? r[l.rowInput] : r[l.resultRegister[o]];
-    static_cast<float *>(const_cast<void *>(
-        data[l.inputs + o]))[offsetOf(l, l.inputs + o, t, 0)] = v;
+    static_cast<float *>(
+        const_cast<void *>(data[l.inputs + o]))[at[l.inputs + o]] = v;
   }
   return r[l.rowInput];
 }

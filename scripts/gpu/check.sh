@@ -11,7 +11,10 @@
 #    reference (losses and parameters within 1e-4);
 # 3. with torch there, bench/gpt2_gpu.py on the compiled GPT-2 small plans
 #    (fp32, bf16) against PyTorch eager and torch.compile.
-# Logs and metrics go to OUT (default: ./gpu-results).
+# Logs and metrics go to OUT (default: ./gpu-results). Each step has a time
+# limit (WHALE_GPU_TESTS_TIMEOUT, WHALE_GPU_PLAN_TIMEOUT,
+# WHALE_GPU_BENCH_TIMEOUT, in seconds), so a hang costs one step, not the
+# lease; WHALE_GPU_BENCH_ARGS adds flags to the benchmark (--no-compile).
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 out="${1:-$PWD/gpu-results}"
@@ -56,7 +59,7 @@ if python3 -c "import torch" 2>/dev/null; then
     PYTHONUNBUFFERED=1 timeout "${WHALE_GPU_BENCH_TIMEOUT:-600}" \
       python3 "$here/gpt2_gpu.py" "${flag[@]}" \
       --whale-exec "$here/bin/whale-exec" --bundle "$here/gpt2/$amp" \
-      --whale-trace "$out/gpt2-$amp-trace.json" \
+      --whale-trace "$out/gpt2-$amp-trace.json" ${WHALE_GPU_BENCH_ARGS:-} \
       2>&1 | tee "$out/gpt2-$amp.txt"
   done
 else

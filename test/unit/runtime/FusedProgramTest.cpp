@@ -57,6 +57,40 @@ TEST(FusedProgram, RunsToTheValuesItNames) {
   }
 }
 
+/// Without sums, an operand that reads every dimension is dense (point t
+/// is its element t, no index arithmetic); a broadcast one is not, and
+/// every element still lands where the general index puts it.
+TEST(FusedProgram, DenseOperandsSkipTheIndexArithmetic) {
+  std::vector<int64_t> words = {
+      fused::kMagic, 2, 4, 3, 2, 1, 6, 4, // relu(x + b), no sum
+      1, 1, 0, 1,                         // x reads both; b the columns
+      1, 1, 0, 5,                         // y keeps both: register 5
+      fused::NoRowOp,
+      fused::Add, 2, 0, 1, -1,      fused::Positive, 3, 2, -1, -1,
+      fused::Const, 4, 0, -1, -1,   fused::Select, 5, 3, 2, 4};
+  fused::Layout l;
+  std::vector<fused::Instr> code;
+  std::string why;
+  ASSERT_TRUE(fused::parse(words.data(), words.size(), l, code, why)) << why;
+  EXPECT_TRUE(l.dense[0]);
+  EXPECT_FALSE(l.dense[1]);
+  EXPECT_TRUE(l.dense[2]);
+  EXPECT_TRUE(l.narrow);
+  std::vector<float> x(12), b = {-1, 0, 1}, y(12, -7);
+  for (int i = 0; i < 12; ++i)
+    x[i] = float(i % 5) - 2;
+  const void *data[] = {x.data(), b.data(), y.data()};
+  for (int64_t t = 0; t < l.threads; ++t)
+    fused::runThread(l, code.data(), int(code.size()), data, t);
+  for (int i = 0; i < 12; ++i)
+    EXPECT_EQ(y[i], std::max(x[i] + b[i % 3], 0.0f)) << i;
+  // With a sum, nothing is dense: a thread's points are not its index.
+  std::vector<int64_t> summed = reluSum();
+  ASSERT_TRUE(fused::parse(summed.data(), summed.size(), l, code, why));
+  for (int s = 0; s < 4; ++s)
+    EXPECT_FALSE(l.dense[s]) << s;
+}
+
 /// A GPU splits the terms of few, long sums into parts (a bias gradient:
 /// 768 sums of 8,192 rows) and leaves short or many sums whole.
 TEST(FusedProgram, FewLongSumsAreSplitIntoParts) {
