@@ -11,8 +11,10 @@
 
 #include "runtime/AttentionShape.h"
 #include "runtime/cuda/DevicePluginAbi.h"
+#include "runtime/cuda/ElementKernelSource.h"
 #include "runtime/cuda/GemmPlan.h"
 #include "runtime/cuda/IndexMaps.h"
+#include "runtime/cuda/Nvrtc.h"
 
 #if WHALE_HAVE_NCCL
 #include <nccl.h>
@@ -20,6 +22,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -189,6 +192,8 @@ CudaDevice::~CudaDevice() {
     cudaFree(p);
   for (auto &[words, loaded] : programs)
     cudaFree(loaded.code);
+  for (cudaLibrary_t library : libraries)
+    cudaLibraryUnload(library);
   if (dataError)
     cudaFree(dataError);
   if (blas)
@@ -1173,6 +1178,50 @@ Status CudaDevice::attentionBackward(View<const float> q, View<const float> k,
   return Status::ok();
 }
 
+cudaKernel_t CudaDevice::elementKernel(const fused::Layout &layout,
+                                       const std::vector<fused::Instr> &code) {
+  if (kernelsUnavailable)
+    return nullptr;
+  const char *wanted = std::getenv("WHALE_CUDA_ELEMENT_KERNELS");
+  std::string source, why;
+  if ((wanted && std::string(wanted) == "0") ||
+      !fused::elementKernelSource(layout, code, source, why))
+    return nullptr; // by request, or a row op: the interpreter runs it
+  if (auto found = kernelsBySource.find(source); found != kernelsBySource.end())
+    return found->second;
+  auto giveUp = [&](const std::string &reason) -> cudaKernel_t {
+    std::fprintf(stderr,
+                 "whale: %s: fused regions run in the interpreter: %s\n",
+                 name().c_str(), reason.c_str());
+    kernelsUnavailable = true;
+    return nullptr;
+  };
+  Nvrtc *nvrtc = Nvrtc::get(why);
+  if (!nvrtc)
+    return giveUp(why);
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ordinal);
+  std::vector<char> cubin;
+  if (!nvrtc->compile(source, "sm_" + std::to_string(major * 10 + minor), cubin,
+                      why))
+    return giveUp(why);
+  cudaLibrary_t library = nullptr;
+  cudaKernel_t kernel = nullptr;
+  if (cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr,
+                          nullptr, 0) != cudaSuccess ||
+      cudaLibraryGetKernel(&kernel, library, fused::kElementKernelName) !=
+          cudaSuccess) {
+    const std::string reason = cudaGetErrorString(cudaGetLastError());
+    if (library)
+      cudaLibraryUnload(library);
+    return giveUp("loading NVRTC's cubin: " + reason);
+  }
+  libraries.push_back(library);
+  kernelsBySource.emplace(std::move(source), kernel);
+  return kernel;
+}
+
 Status CudaDevice::fused(const FusedCode &code, void **data, int64_t,
                          int64_t) {
   if (!code.program)
@@ -1203,6 +1252,7 @@ Status CudaDevice::fused(const FusedCode &code, void **data, int64_t,
       cudaFree(loaded.code);
       return st;
     }
+    loaded.kernel = elementKernel(loaded.layout, host);
     it = programs.emplace(code.program, loaded).first;
   }
   const LoadedProgram &p = it->second;
@@ -1226,8 +1276,12 @@ Status CudaDevice::fused(const FusedCode &code, void **data, int64_t,
     if (Status st = scratch(kFusedPartsScratch, bytes, &partials); !st)
       return st;
   }
-  fusedProgram(compute, p.layout, p.code, p.count, operands, parts,
-               static_cast<float *>(partials));
+  if (p.kernel)
+    fusedKernel(compute, p.kernel, p.layout, operands, parts,
+                static_cast<float *>(partials));
+  else
+    fusedProgram(compute, p.layout, p.code, p.count, operands, parts,
+                 static_cast<float *>(partials));
   return launched("fused region");
 }
 

@@ -24,6 +24,7 @@
 #include <initializer_list>
 #include <map>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace whale::rt::cuda {
@@ -265,8 +266,20 @@ private:
     fused::Layout layout;
     fused::Instr *code = nullptr;
     int count = 0;
+    /// The program's own generated kernel (ElementKernelSource.h); null:
+    /// the interpreter runs it.
+    cudaKernel_t kernel = nullptr;
   };
   std::map<const int64_t *, LoadedProgram> programs;
+  /// The generated kernel of `layout` and `code`, compiled by NVRTC once
+  /// per distinct source (a model's layers repeat their programs); null
+  /// where a program has none or NVRTC is missing or fails, which is said
+  /// once on stderr. WHALE_CUDA_ELEMENT_KERNELS=0 keeps the interpreter.
+  cudaKernel_t elementKernel(const fused::Layout &layout,
+                             const std::vector<fused::Instr> &code);
+  std::map<std::string, cudaKernel_t> kernelsBySource;
+  std::vector<cudaLibrary_t> libraries;
+  bool kernelsUnavailable = false;
 };
 
 } // namespace whale::rt::cuda

@@ -753,6 +753,19 @@ void fusedProgram(cudaStream_t s, const fused::Layout &layout,
         layout, code, count, operands);
 }
 
+void fusedKernel(cudaStream_t s, cudaKernel_t kernel,
+                 const fused::Layout &layout, const FusedOperands &operands,
+                 int64_t parts, float *partials) {
+  FusedOperands p = operands;
+  long long partCount = parts;
+  void *args[] = {&p, &partCount, &partials};
+  cudaLaunchKernel(reinterpret_cast<const void *>(kernel),
+                   blocksFor(layout.threads * parts), kThreads, args, 0, s);
+  if (parts > 1)
+    fusedPartsSumKernel<<<blocksFor(layout.threads), kThreads, 0, s>>>(
+        layout, operands, parts, partials);
+}
+
 void fillF32(cudaStream_t s, float *p, int64_t n, float v) {
   fillKernel<<<blocksFor(n), kThreads, 0, s>>>(p, n, v);
 }

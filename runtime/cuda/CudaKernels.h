@@ -59,6 +59,11 @@ void fusedProgram(cudaStream_t s, const fused::Layout &layout,
                   const fused::Instr *code, int count,
                   const FusedOperands &operands, int64_t parts = 1,
                   float *partials = nullptr);
+/// The same through a program's generated kernel (ElementKernelSource.h),
+/// whose parameters are the operands, the parts and the partials.
+void fusedKernel(cudaStream_t s, cudaKernel_t kernel,
+                 const fused::Layout &layout, const FusedOperands &operands,
+                 int64_t parts, float *partials);
 
 /// Attention's row steps (AttentionPlan.h), over `rows` query rows of a
 /// chunk of heads: its scores into probabilities in place, and dP into dS

@@ -15,12 +15,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HostElementKernel.h"
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/Jit.h"
 #include "lowering/Passes.h"
 #include "runtime/CApiInternal.h"
 #include "runtime/FusedProgram.h"
 #include "runtime/cpu/CpuDevice.h"
+#include "runtime/cuda/Nvrtc.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -90,8 +92,12 @@ using whale::rt::Status;
 /// programs, never their generated kernels.
 class ProgramDevice : public whale::rt::CpuDevice {
 public:
-  explicit ProgramDevice(bool inParts)
-      : CpuDevice("programs", {}), inParts(inParts) {}
+  /// inParts: sums split as a GPU splits few long ones; generated: each
+  /// program without a row op runs as its generated kernel
+  /// (ElementKernelSource.h) built for the host, as a GPU runs it once
+  /// NVRTC has compiled it.
+  ProgramDevice(bool inParts, bool generated)
+      : CpuDevice("programs", {}), inParts(inParts), generated(generated) {}
   Status fused(const FusedCode &code, void **data, int64_t,
                int64_t) override {
     namespace fused = whale::rt::fused;
@@ -104,7 +110,20 @@ public:
                              why))
       return Status::invalid(why);
     const int count = static_cast<int>(instrs.size());
-    if (!inParts || layout.rowOp != fused::NoRowOp) {
+    if (generated && layout.rowOp == fused::NoRowOp) {
+      std::string source;
+      if (!fused::elementKernelSource(layout, instrs, source, why))
+        return Status::invalid(why);
+      whale::testing::HostElementKernel kernel =
+          whale::testing::buildHostElementKernel(source, why);
+      if (!kernel)
+        return Status::invalid(why);
+      whale::testing::HostOperands operands{};
+      for (int i = 0; i < layout.inputs + layout.outputs; ++i)
+        operands.data[i] = data[i];
+      kernel(operands, 1, nullptr);
+      sources.push_back(std::move(source));
+    } else if (!inParts || layout.rowOp != fused::NoRowOp) {
       for (int64_t t = 0; t < layout.threads; ++t)
         fused::runOnHost(layout, instrs.data(), count, data, t);
     } else {
@@ -123,17 +142,19 @@ public:
     return Status::ok();
   }
   int ran = 0; ///< regions run by their programs
-  bool inParts;
+  bool inParts, generated;
+  std::vector<std::string> sources; ///< the generated kernels that ran
 };
 
-enum class Mode { Unfused, Kernels, Programs, ProgramsInParts };
+enum class Mode { Unfused, Kernels, Programs, ProgramsInParts, Generated };
 
 /// The results of `c` compiled unfused, fused for the CPU's kernels, or
 /// fused for element programs, on inputs made from `c`'s shapes; how many
 /// fused regions the compiled module had (and, for programs, how many ran
 /// as programs).
-std::vector<std::vector<float>> run(const Case &c, Mode mode, int &regions,
-                                    int *programsRan = nullptr) {
+std::vector<std::vector<float>>
+run(const Case &c, Mode mode, int &regions, int *programsRan = nullptr,
+    std::vector<std::string> *sources = nullptr) {
   mlir::MLIRContext ctx;
   ctx.loadDialect<whale::WhaleDialect, mlir::func::FuncDialect,
                   mlir::LLVM::LLVMDialect>();
@@ -142,7 +163,9 @@ std::vector<std::vector<float>> run(const Case &c, Mode mode, int &regions,
   EXPECT_TRUE(module) << program(c);
   if (!module)
     return {};
-  const bool programs = mode == Mode::Programs || mode == Mode::ProgramsInParts;
+  const bool programs = mode == Mode::Programs ||
+                        mode == Mode::ProgramsInParts ||
+                        mode == Mode::Generated;
   if (mode != Mode::Unfused) {
     mlir::PassManager pm(&ctx);
     whale::WhaleFuseElementwiseOptions options;
@@ -163,8 +186,8 @@ std::vector<std::vector<float>> run(const Case &c, Mode mode, int &regions,
   whale_rt_context *rt = whale_rt_context_create("cpu:0", 2, 0, 5);
   ProgramDevice *programDevice = nullptr;
   if (programs) {
-    auto device =
-        std::make_unique<ProgramDevice>(mode == Mode::ProgramsInParts);
+    auto device = std::make_unique<ProgramDevice>(mode == Mode::ProgramsInParts,
+                                                  mode == Mode::Generated);
     programDevice = device.get();
     rt->device = std::move(device);
   }
@@ -194,6 +217,8 @@ std::vector<std::vector<float>> run(const Case &c, Mode mode, int &regions,
   }
   if (programsRan && programDevice)
     *programsRan = programDevice->ran;
+  if (sources && programDevice)
+    *sources = programDevice->sources;
   whale_rt_context_destroy(rt);
   return values;
 }
@@ -239,6 +264,28 @@ TEST_P(FusedAgainstUnfused, ElementProgramsAgree) {
   EXPECT_EQ(programRegions, c.regions);
   EXPECT_EQ(ran, programRegions) << "every region ran as its program";
   expectAgree(c, programs, plain);
+}
+
+/// The same programs as the kernels generated from them
+/// (ElementKernelSource.h), built for the host: bit for bit where the
+/// interpreter is. Where NVRTC is installed (it needs no GPU) each kernel's
+/// source also compiles for a Hopper GPU.
+TEST_P(FusedAgainstUnfused, GeneratedKernelsAgree) {
+  const Case &c = GetParam();
+  int regions = 0, ran = -1, plainRegions = 0;
+  std::vector<std::string> sources;
+  std::vector<std::vector<float>> generated =
+      run(c, Mode::Generated, regions, &ran, &sources);
+  std::vector<std::vector<float>> plain = run(c, Mode::Unfused, plainRegions);
+  EXPECT_EQ(ran, regions) << "every region ran";
+  expectAgree(c, generated, plain);
+  std::string why;
+  if (whale::rt::cuda::Nvrtc *nvrtc = whale::rt::cuda::Nvrtc::get(why))
+    for (const std::string &source : sources) {
+      std::vector<char> cubin;
+      EXPECT_TRUE(nvrtc->compile(source, "sm_90", cubin, why)) << why << "\n"
+                                                               << source;
+    }
 }
 
 /// The same programs with every thread's terms in parts, as a GPU runs
