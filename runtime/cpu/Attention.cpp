@@ -5,11 +5,15 @@
 // and the weighted sum of values (a second GEMM). The [..., T, T] matrix is
 // never made, forward or backward: a thread holds kBlock x T scores at most.
 // Heads run in parallel, each on one thread, so the backward pass's sums
-// into dk and dv need no locks.
+// into dk and dv need no locks. Under amp every product's operands are
+// rounded to bf16 (q, k, v, dout, and the probabilities and their gradient
+// before they enter a product), as the GPU's bf16 GEMMs take them; the
+// softmax and dS stay fp32.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/AttentionShape.h"
+#include "runtime/Bf16.h"
 #include "runtime/cpu/CpuDevice.h"
 #include "runtime/cpu/Kernels.h"
 
@@ -51,6 +55,12 @@ void blockProbabilities(const float *qh, const float *kh, int64_t i0,
   }
 }
 
+/// x[0, n) rounded to bf16 in place.
+void roundAll(float *x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = roundToBf16(x[i]);
+}
+
 } // namespace
 
 Status CpuDevice::attention(View<const float> q, View<const float> k,
@@ -60,16 +70,22 @@ Status CpuDevice::attention(View<const float> q, View<const float> k,
   if (Status st = attentionShape("attention", q, k, v, causal, d); !st)
     return st;
   const float s = static_cast<float>(scale);
+  const bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
+  std::vector<float> q16, k16, v16;
+  const float *qm = matmulInput(q, q16).data, *km = matmulInput(k, k16).data,
+              *vm = matmulInput(v, v16).data;
   pool().parallelFor(d.heads, 1, [&](int64_t h0, int64_t h1) {
     std::vector<float> p(static_cast<size_t>(kBlock * d.tk));
     for (int64_t h = h0; h < h1; ++h) {
-      const float *qh = q.data + h * d.t * d.e, *kh = k.data + h * d.tk * d.e,
-                  *vh = v.data + h * d.tk * d.e;
+      const float *qh = qm + h * d.t * d.e, *kh = km + h * d.tk * d.e,
+                  *vh = vm + h * d.tk * d.e;
       float *oh = out.data + h * d.t * d.e;
       for (int64_t i0 = 0; i0 < d.t; i0 += kBlock) {
         const int64_t rows = std::min(kBlock, d.t - i0);
         const int64_t keys = causal ? i0 + rows : d.tk;
         blockProbabilities(qh, kh, i0, rows, keys, d.e, s, causal, p.data());
+        if (bf16)
+          roundAll(p.data(), rows * keys);
         cpu::blasGemm(false, false, rows, d.e, keys, 1.0f, p.data(), keys, vh,
                       d.e, 0.0f, oh + i0 * d.e, d.e);
       }
@@ -87,13 +103,18 @@ Status CpuDevice::attentionBackward(View<const float> q, View<const float> k,
   if (Status st = attentionShape("attention_grad", q, k, v, causal, d); !st)
     return st;
   const float s = static_cast<float>(scale);
+  const bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
+  std::vector<float> q16, k16, v16, dout16;
+  const float *qm = matmulInput(q, q16).data, *km = matmulInput(k, k16).data,
+              *vm = matmulInput(v, v16).data,
+              *dom = matmulInput(dout, dout16).data;
   pool().parallelFor(d.heads, 1, [&](int64_t h0, int64_t h1) {
     std::vector<float> p(static_cast<size_t>(kBlock * d.tk)), dp(p.size()),
-        rowDot(static_cast<size_t>(kBlock));
+        p16(bf16 ? p.size() : 0), rowDot(static_cast<size_t>(kBlock));
     for (int64_t h = h0; h < h1; ++h) {
       const int64_t qo = h * d.t * d.e, ko = h * d.tk * d.e;
-      const float *qh = q.data + qo, *kh = k.data + ko, *vh = v.data + ko,
-                  *oh = out.data + qo, *doh = dout.data + qo;
+      const float *qh = qm + qo, *kh = km + ko, *vh = vm + ko,
+                  *oh = out.data + qo, *doh = dout.data + qo, *domh = dom + qo;
       float *dqh = dq.data + qo, *dkh = dk.data + ko, *dvh = dv.data + ko;
       std::fill(dkh, dkh + d.tk * d.e, 0.0f);
       std::fill(dvh, dvh + d.tk * d.e, 0.0f);
@@ -101,7 +122,7 @@ Status CpuDevice::attentionBackward(View<const float> q, View<const float> k,
         const int64_t rows = std::min(kBlock, d.t - i0);
         const int64_t keys = causal ? i0 + rows : d.tk;
         blockProbabilities(qh, kh, i0, rows, keys, d.e, s, causal, p.data());
-        const float *dob = doh + i0 * d.e;
+        const float *dob = doh + i0 * d.e, *domb = domh + i0 * d.e;
         // D_i = dout_i . out_i = sum_j p_ij dP_ij.
         for (int64_t r = 0; r < rows; ++r) {
           float di = 0;
@@ -110,9 +131,15 @@ Status CpuDevice::attentionBackward(View<const float> q, View<const float> k,
           rowDot[r] = di;
         }
         // dv += P^T dout; dP = dout v^T.
-        cpu::blasGemm(true, false, keys, d.e, rows, 1.0f, p.data(), keys, dob,
-                      d.e, 1.0f, dvh, d.e);
-        cpu::blasGemm(false, true, rows, keys, d.e, 1.0f, dob, d.e, vh, d.e,
+        const float *pm = p.data();
+        if (bf16) {
+          std::copy(p.begin(), p.begin() + rows * keys, p16.begin());
+          roundAll(p16.data(), rows * keys);
+          pm = p16.data();
+        }
+        cpu::blasGemm(true, false, keys, d.e, rows, 1.0f, pm, keys, domb, d.e,
+                      1.0f, dvh, d.e);
+        cpu::blasGemm(false, true, rows, keys, d.e, 1.0f, domb, d.e, vh, d.e,
                       0.0f, dp.data(), keys);
         // dS = P (dP - D) scale, zero where P is (masked).
         for (int64_t r = 0; r < rows; ++r)
@@ -120,6 +147,8 @@ Status CpuDevice::attentionBackward(View<const float> q, View<const float> k,
             const int64_t at = r * keys + j;
             dp[at] = p[at] * (dp[at] - rowDot[r]) * s;
           }
+        if (bf16)
+          roundAll(dp.data(), rows * keys);
         // dq = dS k; dk += dS^T q.
         cpu::blasGemm(false, false, rows, d.e, keys, 1.0f, dp.data(), keys, kh,
                       d.e, 0.0f, dqh + i0 * d.e, d.e);

@@ -53,29 +53,23 @@ Status CpuDevice::fill(void *data, DType dtype, int64_t n, double value) {
   return Status::ok();
 }
 
-namespace {
-
-/// x rounded to bf16 into `store` when the device computes matmuls in bf16;
-/// x itself otherwise.
-View<const float> matmulInput(CpuDevice &dev, View<const float> x,
-                              std::vector<float> &store) {
-  if (dev.matmulPrecision() != MatmulPrecision::BF16)
+View<const float> CpuDevice::matmulInput(View<const float> x,
+                                         std::vector<float> &store) {
+  if (matmulPrecision() != MatmulPrecision::BF16)
     return x;
   store.resize(static_cast<size_t>(x.numel()));
-  dev.pool().parallelFor(x.numel(), 4096, [&](int64_t i0, int64_t i1) {
+  pool().parallelFor(x.numel(), 4096, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i)
       store[i] = roundToBf16(x.data[i]);
   });
   return View<const float>{store.data(), x.shape};
 }
 
-} // namespace
-
 Status CpuDevice::matmul(View<const float> a, View<const float> b,
                          View<float> out, bool transA, bool transB) {
   std::vector<float> a16, b16;
-  cpu::matmul<float>(*this, matmulInput(*this, a, a16),
-                     matmulInput(*this, b, b16), out, transA, transB);
+  cpu::matmul<float>(*this, matmulInput(a, a16), matmulInput(b, b16), out,
+                     transA, transB);
   return Status::ok();
 }
 
@@ -83,9 +77,8 @@ Status CpuDevice::matmulBackward(View<const float> a, View<const float> b,
                                  View<const float> dout, View<float> *da,
                                  View<float> *db, bool transA, bool transB) {
   std::vector<float> a16, b16, d16;
-  cpu::matmulBackward<float>(
-      *this, matmulInput(*this, a, a16), matmulInput(*this, b, b16),
-      matmulInput(*this, dout, d16), da, db, transA, transB);
+  cpu::matmulBackward<float>(*this, matmulInput(a, a16), matmulInput(b, b16),
+                             matmulInput(dout, d16), da, db, transA, transB);
   return Status::ok();
 }
 

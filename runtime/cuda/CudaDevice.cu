@@ -1062,18 +1062,42 @@ Status attentionDims(const char *op, View<const float> q, View<const float> k,
 
 // Attention's scratch: a chunk's scores (or probabilities) and their
 // gradient, each capped so that long sequences go in more chunks rather
-// than more memory.
+// than more memory; under amp, bf16 copies of the products' operands.
 constexpr int kScoresScratch = 18, kScoreGradScratch = 19;
 // A fused region's partial sums (fused::termParts).
 constexpr int kFusedPartsScratch = 20;
+constexpr int kAttentionBf16Scratch = 21; // q, k, v, dout, P, dS: 21..26
 constexpr int64_t kMaxScores = int64_t(64) << 20; // 256 MiB of fp32
 
+namespace {
+/// `base` moved on by `elements` of fp32, or of bf16 under amp.
+const void *advance(const void *base, int64_t elements, bool bf16) {
+  return static_cast<const char *>(base) + elements * (bf16 ? 2 : 4);
+}
+} // namespace
+
+Status CudaDevice::attentionOperand(int which, const float *x, int64_t n,
+                                    const void **out) {
+  if (matmulPrecision() != MatmulPrecision::BF16) {
+    *out = x;
+    return Status::ok();
+  }
+  void *copy;
+  if (Status st = scratch(kAttentionBf16Scratch + which, n * 2, &copy); !st)
+    return st;
+  if (n > 0)
+    toBf16(compute, x, copy, n);
+  *out = copy;
+  return launched("rounding attention's operands to bf16");
+}
+
 Status CudaDevice::attentionScores(const AttentionDims &d, int64_t heads,
-                                   const float *q, const float *k,
+                                   const void *q, const void *k,
                                    float *scores) {
+  const bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
   if (Status st =
           runGemms(blas, {scoresGemm(d, heads)},
-                   GemmBuffers{q, k, nullptr, nullptr, nullptr, scores, false});
+                   GemmBuffers{q, k, nullptr, nullptr, nullptr, scores, bf16});
       !st)
     return st;
   attentionSoftmax(compute, d, scores, heads * d.t);
@@ -1094,28 +1118,47 @@ Status CudaDevice::attention(View<const float> q, View<const float> k,
     fillF32(compute, out.data, out.numel(), 0);
     return launched("attention");
   }
+  // Under amp the products take bf16 operands, as matmuls do (the CPU's
+  // attention rounds the same ones).
+  const bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
   const int64_t chunk = headsPerChunk(d, kMaxScores);
-  void *buffer;
+  const void *qm, *km, *vm;
+  void *buffer, *p16 = nullptr;
+  if (Status st = attentionOperand(0, q.data, q.numel(), &qm); !st)
+    return st;
+  if (Status st = attentionOperand(1, k.data, k.numel(), &km); !st)
+    return st;
+  if (Status st = attentionOperand(2, v.data, v.numel(), &vm); !st)
+    return st;
   if (Status st =
           scratch(kScoresScratch, chunk * d.t * d.tk * sizeof(float), &buffer);
       !st)
     return st;
-  float *p = static_cast<float *>(buffer);
-  // fp32 products under amp too: the CPU device's attention is fp32.
-  for (int64_t h = 0; h < d.heads; h += chunk) {
-    const int64_t n = std::min(chunk, d.heads - h);
-    if (Status st = attentionScores(d, n, q.data + h * d.t * d.e,
-                                    k.data + h * d.tk * d.e, p);
+  if (bf16)
+    if (Status st =
+            scratch(kAttentionBf16Scratch + 4, chunk * d.t * d.tk * 2, &p16);
         !st)
       return st;
-    if (Status st =
-            runGemms(blas, {outputGemm(d, n)},
-                     GemmBuffers{p, v.data + h * d.tk * d.e, nullptr, nullptr,
-                                 nullptr, out.data + h * d.t * d.e, false});
+  float *p = static_cast<float *>(buffer);
+  for (int64_t h = 0; h < d.heads; h += chunk) {
+    const int64_t n = std::min(chunk, d.heads - h);
+    if (Status st = attentionScores(d, n, advance(qm, h * d.t * d.e, bf16),
+                                    advance(km, h * d.tk * d.e, bf16), p);
+        !st)
+      return st;
+    const void *pm = p;
+    if (bf16) {
+      toBf16(compute, p, p16, n * d.t * d.tk);
+      pm = p16;
+    }
+    if (Status st = runGemms(blas, {outputGemm(d, n)},
+                             GemmBuffers{pm, advance(vm, h * d.tk * d.e, bf16),
+                                         nullptr, nullptr, nullptr,
+                                         out.data + h * d.t * d.e, bf16});
         !st)
       return st;
   }
-  return Status::ok();
+  return launched("attention");
 }
 
 Status CudaDevice::attentionBackward(View<const float> q, View<const float> k,
@@ -1138,38 +1181,61 @@ Status CudaDevice::attentionBackward(View<const float> q, View<const float> k,
     fillF32(compute, dv.data, dv.numel(), 0);
     return launched("attention_grad");
   }
+  const bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
   const int64_t chunk = headsPerChunk(d, kMaxScores);
   const size_t bytes = chunk * d.t * d.tk * sizeof(float);
-  void *pBuffer, *dsBuffer;
+  const void *qm, *km, *vm, *dom;
+  void *pBuffer, *dsBuffer, *p16 = nullptr, *ds16 = nullptr;
+  if (Status st = attentionOperand(0, q.data, q.numel(), &qm); !st)
+    return st;
+  if (Status st = attentionOperand(1, k.data, k.numel(), &km); !st)
+    return st;
+  if (Status st = attentionOperand(2, v.data, v.numel(), &vm); !st)
+    return st;
+  if (Status st = attentionOperand(3, dout.data, dout.numel(), &dom); !st)
+    return st;
   if (Status st = scratch(kScoresScratch, bytes, &pBuffer); !st)
     return st;
   if (Status st = scratch(kScoreGradScratch, bytes, &dsBuffer); !st)
     return st;
+  if (bf16) {
+    if (Status st = scratch(kAttentionBf16Scratch + 4, bytes / 2, &p16); !st)
+      return st;
+    if (Status st = scratch(kAttentionBf16Scratch + 5, bytes / 2, &ds16); !st)
+      return st;
+  }
   float *p = static_cast<float *>(pBuffer),
         *ds = static_cast<float *>(dsBuffer);
   for (int64_t h = 0; h < d.heads; h += chunk) {
-    const int64_t n = std::min(chunk, d.heads - h);
+    const int64_t n = std::min(chunk, d.heads - h), scores = n * d.t * d.tk;
     const int64_t qAt = h * d.t * d.e, kAt = h * d.tk * d.e;
-    if (Status st = attentionScores(d, n, q.data + qAt, k.data + kAt, p); !st)
+    const void *qh = advance(qm, qAt, bf16), *kh = advance(km, kAt, bf16),
+               *vh = advance(vm, kAt, bf16), *doh = advance(dom, qAt, bf16);
+    if (Status st = attentionScores(d, n, qh, kh, p); !st)
       return st;
+    const void *pm = p, *dsm = ds;
+    if (bf16) {
+      toBf16(compute, p, p16, scores);
+      pm = p16;
+    }
     // dV = P^T dO and dP = dO V^T, then dS in dP's place.
-    GemmBuffers dvBuf{p,       dout.data + qAt, nullptr, nullptr,
-                      nullptr, dv.data + kAt,   false};
-    GemmBuffers dpBuf{dout.data + qAt, v.data + kAt, nullptr, nullptr,
-                      nullptr,         ds,           false};
+    GemmBuffers dvBuf{pm, doh, nullptr, nullptr, nullptr, dv.data + kAt, bf16};
+    GemmBuffers dpBuf{doh, vh, nullptr, nullptr, nullptr, ds, bf16};
     if (Status st = runGemms(blas, {valueGradGemm(d, n)}, dvBuf); !st)
       return st;
     if (Status st = runGemms(blas, {probabilityGradGemm(d, n)}, dpBuf); !st)
       return st;
     attentionScoreGrad(compute, d, p, ds, dout.data + qAt, out.data + qAt,
                        n * d.t);
+    if (bf16) {
+      toBf16(compute, ds, ds16, scores);
+      dsm = ds16;
+    }
     if (Status st = launched("attention score gradient"); !st)
       return st;
     // dQ = dS K and dK = dS^T Q.
-    GemmBuffers dqBuf{ds,      k.data + kAt,  nullptr, nullptr,
-                      nullptr, dq.data + qAt, false};
-    GemmBuffers dkBuf{ds,      q.data + qAt,  nullptr, nullptr,
-                      nullptr, dk.data + kAt, false};
+    GemmBuffers dqBuf{dsm, kh, nullptr, nullptr, nullptr, dq.data + qAt, bf16};
+    GemmBuffers dkBuf{dsm, qh, nullptr, nullptr, nullptr, dk.data + kAt, bf16};
     if (Status st = runGemms(blas, {queryGradGemm(d, n)}, dqBuf); !st)
       return st;
     if (Status st = runGemms(blas, {keyGradGemm(d, n)}, dkBuf); !st)

@@ -209,10 +209,14 @@ private:
   /// (statistics a backward pass recomputes); not counted against the
   /// limit, as the CPU device's host vectors are not.
   Status scratch(int slot, size_t bytes, void **out);
-  /// Probabilities P = softmax(scale Q K^T) of `heads` heads (from q and k)
-  /// into `scores` [heads, t, tk] (AttentionPlan.h).
+  /// Probabilities P = softmax(scale Q K^T) of `heads` heads (from q and k,
+  /// bf16 under amp) into `scores` [heads, t, tk] (AttentionPlan.h).
   Status attentionScores(const cuda::AttentionDims &d, int64_t heads,
-                         const float *q, const float *k, float *scores);
+                         const void *q, const void *k, float *scores);
+  /// Attention's product operand `which` (0 q, 1 k, 2 v, 3 dout): x, or
+  /// under amp its bf16 copy in scratch.
+  Status attentionOperand(int which, const float *x, int64_t n,
+                          const void **out);
   /// x [N, C, S...] as N, C and S.
   struct ChannelExtents {
     int64_t rows = 0, channels = 0, size = 0;

@@ -170,6 +170,28 @@ TEST(CudaKernels, AmpBf16MatmulsRoundAsTheCpuDoes) {
   });
 }
 
+TEST(CudaKernels, AmpBf16AttentionRoundsAsTheCpuDoes) {
+  // Under amp attention's products take bf16 operands on both devices
+  // (q, k, v, dout, P and dS rounded alike); softmax and dS stay fp32.
+  Pair p;
+  ASSERT_EQ(whale_rt_set_amp(p.gpu, WHALE_RT_AMP_BF16), WHALE_RT_OK);
+  ASSERT_EQ(whale_rt_set_amp(p.cpu, WHALE_RT_AMP_BF16), WHALE_RT_OK);
+  const Shape s{2, 4, 129, 64};
+  auto q = p.random(s, 41), k = p.random(s, 42), v = p.random(s, 43);
+  auto dout = p.random(s, 44);
+  auto out = p.make(WHALE_RT_F32, s), dq = p.make(WHALE_RT_F32, s),
+       dk = p.make(WHALE_RT_F32, s), dv = p.make(WHALE_RT_F32, s);
+  p.check("causal attention (bf16)", {out}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_attention(ctx, q.t[i], k.t[i], v.t[i], 0.125, 1, out.t[i]);
+  });
+  p.check("causal attention_grad (bf16)", {dq, dk, dv},
+          [&](whale_rt_context *ctx, int i) {
+            return whale_rt_attention_grad(ctx, q.t[i], k.t[i], v.t[i],
+                                           out.t[i], dout.t[i], 0.125, 1,
+                                           dq.t[i], dk.t[i], dv.t[i]);
+          });
+}
+
 TEST(CudaKernels, ElementwiseWithBroadcastingAndGradients) {
   Pair p;
   Shape s{8, 3, 33};

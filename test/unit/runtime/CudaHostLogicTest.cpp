@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../RandomValues.h"
+#include "runtime/Bf16.h"
 #include "runtime/cpu/CpuDevice.h"
 #include "runtime/cuda/AttentionPlan.h"
 #include "runtime/cuda/ElementMath.h"
@@ -379,63 +380,81 @@ void softmaxRows(const AttentionDims &d, float *scores, int64_t rows) {
   }
 }
 
+/// x with every element rounded to bf16 where `amp`.
+std::vector<float> operand(std::vector<float> x, bool amp) {
+  if (amp)
+    for (float &v : x)
+      v = roundToBf16(v);
+  return x;
+}
+
 /// The GPU's attention as CudaDevice runs it (AttentionPlan.h): chunks of
 /// heads, GEMMs through the reference, the row kernels' passes a row at a
-/// time. Against the CPU device, forward and backward, with and without
-/// the causal mask, in chunks that do and do not divide the heads.
+/// time; under amp every product's operands rounded to bf16 where the GPU
+/// rounds them. Against the CPU device, forward and backward, with and
+/// without the causal mask and amp, in chunks that do and do not divide
+/// the heads.
 TEST(GpuAttentionPlan, ChunkedGemmsAndRowStepsMatchTheCpu) {
-  for (bool causal : {false, true})
-    for (int64_t maxScores : {int64_t(1) << 20, int64_t(2 * 37 * 37)}) {
-      AttentionDims d;
-      d.heads = 3;
-      d.t = d.tk = 37;
-      d.e = 16;
-      d.scale = 0.25f;
-      d.causal = causal;
-      const std::string what = std::string(causal ? "causal " : "") +
-                               "in chunks of " +
-                               std::to_string(headsPerChunk(d, maxScores));
-      const Shape qs{d.heads, d.t, d.e}, ks{d.heads, d.tk, d.e};
-      std::vector<float> q = randomValues(numElements(qs), 21);
-      std::vector<float> k = randomValues(numElements(ks), 22);
-      std::vector<float> v = randomValues(numElements(ks), 23);
-      std::vector<float> dout = randomValues(numElements(qs), 24);
-      std::vector<float> want(q.size());
-      ASSERT_TRUE(device().attention(cv(q, qs), cv(k, ks), cv(v, ks), d.scale,
-                                     causal, mv(want, qs)));
-      std::vector<float> wq(q.size()), wk(k.size()), wv(v.size());
-      ASSERT_TRUE(device().attentionBackward(
-          cv(q, qs), cv(k, ks), cv(v, ks), cv(want, qs), cv(dout, qs), d.scale,
-          causal, mv(wq, qs), mv(wk, ks), mv(wv, ks)));
+  for (bool amp : {false, true})
+    for (bool causal : {false, true})
+      for (int64_t maxScores : {int64_t(1) << 20, int64_t(2 * 37 * 37)}) {
+        AttentionDims d;
+        d.heads = 3;
+        d.t = d.tk = 37;
+        d.e = 16;
+        d.scale = 0.25f;
+        d.causal = causal;
+        const std::string what = std::string(amp ? "amp " : "") +
+                                 (causal ? "causal " : "") + "in chunks of " +
+                                 std::to_string(headsPerChunk(d, maxScores));
+        const Shape qs{d.heads, d.t, d.e}, ks{d.heads, d.tk, d.e};
+        std::vector<float> q = randomValues(numElements(qs), 21);
+        std::vector<float> k = randomValues(numElements(ks), 22);
+        std::vector<float> v = randomValues(numElements(ks), 23);
+        std::vector<float> dout = randomValues(numElements(qs), 24);
+        device().setMatmulPrecision(amp ? MatmulPrecision::BF16
+                                        : MatmulPrecision::F32);
+        std::vector<float> want(q.size());
+        ASSERT_TRUE(device().attention(cv(q, qs), cv(k, ks), cv(v, ks), d.scale,
+                                       causal, mv(want, qs)));
+        std::vector<float> wq(q.size()), wk(k.size()), wv(v.size());
+        ASSERT_TRUE(device().attentionBackward(
+            cv(q, qs), cv(k, ks), cv(v, ks), cv(want, qs), cv(dout, qs),
+            d.scale, causal, mv(wq, qs), mv(wk, ks), mv(wv, ks)));
+        device().setMatmulPrecision(MatmulPrecision::F32);
 
-      const int64_t chunk = headsPerChunk(d, maxScores);
-      std::vector<float> out(q.size()), dq(q.size()), dk(k.size()),
-          dv(v.size()), p(chunk * d.t * d.tk), ds(p.size());
-      for (int64_t h = 0; h < d.heads; h += chunk) {
-        const int64_t n = std::min(chunk, d.heads - h);
-        const int64_t qAt = h * d.t * d.e, kAt = h * d.tk * d.e;
-        product(scoresGemm(d, n), &q[qAt], &k[kAt], p.data());
-        softmaxRows(d, p.data(), n * d.t);
-        product(outputGemm(d, n), p.data(), &v[kAt], &out[qAt]);
-        product(valueGradGemm(d, n), p.data(), &dout[qAt], &dv[kAt]);
-        product(probabilityGradGemm(d, n), &dout[qAt], &v[kAt], ds.data());
-        for (int64_t row = 0; row < n * d.t; ++row) {
-          float rowD = 0;
-          for (int64_t x = 0; x < d.e; ++x)
-            rowD += dout[qAt + row * d.e + x] * want[qAt + row * d.e + x];
-          for (int64_t j = 0; j < d.tk; ++j) {
-            float &g = ds[row * d.tk + j];
-            g = scoreGradient(d, p[row * d.tk + j], g, rowD);
+        const std::vector<float> qm = operand(q, amp), km = operand(k, amp),
+                                 vm = operand(v, amp), dom = operand(dout, amp);
+        const int64_t chunk = headsPerChunk(d, maxScores);
+        std::vector<float> out(q.size()), dq(q.size()), dk(k.size()),
+            dv(v.size()), p(chunk * d.t * d.tk), ds(p.size());
+        for (int64_t h = 0; h < d.heads; h += chunk) {
+          const int64_t n = std::min(chunk, d.heads - h);
+          const int64_t qAt = h * d.t * d.e, kAt = h * d.tk * d.e;
+          product(scoresGemm(d, n), &qm[qAt], &km[kAt], p.data());
+          softmaxRows(d, p.data(), n * d.t);
+          const std::vector<float> pm = operand(p, amp);
+          product(outputGemm(d, n), pm.data(), &vm[kAt], &out[qAt]);
+          product(valueGradGemm(d, n), pm.data(), &dom[qAt], &dv[kAt]);
+          product(probabilityGradGemm(d, n), &dom[qAt], &vm[kAt], ds.data());
+          for (int64_t row = 0; row < n * d.t; ++row) {
+            float rowD = 0;
+            for (int64_t x = 0; x < d.e; ++x)
+              rowD += dout[qAt + row * d.e + x] * want[qAt + row * d.e + x];
+            for (int64_t j = 0; j < d.tk; ++j) {
+              float &g = ds[row * d.tk + j];
+              g = scoreGradient(d, p[row * d.tk + j], g, rowD);
+            }
           }
+          const std::vector<float> dsm = operand(ds, amp);
+          product(queryGradGemm(d, n), dsm.data(), &km[kAt], &dq[qAt]);
+          product(keyGradGemm(d, n), dsm.data(), &qm[qAt], &dk[kAt]);
         }
-        product(queryGradGemm(d, n), ds.data(), &k[kAt], &dq[qAt]);
-        product(keyGradGemm(d, n), ds.data(), &q[qAt], &dk[kAt]);
+        expectClose(out, want, 1e-5f, what + " forward");
+        expectClose(dq, wq, 1e-4f, what + " dq");
+        expectClose(dk, wk, 1e-4f, what + " dk");
+        expectClose(dv, wv, 1e-4f, what + " dv");
       }
-      expectClose(out, want, 1e-5f, what + " forward");
-      expectClose(dq, wq, 1e-4f, what + " dq");
-      expectClose(dk, wk, 1e-4f, what + " dk");
-      expectClose(dv, wv, 1e-4f, what + " dv");
-    }
 }
 
 } // namespace
