@@ -1252,7 +1252,7 @@ cudaKernel_t CudaDevice::elementKernel(const fused::Layout &layout,
   std::string source, why;
   if ((wanted && std::string(wanted) == "0") ||
       !fused::elementKernelSource(layout, code, source, why))
-    return nullptr; // by request, or a row op: the interpreter runs it
+    return nullptr; // by request: the interpreter runs it
   if (auto found = kernelsBySource.find(source); found != kernelsBySource.end())
     return found->second;
   auto giveUp = [&](const std::string &reason) -> cudaKernel_t {

@@ -277,8 +277,8 @@ private:
   std::map<const int64_t *, LoadedProgram> programs;
   /// The generated kernel of `layout` and `code`, compiled by NVRTC once
   /// per distinct source (a model's layers repeat their programs); null
-  /// where a program has none or NVRTC is missing or fails, which is said
-  /// once on stderr. WHALE_CUDA_ELEMENT_KERNELS=0 keeps the interpreter.
+  /// where NVRTC is missing or fails, which is said once on stderr.
+  /// WHALE_CUDA_ELEMENT_KERNELS=0 keeps the interpreter.
   cudaKernel_t elementKernel(const fused::Layout &layout,
                              const std::vector<fused::Instr> &code);
   std::map<std::string, cudaKernel_t> kernelsBySource;

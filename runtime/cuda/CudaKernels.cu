@@ -759,8 +759,14 @@ void fusedKernel(cudaStream_t s, cudaKernel_t kernel,
   FusedOperands p = operands;
   long long partCount = parts;
   void *args[] = {&p, &partCount, &partials};
-  cudaLaunchKernel(reinterpret_cast<const void *>(kernel),
-                   blocksFor(layout.threads * parts), kThreads, args, 0, s);
+  if (layout.rowOp != fused::NoRowOp) // a block per row
+    cudaLaunchKernel(
+        reinterpret_cast<const void *>(kernel),
+        static_cast<int>(std::min<int64_t>(layout.threads, 65535 * 8)),
+        kRowThreads, args, 0, s);
+  else
+    cudaLaunchKernel(reinterpret_cast<const void *>(kernel),
+                     blocksFor(layout.threads * parts), kThreads, args, 0, s);
   if (parts > 1)
     fusedPartsSumKernel<<<blocksFor(layout.threads), kThreads, 0, s>>>(
         layout, operands, parts, partials);

@@ -11,16 +11,17 @@
 // CUDA device compiles it with NVRTC (Nvrtc.h) the first time it meets the
 // program and falls back to the interpreter where it cannot.
 //
-// The kernel visits its points as runThread and runPart do:
-//
 //   whale_element(WhaleOperands p, long long parts, float *partials)
 //
-// runs a grid loop over threads x parts; each (point t, part) runs its run
-// of terms, writes its points' results and either writes its sums (parts
-// == 1) or leaves them in partials [outputs, parts, threads] for
-// fused::sumParts. The source is plain C++ too: outside a CUDA compiler
-// its prelude makes the grid loop one host loop, and a CPU test builds it
-// with the host compiler and runs it against the interpreter, bit for bit.
+// A program without a row op visits its points as runThread and runPart
+// do: a grid loop over threads x parts, each (point t, part) running its
+// run of terms, writing its points' results and either its sums (parts ==
+// 1) or partial sums in partials [outputs, parts, threads] for
+// fused::sumParts. A program with a row op (layernorm, softmax) runs a
+// block per row, as the interpreter's row kernel and runRow. The source is
+// plain C++ too: outside a CUDA compiler its prelude makes the grid loop
+// one host loop and a block one lane, and a CPU test builds it with the
+// host compiler and runs it against the interpreter, bit for bit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -149,13 +150,56 @@ inline const char *prelude() {
 #define WHALE_KERNEL extern "C" __global__
 #define WHALE_FIRST (blockIdx.x * (long long)blockDim.x + threadIdx.x)
 #define WHALE_STEP ((long long)blockDim.x * gridDim.x)
+#define WHALE_ROW_FIRST ((long long)blockIdx.x)
+#define WHALE_ROW_STEP ((long long)gridDim.x)
+#define WHALE_LANE ((long long)threadIdx.x)
+#define WHALE_LANES ((long long)blockDim.x)
+#define WHALE_SYNC() __syncthreads()
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
 __device__ inline float whale_float(unsigned u) { return __uint_as_float(u); }
+template <bool Max> __device__ float whale_block(float v) {
+  __shared__ float partial[32];
+  __shared__ float result;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int o = 16; o > 0; o >>= 1) {
+    const float w = __shfl_xor_sync(0xffffffffu, v, o);
+    v = Max ? fmaxf(v, w) : v + w;
+  }
+  if (lane == 0)
+    partial[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    float w = lane < (int)((blockDim.x + 31) >> 5) ? partial[lane]
+                                                   : (Max ? -INFINITY : 0.0f);
+    for (int o = 16; o > 0; o >>= 1) {
+      const float x = __shfl_xor_sync(0xffffffffu, w, o);
+      w = Max ? fmaxf(w, x) : w + x;
+    }
+    if (lane == 0)
+      result = w;
+  }
+  __syncthreads();
+  const float r = result;
+  __syncthreads();
+  return r;
+}
+#define WHALE_BLOCK_SUM(v) whale_block<false>(v)
+#define WHALE_BLOCK_MAX(v) whale_block<true>(v)
 #else
 #include <math.h>
 #include <string.h>
 #define WHALE_KERNEL extern "C"
 #define WHALE_FIRST 0LL
 #define WHALE_STEP 1LL
+#define WHALE_ROW_FIRST 0LL
+#define WHALE_ROW_STEP 1LL
+#define WHALE_LANE 0LL
+#define WHALE_LANES 1LL
+#define WHALE_SYNC()
+#define WHALE_BLOCK_SUM(v) (v)
+#define WHALE_BLOCK_MAX(v) (v)
 static inline float whale_float(unsigned u) {
   float f;
   memcpy(&f, &u, sizeof f);
@@ -170,20 +214,37 @@ struct WhaleOperands {
 
 } // namespace detail
 
-/// The kernel's source for `l` and `code`, or false (with `why`) for a
-/// program it does not cover: one with a row op.
-inline bool elementKernelSource(const Layout &l, const std::vector<Instr> &code,
-                                std::string &source, std::string &why) {
-  using namespace detail;
-  static_assert(kMaxOperands == 16, "the prelude's WhaleOperands holds 16");
-  if (l.rowOp != NoRowOp) {
-    why = "a program with a row op runs in the interpreter";
-    return false;
-  }
+namespace detail {
+
+/// A point's index, registers, input loads and instructions: the body
+/// both kernel shapes share, for point (t, k).
+inline std::string pointBody(const Layout &l, const std::vector<Instr> &code,
+                             const std::string &k, const std::string &indent) {
   std::ostringstream s;
-  s << prelude();
-  s << "WHALE_KERNEL void " << kElementKernelName
-    << "(WhaleOperands p, long long parts, float *partials) {\n";
+  if (needsIndex(l))
+    s << indexOf(l, "t", k, indent);
+  s << indent << "float ";
+  for (int r = 0; r < l.registers; ++r)
+    s << (r ? ", " : "") << reg(r) << " = 0.0f";
+  s << ";\n";
+  for (int i = 0; i < l.inputs; ++i)
+    s << indent << reg(i) << " = ((const float *)p.data[" << i << "])["
+      << offsetOf(l, i) << "];\n";
+  for (const Instr &in : code)
+    s << indent << statement(in) << "\n";
+  return s.str();
+}
+
+inline std::string store(const Layout &l, int o, const std::string &value) {
+  return "((float *)p.data[" + std::to_string(l.inputs + o) + "])[" +
+         offsetOf(l, l.inputs + o) + "] = " + value + ";";
+}
+
+/// A program without a row op: a thread per (point, part), as runThread
+/// and runPart.
+inline std::string pointsKernel(const Layout &l,
+                                const std::vector<Instr> &code) {
+  std::ostringstream s;
   s << "  const long long threads = " << l.threads << "LL, terms = " << l.terms
     << "LL;\n";
   s << "  const long long each = (terms + parts - 1) / parts;\n";
@@ -192,7 +253,6 @@ inline bool elementKernelSource(const Layout &l, const std::vector<Instr> &code,
   s << "    const long long t = at % threads, part = at / threads;\n";
   s << "    const long long k0 = part * each < terms ? part * each : terms;\n";
   s << "    const long long k1 = k0 + each < terms ? k0 + each : terms;\n";
-  s << "    (void)partials;\n";
   bool sums = false;
   for (int o = 0; o < l.outputs; ++o)
     if (l.sum[o]) {
@@ -200,24 +260,13 @@ inline bool elementKernelSource(const Layout &l, const std::vector<Instr> &code,
       s << "    float acc" << o << " = 0.0f;\n";
     }
   s << "    for (long long k = k0; k < k1; ++k) {\n";
-  if (needsIndex(l))
-    s << indexOf(l, "t", "k", "      ");
-  s << "      float ";
-  for (int r = 0; r < l.registers; ++r)
-    s << (r ? ", " : "") << reg(r) << " = 0.0f";
-  s << ";\n";
-  for (int i = 0; i < l.inputs; ++i)
-    s << "      " << reg(i) << " = ((const float *)p.data[" << i << "])["
-      << offsetOf(l, i) << "];\n";
-  for (const Instr &in : code)
-    s << "      " << statement(in) << "\n";
+  s << pointBody(l, code, "k", "      ");
   for (int o = 0; o < l.outputs; ++o) {
     const std::string value = reg(l.resultRegister[o]);
     if (l.sum[o])
       s << "      acc" << o << " += " << value << ";\n";
     else
-      s << "      ((float *)p.data[" << l.inputs + o << "])["
-        << offsetOf(l, l.inputs + o) << "] = " << value << ";\n";
+      s << "      " << store(l, o, value) << "\n";
   }
   s << "    }\n";
   if (sums) {
@@ -225,15 +274,14 @@ inline bool elementKernelSource(const Layout &l, const std::vector<Instr> &code,
     s << "      const long long k = 0;\n";
     if (needsIndex(l))
       s << indexOf(l, "t", "k", "      ");
-    for (int o = 0; o < l.outputs; ++o) {
-      if (!l.sum[o])
-        continue;
-      s << "      ((float *)p.data[" << l.inputs + o << "])["
-        << offsetOf(l, l.inputs + o) << "] = acc" << o;
-      if (l.meanOf[o] > 0.0f)
-        s << " / " << floatLiteral(l.meanOf[o]);
-      s << ";\n";
-    }
+    for (int o = 0; o < l.outputs; ++o)
+      if (l.sum[o])
+        s << "      "
+          << store(l, o,
+                   "acc" + std::to_string(o) +
+                       (l.meanOf[o] > 0.0f ? " / " + floatLiteral(l.meanOf[o])
+                                           : std::string()))
+          << "\n";
     s << "    } else {\n";
     for (int o = 0; o < l.outputs; ++o)
       if (l.sum[o])
@@ -241,7 +289,92 @@ inline bool elementKernelSource(const Layout &l, const std::vector<Instr> &code,
           << "LL * parts + part) * threads + t] = acc" << o << ";\n";
     s << "    }\n";
   }
-  s << "  }\n}\n";
+  s << "  }\n";
+  return s.str();
+}
+
+/// A program with a row op: a block per row (one host loop outside CUDA),
+/// as the interpreter's row kernel and runRow: the row's points, the
+/// row op's input kept in its output row, the statistics reduced across
+/// the block in the runtime's order, then the row op.
+inline std::string rowsKernel(const Layout &l, const std::vector<Instr> &code) {
+  const int64_t width = l.extents[l.rank - 1];
+  const int rowOut = l.inputs + l.rowResult;
+  std::ostringstream s;
+  s << "  (void)parts;\n  (void)partials;\n";
+  s << "  const long long rows = " << l.threads << "LL, width = " << width
+    << "LL;\n";
+  s << "  const float w = " << floatLiteral(static_cast<float>(width)) << ";\n";
+  s << "  for (long long row = WHALE_ROW_FIRST; row < rows; "
+       "row += WHALE_ROW_STEP) {\n";
+  s << "    float *y = (float *)p.data[" << rowOut << "] + row * width;\n";
+  s << "    float local = " << (l.rowOp == LayerNorm ? "0.0f" : "-INFINITY")
+    << ";\n";
+  s << "    for (long long c = WHALE_LANE; c < width; c += WHALE_LANES) {\n";
+  s << "      const long long t = row * width + c;\n";
+  s << pointBody(l, code, "0LL", "      ");
+  for (int o = 0; o < l.outputs; ++o)
+    s << "      "
+      << store(l, o, reg(o == l.rowResult ? l.rowInput : l.resultRegister[o]))
+      << "\n";
+  s << "      const float v = " << reg(l.rowInput) << ";\n";
+  s << "      local = "
+    << (l.rowOp == LayerNorm ? "local + v" : "fmaxf(local, v)") << ";\n";
+  s << "    }\n";
+  if (l.rowOp == LayerNorm) {
+    s << "    const float mean = WHALE_BLOCK_SUM(local) / w;\n";
+    s << "    float squares = 0.0f;\n";
+    s << "    for (long long c = WHALE_LANE; c < width; c += WHALE_LANES)\n";
+    s << "      squares += (y[c] - mean) * (y[c] - mean);\n";
+    s << "    const float rstd = 1.0f / sqrtf(WHALE_BLOCK_SUM(squares) / w + "
+      << floatLiteral(l.eps) << ");\n";
+    s << "    for (long long c = WHALE_LANE; c < width; c += WHALE_LANES) {\n";
+    s << "      const long long t = row * width + c;\n";
+    if (needsIndex(l))
+      s << indexOf(l, "t", "0LL", "      ");
+    s << "      const float g = ((const float *)p.data[" << l.gamma << "])["
+      << offsetOf(l, l.gamma) << "];\n";
+    s << "      const float b = ((const float *)p.data[" << l.beta << "])["
+      << offsetOf(l, l.beta) << "];\n";
+    s << "      y[c] = (y[c] - mean) * rstd * g + b;\n";
+    s << "    }\n";
+  } else {
+    s << "    const float mx = WHALE_BLOCK_MAX(local);\n";
+    s << "    const bool masked = mx == -INFINITY;\n";
+    s << "    float total = 0.0f;\n";
+    s << "    for (long long c = WHALE_LANE; c < width; c += WHALE_LANES) {\n";
+    s << "      y[c] = masked ? 0.0f : expf(y[c] - mx);\n";
+    s << "      total += y[c];\n";
+    s << "    }\n";
+    s << "    total = WHALE_BLOCK_SUM(total);\n";
+    s << "    const float inv = total > 0.0f ? 1.0f / total : 0.0f;\n";
+    s << "    for (long long c = WHALE_LANE; c < width; c += WHALE_LANES)\n";
+    s << "      y[c] *= inv;\n";
+  }
+  s << "    WHALE_SYNC();\n";
+  s << "  }\n";
+  return s.str();
+}
+
+} // namespace detail
+
+/// The kernel's source for `l` and `code`. A program with a row op runs a
+/// block per row (launch it so: fused::rowKernel), any other a thread per
+/// point and part.
+inline bool elementKernelSource(const Layout &l, const std::vector<Instr> &code,
+                                std::string &source, std::string &why) {
+  using namespace detail;
+  static_assert(kMaxOperands == 16, "the prelude's WhaleOperands holds 16");
+  if (l.rowOp != NoRowOp && l.rowOp != LayerNorm && l.rowOp != Softmax) {
+    why = "a program's row op is none the generator knows";
+    return false;
+  }
+  std::ostringstream s;
+  s << prelude();
+  s << "WHALE_KERNEL void " << kElementKernelName
+    << "(WhaleOperands p, long long parts, float *partials) {\n";
+  s << (l.rowOp == NoRowOp ? pointsKernel(l, code) : rowsKernel(l, code));
+  s << "}\n";
   source = s.str();
   return true;
 }

@@ -93,9 +93,8 @@ using whale::rt::Status;
 class ProgramDevice : public whale::rt::CpuDevice {
 public:
   /// inParts: sums split as a GPU splits few long ones; generated: each
-  /// program without a row op runs as its generated kernel
-  /// (ElementKernelSource.h) built for the host, as a GPU runs it once
-  /// NVRTC has compiled it.
+  /// program runs as its generated kernel (ElementKernelSource.h) built for
+  /// the host, as a GPU runs it once NVRTC has compiled it.
   ProgramDevice(bool inParts, bool generated)
       : CpuDevice("programs", {}), inParts(inParts), generated(generated) {}
   Status fused(const FusedCode &code, void **data, int64_t,
@@ -110,7 +109,7 @@ public:
                              why))
       return Status::invalid(why);
     const int count = static_cast<int>(instrs.size());
-    if (generated && layout.rowOp == fused::NoRowOp) {
+    if (generated) {
       std::string source;
       if (!fused::elementKernelSource(layout, instrs, source, why))
         return Status::invalid(why);

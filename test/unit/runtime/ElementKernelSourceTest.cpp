@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -134,12 +135,77 @@ TEST(ElementKernelSource, GeneratedKernelsWriteWhatTheInterpreterWrites) {
     }
 }
 
-TEST(ElementKernelSource, ARowOpStaysWithTheInterpreter) {
-  fused::Layout l;
-  l.rowOp = fused::LayerNorm;
-  std::string source, why;
-  EXPECT_FALSE(fused::elementKernelSource(l, {}, source, why));
-  EXPECT_EQ(why, "a program with a row op runs in the interpreter");
+/// A program ending in a row op: (x + b) then layernorm with gamma and
+/// beta, or softmax, over rows of `width`.
+std::vector<int64_t> rowProgram(int64_t rows, int64_t width, bool layerNorm) {
+  float eps = 1e-5f;
+  uint32_t bits;
+  std::memcpy(&bits, &eps, sizeof bits);
+  std::vector<int64_t> w = {fused::kMagic,
+                            2,
+                            rows,
+                            width,
+                            layerNorm ? 4 : 2,
+                            2,
+                            5,
+                            1,
+                            1,
+                            1,
+                            0,
+                            1}; // x, b (a row)
+  if (layerNorm)
+    w.insert(w.end(), {0, 1, 0, 1}); // gamma, beta: rows of width
+  w.insert(w.end(), {1, 1, 0, 4,     // s = x + b
+                     1, 1, 0, 4});   // the row op's result
+  w.push_back(layerNorm ? fused::LayerNorm : fused::Softmax);
+  w.insert(w.end(), {1, 4}); // result 1, its input register 4
+  if (layerNorm)
+    w.insert(w.end(), {2, 3, int64_t(bits)});
+  w.insert(w.end(), {fused::Add, 4, 0, 1, -1});
+  return w;
+}
+
+/// Row programs' kernels write what runRow writes, bit for bit: the
+/// host's block is one lane, so its sums add in runRow's order.
+TEST(ElementKernelSource, RowKernelsWriteWhatTheInterpreterWrites) {
+  for (bool layerNorm : {true, false}) {
+    const int64_t rows = 5, width = 37;
+    std::vector<int64_t> words = rowProgram(rows, width, layerNorm);
+    fused::Layout l;
+    std::vector<fused::Instr> code;
+    std::string why, source;
+    ASSERT_TRUE(fused::parse(words.data(), words.size(), l, code, why)) << why;
+    ASSERT_TRUE(fused::elementKernelSource(l, code, source, why)) << why;
+    whale::testing::HostElementKernel kernel =
+        whale::testing::buildHostElementKernel(source, why);
+    ASSERT_TRUE(kernel) << why << "\n" << source;
+    std::vector<float> x(rows * width), b(width), g(width), be(width);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = float(int(i * 37 % 11)) - 5.0f + 0.125f * float(i % 7);
+    for (int64_t c = 0; c < width; ++c) {
+      b[c] = float(c % 3) - 1.0f;
+      g[c] = 1.0f + 0.01f * float(c);
+      be[c] = 0.5f - 0.02f * float(c);
+    }
+    std::vector<float> sWant(x.size()), yWant(x.size()), sGot(x.size(), -7),
+        yGot(x.size(), -7);
+    std::vector<const void *> want = {x.data(), b.data()},
+                              got = {x.data(), b.data()};
+    if (layerNorm) {
+      want.insert(want.end(), {g.data(), be.data()});
+      got.insert(got.end(), {g.data(), be.data()});
+    }
+    want.insert(want.end(), {sWant.data(), yWant.data()});
+    got.insert(got.end(), {sGot.data(), yGot.data()});
+    for (int64_t row = 0; row < rows; ++row)
+      fused::runRow(l, code.data(), int(code.size()), want.data(), row);
+    whale::testing::HostOperands p{};
+    for (size_t i = 0; i < got.size(); ++i)
+      p.data[i] = got[i];
+    kernel(p, 1, nullptr);
+    EXPECT_EQ(sGot, sWant) << (layerNorm ? "layernorm" : "softmax");
+    EXPECT_EQ(yGot, yWant) << (layerNorm ? "layernorm" : "softmax");
+  }
 }
 
 /// Where the toolkit's NVRTC loads, the generated source compiles for a
@@ -158,6 +224,12 @@ TEST(ElementKernelSource, NvrtcCompilesTheSourceForAGpu) {
   std::vector<char> cubin;
   ASSERT_TRUE(nvrtc->compile(source, "sm_90", cubin, why)) << why;
   EXPECT_GT(cubin.size(), 1000u);
+  for (bool layerNorm : {true, false}) { // the row kernels' block sums
+    std::vector<int64_t> rowWords = rowProgram(5, 37, layerNorm);
+    ASSERT_TRUE(fused::parse(rowWords.data(), rowWords.size(), l, code, why));
+    ASSERT_TRUE(fused::elementKernelSource(l, code, source, why));
+    EXPECT_TRUE(nvrtc->compile(source, "sm_90", cubin, why)) << why;
+  }
   EXPECT_FALSE(nvrtc->compile("this is not CUDA", "sm_90", cubin, why));
   EXPECT_NE(why.find("this is not CUDA"), std::string::npos) << why;
 }
