@@ -92,6 +92,8 @@ def shape_args(argv=None):
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--amp", action="store_true")
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--no-torch", action="store_true",
+                    help="Whale alone (no peers): for A/B runs of Whale")
     ap.add_argument("--no-fuse", action="store_true",
                     help="Whale without fused kernels (whale run --no-fuse)")
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
@@ -237,6 +239,9 @@ def whale_run(a, root, device):
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             sys.exit(f"whale failed ({' '.join(cmd)}):\n{done.stderr}")
+        for line in done.stderr.splitlines():  # notes, not progress
+            if line.startswith("whale:"):
+                print(line)
         rows = [json.loads(l) for l in open(metrics)]
         if a.whale_trace:
             # A run of its own: a traced step checks every op's output, so
@@ -269,8 +274,9 @@ def main():
         print(f"  measured {label}: {tps:.0f} tokens/s", flush=True)
 
     measured("whale", whale_run(a, root, a.device))
-    measured("pytorch eager", torch_run(a, False, a.device))
-    if not a.no_compile:
+    if not a.no_torch:
+        measured("pytorch eager", torch_run(a, False, a.device))
+    if not a.no_compile and not a.no_torch:
         try:
             measured("torch.compile", torch_run(a, True, a.device))
         except Exception as e:  # report, do not hide, a compile failure

@@ -29,7 +29,7 @@ rm -rf "$pack"
 mkdir -p "$pack/bin" "$pack/lib" "$pack/plans" "$pack/gpt2"
 cp "$build/bin/whale-exec" "$build/bin/whale-gpu-tests" "$plugin" "$pack/bin/"
 cp "$root/scripts/gpu/check.sh" "$root/scripts/gpu/compare_runs.py" \
-   "$root/bench/gpt2_gpu.py" "$pack/"
+   "$root/scripts/gpu/trace_summary.py" "$root/bench/gpt2_gpu.py" "$pack/"
 
 # Libraries: whatever ldd resolves outside glibc and the GPU stack.
 for bin in "$pack"/bin/*; do

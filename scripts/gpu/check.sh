@@ -10,7 +10,9 @@
 #    cuda devices) trained by whale-exec and compared with its one-CPU
 #    reference (losses and parameters within 1e-4);
 # 3. with torch there, bench/gpt2_gpu.py on the compiled GPT-2 small plans
-#    (fp32, bf16) against PyTorch eager and torch.compile.
+#    (bf16, fp32) against PyTorch eager and torch.compile, each plan's
+#    time by op (trace_summary.py), and bf16 again with the element
+#    programs in the interpreter.
 # Logs and metrics go to OUT (default: ./gpu-results). Each step has a time
 # limit (WHALE_GPU_TESTS_TIMEOUT, WHALE_GPU_PLAN_TIMEOUT,
 # WHALE_GPU_BENCH_TIMEOUT, in seconds), so a hang costs one step, not the
@@ -62,6 +64,18 @@ if python3 -c "import torch" 2>/dev/null; then
       --whale-trace "$out/gpt2-$amp-trace.json" ${WHALE_GPU_BENCH_ARGS:-} \
       2>&1 | tee "$out/gpt2-$amp.txt"
   done
+  # Where the time goes, and the generated element kernels against the
+  # interpreter they replace (docs/gpu.md), Whale alone.
+  for amp in bf16 fp32; do
+    [ -f "$out/gpt2-$amp-trace.json" ] &&
+      python3 "$here/trace_summary.py" "$out/gpt2-$amp-trace.json" |
+      tee "$out/gpt2-$amp-ops.txt"
+  done
+  echo "== GPT-2 small, bf16, element programs in the interpreter"
+  WHALE_CUDA_ELEMENT_KERNELS=0 PYTHONUNBUFFERED=1 \
+    timeout "${WHALE_GPU_BENCH_TIMEOUT:-600}" python3 "$here/gpt2_gpu.py" \
+    --amp --no-torch --whale-exec "$here/bin/whale-exec" \
+    --bundle "$here/gpt2/bf16" 2>&1 | tee "$out/gpt2-bf16-interpreter.txt"
 else
   echo "== no torch here: the GPT-2 comparison did not run"
 fi
