@@ -66,20 +66,18 @@ inline GemmCall valueGradGemm(const AttentionDims &d, int64_t h) {
   return rowMajorGemm(true, false, d.tk, d.e, d.t, Operand::A, d.t * d.tk,
                       Operand::B, d.t * d.e, Operand::C, d.tk * d.e, h);
 }
-/// dP [h, t, tk] = dO V^T.
+// The backward's other three products have the forward's shapes.
+/// dP [h, t, tk] = dO V^T, as S = Q K^T.
 inline GemmCall probabilityGradGemm(const AttentionDims &d, int64_t h) {
-  return rowMajorGemm(false, true, d.t, d.tk, d.e, Operand::A, d.t * d.e,
-                      Operand::B, d.tk * d.e, Operand::C, d.t * d.tk, h);
+  return scoresGemm(d, h);
 }
-/// dQ [h, t, e] = dS K.
+/// dQ [h, t, e] = dS K, as O = P V.
 inline GemmCall queryGradGemm(const AttentionDims &d, int64_t h) {
-  return rowMajorGemm(false, false, d.t, d.e, d.tk, Operand::A, d.t * d.tk,
-                      Operand::B, d.tk * d.e, Operand::C, d.t * d.e, h);
+  return outputGemm(d, h);
 }
-/// dK [h, tk, e] = dS^T Q.
+/// dK [h, tk, e] = dS^T Q, as dV = P^T dO.
 inline GemmCall keyGradGemm(const AttentionDims &d, int64_t h) {
-  return rowMajorGemm(true, false, d.tk, d.e, d.t, Operand::A, d.t * d.tk,
-                      Operand::B, d.t * d.e, Operand::C, d.tk * d.e, h);
+  return valueGradGemm(d, h);
 }
 
 // The row math: the kernels reduce a row's maximum, sum and D over a block

@@ -1062,11 +1062,12 @@ Status attentionDims(const char *op, View<const float> q, View<const float> k,
 
 // Attention's scratch: a chunk's scores (or probabilities) and their
 // gradient, each capped so that long sequences go in more chunks rather
-// than more memory; under amp, bf16 copies of the products' operands.
+// than more memory; under amp also their bf16 copies (q, k, v and dout
+// take the matmul inputs' slots: gemmInputs).
 constexpr int kScoresScratch = 18, kScoreGradScratch = 19;
+constexpr int kProbabilitiesBf16Scratch = 21, kScoreGradBf16Scratch = 22;
 // A fused region's partial sums (fused::termParts).
 constexpr int kFusedPartsScratch = 20;
-constexpr int kAttentionBf16Scratch = 21; // q, k, v, dout, P, dS: 21..26
 constexpr int64_t kMaxScores = int64_t(64) << 20; // 256 MiB of fp32
 
 namespace {
@@ -1075,21 +1076,6 @@ const void *advance(const void *base, int64_t elements, bool bf16) {
   return static_cast<const char *>(base) + elements * (bf16 ? 2 : 4);
 }
 } // namespace
-
-Status CudaDevice::attentionOperand(int which, const float *x, int64_t n,
-                                    const void **out) {
-  if (matmulPrecision() != MatmulPrecision::BF16) {
-    *out = x;
-    return Status::ok();
-  }
-  void *copy;
-  if (Status st = scratch(kAttentionBf16Scratch + which, n * 2, &copy); !st)
-    return st;
-  if (n > 0)
-    toBf16(compute, x, copy, n);
-  *out = copy;
-  return launched("rounding attention's operands to bf16");
-}
 
 Status CudaDevice::attentionScores(const AttentionDims &d, int64_t heads,
                                    const void *q, const void *k,
@@ -1122,21 +1108,18 @@ Status CudaDevice::attention(View<const float> q, View<const float> k,
   // attention rounds the same ones).
   const bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
   const int64_t chunk = headsPerChunk(d, kMaxScores);
-  const void *qm, *km, *vm;
+  const void *in[3];
+  if (Status st = gemmInputs({q, k, v}, in); !st)
+    return st;
+  const void *qm = in[0], *km = in[1], *vm = in[2];
   void *buffer, *p16 = nullptr;
-  if (Status st = attentionOperand(0, q.data, q.numel(), &qm); !st)
-    return st;
-  if (Status st = attentionOperand(1, k.data, k.numel(), &km); !st)
-    return st;
-  if (Status st = attentionOperand(2, v.data, v.numel(), &vm); !st)
-    return st;
   if (Status st =
           scratch(kScoresScratch, chunk * d.t * d.tk * sizeof(float), &buffer);
       !st)
     return st;
   if (bf16)
     if (Status st =
-            scratch(kAttentionBf16Scratch + 4, chunk * d.t * d.tk * 2, &p16);
+            scratch(kProbabilitiesBf16Scratch, chunk * d.t * d.tk * 2, &p16);
         !st)
       return st;
   float *p = static_cast<float *>(buffer);
@@ -1184,24 +1167,19 @@ Status CudaDevice::attentionBackward(View<const float> q, View<const float> k,
   const bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
   const int64_t chunk = headsPerChunk(d, kMaxScores);
   const size_t bytes = chunk * d.t * d.tk * sizeof(float);
-  const void *qm, *km, *vm, *dom;
+  const void *in[4];
+  if (Status st = gemmInputs({q, k, v, dout}, in); !st)
+    return st;
+  const void *qm = in[0], *km = in[1], *vm = in[2], *dom = in[3];
   void *pBuffer, *dsBuffer, *p16 = nullptr, *ds16 = nullptr;
-  if (Status st = attentionOperand(0, q.data, q.numel(), &qm); !st)
-    return st;
-  if (Status st = attentionOperand(1, k.data, k.numel(), &km); !st)
-    return st;
-  if (Status st = attentionOperand(2, v.data, v.numel(), &vm); !st)
-    return st;
-  if (Status st = attentionOperand(3, dout.data, dout.numel(), &dom); !st)
-    return st;
   if (Status st = scratch(kScoresScratch, bytes, &pBuffer); !st)
     return st;
   if (Status st = scratch(kScoreGradScratch, bytes, &dsBuffer); !st)
     return st;
   if (bf16) {
-    if (Status st = scratch(kAttentionBf16Scratch + 4, bytes / 2, &p16); !st)
+    if (Status st = scratch(kProbabilitiesBf16Scratch, bytes / 2, &p16); !st)
       return st;
-    if (Status st = scratch(kAttentionBf16Scratch + 5, bytes / 2, &ds16); !st)
+    if (Status st = scratch(kScoreGradBf16Scratch, bytes / 2, &ds16); !st)
       return st;
   }
   float *p = static_cast<float *>(pBuffer),

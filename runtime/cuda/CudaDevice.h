@@ -213,10 +213,6 @@ private:
   /// bf16 under amp) into `scores` [heads, t, tk] (AttentionPlan.h).
   Status attentionScores(const cuda::AttentionDims &d, int64_t heads,
                          const void *q, const void *k, float *scores);
-  /// Attention's product operand `which` (0 q, 1 k, 2 v, 3 dout): x, or
-  /// under amp its bf16 copy in scratch.
-  Status attentionOperand(int which, const float *x, int64_t n,
-                          const void **out);
   /// x [N, C, S...] as N, C and S.
   struct ChannelExtents {
     int64_t rows = 0, channels = 0, size = 0;
