@@ -21,10 +21,20 @@ the median of its measured runs: the machine's moments pooled on both
 sides.
 
     python3 bench/sim_accuracy.py [--rounds 5] [--steps 20] [--only NAME]
+
+On another machine (one with more cores, or a GPU; no MLIR needed there)
+the profiling runs and the measured runs go there as compiled plans, and
+the profiles and predictions are made here from what comes back
+(docs/aot.md):
+
+    python3 bench/sim_accuracy.py --emit-pack DIR [--rounds R] [--steps S]
+    DIR/run.sh RESULTS          # there, with whale-exec on the PATH
+    python3 bench/sim_accuracy.py --collect DIR RESULTS
 """
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -81,6 +91,16 @@ PLANS = [
      "cpu:2@threads=1", ["SIZE=32", "CLASSES=1000", "BATCH=8"]),
 ]
 
+# Plans of one GPU, for a pack made with --gpu (their runs need one).
+GPU_PLANS = [
+    ("GPU: one device", GPT, "cuda:0", []),
+    ("GPU: accumulation m=4", SCALED, "cuda:0",
+     SMALL + ["TP=1", "MICRO=4", "STAGES=2"]),
+    ("GPU: GPT 12 x 768, context 256", SCALED, "cuda:0",
+     ["D=768", "T=256", "VOCAB=256", "HEADS=12", "LAYERS=12", "BATCH=16",
+      "TP=1", "MICRO=1", "STAGES=2"]),
+]
+
 
 def whale(binary, args):
     out = subprocess.run([binary] + args, capture_output=True, text=True)
@@ -100,13 +120,127 @@ def script_flags(script, cluster, defines, configs=()):
     return flags
 
 
+def median_step(metrics):
+    """The median step-to-step time of a metrics file after the third."""
+    times = [json.loads(l)["time_s"] for l in open(metrics)]
+    return statistics.median([b - a for a, b in zip(times, times[1:])][3:])
+
+
 def measured_iteration(binary, flags, steps, tmp):
     """Trains `steps` steps; the median step-to-step time after the third."""
     metrics = os.path.join(tmp, "m.jsonl")
     whale(binary, ["run"] + flags + ["--steps", str(steps), "--metrics",
                                      metrics])
-    times = [json.loads(l)["time_s"] for l in open(metrics)]
-    return statistics.median([b - a for a, b in zip(times, times[1:])][3:])
+    return median_step(metrics)
+
+
+def predict(binary, flags, dbs):
+    """`whale sim`'s iteration for `flags` from the profile databases."""
+    profiles = []
+    for db in dbs:
+        profiles += ["--profile", db]
+    return json.loads(whale(binary, ["sim"] + flags + profiles +
+                            ["--json"]))["iteration_s"]
+
+
+def flags_of(plan):
+    name, script, cluster, defines, *configs = plan
+    return script_flags(script, cluster, defines,
+                        configs[0] if configs else ())
+
+
+def text_corpus(binary, flags, tmp):
+    """The folder or file of a plan's text data, or None."""
+    folder = os.path.join(tmp, "probe")
+    shutil.rmtree(folder, ignore_errors=True)
+    whale(binary, ["compile"] + flags + ["--emit=bundle", "-o", folder])
+    data = json.load(open(os.path.join(folder, "plan.json")))["data"]
+    return data["path"] if data["kind"] in ("text", "tokens") else None
+
+
+def emit_pack(args, chosen):
+    """Each plan compiled twice into DIR (with op sites, for the profiling
+    runs; without, for the measured runs), its text corpus beside it, and
+    DIR/run.sh, which runs them round by round there."""
+    os.makedirs(args.emit_pack, exist_ok=True)
+    lines = ["#!/usr/bin/env bash",
+             "# Made by bench/sim_accuracy.py --emit-pack: the profiling and",
+             "# measured runs of each plan, round by round (this machine's",
+             "# speed drifts); bring RESULTS back to --collect.",
+             "set -euo pipefail",
+             'here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"',
+             'out="${1:?usage: run.sh RESULTS}"',
+             'mkdir -p "$out"',
+             'exec_="${WHALE_EXEC:-whale-exec}"']
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, plan in enumerate(chosen):
+            flags = flags_of(plan)
+            base = os.path.join(args.emit_pack, f"plan-{i}")
+            for kind, extra in (("profile", ["--trace-sites"]), ("run", [])):
+                folder = f"{base}-{kind}"
+                shutil.rmtree(folder, ignore_errors=True)
+                whale(args.whale, ["compile"] + flags + extra +
+                      ["--emit=bundle", "-o", folder])
+            corpus = text_corpus(args.whale, flags, tmp)
+            if corpus:  # links kept: the text reader skips them
+                target = f"{base}-data"
+                shutil.rmtree(target, ignore_errors=True)
+                if os.path.isdir(corpus):
+                    shutil.copytree(corpus, target, symlinks=True)
+                else:
+                    shutil.copy(corpus, target)
+            print(f"packed {plan[0]}", flush=True)
+    lines.append(f"for round in $(seq 1 {args.rounds}); do")
+    for i, plan in enumerate(chosen):
+        data = (f' --data "$here/plan-{i}-data"'
+                if os.path.exists(os.path.join(args.emit_pack,
+                                               f"plan-{i}-data")) else "")
+        lines += [
+            f'  echo "round $round: {plan[0]}"',
+            f'  "$exec_" "$here/plan-{i}-profile" --steps 12{data} '
+            f'--profile-trace "$out/trace-{i}-$round.json" > /dev/null 2>&1',
+            f'  "$exec_" "$here/plan-{i}-run" --steps {args.steps}{data} '
+            f'--metrics "$out/metrics-{i}-$round.jsonl" > /dev/null 2>&1']
+    lines.append("done")
+    json.dump({"plans": [p[0] for p in chosen], "rounds": args.rounds},
+              open(os.path.join(args.emit_pack, "plans.json"), "w"), indent=1)
+    script = os.path.join(args.emit_pack, "run.sh")
+    open(script, "w").write("\n".join(lines) + "\n")
+    os.chmod(script, 0o755)
+    print(f"{len(chosen)} plans in {args.emit_pack}; there: run.sh RESULTS")
+
+
+def collect(args):
+    """Profiles from the traces the pack's runs made, predictions from
+    them here, against the runs' measured steps."""
+    pack, results = args.collect
+    names = json.load(open(os.path.join(pack, "plans.json")))
+    rounds = names["rounds"]
+    chosen = [p for p in PLANS + GPU_PLANS if p[0] in names["plans"]]
+    chosen.sort(key=lambda p: names["plans"].index(p[0]))
+    predicted = {p[0]: [] for p in chosen}
+    measured = {p[0]: [] for p in chosen}
+    profiled = {p[0]: [] for p in chosen}
+    pooled = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, plan in enumerate(chosen):
+            flags, dbs = flags_of(plan), []
+            for r in range(1, rounds + 1):
+                trace = os.path.join(results, f"trace-{i}-{r}.json")
+                metrics = os.path.join(results, f"metrics-{i}-{r}.jsonl")
+                if not (os.path.exists(trace) and os.path.exists(metrics)):
+                    continue
+                db = os.path.join(tmp, f"db-{i}-{r}.json")
+                whale(args.whale, ["profile"] + flags + ["--from-trace",
+                                                         trace, "-o", db])
+                dbs.append(db)
+                profiled[plan[0]].append(typical_step(trace))
+                predicted[plan[0]].append(predict(args.whale, flags, [db]))
+                measured[plan[0]].append(median_step(metrics))
+            if dbs:
+                pooled[plan[0]] = predict(args.whale, flags, dbs)
+    return [p for p in chosen if predicted[p[0]]], predicted, measured, \
+        profiled, pooled, rounds
 
 
 def typical_step(trace):
@@ -131,8 +265,21 @@ def main():
                     help="profile, predict and measure every plan this many "
                     "times, round by round; medians are compared")
     ap.add_argument("--only", help="run the plans whose name holds this")
+    ap.add_argument("--emit-pack", metavar="DIR",
+                    help="compile the plans and a run.sh into DIR, to "
+                    "profile and measure on another machine")
+    ap.add_argument("--gpu", action="store_true",
+                    help="with --emit-pack: the plans of one GPU too")
+    ap.add_argument("--collect", nargs=2, metavar=("DIR", "RESULTS"),
+                    help="predict here from the traces and metrics that "
+                    "DIR/run.sh wrote into RESULTS there")
     args = ap.parse_args()
-    chosen = [p for p in PLANS if not args.only or args.only in p[0]]
+    plans = PLANS + (GPU_PLANS if args.gpu and args.emit_pack else [])
+    chosen = [p for p in plans if not args.only or args.only in p[0]]
+    if args.emit_pack:
+        return emit_pack(args, chosen)
+    if args.collect:
+        return report(*collect(args))
     predicted = {p[0]: [] for p in chosen}
     measured = {p[0]: [] for p in chosen}
     profiled = {p[0]: [] for p in chosen}
@@ -160,14 +307,17 @@ def main():
                       f"{predicted[name][-1] * 1e3:8.2f} ms  measured "
                       f"{measured[name][-1] * 1e3:8.2f} ms  profiling run "
                       f"{profiled[name][-1] * 1e3:8.2f} ms", flush=True)
-        for i, (name, script, cluster, defines, *configs) in enumerate(chosen):
-            flags = script_flags(script, cluster, defines,
-                                 configs[0] if configs else ())
-            dbs = []
-            for round_ in range(args.rounds):
-                dbs += ["--profile", os.path.join(tmp, f"db-{i}-{round_}.json")]
-            pooled[name] = json.loads(whale(args.whale, ["sim"] + flags + dbs +
-                                            ["--json"]))["iteration_s"]
+        for i, plan in enumerate(chosen):
+            pooled[plan[0]] = predict(
+                args.whale, flags_of(plan),
+                [os.path.join(tmp, f"db-{i}-{r}.json")
+                 for r in range(args.rounds)])
+    return report(chosen, predicted, measured, profiled, pooled, args.rounds)
+
+
+def report(chosen, predicted, measured, profiled, pooled, rounds):
+    """The table and the error summaries, by medians, minimums, each
+    prediction against its profiling run, and pooled profiles."""
     print()
     print("| plan | cluster | predicted ms | measured ms | spread | error "
           "| fastest predicted ms | fastest measured ms | error "
@@ -204,7 +354,7 @@ def main():
             continue
         errs.sort()
         within = sum(1 for e in errs if e <= 0.05)
-        print(f"\n{len(errs)} plans, {args.rounds} rounds, by {what}: median "
+        print(f"\n{len(errs)} plans, {rounds} rounds, by {what}: median "
               f"|error| {statistics.median(errs) * 100:.1f}%, worst "
               f"{errs[-1] * 100:.1f}%, {within} within 5%")
 

@@ -1,6 +1,7 @@
 //===- Bundle.cpp - a plan compiled ahead of time -------------------------===//
 
 #include "lib/Bundle.h"
+#include "runtime/exec/CpuLevels.h"
 
 #include "dialects/Whale/IR/TrainAttrs.h"
 #include "lib/Cluster.h"
@@ -24,6 +25,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 #include <mutex>
 #include <vector>
@@ -35,8 +37,9 @@ namespace {
 /// bundle runs on other machines of that architecture, whose vector
 /// extensions this one cannot know. Null with `error` set when there is
 /// none.
-std::unique_ptr<llvm::TargetMachine> baselineMachine(llvm::CodeGenOptLevel level,
-                                                     std::string &error) {
+std::unique_ptr<llvm::TargetMachine> machineFor(const std::string &cpu,
+                                                llvm::CodeGenOptLevel level,
+                                                std::string &error) {
   static std::once_flag targetOnce;
   std::call_once(targetOnce, [] {
     llvm::InitializeNativeTarget();
@@ -48,9 +51,9 @@ std::unique_ptr<llvm::TargetMachine> baselineMachine(llvm::CodeGenOptLevel level
     error = "no code generator for " + triple.str() + ": " + error;
     return nullptr;
   }
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, "generic", "", llvm::TargetOptions(), llvm::Reloc::PIC_,
-      std::nullopt, level));
+  std::unique_ptr<llvm::TargetMachine> machine(
+      target->createTargetMachine(triple, cpu, "", llvm::TargetOptions(),
+                                  llvm::Reloc::PIC_, std::nullopt, level));
   if (!machine)
     error = "cannot make a code generator for " + triple.str();
   return machine;
@@ -73,11 +76,13 @@ std::string writeFile(const std::string &path, llvm::StringRef bytes) {
 /// (a run of calls into the runtime) by the fast code generator, the fused
 /// regions' kernels (`optimize`) by the optimizing one after LLVM's O3.
 std::string emitObject(llvm::Module &module, const std::string &path,
-                       bool optimize) {
+                       bool optimize, const std::string &cpu = "generic") {
   std::string error;
-  std::unique_ptr<llvm::TargetMachine> machine = baselineMachine(
-      optimize ? llvm::CodeGenOptLevel::Aggressive : llvm::CodeGenOptLevel::None,
-      error);
+  std::unique_ptr<llvm::TargetMachine> machine =
+      machineFor(cpu,
+                 optimize ? llvm::CodeGenOptLevel::Aggressive
+                          : llvm::CodeGenOptLevel::None,
+                 error);
   if (!machine)
     return error;
   llvm::SmallVector<char, 0> object;
@@ -139,11 +144,26 @@ std::string compileShared(mlir::ModuleOp module, const std::string &dir,
   std::vector<std::string> objects = {object.str().str()};
   std::string err = emitObject(*lowered.program, objects[0], false);
   if (err.empty() && lowered.kernels) {
+    // Optimizing changes a module: each target gets a copy of the
+    // unoptimized one, to vectorize at its own width.
     objects.push_back(kernels.str().str());
-    err = emitObject(*lowered.kernels, objects[1], true);
+    err = emitObject(*llvm::CloneModule(*lowered.kernels), objects[1], true);
   }
   if (err.empty())
     err = linkShared(objects, library.str().str());
+  // The kernels again for each x86-64 level above the baseline
+  // (runtime/exec/CpuLevels.h), each linked with the same programs.
+  const bool x86 = llvm::Triple(llvm::sys::getDefaultTargetTriple()).isX86();
+  for (const char *level : kCpuLevels) {
+    if (!err.empty() || !lowered.kernels || !x86)
+      break;
+    llvm::SmallString<256> variant(dir);
+    llvm::sys::path::append(variant, cpuLevelFile(file, level));
+    err = emitObject(*llvm::CloneModule(*lowered.kernels), objects[1], true,
+                     level);
+    if (err.empty())
+      err = linkShared(objects, variant.str().str());
+  }
   for (const std::string &o : objects)
     llvm::sys::fs::remove(o);
   return err;
@@ -280,13 +300,16 @@ bool compileBundle(Interpreter &interp, const TrainOptions &options,
     names.push_back(lib.file);
   if (m.eval)
     names.push_back(m.eval->file);
-  for (const std::string &name : names) {
-    llvm::SmallString<256> path(dir);
-    llvm::sys::path::append(path, name);
-    uint64_t size = 0;
-    llvm::sys::fs::file_size(path, size);
-    report.files.push_back({name, static_cast<int64_t>(size)});
-  }
+  for (const std::string &name : names)
+    for (const std::string &file : {name, cpuLevelFile(name, kCpuLevels[0]),
+                                    cpuLevelFile(name, kCpuLevels[1])}) {
+      llvm::SmallString<256> path(dir);
+      llvm::sys::path::append(path, file);
+      uint64_t size = 0;
+      const bool there = !llvm::sys::fs::file_size(path, size);
+      if (there || file == name)
+        report.files.push_back({file, static_cast<int64_t>(size)});
+    }
   return true;
 }
 

@@ -551,6 +551,29 @@ void driverTime(const ProfilingTrace &run, const PlannedModel &plan,
 /// Trains the plan a few steps with a trace that names each op's place, and
 /// keeps each event's mean time there (and each collective's, and the
 /// driver's).
+/// The events' times from a profiling run's trace at `path`.
+bool timesFromTrace(llvm::StringRef path, const PlannedModel &plan,
+                    const sim::Topology &topology, const sim::EventTable &table,
+                    const std::vector<mlir::ModuleOp> &modules,
+                    const std::vector<sim::ProgramSet> &sets,
+                    sim::ProfileDb &db, std::string &error) {
+  ProfilingTrace run;
+  if (!run.read(path, error))
+    return false;
+  if (run.timed.empty()) {
+    error = "the trace '" + path.str() +
+            "' names no op's place in its program: profile from a run of "
+            "the plan compiled with --trace-sites (whale-exec "
+            "--profile-trace)";
+    return false;
+  }
+  SiteMap sites(plan, modules, sets, table);
+  computeTimes(run, sites, table, topology, db);
+  collectiveTimes(run, sites, table, plan, topology, db);
+  driverTime(run, plan, db);
+  return true;
+}
+
 bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
                    const PlannedModel &plan, const sim::Topology &topology,
                    const sim::EventTable &table,
@@ -577,14 +600,7 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
     error = "the profiling run failed: " + result.error;
     return false;
   }
-  ProfilingTrace run;
-  if (!run.read(path, error))
-    return false;
-  SiteMap sites(plan, modules, sets, table);
-  computeTimes(run, sites, table, topology, db);
-  collectiveTimes(run, sites, table, plan, topology, db);
-  driverTime(run, plan, db);
-  return true;
+  return timesFromTrace(path, plan, topology, table, modules, sets, db, error);
 }
 
 } // namespace
@@ -605,6 +621,17 @@ bool profilePlan(Interpreter &interp, const std::string &clusterSpec,
                               sets[i], error, &firstOps))
       return false;
   firstOps.resize(table.size(), nullptr);
+  if (!options.fromTrace.empty()) {
+    // A run made elsewhere: its trace is all there is to time.
+    if (!timesFromTrace(options.fromTrace, plan,
+                        topologyOf(cluster, options.defaultThreads), table,
+                        modules, sets, db, error))
+      return false;
+    db.machine = "the machine of " + options.fromTrace;
+    db.commit = WHALE_COMMIT;
+    db.created = nowUtc();
+    return true;
+  }
   // One program of probes per context the events were read in.
   struct Probes {
     mlir::OwningOpRef<mlir::ModuleOp> module;

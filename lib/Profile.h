@@ -35,6 +35,11 @@ struct ProfileOptions {
   int64_t contextSteps = 12;
   /// Where the traced run's Chrome trace is kept ("": a temporary file).
   std::string tracePath;
+  /// A profiling run's trace made elsewhere (whale-exec --profile-trace on
+  /// the plan compiled with trace sites): the times come from it alone,
+  /// nothing runs here, and the events it does not time are left to the
+  /// device model.
+  std::string fromTrace;
   /// The run's --even and --threads.
   bool even = false;
   int threads = 0;

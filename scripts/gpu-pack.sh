@@ -18,6 +18,7 @@
 # plans/     the equivalence suite's strategies compiled for cuda devices,
 #            each with its reference run on one CPU device here
 # gpt2/      GPT-2 small compiled for cuda:0, fp32 and bf16
+# accuracy/  the simulator's accuracy plans, CPU and one-GPU, with run.sh
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$root/build"
@@ -73,6 +74,11 @@ plan cnn-batch-norm test/equivalence/cnn_bn.whl cuda:0,cuda:0
 
 python3 "$root/bench/gpt2_gpu.py" --emit-bundle "$pack/gpt2/fp32" >/dev/null
 python3 "$root/bench/gpt2_gpu.py" --emit-bundle "$pack/gpt2/bf16" --amp >/dev/null
+
+# The simulator's accuracy plans (bench/sim_accuracy.py), to profile and
+# measure on that machine's cores and its GPU; --collect predicts them here.
+python3 "$root/bench/sim_accuracy.py" --emit-pack "$pack/accuracy" --gpu \
+  --rounds 2 --steps 16 >/dev/null
 
 tar -C "$root" -cf - gpu-pack | gzip -9 > "$root/gpu-pack.tar.gz"
 size=$(du -sb "$pack" | cut -f1)

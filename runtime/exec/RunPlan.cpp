@@ -1,6 +1,7 @@
 //===- RunPlan.cpp - training from a compiled plan ------------------------===//
 
 #include "runtime/exec/RunPlan.h"
+#include "runtime/exec/CpuLevels.h"
 
 #include "runtime/InputFile.h"
 #include "runtime/exec/Checkpoint.h"
@@ -107,7 +108,8 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
   std::vector<std::unique_ptr<Library>> libraries;
   std::vector<std::vector<RankEntry>> entries;
   for (const ProgramLibrary &lib : m.libraries) {
-    std::string path = folder + "/" + lib.file;
+    // Built for the best x86-64 level this CPU runs, where the bundle has it.
+    std::string path = libraryForThisCpu(folder, lib.file);
     auto loaded = std::make_unique<Library>();
     if (std::string err = loaded->open(path); !err.empty())
       return fail(err);
@@ -144,8 +146,11 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
   if (!comm)
     return fail("cannot make a communicator for " + std::to_string(devices) +
                 " ranks");
-  if (!options.tracePath.empty())
+  if (!options.tracePath.empty()) {
     whale_rt_comm_enable_trace(comm.get());
+    if (options.traceWithoutChecks)
+      whale_rt_comm_set_trace_checks(comm.get(), 0);
+  }
   const int total =
       options.threads > 0
           ? options.threads
@@ -238,7 +243,7 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
   RankEntry evalForward = nullptr;
   std::unique_ptr<DataSource> evalSource;
   if (m.eval) {
-    const std::string path = folder + "/" + m.eval->file;
+    const std::string path = libraryForThisCpu(folder, m.eval->file);
     if (std::string err = evalLibrary.open(path); !err.empty())
       return fail(err);
     if (!(evalForward = evalLibrary.program(m.eval->entry)))

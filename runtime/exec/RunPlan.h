@@ -34,6 +34,10 @@ struct RunPlanOptions {
   std::string dataPath;
   std::string metricsPath; ///< JSON lines, one per step
   std::string tracePath;   ///< a Chrome trace of every op of every step
+  /// The trace's ops are not checked for NaN and infinity, so its steps
+  /// take as long as untraced ones: a profiling run's trace, for
+  /// `whale profile --from-trace` (with a plan compiled --trace-sites).
+  bool traceWithoutChecks = false;
   std::string savePath;    ///< a checkpoint written at the end (and save_every)
   /// A single-file checkpoint to resume from (of this plan or any other of
   /// the same model).

@@ -12,7 +12,9 @@
 # 3. with torch there, bench/gpt2_gpu.py on the compiled GPT-2 small plans
 #    (bf16, fp32) against PyTorch eager and torch.compile, each plan's
 #    time by op (trace_summary.py), and bf16 again with the element
-#    programs in the interpreter.
+#    programs in the interpreter;
+# 4. with WHALE_GPU_ACCURACY=1, the simulator's accuracy plans
+#    (accuracy/run.sh), for bench/sim_accuracy.py --collect.
 # Logs and metrics go to OUT (default: ./gpu-results). Each step has a time
 # limit (WHALE_GPU_TESTS_TIMEOUT, WHALE_GPU_PLAN_TIMEOUT,
 # WHALE_GPU_BENCH_TIMEOUT, in seconds), so a hang costs one step, not the
@@ -78,5 +80,15 @@ if python3 -c "import torch" 2>/dev/null; then
     --bundle "$here/gpt2/bf16" 2>&1 | tee "$out/gpt2-bf16-interpreter.txt"
 else
   echo "== no torch here: the GPT-2 comparison did not run"
+fi
+
+# The simulator's accuracy plans on this machine's cores and GPU
+# (WHALE_GPU_ACCURACY=1; minutes): bring OUT/accuracy back to
+# `bench/sim_accuracy.py --collect gpu-pack/accuracy OUT/accuracy`.
+if [ "${WHALE_GPU_ACCURACY:-0}" = 1 ] && [ -x "$here/accuracy/run.sh" ]; then
+  echo "== the simulator's accuracy plans"
+  WHALE_EXEC="$here/bin/whale-exec" timeout \
+    "${WHALE_GPU_ACCURACY_TIMEOUT:-600}" "$here/accuracy/run.sh" \
+    "$out/accuracy" || echo "the accuracy runs stopped: $?"
 fi
 exit $status

@@ -39,6 +39,10 @@ const char *kUsage =
     "                       place of the path compiled into the plan\n"
     "  --metrics FILE.jsonl one JSON line per step: loss, samples/s, time, lr\n"
     "  --trace FILE.json    a Chrome trace of every op of every step\n"
+    "  --profile-trace FILE.json\n"
+    "                       a trace whose steps run as untraced ones (no\n"
+    "                       finite checks), for whale profile --from-trace\n"
+    "                       (compile the plan with --trace-sites)\n"
     "  --save PATH          a checkpoint at the end (and after save_every\n"
     "                       steps): PATH.safetensors or a folder\n"
     "  --load PATH          resume from a checkpoint of whale run or\n"
@@ -107,15 +111,17 @@ int main(int argc, char **argv) {
                           *v + "'");
       options.threads = static_cast<int>(*n);
     } else if ((v = value("--metrics")) || (v = value("--trace")) ||
-               (v = value("--save")) || (v = value("--data")) ||
-               (v = value("--load"))) {
+               (v = value("--profile-trace")) || (v = value("--save")) ||
+               (v = value("--data")) || (v = value("--load"))) {
       if (*v == "\x01")
         return need(arg.c_str());
-      (arg == "--metrics" ? options.metricsPath
-       : arg == "--trace" ? options.tracePath
-       : arg == "--save"  ? options.savePath
-       : arg == "--load"  ? options.loadPath
-                          : options.dataPath) = *v;
+      options.traceWithoutChecks =
+          options.traceWithoutChecks || arg == "--profile-trace";
+      (arg == "--metrics"                             ? options.metricsPath
+       : arg == "--trace" || arg == "--profile-trace" ? options.tracePath
+       : arg == "--save"                              ? options.savePath
+       : arg == "--load"                              ? options.loadPath
+                                                      : options.dataPath) = *v;
     } else if (!arg.empty() && arg[0] == '-') {
       return usageError("unknown option '" + arg + "'");
     } else if (options.folder.empty()) {

@@ -57,6 +57,10 @@ std::vector<VerbSpec> makeVerbs() {
         kEven,
         {"--annotate-cost", "",
          "attach the cost model's FLOPs, bytes and memory to each op"},
+        {"--trace-sites", "",
+         "with --emit=bundle: each op names its place in its rank program "
+         "in a trace, for whale-exec --profile-trace and whale profile "
+         "--from-trace"},
         {"--locations", "", "print source locations on the IR"}},
        true},
       {"run",
@@ -178,6 +182,10 @@ std::vector<VerbSpec> makeVerbs() {
         {"-o", "DB.json", "the database to write"},
         {"--trace", "FILE.json",
          "keep the Chrome trace of the profiling run the times come from"},
+        {"--from-trace", "FILE.json",
+         "time the events from a profiling run made elsewhere (whale-exec "
+         "--profile-trace on a plan compiled --trace-sites; docs/aot.md) "
+         "instead of running them here"},
         kEven},
        true},
       {"devices",

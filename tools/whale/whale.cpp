@@ -275,8 +275,8 @@ int emitPlanned(const whale::InterpreterOptions &opts, const std::string &file,
 /// `whale compile --emit=bundle -o FOLDER`: the plan compiled ahead of time
 /// for tools/whale-exec; prints the files it wrote.
 int emitBundle(const whale::InterpreterOptions &opts, const std::string &file,
-               const std::string &folder, const std::string &cluster,
-               bool even) {
+               const std::string &folder, const std::string &cluster, bool even,
+               bool traceSites) {
   if (folder.empty())
     return usageError("--emit=bundle writes a folder: give it with -o FOLDER");
   whale::Interpreter interp(opts);
@@ -287,6 +287,7 @@ int emitBundle(const whale::InterpreterOptions &opts, const std::string &file,
   whale::TrainOptions options;
   options.cluster = cluster;
   options.evenPlan = even;
+  options.traceSites = traceSites;
   const bool tty = ::isatty(STDERR_FILENO);
   options.onPhase = [&](const std::string &what) {
     if (tty)
@@ -601,7 +602,7 @@ int reshardCommand(int argc, char **argv) {
 /// distinct op of the plan on the cluster's devices.
 int profileCommand(int argc, char **argv) {
   whale::InterpreterOptions opts;
-  std::string file, cluster, out, trace;
+  std::string file, cluster, out, trace, fromTrace;
   bool even = false;
   Args args("profile", argc, argv);
   while (args.next()) {
@@ -611,6 +612,8 @@ int profileCommand(int argc, char **argv) {
       out = *v;
     } else if (auto v = args.value("--trace")) {
       trace = *v;
+    } else if (auto v = args.value("--from-trace")) {
+      fromTrace = *v;
     } else if (args.is("--even")) {
       even = true;
     } else if (int rc = args.finish(opts, file)) {
@@ -620,10 +623,14 @@ int profileCommand(int argc, char **argv) {
   if (file.empty() || cluster.empty() || out.empty())
     return usageError("profile needs a script, a cluster and an output: "
                       "whale profile FILE.whl --cluster SPEC -o DB.json");
+  if (!trace.empty() && !fromTrace.empty())
+    return usageError("--trace keeps a profiling run's trace; --from-trace "
+                      "reads one made elsewhere: give one of them");
   whale::Cluster c;
   std::string error;
+  // From a trace the devices were elsewhere (a GPU's, say): none opens here.
   if (!whale::parseCluster(cluster, c, error) ||
-      !whale::checkClusterDevices(c, error)) {
+      (fromTrace.empty() && !whale::checkClusterDevices(c, error))) {
     std::cerr << "whale: error: " << error << "\n";
     return 1;
   }
@@ -635,6 +642,7 @@ int profileCommand(int argc, char **argv) {
   options.defaultThreads = whale::sharedThreads(c, 0);
   options.even = even;
   options.tracePath = trace;
+  options.fromTrace = fromTrace;
   bool tty = ::isatty(STDERR_FILENO);
   options.progress = [&](size_t done, size_t total) {
     if (tty || done == total)
@@ -780,7 +788,8 @@ int devicesCommand(int argc, char **argv) {
 int compile(int argc, char **argv) {
   whale::InterpreterOptions opts;
   std::string file, out, emit = "whale", cluster;
-  bool annotateCost = false, locations = false, even = false;
+  bool annotateCost = false, locations = false, even = false,
+       traceSites = false;
   Args args("compile", argc, argv);
   while (args.next()) {
     if (auto v = args.value("--emit")) {
@@ -796,19 +805,23 @@ int compile(int argc, char **argv) {
       annotateCost = true;
     } else if (args.is("--locations")) {
       locations = true;
+    } else if (args.is("--trace-sites")) {
+      traceSites = true;
     } else if (args.is("--even")) {
       even = true;
     } else if (int rc = args.finish(opts, file)) {
       return rc;
     }
   }
+  if (traceSites && emit != "bundle")
+    return usageError("--trace-sites is for --emit=bundle");
   if (!out.empty() && !file.empty() && whale::sameFile(out, file))
     return usageError("-o '" + out + "' is the script itself; write the " +
                       "output elsewhere");
   if (file.empty())
     return usageError("compile needs a script: whale compile FILE.whl");
   if (emit == "bundle")
-    return emitBundle(opts, file, out, cluster, even);
+    return emitBundle(opts, file, out, cluster, even, traceSites);
   if (emit == "planned" || emit == "ranks")
     return emitPlanned(opts, file, out, emit == "ranks",
                        cluster.empty() ? "cpu:1" : cluster, even);
