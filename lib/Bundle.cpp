@@ -33,10 +33,10 @@
 namespace whale {
 namespace {
 
-/// A code generator for the host's architecture at its baseline CPU: the
-/// bundle runs on other machines of that architecture, whose vector
-/// extensions this one cannot know. Null with `error` set when there is
-/// none.
+/// A code generator for the host's architecture at `cpu`: "generic" (its
+/// baseline) for what must run on any machine of that architecture, an
+/// x86-64 level for the kernels' variants (runtime/exec/CpuLevels.h).
+/// Null with `error` set when there is none.
 std::unique_ptr<llvm::TargetMachine> machineFor(const std::string &cpu,
                                                 llvm::CodeGenOptLevel level,
                                                 std::string &error) {

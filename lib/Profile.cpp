@@ -548,10 +548,8 @@ void driverTime(const ProfilingTrace &run, const PlannedModel &plan,
            meanOverSites({{{0, 0}, driver}}));
 }
 
-/// Trains the plan a few steps with a trace that names each op's place, and
-/// keeps each event's mean time there (and each collective's, and the
-/// driver's).
-/// The events' times from a profiling run's trace at `path`.
+/// The events' times from a profiling run's trace at `path`: each event's
+/// mean time there (and each collective's, and the driver's).
 bool timesFromTrace(llvm::StringRef path, const PlannedModel &plan,
                     const sim::Topology &topology, const sim::EventTable &table,
                     const std::vector<mlir::ModuleOp> &modules,
@@ -574,6 +572,8 @@ bool timesFromTrace(llvm::StringRef path, const PlannedModel &plan,
   return true;
 }
 
+/// Trains the plan a few steps with a trace that names each op's place, and
+/// times the events from it.
 bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
                    const PlannedModel &plan, const sim::Topology &topology,
                    const sim::EventTable &table,

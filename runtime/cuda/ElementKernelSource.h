@@ -4,8 +4,8 @@
 // The interpreter (runtime/FusedProgram.h) keeps a program's registers in
 // an array each thread indexes at run time, which a GPU must put in local
 // memory: on an H200 that made a residual add 25 times slower than its
-// bytes (docs/gpu.md). This writes a program without a row op as the
-// source of a kernel of its own: registers become scalars, extents and
+// bytes (docs/gpu.md). This writes a program as the source of a kernel
+// of its own: registers become scalars, extents and
 // strides constants (so divisions become multiplies), and each
 // instruction one C statement computing what `fused::step` computes. The
 // CUDA device compiles it with NVRTC (Nvrtc.h) the first time it meets the
