@@ -53,13 +53,33 @@ struct Walk {
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
 constexpr float kGeluCubic = 0.044715f;
 
+/// x's coordinate along a dimension of `size`, x left with the rest; in 32
+/// bits when x is under 2^32, as nearly every index is (a GPU divides
+/// 64-bit integers in software, several times slower). A size of 2^32 or
+/// more leaves such an x whole as the coordinate.
+WHALE_HD int64_t takeCoordinate(int64_t &x, int64_t size) {
+  if (static_cast<uint64_t>(x) <= 0xffffffffu) {
+    if (static_cast<uint64_t>(size) > 0xffffffffu) {
+      const int64_t c = x;
+      x = 0;
+      return c;
+    }
+    const uint32_t x32 = static_cast<uint32_t>(x),
+                   s32 = static_cast<uint32_t>(size);
+    x = x32 / s32;
+    return x32 % s32;
+  }
+  const int64_t c = x % size;
+  x /= size;
+  return c;
+}
+
 /// Element i of the output's offsets into operands a and b.
 WHALE_HD void stridedOffsets(const Strided &m, int64_t i, int64_t &oa,
                              int64_t &ob) {
   oa = ob = 0;
   for (int d = m.rank - 1; d >= 0; --d) {
-    int64_t c = i % m.size[d];
-    i /= m.size[d];
+    const int64_t c = takeCoordinate(i, m.size[d]);
     oa += c * m.strideA[d];
     ob += c * m.strideB[d];
   }
@@ -74,14 +94,8 @@ WHALE_HD Offsets walkOffsets(const Walk &w, int64_t t, int64_t r) {
   Offsets o{0, 0, 0};
   int64_t fullStride = 1;
   for (int d = w.rank - 1; d >= 0; --d) {
-    int64_t c;
-    if (w.part[d] == w.full[d]) {
-      c = t % w.part[d];
-      t /= w.part[d];
-    } else {
-      c = r % w.full[d];
-      r /= w.full[d];
-    }
+    const int64_t c = w.part[d] == w.full[d] ? takeCoordinate(t, w.part[d])
+                                             : takeCoordinate(r, w.full[d]);
     o.full += c * fullStride;
     o.a += c * w.strideA[d];
     o.b += c * w.strideB[d];

@@ -170,6 +170,23 @@ INSTANTIATE_TEST_SUITE_P(Axes, GpuReduceMath,
                                            ReduceCase{{2, 3, 4}, {0, 1, 2}},
                                            ReduceCase{{3, 1, 5}, {1}}));
 
+/// A coordinate comes out the same in 32 bits (indices under 2^32) as in
+/// 64, and sizes or indices past 2^32 take the 64-bit path.
+TEST(GpuIndexMaps, CoordinatesIn32And64Bits) {
+  const int64_t big = int64_t(1) << 33;
+  struct Case {
+    int64_t x, size;
+  };
+  for (Case c : {Case{0, 7}, Case{6, 7}, Case{12345, 7}, Case{0xffffffff, 3},
+                 Case{0xffffffff, 0xffffffff}, Case{5, big + 3},
+                 Case{big + 11, 7}, Case{big + 11, big}, Case{3 * big, big}}) {
+    int64_t x = c.x;
+    const int64_t coordinate = takeCoordinate(x, c.size);
+    EXPECT_EQ(coordinate, c.x % c.size) << c.x << " over " << c.size;
+    EXPECT_EQ(x, c.x / c.size) << c.x << " over " << c.size;
+  }
+}
+
 TEST(GpuIndexMaps, TransposeAndBroadcastGathersMatchTheCpu) {
   Shape s{2, 3, 4};
   std::vector<float> x = randomValues(numElements(s), 9);
