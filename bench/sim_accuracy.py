@@ -167,7 +167,7 @@ def emit_pack(args, chosen):
              "# Made by bench/sim_accuracy.py --emit-pack: the profiling and",
              "# measured runs of each plan, round by round (this machine's",
              "# speed drifts); bring RESULTS back to --collect.",
-             "set -euo pipefail",
+             "set -uo pipefail  # a plan that fails is said, the rest run",
              'here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"',
              'out="${1:?usage: run.sh RESULTS}"',
              'mkdir -p "$out"',
@@ -198,9 +198,11 @@ def emit_pack(args, chosen):
         lines += [
             f'  echo "round $round: {plan[0]}"',
             f'  "$exec_" "$here/plan-{i}-profile" --steps 12{data} '
-            f'--profile-trace "$out/trace-{i}-$round.json" > /dev/null 2>&1',
+            f'--profile-trace "$out/trace-{i}-$round.json" '
+            f'> "$out/log-{i}.txt" 2>&1 || echo "  profiling run failed"',
             f'  "$exec_" "$here/plan-{i}-run" --steps {args.steps}{data} '
-            f'--metrics "$out/metrics-{i}-$round.jsonl" > /dev/null 2>&1']
+            f'--metrics "$out/metrics-{i}-$round.jsonl" '
+            f'>> "$out/log-{i}.txt" 2>&1 || echo "  measured run failed"']
     lines.append("done")
     json.dump({"plans": [p[0] for p in chosen], "rounds": args.rounds},
               open(os.path.join(args.emit_pack, "plans.json"), "w"), indent=1)

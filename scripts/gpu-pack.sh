@@ -78,7 +78,7 @@ python3 "$root/bench/gpt2_gpu.py" --emit-bundle "$pack/gpt2/bf16" --amp >/dev/nu
 # The simulator's accuracy plans (bench/sim_accuracy.py), to profile and
 # measure on that machine's cores and its GPU; --collect predicts them here.
 python3 "$root/bench/sim_accuracy.py" --emit-pack "$pack/accuracy" --gpu \
-  --rounds 2 --steps 16 >/dev/null
+  --rounds 1 --steps 16 >/dev/null
 
 tar -C "$root" -cf - gpu-pack | gzip -9 > "$root/gpu-pack.tar.gz"
 size=$(du -sb "$pack" | cut -f1)

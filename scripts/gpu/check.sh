@@ -83,7 +83,9 @@ else
 fi
 
 # The simulator's accuracy plans on this machine's cores and GPU
-# (WHALE_GPU_ACCURACY=1; minutes): bring OUT/accuracy back to
+# (WHALE_GPU_ACCURACY=1; one round took 6.5 minutes on the 2-core
+# development VM, most of it the hybrid classifier): bring OUT/accuracy
+# back to
 # `bench/sim_accuracy.py --collect gpu-pack/accuracy OUT/accuracy`.
 if [ "${WHALE_GPU_ACCURACY:-0}" = 1 ] && [ -x "$here/accuracy/run.sh" ]; then
   echo "== the simulator's accuracy plans"
