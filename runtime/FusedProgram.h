@@ -96,9 +96,8 @@ struct Layout {
   /// Per operand: every dimension read or written, in a program without
   /// sums, so point t is its element t (no index arithmetic).
   bool dense[kMaxOperands] = {};
-  /// The iteration space has under 2^31 points: its index arithmetic fits
-  /// 32 bits (a GPU divides 64-bit integers in software, many times
-  /// slower).
+  /// The iteration space has under 2^31 points: a generated kernel
+  /// (cuda/ElementKernelSource.h) does its index arithmetic in 32 bits.
   bool narrow = false;
   int64_t threads = 1; ///< the points no sum adds over; with a row op, rows
   int64_t terms = 1;   ///< the points each thread adds, per sum
@@ -358,8 +357,8 @@ WHALE_HD void step(const Instr &in, float *r) {
 
 /// Where point (thread `t`, term `k`) of the iteration space lies in each
 /// operand, into `at` (inputs, then results). The point's index along
-/// each dimension is found once for all operands, in 32 bits where the
-/// space is narrow; a dense operand needs none.
+/// each dimension is found once for all operands (in 32 bits where it
+/// fits: cuda::takeCoordinate); a dense operand needs none.
 WHALE_HD void offsetsOf(const Layout &l, int64_t t, int64_t k, int64_t *at) {
   const int operands = l.inputs + l.outputs;
   bool all = true;
@@ -370,22 +369,9 @@ WHALE_HD void offsetsOf(const Layout &l, int64_t t, int64_t k, int64_t *at) {
       at[s] = t;
     return;
   }
-  int64_t index[cuda::kMaxRank];
-  if (l.narrow) {
-    uint32_t t32 = static_cast<uint32_t>(t), k32 = static_cast<uint32_t>(k);
-    for (int d = l.rank - 1; d >= 0; --d) {
-      uint32_t &i = l.summed[d] ? k32 : t32;
-      const uint32_t extent = static_cast<uint32_t>(l.extents[d]);
-      index[d] = i % extent;
-      i /= extent;
-    }
-  } else {
-    for (int d = l.rank - 1; d >= 0; --d) {
-      int64_t &i = l.summed[d] ? k : t;
-      index[d] = i % l.extents[d];
-      i /= l.extents[d];
-    }
-  }
+  int64_t index[cuda::kMaxRank], restT = t, restK = k;
+  for (int d = l.rank - 1; d >= 0; --d)
+    index[d] = cuda::takeCoordinate(l.summed[d] ? restK : restT, l.extents[d]);
   for (int s = 0; s < operands; ++s) {
     if (l.dense[s]) {
       at[s] = t;
@@ -402,11 +388,9 @@ WHALE_HD void offsetsOf(const Layout &l, int64_t t, int64_t k, int64_t *at) {
 /// operand `slot`.
 WHALE_HD int64_t offsetOf(const Layout &l, int slot, int64_t t, int64_t k) {
   int64_t at = 0;
-  for (int d = l.rank - 1; d >= 0; --d) {
-    int64_t &index = l.summed[d] ? k : t;
-    at += (index % l.extents[d]) * l.strides[slot][d];
-    index /= l.extents[d];
-  }
+  for (int d = l.rank - 1; d >= 0; --d)
+    at += cuda::takeCoordinate(l.summed[d] ? k : t, l.extents[d]) *
+          l.strides[slot][d];
   return at;
 }
 
