@@ -149,12 +149,9 @@ def flags_of(plan):
                         configs[0] if configs else ())
 
 
-def text_corpus(binary, flags, tmp):
-    """The folder or file of a plan's text data, or None."""
-    folder = os.path.join(tmp, "probe")
-    shutil.rmtree(folder, ignore_errors=True)
-    whale(binary, ["compile"] + flags + ["--emit=bundle", "-o", folder])
-    data = json.load(open(os.path.join(folder, "plan.json")))["data"]
+def text_corpus(bundle):
+    """The folder or file of a compiled plan's text data, or None."""
+    data = json.load(open(os.path.join(bundle, "plan.json")))["data"]
     return data["path"] if data["kind"] in ("text", "tokens") else None
 
 
@@ -172,24 +169,23 @@ def emit_pack(args, chosen):
              'out="${1:?usage: run.sh RESULTS}"',
              'mkdir -p "$out"',
              'exec_="${WHALE_EXEC:-whale-exec}"']
-    with tempfile.TemporaryDirectory() as tmp:
-        for i, plan in enumerate(chosen):
-            flags = flags_of(plan)
-            base = os.path.join(args.emit_pack, f"plan-{i}")
-            for kind, extra in (("profile", ["--trace-sites"]), ("run", [])):
-                folder = f"{base}-{kind}"
-                shutil.rmtree(folder, ignore_errors=True)
-                whale(args.whale, ["compile"] + flags + extra +
-                      ["--emit=bundle", "-o", folder])
-            corpus = text_corpus(args.whale, flags, tmp)
-            if corpus:  # links kept: the text reader skips them
-                target = f"{base}-data"
-                shutil.rmtree(target, ignore_errors=True)
-                if os.path.isdir(corpus):
-                    shutil.copytree(corpus, target, symlinks=True)
-                else:
-                    shutil.copy(corpus, target)
-            print(f"packed {plan[0]}", flush=True)
+    for i, plan in enumerate(chosen):
+        flags = flags_of(plan)
+        base = os.path.join(args.emit_pack, f"plan-{i}")
+        for kind, extra in (("profile", ["--trace-sites"]), ("run", [])):
+            folder = f"{base}-{kind}"
+            shutil.rmtree(folder, ignore_errors=True)
+            whale(args.whale, ["compile"] + flags + extra +
+                  ["--emit=bundle", "-o", folder])
+        corpus = text_corpus(f"{base}-run")
+        if corpus:  # links kept: the text reader skips them
+            target = f"{base}-data"
+            shutil.rmtree(target, ignore_errors=True)
+            if os.path.isdir(corpus):
+                shutil.copytree(corpus, target, symlinks=True)
+            else:
+                shutil.copy(corpus, target)
+        print(f"packed {plan[0]}", flush=True)
     lines.append(f"for round in $(seq 1 {args.rounds}); do")
     for i, plan in enumerate(chosen):
         data = (f' --data "$here/plan-{i}-data"'

@@ -27,6 +27,12 @@ int blocksFor(int64_t n) {
   return static_cast<int>(b < 1 ? 1 : (b > 65535 * 8 ? 65535 * 8 : b));
 }
 
+/// A block per row, as many as a launch takes; the kernels loop over the
+/// rest.
+int rowBlocks(int64_t rows) {
+  return static_cast<int>(std::clamp<int64_t>(rows, 1, 65535 * 8));
+}
+
 #define WHALE_GRID_LOOP(i, n)                                                  \
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n);    \
        i += int64_t(blockDim.x) * gridDim.x)
@@ -635,14 +641,20 @@ __global__ void attentionScoreGradKernel(AttentionDims d, const float *p,
   }
 }
 
-/// Every block first copies the program to shared memory: each thread
-/// reads every instruction of it per point.
-__global__ void fusedProgramKernel(fused::Layout l, const fused::Instr *code,
-                                   int count, FusedOperands p) {
+/// Every block of the interpreter's kernels first copies the program to
+/// shared memory: each thread reads every instruction of it per point.
+__device__ const fused::Instr *loadProgram(const fused::Instr *code,
+                                           int count) {
   extern __shared__ fused::Instr program[];
   for (int i = threadIdx.x; i < count; i += blockDim.x)
     program[i] = code[i];
   __syncthreads();
+  return program;
+}
+
+__global__ void fusedProgramKernel(fused::Layout l, const fused::Instr *code,
+                                   int count, FusedOperands p) {
+  const fused::Instr *program = loadProgram(code, count);
   WHALE_GRID_LOOP(t, l.threads)
   fused::runThread(l, program, count, p.data, t);
 }
@@ -652,10 +664,7 @@ __global__ void fusedProgramKernel(fused::Layout l, const fused::Instr *code,
 __global__ void fusedPartsKernel(fused::Layout l, const fused::Instr *code,
                                  int count, FusedOperands p, int64_t parts,
                                  float *partials) {
-  extern __shared__ fused::Instr program[];
-  for (int i = threadIdx.x; i < count; i += blockDim.x)
-    program[i] = code[i];
-  __syncthreads();
+  const fused::Instr *program = loadProgram(code, count);
   WHALE_GRID_LOOP(at, l.threads * parts)
   fused::runPart(l, program, count, p.data, at, parts, partials);
 }
@@ -674,10 +683,7 @@ __global__ void fusedPartsSumKernel(fused::Layout l, FusedOperands p,
 /// the row op.
 __global__ void fusedRowProgramKernel(fused::Layout l, const fused::Instr *code,
                                       int count, FusedOperands p) {
-  extern __shared__ fused::Instr program[];
-  for (int i = threadIdx.x; i < count; i += blockDim.x)
-    program[i] = code[i];
-  __syncthreads();
+  const fused::Instr *program = loadProgram(code, count);
   const int64_t width = l.extents[l.rank - 1];
   const float w = static_cast<float>(width);
   for (int64_t row = blockIdx.x; row < l.threads; row += gridDim.x) {
@@ -716,10 +722,6 @@ __global__ void fusedRowProgramKernel(fused::Layout l, const fused::Instr *code,
   }
 }
 
-int rowBlocks(int64_t rows) {
-  return static_cast<int>(std::clamp<int64_t>(rows, 1, 65535 * 8));
-}
-
 void attentionSoftmax(cudaStream_t s, const AttentionDims &d, float *scores,
                       int64_t rows) {
   attentionSoftmaxKernel<<<rowBlocks(rows), kRowThreads, 0, s>>>(d, scores,
@@ -744,10 +746,8 @@ void fusedProgram(cudaStream_t s, const fused::Layout &layout,
     fusedPartsSumKernel<<<blocksFor(layout.threads), kThreads, 0, s>>>(
         layout, operands, parts, partials);
   } else if (layout.rowOp != fused::NoRowOp)
-    fusedRowProgramKernel<<<static_cast<int>(std::min<int64_t>(
-                                layout.threads, 65535 * 8)),
-                            kRowThreads, shared, s>>>(layout, code, count,
-                                                      operands);
+    fusedRowProgramKernel<<<rowBlocks(layout.threads), kRowThreads, shared,
+                            s>>>(layout, code, count, operands);
   else
     fusedProgramKernel<<<blocksFor(layout.threads), kThreads, shared, s>>>(
         layout, code, count, operands);
@@ -760,10 +760,8 @@ void fusedKernel(cudaStream_t s, cudaKernel_t kernel,
   long long partCount = parts;
   void *args[] = {&p, &partCount, &partials};
   if (layout.rowOp != fused::NoRowOp) // a block per row
-    cudaLaunchKernel(
-        reinterpret_cast<const void *>(kernel),
-        static_cast<int>(std::min<int64_t>(layout.threads, 65535 * 8)),
-        kRowThreads, args, 0, s);
+    cudaLaunchKernel(reinterpret_cast<const void *>(kernel),
+                     rowBlocks(layout.threads), kRowThreads, args, 0, s);
   else
     cudaLaunchKernel(reinterpret_cast<const void *>(kernel),
                      blocksFor(layout.threads * parts), kThreads, args, 0, s);
