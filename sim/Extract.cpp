@@ -148,6 +148,12 @@ Event computeEvent(mlir::Operation *op, bool bf16) {
   e.signature = signatureOf(op);
   e.kind = StepKind::Compute;
   e.cost = opCostOf(op, bf16);
+  // The same product at bf16 rates is another event: on a GPU it runs on
+  // other units at several times the speed, so a profile of a plan without
+  // amp must not price it (nor the reverse). The types alone do not tell:
+  // amp keeps them fp32 and rounds inside the op.
+  if (e.cost.bf16)
+    e.signature += " bf16";
   return e;
 }
 
