@@ -402,7 +402,7 @@ void computeTimes(const ProfilingTrace &run, const SiteMap &sites,
           .push_back(seconds);
   }
   for (auto &[key, bySite] : samples)
-    db.set(key.first, table[key.second].key(), meanOverSites(bySite));
+    db.set(key.first, table[key.second], meanOverSites(bySite));
 }
 
 /// Each collective's own time in the run, by device class.
@@ -723,7 +723,7 @@ bool profilePlan(Interpreter &interp, const std::string &clusterSpec,
                   " failed: " + errors[0];
           return false;
         }
-        db.set(key, table[event].key(), {seconds[0], runs[0]});
+        db.set(key, table[event], {seconds[0], runs[0]});
         if (options.progress)
           options.progress(++done, total);
       }

@@ -10,6 +10,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <set>
 
 namespace whale {
 namespace {
@@ -72,6 +73,28 @@ sim::Topology topologyOf(const Cluster &cluster, int defaultThreads) {
   t.intraNode = {cluster.intraNode.bandwidth, cluster.intraNode.latency};
   t.interNode = {cluster.interNode.bandwidth, cluster.interNode.latency};
   return t;
+}
+
+/// How the profile priced each compute event: by the worst of the ways it
+/// did on the cluster's classes of device.
+static void countPricing(const sim::ProfileDb &profile, Simulation &out) {
+  using Pricing = sim::ProfileDb::Pricing;
+  std::vector<const sim::DeviceModel *> classes;
+  std::set<std::string> seen;
+  for (const sim::DeviceModel &d : out.topology.devices)
+    if (seen.insert(sim::ProfileDb::deviceKey(d) + "\n" + d.ownTimes).second)
+      classes.push_back(&d);
+  out.profiled = true;
+  for (const sim::Event &e : out.events.all()) {
+    if (e.kind != sim::StepKind::Compute)
+      continue;
+    Pricing worst = Pricing::Measured;
+    for (const sim::DeviceModel *d : classes)
+      worst = std::max(worst, profile.pricing(e, *d));
+    ++(worst == Pricing::Measured         ? out.measuredEvents
+       : worst == Pricing::NearestProduct ? out.nearestProductEvents
+                                          : out.modelledEvents);
+  }
 }
 
 bool simulatePlan(const PlannedModel &plan, const Cluster &cluster,
@@ -140,6 +163,8 @@ bool simulatePlan(const PlannedModel &plan, const Cluster &cluster,
         return d.flops > 0 || (!d.model.empty() && sim::findGpuModel(d.model));
       });
   out.deviceMemory = plan.deviceMemory;
+  if (options.profile)
+    countPricing(*options.profile, out);
   return true;
 }
 

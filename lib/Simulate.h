@@ -69,6 +69,11 @@ struct Simulation {
                                                : -1;
   }
   std::vector<int64_t> deviceMemory; ///< peak bytes per device (the plan's)
+  /// With a profile: the compute events it priced on every device class
+  /// (measured), those whose products some class priced from the nearest
+  /// measured shape, and those some class left to the device model.
+  bool profiled = false;
+  int64_t measuredEvents = 0, nearestProductEvents = 0, modelledEvents = 0;
 };
 
 /// The devices of `cluster` as the simulator prices them: a GPU by its

@@ -47,6 +47,12 @@ void ProfileDb::set(const std::string &device, const std::string &event,
   devices[device][event] = entry;
 }
 
+void ProfileDb::set(const std::string &device, const Event &e, Entry entry) {
+  if (e.kind == StepKind::Compute && e.cost.matmul)
+    entry.product = e.cost;
+  set(device, e.key(), entry);
+}
+
 std::optional<double> ProfileDb::lookup(const std::string &device,
                                         const std::string &event) const {
   auto d = devices.find(device);
@@ -65,13 +71,80 @@ size_t ProfileDb::size() const {
   return n;
 }
 
+namespace {
+
+/// How far apart two products' shapes are: their dimensions' logarithms.
+double shapeDistance(const OpCost &a, const OpCost &b) {
+  auto term = [](int64_t x, int64_t y) {
+    double d = std::log2(double(std::max<int64_t>(1, x))) -
+               std::log2(double(std::max<int64_t>(1, y)));
+    return d * d;
+  };
+  return term(a.m, b.m) + term(a.n, b.n) + term(a.k, b.k) +
+         term(a.batch, b.batch);
+}
+
+/// What a product's key says beside its shapes: the op and the words after
+/// its result's type (transposes, which operand a gradient is for, bf16).
+/// Products stand for each other only within one such family: a weight's
+/// gradient reads its operands in another order than an input's does.
+std::string familyOf(llvm::StringRef key) {
+  auto [op, signature] = key.split(' ');
+  auto [operands, result] = signature.split(" -> ");
+  return (op + result.drop_until([](char c) { return c == ' '; })).str();
+}
+
+} // namespace
+
+std::optional<double> ProfileDb::productTime(const std::string &device,
+                                             const Event &e,
+                                             const DeviceModel &d) const {
+  if (e.kind != StepKind::Compute || !e.cost.matmul)
+    return std::nullopt;
+  auto events = devices.find(device);
+  if (events == devices.end())
+    return std::nullopt;
+  const std::string family = familyOf(e.key());
+  const Entry *nearest = nullptr;
+  double best = 0;
+  for (const auto &[key, entry] : events->second) {
+    if (!entry.product || entry.product->bf16 != e.cost.bf16 ||
+        !(entry.seconds > 0) || familyOf(key) != family)
+      continue;
+    double distance = shapeDistance(*entry.product, e.cost);
+    if (!nearest || distance < best) {
+      nearest = &entry;
+      best = distance;
+    }
+  }
+  if (!nearest)
+    return std::nullopt;
+  double modelled = opSeconds(*nearest->product, d);
+  if (!(modelled > 0))
+    return std::nullopt;
+  return opSeconds(e.cost, d) * (nearest->seconds / modelled);
+}
+
+ProfileDb::Pricing ProfileDb::pricing(const Event &e,
+                                      const DeviceModel &d) const {
+  const std::string key = e.key();
+  if ((!d.ownTimes.empty() && lookup(d.ownTimes, key)) ||
+      lookup(deviceKey(d), key))
+    return Pricing::Measured;
+  if (productTime(deviceKey(d), e, d))
+    return Pricing::NearestProduct;
+  return Pricing::Model;
+}
+
 MeasuredTime ProfileDb::measuredTime() const {
   return [this](const Event &e, const DeviceModel &d) {
     std::string key = e.key();
     if (!d.ownTimes.empty())
       if (std::optional<double> own = lookup(d.ownTimes, key))
         return own;
-    return lookup(deviceKey(d), key);
+    if (std::optional<double> s = lookup(deviceKey(d), key))
+      return s;
+    return productTime(deviceKey(d), e, d);
   };
 }
 
@@ -89,11 +162,18 @@ std::string ProfileDb::toJson() const {
   llvm::json::Array list;
   for (auto &[device, events] : devices) {
     llvm::json::Array entries;
-    for (auto &[event, entry] : events)
-      entries.push_back(llvm::json::Object{{"event", event},
-                                           {"seconds", entry.seconds},
-                                           {"runs", entry.runs},
-                                           {"in_context", entry.inContext}});
+    for (auto &[event, entry] : events) {
+      llvm::json::Object o{{"event", event},
+                           {"seconds", entry.seconds},
+                           {"runs", entry.runs},
+                           {"in_context", entry.inContext}};
+      if (const std::optional<OpCost> &p = entry.product)
+        o["product"] = llvm::json::Object{
+            {"m", p->m},         {"n", p->n},         {"k", p->k},
+            {"batch", p->batch}, {"flops", p->flops}, {"bytes", p->bytes},
+            {"bf16", p->bf16}};
+      entries.push_back(std::move(o));
+    }
     list.push_back(
         llvm::json::Object{{"device", device}, {"events", std::move(entries)}});
   }
@@ -135,11 +215,47 @@ ProfileDb ProfileDb::combine(const std::vector<ProfileDb> &dbs) {
       for (const Entry &one : entries) {
         e.runs += one.runs;
         e.inContext = e.inContext || one.inContext;
+        if (!e.product)
+          e.product = one.product;
       }
       out.devices[device][event] = e;
     }
   return out;
 }
+
+namespace {
+
+/// An entry's "product" object: a matrix product's shape and cost.
+bool parseProduct(const llvm::json::Value &value, ProfileDb::Entry &entry) {
+  const llvm::json::Object *p = value.getAsObject();
+  if (!p)
+    return false;
+  OpCost c;
+  c.matmul = true;
+  for (auto [key, field] :
+       {std::pair{"m", &c.m}, std::pair{"n", &c.n}, std::pair{"k", &c.k},
+        std::pair{"batch", &c.batch}}) {
+    std::optional<int64_t> v = p->getInteger(key);
+    if (!v || *v <= 0)
+      return false;
+    *field = *v;
+  }
+  for (auto [key, field] :
+       {std::pair{"flops", &c.flops}, std::pair{"bytes", &c.bytes}}) {
+    std::optional<double> v = p->getNumber(key);
+    if (!v || !std::isfinite(*v) || *v < 0)
+      return false;
+    *field = *v;
+  }
+  std::optional<bool> bf16 = p->getBoolean("bf16");
+  if (!bf16)
+    return false;
+  c.bf16 = *bf16;
+  entry.product = c;
+  return true;
+}
+
+} // namespace
 
 bool ProfileDb::parse(const std::string &text, const std::string &path,
                       std::string &error) {
@@ -194,9 +310,18 @@ bool ProfileDb::parse(const std::string &text, const std::string &path,
         error = at + ": seconds must be a finite number, not negative";
         return false;
       }
-      set(device->str(), event->str(),
-          {*seconds, e->getInteger("runs").value_or(0),
-           e->getBoolean("in_context").value_or(false)});
+      Entry entry{*seconds, e->getInteger("runs").value_or(0),
+                  e->getBoolean("in_context").value_or(false), std::nullopt};
+      if (const llvm::json::Value *p = e->get("product")) {
+        if (!parseProduct(*p, entry)) {
+          error = at + ".product: expected {\"m\", \"n\", \"k\", "
+                       "\"batch\": positive integers, \"flops\", "
+                       "\"bytes\": finite numbers, not negative, \"bf16\": "
+                       "true or false}";
+          return false;
+        }
+      }
+      set(device->str(), event->str(), entry);
     }
   }
   return true;

@@ -459,6 +459,73 @@ TEST(ProfileDb, RoundTripsAndFeedsTheSimulator) {
   EXPECT_EQ(ProfileDb::deviceKey(cpuModel(1e10, 3, 0)), "cpu threads=3");
 }
 
+/// A product event: `op` of batch x m x n over k, fp32 or bf16.
+Event product(const char *op, int64_t batch, int64_t m, int64_t n, int64_t k,
+              bool bf16 = false) {
+  Event e;
+  e.op = op;
+  e.signature = std::to_string(batch) + "x" + std::to_string(m) + "x" +
+                std::to_string(n) + "x" + std::to_string(k) +
+                (bf16 ? " bf16" : "");
+  e.cost.matmul = true;
+  e.cost.bf16 = bf16;
+  e.cost.batch = batch;
+  e.cost.m = m;
+  e.cost.n = n;
+  e.cost.k = k;
+  e.cost.flops = 2.0 * batch * m * n * k;
+  e.cost.bytes = 4.0 * batch * (m * k + k * n + m * n);
+  return e;
+}
+
+TEST(ProfileDb, AProductNotTimedIsPricedFromTheNearestShapeTimed) {
+  const DeviceModel a100 = *findGpuModel("A100-80GB");
+  const std::string gpu = ProfileDb::deviceKey(a100);
+  // Two products timed: a small one at twice the model's time, a large
+  // one at 1.25 times.
+  const Event small = product("whale.matmul", 1, 256, 256, 256);
+  const Event large = product("whale.matmul", 1, 8192, 8192, 8192);
+  ProfileDb db;
+  db.set(gpu, small, {2 * opSeconds(small.cost, a100), 10, true});
+  db.set(gpu, large, {1.25 * opSeconds(large.cost, a100), 10, true});
+  // Kept through the file, shape and all.
+  ProfileDb back;
+  std::string error;
+  ASSERT_TRUE(back.parse(db.toJson(), "db.json", error)) << error;
+  MeasuredTime measured = back.measuredTime();
+
+  // Timed: its own time.
+  EXPECT_DOUBLE_EQ(*measured(large, a100), 1.25 * opSeconds(large.cost, a100));
+  EXPECT_EQ(back.pricing(large, a100), ProfileDb::Pricing::Measured);
+  // Not timed: the model's time, at the nearest one's measured ratio.
+  const Event wide = product("whale.matmul", 4, 6144, 12288, 6144);
+  EXPECT_DOUBLE_EQ(*measured(wide, a100), 1.25 * opSeconds(wide.cost, a100));
+  EXPECT_EQ(back.pricing(wide, a100), ProfileDb::Pricing::NearestProduct);
+  const Event narrow = product("whale.matmul", 1, 512, 128, 384);
+  EXPECT_DOUBLE_EQ(*measured(narrow, a100), 2 * opSeconds(narrow.cost, a100));
+
+  // Only products of the same op and precision stand for each other, and
+  // only on the device class that timed them; the rest is the model's.
+  EXPECT_EQ(measured(product("whale.matmul_grad", 1, 8192, 8192, 8192), a100),
+            std::nullopt);
+  EXPECT_EQ(measured(product("whale.matmul", 1, 8192, 8192, 8192, true), a100),
+            std::nullopt);
+  EXPECT_EQ(measured(wide, *findGpuModel("H100-SXM")), std::nullopt);
+  Event add;
+  add.op = "whale.add";
+  add.signature = "c -> d";
+  add.cost.bytes = 1e6;
+  EXPECT_EQ(back.pricing(add, a100), ProfileDb::Pricing::Model);
+
+  // A database whose product is not one says where.
+  std::string bad = db.toJson();
+  bad.replace(bad.find("\"m\": 256"), 8, "\"m\": -2");
+  EXPECT_FALSE(back.parse(bad, "db.json", error));
+  EXPECT_NE(error.find("db.json: devices[0].events[0].product: expected"),
+            std::string::npos)
+      << error;
+}
+
 TEST(ProfileDb, ADevicesOwnTimesComeFirstAndSetItApart) {
   // A profile of two alike devices: their class's mean, 2 s, and device
   // 0's own 3 s (device 1's own 1 s is left out, so it falls back).
