@@ -355,7 +355,7 @@ public:
     for (int64_t b : plan.deviceMemory)
       k.peakMemory = std::max(k.peakMemory, b);
     k.stages = stageSummary(plan);
-    learned = boundTerms(sim);
+    learned = boundTerms(sim, search.profile);
   }
 
   /// Adds what a simulated plan taught to the bound.
@@ -398,8 +398,10 @@ private:
 
   /// The bound's terms: the fewest FLOPs any plan has needed (replicated
   /// ops in shard groups add some), and the devices' summed peak, or the
-  /// fastest rate a profiled op reached on them if that is higher.
-  static Learned boundTerms(const Simulation &sim) {
+  /// fastest rate a profiled op reached on them (in the plan, or a product
+  /// in the profile) if that is higher.
+  static Learned boundTerms(const Simulation &sim,
+                            const sim::ProfileDb *profile) {
     Learned l;
     l.any = true;
     l.modelFlops = sim.modelFlops;
@@ -412,8 +414,13 @@ private:
             std::max(fastest, ev.cost.flops * double(t.count) / t.seconds);
     }
     const auto &devices = sim.topology.devices;
+    // A product priced from the profile's nearest timed one is no faster
+    // than the fastest product it timed on that device.
     for (const sim::DeviceModel &d : devices)
-      l.peakSum += std::max({d.matmulFlops, d.matmulFlopsBf16, fastest});
+      l.peakSum += std::max(
+          {d.matmulFlops, d.matmulFlopsBf16, fastest,
+           profile ? profile->fastestProductRate(sim::ProfileDb::deviceKey(d))
+                   : 0.0});
     l.alike = std::all_of(devices.begin(), devices.end(),
                           [&](const sim::DeviceModel &d) {
                             return d.matmulFlops == devices.front().matmulFlops;

@@ -122,12 +122,11 @@ std::string simulationText(const Simulation &s, const PlannedModel &plan) {
       s.extractSeconds, s.replaySeconds);
   if (s.profiled)
     os << llvm::formatv("profile       {0} of {1} compute events measured, {2} "
-                        "products priced from the nearest measured shape, "
+                        "from the nearest timed event of their family, "
                         "{3} from the device model\n",
                         s.measuredEvents,
-                        s.measuredEvents + s.nearestProductEvents +
-                            s.modelledEvents,
-                        s.nearestProductEvents, s.modelledEvents);
+                        s.measuredEvents + s.nearestEvents + s.modelledEvents,
+                        s.nearestEvents, s.modelledEvents);
   if (int64_t own = ownTimesDevices(s))
     os << llvm::formatv("profile       each device's own times for {0} of {1} "
                         "devices (the profile was taken on this cluster)\n",
@@ -198,12 +197,11 @@ std::string simulationJson(const Simulation &s, const PlannedModel &plan) {
       {"replayed_steps", s.result.replayedSteps},
       {"replayed_ranks", static_cast<int64_t>(s.result.ranks.size())},
       {"own_times_devices", ownTimesDevices(s)},
-      {"profiled_events", s.profiled
-                              ? llvm::json::Value(llvm::json::Object{
-                                    {"measured", s.measuredEvents},
-                                    {"nearest_product", s.nearestProductEvents},
-                                    {"model", s.modelledEvents}})
-                              : llvm::json::Value(nullptr)},
+      {"profiled_events", s.profiled ? llvm::json::Value(llvm::json::Object{
+                                           {"measured", s.measuredEvents},
+                                           {"nearest", s.nearestEvents},
+                                           {"model", s.modelledEvents}})
+                                     : llvm::json::Value(nullptr)},
       {"extract_s", s.extractSeconds},
       {"replay_s", s.replaySeconds},
       {"ranks", std::move(ranks)},

@@ -91,9 +91,9 @@ static void countPricing(const sim::ProfileDb &profile, Simulation &out) {
     Pricing worst = Pricing::Measured;
     for (const sim::DeviceModel *d : classes)
       worst = std::max(worst, profile.pricing(e, *d));
-    ++(worst == Pricing::Measured         ? out.measuredEvents
-       : worst == Pricing::NearestProduct ? out.nearestProductEvents
-                                          : out.modelledEvents);
+    ++(worst == Pricing::Measured  ? out.measuredEvents
+       : worst == Pricing::Nearest ? out.nearestEvents
+                                   : out.modelledEvents);
   }
 }
 

@@ -70,10 +70,10 @@ struct Simulation {
   }
   std::vector<int64_t> deviceMemory; ///< peak bytes per device (the plan's)
   /// With a profile: the compute events it priced on every device class
-  /// (measured), those whose products some class priced from the nearest
-  /// measured shape, and those some class left to the device model.
+  /// (measured), those some class priced from the nearest timed event of
+  /// their family, and those some class left to the device model.
   bool profiled = false;
-  int64_t measuredEvents = 0, nearestProductEvents = 0, modelledEvents = 0;
+  int64_t measuredEvents = 0, nearestEvents = 0, modelledEvents = 0;
 };
 
 /// The devices of `cluster` as the simulator prices them: a GPU by its

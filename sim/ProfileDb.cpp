@@ -11,6 +11,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
+#include <cctype>
 #include <cmath>
 
 namespace whale::sim {
@@ -48,8 +49,8 @@ void ProfileDb::set(const std::string &device, const std::string &event,
 }
 
 void ProfileDb::set(const std::string &device, const Event &e, Entry entry) {
-  if (e.kind == StepKind::Compute && e.cost.matmul)
-    entry.product = e.cost;
+  if (e.kind == StepKind::Compute)
+    entry.cost = e.cost;
   set(device, e.key(), entry);
 }
 
@@ -73,33 +74,52 @@ size_t ProfileDb::size() const {
 
 namespace {
 
-/// How far apart two products' shapes are: their dimensions' logarithms.
-double shapeDistance(const OpCost &a, const OpCost &b) {
-  auto term = [](int64_t x, int64_t y) {
-    double d = std::log2(double(std::max<int64_t>(1, x))) -
-               std::log2(double(std::max<int64_t>(1, y)));
+/// How far apart two events' sizes are: a product's dimensions, another
+/// op's bytes and FLOPs, each by its logarithm.
+double sizeDistance(const OpCost &a, const OpCost &b) {
+  auto term = [](double x, double y) {
+    double d = std::log2(std::max(1.0, x)) - std::log2(std::max(1.0, y));
     return d * d;
   };
-  return term(a.m, b.m) + term(a.n, b.n) + term(a.k, b.k) +
-         term(a.batch, b.batch);
+  if (a.matmul && b.matmul)
+    return term(a.m, b.m) + term(a.n, b.n) + term(a.k, b.k) +
+           term(a.batch, b.batch);
+  return term(a.bytes, b.bytes) + term(a.flops, b.flops);
 }
 
-/// What a product's key says beside its shapes: the op and the words after
-/// its result's type (transposes, which operand a gradient is for, bf16).
-/// Products stand for each other only within one such family: a weight's
-/// gradient reads its operands in another order than an input's does.
+/// An event key without its sizes: each tensor type keeps its rank and
+/// element type (`tensor<8x64x128xf32>` reads `tensor<?x?x?xf32>`), and
+/// the rest (the op, a fused region's body, transposes, which operand a
+/// gradient is for, bf16) stays. Events of one family stand for each
+/// other: a weight's gradient reads its operands in another order than an
+/// input's, a broadcast operand streams less than a full one.
 std::string familyOf(llvm::StringRef key) {
-  auto [op, signature] = key.split(' ');
-  auto [operands, result] = signature.split(" -> ");
-  return (op + result.drop_until([](char c) { return c == ' '; })).str();
+  std::string out;
+  out.reserve(key.size());
+  bool inTensor = false;
+  for (size_t i = 0; i < key.size(); ++i) {
+    if (key.substr(i).starts_with("tensor<"))
+      inTensor = true;
+    else if (key[i] == '>')
+      inTensor = false;
+    if (inTensor && std::isdigit(static_cast<unsigned char>(key[i]))) {
+      while (i + 1 < key.size() &&
+             std::isdigit(static_cast<unsigned char>(key[i + 1])))
+        ++i;
+      out += '?';
+      continue;
+    }
+    out += key[i];
+  }
+  return out;
 }
 
 } // namespace
 
-std::optional<double> ProfileDb::productTime(const std::string &device,
+std::optional<double> ProfileDb::nearestTime(const std::string &device,
                                              const Event &e,
                                              const DeviceModel &d) const {
-  if (e.kind != StepKind::Compute || !e.cost.matmul)
+  if (e.kind != StepKind::Compute)
     return std::nullopt;
   auto events = devices.find(device);
   if (events == devices.end())
@@ -108,10 +128,11 @@ std::optional<double> ProfileDb::productTime(const std::string &device,
   const Entry *nearest = nullptr;
   double best = 0;
   for (const auto &[key, entry] : events->second) {
-    if (!entry.product || entry.product->bf16 != e.cost.bf16 ||
-        !(entry.seconds > 0) || familyOf(key) != family)
+    if (!entry.cost || entry.cost->matmul != e.cost.matmul ||
+        entry.cost->bf16 != e.cost.bf16 || !(entry.seconds > 0) ||
+        familyOf(key) != family)
       continue;
-    double distance = shapeDistance(*entry.product, e.cost);
+    double distance = sizeDistance(*entry.cost, e.cost);
     if (!nearest || distance < best) {
       nearest = &entry;
       best = distance;
@@ -119,10 +140,23 @@ std::optional<double> ProfileDb::productTime(const std::string &device,
   }
   if (!nearest)
     return std::nullopt;
-  double modelled = opSeconds(*nearest->product, d);
+  double modelled = opSeconds(*nearest->cost, d);
   if (!(modelled > 0))
     return std::nullopt;
-  return opSeconds(e.cost, d) * (nearest->seconds / modelled);
+  double scaled = opSeconds(e.cost, d) * (nearest->seconds / modelled);
+  // The model's curve may carry a product's ratio to a shape it deems more
+  // efficient than any measured: never past the fastest rate measured.
+  double fastest = e.cost.matmul ? fastestProductRate(device) : 0;
+  return fastest > 0 ? std::max(scaled, e.cost.flops / fastest) : scaled;
+}
+
+double ProfileDb::fastestProductRate(const std::string &device) const {
+  double fastest = 0;
+  if (auto events = devices.find(device); events != devices.end())
+    for (const auto &[key, entry] : events->second)
+      if (entry.cost && entry.cost->matmul && entry.seconds > 0)
+        fastest = std::max(fastest, entry.cost->flops / entry.seconds);
+  return fastest;
 }
 
 ProfileDb::Pricing ProfileDb::pricing(const Event &e,
@@ -131,8 +165,8 @@ ProfileDb::Pricing ProfileDb::pricing(const Event &e,
   if ((!d.ownTimes.empty() && lookup(d.ownTimes, key)) ||
       lookup(deviceKey(d), key))
     return Pricing::Measured;
-  if (productTime(deviceKey(d), e, d))
-    return Pricing::NearestProduct;
+  if (nearestTime(deviceKey(d), e, d))
+    return Pricing::Nearest;
   return Pricing::Model;
 }
 
@@ -144,7 +178,7 @@ MeasuredTime ProfileDb::measuredTime() const {
         return own;
     if (std::optional<double> s = lookup(deviceKey(d), key))
       return s;
-    return productTime(deviceKey(d), e, d);
+    return nearestTime(deviceKey(d), e, d);
   };
 }
 
@@ -167,11 +201,17 @@ std::string ProfileDb::toJson() const {
                            {"seconds", entry.seconds},
                            {"runs", entry.runs},
                            {"in_context", entry.inContext}};
-      if (const std::optional<OpCost> &p = entry.product)
-        o["product"] = llvm::json::Object{
-            {"m", p->m},         {"n", p->n},         {"k", p->k},
-            {"batch", p->batch}, {"flops", p->flops}, {"bytes", p->bytes},
-            {"bf16", p->bf16}};
+      if (const std::optional<OpCost> &c = entry.cost) {
+        llvm::json::Object cost{{"flops", c->flops}, {"bytes", c->bytes}};
+        if (c->matmul) {
+          cost["m"] = c->m;
+          cost["n"] = c->n;
+          cost["k"] = c->k;
+          cost["batch"] = c->batch;
+          cost["bf16"] = c->bf16;
+        }
+        o["cost"] = std::move(cost);
+      }
       entries.push_back(std::move(o));
     }
     list.push_back(
@@ -215,8 +255,8 @@ ProfileDb ProfileDb::combine(const std::vector<ProfileDb> &dbs) {
       for (const Entry &one : entries) {
         e.runs += one.runs;
         e.inContext = e.inContext || one.inContext;
-        if (!e.product)
-          e.product = one.product;
+        if (!e.cost)
+          e.cost = one.cost;
       }
       out.devices[device][event] = e;
     }
@@ -225,21 +265,13 @@ ProfileDb ProfileDb::combine(const std::vector<ProfileDb> &dbs) {
 
 namespace {
 
-/// An entry's "product" object: a matrix product's shape and cost.
-bool parseProduct(const llvm::json::Value &value, ProfileDb::Entry &entry) {
+/// An entry's "cost" object: FLOPs and bytes, and a matrix product's shape
+/// (m, n, k, batch and bf16 come together or not at all).
+bool parseCost(const llvm::json::Value &value, ProfileDb::Entry &entry) {
   const llvm::json::Object *p = value.getAsObject();
   if (!p)
     return false;
   OpCost c;
-  c.matmul = true;
-  for (auto [key, field] :
-       {std::pair{"m", &c.m}, std::pair{"n", &c.n}, std::pair{"k", &c.k},
-        std::pair{"batch", &c.batch}}) {
-    std::optional<int64_t> v = p->getInteger(key);
-    if (!v || *v <= 0)
-      return false;
-    *field = *v;
-  }
   for (auto [key, field] :
        {std::pair{"flops", &c.flops}, std::pair{"bytes", &c.bytes}}) {
     std::optional<double> v = p->getNumber(key);
@@ -247,11 +279,22 @@ bool parseProduct(const llvm::json::Value &value, ProfileDb::Entry &entry) {
       return false;
     *field = *v;
   }
-  std::optional<bool> bf16 = p->getBoolean("bf16");
-  if (!bf16)
-    return false;
-  c.bf16 = *bf16;
-  entry.product = c;
+  c.matmul = p->get("m") != nullptr;
+  if (c.matmul) {
+    for (auto [key, field] :
+         {std::pair{"m", &c.m}, std::pair{"n", &c.n}, std::pair{"k", &c.k},
+          std::pair{"batch", &c.batch}}) {
+      std::optional<int64_t> v = p->getInteger(key);
+      if (!v || *v <= 0)
+        return false;
+      *field = *v;
+    }
+    std::optional<bool> bf16 = p->getBoolean("bf16");
+    if (!bf16)
+      return false;
+    c.bf16 = *bf16;
+  }
+  entry.cost = c;
   return true;
 }
 
@@ -312,12 +355,12 @@ bool ProfileDb::parse(const std::string &text, const std::string &path,
       }
       Entry entry{*seconds, e->getInteger("runs").value_or(0),
                   e->getBoolean("in_context").value_or(false), std::nullopt};
-      if (const llvm::json::Value *p = e->get("product")) {
-        if (!parseProduct(*p, entry)) {
-          error = at + ".product: expected {\"m\", \"n\", \"k\", "
-                       "\"batch\": positive integers, \"flops\", "
-                       "\"bytes\": finite numbers, not negative, \"bf16\": "
-                       "true or false}";
+      if (const llvm::json::Value *c = e->get("cost")) {
+        if (!parseCost(*c, entry)) {
+          error = at + ".cost: expected {\"flops\", \"bytes\": finite "
+                       "numbers, not negative, and for a matrix product "
+                       "\"m\", \"n\", \"k\", \"batch\": positive "
+                       "integers, \"bf16\": true or false}";
           return false;
         }
       }

@@ -38,14 +38,14 @@ public:
     int64_t runs = 0;
     /// Timed inside a run of the plan, not alone.
     bool inContext = false;
-    /// A matrix product's shape and cost (matmul, its gradients, the
-    /// fused attention): what lets a product the database has not timed
-    /// be priced from the nearest one it has (productTime).
-    std::optional<OpCost> product;
+    /// A compute event's cost (FLOPs, bytes, and a matrix product's
+    /// shape): what lets an event the database has not timed be priced
+    /// from the nearest one of its family it has (nearestTime).
+    std::optional<OpCost> cost;
   };
 
   /// How an event is priced on a device.
-  enum class Pricing { Measured, NearestProduct, Model };
+  enum class Pricing { Measured, Nearest, Model };
 
   /// The class a device's timings belong to: a GPU's model name, or
   /// "cpu threads=N".
@@ -58,27 +58,35 @@ public:
   std::string ownTimesOf(const Topology &cluster, int64_t index) const;
 
   void set(const std::string &device, const std::string &event, Entry entry);
-  /// `e`'s time, keyed by its key, with its shape where it is a product.
+  /// `e`'s time, keyed by its key, with its cost where it computes.
   void set(const std::string &device, const Event &e, Entry entry);
   std::optional<double> lookup(const std::string &device,
                                const std::string &event) const;
   size_t size() const;
 
-  /// A matrix product the database has not timed, priced from the one of
-  /// the same op, transposes, operand and precision on `device` nearest in
-  /// shape (m, n, k and batch, each by its logarithm): the device model's time
-  /// for `e`, scaled by what that neighbour measured against the model's time
-  /// for it. So a profile of a small model on one GPU prices the products of a
-  /// large one on a cluster of that GPU at the efficiency measured at shapes
-  /// like theirs, not the model's. nullopt when it holds none.
-  std::optional<double> productTime(const std::string &device, const Event &e,
+  /// A compute event the database has not timed, priced from the timed one
+  /// of its family on `device` nearest in size: the family is its op, its
+  /// operands' and results' ranks and element types, and what else its key
+  /// says beside the shapes (a fused region's body, transposes, which
+  /// operand a gradient is for, bf16); the size is a matrix product's m, n,
+  /// k and batch, else its bytes and FLOPs, each by its logarithm. The
+  /// device model's time for `e`, scaled by what that neighbour measured
+  /// against the model's time for it. So a profile of a small model on one
+  /// GPU prices the ops of a large one on a cluster of that GPU at the
+  /// efficiency measured near their sizes, not the model's alone. nullopt
+  /// when it holds none of the family.
+  std::optional<double> nearestTime(const std::string &device, const Event &e,
                                     const DeviceModel &d) const;
+  /// The most FLOP/s a timed product reached on `device` (0 if none): no
+  /// product priced from a neighbour runs faster (the search's lower
+  /// bound counts on it).
+  double fastestProductRate(const std::string &device) const;
   /// How measuredTime prices a compute event on `d`.
   Pricing pricing(const Event &e, const DeviceModel &d) const;
 
   /// The measured time of an event on a device, for the simulator: the
   /// device's own (DeviceModel::ownTimes) where it has them, else its
-  /// class's, else a product's from the nearest measured one.
+  /// class's, else the nearest timed one's of its family (nearestTime).
   MeasuredTime measuredTime() const;
   MeasuredCollective measuredCollective() const;
   /// A collective's key in a database: its event's and the group's size.

@@ -464,9 +464,14 @@ Event product(const char *op, int64_t batch, int64_t m, int64_t n, int64_t k,
               bool bf16 = false) {
   Event e;
   e.op = op;
-  e.signature = std::to_string(batch) + "x" + std::to_string(m) + "x" +
-                std::to_string(n) + "x" + std::to_string(k) +
-                (bf16 ? " bf16" : "");
+  auto t = [](std::initializer_list<int64_t> dims) {
+    std::string s = "tensor<";
+    for (int64_t d : dims)
+      s += std::to_string(d) + "x";
+    return s + "f32>";
+  };
+  e.signature = t({batch, m, k}) + ", " + t({k, n}) + " -> " +
+                t({batch, m, n}) + (bf16 ? " bf16" : "");
   e.cost.matmul = true;
   e.cost.bf16 = bf16;
   e.cost.batch = batch;
@@ -478,7 +483,7 @@ Event product(const char *op, int64_t batch, int64_t m, int64_t n, int64_t k,
   return e;
 }
 
-TEST(ProfileDb, AProductNotTimedIsPricedFromTheNearestShapeTimed) {
+TEST(ProfileDb, AnEventNotTimedIsPricedFromTheNearestOfItsFamily) {
   const DeviceModel a100 = *findGpuModel("A100-80GB");
   const std::string gpu = ProfileDb::deviceKey(a100);
   // Two products timed: a small one at twice the model's time, a large
@@ -500,7 +505,7 @@ TEST(ProfileDb, AProductNotTimedIsPricedFromTheNearestShapeTimed) {
   // Not timed: the model's time, at the nearest one's measured ratio.
   const Event wide = product("whale.matmul", 4, 6144, 12288, 6144);
   EXPECT_DOUBLE_EQ(*measured(wide, a100), 1.25 * opSeconds(wide.cost, a100));
-  EXPECT_EQ(back.pricing(wide, a100), ProfileDb::Pricing::NearestProduct);
+  EXPECT_EQ(back.pricing(wide, a100), ProfileDb::Pricing::Nearest);
   const Event narrow = product("whale.matmul", 1, 512, 128, 384);
   EXPECT_DOUBLE_EQ(*measured(narrow, a100), 2 * opSeconds(narrow.cost, a100));
 
@@ -511,18 +516,45 @@ TEST(ProfileDb, AProductNotTimedIsPricedFromTheNearestShapeTimed) {
   EXPECT_EQ(measured(product("whale.matmul", 1, 8192, 8192, 8192, true), a100),
             std::nullopt);
   EXPECT_EQ(measured(wide, *findGpuModel("H100-SXM")), std::nullopt);
-  Event add;
-  add.op = "whale.add";
-  add.signature = "c -> d";
-  add.cost.bytes = 1e6;
-  EXPECT_EQ(back.pricing(add, a100), ProfileDb::Pricing::Model);
+  // Another op by its bytes and FLOPs: an add of 4 MB timed at three times
+  // the model prices one of 16 MB at three times too, but not an add of
+  // another rank (a broadcast streams differently), nor another op.
+  auto add = [](const char *op, const std::string &type, double bytes) {
+    Event e;
+    e.op = op;
+    e.signature = type + ", " + type + " -> " + type;
+    e.cost.bytes = bytes;
+    e.cost.flops = bytes / 12;
+    return e;
+  };
+  const Event timedAdd =
+      add("whale.add", "tensor<1024x1024xf32>", 12.0 * (1 << 20));
+  db.set(gpu, timedAdd, {3 * opSeconds(timedAdd.cost, a100), 5, true});
+  MeasuredTime withAdd = db.measuredTime();
+  const Event bigAdd =
+      add("whale.add", "tensor<2048x2048xf32>", 48.0 * (1 << 20));
+  EXPECT_DOUBLE_EQ(*withAdd(bigAdd, a100), 3 * opSeconds(bigAdd.cost, a100));
+  EXPECT_EQ(db.pricing(bigAdd, a100), ProfileDb::Pricing::Nearest);
+  EXPECT_EQ(withAdd(add("whale.add", "tensor<64x64x64xf32>", 1e6), a100),
+            std::nullopt);
+  const Event mul = add("whale.mul", "tensor<2048x2048xf32>", 48.0 * (1 << 20));
+  EXPECT_EQ(db.pricing(mul, a100), ProfileDb::Pricing::Model);
+
+  // Never faster than the fastest product timed: a small product timed at
+  // a tenth of the model's time (faster than its data sheet) prices a
+  // large one at its own rate, not at the model's better curve for it.
+  EXPECT_DOUBLE_EQ(back.fastestProductRate(gpu),
+                   large.cost.flops / (1.25 * opSeconds(large.cost, a100)));
+  ProfileDb fast;
+  fast.set(gpu, small, {0.1 * opSeconds(small.cost, a100), 10, true});
+  const double rate = small.cost.flops / (0.1 * opSeconds(small.cost, a100));
+  EXPECT_DOUBLE_EQ(*fast.measuredTime()(large, a100), large.cost.flops / rate);
 
   // A database whose product is not one says where.
   std::string bad = db.toJson();
   bad.replace(bad.find("\"m\": 256"), 8, "\"m\": -2");
   EXPECT_FALSE(back.parse(bad, "db.json", error));
-  EXPECT_NE(error.find("db.json: devices[0].events[0].product: expected"),
-            std::string::npos)
+  EXPECT_EQ(error.rfind("db.json: devices[0].events[1].cost: expected", 0), 0u)
       << error;
 }
 

@@ -1,22 +1,22 @@
 #!/usr/bin/env python3
-"""How well one model's profile prices another model's matrix products.
+"""How well one model's profile prices another model's events.
 
-`whale profile` keeps each product's shape; `whale sim --profile` prices a
-product the database has not timed from the timed one of the same op and
-precision nearest in shape (sim/ProfileDb.h). This profiles a small GPT
-(examples/gpt_scaled.whl) at a base width, then predicts wider ones three
-ways: from their own profile (every event measured), from the base
-width's profile (products from the nearest timed shape, the rest from the
-device model), and from the device model alone. It prints the products'
-predicted time (matmuls, their gradients, attention) and the iteration.
+`whale profile` keeps each compute event's cost (a product's shape);
+`whale sim --profile` prices an event the database has not timed from the
+timed one of its family nearest in size (sim/ProfileDb.h). This profiles
+a small GPT (examples/gpt_scaled.whl) at a base width, then predicts wider
+ones three ways: from their own profile (every event measured), from the
+base width's profile (events from the nearest timed one of their family,
+the device model where it has none), and from the device model alone. It
+prints the products' predicted time (matmuls, their gradients,
+attention) and the iteration.
 Every width is profiled once per round, the rounds interleaved, and each
 prediction reads all its rounds' databases (an event takes their median):
 this machine's speed moves by 20% between processes, which one profile
 against another would carry into the comparison.
 
-    python3 bench/sim_nearest_product.py [--base 128] [--widths 256 512]
-                                         [--rounds 3]
-                                         [--cluster cpu:1@threads=1]
+    python3 bench/sim_nearest.py [--base 128] [--widths 256 512]
+                                 [--rounds 3] [--cluster cpu:1@threads=1]
 """
 import argparse
 import json
@@ -89,8 +89,9 @@ def main():
                 return (f"{r[0] * 1e3:9.2f} ({(r[0] - own[0]) / own[0] * 100:+5.1f}%) "
                         f"{r[1] * 1e3:9.2f} ({(r[1] - own[1]) / own[1] * 100:+5.1f}%)")
             print(f"{width:5d} {own[0] * 1e3:11.2f} {own[1] * 1e3:11.2f} "
-                  f"{cell(near)} {cell(model)}  nearest-shape products: "
-                  f"{near[2]['nearest_product']}", flush=True)
+                  f"{cell(near)} {cell(model)}  from the nearest: "
+                  f"{near[2]['nearest']} of {sum(near[2].values())}",
+                  flush=True)
     return 0
 
 
