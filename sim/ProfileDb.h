@@ -16,7 +16,13 @@
 //   {"version": 1, "machine": "...", "commit": "...", "created": "...",
 //    "devices": [{"device": "cpu threads=1",
 //                 "events": [{"event": "whale.matmul tensor<...> ...",
-//                             "seconds": 1.2e-05, "runs": 40}]}]}
+//                             "seconds": 1.2e-05, "runs": 40,
+//                             "cost": {"flops": 2.1e6, "bytes": 3.2e4,
+//                                      "m": 64, "n": 128, "k": 128,
+//                                      "batch": 1, "bf16": false}}]}]}
+//
+// An event's cost lets the simulator price the events of other plans (a
+// wider model, a shard of it) from the nearest timed one (nearestTime).
 //
 //===----------------------------------------------------------------------===//
 
