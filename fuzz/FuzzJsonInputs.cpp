@@ -22,7 +22,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   whale::Cluster cluster;
   (void)whale::parseClusterJson(text, "fuzz.json", cluster, error);
   whale::sim::ProfileDb db;
-  (void)db.parse(text, "fuzz.json", error);
+  if (db.parse(text, "fuzz.json", error)) {
+    // What the simulator then asks of it: a product and an elementwise op
+    // of sizes it may not hold, priced from their nearest neighbours.
+    whale::sim::Event product, add;
+    product.op = "whale.matmul";
+    product.signature = "tensor<64x128xf32>, tensor<128x256xf32> -> "
+                        "tensor<64x256xf32>";
+    product.cost = {4194304, 229376, true, false, 1, 64, 256, 128};
+    add.op = "whale.fused";
+    add.signature = "tensor<8x64xf32> -> tensor<8x64xf32> {gelu(0) | 1}";
+    add.cost.flops = add.cost.bytes = 4096;
+    whale::sim::MeasuredTime measured = db.measuredTime();
+    for (const whale::sim::DeviceModel &d :
+         {*whale::sim::findGpuModel("H200"), whale::sim::cpuModel(1e10, 1, 0)})
+      for (const whale::sim::Event &e : {product, add})
+        (void)measured(e, d);
+  }
   // As a short spec too, unless it could name a file to read.
   if (size < 512 && text.find('/') == std::string::npos &&
       text.find(".json") == std::string::npos) {
