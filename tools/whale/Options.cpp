@@ -127,7 +127,8 @@ std::vector<VerbSpec> makeVerbs() {
        {kCluster,
         {"--profile", "DB.json",
          "event times measured by whale profile (any number: their events "
-         "together, the median where several have one)"},
+         "together, the median where several have one; an event none has "
+         "is priced from the nearest timed one of its family)"},
         {"--trace", "FILE.json", "the predicted timeline as a Chrome trace"},
         {"--events", "", "list the distinct events and their durations"},
         {"--no-overlap", "",
