@@ -102,6 +102,44 @@ TEST(Search, RanksPlansAndNoneBeatsItsBound) {
               r.candidates[i].iterationSeconds);
 }
 
+TEST(Search, APartialProfileKeepsEveryPlanAboveItsBound) {
+  // A profile of the script's own plan whose products ran a hundred times
+  // faster than the device model says (past its peak): every other plan's
+  // products are priced from them, and the bound must still hold.
+  whale::Cluster c = cluster("cpu:4");
+  whale::Interpreter interp(smallGpt());
+  ASSERT_TRUE(interp.loadFile(kScript)) << interp.renderDiagnostics();
+  whale::PlannedModel plan;
+  std::string error;
+  ASSERT_TRUE(whale::planModel(interp, "", c, {}, plan, error)) << error;
+  whale::Simulation sim;
+  ASSERT_TRUE(whale::simulatePlan(plan, c, {}, sim, error)) << error;
+  whale::sim::ProfileDb db;
+  const whale::sim::DeviceModel &cpu = sim.topology.devices.front();
+  size_t products = 0;
+  for (const whale::sim::Event &e : sim.events.all())
+    if (e.kind == whale::sim::StepKind::Compute && e.cost.matmul) {
+      db.set(whale::sim::ProfileDb::deviceKey(cpu), e,
+             {0.01 * whale::sim::opSeconds(e.cost, cpu), 3, true});
+      ++products;
+    }
+  ASSERT_GT(products, 0u);
+
+  whale::SearchOptions options;
+  options.top = 3;
+  options.profile = &db;
+  whale::SearchResult r;
+  ASSERT_TRUE(whale::searchPlans(kScript, smallGpt(), c, options, r, error))
+      << error;
+  size_t simulated = 0;
+  for (const whale::SearchCandidate &k : r.candidates)
+    if (k.outcome == Outcome::Simulated) {
+      ++simulated;
+      EXPECT_LE(k.lowerBound, k.iterationSeconds) << k.label();
+    }
+  EXPECT_GT(simulated, 3u);
+}
+
 TEST(Search, TheWinnersConfigPredictsItsTime) {
   whale::Cluster c = cluster("cpu:4");
   whale::SearchOptions options;
