@@ -21,12 +21,11 @@ against another would carry into the comparison.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCRIPT = os.path.join(ROOT, "examples", "gpt_scaled.whl")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sim_accuracy import ROOT, SCALED as SCRIPT, whale  # noqa
 PRODUCTS = ("whale.matmul", "whale.matmul_grad", "whale.attention",
             "whale.attention_grad")
 
@@ -38,13 +37,6 @@ def flags(width, cluster):
     for d in defines:
         out += ["--define", d]
     return out
-
-
-def whale(binary, args):
-    out = subprocess.run([binary] + args, capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(" ".join(args) + "\n" + out.stderr)
-    return out.stdout
 
 
 def simulate(binary, width, cluster, dbs):

@@ -37,8 +37,9 @@ struct ProfileOptions {
   std::string tracePath;
   /// A profiling run's trace made elsewhere (whale-exec --profile-trace on
   /// the plan compiled with trace sites): the times come from it alone,
-  /// nothing runs here, and the events it does not time are left to the
-  /// device model.
+  /// nothing runs here, and the events it does not time are not in the
+  /// database (the simulator prices them from their nearest timed ones,
+  /// else by the device model).
   std::string fromTrace;
   /// The run's --even and --threads.
   bool even = false;

@@ -31,6 +31,28 @@ int64_t tokensPerSample(const PlannedModel &plan) {
   return t.getShape()[1];
 }
 
+/// How the profile priced each compute event: by the worst of the ways it
+/// did on the cluster's classes of device.
+void countPricing(const sim::ProfileDb &profile, Simulation &out) {
+  using Pricing = sim::ProfileDb::Pricing;
+  std::vector<const sim::DeviceModel *> classes;
+  std::set<std::string> seen;
+  for (const sim::DeviceModel &d : out.topology.devices)
+    if (seen.insert(sim::ProfileDb::deviceKey(d) + "\n" + d.ownTimes).second)
+      classes.push_back(&d);
+  out.profiled = true;
+  for (const sim::Event &e : out.events.all()) {
+    if (e.kind != sim::StepKind::Compute)
+      continue;
+    Pricing worst = Pricing::Measured;
+    for (const sim::DeviceModel *d : classes)
+      worst = std::max(worst, profile.pricing(e, *d));
+    ++(worst == Pricing::Measured  ? out.measuredEvents
+       : worst == Pricing::Nearest ? out.nearestEvents
+                                   : out.modelledEvents);
+  }
+}
+
 } // namespace
 
 std::string driverEventKey(const PlannedModel &plan) {
@@ -73,28 +95,6 @@ sim::Topology topologyOf(const Cluster &cluster, int defaultThreads) {
   t.intraNode = {cluster.intraNode.bandwidth, cluster.intraNode.latency};
   t.interNode = {cluster.interNode.bandwidth, cluster.interNode.latency};
   return t;
-}
-
-/// How the profile priced each compute event: by the worst of the ways it
-/// did on the cluster's classes of device.
-static void countPricing(const sim::ProfileDb &profile, Simulation &out) {
-  using Pricing = sim::ProfileDb::Pricing;
-  std::vector<const sim::DeviceModel *> classes;
-  std::set<std::string> seen;
-  for (const sim::DeviceModel &d : out.topology.devices)
-    if (seen.insert(sim::ProfileDb::deviceKey(d) + "\n" + d.ownTimes).second)
-      classes.push_back(&d);
-  out.profiled = true;
-  for (const sim::Event &e : out.events.all()) {
-    if (e.kind != sim::StepKind::Compute)
-      continue;
-    Pricing worst = Pricing::Measured;
-    for (const sim::DeviceModel *d : classes)
-      worst = std::max(worst, profile.pricing(e, *d));
-    ++(worst == Pricing::Measured  ? out.measuredEvents
-       : worst == Pricing::Nearest ? out.nearestEvents
-                                   : out.modelledEvents);
-  }
 }
 
 bool simulatePlan(const PlannedModel &plan, const Cluster &cluster,

@@ -43,35 +43,6 @@ std::string ProfileDb::ownTimesOf(const Topology &cluster,
   return d == devices.end() || d->second.empty() ? std::string() : key;
 }
 
-void ProfileDb::set(const std::string &device, const std::string &event,
-                    Entry entry) {
-  devices[device][event] = entry;
-}
-
-void ProfileDb::set(const std::string &device, const Event &e, Entry entry) {
-  if (e.kind == StepKind::Compute)
-    entry.cost = e.cost;
-  set(device, e.key(), entry);
-}
-
-std::optional<double> ProfileDb::lookup(const std::string &device,
-                                        const std::string &event) const {
-  auto d = devices.find(device);
-  if (d == devices.end())
-    return std::nullopt;
-  auto e = d->second.find(event);
-  if (e == d->second.end())
-    return std::nullopt;
-  return e->second.seconds;
-}
-
-size_t ProfileDb::size() const {
-  size_t n = 0;
-  for (auto &[device, events] : devices)
-    n += events.size();
-  return n;
-}
-
 namespace {
 
 /// How far apart two events' sizes are: a product's dimensions, another
@@ -116,6 +87,37 @@ std::string familyOf(llvm::StringRef key) {
 
 } // namespace
 
+void ProfileDb::set(const std::string &device, const std::string &event,
+                    Entry entry) {
+  if (entry.cost)
+    entry.family = familyOf(event);
+  devices[device][event] = std::move(entry);
+}
+
+void ProfileDb::set(const std::string &device, const Event &e, Entry entry) {
+  if (e.kind == StepKind::Compute)
+    entry.cost = e.cost;
+  set(device, e.key(), entry);
+}
+
+std::optional<double> ProfileDb::lookup(const std::string &device,
+                                        const std::string &event) const {
+  auto d = devices.find(device);
+  if (d == devices.end())
+    return std::nullopt;
+  auto e = d->second.find(event);
+  if (e == d->second.end())
+    return std::nullopt;
+  return e->second.seconds;
+}
+
+size_t ProfileDb::size() const {
+  size_t n = 0;
+  for (auto &[device, events] : devices)
+    n += events.size();
+  return n;
+}
+
 std::optional<double> ProfileDb::nearestTime(const std::string &device,
                                              const Event &e,
                                              const DeviceModel &d) const {
@@ -130,7 +132,7 @@ std::optional<double> ProfileDb::nearestTime(const std::string &device,
   for (const auto &[key, entry] : events->second) {
     if (!entry.cost || entry.cost->matmul != e.cost.matmul ||
         entry.cost->bf16 != e.cost.bf16 || !(entry.seconds > 0) ||
-        familyOf(key) != family)
+        entry.family != family)
       continue;
     double distance = sizeDistance(*entry.cost, e.cost);
     if (!nearest || distance < best) {
@@ -159,26 +161,33 @@ double ProfileDb::fastestProductRate(const std::string &device) const {
   return fastest;
 }
 
+std::optional<double> ProfileDb::timeOf(const Event &e, const DeviceModel &d,
+                                        Pricing &how) const {
+  const std::string key = e.key();
+  how = Pricing::Measured;
+  if (!d.ownTimes.empty())
+    if (std::optional<double> own = lookup(d.ownTimes, key))
+      return own;
+  if (std::optional<double> s = lookup(deviceKey(d), key))
+    return s;
+  how = Pricing::Nearest;
+  if (std::optional<double> s = nearestTime(deviceKey(d), e, d))
+    return s;
+  how = Pricing::Model;
+  return std::nullopt;
+}
+
 ProfileDb::Pricing ProfileDb::pricing(const Event &e,
                                       const DeviceModel &d) const {
-  const std::string key = e.key();
-  if ((!d.ownTimes.empty() && lookup(d.ownTimes, key)) ||
-      lookup(deviceKey(d), key))
-    return Pricing::Measured;
-  if (nearestTime(deviceKey(d), e, d))
-    return Pricing::Nearest;
-  return Pricing::Model;
+  Pricing how;
+  (void)timeOf(e, d, how);
+  return how;
 }
 
 MeasuredTime ProfileDb::measuredTime() const {
   return [this](const Event &e, const DeviceModel &d) {
-    std::string key = e.key();
-    if (!d.ownTimes.empty())
-      if (std::optional<double> own = lookup(d.ownTimes, key))
-        return own;
-    if (std::optional<double> s = lookup(deviceKey(d), key))
-      return s;
-    return nearestTime(deviceKey(d), e, d);
+    Pricing how;
+    return timeOf(e, d, how);
   };
 }
 
@@ -258,7 +267,7 @@ ProfileDb ProfileDb::combine(const std::vector<ProfileDb> &dbs) {
         if (!e.cost)
           e.cost = one.cost;
       }
-      out.devices[device][event] = e;
+      out.set(device, event, e);
     }
   return out;
 }

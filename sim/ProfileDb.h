@@ -48,6 +48,8 @@ public:
     /// shape): what lets an event the database has not timed be priced
     /// from the nearest one of its family it has (nearestTime).
     std::optional<OpCost> cost;
+    /// The key without its sizes, worked out by set() where there is a cost.
+    std::string family;
   };
 
   /// How an event is priced on a device.
@@ -89,6 +91,10 @@ public:
   double fastestProductRate(const std::string &device) const;
   /// How measuredTime prices a compute event on `d`.
   Pricing pricing(const Event &e, const DeviceModel &d) const;
+  /// measuredTime's time of `e` on `d` (nullopt: the device model's), and
+  /// how it was found.
+  std::optional<double> timeOf(const Event &e, const DeviceModel &d,
+                               Pricing &how) const;
 
   /// The measured time of an event on a device, for the simulator: the
   /// device's own (DeviceModel::ownTimes) where it has them, else its
