@@ -22,7 +22,13 @@
 // past the K-th is skipped unplanned. The bound is the model's FLOPs at the
 // devices' peak (or the fastest rate any profiled op reached, if faster),
 // stretched by the pipeline's fill and drain ((m + (p - 1) / v) / m, v
-// chunks a stage) on devices alike.
+// chunks a stage) on devices alike. Once a plan of the same layout with a
+// divisor of its micro-batches has been simulated (on devices alike, priced
+// by the device model), a candidate's bound is also that plan's compute per
+// device: cutting each micro-batch into equal parts never makes the device
+// model's work less (see `sameLayout`). So candidates go by micro-batches
+// first: the few-micro-batch plans, quick to plan, bound the many-micro-batch
+// ones, whose unrolled programs take the longest.
 //
 //===----------------------------------------------------------------------===//
 
@@ -291,7 +297,31 @@ struct Learned {
   bool any = false;
   double modelFlops = 0, peakSum = 0;
   bool alike = true;
+  /// The mean compute seconds of a device over the iteration (0 where the
+  /// bound may not carry it: a profile priced it, or devices differ).
+  double computePerDevice = 0;
 };
+
+/// A candidate's layout apart from its micro-batches and schedule: plans of
+/// one layout run the same ops on the same devices, each micro-batch's at
+/// rows a divisor of the micro-batches fewer. The device model prices a
+/// product by its tiles' waves (a ceiling of tiles over units, tiles a
+/// ceiling of rows over the tile, or its depth plus a tile), and every other
+/// op by its launch plus the larger of its FLOPs and bytes, each a sum over
+/// rows and a part that does not shrink with them: cut a micro-batch into
+/// equal parts and the parts together take at least what the whole did.
+/// So a plan of m micro-batches computes no less than one of the same
+/// layout with a divisor of m, and its iteration, at least its devices'
+/// mean compute, is no shorter than that plan's mean compute. Learned from
+/// plans without recomputation only (its segments follow the micro-batches
+/// a stage holds), it bounds both: recomputation only adds forward ops.
+using Layout = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool, bool>;
+std::optional<Layout> sameLayout(const SearchCandidate &k) {
+  if (k.asWritten)
+    return std::nullopt;
+  return std::make_tuple(k.data, k.tensor, k.pipeline, k.chunks, k.even,
+                         k.wholeRows, k.afterBackward);
+}
 
 /// Plans and simulates the script with `k`'s config keys added. `run` only
 /// reads the evaluator, so candidates run side by side; what they teach
@@ -367,15 +397,37 @@ public:
     peakSum = std::max(peakSum, l.peakSum);
     alike = l.alike;
   }
+  /// Adds the compute of `k`, simulated, to what bounds its layout.
+  void learn(const SearchCandidate &k, const Learned &l) {
+    learn(l);
+    if (std::optional<Layout> layout = sameLayout(k);
+        layout && !k.recompute && l.computePerDevice > 0)
+      computeOf[*layout].push_back({k.microBatches, l.computePerDevice});
+  }
 
   /// The least time `k` could take; 0 until a plan has been simulated.
   double lowerBound(const SearchCandidate &k) const {
-    if (!(leastFlops > 0) || !(peakSum > 0))
-      return 0;
-    double t = leastFlops / peakSum;
-    if (alike)
-      t *= k.fillAndDrain();
+    double t = 0;
+    if (leastFlops > 0 && peakSum > 0) {
+      t = leastFlops / peakSum;
+      if (alike)
+        t *= k.fillAndDrain();
+    }
+    if (std::optional<Layout> layout = sameLayout(k)) {
+      auto it = computeOf.find(*layout);
+      if (it != computeOf.end())
+        for (const auto &[m, seconds] : it->second)
+          if (k.microBatches % m == 0)
+            t = std::max(t, seconds);
+    }
     return t;
+  }
+  /// Whether `before`, once simulated, may raise `k`'s bound: the same
+  /// layout, and a divisor of its micro-batches.
+  static bool bounds(const SearchCandidate &before, const SearchCandidate &k) {
+    std::optional<Layout> a = sameLayout(before), b = sameLayout(k);
+    return a && b && *a == *b && !before.recompute &&
+           k.microBatches % before.microBatches == 0;
   }
 
 private:
@@ -425,6 +477,13 @@ private:
                           [&](const sim::DeviceModel &d) {
                             return d.matmulFlops == devices.front().matmulFlops;
                           });
+    // A profile's times need not add up as the device model's do.
+    if (l.alike && !profile && !devices.empty()) {
+      double compute = 0;
+      for (const sim::SimRank &r : sim.result.ranks)
+        compute += r.computeSeconds * double(r.likeIt);
+      l.computePerDevice = compute / double(devices.size());
+    }
     return l;
   }
 
@@ -435,6 +494,8 @@ private:
   std::string model;
   double leastFlops = 0, peakSum = 0;
   bool alike = true;
+  /// Per layout: each simulated plan's micro-batches and compute per device.
+  std::map<Layout, std::vector<std::pair<int64_t, double>>> computeOf;
 };
 
 } // namespace
@@ -457,10 +518,13 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
   out.globalBatch = facts.globalBatch;
 
   std::vector<SearchCandidate> space = enumerate(cluster, facts);
-  // Fill and drain first: the order the bound grows in (stable: fewer
-  // micro-batches and smaller tensor degrees first among equals).
+  // Fewer micro-batches first: quicker to plan, and they bound the plans of
+  // their layout with more. Among equals, fill and drain: the order the
+  // FLOPs bound grows in (stable: smaller tensor degrees first).
   std::stable_sort(space.begin(), space.end(),
                    [](const SearchCandidate &a, const SearchCandidate &b) {
+                     if (a.microBatches != b.microBatches)
+                       return a.microBatches < b.microBatches;
                      return a.fillAndDrain() < b.fillAndDrain();
                    });
   SearchCandidate written;
@@ -554,7 +618,8 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
         continue;
       bool waits = false;
       for (size_t a = i; a < j && !waits; ++a)
-        waits = dominates(space[a], space[j]);
+        waits = dominates(space[a], space[j]) ||
+                Evaluator::bounds(space[a], space[j]);
       if (!waits)
         startAhead(j);
     }
@@ -572,7 +637,10 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
       } else {
         evaluator.run(k, learned);
       }
-      evaluator.learn(learned);
+      if (k.outcome == Outcome::Simulated)
+        evaluator.learn(k, learned);
+      else
+        evaluator.learn(learned);
       k.lowerBound = evaluator.lowerBound(k);
       if (k.outcome == Outcome::Simulated) {
         times.insert(std::upper_bound(times.begin(), times.end(),

@@ -165,6 +165,44 @@ TEST(Search, TheWinnersConfigPredictsItsTime) {
   EXPECT_DOUBLE_EQ(sim.iterationSeconds(), best->iterationSeconds);
 }
 
+TEST(Search, PlansBoundByFewerMicroBatchesAreNoFasterThanTheirBound) {
+  // One plan to keep: most pipelines are set aside, many by the compute of
+  // their layout's plan with a divisor of their micro-batches. Each set
+  // aside, planned and simulated after all, takes at least its bound.
+  whale::Cluster c = cluster("cpu:4");
+  whale::SearchOptions options;
+  options.top = 1;
+  whale::SearchResult r;
+  std::string error;
+  ASSERT_TRUE(whale::searchPlans(kScript, smallGpt(), c, options, r, error))
+      << error;
+  std::map<std::string, const whale::SearchCandidate *> simulated;
+  for (const whale::SearchCandidate &k : r.candidates)
+    if (k.outcome == Outcome::Simulated && !k.asWritten)
+      simulated[k.label()] = &k;
+  size_t checked = 0, byFewer = 0;
+  for (const whale::SearchCandidate &k : r.candidates) {
+    if (k.outcome != Outcome::Bound)
+      continue;
+    // Whether a plan of its layout with fewer micro-batches was simulated.
+    for (const auto &[label, s] : simulated)
+      byFewer += s->data == k.data && s->tensor == k.tensor &&
+                 s->pipeline == k.pipeline && s->chunks == k.chunks &&
+                 s->wholeRows == k.wholeRows && !s->recompute &&
+                 s->microBatches < k.microBatches &&
+                 k.microBatches % s->microBatches == 0;
+    std::unique_ptr<whale::Interpreter> interp;
+    whale::PlannedModel plan;
+    ASSERT_NO_FATAL_FAILURE(planWithConfig(k, c, interp, plan));
+    whale::Simulation sim;
+    ASSERT_TRUE(whale::simulatePlan(plan, c, {}, sim, error)) << error;
+    EXPECT_GE(sim.iterationSeconds(), k.lowerBound) << k.label();
+    ++checked;
+  }
+  EXPECT_GT(checked, 0u);
+  EXPECT_GT(byFewer, 0u);
+}
+
 TEST(Search, TheFastestDataParallelPlansAreTriedWithSumsAfterTheBackward) {
   whale::Cluster c = cluster("cpu:4");
   whale::SearchOptions options;
