@@ -311,7 +311,9 @@ struct Learned {
 /// rows and a part that does not shrink with them: cut a micro-batch into
 /// equal parts and the parts together take at least what the whole did.
 /// So a plan of m micro-batches computes no less than one of the same
-/// layout with a divisor of m, and its iteration, at least its devices'
+/// layout with a divisor of m (up to the few ops a stage boundary adds,
+/// where memory cuts the two plans differently), and its iteration, at
+/// least its devices'
 /// mean compute, is no shorter than that plan's mean compute. Learned from
 /// plans without recomputation only (its segments follow the micro-batches
 /// a stage holds), it bounds both: recomputation only adds forward ops.
