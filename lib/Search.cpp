@@ -313,10 +313,10 @@ struct Learned {
 /// So a plan of m micro-batches computes no less than one of the same
 /// layout with a divisor of m (up to the few ops a stage boundary adds,
 /// where memory cuts the two plans differently), and its iteration, at
-/// least its devices'
-/// mean compute, is no shorter than that plan's mean compute. Learned from
-/// plans without recomputation only (its segments follow the micro-batches
-/// a stage holds), it bounds both: recomputation only adds forward ops.
+/// least its devices' mean compute, is no shorter than that plan's mean
+/// compute. Learned from plans without recomputation only (its segments
+/// follow the micro-batches a stage holds), it bounds both: recomputation
+/// only adds forward ops.
 using Layout = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool, bool>;
 std::optional<Layout> sameLayout(const SearchCandidate &k) {
   if (k.asWritten)
