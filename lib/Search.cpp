@@ -24,11 +24,11 @@
 // stretched by the pipeline's fill and drain ((m + (p - 1) / v) / m, v
 // chunks a stage) on devices alike. Once a plan of the same layout with a
 // divisor of its micro-batches has been simulated (on devices alike, priced
-// by the device model), a candidate's bound is also that plan's compute per
-// device: cutting each micro-batch into equal parts never makes the device
-// model's work less (see `sameLayout`). So candidates go by micro-batches
-// first: the few-micro-batch plans, quick to plan, bound the many-micro-batch
-// ones, whose unrolled programs take the longest.
+// by the device model), a candidate's bound is also that plan's compute and
+// blocking collectives per device: cutting each micro-batch into equal parts
+// never makes the device model's work less (see `sameLayout`). So candidates go
+// by micro-batches first: the few-micro-batch plans, quick to plan, bound the
+// many-micro-batch ones, whose unrolled programs take the longest.
 //
 //===----------------------------------------------------------------------===//
 
@@ -297,9 +297,10 @@ struct Learned {
   bool any = false;
   double modelFlops = 0, peakSum = 0;
   bool alike = true;
-  /// The mean compute seconds of a device over the iteration (0 where the
-  /// bound may not carry it: a profile priced it, or devices differ).
-  double computePerDevice = 0;
+  /// The mean seconds a device computes or transfers in the collectives it
+  /// waits in, over the iteration (0 where the bound may not carry it: a
+  /// profile priced it, or devices differ).
+  double busyPerDevice = 0;
 };
 
 /// A candidate's layout apart from its micro-batches and schedule: plans of
@@ -310,13 +311,14 @@ struct Learned {
 /// op by its launch plus the larger of its FLOPs and bytes, each a sum over
 /// rows and a part that does not shrink with them: cut a micro-batch into
 /// equal parts and the parts together take at least what the whole did.
-/// So a plan of m micro-batches computes no less than one of the same
-/// layout with a divisor of m (up to the few ops a stage boundary adds,
-/// where memory cuts the two plans differently), and its iteration, at
-/// least its devices' mean compute, is no shorter than that plan's mean
-/// compute. Learned from plans without recomputation only (its segments
-/// follow the micro-batches a stage holds), it bounds both: recomputation
-/// only adds forward ops.
+/// So do the collectives a rank waits in (a latency per call plus the
+/// bytes over the link). So a plan of m micro-batches computes and
+/// transfers no less than one of the same layout with a divisor of m (up
+/// to the few ops a stage boundary adds, where memory cuts the two plans
+/// differently), and its iteration, at least its devices' mean of both, is
+/// no shorter than that plan's mean. Learned from plans without recomputation
+/// only (its segments follow the micro-batches a stage holds), it bounds both:
+/// recomputation only adds forward ops.
 using Layout = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool, bool>;
 std::optional<Layout> sameLayout(const SearchCandidate &k) {
   if (k.asWritten)
@@ -403,8 +405,8 @@ public:
   void learn(const SearchCandidate &k, const Learned &l) {
     learn(l);
     if (std::optional<Layout> layout = sameLayout(k);
-        layout && !k.recompute && l.computePerDevice > 0)
-      computeOf[*layout].push_back({k.microBatches, l.computePerDevice});
+        layout && !k.recompute && l.busyPerDevice > 0)
+      busyOf[*layout].push_back({k.microBatches, l.busyPerDevice});
   }
 
   /// The least time `k` could take; 0 until a plan has been simulated.
@@ -416,8 +418,8 @@ public:
         t *= k.fillAndDrain();
     }
     if (std::optional<Layout> layout = sameLayout(k)) {
-      auto it = computeOf.find(*layout);
-      if (it != computeOf.end())
+      auto it = busyOf.find(*layout);
+      if (it != busyOf.end())
         for (const auto &[m, seconds] : it->second)
           if (k.microBatches % m == 0)
             t = std::max(t, seconds);
@@ -481,10 +483,10 @@ private:
                           });
     // A profile's times need not add up as the device model's do.
     if (l.alike && !profile && !devices.empty()) {
-      double compute = 0;
+      double busy = 0;
       for (const sim::SimRank &r : sim.result.ranks)
-        compute += r.computeSeconds * double(r.likeIt);
-      l.computePerDevice = compute / double(devices.size());
+        busy += (r.computeSeconds + r.collectiveSeconds) * double(r.likeIt);
+      l.busyPerDevice = busy / double(devices.size());
     }
     return l;
   }
@@ -496,8 +498,9 @@ private:
   std::string model;
   double leastFlops = 0, peakSum = 0;
   bool alike = true;
-  /// Per layout: each simulated plan's micro-batches and compute per device.
-  std::map<Layout, std::vector<std::pair<int64_t, double>>> computeOf;
+  /// Per layout: each simulated plan's micro-batches and busy seconds per
+  /// device.
+  std::map<Layout, std::vector<std::pair<int64_t, double>>> busyOf;
 };
 
 } // namespace

@@ -63,7 +63,9 @@ struct SearchCandidate {
 
   double iterationSeconds = 0, samplesPerSecond = 0, tokensPerSecond = 0;
   double mfu = 0, bubble = 0; ///< mfu < 0: a device's peak is not known
-  /// The least time the candidate could take (compute at peak, bubble).
+  /// The least time the candidate could take: its FLOPs at peak with the
+  /// bubble, or what a plan of its layout with a divisor of its
+  /// micro-batches computed and transferred per device, if more.
   double lowerBound = 0;
   int64_t peakMemory = 0; ///< the most any device holds (bytes)
   /// Per pipeline stage: its first and last parameter and its share of

@@ -403,6 +403,7 @@ bool Replay::advance(uint32_t rank) {
       st.arrived = false;
       record(rank, step.event, Lane::Comm, inst.latest,
              inst.end - inst.latest);
+      out.ranks[rank].collectiveSeconds += inst.end - inst.latest;
       st.clock = inst.end;
       // Done with by every member: forgotten, so the table holds only the
       // collectives in flight (millions pass in a large plan).

@@ -65,6 +65,10 @@ struct SimRank {
   int64_t stage = 0, replica = 0, device = 0;
   int64_t likeIt = 1; ///< replicas of its class (ranks it stands for)
   double computeSeconds = 0, commSeconds = 0, idleSeconds = 0;
+  /// Of commSeconds, the collectives the rank waits in, each from its last
+  /// member's arrival: their transfers alone, whatever the timing (not the
+  /// waits for a message, which the timing decides).
+  double collectiveSeconds = 0;
   double endSeconds = 0;
 };
 
