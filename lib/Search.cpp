@@ -401,7 +401,8 @@ public:
     peakSum = std::max(peakSum, l.peakSum);
     alike = l.alike;
   }
-  /// Adds the compute of `k`, simulated, to what bounds its layout.
+  /// Adds what `k`, simulated, computed and transferred to what bounds its
+  /// layout.
   void learn(const SearchCandidate &k, const Learned &l) {
     learn(l);
     if (std::optional<Layout> layout = sameLayout(k);
