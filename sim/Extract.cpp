@@ -54,23 +54,22 @@ struct IdentityHash {
 /// layer of every micro-batch.
 size_t bodyIdentity(FusedOp f) {
   mlir::Block &body = f.getBody().front();
-  llvm::SmallDenseMap<mlir::Operation *, unsigned, 16> number;
+  // Values numbered by their addresses, which the block's argument list
+  // and each op's results give without reading the values themselves: a
+  // body's arguments are allocated apart from it, and each read of one
+  // is a cache miss in a walk over millions of regions.
+  llvm::SmallDenseMap<const void *, unsigned, 32> number;
+  for (mlir::BlockArgument a : body.getArguments())
+    number[a.getAsOpaquePointer()] = number.size();
   llvm::hash_code h = llvm::hash_value(body.getNumArguments());
-  auto operands = [&](mlir::Operation &op) {
-    for (mlir::Value v : op.getOperands()) {
-      auto arg = llvm::dyn_cast<mlir::BlockArgument>(v);
-      h = llvm::hash_combine(h, arg ? int64_t(arg.getArgNumber())
-                                    : -1 - int64_t(number.lookup(
-                                               v.getDefiningOp())));
-    }
-  };
   for (mlir::Operation &op : body) {
     h = llvm::hash_combine(h, op.getName().getAsOpaquePointer(),
                            op.hashProperties(),
-                           op.getDiscardableAttrDictionary()
-                               .getAsOpaquePointer());
-    operands(op);
-    number[&op] = number.size();
+                           op.getRawDictionaryAttrs().getAsOpaquePointer());
+    for (mlir::Value v : op.getOperands())
+      h = llvm::hash_combine(h, number.lookup(v.getAsOpaquePointer()));
+    for (mlir::Value r : op.getResults())
+      number[r.getAsOpaquePointer()] = number.size();
   }
   return h;
 }
@@ -191,7 +190,7 @@ public:
   bool add(mlir::Operation *op, int32_t position, std::string &error);
 
 private:
-  void step(Event e, int32_t peer = -1, int64_t tag = 0,
+  void step(Event e, int32_t peer = -1, int32_t tag = 0,
             mlir::Operation *op = nullptr) {
     Step s;
     s.event = table.intern(std::move(e));
@@ -201,9 +200,11 @@ private:
       if (!(*firstOps)[s.event])
         (*firstOps)[s.event] = op;
     }
-    s.peer = peer;
-    s.tag = tag;
     const Event &ev = table[s.event];
+    if (ev.kind == StepKind::Send || ev.kind == StepKind::Recv) {
+      s.peer = peer;
+      s.tag = tag;
+    }
     if (ev.kind == StepKind::Collective)
       s.sequence = sequence[{ev.group, ev.shards}]++;
     program.steps.push_back(s);
@@ -247,16 +248,39 @@ private:
                                       group, shards, position, error);
   }
 
-  /// The event of an op seen before (a later micro-batch's), by identity.
-  bool seenBefore(mlir::Operation *op, int32_t peer, int64_t tag) {
+  /// The event of an op seen before (a later micro-batch's), by identity;
+  /// a message's with its peer and tag (peer >= 0).
+  bool seenBefore(mlir::Operation *op, int32_t peer = -1, int32_t tag = 0) {
     auto it = seen.find(identityOf(op));
     if (it == seen.end())
       return false;
     Step s;
     s.event = it->second;
-    s.peer = peer;
-    s.tag = tag;
+    if (peer >= 0) {
+      s.peer = peer;
+      s.tag = tag;
+    }
     program.steps.push_back(s);
+    return true;
+  }
+  /// A message to or from `stage`, tagged `tag`.
+  bool message(mlir::Operation *op, bool send, int64_t stage, int64_t tag,
+               mlir::Type type, std::string &error) {
+    // A step keeps both in 32 bits: the planner's tags reach 2^31 only
+    // past a quarter million micro-batches.
+    if (stage < 0 || stage > INT32_MAX || tag < INT32_MIN || tag > INT32_MAX) {
+      error = "'" + op->getName().getStringRef().str() + "' to stage " +
+              std::to_string(stage) + " tagged " + std::to_string(tag) +
+              ": the simulator keeps both in 32 bits";
+      return false;
+    }
+    if (seenBefore(op, int32_t(stage), int32_t(tag)))
+      return true;
+    step(commEvent(send ? "whale.send" : "whale.recv", signatureOf(op),
+                   send ? StepKind::Send : StepKind::Recv, Collective::SendRecv,
+                   tensorBytes(type)),
+         int32_t(stage), int32_t(tag));
+    remember(op);
     return true;
   }
   void remember(mlir::Operation *op) {
@@ -312,32 +336,17 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
   // nothing are remembered so; messages are, with their peer and tag).
   // An update one member of a group takes (ZeRO-1) carries its owner; most
   // ops carry no attribute beyond their own, which is checked first.
-  const bool owned = !op->getDiscardableAttrDictionary().empty() &&
-                     op->getDiscardableAttr("owner");
-  if (!llvm::isa<SendOp, RecvOp>(op) && !owned && seenBefore(op, -1, 0)) {
+  const bool owned =
+      !op->getRawDictionaryAttrs().empty() && op->getDiscardableAttr("owner");
+  if (!llvm::isa<SendOp, RecvOp>(op) && !owned && seenBefore(op)) {
     program.steps.back().site = position;
     return true;
   }
-  if (auto s = llvm::dyn_cast<SendOp>(op)) {
-    if (seenBefore(op, static_cast<int32_t>(s.getStage()), s.getTag()))
-      return true;
-    double bytes = tensorBytes(s.getValue().getType());
-    step(commEvent("whale.send", signatureOf(op), StepKind::Send,
-                   Collective::SendRecv, bytes),
-         static_cast<int32_t>(s.getStage()), s.getTag());
-    remember(op);
-    return true;
-  }
-  if (auto r = llvm::dyn_cast<RecvOp>(op)) {
-    if (seenBefore(op, static_cast<int32_t>(r.getStage()), r.getTag()))
-      return true;
-    double bytes = tensorBytes(r.getType());
-    step(commEvent("whale.recv", signatureOf(op), StepKind::Recv,
-                   Collective::SendRecv, bytes),
-         static_cast<int32_t>(r.getStage()), r.getTag());
-    remember(op);
-    return true;
-  }
+  if (auto s = llvm::dyn_cast<SendOp>(op))
+    return message(op, true, s.getStage(), s.getTag(), s.getValue().getType(),
+                   error);
+  if (auto r = llvm::dyn_cast<RecvOp>(op))
+    return message(op, false, r.getStage(), r.getTag(), r.getType(), error);
   if (auto ar = llvm::dyn_cast<AllReduceOp>(op))
     return sumCollective(op, ar.getOwners().has_value(), ar.getGroup(),
                          ar.getShards(), position, error);
@@ -377,7 +386,7 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
   int64_t commBytes = cost.getCommBytes();
   bool plain = commBytes == 0 && !owned &&
                !llvm::isa<ClipGradNormOp, BatchNormOp, BatchNormGradOp>(op);
-  if (!plain || !seenBefore(op, -1, 0)) {
+  if (!plain || !seenBefore(op)) {
     Event e = computeEvent(op, bf16);
     if (owned) {
       // One member of the group takes the update: each rank, on average,

@@ -58,19 +58,28 @@ struct Event {
 
 struct Step {
   uint32_t event = 0;
-  int32_t peer = -1; ///< Send, Recv: the other stage
-  int64_t tag = 0;   ///< Send, Recv: the message's tag
-  /// Collective: its place among this program's collectives over the same
-  /// kind of group, which pairs it with the other members' steps.
-  uint32_t sequence = 0;
   /// Compute and collectives: the op's position in its rank function's
   /// body, which a traced run names its time by (whale profile).
   int32_t site = -1;
-  /// A collective the rank starts and goes on (runs aside, in the order
-  /// started), and the Wait for it: the start's place among the program's
-  /// started collectives. -1: a collective the rank waits in.
-  int32_t request = -1;
+  // The rest depends on the kind of the step's event, and the kinds share
+  // the room: a step is 16 bytes, and a plan of 512 micro-batches a stage
+  // reads and replays millions of them.
+  union {
+    int32_t peer = -1; ///< Send, Recv: the other stage
+    /// Collective: its place among this program's collectives over the
+    /// same kind of group, which pairs it with the other members' steps.
+    uint32_t sequence;
+  };
+  union {
+    /// Collective: a collective the rank starts and goes on (runs aside,
+    /// in the order started), and the Wait for it: the start's place among
+    /// the program's started collectives. -1: a collective the rank waits
+    /// in.
+    int32_t request = -1;
+    int32_t tag; ///< Send, Recv: the message's tag
+  };
 };
+static_assert(sizeof(Step) == 16, "a step's fields share their room");
 
 struct StageProgram {
   std::string name; ///< the rank function, `<model>_stage<s>`
