@@ -21,8 +21,8 @@
 // that once K plans are simulated, every later candidate whose bound is
 // past the K-th is skipped unplanned. The bound is the model's FLOPs at the
 // devices' peak (or the fastest rate any profiled op reached, if faster),
-// stretched by the pipeline's fill and drain ((m + (p - 1) / v) / m, v
-// chunks a stage) on devices alike. Once a plan of the same layout with a
+// stretched by the least fill and drain any cut of the pipeline has
+// (pipelineStretch) on devices alike. Once a plan of the same layout with a
 // divisor of its micro-batches has been simulated (on devices alike, priced
 // by the device model), a candidate's bound is also that plan's compute and
 // blocking collectives per device: cutting each micro-batch into equal parts
@@ -46,6 +46,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <optional>
@@ -54,6 +55,13 @@
 #include <tuple>
 
 namespace whale {
+
+double pipelineStretch(int64_t microBatches, int64_t stages, int64_t chunks) {
+  if (stages <= 1 || chunks > 1 || microBatches < 1)
+    return 1;
+  const double m = double(microBatches), p = double(stages);
+  return p / (m * (1 - std::pow(1 - 1 / m, p)));
+}
 
 std::vector<std::pair<std::string, std::string>>
 SearchCandidate::config() const {

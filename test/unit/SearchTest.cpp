@@ -17,9 +17,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <random>
 #include <set>
 #include <tuple>
 
@@ -57,6 +59,49 @@ void planWithConfig(const whale::SearchCandidate &k, const whale::Cluster &c,
   ASSERT_TRUE(interp->loadFile(kScript)) << interp->renderDiagnostics();
   std::string error;
   ASSERT_TRUE(whale::planModel(*interp, "", c, {}, plan, error)) << error;
+}
+
+/// The largest of a pipeline's constraints sum_{i<j} w_i + m w_j over its
+/// micro-batches' work spread evenly (m W / p).
+double stretchOfCut(const std::vector<double> &w, int64_t m) {
+  double total = 0, before = 0, worst = 0;
+  for (double x : w)
+    total += x;
+  for (double x : w) {
+    worst = std::max(worst, before + double(m) * x);
+    before += x;
+  }
+  return worst / (double(m) * total / double(w.size()));
+}
+
+TEST(Search, ThePipelinesStretchIsTheLeastAnyCutAllows) {
+  EXPECT_DOUBLE_EQ(whale::pipelineStretch(1, 8, 1), 8.0);
+  EXPECT_DOUBLE_EQ(whale::pipelineStretch(16, 1, 1), 1.0);
+  EXPECT_DOUBLE_EQ(whale::pipelineStretch(16, 8, 2), 1.0);
+  // Two stages of 0.6 and 0.4 of one micro-batch's work W, two
+  // micro-batches (evenly spread: m W / p = W): 1F1B can take 1.4 W, under
+  // the (m + p - 1) / m = 1.5 of equal stages.
+  EXPECT_NEAR(stretchOfCut({0.6, 0.4}, 2), 1.4, 1e-12);
+  EXPECT_LE(whale::pipelineStretch(2, 2, 1), 1.4);
+  std::mt19937 random(7);
+  std::uniform_real_distribution<double> share(0.01, 1.0);
+  for (int64_t p : {2, 3, 4, 8, 16})
+    for (int64_t m : {1, 2, 3, 4, 8, 32, 512}) {
+      const double f = whale::pipelineStretch(m, p, 1);
+      EXPECT_GE(f, 1.0);
+      EXPECT_LE(f, double(m + p - 1) / double(m) + 1e-12);
+      // The cut that falls as (1 - 1/m)^j meets it...
+      std::vector<double> w;
+      for (int64_t j = 0; j < p; ++j)
+        w.push_back(std::pow(1 - 1 / double(m), double(j)));
+      EXPECT_NEAR(stretchOfCut(w, m), f, 1e-9) << p << " x " << m;
+      // ...and no cut goes under it.
+      for (int trial = 0; trial < 200; ++trial) {
+        for (double &x : w)
+          x = share(random);
+        EXPECT_GE(stretchOfCut(w, m), f - 1e-12) << p << " x " << m;
+      }
+    }
 }
 
 TEST(Search, RanksPlansAndNoneBeatsItsBound) {
