@@ -18,12 +18,17 @@
 namespace whale {
 namespace {
 
+/// When a module is verified: after each pass, once after the last, or
+/// not at all.
+enum class Verification { EachPass, Once, None };
+
 /// Runs `build`'s passes on `module`, collecting their errors as
-/// `file:line:col: error: message` lines. With `verifyEach` off the module
-/// is verified once, after the last pass, instead of after every pass.
+/// `file:line:col: error: message` lines, verifying it as `verification`
+/// says.
 bool runPasses(mlir::ModuleOp module,
                const std::function<void(mlir::PassManager &)> &build,
-               std::string &error, bool verifyEach = true) {
+               std::string &error,
+               Verification verification = Verification::EachPass) {
   mlir::MLIRContext *ctx = module.getContext();
   std::string messages;
   mlir::ScopedDiagnosticHandler handler(ctx, [&](mlir::Diagnostic &d) {
@@ -37,14 +42,15 @@ bool runPasses(mlir::ModuleOp module,
     return mlir::success();
   });
   mlir::PassManager pm(ctx);
-  pm.enableVerifier(verifyEach);
+  pm.enableVerifier(verification == Verification::EachPass);
   // Each pass's wall time on stderr, for finding where planning goes (its
   // "Rest" includes the verification below, after the last pass).
   if (std::getenv("WHALE_PASS_TIMING"))
     pm.enableTiming();
   build(pm);
   if (mlir::succeeded(pm.run(module)) &&
-      (verifyEach || mlir::succeeded(mlir::verify(module))))
+      (verification != Verification::Once ||
+       mlir::succeeded(mlir::verify(module))))
     return true;
   error = messages.empty() ? "planning failed" : messages;
   return false;
@@ -180,7 +186,8 @@ bool planModel(Interpreter &interp, const std::string &modelName,
   // micro-batch (millions of ops in a large pipeline), so they are
   // verified once, at the end: verifying after each of these passes took
   // 13 of the 30 s that planning Megatron-LM's 1T run of 512 micro-batches
-  // took. The passes' own lit tests verify each of them.
+  // took. The passes' own lit tests verify each of them. (`whale search`
+  // does not verify them at all: PlanOptions::verify.)
   const bool elementPrograms =
       llvm::any_of(cluster.devices,
                    [](const DeviceSpec &d) { return d.kind != "cpu"; });
@@ -200,7 +207,7 @@ bool planModel(Interpreter &interp, const std::string &modelName,
             pm.addPass(createWhaleFuseElementwise(fusion));
           }
         },
-        error, /*verifyEach=*/false);
+        error, options.verify ? Verification::Once : Verification::None);
   };
 
   // First at the global batch: replicas, micro-batches and their shares.

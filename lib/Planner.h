@@ -36,6 +36,13 @@ struct PlanOptions {
   /// Gradient all-reduces started during backward, waited for at their
   /// readers (-whale-overlap-grad-sync).
   bool overlap = true;
+  /// Verify the rank programs once built (the planning passes before them
+  /// are verified after each pass either way). `whale search` plans
+  /// hundreds of candidates that it only simulates, and verifying their
+  /// unrolled programs took a third of planning one (the 18.4B model's
+  /// pipelines of 128 micro-batches); the plan a user takes from it is
+  /// planned again, and verified, by whatever runs it.
+  bool verify = true;
 };
 
 /// The rank programs of replicas whose micro-batch differs from replica

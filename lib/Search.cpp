@@ -371,6 +371,7 @@ public:
     PlannedModel plan;
     PlanOptions planOptions;
     planOptions.defaultThreads = search.defaultThreads;
+    planOptions.verify = false;
     std::string error;
     if (!planModel(interp, model, cluster, planOptions, plan, error)) {
       k.outcome = saysOverMemory(error) ? Outcome::OverMemory : Outcome::Failed;
