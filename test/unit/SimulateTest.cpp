@@ -4,7 +4,10 @@
 // threads, each into a table of its own, and merges the tables. What it
 // reads must not depend on that: the same events, numbered the same, and
 // the same steps as one thread reading the stages in turn; and every step
-// must point at an event of its own op after the merge.
+// must point at an event of its own op after the merge. On rank programs
+// written by hand: fused regions are one event exactly when their bodies
+// compute the same, messages keep their peers and tags, and a tag the
+// reader cannot hold is refused.
 //
 //===----------------------------------------------------------------------===//
 
