@@ -247,8 +247,13 @@ bool planModel(Interpreter &interp, const std::string &modelName,
     return false;
   out.planned = out.micro->module().clone();
   const int64_t firstWeight = weightOf(weights, 0);
-  if (!planCopy(*out.planned, weights.empty() ? 0 : firstWeight) ||
-      !rankPrograms(*out.planned, out.ranks))
+  if (!planCopy(*out.planned, weights.empty() ? 0 : firstWeight))
+    return false;
+  if (options.beforeRankPrograms &&
+      !options.beforeRankPrograms(
+          out.planned->lookupSymbol<mlir::func::FuncOp>(out.model), error))
+    return false;
+  if (!rankPrograms(*out.planned, out.ranks))
     return false;
   for (auto [r, share] : llvm::enumerate(shares)) {
     int64_t size = share / out.microBatches,

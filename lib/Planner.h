@@ -13,9 +13,11 @@
 
 #include "whale/Interpreter.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +45,13 @@ struct PlanOptions {
   /// pipelines of 128 micro-batches); the plan a user takes from it is
   /// planned again, and verified, by whatever runs it.
   bool verify = true;
+  /// Told the planned model (cut, elaborated at its micro-batch) before its
+  /// rank programs are built, which unroll every micro-batch and are most
+  /// of planning a large pipeline; false stops planning there, planModel
+  /// returning false with the error this sets. The search sets aside
+  /// candidates whose cut cannot beat the plans it has found.
+  std::function<bool(mlir::func::FuncOp planned, std::string &error)>
+      beforeRankPrograms;
 };
 
 /// The rank programs of replicas whose micro-batch differs from replica

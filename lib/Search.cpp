@@ -29,6 +29,9 @@
 // never makes the device model's work less (see `sameLayout`). So candidates go
 // by micro-batches first: the few-micro-batch plans, quick to plan, bound the
 // many-micro-batch ones, whose unrolled programs take the longest.
+// And once a candidate's cut is planned, before its rank programs are built,
+// its stages' products through the pipeline's fill and drain bound it too
+// (cutBound): past the K-th best, it is set aside there.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +40,7 @@
 #include "dialects/Whale/IR/TrainAttrs.h"
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/Cluster.h"
+#include "lib/CutBound.h"
 #include "lib/ModelLookup.h"
 #include "lib/Planner.h"
 #include "lib/Simulate.h"
@@ -45,8 +49,10 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -344,9 +350,38 @@ public:
             const Cluster &cluster, const SearchOptions &search,
             const std::string &model)
       : file(file), options(options), cluster(cluster), search(search),
-        model(model) {}
+        model(model) {
+    // The cut's bound prices products as the device model does: on devices
+    // alike, without a profile (measured times need not add up so).
+    sim::Topology topology = topologyOf(cluster, search.defaultThreads);
+    const std::vector<sim::DeviceModel> &devices = topology.devices;
+    auto alike = [&](const sim::DeviceModel &d) {
+      const sim::DeviceModel &f = devices.front();
+      return d.matmulFlops == f.matmulFlops &&
+             d.matmulFlopsBf16 == f.matmulFlopsBf16 &&
+             d.launchSeconds == f.launchSeconds &&
+             d.memoryBandwidth == f.memoryBandwidth &&
+             d.parallelUnits == f.parallelUnits && d.tile == f.tile;
+    };
+    if (!search.profile && !devices.empty() &&
+        std::all_of(devices.begin(), devices.end(), alike))
+      cutTopology = std::move(topology);
+  }
 
-  void run(SearchCandidate &k, Learned &learned) const {
+  /// The K-th best time found so far (infinite until K are): only ever
+  /// falls, so a candidate planned ahead of its turn whose cut is past it
+  /// now is past it at its turn too.
+  void setKthBest(double seconds) { kthBest.store(seconds); }
+  /// Why a candidate set aside by its cut was: the same words whether it
+  /// was planned ahead of its turn or in it.
+  std::string cutReason() const {
+    return "its cut cannot beat the " + std::to_string(search.top) +
+           " fastest found";
+  }
+
+  /// Plans and simulates `k`; where `mayCut`, sets it aside (Bound) once
+  /// its cut is planned if that cannot beat the K-th best found by then.
+  void run(SearchCandidate &k, Learned &learned, bool mayCut) const {
     InterpreterOptions o = options;
     for (const auto &[key, value] : k.config())
       o.configs[key] =
@@ -372,8 +407,24 @@ public:
     PlanOptions planOptions;
     planOptions.defaultThreads = search.defaultThreads;
     planOptions.verify = false;
+    bool cut = false;
+    if (cutTopology)
+      planOptions.beforeRankPrograms = [&](mlir::func::FuncOp planned,
+                                           std::string &why) {
+        k.cutBound = cutBound(planned, *cutTopology);
+        if (!mayCut || k.cutBound <= kthBest.load())
+          return true;
+        cut = true;
+        why = cutReason();
+        return false;
+      };
     std::string error;
     if (!planModel(interp, model, cluster, planOptions, plan, error)) {
+      if (cut) {
+        k.outcome = Outcome::Bound;
+        k.reason = error;
+        return;
+      }
       k.outcome = saysOverMemory(error) ? Outcome::OverMemory : Outcome::Failed;
       k.reason = firstLine(error);
       return;
@@ -511,6 +562,9 @@ private:
   /// Per layout: each simulated plan's micro-batches and busy seconds per
   /// device.
   std::map<Layout, std::vector<std::pair<int64_t, double>>> busyOf;
+  /// The devices where the cut's bound holds (alike, no profile).
+  std::optional<sim::Topology> cutTopology;
+  std::atomic<double> kthBest{std::numeric_limits<double>::infinity()};
 };
 
 } // namespace
@@ -615,8 +669,8 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
     auto a = std::make_unique<Ahead>();
     a->k = space[j];
     Ahead *raw = a.get();
-    a->worker =
-        std::thread([&evaluator, raw] { evaluator.run(raw->k, raw->learned); });
+    a->worker = std::thread(
+        [&evaluator, raw] { evaluator.run(raw->k, raw->learned, true); });
     ahead[j] = std::move(a);
     ++running;
   };
@@ -647,20 +701,33 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
       Learned learned;
       if (ahead[i]) {
         finish(i);
-        k = std::move(ahead[i]->k);
-        learned = ahead[i]->learned;
+        const SearchCandidate &done = ahead[i]->k;
+        if (done.outcome == Outcome::Simulated &&
+            static_cast<int>(times.size()) >= search.top &&
+            done.cutBound > times[search.top - 1]) {
+          // Planned ahead of its turn against a K-th best that has fallen
+          // since: set aside as it is in its turn, teaching nothing.
+          k.outcome = Outcome::Bound;
+          k.reason = evaluator.cutReason();
+          k.cutBound = done.cutBound;
+        } else {
+          k = std::move(ahead[i]->k);
+          learned = ahead[i]->learned;
+        }
       } else {
-        evaluator.run(k, learned);
+        evaluator.run(k, learned, true);
       }
       if (k.outcome == Outcome::Simulated)
         evaluator.learn(k, learned);
       else
         evaluator.learn(learned);
-      k.lowerBound = evaluator.lowerBound(k);
+      k.lowerBound = std::max(evaluator.lowerBound(k), k.cutBound);
       if (k.outcome == Outcome::Simulated) {
         times.insert(std::upper_bound(times.begin(), times.end(),
                                       k.iterationSeconds),
                      k.iterationSeconds);
+        if (static_cast<int>(times.size()) >= search.top)
+          evaluator.setKthBest(times[search.top - 1]);
         auto key =
             std::make_tuple(k.data, k.tensor, k.wholeRows, k.even, k.recompute);
         if (!k.asWritten && k.pipeline == 1)
@@ -723,11 +790,12 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
       std::vector<std::thread> workers;
       for (size_t j = first; j < last; ++j)
         workers.emplace_back(
-            [&, j] { evaluator.run(variants[j], learned[j - first]); });
+            [&, j] { evaluator.run(variants[j], learned[j - first], false); });
       for (std::thread &w : workers)
         w.join();
       for (size_t j = first; j < last; ++j) {
-        variants[j].lowerBound = evaluator.lowerBound(variants[j]);
+        variants[j].lowerBound =
+            std::max(evaluator.lowerBound(variants[j]), variants[j].cutBound);
         if (search.progress)
           search.progress(tried + j + 1, tried + variants.size(), variants[j]);
       }

@@ -82,9 +82,14 @@ struct SearchCandidate {
   double iterationSeconds = 0, samplesPerSecond = 0, tokensPerSecond = 0;
   double mfu = 0, bubble = 0; ///< mfu < 0: a device's peak is not known
   /// The least time the candidate could take: its FLOPs at peak with the
-  /// bubble, or what a plan of its layout with a divisor of its
-  /// micro-batches computed and transferred per device, if more.
+  /// bubble, what a plan of its layout with a divisor of its micro-batches
+  /// computed and transferred per device, or its cut's products through
+  /// the pipeline (cutBound), whichever is most.
   double lowerBound = 0;
+  /// The least its planned cut allows (cutBound, lib/CutBound.h): known once
+  /// the planning passes have cut it, before its rank programs are built;
+  /// 0 where it proves nothing. Part of lowerBound.
+  double cutBound = 0;
   int64_t peakMemory = 0; ///< the most any device holds (bytes)
   /// Per pipeline stage: its first and last parameter and its share of
   /// the parameters' bytes.

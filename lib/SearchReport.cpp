@@ -123,7 +123,8 @@ std::string searchJson(const SearchResult &r, int top) {
         {"grad_sync", k.afterBackward ? "after_backward" : "overlap"},
         {"outcome", outcomeName(k.outcome)},
         {"config", std::move(config)},
-        {"lower_bound_s", k.lowerBound}};
+        {"lower_bound_s", k.lowerBound},
+        {"cut_bound_s", k.cutBound}};
     if (k.outcome == Outcome::Simulated) {
       o["iteration_s"] = k.iterationSeconds;
       o["samples_per_s"] = k.samplesPerSecond;
