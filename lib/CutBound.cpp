@@ -134,64 +134,73 @@ double cutBound(func::FuncOp model, const sim::Topology &topology) {
   const sim::DeviceModel &device = topology.devices.front();
   const LeastCollective collective(topology);
   DictionaryAttr plan = plan::planOf(model);
-  if (!plan || plan::intOf(plan, "chunks", 1) != 1 ||
-      !allEqual(plan, "local_batches") || !allEqual(plan, "shard_weights"))
+  if (!plan || !allEqual(plan, "local_batches") ||
+      !allEqual(plan, "shard_weights"))
     return 0;
-  const int64_t stages = plan::intOf(plan, "stages", 1);
+  const int64_t stages = plan::intOf(plan, "stages", 1),
+                chunks = plan::intOf(plan, "chunks", 1);
   SmallVector<TaskGraphOp> graphs = plan::taskGraphs(model);
-  if (stages < 1 || graphs.empty())
+  if (stages < 1 || chunks < 1 || graphs.empty())
     return 0;
+  // Where a stage's chunk stands in the pipeline: chunk 0 of every stage,
+  // then chunk 1 of every stage, and so on.
+  auto position = [&](int64_t s, int64_t c) { return c * stages + s; };
+  const int64_t positions = stages * chunks;
 
-  // Every stage runs its micro-batches' forwards and backwards in turn and
-  // ends on the backward of the same micro-batch.
-  // Without a pipeline the one stage has no schedule: its micro-batches
-  // run forward and backward in turn.
-  int64_t micro = -1, last = -1;
+  // Each stage's schedule, whose steps run one after another. Without a
+  // pipeline the one stage has none: its micro-batches run forward and
+  // backward in turn.
+  std::vector<SmallVector<ScheduleStep>> schedule(stages);
   for (TaskGraphOp tg : graphs) {
-    auto schedule = tg->getAttrOfType<ScheduleAttr>("schedule");
-    if (!schedule && stages == 1) {
-      micro = plan::intOf(plan, "micro_batches", 1);
-      continue;
-    }
-    if (!schedule || schedule.getSteps().empty())
+    auto st = tg->getAttrOfType<IntegerAttr>("stage");
+    if (!st || st.getInt() < 0 || st.getInt() >= stages)
       return 0;
-    ArrayRef<ScheduleStep> steps = schedule.getSteps();
-    int64_t forwards = llvm::count_if(
-        steps, [](const ScheduleStep &s) { return !s.backward; });
-    if (!steps.back().backward || (micro >= 0 && forwards != micro) ||
-        (last >= 0 && steps.back().microBatch != last))
-      return 0;
-    micro = forwards;
-    last = steps.back().microBatch;
+    SmallVector<ScheduleStep> &steps = schedule[st.getInt()];
+    if (auto attr = tg->getAttrOfType<ScheduleAttr>("schedule"))
+      steps.assign(attr.getSteps().begin(), attr.getSteps().end());
+    else if (stages == 1 && chunks == 1)
+      for (int64_t j = 0; j < plan::intOf(plan, "micro_batches", 1); ++j) {
+        steps.push_back(ScheduleStep::forward(j));
+        steps.push_back(ScheduleStep::backwardOf(j));
+      }
   }
+  for (const SmallVector<ScheduleStep> &steps : schedule)
+    if (steps.empty() || steps.front().backward || !steps.back().backward ||
+        llvm::any_of(steps, [&](const ScheduleStep &step) {
+          return step.chunk < 0 || step.chunk >= chunks;
+        }))
+      return 0;
 
   // Which values have a gradient the backward keeps, forward in program
   // order: trained parameters, values other stages send, and what depends
   // on them through ops that pass gradients on.
   llvm::DenseSet<Value> trained;
   auto source = [](Value v) { return plan::throughYields(v); };
-  auto stageOfOp = [](Operation *op) -> int64_t {
+  auto positionOf = [&](Operation *op) -> int64_t {
     auto tg = op->getParentOfType<TaskGraphOp>();
-    auto s = tg ? tg->getAttrOfType<IntegerAttr>("stage") : IntegerAttr();
-    return s ? s.getInt() : -1;
+    auto c = tg->getAttrOfType<IntegerAttr>("chunk");
+    return position(tg->getAttrOfType<IntegerAttr>("stage").getInt(),
+                    c ? c.getInt() : 0);
   };
-  // Which stages each stage reads from.
-  std::vector<llvm::SmallDenseSet<int64_t, 4>> readsFrom(stages);
+  // The positions each position reads from on other stages.
+  std::vector<llvm::SmallDenseSet<int64_t, 4>> readsFrom(positions);
   std::vector<Operation *> ops;
-  for (TaskGraphOp tg : graphs)
+  for (TaskGraphOp tg : graphs) {
+    auto c = tg->getAttrOfType<IntegerAttr>("chunk");
+    if (c && (c.getInt() < 0 || c.getInt() >= chunks))
+      return 0;
     for (Operation &op : tg.getBody().front().without_terminator()) {
       ops.push_back(&op);
-      const int64_t s = stageOfOp(&op);
-      if (s < 0 || s >= stages)
-        return 0;
+      const int64_t at = positionOf(&op), s = at % stages;
       bool any = false;
       for (Value operand : op.getOperands()) {
         Value v = source(operand);
-        int64_t from = plan::stageOf(v);
-        if (from > s)
-          return 0; // the planner refuses it; nothing to bound
+        const int64_t from = plan::stageOf(v);
         if (from >= 0 && from != s) {
-          readsFrom[s].insert(from);
+          const int64_t was = position(from, plan::chunkOf(v));
+          if (was > at)
+            return 0; // the planner refuses it; nothing to bound
+          readsFrom[at].insert(was);
           if (isFloat(v))
             trained.insert(v); // its gradient goes back to its stage
         }
@@ -206,6 +215,7 @@ double cutBound(func::FuncOp model, const sim::Topology &topology) {
             trained.insert(r);
       }
     }
+  }
 
   // Backward in program order: which ops the rank program keeps (what the
   // loss and the values later stages read need), and which values receive
@@ -220,13 +230,14 @@ double cutBound(func::FuncOp model, const sim::Topology &topology) {
     for (Value operand : op->getOperands()) {
       Value v = source(operand);
       int64_t from = plan::stageOf(v);
-      if (from >= 0 && from != stageOfOp(op)) {
+      if (from >= 0 && from != positionOf(op) % stages) {
         needed.insert(v);
         hasGradient.insert(v);
       }
     }
   const bool bf16 = ampBf16(model);
-  std::vector<double> forward(stages, 0), backward(stages, 0);
+  // Per position: the forward and backward share of one micro-batch.
+  std::vector<double> forward(positions, 0), backward(positions, 0);
   for (Operation *op : llvm::reverse(ops)) {
     auto any = [&](const llvm::DenseSet<Value> &set) {
       return llvm::any_of(op->getResults(),
@@ -246,7 +257,7 @@ double cutBound(func::FuncOp model, const sim::Topology &topology) {
     auto keeps = [&](Value operand) {
       return backwardRuns && trained.contains(source(operand));
     };
-    const int64_t s = stageOfOp(op);
+    const int64_t s = positionOf(op);
     // The shard group's collectives, which the rank waits in.
     if (auto sum = dyn_cast<ShardSumOp>(op)) {
       // Its gradient is the gradient as it is.
@@ -289,17 +300,57 @@ double cutBound(func::FuncOp model, const sim::Topology &topology) {
     }
   }
 
-  // The chains: the first forward passes the stages down, the last
-  // backward passes them back up.
+  // The chains. A stage's first step waits for one forward of each
+  // position on another stage it reads from, each run after that stage's
+  // own first step began; then the stage runs every step of its schedule.
+  // Its last step, a backward, waits for the gradients its readers send at
+  // the end of theirs: where that backward is a reader's last step too,
+  // the reader's end comes first. A stage receives a value, and sends its
+  // gradient back, on the first of its chunks that reads it, so only steps
+  // on chunk 0 are sure to (every schedule starts and ends a stage there).
+  // Positions only read earlier ones, so the starts settle in the order of
+  // the first steps' positions, the ends in the reverse order of the last
+  // steps'.
+  auto firstAt = [&](int64_t s) {
+    return position(s, schedule[s].front().chunk);
+  };
+  auto lastAt = [&](int64_t s) {
+    return position(s, schedule[s].back().chunk);
+  };
+  SmallVector<int64_t> order(stages);
+  for (int64_t s = 0; s < stages; ++s)
+    order[s] = s;
   std::vector<double> start(stages, 0), end(stages, 0);
-  for (int64_t j = 0; j < stages; ++j)
-    for (int64_t i : readsFrom[j])
-      start[j] = std::max(start[j], start[i] + forward[i]);
-  for (int64_t j = 0; j < stages; ++j)
-    end[j] = start[j] + double(micro) * (forward[j] + backward[j]);
-  for (int64_t j = stages - 1; j >= 0; --j)
-    for (int64_t i : readsFrom[j])
-      end[i] = std::max(end[i], end[j] + backward[i]);
+  llvm::sort(order,
+             [&](int64_t a, int64_t b) { return firstAt(a) < firstAt(b); });
+  for (int64_t j : order)
+    for (int64_t from : schedule[j].front().chunk == 0
+                            ? readsFrom[firstAt(j)]
+                            : llvm::SmallDenseSet<int64_t, 4>()) {
+      const int64_t i = from % stages;
+      if (firstAt(i) >= firstAt(j))
+        return 0;
+      start[j] = std::max(start[j], start[i] + forward[from]);
+    }
+  for (int64_t j = 0; j < stages; ++j) {
+    end[j] = start[j];
+    for (const ScheduleStep &step : schedule[j])
+      end[j] += (step.backward ? backward : forward)[position(j, step.chunk)];
+  }
+  llvm::sort(order,
+             [&](int64_t a, int64_t b) { return lastAt(a) > lastAt(b); });
+  for (int64_t j : order) {
+    const ScheduleStep &last = schedule[j].back();
+    if (last.chunk != 0)
+      continue;
+    for (int64_t from : readsFrom[lastAt(j)]) {
+      const int64_t i = from % stages;
+      const ScheduleStep &theirs = schedule[i].back();
+      if (position(i, theirs.chunk) == from &&
+          theirs.microBatch == last.microBatch)
+        end[i] = std::max(end[i], end[j] + backward[from]);
+    }
+  }
   return *std::max_element(end.begin(), end.end());
 }
 

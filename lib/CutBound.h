@@ -39,19 +39,22 @@ struct Topology;
 ///     operand), priced as the replay prices those ops;
 ///   - the shard group's collectives, forward and backward, at the least
 ///     the group's links and algorithms allow.
-/// With f_s and b_s a stage's forward and backward share of these for one
-/// micro-batch, and m micro-batches run one after another on a stage's
-/// compute stream:
-///   - stage j cannot start its first forward before each stage i it reads
-///     from has run one forward: S_j >= S_i + f_i;
-///   - it then runs all of its own: L_j >= S_j + m (f_j + b_j);
-///   - every stage ends on the backward of the same micro-batch, which on
-///     stage i waits for the gradients its readers j send at the end of
-///     theirs: L_i >= L_j + b_i.
-///
-/// The iteration is at least the largest L. Returns 0 where that does not
-/// hold or is not known: interleaved stages, uneven shares or shards,
-/// schedules whose stages do not end on the same micro-batch.
+/// With f_p and b_p the forward and backward share of these for one
+/// micro-batch at each position p of the pipeline (a stage's chunk: chunk 0
+/// of every stage, then chunk 1, ...), each stage running the steps of its
+/// schedule one after another on its compute stream:
+///   - stage j cannot start its first step (a forward on chunk 0) before
+///     each position i on another stage that it reads from has run one
+///     forward, after its own stage began: S_j >= S_stage(i) + f_i;
+///   - it then runs every step of its schedule: L_j >= S_j + sum of them;
+///   - its last step, a backward on chunk 0 of some micro-batch, waits for
+///     the gradients its readers send at the end of theirs; where that is
+///     a reader k's last step too (the same micro-batch), L_j >= L_k + b_i.
+/// The iteration is at least the largest L: with one chunk a stage, the
+/// fill and drain of the slowest path through the pipeline; with several
+/// (interleaved), a chunk's share of it. Returns 0 where it proves
+/// nothing: uneven shares or shards (ranks of one stage run programs of
+/// different sizes), or a schedule the planner would refuse.
 double cutBound(mlir::func::FuncOp model, const sim::Topology &topology);
 
 } // namespace whale

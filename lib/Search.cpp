@@ -363,7 +363,7 @@ public:
              d.memoryBandwidth == f.memoryBandwidth &&
              d.parallelUnits == f.parallelUnits && d.tile == f.tile;
     };
-    if (!search.profile && !devices.empty() &&
+    if (search.boundByCut && !search.profile && !devices.empty() &&
         std::all_of(devices.begin(), devices.end(), alike))
       cutTopology = std::move(topology);
   }

@@ -113,6 +113,10 @@ struct SearchOptions {
   /// the order they are told in, are the same for any count.
   int jobs = 0;
   const sim::ProfileDb *profile = nullptr;
+  /// Set candidates aside by the least their planned cut allows (cutBound),
+  /// before building their rank programs. Off, only the bounds known
+  /// before planning prune (tests check those apart).
+  bool boundByCut = true;
   /// Told each candidate as it is done (index from 1, count, candidate).
   std::function<void(size_t, size_t, const SearchCandidate &)> progress;
 };
