@@ -17,8 +17,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -27,9 +31,8 @@ const std::string kScript =
 const std::string kCluster =
     std::string(WHALE_SOURCE_DIR) + "/examples/clusters/a100x8.json";
 
-/// A GPT small enough to plan in a moment and large enough that its
-/// products on an A100 are not all launch: 4 layers of width 1024 over
-/// 512 tokens, 8 samples, planned with `defines` on top.
+/// A plan, its simulation and the bound its cut gave before its rank
+/// programs were built.
 struct Planned {
   std::unique_ptr<whale::Interpreter> interp;
   whale::PlannedModel plan;
@@ -38,6 +41,10 @@ struct Planned {
   double bound = 0;
 };
 
+/// Plans and simulates a GPT small enough to plan in a moment and large
+/// enough that its products on an A100 are not all launch (4 layers of
+/// width 1,024 over 512 tokens, 64 samples, no recomputation) on 8 A100s,
+/// with `defines` on top.
 void planAndSimulate(const std::map<std::string, std::string> &defines,
                      Planned &out) {
   whale::InterpreterOptions o;
@@ -64,8 +71,7 @@ void planAndSimulate(const std::map<std::string, std::string> &defines,
 }
 
 /// The seconds stage `s`'s rank program spends in products (matrix
-/// products and attention), forward and backward, as the replay prices
-/// them.
+/// products and attention) as the replay prices them: forward, backward.
 std::pair<double, double> productSeconds(const whale::Simulation &sim,
                                          int64_t s) {
   const whale::sim::DeviceModel &device = sim.topology.devices.front();
