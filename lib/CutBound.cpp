@@ -2,6 +2,7 @@
 
 #include "lib/CutBound.h"
 
+#include "dialects/Whale/IR/ProductCosts.h"
 #include "dialects/Whale/IR/TrainAttrs.h"
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "dialects/Whale/Interfaces/CostOpInterface.h"
@@ -40,39 +41,32 @@ bool isFloat(Value v) {
   return t && isa<FloatType>(t.getElementType());
 }
 
-/// A backward product's cost as the simulator reads it from the op the
-/// rank program will hold: the gradient of `operand` of the product
-/// `forward` (MatmulGradOp) has the operand's shape and the forward's
-/// FLOPs, and reads both factors and the result's gradient.
+/// A backward product's cost as the simulator will read it from the op the
+/// rank program builds (MatmulGradOp): the gradient of `operand` of the
+/// product `forward` has the operand's shape and reads both factors and
+/// the result's gradient.
 sim::OpCost gradientCost(MatmulOp forward, const sim::OpCost &cost,
                          Value operand) {
   auto t = cast<RankedTensorType>(operand.getType());
-  ArrayRef<int64_t> shape = t.getShape();
   sim::OpCost c;
-  c.matmul = true;
   c.bf16 = cost.bf16;
-  c.flops = cost.flops;
+  c.flops = double(productFlops(forward.getLhs().getType(), forward.getType(),
+                                forward.getTransposeLhs()));
   c.bytes = double(tensorBytes(forward.getLhs().getType()) +
                    tensorBytes(forward.getRhs().getType()) +
                    tensorBytes(forward.getType()) + tensorBytes(t));
-  c.m = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
-  c.n = shape.empty() ? 1 : shape.back();
-  for (size_t i = 0; i + 2 < shape.size(); ++i)
-    c.batch *= shape[i];
-  double elements = double(c.batch) * c.m * c.n;
-  c.k = elements > 0 ? static_cast<int64_t>(c.flops / (2 * elements)) : 0;
+  sim::setProductShape(c, t);
   return c;
 }
 
-/// Attention's backward (AttentionGradOp), one op for the three gradients:
-/// the scores again, then dv, dP, dq and dk, at (10 E + 8) FLOPs a pair
-/// where the forward takes 4 E + 5 (WhaleCost.cpp), at the forward's
-/// shapes; it reads q, k, v, the output and its gradient, and writes the
-/// gradients of q, k and v.
+/// Attention's backward (AttentionGradOp), one op for the three gradients,
+/// at the forward's shapes: it reads q, k, v, the output and its gradient,
+/// and writes the gradients of q, k and v.
 sim::OpCost gradientCost(AttentionOp forward, const sim::OpCost &cost) {
   sim::OpCost c = cost;
-  const double e = double(cost.k);
-  c.flops = cost.flops * (10 * e + 8) / (4 * e + 5);
+  c.flops = double(attentionGradFlops(forward.getQuery().getType(),
+                                      forward.getKey().getType(),
+                                      forward.getCausal()));
   const int64_t qkv = tensorBytes(forward.getQuery().getType()) +
                       tensorBytes(forward.getKey().getType()) +
                       tensorBytes(forward.getValue().getType());
@@ -226,15 +220,17 @@ double cutBound(func::FuncOp model, const sim::Topology &topology) {
   auto ret = cast<func::ReturnOp>(model.getBody().front().getTerminator());
   needed.insert(source(ret.getOperand(0)));
   hasGradient.insert(source(ret.getOperand(0)));
-  for (Operation *op : ops)
+  for (Operation *op : ops) {
+    const int64_t s = positionOf(op) % stages;
     for (Value operand : op->getOperands()) {
       Value v = source(operand);
       int64_t from = plan::stageOf(v);
-      if (from >= 0 && from != positionOf(op) % stages) {
+      if (from >= 0 && from != s) {
         needed.insert(v);
         hasGradient.insert(v);
       }
     }
+  }
   const bool bf16 = ampBf16(model);
   // Per position: the forward and backward share of one micro-batch.
   std::vector<double> forward(positions, 0), backward(positions, 0);

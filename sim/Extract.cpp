@@ -102,25 +102,27 @@ Identity identityOf(mlir::Operation *op) {
 
 } // namespace
 
+void setProductShape(OpCost &c, mlir::RankedTensorType result) {
+  llvm::ArrayRef<int64_t> shape = result.getShape();
+  c.matmul = true;
+  c.m = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
+  c.n = shape.empty() ? 1 : shape.back();
+  c.batch = 1;
+  for (size_t i = 0; i + 2 < shape.size(); ++i)
+    c.batch *= shape[i];
+  double elements = double(c.batch) * c.m * c.n;
+  c.k = elements > 0 ? static_cast<int64_t>(c.flops / (2 * elements)) : 0;
+}
+
 OpCost opCostOf(mlir::Operation *op, bool bf16) {
   auto cost = llvm::cast<CostOpInterface>(op);
   OpCost c;
   c.flops = static_cast<double>(cost.getFlops());
   c.bytes = static_cast<double>(cost.getBytesRead() + cost.getBytesWritten());
-  // A matrix product's shape read from its result (batch x M x N) and its
-  // FLOPs (K).
   if (llvm::isa<MatmulOp, MatmulGradOp>(op)) {
-    auto t = llvm::cast<mlir::RankedTensorType>(op->getResult(0).getType());
-    llvm::ArrayRef<int64_t> shape = t.getShape();
-    c.matmul = true;
+    setProductShape(
+        c, llvm::cast<mlir::RankedTensorType>(op->getResult(0).getType()));
     c.bf16 = bf16;
-    c.m = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
-    c.n = shape.empty() ? 1 : shape.back();
-    c.batch = 1;
-    for (size_t i = 0; i + 2 < shape.size(); ++i)
-      c.batch *= shape[i];
-    double elements = double(c.batch) * c.m * c.n;
-    c.k = elements > 0 ? static_cast<int64_t>(c.flops / (2 * elements)) : 0;
   }
   // Fused attention is GEMMs over tiles of (query, key) pairs: priced as
   // products of T x E by E x Tk per head, at the matrix rate.

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/Whale/IR/ProductCosts.h"
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "runtime/Limits.h"
 
@@ -17,10 +18,15 @@ static int64_t elementsOf(Value v) { return tensorElements(v.getType()); }
 
 int64_t ParamOp::getBytesRead() { return 0; }
 
+int64_t whale::productFlops(RankedTensorType lhs, RankedTensorType result,
+                            bool transposeLhs) {
+  ArrayRef<int64_t> ls = lhs.getShape();
+  int64_t k = transposeLhs ? ls[ls.size() - 2] : ls.back();
+  return saturatingMul(2 * tensorElements(result), k);
+}
+
 int64_t MatmulOp::getFlops() {
-  ArrayRef<int64_t> ls = getLhs().getType().getShape();
-  int64_t k = getTransposeLhs() ? ls[ls.size() - 2] : ls.back();
-  return saturatingMul(2 * elementsOf(getResult()), k);
+  return productFlops(getLhs().getType(), getType(), getTransposeLhs());
 }
 
 int64_t AddOp::getFlops() { return elementsOf(getResult()); }
@@ -114,12 +120,19 @@ static int64_t attentionPairs(RankedTensorType q, RankedTensorType k,
   int64_t perHead = causal ? t * (t + 1) / 2 : t * tk;
   return saturatingMul(heads, perHead);
 }
-// Scores (2E a pair), the softmax (5) and the weighted sum (2E).
+int64_t whale::attentionFlops(RankedTensorType query, RankedTensorType key,
+                              bool causal) {
+  return saturatingMul(attentionPairs(query, key, causal),
+                       4 * query.getShape().back() + 5);
+}
+int64_t whale::attentionGradFlops(RankedTensorType query, RankedTensorType key,
+                                  bool causal) {
+  return saturatingMul(attentionPairs(query, key, causal),
+                       10 * query.getShape().back() + 8);
+}
+
 int64_t AttentionOp::getFlops() {
-  int64_t e = getQuery().getType().getShape().back();
-  return saturatingMul(
-      attentionPairs(getQuery().getType(), getKey().getType(), getCausal()),
-      4 * e + 5);
+  return attentionFlops(getQuery().getType(), getKey().getType(), getCausal());
 }
 // Only the output: the scores are never held.
 int64_t AttentionOp::getOutputMemory() { return tensorBytes(getType()); }
@@ -148,9 +161,8 @@ int64_t SliceOp::getBytesRead() { return tensorBytes(getType()); }
 
 // As the forward product: 2 x (elements of dout) x K.
 int64_t MatmulGradOp::getFlops() {
-  ArrayRef<int64_t> ls = getLhs().getType().getShape();
-  int64_t k = getTransposeLhs() ? ls[ls.size() - 2] : ls.back();
-  return saturatingMul(2 * elementsOf(getDout()), k);
+  return productFlops(getLhs().getType(), getDout().getType(),
+                      getTransposeLhs());
 }
 // A local derivative and a multiply per element, then the sum down to the
 // operand's shape.
@@ -165,13 +177,9 @@ int64_t SoftmaxGradOp::getFlops() { return 4 * elementsOf(getResult()); }
 int64_t CausalMaskGradOp::getFlops() { return elementsOf(getResult()); }
 // The moments again (3), then the three gradients (9).
 int64_t LayerNormGradOp::getFlops() { return 12 * elementsOf(getX()); }
-// The scores again (2E a pair), dv, dP, dq and dk (2E each) and the
-// softmax's backward (8).
 int64_t AttentionGradOp::getFlops() {
-  int64_t e = getQuery().getType().getShape().back();
-  return saturatingMul(
-      attentionPairs(getQuery().getType(), getKey().getType(), getCausal()),
-      10 * e + 8);
+  return attentionGradFlops(getQuery().getType(), getKey().getType(),
+                            getCausal());
 }
 int64_t EmbeddingGradOp::getFlops() { return elementsOf(getDout()); }
 // The log-sum-exp again (5), then softmax minus one-hot times dloss (2).
