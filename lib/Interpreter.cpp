@@ -75,7 +75,7 @@ struct Interpreter::Impl {
     context.setThreadPool(sharedThreadPool());
     context.getOrLoadDialect<WhaleDialect>();
     context.getOrLoadDialect<mlir::func::FuncDialect>();
-    context.getOrLoadDialect<mlir::LLVM::LLVMDialect>();
+    loadRuntimeLoweringDialects(context);
   }
 };
 

@@ -6,15 +6,26 @@
 
 #include "dialects/Whale/IR/WhaleOps.h"
 
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+namespace mlir {
+class DialectRegistry;
+class MLIRContext;
+} // namespace mlir
 namespace mlir::func {
 class FuncOp;
 }
 
 namespace whale {
+
+/// Loads the dialects the lowering to the runtime builds (the LLVM
+/// dialect), so that passes running on the context's threads find them
+/// loaded. Here and not in every pass's header: the LLVM dialect's header
+/// alone takes about 12 s to compile.
+void loadRuntimeLoweringDialects(mlir::MLIRContext &context);
+/// The same dialects, for a tool's registry (whale-opt).
+void insertRuntimeLoweringDialects(mlir::DialectRegistry &registry);
 
 /// Moves every TaskGraph's body in front of it and replaces its results by
 /// the values its yield hands on (one device: the strategy does not matter).

@@ -1006,3 +1006,11 @@ struct WhaleToRuntimePass
 };
 
 } // namespace
+
+void whale::loadRuntimeLoweringDialects(MLIRContext &context) {
+  context.getOrLoadDialect<LLVM::LLVMDialect>();
+}
+
+void whale::insertRuntimeLoweringDialects(DialectRegistry &registry) {
+  registry.insert<LLVM::LLVMDialect>();
+}

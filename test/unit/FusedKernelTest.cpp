@@ -25,7 +25,6 @@
 #include "runtime/cuda/Nvrtc.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -155,8 +154,8 @@ std::vector<std::vector<float>>
 run(const Case &c, Mode mode, int &regions, int *programsRan = nullptr,
     std::vector<std::string> *sources = nullptr) {
   mlir::MLIRContext ctx;
-  ctx.loadDialect<whale::WhaleDialect, mlir::func::FuncDialect,
-                  mlir::LLVM::LLVMDialect>();
+  ctx.loadDialect<whale::WhaleDialect, mlir::func::FuncDialect>();
+  whale::loadRuntimeLoweringDialects(ctx);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(program(c), &ctx);
   EXPECT_TRUE(module) << program(c);

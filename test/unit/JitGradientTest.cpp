@@ -9,9 +9,9 @@
 
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/Jit.h"
+#include "lowering/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Parser/Parser.h"
 
 #include <gtest/gtest.h>
@@ -58,8 +58,8 @@ func.func @grad_w(%x: tensor<4x3xf32>, %y: tensor<4xi32>) -> tensor<3x5xf32> att
 
 TEST(JitGradient, AHandWrittenBackwardPassMatchesFiniteDifferences) {
   mlir::MLIRContext ctx;
-  ctx.loadDialect<whale::WhaleDialect, mlir::func::FuncDialect,
-                  mlir::LLVM::LLVMDialect>();
+  ctx.loadDialect<whale::WhaleDialect, mlir::func::FuncDialect>();
+  whale::loadRuntimeLoweringDialects(ctx);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(kProgram, &ctx);
   ASSERT_TRUE(module);

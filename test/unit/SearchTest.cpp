@@ -498,13 +498,14 @@ void expectSameSearch(const whale::Cluster &c,
   whale::SearchResult one = searchWithJobs(c, o, top, 1, toldOne);
   whale::SearchResult three = searchWithJobs(c, o, top, 3, toldThree);
   EXPECT_GT(one.count(mustOccur), 0u);
-  if (setAsideByCut)
+  if (setAsideByCut) {
     EXPECT_TRUE(std::any_of(one.candidates.begin(), one.candidates.end(),
                             [](const whale::SearchCandidate &k) {
                               return k.outcome == Outcome::Bound &&
                                      k.cutBound > 0 &&
                                      k.reason.find("its cut") == 0;
                             }));
+  }
   EXPECT_GT(one.count(Outcome::Dominated), 0u);
   EXPECT_EQ(toldThree, toldOne);
   ASSERT_EQ(three.candidates.size(), one.candidates.size());

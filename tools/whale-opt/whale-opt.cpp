@@ -10,8 +10,8 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<whale::WhaleDialect, mlir::func::FuncDialect,
-                  mlir::LLVM::LLVMDialect>();
+  registry.insert<whale::WhaleDialect, mlir::func::FuncDialect>();
+  whale::insertRuntimeLoweringDialects(registry);
   whale::registerWhalePasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
