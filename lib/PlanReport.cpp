@@ -3,6 +3,7 @@
 #include "lib/PlanReport.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "lowering/Passes.h"
 #include "lowering/Plan.h"
 #include "runtime/exec/BatchRows.h"
 
@@ -142,11 +143,23 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
     }
     r.splits.push_back(std::move(split));
   }
+  // A program that calls its steps is counted as the runtime runs it,
+  // with the calls inlined: what each sends and holds at once.
+  mlir::ModuleOp ranks = plan.ranks.get();
+  mlir::OwningOpRef<mlir::ModuleOp> inlined;
+  if (ranks
+          .walk(
+              [](mlir::func::CallOp) { return mlir::WalkResult::interrupt(); })
+          .wasInterrupted()) {
+    inlined = ranks.clone();
+    inlineStepCalls(*inlined);
+    ranks = *inlined;
+  }
   for (int64_t s = 0; s < plan.stages; ++s) {
     StageReport &r = out[s];
     r.stage = s;
-    auto fn = plan.ranks.get().lookupSymbol<mlir::func::FuncOp>(
-        plan.model + "_stage" + std::to_string(s));
+    auto fn = ranks.lookupSymbol<mlir::func::FuncOp>(plan.model + "_stage" +
+                                                     std::to_string(s));
     fn.walk([&](mlir::Operation *op) {
       if (auto p = mlir::dyn_cast<ParamOp>(op))
         r.parameterBytes += tensorBytes(p.getType());

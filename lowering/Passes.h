@@ -31,6 +31,12 @@ void insertRuntimeLoweringDialects(mlir::DialectRegistry &registry);
 /// the values its yield hands on (one device: the strategy does not matter).
 void inlineTaskGraphs(mlir::func::FuncOp fn);
 
+/// Inlines every call of a function `module` defines (the steps
+/// -whale-rank-programs outlines), each call replaced by its callee's body,
+/// and erases the private callees left without a call. The lowering to the
+/// runtime does this first.
+void inlineStepCalls(mlir::ModuleOp module);
+
 /// Reverse mode over `forward` (in program order): starting from the
 /// gradients already in `gradients` (of results), adds the gradient of every
 /// value the ops read, built at b's insertion point; gradients of a value

@@ -990,6 +990,7 @@ struct WhaleToRuntimePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    inlineStepCalls(module);
     SmallVector<func::FuncOp> models;
     module.walk([&](func::FuncOp fn) {
       if (fn->hasAttr("whale.model") || fn->hasAttr("whale.rank"))

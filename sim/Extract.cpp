@@ -190,6 +190,7 @@ public:
         firstOps(firstOps) {}
 
   bool add(mlir::Operation *op, int32_t position, std::string &error);
+  bool call(mlir::func::CallOp call, int32_t &position, std::string &error);
 
 private:
   void step(Event e, int32_t peer = -1, int32_t tag = 0,
@@ -299,7 +300,68 @@ private:
   /// Each started all-reduce's request: its place among the starts.
   llvm::DenseMap<mlir::Value, int32_t> requests;
   int32_t nextRequest = 0;
+  /// Each callee's steps, as read at its first call: where they stand in
+  /// the program, the site of its first op then, and how many ops it adds.
+  struct Callee {
+    size_t begin = 0, end = 0;
+    int32_t site = 0, ops = 0;
+  };
+  llvm::DenseMap<mlir::Operation *, Callee> callees;
 };
+
+/// A call of a step the planner outlined (a micro-batch's forward or
+/// backward of one stage chunk): the callee's steps, read at its first
+/// call and appended again at each later one, each collective given its
+/// place among the program's. Sites count the callee's ops as if its body
+/// stood in place of the call, as the runtime's lowering inlines it, so
+/// a traced run names each op's time by the site the reader gave it.
+bool Extractor::call(mlir::func::CallOp call, int32_t &position,
+                     std::string &error) {
+  auto callee = mlir::SymbolTable::lookupNearestSymbolFrom<mlir::func::FuncOp>(
+      call, call.getCalleeAttr());
+  if (!callee || callee.getBody().empty()) {
+    error = "a call of '" + call.getCallee().str() +
+            "', which the module does not define";
+    return false;
+  }
+  auto [it, first] = callees.try_emplace(callee.getOperation());
+  if (first) {
+    Callee read;
+    read.begin = program.steps.size();
+    read.site = position;
+    for (mlir::Operation &op : callee.getBody().front().without_terminator()) {
+      // A step's messages and started sums stay in the caller: their tags
+      // and requests differ from call to call.
+      if (llvm::isa<mlir::func::CallOp, SendOp, RecvOp, AllReduceStartOp,
+                    AllReduceWaitOp>(op)) {
+        error = "'" + op.getName().getStringRef().str() + "' in '" +
+                call.getCallee().str() +
+                "', a step the rank program calls (it belongs in the caller)";
+        return false;
+      }
+      if (!add(&op, position++, error))
+        return false;
+    }
+    read.end = program.steps.size();
+    read.ops = position - read.site;
+    it->second = read;
+    return true;
+  }
+  const Callee read = it->second;
+  const int32_t shift = position - read.site;
+  program.steps.reserve(program.steps.size() + (read.end - read.begin));
+  for (size_t i = read.begin; i < read.end; ++i) {
+    Step s = program.steps[i];
+    if (s.site >= 0)
+      s.site += shift;
+    const Event &ev = table[s.event];
+    if (ev.kind == StepKind::Collective)
+      s.sequence = sequence[{ev.group, ev.shards}]++;
+    program.steps.push_back(s);
+  }
+  position += read.ops;
+  return true;
+}
 
 bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
   // Parameters are state the step updates in place, not work of the step.
@@ -476,11 +538,14 @@ void readStage(mlir::func::FuncOp fn, int64_t stage, bool wantFirstOps,
                       replicas ? replicas.getInt() : 1,
                       wantFirstOps ? &read.firstOps : nullptr);
   int32_t position = 0;
-  for (mlir::Operation &op : fn.getBody().front())
-    if (!extractor.add(&op, position++, read.error)) {
+  for (mlir::Operation &op : fn.getBody().front()) {
+    auto call = llvm::dyn_cast<mlir::func::CallOp>(op);
+    if (call ? !extractor.call(call, position, read.error)
+             : !extractor.add(&op, position++, read.error)) {
       read.error = read.program.name + ": " + read.error;
       return;
     }
+  }
 }
 
 } // namespace

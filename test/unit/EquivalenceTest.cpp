@@ -275,6 +275,37 @@ TEST(Equivalence, GptPipelineOfSplitStagesSharingRows) {
                    kGpt, "cpu:8");
 }
 
+// Eight micro-batches: each stage's program calls its forward and backward
+// steps (the last backward stands inline), which the runtime's lowering
+// inlines. Against one device of four micro-batches, unrolled.
+std::string eightMicroBatches(const std::string &text,
+                              const std::string &more = "") {
+  return edit(text, "num_micro_batch = 4", "num_micro_batch = 8" + more);
+}
+
+TEST(Equivalence, GptStagesCallingTheirSteps) {
+  std::string keep = source(kGpt);
+  expectEquivalent(eightMicroBatches(keep), kGpt, "cpu:2", nullptr, &keep);
+  expectEquivalent(edit(eightMicroBatches(keep), "schedule = \"1f1b\"",
+                        "schedule = \"gpipe\""),
+                   kGpt, "cpu:4", nullptr, &keep);
+}
+
+TEST(Equivalence, GptSplitStagesCallingTheirSteps) {
+  std::string keep = source(kGpt);
+  expectEquivalent(eightMicroBatches(keep, "\n  auto_parallel = true\n  "
+                                           "num_task_graph = 2\n  "
+                                           "task_graph_split = 2\n  "
+                                           "split_rows = \"whole\""),
+                   kGpt, "cpu:4", nullptr, &keep);
+}
+
+TEST(Equivalence, GptRecomputeCallingTheirSteps) {
+  std::string keep = source(kGpt);
+  expectEquivalent(eightMicroBatches(keep, "\n  recompute = true"), kGpt,
+                   "cpu:2", nullptr, &keep);
+}
+
 // Activation recomputation runs the forward again for the backward: the
 // same numbers as one device that keeps every activation.
 std::string withRecompute(const std::string &text) {

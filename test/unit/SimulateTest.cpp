@@ -4,9 +4,10 @@
 // threads, each into a table of its own, and merges the tables. What it
 // reads must not depend on that: the same events, numbered the same, and
 // the same steps as one thread reading the stages in turn; and every step
-// must point at an event of its own op after the merge. On rank programs
-// written by hand: fused regions are one event exactly when their bodies
-// compute the same, messages keep their peers and tags, and a tag the
+// must point at an event of its own op after the merge. A program that
+// calls its steps reads as its inlined form, which the runtime runs. On rank
+// programs written by hand: fused regions are one event exactly when their
+// bodies compute the same, messages keep their peers and tags, and a tag the
 // reader cannot hold is refused.
 //
 //===----------------------------------------------------------------------===//
@@ -14,6 +15,7 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/Cluster.h"
 #include "lib/Planner.h"
+#include "lowering/Passes.h"
 #include "sim/Extract.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -135,6 +137,98 @@ TEST(Extract, StagesReadSideBySideAreReadAsInTurn) {
   EXPECT_GT(collectives, 0u);
 }
 
+/// Reads `ranks`' four stages of `model` into `out`.
+void readRanks(mlir::ModuleOp ranks, const std::string &model, Read &out) {
+  std::string error;
+  ASSERT_TRUE(whale::sim::extractPrograms(ranks, model, 4, out.table,
+                                          out.programs, error, &out.firstOps))
+      << error;
+}
+
+size_t callsIn(mlir::ModuleOp module) {
+  size_t calls = 0;
+  module.walk([&](mlir::func::CallOp) { ++calls; });
+  return calls;
+}
+
+TEST(Extract, CalledStepsAreReadAsTheirInlinedBodies) {
+  // Eight micro-batches: each stage's program calls its steps. Read as
+  // they are, and read after inlining the calls (what the runtime runs):
+  // the same events, and the same steps at the same sites, the shard
+  // groups' collectives numbered in the same order.
+  whale::InterpreterOptions o;
+  o.defines = {{"VOCAB", "256"}, {"T", "16"},     {"D", "32"},
+               {"HEADS", "4"},   {"LAYERS", "8"}, {"STAGES", "4"},
+               {"TP", "2"},      {"BATCH", "32"}, {"MICRO", "8"}};
+  whale::Interpreter interp(o);
+  ASSERT_TRUE(interp.loadFile(kScript)) << interp.renderDiagnostics();
+  whale::Cluster cluster;
+  std::string error;
+  ASSERT_TRUE(whale::parseCluster("cpu:8", cluster, error)) << error;
+  whale::PlannedModel plan;
+  ASSERT_TRUE(whale::planModel(interp, "gpt", cluster, whale::PlanOptions{},
+                               plan, error))
+      << error;
+  ASSERT_EQ(plan.stages, 4);
+  ASSERT_EQ(plan.microBatches, 8);
+  mlir::ModuleOp ranks = plan.ranksOf(0);
+  // Every stage calls eight forwards, seven backwards (the last stands
+  // inline) and six sums of the gradients (the first backward's are the
+  // sums, the last's inline).
+  EXPECT_EQ(callsIn(ranks), 4u * (8u + 7u + 6u));
+  mlir::OwningOpRef<mlir::ModuleOp> inlined = ranks.clone();
+  whale::inlineStepCalls(*inlined);
+  ASSERT_EQ(callsIn(*inlined), 0u);
+
+  Read called, flat;
+  readRanks(ranks, plan.model, called);
+  readRanks(*inlined, plan.model, flat);
+  ASSERT_EQ(called.table.size(), flat.table.size());
+  for (size_t e = 0; e < called.table.size(); ++e)
+    EXPECT_EQ(called.table[e].key(), flat.table[e].key()) << "event " << e;
+  size_t placed = 0, collectives = 0;
+  for (size_t s = 0; s < 4; ++s) {
+    const auto &a = called.programs.stages[s], &b = flat.programs.stages[s];
+    ASSERT_EQ(a.steps.size(), b.steps.size()) << a.name;
+    auto fn = inlined->lookupSymbol<mlir::func::FuncOp>(b.name);
+    std::vector<mlir::Operation *> ops;
+    for (mlir::Operation &op : fn.getBody().front())
+      ops.push_back(&op);
+    for (size_t i = 0; i < a.steps.size(); ++i) {
+      const whale::sim::Step &x = a.steps[i], &y = b.steps[i];
+      ASSERT_EQ(x.event, y.event) << a.name << " step " << i;
+      EXPECT_EQ(x.site, y.site) << a.name << " step " << i;
+      const whale::sim::Event &e = called.table[x.event];
+      switch (e.kind) {
+      case whale::sim::StepKind::Send:
+      case whale::sim::StepKind::Recv:
+        EXPECT_EQ(x.peer, y.peer);
+        EXPECT_EQ(x.tag, y.tag);
+        break;
+      case whale::sim::StepKind::Collective:
+        EXPECT_EQ(x.sequence, y.sequence) << a.name << " step " << i;
+        EXPECT_EQ(x.request, y.request);
+        ++collectives;
+        break;
+      case whale::sim::StepKind::Wait:
+        EXPECT_EQ(x.request, y.request);
+        break;
+      case whale::sim::StepKind::Compute:
+        // A site names the op of the inlined program the runtime times.
+        if (x.site >= 0) {
+          ASSERT_LT(size_t(x.site), ops.size());
+          EXPECT_EQ(e.op, ops[x.site]->getName().getStringRef().str())
+              << a.name << " at " << x.site;
+          ++placed;
+        }
+        break;
+      }
+    }
+  }
+  EXPECT_GT(placed, 1000u);
+  EXPECT_GT(collectives, 4u * 8u);
+}
+
 /// A rank program of one stage, written by hand: `body` between a
 /// function of two 4x8 inputs and its return.
 const char *kStage = R"mlir(
@@ -219,6 +313,32 @@ TEST(Extract, ATagPast32BitsIsRefused) {
   EXPECT_NE(error.find("m_stage0"), std::string::npos) << error;
   EXPECT_NE(error.find("tagged 4294967296"), std::string::npos) << error;
   EXPECT_NE(error.find("32 bits"), std::string::npos) << error;
+}
+
+TEST(Extract, AMessageInACalledStepIsRefused) {
+  // A step's messages carry its micro-batch's tag: they stay in the caller.
+  mlir::MLIRContext ctx;
+  ctx.loadDialect<whale::WhaleDialect, mlir::func::FuncDialect>();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(R"mlir(
+func.func private @m_stage0_forward(%x: tensor<4x8xf32>) {
+  whale.send %x to stage 1 tag 0 : tensor<4x8xf32>
+  return
+}
+func.func @m_stage0(%x: tensor<4x8xf32>) {
+  func.call @m_stage0_forward(%x) : (tensor<4x8xf32>) -> ()
+  return
+}
+)mlir",
+                                              &ctx);
+  ASSERT_TRUE(module);
+  Read read;
+  std::string error;
+  EXPECT_FALSE(whale::sim::extractPrograms(*module, "m", 1, read.table,
+                                           read.programs, error));
+  EXPECT_NE(error.find("'whale.send' in 'm_stage0_forward'"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("belongs in the caller"), std::string::npos) << error;
 }
 
 } // namespace
