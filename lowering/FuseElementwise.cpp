@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "lowering/CloneBody.h"
 #include "lowering/FusedProgram.h"
 #include "lowering/Passes.h"
 
@@ -105,15 +106,8 @@ size_t operandsWith(const Group &g, Operation *op, Block &block) {
 /// Puts a region's ops back where it stands.
 void unfuse(FusedOp fused) {
   OpBuilder b(fused);
-  IRMapping map;
-  Block &body = fused.getBody().front();
-  for (auto [arg, in] : llvm::zip(body.getArguments(), fused.getInputs()))
-    map.map(arg, in);
-  for (Operation &op : body.without_terminator())
-    b.clone(op, map);
-  for (auto [r, y] :
-       llvm::zip(fused.getResults(), body.getTerminator()->getOperands()))
-    r.replaceAllUsesWith(map.lookup(y));
+  fused->replaceAllUsesWith(
+      cloneBody(b, fused.getBody().front(), fused.getInputs()));
   fused.erase();
 }
 

@@ -9,10 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lowering/CloneBody.h"
 #include "lowering/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -27,15 +27,9 @@ void whale::inlineStepCalls(ModuleOp module) {
     auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
     if (!callee || callee.isExternal())
       continue;
-    Block &body = callee.getBody().front();
-    IRMapping map;
-    map.map(body.getArguments(), call.getOperands());
     OpBuilder b(call);
-    for (Operation &op : body.without_terminator())
-      b.clone(op, map);
-    for (auto [result, value] :
-         llvm::zip(call.getResults(), body.getTerminator()->getOperands()))
-      result.replaceAllUsesWith(map.lookupOrDefault(value));
+    call->replaceAllUsesWith(
+        cloneBody(b, callee.getBody().front(), call.getOperands()));
     call.erase();
     callees.insert(callee);
   }

@@ -36,6 +36,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lowering/CloneBody.h"
 #include "lowering/Passes.h"
 #include "lowering/Plan.h"
 #include "lowering/Recompute.h"
@@ -750,12 +751,7 @@ LogicalResult RankBuilder::buildCalls(int64_t s, func::FuncOp fn, OpBuilder &b,
     const bool last = n + 1 == schedule.size();
     SmallVector<Value> results;
     if (last) {
-      IRMapping inlined;
-      inlined.map(bwd->getArguments(), args);
-      for (Operation &op : bwd->without_terminator())
-        b.clone(op, inlined);
-      for (Value v : bwd->getTerminator()->getOperands())
-        results.push_back(inlined.lookupOrDefault(v));
+      results = cloneBody(b, *bwd, args);
     } else {
       auto call = func::CallOp::create(b, loc, backwardFn, args);
       results.assign(call.getResults().begin(), call.getResults().end());

@@ -24,6 +24,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 namespace {
 
 const std::string kScript =
@@ -35,27 +37,94 @@ struct Read {
   std::vector<mlir::Operation *> firstOps;
 };
 
-/// A 4-stage, 2-way tensor-parallel GPT of 6 micro-batches on 8 CPUs,
-/// planned, its programs read with the context's threads on or off.
-void planAndRead(bool threads, Read &out) {
+/// How many compute steps of `read` name their op's place in its rank
+/// function in `module`; each must name an op of its event's kind there.
+size_t sitesNamingTheirOps(mlir::ModuleOp module, const Read &read) {
+  size_t placed = 0;
+  for (const whale::sim::StageProgram &p : read.programs.stages) {
+    auto fn = module.lookupSymbol<mlir::func::FuncOp>(p.name);
+    EXPECT_TRUE(fn) << p.name;
+    if (!fn)
+      return 0;
+    std::vector<mlir::Operation *> ops;
+    for (mlir::Operation &op : fn.getBody().front())
+      ops.push_back(&op);
+    for (const whale::sim::Step &step : p.steps) {
+      const whale::sim::Event &e = read.table[step.event];
+      if (step.site < 0 || e.kind != whale::sim::StepKind::Compute)
+        continue;
+      EXPECT_LT(size_t(step.site), ops.size());
+      if (size_t(step.site) >= ops.size())
+        return 0;
+      EXPECT_EQ(e.op, ops[step.site]->getName().getStringRef().str())
+          << p.name << " at " << step.site;
+      ++placed;
+    }
+  }
+  return placed;
+}
+
+/// Expects steps `x` and `y` (of two readings) the same: event, site and
+/// the fields of the event's kind.
+void expectSameStep(const whale::sim::Step &x, const whale::sim::Step &y,
+                    whale::sim::StepKind kind, const std::string &where) {
+  EXPECT_EQ(x.event, y.event) << where;
+  EXPECT_EQ(x.site, y.site) << where;
+  switch (kind) {
+  case whale::sim::StepKind::Send:
+  case whale::sim::StepKind::Recv:
+    EXPECT_EQ(x.peer, y.peer) << where;
+    EXPECT_EQ(x.tag, y.tag) << where;
+    break;
+  case whale::sim::StepKind::Collective:
+    EXPECT_EQ(x.sequence, y.sequence) << where;
+    EXPECT_EQ(x.request, y.request) << where;
+    break;
+  case whale::sim::StepKind::Wait:
+    EXPECT_EQ(x.request, y.request) << where;
+    break;
+  case whale::sim::StepKind::Compute:
+    break;
+  }
+}
+
+/// A 4-stage, 2-way tensor-parallel GPT on 8 CPUs of `micro`
+/// micro-batches of one sample a replica, planned with `interp`.
+void planGpt(int micro, std::unique_ptr<whale::Interpreter> &interp,
+             whale::PlannedModel &plan) {
   whale::InterpreterOptions o;
-  o.defines = {{"VOCAB", "256"}, {"T", "16"},     {"D", "32"},
-               {"HEADS", "4"},   {"LAYERS", "8"}, {"STAGES", "4"},
-               {"TP", "2"},      {"BATCH", "24"}, {"MICRO", "6"}};
-  whale::Interpreter interp(o);
-  ASSERT_TRUE(interp.loadFile(kScript)) << interp.renderDiagnostics();
+  o.defines = {{"VOCAB", "256"},
+               {"T", "16"},
+               {"D", "32"},
+               {"HEADS", "4"},
+               {"LAYERS", "8"},
+               {"STAGES", "4"},
+               {"TP", "2"},
+               {"BATCH", std::to_string(4 * micro)},
+               {"MICRO", std::to_string(micro)}};
+  interp = std::make_unique<whale::Interpreter>(o);
+  ASSERT_TRUE(interp->loadFile(kScript)) << interp->renderDiagnostics();
   whale::Cluster cluster;
   std::string error;
   ASSERT_TRUE(whale::parseCluster("cpu:8", cluster, error)) << error;
-  whale::PlannedModel plan;
-  ASSERT_TRUE(whale::planModel(interp, "gpt", cluster, whale::PlanOptions{},
+  ASSERT_TRUE(whale::planModel(*interp, "gpt", cluster, whale::PlanOptions{},
                                plan, error))
       << error;
   ASSERT_EQ(plan.stages, 4);
+  ASSERT_EQ(plan.microBatches, micro);
+}
+
+/// The GPT of 6 micro-batches, its programs read with the context's
+/// threads on or off.
+void planAndRead(bool threads, Read &out) {
+  std::unique_ptr<whale::Interpreter> interp;
+  whale::PlannedModel plan;
+  ASSERT_NO_FATAL_FAILURE(planGpt(6, interp, plan));
   if (threads)
-    ASSERT_TRUE(interp.context().isMultithreadingEnabled());
+    ASSERT_TRUE(interp->context().isMultithreadingEnabled());
   else
-    interp.context().disableMultithreading();
+    interp->context().disableMultithreading();
+  std::string error;
   mlir::ModuleOp ranks = plan.ranksOf(0);
   ASSERT_TRUE(whale::sim::extractPrograms(ranks, plan.model, plan.stages,
                                           out.table, out.programs, error,
@@ -64,23 +133,7 @@ void planAndRead(bool threads, Read &out) {
   // Every step that names its op's place in the rank function names an
   // event of that op: the stages' own tables were merged into the one
   // table without a step pointing at another stage's event.
-  size_t placed = 0;
-  for (const whale::sim::StageProgram &p : out.programs.stages) {
-    auto fn = ranks.lookupSymbol<mlir::func::FuncOp>(p.name);
-    ASSERT_TRUE(fn) << p.name;
-    std::vector<mlir::Operation *> ops;
-    for (mlir::Operation &op : fn.getBody().front())
-      ops.push_back(&op);
-    for (const whale::sim::Step &step : p.steps) {
-      const whale::sim::Event &e = out.table[step.event];
-      if (step.site < 0 || e.kind != whale::sim::StepKind::Compute)
-        continue;
-      ASSERT_LT(size_t(step.site), ops.size());
-      EXPECT_EQ(e.op, ops[step.site]->getName().getStringRef().str())
-          << p.name << " at " << step.site;
-      ++placed;
-    }
-  }
+  const size_t placed = sitesNamingTheirOps(ranks, out);
   EXPECT_GT(placed, 100u);
 }
 
@@ -107,25 +160,8 @@ TEST(Extract, StagesReadSideBySideAreReadAsInTurn) {
     ASSERT_EQ(a.steps.size(), b.steps.size()) << a.name;
     for (size_t i = 0; i < a.steps.size(); ++i) {
       const whale::sim::Step &x = a.steps[i], &y = b.steps[i];
-      EXPECT_EQ(x.event, y.event) << a.name << " step " << i;
-      EXPECT_EQ(x.site, y.site);
-      // The fields the step's kind has.
-      switch (apart.table[x.event].kind) {
-      case whale::sim::StepKind::Send:
-      case whale::sim::StepKind::Recv:
-        EXPECT_EQ(x.peer, y.peer);
-        EXPECT_EQ(x.tag, y.tag);
-        break;
-      case whale::sim::StepKind::Collective:
-        EXPECT_EQ(x.sequence, y.sequence);
-        EXPECT_EQ(x.request, y.request);
-        break;
-      case whale::sim::StepKind::Wait:
-        EXPECT_EQ(x.request, y.request);
-        break;
-      case whale::sim::StepKind::Compute:
-        break;
-      }
+      expectSameStep(x, y, apart.table[x.event].kind,
+                     a.name + " step " + std::to_string(i));
       sends += apart.table[x.event].kind == whale::sim::StepKind::Send;
       collectives +=
           apart.table[x.event].kind == whale::sim::StepKind::Collective;
@@ -156,21 +192,9 @@ TEST(Extract, CalledStepsAreReadAsTheirInlinedBodies) {
   // they are, and read after inlining the calls (what the runtime runs):
   // the same events, and the same steps at the same sites, the shard
   // groups' collectives numbered in the same order.
-  whale::InterpreterOptions o;
-  o.defines = {{"VOCAB", "256"}, {"T", "16"},     {"D", "32"},
-               {"HEADS", "4"},   {"LAYERS", "8"}, {"STAGES", "4"},
-               {"TP", "2"},      {"BATCH", "32"}, {"MICRO", "8"}};
-  whale::Interpreter interp(o);
-  ASSERT_TRUE(interp.loadFile(kScript)) << interp.renderDiagnostics();
-  whale::Cluster cluster;
-  std::string error;
-  ASSERT_TRUE(whale::parseCluster("cpu:8", cluster, error)) << error;
+  std::unique_ptr<whale::Interpreter> interp;
   whale::PlannedModel plan;
-  ASSERT_TRUE(whale::planModel(interp, "gpt", cluster, whale::PlanOptions{},
-                               plan, error))
-      << error;
-  ASSERT_EQ(plan.stages, 4);
-  ASSERT_EQ(plan.microBatches, 8);
+  ASSERT_NO_FATAL_FAILURE(planGpt(8, interp, plan));
   mlir::ModuleOp ranks = plan.ranksOf(0);
   // Every stage calls eight forwards, seven backwards (the last stands
   // inline) and six sums of the gradients (the first backward's are the
@@ -186,45 +210,20 @@ TEST(Extract, CalledStepsAreReadAsTheirInlinedBodies) {
   ASSERT_EQ(called.table.size(), flat.table.size());
   for (size_t e = 0; e < called.table.size(); ++e)
     EXPECT_EQ(called.table[e].key(), flat.table[e].key()) << "event " << e;
-  size_t placed = 0, collectives = 0;
+  size_t collectives = 0;
   for (size_t s = 0; s < 4; ++s) {
     const auto &a = called.programs.stages[s], &b = flat.programs.stages[s];
     ASSERT_EQ(a.steps.size(), b.steps.size()) << a.name;
-    auto fn = inlined->lookupSymbol<mlir::func::FuncOp>(b.name);
-    std::vector<mlir::Operation *> ops;
-    for (mlir::Operation &op : fn.getBody().front())
-      ops.push_back(&op);
     for (size_t i = 0; i < a.steps.size(); ++i) {
       const whale::sim::Step &x = a.steps[i], &y = b.steps[i];
       ASSERT_EQ(x.event, y.event) << a.name << " step " << i;
-      EXPECT_EQ(x.site, y.site) << a.name << " step " << i;
-      const whale::sim::Event &e = called.table[x.event];
-      switch (e.kind) {
-      case whale::sim::StepKind::Send:
-      case whale::sim::StepKind::Recv:
-        EXPECT_EQ(x.peer, y.peer);
-        EXPECT_EQ(x.tag, y.tag);
-        break;
-      case whale::sim::StepKind::Collective:
-        EXPECT_EQ(x.sequence, y.sequence) << a.name << " step " << i;
-        EXPECT_EQ(x.request, y.request);
-        ++collectives;
-        break;
-      case whale::sim::StepKind::Wait:
-        EXPECT_EQ(x.request, y.request);
-        break;
-      case whale::sim::StepKind::Compute:
-        // A site names the op of the inlined program the runtime times.
-        if (x.site >= 0) {
-          ASSERT_LT(size_t(x.site), ops.size());
-          EXPECT_EQ(e.op, ops[x.site]->getName().getStringRef().str())
-              << a.name << " at " << x.site;
-          ++placed;
-        }
-        break;
-      }
+      const whale::sim::StepKind kind = called.table[x.event].kind;
+      expectSameStep(x, y, kind, a.name + " step " + std::to_string(i));
+      collectives += kind == whale::sim::StepKind::Collective;
     }
   }
+  // A site names the op of the inlined program the runtime times.
+  const size_t placed = sitesNamingTheirOps(*inlined, called);
   EXPECT_GT(placed, 1000u);
   EXPECT_GT(collectives, 4u * 8u);
 }
