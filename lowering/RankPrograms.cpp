@@ -761,7 +761,7 @@ LogicalResult RankBuilder::buildCalls(int64_t s, func::FuncOp fn, OpBuilder &b,
                      tagOf(j, true, i));
     ArrayRef<Value> gradients =
         ArrayRef<Value>(results).drop_front(received.size());
-    if (!accumulating || last || graded.empty()) {
+    if (!accumulating || last) {
       for (auto [own, g] : llvm::zip(graded, gradients)) {
         Value &acc = accumulated[own.getResult()];
         acc =

@@ -306,7 +306,7 @@ private:
     size_t begin = 0, end = 0;
     int32_t site = 0, ops = 0;
   };
-  llvm::DenseMap<mlir::Operation *, Callee> callees;
+  llvm::DenseMap<mlir::Attribute, Callee> callees;
 };
 
 /// A call of a step the planner outlined (a micro-batch's forward or
@@ -317,15 +317,18 @@ private:
 /// a traced run names each op's time by the site the reader gave it.
 bool Extractor::call(mlir::func::CallOp call, int32_t &position,
                      std::string &error) {
-  auto callee = mlir::SymbolTable::lookupNearestSymbolFrom<mlir::func::FuncOp>(
-      call, call.getCalleeAttr());
-  if (!callee || callee.getBody().empty()) {
-    error = "a call of '" + call.getCallee().str() +
-            "', which the module does not define";
-    return false;
-  }
-  auto [it, first] = callees.try_emplace(callee.getOperation());
+  // Keyed by the callee's (uniqued) name: a symbol lookup scans the
+  // module, and a large plan makes a thousand calls a stage.
+  auto [it, first] = callees.try_emplace(call.getCalleeAttr());
   if (first) {
+    auto callee =
+        mlir::SymbolTable::lookupNearestSymbolFrom<mlir::func::FuncOp>(
+            call, call.getCalleeAttr());
+    if (!callee || callee.getBody().empty()) {
+      error = "a call of '" + call.getCallee().str() +
+              "', which the module does not define";
+      return false;
+    }
     Callee read;
     read.begin = program.steps.size();
     read.site = position;
