@@ -21,15 +21,16 @@
 // of micro-batch j keeps for its backward live until that backward: the
 // schedule decides how many micro-batches a stage holds at once.
 //
-// With many micro-batches (kOutlineFrom or more, one chunk a stage) the
-// steps are not unrolled: the forward and the backward of one micro-batch
-// are functions of their own (`<stage>_forward`, `<stage>_backward`), which
-// the stage's program calls once a step with that micro-batch's inputs,
-// received values and kept activations, then `<stage>_accumulate` to add
-// the parameters' gradients to their running sums; the last backward
-// stays inline, so the gradients' sums can start inside it. Fusion then runs on
-// each step once, and the simulator reads it once (a 1T-parameter pipeline runs
-// 512 micro-batches a stage); the runtime's lowering inlines the calls.
+// With many micro-batches (kOutlineFrom or more, one chunk a stage, no
+// dropout) the steps are not unrolled: the forward and the backward of one
+// micro-batch are functions of their own (`<stage>_forward`,
+// `<stage>_backward`), which the stage's program calls once a step with that
+// micro-batch's inputs, received values and kept activations, then
+// `<stage>_accumulate` to add the parameters' gradients to their running sums;
+// the last backward stays inline, so the gradients' sums can start inside it.
+// Fusion then runs on each step once, and the simulator reads it once (a
+// 1T-parameter pipeline runs 512 micro-batches a stage); the runtime's lowering
+// inlines the calls.
 //
 // The model must be elaborated at its micro-batch: static shapes are the
 // shapes one micro-batch has on one rank.
@@ -108,11 +109,12 @@ private:
   /// Whether stage `s`'s steps are outlined: with one chunk a stage and
   /// kOutlineFrom micro-batches or more, where every micro-batch runs the
   /// same ops (a dropout draws by the micro-batch's rows: not so).
+  /// (Batch normalization never gets here: analyze() refuses it with
+  /// micro-batches.)
   bool outlines(int64_t s) const {
     return chunks == 1 && microBatches >= kOutlineFrom &&
-           llvm::none_of(ops[s][0], [](Operation *op) {
-             return isa<DropoutOp, BatchNormOp>(op);
-           });
+           llvm::none_of(ops[s][0],
+                         [](Operation *op) { return isa<DropoutOp>(op); });
   }
   /// Runs stage `s`'s schedule as calls of its Steps, built first, at b's
   /// insertion point in `fn`: the parameters' gradients into `accumulated`
@@ -342,21 +344,21 @@ LogicalResult RankBuilder::build(int64_t s, func::FuncOp fn) {
       ownParams.push_back(c);
   }
   DenseMap<Value, Value> accumulated; // per parameter clone
-  // Per micro-batch: the forward's values (of every chunk), its ops per
-  // chunk, and the gradients its backwards have made so far.
-  SmallVector<IRMapping> forward(microBatches);
-  SmallVector<bool> started(microBatches, false);
-  SmallVector<SmallVector<SmallVector<Operation *>>> forwardOps(
-      microBatches, SmallVector<SmallVector<Operation *>>(chunks));
-  SmallVector<DenseMap<Value, Value>> gradsOf(microBatches);
   SmallVector<Value> losses;
-  // Recomputation's segments of each chunk's forward.
-  SmallVector<SmallVector<size_t>> segments(chunks);
 
   if (steps[s].forward) {
     if (failed(buildCalls(s, fn, b, shared, ownParams, accumulated, losses)))
       return failure();
   } else {
+    // Per micro-batch: the forward's values (of every chunk), its ops per
+    // chunk, and the gradients its backwards have made so far.
+    SmallVector<IRMapping> forward(microBatches);
+    SmallVector<bool> started(microBatches, false);
+    SmallVector<SmallVector<SmallVector<Operation *>>> forwardOps(
+        microBatches, SmallVector<SmallVector<Operation *>>(chunks));
+    SmallVector<DenseMap<Value, Value>> gradsOf(microBatches);
+    // Recomputation's segments of each chunk's forward.
+    SmallVector<SmallVector<size_t>> segments(chunks);
     for (const ScheduleStep &step : schedules[s].getSteps()) {
       int64_t j = step.microBatch, chunk = step.chunk;
       IRMapping &map = forward[j];
