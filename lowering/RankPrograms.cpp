@@ -21,13 +21,15 @@
 // of micro-batch j keeps for its backward live until that backward: the
 // schedule decides how many micro-batches a stage holds at once.
 //
-// With many micro-batches (kOutlineFrom or more, one chunk a stage, no
-// dropout) the steps are not unrolled: the forward and the backward of one
-// micro-batch are functions of their own (`<stage>_forward`,
-// `<stage>_backward`), which the stage's program calls once a step with that
-// micro-batch's inputs, received values and kept activations, then
+// With many micro-batches (kOutlineFrom or more, no dropout) the steps are
+// not unrolled: the forward and the backward of one micro-batch are
+// functions of their own (`<stage>_forward`, `<stage>_backward`; a chunk's
+// each under an interleaved schedule, `<stage>_chunk<c>_forward`), which the
+// stage's program calls once a step with that micro-batch's inputs, received
+// values, values of its earlier chunks and kept activations, then
 // `<stage>_accumulate` to add the parameters' gradients to their running sums;
-// the last backward stays inline, so the gradients' sums can start inside it.
+// each chunk's last backward stays inline, so the gradients' sums can start
+// inside it.
 // Fusion then runs on each step once, and the simulator reads it once (a
 // 1T-parameter pipeline runs 512 micro-batches a stage); the runtime's lowering
 // inlines the calls.
@@ -98,24 +100,71 @@ public:
   LogicalResult build(int64_t s, func::FuncOp fn);
 
 private:
-  /// The functions of one micro-batch's forward and backward that stage
-  /// `s`'s program calls (outlines(s)), declared with the program.
+  /// The functions of one micro-batch's forward and backward of one chunk
+  /// that stage `s`'s program calls (outlines(s)), declared with the
+  /// program.
   struct Steps {
     /// `accumulate` adds a micro-batch's gradients of the parameters to
     /// their running sums, after the backward has sent its gradients on
     /// (as the unrolled program does): one call, not an add a parameter.
     func::FuncOp forward, backward, accumulate;
   };
-  /// Whether stage `s`'s steps are outlined: with one chunk a stage and
-  /// kOutlineFrom micro-batches or more, where every micro-batch runs the
-  /// same ops (a dropout draws by the micro-batch's rows: not so).
-  /// (Batch normalization never gets here: analyze() refuses it with
+  /// What the caller passes for one of an outlined backward's arguments.
+  struct Source {
+    enum Kind {
+      Gradient,        ///< received from `peer`, of boundary value `index`
+      LaterGradient,   ///< `value`'s gradient summed over later chunks
+      ForwardArgument, ///< the forward's argument `index`
+      ForwardResult,   ///< the forward's result `index`
+    } kind;
+    int64_t index = 0, peer = 0;
+    Value value = {};
+  };
+  /// One chunk's steps while they are built, and how the caller calls
+  /// them.
+  struct Outlined : Steps {
+    /// The model's values -> the forward's, and the forward's ops.
+    IRMapping map;
+    SmallVector<Operation *> forwardOps;
+    /// The model's values the forward takes after the parameters and the
+    /// inputs: those received on this chunk (the boundary's `received`),
+    /// then those the rank's earlier chunks made or received.
+    SmallVector<Value> inputs;
+    SmallVector<int64_t> received, sent; ///< boundary indices
+    /// The forward's results: the values sent, the loss (at lossAt, or
+    /// -1), the values the rank's later chunks read (handedOn, at
+    /// handedOnAt), then what the backward reads of it.
+    SmallVector<Value> results;
+    int64_t lossAt = -1;
+    SmallVector<Value> handedOn;
+    SmallVector<int64_t> handedOnAt;
+    /// The forward's arguments the caller does not pass.
+    llvm::BitVector unused;
+    /// What the caller passes the backward, argument by argument.
+    SmallVector<Source> sources;
+    /// The parameters the backward returns a gradient of, after the
+    /// inputs' (by name: the rank program's clones are other ops).
+    SmallVector<StringRef> graded;
+  };
+  /// Whether stage `s`'s steps are outlined: with kOutlineFrom
+  /// micro-batches or more, where every micro-batch runs the same ops (a
+  /// dropout draws by the micro-batch's rows: not so). (Batch
+  /// normalization never gets here: analyze() refuses it with
   /// micro-batches.)
   bool outlines(int64_t s) const {
-    return chunks == 1 && microBatches >= kOutlineFrom &&
-           llvm::none_of(ops[s][0],
-                         [](Operation *op) { return isa<DropoutOp>(op); });
+    return microBatches >= kOutlineFrom &&
+           llvm::none_of(ops[s], [](ArrayRef<Operation *> chunkOps) {
+             return llvm::any_of(chunkOps, [](Operation *op) {
+               return isa<DropoutOp>(op);
+             });
+           });
   }
+  /// Builds one chunk's forward into o.forward, up to its return: its
+  /// arguments, ops, and the results every caller needs.
+  LogicalResult outlineForward(int64_t s, int64_t chunk, Outlined &o);
+  /// Builds its backward and accumulation, once o.handedOn is known, and
+  /// settles the forward's arguments and results.
+  LogicalResult outlineBackward(int64_t s, int64_t chunk, Outlined &o);
   /// Runs stage `s`'s schedule as calls of its Steps, built first, at b's
   /// insertion point in `fn`: the parameters' gradients into `accumulated`
   /// (keyed by `shared`'s clones), the losses of the micro-batches into
@@ -174,8 +223,9 @@ private:
   DenseMap<std::pair<Value, int64_t>, int64_t> firstChunk;
   /// Activation recomputation (the config's `recompute`).
   bool recompute = false;
-  /// Per stage: its outlined steps (null where it unrolls them).
-  SmallVector<Steps> steps;
+  /// Per stage: its outlined steps, a chunk's each (none where it unrolls
+  /// them).
+  SmallVector<SmallVector<Steps>> steps;
 };
 
 
@@ -311,17 +361,23 @@ func::FuncOp RankBuilder::declare(int64_t s) {
   fn.addEntryBlock();
   // The steps it calls stand before it; their signatures are set as they
   // are built.
-  if (outlines(s))
-    for (auto [direction, step] :
-         {std::pair{"_accumulate", &steps[s].accumulate},
-          std::pair{"_backward", &steps[s].backward},
-          std::pair{"_forward", &steps[s].forward}}) {
-      b.setInsertionPointAfter(model);
-      *step = func::FuncOp::create(b, model.getLoc(), name + direction,
-                                   b.getFunctionType({}, {}));
-      step->setPrivate();
-      step->addEntryBlock();
+  if (outlines(s)) {
+    steps[s].resize(chunks);
+    for (int64_t chunk = chunks - 1; chunk >= 0; --chunk) {
+      const std::string prefix =
+          chunks == 1 ? name : name + "_chunk" + std::to_string(chunk);
+      for (auto [direction, step] :
+           {std::pair{"_accumulate", &steps[s][chunk].accumulate},
+            std::pair{"_backward", &steps[s][chunk].backward},
+            std::pair{"_forward", &steps[s][chunk].forward}}) {
+        b.setInsertionPointAfter(model);
+        *step = func::FuncOp::create(b, model.getLoc(), prefix + direction,
+                                     b.getFunctionType({}, {}));
+        step->setPrivate();
+        step->addEntryBlock();
+      }
     }
+  }
   return fn;
 }
 
@@ -346,7 +402,7 @@ LogicalResult RankBuilder::build(int64_t s, func::FuncOp fn) {
   DenseMap<Value, Value> accumulated; // per parameter clone
   SmallVector<Value> losses;
 
-  if (steps[s].forward) {
+  if (!steps[s].empty()) {
     if (failed(buildCalls(s, fn, b, shared, ownParams, accumulated, losses)))
       return failure();
   } else {
@@ -523,55 +579,64 @@ LogicalResult RankBuilder::build(int64_t s, func::FuncOp fn) {
   return success();
 }
 
-LogicalResult RankBuilder::buildCalls(int64_t s, func::FuncOp fn, OpBuilder &b,
-                                      const IRMapping &shared,
-                                      ArrayRef<ParamOp> ownParams,
-                                      DenseMap<Value, Value> &accumulated,
-                                      SmallVector<Value> &losses) {
+LogicalResult RankBuilder::outlineForward(int64_t s, int64_t chunk,
+                                          Outlined &o) {
+  Location loc = model.getLoc();
+  Block *fwd = &o.forward.getBody().front();
+  // Its arguments: the stage's parameters, the micro-batch's inputs, the
+  // values received on this chunk (in the boundary's order), then (as its
+  // ops read them) the values the rank's earlier chunks made or received.
+  for (ParamOp p : params[s])
+    o.map.map(p.getResult(), fwd->addArgument(p.getType(), loc));
+  for (BlockArgument arg : model.getArguments())
+    o.map.map(arg, fwd->addArgument(arg.getType(), loc));
+  for (auto [i, v] : llvm::enumerate(boundary)) {
+    if (readsFirstOn(v, s, chunk)) {
+      o.received.push_back(i);
+      o.inputs.push_back(v);
+      o.map.map(v, fwd->addArgument(v.getType(), loc));
+    }
+    if (plan::stageOf(v) == s && plan::chunkOf(v) == chunk)
+      o.sent.push_back(i);
+  }
+  OpBuilder fb = OpBuilder::atBlockEnd(fwd);
+  for (Operation *op : ops[s][chunk]) {
+    for (Value v : op->getOperands()) {
+      Value r = throughYields(v);
+      // Not made by this chunk's ops so far, nor received here: the rank
+      // has it from an earlier chunk (analyze() allows no other source).
+      if (!o.map.contains(r)) {
+        o.inputs.push_back(r);
+        o.map.map(r, fwd->addArgument(r.getType(), loc));
+      }
+      if (r != v)
+        o.map.map(v, o.map.lookup(r));
+    }
+    o.forwardOps.push_back(fb.clone(*op, o.map));
+  }
+  // Its results: the values later stages read, the loss, what the rank's
+  // later chunks read (handedOn, once known), then what the backward
+  // reads of it.
+  for (int64_t i : o.sent)
+    o.results.push_back(o.map.lookup(boundary[i]));
+  if (lossStage == s && lossChunk == chunk) {
+    o.lossAt = o.results.size();
+    o.results.push_back(o.map.lookup(loss));
+  }
+  return success();
+}
+
+LogicalResult RankBuilder::outlineBackward(int64_t s, int64_t chunk,
+                                           Outlined &o) {
   Location loc = model.getLoc();
   MLIRContext *ctx = model.getContext();
   auto scalar = cast<RankedTensorType>(loss.getType());
-  func::FuncOp forwardFn = steps[s].forward, backwardFn = steps[s].backward;
-  Block *fwd = &forwardFn.getBody().front();
-  Block *bwd = &backwardFn.getBody().front();
-
-  // The forward's arguments: the stage's parameters, the micro-batch's
-  // inputs, the values it receives (in the boundary's order).
-  IRMapping map;
-  for (ParamOp p : params[s])
-    map.map(p.getResult(), fwd->addArgument(p.getType(), loc));
-  for (BlockArgument arg : model.getArguments())
-    map.map(arg, fwd->addArgument(arg.getType(), loc));
-  SmallVector<int64_t> received, sent;
-  for (auto [i, v] : llvm::enumerate(boundary)) {
-    if (readsFirstOn(v, s, 0)) {
-      received.push_back(i);
-      map.map(v, fwd->addArgument(v.getType(), loc));
-    }
-    if (plan::stageOf(v) == s)
-      sent.push_back(i);
-  }
-  OpBuilder fb = OpBuilder::atBlockEnd(fwd);
-  SmallVector<Operation *> forwardOps;
-  for (Operation *op : ops[s][0]) {
-    for (Value v : op->getOperands())
-      if (Value r = throughYields(v); r != v)
-        map.map(v, map.lookupOrDefault(r));
-    Operation *clone = fb.clone(*op, map);
-    forwardOps.push_back(clone);
-  }
-  // Its results: the values later stages read, the loss, then (below) what
-  // the backward reads of it.
-  SmallVector<Value> forwardResults;
-  for (int64_t i : sent)
-    forwardResults.push_back(map.lookup(boundary[i]));
-  const int64_t lossAt = lossStage == s ? int64_t(forwardResults.size()) : -1;
-  if (lossAt >= 0)
-    forwardResults.push_back(map.lookup(loss));
-
+  Block *fwd = &o.forward.getBody().front();
+  Block *bwd = &o.backward.getBody().front();
   // The backward, built against the forward's values, then cut loose from
   // them. Its first arguments: the gradients the readers of the values
-  // sent return, reader by reader.
+  // sent return, reader by reader; then those of the values the rank's
+  // later chunks read, summed over their backwards.
   OpBuilder bb = OpBuilder::atBlockEnd(bwd);
   DenseMap<Value, Value> grads;
   auto add = [&](Value v, Value g) {
@@ -579,51 +644,47 @@ LogicalResult RankBuilder::buildCalls(int64_t s, func::FuncOp fn, OpBuilder &b,
     if (!fresh)
       it->second = AddOp::create(bb, loc, v.getType(), it->second, g);
   };
-  if (lossAt >= 0)
-    grads[map.lookup(loss)] = ConstantOp::create(
+  if (o.lossAt >= 0)
+    grads[o.map.lookup(loss)] = ConstantOp::create(
         bb, loc, scalar, bb.getF64FloatAttr(weight * lossShards));
-  // What the caller passes for each of the backward's arguments.
-  struct Source {
-    enum Kind { Gradient, ForwardArgument, ForwardResult } kind;
-    int64_t index = 0, peer = 0; ///< Gradient: the boundary value, its reader
-  };
-  SmallVector<Source> sources;
-  for (int64_t i : sent)
+  for (int64_t i : o.sent)
     for (int64_t reader : readersOf(boundary[i])) {
       Value v = boundary[i];
-      add(map.lookup(v), bwd->addArgument(v.getType(), loc));
-      sources.push_back({Source::Gradient, i, reader});
+      add(o.map.lookup(v), bwd->addArgument(v.getType(), loc));
+      o.sources.push_back({Source::Gradient, i, reader});
     }
+  for (Value v : o.handedOn) {
+    add(o.map.lookup(v), bwd->addArgument(v.getType(), loc));
+    o.sources.push_back({Source::LaterGradient, 0, 0, v});
+  }
   if (recompute) {
     SmallVector<size_t> segments =
-        plan::recomputeSegments(forwardOps, heldBy(schedules[s], 0));
-    if (failed(backpropagateRecomputing(bb, forwardOps, segments, grads)))
+        plan::recomputeSegments(o.forwardOps, heldBy(schedules[s], chunk));
+    if (failed(backpropagateRecomputing(bb, o.forwardOps, segments, grads)))
       return failure();
-  } else if (failed(backpropagate(bb, forwardOps, grads))) {
+  } else if (failed(backpropagate(bb, o.forwardOps, grads))) {
     return failure();
   }
-  // Its results: the gradients of the values received, then of the
-  // parameters that have one (the same for every micro-batch).
+  // Its results: the gradients of the forward's inputs (the caller sends
+  // those of the values received here, and sums the others into the
+  // chunks' that made or received them), then of the parameters that have
+  // one (the same for every micro-batch).
   SmallVector<Value> backwardResults;
-  for (int64_t i : received) {
-    Value g = grads.lookup(map.lookup(boundary[i]));
+  for (Value v : o.inputs) {
+    Value g = grads.lookup(o.map.lookup(v));
     if (!g)
-      g = ConstantOp::create(bb, loc, boundary[i].getType(),
-                             bb.getF64FloatAttr(0));
+      g = ConstantOp::create(bb, loc, v.getType(), bb.getF64FloatAttr(0));
     backwardResults.push_back(g);
   }
-  SmallVector<ParamOp> graded; // ownParams' clones with a gradient
-  for (ParamOp own : ownParams) {
-    // The forward's argument of the same parameter: ownParams are the
-    // clones of params[s]'s trained ones, in order.
-    auto original = llvm::find_if(
-        params[s], [&](ParamOp p) { return p.getName() == own.getName(); });
-    if (auto it = grads.find(map.lookup(original->getResult()));
-        it != grads.end()) {
-      backwardResults.push_back(it->second);
-      graded.push_back(own);
-    }
-  }
+  // ownParams are the clones of params[s]'s trained ones, in order: each
+  // pairs with the forward's argument of the same parameter.
+  for (ParamOp p : params[s])
+    if (!p.getFrozen())
+      if (auto it = grads.find(o.map.lookup(p.getResult()));
+          it != grads.end()) {
+        backwardResults.push_back(it->second);
+        o.graded.push_back(p.getName());
+      }
   func::ReturnOp::create(bb, loc, backwardResults);
   auto dropDead = [](Block *block) {
     SmallVector<Operation *> all;
@@ -637,133 +698,214 @@ LogicalResult RankBuilder::buildCalls(int64_t s, func::FuncOp fn, OpBuilder &b,
   // The forward's values the backward reads: its arguments the caller
   // passes again; the others it returns, and the caller hands them on.
   DenseMap<Value, Value> outside;
-  backwardFn.walk([&](Operation *op) {
+  o.backward.walk([&](Operation *op) {
     for (OpOperand &use : op->getOpOperands()) {
       Value v = use.get();
       Operation *owner = isa<BlockArgument>(v)
                              ? cast<BlockArgument>(v).getOwner()->getParentOp()
                              : v.getDefiningOp();
-      if (backwardFn->isAncestor(owner))
+      if (o.backward->isAncestor(owner))
         continue;
       auto [it, fresh] = outside.try_emplace(v);
       if (fresh) {
         it->second = bwd->addArgument(v.getType(), loc);
         if (auto a = dyn_cast<BlockArgument>(v); a && a.getOwner() == fwd) {
-          sources.push_back({Source::ForwardArgument, a.getArgNumber()});
+          o.sources.push_back({Source::ForwardArgument, a.getArgNumber()});
         } else {
-          sources.push_back(
-              {Source::ForwardResult, int64_t(forwardResults.size())});
-          forwardResults.push_back(v);
+          o.sources.push_back(
+              {Source::ForwardResult, int64_t(o.results.size())});
+          o.results.push_back(v);
         }
       }
       use.set(it->second);
     }
   });
-  func::ReturnOp::create(fb, loc, forwardResults);
+  OpBuilder fb = OpBuilder::atBlockEnd(fwd);
+  func::ReturnOp::create(fb, loc, o.results);
   dropDead(fwd);
-  // The forward's arguments neither step reads are not passed (a stage
-  // slices only the inputs it reads); received values are, as every
+  // The parameters and inputs neither step reads are not passed (a stage
+  // slices only the inputs it reads); values from elsewhere are, as every
   // message sent must be received.
-  const unsigned firstReceived = fwd->getNumArguments() - received.size();
-  llvm::BitVector unused(fwd->getNumArguments());
+  const unsigned firstValue = params[s].size() + model.getNumArguments();
+  o.unused.resize(fwd->getNumArguments());
   for (BlockArgument a : fwd->getArguments())
-    unused[a.getArgNumber()] =
-        a.use_empty() && a.getArgNumber() < firstReceived;
-  for (const Source &from : sources)
+    o.unused[a.getArgNumber()] =
+        a.use_empty() && a.getArgNumber() < firstValue;
+  for (const Source &from : o.sources)
     if (from.kind == Source::ForwardArgument)
-      unused.reset(from.index);
+      o.unused.reset(from.index);
   SmallVector<int64_t> renumbered(fwd->getNumArguments(), -1);
-  for (unsigned i = 0, next = 0; i < unused.size(); ++i)
-    if (!unused[i])
+  for (unsigned i = 0, next = 0; i < o.unused.size(); ++i)
+    if (!o.unused[i])
       renumbered[i] = next++;
-  for (Source &from : sources)
+  for (Source &from : o.sources)
     if (from.kind == Source::ForwardArgument)
       from.index = renumbered[from.index];
-  fwd->eraseArguments(unused);
-  forwardFn.setFunctionType(FunctionType::get(
-      ctx, fwd->getArgumentTypes(), ValueRange(forwardResults).getTypes()));
-  backwardFn.setFunctionType(FunctionType::get(
+  fwd->eraseArguments(o.unused);
+  o.forward.setFunctionType(FunctionType::get(
+      ctx, fwd->getArgumentTypes(), ValueRange(o.results).getTypes()));
+  o.backward.setFunctionType(FunctionType::get(
       ctx, bwd->getArgumentTypes(), ValueRange(backwardResults).getTypes()));
   // The running sums: each parameter's, plus its gradient of one
   // micro-batch.
-  func::FuncOp accumulateFn = steps[s].accumulate;
-  {
-    Block *sum = &accumulateFn.getBody().front();
-    OpBuilder ab = OpBuilder::atBlockEnd(sum);
-    SmallVector<Value> running, sums;
-    for (ParamOp own : graded)
-      running.push_back(sum->addArgument(own.getType(), loc));
-    for (auto [own, r] : llvm::zip(graded, running))
-      sums.push_back(AddOp::create(ab, loc, own.getType(), r,
-                                   sum->addArgument(own.getType(), loc)));
-    func::ReturnOp::create(ab, loc, sums);
-    accumulateFn.setFunctionType(FunctionType::get(
-        ctx, sum->getArgumentTypes(), ValueRange(sums).getTypes()));
-  }
+  Block *sum = &o.accumulate.getBody().front();
+  OpBuilder ab = OpBuilder::atBlockEnd(sum);
+  SmallVector<Value> running, sums;
+  for (Value g : ValueRange(backwardResults).drop_front(o.inputs.size()))
+    running.push_back(sum->addArgument(g.getType(), loc));
+  for (Value r : running)
+    sums.push_back(AddOp::create(ab, loc, r.getType(), r,
+                                 sum->addArgument(r.getType(), loc)));
+  func::ReturnOp::create(ab, loc, sums);
+  o.accumulate.setFunctionType(FunctionType::get(
+      ctx, sum->getArgumentTypes(), ValueRange(sums).getTypes()));
+  return success();
+}
 
-  // The schedule, a call a step. Per micro-batch: what its forward was
-  // passed and returned.
-  SmallVector<SmallVector<Value>> passed(microBatches), kept(microBatches);
-  bool accumulating = false;
+LogicalResult RankBuilder::buildCalls(int64_t s, func::FuncOp fn, OpBuilder &b,
+                                      const IRMapping &shared,
+                                      ArrayRef<ParamOp> ownParams,
+                                      DenseMap<Value, Value> &accumulated,
+                                      SmallVector<Value> &losses) {
+  Location loc = model.getLoc();
+  std::vector<Outlined> outlined(chunks);
+  for (auto [chunk, o] : llvm::enumerate(outlined)) {
+    static_cast<Steps &>(o) = steps[s][chunk];
+    if (failed(outlineForward(s, chunk, o)))
+      return failure();
+  }
+  // What each chunk hands on to the rank's later chunks: what they read of
+  // it (the values it received they get from the caller's receive).
+  for (auto [chunk, o] : llvm::enumerate(outlined))
+    for (const Outlined &later : ArrayRef(outlined).drop_front(chunk + 1))
+      for (Value v : ArrayRef(later.inputs).drop_front(later.received.size()))
+        if (plan::chunkOf(v) == int64_t(chunk) && plan::stageOf(v) == s &&
+            !llvm::is_contained(o.handedOn, v)) {
+          // A value also sent is returned once.
+          Value made = o.map.lookup(v);
+          auto at = llvm::find(o.results, made);
+          o.handedOnAt.push_back(at - o.results.begin());
+          o.handedOn.push_back(v);
+          if (at == o.results.end())
+            o.results.push_back(made);
+        }
+  for (auto [chunk, o] : llvm::enumerate(outlined))
+    if (failed(outlineBackward(s, chunk, o)))
+      return failure();
+  llvm::StringMap<ParamOp> ownByName;
+  for (ParamOp own : ownParams)
+    ownByName[own.getName()] = own;
+
+  // The schedule, a call a step. Per micro-batch: its input slices, the
+  // model's values the caller holds of it (received, or made by a chunk
+  // and read by a later one), the gradients of those summed so far; per
+  // micro-batch and chunk, what its forward was passed and returned.
   ArrayRef<ScheduleStep> schedule = schedules[s].getSteps();
+  SmallVector<DenseMap<unsigned, Value>> slices(microBatches);
+  SmallVector<DenseMap<Value, Value>> held(microBatches), gradSums(microBatches);
+  SmallVector<SmallVector<SmallVector<Value>>> passed(
+      microBatches, SmallVector<SmallVector<Value>>(chunks)),
+      kept(microBatches, SmallVector<SmallVector<Value>>(chunks));
+  // The last backward of each chunk stands inline, its sums too: the
+  // gradients' sums over the replicas start inside it, as each
+  // parameter's last gradient is made.
+  SmallVector<size_t> lastBackward(chunks, schedule.size());
+  for (auto [n, step] : llvm::enumerate(schedule))
+    if (step.backward)
+      lastBackward[step.chunk] = n;
   for (auto [n, step] : llvm::enumerate(schedule)) {
-    const int64_t j = step.microBatch;
+    const int64_t j = step.microBatch, chunk = step.chunk;
+    Outlined &o = outlined[chunk];
     if (!step.backward) {
-      SmallVector<Value> &args = passed[j];
+      SmallVector<Value> &args = passed[j][chunk];
       unsigned at = 0;
       for (ParamOp p : params[s])
-        if (!unused[at++])
+        if (!o.unused[at++])
           args.push_back(shared.lookup(p.getResult()));
       for (BlockArgument arg : model.getArguments())
-        if (!unused[at++])
-          args.push_back(SliceOp::create(b, loc,
-                                         cast<RankedTensorType>(arg.getType()),
-                                         fn.getArgument(arg.getArgNumber()), 0,
-                                         j * micro, (j + 1) * micro));
-      for (int64_t i : received)
-        args.push_back(RecvOp::create(b, loc, boundary[i].getType(),
-                                      plan::stageOf(boundary[i]),
-                                      tagOf(j, false, i)));
-      auto call = func::CallOp::create(b, loc, forwardFn, args);
-      kept[j].assign(call.getResults().begin(), call.getResults().end());
-      for (auto [k, i] : llvm::enumerate(sent))
+        if (!o.unused[at++]) {
+          Value &slice = slices[j][arg.getArgNumber()];
+          if (!slice)
+            slice = SliceOp::create(b, loc,
+                                    cast<RankedTensorType>(arg.getType()),
+                                    fn.getArgument(arg.getArgNumber()), 0,
+                                    j * micro, (j + 1) * micro);
+          args.push_back(slice);
+        }
+      for (int64_t i : o.received) {
+        Value v = boundary[i];
+        held[j][v] = RecvOp::create(b, loc, v.getType(), plan::stageOf(v),
+                                    tagOf(j, false, i));
+        args.push_back(held[j][v]);
+      }
+      for (Value v : ArrayRef(o.inputs).drop_front(o.received.size())) {
+        Value have = held[j].lookup(v);
+        if (!have)
+          return model.emitOpError("stage ")
+                 << s << " runs chunk " << chunk << "'s forward of micro-batch "
+                 << j << " before the chunk that makes what it reads";
+        args.push_back(have);
+      }
+      auto call = func::CallOp::create(b, loc, o.forward, args);
+      kept[j][chunk].assign(call.getResults().begin(), call.getResults().end());
+      for (auto [k, i] : llvm::enumerate(o.sent))
         for (int64_t reader : readersOf(boundary[i]))
           SendOp::create(b, loc, call.getResult(k), reader, tagOf(j, false, i));
-      if (lossAt >= 0)
-        losses.push_back(call.getResult(lossAt));
+      for (auto [v, k] : llvm::zip(o.handedOn, o.handedOnAt))
+        held[j][v] = call.getResult(k);
+      if (o.lossAt >= 0)
+        losses.push_back(call.getResult(o.lossAt));
       continue;
     }
     SmallVector<Value> args;
-    for (const Source &from : sources)
+    for (const Source &from : o.sources)
       switch (from.kind) {
       case Source::Gradient:
         args.push_back(RecvOp::create(b, loc, boundary[from.index].getType(),
                                       from.peer, tagOf(j, true, from.index)));
         break;
+      case Source::LaterGradient:
+        args.push_back(gradSums[j].lookup(from.value));
+        if (!args.back())
+          return model.emitOpError("stage ")
+                 << s << " runs chunk " << chunk
+                 << "'s backward of micro-batch " << j
+                 << " before the backwards of the chunks that read its values";
+        break;
       case Source::ForwardArgument:
-        args.push_back(passed[j][from.index]);
+        args.push_back(passed[j][chunk][from.index]);
         break;
       case Source::ForwardResult:
-        args.push_back(kept[j][from.index]);
+        args.push_back(kept[j][chunk][from.index]);
         break;
       }
-    // The last backward stands inline, its sums too: the gradients' sums
-    // over the replicas start inside it, as each parameter's last
-    // gradient is made.
-    const bool last = n + 1 == schedule.size();
+    const bool last = n == lastBackward[chunk];
     SmallVector<Value> results;
     if (last) {
-      results = cloneBody(b, *bwd, args);
+      results = cloneBody(b, o.backward.getBody().front(), args);
     } else {
-      auto call = func::CallOp::create(b, loc, backwardFn, args);
+      auto call = func::CallOp::create(b, loc, o.backward, args);
       results.assign(call.getResults().begin(), call.getResults().end());
     }
-    for (auto [k, i] : llvm::enumerate(received))
-      SendOp::create(b, loc, results[k], plan::stageOf(boundary[i]),
-                     tagOf(j, true, i));
+    // The inputs' gradients join what the rank's later chunks gave them;
+    // a value received here has all of its gradient now, and goes back.
+    for (auto [v, g] : llvm::zip(o.inputs, results)) {
+      auto [it, fresh] = gradSums[j].try_emplace(v, g);
+      if (!fresh)
+        it->second = AddOp::create(b, loc, v.getType(), it->second, g);
+    }
+    for (int64_t i : o.received)
+      SendOp::create(b, loc, gradSums[j].lookup(boundary[i]),
+                     plan::stageOf(boundary[i]), tagOf(j, true, i));
     ArrayRef<Value> gradients =
-        ArrayRef<Value>(results).drop_front(received.size());
-    if (!accumulating || last) {
+        ArrayRef<Value>(results).drop_front(o.inputs.size());
+    SmallVector<ParamOp> graded;
+    for (StringRef name : o.graded)
+      graded.push_back(ownByName.lookup(name));
+    const bool summing = llvm::all_of(graded, [&](ParamOp own) {
+      return accumulated.count(own.getResult());
+    });
+    if (!summing || last) {
       for (auto [own, g] : llvm::zip(graded, gradients)) {
         Value &acc = accumulated[own.getResult()];
         acc =
@@ -774,11 +916,10 @@ LogicalResult RankBuilder::buildCalls(int64_t s, func::FuncOp fn, OpBuilder &b,
       for (ParamOp own : graded)
         sums.push_back(accumulated.lookup(own.getResult()));
       sums.append(gradients.begin(), gradients.end());
-      auto call = func::CallOp::create(b, loc, accumulateFn, sums);
+      auto call = func::CallOp::create(b, loc, o.accumulate, sums);
       for (auto [own, sum] : llvm::zip(graded, call.getResults()))
         accumulated[own.getResult()] = sum;
     }
-    accumulating = true;
   }
   return success();
 }

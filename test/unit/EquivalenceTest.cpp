@@ -306,6 +306,39 @@ TEST(Equivalence, GptRecomputeCallingTheirSteps) {
                    "cpu:2", nullptr, &keep);
 }
 
+// Interleaved, each chunk's steps are functions of their own; a chunk's
+// forward takes what the rank's earlier chunks made or received, and its
+// backward gives those their gradients, summed over the chunks.
+TEST(Equivalence, GptInterleavedCallingTheirSteps) {
+  std::string keep = source(kGpt);
+  std::string text = eightMicroBatches(interleaved(keep, 4));
+  expectEquivalent(text, kGpt, "cpu:2", nullptr, &keep);
+  expectEquivalent(edit(text, "virtual_stages = 2",
+                        "virtual_stages = 2\n  recompute = true"),
+                   kGpt, "cpu:2", nullptr, &keep);
+}
+
+// Chunks that read their own rank's earlier chunks (a skip over a stage):
+// the values pass from call to call, their gradients back summed.
+TEST(Equivalence, MlpInterleavedChunksReadingEarlierChunks) {
+  const char *skip = "test/equivalence/mlp_skip_chunks.whl";
+  std::string text = source(skip);
+  std::string local = edit(edit(text, "virtual_stages = 2", ""),
+                           "num_micro_batch = 8", "num_micro_batch = 4");
+  expectEquivalent(text, skip, "cpu:2", nullptr, &local);
+  expectEquivalent(edit(text, "\"1f1b\"", "\"gpipe\""), skip, "cpu:4",
+                   nullptr, &local);
+}
+
+TEST(Equivalence, GptInterleavedSplitStagesCallingTheirSteps) {
+  std::string keep = source(kGpt);
+  expectEquivalent(edit(eightMicroBatches(interleaved(keep, 4)),
+                        "virtual_stages = 2",
+                        "virtual_stages = 2\n  task_graph_split = 2\n  "
+                        "split_rows = \"whole\""),
+                   kGpt, "cpu:8", nullptr, &keep);
+}
+
 // Activation recomputation runs the forward again for the backward: the
 // same numbers as one device that keeps every activation.
 std::string withRecompute(const std::string &text) {

@@ -91,7 +91,7 @@ void expectSameStep(const whale::sim::Step &x, const whale::sim::Step &y,
 /// A 4-stage, 2-way tensor-parallel GPT on 8 CPUs of `micro`
 /// micro-batches of one sample a replica, planned with `interp`.
 void planGpt(int micro, std::unique_ptr<whale::Interpreter> &interp,
-             whale::PlannedModel &plan) {
+             whale::PlannedModel &plan, int chunks = 1) {
   whale::InterpreterOptions o;
   o.defines = {{"VOCAB", "256"},
                {"T", "16"},
@@ -102,6 +102,9 @@ void planGpt(int micro, std::unique_ptr<whale::Interpreter> &interp,
                {"TP", "2"},
                {"BATCH", std::to_string(4 * micro)},
                {"MICRO", std::to_string(micro)}};
+  // Interleaved, the four TaskGraphs are chunks of 4 / chunks stages.
+  if (chunks > 1)
+    o.configs["virtual_stages"] = std::to_string(chunks);
   interp = std::make_unique<whale::Interpreter>(o);
   ASSERT_TRUE(interp->loadFile(kScript)) << interp->renderDiagnostics();
   whale::Cluster cluster;
@@ -110,7 +113,7 @@ void planGpt(int micro, std::unique_ptr<whale::Interpreter> &interp,
   ASSERT_TRUE(whale::planModel(*interp, "gpt", cluster, whale::PlanOptions{},
                                plan, error))
       << error;
-  ASSERT_EQ(plan.stages, 4);
+  ASSERT_EQ(plan.stages, 4 / chunks);
   ASSERT_EQ(plan.microBatches, micro);
 }
 
@@ -173,10 +176,11 @@ TEST(Extract, StagesReadSideBySideAreReadAsInTurn) {
   EXPECT_GT(collectives, 0u);
 }
 
-/// Reads `ranks`' four stages of `model` into `out`.
-void readRanks(mlir::ModuleOp ranks, const std::string &model, Read &out) {
+/// Reads `ranks`' `stages` stages of `model` into `out`.
+void readRanks(mlir::ModuleOp ranks, const std::string &model, int64_t stages,
+               Read &out) {
   std::string error;
-  ASSERT_TRUE(whale::sim::extractPrograms(ranks, model, 4, out.table,
+  ASSERT_TRUE(whale::sim::extractPrograms(ranks, model, stages, out.table,
                                           out.programs, error, &out.firstOps))
       << error;
 }
@@ -187,31 +191,25 @@ size_t callsIn(mlir::ModuleOp module) {
   return calls;
 }
 
-TEST(Extract, CalledStepsAreReadAsTheirInlinedBodies) {
-  // Eight micro-batches: each stage's program calls its steps. Read as
-  // they are, and read after inlining the calls (what the runtime runs):
-  // the same events, and the same steps at the same sites, the shard
-  // groups' collectives numbered in the same order.
-  std::unique_ptr<whale::Interpreter> interp;
-  whale::PlannedModel plan;
-  ASSERT_NO_FATAL_FAILURE(planGpt(8, interp, plan));
+/// Reads `plan`'s rank programs as they are, calling their steps, and
+/// after inlining the calls (what the runtime runs): the same events, and
+/// the same steps at the same sites, the shard groups' collectives
+/// numbered in the same order. `calls`: how many the programs make.
+void expectCallsReadAsInlined(const whale::PlannedModel &plan, size_t calls) {
   mlir::ModuleOp ranks = plan.ranksOf(0);
-  // Every stage calls eight forwards, seven backwards (the last stands
-  // inline) and six sums of the gradients (the first backward's are the
-  // sums, the last's inline).
-  EXPECT_EQ(callsIn(ranks), 4u * (8u + 7u + 6u));
+  EXPECT_EQ(callsIn(ranks), calls);
   mlir::OwningOpRef<mlir::ModuleOp> inlined = ranks.clone();
   whale::inlineStepCalls(*inlined);
   ASSERT_EQ(callsIn(*inlined), 0u);
 
   Read called, flat;
-  readRanks(ranks, plan.model, called);
-  readRanks(*inlined, plan.model, flat);
+  readRanks(ranks, plan.model, plan.stages, called);
+  readRanks(*inlined, plan.model, plan.stages, flat);
   ASSERT_EQ(called.table.size(), flat.table.size());
   for (size_t e = 0; e < called.table.size(); ++e)
     EXPECT_EQ(called.table[e].key(), flat.table[e].key()) << "event " << e;
   size_t collectives = 0;
-  for (size_t s = 0; s < 4; ++s) {
+  for (int64_t s = 0; s < plan.stages; ++s) {
     const auto &a = called.programs.stages[s], &b = flat.programs.stages[s];
     ASSERT_EQ(a.steps.size(), b.steps.size()) << a.name;
     for (size_t i = 0; i < a.steps.size(); ++i) {
@@ -226,6 +224,27 @@ TEST(Extract, CalledStepsAreReadAsTheirInlinedBodies) {
   const size_t placed = sitesNamingTheirOps(*inlined, called);
   EXPECT_GT(placed, 1000u);
   EXPECT_GT(collectives, 4u * 8u);
+}
+
+TEST(Extract, CalledStepsAreReadAsTheirInlinedBodies) {
+  // Eight micro-batches: each stage's program calls its steps.
+  std::unique_ptr<whale::Interpreter> interp;
+  whale::PlannedModel plan;
+  ASSERT_NO_FATAL_FAILURE(planGpt(8, interp, plan));
+  // Every stage calls eight forwards, seven backwards (the last stands
+  // inline) and six sums of the gradients (the first backward's are the
+  // sums, the last's inline).
+  expectCallsReadAsInlined(plan, 4u * (8u + 7u + 6u));
+}
+
+TEST(Extract, InterleavedCalledStepsAreReadAsTheirInlinedBodies) {
+  // Two stages of two chunks: a chunk's steps are functions of their own.
+  std::unique_ptr<whale::Interpreter> interp;
+  whale::PlannedModel plan;
+  ASSERT_NO_FATAL_FAILURE(planGpt(8, interp, plan, 2));
+  // Every stage calls, a chunk, eight forwards, seven backwards and six
+  // sums.
+  expectCallsReadAsInlined(plan, 2u * 2u * (8u + 7u + 6u));
 }
 
 /// A rank program of one stage, written by hand: `body` between a
