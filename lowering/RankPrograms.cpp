@@ -154,9 +154,8 @@ private:
   bool outlines(int64_t s) const {
     return microBatches >= kOutlineFrom &&
            llvm::none_of(ops[s], [](ArrayRef<Operation *> chunkOps) {
-             return llvm::any_of(chunkOps, [](Operation *op) {
-               return isa<DropoutOp>(op);
-             });
+             return llvm::any_of(
+                 chunkOps, [](Operation *op) { return isa<DropoutOp>(op); });
            });
   }
   /// Builds one chunk's forward into o.forward, up to its return: its
@@ -729,8 +728,7 @@ LogicalResult RankBuilder::outlineBackward(int64_t s, int64_t chunk,
   const unsigned firstValue = params[s].size() + model.getNumArguments();
   o.unused.resize(fwd->getNumArguments());
   for (BlockArgument a : fwd->getArguments())
-    o.unused[a.getArgNumber()] =
-        a.use_empty() && a.getArgNumber() < firstValue;
+    o.unused[a.getArgNumber()] = a.use_empty() && a.getArgNumber() < firstValue;
   for (const Source &from : o.sources)
     if (from.kind == Source::ForwardArgument)
       o.unused.reset(from.index);
@@ -757,8 +755,8 @@ LogicalResult RankBuilder::outlineBackward(int64_t s, int64_t chunk,
     sums.push_back(AddOp::create(ab, loc, r.getType(), r,
                                  sum->addArgument(r.getType(), loc)));
   func::ReturnOp::create(ab, loc, sums);
-  o.accumulate.setFunctionType(FunctionType::get(
-      ctx, sum->getArgumentTypes(), ValueRange(sums).getTypes()));
+  o.accumulate.setFunctionType(FunctionType::get(ctx, sum->getArgumentTypes(),
+                                                 ValueRange(sums).getTypes()));
   return success();
 }
 
@@ -802,7 +800,8 @@ LogicalResult RankBuilder::buildCalls(int64_t s, func::FuncOp fn, OpBuilder &b,
   // micro-batch and chunk, what its forward was passed and returned.
   ArrayRef<ScheduleStep> schedule = schedules[s].getSteps();
   SmallVector<DenseMap<unsigned, Value>> slices(microBatches);
-  SmallVector<DenseMap<Value, Value>> held(microBatches), gradSums(microBatches);
+  SmallVector<DenseMap<Value, Value>> held(microBatches),
+      gradSums(microBatches);
   SmallVector<SmallVector<SmallVector<Value>>> passed(
       microBatches, SmallVector<SmallVector<Value>>(chunks)),
       kept(microBatches, SmallVector<SmallVector<Value>>(chunks));
@@ -826,10 +825,10 @@ LogicalResult RankBuilder::buildCalls(int64_t s, func::FuncOp fn, OpBuilder &b,
         if (!o.unused[at++]) {
           Value &slice = slices[j][arg.getArgNumber()];
           if (!slice)
-            slice = SliceOp::create(b, loc,
-                                    cast<RankedTensorType>(arg.getType()),
-                                    fn.getArgument(arg.getArgNumber()), 0,
-                                    j * micro, (j + 1) * micro);
+            slice =
+                SliceOp::create(b, loc, cast<RankedTensorType>(arg.getType()),
+                                fn.getArgument(arg.getArgNumber()), 0,
+                                j * micro, (j + 1) * micro);
           args.push_back(slice);
         }
       for (int64_t i : o.received) {

@@ -326,8 +326,8 @@ TEST(Equivalence, MlpInterleavedChunksReadingEarlierChunks) {
   std::string local = edit(edit(text, "virtual_stages = 2", ""),
                            "num_micro_batch = 8", "num_micro_batch = 4");
   expectEquivalent(text, skip, "cpu:2", nullptr, &local);
-  expectEquivalent(edit(text, "\"1f1b\"", "\"gpipe\""), skip, "cpu:4",
-                   nullptr, &local);
+  expectEquivalent(edit(text, "\"1f1b\"", "\"gpipe\""), skip, "cpu:4", nullptr,
+                   &local);
 }
 
 TEST(Equivalence, GptInterleavedSplitStagesCallingTheirSteps) {
