@@ -46,10 +46,9 @@ PLANS = [
       "MICRO=512"]),
     # The same, interleaved over two chunks a stage: 88.4 GB on its first
     # stage, so timed on GPUs of unbounded memory.
-    (3072, AUTO, ["--config", "split_rows=whole",
-                  "--config", "virtual_stages=2"],
+    (3072, AUTO, ["--config", "split_rows=whole"],
      ["LAYERS=128", "D=25600", "HEADS=160", "TP=8", "PP=64", "BATCH=3072",
-      "MICRO=512"], True),
+      "MICRO=512", "CHUNKS=2"], True),
 ]
 
 
@@ -80,7 +79,7 @@ def main():
                 return 1
             r = json.loads(out.stdout)
             micro = [d for d in defines if d.startswith("MICRO=")][0]
-            chunks = "interleaved 2, " if "virtual_stages=2" in options else ""
+            chunks = "interleaved 2, " if "CHUNKS=2" in defines else ""
             print(f"{devices:5d} devices, {chunks}{micro[6:]:>3s} micro-batches: command {wall:6.2f} s, read "
                   f"{r['extract_s']:.3f} s, replay {r['replay_s']:.4f} s, "
                   f"{r['distinct_events']:4d} events, "

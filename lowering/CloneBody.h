@@ -16,14 +16,18 @@
 namespace whale {
 
 /// Clones `body`'s ops but its terminator at b's insertion point, its
-/// arguments standing for `args`; returns what the terminator's operands
-/// became there.
+/// arguments standing for `args`, handing each clone to `cloned` where
+/// given; returns what the terminator's operands became there.
 inline llvm::SmallVector<mlir::Value>
-cloneBody(mlir::OpBuilder &b, mlir::Block &body, mlir::ValueRange args) {
+cloneBody(mlir::OpBuilder &b, mlir::Block &body, mlir::ValueRange args,
+          llvm::function_ref<void(mlir::Operation *)> cloned = {}) {
   mlir::IRMapping map;
   map.map(body.getArguments(), args);
-  for (mlir::Operation &op : body.without_terminator())
-    b.clone(op, map);
+  for (mlir::Operation &op : body.without_terminator()) {
+    mlir::Operation *clone = b.clone(op, map);
+    if (cloned)
+      cloned(clone);
+  }
   llvm::SmallVector<mlir::Value> results;
   for (mlir::Value v : body.getTerminator()->getOperands())
     results.push_back(map.lookupOrDefault(v));

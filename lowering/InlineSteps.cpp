@@ -5,7 +5,9 @@
 // is fused and simulated one step at a time. The runtime runs such a
 // program as if each call were its callee's body: the lowering inlines
 // the calls first, and the ops then stand where the simulator's reader
-// numbers them (the sites a traced run names each op's time by).
+// numbers them (the sites a traced run names each op's time by). A call's
+// whale.row_offset says where its micro-batch's rows start: the callee's
+// dropouts draw as the first micro-batch's, the inlined ones from there.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,15 @@
 
 using namespace mlir;
 
+SmallVector<Value> whale::inlineStep(OpBuilder &b, Block &body,
+                                     ValueRange args, int64_t rows) {
+  return cloneBody(b, body, args, [&](Operation *clone) {
+    if (rows)
+      clone->walk(
+          [&](whale::DropoutOp d) { d.setRowOffset(d.getRowOffset() + rows); });
+  });
+}
+
 void whale::inlineStepCalls(ModuleOp module) {
   SymbolTable symbols(module);
   SmallVector<func::CallOp> calls;
@@ -28,8 +39,10 @@ void whale::inlineStepCalls(ModuleOp module) {
     if (!callee || callee.isExternal())
       continue;
     OpBuilder b(call);
-    call->replaceAllUsesWith(
-        cloneBody(b, callee.getBody().front(), call.getOperands()));
+    auto rows = call->getAttrOfType<IntegerAttr>(kStepRowsAttr);
+    call->replaceAllUsesWith(inlineStep(b, callee.getBody().front(),
+                                        call.getOperands(),
+                                        rows ? rows.getInt() : 0));
     call.erase();
     callees.insert(callee);
   }

@@ -37,6 +37,17 @@ void inlineTaskGraphs(mlir::func::FuncOp fn);
 /// runtime does this first.
 void inlineStepCalls(mlir::ModuleOp module);
 
+/// On a call of a step: the rows of the rank's batch before its
+/// micro-batch's, which its dropouts draw after (a dropout draws by its
+/// elements' rows in the global batch; the callee's draw as the first
+/// micro-batch's).
+inline constexpr llvm::StringLiteral kStepRowsAttr = "whale.row_offset";
+
+/// A step's `body` cloned at b's insertion point for `args` (cloneBody),
+/// its dropouts drawing `rows` rows further on; what it returns.
+llvm::SmallVector<mlir::Value> inlineStep(mlir::OpBuilder &b, mlir::Block &body,
+                                          mlir::ValueRange args, int64_t rows);
+
 /// Reverse mode over `forward` (in program order): starting from the
 /// gradients already in `gradients` (of results), adds the gradient of every
 /// value the ops read, built at b's insertion point; gradients of a value

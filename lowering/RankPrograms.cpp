@@ -21,25 +21,23 @@
 // of micro-batch j keeps for its backward live until that backward: the
 // schedule decides how many micro-batches a stage holds at once.
 //
-// With many micro-batches (kOutlineFrom or more, no dropout) the steps are
-// not unrolled: the forward and the backward of one micro-batch are
-// functions of their own (`<stage>_forward`, `<stage>_backward`; a chunk's
-// each under an interleaved schedule, `<stage>_chunk<c>_forward`), which the
-// stage's program calls once a step with that micro-batch's inputs, received
-// values, values of its earlier chunks and kept activations, then
-// `<stage>_accumulate` to add the parameters' gradients to their running sums;
-// each chunk's last backward stays inline, so the gradients' sums can start
-// inside it.
-// Fusion then runs on each step once, and the simulator reads it once (a
-// 1T-parameter pipeline runs 512 micro-batches a stage); the runtime's lowering
-// inlines the calls.
+// With many micro-batches (kOutlineFrom or more) the steps are not
+// unrolled: the forward and the backward of one micro-batch are functions of
+// their own (`<stage>_forward`, `<stage>_backward`; a chunk's each under an
+// interleaved schedule, `<stage>_chunk<c>_forward`), which the stage's
+// program calls once a step with that micro-batch's inputs, received values,
+// values of its earlier chunks and kept activations (and where its rows
+// start, for its dropouts), then `<stage>_accumulate` to add the parameters'
+// gradients to their running sums; each chunk's last backward stays inline,
+// so the gradients' sums can start inside it. Fusion then runs on each step
+// once, and the simulator reads it once (a 1T-parameter pipeline runs 512
+// micro-batches a stage); the runtime's lowering inlines the calls.
 //
 // The model must be elaborated at its micro-batch: static shapes are the
 // shapes one micro-batch has on one rank.
 //
 //===----------------------------------------------------------------------===//
 
-#include "lowering/CloneBody.h"
 #include "lowering/Passes.h"
 #include "lowering/Plan.h"
 #include "lowering/Recompute.h"
@@ -145,19 +143,16 @@ private:
     /// The parameters the backward returns a gradient of, after the
     /// inputs' (by name: the rank program's clones are other ops).
     SmallVector<StringRef> graded;
+    /// Whether its ops draw dropout: its calls then say where their
+    /// micro-batch's rows start.
+    bool draws = false;
   };
-  /// Whether stage `s`'s steps are outlined: with kOutlineFrom
-  /// micro-batches or more, where every micro-batch runs the same ops (a
-  /// dropout draws by the micro-batch's rows: not so). (Batch
+  /// Whether the stages' steps are outlined: with kOutlineFrom
+  /// micro-batches or more. Every micro-batch runs the same ops, but for
+  /// where its dropouts draw: its calls say so (kStepRowsAttr). (Batch
   /// normalization never gets here: analyze() refuses it with
   /// micro-batches.)
-  bool outlines(int64_t s) const {
-    return microBatches >= kOutlineFrom &&
-           llvm::none_of(ops[s], [](ArrayRef<Operation *> chunkOps) {
-             return llvm::any_of(
-                 chunkOps, [](Operation *op) { return isa<DropoutOp>(op); });
-           });
-  }
+  bool outlines() const { return microBatches >= kOutlineFrom; }
   /// Builds one chunk's forward into o.forward, up to its return: its
   /// arguments, ops, and the results every caller needs.
   LogicalResult outlineForward(int64_t s, int64_t chunk, Outlined &o);
@@ -360,7 +355,7 @@ func::FuncOp RankBuilder::declare(int64_t s) {
   fn.addEntryBlock();
   // The steps it calls stand before it; their signatures are set as they
   // are built.
-  if (outlines(s)) {
+  if (outlines()) {
     steps[s].resize(chunks);
     for (int64_t chunk = chunks - 1; chunk >= 0; --chunk) {
       const std::string prefix =
@@ -612,6 +607,7 @@ LogicalResult RankBuilder::outlineForward(int64_t s, int64_t chunk,
         o.map.map(v, o.map.lookup(r));
     }
     o.forwardOps.push_back(fb.clone(*op, o.map));
+    o.draws |= isa<DropoutOp>(op);
   }
   // Its results: the values later stages read, the loss, what the rank's
   // later chunks read (handedOn, once known), then what the backward
@@ -815,6 +811,12 @@ LogicalResult RankBuilder::buildCalls(int64_t s, func::FuncOp fn, OpBuilder &b,
   for (auto [n, step] : llvm::enumerate(schedule)) {
     const int64_t j = step.microBatch, chunk = step.chunk;
     Outlined &o = outlined[chunk];
+    // Micro-batch j's dropouts draw j micro-batches into the rank's rows.
+    const int64_t rows = o.draws ? j * micro : 0;
+    auto drawFrom = [&](func::CallOp call) {
+      if (rows)
+        call->setAttr(kStepRowsAttr, b.getI64IntegerAttr(rows));
+    };
     if (!step.backward) {
       SmallVector<Value> &args = passed[j][chunk];
       unsigned at = 0;
@@ -846,6 +848,7 @@ LogicalResult RankBuilder::buildCalls(int64_t s, func::FuncOp fn, OpBuilder &b,
         args.push_back(have);
       }
       auto call = func::CallOp::create(b, loc, o.forward, args);
+      drawFrom(call);
       kept[j][chunk].assign(call.getResults().begin(), call.getResults().end());
       for (auto [k, i] : llvm::enumerate(o.sent))
         for (int64_t reader : readersOf(boundary[i]))
@@ -881,9 +884,10 @@ LogicalResult RankBuilder::buildCalls(int64_t s, func::FuncOp fn, OpBuilder &b,
     const bool last = n == lastBackward[chunk];
     SmallVector<Value> results;
     if (last) {
-      results = cloneBody(b, o.backward.getBody().front(), args);
+      results = inlineStep(b, o.backward.getBody().front(), args, rows);
     } else {
       auto call = func::CallOp::create(b, loc, o.backward, args);
+      drawFrom(call);
       results.assign(call.getResults().begin(), call.getResults().end());
     }
     // The inputs' gradients join what the rank's later chunks gave them;

@@ -446,6 +446,15 @@ TEST(Equivalence, GptDropoutGradientAccumulationAndPipeline) {
   expectEquivalent(withDropout(source(kGpt)), kGpt, "cpu:4");
 }
 
+// Eight micro-batches call their steps, the calls saying where each
+// micro-batch's rows start: the draws are one device's of four unrolled.
+TEST(Equivalence, GptDropoutCallingTheirSteps) {
+  std::string keep = withDropout(source(kGpt));
+  expectEquivalent(eightMicroBatches(keep), kGpt, "cpu:2", nullptr, &keep);
+  expectEquivalent(eightMicroBatches(interleaved(keep, 4)), kGpt, "cpu:2",
+                   nullptr, &keep);
+}
+
 TEST(Equivalence, GptDropoutSplitBlocks) {
   std::string text = withDropout(
       edit(source(kGpt), "num_micro_batch = 4", "num_micro_batch = 1"));

@@ -112,5 +112,14 @@ LogicalResult WhaleDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == "whale.cost")
     return success(isa<DictionaryAttr>(attr.getValue()));
+  // Where a call of a step's micro-batch starts in its rank's rows
+  // (lowering/Passes.h, kStepRowsAttr).
+  if (name == "whale.row_offset") {
+    auto rows = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<func::CallOp>(op) || !rows || rows.getValue().isNegative())
+      return op->emitError("'whale.row_offset' is a row count, not negative, "
+                           "on a call");
+    return success();
+  }
   return op->emitError() << "unknown whale attribute '" << name << "'";
 }
