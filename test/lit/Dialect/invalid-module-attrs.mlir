@@ -133,3 +133,20 @@ func.func private @f() attributes {schedule = #whale.schedule<F0 F0.1 B0>}
 
 // expected-error @+1 {{setting 'virtual_stages' must be a positive integer}}
 module attributes {whale.config = #whale.settings<virtual_stages = 0>} {}
+
+// -----
+
+// Where a step's micro-batch starts in its rank's rows: on a call only.
+func.func private @step(%x: tensor<2xf32>) -> tensor<2xf32> {
+  return %x : tensor<2xf32>
+}
+func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'whale.row_offset' is a row count, not negative, on a call}}
+  %y = call @step(%x) {whale.row_offset = -2 : i64} : (tensor<2xf32>) -> tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'whale.row_offset' is a row count, not negative, on a call}}
+func.func @g() attributes {whale.row_offset = 2 : i64} { return }
