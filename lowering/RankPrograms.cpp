@@ -99,8 +99,7 @@ public:
 
 private:
   /// The functions of one micro-batch's forward and backward of one chunk
-  /// that stage `s`'s program calls (outlines(s)), declared with the
-  /// program.
+  /// that a stage's program calls (outlines()), declared with the program.
   struct Steps {
     /// `accumulate` adds a micro-batch's gradients of the parameters to
     /// their running sums, after the backward has sent its gradients on
