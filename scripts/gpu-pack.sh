@@ -10,8 +10,9 @@
 # (scripts/gpu/check.sh says what the second runs.) The folder gpu-pack/
 # holds:
 #
-# bin/       whale-exec (the runner of compiled plans), whale-gpu-tests and
-#            the CUDA plugin, all linking the runtime only
+# bin/       whale-exec (the runner of compiled plans), whale-gpu-tests,
+#            whale-gemm-sweep and the CUDA plugin, all linking the runtime
+#            only
 # lib/       the shared libraries they need that a bare machine may lack
 #            (OpenBLAS, OpenMPI, the C++ runtime); the C library, the driver,
 #            cuBLAS and NCCL are the GPU machine's own
@@ -23,12 +24,13 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$root/build"
 pack="$root/gpu-pack"
-ninja -C "$build" whale-cli whale-exec whale-gpu-tests >/dev/null
+ninja -C "$build" whale-cli whale-exec whale-gpu-tests whale-gemm-sweep >/dev/null
 plugin="$build/lib/libwhale_cuda.so"
 [ -f "$plugin" ] || { echo "gpu-pack: no CUDA plugin in $build (nvcc missing at configure time?)" >&2; exit 1; }
 rm -rf "$pack"
 mkdir -p "$pack/bin" "$pack/lib" "$pack/plans" "$pack/gpt2"
-cp "$build/bin/whale-exec" "$build/bin/whale-gpu-tests" "$plugin" "$pack/bin/"
+cp "$build/bin/whale-exec" "$build/bin/whale-gpu-tests" \
+   "$build/bin/whale-gemm-sweep" "$plugin" "$pack/bin/"
 cp "$root/scripts/gpu/check.sh" "$root/scripts/gpu/compare_runs.py" \
    "$root/scripts/gpu/trace_summary.py" "$root/bench/gpt2_gpu.py" "$pack/"
 

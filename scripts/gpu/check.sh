@@ -13,7 +13,10 @@
 #    (bf16, fp32) against PyTorch eager and torch.compile, each plan's
 #    time by op (trace_summary.py), and bf16 again with the element
 #    programs in the interpreter;
-# 4. with WHALE_GPU_ACCURACY=1, the simulator's accuracy plans
+# 4. whale-gemm-sweep: the runtime's matmul at the published GPT runs'
+#    shapes, fp32 and bf16, beside what the simulator's device model
+#    predicts for this GPU (docs/simulation.md);
+# 5. with WHALE_GPU_ACCURACY=1, the simulator's accuracy plans
 #    (accuracy/run.sh), for bench/sim_accuracy.py --collect.
 # Logs and metrics go to OUT (default: ./gpu-results). Each step has a time
 # limit (WHALE_GPU_TESTS_TIMEOUT, WHALE_GPU_PLAN_TIMEOUT,
@@ -81,6 +84,22 @@ if python3 -c "import torch" 2>/dev/null; then
 else
   echo "== no torch here: the GPT-2 comparison did not run"
 fi
+
+# What cuBLAS sustains here, against the device model of this GPU's kind
+# (named from nvidia-smi; H100 when it names none the model knows).
+echo "== GEMM rates against the device model"
+gpu_name="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+case "$gpu_name" in
+  *H200*) model=H200 ;;
+  *A100*80GB*) model=A100-80GB ;;
+  *A100*) model=A100-40GB ;;
+  *V100*) model=V100 ;;
+  *T4*) model=T4 ;;
+  *) model=H100-SXM ;;
+esac
+timeout "${WHALE_GPU_TESTS_TIMEOUT:-300}" "$here/bin/whale-gemm-sweep" \
+  --device cuda:0 --model "$model" 2>&1 | tee "$out/gemm-sweep.txt" ||
+  status=1
 
 # The simulator's accuracy plans on this machine's cores and GPU
 # (WHALE_GPU_ACCURACY=1; one round took 6.5 minutes on the 2-core

@@ -1,0 +1,238 @@
+//===- GemmSweep.cpp - what a device's GEMMs sustain, against the model ---===//
+//
+// Times the runtime's matmul at the shapes of a GPT layer's products as the
+// published Megatron-LM runs cut them (tokens x width, tensor-parallel
+// degree t), fp32 and under amp (bf16 inputs, fp32 accumulation), and sets
+// each beside what the simulator's device model predicts for it: the data
+// sheet's peak times gemmEfficiency (waves of tiles, tile edges, depth).
+// On a GPU this says whether the model's 98-99% of peak for large products
+// holds, the open question behind its pipelines predicting faster than the
+// published A100 runs (docs/simulation.md).
+//
+//   whale-gemm-sweep [--device cuda:0] [--model H100-SXM] [--amp off|bf16|both]
+//                    [--shapes MxNxK,...] [--min-ms 20]
+//
+// Time per product: back-to-back launches until --min-ms has passed, ended
+// by reading the output back (which waits for the device), after two
+// untimed ones. Runs on a CPU device too (the model column then names the
+// --model GPU, not this machine).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/WhaleRuntime.h"
+#include "sim/DeviceModel.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Shape {
+  std::string name;
+  int64_t m, n, k;
+  bool transA = false, transB = false;
+};
+
+/// A transformer layer's products at `tokens` rows, width `d`, tensor
+/// parallel over `t`: the forward's four and the backward's two of the
+/// first MLP product (its input's gradient and its weight's).
+void addLayer(std::vector<Shape> &out, const std::string &model, int64_t tokens,
+              int64_t d, int64_t t) {
+  out.push_back({model + " qkv", tokens, 3 * d / t, d});
+  out.push_back({model + " proj", tokens, d, d / t});
+  out.push_back({model + " fc1", tokens, 4 * d / t, d});
+  out.push_back({model + " fc2", tokens, d, 4 * d / t});
+  out.push_back({model + " fc1 dX", tokens, d, 4 * d / t, false, true});
+  out.push_back({model + " fc1 dW", d, 4 * d / t, tokens, true, false});
+}
+
+/// The published runs' layers (Megatron-LM, 2021: sequence 2048, one
+/// sample a micro-batch), from 1.7B to 1T parameters.
+std::vector<Shape> publishedShapes() {
+  std::vector<Shape> s;
+  addLayer(s, "1.7B t=1", 2048, 2304, 1);
+  addLayer(s, "3.6B t=2", 2048, 3072, 2);
+  addLayer(s, "18.4B t=8", 2048, 6144, 8);
+  addLayer(s, "175B t=8", 2048, 12288, 8);
+  addLayer(s, "1T t=8", 2048, 25600, 8);
+  return s;
+}
+
+bool parseShapes(const char *text, std::vector<Shape> &out) {
+  std::string all(text);
+  size_t at = 0;
+  while (at <= all.size()) {
+    size_t end = all.find(',', at);
+    std::string one = all.substr(at, end == std::string::npos ? end : end - at);
+    long long m = 0, n = 0, k = 0;
+    char tail = 0;
+    if (std::sscanf(one.c_str(), "%lldx%lldx%lld%c", &m, &n, &k, &tail) != 3 ||
+        m <= 0 || n <= 0 || k <= 0)
+      return false;
+    out.push_back({one, m, n, k});
+    if (end == std::string::npos)
+      break;
+    at = end + 1;
+  }
+  return !out.empty();
+}
+
+struct Tensors {
+  whale_rt_context *ctx;
+  whale_rt_tensor *a = nullptr, *b = nullptr, *c = nullptr;
+  ~Tensors() {
+    for (whale_rt_tensor *t : {a, b, c})
+      if (t)
+        whale_rt_tensor_release(ctx, t);
+  }
+};
+
+/// Seconds of one product of `s`, or a negative number on failure.
+double timeProduct(whale_rt_context *ctx, const Shape &s, double minSeconds) {
+  Tensors t{ctx};
+  const int64_t a[2] = {s.transA ? s.k : s.m, s.transA ? s.m : s.k};
+  const int64_t b[2] = {s.transB ? s.n : s.k, s.transB ? s.k : s.n};
+  const int64_t c[2] = {s.m, s.n};
+  if (whale_rt_tensor_create(ctx, WHALE_RT_F32, 2, a, &t.a) != WHALE_RT_OK ||
+      whale_rt_tensor_create(ctx, WHALE_RT_F32, 2, b, &t.b) != WHALE_RT_OK ||
+      whale_rt_tensor_create(ctx, WHALE_RT_F32, 2, c, &t.c) != WHALE_RT_OK ||
+      whale_rt_fill(ctx, t.a, 0.5) != WHALE_RT_OK ||
+      whale_rt_fill(ctx, t.b, 0.25) != WHALE_RT_OK)
+    return -1;
+  float first = 0;
+  auto run = [&] {
+    return whale_rt_matmul(ctx, t.a, t.b, t.c, s.transA, s.transB) ==
+           WHALE_RT_OK;
+  };
+  // Reading the output back waits for every product launched before it.
+  auto settle = [&] {
+    return whale_rt_tensor_read(ctx, t.c, &first, sizeof first) == WHALE_RT_OK;
+  };
+  if (!run() || !run() || !settle())
+    return -1;
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  int64_t done = 0;
+  double elapsed = 0;
+  do {
+    for (int i = 0; i < 4; ++i, ++done)
+      if (!run())
+        return -1;
+    if (!settle())
+      return -1;
+    elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  } while (elapsed < minSeconds);
+  // 0.5 x 0.25 summed over k: a product that ran computes this.
+  if (first != float(0.125 * double(s.k)))
+    std::fprintf(stderr, "warning: %s computed %g, not %g\n", s.name.c_str(),
+                 first, 0.125 * double(s.k));
+  return elapsed / double(done);
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: whale-gemm-sweep [--device cuda:0] [--model NAME] "
+               "[--amp off|bf16|both] [--shapes MxNxK,...] [--min-ms N]\n"
+               "models: %s\n",
+               whale::sim::knownGpuModelNames().c_str());
+  return 2;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string device = "cuda:0", modelName = "H100-SXM", amp = "both";
+  double minSeconds = 0.02;
+  std::vector<Shape> shapes;
+  for (int i = 1; i < argc; ++i) {
+    auto value = [&]() -> const char * {
+      return i + 1 < argc ? argv[++i] : nullptr;
+    };
+    const char *v = nullptr;
+    if (!std::strcmp(argv[i], "--device") && (v = value()))
+      device = v;
+    else if (!std::strcmp(argv[i], "--model") && (v = value()))
+      modelName = v;
+    else if (!std::strcmp(argv[i], "--amp") && (v = value()))
+      amp = v;
+    else if (!std::strcmp(argv[i], "--min-ms") && (v = value()))
+      minSeconds = std::atof(v) / 1e3;
+    else if (!std::strcmp(argv[i], "--shapes") && (v = value())) {
+      if (!parseShapes(v, shapes)) {
+        std::fprintf(stderr,
+                     "--shapes %s: want MxNxK[,MxNxK...], each "
+                     "positive\n",
+                     v);
+        return 2;
+      }
+    } else
+      return usage();
+  }
+  const whale::sim::DeviceModel *model = whale::sim::findGpuModel(modelName);
+  if (!model || !(amp == "off" || amp == "bf16" || amp == "both") ||
+      !(minSeconds > 0))
+    return usage();
+  if (shapes.empty())
+    shapes = publishedShapes();
+
+  whale_rt_context *ctx = nullptr;
+  char why[640] = "";
+  if (whale_rt_context_open(device.c_str(), 0, 0, 1, &ctx, why, sizeof why) !=
+      WHALE_RT_OK) {
+    std::fprintf(stderr, "whale-gemm-sweep: %s: %s\n", device.c_str(), why);
+    return 1;
+  }
+  std::printf("%s, the model's %s beside it (peak %.1f fp32, %.1f bf16 "
+              "TFLOP/s)\n",
+              device.c_str(), model->name.c_str(), model->matmulFlops / 1e12,
+              model->matmulFlopsBf16 / 1e12);
+  std::printf("%-16s %6s %6s %6s %5s %10s %9s %8s %10s %9s\n", "product", "M",
+              "N", "K", "amp", "ms", "TFLOP/s", "of peak", "model ms",
+              "model/run");
+  int status = 0;
+  for (bool bf16 : {false, true}) {
+    if ((bf16 && amp == "off") || (!bf16 && amp == "bf16"))
+      continue;
+    if (whale_rt_set_amp(ctx, bf16 ? WHALE_RT_AMP_BF16 : WHALE_RT_AMP_OFF) !=
+        WHALE_RT_OK) {
+      std::fprintf(stderr, "whale-gemm-sweep: amp: %s\n",
+                   whale_rt_last_error(ctx));
+      status = 1;
+      continue;
+    }
+    for (const Shape &s : shapes) {
+      const double seconds = timeProduct(ctx, s, minSeconds);
+      if (seconds < 0) {
+        std::printf("%-16s %6lld %6lld %6lld %5s failed: %s\n", s.name.c_str(),
+                    (long long)s.m, (long long)s.n, (long long)s.k,
+                    bf16 ? "bf16" : "off", whale_rt_last_error(ctx));
+        status = 1;
+        continue;
+      }
+      whale::sim::OpCost cost;
+      cost.flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
+      cost.bytes = 4.0 * double(s.m * s.k + s.k * s.n + s.m * s.n);
+      cost.matmul = true;
+      cost.bf16 = bf16;
+      cost.m = s.m;
+      cost.n = s.n;
+      cost.k = s.k;
+      const double predicted = whale::sim::opSeconds(cost, *model);
+      const double peak = bf16 ? model->matmulFlopsBf16 : model->matmulFlops;
+      const double rate = cost.flops / seconds;
+      std::printf("%-16s %6lld %6lld %6lld %5s %10.4f %9.1f %7.1f%% %10.4f "
+                  "%9.3f\n",
+                  s.name.c_str(), (long long)s.m, (long long)s.n,
+                  (long long)s.k, bf16 ? "bf16" : "off", seconds * 1e3,
+                  rate / 1e12, 100 * rate / peak, predicted * 1e3,
+                  predicted / seconds);
+      std::fflush(stdout);
+    }
+  }
+  whale_rt_context_destroy(ctx);
+  return status;
+}
