@@ -90,6 +90,13 @@ public:
   explicit RankBuilder(func::FuncOp model) : model(model) {}
 
   LogicalResult analyze();
+  /// Whether stage `s`'s schedule runs, for each micro-batch, the forward
+  /// of every chunk after those of the rank's chunks it reads
+  /// (`readsFrom`), and their backwards in reverse: the values pass within
+  /// the rank, and no other stage's schedule orders them.
+  LogicalResult
+  checkChunkOrder(int64_t s,
+                  ArrayRef<llvm::SmallSetVector<int64_t, 2>> readsFrom);
   /// Stage `s`'s function, its signature and plan but no body yet, placed
   /// just after the model.
   func::FuncOp declare(int64_t s);
@@ -221,6 +228,31 @@ private:
   SmallVector<SmallVector<Steps>> steps;
 };
 
+LogicalResult RankBuilder::checkChunkOrder(
+    int64_t s, ArrayRef<llvm::SmallSetVector<int64_t, 2>> readsFrom) {
+  // What each micro-batch has run so far, per chunk: a forward of chunk c
+  // needs those of the chunks it reads, a backward of chunk c' those of
+  // the chunks that read it (its values' gradients come from them).
+  DenseSet<std::pair<int64_t, int64_t>> ranForward, ranBackward;
+  for (const ScheduleStep &step : schedules[s].getSteps()) {
+    const int64_t j = step.microBatch, c = step.chunk;
+    for (int64_t other = 0; other < chunks; ++other) {
+      const bool needed = step.backward ? readsFrom[other].contains(c)
+                                        : readsFrom[c].contains(other);
+      auto &ran = step.backward ? ranBackward : ranForward;
+      if (needed && !ran.contains({j, other})) {
+        ScheduleStep missing{step.backward, j, other};
+        return model.emitOpError("stage ")
+               << s << "'s schedule runs " << step.str() << " before "
+               << missing.str() << ", but chunk " << (step.backward ? other : c)
+               << " reads values of chunk " << (step.backward ? c : other)
+               << " on the same rank";
+      }
+    }
+    (step.backward ? ranBackward : ranForward).insert({j, c});
+  }
+  return success();
+}
 
 LogicalResult RankBuilder::analyze() {
   planAttr = plan::planOf(model);
@@ -287,6 +319,9 @@ LogicalResult RankBuilder::analyze() {
              << s << "'s schedule runs " << schedules[s].chunks() << " chunk"
              << (schedules[s].chunks() == 1 ? "" : "s") << ", but the plan has "
              << chunks;
+    // Per chunk: the rank's earlier chunks whose values it reads (made
+    // there, or received there first).
+    SmallVector<llvm::SmallSetVector<int64_t, 2>> readsFrom(chunks);
     for (int64_t chunk = 0; chunk < chunks; ++chunk) {
       auto note = [&](Value v) -> LogicalResult {
         v = throughYields(v);
@@ -305,11 +340,15 @@ LogicalResult RankBuilder::analyze() {
           return d << ", which runs after it";
         }
         // The rank's own earlier chunk: the value is at hand.
-        if (from == s)
+        if (from == s) {
+          readsFrom[chunk].insert(fromChunk);
           return success();
+        }
         boundary.insert(v);
         readers[v].insert(s);
-        firstChunk.try_emplace({v, s}, chunk);
+        auto [first, fresh] = firstChunk.try_emplace({v, s}, chunk);
+        if (!fresh && first->second != chunk)
+          readsFrom[chunk].insert(first->second);
         return success();
       };
       for (Operation *op : ops[s][chunk])
@@ -317,6 +356,8 @@ LogicalResult RankBuilder::analyze() {
           if (failed(note(v)))
             return failure();
     }
+    if (failed(checkChunkOrder(s, readsFrom)))
+      return failure();
   }
   if (boundary.size() >= kMaxBoundary)
     return model.emitOpError("passes more than ")
@@ -839,12 +880,9 @@ LogicalResult RankBuilder::buildCalls(int64_t s, func::FuncOp fn, OpBuilder &b,
         args.push_back(held[j][v]);
       }
       for (Value v : ArrayRef(o.inputs).drop_front(o.received.size())) {
-        Value have = held[j].lookup(v);
-        if (!have)
-          return model.emitOpError("stage ")
-                 << s << " runs chunk " << chunk << "'s forward of micro-batch "
-                 << j << " before the chunk that makes what it reads";
-        args.push_back(have);
+        // analyze() checked that the chunk that makes it ran first.
+        assert(held[j].count(v) && "a chunk's forward before what it reads");
+        args.push_back(held[j].lookup(v));
       }
       auto call = func::CallOp::create(b, loc, o.forward, args);
       drawFrom(call);
@@ -866,12 +904,10 @@ LogicalResult RankBuilder::buildCalls(int64_t s, func::FuncOp fn, OpBuilder &b,
                                       from.peer, tagOf(j, true, from.index)));
         break;
       case Source::LaterGradient:
+        // analyze() checked that the chunks reading it ran their backwards.
+        assert(gradSums[j].count(from.value) &&
+               "a chunk's backward before those of its readers");
         args.push_back(gradSums[j].lookup(from.value));
-        if (!args.back())
-          return model.emitOpError("stage ")
-                 << s << " runs chunk " << chunk
-                 << "'s backward of micro-batch " << j
-                 << " before the backwards of the chunks that read its values";
         break;
       case Source::ForwardArgument:
         args.push_back(passed[j][chunk][from.index]);
