@@ -6,9 +6,11 @@
 #include "runtime/Limits.h"
 #include "runtime/WhaleRuntime.h"
 #include "sim/DeviceModel.h"
+#include "support/JsonFields.h"
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <thread>
 
 #include "llvm/ADT/StringExtras.h"
@@ -28,6 +30,17 @@ bool bytesOf(double value, int64_t &out) {
     return false;
   out = static_cast<int64_t>(value);
   return true;
+}
+
+/// The devices of all entries together: past this, planning and search
+/// would run for days rather than fail.
+bool withinDeviceLimit(size_t devices, const std::string &where,
+                       std::string &error) {
+  if (devices <= static_cast<size_t>(kMaxClusterDevices))
+    return true;
+  error = where + ": more than " + std::to_string(kMaxClusterDevices) +
+          " devices in all";
+  return false;
 }
 
 /// "2GiB", "512MiB", "1e9" or a plain byte count.
@@ -66,9 +79,10 @@ bool applyOption(DeviceSpec &d, llvm::StringRef option, std::string &error) {
     return true;
   }
   if (key == "mem" || key == "memory") {
-    if (!parseBytes(value, d.memory)) {
-      error = "mem must be a size such as 2GiB or 512MiB, not '" + value.str() +
-              "'";
+    if (!parseBytes(value, d.memory) || d.memory == 0) {
+      error = "mem must be a size above 0 such as 2GiB or 512MiB (leave it "
+              "out for no limit), not '" +
+              value.str() + "'";
       return false;
     }
     return true;
@@ -129,6 +143,8 @@ bool parseShort(llvm::StringRef spec, Cluster &out, std::string &error) {
       return false;
     }
     firstOfEntry = out.devices.size();
+    if (!withinDeviceLimit(out.devices.size() + n, "the devices", error))
+      return false;
     for (unsigned i = 0; i < n; ++i)
       out.devices.push_back(DeviceSpec{});
     if (!options.empty())
@@ -141,21 +157,15 @@ bool parseShort(llvm::StringRef spec, Cluster &out, std::string &error) {
   return true;
 }
 
-bool parseLink(const llvm::json::Object *o, LinkSpec &link, const char *what,
-               std::string &error) {
+bool parseLink(const llvm::json::Object *o, LinkSpec &link,
+               const std::string &where, std::string &error) {
   if (!o)
     return true;
-  if (auto b = o->getNumber("bandwidth"))
-    link.bandwidth = *b;
-  if (auto l = o->getNumber("latency"))
-    link.latency = *l;
-  if (link.bandwidth < 0 || link.latency < 0) {
-    error = std::string("links.") + what +
-            ": bandwidth and latency must not "
-            "be negative";
-    return false;
-  }
-  return true;
+  JsonFields f(*o, where, error);
+  // A bandwidth of 0 is one not declared (the device model's is used).
+  return f.onlyKnown({"bandwidth", "latency"}) &&
+         f.number("bandwidth", 0, 1e18, link.bandwidth) &&
+         f.number("latency", 0, 1e3, link.latency);
 }
 
 } // namespace
@@ -173,39 +183,60 @@ bool parseClusterJson(const std::string &text, const std::string &path,
     return false;
   }
   const llvm::json::Object *root = parsed->getAsObject();
-  const llvm::json::Array *nodes = root ? root->getArray("nodes") : nullptr;
-  if (!nodes || nodes->empty()) {
+  if (!root) {
     error = path + ": expected an object with a non-empty \"nodes\" array";
     return false;
   }
+  JsonFields top(*root, path + ":", error);
+  if (!top.onlyKnown({"nodes", "links"}))
+    return false;
+  const llvm::json::Array *nodes = top.array("nodes");
+  if (!nodes || nodes->empty()) {
+    if (!top.failed())
+      error = path + ": expected an object with a non-empty \"nodes\" array";
+    return false;
+  }
+  std::set<std::string> names;
   for (size_t n = 0; n < nodes->size(); ++n) {
-    const llvm::json::Object *node = (*nodes)[n].getAsObject();
-    const llvm::json::Array *devices =
-        node ? node->getArray("devices") : nullptr;
     std::string where = path + ": nodes[" + std::to_string(n) + "]";
-    if (!devices || devices->empty()) {
-      error = where + " needs a non-empty \"devices\" array";
+    const llvm::json::Object *node = (*nodes)[n].getAsObject();
+    if (!node) {
+      error = where + " must be an object";
       return false;
     }
-    auto name = node->getString("name");
+    JsonFields nf(*node, where, error);
+    std::string base = "node" + std::to_string(n), oneHost;
     // "count": that many nodes alike (a cluster of 384 DGX boxes is one
     // entry), named name0, name1, ...
-    int64_t copies = node->getInteger("count").value_or(1);
-    if (copies < 1 || copies > 4096) {
-      error = where + ": count must be from 1 to 4096 nodes";
+    int64_t copies = 1;
+    if (!nf.onlyKnown({"name", "count", "host", "hosts", "devices"}) ||
+        !nf.string("name", base, /*nonEmpty=*/true) ||
+        !nf.integer("count", 1, 4096, copies) ||
+        !nf.string("host", oneHost, /*nonEmpty=*/true))
+      return false;
+    const llvm::json::Array *devices = nf.array("devices");
+    if (!devices || devices->empty()) {
+      if (!nf.failed())
+        error = where + " needs a non-empty \"devices\" array";
       return false;
     }
-    std::string base = name ? name->str() : "node" + std::to_string(n);
     // "host" (one node) or "hosts" (one per copy): the machines they are.
     std::vector<std::string> hosts(static_cast<size_t>(copies));
-    if (auto host = node->getString("host")) {
+    const llvm::json::Array *list = nf.array("hosts");
+    if (nf.failed())
+      return false;
+    if (nf.has("host") && list) {
+      error = where + ": name its machine in \"host\" or \"hosts\", not both";
+      return false;
+    }
+    if (nf.has("host")) {
       if (copies > 1) {
         error = where + ": a node of count " + std::to_string(copies) +
                 " names its machines in \"hosts\", one each";
         return false;
       }
-      hosts[0] = host->str();
-    } else if (const llvm::json::Array *list = node->getArray("hosts")) {
+      hosts[0] = oneHost;
+    } else if (list) {
       if (static_cast<int64_t>(list->size()) != copies) {
         error = where + ": \"hosts\" names " + std::to_string(list->size()) +
                 " machines for a count of " + std::to_string(copies);
@@ -229,66 +260,65 @@ bool parseClusterJson(const std::string &text, const std::string &path,
         error = at + " must be an object";
         return false;
       }
+      JsonFields df(*d, at, error);
       DeviceSpec spec;
       spec.node = static_cast<int>(out.nodes.size());
-      auto kind = d->getString("kind");
-      spec.kind = kind ? kind->str() : "cpu";
-      if (spec.kind == "cuda") {
-        // GPUs `first` .. first + count - 1 of the node.
-        spec.ordinal = static_cast<int>(d->getInteger("first").value_or(0));
-        if (spec.ordinal < 0 || spec.ordinal > 1024) {
-          error = at + ": first must be a GPU number from 0";
-          return false;
-        }
-      }
+      spec.kind = "cpu";
+      int64_t count = 1, first = 0, threads = 0;
+      std::string model;
+      if (!df.onlyKnown({"kind", "count", "first", "threads", "memory",
+                         "model", "flops"}) ||
+          !df.string("kind", spec.kind) ||
+          !df.integer("count", 1, 4096, count) ||
+          !df.integer("first", 0, 1024, first) ||
+          !df.integer("threads", 1, kMaxThreads, threads) ||
+          !df.string("model", model, /*nonEmpty=*/true) ||
+          !df.number("flops", 0, 1e21, spec.flops))
+        return false;
       if (spec.kind != "cpu" && spec.kind != "cuda") {
         error = at + ": kind must be \"cpu\" or \"cuda\", not \"" + spec.kind +
                 "\"";
         return false;
       }
-      int64_t count = d->getInteger("count").value_or(1);
-      if (auto t = d->getInteger("threads")) {
-        if (*t < 1 || *t > kMaxThreads) {
-          error =
-              at + ": threads must be from 1 to " + std::to_string(kMaxThreads);
-          return false;
-        }
-        spec.threads = static_cast<int>(*t);
+      if (df.has("first") && spec.kind != "cuda") {
+        error = at + ": \"first\" is the first GPU's number, for kind \"cuda\"";
+        return false;
       }
+      // GPUs `first` .. first + count - 1 of the node.
+      spec.ordinal = static_cast<int>(first);
+      spec.threads = static_cast<int>(threads);
       if (const llvm::json::Value *m = d->get("memory")) {
         bool ok = false;
         if (auto s = m->getAsString())
           ok = parseBytes(*s, spec.memory);
         else if (auto v = m->getAsNumber())
           ok = bytesOf(*v, spec.memory);
-        if (!ok) {
-          error = at + ": memory must be bytes or a size such as \"2GiB\"";
+        if (!ok || spec.memory == 0) {
+          error = at + ": memory must be more than 0 bytes, in bytes or a " +
+                  "size such as \"2GiB\" (leave it out for no limit)";
           return false;
         }
       }
-      if (auto model = d->getString("model")) {
-        const sim::DeviceModel *m = sim::findGpuModel(model->str());
+      if (!model.empty()) {
+        const sim::DeviceModel *m = sim::findGpuModel(model);
         if (!m || spec.kind != "cuda") {
           error = at + ": " +
                   (m ? "a GPU model needs kind \"cuda\""
-                     : "unknown GPU model \"" + model->str() +
+                     : "unknown GPU model \"" + model +
                            "\" (known: " + sim::knownGpuModelNames() + ")");
           return false;
         }
         spec.model = m->name;
         // The data sheet's memory unless the file says otherwise; its rate
         // is the simulator's to use, the planner balances by `flops`.
-        if (!d->get("memory"))
+        if (!df.has("memory"))
           spec.memory = m->memoryBytes;
-        if (!d->getNumber("flops"))
+        if (!df.has("flops"))
           spec.flops = m->matmulFlops;
       }
-      if (auto f = d->getNumber("flops"))
-        spec.flops = *f;
-      if (count < 1 || count > 4096 || spec.flops < 0) {
-        error = at + ": count must be from 1 to 4096 and flops not negative";
+      if (!withinDeviceLimit(out.devices.size() + static_cast<size_t>(count),
+                             at, error))
         return false;
-      }
       for (int64_t c = 0; c < count; ++c) {
         out.devices.push_back(spec);
         ++spec.ordinal; // the next GPU, for kind cuda
@@ -298,10 +328,8 @@ bool parseClusterJson(const std::string &text, const std::string &path,
     out.hosts.push_back(hosts[0]);
     const size_t perNode = out.devices.size() - firstDevice;
     for (int64_t c = 1; c < copies; ++c) {
-      if (out.devices.size() + perNode > 65536) {
-        error = where + ": more than 65536 devices in all";
+      if (!withinDeviceLimit(out.devices.size() + perNode, where, error))
         return false;
-      }
       for (size_t i = 0; i < perNode; ++i) {
         DeviceSpec copy = out.devices[firstDevice + i];
         copy.node = static_cast<int>(out.nodes.size());
@@ -310,14 +338,26 @@ bool parseClusterJson(const std::string &text, const std::string &path,
       out.nodes.push_back(base + std::to_string(c));
       out.hosts.push_back(hosts[static_cast<size_t>(c)]);
     }
+    for (size_t k = out.nodes.size() - static_cast<size_t>(copies);
+         k < out.nodes.size(); ++k)
+      if (!names.insert(out.nodes[k]).second) {
+        error = where + ": a node named \"" + out.nodes[k] +
+                "\" is named twice (node names tell the nodes apart)";
+        return false;
+      }
   }
-  if (const llvm::json::Object *links = root->getObject("links"))
-    if (!parseLink(links->getObject("intra_node"), out.intraNode, "intra_node",
-                   error) ||
-        !parseLink(links->getObject("inter_node"), out.interNode, "inter_node",
-                   error))
+  if (const llvm::json::Object *links = top.objectField("links")) {
+    JsonFields lf(*links, path + ": links", error);
+    if (!lf.onlyKnown({"intra_node", "inter_node"}))
       return false;
-  return true;
+    const llvm::json::Object *intra = lf.objectField("intra_node");
+    const llvm::json::Object *inter = lf.objectField("inter_node");
+    if (lf.failed() ||
+        !parseLink(intra, out.intraNode, path + ": links.intra_node", error) ||
+        !parseLink(inter, out.interNode, path + ": links.inter_node", error))
+      return false;
+  }
+  return !top.failed();
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #include "lib/RankCheckpoint.h"
 
 #include "runtime/exec/Checkpoint.h"
+#include "runtime/store/CheckpointSet.h"
 #include "runtime/store/Safetensors.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <random>
 
 namespace whale {
 
@@ -106,15 +108,30 @@ std::string loadSingleFile(const std::string &path, StateCheckpoint &out) {
 } // namespace
 
 bool isRankCheckpoint(const std::string &path) {
-  return llvm::sys::fs::is_directory(path) &&
-         llvm::sys::fs::exists(rankFile(path, 0));
+  (void)rt::recoverCheckpointSet(path);
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(path, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    if (name.starts_with("rank-") && name.ends_with(".safetensors"))
+      return true;
+  }
+  return false;
 }
 
-std::string saveRankCheckpoint(const std::string &dir,
-                               const StateCheckpoint &ckpt,
-                               const std::set<int64_t> &only) {
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    return "cannot make checkpoint folder '" + dir + "': " + ec.message();
+std::string newCheckpointSetId() {
+  std::random_device device;
+  uint64_t id = (uint64_t(device()) << 32) ^ device();
+  char text[24];
+  std::snprintf(text, sizeof text, "%016llx",
+                static_cast<unsigned long long>(id));
+  return text;
+}
+
+std::string writeRankFiles(const std::string &folder,
+                           const StateCheckpoint &ckpt,
+                           const std::string &setId,
+                           const std::set<int64_t> &only) {
   const StateCollection &layout = ckpt.layout;
   for (size_t r = 0; r < layout.ranks.size(); ++r) {
     if (!only.empty() && !only.count(static_cast<int64_t>(r)))
@@ -128,6 +145,7 @@ std::string saveRankCheckpoint(const std::string &dir,
     file.metadata["ranks"] = std::to_string(layout.ranks.size());
     file.metadata["device"] = layout.ranks[r].device;
     file.metadata["node"] = layout.ranks[r].node;
+    file.metadata["set"] = setId;
     for (const StateTensor &t : layout.tensors) {
       if (t.shape.empty())
         continue; // the step and the seed are in the metadata
@@ -150,11 +168,25 @@ std::string saveRankCheckpoint(const std::string &dir,
             {name, "F32", box.size, held->second.at(box)});
       }
     }
-    if (rt::Status st = rt::writeSafetensors(rankFile(dir, r), file);
+    if (rt::Status st = rt::writeSafetensors(rankFile(folder, r), file);
         !st.isOk())
       return st.message();
   }
   return "";
+}
+
+std::string saveRankCheckpoint(const std::string &dir,
+                               const StateCheckpoint &ckpt) {
+  if (std::string err = rt::beginCheckpointSet(dir); !err.empty())
+    return err;
+  std::string err = writeRankFiles(
+      rt::stagingFolder(dir), ckpt,
+      ckpt.setId.empty() ? newCheckpointSetId() : ckpt.setId, {});
+  if (err.empty())
+    err = rt::commitCheckpointSet(dir);
+  if (!err.empty())
+    rt::abandonCheckpointSet(dir);
+  return err;
 }
 
 std::string loadStateCheckpoint(const std::string &path,
@@ -162,6 +194,15 @@ std::string loadStateCheckpoint(const std::string &path,
                                 const std::set<int64_t> *only) {
   if (!isRankCheckpoint(path))
     return loadSingleFile(path, out);
+  if (llvm::sys::fs::exists(
+          path + "/" + kCheckpointFileName))
+    return path + " holds both rank files and " + kCheckpointFileName +
+           ", two checkpoints in one folder (an older Whale saved them so): "
+           "move the one not wanted elsewhere";
+  if (!llvm::sys::fs::exists(rankFile(path, 0)))
+    return path + " holds rank files but not " +
+           llvm::sys::path::filename(rankFile(path, 0)).str() +
+           ": the checkpoint is incomplete";
   out = StateCheckpoint();
   std::map<std::string, size_t> at;
   int64_t ranks = 1;
@@ -169,18 +210,25 @@ std::string loadStateCheckpoint(const std::string &path,
     std::string file = rankFile(path, r);
     rt::Checkpoint ckpt;
     const bool withData = !only || only->count(r);
+    if (r > 0 && !llvm::sys::fs::exists(file))
+      return path + " has no " + llvm::sys::path::filename(file).str() +
+             " of its " + std::to_string(ranks) +
+             " ranks: the checkpoint is incomplete";
     if (rt::Status st = withData ? rt::readSafetensors(file, ckpt)
                                  : rt::readSafetensorsHeader(file, ckpt);
         !st.isOk())
       return st.message();
     auto &meta = ckpt.metadata;
-    int64_t rank = -1, step = 0;
+    int64_t rank = -1, step = 0, fileRanks = 0;
     uint64_t seed = 0;
     if (meta["format"] != kRankFormat || !parseNumber(meta, "rank", rank) ||
-        rank != r || !parseNumber(meta, "ranks", ranks) || ranks < 1 ||
-        ranks > (1 << 20))
-      return file + ": not rank " + std::to_string(r) +
-             " of a whale rank checkpoint";
+        rank != r || !parseNumber(meta, "ranks", fileRanks) ||
+        fileRanks < 1 || fileRanks > (1 << 20) ||
+        (r > 0 && fileRanks != ranks))
+      return file + ": not rank " + std::to_string(r) + " of " +
+             (r > 0 ? "the " + std::to_string(ranks) + " ranks of " : "") +
+             "a whale rank checkpoint";
+    ranks = fileRanks;
     if (std::string err = checkpointPosition(meta, file, step, seed);
         !err.empty())
       return err;
@@ -188,9 +236,23 @@ std::string loadStateCheckpoint(const std::string &path,
       out.model = meta["model"];
       out.nextStep = step;
       out.seed = seed;
+      out.setId = meta["set"];
       out.layout.model = out.model;
-    } else if (meta["model"] != out.model || step != out.nextStep) {
-      return file + ": of another model or step than rank 0's";
+    } else if (meta["model"] != out.model || step != out.nextStep ||
+               seed != out.seed || meta["set"] != out.setId) {
+      // Files of two saves: another run's, or an older Whale's save
+      // interrupted between rank files.
+      return file + " is not of the same save as " +
+             llvm::sys::path::filename(rankFile(path, 0)).str() + " (" +
+             (meta["model"] != out.model ? "model '" + meta["model"] +
+                                               "' against '" + out.model + "'"
+              : step != out.nextStep
+                  ? "step " + std::to_string(step) + " against " +
+                        std::to_string(out.nextStep)
+              : seed != out.seed ? "seed " + std::to_string(seed) +
+                                       " against " + std::to_string(out.seed)
+                                 : "another save of the same step") +
+             "): the checkpoint's files do not belong together";
     }
     out.layout.ranks.push_back({meta["device"], meta["node"]});
     for (rt::StoredTensor &t : ckpt.tensors) {

@@ -28,19 +28,34 @@ struct StateCheckpoint {
   std::string model;
   int64_t nextStep = 0;
   uint64_t seed = 0;
+  /// Which save the files are of: every rank file of one save carries the
+  /// same id, so files of two saves or two runs never load together.
+  std::string setId;
   StateCollection layout;
   HeldState held;
 };
 
-/// Whether `path` is a folder of rank files.
+/// Whether `path` is a folder of rank files (any of them: a folder missing
+/// rank 0's is one, which loading refuses as incomplete).
 bool isRankCheckpoint(const std::string &path);
 
+/// A fresh id for one save's rank files.
+std::string newCheckpointSetId();
+
 /// Writes every rank's boxes of `ckpt.layout` (all of `ckpt.held`) into
-/// `dir`, one file a rank, or only the files of the ranks in `only` when it
-/// is not empty (each process of an MPI job writes its own); "" on success.
+/// `dir` as one unit (rt/store/CheckpointSet.h): the folder holds the old
+/// set or the whole new one, whatever stops the save. "" on success.
 std::string saveRankCheckpoint(const std::string &dir,
-                               const StateCheckpoint &ckpt,
-                               const std::set<int64_t> &only = {});
+                               const StateCheckpoint &ckpt);
+
+/// The rank files alone, into `folder` (a staging folder), tagged `setId`:
+/// those of the ranks in `only`, or all when it is empty. Under mpirun each
+/// process writes its own ranks' files, and process 0 commits the set once
+/// all have written.
+std::string writeRankFiles(const std::string &folder,
+                           const StateCheckpoint &ckpt,
+                           const std::string &setId,
+                           const std::set<int64_t> &only);
 
 /// Reads a folder of rank files, or a single-file checkpoint; every box is
 /// checked against its file's data and the whole shape; "" on success.

@@ -4,6 +4,7 @@
 
 #include "dialects/Whale/IR/TrainAttrs.h"
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "lib/ControlFile.h"
 #include "lib/DataSource.h"
 #include "lib/Interrupt.h"
 #include "lib/Jit.h"
@@ -18,6 +19,7 @@
 #include "runtime/data/TextDataset.h"
 #include "runtime/exec/Checkpoint.h"
 #include "runtime/exec/StepLog.h"
+#include "runtime/store/CheckpointSet.h"
 #include "runtime/store/Safetensors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -53,6 +55,19 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
     if (!path.empty())
       if (std::string err = checkOutputPath(path, what); !err.empty())
         return fail(err);
+  // A checkpoint folder is replaced whole at each save: never one that
+  // holds anything else.
+  if (!options.savePath.empty())
+    if (std::string err =
+            isSingleFilePath(options.savePath)
+                ? checkOutputPath(options.savePath, "the checkpoint")
+                : rt::checkReplaceableFolder(options.savePath);
+        !err.empty())
+      return fail("--save: " + err);
+  if (!options.controlPath.empty())
+    if (std::string err = ControlFile(options.controlPath).checkAtStart();
+        !err.empty())
+      return fail(err);
   if (!options.cluster.empty())
     return trainParallel(interp, options);
   // The model's train step, compiled, with its parameters made: a Job that
@@ -127,9 +142,20 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
     whale_rt_enable_trace(ctx);
 
   result.firstStep = first + 1;
+  int64_t lastSaved = -1;
   for (int64_t s = first; s < steps; ++s) {
-    if (interruptRequested())
-      return fail(interruptedAfter(s));
+    if (interruptRequested()) {
+      // The steps done since the last save are kept where --save was
+      // given: a scheduler's SIGTERM loses nothing finished.
+      if (options.savePath.empty() || s == first || s == lastSaved)
+        return fail(interruptedAfter(s, s == lastSaved && s > first
+                                            ? options.savePath
+                                            : ""));
+      phase("saving the checkpoint to " + options.savePath);
+      if (!job->save(options.savePath, error))
+        return fail(interruptedAfter(s) + "; saving failed: " + error);
+      return fail(interruptedAfter(s, options.savePath));
+    }
     StepLog::Clock::time_point t0 = StepLog::Clock::now();
     if (std::string err = source->fill(s, j.inputs); !err.empty())
       return fail("step " + std::to_string(s + 1) + ": " + err);
@@ -158,6 +184,7 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
       if (!job->save(options.savePath, error))
         return fail("saving after step " + std::to_string(s + 1) + ": " +
                     error);
+      lastSaved = s + 1;
       phase("");
     }
   }

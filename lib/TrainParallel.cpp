@@ -17,7 +17,9 @@
 #include "dialects/Whale/IR/TrainAttrs.h"
 #include "lib/Cluster.h"
 #include "lib/DataSource.h"
+#include "lib/ControlFile.h"
 #include "lib/Interrupt.h"
+#include "lib/ProcessCheckpoint.h"
 #include "lib/Jit.h"
 #include "lib/LrSchedule.h"
 #include "lib/ModelLookup.h"
@@ -70,6 +72,10 @@ constexpr double kCommTimeoutSeconds = 120;
 /// Tags of the driver's own messages under mpirun, above any a rank
 /// program uses (lib/ProcessReshard.cpp's are at 2^40).
 constexpr int64_t kControlTag = int64_t(1) << 42;
+// A save's messages (ProcessCheckpoint.h): four tags a step.
+constexpr int64_t kSaveTag = int64_t(1) << 43;
+// Whether to stop on a signal, told by process 0: two tags a step.
+constexpr int64_t kStopTag = int64_t(1) << 44;
 
 /// Replaces `plan` by `next`, dropping the old plan's modules before the
 /// context that owns them (a member-wise move would drop the context
@@ -911,13 +917,19 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         return err;
       // Under mpirun each process writes its own ranks' files: the state
       // never passes through one process.
-      std::set<int64_t> only;
-      if (options.processes)
+      if (options.processes) {
+        std::set<int64_t> own;
         for (const Rank &rank : ranks)
-          only.insert(rank.place.stage * plan.replicas + rank.place.replica);
-      if (std::string err = saveRankCheckpoint(options.savePath, ckpt, only);
-          !err.empty())
+          own.insert(rank.place.stage * plan.replicas + rank.place.replica);
+        if (std::string err = saveRankCheckpointOnProcesses(
+                comm.get(), layout, kSaveTag + 4 * nextStep, options.savePath,
+                ckpt, own);
+            !err.empty())
+          return err;
+      } else if (std::string err = saveRankCheckpoint(options.savePath, ckpt);
+                 !err.empty()) {
         return err;
+      }
     }
     const bool wholeSave = !options.savePath.empty() && !options.saveRanks;
     if (!wholeSave && !gatherAnyway)
@@ -933,16 +945,32 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   // The control file at a step boundary: whether it asks for a change,
   // read (and removed) by this process, or under mpirun by process 0 and
   // told to the others, so that all change alike.
+  // A stop asked by a signal: under mpirun process 0's decision, told to
+  // every process, so that all stop at the same step and save together.
+  auto stopAsked = [&](int64_t step) {
+    if (!options.processes)
+      return interruptRequested();
+    std::string told = processRank == 0 && interruptRequested() ? "1" : "0";
+    if (!shareFromProcessZero(comm.get(), layout,
+                              kStopTag + 2 * static_cast<int64_t>(step), told))
+      return interruptRequested();
+    return told == "1";
+  };
+  ControlFile control(options.controlPath);
   auto readControl = [&](int64_t step, std::string &spec,
                          std::string &why) -> bool {
     std::string told = "0";
-    if (processRank <= 0 && llvm::sys::fs::exists(options.controlPath)) {
-      why = rt::readRegularFile(options.controlPath, "the control file",
-                                rt::kMaxTextInput, spec);
-      spec = llvm::StringRef(spec).trim().str();
-      llvm::sys::fs::remove(options.controlPath);
-      told = why.empty() ? "1" + spec : "2" + why;
-    }
+    if (processRank <= 0)
+      switch (control.poll(spec, why)) {
+      case ControlFile::Read::Nothing:
+        break;
+      case ControlFile::Read::Request:
+        told = "1" + spec;
+        break;
+      case ControlFile::Read::Refused:
+        told = "2" + why;
+        break;
+      }
     if (options.processes &&
         !shareFromProcessZero(comm.get(), layout,
                               kControlTag + 2 * static_cast<int64_t>(step),
@@ -956,8 +984,17 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     return true;
   };
   for (int64_t step = first; step < steps; ++step) {
-    if (interruptRequested())
-      return fail(interruptedAfter(step));
+    if (stopAsked(step)) {
+      // The steps done since the last save are kept where --save was
+      // given: a scheduler's SIGTERM loses nothing finished.
+      if (options.savePath.empty() || step == first || step == lastSaved)
+        return fail(interruptedAfter(
+            step, step == lastSaved && step > first ? options.savePath : ""));
+      if (std::string err = saveState(step, /*gatherAnyway=*/false);
+          !err.empty())
+        return fail(interruptedAfter(step) + "; saving failed: " + err);
+      return fail(interruptedAfter(step, options.savePath));
+    }
     // A change asked for by hand, checked before anything is stopped: a
     // spec the model cannot be planned on is reported and the job goes on.
     std::optional<ElasticChange> byHand;

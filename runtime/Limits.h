@@ -33,6 +33,9 @@ inline constexpr int64_t kMaxTaskGraphs = 1024;
 /// Threads of one device, and of all the devices one process runs.
 inline constexpr int64_t kMaxThreads = 1024;
 inline constexpr int64_t kMaxProcessThreads = 4096;
+/// Devices in one cluster, all entries together: twenty times the largest
+/// published run Whale models (Megatron-LM's 1T, 3,072 GPUs).
+inline constexpr int64_t kMaxClusterDevices = 65536;
 /// Training steps of one run, and steps times the global batch (the last
 /// sample's index).
 inline constexpr int64_t kMaxSteps = int64_t(1) << 40;

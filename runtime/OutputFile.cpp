@@ -2,10 +2,14 @@
 
 #include "runtime/OutputFile.h"
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
+#include <string_view>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,7 +40,57 @@ int writeAll(int fd, const std::vector<std::string_view> &parts) {
   return 0;
 }
 
+/// The temporary being written, for a signal handler to remove: a fixed
+/// buffer and a flag, which is all a handler may read. One at a time (the
+/// first writer takes the slot; a checkpoint is written by one thread).
+char inProgress[4096];
+std::atomic<int> slot{0}; // 0 free, 1 being set, 2 holds a path
+static_assert(std::atomic<int>::is_always_lock_free,
+              "read from a signal handler");
+
+bool holdSlot(const std::string &tmp) {
+  int expected = 0;
+  if (tmp.size() >= sizeof inProgress ||
+      !slot.compare_exchange_strong(expected, 1))
+    return false;
+  std::memcpy(inProgress, tmp.c_str(), tmp.size() + 1);
+  slot.store(2);
+  return true;
+}
+
+/// Removes `PATH.tmpPID` files that a process killed outright (SIGKILL, a
+/// power cut) left beside `path`: those of processes no longer running.
+void removeDeadTemporaries(const std::string &path) {
+  const size_t slash = path.rfind('/');
+  const std::string folder =
+      slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  const std::string prefix =
+      (slash == std::string::npos ? path : path.substr(slash + 1)) + ".tmp";
+  DIR *dir = ::opendir(folder.c_str());
+  if (!dir)
+    return;
+  const pid_t self = ::getpid();
+  while (const dirent *entry = ::readdir(dir)) {
+    std::string_view name(entry->d_name);
+    if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix)
+      continue;
+    std::string_view digits = name.substr(prefix.size());
+    if (digits.size() > 9 ||
+        digits.find_first_not_of("0123456789") != std::string_view::npos)
+      continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(std::string(digits)));
+    if (pid != self && ::kill(pid, 0) != 0 && errno == ESRCH)
+      ::unlink((folder + std::string(name)).c_str());
+  }
+  ::closedir(dir);
+}
+
 } // namespace
+
+void removeTemporaryInProgress() {
+  if (slot.load() == 2)
+    ::unlink(inProgress);
+}
 
 std::string writeFileWhole(const std::string &path, const char *what,
                            const std::vector<std::string_view> &parts) {
@@ -54,7 +108,16 @@ std::string writeFileWhole(const std::string &path, const char *what,
       error = errno;
     return error ? failure(path, what, std::strerror(error)) : "";
   }
+  removeDeadTemporaries(path);
   std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  const bool held = holdSlot(tmp);
+  struct Release {
+    bool held;
+    ~Release() {
+      if (held)
+        slot.store(0);
+    }
+  } release{held};
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
                   exists ? (st.st_mode & 07777) : 0644);
   if (fd < 0)

@@ -26,6 +26,12 @@ namespace whale::rt {
 std::string writeFileWhole(const std::string &path, const char *what,
                            const std::vector<std::string_view> &parts);
 
+/// Removes the temporary of a write in progress, if any: for a signal
+/// handler ending the process in the middle of a save (async-signal-safe).
+/// A temporary left by a process killed outright is removed by the next
+/// write of the same file.
+void removeTemporaryInProgress();
+
 } // namespace whale::rt
 
 #endif

@@ -3,6 +3,7 @@
 #include "runtime/exec/Checkpoint.h"
 
 #include "runtime/Parts.h"
+#include "runtime/store/CheckpointSet.h"
 #include "runtime/store/Safetensors.h"
 
 #include "runtime/Limits.h"
@@ -72,15 +73,23 @@ std::string checkResumable(const std::string &path, int64_t nextStep,
          " steps; give more with --steps";
 }
 
+bool isSingleFilePath(const std::string &path) {
+  std::error_code ec;
+  const std::string suffix = ".safetensors";
+  return (path.size() >= suffix.size() &&
+          path.compare(path.size() - suffix.size(), suffix.size(), suffix) ==
+              0) ||
+         std::filesystem::is_regular_file(path, ec);
+}
+
 std::string checkpointFile(const std::string &path, bool saving,
                            std::string &error) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  const std::string suffix = ".safetensors";
-  if ((path.size() >= suffix.size() &&
-       path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0) ||
-      fs::is_regular_file(path, ec))
+  if (isSingleFilePath(path))
     return path;
+  if (!saving)
+    (void)rt::recoverCheckpointSet(path);
   if (saving) {
     fs::create_directories(path, ec);
     if (ec) {
@@ -113,12 +122,22 @@ std::string saveCheckpoint(whale_rt_context *ctx, const std::string &path,
         return whale_rt_last_error(ctx);
       ckpt.tensors.push_back({key(p, s), "F32", p.shape, std::move(bytes)});
     }
-  std::string error;
-  std::string file = checkpointFile(path, /*saving=*/true, error);
-  if (file.empty())
-    return error;
-  rt::Status st = rt::writeSafetensors(file, ckpt);
-  return st ? "" : st.message();
+  if (isSingleFilePath(path)) {
+    rt::Status st = rt::writeSafetensors(path, ckpt);
+    return st ? "" : st.message();
+  }
+  // A folder is replaced whole, rank files of an earlier save included,
+  // so that it never holds two checkpoints.
+  if (std::string err = rt::beginCheckpointSet(path); !err.empty())
+    return err;
+  rt::Status st = rt::writeSafetensors(
+      (std::filesystem::path(rt::stagingFolder(path)) / kCheckpointFileName)
+          .string(),
+      ckpt);
+  std::string err = st ? rt::commitCheckpointSet(path) : st.message();
+  if (!err.empty())
+    rt::abandonCheckpointSet(path);
+  return err;
 }
 
 std::string loadCheckpoint(whale_rt_context *ctx, const std::string &path,

@@ -22,6 +22,10 @@ namespace whale {
 
 inline constexpr const char *kCheckpointFileName = "checkpoint.safetensors";
 
+/// Whether a checkpoint path names one file (it ends in `.safetensors` or
+/// is an existing file) rather than a folder.
+bool isSingleFilePath(const std::string &path);
+
 /// The file a checkpoint path names: a path ending in `.safetensors`, or an
 /// existing file, is the file itself; anything else is a folder holding
 /// `checkpoint.safetensors` (made when `saving`). "" with `error` when the

@@ -24,9 +24,14 @@
 namespace whale {
 
 /// The error of a run stopped by an interrupt (Ctrl-C in the REPL).
-inline std::string interruptedAfter(int64_t step) {
+/// `savedTo`: where the state after `step` was saved as the run stopped,
+/// or "" when it was not.
+inline std::string interruptedAfter(int64_t step,
+                                    const std::string &savedTo = "") {
   return "interrupted after step " + std::to_string(step) +
-         (step > 0 ? " (save_every with --save keeps what is done)" : "");
+         (!savedTo.empty() ? "; its state is saved in " + savedTo
+          : step > 0       ? " (nothing saved: --save keeps what is done)"
+                           : "");
 }
 
 class StepLog {

@@ -13,6 +13,7 @@
 #include "lib/Cluster.h"
 #include "lib/DeviceProbe.h"
 #include "lib/ElasticSchedule.h"
+#include "lib/Interrupt.h"
 #include "lib/OutputFile.h"
 #include "lib/PlanReport.h"
 #include "lib/Planner.h"
@@ -993,9 +994,20 @@ int run(int argc, char **argv) {
     std::cerr << "\r\033[K" << (what.empty() ? "" : what + "...")
               << std::flush;
   };
+  whale::StopOnSignals stopOnSignals;
   whale::TrainResult result = whale::train(interp, train);
   if (tty)
     std::cerr << "\n";
+  for (const std::string &e : result.controlErrors)
+    std::cerr << ("whale: warning: the change asked in " + train.controlPath +
+                  " was not made " + e + "\n");
+  if (!result.ok && stopOnSignals.signal() != 0) {
+    // Stopped by a signal at a step boundary, every process alike (process
+    // 0 decided): one report, and the signal's exit status.
+    if (processRank <= 0)
+      std::cerr << "whale: " + result.error + "\n";
+    return 128 + stopOnSignals.signal();
+  }
   if (!result.ok) {
     // One write of the whole line: under mpirun several processes may
     // report at once into the same stream.
@@ -1052,9 +1064,6 @@ int run(int argc, char **argv) {
   }
   // One write per line: under mpirun another process's output may
   // interleave between the pieces of an unbuffered stream.
-  for (const std::string &e : result.controlErrors)
-    std::cerr << ("whale: warning: the change asked in " + train.controlPath +
-                  " was not made " + e + "\n");
   for (const whale::RecoveryReport &r : result.recoveries)
     std::cout << "recovered from a failure in step " << r.failedStep << " ("
               << r.failure << "): " << r.devicesBefore << " -> "

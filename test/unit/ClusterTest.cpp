@@ -1,0 +1,112 @@
+//===- ClusterTest.cpp - cluster files read strictly ----------------------===//
+
+#include "lib/Cluster.h"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+/// The error of parsing `json`, or "" when it parses.
+std::string errorOf(const std::string &json) {
+  whale::Cluster cluster;
+  std::string error;
+  return whale::parseClusterJson(json, "c.json", cluster, error) ? ""
+                                                                  : error;
+}
+
+void expectError(const std::string &json, const std::string &part) {
+  std::string error = errorOf(json);
+  EXPECT_NE(error.find(part), std::string::npos)
+      << json << "\n  gave: " << (error.empty() ? "no error" : error);
+}
+
+std::string oneDevice(const std::string &fields) {
+  return R"({"nodes": [{"devices": [{"kind": "cpu")" + fields + "}]}]}";
+}
+
+TEST(ClusterFile, FieldsOfTheWrongTypeAreErrors) {
+  expectError(oneDevice(R"(, "count": "2")"),
+              "c.json: nodes[0].devices[0].count must be a whole number from "
+              "1 to 4096, not a string");
+  expectError(oneDevice(R"(, "count": 2.5)"), "count must be a whole number");
+  expectError(oneDevice(R"(, "threads": true)"),
+              "threads must be a whole number from 1 to 1024, not true");
+  expectError(oneDevice(R"(, "flops": "1e12")"), "flops must be a finite");
+  expectError(oneDevice(R"(, "kind": 3)"), "kind must be a string");
+  expectError(R"({"nodes": [{"name": 7, "devices": [{}]}]})",
+              "nodes[0].name must be a non-empty string, not 7");
+  expectError(R"({"nodes": {"devices": []}})",
+              "c.json: nodes must be an array, not an object");
+}
+
+TEST(ClusterFile, MisspeltFieldsAreNamed) {
+  expectError(oneDevice(R"(, "threds": 2)"),
+              "c.json: nodes[0].devices[0]: unknown field \"threds\" (did you "
+              "mean \"threads\"?)");
+  expectError(R"({"nodes": [{"devices": [{}]}], "link": {}})",
+              "unknown field \"link\" (did you mean \"links\"?)");
+  expectError(
+      R"({"nodes": [{"devices": [{}]}], "links": {"inter_node": {"bandwith": 1e9}}})",
+      "links.inter_node: unknown field \"bandwith\"");
+}
+
+TEST(ClusterFile, NumbersMustBeFinite) {
+  // 1e999 parses as infinity.
+  expectError(oneDevice(R"(, "flops": 1e999)"),
+              "flops must be a finite number from 0 to 1e+21, not infinity");
+  expectError(
+      R"({"nodes": [{"devices": [{}]}], "links": {"inter_node": {"bandwidth": 1e999}}})",
+      "bandwidth must be a finite number");
+  expectError(
+      R"({"nodes": [{"devices": [{}]}], "links": {"intra_node": {"latency": -1}}})",
+      "latency must be a finite number from 0 to 1000, not -1");
+}
+
+TEST(ClusterFile, NoMemoryIsNotZeroMemory) {
+  expectError(oneDevice(R"(, "memory": 0)"),
+              "memory must be more than 0 bytes");
+  expectError(oneDevice(R"(, "memory": "0GiB")"),
+              "memory must be more than 0 bytes");
+  whale::Cluster cluster;
+  std::string error;
+  EXPECT_FALSE(whale::parseCluster("cpu:2@mem=0", cluster, error));
+  EXPECT_NE(error.find("mem must be a size above 0"), std::string::npos)
+      << error;
+  EXPECT_EQ(errorOf(oneDevice(R"(, "memory": "2GiB")")), "");
+}
+
+TEST(ClusterFile, NodeNamesAreUnique) {
+  expectError(
+      R"({"nodes": [{"name": "a", "devices": [{}]}, {"name": "a", "devices": [{}]}]})",
+      "nodes[1]: a node named \"a\" is named twice");
+  // Copies are named a0, a1, ...: a node named a1 besides them clashes.
+  expectError(
+      R"({"nodes": [{"name": "a", "count": 2, "devices": [{}]}, {"name": "a1", "devices": [{}]}]})",
+      "a node named \"a1\" is named twice");
+  EXPECT_EQ(
+      errorOf(
+          R"({"nodes": [{"name": "a", "count": 2, "devices": [{}]}, {"name": "b", "devices": [{}]}]})"),
+      "");
+}
+
+TEST(ClusterFile, TheDeviceLimitCoversEveryEntry) {
+  // 17 entries of 4096 devices: each entry is within its own bound, all
+  // together are not.
+  std::string devices;
+  for (int i = 0; i < 17; ++i)
+    devices += std::string(i ? "," : "") + R"({"count": 4096})";
+  expectError(R"({"nodes": [{"devices": [)" + devices + "]}]}",
+              "more than 65536 devices in all");
+  std::string list;
+  for (int i = 0; i < 17; ++i)
+    list += std::string(i ? "," : "") + "cpu:4096";
+  whale::Cluster cluster;
+  std::string error;
+  EXPECT_FALSE(whale::parseCluster(list, cluster, error));
+  EXPECT_NE(error.find("more than 65536 devices in all"), std::string::npos)
+      << error;
+  EXPECT_TRUE(whale::parseCluster("cpu:4096,cpu:4096", cluster, error))
+      << error;
+}
+
+} // namespace

@@ -1,0 +1,112 @@
+//===- CheckpointSetTest.cpp - checkpoint folders replaced as one unit ----===//
+
+#include "runtime/store/CheckpointSet.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace whale::rt;
+
+namespace {
+
+std::string freshFolder(const char *name) {
+  fs::path dir = fs::temp_directory_path() /
+                 ("whale-ckset-" + std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+void writeText(const std::string &path, const std::string &text) {
+  std::ofstream(path) << text;
+}
+
+std::string readText(const std::string &path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// Saves a set of `files` files reading `text` into `dir`, as a save does.
+std::string saveSet(const std::string &dir, int files,
+                    const std::string &text) {
+  if (std::string err = beginCheckpointSet(dir); !err.empty())
+    return err;
+  for (int r = 0; r < files; ++r)
+    writeText(stagingFolder(dir) + "/rank-0000" + std::to_string(r) +
+                  ".safetensors",
+              text);
+  return commitCheckpointSet(dir);
+}
+
+TEST(CheckpointSet, ReplacesTheWholeFolder) {
+  const std::string root = freshFolder("replace");
+  const std::string ck = root + "/ck";
+  ASSERT_EQ(saveSet(ck, 3, "old"), "");
+  ASSERT_EQ(saveSet(ck, 2, "new"), "");
+  // The new set alone: the old set's third file went with it.
+  EXPECT_EQ(readText(ck + "/rank-00000.safetensors"), "new");
+  EXPECT_EQ(readText(ck + "/rank-00001.safetensors"), "new");
+  EXPECT_FALSE(fs::exists(ck + "/rank-00002.safetensors"));
+  EXPECT_FALSE(fs::exists(stagingFolder(ck)));
+  // A trailing slash names the same folder, not a staging folder inside.
+  EXPECT_EQ(stagingFolder(ck + "/"), stagingFolder(ck));
+  fs::remove_all(root);
+}
+
+TEST(CheckpointSet, AnInterruptedSaveLeavesTheOldSet) {
+  const std::string root = freshFolder("interrupted");
+  const std::string ck = root + "/ck";
+  ASSERT_EQ(saveSet(ck, 2, "old"), "");
+  // A save killed after one of its files: nothing committed.
+  ASSERT_EQ(beginCheckpointSet(ck), "");
+  writeText(stagingFolder(ck) + "/rank-00000.safetensors", "new");
+  EXPECT_EQ(readText(ck + "/rank-00000.safetensors"), "old");
+  EXPECT_EQ(readText(ck + "/rank-00001.safetensors"), "old");
+  // The next save clears what the killed one left.
+  ASSERT_EQ(saveSet(ck, 1, "next"), "");
+  EXPECT_EQ(readText(ck + "/rank-00000.safetensors"), "next");
+  EXPECT_FALSE(fs::exists(ck + "/rank-00001.safetensors"));
+  fs::remove_all(root);
+}
+
+TEST(CheckpointSet, ACrashBetweenTheTwoRenamesIsTakenBack) {
+  const std::string root = freshFolder("previous");
+  const std::string ck = root + "/ck";
+  ASSERT_EQ(saveSet(ck, 1, "old"), "");
+  // Where the file system cannot exchange names: DIR moved aside, then
+  // the crash before the new set came in.
+  fs::rename(ck, ck + ".previous");
+  ASSERT_EQ(recoverCheckpointSet(ck), "");
+  EXPECT_EQ(readText(ck + "/rank-00000.safetensors"), "old");
+  EXPECT_FALSE(fs::exists(ck + ".previous"));
+  fs::remove_all(root);
+}
+
+TEST(CheckpointSet, RefusesAFolderWithOtherFiles) {
+  const std::string root = freshFolder("others");
+  writeText(root + "/notes.txt", "a user's file");
+  std::string err = checkReplaceableFolder(root);
+  EXPECT_NE(err.find("it holds 'notes.txt'"), std::string::npos) << err;
+  EXPECT_NE(beginCheckpointSet(root), "");
+  EXPECT_EQ(readText(root + "/notes.txt"), "a user's file");
+  // A checkpoint's own files and their temporaries are fine.
+  fs::remove(root + "/notes.txt");
+  writeText(root + "/checkpoint.safetensors", "x");
+  writeText(root + "/rank-00003.safetensors.tmp1234", "x");
+  EXPECT_EQ(checkReplaceableFolder(root), "");
+  writeText(root + "/rank-3.safetensors", "x");
+  EXPECT_NE(checkReplaceableFolder(root), "");
+  // A file, not a folder.
+  EXPECT_NE(checkReplaceableFolder(root + "/rank-3.safetensors"), "");
+  EXPECT_EQ(checkReplaceableFolder(root + "/missing"), "");
+  fs::remove_all(root);
+}
+
+} // namespace
