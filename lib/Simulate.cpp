@@ -9,7 +9,10 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include <chrono>
+#include <cmath>
 #include <set>
 
 namespace whale {
@@ -165,6 +168,21 @@ bool simulatePlan(const PlannedModel &plan, const Cluster &cluster,
   out.deviceMemory = plan.deviceMemory;
   if (options.profile)
     countPricing(*options.profile, out);
+  // Rates and times are each in range, but their products may not be (a
+  // rate of 1e-300 FLOP/s): a prediction that is not a positive time under
+  // a billion seconds (30 years; its figures in ms and µs stay finite) is
+  // an error, never "INF" or "nan" in a report or its JSON.
+  constexpr double kLongestStep = 1e9;
+  const double seconds = out.iterationSeconds();
+  if (!(seconds > 0 && seconds <= kLongestStep) ||
+      !std::isfinite(out.modelFlops) || !std::isfinite(out.peakFlops)) {
+    error = llvm::formatv("the predicted step time is {0:e} s, not a time "
+                          "from 0 to 1e9 s: a device's rate, a link or a "
+                          "profiled time is out of range",
+                          seconds)
+                .str();
+    return false;
+  }
   return true;
 }
 

@@ -77,6 +77,22 @@ constexpr int64_t kSaveTag = int64_t(1) << 43;
 // Whether to stop on a signal, told by process 0: two tags a step.
 constexpr int64_t kStopTag = int64_t(1) << 44;
 
+/// "" when the devices of `cluster` fit in one process: every device's
+/// threads live in it, and past a bound the system would refuse them
+/// halfway (after gigabytes of stacks).
+std::string checkProcessThreads(const Cluster &cluster, int totalThreads) {
+  const int shared = sharedThreads(cluster, totalThreads);
+  int64_t processThreads = 0;
+  for (const DeviceSpec &d : cluster.devices)
+    processThreads += d.kind == "cpu" ? threadsOf(d, shared) : 1;
+  if (processThreads <= kMaxProcessThreads)
+    return "";
+  return "the cluster's devices have " + std::to_string(processThreads) +
+         " threads together, more than the " +
+         std::to_string(kMaxProcessThreads) +
+         " one process runs; give its devices fewer (@threads=)";
+}
+
 /// Replaces `plan` by `next`, dropping the old plan's modules before the
 /// context that owns them (a member-wise move would drop the context
 /// first).
@@ -171,21 +187,43 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     return fail(err);
 
   const int shared = sharedThreads(cluster, options.threads);
-  // Every device's threads live in this one process: past a bound the
-  // system would refuse them halfway (after gigabytes of stacks).
-  int64_t processThreads = 0;
-  for (const DeviceSpec &d : cluster.devices)
-    processThreads += d.kind == "cpu" ? threadsOf(d, shared) : 1;
-  if (processThreads > kMaxProcessThreads)
-    return fail("the cluster's devices have " + std::to_string(processThreads) +
-                " threads together, more than the " +
-                std::to_string(kMaxProcessThreads) +
-                " one process runs; give its devices fewer (@threads=)");
+  if (std::string err = checkProcessThreads(cluster, options.threads);
+      !err.empty())
+    return fail(err);
   PlanOptions planOptions;
   planOptions.even = options.evenPlan;
   planOptions.defaultThreads = shared;
   planOptions.fuse = options.fuse;
   planOptions.overlap = options.overlap;
+  // Devices the run may move to: a spec read, its devices there, their
+  // threads within the bound, the model planned on them, and under mpirun
+  // shared out among the same processes. The whole elastic schedule is
+  // checked so before the first step, not hours later when a change is
+  // due; a control file's request when it comes.
+  auto checkDevices = [&](const std::string &spec, Cluster &next,
+                          PlannedModel &nextPlan, std::string &why) {
+    if (!parseCluster(spec, next, why) || !checkClusterDevices(next, why))
+      return false;
+    if ((why = checkProcessThreads(next, options.threads)).empty() &&
+        planModel(interp, options.model, next, planOptions, nextPlan, why) &&
+        options.processes) {
+      ProcessLayout shared;
+      why = layoutProcesses(processRank, processCount,
+                            static_cast<int64_t>(next.devices.size()), shared);
+    }
+    return why.empty();
+  };
+  for (const ElasticChange &change : options.elastic) {
+    Cluster next;
+    PlannedModel trial;
+    std::string why;
+    const bool ok = checkDevices(change.cluster, next, trial, why);
+    replacePlan(trial, PlannedModel());
+    if (!ok)
+      return fail("the elastic change after step " +
+                  std::to_string(change.afterStep) + " to " + change.cluster +
+                  " cannot be made: " + why);
+  }
 
   // Each stage's program, its parameters and the shapes of its inputs: one
   // set per module of rank programs (one per micro-batch size).
@@ -513,6 +551,18 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     if (std::string err = checkResumable(options.loadPath, first, steps);
         !err.empty())
       return fail(err);
+  // A failure asked for by a test must be one that can happen: a silent
+  // no-op would pass a recovery test that tested nothing.
+  if (options.failStep > 0 &&
+      (options.failDevice < 0 ||
+       options.failDevice >= static_cast<int64_t>(cluster.devices.size()) ||
+       options.failStep <= first || options.failStep > steps))
+    return fail("--fail-rank " + std::to_string(options.failDevice) + "@" +
+                std::to_string(options.failStep) +
+                ": expected a device from 0 to " +
+                std::to_string(cluster.devices.size() - 1) +
+                " and a step this run trains, from " +
+                std::to_string(first + 1) + " to " + std::to_string(steps));
   // The changes of devices still to come, checked against the steps.
   size_t nextChange = 0;
   for (size_t i = 0; i < options.elastic.size(); ++i) {
@@ -1006,25 +1056,11 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       if (!why.empty())
         result.controlErrors.push_back("after step " + std::to_string(step) +
                                        ": " + why);
-      else if (!spec.empty() && (!parseCluster(spec, asked, why) ||
-                                 !checkClusterDevices(asked, why) ||
-                                 !planModel(interp, options.model, asked,
-                                            planOptions, trial, why)))
+      else if (!spec.empty() && !checkDevices(spec, asked, trial, why))
         result.controlErrors.push_back("after step " + std::to_string(step) +
                                        ", " + spec + ": " + why);
-      else if (!spec.empty()) {
-        // Under mpirun the same processes must share the devices out.
-        ProcessLayout shared;
-        if (options.processes)
-          why = layoutProcesses(processRank, processCount,
-                                static_cast<int64_t>(asked.devices.size()),
-                                shared);
-        if (why.empty())
-          byHand = ElasticChange{step, spec};
-        else
-          result.controlErrors.push_back("after step " + std::to_string(step) +
-                                         ", " + spec + ": " + why);
-      }
+      else if (!spec.empty())
+        byHand = ElasticChange{step, spec};
       replacePlan(trial, PlannedModel());
     }
     if (byHand || (nextChange < options.elastic.size() &&

@@ -51,6 +51,7 @@ elif [ "$target" = json ]; then
   clang++-22 "${flags[@]}" $(/usr/lib/llvm-22/bin/llvm-config --cxxflags |
       tr ' ' '\n' | grep -E '^-D') \
     "$root/lib/Cluster.cpp" "$root/lib/ElasticSchedule.cpp" \
+    "$root/support/JsonFields.cpp" \
     "$root/sim/DeviceModel.cpp" \
     "$root/sim/ProfileDb.cpp" "$root/sim/Program.cpp" \
     "$root/sim/Collectives.cpp" "$root/fuzz/FuzzJsonInputs.cpp" \

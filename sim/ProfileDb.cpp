@@ -3,6 +3,7 @@
 #include "sim/ProfileDb.h"
 
 #include "runtime/InputFile.h"
+#include "support/JsonFields.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -13,6 +14,8 @@
 
 #include <cctype>
 #include <cmath>
+#include <map>
+#include <set>
 
 namespace whale::sim {
 
@@ -276,32 +279,36 @@ namespace {
 
 /// An entry's "cost" object: FLOPs and bytes, and a matrix product's shape
 /// (m, n, k, batch and bf16 come together or not at all).
-bool parseCost(const llvm::json::Value &value, ProfileDb::Entry &entry) {
-  const llvm::json::Object *p = value.getAsObject();
-  if (!p)
-    return false;
+bool parseCost(const llvm::json::Object &p, const std::string &where,
+               ProfileDb::Entry &entry, std::string &error) {
+  JsonFields f(p, where, error);
   OpCost c;
-  for (auto [key, field] :
-       {std::pair{"flops", &c.flops}, std::pair{"bytes", &c.bytes}}) {
-    std::optional<double> v = p->getNumber(key);
-    if (!v || !std::isfinite(*v) || *v < 0)
-      return false;
-    *field = *v;
+  if (!f.onlyKnown({"flops", "bytes", "m", "n", "k", "batch", "bf16"}) ||
+      !f.number("flops", 0, 1e30, c.flops) ||
+      !f.number("bytes", 0, 1e30, c.bytes))
+    return false;
+  if (!f.has("flops") || !f.has("bytes")) {
+    error = where + ": needs \"flops\" and \"bytes\"";
+    return false;
   }
-  c.matmul = p->get("m") != nullptr;
+  c.matmul = f.has("m");
   if (c.matmul) {
-    for (auto [key, field] :
-         {std::pair{"m", &c.m}, std::pair{"n", &c.n}, std::pair{"k", &c.k},
-          std::pair{"batch", &c.batch}}) {
-      std::optional<int64_t> v = p->getInteger(key);
-      if (!v || *v <= 0)
+    for (const char *key : {"m", "n", "k", "batch", "bf16"})
+      if (!f.has(key)) {
+        error = where + ": a matrix product's cost needs \"m\", \"n\", "
+                        "\"k\", \"batch\" and \"bf16\"";
         return false;
-      *field = *v;
-    }
-    std::optional<bool> bf16 = p->getBoolean("bf16");
-    if (!bf16)
+      }
+    int64_t m = 0, n = 0, k = 0, batch = 0;
+    const int64_t most = int64_t(1) << 40;
+    if (!f.integer("m", 1, most, m) || !f.integer("n", 1, most, n) ||
+        !f.integer("k", 1, most, k) || !f.integer("batch", 1, most, batch) ||
+        !f.boolean("bf16", c.bf16))
       return false;
-    c.bf16 = *bf16;
+    c.m = m;
+    c.n = n;
+    c.k = k;
+    c.batch = batch;
   }
   entry.cost = c;
   return true;
@@ -328,52 +335,76 @@ bool ProfileDb::parse(const std::string &text, const std::string &path,
                    "\"version\": 1)";
     return false;
   }
-  auto str = [&](const char *key) {
-    auto s = root->getString(key);
-    return s ? s->str() : std::string();
-  };
-  machine = str("machine");
-  commit = str("commit");
-  created = str("created");
-  const llvm::json::Array *list = root->getArray("devices");
+  JsonFields top(*root, path + ":", error);
+  if (!top.onlyKnown({"version", "machine", "commit", "created", "devices"}) ||
+      !top.string("machine", machine) || !top.string("commit", commit) ||
+      !top.string("created", created))
+    return false;
+  const llvm::json::Array *list = top.array("devices");
   if (!list) {
-    error = path + ": expected a \"devices\" array";
+    if (!top.failed())
+      error = path + ": expected a \"devices\" array";
     return false;
   }
+  std::set<std::string> seenDevices;
   for (size_t i = 0; i < list->size(); ++i) {
     std::string where = path + ": devices[" + std::to_string(i) + "]";
     const llvm::json::Object *d = (*list)[i].getAsObject();
-    auto device = d ? d->getString("device") : std::nullopt;
-    const llvm::json::Array *events = d ? d->getArray("events") : nullptr;
-    if (!device || !events) {
+    if (!d) {
       error = where + ": expected {\"device\": NAME, \"events\": [...]}";
       return false;
     }
+    JsonFields df(*d, where, error);
+    std::string device;
+    if (!df.onlyKnown({"device", "events"}) ||
+        !df.string("device", device, /*nonEmpty=*/true))
+      return false;
+    const llvm::json::Array *events = df.array("events");
+    if (!events || device.empty()) {
+      if (!df.failed())
+        error = where + ": expected {\"device\": NAME, \"events\": [...]}";
+      return false;
+    }
+    if (!seenDevices.insert(device).second) {
+      error = where + ": device \"" + device +
+              "\" is listed twice (list its events once)";
+      return false;
+    }
+    std::map<std::string, size_t> seenEvents;
     for (size_t j = 0; j < events->size(); ++j) {
       std::string at = where + ".events[" + std::to_string(j) + "]";
       const llvm::json::Object *e = (*events)[j].getAsObject();
-      auto event = e ? e->getString("event") : std::nullopt;
-      auto seconds = e ? e->getNumber("seconds") : std::nullopt;
-      if (!event || !seconds) {
+      if (!e) {
         error = at + ": expected {\"event\": KEY, \"seconds\": S}";
         return false;
       }
-      if (!std::isfinite(*seconds) || *seconds < 0) {
-        error = at + ": seconds must be a finite number, not negative";
+      JsonFields ef(*e, at, error);
+      std::string event;
+      Entry entry{-1, 0, false, std::nullopt};
+      // An op of more than a million seconds is no measurement: the
+      // replay's sums of such times would not stay finite.
+      if (!ef.onlyKnown({"event", "seconds", "runs", "in_context", "cost"}) ||
+          !ef.string("event", event, /*nonEmpty=*/true) ||
+          !ef.number("seconds", 0, 1e6, entry.seconds) ||
+          !ef.integer("runs", 0, int64_t(1) << 40, entry.runs) ||
+          !ef.boolean("in_context", entry.inContext))
+        return false;
+      if (event.empty() || entry.seconds < 0) {
+        error = at + ": expected {\"event\": KEY, \"seconds\": S}";
         return false;
       }
-      Entry entry{*seconds, e->getInteger("runs").value_or(0),
-                  e->getBoolean("in_context").value_or(false), std::nullopt};
-      if (const llvm::json::Value *c = e->get("cost")) {
-        if (!parseCost(*c, entry)) {
-          error = at + ".cost: expected {\"flops\", \"bytes\": finite "
-                       "numbers, not negative, and for a matrix product "
-                       "\"m\", \"n\", \"k\", \"batch\": positive "
-                       "integers, \"bf16\": true or false}";
-          return false;
-        }
+      if (auto [it, fresh] = seenEvents.try_emplace(event, j); !fresh) {
+        error = at + ": the event of events[" + std::to_string(it->second) +
+                "] again, which time holds is not known (list it once)";
+        return false;
       }
-      set(device->str(), event->str(), entry);
+      if (const llvm::json::Object *c = ef.objectField("cost")) {
+        if (!parseCost(*c, at + ".cost", entry, error))
+          return false;
+      } else if (ef.failed()) {
+        return false;
+      }
+      set(device, event, entry);
     }
   }
   return true;

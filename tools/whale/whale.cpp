@@ -934,6 +934,9 @@ int run(int argc, char **argv) {
   if (train.saveRanks && (train.cluster.empty() || train.savePath.empty()))
     return usageError("--save-ranks needs --cluster and --save: the ranks "
                       "whose boxes to write");
+  if (train.failStep > 0 && train.cluster.empty())
+    return usageError("--fail-rank needs --cluster: the devices one of "
+                      "which fails");
   if (!train.controlPath.empty() && train.cluster.empty())
     return usageError("--control needs --cluster: the devices the run "
                       "starts on");
