@@ -6,6 +6,7 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/Cluster.h"
 #include "lib/Jit.h"
+#include "runtime/InputFile.h"
 #include "sim/Extract.h"
 #include "whale/Train.h"
 
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -325,11 +327,17 @@ struct ProfilingTrace {
 };
 
 bool ProfilingTrace::read(llvm::StringRef path, std::string &error) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  llvm::Expected<llvm::json::Value> trace =
-      buffer ? llvm::json::parse((*buffer)->getBuffer())
-             : llvm::Expected<llvm::json::Value>(llvm::createStringError(
-                   "cannot read the profiling run's trace"));
+  std::string text;
+  if ((error = rt::readRegularFile(path.str(), "the profiling run's trace",
+                                   rt::kMaxTextInput, text))
+          .size())
+    return false;
+  if (!rt::jsonDepthWithin(text, rt::kMaxJsonDepth)) {
+    error = path.str() + ": nested more than " +
+            std::to_string(rt::kMaxJsonDepth) + " levels deep";
+    return false;
+  }
+  llvm::Expected<llvm::json::Value> trace = llvm::json::parse(text);
   const llvm::json::Array *events =
       trace && trace->getAsObject()
           ? trace->getAsObject()->getArray("traceEvents")
@@ -339,12 +347,21 @@ bool ProfilingTrace::read(llvm::StringRef path, std::string &error) {
                   : llvm::toString(trace.takeError());
     return false;
   }
-  for (const llvm::json::Value &v : *events) {
-    const llvm::json::Object *e = v.getAsObject();
+  for (size_t i = 0; i < events->size(); ++i) {
+    const llvm::json::Object *e = (*events)[i].getAsObject();
     auto ts = e ? e->getNumber("ts") : std::nullopt;
     auto dur = e ? e->getNumber("dur") : std::nullopt;
     if (!ts || !dur || e->getString("ph") != "X")
       continue;
+    // A span that ends before it starts, or never, is no measurement.
+    if (!std::isfinite(*ts) || !std::isfinite(*dur) || *dur < 0 ||
+        *dur > 1e12) {
+      error = path.str() + ": traceEvents[" + std::to_string(i) +
+              "]: \"ts\" and \"dur\" must be finite and \"dur\" from 0 to "
+              "1e12 us, not " +
+              std::to_string(*ts) + " and " + std::to_string(*dur);
+      return false;
+    }
     (e->getString("cat") == "driver" ? steps : work)
         .push_back({*ts, *ts + *dur});
     if (auto pid = e->getInteger("pid"); pid && e->getString("cat") != "driver")
@@ -566,7 +583,14 @@ bool timesFromTrace(llvm::StringRef path, const PlannedModel &plan,
     return false;
   }
   SiteMap sites(plan, modules, sets, table);
+  const size_t before = db.size();
   computeTimes(run, sites, table, topology, db);
+  if (db.size() == before) {
+    error = "the trace '" + path.str() +
+            "' times no op of this plan: it is a run of another script, "
+            "plan or cluster (profile from a run of this very plan)";
+    return false;
+  }
   collectiveTimes(run, sites, table, plan, topology, db);
   driverTime(run, plan, db);
   return true;
