@@ -56,6 +56,13 @@ const FileAST *Frontend::loadModule(const std::string &path, std::string text) {
   return files.back().get();
 }
 
+std::vector<std::string> Frontend::filesRead() const {
+  std::vector<std::string> paths;
+  for (const std::unique_ptr<FileAST> &f : files)
+    paths.push_back(f->path);
+  return paths;
+}
+
 std::optional<Program> Frontend::analyze() {
   if (!main || diags.hasErrors())
     return std::nullopt;

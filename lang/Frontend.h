@@ -59,6 +59,10 @@ public:
   /// before is not parsed again.
   const FileAST *loadModule(const std::string &path, std::string text);
 
+  /// The paths of every file read: the main script and the modules it
+  /// imports (for commands that must never write over their inputs).
+  std::vector<std::string> filesRead() const;
+
   const SourceManager &sources() const { return srcs; }
   DiagnosticEngine &diagnostics() { return diags; }
   const FrontendOptions &getOptions() const { return options; }

@@ -211,6 +211,11 @@ std::string Interpreter::renderDiagnostics() const {
   return impl->frontend ? impl->frontend->renderDiagnostics() : std::string();
 }
 
+std::vector<std::string> Interpreter::filesRead() const {
+  return impl->frontend ? impl->frontend->filesRead()
+                        : std::vector<std::string>();
+}
+
 bool Interpreter::hasErrors() const {
   return !impl->frontend || impl->frontend->diagnostics().hasErrors();
 }

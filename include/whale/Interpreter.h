@@ -88,6 +88,10 @@ public:
   std::string renderDiagnostics() const;
   bool hasErrors() const;
 
+  /// Every file the last load read: the script and the modules it imports
+  /// (a command's output must not overwrite one of them).
+  std::vector<std::string> filesRead() const;
+
   /// The loaded program at `stage` as text; nullopt after an error (which
   /// is then in diagnostics()).
   std::optional<std::string> emit(Stage stage);

@@ -194,11 +194,23 @@ std::optional<int64_t> integer(const std::string &flag, const std::string &v,
 }
 
 /// Writes `text` to `out` (standard output when empty).
-int writeOutput(const std::string &out, const std::string &text) {
+/// Writes `text` to `out` (stdout when empty); never over a file `read`
+/// loaded (the script, a module it imports), which the output would
+/// destroy.
+int writeOutput(const std::string &out, const std::string &text,
+                const whale::Interpreter *read = nullptr) {
   if (out.empty()) {
     std::cout << text;
     return 0;
   }
+  if (read)
+    for (const std::string &input : read->filesRead())
+      if (whale::sameFile(out, input)) {
+        std::cerr << "whale: error: -o '" << out << "' is '" << input
+                  << "', which this command read; write the output "
+                     "elsewhere\n";
+        return 1;
+      }
   if (std::string err = whale::writeOutputFile(out, text, "the output");
       !err.empty()) {
     std::cerr << "whale: error: " << err << "\n";
@@ -270,7 +282,7 @@ int emitPlanned(const whale::InterpreterOptions &opts, const std::string &file,
       os << "// ----- the rank programs at a micro-batch of " << v.microBatch
          << "\n"
          << *v.ranks;
-  return writeOutput(out, text);
+  return writeOutput(out, text, &interp);
 }
 
 /// `whale compile --emit=bundle -o FOLDER`: the plan compiled ahead of time
@@ -421,7 +433,7 @@ int simCommand(int argc, char **argv) {
     return 1;
   }
   if (!trace.empty())
-    if (int rc = writeOutput(trace, whale::simulationTrace(sim)))
+    if (int rc = writeOutput(trace, whale::simulationTrace(sim), &interp))
       return rc;
   std::cout << (json     ? whale::simulationJson(sim, plan)
                 : events ? whale::simulationEvents(sim)
@@ -655,7 +667,10 @@ int profileCommand(int argc, char **argv) {
     std::cerr << "whale: error: " << error << "\n";
     return 1;
   }
-  return writeOutput(out, db.toJson());
+  if (!out.empty() && !fromTrace.empty() && whale::sameFile(out, fromTrace))
+    return usageError("-o '" + out + "' is the trace it reads (--from-trace); "
+                      "write the profile elsewhere");
+  return writeOutput(out, db.toJson(), &interp);
 }
 
 /// `whale devices`: the cluster as Whale sees it; --probe measures each
@@ -860,7 +875,7 @@ int compile(int argc, char **argv) {
   std::cerr << interp.renderDiagnostics();
   if (!ok || interp.hasErrors())
     return 1;
-  return writeOutput(out, text);
+  return writeOutput(out, text, &interp);
 }
 
 int run(int argc, char **argv) {
