@@ -8,6 +8,7 @@
 #include "runtime/data/TokenDataset.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace whale {
@@ -109,8 +110,17 @@ public:
     auto *xs = static_cast<float *>(whale_rt_tensor_data(inputs[0]));
     auto *ys = static_cast<int32_t *>(whale_rt_tensor_data(inputs[1]));
     for (int64_t b = 0; b < batch; ++b) {
-      for (int64_t f = 0; f < features; ++f)
-        xs[b * features + f] = x.floatAt(ids[b] * features + f);
+      for (int64_t f = 0; f < features; ++f) {
+        // A NaN or an infinity (or a double past float's range) would
+        // train into NaN weights, silently: refused where it is.
+        const float v = static_cast<float>(x.floatAt(ids[b] * features + f));
+        if (!std::isfinite(v))
+          return "feature " + std::to_string(f) + " of sample " +
+                 std::to_string(ids[b]) + " of the features is " +
+                 (std::isnan(v) ? "NaN" : "infinite (as f32)") +
+                 ": arrays(...) features must be finite numbers";
+        xs[b * features + f] = v;
+      }
       int64_t label = y.intAt(ids[b]);
       if (label < 0 || label > INT32_MAX)
         return "label " + std::to_string(label) + " of sample " +

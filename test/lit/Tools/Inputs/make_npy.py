@@ -41,3 +41,11 @@ lo, hi = min(flat), max(flat)
 pixels = [round(255 * (v - lo) / (hi - lo)) for v in flat]
 save(out + "/img.npy", "|u1", (rows, 1, 2, 3), pixels, "B")
 save(out + "/y8.npy", "|u1", (rows,), y, "B")
+# One feature NaN, and one f8 feature past f32's range: refused, never
+# trained into NaN weights.
+nan = list(flat)
+nan[7 * feats + 2] = float("nan")
+save(out + "/xnan.npy", "<f4", (rows, feats), nan, "f")
+big = list(flat)
+big[3 * feats] = 1e300
+save(out + "/xbig.npy", "<f8", (rows, feats), big, "d")
