@@ -541,11 +541,23 @@ bool ReplSession::command(const std::string &line, std::ostream &out,
     if (rest.size() != 1) {
       err << "whale: error: " << cmd << " takes one file\n";
     } else if (cmd == ":save") {
-      // The tensors go beside the script, in FILE.safetensors.
-      std::string e =
-          writeOutputFile(rest[0], script(), "the session's script");
-      if (e.empty() && !tensors.empty())
-        e = saveTensors(rest[0] + ".safetensors", tensors);
+      // The tensors go beside the script, in FILE.safetensors, tagged
+      // with the script's checksum: the tensors first, so that a failure
+      // of either leaves a pair that :load refuses to mix, never one it
+      // takes for the session. A session without tensors removes the
+      // old file, which belongs to another script.
+      const std::string text = script();
+      const std::string beside = rest[0] + ".safetensors";
+      std::string e;
+      if (!tensors.empty())
+        e = saveTensors(beside, tensors, text);
+      if (e.empty())
+        e = writeOutputFile(rest[0], text, "the session's script");
+      if (e.empty() && tensors.empty() &&
+          llvm::sys::fs::is_regular_file(beside))
+        if (std::error_code ec = llvm::sys::fs::remove(beside))
+          e = "cannot remove the old tensors '" + beside +
+              "' of another script: " + ec.message();
       if (!e.empty())
         err << "whale: error: " << e << "\n";
       else
@@ -577,7 +589,8 @@ bool ReplSession::command(const std::string &line, std::ostream &out,
           std::string saved = rest[0] + ".safetensors";
           size_t had = tensors.size();
           if (llvm::sys::fs::is_regular_file(saved)) {
-            if (std::string e = loadTensors(saved, tensors); !e.empty())
+            if (std::string e = loadTensors(saved, tensors, text);
+                !e.empty())
               err << "whale: error: " << e << "\n";
             else
               out << "loaded the tensors of " << saved << ": "

@@ -3,6 +3,7 @@
 
 #include "repl/ReplTensors.h"
 
+#include "runtime/store/Crc32.h"
 #include "runtime/store/Safetensors.h"
 
 #include <algorithm>
@@ -101,9 +102,16 @@ std::string expandRandn(std::string &expr, std::mt19937_64 &rng,
   return "";
 }
 
-std::string saveTensors(const std::string &path, const NamedTensors &tensors) {
+std::string scriptTag(const std::string &script) {
+  return std::to_string(rt::crc32(
+      reinterpret_cast<const uint8_t *>(script.data()), script.size()));
+}
+
+std::string saveTensors(const std::string &path, const NamedTensors &tensors,
+                        const std::string &script) {
   rt::Checkpoint file;
   file.metadata["whale.kind"] = "repl tensors";
+  file.metadata["whale.script_crc32"] = scriptTag(script);
   for (const auto &[name, t] : tensors) {
     const void *data = t.isFloat ? static_cast<const void *>(t.f.data())
                                  : static_cast<const void *>(t.i.data());
@@ -118,10 +126,17 @@ std::string saveTensors(const std::string &path, const NamedTensors &tensors) {
   return st.isOk() ? "" : st.message();
 }
 
-std::string loadTensors(const std::string &path, NamedTensors &tensors) {
+std::string loadTensors(const std::string &path, NamedTensors &tensors,
+                        const std::string &script) {
   rt::Checkpoint file;
   if (rt::Status st = rt::readSafetensors(path, file); !st.isOk())
     return st.message();
+  // Saved with another script than the one beside it (a save that failed
+  // halfway, a file copied over): its tensors would not be the session's.
+  if (auto tag = file.metadata.find("whale.script_crc32");
+      tag != file.metadata.end() && tag->second != scriptTag(script))
+    return path + " was saved with another version of its script, so its "
+                  "tensors are not loaded (the script's definitions are)";
   NamedTensors read;
   for (const rt::StoredTensor &s : file.tensors) {
     if (s.dtype != "F32" && s.dtype != "I32")

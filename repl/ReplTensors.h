@@ -43,9 +43,14 @@ std::string expandRandn(std::string &expr, std::mt19937_64 &rng,
 
 /// Writes `tensors` to a safetensors file at `path` (with checksums, as
 /// checkpoints are), or reads the file's tensors into `tensors` (replacing
-/// those of the same names); "" or what went wrong.
-std::string saveTensors(const std::string &path, const NamedTensors &tensors);
-std::string loadTensors(const std::string &path, NamedTensors &tensors);
+/// those of the same names); "" or what went wrong. The file records the
+/// checksum of `script`, the session's script saved beside it, and is
+/// loaded only beside that script: a save that failed between the two
+/// files, or a file copied over, never mixes two sessions.
+std::string saveTensors(const std::string &path, const NamedTensors &tensors,
+                        const std::string &script);
+std::string loadTensors(const std::string &path, NamedTensors &tensors,
+                        const std::string &script);
 
 } // namespace whale
 

@@ -170,3 +170,81 @@ if saved != 2:
 if os.path.exists(ck + ".saving"):
     problems.append("the staging folder was left")
 report("full-disk", not problems, "; ".join(problems))
+
+# The REPL's :save, killed at random moments of a session that saves after
+# each new definition: whatever pair of files it leaves, :load takes the
+# tensors only with the script they were saved with (y holds the number
+# of the last definition K<n> of that script), or refuses them.
+repl_script = os.path.join(work, "session.whl")
+lines = []
+for n in range(1, 400):
+    lines += ["K%d = %d" % (n, n), "y = randn([384, 384]) * 0 + %d" % n,
+              ":save " + repl_script]
+feed = "\n".join(lines) + "\n"
+
+
+def load_session():
+    out = subprocess.run([whale, "repl"], input=":load %s\n:list\ny\n" %
+                         repl_script, capture_output=True, text=True,
+                         timeout=120)
+    return out.stdout + out.stderr
+
+
+def consistent(text):
+    ks = [int(k) for k in re.findall(r"^K(\d+) = ", text, re.M)]
+    if not ks:
+        return True  # nothing saved yet
+    if "was saved with another version of its script" in text:
+        return True  # refused, not mixed
+    m = re.search(r"^\[\[ *(\d+)\.", text, re.M)
+    return m is not None and int(m.group(1)) == max(ks)
+
+
+failures = []
+for trial in range(6):
+    for path in (repl_script, repl_script + ".safetensors"):
+        if os.path.exists(path):
+            os.remove(path)
+    proc = subprocess.Popen([whale, "repl"], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        proc.stdin.write(feed)
+        proc.stdin.flush()
+    except BrokenPipeError:
+        pass
+    time.sleep(random.uniform(0.2, 0.8))
+    proc.kill()
+    proc.wait()
+    text = load_session()
+    if not consistent(text):
+        failures.append("trial %d: %s" % (trial, text[-300:]))
+report("repl-sigkill", not failures, "; ".join(failures))
+
+
+# A full disk under :save: the tensors cannot be written (RLIMIT_FSIZE);
+# :save says so and the pair saved before still loads whole.
+def starve_then_load():
+    for path in (repl_script, repl_script + ".safetensors"):
+        if os.path.exists(path):
+            os.remove(path)
+    first = subprocess.run([whale, "repl"], input="K1 = 1\ny = randn([2, 2])"
+                           " * 0 + 1\n:save %s\n" % repl_script,
+                           capture_output=True, text=True, timeout=120)
+    starved = subprocess.run(
+        [whale, "repl"], input=":load %s\nK2 = 2\ny = randn([256, 256]) * 0 "
+        "+ 2\n:save %s\n" % (repl_script, repl_script), capture_output=True,
+        text=True, timeout=120, preexec_fn=small_files)
+    return first, starved, load_session()
+
+
+first, starved, text = starve_then_load()
+problems = []
+if "wrote 1 definitions" not in first.stdout:
+    problems.append("the first save failed: " + first.stdout + first.stderr)
+if "cannot write checkpoint" not in starved.stderr:
+    problems.append("the starved save did not fail: " + starved.stderr[-300:])
+if "K2" in text or not consistent(text) or \
+        "loaded the tensors" not in text:
+    problems.append("after it, :load gave " + text[-300:])
+report("repl-full-disk", not problems, "; ".join(problems))
