@@ -12,6 +12,7 @@
 #include "lib/Planner.h"
 #include "lib/RankPrograms.h"
 #include "runtime/exec/PlanManifest.h"
+#include "runtime/store/CheckpointSet.h"
 
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -67,8 +68,13 @@ std::string writeFile(const std::string &path, llvm::StringRef bytes) {
     return "cannot write '" + path + "': " + ec.message();
   out << bytes;
   out.close();
-  if (out.has_error())
-    return "cannot write '" + path + "': " + out.error().message();
+  if (out.has_error()) {
+    std::string why = out.error().message();
+    // Cleared, or the stream's destructor ends the process with a bare
+    // "LLVM ERROR: IO failure on output stream".
+    out.clear_error();
+    return "cannot write '" + path + "': " + why;
+  }
   return "";
 }
 
@@ -172,7 +178,7 @@ std::string compileShared(mlir::ModuleOp module, const std::string &dir,
 } // namespace
 
 bool compileBundle(Interpreter &interp, const TrainOptions &options,
-                   const std::string &dir, BundleReport &report,
+                   const std::string &finalDir, BundleReport &report,
                    std::string &error) {
   auto phase = [&](const std::string &what) {
     if (options.onPhase)
@@ -222,10 +228,24 @@ bool compileBundle(Interpreter &interp, const TrainOptions &options,
         {runtimeDeviceName(spec, i), spec.threads, spec.memory});
   }
 
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
-    error = "cannot make the folder '" + dir + "': " + ec.message();
+  // Compiled into a staging folder and swapped in whole: a full disk or a
+  // kill leaves the previous bundle as it was (runtime/store/
+  // CheckpointSet.h), never half of each.
+  if (std::string err =
+          rt::beginCheckpointSet(finalDir, rt::FolderKind::CompiledPlan);
+      !err.empty()) {
+    error = err;
     return false;
   }
+  struct Abandon {
+    const std::string &dir;
+    bool keep = false;
+    ~Abandon() {
+      if (!keep)
+        rt::abandonCheckpointSet(dir);
+    }
+  } abandon{finalDir};
+  const std::string dir = rt::stagingFolder(finalDir);
   // One shared object per module of rank programs (one per micro-batch
   // size), each with its stages' entry points.
   std::vector<mlir::ModuleOp> modules = {*plan.ranks};
@@ -281,6 +301,29 @@ bool compileBundle(Interpreter &interp, const TrainOptions &options,
   }
   phase("");
 
+  // Every shared object vouched for by size and checksum: the runner loads
+  // nothing else (runtime/exec/BundleFiles.h).
+  std::vector<std::string> objects;
+  for (const ProgramLibrary &lib : m.libraries)
+    objects.push_back(lib.file);
+  if (m.eval)
+    objects.push_back(m.eval->file);
+  for (const std::string &name : objects)
+    for (const std::string &file : {name, cpuLevelFile(name, kCpuLevels[0]),
+                                    cpuLevelFile(name, kCpuLevels[1])}) {
+      llvm::SmallString<256> path(dir);
+      llvm::sys::path::append(path, file);
+      if (file != name && !llvm::sys::fs::exists(path))
+        continue;
+      BundleFile f;
+      f.name = file;
+      if (std::string err = describeBundleFile(path.str().str(), f);
+          !err.empty()) {
+        error = err;
+        return false;
+      }
+      m.files.push_back(f);
+    }
   llvm::SmallString<256> manifest(dir);
   llvm::sys::path::append(manifest, kManifestFileName);
   if (std::string err = writeManifest(m, manifest.str().str()); !err.empty()) {
@@ -295,21 +338,17 @@ bool compileBundle(Interpreter &interp, const TrainOptions &options,
     return false;
   }
   report.ranks = plan.stages * plan.replicas;
-  std::vector<std::string> names = {kManifestFileName};
-  for (const ProgramLibrary &lib : m.libraries)
-    names.push_back(lib.file);
-  if (m.eval)
-    names.push_back(m.eval->file);
-  for (const std::string &name : names)
-    for (const std::string &file : {name, cpuLevelFile(name, kCpuLevels[0]),
-                                    cpuLevelFile(name, kCpuLevels[1])}) {
-      llvm::SmallString<256> path(dir);
-      llvm::sys::path::append(path, file);
-      uint64_t size = 0;
-      const bool there = !llvm::sys::fs::file_size(path, size);
-      if (there || file == name)
-        report.files.push_back({file, static_cast<int64_t>(size)});
-    }
+  uint64_t manifestBytes = 0;
+  (void)llvm::sys::fs::file_size(manifest, manifestBytes);
+  report.files.push_back(
+      {kManifestFileName, static_cast<int64_t>(manifestBytes)});
+  for (const BundleFile &f : m.files)
+    report.files.push_back({f.name, f.bytes});
+  if (std::string err = rt::commitCheckpointSet(finalDir); !err.empty()) {
+    error = err;
+    return false;
+  }
+  abandon.keep = true;
   return true;
 }
 

@@ -387,9 +387,10 @@ bool ProfilingTrace::read(llvm::StringRef path, std::string &error) {
 /// two calls: making and releasing tensors, checking statuses, finding
 /// parameters); its mean over the steps at each site, then over its
 /// sites; by device class, and by device where the cluster has several.
-void computeTimes(const ProfilingTrace &run, const SiteMap &sites,
-                  const sim::EventTable &table, const sim::Topology &topology,
-                  sim::ProfileDb &db) {
+/// Returns how many (device, event) times it set: 0 when no op matched.
+size_t computeTimes(const ProfilingTrace &run, const SiteMap &sites,
+                    const sim::EventTable &table,
+                    const sim::Topology &topology, sim::ProfileDb &db) {
   std::map<std::tuple<int64_t, int64_t, size_t>, double> perStep;
   for (const ProfilingTrace::Timed &t : run.timed) {
     size_t step = run.stepOf(t.ts);
@@ -420,6 +421,7 @@ void computeTimes(const ProfilingTrace &run, const SiteMap &sites,
   }
   for (auto &[key, bySite] : samples)
     db.set(key.first, table[key.second], meanOverSites(bySite));
+  return samples.size();
 }
 
 /// Each collective's own time in the run, by device class.
@@ -583,9 +585,7 @@ bool timesFromTrace(llvm::StringRef path, const PlannedModel &plan,
     return false;
   }
   SiteMap sites(plan, modules, sets, table);
-  const size_t before = db.size();
-  computeTimes(run, sites, table, topology, db);
-  if (db.size() == before) {
+  if (computeTimes(run, sites, table, topology, db) == 0) {
     error = "the trace '" + path.str() +
             "' times no op of this plan: it is a run of another script, "
             "plan or cluster (profile from a run of this very plan)";

@@ -31,19 +31,11 @@ HeldState &StateStore::prepare(const StateCollection &layout,
 void StateStore::copyToKeepers() {
   auto t0 = std::chrono::steady_clock::now();
   const int64_t n = static_cast<int64_t>(layout_.ranks.size());
-  if (acrossProcesses_) {
-    // The copy came from the previous process: only its checksums are
-    // taken here.
-    for (const auto &[key, boxes] : copyOfPrevious_[kAnotherProcess])
-      for (const auto &[box, bytes] : boxes)
-        copyCrc_[{key.first, key.second, box}] = checksum(bytes);
-  } else {
-    for (const auto &[key, boxes] : own_) {
-      HeldState &keeper = copyOfPrevious_[(key.first + 1) % n];
-      for (const auto &[box, bytes] : boxes) {
-        keeper[key][box] = bytes; // same sizes: the buffer is reused
-        copyCrc_[{key.first, key.second, box}] = checksum(bytes);
-      }
+  for (const auto &[key, boxes] : own_) {
+    HeldState &keeper = copyOfPrevious_[(key.first + 1) % n];
+    for (const auto &[box, bytes] : boxes) {
+      keeper[key][box] = bytes; // same sizes: the buffer is reused
+      copyCrc_[{key.first, key.second, box}] = checksum(bytes);
     }
   }
   copySeconds_ = std::chrono::duration<double>(
@@ -105,27 +97,76 @@ bool StateStore::surviving(int64_t lost, StateCollection &layout,
   return true;
 }
 
-HeldState &StateStore::copyFromAnotherProcess() {
-  acrossProcesses_ = true;
-  return copyOfPrevious_[kAnotherProcess];
+HeldState &StateStore::pendingOwn(const StateCollection &layout,
+                                  int64_t version) {
+  wait();
+  // The older update's buffers, where they have the same sizes.
+  pending_ = std::move(older_);
+  older_ = Generation();
+  if (pending_.version != version) {
+    pending_.own.clear();
+    pending_.copy.clear();
+  }
+  pending_.step = -1;
+  pending_.version = version;
+  pending_.layout = layout;
+  pending_.copyCrc.clear();
+  return pending_.own;
 }
 
-bool StateStore::takeSurviving(const std::set<int64_t> &lost, HeldState &held,
+HeldState &StateStore::pendingCopy() { return pending_.copy; }
+
+void StateStore::commitPending(int64_t step) {
+  wait();
+  pending_.step = step;
+  older_ = std::move(latest_);
+  latest_ = std::move(pending_);
+  pending_ = Generation();
+  step_ = step;
+  layout_ = latest_.layout;
+  copier_ = std::thread([this] {
+    auto t0 = std::chrono::steady_clock::now();
+    for (const auto &[key, boxes] : latest_.copy)
+      for (const auto &[box, bytes] : boxes)
+        latest_.copyCrc[{key.first, key.second, box}] = checksum(bytes);
+    copySeconds_ = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - t0)
+                       .count();
+    copiedSeconds_ += copySeconds_;
+  });
+}
+
+void StateStore::dropPending() {
+  wait();
+  pending_ = Generation();
+}
+
+std::vector<int64_t> StateStore::stepsHeld() {
+  wait();
+  return {latest_.step, older_.step};
+}
+
+bool StateStore::takeSurviving(const std::set<int64_t> &lost, int64_t step,
+                               StateCollection &layout, HeldState &held,
                                std::string &error) {
   wait();
-  if (step_ < 0) {
-    error = "no copy of the state is kept in memory";
+  Generation *g = step < 0                 ? nullptr
+                  : latest_.step == step ? &latest_
+                  : older_.step == step  ? &older_
+                                         : nullptr;
+  if (!g) {
+    error = "no copy of the state after step " + std::to_string(step) +
+            " is kept in memory here";
     return false;
   }
-  held = std::move(own_);
-  own_.clear();
-  step_ = -1;
-  for (auto &[key, data] : copyOfPrevious_[kAnotherProcess]) {
+  layout = g->layout;
+  held = std::move(g->own);
+  for (auto &[key, data] : g->copy) {
     if (!lost.count(key.first))
       continue;
     for (auto &[box, bytes] : data) {
-      auto crc = copyCrc_.find({key.first, key.second, box});
-      if (crc == copyCrc_.end() || crc->second != checksum(bytes)) {
+      auto crc = g->copyCrc.find({key.first, key.second, box});
+      if (crc == g->copyCrc.end() || crc->second != checksum(bytes)) {
         error = "the copy of rank " + std::to_string(key.first) +
                 "'s state kept by this process is damaged (" + key.second +
                 " " + box.str() + " does not match its checksum)";
@@ -135,8 +176,8 @@ bool StateStore::takeSurviving(const std::set<int64_t> &lost, HeldState &held,
     }
     held[key] = std::move(data);
   }
-  copyOfPrevious_.clear();
-  copyCrc_.clear();
+  latest_ = older_ = pending_ = Generation();
+  step_ = -1;
   return true;
 }
 
@@ -150,6 +191,16 @@ void StateStore::damageCopyOf(int64_t worker) {
           bytes[0] ^= 1;
           return;
         }
+}
+
+void StateStore::damageCopyFromAnotherProcess() {
+  wait();
+  for (auto &[key, data] : latest_.copy)
+    for (auto &[box, bytes] : data)
+      if (!bytes.empty()) {
+        bytes[0] ^= 1;
+        return;
+      }
 }
 
 } // namespace whale

@@ -24,6 +24,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <vector>
 
 namespace whale {
 
@@ -58,23 +59,41 @@ public:
                  std::string &error);
 
   /// For tests: flips a bit of the copy of `worker`'s first box, as memory
-  /// gone bad would.
+  /// gone bad would (across processes: of the latest update's copy of the
+  /// previous process's boxes).
   void damageCopyOf(int64_t worker);
+  void damageCopyFromAnotherProcess();
 
   // --- Ranks as processes (lib/ProcessStore.h) ------------------------
   // Each process's store holds its own ranks' boxes and the copy of the
-  // previous process's, which the driver receives between prepare() and
-  // commit(); commit() then only takes the copy's checksums.
+  // previous process's, which the driver receives.
+  //
+  // A process may die in the middle of an update, after some processes
+  // finished theirs and before others did. So across processes the store
+  // keeps two updates whole: an update fills the buffers of the older one
+  // (pendingOwn, pendingCopy) while the latest stays as it was, and only
+  // commitPending makes it the latest. The survivors then take the newest
+  // update every one of them holds (stepsHeld, takeSurviving at a step).
 
-  /// The buffers the previous process's boxes are received into (reused
-  /// from update to update), and the store set to keep no copies of its
-  /// own.
-  HeldState &copyFromAnotherProcess();
-  /// This process's boxes and the copies it keeps of the ranks in `lost`
-  /// (all of another process's), each checked against its checksum; moved
-  /// out, so the store is empty afterwards. False with `error` for a
-  /// damaged copy.
-  bool takeSurviving(const std::set<int64_t> &lost, HeldState &held,
+  /// The buffers an update across processes fills: this process's boxes
+  /// of `layout` and, below, the previous process's copy; the older
+  /// update's, reused where the plan (`version`) is the same.
+  HeldState &pendingOwn(const StateCollection &layout, int64_t version);
+  HeldState &pendingCopy();
+  /// Makes the pending update, as of `step`, the latest (the latest becomes
+  /// the older); the copy's checksums taken on the store's thread.
+  void commitPending(int64_t step);
+  /// Forgets an update that failed halfway; the latest stays.
+  void dropPending();
+  /// The steps of the updates held whole, newest first (-1 for none).
+  std::vector<int64_t> stepsHeld();
+  /// The update as of `step`: this process's boxes and the copies it keeps
+  /// of the ranks in `lost` (all of another process's), each checked
+  /// against its checksum; moved out, so the store is empty afterwards.
+  /// False with `error` when no update of that step is held, or a copy is
+  /// damaged.
+  bool takeSurviving(const std::set<int64_t> &lost, int64_t step,
+                     StateCollection &layout, HeldState &held,
                      std::string &error);
   /// Forgets the last update (one that failed halfway is no state).
   void invalidate() {
@@ -91,11 +110,19 @@ private:
   StateCollection layout_;
   HeldState own_;                              // by (worker, tensor)
   std::map<int64_t, HeldState> copyOfPrevious_; // by the keeping worker
-  /// copyOfPrevious_'s key for the copy received from another process.
-  static constexpr int64_t kAnotherProcess = -1;
-  bool acrossProcesses_ = false;
   /// The CRC-32C of each copied box, by (worker, tensor, box).
   std::map<std::tuple<int64_t, std::string, Box>, uint32_t> copyCrc_;
+
+  /// One update across processes.
+  struct Generation {
+    int64_t step = -1, version = -1;
+    StateCollection layout;
+    HeldState own, copy;
+    std::map<std::tuple<int64_t, std::string, Box>, uint32_t> copyCrc;
+  };
+  /// Across processes: the latest update, the one before it, and the
+  /// buffers of one in progress (the older one's, taken).
+  Generation latest_, older_, pending_;
 };
 
 } // namespace whale

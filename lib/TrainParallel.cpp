@@ -586,25 +586,36 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     if (!stateOf(plan, cluster, collection, error) ||
         !planReshard(collection, collection, own, error))
       return error;
-    HeldState &mine = store.prepare(collection, planVersion);
+    const bool acrossProcesses = options.processes && layout.processes > 1;
+    HeldState &mine = acrossProcesses
+                          ? store.pendingOwn(collection, planVersion)
+                          : store.prepare(collection, planVersion);
     if (std::string err =
             extractState(collection, step, own, collection, mine);
-        !err.empty())
-      return err;
-    if (options.processes && layout.processes > 1) {
-      // The copy goes to the next process: a process's death takes all
-      // of its ranks (lib/ProcessStore.h).
-      int64_t sent = 0;
-      if (std::string err = exchangeStoreCopies(
-              comm.get(), layout, mine, store.copyFromAnotherProcess(),
-              sent);
-          !err.empty()) {
+        !err.empty()) {
+      if (acrossProcesses)
+        store.dropPending();
+      else
         store.invalidate();
+      return err;
+    }
+    if (acrossProcesses) {
+      // The copy goes to the next process: a process's death takes all
+      // of its ranks (lib/ProcessStore.h). Until both directions are
+      // whole, the previous update stays the latest: a process that dies
+      // in the middle leaves every survivor an update it can go back to.
+      int64_t sent = 0;
+      if (std::string err = exchangeStoreCopies(comm.get(), layout, mine,
+                                                store.pendingCopy(), sent);
+          !err.empty()) {
+        store.dropPending();
         return err;
       }
       result.storeSentBytes += sent;
+      store.commitPending(step);
+    } else {
+      store.commit(step);
     }
-    store.commit(step);
     ++result.storeUpdates;
     result.storeSeconds += std::chrono::duration<double>(
                                std::chrono::steady_clock::now() - t0)
@@ -717,21 +728,17 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     const ProcessLoss loss(dead, oldLayout, oldGrid);
     if (static_cast<int32_t>(loss.lost.size()) >= processCount)
       return "no process is left";
-    // The store's state, where it covers what was lost; the survivors
-    // agree below.
+    // The store's updates held here, where they cover what was lost; the
+    // survivors agree on one below.
     HeldState held;
-    StateCollection before = store.layout();
-    int64_t fromMemory = store.step();
-    std::string inMemory =
-        fromMemory < 0 ? "no copy of the state is kept in memory "
-                         "(--replicate-every)"
-        : fromMemory < lastSaved
-            ? "the copy in memory is older than the last checkpoint"
-            : loss.uncovered(processCount);
-    if (inMemory.empty() && !store.takeSurviving(loss.lostRanks, held, inMemory))
-      held.clear();
+    StateCollection before;
+    std::vector<int64_t> stepsHere = store.stepsHeld();
+    std::string inMemory = stepsHere[0] < 0
+                               ? "no copy of the state is kept in memory "
+                                 "(--replicate-every)"
+                               : loss.uncovered(processCount);
     if (!inMemory.empty())
-      fromMemory = -1;
+      stepsHere = {-1, -1};
 
     // The survivors' communicator, numbers and devices: each keeps its
     // own, in order, so that process q runs the q-th block of them.
@@ -788,13 +795,46 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       return err;
     previousComm.reset(); // after the communicator made over it
 
-    // Memory only when every survivor has its part of it, of one step.
+    // Memory only when every survivor has its part of it, of one step: the
+    // newest update all of them hold whole (one may have finished an
+    // update that another did not when the process died).
     std::vector<double> steps;
-    if (!gatherFromProcesses(comm.get(), layout, {double(fromMemory)}, steps))
+    if (!gatherFromProcesses(comm.get(), layout,
+                             {double(stepsHere[0]), double(stepsHere[1])},
+                             steps))
       return "the survivors could not compare their copies of the state";
-    for (double s : steps)
-      if (s != double(fromMemory) || s < 0)
+    int64_t fromMemory = -1;
+    for (int64_t candidate : stepsHere) {
+      bool everywhere = candidate >= 0 && candidate >= lastSaved;
+      for (size_t p = 0; everywhere && p < steps.size(); p += 2)
+        everywhere = steps[p] == double(candidate) ||
+                     steps[p + 1] == double(candidate);
+      if (everywhere) {
+        fromMemory = candidate;
+        break;
+      }
+    }
+    if (fromMemory < 0 && inMemory.empty())
+      inMemory = stepsHere[0] >= 0 && stepsHere[0] < lastSaved
+                     ? "the copy in memory is older than the last checkpoint"
+                     : "the survivors hold no update of the state in common";
+    // Every survivor takes the same answer from the same numbers; one whose
+    // copy is damaged makes all fall back.
+    std::string taken;
+    if (fromMemory >= 0 &&
+        !store.takeSurviving(loss.lostRanks, fromMemory, before, held, taken))
+      held.clear();
+    std::vector<double> takenEverywhere;
+    if (!gatherFromProcesses(comm.get(), layout, {taken.empty() ? 1.0 : 0.0},
+                             takenEverywhere))
+      return "the survivors could not compare their copies of the state";
+    for (double ok : takenEverywhere)
+      if (ok != 1.0 && fromMemory >= 0) {
         fromMemory = -1;
+        inMemory = taken.empty() ? "another survivor's copy of the state is "
+                                   "not usable"
+                                 : taken;
+      }
     if (fromMemory >= 0) {
       report.source = "memory";
       report.resumedAfter = fromMemory;

@@ -326,6 +326,20 @@ int32_t whale_rt_tensor_dtype(const whale_rt_tensor *t) {
   return -1;
 }
 
+int64_t whale_rt_param_count(const whale_rt_context *ctx) {
+  return ctx ? static_cast<int64_t>(ctx->params.size()) : 0;
+}
+
+const char *whale_rt_param_name(const whale_rt_context *ctx, int64_t index,
+                                whale_rt_tensor **tensor) {
+  if (!ctx || index < 0 || index >= static_cast<int64_t>(ctx->params.size()))
+    return nullptr;
+  auto it = std::next(ctx->params.begin(), index);
+  if (tensor)
+    *tensor = it->second.get();
+  return it->first.c_str();
+}
+
 whale_rt_status whale_rt_param(whale_rt_context *ctx, const char *name,
                                int32_t init_kind, const double *init_args,
                                int32_t num_args, int32_t rank,

@@ -33,6 +33,10 @@ inline constexpr int64_t kMaxTaskGraphs = 1024;
 /// Threads of one device, and of all the devices one process runs.
 inline constexpr int64_t kMaxThreads = 1024;
 inline constexpr int64_t kMaxProcessThreads = 4096;
+/// Classes of synthetic data: a model's logits, wider than any vocabulary
+/// (GPT-2's 50,257, Llama 3's 128,256), far below what would stall making
+/// the task's teacher.
+inline constexpr int64_t kMaxClasses = int64_t(1) << 24;
 /// Devices in one cluster, all entries together: twenty times the largest
 /// published run Whale models (Megatron-LM's 1T, 3,072 GPUs).
 inline constexpr int64_t kMaxClusterDevices = 65536;

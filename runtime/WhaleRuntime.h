@@ -114,6 +114,12 @@ whale_rt_status whale_rt_param(whale_rt_context *ctx, const char *name,
                                const int64_t *shape, whale_rt_tensor **out);
 whale_rt_status whale_rt_fill(whale_rt_context *ctx, whale_rt_tensor *t,
                               double value);
+/* The parameters a context has made, in name order: their count, and the
+ * name and tensor of the `index`-th (NULL past the end). For a driver to
+ * check what a compiled program made against the plan that describes it. */
+int64_t whale_rt_param_count(const whale_rt_context *ctx);
+const char *whale_rt_param_name(const whale_rt_context *ctx, int64_t index,
+                                whale_rt_tensor **tensor);
 
 /* Forward operations on f32 tensors (ids and labels i32 or i64). */
 whale_rt_status whale_rt_matmul(whale_rt_context *ctx, whale_rt_tensor *a,

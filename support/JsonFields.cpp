@@ -128,23 +128,11 @@ bool JsonFields::boolean(llvm::StringRef key, bool &out) {
 }
 
 const llvm::json::Array *JsonFields::array(llvm::StringRef key) {
-  const llvm::json::Value *v = object.get(key);
-  if (!v)
-    return nullptr;
-  if (const llvm::json::Array *a = v->getAsArray())
-    return a;
-  wrong(key, "an array");
-  return nullptr;
+  return container(key, &llvm::json::Value::getAsArray, "an array");
 }
 
 const llvm::json::Object *JsonFields::objectField(llvm::StringRef key) {
-  const llvm::json::Value *v = object.get(key);
-  if (!v)
-    return nullptr;
-  if (const llvm::json::Object *o = v->getAsObject())
-    return o;
-  wrong(key, "an object");
-  return nullptr;
+  return container(key, &llvm::json::Value::getAsObject, "an object");
 }
 
 } // namespace whale

@@ -57,6 +57,20 @@ public:
 
 private:
   bool wrong(llvm::StringRef key, const std::string &expected);
+  /// The field as `T` through `as`: null when absent, or when of another
+  /// kind (then with the error).
+  template <class T>
+  const T *container(llvm::StringRef key,
+                     const T *(llvm::json::Value::*as)() const,
+                     const char *expected) {
+    const llvm::json::Value *v = object.get(key);
+    if (!v)
+      return nullptr;
+    if (const T *t = (v->*as)())
+      return t;
+    wrong(key, expected);
+    return nullptr;
+  }
 
   const llvm::json::Object &object;
   std::string where;

@@ -108,6 +108,46 @@ Status MpiSharedRanks::post(int toProcess, const Key &key,
   return Status::ok();
 }
 
+void abandonReceive(MPI_Request request, std::vector<char> buffer) {
+  struct Abandoned {
+    MPI_Request request;
+    std::vector<char> buffer;
+  };
+  static std::mutex guard;
+  // Never freed: MPI holds the buffer's address.
+  static auto *kept = new std::deque<Abandoned>;
+  std::lock_guard<std::mutex> lock(guard);
+  kept->push_back({request, std::move(buffer)});
+}
+
+Status MpiSharedRanks::finishReceive(Pending &receive, int fromProcess,
+                                     const std::string &where,
+                                     Clock::time_point deadline) {
+  // Called with `mpi` held; released between tests so that other threads'
+  // messages go on.
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    MPI_Test(&receive.request, &done, MPI_STATUS_IGNORE);
+    if (done)
+      return Status::ok();
+    const bool late = Clock::now() > deadline;
+    if (isAborted || late) {
+      abandonReceive(receive.request, std::move(receive.buffer));
+      return Status::internal(
+          where + ": " +
+          (late ? "timed out after " + seconds(timeout) +
+                      " receiving from process " + std::to_string(fromProcess)
+                : abortReason()));
+    }
+    mpi.unlock();
+    if (polls > 100)
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    else
+      std::this_thread::yield();
+    mpi.lock();
+  }
+}
+
 Status MpiSharedRanks::take(int fromProcess, const Key &key,
                             std::vector<char> &message,
                             const std::string &where) {
@@ -134,9 +174,20 @@ Status MpiSharedRanks::take(int fromProcess, const Key &key,
       if (arrived) {
         int size = 0;
         MPI_Get_count(&status, MPI_BYTE, &size);
-        std::vector<char> raw(static_cast<size_t>(size));
-        MPI_Recv(raw.data(), size, MPI_BYTE, fromProcess, kSharedTag, world,
-                 MPI_STATUS_IGNORE);
+        // Not a blocking MPI_Recv: the envelope of a large message comes
+        // before its data, and if the sender dies in between, Open MPI's
+        // receive never ends (its shared-memory copy fails, "Read -1 ...
+        // errno = 3"), holding this process out of the survivors'
+        // recovery. Polled instead, and left when the peer watch says a
+        // process died.
+        Pending receive;
+        receive.buffer.resize(static_cast<size_t>(size));
+        MPI_Irecv(receive.buffer.data(), size, MPI_BYTE, fromProcess,
+                  kSharedTag, world, &receive.request);
+        if (Status st = finishReceive(receive, fromProcess, where, deadline);
+            !st)
+          return st;
+        std::vector<char> raw = std::move(receive.buffer);
         if (raw.size() < kHeader)
           return Status::internal(where + ": a message of " +
                                   std::to_string(size) +

@@ -138,6 +138,11 @@ private:
     std::vector<char> buffer;
   };
   std::deque<Pending> pending;
+  /// Waits for `receive` (posted with `mpi` held, and held again on
+  /// return): done, or abandoned when a process died or `deadline` passed.
+  Status finishReceive(Pending &receive, int fromProcess,
+                       const std::string &where,
+                       std::chrono::steady_clock::time_point deadline);
 
   /// The members' meetings, by group and round; each rank's next round.
   mutable std::mutex meetings;
@@ -151,6 +156,12 @@ private:
   std::string aborted;
   std::vector<CommCounters> perRank; ///< under `meetings`
 };
+
+/// Gives up a receive that was matched but never completed because its
+/// sender died (a large message's data comes after its envelope): the
+/// request and its buffer are kept for the rest of the process, unused, so
+/// that MPI may still write into the buffer.
+void abandonReceive(MPI_Request request, std::vector<char> buffer);
 
 } // namespace whale::rt
 

@@ -35,13 +35,16 @@ void MappedFile::reset() {
 
 Status MappedFile::open(const std::string &path, const std::string &what,
                         MappedFile &out) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking: a FIFO named by mistake fails below instead of waiting
+  // for a writer for ever.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return Status::invalid("cannot read " + what + ": " + std::strerror(errno));
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    return Status::invalid(what + " is not a regular file");
+    return Status::invalid(what + " is not a regular file" +
+                           (S_ISFIFO(st.st_mode) ? " (it is a FIFO)" : ""));
   }
   MappedFile f;
   f.length = static_cast<size_t>(st.st_size);

@@ -65,6 +65,16 @@ Status NpyArray::view(const unsigned char *bytes, size_t size,
     return Status::invalid(what + " ends inside its header");
   const std::string header(reinterpret_cast<const char *>(bytes + start),
                            headerLen);
+  // A key twice is a dict numpy reads by its last value and this reader
+  // would by its first: refused, so that both never disagree.
+  for (const char *key : {"descr", "fortran_order", "shape"}) {
+    const std::string quoted = std::string("'") + key + "'";
+    const size_t first = header.find(quoted);
+    if (first != std::string::npos &&
+        header.find(quoted, first + 1) != std::string::npos)
+      return Status::invalid(what + ": its header names '" + key +
+                             "' twice");
+  }
   std::string descr, order, shape;
   if (!field(header, "descr", descr) ||
       !field(header, "fortran_order", order) || !field(header, "shape", shape))

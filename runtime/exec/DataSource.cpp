@@ -3,6 +3,7 @@
 #include "runtime/exec/DataSource.h"
 
 #include "runtime/data/DataOrder.h"
+#include "runtime/data/MappedRead.h"
 #include "runtime/data/NpyArray.h"
 #include "runtime/data/TextDataset.h"
 #include "runtime/data/TokenDataset.h"
@@ -36,6 +37,13 @@ protected:
   rt::DataOrder order;
   int64_t batch;
 };
+
+/// Why a read of mapped data stopped (rt::readMapped).
+std::string changedWhileRead(const std::string &what) {
+  return what + " changed while the run read it (a page of the file is "
+                "gone: it was truncated or replaced); restart the run on a "
+                "file that stays as it is";
+}
 
 /// Windows of a token stream in the data order: inputs [B, T] and targets
 /// [B, T] shifted by one. Text and token corpora differ only in where a
@@ -90,7 +98,9 @@ public:
 private:
   std::string window(int64_t index, int32_t *inputs,
                      int32_t *targets) override {
-    rt::Status st = ds.sample(index, inputs, targets);
+    rt::Status st;
+    if (!rt::readMapped([&] { st = ds.sample(index, inputs, targets); }))
+      return changedWhileRead("the token data");
     return st ? "" : st.message();
   }
   rt::TokenDataset ds;
@@ -109,23 +119,31 @@ public:
     std::vector<int64_t> ids = samples(step);
     auto *xs = static_cast<float *>(whale_rt_tensor_data(inputs[0]));
     auto *ys = static_cast<int32_t *>(whale_rt_tensor_data(inputs[1]));
+    labels.resize(static_cast<size_t>(batch));
+    if (!rt::readMapped([&] {
+          for (int64_t b = 0; b < batch; ++b) {
+            for (int64_t f = 0; f < features; ++f)
+              xs[b * features + f] =
+                  static_cast<float>(x.floatAt(ids[b] * features + f));
+            labels[b] = y.intAt(ids[b]);
+          }
+        }))
+      return changedWhileRead("the arrays");
     for (int64_t b = 0; b < batch; ++b) {
       for (int64_t f = 0; f < features; ++f) {
         // A NaN or an infinity (or a double past float's range) would
         // train into NaN weights, silently: refused where it is.
-        const float v = static_cast<float>(x.floatAt(ids[b] * features + f));
+        const float v = xs[b * features + f];
         if (!std::isfinite(v))
           return "feature " + std::to_string(f) + " of sample " +
                  std::to_string(ids[b]) + " of the features is " +
                  (std::isnan(v) ? "NaN" : "infinite (as f32)") +
                  ": arrays(...) features must be finite numbers";
-        xs[b * features + f] = v;
       }
-      int64_t label = y.intAt(ids[b]);
-      if (label < 0 || label > INT32_MAX)
-        return "label " + std::to_string(label) + " of sample " +
+      if (labels[b] < 0 || labels[b] > INT32_MAX)
+        return "label " + std::to_string(labels[b]) + " of sample " +
                std::to_string(ids[b]) + " is not a class index";
-      ys[b] = static_cast<int32_t>(label);
+      ys[b] = static_cast<int32_t>(labels[b]);
     }
     return "";
   }
@@ -133,6 +151,7 @@ public:
 private:
   rt::NpyArray x, y;
   int64_t features;
+  std::vector<int64_t> labels; ///< a batch's, read before they are checked
 };
 
 /// A task with a known solution: features (a row, or an image's pixels)

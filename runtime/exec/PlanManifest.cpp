@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 namespace whale {
 
@@ -231,6 +232,16 @@ public:
                  }))
       return false;
     d.seed = static_cast<uint64_t>(seed);
+    if (d.kind != "synthetic" && d.kind != "text" && d.kind != "tokens" &&
+        d.kind != "arrays")
+      return fail(at + ".kind", "expected synthetic, text, tokens or arrays, "
+                                "not \"" + d.kind + "\"");
+    // A synthetic task's teacher is features x classes numbers: its
+    // classes are a model's logits, far below this.
+    if (d.kind == "synthetic" && (d.classes < 1 || d.classes > kMaxClasses))
+      return fail(at + ".classes", "expected from 1 to " +
+                                       std::to_string(kMaxClasses) +
+                                       " classes for synthetic data");
     if (d.batch != batch)
       return fail(at + ".batch",
                   "expected the global batch " + std::to_string(batch));
@@ -246,6 +257,18 @@ public:
 private:
   std::string source;
 };
+
+/// A device as the runtime opens it: cpu:N or cuda:N.
+bool deviceName(const std::string &name) {
+  for (const char *kind : {"cpu:", "cuda:"}) {
+    const size_t n = std::strlen(kind);
+    if (name.compare(0, n, kind) == 0 && name.size() > n &&
+        name.size() <= n + 6 &&
+        name.find_first_not_of("0123456789", n) == std::string::npos)
+      return true;
+  }
+  return false;
+}
 
 /// A library's file: a plain name beside the manifest.
 bool plainFileName(const std::string &name) {
@@ -328,6 +351,14 @@ std::string writeManifest(const PlanManifest &m, const std::string &path) {
                          }) +
                     "}";
            }) +
+      ",\n";
+  s += "  \"files\": " +
+       list(m.files, "  ",
+            [](const BundleFile &f) {
+              return "{\"name\": " + rt::jsonQuote(f.name) +
+                     ", \"bytes\": " + std::to_string(f.bytes) +
+                     ", \"crc32c\": " + std::to_string(f.crc32c) + "}";
+            }) +
       "\n}\n";
   return rt::writeFileWhole(path, "the compiled plan", {s});
 }
@@ -397,6 +428,12 @@ bool parseManifest(const std::string &text, const std::string &source,
   t.stateCount = static_cast<int>(states);
   if (t.schedule.warmup < 0 || !std::isfinite(t.schedule.warmup))
     return done(r.fail("train.warmup", "expected a number from 0"));
+  // What the compiler writes, and nothing else taken for a default.
+  if (t.schedule.kind != "" && t.schedule.kind != "constant" &&
+      t.schedule.kind != "cosine")
+    return done(r.fail("train.schedule",
+                       "expected \"constant\" or \"cosine\", not \"" +
+                           t.schedule.kind + "\""));
   if (std::string err = t.checkLength(m.globalBatch); !err.empty())
     return done(r.fail("train.steps", err));
   if (!r.objects(
@@ -408,6 +445,9 @@ bool parseManifest(const std::string &text, const std::string &source,
                 !r.integer(d, at, "memory", 0, INT64_MAX / 2, dev.memory))
               return false;
             dev.threads = static_cast<int>(threads);
+            if (!deviceName(dev.name))
+              return r.fail(at + ".name", "expected cpu:N or cuda:N, not \"" +
+                                              dev.name + "\"");
             m.devices.push_back(dev);
             return true;
           }))
@@ -584,6 +624,51 @@ bool parseManifest(const std::string &text, const std::string &source,
       }
     }
   }
+
+  // The shared objects, each vouched for (runtime/exec/BundleFiles.h);
+  // every entry point named as the compiler names it.
+  if (!r.objects(root, "", "files",
+                 [&](const JsonValue &f, const std::string &at) {
+                   BundleFile file;
+                   int64_t crc = 0;
+                   if (!r.text(f, at, "name", file.name) ||
+                       !r.integer(f, at, "bytes", 1, int64_t(1) << 40,
+                                  file.bytes) ||
+                       !r.integer(f, at, "crc32c", 0, 0xffffffffLL, crc))
+                     return false;
+                   if (!plainFileName(file.name))
+                     return r.fail(at + ".name", "expected a file name beside "
+                                                 "the manifest");
+                   file.crc32c = static_cast<uint32_t>(crc);
+                   m.files.push_back(std::move(file));
+                   return true;
+                 }))
+    return done(false);
+  auto listed = [&](const std::string &name) {
+    for (const BundleFile &f : m.files)
+      if (f.name == name)
+        return true;
+    return false;
+  };
+  for (size_t k = 0; k < m.libraries.size(); ++k) {
+    const std::string at = "libraries[" + std::to_string(k) + "]";
+    if (!listed(m.libraries[k].file))
+      return done(r.fail(at + ".file", "expected a file the manifest's "
+                                       "\"files\" vouch for"));
+    for (int64_t s = 0; s < m.stages; ++s)
+      if (m.libraries[k].stages[s].entry !=
+          m.model + "_stage" + std::to_string(s))
+        return done(r.fail(at + ".stages[" + std::to_string(s) + "].entry",
+                           "expected \"" + m.model + "_stage" +
+                               std::to_string(s) +
+                               "\", the stage's rank program"));
+  }
+  if (m.eval && !listed(m.eval->file))
+    return done(r.fail("eval.file", "expected a file the manifest's "
+                                    "\"files\" vouch for"));
+  if (m.eval && m.eval->entry != m.model)
+    return done(r.fail("eval.entry", "expected \"" + m.model +
+                                         "\", the model's forward pass"));
   return true;
 }
 

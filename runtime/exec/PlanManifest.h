@@ -13,6 +13,7 @@
 #ifndef WHALE_RUNTIME_EXEC_PLANMANIFEST_H
 #define WHALE_RUNTIME_EXEC_PLANMANIFEST_H
 
+#include "runtime/exec/BundleFiles.h"
 #include "runtime/exec/Checkpoint.h"
 #include "runtime/exec/DataSource.h"
 #include "runtime/exec/TrainSettings.h"
@@ -79,6 +80,10 @@ struct PlanManifest {
   std::vector<int64_t> replicaLibrary;
   /// Present exactly when settings.evalEvery > 0.
   std::optional<EvalProgram> eval;
+  /// Every shared object beside the manifest (each library, the eval
+  /// program, their builds for each CPU level), with its size and
+  /// checksum: nothing else is loaded.
+  std::vector<BundleFile> files;
 
   /// The first row of replica r in the global batch.
   int64_t firstRow(int64_t replica) const;

@@ -6,6 +6,7 @@
 #include "runtime/exec/StepLog.h"
 
 #include <csignal>
+#include <map>
 #include <mutex>
 
 namespace whale {
@@ -188,6 +189,52 @@ uint64_t hashBytes(const std::string &bytes, uint64_t hash) {
     hash *= 0x100000001b3ull;
   }
   return hash;
+}
+
+std::string checkRankParameters(const OpenedRank &rank,
+                                const StageProgram &program) {
+  const std::string where = "stage " + std::to_string(rank.place.stage) +
+                            ", replica " + std::to_string(rank.place.replica);
+  std::map<std::string, const Parameter *> listed;
+  for (const Parameter &p : program.params)
+    listed[p.name] = &p;
+  size_t found = 0;
+  const int64_t made = whale_rt_param_count(rank.ctx.get());
+  for (int64_t i = 0; i < made; ++i) {
+    whale_rt_tensor *t = nullptr;
+    const char *name = whale_rt_param_name(rank.ctx.get(), i, &t);
+    auto it = name ? listed.find(name) : listed.end();
+    if (it == listed.end())
+      return where + "'s program made the parameter '" +
+             std::string(name ? name : "") +
+             "', which the compiled plan does not list: its checkpoints "
+             "would lack it; compile the plan again";
+    ++found;
+    const Parameter &p = *it->second;
+    const int32_t dims = whale_rt_tensor_rank(t);
+    const int64_t *shape = whale_rt_tensor_shape(t);
+    bool fits = dims == static_cast<int32_t>(p.shape.size());
+    for (int32_t d = 0; fits && d < dims; ++d)
+      fits = p.shards > 1 && d == p.axis ? shape[d] <= p.shape[d]
+                                         : shape[d] == p.shape[d];
+    if (!fits) {
+      std::string actual;
+      for (int32_t d = 0; d < dims; ++d)
+        actual += (d ? "x" : "") + std::to_string(shape[d]);
+      return where + "'s program made the parameter '" + p.name + "' as " +
+             actual + ", not at the shape the compiled plan lists";
+    }
+  }
+  if (found != listed.size())
+    for (const Parameter &p : program.params) {
+      bool madeIt = false;
+      for (int64_t i = 0; i < made && !madeIt; ++i)
+        madeIt = p.name == whale_rt_param_name(rank.ctx.get(), i, nullptr);
+      if (!madeIt)
+        return where + "'s program never made the parameter '" + p.name +
+               "' the compiled plan lists";
+    }
+  return "";
 }
 
 } // namespace whale

@@ -49,6 +49,13 @@ struct OpenedRank {
   std::vector<whale_rt_tensor *> inputs;
 };
 
+/// "" when the parameters `rank`'s program made are those `program` lists,
+/// each at its shape (a part of it along its axis, where sharded): checked
+/// after the first step, so that a plan whose description is wrong fails
+/// there, not at its first save with an incomplete checkpoint.
+std::string checkRankParameters(const OpenedRank &rank,
+                                const StageProgram &program);
+
 /// How the grid is laid out, for binding a rank to the communicator.
 struct GridShape {
   int32_t stages = 1, replicas = 1;

@@ -11,7 +11,6 @@
 #include "runtime/exec/RankStep.h"
 #include "runtime/exec/StepLog.h"
 
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <limits>
@@ -24,26 +23,21 @@ namespace {
 /// Seconds a rank waits on another before the run fails naming both.
 constexpr double kCommTimeoutSeconds = 120;
 
-/// A loaded shared object of compiled programs, closed when dropped.
-struct Library {
-  void *handle = nullptr;
-  Library() = default;
-  Library(const Library &) = delete;
-  ~Library() {
-    if (handle)
-      dlclose(handle);
-  }
-  /// Loads `path`; "" or why not.
-  std::string open(const std::string &path) {
-    handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    return handle ? "" : "cannot load the compiled programs '" + path +
-                             "': " + dlerror();
-  }
-  /// The program `entry`, or null.
-  RankEntry program(const std::string &entry) const {
-    return reinterpret_cast<RankEntry>(dlsym(handle, entry.c_str()));
-  }
-};
+/// The library `file` of the bundle in `folder` that this CPU runs best,
+/// loaded once its checksum is the manifest's.
+std::string openProgram(const std::string &folder, const std::string &file,
+                        const PlanManifest &m, LoadedLibrary &library) {
+  const std::string path = libraryForThisCpu(folder, file);
+  return library.open(path, path.substr(folder.size() + 1), m.files);
+}
+
+/// An entry point the library itself defines; "" or why not.
+std::string entryOf(const LoadedLibrary &library, const std::string &what,
+                    const std::string &symbol, RankEntry &out) {
+  out = reinterpret_cast<RankEntry>(library.symbol(symbol));
+  return out ? "" : "the compiled " + what + " has no program '" + symbol +
+                        "' of its own";
+}
 
 } // namespace
 
@@ -105,19 +99,21 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
 
   // The rank programs. Their calls into the runtime resolve against this
   // process, which exports the runtime's C ABI.
-  std::vector<std::unique_ptr<Library>> libraries;
+  std::vector<std::unique_ptr<LoadedLibrary>> libraries;
   std::vector<std::vector<RankEntry>> entries;
   for (const ProgramLibrary &lib : m.libraries) {
     // Built for the best x86-64 level this CPU runs, where the bundle has it.
-    std::string path = libraryForThisCpu(folder, lib.file);
-    auto loaded = std::make_unique<Library>();
-    if (std::string err = loaded->open(path); !err.empty())
+    auto loaded = std::make_unique<LoadedLibrary>();
+    if (std::string err = openProgram(folder, lib.file, m, *loaded);
+        !err.empty())
       return fail(err);
     entries.emplace_back();
     for (const StageProgram &st : lib.stages) {
-      RankEntry fn = loaded->program(st.entry);
-      if (!fn)
-        return fail(path + " has no rank program '" + st.entry + "'");
+      RankEntry fn = nullptr;
+      if (std::string err = entryOf(*loaded, "rank programs " + lib.file,
+                                    st.entry, fn);
+          !err.empty())
+        return fail(err);
       entries.back().push_back(fn);
     }
     libraries.push_back(std::move(loaded));
@@ -239,15 +235,17 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
   // Held-out evaluation (eval_every): the parameters gathered on the host
   // and the model's forward pass there, over eval_data's first batches, as
   // `whale run` evaluates.
-  Library evalLibrary;
+  LoadedLibrary evalLibrary;
   RankEntry evalForward = nullptr;
   std::unique_ptr<DataSource> evalSource;
   if (m.eval) {
-    const std::string path = libraryForThisCpu(folder, m.eval->file);
-    if (std::string err = evalLibrary.open(path); !err.empty())
+    if (std::string err = openProgram(folder, m.eval->file, m, evalLibrary);
+        !err.empty())
       return fail(err);
-    if (!(evalForward = evalLibrary.program(m.eval->entry)))
-      return fail(path + " has no program '" + m.eval->entry + "'");
+    if (std::string err = entryOf(evalLibrary, "evaluation " + m.eval->file,
+                                  m.eval->entry, evalForward);
+        !err.empty())
+      return fail(err);
     if (!(evalSource = openDataSource(m.eval->data, error)))
       return fail(error);
     if (m.ampBf16)
@@ -302,6 +300,13 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
                                whale_rt_now_ns() - t0Ns);
     if (!outcome.error.empty())
       return fail("step " + std::to_string(step + 1) + ": " + outcome.error);
+    // The parameters the programs made, against the manifest's list.
+    if (step == first)
+      for (const OpenedRank &rank : ranks)
+        if (std::string err = checkRankParameters(
+                rank, m.program(rank.place.stage, rank.place.replica));
+            !err.empty())
+          return fail(err);
     std::vector<double> &losses = outcome.losses;
     if (options.processes) {
       // Every rank's loss from every process, then summed in the order of

@@ -28,9 +28,9 @@ std::string previousFolder(const std::string &dir) {
   return plain(dir) + ".previous";
 }
 
-/// A name an earlier save of a checkpoint leaves in its folder: a rank
-/// file, the single file, or a temporary of either (`NAME.tmpPID`).
-bool isCheckpointFileName(const std::string &name) {
+/// A name an earlier save of `kind` leaves in its folder, or a temporary
+/// of one (`NAME.tmpPID`).
+bool isOwnFileName(const std::string &name, FolderKind kind) {
   std::string base = name;
   if (size_t tmp = base.rfind(".tmp"); tmp != std::string::npos &&
                                        tmp + 4 < base.size() &&
@@ -38,6 +38,12 @@ bool isCheckpointFileName(const std::string &name) {
                                            "0123456789", tmp + 4) ==
                                            std::string::npos)
     base.resize(tmp);
+  auto endsWith = [&](const char *suffix) {
+    const size_t n = std::strlen(suffix);
+    return base.size() > n && base.compare(base.size() - n, n, suffix) == 0;
+  };
+  if (kind == FolderKind::CompiledPlan)
+    return base == "plan.json" || endsWith(".so") || endsWith(".o");
   if (base == "checkpoint.safetensors")
     return true;
   // rank-NNNNN.safetensors, five digits or more.
@@ -80,28 +86,32 @@ std::string stagingFolder(const std::string &dir) {
   return plain(dir) + ".saving";
 }
 
-std::string checkReplaceableFolder(const std::string &dir) {
+std::string checkReplaceableFolder(const std::string &dir, FolderKind kind) {
+  const std::string what = kind == FolderKind::Checkpoint
+                               ? "a checkpoint"
+                               : "a compiled plan";
   std::error_code ec;
   fs::file_status st = fs::symlink_status(dir, ec);
   if (ec || st.type() == fs::file_type::not_found)
     return "";
   if (st.type() == fs::file_type::symlink)
-    return "cannot save a checkpoint into '" + dir +
+    return "cannot save " + what + " into '" + dir +
            "': it is a symbolic link (name the folder itself)";
   if (st.type() != fs::file_type::directory)
-    return "cannot save a checkpoint into '" + dir + "': it is not a folder";
+    return "cannot save " + what + " into '" + dir + "': it is not a folder";
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
        it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (!isCheckpointFileName(name) ||
+    if (!isOwnFileName(name, kind) ||
         it->symlink_status(ec).type() != fs::file_type::regular)
-      return "cannot save a checkpoint into '" + dir + "': it holds '" +
-             name +
-             "', which is not a checkpoint's file, and a save replaces the "
-             "whole folder (name a new or a checkpoint's folder)";
+      return "cannot save " + what + " into '" + dir + "': it holds '" +
+             name + "', which is not " + what +
+             "'s file, and a save replaces the whole folder (name a new "
+             "folder or one of " +
+             what + ")";
   }
   if (ec)
-    return "cannot save a checkpoint into '" + dir + "': " + ec.message();
+    return "cannot save " + what + " into '" + dir + "': " + ec.message();
   return "";
 }
 
@@ -118,10 +128,10 @@ std::string recoverCheckpointSet(const std::string &dir) {
   return "";
 }
 
-std::string beginCheckpointSet(const std::string &dir) {
+std::string beginCheckpointSet(const std::string &dir, FolderKind kind) {
   if (std::string err = recoverCheckpointSet(dir); !err.empty())
     return err;
-  if (std::string err = checkReplaceableFolder(dir); !err.empty())
+  if (std::string err = checkReplaceableFolder(dir, kind); !err.empty())
     return err;
   const std::string staging = stagingFolder(dir);
   std::error_code ec;

@@ -15,7 +15,8 @@
 //
 // Only a folder that holds checkpoint files is ever replaced: one with
 // anything else in it (a user's other files, `--save .`) is refused before
-// anything is written.
+// anything is written. A compiled plan's folder (`whale compile
+// --emit=bundle -o DIR`) is replaced the same way, holding its own files.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,14 +27,21 @@
 
 namespace whale::rt {
 
+/// What a folder replaced whole holds.
+enum class FolderKind {
+  Checkpoint,   ///< rank-NNNNN.safetensors, checkpoint.safetensors
+  CompiledPlan, ///< plan.json, *.so (and a killed compile's *.o)
+};
+
 /// Where a new set for `dir` is written before it replaces `dir`.
 std::string stagingFolder(const std::string &dir);
 
-/// "" when `dir` may be replaced by a checkpoint set: it does not exist,
-/// or it is a folder that holds nothing but checkpoint files
-/// (`rank-NNNNN.safetensors`, `checkpoint.safetensors`, and the temporaries
-/// of their writes). Checked before a run starts, and again at each save.
-std::string checkReplaceableFolder(const std::string &dir);
+/// "" when `dir` may be replaced by a set of `kind`: it does not exist, or
+/// it is a folder that holds nothing but files of that kind (and the
+/// temporaries of their writes). Checked before a run starts, and again at
+/// each save.
+std::string checkReplaceableFolder(const std::string &dir,
+                                   FolderKind kind = FolderKind::Checkpoint);
 
 /// Takes back a set a crash left at `DIR.previous` while DIR is missing;
 /// "" when DIR is (now) where it should be or never existed.
@@ -41,7 +49,8 @@ std::string recoverCheckpointSet(const std::string &dir);
 
 /// Makes an empty staging folder for `dir`, removing what an interrupted
 /// save left there; "" on success.
-std::string beginCheckpointSet(const std::string &dir);
+std::string beginCheckpointSet(const std::string &dir,
+                               FolderKind kind = FolderKind::Checkpoint);
 
 /// Replaces `dir` by its staging folder in one step and removes the old
 /// set; "" on success. On failure `dir` is as it was.

@@ -42,6 +42,9 @@ timeout "${WHALE_GPU_TESTS_TIMEOUT:-300}" "$here/bin/whale-gpu-tests" 2>&1 | tee
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 
 echo "== compiled plans against one CPU device"
+# No pipe around the loop: a status set in a piped loop is set in a
+# subshell, and lost.
+: > "$out/plans.txt"
 for plan in "$here"/plans/*/; do
   name="$(basename "$plan")"
   data=()
@@ -49,14 +52,15 @@ for plan in "$here"/plans/*/; do
   if timeout "${WHALE_GPU_PLAN_TIMEOUT:-120}" "$here/bin/whale-exec" "$plan" --steps 5 --threads 1 "${data[@]}" \
       --metrics "$out/$name.jsonl" --save "$out/$name.safetensors" \
       > "$out/$name.log" 2>&1; then
-    printf '%-28s %s\n' "$name" "$(python3 "$here/compare_runs.py" \
-      "$out/$name.jsonl" "$plan/ref.jsonl" "$out/$name.safetensors" \
-      "$plan/ref.safetensors")" || status=1
+    verdict="$(python3 "$here/compare_runs.py" "$out/$name.jsonl" \
+      "$plan/ref.jsonl" "$out/$name.safetensors" "$plan/ref.safetensors" \
+      2>&1)" || { status=1; verdict="FAILED: ${verdict:-compare_runs.py failed}"; }
   else
-    printf '%-28s FAILED: %s\n' "$name" "$(tail -1 "$out/$name.log")"
+    verdict="FAILED: $(tail -1 "$out/$name.log")"
     status=1
   fi
-done | tee "$out/plans.txt"
+  printf '%-28s %s\n' "$name" "$verdict" | tee -a "$out/plans.txt"
+done
 grep -q "DIFFERENT\|FAILED" "$out/plans.txt" && status=1
 
 if python3 -c "import torch" 2>/dev/null; then
@@ -68,6 +72,7 @@ if python3 -c "import torch" 2>/dev/null; then
       --whale-exec "$here/bin/whale-exec" --bundle "$here/gpt2/$amp" \
       --whale-trace "$out/gpt2-$amp-trace.json" ${WHALE_GPU_BENCH_ARGS:-} \
       2>&1 | tee "$out/gpt2-$amp.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   done
   # Where the time goes, and the generated element kernels against the
   # interpreter they replace (docs/gpu.md), Whale alone.
@@ -81,6 +86,7 @@ if python3 -c "import torch" 2>/dev/null; then
     timeout "${WHALE_GPU_BENCH_TIMEOUT:-600}" python3 "$here/gpt2_gpu.py" \
     --amp --no-torch --whale-exec "$here/bin/whale-exec" \
     --bundle "$here/gpt2/bf16" 2>&1 | tee "$out/gpt2-bf16-interpreter.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 else
   echo "== no torch here: the GPT-2 comparison did not run"
 fi
@@ -98,8 +104,8 @@ case "$gpu_name" in
   *) model=H100-SXM ;;
 esac
 timeout "${WHALE_GPU_TESTS_TIMEOUT:-300}" "$here/bin/whale-gemm-sweep" \
-  --device cuda:0 --model "$model" 2>&1 | tee "$out/gemm-sweep.txt" ||
-  status=1
+  --device cuda:0 --model "$model" 2>&1 | tee "$out/gemm-sweep.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 
 # The simulator's accuracy plans on this machine's cores and GPU
 # (WHALE_GPU_ACCURACY=1; one round took 6.5 minutes on the 2-core

@@ -10,6 +10,7 @@ Plain Python: it runs where numpy is not installed. Prints one line and
 exits 1 when anything differs.
 """
 import json
+import math
 import struct
 import sys
 
@@ -34,6 +35,19 @@ def tensors(path):
     return out
 
 
+def worse(a, b):
+    """The larger of a and b, NaN winning: max(0.0, nan) is 0.0, which would
+    pass a run of NaNs."""
+    return math.nan if math.isnan(a) or math.isnan(b) else max(a, b)
+
+
+def worst_of(values):
+    out = 0.0
+    for v in values:
+        out = worse(out, v)
+    return out
+
+
 def main():
     run, ref = losses(sys.argv[1]), losses(sys.argv[2])
     if len(run) != len(ref):
@@ -42,8 +56,8 @@ def main():
     worst = 0.0
     for i, (a, b) in enumerate(zip(run, ref)):
         rel = abs(a - b) / max(abs(b), 1e-12)
-        worst = max(worst, rel)
-        if rel >= 1e-4:
+        worst = worse(worst, rel)
+        if not rel < 1e-4:  # NaN fails too
             print(f"DIFFERENT: step {i + 1} loss {a!r} against {b!r}")
             return 1
     note = f"{len(run)} steps, losses within {worst:.1e}"
@@ -56,13 +70,13 @@ def main():
             return 1
         pworst = 0.0
         for name, w in want.items():
-            scale = max(abs(v) for v in w)
-            if scale < 1e-6:  # moved by rounding noise alone
+            scale = worst_of(abs(v) for v in w)
+            if scale < 1e-6:  # moved by rounding noise alone (not NaN)
                 continue
-            diff = max(abs(a - b) for a, b in zip(got[name], w))
+            diff = worst_of(abs(a - b) for a, b in zip(got[name], w))
             rel = diff / max(scale, 1e-3)
-            pworst = max(pworst, rel)
-            if rel >= 1e-4:
+            pworst = worse(pworst, rel)
+            if not rel < 1e-4:  # NaN fails too
                 print(f"DIFFERENT: {name} off by {rel:.1e} of its scale")
                 return 1
         note += f", {len(want)} parameters within {pworst:.1e}"

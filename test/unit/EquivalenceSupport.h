@@ -10,6 +10,7 @@
 #ifndef WHALE_TEST_UNIT_EQUIVALENCESUPPORT_H
 #define WHALE_TEST_UNIT_EQUIVALENCESUPPORT_H
 
+#include "test/unit/Worst.h"
 #include "whale/Train.h"
 
 #include <gtest/gtest.h>
@@ -103,8 +104,8 @@ inline void expectEquivalent(const std::string &text, const std::string &name,
     // differently under any change of summation order.
     double scale = 0, diff = 0;
     for (size_t i = 0; i < want.size(); ++i) {
-      scale = std::max(scale, std::fabs(double(want[i])));
-      diff = std::max(diff, std::fabs(double(got[i]) - double(want[i])));
+      scale = worseOf(scale, std::fabs(double(want[i])));
+      diff = worseOf(diff, std::fabs(double(got[i]) - double(want[i])));
     }
     // A tensor Adam moved by noise alone stays far below the size a real
     // gradient moves a parameter by in a step (about the learning rate):
@@ -113,12 +114,12 @@ inline void expectEquivalent(const std::string &text, const std::string &name,
     if (scale < 1e-6) {
       double got = 0;
       for (float v : planned.parameters[pname])
-        got = std::max(got, std::fabs(double(v)));
+        got = worseOf(got, std::fabs(double(v)));
       EXPECT_LT(got, 1e-6) << pname << " moved by noise alone on one device";
       continue;
     }
     double rel = diff / std::max(scale, 1e-3);
-    worst = std::max(worst, rel);
+    worst = worseOf(worst, rel);
     EXPECT_LT(rel, 1e-4) << pname << " (scale " << scale << ")";
   }
   std::printf(

@@ -439,14 +439,16 @@ TEST(Reshard, TheStoreAcrossProcessesLosesNoStateWhenAnyOneProcessIsLost) {
         if (p == lost)
           continue;
         whale::StateStore store;
-        store.prepare(layout, 1) = boxesOf(p);
-        store.copyFromAnotherProcess() =
-            boxesOf((p + processes - 1) % processes);
-        store.commit(4, /*background=*/false);
+        store.pendingOwn(layout, 1) = boxesOf(p);
+        store.pendingCopy() = boxesOf((p + processes - 1) % processes);
+        store.commitPending(4);
         std::string error;
-        ASSERT_TRUE(store.takeSurviving(loss.lostRanks, held[p], error))
+        whale::StateCollection kept;
+        ASSERT_TRUE(
+            store.takeSurviving(loss.lostRanks, 4, kept, held[p], error))
             << error;
         EXPECT_EQ(store.step(), -1); // taken out
+        EXPECT_EQ(kept.ranks.size(), layout.ranks.size());
       }
       // Every old rank's boxes are with the holder named for it.
       whale::HeldState pooled;
@@ -475,21 +477,59 @@ TEST(Reshard, TheStoreAcrossProcessesLosesNoStateWhenAnyOneProcessIsLost) {
                                              "are both lost"),
               std::string::npos);
     // A copy gone bad after it was received is refused by its checksum.
-    whale::StateStore store;
-    store.prepare(layout, 1) = boxesOf(1);
-    whale::HeldState &copy = store.copyFromAnotherProcess();
-    copy = boxesOf(0);
-    store.commit(4, /*background=*/false);
-    copy.begin()->second.begin()->second[0] ^= 1;
     whale::HeldState held;
+    whale::StateCollection kept;
     std::string error;
-    EXPECT_FALSE(store.takeSurviving(whale::ProcessLoss({0}, procs, grid)
-                                         .lostRanks,
-                                     held, error));
+    whale::StateStore damaged;
+    damaged.pendingOwn(layout, 1) = boxesOf(1);
+    damaged.pendingCopy() = boxesOf(0);
+    damaged.commitPending(4);
+    damaged.damageCopyFromAnotherProcess();
+    EXPECT_FALSE(damaged.takeSurviving(
+        whale::ProcessLoss({0}, procs, grid).lostRanks, 4, kept, held, error));
     EXPECT_NE(error.find("kept by this process is damaged"), std::string::npos)
         << error;
     EXPECT_TRUE(held.empty());
   }
+}
+
+TEST(Reshard, AnUpdateThatFailsHalfwayLeavesTheOneBefore) {
+  // A process that dies in the middle of an update (its keeper's receive
+  // fails) leaves every survivor an update whole: the latest until the
+  // pending one commits, and the one before it after.
+  whale::StateCollection layout =
+      stateOfScript("examples/mlp.whl", "cpu:2");
+  std::mt19937 rng(9);
+  const whale::HeldState at2 = cutFrom(layout, randomWholes(layout, rng));
+  const whale::HeldState at4 = cutFrom(layout, randomWholes(layout, rng));
+  whale::StateStore store;
+  store.pendingOwn(layout, 1) = at2;
+  store.pendingCopy() = at2;
+  store.commitPending(2);
+  EXPECT_EQ(store.stepsHeld(), (std::vector<int64_t>{2, -1}));
+  // Step 4's update filled halfway, then dropped: step 2's stays whole.
+  whale::HeldState &half = store.pendingOwn(layout, 1);
+  half = at4;
+  store.dropPending();
+  EXPECT_EQ(store.stepsHeld(), (std::vector<int64_t>{2, -1}));
+  // Committed, step 4's is the latest and step 2's is still there.
+  store.pendingOwn(layout, 1) = at4;
+  store.pendingCopy() = at4;
+  store.commitPending(4);
+  EXPECT_EQ(store.stepsHeld(), (std::vector<int64_t>{4, 2}));
+  whale::HeldState held;
+  whale::StateCollection kept;
+  std::string error;
+  ASSERT_TRUE(store.takeSurviving({}, 2, kept, held, error)) << error;
+  EXPECT_TRUE(held == at2);
+  // Nothing of a step the store never held.
+  whale::StateStore other;
+  other.pendingOwn(layout, 1) = at2;
+  other.commitPending(2);
+  EXPECT_FALSE(other.takeSurviving({}, 6, kept, held, error));
+  EXPECT_NE(error.find("no copy of the state after step 6"),
+            std::string::npos)
+      << error;
 }
 
 TEST(Reshard, AppliedPlanNeedsTheBoxesItReads) {

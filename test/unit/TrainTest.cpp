@@ -1,5 +1,6 @@
 //===- TrainTest.cpp - whale::train end to end ----------------------------===//
 
+#include "test/unit/Worst.h"
 #include "whale/Train.h"
 
 #include <gtest/gtest.h>
@@ -57,7 +58,7 @@ TEST(Train, AmpBf16TrainsCloseToFp32ButRoundsItsMatmuls) {
   double worst = 0;
   bool differs = false;
   for (size_t i = 0; i < fp32.losses.size(); ++i) {
-    worst = std::max(worst, std::fabs(bf16.losses[i] - fp32.losses[i]) /
+    worst = worseOf(worst, std::fabs(bf16.losses[i] - fp32.losses[i]) /
                                 fp32.losses[i]);
     differs = differs || bf16.losses[i] != fp32.losses[i];
   }

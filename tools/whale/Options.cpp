@@ -101,6 +101,10 @@ std::vector<VerbSpec> makeVerbs() {
          "keep each rank's state in memory every N steps with a copy on the "
          "next rank, so a failed rank is recovered on the others (default: "
          "0, never)"},
+        {"--status", "FILE",
+         "write the job's outcome there as JSON ({\"ok\": true, ...}), "
+         "removed first: under mpirun --enable-recovery, whose exit status "
+         "is 0 even when every process failed, the job's own"},
         {"--fail-rank", "DEVICE@STEP",
          "for tests: the rank on DEVICE fails in step STEP"},
         {"--no-fuse", "",

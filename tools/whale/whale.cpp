@@ -24,6 +24,7 @@
 #include "lib/Search.h"
 #include "lib/Simulate.h"
 #include "lib/StateCollection.h"
+#include "runtime/Json.h"
 #include "lowering/Passes.h"
 #include "repl/Repl.h"
 #include "runtime/WhaleRuntime.h"
@@ -878,10 +879,33 @@ int compile(int argc, char **argv) {
   return writeOutput(out, text, &interp);
 }
 
+/// The job's outcome as JSON for `--status FILE`: under `mpirun
+/// --enable-recovery` the launcher's exit status is 0 even when every
+/// process failed, so a job's script reads this instead. Written whole by
+/// the reporting process (or by every process that fails); absent when
+/// the processes died without a word.
+std::string statusJson(const whale::TrainResult &r, int exitStatus) {
+  int64_t lost = 0;
+  for (const whale::RecoveryReport &rec : r.recoveries)
+    lost += rec.processesLost;
+  std::string s = std::string("{\"ok\": ") + (r.ok ? "true" : "false") +
+                  ", \"exit_status\": " + std::to_string(exitStatus);
+  if (!r.losses.empty())
+    s += ", \"first_step\": " + std::to_string(r.firstStep) +
+         ", \"last_step\": " +
+         std::to_string(r.firstStep + static_cast<int64_t>(r.losses.size()) -
+                        1);
+  s += ", \"recoveries\": " + std::to_string(r.recoveries.size()) +
+       ", \"processes_lost\": " + std::to_string(lost);
+  if (!r.ok)
+    s += ", \"error\": " + whale::rt::jsonQuote(r.error);
+  return s + "}\n";
+}
+
 int run(int argc, char **argv) {
   whale::InterpreterOptions opts;
   whale::TrainOptions train;
-  std::string file, elastic;
+  std::string file, elastic, statusPath;
   Args args("run", argc, argv);
   int rc = 0;
   while (args.next()) {
@@ -899,6 +923,8 @@ int run(int argc, char **argv) {
       if (!n)
         return rc;
       train.threads = static_cast<int>(*n);
+    } else if (auto v = args.value("--status")) {
+      statusPath = *v;
     } else if (auto v = args.value("--metrics")) {
       train.metricsPath = *v;
     } else if (auto v = args.value("--log-samples")) {
@@ -1012,6 +1038,21 @@ int run(int argc, char **argv) {
     std::cerr << "\r\033[K" << (what.empty() ? "" : what + "...")
               << std::flush;
   };
+  // A status file of an earlier job must not pass for this one's.
+  if (!statusPath.empty() && processRank <= 0) {
+    if (std::string err = whale::checkOutputPath(statusPath, "the status");
+        !err.empty())
+      return usageError("--status: " + err);
+    std::remove(statusPath.c_str());
+  }
+  auto writeStatus = [&](const whale::TrainResult &r, int exitStatus) {
+    if (statusPath.empty())
+      return;
+    if (std::string err = whale::writeOutputFile(
+            statusPath, statusJson(r, exitStatus), "the status");
+        !err.empty())
+      std::cerr << "whale: warning: " + err + "\n";
+  };
   whale::StopOnSignals stopOnSignals;
   whale::TrainResult result = whale::train(interp, train);
   if (tty)
@@ -1022,8 +1063,10 @@ int run(int argc, char **argv) {
   if (!result.ok && stopOnSignals.signal() != 0) {
     // Stopped by a signal at a step boundary, every process alike (process
     // 0 decided): one report, and the signal's exit status.
-    if (processRank <= 0)
+    if (processRank <= 0) {
       std::cerr << "whale: " + result.error + "\n";
+      writeStatus(result, 128 + stopOnSignals.signal());
+    }
     return 128 + stopOnSignals.signal();
   }
   if (!result.ok) {
@@ -1034,6 +1077,7 @@ int run(int argc, char **argv) {
                           ? "process " + std::to_string(processRank) + ": "
                           : std::string()) +
                      result.error + "\n";
+    writeStatus(result, 1);
     // The other processes may wait on this one: end them all.
     if (train.processes) {
       std::cerr.flush();
@@ -1053,6 +1097,7 @@ int run(int argc, char **argv) {
       whale_rt_mpi_leave(0);
     return 0;
   }
+  writeStatus(result, 0);
   if (!result.losses.empty())
     std::cout << "trained steps " << result.firstStep << " to "
               << result.firstStep + result.losses.size() - 1 << ": loss "

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "test/unit/Worst.h"
 #include "../RandomValues.h"
 #include "runtime/FusedProgram.h"
 #include "runtime/WhaleRuntime.h"
@@ -110,7 +111,7 @@ struct Pair {
       for (size_t i = 0; i < g.size(); ++i) {
         if (std::isinf(c[i]) && g[i] == c[i])
           continue;
-        worst = std::max(worst, std::fabs(double(g[i]) - c[i]) /
+        worst = worseOf(worst, std::fabs(double(g[i]) - c[i]) /
                                     std::max(1.0, std::fabs(double(c[i]))));
       }
       EXPECT_LT(worst, tolerance) << what;
@@ -289,9 +290,9 @@ TEST(CudaKernels, FusedRegionsRunAsElementPrograms) {
       for (int64_t r = 0; r < rows; ++r) {
         float v = std::max(hx[r * cols + c] + hb[c], 0.0f);
         sum += v;
-        worst = std::max(worst, double(std::fabs(gy[r * cols + c] - v)));
+        worst = worseOf(worst, double(std::fabs(gy[r * cols + c] - v)));
       }
-      worst = std::max(worst, std::fabs(double(gs[c]) - sum) /
+      worst = worseOf(worst, std::fabs(double(gs[c]) - sum) /
                                   std::max(1.0, std::fabs(sum)));
     }
     EXPECT_LT(worst, 1e-5) << rows << " x " << cols;

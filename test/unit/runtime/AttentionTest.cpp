@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "test/unit/Worst.h"
 #include "GradCheck.h"
 
 using namespace whale::rt;
@@ -32,7 +33,7 @@ void expectClose(const std::vector<float> &a, const std::vector<float> &b,
   ASSERT_EQ(a.size(), b.size());
   double worst = 0, scale = 0;
   for (size_t i = 0; i < a.size(); ++i) {
-    worst = std::max(worst, std::abs(double(a[i]) - double(b[i])));
+    worst = worseOf(worst, std::abs(double(a[i]) - double(b[i])));
     scale = std::max(scale, std::abs(double(b[i])));
   }
   EXPECT_LE(worst, 1e-5 * std::max(1.0, scale)) << what;

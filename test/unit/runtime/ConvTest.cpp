@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "test/unit/Worst.h"
 #include "../RandomValues.h"
 #include "../RuntimeFixture.h"
 
@@ -70,8 +71,8 @@ void direct(const Conv &k, const std::vector<float> &x,
 double worst(const float *got, const std::vector<double> &want) {
   double scale = 1e-6, diff = 0;
   for (size_t i = 0; i < want.size(); ++i) {
-    scale = std::max(scale, std::fabs(want[i]));
-    diff = std::max(diff, std::fabs(got[i] - want[i]));
+    scale = worseOf(scale, std::fabs(want[i]));
+    diff = worseOf(diff, std::fabs(got[i] - want[i]));
   }
   return diff / scale;
 }

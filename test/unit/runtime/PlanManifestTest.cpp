@@ -107,13 +107,16 @@ PlanManifest sample() {
     lib.file = "ranks-" + std::to_string(m.libraries.size()) + ".so";
     for (int s = 0; s < 2; ++s) {
       StageProgram st;
-      st.entry = "gpt_stage" + std::to_string(s);
+      st.entry = m.model + "_stage" + std::to_string(s);
       st.inputs = {{WHALE_RT_I32, {rows, 16}}, {WHALE_RT_I32, {rows, 16}}};
       st.params = {{"gpt/w" + std::to_string(s), {16, 32}, 1, 2, {2, 1}},
                    {"gpt/b", {32}, -1, 1, {}}};
       st.shards = 2;
       lib.stages.push_back(st);
     }
+    m.files.push_back({lib.file, 4096 + static_cast<int64_t>(
+                                             m.libraries.size()),
+                       0xdeadbeefu});
     m.libraries.push_back(lib);
   }
   m.replicaLibrary = {0, 1};
@@ -149,12 +152,44 @@ TEST(PlanManifest, ReadsBackWhatItWrites) {
   EXPECT_EQ(back.data.inputs, m.data.inputs);
   EXPECT_EQ(back.replicaLibrary, m.replicaLibrary);
   const StageProgram &p = back.program(1, 1);
-  EXPECT_EQ(p.entry, "gpt_stage1");
+  EXPECT_EQ(p.entry, m.model + "_stage1");
   EXPECT_EQ(p.inputs[0].shape, (std::vector<int64_t>{4, 16}));
   ASSERT_EQ(p.params.size(), 2u);
   EXPECT_EQ(p.params[0].weights, (std::vector<int64_t>{2, 1}));
   EXPECT_EQ(p.params[0].axis, 1);
   EXPECT_EQ(p.params[1].axis, -1);
+  ASSERT_EQ(back.files.size(), 2u);
+  EXPECT_EQ(back.files[1].name, "ranks-1.so");
+  EXPECT_EQ(back.files[1].bytes, 4097);
+  EXPECT_EQ(back.files[1].crc32c, 0xdeadbeefu);
+}
+
+// What the compiler never writes is refused, with the field named: an
+// entry point that is not the stage's, a library no file entry vouches for.
+TEST(PlanManifest, RefusesWhatTheCompilerNeverWrites) {
+  auto refused = [](PlanManifest m) {
+    std::string path = ::testing::TempDir() + "/whale-manifest-refused.json";
+    EXPECT_EQ(writeManifest(m, path), "");
+    PlanManifest back;
+    std::string error;
+    EXPECT_FALSE(readManifest(path, back, error));
+    std::remove(path.c_str());
+    return error;
+  };
+  PlanManifest m = sample();
+  m.libraries[0].stages[0].entry = "abort";
+  EXPECT_NE(refused(m).find("libraries[0].stages[0].entry: expected \"" +
+                            m.model + "_stage0\""),
+            std::string::npos);
+  m = sample();
+  m.files.pop_back();
+  EXPECT_NE(refused(m).find("libraries[1].file: expected a file the "
+                            "manifest's \"files\" vouch for"),
+            std::string::npos);
+  m = sample();
+  m.devices[0].name = "tpu:0";
+  EXPECT_NE(refused(m).find("devices[0].name: expected cpu:N or cuda:N"),
+            std::string::npos);
 }
 
 // Replicas sharing their rows (split_rows = "whole") read the same slice:
