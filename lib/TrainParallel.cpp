@@ -922,6 +922,10 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       !err.empty())
     return fail(err);
   result.firstStep = first + 1;
+  // --fail-rank's failure happens once a job: after a recovery it is never
+  // injected again (a process that was still finishing an earlier step when
+  // another died never reached the injection, and must not inject it when
+  // the survivors run that step again).
   bool injected = false;
   // Under mpirun, a failure `failure` during `step` (0-based): when it came
   // from processes lost and a state to resume from exists, the recovery,
@@ -948,6 +952,7 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
         return err;
     }
     result.recoveries.push_back(report);
+    injected = true;
     result.losses.resize(report.resumedAfter - first);
     step = report.resumedAfter - 1; // the loop's ++ makes it that step
     return "";
