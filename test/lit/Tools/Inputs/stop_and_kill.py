@@ -248,3 +248,37 @@ if "K2" in text or not consistent(text) or \
         "loaded the tensors" not in text:
     problems.append("after it, :load gave " + text[-300:])
 report("repl-full-disk", not problems, "; ".join(problems))
+
+# A bundle compiled again onto a full disk: the compile fails with the
+# system's reason (never a bare "LLVM ERROR: IO failure"), and the bundle
+# compiled before still runs, with no staging folder left.
+bundle = os.path.join(work, "bundle")
+first = subprocess.run([whale, "compile", script, "--emit=bundle", "-o",
+                        bundle], capture_output=True, text=True, timeout=300)
+
+
+def tiny_files():
+    default_signals()
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (8 << 10, 8 << 10))
+
+
+again = subprocess.run([whale, "compile", script, "--emit=bundle", "-o",
+                        bundle, "--cluster", "cpu:2"], capture_output=True,
+                       text=True, timeout=300, preexec_fn=tiny_files)
+runner = os.path.join(os.path.dirname(shutil.which(whale) or whale),
+                      "whale-exec")
+ran = subprocess.run([runner, bundle, "--steps", "2"], capture_output=True,
+                     text=True, timeout=300)
+problems = []
+if first.returncode != 0:
+    problems.append("the first compile failed: " + first.stderr[-300:])
+if again.returncode == 0 or "LLVM ERROR" in again.stderr or \
+        "whale: error:" not in again.stderr:
+    problems.append("the starved compile: %d %r" % (again.returncode,
+                                                    again.stderr[-300:]))
+if ran.returncode != 0:
+    problems.append("the bundle before does not run: " + ran.stderr[-300:])
+if os.path.exists(bundle + ".saving"):
+    problems.append("the staging folder was left")
+report("bundle-full-disk", not problems, "; ".join(problems))
