@@ -10,7 +10,7 @@
 #include "runtime/exec/Processes.h"
 #include "runtime/exec/RankStep.h"
 #include "runtime/exec/StepLog.h"
-
+#include "runtime/store/CheckpointSet.h"
 
 #include <algorithm>
 #include <limits>
@@ -67,6 +67,12 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
       return fail(why);
     result.processRank = processRank;
   }
+  // A checkpoint folder is replaced whole at each save: never one that
+  // holds anything else (checked before the run, not at its first save).
+  if (!options.savePath.empty() && !isSingleFilePath(options.savePath))
+    if (std::string err = rt::checkReplaceableFolder(options.savePath);
+        !err.empty())
+      return fail("--save: " + err);
   const std::string folder = options.folder.empty() ? "." : options.folder;
   PlanManifest m;
   std::string error;
