@@ -105,6 +105,11 @@ def stop_case(case, sig, extra, cluster):
     if saved != step:
         return report(case, False, "stopped after step %d, loads step %s: %s"
                       % (step, saved, probe.stderr[-300:]))
+    # A signal during a save never leaves its temporary behind.
+    left = [n for d in (work, ck) if os.path.isdir(d) for n in os.listdir(d)
+            if ".tmp" in n or n.endswith(".saving")]
+    if left:
+        return report(case, False, "left " + ", ".join(left))
     report(case, True)
 
 
