@@ -6,6 +6,7 @@
 #include "lang/Frontend.h"
 #include "lang/MLIRGen.h"
 #include "lowering/Passes.h"
+#include "lowering/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -263,15 +264,13 @@ std::optional<std::string> Interpreter::emit(Stage stage) {
       // A copy: the whale-dialect module stays as it is for other stages.
       lowered = m.clone();
       mlir::PassManager pm(&impl->context);
-      pm.addPass(createWhaleFuseAttention());
-      pm.addPass(createWhaleAutodiff());
-      if (stage != Stage::Grad) {
-        // The train step as a run on the CPU compiles it: fused.
-        pm.addPass(createWhaleTrainStep());
-        pm.addPass(createWhaleFuseElementwise());
-      }
-      if (stage == Stage::Runtime)
-        pm.addPass(createWhaleToRuntime());
+      // The train step as a run on the CPU compiles it: fused.
+      if (stage == Stage::Grad)
+        buildWhaleGradPipeline(pm);
+      else if (stage == Stage::Train)
+        buildWhaleTrainPipeline(pm, TrainPipelineOptions());
+      else
+        buildWhaleRuntimePipeline(pm, TrainPipelineOptions());
       if (mlir::failed(pm.run(*lowered)))
         return std::nullopt;
       m = *lowered;

@@ -7,6 +7,7 @@
 #include "lib/DataSource.h"
 #include "lib/ModelLookup.h"
 #include "lowering/Passes.h"
+#include "lowering/Pipelines.h"
 #include "runtime/Tensor.h"
 #include "runtime/exec/StepLog.h"
 
@@ -141,11 +142,9 @@ std::unique_ptr<Job> Job::create(Interpreter &interp, const JobOptions &options,
   // The train step, compiled.
   mlir::OwningOpRef<mlir::ModuleOp> module = impl->own->module().clone();
   mlir::PassManager pm(&impl->own->context());
-  pm.addPass(createWhaleFuseAttention());
-  pm.addPass(createWhaleAutodiff());
-  pm.addPass(createWhaleTrainStep());
-  if (options.fuse)
-    pm.addPass(createWhaleFuseElementwise());
+  TrainPipelineOptions pipeline;
+  pipeline.fuse = options.fuse;
+  buildWhaleTrainPipeline(pm, pipeline);
   if (mlir::failed(pm.run(*module))) {
     error = "building the train step of '" + impl->model + "' failed";
     return nullptr;

@@ -2,6 +2,7 @@
 
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lowering/Passes.h"
+#include "lowering/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -13,6 +14,7 @@ int main(int argc, char **argv) {
   registry.insert<whale::WhaleDialect, mlir::func::FuncDialect>();
   whale::insertRuntimeLoweringDialects(registry);
   whale::registerWhalePasses();
+  whale::registerWhalePipelines();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   return mlir::asMainReturnCode(

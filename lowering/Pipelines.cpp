@@ -1,0 +1,48 @@
+//===- Pipelines.cpp - the named pass pipelines Whale runs ----------------===//
+
+#include "lowering/Pipelines.h"
+
+#include "lowering/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+namespace whale {
+
+void buildWhaleGradPipeline(mlir::OpPassManager &pm) {
+  pm.addPass(createWhaleFuseAttention());
+  pm.addPass(createWhaleAutodiff());
+}
+
+void buildWhaleTrainPipeline(mlir::OpPassManager &pm,
+                             const TrainPipelineOptions &options) {
+  buildWhaleGradPipeline(pm);
+  pm.addPass(createWhaleTrainStep());
+  if (options.fuse)
+    pm.addPass(createWhaleFuseElementwise());
+}
+
+void buildWhaleRuntimePipeline(mlir::OpPassManager &pm,
+                               const TrainPipelineOptions &options) {
+  buildWhaleTrainPipeline(pm, options);
+  pm.addPass(createWhaleToRuntime());
+}
+
+void registerWhalePipelines() {
+  mlir::PassPipelineRegistration<>(
+      "whale-grad-pipeline",
+      "attention fused, then the model's gradient function "
+      "(whale compile --emit=grad)",
+      [](mlir::OpPassManager &pm) { buildWhaleGradPipeline(pm); });
+  mlir::PassPipelineRegistration<TrainPipelineOptions>(
+      "whale-train-pipeline",
+      "the gradient function and the train step, fused "
+      "(whale compile --emit=train; what a one-device run compiles)",
+      buildWhaleTrainPipeline);
+  mlir::PassPipelineRegistration<TrainPipelineOptions>(
+      "whale-runtime-pipeline",
+      "the train pipeline lowered to the runtime's calls "
+      "(whale compile --emit=runtime)",
+      buildWhaleRuntimePipeline);
+}
+
+} // namespace whale
