@@ -738,34 +738,15 @@ Status MpiCommunicator::recv(int to, int from, int64_t tag, DType dtype,
     if (arrived) {
       int size = 0;
       MPI_Get_count(&status, MPI_BYTE, &size);
-      // Polled, not a blocking MPI_Recv: a sender that dies between the
-      // envelope and the data leaves Open MPI's receive waiting for ever
-      // (runtime/comm/MpiSharedRanks.cpp says more).
-      Impl::Pending receive;
-      receive.buffer.resize(static_cast<size_t>(size));
-      MPI_Irecv(receive.buffer.data(), size, MPI_BYTE, from, kMessageTag,
-                impl->world, &receive.request);
-      for (int polls = 0;; ++polls) {
-        int done = 0;
-        MPI_Test(&receive.request, &done, MPI_STATUS_IGNORE);
-        if (done)
-          break;
-        if (impl->isAborted || Clock::now() > deadline) {
-          const bool aborted = impl->isAborted;
-          abandonReceive(receive.request, std::move(receive.buffer));
-          return Status::internal(where + ": " +
-                                  (aborted ? impl->abortReason()
-                                           : "timed out receiving the data "
-                                             "of a message"));
-        }
-        lock.unlock();
-        if (polls > 100)
-          std::this_thread::sleep_for(std::chrono::microseconds(20));
-        else
-          std::this_thread::yield();
-        lock.lock();
-      }
-      std::vector<char> raw = std::move(receive.buffer);
+      std::vector<char> raw;
+      if (ReceiveEnd end = receiveWhole(impl->world, from, kMessageTag, size,
+                                        raw, lock, impl->isAborted, deadline);
+          end != ReceiveEnd::Done)
+        return Status::internal(where + ": " +
+                                (end == ReceiveEnd::Aborted
+                                     ? impl->abortReason()
+                                     : "timed out receiving the data of a "
+                                       "message"));
       int64_t got = 0;
       if (size < 8)
         return Status::internal(where + ": a message of " +

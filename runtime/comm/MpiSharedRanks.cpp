@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <tuple>
 
@@ -108,43 +109,33 @@ Status MpiSharedRanks::post(int toProcess, const Key &key,
   return Status::ok();
 }
 
-void abandonReceive(MPI_Request request, std::vector<char> buffer) {
-  struct Abandoned {
-    MPI_Request request;
-    std::vector<char> buffer;
-  };
-  static std::mutex guard;
-  // Never freed: MPI holds the buffer's address.
-  static auto *kept = new std::deque<Abandoned>;
-  std::lock_guard<std::mutex> lock(guard);
-  kept->push_back({request, std::move(buffer)});
-}
-
-Status MpiSharedRanks::finishReceive(Pending &receive, int fromProcess,
-                                     const std::string &where,
-                                     Clock::time_point deadline) {
-  // Called with `mpi` held; released between tests so that other threads'
-  // messages go on.
+ReceiveEnd receiveWhole(MPI_Comm comm, int from, int tag, int size,
+                        std::vector<char> &out,
+                        std::unique_lock<std::mutex> &lock,
+                        const std::atomic<bool> &aborted,
+                        Clock::time_point deadline) {
+  // The buffer is on the heap, where it stays if the receive is left.
+  auto buffer = std::make_unique<std::vector<char>>(static_cast<size_t>(size));
+  MPI_Request request;
+  MPI_Irecv(buffer->data(), size, MPI_BYTE, from, tag, comm, &request);
   for (int polls = 0;; ++polls) {
     int done = 0;
-    MPI_Test(&receive.request, &done, MPI_STATUS_IGNORE);
-    if (done)
-      return Status::ok();
-    const bool late = Clock::now() > deadline;
-    if (isAborted || late) {
-      abandonReceive(receive.request, std::move(receive.buffer));
-      return Status::internal(
-          where + ": " +
-          (late ? "timed out after " + seconds(timeout) +
-                      " receiving from process " + std::to_string(fromProcess)
-                : abortReason()));
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) {
+      out = std::move(*buffer);
+      return ReceiveEnd::Done;
     }
-    mpi.unlock();
+    if (aborted || Clock::now() > deadline) {
+      // Never freed: MPI holds the buffer's address.
+      (void)buffer.release();
+      return aborted ? ReceiveEnd::Aborted : ReceiveEnd::Late;
+    }
+    lock.unlock();
     if (polls > 100)
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     else
       std::this_thread::yield();
-    mpi.lock();
+    lock.lock();
   }
 }
 
@@ -157,7 +148,7 @@ Status MpiSharedRanks::take(int fromProcess, const Key &key,
   const auto slot = std::make_pair(fromProcess, key);
   for (;;) {
     {
-      std::lock_guard<std::mutex> lock(mpi);
+      std::unique_lock<std::mutex> lock(mpi);
       if (auto it = mailbox.find(slot);
           it != mailbox.end() && !it->second.empty()) {
         message = std::move(it->second.front());
@@ -174,20 +165,18 @@ Status MpiSharedRanks::take(int fromProcess, const Key &key,
       if (arrived) {
         int size = 0;
         MPI_Get_count(&status, MPI_BYTE, &size);
-        // Not a blocking MPI_Recv: the envelope of a large message comes
-        // before its data, and if the sender dies in between, Open MPI's
-        // receive never ends (its shared-memory copy fails, "Read -1 ...
-        // errno = 3"), holding this process out of the survivors'
-        // recovery. Polled instead, and left when the peer watch says a
-        // process died.
-        Pending receive;
-        receive.buffer.resize(static_cast<size_t>(size));
-        MPI_Irecv(receive.buffer.data(), size, MPI_BYTE, fromProcess,
-                  kSharedTag, world, &receive.request);
-        if (Status st = finishReceive(receive, fromProcess, where, deadline);
-            !st)
-          return st;
-        std::vector<char> raw = std::move(receive.buffer);
+        std::vector<char> raw;
+        if (ReceiveEnd end = receiveWhole(world, fromProcess, kSharedTag,
+                                          size, raw, lock, isAborted,
+                                          deadline);
+            end != ReceiveEnd::Done)
+          return Status::internal(
+              where + ": " +
+              (end == ReceiveEnd::Aborted
+                   ? abortReason()
+                   : "timed out after " + seconds(timeout) +
+                         " receiving from process " +
+                         std::to_string(fromProcess)));
         if (raw.size() < kHeader)
           return Status::internal(where + ": a message of " +
                                   std::to_string(size) +

@@ -27,7 +27,10 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
+#include <mutex>
+#include <vector>
 
 namespace whale::rt {
 
@@ -138,11 +141,6 @@ private:
     std::vector<char> buffer;
   };
   std::deque<Pending> pending;
-  /// Waits for `receive` (posted with `mpi` held, and held again on
-  /// return): done, or abandoned when a process died or `deadline` passed.
-  Status finishReceive(Pending &receive, int fromProcess,
-                       const std::string &where,
-                       std::chrono::steady_clock::time_point deadline);
 
   /// The members' meetings, by group and round; each rank's next round.
   mutable std::mutex meetings;
@@ -157,11 +155,24 @@ private:
   std::vector<CommCounters> perRank; ///< under `meetings`
 };
 
-/// Gives up a receive that was matched but never completed because its
-/// sender died (a large message's data comes after its envelope): the
-/// request and its buffer are kept for the rest of the process, unused, so
-/// that MPI may still write into the buffer.
-void abandonReceive(MPI_Request request, std::vector<char> buffer);
+/// How a polled receive ended.
+enum class ReceiveEnd { Done, Aborted, Late };
+
+/// Receives the message of `size` bytes whose envelope MPI_Iprobe found
+/// from `from` with `tag` on `comm`, into `out`. Polled, never a blocking
+/// MPI_Recv: the envelope of a large message comes before its data, and if
+/// the sender dies in between, Open MPI's receive never ends (its
+/// shared-memory copy fails, "Read -1, expected N, errno = 3"), holding
+/// this process out of the survivors' recovery. `lock` (held on entry and
+/// on return) is let go between polls so that other threads' messages go
+/// on; the receive is left when `aborted` is set (the peer watch saw a
+/// process die) or `deadline` passes, its request and buffer then kept for
+/// the rest of the process, unused, since MPI may still write into it.
+ReceiveEnd receiveWhole(MPI_Comm comm, int from, int tag, int size,
+                        std::vector<char> &out,
+                        std::unique_lock<std::mutex> &lock,
+                        const std::atomic<bool> &aborted,
+                        std::chrono::steady_clock::time_point deadline);
 
 } // namespace whale::rt
 
