@@ -627,6 +627,10 @@ bool parseManifest(const std::string &text, const std::string &source,
 
   // The shared objects, each vouched for (runtime/exec/BundleFiles.h);
   // every entry point named as the compiler names it.
+  if (!root.find("files"))
+    return done(r.fail("files", "expected the shared objects' sizes and "
+                                "checksums (a plan compiled before they were "
+                                "kept: compile it again)"));
   if (!r.objects(root, "", "files",
                  [&](const JsonValue &f, const std::string &at) {
                    BundleFile file;
