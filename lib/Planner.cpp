@@ -6,6 +6,7 @@
 #include "lib/Cluster.h"
 #include "lib/ModelLookup.h"
 #include "lowering/Passes.h"
+#include "lowering/Pipelines.h"
 #include "lowering/Plan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -197,15 +198,11 @@ bool planModel(Interpreter &interp, const std::string &modelName,
     return runPasses(
         *ranks,
         [&](mlir::PassManager &pm) {
-          pm.addPass(createWhaleRankPrograms());
-          pm.addPass(createWhaleShardOptimizer());
-          if (options.overlap)
-            pm.addPass(createWhaleOverlapGradSync());
-          if (options.fuse) {
-            WhaleFuseElementwiseOptions fusion;
-            fusion.elementPrograms = elementPrograms;
-            pm.addPass(createWhaleFuseElementwise(fusion));
-          }
+          RankProgramsPipelineOptions tail;
+          tail.overlap = options.overlap;
+          tail.fuse = options.fuse;
+          tail.elementPrograms = elementPrograms;
+          buildWhaleRankProgramsPipeline(pm, tail);
         },
         error, options.verify ? Verification::Once : Verification::None);
   };

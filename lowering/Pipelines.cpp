@@ -27,6 +27,19 @@ void buildWhaleRuntimePipeline(mlir::OpPassManager &pm,
   pm.addPass(createWhaleToRuntime());
 }
 
+void buildWhaleRankProgramsPipeline(
+    mlir::OpPassManager &pm, const RankProgramsPipelineOptions &options) {
+  pm.addPass(createWhaleRankPrograms());
+  pm.addPass(createWhaleShardOptimizer());
+  if (options.overlap)
+    pm.addPass(createWhaleOverlapGradSync());
+  if (options.fuse) {
+    WhaleFuseElementwiseOptions fusion;
+    fusion.elementPrograms = options.elementPrograms;
+    pm.addPass(createWhaleFuseElementwise(fusion));
+  }
+}
+
 void registerWhalePipelines() {
   mlir::PassPipelineRegistration<>(
       "whale-grad-pipeline",
@@ -43,6 +56,11 @@ void registerWhalePipelines() {
       "the train pipeline lowered to the runtime's calls "
       "(whale compile --emit=runtime)",
       buildWhaleRuntimePipeline);
+  mlir::PassPipelineRegistration<RankProgramsPipelineOptions>(
+      "whale-rank-programs-pipeline",
+      "a planned module's rank programs, optimizer state sharded, gradient "
+      "sums overlapped, elementwise ops fused (whale compile --emit=ranks)",
+      buildWhaleRankProgramsPipeline);
 }
 
 } // namespace whale

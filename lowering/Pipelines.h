@@ -9,11 +9,17 @@
 //                             unless fuse=false (`--emit=train`, the step a
 //                             one-device run compiles);
 //   -whale-runtime-pipeline   and lowered to the runtime's calls
-//                             (`--emit=runtime`).
+//                             (`--emit=runtime`);
+//   -whale-rank-programs-pipeline
+//                             a planned module's rank programs, their
+//                             optimizer state sharded, gradient sums
+//                             overlapped and elementwise ops fused
+//                             (`--emit=ranks` from `--emit=planned`).
 //
-// The planner's passes (partition, virtual devices, pipeline, balance,
-// data parallelism, sharding, rank programs) still take options built in
-// lib/Planner.cpp from the cluster; they are not named here yet.
+// The planning passes (partition, virtual devices, pipeline, balance,
+// data parallelism, sharding) still take options lib/Planner.cpp builds
+// from the cluster and from a first planning run; they are not named here
+// yet.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +39,23 @@ struct TrainPipelineOptions
                     llvm::cl::init(true)};
 };
 
+struct RankProgramsPipelineOptions
+    : public mlir::PassPipelineOptions<RankProgramsPipelineOptions> {
+  Option<bool> overlap{*this, "overlap",
+                       llvm::cl::desc("start each gradient all-reduce as "
+                                      "soon as its bucket is final"),
+                       llvm::cl::init(true)};
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("fuse elementwise ops into generated "
+                                   "kernels"),
+                    llvm::cl::init(true)};
+  Option<bool> elementPrograms{
+      *this, "element-programs",
+      llvm::cl::desc("fuse only the regions an element program runs (plans "
+                     "on GPUs)"),
+      llvm::cl::init(false)};
+};
+
 /// Attention fused, then the model's gradient function.
 void buildWhaleGradPipeline(mlir::OpPassManager &pm);
 /// The gradient function's pipeline, then the train step (optimizer
@@ -42,6 +65,10 @@ void buildWhaleTrainPipeline(mlir::OpPassManager &pm,
 /// The train pipeline, then the lowering to the runtime's calls.
 void buildWhaleRuntimePipeline(mlir::OpPassManager &pm,
                                const TrainPipelineOptions &options);
+
+/// A planned module's rank programs (lib/Planner.cpp runs it).
+void buildWhaleRankProgramsPipeline(mlir::OpPassManager &pm,
+                                    const RankProgramsPipelineOptions &options);
 
 /// Registers the pipelines above by name (for whale-opt).
 void registerWhalePipelines();
