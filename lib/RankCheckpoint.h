@@ -36,7 +36,8 @@ struct StateCheckpoint {
 };
 
 /// Whether `path` is a folder of rank files (any of them: a folder missing
-/// rank 0's is one, which loading refuses as incomplete).
+/// rank 0's is one, which loading refuses as incomplete). A set a crash
+/// left at `PATH.previous` is taken back first (rt::recoverCheckpointSet).
 bool isRankCheckpoint(const std::string &path);
 
 /// A fresh id for one save's rank files.

@@ -49,6 +49,11 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
     result.error = std::move(msg);
     return result;
   };
+  // A stop asked by a signal: not ok, but no failure either.
+  auto stopAt = [&](std::string msg) {
+    result.stopped = true;
+    return fail(std::move(msg));
+  };
   // Where the run will write, checked before it starts rather than after.
   for (auto [path, what] : {std::pair{options.tracePath, "the trace"},
                             std::pair{options.metricsPath, "metrics"}})
@@ -148,13 +153,13 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
       // The steps done since the last save are kept where --save was
       // given: a scheduler's SIGTERM loses nothing finished.
       if (options.savePath.empty() || s == first || s == lastSaved)
-        return fail(interruptedAfter(s, s == lastSaved && s > first
+        return stopAt(interruptedAfter(s, s == lastSaved && s > first
                                             ? options.savePath
                                             : ""));
       phase("saving the checkpoint to " + options.savePath);
       if (!job->save(options.savePath, error))
         return fail(interruptedAfter(s) + "; saving failed: " + error);
-      return fail(interruptedAfter(s, options.savePath));
+      return stopAt(interruptedAfter(s, options.savePath));
     }
     StepLog::Clock::time_point t0 = StepLog::Clock::now();
     if (std::string err = source->fill(s, j.inputs); !err.empty())

@@ -74,8 +74,6 @@ constexpr double kCommTimeoutSeconds = 120;
 constexpr int64_t kControlTag = int64_t(1) << 42;
 // A save's messages (ProcessCheckpoint.h): four tags a step.
 constexpr int64_t kSaveTag = int64_t(1) << 43;
-// Whether to stop on a signal, told by process 0: two tags a step.
-constexpr int64_t kStopTag = int64_t(1) << 44;
 
 /// "" when the devices of `cluster` fit in one process: every device's
 /// threads live in it, and past a bound the system would refuse them
@@ -111,6 +109,11 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     result.ok = false;
     result.error = std::move(msg);
     return result;
+  };
+  // A stop asked by a signal: not ok, but no failure either.
+  auto stopAt = [&](std::string msg) {
+    result.stopped = true;
+    return fail(std::move(msg));
   };
   Cluster cluster;
   std::string error;
@@ -1040,16 +1043,12 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   // The control file at a step boundary: whether it asks for a change,
   // read (and removed) by this process, or under mpirun by process 0 and
   // told to the others, so that all change alike.
-  // A stop asked by a signal: under mpirun process 0's decision, told to
-  // every process, so that all stop at the same step and save together.
-  auto stopAsked = [&](int64_t step) {
-    if (!options.processes)
-      return interruptRequested();
-    std::string told = processRank == 0 && interruptRequested() ? "1" : "0";
-    if (!shareFromProcessZero(comm.get(), layout,
-                              kStopTag + 2 * static_cast<int64_t>(step), told))
-      return interruptRequested();
-    return told == "1";
+  // A stop asked by a signal. Under mpirun every process learns whether
+  // any was asked with the step's losses (gatherRankLosses), so that all
+  // stop after the same step and save together; no message of its own.
+  bool stopAgreed = false;
+  auto stopAsked = [&] {
+    return options.processes ? stopAgreed : interruptRequested();
   };
   ControlFile control(options.controlPath);
   auto readControl = [&](int64_t step, std::string &spec,
@@ -1079,16 +1078,16 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
     return true;
   };
   for (int64_t step = first; step < steps; ++step) {
-    if (stopAsked(step)) {
+    if (stopAsked()) {
       // The steps done since the last save are kept where --save was
       // given: a scheduler's SIGTERM loses nothing finished.
       if (options.savePath.empty() || step == first || step == lastSaved)
-        return fail(interruptedAfter(
+        return stopAt(interruptedAfter(
             step, step == lastSaved && step > first ? options.savePath : ""));
       if (std::string err = saveState(step, /*gatherAnyway=*/false);
           !err.empty())
         return fail(interruptedAfter(step) + "; saving failed: " + err);
-      return fail(interruptedAfter(step, options.savePath));
+      return stopAt(interruptedAfter(step, options.savePath));
     }
     // A change asked for by hand, checked before anything is stopped: a
     // spec the model cannot be planned on is reported and the job goes on.
@@ -1287,8 +1286,9 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       // Every rank's loss, from every process; the sum below then runs
       // over them in the same order as in one process.
       std::vector<double> own = losses;
+      stopAgreed = interruptRequested();
       if (std::string err = gatherRankLosses(comm.get(), layout, ranks, own,
-                                             plan.grid, losses);
+                                             plan.grid, losses, &stopAgreed);
           !err.empty()) {
         if (std::string why = recoverFromLoss(step, err); !why.empty())
           return fail("step " + std::to_string(step + 1) + ": " + why);

@@ -151,6 +151,9 @@ struct TrainOptions {
 struct TrainResult {
   bool ok = false;
   std::string error;          ///< what went wrong, when !ok
+  /// Not ok because a stop was asked (requestInterrupt, a signal): the run
+  /// ended at a step boundary, its last step saved where --save was given.
+  bool stopped = false;
   int64_t firstStep = 0;      ///< 1-based; later than 1 when resumed
   std::vector<double> losses; ///< one per step run
   /// The held-out losses (eval_every): (step, loss), in step order.

@@ -56,19 +56,26 @@ std::string gatherRankLosses(whale_rt_comm *comm, const ProcessLayout &layout,
                              const std::vector<OpenedRank> &ranks,
                              const std::vector<double> &own,
                              const std::vector<int64_t> &grid,
-                             std::vector<double> &losses) {
+                             std::vector<double> &losses, bool *stop) {
+  // Each device's loss, and with `stop` its process's stop flag beside it.
+  const size_t width = stop ? 2 : 1;
   size_t at = 0;
   std::vector<double> perDevice;
-  if (!gatherDeviceFigures(comm, layout, ranks, 1,
+  if (!gatherDeviceFigures(comm, layout, ranks, width,
                            [&](const OpenedRank &, double *out) {
-                             *out = at < own.size() ? own[at] : 0.0;
+                             out[0] = at < own.size() ? own[at] : 0.0;
+                             if (stop)
+                               out[1] = *stop ? 1.0 : 0.0;
                              ++at;
                            },
                            perDevice))
     return "the processes could not exchange their losses";
   losses.assign(grid.size(), 0.0);
   for (size_t i = 0; i < grid.size(); ++i)
-    losses[i] = perDevice[static_cast<size_t>(grid[i])];
+    losses[i] = perDevice[static_cast<size_t>(grid[i]) * width];
+  if (stop)
+    for (size_t d = 1; d < perDevice.size(); d += width)
+      *stop = *stop || perDevice[d] != 0.0;
   return "";
 }
 

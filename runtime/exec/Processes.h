@@ -85,12 +85,16 @@ std::string gatherStateOnHosts(whale_rt_comm *comm, const ProcessLayout &layout,
 
 /// The loss of every rank of the plan in rank order (grid[i] the device of
 /// rank i), from this process's ranks' `own` losses (in `ranks` order) and
-/// the others'; "" or why not.
+/// the others'; "" or why not. With `stop`, each process's `*stop` (a
+/// signal asked it to stop) travels with its losses, and `*stop` comes
+/// back true when any process's was: the processes agree to stop after the
+/// same step without a message of their own.
 std::string gatherRankLosses(whale_rt_comm *comm, const ProcessLayout &layout,
                              const std::vector<OpenedRank> &ranks,
                              const std::vector<double> &own,
                              const std::vector<int64_t> &grid,
-                             std::vector<double> &losses);
+                             std::vector<double> &losses,
+                             bool *stop = nullptr);
 
 } // namespace whale
 

@@ -198,7 +198,6 @@ std::string checkRankParameters(const OpenedRank &rank,
   std::map<std::string, const Parameter *> listed;
   for (const Parameter &p : program.params)
     listed[p.name] = &p;
-  size_t found = 0;
   const int64_t made = whale_rt_param_count(rank.ctx.get());
   for (int64_t i = 0; i < made; ++i) {
     whale_rt_tensor *t = nullptr;
@@ -209,8 +208,8 @@ std::string checkRankParameters(const OpenedRank &rank,
              std::string(name ? name : "") +
              "', which the compiled plan does not list: its checkpoints "
              "would lack it; compile the plan again";
-    ++found;
     const Parameter &p = *it->second;
+    listed.erase(it);
     const int32_t dims = whale_rt_tensor_rank(t);
     const int64_t *shape = whale_rt_tensor_shape(t);
     bool fits = dims == static_cast<int32_t>(p.shape.size());
@@ -225,15 +224,10 @@ std::string checkRankParameters(const OpenedRank &rank,
              actual + ", not at the shape the compiled plan lists";
     }
   }
-  if (found != listed.size())
-    for (const Parameter &p : program.params) {
-      bool madeIt = false;
-      for (int64_t i = 0; i < made && !madeIt; ++i)
-        madeIt = p.name == whale_rt_param_name(rank.ctx.get(), i, nullptr);
-      if (!madeIt)
-        return where + "'s program never made the parameter '" + p.name +
-               "' the compiled plan lists";
-    }
+  // What is left was listed and never made.
+  if (!listed.empty())
+    return where + "'s program never made the parameter '" +
+           listed.begin()->first + "' the compiled plan lists";
   return "";
 }
 

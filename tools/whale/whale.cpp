@@ -1060,14 +1060,18 @@ int run(int argc, char **argv) {
   for (const std::string &e : result.controlErrors)
     std::cerr << ("whale: warning: the change asked in " + train.controlPath +
                   " was not made " + e + "\n");
-  if (!result.ok && stopOnSignals.signal() != 0) {
-    // Stopped by a signal at a step boundary, every process alike (process
-    // 0 decided): one report, and the signal's exit status.
+  // (A stop the REPL's Ctrl-C asked is its error, reported below.)
+  if (result.stopped && (stopOnSignals.signal() != 0 || train.processes)) {
+    // Stopped by a signal at a step boundary, every process alike (under
+    // mpirun they agreed with the step's losses): one report, no abort,
+    // and the signal's exit status (1 for a process the signal missed).
+    const int status =
+        stopOnSignals.signal() != 0 ? 128 + stopOnSignals.signal() : 1;
     if (processRank <= 0) {
       std::cerr << "whale: " + result.error + "\n";
-      writeStatus(result, 128 + stopOnSignals.signal());
+      writeStatus(result, status);
     }
-    return 128 + stopOnSignals.signal();
+    return status;
   }
   if (!result.ok) {
     // One write of the whole line: under mpirun several processes may

@@ -1,6 +1,7 @@
 """SIGTERM to mpirun (as a scheduler stops a job): every process finishes
-the step process 0 names, the rank files of that step are saved together,
-and a run loads them at that step. Prints one line for FileCheck.
+the same step (the stop request travels with its losses), the rank files
+of that step are saved together, and a run loads them at that step. Prints
+one line for FileCheck.
 
 usage: mpi_stop.py MPIRUN WHALE SCRIPT WORKDIR
 """
