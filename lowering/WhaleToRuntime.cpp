@@ -10,6 +10,7 @@
 #include "lowering/FusedKernel.h"
 #include "lowering/FusedProgram.h"
 #include "lowering/Passes.h"
+#include "lowering/RuntimeAbi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -32,11 +33,6 @@ using namespace mlir;
 using namespace whale;
 
 namespace {
-
-// Numbers of runtime/WhaleRuntime.h, which this file may not include (the
-// compiler knows nothing of the runtime but its ABI).
-enum : int32_t { kF32 = 0, kF64 = 1, kI32 = 2, kI64 = 3 };
-enum : int32_t { kPoolMax = 0, kPoolAvg = 1 };
 
 class Lowering {
 public:
@@ -65,11 +61,48 @@ private:
     }
     return f;
   }
-  LLVM::LLVMFuncOp runtimeFn(StringRef name, ArrayRef<Type> params) {
-    return declared(name, i32, params);
+  /// The LLVM type of an ABI parameter or result of `kind`.
+  Type typeOf(abi::Kind kind) {
+    switch (kind) {
+    case abi::Kind::Void:
+      return LLVM::LLVMVoidType::get(ctx);
+    case abi::Kind::I32:
+      return i32;
+    case abi::Kind::I64:
+      return i64;
+    case abi::Kind::F64:
+      return f64;
+    case abi::Kind::Ptr:
+      return ptr;
+    }
+    llvm_unreachable("every abi::Kind has a type");
   }
-  LLVM::LLVMFuncOp runtimeVoidFn(StringRef name, ArrayRef<Type> params) {
-    return declared(name, LLVM::LLVMVoidType::get(ctx), params);
+  /// The declaration of `fn` with the types runtime/WhaleRuntime.h gives
+  /// it, after checking that `args` match them. A mismatch is the
+  /// lowering's own bug: it fails the pass (abiMismatch) with the call and
+  /// the argument named, rather than emit a call the runtime would read
+  /// wrongly.
+  LLVM::LLVMFuncOp runtimeFn(const abi::Function &fn, ValueRange args) {
+    SmallVector<Type> params;
+    for (size_t i = 0; i < fn.arity; ++i)
+      params.push_back(typeOf(fn.params[i]));
+    if (args.size() != params.size()) {
+      emitError(loc) << "internal error: the lowering calls " << fn.name
+                     << " with " << args.size()
+                     << " arguments, runtime/WhaleRuntime.h declares "
+                     << params.size();
+      abiMismatch = true;
+    } else {
+      for (auto [i, a] : llvm::enumerate(args))
+        if (a.getType() != params[i]) {
+          emitError(loc) << "internal error: argument " << i << " of "
+                         << fn.name << " is " << a.getType()
+                         << ", runtime/WhaleRuntime.h declares "
+                         << params[i];
+          abiMismatch = true;
+        }
+    }
+    return declared(fn.name, typeOf(fn.result), params);
   }
   Value constI32(int64_t v) {
     return LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(v));
@@ -99,7 +132,14 @@ private:
   template <class ConvLike> Value convGeometry(ConvLike op) {
     ArrayRef<int64_t> s = op.getStride(), p = op.getPadding(),
                       d = op.getDilation();
-    return i64Array({s[0], s[1], p[0], p[1], d[0], d[1], op.getGroups()});
+    return i64Array({s[0], s[1], p[0], p[1], d[0], d[1],
+                     static_cast<int64_t>(op.getGroups())});
+  }
+  /// An axis counted from the end (negative) as one from the front. The
+  /// attribute's getter hands an i64 back as unsigned.
+  static int64_t axisOf(uint64_t attr, RankedTensorType type) {
+    int64_t axis = static_cast<int64_t>(attr);
+    return axis < 0 ? axis + type.getRank() : axis;
   }
   /// A pooling's {kernelH, kernelW, strideH, strideW, padH, padW}.
   template <class PoolLike> Value poolGeometry(PoolLike op) {
@@ -108,7 +148,7 @@ private:
     return i64Array({k[0], k[1], s[0], s[1], p[0], p[1]});
   }
   Value poolKind(StringRef kind) {
-    return constI32(kind == "max" ? kPoolMax : kPoolAvg);
+    return constI32(kind == "max" ? WHALE_RT_POOL_MAX : WHALE_RT_POOL_AVG);
   }
 
   Value i64Array(ArrayRef<int64_t> values) {
@@ -155,30 +195,33 @@ private:
   // --- calls ---
   /// Calls a runtime function; on a non-zero status jumps to the exit block
   /// with it, else continues in a fresh block.
-  void call(StringRef name, ArrayRef<Value> args) {
-    SmallVector<Type> types;
-    for (Value a : args)
-      types.push_back(a.getType());
-    LLVM::LLVMFuncOp f = runtimeFn(name, types);
+  void call(const abi::Function &fn, ArrayRef<Value> args) {
+    assert(fn.result == abi::Kind::I32 && "a call that can fail returns a status");
+    LLVM::LLVMFuncOp f = runtimeFn(fn, args);
     Value status = LLVM::CallOp::create(b, loc, f, args).getResult();
     Value failed = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, status,
-                                        constI32(0));
+                                        constI32(WHALE_RT_OK));
     Block *next = b.getInsertionBlock()->splitBlock(b.getInsertionPoint());
     LLVM::CondBrOp::create(b, loc, failed, exit, ValueRange{status}, next,
                            ValueRange{});
     b.setInsertionPointToStart(next);
   }
+  /// Calls a runtime function that cannot fail.
+  void callVoid(const abi::Function &fn, ArrayRef<Value> args) {
+    assert(fn.result == abi::Kind::Void && "a status must be checked");
+    LLVM::CallOp::create(b, loc, runtimeFn(fn, args), args);
+  }
   /// A new tensor of `type` from the runtime.
   FailureOr<Value> createTensor(RankedTensorType type) {
     Type e = type.getElementType();
-    int32_t dtype = e.isF32()         ? kF32
-                    : e.isF64()       ? kF64
-                    : e.isInteger(32) ? kI32
-                    : e.isInteger(64) ? kI64
+    int32_t dtype = e.isF32()         ? WHALE_RT_F32
+                    : e.isF64()       ? WHALE_RT_F64
+                    : e.isInteger(32) ? WHALE_RT_I32
+                    : e.isInteger(64) ? WHALE_RT_I64
                                       : -1;
     if (dtype < 0)
       return emitError(loc) << "the CPU runtime has no " << e << " tensors yet";
-    call("whale_rt_tensor_create",
+    call(WHALE_RT_FN(tensor_create),
          {ctxArg, constI32(dtype), constI32(type.getRank()),
           i64Array(type.getShape()), slot});
     return LLVM::LoadOp::create(b, loc, ptr, slot).getResult();
@@ -196,8 +239,8 @@ private:
     auto group = op->getAttrOfType<StringAttr>("group");
     auto shards = op->getAttrOfType<IntegerAttr>("shards");
     Value mine = LLVM::AllocaOp::create(b, loc, ptr, i32, constI64(1));
-    call("whale_rt_owns",
-         {ctxArg, constI32(shards ? kGroupShardPeers : groupKind(group)),
+    call(WHALE_RT_FN(owns),
+         {ctxArg, constI32(shards ? WHALE_RT_GROUP_SHARD_PEERS : groupKind(group)),
           constI32(shards ? shards.getInt() : 0), constI32(owner.getInt()),
           mine});
     Value isMine =
@@ -230,9 +273,8 @@ private:
   }
   /// WHALE_RT_GROUP_* of a group name the verifiers have checked.
   static int32_t groupKind(StringRef group) {
-    return group == "stages" ? 1 : 0;
+    return group == "stages" ? WHALE_RT_GROUP_STAGES : WHALE_RT_GROUP_REPLICAS;
   }
-  static constexpr int32_t kGroupShardPeers = 2; // WHALE_RT_GROUP_SHARD_PEERS
 
   LogicalResult lowerOp(Operation *op);
 
@@ -268,6 +310,7 @@ private:
   Value ctxArg, slot;
   Block *exit = nullptr;
   DenseMap<Value, Value> handles; // whale value -> tensor handle
+  bool abiMismatch = false; ///< a call disagreed with the C declaration
   /// Reshapes that are their input's last reader: they take its memory
   /// instead of copying it.
   llvm::DenseSet<Operation *> reshapesTaking;
@@ -283,7 +326,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
       return p.emitOpError("the CPU runtime keeps f32 parameters only");
     ArrayRef<double> args = p.getInitArgs();
     if (std::optional<ArrayRef<int64_t>> shard = p.getShard()) {
-      call("whale_rt_param_shard",
+      call(WHALE_RT_FN(param_shard),
            {ctxArg, cString(p.getName()),
             constI32(static_cast<int32_t>(p.getInit())), f64Array(args),
             constI32(args.size()), constI32(t.getRank()),
@@ -292,7 +335,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
       handles[p.getResult()] = LLVM::LoadOp::create(b, loc, ptr, slot);
       return success();
     }
-    call("whale_rt_param",
+    call(WHALE_RT_FN(param),
          {ctxArg, cString(p.getName()),
           constI32(static_cast<int32_t>(p.getInit())), f64Array(args),
           constI32(args.size()), constI32(t.getRank()), i64Array(t.getShape()),
@@ -317,7 +360,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     SmallVector<Value> outs;
     if (failed(resultTensors(ag, outs)))
       return failure();
-    call("whale_rt_attention_grad",
+    call(WHALE_RT_FN(attention_grad),
          {ctxArg, in(0), in(1), in(2), in(3), in(4),
           constF64(ag.getScale().convertToDouble()),
           constI32(ag.getCausal() ? 1 : 0), outs[0], outs[1], outs[2]});
@@ -354,7 +397,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     std::string label = "fused:";
     for (Operation &inner : fused.getBody().front().without_terminator())
       label += " " + inner.getName().stripDialect().str();
-    call("whale_rt_fused",
+    call(WHALE_RT_FN(fused),
          {ctxArg, cString(label), fn, i64Array(program),
           constI64(static_cast<int64_t>(program.size())),
           constI32(fused.getNumOperands()),
@@ -368,7 +411,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     SmallVector<Value> outs;
     if (failed(resultTensors(cg, outs)))
       return failure();
-    call("whale_rt_conv2d_grad",
+    call(WHALE_RT_FN(conv2d_grad),
          {ctxArg, in(0), in(1), in(2), convGeometry(cg), outs[0], outs[1]});
     return success();
   }
@@ -377,7 +420,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     SmallVector<Value> outs;
     if (failed(resultTensors(tg, outs)))
       return failure();
-    call("whale_rt_topk_grad",
+    call(WHALE_RT_FN(topk_grad),
          {ctxArg, in(0), constI64(tg.getK()), in(1), outs[0]});
     return success();
   }
@@ -386,7 +429,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     SmallVector<Value> outs;
     if (failed(resultTensors(pg, outs)))
       return failure();
-    call("whale_rt_pool2d_grad", {ctxArg, poolKind(pg.getKind()), in(0),
+    call(WHALE_RT_FN(pool2d_grad), {ctxArg, poolKind(pg.getKind()), in(0),
                                   in(1), poolGeometry(pg), outs[0]});
     return success();
   }
@@ -395,7 +438,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     SmallVector<Value> outs;
     if (failed(resultTensors(bn, outs)))
       return failure();
-    call("whale_rt_batch_norm",
+    call(WHALE_RT_FN(batch_norm),
          {ctxArg, in(0), in(1), in(2), in(3), in(4),
           constF64(bn.getMomentum().convertToDouble()),
           constF64(bn.getEps().convertToDouble()),
@@ -407,7 +450,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     SmallVector<Value> outs;
     if (failed(resultTensors(bn, outs)))
       return failure();
-    call("whale_rt_batch_norm_grad", {ctxArg, in(0), in(1), in(2), in(3), in(4),
+    call(WHALE_RT_FN(batch_norm_grad), {ctxArg, in(0), in(1), in(2), in(3), in(4),
                                       outs[0], outs[1], outs[2]});
     return success();
   }
@@ -416,7 +459,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     SmallVector<Value> outs;
     if (failed(resultTensors(ln, outs)))
       return failure();
-    call("whale_rt_layernorm_grad",
+    call(WHALE_RT_FN(layernorm_grad),
          {ctxArg, in(0), in(1), constF64(ln.getEps().convertToDouble()), in(2),
           outs[0], outs[1], outs[2]});
     return success();
@@ -426,7 +469,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   // place, so its results are its operands' tensors.
   if (auto u = dyn_cast<SgdUpdateOp>(op)) {
     onOwner(op, [&] {
-      call("whale_rt_sgd_step",
+      call(WHALE_RT_FN(sgd_step),
            {ctxArg, in(0), in(1), constF64(u.getLr().convertToDouble()),
             constF64(u.getMomentum().convertToDouble()),
             constF64(u.getWeightDecay().convertToDouble())});
@@ -435,7 +478,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   }
   if (auto u = dyn_cast<AdamUpdateOp>(op)) {
     onOwner(op, [&] {
-      call("whale_rt_adam_step",
+      call(WHALE_RT_FN(adam_step),
            {ctxArg, in(0), in(1), constF64(u.getLr().convertToDouble()),
             constF64(u.getBeta1().convertToDouble()),
             constF64(u.getBeta2().convertToDouble()),
@@ -447,8 +490,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   }
   if (auto bc = dyn_cast<BroadcastOp>(op)) {
     std::optional<int64_t> shards = bc.getShards();
-    call("whale_rt_broadcast_from_owners",
-         {ctxArg, constI32(shards ? kGroupShardPeers : groupKind(bc.getGroup())),
+    call(WHALE_RT_FN(broadcast_from_owners),
+         {ctxArg, constI32(shards ? WHALE_RT_GROUP_SHARD_PEERS : groupKind(bc.getGroup())),
           constI32(shards.value_or(0)),
           constI32(static_cast<int32_t>(bc.getParams().size())),
           handleArray(op->getOperands()),
@@ -464,7 +507,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     if (std::optional<ArrayRef<int64_t>> owners = c.getOwners()) {
       std::optional<StringRef> group = c.getGroup();
       std::optional<ArrayRef<bool>> sharded = c.getSharded();
-      call("whale_rt_clip_grad_norm_owned",
+      call(WHALE_RT_FN(clip_grad_norm_owned),
            {ctxArg, constI32(group ? groupKind(*group) : -1),
             constI32(c.getShards().value_or(0)), constI32(n), array,
             sharded ? i32Array(SmallVector<int32_t>(sharded->begin(),
@@ -475,16 +518,16 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     } else if (std::optional<ArrayRef<bool>> sharded = c.getSharded()) {
       SmallVector<int32_t> flags(sharded->begin(), sharded->end());
       std::optional<StringRef> group = c.getGroup();
-      call("whale_rt_clip_grad_norm_sharded",
+      call(WHALE_RT_FN(clip_grad_norm_sharded),
            {ctxArg, constI32(group ? groupKind(*group) : -1),
             constI32(*c.getShards()), constI32(n), array, i32Array(flags),
             constF64(c.getMaxNorm().convertToDouble()), nullPtr()});
     } else if (std::optional<StringRef> group = c.getGroup())
-      call("whale_rt_clip_grad_norm_group",
+      call(WHALE_RT_FN(clip_grad_norm_group),
            {ctxArg, constI32(groupKind(*group)), constI32(n), array,
             constF64(c.getMaxNorm().convertToDouble()), nullPtr()});
     else
-      call("whale_rt_clip_grad_norm",
+      call(WHALE_RT_FN(clip_grad_norm),
            {ctxArg, constI32(n), array,
             constF64(c.getMaxNorm().convertToDouble()), nullPtr()});
     return success();
@@ -499,16 +542,16 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     if (std::optional<ArrayRef<int64_t>> owners = ar.getOwners()) {
       std::optional<int64_t> shards = ar.getShards();
       SmallVector<int32_t> positions(owners->begin(), owners->end());
-      call("whale_rt_reduce_to_owners",
+      call(WHALE_RT_FN(reduce_to_owners),
            {ctxArg,
-            constI32(shards ? kGroupShardPeers : groupKind(ar.getGroup())),
+            constI32(shards ? WHALE_RT_GROUP_SHARD_PEERS : groupKind(ar.getGroup())),
             constI32(shards.value_or(0)), constI32(n), array,
             i32Array(positions)});
     } else if (ar.getGroup() == "shard_peers")
-      call("whale_rt_all_reduce_peers",
+      call(WHALE_RT_FN(all_reduce_peers),
            {ctxArg, constI32(*ar.getShards()), constI32(n), array});
     else
-      call("whale_rt_all_reduce",
+      call(WHALE_RT_FN(all_reduce),
            {ctxArg, constI32(groupKind(ar.getGroup())), constI32(n), array});
     return success();
   }
@@ -517,7 +560,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     Value request = LLVM::AllocaOp::create(b, loc, ptr, i64, constI64(1));
     SmallVector<Value> args = {
         ctxArg,
-        constI32(shards ? kGroupShardPeers : groupKind(start.getGroup())),
+        constI32(shards ? WHALE_RT_GROUP_SHARD_PEERS : groupKind(start.getGroup())),
         constI32(shards.value_or(0)),
         constI32(static_cast<int32_t>(start.getValues().size())),
         handleArray(op->getOperands())};
@@ -525,10 +568,10 @@ LogicalResult Lowering::lowerOp(Operation *op) {
       args.push_back(
           i32Array(SmallVector<int32_t>(owners->begin(), owners->end())));
       args.push_back(request);
-      call("whale_rt_reduce_to_owners_start", args);
+      call(WHALE_RT_FN(reduce_to_owners_start), args);
     } else {
       args.push_back(request);
-      call("whale_rt_all_reduce_start", args);
+      call(WHALE_RT_FN(all_reduce_start), args);
     }
     handles[start.getPending()] = LLVM::LoadOp::create(b, loc, i64, request);
     return success();
@@ -538,11 +581,11 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     for (auto [r, v] :
          llvm::zip(wait.getResults(), wait.getStart().getValues()))
       handles[r] = handles.lookup(v);
-    call("whale_rt_all_reduce_wait", {ctxArg, in(0)});
+    call(WHALE_RT_FN(all_reduce_wait), {ctxArg, in(0)});
     return success();
   }
   if (auto s = dyn_cast<SendOp>(op)) {
-    call("whale_rt_send",
+    call(WHALE_RT_FN(send),
          {ctxArg, constI32(s.getStage()), constI64(s.getTag()), in(0)});
     return success();
   }
@@ -551,7 +594,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     return op->emitOpError("has no lowering to the runtime");
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   if (reshapesTaking.count(op)) {
-    call("whale_rt_reshape_take", {ctxArg, in(0), constI32(type.getRank()),
+    call(WHALE_RT_FN(reshape_take), {ctxArg, in(0), constI32(type.getRank()),
                                    i64Array(type.getShape()), slot});
     handles[op->getResult(0)] = LLVM::LoadOp::create(b, loc, ptr, slot);
     return success();
@@ -562,223 +605,220 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   handles[op->getResult(0)] = *out;
 
   auto binary = [&](int32_t kind) {
-    call("whale_rt_binary", {ctxArg, constI32(kind), in(0), in(1), *out});
+    call(WHALE_RT_FN(binary), {ctxArg, constI32(kind), in(0), in(1), *out});
   };
   auto unary = [&](int32_t kind) {
-    call("whale_rt_unary", {ctxArg, constI32(kind), in(0), *out});
+    call(WHALE_RT_FN(unary), {ctxArg, constI32(kind), in(0), *out});
   };
   auto reduce = [&](int32_t kind, ArrayRef<int64_t> axes) {
-    call("whale_rt_reduce", {ctxArg, constI32(kind), in(0),
+    call(WHALE_RT_FN(reduce), {ctxArg, constI32(kind), in(0),
                              constI32(axes.size()), i64Array(axes), *out});
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](ConstantOp c) {
-        call("whale_rt_fill",
+        call(WHALE_RT_FN(fill),
              {ctxArg, *out, constF64(c.getValue().convertToDouble())});
         return success();
       })
       .Case([&](MatmulOp m) {
-        call("whale_rt_matmul",
+        call(WHALE_RT_FN(matmul),
              {ctxArg, in(0), in(1), *out, constI32(m.getTransposeLhs()),
               constI32(m.getTransposeRhs())});
         return success();
       })
       .Case([&](AddOp) {
-        binary(0);
+        binary(WHALE_RT_ADD);
         return success();
       })
       .Case([&](SubOp) {
-        binary(1);
+        binary(WHALE_RT_SUB);
         return success();
       })
       .Case([&](MulOp) {
-        binary(2);
+        binary(WHALE_RT_MUL);
         return success();
       })
       .Case([&](DivOp) {
-        binary(3);
+        binary(WHALE_RT_DIV);
         return success();
       })
       .Case([&](NegOp) {
-        unary(0);
+        unary(WHALE_RT_NEG);
         return success();
       })
       .Case([&](ReluOp) {
-        unary(1);
+        unary(WHALE_RT_RELU);
         return success();
       })
       .Case([&](GeluOp) {
-        unary(2);
+        unary(WHALE_RT_GELU);
         return success();
       })
       .Case([&](TanhOp) {
-        unary(3);
+        unary(WHALE_RT_TANH);
         return success();
       })
       .Case([&](ExpOp) {
-        unary(4);
+        unary(WHALE_RT_EXP);
         return success();
       })
       .Case([&](LogOp) {
-        unary(5);
+        unary(WHALE_RT_LOG);
         return success();
       })
       .Case([&](SqrtOp) {
-        unary(6);
+        unary(WHALE_RT_SQRT);
         return success();
       })
       .Case([&](CausalMaskOp) {
-        call("whale_rt_causal_mask", {ctxArg, in(0), *out});
+        call(WHALE_RT_FN(causal_mask), {ctxArg, in(0), *out});
         return success();
       })
       .Case([&](AttentionOp a) {
-        call("whale_rt_attention", {ctxArg, in(0), in(1), in(2),
+        call(WHALE_RT_FN(attention), {ctxArg, in(0), in(1), in(2),
                                     constF64(a.getScale().convertToDouble()),
                                     constI32(a.getCausal() ? 1 : 0), *out});
         return success();
       })
       .Case([&](SoftmaxOp s) {
-        int64_t axis =
-            s.getAxis() < 0 ? s.getAxis() + type.getRank() : s.getAxis();
-        call("whale_rt_softmax", {ctxArg, in(0), constI64(axis), *out});
+        int64_t axis = axisOf(s.getAxis(), type);
+        call(WHALE_RT_FN(softmax), {ctxArg, in(0), constI64(axis), *out});
         return success();
       })
       .Case([&](LayerNormOp l) {
-        call("whale_rt_layernorm",
+        call(WHALE_RT_FN(layernorm),
              {ctxArg, in(0), in(1), in(2),
               constF64(l.getEps().convertToDouble()), *out});
         return success();
       })
       .Case([&](TopKOp t) {
         Value none = nullPtr();
-        call("whale_rt_topk",
+        call(WHALE_RT_FN(topk),
              {ctxArg, in(0), constI64(t.getK()), t.getIndices() ? none : *out,
               t.getIndices() ? *out : none});
         return success();
       })
       .Case([&](MoeDispatchOp d) {
-        call("whale_rt_moe_dispatch",
+        call(WHALE_RT_FN(moe_dispatch),
              {ctxArg, in(0), in(1), d.getGates() ? in(2) : nullPtr(), *out});
         return success();
       })
       .Case([&](MoeCombineOp c) {
-        call("whale_rt_moe_combine",
+        call(WHALE_RT_FN(moe_combine),
              {ctxArg, in(0), in(1), c.getGates() ? in(2) : nullPtr(), *out});
         return success();
       })
       .Case([&](MoeGateGradOp) {
-        call("whale_rt_moe_gate_grad", {ctxArg, in(0), in(1), in(2), *out});
+        call(WHALE_RT_FN(moe_gate_grad), {ctxArg, in(0), in(1), in(2), *out});
         return success();
       })
       .Case([&](DropoutOp d) {
-        call("whale_rt_dropout",
+        call(WHALE_RT_FN(dropout),
              {ctxArg, in(0), constF64(d.getRate().convertToDouble()),
               constI64(d.getKey()), constI64(d.getRowOffset()), *out});
         return success();
       })
       .Case([&](OneHotOp h) {
-        call("whale_rt_one_hot", {ctxArg, in(0), constI64(h.getClasses()), *out});
+        call(WHALE_RT_FN(one_hot), {ctxArg, in(0), constI64(h.getClasses()), *out});
         return success();
       })
       .Case([&](Conv2dOp c) {
-        call("whale_rt_conv2d",
+        call(WHALE_RT_FN(conv2d),
              {ctxArg, in(0), in(1), convGeometry(c), *out});
         return success();
       })
       .Case([&](Pool2dOp p) {
-        call("whale_rt_pool2d",
+        call(WHALE_RT_FN(pool2d),
              {ctxArg, poolKind(p.getKind()), in(0), poolGeometry(p), *out});
         return success();
       })
       .Case([&](EmbeddingOp) {
-        call("whale_rt_embedding", {ctxArg, in(0), in(1), *out});
+        call(WHALE_RT_FN(embedding), {ctxArg, in(0), in(1), *out});
         return success();
       })
       .Case([&](CrossEntropyOp) {
-        call("whale_rt_cross_entropy", {ctxArg, in(0), in(1), *out});
+        call(WHALE_RT_FN(cross_entropy), {ctxArg, in(0), in(1), *out});
         return success();
       })
       .Case([&](ReduceSumOp r) {
-        reduce(0, r.getAxes());
+        reduce(WHALE_RT_SUM, r.getAxes());
         return success();
       })
       .Case([&](ReduceMeanOp r) {
-        reduce(1, r.getAxes());
+        reduce(WHALE_RT_MEAN, r.getAxes());
         return success();
       })
       .Case([&](ReduceMaxOp r) {
-        reduce(2, r.getAxes());
+        reduce(WHALE_RT_MAX, r.getAxes());
         return success();
       })
       .Case([&](ReshapeOp) {
-        call("whale_rt_reshape", {ctxArg, in(0), *out});
+        call(WHALE_RT_FN(reshape), {ctxArg, in(0), *out});
         return success();
       })
       .Case([&](TransposeOp t) {
-        call("whale_rt_transpose",
+        call(WHALE_RT_FN(transpose),
              {ctxArg, in(0), i64Array(t.getPermutation()), *out});
         return success();
       })
       .Case([&](SliceOp s) {
-        int64_t axis =
-            s.getAxis() < 0 ? s.getAxis() + type.getRank() : s.getAxis();
-        call("whale_rt_slice",
+        int64_t axis = axisOf(s.getAxis(), type);
+        call(WHALE_RT_FN(slice),
              {ctxArg, in(0), constI64(axis), constI64(s.getStart()),
               constI64(s.getEnd()), *out});
         return success();
       })
       .Case([&](RecvOp r) {
-        call("whale_rt_recv",
+        call(WHALE_RT_FN(recv),
              {ctxArg, constI32(r.getStage()), constI64(r.getTag()), *out});
         return success();
       })
       .Case([&](ConcatOp c) {
         int64_t n = c.getInputs().size();
         Value array = handleArray(c.getInputs());
-        int64_t axis =
-            c.getAxis() < 0 ? c.getAxis() + type.getRank() : c.getAxis();
-        call("whale_rt_concat",
+        int64_t axis = axisOf(c.getAxis(), type);
+        call(WHALE_RT_FN(concat),
              {ctxArg, constI32(n), array, constI64(axis), *out});
         return success();
       })
       // Tensor parallelism: the runtime knows the rank's part.
       .Case([&](AllGatherOp g) {
-        call("whale_rt_all_gather",
+        call(WHALE_RT_FN(all_gather),
              {ctxArg, constI32(g.getShards()), weightsOf(g.getWeights()),
               constI64(g.getAxis()), in(0), *out});
         return success();
       })
       .Case([&](AllToAllOp g) {
-        call("whale_rt_all_to_all",
+        call(WHALE_RT_FN(all_to_all),
              {ctxArg, constI32(g.getShards()), weightsOf(g.getWeights()),
               constI64(g.getSplitAxis()), constI64(g.getConcatAxis()), in(0),
               *out});
         return success();
       })
       .Case([&](ShardSliceOp g) {
-        call("whale_rt_shard_slice",
+        call(WHALE_RT_FN(shard_slice),
              {ctxArg, constI32(g.getShards()), weightsOf(g.getWeights()),
               constI64(g.getAxis()), in(0), *out});
         return success();
       })
       .Case([&](ShardSumOp g) {
-        call("whale_rt_shard_sum",
+        call(WHALE_RT_FN(shard_sum),
              {ctxArg, constI32(g.getShards()), in(0), *out});
         return success();
       })
       .Case([&](FanoutOp) {
         // The value itself; its own buffer keeps the liveness rules simple.
-        call("whale_rt_reshape", {ctxArg, in(0), *out});
+        call(WHALE_RT_FN(reshape), {ctxArg, in(0), *out});
         return success();
       })
       .Case([&](ShardedCrossEntropyOp c) {
-        call("whale_rt_sharded_cross_entropy",
+        call(WHALE_RT_FN(sharded_cross_entropy),
              {ctxArg, constI32(c.getShards()), weightsOf(c.getWeights()), in(0),
               in(1), *out});
         return success();
       })
       .Case([&](ShardedCrossEntropyGradOp c) {
-        call("whale_rt_sharded_cross_entropy_grad",
+        call(WHALE_RT_FN(sharded_cross_entropy_grad),
              {ctxArg, constI32(c.getShards()), weightsOf(c.getWeights()), in(0),
               in(1), in(2), *out});
         return success();
@@ -786,7 +826,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
       // Gradients: the operand not asked for gets a null handle.
       .Case([&](MatmulGradOp g) {
         bool lhs = g.getOperand() == 0;
-        call("whale_rt_matmul_grad",
+        call(WHALE_RT_FN(matmul_grad),
              {ctxArg, in(0), in(1), in(2), lhs ? *out : nullPtr(),
               lhs ? nullPtr() : *out, constI32(g.getTransposeLhs()),
               constI32(g.getTransposeRhs())});
@@ -794,48 +834,46 @@ LogicalResult Lowering::lowerOp(Operation *op) {
       })
       .Case([&](BinaryGradOp g) {
         bool lhs = g.getOperand() == 0;
-        call("whale_rt_binary_grad",
+        call(WHALE_RT_FN(binary_grad),
              {ctxArg, constI32(static_cast<int32_t>(g.getKind())), in(0), in(1),
               in(2), lhs ? *out : nullPtr(), lhs ? nullPtr() : *out});
         return success();
       })
       .Case([&](UnaryGradOp g) {
-        call("whale_rt_unary_grad",
+        call(WHALE_RT_FN(unary_grad),
              {ctxArg, constI32(static_cast<int32_t>(g.getKind())), in(0), in(1),
               in(2), *out});
         return success();
       })
       .Case([&](SoftmaxGradOp g) {
-        int64_t axis =
-            g.getAxis() < 0 ? g.getAxis() + type.getRank() : g.getAxis();
-        call("whale_rt_softmax_grad",
+        int64_t axis = axisOf(g.getAxis(), type);
+        call(WHALE_RT_FN(softmax_grad),
              {ctxArg, in(0), in(1), constI64(axis), *out});
         return success();
       })
       .Case([&](CausalMaskGradOp) {
-        call("whale_rt_causal_mask_grad", {ctxArg, in(0), *out});
+        call(WHALE_RT_FN(causal_mask_grad), {ctxArg, in(0), *out});
         return success();
       })
       .Case([&](EmbeddingGradOp) {
-        call("whale_rt_embedding_grad", {ctxArg, in(0), in(1), *out});
+        call(WHALE_RT_FN(embedding_grad), {ctxArg, in(0), in(1), *out});
         return success();
       })
       .Case([&](CrossEntropyGradOp) {
-        call("whale_rt_cross_entropy_grad",
+        call(WHALE_RT_FN(cross_entropy_grad),
              {ctxArg, in(0), in(1), in(2), *out});
         return success();
       })
       .Case([&](ReduceGradOp g) {
-        call("whale_rt_reduce_grad",
+        call(WHALE_RT_FN(reduce_grad),
              {ctxArg, constI32(static_cast<int32_t>(g.getKind())), in(0),
               constI32(g.getAxes().size()), i64Array(g.getAxes()), in(1),
               *out});
         return success();
       })
       .Case([&](SliceGradOp g) {
-        int64_t axis =
-            g.getAxis() < 0 ? g.getAxis() + type.getRank() : g.getAxis();
-        call("whale_rt_slice_grad",
+        int64_t axis = axisOf(g.getAxis(), type);
+        call(WHALE_RT_FN(slice_grad),
              {ctxArg, in(0), constI64(axis), constI64(g.getStart()), *out});
         return success();
       })
@@ -934,22 +972,18 @@ LogicalResult Lowering::lower(func::FuncOp fn) {
       position[&op] = static_cast<int64_t>(i);
   for (Operation *op : ops) {
     if (auto at = position.find(op); at != position.end())
-      LLVM::CallOp::create(b, loc,
-                           runtimeVoidFn("whale_rt_set_site", {ptr, i64}),
-                           ValueRange{ctxArg, constI64(at->second)});
+      callVoid(WHALE_RT_FN(set_site), {ctxArg, constI64(at->second)});
     // Operands may be TaskGraph results: read them through their yields.
     for (OpOperand &use : op->getOpOperands())
       if (Value v = resolve(use.get()); v != use.get())
         handles[use.get()] = handles.lookup(v);
-    if (failed(lowerOp(op)))
+    if (failed(lowerOp(op)) || abiMismatch)
       return failure();
     // An output nothing reads is released at once, so repeated calls do
     // not pile up tensors in the context.
     for (Value r : op->getResults())
       if (!lastUse.count(r) && !isResult(r) && !isa<ParamOp>(op))
-        LLVM::CallOp::create(
-            b, loc, runtimeVoidFn("whale_rt_tensor_release", {ptr, ptr}),
-            ValueRange{ctxArg, handles.lookup(r)});
+        callVoid(WHALE_RT_FN(tensor_release), {ctxArg, handles.lookup(r)});
     // Release what this op was the last to read (never inputs, parameters or
     // the result, which the caller owns).
     // Clipping's results are its operands' tensors, released after their
@@ -964,9 +998,7 @@ LogicalResult Lowering::lower(func::FuncOp fn) {
       if (lastUse.lookup(r) != op || isResult(r) || isa<BlockArgument>(r) ||
           r.getDefiningOp<ParamOp>())
         continue;
-      LLVM::CallOp::create(b, loc,
-                           runtimeVoidFn("whale_rt_tensor_release", {ptr, ptr}),
-                           ValueRange{ctxArg, handles.lookup(r)});
+      callVoid(WHALE_RT_FN(tensor_release), {ctxArg, handles.lookup(r)});
       lastUse.erase(r);
     }
   }
