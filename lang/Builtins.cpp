@@ -2,8 +2,8 @@
 
 #include "lang/SemaImpl.h"
 #include "lang/Suggest.h"
-#include "runtime/ConvMath.h"
-#include "runtime/Limits.h"
+#include "support/ConvMath.h"
+#include "support/Limits.h"
 
 #include <algorithm>
 #include <cmath>

@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lang/SemaImpl.h"
-#include "runtime/Limits.h"
+#include "support/Limits.h"
 
 #include "llvm/Support/Casting.h"
 

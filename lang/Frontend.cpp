@@ -4,7 +4,7 @@
 
 #include "lang/Parser.h"
 #include "lang/Sema.h"
-#include "runtime/InputFile.h"
+#include "support/InputFile.h"
 
 #include <cerrno>
 #include <cstring>

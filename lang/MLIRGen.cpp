@@ -2,7 +2,7 @@
 
 #include "lang/MLIRGen.h"
 
-#include "runtime/Limits.h"
+#include "support/Limits.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
 

@@ -4,7 +4,7 @@
 
 #include "lang/SemaImpl.h"
 #include "lang/Suggest.h"
-#include "runtime/Limits.h"
+#include "support/Limits.h"
 
 #include "llvm/Support/Casting.h"
 

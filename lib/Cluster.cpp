@@ -2,11 +2,11 @@
 
 #include "lib/Cluster.h"
 
-#include "runtime/InputFile.h"
-#include "runtime/Limits.h"
 #include "runtime/WhaleRuntime.h"
 #include "sim/DeviceModel.h"
+#include "support/InputFile.h"
 #include "support/JsonFields.h"
+#include "support/Limits.h"
 
 #include <algorithm>
 #include <cmath>

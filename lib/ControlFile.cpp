@@ -3,7 +3,7 @@
 #include "lib/ControlFile.h"
 
 #include "lib/Cluster.h"
-#include "runtime/InputFile.h"
+#include "support/InputFile.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"

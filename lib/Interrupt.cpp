@@ -2,7 +2,7 @@
 
 #include "lib/Interrupt.h"
 
-#include "runtime/OutputFile.h"
+#include "support/OutputFile.h"
 
 #include <atomic>
 #include <csignal>

@@ -2,7 +2,7 @@
 
 #include "lib/Report.h"
 
-#include "runtime/InputFile.h"
+#include "support/InputFile.h"
 
 #include "llvm/Support/JSON.h"
 

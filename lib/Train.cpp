@@ -11,7 +11,6 @@
 #include "lib/JobImpl.h"
 #include "lib/LrSchedule.h"
 #include "lib/ModelLookup.h"
-#include "lib/OutputFile.h"
 #include "lib/SampleLog.h"
 #include "lowering/Passes.h"
 #include "runtime/WhaleRuntime.h"
@@ -21,11 +20,12 @@
 #include "runtime/exec/StepLog.h"
 #include "runtime/store/CheckpointSet.h"
 #include "runtime/store/Safetensors.h"
+#include "support/OutputFile.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <chrono>
 #include <cmath>
@@ -58,14 +58,14 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
   for (auto [path, what] : {std::pair{options.tracePath, "the trace"},
                             std::pair{options.metricsPath, "metrics"}})
     if (!path.empty())
-      if (std::string err = checkOutputPath(path, what); !err.empty())
+      if (std::string err = rt::checkOutputPath(path, what); !err.empty())
         return fail(err);
   // A checkpoint folder is replaced whole at each save: never one that
   // holds anything else.
   if (!options.savePath.empty())
     if (std::string err =
             isSingleFilePath(options.savePath)
-                ? checkOutputPath(options.savePath, "the checkpoint")
+                ? rt::checkOutputPath(options.savePath, "the checkpoint")
                 : rt::checkReplaceableFolder(options.savePath);
         !err.empty())
       return fail("--save: " + err);

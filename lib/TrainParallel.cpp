@@ -32,18 +32,18 @@
 #include "lib/SampleLog.h"
 #include "lib/StateCollection.h"
 #include "lib/StateStore.h"
-#include "runtime/InputFile.h"
 #include "runtime/WhaleRuntime.h"
 #include "runtime/exec/BatchRows.h"
 #include "runtime/exec/Checkpoint.h"
 #include "runtime/exec/Processes.h"
 #include "runtime/exec/StepLog.h"
+#include "support/InputFile.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/xxhash.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <algorithm>
 #include <chrono>

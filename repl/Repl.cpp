@@ -6,16 +6,16 @@
 #include "lang/Suggest.h"
 #include "lib/Interrupt.h"
 #include "lib/Jit.h"
-#include "lib/OutputFile.h"
-#include "runtime/InputFile.h"
+#include "support/InputFile.h"
+#include "support/OutputFile.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/LineEditor/LineEditor.h"
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 
 #include <algorithm>
 #include <cctype>
@@ -503,7 +503,7 @@ int ReplSession::runOnScript(const std::string &verb,
   }
   ::close(fd);
   std::string path = name;
-  if (std::string e = writeOutputFile(path, script(), "the session's script");
+  if (std::string e = rt::writeOutputFile(path, script(), "the session's script");
       !e.empty()) {
     err << "whale: error: " << e << "\n";
     std::remove(path.c_str());
@@ -552,7 +552,7 @@ bool ReplSession::command(const std::string &line, std::ostream &out,
       if (!tensors.empty())
         e = saveTensors(beside, tensors, text);
       if (e.empty())
-        e = writeOutputFile(rest[0], text, "the session's script");
+        e = rt::writeOutputFile(rest[0], text, "the session's script");
       if (e.empty() && tensors.empty() &&
           llvm::sys::fs::is_regular_file(beside))
         if (std::error_code ec = llvm::sys::fs::remove(beside))

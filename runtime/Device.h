@@ -21,12 +21,12 @@
 #define WHALE_RUNTIME_DEVICE_H
 
 #include "runtime/Allocator.h"
-#include "runtime/ConvMath.h"
 #include "runtime/DropoutMath.h"
 #include "runtime/MoeMath.h"
-#include "runtime/TopKMath.h"
 #include "runtime/Status.h"
 #include "runtime/Tensor.h"
+#include "runtime/TopKMath.h"
+#include "support/ConvMath.h"
 
 #include <functional>
 #include <memory>

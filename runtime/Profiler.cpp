@@ -2,7 +2,7 @@
 
 #include "runtime/Profiler.h"
 
-#include "runtime/Json.h"
+#include "support/JsonString.h"
 
 #include <cerrno>
 #include <chrono>

@@ -3,7 +3,7 @@
 #include "runtime/Tensor.h"
 
 #include "runtime/Device.h"
-#include "runtime/Limits.h"
+#include "support/Limits.h"
 
 namespace whale::rt {
 

@@ -43,7 +43,7 @@ if [ "$target" = frontend ]; then
     sources+=("$f")
   done
   clang++-22 "${flags[@]}" -DWHALE_FUZZ_STDLIB_DIR="\"$root/stdlib\"" \
-    "${sources[@]}" "$root/runtime/InputFile.cpp" \
+    "${sources[@]}" "$root/support/InputFile.cpp" \
     "$root/fuzz/FuzzFrontend.cpp" -o "$out/whale-fuzz"
   extra=(-dict="$root/fuzz/whale.dict" -max_len=4096)
 elif [ "$target" = json ]; then
@@ -56,7 +56,7 @@ elif [ "$target" = json ]; then
     "$root/sim/ProfileDb.cpp" "$root/sim/Program.cpp" \
     "$root/sim/Collectives.cpp" "$root/fuzz/FuzzJsonInputs.cpp" \
     "$root/build/lib/libWhaleRuntime.a" \
-    "$root/build/lib/libWhaleFiles.a" -L/usr/lib/llvm-22/lib -lLLVM-22 \
+    "$root/build/lib/libWhaleSupport.a" -L/usr/lib/llvm-22/lib -lLLVM-22 \
     -lopenblas -lpthread -ldl -Wl,-rpath,/usr/lib/llvm-22/lib \
     -o "$out/whale-fuzz"
   extra=(-max_len=4096)
@@ -68,9 +68,9 @@ elif [ "$target" = npy ]; then
 elif [ "$target" = plan ]; then
   corpus="$root/fuzz/corpus-plan"
   clang++-22 "${flags[@]}" "$root/runtime/exec/PlanManifest.cpp" \
-    "$root/runtime/exec/JsonValue.cpp" "$root/runtime/JsonString.cpp" \
-    "$root/runtime/InputFile.cpp" \
-    "$root/runtime/OutputFile.cpp" "$root/fuzz/FuzzPlanManifest.cpp" \
+    "$root/runtime/exec/JsonValue.cpp" "$root/support/JsonString.cpp" \
+    "$root/support/InputFile.cpp" \
+    "$root/support/OutputFile.cpp" "$root/fuzz/FuzzPlanManifest.cpp" \
     -o "$out/whale-fuzz"
   extra=(-max_len=16384)
 elif [ "$target" = program ]; then
@@ -86,8 +86,8 @@ elif [ "$target" = tokens ]; then
 else
   corpus="$root/fuzz/corpus-safetensors"
   clang++-22 "${flags[@]}" "$root/runtime/store/Safetensors.cpp" \
-    "$root/runtime/JsonString.cpp" \
-    "$root/runtime/InputFile.cpp" "$root/runtime/OutputFile.cpp" \
+    "$root/support/JsonString.cpp" \
+    "$root/support/InputFile.cpp" "$root/support/OutputFile.cpp" \
     "$root/fuzz/FuzzSafetensors.cpp" -o "$out/whale-fuzz"
   extra=(-max_len=8192)
 fi

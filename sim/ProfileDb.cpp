@@ -2,7 +2,7 @@
 
 #include "sim/ProfileDb.h"
 
-#include "runtime/InputFile.h"
+#include "support/InputFile.h"
 #include "support/JsonFields.h"
 
 #include "llvm/ADT/StringExtras.h"

@@ -1,6 +1,6 @@
 //===- Conv.cpp - im2col, col2im and pooling on the CPU -------------------===//
 //
-// Loops over runtime/ConvMath.h's per-element functions, split over the
+// Loops over support/ConvMath.h's per-element functions, split over the
 // device's threads; the GEMMs of a convolution are the device's matmul
 // (runtime/Conv.cpp).
 //

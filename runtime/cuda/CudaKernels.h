@@ -11,13 +11,13 @@
 #ifndef WHALE_RUNTIME_CUDA_CUDAKERNELS_H
 #define WHALE_RUNTIME_CUDA_CUDAKERNELS_H
 
-#include "runtime/ConvMath.h"
 #include "runtime/DropoutMath.h"
 #include "runtime/FusedProgram.h"
 #include "runtime/MoeMath.h"
 #include "runtime/TopKMath.h"
 #include "runtime/cuda/AttentionPlan.h"
 #include "runtime/cuda/ElementMath.h"
+#include "support/ConvMath.h"
 
 #include <cuda_runtime.h>
 
@@ -114,7 +114,7 @@ void topk(cudaStream_t s, const float *x, int64_t rows, int64_t n, int64_t k,
 void topkGrad(cudaStream_t s, const float *x, int64_t rows, int64_t n,
               int64_t k, const float *dy, float *dx);
 
-/// runtime/ConvMath.h's functions, a thread per output element.
+/// support/ConvMath.h's functions, a thread per output element.
 void im2col(cudaStream_t s, const float *x, float *cols, int64_t rowStride,
             const Planes &p, const Window2d &w);
 void col2im(cudaStream_t s, const float *cols, int64_t rowStride, float *dx,

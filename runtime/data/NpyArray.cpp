@@ -1,7 +1,7 @@
 //===- NpyArray.cpp - numpy .npy arrays, memory-mapped --------------------===//
 
 #include "runtime/data/NpyArray.h"
-#include "runtime/Limits.h"
+#include "support/Limits.h"
 
 #include <cmath>
 #include <cstdint>

@@ -2,7 +2,7 @@
 
 #include "runtime/data/TextDataset.h"
 
-#include "runtime/InputFile.h"
+#include "support/InputFile.h"
 
 #include <algorithm>
 #include <cerrno>

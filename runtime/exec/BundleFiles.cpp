@@ -2,9 +2,9 @@
 
 #include "runtime/exec/BundleFiles.h"
 
-#include "runtime/InputFile.h"
-#include "runtime/Limits.h"
 #include "runtime/store/Crc32c.h"
+#include "support/InputFile.h"
+#include "support/Limits.h"
 
 #include <cstring>
 #include <dlfcn.h>

@@ -6,7 +6,7 @@
 #include "runtime/store/CheckpointSet.h"
 #include "runtime/store/Safetensors.h"
 
-#include "runtime/Limits.h"
+#include "support/Limits.h"
 
 #include <algorithm>
 #include <cctype>

@@ -2,7 +2,7 @@
 
 #include "runtime/exec/JsonValue.h"
 
-#include "runtime/JsonString.h"
+#include "support/JsonString.h"
 
 #include <cerrno>
 #include <cmath>

@@ -2,12 +2,12 @@
 
 #include "runtime/exec/PlanManifest.h"
 
-#include "runtime/InputFile.h"
-#include "runtime/Json.h"
-#include "runtime/Limits.h"
-#include "runtime/OutputFile.h"
 #include "runtime/exec/BatchRows.h"
 #include "runtime/exec/JsonValue.h"
+#include "support/InputFile.h"
+#include "support/JsonString.h"
+#include "support/Limits.h"
+#include "support/OutputFile.h"
 
 #include <cmath>
 #include <cstdio>

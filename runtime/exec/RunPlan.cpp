@@ -1,16 +1,16 @@
 //===- RunPlan.cpp - training from a compiled plan ------------------------===//
 
 #include "runtime/exec/RunPlan.h"
-#include "runtime/exec/CpuLevels.h"
 
-#include "runtime/InputFile.h"
 #include "runtime/exec/Checkpoint.h"
+#include "runtime/exec/CpuLevels.h"
 #include "runtime/exec/DataSource.h"
 #include "runtime/exec/PlanManifest.h"
 #include "runtime/exec/Processes.h"
 #include "runtime/exec/RankStep.h"
 #include "runtime/exec/StepLog.h"
 #include "runtime/store/CheckpointSet.h"
+#include "support/InputFile.h"
 
 #include <algorithm>
 #include <limits>

@@ -10,7 +10,7 @@
 #ifndef WHALE_RUNTIME_EXEC_TRAINSETTINGS_H
 #define WHALE_RUNTIME_EXEC_TRAINSETTINGS_H
 
-#include "runtime/Limits.h"
+#include "support/Limits.h"
 
 #include <algorithm>
 #include <cmath>

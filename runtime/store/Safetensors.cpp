@@ -2,11 +2,11 @@
 
 #include "runtime/store/Safetensors.h"
 
-#include "runtime/InputFile.h"
-#include "runtime/Json.h"
-#include "runtime/JsonString.h"
-#include "runtime/OutputFile.h"
 #include "runtime/store/Crc32.h"
+#include "support/InputFile.h"
+#include "support/JsonString.h"
+#include "support/JsonString.h"
+#include "support/OutputFile.h"
 
 #include <algorithm>
 #include <cctype>

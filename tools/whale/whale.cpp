@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "support/OutputFile.h"
 #include "whale/Interpreter.h"
 #include "whale/Train.h"
 
@@ -14,7 +15,6 @@
 #include "lib/DeviceProbe.h"
 #include "lib/ElasticSchedule.h"
 #include "lib/Interrupt.h"
-#include "lib/OutputFile.h"
 #include "lib/PlanReport.h"
 #include "lib/Planner.h"
 #include "lib/Profile.h"
@@ -24,23 +24,23 @@
 #include "lib/Search.h"
 #include "lib/Simulate.h"
 #include "lib/StateCollection.h"
-#include "runtime/Json.h"
+#include "llvm/LineEditor/LineEditor.h"
 #include "lowering/Passes.h"
 #include "repl/Repl.h"
 #include "runtime/WhaleRuntime.h"
+#include "support/JsonString.h"
 #include "tools/StepProgress.h"
 #include "tools/whale/Options.h"
-#include "llvm/LineEditor/LineEditor.h"
 
+#include "llvm/Support/BuryPointer.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
 #include "runtime/Allocator.h"
-#include "runtime/InputFile.h"
-#include "runtime/Limits.h"
-#include "llvm/Support/BuryPointer.h"
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/raw_ostream.h"
+#include "support/InputFile.h"
+#include "support/Limits.h"
 
 #include <cerrno>
 #include <cmath>
@@ -206,13 +206,13 @@ int writeOutput(const std::string &out, const std::string &text,
   }
   if (read)
     for (const std::string &input : read->filesRead())
-      if (whale::sameFile(out, input)) {
+      if (whale::rt::sameFile(out, input)) {
         std::cerr << "whale: error: -o '" << out << "' is '" << input
                   << "', which this command read; write the output "
                      "elsewhere\n";
         return 1;
       }
-  if (std::string err = whale::writeOutputFile(out, text, "the output");
+  if (std::string err = whale::rt::writeOutputFile(out, text, "the output");
       !err.empty()) {
     std::cerr << "whale: error: " << err << "\n";
     return 1;
@@ -668,7 +668,7 @@ int profileCommand(int argc, char **argv) {
     std::cerr << "whale: error: " << error << "\n";
     return 1;
   }
-  if (!out.empty() && !fromTrace.empty() && whale::sameFile(out, fromTrace))
+  if (!out.empty() && !fromTrace.empty() && whale::rt::sameFile(out, fromTrace))
     return usageError("-o '" + out + "' is the trace it reads (--from-trace); "
                       "write the profile elsewhere");
   return writeOutput(out, db.toJson(), &interp);
@@ -832,7 +832,7 @@ int compile(int argc, char **argv) {
   }
   if (traceSites && emit != "bundle")
     return usageError("--trace-sites is for --emit=bundle");
-  if (!out.empty() && !file.empty() && whale::sameFile(out, file))
+  if (!out.empty() && !file.empty() && whale::rt::sameFile(out, file))
     return usageError("-o '" + out + "' is the script itself; write the " +
                       "output elsewhere");
   if (file.empty())
@@ -1040,7 +1040,7 @@ int run(int argc, char **argv) {
   };
   // A status file of an earlier job must not pass for this one's.
   if (!statusPath.empty() && processRank <= 0) {
-    if (std::string err = whale::checkOutputPath(statusPath, "the status");
+    if (std::string err = whale::rt::checkOutputPath(statusPath, "the status");
         !err.empty())
       return usageError("--status: " + err);
     std::remove(statusPath.c_str());
@@ -1048,7 +1048,7 @@ int run(int argc, char **argv) {
   auto writeStatus = [&](const whale::TrainResult &r, int exitStatus) {
     if (statusPath.empty())
       return;
-    if (std::string err = whale::writeOutputFile(
+    if (std::string err = whale::rt::writeOutputFile(
             statusPath, statusJson(r, exitStatus), "the status");
         !err.empty())
       std::cerr << "whale: warning: " + err + "\n";

@@ -9,7 +9,7 @@
 
 #include "dialects/Whale/IR/ProductCosts.h"
 #include "dialects/Whale/IR/WhaleOps.h"
-#include "runtime/Limits.h"
+#include "support/Limits.h"
 
 using namespace mlir;
 using namespace whale;

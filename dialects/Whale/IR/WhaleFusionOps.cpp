@@ -1,7 +1,7 @@
 //===- WhaleFusionOps.cpp - verifier and cost of fused regions ------------===//
 
 #include "dialects/Whale/IR/WhaleOps.h"
-#include "runtime/Limits.h"
+#include "support/Limits.h"
 
 #include "llvm/Support/raw_ostream.h"
 

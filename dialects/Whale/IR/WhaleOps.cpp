@@ -1,14 +1,14 @@
 //===- WhaleOps.cpp - verifiers of the whale ops --------------------------===//
 
 #include "dialects/Whale/IR/WhaleOps.h"
-#include "dialects/Whale/IR/VerifyUtils.h"
-#include "runtime/ConvMath.h"
-#include "runtime/Limits.h"
 
+#include "dialects/Whale/IR/VerifyUtils.h"
+#include "llvm/ADT/STLExtras.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
-#include "llvm/ADT/STLExtras.h"
+#include "support/ConvMath.h"
+#include "support/Limits.h"
 
 using namespace mlir;
 using namespace whale;

@@ -3,7 +3,7 @@
 #include "dialects/Whale/Interfaces/CostOpInterface.h"
 
 #include "mlir/IR/BuiltinTypes.h"
-#include "runtime/Limits.h"
+#include "support/Limits.h"
 
 using namespace mlir;
 

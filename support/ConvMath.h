@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WHALE_RUNTIME_CONVMATH_H
-#define WHALE_RUNTIME_CONVMATH_H
+#ifndef WHALE_SUPPORT_CONVMATH_H
+#define WHALE_SUPPORT_CONVMATH_H
 
 #include <cstddef>
 #include <cstdint>

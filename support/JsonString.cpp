@@ -1,8 +1,9 @@
-//===- JsonString.cpp - decoding a JSON string ----------------------------===//
+//===- JsonString.cpp - JSON strings, written and read --------------------===//
 
-#include "runtime/JsonString.h"
+#include "support/JsonString.h"
 
 #include <cstdint>
+#include <cstdio>
 
 namespace whale::rt {
 namespace {
@@ -114,6 +115,35 @@ std::string readJsonString(const char *&p, const char *end, std::string &out) {
     }
     ++p;
   }
+}
+
+std::string jsonQuote(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    default:
+      if (static_cast<unsigned char>(c) < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", c);
+        out += buf;
+      } else {
+        out += c;
+      }
+    }
+  }
+  return out + "\"";
 }
 
 } // namespace whale::rt

@@ -1,6 +1,6 @@
 //===- InputFile.cpp - reading a file a user named, safely ----------------===//
 
-#include "runtime/InputFile.h"
+#include "support/InputFile.h"
 
 #include <cerrno>
 #include <cstring>

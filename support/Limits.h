@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WHALE_RUNTIME_LIMITS_H
-#define WHALE_RUNTIME_LIMITS_H
+#ifndef WHALE_SUPPORT_LIMITS_H
+#define WHALE_SUPPORT_LIMITS_H
 
 #include <cstdint>
 

@@ -1,6 +1,6 @@
 //===- OutputFile.cpp - writing a file whole, or not at all ---------------===//
 
-#include "runtime/OutputFile.h"
+#include "support/OutputFile.h"
 
 #include <atomic>
 #include <cerrno>
@@ -136,6 +136,32 @@ std::string writeFileWhole(const std::string &path, const char *what,
     return failure(path, what, std::strerror(error));
   }
   return "";
+}
+
+std::string writeOutputFile(const std::string &path, const std::string &text,
+                            const char *what) {
+  return writeFileWhole(path, what, {text});
+}
+
+std::string checkOutputPath(const std::string &path, const char *what) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    return std::string("cannot write ") + what + " '" + path +
+           "': it is a folder";
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos)
+    return "";
+  std::string folder = slash == 0 ? "/" : path.substr(0, slash);
+  if (stat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return std::string("cannot write ") + what + " '" + path +
+           "': the folder '" + folder + "' does not exist";
+  return "";
+}
+
+bool sameFile(const std::string &a, const std::string &b) {
+  struct stat sa, sb;
+  return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 &&
+         sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 } // namespace whale::rt

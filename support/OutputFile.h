@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WHALE_RUNTIME_OUTPUTFILE_H
-#define WHALE_RUNTIME_OUTPUTFILE_H
+#ifndef WHALE_SUPPORT_OUTPUTFILE_H
+#define WHALE_SUPPORT_OUTPUTFILE_H
 
 #include <string>
 #include <string_view>
@@ -31,6 +31,18 @@ std::string writeFileWhole(const std::string &path, const char *what,
 /// A temporary left by a process killed outright is removed by the next
 /// write of the same file.
 void removeTemporaryInProgress();
+
+/// writeFileWhole of one string.
+std::string writeOutputFile(const std::string &path, const std::string &text,
+                            const char *what);
+
+/// "" when `path` can be made: its folder exists and it is not an existing
+/// folder. Checked before a long run, not after it.
+std::string checkOutputPath(const std::string &path, const char *what);
+
+/// Whether `a` and `b` name the same existing file (an output that would
+/// overwrite an input).
+bool sameFile(const std::string &a, const std::string &b);
 
 } // namespace whale::rt
 

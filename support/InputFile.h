@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WHALE_RUNTIME_INPUTFILE_H
-#define WHALE_RUNTIME_INPUTFILE_H
+#ifndef WHALE_SUPPORT_INPUTFILE_H
+#define WHALE_SUPPORT_INPUTFILE_H
 
 #include <cstdint>
 #include <string>
