@@ -11,9 +11,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/Cluster.h"
-#include "lib/Planner.h"
-#include "lib/Simulate.h"
+#include "lib/compile/Cluster.h"
+#include "lib/compile/Planner.h"
+#include "lib/perf/Simulate.h"
 #include "whale/Interpreter.h"
 
 #include <algorithm>

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/FusedProgram.h"
+#include "runtime/ops/ElementProgram.h"
 
 #include <cstddef>
 #include <cstdint>

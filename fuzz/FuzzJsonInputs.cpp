@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/Cluster.h"
-#include "lib/ElasticSchedule.h"
+#include "lib/compile/Cluster.h"
+#include "lib/elastic/ElasticSchedule.h"
 #include "sim/ProfileDb.h"
 
 #include <cstddef>

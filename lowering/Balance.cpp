@@ -17,7 +17,7 @@
 //     (uneven shards): each position in the group gets a whole-number
 //     weight, the same in every group so the parameter parts of different
 //     groups line up for their all-reduce, and the split dimensions are cut
-//     in sum(weights) units (runtime/Parts.h), a number that must divide
+//     in sum(weights) units (runtime/core/Parts.h), a number that must divide
 //     them. Under split_rows = "whole" the group's ranks all read its rows
 //     and compute their part (weight / sum of weights) of its split
 //     TaskGraphs' work on them, and the whole of its replicated ones: the

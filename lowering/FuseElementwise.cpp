@@ -19,10 +19,10 @@
 
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lowering/CloneBody.h"
-#include "lowering/FusedProgram.h"
+#include "lowering/ElementProgramBuilder.h"
 #include "lowering/Passes.h"
 
-#include "runtime/FusedProgram.h"
+#include "runtime/ops/ElementProgram.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"

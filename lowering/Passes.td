@@ -36,7 +36,7 @@ def WhaleFuseElementwise : Pass<"whale-fuse-elementwise", "mlir::ModuleOp"> {
     Runs on programs about to be lowered (a rank program, the one-device
     train step), after every other pass.
     With `element-programs`, for GPUs, every region is one that an element
-    program runs (runtime/FusedProgram.h): its sums all sum over the same
+    program runs (runtime/ops/ElementProgram.h): its sums all sum over the same
     dimensions, and it has few enough operands for a GPU thread; a region
     whose program still cannot be written is put back as the ops it holds.
   }];
@@ -216,7 +216,7 @@ def WhaleBalance : Pass<"whale-balance", "mlir::ModuleOp"> {
     in speed its ranks split the group's work unevenly (uneven shards):
     whole-number `shard_weights`, one per position in the group, common to
     all groups so their parameter parts line up, chosen so every split
-    dimension stays a whole number of units (runtime/Parts.h).
+    dimension stays a whole number of units (runtime/core/Parts.h).
     Records plan `local_batches` (per replica), `micro_batch` (the size the
     model is elaborated at when it is one of the replicas', else replica 0's),
     `shard_weights` and `shard_weight` (this elaboration's rank's) when

@@ -17,7 +17,7 @@
 //                             (`--emit=ranks` from `--emit=planned`).
 //
 // The planning passes (partition, virtual devices, pipeline, balance,
-// data parallelism, sharding) still take options lib/Planner.cpp builds
+// data parallelism, sharding) still take options lib/compile/Planner.cpp builds
 // from the cluster and from a first planning run; they are not named here
 // yet.
 //
@@ -66,7 +66,7 @@ void buildWhaleTrainPipeline(mlir::OpPassManager &pm,
 void buildWhaleRuntimePipeline(mlir::OpPassManager &pm,
                                const TrainPipelineOptions &options);
 
-/// A planned module's rank programs (lib/Planner.cpp runs it).
+/// A planned module's rank programs (lib/compile/Planner.cpp runs it).
 void buildWhaleRankProgramsPipeline(mlir::OpPassManager &pm,
                                     const RankProgramsPipelineOptions &options);
 

@@ -34,7 +34,7 @@
 //
 // Uneven shards: when the plan gives the group `shard_weights` (its
 // devices differ in speed), every split dimension is cut in sum(weights)
-// units and rank i takes weights[i] of them (runtime/Parts.h), its rows
+// units and rank i takes weights[i] of them (runtime/core/Parts.h), its rows
 // included. The program is built for one rank's weight (`shard_weight`,
 // elaborated at that rank's rows), so its parts have static shapes; the
 // runtime finds each part's place from the weights the shard ops carry.

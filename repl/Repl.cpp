@@ -4,8 +4,8 @@
 
 #include "lang/Frontend.h"
 #include "lang/Suggest.h"
-#include "lib/Interrupt.h"
-#include "lib/Jit.h"
+#include "lib/compile/Jit.h"
+#include "lib/train/Interrupt.h"
 #include "support/InputFile.h"
 #include "support/OutputFile.h"
 

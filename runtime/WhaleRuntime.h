@@ -140,7 +140,7 @@ whale_rt_status whale_rt_softmax(whale_rt_context *ctx, whale_rt_tensor *x,
  * output is smaller than the space); it runs over the device's threads,
  * each call on slices of its own. Other devices (GPUs) run the region's
  * element program instead: `program_words` int64 words (layout in
- * runtime/FusedProgram.h); either may be null where the plan's devices
+ * runtime/ops/ElementProgram.h); either may be null where the plan's devices
  * never need it. `name` (the region's ops, "fused: add gelu") names it in
  * traces. */
 whale_rt_status whale_rt_fused(whale_rt_context *ctx, const char *name,
@@ -168,7 +168,7 @@ whale_rt_status whale_rt_conv2d(whale_rt_context *ctx, whale_rt_tensor *x,
 whale_rt_status whale_rt_topk(whale_rt_context *ctx, whale_rt_tensor *x,
                               int64_t k, whale_rt_tensor *values,
                               whale_rt_tensor *positions);
-/* A mixture of experts' routing (runtime/MoeMath.h): tokens [G, S, D]
+/* A mixture of experts' routing (runtime/ops/MoeMath.h): tokens [G, S, D]
  * into slots [E, G * C, D] by their choices `experts` [G, S, k] (i32), each
  * expert taking C per group, first choices first and in token order; back
  * from slots to tokens (each the sum of its kept choices' rows); and the
@@ -560,7 +560,7 @@ whale_rt_status whale_rt_set_rows(whale_rt_context *ctx, int64_t first_row,
  * element is zeroed with probability `rate`, the rest scaled by
  * 1 / (1 - rate); which ones is a hash of the context's seed, the step,
  * `key` and the element's index in the global batch, its row being the
- * first row + `row_offset` + n (runtime/DropoutMath.h). */
+ * first row + `row_offset` + n (runtime/ops/DropoutMath.h). */
 whale_rt_status whale_rt_dropout(whale_rt_context *ctx, whale_rt_tensor *x,
                                  double rate, int64_t key, int64_t row_offset,
                                  whale_rt_tensor *y);

@@ -50,10 +50,10 @@ elif [ "$target" = json ]; then
   corpus="$root/fuzz/corpus-json"
   clang++-22 "${flags[@]}" $(/usr/lib/llvm-22/bin/llvm-config --cxxflags |
       tr ' ' '\n' | grep -E '^-D') \
-    "$root/lib/Cluster.cpp" "$root/lib/ElasticSchedule.cpp" \
+    "$root/lib/compile/Cluster.cpp" "$root/lib/elastic/ElasticSchedule.cpp" \
     "$root/support/JsonFields.cpp" \
     "$root/sim/DeviceModel.cpp" \
-    "$root/sim/ProfileDb.cpp" "$root/sim/Program.cpp" \
+    "$root/sim/ProfileDb.cpp" "$root/sim/EventProgram.cpp" \
     "$root/sim/Collectives.cpp" "$root/fuzz/FuzzJsonInputs.cpp" \
     "$root/build/lib/libWhaleRuntime.a" \
     "$root/build/lib/libWhaleSupport.a" -L/usr/lib/llvm-22/lib -lLLVM-22 \

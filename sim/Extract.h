@@ -12,7 +12,7 @@
 #ifndef WHALE_SIM_EXTRACT_H
 #define WHALE_SIM_EXTRACT_H
 
-#include "sim/Program.h"
+#include "sim/EventProgram.h"
 
 #include "mlir/IR/BuiltinOps.h"
 

@@ -19,7 +19,7 @@
 #ifndef WHALE_SIM_SIMULATOR_H
 #define WHALE_SIM_SIMULATOR_H
 
-#include "sim/Program.h"
+#include "sim/EventProgram.h"
 
 #include <functional>
 #include <optional>

@@ -18,7 +18,7 @@
 #ifndef WHALE_RUNTIME_COMM_COLLECTIVEQUEUE_H
 #define WHALE_RUNTIME_COMM_COLLECTIVEQUEUE_H
 
-#include "runtime/Status.h"
+#include "runtime/core/Status.h"
 
 #include <condition_variable>
 #include <cstdint>

@@ -14,9 +14,9 @@
 #ifndef WHALE_RUNTIME_COMM_COMMUNICATOR_H
 #define WHALE_RUNTIME_COMM_COMMUNICATOR_H
 
-#include "runtime/HostBuffers.h"
-#include "runtime/Status.h"
-#include "runtime/Tensor.h"
+#include "runtime/core/HostBuffers.h"
+#include "runtime/core/Status.h"
+#include "runtime/core/Tensor.h"
 
 #include <chrono>
 #include <condition_variable>

@@ -806,7 +806,7 @@ int MpiCommunicator::collectiveDevice(int rank) const {
   if (impl->shared)
     return impl->shared->collectiveDevice(rank);
   // Another process's device is asked for by the group's members when the
-  // group first meets (runtime/CApiComm.cpp).
+  // group first meets (runtime/capi/CApiComm.cpp).
   return rank == impl->rank ? impl->collectiveDevice : kElsewhere;
 }
 

@@ -686,7 +686,7 @@ void MpiSharedRanks::setCollectiveDevice(int rank, int device) {
 
 int MpiSharedRanks::collectiveDevice(int rank) const {
   // Another process's device is asked for by the group's members when the
-  // group first meets (runtime/CApiComm.cpp).
+  // group first meets (runtime/capi/CApiComm.cpp).
   return isLocal(rank) ? local.collectiveDevice(rank) : Communicator::kElsewhere;
 }
 

@@ -12,10 +12,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/AttentionShape.h"
-#include "runtime/Bf16.h"
 #include "runtime/cpu/CpuDevice.h"
 #include "runtime/cpu/Kernels.h"
+#include "runtime/ops/AttentionShape.h"
+#include "runtime/ops/Bf16.h"
 
 #include <algorithm>
 #include <cmath>

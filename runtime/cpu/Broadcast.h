@@ -4,7 +4,7 @@
 #ifndef WHALE_RUNTIME_CPU_BROADCAST_H
 #define WHALE_RUNTIME_CPU_BROADCAST_H
 
-#include "runtime/Tensor.h"
+#include "runtime/core/Tensor.h"
 
 namespace whale::rt::cpu {
 

@@ -2,7 +2,7 @@
 //
 // Loops over support/ConvMath.h's per-element functions, split over the
 // device's threads; the GEMMs of a convolution are the device's matmul
-// (runtime/Conv.cpp).
+// (runtime/ops/ComposedConv.cpp).
 //
 //===----------------------------------------------------------------------===//
 

@@ -9,8 +9,8 @@
 
 #include "runtime/cpu/CpuDevice.h"
 
-#include "runtime/Bf16.h"
 #include "runtime/cpu/Kernels.h"
+#include "runtime/ops/Bf16.h"
 
 #include <algorithm>
 #include <cmath>

@@ -4,8 +4,8 @@
 #ifndef WHALE_RUNTIME_CPU_CPUDEVICE_H
 #define WHALE_RUNTIME_CPU_CPUDEVICE_H
 
-#include "runtime/Device.h"
-#include "runtime/ThreadPool.h"
+#include "runtime/core/Device.h"
+#include "runtime/core/ThreadPool.h"
 
 namespace whale::rt {
 

@@ -15,8 +15,8 @@
 #ifndef WHALE_RUNTIME_CPU_KERNELS_H
 #define WHALE_RUNTIME_CPU_KERNELS_H
 
-#include "runtime/Status.h"
-#include "runtime/Tensor.h"
+#include "runtime/core/Status.h"
+#include "runtime/core/Tensor.h"
 #include "runtime/cpu/CpuDevice.h"
 
 #include <functional>

@@ -1,7 +1,7 @@
 //===- Moe.cpp - a mixture of experts' routing on the CPU -----------------===//
 //
 // Each worker takes whole groups: it finds a group's slots
-// (runtime/MoeMath.h) and moves the group's rows. A slot belongs to one
+// (runtime/ops/MoeMath.h) and moves the group's rows. A slot belongs to one
 // group, so no two workers write the same row.
 //
 //===----------------------------------------------------------------------===//

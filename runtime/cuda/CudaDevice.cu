@@ -9,12 +9,12 @@
 
 #include "runtime/cuda/CudaDevice.h"
 
-#include "runtime/AttentionShape.h"
 #include "runtime/cuda/DevicePluginAbi.h"
 #include "runtime/cuda/ElementKernelSource.h"
 #include "runtime/cuda/GemmPlan.h"
 #include "runtime/cuda/IndexMaps.h"
 #include "runtime/cuda/Nvrtc.h"
+#include "runtime/ops/AttentionShape.h"
 
 #if WHALE_HAVE_NCCL
 #include <nccl.h>

@@ -14,7 +14,7 @@
 #ifndef WHALE_RUNTIME_CUDA_CUDADEVICE_H
 #define WHALE_RUNTIME_CUDA_CUDADEVICE_H
 
-#include "runtime/Device.h"
+#include "runtime/core/Device.h"
 #include "runtime/cuda/CudaKernels.h"
 
 #include <cublas_v2.h>
@@ -30,7 +30,7 @@
 namespace whale::rt::cuda {
 
 /// Device memory from cudaMalloc, kept for reuse as every device's is
-/// (runtime/Allocator.h): a cached block serves a request without cudaMalloc
+/// (runtime/core/Allocator.h): a cached block serves a request without cudaMalloc
 /// (a device-wide synchronization). Blocks are used in stream order, so a
 /// block freed while a queued kernel still reads it is only reused by later
 /// work on the same stream.
@@ -232,7 +232,7 @@ private:
                     const void **out);
   Status takeDataError(const char *what, int64_t limit);
   /// A mixture of experts' slots [G, S, k] in scratch, found on the GPU
-  /// (runtime/MoeMath.h); fails on a choice outside [0, E).
+  /// (runtime/ops/MoeMath.h); fails on a choice outside [0, E).
   Status moeSlots(const MoeShape &m, const int32_t *experts,
                   const int32_t **slots);
 

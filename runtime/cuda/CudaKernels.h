@@ -11,12 +11,12 @@
 #ifndef WHALE_RUNTIME_CUDA_CUDAKERNELS_H
 #define WHALE_RUNTIME_CUDA_CUDAKERNELS_H
 
-#include "runtime/DropoutMath.h"
-#include "runtime/FusedProgram.h"
-#include "runtime/MoeMath.h"
-#include "runtime/TopKMath.h"
 #include "runtime/cuda/AttentionPlan.h"
 #include "runtime/cuda/ElementMath.h"
+#include "runtime/ops/DropoutMath.h"
+#include "runtime/ops/ElementProgram.h"
+#include "runtime/ops/MoeMath.h"
+#include "runtime/ops/TopKMath.h"
 #include "support/ConvMath.h"
 
 #include <cuda_runtime.h>
@@ -47,7 +47,7 @@ void binaryGrad(cudaStream_t s, int op, int which, const float *a,
                 const float *b, const float *dout, float *grad,
                 const Walk &walk, int64_t parts, int64_t perPart);
 
-/// A fused region's element program (runtime/FusedProgram.h), `code` in
+/// A fused region's element program (runtime/ops/ElementProgram.h), `code` in
 /// device memory: a thread per point no sum adds over, or, with `parts` >
 /// 1 (fused::termParts), a thread per part of each such point's terms,
 /// adding into `partials` (outputs x parts x threads floats) that a second
@@ -87,9 +87,9 @@ void causalMask(cudaStream_t s, const float *x, float *out, int64_t n,
 void gather(cudaStream_t s, const float *x, float *out, const Strided &map,
             int64_t n);
 
-/// runtime/TopKMath.h's: a thread per row selects, a thread per input
+/// runtime/ops/TopKMath.h's: a thread per row selects, a thread per input
 /// element finds its rank for the gradient.
-/// A mixture of experts' slots [G, S, k] (runtime/MoeMath.h), a thread
+/// A mixture of experts' slots [G, S, k] (runtime/ops/MoeMath.h), a thread
 /// per group with `counts` [G, E] as its scratch; reports a choice outside
 /// [0, E).
 void moeSlots(cudaStream_t s, const MoeShape &m, const int32_t *experts,

@@ -2,7 +2,7 @@
 //-*-===//
 //
 // The only symbols libwhale_cuda.so makes visible. The runtime finds them
-// with dlsym after dlopen (runtime/DevicePlugin.cpp); both sides are built
+// with dlsym after dlopen (runtime/core/DevicePlugin.cpp); both sides are built
 // by one build with one compiler, so a C++ Device crosses the boundary.
 //
 //===----------------------------------------------------------------------===//

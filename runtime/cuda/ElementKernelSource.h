@@ -1,7 +1,7 @@
 //===- ElementKernelSource.h - an element program as a kernel's source -*-
 // C++ -*-===//
 //
-// The interpreter (runtime/FusedProgram.h) keeps a program's registers in
+// The interpreter (runtime/ops/ElementProgram.h) keeps a program's registers in
 // an array each thread indexes at run time, which a GPU must put in local
 // memory: on an H200 that made a residual add 25 times slower than its
 // bytes (docs/gpu.md). This writes a program as the source of a kernel
@@ -28,7 +28,7 @@
 #ifndef WHALE_RUNTIME_CUDA_ELEMENTKERNELSOURCE_H
 #define WHALE_RUNTIME_CUDA_ELEMENTKERNELSOURCE_H
 
-#include "runtime/FusedProgram.h"
+#include "runtime/ops/ElementProgram.h"
 
 #include <cstring>
 #include <sstream>

@@ -13,7 +13,7 @@
 #ifndef WHALE_RUNTIME_CUDA_GEMMPLAN_H
 #define WHALE_RUNTIME_CUDA_GEMMPLAN_H
 
-#include "runtime/Tensor.h"
+#include "runtime/core/Tensor.h"
 
 #include <vector>
 

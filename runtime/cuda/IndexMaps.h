@@ -10,8 +10,8 @@
 #ifndef WHALE_RUNTIME_CUDA_INDEXMAPS_H
 #define WHALE_RUNTIME_CUDA_INDEXMAPS_H
 
-#include "runtime/Status.h"
-#include "runtime/Tensor.h"
+#include "runtime/core/Status.h"
+#include "runtime/core/Tensor.h"
 #include "runtime/cuda/ElementMath.h"
 
 #include <algorithm>

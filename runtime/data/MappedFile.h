@@ -9,7 +9,7 @@
 #ifndef WHALE_RUNTIME_DATA_MAPPEDFILE_H
 #define WHALE_RUNTIME_DATA_MAPPEDFILE_H
 
-#include "runtime/Status.h"
+#include "runtime/core/Status.h"
 
 #include <cstddef>
 #include <string>

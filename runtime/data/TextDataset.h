@@ -4,7 +4,7 @@
 #ifndef WHALE_RUNTIME_DATA_TEXTDATASET_H
 #define WHALE_RUNTIME_DATA_TEXTDATASET_H
 
-#include "runtime/Status.h"
+#include "runtime/core/Status.h"
 
 #include <cstdint>
 #include <string>

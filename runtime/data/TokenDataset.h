@@ -12,7 +12,7 @@
 #ifndef WHALE_RUNTIME_DATA_TOKENDATASET_H
 #define WHALE_RUNTIME_DATA_TOKENDATASET_H
 
-#include "runtime/Status.h"
+#include "runtime/core/Status.h"
 #include "runtime/data/MappedFile.h"
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 
 #include "runtime/exec/Checkpoint.h"
 
-#include "runtime/Parts.h"
+#include "runtime/core/Parts.h"
 #include "runtime/store/CheckpointSet.h"
 #include "runtime/store/Safetensors.h"
 

@@ -38,7 +38,7 @@ struct Parameter {
   std::vector<int64_t> shape; ///< the whole parameter's
   /// Split over a shard group: each rank holds part (replica % shards) of
   /// `shards` along `axis`, equal or proportional to `weights`
-  /// (runtime/Parts.h).
+  /// (runtime/core/Parts.h).
   int64_t axis = -1, shards = 1;
   std::vector<int64_t> weights;
   /// Optimizer state sharded over the ranks that sum the gradient

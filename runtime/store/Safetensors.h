@@ -13,7 +13,7 @@
 #ifndef WHALE_RUNTIME_STORE_SAFETENSORS_H
 #define WHALE_RUNTIME_STORE_SAFETENSORS_H
 
-#include "runtime/Status.h"
+#include "runtime/core/Status.h"
 
 #include <cstdint>
 #include <map>

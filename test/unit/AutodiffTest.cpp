@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeFixture.h"
-#include "lib/Jit.h"
+#include "lib/compile/Jit.h"
 #include "lowering/Passes.h"
 #include "whale/Interpreter.h"
 

@@ -1,6 +1,6 @@
 //===- ClusterTest.cpp - cluster files read strictly ----------------------===//
 
-#include "lib/Cluster.h"
+#include "lib/compile/Cluster.h"
 
 #include <gtest/gtest.h>
 

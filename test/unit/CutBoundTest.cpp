@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/CutBound.h"
-#include "lib/Cluster.h"
-#include "lib/Planner.h"
-#include "lib/Simulate.h"
+#include "lib/compile/Cluster.h"
+#include "lib/compile/Planner.h"
+#include "lib/perf/CutBound.h"
+#include "lib/perf/Simulate.h"
 #include "sim/Collectives.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -8,13 +8,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "test/unit/Worst.h"
-#include "lib/Cluster.h"
-#include "lib/ElasticSchedule.h"
-#include "lib/Planner.h"
-#include "lib/RankCheckpoint.h"
-#include "lib/StateCollection.h"
+#include "lib/compile/Cluster.h"
+#include "lib/compile/Planner.h"
+#include "lib/elastic/ElasticSchedule.h"
+#include "lib/elastic/RankCheckpoint.h"
+#include "lib/elastic/StateCollection.h"
 #include "test/unit/EquivalenceSupport.h"
+#include "test/unit/Worst.h"
 
 namespace {
 

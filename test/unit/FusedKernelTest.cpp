@@ -11,18 +11,18 @@
 // A third time it is fused for GPUs (element-programs) and run on a CPU
 // device that, as the CUDA device does, ignores the generated kernel and
 // runs each region's element program through the interpreter the CUDA
-// kernel is built from (runtime/FusedProgram.h), a point at a time.
+// kernel is built from (runtime/ops/ElementProgram.h), a point at a time.
 //
 //===----------------------------------------------------------------------===//
 
 #include "HostElementKernel.h"
 #include "dialects/Whale/IR/WhaleOps.h"
-#include "lib/Jit.h"
+#include "lib/compile/Jit.h"
 #include "lowering/Passes.h"
-#include "runtime/CApiInternal.h"
-#include "runtime/FusedProgram.h"
+#include "runtime/capi/CApiInternal.h"
 #include "runtime/cpu/CpuDevice.h"
 #include "runtime/cuda/Nvrtc.h"
+#include "runtime/ops/ElementProgram.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Parser/Parser.h"

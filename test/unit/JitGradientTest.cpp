@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Whale/IR/WhaleOps.h"
-#include "lib/Jit.h"
+#include "lib/compile/Jit.h"
 #include "lowering/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

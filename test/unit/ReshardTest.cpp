@@ -8,12 +8,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/Cluster.h"
-#include "lib/Planner.h"
-#include "lib/Reshard.h"
-#include "lib/StateCollection.h"
-#include "lib/ProcessStore.h"
-#include "lib/StateStore.h"
+#include "lib/compile/Cluster.h"
+#include "lib/compile/Planner.h"
+#include "lib/elastic/ProcessStore.h"
+#include "lib/elastic/Reshard.h"
+#include "lib/elastic/StateCollection.h"
+#include "lib/elastic/StateStore.h"
 
 #include <gtest/gtest.h>
 
@@ -403,7 +403,7 @@ TEST(Reshard, TheStoreLosesNoStateWhenAnyOneWorkerIsLost) {
 }
 
 // Ranks as processes: each process's store holds its ranks' boxes and a
-// copy of the previous process's (lib/ProcessStore.h). Whichever process
+// copy of the previous process's (lib/elastic/ProcessStore.h). Whichever process
 // is lost, the survivors' boxes rebuild every box of the plan, each old
 // rank's found with the holder ProcessLoss names; a damaged copy is
 // refused.

@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/Cluster.h"
-#include "lib/Planner.h"
-#include "lib/Search.h"
-#include "lib/Simulate.h"
+#include "lib/compile/Cluster.h"
+#include "lib/compile/Planner.h"
+#include "lib/perf/Search.h"
+#include "lib/perf/Simulate.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 

@@ -13,8 +13,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Whale/IR/WhaleOps.h"
-#include "lib/Cluster.h"
-#include "lib/Planner.h"
+#include "lib/compile/Cluster.h"
+#include "lib/compile/Planner.h"
 #include "lowering/Passes.h"
 #include "sim/Extract.h"
 

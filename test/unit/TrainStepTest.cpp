@@ -1,7 +1,7 @@
 //===- TrainStepTest.cpp - train steps JIT-compiled and run ---------------===//
 
 #include "RuntimeFixture.h"
-#include "lib/Jit.h"
+#include "lib/compile/Jit.h"
 #include "lowering/Passes.h"
 #include "whale/Interpreter.h"
 

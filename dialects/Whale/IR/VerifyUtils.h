@@ -58,7 +58,7 @@ pool2dResultShape(mlir::Operation *op, mlir::RankedTensorType input,
                   llvm::ArrayRef<int64_t> padding);
 
 /// A part of `part` along a split axis is one of `shards` parts of
-/// `whole`: equal ones, or as `weights` cut it (runtime/Parts.h's rule).
+/// `whole`: equal ones, or as `weights` cut it (runtime/core/Parts.h's rule).
 mlir::LogicalResult
 verifyShardWeights(mlir::Operation *op,
                    std::optional<llvm::ArrayRef<int64_t>> weights,

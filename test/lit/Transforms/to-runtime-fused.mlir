@@ -8,7 +8,7 @@
 // same at the same types share one kernel. Beside the kernel goes the
 // region's element program, for GPUs: 112 words, whose header says an
 // iteration space of 32 x 16, two inputs, one result, 4 registers and 19
-// instructions (runtime/FusedProgram.h; FusedKernelTest runs them).
+// instructions (runtime/ops/ElementProgram.h; FusedKernelTest runs them).
 
 // CHECK: llvm.mlir.global internal constant @[[PROGRAM:.*]](dense<"0x3247525045464857020000000000000020000000000000001000000000000000020000000000000001000000000000000400000000000000130000000000000
 // CHECK-SAME: : tensor<112xi64>)

@@ -9,10 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "test/unit/Worst.h"
 #include "../RandomValues.h"
-#include "runtime/FusedProgram.h"
 #include "runtime/WhaleRuntime.h"
+#include "runtime/ops/ElementProgram.h"
+#include "test/unit/Worst.h"
 
 #include "GpuTestMain.h"
 
@@ -226,7 +226,7 @@ TEST(CudaKernels, ElementwiseWithBroadcastingAndGradients) {
 
 TEST(CudaKernels, FusedRegionsRunAsElementPrograms) {
   // relu(x + b) over [rows, cols] with b a row, and its sum over the rows,
-  // as the lowering writes such a region (runtime/FusedProgram.h): the GPU
+  // as the lowering writes such a region (runtime/ops/ElementProgram.h): the GPU
   // runs the program, no host kernel. Its sums of many rows go in parts
   // (fused::termParts): 2 parts of 32 rows, then 128 of 32 (a bias
   // gradient's shape).

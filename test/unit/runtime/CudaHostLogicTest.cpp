@@ -10,12 +10,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "../RandomValues.h"
-#include "runtime/Bf16.h"
 #include "runtime/cpu/CpuDevice.h"
 #include "runtime/cuda/AttentionPlan.h"
 #include "runtime/cuda/ElementMath.h"
 #include "runtime/cuda/GemmPlan.h"
 #include "runtime/cuda/IndexMaps.h"
+#include "runtime/ops/Bf16.h"
 
 #include <gtest/gtest.h>
 

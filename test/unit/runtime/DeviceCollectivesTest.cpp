@@ -17,7 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../RuntimeFixture.h"
-#include "runtime/CApiInternal.h"
+#include "runtime/capi/CApiInternal.h"
 
 #include <gtest/gtest.h>
 

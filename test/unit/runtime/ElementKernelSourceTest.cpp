@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/cuda/ElementKernelSource.h"
 #include "../HostElementKernel.h"
-#include "runtime/FusedProgram.h"
+#include "runtime/cuda/ElementKernelSource.h"
 #include "runtime/cuda/Nvrtc.h"
+#include "runtime/ops/ElementProgram.h"
 
 #include <gtest/gtest.h>
 

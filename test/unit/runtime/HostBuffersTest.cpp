@@ -1,6 +1,6 @@
 //===- HostBuffersTest.cpp - host staging memory reused -------------------===//
 
-#include "runtime/HostBuffers.h"
+#include "runtime/core/HostBuffers.h"
 
 #include <gtest/gtest.h>
 

@@ -2,8 +2,8 @@
 
 #include "GradCheck.h"
 
-#include "runtime/Bf16.h"
-#include "runtime/Profiler.h"
+#include "runtime/core/Profiler.h"
+#include "runtime/ops/Bf16.h"
 
 #include <atomic>
 #include <chrono>

@@ -1,0 +1,90 @@
+//===- Cluster.h - the devices a plan runs on ----------------------*- C++
+//-*-===//
+//
+// A cluster comes from a short form (`cpu:4`, `cpu:2,cpu:2@threads=2`) or a
+// JSON file (docs/cluster.md): nodes holding devices, each with its kind,
+// threads, memory limit and compute rate, and the links between them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_LIB_COMPILE_CLUSTER_H
+#define WHALE_LIB_COMPILE_CLUSTER_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace whale {
+
+struct DeviceSpec {
+  std::string kind = "cpu";
+  int ordinal = 0; ///< cuda: the GPU's number on its machine
+  int node = 0;
+  int threads = 0;    ///< 0: the run's --threads, shared out
+  int64_t memory = 0; ///< bytes; 0: no limit
+  double flops = 0;   ///< FLOP/s; 0: not declared
+  /// A GPU model the simulator knows by its data sheet ("A100-80GB",
+  /// sim/DeviceModel.h); empty for a device described by rate alone.
+  std::string model;
+};
+
+struct LinkSpec {
+  double bandwidth = 0; ///< bytes/s; 0: not declared
+  double latency = 0;   ///< seconds
+};
+
+/// The runtime's name of device `index` of a cluster: "cpu:<index>" or
+/// "cuda:<ordinal>".
+std::string runtimeDeviceName(const DeviceSpec &spec, size_t index);
+
+struct Cluster {
+  std::vector<DeviceSpec> devices;
+  std::vector<std::string> nodes;
+  /// The machine each node is (its host name), "" where the file names
+  /// none: under mpirun, process r must run on the host of device r's node.
+  std::vector<std::string> hosts;
+  LinkSpec intraNode, interNode;
+};
+
+/// Whether this machine can open every device of the cluster (its GPUs:
+/// the driver, the plugin, the ordinals); why not in `error`. Running needs
+/// this; planning does not.
+bool checkClusterDevices(const Cluster &cluster, std::string &error);
+
+/// Threads of a device that declares none: `totalThreads` (0: every core
+/// of this machine) shared out over the cluster's devices, at least one.
+int sharedThreads(const Cluster &cluster, int totalThreads);
+
+/// The threads device `d` runs with.
+inline int threadsOf(const DeviceSpec &d, int shared) {
+  return d.threads > 0 ? d.threads : shared;
+}
+
+/// FLOP/s a CPU core is assumed to reach when a device declares no rate:
+/// only the ratios between devices steer the balance, and `whale devices
+/// --probe` measures the real figure.
+constexpr double kNominalCoreFlops = 5e10;
+/// The same for a GPU: an H100's dense fp32 rate (67 TFLOP/s on its data
+/// sheet) discounted to what whale's kernels are assumed to reach.
+constexpr double kNominalGpuFlops = 4e13;
+
+/// Each device's rate as the planner uses it: declared, else its threads
+/// (threadsOf with `defaultThreads`) times the nominal core rate.
+std::vector<double> deviceRates(const Cluster &cluster, int defaultThreads);
+
+/// The cluster as a JSON cluster file (what parseCluster reads back): one
+/// entry per device, with `flops` where declared or measured.
+std::string clusterJson(const Cluster &cluster);
+
+/// Parses the text of a JSON cluster file; `path` names it in errors.
+bool parseClusterJson(const std::string &text, const std::string &path,
+                      Cluster &out, std::string &error);
+
+/// Parses SPEC: a JSON file when it names one (or ends in .json), else the
+/// short form. On failure returns false with a message naming what was
+/// wrong and where.
+bool parseCluster(const std::string &spec, Cluster &out, std::string &error);
+
+} // namespace whale
+
+#endif

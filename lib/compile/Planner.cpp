@@ -1,0 +1,291 @@
+//===- Planner.cpp - from a loaded model to its rank programs -------------===//
+
+#include "lib/compile/Planner.h"
+
+#include "dialects/Whale/IR/WhaleOps.h"
+#include "lib/compile/Cluster.h"
+#include "lib/compile/ModelLookup.h"
+#include "lowering/Passes.h"
+#include "lowering/Pipelines.h"
+#include "lowering/Plan.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <cstdlib>
+
+namespace whale {
+namespace {
+
+/// When a module is verified: after each pass, once after the last, or
+/// not at all.
+enum class Verification { EachPass, Once, None };
+
+/// Runs `build`'s passes on `module`, collecting their errors as
+/// `file:line:col: error: message` lines, verifying it as `verification`
+/// says.
+bool runPasses(mlir::ModuleOp module,
+               const std::function<void(mlir::PassManager &)> &build,
+               std::string &error,
+               Verification verification = Verification::EachPass) {
+  mlir::MLIRContext *ctx = module.getContext();
+  std::string messages;
+  mlir::ScopedDiagnosticHandler handler(ctx, [&](mlir::Diagnostic &d) {
+    if (d.getSeverity() != mlir::DiagnosticSeverity::Error)
+      return mlir::success();
+    std::string where;
+    if (auto loc = mlir::dyn_cast<mlir::FileLineColLoc>(d.getLocation()))
+      where = loc.getFilename().str() + ":" + std::to_string(loc.getLine()) +
+              ":" + std::to_string(loc.getColumn()) + ": ";
+    messages += (messages.empty() ? "" : "\n") + where + "error: " + d.str();
+    return mlir::success();
+  });
+  mlir::PassManager pm(ctx);
+  pm.enableVerifier(verification == Verification::EachPass);
+  // Each pass's wall time on stderr, for finding where planning goes (its
+  // "Rest" includes the verification below, after the last pass).
+  if (std::getenv("WHALE_PASS_TIMING"))
+    pm.enableTiming();
+  build(pm);
+  if (mlir::succeeded(pm.run(module)) &&
+      (verification != Verification::Once ||
+       mlir::succeeded(mlir::verify(module))))
+    return true;
+  error = messages.empty() ? "planning failed" : messages;
+  return false;
+}
+
+/// What the first run decides and the later runs reuse: the auto_parallel
+/// cut, the replicas' shares and the shard weights. Empty for the first.
+struct Decided {
+  std::vector<int64_t> cut, shares, weights;
+};
+
+/// The planning passes. Sharding is off for the first run, at the global
+/// batch: it only decides the replicas' shares, and with unequal shares the
+/// global batch is no whole number of any one replica's micro-batches, which
+/// is what sharding recognizes rows by. `weight` is the shard weight of the
+/// ranks a later run builds (0: none).
+void planningPasses(mlir::PassManager &pm, int64_t devices, bool even,
+                    const Decided &decided, int64_t weight) {
+  // Every plan, and the cost model that plans it, sees the fused attention.
+  pm.addPass(createWhaleFuseAttention());
+  WhaleTaskGraphPartitionOptions partition;
+  partition.givenEnds =
+      llvm::SmallVector<int64_t>(llvm::ArrayRef<int64_t>(decided.cut));
+  pm.addPass(createWhaleTaskGraphPartition(partition));
+  WhaleVirtualDevicesOptions vd;
+  vd.devices = devices;
+  pm.addPass(createWhaleVirtualDevices(vd));
+  pm.addPass(createWhalePipeline());
+  WhaleBalanceOptions balance;
+  balance.even = even;
+  balance.localBatches =
+      llvm::SmallVector<int64_t>(llvm::ArrayRef<int64_t>(decided.shares));
+  balance.shardWeights =
+      llvm::SmallVector<int64_t>(llvm::ArrayRef<int64_t>(decided.weights));
+  balance.shardWeight = weight;
+  pm.addPass(createWhaleBalance(balance));
+  pm.addPass(createWhaleDataParallel());
+  if (!decided.shares.empty())
+    pm.addPass(createWhaleSharding());
+}
+
+/// Tells the passes each device's rate and memory limit.
+void describeCluster(mlir::ModuleOp module, const std::vector<double> &rates,
+                     const Cluster &cluster) {
+  mlir::Builder b(module.getContext());
+  std::vector<int64_t> memory;
+  llvm::SmallVector<mlir::Attribute> models;
+  bool anyModel = false;
+  for (const DeviceSpec &d : cluster.devices) {
+    memory.push_back(d.memory);
+    models.push_back(b.getStringAttr(d.model));
+    anyModel |= !d.model.empty();
+  }
+  llvm::SmallVector<mlir::NamedAttribute> attrs = {
+      b.getNamedAttr("flops", b.getDenseF64ArrayAttr(rates)),
+      b.getNamedAttr("memory", b.getDenseI64ArrayAttr(memory))};
+  // GPUs of a data sheet: the balancer prices their ops as the simulator
+  // does (each op's arithmetic against its memory traffic).
+  if (anyModel)
+    attrs.push_back(b.getNamedAttr("models", b.getArrayAttr(models)));
+  module->setAttr("whale.cluster", b.getDictionaryAttr(attrs));
+}
+
+template <class T>
+std::vector<T> arrayOf(mlir::DictionaryAttr d, llvm::StringRef key) {
+  using Attr =
+      std::conditional_t<std::is_same_v<T, double>, mlir::DenseF64ArrayAttr,
+                         mlir::DenseI64ArrayAttr>;
+  auto a = d.getAs<Attr>(key);
+  return a ? std::vector<T>(a.asArrayRef().begin(), a.asArrayRef().end())
+           : std::vector<T>();
+}
+
+/// The planned copy of `name`, alone in its module.
+mlir::func::FuncOp onlyModel(mlir::ModuleOp module, const std::string &name) {
+  mlir::func::FuncOp keep;
+  for (auto fn :
+       llvm::make_early_inc_range(module.getOps<mlir::func::FuncOp>()))
+    if (fn.getName() == name)
+      keep = fn;
+    else
+      fn.erase();
+  return keep;
+}
+
+} // namespace
+
+namespace {
+/// The weight of replica r in its shard group (1: equal parts).
+int64_t weightOf(const std::vector<int64_t> &weights, int64_t r) {
+  return weights.empty() ? 1 : weights[r % weights.size()];
+}
+} // namespace
+
+mlir::ModuleOp PlannedModel::ranksOf(int64_t replica) const {
+  int64_t size =
+      localBatches.empty() ? microBatch : localBatches[replica] / microBatches;
+  int64_t weight = weightOf(shardWeights, replica);
+  for (const RankVariant &v : others)
+    if (v.microBatch == size && v.shardWeight == weight)
+      return *v.ranks;
+  return *ranks;
+}
+
+bool planModel(Interpreter &interp, const std::string &modelName,
+               const Cluster &cluster, const PlanOptions &options,
+               PlannedModel &out, std::string &error) {
+  mlir::func::FuncOp model =
+      findModel(interp, modelName, /*needsTrainBlock=*/true, error);
+  if (!model)
+    return false;
+  out.model = model.getName().str();
+  const int64_t devices = static_cast<int64_t>(cluster.devices.size());
+  out.devices = devices;
+  out.deviceFlops = deviceRates(cluster, options.defaultThreads);
+
+  // Plans `module` (a copy of the script at some batch) with the same
+  // shares as the first run once those are known.
+  Decided decided;
+  auto planCopy = [&](mlir::ModuleOp module, int64_t weight) {
+    onlyModel(module, out.model);
+    describeCluster(module, out.deviceFlops, cluster);
+    return runPasses(
+        module,
+        [&](mlir::PassManager &pm) {
+          planningPasses(pm, devices, options.even, decided, weight);
+        },
+        error);
+  };
+  // Builds the rank programs of a planned copy, their elementwise chains
+  // fused: the CPUs run the generated kernels, GPUs the regions' element
+  // programs, which hold fewer kinds of region. The programs unroll every
+  // micro-batch (millions of ops in a large pipeline), so they are
+  // verified once, at the end: verifying after each of these passes took
+  // 13 of the 30 s that planning Megatron-LM's 1T run of 512 micro-batches
+  // took. The passes' own lit tests verify each of them. (`whale search`
+  // does not verify them at all: PlanOptions::verify.)
+  const bool elementPrograms =
+      llvm::any_of(cluster.devices,
+                   [](const DeviceSpec &d) { return d.kind != "cpu"; });
+  auto rankPrograms = [&](mlir::ModuleOp planned,
+                          mlir::OwningOpRef<mlir::ModuleOp> &ranks) {
+    ranks = planned.clone();
+    return runPasses(
+        *ranks,
+        [&](mlir::PassManager &pm) {
+          RankProgramsPipelineOptions tail;
+          tail.overlap = options.overlap;
+          tail.fuse = options.fuse;
+          tail.elementPrograms = elementPrograms;
+          buildWhaleRankProgramsPipeline(pm, tail);
+        },
+        error, options.verify ? Verification::Once : Verification::None);
+  };
+
+  // First at the global batch: replicas, micro-batches and their shares.
+  mlir::OwningOpRef<mlir::ModuleOp> global = interp.module().clone();
+  if (!planCopy(*global, 0))
+    return false;
+  auto fn = global->lookupSymbol<mlir::func::FuncOp>(out.model);
+  mlir::DictionaryAttr plan = plan::planOf(fn);
+  out.microBatch = plan::intOf(plan, "micro_batch");
+  out.microBatches = plan::intOf(plan, "micro_batches", 1);
+  decided.shares = arrayOf<int64_t>(plan, "local_batches");
+  decided.weights = arrayOf<int64_t>(plan, "shard_weights");
+  if (auto cut = fn->getAttrOfType<mlir::DenseI64ArrayAttr>("whale.cut"))
+    decided.cut.assign(cut.asArrayRef().begin(), cut.asArrayRef().end());
+  const std::vector<int64_t> &shares = decided.shares,
+                             &weights = decided.weights;
+  // The later runs reuse these shares; what the balance decided and
+  // predicted is this run's.
+  out.deviceMemory = arrayOf<int64_t>(plan, "device_memory");
+  out.deviceSeconds = arrayOf<double>(plan, "device_seconds");
+  if (auto b = plan.getAs<mlir::StringAttr>("balance"))
+    out.balance = b.str();
+
+  // Then at each micro-batch size: the shapes each rank computes with.
+  auto elaborate = [&](int64_t size) -> std::unique_ptr<Interpreter> {
+    std::unique_ptr<Interpreter> at = interp.atBatch(size);
+    if (!at || !at->module()) {
+      error = "elaborating the model at its micro-batch of " +
+              std::to_string(size) + " failed" +
+              (at ? ":\n" + at->renderDiagnostics() : "");
+      return nullptr;
+    }
+    return at;
+  };
+  out.micro = elaborate(out.microBatch);
+  if (!out.micro)
+    return false;
+  out.planned = out.micro->module().clone();
+  const int64_t firstWeight = weightOf(weights, 0);
+  if (!planCopy(*out.planned, weights.empty() ? 0 : firstWeight))
+    return false;
+  if (options.beforeRankPrograms &&
+      !options.beforeRankPrograms(
+          out.planned->lookupSymbol<mlir::func::FuncOp>(out.model), error))
+    return false;
+  if (!rankPrograms(*out.planned, out.ranks))
+    return false;
+  for (auto [r, share] : llvm::enumerate(shares)) {
+    int64_t size = share / out.microBatches,
+            weight = weightOf(weights, static_cast<int64_t>(r));
+    auto same = [&](const RankVariant &v) {
+      return v.microBatch == size && v.shardWeight == weight;
+    };
+    if ((size == out.microBatch && weight == firstWeight) ||
+        llvm::any_of(out.others, same))
+      continue;
+    RankVariant v;
+    v.microBatch = size;
+    v.shardWeight = weight;
+    v.micro = elaborate(size);
+    if (!v.micro)
+      return false;
+    mlir::OwningOpRef<mlir::ModuleOp> planned = v.micro->module().clone();
+    if (!planCopy(*planned, weights.empty() ? 0 : weight) ||
+        !rankPrograms(*planned, v.ranks))
+      return false;
+    out.others.push_back(std::move(v));
+  }
+
+  fn = out.planned->lookupSymbol<mlir::func::FuncOp>(out.model);
+  plan = plan::planOf(fn);
+  out.stages = plan::intOf(plan, "stages", 1);
+  out.replicas = plan::intOf(plan, "replicas", 1);
+  out.globalBatch = plan::intOf(plan, "global_batch");
+  out.schedule = plan.getAs<mlir::StringAttr>("schedule").str();
+  out.chunks = plan::intOf(plan, "chunks", 1);
+  out.grid = arrayOf<int64_t>(plan, "grid");
+  out.localBatches = arrayOf<int64_t>(plan, "local_batches");
+  out.rowGroup = plan::rowGroupOf(plan);
+  out.shardWeights = weights;
+  return true;
+}
+
+} // namespace whale

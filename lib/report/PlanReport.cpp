@@ -1,0 +1,476 @@
+//===- PlanReport.cpp - what `whale plan` shows ---------------------------===//
+
+#include "lib/report/PlanReport.h"
+
+#include "dialects/Whale/IR/WhaleOps.h"
+#include "lowering/Passes.h"
+#include "lowering/Plan.h"
+#include "runtime/exec/BatchRows.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <numeric>
+
+namespace whale {
+namespace {
+
+struct StageReport {
+  int64_t stage = 0;
+  std::vector<std::string> strategies;
+  std::vector<int64_t> devices;
+  std::vector<std::string> schedule;
+  int64_t parameterBytes = 0, activationBytes = 0;
+  int64_t sendBytes = 0, recvBytes = 0, allReduceBytes = 0;
+  int64_t buckets = 0;
+  /// ZeRO's buckets: the gradients reduced to their owners (counted in
+  /// buckets, not in allReduceBytes) and the parameters gathered from
+  /// them.
+  int64_t reducedToOwnersBytes = 0, gatheredFromOwnersBytes = 0;
+  /// Bytes of the shard groups' collectives (forward and backward), and
+  /// of those the all-to-alls'.
+  int64_t tensorParallelBytes = 0, allToAllBytes = 0;
+  /// Bytes of the batch normalizations' statistics, summed over the
+  /// replicas: f64 channel sums (and a count) for the mean, for the
+  /// centred squares, and for the gradient's two sums (and a count).
+  int64_t statisticsBytes = 0;
+  int64_t shards = 1;
+  struct Split {
+    std::string strategy;
+    std::vector<std::pair<std::string, std::string>> params; ///< name, layout
+    mlir::ArrayAttr patterns, bridges;
+  };
+  std::vector<Split> splits;
+};
+
+/// The most bytes of intermediate tensors alive at once in a rank program,
+/// each held from its op to its last reader (as the lowering releases them).
+/// Parameters, optimizer state and inputs are not counted; results that
+/// are their operands' buffers (all-reduce, clipping) take them over, and a
+/// started all-reduce holds its tensors until its wait's results do.
+int64_t peakActivations(mlir::func::FuncOp fn) {
+  llvm::DenseMap<mlir::Value, mlir::Operation *> lastUse;
+  fn.walk([&](mlir::Operation *op) {
+    for (mlir::Value v : op->getOperands())
+      lastUse[v] = op;
+  });
+  int64_t live = 0, peak = 0;
+  llvm::DenseMap<mlir::Value, int64_t> held;
+  // Each started all-reduce's tensors' bytes, in its operands' order.
+  llvm::DenseMap<mlir::Value, llvm::SmallVector<int64_t>> started;
+  auto takeOver = [&](mlir::ValueRange from, mlir::ValueRange to) {
+    for (auto [f, t] : llvm::zip(from, to)) {
+      auto it = held.find(f);
+      if (it == held.end())
+        continue;
+      held[t] = it->second;
+      held.erase(f);
+    }
+  };
+  for (mlir::Operation &op : fn.getBody().front()) {
+    if (auto ar = mlir::dyn_cast<AllReduceOp>(op))
+      takeOver(ar.getValues(), ar.getResults());
+    else if (auto clip = mlir::dyn_cast<ClipGradNormOp>(op))
+      takeOver(clip.getGrads(), clip.getResults());
+    else if (auto start = mlir::dyn_cast<AllReduceStartOp>(op))
+      for (mlir::Value v : start.getValues()) {
+        auto it = held.find(v);
+        started[start.getPending()].push_back(it == held.end() ? 0
+                                                               : it->second);
+        if (it != held.end())
+          held.erase(it);
+      }
+    else if (auto wait = mlir::dyn_cast<AllReduceWaitOp>(op))
+      for (auto [r, bytes] :
+           llvm::zip(wait.getResults(), started[wait.getPending()]))
+        if (bytes)
+          held[r] = bytes;
+    if (!mlir::isa<ParamOp, AllReduceOp, ClipGradNormOp, AllReduceStartOp,
+                   AllReduceWaitOp>(op))
+      for (mlir::Value r : op.getResults()) {
+        int64_t bytes = tensorBytes(r.getType());
+        held[r] = bytes;
+        live += bytes;
+      }
+    peak = std::max(peak, live);
+    for (mlir::Value v : op.getOperands())
+      if (lastUse.lookup(v) == &op && held.count(v)) {
+        live -= held[v];
+        held.erase(v);
+      }
+    for (mlir::Value r : op.getResults())
+      if (!lastUse.count(r) && held.count(r)) {
+        live -= held[r];
+        held.erase(r);
+      }
+  }
+  return peak;
+}
+
+std::vector<StageReport> reports(const PlannedModel &plan) {
+  std::vector<StageReport> out(plan.stages);
+  auto model = plan.planned.get().lookupSymbol<mlir::func::FuncOp>(plan.model);
+  for (TaskGraphOp tg : plan::taskGraphs(model)) {
+    StageReport &r =
+        out[tg->getAttrOfType<mlir::IntegerAttr>("stage").getInt()];
+    r.strategies.push_back(
+        stringifyStrategy(tg.getStrategy()).str() +
+        (tg.getDevices() ? "(" + std::to_string(*tg.getDevices()) + ")" : ""));
+    if (r.devices.empty())
+      for (int64_t d :
+           tg->getAttrOfType<mlir::DenseI64ArrayAttr>("virtual_device")
+               .asArrayRef())
+        r.devices.push_back(d);
+    if (r.schedule.empty())
+      if (auto order = tg->getAttrOfType<ScheduleAttr>("schedule"))
+        for (const ScheduleStep &step : order.getSteps())
+          r.schedule.push_back(step.str());
+    auto shards = tg->getAttrOfType<mlir::IntegerAttr>("shards");
+    if (!shards)
+      continue;
+    r.shards = shards.getInt();
+    StageReport::Split split{r.strategies.back(),
+                             {},
+                             tg->getAttrOfType<mlir::ArrayAttr>("sharding"),
+                             tg->getAttrOfType<mlir::ArrayAttr>("bridges")};
+    for (ParamOp p : tg.getBody().front().getOps<ParamOp>()) {
+      std::string layout = "whole";
+      if (std::optional<llvm::ArrayRef<int64_t>> sh = p.getShard())
+        layout = "part(" + std::to_string((*sh)[0]) + ")";
+      split.params.push_back({p.getName().str(), layout});
+    }
+    r.splits.push_back(std::move(split));
+  }
+  // A program that calls its steps is counted as the runtime runs it,
+  // with the calls inlined: what each sends and holds at once.
+  mlir::ModuleOp ranks = plan.ranks.get();
+  mlir::OwningOpRef<mlir::ModuleOp> inlined;
+  if (ranks
+          .walk(
+              [](mlir::func::CallOp) { return mlir::WalkResult::interrupt(); })
+          .wasInterrupted()) {
+    inlined = ranks.clone();
+    inlineStepCalls(*inlined);
+    ranks = *inlined;
+  }
+  for (int64_t s = 0; s < plan.stages; ++s) {
+    StageReport &r = out[s];
+    r.stage = s;
+    auto fn = ranks.lookupSymbol<mlir::func::FuncOp>(plan.model + "_stage" +
+                                                     std::to_string(s));
+    fn.walk([&](mlir::Operation *op) {
+      if (auto p = mlir::dyn_cast<ParamOp>(op))
+        r.parameterBytes += tensorBytes(p.getType());
+      else if (auto send = mlir::dyn_cast<SendOp>(op))
+        r.sendBytes += tensorBytes(send.getValue().getType());
+      else if (auto recv = mlir::dyn_cast<RecvOp>(op))
+        r.recvBytes += tensorBytes(recv.getType());
+      else if (auto bn = mlir::dyn_cast<BatchNormOp>(op)) {
+        if (plan.replicas > 1)
+          r.statisticsBytes +=
+              8 * (2 * bn.getGamma().getType().getNumElements() + 1);
+      } else if (auto bn = mlir::dyn_cast<BatchNormGradOp>(op)) {
+        if (plan.replicas > 1)
+          r.statisticsBytes +=
+              8 * (2 * bn.getGamma().getType().getNumElements() + 1);
+      } else if (mlir::isa<AllReduceOp, AllReduceStartOp>(op)) {
+        ++r.buckets;
+        int64_t &bytes = op->hasAttr("owners") ? r.reducedToOwnersBytes
+                                               : r.allReduceBytes;
+        for (mlir::Value v : op->getOperands())
+          bytes += tensorBytes(v.getType());
+      } else if (mlir::isa<BroadcastOp>(op)) {
+        for (mlir::Value v : op->getOperands())
+          r.gatheredFromOwnersBytes += tensorBytes(v.getType());
+      } else if (auto cost = mlir::dyn_cast<CostOpInterface>(op)) {
+        r.tensorParallelBytes += cost.getCommBytes();
+        if (mlir::isa<AllToAllOp>(op))
+          r.allToAllBytes += cost.getCommBytes();
+      }
+    });
+    r.activationBytes = peakActivations(fn);
+  }
+  return out;
+}
+
+llvm::ArrayRef<mlir::Attribute> listOf(mlir::ArrayAttr a) {
+  return a ? a.getValue() : llvm::ArrayRef<mlir::Attribute>();
+}
+
+std::string mib(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f MiB", bytes / 1048576.0);
+  return buf;
+}
+
+/// What one device does under a plan, as the balance pass predicts.
+struct DeviceReport {
+  int64_t device = 0, stage = 0, replica = 0, samples = 0, memory = 0;
+  double flops = 0, seconds = 0;
+};
+
+std::vector<DeviceReport> deviceReports(const PlannedModel &plan) {
+  std::vector<DeviceReport> out(plan.devices);
+  const std::vector<int64_t> replicaRows = plan.replicaRows();
+  for (int64_t i = 0; i < static_cast<int64_t>(plan.grid.size()); ++i) {
+    DeviceReport &d = out[plan.grid[i]];
+    d.device = plan.grid[i];
+    d.stage = i / plan.replicas;
+    d.replica = i % plan.replicas;
+    d.samples = replicaRows[d.replica];
+  }
+  for (DeviceReport &d : out) {
+    if (d.device < static_cast<int64_t>(plan.deviceMemory.size()))
+      d.memory = plan.deviceMemory[d.device];
+    if (d.device < static_cast<int64_t>(plan.deviceSeconds.size()))
+      d.seconds = plan.deviceSeconds[d.device];
+    if (d.device < static_cast<int64_t>(plan.deviceFlops.size()))
+      d.flops = plan.deviceFlops[d.device];
+  }
+  return out;
+}
+
+/// The slowest device's predicted compute time: the step waits for it.
+double stepSeconds(const PlannedModel &plan) {
+  double worst = 0;
+  for (double t : plan.deviceSeconds)
+    worst = std::max(worst, t);
+  return worst;
+}
+
+void devicesText(llvm::raw_ostream &os, const PlannedModel &plan,
+                 const PlannedModel *even, const std::string &evenError) {
+  os << "devices ("
+     << (plan.balance == "hardware" ? "balanced by speed and "
+                                      "memory"
+                                    : plan.balance)
+     << "):\n";
+  os << llvm::formatv("  {0,-6} {1,-5} {2,12} {3,8} {4,11} {5,12}", "device",
+                      "stage", "GFLOP/s", "samples", "compute ms",
+                      "memory MiB");
+  std::vector<DeviceReport> others;
+  if (even) {
+    others = deviceReports(*even);
+    os << llvm::formatv("   | even: {0,8} {1,11} {2,12}", "samples",
+                        "compute ms", "memory MiB");
+  }
+  os << "\n";
+  for (const DeviceReport &d : deviceReports(plan)) {
+    os << llvm::formatv("  {0,-6} {1,-5} {2,12:F1} {3,8} {4,11:F3} {5,12:F2}",
+                        d.device, d.stage, d.flops / 1e9, d.samples,
+                        d.seconds * 1e3, d.memory / 1048576.0);
+    if (even) {
+      const DeviceReport &e = others[d.device];
+      os << llvm::formatv("   |       {0,8} {1,11:F3} {2,12:F2}", e.samples,
+                          e.seconds * 1e3, e.memory / 1048576.0);
+    }
+    os << "\n";
+  }
+  double mine = stepSeconds(plan);
+  os << llvm::formatv(
+      "  predicted compute per step (slowest device): {0:F3} ms", mine * 1e3);
+  if (even && stepSeconds(*even) > 0 && mine > 0)
+    os << llvm::formatv("; even {0:F3} ms, {1:F2}x", stepSeconds(*even) * 1e3,
+                        stepSeconds(*even) / mine);
+  else if (!evenError.empty())
+    os << "; no even plan: " << evenError;
+  os << "\n";
+}
+
+llvm::json::Object devicesJson(const PlannedModel &plan) {
+  llvm::json::Array rows;
+  for (const DeviceReport &d : deviceReports(plan))
+    rows.push_back(llvm::json::Object{{"device", d.device},
+                                      {"stage", d.stage},
+                                      {"replica", d.replica},
+                                      {"flops", d.flops},
+                                      {"samples", d.samples},
+                                      {"compute_seconds", d.seconds},
+                                      {"memory_bytes", d.memory}});
+  return llvm::json::Object{{"balance", plan.balance},
+                            {"step_compute_seconds", stepSeconds(plan)},
+                            {"devices", std::move(rows)}};
+}
+
+} // namespace
+
+std::string planText(const PlannedModel &plan, const PlannedModel *even,
+                     const std::string &evenError) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "model " << plan.model << " on " << plan.devices << " device"
+     << (plan.devices == 1 ? "" : "s") << ": " << plan.stages << " stage"
+     << (plan.stages == 1 ? "" : "s") << " x " << plan.replicas << " replica"
+     << (plan.replicas == 1 ? "" : "s") << "; global batch " << plan.globalBatch
+     << " = ";
+  const std::vector<int64_t> rows =
+      dataReplicaRows(plan.replicaRows(), plan.rowGroup);
+  bool equal = llvm::all_equal(rows);
+  if (equal)
+    os << rows.size() << " x " << plan.microBatches << " micro-batch"
+       << (plan.microBatches == 1 ? "" : "es") << " of " << plan.microBatch;
+  else {
+    os << "local batches ";
+    llvm::interleave(rows, os, " + ");
+    os << " in " << plan.microBatches << " micro-batch"
+       << (plan.microBatches == 1 ? "" : "es") << " each";
+  }
+  os << ", schedule " << plan.schedule;
+  if (plan.chunks > 1)
+    os << " interleaved over " << plan.chunks << " chunks a stage";
+  if (plan.rowGroup > 1)
+    os << "; each shard group of " << plan.rowGroup << " shares its rows";
+  os << "\n";
+  for (const StageReport &r : reports(plan)) {
+    os << "stage " << r.stage << ": ";
+    llvm::interleaveComma(r.strategies, os);
+    os << " on devices [";
+    llvm::interleaveComma(r.devices, os);
+    os << "]\n  schedule   ";
+    llvm::interleave(r.schedule, os, " ");
+    os << "\n  memory     parameters " << mib(r.parameterBytes)
+       << ", peak activations " << mib(r.activationBytes)
+       << " per device\n  per step   all-reduce " << mib(r.allReduceBytes)
+       << " in " << r.buckets << " bucket" << (r.buckets == 1 ? "" : "s")
+       << ", send " << mib(r.sendBytes) << ", recv " << mib(r.recvBytes)
+       << ", shard groups " << mib(r.tensorParallelBytes);
+    if (r.reducedToOwnersBytes > 0 || r.gatheredFromOwnersBytes > 0)
+      os << ", reduced to owners " << mib(r.reducedToOwnersBytes)
+         << ", gathered from owners " << mib(r.gatheredFromOwnersBytes);
+    if (r.allToAllBytes > 0)
+      os << " (all-to-all " << mib(r.allToAllBytes) << ")";
+    if (r.statisticsBytes > 0)
+      os << ", batch-norm statistics " << r.statisticsBytes << " bytes";
+    os << " per device\n";
+    for (const StageReport::Split &sp : r.splits) {
+      os << "  " << sp.strategy << " over shard groups of " << r.shards;
+      if (!plan.shardWeights.empty()) {
+        os << ", uneven shards ";
+        llvm::interleave(plan.shardWeights, os, ":");
+        os << " (each split dimension in "
+           << std::accumulate(plan.shardWeights.begin(),
+                              plan.shardWeights.end(), int64_t(0))
+           << " units)";
+      }
+      os << "\n    parameters ";
+      llvm::interleaveComma(sp.params, os, [&](const auto &p) {
+        os << p.first << " " << p.second;
+      });
+      os << "\n";
+      for (mlir::Attribute a : listOf(sp.patterns)) {
+        auto d = mlir::cast<mlir::DictionaryAttr>(a);
+        os << "    " << d.getAs<mlir::StringAttr>("op").getValue() << ": "
+           << d.getAs<mlir::StringAttr>("pattern").getValue() << " -> "
+           << d.getAs<mlir::StringAttr>("result").getValue() << " (bytes:";
+        for (mlir::NamedAttribute c : d.getAs<mlir::DictionaryAttr>("costs"))
+          os << " " << c.getName().getValue() << " "
+             << mlir::cast<mlir::IntegerAttr>(c.getValue()).getInt();
+        os << ")\n";
+      }
+      for (mlir::Attribute a : listOf(sp.bridges))
+        os << "    bridge " << mlir::cast<mlir::StringAttr>(a).getValue()
+           << "\n";
+    }
+  }
+  devicesText(os, plan, even, evenError);
+  return s;
+}
+
+std::string planJson(const PlannedModel &plan, const PlannedModel *even,
+                     const std::string &evenError) {
+  llvm::json::Array stages;
+  for (const StageReport &r : reports(plan)) {
+    llvm::json::Array strategies, devices, schedule;
+    for (const std::string &x : r.strategies)
+      strategies.push_back(x);
+    for (int64_t d : r.devices)
+      devices.push_back(d);
+    for (const std::string &x : r.schedule)
+      schedule.push_back(x);
+    llvm::json::Array splits;
+    for (const StageReport::Split &sp : r.splits) {
+      llvm::json::Array params, patterns, bridges;
+      for (const auto &p : sp.params)
+        params.push_back(
+            llvm::json::Object{{"name", p.first}, {"layout", p.second}});
+      for (mlir::Attribute a : listOf(sp.patterns)) {
+        auto d = mlir::cast<mlir::DictionaryAttr>(a);
+        llvm::json::Object costs;
+        for (mlir::NamedAttribute c : d.getAs<mlir::DictionaryAttr>("costs"))
+          costs[c.getName().getValue()] =
+              mlir::cast<mlir::IntegerAttr>(c.getValue()).getInt();
+        patterns.push_back(llvm::json::Object{
+            {"op", d.getAs<mlir::StringAttr>("op").str()},
+            {"pattern", d.getAs<mlir::StringAttr>("pattern").str()},
+            {"result", d.getAs<mlir::StringAttr>("result").str()},
+            {"cost_bytes", std::move(costs)}});
+      }
+      for (mlir::Attribute a : listOf(sp.bridges))
+        bridges.push_back(mlir::cast<mlir::StringAttr>(a).str());
+      splits.push_back(llvm::json::Object{{"taskgraph", sp.strategy},
+                                          {"shards", r.shards},
+                                          {"parameters", std::move(params)},
+                                          {"patterns", std::move(patterns)},
+                                          {"bridges", std::move(bridges)}});
+    }
+    stages.push_back(llvm::json::Object{
+        {"stage", r.stage},
+        {"taskgraphs", std::move(strategies)},
+        {"devices", std::move(devices)},
+        {"schedule", std::move(schedule)},
+        {"memory_bytes",
+         llvm::json::Object{{"parameters", r.parameterBytes},
+                            {"peak_activations", r.activationBytes}}},
+        {"comm_bytes_per_step",
+         llvm::json::Object{{"all_reduce", r.allReduceBytes},
+                            {"all_reduce_buckets", r.buckets},
+                            {"reduce_to_owners", r.reducedToOwnersBytes},
+                            {"gather_from_owners", r.gatheredFromOwnersBytes},
+                            {"send", r.sendBytes},
+                            {"recv", r.recvBytes},
+                            {"shard_groups", r.tensorParallelBytes},
+                            {"all_to_all", r.allToAllBytes},
+                            {"statistics", r.statisticsBytes}}},
+        {"split_taskgraphs", std::move(splits)}});
+  }
+  llvm::json::Array grid;
+  for (int64_t d : plan.grid)
+    grid.push_back(d);
+  llvm::json::Object root{{"version", 1},
+                          {"model", plan.model},
+                          {"devices", plan.devices},
+                          {"stages", plan.stages},
+                          {"replicas", plan.replicas},
+                          {"grid", std::move(grid)},
+                          {"global_batch", plan.globalBatch},
+                          {"micro_batches", plan.microBatches},
+                          {"micro_batch", plan.microBatch},
+                          {"schedule", plan.schedule},
+                          {"chunks", plan.chunks},
+                          {"taskgraph_stages", std::move(stages)}};
+  llvm::json::Array local;
+  for (int64_t b : plan.localBatches)
+    local.push_back(b);
+  root["local_batches"] = std::move(local);
+  if (plan.rowGroup > 1)
+    root["row_group"] = plan.rowGroup;
+  if (!plan.shardWeights.empty()) {
+    llvm::json::Array weights;
+    for (int64_t w : plan.shardWeights)
+      weights.push_back(w);
+    root["shard_weights"] = std::move(weights);
+  }
+  root["balance"] = devicesJson(plan);
+  if (even)
+    root["even"] = devicesJson(*even);
+  else if (!evenError.empty())
+    root["even_error"] = evenError;
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+  return s;
+}
+
+} // namespace whale

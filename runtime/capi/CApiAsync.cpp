@@ -1,0 +1,196 @@
+//===- CApiAsync.cpp - the C ABI of all-reduces that overlap compute ------===//
+//
+// whale_rt_all_reduce_start packs a bucket on the rank's thread and hands
+// its sum to the rank's collective thread (CollectiveQueue); the rank goes
+// on with its backward. whale_rt_all_reduce_wait blocks until that sum is
+// done and unpacks it into the tensors. A trace shows the sum on the
+// rank's communication track ("overlapped all_reduce"), and on its compute
+// track the packing and unpacking ("all_reduce pack", "all_reduce unpack")
+// and the time the rank waited ("all_reduce wait"): what the overlap did
+// not hide.
+//
+// Where the sum cannot run on a thread of its own (device collectives, a
+// communicator that takes one call at a time), start sums at once and the
+// wait has nothing to do: the same results, without the overlap.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/capi/CApiInternal.h"
+
+using namespace whale::rt;
+using namespace whale::rt::capi;
+
+namespace whale::rt::capi {
+
+Status settleStarted(whale_rt_context *ctx, const std::vector<int> &ranks) {
+  return ctx->started ? ctx->started->settle(ranks) : Status::ok();
+}
+
+void forgetStarted(whale_rt_context *ctx) {
+  // A failed step's: their statuses are gone.
+  for (auto &[request, started] : ctx->startedAllReduces)
+    (void)(started.onDevice ? ctx->device->bucketCollectiveWait(started.ticket)
+                            : ctx->started->wait(request));
+  ctx->startedAllReduces.clear();
+}
+
+} // namespace whale::rt::capi
+
+namespace {
+
+/// A bucket started on devices with collectives of their own: packed on
+/// the device, handed to its communication stream; *request is minus the
+/// device's ticket (0 where the device ran it at once).
+whale_rt_status startOnDevices(whale_rt_context *ctx,
+                               const std::vector<int> &ranks,
+                               const std::string &key, const Bucket &layout,
+                               int64_t *request) {
+  if (Status st = settleStarted(ctx, ranks); !st)
+    return ctx->fail(st);
+  whale_rt_started_all_reduce started;
+  started.onDevice = std::make_unique<Tensor>();
+  Status st = packOnDevice(ctx, layout, *started.onDevice);
+  if (st)
+    st = ctx->device->bucketCollectiveStart(
+        layout.parts.empty() ? Device::BucketOp::AllReduce
+                             : Device::BucketOp::ReduceToOwners,
+        key, positionOf(ctx, ranks), static_cast<int>(ranks.size()),
+        static_cast<float *>(started.onDevice->raw()), devicePartsOf(layout),
+        shareFromFirst(ctx, ranks), started.ticket);
+  if (st && started.ticket == 0)
+    st = unpackOnDevice(ctx, layout.tensors, *started.onDevice);
+  if (!st)
+    return ctx->fail(st);
+  if (started.ticket != 0) {
+    started.tensors = layout.tensors;
+    *request = -started.ticket;
+    ctx->startedAllReduces[*request] = std::move(started);
+  }
+  return WHALE_RT_OK;
+}
+
+/// whale_rt_all_reduce_start, and with `owners` its reduce to owners.
+whale_rt_status startBucket(whale_rt_context *ctx, const char *op,
+                            int32_t group, int32_t shards, int32_t num_tensors,
+                            whale_rt_tensor *const *ts, const int32_t *owners,
+                            int64_t *request) {
+  const std::string name = op;
+  if (!request)
+    return ctx->invalid(name + "_start: no place for the request");
+  *request = 0; // nothing to wait for, unless queued below
+  if (!ctx->comm)
+    return ctx->invalid(name +
+                        "_start: the context is not bound to a communicator");
+  std::vector<int> ranks;
+  int position = 0;
+  if (!collectiveGroup(ctx, group, shards, ranks, position) ||
+      num_tensors < 0 || (num_tensors > 0 && !ts))
+    return ctx->invalid(name + "_start: bad group or tensors");
+  Bucket layout;
+  if (whale_rt_status s = makeBucket(ctx, (name + "_start").c_str(),
+                                     ranks.size(), num_tensors, ts, owners,
+                                     layout))
+    return s;
+  if (ranks.size() == 1 || num_tensors == 0)
+    return WHALE_RT_OK;
+  bool onDevices = false;
+  std::string key;
+  if (Status st = deviceCollectives(ctx, ranks, onDevices, key); !st)
+    return ctx->fail(st);
+  if (onDevices)
+    return startOnDevices(ctx, ranks, key, layout, request);
+  if (!ctx->comm->concurrentCollectives())
+    return sumBucket(ctx, ranks, layout);
+
+  whale_rt_started_all_reduce started;
+  started.bucket = std::make_shared<HostBuffers::Block>();
+  {
+    Profiler::Scope pack(ctx->profiler.get(), (name + " pack").c_str(),
+                         "compute", ctx->traceTrack, ctx->site);
+    if (Status st = packBucket(ctx, layout, *started.bucket); !st)
+      return ctx->fail(st);
+    started.tensors = layout.tensors;
+  }
+  if (!ctx->started)
+    ctx->started = std::make_unique<CollectiveQueue>();
+  // What the collective thread reads is its own: copies, and the bucket.
+  *request = ctx->started->start(
+      ranks,
+      [comm = ctx->comm, rank = ctx->rank, ranks, bucket = started.bucket,
+       count = layout.total, parts = std::move(layout.parts),
+       profiler = ctx->profiler, track = ctx->traceTrack + 1, site = ctx->site,
+       scope = "overlapped " + name] {
+        Profiler::Scope sum(profiler.get(), scope.c_str(), "communication",
+                            track, site);
+        return parts.empty() ? comm->allReduce(rank, ranks, DType::F32,
+                                               bucket->as<float>(), count)
+                             : comm->reduceToOwners(rank, ranks, DType::F32,
+                                                    bucket->as<float>(), parts);
+      });
+  ctx->startedAllReduces[*request] = std::move(started);
+  return WHALE_RT_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+whale_rt_status whale_rt_all_reduce_start(whale_rt_context *ctx, int32_t group,
+                                          int32_t shards, int32_t num_tensors,
+                                          whale_rt_tensor *const *ts,
+                                          int64_t *request) {
+  return guarded(ctx, [&] {
+    return startBucket(ctx, "all_reduce", group, shards, num_tensors, ts,
+                       nullptr, request);
+  });
+}
+
+whale_rt_status whale_rt_reduce_to_owners_start(
+    whale_rt_context *ctx, int32_t group, int32_t shards, int32_t num_tensors,
+    whale_rt_tensor *const *ts, const int32_t *owners, int64_t *request) {
+  return guarded(ctx, [&] {
+    if (!owners && num_tensors > 0)
+      return ctx->invalid("reduce_to_owners_start: no owners");
+    return startBucket(ctx, "reduce_to_owners", group, shards, num_tensors, ts,
+                       owners, request);
+  });
+}
+
+whale_rt_status whale_rt_all_reduce_wait(whale_rt_context *ctx,
+                                         int64_t request) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (request == 0)
+      return WHALE_RT_OK; // summed where it was started
+    auto it = ctx->startedAllReduces.find(request);
+    if (it != ctx->startedAllReduces.end() && it->second.onDevice) {
+      whale_rt_started_all_reduce started = std::move(it->second);
+      ctx->startedAllReduces.erase(it);
+      Status st = ctx->device->bucketCollectiveWait(started.ticket);
+      if (st)
+        st = unpackOnDevice(ctx, started.tensors, *started.onDevice);
+      return st ? WHALE_RT_OK : ctx->fail(st);
+    }
+    if (it == ctx->startedAllReduces.end() || !ctx->started)
+      return ctx->invalid("all_reduce_wait: no all-reduce " +
+                          std::to_string(request) +
+                          " was started, or it was waited for already");
+    whale_rt_started_all_reduce started = std::move(it->second);
+    ctx->startedAllReduces.erase(it);
+    {
+      // No site: the time waited is the collective's, not an op's.
+      Profiler::Scope wait(ctx->profiler.get(), "all_reduce wait",
+                           "communication", ctx->traceTrack);
+      if (Status st = ctx->started->wait(request); !st)
+        return ctx->fail(st);
+    }
+    Profiler::Scope unpack(ctx->profiler.get(), "all_reduce unpack",
+                           "compute", ctx->traceTrack, ctx->site);
+    if (Status st =
+            unpackBucket(ctx, started.tensors, started.bucket->as<float>());
+        !st)
+      return ctx->fail(st);
+    return WHALE_RT_OK;
+  });
+}
+
+} // extern "C"

@@ -1,0 +1,523 @@
+//===- CApiBackward.cpp - the C ABI's gradients and optimizer steps -------===//
+
+#include "runtime/capi/CApiInternal.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+using namespace whale::rt;
+using namespace whale::rt::capi;
+
+namespace {
+
+/// A gradient output, when present, must have its input's shape.
+whale_rt_status sameShape(whale_rt_context *ctx, const char *op,
+                          whale_rt_tensor *grad, whale_rt_tensor *of) {
+  if (grad && shapeOf(grad) != shapeOf(of))
+    return ctx->invalid(std::string(op) + ": a gradient is " +
+                        shapeString(shapeOf(grad)) + " for an input of " +
+                        shapeString(shapeOf(of)));
+  return WHALE_RT_OK;
+}
+
+/// The views of a two-input op's gradients, after checking each one asked
+/// for has its input's shape; one not asked for (null) stays empty.
+whale_rt_status gradientViews(whale_rt_context *ctx, const char *op,
+                              whale_rt_tensor *a, whale_rt_tensor *b,
+                              whale_rt_tensor *da, whale_rt_tensor *db,
+                              View<float> &va, View<float> &vb) {
+  if (whale_rt_status s = sameShape(ctx, op, da, a))
+    return s;
+  if (whale_rt_status s = sameShape(ctx, op, db, b))
+    return s;
+  if (da)
+    va = da->tensor.view<float>();
+  if (db)
+    vb = db->tensor.view<float>();
+  return WHALE_RT_OK;
+}
+
+/// Zeroed f32 state beside a parameter, made on first use.
+whale_rt_status
+optimizerState(whale_rt_context *ctx, whale_rt_tensor *param, size_t count,
+               std::vector<std::unique_ptr<whale_rt_tensor>> *&out) {
+  auto &state = ctx->optimizerState[param];
+  if (!state.empty() && state.front()->tensor.shape() != shapeOf(param))
+    return ctx->invalid("optimizer state: the tensor's state has another "
+                        "shape (a released tensor's?)");
+  while (state.size() < count) {
+    auto t = std::make_unique<whale_rt_tensor>();
+    if (Status st =
+            Tensor::create(*ctx->device, DType::F32, shapeOf(param), t->tensor);
+        !st)
+      return ctx->fail(st);
+    if (Status st = ctx->device->fill(t->tensor.raw(), DType::F32,
+                                      t->tensor.numel(), 0);
+        !st)
+      return ctx->fail(st);
+    t->host = ctx->device->hostAddressable();
+    state.push_back(std::move(t));
+  }
+  out = &state;
+  return WHALE_RT_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+whale_rt_status whale_rt_broadcast(whale_rt_context *ctx, whale_rt_tensor *x,
+                                   whale_rt_tensor *out) {
+  return traced(ctx, "broadcast", {out}, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needF32(ctx, "broadcast", {{"x", x}, {"out", out}}))
+      return s;
+    const Shape &sx = shapeOf(x), &so = shapeOf(out);
+    bool fits = sx.size() <= so.size();
+    for (size_t i = 0; fits && i < sx.size(); ++i) {
+      int64_t a = sx[sx.size() - 1 - i], b = so[so.size() - 1 - i];
+      fits = a == b || a == 1;
+    }
+    if (!fits)
+      return ctx->invalid("broadcast: " + shapeString(sx) +
+                          " does not broadcast to " + shapeString(so));
+    return ran(ctx, ctx->device->broadcastTo(x->tensor.cview<float>(),
+                                             out->tensor.view<float>()));
+  });
+}
+
+whale_rt_status whale_rt_matmul_grad(whale_rt_context *ctx, whale_rt_tensor *a,
+                                     whale_rt_tensor *b, whale_rt_tensor *dout,
+                                     whale_rt_tensor *da, whale_rt_tensor *db,
+                                     int32_t transpose_a, int32_t transpose_b) {
+  return traced(ctx, "matmul_grad", {da, db}, [&]() -> whale_rt_status {
+    if (whale_rt_status s =
+            needF32(ctx, "matmul_grad", {{"a", a}, {"b", b}, {"dout", dout}}))
+      return s;
+    View<float> va, vb;
+    if (whale_rt_status s =
+            gradientViews(ctx, "matmul_grad", a, b, da, db, va, vb))
+      return s;
+    const Shape &sa = shapeOf(a), &sb = shapeOf(b);
+    if (sa.size() < 2 || sb.size() < 2)
+      return ctx->invalid("matmul_grad: operands need rank >= 2");
+    int64_t m = transpose_a ? sa[sa.size() - 1] : sa[sa.size() - 2];
+    int64_t n = transpose_b ? sb[sb.size() - 2] : sb[sb.size() - 1];
+    Shape want(sa.begin(), sa.end() - 2);
+    want.push_back(m);
+    want.push_back(n);
+    if (shapeOf(dout) != want)
+      return ctx->invalid("matmul_grad: dout is " + shapeString(shapeOf(dout)) +
+                          ", the product " + shapeString(want));
+    return ran(ctx, ctx->device->matmulBackward(
+                        a->tensor.cview<float>(), b->tensor.cview<float>(),
+                        dout->tensor.cview<float>(), da ? &va : nullptr,
+                        db ? &vb : nullptr, transpose_a, transpose_b));
+  });
+}
+
+whale_rt_status whale_rt_binary_grad(whale_rt_context *ctx, int32_t op,
+                                     whale_rt_tensor *a, whale_rt_tensor *b,
+                                     whale_rt_tensor *dout, whale_rt_tensor *da,
+                                     whale_rt_tensor *db) {
+  return traced(ctx, "binary_grad", {da, db}, [&]() -> whale_rt_status {
+    if (whale_rt_status s =
+            needF32(ctx, "binary_grad", {{"a", a}, {"b", b}, {"dout", dout}}))
+      return s;
+    if (op < WHALE_RT_ADD || op > WHALE_RT_DIV)
+      return ctx->invalid("binary_grad: unknown op " + std::to_string(op));
+    View<float> va, vb;
+    if (whale_rt_status s =
+            gradientViews(ctx, "binary_grad", a, b, da, db, va, vb))
+      return s;
+    return ran(ctx, ctx->device->binaryBackward(
+                        static_cast<BinaryOp>(op), a->tensor.cview<float>(),
+                        b->tensor.cview<float>(), dout->tensor.cview<float>(),
+                        da ? &va : nullptr, db ? &vb : nullptr));
+  });
+}
+
+whale_rt_status whale_rt_unary_grad(whale_rt_context *ctx, int32_t op,
+                                    whale_rt_tensor *x, whale_rt_tensor *y,
+                                    whale_rt_tensor *dy, whale_rt_tensor *dx) {
+  return traced(ctx, "unary_grad", {dx}, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needF32(
+            ctx, "unary_grad", {{"x", x}, {"y", y}, {"dy", dy}, {"dx", dx}}))
+      return s;
+    if (op < WHALE_RT_NEG || op > WHALE_RT_SQRT)
+      return ctx->invalid("unary_grad: unknown op " + std::to_string(op));
+    for (whale_rt_tensor *t : {y, dy, dx})
+      if (shapeOf(t) != shapeOf(x))
+        return ctx->invalid("unary_grad: every tensor must be " +
+                            shapeString(shapeOf(x)));
+    return ran(ctx, ctx->device->unaryBackward(
+                        static_cast<UnaryOp>(op), x->tensor.cview<float>(),
+                        y->tensor.cview<float>(), dy->tensor.cview<float>(),
+                        dx->tensor.view<float>()));
+  });
+}
+
+whale_rt_status whale_rt_attention(whale_rt_context *ctx, whale_rt_tensor *q,
+                                   whale_rt_tensor *k, whale_rt_tensor *v,
+                                   double scale, int32_t causal,
+                                   whale_rt_tensor *out) {
+  return traced(ctx, "attention", {out}, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needF32(
+            ctx, "attention", {{"q", q}, {"k", k}, {"v", v}, {"out", out}}))
+      return s;
+    if (shapeOf(k) != shapeOf(v) || shapeOf(out) != shapeOf(q))
+      return ctx->invalid("attention: k and v, and q and out, must be alike");
+    return ran(ctx, ctx->device->attention(
+                        q->tensor.cview<float>(), k->tensor.cview<float>(),
+                        v->tensor.cview<float>(), scale, causal != 0,
+                        out->tensor.view<float>()));
+  });
+}
+
+whale_rt_status
+whale_rt_attention_grad(whale_rt_context *ctx, whale_rt_tensor *q,
+                        whale_rt_tensor *k, whale_rt_tensor *v,
+                        whale_rt_tensor *out, whale_rt_tensor *dout,
+                        double scale, int32_t causal, whale_rt_tensor *dq,
+                        whale_rt_tensor *dk, whale_rt_tensor *dv) {
+  return traced(ctx, "attention_grad", {dq, dk, dv}, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needF32(ctx, "attention_grad",
+                                    {{"q", q},
+                                     {"k", k},
+                                     {"v", v},
+                                     {"out", out},
+                                     {"dout", dout},
+                                     {"dq", dq},
+                                     {"dk", dk},
+                                     {"dv", dv}}))
+      return s;
+    if (shapeOf(k) != shapeOf(v) || shapeOf(out) != shapeOf(q) ||
+        shapeOf(dout) != shapeOf(q) || shapeOf(dq) != shapeOf(q) ||
+        shapeOf(dk) != shapeOf(k) || shapeOf(dv) != shapeOf(v))
+      return ctx->invalid("attention_grad: the shapes do not fit q " +
+                          shapeString(shapeOf(q)));
+    return ran(ctx, ctx->device->attentionBackward(
+                        q->tensor.cview<float>(), k->tensor.cview<float>(),
+                        v->tensor.cview<float>(), out->tensor.cview<float>(),
+                        dout->tensor.cview<float>(), scale, causal != 0,
+                        dq->tensor.view<float>(), dk->tensor.view<float>(),
+                        dv->tensor.view<float>()));
+  });
+}
+
+whale_rt_status whale_rt_softmax_grad(whale_rt_context *ctx, whale_rt_tensor *y,
+                                      whale_rt_tensor *dy, int64_t axis,
+                                      whale_rt_tensor *dx) {
+  return traced(ctx, "softmax_grad", {dx}, [&]() -> whale_rt_status {
+    if (whale_rt_status s =
+            needF32(ctx, "softmax_grad", {{"y", y}, {"dy", dy}, {"dx", dx}}))
+      return s;
+    int64_t rank = static_cast<int64_t>(shapeOf(y).size());
+    int64_t a = axis < 0 ? axis + rank : axis;
+    if (a < 0 || a >= rank || shapeOf(dy) != shapeOf(y) ||
+        shapeOf(dx) != shapeOf(y))
+      return ctx->invalid("softmax_grad: shapes or axis do not fit " +
+                          shapeString(shapeOf(y)));
+    return ran(ctx, ctx->device->softmaxBackward(y->tensor.cview<float>(),
+                                                 dy->tensor.cview<float>(), a,
+                                                 dx->tensor.view<float>()));
+  });
+}
+
+whale_rt_status whale_rt_causal_mask_grad(whale_rt_context *ctx,
+                                          whale_rt_tensor *dy,
+                                          whale_rt_tensor *dx) {
+  return traced(ctx, "causal_mask_grad", {dx}, [&]() -> whale_rt_status {
+    if (whale_rt_status s =
+            needF32(ctx, "causal_mask_grad", {{"dy", dy}, {"dx", dx}}))
+      return s;
+    if (shapeOf(dy).size() < 2 || shapeOf(dx) != shapeOf(dy))
+      return ctx->invalid(
+          "causal_mask_grad: needs two tensors of one shape, rank >= 2");
+    return ran(ctx, ctx->device->causalMaskBackward(dy->tensor.cview<float>(),
+                                                    dx->tensor.view<float>()));
+  });
+}
+
+whale_rt_status
+whale_rt_layernorm_grad(whale_rt_context *ctx, whale_rt_tensor *x,
+                        whale_rt_tensor *gamma, double eps, whale_rt_tensor *dy,
+                        whale_rt_tensor *dx, whale_rt_tensor *dgamma,
+                        whale_rt_tensor *dbeta) {
+  return traced(
+      ctx, "layernorm_grad", {dx, dgamma, dbeta}, [&]() -> whale_rt_status {
+        if (whale_rt_status s = needF32(ctx, "layernorm_grad",
+                                        {{"x", x},
+                                         {"gamma", gamma},
+                                         {"dy", dy},
+                                         {"dx", dx},
+                                         {"dgamma", dgamma},
+                                         {"dbeta", dbeta}}))
+          return s;
+        const Shape &sx = shapeOf(x);
+        if (sx.empty() || shapeOf(gamma) != Shape{sx.back()} ||
+            shapeOf(dy) != sx || shapeOf(dx) != sx ||
+            shapeOf(dgamma) != shapeOf(gamma) ||
+            shapeOf(dbeta) != shapeOf(gamma) || !(eps > 0))
+          return ctx->invalid("layernorm_grad: shapes do not fit " +
+                              shapeString(sx));
+        return ran(ctx,
+                   ctx->device->layerNormBackward(
+                       x->tensor.cview<float>(), gamma->tensor.cview<float>(),
+                       eps, dy->tensor.cview<float>(), dx->tensor.view<float>(),
+                       dgamma->tensor.view<float>(),
+                       dbeta->tensor.view<float>()));
+      });
+}
+
+whale_rt_status whale_rt_embedding_grad(whale_rt_context *ctx,
+                                        whale_rt_tensor *ids,
+                                        whale_rt_tensor *dout,
+                                        whale_rt_tensor *dtable) {
+  return traced(ctx, "embedding_grad", {dtable}, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needF32(ctx, "embedding_grad",
+                                    {{"dout", dout}, {"dtable", dtable}}))
+      return s;
+    if (!isIndex(ids) || shapeOf(dtable).size() != 2)
+      return ctx->invalid(
+          "embedding_grad: needs integer ids and a [vocab, dim] gradient");
+    Shape want = shapeOf(ids);
+    want.push_back(shapeOf(dtable)[1]);
+    if (shapeOf(dout) != want)
+      return ctx->invalid("embedding_grad: dout is " +
+                          shapeString(shapeOf(dout)) + ", expected " +
+                          shapeString(want));
+    return ran(ctx, ctx->device->embeddingBackward(
+                        indexView(ids), dout->tensor.cview<float>(),
+                        dtable->tensor.view<float>()));
+  });
+}
+
+whale_rt_status whale_rt_cross_entropy_grad(whale_rt_context *ctx,
+                                            whale_rt_tensor *logits,
+                                            whale_rt_tensor *labels,
+                                            whale_rt_tensor *dloss,
+                                            whale_rt_tensor *dlogits) {
+  return traced(ctx, "cross_entropy_grad", {dlogits}, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needF32(
+            ctx, "cross_entropy_grad",
+            {{"logits", logits}, {"dloss", dloss}, {"dlogits", dlogits}}))
+      return s;
+    const Shape &sl = shapeOf(logits);
+    if (!isIndex(labels) || sl.empty() ||
+        Shape(sl.begin(), sl.end() - 1) != shapeOf(labels) ||
+        shapeOf(dloss) != shapeOf(labels) || shapeOf(dlogits) != sl)
+      return ctx->invalid("cross_entropy_grad: shapes do not fit " +
+                          shapeString(sl));
+    return ran(ctx, ctx->device->crossEntropyBackward(
+                        logits->tensor.cview<float>(), indexView(labels),
+                        dloss->tensor.cview<float>(),
+                        dlogits->tensor.view<float>()));
+  });
+}
+
+whale_rt_status whale_rt_reduce_grad(whale_rt_context *ctx, int32_t op,
+                                     whale_rt_tensor *x, int32_t num_axes,
+                                     const int64_t *axes, whale_rt_tensor *dout,
+                                     whale_rt_tensor *dx) {
+  return traced(ctx, "reduce_grad", {dx}, [&]() -> whale_rt_status {
+    if (whale_rt_status s =
+            needF32(ctx, "reduce_grad", {{"x", x}, {"dout", dout}, {"dx", dx}}))
+      return s;
+    const Shape &sx = shapeOf(x);
+    std::vector<int64_t> ax(axes, axes + std::max(0, num_axes));
+    int64_t kept = x->tensor.numel();
+    for (size_t i = 0; i < ax.size(); ++i) {
+      if (ax[i] < 0 || ax[i] >= static_cast<int64_t>(sx.size()) ||
+          (i && ax[i] <= ax[i - 1]))
+        return ctx->invalid(
+            "reduce_grad: axes must be sorted, distinct and in range");
+      kept = sx[ax[i]] ? kept / sx[ax[i]] : 0;
+    }
+    if (op < WHALE_RT_SUM || op > WHALE_RT_MAX || shapeOf(dx) != sx ||
+        dout->tensor.numel() != kept)
+      return ctx->invalid("reduce_grad: shapes do not fit " + shapeString(sx));
+    return ran(ctx, ctx->device->reduceBackward(
+                        static_cast<ReduceOp>(op), x->tensor.cview<float>(), ax,
+                        dout->tensor.cview<float>(), dx->tensor.view<float>()));
+  });
+}
+
+whale_rt_status whale_rt_slice_grad(whale_rt_context *ctx,
+                                    whale_rt_tensor *dout, int64_t axis,
+                                    int64_t start, whale_rt_tensor *dx) {
+  return traced(ctx, "slice_grad", {dx}, [&]() -> whale_rt_status {
+    if (whale_rt_status s =
+            needF32(ctx, "slice_grad", {{"dout", dout}, {"dx", dx}}))
+      return s;
+    const Shape &so = shapeOf(dout), &sx = shapeOf(dx);
+    bool fits = so.size() == sx.size() && axis >= 0 &&
+                axis < static_cast<int64_t>(sx.size()) && start >= 0 &&
+                start + so[axis] <= sx[axis];
+    for (size_t d = 0; fits && d < sx.size(); ++d)
+      fits = static_cast<int64_t>(d) == axis || so[d] == sx[d];
+    if (!fits)
+      return ctx->invalid("slice_grad: " + shapeString(so) + " at " +
+                          std::to_string(start) + " of axis " +
+                          std::to_string(axis) + " does not fit " +
+                          shapeString(sx));
+    return ran(ctx,
+               ctx->device->sliceBackward(dout->tensor.cview<float>(), axis,
+                                          start, dx->tensor.view<float>()));
+  });
+}
+
+whale_rt_status whale_rt_sgd_update(whale_rt_context *ctx,
+                                    whale_rt_tensor *param,
+                                    whale_rt_tensor *grad, double lr,
+                                    double momentum, double weight_decay) {
+  return traced(ctx, "sgd_update", {param}, [&]() -> whale_rt_status {
+    if (whale_rt_status s =
+            needF32(ctx, "sgd_update", {{"param", param}, {"grad", grad}}))
+      return s;
+    if (shapeOf(grad) != shapeOf(param) || !(lr >= 0) || momentum < 0 ||
+        momentum >= 1 || weight_decay < 0)
+      return ctx->invalid(
+          "sgd_update: needs a gradient shaped like the parameter, "
+          "lr >= 0, momentum in [0, 1), weight_decay >= 0");
+    float *velocity = nullptr;
+    if (momentum > 0) {
+      std::vector<std::unique_ptr<whale_rt_tensor>> *state;
+      if (whale_rt_status s = optimizerState(ctx, param, 1, state))
+        return s;
+      velocity = static_cast<float *>((*state)[0]->tensor.raw());
+    }
+    return ran(ctx,
+               ctx->device->sgdStep(param->tensor.view<float>(),
+                                    grad->tensor.cview<float>(), velocity,
+                                    SgdParams{lr, momentum, weight_decay}));
+  });
+}
+
+whale_rt_status whale_rt_adam_update(whale_rt_context *ctx,
+                                     whale_rt_tensor *param,
+                                     whale_rt_tensor *grad, int64_t step,
+                                     double lr, double beta1, double beta2,
+                                     double eps, double weight_decay,
+                                     int32_t decoupled) {
+  return traced(ctx, "adam_update", {param}, [&]() -> whale_rt_status {
+    if (whale_rt_status s =
+            needF32(ctx, "adam_update", {{"param", param}, {"grad", grad}}))
+      return s;
+    if (shapeOf(grad) != shapeOf(param) || step < 1 || !(lr >= 0) ||
+        beta1 < 0 || beta1 >= 1 || beta2 < 0 || beta2 >= 1 || !(eps > 0) ||
+        weight_decay < 0)
+      return ctx->invalid(
+          "adam_update: needs a gradient shaped like the parameter, "
+          "step >= 1, lr >= 0, betas in [0, 1), eps > 0, weight_decay >= 0");
+    std::vector<std::unique_ptr<whale_rt_tensor>> *state;
+    if (whale_rt_status s = optimizerState(ctx, param, 2, state))
+      return s;
+    return ran(ctx,
+               ctx->device->adamStep(
+                   param->tensor.view<float>(), grad->tensor.cview<float>(),
+                   static_cast<float *>((*state)[0]->tensor.raw()),
+                   static_cast<float *>((*state)[1]->tensor.raw()),
+                   AdamParams{step, lr, beta1, beta2, eps, weight_decay,
+                              decoupled != 0}));
+  });
+}
+
+whale_rt_status whale_rt_set_train_state(whale_rt_context *ctx, int64_t step,
+                                         double lr_scale) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (step < 1 || !(lr_scale >= 0))
+      return ctx->invalid("set_train_state: needs step >= 1 and lr_scale >= 0");
+    ctx->step = step;
+    ctx->lrScale = lr_scale;
+    ctx->training = true;
+    forgetStarted(ctx);
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_set_rows(whale_rt_context *ctx, int64_t first_row,
+                                  int32_t training) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (first_row < 0)
+      return ctx->invalid("set_rows: the first row must be >= 0");
+    ctx->firstRow = first_row;
+    ctx->training = training != 0;
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_dropout(whale_rt_context *ctx, whale_rt_tensor *x,
+                                 double rate, int64_t key, int64_t row_offset,
+                                 whale_rt_tensor *y) {
+  return traced(ctx, "dropout", {y}, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needF32(ctx, "dropout", {{"x", x}, {"y", y}}))
+      return s;
+    if (whale_rt_status s = needShape(ctx, "dropout", y, shapeOf(x)))
+      return s;
+    if (shapeOf(x).empty() || !(rate >= 0 && rate < 1) || row_offset < 0)
+      return ctx->invalid("dropout: needs rows in dimension 0, a rate in "
+                          "[0, 1) and a row offset >= 0");
+    // Evaluating (or a rate of 0): the identity, a copy with no draws.
+    if (!ctx->training || rate == 0)
+      return ran(ctx, ctx->device->copy(y->tensor.raw(), x->tensor.raw(),
+                                        x->tensor.bytes()));
+    DropoutDraw draw = DropoutDraw::make(ctx->seed, ctx->step, key, rate);
+    return ran(ctx, ctx->device->dropout(
+                        x->tensor.cview<float>(), draw,
+                        ctx->firstRow + row_offset,
+                        static_cast<float>(1.0 / (1.0 - rate)),
+                        y->tensor.view<float>()));
+  });
+}
+
+whale_rt_status whale_rt_sgd_step(whale_rt_context *ctx, whale_rt_tensor *param,
+                                  whale_rt_tensor *grad, double base_lr,
+                                  double momentum, double weight_decay) {
+  if (!ctx)
+    return WHALE_RT_INVALID_ARGUMENT;
+  return whale_rt_sgd_update(ctx, param, grad, base_lr * ctx->lrScale, momentum,
+                             weight_decay);
+}
+
+whale_rt_status whale_rt_adam_step(whale_rt_context *ctx,
+                                   whale_rt_tensor *param,
+                                   whale_rt_tensor *grad, double base_lr,
+                                   double beta1, double beta2, double eps,
+                                   double weight_decay, int32_t decoupled) {
+  if (!ctx)
+    return WHALE_RT_INVALID_ARGUMENT;
+  return whale_rt_adam_update(ctx, param, grad, ctx->step,
+                              base_lr * ctx->lrScale, beta1, beta2, eps,
+                              weight_decay, decoupled);
+}
+
+whale_rt_status whale_rt_optimizer_state(whale_rt_context *ctx,
+                                         whale_rt_tensor *param, int32_t index,
+                                         whale_rt_tensor **out) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (!param || !out || index < 0 || index > 1 ||
+        param->tensor.dtype() != DType::F32)
+      return ctx->invalid(
+          "optimizer_state: needs an f32 parameter and index 0 or 1");
+    std::vector<std::unique_ptr<whale_rt_tensor>> *state;
+    if (whale_rt_status s = optimizerState(ctx, param, index + 1, state))
+      return s;
+    *out = (*state)[index].get();
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_clip_grad_norm(whale_rt_context *ctx,
+                                        int32_t num_grads,
+                                        whale_rt_tensor *const *grads,
+                                        double max_norm, double *norm) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (num_grads < 0 || (num_grads > 0 && !grads) || !(max_norm > 0))
+      return ctx->invalid("clip_grad_norm: needs gradients and max_norm > 0");
+    return clipCombined(ctx, num_grads, grads, max_norm, norm,
+                        [](double &) { return Status::ok(); });
+  });
+}
+
+} // extern "C"

@@ -1,0 +1,387 @@
+//===- CApiInternal.h - what the C ABI's files share -------------*- C++
+//-*-===//
+//
+// The context and tensor behind the C handles, and the checks every entry
+// point makes at the boundary. Private to runtime/CApi*.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_RUNTIME_CAPI_CAPIINTERNAL_H
+#define WHALE_RUNTIME_CAPI_CAPIINTERNAL_H
+
+#include "runtime/WhaleRuntime.h"
+
+#include "runtime/comm/CollectiveQueue.h"
+#include "runtime/comm/Communicator.h"
+#include "runtime/core/Device.h"
+#include "runtime/core/HostBuffers.h"
+#include "runtime/core/Profiler.h"
+#include "runtime/core/Tensor.h"
+#include "runtime/cpu/CpuDevice.h"
+
+#include <cmath>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+using whale::rt::Device;
+using whale::rt::Status;
+using whale::rt::Tensor;
+
+struct whale_rt_tensor {
+  Tensor tensor;
+  bool host = true; ///< the host may address the memory (not a GPU's)
+};
+
+/// An all-reduce started and not yet waited for: the bucket the rank's
+/// collective thread sums (or, on devices with collectives of their own,
+/// the device's packed copy and the device's ticket), and the tensors its
+/// sums go back to.
+struct whale_rt_started_all_reduce {
+  std::shared_ptr<whale::rt::HostBuffers::Block> bucket;
+  std::vector<whale_rt_tensor *> tensors;
+  std::unique_ptr<Tensor> onDevice;
+  int64_t ticket = 0;
+};
+
+struct whale_rt_context {
+  std::unique_ptr<Device> device;
+  uint64_t seed = 0;
+  std::string lastError;
+  std::map<std::string, std::unique_ptr<whale_rt_tensor>> params;
+  std::map<whale_rt_tensor *, std::unique_ptr<whale_rt_tensor>> tensors;
+  /// Optimizer state per parameter (momentum; Adam's two moments), on the
+  /// device so it counts against its memory.
+  std::map<whale_rt_tensor *, std::vector<std::unique_ptr<whale_rt_tensor>>>
+      optimizerState;
+  /// When tracing: every op's time, and the first op whose output held a
+  /// NaN or an infinity.
+  std::shared_ptr<whale::rt::Profiler> profiler;
+  int traceTrack = 0; ///< compute; communication is the next track
+  int64_t site = -1;  ///< the op being run (whale_rt_set_site), for traces
+  /// Where the context sits in a plan (whale_rt_context_bind).
+  whale::rt::Communicator *comm = nullptr;
+  int rank = 0, stage = 0, replica = 0, stages = 1, replicas = 1;
+  std::vector<int> grid; ///< stage * replicas + replica -> rank
+  std::string firstNonFinite;
+  /// Per group (its ranks, joined): whether it reduces on the devices
+  /// (every member has device collectives, on distinct devices).
+  std::map<std::string, bool> deviceCollectiveGroups;
+  /// Sends between stages, per direction (sender, receiver): whether it
+  /// goes device to device (decided at its first message), and there how
+  /// many messages this rank announced or took, and those it received
+  /// before a recv asked for them, by tag, in order.
+  struct DevicePair {
+    bool decided = false, onDevices = false;
+    int64_t announced = 0, taken = 0;
+    std::map<int64_t, std::deque<whale::rt::Tensor>> early;
+  };
+  std::map<std::pair<int, int>, DevicePair> devicePairs;
+  /// Set by the driver before each train step.
+  int64_t step = 1;
+  double lrScale = 1.0;
+  /// Whether the step trains (dropout drops) and the global batch's row of
+  /// the rank's first input row (whale_rt_set_rows).
+  bool training = false;
+  int64_t firstRow = 0;
+  /// Host staging memory for collectives, kept from step to step.
+  whale::rt::HostBuffers hostBuffers;
+
+  /// Collectives started and not yet waited for, by request
+  /// (whale_rt_all_reduce_start). Last, so that its thread is joined before
+  /// anything it reads goes.
+  std::map<int64_t, whale_rt_started_all_reduce> startedAllReduces;
+  std::unique_ptr<whale::rt::CollectiveQueue> started;
+
+  whale_rt_status fail(const Status &s) {
+    lastError = s.message();
+    switch (s.code()) {
+    case Status::Code::Ok:
+      return WHALE_RT_OK;
+    case Status::Code::OutOfMemory:
+      return WHALE_RT_OUT_OF_MEMORY;
+    case Status::Code::InvalidArgument:
+      return WHALE_RT_INVALID_ARGUMENT;
+    case Status::Code::Internal:
+      return WHALE_RT_INTERNAL;
+    }
+    return WHALE_RT_INTERNAL;
+  }
+  whale_rt_status invalid(const std::string &msg) {
+    return fail(Status::invalid(msg));
+  }
+};
+
+namespace whale::rt::capi {
+
+inline bool dtypeFromAbi(int32_t d, DType &out) {
+  switch (d) {
+  case WHALE_RT_F32:
+    out = DType::F32;
+    return true;
+  case WHALE_RT_F64:
+    out = DType::F64;
+    return true;
+  case WHALE_RT_I32:
+    out = DType::I32;
+    return true;
+  case WHALE_RT_I64:
+    out = DType::I64;
+    return true;
+  default:
+    return false;
+  }
+}
+
+inline const Shape &shapeOf(whale_rt_tensor *t) { return t->tensor.shape(); }
+
+/// Checks that every tensor is present and f32; names the op and argument.
+inline whale_rt_status
+needF32(whale_rt_context *ctx, const char *op,
+        std::initializer_list<std::pair<const char *, whale_rt_tensor *>> ts) {
+  for (const auto &[name, t] : ts) {
+    if (!t)
+      return ctx->invalid(std::string(op) + ": '" + name + "' is null");
+    if (t->tensor.dtype() != DType::F32)
+      return ctx->invalid(std::string(op) + ": '" + name + "' is " +
+                          dtypeName(t->tensor.dtype()) + ", expected f32");
+  }
+  return WHALE_RT_OK;
+}
+
+inline whale_rt_status needShape(whale_rt_context *ctx, const char *op,
+                                 whale_rt_tensor *out, const Shape &want) {
+  if (shapeOf(out) != want)
+    return ctx->invalid(std::string(op) + ": the output is " +
+                        shapeString(shapeOf(out)) + " but the result is " +
+                        shapeString(want));
+  return WHALE_RT_OK;
+}
+
+inline bool isIndex(whale_rt_tensor *t) {
+  return t &&
+         (t->tensor.dtype() == DType::I32 || t->tensor.dtype() == DType::I64);
+}
+
+/// A parameter's initial values from its initializer and its name's key.
+void initParameter(float *data, const Shape &shape, int32_t init_kind,
+                   const double *init_args, uint64_t key);
+/// The parameter `name` of `shape`: the one ctx already has (checked to
+/// have that shape), or a new one whose values `fill` writes from the
+/// name's key in the context's seed, after checking the initializer.
+whale_rt_status
+makeParameter(whale_rt_context *ctx, const char *name, const Shape &shape,
+              int32_t init_kind, int32_t num_args,
+              const std::function<void(float *data, uint64_t key)> &fill,
+              whale_rt_tensor **out);
+
+/// Times a communication op on the rank's communication track.
+struct CommScope {
+  CommScope(whale_rt_context *ctx, const char *name)
+      : scope(ctx->profiler.get(), name, "communication", ctx->traceTrack + 1,
+              ctx->site) {}
+  Profiler::Scope scope;
+};
+
+/// The ranks of ctx's group of `kind` (WHALE_RT_GROUP_*), in order.
+bool groupRanks(whale_rt_context *ctx, int32_t kind, std::vector<int> &out);
+/// The shard group of `shards` around ctx, or (peers) the ranks of its
+/// stage that hold the same part (its data-parallel peers); `position` is
+/// ctx's place in it. False when the replicas do not split into such groups.
+bool shardGroupRanks(whale_rt_context *ctx, int32_t shards, bool peers,
+                     std::vector<int> &ranks, int &position);
+/// The ranks of `group` (WHALE_RT_GROUP_*; `shards` for shard peers) around
+/// ctx, and ctx's position among them; false for an unknown group or
+/// shards that do not divide the replicas.
+bool collectiveGroup(whale_rt_context *ctx, int32_t group, int32_t shards,
+                     std::vector<int> &ranks, int &position);
+/// Waits for the collectives ctx started over `ranks` (whale_rt_all_reduce_
+/// start): a blocking collective over the same group must come after them.
+Status settleStarted(whale_rt_context *ctx, const std::vector<int> &ranks);
+/// Ends the all-reduces a failed step started and never waited for (their
+/// buckets go with them): a new step starts with none.
+void forgetStarted(whale_rt_context *ctx);
+
+/// Clips f32 gradients to a global norm of max_norm, their local sum of
+/// squares first handed to `combine` (which adds the other ranks').
+whale_rt_status clipCombined(whale_rt_context *ctx, int32_t num_grads,
+                             whale_rt_tensor *const *grads, double max_norm,
+                             double *norm,
+                             const std::function<Status(double &)> &combine);
+/// Sums one double over `ranks` in place (nothing to do for one rank).
+Status sumOverRanks(whale_rt_context *ctx, const std::vector<int> &ranks,
+                    double &value);
+
+/// Fails with the op's name when ctx is not bound to a communicator.
+whale_rt_status needComm(whale_rt_context *ctx, const char *op);
+
+/// This machine, as a number the members of a group compare.
+int32_t hostIdentity();
+/// Whether `ranks` reduce on their devices (each member's device has
+/// collectives, on a physical device of its own), and the group's key for
+/// the device's library.
+Status deviceCollectives(whale_rt_context *ctx, const std::vector<int> &ranks,
+                         bool &use, std::string &key);
+
+/// A bucket as it is packed: its tensors in packing order, and for a
+/// reduce to owners each member's part (the tensors it owns, member after
+/// member in group order).
+struct Bucket {
+  std::vector<whale_rt_tensor *> tensors;
+  std::vector<int64_t> parts; ///< empty: every member gets every sum
+  int64_t total = 0;          ///< elements
+};
+/// Checks a bucket's tensors (f32) and owners (null: an all-reduce; else
+/// each tensor's owner, a position among `members`) and lays it out.
+whale_rt_status makeBucket(whale_rt_context *ctx, const char *op,
+                           size_t members, int32_t num_tensors,
+                           whale_rt_tensor *const *ts, const int32_t *owners,
+                           Bucket &bucket);
+/// The bucket's parts as device collectives take them: an all-reduce's
+/// whole as one part.
+inline std::vector<int64_t> devicePartsOf(const Bucket &bucket) {
+  return bucket.parts.empty() ? std::vector<int64_t>{bucket.total}
+                              : bucket.parts;
+}
+/// ctx's position among `ranks`.
+int positionOf(whale_rt_context *ctx, const std::vector<int> &ranks);
+/// Sums a bucket over `ranks` in place: every tensor on every member, or,
+/// with parts, each on its owner (on devices with collectives of their
+/// own, every tensor on every member: the owners get theirs too).
+whale_rt_status sumBucket(whale_rt_context *ctx, const std::vector<int> &ranks,
+                          const Bucket &bucket);
+/// A bucket's tensors copied one after another into `packed` (a block of
+/// the context's host buffers), and back.
+Status packBucket(whale_rt_context *ctx, const Bucket &bucket,
+                  whale::rt::HostBuffers::Block &packed);
+Status unpackBucket(whale_rt_context *ctx,
+                    const std::vector<whale_rt_tensor *> &tensors,
+                    const float *packed);
+/// A bucket's tensors packed into one tensor of the device's, and back.
+Status packOnDevice(whale_rt_context *ctx, const Bucket &bucket,
+                    Tensor &packed);
+Status unpackOnDevice(whale_rt_context *ctx,
+                      const std::vector<whale_rt_tensor *> &tensors,
+                      Tensor &packed);
+/// Hands position 0's `count` bytes to every member of `ranks` over the
+/// host communicator (a device group's set-up).
+Device::ShareFromFirst shareFromFirst(whale_rt_context *ctx,
+                                      const std::vector<int> &ranks);
+/// Sums f32 tensors over `ranks` as one bucket, in place.
+whale_rt_status allReduceBucket(whale_rt_context *ctx,
+                                const std::vector<int> &ranks,
+                                int32_t num_tensors,
+                                whale_rt_tensor *const *ts);
+
+/// Ids or labels as the device reads them (the caller checked isIndex).
+inline IndexView indexView(whale_rt_tensor *t) {
+  return IndexView{t->tensor.raw(), t->tensor.shape(),
+                   t->tensor.dtype() == DType::I64};
+}
+
+/// A kernel's status as the C ABI's.
+inline whale_rt_status ran(whale_rt_context *ctx, const Status &st) {
+  return st ? WHALE_RT_OK : ctx->fail(st);
+}
+
+/// A tensor's bytes where host code can read and write them: the tensor's
+/// own memory on a host device; on another (a GPU), a host copy read from
+/// the device first and, when `writeBack`, written back by commit(). The
+/// communicator and the sharded ops work on host memory, so this is how
+/// they serve every device.
+class HostData {
+public:
+  HostData(whale_rt_context *ctx, whale_rt_tensor *t, bool writeBack)
+      : ctx(ctx), t(t), writeBack(writeBack) {}
+  /// Reads the device's bytes when they are not the host's.
+  Status load() {
+    if (ctx->device->hostAddressable() || !t)
+      return Status::ok();
+    copy.resize(static_cast<size_t>(t->tensor.bytes()));
+    return ctx->device->copyToHost(copy.data(), t->tensor.raw(),
+                                   t->tensor.bytes());
+  }
+  /// As load, for a tensor every byte of which will be written.
+  void prepare() {
+    if (!ctx->device->hostAddressable() && t)
+      copy.resize(static_cast<size_t>(t->tensor.bytes()));
+  }
+  template <class T> T *as() {
+    return reinterpret_cast<T *>(ctx->device->hostAddressable()
+                                     ? static_cast<char *>(t->tensor.raw())
+                                     : copy.data());
+  }
+  Status commit() {
+    if (ctx->device->hostAddressable() || !writeBack || !t)
+      return Status::ok();
+    return ctx->device->copyFromHost(t->tensor.raw(), copy.data(),
+                                     t->tensor.bytes());
+  }
+
+private:
+  whale_rt_context *ctx;
+  whale_rt_tensor *t;
+  bool writeBack;
+  std::vector<char> copy;
+};
+
+template <class Fn> whale_rt_status guarded(whale_rt_context *ctx, Fn fn) {
+  if (!ctx)
+    return WHALE_RT_INVALID_ARGUMENT;
+  try {
+    return fn();
+  } catch (const std::bad_alloc &) {
+    return ctx->fail(Status::outOfMemory(ctx->device->name() +
+                                         ": the system ran out of memory"));
+  } catch (const std::exception &e) {
+    return ctx->fail(Status::internal(e.what()));
+  }
+}
+
+/// As guarded, and when the context traces: records the op's time and
+/// notes the first op whose outputs hold a NaN or an infinity.
+template <class Fn>
+whale_rt_status traced(whale_rt_context *ctx, const char *name,
+                       whale_rt_tensor *const *outputs, size_t count, Fn fn) {
+  if (!ctx || !ctx->profiler)
+    return guarded(ctx, fn);
+  whale_rt_status status;
+  {
+    whale::rt::Profiler::Scope scope(ctx->profiler.get(), name, "compute",
+                                     ctx->traceTrack, ctx->site);
+    status = guarded(ctx, fn);
+  }
+  // The check is an event of its own ("check"), so a trace charges its pass
+  // over the outputs to no op. `whale profile` turns it off: its trace must
+  // run as an untraced step does.
+  if (status == WHALE_RT_OK && ctx->firstNonFinite.empty() &&
+      ctx->profiler->checksFinite()) {
+    whale::rt::Profiler::Scope check(ctx->profiler.get(), "finite check",
+                                     "check", ctx->traceTrack, ctx->site);
+    for (size_t i = 0; i < count; ++i) {
+      whale_rt_tensor *t = outputs[i];
+      if (!t || t->tensor.dtype() != DType::F32)
+        continue;
+      bool finite = true;
+      if (ctx->device->allFinite(t->tensor.cview<float>(), finite) && !finite) {
+        ctx->firstNonFinite = name;
+        break;
+      }
+    }
+  }
+  return status;
+}
+template <class Fn>
+whale_rt_status traced(whale_rt_context *ctx, const char *name,
+                       std::initializer_list<whale_rt_tensor *> outputs,
+                       Fn fn) {
+  return traced(ctx, name, outputs.begin(), outputs.size(), fn);
+}
+
+} // namespace whale::rt::capi
+
+#endif

@@ -1,0 +1,371 @@
+//===- Device.h - where tensors live and kernels run -------------*- C++
+//-*-===//
+//
+// The C ABI checks every argument once, then asks the context's device to do
+// the work. A device owns its memory (an Allocator with the device's limit)
+// and runs one kernel per whale op and its gradient on f32 views of that
+// memory. The CPU device is built in (runtime/cpu/CpuDevice.h); the CUDA
+// device comes from a plugin loaded only where a GPU is (runtime/cuda/).
+//
+// Views hold the device's own pointers: on a GPU they are not the host's to
+// read, so host code goes through copyToHost / copyFromHost (or
+// capi::HostData) and never dereferences a view itself.
+//
+// Kernels return a Status: a GPU can fail where a CPU cannot (a launch, an
+// out-of-memory inside cuBLAS), and ops that read data which may be out of
+// range (ids, labels) report it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_RUNTIME_CORE_DEVICE_H
+#define WHALE_RUNTIME_CORE_DEVICE_H
+
+#include "runtime/core/Allocator.h"
+#include "runtime/core/Status.h"
+#include "runtime/core/Tensor.h"
+#include "runtime/ops/DropoutMath.h"
+#include "runtime/ops/MoeMath.h"
+#include "runtime/ops/TopKMath.h"
+#include "support/ConvMath.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace whale::rt {
+
+enum class BinaryOp { Add, Sub, Mul, Div };
+enum class UnaryOp { Neg, Relu, Gelu, Tanh, Exp, Log, Sqrt };
+enum class ReduceOp { Sum, Mean, Max };
+
+/// Ids or labels: i32 or i64, on the device.
+struct IndexView {
+  const void *data = nullptr;
+  Shape shape;
+  bool wide = false; ///< i64 when true, i32 otherwise
+  int64_t numel() const { return numElements(shape); }
+};
+
+/// Optimizer hyper-parameters as one step applies them.
+struct SgdParams {
+  double lr = 0, momentum = 0, weightDecay = 0;
+};
+struct AdamParams {
+  int64_t step = 1;
+  double lr = 0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0;
+  bool decoupled = false;
+};
+
+/// What a matmul's inputs are rounded to before the GEMM: fp32 itself, or
+/// bf16 (amp = "bf16": bf16 products accumulated in fp32, while parameters,
+/// gradients and optimizer state stay fp32).
+enum class MatmulPrecision { F32, BF16 };
+
+class Device {
+public:
+  Device(std::string name, std::unique_ptr<Allocator> allocator)
+      : name_(std::move(name)), allocator_(std::move(allocator)) {}
+  virtual ~Device() = default;
+  Device(const Device &) = delete;
+  Device &operator=(const Device &) = delete;
+
+  const std::string &name() const { return name_; }
+  Allocator &allocator() { return *allocator_; }
+
+  void setMatmulPrecision(MatmulPrecision p) { matmulPrecision_ = p; }
+  MatmulPrecision matmulPrecision() const { return matmulPrecision_; }
+
+  /// True when host code may read and write tensor memory directly.
+  virtual bool hostAddressable() const = 0;
+  virtual Status copyToHost(void *host, const void *src, int64_t bytes) = 0;
+  virtual Status copyFromHost(void *dst, const void *host, int64_t bytes) = 0;
+  virtual Status copy(void *dst, const void *src, int64_t bytes) = 0;
+
+  /// Every element of `n` at `data` set to `value` converted to `dtype`.
+  virtual Status fill(void *data, DType dtype, int64_t n, double value) = 0;
+
+  // Linear algebra: out = op(a) @ op(b), batched as whale.matmul defines it.
+  virtual Status matmul(View<const float> a, View<const float> b,
+                        View<float> out, bool transA, bool transB) = 0;
+  /// da, db may be null to skip them; db is summed over the batch when b is
+  /// shared.
+  virtual Status matmulBackward(View<const float> a, View<const float> b,
+                                View<const float> dout, View<float> *da,
+                                View<float> *db, bool transA, bool transB) = 0;
+
+  // Elementwise, NumPy broadcasting.
+  virtual Status binary(BinaryOp op, View<const float> a, View<const float> b,
+                        View<float> out) = 0;
+  virtual Status binaryBackward(BinaryOp op, View<const float> a,
+                                View<const float> b, View<const float> dout,
+                                View<float> *da, View<float> *db) = 0;
+  virtual Status unary(UnaryOp op, View<const float> x, View<float> out) = 0;
+  virtual Status unaryBackward(UnaryOp op, View<const float> x,
+                               View<const float> y, View<const float> dy,
+                               View<float> dx) = 0;
+  virtual Status causalMask(View<const float> x, View<float> out) = 0;
+  virtual Status causalMaskBackward(View<const float> dy, View<float> dx) = 0;
+  virtual Status broadcastTo(View<const float> x, View<float> out) = 0;
+
+  // Normalization and losses. Backward passes recompute what they need from
+  // the forward inputs (statistics, log-sum-exp), as the C ABI promises.
+  virtual Status softmax(View<const float> x, int64_t axis, View<float> y) = 0;
+  virtual Status softmaxBackward(View<const float> y, View<const float> dy,
+                                 int64_t axis, View<float> dx) = 0;
+  virtual Status layerNorm(View<const float> x, View<const float> gamma,
+                           View<const float> beta, double eps,
+                           View<float> y) = 0;
+  virtual Status layerNormBackward(View<const float> x, View<const float> gamma,
+                                   double eps, View<const float> dy,
+                                   View<float> dx, View<float> dgamma,
+                                   View<float> dbeta) = 0;
+  // Batch normalization's passes over x [N, C, S...] (S: the positions
+  // after the channel), per channel c. The per-channel vectors are host
+  // arrays of C floats: the statistics are combined on the host, where the
+  // replicas' sums meet.
+  /// sums[c] = the sum of channel c's elements, or of their squares about
+  /// center[c] when `center` is given.
+  virtual Status channelSums(View<const float> x, const float *center,
+                             float *sums) = 0;
+  /// y = (x - center[c]) x scale[c] + shift[c].
+  virtual Status channelAffine(View<const float> x, const float *center,
+                               const float *scale, const float *shift,
+                               View<float> y) = 0;
+  /// sums[c] = sum(dy), sums[C + c] = sum(dy x (x - center[c]) x
+  /// invstd[c]).
+  virtual Status channelGradSums(View<const float> x, View<const float> dy,
+                                 const float *center, const float *invstd,
+                                 float *sums) = 0;
+  /// dx = a[c] x dy + b[c] x (x - center[c]) + d[c].
+  virtual Status channelGradInput(View<const float> x, View<const float> dy,
+                                  const float *center, const float *a,
+                                  const float *b, const float *d,
+                                  View<float> dx) = 0;
+  /// A kernel generated for a fused region (lowering/FusedKernel.h): the
+  /// data addresses of its inputs then its results, and a range of rows.
+  using FusedKernel = void (*)(void **data, int64_t lo, int64_t hi);
+  /// A fused region's code: the kernel generated for the host, and the
+  /// region as an element program (runtime/ops/ElementProgram.h) for devices
+  /// whose memory the host does not address; either may be missing.
+  struct FusedCode {
+    FusedKernel kernel = nullptr;
+    const int64_t *program = nullptr;
+    int64_t programWords = 0;
+    int inputs = 0, outputs = 0; ///< the addresses `data` holds
+    /// Each operand's elements, inputs then outputs.
+    const int64_t *elements = nullptr;
+  };
+  /// Runs a fused region over `rows` rows of `rowElements` elements each,
+  /// `data` the addresses of its inputs then its results. The kernels are
+  /// host code: this default runs them in one call where the host
+  /// addresses the device's memory, and refuses elsewhere.
+  /// (Defined here, so that the CUDA plugin, which carries its own copy of
+  /// the base, needs no file more.)
+  virtual Status fused(const FusedCode &code, void **data, int64_t rows,
+                       int64_t rowElements) {
+    (void)rowElements;
+    if (!hostAddressable())
+      return Status::invalid("fused regions run on devices whose memory the "
+                             "host addresses; this device's is not");
+    if (!code.kernel)
+      return Status::invalid("a fused region has no kernel for the host");
+    code.kernel(data, 0, rows);
+    return Status::ok();
+  }
+  /// Attention over the last two dimensions of q, k, v ([..., T, E]):
+  /// out = softmax(q k^T * scale, causally masked when `causal`) v. The
+  /// default composes this device's own ops (and holds the [..., T, T]
+  /// scores); a device overrides it with a kernel that never makes them.
+  virtual Status attention(View<const float> q, View<const float> k,
+                           View<const float> v, double scale, bool causal,
+                           View<float> out);
+  /// dq, dk, dv of attention from its inputs, its output and dout
+  /// (recomputing the probabilities, as the C ABI's backward passes do).
+  virtual Status attentionBackward(View<const float> q, View<const float> k,
+                                   View<const float> v, View<const float> out,
+                                   View<const float> dout, double scale,
+                                   bool causal, View<float> dq, View<float> dk,
+                                   View<float> dv);
+  /// Fail on an id outside the table's rows.
+  virtual Status embedding(View<const float> table, IndexView ids,
+                           View<float> out) = 0;
+  virtual Status embeddingBackward(IndexView ids, View<const float> dout,
+                                   View<float> dtable) = 0;
+  /// Fail on a label outside [0, classes).
+  virtual Status crossEntropy(View<const float> logits, IndexView labels,
+                              View<float> loss) = 0;
+  virtual Status crossEntropyBackward(View<const float> logits,
+                                      IndexView labels, View<const float> dloss,
+                                      View<float> dlogits) = 0;
+
+  // Reductions over sorted, distinct axes.
+  virtual Status reduce(ReduceOp op, View<const float> x,
+                        const std::vector<int64_t> &axes, View<float> out) = 0;
+  virtual Status reduceBackward(ReduceOp op, View<const float> x,
+                                const std::vector<int64_t> &axes,
+                                View<const float> dout, View<float> dx) = 0;
+
+  /// The k first entries of each last-dimension row of x in the top-k
+  /// order of runtime/ops/TopKMath.h: their values [..., k] and positions
+  /// [..., k] (either may be null).
+  virtual Status topk(View<const float> x, int64_t k, float *values,
+                      int32_t *positions) = 0;
+  /// dx: dy [..., k] back at the positions topk took, zero elsewhere.
+  virtual Status topkBackward(View<const float> x, int64_t k,
+                              View<const float> dy, View<float> dx) = 0;
+
+  // A mixture of experts' routing (runtime/ops/MoeMath.h) of tokens [G, S, D]
+  // by their choices `experts` [G, S, k] into slots [E, G * C, D] and back.
+  // `gates` [G, S, k] weigh each choice (a weight of one where null). Fail
+  // on a choice outside [0, E).
+  virtual Status moeDispatch(const MoeShape &m, const float *tokens,
+                             const int32_t *experts, const float *gates,
+                             float *slotted) = 0;
+  virtual Status moeCombine(const MoeShape &m, const float *slotted,
+                            const int32_t *experts, const float *gates,
+                            float *tokens) = 0;
+  /// dgates [G, S, k]: each kept choice's dot product of its token's row
+  /// with its slot's row, zero for a dropped one.
+  virtual Status moeGateGrad(const MoeShape &m, const float *tokens,
+                             const float *slotted, const int32_t *experts,
+                             float *dgates) = 0;
+  /// y = x x scale where `draw` keeps the element, 0 elsewhere, for x
+  /// [N, ...]: element j of row n is element (firstRow + n) x (x's elements
+  /// a row) + j of the global batch (runtime/ops/DropoutMath.h).
+  virtual Status dropout(View<const float> x, const DropoutDraw &draw,
+                         int64_t firstRow, float scale, View<float> y) = 0;
+  /// out [count, classes]: a one at each id, zeros elsewhere; fail on an id
+  /// outside [0, classes).
+  virtual Status oneHot(const int32_t *ids, int64_t count, int64_t classes,
+                        float *out) = 0;
+
+  // Convolutions and pooling over the last two dimensions of NCHW tensors.
+  /// The im2col matrix [C * KH * KW, OH * OW] of one sample's planes `x`
+  /// [C, H, W] under window `w`, its rows `rowStride` floats apart from
+  /// `cols` (several samples' matrices side by side make one GEMM).
+  virtual Status im2col(View<const float> x, const Window2d &w, float *cols,
+                        int64_t rowStride) = 0;
+  /// Its adjoint: `dx` [C, H, W] from `cols` (rows `rowStride` apart), each
+  /// input element the sum of the entries im2col took from it.
+  virtual Status col2im(const float *cols, int64_t rowStride,
+                        const Window2d &w, View<float> dx) = 0;
+  /// y [N, O, OH, OW] = x [N, C, H, W] convolved with w [O, C / groups, KH,
+  /// KW] (cross-correlation, as deep-learning frameworks define it). The
+  /// default composes im2col and this device's batched matmul (the groups
+  /// as its batch), sample by sample; `win` gives stride, padding and
+  /// dilation, the kernel's extent comes from `w`.
+  virtual Status conv2d(View<const float> x, View<const float> w,
+                        const Window2d &win, int64_t groups, View<float> y);
+  /// dx and dw (either may be null) of conv2d from its inputs and dy.
+  virtual Status conv2dBackward(View<const float> x, View<const float> w,
+                                View<const float> dy, const Window2d &win,
+                                int64_t groups, View<float> *dx,
+                                View<float> *dw);
+  /// Max or average pooling of every plane of x [..., H, W].
+  virtual Status pool2d(bool max, View<const float> x, const Window2d &w,
+                        View<float> y) = 0;
+  virtual Status pool2dBackward(bool max, View<const float> x,
+                                View<const float> dy, const Window2d &w,
+                                View<float> dx) = 0;
+
+  // Layout.
+  virtual Status transpose(View<const float> x,
+                           const std::vector<int64_t> &perm,
+                           View<float> out) = 0;
+  /// `elementBytes` wide elements (f32 activations, i32 token ids).
+  virtual Status slice(const void *x, const Shape &xShape, int64_t elementBytes,
+                       int64_t axis, int64_t start, int64_t end, void *out) = 0;
+  virtual Status sliceBackward(View<const float> dout, int64_t axis,
+                               int64_t start, View<float> dx) = 0;
+  virtual Status concat(const std::vector<View<const float>> &inputs,
+                        int64_t axis, View<float> out) = 0;
+
+  // Optimizers. `velocity` may be null when momentum is 0.
+  virtual Status sgdStep(View<float> param, View<const float> grad,
+                         float *velocity, const SgdParams &p) = 0;
+  virtual Status adamStep(View<float> param, View<const float> grad, float *m,
+                          float *v, const AdamParams &p) = 0;
+  /// The sum of the squares of every element of every view.
+  virtual Status sumSquares(const std::vector<View<float>> &views,
+                            double &out) = 0;
+  /// Every element of every view times `factor`.
+  virtual Status scale(const std::vector<View<float>> &views,
+                       double factor) = 0;
+  /// Whether every element is finite (tracing's NaN check).
+  virtual Status allFinite(View<const float> x, bool &finite) = 0;
+
+  // Collectives between devices' own memories (NCCL on GPUs). A group uses
+  // them only when every member has them, each on a device of its own; the
+  // host communicator serves every other group.
+
+  /// The physical device NCCL would know this one by, or -1: none.
+  virtual int collectiveDevice() const { return -1; }
+  /// What a device collective does with a bucket of floats laid out as
+  /// `parts` (elements per member, member after member; Communicator's
+  /// reduceToOwners and gatherFromOwners say the same).
+  enum class BucketOp {
+    AllReduce,        ///< every element summed on every member
+    ReduceToOwners,   ///< member k's part summed on member k alone
+    GatherFromOwners, ///< member k's part copied from it to every other
+    /// The bucket is twice `parts`: this member's part k of the first half
+    /// goes to member k, which receives it as its part j (this member's
+    /// position) of the second half.
+    AllToAll,
+  };
+  /// Runs `op` in place on the bucket at `data` (this device's memory)
+  /// over the group `key` of `size` ranks, this one at `position`. The
+  /// first call of a group sets it up: `shareFromFirst` hands `bytes` from
+  /// position 0 to every member over the host communicator.
+  using ShareFromFirst = std::function<Status(char *bytes, int64_t count)>;
+  virtual Status bucketCollective(BucketOp op, const std::string &key,
+                                  int position, int size, float *data,
+                                  const std::vector<int64_t> &parts,
+                                  const ShareFromFirst &shareFromFirst) {
+    return Status::internal(name_ + " has no device collectives");
+  }
+  /// bucketCollective begun beside the device's compute (a communication
+  /// stream on a GPU): `ticket` names it for bucketCollectiveWait, after
+  /// which the device's later work sees its result. `data` must live
+  /// until then. This default runs it at once (ticket 0).
+  virtual Status bucketCollectiveStart(BucketOp op, const std::string &key,
+                                       int position, int size, float *data,
+                                       const std::vector<int64_t> &parts,
+                                       const ShareFromFirst &shareFromFirst,
+                                       int64_t &ticket) {
+    ticket = 0;
+    return bucketCollective(op, key, position, size, data, parts,
+                            shareFromFirst);
+  }
+  virtual Status bucketCollectiveWait(int64_t ticket) { return Status::ok(); }
+
+  // Messages between two devices (NCCL's point-to-point on GPUs): a
+  // pipeline's sends where both stages' devices have collectives, each of
+  // its own. A pair `key` carries one direction: position 0 sends,
+  // position 1 receives the messages in the order they were sent. The
+  // first call of each side sets the pair up (`shareFromFirst`, as above,
+  // from the sender).
+
+  /// Sends `bytes` at `data` (this device's memory) to the pair's receiver
+  /// beside the device's compute: the sender's compute never waits for the
+  /// receiver, and `data` may be freed or overwritten once this returns.
+  virtual Status pairSend(const std::string &key, const void *data,
+                          int64_t bytes, const ShareFromFirst &shareFromFirst) {
+    return Status::internal(name_ + " has no device collectives");
+  }
+  /// Receives the pair's next message, of `bytes`, into `data`: the
+  /// device's later work sees it.
+  virtual Status pairRecv(const std::string &key, void *data, int64_t bytes,
+                          const ShareFromFirst &shareFromFirst) {
+    return Status::internal(name_ + " has no device collectives");
+  }
+
+private:
+  std::string name_;
+  std::unique_ptr<Allocator> allocator_;
+  MatmulPrecision matmulPrecision_ = MatmulPrecision::F32;
+};
+
+} // namespace whale::rt
+
+#endif
