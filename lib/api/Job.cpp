@@ -4,8 +4,8 @@
 
 #include "dialects/Whale/IR/TrainAttrs.h"
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "lib/compile/DataSpec.h"
 #include "lib/compile/ModelLookup.h"
-#include "lib/train/DataSpec.h"
 #include "lowering/Passes.h"
 #include "lowering/Pipelines.h"
 #include "runtime/core/Tensor.h"

@@ -2,7 +2,7 @@
 
 #include "lib/compile/Jit.h"
 
-#include "lib/train/DataSpec.h"
+#include "lib/compile/DataSpec.h"
 
 #include "lowering/FusedKernel.h"
 #include "lowering/Passes.h"

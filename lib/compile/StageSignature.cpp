@@ -3,7 +3,7 @@
 #include "lib/compile/StageSignature.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
-#include "lib/train/DataSpec.h"
+#include "lib/compile/DataSpec.h"
 #include "lowering/Passes.h"
 
 #include "mlir/Pass/PassManager.h"

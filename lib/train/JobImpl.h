@@ -10,7 +10,7 @@
 #define WHALE_LIB_TRAIN_JOBIMPL_H
 
 #include "lib/compile/Jit.h"
-#include "lib/train/LrSchedule.h"
+#include "lib/compile/LrSchedule.h"
 #include "runtime/exec/Checkpoint.h"
 #include "whale/Job.h"
 

@@ -2,7 +2,7 @@
 //-*-===//
 //
 // A data source is opened from a DataSpec, plain data: the JIT-driven
-// loops read the spec off the model's train block (lib/train/DataSpec.h), the
+// loops read the spec off the model's train block (lib/compile/DataSpec.h), the
 // ahead-of-time runner off a compiled plan's manifest.
 //
 //===----------------------------------------------------------------------===//

@@ -2,7 +2,7 @@
 //-*-===//
 //
 // Plain data: the JIT-driven loops read it off a model's `whale.train`
-// dictionary (lib/train/LrSchedule.h), the ahead-of-time runner off a compiled
+// dictionary (lib/compile/LrSchedule.h), the ahead-of-time runner off a compiled
 // plan's manifest, and both step the same schedule.
 //
 //===----------------------------------------------------------------------===//

@@ -1,8 +1,8 @@
 //===- LrSchedule.h - the learning-rate factor of a step ----------*- C++
 //-*-===//
 
-#ifndef WHALE_LIB_TRAIN_LRSCHEDULE_H
-#define WHALE_LIB_TRAIN_LRSCHEDULE_H
+#ifndef WHALE_LIB_COMPILE_LRSCHEDULE_H
+#define WHALE_LIB_COMPILE_LRSCHEDULE_H
 
 #include "dialects/Whale/IR/TrainAttrs.h"
 #include "runtime/exec/TrainSettings.h"

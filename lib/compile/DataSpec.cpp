@@ -1,6 +1,6 @@
 //===- DataSpec.cpp - a train block's data spec off the model -------------===//
 
-#include "lib/train/DataSpec.h"
+#include "lib/compile/DataSpec.h"
 
 #include "dialects/Whale/IR/TrainAttrs.h"
 #include "dialects/Whale/IR/WhaleOps.h"

@@ -1,8 +1,8 @@
 //===- DataSpec.h - a train block's data spec off the model ----*- C++
 //-*-===//
 
-#ifndef WHALE_LIB_TRAIN_DATASPEC_H
-#define WHALE_LIB_TRAIN_DATASPEC_H
+#ifndef WHALE_LIB_COMPILE_DATASPEC_H
+#define WHALE_LIB_COMPILE_DATASPEC_H
 
 #include "runtime/exec/DataSource.h"
 
