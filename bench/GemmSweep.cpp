@@ -20,7 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/WhaleRuntime.h"
-#include "sim/DeviceModel.h"
+#include "perfmodel/DeviceModel.h"
 
 #include <chrono>
 #include <cstdio>
@@ -138,7 +138,7 @@ int usage() {
                "usage: whale-gemm-sweep [--device cuda:0] [--model NAME] "
                "[--amp off|bf16|both] [--shapes MxNxK,...] [--min-ms N]\n"
                "models: %s\n",
-               whale::sim::knownGpuModelNames().c_str());
+               whale::perf::knownGpuModelNames().c_str());
   return 2;
 }
 
@@ -172,7 +172,7 @@ int main(int argc, char **argv) {
     } else
       return usage();
   }
-  const whale::sim::DeviceModel *model = whale::sim::findGpuModel(modelName);
+  const whale::perf::DeviceModel *model = whale::perf::findGpuModel(modelName);
   if (!model || !(amp == "off" || amp == "bf16" || amp == "both") ||
       !(minSeconds > 0))
     return usage();
@@ -213,7 +213,7 @@ int main(int argc, char **argv) {
         status = 1;
         continue;
       }
-      whale::sim::OpCost cost;
+      whale::perf::OpCost cost;
       cost.flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
       cost.bytes = 4.0 * double(s.m * s.k + s.k * s.n + s.m * s.n);
       cost.matmul = true;
@@ -221,7 +221,7 @@ int main(int argc, char **argv) {
       cost.m = s.m;
       cost.n = s.n;
       cost.k = s.k;
-      const double predicted = whale::sim::opSeconds(cost, *model);
+      const double predicted = whale::perf::opSeconds(cost, *model);
       const double peak = bf16 ? model->matmulFlopsBf16 : model->matmulFlops;
       const double rate = cost.flops / seconds;
       std::printf("%-16s %6lld %6lld %6lld %5s %10.4f %9.1f %7.1f%% %10.4f "

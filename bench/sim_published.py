@@ -9,7 +9,7 @@ sequence 2048, vocabulary 51,200, mixed precision, activation
 recomputation. Each run is planned here as published (tensor parallel t,
 pipeline p, data parallel n / (t p), global batch B) with
 examples/gpt_auto.whl on a cluster file of n / 8 DGX A100 nodes, and
-simulated from the data sheets in sim/DeviceModel.cpp: nothing is fitted to
+simulated from the data sheets in perfmodel/DeviceModel.cpp: nothing is fitted to
 these measurements.
 
 The published figure is teraFLOP/s per GPU by the paper's own count of a

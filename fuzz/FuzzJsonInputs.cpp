@@ -34,8 +34,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     add.signature = "tensor<8x64xf32> -> tensor<8x64xf32> {gelu(0) | 1}";
     add.cost.flops = add.cost.bytes = 4096;
     whale::sim::MeasuredTime measured = db.measuredTime();
-    for (const whale::sim::DeviceModel &d :
-         {*whale::sim::findGpuModel("H200"), whale::sim::cpuModel(1e10, 1, 0)})
+    for (const whale::perf::DeviceModel &d :
+         {*whale::perf::findGpuModel("H200"), whale::perf::cpuModel(1e10, 1, 0)})
       for (const whale::sim::Event &e : {product, add})
         (void)measured(e, d);
   }

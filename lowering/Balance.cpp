@@ -31,7 +31,7 @@
 // backward's two products per matmul), and a stage holds its parameters,
 // their gradients, the optimizer state and its in-flight micro-batches'
 // activations. A GPU the cluster names by its data sheet has its forward
-// priced op by op as the simulator prices it (sim/DeviceModel.h: a matmul
+// priced op by op as the simulator prices it (perfmodel/DeviceModel.h: a matmul
 // at the matrix rate of the plan's precision, every op no faster than its
 // memory traffic), so a device with the faster tensor cores or memory
 // takes the larger share; a device described by its rate alone runs its
@@ -50,8 +50,8 @@
 #include "lowering/StageMemory.h"
 
 #include "dialects/Whale/IR/TrainAttrs.h"
-#include "sim/DeviceModel.h"
-#include "sim/Extract.h"
+#include "perfmodel/DeviceModel.h"
+#include "perfmodel/OpCost.h"
 
 #include <cmath>
 #include <numeric>
@@ -95,7 +95,7 @@ struct StageCost {
   /// Its forward ops as the device model prices them, at the elaborated
   /// batch, each with whether a rank computes its part of it (a split
   /// TaskGraph's op under split_rows = "whole").
-  SmallVector<std::pair<sim::OpCost, bool>> ops;
+  SmallVector<std::pair<perf::OpCost, bool>> ops;
 };
 
 /// `total` whole units shared in proportion to `speed`, at least one each,
@@ -176,7 +176,7 @@ private:
   }
   /// The data sheets of the cluster's devices that name one (null for the
   /// others), and the batch the costs were read at.
-  SmallVector<const sim::DeviceModel *> models;
+  SmallVector<const perf::DeviceModel *> models;
   double elaborated = 1;
   /// Seconds of a step per row of stage s on replica r's device.
   double stepSecondsPerRow(int64_t s, int64_t r) const;
@@ -226,7 +226,7 @@ LogicalResult Balancer::measureStages() {
   bool priced = false;
   for (int64_t d = 0; d < devices; ++d)
     if (!cluster.model(d).empty()) {
-      models[d] = sim::findGpuModel(cluster.model(d).str());
+      models[d] = perf::findGpuModel(cluster.model(d).str());
       priced |= models[d] != nullptr;
     }
   if (auto train = fn->getAttrOfType<DictionaryAttr>("whale.train"))
@@ -263,7 +263,7 @@ LogicalResult Balancer::measureStages() {
         (shared ? c.splitActPerSample : c.actPerSample) +=
             cost.getOutputMemory() / elaborated;
         if (priced)
-          c.ops.push_back({sim::opCostOf(&op, bf16), shared});
+          c.ops.push_back({perf::opCostOf(&op, bf16), shared});
       }
       for (Value v : op.getOperands()) {
         Value src = plan::throughYields(v);
@@ -355,12 +355,12 @@ LogicalResult Balancer::overMemory(int64_t s, int64_t r, int64_t rows,
 
 double Balancer::stepSecondsPerRow(int64_t s, int64_t r) const {
   const int64_t d = deviceOf(s, r);
-  if (const sim::DeviceModel *model = models[d]) {
+  if (const perf::DeviceModel *model = models[d]) {
     // Each op's time without its launch, which a share of rows does not
     // scale.
     double seconds = 0;
     for (const auto &[cost, shared] : costs[s].ops)
-      seconds += (sim::opSeconds(cost, *model) - model->launchSeconds) *
+      seconds += (perf::opSeconds(cost, *model) - model->launchSeconds) *
                  (shared ? shareOf(r) : 1.0);
     return kStepFlopsPerForward * seconds / elaborated;
   }

@@ -27,7 +27,7 @@ namespace whale::plan {
 struct ClusterView {
   llvm::SmallVector<double> flops;   ///< per device; all 1 when not given
   llvm::SmallVector<int64_t> memory; ///< per device; 0: no limit
-  /// per device: a data sheet's name (sim/DeviceModel.h), or empty
+  /// per device: a data sheet's name (perfmodel/DeviceModel.h), or empty
   llvm::SmallVector<std::string> models;
 
   double rate(int64_t d) const { return d < (int64_t)flops.size() ? flops[d] : 1; }

@@ -23,7 +23,7 @@
 #include "lowering/Plan.h"
 #include "lowering/Recompute.h"
 #include "lowering/StageMemory.h"
-#include "sim/Extract.h"
+#include "perfmodel/DeviceModel.h"
 
 #include "dialects/Whale/IR/TrainAttrs.h"
 
@@ -90,7 +90,7 @@ struct StageDevices {
   /// Where every device is a GPU the cluster names by model: per stage, the
   /// models of its devices (an op takes as long as on the slowest of
   /// them). Empty otherwise: stages are priced by FLOPs at their rate.
-  SmallVector<SmallVector<const sim::DeviceModel *>> models;
+  SmallVector<SmallVector<const perf::DeviceModel *>> models;
 };
 
 StageDevices stageDevices(func::FuncOp fn, int64_t k, int64_t c) {
@@ -123,7 +123,7 @@ StageDevices stageDevices(func::FuncOp fn, int64_t k, int64_t c) {
   bool priced = true;
   for (int64_t d = 0; d < int64_t(flops.size()) && priced; ++d)
     priced =
-        !cluster.model(d).empty() && sim::findGpuModel(cluster.model(d).str());
+        !cluster.model(d).empty() && perf::findGpuModel(cluster.model(d).str());
   if (priced)
     s.models.assign(k, {});
   for (int64_t copy = 0; copy < s.copies; ++copy) {
@@ -136,8 +136,8 @@ StageDevices stageDevices(func::FuncOp fn, int64_t k, int64_t c) {
     for (int64_t i = 0; i < k; ++i) {
       s.rate[i] = std::min(s.rate[i], blockRate(blocks[i]));
       for (int64_t j = 0; j < c && priced; ++j) {
-        const sim::DeviceModel *m =
-            sim::findGpuModel(cluster.model(blocks[i] + j).str());
+        const perf::DeviceModel *m =
+            perf::findGpuModel(cluster.model(blocks[i] + j).str());
         if (!llvm::is_contained(s.models[i], m))
           s.models[i].push_back(m);
       }
@@ -278,17 +278,17 @@ struct TaskGraphPartitionPass
     SmallVector<SmallVector<double>> opSeconds;
     if (!devs.models.empty()) {
       const bool bf16 = ampBf16(fn);
-      SmallVector<sim::OpCost> costs;
+      SmallVector<perf::OpCost> costs;
       for (Operation *op : compute)
-        costs.push_back(isa<CostOpInterface>(op) ? sim::opCostOf(op, bf16)
-                                                 : sim::OpCost{});
+        costs.push_back(isa<CostOpInterface>(op) ? perf::opCostOf(op, bf16)
+                                                 : perf::OpCost{});
       opSeconds.assign(k, SmallVector<double>(n + 1, 0));
       for (int64_t i = 0; i < k; ++i)
         for (int64_t x = 0; x < n; ++x) {
           double slowest = 0;
-          for (const sim::DeviceModel *m : devs.models[i])
+          for (const perf::DeviceModel *m : devs.models[i])
             slowest = std::max(slowest,
-                               sim::opSeconds(costs[x], *m) - m->launchSeconds);
+                               perf::opSeconds(costs[x], *m) - m->launchSeconds);
           opSeconds[i][x + 1] = opSeconds[i][x] + slowest / double(c);
         }
     }

@@ -52,7 +52,7 @@ elif [ "$target" = json ]; then
       tr ' ' '\n' | grep -E '^-D') \
     "$root/lib/compile/Cluster.cpp" "$root/lib/elastic/ElasticSchedule.cpp" \
     "$root/support/JsonFields.cpp" \
-    "$root/sim/DeviceModel.cpp" \
+    "$root/perfmodel/DeviceModel.cpp" "$root/perfmodel/DeviceSpeed.cpp" \
     "$root/sim/ProfileDb.cpp" "$root/sim/EventProgram.cpp" \
     "$root/sim/Collectives.cpp" "$root/fuzz/FuzzJsonInputs.cpp" \
     "$root/build/lib/libWhaleRuntime.a" \

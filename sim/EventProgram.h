@@ -17,8 +17,8 @@
 #ifndef WHALE_SIM_EVENTPROGRAM_H
 #define WHALE_SIM_EVENTPROGRAM_H
 
+#include "perfmodel/DeviceModel.h"
 #include "sim/Collectives.h"
-#include "sim/DeviceModel.h"
 
 #include <cstdint>
 #include <string>
@@ -26,6 +26,11 @@
 #include <vector>
 
 namespace whale::sim {
+
+// The simulator prices with the one cost-and-speed model (perfmodel/).
+using perf::DeviceModel;
+using perf::OpCost;
+using perf::opSeconds;
 
 /// Wait: the end of a collective a step before started (Step::request).
 enum class StepKind : uint8_t { Compute, Send, Recv, Collective, Wait };

@@ -2,6 +2,8 @@
 
 #include "sim/Extract.h"
 
+#include "perfmodel/OpCost.h"
+
 #include "dialects/Whale/IR/TrainAttrs.h"
 #include "dialects/Whale/IR/WhaleOps.h"
 
@@ -102,44 +104,6 @@ Identity identityOf(mlir::Operation *op) {
 
 } // namespace
 
-void setProductShape(OpCost &c, mlir::RankedTensorType result) {
-  llvm::ArrayRef<int64_t> shape = result.getShape();
-  c.matmul = true;
-  c.m = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
-  c.n = shape.empty() ? 1 : shape.back();
-  c.batch = 1;
-  for (size_t i = 0; i + 2 < shape.size(); ++i)
-    c.batch *= shape[i];
-  double elements = double(c.batch) * c.m * c.n;
-  c.k = elements > 0 ? static_cast<int64_t>(c.flops / (2 * elements)) : 0;
-}
-
-OpCost opCostOf(mlir::Operation *op, bool bf16) {
-  auto cost = llvm::cast<CostOpInterface>(op);
-  OpCost c;
-  c.flops = static_cast<double>(cost.getFlops());
-  c.bytes = static_cast<double>(cost.getBytesRead() + cost.getBytesWritten());
-  if (llvm::isa<MatmulOp, MatmulGradOp>(op)) {
-    setProductShape(
-        c, llvm::cast<mlir::RankedTensorType>(op->getResult(0).getType()));
-    c.bf16 = bf16;
-  }
-  // Fused attention is GEMMs over tiles of (query, key) pairs: priced as
-  // products of T x E by E x Tk per head, at the matrix rate.
-  if (llvm::isa<AttentionOp, AttentionGradOp>(op)) {
-    auto q = llvm::cast<mlir::RankedTensorType>(op->getOperand(0).getType());
-    auto k = llvm::cast<mlir::RankedTensorType>(op->getOperand(1).getType());
-    llvm::ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape();
-    c.matmul = true;
-    c.bf16 = bf16;
-    c.m = qs[qs.size() - 2];
-    c.n = ks[ks.size() - 2];
-    c.k = qs.back();
-    c.batch = c.m > 0 && c.k > 0 ? q.getNumElements() / (c.m * c.k) : 1;
-  }
-  return c;
-}
-
 namespace {
 
 /// A compute event: the op's cost as the device model prices it.
@@ -148,7 +112,7 @@ Event computeEvent(mlir::Operation *op, bool bf16) {
   e.op = op->getName().getStringRef().str();
   e.signature = signatureOf(op);
   e.kind = StepKind::Compute;
-  e.cost = opCostOf(op, bf16);
+  e.cost = perf::opCostOf(op, bf16);
   // The same product at bf16 rates is another event: on a GPU it runs on
   // other units at several times the speed, so a profile of a plan without
   // amp must not price it (nor the reverse). The types alone do not tell:

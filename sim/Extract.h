@@ -20,16 +20,6 @@
 
 namespace whale::sim {
 
-/// What the device model prices of a compute op (`op` implements the cost
-/// interface): its FLOPs and bytes, and a matrix product's (or the fused
-/// attention's tiles') shape, at bf16 rates when `bf16`. The simulator
-/// prices every compute event so, and the balancer every op of a stage.
-OpCost opCostOf(mlir::Operation *op, bool bf16);
-
-/// A matrix product's shape as the device model reads it: batch x M x N
-/// from its result, K from its FLOPs (set first).
-void setProductShape(OpCost &cost, mlir::RankedTensorType result);
-
 /// The programs of `model`'s `stages` stages in `ranks`, their events added
 /// to `table`. False, with `error`, when a stage's function is missing or
 /// holds an op the simulator cannot price. With `firstOps`, the op each new

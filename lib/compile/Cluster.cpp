@@ -3,7 +3,7 @@
 #include "lib/compile/Cluster.h"
 
 #include "runtime/WhaleRuntime.h"
-#include "sim/DeviceModel.h"
+#include "perfmodel/DeviceModel.h"
 #include "support/InputFile.h"
 #include "support/JsonFields.h"
 #include "support/Limits.h"
@@ -300,12 +300,12 @@ bool parseClusterJson(const std::string &text, const std::string &path,
         }
       }
       if (!model.empty()) {
-        const sim::DeviceModel *m = sim::findGpuModel(model);
+        const perf::DeviceModel *m = perf::findGpuModel(model);
         if (!m || spec.kind != "cuda") {
           error = at + ": " +
                   (m ? "a GPU model needs kind \"cuda\""
                      : "unknown GPU model \"" + model +
-                           "\" (known: " + sim::knownGpuModelNames() + ")");
+                           "\" (known: " + perf::knownGpuModelNames() + ")");
           return false;
         }
         spec.model = m->name;
@@ -418,14 +418,20 @@ int sharedThreads(const Cluster &cluster, int totalThreads) {
       1, total / std::max<int>(1, static_cast<int>(cluster.devices.size())));
 }
 
+perf::DeviceDescription describe(const DeviceSpec &d, int defaultThreads) {
+  perf::DeviceDescription out;
+  out.gpu = d.kind == "cuda";
+  out.model = d.model;
+  out.flops = d.flops;
+  out.threads = threadsOf(d, defaultThreads);
+  out.memory = d.memory;
+  return out;
+}
+
 std::vector<double> deviceRates(const Cluster &cluster, int defaultThreads) {
   std::vector<double> rates;
   for (const DeviceSpec &d : cluster.devices)
-    rates.push_back(d.flops > 0 ? d.flops
-                    : d.kind == "cuda"
-                        ? kNominalGpuFlops
-                        : threadsOf(d, std::max(1, defaultThreads)) *
-                              kNominalCoreFlops);
+    rates.push_back(perf::rateOf(describe(d, defaultThreads)));
   return rates;
 }
 

@@ -10,6 +10,8 @@
 #ifndef WHALE_LIB_COMPILE_CLUSTER_H
 #define WHALE_LIB_COMPILE_CLUSTER_H
 
+#include "perfmodel/DeviceSpeed.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,7 +26,7 @@ struct DeviceSpec {
   int64_t memory = 0; ///< bytes; 0: no limit
   double flops = 0;   ///< FLOP/s; 0: not declared
   /// A GPU model the simulator knows by its data sheet ("A100-80GB",
-  /// sim/DeviceModel.h); empty for a device described by rate alone.
+  /// perfmodel/DeviceModel.h); empty for a device described by rate alone.
   std::string model;
 };
 
@@ -60,16 +62,12 @@ inline int threadsOf(const DeviceSpec &d, int shared) {
   return d.threads > 0 ? d.threads : shared;
 }
 
-/// FLOP/s a CPU core is assumed to reach when a device declares no rate:
-/// only the ratios between devices steer the balance, and `whale devices
-/// --probe` measures the real figure.
-constexpr double kNominalCoreFlops = 5e10;
-/// The same for a GPU: an H100's dense fp32 rate (67 TFLOP/s on its data
-/// sheet) discounted to what whale's kernels are assumed to reach.
-constexpr double kNominalGpuFlops = 4e13;
+/// What the cost-and-speed model needs of device `d`
+/// (perfmodel/DeviceSpeed.h), with the threads it runs with.
+perf::DeviceDescription describe(const DeviceSpec &d, int defaultThreads);
 
-/// Each device's rate as the planner uses it: declared, else its threads
-/// (threadsOf with `defaultThreads`) times the nominal core rate.
+/// Each device's rate as the planner uses it (perf::rateOf): declared,
+/// else nominal.
 std::vector<double> deviceRates(const Cluster &cluster, int defaultThreads);
 
 /// The cluster as a JSON cluster file (what parseCluster reads back): one

@@ -8,7 +8,7 @@
 #include "dialects/Whale/Interfaces/CostOpInterface.h"
 #include "lowering/Plan.h"
 #include "sim/Collectives.h"
-#include "sim/DeviceModel.h"
+#include "perfmodel/DeviceModel.h"
 #include "sim/Extract.h"
 #include "sim/Simulator.h"
 
@@ -45,25 +45,25 @@ bool isFloat(Value v) {
 /// rank program builds (MatmulGradOp): the gradient of `operand` of the
 /// product `forward` has the operand's shape and reads both factors and
 /// the result's gradient.
-sim::OpCost gradientCost(MatmulOp forward, const sim::OpCost &cost,
+perf::OpCost gradientCost(MatmulOp forward, const perf::OpCost &cost,
                          Value operand) {
   auto t = cast<RankedTensorType>(operand.getType());
-  sim::OpCost c;
+  perf::OpCost c;
   c.bf16 = cost.bf16;
   c.flops = double(productFlops(forward.getLhs().getType(), forward.getType(),
                                 forward.getTransposeLhs()));
   c.bytes = double(tensorBytes(forward.getLhs().getType()) +
                    tensorBytes(forward.getRhs().getType()) +
                    tensorBytes(forward.getType()) + tensorBytes(t));
-  sim::setProductShape(c, t);
+  perf::setProductShape(c, t);
   return c;
 }
 
 /// Attention's backward (AttentionGradOp), one op for the three gradients,
 /// at the forward's shapes: it reads q, k, v, the output and its gradient,
 /// and writes the gradients of q, k and v.
-sim::OpCost gradientCost(AttentionOp forward, const sim::OpCost &cost) {
-  sim::OpCost c = cost;
+perf::OpCost gradientCost(AttentionOp forward, const perf::OpCost &cost) {
+  perf::OpCost c = cost;
   c.flops = double(attentionGradFlops(forward.getQuery().getType(),
                                       forward.getKey().getType(),
                                       forward.getCausal()));
@@ -87,7 +87,7 @@ public:
     if (intra.bandwidth <= 0 && !t.devices.empty()) {
       // What the replay falls back on without a declared link (devices
       // alike): the GPUs' data-sheet link, or copies in memory.
-      const sim::DeviceModel &d = t.devices.front();
+      const perf::DeviceModel &d = t.devices.front();
       intra.bandwidth = d.gpu ? d.nodeLinkBandwidth : d.memoryBandwidth;
       if (intra.latency <= 0)
         intra.latency = d.nodeLinkLatency;
@@ -125,7 +125,7 @@ bool allEqual(DictionaryAttr plan, StringRef key) {
 double cutBound(func::FuncOp model, const sim::Topology &topology) {
   if (topology.devices.empty())
     return 0;
-  const sim::DeviceModel &device = topology.devices.front();
+  const perf::DeviceModel &device = topology.devices.front();
   const LeastCollective collective(topology);
   DictionaryAttr plan = plan::planOf(model);
   if (!plan || !allEqual(plan, "local_batches") ||
@@ -282,17 +282,17 @@ double cutBound(func::FuncOp model, const sim::Topology &topology) {
                                   tensorBytes(slice.getValue().getType()),
                                   slice.getShards());
     } else if (auto product = dyn_cast<MatmulOp>(op)) {
-      const sim::OpCost cost = sim::opCostOf(op, bf16);
-      forward[s] += sim::opSeconds(cost, device);
+      const perf::OpCost cost = perf::opCostOf(op, bf16);
+      forward[s] += perf::opSeconds(cost, device);
       for (Value operand : op->getOperands())
         if (keeps(operand))
           backward[s] +=
-              sim::opSeconds(gradientCost(product, cost, operand), device);
+              perf::opSeconds(gradientCost(product, cost, operand), device);
     } else if (auto attention = dyn_cast<AttentionOp>(op)) {
-      const sim::OpCost cost = sim::opCostOf(op, bf16);
-      forward[s] += sim::opSeconds(cost, device);
+      const perf::OpCost cost = perf::opCostOf(op, bf16);
+      forward[s] += perf::opSeconds(cost, device);
       if (llvm::any_of(op->getOperands(), keeps))
-        backward[s] += sim::opSeconds(gradientCost(attention, cost), device);
+        backward[s] += perf::opSeconds(gradientCost(attention, cost), device);
     }
   }
 

@@ -407,7 +407,7 @@ size_t computeTimes(const ProfilingTrace &run, const SiteMap &sites,
     if (event < 0 || table[event].kind != sim::StepKind::Compute ||
         device >= static_cast<int64_t>(topology.devices.size()))
       continue;
-    const sim::DeviceModel &model = topology.devices[device];
+    const perf::DeviceModel &model = topology.devices[device];
     samples[{sim::ProfileDb::deviceKey(model), static_cast<uint32_t>(event)}]
            [{device, site}]
                .push_back(seconds);

@@ -354,9 +354,9 @@ public:
     // The cut's bound prices products as the device model does: on devices
     // alike, without a profile (measured times need not add up so).
     sim::Topology topology = topologyOf(cluster, search.defaultThreads);
-    const std::vector<sim::DeviceModel> &devices = topology.devices;
-    auto alike = [&](const sim::DeviceModel &d) {
-      const sim::DeviceModel &f = devices.front();
+    const std::vector<perf::DeviceModel> &devices = topology.devices;
+    auto alike = [&](const perf::DeviceModel &d) {
+      const perf::DeviceModel &f = devices.front();
       return d.matmulFlops == f.matmulFlops &&
              d.matmulFlopsBf16 == f.matmulFlopsBf16 &&
              d.launchSeconds == f.launchSeconds &&
@@ -533,13 +533,13 @@ private:
     const auto &devices = sim.topology.devices;
     // A product priced from the profile's nearest timed one is no faster
     // than the fastest product it timed on that device.
-    for (const sim::DeviceModel &d : devices)
+    for (const perf::DeviceModel &d : devices)
       l.peakSum += std::max(
           {d.matmulFlops, d.matmulFlopsBf16, fastest,
            profile ? profile->fastestProductRate(sim::ProfileDb::deviceKey(d))
                    : 0.0});
     l.alike = std::all_of(devices.begin(), devices.end(),
-                          [&](const sim::DeviceModel &d) {
+                          [&](const perf::DeviceModel &d) {
                             return d.matmulFlops == devices.front().matmulFlops;
                           });
     // A profile's times need not add up as the device model's do.

@@ -38,9 +38,9 @@ int64_t tokensPerSample(const PlannedModel &plan) {
 /// did on the cluster's classes of device.
 void countPricing(const sim::ProfileDb &profile, Simulation &out) {
   using Pricing = sim::ProfileDb::Pricing;
-  std::vector<const sim::DeviceModel *> classes;
+  std::vector<const perf::DeviceModel *> classes;
   std::set<std::string> seen;
-  for (const sim::DeviceModel &d : out.topology.devices)
+  for (const perf::DeviceModel &d : out.topology.devices)
     if (seen.insert(sim::ProfileDb::deviceKey(d) + "\n" + d.ownTimes).second)
       classes.push_back(&d);
   out.profiled = true;
@@ -48,7 +48,7 @@ void countPricing(const sim::ProfileDb &profile, Simulation &out) {
     if (e.kind != sim::StepKind::Compute)
       continue;
     Pricing worst = Pricing::Measured;
-    for (const sim::DeviceModel *d : classes)
+    for (const perf::DeviceModel *d : classes)
       worst = std::max(worst, profile.pricing(e, *d));
     ++(worst == Pricing::Measured  ? out.measuredEvents
        : worst == Pricing::Nearest ? out.nearestEvents
@@ -72,27 +72,8 @@ std::string driverEventKey(const PlannedModel &plan) {
 
 sim::Topology topologyOf(const Cluster &cluster, int defaultThreads) {
   sim::Topology t;
-  std::vector<double> rates = deviceRates(cluster, defaultThreads);
-  for (size_t i = 0; i < cluster.devices.size(); ++i) {
-    const DeviceSpec &d = cluster.devices[i];
-    const sim::DeviceModel *gpu =
-        d.model.empty() ? nullptr : sim::findGpuModel(d.model);
-    sim::DeviceModel m =
-        gpu ? *gpu
-            : sim::cpuModel(rates[i], threadsOf(d, defaultThreads), d.memory);
-    if (gpu && d.memory > 0)
-      m.memoryBytes = d.memory;
-    if (!gpu && d.kind == "cuda") {
-      // A GPU known only by its rate: priced as a GPU of that rate.
-      m = *sim::findGpuModel("H100-SXM");
-      m.name = "cuda";
-      double scale = rates[i] / m.matmulFlops;
-      m.matmulFlops *= scale;
-      m.matmulFlopsBf16 *= scale;
-      m.vectorFlops *= scale;
-      m.memoryBytes = d.memory;
-    }
-    t.devices.push_back(m);
+  for (const DeviceSpec &d : cluster.devices) {
+    t.devices.push_back(perf::deviceModelOf(describe(d, defaultThreads)));
     t.node.push_back(d.node);
   }
   t.intraNode = {cluster.intraNode.bandwidth, cluster.intraNode.latency};
@@ -159,11 +140,11 @@ bool simulatePlan(const PlannedModel &plan, const Cluster &cluster,
       bf16 = bf16 || ev.cost.bf16;
     }
   }
-  for (const sim::DeviceModel &d : out.topology.devices)
+  for (const perf::DeviceModel &d : out.topology.devices)
     out.peakFlops += bf16 ? d.matmulFlopsBf16 : d.matmulFlops;
   out.peakKnown = std::all_of(
       cluster.devices.begin(), cluster.devices.end(), [](const DeviceSpec &d) {
-        return d.flops > 0 || (!d.model.empty() && sim::findGpuModel(d.model));
+        return d.flops > 0 || (!d.model.empty() && perf::findGpuModel(d.model));
       });
   out.deviceMemory = plan.deviceMemory;
   if (options.profile)

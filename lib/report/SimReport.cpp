@@ -71,7 +71,7 @@ int64_t memoryOf(const Simulation &s, int64_t device) {
 /// Devices the replay gave their own profiled times.
 int64_t ownTimesDevices(const Simulation &s) {
   int64_t n = 0;
-  for (const sim::DeviceModel &d : s.topology.devices)
+  for (const perf::DeviceModel &d : s.topology.devices)
     n += !d.ownTimes.empty();
   return n;
 }

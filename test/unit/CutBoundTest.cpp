@@ -74,7 +74,7 @@ void planAndSimulate(const std::map<std::string, std::string> &defines,
 /// products and attention) as the replay prices them: forward, backward.
 std::pair<double, double> productSeconds(const whale::Simulation &sim,
                                          int64_t s) {
-  const whale::sim::DeviceModel &device = sim.topology.devices.front();
+  const whale::perf::DeviceModel &device = sim.topology.devices.front();
   double forward = 0, backward = 0;
   for (const whale::sim::Step &step :
        sim.programSets.front()->stages.at(s).steps) {
@@ -117,7 +117,7 @@ TEST(CutBound, ATensorParallelStageWaitsInItsGroupsCollectives) {
   Planned p;
   ASSERT_NO_FATAL_FAILURE(planAndSimulate({{"TP", "8"}}, p));
   ASSERT_EQ(p.plan.stages, 1);
-  const whale::sim::DeviceModel &gpu = p.sim.topology.devices.front();
+  const whale::perf::DeviceModel &gpu = p.sim.topology.devices.front();
   const whale::sim::Link nvlink{gpu.nodeLinkBandwidth, gpu.nodeLinkLatency};
   double collectives = 0;
   size_t counted = 0;

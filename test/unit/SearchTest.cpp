@@ -162,12 +162,12 @@ TEST(Search, APartialProfileKeepsEveryPlanAboveItsBound) {
   whale::Simulation sim;
   ASSERT_TRUE(whale::simulatePlan(plan, c, {}, sim, error)) << error;
   whale::sim::ProfileDb db;
-  const whale::sim::DeviceModel &cpu = sim.topology.devices.front();
+  const whale::perf::DeviceModel &cpu = sim.topology.devices.front();
   size_t products = 0;
   for (const whale::sim::Event &e : sim.events.all())
     if (e.kind == whale::sim::StepKind::Compute && e.cost.matmul) {
       db.set(whale::sim::ProfileDb::deviceKey(cpu), e,
-             {0.01 * whale::sim::opSeconds(e.cost, cpu), 3, true});
+             {0.01 * whale::perf::opSeconds(e.cost, cpu), 3, true});
       ++products;
     }
   ASSERT_GT(products, 0u);

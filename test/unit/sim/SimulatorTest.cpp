@@ -16,6 +16,7 @@
 
 #include <cmath>
 
+using namespace whale::perf;
 using namespace whale::sim;
 
 namespace {

@@ -1,8 +1,9 @@
 //===- DeviceModel.h - what a device can do, from its data sheet -*- C++
 //-*-===//
 //
-// The simulator prices an op from the one cost model (FLOPs and bytes, the
-// dialect's cost interface) and a device model: peak matrix and vector
+// The planner, the balancer, the search and the simulator price an op
+// from the one cost model (FLOPs and bytes, the dialect's cost interface)
+// and a device model: peak matrix and vector
 // rates, memory bandwidth and capacity, the cost of launching a kernel, and
 // how many tiles of a GEMM run at once. GPUs we do not have are described by
 // their data sheets, so a plan for them can be priced on any machine; a
@@ -10,14 +11,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WHALE_SIM_DEVICEMODEL_H
-#define WHALE_SIM_DEVICEMODEL_H
+#ifndef WHALE_PERFMODEL_DEVICEMODEL_H
+#define WHALE_PERFMODEL_DEVICEMODEL_H
+
+#include "perfmodel/OpCost.h"
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace whale::sim {
+namespace whale::perf {
 
 struct DeviceModel {
   std::string name; ///< "A100-80GB", or "cpu" for a described CPU device
@@ -62,16 +65,6 @@ std::string knownGpuModelNames();
 /// planner's rate: declared, probed or nominal).
 DeviceModel cpuModel(double flops, int threads, int64_t memoryBytes);
 
-/// What an op costs on a device: its FLOPs, the bytes it reads and
-/// writes, and for a matrix product its shape (zero otherwise).
-struct OpCost {
-  double flops = 0;
-  double bytes = 0;
-  bool matmul = false;
-  bool bf16 = false; ///< a matmul whose inputs are rounded to bf16
-  int64_t batch = 1, m = 0, n = 0, k = 0;
-};
-
 /// Seconds of one execution of an op on `device`: the slower of its
 /// arithmetic (at the GEMM's achievable fraction of peak for matmuls) and
 /// its memory traffic, plus the launch cost.
@@ -81,6 +74,6 @@ double opSeconds(const OpCost &cost, const DeviceModel &device);
 /// tiles over units in whole waves, and edges that fill their tiles.
 double gemmEfficiency(const OpCost &cost, const DeviceModel &device);
 
-} // namespace whale::sim
+} // namespace whale::perf
 
 #endif

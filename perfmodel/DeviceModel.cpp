@@ -1,12 +1,12 @@
 //===- DeviceModel.cpp - data sheets and the roofline of one op -----------===//
 
-#include "sim/DeviceModel.h"
+#include "perfmodel/DeviceModel.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 
-namespace whale::sim {
+namespace whale::perf {
 namespace {
 
 constexpr double T = 1e12, G = 1e9;
@@ -124,4 +124,4 @@ double opSeconds(const OpCost &c, const DeviceModel &d) {
   return d.launchSeconds + std::max(arithmetic, traffic);
 }
 
-} // namespace whale::sim
+} // namespace whale::perf

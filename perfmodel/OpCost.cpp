@@ -1,0 +1,47 @@
+//===- OpCost.cpp - what an op costs, as a device model prices it ---------===//
+
+#include "perfmodel/OpCost.h"
+
+#include "dialects/Whale/IR/WhaleOps.h"
+
+namespace whale::perf {
+
+void setProductShape(OpCost &c, mlir::RankedTensorType result) {
+  llvm::ArrayRef<int64_t> shape = result.getShape();
+  c.matmul = true;
+  c.m = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
+  c.n = shape.empty() ? 1 : shape.back();
+  c.batch = 1;
+  for (size_t i = 0; i + 2 < shape.size(); ++i)
+    c.batch *= shape[i];
+  double elements = double(c.batch) * c.m * c.n;
+  c.k = elements > 0 ? static_cast<int64_t>(c.flops / (2 * elements)) : 0;
+}
+
+OpCost opCostOf(mlir::Operation *op, bool bf16) {
+  auto cost = llvm::cast<CostOpInterface>(op);
+  OpCost c;
+  c.flops = static_cast<double>(cost.getFlops());
+  c.bytes = static_cast<double>(cost.getBytesRead() + cost.getBytesWritten());
+  if (llvm::isa<MatmulOp, MatmulGradOp>(op)) {
+    setProductShape(
+        c, llvm::cast<mlir::RankedTensorType>(op->getResult(0).getType()));
+    c.bf16 = bf16;
+  }
+  // Fused attention is GEMMs over tiles of (query, key) pairs: priced as
+  // products of T x E by E x Tk per head, at the matrix rate.
+  if (llvm::isa<AttentionOp, AttentionGradOp>(op)) {
+    auto q = llvm::cast<mlir::RankedTensorType>(op->getOperand(0).getType());
+    auto k = llvm::cast<mlir::RankedTensorType>(op->getOperand(1).getType());
+    llvm::ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape();
+    c.matmul = true;
+    c.bf16 = bf16;
+    c.m = qs[qs.size() - 2];
+    c.n = ks[ks.size() - 2];
+    c.k = qs.back();
+    c.batch = c.m > 0 && c.k > 0 ? q.getNumElements() / (c.m * c.k) : 1;
+  }
+  return c;
+}
+
+} // namespace whale::perf

@@ -1,0 +1,44 @@
+//===- OpCost.h - what an op costs, as a device model prices it --*- C++ -*-===//
+//
+// The numbers of the one cost model (the dialect's CostOpInterface) that a
+// device model needs to price an op: its FLOPs, its bytes, and for a matrix
+// product (or the tiles of fused attention) its shape. The simulator prices
+// every compute event so, and the balancer and the auto_parallel cut every
+// op of a stage.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_PERFMODEL_OPCOST_H
+#define WHALE_PERFMODEL_OPCOST_H
+
+#include <cstdint>
+
+namespace mlir {
+class Operation;
+class RankedTensorType;
+} // namespace mlir
+
+namespace whale::perf {
+
+/// What an op costs on a device: its FLOPs, the bytes it reads and
+/// writes, and for a matrix product its shape (zero otherwise).
+struct OpCost {
+  double flops = 0;
+  double bytes = 0;
+  bool matmul = false;
+  bool bf16 = false; ///< a matmul whose inputs are rounded to bf16
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+};
+
+/// What the device model prices of a compute op (`op` implements the cost
+/// interface): its FLOPs and bytes, and a matrix product's (or the fused
+/// attention's tiles') shape, at bf16 rates when `bf16`.
+OpCost opCostOf(mlir::Operation *op, bool bf16);
+
+/// A matrix product's shape as the device model reads it: batch x M x N
+/// from its result, K from its FLOPs (set first).
+void setProductShape(OpCost &cost, mlir::RankedTensorType result);
+
+} // namespace whale::perf
+
+#endif
