@@ -232,9 +232,8 @@ LogicalResult Balancer::measureStages() {
   if (auto train = fn->getAttrOfType<DictionaryAttr>("whale.train"))
     states = optimizerStateCount(train.getAs<DictionaryAttr>("optimizer"));
   shardOptimizer = settingsOf(fn).getShardOptimizer();
-  std::string kind = "1f1b";
-  if (auto s = plan::planOf(fn).getAs<StringAttr>("schedule"))
-    kind = s.str();
+  const ModelPlan plan = ModelPlan::of(fn);
+  const bool gpipe = plan.schedule() == PipelineSchedule::gpipe;
   costs.assign(stages, StageCost{});
   // What a stage reads from earlier stages it holds like its own outputs:
   // received per micro-batch, kept for backward. The model's inputs count
@@ -275,8 +274,7 @@ LogicalResult Balancer::measureStages() {
       }
       stageOps[s].push_back(&op);
     }
-    c.inFlight = plan::inFlightOf(s, stages, m, kind == "gpipe",
-                                  plan::intOf(plan::planOf(fn), "chunks", 1));
+    c.inFlight = plan::inFlightOf(s, stages, m, gpipe, plan.chunks().value_or(1));
   }
   recompute = plan::recomputes(fn);
   // A rank of a group that shares its rows holds its part of a split
@@ -610,21 +608,20 @@ LogicalResult Balancer::shares(SmallVector<int64_t> &n,
 }
 
 LogicalResult Balancer::run() {
-  DictionaryAttr planAttr = plan::planOf(fn);
-  if (!planAttr || !planAttr.get("global_batch"))
+  const ModelPlan plan = ModelPlan::of(fn);
+  if (!plan.globalBatch() || !plan.grid())
     return fn.emitOpError("has no micro-batches; run -whale-virtual-devices "
                           "and -whale-pipeline first");
-  devices = plan::intOf(planAttr, "devices", 1);
-  stages = plan::intOf(planAttr, "stages", 1);
-  replicas = plan::intOf(planAttr, "replicas", 1);
-  m = plan::intOf(planAttr, "micro_batches", 1);
-  batch = plan::intOf(planAttr, "global_batch");
-  auto g = planAttr.getAs<DenseI64ArrayAttr>("grid");
-  grid.assign(g.asArrayRef().begin(), g.asArrayRef().end());
-  if (auto shards = planAttr.getAs<DenseI64ArrayAttr>("shards"))
-    for (int64_t c : shards.asArrayRef())
+  devices = plan.devices().value_or(1);
+  stages = plan.stages().value_or(1);
+  replicas = plan.replicas().value_or(1);
+  m = plan.microBatches().value_or(1);
+  batch = *plan.globalBatch();
+  grid.assign(plan.grid()->begin(), plan.grid()->end());
+  if (std::optional<ArrayRef<int64_t>> shards = plan.shards())
+    for (int64_t c : *shards)
       group = std::max(group, c);
-  wholeRows = plan::rowGroupOf(planAttr) > 1;
+  wholeRows = plan.rowGroupOrOne() > 1;
   cluster = plan::clusterOf(fn, devices);
   if (failed(measureStages()))
     return failure();
@@ -662,22 +659,20 @@ LogicalResult Balancer::run() {
       own = weightOf(r);
       break;
     }
-  SmallVector<NamedAttribute> attrs = {
-      b.getNamedAttr("balance", b.getStringAttr(balanced ? "hardware"
-                                                : even   ? "even"
-                                                         : "given")),
-      b.getNamedAttr("grid", b.getDenseI64ArrayAttr(grid)),
-      b.getNamedAttr("local_batches", b.getDenseI64ArrayAttr(local)),
-      b.getNamedAttr("micro_batch", b.getI64IntegerAttr(micro)),
-      b.getNamedAttr("device_memory", b.getDenseI64ArrayAttr(memory)),
-      b.getNamedAttr("device_seconds", b.getDenseF64ArrayAttr(seconds)),
-      b.getNamedAttr("shifts", b.getArrayAttr(shifts))};
-  if (uneven()) {
-    attrs.push_back(
-        b.getNamedAttr("shard_weights", b.getDenseI64ArrayAttr(weights)));
-    attrs.push_back(b.getNamedAttr("shard_weight", b.getI64IntegerAttr(own)));
-  }
-  plan::updatePlan(fn, attrs);
+  PlanUpdate update(fn);
+  update
+      .balance(balanced ? BalanceKind::hardware
+               : even   ? BalanceKind::even
+                        : BalanceKind::given)
+      .grid(grid)
+      .localBatches(local)
+      .microBatch(micro)
+      .deviceMemory(memory)
+      .deviceSeconds(seconds)
+      .shifts(b.getArrayAttr(shifts));
+  if (uneven())
+    update.shardWeights(weights).shardWeight(own);
+  update.apply();
   return success();
 }
 

@@ -27,10 +27,10 @@ struct DataParallelPass
   using Base::Base;
 
   LogicalResult sync(func::FuncOp fn, OpBuilder &b) {
-    DictionaryAttr planAttr = plan::planOf(fn);
-    int64_t micro = plan::intOf(planAttr, "micro_batch"),
-            global = plan::intOf(planAttr, "global_batch"),
-            stages = plan::intOf(planAttr, "stages", 1);
+    const ModelPlan plan = ModelPlan::of(fn);
+    int64_t micro = plan.microBatch().value_or(0),
+            global = plan.globalBatch().value_or(0),
+            stages = plan.stages().value_or(1);
     if (!micro || !global)
       return fn.emitOpError("has no micro-batches; run -whale-pipeline first");
     auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
@@ -73,10 +73,10 @@ struct DataParallelPass
         buckets.push_back(b.getArrayAttr(bucket));
       perStage.push_back(b.getArrayAttr(buckets));
     }
-    plan::updatePlan(
-        fn, {b.getNamedAttr("grad_weight", b.getF64FloatAttr(double(micro) /
-                                                             double(global))),
-             b.getNamedAttr("buckets", b.getArrayAttr(perStage))});
+    PlanUpdate(fn)
+        .gradWeight(double(micro) / double(global))
+        .buckets(b.getArrayAttr(perStage))
+        .apply();
     return success();
   }
 

@@ -26,8 +26,8 @@ struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
   using Base::Base;
 
   LogicalResult schedule(func::FuncOp fn, OpBuilder &b) {
-    DictionaryAttr planAttr = plan::planOf(fn);
-    if (!planAttr)
+    const ModelPlan plan = ModelPlan::of(fn);
+    if (!plan)
       return fn.emitOpError("has no plan; run -whale-virtual-devices first");
     int64_t m = microBatches;
     if (m == 0)
@@ -35,10 +35,12 @@ struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
     m = std::max<int64_t>(m, 1);
     std::string kind = scheduleKind;
     if (kind.empty())
-      kind = settingsOf(fn).getSchedule().str();
+      if (std::optional<PipelineSchedule> k = settingsOf(fn).getSchedule())
+        kind = stringifyPipelineSchedule(*k).str();
     if (kind.empty())
       kind = "1f1b";
-    if (kind != "gpipe" && kind != "1f1b")
+    std::optional<PipelineSchedule> schedule = symbolizePipelineSchedule(kind);
+    if (!schedule)
       return fn.emitOpError("schedule must be \"gpipe\" or \"1f1b\", not \"")
              << kind << "\"";
 
@@ -57,10 +59,9 @@ struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
     }
     // Replicas that share their rows (a shard group under split_rows =
     // "whole") take one share of the batch.
-    const int64_t replicas =
-        plan::intOf(planAttr, "replicas", 1) / plan::rowGroupOf(planAttr);
-    const int64_t stages = plan::intOf(planAttr, "stages", 1);
-    const int64_t chunks = plan::intOf(planAttr, "chunks", 1);
+    const int64_t replicas = plan.replicas().value_or(1) / plan.rowGroupOrOne();
+    const int64_t stages = plan.stages().value_or(1);
+    const int64_t chunks = plan.chunks().value_or(1);
     if (chunks > 1 && m % stages != 0)
       return fn.emitOpError("interleaves ")
              << chunks << " chunks a stage over " << stages
@@ -73,7 +74,7 @@ struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
     // are needed here.
     bool unequal =
         !settingsOf(fn).even() &&
-        (plan::clusterOf(fn, plan::intOf(planAttr, "devices", 1)).uneven() ||
+        (plan::clusterOf(fn, plan.devices().value_or(1)).uneven() ||
          batch % (replicas * m) != 0);
     if (unequal && batch % m != 0)
       return fn.emitOpError("the global batch of ")
@@ -104,13 +105,12 @@ struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
           plan::pipelineOrder(kind, s.getInt(), stages, m, chunks);
       tg->setAttr("schedule", ScheduleAttr::get(b.getContext(), order));
     }
-    plan::updatePlan(
-        fn, {b.getNamedAttr("global_batch", b.getI64IntegerAttr(batch)),
-             b.getNamedAttr("micro_batches", b.getI64IntegerAttr(m)),
-             b.getNamedAttr("micro_batch",
-                            b.getI64IntegerAttr(std::max<int64_t>(
-                                1, batch / (replicas * m)))),
-             b.getNamedAttr("schedule", b.getStringAttr(kind))});
+    PlanUpdate(fn)
+        .globalBatch(batch)
+        .microBatches(m)
+        .microBatch(std::max<int64_t>(1, batch / (replicas * m)))
+        .schedule(*schedule)
+        .apply();
     return success();
   }
 

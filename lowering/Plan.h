@@ -5,13 +5,17 @@
 //
 //   -whale-taskgraph-partition  every op in a TaskGraph, in program order
 //   -whale-virtual-devices      TaskGraph attrs `stage`, `virtual_device`;
-//                               function attr `whale.plan` {devices, stages,
-//                               replicas, grid, shards, row_group}
-//   -whale-pipeline             plan {micro_batches, micro_batch,
-//                               global_batch, schedule}; TaskGraph attr
+//                               the plan's devices, stages, replicas, grid,
+//                               shards, chunks, row_group
+//   -whale-pipeline             its micro_batches, micro_batch,
+//                               global_batch, schedule; TaskGraph attr
 //                               `schedule` (["F0", "B0", ...])
-//   -whale-data-parallel        plan {grad_weight}; TaskGraph attr `buckets`
+//   -whale-balance              its balance, local batches, costs
+//   -whale-data-parallel        its grad_weight and buckets
 //   -whale-rank-programs        one function per stage, `whale.rank`
+//
+// The plan (`whale.plan`) is typed: ModelPlan reads it and PlanUpdate
+// writes it (dialects/Whale/IR/Plan.h, every entry in PlanEntries.def).
 //
 // The grid: grid[s * replicas + r] is the physical device (rank) of stage s,
 // replica r.
@@ -21,6 +25,7 @@
 #ifndef WHALE_LOWERING_PLAN_H
 #define WHALE_LOWERING_PLAN_H
 
+#include "dialects/Whale/IR/Plan.h"
 #include "dialects/Whale/IR/TrainAttrs.h"
 #include "dialects/Whale/IR/WhaleOps.h"
 
@@ -40,10 +45,8 @@ inline llvm::SmallVector<TaskGraphOp> taskGraphs(mlir::func::FuncOp fn) {
   return tgs;
 }
 
-inline mlir::DictionaryAttr planOf(mlir::func::FuncOp fn) {
-  return fn->getAttrOfType<mlir::DictionaryAttr>("whale.plan");
-}
-
+/// The integer `key` of a dictionary (a train block, a rank's place), or
+/// `dflt`. The plan itself is typed: ModelPlan (dialects/Whale/IR/Plan.h).
 inline int64_t intOf(mlir::DictionaryAttr d, llvm::StringRef key,
                      int64_t dflt = 0) {
   if (!d)
@@ -51,23 +54,6 @@ inline int64_t intOf(mlir::DictionaryAttr d, llvm::StringRef key,
   if (auto i = d.getAs<mlir::IntegerAttr>(key))
     return i.getInt();
   return dflt;
-}
-
-/// How many consecutive replicas of a stage read the same rows of the
-/// batch: the shard groups' size under split_rows = "whole", else 1.
-inline int64_t rowGroupOf(mlir::DictionaryAttr plan) {
-  return std::max<int64_t>(1, intOf(plan, "row_group", 1));
-}
-
-/// Sets (or replaces) entries of the function's plan.
-inline void updatePlan(mlir::func::FuncOp fn,
-                       llvm::ArrayRef<mlir::NamedAttribute> entries) {
-  mlir::NamedAttrList list;
-  if (mlir::DictionaryAttr old = planOf(fn))
-    list.append(old.getValue());
-  for (const mlir::NamedAttribute &e : entries)
-    list.set(e.getName(), e.getValue());
-  fn->setAttr("whale.plan", list.getDictionary(fn.getContext()));
 }
 
 /// The stage (a TaskGraph's `stage`) that defines `v`; -1 for model inputs.

@@ -196,7 +196,7 @@ private:
   }
 
   func::FuncOp model;
-  DictionaryAttr planAttr;
+  ModelPlan plan;
   int64_t stages = 1, replicas = 1, micro = 0, microBatches = 1, chunks = 1;
   double weight = 1;
   /// The loss's rows over this rank's: its shard group's (loss_shards, or
@@ -255,23 +255,25 @@ LogicalResult RankBuilder::checkChunkOrder(
 }
 
 LogicalResult RankBuilder::analyze() {
-  planAttr = plan::planOf(model);
-  stages = plan::intOf(planAttr, "stages", 0);
-  replicas = plan::intOf(planAttr, "replicas", 1);
-  micro = plan::intOf(planAttr, "micro_batch", 0);
-  microBatches = plan::intOf(planAttr, "micro_batches", 1);
-  chunks = plan::intOf(planAttr, "chunks", 1);
-  auto w = planAttr ? planAttr.getAs<FloatAttr>("grad_weight") : FloatAttr();
-  if (!stages || !micro || !w)
+  plan = ModelPlan::of(model);
+  stages = plan.stages().value_or(0);
+  replicas = plan.replicas().value_or(1);
+  micro = plan.microBatch().value_or(0);
+  microBatches = plan.microBatches().value_or(1);
+  chunks = plan.chunks().value_or(1);
+  std::optional<double> w = plan.gradWeight();
+  if (!stages || !micro || !w ||
+      (replicas > 1 && (!plan.buckets() ||
+                        plan.buckets().size() != static_cast<size_t>(stages))))
     return model.emitOpError(
         "is not fully planned; run -whale-virtual-devices, "
         "-whale-pipeline and -whale-data-parallel first");
-  weight = w.getValueAsDouble();
-  lossShards = plan::intOf(planAttr, "loss_shards", 1);
-  rowGroup = plan::rowGroupOf(planAttr);
+  weight = *w;
+  lossShards = plan.lossShards().value_or(1);
+  rowGroup = plan.rowGroupOrOne();
   recompute = plan::recomputes(model);
-  if (auto scale = planAttr.getAs<FloatAttr>("loss_scale"))
-    lossShards = scale.getValueAsDouble();
+  if (std::optional<double> scale = plan.lossScale())
+    lossShards = *scale;
   for (Type t : model.getArgumentTypes()) {
     auto rt = cast<RankedTensorType>(t);
     if (rt.getRank() == 0 || rt.getShape()[0] != micro)
@@ -388,7 +390,7 @@ func::FuncOp RankBuilder::declare(int64_t s) {
       (model.getName() + "_stage" + std::to_string(s)).str();
   auto fn = func::FuncOp::create(b, model.getLoc(), name,
                                  b.getFunctionType(inputs, {scalar}));
-  NamedAttrList rank(planAttr.getValue());
+  NamedAttrList rank(plan.getDictionary().getValue());
   rank.set("stage", b.getI64IntegerAttr(s));
   rank.set("model", b.getStringAttr(model.getName()));
   fn->setAttr("whale.rank", rank.getDictionary(b.getContext()));
@@ -552,7 +554,7 @@ LogicalResult RankBuilder::build(int64_t s, func::FuncOp fn) {
     position[p.getName()] = i;
   }
   if (replicas > 1) {
-    auto perStage = planAttr.getAs<ArrayAttr>("buckets");
+    ArrayAttr perStage = plan.buckets();
     for (Attribute bucket : cast<ArrayAttr>(perStage[s])) {
       // One all-reduce per group the bucket's parameters sync over.
       std::map<int64_t, SmallVector<unsigned>> byShards;
@@ -977,7 +979,7 @@ struct RankProgramsPass
       // The functions are placed in turn (stage 0 first in the module),
       // then filled side by side on the context's threads: a large
       // pipeline's stages are hundreds of thousands of ops each.
-      int64_t stages = plan::intOf(plan::planOf(fn), "stages", 1);
+      int64_t stages = ModelPlan::of(fn).stages().value_or(1);
       SmallVector<func::FuncOp> programs(stages);
       for (int64_t s = stages - 1; s >= 0; --s)
         programs[s] = builder.declare(s);

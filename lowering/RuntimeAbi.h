@@ -1,4 +1,5 @@
-//===- RuntimeAbi.h - the runtime's C ABI as the lowering sees it -*- C++ -*-===//
+//===- RuntimeAbi.h - the runtime's C ABI as the lowering sees it -*- C++
+//-*-===//
 //
 // The runtime's ABI is declared once: each function's C signature in
 // runtime/WhaleRuntime.h, and the list of those lowered code may call in
@@ -34,7 +35,8 @@
 namespace whale::abi {
 
 /// What a parameter or result of the C ABI is in LLVM: the ABI passes
-/// handles, arrays and strings as pointers, and only these scalars.
+/// handles, arrays and strings as pointers, and only these scalars. (The
+/// lowering maps them to LLVM types by this order.)
 enum class Kind : uint8_t { Void, I32, I64, F64, Ptr };
 
 template <class T> constexpr Kind kindOf() {

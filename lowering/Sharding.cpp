@@ -953,15 +953,14 @@ struct ShardingPass : public whale::impl::WhaleShardingBase<ShardingPass> {
     }
     bool ok = plan::forEachModel(
         getOperation(), [&](func::FuncOp fn) -> LogicalResult {
-          DictionaryAttr p = plan::planOf(fn);
-          auto shards =
-              p ? p.getAs<DenseI64ArrayAttr>("shards") : DenseI64ArrayAttr();
+          const ModelPlan p = ModelPlan::of(fn);
+          std::optional<ArrayRef<int64_t>> shards = p.shards();
           if (!shards)
             return success();
-          int64_t micro = plan::intOf(p, "micro_batch", 0);
+          int64_t micro = p.microBatch().value_or(0);
           // The stages of each group size, sharded together.
           std::map<int64_t, SmallVector<int64_t>> stagesBy;
-          for (auto [s, c] : llvm::enumerate(shards.asArrayRef()))
+          for (auto [s, c] : llvm::enumerate(*shards))
             if (c >= 2)
               stagesBy[c].push_back(static_cast<int64_t>(s));
           for (auto &[c, stages] : stagesBy) {
@@ -969,12 +968,13 @@ struct ShardingPass : public whale::impl::WhaleShardingBase<ShardingPass> {
               return fn.emitOpError("is not planned for micro-batches; run "
                                     "-whale-pipeline first");
             std::string force = matmul;
-            if (force == "auto" && !settingsOf(fn).getSplitMatmul().empty())
-              force = settingsOf(fn).getSplitMatmul().str();
+            if (force == "auto")
+              if (std::optional<SplitMatmul> m = settingsOf(fn).getSplitMatmul())
+                force = stringifySplitMatmul(*m).str();
             SmallVector<int64_t> weights;
-            if (auto w = p.getAs<DenseI64ArrayAttr>("shard_weights"))
-              weights.assign(w.asArrayRef().begin(), w.asArrayRef().end());
-            int64_t own = plan::intOf(p, "shard_weight", 1);
+            if (std::optional<ArrayRef<int64_t>> w = p.shardWeights())
+              weights.assign(w->begin(), w->end());
+            int64_t own = p.shardWeight().value_or(1);
             if (!weights.empty() &&
                 (static_cast<int64_t>(weights.size()) != c ||
                  !llvm::is_contained(weights, own)))
@@ -984,17 +984,17 @@ struct ShardingPass : public whale::impl::WhaleShardingBase<ShardingPass> {
             // The stage's mean rows per group and micro-batch, from the
             // replicas' local batches (every rank of a stage sees them all).
             double canonicalRows = 0;
-            if (auto local = p.getAs<DenseI64ArrayAttr>("local_batches")) {
+            if (std::optional<ArrayRef<int64_t>> local = p.localBatches()) {
               int64_t total = 0;
-              for (int64_t n : local.asArrayRef())
+              for (int64_t n : *local)
                 total += n;
-              int64_t groups = static_cast<int64_t>(local.size()) / c;
-              int64_t m = plan::intOf(p, "micro_batches", 1);
+              int64_t groups = static_cast<int64_t>(local->size()) / c;
+              int64_t m = p.microBatches().value_or(1);
               if (groups > 0 && m > 0)
                 canonicalRows = double(total) / double(groups * m);
             }
             StageSharder sharder(fn, stages, c, micro, force, weights, own,
-                                 canonicalRows, plan::rowGroupOf(p) > 1);
+                                 canonicalRows, p.rowGroupOrOne() > 1);
             if (failed(sharder.run()))
               return failure();
           }
@@ -1006,21 +1006,18 @@ struct ShardingPass : public whale::impl::WhaleShardingBase<ShardingPass> {
           auto tg = def ? def->getParentOfType<TaskGraphOp>() : TaskGraphOp();
           auto c = tg ? tg->getAttrOfType<IntegerAttr>("shards")
                       : IntegerAttr();
-          if (c && plan::rowGroupOf(p) == 1) {
+          if (c && p.rowGroupOrOne() == 1) {
+            PlanUpdate update(fn);
+            update.lossShards(c.getInt());
             // With uneven shards the group's rows are units/own of this rank's.
-            Builder b(fn.getContext());
-            SmallVector<NamedAttribute> attrs = {
-                b.getNamedAttr("loss_shards", c)};
-            if (auto w = p.getAs<DenseI64ArrayAttr>("shard_weights")) {
+            if (std::optional<ArrayRef<int64_t>> w = p.shardWeights()) {
               int64_t units = 0;
-              for (int64_t x : w.asArrayRef())
+              for (int64_t x : *w)
                 units += x;
-              attrs.push_back(b.getNamedAttr(
-                  "loss_scale", b.getF64FloatAttr(double(units) /
-                                                  double(plan::intOf(
-                                                      p, "shard_weight", 1)))));
+              update.lossScale(double(units) /
+                               double(p.shardWeight().value_or(1)));
             }
-            plan::updatePlan(fn, attrs);
+            update.apply();
           }
           return success();
         });

@@ -171,18 +171,17 @@ struct VirtualDevicesPass
     SmallVector<int64_t> flat;
     for (const auto &row : grid)
       flat.append(row.begin(), row.end());
-    SmallVector<NamedAttribute> entries = {
-        b.getNamedAttr("devices", b.getI64IntegerAttr(k)),
-        b.getNamedAttr("stages", b.getI64IntegerAttr(grid.size())),
-        b.getNamedAttr("replicas", b.getI64IntegerAttr(grid.front().size())),
-        b.getNamedAttr("grid", b.getDenseI64ArrayAttr(flat)),
-        b.getNamedAttr("shards", b.getDenseI64ArrayAttr(stageShards))};
+    PlanUpdate update(fn);
+    update.devices(k)
+        .stages(static_cast<int64_t>(grid.size()))
+        .replicas(static_cast<int64_t>(grid.front().size()))
+        .grid(flat)
+        .shards(stageShards);
     if (grid.size() > 1 && chunks > 1)
-      entries.push_back(b.getNamedAttr("chunks", b.getI64IntegerAttr(chunks)));
+      update.chunks(chunks);
     if (rowGroup > 1)
-      entries.push_back(
-          b.getNamedAttr("row_group", b.getI64IntegerAttr(rowGroup)));
-    plan::updatePlan(fn, entries);
+      update.rowGroup(rowGroup);
+    update.apply();
     return success();
   }
 

@@ -63,19 +63,9 @@ private:
   }
   /// The LLVM type of an ABI parameter or result of `kind`.
   Type typeOf(abi::Kind kind) {
-    switch (kind) {
-    case abi::Kind::Void:
-      return LLVM::LLVMVoidType::get(ctx);
-    case abi::Kind::I32:
-      return i32;
-    case abi::Kind::I64:
-      return i64;
-    case abi::Kind::F64:
-      return f64;
-    case abi::Kind::Ptr:
-      return ptr;
-    }
-    llvm_unreachable("every abi::Kind has a type");
+    // In abi::Kind's order.
+    const Type types[] = {LLVM::LLVMVoidType::get(ctx), i32, i64, f64, ptr};
+    return types[static_cast<size_t>(kind)];
   }
   /// The declaration of `fn` with the types runtime/WhaleRuntime.h gives
   /// it, after checking that `args` match them. A mismatch is the

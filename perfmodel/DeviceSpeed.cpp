@@ -9,8 +9,7 @@ namespace whale::perf {
 double rateOf(const DeviceDescription &d) {
   if (d.flops > 0)
     return d.flops;
-  return d.gpu ? kNominalGpuFlops
-               : std::max(1, d.threads) * kNominalCoreFlops;
+  return d.gpu ? kNominalGpuFlops : std::max(1, d.threads) * kNominalCoreFlops;
 }
 
 DeviceModel deviceModelOf(const DeviceDescription &d) {

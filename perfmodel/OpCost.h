@@ -1,4 +1,5 @@
-//===- OpCost.h - what an op costs, as a device model prices it --*- C++ -*-===//
+//===- OpCost.h - what an op costs, as a device model prices it --*- C++
+//-*-===//
 //
 // The numbers of the one cost model (the dialect's CostOpInterface) that a
 // device model needs to price an op: its FLOPs, its bytes, and for a matrix

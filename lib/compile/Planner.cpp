@@ -115,14 +115,10 @@ void describeCluster(mlir::ModuleOp module, const std::vector<double> &rates,
   module->setAttr("whale.cluster", b.getDictionaryAttr(attrs));
 }
 
+/// A plan's array entry as a vector; empty where the plan has none.
 template <class T>
-std::vector<T> arrayOf(mlir::DictionaryAttr d, llvm::StringRef key) {
-  using Attr =
-      std::conditional_t<std::is_same_v<T, double>, mlir::DenseF64ArrayAttr,
-                         mlir::DenseI64ArrayAttr>;
-  auto a = d.getAs<Attr>(key);
-  return a ? std::vector<T>(a.asArrayRef().begin(), a.asArrayRef().end())
-           : std::vector<T>();
+std::vector<T> vectorOf(std::optional<llvm::ArrayRef<T>> a) {
+  return a ? std::vector<T>(a->begin(), a->end()) : std::vector<T>();
 }
 
 /// The planned copy of `name`, alone in its module.
@@ -212,21 +208,21 @@ bool planModel(Interpreter &interp, const std::string &modelName,
   if (!planCopy(*global, 0))
     return false;
   auto fn = global->lookupSymbol<mlir::func::FuncOp>(out.model);
-  mlir::DictionaryAttr plan = plan::planOf(fn);
-  out.microBatch = plan::intOf(plan, "micro_batch");
-  out.microBatches = plan::intOf(plan, "micro_batches", 1);
-  decided.shares = arrayOf<int64_t>(plan, "local_batches");
-  decided.weights = arrayOf<int64_t>(plan, "shard_weights");
+  ModelPlan plan = ModelPlan::of(fn);
+  out.microBatch = plan.microBatch().value_or(0);
+  out.microBatches = plan.microBatches().value_or(1);
+  decided.shares = vectorOf(plan.localBatches());
+  decided.weights = vectorOf(plan.shardWeights());
   if (auto cut = fn->getAttrOfType<mlir::DenseI64ArrayAttr>("whale.cut"))
     decided.cut.assign(cut.asArrayRef().begin(), cut.asArrayRef().end());
   const std::vector<int64_t> &shares = decided.shares,
                              &weights = decided.weights;
   // The later runs reuse these shares; what the balance decided and
   // predicted is this run's.
-  out.deviceMemory = arrayOf<int64_t>(plan, "device_memory");
-  out.deviceSeconds = arrayOf<double>(plan, "device_seconds");
-  if (auto b = plan.getAs<mlir::StringAttr>("balance"))
-    out.balance = b.str();
+  out.deviceMemory = vectorOf(plan.deviceMemory());
+  out.deviceSeconds = vectorOf(plan.deviceSeconds());
+  if (std::optional<BalanceKind> b = plan.balance())
+    out.balance = stringifyBalanceKind(*b).str();
 
   // Then at each micro-batch size: the shapes each rank computes with.
   auto elaborate = [&](int64_t size) -> std::unique_ptr<Interpreter> {
@@ -275,15 +271,17 @@ bool planModel(Interpreter &interp, const std::string &modelName,
   }
 
   fn = out.planned->lookupSymbol<mlir::func::FuncOp>(out.model);
-  plan = plan::planOf(fn);
-  out.stages = plan::intOf(plan, "stages", 1);
-  out.replicas = plan::intOf(plan, "replicas", 1);
-  out.globalBatch = plan::intOf(plan, "global_batch");
-  out.schedule = plan.getAs<mlir::StringAttr>("schedule").str();
-  out.chunks = plan::intOf(plan, "chunks", 1);
-  out.grid = arrayOf<int64_t>(plan, "grid");
-  out.localBatches = arrayOf<int64_t>(plan, "local_batches");
-  out.rowGroup = plan::rowGroupOf(plan);
+  plan = ModelPlan::of(fn);
+  out.stages = plan.stages().value_or(1);
+  out.replicas = plan.replicas().value_or(1);
+  out.globalBatch = plan.globalBatch().value_or(0);
+  out.schedule = stringifyPipelineSchedule(
+                     plan.schedule().value_or(PipelineSchedule::one_f_one_b))
+                     .str();
+  out.chunks = plan.chunks().value_or(1);
+  out.grid = vectorOf(plan.grid());
+  out.localBatches = vectorOf(plan.localBatches());
+  out.rowGroup = plan.rowGroupOrOne();
   out.shardWeights = weights;
   return true;
 }

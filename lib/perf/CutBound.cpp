@@ -111,13 +111,11 @@ private:
   SmallVector<sim::Link, 2> links;
 };
 
-bool allEqual(DictionaryAttr plan, StringRef key) {
-  auto a = plan.getAs<DenseI64ArrayAttr>(key);
+bool allEqual(std::optional<ArrayRef<int64_t>> a) {
   if (!a)
     return true;
-  ArrayRef<int64_t> v = a.asArrayRef();
-  return std::adjacent_find(v.begin(), v.end(), std::not_equal_to<>()) ==
-         v.end();
+  return std::adjacent_find(a->begin(), a->end(), std::not_equal_to<>()) ==
+         a->end();
 }
 
 } // namespace
@@ -127,12 +125,12 @@ double cutBound(func::FuncOp model, const sim::Topology &topology) {
     return 0;
   const perf::DeviceModel &device = topology.devices.front();
   const LeastCollective collective(topology);
-  DictionaryAttr plan = plan::planOf(model);
-  if (!plan || !allEqual(plan, "local_batches") ||
-      !allEqual(plan, "shard_weights"))
+  const ModelPlan plan = ModelPlan::of(model);
+  if (!plan || !allEqual(plan.localBatches()) ||
+      !allEqual(plan.shardWeights()))
     return 0;
-  const int64_t stages = plan::intOf(plan, "stages", 1),
-                chunks = plan::intOf(plan, "chunks", 1);
+  const int64_t stages = plan.stages().value_or(1),
+                chunks = plan.chunks().value_or(1);
   SmallVector<TaskGraphOp> graphs = plan::taskGraphs(model);
   if (stages < 1 || chunks < 1 || graphs.empty())
     return 0;
@@ -153,7 +151,7 @@ double cutBound(func::FuncOp model, const sim::Topology &topology) {
     if (auto attr = tg->getAttrOfType<ScheduleAttr>("schedule"))
       steps.assign(attr.getSteps().begin(), attr.getSteps().end());
     else if (stages == 1 && chunks == 1)
-      for (int64_t j = 0; j < plan::intOf(plan, "micro_batches", 1); ++j) {
+      for (int64_t j = 0; j < plan.microBatches().value_or(1); ++j) {
         steps.push_back(ScheduleStep::forward(j));
         steps.push_back(ScheduleStep::backwardOf(j));
       }

@@ -69,28 +69,68 @@ double pipelineStretch(int64_t microBatches, int64_t stages, int64_t chunks) {
   return p / (m * (1 - std::pow(1 - 1 / m, p)));
 }
 
-std::vector<std::pair<std::string, std::string>>
-SearchCandidate::config() const {
+std::string ConfigChoice::text() const {
+  if (const auto *t = std::get_if<std::string>(&value))
+    return "\"" + *t + "\"";
+  return flagValue();
+}
+
+std::string ConfigChoice::flagValue() const {
+  if (const auto *i = std::get_if<int64_t>(&value))
+    return std::to_string(*i);
+  if (const auto *f = std::get_if<bool>(&value))
+    return *f ? "true" : "false";
+  return std::get<std::string>(value);
+}
+
+std::vector<ConfigChoice> SearchCandidate::config() const {
   if (asWritten)
     return {};
-  std::vector<std::pair<std::string, std::string>> c = {
-      {"auto_parallel", "true"},
-      {"num_task_graph", std::to_string(pipeline * chunks)}};
+  std::vector<ConfigChoice> c = {{"auto_parallel", true},
+                                 {"num_task_graph", pipeline * chunks}};
   if (tensor > 1)
-    c.push_back({"task_graph_split", std::to_string(tensor)});
-  c.push_back({"num_micro_batch", std::to_string(microBatches)});
-  if (!schedule.empty())
-    c.push_back({"schedule", "\"" + schedule + "\""});
+    c.push_back({"task_graph_split", tensor});
+  c.push_back({"num_micro_batch", microBatches});
+  if (schedule)
+    c.push_back({"schedule", stringifyPipelineSchedule(*schedule).str()});
   if (chunks > 1)
-    c.push_back({"virtual_stages", std::to_string(chunks)});
+    c.push_back({"virtual_stages", chunks});
   if (even)
-    c.push_back({"balance", "\"even\""});
+    c.push_back({"balance", stringifyBalanceKind(BalanceKind::even).str()});
   if (recompute)
-    c.push_back({"recompute", "true"});
+    c.push_back({"recompute", true});
   if (wholeRows)
-    c.push_back({"split_rows", "\"whole\""});
+    c.push_back({"split_rows", stringifySplitRows(SplitRows::whole).str()});
   if (afterBackward)
-    c.push_back({"grad_sync", "\"after_backward\""});
+    c.push_back(
+        {"grad_sync", stringifyGradSync(GradSync::after_backward).str()});
+  return c;
+}
+
+std::vector<ConfigChoice> SearchCandidate::overrides() const {
+  std::vector<ConfigChoice> c = config();
+  if (asWritten)
+    return c;
+  auto set = [&](ConfigChoice choice) {
+    for (ConfigChoice &have : c)
+      if (have.key == choice.key) {
+        have = choice;
+        return;
+      }
+    c.push_back(std::move(choice));
+  };
+  set({"task_graph_split", tensor});
+  set({"virtual_stages", chunks});
+  set({"balance",
+       stringifyBalanceKind(even ? BalanceKind::even : BalanceKind::hardware)
+           .str()});
+  set({"recompute", recompute});
+  set({"split_rows",
+       stringifySplitRows(wholeRows ? SplitRows::whole : SplitRows::part)
+           .str()});
+  set({"grad_sync", stringifyGradSync(afterBackward ? GradSync::after_backward
+                                                    : GradSync::overlap)
+                        .str()});
   return c;
 }
 
@@ -99,8 +139,8 @@ std::string SearchCandidate::label() const {
                   std::to_string(tensor) + " x pp " + std::to_string(pipeline) +
                   ", " + std::to_string(microBatches) + " micro-batch" +
                   (microBatches == 1 ? "" : "es");
-  if (!schedule.empty())
-    s += ", " + schedule;
+  if (schedule)
+    s += ", " + stringifyPipelineSchedule(*schedule).str();
   if (chunks > 1)
     s += " interleaved, " + std::to_string(chunks) + " chunks a stage";
   if (even)
@@ -233,10 +273,11 @@ std::vector<SearchCandidate> enumerate(const Cluster &cluster,
       }
       for (int64_t m : micro)
         for (auto [schedule, chunks] :
-             {std::pair<const char *, int64_t>{"1f1b", 1},
-              {"gpipe", 1},
-              {"1f1b", 2}}) {
-          if (p == 1 && (std::string(schedule) == "gpipe" || chunks > 1))
+             {std::pair<PipelineSchedule, int64_t>{
+                  PipelineSchedule::one_f_one_b, 1},
+              {PipelineSchedule::gpipe, 1},
+              {PipelineSchedule::one_f_one_b, 2}}) {
+          if (p == 1 && (schedule == PipelineSchedule::gpipe || chunks > 1))
             continue;
           // Interleaving runs micro-batches in groups of p, and each chunk
           // needs an op of its own.
@@ -251,7 +292,8 @@ std::vector<SearchCandidate> enumerate(const Cluster &cluster,
               k.tensor = c;
               k.pipeline = p;
               k.microBatches = m;
-              k.schedule = p > 1 ? schedule : "";
+              if (p > 1)
+                k.schedule = schedule;
               k.chunks = chunks;
               k.even = even;
               k.recompute = recompute;
@@ -383,20 +425,11 @@ public:
   /// its cut is planned if that cannot beat the K-th best found by then.
   void run(SearchCandidate &k, Learned &learned, bool mayCut) const {
     InterpreterOptions o = options;
-    for (const auto &[key, value] : k.config())
-      o.configs[key] =
-          value.front() == '"' ? value.substr(1, value.size() - 2) : value;
     // What the candidate decides is its own to say, whatever the script's
     // config block says: its printed config names only what differs from
     // the defaults.
-    if (!k.asWritten) {
-      o.configs["task_graph_split"] = std::to_string(k.tensor);
-      o.configs["virtual_stages"] = std::to_string(k.chunks);
-      o.configs["balance"] = k.even ? "even" : "hardware";
-      o.configs["recompute"] = k.recompute ? "true" : "false";
-      o.configs["split_rows"] = k.wholeRows ? "whole" : "part";
-      o.configs["grad_sync"] = k.afterBackward ? "after_backward" : "overlap";
-    }
+    for (const ConfigChoice &c : k.overrides())
+      o.configs[c.key] = c.flagValue();
     Interpreter interp(o);
     if (!interp.loadFile(file) || !interp.module()) {
       k.outcome = Outcome::Failed;
@@ -500,16 +533,18 @@ private:
   static void readDegrees(const PlannedModel &plan, SearchCandidate &k) {
     auto fn = plan.planned.get().lookupSymbol<mlir::func::FuncOp>(plan.model);
     int64_t shards = 1;
-    if (auto s = plan::planOf(fn).getAs<mlir::DenseI64ArrayAttr>("shards"))
-      for (int64_t c : s.asArrayRef())
+    const ModelPlan planned = ModelPlan::of(fn);
+    if (std::optional<llvm::ArrayRef<int64_t>> s = planned.shards())
+      for (int64_t c : *s)
         shards = std::max(shards, c);
     k.tensor = shards;
     k.wholeRows = plan.rowGroup > 1;
     k.pipeline = plan.stages;
     k.data = std::max<int64_t>(1, plan.replicas / shards);
     k.microBatches = plan.microBatches;
-    k.schedule = plan.stages > 1 ? plan.schedule : "";
-    k.chunks = plan::intOf(plan::planOf(fn), "chunks", 1);
+    if (plan.stages > 1)
+      k.schedule = symbolizePipelineSchedule(plan.schedule);
+    k.chunks = planned.chunks().value_or(1);
     k.afterBackward = !settingsOf(plan.planned.get()).overlapGradSync();
   }
 

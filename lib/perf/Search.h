@@ -17,11 +17,13 @@
 #ifndef WHALE_LIB_PERF_SEARCH_H
 #define WHALE_LIB_PERF_SEARCH_H
 
+#include "dialects/Whale/IR/WhaleDialect.h"
 #include "whale/Interpreter.h"
 
 #include <functional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace whale {
@@ -49,13 +51,31 @@ class ProfileDb;
 /// proven beyond the even spread.
 double pipelineStretch(int64_t microBatches, int64_t stages, int64_t chunks);
 
+/// A config key and the value a candidate gives it, typed: the search
+/// builds it from the dialect's enums, and it is spelled here only, for
+/// the two places a person reads or types it.
+struct ConfigChoice {
+  std::string key;
+  std::variant<int64_t, bool, std::string> value;
+
+  /// In config-block syntax: 4, true, "1f1b".
+  std::string text() const;
+  /// As `--config KEY=VALUE` and InterpreterOptions::configs take it: 4,
+  /// true, 1f1b.
+  std::string flagValue() const;
+  bool operator==(const ConfigChoice &o) const {
+    return key == o.key && value == o.value;
+  }
+};
+
 /// One plan of the space, and what became of it.
 struct SearchCandidate {
   /// The script as written (its own blocks and config), not a generated
   /// plan; its degrees below are read from its plan.
   bool asWritten = false;
   int64_t data = 1, tensor = 1, pipeline = 1, microBatches = 1;
-  std::string schedule; ///< "1f1b" or "gpipe"; empty without a pipeline
+  /// The pipeline's schedule; none without a pipeline.
+  std::optional<PipelineSchedule> schedule;
   /// Model chunks a pipeline stage holds (virtual_stages): above 1 the
   /// schedule interleaves them.
   int64_t chunks = 1;
@@ -95,9 +115,12 @@ struct SearchCandidate {
   /// the parameters' bytes.
   std::vector<std::string> stages;
 
-  /// The config keys that ask for this plan, as `key = value` text in
-  /// config-block syntax (empty for the script as written).
-  std::vector<std::pair<std::string, std::string>> config() const;
+  /// The config keys that ask for this plan (empty for the script as
+  /// written), by value.
+  std::vector<ConfigChoice> config() const;
+  /// What the planner is told for this plan: its config, and the defaults
+  /// of what it leaves unsaid, whatever the script's config block says.
+  std::vector<ConfigChoice> overrides() const;
   /// One line: "dp 4 x tp 2 x pp 1, 1 micro-batch".
   std::string label() const;
   /// The pipeline's fill and drain: pipelineStretch of its shape.

@@ -87,12 +87,11 @@ std::string searchText(const SearchResult &r, int top) {
   }
   os << "paste into the script (its replicate and split blocks are then set "
         "aside):\n\nconfig {\n";
-  for (const auto &[key, value] : best.config())
-    os << "  " << key << " = " << value << "\n";
+  for (const ConfigChoice &c : best.config())
+    os << "  " << c.key << " = " << c.text() << "\n";
   os << "}\n\nor try it unchanged with:";
-  for (const auto &[key, value] : best.config())
-    os << " --config " << key << "="
-       << (value.front() == '"' ? value.substr(1, value.size() - 2) : value);
+  for (const ConfigChoice &c : best.config())
+    os << " --config " << c.key << "=" << c.flagValue();
   os << "\n\n";
   for (auto [s, text] : llvm::enumerate(best.stages))
     os << "stage " << s << ": " << text << "\n";
@@ -102,12 +101,9 @@ std::string searchText(const SearchResult &r, int top) {
 std::string searchJson(const SearchResult &r, int top) {
   auto candidate = [](const SearchCandidate &k) {
     llvm::json::Object config;
-    for (const auto &[key, value] : k.config())
-      config[key] =
-          value.front() == '"'
-              ? llvm::json::Value(value.substr(1, value.size() - 2))
-          : value == "true" ? llvm::json::Value(true)
-                            : llvm::json::Value(std::stoll(value));
+    for (const ConfigChoice &c : k.config())
+      config[c.key] = std::visit(
+          [](const auto &v) { return llvm::json::Value(v); }, c.value);
     llvm::json::Object o{
         {"label", k.label()},
         {"as_written", k.asWritten},
@@ -115,7 +111,8 @@ std::string searchJson(const SearchResult &r, int top) {
         {"tensor", k.tensor},
         {"pipeline", k.pipeline},
         {"micro_batches", k.microBatches},
-        {"schedule", k.schedule},
+        {"schedule", k.schedule ? stringifyPipelineSchedule(*k.schedule).str()
+                                : std::string()},
         {"chunks", k.chunks},
         {"even", k.even},
         {"recompute", k.recompute},

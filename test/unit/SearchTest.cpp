@@ -52,9 +52,8 @@ void planWithConfig(const whale::SearchCandidate &k, const whale::Cluster &c,
                     std::unique_ptr<whale::Interpreter> &interp,
                     whale::PlannedModel &plan,
                     whale::InterpreterOptions o = smallGpt()) {
-  for (const auto &[key, value] : k.config())
-    o.configs[key] =
-        value.front() == '"' ? value.substr(1, value.size() - 2) : value;
+  for (const whale::ConfigChoice &c : k.config())
+    o.configs[c.key] = c.flagValue();
   interp = std::make_unique<whale::Interpreter>(o);
   ASSERT_TRUE(interp->loadFile(kScript)) << interp->renderDiagnostics();
   std::string error;
@@ -311,8 +310,8 @@ TEST(Search, TheFastestDataParallelPlansAreTriedWithSumsAfterTheBackward) {
     EXPECT_EQ(overlapped[same.label()]->peakMemory, k->peakMemory);
     auto config = k->config();
     EXPECT_NE(std::find(config.begin(), config.end(),
-                        std::make_pair(std::string("grad_sync"),
-                                       std::string("\"after_backward\""))),
+                        whale::ConfigChoice{"grad_sync",
+                                            std::string("after_backward")}),
               config.end());
     // Planned from that config, the rank programs sum after the backward
     // and the simulation gives the time the search ranked it by.
@@ -359,12 +358,11 @@ TEST(Search, InterleavedPipelinesAreTriedAndPlanAsLabelled) {
     }
     // 1F1B over 2 or 4 chunks a stage, micro-batches in groups of p.
     EXPECT_GT(k.pipeline, 1) << k.label();
-    EXPECT_EQ(k.schedule, "1f1b") << k.label();
+    EXPECT_EQ(k.schedule, whale::PipelineSchedule::one_f_one_b) << k.label();
     EXPECT_EQ(k.microBatches % k.pipeline, 0) << k.label();
     auto config = k.config();
     EXPECT_NE(std::find(config.begin(), config.end(),
-                        std::make_pair(std::string("virtual_stages"),
-                                       std::to_string(k.chunks))),
+                        whale::ConfigChoice{"virtual_stages", k.chunks}),
               config.end())
         << k.label();
     if (k.outcome != Outcome::Simulated)

@@ -53,14 +53,13 @@ inline SettingsAttr settingsOf(mlir::Operation *op) {
                       : SettingsAttr())
     return s;
   return SettingsAttr::get(op->getContext(), 0, 0, 0, 0, false, false, false,
-                           llvm::StringRef(), llvm::StringRef(),
-                           llvm::StringRef(), llvm::StringRef(),
-                           llvm::StringRef(), llvm::StringRef(), 0);
+                           std::nullopt, std::nullopt, std::nullopt,
+                           std::nullopt, std::nullopt, std::nullopt, 0);
 }
 
 /// Whether the script's config asks for amp = "bf16".
 inline bool ampBf16(mlir::Operation *model) {
-  return settingsOf(model).getAmp() == "bf16";
+  return settingsOf(model).bf16();
 }
 
 } // namespace whale

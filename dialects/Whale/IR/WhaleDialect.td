@@ -103,6 +103,34 @@ def Whale_ReduceKind : I32EnumAttr<"ReduceKind", "a reduction", [
 }
 def Whale_ReduceKindAttr : EnumAttr<Whale_Dialect, Whale_ReduceKind, "reduce">;
 
+// The settings' and the plan's choices. Each prints as the config block
+// spells it ("1f1b", "after_backward"); the symbols are C++ names.
+class Whale_SettingEnum<string name, string summary, list<I32EnumAttrCase> cases>
+    : I32EnumAttr<name, summary, cases> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::whale";
+}
+def Whale_PipelineSchedule : Whale_SettingEnum<"PipelineSchedule",
+    "a pipeline's order of forward and backward steps", [
+    I32EnumAttrCase<"gpipe", 0>, I32EnumAttrCase<"one_f_one_b", 1, "1f1b">]>;
+def Whale_BalanceKind : Whale_SettingEnum<"BalanceKind",
+    "how the planner shares the batch out", [
+    I32EnumAttrCase<"even", 0>, I32EnumAttrCase<"hardware", 1>,
+    // In a plan only: the shares the script's weights gave.
+    I32EnumAttrCase<"given", 2>]>;
+def Whale_SplitMatmul : Whale_SettingEnum<"SplitMatmul",
+    "how a split TaskGraph cuts its matrix products", [
+    I32EnumAttrCase<"automatic", 0, "auto">, I32EnumAttrCase<"column", 1>,
+    I32EnumAttrCase<"row", 2>, I32EnumAttrCase<"replicated", 3>]>;
+def Whale_SplitRows : Whale_SettingEnum<"SplitRows",
+    "whether a shard group shares its rows of the batch", [
+    I32EnumAttrCase<"part", 0>, I32EnumAttrCase<"whole", 1>]>;
+def Whale_AmpMode : Whale_SettingEnum<"AmpMode", "mixed precision", [
+    I32EnumAttrCase<"off", 0>, I32EnumAttrCase<"bf16", 1>]>;
+def Whale_GradSync : Whale_SettingEnum<"GradSync",
+    "when data-parallel gradients are summed", [
+    I32EnumAttrCase<"overlap", 0>, I32EnumAttrCase<"after_backward", 1>]>;
+
 //===----------------------------------------------------------------------===//
 // The plan's settings and a pipeline stage's schedule
 //===----------------------------------------------------------------------===//
@@ -118,8 +146,9 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     What the `config` block asks of the planner, the value of the module's
     `whale.config`. Every pass reads it through its typed accessors, so the
     planner, the lowering to the runtime and the simulator read the same
-    checked values. An integer of 0, a false flag and an empty string mean
-    the config does not say; the textual form lists only what it says:
+    checked values; the choices are enums. An integer of 0, a false flag
+    and an absent choice mean the config does not say; the textual form
+    lists only what it says:
 
       #whale.settings<num_micro_batch = 4, schedule = "1f1b", recompute = true>
 
@@ -139,12 +168,12 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     DefaultValuedParameter<"bool", "false">:$autoParallel,
     DefaultValuedParameter<"bool", "false">:$recompute,
     DefaultValuedParameter<"bool", "false">:$shardOptimizer,
-    StringRefParameter<"the schedule kind", [{""}]>:$schedule,
-    StringRefParameter<"the balance", [{""}]>:$balance,
-    StringRefParameter<"how split TaskGraphs cut matmuls", [{""}]>:$splitMatmul,
-    StringRefParameter<"whether a shard group shares its rows", [{""}]>:$splitRows,
-    StringRefParameter<"mixed precision", [{""}]>:$amp,
-    StringRefParameter<"when gradients are summed", [{""}]>:$gradSync,
+    OptionalParameter<"std::optional<::whale::PipelineSchedule>">:$schedule,
+    OptionalParameter<"std::optional<::whale::BalanceKind>">:$balance,
+    OptionalParameter<"std::optional<::whale::SplitMatmul>">:$splitMatmul,
+    OptionalParameter<"std::optional<::whale::SplitRows>">:$splitRows,
+    OptionalParameter<"std::optional<::whale::AmpMode>">:$amp,
+    OptionalParameter<"std::optional<::whale::GradSync>">:$gradSync,
     DefaultValuedParameter<"int64_t", "0">:$virtualStages);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
@@ -153,18 +182,22 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     int64_t microBatches() const {
       return getNumMicroBatch() > 0 ? getNumMicroBatch() : 1;
     }
-    bool gpipe() const { return getSchedule() == "gpipe"; }
+    bool gpipe() const { return getSchedule() == PipelineSchedule::gpipe; }
     /// The model chunks each pipeline rank holds: the config's, else 1.
     int64_t chunks() const {
       return getVirtualStages() > 0 ? getVirtualStages() : 1;
     }
-    bool even() const { return getBalance() == "even"; }
+    bool even() const { return getBalance() == BalanceKind::even; }
     /// The ranks of a shard group read the same rows of the batch
     /// (Megatron-LM's layout) instead of each its own.
-    bool wholeRows() const { return getSplitRows() == "whole"; }
+    bool wholeRows() const { return getSplitRows() == SplitRows::whole; }
     /// The gradient sums run during the backward (the default), not after
     /// the whole of it.
-    bool overlapGradSync() const { return getGradSync() != "after_backward"; }
+    bool overlapGradSync() const {
+      return getGradSync() != GradSync::after_backward;
+    }
+    /// Matrix products in bf16 (amp = "bf16").
+    bool bf16() const { return getAmp() == AmpMode::bf16; }
     /// The settings a dictionary of config keys gives (integers, bools and
     /// strings, as the front end builds them); null after `emitError`
     /// when a key is unknown or a value of the wrong kind.

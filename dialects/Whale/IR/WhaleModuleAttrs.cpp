@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/Whale/IR/Plan.h"
 #include "dialects/Whale/IR/WhaleOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -77,12 +78,16 @@ LogicalResult WhaleDialect::verifyOperationAttribute(Operation *op,
                            "function");
     return success();
   }
-  // What the planner records on a model, and a rank program's place in it
-  // (lowering/Plan.h).
+  // What the planner records on a model (dialects/Whale/IR/Plan.h: every
+  // entry of PlanEntries.def, of its type), and a rank program's place in
+  // it (lowering/Plan.h).
   if (name == "whale.plan" || name == "whale.rank") {
     if (!isa<func::FuncOp>(op) || !isa<DictionaryAttr>(attr.getValue()))
       return op->emitError()
              << "'" << name << "' is a dictionary on a function";
+    if (name == "whale.plan")
+      return ModelPlan::verify(cast<DictionaryAttr>(attr.getValue()),
+                               [&] { return op->emitError(); });
     return success();
   }
   // Where auto_parallel cut a model (-whale-taskgraph-partition).

@@ -17,12 +17,41 @@ using namespace whale;
 
 namespace {
 
+/// A choice's spellings, in the enum's order, for error messages.
+template <class E>
+std::string spellings(std::initializer_list<E> allowed) {
+  std::string out;
+  for (E e : allowed)
+    out += (out.empty() ? "" : ", ") + stringifyEnum(e).str();
+  return out;
+}
+
+/// Sets `out` to the choice `value` spells, if it is one of `allowed`;
+/// else "" stays and the error names what it may be.
+template <class E>
+LogicalResult choose(std::optional<E> &out, StringRef key, StringRef value,
+                     std::initializer_list<E> allowed,
+                     function_ref<InFlightDiagnostic()> emitError) {
+  std::optional<E> e = symbolizeEnum<E>(value);
+  if (e && llvm::is_contained(allowed, *e)) {
+    out = e;
+    return success();
+  }
+  return emitError() << "setting '" << key << "' must be one of: "
+                     << spellings(allowed) << ", not \"" << value << "\"";
+}
+
 /// The settings as their parts, so the parser can fill them by key.
 struct SettingsParts {
   int64_t numMicroBatch = 0, numTaskGraph = 0, taskGraphSplit = 0,
           bucketBytes = 0, virtualStages = 0;
   bool autoParallel = false, recompute = false, shardOptimizer = false;
-  std::string schedule, balance, splitMatmul, splitRows, amp, gradSync;
+  std::optional<PipelineSchedule> schedule;
+  std::optional<BalanceKind> balance;
+  std::optional<SplitMatmul> splitMatmul;
+  std::optional<SplitRows> splitRows;
+  std::optional<AmpMode> amp;
+  std::optional<GradSync> gradSync;
 
   int64_t *integer(StringRef key) {
     return key == "num_micro_batch"    ? &numMicroBatch
@@ -38,36 +67,52 @@ struct SettingsParts {
            : key == "shard_optimizer" ? &shardOptimizer
                                       : nullptr;
   }
-  std::string *text(StringRef key) {
-    return key == "schedule"       ? &schedule
-           : key == "balance"      ? &balance
-           : key == "split_matmul" ? &splitMatmul
-           : key == "split_rows"   ? &splitRows
-           : key == "amp"          ? &amp
-           : key == "grad_sync"    ? &gradSync
-                                   : nullptr;
+  static bool isChoice(StringRef key) {
+    return llvm::is_contained({"schedule", "balance", "split_matmul",
+                               "split_rows", "amp", "grad_sync"},
+                              key);
+  }
+  /// Sets the choice `key` (isChoice) from its spelling.
+  LogicalResult choice(StringRef key, StringRef value,
+                       function_ref<InFlightDiagnostic()> emitError) {
+    using P = PipelineSchedule;
+    if (key == "schedule")
+      return choose(schedule, key, value, {P::gpipe, P::one_f_one_b},
+                    emitError);
+    if (key == "balance") // "given" is the planner's word, not a request
+      return choose(balance, key, value,
+                    {BalanceKind::even, BalanceKind::hardware}, emitError);
+    if (key == "split_matmul")
+      return choose(splitMatmul, key, value,
+                    {SplitMatmul::automatic, SplitMatmul::column,
+                     SplitMatmul::row, SplitMatmul::replicated},
+                    emitError);
+    if (key == "split_rows")
+      return choose(splitRows, key, value, {SplitRows::part, SplitRows::whole},
+                    emitError);
+    if (key == "amp")
+      return choose(amp, key, value, {AmpMode::off, AmpMode::bf16}, emitError);
+    return choose(gradSync, key, value,
+                  {GradSync::overlap, GradSync::after_backward}, emitError);
+  }
+  SettingsAttr get(function_ref<InFlightDiagnostic()> emitError,
+                   MLIRContext *ctx) const {
+    return SettingsAttr::getChecked(
+        emitError, ctx, numMicroBatch, numTaskGraph, taskGraphSplit,
+        bucketBytes, autoParallel, recompute, shardOptimizer, schedule,
+        balance, splitMatmul, splitRows, amp, gradSync, virtualStages);
   }
 };
 
-LogicalResult oneOf(function_ref<InFlightDiagnostic()> emitError,
-                    StringRef key, StringRef value,
-                    std::initializer_list<StringRef> allowed) {
-  if (value.empty() || llvm::is_contained(allowed, value))
-    return success();
-  InFlightDiagnostic d = emitError() << "setting '" << key << "' must be one of: ";
-  llvm::interleaveComma(allowed, d);
-  return d << ", not \"" << value << "\"";
-}
-
 } // namespace
 
-LogicalResult SettingsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                   int64_t numMicroBatch, int64_t numTaskGraph,
-                                   int64_t taskGraphSplit, int64_t bucketBytes,
-                                   bool, bool, bool, StringRef schedule,
-                                   StringRef balance, StringRef splitMatmul,
-                                   StringRef splitRows, StringRef amp,
-                                   StringRef gradSync, int64_t virtualStages) {
+LogicalResult SettingsAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t numMicroBatch,
+    int64_t numTaskGraph, int64_t taskGraphSplit, int64_t bucketBytes, bool,
+    bool, bool, std::optional<PipelineSchedule>,
+    std::optional<BalanceKind> balance, std::optional<SplitMatmul>,
+    std::optional<SplitRows>, std::optional<AmpMode>, std::optional<GradSync>,
+    int64_t virtualStages) {
   for (auto [key, v] :
        {std::pair<StringRef, int64_t>{"num_micro_batch", numMicroBatch},
         {"num_task_graph", numTaskGraph},
@@ -77,15 +122,10 @@ LogicalResult SettingsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     if (v < 0)
       return emitError() << "setting '" << key
                          << "' must be a positive integer, not " << v;
-  return failure(
-      failed(oneOf(emitError, "schedule", schedule, {"gpipe", "1f1b"})) ||
-      failed(oneOf(emitError, "balance", balance, {"even", "hardware"})) ||
-      failed(oneOf(emitError, "split_matmul", splitMatmul,
-                   {"auto", "column", "row", "replicated"})) ||
-      failed(oneOf(emitError, "split_rows", splitRows, {"part", "whole"})) ||
-      failed(oneOf(emitError, "amp", amp, {"off", "bf16"})) ||
-      failed(oneOf(emitError, "grad_sync", gradSync,
-                   {"overlap", "after_backward"})));
+  if (balance == BalanceKind::given)
+    return emitError() << "setting 'balance' must be one of: even, hardware, "
+                          "not \"given\"";
+  return success();
 }
 
 Attribute SettingsAttr::parse(AsmParser &p, Type) {
@@ -120,8 +160,10 @@ Attribute SettingsAttr::parse(AsmParser &p, Type) {
           return {};
         }
         *b = word == "true";
-      } else if (std::string *t = s.text(key)) {
-        if (p.parseString(t))
+      } else if (SettingsParts::isChoice(key)) {
+        std::string value;
+        if (p.parseString(&value) ||
+            failed(s.choice(key, value, [&] { return p.emitError(start); })))
           return {};
       } else {
         p.emitError(at) << "unknown setting '" << key
@@ -137,12 +179,7 @@ Attribute SettingsAttr::parse(AsmParser &p, Type) {
       return {};
   }
   auto emit = [&] { return p.emitError(start); };
-  return getChecked(
-      function_ref<InFlightDiagnostic()>(emit), p.getContext(), s.numMicroBatch,
-      s.numTaskGraph, s.taskGraphSplit, s.bucketBytes, s.autoParallel,
-      s.recompute, s.shardOptimizer, StringRef(s.schedule),
-      StringRef(s.balance), StringRef(s.splitMatmul), StringRef(s.splitRows),
-      StringRef(s.amp), StringRef(s.gradSync), s.virtualStages);
+  return s.get(emit, p.getContext());
 }
 
 void SettingsAttr::print(AsmPrinter &p) const {
@@ -155,9 +192,9 @@ void SettingsAttr::print(AsmPrinter &p) const {
     if (v)
       parts.push_back((key + " = true").str());
   };
-  auto text = [&](StringRef key, StringRef v) {
-    if (!v.empty())
-      parts.push_back((key + " = \"" + v + "\"").str());
+  auto text = [&](StringRef key, auto v) {
+    if (v)
+      parts.push_back((key + " = \"" + stringifyEnum(*v) + "\"").str());
   };
   integer("num_micro_batch", getNumMicroBatch());
   integer("num_task_graph", getNumTaskGraph());
@@ -189,19 +226,15 @@ SettingsAttr::fromDictionary(DictionaryAttr config,
       *i = cast<IntegerAttr>(value).getInt();
     } else if (bool *b = s.flag(key); b && isa<BoolAttr>(value)) {
       *b = cast<BoolAttr>(value).getValue();
-    } else if (std::string *t = s.text(key); t && isa<StringAttr>(value)) {
-      *t = cast<StringAttr>(value).str();
+    } else if (SettingsParts::isChoice(key) && isa<StringAttr>(value)) {
+      if (failed(s.choice(key, cast<StringAttr>(value).getValue(), emitError)))
+        return {};
     } else {
       emitError() << "setting '" << key << "' is unknown or not " << value;
       return {};
     }
   }
-  return getChecked(emitError, config.getContext(), s.numMicroBatch,
-                    s.numTaskGraph, s.taskGraphSplit, s.bucketBytes,
-                    s.autoParallel, s.recompute, s.shardOptimizer,
-                    StringRef(s.schedule), StringRef(s.balance),
-                    StringRef(s.splitMatmul), StringRef(s.splitRows),
-                    StringRef(s.amp), StringRef(s.gradSync), s.virtualStages);
+  return s.get(emitError, config.getContext());
 }
 
 LogicalResult

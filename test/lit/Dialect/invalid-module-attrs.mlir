@@ -150,3 +150,59 @@ func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
 
 // expected-error @+1 {{'whale.row_offset' is a row count, not negative, on a call}}
 func.func @g() attributes {whale.row_offset = 2 : i64} { return }
+
+// -----
+
+// A plan's settings are the config's words: "given" is the planner's own.
+// expected-error @+1 {{setting 'balance' must be one of: even, hardware, not "given"}}
+module attributes {whale.config = #whale.settings<balance = "given">} {}
+
+// -----
+
+// The plan holds only the entries of dialects/Whale/IR/PlanEntries.def.
+module {
+  // expected-error @+1 {{'whale.plan' has no entry 'stage'; its entries are devices, stages, replicas, grid, shards, chunks, row_group, balance, local_batches, device_memory, device_seconds, shifts, shard_weights, shard_weight, global_batch, micro_batches, micro_batch, schedule, grad_weight, buckets, loss_shards, loss_scale}}
+  func.func @m() attributes {whale.model, whale.plan = {stage = 1 : i64}} { return }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'whale.plan' entry 'stages' must be an i64, not 2 : i32}}
+  func.func @m() attributes {whale.model, whale.plan = {stages = 2 : i32}} { return }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'whale.plan' entry 'grid' must be an array<i64>, not [0, 1]}}
+  func.func @m() attributes {whale.model, whale.plan = {grid = [0, 1]}} { return }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'whale.plan' entry 'grad_weight' must be an f64, not 1 : i64}}
+  func.func @m() attributes {whale.model, whale.plan = {grad_weight = 1 : i64}} { return }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'whale.plan' entry 'schedule' must be one of "gpipe", "1f1b", not "interleaved"}}
+  func.func @m() attributes {whale.model, whale.plan = {schedule = "interleaved"}} { return }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'whale.plan' entry 'balance' must be one of "even", "hardware", "given", not 1 : i64}}
+  func.func @m() attributes {whale.model, whale.plan = {balance = 1}} { return }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'whale.plan' entry 'device_seconds' must be an array<f64>, not array<i64: 1>}}
+  func.func @m() attributes {whale.model, whale.plan = {device_seconds = array<i64: 1>}} { return }
+}

@@ -41,7 +41,7 @@ TEST(DeviceSpeed, ANamedGpuIsItsDataSheetWithTheDeclaredMemory) {
   DeviceDescription d;
   d.gpu = true;
   d.model = "h100"; // case-insensitive, short name
-  d.flops = 1; // a data sheet outranks a declared rate
+  d.flops = 1;      // a data sheet outranks a declared rate
   DeviceModel m = deviceModelOf(d);
   const DeviceModel *sheet = findGpuModel("H100-SXM");
   ASSERT_NE(sheet, nullptr);
