@@ -7,6 +7,14 @@
 #include "mlir/Pass/PassRegistry.h"
 
 namespace whale {
+namespace {
+
+/// A pipeline's list option as the passes' options hold it.
+template <class List> llvm::SmallVector<int64_t> vectorOf(const List &list) {
+  return llvm::SmallVector<int64_t>(list.begin(), list.end());
+}
+
+} // namespace
 
 void buildWhaleGradPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createWhaleFuseAttention());
@@ -25,6 +33,31 @@ void buildWhaleRuntimePipeline(mlir::OpPassManager &pm,
                                const TrainPipelineOptions &options) {
   buildWhaleTrainPipeline(pm, options);
   pm.addPass(createWhaleToRuntime());
+}
+
+void buildWhalePlanningPipeline(mlir::OpPassManager &pm,
+                                const PlanningPipelineOptions &options) {
+  // Every plan, and the cost model that plans it, sees the fused attention.
+  pm.addPass(createWhaleFuseAttention());
+  WhaleTaskGraphPartitionOptions partition;
+  partition.givenEnds = vectorOf(options.cut);
+  pm.addPass(createWhaleTaskGraphPartition(partition));
+  WhaleVirtualDevicesOptions virtualDevices;
+  virtualDevices.devices = options.devices;
+  pm.addPass(createWhaleVirtualDevices(virtualDevices));
+  pm.addPass(createWhalePipeline());
+  WhaleBalanceOptions balance;
+  balance.even = options.even;
+  balance.localBatches = vectorOf(options.localBatches);
+  balance.shardWeights = vectorOf(options.shardWeights);
+  balance.shardWeight = options.shardWeight;
+  pm.addPass(createWhaleBalance(balance));
+  pm.addPass(createWhaleDataParallel());
+  // Sharding needs each rank's rows, which only a run at the global batch
+  // decides: the planner runs this pipeline at it first, then again with
+  // its shares.
+  if (!options.localBatches.empty())
+    pm.addPass(createWhaleSharding());
 }
 
 void buildWhaleRankProgramsPipeline(
@@ -56,6 +89,11 @@ void registerWhalePipelines() {
       "the train pipeline lowered to the runtime's calls "
       "(whale compile --emit=runtime)",
       buildWhaleRuntimePipeline);
+  mlir::PassPipelineRegistration<PlanningPipelineOptions>(
+      "whale-planning-pipeline",
+      "a model planned on a cluster of `devices` ranks, up to its rank "
+      "programs (whale compile --emit=planned)",
+      buildWhalePlanningPipeline);
   mlir::PassPipelineRegistration<RankProgramsPipelineOptions>(
       "whale-rank-programs-pipeline",
       "a planned module's rank programs, optimizer state sharded, gradient "

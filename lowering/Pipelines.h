@@ -10,16 +10,19 @@
 //                             one-device run compiles);
 //   -whale-runtime-pipeline   and lowered to the runtime's calls
 //                             (`--emit=runtime`);
+//   -whale-planning-pipeline  a model planned on a cluster: attention
+//                             fused, cut into TaskGraphs, placed on virtual
+//                             devices, cut into micro-batches, balanced,
+//                             gradient sums bucketed, and (with the shares
+//                             of a first run) split TaskGraphs sharded;
+//                             what lib/compile/Planner.cpp runs, with the
+//                             options it computes from the cluster and
+//                             from that first run (`--emit=planned`);
 //   -whale-rank-programs-pipeline
 //                             a planned module's rank programs, their
 //                             optimizer state sharded, gradient sums
 //                             overlapped and elementwise ops fused
 //                             (`--emit=ranks` from `--emit=planned`).
-//
-// The planning passes (partition, virtual devices, pipeline, balance,
-// data parallelism, sharding) still take options lib/compile/Planner.cpp builds
-// from the cluster and from a first planning run; they are not named here
-// yet.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +59,31 @@ struct RankProgramsPipelineOptions
       llvm::cl::init(false)};
 };
 
+struct PlanningPipelineOptions
+    : public mlir::PassPipelineOptions<PlanningPipelineOptions> {
+  Option<int64_t> devices{*this, "devices",
+                          llvm::cl::desc("the ranks of the cluster"),
+                          llvm::cl::init(1)};
+  Option<bool> even{*this, "even",
+                    llvm::cl::desc("equal shares whatever the devices"),
+                    llvm::cl::init(false)};
+  ListOption<int64_t> cut{
+      *this, "cut",
+      llvm::cl::desc("where an earlier run cut the model into TaskGraphs "
+                     "(op counts): keep it")};
+  ListOption<int64_t> localBatches{
+      *this, "local-batches",
+      llvm::cl::desc("each replica's share of the batch, from an earlier "
+                     "run; given, the split TaskGraphs are sharded")};
+  ListOption<int64_t> shardWeights{
+      *this, "shard-weights",
+      llvm::cl::desc("uneven shard groups' weights, from an earlier run")};
+  Option<int64_t> shardWeight{
+      *this, "shard-weight",
+      llvm::cl::desc("the weight this copy of the model is elaborated at"),
+      llvm::cl::init(0)};
+};
+
 /// Attention fused, then the model's gradient function.
 void buildWhaleGradPipeline(mlir::OpPassManager &pm);
 /// The gradient function's pipeline, then the train step (optimizer
@@ -65,6 +93,10 @@ void buildWhaleTrainPipeline(mlir::OpPassManager &pm,
 /// The train pipeline, then the lowering to the runtime's calls.
 void buildWhaleRuntimePipeline(mlir::OpPassManager &pm,
                                const TrainPipelineOptions &options);
+
+/// A model planned on a cluster (lib/compile/Planner.cpp runs it).
+void buildWhalePlanningPipeline(mlir::OpPassManager &pm,
+                                const PlanningPipelineOptions &options);
 
 /// A planned module's rank programs (lib/compile/Planner.cpp runs it).
 void buildWhaleRankProgramsPipeline(mlir::OpPassManager &pm,

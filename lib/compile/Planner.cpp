@@ -70,27 +70,14 @@ struct Decided {
 /// ranks a later run builds (0: none).
 void planningPasses(mlir::PassManager &pm, int64_t devices, bool even,
                     const Decided &decided, int64_t weight) {
-  // Every plan, and the cost model that plans it, sees the fused attention.
-  pm.addPass(createWhaleFuseAttention());
-  WhaleTaskGraphPartitionOptions partition;
-  partition.givenEnds =
-      llvm::SmallVector<int64_t>(llvm::ArrayRef<int64_t>(decided.cut));
-  pm.addPass(createWhaleTaskGraphPartition(partition));
-  WhaleVirtualDevicesOptions vd;
-  vd.devices = devices;
-  pm.addPass(createWhaleVirtualDevices(vd));
-  pm.addPass(createWhalePipeline());
-  WhaleBalanceOptions balance;
-  balance.even = even;
-  balance.localBatches =
-      llvm::SmallVector<int64_t>(llvm::ArrayRef<int64_t>(decided.shares));
-  balance.shardWeights =
-      llvm::SmallVector<int64_t>(llvm::ArrayRef<int64_t>(decided.weights));
-  balance.shardWeight = weight;
-  pm.addPass(createWhaleBalance(balance));
-  pm.addPass(createWhaleDataParallel());
-  if (!decided.shares.empty())
-    pm.addPass(createWhaleSharding());
+  PlanningPipelineOptions planning;
+  planning.devices = devices;
+  planning.even = even;
+  planning.cut = llvm::ArrayRef<int64_t>(decided.cut);
+  planning.localBatches = llvm::ArrayRef<int64_t>(decided.shares);
+  planning.shardWeights = llvm::ArrayRef<int64_t>(decided.weights);
+  planning.shardWeight = weight;
+  buildWhalePlanningPipeline(pm, planning);
 }
 
 /// Tells the passes each device's rate and memory limit.
