@@ -19,8 +19,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/WhaleRuntime.h"
 #include "perfmodel/DeviceModel.h"
+#include "runtime/WhaleRuntime.h"
 
 #include <chrono>
 #include <cstdio>

@@ -35,7 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     add.cost.flops = add.cost.bytes = 4096;
     whale::sim::MeasuredTime measured = db.measuredTime();
     for (const whale::perf::DeviceModel &d :
-         {*whale::perf::findGpuModel("H200"), whale::perf::cpuModel(1e10, 1, 0)})
+         {*whale::perf::findGpuModel("H200"),
+          whale::perf::cpuModel(1e10, 1, 0)})
       for (const whale::sim::Event &e : {product, add})
         (void)measured(e, d);
   }

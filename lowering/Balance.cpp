@@ -274,7 +274,8 @@ LogicalResult Balancer::measureStages() {
       }
       stageOps[s].push_back(&op);
     }
-    c.inFlight = plan::inFlightOf(s, stages, m, gpipe, plan.chunks().value_or(1));
+    c.inFlight =
+        plan::inFlightOf(s, stages, m, gpipe, plan.chunks().value_or(1));
   }
   recompute = plan::recomputes(fn);
   // A rank of a group that shares its rows holds its part of a split

@@ -2,8 +2,8 @@
 //-*-===//
 //
 // Writes a `whale.fused` region as the element program a GPU thread runs
-// (runtime/ops/ElementProgram.h has the layout and the interpreter): the region's
-// merged iteration space, its operands' relation to it, and its ops'
+// (runtime/ops/ElementProgram.h has the layout and the interpreter): the
+// region's merged iteration space, its operands' relation to it, and its ops'
 // scalar arithmetic as register instructions, from the same rules
 // (FusedScalars.h) the generated CPU kernels follow.
 //

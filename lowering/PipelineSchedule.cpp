@@ -72,10 +72,9 @@ struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
     // where the devices differ, and where the batch does not cut evenly
     // (on equal devices, shares a sample apart): only whole micro-batches
     // are needed here.
-    bool unequal =
-        !settingsOf(fn).even() &&
-        (plan::clusterOf(fn, plan.devices().value_or(1)).uneven() ||
-         batch % (replicas * m) != 0);
+    bool unequal = !settingsOf(fn).even() &&
+                   (plan::clusterOf(fn, plan.devices().value_or(1)).uneven() ||
+                    batch % (replicas * m) != 0);
     if (unequal && batch % m != 0)
       return fn.emitOpError("the global batch of ")
              << batch << " cannot be cut into " << m

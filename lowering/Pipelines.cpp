@@ -53,9 +53,11 @@ void buildWhalePlanningPipeline(mlir::OpPassManager &pm,
   balance.shardWeight = options.shardWeight;
   pm.addPass(createWhaleBalance(balance));
   pm.addPass(createWhaleDataParallel());
-  // Sharding needs each rank's rows, which only a run at the global batch
-  // decides: the planner runs this pipeline at it first, then again with
-  // its shares.
+  // Sharding is off for a first run at the global batch: it only decides
+  // the replicas' shares, and with unequal shares the global batch is no
+  // whole number of any one replica's micro-batches, which is what
+  // sharding recognizes rows by. The planner runs the pipeline again with
+  // those shares.
   if (!options.localBatches.empty())
     pm.addPass(createWhaleSharding());
 }

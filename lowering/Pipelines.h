@@ -1,4 +1,4 @@
-//===- Pipelines.h - the named pass pipelines Whale runs ---------*- C++ -*-===//
+//===- Pipelines.h - the named pass pipelines Whale runs --------*- C++ -*-===//
 //
 // A pipeline of passes has a name and is registered, so that whale-opt runs
 // exactly what `whale run` and `whale compile` run (STYLE.md, habit 13):

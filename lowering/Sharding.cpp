@@ -969,7 +969,8 @@ struct ShardingPass : public whale::impl::WhaleShardingBase<ShardingPass> {
                                     "-whale-pipeline first");
             std::string force = matmul;
             if (force == "auto")
-              if (std::optional<SplitMatmul> m = settingsOf(fn).getSplitMatmul())
+              if (std::optional<SplitMatmul> m =
+                      settingsOf(fn).getSplitMatmul())
                 force = stringifySplitMatmul(*m).str();
             SmallVector<int64_t> weights;
             if (std::optional<ArrayRef<int64_t>> w = p.shardWeights())

@@ -287,8 +287,8 @@ struct TaskGraphPartitionPass
         for (int64_t x = 0; x < n; ++x) {
           double slowest = 0;
           for (const perf::DeviceModel *m : devs.models[i])
-            slowest = std::max(slowest,
-                               perf::opSeconds(costs[x], *m) - m->launchSeconds);
+            slowest = std::max(slowest, perf::opSeconds(costs[x], *m) -
+                                            m->launchSeconds);
           opSeconds[i][x + 1] = opSeconds[i][x] + slowest / double(c);
         }
     }

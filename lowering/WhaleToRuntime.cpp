@@ -12,8 +12,6 @@
 #include "lowering/Passes.h"
 #include "lowering/RuntimeAbi.h"
 
-#include "llvm/ADT/TypeSwitch.h"
-#include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -21,6 +19,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <map>
 
@@ -87,8 +87,7 @@ private:
         if (a.getType() != params[i]) {
           emitError(loc) << "internal error: argument " << i << " of "
                          << fn.name << " is " << a.getType()
-                         << ", runtime/WhaleRuntime.h declares "
-                         << params[i];
+                         << ", runtime/WhaleRuntime.h declares " << params[i];
           abiMismatch = true;
         }
     }
@@ -186,7 +185,8 @@ private:
   /// Calls a runtime function; on a non-zero status jumps to the exit block
   /// with it, else continues in a fresh block.
   void call(const abi::Function &fn, ArrayRef<Value> args) {
-    assert(fn.result == abi::Kind::I32 && "a call that can fail returns a status");
+    assert(fn.result == abi::Kind::I32 &&
+           "a call that can fail returns a status");
     LLVM::LLVMFuncOp f = runtimeFn(fn, args);
     Value status = LLVM::CallOp::create(b, loc, f, args).getResult();
     Value failed = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, status,
@@ -230,7 +230,8 @@ private:
     auto shards = op->getAttrOfType<IntegerAttr>("shards");
     Value mine = LLVM::AllocaOp::create(b, loc, ptr, i32, constI64(1));
     call(WHALE_RT_FN(owns),
-         {ctxArg, constI32(shards ? WHALE_RT_GROUP_SHARD_PEERS : groupKind(group)),
+         {ctxArg,
+          constI32(shards ? WHALE_RT_GROUP_SHARD_PEERS : groupKind(group)),
           constI32(shards ? shards.getInt() : 0), constI32(owner.getInt()),
           mine});
     Value isMine =
@@ -300,7 +301,7 @@ private:
   Value ctxArg, slot;
   Block *exit = nullptr;
   DenseMap<Value, Value> handles; // whale value -> tensor handle
-  bool abiMismatch = false; ///< a call disagreed with the C declaration
+  bool abiMismatch = false;       ///< a call disagreed with the C declaration
   /// Reshapes that are their input's last reader: they take its memory
   /// instead of copying it.
   llvm::DenseSet<Operation *> reshapesTaking;
@@ -390,10 +391,9 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     call(WHALE_RT_FN(fused),
          {ctxArg, cString(label), fn, i64Array(program),
           constI64(static_cast<int64_t>(program.size())),
-          constI32(fused.getNumOperands()),
-          handleArray(fused.getInputs()), constI32(outs.size()),
-          handleArray(fused.getResults()), constI64(launch.rows),
-          constI64(launch.rowElements)});
+          constI32(fused.getNumOperands()), handleArray(fused.getInputs()),
+          constI32(outs.size()), handleArray(fused.getResults()),
+          constI64(launch.rows), constI64(launch.rowElements)});
     return success();
   }
 
@@ -420,7 +420,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     if (failed(resultTensors(pg, outs)))
       return failure();
     call(WHALE_RT_FN(pool2d_grad), {ctxArg, poolKind(pg.getKind()), in(0),
-                                  in(1), poolGeometry(pg), outs[0]});
+                                    in(1), poolGeometry(pg), outs[0]});
     return success();
   }
 
@@ -431,8 +431,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     call(WHALE_RT_FN(batch_norm),
          {ctxArg, in(0), in(1), in(2), in(3), in(4),
           constF64(bn.getMomentum().convertToDouble()),
-          constF64(bn.getEps().convertToDouble()),
-          constI64(bn.getRowCopies()), outs[0], outs[1], outs[2]});
+          constF64(bn.getEps().convertToDouble()), constI64(bn.getRowCopies()),
+          outs[0], outs[1], outs[2]});
     return success();
   }
 
@@ -440,8 +440,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     SmallVector<Value> outs;
     if (failed(resultTensors(bn, outs)))
       return failure();
-    call(WHALE_RT_FN(batch_norm_grad), {ctxArg, in(0), in(1), in(2), in(3), in(4),
-                                      outs[0], outs[1], outs[2]});
+    call(WHALE_RT_FN(batch_norm_grad), {ctxArg, in(0), in(1), in(2), in(3),
+                                        in(4), outs[0], outs[1], outs[2]});
     return success();
   }
 
@@ -481,7 +481,9 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   if (auto bc = dyn_cast<BroadcastOp>(op)) {
     std::optional<int64_t> shards = bc.getShards();
     call(WHALE_RT_FN(broadcast_from_owners),
-         {ctxArg, constI32(shards ? WHALE_RT_GROUP_SHARD_PEERS : groupKind(bc.getGroup())),
+         {ctxArg,
+          constI32(shards ? WHALE_RT_GROUP_SHARD_PEERS
+                          : groupKind(bc.getGroup())),
           constI32(shards.value_or(0)),
           constI32(static_cast<int32_t>(bc.getParams().size())),
           handleArray(op->getOperands()),
@@ -534,7 +536,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
       SmallVector<int32_t> positions(owners->begin(), owners->end());
       call(WHALE_RT_FN(reduce_to_owners),
            {ctxArg,
-            constI32(shards ? WHALE_RT_GROUP_SHARD_PEERS : groupKind(ar.getGroup())),
+            constI32(shards ? WHALE_RT_GROUP_SHARD_PEERS
+                            : groupKind(ar.getGroup())),
             constI32(shards.value_or(0)), constI32(n), array,
             i32Array(positions)});
     } else if (ar.getGroup() == "shard_peers")
@@ -550,7 +553,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     Value request = LLVM::AllocaOp::create(b, loc, ptr, i64, constI64(1));
     SmallVector<Value> args = {
         ctxArg,
-        constI32(shards ? WHALE_RT_GROUP_SHARD_PEERS : groupKind(start.getGroup())),
+        constI32(shards ? WHALE_RT_GROUP_SHARD_PEERS
+                        : groupKind(start.getGroup())),
         constI32(shards.value_or(0)),
         constI32(static_cast<int32_t>(start.getValues().size())),
         handleArray(op->getOperands())};
@@ -585,7 +589,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   if (reshapesTaking.count(op)) {
     call(WHALE_RT_FN(reshape_take), {ctxArg, in(0), constI32(type.getRank()),
-                                   i64Array(type.getShape()), slot});
+                                     i64Array(type.getShape()), slot});
     handles[op->getResult(0)] = LLVM::LoadOp::create(b, loc, ptr, slot);
     return success();
   }
@@ -602,7 +606,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   };
   auto reduce = [&](int32_t kind, ArrayRef<int64_t> axes) {
     call(WHALE_RT_FN(reduce), {ctxArg, constI32(kind), in(0),
-                             constI32(axes.size()), i64Array(axes), *out});
+                               constI32(axes.size()), i64Array(axes), *out});
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](ConstantOp c) {
@@ -666,8 +670,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
       })
       .Case([&](AttentionOp a) {
         call(WHALE_RT_FN(attention), {ctxArg, in(0), in(1), in(2),
-                                    constF64(a.getScale().convertToDouble()),
-                                    constI32(a.getCausal() ? 1 : 0), *out});
+                                      constF64(a.getScale().convertToDouble()),
+                                      constI32(a.getCausal() ? 1 : 0), *out});
         return success();
       })
       .Case([&](SoftmaxOp s) {
@@ -709,7 +713,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
         return success();
       })
       .Case([&](OneHotOp h) {
-        call(WHALE_RT_FN(one_hot), {ctxArg, in(0), constI64(h.getClasses()), *out});
+        call(WHALE_RT_FN(one_hot),
+             {ctxArg, in(0), constI64(h.getClasses()), *out});
         return success();
       })
       .Case([&](Conv2dOp c) {

@@ -9,13 +9,13 @@
 #include "support/InputFile.h"
 #include "support/OutputFile.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/LineEditor/LineEditor.h"
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/BuiltinOps.h"
 
 #include <algorithm>
 #include <cctype>
@@ -503,7 +503,8 @@ int ReplSession::runOnScript(const std::string &verb,
   }
   ::close(fd);
   std::string path = name;
-  if (std::string e = rt::writeOutputFile(path, script(), "the session's script");
+  if (std::string e =
+          rt::writeOutputFile(path, script(), "the session's script");
       !e.empty()) {
     err << "whale: error: " << e << "\n";
     std::remove(path.c_str());

@@ -8,11 +8,11 @@
 #include "lowering/Passes.h"
 #include "lowering/Pipelines.h"
 
-#include "llvm/Support/ThreadPool.h"
-#include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
 #include <cstdlib>

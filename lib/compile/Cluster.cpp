@@ -2,8 +2,8 @@
 
 #include "lib/compile/Cluster.h"
 
-#include "runtime/WhaleRuntime.h"
 #include "perfmodel/DeviceModel.h"
+#include "runtime/WhaleRuntime.h"
 #include "support/InputFile.h"
 #include "support/JsonFields.h"
 #include "support/Limits.h"

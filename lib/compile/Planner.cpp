@@ -63,11 +63,9 @@ struct Decided {
   std::vector<int64_t> cut, shares, weights;
 };
 
-/// The planning passes. Sharding is off for the first run, at the global
-/// batch: it only decides the replicas' shares, and with unequal shares the
-/// global batch is no whole number of any one replica's micro-batches, which
-/// is what sharding recognizes rows by. `weight` is the shard weight of the
-/// ranks a later run builds (0: none).
+/// The planning pipeline with what the first run decided (nothing for the
+/// first run itself, which leaves sharding out: lowering/Pipelines.cpp).
+/// `weight` is the shard weight of the ranks a later run builds (0: none).
 void planningPasses(mlir::PassManager &pm, int64_t devices, bool even,
                     const Decided &decided, int64_t weight) {
   PlanningPipelineOptions planning;
@@ -103,8 +101,7 @@ void describeCluster(mlir::ModuleOp module, const std::vector<double> &rates,
 }
 
 /// A plan's array entry as a vector; empty where the plan has none.
-template <class T>
-std::vector<T> vectorOf(std::optional<llvm::ArrayRef<T>> a) {
+template <class T> std::vector<T> vectorOf(std::optional<llvm::ArrayRef<T>> a) {
   return a ? std::vector<T>(a->begin(), a->end()) : std::vector<T>();
 }
 

@@ -8,9 +8,9 @@
 
 #include "whale/Interpreter.h"
 
-#include "llvm/ADT/StringMap.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <string>
 

@@ -5,11 +5,11 @@
 // `rank-NNNNN.safetensors` in a folder, each tensor at its box's shape with
 // the box, the whole shape and a CRC-32 of its bytes in the metadata
 // (`whale.box.NAME` = "offsets;sizes", `whale.shape.NAME`,
-// `whale.crc32.NAME`): a damaged file is found and never used. Read back, the folder is a state
-// collection with its boxes, so loading under any plan is a reshard from
-// it (lib/elastic/Reshard.h), with no gather of the whole state anywhere. The
-// single-file checkpoint (runtime/exec/Checkpoint.h) reads as a collection of one
-// rank holding every tensor whole.
+// `whale.crc32.NAME`): a damaged file is found and never used. Read back, the
+// folder is a state collection with its boxes, so loading under any plan is a
+// reshard from it (lib/elastic/Reshard.h), with no gather of the whole state
+// anywhere. The single-file checkpoint (runtime/exec/Checkpoint.h) reads as a
+// collection of one rank holding every tensor whole.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,11 +1,11 @@
 //===- StateCollection.h - a plan's training state as boxes -------*- C++
 //-*-===//
 //
-// The state a plan's ranks hold between steps, as lib/elastic/Reshard.h describes
-// it: every parameter and each of its optimizer tensors (NAME.optimizer_K,
-// as checkpoints name them) with the box each rank holds (the whole, or
-// its part of a shard group's split, uneven shards included), and the
-// step and the seed every rank keeps (the data position follows from
+// The state a plan's ranks hold between steps, as lib/elastic/Reshard.h
+// describes it: every parameter and each of its optimizer tensors
+// (NAME.optimizer_K, as checkpoints name them) with the box each rank holds
+// (the whole, or its part of a shard group's split, uneven shards included),
+// and the step and the seed every rank keeps (the data position follows from
 // them). Read from the rank programs the runtime runs, so what is resharded
 // is what the ranks hold.
 //

@@ -64,7 +64,7 @@ public:
   void damageCopyOf(int64_t worker);
   void damageCopyFromAnotherProcess();
 
-  // --- Ranks as processes (lib/elastic/ProcessStore.h) ------------------------
+  // --- Ranks as processes (lib/elastic/ProcessStore.h) ---------------
   // Each process's store holds its own ranks' boxes and the copy of the
   // previous process's, which the driver receives.
   //

@@ -7,13 +7,13 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "dialects/Whale/Interfaces/CostOpInterface.h"
 #include "lowering/Plan.h"
-#include "sim/Collectives.h"
 #include "perfmodel/DeviceModel.h"
+#include "sim/Collectives.h"
 #include "sim/Extract.h"
 #include "sim/Simulator.h"
 
-#include "llvm/ADT/DenseSet.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <algorithm>
 
@@ -46,7 +46,7 @@ bool isFloat(Value v) {
 /// product `forward` has the operand's shape and reads both factors and
 /// the result's gradient.
 perf::OpCost gradientCost(MatmulOp forward, const perf::OpCost &cost,
-                         Value operand) {
+                          Value operand) {
   auto t = cast<RankedTensorType>(operand.getType());
   perf::OpCost c;
   c.bf16 = cost.bf16;
@@ -126,8 +126,7 @@ double cutBound(func::FuncOp model, const sim::Topology &topology) {
   const perf::DeviceModel &device = topology.devices.front();
   const LeastCollective collective(topology);
   const ModelPlan plan = ModelPlan::of(model);
-  if (!plan || !allEqual(plan.localBatches()) ||
-      !allEqual(plan.shardWeights()))
+  if (!plan || !allEqual(plan.localBatches()) || !allEqual(plan.shardWeights()))
     return 0;
   const int64_t stages = plan.stages().value_or(1),
                 chunks = plan.chunks().value_or(1);

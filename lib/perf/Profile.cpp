@@ -10,12 +10,12 @@
 #include "support/InputFile.h"
 #include "whale/Train.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <algorithm>
 #include <chrono>

@@ -272,11 +272,10 @@ std::vector<SearchCandidate> enumerate(const Cluster &cluster,
           micro.push_back(local);
       }
       for (int64_t m : micro)
-        for (auto [schedule, chunks] :
-             {std::pair<PipelineSchedule, int64_t>{
-                  PipelineSchedule::one_f_one_b, 1},
-              {PipelineSchedule::gpipe, 1},
-              {PipelineSchedule::one_f_one_b, 2}}) {
+        for (auto [schedule, chunks] : {std::pair<PipelineSchedule, int64_t>{
+                                            PipelineSchedule::one_f_one_b, 1},
+                                        {PipelineSchedule::gpipe, 1},
+                                        {PipelineSchedule::one_f_one_b, 2}}) {
           if (p == 1 && (schedule == PipelineSchedule::gpipe || chunks > 1))
             continue;
           // Interleaving runs micro-batches in groups of p, and each chunk

@@ -106,8 +106,8 @@ struct SearchCandidate {
   /// computed and transferred per device, or its cut's products through
   /// the pipeline (cutBound), whichever is most.
   double lowerBound = 0;
-  /// The least its planned cut allows (cutBound, lib/perf/CutBound.h): known once
-  /// the planning passes have cut it, before its rank programs are built;
+  /// The least its planned cut allows (cutBound, lib/perf/CutBound.h): known
+  /// once the planning passes have cut it, before its rank programs are built;
   /// 0 where it proves nothing. Part of lowerBound.
   double cutBound = 0;
   int64_t peakMemory = 0; ///< the most any device holds (bytes)

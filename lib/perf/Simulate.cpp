@@ -6,8 +6,8 @@
 #include "lib/compile/Cluster.h"
 #include "sim/Extract.h"
 
-#include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

@@ -7,10 +7,10 @@
 #include "lowering/Plan.h"
 #include "runtime/exec/BatchRows.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <numeric>
 

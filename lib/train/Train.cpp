@@ -22,10 +22,10 @@
 #include "runtime/store/Safetensors.h"
 #include "support/OutputFile.h"
 
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 #include <chrono>
 #include <cmath>

@@ -40,10 +40,10 @@
 #include "support/InputFile.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/xxhash.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <algorithm>
 #include <chrono>

@@ -30,10 +30,10 @@
 namespace whale::rt::cuda {
 
 /// Device memory from cudaMalloc, kept for reuse as every device's is
-/// (runtime/core/Allocator.h): a cached block serves a request without cudaMalloc
-/// (a device-wide synchronization). Blocks are used in stream order, so a
-/// block freed while a queued kernel still reads it is only reused by later
-/// work on the same stream.
+/// (runtime/core/Allocator.h): a cached block serves a request without
+/// cudaMalloc (a device-wide synchronization). Blocks are used in stream order,
+/// so a block freed while a queued kernel still reads it is only reused by
+/// later work on the same stream.
 class GpuMemory final : public CachingAllocator {
 public:
   GpuMemory(std::string device, int64_t limit, int ordinal)

@@ -2,8 +2,8 @@
 //-*-===//
 //
 // Plain data: the JIT-driven loops read it off a model's `whale.train`
-// dictionary (lib/compile/LrSchedule.h), the ahead-of-time runner off a compiled
-// plan's manifest, and both step the same schedule.
+// dictionary (lib/compile/LrSchedule.h), the ahead-of-time runner off a
+// compiled plan's manifest, and both step the same schedule.
 //
 //===----------------------------------------------------------------------===//
 

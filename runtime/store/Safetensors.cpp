@@ -5,7 +5,6 @@
 #include "runtime/store/Crc32.h"
 #include "support/InputFile.h"
 #include "support/JsonString.h"
-#include "support/JsonString.h"
 #include "support/OutputFile.h"
 
 #include <algorithm>

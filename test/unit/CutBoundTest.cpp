@@ -7,9 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/perf/CutBound.h"
 #include "lib/compile/Cluster.h"
 #include "lib/compile/Planner.h"
-#include "lib/perf/CutBound.h"
 #include "lib/perf/Simulate.h"
 #include "sim/Collectives.h"
 

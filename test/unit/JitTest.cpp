@@ -1,7 +1,7 @@
 //===- JitTest.cpp - whale IR JIT-compiled and run on the runtime ---------===//
 
-#include "RuntimeFixture.h"
 #include "lib/compile/Jit.h"
+#include "RuntimeFixture.h"
 #include "whale/Interpreter.h"
 
 #include "mlir/IR/BuiltinOps.h"

@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/elastic/Reshard.h"
 #include "lib/compile/Cluster.h"
 #include "lib/compile/Planner.h"
 #include "lib/elastic/ProcessStore.h"
-#include "lib/elastic/Reshard.h"
 #include "lib/elastic/StateCollection.h"
 #include "lib/elastic/StateStore.h"
 
@@ -403,8 +403,8 @@ TEST(Reshard, TheStoreLosesNoStateWhenAnyOneWorkerIsLost) {
 }
 
 // Ranks as processes: each process's store holds its ranks' boxes and a
-// copy of the previous process's (lib/elastic/ProcessStore.h). Whichever process
-// is lost, the survivors' boxes rebuild every box of the plan, each old
+// copy of the previous process's (lib/elastic/ProcessStore.h). Whichever
+// process is lost, the survivors' boxes rebuild every box of the plan, each old
 // rank's found with the holder ProcessLoss names; a damaged copy is
 // refused.
 TEST(Reshard, TheStoreAcrossProcessesLosesNoStateWhenAnyOneProcessIsLost) {

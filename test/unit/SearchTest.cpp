@@ -7,9 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/perf/Search.h"
 #include "lib/compile/Cluster.h"
 #include "lib/compile/Planner.h"
-#include "lib/perf/Search.h"
 #include "lib/perf/Simulate.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

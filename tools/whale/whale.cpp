@@ -24,23 +24,23 @@
 #include "lib/report/PlanReport.h"
 #include "lib/report/Report.h"
 #include "lib/train/Interrupt.h"
-#include "llvm/LineEditor/LineEditor.h"
 #include "lowering/Passes.h"
 #include "repl/Repl.h"
 #include "runtime/WhaleRuntime.h"
 #include "support/JsonString.h"
 #include "tools/StepProgress.h"
 #include "tools/whale/Options.h"
+#include "llvm/LineEditor/LineEditor.h"
 
-#include "llvm/Support/BuryPointer.h"
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
 #include "runtime/core/Allocator.h"
 #include "support/InputFile.h"
 #include "support/Limits.h"
+#include "llvm/Support/BuryPointer.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cerrno>
 #include <cmath>

@@ -3,7 +3,8 @@
 // The FLOPs of the dialect's products and their gradients, from the types
 // the forward op holds: the ops' cost methods (WhaleCost.cpp) call these,
 // and so does what prices the gradients a plan's rank programs will build
-// before they exist (the search's bound on a planned cut, lib/perf/CutBound.cpp).
+// before they exist (the search's bound on a planned cut,
+// lib/perf/CutBound.cpp).
 //
 //===----------------------------------------------------------------------===//
 

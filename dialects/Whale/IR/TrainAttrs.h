@@ -58,9 +58,7 @@ inline SettingsAttr settingsOf(mlir::Operation *op) {
 }
 
 /// Whether the script's config asks for amp = "bf16".
-inline bool ampBf16(mlir::Operation *model) {
-  return settingsOf(model).bf16();
-}
+inline bool ampBf16(mlir::Operation *model) { return settingsOf(model).bf16(); }
 
 } // namespace whale
 

@@ -3,12 +3,12 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 
 #include "dialects/Whale/IR/VerifyUtils.h"
-#include "llvm/ADT/STLExtras.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "support/ConvMath.h"
 #include "support/Limits.h"
+#include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
 using namespace whale;

@@ -18,8 +18,7 @@ using namespace whale;
 namespace {
 
 /// A choice's spellings, in the enum's order, for error messages.
-template <class E>
-std::string spellings(std::initializer_list<E> allowed) {
+template <class E> std::string spellings(std::initializer_list<E> allowed) {
   std::string out;
   for (E e : allowed)
     out += (out.empty() ? "" : ", ") + stringifyEnum(e).str();
@@ -37,8 +36,9 @@ LogicalResult choose(std::optional<E> &out, StringRef key, StringRef value,
     out = e;
     return success();
   }
-  return emitError() << "setting '" << key << "' must be one of: "
-                     << spellings(allowed) << ", not \"" << value << "\"";
+  return emitError() << "setting '" << key
+                     << "' must be one of: " << spellings(allowed) << ", not \""
+                     << value << "\"";
 }
 
 /// The settings as their parts, so the parser can fill them by key.
@@ -99,8 +99,8 @@ struct SettingsParts {
                    MLIRContext *ctx) const {
     return SettingsAttr::getChecked(
         emitError, ctx, numMicroBatch, numTaskGraph, taskGraphSplit,
-        bucketBytes, autoParallel, recompute, shardOptimizer, schedule,
-        balance, splitMatmul, splitRows, amp, gradSync, virtualStages);
+        bucketBytes, autoParallel, recompute, shardOptimizer, schedule, balance,
+        splitMatmul, splitRows, amp, gradSync, virtualStages);
   }
 };
 

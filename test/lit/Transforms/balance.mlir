@@ -196,3 +196,17 @@ func.func @data_sheets_amp(%x: tensor<4096x4096xf32>) -> tensor<f32> attributes 
   return %l : tensor<f32>
 }
 }
+
+// -----
+
+// A plan without its device grid (or its global batch) is refused, not read.
+module attributes {whale.cluster = {flops = array<f64: 1.0e4, 1.0e4>, memory = array<i64: 0, 0>}} {
+// expected-error@+1 {{has no micro-batches; run -whale-virtual-devices and -whale-pipeline first}}
+func.func @no_grid(%x: tensor<4x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 4 : i64, micro_batch = 2 : i64, micro_batches = 1 : i64, replicas = 2 : i64, stages = 1 : i64}} {
+  %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64} {
+    %m = whale.reduce_mean %x axes = [0, 1] : tensor<4x16xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
+}

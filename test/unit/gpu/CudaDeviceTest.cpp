@@ -226,8 +226,8 @@ TEST(CudaKernels, ElementwiseWithBroadcastingAndGradients) {
 
 TEST(CudaKernels, FusedRegionsRunAsElementPrograms) {
   // relu(x + b) over [rows, cols] with b a row, and its sum over the rows,
-  // as the lowering writes such a region (runtime/ops/ElementProgram.h): the GPU
-  // runs the program, no host kernel. Its sums of many rows go in parts
+  // as the lowering writes such a region (runtime/ops/ElementProgram.h): the
+  // GPU runs the program, no host kernel. Its sums of many rows go in parts
   // (fused::termParts): 2 parts of 32 rows, then 128 of 32 (a bias
   // gradient's shape).
   for (auto [rows, cols] : {std::pair<int64_t, int64_t>{64, 33}, {4096, 768}}) {

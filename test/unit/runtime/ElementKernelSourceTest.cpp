@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../HostElementKernel.h"
 #include "runtime/cuda/ElementKernelSource.h"
+#include "../HostElementKernel.h"
 #include "runtime/cuda/Nvrtc.h"
 #include "runtime/ops/ElementProgram.h"
 

@@ -1,7 +1,7 @@
 //===- FusedProgramTest.cpp - element programs read and run on the CPU ----===//
 //
-// The words of an element program (runtime/ops/ElementProgram.h) as the GPU reads
-// them: a program the lowering would write runs to the values it names,
+// The words of an element program (runtime/ops/ElementProgram.h) as the GPU
+// reads them: a program the lowering would write runs to the values it names,
 // operands of other sizes are refused before any thread runs, and words
 // that are no program give a reason, never a read past them.
 //
