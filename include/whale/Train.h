@@ -84,7 +84,7 @@ struct TrainOptions {
   int threads = 0;              ///< 0: every core
   std::string metricsPath;      ///< JSON lines, one per step
   /// JSON lines, one per step: the dataset samples each data-parallel
-  /// replica computed on (lib/train/SampleLog.h).
+  /// replica computed on (runtime/exec/SampleLog.h).
   std::string samplesPath;
   std::string tracePath;        ///< a Chrome trace of every op of every step
   /// With a trace and a cluster: each op's event also names its place in

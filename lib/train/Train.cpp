@@ -9,15 +9,15 @@
 #include "lib/compile/LrSchedule.h"
 #include "lib/compile/ModelLookup.h"
 #include "lib/elastic/ControlFile.h"
-#include "lib/train/Interrupt.h"
 #include "lib/train/JobImpl.h"
-#include "lib/train/SampleLog.h"
+#include "lib/train/LoopSetup.h"
 #include "lowering/Passes.h"
 #include "runtime/WhaleRuntime.h"
 #include "runtime/data/DataOrder.h"
 #include "runtime/data/TextDataset.h"
 #include "runtime/exec/Checkpoint.h"
-#include "runtime/exec/StepLog.h"
+#include "runtime/exec/Interrupt.h"
+#include "runtime/exec/TrainLoop.h"
 #include "runtime/store/CheckpointSet.h"
 #include "runtime/store/Safetensors.h"
 #include "support/OutputFile.h"
@@ -38,9 +38,55 @@
 namespace whale {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+/// A run on one device: a Job's step, its forward pass for the held-out
+/// loss, and its checkpoint.
+class OneDeviceRun : public TrainLoop {
+public:
+  OneDeviceRun(Job &job, Job::Impl &j, DataSource *evalSource,
+               const std::string &savePath,
+               const std::function<void(const std::string &)> &phase)
+      : job(job), j(j), evalSource(evalSource), savePath(savePath),
+        phase(phase) {}
+
+private:
+  StepEnd runStep(int64_t, double, int64_t) override {
+    StepEnd end;
+    end.error = j.runStep(j.inputs.data(), j.last.elapsedSeconds);
+    end.loss = j.last.loss;
+    return end;
+  }
+  std::string evaluate(double &loss) override {
+    return j.evaluate(*evalSource, j.settings.evalSteps, loss);
+  }
+  std::string save(int64_t, bool) override {
+    phase("saving the checkpoint to " + savePath);
+    std::string error;
+    const bool saved = job.save(savePath, error);
+    phase("");
+    return saved ? "" : error;
+  }
+  std::vector<int64_t> replicaRows() const override { return {j.batch}; }
+
+  Job &job;
+  Job::Impl &j;
+  DataSource *evalSource;
+  const std::string &savePath;
+  const std::function<void(const std::string &)> &phase;
+};
 
 } // namespace
+
+TrainLoop::Setup loopSetup(const TrainOptions &options,
+                           const TrainSettings &settings, int64_t globalBatch) {
+  TrainLoop::Setup setup;
+  setup.settings = settings;
+  setup.globalBatch = globalBatch;
+  setup.savePath = options.savePath;
+  setup.metricsPath = options.metricsPath;
+  setup.samplesPath = options.samplesPath;
+  setup.onStep = options.onStep;
+  return setup;
+}
 
 TrainResult train(Interpreter &interp, const TrainOptions &options) {
   TrainResult result;
@@ -48,11 +94,6 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
     result.ok = false;
     result.error = std::move(msg);
     return result;
-  };
-  // A stop asked by a signal: not ok, but no failure either.
-  auto stopAt = [&](std::string msg) {
-    result.stopped = true;
-    return fail(std::move(msg));
   };
   // Where the run will write, checked before it starts rather than after.
   for (auto [path, what] : {std::pair{options.tracePath, "the trace"},
@@ -84,10 +125,11 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
   jobOptions.threads = options.threads;
   jobOptions.fuse = options.fuse;
   std::string error;
-  auto phase = [&](const std::string &what) {
-    if (options.onPhase)
-      options.onPhase(what);
-  };
+  const std::function<void(const std::string &)> phase =
+      [&](const std::string &what) {
+        if (options.onPhase)
+          options.onPhase(what);
+      };
   phase("compiling the train step");
   std::unique_ptr<Job> job = Job::create(interp, jobOptions, error);
   phase("");
@@ -119,15 +161,6 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
   const int64_t first = j.done;
   whale_rt_context *ctx = j.ctx.get();
 
-  StepLog log;
-  if (std::string err = log.open(options, first > 0, settings.logEvery);
-      !err.empty())
-    return fail(err);
-  SampleLog samples;
-  if (std::string err = samples.open(options.samplesPath, first > 0);
-      !err.empty())
-    return fail(err);
-
   // Tracing times every op and watches for the first NaN or infinity; the
   // trace is written however the run ends, and a failure to write it
   // fails a run that otherwise worked.
@@ -146,59 +179,15 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
   if (!options.tracePath.empty())
     whale_rt_enable_trace(ctx);
 
-  result.firstStep = first + 1;
-  int64_t lastSaved = -1;
-  for (int64_t s = first; s < steps; ++s) {
-    if (interruptRequested()) {
-      // The steps done since the last save are kept where --save was
-      // given: a scheduler's SIGTERM loses nothing finished.
-      if (options.savePath.empty() || s == first || s == lastSaved)
-        return stopAt(interruptedAfter(s, s == lastSaved && s > first
-                                            ? options.savePath
-                                            : ""));
-      phase("saving the checkpoint to " + options.savePath);
-      if (!job->save(options.savePath, error))
-        return fail(interruptedAfter(s) + "; saving failed: " + error);
-      return stopAt(interruptedAfter(s, options.savePath));
-    }
-    StepLog::Clock::time_point t0 = StepLog::Clock::now();
-    if (std::string err = source->fill(s, j.inputs); !err.empty())
-      return fail("step " + std::to_string(s + 1) + ": " + err);
-    if (std::string err = samples.write(s + 1, source->samples(s), {batch});
-        !err.empty())
-      return fail(err);
-    if (std::string err = j.runStep(j.inputs.data(), j.last.elapsedSeconds);
-        !err.empty())
-      return fail(err);
-    result.losses.push_back(j.last.loss);
-    double evalLoss = std::numeric_limits<double>::quiet_NaN();
-    if (settings.evaluatesAfter(s + 1)) {
-      if (std::string err =
-              j.evaluate(*evalSource, settings.evalSteps, evalLoss);
-          !err.empty())
-        return fail("step " + std::to_string(s + 1) + ": " + err);
-      result.evalLosses.push_back({s + 1, evalLoss});
-    }
-    if (std::string err =
-            log.report(s + 1, steps, j.last.loss, batch, t0,
-                       settings.baseLr * settings.lrFactor(s), evalLoss);
-        !err.empty())
-      return fail(err);
-    if (!options.savePath.empty() && settings.savesAfter(s + 1)) {
-      phase("saving the checkpoint to " + options.savePath);
-      if (!job->save(options.savePath, error))
-        return fail("saving after step " + std::to_string(s + 1) + ": " +
-                    error);
-      lastSaved = s + 1;
-      phase("");
-    }
-  }
-
-  if (!options.savePath.empty()) {
-    phase("saving the checkpoint to " + options.savePath);
-    if (!job->save(options.savePath, error))
-      return fail(error);
-    phase("");
+  OneDeviceRun run(*job, j, evalSource.get(), options.savePath, phase);
+  TrainLoop::Outcome outcome =
+      run.run(loopSetup(options, settings, batch), first, *source, j.inputs);
+  result.firstStep = outcome.firstStep;
+  result.losses = std::move(outcome.losses);
+  result.evalLosses = std::move(outcome.evalLosses);
+  if (!outcome.ok) {
+    result.stopped = outcome.stopped;
+    return fail(std::move(outcome.error));
   }
   if (options.keepParameters)
     if (std::string err = readParameters(ctx, j.params, result.parameters);

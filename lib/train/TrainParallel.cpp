@@ -30,12 +30,12 @@
 #include "lib/elastic/Reshard.h"
 #include "lib/elastic/StateCollection.h"
 #include "lib/elastic/StateStore.h"
-#include "lib/train/Interrupt.h"
-#include "lib/train/SampleLog.h"
 #include "runtime/WhaleRuntime.h"
 #include "runtime/exec/BatchRows.h"
 #include "runtime/exec/Checkpoint.h"
+#include "runtime/exec/Interrupt.h"
 #include "runtime/exec/Processes.h"
+#include "runtime/exec/SampleLog.h"
 #include "runtime/exec/StepLog.h"
 #include "support/InputFile.h"
 
@@ -913,10 +913,10 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   };
 
   StepLog log;
-  TrainOptions logOptions = options;
-  if (processRank > 0)
-    logOptions.metricsPath.clear(); // rank 0's process writes the metrics
-  if (std::string err = log.open(logOptions, first > 0, settings.logEvery);
+  // Rank 0's process writes the metrics.
+  if (std::string err =
+          log.open(processRank > 0 ? std::string() : options.metricsPath,
+                   options.onStep, first > 0, settings.logEvery);
       !err.empty())
     return fail(err);
   SampleLog sampleLog;
@@ -947,7 +947,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
       return failure + "; recovering failed: " + err;
     // Process 0 may have been lost: its successor reports from now on.
     if (processRank == 0 && !reported) {
-      if (std::string err = log.open(options, true, settings.logEvery);
+      if (std::string err = log.open(options.metricsPath, options.onStep, true,
+                                     settings.logEvery);
           !err.empty())
         return err;
       if (std::string err = sampleLog.open(options.samplesPath, true);

@@ -2,13 +2,15 @@
 
 #include "runtime/exec/RunPlan.h"
 
+#include "runtime/exec/BatchRows.h"
 #include "runtime/exec/Checkpoint.h"
 #include "runtime/exec/CpuLevels.h"
 #include "runtime/exec/DataSource.h"
+#include "runtime/exec/Interrupt.h"
 #include "runtime/exec/PlanManifest.h"
 #include "runtime/exec/Processes.h"
 #include "runtime/exec/RankStep.h"
-#include "runtime/exec/StepLog.h"
+#include "runtime/exec/TrainLoop.h"
 #include "runtime/store/CheckpointSet.h"
 #include "support/InputFile.h"
 
@@ -38,6 +40,89 @@ std::string entryOf(const LoadedLibrary &library, const std::string &what,
   return out ? "" : "the compiled " + what + " has no program '" + symbol +
                         "' of its own";
 }
+
+/// A compiled plan's ranks, threads of this process or, under mpirun, of
+/// each process its block.
+class BundleRun : public TrainLoop {
+public:
+  using Evaluate = std::function<std::string(double &)>;
+  using Save = std::function<std::string(int64_t)>;
+  BundleRun(const PlanManifest &m, std::vector<OpenedRank> &ranks,
+            whale_rt_comm *comm, const ProcessLayout &layout, bool processes,
+            int32_t processRank, RankThreads &threads,
+            const std::vector<whale_rt_tensor *> &global,
+            Evaluate evaluateOnHost, Save saveOnHost)
+      : m(m), ranks(ranks), comm(comm), layout(layout), processes(processes),
+        processRank(processRank), threads(threads), global(global),
+        evaluateOnHost(std::move(evaluateOnHost)),
+        saveOnHost(std::move(saveOnHost)) {}
+
+private:
+  StepEnd runStep(int64_t step, double lrFactor, int64_t startNs) override {
+    StepOutcome outcome =
+        whale::runStep(ranks, global, comm, threads, step, lrFactor);
+    whale_rt_comm_trace_driver(comm, "step", startNs,
+                               whale_rt_now_ns() - startNs);
+    StepEnd end;
+    const std::string name = "step " + std::to_string(step + 1);
+    if (!outcome.error.empty()) {
+      end.error = name + ": " + outcome.error;
+      return end;
+    }
+    // The parameters the programs made, against the manifest's list.
+    if (!checked) {
+      checked = true;
+      for (const OpenedRank &rank : ranks)
+        if (std::string err = checkRankParameters(
+                rank, m.program(rank.place.stage, rank.place.replica));
+            !err.empty()) {
+          end.error = err;
+          return end;
+        }
+    }
+    std::vector<double> &losses = outcome.losses;
+    if (processes) {
+      // Every rank's loss from every process, then summed in the order of
+      // one process.
+      // Whether any process was asked to stop travels with them, so that
+      // all stop after the same step and save together.
+      std::vector<double> own = losses;
+      stopAgreed = interruptRequested();
+      if (std::string err = gatherRankLosses(comm, layout, ranks, own, m.grid,
+                                             losses, &stopAgreed);
+          !err.empty()) {
+        end.error = name + ": " + err;
+        return end;
+      }
+    }
+    end.error = sumLoss(losses, ranks, step, end.loss);
+    return end;
+  }
+  std::string evaluate(double &loss) override { return evaluateOnHost(loss); }
+  std::string save(int64_t nextStep, bool) override {
+    return saveOnHost(nextStep);
+  }
+  bool stopAsked() override {
+    return processes ? stopAgreed : interruptRequested();
+  }
+  bool reports() const override { return processRank <= 0; }
+  std::vector<int64_t> replicaRows() const override {
+    return dataReplicaRows(m.localBatches, m.rowGroup);
+  }
+
+  const PlanManifest &m;
+  std::vector<OpenedRank> &ranks;
+  whale_rt_comm *comm;
+  const ProcessLayout &layout;
+  const bool processes;
+  const int32_t processRank;
+  RankThreads &threads;
+  const std::vector<whale_rt_tensor *> &global;
+  const Evaluate evaluateOnHost;
+  const Save saveOnHost;
+  bool checked = false;    ///< the ranks' parameters, after the first step
+  bool stopAgreed = false; ///< under mpirun: some process was asked to stop
+};
 
 } // namespace
 
@@ -282,70 +367,24 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
         !err.empty())
       return fail(err);
   }
-  result.firstStep = first + 1;
 
-  // Under mpirun the process of rank 0 reports and writes the metrics.
-  TrainOptions logOptions;
-  if (processRank <= 0) {
-    logOptions.metricsPath = options.metricsPath;
-    logOptions.onStep = options.onStep;
+  BundleRun run(m, ranks, comm.get(), layout, options.processes, processRank,
+                rankThreads, global, evaluate, save);
+  TrainLoop::Setup setup;
+  setup.settings = settings;
+  setup.globalBatch = m.globalBatch;
+  setup.savePath = options.savePath;
+  setup.metricsPath = options.metricsPath;
+  setup.samplesPath = options.samplesPath;
+  setup.onStep = options.onStep;
+  TrainLoop::Outcome outcome = run.run(setup, first, *source, global);
+  result.firstStep = outcome.firstStep;
+  result.losses = std::move(outcome.losses);
+  result.evalLosses = std::move(outcome.evalLosses);
+  if (!outcome.ok) {
+    result.stopped = outcome.stopped;
+    return fail(std::move(outcome.error));
   }
-  StepLog log;
-  if (std::string err = log.open(logOptions, first > 0, settings.logEvery);
-      !err.empty())
-    return fail(err);
-  for (int64_t step = first; step < settings.steps; ++step) {
-    StepLog::Clock::time_point t0 = StepLog::Clock::now();
-    const int64_t t0Ns = whale_rt_now_ns();
-    if (std::string err = source->fill(step, global); !err.empty())
-      return fail("step " + std::to_string(step + 1) + ": " + err);
-    const double factor = settings.lrFactor(step);
-    StepOutcome outcome =
-        runStep(ranks, global, comm.get(), rankThreads, step, factor);
-    whale_rt_comm_trace_driver(comm.get(), "step", t0Ns,
-                               whale_rt_now_ns() - t0Ns);
-    if (!outcome.error.empty())
-      return fail("step " + std::to_string(step + 1) + ": " + outcome.error);
-    // The parameters the programs made, against the manifest's list.
-    if (step == first)
-      for (const OpenedRank &rank : ranks)
-        if (std::string err = checkRankParameters(
-                rank, m.program(rank.place.stage, rank.place.replica));
-            !err.empty())
-          return fail(err);
-    std::vector<double> &losses = outcome.losses;
-    if (options.processes) {
-      // Every rank's loss from every process, then summed in the order of
-      // one process.
-      std::vector<double> own = losses;
-      if (std::string err =
-              gatherRankLosses(comm.get(), layout, ranks, own, m.grid, losses);
-          !err.empty())
-        return fail("step " + std::to_string(step + 1) + ": " + err);
-    }
-    double loss = 0;
-    if (std::string err = sumLoss(losses, ranks, step, loss); !err.empty())
-      return fail(err);
-    result.losses.push_back(loss);
-    double evalLoss = std::numeric_limits<double>::quiet_NaN();
-    if (settings.evaluatesAfter(step + 1)) {
-      if (std::string err = evaluate(evalLoss); !err.empty())
-        return fail("step " + std::to_string(step + 1) + ": " + err);
-      result.evalLosses.push_back({step + 1, evalLoss});
-    }
-    if (std::string err =
-            log.report(step + 1, settings.steps, loss, m.globalBatch, t0,
-                       settings.baseLr * factor, evalLoss);
-        !err.empty())
-      return fail(err);
-    if (!options.savePath.empty() && settings.savesAfter(step + 1))
-      if (std::string err = save(step + 1); !err.empty())
-        return fail("saving after step " + std::to_string(step + 1) + ": " +
-                    err);
-  }
-  if (!options.savePath.empty())
-    if (std::string err = save(settings.steps); !err.empty())
-      return fail(err);
   const std::string trace = processTracePath(options.tracePath, processRank);
   if (!trace.empty() &&
       whale_rt_comm_write_trace(comm.get(), trace.c_str()) != WHALE_RT_OK)

@@ -33,6 +33,9 @@ struct RunPlanOptions {
   /// in (the data of a plan compiled on one machine and run on another).
   std::string dataPath;
   std::string metricsPath; ///< JSON lines, one per step
+  /// JSON lines, one per step: the dataset samples each data-parallel
+  /// replica computed on (runtime/exec/SampleLog.h).
+  std::string samplesPath;
   std::string tracePath;   ///< a Chrome trace of every op of every step
   /// The trace's ops are not checked for NaN and infinity, so its steps
   /// take as long as untraced ones: a profiling run's trace, for
@@ -50,6 +53,9 @@ struct RunPlanOptions {
 
 struct RunPlanResult {
   bool ok = false;
+  /// Not ok because a signal asked the run to stop: it ended at a step
+  /// boundary, its steps saved where a save path was given.
+  bool stopped = false;
   std::string error;
   std::string model;
   std::vector<double> losses; ///< per step run, from firstStep

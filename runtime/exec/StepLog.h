@@ -38,20 +38,21 @@ class StepLog {
 public:
   using Clock = std::chrono::steady_clock;
 
-  /// Opens the metrics file (appending when resuming); "" when it worked.
-  /// Every step goes to the metrics; the progress callback sees every
-  /// `logEvery`-th and the last.
-  std::string open(const TrainOptions &options, bool resuming,
-                   int64_t logEvery = 1) {
-    onStep = options.onStep;
+  /// Opens the metrics file `metricsPath` (nothing when empty; appending
+  /// when resuming); "" when it worked. Every step goes to the metrics;
+  /// `onStep` sees every `logEvery`-th step and the last.
+  std::string open(const std::string &metricsPath,
+                   std::function<void(const StepReport &)> onStep,
+                   bool resuming, int64_t logEvery = 1) {
+    this->onStep = std::move(onStep);
     every = std::max<int64_t>(1, logEvery);
-    path = options.metricsPath;
-    if (options.metricsPath.empty())
+    path = metricsPath;
+    if (metrics.is_open())
+      metrics.close();
+    if (path.empty())
       return "";
-    metrics.open(options.metricsPath,
-                 resuming ? std::ios::app : std::ios::trunc);
-    return metrics ? ""
-                   : "cannot write metrics to '" + options.metricsPath + "'";
+    metrics.open(path, resuming ? std::ios::app : std::ios::trunc);
+    return metrics ? "" : "cannot write metrics to '" + path + "'";
   }
 
   /// Reports a step; "" when the metrics line was written (a full disk or

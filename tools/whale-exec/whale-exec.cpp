@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/WhaleRuntime.h"
+#include "runtime/exec/Interrupt.h"
 #include "runtime/exec/RunPlan.h"
 #include "tools/StepProgress.h"
 
@@ -38,6 +39,9 @@ const char *kUsage =
     "  --data PATH          the corpus of text(...) or tokens(...) data, in\n"
     "                       place of the path compiled into the plan\n"
     "  --metrics FILE.jsonl one JSON line per step: loss, samples/s, time, lr\n"
+    "  --log-samples FILE.jsonl\n"
+    "                       one JSON line per step: the dataset samples each\n"
+    "                       data-parallel replica trained on\n"
     "  --trace FILE.json    a Chrome trace of every op of every step\n"
     "  --profile-trace FILE.json\n"
     "                       a trace whose steps run as untraced ones (no\n"
@@ -47,7 +51,11 @@ const char *kUsage =
     "                       steps): PATH.safetensors or a folder\n"
     "  --load PATH          resume from a checkpoint of whale run or\n"
     "                       whale-exec, of any plan of the model\n"
-    "  --help, -h           print this help\n";
+    "  --help, -h           print this help\n"
+    "\n"
+    "SIGINT, SIGTERM and SIGHUP stop the run after the step it is on, saving\n"
+    "the steps done since the last save where --save was given; the exit\n"
+    "status is then 128 + the signal.\n";
 
 int usageError(const std::string &msg) {
   std::cerr << "whale-exec: error: " << msg << "\n"
@@ -110,14 +118,16 @@ int main(int argc, char **argv) {
         return usageError("--threads takes an integer from 1 to 1024, got '" +
                           *v + "'");
       options.threads = static_cast<int>(*n);
-    } else if ((v = value("--metrics")) || (v = value("--trace")) ||
-               (v = value("--profile-trace")) || (v = value("--save")) ||
-               (v = value("--data")) || (v = value("--load"))) {
+    } else if ((v = value("--metrics")) || (v = value("--log-samples")) ||
+               (v = value("--trace")) || (v = value("--profile-trace")) ||
+               (v = value("--save")) || (v = value("--data")) ||
+               (v = value("--load"))) {
       if (*v == "\x01")
         return need(arg.c_str());
       options.traceWithoutChecks =
           options.traceWithoutChecks || arg == "--profile-trace";
       (arg == "--metrics"                             ? options.metricsPath
+       : arg == "--log-samples"                       ? options.samplesPath
        : arg == "--trace" || arg == "--profile-trace" ? options.tracePath
        : arg == "--save"                              ? options.savePath
        : arg == "--load"                              ? options.loadPath
@@ -145,9 +155,20 @@ int main(int argc, char **argv) {
         whale_rt_mpi_finalize();
     }
   } finalizer{options.processes};
+  whale::StopOnSignals stopOnSignals;
   whale::RunPlanResult result = whale::runCompiledPlan(options);
   if (tty && result.processRank <= 0)
     std::cerr << "\n";
+  if (result.stopped) {
+    // Stopped by a signal at a step boundary, every process alike (under
+    // mpirun they agreed with the step's losses): one report, no abort,
+    // and the signal's exit status (1 for a process the signal missed).
+    const int status =
+        stopOnSignals.signal() != 0 ? 128 + stopOnSignals.signal() : 1;
+    if (result.processRank <= 0)
+      std::cerr << "whale-exec: " + result.error + "\n";
+    return status;
+  }
   if (!result.ok) {
     // One write of the whole line: several processes may report at once.
     std::cerr << "whale-exec: error: " +

@@ -287,3 +287,32 @@ if ran.returncode != 0:
 if os.path.exists(bundle + ".saving"):
     problems.append("the staging folder was left")
 report("bundle-full-disk", not problems, "; ".join(problems))
+
+# whale-exec stops as whale run does: SIGTERM mid-run with --save ends it
+# after the step it is on with exit 143, that step saved, and the bundle
+# resumes from it at the next step.
+ck = os.path.join(work, "exec-stop.safetensors")
+metrics = os.path.join(work, "exec-stop.jsonl")
+proc = subprocess.Popen([runner, bundle, "--steps", "100000", "--save", ck,
+                         "--metrics", metrics], stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, text=True,
+                        preexec_fn=default_signals)
+problems = []
+if not wait_for_steps(proc, metrics, 3):
+    proc.kill()
+    problems.append("whale-exec did not start: " + proc.communicate()[1][-300:])
+else:
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    m = re.search(r"interrupted after step (\d+); its state is saved in", err)
+    if proc.returncode != 128 + signal.SIGTERM or not m:
+        problems.append("exit %d, %r" % (proc.returncode, err[-300:]))
+    else:
+        step = int(m.group(1))
+        again = subprocess.run([runner, bundle, "--load", ck, "--steps",
+                                str(step + 1)], capture_output=True, text=True,
+                               timeout=300)
+        if "steps %d to %d" % (step + 1, step + 1) not in again.stdout:
+            problems.append("stopped after step %d, resumed: %r %r" %
+                            (step, again.stdout[-200:], again.stderr[-200:]))
+report("exec-sigterm", not problems, "; ".join(problems))

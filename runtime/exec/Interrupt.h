@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WHALE_LIB_TRAIN_INTERRUPT_H
-#define WHALE_LIB_TRAIN_INTERRUPT_H
+#ifndef WHALE_RUNTIME_EXEC_INTERRUPT_H
+#define WHALE_RUNTIME_EXEC_INTERRUPT_H
 
 namespace whale {
 

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WHALE_LIB_TRAIN_SAMPLELOG_H
-#define WHALE_LIB_TRAIN_SAMPLELOG_H
+#ifndef WHALE_RUNTIME_EXEC_SAMPLELOG_H
+#define WHALE_RUNTIME_EXEC_SAMPLELOG_H
 
 #include <cerrno>
 #include <cstdint>

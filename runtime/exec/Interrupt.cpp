@@ -1,6 +1,6 @@
 //===- Interrupt.cpp - a request to stop a long run, from a signal --------===//
 
-#include "lib/train/Interrupt.h"
+#include "runtime/exec/Interrupt.h"
 
 #include "support/OutputFile.h"
 
