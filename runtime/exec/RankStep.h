@@ -2,7 +2,7 @@
 //-*-===//
 //
 // What every driver of a plan does alike, whether its rank programs were
-// JIT-compiled (lib/train/TrainParallel.cpp) or loaded from a compiled plan
+// JIT-compiled (lib/train/PlannedRun.cpp) or loaded from a compiled plan
 // (tools/whale-exec): open each rank's context on its device, bound to the
 // communicator at its place in the grid; then each step hand every rank its
 // replica's rows of the global batch and run the ranks on threads of their

@@ -1,0 +1,222 @@
+//===- DeviceChange.cpp - a planned run moving to other devices -----------===//
+//
+// Under an elastic schedule, or when a person writes a cluster spec into the
+// control file, the job pauses at a step boundary, re-plans for the new
+// devices and moves its state from the old ranks to the new by a reshard
+// plan (lib/elastic/Reshard.h), in memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/elastic/ProcessReshard.h"
+#include "lib/elastic/StateCollection.h"
+#include "lib/train/PlannedRun.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+namespace whale {
+namespace {
+
+/// Tags of the driver's own messages under mpirun, above any a rank
+/// program uses (lib/elastic/ProcessReshard.cpp's are at 2^40).
+constexpr int64_t kControlTag = int64_t(1) << 42;
+
+/// Seconds since `t`.
+double since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+      .count();
+}
+
+/// Whether every device of `c` is a CPU (its tensors host memory).
+bool onHost(const Cluster &c) {
+  return std::all_of(c.devices.begin(), c.devices.end(),
+                     [](const DeviceSpec &d) { return d.kind == "cpu"; });
+}
+
+} // namespace
+
+std::string checkProcessThreads(const Cluster &cluster, int totalThreads) {
+  // Every device's threads live in this process, and past a bound the
+  // system would refuse them halfway (after gigabytes of stacks).
+  const int shared = sharedThreads(cluster, totalThreads);
+  int64_t processThreads = 0;
+  for (const DeviceSpec &d : cluster.devices)
+    processThreads += d.kind == "cpu" ? threadsOf(d, shared) : 1;
+  if (processThreads <= kMaxProcessThreads)
+    return "";
+  return "the cluster's devices have " + std::to_string(processThreads) +
+         " threads together, more than the " +
+         std::to_string(kMaxProcessThreads) +
+         " one process runs; give its devices fewer (@threads=)";
+}
+
+bool PlannedRun::checkDevices(const std::string &spec, Cluster &next,
+                              PlannedModel &nextPlan, std::string &why) {
+  if (!parseCluster(spec, next, why) || !checkClusterDevices(next, why))
+    return false;
+  if ((why = checkProcessThreads(next, options.threads)).empty() &&
+      planModel(interp, options.model, next, planOptions, nextPlan, why) &&
+      options.processes) {
+    ProcessLayout blocks;
+    why = layoutProcesses(processRank, processCount,
+                          static_cast<int64_t>(next.devices.size()), blocks);
+  }
+  return why.empty();
+}
+
+bool PlannedRun::readControl(int64_t step, std::string &spec,
+                             std::string &why) {
+  // Read (and removed) by this process, or under mpirun by process 0 and
+  // told to the others, so that all change alike.
+  std::string told = "0";
+  if (processRank <= 0)
+    switch (control.poll(spec, why)) {
+    case ControlFile::Read::Nothing:
+      break;
+    case ControlFile::Read::Request:
+      told = "1" + spec;
+      break;
+    case ControlFile::Read::Refused:
+      told = "2" + why;
+      break;
+    }
+  if (options.processes &&
+      !shareFromProcessZero(comm.get(), layout,
+                            kControlTag + 2 * static_cast<int64_t>(step),
+                            told)) {
+    why = "the processes could not share the control file";
+    return true;
+  }
+  if (told.empty() || told[0] == '0')
+    return false;
+  (told[0] == '1' ? spec : why) = told.substr(1);
+  return true;
+}
+
+std::string PlannedRun::beforeStep(int64_t step) {
+  // A change asked for by hand, checked before anything is stopped: a spec
+  // the model cannot be planned on is reported and the job goes on.
+  std::optional<ElasticChange> byHand;
+  std::string spec, why;
+  if (step > first && !options.controlPath.empty() &&
+      readControl(step, spec, why)) {
+    Cluster asked;
+    PlannedModel trial;
+    if (!why.empty())
+      result.controlErrors.push_back("after step " + std::to_string(step) +
+                                     ": " + why);
+    else if (!spec.empty() && !checkDevices(spec, asked, trial, why))
+      result.controlErrors.push_back("after step " + std::to_string(step) +
+                                     ", " + spec + ": " + why);
+    else if (!spec.empty())
+      byHand = ElasticChange{step, spec};
+    replacePlan(trial, PlannedModel());
+  }
+  if (byHand)
+    return changeDevices(*byHand, step);
+  if (nextChange < options.elastic.size() &&
+      options.elastic[nextChange].afterStep == step)
+    return changeDevices(options.elastic[nextChange++], step);
+  return "";
+}
+
+std::string PlannedRun::changeDevices(const ElasticChange &change,
+                                      int64_t step) {
+  // Pause at this step boundary: a plan for the new devices, the reshard
+  // plan from the old ranks' boxes to the new ones', the boxes it reads out
+  // of the old ranks, the new ranks, the state into them.
+  auto t0 = std::chrono::steady_clock::now();
+  StateCollection before, after;
+  HeldState held, moved;
+  ReshardPlan reshard;
+  Cluster next;
+  PlannedModel nextPlan;
+  ReshardReport report;
+  report.afterStep = step;
+  report.ranksBefore = static_cast<int64_t>(ranks.size());
+  auto why = [&](const std::string &what) {
+    return what + " after step " + std::to_string(step) + ": " + error;
+  };
+  if (!parseCluster(change.cluster, next, error) ||
+      !checkClusterDevices(next, error))
+    return why("changing the devices to " + change.cluster);
+  if (!planModel(interp, options.model, next, planOptions, nextPlan, error))
+    return why("re-planning for " + change.cluster);
+  // Under mpirun the same processes run the new devices, each its block of
+  // them.
+  ProcessLayout nextLayout;
+  if (options.processes)
+    if (std::string err = layoutProcesses(
+            processRank, processCount,
+            static_cast<int64_t>(next.devices.size()), nextLayout);
+        !err.empty()) {
+      error = err + " (the new cluster's)";
+      return why("changing the devices to " + change.cluster);
+    }
+  report.planSeconds = since(t0);
+  if (!stateOf(plan, cluster, before, error) ||
+      !stateOf(nextPlan, next, after, error) ||
+      !planReshard(before, after, reshard, error))
+    return why("resharding");
+  // On CPU devices both plans' tensors are host memory: each piece is
+  // copied straight from the old rank's tensor into the new rank's, with
+  // the old ranks kept open until then. Elsewhere the pieces the plan reads
+  // go through host copies. Under mpirun the pieces cross processes:
+  // through host copies, sent over the old plan's communicator
+  // (lib/elastic/ProcessReshard.h).
+  const bool direct = onHost(cluster) && onHost(next) && !options.processes;
+  std::vector<OpenedRank> oldRanks;
+  CommPtr oldComm = std::move(comm);
+  if (direct) {
+    oldRanks = std::move(ranks);
+    ranks.clear();
+  } else if (std::string err = extractState(before, step, reshard, after, held);
+             !err.empty()) {
+    return err;
+  }
+  if (options.processes) {
+    if (std::string err = exchangePieces(oldComm.get(), layout, nextLayout,
+                                         plan.grid, nextPlan.grid, after,
+                                         reshard, held, report.processBytes);
+        !err.empty())
+      return err + " after step " + std::to_string(step);
+    keepLocalPieces(nextLayout, nextPlan.grid, after, reshard);
+    // The old ranks go before the new communicator binds: both are MPI's,
+    // one at a time.
+    ranks.clear();
+    layout = nextLayout;
+  }
+  cluster = next;
+  auto opening = std::chrono::steady_clock::now();
+  if (std::string err = openRanks(std::move(nextPlan)); !err.empty())
+    return "opening the ranks for " + change.cluster + " after step " +
+           std::to_string(step) + ": " + err;
+  report.planSeconds += since(opening);
+  if (direct) {
+    if (std::string err = copyBoxes(oldRanks, after, reshard); !err.empty())
+      return err;
+  } else {
+    if (!applyReshard(after, reshard, held, moved, error))
+      return why("resharding");
+    if (std::string err = injectState(moved); !err.empty())
+      return err;
+  }
+  oldRanks.clear(); // before the communicator they were bound to
+  oldComm.reset();
+  report.ranksAfter = static_cast<int64_t>(ranks.size());
+  if (options.processes) {
+    // Every process's ranks, and the plan's bytes (this process kept only
+    // its own pieces).
+    report.ranksBefore = static_cast<int64_t>(before.ranks.size());
+    report.ranksAfter = static_cast<int64_t>(after.ranks.size());
+  }
+  report.movedBytes = reshard.movedBytes();
+  report.lowerBoundBytes = reshard.lowerBoundBytes;
+  report.stayedBytes = reshard.stayBytes;
+  report.seconds = since(t0);
+  result.reshards.push_back(report);
+  return "";
+}
+
+} // namespace whale
