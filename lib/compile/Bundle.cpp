@@ -221,11 +221,12 @@ bool compileBundle(Interpreter &interp, const TrainOptions &options,
   m.grid = plan.grid;
   m.localBatches = plan.replicaRows();
   m.rowGroup = plan.rowGroup;
+  const std::vector<RankPlace> places = devicePlaces(cluster);
   for (size_t i = 0; i < cluster.devices.size(); ++i) {
     const DeviceSpec &spec = cluster.devices[i];
     // Threads the cluster leaves open are the running machine's to share.
-    m.devices.push_back(
-        {runtimeDeviceName(spec, i), spec.threads, spec.memory});
+    m.devices.push_back({runtimeDeviceName(spec, i), spec.threads, spec.memory,
+                         places[i].node, places[i].device});
   }
 
   // Compiled into a staging folder and swapped in whole: a full disk or a

@@ -459,6 +459,19 @@ bool checkClusterDevices(const Cluster &cluster, std::string &error) {
   return true;
 }
 
+std::vector<RankPlace> devicePlaces(const Cluster &cluster) {
+  std::vector<RankPlace> out;
+  std::map<std::pair<int, std::string>, int> seen;
+  for (const DeviceSpec &d : cluster.devices) {
+    std::string node = d.node >= 0 && size_t(d.node) < cluster.nodes.size()
+                           ? cluster.nodes[d.node]
+                           : "node" + std::to_string(d.node);
+    int index = seen[{d.node, d.kind}]++;
+    out.push_back({node + "/" + d.kind + ":" + std::to_string(index), node});
+  }
+  return out;
+}
+
 std::string runtimeDeviceName(const DeviceSpec &spec, size_t index) {
   return spec.kind == "cuda" ? "cuda:" + std::to_string(spec.ordinal)
                              : "cpu:" + std::to_string(index);

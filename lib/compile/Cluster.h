@@ -11,6 +11,7 @@
 #define WHALE_LIB_COMPILE_CLUSTER_H
 
 #include "perfmodel/DeviceSpeed.h"
+#include "runtime/state/Reshard.h"
 
 #include <cstdint>
 #include <string>
@@ -47,6 +48,11 @@ struct Cluster {
   std::vector<std::string> hosts;
   LinkSpec intraNode, interNode;
 };
+
+/// Each device's place, the same for the same device in two plans: its
+/// node, its kind and its place among the node's devices of that kind
+/// ("node0/cpu:1").
+std::vector<RankPlace> devicePlaces(const Cluster &cluster);
 
 /// Whether this machine can open every device of the cluster (its GPUs:
 /// the driver, the plugin, the ordinals); why not in `error`. Running needs

@@ -12,8 +12,8 @@
 #ifndef WHALE_LIB_ELASTIC_PROCESSSTORE_H
 #define WHALE_LIB_ELASTIC_PROCESSSTORE_H
 
-#include "lib/elastic/Reshard.h"
 #include "runtime/exec/Processes.h"
+#include "runtime/state/Reshard.h"
 
 #include <cstdint>
 #include <set>

@@ -16,7 +16,7 @@
 #ifndef WHALE_LIB_ELASTIC_STATESTORE_H
 #define WHALE_LIB_ELASTIC_STATESTORE_H
 
-#include "lib/elastic/Reshard.h"
+#include "runtime/state/Reshard.h"
 
 #include <cstdint>
 #include <map>

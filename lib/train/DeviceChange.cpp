@@ -3,13 +3,13 @@
 // Under an elastic schedule, or when a person writes a cluster spec into the
 // control file, the job pauses at a step boundary, re-plans for the new
 // devices and moves its state from the old ranks to the new by a reshard
-// plan (lib/elastic/Reshard.h), in memory.
+// plan (runtime/state/Reshard.h), in memory.
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/elastic/ProcessReshard.h"
 #include "lib/elastic/StateCollection.h"
 #include "lib/train/PlannedRun.h"
+#include "runtime/state/ProcessReshard.h"
 
 #include <algorithm>
 #include <chrono>
@@ -19,7 +19,7 @@ namespace whale {
 namespace {
 
 /// Tags of the driver's own messages under mpirun, above any a rank
-/// program uses (lib/elastic/ProcessReshard.cpp's are at 2^40).
+/// program uses (runtime/state/ProcessReshard.cpp's are at 2^40).
 constexpr int64_t kControlTag = int64_t(1) << 42;
 
 /// Seconds since `t`.
@@ -164,7 +164,7 @@ std::string PlannedRun::changeDevices(const ElasticChange &change,
   // the old ranks kept open until then. Elsewhere the pieces the plan reads
   // go through host copies. Under mpirun the pieces cross processes:
   // through host copies, sent over the old plan's communicator
-  // (lib/elastic/ProcessReshard.h).
+  // (runtime/state/ProcessReshard.h).
   const bool direct = onHost(cluster) && onHost(next) && !options.processes;
   std::vector<OpenedRank> oldRanks;
   CommPtr oldComm = std::move(comm);

@@ -13,12 +13,12 @@
 #include "lib/compile/DataSpec.h"
 #include "lib/compile/LrSchedule.h"
 #include "lib/compile/ModelLookup.h"
-#include "lib/elastic/RankCheckpoint.h"
 #include "lib/train/LoopSetup.h"
 #include "runtime/WhaleRuntime.h"
 #include "runtime/exec/BatchRows.h"
 #include "runtime/exec/Checkpoint.h"
 #include "runtime/exec/Interrupt.h"
+#include "runtime/state/RankCheckpoint.h"
 
 #include "llvm/Support/xxhash.h"
 

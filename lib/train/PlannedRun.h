@@ -28,12 +28,13 @@
 #include "lib/compile/Planner.h"
 #include "lib/compile/StageSignature.h"
 #include "lib/elastic/ControlFile.h"
-#include "lib/elastic/Reshard.h"
 #include "lib/elastic/StateStore.h"
 #include "runtime/exec/DataSource.h"
 #include "runtime/exec/Processes.h"
 #include "runtime/exec/RankStep.h"
 #include "runtime/exec/TrainLoop.h"
+#include "runtime/state/RankFiles.h"
+#include "runtime/state/Reshard.h"
 #include "whale/Train.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -45,8 +46,6 @@
 #include <vector>
 
 namespace whale {
-
-struct StateCheckpoint;
 
 class PlannedRun : public TrainLoop {
 public:
@@ -112,6 +111,8 @@ private:
   /// the gathered parameters afterwards when `gatherAnyway`.
   std::string saveState(int64_t nextStep, bool gatherAnyway);
   std::string loadRankCheckpoint();
+  /// This process's ranks, for the rank files.
+  LocalRanks localRanks();
   std::string updateStore(int64_t step);
 
   // DeviceChange.cpp
@@ -239,11 +240,6 @@ void replacePlan(PlannedModel &plan, PlannedModel &&next);
 /// "" when the devices of `cluster` fit in one process (threads of
 /// `totalThreads` shared among devices that name none), or why not.
 std::string checkProcessThreads(const Cluster &cluster, int totalThreads);
-
-/// The data of the old ranks the pieces of `reshard` read, from the
-/// checkpoint at `path` (whose layout `ckpt` holds already).
-std::string readSources(const std::string &path, const ReshardPlan &reshard,
-                        StateCheckpoint &ckpt);
 
 } // namespace whale
 

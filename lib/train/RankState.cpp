@@ -8,102 +8,29 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/elastic/ProcessCheckpoint.h"
-#include "lib/elastic/ProcessReshard.h"
 #include "lib/elastic/ProcessStore.h"
-#include "lib/elastic/RankCheckpoint.h"
 #include "lib/elastic/StateCollection.h"
 #include "lib/train/PlannedRun.h"
 #include "runtime/exec/Checkpoint.h"
+#include "runtime/state/PlanState.h"
+#include "runtime/state/RankFiles.h"
 
 #include <chrono>
-#include <cstring>
-#include <tuple>
 
 namespace whale {
-namespace {
-
-// A save's messages (ProcessCheckpoint.h): four tags a step.
-constexpr int64_t kSaveTag = int64_t(1) << 43;
-
-/// A state tensor's name as the ranks know it: the parameter's, and which
-/// of its optimizer tensors (NAME.optimizer_K) it is, or -1.
-std::string splitName(const std::string &name, int &state) {
-  state = -1;
-  size_t at = name.rfind(".optimizer_");
-  if (at == std::string::npos)
-    return name;
-  state = std::atoi(name.c_str() + at + 11);
-  return name.substr(0, at);
-}
-
-} // namespace
-
-std::string readSources(const std::string &path, const ReshardPlan &reshard,
-                        StateCheckpoint &ckpt) {
-  std::set<int64_t> sources;
-  for (const ReshardPiece &p : reshard.pieces)
-    sources.insert(p.from);
-  StateCheckpoint part;
-  if (std::string err = loadStateCheckpoint(path, part, &sources); !err.empty())
-    return err;
-  if (part.nextStep != ckpt.nextStep || part.model != ckpt.model)
-    return path + " changed while it was read";
-  ckpt.held = std::move(part.held);
-  return "";
-}
 
 std::string PlannedRun::extractState(const StateCollection &layout,
                                      int64_t step, const ReshardPlan &reshard,
                                      const StateCollection &next,
                                      HeldState &held) {
-  // Only the boxes some piece reads (of one replica, where the others hold
-  // the same).
-  std::set<std::tuple<int64_t, std::string, Box>> read;
-  for (const ReshardPiece &p : reshard.pieces)
-    read.insert({p.from, next.tensors[p.tensor].name, p.held});
-  for (const StateTensor &t : layout.tensors) {
-    if (t.shape.empty()) { // the step and the seed, as the driver has them
-      int64_t value =
-          t.name == "seed" ? static_cast<int64_t>(settings.seed) : step;
-      std::vector<uint8_t> bytes(sizeof value);
-      std::memcpy(bytes.data(), &value, sizeof value);
-      for (const auto &[rank, box] : t.holders)
-        if (read.count({rank, t.name, box}))
-          held[{rank, t.name}][box] = bytes;
-      continue;
-    }
-    int state = -1;
-    std::string name = splitName(t.name, state);
-    for (const auto &[rank, box] : t.holders) {
-      whale_rt_context *ctx = contextOf(rank);
-      if (!ctx || !read.count({rank, t.name, box}))
-        continue;
-      if (std::string err = readRankTensor(ctx, name, box.size, state,
-                                           held[{rank, t.name}][box]);
-          !err.empty())
-        return err;
-    }
-  }
-  return "";
+  return whale::extractState(
+      layout, step, settings.seed, reshard, next,
+      [this](int64_t rank) { return contextOf(rank); }, held);
 }
 
 std::string PlannedRun::injectState(const HeldState &held) {
-  for (const auto &[key, boxes] : held) {
-    const auto &[rank, tensorName] = key;
-    whale_rt_context *ctx = contextOf(rank);
-    if (!ctx)
-      continue; // another process's rank
-    int state = -1;
-    std::string name = splitName(tensorName, state);
-    for (const auto &[box, bytes] : boxes)
-      if (!box.size.empty())
-        if (std::string err =
-                writeRankTensor(ctx, name, box.size, state, bytes);
-            !err.empty())
-          return err;
-  }
-  return "";
+  return whale::injectState(held,
+                            [this](int64_t rank) { return contextOf(rank); });
 }
 
 std::string PlannedRun::copyBoxes(const std::vector<OpenedRank> &from,
@@ -114,7 +41,7 @@ std::string PlannedRun::copyBoxes(const std::vector<OpenedRank> &from,
     if (t.shape.empty())
       continue; // the step and the seed are the driver's
     int state = -1;
-    std::string name = splitName(t.name, state);
+    std::string name = rankTensorName(t.name, state);
     whale_rt_context *src = from[p.from].ctx.get(),
                      *dst = ranks[p.to].ctx.get();
     whale_rt_tensor *in = rankTensor(src, name, p.held.size, state),
@@ -136,34 +63,13 @@ std::string PlannedRun::saveState(int64_t nextStep, bool gatherAnyway) {
     ~Done() { run.phase(""); }
   } done{*this};
   if (!options.savePath.empty() && options.saveRanks) {
-    StateCheckpoint ckpt;
-    ReshardPlan own;
-    ckpt.model = plan.model;
-    ckpt.nextStep = nextStep;
-    ckpt.seed = settings.seed;
-    std::string why;
-    if (!stateOf(plan, cluster, ckpt.layout, why) ||
-        !planReshard(ckpt.layout, ckpt.layout, own, why))
-      return why;
-    if (std::string err =
-            extractState(ckpt.layout, nextStep, own, ckpt.layout, ckpt.held);
+    StateCollection layout;
+    if (!stateOf(plan, cluster, layout, error))
+      return error;
+    if (std::string err = saveRankFiles(options.savePath, layout, nextStep,
+                                        settings.seed, localRanks());
         !err.empty())
       return err;
-    // Under mpirun each process writes its own ranks' files: the state
-    // never passes through one process.
-    if (options.processes) {
-      std::set<int64_t> mine;
-      for (const OpenedRank &rank : ranks)
-        mine.insert(rank.place.stage * plan.replicas + rank.place.replica);
-      if (std::string err = saveRankCheckpointOnProcesses(
-              comm.get(), layout, kSaveTag + 4 * nextStep, options.savePath,
-              ckpt, mine);
-          !err.empty())
-        return err;
-    } else if (std::string err = saveRankCheckpoint(options.savePath, ckpt);
-               !err.empty()) {
-      return err;
-    }
   }
   const bool wholeSave = !options.savePath.empty() && !options.saveRanks;
   if (!wholeSave && !gatherAnyway)
@@ -176,35 +82,25 @@ std::string PlannedRun::saveState(int64_t nextStep, bool gatherAnyway) {
                         settings.seed, allParams, settings.stateCount);
 }
 
+LocalRanks PlannedRun::localRanks() {
+  LocalRanks out;
+  out.contextOf = [this](int64_t rank) { return contextOf(rank); };
+  if (!options.processes)
+    return out;
+  out.processes = &layout;
+  out.comm = comm.get();
+  out.grid = plan.grid;
+  for (const OpenedRank &rank : ranks)
+    out.own.insert(rank.place.stage * plan.replicas + rank.place.replica);
+  return out;
+}
+
 std::string PlannedRun::loadRankCheckpoint() {
-  // One file per rank, of any plan: a reshard from its boxes to ours. The
-  // files' headers first, then the data of the old ranks this process's
-  // new ranks read from, and no more.
-  StateCheckpoint ckpt;
+  // One file per rank, of any plan: a reshard from its boxes to ours.
   StateCollection ours;
-  ReshardPlan reshard;
-  HeldState moved;
-  const std::set<int64_t> none;
-  if (std::string err = loadStateCheckpoint(options.loadPath, ckpt, &none);
-      !err.empty())
-    return err;
-  if (ckpt.model != plan.model)
-    return options.loadPath + " is a checkpoint of '" + ckpt.model +
-           "', not of '" + plan.model + "'";
-  if (!stateOf(plan, cluster, ours, error) ||
-      !planReshard(ckpt.layout, ours, reshard, error))
+  if (!stateOf(plan, cluster, ours, error))
     return "loading " + options.loadPath + ": " + error;
-  if (options.processes)
-    keepLocalPieces(layout, plan.grid, ours, reshard);
-  if (std::string err = readSources(options.loadPath, reshard, ckpt);
-      !err.empty())
-    return err;
-  if (!applyReshard(ours, reshard, ckpt.held, moved, error))
-    return "loading " + options.loadPath + ": " + error;
-  if (std::string err = injectState(moved); !err.empty())
-    return err;
-  first = ckpt.nextStep;
-  return "";
+  return loadRankFiles(options.loadPath, ours, localRanks(), first);
 }
 
 std::string PlannedRun::updateStore(int64_t step) {

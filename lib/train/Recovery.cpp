@@ -9,11 +9,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/elastic/ProcessReshard.h"
 #include "lib/elastic/ProcessStore.h"
-#include "lib/elastic/RankCheckpoint.h"
 #include "lib/elastic/StateCollection.h"
 #include "lib/train/PlannedRun.h"
+#include "runtime/state/ProcessReshard.h"
+#include "runtime/state/RankCheckpoint.h"
+#include "runtime/state/RankFiles.h"
 
 #include <chrono>
 #include <thread>
@@ -287,7 +288,7 @@ std::string PlannedRun::recoverProcesses(RecoveryReport &report) {
     StateCheckpoint sources;
     sources.model = plan.model;
     sources.nextStep = report.resumedAfter;
-    if (std::string err = readSources(options.savePath, reshard, sources);
+    if (std::string err = readPieceSources(options.savePath, reshard, sources);
         !err.empty())
       return err;
     held = std::move(sources.held);

@@ -308,7 +308,9 @@ std::string writeManifest(const PlanManifest &m, const std::string &path) {
             [](const RankDevice &dev) {
               return "{\"name\": " + rt::jsonQuote(dev.name) +
                      ", \"threads\": " + std::to_string(dev.threads) +
-                     ", \"memory\": " + std::to_string(dev.memory) + "}";
+                     ", \"memory\": " + std::to_string(dev.memory) +
+                     ", \"node\": " + rt::jsonQuote(dev.node) +
+                     ", \"place\": " + rt::jsonQuote(dev.place) + "}";
             }) +
        ",\n";
   s += "  \"data\": " + dataJson(d) + ",\n";
@@ -448,6 +450,19 @@ bool parseManifest(const std::string &text, const std::string &source,
             if (!deviceName(dev.name))
               return r.fail(at + ".name", "expected cpu:N or cuda:N, not \"" +
                                               dev.name + "\"");
+            // Where it is (an older bundle does not say: this machine).
+            if (d.find("place") || d.find("node")) {
+              if (!r.text(d, at, "node", dev.node) ||
+                  !r.text(d, at, "place", dev.place))
+                return false;
+            } else {
+              const std::string kind = dev.name.substr(0, dev.name.find(':'));
+              int64_t index = 0;
+              for (const RankDevice &before : m.devices)
+                index += before.name.rfind(kind + ":", 0) == 0;
+              dev.node = "localhost";
+              dev.place = "localhost/" + kind + ":" + std::to_string(index);
+            }
             m.devices.push_back(dev);
             return true;
           }))

@@ -52,6 +52,11 @@ struct RankDevice {
   /// runner's --threads) with the other devices that name none.
   int threads = 0;
   int64_t memory = 0; ///< bytes the allocator allows; 0: no limit
+  /// Where it is, as the cluster named it: its node, and the device as
+  /// "node/kind:index" (the same for the same device in two plans), which
+  /// rank checkpoints record. A manifest without them (an older bundle):
+  /// "localhost" and its kind's index there.
+  std::string node, place;
 };
 
 /// Held-out evaluation (eval_every): the model's forward pass compiled for

@@ -11,6 +11,8 @@
 #include "runtime/exec/Processes.h"
 #include "runtime/exec/RankStep.h"
 #include "runtime/exec/TrainLoop.h"
+#include "runtime/state/PlanState.h"
+#include "runtime/state/RankFiles.h"
 #include "runtime/store/CheckpointSet.h"
 #include "support/InputFile.h"
 
@@ -154,6 +156,14 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
   }
   // A checkpoint folder is replaced whole at each save: never one that
   // holds anything else (checked before the run, not at its first save).
+  if (options.saveRanks &&
+      (options.savePath.empty() || isSingleFilePath(options.savePath)))
+    return fail(options.savePath.empty()
+                    ? "--save-ranks needs --save FOLDER: the folder its rank "
+                      "files go into"
+                    : "--save-ranks writes a folder of rank files: give "
+                      "--save a folder, not the file " +
+                          options.savePath);
   if (!options.savePath.empty() && !isSingleFilePath(options.savePath))
     if (std::string err = rt::checkReplaceableFolder(options.savePath);
         !err.empty())
@@ -314,7 +324,30 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
                               settings.stateCount, m.stages, m.replicas,
                               m.grid);
   };
+  // The state the plan's ranks hold, as boxes (runtime/state/PlanState.h),
+  // and this process's ranks: what rank files are written from and read
+  // into.
+  StateCollection state;
+  if (!manifestState(m, state, error))
+    return fail(error);
+  LocalRanks local;
+  local.contextOf = [&](int64_t rank) -> whale_rt_context * {
+    for (OpenedRank &r : ranks)
+      if (r.place.stage * m.replicas + r.place.replica == rank)
+        return r.ctx.get();
+    return nullptr; // another process's rank
+  };
+  if (options.processes) {
+    local.processes = &layout;
+    local.comm = comm.get();
+    local.grid = m.grid;
+    for (const OpenedRank &r : ranks)
+      local.own.insert(r.place.stage * m.replicas + r.place.replica);
+  }
   auto save = [&](int64_t nextStep) -> std::string {
+    if (options.saveRanks)
+      return saveRankFiles(options.savePath, state, nextStep, settings.seed,
+                           local);
     if (std::string err = gatherToHost(); !err.empty())
       return err;
     if (processRank > 0)
@@ -349,10 +382,19 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
                           settings.evalSteps, loss);
   };
 
-  // A single-file checkpoint (of whale run or whale-exec, of any plan of
-  // the model) read once, each rank handed its part.
+  // A checkpoint of whale run or whale-exec, of any plan of the model: rank
+  // files resharded into this plan's ranks as they load, or a single file
+  // read once, each rank handed its part.
   int64_t first = 0;
-  if (!options.loadPath.empty()) {
+  if (!options.loadPath.empty() && isRankCheckpoint(options.loadPath)) {
+    if (std::string err = loadRankFiles(options.loadPath, state, local, first);
+        !err.empty())
+      return fail(err);
+    if (std::string err =
+            checkResumable(options.loadPath, first, settings.steps);
+        !err.empty())
+      return fail(err);
+  } else if (!options.loadPath.empty()) {
     if (std::string err = loadCheckpoint(host.get(), options.loadPath, m.model,
                                          all, settings.stateCount, first);
         !err.empty())

@@ -42,8 +42,12 @@ struct RunPlanOptions {
   /// `whale profile --from-trace` (with a plan compiled --trace-sites).
   bool traceWithoutChecks = false;
   std::string savePath;    ///< a checkpoint written at the end (and save_every)
-  /// A single-file checkpoint to resume from (of this plan or any other of
-  /// the same model).
+  /// Save one file per rank, each with the boxes it holds, into the folder
+  /// savePath: it loads under any plan of the model, resharded
+  /// (docs/elastic.md).
+  bool saveRanks = false;
+  /// A checkpoint to resume from: a single file or a folder of rank files,
+  /// of this plan or any other of the same model.
   std::string loadPath;
   std::function<void(const StepReport &)> onStep;
   /// Ranks as processes: under mpirun (or srun) each process runs the rank

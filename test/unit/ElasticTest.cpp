@@ -11,8 +11,8 @@
 #include "lib/compile/Cluster.h"
 #include "lib/compile/Planner.h"
 #include "lib/elastic/ElasticSchedule.h"
-#include "lib/elastic/RankCheckpoint.h"
 #include "lib/elastic/StateCollection.h"
+#include "runtime/state/RankCheckpoint.h"
 #include "test/unit/EquivalenceSupport.h"
 #include "test/unit/Worst.h"
 

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/elastic/Reshard.h"
+#include "runtime/state/Reshard.h"
 #include "lib/compile/Cluster.h"
 #include "lib/compile/Planner.h"
 #include "lib/elastic/ProcessStore.h"

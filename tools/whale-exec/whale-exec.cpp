@@ -49,8 +49,12 @@ const char *kUsage =
     "                       (compile the plan with --trace-sites)\n"
     "  --save PATH          a checkpoint at the end (and after save_every\n"
     "                       steps): PATH.safetensors or a folder\n"
+    "  --save-ranks         save one file per rank into the --save folder,\n"
+    "                       each with the boxes its rank holds (loads under\n"
+    "                       any plan of the model)\n"
     "  --load PATH          resume from a checkpoint of whale run or\n"
-    "                       whale-exec, of any plan of the model\n"
+    "                       whale-exec (one file or rank files), of any\n"
+    "                       plan of the model\n"
     "  --help, -h           print this help\n"
     "\n"
     "SIGINT, SIGTERM and SIGHUP stop the run after the step it is on, saving\n"
@@ -132,6 +136,8 @@ int main(int argc, char **argv) {
        : arg == "--save"                              ? options.savePath
        : arg == "--load"                              ? options.loadPath
                                                       : options.dataPath) = *v;
+    } else if (arg == "--save-ranks") {
+      options.saveRanks = true;
     } else if (!arg.empty() && arg[0] == '-') {
       return usageError("unknown option '" + arg + "'");
     } else if (options.folder.empty()) {

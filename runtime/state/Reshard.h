@@ -15,8 +15,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WHALE_LIB_ELASTIC_RESHARD_H
-#define WHALE_LIB_ELASTIC_RESHARD_H
+#ifndef WHALE_RUNTIME_STATE_RESHARD_H
+#define WHALE_RUNTIME_STATE_RESHARD_H
 
 #include <cstdint>
 #include <map>
@@ -116,11 +116,6 @@ bool applyReshard(const StateCollection &to, const ReshardPlan &plan,
 /// `dst`, holding `dstBox`; elements of `elementBytes`.
 void copyBox(const uint8_t *src, const Box &srcBox, uint8_t *dst,
              const Box &dstBox, const Box &piece, int64_t elementBytes);
-
-std::string reshardText(const StateCollection &from,
-                        const StateCollection &to, const ReshardPlan &plan);
-std::string reshardJson(const StateCollection &from,
-                        const StateCollection &to, const ReshardPlan &plan);
 
 } // namespace whale
 

@@ -1,17 +1,16 @@
 //===- RankCheckpoint.cpp - a plan's state as one file per rank -----------===//
 
-#include "lib/elastic/RankCheckpoint.h"
+#include "runtime/state/RankCheckpoint.h"
 
 #include "runtime/exec/Checkpoint.h"
 #include "runtime/store/CheckpointSet.h"
 #include "runtime/store/Safetensors.h"
 
-#include "llvm/ADT/StringRef.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
-
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <random>
 
@@ -19,15 +18,37 @@ namespace whale {
 
 namespace {
 
+namespace fs = std::filesystem;
+
 constexpr const char *kRankFormat = "whale-rank-checkpoint-1";
 
 std::string rankFile(const std::string &dir, int64_t rank) {
   char name[32];
   std::snprintf(name, sizeof name, "rank-%05lld.safetensors",
                 static_cast<long long>(rank));
-  llvm::SmallString<256> path(dir);
-  llvm::sys::path::append(path, name);
-  return path.str().str();
+  return (fs::path(dir) / name).string();
+}
+
+/// The file name of `path`, without its folder.
+std::string fileName(const std::string &path) {
+  return fs::path(path).filename().string();
+}
+
+bool exists(const std::string &path) {
+  std::error_code ec;
+  return fs::exists(path, ec);
+}
+
+/// A whole decimal integer, optionally negative, that fits; false when
+/// `text` is anything else.
+bool parseDecimal(const std::string &text, long long &out) {
+  const char *digits = text.c_str() + (text.size() > 0 && text[0] == '-');
+  if (*digits < '0' || *digits > '9')
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  out = std::strtoll(text.c_str(), &end, 10);
+  return errno == 0 && *end == '\0';
 }
 
 std::string joinInts(const std::vector<int64_t> &v) {
@@ -38,26 +59,27 @@ std::string joinInts(const std::vector<int64_t> &v) {
 }
 
 /// "1,2,3" (or "") into numbers; false when it is not that.
-bool splitInts(llvm::StringRef text, std::vector<int64_t> &out) {
+bool splitInts(const std::string &text, std::vector<int64_t> &out) {
   out.clear();
   if (text.empty())
     return true;
-  llvm::SmallVector<llvm::StringRef> parts;
-  text.split(parts, ',');
-  for (llvm::StringRef p : parts) {
+  for (size_t at = 0;;) {
+    const size_t comma = text.find(',', at);
     long long v = 0;
-    if (p.getAsInteger(10, v) || v < 0)
+    if (!parseDecimal(text.substr(at, comma - at), v) || v < 0)
       return false;
     out.push_back(v);
+    if (comma == std::string::npos)
+      return true;
+    at = comma + 1;
   }
-  return true;
 }
 
 bool parseNumber(const std::map<std::string, std::string> &meta,
                  const std::string &key, int64_t &out) {
   auto it = meta.find(key);
   long long v = 0;
-  if (it == meta.end() || llvm::StringRef(it->second).getAsInteger(10, v))
+  if (it == meta.end() || !parseDecimal(it->second, v))
     return false;
   out = v;
   return true;
@@ -110,10 +132,12 @@ std::string loadSingleFile(const std::string &path, StateCheckpoint &out) {
 bool isRankCheckpoint(const std::string &path) {
   (void)rt::recoverCheckpointSet(path);
   std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(path, ec), end; !ec && it != end;
+  const std::string suffix = ".safetensors";
+  for (fs::directory_iterator it(path, ec), end; !ec && it != end;
        it.increment(ec)) {
-    llvm::StringRef name = llvm::sys::path::filename(it->path());
-    if (name.starts_with("rank-") && name.ends_with(".safetensors"))
+    const std::string name = it->path().filename().string();
+    if (name.rfind("rank-", 0) == 0 && name.size() >= suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
       return true;
   }
   return false;
@@ -194,14 +218,12 @@ std::string loadStateCheckpoint(const std::string &path,
                                 const std::set<int64_t> *only) {
   if (!isRankCheckpoint(path))
     return loadSingleFile(path, out);
-  if (llvm::sys::fs::exists(
-          path + "/" + kCheckpointFileName))
+  if (exists(path + "/" + kCheckpointFileName))
     return path + " holds both rank files and " + kCheckpointFileName +
            ", two checkpoints in one folder (an older Whale saved them so): "
            "move the one not wanted elsewhere";
-  if (!llvm::sys::fs::exists(rankFile(path, 0)))
-    return path + " holds rank files but not " +
-           llvm::sys::path::filename(rankFile(path, 0)).str() +
+  if (!exists(rankFile(path, 0)))
+    return path + " holds rank files but not " + fileName(rankFile(path, 0)) +
            ": the checkpoint is incomplete";
   out = StateCheckpoint();
   std::map<std::string, size_t> at;
@@ -210,10 +232,9 @@ std::string loadStateCheckpoint(const std::string &path,
     std::string file = rankFile(path, r);
     rt::Checkpoint ckpt;
     const bool withData = !only || only->count(r);
-    if (r > 0 && !llvm::sys::fs::exists(file))
-      return path + " has no " + llvm::sys::path::filename(file).str() +
-             " of its " + std::to_string(ranks) +
-             " ranks: the checkpoint is incomplete";
+    if (r > 0 && !exists(file))
+      return path + " has no " + fileName(file) + " of its " +
+             std::to_string(ranks) + " ranks: the checkpoint is incomplete";
     if (rt::Status st = withData ? rt::readSafetensors(file, ckpt)
                                  : rt::readSafetensorsHeader(file, ckpt);
         !st.isOk())
@@ -243,9 +264,9 @@ std::string loadStateCheckpoint(const std::string &path,
       // Files of two saves: another run's, or an older Whale's save
       // interrupted between rank files.
       return file + " is not of the same save as " +
-             llvm::sys::path::filename(rankFile(path, 0)).str() + " (" +
-             (meta["model"] != out.model ? "model '" + meta["model"] +
-                                               "' against '" + out.model + "'"
+             fileName(rankFile(path, 0)) + " (" +
+             (meta["model"] != out.model
+                  ? "model '" + meta["model"] + "' against '" + out.model + "'"
               : step != out.nextStep
                   ? "step " + std::to_string(step) + " against " +
                         std::to_string(out.nextStep)
@@ -258,10 +279,14 @@ std::string loadStateCheckpoint(const std::string &path,
     for (rt::StoredTensor &t : ckpt.tensors) {
       Box box;
       std::vector<int64_t> shape;
-      llvm::StringRef boxText(meta["whale.box." + t.name]);
-      auto [offsets, sizes] = boxText.split(';');
+      const std::string boxText = meta["whale.box." + t.name];
+      const size_t semicolon = boxText.find(';');
+      const std::string offsets = boxText.substr(0, semicolon),
+                        sizes = semicolon == std::string::npos
+                                    ? std::string()
+                                    : boxText.substr(semicolon + 1);
       std::string name = meta["whale.tensor." + t.name];
-      if (name.empty() || !boxText.contains(';') ||
+      if (name.empty() || semicolon == std::string::npos ||
           !splitInts(offsets, box.offset) || !splitInts(sizes, box.size) ||
           !splitInts(meta["whale.shape." + t.name], shape) ||
           box.offset.size() != shape.size() || box.size != t.shape ||

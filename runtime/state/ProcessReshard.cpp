@@ -1,6 +1,6 @@
 //===- ProcessReshard.cpp - a reshard plan carried out across processes ---===//
 
-#include "lib/elastic/ProcessReshard.h"
+#include "runtime/state/ProcessReshard.h"
 
 #include <set>
 #include <tuple>

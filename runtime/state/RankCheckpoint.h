@@ -7,16 +7,16 @@
 // (`whale.box.NAME` = "offsets;sizes", `whale.shape.NAME`,
 // `whale.crc32.NAME`): a damaged file is found and never used. Read back, the
 // folder is a state collection with its boxes, so loading under any plan is a
-// reshard from it (lib/elastic/Reshard.h), with no gather of the whole state
+// reshard from it (runtime/state/Reshard.h), with no gather of the whole state
 // anywhere. The single-file checkpoint (runtime/exec/Checkpoint.h) reads as a
 // collection of one rank holding every tensor whole.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WHALE_LIB_ELASTIC_RANKCHECKPOINT_H
-#define WHALE_LIB_ELASTIC_RANKCHECKPOINT_H
+#ifndef WHALE_RUNTIME_STATE_RANKCHECKPOINT_H
+#define WHALE_RUNTIME_STATE_RANKCHECKPOINT_H
 
-#include "lib/elastic/Reshard.h"
+#include "runtime/state/Reshard.h"
 
 #include <cstdint>
 #include <set>

@@ -1,6 +1,6 @@
 //===- ProcessCheckpoint.cpp - one rank checkpoint set from many processes ===//
 
-#include "lib/elastic/ProcessCheckpoint.h"
+#include "runtime/state/ProcessCheckpoint.h"
 
 #include "runtime/store/CheckpointSet.h"
 

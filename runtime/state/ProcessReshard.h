@@ -10,11 +10,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WHALE_LIB_ELASTIC_PROCESSRESHARD_H
-#define WHALE_LIB_ELASTIC_PROCESSRESHARD_H
+#ifndef WHALE_RUNTIME_STATE_PROCESSRESHARD_H
+#define WHALE_RUNTIME_STATE_PROCESSRESHARD_H
 
-#include "lib/elastic/Reshard.h"
 #include "runtime/exec/Processes.h"
+#include "runtime/state/Reshard.h"
 
 #include <functional>
 

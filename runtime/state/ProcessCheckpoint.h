@@ -9,11 +9,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WHALE_LIB_ELASTIC_PROCESSCHECKPOINT_H
-#define WHALE_LIB_ELASTIC_PROCESSCHECKPOINT_H
+#ifndef WHALE_RUNTIME_STATE_PROCESSCHECKPOINT_H
+#define WHALE_RUNTIME_STATE_PROCESSCHECKPOINT_H
 
-#include "lib/elastic/RankCheckpoint.h"
 #include "runtime/exec/Processes.h"
+#include "runtime/state/RankCheckpoint.h"
 
 #include <cstdint>
 #include <set>
