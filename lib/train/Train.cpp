@@ -84,7 +84,11 @@ TrainLoop::Setup loopSetup(const TrainOptions &options,
   setup.savePath = options.savePath;
   setup.metricsPath = options.metricsPath;
   setup.samplesPath = options.samplesPath;
-  setup.onStep = options.onStep;
+  if (options.onStep)
+    setup.onStep = [onStep = options.onStep](const StepFigures &f) {
+      onStep(StepReport{f.step, f.steps, f.loss, f.samplesPerSecond,
+                        f.elapsedSeconds, f.learningRate, f.evalLoss});
+    };
   return setup;
 }
 

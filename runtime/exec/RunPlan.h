@@ -12,7 +12,7 @@
 #ifndef WHALE_RUNTIME_EXEC_RUNPLAN_H
 #define WHALE_RUNTIME_EXEC_RUNPLAN_H
 
-#include "whale/Train.h"
+#include "runtime/exec/StepLog.h"
 
 #include <cstdint>
 #include <functional>
@@ -49,7 +49,7 @@ struct RunPlanOptions {
   /// A checkpoint to resume from: a single file or a folder of rank files,
   /// of this plan or any other of the same model.
   std::string loadPath;
-  std::function<void(const StepReport &)> onStep;
+  std::function<void(const StepFigures &)> onStep;
   /// Ranks as processes: under mpirun (or srun) each process runs the rank
   /// of its MPI rank's device; the process of rank 0 reports.
   bool processes = false;

@@ -9,8 +9,6 @@
 #ifndef WHALE_RUNTIME_EXEC_STEPLOG_H
 #define WHALE_RUNTIME_EXEC_STEPLOG_H
 
-#include "whale/Train.h"
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -18,10 +16,24 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <string>
 
 namespace whale {
+
+/// What a step reports, in the runtime's own terms (the library hands its
+/// hosts the same figures as whale::StepReport).
+struct StepFigures {
+  int64_t step = 0;  ///< 1-based
+  int64_t steps = 0; ///< the last step of this run
+  double loss = 0;
+  double samplesPerSecond = 0; ///< of this step
+  double elapsedSeconds = 0;   ///< since the run started
+  double learningRate = 0;     ///< the schedule's, times the optimizer's lr
+  /// The held-out loss taken after this step (eval_every), else NaN.
+  double evalLoss = std::numeric_limits<double>::quiet_NaN();
+};
 
 /// The error of a run stopped by an interrupt (Ctrl-C in the REPL).
 /// `savedTo`: where the state after `step` was saved as the run stopped,
@@ -42,7 +54,7 @@ public:
   /// when resuming); "" when it worked. Every step goes to the metrics;
   /// `onStep` sees every `logEvery`-th step and the last.
   std::string open(const std::string &metricsPath,
-                   std::function<void(const StepReport &)> onStep,
+                   std::function<void(const StepFigures &)> onStep,
                    bool resuming, int64_t logEvery = 1) {
     this->onStep = std::move(onStep);
     every = std::max<int64_t>(1, logEvery);
@@ -63,13 +75,13 @@ public:
          double evalLoss = std::numeric_limits<double>::quiet_NaN()) {
     double seconds =
         std::chrono::duration<double>(Clock::now() - stepStart).count();
-    StepReport r{step,
-                 steps,
-                 loss,
-                 batch / std::max(seconds, 1e-9),
-                 std::chrono::duration<double>(Clock::now() - start).count(),
-                 learningRate,
-                 evalLoss};
+    StepFigures r{step,
+                  steps,
+                  loss,
+                  batch / std::max(seconds, 1e-9),
+                  std::chrono::duration<double>(Clock::now() - start).count(),
+                  learningRate,
+                  evalLoss};
     if (metrics.is_open()) {
       // The loss to the last bit (17 digits give a double back exactly), so
       // runs can be compared as the numerical contract compares them.
@@ -111,7 +123,7 @@ private:
   std::ofstream metrics;
   std::string path;
   int64_t every = 1;
-  std::function<void(const StepReport &)> onStep;
+  std::function<void(const StepFigures &)> onStep;
   Clock::time_point start = Clock::now();
 };
 

@@ -47,7 +47,7 @@ public:
     std::string savePath;
     std::string metricsPath; ///< JSON lines, one per step
     std::string samplesPath; ///< the samples each replica trained on
-    std::function<void(const StepReport &)> onStep;
+    std::function<void(const StepFigures &)> onStep;
   };
 
   /// How the run ended: the losses of the steps it ran, in order.

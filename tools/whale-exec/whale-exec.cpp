@@ -149,8 +149,11 @@ int main(int argc, char **argv) {
   if (options.folder.empty())
     return usageError("which compiled plan? whale-exec FOLDER");
   const bool tty = ::isatty(STDERR_FILENO);
-  options.onStep = [&](const whale::StepReport &r) {
-    whale::cli::printStepProgress(r, tty);
+  options.onStep = [&](const whale::StepFigures &f) {
+    whale::cli::printStepProgress(
+        whale::StepReport{f.step, f.steps, f.loss, f.samplesPerSecond,
+                          f.elapsedSeconds, f.learningRate, f.evalLoss},
+        tty);
   };
   // Started by mpirun or srun: each process runs its block of ranks.
   options.processes = whale_rt_launched_by_mpi() != 0;
