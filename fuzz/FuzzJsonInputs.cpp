@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/compile/Cluster.h"
-#include "lib/elastic/ElasticSchedule.h"
+#include "runtime/exec/ElasticSchedule.h"
 #include "sim/ProfileDb.h"
 
 #include <cstddef>
@@ -48,7 +48,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   // As an elastic schedule ("STEP SPEC" lines); its specs are checked as
   // written, not read as files.
-  std::vector<whale::ElasticChange> schedule;
-  (void)whale::parseElasticSchedule(text, "fuzz.sched", schedule, error);
+  std::vector<whale::ScheduledChange> schedule;
+  (void)whale::parseElasticSchedule(
+      text, "fuzz.sched", whale::ChangeTarget::Devices, schedule, error);
+  (void)whale::parseElasticSchedule(
+      text, "fuzz.sched", whale::ChangeTarget::CompiledPlan, schedule, error);
   return 0;
 }

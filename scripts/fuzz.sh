@@ -50,7 +50,7 @@ elif [ "$target" = json ]; then
   corpus="$root/fuzz/corpus-json"
   clang++-22 "${flags[@]}" $(/usr/lib/llvm-22/bin/llvm-config --cxxflags |
       tr ' ' '\n' | grep -E '^-D') \
-    "$root/lib/compile/Cluster.cpp" "$root/lib/elastic/ElasticSchedule.cpp" \
+    "$root/lib/compile/Cluster.cpp" "$root/runtime/exec/ElasticSchedule.cpp" \
     "$root/support/JsonFields.cpp" \
     "$root/perfmodel/DeviceModel.cpp" "$root/perfmodel/DeviceSpeed.cpp" \
     "$root/sim/ProfileDb.cpp" "$root/sim/EventProgram.cpp" \

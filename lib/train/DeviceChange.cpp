@@ -9,7 +9,7 @@
 
 #include "lib/elastic/StateCollection.h"
 #include "lib/train/PlannedRun.h"
-#include "runtime/state/ProcessReshard.h"
+#include "runtime/state/MoveState.h"
 
 #include <algorithm>
 #include <chrono>
@@ -127,9 +127,6 @@ std::string PlannedRun::changeDevices(const ElasticChange &change,
   // plan from the old ranks' boxes to the new ones', the boxes it reads out
   // of the old ranks, the new ranks, the state into them.
   auto t0 = std::chrono::steady_clock::now();
-  StateCollection before, after;
-  HeldState held, moved;
-  ReshardPlan reshard;
   Cluster next;
   PlannedModel nextPlan;
   ReshardReport report;
@@ -155,33 +152,37 @@ std::string PlannedRun::changeDevices(const ElasticChange &change,
       return why("changing the devices to " + change.cluster);
     }
   report.planSeconds = since(t0);
+  StateCollection before, after;
+  StateMove move;
   if (!stateOf(plan, cluster, before, error) ||
-      !stateOf(nextPlan, next, after, error) ||
-      !planReshard(before, after, reshard, error))
+      !stateOf(nextPlan, next, after, error))
     return why("resharding");
-  // On CPU devices both plans' tensors are host memory: each piece is
-  // copied straight from the old rank's tensor into the new rank's, with
-  // the old ranks kept open until then. Elsewhere the pieces the plan reads
-  // go through host copies. Under mpirun the pieces cross processes:
-  // through host copies, sent over the old plan's communicator
-  // (runtime/state/ProcessReshard.h).
+  if (std::string err = planMove(std::move(before), std::move(after), move);
+      !err.empty()) {
+    error = err;
+    return why("resharding");
+  }
+  // On CPU devices in one process each piece is copied straight from the
+  // old rank's tensor into the new rank's, the old ranks kept open until
+  // then; elsewhere through host copies, which under mpirun cross
+  // processes over the old plan's communicator (runtime/state/MoveState.h).
   const bool direct = onHost(cluster) && onHost(next) && !options.processes;
   std::vector<OpenedRank> oldRanks;
+  LocalRanks old = localRanks();
   CommPtr oldComm = std::move(comm);
   if (direct) {
     oldRanks = std::move(ranks);
     ranks.clear();
-  } else if (std::string err = extractState(before, step, reshard, after, held);
+    old.contextOf = [&oldRanks](int64_t rank) {
+      return oldRanks[rank].ctx.get();
+    };
+  } else if (std::string err = takePieces(
+                 move, step, settings.seed, old,
+                 options.processes ? &nextLayout : nullptr, nextPlan.grid);
              !err.empty()) {
-    return err;
+    return err + " after step " + std::to_string(step);
   }
   if (options.processes) {
-    if (std::string err = exchangePieces(oldComm.get(), layout, nextLayout,
-                                         plan.grid, nextPlan.grid, after,
-                                         reshard, held, report.processBytes);
-        !err.empty())
-      return err + " after step " + std::to_string(step);
-    keepLocalPieces(nextLayout, nextPlan.grid, after, reshard);
     // The old ranks go before the new communicator binds: both are MPI's,
     // one at a time.
     ranks.clear();
@@ -193,24 +194,21 @@ std::string PlannedRun::changeDevices(const ElasticChange &change,
     return "opening the ranks for " + change.cluster + " after step " +
            std::to_string(step) + ": " + err;
   report.planSeconds += since(opening);
-  if (direct) {
-    if (std::string err = copyBoxes(oldRanks, after, reshard); !err.empty())
-      return err;
-  } else {
-    if (!applyReshard(after, reshard, held, moved, error))
-      return why("resharding");
-    if (std::string err = injectState(moved); !err.empty())
-      return err;
-  }
+  if (std::string err = direct ? copyPieces(move, old, localRanks())
+                               : putPieces(move, localRanks());
+      !err.empty())
+    return err + " after step " + std::to_string(step);
   oldRanks.clear(); // before the communicator they were bound to
   oldComm.reset();
   report.ranksAfter = static_cast<int64_t>(ranks.size());
+  report.processBytes = move.processBytes;
   if (options.processes) {
     // Every process's ranks, and the plan's bytes (this process kept only
     // its own pieces).
-    report.ranksBefore = static_cast<int64_t>(before.ranks.size());
-    report.ranksAfter = static_cast<int64_t>(after.ranks.size());
+    report.ranksBefore = static_cast<int64_t>(move.before.ranks.size());
+    report.ranksAfter = static_cast<int64_t>(move.after.ranks.size());
   }
+  const ReshardPlan &reshard = move.reshard;
   report.movedBytes = reshard.movedBytes();
   report.lowerBoundBytes = reshard.lowerBoundBytes;
   report.stayedBytes = reshard.stayBytes;

@@ -100,12 +100,6 @@ private:
                            const ReshardPlan &reshard,
                            const StateCollection &next, HeldState &held);
   std::string injectState(const HeldState &held);
-  /// Each piece of `reshard` straight from the old ranks `from` into the
-  /// new ranks (CPU devices, one process: both plans' tensors are host
-  /// memory).
-  std::string copyBoxes(const std::vector<OpenedRank> &from,
-                        const StateCollection &after,
-                        const ReshardPlan &reshard);
   /// The state after `nextStep` steps into the save path: each rank's own
   /// boxes (--save-ranks), or gathered whole into one file; the host holds
   /// the gathered parameters afterwards when `gatherAnyway`.

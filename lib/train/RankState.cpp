@@ -33,28 +33,6 @@ std::string PlannedRun::injectState(const HeldState &held) {
                             [this](int64_t rank) { return contextOf(rank); });
 }
 
-std::string PlannedRun::copyBoxes(const std::vector<OpenedRank> &from,
-                                  const StateCollection &after,
-                                  const ReshardPlan &reshard) {
-  for (const ReshardPiece &p : reshard.pieces) {
-    const StateTensor &t = after.tensors[p.tensor];
-    if (t.shape.empty())
-      continue; // the step and the seed are the driver's
-    int state = -1;
-    std::string name = rankTensorName(t.name, state);
-    whale_rt_context *src = from[p.from].ctx.get(),
-                     *dst = ranks[p.to].ctx.get();
-    whale_rt_tensor *in = rankTensor(src, name, p.held.size, state),
-                    *out = rankTensor(dst, name, p.needed.size, state);
-    if (!in || !out)
-      return whale_rt_last_error(in ? dst : src);
-    copyBox(static_cast<const uint8_t *>(whale_rt_tensor_data(in)), p.held,
-            static_cast<uint8_t *>(whale_rt_tensor_data(out)), p.needed, p.box,
-            t.elementBytes);
-  }
-  return "";
-}
-
 std::string PlannedRun::saveState(int64_t nextStep, bool gatherAnyway) {
   if (!options.savePath.empty())
     phase("saving the checkpoint to " + options.savePath);
@@ -83,16 +61,9 @@ std::string PlannedRun::saveState(int64_t nextStep, bool gatherAnyway) {
 }
 
 LocalRanks PlannedRun::localRanks() {
-  LocalRanks out;
-  out.contextOf = [this](int64_t rank) { return contextOf(rank); };
-  if (!options.processes)
-    return out;
-  out.processes = &layout;
-  out.comm = comm.get();
-  out.grid = plan.grid;
-  for (const OpenedRank &rank : ranks)
-    out.own.insert(rank.place.stage * plan.replicas + rank.place.replica);
-  return out;
+  return localRanksOf(ranks, plan.replicas,
+                      options.processes ? &layout : nullptr, comm.get(),
+                      plan.grid);
 }
 
 std::string PlannedRun::loadRankCheckpoint() {

@@ -184,15 +184,10 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
     whale_rt_enable_trace(ctx);
 
   OneDeviceRun run(*job, j, evalSource.get(), options.savePath, phase);
-  TrainLoop::Outcome outcome =
-      run.run(loopSetup(options, settings, batch), first, *source, j.inputs);
-  result.firstStep = outcome.firstStep;
-  result.losses = std::move(outcome.losses);
-  result.evalLosses = std::move(outcome.evalLosses);
-  if (!outcome.ok) {
-    result.stopped = outcome.stopped;
-    return fail(std::move(outcome.error));
-  }
+  if (!TrainLoop::intoResult(run.run(loopSetup(options, settings, batch), first,
+                                     *source, j.inputs),
+                             result))
+    return result;
   if (options.keepParameters)
     if (std::string err = readParameters(ctx, j.params, result.parameters);
         !err.empty())

@@ -22,14 +22,8 @@ TrainResult trainParallel(Interpreter &interp, const TrainOptions &options) {
   PlannedRun run(interp, options, result);
   if (std::string err = run.start(); !err.empty())
     return fail(err);
-  TrainLoop::Outcome outcome = run.runSteps();
-  result.firstStep = outcome.firstStep;
-  result.losses = std::move(outcome.losses);
-  result.evalLosses = std::move(outcome.evalLosses);
-  if (!outcome.ok) {
-    result.stopped = outcome.stopped;
-    return fail(std::move(outcome.error));
-  }
+  if (!TrainLoop::intoResult(run.runSteps(), result))
+    return std::move(result);
   if (std::string err = run.finish(); !err.empty())
     return fail(err);
   result.ok = true;

@@ -1,130 +1,379 @@
 //===- RunPlan.cpp - training from a compiled plan ------------------------===//
+//
+// The compiled plan's ranks (runtime/exec/OpenedBundle.h) stepped by the one
+// train loop (runtime/exec/TrainLoop.h), as `whale run` steps a plan's: the
+// same data order, losses, held-out losses, metrics and checkpoints. At the
+// step boundaries an elastic schedule names, the job goes on under another
+// compiled plan of the model, its state moved in memory
+// (runtime/state/MoveState.h).
+//
+//===----------------------------------------------------------------------===//
 
 #include "runtime/exec/RunPlan.h"
 
 #include "runtime/exec/BatchRows.h"
 #include "runtime/exec/Checkpoint.h"
-#include "runtime/exec/CpuLevels.h"
 #include "runtime/exec/DataSource.h"
 #include "runtime/exec/Interrupt.h"
-#include "runtime/exec/PlanManifest.h"
-#include "runtime/exec/Processes.h"
-#include "runtime/exec/RankStep.h"
+#include "runtime/exec/OpenedBundle.h"
+#include "runtime/exec/RankThreads.h"
 #include "runtime/exec/TrainLoop.h"
-#include "runtime/state/PlanState.h"
-#include "runtime/state/RankFiles.h"
+#include "runtime/state/MoveState.h"
 #include "runtime/store/CheckpointSet.h"
 #include "support/InputFile.h"
 
 #include <algorithm>
-#include <limits>
+#include <chrono>
 #include <memory>
-#include <thread>
 
 namespace whale {
 namespace {
 
-/// Seconds a rank waits on another before the run fails naming both.
-constexpr double kCommTimeoutSeconds = 120;
-
-/// The library `file` of the bundle in `folder` that this CPU runs best,
-/// loaded once its checksum is the manifest's.
-std::string openProgram(const std::string &folder, const std::string &file,
-                        const PlanManifest &m, LoadedLibrary &library) {
-  const std::string path = libraryForThisCpu(folder, file);
-  return library.open(path, path.substr(folder.size() + 1), m.files);
-}
-
-/// An entry point the library itself defines; "" or why not.
-std::string entryOf(const LoadedLibrary &library, const std::string &what,
-                    const std::string &symbol, RankEntry &out) {
-  out = reinterpret_cast<RankEntry>(library.symbol(symbol));
-  return out ? "" : "the compiled " + what + " has no program '" + symbol +
-                        "' of its own";
+/// Whether every device of `m` is a CPU (its tensors host memory).
+bool onHost(const PlanManifest &m) {
+  return std::all_of(
+      m.devices.begin(), m.devices.end(),
+      [](const RankDevice &d) { return d.name.rfind("cpu:", 0) == 0; });
 }
 
 /// A compiled plan's ranks, threads of this process or, under mpirun, of
-/// each process its block.
+/// each process its block; the plan replaced at the elastic schedule's
+/// steps.
 class BundleRun : public TrainLoop {
 public:
-  using Evaluate = std::function<std::string(double &)>;
-  using Save = std::function<std::string(int64_t)>;
-  BundleRun(const PlanManifest &m, std::vector<OpenedRank> &ranks,
-            whale_rt_comm *comm, const ProcessLayout &layout, bool processes,
-            int32_t processRank, RankThreads &threads,
-            const std::vector<whale_rt_tensor *> &global,
-            Evaluate evaluateOnHost, Save saveOnHost)
-      : m(m), ranks(ranks), comm(comm), layout(layout), processes(processes),
-        processRank(processRank), threads(threads), global(global),
-        evaluateOnHost(std::move(evaluateOnHost)),
-        saveOnHost(std::move(saveOnHost)) {}
+  BundleRun(const RunPlanOptions &options, const BundleOverrides &overrides,
+            const ProcessWorld &world, std::unique_ptr<OpenedBundle> first,
+            RunPlanResult &result)
+      : options(options), overrides(overrides), world(world),
+        plan(std::move(first)), result(result) {}
+
+  /// The global batch and the host's context; the held-out evaluation;
+  /// the checkpoint the run starts from. "" or what fails the run.
+  std::string start(int64_t &firstStep);
+  Outcome runSteps(int64_t firstStep);
+  /// The trace of the last plan's ranks; "" or why it was not written.
+  std::string writeTrace();
+  /// The ranks of the plan the run is on.
+  int64_t ranks() const { return plan->m.stages * plan->m.replicas; }
 
 private:
-  StepEnd runStep(int64_t step, double lrFactor, int64_t startNs) override {
-    StepOutcome outcome =
-        whale::runStep(ranks, global, comm, threads, step, lrFactor);
-    whale_rt_comm_trace_driver(comm, "step", startNs,
-                               whale_rt_now_ns() - startNs);
-    StepEnd end;
-    const std::string name = "step " + std::to_string(step + 1);
-    if (!outcome.error.empty()) {
-      end.error = name + ": " + outcome.error;
-      return end;
-    }
-    // The parameters the programs made, against the manifest's list.
-    if (!checked) {
-      checked = true;
-      for (const OpenedRank &rank : ranks)
-        if (std::string err = checkRankParameters(
-                rank, m.program(rank.place.stage, rank.place.replica));
-            !err.empty()) {
-          end.error = err;
-          return end;
-        }
-    }
-    std::vector<double> &losses = outcome.losses;
-    if (processes) {
-      // Every rank's loss from every process, then summed in the order of
-      // one process.
-      // Whether any process was asked to stop travels with them, so that
-      // all stop after the same step and save together.
-      std::vector<double> own = losses;
-      stopAgreed = interruptRequested();
-      if (std::string err = gatherRankLosses(comm, layout, ranks, own, m.grid,
-                                             losses, &stopAgreed);
-          !err.empty()) {
-        end.error = name + ": " + err;
-        return end;
-      }
-    }
-    end.error = sumLoss(losses, ranks, step, end.loss);
-    return end;
-  }
-  std::string evaluate(double &loss) override { return evaluateOnHost(loss); }
-  std::string save(int64_t nextStep, bool) override {
-    return saveOnHost(nextStep);
-  }
+  StepEnd runStep(int64_t step, double lrFactor, int64_t startNs) override;
+  std::string beforeStep(int64_t step) override;
+  std::string evaluate(double &loss) override;
+  std::string save(int64_t nextStep, bool last) override;
   bool stopAsked() override {
-    return processes ? stopAgreed : interruptRequested();
+    return world.processes ? stopAgreed : interruptRequested();
   }
-  bool reports() const override { return processRank <= 0; }
+  bool reports() const override { return world.rank <= 0; }
   std::vector<int64_t> replicaRows() const override {
-    return dataReplicaRows(m.localBatches, m.rowGroup);
+    return dataReplicaRows(plan->m.localBatches, plan->m.rowGroup);
   }
 
-  const PlanManifest &m;
-  std::vector<OpenedRank> &ranks;
-  whale_rt_comm *comm;
-  const ProcessLayout &layout;
-  const bool processes;
-  const int32_t processRank;
-  RankThreads &threads;
-  const std::vector<whale_rt_tensor *> &global;
-  const Evaluate evaluateOnHost;
-  const Save saveOnHost;
-  bool checked = false;    ///< the ranks' parameters, after the first step
+  std::string checkSameJobOnProcesses();
+  std::string loadCheckpoint(int64_t &firstStep);
+  /// Under mpirun every process gets the whole state (each part from the
+  /// process holding it): each evaluates alike, and process 0 saves.
+  std::string gatherToHost();
+  std::string changePlan(const ScheduledChange &change, int64_t step);
+
+  const RunPlanOptions &options;
+  const BundleOverrides &overrides;
+  const ProcessWorld world;
+  std::unique_ptr<OpenedBundle> plan;
+  RunPlanResult &result;
+  /// The settings of the first plan: a change keeps the schedule.
+  TrainSettings schedule;
+
+  // The global batch, in a context of its own.
+  std::unique_ptr<DataSource> source;
+  ContextPtr host{nullptr, whale_rt_context_destroy};
+  std::vector<whale_rt_tensor *> global;
+  /// Each rank's thread, kept from step to step (rank i on thread i).
+  RankThreads threads;
+
+  // Held-out evaluation (eval_every): the model's forward pass on the host.
+  LoadedLibrary evalLibrary;
+  RankEntry evalForward = nullptr;
+  std::unique_ptr<DataSource> evalSource;
+
+  size_t nextChange = 0;   ///< the elastic schedule's next change
+  bool checked = false;    ///< the ranks' parameters, after their first step
   bool stopAgreed = false; ///< under mpirun: some process was asked to stop
 };
+
+std::string BundleRun::start(int64_t &firstStep) {
+  schedule = plan->m.settings;
+  std::string error;
+  if (!(source = openDataSource(plan->m.data, error)))
+    return error;
+  host.reset(whale_rt_context_create("host", 1, 0, schedule.seed));
+  for (const TensorSpec &t : plan->m.data.inputs) {
+    whale_rt_tensor *in = newTensor(host.get(), t, error);
+    if (!in)
+      return error;
+    global.push_back(in);
+  }
+  if (world.processes)
+    if (std::string err = checkSameJobOnProcesses(); !err.empty())
+      return err;
+  // Held-out evaluation: the parameters gathered on the host and the
+  // model's forward pass there, over eval_data's first batches, as `whale
+  // run` evaluates.
+  if (const std::optional<EvalProgram> &eval = plan->m.eval) {
+    if (std::string err =
+            openProgram(plan->folder, eval->file, plan->m, evalLibrary);
+        !err.empty())
+      return err;
+    if (std::string err = entryOf(evalLibrary, "evaluation " + eval->file,
+                                  eval->entry, evalForward);
+        !err.empty())
+      return err;
+    if (!(evalSource = openDataSource(eval->data, error)))
+      return error;
+    if (plan->m.ampBf16)
+      whale_rt_set_amp(host.get(), WHALE_RT_AMP_BF16);
+  }
+  // The whole schedule is read before the first step, not when a change
+  // is due: every plan it names, of the same job.
+  for (const ScheduledChange &change : options.elastic) {
+    OpenedBundle next;
+    std::string why = readBundle(change.target, overrides, next);
+    if (why.empty())
+      why = checkSameJob(plan->m, next.m);
+    if (!why.empty())
+      return "the elastic change after step " +
+             std::to_string(change.afterStep) + " to " + change.target +
+             " cannot be made: " + why;
+  }
+  if (std::string err = loadCheckpoint(firstStep); !err.empty())
+    return err;
+  for (size_t i = 0; i < options.elastic.size(); ++i) {
+    const int64_t at = options.elastic[i].afterStep;
+    if (at <= firstStep || at >= schedule.steps)
+      return "elastic change " + std::to_string(i + 1) + " comes after step " +
+             std::to_string(at) + ": the changes come between step " +
+             std::to_string(firstStep + 1) + " and step " +
+             std::to_string(schedule.steps - 1);
+  }
+  return "";
+}
+
+std::string BundleRun::checkSameJobOnProcesses() {
+  // Every process must run the same job: the manifest, the overrides and
+  // the elastic schedule, hashed and compared before the first step.
+  std::string manifest;
+  if (std::string err =
+          rt::readRegularFile(plan->folder + "/" + kManifestFileName,
+                              "the compiled plan", rt::kMaxTextInput, manifest);
+      !err.empty())
+    return err;
+  std::string job = manifest + "|steps " + std::to_string(schedule.steps) +
+                    "|seed " + std::to_string(schedule.seed);
+  for (const ScheduledChange &change : options.elastic)
+    job += "|" + std::to_string(change.afterStep) + " " + change.target;
+  const uint64_t h = hashBytes(job);
+  std::vector<double> all;
+  if (!gatherFromProcesses(plan->comm.get(), plan->layout,
+                           {double(h >> 32), double(h & 0xffffffffu)}, all))
+    return "the processes could not compare their plans";
+  for (int32_t p = 0; p < world.count; ++p)
+    if (all[2 * p] != all[2 * world.rank] ||
+        all[2 * p + 1] != all[2 * world.rank + 1])
+      return "process " + std::to_string(p) +
+             " runs another job than process " + std::to_string(world.rank) +
+             " (its compiled plan or options differ): every process must be "
+             "started alike";
+  return "";
+}
+
+std::string BundleRun::loadCheckpoint(int64_t &firstStep) {
+  // A checkpoint of whale run or whale-exec, of any plan of the model: rank
+  // files resharded into this plan's ranks as they load, or a single file
+  // read once, each rank handed its part.
+  firstStep = 0;
+  if (options.loadPath.empty())
+    return "";
+  const PlanManifest &m = plan->m;
+  if (isRankCheckpoint(options.loadPath)) {
+    if (std::string err = loadRankFiles(options.loadPath, plan->state,
+                                        plan->local(), firstStep);
+        !err.empty())
+      return err;
+  } else {
+    if (std::string err =
+            whale::loadCheckpoint(host.get(), options.loadPath, m.model,
+                                  plan->params, schedule.stateCount, firstStep);
+        !err.empty())
+      return err;
+    if (std::string err = copyRanksState(
+            host.get(), plan->ranks,
+            [&](const RankSlot &slot) -> const StageProgram & {
+              return plan->programOf(slot);
+            },
+            schedule.stateCount, /*toRanks=*/true);
+        !err.empty())
+      return err;
+  }
+  return checkResumable(options.loadPath, firstStep, schedule.steps);
+}
+
+TrainLoop::Outcome BundleRun::runSteps(int64_t firstStep) {
+  TrainLoop::Setup setup;
+  setup.settings = schedule;
+  setup.globalBatch = plan->m.globalBatch;
+  setup.savePath = options.savePath;
+  setup.metricsPath = options.metricsPath;
+  setup.samplesPath = options.samplesPath;
+  setup.onStep = options.onStep;
+  return run(setup, firstStep, *source, global);
+}
+
+TrainLoop::StepEnd BundleRun::runStep(int64_t step, double lrFactor,
+                                      int64_t startNs) {
+  whale_rt_comm *comm = plan->comm.get();
+  std::vector<OpenedRank> &ranks = plan->ranks;
+  StepOutcome outcome =
+      whale::runStep(ranks, global, comm, threads, step, lrFactor);
+  whale_rt_comm_trace_driver(comm, "step", startNs,
+                             whale_rt_now_ns() - startNs);
+  StepEnd end;
+  const std::string name = "step " + std::to_string(step + 1);
+  if (!outcome.error.empty()) {
+    end.error = name + ": " + outcome.error;
+    return end;
+  }
+  // The parameters the programs made, against the manifest's list.
+  if (!checked) {
+    checked = true;
+    for (const OpenedRank &rank : ranks)
+      if (std::string err =
+              checkRankParameters(rank, plan->programOf(rank.place));
+          !err.empty()) {
+        end.error = err;
+        return end;
+      }
+  }
+  std::vector<double> &losses = outcome.losses;
+  if (world.processes) {
+    // Every rank's loss from every process, then summed in the order of one
+    // process. Whether any process was asked to stop travels with them, so
+    // that all stop after the same step and save together.
+    std::vector<double> own = losses;
+    stopAgreed = interruptRequested();
+    if (std::string err = gatherRankLosses(comm, plan->layout, ranks, own,
+                                           plan->m.grid, losses, &stopAgreed);
+        !err.empty()) {
+      end.error = name + ": " + err;
+      return end;
+    }
+  }
+  end.error = sumLoss(losses, ranks, step, end.loss);
+  return end;
+}
+
+std::string BundleRun::gatherToHost() {
+  const PlanManifest &m = plan->m;
+  return gatherStateOnHosts(
+      plan->comm.get(), plan->layout, host.get(), plan->ranks,
+      [&](const RankSlot &slot) -> const StageProgram & {
+        return plan->programOf(slot);
+      },
+      schedule.stateCount, m.stages, m.replicas, m.grid);
+}
+
+std::string BundleRun::evaluate(double &loss) {
+  if (std::string err = gatherToHost(); !err.empty())
+    return err;
+  return evaluateOnHost(host.get(), evalForward, *evalSource, global,
+                        schedule.evalSteps, loss);
+}
+
+std::string BundleRun::save(int64_t nextStep, bool) {
+  if (options.saveRanks)
+    return saveRankFiles(options.savePath, plan->state, nextStep, schedule.seed,
+                         plan->local());
+  if (std::string err = gatherToHost(); !err.empty())
+    return err;
+  if (world.rank > 0)
+    return "";
+  return saveCheckpoint(host.get(), options.savePath, plan->m.model, nextStep,
+                        schedule.seed, plan->params, schedule.stateCount);
+}
+
+std::string BundleRun::beforeStep(int64_t step) {
+  if (nextChange < options.elastic.size() &&
+      options.elastic[nextChange].afterStep == step)
+    return changePlan(options.elastic[nextChange++], step);
+  return "";
+}
+
+std::string BundleRun::changePlan(const ScheduledChange &change, int64_t step) {
+  // Pause at this step boundary: the next plan's state, the move from the
+  // old ranks' boxes to the new ones', the new ranks, the state into them.
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string after = " after step " + std::to_string(step);
+  auto next = std::make_unique<OpenedBundle>();
+  if (std::string err = readBundle(change.target, overrides, *next);
+      !err.empty())
+    return "changing to " + change.target + after + ": " + err;
+  if (std::string err = checkSameJob(plan->m, next->m); !err.empty())
+    return "changing to " + change.target + after + ": " + err;
+  StateMove move;
+  if (std::string err = planMove(plan->state, next->state, move); !err.empty())
+    return "resharding" + after + ": " + err;
+  // Under mpirun the same processes run the new plan's devices, each its
+  // block of them.
+  ProcessLayout nextLayout;
+  if (world.processes)
+    if (std::string err = layoutProcesses(
+            world.rank, world.count,
+            static_cast<int64_t>(next->m.devices.size()), nextLayout);
+        !err.empty())
+      return "changing to " + change.target + after + ": " + err +
+             " (the new plan's)";
+  const bool direct = onHost(plan->m) && onHost(next->m) && !world.processes;
+  ExecChange report;
+  report.afterStep = step;
+  report.plan = change.target;
+  report.ranksBefore = plan->m.stages * plan->m.replicas;
+  report.ranksAfter = next->m.stages * next->m.replicas;
+  LocalRanks old = plan->local();
+  if (!direct)
+    if (std::string err =
+            takePieces(move, step, schedule.seed, old,
+                       world.processes ? &nextLayout : nullptr, next->m.grid);
+        !err.empty())
+      return err + after;
+  // Under mpirun the old ranks and communicator go before the new bind:
+  // both are MPI's, one at a time.
+  if (world.processes)
+    plan.reset();
+  if (std::string err = openBundle(*next, overrides, world, schedule.seed);
+      !err.empty())
+    return "opening the ranks of " + change.target + after + ": " + err;
+  if (std::string err = direct ? copyPieces(move, old, next->local())
+                               : putPieces(move, next->local());
+      !err.empty())
+    return err + after;
+  plan = std::move(next);
+  checked = false;
+  report.movedBytes = move.reshard.movedBytes();
+  report.stayedBytes = move.reshard.stayBytes;
+  report.processBytes = move.processBytes;
+  report.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  result.changes.push_back(report);
+  return "";
+}
+
+std::string BundleRun::writeTrace() {
+  const std::string trace = processTracePath(options.tracePath, world.rank);
+  if (!trace.empty() && plan && plan->comm &&
+      whale_rt_comm_write_trace(plan->comm.get(), trace.c_str()) != WHALE_RT_OK)
+    return "cannot write the trace to '" + trace + "'";
+  return "";
+}
 
 } // namespace
 
@@ -146,13 +395,14 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
   // Under mpirun (or srun) each process runs the ranks of its block of
   // devices (runtime/exec/Processes.h), as `mpirun whale run` does; MPI
   // starts first, so that every error names the process.
-  int32_t processRank = -1, processCount = 0;
+  ProcessWorld world;
+  world.processes = options.processes;
   if (options.processes) {
     char why[512] = "";
-    if (whale_rt_mpi_init(&processRank, &processCount, why, sizeof why) !=
+    if (whale_rt_mpi_init(&world.rank, &world.count, why, sizeof why) !=
         WHALE_RT_OK)
       return fail(why);
-    result.processRank = processRank;
+    result.processRank = world.rank;
   }
   // A checkpoint folder is replaced whole at each save: never one that
   // holds anything else (checked before the run, not at its first save).
@@ -168,269 +418,34 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
     if (std::string err = rt::checkReplaceableFolder(options.savePath);
         !err.empty())
       return fail("--save: " + err);
-  const std::string folder = options.folder.empty() ? "." : options.folder;
-  PlanManifest m;
-  std::string error;
-  if (!readManifest(folder + "/" + kManifestFileName, m, error))
-    return fail(error);
-  result.model = m.model;
-  TrainSettings &settings = m.settings;
-  if (options.steps)
-    settings.steps = *options.steps;
-  if (options.seed)
-    settings.seed = *options.seed;
-  if (std::string err = settings.checkLength(m.globalBatch); !err.empty())
+
+  BundleOverrides overrides;
+  overrides.steps = options.steps;
+  overrides.seed = options.seed;
+  overrides.dataPath = options.dataPath;
+  overrides.threads = options.threads;
+  overrides.tracePath = options.tracePath;
+  overrides.traceWithoutChecks = options.traceWithoutChecks;
+  auto first = std::make_unique<OpenedBundle>();
+  if (std::string err = readBundle(options.folder, overrides, *first);
+      !err.empty())
     return fail(err);
-  if (!options.dataPath.empty()) {
-    if (m.data.kind != "text" && m.data.kind != "tokens")
-      return fail("--data names the corpus of text(...) or tokens(...) data; "
-                  "this plan's data is " +
-                  m.data.kind + "(...)");
-    m.data.path = options.dataPath;
-  }
+  result.model = first->m.model;
+  if (std::string err =
+          openBundle(*first, overrides, world, first->m.settings.seed);
+      !err.empty())
+    return fail(err);
+  result.ranks = first->m.stages * first->m.replicas;
 
-  const int64_t devices = static_cast<int64_t>(m.devices.size());
-  ProcessLayout layout;
-  if (options.processes) {
-    if (std::string err =
-            layoutProcesses(processRank, processCount, devices, layout);
-        !err.empty())
-      return fail(err + " (the plan's)");
-  }
-
-  // The rank programs. Their calls into the runtime resolve against this
-  // process, which exports the runtime's C ABI.
-  std::vector<std::unique_ptr<LoadedLibrary>> libraries;
-  std::vector<std::vector<RankEntry>> entries;
-  for (const ProgramLibrary &lib : m.libraries) {
-    // Built for the best x86-64 level this CPU runs, where the bundle has it.
-    auto loaded = std::make_unique<LoadedLibrary>();
-    if (std::string err = openProgram(folder, lib.file, m, *loaded);
-        !err.empty())
-      return fail(err);
-    entries.emplace_back();
-    for (const StageProgram &st : lib.stages) {
-      RankEntry fn = nullptr;
-      if (std::string err = entryOf(*loaded, "rank programs " + lib.file,
-                                    st.entry, fn);
-          !err.empty())
-        return fail(err);
-      entries.back().push_back(fn);
-    }
-    libraries.push_back(std::move(loaded));
-  }
-
-  // The global batch, in a context of its own.
-  std::unique_ptr<DataSource> source = openDataSource(m.data, error);
-  if (!source)
-    return fail(error);
-  ContextPtr host(whale_rt_context_create("host", 1, 0, settings.seed),
-                  whale_rt_context_destroy);
-  std::vector<whale_rt_tensor *> global;
-  for (const TensorSpec &t : m.data.inputs) {
-    whale_rt_tensor *in = newTensor(host.get(), t, error);
-    if (!in)
-      return fail(error);
-    global.push_back(in);
-  }
-
-  std::unique_ptr<whale_rt_comm, void (*)(whale_rt_comm *)> comm(
-      options.processes
-          ? processCommunicator(layout, nullptr, kCommTimeoutSeconds)
-          : whale_rt_comm_create(static_cast<int32_t>(devices),
-                                 kCommTimeoutSeconds),
-      whale_rt_comm_destroy);
-  if (!comm)
-    return fail("cannot make a communicator for " + std::to_string(devices) +
-                " ranks");
-  if (!options.tracePath.empty()) {
-    whale_rt_comm_enable_trace(comm.get());
-    if (options.traceWithoutChecks)
-      whale_rt_comm_set_trace_checks(comm.get(), 0);
-  }
-  const int total =
-      options.threads > 0
-          ? options.threads
-          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int shared =
-      std::max<int>(1, total / std::max<int>(1, static_cast<int>(devices)));
-  GridShape shape{static_cast<int32_t>(m.stages),
-                  static_cast<int32_t>(m.replicas),
-                  std::vector<int32_t>(m.grid.begin(), m.grid.end())};
-  std::vector<OpenedRank> ranks;
-  // Each rank's thread, kept from step to step (rank i on thread i).
-  RankThreads rankThreads;
-  for (int64_t s = 0; s < m.stages; ++s)
-    for (int64_t r = 0; r < m.replicas; ++r) {
-      const int64_t device = m.grid[s * m.replicas + r];
-      if (!layout.owns(device))
-        continue; // another process's rank
-      const RankDevice &dev = m.devices[device];
-      ranks.emplace_back();
-      if (std::string err =
-              openRank(dev.name, dev.threads > 0 ? dev.threads : shared,
-                       dev.memory, settings.seed, m.ampBf16, comm.get(), shape,
-                       RankSlot{s, r, device, m.firstRow(r)},
-                       entries[m.replicaLibrary[r]][s], m.program(s, r).inputs,
-                       ranks.back());
-          !err.empty())
-        return fail(err);
-    }
-  result.ranks = m.stages * m.replicas;
-  // Every process must run the same job: the manifest, the libraries'
-  // sizes and the overrides, hashed and compared before the first step.
-  auto gather = [&](std::vector<double> mine, std::vector<double> &all) {
-    return gatherFromProcesses(comm.get(), layout, mine, all);
-  };
-  if (options.processes) {
-    std::string manifest;
-    if (std::string err =
-            rt::readRegularFile(folder + "/" + kManifestFileName,
-                                "the compiled plan", rt::kMaxTextInput,
-                                manifest);
-        !err.empty())
-      return fail(err);
-    uint64_t h = hashBytes(manifest + "|steps " +
-                           std::to_string(settings.steps) + "|seed " +
-                           std::to_string(settings.seed));
-    std::vector<double> all;
-    if (!gather({double(h >> 32), double(h & 0xffffffffu)}, all))
-      return fail("the processes could not compare their plans");
-    for (int32_t p = 0; p < processCount; ++p)
-      if (all[2 * p] != all[2 * processRank] ||
-          all[2 * p + 1] != all[2 * processRank + 1])
-        return fail("process " + std::to_string(p) +
-                    " runs another job than process " +
-                    std::to_string(processRank) +
-                    " (its compiled plan or options differ): every process "
-                    "must be started alike");
-  }
-
-  // Every parameter of the model, stage by stage (replica 0's programs
-  // name them all): what a single-file checkpoint holds.
-  std::vector<Parameter> all;
-  for (int64_t s = 0; s < m.stages; ++s) {
-    const std::vector<Parameter> &ps = m.program(s, 0).params;
-    all.insert(all.end(), ps.begin(), ps.end());
-  }
-  const ProgramOf programOf =
-      [&](const RankSlot &slot) -> const StageProgram & {
-    return m.program(slot.stage, slot.replica);
-  };
-  // Under mpirun every process gets the whole state (each part from the
-  // process holding it): each evaluates alike, and process 0 saves.
-  auto gatherToHost = [&]() {
-    return gatherStateOnHosts(comm.get(), layout, host.get(), ranks, programOf,
-                              settings.stateCount, m.stages, m.replicas,
-                              m.grid);
-  };
-  // The state the plan's ranks hold, as boxes (runtime/state/PlanState.h),
-  // and this process's ranks: what rank files are written from and read
-  // into.
-  StateCollection state;
-  if (!manifestState(m, state, error))
-    return fail(error);
-  LocalRanks local;
-  local.contextOf = [&](int64_t rank) -> whale_rt_context * {
-    for (OpenedRank &r : ranks)
-      if (r.place.stage * m.replicas + r.place.replica == rank)
-        return r.ctx.get();
-    return nullptr; // another process's rank
-  };
-  if (options.processes) {
-    local.processes = &layout;
-    local.comm = comm.get();
-    local.grid = m.grid;
-    for (const OpenedRank &r : ranks)
-      local.own.insert(r.place.stage * m.replicas + r.place.replica);
-  }
-  auto save = [&](int64_t nextStep) -> std::string {
-    if (options.saveRanks)
-      return saveRankFiles(options.savePath, state, nextStep, settings.seed,
-                           local);
-    if (std::string err = gatherToHost(); !err.empty())
-      return err;
-    if (processRank > 0)
-      return "";
-    return saveCheckpoint(host.get(), options.savePath, m.model, nextStep,
-                          settings.seed, all, settings.stateCount);
-  };
-
-  // Held-out evaluation (eval_every): the parameters gathered on the host
-  // and the model's forward pass there, over eval_data's first batches, as
-  // `whale run` evaluates.
-  LoadedLibrary evalLibrary;
-  RankEntry evalForward = nullptr;
-  std::unique_ptr<DataSource> evalSource;
-  if (m.eval) {
-    if (std::string err = openProgram(folder, m.eval->file, m, evalLibrary);
-        !err.empty())
-      return fail(err);
-    if (std::string err = entryOf(evalLibrary, "evaluation " + m.eval->file,
-                                  m.eval->entry, evalForward);
-        !err.empty())
-      return fail(err);
-    if (!(evalSource = openDataSource(m.eval->data, error)))
-      return fail(error);
-    if (m.ampBf16)
-      whale_rt_set_amp(host.get(), WHALE_RT_AMP_BF16);
-  }
-  auto evaluate = [&](double &loss) -> std::string {
-    if (std::string err = gatherToHost(); !err.empty())
-      return err;
-    return evaluateOnHost(host.get(), evalForward, *evalSource, global,
-                          settings.evalSteps, loss);
-  };
-
-  // A checkpoint of whale run or whale-exec, of any plan of the model: rank
-  // files resharded into this plan's ranks as they load, or a single file
-  // read once, each rank handed its part.
-  int64_t first = 0;
-  if (!options.loadPath.empty() && isRankCheckpoint(options.loadPath)) {
-    if (std::string err = loadRankFiles(options.loadPath, state, local, first);
-        !err.empty())
-      return fail(err);
-    if (std::string err =
-            checkResumable(options.loadPath, first, settings.steps);
-        !err.empty())
-      return fail(err);
-  } else if (!options.loadPath.empty()) {
-    if (std::string err = loadCheckpoint(host.get(), options.loadPath, m.model,
-                                         all, settings.stateCount, first);
-        !err.empty())
-      return fail(err);
-    if (std::string err =
-            checkResumable(options.loadPath, first, settings.steps);
-        !err.empty())
-      return fail(err);
-    if (std::string err =
-            copyRanksState(host.get(), ranks, programOf, settings.stateCount,
-                           /*toRanks=*/true);
-        !err.empty())
-      return fail(err);
-  }
-
-  BundleRun run(m, ranks, comm.get(), layout, options.processes, processRank,
-                rankThreads, global, evaluate, save);
-  TrainLoop::Setup setup;
-  setup.settings = settings;
-  setup.globalBatch = m.globalBatch;
-  setup.savePath = options.savePath;
-  setup.metricsPath = options.metricsPath;
-  setup.samplesPath = options.samplesPath;
-  setup.onStep = options.onStep;
-  TrainLoop::Outcome outcome = run.run(setup, first, *source, global);
-  result.firstStep = outcome.firstStep;
-  result.losses = std::move(outcome.losses);
-  result.evalLosses = std::move(outcome.evalLosses);
-  if (!outcome.ok) {
-    result.stopped = outcome.stopped;
-    return fail(std::move(outcome.error));
-  }
-  const std::string trace = processTracePath(options.tracePath, processRank);
-  if (!trace.empty() &&
-      whale_rt_comm_write_trace(comm.get(), trace.c_str()) != WHALE_RT_OK)
-    return fail("cannot write the trace to '" + trace + "'");
+  BundleRun run(options, overrides, world, std::move(first), result);
+  int64_t firstStep = 0;
+  if (std::string err = run.start(firstStep); !err.empty())
+    return fail(err);
+  if (!TrainLoop::intoResult(run.runSteps(firstStep), result))
+    return result;
+  if (std::string err = run.writeTrace(); !err.empty())
+    return fail(err);
+  result.ranks = run.ranks();
   result.ok = true;
   return result;
 }

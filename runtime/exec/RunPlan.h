@@ -12,6 +12,7 @@
 #ifndef WHALE_RUNTIME_EXEC_RUNPLAN_H
 #define WHALE_RUNTIME_EXEC_RUNPLAN_H
 
+#include "runtime/exec/ElasticSchedule.h"
 #include "runtime/exec/StepLog.h"
 
 #include <cstdint>
@@ -50,9 +51,24 @@ struct RunPlanOptions {
   /// of this plan or any other of the same model.
   std::string loadPath;
   std::function<void(const StepFigures &)> onStep;
+  /// Changes to other compiled plans of the model while the job runs, in
+  /// step order: after each change's step the job goes on under that plan,
+  /// its state moved in memory (docs/aot.md).
+  std::vector<ScheduledChange> elastic;
   /// Ranks as processes: under mpirun (or srun) each process runs the rank
   /// of its MPI rank's device; the process of rank 0 reports.
   bool processes = false;
+};
+
+/// What one change of compiled plans did.
+struct ExecChange {
+  int64_t afterStep = 0;
+  std::string plan; ///< the folder of the plan it changed to
+  int64_t ranksBefore = 0, ranksAfter = 0;
+  int64_t movedBytes = 0, stayedBytes = 0;
+  /// Under mpirun: the bytes sent from one process to another.
+  int64_t processBytes = 0;
+  double seconds = 0; ///< opening the plan and moving the state
 };
 
 struct RunPlanResult {
@@ -66,7 +82,9 @@ struct RunPlanResult {
   int64_t firstStep = 1;
   /// The held-out loss after each step that evaluated (eval_every).
   std::vector<std::pair<int64_t, double>> evalLosses;
-  int64_t ranks = 0;
+  int64_t ranks = 0; ///< of the plan the run ended on
+  /// Each change of compiled plans, in order.
+  std::vector<ExecChange> changes;
   int32_t processRank = -1; ///< this process's, under mpirun
 };
 

@@ -61,6 +61,20 @@ public:
     std::vector<std::pair<int64_t, double>> evalLosses;
   };
 
+  /// Copies `outcome` into `result` (a whale::TrainResult or a
+  /// RunPlanResult: the steps run, their losses, how it ended); whether it
+  /// went well.
+  template <class Result>
+  static bool intoResult(Outcome &&outcome, Result &result) {
+    result.firstStep = outcome.firstStep;
+    result.losses = std::move(outcome.losses);
+    result.evalLosses = std::move(outcome.evalLosses);
+    result.stopped = outcome.stopped;
+    result.ok = outcome.ok;
+    result.error = std::move(outcome.error);
+    return outcome.ok;
+  }
+
   virtual ~TrainLoop() = default;
 
   /// Runs steps `first` (0-based: the steps done before, by a checkpoint)

@@ -15,6 +15,26 @@ constexpr int64_t kSaveTag = int64_t(1) << 43;
 
 } // namespace
 
+LocalRanks localRanksOf(std::vector<OpenedRank> &ranks, int64_t replicas,
+                        const ProcessLayout *processes, whale_rt_comm *comm,
+                        const std::vector<int64_t> &grid) {
+  LocalRanks out;
+  out.contextOf = [&ranks, replicas](int64_t rank) -> whale_rt_context * {
+    for (OpenedRank &r : ranks)
+      if (r.place.stage * replicas + r.place.replica == rank)
+        return r.ctx.get();
+    return nullptr; // another process's rank
+  };
+  if (!processes)
+    return out;
+  out.processes = processes;
+  out.comm = comm;
+  out.grid = grid;
+  for (const OpenedRank &r : ranks)
+    out.own.insert(r.place.stage * replicas + r.place.replica);
+  return out;
+}
+
 std::string saveRankFiles(const std::string &dir, const StateCollection &layout,
                           int64_t nextStep, uint64_t seed,
                           const LocalRanks &ranks) {

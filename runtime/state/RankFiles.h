@@ -35,6 +35,13 @@ struct LocalRanks {
   std::set<int64_t> own;
 };
 
+/// This process's `ranks` of a plan with `replicas` replicas a stage (rank
+/// s * replicas + r); under mpirun (`processes` not null) with the
+/// communicator and the plan's grid.
+LocalRanks localRanksOf(std::vector<OpenedRank> &ranks, int64_t replicas,
+                        const ProcessLayout *processes, whale_rt_comm *comm,
+                        const std::vector<int64_t> &grid);
+
 /// Saves the state of ranks holding `layout` after `nextStep` steps (of
 /// `seed`) into the folder `dir`, one file per rank, the folder replaced
 /// as one unit; "" or why not (the folder then keeps its previous set).

@@ -10,8 +10,8 @@
 
 #include "lib/compile/Cluster.h"
 #include "lib/compile/Planner.h"
-#include "lib/elastic/ElasticSchedule.h"
 #include "lib/elastic/StateCollection.h"
+#include "runtime/exec/ElasticSchedule.h"
 #include "runtime/state/RankCheckpoint.h"
 #include "test/unit/EquivalenceSupport.h"
 #include "test/unit/Worst.h"
@@ -300,33 +300,45 @@ TEST(Elastic, AChangeOutsideTheRunIsAnError) {
 }
 
 TEST(Elastic, ScheduleFilesAreCheckedWithTheirPlace) {
-  std::vector<whale::ElasticChange> out;
+  std::vector<whale::ScheduledChange> out;
   std::string error;
+  const auto kDevices = whale::ChangeTarget::Devices;
   EXPECT_TRUE(whale::parseElasticSchedule(
-      "# comment\n\n3 cpu:2  # shrink\n6 cpu:1@threads=2\n", "s.txt", out,
-      error))
+      "# comment\n\n3 cpu:2  # shrink\n6 cpu:1@threads=2\n", "s.txt", kDevices,
+      out, error))
       << error;
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].afterStep, 3);
-  EXPECT_EQ(out[0].cluster, "cpu:2");
-  EXPECT_EQ(out[1].cluster, "cpu:1@threads=2");
-  EXPECT_FALSE(whale::parseElasticSchedule("3 cpu:2\nx cpu:4\n", "s.txt", out,
-                                           error));
+  EXPECT_EQ(out[0].target, "cpu:2");
+  EXPECT_EQ(out[1].target, "cpu:1@threads=2");
+  EXPECT_FALSE(whale::parseElasticSchedule("3 cpu:2\nx cpu:4\n", "s.txt",
+                                           kDevices, out, error));
   EXPECT_EQ(error, "s.txt:2:1: error: expected the step after which the "
                    "devices change (a positive integer), got 'x'");
-  EXPECT_FALSE(
-      whale::parseElasticSchedule("3 cpu:2\n2 cpu:4\n", "s.txt", out, error));
+  EXPECT_FALSE(whale::parseElasticSchedule("3 cpu:2\n2 cpu:4\n", "s.txt",
+                                           kDevices, out, error));
   EXPECT_EQ(error, "s.txt:2:1: error: step 2 does not come after step 3 of "
                    "the line before");
-  EXPECT_FALSE(whale::parseElasticSchedule("  5\n", "s.txt", out, error));
+  EXPECT_FALSE(
+      whale::parseElasticSchedule("  5\n", "s.txt", kDevices, out, error));
   EXPECT_EQ(error, "s.txt:1:4: error: expected the devices after step 5 (a "
                    "cluster spec such as cpu:2)");
-  EXPECT_FALSE(
-      whale::parseElasticSchedule("5 cpu:2 cpu:4\n", "s.txt", out, error));
+  EXPECT_FALSE(whale::parseElasticSchedule("5 cpu:2 cpu:4\n", "s.txt", kDevices,
+                                           out, error));
   EXPECT_EQ(error, "s.txt:1:3: error: expected one cluster spec, got 'cpu:2 "
                    "cpu:4'");
+  // whale-exec's: a compiled plan's folder, the rest of the line.
+  EXPECT_TRUE(whale::parseElasticSchedule("4 plans/two devices\n", "s.txt",
+                                          whale::ChangeTarget::CompiledPlan,
+                                          out, error));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].target, "plans/two devices");
+  EXPECT_FALSE(whale::parseElasticSchedule(
+      "4\n", "s.txt", whale::ChangeTarget::CompiledPlan, out, error));
+  EXPECT_EQ(error, "s.txt:1:2: error: expected the compiled plan after step 4 "
+                   "(a folder whale compile --emit=bundle wrote)");
   EXPECT_FALSE(whale::parseElasticSchedule("99999999999999999999 cpu:2\n",
-                                           "s.txt", out, error));
+                                           "s.txt", kDevices, out, error));
 }
 
 } // namespace

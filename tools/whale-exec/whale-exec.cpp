@@ -7,13 +7,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/WhaleRuntime.h"
+#include "runtime/exec/ElasticSchedule.h"
 #include "runtime/exec/Interrupt.h"
 #include "runtime/exec/RunPlan.h"
+#include "support/InputFile.h"
 #include "tools/StepProgress.h"
 
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -49,6 +52,10 @@ const char *kUsage =
     "                       (compile the plan with --trace-sites)\n"
     "  --save PATH          a checkpoint at the end (and after save_every\n"
     "                       steps): PATH.safetensors or a folder\n"
+    "  --elastic FILE       change to other compiled plans of the model while\n"
+    "                       it runs: lines \"STEP FOLDER\" (after step STEP,\n"
+    "                       go on under the plan in FOLDER, the state moved\n"
+    "                       in memory)\n"
     "  --save-ranks         save one file per rank into the --save folder,\n"
     "                       each with the boxes its rank holds (loads under\n"
     "                       any plan of the model)\n"
@@ -122,6 +129,21 @@ int main(int argc, char **argv) {
         return usageError("--threads takes an integer from 1 to 1024, got '" +
                           *v + "'");
       options.threads = static_cast<int>(*n);
+    } else if ((v = value("--elastic"))) {
+      if (*v == "\x01")
+        return need("--elastic");
+      std::string text;
+      if (std::string err = whale::rt::readRegularFile(
+              *v, "the elastic schedule", whale::rt::kMaxTextInput, text);
+          !err.empty())
+        return usageError(err);
+      std::string error;
+      if (!whale::parseElasticSchedule(text, *v,
+                                       whale::ChangeTarget::CompiledPlan,
+                                       options.elastic, error)) {
+        std::cerr << error << "\n";
+        return 2;
+      }
     } else if ((v = value("--metrics")) || (v = value("--log-samples")) ||
                (v = value("--trace")) || (v = value("--profile-trace")) ||
                (v = value("--save")) || (v = value("--data")) ||
@@ -201,6 +223,18 @@ int main(int argc, char **argv) {
             << result.firstStep + int64_t(result.losses.size()) - 1
             << ": loss " << result.losses.front() << " -> "
             << result.losses.back() << "\n";
+  for (const whale::ExecChange &c : result.changes) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.3f", c.seconds);
+    std::cout << "changed to " << c.plan << " after step " << c.afterStep
+              << ": " << c.ranksBefore << " -> " << c.ranksAfter
+              << " ranks, moved " << c.movedBytes << " bytes, kept "
+              << c.stayedBytes << " in place, "
+              << (c.processBytes > 0 ? std::to_string(c.processBytes) +
+                                           " sent between processes, "
+                                     : std::string())
+              << seconds << " s\n";
+  }
   if (!result.evalLosses.empty())
     std::cout << "held-out loss after step " << result.evalLosses.back().first
               << ": " << result.evalLosses.back().second << "\n";

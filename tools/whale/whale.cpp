@@ -13,7 +13,6 @@
 #include "lib/compile/Bundle.h"
 #include "lib/compile/Cluster.h"
 #include "lib/compile/Planner.h"
-#include "lib/elastic/ElasticSchedule.h"
 #include "lib/elastic/ReshardReport.h"
 #include "lib/elastic/StateCollection.h"
 #include "lib/perf/DeviceProbe.h"
@@ -25,6 +24,7 @@
 #include "lowering/Passes.h"
 #include "repl/Repl.h"
 #include "runtime/WhaleRuntime.h"
+#include "runtime/exec/ElasticSchedule.h"
 #include "runtime/exec/Interrupt.h"
 #include "runtime/state/RankCheckpoint.h"
 #include "support/JsonString.h"
@@ -992,10 +992,14 @@ int run(int argc, char **argv) {
       std::cerr << "whale: error: " << error << "\n";
       return 1;
     }
-    if (!whale::parseElasticSchedule(text, elastic, train.elastic, error)) {
+    std::vector<whale::ScheduledChange> changes;
+    if (!whale::parseElasticSchedule(
+            text, elastic, whale::ChangeTarget::Devices, changes, error)) {
       std::cerr << error << "\n";
       return 1;
     }
+    for (const whale::ScheduledChange &c : changes)
+      train.elastic.push_back({c.afterStep, c.target});
   }
   whale::Interpreter interp(opts);
   if (!interp.loadFile(file) || !interp.module()) {

@@ -1,6 +1,6 @@
 //===- ElasticSchedule.cpp - when a running job's devices change ----------===//
 
-#include "lib/elastic/ElasticSchedule.h"
+#include "runtime/exec/ElasticSchedule.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -8,7 +8,9 @@
 namespace whale {
 
 bool parseElasticSchedule(const std::string &text, const std::string &path,
-                          std::vector<ElasticChange> &out, std::string &error) {
+                          ChangeTarget kind, std::vector<ScheduledChange> &out,
+                          std::string &error) {
+  const bool devices = kind == ChangeTarget::Devices;
   out.clear();
   size_t lineStart = 0;
   for (int line = 1; lineStart <= text.size(); ++line) {
@@ -42,11 +44,15 @@ bool parseElasticSchedule(const std::string &text, const std::string &path,
                       ? std::string::npos
                       : s.find_first_not_of(" \t\r", stepEnd);
     if (spec == std::string::npos)
-      return fail(s.size(), "expected the devices after step " + step +
-                                " (a cluster spec such as cpu:2)");
+      return fail(s.size(),
+                  devices ? "expected the devices after step " + step +
+                                " (a cluster spec such as cpu:2)"
+                          : "expected the compiled plan after step " + step +
+                                " (a folder whale compile --emit=bundle "
+                                "wrote)");
     size_t specEnd = s.find_last_not_of(" \t\r");
     std::string cluster = s.substr(spec, specEnd + 1 - spec);
-    if (cluster.find_first_of(" \t") != std::string::npos)
+    if (devices && cluster.find_first_of(" \t") != std::string::npos)
       return fail(spec, "expected one cluster spec, got '" + cluster + "'");
     if (!out.empty() && at <= out.back().afterStep)
       return fail(i, "step " + step + " does not come after step " +
