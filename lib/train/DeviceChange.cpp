@@ -65,33 +65,13 @@ bool PlannedRun::checkDevices(const std::string &spec, Cluster &next,
   return why.empty();
 }
 
-bool PlannedRun::readControl(int64_t step, std::string &spec,
-                             std::string &why) {
-  // Read (and removed) by this process, or under mpirun by process 0 and
-  // told to the others, so that all change alike.
-  std::string told = "0";
-  if (processRank <= 0)
-    switch (control.poll(spec, why)) {
-    case ControlFile::Read::Nothing:
-      break;
-    case ControlFile::Read::Request:
-      told = "1" + spec;
-      break;
-    case ControlFile::Read::Refused:
-      told = "2" + why;
-      break;
-    }
-  if (options.processes &&
-      !shareFromProcessZero(comm.get(), layout,
-                            kControlTag + 2 * static_cast<int64_t>(step),
-                            told)) {
-    why = "the processes could not share the control file";
-    return true;
-  }
-  if (told.empty() || told[0] == '0')
-    return false;
-  (told[0] == '1' ? spec : why) = told.substr(1);
-  return true;
+ControlFile deviceControlFile(const std::string &path) {
+  return ControlFile(path, "one cluster spec such as cpu:4",
+                     [](const std::string &line) {
+                       Cluster parsed;
+                       std::string why;
+                       return parseCluster(line, parsed, why) ? "" : why;
+                     });
 }
 
 std::string PlannedRun::beforeStep(int64_t step) {
@@ -100,7 +80,9 @@ std::string PlannedRun::beforeStep(int64_t step) {
   std::optional<ElasticChange> byHand;
   std::string spec, why;
   if (step > first && !options.controlPath.empty() &&
-      readControl(step, spec, why)) {
+      control.pollEverywhere(step, processRank, comm.get(),
+                             options.processes ? &layout : nullptr, spec,
+                             why)) {
     Cluster asked;
     PlannedModel trial;
     if (!why.empty())

@@ -59,7 +59,8 @@ PlannedRun::PlannedRun(Interpreter &interp, const TrainOptions &options,
       mpiBase(options.mpiCommunicator),
       survivorsComm(nullptr, whale_rt_mpi_comm_free),
       comm(nullptr, whale_rt_comm_destroy), traceWriter{comm, ""},
-      host(nullptr, whale_rt_context_destroy), control(options.controlPath) {
+      host(nullptr, whale_rt_context_destroy),
+      control(deviceControlFile(options.controlPath)) {
   programOf = [this](const RankSlot &slot) -> const StageProgram & {
     return (*stagesOf)[slot.stage].program;
   };

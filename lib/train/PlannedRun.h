@@ -27,8 +27,8 @@
 #include "lib/compile/Jit.h"
 #include "lib/compile/Planner.h"
 #include "lib/compile/StageSignature.h"
-#include "lib/elastic/ControlFile.h"
 #include "lib/elastic/StateStore.h"
+#include "runtime/exec/ControlFile.h"
 #include "runtime/exec/DataSource.h"
 #include "runtime/exec/Processes.h"
 #include "runtime/exec/RankStep.h"
@@ -115,9 +115,6 @@ private:
   /// out among the same processes.
   bool checkDevices(const std::string &spec, Cluster &next,
                     PlannedModel &nextPlan, std::string &why);
-  /// The control file at step boundary `step`: whether it asks for a
-  /// change (`spec`) or was refused (`why`).
-  bool readControl(int64_t step, std::string &spec, std::string &why);
   std::string changeDevices(const ElasticChange &change, int64_t step);
 
   // Recovery.cpp
@@ -230,6 +227,10 @@ private:
 /// context that owns them (a member-wise move would drop the context
 /// first).
 void replacePlan(PlannedModel &plan, PlannedModel &&next);
+
+/// `whale run --control FILE`: a control file whose requests are cluster
+/// specs.
+ControlFile deviceControlFile(const std::string &path);
 
 /// "" when the devices of `cluster` fit in one process (threads of
 /// `totalThreads` shared among devices that name none), or why not.

@@ -8,9 +8,9 @@
 #include "lib/compile/Jit.h"
 #include "lib/compile/LrSchedule.h"
 #include "lib/compile/ModelLookup.h"
-#include "lib/elastic/ControlFile.h"
 #include "lib/train/JobImpl.h"
 #include "lib/train/LoopSetup.h"
+#include "lib/train/PlannedRun.h"
 #include "lowering/Passes.h"
 #include "runtime/WhaleRuntime.h"
 #include "runtime/data/DataOrder.h"
@@ -115,7 +115,7 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
         !err.empty())
       return fail("--save: " + err);
   if (!options.controlPath.empty())
-    if (std::string err = ControlFile(options.controlPath).checkAtStart();
+    if (std::string err = deviceControlFile(options.controlPath).checkAtStart();
         !err.empty())
       return fail(err);
   if (!options.cluster.empty())

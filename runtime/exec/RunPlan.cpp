@@ -13,6 +13,7 @@
 
 #include "runtime/exec/BatchRows.h"
 #include "runtime/exec/Checkpoint.h"
+#include "runtime/exec/ControlFile.h"
 #include "runtime/exec/DataSource.h"
 #include "runtime/exec/Interrupt.h"
 #include "runtime/exec/OpenedBundle.h"
@@ -22,9 +23,12 @@
 #include "runtime/store/CheckpointSet.h"
 #include "support/InputFile.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 
 namespace whale {
 namespace {
@@ -96,6 +100,9 @@ private:
   RankEntry evalForward = nullptr;
   std::unique_ptr<DataSource> evalSource;
 
+  /// --control: a file a person writes a compiled plan's folder into.
+  std::optional<ControlFile> control;
+  int64_t startStep = 0;   ///< steps done before this run (a checkpoint's)
   size_t nextChange = 0;   ///< the elastic schedule's next change
   bool checked = false;    ///< the ranks' parameters, after their first step
   bool stopAgreed = false; ///< under mpirun: some process was asked to stop
@@ -104,6 +111,20 @@ private:
 std::string BundleRun::start(int64_t &firstStep) {
   schedule = plan->m.settings;
   std::string error;
+  if (!options.controlPath.empty()) {
+    control.emplace(
+        options.controlPath, "the folder of one compiled plan of the model",
+        [](const std::string &folder) -> std::string {
+          struct stat st;
+          const std::string manifest = folder + "/" + kManifestFileName;
+          return ::stat(manifest.c_str(), &st) == 0
+                     ? ""
+                     : "no compiled plan is in " + folder + " (it has no " +
+                           kManifestFileName + ")";
+        });
+    if (std::string err = control->checkAtStart(); !err.empty())
+      return err;
+  }
   if (!(source = openDataSource(plan->m.data, error)))
     return error;
   host.reset(whale_rt_context_create("host", 1, 0, schedule.seed));
@@ -147,6 +168,7 @@ std::string BundleRun::start(int64_t &firstStep) {
   }
   if (std::string err = loadCheckpoint(firstStep); !err.empty())
     return err;
+  startStep = firstStep;
   for (size_t i = 0; i < options.elastic.size(); ++i) {
     const int64_t at = options.elastic[i].afterStep;
     if (at <= firstStep || at >= schedule.steps)
@@ -301,6 +323,26 @@ std::string BundleRun::save(int64_t nextStep, bool) {
 }
 
 std::string BundleRun::beforeStep(int64_t step) {
+  // A change asked for by hand, checked before anything is stopped: a plan
+  // that cannot take the run over is reported and the job goes on.
+  std::string folder, why;
+  if (control && step > startStep &&
+      control->pollEverywhere(step, world.rank, plan->comm.get(),
+                              world.processes ? &plan->layout : nullptr, folder,
+                              why)) {
+    const std::string after = "after step " + std::to_string(step);
+    if (why.empty()) {
+      OpenedBundle trial;
+      why = readBundle(folder, overrides, trial);
+      if (why.empty())
+        why = checkSameJob(plan->m, trial.m);
+      if (why.empty())
+        return changePlan({step, folder}, step);
+      result.controlErrors.push_back(after + ", " + folder + ": " + why);
+    } else {
+      result.controlErrors.push_back(after + ": " + why);
+    }
+  }
   if (nextChange < options.elastic.size() &&
       options.elastic[nextChange].afterStep == step)
     return changePlan(options.elastic[nextChange++], step);

@@ -55,6 +55,11 @@ struct RunPlanOptions {
   /// step order: after each change's step the job goes on under that plan,
   /// its state moved in memory (docs/aot.md).
   std::vector<ScheduledChange> elastic;
+  /// A file a person writes the folder of another compiled plan of the
+  /// model into: at the next step boundary the job goes on under it and
+  /// the file is removed. A plan that cannot take the run over is reported
+  /// in the result's `controlErrors` and the job goes on where it is.
+  std::string controlPath;
   /// Ranks as processes: under mpirun (or srun) each process runs the rank
   /// of its MPI rank's device; the process of rank 0 reports.
   bool processes = false;
@@ -85,6 +90,9 @@ struct RunPlanResult {
   int64_t ranks = 0; ///< of the plan the run ended on
   /// Each change of compiled plans, in order.
   std::vector<ExecChange> changes;
+  /// Changes asked for in the control file that could not be made, each
+  /// with the step and why.
+  std::vector<std::string> controlErrors;
   int32_t processRank = -1; ///< this process's, under mpirun
 };
 

@@ -56,6 +56,9 @@ const char *kUsage =
     "                       it runs: lines \"STEP FOLDER\" (after step STEP,\n"
     "                       go on under the plan in FOLDER, the state moved\n"
     "                       in memory)\n"
+    "  --control FILE       a file to write the folder of another compiled\n"
+    "                       plan of the model into: the job moves to it at\n"
+    "                       the next step boundary and removes the file\n"
     "  --save-ranks         save one file per rank into the --save folder,\n"
     "                       each with the boxes its rank holds (loads under\n"
     "                       any plan of the model)\n"
@@ -145,15 +148,16 @@ int main(int argc, char **argv) {
         return 2;
       }
     } else if ((v = value("--metrics")) || (v = value("--log-samples")) ||
-               (v = value("--trace")) || (v = value("--profile-trace")) ||
-               (v = value("--save")) || (v = value("--data")) ||
-               (v = value("--load"))) {
+               (v = value("--control")) || (v = value("--trace")) ||
+               (v = value("--profile-trace")) || (v = value("--save")) ||
+               (v = value("--data")) || (v = value("--load"))) {
       if (*v == "\x01")
         return need(arg.c_str());
       options.traceWithoutChecks =
           options.traceWithoutChecks || arg == "--profile-trace";
       (arg == "--metrics"                             ? options.metricsPath
        : arg == "--log-samples"                       ? options.samplesPath
+       : arg == "--control"                           ? options.controlPath
        : arg == "--trace" || arg == "--profile-trace" ? options.tracePath
        : arg == "--save"                              ? options.savePath
        : arg == "--load"                              ? options.loadPath
@@ -190,6 +194,10 @@ int main(int argc, char **argv) {
   whale::RunPlanResult result = whale::runCompiledPlan(options);
   if (tty && result.processRank <= 0)
     std::cerr << "\n";
+  if (result.processRank <= 0)
+    for (const std::string &e : result.controlErrors)
+      std::cerr << ("whale-exec: warning: the change asked in " +
+                    options.controlPath + " was not made " + e + "\n");
   if (result.stopped) {
     // Stopped by a signal at a step boundary, every process alike (under
     // mpirun they agreed with the step's losses): one report, no abort,
