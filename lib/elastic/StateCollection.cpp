@@ -14,17 +14,12 @@ namespace whale {
 
 bool stateOf(const PlannedModel &plan, const Cluster &cluster,
              StateCollection &out, std::string &error) {
-  PlanGrid grid;
-  grid.model = plan.model;
-  grid.stages = plan.stages;
-  grid.replicas = plan.replicas;
-  grid.grid = plan.grid;
-  grid.devices = devicePlaces(cluster);
   // The optimizer's tensors per parameter, from the model's train block.
+  int stateCount = 0;
   if (auto model =
           plan.planned.get().lookupSymbol<mlir::func::FuncOp>(plan.model))
     if (auto train = model->getAttrOfType<mlir::DictionaryAttr>("whale.train"))
-      grid.stateCount =
+      stateCount =
           optimizerStateCount(train.getAs<mlir::DictionaryAttr>("optimizer"));
   // Each rank's program described as a compiled plan's manifest describes
   // it (replicas of another micro-batch size run other modules).
@@ -41,9 +36,15 @@ bool stateOf(const PlannedModel &plan, const Cluster &cluster,
       if (!describeStage(fn, programs[s * plan.replicas + r], error))
         return false;
     }
-  grid.program = [&](int64_t s, int64_t r) -> const StageProgram & {
-    return programs[s * plan.replicas + r];
-  };
+  const PlanGrid grid{plan.model,
+                      plan.stages,
+                      plan.replicas,
+                      plan.grid,
+                      devicePlaces(cluster),
+                      stateCount,
+                      [&](int64_t s, int64_t r) -> const StageProgram & {
+                        return programs[s * plan.replicas + r];
+                      }};
   return planState(grid, out, error);
 }
 

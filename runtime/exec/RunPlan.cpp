@@ -461,13 +461,9 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
         !err.empty())
       return fail("--save: " + err);
 
-  BundleOverrides overrides;
-  overrides.steps = options.steps;
-  overrides.seed = options.seed;
-  overrides.dataPath = options.dataPath;
-  overrides.threads = options.threads;
-  overrides.tracePath = options.tracePath;
-  overrides.traceWithoutChecks = options.traceWithoutChecks;
+  const BundleOverrides overrides{
+      options.steps,   options.seed,      options.dataPath,
+      options.threads, options.tracePath, options.traceWithoutChecks};
   auto first = std::make_unique<OpenedBundle>();
   if (std::string err = readBundle(options.folder, overrides, *first);
       !err.empty())

@@ -81,16 +81,15 @@ std::vector<RankPlace> manifestPlaces(const PlanManifest &m) {
 
 bool manifestState(const PlanManifest &m, StateCollection &out,
                    std::string &error) {
-  PlanGrid grid;
-  grid.model = m.model;
-  grid.stages = m.stages;
-  grid.replicas = m.replicas;
-  grid.grid = m.grid;
-  grid.devices = manifestPlaces(m);
-  grid.stateCount = m.settings.stateCount;
-  grid.program = [&](int64_t s, int64_t r) -> const StageProgram & {
-    return m.program(s, r);
-  };
+  const PlanGrid grid{m.model,
+                      m.stages,
+                      m.replicas,
+                      m.grid,
+                      manifestPlaces(m),
+                      m.settings.stateCount,
+                      [&](int64_t s, int64_t r) -> const StageProgram & {
+                        return m.program(s, r);
+                      }};
   return planState(grid, out, error);
 }
 
