@@ -386,9 +386,10 @@ std::string BundleRun::changePlan(const ScheduledChange &change, int64_t step) {
                        world.processes ? &nextLayout : nullptr, next->m.grid);
         !err.empty())
       return err + after;
-  // Under mpirun the old ranks and communicator go before the new bind:
-  // both are MPI's, one at a time.
-  if (world.processes)
+  // Once its pieces are out, the old plan goes before the new one opens:
+  // a device never holds both plans' state (and under mpirun both
+  // communicators are MPI's, one at a time). Straight copies need both.
+  if (!direct)
     plan.reset();
   if (std::string err = openBundle(*next, overrides, world, schedule.seed);
       !err.empty())
