@@ -386,11 +386,13 @@ std::string BundleRun::changePlan(const ScheduledChange &change, int64_t step) {
                        world.processes ? &nextLayout : nullptr, next->m.grid);
         !err.empty())
       return err + after;
-  // Once its pieces are out, the old plan goes before the new one opens:
-  // a device never holds both plans' state (and under mpirun both
-  // communicators are MPI's, one at a time). Straight copies need both.
+  // Once its pieces are out, the old ranks go before the new ones open: a
+  // device never holds both plans' state, and under mpirun the ranks bind
+  // to MPI one plan at a time. Straight copies need both. The old
+  // communicator stays until the state is in: a process that closed it
+  // while another still used it would look lost to that one.
   if (!direct)
-    plan.reset();
+    plan->ranks.clear();
   if (std::string err = openBundle(*next, overrides, world, schedule.seed);
       !err.empty())
     return "opening the ranks of " + change.target + after + ": " + err;
