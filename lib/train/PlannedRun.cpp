@@ -32,9 +32,6 @@ int64_t bytesMoved(const whale_rt_context *ctx) {
          whale_rt_comm_bytes(ctx, 5) + whale_rt_comm_bytes(ctx, 6);
 }
 
-/// Seconds a rank waits on another before the run fails naming both.
-constexpr double kCommTimeoutSeconds = 120;
-
 } // namespace
 
 void replacePlan(PlannedModel &plan, PlannedModel &&next) {
@@ -355,18 +352,6 @@ std::string PlannedRun::openRanks(PlannedModel &&next) {
       ranks.push_back(std::move(rank));
     }
   return "";
-}
-
-whale_rt_context *PlannedRun::contextOf(int64_t i) {
-  // In one process ranks[i]; under mpirun this process's own rank, and
-  // null for the ranks of other processes (their processes read and write
-  // their state).
-  if (!options.processes)
-    return ranks[i].ctx.get();
-  for (OpenedRank &rank : ranks)
-    if (rank.place.stage * plan.replicas + rank.place.replica == i)
-      return rank.ctx.get();
-  return nullptr;
 }
 
 std::string PlannedRun::gatherToHost() {

@@ -87,9 +87,6 @@ private:
   /// its ranks: programs, a communicator, a context per rank.
   std::string openRanks(PlannedModel &&next);
   std::string compileRanks(mlir::ModuleOp module);
-  /// The context of the plan's rank i (the state collection's rank i), or
-  /// null for another process's rank.
-  whale_rt_context *contextOf(int64_t i);
   /// Under mpirun every process gets the whole state (each part from the
   /// process holding it): each evaluates alike, and process 0 saves.
   std::string gatherToHost();

@@ -23,14 +23,12 @@ std::string PlannedRun::extractState(const StateCollection &layout,
                                      int64_t step, const ReshardPlan &reshard,
                                      const StateCollection &next,
                                      HeldState &held) {
-  return whale::extractState(
-      layout, step, settings.seed, reshard, next,
-      [this](int64_t rank) { return contextOf(rank); }, held);
+  return whale::extractState(layout, step, settings.seed, reshard, next,
+                             localRanks().contextOf, held);
 }
 
 std::string PlannedRun::injectState(const HeldState &held) {
-  return whale::injectState(held,
-                            [this](int64_t rank) { return contextOf(rank); });
+  return whale::injectState(held, localRanks().contextOf);
 }
 
 std::string PlannedRun::saveState(int64_t nextStep, bool gatherAnyway) {

@@ -16,7 +16,6 @@
 #include "runtime/data/DataOrder.h"
 #include "runtime/data/TextDataset.h"
 #include "runtime/exec/Checkpoint.h"
-#include "runtime/exec/Interrupt.h"
 #include "runtime/exec/TrainLoop.h"
 #include "runtime/store/CheckpointSet.h"
 #include "runtime/store/Safetensors.h"
@@ -27,13 +26,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
-#include <chrono>
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <limits>
 #include <memory>
-#include <thread>
 
 namespace whale {
 namespace {

@@ -9,12 +9,6 @@
 #include <thread>
 
 namespace whale {
-namespace {
-
-/// Seconds a rank waits on another before the run fails naming both.
-constexpr double kCommTimeoutSeconds = 120;
-
-} // namespace
 
 std::string openProgram(const std::string &folder, const std::string &file,
                         const PlanManifest &m, LoadedLibrary &library) {

@@ -28,6 +28,10 @@
 
 namespace whale {
 
+/// Seconds a rank waits on another before the run fails naming both (the
+/// communicator of every driver of a plan).
+inline constexpr double kCommTimeoutSeconds = 120;
+
 /// A rank program: `int32_t entry(ctx, inputs, &loss)`.
 using RankEntry = int32_t (*)(whale_rt_context *, whale_rt_tensor *const *,
                               whale_rt_tensor **);
