@@ -27,15 +27,14 @@
 //     and the bytes.
 //
 // Costs come from the cost interface at the batch the model is elaborated
-// at, scaled per sample: a step is about three forward passes (forward, and
-// backward's two products per matmul), and a stage holds its parameters,
-// their gradients, the optimizer state and its in-flight micro-batches'
-// activations. A GPU the cluster names by its data sheet has its forward
-// priced op by op as the simulator prices it (perfmodel/DeviceModel.h: a matmul
-// at the matrix rate of the plan's precision, every op no faster than its
-// memory traffic), so a device with the faster tensor cores or memory
-// takes the larger share; a device described by its rate alone runs its
-// stage's FLOPs at that rate.
+// at, scaled per sample. A step runs each forward op and the backward
+// autodiff builds for it (perfmodel/StepCost.h; the forward twice under
+// recomputation), every op priced on each device as the simulator prices
+// it (perfmodel/DeviceSpeed.h: a matmul at the matrix rate of the plan's
+// precision and its tiles' waves, every op no faster than its memory
+// traffic), so a device with the faster tensor cores or memory takes the
+// larger share. A stage holds its parameters, their gradients, the
+// optimizer state and its in-flight micro-batches' activations.
 //
 // `even` keeps equal shares (and only checks memory); `local-batches`
 // fixes the shares (the planner's later runs, at each micro-batch, reuse
@@ -52,6 +51,7 @@
 #include "dialects/Whale/IR/TrainAttrs.h"
 #include "perfmodel/DeviceModel.h"
 #include "perfmodel/OpCost.h"
+#include "perfmodel/StepCost.h"
 
 #include <cmath>
 #include <numeric>
@@ -65,9 +65,6 @@ using namespace mlir;
 using namespace whale;
 
 namespace {
-
-/// FLOPs of a training step per FLOP of its forward pass.
-constexpr double kStepFlopsPerForward = 3.0;
 
 /// Units a split dimension may be cut in for uneven shards: more follow
 /// speeds more closely, fewer leave more dimensions divisible.
@@ -84,17 +81,17 @@ struct StageCost {
   int64_t fixedBytes = 0;    ///< bytes of its parameters
   int64_t splitBytes = 0;    ///< the same of split parameters, all parts
   double actPerSample = 0;   ///< bytes of forward outputs per sample
-  double flopsPerSample = 0; ///< forward FLOPs per sample
   /// Under split_rows = "whole": the same of the split TaskGraphs' ops, of
   /// which a rank computes its part (its weight's share) of every row.
-  double splitActPerSample = 0, splitFlopsPerSample = 0;
+  double splitActPerSample = 0;
   int64_t inFlight = 1;      ///< micro-batches whose activations it holds
   /// Under recomputation (0 without): bytes per sample of what it
   /// receives and its checkpoints, and of its largest segment's outputs.
   double keptPerSample = 0, segmentPerSample = 0;
-  /// Its forward ops as the device model prices them, at the elaborated
-  /// batch, each with whether a rank computes its part of it (a split
-  /// TaskGraph's op under split_rows = "whole").
+  /// What a step computes of its ops (forward and backward) as the device
+  /// model prices it, at the elaborated batch, each with whether a rank
+  /// computes its part of it (a split TaskGraph's op under split_rows =
+  /// "whole").
   SmallVector<std::pair<perf::OpCost, bool>> ops;
 };
 
@@ -171,12 +168,14 @@ private:
   /// The part of a split TaskGraph's work per row that rank r computes
   /// when its group shares rows.
   double shareOf(int64_t r) const { return double(weightOf(r)) / units; }
-  double flopsPerRow(int64_t s, int64_t r) const {
-    return costs[s].flopsPerSample + costs[s].splitFlopsPerSample * shareOf(r);
-  }
-  /// The data sheets of the cluster's devices that name one (null for the
-  /// others), and the batch the costs were read at.
-  SmallVector<const perf::DeviceModel *> models;
+  /// The models that price each device's ops, and the batch the costs
+  /// were read at.
+  SmallVector<perf::DeviceModel> models;
+  /// Per (stage, device): seconds of the stage's ops on the device at the
+  /// elaborated batch, those every rank computes whole and those it
+  /// computes its part of. The shares are searched over many times.
+  mutable DenseMap<std::pair<int64_t, int64_t>, std::pair<double, double>>
+      stageSeconds;
   double elaborated = 1;
   /// Seconds of a step per row of stage s on replica r's device.
   double stepSecondsPerRow(int64_t s, int64_t r) const;
@@ -222,13 +221,10 @@ LogicalResult Balancer::measureStages() {
     return fn.emitOpError("has no batch dimension to balance");
   elaborated = double(first.getShape()[0]);
   const bool bf16 = ampBf16(fn);
-  models.assign(devices, nullptr);
-  bool priced = false;
+  models.clear();
   for (int64_t d = 0; d < devices; ++d)
-    if (!cluster.model(d).empty()) {
-      models[d] = perf::findGpuModel(cluster.model(d).str());
-      priced |= models[d] != nullptr;
-    }
+    models.push_back(cluster.deviceModel(d));
+  recompute = plan::recomputes(fn);
   if (auto train = fn->getAttrOfType<DictionaryAttr>("whale.train"))
     states = optimizerStateCount(train.getAs<DictionaryAttr>("optimizer"));
   shardOptimizer = settingsOf(fn).getShardOptimizer();
@@ -242,6 +238,12 @@ LogicalResult Balancer::measureStages() {
     inputsPerRow += tensorBytes(t) / elaborated;
   SmallVector<DenseSet<Value>> received(stages);
   SmallVector<SmallVector<Operation *>> stageOps(stages); // no parameters
+  SmallVector<Operation *> all;
+  for (TaskGraphOp tg : plan::taskGraphs(fn))
+    for (Operation &op : tg.getBody().front().without_terminator())
+      all.push_back(&op);
+  SmallVector<perf::StepOpCosts> step = perf::stepCostsOf(all, fn, bf16);
+  size_t at = 0;
   for (TaskGraphOp tg : plan::taskGraphs(fn)) {
     int64_t s = tg->getAttrOfType<IntegerAttr>("stage").getInt();
     const bool split = tg->hasAttr("shards");
@@ -252,18 +254,19 @@ LogicalResult Balancer::measureStages() {
     if (!c.first)
       c.first = tg;
     for (Operation &op : tg.getBody().front().without_terminator()) {
+      const perf::StepOpCosts &opStep = step[at++];
       if (auto p = dyn_cast<ParamOp>(op)) {
         (split ? c.splitBytes : c.fixedBytes) += tensorBytes(p.getType());
         continue;
       }
-      if (auto cost = dyn_cast<CostOpInterface>(op)) {
-        (shared ? c.splitFlopsPerSample : c.flopsPerSample) +=
-            cost.getFlops() / elaborated;
+      if (auto cost = dyn_cast<CostOpInterface>(op))
         (shared ? c.splitActPerSample : c.actPerSample) +=
             cost.getOutputMemory() / elaborated;
-        if (priced)
-          c.ops.push_back({perf::opCostOf(&op, bf16), shared});
-      }
+      for (int pass = 0; pass < (recompute ? 2 : 1); ++pass)
+        for (const perf::OpCost &forward : opStep.forward)
+          c.ops.push_back({forward, shared});
+      for (const perf::OpCost &backward : opStep.backward)
+        c.ops.push_back({backward, shared});
       for (Value v : op.getOperands()) {
         Value src = plan::throughYields(v);
         if (!isa<BlockArgument>(src) && plan::stageOf(src) != s &&
@@ -277,7 +280,6 @@ LogicalResult Balancer::measureStages() {
     c.inFlight =
         plan::inFlightOf(s, stages, m, gpipe, plan.chunks().value_or(1));
   }
-  recompute = plan::recomputes(fn);
   // A rank of a group that shares its rows holds its part of a split
   // TaskGraph's values (an equal share: the segments are chosen once per
   // stage), as the sharded program -whale-rank-programs cuts will.
@@ -354,16 +356,17 @@ LogicalResult Balancer::overMemory(int64_t s, int64_t r, int64_t rows,
 
 double Balancer::stepSecondsPerRow(int64_t s, int64_t r) const {
   const int64_t d = deviceOf(s, r);
-  if (const perf::DeviceModel *model = models[d]) {
+  auto [it, fresh] = stageSeconds.try_emplace({s, d});
+  if (fresh) {
     // Each op's time without its launch, which a share of rows does not
     // scale.
-    double seconds = 0;
+    const perf::DeviceModel &model = models[d];
     for (const auto &[cost, shared] : costs[s].ops)
-      seconds += (perf::opSeconds(cost, *model) - model->launchSeconds) *
-                 (shared ? shareOf(r) : 1.0);
-    return kStepFlopsPerForward * seconds / elaborated;
+      (shared ? it->second.second : it->second.first) +=
+          perf::opSeconds(cost, model) - model.launchSeconds;
   }
-  return kStepFlopsPerForward * flopsPerRow(s, r) / cluster.rate(d);
+  const auto [whole, part] = it->second;
+  return (whole + part * shareOf(r)) / elaborated;
 }
 
 double Balancer::secondsPerRow(int64_t r) const {

@@ -2,40 +2,46 @@
 //-*-===//
 //
 // The planner writes the cluster onto the module as `whale.cluster`
-// {flops = array<f64: ...>, memory = array<i64: ...>, models = [...]}:
-// each device's compute rate (FLOP/s), memory limit (bytes, 0 for none)
-// and, for a GPU the simulator knows by its data sheet, its model name
-// ("" for a device described by its rate alone), by rank.
-// Hand-written IR may carry it too. Without it every device is alike and
-// unlimited, and the passes plan as they did before balancing existed.
+// {flops = array<f64: ...>, memory = array<i64: ...>, gpus = array<i1: ...>,
+// threads = array<i64: ...>, models = [...]}: each device's compute rate
+// (FLOP/s), memory limit (bytes, 0 for none), whether it is a GPU, the
+// threads it runs with and, for a GPU known by its data sheet, its model
+// name ("" for a device described by its rate alone), by rank. `gpus`,
+// `threads` and `models` may be left out (CPU devices of one thread).
+// Hand-written IR may carry it too. Without it every device is a nominal
+// one-thread CPU device, alike and unlimited.
+//
+// The passes price a device's ops with the model perfmodel/DeviceSpeed.h
+// makes of this description, the one the simulator prices it with.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef WHALE_LOWERING_CLUSTERVIEW_H
 #define WHALE_LOWERING_CLUSTERVIEW_H
 
+#include "perfmodel/DeviceSpeed.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
-
-#include <string>
 
 #include <limits>
 
 namespace whale::plan {
 
 struct ClusterView {
-  llvm::SmallVector<double> flops;   ///< per device; all 1 when not given
-  llvm::SmallVector<int64_t> memory; ///< per device; 0: no limit
-  /// per device: a data sheet's name (perfmodel/DeviceModel.h), or empty
-  llvm::SmallVector<std::string> models;
+  llvm::SmallVector<perf::DeviceDescription> devices;
 
-  double rate(int64_t d) const { return d < (int64_t)flops.size() ? flops[d] : 1; }
-  llvm::StringRef model(int64_t d) const {
-    return d < (int64_t)models.size() ? llvm::StringRef(models[d]) : "";
+  const perf::DeviceDescription &device(int64_t d) const {
+    static const perf::DeviceDescription nominal;
+    return d < (int64_t)devices.size() ? devices[d] : nominal;
   }
-  int64_t limit(int64_t d) const {
-    return d < (int64_t)memory.size() ? memory[d] : 0;
+  double rate(int64_t d) const { return perf::rateOf(device(d)); }
+  llvm::StringRef model(int64_t d) const { return device(d).model; }
+  int64_t limit(int64_t d) const { return device(d).memory; }
+  /// The model its ops are priced with, as the simulator prices them.
+  perf::DeviceModel deviceModel(int64_t d) const {
+    return perf::deviceModelOf(device(d));
   }
   /// A limit as a number to compare: no limit is the most memory.
   double room(int64_t d) const {
@@ -45,11 +51,8 @@ struct ClusterView {
   /// Whether devices differ in rate or memory (an even plan is then not
   /// the only sensible one).
   bool uneven() const {
-    for (size_t i = 1; i < flops.size(); ++i)
-      if (flops[i] != flops[0])
-        return true;
-    for (size_t i = 1; i < memory.size(); ++i)
-      if (memory[i] != memory[0])
+    for (size_t i = 1; i < devices.size(); ++i)
+      if (rate(i) != rate(0) || limit(i) != limit(0))
         return true;
     return false;
   }
@@ -58,8 +61,7 @@ struct ClusterView {
 /// The cluster of the module around `op`, for `devices` devices.
 inline ClusterView clusterOf(mlir::Operation *op, int64_t devices) {
   ClusterView view;
-  view.flops.assign(devices, 1.0);
-  view.memory.assign(devices, 0);
+  view.devices.assign(devices, perf::DeviceDescription{});
   auto module = llvm::isa<mlir::ModuleOp>(op)
                     ? llvm::cast<mlir::ModuleOp>(op)
                     : op->getParentOfType<mlir::ModuleOp>();
@@ -68,18 +70,27 @@ inline ClusterView clusterOf(mlir::Operation *op, int64_t devices) {
                      : mlir::DictionaryAttr();
   if (!dict)
     return view;
-  if (auto f = dict.getAs<mlir::DenseF64ArrayAttr>("flops"))
-    for (int64_t d = 0; d < devices && d < f.size(); ++d)
-      view.flops[d] = f[d];
-  if (auto m = dict.getAs<mlir::DenseI64ArrayAttr>("memory"))
-    for (int64_t d = 0; d < devices && d < m.size(); ++d)
-      view.memory[d] = m[d];
-  if (auto names = dict.getAs<mlir::ArrayAttr>("models"))
-    for (int64_t d = 0; d < devices && d < int64_t(names.size()); ++d)
-      if (auto name = llvm::dyn_cast<mlir::StringAttr>(names[d])) {
-        view.models.resize(devices);
-        view.models[d] = name.str();
-      }
+  auto flops = dict.getAs<mlir::DenseF64ArrayAttr>("flops");
+  auto memory = dict.getAs<mlir::DenseI64ArrayAttr>("memory");
+  auto gpus = dict.getAs<mlir::DenseBoolArrayAttr>("gpus");
+  auto threads = dict.getAs<mlir::DenseI64ArrayAttr>("threads");
+  auto names = dict.getAs<mlir::ArrayAttr>("models");
+  for (int64_t d = 0; d < devices; ++d) {
+    perf::DeviceDescription &out = view.devices[d];
+    if (flops && d < flops.size())
+      out.flops = flops[d];
+    if (memory && d < memory.size())
+      out.memory = memory[d];
+    if (gpus && d < gpus.size())
+      out.gpu = gpus[d];
+    if (threads && d < threads.size())
+      out.threads = static_cast<int>(threads[d]);
+    if (names && d < int64_t(names.size()))
+      if (auto name = llvm::dyn_cast<mlir::StringAttr>(names[d]))
+        out.model = name.str();
+    // A device named by its data sheet is a GPU (IR written before `gpus`).
+    out.gpu = out.gpu || !out.model.empty();
+  }
   return view;
 }
 

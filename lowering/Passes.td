@@ -137,15 +137,17 @@ def WhaleTaskGraphPartition : Pass<"whale-taskgraph-partition", "mlir::ModuleOp"
     `num_task_graph` contiguous TaskGraphs, each parameter going with its
     first user: of the cuts whose every stage fits its device's memory (from
     `whale.cluster`, with the stages in -whale-balance's memory order), the
-    one whose slowest stage (FLOPs from the cost interface over its device's
-    rate) is fastest. The cut is recorded as the model's `whale.cut` (the
-    op count at which each part ends); `ends` makes that cut again. With
+    one whose slowest stage is fastest: each op and its backward priced by
+    the device model of the stage's slowest device (perfmodel/StepCost.h,
+    perfmodel/DeviceSpeed.h), as -whale-balance prices them. The cut is
+    recorded as the model's `whale.cut` (the op count at which each part
+    ends); `ends` makes that cut again. With
     `task_graph_split` = c (the config's, or the option) every part is a
     `split(c)` TaskGraph: c devices per stage and copy.
   }];
   let options = [
     Option<"autoParallel", "auto-parallel", "bool", /*default=*/"false",
-           "Cut the model into num-task-graph parts by FLOPs">,
+           "Cut the model into num-task-graph parts by step time">,
     Option<"numTaskGraph", "num-task-graph", "int64_t", /*default=*/"0",
            "How many TaskGraphs auto_parallel makes (0: the config's)">,
     Option<"splitDevices", "split", "int64_t", /*default=*/"0",
@@ -203,8 +205,10 @@ def WhalePipeline : Pass<"whale-pipeline", "mlir::ModuleOp"> {
 def WhaleBalance : Pass<"whale-balance", "mlir::ModuleOp"> {
   let summary = "Shares of the batch by device speed, within device memory";
   let description = [{
-    Reads the devices' rates and memory limits from the module's
-    `whale.cluster` (none: all alike, unlimited). In a pipeline, hands each
+    Reads the devices from the module's `whale.cluster` (none: all alike,
+    unlimited) and prices a step on each (every forward op and the
+    backward autodiff builds for it) with its device model, as `whale sim`
+    does (perfmodel/StepCost.h, perfmodel/DeviceSpeed.h). In a pipeline, hands each
     copy's stages to its devices in order of memory, the most to stage 0
     (it holds the most micro-batches in flight). Gives each replica a local
     batch proportional to its speed (its slowest stage's time per sample),

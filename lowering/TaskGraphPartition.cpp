@@ -4,9 +4,8 @@
 // block join a TaskGraph of the model's default strategy, one per run of
 // such ops. With auto_parallel, the model is cut afresh into num_task_graph
 // contiguous TaskGraphs, each parameter going with its first user: the cut
-// that makes the slowest stage fastest on the devices it will run on (its
-// FLOPs from the cost interface over its device's rate; on GPUs the cluster
-// names by model, each op priced by the simulator's device model, as
+// that makes the slowest stage fastest on the devices it will run on (each
+// op and its backward priced by the device model of the slowest of them, as
 // -whale-balance and `whale sim` price it) among the cuts
 // whose every stage fits its device's memory, by the balance pass's memory
 // model (parameters with gradients and optimizer state, and the in-flight
@@ -24,6 +23,7 @@
 #include "lowering/Recompute.h"
 #include "lowering/StageMemory.h"
 #include "perfmodel/DeviceModel.h"
+#include "perfmodel/StepCost.h"
 
 #include "dialects/Whale/IR/TrainAttrs.h"
 
@@ -82,22 +82,22 @@ TaskGraphOp wrap(OpBuilder &b, ArrayRef<Operation *> ops, Strategy strategy,
 /// copy and has the room of its tightest one (`device`); a block of c
 /// devices computes and holds c times what its slowest device does (what
 /// -whale-sharding leaves replicated is not counted: the balance pass
-/// checks the sharded plan). Alike and unlimited without a cluster.
+/// checks the sharded plan). Alike (nominal one-thread CPU devices, as
+/// lowering/ClusterView.h) and unlimited without a cluster.
 struct StageDevices {
-  SmallVector<double> rate, room;
+  SmallVector<double> room;
   SmallVector<int64_t> device;
   int64_t copies = 1;
-  /// Where every device is a GPU the cluster names by model: per stage, the
-  /// models of its devices (an op takes as long as on the slowest of
-  /// them). Empty otherwise: stages are priced by FLOPs at their rate.
-  SmallVector<SmallVector<const perf::DeviceModel *>> models;
+  /// Per stage, the models of its devices: an op takes as long as on the
+  /// slowest of them.
+  SmallVector<SmallVector<perf::DeviceModel>> models;
 };
 
 StageDevices stageDevices(func::FuncOp fn, int64_t k, int64_t c) {
   StageDevices s;
-  s.rate.assign(k, 1.0);
   s.room.assign(k, std::numeric_limits<double>::infinity());
   s.device.assign(k, 0);
+  s.models.assign(k, {plan::ClusterView().deviceModel(0)});
   auto module = fn->getParentOfType<ModuleOp>();
   auto dict = module ? module->getAttrOfType<DictionaryAttr>("whale.cluster")
                      : DictionaryAttr();
@@ -107,25 +107,15 @@ StageDevices stageDevices(func::FuncOp fn, int64_t k, int64_t c) {
     return s;
   plan::ClusterView cluster = plan::clusterOf(fn, flops.size());
   s.copies = flops.size() / (k * c);
-  s.rate.assign(k, std::numeric_limits<double>::infinity());
-  auto blockRate = [&](int64_t first) {
-    double r = std::numeric_limits<double>::infinity();
-    for (int64_t j = 0; j < c; ++j)
-      r = std::min(r, cluster.rate(first + j));
-    return r * double(c);
-  };
+  s.models.assign(k, {});
+  // Per stage, the devices priced so far: alike ones price alike.
+  SmallVector<SmallVector<perf::DeviceDescription>> seen(k);
   auto blockRoom = [&](int64_t first) {
     double r = std::numeric_limits<double>::infinity();
     for (int64_t j = 0; j < c; ++j)
       r = std::min(r, cluster.room(first + j));
     return r * double(c);
   };
-  bool priced = true;
-  for (int64_t d = 0; d < int64_t(flops.size()) && priced; ++d)
-    priced =
-        !cluster.model(d).empty() && perf::findGpuModel(cluster.model(d).str());
-  if (priced)
-    s.models.assign(k, {});
   for (int64_t copy = 0; copy < s.copies; ++copy) {
     SmallVector<int64_t> blocks; // each block's first device
     for (int64_t i = 0; i < k; ++i)
@@ -134,12 +124,15 @@ StageDevices stageDevices(func::FuncOp fn, int64_t k, int64_t c) {
       return blockRoom(a) > blockRoom(b);
     });
     for (int64_t i = 0; i < k; ++i) {
-      s.rate[i] = std::min(s.rate[i], blockRate(blocks[i]));
-      for (int64_t j = 0; j < c && priced; ++j) {
-        const perf::DeviceModel *m =
-            perf::findGpuModel(cluster.model(blocks[i] + j).str());
-        if (!llvm::is_contained(s.models[i], m))
-          s.models[i].push_back(m);
+      for (int64_t j = 0; j < c; ++j) {
+        const perf::DeviceDescription &d = cluster.device(blocks[i] + j);
+        if (llvm::none_of(seen[i], [&](const perf::DeviceDescription &x) {
+              return x.gpu == d.gpu && x.model == d.model &&
+                     x.flops == d.flops && x.threads == d.threads;
+            })) {
+          seen[i].push_back(d);
+          s.models[i].push_back(perf::deviceModelOf(d));
+        }
       }
       if (copy == 0 || blockRoom(blocks[i]) < s.room[i]) {
         s.room[i] = blockRoom(blocks[i]);
@@ -156,16 +149,13 @@ StageDevices stageDevices(func::FuncOp fn, int64_t k, int64_t c) {
 StageDevices chunkDevices(const StageDevices &stages, int64_t k, int64_t v) {
   StageDevices s = stages;
   const int64_t p = k / v;
-  s.rate.clear();
   s.room.clear();
   s.device.clear();
   s.models.clear();
   for (int64_t i = 0; i < k; ++i) {
-    s.rate.push_back(stages.rate[i % p]);
     s.room.push_back(stages.room[i % p] / double(v));
     s.device.push_back(stages.device[i % p]);
-    if (!stages.models.empty())
-      s.models.push_back(stages.models[i % p]);
+    s.models.push_back(stages.models[i % p]);
   }
   return s;
 }
@@ -207,8 +197,8 @@ struct TaskGraphPartitionPass
       v = 1;
     const int64_t p = k / v;
     StageDevices devs = chunkDevices(stageDevices(fn, p, c), k, v);
-    // Per op: FLOPs, activation bytes per row of the batch it is
-    // elaborated at, and the bytes of the parameters it is first to read.
+    // Per op: activation bytes per row of the batch it is elaborated at,
+    // and the bytes of the parameters it is first to read.
     auto first = fn.getNumArguments()
                      ? dyn_cast<RankedTensorType>(fn.getArgumentTypes()[0])
                      : RankedTensorType();
@@ -224,7 +214,7 @@ struct TaskGraphPartitionPass
       states = optimizerStateCount(train.getAs<DictionaryAttr>("optimizer"));
       batch = plan::intOf(train.getAs<DictionaryAttr>("data"), "batch");
     }
-    SmallVector<double> flops(n + 1, 0), act(n + 1, 0), params(n + 1, 0);
+    SmallVector<double> act(n + 1, 0), params(n + 1, 0);
     for (ParamOp p : fn.getBody().front().getOps<ParamOp>()) {
       int64_t at = n;
       for (Operation *user : p->getUsers())
@@ -234,7 +224,6 @@ struct TaskGraphPartitionPass
     }
     for (auto [i, op] : llvm::enumerate(compute)) {
       auto cost = dyn_cast<CostOpInterface>(op);
-      flops[i + 1] = flops[i] + (cost ? double(cost.getFlops()) : 0);
       act[i + 1] = act[i] + (cost ? cost.getOutputMemory() / rows : 0);
       params[i + 1] += params[i];
     }
@@ -271,31 +260,33 @@ struct TaskGraphPartitionPass
              plan::rowBytesOf(act[e] - act[a] + in, inFlight, inputs, m) *
                  micro;
     };
-    // On modelled GPUs, per stage the running sum of its ops' seconds: each
-    // op's time without its launch (which -whale-balance does not scale
-    // with a share of rows either), a c-th of it on each device of a split
-    // part.
-    SmallVector<SmallVector<double>> opSeconds;
-    if (!devs.models.empty()) {
-      const bool bf16 = ampBf16(fn);
-      SmallVector<perf::OpCost> costs;
-      for (Operation *op : compute)
-        costs.push_back(isa<CostOpInterface>(op) ? perf::opCostOf(op, bf16)
-                                                 : perf::OpCost{});
-      opSeconds.assign(k, SmallVector<double>(n + 1, 0));
-      for (int64_t i = 0; i < k; ++i)
-        for (int64_t x = 0; x < n; ++x) {
-          double slowest = 0;
-          for (const perf::DeviceModel *m : devs.models[i])
-            slowest = std::max(slowest, perf::opSeconds(costs[x], *m) -
-                                            m->launchSeconds);
-          opSeconds[i][x + 1] = opSeconds[i][x] + slowest / double(c);
-        }
-    }
+    // Per stage, the running sum of its ops' seconds in a step (each op and
+    // its backward, the forward twice under recomputation): each op's time
+    // without its launch (which -whale-balance does not scale with a share
+    // of rows either) on the slowest device of the stage, a c-th of it on
+    // each device of a split part.
+    const SmallVector<perf::StepOpCosts> step =
+        perf::stepCostsOf(compute, fn, ampBf16(fn));
+    auto stepSeconds = [&](const perf::StepOpCosts &op,
+                           const perf::DeviceModel &m) {
+      double t = 0;
+      for (const perf::OpCost &cost : op.forward)
+        t += (recompute ? 2 : 1) * (perf::opSeconds(cost, m) - m.launchSeconds);
+      for (const perf::OpCost &cost : op.backward)
+        t += perf::opSeconds(cost, m) - m.launchSeconds;
+      return t;
+    };
+    SmallVector<SmallVector<double>> opSeconds(k,
+                                               SmallVector<double>(n + 1, 0));
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t x = 0; x < n; ++x) {
+        double slowest = 0;
+        for (const perf::DeviceModel &m : devs.models[i])
+          slowest = std::max(slowest, stepSeconds(step[x], m));
+        opSeconds[i][x + 1] = opSeconds[i][x] + slowest / double(c);
+      }
     auto seconds = [&](int64_t i, int64_t a, int64_t e) {
-      if (!opSeconds.empty())
-        return opSeconds[i][e] - opSeconds[i][a];
-      return (flops[e] - flops[a]) / devs.rate[i];
+      return opSeconds[i][e] - opSeconds[i][a];
     };
     // best[i][e]: the first e ops in i + 1 stages; from[i][e]: where the
     // last of them starts.
@@ -324,17 +315,18 @@ struct TaskGraphPartitionPass
       return in;
     };
     // A bound on the slowest stage of the best cut: the cut into equal
-    // FLOPs, where it fits. No part slower than it can be on the best
-    // path, so the search stops growing a part there (parts only get
-    // slower as they grow): about n / k ops a part instead of n.
+    // seconds on the first stage's devices, where it fits. No part slower than
+    // it can be on the best path, so the search stops growing a part there
+    // (parts only get slower as they grow): about n / k ops a part instead of
+    // n.
     double bound = std::numeric_limits<double>::infinity();
     {
       double slowest = 0;
       bool fits = true;
       for (int64_t i = 0, a = 0; i < k && fits; ++i) {
         int64_t e = a + 1;
-        const double target = flops[n] * double(i + 1) / double(k);
-        while (e < n - (k - 1 - i) && flops[e] < target)
+        const double target = opSeconds[0][n] * double(i + 1) / double(k);
+        while (e < n - (k - 1 - i) && opSeconds[0][e] < target)
           ++e;
         if (i == k - 1)
           e = n;

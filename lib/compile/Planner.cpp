@@ -78,26 +78,32 @@ void planningPasses(mlir::PassManager &pm, int64_t devices, bool even,
   buildWhalePlanningPipeline(pm, planning);
 }
 
-/// Tells the passes each device's rate and memory limit.
-void describeCluster(mlir::ModuleOp module, const std::vector<double> &rates,
-                     const Cluster &cluster) {
+/// Tells the passes each device as the cluster describes it: its rate,
+/// memory limit, kind, threads and data sheet (lowering/ClusterView.h), from
+/// which they price its ops as the simulator does.
+void describeCluster(mlir::ModuleOp module, const Cluster &cluster,
+                     int defaultThreads) {
   mlir::Builder b(module.getContext());
-  std::vector<int64_t> memory;
+  std::vector<double> rates;
+  std::vector<int64_t> memory, threads;
+  llvm::SmallVector<bool> gpus;
   llvm::SmallVector<mlir::Attribute> models;
-  bool anyModel = false;
-  for (const DeviceSpec &d : cluster.devices) {
+  for (const DeviceSpec &spec : cluster.devices) {
+    perf::DeviceDescription d = describe(spec, defaultThreads);
+    rates.push_back(perf::rateOf(d));
     memory.push_back(d.memory);
+    gpus.push_back(d.gpu);
+    threads.push_back(d.threads);
     models.push_back(b.getStringAttr(d.model));
-    anyModel |= !d.model.empty();
   }
-  llvm::SmallVector<mlir::NamedAttribute> attrs = {
-      b.getNamedAttr("flops", b.getDenseF64ArrayAttr(rates)),
-      b.getNamedAttr("memory", b.getDenseI64ArrayAttr(memory))};
-  // GPUs of a data sheet: the balancer prices their ops as the simulator
-  // does (each op's arithmetic against its memory traffic).
-  if (anyModel)
-    attrs.push_back(b.getNamedAttr("models", b.getArrayAttr(models)));
-  module->setAttr("whale.cluster", b.getDictionaryAttr(attrs));
+  module->setAttr(
+      "whale.cluster",
+      b.getDictionaryAttr(
+          {b.getNamedAttr("flops", b.getDenseF64ArrayAttr(rates)),
+           b.getNamedAttr("memory", b.getDenseI64ArrayAttr(memory)),
+           b.getNamedAttr("gpus", b.getDenseBoolArrayAttr(gpus)),
+           b.getNamedAttr("threads", b.getDenseI64ArrayAttr(threads)),
+           b.getNamedAttr("models", b.getArrayAttr(models))}));
 }
 
 /// A plan's array entry as a vector; empty where the plan has none.
@@ -153,7 +159,7 @@ bool planModel(Interpreter &interp, const std::string &modelName,
   Decided decided;
   auto planCopy = [&](mlir::ModuleOp module, int64_t weight) {
     onlyModel(module, out.model);
-    describeCluster(module, out.deviceFlops, cluster);
+    describeCluster(module, cluster, options.defaultThreads);
     return runPasses(
         module,
         [&](mlir::PassManager &pm) {

@@ -4,8 +4,11 @@
 // and devices short of memory shed samples to others; every such plan must
 // still train to the losses and parameters of one device (the gradient of
 // each replica weighted by its share), and fit the memory it was given.
-// Rates here come from each device's threads: the balance follows them
-// even though every rank runs one thread in these tests.
+// Rates here are declared, and low: at 1e8 to 3e8 FLOP/s every op is bound
+// by its arithmetic, not its memory traffic (8 GB/s a thread, alike on
+// every device), so the shares follow the rates' ratios exactly. Devices
+// that differ in threads balance by how the device model says their ops
+// scale (test/lit/Tools/plan-balance.test).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,7 +31,7 @@ std::string autoParallel(const std::string &text) {
 
 TEST(Balance, UnevenBatchOverTwoDevices) {
   whale::TrainResult planned;
-  expectEquivalent(source(kMlp), kMlp, "cpu:1@threads=3,cpu:1@threads=1",
+  expectEquivalent(source(kMlp), kMlp, "cpu:1@flops=3e8,cpu:1@flops=1e8",
                    &planned);
   EXPECT_EQ(sharesOf(planned), (std::vector<int64_t>{48, 16}));
 }
@@ -36,7 +39,7 @@ TEST(Balance, UnevenBatchOverTwoDevices) {
 TEST(Balance, UnevenBatchOverThreeDevicesOfThreeSpeeds) {
   whale::TrainResult planned;
   expectEquivalent(source(kMlp), kMlp,
-                   "cpu:1@threads=3,cpu:1@threads=2,cpu:1@threads=1", &planned);
+                   "cpu:1@flops=3e8,cpu:1@flops=2e8,cpu:1@flops=1e8", &planned);
   // 64 x 3/6, 2/6, 1/6 = 32, 21.3, 10.7: the largest remainder rounds up.
   EXPECT_EQ(sharesOf(planned), (std::vector<int64_t>{32, 21, 11}));
 }
@@ -63,7 +66,7 @@ TEST(Balance, UnevenCopiesOfAPipeline) {
   // copy's share is a whole number of its 4 micro-batches.
   whale::TrainResult planned;
   expectEquivalent(source(kMlpStages), kMlpStages,
-                   "cpu:2@threads=2,cpu:2@threads=1", &planned);
+                   "cpu:2@flops=2e8,cpu:2@flops=1e8", &planned);
   std::vector<int64_t> shares = sharesOf(planned);
   ASSERT_EQ(shares.size(), 4u);
   EXPECT_EQ(shares[0] + shares[2], 64);
@@ -75,7 +78,7 @@ TEST(Balance, UnevenShardGroupsOfTheHybrid) {
   // split(2) on four devices: two shard groups, each one share.
   whale::TrainResult planned;
   expectEquivalent(edit(source(kHybrid), "split {", "split(2) {"), kHybrid,
-                   "cpu:2@threads=3,cpu:2@threads=1", &planned);
+                   "cpu:2@flops=3e8,cpu:2@flops=1e8", &planned);
   EXPECT_EQ(sharesOf(planned), (std::vector<int64_t>{12, 12, 4, 4}));
 }
 
@@ -84,7 +87,7 @@ TEST(Balance, UnevenShardsOfOneSplitTaskGraph) {
   // each split dimension are cut 3:1.
   whale::TrainResult planned;
   expectEquivalent(source(kMlpSplit), kMlpSplit,
-                   "cpu:1@threads=3,cpu:1@threads=1", &planned);
+                   "cpu:1@flops=3e8,cpu:1@flops=1e8", &planned);
   EXPECT_EQ(sharesOf(planned), (std::vector<int64_t>{48, 16}));
   // The fast device holds three quarters of the split parameters and of
   // the work, so it needs more memory than the slow one.
@@ -97,7 +100,7 @@ TEST(Balance, UnevenShardsInFineUnitsForA2To1Pair) {
   // columns); the 12-class bias no unit count divides stays whole.
   whale::TrainResult planned;
   expectEquivalent(source(kMlpSplit), kMlpSplit,
-                   "cpu:1@threads=2,cpu:1@threads=1", &planned);
+                   "cpu:1@flops=2e8,cpu:1@flops=1e8", &planned);
   EXPECT_EQ(sharesOf(planned), (std::vector<int64_t>{43, 21}));
 }
 
@@ -105,7 +108,7 @@ TEST(Balance, UnevenShardsOfTheHybridsClasses) {
   // 2000 classes cut 1500/500: the sharded cross entropy finds each rank's
   // classes by the weights.
   whale::TrainResult planned;
-  expectEquivalent(source(kHybrid), kHybrid, "cpu:1@threads=3,cpu:1@threads=1",
+  expectEquivalent(source(kHybrid), kHybrid, "cpu:1@flops=3e8,cpu:1@flops=1e8",
                    &planned);
   EXPECT_EQ(sharesOf(planned), (std::vector<int64_t>{24, 8}));
 }
@@ -115,8 +118,8 @@ TEST(Balance, UnevenShardsInTwoGroupsSumTheirPartsGradients) {
   // parameters is the same slice, so their gradients all-reduce.
   whale::TrainResult planned;
   expectEquivalent(edit(source(kHybrid), "split {", "split(2) {"), kHybrid,
-                   "cpu:1@threads=3,cpu:1@threads=1,cpu:1@threads=3,"
-                   "cpu:1@threads=1",
+                   "cpu:1@flops=3e8,cpu:1@flops=1e8,cpu:1@flops=3e8,"
+                   "cpu:1@flops=1e8",
                    &planned);
   EXPECT_EQ(sharesOf(planned), (std::vector<int64_t>{12, 4, 12, 4}));
 }
@@ -128,7 +131,7 @@ TEST(Balance, GptBlocksUnevenShards) {
   text = edit(text, "  replicate {", "  split {");
   text = edit(text, "  replicate {", "  split {");
   whale::TrainResult planned;
-  expectEquivalent(text, kGpt, "cpu:1@threads=3,cpu:1@threads=1", &planned);
+  expectEquivalent(text, kGpt, "cpu:1@flops=3e8,cpu:1@flops=1e8", &planned);
   EXPECT_EQ(sharesOf(planned), (std::vector<int64_t>{12, 4}));
 }
 
@@ -137,7 +140,7 @@ TEST(Balance, UnevenShardsSaveAndResumeLikeAnUninterruptedRun) {
   // hands each rank its part back on load.
   const std::string ckpt =
       ::testing::TempDir() + "mlp-split-uneven.safetensors";
-  const std::string cluster = "cpu:1@threads=3,cpu:1@threads=1";
+  const std::string cluster = "cpu:1@flops=3e8,cpu:1@flops=1e8";
   auto run = [&](int steps, const std::string &save, const std::string &load) {
     whale::Interpreter interp;
     EXPECT_TRUE(interp.loadString(
@@ -165,7 +168,7 @@ TEST(Balance, GptUnevenDataParallel) {
   std::string text =
       edit(source(kGpt), "num_micro_batch = 4", "num_micro_batch = 1");
   whale::TrainResult planned;
-  expectEquivalent(text, kGpt, "cpu:1@threads=2,cpu:1@threads=1", &planned);
+  expectEquivalent(text, kGpt, "cpu:1@flops=2e8,cpu:1@flops=1e8", &planned);
   std::vector<int64_t> shares = sharesOf(planned);
   ASSERT_EQ(shares.size(), 2u);
   EXPECT_GT(shares[0], shares[1]);
@@ -181,7 +184,7 @@ TEST(Balance, MemoryLimitShedsSamplesAndTheRunFitsIt) {
   // limit the allocator enforces.
   whale::TrainResult planned;
   expectEquivalent(source(kMlp), kMlp,
-                   "cpu:1@threads=3,mem=200000,cpu:1@threads=1", &planned);
+                   "cpu:1@flops=3e8,mem=200000,cpu:1@flops=1e8", &planned);
   std::vector<int64_t> shares = sharesOf(planned);
   ASSERT_EQ(shares.size(), 2u);
   EXPECT_LT(shares[0], 48);
@@ -192,8 +195,9 @@ TEST(Balance, MemoryLimitShedsSamplesAndTheRunFitsIt) {
 }
 
 TEST(Balance, APlanThatCannotFitFailsBeforeTraining) {
-  whale::TrainResult r = trainText(
-      source(kMlp), kMlp, "cpu:1@threads=3,mem=150000,cpu:1,mem=150000");
+  whale::TrainResult r =
+      trainText(source(kMlp), kMlp,
+                "cpu:1@flops=3e8,mem=150000,cpu:1@flops=1e8,mem=150000");
   ASSERT_FALSE(r.ok);
   EXPECT_NE(r.error.find("does not fit on device 0"), std::string::npos)
       << r.error;
@@ -208,7 +212,7 @@ TEST(Balance, EvenPlanOnUnevenDevicesStillTrainsLikeOneDevice) {
   whale::TrainResult planned;
   expectEquivalent(edit(source(kMlp), "model mlp",
                         "config {\n  balance = \"even\"\n}\n\nmodel mlp"),
-                   kMlp, "cpu:1@threads=3,cpu:1@threads=1", &planned);
+                   kMlp, "cpu:1@flops=3e8,cpu:1@flops=1e8", &planned);
   ASSERT_TRUE(planned.ok) << planned.error;
   EXPECT_EQ(planned.localBatches, (std::vector<int64_t>{32, 32}));
 }
@@ -218,10 +222,10 @@ TEST(Balance, EvenPlanOnUnevenDevicesStillTrainsLikeOneDevice) {
 namespace {
 
 TEST(Balance, AutoParallelCutByDeviceSpeed) {
-  // auto_parallel cuts the model so each stage's FLOPs follow its device's
-  // speed; the pipeline still trains like one device.
+  // auto_parallel cuts the model so each stage's step time follows its
+  // device's speed; the pipeline still trains like one device.
   expectEquivalent(autoParallel(source(kMlp)), kMlp,
-                   "cpu:1@threads=3,cpu:1@threads=1");
+                   "cpu:1@flops=3e8,cpu:1@flops=1e8");
 }
 
 TEST(Balance, AutoParallelCutMovesToFitTheSmallDevice) {
@@ -276,7 +280,7 @@ std::string splitWith(const std::string &middle) {
          "}\n";
 }
 
-const char *const kUnevenPairs[] = {"cpu:1@threads=3,cpu:1@threads=1",
+const char *const kUnevenPairs[] = {"cpu:1@flops=3e8,cpu:1@flops=1e8",
                                     "cpu:1@flops=5e9,cpu:1@flops=3e9"};
 
 TEST(Balance, UnevenShardsChooseOnePatternPerGroup) {
@@ -338,12 +342,12 @@ TEST(Balance, ReplicateThenSplitOverGroupsOfDifferentSpeeds) {
                            "}\n";
   whale::TrainResult planned;
   expectEquivalent(text, "replicate-split.whl",
-                   "cpu:4@threads=2,cpu:4@threads=1", &planned);
+                   "cpu:4@flops=2e8,cpu:4@flops=1e8", &planned);
   EXPECT_EQ(sharesOf(planned), (std::vector<int64_t>{5, 5, 5, 5, 3, 3, 3, 3}));
   expectEquivalent(text, "replicate-split.whl",
-                   "cpu:1@threads=3,cpu:1@threads=1,cpu:1@threads=2,"
-                   "cpu:1@threads=1,cpu:1@threads=3,cpu:1@threads=1,"
-                   "cpu:1@threads=2,cpu:1@threads=1");
+                   "cpu:1@flops=3e8,cpu:1@flops=1e8,cpu:1@flops=2e8,"
+                   "cpu:1@flops=1e8,cpu:1@flops=3e8,cpu:1@flops=1e8,"
+                   "cpu:1@flops=2e8,cpu:1@flops=1e8");
 }
 
 } // namespace

@@ -113,6 +113,28 @@ LogicalResult WhaleDialect::verifyOperationAttribute(Operation *op,
         llvm::any_of(memory.asArrayRef(), [](int64_t m) { return m < 0; }))
       return op->emitError("'whale.cluster' rates must be positive and "
                            "memory limits not negative");
+    // Optional, one entry per device each: whether it is a GPU, its
+    // threads, its data sheet's name ("" for none).
+    auto gpus = dict.get("gpus");
+    if (gpus && (!isa<DenseBoolArrayAttr>(gpus) ||
+                 cast<DenseBoolArrayAttr>(gpus).size() != flops.size()))
+      return op->emitError("'whale.cluster' 'gpus' is an array<i1> with one "
+                           "entry per device");
+    auto threads = dict.get("threads");
+    if (threads && (!isa<DenseI64ArrayAttr>(threads) ||
+                    cast<DenseI64ArrayAttr>(threads).size() != flops.size() ||
+                    llvm::any_of(cast<DenseI64ArrayAttr>(threads).asArrayRef(),
+                                 [](int64_t t) { return t < 1; })))
+      return op->emitError("'whale.cluster' 'threads' is an array<i64> of "
+                           "positive counts, one per device");
+    auto models = dict.get("models");
+    if (models && (!isa<ArrayAttr>(models) ||
+                   int64_t(cast<ArrayAttr>(models).size()) != flops.size() ||
+                   !llvm::all_of(cast<ArrayAttr>(models), [](Attribute a) {
+                     return isa<StringAttr>(a);
+                   })))
+      return op->emitError("'whale.cluster' 'models' is an array of data "
+                           "sheet names (\"\" for none), one per device");
     return success();
   }
   if (name == "whale.cost")

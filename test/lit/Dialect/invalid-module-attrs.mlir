@@ -206,3 +206,31 @@ module {
   // expected-error @+1 {{'whale.plan' entry 'device_seconds' must be an array<f64>, not array<i64: 1>}}
   func.func @m() attributes {whale.model, whale.plan = {device_seconds = array<i64: 1>}} { return }
 }
+
+// -----
+
+// The devices a plan is for (lowering/ClusterView.h): rates and memory
+// limits, and optionally each device's kind, threads and data sheet, one
+// entry per device each.
+// expected-error @+1 {{'whale.cluster' needs 'flops' (array<f64>) and 'memory' (array<i64>) with one entry per device}}
+module attributes {whale.cluster = {flops = array<f64: 1.0e9, 1.0e9>, memory = array<i64: 0>}} {}
+
+// -----
+
+// expected-error @+1 {{'whale.cluster' rates must be positive and memory limits not negative}}
+module attributes {whale.cluster = {flops = array<f64: 0.0>, memory = array<i64: 0>}} {}
+
+// -----
+
+// expected-error @+1 {{'whale.cluster' 'gpus' is an array<i1> with one entry per device}}
+module attributes {whale.cluster = {flops = array<f64: 1.0e9, 1.0e9>, memory = array<i64: 0, 0>, gpus = array<i1: true>}} {}
+
+// -----
+
+// expected-error @+1 {{'whale.cluster' 'threads' is an array<i64> of positive counts, one per device}}
+module attributes {whale.cluster = {flops = array<f64: 1.0e9, 1.0e9>, memory = array<i64: 0, 0>, threads = array<i64: 4, 0>}} {}
+
+// -----
+
+// expected-error @+1 {{'whale.cluster' 'models' is an array of data sheet names ("" for none), one per device}}
+module attributes {whale.cluster = {flops = array<f64: 1.0e9, 1.0e9>, memory = array<i64: 0, 0>, models = ["H100", 3]}} {}

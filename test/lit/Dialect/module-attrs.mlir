@@ -1,4 +1,4 @@
-// RUN: whale-opt %s | FileCheck %s
+// RUN: whale-opt %s -split-input-file | FileCheck %s
 
 // The script's config on the module, its train block and default strategy
 // on the model function.
@@ -9,3 +9,10 @@ module attributes {whale.config = #whale.settings<schedule = "1f1b", num_micro_b
     return
   }
 }
+
+// -----
+
+// A cluster as the planner writes it: every device's rate, memory limit,
+// kind, threads and data sheet ("" for none).
+// CHECK: whale.cluster = {flops = array<f64: 5.000000e+10, 1.000000e+13>, gpus = array<i1: false, true>, memory = array<i64: 0, 1024>, models = ["", "H100"], threads = array<i64: 4, 1>}
+module attributes {whale.cluster = {flops = array<f64: 5.0e10, 1.0e13>, memory = array<i64: 0, 1024>, gpus = array<i1: false, true>, threads = array<i64: 4, 1>, models = ["", "H100"]}} {}

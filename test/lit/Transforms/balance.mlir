@@ -4,12 +4,16 @@
 // of activations per sample (the matmul's and relu's outputs), held twice
 // (in flight, and their gradients), plus the sample's 64 bytes of input:
 // 320 bytes a sample.
-// 544 FLOPs per sample forward. A device three times as fast gets three
-// times the samples; both then take the same time.
+// A step is the forward and the backward autodiff builds for it (the
+// weight's gradient; the input needs none), each op priced by the device
+// model of a one-thread CPU at the declared rate (perfmodel/DeviceSpeed.h).
+// Products this small fill a quarter of a 64-wide tile or less, so the
+// step takes 0.898 s a row at 3e4 FLOP/s. A device three times as fast
+// gets three times the samples; both then take the same time (43.11 s).
 // CHECK-LABEL: func.func @proportional
 // CHECK-SAME: balance = "hardware"
 // CHECK-SAME: device_memory = array<i64: 17414, 7170>
-// CHECK-SAME: device_seconds = array<f64: 2.611275, 2.611275>
+// CHECK-SAME: device_seconds = array<f64: 43.1104{{[0-9]*}}, 4.311050e+01>
 // CHECK-SAME: local_batches = array<i64: 48, 16>
 // CHECK-SAME: micro_batch = 48
 // CHECK-SAME: shifts = []
@@ -160,10 +164,10 @@ func.func @too_small(%x: tensor<2x16xf32>) -> tensor<f32> attributes {whale.mode
 // prices them, whatever rate the cluster declares: in fp32 an A100's
 // matmuls run at 19.5 TFLOP/s against a V100's 15.7 and its ReLU streams
 // 2039 GB/s against 900, so it takes the larger share although both
-// declare the same rate: about 1.21 times the V100's (1.89 against 2.29
-// us a row).
+// declare the same rate: about 1.22 times the V100's (3.82 against 4.64
+// us a row for the product, the weight's gradient and the ReLU's two).
 // CHECK-LABEL: func.func @data_sheets
-// CHECK-SAME: local_batches = array<i64: 4485, 3707>
+// CHECK-SAME: local_batches = array<i64: 4496, 3696>
 module attributes {whale.cluster = {flops = array<f64: 1.0e13, 1.0e13>, memory = array<i64: 0, 0>, models = ["A100-80GB", "V100"]}} {
 func.func @data_sheets(%x: tensor<4096x4096xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 8192 : i64, grid = array<i64: 0, 1>, micro_batch = 4096 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
   %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1>} {
@@ -181,9 +185,9 @@ func.func @data_sheets(%x: tensor<4096x4096xf32>) -> tensor<f32> attributes {wha
 
 // Under amp = "bf16" the matmuls run at the tensor cores' bf16 rates, 312
 // TFLOP/s against the V100's 125 (its fp16 rate): the A100's share grows
-// to about 2.4 times the V100's (0.14 against 0.34 us a row).
+// to about 2.4 times the V100's (0.31 against 0.73 us a row).
 // CHECK-LABEL: func.func @data_sheets_amp
-// CHECK-SAME: local_batches = array<i64: 5768, 2424>
+// CHECK-SAME: local_batches = array<i64: 5762, 2430>
 module attributes {whale.config = #whale.settings<amp = "bf16">, whale.cluster = {flops = array<f64: 1.0e13, 1.0e13>, memory = array<i64: 0, 0>, models = ["A100-80GB", "V100"]}} {
 func.func @data_sheets_amp(%x: tensor<4096x4096xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 8192 : i64, grid = array<i64: 0, 1>, micro_batch = 4096 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
   %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1>} {

@@ -110,11 +110,39 @@ func.func @by_data_sheet(%x: tensor<2048x128xf32>, %w: tensor<128x2048xf32>) -> 
 
 // -----
 
-// The same model on devices known by their rates alone: cut by FLOPs.
-// CHECK-LABEL: func.func @by_flops
+// The same model on GPUs known by their rates alone (`gpus`, no data
+// sheet): each is priced as an H100 scaled to its rate, whose memory
+// streams each relu in 10 us; the product takes 221 us at 1e13 FLOP/s, so
+// it has stage 0 to itself.
+// CHECK-LABEL: func.func @rate_only_gpus
 // CHECK-SAME: whale.cut = array<i64: 1, 11>
+module attributes {whale.cluster = {flops = array<f64: 1.0e13, 1.0e13>, memory = array<i64: 0, 0>, gpus = array<i1: true, true>}} {
+func.func @rate_only_gpus(%x: tensor<2048x128xf32>, %w: tensor<128x2048xf32>) -> tensor<2048x2048xf32> attributes {whale.model} {
+  %p = whale.matmul %x, %w : tensor<2048x128xf32>, tensor<128x2048xf32> -> tensor<2048x2048xf32>
+  %a = whale.relu %p : tensor<2048x2048xf32>
+  %b = whale.relu %a : tensor<2048x2048xf32>
+  %c = whale.relu %b : tensor<2048x2048xf32>
+  %d = whale.relu %c : tensor<2048x2048xf32>
+  %e = whale.relu %d : tensor<2048x2048xf32>
+  %f = whale.relu %e : tensor<2048x2048xf32>
+  %g = whale.relu %f : tensor<2048x2048xf32>
+  %h = whale.relu %g : tensor<2048x2048xf32>
+  %i = whale.relu %h : tensor<2048x2048xf32>
+  %j = whale.relu %i : tensor<2048x2048xf32>
+  return %j : tensor<2048x2048xf32>
+}
+}
+
+// -----
+
+// The same on one-thread CPU devices of that rate: they stream 8 GB/s, so
+// every op is bound by its memory traffic, each relu's 32 MiB (4.2 ms)
+// outweighing the product's 18 MiB (2.4 ms): the product and five relus
+// against five.
+// CHECK-LABEL: func.func @cpu_devices
+// CHECK-SAME: whale.cut = array<i64: 6, 11>
 module attributes {whale.cluster = {flops = array<f64: 1.0e13, 1.0e13>, memory = array<i64: 0, 0>}} {
-func.func @by_flops(%x: tensor<2048x128xf32>, %w: tensor<128x2048xf32>) -> tensor<2048x2048xf32> attributes {whale.model} {
+func.func @cpu_devices(%x: tensor<2048x128xf32>, %w: tensor<128x2048xf32>) -> tensor<2048x2048xf32> attributes {whale.model} {
   %p = whale.matmul %x, %w : tensor<2048x128xf32>, tensor<128x2048xf32> -> tensor<2048x2048xf32>
   %a = whale.relu %p : tensor<2048x2048xf32>
   %b = whale.relu %a : tensor<2048x2048xf32>
