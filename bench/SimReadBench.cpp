@@ -26,11 +26,14 @@
 
 namespace {
 
-bool keyValue(const char *text, std::map<std::string, std::string> &into) {
+/// KEY=VALUE into `into`, the value read by `read` (text as given, or a
+/// config value).
+template <class Map, class Read>
+bool keyValue(const char *text, Map &into, Read read) {
   const char *eq = std::strchr(text, '=');
   if (!eq)
     return false;
-  into[std::string(text, eq)] = eq + 1;
+  into[std::string(text, eq)] = read(std::string(eq + 1));
   return true;
 }
 
@@ -56,10 +59,11 @@ int main(int argc, char **argv) {
     if (!std::strcmp(argv[i], "--rounds") && hasValue)
       rounds = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--define") && hasValue &&
-             keyValue(argv[i + 1], opts.defines))
+             keyValue(argv[i + 1], opts.defines,
+                      [](std::string v) { return v; }))
       ++i;
     else if (!std::strcmp(argv[i], "--config") && hasValue &&
-             keyValue(argv[i + 1], opts.configs))
+             keyValue(argv[i + 1], opts.configs, whale::parseConfigValue))
       ++i;
     else {
       std::fprintf(stderr, "unknown or incomplete option '%s'\n", argv[i]);

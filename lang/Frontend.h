@@ -5,6 +5,7 @@
 #define WHALE_LANG_FRONTEND_H
 
 #include "lang/AST.h"
+#include "lang/ConfigValue.h"
 #include "lang/Diagnostics.h"
 #include "lang/Program.h"
 
@@ -26,9 +27,9 @@ struct FrontendOptions {
   /// Values for top-level constants of the main script (`--define
   /// LAYERS=96`), as written: an integer, a number, true/false or a string.
   std::map<std::string, std::string> defines;
-  /// Config keys of the main script to set (`--config schedule=gpipe`), as
-  /// written: each replaces the config block's value or adds the key.
-  std::map<std::string, std::string> configs;
+  /// Config keys of the main script to set (`--config schedule=gpipe`):
+  /// each replaces the config block's value or adds the key.
+  std::map<std::string, ConfigValue> configs;
   /// When set, every model is elaborated at this batch instead of its
   /// data's: the planner's micro-batch, the shapes one rank sees. The data's
   /// batch is still the one checked against the config.

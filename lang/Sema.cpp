@@ -606,16 +606,13 @@ bool configSetting(const std::string &key, const SVal &v, Setting &s) {
 }
 
 /// A `--config` value as written: an integer, true/false, else a string.
-SVal configValueOf(const std::string &text) {
-  const char *begin = text.c_str();
-  char *end = nullptr;
-  errno = 0;
-  long long i = std::strtoll(begin, &end, 10);
-  if (!text.empty() && *end == '\0' && errno == 0)
-    return SVal::ofInt(Dim::known(i));
-  if (text == "true" || text == "false")
-    return SVal::ofBool(text == "true");
-  return SVal::ofStr(text);
+/// A `--config` value as the evaluator's: an integer, a bool or a string.
+SVal svalOf(const ConfigValue &value) {
+  if (const auto *i = std::get_if<int64_t>(&value))
+    return SVal::ofInt(Dim::known(*i));
+  if (const auto *b = std::get_if<bool>(&value))
+    return SVal::ofBool(*b);
+  return SVal::ofStr(std::get<std::string>(value));
 }
 } // namespace
 
@@ -665,14 +662,14 @@ void Sema::checkConfig(const ModuleInfo &m) {
   }
   frames.pop_back();
   // `--config KEY=VALUE` replaces the script's value or adds the key.
-  for (const auto &[key, text] : fe.getOptions().configs) {
-    std::string flag = "--config " + key + "=" + text;
+  for (const auto &[key, value] : fe.getOptions().configs) {
+    std::string flag = "--config " + key + "=" + configText(value);
     const KeyRule *rule = findKey(kConfigKeys, key);
     if (!rule) {
       error(Loc{}, flag + ": " + unknownKeyMessage(kConfigKeys, key, "config"));
       continue;
     }
-    SVal v = configValueOf(text);
+    SVal v = svalOf(value);
     Setting s;
     if (!configSetting(key, v, s)) {
       error(Loc{}, flag + ": '" + key + "' must be " + rule->what);

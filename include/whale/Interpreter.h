@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace mlir {
@@ -49,6 +50,17 @@ struct Diagnostic {
   std::vector<Diagnostic> notes;
 };
 
+/// A config key's value as a config block writes it: an integer, true or
+/// false, or a string (`schedule = "1f1b"`).
+using ConfigValue = std::variant<int64_t, bool, std::string>;
+
+/// The value a command line's text spells (`--config num_micro_batch=8`,
+/// `--config schedule=1f1b`): an integer, true or false, else the string.
+ConfigValue parseConfigValue(const std::string &text);
+
+/// The value as a command line spells it: 8, true, 1f1b.
+std::string configText(const ConfigValue &value);
+
 struct InterpreterOptions {
   /// Extra folders searched by `import`, before WHALE_PATH and the stdlib.
   std::vector<std::string> searchPath;
@@ -60,9 +72,10 @@ struct InterpreterOptions {
   /// LAYERS=96` gives them: each replaces the constant's value (an integer,
   /// a number, true/false or a string, of the kind the script gives it).
   std::map<std::string, std::string> defines;
-  /// Config keys to set, as `--config num_micro_batch=8` gives them: each
-  /// replaces the script's config value or adds the key, checked alike.
-  std::map<std::string, std::string> configs;
+  /// Config keys to set, as `--config num_micro_batch=8` gives them (typed:
+  /// parseConfigValue reads a command line's text): each replaces the
+  /// script's config value or adds the key, checked alike.
+  std::map<std::string, ConfigValue> configs;
   /// Elaborate every model at this batch instead of its data's (the
   /// planner's per-rank micro-batch).
   std::optional<int64_t> batch;

@@ -39,6 +39,17 @@ static bool isDirectory(const std::string &path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+static_assert(std::is_same_v<ConfigValue, lang::ConfigValue>,
+              "the public API's config value is the front end's");
+
+ConfigValue parseConfigValue(const std::string &text) {
+  return lang::configValueOf(text);
+}
+
+std::string configText(const ConfigValue &value) {
+  return lang::configText(value);
+}
+
 std::string stdlibDirectory() {
   // An install puts the stdlib beside the binaries; the build tree uses the
   // source folder, so both an installed and a just-built whale find it.

@@ -75,14 +75,6 @@ std::string ConfigChoice::text() const {
   return flagValue();
 }
 
-std::string ConfigChoice::flagValue() const {
-  if (const auto *i = std::get_if<int64_t>(&value))
-    return std::to_string(*i);
-  if (const auto *f = std::get_if<bool>(&value))
-    return *f ? "true" : "false";
-  return std::get<std::string>(value);
-}
-
 std::vector<ConfigChoice> SearchCandidate::config() const {
   if (asWritten)
     return {};
@@ -428,7 +420,7 @@ public:
     // config block says: its printed config names only what differs from
     // the defaults.
     for (const ConfigChoice &c : k.overrides())
-      o.configs[c.key] = c.flagValue();
+      o.configs[c.key] = c.value;
     Interpreter interp(o);
     if (!interp.loadFile(file) || !interp.module()) {
       k.outcome = Outcome::Failed;

@@ -56,13 +56,12 @@ double pipelineStretch(int64_t microBatches, int64_t stages, int64_t chunks);
 /// the two places a person reads or types it.
 struct ConfigChoice {
   std::string key;
-  std::variant<int64_t, bool, std::string> value;
+  ConfigValue value; ///< as InterpreterOptions::configs takes it
 
   /// In config-block syntax: 4, true, "1f1b".
   std::string text() const;
-  /// As `--config KEY=VALUE` and InterpreterOptions::configs take it: 4,
-  /// true, 1f1b.
-  std::string flagValue() const;
+  /// As `--config KEY=VALUE` spells it: 4, true, 1f1b.
+  std::string flagValue() const { return configText(value); }
   bool operator==(const ConfigChoice &o) const {
     return key == o.key && value == o.value;
   }

@@ -49,6 +49,51 @@ TEST(Interpreter, DiagnosticsAreValues) {
   EXPECT_FALSE(interp.emit(whale::Stage::Whale));
 }
 
+TEST(Interpreter, ConfigKeysAreSetByTypedValues) {
+  const std::string script = R"(
+import nn
+config {
+  schedule = "gpipe"
+}
+model m(x: f32[B, 4]) { return mean(nn.linear(x, 3)) }
+)";
+  whale::InterpreterOptions opts;
+  opts.dims["B"] = 8;
+  opts.configs["num_micro_batch"] = 2; // an integer, not its text
+  opts.configs["schedule"] = "1f1b";   // replaces the block's value
+  opts.configs["recompute"] = true;
+  whale::Interpreter interp(opts);
+  ASSERT_TRUE(interp.loadString(script, "config.whl"))
+      << interp.renderDiagnostics();
+  std::optional<std::string> ir = interp.emit(whale::Stage::Whale);
+  ASSERT_TRUE(ir);
+  EXPECT_NE(ir->find("#whale.settings<num_micro_batch = 2, recompute = true, "
+                     "schedule = \"1f1b\">"),
+            std::string::npos)
+      << *ir;
+
+  // A value of the wrong kind is refused as a config block's would be:
+  // the text "2" is a string, not the integer a command line means by it.
+  opts.configs["num_micro_batch"] = std::string("2");
+  whale::Interpreter wrong(opts);
+  EXPECT_FALSE(wrong.loadString(script, "config.whl"));
+  EXPECT_NE(wrong.renderDiagnostics().find(
+                "--config num_micro_batch=2: 'num_micro_batch' must be an "
+                "integer"),
+            std::string::npos)
+      << wrong.renderDiagnostics();
+}
+
+TEST(Interpreter, ACommandLinesConfigTextReadsAsItsValue) {
+  EXPECT_EQ(whale::parseConfigValue("8"), whale::ConfigValue(int64_t(8)));
+  EXPECT_EQ(whale::parseConfigValue("false"), whale::ConfigValue(false));
+  EXPECT_EQ(whale::parseConfigValue("1f1b"),
+            whale::ConfigValue(std::string("1f1b")));
+  EXPECT_EQ(whale::parseConfigValue(""), whale::ConfigValue(std::string()));
+  for (const char *text : {"8", "-3", "true", "after_backward"})
+    EXPECT_EQ(whale::configText(whale::parseConfigValue(text)), text);
+}
+
 TEST(Interpreter, MissingFileIsAnError) {
   whale::Interpreter interp;
   EXPECT_FALSE(interp.loadFile("/no/such/file.whl"));

@@ -214,7 +214,7 @@ TEST(Reshard, MissingStateOrAnotherShapeIsAnError) {
 /// The state collection of `script` planned on `spec` (with `configs`).
 whale::StateCollection
 stateOfScript(const std::string &script, const std::string &spec,
-              const std::map<std::string, std::string> &configs = {}) {
+              const std::map<std::string, whale::ConfigValue> &configs = {}) {
   whale::Cluster cluster;
   std::string error;
   EXPECT_TRUE(whale::parseCluster(spec, cluster, error)) << error;
@@ -332,10 +332,10 @@ TEST(Reshard, TensorParallelFourTwoRoundTripIsBitExact) {
 }
 
 TEST(Reshard, PipelineTwoFourRoundTripIsBitExact) {
-  std::map<std::string, std::string> two = {{"auto_parallel", "true"},
-                                            {"num_task_graph", "2"}},
-                                     four = {{"auto_parallel", "true"},
-                                             {"num_task_graph", "4"}};
+  std::map<std::string, whale::ConfigValue> two = {{"auto_parallel", true},
+                                                   {"num_task_graph", 2L}},
+                                            four = {{"auto_parallel", true},
+                                                    {"num_task_graph", 4L}};
   expectRoundTrip({stateOfScript("examples/gpt.whl", "cpu:2", two),
                    stateOfScript("examples/gpt.whl", "cpu:4", four)});
 }

@@ -53,7 +53,7 @@ void planWithConfig(const whale::SearchCandidate &k, const whale::Cluster &c,
                     whale::PlannedModel &plan,
                     whale::InterpreterOptions o = smallGpt()) {
   for (const whale::ConfigChoice &c : k.config())
-    o.configs[c.key] = c.flagValue();
+    o.configs[c.key] = c.value;
   interp = std::make_unique<whale::Interpreter>(o);
   ASSERT_TRUE(interp->loadFile(kScript)) << interp->renderDiagnostics();
   std::string error;
@@ -406,11 +406,11 @@ TEST(Search, TheScriptsOwnConfigDoesNotLeakIntoTheCandidates) {
   ASSERT_TRUE(whale::searchPlans(kScript, smallGpt(), c, options, plain, error))
       << error;
   whale::InterpreterOptions o = smallGpt();
-  o.configs = {{"recompute", "true"},
-               {"task_graph_split", "2"},
-               {"virtual_stages", "2"},
-               {"split_rows", "whole"},
-               {"balance", "even"}};
+  o.configs = {{"recompute", true},
+               {"task_graph_split", int64_t(2)},
+               {"virtual_stages", int64_t(2)},
+               {"split_rows", std::string("whole")},
+               {"balance", std::string("even")}};
   ASSERT_TRUE(whale::searchPlans(kScript, o, c, options, decided, error))
       << error;
   std::map<std::string, const whale::SearchCandidate *> byLabel;

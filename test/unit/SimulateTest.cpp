@@ -104,7 +104,7 @@ void planGpt(int micro, std::unique_ptr<whale::Interpreter> &interp,
                {"MICRO", std::to_string(micro)}};
   // Interleaved, the four TaskGraphs are chunks of 4 / chunks stages.
   if (chunks > 1)
-    o.configs["virtual_stages"] = std::to_string(chunks);
+    o.configs["virtual_stages"] = int64_t(chunks);
   interp = std::make_unique<whale::Interpreter>(o);
   ASSERT_TRUE(interp->loadFile(kScript)) << interp->renderDiagnostics();
   whale::Cluster cluster;

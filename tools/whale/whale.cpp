@@ -135,8 +135,11 @@ public:
             return usageError(std::string(flag) + " takes " +
                               (flag[2] == 'd' ? "NAME" : "KEY") +
                               "=VALUE, got '" + *v + "'");
-          (flag[2] == 'd' ? opts.defines : opts.configs)[v->substr(0, eq)] =
-              v->substr(eq + 1);
+          if (flag[2] == 'd')
+            opts.defines[v->substr(0, eq)] = v->substr(eq + 1);
+          else
+            opts.configs[v->substr(0, eq)] =
+                whale::parseConfigValue(v->substr(eq + 1));
           return 0;
         }
     }
@@ -558,7 +561,7 @@ int reshardCommand(int argc, char **argv) {
                     oldCluster = from.substr(at + 5);
   whale::InterpreterOptions newOpts = opts;
   for (const auto &[key, value] : toConfigs)
-    newOpts.configs[key] = value;
+    newOpts.configs[key] = whale::parseConfigValue(value);
   whale::Cluster a, b;
   whale::Interpreter oldInterp(opts), newInterp(newOpts);
   whale::PlannedModel oldPlan, newPlan;
