@@ -3,9 +3,9 @@
 #include "runtime/exec/PlanManifest.h"
 
 #include "runtime/exec/BatchRows.h"
-#include "runtime/exec/JsonValue.h"
 #include "support/InputFile.h"
 #include "support/JsonString.h"
+#include "support/JsonValue.h"
 #include "support/Limits.h"
 #include "support/OutputFile.h"
 

@@ -5,14 +5,16 @@
 #include "runtime/store/Crc32.h"
 #include "support/InputFile.h"
 #include "support/JsonString.h"
+#include "support/JsonValue.h"
 #include "support/OutputFile.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <set>
 
 namespace whale::rt {
 
@@ -118,221 +120,124 @@ Status writeSafetensors(const std::string &path, const Checkpoint &ckpt) {
 
 namespace {
 
-/// A strict reader for the header's JSON: objects, arrays, strings,
-/// non-negative integers. Depth is bounded; every error says where.
-class HeaderParser {
+/// What a checkpoint's header says, read from its JSON (support/JsonValue.h,
+/// strict and bounded): every tensor's name, dtype, shape and byte range,
+/// and the metadata.
+class HeaderReader {
 public:
-  HeaderParser(const char *p, size_t n, const std::string &source)
-      : p(p), end(p + n), begin(p), source(source) {}
+  explicit HeaderReader(const std::string &source) : source(source) {}
 
-  Status parse(Checkpoint &out,
-               std::vector<std::pair<uint64_t, uint64_t>> &ranges);
+  Status read(const std::string &text, Checkpoint &out,
+              std::vector<std::pair<uint64_t, uint64_t>> &ranges) const;
 
 private:
-  Status fail(const std::string &what) {
-    return Status::invalid("checkpoint '" + source + "': " + what +
-                           " at byte " + std::to_string(8 + (p - begin)) +
-                           " of the header");
+  Status fail(const std::string &what) const {
+    return Status::invalid("checkpoint '" + source + "': " + what);
   }
-  void ws() {
-    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
-      ++p;
+  /// A non-negative integer that a double holds exactly (below 2^53: no
+  /// checkpoint's offsets come near).
+  static bool wholeNumber(const JsonValue &v, uint64_t &out) {
+    if (v.kind != JsonValue::Kind::Number || !(v.number >= 0) ||
+        v.number > 9007199254740992.0 || v.number != std::floor(v.number))
+      return false;
+    out = static_cast<uint64_t>(v.number);
+    return true;
   }
-  bool eat(char c) {
-    ws();
-    if (p < end && *p == c) {
-      ++p;
-      return true;
-    }
-    return false;
-  }
-  Status object(Checkpoint &out,
-                std::vector<std::pair<uint64_t, uint64_t>> &ranges);
-  Status string(std::string &out);
-  Status integer(uint64_t &out);
-  Status intArray(std::vector<uint64_t> &out);
-  Status skipValue(int depth);
+  Status integers(const JsonValue &v, const std::string &what, size_t most,
+                  std::vector<uint64_t> &out) const;
+  Status tensor(const std::string &name, const JsonValue &v, StoredTensor &t,
+                std::pair<uint64_t, uint64_t> &range) const;
 
-  const char *p, *end, *begin;
   const std::string &source;
 };
 
-Status HeaderParser::string(std::string &out) {
-  if (!eat('"'))
-    return fail("expected a string");
-  std::string why = readJsonString(p, end, out);
-  return why.empty() ? Status::ok() : fail("expected " + why);
-}
-
-Status HeaderParser::integer(uint64_t &out) {
-  ws();
-  if (p >= end || *p < '0' || *p > '9')
-    return fail("expected a non-negative integer");
-  out = 0;
-  while (p < end && *p >= '0' && *p <= '9') {
-    if (out > (UINT64_MAX - 9) / 10)
-      return fail("an integer that does not fit in 64 bits");
-    out = out * 10 + static_cast<uint64_t>(*p++ - '0');
-  }
-  return Status::ok();
-}
-
-Status HeaderParser::intArray(std::vector<uint64_t> &out) {
-  if (!eat('['))
-    return fail("expected '['");
+Status HeaderReader::integers(const JsonValue &v, const std::string &what,
+                              size_t most, std::vector<uint64_t> &out) const {
+  if (v.kind != JsonValue::Kind::Array)
+    return fail(what + " is not an array of integers");
+  if (v.items.size() > most)
+    return fail(what + " has more than " + std::to_string(most) + " entries");
   out.clear();
-  if (eat(']'))
-    return Status::ok();
-  do {
-    uint64_t v;
-    if (Status s = integer(v); !s)
-      return s;
-    if (out.size() > 64)
-      return fail("a shape of more than 64 dimensions");
-    out.push_back(v);
-  } while (eat(','));
-  if (!eat(']'))
-    return fail("expected ']'");
+  for (const JsonValue &item : v.items) {
+    uint64_t n;
+    if (!wholeNumber(item, n))
+      return fail(what + " holds something other than a non-negative "
+                         "integer below 2^53");
+    out.push_back(n);
+  }
   return Status::ok();
 }
 
-Status HeaderParser::skipValue(int depth) {
-  if (depth > 32)
-    return fail("nesting deeper than 32");
-  ws();
-  if (p >= end)
-    return fail("a missing value");
-  if (*p == '"') {
-    std::string s;
-    return string(s);
+Status HeaderReader::tensor(const std::string &name, const JsonValue &v,
+                            StoredTensor &t,
+                            std::pair<uint64_t, uint64_t> &range) const {
+  if (v.kind != JsonValue::Kind::Object)
+    return fail("expected an object for tensor '" + name + "'");
+  t.name = name;
+  const JsonValue *dtype = v.find("dtype"), *shape = v.find("shape"),
+                  *offsets = v.find("data_offsets");
+  if (!dtype || !shape || !offsets)
+    return fail("tensor '" + name +
+                "' needs dtype, shape and two data_offsets");
+  if (dtype->kind != JsonValue::Kind::String)
+    return fail("tensor '" + name + "' has a dtype that is not a string");
+  t.dtype = dtype->string;
+  std::vector<uint64_t> extents, ends;
+  if (Status s =
+          integers(*shape, "the shape of tensor '" + name + "'", 64, extents);
+      !s)
+    return s;
+  for (uint64_t d : extents) {
+    if (d > (uint64_t(1) << 48))
+      return fail("an extent too large in tensor '" + name + "'");
+    t.shape.push_back(static_cast<int64_t>(d));
   }
-  if (*p == '{' || *p == '[') {
-    char close = *p == '{' ? '}' : ']';
-    bool object = *p == '{';
-    ++p;
-    if (eat(close))
-      return Status::ok();
-    do {
-      if (object) {
-        std::string k;
-        if (Status s = string(k); !s)
-          return s;
-        if (!eat(':'))
-          return fail("expected ':'");
-      }
-      if (Status s = skipValue(depth + 1); !s)
-        return s;
-    } while (eat(','));
-    if (!eat(close))
-      return fail(std::string("expected '") + close + "'");
-    return Status::ok();
-  }
-  // numbers, true, false, null
-  const char *start = p;
-  while (p < end && (std::isalnum(static_cast<unsigned char>(*p)) ||
-                     *p == '-' || *p == '+' || *p == '.'))
-    ++p;
-  if (p == start)
-    return fail("an unexpected character");
+  if (Status s = integers(*offsets, "the data_offsets of tensor '" + name + "'",
+                          2, ends);
+      !s)
+    return s;
+  if (ends.size() != 2)
+    return fail("tensor '" + name +
+                "' needs dtype, shape and two data_offsets");
+  if (safetensorsDtypeSize(t.dtype) == 0)
+    return fail("tensor '" + name + "' has the unknown dtype '" + t.dtype +
+                "'");
+  range = {ends[0], ends[1]};
   return Status::ok();
 }
 
 Status
-HeaderParser::object(Checkpoint &out,
-                     std::vector<std::pair<uint64_t, uint64_t>> &ranges) {
-  if (!eat('{'))
+HeaderReader::read(const std::string &text, Checkpoint &out,
+                   std::vector<std::pair<uint64_t, uint64_t>> &ranges) const {
+  JsonValue header;
+  std::string error;
+  if (!parseJson(text, header, error))
+    return fail("its header is not JSON: " + error);
+  if (header.kind != JsonValue::Kind::Object)
     return fail("expected the header to be a JSON object");
-  if (eat('}'))
-    return Status::ok();
-  do {
-    std::string name;
-    if (Status s = string(name); !s)
-      return s;
-    if (!eat(':'))
-      return fail("expected ':'");
+  std::set<std::string> seen;
+  for (const auto &[name, v] : header.members) {
+    if (!seen.insert(name).second)
+      return fail(name == "__metadata__"
+                      ? "__metadata__ appears twice"
+                      : "tensor '" + name + "' appears twice");
     if (name == "__metadata__") {
-      if (!eat('{'))
+      if (v.kind != JsonValue::Kind::Object)
         return fail("expected __metadata__ to be an object");
-      if (!eat('}')) {
-        do {
-          std::string k, v;
-          if (Status s = string(k); !s)
-            return s;
-          if (!eat(':'))
-            return fail("expected ':'");
-          if (Status s = string(v); !s)
-            return s;
-          out.metadata[k] = v;
-        } while (eat(','));
-        if (!eat('}'))
-          return fail("expected '}'");
+      for (const auto &[key, value] : v.members) {
+        if (value.kind != JsonValue::Kind::String)
+          return fail("metadata '" + key + "' is not a string");
+        out.metadata[key] = value.string;
       }
       continue;
     }
-    if (out.find(name))
-      return fail("tensor '" + name + "' appears twice");
     StoredTensor t;
-    t.name = name;
-    bool haveDtype = false, haveShape = false, haveOffsets = false;
-    std::vector<uint64_t> offsets;
-    if (!eat('{'))
-      return fail("expected an object for tensor '" + name + "'");
-    if (!eat('}')) {
-      do {
-        std::string key;
-        if (Status s = string(key); !s)
-          return s;
-        if (!eat(':'))
-          return fail("expected ':'");
-        if (key == "dtype") {
-          if (Status s = string(t.dtype); !s)
-            return s;
-          haveDtype = true;
-        } else if (key == "shape") {
-          std::vector<uint64_t> shape;
-          if (Status s = intArray(shape); !s)
-            return s;
-          for (uint64_t d : shape) {
-            if (d > (uint64_t(1) << 48))
-              return fail("an extent too large in tensor '" + name + "'");
-            t.shape.push_back(static_cast<int64_t>(d));
-          }
-          haveShape = true;
-        } else if (key == "data_offsets") {
-          if (Status s = intArray(offsets); !s)
-            return s;
-          haveOffsets = true;
-        } else if (Status s = skipValue(0); !s) {
-          return s;
-        }
-      } while (eat(','));
-      if (!eat('}'))
-        return fail("expected '}'");
-    }
-    if (!haveDtype || !haveShape || !haveOffsets || offsets.size() != 2)
-      return fail("tensor '" + name +
-                  "' needs dtype, shape and two data_offsets");
-    if (safetensorsDtypeSize(t.dtype) == 0)
-      return fail("tensor '" + name + "' has the unknown dtype '" + t.dtype +
-                  "'");
-    ranges.push_back({offsets[0], offsets[1]});
+    std::pair<uint64_t, uint64_t> range;
+    if (Status s = tensor(name, v, t, range); !s)
+      return s;
+    ranges.push_back(range);
     out.tensors.push_back(std::move(t));
-  } while (eat(','));
-  if (!eat('}'))
-    return fail("expected '}' to end the header");
-  return Status::ok();
-}
-
-Status HeaderParser::parse(Checkpoint &out,
-                           std::vector<std::pair<uint64_t, uint64_t>> &ranges) {
-  if (Status s = object(out, ranges); !s)
-    return s;
-  // Writers pad the header with spaces; anything else means the length
-  // field or the header is wrong, and every offset after it would be too.
-  while (p < end && *p == ' ')
-    ++p;
-  if (p != end)
-    return fail("bytes after the header's JSON object");
+  }
   return Status::ok();
 }
 
@@ -392,8 +297,11 @@ Status parseSafetensors(const uint8_t *data, size_t size,
                            std::to_string(n) + " bytes in a file of " +
                            std::to_string(size));
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
-  HeaderParser parser(reinterpret_cast<const char *>(data + 8), n, source);
-  if (Status s = parser.parse(out, ranges); !s)
+  // Writers pad the header with spaces, which JSON reads as white space.
+  if (Status s = HeaderReader(source).read(
+          std::string(reinterpret_cast<const char *>(data + 8), n), out,
+          ranges);
+      !s)
     return s;
   uint64_t buffer = size - 8 - n;
   const uint8_t *base = data + 8 + n;
@@ -461,8 +369,7 @@ Status readSafetensorsHeader(const std::string &path, Checkpoint &out) {
   if (!in.read(header.data(), static_cast<std::streamsize>(n)))
     return Status::invalid("checkpoint '" + path + "' ends inside its header");
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
-  HeaderParser parser(header.data(), header.size(), path);
-  return parser.parse(out, ranges);
+  return HeaderReader(path).read(header, out, ranges);
 }
 
 Status readSafetensors(const std::string &path, Checkpoint &out) {

@@ -1,9 +1,9 @@
 //===- PlanManifestTest.cpp - the JSON reader and the compiled-plan manifest
 //===//
 
-#include "runtime/exec/BatchRows.h"
 #include "runtime/exec/PlanManifest.h"
-#include "runtime/exec/JsonValue.h"
+#include "runtime/exec/BatchRows.h"
+#include "support/JsonValue.h"
 
 #include <gtest/gtest.h>
 

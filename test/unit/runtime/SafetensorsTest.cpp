@@ -133,8 +133,32 @@ TEST(Safetensors, NamesWhatIsWrongWithABadFile) {
                             12)),
             "checkpoint 'x': 8 bytes after the last tensor belong to none");
   EXPECT_EQ(parseError(file("{} x", 0)),
-            "checkpoint 'x': bytes after the header's JSON object at byte 11 "
-            "of the header");
+            "checkpoint 'x': its header is not JSON: line 1, column 4: "
+            "expected the end of the input after the value");
+  // Writers pad the header with spaces.
+  EXPECT_EQ(parseError(file("{}    ", 0)), "ok");
+}
+
+TEST(Safetensors, HeaderValuesOfTheWrongKindAreRefused) {
+  const std::string w = "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],";
+  EXPECT_EQ(parseError(file(w + "\"data_offsets\":[0,4]},\"w\":{}}", 4)),
+            "checkpoint 'x': tensor 'w' appears twice");
+  for (const char *offsets : {"[0,4.5]", "[-1,3]", "[0,1e300]", "[\"0\",4]"})
+    EXPECT_EQ(parseError(file(w + "\"data_offsets\":" + offsets + "}}", 4)),
+              "checkpoint 'x': the data_offsets of tensor 'w' holds something "
+              "other than a non-negative integer below 2^53")
+        << offsets;
+  EXPECT_EQ(parseError(file(w + "\"data_offsets\":[0,4,8]}}", 4)),
+            "checkpoint 'x': the data_offsets of tensor 'w' has more than 2 "
+            "entries");
+  EXPECT_EQ(parseError(file("{\"w\":{\"dtype\":7,\"shape\":[1],"
+                            "\"data_offsets\":[0,4]}}",
+                            4)),
+            "checkpoint 'x': tensor 'w' has a dtype that is not a string");
+  EXPECT_EQ(parseError(file("{\"__metadata__\":{\"step\":12}}", 0)),
+            "checkpoint 'x': metadata 'step' is not a string");
+  EXPECT_EQ(parseError(file("{\"w\":[1]}", 0)),
+            "checkpoint 'x': expected an object for tensor 'w'");
 }
 
 /// A checkpoint as Whale writes it, in memory.

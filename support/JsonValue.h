@@ -1,15 +1,17 @@
 //===- JsonValue.h - reading JSON without LLVM -------------------*- C++
 //-*-===//
 //
-// The runner of compiled plans links no LLVM, so it cannot use llvm::json.
+// The runtime and the runner of compiled plans link no LLVM, so they cannot
+// use llvm::json: a compiled plan's manifest and a checkpoint's header are
+// read with this.
 // This reader is small and strict: one value, then only white space; RFC
 // 8259 syntax; nesting at most kMaxDepth deep, so no input can exhaust the
 // stack. Errors say the line and column and what was expected.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WHALE_RUNTIME_EXEC_JSONVALUE_H
-#define WHALE_RUNTIME_EXEC_JSONVALUE_H
+#ifndef WHALE_SUPPORT_JSONVALUE_H
+#define WHALE_SUPPORT_JSONVALUE_H
 
 #include <cstdint>
 #include <string>

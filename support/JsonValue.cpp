@@ -1,6 +1,6 @@
 //===- JsonValue.cpp - reading JSON without LLVM --------------------------===//
 
-#include "runtime/exec/JsonValue.h"
+#include "support/JsonValue.h"
 
 #include "support/JsonString.h"
 
