@@ -27,7 +27,7 @@
 #include "lib/compile/Jit.h"
 #include "lib/compile/Planner.h"
 #include "lib/compile/StageSignature.h"
-#include "lib/elastic/StateStore.h"
+#include "runtime/state/StateStore.h"
 #include "runtime/exec/ControlFile.h"
 #include "runtime/exec/DataSource.h"
 #include "runtime/exec/Processes.h"
@@ -200,7 +200,7 @@ private:
 
   int64_t first = 0;     ///< steps done before this run (a checkpoint's)
   size_t nextChange = 0; ///< the elastic schedule's next change
-  StateStore store;      ///< replicateEvery, lib/elastic/StateStore.h
+  StateStore store;      ///< replicateEvery, runtime/state/StateStore.h
   /// --fail-rank's failure happens once a job: after a recovery it is
   /// never injected again (a process that was still finishing an earlier
   /// step when another died never reached the injection, and must not

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/elastic/ProcessStore.h"
+#include "runtime/state/ProcessStore.h"
 #include "lib/elastic/StateCollection.h"
 #include "lib/train/PlannedRun.h"
 #include "runtime/exec/Checkpoint.h"
@@ -92,7 +92,7 @@ std::string PlannedRun::updateStore(int64_t step) {
   }
   if (acrossProcesses) {
     // The copy goes to the next process: a process's death takes all of
-    // its ranks (lib/elastic/ProcessStore.h). Until both directions are
+    // its ranks (runtime/state/ProcessStore.h). Until both directions are
     // whole, the previous update stays the latest: a process that dies in
     // the middle leaves every survivor an update it can go back to.
     int64_t sent = 0;

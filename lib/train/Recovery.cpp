@@ -5,11 +5,11 @@
 // rank's copy and from its data-parallel replicas) or else from this run's
 // last checkpoint; the steps since that state run again. Under mpirun the
 // survivors of lost processes make a communicator of their own and do the
-// same, agreeing on which copy they all hold (lib/elastic/ProcessStore.h).
+// same, agreeing on which copy they all hold (runtime/state/ProcessStore.h).
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/elastic/ProcessStore.h"
+#include "runtime/state/ProcessStore.h"
 #include "lib/elastic/StateCollection.h"
 #include "lib/train/PlannedRun.h"
 #include "runtime/state/ProcessReshard.h"
@@ -109,7 +109,7 @@ std::string PlannedRun::recover(int64_t lost, RecoveryReport &report) {
 // runtime/comm/PeerWatch.h): the survivors make a communicator of their
 // own (MPI's world is not theirs any more), plan for their devices, and
 // rebuild the state from the store (a lost process's boxes are with the
-// process after it, lib/elastic/ProcessStore.h), or else from the last
+// process after it, runtime/state/ProcessStore.h), or else from the last
 // checkpoint; then they go on from that state's step.
 std::string PlannedRun::recoverProcesses(RecoveryReport &report) {
   auto t0 = std::chrono::steady_clock::now();

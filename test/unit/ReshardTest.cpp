@@ -11,9 +11,9 @@
 #include "runtime/state/Reshard.h"
 #include "lib/compile/Cluster.h"
 #include "lib/compile/Planner.h"
-#include "lib/elastic/ProcessStore.h"
+#include "runtime/state/ProcessStore.h"
 #include "lib/elastic/StateCollection.h"
-#include "lib/elastic/StateStore.h"
+#include "runtime/state/StateStore.h"
 
 #include <gtest/gtest.h>
 
@@ -403,7 +403,7 @@ TEST(Reshard, TheStoreLosesNoStateWhenAnyOneWorkerIsLost) {
 }
 
 // Ranks as processes: each process's store holds its ranks' boxes and a
-// copy of the previous process's (lib/elastic/ProcessStore.h). Whichever
+// copy of the previous process's (runtime/state/ProcessStore.h). Whichever
 // process is lost, the survivors' boxes rebuild every box of the plan, each old
 // rank's found with the holder ProcessLoss names; a damaged copy is
 // refused.

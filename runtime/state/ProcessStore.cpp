@@ -1,6 +1,6 @@
 //===- ProcessStore.cpp - the in-memory store's copies across processes ---===//
 
-#include "lib/elastic/ProcessStore.h"
+#include "runtime/state/ProcessStore.h"
 
 #include <algorithm>
 #include <cstring>

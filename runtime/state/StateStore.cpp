@@ -1,6 +1,6 @@
 //===- StateStore.cpp - a job's state kept in memory, in a ring -----------===//
 
-#include "lib/elastic/StateStore.h"
+#include "runtime/state/StateStore.h"
 
 #include "runtime/store/Crc32c.h"
 

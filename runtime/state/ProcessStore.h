@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WHALE_LIB_ELASTIC_PROCESSSTORE_H
-#define WHALE_LIB_ELASTIC_PROCESSSTORE_H
+#ifndef WHALE_RUNTIME_STATE_PROCESSSTORE_H
+#define WHALE_RUNTIME_STATE_PROCESSSTORE_H
 
 #include "runtime/exec/Processes.h"
 #include "runtime/state/Reshard.h"

@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WHALE_LIB_ELASTIC_STATESTORE_H
-#define WHALE_LIB_ELASTIC_STATESTORE_H
+#ifndef WHALE_RUNTIME_STATE_STATESTORE_H
+#define WHALE_RUNTIME_STATE_STATESTORE_H
 
 #include "runtime/state/Reshard.h"
 
@@ -64,7 +64,7 @@ public:
   void damageCopyOf(int64_t worker);
   void damageCopyFromAnotherProcess();
 
-  // --- Ranks as processes (lib/elastic/ProcessStore.h) ---------------
+  // --- Ranks as processes (runtime/state/ProcessStore.h) ---------------
   // Each process's store holds its own ranks' boxes and the copy of the
   // previous process's, which the driver receives.
   //
