@@ -27,7 +27,6 @@
 #include "lib/compile/Jit.h"
 #include "lib/compile/Planner.h"
 #include "lib/compile/StageSignature.h"
-#include "runtime/state/StateStore.h"
 #include "runtime/exec/ControlFile.h"
 #include "runtime/exec/DataSource.h"
 #include "runtime/exec/Processes.h"
@@ -35,6 +34,7 @@
 #include "runtime/exec/TrainLoop.h"
 #include "runtime/state/RankFiles.h"
 #include "runtime/state/Reshard.h"
+#include "runtime/state/StateStore.h"
 #include "whale/Train.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -115,9 +115,6 @@ private:
   std::string changeDevices(const ElasticChange &change, int64_t step);
 
   // Recovery.cpp
-  std::string lastCheckpoint(const std::string &why, StateCollection &layout,
-                             HeldState &held, RecoveryReport &report,
-                             const std::set<int64_t> *only = nullptr);
   std::string recover(int64_t lost, RecoveryReport &report);
   std::string recoverProcesses(RecoveryReport &report);
   /// Under mpirun, a failure `failure` during `step` (0-based): the

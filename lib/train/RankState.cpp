@@ -8,12 +8,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/state/ProcessStore.h"
 #include "lib/elastic/StateCollection.h"
 #include "lib/train/PlannedRun.h"
 #include "runtime/exec/Checkpoint.h"
 #include "runtime/state/PlanState.h"
+#include "runtime/state/ProcessStore.h"
 #include "runtime/state/RankFiles.h"
+#include "runtime/state/RecoveryState.h"
 
 #include <chrono>
 
@@ -75,26 +76,28 @@ std::string PlannedRun::loadRankCheckpoint() {
 std::string PlannedRun::updateStore(int64_t step) {
   auto t0 = std::chrono::steady_clock::now();
   StateCollection collection;
-  ReshardPlan own;
-  if (!stateOf(plan, cluster, collection, error) ||
-      !planReshard(collection, collection, own, error))
+  if (!stateOf(plan, cluster, collection, error))
     return error;
   const bool acrossProcesses = options.processes && layout.processes > 1;
-  HeldState &mine = acrossProcesses ? store.pendingOwn(collection, planVersion)
-                                    : store.prepare(collection, planVersion);
-  if (std::string err = extractState(collection, step, own, collection, mine);
-      !err.empty()) {
-    if (acrossProcesses)
-      store.dropPending();
-    else
-      store.invalidate();
-    return err;
-  }
-  if (acrossProcesses) {
+  if (!acrossProcesses) {
+    if (std::string err = keepInStore(store, collection, planVersion, step,
+                                      settings.seed, localRanks());
+        !err.empty())
+      return err;
+  } else {
     // The copy goes to the next process: a process's death takes all of
     // its ranks (runtime/state/ProcessStore.h). Until both directions are
     // whole, the previous update stays the latest: a process that dies in
     // the middle leaves every survivor an update it can go back to.
+    ReshardPlan own;
+    if (!planReshard(collection, collection, own, error))
+      return error;
+    HeldState &mine = store.pendingOwn(collection, planVersion);
+    if (std::string err = extractState(collection, step, own, collection, mine);
+        !err.empty()) {
+      store.dropPending();
+      return err;
+    }
     int64_t sent = 0;
     if (std::string err = exchangeStoreCopies(comm.get(), layout, mine,
                                               store.pendingCopy(), sent);
@@ -104,8 +107,6 @@ std::string PlannedRun::updateStore(int64_t step) {
     }
     result.storeSentBytes += sent;
     store.commitPending(step);
-  } else {
-    store.commit(step);
   }
   ++result.storeUpdates;
   result.storeSeconds +=

@@ -9,37 +9,18 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/state/ProcessStore.h"
 #include "lib/elastic/StateCollection.h"
 #include "lib/train/PlannedRun.h"
 #include "runtime/state/ProcessReshard.h"
+#include "runtime/state/ProcessStore.h"
 #include "runtime/state/RankCheckpoint.h"
 #include "runtime/state/RankFiles.h"
+#include "runtime/state/RecoveryState.h"
 
 #include <chrono>
 #include <thread>
 
 namespace whale {
-
-// Where no copy in memory serves (`why`): the state of this run's last
-// checkpoint (every rank's boxes), or why there is none.
-std::string PlannedRun::lastCheckpoint(const std::string &why,
-                                       StateCollection &layout, HeldState &held,
-                                       RecoveryReport &report,
-                                       const std::set<int64_t> *only) {
-  if (lastSaved() < 0)
-    return why + ", and this run has saved no checkpoint (save_every with "
-                 "--save)";
-  StateCheckpoint saved;
-  if (std::string err = loadStateCheckpoint(options.savePath, saved, only);
-      !err.empty())
-    return why + ", and the checkpoint cannot be read: " + err;
-  layout = std::move(saved.layout);
-  held = std::move(saved.held);
-  report.source = "checkpoint " + options.savePath;
-  report.resumedAfter = saved.nextStep;
-  return "";
-}
 
 // After the rank on device `lost` failed: the store's state without
 // that worker (its boxes from the next worker's copy and from its
@@ -51,25 +32,14 @@ std::string PlannedRun::recover(int64_t lost, RecoveryReport &report) {
   for (int64_t i = 0; i < static_cast<int64_t>(ranks.size()); ++i)
     if (ranks[i].place.device == lost)
       lostRank = i;
-  StateCollection surviving;
-  HeldState held;
-  // The newer of the two; memory when they are of one step.
-  std::string inMemory =
-      store.step() < 0 ? "no copy of the state is kept in memory "
-                         "(--replicate-every)"
-      : store.step() < lastSaved()
-          ? "the copy in memory is older than the last checkpoint"
-          : "";
-  if (inMemory.empty() && store.surviving(lostRank, surviving, held, error)) {
-    report.source = "memory";
-    report.resumedAfter = store.step();
-  } else {
-    if (inMemory.empty())
-      inMemory = error;
-    if (std::string err = lastCheckpoint(inMemory, surviving, held, report);
-        !err.empty())
-      return err;
-  }
+  SurvivingState surviving;
+  if (std::string err = survivingState(store, lostRank, options.savePath,
+                                       lastSaved(), surviving);
+      !err.empty())
+    return err;
+  report.source = surviving.source;
+  report.resumedAfter = surviving.step;
+  HeldState &held = surviving.held;
   // The survivors, as many as the model plans on (from the end, the
   // fewest dropped).
   Cluster survivors = cluster;
@@ -87,7 +57,7 @@ std::string PlannedRun::recover(int64_t lost, RecoveryReport &report) {
   ReshardPlan reshard;
   HeldState moved;
   if (!stateOf(next, survivors, after, error) ||
-      !planReshard(surviving, after, reshard, error))
+      !planReshard(surviving.layout, after, reshard, error))
     return error;
   report.devicesBefore = static_cast<int64_t>(cluster.devices.size());
   cluster = survivors;
@@ -239,9 +209,15 @@ std::string PlannedRun::recoverProcesses(RecoveryReport &report) {
       inMemory = "another process's copy of the state is not usable";
     // Its layout here; the data this process needs once planned.
     const std::set<int64_t> none;
-    if (std::string err = lastCheckpoint(inMemory, before, held, report, &none);
+    SurvivingState saved;
+    if (std::string err = checkpointState(options.savePath, lastSaved(),
+                                          inMemory, saved, &none);
         !err.empty())
       return err;
+    before = std::move(saved.layout);
+    held = std::move(saved.held);
+    report.source = saved.source;
+    report.resumedAfter = saved.step;
   }
   if (fromMemory >= 0) {
     // Each old rank's boxes are where its holder runs now: a survivor's

@@ -5,7 +5,9 @@
 // same data order, losses, held-out losses, metrics and checkpoints. At the
 // step boundaries an elastic schedule names, the job goes on under another
 // compiled plan of the model, its state moved in memory
-// (runtime/state/MoveState.h).
+// (runtime/state/MoveState.h). When a rank fails, in one process, it goes
+// on under a fallback plan for the devices left, from the state kept in
+// memory or the last checkpoint (runtime/state/RecoveryState.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +22,7 @@
 #include "runtime/exec/RankThreads.h"
 #include "runtime/exec/TrainLoop.h"
 #include "runtime/state/MoveState.h"
+#include "runtime/state/RecoveryState.h"
 #include "runtime/store/CheckpointSet.h"
 #include "support/InputFile.h"
 
@@ -63,6 +66,7 @@ public:
 private:
   StepEnd runStep(int64_t step, double lrFactor, int64_t startNs) override;
   std::string beforeStep(int64_t step) override;
+  StepEnd afterStep(int64_t done) override;
   std::string evaluate(double &loss) override;
   std::string save(int64_t nextStep, bool last) override;
   bool stopAsked() override {
@@ -79,6 +83,15 @@ private:
   /// process holding it): each evaluates alike, and process 0 saves.
   std::string gatherToHost();
   std::string changePlan(const ScheduledChange &change, int64_t step);
+  /// Checks the recovery options against the plan: one process, a device
+  /// and a step the run has, fallbacks of the same job.
+  std::string checkRecovery(int64_t firstStep);
+  /// After the rank on device `lost` failed: the job on the first fallback
+  /// that runs on the devices left, from the store or the last checkpoint.
+  std::string recover(int64_t lost, ExecRecovery &report);
+  /// The plan the run is on now, in place of the last: the state kept in
+  /// memory was the last plan's.
+  void replacePlan(std::unique_ptr<OpenedBundle> next);
 
   const RunPlanOptions &options;
   const BundleOverrides &overrides;
@@ -106,6 +119,12 @@ private:
   size_t nextChange = 0;   ///< the elastic schedule's next change
   bool checked = false;    ///< the ranks' parameters, after their first step
   bool stopAgreed = false; ///< under mpirun: some process was asked to stop
+
+  /// --replicate-every: the state in memory, of the plan numbered
+  /// `planVersion` (each plan the run goes on under has its own).
+  StateStore store;
+  int64_t planVersion = 0;
+  bool injected = false; ///< --fail-rank's failure happens once a job
 };
 
 std::string BundleRun::start(int64_t &firstStep) {
@@ -169,6 +188,8 @@ std::string BundleRun::start(int64_t &firstStep) {
   if (std::string err = loadCheckpoint(firstStep); !err.empty())
     return err;
   startStep = firstStep;
+  if (std::string err = checkRecovery(firstStep); !err.empty())
+    return err;
   for (size_t i = 0; i < options.elastic.size(); ++i) {
     const int64_t at = options.elastic[i].afterStep;
     if (at <= firstStep || at >= schedule.steps)
@@ -254,14 +275,38 @@ TrainLoop::StepEnd BundleRun::runStep(int64_t step, double lrFactor,
                                       int64_t startNs) {
   whale_rt_comm *comm = plan->comm.get();
   std::vector<OpenedRank> &ranks = plan->ranks;
+  InjectedFailure failure;
+  if (!injected && options.failStep == step + 1) {
+    injected = true;
+    failure = {options.failDevice, step + 1, false};
+  }
   StepOutcome outcome =
-      whale::runStep(ranks, global, comm, threads, step, lrFactor);
+      whale::runStep(ranks, global, comm, threads, step, lrFactor, failure);
   whale_rt_comm_trace_driver(comm, "step", startNs,
                              whale_rt_now_ns() - startNs);
   StepEnd end;
   const std::string name = "step " + std::to_string(step + 1);
   if (!outcome.error.empty()) {
     end.error = name + ": " + outcome.error;
+    // A failed rank in one process: the job goes on under a fallback plan,
+    // the steps since the state it goes back to run again.
+    if (outcome.failedDevice < 0 || world.processes ||
+        (store.step() < 0 && lastSaved() < 0))
+      return end;
+    if (options.fallbacks.empty()) {
+      end.error += " (with no --fallback plan to go on under, the job ends)";
+      return end;
+    }
+    ExecRecovery report;
+    report.failedStep = step + 1;
+    report.failure = outcome.error;
+    if (std::string err = recover(outcome.failedDevice, report); !err.empty()) {
+      end.error += "; recovering failed: " + err;
+      return end;
+    }
+    result.recoveries.push_back(report);
+    end.error.clear();
+    end.resumedAfter = report.resumedAfter;
     return end;
   }
   // The parameters the programs made, against the manifest's list.
@@ -320,6 +365,120 @@ std::string BundleRun::save(int64_t nextStep, bool) {
     return "";
   return saveCheckpoint(host.get(), options.savePath, plan->m.model, nextStep,
                         schedule.seed, plan->params, schedule.stateCount);
+}
+
+TrainLoop::StepEnd BundleRun::afterStep(int64_t done) {
+  // The store after every replicateEvery-th step (none before the first:
+  // the parameters are made by the first step's programs).
+  StepEnd end;
+  if (options.replicateEvery <= 0 ||
+      (done - startStep) % options.replicateEvery != 0 ||
+      done >= schedule.steps)
+    return end;
+  if (std::string err = keepInStore(store, plan->state, planVersion, done,
+                                    schedule.seed, plan->local());
+      !err.empty())
+    end.error = "keeping the state in memory after step " +
+                std::to_string(done) + ": " + err;
+  else
+    ++result.storeUpdates;
+  return end;
+}
+
+std::string BundleRun::checkRecovery(int64_t firstStep) {
+  const bool asked = options.replicateEvery > 0 || !options.fallbacks.empty() ||
+                     options.failStep >= 0;
+  if (asked && world.processes)
+    return "--replicate-every, --fallback and --fail-rank recover a failed "
+           "rank in one process; under mpirun whale-exec does not recover "
+           "yet (whale run does)";
+  const int64_t devices = static_cast<int64_t>(plan->m.devices.size());
+  if (options.failStep >= 0 &&
+      (options.failDevice < 0 || options.failDevice >= devices ||
+       options.failStep <= firstStep || options.failStep > schedule.steps))
+    return "--fail-rank " + std::to_string(options.failDevice) + "@" +
+           std::to_string(options.failStep) + ": expected a device from 0 to " +
+           std::to_string(devices - 1) + " and a step this run trains, from " +
+           std::to_string(firstStep + 1) + " to " +
+           std::to_string(schedule.steps);
+  // Every fallback is read before the first step, as the schedule's plans
+  // are: a plan of another job is refused now, not when a rank fails.
+  for (const std::string &folder : options.fallbacks) {
+    OpenedBundle next;
+    std::string why = readBundle(folder, overrides, next);
+    if (why.empty())
+      why = checkSameJob(plan->m, next.m);
+    if (!why.empty())
+      return "the fallback plan " + folder + " cannot take the job: " + why;
+  }
+  return "";
+}
+
+std::string BundleRun::recover(int64_t lost, ExecRecovery &report) {
+  const auto t0 = std::chrono::steady_clock::now();
+  // The state to go on from: the store's workers are the plan's ranks.
+  int64_t lostRank = -1;
+  for (size_t i = 0; i < plan->ranks.size(); ++i)
+    if (plan->ranks[i].place.device == lost)
+      lostRank = static_cast<int64_t>(i);
+  SurvivingState surviving;
+  if (std::string err = survivingState(store, lostRank, options.savePath,
+                                       lastSaved(), surviving);
+      !err.empty())
+    return err;
+  // The first fallback that runs on the devices left.
+  std::vector<RankDevice> left = plan->m.devices;
+  const RankDevice gone = left[static_cast<size_t>(lost)];
+  left.erase(left.begin() + lost);
+  std::unique_ptr<OpenedBundle> next;
+  std::string folder, whyNot;
+  for (const std::string &f : options.fallbacks) {
+    next = std::make_unique<OpenedBundle>();
+    if (std::string err = readBundle(f, overrides, *next); !err.empty())
+      return "the fallback plan " + f + ": " + err;
+    std::string why = runsOnSurvivors(next->m.devices, left);
+    if (why.empty()) {
+      folder = f;
+      break;
+    }
+    whyNot += "; " + f + ": " + why;
+  }
+  if (folder.empty())
+    return "no --fallback plan runs on the " + std::to_string(left.size()) +
+           " devices left without " + gone.name + " on " + gone.node + whyNot;
+  StateMove move;
+  if (std::string err =
+          planMove(std::move(surviving.layout), next->state, move);
+      !err.empty())
+    return "resharding: " + err;
+  move.held = std::move(surviving.held);
+  report.source = surviving.source;
+  report.resumedAfter = surviving.step;
+  report.plan = folder;
+  report.ranksBefore = plan->m.stages * plan->m.replicas;
+  report.ranksAfter = next->m.stages * next->m.replicas;
+  // The failed plan's ranks go before the fallback's open.
+  plan->ranks.clear();
+  if (std::string err = openBundle(*next, overrides, world, schedule.seed);
+      !err.empty())
+    return "opening the ranks of " + folder + ": " + err;
+  if (std::string err = putPieces(move, next->local()); !err.empty())
+    return err;
+  replacePlan(std::move(next));
+  report.movedBytes = move.reshard.movedBytes();
+  report.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  return "";
+}
+
+void BundleRun::replacePlan(std::unique_ptr<OpenedBundle> next) {
+  plan = std::move(next);
+  checked = false;
+  ++planVersion;
+  // A failure before the next update goes back to the last checkpoint,
+  // not to the workers of another plan.
+  store.invalidate();
 }
 
 std::string BundleRun::beforeStep(int64_t step) {
@@ -400,8 +559,7 @@ std::string BundleRun::changePlan(const ScheduledChange &change, int64_t step) {
                                : putPieces(move, next->local());
       !err.empty())
     return err + after;
-  plan = std::move(next);
-  checked = false;
+  replacePlan(std::move(next));
   report.movedBytes = move.reshard.movedBytes();
   report.stayedBytes = move.reshard.stayBytes;
   report.processBytes = move.processBytes;

@@ -63,6 +63,17 @@ struct RunPlanOptions {
   /// Ranks as processes: under mpirun (or srun) each process runs the rank
   /// of its MPI rank's device; the process of rank 0 reports.
   bool processes = false;
+  /// Keep the state in memory after every this many steps (each rank's
+  /// boxes, and a copy with the next rank), so that a failed rank costs
+  /// the steps since then (0: never).
+  int64_t replicateEvery = 0;
+  /// Compiled plans of the model to go on under when a rank fails: the
+  /// first whose devices all survive takes the job, its state from memory
+  /// or else from the last checkpoint (docs/aot.md).
+  std::vector<std::string> fallbacks;
+  /// For tests: the rank on this device fails during this step (1-based),
+  /// once a job; -1: none.
+  int64_t failDevice = -1, failStep = -1;
 };
 
 /// What one change of compiled plans did.
@@ -74,6 +85,18 @@ struct ExecChange {
   /// Under mpirun: the bytes sent from one process to another.
   int64_t processBytes = 0;
   double seconds = 0; ///< opening the plan and moving the state
+};
+
+/// What one recovery from a failed rank did.
+struct ExecRecovery {
+  int64_t failedStep = 0;   ///< the step during which the rank failed
+  int64_t resumedAfter = 0; ///< the step of the state it went on from
+  std::string source;       ///< "memory", or "checkpoint PATH"
+  std::string failure;      ///< the failed rank's message
+  std::string plan;         ///< the folder of the plan it went on under
+  int64_t ranksBefore = 0, ranksAfter = 0;
+  int64_t movedBytes = 0;
+  double seconds = 0; ///< from the failure to the state in the new ranks
 };
 
 struct RunPlanResult {
@@ -90,6 +113,9 @@ struct RunPlanResult {
   int64_t ranks = 0; ///< of the plan the run ended on
   /// Each change of compiled plans, in order.
   std::vector<ExecChange> changes;
+  /// Each recovery from a failed rank, in order.
+  std::vector<ExecRecovery> recoveries;
+  int64_t storeUpdates = 0; ///< the times the state was kept in memory
   /// Changes asked for in the control file that could not be made, each
   /// with the step and why.
   std::vector<std::string> controlErrors;

@@ -11,8 +11,8 @@
 #include "runtime/state/Reshard.h"
 #include "lib/compile/Cluster.h"
 #include "lib/compile/Planner.h"
-#include "runtime/state/ProcessStore.h"
 #include "lib/elastic/StateCollection.h"
+#include "runtime/state/ProcessStore.h"
 #include "runtime/state/StateStore.h"
 
 #include <gtest/gtest.h>

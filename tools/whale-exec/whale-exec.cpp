@@ -65,6 +65,15 @@ const char *kUsage =
     "  --load PATH          resume from a checkpoint of whale run or\n"
     "                       whale-exec (one file or rank files), of any\n"
     "                       plan of the model\n"
+    "  --replicate-every N  keep the state in memory after every N steps,\n"
+    "                       each rank's copy with the next rank, so that a\n"
+    "                       failed rank costs only the steps since then\n"
+    "  --fallback FOLDER    a compiled plan of the model for fewer devices\n"
+    "                       (any number): when a rank fails, the job goes on\n"
+    "                       under the first that runs on the devices left,\n"
+    "                       from the state in memory or the last checkpoint\n"
+    "  --fail-rank DEVICE@STEP\n"
+    "                       for tests: the rank on DEVICE fails in STEP\n"
     "  --help, -h           print this help\n"
     "\n"
     "SIGINT, SIGTERM and SIGHUP stop the run after the step it is on, saving\n"
@@ -162,6 +171,34 @@ int main(int argc, char **argv) {
        : arg == "--save"                              ? options.savePath
        : arg == "--load"                              ? options.loadPath
                                                       : options.dataPath) = *v;
+    } else if ((v = value("--replicate-every"))) {
+      std::optional<int64_t> n = integer(*v, 1, int64_t(1) << 40);
+      if (*v == "\x01")
+        return need("--replicate-every");
+      if (!n)
+        return usageError("--replicate-every takes a positive integer, got '" +
+                          *v + "'");
+      options.replicateEvery = *n;
+    } else if ((v = value("--fallback"))) {
+      if (*v == "\x01")
+        return need("--fallback");
+      options.fallbacks.push_back(*v);
+    } else if ((v = value("--fail-rank"))) {
+      if (*v == "\x01")
+        return need("--fail-rank");
+      const size_t at = v->find('@');
+      std::optional<int64_t> device =
+          at == std::string::npos
+              ? std::nullopt
+              : integer(v->substr(0, at), 0, int64_t(1) << 20);
+      std::optional<int64_t> step =
+          at == std::string::npos
+              ? std::nullopt
+              : integer(v->substr(at + 1), 1, int64_t(1) << 40);
+      if (!device || !step)
+        return usageError("--fail-rank takes DEVICE@STEP, got '" + *v + "'");
+      options.failDevice = *device;
+      options.failStep = *step;
     } else if (arg == "--save-ranks") {
       options.saveRanks = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -243,6 +280,21 @@ int main(int argc, char **argv) {
                                      : std::string())
               << seconds << " s\n";
   }
+  for (const whale::ExecRecovery &r : result.recoveries) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.3f", r.seconds);
+    std::cout << "recovered from a failure in step " << r.failedStep << " ("
+              << r.failure << "): " << r.ranksBefore << " -> " << r.ranksAfter
+              << " ranks under " << r.plan << ", resumed after step "
+              << r.resumedAfter
+              << (r.source == "memory" ? "" : " from the " + r.source) << " ("
+              << r.failedStep - 1 - r.resumedAfter
+              << " finished steps lost), moved " << r.movedBytes << " bytes, "
+              << seconds << " s\n";
+  }
+  if (result.storeUpdates > 0)
+    std::cout << "kept the state in memory " << result.storeUpdates
+              << " times\n";
   if (!result.evalLosses.empty())
     std::cout << "held-out loss after step " << result.evalLosses.back().first
               << ": " << result.evalLosses.back().second << "\n";
