@@ -293,11 +293,6 @@ std::string PlannedRun::compileRanks(mlir::ModuleOp module) {
 
 std::string PlannedRun::openRanks(PlannedModel &&next) {
   ++planVersion;
-  // The store's last update in one process is the old plan's ranks': a
-  // failure before the next update goes back to the last checkpoint, not
-  // to workers numbered for another plan.
-  if (!options.processes)
-    store.invalidate();
   result.stepsOnLastPlan = 0; // the new ranks' counters start at 0
   ranks.clear();              // before the communicator they are bound to
   comm.reset();

@@ -89,8 +89,7 @@ private:
   /// After the rank on device `lost` failed: the job on the first fallback
   /// that runs on the devices left, from the store or the last checkpoint.
   std::string recover(int64_t lost, ExecRecovery &report);
-  /// The plan the run is on now, in place of the last: the state kept in
-  /// memory was the last plan's.
+  /// The plan the run is on now, in place of the last.
   void replacePlan(std::unique_ptr<OpenedBundle> next);
 
   const RunPlanOptions &options;
@@ -475,10 +474,10 @@ std::string BundleRun::recover(int64_t lost, ExecRecovery &report) {
 void BundleRun::replacePlan(std::unique_ptr<OpenedBundle> next) {
   plan = std::move(next);
   checked = false;
+  // The store's next update fills buffers of its own. Until then its last
+  // update, of the plan before, is still the job's state: in one process
+  // its buffers are host memory, which the change left alone.
   ++planVersion;
-  // A failure before the next update goes back to the last checkpoint,
-  // not to the workers of another plan.
-  store.invalidate();
 }
 
 std::string BundleRun::beforeStep(int64_t step) {
