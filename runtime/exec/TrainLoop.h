@@ -3,7 +3,7 @@
 //
 // `whale run` on one device (lib/train/Train.cpp), under a plan in threads
 // or processes (lib/train/PlannedRun.h) and `whale-exec`
-// (runtime/exec/RunPlan.cpp) differ in how a step, a held-out evaluation
+// (runtime/exec/BundleRun.h) differ in how a step, a held-out evaluation
 // and a save are done, and in what may happen between steps (a change of
 // devices, a recovery). When each is done is decided here, once, for all
 // of them:

@@ -5,8 +5,9 @@
 // another compiled plan): the reshard plan from the old ranks' boxes to the
 // new ranks' (runtime/state/Reshard.h) is carried out on the ranks
 // themselves, in memory. `whale run`'s elastic changes
-// (lib/train/DeviceChange.cpp) and `whale-exec`'s (runtime/exec/RunPlan.cpp)
-// both move their state through here, in one of two ways:
+// (lib/train/DeviceChange.cpp) and `whale-exec`'s
+// (runtime/exec/BundleChange.cpp) both move their state through here, in
+// one of two ways:
 //   - on CPU devices in one process both plans' tensors are host memory:
 //     each piece is copied straight from an old rank's tensor into a new
 //     rank's, the old ranks kept open until then (copyPieces);

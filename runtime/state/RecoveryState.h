@@ -6,9 +6,9 @@
 // worker's boxes taken from the next worker's copy, or else the state of
 // the run's last checkpoint, resharded into the survivors' plan. `whale
 // run` re-plans for the survivors (lib/train/Recovery.cpp); `whale-exec`
-// takes the compiled plan given for them (runtime/exec/RunPlan.cpp). Both
-// keep and take the state here. Across processes the store's copies go
-// between processes (ProcessStore.h), which `whale run` does.
+// takes the compiled plan given for them (runtime/exec/BundleRecovery.cpp).
+// Both keep and take the state here. Across processes the store's copies
+// go between processes (ProcessStore.h), which `whale run` does.
 //
 //===----------------------------------------------------------------------===//
 
