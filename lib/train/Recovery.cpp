@@ -11,6 +11,7 @@
 
 #include "lib/elastic/StateCollection.h"
 #include "lib/train/PlannedRun.h"
+#include "runtime/state/ProcessRecovery.h"
 #include "runtime/state/ProcessReshard.h"
 #include "runtime/state/ProcessStore.h"
 #include "runtime/state/RankCheckpoint.h"
@@ -89,22 +90,10 @@ std::string PlannedRun::recoverProcesses(RecoveryReport &report) {
   const int32_t deaths =
       whale_rt_comm_lost_processes(comm.get(), dead.data(), processCount);
   dead.resize(static_cast<size_t>(std::min(deaths, processCount)));
-  const ProcessLayout oldLayout = layout;
-  const std::vector<int64_t> oldGrid = plan.grid;
-  const ProcessLoss loss(dead, oldLayout, oldGrid);
-  if (static_cast<int32_t>(loss.lost.size()) >= processCount)
+  const LostProcesses lost(store, dead, layout, plan.grid, processCount);
+  if (static_cast<int32_t>(lost.loss.lost.size()) >= processCount)
     return "no process is left";
-  // The store's updates held here, where they cover what was lost; the
-  // survivors agree on one below.
-  HeldState held;
-  StateCollection before;
-  std::vector<int64_t> stepsHere = store.stepsHeld();
-  std::string inMemory = stepsHere[0] < 0
-                             ? "no copy of the state is kept in memory "
-                               "(--replicate-every)"
-                             : loss.uncovered(processCount);
-  if (!inMemory.empty())
-    stepsHere = {-1, -1};
+  const ProcessLayout &oldLayout = lost.oldLayout;
 
   // The survivors' communicator, numbers and devices: each keeps its
   // own, in order, so that process q runs the q-th block of them.
@@ -131,7 +120,7 @@ std::string PlannedRun::recoverProcesses(RecoveryReport &report) {
     remaining.devices.clear();
     for (size_t d = 0; d < cluster.devices.size(); ++d) {
       const int64_t device = static_cast<int64_t>(d);
-      if (!loss.lost.count(oldLayout.ownerOf(device)) &&
+      if (!lost.loss.lost.count(oldLayout.ownerOf(device)) &&
           device % oldLayout.perProcess < keep)
         remaining.devices.push_back(cluster.devices[d]);
     }
@@ -153,7 +142,7 @@ std::string PlannedRun::recoverProcesses(RecoveryReport &report) {
       !err.empty())
     return err;
   report.devicesBefore = static_cast<int64_t>(cluster.devices.size());
-  report.processesLost = static_cast<int64_t>(loss.lost.size());
+  report.processesLost = static_cast<int64_t>(lost.loss.lost.size());
   cluster = remaining;
   abandoned.ranks.push_back(std::move(ranks));
   ranks.clear();
@@ -162,117 +151,24 @@ std::string PlannedRun::recoverProcesses(RecoveryReport &report) {
     return err;
   previousComm.reset(); // after the communicator made over it
 
-  // Memory only when every survivor has its part of it, of one step: the
-  // newest update all of them hold whole (one may have finished an
-  // update that another did not when the process died).
-  std::vector<double> steps;
-  if (!gatherFromProcesses(comm.get(), layout,
-                           {double(stepsHere[0]), double(stepsHere[1])}, steps))
-    return "the survivors could not compare their copies of the state";
-  int64_t fromMemory = -1;
-  for (int64_t candidate : stepsHere) {
-    bool everywhere = candidate >= 0 && candidate >= lastSaved();
-    for (size_t p = 0; everywhere && p < steps.size(); p += 2)
-      everywhere =
-          steps[p] == double(candidate) || steps[p + 1] == double(candidate);
-    if (everywhere) {
-      fromMemory = candidate;
-      break;
-    }
-  }
-  if (fromMemory < 0 && inMemory.empty())
-    inMemory = stepsHere[0] >= 0 && stepsHere[0] < lastSaved()
-                   ? "the copy in memory is older than the last checkpoint"
-                   : "the survivors hold no update of the state in common";
-  // Every survivor takes the same answer from the same numbers; one whose
-  // copy is damaged makes all fall back.
-  std::string taken;
-  if (fromMemory >= 0 &&
-      !store.takeSurviving(loss.lostRanks, fromMemory, before, held, taken))
-    held.clear();
-  std::vector<double> takenEverywhere;
-  if (!gatherFromProcesses(comm.get(), layout, {taken.empty() ? 1.0 : 0.0},
-                           takenEverywhere))
-    return "the survivors could not compare their copies of the state";
-  for (double ok : takenEverywhere)
-    if (ok != 1.0 && fromMemory >= 0) {
-      fromMemory = -1;
-      inMemory = taken.empty() ? "another survivor's copy of the state is "
-                                 "not usable"
-                               : taken;
-    }
-  if (fromMemory >= 0) {
-    report.source = "memory";
-    report.resumedAfter = fromMemory;
-  } else {
-    if (inMemory.empty())
-      inMemory = "another process's copy of the state is not usable";
-    // Its layout here; the data this process needs once planned.
-    const std::set<int64_t> none;
-    SurvivingState saved;
-    if (std::string err = checkpointState(options.savePath, lastSaved(),
-                                          inMemory, saved, &none);
-        !err.empty())
-      return err;
-    before = std::move(saved.layout);
-    held = std::move(saved.held);
-    report.source = saved.source;
-    report.resumedAfter = saved.step;
-  }
-  if (fromMemory >= 0) {
-    // Each old rank's boxes are where its holder runs now: a survivor's
-    // own on its device (by its new name), a lost one's with its keeper
-    // (on the keeper's first device), so that the plan moves what truly
-    // moves.
-    const std::vector<RankPlace> places = devicePlaces(cluster);
-    for (size_t r = 0; r < before.ranks.size() && r < oldGrid.size(); ++r) {
-      const int64_t device = oldGrid[r];
-      const int32_t owner = oldLayout.ownerOf(device);
-      const int64_t slot = device % oldLayout.perProcess;
-      const int64_t now =
-          !loss.lost.count(owner) && slot < keep
-              ? loss.renumbered[static_cast<size_t>(owner)] * keep + slot
-              : loss.holderOf(static_cast<int64_t>(r), oldLayout, oldGrid) *
-                    keep;
-      before.ranks[r] = places[static_cast<size_t>(now)];
-    }
-  }
-  StateCollection after;
-  ReshardPlan reshard;
-  HeldState moved;
-  if (!stateOf(plan, cluster, after, error) ||
-      !planReshard(before, after, reshard, error))
+  SurvivorsPlan now;
+  now.comm = comm.get();
+  now.layout = layout;
+  now.grid = plan.grid;
+  now.places = devicePlaces(cluster);
+  if (!stateOf(plan, cluster, now.state, error))
     return error;
-  report.movedBytes = reshard.movedBytes();
-  // From memory the boxes are spread over the survivors and cross
-  // between them; from a checkpoint each survivor reads, once planned,
-  // the files of the old ranks its own new ranks read from.
-  if (fromMemory >= 0)
-    if (std::string err = exchangePiecesBetween(
-            comm.get(), layout.process, layout.perProcess,
-            [&](int64_t rank) {
-              return loss.holderOf(rank, oldLayout, oldGrid);
-            },
-            [&](int64_t rank) {
-              return layout.ownerOf(plan.grid[static_cast<size_t>(rank)]);
-            },
-            after, reshard, held, report.processBytes);
-        !err.empty())
-      return err;
-  keepLocalPieces(layout, plan.grid, after, reshard);
-  if (fromMemory < 0) {
-    StateCheckpoint sources;
-    sources.model = plan.model;
-    sources.nextStep = report.resumedAfter;
-    if (std::string err = readPieceSources(options.savePath, reshard, sources);
-        !err.empty())
-      return err;
-    held = std::move(sources.held);
-  }
-  if (!applyReshard(after, reshard, held, moved, error))
-    return error;
-  if (std::string err = injectState(moved); !err.empty())
+  now.contextOf = localRanks().contextOf;
+  now.keep = keep;
+  RebuiltState rebuilt;
+  if (std::string err = rebuildAfterLoss(
+          store, lost, now, plan.model, options.savePath, lastSaved(), rebuilt);
+      !err.empty())
     return err;
+  report.source = rebuilt.source;
+  report.resumedAfter = rebuilt.resumedAfter;
+  report.movedBytes = rebuilt.movedBytes;
+  report.processBytes = rebuilt.processBytes;
   report.devicesAfter = static_cast<int64_t>(cluster.devices.size());
   report.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
