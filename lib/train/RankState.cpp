@@ -12,6 +12,7 @@
 #include "lib/train/PlannedRun.h"
 #include "runtime/exec/Checkpoint.h"
 #include "runtime/state/PlanState.h"
+#include "runtime/state/ProcessRecovery.h"
 #include "runtime/state/ProcessStore.h"
 #include "runtime/state/RankFiles.h"
 #include "runtime/state/RecoveryState.h"
@@ -79,35 +80,16 @@ std::string PlannedRun::updateStore(int64_t step) {
   if (!stateOf(plan, cluster, collection, error))
     return error;
   const bool acrossProcesses = options.processes && layout.processes > 1;
-  if (!acrossProcesses) {
-    if (std::string err = keepInStore(store, collection, planVersion, step,
-                                      settings.seed, localRanks());
-        !err.empty())
-      return err;
-  } else {
-    // The copy goes to the next process: a process's death takes all of
-    // its ranks (runtime/state/ProcessStore.h). Until both directions are
-    // whole, the previous update stays the latest: a process that dies in
-    // the middle leaves every survivor an update it can go back to.
-    ReshardPlan own;
-    if (!planReshard(collection, collection, own, error))
-      return error;
-    HeldState &mine = store.pendingOwn(collection, planVersion);
-    if (std::string err = extractState(collection, step, own, collection, mine);
-        !err.empty()) {
-      store.dropPending();
-      return err;
-    }
-    int64_t sent = 0;
-    if (std::string err = exchangeStoreCopies(comm.get(), layout, mine,
-                                              store.pendingCopy(), sent);
-        !err.empty()) {
-      store.dropPending();
-      return err;
-    }
-    result.storeSentBytes += sent;
-    store.commitPending(step);
-  }
+  int64_t sent = 0;
+  if (std::string err =
+          acrossProcesses
+              ? keepAcrossProcesses(store, collection, planVersion, step,
+                                    settings.seed, localRanks(), sent)
+              : keepInStore(store, collection, planVersion, step, settings.seed,
+                            localRanks());
+      !err.empty())
+    return err;
+  result.storeSentBytes += sent;
   ++result.storeUpdates;
   result.storeSeconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)

@@ -9,9 +9,13 @@
 
 #include "runtime/exec/BundleRun.h"
 #include "runtime/state/MoveState.h"
+#include "runtime/state/PlanState.h"
+#include "runtime/state/ProcessRecovery.h"
 #include "runtime/state/RecoveryState.h"
 
+#include <algorithm>
 #include <chrono>
+#include <thread>
 
 namespace whale {
 
@@ -23,23 +27,26 @@ TrainLoop::StepEnd BundleRun::afterStep(int64_t done) {
       (done - startStep) % options.replicateEvery != 0 ||
       done >= schedule.steps)
     return end;
-  if (std::string err = keepInStore(store, plan->state, planVersion, done,
-                                    schedule.seed, plan->local());
-      !err.empty())
-    end.error = "keeping the state in memory after step " +
-                std::to_string(done) + ": " + err;
-  else
-    ++result.storeUpdates;
+  const LocalRanks ranks = plan->local();
+  int64_t sent = 0;
+  if (std::string err =
+          world.processes && plan->layout.processes > 1
+              ? keepAcrossProcesses(store, plan->state, planVersion, done,
+                                    schedule.seed, ranks, sent)
+              : keepInStore(store, plan->state, planVersion, done,
+                            schedule.seed, ranks);
+      !err.empty()) {
+    // The failure is after step `done`, not during it.
+    end = recoverFrom(
+        done, "keeping the state in memory after step " + std::to_string(done),
+        err, -1);
+    return end;
+  }
+  ++result.storeUpdates;
   return end;
 }
 
 std::string BundleRun::checkRecovery(int64_t firstStep) {
-  const bool asked = options.replicateEvery > 0 || !options.fallbacks.empty() ||
-                     options.failStep >= 0;
-  if (asked && world.processes)
-    return "--replicate-every, --fallback and --fail-rank recover a failed "
-           "rank in one process; under mpirun whale-exec does not recover "
-           "yet (whale run does)";
   const int64_t devices = static_cast<int64_t>(plan->m.devices.size());
   if (options.failStep >= 0 &&
       (options.failDevice < 0 || options.failDevice >= devices ||
@@ -60,6 +67,44 @@ std::string BundleRun::checkRecovery(int64_t firstStep) {
       return "the fallback plan " + folder + " cannot take the job: " + why;
   }
   return "";
+}
+
+TrainLoop::StepEnd BundleRun::recoverFrom(int64_t step, const std::string &name,
+                                          const std::string &failure,
+                                          int64_t lostDevice) {
+  StepEnd end;
+  end.error = name + ": " + failure;
+  const bool lostProcesses =
+      world.processes &&
+      whale_rt_comm_lost_processes(plan->comm.get(), nullptr, 0) > 0;
+  const bool failedRank = !world.processes && lostDevice >= 0;
+  if ((!lostProcesses && !failedRank) || (store.step() < 0 && lastSaved() < 0))
+    return end;
+  if (options.fallbacks.empty()) {
+    end.error += " (with no --fallback plan to go on under, the job ends)";
+    return end;
+  }
+  ExecRecovery report;
+  report.failedStep = step + 1;
+  report.failure = failure;
+  const bool reported = world.rank <= 0;
+  if (std::string err = lostProcesses ? recoverProcesses(report)
+                                      : recover(lostDevice, report);
+      !err.empty()) {
+    end.error += "; recovering failed: " + err;
+    return end;
+  }
+  // Process 0 may have been lost: its successor reports from now on.
+  result.processRank = world.rank;
+  if (world.processes && world.rank == 0 && !reported)
+    if (std::string err = startReporting(); !err.empty()) {
+      end.error = err;
+      return end;
+    }
+  result.recoveries.push_back(report);
+  end.error.clear();
+  end.resumedAfter = report.resumedAfter;
+  return end;
 }
 
 std::string BundleRun::recover(int64_t lost, ExecRecovery &report) {
@@ -114,6 +159,96 @@ std::string BundleRun::recover(int64_t lost, ExecRecovery &report) {
     return err;
   replacePlan(std::move(next));
   report.movedBytes = move.reshard.movedBytes();
+  report.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  return "";
+}
+
+std::string BundleRun::recoverProcesses(ExecRecovery &report) {
+  const auto t0 = std::chrono::steady_clock::now();
+  // A moment for deaths that came together to be all known.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::vector<int32_t> dead(static_cast<size_t>(world.count));
+  const int32_t deaths =
+      whale_rt_comm_lost_processes(plan->comm.get(), dead.data(), world.count);
+  dead.resize(static_cast<size_t>(std::min(deaths, world.count)));
+  const LostProcesses lost(store, dead, plan->layout, plan->m.grid,
+                           world.count);
+  if (static_cast<int32_t>(lost.loss.lost.size()) >= world.count)
+    return "no process is left";
+  // The devices left: those of the processes that live.
+  std::vector<RankDevice> left;
+  for (size_t d = 0; d < plan->m.devices.size(); ++d)
+    if (!lost.loss.lost.count(plan->layout.ownerOf(static_cast<int64_t>(d))))
+      left.push_back(plan->m.devices[d]);
+
+  // The survivors' communicator and numbers.
+  void *survivors = nullptr;
+  char why[512] = "";
+  if (whale_rt_mpi_survivors(world.base, dead.data(),
+                             static_cast<int32_t>(dead.size()), &survivors, why,
+                             sizeof why) != WHALE_RT_OK)
+    return why;
+  std::unique_ptr<void, void (*)(void *)> previousComm(survivorsComm.release(),
+                                                       whale_rt_mpi_comm_free);
+  survivorsComm.reset(survivors);
+  world.base = survivors;
+  if (whale_rt_mpi_init_on(world.base, &world.rank, &world.count, why,
+                           sizeof why) != WHALE_RT_OK)
+    return why;
+  // The first fallback that runs on the devices left, in equal blocks: each
+  // survivor runs the first devices of its old block.
+  std::unique_ptr<OpenedBundle> next;
+  std::string folder, whyNot;
+  for (const std::string &f : options.fallbacks) {
+    next = std::make_unique<OpenedBundle>();
+    if (std::string err = readBundle(f, overrides, *next); !err.empty())
+      return "the fallback plan " + f + ": " + err;
+    std::string why = runsOnSurvivors(next->m.devices, left);
+    if (why.empty() && next->m.devices.size() % size_t(world.count) != 0)
+      why = "its " + std::to_string(next->m.devices.size()) +
+            " devices are no equal blocks for " + std::to_string(world.count) +
+            " processes";
+    if (why.empty()) {
+      folder = f;
+      break;
+    }
+    whyNot += "; " + f + ": " + why;
+  }
+  if (folder.empty())
+    return "no --fallback plan runs on the " + std::to_string(left.size()) +
+           " devices of the " + std::to_string(world.count) +
+           " processes left" + whyNot;
+  report.plan = folder;
+  report.ranksBefore = plan->m.stages * plan->m.replicas;
+  report.ranksAfter = next->m.stages * next->m.replicas;
+  abandoned.push_back(std::move(plan));
+  if (std::string err = openBundle(*next, overrides, world, schedule.seed);
+      !err.empty())
+    return "opening the ranks of " + folder + ": " + err;
+  previousComm.reset(); // after the communicator made over it
+
+  SurvivorsPlan now;
+  now.comm = next->comm.get();
+  now.layout = next->layout;
+  now.grid = next->m.grid;
+  now.places = manifestPlaces(next->m);
+  now.state = next->state;
+  now.contextOf = next->local().contextOf;
+  now.keep = next->layout.perProcess;
+  RebuiltState rebuilt;
+  if (std::string err =
+          rebuildAfterLoss(store, lost, now, next->m.model, options.savePath,
+                           lastSaved(), rebuilt);
+      !err.empty())
+    return err;
+  replacePlan(std::move(next));
+  report.source = rebuilt.source;
+  report.resumedAfter = rebuilt.resumedAfter;
+  report.movedBytes = rebuilt.movedBytes;
+  report.processesLost = static_cast<int64_t>(lost.loss.lost.size());
+  report.processBytes = rebuilt.processBytes;
   report.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();

@@ -72,18 +72,37 @@ private:
   /// process holding it): each evaluates alike, and process 0 saves.
   std::string gatherToHost();
   std::string changePlan(const ScheduledChange &change, int64_t step);
-  /// Checks the recovery options against the plan: one process, a device
-  /// and a step the run has, fallbacks of the same job.
+  /// Checks the recovery options against the plan: a device and a step
+  /// the run has, fallbacks of the same job.
   std::string checkRecovery(int64_t firstStep);
+  /// After `failure` during step `step` (0-based; `name` says which): the
+  /// job going on under a fallback plan when a rank failed in one process
+  /// (on device `lostDevice`) or processes were lost under mpirun, and a
+  /// state to go back to is held; else the failure, and why it ends the
+  /// job.
+  StepEnd recoverFrom(int64_t step, const std::string &name,
+                      const std::string &failure, int64_t lostDevice);
   /// After the rank on device `lost` failed: the job on the first fallback
   /// that runs on the devices left, from the store or the last checkpoint.
   std::string recover(int64_t lost, ExecRecovery &report);
+  /// Under mpirun, after processes died: the survivors' communicator, the
+  /// first fallback whose devices the survivors hold in equal blocks, the
+  /// state rebuilt in its ranks (runtime/state/ProcessRecovery.h).
+  std::string recoverProcesses(ExecRecovery &report);
   /// The plan the run is on now, in place of the last.
   void replacePlan(std::unique_ptr<OpenedBundle> next);
 
   const RunPlanOptions &options;
   const BundleOverrides &overrides;
-  const ProcessWorld world;
+  /// The processes, renumbered when some were lost.
+  ProcessWorld world;
+  /// The survivors' MPI communicator, once processes were lost.
+  std::unique_ptr<void, void (*)(void *)> survivorsComm{nullptr,
+                                                        whale_rt_mpi_comm_free};
+  /// Plans abandoned when processes were lost: their collectives with the
+  /// lost processes never finished, and MPI may still write into their
+  /// ranks' buffers, so they are freed only when the run ends.
+  std::vector<std::unique_ptr<OpenedBundle>> abandoned;
   std::unique_ptr<OpenedBundle> plan;
   RunPlanResult &result;
   /// The settings of the first plan: a change keeps the schedule.

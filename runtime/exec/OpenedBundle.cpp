@@ -88,10 +88,11 @@ std::string openBundle(OpenedBundle &b, const BundleOverrides &overrides,
     }
     b.libraries.push_back(std::move(loaded));
   }
-  b.comm.reset(world.processes
-                   ? processCommunicator(b.layout, nullptr, kCommTimeoutSeconds)
-                   : whale_rt_comm_create(static_cast<int32_t>(devices),
-                                          kCommTimeoutSeconds));
+  b.comm.reset(
+      world.processes
+          ? processCommunicator(b.layout, world.base, kCommTimeoutSeconds)
+          : whale_rt_comm_create(static_cast<int32_t>(devices),
+                                 kCommTimeoutSeconds));
   if (!b.comm)
     return "cannot make a communicator for " + std::to_string(devices) +
            " ranks";

@@ -29,6 +29,9 @@ namespace whale {
 struct ProcessWorld {
   bool processes = false;
   int32_t rank = -1, count = 0;
+  /// The MPI communicator the processes share: null for MPI's world, the
+  /// survivors' after processes were lost.
+  const void *base = nullptr;
 };
 
 struct OpenedBundle {

@@ -173,7 +173,7 @@ TrainLoop::StepEnd BundleRun::runStep(int64_t step, double lrFactor,
   InjectedFailure failure;
   if (!injected && options.failStep == step + 1) {
     injected = true;
-    failure = {options.failDevice, step + 1, false};
+    failure = {options.failDevice, step + 1, world.processes};
   }
   StepOutcome outcome =
       whale::runStep(ranks, global, comm, threads, step, lrFactor, failure);
@@ -181,29 +181,8 @@ TrainLoop::StepEnd BundleRun::runStep(int64_t step, double lrFactor,
                              whale_rt_now_ns() - startNs);
   StepEnd end;
   const std::string name = "step " + std::to_string(step + 1);
-  if (!outcome.error.empty()) {
-    end.error = name + ": " + outcome.error;
-    // A failed rank in one process: the job goes on under a fallback plan,
-    // the steps since the state it goes back to run again.
-    if (outcome.failedDevice < 0 || world.processes ||
-        (store.step() < 0 && lastSaved() < 0))
-      return end;
-    if (options.fallbacks.empty()) {
-      end.error += " (with no --fallback plan to go on under, the job ends)";
-      return end;
-    }
-    ExecRecovery report;
-    report.failedStep = step + 1;
-    report.failure = outcome.error;
-    if (std::string err = recover(outcome.failedDevice, report); !err.empty()) {
-      end.error += "; recovering failed: " + err;
-      return end;
-    }
-    result.recoveries.push_back(report);
-    end.error.clear();
-    end.resumedAfter = report.resumedAfter;
-    return end;
-  }
+  if (!outcome.error.empty())
+    return recoverFrom(step, name, outcome.error, outcome.failedDevice);
   // The parameters the programs made, against the manifest's list.
   if (!checked) {
     checked = true;
@@ -224,10 +203,8 @@ TrainLoop::StepEnd BundleRun::runStep(int64_t step, double lrFactor,
     stopAgreed = interruptRequested();
     if (std::string err = gatherRankLosses(comm, plan->layout, ranks, own,
                                            plan->m.grid, losses, &stopAgreed);
-        !err.empty()) {
-      end.error = name + ": " + err;
-      return end;
-    }
+        !err.empty())
+      return recoverFrom(step, name, err, -1);
   }
   end.error = sumLoss(losses, ranks, step, end.loss);
   return end;

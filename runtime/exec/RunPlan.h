@@ -96,6 +96,9 @@ struct ExecRecovery {
   std::string plan;         ///< the folder of the plan it went on under
   int64_t ranksBefore = 0, ranksAfter = 0;
   int64_t movedBytes = 0;
+  /// Under mpirun: the processes lost, and the bytes of state the
+  /// survivors sent each other to rebuild it.
+  int64_t processesLost = 0, processBytes = 0;
   double seconds = 0; ///< from the failure to the state in the new ranks
 };
 

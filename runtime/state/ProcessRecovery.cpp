@@ -11,6 +11,33 @@
 
 namespace whale {
 
+std::string keepAcrossProcesses(StateStore &store,
+                                const StateCollection &layout, int64_t version,
+                                int64_t step, uint64_t seed,
+                                const LocalRanks &ranks, int64_t &sentBytes) {
+  ReshardPlan own;
+  std::string error;
+  if (!planReshard(layout, layout, own, error))
+    return error;
+  HeldState &mine = store.pendingOwn(layout, version);
+  if (std::string err =
+          extractState(layout, step, seed, own, layout, ranks.contextOf, mine);
+      !err.empty()) {
+    store.dropPending();
+    return err;
+  }
+  // The copy goes to the next process: a process's death takes all of
+  // its ranks.
+  if (std::string err = exchangeStoreCopies(ranks.comm, *ranks.processes, mine,
+                                            store.pendingCopy(), sentBytes);
+      !err.empty()) {
+    store.dropPending();
+    return err;
+  }
+  store.commitPending(step);
+  return "";
+}
+
 LostProcesses::LostProcesses(StateStore &store,
                              const std::vector<int32_t> &dead,
                              const ProcessLayout &oldLayout,

@@ -15,6 +15,7 @@
 #define WHALE_RUNTIME_STATE_PROCESSRECOVERY_H
 
 #include "runtime/state/ProcessStore.h"
+#include "runtime/state/RankFiles.h"
 #include "runtime/state/StateStore.h"
 
 #include <cstdint>
@@ -23,6 +24,18 @@
 #include <vector>
 
 namespace whale {
+
+/// Keeps the state of this process's ranks (of `ranks`, holding `layout`)
+/// after step `step` of `seed` in `store` as an update across processes:
+/// the boxes, and the previous process's copy received while the next
+/// process receives this one's. Until both directions are whole the
+/// store's previous update stays the latest, so a process that dies in the
+/// middle leaves every survivor an update to go back to. `sentBytes`: the
+/// bytes this process sent. "" or why not.
+std::string keepAcrossProcesses(StateStore &store,
+                                const StateCollection &layout, int64_t version,
+                                int64_t step, uint64_t seed,
+                                const LocalRanks &ranks, int64_t &sentBytes);
 
 /// What was lost, as the survivors see it before they open their plan.
 struct LostProcesses {

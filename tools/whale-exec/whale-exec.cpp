@@ -69,9 +69,11 @@ const char *kUsage =
     "                       each rank's copy with the next rank, so that a\n"
     "                       failed rank costs only the steps since then\n"
     "  --fallback FOLDER    a compiled plan of the model for fewer devices\n"
-    "                       (any number): when a rank fails, the job goes on\n"
-    "                       under the first that runs on the devices left,\n"
-    "                       from the state in memory or the last checkpoint\n"
+    "                       (any number): when a rank fails (or, under\n"
+    "                       mpirun --enable-recovery, a process dies), the\n"
+    "                       job goes on under the first that runs on the\n"
+    "                       devices left, from the state in memory or the\n"
+    "                       last checkpoint\n"
     "  --fail-rank DEVICE@STEP\n"
     "                       for tests: the rank on DEVICE fails in STEP\n"
     "  --help, -h           print this help\n"
@@ -290,6 +292,12 @@ int main(int argc, char **argv) {
               << (r.source == "memory" ? "" : " from the " + r.source) << " ("
               << r.failedStep - 1 - r.resumedAfter
               << " finished steps lost), moved " << r.movedBytes << " bytes, "
+              << (r.processesLost > 0
+                      ? std::to_string(r.processesLost) +
+                            " process(es) lost, " +
+                            std::to_string(r.processBytes) +
+                            " bytes sent between the survivors, "
+                      : std::string())
               << seconds << " s\n";
   }
   if (result.storeUpdates > 0)
