@@ -97,19 +97,11 @@ std::string PlannedRun::recoverProcesses(RecoveryReport &report) {
 
   // The survivors' communicator, numbers and devices: each keeps its
   // own, in order, so that process q runs the q-th block of them.
-  void *survivors = nullptr;
-  char why[512] = "";
-  if (whale_rt_mpi_survivors(mpiBase, dead.data(),
-                             static_cast<int32_t>(dead.size()), &survivors, why,
-                             sizeof why) != WHALE_RT_OK)
-    return why;
-  std::unique_ptr<void, void (*)(void *)> previousComm(survivorsComm.release(),
-                                                       whale_rt_mpi_comm_free);
-  survivorsComm.reset(survivors);
-  mpiBase = survivors;
-  if (whale_rt_mpi_init_on(mpiBase, &processRank, &processCount, why,
-                           sizeof why) != WHALE_RT_OK)
-    return why;
+  MpiComm previousComm(nullptr, whale_rt_mpi_comm_free);
+  if (std::string err = joinSurvivors(dead, mpiBase, survivorsComm,
+                                      previousComm, processRank, processCount);
+      !err.empty())
+    return err;
   // Every survivor keeps its devices, or, where the model does not plan
   // on them all, the same fewer of them each (its first ones).
   Cluster remaining = cluster;

@@ -69,6 +69,27 @@ std::string BundleRun::checkRecovery(int64_t firstStep) {
   return "";
 }
 
+std::string BundleRun::firstFallback(const std::vector<RankDevice> &left,
+                                     int32_t processes,
+                                     std::unique_ptr<OpenedBundle> &next) {
+  std::string whyNot;
+  for (const std::string &folder : options.fallbacks) {
+    next = std::make_unique<OpenedBundle>();
+    if (std::string err = readBundle(folder, overrides, *next); !err.empty())
+      return "; the fallback plan " + folder + ": " + err;
+    std::string why = runsOnSurvivors(next->m.devices, left);
+    if (why.empty() && next->m.devices.size() % size_t(processes) != 0)
+      why = "its " + std::to_string(next->m.devices.size()) +
+            " devices are no equal blocks for " + std::to_string(processes) +
+            " processes";
+    if (why.empty())
+      return "";
+    whyNot += "; " + folder + ": " + why;
+  }
+  next.reset();
+  return whyNot.empty() ? "; none was given" : whyNot;
+}
+
 TrainLoop::StepEnd BundleRun::recoverFrom(int64_t step, const std::string &name,
                                           const std::string &failure,
                                           int64_t lostDevice) {
@@ -124,21 +145,10 @@ std::string BundleRun::recover(int64_t lost, ExecRecovery &report) {
   const RankDevice gone = left[static_cast<size_t>(lost)];
   left.erase(left.begin() + lost);
   std::unique_ptr<OpenedBundle> next;
-  std::string folder, whyNot;
-  for (const std::string &f : options.fallbacks) {
-    next = std::make_unique<OpenedBundle>();
-    if (std::string err = readBundle(f, overrides, *next); !err.empty())
-      return "the fallback plan " + f + ": " + err;
-    std::string why = runsOnSurvivors(next->m.devices, left);
-    if (why.empty()) {
-      folder = f;
-      break;
-    }
-    whyNot += "; " + f + ": " + why;
-  }
-  if (folder.empty())
+  if (std::string err = firstFallback(left, 1, next); !err.empty())
     return "no --fallback plan runs on the " + std::to_string(left.size()) +
-           " devices left without " + gone.name + " on " + gone.node + whyNot;
+           " devices left without " + gone.name + " on " + gone.node + err;
+  const std::string folder = next->folder;
   StateMove move;
   if (std::string err =
           planMove(std::move(surviving.layout), next->state, move);
@@ -183,43 +193,23 @@ std::string BundleRun::recoverProcesses(ExecRecovery &report) {
     if (!lost.loss.lost.count(plan->layout.ownerOf(static_cast<int64_t>(d))))
       left.push_back(plan->m.devices[d]);
 
-  // The survivors' communicator and numbers.
-  void *survivors = nullptr;
-  char why[512] = "";
-  if (whale_rt_mpi_survivors(world.base, dead.data(),
-                             static_cast<int32_t>(dead.size()), &survivors, why,
-                             sizeof why) != WHALE_RT_OK)
-    return why;
-  std::unique_ptr<void, void (*)(void *)> previousComm(survivorsComm.release(),
-                                                       whale_rt_mpi_comm_free);
-  survivorsComm.reset(survivors);
-  world.base = survivors;
-  if (whale_rt_mpi_init_on(world.base, &world.rank, &world.count, why,
-                           sizeof why) != WHALE_RT_OK)
-    return why;
   // The first fallback that runs on the devices left, in equal blocks: each
-  // survivor runs the first devices of its old block.
+  // survivor runs the first devices of its old block. Chosen before the
+  // survivors make a communicator: every survivor chooses alike.
+  const int32_t survivors =
+      world.count - static_cast<int32_t>(lost.loss.lost.size());
   std::unique_ptr<OpenedBundle> next;
-  std::string folder, whyNot;
-  for (const std::string &f : options.fallbacks) {
-    next = std::make_unique<OpenedBundle>();
-    if (std::string err = readBundle(f, overrides, *next); !err.empty())
-      return "the fallback plan " + f + ": " + err;
-    std::string why = runsOnSurvivors(next->m.devices, left);
-    if (why.empty() && next->m.devices.size() % size_t(world.count) != 0)
-      why = "its " + std::to_string(next->m.devices.size()) +
-            " devices are no equal blocks for " + std::to_string(world.count) +
-            " processes";
-    if (why.empty()) {
-      folder = f;
-      break;
-    }
-    whyNot += "; " + f + ": " + why;
-  }
-  if (folder.empty())
+  if (std::string err = firstFallback(left, survivors, next); !err.empty())
     return "no --fallback plan runs on the " + std::to_string(left.size()) +
-           " devices of the " + std::to_string(world.count) +
-           " processes left" + whyNot;
+           " devices of the " + std::to_string(survivors) + " processes left" +
+           err;
+  const std::string folder = next->folder;
+  // The survivors' communicator and numbers.
+  MpiComm previousComm(nullptr, whale_rt_mpi_comm_free);
+  if (std::string err = joinSurvivors(dead, world.base, survivorsComm,
+                                      previousComm, world.rank, world.count);
+      !err.empty())
+    return err;
   report.plan = folder;
   report.ranksBefore = plan->m.stages * plan->m.replicas;
   report.ranksAfter = next->m.stages * next->m.replicas;

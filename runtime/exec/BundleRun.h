@@ -82,6 +82,12 @@ private:
   /// job.
   StepEnd recoverFrom(int64_t step, const std::string &name,
                       const std::string &failure, int64_t lostDevice);
+  /// The first --fallback plan, read into `next`, that runs on the devices
+  /// `left` in equal blocks for `processes` processes (1: threads of this
+  /// one); "" or, for each, why not ("; FOLDER: why").
+  std::string firstFallback(const std::vector<RankDevice> &left,
+                            int32_t processes,
+                            std::unique_ptr<OpenedBundle> &next);
   /// After the rank on device `lost` failed: the job on the first fallback
   /// that runs on the devices left, from the store or the last checkpoint.
   std::string recover(int64_t lost, ExecRecovery &report);

@@ -15,13 +15,8 @@ std::string keepAcrossProcesses(StateStore &store,
                                 const StateCollection &layout, int64_t version,
                                 int64_t step, uint64_t seed,
                                 const LocalRanks &ranks, int64_t &sentBytes) {
-  ReshardPlan own;
-  std::string error;
-  if (!planReshard(layout, layout, own, error))
-    return error;
   HeldState &mine = store.pendingOwn(layout, version);
-  if (std::string err =
-          extractState(layout, step, seed, own, layout, ranks.contextOf, mine);
+  if (std::string err = takeOwnBoxes(layout, step, seed, ranks, mine);
       !err.empty()) {
     store.dropPending();
     return err;
@@ -35,6 +30,23 @@ std::string keepAcrossProcesses(StateStore &store,
     return err;
   }
   store.commitPending(step);
+  return "";
+}
+
+std::string joinSurvivors(const std::vector<int32_t> &dead, const void *&base,
+                          MpiComm &owned, MpiComm &previous, int32_t &rank,
+                          int32_t &count) {
+  void *survivors = nullptr;
+  char why[512] = "";
+  if (whale_rt_mpi_survivors(base, dead.data(),
+                             static_cast<int32_t>(dead.size()), &survivors, why,
+                             sizeof why) != WHALE_RT_OK)
+    return why;
+  previous.reset(owned.release());
+  owned.reset(survivors);
+  base = survivors;
+  if (whale_rt_mpi_init_on(base, &rank, &count, why, sizeof why) != WHALE_RT_OK)
+    return why;
   return "";
 }
 

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,18 @@ std::string keepAcrossProcesses(StateStore &store,
                                 const StateCollection &layout, int64_t version,
                                 int64_t step, uint64_t seed,
                                 const LocalRanks &ranks, int64_t &sentBytes);
+
+/// An MPI communicator the runtime made for survivors.
+using MpiComm = std::unique_ptr<void, void (*)(void *)>;
+
+/// After the processes `dead` (numbers in `base`; null: MPI's world) died:
+/// the survivors' own communicator, which `base` and `owned` become, and
+/// this process's number and the survivors' count in it (`rank`,
+/// `count`). What `owned` held before moves to `previous`, to be freed
+/// once the communicators made over it are. "" or why not.
+std::string joinSurvivors(const std::vector<int32_t> &dead, const void *&base,
+                          MpiComm &owned, MpiComm &previous, int32_t &rank,
+                          int32_t &count);
 
 /// What was lost, as the survivors see it before they open their plan.
 struct LostProcesses {

@@ -9,16 +9,21 @@
 
 namespace whale {
 
-std::string keepInStore(StateStore &store, const StateCollection &layout,
-                        int64_t version, int64_t step, uint64_t seed,
-                        const LocalRanks &ranks) {
+std::string takeOwnBoxes(const StateCollection &layout, int64_t step,
+                         uint64_t seed, const LocalRanks &ranks,
+                         HeldState &into) {
   ReshardPlan own;
   std::string error;
   if (!planReshard(layout, layout, own, error))
     return error;
-  HeldState &mine = store.prepare(layout, version);
-  if (std::string err =
-          extractState(layout, step, seed, own, layout, ranks.contextOf, mine);
+  return extractState(layout, step, seed, own, layout, ranks.contextOf, into);
+}
+
+std::string keepInStore(StateStore &store, const StateCollection &layout,
+                        int64_t version, int64_t step, uint64_t seed,
+                        const LocalRanks &ranks) {
+  if (std::string err = takeOwnBoxes(layout, step, seed, ranks,
+                                     store.prepare(layout, version));
       !err.empty()) {
     store.invalidate();
     return err;

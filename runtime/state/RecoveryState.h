@@ -26,6 +26,13 @@
 
 namespace whale {
 
+/// The boxes of `layout` that this process's ranks hold, out of them into
+/// `into` (buffers of the right sizes reused), as after step `step` of
+/// `seed`; "" or why not.
+std::string takeOwnBoxes(const StateCollection &layout, int64_t step,
+                         uint64_t seed, const LocalRanks &ranks,
+                         HeldState &into);
+
 /// Keeps the state of the ranks holding `layout` (this process's, all of
 /// them) after step `step` of `seed` in `store`: each worker's boxes, and a
 /// copy with the next worker. `version` names the plan (a new one after a

@@ -11,10 +11,12 @@
 #include "runtime/exec/Interrupt.h"
 #include "runtime/exec/RunPlan.h"
 #include "support/InputFile.h"
+#include "tools/RecoveryLine.h"
 #include "tools/StepProgress.h"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -262,6 +264,21 @@ int main(int argc, char **argv) {
     }
     return 1;
   }
+  // After processes were lost, MPI_Finalize would wait for them (Open MPI
+  // without ULFM): the survivors leave without it, once they have said
+  // what they have to say.
+  const bool lostProcesses =
+      options.processes &&
+      std::any_of(
+          result.recoveries.begin(), result.recoveries.end(),
+          [](const whale::ExecRecovery &r) { return r.processesLost > 0; });
+  struct LeaveAfterLoss {
+    bool active;
+    ~LeaveAfterLoss() {
+      if (active)
+        whale_rt_mpi_leave(0);
+    }
+  } leave{lostProcesses};
   if (result.processRank > 0)
     return 0; // rank 0's process reports
   std::cout << "trained " << result.model << " on " << result.ranks
@@ -282,24 +299,10 @@ int main(int argc, char **argv) {
                                      : std::string())
               << seconds << " s\n";
   }
-  for (const whale::ExecRecovery &r : result.recoveries) {
-    char seconds[32];
-    std::snprintf(seconds, sizeof seconds, "%.3f", r.seconds);
-    std::cout << "recovered from a failure in step " << r.failedStep << " ("
-              << r.failure << "): " << r.ranksBefore << " -> " << r.ranksAfter
-              << " ranks under " << r.plan << ", resumed after step "
-              << r.resumedAfter
-              << (r.source == "memory" ? "" : " from the " + r.source) << " ("
-              << r.failedStep - 1 - r.resumedAfter
-              << " finished steps lost), moved " << r.movedBytes << " bytes, "
-              << (r.processesLost > 0
-                      ? std::to_string(r.processesLost) +
-                            " process(es) lost, " +
-                            std::to_string(r.processBytes) +
-                            " bytes sent between the survivors, "
-                      : std::string())
-              << seconds << " s\n";
-  }
+  for (const whale::ExecRecovery &r : result.recoveries)
+    std::cout << whale::cli::recoveryLine(
+        r, std::to_string(r.ranksBefore) + " -> " +
+               std::to_string(r.ranksAfter) + " ranks under " + r.plan);
   if (result.storeUpdates > 0)
     std::cout << "kept the state in memory " << result.storeUpdates
               << " times\n";

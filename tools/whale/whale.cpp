@@ -28,6 +28,7 @@
 #include "runtime/exec/Interrupt.h"
 #include "runtime/state/RankCheckpoint.h"
 #include "support/JsonString.h"
+#include "tools/RecoveryLine.h"
 #include "tools/StepProgress.h"
 #include "tools/whale/Options.h"
 #include "llvm/LineEditor/LineEditor.h"
@@ -1139,20 +1140,9 @@ int run(int argc, char **argv) {
   // One write per line: under mpirun another process's output may
   // interleave between the pieces of an unbuffered stream.
   for (const whale::RecoveryReport &r : result.recoveries)
-    std::cout << "recovered from a failure in step " << r.failedStep << " ("
-              << r.failure << "): " << r.devicesBefore << " -> "
-              << r.devicesAfter << " devices, resumed after step "
-              << r.resumedAfter
-              << (r.source == "memory" ? "" : " from the " + r.source) << " ("
-              << r.failedStep - 1 - r.resumedAfter
-              << " finished steps lost), moved " << r.movedBytes << " bytes, "
-              << (r.processesLost > 0
-                      ? std::to_string(r.processesLost) +
-                            " process(es) lost, " +
-                            std::to_string(r.processBytes) +
-                            " bytes sent between the survivors, "
-                      : std::string())
-              << llvm::formatv("{0:F3}", r.seconds).str() << " s\n";
+    std::cout << whale::cli::recoveryLine(
+        r, std::to_string(r.devicesBefore) + " -> " +
+               std::to_string(r.devicesAfter) + " devices");
   if (result.storeUpdates > 0)
     std::cout << "kept the state in memory " << result.storeUpdates
               << " times, "
