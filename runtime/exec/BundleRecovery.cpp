@@ -1,9 +1,10 @@
 //===- BundleRecovery.cpp - a compiled plan's run after a failed rank -----===//
 //
 // The state kept in memory every --replicate-every steps, and, when a rank
-// fails in one process, the job going on under the first --fallback plan
-// whose devices are left, from that state or the last checkpoint
-// (runtime/state/RecoveryState.h, as `whale run` recovers).
+// fails in one process or processes die under mpirun, the job going on
+// under the first --fallback plan whose devices are left, from that state
+// or the last checkpoint, as `whale run` recovers
+// (runtime/state/RecoveryState.h, ProcessRecovery.h).
 //
 //===----------------------------------------------------------------------===//
 
