@@ -93,10 +93,6 @@ private:
   std::string gatherFigures();
 
   // RankState.cpp
-  std::string extractState(const StateCollection &layout, int64_t step,
-                           const ReshardPlan &reshard,
-                           const StateCollection &next, HeldState &held);
-  std::string injectState(const HeldState &held);
   /// The state after `nextStep` steps into the save path: each rank's own
   /// boxes (--save-ranks), or gathered whole into one file; the host holds
   /// the gathered parameters afterwards when `gatherAnyway`.

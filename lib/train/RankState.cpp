@@ -11,7 +11,6 @@
 #include "lib/elastic/StateCollection.h"
 #include "lib/train/PlannedRun.h"
 #include "runtime/exec/Checkpoint.h"
-#include "runtime/state/PlanState.h"
 #include "runtime/state/ProcessRecovery.h"
 #include "runtime/state/ProcessStore.h"
 #include "runtime/state/RankFiles.h"
@@ -20,18 +19,6 @@
 #include <chrono>
 
 namespace whale {
-
-std::string PlannedRun::extractState(const StateCollection &layout,
-                                     int64_t step, const ReshardPlan &reshard,
-                                     const StateCollection &next,
-                                     HeldState &held) {
-  return whale::extractState(layout, step, settings.seed, reshard, next,
-                             localRanks().contextOf, held);
-}
-
-std::string PlannedRun::injectState(const HeldState &held) {
-  return whale::injectState(held, localRanks().contextOf);
-}
 
 std::string PlannedRun::saveState(int64_t nextStep, bool gatherAnyway) {
   if (!options.savePath.empty())

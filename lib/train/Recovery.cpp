@@ -11,6 +11,7 @@
 
 #include "lib/elastic/StateCollection.h"
 #include "lib/train/PlannedRun.h"
+#include "runtime/state/MoveState.h"
 #include "runtime/state/ProcessRecovery.h"
 #include "runtime/state/ProcessReshard.h"
 #include "runtime/state/ProcessStore.h"
@@ -40,7 +41,6 @@ std::string PlannedRun::recover(int64_t lost, RecoveryReport &report) {
     return err;
   report.source = surviving.source;
   report.resumedAfter = surviving.step;
-  HeldState &held = surviving.held;
   // The survivors, as many as the model plans on (from the end, the
   // fewest dropped).
   Cluster survivors = cluster;
@@ -54,22 +54,25 @@ std::string PlannedRun::recover(int64_t lost, RecoveryReport &report) {
   }
   if (survivors.devices.empty())
     return "the model plans on none of the remaining devices: " + why;
+  // The state moves into the new ranks as whale-exec's recovery moves it
+  // (runtime/state/MoveState.h): the pieces are in memory already.
   StateCollection after;
-  ReshardPlan reshard;
-  HeldState moved;
-  if (!stateOf(next, survivors, after, error) ||
-      !planReshard(surviving.layout, after, reshard, error))
+  StateMove move;
+  if (!stateOf(next, survivors, after, error))
     return error;
+  if (std::string err =
+          planMove(std::move(surviving.layout), std::move(after), move);
+      !err.empty())
+    return err;
+  move.held = std::move(surviving.held);
   report.devicesBefore = static_cast<int64_t>(cluster.devices.size());
   cluster = survivors;
   if (std::string err = openRanks(std::move(next)); !err.empty())
     return err;
-  if (!applyReshard(after, reshard, held, moved, error))
-    return error;
-  if (std::string err = injectState(moved); !err.empty())
+  if (std::string err = putPieces(move, localRanks()); !err.empty())
     return err;
   report.devicesAfter = static_cast<int64_t>(cluster.devices.size());
-  report.movedBytes = reshard.movedBytes();
+  report.movedBytes = move.reshard.movedBytes();
   report.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
