@@ -61,6 +61,11 @@ ControlFile::Read ControlFile::poll(std::string &spec, std::string &why) {
   std::string text;
   std::string reason =
       rt::readRegularFile(path, "the control file", kMaxControlBytes, text);
+  // An empty file is one a writer made and has not filled yet: read it
+  // again at the next step rather than refuse it and then, filled, refuse
+  // or take it a second time.
+  if (reason.empty() && text.empty())
+    return Read::Nothing;
   if (reason.empty())
     reason = requestIn(text, spec);
   if (reason.empty()) {
