@@ -12,10 +12,15 @@ vocabulary) in the same precision:
   bf16   --amp: Whale's amp = "bf16" (matmuls in bf16, fp32 accumulation,
          fp32 weights and optimizer state); PyTorch autocast(bfloat16)
 
-PyTorch runs eager and, unless --no-compile, torch.compile. Prints tokens/s
-and model FLOP utilization (6 N + 12 L T D FLOPs per token, N the
-parameters, against --peak-tflops or the GPU's dense peak for the
-precision) for each, and Whale's ratio to each peer.
+PyTorch's model is written as its users write it (bench/torch_gpt.py: fused
+QKV, scaled_dot_product_attention, AdamW(fused=True)) and runs eager and,
+unless --no-compile, under torch.compile; the "same work" model of the
+figures before 2026-11-29 (scores materialized, default AdamW) follows as a
+labelled secondary row. Both sides are timed by wall clock over the same
+timed steps after the same warmup. Prints tokens/s and model FLOP
+utilization (6 N + 12 L T D FLOPs per token, N the parameters, against
+--peak-tflops or the GPU's dense peak for the precision) for each, and
+Whale's ratio to each peer; a non-finite loss on either side fails the run.
 
     python3 bench/gpt2_gpu.py [--batch 8] [--steps 10] [--warmup 3] [--amp]
 
@@ -34,8 +39,6 @@ time here (same shape flags on both sides; no torch needed to compile):
 scripts/gpu-pack.sh does the first for fp32 and bf16.
 """
 import argparse
-import json
-import math
 import os
 import random
 import subprocess
@@ -142,47 +145,9 @@ if __name__ == "__main__":
         sys.exit(0)
 
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
 
-
-class Block(nn.Module):
-    def __init__(self, d, h):
-        super().__init__()
-        self.h = h
-        self.n1, self.n2 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.q, self.k, self.v, self.o = (nn.Linear(d, d) for _ in range(4))
-        self.up, self.down = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
-
-    def forward(self, x):
-        b, t, d = x.shape
-        h = self.n1(x)
-        split = lambda y: y.view(b, t, self.h, d // self.h).transpose(1, 2)
-        q, k, v = split(self.q(h)), split(self.k(h)), split(self.v(h))
-        # Attention as Whale computes it (scores materialized, masked,
-        # softmaxed): the same work, no fused kernel on either side.
-        s = (q @ k.transpose(-2, -1)) / math.sqrt(d // self.h)
-        mask = torch.triu(torch.ones(t, t, dtype=torch.bool, device=x.device), 1)
-        s = s.masked_fill(mask, float("-inf"))
-        a = (s.softmax(-1) @ v).transpose(1, 2).reshape(b, t, d)
-        x = x + self.o(a)
-        return x + self.down(F.gelu(self.up(self.n2(x)), approximate="tanh"))
-
-
-class GPT(nn.Module):
-    def __init__(self, a):
-        super().__init__()
-        self.embed = nn.Embedding(a.vocab, a.width)
-        self.pos = nn.Parameter(torch.randn(a.seq, a.width) * 0.01)
-        self.blocks = nn.ModuleList(Block(a.width, a.heads) for _ in range(a.layers))
-        self.norm, self.head = nn.LayerNorm(a.width), nn.Linear(a.width, a.vocab)
-
-    def forward(self, tokens, targets):
-        x = self.embed(tokens) + self.pos
-        for b in self.blocks:
-            x = b(x)
-        logits = self.head(self.norm(x))
-        return F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_gpt  # noqa: E402
 
 
 def parameters(a):
@@ -193,28 +158,6 @@ def parameters(a):
 
 def flops_per_token(a):
     return 6 * parameters(a) + 12 * a.layers * a.seq * a.width
-
-
-def torch_run(a, compiled, device):
-    torch.manual_seed(0)
-    model = GPT(a).to(device)
-    step_model = torch.compile(model) if compiled else model
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
-    tokens = torch.randint(0, 256, (a.batch, a.seq), device=device)
-    targets = torch.randint(0, 256, (a.batch, a.seq), device=device)
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    for i in range(a.warmup + a.steps):
-        if i == a.warmup:
-            sync()
-            start = time.perf_counter()
-        opt.zero_grad(set_to_none=True)
-        with torch.autocast(device, dtype=torch.bfloat16, enabled=a.amp):
-            loss = step_model(tokens, targets)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-    sync()
-    return a.steps * a.batch * a.seq / (time.perf_counter() - start)
 
 
 def whale_run(a, root, device):
@@ -242,16 +185,15 @@ def whale_run(a, root, device):
         for line in done.stderr.splitlines():  # notes, not progress
             if line.startswith("whale:"):
                 print(line)
-        rows = [json.loads(l) for l in open(metrics)]
+        tps = torch_gpt.whale_wall_tokens_per_second(metrics, a.warmup,
+                                                     a.batch, a.seq)
         if a.whale_trace:
             # A run of its own: a traced step checks every op's output, so
             # it is not the timed one.
             traced = cmd + ["--steps", "3", "--trace", a.whale_trace]
             if subprocess.run(traced, capture_output=True).returncode != 0:
                 print(f"the traced run failed: {' '.join(traced)}")
-    timed = rows[a.warmup:]
-    seconds = sum(a.batch / r["samples_per_s"] for r in timed)
-    return len(timed) * a.batch * a.seq / seconds
+    return tps
 
 
 def main():
@@ -273,24 +215,42 @@ def main():
         results.append((label, tps))
         print(f"  measured {label}: {tps:.0f} tokens/s", flush=True)
 
+    notes = []
+
+    def peer(style, compiled=False):
+        return torch_gpt.tokens_per_second(a, style, compiled, a.device, a.amp,
+                                           a.steps, a.warmup, notes)
+
     measured("whale", whale_run(a, root, a.device))
     if not a.no_torch:
-        measured("pytorch eager", torch_run(a, False, a.device))
+        measured("pytorch eager", peer("users"))
     if not a.no_compile and not a.no_torch:
         try:
-            measured("torch.compile", torch_run(a, True, a.device))
+            measured("torch.compile", peer("users", compiled=True))
         except Exception as e:  # report, do not hide, a compile failure
             print(f"torch.compile failed: {type(e).__name__}: {e}")
+    secondary = None
+    if not a.no_torch:
+        secondary = peer("same-work")
     print(f"gpt {a.layers}x{a.width}, {a.heads} heads, context {a.seq}, "
           f"vocab {a.vocab}, batch {a.batch}, {'bf16 amp' if a.amp else 'fp32'}, "
-          f"AdamW + clipping, {a.steps} timed steps after {a.warmup}; "
-          f"{parameters(a) / 1e6:.1f}M parameters; {name}; torch {torch.__version__}")
+          f"AdamW + clipping, {a.steps} timed steps after {a.warmup}, wall "
+          f"clock; {parameters(a) / 1e6:.1f}M parameters; {name}; "
+          f"torch {torch.__version__}")
+    for note in sorted(set(notes)):
+        print(f"note: {note}")
+
+    def mfu(tps):
+        return f"  MFU {100 * tps * fpt / (peak * 1e12):5.1f}%" if peak else ""
+
     for label, tps in results:
-        mfu = f"  MFU {100 * tps * fpt / (peak * 1e12):5.1f}%" if peak else ""
-        print(f"{label:14s} {tps:12.0f} tokens/s{mfu}")
+        print(f"{label:14s} {tps:12.0f} tokens/s{mfu(tps)}")
     for label, tps in results[1:]:
         print(f"whale / {label} = {results[0][1] / tps:.3f}")
-
+    if secondary:
+        print(f"secondary: pytorch eager, same work (scores materialized, "
+              f"default AdamW) {secondary:.0f} tokens/s{mfu(secondary)}; "
+              f"whale / it = {results[0][1] / secondary:.3f}")
 
 if __name__ == "__main__":
     main()

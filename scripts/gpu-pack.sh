@@ -18,7 +18,7 @@
 #            cuBLAS and NCCL are the GPU machine's own
 # plans/     the equivalence suite's strategies compiled for cuda devices,
 #            each with its reference run on one CPU device here
-# gpt2/      GPT-2 small compiled for cuda:0, fp32 and bf16
+# gpt2/      GPT-2 small compiled for cuda:0, fp32 and bf16, batch 8 and 16
 # accuracy/  the simulator's accuracy plans, CPU and one-GPU, with run.sh
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,7 +32,8 @@ mkdir -p "$pack/bin" "$pack/lib" "$pack/plans" "$pack/gpt2"
 cp "$build/bin/whale-exec" "$build/bin/whale-gpu-tests" \
    "$build/bin/whale-gemm-sweep" "$plugin" "$pack/bin/"
 cp "$root/scripts/gpu/check.sh" "$root/scripts/gpu/compare_runs.py" \
-   "$root/scripts/gpu/trace_summary.py" "$root/bench/gpt2_gpu.py" "$pack/"
+   "$root/scripts/gpu/trace_summary.py" "$root/bench/gpt2_gpu.py" \
+   "$root/bench/torch_gpt.py" "$pack/"
 
 # Libraries: whatever ldd resolves outside glibc and the GPU stack.
 for bin in "$pack"/bin/*; do
@@ -74,8 +75,15 @@ plan mlp-data-parallel examples/mlp.whl cuda:0,cuda:0
 plan cnn-hybrid examples/cnn.whl cuda:0,cuda:0
 plan cnn-batch-norm test/equivalence/cnn_bn.whl cuda:0,cuda:0
 
-python3 "$root/bench/gpt2_gpu.py" --emit-bundle "$pack/gpt2/fp32" >/dev/null
-python3 "$root/bench/gpt2_gpu.py" --emit-bundle "$pack/gpt2/bf16" --amp >/dev/null
+# GPT-2 small at batch 8 (gpt2/fp32, gpt2/bf16) and 16 (the -b16 ones): a
+# plan's batch is fixed when it is compiled.
+for batch in 8 16; do
+  suffix=""; [ "$batch" = 16 ] && suffix="-b16"
+  python3 "$root/bench/gpt2_gpu.py" --batch "$batch" \
+    --emit-bundle "$pack/gpt2/fp32$suffix" >/dev/null
+  python3 "$root/bench/gpt2_gpu.py" --batch "$batch" --amp \
+    --emit-bundle "$pack/gpt2/bf16$suffix" >/dev/null
+done
 
 # The simulator's accuracy plans (bench/sim_accuracy.py), to profile and
 # measure on that machine's cores and its GPU; --collect predicts them here.

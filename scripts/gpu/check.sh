@@ -10,7 +10,9 @@
 #    cuda devices) trained by whale-exec and compared with its one-CPU
 #    reference (losses and parameters within 1e-4);
 # 3. with torch there, bench/gpt2_gpu.py on the compiled GPT-2 small plans
-#    (bf16, fp32) against PyTorch eager and torch.compile, each plan's
+#    (bf16, fp32; batch 8 and 16; WHALE_GPU_BENCH_RUNS narrows them)
+#    against PyTorch as its users write it, eager and under torch.compile
+#    (bench/torch_gpt.py), each batch-8 plan's
 #    time by op (trace_summary.py), and bf16 again with the element
 #    programs in the interpreter;
 # 4. whale-gemm-sweep: the runtime's matmul at the published GPT runs'
@@ -64,14 +66,18 @@ done
 grep -q "DIFFERENT\|FAILED" "$out/plans.txt" && status=1
 
 if python3 -c "import torch" 2>/dev/null; then
-  for amp in bf16 fp32; do
-    echo "== GPT-2 small, $amp"
-    flag=(); [ "$amp" = bf16 ] && flag=(--amp)
+  # The fair benchmark (bench/torch_gpt.py's peer): each plan in
+  # WHALE_GPU_BENCH_RUNS, bf16 and fp32 at batch 8 and 16 unless narrowed;
+  # the batch-8 runs also write Whale's trace.
+  for run in ${WHALE_GPU_BENCH_RUNS:-bf16 fp32 bf16-b16 fp32-b16}; do
+    echo "== GPT-2 small, $run"
+    flag=(); [ "${run%-b16}" = bf16 ] && flag=(--amp)
+    batch=8; trace=(--whale-trace "$out/gpt2-$run-trace.json")
+    [ "${run%-b16}" != "$run" ] && { batch=16; trace=(); }
     PYTHONUNBUFFERED=1 timeout "${WHALE_GPU_BENCH_TIMEOUT:-600}" \
-      python3 "$here/gpt2_gpu.py" "${flag[@]}" \
-      --whale-exec "$here/bin/whale-exec" --bundle "$here/gpt2/$amp" \
-      --whale-trace "$out/gpt2-$amp-trace.json" ${WHALE_GPU_BENCH_ARGS:-} \
-      2>&1 | tee "$out/gpt2-$amp.txt"
+      python3 "$here/gpt2_gpu.py" "${flag[@]}" --batch "$batch" \
+      --whale-exec "$here/bin/whale-exec" --bundle "$here/gpt2/$run" \
+      "${trace[@]}" ${WHALE_GPU_BENCH_ARGS:-} 2>&1 | tee "$out/gpt2-$run.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   done
   # Where the time goes, and the generated element kernels against the
