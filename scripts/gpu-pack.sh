@@ -11,8 +11,8 @@
 # holds:
 #
 # bin/       whale-exec (the runner of compiled plans), whale-gpu-tests,
-#            whale-gemm-sweep and the CUDA plugin, all linking the runtime
-#            only
+#            whale-gemm-sweep, whale-attention-sweep and the CUDA plugin,
+#            all linking the runtime only
 # lib/       the shared libraries they need that a bare machine may lack
 #            (OpenBLAS, OpenMPI, the C++ runtime); the C library, the driver,
 #            cuBLAS and NCCL are the GPU machine's own
@@ -24,16 +24,18 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$root/build"
 pack="$root/gpu-pack"
-ninja -C "$build" whale-cli whale-exec whale-gpu-tests whale-gemm-sweep >/dev/null
+ninja -C "$build" whale-cli whale-exec whale-gpu-tests whale-gemm-sweep \
+  whale-attention-sweep >/dev/null
 plugin="$build/lib/libwhale_cuda.so"
 [ -f "$plugin" ] || { echo "gpu-pack: no CUDA plugin in $build (nvcc missing at configure time?)" >&2; exit 1; }
 rm -rf "$pack"
 mkdir -p "$pack/bin" "$pack/lib" "$pack/plans" "$pack/gpt2"
 cp "$build/bin/whale-exec" "$build/bin/whale-gpu-tests" \
-   "$build/bin/whale-gemm-sweep" "$plugin" "$pack/bin/"
+   "$build/bin/whale-gemm-sweep" "$build/bin/whale-attention-sweep" \
+   "$plugin" "$pack/bin/"
 cp "$root/scripts/gpu/check.sh" "$root/scripts/gpu/compare_runs.py" \
    "$root/scripts/gpu/trace_summary.py" "$root/bench/gpt2_gpu.py" \
-   "$root/bench/torch_gpt.py" "$pack/"
+   "$root/bench/torch_gpt.py" "$root/bench/sdpa_sweep.py" "$pack/"
 
 # Libraries: whatever ldd resolves outside glibc and the GPU stack.
 for bin in "$pack"/bin/*; do

@@ -14,6 +14,7 @@
 #include "runtime/cuda/GemmPlan.h"
 #include "runtime/cuda/IndexMaps.h"
 #include "runtime/cuda/Nvrtc.h"
+#include "runtime/cuda/FlashAttention.h"
 #include "runtime/ops/AttentionShape.h"
 
 #if WHALE_HAVE_NCCL
@@ -92,6 +93,14 @@ Status streamWaits(const std::string &device, cudaStream_t waiting,
 
 bool tf32Allowed() {
   const char *v = std::getenv("WHALE_CUDA_TF32");
+  return v && std::strcmp(v, "1") == 0;
+}
+
+/// Whether attention under amp runs the fused tensor-core kernels
+/// (FlashAttention.cu) rather than the chunked GEMMs. Off unless
+/// WHALE_CUDA_FLASH=1 until a GPU run has measured them (docs/gpu.md).
+bool flashWanted() {
+  const char *v = std::getenv("WHALE_CUDA_FLASH");
   return v && std::strcmp(v, "1") == 0;
 }
 
@@ -1066,6 +1075,8 @@ Status attentionDims(const char *op, View<const float> q, View<const float> k,
 // take the matmul inputs' slots: gemmInputs).
 constexpr int kScoresScratch = 18, kScoreGradScratch = 19;
 constexpr int kProbabilitiesBf16Scratch = 21, kScoreGradBf16Scratch = 22;
+// The flash backward's per-row statistics: log-sum-exp and dO . O.
+constexpr int kFlashLseScratch = 23, kFlashRowDotScratch = 24;
 // A fused region's partial sums (fused::termParts).
 constexpr int kFusedPartsScratch = 20;
 constexpr int64_t kMaxScores = int64_t(64) << 20; // 256 MiB of fp32
@@ -1111,6 +1122,10 @@ Status CudaDevice::attention(View<const float> q, View<const float> k,
   const void *in[3];
   if (Status st = gemmInputs({q, k, v}, in); !st)
     return st;
+  if (bf16 && flashWanted() && flashForwardTiles(d.e).dim)
+    return cudaFailed(
+        flashForward(compute, d, in[0], in[1], in[2], out.data, nullptr),
+        name() + ": attention (flash)");
   const void *qm = in[0], *km = in[1], *vm = in[2];
   void *buffer, *p16 = nullptr;
   if (Status st =
@@ -1171,6 +1186,27 @@ Status CudaDevice::attentionBackward(View<const float> q, View<const float> k,
   if (Status st = gemmInputs({q, k, v, dout}, in); !st)
     return st;
   const void *qm = in[0], *km = in[1], *vm = in[2], *dom = in[3];
+  if (bf16 && flashWanted() && flashBackwardTiles(d.e).dim) {
+    // The forward's statistics again (the op keeps only its output), then
+    // the gradients with the scores recomputed tile by tile.
+    void *lse, *rowD;
+    const size_t rows = sizeof(float) * d.heads * d.t;
+    if (Status st = scratch(kFlashLseScratch, rows, &lse); !st)
+      return st;
+    if (Status st = scratch(kFlashRowDotScratch, rows, &rowD); !st)
+      return st;
+    float *lseF = static_cast<float *>(lse);
+    if (Status st = cudaFailed(
+            flashForward(compute, d, qm, km, vm, nullptr, lseF),
+            name() + ": attention_grad's statistics (flash)");
+        !st)
+      return st;
+    return cudaFailed(flashBackward(compute, d, qm, km, vm, dom, out.data,
+                                    dout.data, lseF,
+                                    static_cast<float *>(rowD), dq.data,
+                                    dk.data, dv.data),
+                      name() + ": attention_grad (flash)");
+  }
   void *pBuffer, *dsBuffer, *p16 = nullptr, *ds16 = nullptr;
   if (Status st = scratch(kScoresScratch, bytes, &pBuffer); !st)
     return st;

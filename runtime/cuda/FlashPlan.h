@@ -1,4 +1,4 @@
-//===- FlashPlan.h - tiles, grids and row math of flash attention -*- C++ -*-===//
+//===- FlashPlan.h - flash attention's tiles and row math -------*- C++ -*-===//
 //
 // The host logic of the fused attention kernels (FlashAttention.cu), plain
 // C++ for both compilers as ElementMath.h, so a CPU test runs the tiled

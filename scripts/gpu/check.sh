@@ -15,6 +15,9 @@
 #    (bench/torch_gpt.py), each batch-8 plan's
 #    time by op (trace_summary.py), and bf16 again with the element
 #    programs in the interpreter;
+# 3b. whale-attention-sweep (and, with torch, sdpa_sweep.py): attention's
+#    chunked GEMMs against the fused kernels, beside PyTorch's SDPA, and
+#    GPT-2 small bf16 with the fused kernels (WHALE_CUDA_FLASH=1);
 # 4. whale-gemm-sweep: the runtime's matmul at the published GPT runs'
 #    shapes, fp32 and bf16, beside what the simulator's device model
 #    predicts for this GPU (docs/simulation.md);
@@ -87,6 +90,22 @@ if python3 -c "import torch" 2>/dev/null; then
       python3 "$here/trace_summary.py" "$out/gpt2-$amp-trace.json" |
       tee "$out/gpt2-$amp-ops.txt"
   done
+  # The fused attention kernels (WHALE_CUDA_FLASH=1; off by default until
+  # measured): Whale alone on the bf16 plan, with its trace.
+  echo "== GPT-2 small, bf16, flash attention"
+  WHALE_CUDA_FLASH=1 PYTHONUNBUFFERED=1 \
+    timeout "${WHALE_GPU_BENCH_TIMEOUT:-600}" python3 "$here/gpt2_gpu.py" \
+    --amp --no-torch --whale-exec "$here/bin/whale-exec" \
+    --bundle "$here/gpt2/bf16" --whale-trace "$out/gpt2-bf16-flash-trace.json" \
+    2>&1 | tee "$out/gpt2-bf16-flash.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  [ -f "$out/gpt2-bf16-flash-trace.json" ] &&
+    python3 "$here/trace_summary.py" "$out/gpt2-bf16-flash-trace.json" |
+    tee "$out/gpt2-bf16-flash-ops.txt"
+  echo "== attention: scaled_dot_product_attention at the sweep's shapes"
+  timeout "${WHALE_GPU_TESTS_TIMEOUT:-300}" python3 "$here/sdpa_sweep.py" \
+    2>&1 | tee "$out/sdpa-sweep.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   echo "== GPT-2 small, bf16, element programs in the interpreter"
   WHALE_CUDA_ELEMENT_KERNELS=0 PYTHONUNBUFFERED=1 \
     timeout "${WHALE_GPU_BENCH_TIMEOUT:-600}" python3 "$here/gpt2_gpu.py" \
@@ -96,6 +115,13 @@ if python3 -c "import torch" 2>/dev/null; then
 else
   echo "== no torch here: the GPT-2 comparison did not run"
 fi
+
+# Attention's two paths, the chunked GEMMs and the fused kernels, at
+# GPT-2 small's shape and long contexts (bench/AttentionSweep.cpp).
+echo "== attention: chunked GEMMs against the fused kernels"
+timeout "${WHALE_GPU_TESTS_TIMEOUT:-300}" "$here/bin/whale-attention-sweep" \
+  2>&1 | tee "$out/attention-sweep.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 
 # What cuBLAS sustains here, against the device model of this GPU's kind
 # (named from nvidia-smi; H100 when it names none the model knows).

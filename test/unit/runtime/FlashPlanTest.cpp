@@ -12,9 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/cuda/FlashPlan.h"
 #include "../RandomValues.h"
 #include "runtime/cpu/CpuDevice.h"
-#include "runtime/cuda/FlashPlan.h"
 #include "runtime/ops/Bf16.h"
 
 #include <gtest/gtest.h>
@@ -54,8 +54,7 @@ float dot(const float *a, const float *b, int64_t n) {
 /// A (query tile, key tile) pair's scaled base-2 scores, masked only where
 /// tileNeedsMask says (the kernel's fast path does not test).
 void tileScores(const AttentionDims &d, const FlashTiles &f, const float *q,
-                const float *k, int64_t qt, int64_t kt,
-                std::vector<float> &s) {
+                const float *k, int64_t qt, int64_t kt, std::vector<float> &s) {
   const bool mask = tileNeedsMask(d, f, qt, kt);
   s.assign(size_t(f.rows) * f.keys, -INFINITY);
   for (int64_t r = 0; r < f.rows; ++r) {
@@ -218,8 +217,8 @@ TEST_P(FlashPlanMatchesCpu, ForwardAndBackward) {
     return View<const float>{x.data(), qs};
   };
   auto mv = [&](std::vector<float> &x) { return View<float>{x.data(), qs}; };
-  ASSERT_TRUE(device().attention(cv(q), cv(k), cv(v), d.scale, d.causal,
-                                 mv(want)));
+  ASSERT_TRUE(
+      device().attention(cv(q), cv(k), cv(v), d.scale, d.causal, mv(want)));
   ASSERT_TRUE(device().attentionBackward(cv(q), cv(k), cv(v), cv(want),
                                          cv(dout), d.scale, d.causal, mv(wq),
                                          mv(wk), mv(wv)));
@@ -259,7 +258,8 @@ INSTANTIATE_TEST_SUITE_P(
             FlashCase{2, 100, 64, true, 0.125f},
             FlashCase{2, 100, 64, false, 0.125f},
             // exactly one tile, and less than one
-            FlashCase{1, 64, 64, true, 0.125f}, FlashCase{1, 5, 64, true, 0.125f},
+            FlashCase{1, 64, 64, true, 0.125f},
+            FlashCase{1, 5, 64, true, 0.125f},
             // a head width between the kernels' (zero columns padded)
             FlashCase{1, 70, 40, true, 0.15f},
             FlashCase{1, 130, 128, true, 0.088f},
@@ -293,7 +293,8 @@ TEST(FlashPlan, TilesCoverEveryVisiblePairOnce) {
           ++tiles[qt];
           for (int64_t kt = 0; kt < keyTilesEnd(d, f, qt); ++kt) {
             bool hides = false;
-            for (int64_t i = qt * f.rows; i < std::min(t, (qt + 1) * f.rows); ++i)
+            for (int64_t i = qt * f.rows; i < std::min(t, (qt + 1) * f.rows);
+                 ++i)
               for (int64_t j = kt * f.keys; j < (kt + 1) * f.keys; ++j) {
                 if (j >= t || (causal && j > i)) {
                   hides = true;
@@ -319,9 +320,10 @@ TEST(FlashPlan, TilesCoverEveryVisiblePairOnce) {
         EXPECT_LE(b.sharedBytes, kSharedLimit);
         std::fill(seen.begin(), seen.end(), 0);
         for (int64_t kt = 0; kt < tileCount(t, b.keys); ++kt)
-          for (int64_t qt = queryTilesBegin(d, b, kt); qt < tileCount(t, b.rows);
-               ++qt)
-            for (int64_t i = qt * b.rows; i < std::min(t, (qt + 1) * b.rows); ++i)
+          for (int64_t qt = queryTilesBegin(d, b, kt);
+               qt < tileCount(t, b.rows); ++qt)
+            for (int64_t i = qt * b.rows; i < std::min(t, (qt + 1) * b.rows);
+                 ++i)
               for (int64_t j = kt * b.keys; j < std::min(t, (kt + 1) * b.keys);
                    ++j)
                 if (!causal || j <= i)
