@@ -11,10 +11,10 @@
 
 #include "runtime/cuda/DevicePluginAbi.h"
 #include "runtime/cuda/ElementKernelSource.h"
+#include "runtime/cuda/FlashAttention.h"
 #include "runtime/cuda/GemmPlan.h"
 #include "runtime/cuda/IndexMaps.h"
 #include "runtime/cuda/Nvrtc.h"
-#include "runtime/cuda/FlashAttention.h"
 #include "runtime/ops/AttentionShape.h"
 
 #if WHALE_HAVE_NCCL

@@ -343,7 +343,11 @@ TEST(CudaKernels, AttentionAsChunkedGemmsAndItsGradients) {
 /// element-wise loads), 128 and 256 columns (256: the GEMMs take the
 /// backward), a long sequence, and logits near 1e4.
 TEST(CudaKernels, FlashAttentionOnTheTensorCores) {
-  setenv("WHALE_CUDA_FLASH", "1", 1);
+  // The flag for this test only, whichever way it ends.
+  struct Flag {
+    Flag() { setenv("WHALE_CUDA_FLASH", "1", 1); }
+    ~Flag() { unsetenv("WHALE_CUDA_FLASH"); }
+  } flag;
   Pair p;
   ASSERT_EQ(whale_rt_set_amp(p.gpu, WHALE_RT_AMP_BF16), WHALE_RT_OK);
   ASSERT_EQ(whale_rt_set_amp(p.cpu, WHALE_RT_AMP_BF16), WHALE_RT_OK);
@@ -381,7 +385,6 @@ TEST(CudaKernels, FlashAttentionOnTheTensorCores) {
         },
         2e-2f * std::max(1.0f, float(c.scale)));
   }
-  unsetenv("WHALE_CUDA_FLASH");
 }
 
 TEST(CudaKernels, SoftmaxMaskLayernormOnRows) {
