@@ -19,9 +19,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CallTimer.h"
 #include "runtime/WhaleRuntime.h"
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -77,27 +77,13 @@ struct Tensors {
 template <typename Step>
 double timeIt(whale_rt_context *ctx, whale_rt_tensor *probe, double minSeconds,
               Step step) {
-  float first = 0;
   auto settle = [&] {
+    float first = 0;
     return whale_rt_tensor_read(ctx, probe, &first, sizeof first) ==
                WHALE_RT_OK &&
            std::isfinite(first);
   };
-  if (!step() || !step() || !settle())
-    return -1;
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  int64_t done = 0;
-  double elapsed = 0;
-  do {
-    for (int i = 0; i < 2; ++i, ++done)
-      if (!step())
-        return -1;
-    if (!settle())
-      return -1;
-    elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-  } while (elapsed < minSeconds);
-  return elapsed / double(done);
+  return whale::bench::secondsPerCall(step, settle, minSeconds, /*batch=*/2);
 }
 
 int usage() {

@@ -19,10 +19,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CallTimer.h"
 #include "perfmodel/DeviceModel.h"
 #include "runtime/WhaleRuntime.h"
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -112,25 +112,15 @@ double timeProduct(whale_rt_context *ctx, const Shape &s, double minSeconds) {
   auto settle = [&] {
     return whale_rt_tensor_read(ctx, t.c, &first, sizeof first) == WHALE_RT_OK;
   };
-  if (!run() || !run() || !settle())
+  const double seconds = whale::bench::secondsPerCall(run, settle, minSeconds,
+                                                      /*batch=*/4);
+  if (seconds < 0)
     return -1;
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  int64_t done = 0;
-  double elapsed = 0;
-  do {
-    for (int i = 0; i < 4; ++i, ++done)
-      if (!run())
-        return -1;
-    if (!settle())
-      return -1;
-    elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-  } while (elapsed < minSeconds);
   // 0.5 x 0.25 summed over k: a product that ran computes this.
   if (first != float(0.125 * double(s.k)))
     std::fprintf(stderr, "warning: %s computed %g, not %g\n", s.name.c_str(),
                  first, 0.125 * double(s.k));
-  return elapsed / double(done);
+  return seconds;
 }
 
 int usage() {
