@@ -2,16 +2,16 @@
 //
 // Times the runtime's attention, forward and forward + backward, at GPT-2
 // small's shape (batch 8, 12 heads, context 1024, 64 columns) and at long
-// contexts (batch 1: 4096, 8192), causal, under amp (bf16 operands), with
-// the GPU's two paths side by side: the chunked cuBLAS GEMMs that hold a
-// chunk of scores (AttentionPlan.h) and the fused tensor-core kernels that
-// hold none (FlashAttention.cu, WHALE_CUDA_FLASH=1). Also prints the
-// context's peak tensor memory, which excludes the GEMM path's scratch.
-// bench/sdpa_sweep.py times PyTorch's scaled_dot_product_attention at the
-// same shapes.
+// contexts (batch 1: 4096, 8192), causal, under amp (bf16 operands) or in
+// fp32 (--amp off), with the GPU's two paths side by side: the chunked cuBLAS
+// GEMMs that hold a chunk of scores (AttentionPlan.h) and the fused tensor-core
+// kernels that hold none (FlashAttention.cu, FlashAttentionF32.cu;
+// WHALE_CUDA_FLASH=1). Also prints the context's peak tensor memory, which
+// excludes the GEMM path's scratch. bench/sdpa_sweep.py times PyTorch's
+// scaled_dot_product_attention at the same shapes.
 //
 //   whale-attention-sweep [--device cuda:0] [--shapes BxHxTxE,...]
-//                         [--min-ms 50]
+//                         [--amp bf16|off] [--min-ms 50]
 //
 // Time per call: back-to-back calls until --min-ms has passed, ended by
 // reading an output back (which waits for the device), after two untimed
@@ -88,7 +88,8 @@ double timeIt(whale_rt_context *ctx, whale_rt_tensor *probe, double minSeconds,
 
 int usage() {
   std::fprintf(stderr, "usage: whale-attention-sweep [--device cuda:0] "
-                       "[--shapes BxHxTxE,...] [--min-ms N]\n");
+                       "[--shapes BxHxTxE,...] [--amp bf16|off] "
+                       "[--min-ms N]\n");
   return 2;
 }
 
@@ -98,6 +99,7 @@ int main(int argc, char **argv) {
   std::string device = "cuda:0";
   std::vector<Dims> shapes;
   double minMs = 50;
+  bool amp = true;
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];
     const char *next = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -106,6 +108,11 @@ int main(int argc, char **argv) {
     else if (!std::strcmp(a, "--shapes") && next) {
       if (!parseShapes(argv[++i], shapes))
         return usage();
+    } else if (!std::strcmp(a, "--amp") && next) {
+      const char *mode = argv[++i];
+      if (std::strcmp(mode, "bf16") && std::strcmp(mode, "off"))
+        return usage();
+      amp = !std::strcmp(mode, "bf16");
     } else if (!std::strcmp(a, "--min-ms") && next)
       minMs = std::atof(argv[++i]);
     else
@@ -116,9 +123,9 @@ int main(int argc, char **argv) {
               {1, 12, 4096, 64},
               {1, 12, 8192, 64},
               {1, 8, 4096, 128}};
-  std::printf("attention on %s, causal, amp bf16; ms a call (forward, "
+  std::printf("attention on %s, causal, %s; ms a call (forward, "
               "forward + backward)\n",
-              device.c_str());
+              device.c_str(), amp ? "amp bf16" : "fp32");
   std::printf("%-22s %-6s %10s %12s %10s %14s\n", "shape", "path", "fwd ms",
               "fwd+bwd ms", "fwd TF/s", "peak tensors");
   int status = 0;
@@ -142,7 +149,8 @@ int main(int argc, char **argv) {
                         *dk = ts.make(shape, 0), *dv = ts.make(shape, 0);
         const double scale = 1.0 / std::sqrt(double(d.e));
         if (q && k && v && o && dout && dq && dk && dv &&
-            whale_rt_set_amp(ctx, WHALE_RT_AMP_BF16) == WHALE_RT_OK) {
+            whale_rt_set_amp(ctx, amp ? WHALE_RT_AMP_BF16 : WHALE_RT_AMP_OFF) ==
+                WHALE_RT_OK) {
           fwd = timeIt(ctx, o, minMs / 1e3, [&] {
             return whale_rt_attention(ctx, q, k, v, scale, 1, o) == WHALE_RT_OK;
           });

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """PyTorch's scaled_dot_product_attention at whale-attention-sweep's shapes.
 
-Causal, bf16 operands, forward and forward + backward, ms a call (CUDA
+Causal, bf16 operands (or fp32 with --dtype fp32), forward and forward + backward, ms a call (CUDA
 events around back-to-back calls after two untimed ones), with the peak
 memory PyTorch allocated for the call beyond its inputs. The peer of
 bench/AttentionSweep.cpp (docs/gpu.md):
 
-    python3 bench/sdpa_sweep.py [--device cuda] [--shapes 8x12x1024x64,...]
+    python3 bench/sdpa_sweep.py [--device cuda] [--dtype bf16|fp32]
+                                [--shapes 8x12x1024x64,...]
 """
 import argparse
 import math
@@ -41,12 +42,14 @@ def main():
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     ap.add_argument("--shapes", default=DEFAULT)
     ap.add_argument("--calls", type=int, default=20)
+    ap.add_argument("--dtype", default="bf16", choices=["bf16", "fp32"])
     a = ap.parse_args()
-    print(f"scaled_dot_product_attention on {a.device}, causal, bf16; torch {torch.__version__}")
+    dtype = torch.bfloat16 if a.dtype == "bf16" else torch.float32
+    print(f"scaled_dot_product_attention on {a.device}, causal, {a.dtype}; torch {torch.__version__}")
     print(f"{'shape':22s} {'fwd ms':>10s} {'fwd+bwd ms':>12s} {'fwd TF/s':>10s} {'peak extra':>12s}")
     for text in a.shapes.split(","):
         b, h, t, e = (int(x) for x in text.split("x"))
-        q, k, v = (torch.randn(b, h, t, e, device=a.device, dtype=torch.bfloat16,
+        q, k, v = (torch.randn(b, h, t, e, device=a.device, dtype=dtype,
                                requires_grad=True) for _ in range(3))
         dout = torch.randn_like(q)
         fwd = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)

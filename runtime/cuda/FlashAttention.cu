@@ -100,8 +100,8 @@ __device__ __forceinline__ float rowSum4(float v) {
   return v + __shfl_xor_sync(kFullMask, v, 2);
 }
 __device__ __forceinline__ float rowMax4(float v) {
-  v = fmaxf(v, __shfl_xor_sync(kFullMask, v, 1));
-  return fmaxf(v, __shfl_xor_sync(kFullMask, v, 2));
+  v = flashMax(v, __shfl_xor_sync(kFullMask, v, 1));
+  return flashMax(v, __shfl_xor_sync(kFullMask, v, 2));
 }
 
 /// Rows [row0, row0 + n) of a [rows, e] bf16 matrix into a shared tile of
@@ -201,10 +201,11 @@ __global__ void __launch_bounds__(kThreads)
         s[nb][h] = mask ? flashScore(d, i0, j, s[nb][h]) : s[nb][h] * scale2;
         s[nb][2 + h] =
             mask ? flashScore(d, i1, j, s[nb][2 + h]) : s[nb][2 + h] * scale2;
-        mx0 = fmaxf(mx0, s[nb][h]);
-        mx1 = fmaxf(mx1, s[nb][2 + h]);
+        mx0 = flashMax(mx0, s[nb][h]);
+        mx1 = flashMax(mx1, s[nb][2 + h]);
       }
-    const float now0 = fmaxf(m0, rowMax4(mx0)), now1 = fmaxf(m1, rowMax4(mx1));
+    const float now0 = flashMax(m0, rowMax4(mx0)),
+                now1 = flashMax(m1, rowMax4(mx1));
     const float alpha0 = flashRescale(m0, now0), alpha1 = flashRescale(m1, now1);
     m0 = now0;
     m1 = now1;
@@ -474,6 +475,20 @@ cudaError_t launch(Kernel kernel, int64_t blocks, const FlashTiles &f,
 
 } // namespace
 
+cudaError_t flashRowDots(cudaStream_t s, const AttentionDims &d,
+                         const float *out, const float *dout, float *rowD,
+                         float *dq) {
+  const int64_t rows = d.heads * d.t;
+  if (cudaError_t err = cudaMemsetAsync(dq, 0, sizeof(float) * rows * d.e, s);
+      err != cudaSuccess)
+    return err;
+  const int64_t rowBlocks = (rows + 7) / 8; // a warp a row, 8 a block
+  rowDotKernel<<<static_cast<unsigned>(
+                     rowBlocks < 65535 * 8 ? rowBlocks : 65535 * 8),
+                 256, 0, s>>>(dout, out, rowD, rows, d.e);
+  return cudaGetLastError();
+}
+
 cudaError_t flashForward(cudaStream_t s, const AttentionDims &d,
                          const void *q, const void *k, const void *v,
                          float *out, float *lse) {
@@ -513,16 +528,8 @@ cudaError_t flashBackward(cudaStream_t s, const AttentionDims &d,
                  dq,
                  dk,
                  dv};
-  const int64_t rows = d.heads * d.t;
-  if (cudaError_t err =
-          cudaMemsetAsync(dq, 0, sizeof(float) * rows * d.e, s);
+  if (cudaError_t err = flashRowDots(s, d, out, dout, rowD, dq);
       err != cudaSuccess)
-    return err;
-  const int64_t rowBlocks = (rows + 7) / 8; // a warp a row, 8 a block
-  rowDotKernel<<<static_cast<unsigned>(
-                     rowBlocks < 65535 * 8 ? rowBlocks : 65535 * 8),
-                 256, 0, s>>>(dout, out, rowD, rows, d.e);
-  if (cudaError_t err = cudaGetLastError(); err != cudaSuccess)
     return err;
   const int64_t blocks = tileCount(d.tk, a.f.keys) * d.heads;
   switch (a.f.dim) {

@@ -4,6 +4,8 @@
 // (mma.sync m16n8k16, fp32 accumulation) that never holds the scores, with
 // the tiling of FlashPlan.h. Operands are [heads, t, e] in bf16 (the amp
 // copies CudaDevice::gemmInputs makes); outputs and gradients are fp32.
+// Without amp the fp32 kernels of FlashAttentionF32.cu run the same
+// algorithm on fp32 operands (FlashSimt.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,7 @@
 #define WHALE_RUNTIME_CUDA_FLASHATTENTION_H
 
 #include "runtime/cuda/FlashPlan.h"
+#include "runtime/cuda/FlashSimt.h"
 
 #include <cuda_runtime.h>
 
@@ -31,6 +34,26 @@ cudaError_t flashBackward(cudaStream_t s, const AttentionDims &d, const void *q,
                           const void *k, const void *v, const void *dout16,
                           const float *out, const float *dout, const float *lse,
                           float *rowD, float *dq, float *dk, float *dv);
+
+/// The fp32 path's forward (FlashSimt.h: fp32 FMAs, the contract's 1e-4),
+/// as flashForward with fp32 operands. Needs flashForwardTilesF32(d.e).dim.
+cudaError_t flashForwardF32(cudaStream_t s, const AttentionDims &d,
+                            const float *q, const float *k, const float *v,
+                            float *out, float *lse);
+
+/// The fp32 path's backward, as flashBackward with fp32 operands. Needs
+/// flashBackwardTilesF32(d.e).dim.
+cudaError_t flashBackwardF32(cudaStream_t s, const AttentionDims &d,
+                             const float *q, const float *k, const float *v,
+                             const float *out, const float *dout,
+                             const float *lse, float *rowD, float *dq,
+                             float *dk, float *dv);
+
+/// Both backwards' first steps: dq zeroed (the key blocks add to it) and
+/// rowD = dO . O per query row [heads, t].
+cudaError_t flashRowDots(cudaStream_t s, const AttentionDims &d,
+                         const float *out, const float *dout, float *rowD,
+                         float *dq);
 
 } // namespace whale::rt::cuda
 

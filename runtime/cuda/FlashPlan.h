@@ -152,6 +152,11 @@ WHALE_HD float flashScore(const AttentionDims &d, int64_t i, int64_t j,
                                              : -INFINITY;
 }
 
+/// The running maximum of a row's scores, keeping a NaN once seen (fmax
+/// drops it): a row whose scores are all NaN would otherwise keep -inf as
+/// its maximum, weigh every key 0 and put out 0 where the CPU puts NaN.
+WHALE_HD float flashMax(float a, float b) { return (b > a || b != b) ? b : a; }
+
 /// The factor a row's sums and output are rescaled by when its maximum
 /// moves from `was` to `now`: 0 before the first visible key, 1 while no
 /// key is visible yet.

@@ -16,7 +16,8 @@
 #    time by op (trace_summary.py), and bf16 again with the element
 #    programs in the interpreter;
 # 3b. whale-attention-sweep (and, with torch, sdpa_sweep.py): attention's
-#    chunked GEMMs against the fused kernels, beside PyTorch's SDPA, and
+#    chunked GEMMs against the fused kernels, bf16 and fp32, beside
+#    PyTorch's SDPA, and
 #    GPT-2 small bf16 with the fused kernels (WHALE_CUDA_FLASH=1);
 # 4. whale-gemm-sweep: the runtime's matmul at the published GPT runs'
 #    shapes, fp32 and bf16, beside what the simulator's device model
@@ -106,6 +107,9 @@ if python3 -c "import torch" 2>/dev/null; then
   timeout "${WHALE_GPU_TESTS_TIMEOUT:-300}" python3 "$here/sdpa_sweep.py" \
     2>&1 | tee "$out/sdpa-sweep.txt"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  timeout "${WHALE_GPU_TESTS_TIMEOUT:-300}" python3 "$here/sdpa_sweep.py" \
+    --dtype fp32 2>&1 | tee "$out/sdpa-sweep-fp32.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   echo "== GPT-2 small, bf16, element programs in the interpreter"
   WHALE_CUDA_ELEMENT_KERNELS=0 PYTHONUNBUFFERED=1 \
     timeout "${WHALE_GPU_BENCH_TIMEOUT:-600}" python3 "$here/gpt2_gpu.py" \
@@ -121,6 +125,9 @@ fi
 echo "== attention: chunked GEMMs against the fused kernels"
 timeout "${WHALE_GPU_TESTS_TIMEOUT:-300}" "$here/bin/whale-attention-sweep" \
   2>&1 | tee "$out/attention-sweep.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+timeout "${WHALE_GPU_TESTS_TIMEOUT:-300}" "$here/bin/whale-attention-sweep" \
+  --amp off 2>&1 | tee "$out/attention-sweep-fp32.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 
 # What cuBLAS sustains here, against the device model of this GPU's kind

@@ -93,7 +93,7 @@ void flashForward(const AttentionDims &d, const FlashTiles &f, bool amp,
       for (int64_t r = 0; r < f.rows; ++r) {
         float now = rowMax[r];
         for (int64_t c = 0; c < f.keys; ++c)
-          now = std::fmax(now, s[r * f.keys + c]);
+          now = flashMax(now, s[r * f.keys + c]);
         const float alpha = flashRescale(rowMax[r], now);
         rowMax[r] = now;
         rowSum[r] *= alpha;
@@ -348,6 +348,12 @@ TEST(FlashPlan, RowMathAtItsEdges) {
   EXPECT_EQ(flashProbability(5.0f, INFINITY), 0.0f);
   EXPECT_EQ(flashProbability(-INFINITY, 1.0f), 0.0f);
   EXPECT_FLOAT_EQ(flashProbability(3.0f, flashLse(3.0f, 4.0f)), 0.25f);
+  const float nan = std::nanf("");
+  EXPECT_TRUE(std::isnan(flashMax(1.0f, nan)));
+  EXPECT_TRUE(std::isnan(flashMax(nan, 1.0f)));
+  EXPECT_TRUE(std::isnan(flashMax(-INFINITY, nan)));
+  EXPECT_EQ(flashMax(-INFINITY, 2.0f), 2.0f);
+  EXPECT_TRUE(std::isnan(flashWeight(1.0f, flashMax(-INFINITY, nan))));
   EXPECT_EQ(flashForwardTiles(300).dim, 0);
   EXPECT_EQ(flashBackwardTiles(200).dim, 0);
 }
