@@ -242,7 +242,7 @@ LogicalResult Balancer::measureStages() {
   for (TaskGraphOp tg : plan::taskGraphs(fn))
     for (Operation &op : tg.getBody().front().without_terminator())
       all.push_back(&op);
-  SmallVector<perf::StepOpCosts> step = perf::stepCostsOf(all, fn, bf16);
+  SmallVector<perf::StepOpCosts, 0> step = perf::stepCostsOf(all, fn, bf16);
   size_t at = 0;
   for (TaskGraphOp tg : plan::taskGraphs(fn)) {
     int64_t s = tg->getAttrOfType<IntegerAttr>("stage").getInt();

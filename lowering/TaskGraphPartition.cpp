@@ -265,7 +265,7 @@ struct TaskGraphPartitionPass
     // without its launch (which -whale-balance does not scale with a share
     // of rows either) on the slowest device of the stage, a c-th of it on
     // each device of a split part.
-    const SmallVector<perf::StepOpCosts> step =
+    const SmallVector<perf::StepOpCosts, 0> step =
         perf::stepCostsOf(compute, fn, ampBf16(fn));
     auto stepSeconds = [&](const perf::StepOpCosts &op,
                            const perf::DeviceModel &m) {

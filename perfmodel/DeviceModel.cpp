@@ -1,6 +1,7 @@
 //===- DeviceModel.cpp - data sheets and the roofline of one op -----------===//
 
 #include "perfmodel/DeviceModel.h"
+#include "perfmodel/AttentionCost.h"
 
 #include <algorithm>
 #include <cctype>
@@ -115,6 +116,8 @@ double gemmEfficiency(const OpCost &c, const DeviceModel &d) {
 }
 
 double opSeconds(const OpCost &c, const DeviceModel &d) {
+  if (d.gpu && c.attention.heads > 0) // its kernels, as the runtime runs it
+    return gpuAttentionSeconds(c, d);
   double rate = c.matmul ? (c.bf16 ? d.matmulFlopsBf16 : d.matmulFlops) *
                                gemmEfficiency(c, d)
                          : d.vectorFlops;

@@ -18,6 +18,10 @@ void setProductShape(OpCost &c, mlir::RankedTensorType result) {
   c.k = elements > 0 ? static_cast<int64_t>(c.flops / (2 * elements)) : 0;
 }
 
+static mlir::RankedTensorType typeOf(mlir::Value v) {
+  return llvm::cast<mlir::RankedTensorType>(v.getType());
+}
+
 OpCost opCostOf(mlir::Operation *op, bool bf16) {
   auto cost = llvm::cast<CostOpInterface>(op);
   OpCost c;
@@ -29,19 +33,28 @@ OpCost opCostOf(mlir::Operation *op, bool bf16) {
     c.bf16 = bf16;
   }
   // Fused attention is GEMMs over tiles of (query, key) pairs: priced as
-  // products of T x E by E x Tk per head, at the matrix rate.
-  if (llvm::isa<AttentionOp, AttentionGradOp>(op)) {
-    auto q = llvm::cast<mlir::RankedTensorType>(op->getOperand(0).getType());
-    auto k = llvm::cast<mlir::RankedTensorType>(op->getOperand(1).getType());
-    llvm::ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape();
-    c.matmul = true;
-    c.bf16 = bf16;
-    c.m = qs[qs.size() - 2];
-    c.n = ks[ks.size() - 2];
-    c.k = qs.back();
-    c.batch = c.m > 0 && c.k > 0 ? q.getNumElements() / (c.m * c.k) : 1;
-  }
+  // products of T x E by E x Tk per head, at the matrix rate, and on a GPU
+  // by the kernels the runtime launches for it (AttentionCost.h).
+  if (auto a = llvm::dyn_cast<AttentionOp>(op))
+    setAttentionShape(c, typeOf(a.getQuery()), typeOf(a.getKey()),
+                      a.getCausal(), /*backward=*/false, bf16);
+  if (auto a = llvm::dyn_cast<AttentionGradOp>(op))
+    setAttentionShape(c, typeOf(a.getQuery()), typeOf(a.getKey()),
+                      a.getCausal(), /*backward=*/true, bf16);
   return c;
+}
+
+void setAttentionShape(OpCost &c, mlir::RankedTensorType q,
+                       mlir::RankedTensorType k, bool causal, bool backward,
+                       bool bf16) {
+  llvm::ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape();
+  c.matmul = true;
+  c.bf16 = bf16;
+  c.m = qs[qs.size() - 2];
+  c.n = ks[ks.size() - 2];
+  c.k = qs.back();
+  c.batch = c.m > 0 && c.k > 0 ? q.getNumElements() / (c.m * c.k) : 1;
+  c.attention = {c.batch, c.m, c.n, c.k, causal, backward};
 }
 
 } // namespace whale::perf

@@ -21,6 +21,14 @@ class RankedTensorType;
 
 namespace whale::perf {
 
+/// Attention's shape, which a GPU prices by the kernels it launches
+/// (AttentionCost.h): heads (all batch dimensions), queries, keys, the
+/// head width, the mask, and whether this is the gradient.
+struct AttentionShape {
+  int64_t heads = 0, t = 0, tk = 0, e = 0;
+  bool causal = false, backward = false;
+};
+
 /// What an op costs on a device: its FLOPs, the bytes it reads and
 /// writes, and for a matrix product its shape (zero otherwise).
 struct OpCost {
@@ -29,6 +37,7 @@ struct OpCost {
   bool matmul = false;
   bool bf16 = false; ///< a matmul whose inputs are rounded to bf16
   int64_t batch = 1, m = 0, n = 0, k = 0;
+  AttentionShape attention; ///< heads 0: not attention
 };
 
 /// What the device model prices of a compute op (`op` implements the cost
@@ -39,6 +48,12 @@ OpCost opCostOf(mlir::Operation *op, bool bf16);
 /// A matrix product's shape as the device model reads it: batch x M x N
 /// from its result, K from its FLOPs (set first).
 void setProductShape(OpCost &cost, mlir::RankedTensorType result);
+
+/// Attention's product shape and AttentionShape from its query and key
+/// types (the forward's, for the gradient too).
+void setAttentionShape(OpCost &cost, mlir::RankedTensorType query,
+                       mlir::RankedTensorType key, bool causal, bool backward,
+                       bool bf16);
 
 } // namespace whale::perf
 

@@ -127,11 +127,11 @@ OpCost accumulation(Value v) {
 
 } // namespace
 
-llvm::SmallVector<StepOpCosts> stepCostsOf(llvm::ArrayRef<Operation *> ops,
+llvm::SmallVector<StepOpCosts, 0> stepCostsOf(llvm::ArrayRef<Operation *> ops,
                                            Operation *scope, bool bf16) {
   const GradientFlow flow(scope);
   llvm::DenseMap<Value, int> gradients; // per value, gradients made so far
-  llvm::SmallVector<StepOpCosts> out(ops.size());
+  llvm::SmallVector<StepOpCosts, 0> out(ops.size());
   for (auto [op, costs] : llvm::zip(ops, out)) {
     if (llvm::isa<ParamOp, TaskGraphOp, YieldOp>(op))
       continue;

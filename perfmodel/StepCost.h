@@ -36,7 +36,7 @@ struct StepOpCosts {
 /// training step computes for it, at bf16 matrix rates when `bf16`. Which
 /// values need gradients and reach the loss is read from all of `scope`
 /// (values cross TaskGraphs through their yields).
-llvm::SmallVector<StepOpCosts>
+llvm::SmallVector<StepOpCosts, 0>
 stepCostsOf(llvm::ArrayRef<mlir::Operation *> ops, mlir::Operation *scope,
             bool bf16);
 

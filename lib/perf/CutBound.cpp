@@ -71,6 +71,7 @@ perf::OpCost gradientCost(AttentionOp forward, const perf::OpCost &cost) {
                       tensorBytes(forward.getKey().getType()) +
                       tensorBytes(forward.getValue().getType());
   c.bytes = double(2 * qkv + 2 * tensorBytes(forward.getType()));
+  c.attention.backward = true;
   return c;
 }
 

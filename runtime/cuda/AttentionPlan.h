@@ -39,6 +39,10 @@ WHALE_HD int64_t visibleKeys(const AttentionDims &d, int64_t i) {
   return d.causal ? i + 1 : d.tk;
 }
 
+/// The most scores a chunk holds: 256 MiB of fp32 (and their gradient as
+/// much again), so long sequences go in more chunks, not more memory.
+constexpr int64_t kMaxAttentionScores = int64_t(64) << 20;
+
 /// Heads per chunk so that a chunk's scores hold at most `maxScores`
 /// floats; at least one head, whatever its size.
 inline int64_t headsPerChunk(const AttentionDims &d, int64_t maxScores) {

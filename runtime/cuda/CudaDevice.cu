@@ -96,14 +96,6 @@ bool tf32Allowed() {
   return v && std::strcmp(v, "1") == 0;
 }
 
-/// Whether attention runs the fused kernels that never hold the scores
-/// (FlashAttention.cu under amp, FlashAttentionF32.cu in fp32) rather
-/// than the chunked GEMMs. Off unless WHALE_CUDA_FLASH=1 until a GPU run
-/// has measured them (docs/gpu.md).
-bool flashWanted() {
-  const char *v = std::getenv("WHALE_CUDA_FLASH");
-  return v && std::strcmp(v, "1") == 0;
-}
 
 } // namespace
 
@@ -1080,7 +1072,6 @@ constexpr int kProbabilitiesBf16Scratch = 21, kScoreGradBf16Scratch = 22;
 constexpr int kFlashLseScratch = 23, kFlashRowDotScratch = 24;
 // A fused region's partial sums (fused::termParts).
 constexpr int kFusedPartsScratch = 20;
-constexpr int64_t kMaxScores = int64_t(64) << 20; // 256 MiB of fp32
 
 namespace {
 /// `base` moved on by `elements` of fp32, or of bf16 under amp.
@@ -1119,15 +1110,15 @@ Status CudaDevice::attention(View<const float> q, View<const float> k,
   // Under amp the products take bf16 operands, as matmuls do (the CPU's
   // attention rounds the same ones).
   const bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
-  const int64_t chunk = headsPerChunk(d, kMaxScores);
+  const int64_t chunk = headsPerChunk(d, kMaxAttentionScores);
   const void *in[3];
   if (Status st = gemmInputs({q, k, v}, in); !st)
     return st;
-  if (bf16 && flashWanted() && flashForwardTiles(d.e).dim)
+  if (bf16 && flashAttentionRequested() && flashForwardTiles(d.e).dim)
     return cudaFailed(
         flashForward(compute, d, in[0], in[1], in[2], out.data, nullptr),
         name() + ": attention (flash)");
-  if (!bf16 && flashWanted() && flashForwardTilesF32(d.e).dim)
+  if (!bf16 && flashAttentionRequested() && flashForwardTilesF32(d.e).dim)
     return cudaFailed(flashForwardF32(compute, d, q.data, k.data, v.data,
                                       out.data, nullptr),
                       name() + ": attention (flash, fp32)");
@@ -1185,13 +1176,13 @@ Status CudaDevice::attentionBackward(View<const float> q, View<const float> k,
     return launched("attention_grad");
   }
   const bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
-  const int64_t chunk = headsPerChunk(d, kMaxScores);
+  const int64_t chunk = headsPerChunk(d, kMaxAttentionScores);
   const size_t bytes = chunk * d.t * d.tk * sizeof(float);
   const void *in[4];
   if (Status st = gemmInputs({q, k, v, dout}, in); !st)
     return st;
   const void *qm = in[0], *km = in[1], *vm = in[2], *dom = in[3];
-  const bool flash = flashWanted() && (bf16 ? flashBackwardTiles(d.e).dim
+  const bool flash = flashAttentionRequested() && (bf16 ? flashBackwardTiles(d.e).dim
                                             : flashBackwardTilesF32(d.e).dim);
   if (flash) {
     // The forward's statistics again (the op keeps only its output), then

@@ -31,8 +31,20 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 namespace whale::rt::cuda {
+
+/// Whether attention runs the fused kernels that never hold the scores
+/// (FlashAttention.cu under amp, FlashAttentionF32.cu in fp32) rather
+/// than the chunked GEMMs: off unless WHALE_CUDA_FLASH=1 until a GPU run
+/// has measured them (docs/gpu.md). perfmodel/AttentionCost.cpp prices
+/// attention by the same switch.
+inline bool flashAttentionRequested() {
+  const char *v = std::getenv("WHALE_CUDA_FLASH");
+  return v && std::strcmp(v, "1") == 0;
+}
 
 /// log2(e): scores are taken to base 2 so each exponential is one exp2.
 constexpr float kLog2e = 1.4426950408889634f;
