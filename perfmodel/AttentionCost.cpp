@@ -80,8 +80,8 @@ void gemmPath(std::vector<OpCost> &out, const AttentionShape &a, bool bf16,
     out.push_back(productKernel(n, t, tk, e, bf16, 2 * scores * e,
                                 n * (t + tk) * e * elt + scores * 4)); // dP
     // dS = scale P (dP - D) in place, D = dO . O from the fp32 rows.
-    out.push_back(elementKernel(4 * scores + 2 * n * t * e,
-                                12 * scores + 8 * n * t * e));
+    out.push_back(
+        elementKernel(4 * scores + 2 * n * t * e, 12 * scores + 8 * n * t * e));
     if (bf16)
       out.push_back(elementKernel(scores, 6 * scores));
     out.push_back(throughScores(t, tk)); // dQ = dS K
@@ -106,21 +106,20 @@ void fusedPath(std::vector<OpCost> &out, const AttentionShape &a, bool bf16,
   const double forwardPairs = computed(fwd);
   if (!a.backward) {
     out.push_back(productKernel(heads, t, fwd.dim, tk, bf16,
-                                forwardPairs * 4 * fwd.dim,
-                                operands + q * 4));
+                                forwardPairs * 4 * fwd.dim, operands + q * 4));
     return;
   }
   out.push_back(productKernel(heads, t, fwd.dim, tk, bf16,
                               forwardPairs * 2 * fwd.dim,
-                              operands + rows * 4)); // each row's lse
-  out.push_back(elementKernel(0, q * 4));            // dq zeroed
+                              operands + rows * 4));     // each row's lse
+  out.push_back(elementKernel(0, q * 4));                // dq zeroed
   out.push_back(elementKernel(2 * q, 8 * q + rows * 4)); // D = dO . O
   // S, dP, dV, dK, dQ: five products of 2 dim a pair.
   const double pairs = computed(f);
   const double dqAdds = heads * double(fusedTilePairs(a, f)) * f.rows * f.dim;
-  out.push_back(productKernel(
-      heads, tk, f.dim, t, bf16, pairs * 10 * f.dim,
-      (2 * q + 2 * kv) * elt + 2 * rows * 4 + 2 * kv * 4 + dqAdds * 8));
+  out.push_back(productKernel(heads, tk, f.dim, t, bf16, pairs * 10 * f.dim,
+                              (2 * q + 2 * kv) * elt + 2 * rows * 4 +
+                                  2 * kv * 4 + dqAdds * 8));
 }
 
 } // namespace
@@ -170,7 +169,8 @@ int64_t gemmPathHeadsPerChunk(const AttentionShape &a) {
 std::vector<OpCost> gpuAttentionKernels(const AttentionShape &a, bool bf16,
                                         bool fused) {
   std::vector<OpCost> out;
-  const double q = double(a.heads) * a.t * a.e, kv = double(a.heads) * a.tk * a.e;
+  const double q = double(a.heads) * a.t * a.e,
+               kv = double(a.heads) * a.tk * a.e;
   if (q == 0)
     return out;
   if (a.tk == 0) { // no key: the output (or the gradients) filled with 0

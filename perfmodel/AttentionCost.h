@@ -1,4 +1,4 @@
-//===- AttentionCost.h - attention priced as a GPU runs it -------*- C++ -*-===//
+//===- AttentionCost.h - attention priced as a GPU runs it -*- C++ -*-===//
 //
 // The cost interface gives attention one FLOP count (every visible
 // (query, key) pair, docs/cost-model.md). On a GPU the runtime runs it one

@@ -458,19 +458,10 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-/// A kernel with more than 48 KiB of dynamic shared memory must ask.
 template <typename Kernel, typename Args>
 cudaError_t launch(Kernel kernel, int64_t blocks, const FlashTiles &f,
                    cudaStream_t s, const Args &args) {
-  if (cudaError_t err = cudaFuncSetAttribute(
-          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-          static_cast<int>(f.sharedBytes));
-      err != cudaSuccess)
-    return err;
-  if (blocks > 0x7fffffff)
-    return cudaErrorInvalidConfiguration;
-  kernel<<<static_cast<unsigned>(blocks), kThreads, f.sharedBytes, s>>>(args);
-  return cudaGetLastError();
+  return launchTiles(kernel, blocks, kThreads, f, s, args);
 }
 
 } // namespace

@@ -49,6 +49,22 @@ cudaError_t flashBackwardF32(cudaStream_t s, const AttentionDims &d,
                              const float *lse, float *rowD, float *dq,
                              float *dk, float *dv);
 
+/// One launch of a fused kernel of `threads` a block with its tiles'
+/// dynamic shared memory (past 48 KiB a kernel must ask for it).
+template <typename Kernel, typename Args>
+cudaError_t launchTiles(Kernel kernel, int64_t blocks, int threads,
+                        const FlashTiles &f, cudaStream_t s, const Args &args) {
+  if (cudaError_t err = cudaFuncSetAttribute(
+          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+          static_cast<int>(f.sharedBytes));
+      err != cudaSuccess)
+    return err;
+  if (blocks > 0x7fffffff)
+    return cudaErrorInvalidConfiguration;
+  kernel<<<static_cast<unsigned>(blocks), threads, f.sharedBytes, s>>>(args);
+  return cudaGetLastError();
+}
+
 /// Both backwards' first steps: dq zeroed (the key blocks add to it) and
 /// rowD = dO . O per query row [heads, t].
 cudaError_t flashRowDots(cudaStream_t s, const AttentionDims &d,

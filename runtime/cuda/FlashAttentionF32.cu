@@ -42,20 +42,10 @@ __global__ void __launch_bounds__(kSimtThreads) simtBackwardKernel(SimtArgs a) {
   simtBackwardBlock<SimtBackwardShape<DIM>>(b, a, blockIdx.x);
 }
 
-/// A kernel with more than 48 KiB of dynamic shared memory must ask.
 template <typename Kernel>
 cudaError_t launchSimt(Kernel kernel, int64_t blocks, cudaStream_t s,
                        const SimtArgs &a) {
-  if (cudaError_t err = cudaFuncSetAttribute(
-          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-          static_cast<int>(a.f.sharedBytes));
-      err != cudaSuccess)
-    return err;
-  if (blocks > 0x7fffffff)
-    return cudaErrorInvalidConfiguration;
-  kernel<<<static_cast<unsigned>(blocks), kSimtThreads, a.f.sharedBytes, s>>>(
-      a);
-  return cudaGetLastError();
+  return launchTiles(kernel, blocks, kSimtThreads, a.f, s, a);
 }
 
 } // namespace

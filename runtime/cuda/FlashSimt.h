@@ -140,6 +140,31 @@ WHALE_HD void loadSimtTile(int tid, float *tile, const float *head,
   }
 }
 
+/// acc[i][c] += sum over j < depth of A[ty * R + i][j] B[j][tx + 16 c]:
+/// the thread's rows of a shared [rows, depth] tile (row stride aStride)
+/// by its columns of a shared [depth, DIM] tile (row stride bStride).
+template <int R, int C>
+WHALE_HD void addRowsTimesColumns(float (&acc)[R][C], const float *a,
+                                  int aStride, const float *b, int bStride,
+                                  int depth, int tid) {
+  const int ty = tid / kSimtSide, tx = tid % kSimtSide;
+  for (int j = 0; j < depth; ++j) {
+    float x[R], y[C];
+    WHALE_UNROLL
+    for (int i = 0; i < R; ++i)
+      x[i] = a[(ty * R + i) * aStride + j];
+    WHALE_UNROLL
+    for (int c = 0; c < C; ++c)
+      y[c] = b[j * bStride + tx + kSimtSide * c];
+    WHALE_UNROLL
+    for (int i = 0; i < R; ++i) {
+      WHALE_UNROLL
+      for (int c = 0; c < C; ++c)
+        acc[i][c] += x[i] * y[c];
+    }
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Forward
 //===----------------------------------------------------------------------===//
@@ -224,7 +249,7 @@ WHALE_HD void simtSoftmax(int tid, const SimtForwardShared<Shape> &s) {
 template <class Shape>
 WHALE_HD void simtAccumulate(int tid, const SimtForwardShared<Shape> &s,
                              SimtOutput<Shape> &o) {
-  const int ty = tid / kSimtSide, tx = tid % kSimtSide;
+  const int ty = tid / kSimtSide;
   WHALE_UNROLL
   for (int i = 0; i < Shape::kRowsPer; ++i) {
     const float rescale = s.rowScale[ty * Shape::kRowsPer + i];
@@ -232,21 +257,8 @@ WHALE_HD void simtAccumulate(int tid, const SimtForwardShared<Shape> &s,
     for (int c = 0; c < Shape::kColsPer; ++c)
       o[i][c] *= rescale;
   }
-  for (int j = 0; j < Shape::kKeys; ++j) {
-    float p[Shape::kRowsPer], v[Shape::kColsPer];
-    WHALE_UNROLL
-    for (int i = 0; i < Shape::kRowsPer; ++i)
-      p[i] = s.p[(ty * Shape::kRowsPer + i) * Shape::kScoreStride + j];
-    WHALE_UNROLL
-    for (int c = 0; c < Shape::kColsPer; ++c)
-      v[c] = s.v[j * Shape::kStride + tx + kSimtSide * c];
-    WHALE_UNROLL
-    for (int i = 0; i < Shape::kRowsPer; ++i) {
-      WHALE_UNROLL
-      for (int c = 0; c < Shape::kColsPer; ++c)
-        o[i][c] += p[i] * v[c];
-    }
-  }
+  addRowsTimesColumns(o, s.p, Shape::kScoreStride, s.v, Shape::kStride,
+                      Shape::kKeys, tid);
 }
 
 /// A finished tile: the output normalized (rows past t and columns past e
@@ -446,21 +458,8 @@ WHALE_HD void simtQueryGrad(int tid, const AttentionDims &d,
                             float *dq, Block &b) {
   const int ty = tid / kSimtSide, tx = tid % kSimtSide;
   float acc[Shape::kRowsPer][Shape::kColsPer] = {};
-  for (int j = 0; j < Shape::kKeys; ++j) {
-    float ds[Shape::kRowsPer], k[Shape::kColsPer];
-    WHALE_UNROLL
-    for (int i = 0; i < Shape::kRowsPer; ++i)
-      ds[i] = s.ds[(ty * Shape::kRowsPer + i) * Shape::kScoreStride + j];
-    WHALE_UNROLL
-    for (int c = 0; c < Shape::kColsPer; ++c)
-      k[c] = s.k[j * Shape::kStride + tx + kSimtSide * c];
-    WHALE_UNROLL
-    for (int i = 0; i < Shape::kRowsPer; ++i) {
-      WHALE_UNROLL
-      for (int c = 0; c < Shape::kColsPer; ++c)
-        acc[i][c] += ds[i] * k[c];
-    }
-  }
+  addRowsTimesColumns(acc, s.ds, Shape::kScoreStride, s.k, Shape::kStride,
+                      Shape::kKeys, tid);
   WHALE_UNROLL
   for (int i = 0; i < Shape::kRowsPer; ++i) {
     const int64_t row = qt * Shape::kRows + ty * Shape::kRowsPer + i;

@@ -73,7 +73,8 @@ TEST(AttentionCost, TheSwitchIsTheRuntimes) {
 
 TEST(AttentionCost, TilesAndChunksAreTheRuntimes) {
   for (int64_t e = 1; e <= 300; ++e) {
-    const FusedAttentionTiles f = fusedForwardTiles(e), b = fusedBackwardTiles(e);
+    const FusedAttentionTiles f = fusedForwardTiles(e),
+                              b = fusedBackwardTiles(e);
     // The bf16 kernels and the fp32 ones tile alike.
     for (const cuda::FlashTiles &want :
          {cuda::flashForwardTiles(e), cuda::flashForwardTilesF32(e)}) {
@@ -197,16 +198,14 @@ TEST(AttentionCost, OpSecondsFollowsTheSwitch) {
   {
     FlashFlag off(nullptr);
     gemm = opSeconds(c, *h100);
-    EXPECT_DOUBLE_EQ(gemm,
-                     seconds(gpuAttentionKernels(c.attention, true, false),
-                             *h100));
+    EXPECT_DOUBLE_EQ(
+        gemm, seconds(gpuAttentionKernels(c.attention, true, false), *h100));
   }
   {
     FlashFlag on("1");
     fused = opSeconds(c, *h100);
-    EXPECT_DOUBLE_EQ(fused,
-                     seconds(gpuAttentionKernels(c.attention, true, true),
-                             *h100));
+    EXPECT_DOUBLE_EQ(
+        fused, seconds(gpuAttentionKernels(c.attention, true, true), *h100));
   }
   EXPECT_LT(fused, gemm);
   const DeviceModel cpu = cpuModel(1e11, 2, 0);

@@ -13,8 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cuda/FlashPlan.h"
-#include "../RandomValues.h"
-#include "runtime/cpu/CpuDevice.h"
+#include "AttentionReference.h"
 #include "runtime/ops/Bf16.h"
 
 #include <gtest/gtest.h>
@@ -29,12 +28,7 @@ using namespace whale::rt::cuda;
 
 namespace {
 
-using whale::testing::randomValues;
-
-CpuDevice &device() {
-  static CpuDevice dev("cpu:flash-plan", CpuDeviceOptions{2, 0});
-  return dev;
-}
+using whale::testing::expectAllClose;
 
 float rounded(float x, bool amp) { return amp ? roundToBf16(x) : x; }
 
@@ -164,16 +158,6 @@ void flashBackward(const AttentionDims &d, const FlashTiles &f, bool amp,
     }
 }
 
-void expectClose(const std::vector<float> &got, const std::vector<float> &want,
-                 float tolerance, const std::string &what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_FALSE(std::isnan(got[i])) << what << " at " << i;
-    ASSERT_NEAR(got[i], want[i], tolerance * std::max(1.0f, std::fabs(want[i])))
-        << what << " at " << i;
-  }
-}
-
 struct FlashCase {
   int64_t heads, t, e;
   bool causal;
@@ -205,24 +189,9 @@ TEST_P(FlashPlanMatchesCpu, ForwardAndBackward) {
   const std::string what = "t " + std::to_string(c.t) + " e " +
                            std::to_string(c.e) + (c.causal ? " causal" : "") +
                            (amp ? " amp" : "");
-  const Shape qs{d.heads, d.t, d.e};
-  std::vector<float> q = randomValues(numElements(qs), 31),
-                     k = randomValues(numElements(qs), 32),
-                     v = randomValues(numElements(qs), 33),
-                     dout = randomValues(numElements(qs), 34);
-  device().setMatmulPrecision(amp ? MatmulPrecision::BF16
-                                  : MatmulPrecision::F32);
-  std::vector<float> want(q.size()), wq(q.size()), wk(q.size()), wv(q.size());
-  auto cv = [&](const std::vector<float> &x) {
-    return View<const float>{x.data(), qs};
-  };
-  auto mv = [&](std::vector<float> &x) { return View<float>{x.data(), qs}; };
-  ASSERT_TRUE(
-      device().attention(cv(q), cv(k), cv(v), d.scale, d.causal, mv(want)));
-  ASSERT_TRUE(device().attentionBackward(cv(q), cv(k), cv(v), cv(want),
-                                         cv(dout), d.scale, d.causal, mv(wq),
-                                         mv(wk), mv(wv)));
-  device().setMatmulPrecision(MatmulPrecision::F32);
+  const whale::testing::AttentionReference r =
+      whale::testing::cpuAttention(d, 31, amp);
+  const std::vector<float> &q = r.q, &k = r.k, &v = r.v, &dout = r.dout;
 
   const std::vector<float> qm = operand(q, amp), km = operand(k, amp),
                            vm = operand(v, amp), dom = operand(dout, amp);
@@ -237,7 +206,7 @@ TEST_P(FlashPlanMatchesCpu, ForwardAndBackward) {
   // either side; the gradients' tolerance grows with the scale.
   const float tol = amp ? 2e-2f : 1e-5f,
               gradTol = (amp ? 2e-2f : 1e-4f) * std::max(1.0f, d.scale);
-  expectClose(out, want, tol, what + " forward");
+  expectAllClose(out, r.out, tol, what + " forward");
   if (bwd.dim == 0) // past 128 columns the chunked GEMMs take the backward
     return;
   ASSERT_LE(bwd.sharedBytes, kSharedLimit);
@@ -245,9 +214,9 @@ TEST_P(FlashPlanMatchesCpu, ForwardAndBackward) {
     flashBackward(d, bwd, amp, &qm[h * head], &km[h * head], &vm[h * head],
                   &out[h * head], &dout[h * head], &lse[h * d.t],
                   &dom[h * head], &dq[h * head], &dk[h * head], &dv[h * head]);
-  expectClose(dq, wq, gradTol, what + " dq");
-  expectClose(dk, wk, gradTol, what + " dk");
-  expectClose(dv, wv, gradTol, what + " dv");
+  expectAllClose(dq, r.dq, gradTol, what + " dq");
+  expectAllClose(dk, r.dk, gradTol, what + " dk");
+  expectAllClose(dv, r.dv, gradTol, what + " dv");
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -12,7 +12,7 @@
 
 #include "runtime/cuda/FlashSimt.h"
 #include "../RandomValues.h"
-#include "runtime/cpu/CpuDevice.h"
+#include "AttentionReference.h"
 
 #include <gtest/gtest.h>
 
@@ -28,6 +28,7 @@ using namespace whale::rt::cuda;
 
 namespace {
 
+using whale::testing::expectAllClose;
 using whale::testing::randomValues;
 
 /// FlashSimt.h's block on the CPU: all 256 threads, each phase in turn.
@@ -89,21 +90,6 @@ void runBackward(const SimtArgs &a) {
   }
 }
 
-void expectClose(const std::vector<float> &got, const std::vector<float> &want,
-                 float tolerance, const std::string &what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_FALSE(std::isnan(got[i])) << what << " at " << i;
-    ASSERT_NEAR(got[i], want[i], tolerance * std::max(1.0f, std::fabs(want[i])))
-        << what << " at " << i;
-  }
-}
-
-CpuDevice &device() {
-  static CpuDevice dev("cpu:flash-simt", CpuDeviceOptions{2, 0});
-  return dev;
-}
-
 struct SimtCase {
   int64_t heads, t, e;
   bool causal;
@@ -126,22 +112,9 @@ TEST_P(FlashSimtMatchesCpu, ForwardAndBackward) {
   d.causal = c.causal;
   const std::string what = "t " + std::to_string(c.t) + " e " +
                            std::to_string(c.e) + (c.causal ? " causal" : "");
-  const Shape qs{d.heads, d.t, d.e};
-  std::vector<float> q = randomValues(numElements(qs), 41),
-                     k = randomValues(numElements(qs), 42),
-                     v = randomValues(numElements(qs), 43),
-                     dout = randomValues(numElements(qs), 44);
-  std::vector<float> want(q.size()), wq(q.size()), wk(q.size()), wv(q.size());
-  auto cv = [&](const std::vector<float> &x) {
-    return View<const float>{x.data(), qs};
-  };
-  auto mv = [&](std::vector<float> &x) { return View<float>{x.data(), qs}; };
-  ASSERT_TRUE(
-      device().attention(cv(q), cv(k), cv(v), d.scale, d.causal, mv(want)));
-  ASSERT_TRUE(device().attentionBackward(cv(q), cv(k), cv(v), cv(want),
-                                         cv(dout), d.scale, d.causal, mv(wq),
-                                         mv(wk), mv(wv)));
-
+  const whale::testing::AttentionReference r =
+      whale::testing::cpuAttention(d, 41, /*amp=*/false);
+  const std::vector<float> &q = r.q, &k = r.k, &v = r.v, &dout = r.dout;
   std::vector<float> out(q.size()), lse(d.heads * d.t);
   SimtArgs fa;
   fa.d = d;
@@ -154,7 +127,7 @@ TEST_P(FlashSimtMatchesCpu, ForwardAndBackward) {
   fa.out = out.data();
   fa.lseOut = lse.data();
   runForward(fa);
-  expectClose(out, want, 1e-5f, what + " forward");
+  expectAllClose(out, r.out, 1e-5f, what + " forward");
 
   // The statistics alone (the backward's recomputation) are the same.
   std::vector<float> lse2(lse.size());
@@ -191,9 +164,9 @@ TEST_P(FlashSimtMatchesCpu, ForwardAndBackward) {
   ba.dv = dv.data();
   runBackward(ba);
   const float gradTol = 1e-4f * std::max(1.0f, d.scale);
-  expectClose(dq, wq, gradTol, what + " dq");
-  expectClose(dk, wk, gradTol, what + " dk");
-  expectClose(dv, wv, gradTol, what + " dv");
+  expectAllClose(dq, r.dq, gradTol, what + " dq");
+  expectAllClose(dk, r.dk, gradTol, what + " dk");
+  expectAllClose(dv, r.dv, gradTol, what + " dv");
 }
 
 INSTANTIATE_TEST_SUITE_P(
