@@ -128,7 +128,7 @@ OpCost accumulation(Value v) {
 } // namespace
 
 llvm::SmallVector<StepOpCosts, 0> stepCostsOf(llvm::ArrayRef<Operation *> ops,
-                                           Operation *scope, bool bf16) {
+                                              Operation *scope, bool bf16) {
   const GradientFlow flow(scope);
   llvm::DenseMap<Value, int> gradients; // per value, gradients made so far
   llvm::SmallVector<StepOpCosts, 0> out(ops.size());

@@ -96,7 +96,6 @@ bool tf32Allowed() {
   return v && std::strcmp(v, "1") == 0;
 }
 
-
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -1119,9 +1118,9 @@ Status CudaDevice::attention(View<const float> q, View<const float> k,
         flashForward(compute, d, in[0], in[1], in[2], out.data, nullptr),
         name() + ": attention (flash)");
   if (!bf16 && flashAttentionRequested() && flashForwardTilesF32(d.e).dim)
-    return cudaFailed(flashForwardF32(compute, d, q.data, k.data, v.data,
-                                      out.data, nullptr),
-                      name() + ": attention (flash, fp32)");
+    return cudaFailed(
+        flashForwardF32(compute, d, q.data, k.data, v.data, out.data, nullptr),
+        name() + ": attention (flash, fp32)");
   const void *qm = in[0], *km = in[1], *vm = in[2];
   void *buffer, *p16 = nullptr;
   if (Status st =
@@ -1182,8 +1181,9 @@ Status CudaDevice::attentionBackward(View<const float> q, View<const float> k,
   if (Status st = gemmInputs({q, k, v, dout}, in); !st)
     return st;
   const void *qm = in[0], *km = in[1], *vm = in[2], *dom = in[3];
-  const bool flash = flashAttentionRequested() && (bf16 ? flashBackwardTiles(d.e).dim
-                                            : flashBackwardTilesF32(d.e).dim);
+  const bool flash =
+      flashAttentionRequested() &&
+      (bf16 ? flashBackwardTiles(d.e).dim : flashBackwardTilesF32(d.e).dim);
   if (flash) {
     // The forward's statistics again (the op keeps only its output), then
     // the gradients with the scores recomputed tile by tile.
@@ -1193,22 +1193,23 @@ Status CudaDevice::attentionBackward(View<const float> q, View<const float> k,
       return st;
     if (Status st = scratch(kFlashRowDotScratch, rows, &rowD); !st)
       return st;
-    float *lseF = static_cast<float *>(lse), *rowDF = static_cast<float *>(rowD);
+    float *lseF = static_cast<float *>(lse),
+          *rowDF = static_cast<float *>(rowD);
     const cudaError_t stats =
         bf16 ? flashForward(compute, d, qm, km, vm, nullptr, lseF)
              : flashForwardF32(compute, d, q.data, k.data, v.data, nullptr,
                                lseF);
-    if (Status st = cudaFailed(
-            stats, name() + ": attention_grad's statistics (flash)");
+    if (Status st =
+            cudaFailed(stats, name() + ": attention_grad's statistics (flash)");
         !st)
       return st;
-    return cudaFailed(
-        bf16 ? flashBackward(compute, d, qm, km, vm, dom, out.data, dout.data,
-                             lseF, rowDF, dq.data, dk.data, dv.data)
-             : flashBackwardF32(compute, d, q.data, k.data, v.data, out.data,
-                                dout.data, lseF, rowDF, dq.data, dk.data,
-                                dv.data),
-        name() + ": attention_grad (flash)");
+    return cudaFailed(bf16 ? flashBackward(compute, d, qm, km, vm, dom,
+                                           out.data, dout.data, lseF, rowDF,
+                                           dq.data, dk.data, dv.data)
+                           : flashBackwardF32(compute, d, q.data, k.data,
+                                              v.data, out.data, dout.data, lseF,
+                                              rowDF, dq.data, dk.data, dv.data),
+                      name() + ": attention_grad (flash)");
   }
   void *pBuffer, *dsBuffer, *p16 = nullptr, *ds16 = nullptr;
   if (Status st = scratch(kScoresScratch, bytes, &pBuffer); !st)

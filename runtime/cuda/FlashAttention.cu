@@ -474,8 +474,8 @@ cudaError_t flashRowDots(cudaStream_t s, const AttentionDims &d,
       err != cudaSuccess)
     return err;
   const int64_t rowBlocks = (rows + 7) / 8; // a warp a row, 8 a block
-  rowDotKernel<<<static_cast<unsigned>(
-                     rowBlocks < 65535 * 8 ? rowBlocks : 65535 * 8),
+  rowDotKernel<<<static_cast<unsigned>(rowBlocks < 65535 * 8 ? rowBlocks
+                                                             : 65535 * 8),
                  256, 0, s>>>(dout, out, rowD, rows, d.e);
   return cudaGetLastError();
 }
