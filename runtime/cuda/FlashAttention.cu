@@ -170,7 +170,6 @@ __global__ void __launch_bounds__(kThreads)
     o[on][0] = o[on][1] = o[on][2] = o[on][3] = 0;
   float m0 = -INFINITY, m1 = -INFINITY, l0 = 0, l1 = 0;
   const int64_t i0 = qt * ROWS + warp * 16 + g, i1 = i0 + 8;
-  const float scale2 = d.scale * kLog2e;
   const int64_t end = keyTilesEnd(d, a.f, qt);
   for (int64_t kt = 0; kt < end; ++kt) {
     __syncthreads(); // the last tile's reads are done
@@ -198,9 +197,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int64_t j = kt * KEYS + nb * 8 + 2 * c + h;
-        s[nb][h] = mask ? flashScore(d, i0, j, s[nb][h]) : s[nb][h] * scale2;
-        s[nb][2 + h] =
-            mask ? flashScore(d, i1, j, s[nb][2 + h]) : s[nb][2 + h] * scale2;
+        s[nb][h] = tileScore(d, mask, i0, j, s[nb][h]);
+        s[nb][2 + h] = tileScore(d, mask, i1, j, s[nb][2 + h]);
         mx0 = flashMax(mx0, s[nb][h]);
         mx1 = flashMax(mx1, s[nb][2 + h]);
       }
@@ -327,7 +325,6 @@ __global__ void __launch_bounds__(kThreads)
       dkAcc[on][x] = dvAcc[on][x] = 0;
   const int kw = warp * 16;
   const int64_t j0 = kt * KEYS + kw + g, j1 = j0 + 8;
-  const float scale2 = d.scale * kLog2e;
   const int64_t qTiles = tileCount(d.t, ROWS);
   for (int64_t qt = queryTilesBegin(d, a.f, kt); qt < qTiles; ++qt) {
     __syncthreads(); // the last query tile's reads are done
@@ -368,10 +365,8 @@ __global__ void __launch_bounds__(kThreads)
       for (int h = 0; h < 2; ++h) {
         const int r = nb * 8 + 2 * c + h;
         const int64_t i = qt * ROWS + r;
-        const float s0 =
-            mask ? flashScore(d, i, j0, st[nb][h]) : st[nb][h] * scale2;
-        const float s1 =
-            mask ? flashScore(d, i, j1, st[nb][2 + h]) : st[nb][2 + h] * scale2;
+        const float s0 = tileScore(d, mask, i, j0, st[nb][h]);
+        const float s1 = tileScore(d, mask, i, j1, st[nb][2 + h]);
         const float p0 = flashProbability(s0, sLse[r]),
                     p1 = flashProbability(s1, sLse[r]);
         st[nb][h] = p0;

@@ -164,6 +164,13 @@ WHALE_HD float flashScore(const AttentionDims &d, int64_t i, int64_t j,
                                              : -INFINITY;
 }
 
+/// A tile's score: masked where tileNeedsMask says, else only scaled (the
+/// tiles wholly below the diagonal and inside the keys skip the test).
+WHALE_HD float tileScore(const AttentionDims &d, bool mask, int64_t i,
+                         int64_t j, float s) {
+  return mask ? flashScore(d, i, j, s) : s * (d.scale * kLog2e);
+}
+
 /// The running maximum of a row's scores, keeping a NaN once seen (fmax
 /// drops it): a row whose scores are all NaN would otherwise keep -inf as
 /// its maximum, weigh every key 0 and put out 0 where the CPU puts NaN.

@@ -206,17 +206,14 @@ WHALE_HD void simtScores(int tid, const AttentionDims &d,
         acc[i][c] += a[i] * b[c];
     }
   }
-  const float scale2 = d.scale * kLog2e;
   WHALE_UNROLL
   for (int i = 0; i < Shape::kRowsPer; ++i) {
     const int r = ty * Shape::kRowsPer + i;
     WHALE_UNROLL
     for (int c = 0; c < Shape::kKeysPer; ++c) {
       const int j = tx + kSimtSide * c;
-      s.p[r * Shape::kScoreStride + j] =
-          mask ? flashScore(d, qt * Shape::kRows + r, kt * Shape::kKeys + j,
-                            acc[i][c])
-               : acc[i][c] * scale2;
+      s.p[r * Shape::kScoreStride + j] = tileScore(
+          d, mask, qt * Shape::kRows + r, kt * Shape::kKeys + j, acc[i][c]);
     }
   }
 }
@@ -400,16 +397,14 @@ WHALE_HD void simtProbabilities(int tid, const AttentionDims &d,
       }
     }
   }
-  const float scale2 = d.scale * kLog2e;
   WHALE_UNROLL
   for (int i = 0; i < Shape::kRowsPer; ++i) {
     const int r = ty * Shape::kRowsPer + i;
     WHALE_UNROLL
     for (int c = 0; c < Shape::kKeysPer; ++c) {
       const int j = tx + kSimtSide * c;
-      const float score = mask ? flashScore(d, qt * Shape::kRows + r,
-                                            kt * Shape::kKeys + j, sAcc[i][c])
-                               : sAcc[i][c] * scale2;
+      const float score = tileScore(d, mask, qt * Shape::kRows + r,
+                                    kt * Shape::kKeys + j, sAcc[i][c]);
       const float p = flashProbability(score, s.lse[r]);
       s.p[r * Shape::kScoreStride + j] = p;
       s.ds[r * Shape::kScoreStride + j] =

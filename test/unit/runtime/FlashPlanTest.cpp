@@ -62,8 +62,7 @@ void tileScores(const AttentionDims &d, const FlashTiles &f, const float *q,
         continue;
       }
       const float raw = dot(q + i * d.e, k + j * d.e, d.e);
-      s[r * f.keys + c] =
-          mask ? flashScore(d, i, j, raw) : raw * (d.scale * kLog2e);
+      s[r * f.keys + c] = tileScore(d, mask, i, j, raw);
       if (!mask) {
         EXPECT_TRUE(!d.causal || j <= i) << "unmasked tile hides key " << j;
       }
