@@ -269,6 +269,49 @@ private:
 
   LogicalResult lowerOp(Operation *op);
 
+  /// Runs of consecutive Adam updates that one call can make: the same
+  /// hyperparameters and the same group (owners may differ), each run
+  /// keyed by its first update.
+  void findAdamRuns(ArrayRef<Operation *> ops) {
+    adamRuns.clear();
+    auto joins = [](AdamUpdateOp a, Operation *op) {
+      auto b = dyn_cast<AdamUpdateOp>(op);
+      return b && a.getLr() == b.getLr() && a.getBeta1() == b.getBeta1() &&
+             a.getBeta2() == b.getBeta2() && a.getEps() == b.getEps() &&
+             a.getWeightDecay() == b.getWeightDecay() &&
+             a.getDecoupled() == b.getDecoupled() &&
+             a->getAttr("group") == b->getAttr("group") &&
+             a->getAttr("shards") == b->getAttr("shards");
+    };
+    for (size_t i = 0; i < ops.size();) {
+      auto head = dyn_cast<AdamUpdateOp>(ops[i]);
+      size_t end = i + 1;
+      if (head)
+        while (end < ops.size() && joins(head, ops[end]))
+          ++end;
+      if (head)
+        adamRuns[ops[i]].assign(ops.begin() + i, ops.begin() + end);
+      i = end;
+    }
+  }
+  /// A run's updates by owner, in order of each owner's first update.
+  static SmallVector<SmallVector<Operation *>>
+  byOwner(ArrayRef<Operation *> run) {
+    SmallVector<SmallVector<Operation *>> groups;
+    SmallVector<Attribute> owners;
+    for (Operation *op : run) {
+      Attribute owner = op->getAttr("owner");
+      auto at = llvm::find(owners, owner);
+      if (at == owners.end()) {
+        owners.push_back(owner);
+        groups.emplace_back();
+        at = owners.end() - 1;
+      }
+      groups[at - owners.begin()].push_back(op);
+    }
+    return groups;
+  }
+
   /// The module nested in this one that collects the generated kernels.
   ModuleOp kernelModule() {
     if (!kernels) {
@@ -305,6 +348,8 @@ private:
   /// Reshapes that are their input's last reader: they take its memory
   /// instead of copying it.
   llvm::DenseSet<Operation *> reshapesTaking;
+  /// findAdamRuns: each run's updates, keyed by its first.
+  DenseMap<Operation *, SmallVector<Operation *>> adamRuns;
 };
 
 LogicalResult Lowering::lowerOp(Operation *op) {
@@ -467,15 +512,38 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     return success();
   }
   if (auto u = dyn_cast<AdamUpdateOp>(op)) {
-    onOwner(op, [&] {
-      call(WHALE_RT_FN(adam_step),
-           {ctxArg, in(0), in(1), constF64(u.getLr().convertToDouble()),
-            constF64(u.getBeta1().convertToDouble()),
-            constF64(u.getBeta2().convertToDouble()),
-            constF64(u.getEps().convertToDouble()),
-            constF64(u.getWeightDecay().convertToDouble()),
-            constI32(u.getDecoupled())});
-    });
+    auto run = adamRuns.find(op);
+    if (run == adamRuns.end()) // lowered with the head of its run
+      return success();
+    SmallVector<Value> hyper = {constF64(u.getLr().convertToDouble()),
+                                constF64(u.getBeta1().convertToDouble()),
+                                constF64(u.getBeta2().convertToDouble()),
+                                constF64(u.getEps().convertToDouble()),
+                                constF64(u.getWeightDecay().convertToDouble()),
+                                constI32(u.getDecoupled())};
+    // A run's updates are independent: those of one owner run together,
+    // as one call (one launch for many on a GPU).
+    for (ArrayRef<Operation *> mine : byOwner(run->second))
+      onOwner(mine.front(), [&] {
+        if (mine.size() == 1) {
+          SmallVector<Value> args = {
+              ctxArg, handles.lookup(mine.front()->getOperand(0)),
+              handles.lookup(mine.front()->getOperand(1))};
+          args.append(hyper);
+          call(WHALE_RT_FN(adam_step), args);
+          return;
+        }
+        SmallVector<Value> params, grads;
+        for (Operation *m : mine) {
+          params.push_back(m->getOperand(0));
+          grads.push_back(m->getOperand(1));
+        }
+        SmallVector<Value> args = {
+            ctxArg, constI32(static_cast<int32_t>(mine.size())),
+            handleArray(params), handleArray(grads)};
+        args.append(hyper);
+        call(WHALE_RT_FN(adam_steps), args);
+      });
     return success();
   }
   if (auto bc = dyn_cast<BroadcastOp>(op)) {
@@ -934,6 +1002,8 @@ LogicalResult Lowering::lower(func::FuncOp fn) {
       reshapesTaking.insert(op);
   }
 
+  findAdamRuns(ops);
+
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(fn);
   auto type = LLVM::LLVMFunctionType::get(i32, {ptr, ptr, ptr});
@@ -968,10 +1038,15 @@ LogicalResult Lowering::lower(func::FuncOp fn) {
   for (Operation *op : ops) {
     if (auto at = position.find(op); at != position.end())
       callVoid(WHALE_RT_FN(set_site), {ctxArg, constI64(at->second)});
-    // Operands may be TaskGraph results: read them through their yields.
-    for (OpOperand &use : op->getOpOperands())
-      if (Value v = resolve(use.get()); v != use.get())
-        handles[use.get()] = handles.lookup(v);
+    // Operands may be TaskGraph results: read them through their yields
+    // (all of a run's, whose first update makes them all).
+    auto run = adamRuns.find(op);
+    for (Operation *reader : run != adamRuns.end()
+                                 ? ArrayRef<Operation *>(run->second)
+                                 : ArrayRef<Operation *>(op))
+      for (OpOperand &use : reader->getOpOperands())
+        if (Value v = resolve(use.get()); v != use.get())
+          handles[use.get()] = handles.lookup(v);
     if (failed(lowerOp(op)) || abiMismatch)
       return failure();
     // An output nothing reads is released at once, so repeated calls do

@@ -331,6 +331,16 @@ whale_rt_status whale_rt_adam_step(whale_rt_context *ctx,
                                    whale_rt_tensor *grad, double base_lr,
                                    double beta1, double beta2, double eps,
                                    double weight_decay, int32_t decoupled);
+/* As whale_rt_adam_step on each of num_params parameters with its
+ * gradient, all with the same hyperparameters: a GPU updates many
+ * parameters in one launch. Every parameter and gradient is checked
+ * before any is updated. */
+whale_rt_status whale_rt_adam_steps(whale_rt_context *ctx, int32_t num_params,
+                                    whale_rt_tensor *const *params,
+                                    whale_rt_tensor *const *grads,
+                                    double base_lr, double beta1, double beta2,
+                                    double eps, double weight_decay,
+                                    int32_t decoupled);
 
 /* A parameter's optimizer state tensor `index` (0: SGD's velocity or Adam's
  * first moment; 1: Adam's second moment), created zeroed when missing, so a

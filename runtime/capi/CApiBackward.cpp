@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
+#include <string>
 
 using namespace whale::rt;
 using namespace whale::rt::capi;
@@ -60,6 +62,26 @@ optimizerState(whale_rt_context *ctx, whale_rt_tensor *param, size_t count,
     state.push_back(std::move(t));
   }
   out = &state;
+  return WHALE_RT_OK;
+}
+
+/// Adam's hyperparameters as adam_update requires them.
+bool adamValid(const AdamParams &p) {
+  return p.step >= 1 && p.lr >= 0 && p.beta1 >= 0 && p.beta1 < 1 &&
+         p.beta2 >= 0 && p.beta2 < 1 && p.eps > 0 && p.weightDecay >= 0;
+}
+
+/// A parameter's Adam update with its gradient and moments (created
+/// zeroed at first use); both tensors f32 and present, checked by the
+/// caller.
+whale_rt_status adamSlot(whale_rt_context *ctx, whale_rt_tensor *param,
+                         whale_rt_tensor *grad, Device::AdamSlot &out) {
+  std::vector<std::unique_ptr<whale_rt_tensor>> *state;
+  if (whale_rt_status s = optimizerState(ctx, param, 2, state))
+    return s;
+  out = {param->tensor.view<float>(), grad->tensor.cview<float>(),
+         static_cast<float *>((*state)[0]->tensor.raw()),
+         static_cast<float *>((*state)[1]->tensor.raw())};
   return WHALE_RT_OK;
 }
 
@@ -404,22 +426,16 @@ whale_rt_status whale_rt_adam_update(whale_rt_context *ctx,
     if (whale_rt_status s =
             needF32(ctx, "adam_update", {{"param", param}, {"grad", grad}}))
       return s;
-    if (shapeOf(grad) != shapeOf(param) || step < 1 || !(lr >= 0) ||
-        beta1 < 0 || beta1 >= 1 || beta2 < 0 || beta2 >= 1 || !(eps > 0) ||
-        weight_decay < 0)
+    AdamParams p{step, lr, beta1, beta2, eps, weight_decay, decoupled != 0};
+    if (shapeOf(grad) != shapeOf(param) || !adamValid(p))
       return ctx->invalid(
           "adam_update: needs a gradient shaped like the parameter, "
           "step >= 1, lr >= 0, betas in [0, 1), eps > 0, weight_decay >= 0");
-    std::vector<std::unique_ptr<whale_rt_tensor>> *state;
-    if (whale_rt_status s = optimizerState(ctx, param, 2, state))
+    Device::AdamSlot slot;
+    if (whale_rt_status s = adamSlot(ctx, param, grad, slot))
       return s;
-    return ran(ctx,
-               ctx->device->adamStep(
-                   param->tensor.view<float>(), grad->tensor.cview<float>(),
-                   static_cast<float *>((*state)[0]->tensor.raw()),
-                   static_cast<float *>((*state)[1]->tensor.raw()),
-                   AdamParams{step, lr, beta1, beta2, eps, weight_decay,
-                              decoupled != 0}));
+    return ran(ctx, ctx->device->adamStep(slot.param, slot.grad, slot.m,
+                                          slot.v, p));
   });
 }
 
@@ -492,6 +508,52 @@ whale_rt_status whale_rt_adam_step(whale_rt_context *ctx,
                               weight_decay, decoupled);
 }
 
+whale_rt_status whale_rt_adam_steps(whale_rt_context *ctx, int32_t num_params,
+                                    whale_rt_tensor *const *params,
+                                    whale_rt_tensor *const *grads,
+                                    double base_lr, double beta1, double beta2,
+                                    double eps, double weight_decay,
+                                    int32_t decoupled) {
+  if (!ctx)
+    return WHALE_RT_INVALID_ARGUMENT;
+  if (num_params < 0 || (num_params > 0 && (!params || !grads)))
+    return guarded(ctx, [&]() -> whale_rt_status {
+      return ctx->invalid("adam_steps: needs parameters and their gradients");
+    });
+  return traced(
+      ctx, "adam_update", params, num_params, [&]() -> whale_rt_status {
+        AdamParams p{ctx->step,    base_lr * ctx->lrScale,
+                     beta1,        beta2,
+                     eps,          weight_decay,
+                     decoupled != 0};
+        if (!adamValid(p))
+          return ctx->invalid("adam_steps: needs lr >= 0, betas in [0, 1), "
+                              "eps > 0, weight_decay >= 0");
+        // All checked before any is updated; a parameter twice would be
+        // updated twice one by one but raced in one launch.
+        std::vector<Device::AdamSlot> slots(num_params);
+        std::set<const void *> seen;
+        for (int32_t i = 0; i < num_params; ++i) {
+          std::string at = "adam_steps: parameter " + std::to_string(i);
+          if (whale_rt_status s = needF32(ctx, at.c_str(),
+                                          {{"param", params[i]},
+                                           {"grad", grads[i]}}))
+            return s;
+          if (shapeOf(grads[i]) != shapeOf(params[i]))
+            return ctx->invalid(at + ": the gradient is " +
+                                shapeString(shapeOf(grads[i])) +
+                                ", the parameter " +
+                                shapeString(shapeOf(params[i])));
+          if (params[i]->tensor.numel() > 0 &&
+              !seen.insert(params[i]->tensor.raw()).second)
+            return ctx->invalid(at + " is listed twice");
+          if (whale_rt_status s = adamSlot(ctx, params[i], grads[i], slots[i]))
+            return s;
+        }
+        return ran(ctx, ctx->device->adamSteps(slots, p));
+      });
+}
+
 whale_rt_status whale_rt_optimizer_state(whale_rt_context *ctx,
                                          whale_rt_tensor *param, int32_t index,
                                          whale_rt_tensor **out) {
@@ -515,8 +577,7 @@ whale_rt_status whale_rt_clip_grad_norm(whale_rt_context *ctx,
   return guarded(ctx, [&]() -> whale_rt_status {
     if (num_grads < 0 || (num_grads > 0 && !grads) || !(max_norm > 0))
       return ctx->invalid("clip_grad_norm: needs gradients and max_norm > 0");
-    return clipCombined(ctx, num_grads, grads, max_norm, norm,
-                        [](double &) { return Status::ok(); });
+    return clipCombined(ctx, num_grads, grads, max_norm, norm, nullptr);
   });
 }
 

@@ -298,11 +298,16 @@ whale_rt_status clipCombined(whale_rt_context *ctx, int32_t num_grads,
       return s;
     views.push_back(grads[i]->tensor.view<float>());
   }
+  if (!combine && !norm) {
+    if (Status st = ctx->device->clipNorm(views, max_norm); !st)
+      return ctx->fail(st);
+    return WHALE_RT_OK;
+  }
   // Summed in a fixed order in double, so every plan computes the same norm.
   double squares = 0;
   if (Status st = ctx->device->sumSquares(views, squares); !st)
     return ctx->fail(st);
-  if (Status st = combine(squares); !st)
+  if (Status st = combine ? combine(squares) : Status::ok(); !st)
     return ctx->fail(st);
   double n = std::sqrt(squares);
   if (n > max_norm && n > 0)
@@ -728,9 +733,13 @@ whale_rt_status whale_rt_clip_grad_norm_group(whale_rt_context *ctx,
         (num_grads > 0 && !grads) || !(max_norm > 0))
       return ctx->invalid(
           "clip_grad_norm: needs a group, gradients and max_norm > 0");
-    return clipCombined(
-        ctx, num_grads, grads, max_norm, norm,
-        [&](double &squares) { return sumOverRanks(ctx, ranks, squares); });
+    // A group of one adds nothing: the device clips on its own.
+    std::function<Status(double &)> overRanks;
+    if (ranks.size() > 1)
+      overRanks = [&](double &squares) {
+        return sumOverRanks(ctx, ranks, squares);
+      };
+    return clipCombined(ctx, num_grads, grads, max_norm, norm, overRanks);
   });
 }
 

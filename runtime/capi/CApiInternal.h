@@ -207,7 +207,9 @@ Status settleStarted(whale_rt_context *ctx, const std::vector<int> &ranks);
 void forgetStarted(whale_rt_context *ctx);
 
 /// Clips f32 gradients to a global norm of max_norm, their local sum of
-/// squares first handed to `combine` (which adds the other ranks').
+/// squares first handed to `combine` (which adds the other ranks'). With
+/// no `combine` and no `norm` to report, the device clips on its own
+/// (Device::clipNorm: the host does not wait for the norm).
 whale_rt_status clipCombined(whale_rt_context *ctx, int32_t num_grads,
                              whale_rt_tensor *const *grads, double max_norm,
                              double *norm,

@@ -28,6 +28,7 @@
 #include "runtime/ops/TopKMath.h"
 #include "support/ConvMath.h"
 
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <string>
@@ -286,12 +287,43 @@ public:
                          float *velocity, const SgdParams &p) = 0;
   virtual Status adamStep(View<float> param, View<const float> grad, float *m,
                           float *v, const AdamParams &p) = 0;
+  /// One parameter's share of a batch of Adam updates.
+  struct AdamSlot {
+    View<float> param;
+    View<const float> grad;
+    float *m, *v;
+  };
+  /// Adam's update of every slot with the same hyperparameters: each as
+  /// adamStep, exactly. A GPU runs many parameters in one launch; the
+  /// default runs them one by one.
+  virtual Status adamSteps(const std::vector<AdamSlot> &slots,
+                           const AdamParams &p) {
+    for (const AdamSlot &s : slots)
+      if (Status st = adamStep(s.param, s.grad, s.m, s.v, p); !st)
+        return st;
+    return Status::ok();
+  }
   /// The sum of the squares of every element of every view.
   virtual Status sumSquares(const std::vector<View<float>> &views,
                             double &out) = 0;
   /// Every element of every view times `factor`.
   virtual Status scale(const std::vector<View<float>> &views,
                        double factor) = 0;
+  /// Scales the views together so their global L2 norm is at most
+  /// maxNorm: as sumSquares, then scale by maxNorm / norm where the norm
+  /// is above it. A GPU does it without the host waiting for the norm (a
+  /// step with no host round trip can be captured as one CUDA graph); the
+  /// default reads the norm back.
+  virtual Status clipNorm(const std::vector<View<float>> &views,
+                          double maxNorm) {
+    double squares = 0;
+    if (Status st = sumSquares(views, squares); !st)
+      return st;
+    double norm = std::sqrt(squares);
+    if (norm > maxNorm && norm > 0)
+      return scale(views, maxNorm / norm);
+    return Status::ok();
+  }
   /// Whether every element is finite (tracing's NaN check).
   virtual Status allFinite(View<const float> x, bool &finite) = 0;
 

@@ -992,27 +992,70 @@ Status CudaDevice::adamStep(View<float> param, View<const float> grad, float *m,
   return launched("adam_update");
 }
 
-Status CudaDevice::sumSquares(const std::vector<View<float>> &views,
-                              double &out) {
+Status CudaDevice::adamSteps(const std::vector<AdamSlot> &slots,
+                             const AdamParams &p) {
   if (Status st = enter(); !st)
     return st;
+  double c1 = 1 - std::pow(p.beta1, static_cast<double>(p.step));
+  double c2 = 1 - std::pow(p.beta2, static_cast<double>(p.step));
+  std::vector<cuda::AdamTensor> tensors;
+  for (const AdamSlot &s : slots)
+    tensors.push_back(
+        {s.param.data, s.grad.data, s.m, s.v, s.param.numel()});
+  cuda::adamSteps(compute, tensors, static_cast<float>(p.lr),
+                  static_cast<float>(p.beta1), static_cast<float>(p.beta2),
+                  static_cast<float>(p.eps), static_cast<float>(p.weightDecay),
+                  p.decoupled, static_cast<float>(c1), static_cast<float>(c2));
+  return launched("adam_update");
+}
+
+Status CudaDevice::squaresOnDevice(const std::vector<View<float>> &views,
+                                   double *&partials) {
+  if (Status st = enter(); !st)
+    return st;
+  // kSquareBlocks partials, then the sum (or the norm) and clipping's
+  // factor.
   void *buffer;
-  if (Status st = scratch(2, (kSquareBlocks + 1) * sizeof(double), &buffer);
+  if (Status st = scratch(2, (kSquareBlocks + 2) * sizeof(double), &buffer);
       !st)
     return st;
-  double *partials = static_cast<double *>(buffer);
+  partials = static_cast<double *>(buffer);
   if (Status st = cudaFailed(
           cudaMemsetAsync(partials, 0, kSquareBlocks * sizeof(double), compute),
           name() + ": sum of squares");
       !st)
     return st;
+  std::vector<std::pair<const float *, int64_t>> xs;
   for (const View<float> &v : views)
-    if (v.numel() > 0)
-      sumSquaresPartial(compute, v.data, v.numel(), partials);
+    xs.emplace_back(v.data, v.numel());
+  sumSquaresPartials(compute, xs, partials);
+  return Status::ok();
+}
+
+Status CudaDevice::sumSquares(const std::vector<View<float>> &views,
+                              double &out) {
+  double *partials;
+  if (Status st = squaresOnDevice(views, partials); !st)
+    return st;
   sumPartials(compute, partials, partials + kSquareBlocks);
   if (Status st = launched("sum of squares"); !st)
     return st;
   return copyToHost(&out, partials + kSquareBlocks, sizeof(double));
+}
+
+Status CudaDevice::clipNorm(const std::vector<View<float>> &views,
+                            double maxNorm) {
+  double *partials;
+  if (Status st = squaresOnDevice(views, partials); !st)
+    return st;
+  double *norm = partials + kSquareBlocks;
+  float *factor = reinterpret_cast<float *>(norm + 1);
+  clipFactor(compute, partials, maxNorm, norm, factor);
+  std::vector<std::pair<float *, int64_t>> xs;
+  for (const View<float> &v : views)
+    xs.emplace_back(v.data, v.numel());
+  cuda::scaleBy(compute, xs, factor);
+  return launched("clip_grad_norm");
 }
 
 Status CudaDevice::scale(const std::vector<View<float>> &views, double factor) {

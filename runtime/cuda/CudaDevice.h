@@ -149,9 +149,15 @@ public:
                  const SgdParams &p) override;
   Status adamStep(View<float> param, View<const float> grad, float *m, float *v,
                   const AdamParams &p) override;
+  /// Every slot's update in a launch per kMultiTensors parameters.
+  Status adamSteps(const std::vector<AdamSlot> &slots,
+                   const AdamParams &p) override;
   Status sumSquares(const std::vector<View<float>> &views,
                     double &out) override;
   Status scale(const std::vector<View<float>> &views, double factor) override;
+  /// The norm and the factor stay on the device: the host never waits.
+  Status clipNorm(const std::vector<View<float>> &views,
+                  double maxNorm) override;
   Status allFinite(View<const float> x, bool &finite) override;
   /// Attention as GEMMs over chunks of heads and row kernels
   /// (AttentionPlan.h).
@@ -209,6 +215,10 @@ private:
   /// (statistics a backward pass recomputes); not counted against the
   /// limit, as the CPU device's host vectors are not.
   Status scratch(int slot, size_t bytes, void **out);
+  /// The views' sum of squares as kSquareBlocks partials in scratch slot
+  /// 2 (sumSquaresPartials), with room after them for two doubles.
+  Status squaresOnDevice(const std::vector<View<float>> &views,
+                         double *&partials);
   /// Probabilities P = softmax(scale Q K^T) of `heads` heads (from q and k,
   /// bf16 under amp) into `scores` [heads, t, tk] (AttentionPlan.h).
   Status attentionScores(const cuda::AttentionDims &d, int64_t heads,

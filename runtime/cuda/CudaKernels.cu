@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/GridLaunch.cuh"
 
 #include <cuda_bf16.h>
 
@@ -19,23 +20,6 @@
 namespace whale::rt::cuda {
 
 namespace {
-
-constexpr int kThreads = 256;
-constexpr int kRowThreads = 256;
-int blocksFor(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(b < 1 ? 1 : (b > 65535 * 8 ? 65535 * 8 : b));
-}
-
-/// A block per row, as many as a launch takes; the kernels loop over the
-/// rest.
-int rowBlocks(int64_t rows) {
-  return static_cast<int>(std::clamp<int64_t>(rows, 1, 65535 * 8));
-}
-
-#define WHALE_GRID_LOOP(i, n)                                                  \
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n);    \
-       i += int64_t(blockDim.x) * gridDim.x)
 
 __device__ float warpSum(float v) {
   for (int o = 16; o > 0; o >>= 1)
@@ -545,49 +529,6 @@ __global__ void reduceGradKernel(int op, const float *x, const float *dout,
   }
 }
 
-__global__ void sgdKernel(float *p, const float *g, float *velocity, int64_t n,
-                          float lr, float momentum, float weightDecay) {
-  WHALE_GRID_LOOP(i, n) { sgdAt(p, g, velocity, i, lr, momentum, weightDecay); }
-}
-
-__global__ void adamKernel(float *p, const float *g, float *m, float *v,
-                           int64_t n, float lr, float beta1, float beta2,
-                           float eps, float weightDecay, bool decoupled,
-                           float c1, float c2) {
-  WHALE_GRID_LOOP(i, n) {
-    adamAt(p, g, m, v, i, lr, beta1, beta2, eps, weightDecay, decoupled, c1,
-           c2);
-  }
-}
-
-__global__ void sumSquaresKernel(const float *x, int64_t n, double *partials) {
-  __shared__ double share[kRowThreads];
-  double s = 0;
-  WHALE_GRID_LOOP(i, n) { s += double(x[i]) * double(x[i]); }
-  share[threadIdx.x] = s;
-  __syncthreads();
-  for (int half = blockDim.x / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half)
-      share[threadIdx.x] += share[threadIdx.x + half];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0)
-    partials[blockIdx.x] += share[0];
-}
-
-__global__ void sumPartialsKernel(const double *partials, double *out) {
-  if (threadIdx.x == 0 && blockIdx.x == 0) {
-    double s = 0;
-    for (int b = 0; b < kSquareBlocks; ++b)
-      s += partials[b];
-    *out = s;
-  }
-}
-
-__global__ void scaleKernel(float *x, int64_t n, float factor) {
-  WHALE_GRID_LOOP(i, n) { x[i] *= factor; }
-}
-
 __global__ void toBf16Kernel(const float *x, __nv_bfloat16 *out, int64_t n) {
   WHALE_GRID_LOOP(i, n) { out[i] = __float2bfloat16_rn(x[i]); }
 }
@@ -1024,34 +965,6 @@ void reduceGrad(cudaStream_t s, int op, const float *x, const float *dout,
                 float *dx, const Walk &walk, int64_t kept, int64_t count) {
   reduceGradKernel<<<blocksFor(kept), kThreads, 0, s>>>(op, x, dout, dx, walk,
                                                         kept, count);
-}
-
-void sgdStep(cudaStream_t s, float *p, const float *g, float *velocity,
-             int64_t n, float lr, float momentum, float weightDecay) {
-  sgdKernel<<<blocksFor(n), kThreads, 0, s>>>(p, g, velocity, n, lr, momentum,
-                                              weightDecay);
-}
-
-void adamStep(cudaStream_t s, float *p, const float *g, float *m, float *v,
-              int64_t n, float lr, float beta1, float beta2, float eps,
-              float weightDecay, bool decoupled, float correction1,
-              float correction2) {
-  adamKernel<<<blocksFor(n), kThreads, 0, s>>>(p, g, m, v, n, lr, beta1, beta2,
-                                               eps, weightDecay, decoupled,
-                                               correction1, correction2);
-}
-
-void sumSquaresPartial(cudaStream_t s, const float *x, int64_t n,
-                       double *partials) {
-  sumSquaresKernel<<<kSquareBlocks, kRowThreads, 0, s>>>(x, n, partials);
-}
-
-void sumPartials(cudaStream_t s, const double *partials, double *out) {
-  sumPartialsKernel<<<1, 1, 0, s>>>(partials, out);
-}
-
-void scale(cudaStream_t s, float *x, int64_t n, float factor) {
-  scaleKernel<<<blocksFor(n), kThreads, 0, s>>>(x, n, factor);
 }
 
 void toBf16(cudaStream_t s, const float *x, void *out, int64_t n) {

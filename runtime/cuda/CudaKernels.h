@@ -22,6 +22,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace whale::rt::cuda {
 
@@ -196,6 +198,35 @@ void sumSquaresPartial(cudaStream_t s, const float *x, int64_t n,
                        double *partials);
 void sumPartials(cudaStream_t s, const double *partials, double *out);
 void scale(cudaStream_t s, float *x, int64_t n, float factor);
+
+// Multi-tensor launches (MultiTensorPlan.h): one per kMultiTensors
+// tensors, each tensor's work as the one-tensor kernel's.
+
+/// One parameter's Adam update.
+struct AdamTensor {
+  float *p;
+  const float *g;
+  float *m, *v;
+  int64_t n;
+};
+void adamSteps(cudaStream_t s, const std::vector<AdamTensor> &tensors,
+               float lr, float beta1, float beta2, float eps,
+               float weightDecay, bool decoupled, float correction1,
+               float correction2);
+/// As sumSquaresPartial on each of xs in order (the same sums, bit for
+/// bit), in a launch per kMultiTensors of them.
+void sumSquaresPartials(cudaStream_t s,
+                        const std::vector<std::pair<const float *, int64_t>> &xs,
+                        double *partials);
+/// From the partials, as sumPartials adds them: *norm = the square root
+/// of their sum, and *factor = maxNorm / norm where the norm is above
+/// maxNorm (and not 0), else 1: the host's clipping rule, on the device.
+void clipFactor(cudaStream_t s, const double *partials, double maxNorm,
+                double *norm, float *factor);
+/// Each of xs times *factor (read on the device); nothing is written
+/// where it is 1.
+void scaleBy(cudaStream_t s, const std::vector<std::pair<float *, int64_t>> &xs,
+             const float *factor);
 /// out (n bf16 values) = x rounded to nearest, ties to even (amp).
 void toBf16(cudaStream_t s, const float *x, void *out, int64_t n);
 /// *flag = 1 if any element is not finite (flag zeroed by the caller).

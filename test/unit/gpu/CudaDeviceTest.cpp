@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <thread>
@@ -667,6 +668,94 @@ TEST(CudaKernels, OptimizersAndClipping) {
     p.check("sgd_update", {w}, [&](whale_rt_context *ctx, int i) {
       return whale_rt_sgd_update(ctx, w.t[i], dw.t[i], 0.1, 0.9, 1e-4);
     });
+  }
+}
+
+TEST(CudaKernels, ManyTensorsInOneLaunchAsInOneLaunchEach) {
+  // 40 gradients (more than a launch's table), sized around the chunk,
+  // one empty: clipped on the device (no norm asked for) and updated by
+  // whale_rt_adam_steps, against the same tensors clipped with the norm
+  // read back and updated one by one. The same numbers, bit for bit; and
+  // against the CPU within the op tests' tolerance.
+  Pair p;
+  const int n = 40;
+  std::vector<Shape> shapes;
+  for (int i = 0; i < n; ++i)
+    shapes.push_back({i == 3 ? 0 : i % 7 == 0 ? 8192 * 3 + 11 : 97 * i + 1});
+  whale_rt_context *ctxs[3] = {p.gpu, p.gpu, p.cpu};
+  // [0]: batched on the GPU, [1]: one by one on the GPU, [2]: the CPU.
+  std::vector<whale_rt_tensor *> params[3], grads[3];
+  for (int c = 0; c < 3; ++c)
+    for (int i = 0; i < n; ++i) {
+      whale_rt_tensor *w = nullptr, *g = nullptr;
+      ASSERT_EQ(whale_rt_tensor_create(ctxs[c], WHALE_RT_F32, 1,
+                                       shapes[i].data(), &w),
+                WHALE_RT_OK);
+      ASSERT_EQ(whale_rt_tensor_create(ctxs[c], WHALE_RT_F32, 1,
+                                       shapes[i].data(), &g),
+                WHALE_RT_OK);
+      params[c].push_back(w);
+      grads[c].push_back(g);
+      std::vector<float> wv = randomValues(count(shapes[i]), 100 + i),
+                         gv = randomValues(count(shapes[i]), 200 + i);
+      ASSERT_EQ(whale_rt_tensor_write(ctxs[c], w, wv.data(), wv.size() * 4),
+                WHALE_RT_OK);
+      ASSERT_EQ(whale_rt_tensor_write(ctxs[c], g, gv.data(), gv.size() * 4),
+                WHALE_RT_OK);
+    }
+  auto readAll = [&](int c, std::vector<whale_rt_tensor *> &ts) {
+    std::vector<float> all;
+    for (int i = 0; i < n; ++i) {
+      std::vector<float> v(count(shapes[i]));
+      EXPECT_EQ(whale_rt_tensor_read(ctxs[c], ts[i], v.data(), v.size() * 4),
+                WHALE_RT_OK);
+      all.insert(all.end(), v.begin(), v.end());
+    }
+    return all;
+  };
+  auto compare = [&](const char *what, std::vector<whale_rt_tensor *> *ts) {
+    std::vector<float> a = readAll(0, ts[0]), b = readAll(1, ts[1]),
+                       c = readAll(2, ts[2]);
+    ASSERT_EQ(a.size(), b.size());
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0) << what;
+    double worst = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+      worst = worseOf(worst, std::fabs(double(a[i]) - c[i]) /
+                                 std::max(1.0, std::fabs(double(c[i]))));
+    EXPECT_LT(worst, 1e-5) << what;
+    std::printf("  %-24s bit-equal one by one; against the CPU %.2e\n", what,
+                worst);
+  };
+  // Clipping that scales (the norm is far above 1), then one that does not.
+  for (double maxNorm : {1.0, 1e6}) {
+    double norm = 0;
+    ASSERT_EQ(whale_rt_clip_grad_norm(p.gpu, n, grads[0].data(), maxNorm,
+                                      nullptr),
+              WHALE_RT_OK)
+        << whale_rt_last_error(p.gpu);
+    ASSERT_EQ(
+        whale_rt_clip_grad_norm(p.gpu, n, grads[1].data(), maxNorm, &norm),
+        WHALE_RT_OK);
+    ASSERT_EQ(whale_rt_clip_grad_norm(p.cpu, n, grads[2].data(), maxNorm,
+                                      nullptr),
+              WHALE_RT_OK);
+    compare(maxNorm < 10 ? "clip (scaled)" : "clip (not scaled)", grads);
+  }
+  for (int64_t step = 1; step <= 3; ++step) {
+    for (whale_rt_context *ctx : {p.gpu, p.cpu})
+      ASSERT_EQ(whale_rt_set_train_state(ctx, step, 0.5), WHALE_RT_OK);
+    ASSERT_EQ(whale_rt_adam_steps(p.gpu, n, params[0].data(), grads[0].data(),
+                                  1e-2, 0.9, 0.999, 1e-8, 0.01, 1),
+              WHALE_RT_OK)
+        << whale_rt_last_error(p.gpu);
+    for (int i = 0; i < n; ++i)
+      ASSERT_EQ(whale_rt_adam_step(p.gpu, params[1][i], grads[1][i], 1e-2, 0.9,
+                                   0.999, 1e-8, 0.01, 1),
+                WHALE_RT_OK);
+    ASSERT_EQ(whale_rt_adam_steps(p.cpu, n, params[2].data(), grads[2].data(),
+                                  1e-2, 0.9, 0.999, 1e-8, 0.01, 1),
+              WHALE_RT_OK);
+    compare("adam_steps", params);
   }
 }
 

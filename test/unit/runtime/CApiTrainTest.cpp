@@ -128,6 +128,98 @@ TEST(RuntimeCApiTrain, AdamStateIsCountedOnTheDevice) {
             WHALE_RT_INVALID_ARGUMENT);
 }
 
+TEST(RuntimeCApiTrain, AdamStepsUpdateEachParameterAsAdamStepDoes) {
+  // Three parameters (one of them empty) updated together for three steps
+  // against the same parameters updated one by one: the same numbers,
+  // bit for bit, with the schedule's scale and the context's step.
+  Ctx c;
+  const std::vector<std::vector<int64_t>> shapes = {{3, 5}, {0}, {7}};
+  const int64_t sizes[] = {15, 0, 7};
+  auto makeSet = [&] {
+    std::vector<whale_rt_tensor *> ps, gs;
+    for (size_t t = 0; t < shapes.size(); ++t) {
+      ps.push_back(c.make(WHALE_RT_F32, shapes[t]));
+      gs.push_back(c.make(WHALE_RT_F32, shapes[t]));
+      int64_t n = sizes[t];
+      for (int64_t i = 0; i < n; ++i)
+        c.f(ps.back())[i] = std::cos(0.3f * i + n);
+    }
+    return std::make_pair(ps, gs);
+  };
+  auto [batched, bgrads] = makeSet();
+  auto [single, sgrads] = makeSet();
+  for (int64_t step = 1; step <= 3; ++step) {
+    ASSERT_EQ(whale_rt_set_train_state(c.ctx, step, 0.5), WHALE_RT_OK);
+    for (size_t t = 0; t < shapes.size(); ++t) {
+      int64_t n = sizes[t];
+      for (int64_t i = 0; i < n; ++i)
+        c.f(bgrads[t])[i] = c.f(sgrads[t])[i] =
+            std::sin(1.7f * i + 2.0f * step + t);
+      ASSERT_EQ(whale_rt_adam_step(c.ctx, single[t], sgrads[t], 0.1, 0.9,
+                                   0.99, 1e-8, 0.01, 1),
+                WHALE_RT_OK);
+    }
+    ASSERT_EQ(whale_rt_adam_steps(c.ctx, 3, batched.data(), bgrads.data(),
+                                  0.1, 0.9, 0.99, 1e-8, 0.01, 1),
+              WHALE_RT_OK)
+        << whale_rt_last_error(c.ctx);
+  }
+  for (size_t t = 0; t < shapes.size(); ++t) {
+    int64_t n = sizes[t];
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT_EQ(c.f(batched[t])[i], c.f(single[t])[i]) << t << " " << i;
+    for (int32_t k = 0; k < 2 && n > 0; ++k) {
+      whale_rt_tensor *a = nullptr, *b = nullptr;
+      ASSERT_EQ(whale_rt_optimizer_state(c.ctx, batched[t], k, &a),
+                WHALE_RT_OK);
+      ASSERT_EQ(whale_rt_optimizer_state(c.ctx, single[t], k, &b),
+                WHALE_RT_OK);
+      EXPECT_EQ(std::memcmp(whale_rt_tensor_data(a), whale_rt_tensor_data(b),
+                            n * sizeof(float)),
+                0);
+    }
+  }
+  // Nothing at all is a call that does nothing.
+  EXPECT_EQ(whale_rt_adam_steps(c.ctx, 0, nullptr, nullptr, 0.1, 0.9, 0.99,
+                                1e-8, 0.0, 0),
+            WHALE_RT_OK);
+}
+
+TEST(RuntimeCApiTrain, AdamStepsCheckEveryParameterBeforeUpdatingAny) {
+  Ctx c;
+  ASSERT_EQ(whale_rt_set_train_state(c.ctx, 1, 1.0), WHALE_RT_OK);
+  whale_rt_tensor *p = c.make(WHALE_RT_F32, {4}), *q = c.make(WHALE_RT_F32, {4}),
+                  *g = c.make(WHALE_RT_F32, {4}),
+                  *wrong = c.make(WHALE_RT_F32, {5}),
+                  *ints = c.make(WHALE_RT_I32, {4});
+  whale_rt_fill(c.ctx, p, 1.0);
+  whale_rt_fill(c.ctx, q, 1.0);
+  whale_rt_fill(c.ctx, g, 0.5);
+  auto rejects = [&](std::vector<whale_rt_tensor *> ps,
+                     std::vector<whale_rt_tensor *> gs, const char *says) {
+    EXPECT_EQ(whale_rt_adam_steps(c.ctx, static_cast<int32_t>(ps.size()),
+                                  ps.data(), gs.data(), 0.1, 0.9, 0.999, 1e-8,
+                                  0.0, 0),
+              WHALE_RT_INVALID_ARGUMENT);
+    EXPECT_NE(std::strstr(whale_rt_last_error(c.ctx), says), nullptr)
+        << whale_rt_last_error(c.ctx);
+    EXPECT_EQ(c.f(p)[0], 1.0f) << says; // the first was not updated
+  };
+  rejects({p, q}, {g, wrong}, "parameter 1: the gradient is");
+  rejects({p, p}, {g, g}, "parameter 1 is listed twice");
+  rejects({p, q}, {g, nullptr}, "'grad' is null");
+  rejects({p, ints}, {g, g}, "expected f32");
+  EXPECT_EQ(whale_rt_adam_steps(c.ctx, 1, &p, &g, 0.1, 1.0, 0.999, 1e-8, 0.0,
+                                0),
+            WHALE_RT_INVALID_ARGUMENT);
+  EXPECT_EQ(whale_rt_adam_steps(c.ctx, 2, nullptr, nullptr, 0.1, 0.9, 0.999,
+                                1e-8, 0.0, 0),
+            WHALE_RT_INVALID_ARGUMENT);
+  EXPECT_EQ(whale_rt_adam_steps(c.ctx, -1, &p, &g, 0.1, 0.9, 0.999, 1e-8, 0.0,
+                                0),
+            WHALE_RT_INVALID_ARGUMENT);
+}
+
 TEST(RuntimeCApiTrain, ReleasingATensorDropsItsOptimizerState) {
   // Tensors updated in place and released, again and again (what whale
   // profile does): each new one starts from fresh state of its own shape,
