@@ -538,9 +538,9 @@ LogicalResult Lowering::lowerOp(Operation *op) {
           params.push_back(m->getOperand(0));
           grads.push_back(m->getOperand(1));
         }
-        SmallVector<Value> args = {
-            ctxArg, constI32(static_cast<int32_t>(mine.size())),
-            handleArray(params), handleArray(grads)};
+        SmallVector<Value> args = {ctxArg,
+                                   constI32(static_cast<int32_t>(mine.size())),
+                                   handleArray(params), handleArray(grads)};
         args.append(hyper);
         call(WHALE_RT_FN(adam_steps), args);
       });

@@ -434,8 +434,8 @@ whale_rt_status whale_rt_adam_update(whale_rt_context *ctx,
     Device::AdamSlot slot;
     if (whale_rt_status s = adamSlot(ctx, param, grad, slot))
       return s;
-    return ran(ctx, ctx->device->adamStep(slot.param, slot.grad, slot.m,
-                                          slot.v, p));
+    return ran(ctx,
+               ctx->device->adamStep(slot.param, slot.grad, slot.m, slot.v, p));
   });
 }
 
@@ -522,10 +522,8 @@ whale_rt_status whale_rt_adam_steps(whale_rt_context *ctx, int32_t num_params,
     });
   return traced(
       ctx, "adam_update", params, num_params, [&]() -> whale_rt_status {
-        AdamParams p{ctx->step,    base_lr * ctx->lrScale,
-                     beta1,        beta2,
-                     eps,          weight_decay,
-                     decoupled != 0};
+        AdamParams p{ctx->step, base_lr * ctx->lrScale, beta1,         beta2,
+                     eps,       weight_decay,           decoupled != 0};
         if (!adamValid(p))
           return ctx->invalid("adam_steps: needs lr >= 0, betas in [0, 1), "
                               "eps > 0, weight_decay >= 0");
@@ -535,15 +533,13 @@ whale_rt_status whale_rt_adam_steps(whale_rt_context *ctx, int32_t num_params,
         std::set<const void *> seen;
         for (int32_t i = 0; i < num_params; ++i) {
           std::string at = "adam_steps: parameter " + std::to_string(i);
-          if (whale_rt_status s = needF32(ctx, at.c_str(),
-                                          {{"param", params[i]},
-                                           {"grad", grads[i]}}))
+          if (whale_rt_status s = needF32(
+                  ctx, at.c_str(), {{"param", params[i]}, {"grad", grads[i]}}))
             return s;
           if (shapeOf(grads[i]) != shapeOf(params[i]))
-            return ctx->invalid(at + ": the gradient is " +
-                                shapeString(shapeOf(grads[i])) +
-                                ", the parameter " +
-                                shapeString(shapeOf(params[i])));
+            return ctx->invalid(
+                at + ": the gradient is " + shapeString(shapeOf(grads[i])) +
+                ", the parameter " + shapeString(shapeOf(params[i])));
           if (params[i]->tensor.numel() > 0 &&
               !seen.insert(params[i]->tensor.raw()).second)
             return ctx->invalid(at + " is listed twice");

@@ -31,6 +31,9 @@ namespace whale::rt::cuda {
 
 namespace {
 
+/// The scratch slot of the partial sums of sums over rows.
+constexpr int kColumnSumScratch = 25;
+
 Status cudaFailed(cudaError_t e, const std::string &what) {
   if (e == cudaSuccess)
     return Status::ok();
@@ -230,6 +233,20 @@ Status CudaDevice::scratch(int slot, size_t bytes, void **out) {
     size = std::max<size_t>(bytes, 256);
   }
   *out = p;
+  return Status::ok();
+}
+
+Status CudaDevice::columnScratch(int64_t rows, int64_t width, int outputs,
+                                 float *&partials) {
+  partials = nullptr;
+  int64_t floats = columnSumScratch(rows, width, outputs);
+  if (floats == 0)
+    return Status::ok();
+  void *buffer;
+  if (Status st = scratch(kColumnSumScratch, floats * sizeof(float), &buffer);
+      !st)
+    return st;
+  partials = static_cast<float *>(buffer);
   return Status::ok();
 }
 
@@ -453,7 +470,17 @@ Status CudaDevice::binaryBackward(BinaryOp op, View<const float> a,
     return st;
   int which = 0;
   for (View<float> *grad : {da, db}) {
-    if (grad && grad->numel() > 0) {
+    ColumnOperands columns;
+    if (grad && grad->numel() > 0 &&
+        columnOperands(dout.shape, a.shape, b.shape, grad->shape, columns)) {
+      // A bias's gradient: a sum over rows, coalesced (ColumnSums.h).
+      float *partials;
+      if (Status st = columnScratch(columns.rows, columns.width, 1, partials);
+          !st)
+        return st;
+      binaryGradColumns(compute, static_cast<int>(op), which, a.data, b.data,
+                        dout.data, grad->data, columns, partials);
+    } else if (grad && grad->numel() > 0) {
       int64_t perPart;
       Walk walk = binaryGradientWalk(dout.shape, a.shape, b.shape, grad->shape,
                                      perPart);
@@ -801,12 +828,15 @@ Status CudaDevice::layerNormBackward(View<const float> x,
     return st;
   if (Status st = scratch(1, x.numel() * sizeof(float), &y); !st)
     return st;
+  float *partials;
+  if (Status st = columnScratch(rows, width, 2, partials); !st)
+    return st;
   float *mean = static_cast<float *>(stats), *rstd = mean + rows;
   // The forward statistics again; its output goes to scratch.
   cuda::layerNorm(compute, x.data, gamma.data, nullptr, static_cast<float>(eps),
                   static_cast<float *>(y), mean, rstd, rows, width);
   layerNormGrad(compute, x.data, gamma.data, mean, rstd, dy.data, dx.data,
-                dgamma.data, dbeta.data, rows, width);
+                dgamma.data, dbeta.data, rows, width, partials);
   return launched("layernorm_grad");
 }
 
@@ -876,9 +906,21 @@ Status CudaDevice::reduce(ReduceOp op, View<const float> x,
     return st;
   int64_t kept, count;
   Walk w = reduceWalk(x.shape, axes, kept, count);
-  if (kept > 0)
+  // A sum or mean over leading axes (a loss's mean, a bias-like sum) is a
+  // sum over rows: coalesced, and split among blocks (ColumnSums.h).
+  bool leading = op != ReduceOp::Max && count > 1;
+  for (size_t i = 0; i < axes.size(); ++i)
+    leading = leading && axes[i] == static_cast<int64_t>(i);
+  if (kept > 0 && leading) {
+    float *partials;
+    if (Status st = columnScratch(count, kept, 1, partials); !st)
+      return st;
+    sumRows(compute, x.data, out.data, count, kept,
+            op == ReduceOp::Mean ? static_cast<float>(count) : 1.0f, partials);
+  } else if (kept > 0) {
     cuda::reduce(compute, static_cast<int>(op), x.data, out.data, w, kept,
                  count);
+  }
   return launched("reduce");
 }
 
@@ -1000,8 +1042,7 @@ Status CudaDevice::adamSteps(const std::vector<AdamSlot> &slots,
   double c2 = 1 - std::pow(p.beta2, static_cast<double>(p.step));
   std::vector<cuda::AdamTensor> tensors;
   for (const AdamSlot &s : slots)
-    tensors.push_back(
-        {s.param.data, s.grad.data, s.m, s.v, s.param.numel()});
+    tensors.push_back({s.param.data, s.grad.data, s.m, s.v, s.param.numel()});
   cuda::adamSteps(compute, tensors, static_cast<float>(p.lr),
                   static_cast<float>(p.beta1), static_cast<float>(p.beta2),
                   static_cast<float>(p.eps), static_cast<float>(p.weightDecay),

@@ -215,6 +215,10 @@ private:
   /// (statistics a backward pass recomputes); not counted against the
   /// limit, as the CPU device's host vectors are not.
   Status scratch(int slot, size_t bytes, void **out);
+  /// Scratch for the partials of `outputs` sums over rows
+  /// (cuda::columnSumScratch); null where none are needed.
+  Status columnScratch(int64_t rows, int64_t width, int outputs,
+                       float *&partials);
   /// The views' sum of squares as kSquareBlocks partials in scratch slot
   /// 2 (sumSquaresPartials), with room after them for two doubles.
   Status squaresOnDevice(const std::vector<View<float>> &views,

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/cuda/ColumnSumKernels.cuh"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/GridLaunch.cuh"
 
@@ -282,25 +283,48 @@ __global__ void layerNormGradRowsKernel(const float *x, const float *gamma,
   }
 }
 
-/// dgamma and dbeta: one block per column, its threads summing the rows.
-__global__ void layerNormGradColumnsKernel(const float *x, const float *mean,
-                                           const float *rstd, const float *dy,
-                                           float *dgamma, float *dbeta,
-                                           int64_t rows, int64_t width) {
-  int64_t j = blockIdx.x;
-  float g = 0, b = 0;
-  for (int64_t i = threadIdx.x; i < rows; i += blockDim.x) {
-    float d = dy[i * width + j];
-    g += d * (x[i * width + j] - mean[i]) * rstd[i];
-    b += d;
+/// dgamma and dbeta of a row: the sums over rows of dy * xhat and dy.
+struct LayerNormGradTerm {
+  static constexpr int kOutputs = 2;
+  const float *x, *mean, *rstd, *dy;
+  int64_t width;
+  __device__ void operator()(int64_t r, int64_t c, float *acc) const {
+    const int64_t e = r * width + c;
+    const float d = dy[e];
+    acc[0] += d * (x[e] - mean[r]) * rstd[r];
+    acc[1] += d;
   }
-  g = blockReduce<false>(g);
-  b = blockReduce<false>(b);
-  if (threadIdx.x == 0) {
-    dgamma[j] = g;
-    dbeta[j] = b;
+};
+
+/// A bias's gradient: a op b's terms for one operand summed over rows,
+/// each operand read per element or per column (ColumnOperands), and only
+/// where the op's partial reads it.
+struct BinaryGradTerm {
+  static constexpr int kOutputs = 1;
+  int op, which;
+  const float *a, *b, *dout;
+  ColumnOperands shape;
+  __device__ void operator()(int64_t r, int64_t c, float *acc) const {
+    const int64_t e = r * shape.width + c;
+    // mul's partial for a reads b and for b reads a; div's reads b for
+    // both and a for b's (binaryPartial).
+    const bool readsA = which == 1 && op >= 2;
+    const bool readsB = op == 3 || (op == 2 && which == 0);
+    float av = readsA ? a[shape.aPerColumn ? c : e] : 0.0f;
+    float bv = readsB ? b[shape.bPerColumn ? c : e] : 0.0f;
+    acc[0] += binaryPartial(op, which, av, bv, dout[e]);
   }
-}
+};
+
+/// A sum of rows.
+struct RowSumTerm {
+  static constexpr int kOutputs = 1;
+  const float *x;
+  int64_t width;
+  __device__ void operator()(int64_t r, int64_t c, float *acc) const {
+    acc[0] += x[r * width + c];
+  }
+};
 
 /// One block per channel, its threads over the channel's rows x size.
 __global__ void channelSumsKernel(const float *x, const float *center,
@@ -910,16 +934,40 @@ void layerNorm(cudaStream_t s, const float *x, const float *gamma,
                                                  rstd, width);
 }
 
+int64_t columnSumScratch(int64_t rows, int64_t width, int outputs) {
+  return columnPartials(planColumnSums(rows, width), outputs);
+}
+
 void layerNormGrad(cudaStream_t s, const float *x, const float *gamma,
                    const float *mean, const float *rstd, const float *dy,
                    float *dx, float *dgamma, float *dbeta, int64_t rows,
-                   int64_t width) {
+                   int64_t width, float *partials) {
   if (rows > 0)
     layerNormGradRowsKernel<<<rows, kRowThreads, 0, s>>>(x, gamma, mean, rstd,
                                                          dy, dx, width);
-  if (width > 0)
-    layerNormGradColumnsKernel<<<width, kRowThreads, 0, s>>>(
-        x, mean, rstd, dy, dgamma, dbeta, rows, width);
+  ColumnOutputs<2> outs;
+  outs.out[0] = dgamma;
+  outs.out[1] = dbeta;
+  columnSums(s, LayerNormGradTerm{x, mean, rstd, dy, width},
+             planColumnSums(rows, width), outs, partials);
+}
+
+void binaryGradColumns(cudaStream_t s, int op, int which, const float *a,
+                       const float *b, const float *dout, float *grad,
+                       const ColumnOperands &shape, float *partials) {
+  ColumnOutputs<1> outs;
+  outs.out[0] = grad;
+  columnSums(s, BinaryGradTerm{op, which, a, b, dout, shape},
+             planColumnSums(shape.rows, shape.width), outs, partials);
+}
+
+void sumRows(cudaStream_t s, const float *x, float *out, int64_t rows,
+             int64_t width, float divisor, float *partials) {
+  ColumnOutputs<1> outs;
+  outs.out[0] = out;
+  outs.divisor = divisor;
+  columnSums(s, RowSumTerm{x, width}, planColumnSums(rows, width), outs,
+             partials);
 }
 
 void embedding(cudaStream_t s, const float *table, const void *ids, bool wide,

@@ -12,6 +12,7 @@
 #define WHALE_RUNTIME_CUDA_CUDAKERNELS_H
 
 #include "runtime/cuda/AttentionPlan.h"
+#include "runtime/cuda/ColumnSums.h"
 #include "runtime/cuda/ElementMath.h"
 #include "runtime/ops/DropoutMath.h"
 #include "runtime/ops/ElementProgram.h"
@@ -48,6 +49,21 @@ void binary(cudaStream_t s, int op, const float *a, const float *b, float *out,
 void binaryGrad(cudaStream_t s, int op, int which, const float *a,
                 const float *b, const float *dout, float *grad,
                 const Walk &walk, int64_t parts, int64_t perPart);
+
+/// Floats of scratch a sum over `rows` of `outputs` [width] sums needs
+/// for its partials (ColumnSums.h; 0 where one split holds every row).
+int64_t columnSumScratch(int64_t rows, int64_t width, int outputs);
+/// binaryGrad where the gradient sums dout's leading rows (a bias's
+/// gradient: columnOperands), coalesced; columnSumScratch(rows, width, 1)
+/// floats of `partials`.
+void binaryGradColumns(cudaStream_t s, int op, int which, const float *a,
+                       const float *b, const float *dout, float *grad,
+                       const ColumnOperands &shape, float *partials);
+/// out[j] = the sum over rows of x [rows, width] at column j, / divisor
+/// (a sum or mean over leading axes); columnSumScratch(rows, width, 1)
+/// floats of `partials`.
+void sumRows(cudaStream_t s, const float *x, float *out, int64_t rows,
+             int64_t width, float divisor, float *partials);
 
 /// A fused region's element program (runtime/ops/ElementProgram.h), `code` in
 /// device memory: a thread per point no sum adds over, or, with `parts` >
@@ -153,10 +169,12 @@ void channelGradInput(cudaStream_t s, const float *x, const float *dy,
 void layerNorm(cudaStream_t s, const float *x, const float *gamma,
                const float *beta, float eps, float *y, float *mean, float *rstd,
                int64_t rows, int64_t width);
+/// dgamma and dbeta are sums over rows (ColumnSums.h), with
+/// columnSumScratch(rows, width, 2) floats of `partials`.
 void layerNormGrad(cudaStream_t s, const float *x, const float *gamma,
                    const float *mean, const float *rstd, const float *dy,
                    float *dx, float *dgamma, float *dbeta, int64_t rows,
-                   int64_t width);
+                   int64_t width, float *partials);
 
 /// ids (i32, or i64 when `wide`) index rows of table [vocab, width].
 void embedding(cudaStream_t s, const float *table, const void *ids, bool wide,
@@ -209,15 +227,14 @@ struct AdamTensor {
   float *m, *v;
   int64_t n;
 };
-void adamSteps(cudaStream_t s, const std::vector<AdamTensor> &tensors,
-               float lr, float beta1, float beta2, float eps,
-               float weightDecay, bool decoupled, float correction1,
-               float correction2);
+void adamSteps(cudaStream_t s, const std::vector<AdamTensor> &tensors, float lr,
+               float beta1, float beta2, float eps, float weightDecay,
+               bool decoupled, float correction1, float correction2);
 /// As sumSquaresPartial on each of xs in order (the same sums, bit for
 /// bit), in a launch per kMultiTensors of them.
-void sumSquaresPartials(cudaStream_t s,
-                        const std::vector<std::pair<const float *, int64_t>> &xs,
-                        double *partials);
+void sumSquaresPartials(
+    cudaStream_t s, const std::vector<std::pair<const float *, int64_t>> &xs,
+    double *partials);
 /// From the partials, as sumPartials adds them: *norm = the square root
 /// of their sum, and *factor = maxNorm / norm where the norm is above
 /// maxNorm (and not 0), else 1: the host's clipping rule, on the device.

@@ -38,8 +38,8 @@ constexpr int64_t kMultiMaxTensorBlocks = 65535 * 8;
 
 /// One launch's share of a list of tensors.
 struct MultiTensorLaunch {
-  int count = 0;                     ///< tensors in this launch
-  int index[kMultiTensors] = {};     ///< each one's position in the list
+  int count = 0;                         ///< tensors in this launch
+  int index[kMultiTensors] = {};         ///< each one's position in the list
   int32_t start[kMultiTensors + 1] = {}; ///< each one's first block; the
                                          ///< last entry is the grid
   int32_t blocks() const { return start[count]; }
@@ -64,8 +64,8 @@ planMultiTensor(const std::vector<int64_t> &sizes) {
       launches.emplace_back();
     MultiTensorLaunch &l = launches.back();
     l.index[l.count] = static_cast<int>(i);
-    l.start[l.count + 1] = l.start[l.count] +
-                           static_cast<int32_t>(multiTensorBlocks(sizes[i]));
+    l.start[l.count + 1] =
+        l.start[l.count] + static_cast<int32_t>(multiTensorBlocks(sizes[i]));
     ++l.count;
   }
   return launches;

@@ -178,10 +178,9 @@ void adamStep(cudaStream_t s, float *p, const float *g, float *m, float *v,
                   correction2});
 }
 
-void adamSteps(cudaStream_t s, const std::vector<AdamTensor> &tensors,
-               float lr, float beta1, float beta2, float eps,
-               float weightDecay, bool decoupled, float correction1,
-               float correction2) {
+void adamSteps(cudaStream_t s, const std::vector<AdamTensor> &tensors, float lr,
+               float beta1, float beta2, float eps, float weightDecay,
+               bool decoupled, float correction1, float correction2) {
   AdamScalars a{lr,          beta1,     beta2,       eps,
                 weightDecay, decoupled, correction1, correction2};
   std::vector<int64_t> sizes;
@@ -235,8 +234,7 @@ void scale(cudaStream_t s, float *x, int64_t n, float factor) {
   scaleKernel<<<blocksFor(n), kThreads, 0, s>>>(x, n, factor);
 }
 
-void scaleBy(cudaStream_t s,
-             const std::vector<std::pair<float *, int64_t>> &xs,
+void scaleBy(cudaStream_t s, const std::vector<std::pair<float *, int64_t>> &xs,
              const float *factor) {
   std::vector<int64_t> sizes;
   for (const auto &x : xs)

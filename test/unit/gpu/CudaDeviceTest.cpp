@@ -671,6 +671,52 @@ TEST(CudaKernels, OptimizersAndClipping) {
   }
 }
 
+TEST(CudaKernels, SumsOverRowsSplitAmongBlocks) {
+  // Bias gradients, layernorm's dgamma and dbeta and sums over leading
+  // axes at sizes where the rows are split among blocks and added in a
+  // second pass (ColumnSums.h), including a width that is no multiple of
+  // a tile, against the CPU.
+  Pair p;
+  for (int64_t width : {768, 100}) {
+    Shape s{4, 1024, width}, bias{width};
+    auto a = p.random(s, 30, 0.5f, 2), b = p.random(bias, 31, 0.5f, 2);
+    auto dout = p.random(s, 32);
+    auto da = p.make(WHALE_RT_F32, s), db = p.make(WHALE_RT_F32, bias);
+    auto dbias = p.make(WHALE_RT_F32, bias), dfull = p.make(WHALE_RT_F32, s);
+    for (int op = WHALE_RT_ADD; op <= WHALE_RT_DIV; ++op) {
+      p.check("binary_grad (a bias)", {da, db},
+              [&](whale_rt_context *ctx, int i) {
+                return whale_rt_binary_grad(ctx, op, a.t[i], b.t[i], dout.t[i],
+                                            da.t[i], db.t[i]);
+              });
+      // The bias first: the per-column operand is a.
+      p.check("binary_grad (bias first)", {dbias, dfull},
+              [&](whale_rt_context *ctx, int i) {
+                return whale_rt_binary_grad(ctx, op, b.t[i], a.t[i], dout.t[i],
+                                            dbias.t[i], dfull.t[i]);
+              });
+    }
+    Shape rows{4096, width};
+    auto h = p.random(rows, 33, -2, 2), gamma = p.random(bias, 34, 0.5f, 1.5f);
+    auto dy = p.random(rows, 35), dh = p.make(WHALE_RT_F32, rows);
+    auto dgamma = p.make(WHALE_RT_F32, bias),
+         dbeta = p.make(WHALE_RT_F32, bias);
+    p.check("layernorm_grad (split rows)", {dh, dgamma, dbeta},
+            [&](whale_rt_context *ctx, int i) {
+              return whale_rt_layernorm_grad(ctx, h.t[i], gamma.t[i], 1e-5,
+                                             dy.t[i], dh.t[i], dgamma.t[i],
+                                             dbeta.t[i]);
+            });
+    int64_t lead[] = {0, 1};
+    auto sums = p.make(WHALE_RT_F32, bias);
+    for (int op : {WHALE_RT_SUM, WHALE_RT_MEAN})
+      p.check("reduce over leading axes", {sums},
+              [&](whale_rt_context *ctx, int i) {
+                return whale_rt_reduce(ctx, op, dout.t[i], 2, lead, sums.t[i]);
+              });
+  }
+}
+
 TEST(CudaKernels, ManyTensorsInOneLaunchAsInOneLaunchEach) {
   // 40 gradients (more than a launch's table), sized around the chunk,
   // one empty: clipped on the device (no norm asked for) and updated by
@@ -729,16 +775,16 @@ TEST(CudaKernels, ManyTensorsInOneLaunchAsInOneLaunchEach) {
   // Clipping that scales (the norm is far above 1), then one that does not.
   for (double maxNorm : {1.0, 1e6}) {
     double norm = 0;
-    ASSERT_EQ(whale_rt_clip_grad_norm(p.gpu, n, grads[0].data(), maxNorm,
-                                      nullptr),
-              WHALE_RT_OK)
+    ASSERT_EQ(
+        whale_rt_clip_grad_norm(p.gpu, n, grads[0].data(), maxNorm, nullptr),
+        WHALE_RT_OK)
         << whale_rt_last_error(p.gpu);
     ASSERT_EQ(
         whale_rt_clip_grad_norm(p.gpu, n, grads[1].data(), maxNorm, &norm),
         WHALE_RT_OK);
-    ASSERT_EQ(whale_rt_clip_grad_norm(p.cpu, n, grads[2].data(), maxNorm,
-                                      nullptr),
-              WHALE_RT_OK);
+    ASSERT_EQ(
+        whale_rt_clip_grad_norm(p.cpu, n, grads[2].data(), maxNorm, nullptr),
+        WHALE_RT_OK);
     compare(maxNorm < 10 ? "clip (scaled)" : "clip (not scaled)", grads);
   }
   for (int64_t step = 1; step <= 3; ++step) {

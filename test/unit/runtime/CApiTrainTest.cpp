@@ -155,12 +155,12 @@ TEST(RuntimeCApiTrain, AdamStepsUpdateEachParameterAsAdamStepDoes) {
       for (int64_t i = 0; i < n; ++i)
         c.f(bgrads[t])[i] = c.f(sgrads[t])[i] =
             std::sin(1.7f * i + 2.0f * step + t);
-      ASSERT_EQ(whale_rt_adam_step(c.ctx, single[t], sgrads[t], 0.1, 0.9,
-                                   0.99, 1e-8, 0.01, 1),
+      ASSERT_EQ(whale_rt_adam_step(c.ctx, single[t], sgrads[t], 0.1, 0.9, 0.99,
+                                   1e-8, 0.01, 1),
                 WHALE_RT_OK);
     }
-    ASSERT_EQ(whale_rt_adam_steps(c.ctx, 3, batched.data(), bgrads.data(),
-                                  0.1, 0.9, 0.99, 1e-8, 0.01, 1),
+    ASSERT_EQ(whale_rt_adam_steps(c.ctx, 3, batched.data(), bgrads.data(), 0.1,
+                                  0.9, 0.99, 1e-8, 0.01, 1),
               WHALE_RT_OK)
         << whale_rt_last_error(c.ctx);
   }
@@ -172,8 +172,7 @@ TEST(RuntimeCApiTrain, AdamStepsUpdateEachParameterAsAdamStepDoes) {
       whale_rt_tensor *a = nullptr, *b = nullptr;
       ASSERT_EQ(whale_rt_optimizer_state(c.ctx, batched[t], k, &a),
                 WHALE_RT_OK);
-      ASSERT_EQ(whale_rt_optimizer_state(c.ctx, single[t], k, &b),
-                WHALE_RT_OK);
+      ASSERT_EQ(whale_rt_optimizer_state(c.ctx, single[t], k, &b), WHALE_RT_OK);
       EXPECT_EQ(std::memcmp(whale_rt_tensor_data(a), whale_rt_tensor_data(b),
                             n * sizeof(float)),
                 0);
@@ -188,7 +187,8 @@ TEST(RuntimeCApiTrain, AdamStepsUpdateEachParameterAsAdamStepDoes) {
 TEST(RuntimeCApiTrain, AdamStepsCheckEveryParameterBeforeUpdatingAny) {
   Ctx c;
   ASSERT_EQ(whale_rt_set_train_state(c.ctx, 1, 1.0), WHALE_RT_OK);
-  whale_rt_tensor *p = c.make(WHALE_RT_F32, {4}), *q = c.make(WHALE_RT_F32, {4}),
+  whale_rt_tensor *p = c.make(WHALE_RT_F32, {4}),
+                  *q = c.make(WHALE_RT_F32, {4}),
                   *g = c.make(WHALE_RT_F32, {4}),
                   *wrong = c.make(WHALE_RT_F32, {5}),
                   *ints = c.make(WHALE_RT_I32, {4});
@@ -209,15 +209,15 @@ TEST(RuntimeCApiTrain, AdamStepsCheckEveryParameterBeforeUpdatingAny) {
   rejects({p, p}, {g, g}, "parameter 1 is listed twice");
   rejects({p, q}, {g, nullptr}, "'grad' is null");
   rejects({p, ints}, {g, g}, "expected f32");
-  EXPECT_EQ(whale_rt_adam_steps(c.ctx, 1, &p, &g, 0.1, 1.0, 0.999, 1e-8, 0.0,
-                                0),
-            WHALE_RT_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      whale_rt_adam_steps(c.ctx, 1, &p, &g, 0.1, 1.0, 0.999, 1e-8, 0.0, 0),
+      WHALE_RT_INVALID_ARGUMENT);
   EXPECT_EQ(whale_rt_adam_steps(c.ctx, 2, nullptr, nullptr, 0.1, 0.9, 0.999,
                                 1e-8, 0.0, 0),
             WHALE_RT_INVALID_ARGUMENT);
-  EXPECT_EQ(whale_rt_adam_steps(c.ctx, -1, &p, &g, 0.1, 0.9, 0.999, 1e-8, 0.0,
-                                0),
-            WHALE_RT_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      whale_rt_adam_steps(c.ctx, -1, &p, &g, 0.1, 0.9, 0.999, 1e-8, 0.0, 0),
+      WHALE_RT_INVALID_ARGUMENT);
 }
 
 TEST(RuntimeCApiTrain, ReleasingATensorDropsItsOptimizerState) {

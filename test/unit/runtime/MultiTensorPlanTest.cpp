@@ -43,8 +43,8 @@ std::vector<std::vector<int>> visits(const std::vector<int64_t> &sizes) {
 TEST(MultiTensorPlan, EveryElementOfEveryTensorOnce) {
   // Sizes around the chunk's edges, empty tensors between, and more
   // tensors than one launch takes.
-  std::vector<int64_t> sizes = {1, kMultiChunk - 1, kMultiChunk, 0,
-                                kMultiChunk + 1, 3 * kMultiChunk + 17};
+  std::vector<int64_t> sizes = {1, kMultiChunk - 1, kMultiChunk,
+                                0, kMultiChunk + 1, 3 * kMultiChunk + 17};
   for (int i = 0; i < 2 * kMultiTensors; ++i)
     sizes.push_back(i % 5 == 0 ? 0 : 100 * i + 1);
   std::vector<std::vector<int>> seen = visits(sizes);
