@@ -259,6 +259,38 @@ WHALE_HD void adamAt(float *p, const float *g, float *m, float *v, int64_t i,
   p[i] = w - lr * update;
 }
 
+/// A row's log-sum-exp in one pass (the online softmax): the largest value
+/// so far and the sum of exp(x - largest), rescaled when a larger value
+/// comes. Parts of a row (a thread's, a warp's) merge in any grouping.
+/// value() is the CPU's two-pass result where that is finite, and NaN
+/// where the CPU's is: a NaN or +inf in the row, or no value above -inf.
+struct OnlineLse {
+  float m = -INFINITY, s = 0;
+  WHALE_HD void add(float x) {
+    if (x > m) {
+      s = s * expf(m - x) + 1.0f;
+      m = x;
+    } else if (x != -INFINITY) {
+      s += expf(x - m); // NaN stays NaN
+    }
+  }
+  WHALE_HD void merge(const OnlineLse &o) {
+    if (o.s == 0) // nothing above -inf there
+      return;
+    if (s == 0) {
+      *this = o;
+    } else if (o.m > m) {
+      s = s * expf(m - o.m) + o.s;
+      m = o.m;
+    } else {
+      s += o.s * expf(o.m - m);
+    }
+  }
+  WHALE_HD float value() const {
+    return s > 0 && m < INFINITY ? m + logf(s) : NAN;
+  }
+};
+
 } // namespace whale::rt::cuda
 
 #endif

@@ -671,6 +671,41 @@ TEST(CudaKernels, OptimizersAndClipping) {
   }
 }
 
+TEST(CudaKernels, CrossEntropyOverAVocabularyInOnePass) {
+  // Rows of a vocabulary's width: the log-sum-exp in one pass
+  // (OnlineLse), read as float4s where the width allows (50,304) and one
+  // float at a time where it does not (50,301), with one row masked to
+  // -inf but for its label and one far from zero, against the CPU.
+  Pair p;
+  for (int64_t classes : {50304, 50301}) {
+    const int64_t rows = 16;
+    std::vector<float> values = randomValues(rows * classes, 50, -8, 8);
+    for (int64_t j = 0; j < classes; ++j) {
+      if (j != 3)
+        values[2 * classes + j] = -INFINITY;
+      values[5 * classes + j] += 1e3f;
+    }
+    std::vector<int32_t> labelValues(rows);
+    for (int64_t r = 0; r < rows; ++r)
+      labelValues[r] = static_cast<int32_t>((r * 7919) % classes);
+    labelValues[2] = 3;
+    auto logits = p.f32({rows, classes}, values);
+    auto labels = p.ids({rows}, labelValues);
+    auto loss = p.make(WHALE_RT_F32, {rows}), dloss = p.random({rows}, 51);
+    auto dlogits = p.make(WHALE_RT_F32, {rows, classes});
+    p.check("cross_entropy (vocabulary)", {loss},
+            [&](whale_rt_context *ctx, int i) {
+              return whale_rt_cross_entropy(ctx, logits.t[i], labels.t[i],
+                                            loss.t[i]);
+            });
+    p.check("cross_entropy_grad (vocabulary)", {dlogits},
+            [&](whale_rt_context *ctx, int i) {
+              return whale_rt_cross_entropy_grad(ctx, logits.t[i], labels.t[i],
+                                                 dloss.t[i], dlogits.t[i]);
+            });
+  }
+}
+
 TEST(CudaKernels, SumsOverRowsSplitAmongBlocks) {
   // Bias gradients, layernorm's dgamma and dbeta and sums over leading
   // axes at sizes where the rows are split among blocks and added in a

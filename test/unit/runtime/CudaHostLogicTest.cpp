@@ -19,6 +19,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -116,6 +118,68 @@ TEST(GpuElementMath, UnaryAndGradientsMatchTheCpu) {
     }
     expectClose(got, y, 1e-5f, "unary " + std::to_string(op));
     expectClose(gotDx, dx, 1e-5f, "unary_grad " + std::to_string(op));
+  }
+}
+
+/// A row's log-sum-exp as rowOnlineLse (CudaKernels.cu) forms it: 256
+/// threads each over every 256th value, then merged by xor shuffles within
+/// warps and across the 8 warps' results.
+float blockOnlineLse(const std::vector<float> &row) {
+  const int threads = 256;
+  std::vector<OnlineLse> t(threads);
+  for (size_t j = 0; j < row.size(); ++j)
+    t[j % threads].add(row[j]);
+  auto warpMerge = [](std::vector<OnlineLse> lanes) {
+    for (int o = 16; o > 0; o >>= 1) {
+      std::vector<OnlineLse> next = lanes;
+      for (int l = 0; l < 32; ++l)
+        next[l].merge(lanes[l ^ o]);
+      lanes = next;
+    }
+    return lanes[0];
+  };
+  std::vector<OnlineLse> warps(32);
+  for (int w = 0; w < threads / 32; ++w)
+    warps[w] = warpMerge(
+        std::vector<OnlineLse>(t.begin() + 32 * w, t.begin() + 32 * (w + 1)));
+  return warpMerge(warps).value();
+}
+
+TEST(GpuElementMath, OnlineLogSumExpMatchesTheCpusTwoPasses) {
+  CpuDevice &cpu = device();
+  auto cpuLse = [&](const std::vector<float> &row) {
+    // The CPU's cross entropy of label 0 plus that logit: its lse.
+    int32_t label = 0;
+    float loss = 0;
+    int64_t n = static_cast<int64_t>(row.size());
+    EXPECT_TRUE(cpu.crossEntropy({row.data(), {1, n}},
+                                 IndexView{&label, {1}, false}, {&loss, {1}}));
+    return loss + row[0];
+  };
+  for (int64_t n : {1, 7, 256, 1000, 50304}) {
+    for (float spread : {1.0f, 30.0f, 1e4f}) {
+      std::vector<float> row = randomValues(n, 40 + n, -spread, spread);
+      double m = *std::max_element(row.begin(), row.end()), sum = 0;
+      for (float v : row)
+        sum += std::exp(double(v) - m);
+      float got = blockOnlineLse(row);
+      EXPECT_NEAR(got, m + std::log(sum), 2e-6 * std::max(1.0, std::fabs(m)))
+          << n << " " << spread;
+      EXPECT_NEAR(got, cpuLse(row), 2e-6 * std::max(1.0, std::fabs(m)));
+    }
+  }
+  // -inf (a masked logit) adds nothing, wherever it stands.
+  std::vector<float> masked = {-INFINITY, 1.0f, -INFINITY, 2.0f};
+  EXPECT_NEAR(blockOnlineLse(masked), std::log(std::exp(1.0) + std::exp(2.0)),
+              1e-6);
+  // Where the CPU's two passes give NaN, so does this: a NaN or +inf in
+  // the row, or nothing above -inf.
+  for (std::vector<float> bad :
+       {std::vector<float>{1.0f, NAN, 3.0f}, std::vector<float>{NAN},
+        std::vector<float>{1.0f, INFINITY}, std::vector<float>{INFINITY, 1.0f},
+        std::vector<float>{-INFINITY, -INFINITY}}) {
+    EXPECT_TRUE(std::isnan(blockOnlineLse(bad)));
+    EXPECT_TRUE(std::isnan(cpuLse(bad)));
   }
 }
 
