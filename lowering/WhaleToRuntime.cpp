@@ -271,13 +271,16 @@ private:
 
   /// Runs of consecutive Adam updates that one call can make: the same
   /// hyperparameters and the same group (owners may differ), each run
-  /// keyed by its first update.
+  /// keyed by its first update. With `sites` every update is a run of its
+  /// own: a profile times each op at its site, and the simulator prices
+  /// each update as its own event.
   void findAdamRuns(ArrayRef<Operation *> ops) {
     adamRuns.clear();
-    auto joins = [](AdamUpdateOp a, Operation *op) {
+    auto joins = [this](AdamUpdateOp a, Operation *op) {
       auto b = dyn_cast<AdamUpdateOp>(op);
-      return b && a.getLr() == b.getLr() && a.getBeta1() == b.getBeta1() &&
-             a.getBeta2() == b.getBeta2() && a.getEps() == b.getEps() &&
+      return !sites && b && a.getLr() == b.getLr() &&
+             a.getBeta1() == b.getBeta1() && a.getBeta2() == b.getBeta2() &&
+             a.getEps() == b.getEps() &&
              a.getWeightDecay() == b.getWeightDecay() &&
              a.getDecoupled() == b.getDecoupled() &&
              a->getAttr("group") == b->getAttr("group") &&

@@ -1,4 +1,14 @@
 // RUN: whale-opt %s -split-input-file --whale-to-runtime | FileCheck %s
+// RUN: whale-opt %s -split-input-file --whale-to-runtime=sites=true | FileCheck %s --check-prefix=SITES
+
+// Marked for a profile (sites), every update is its own call, timed at
+// its own site.
+// SITES-LABEL: llvm.func @three_then_one
+// SITES-COUNT-4: llvm.call @whale_rt_adam_step(
+// SITES-NOT: @whale_rt_adam_steps
+// SITES-LABEL: llvm.func @by_owner
+// SITES-COUNT-3: llvm.call @whale_rt_adam_step(
+// SITES-NOT: @whale_rt_adam_steps
 
 // Consecutive Adam updates with the same hyperparameters are one call,
 // whale_rt_adam_steps over arrays of their parameters and gradients (a
