@@ -24,9 +24,11 @@ namespace whale::rt::cpu {
 
 inline __attribute__((always_inline)) float vectorExp(float x) {
   const float in = x;
-  // Keep 2^n a normal float: n in [-126, 127].
-  x = x < -87.33654f ? -87.33654f : x;
-  x = x > 88.37626f ? 88.37626f : x;
+  // Keep 2^n a normal float: n in [-126, 127]. Written so that a NaN
+  // fails both tests and becomes a number too: converting NaN to an
+  // integer below is undefined (UBSan: a shift of a negative value).
+  x = x > -87.33654f ? x : -87.33654f;
+  x = x < 88.37626f ? x : 88.37626f;
   // n = x / ln 2 rounded to the nearest integer (adding and taking away
   // 1.5 * 2^23 rounds it, with no branch), the rest r = x - n ln 2 in two
   // parts.
