@@ -532,18 +532,21 @@ whale_rt_status whale_rt_adam_steps(whale_rt_context *ctx, int32_t num_params,
         std::vector<Device::AdamSlot> slots(num_params);
         std::set<const void *> seen;
         for (int32_t i = 0; i < num_params; ++i) {
-          std::string at = "adam_steps: parameter " + std::to_string(i);
-          if (whale_rt_status s = needF32(
-                  ctx, at.c_str(), {{"param", params[i]}, {"grad", grads[i]}}))
-            return s;
-          if (shapeOf(grads[i]) != shapeOf(params[i]))
-            return ctx->invalid(
-                at + ": the gradient is " + shapeString(shapeOf(grads[i])) +
-                ", the parameter " + shapeString(shapeOf(params[i])));
-          if (params[i]->tensor.numel() > 0 &&
-              !seen.insert(params[i]->tensor.raw()).second)
-            return ctx->invalid(at + " is listed twice");
-          if (whale_rt_status s = adamSlot(ctx, params[i], grads[i], slots[i]))
+          // The message is made only for a parameter that fails.
+          auto at = [i] {
+            return "adam_steps: parameter " + std::to_string(i);
+          };
+          whale_rt_tensor *w = params[i], *g = grads[i];
+          if (!w || !g || w->tensor.dtype() != DType::F32 ||
+              g->tensor.dtype() != DType::F32)
+            return needF32(ctx, at().c_str(), {{"param", w}, {"grad", g}});
+          if (shapeOf(g) != shapeOf(w))
+            return ctx->invalid(at() + ": the gradient is " +
+                                shapeString(shapeOf(g)) + ", the parameter " +
+                                shapeString(shapeOf(w)));
+          if (w->tensor.numel() > 0 && !seen.insert(w->tensor.raw()).second)
+            return ctx->invalid(at() + " is listed twice");
+          if (whale_rt_status s = adamSlot(ctx, w, g, slots[i]))
             return s;
         }
         return ran(ctx, ctx->device->adamSteps(slots, p));

@@ -309,12 +309,10 @@ whale_rt_status clipCombined(whale_rt_context *ctx, int32_t num_grads,
     return ctx->fail(st);
   if (Status st = combine ? combine(squares) : Status::ok(); !st)
     return ctx->fail(st);
-  double n = std::sqrt(squares);
-  if (n > max_norm && n > 0)
-    if (Status st = ctx->device->scale(views, max_norm / n); !st)
-      return ctx->fail(st);
+  if (Status st = ctx->device->scaleToNorm(views, squares, max_norm); !st)
+    return ctx->fail(st);
   if (norm)
-    *norm = n;
+    *norm = std::sqrt(squares);
   return WHALE_RT_OK;
 }
 

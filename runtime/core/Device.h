@@ -319,6 +319,12 @@ public:
     double squares = 0;
     if (Status st = sumSquares(views, squares); !st)
       return st;
+    return scaleToNorm(views, squares, maxNorm);
+  }
+  /// Clipping's rule, given the views' sum of squares (with any other
+  /// ranks'): scaled by maxNorm / norm where the norm is above maxNorm.
+  Status scaleToNorm(const std::vector<View<float>> &views, double squares,
+                     double maxNorm) {
     double norm = std::sqrt(squares);
     if (norm > maxNorm && norm > 0)
       return scale(views, maxNorm / norm);

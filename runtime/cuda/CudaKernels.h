@@ -209,11 +209,9 @@ void adamStep(cudaStream_t s, float *p, const float *g, float *m, float *v,
               float weightDecay, bool decoupled, float correction1,
               float correction2);
 
-/// partials[b] += sum of squares of the block-b share of x, in double, for
-/// a fixed number of blocks: the same order every run.
+/// The blocks a sum of squares runs on: a fixed number, so every run adds
+/// in the same order.
 constexpr int kSquareBlocks = 256;
-void sumSquaresPartial(cudaStream_t s, const float *x, int64_t n,
-                       double *partials);
 void sumPartials(cudaStream_t s, const double *partials, double *out);
 void scale(cudaStream_t s, float *x, int64_t n, float factor);
 
@@ -230,8 +228,9 @@ struct AdamTensor {
 void adamSteps(cudaStream_t s, const std::vector<AdamTensor> &tensors, float lr,
                float beta1, float beta2, float eps, float weightDecay,
                bool decoupled, float correction1, float correction2);
-/// As sumSquaresPartial on each of xs in order (the same sums, bit for
-/// bit), in a launch per kMultiTensors of them.
+/// partials[b] += the sum of squares of block b's share of each of xs in
+/// turn, in double, in a launch per kMultiTensors of them: the same bits
+/// every run, however the tensors fall into launches.
 void sumSquaresPartials(
     cudaStream_t s, const std::vector<std::pair<const float *, int64_t>> &xs,
     double *partials);

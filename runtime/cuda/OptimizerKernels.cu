@@ -73,13 +73,6 @@ __device__ void addBlockSum(double s, double *share, double *partial) {
   __syncthreads(); // share is reused by the next tensor
 }
 
-__global__ void sumSquaresKernel(const float *x, int64_t n, double *partials) {
-  __shared__ double share[kRowThreads];
-  double s = 0;
-  WHALE_GRID_LOOP(i, n) { s += double(x[i]) * double(x[i]); }
-  addBlockSum(s, share, &partials[blockIdx.x]);
-}
-
 /// Tensors whose squares one launch sums.
 struct SquaresTable {
   const float *x[kMultiTensors];
@@ -87,8 +80,9 @@ struct SquaresTable {
   int count;
 };
 
-/// Each tensor in turn as sumSquaresKernel sums it: the same blocks, the
-/// same per-thread order, the same tree.
+/// Each tensor in turn over the same kSquareBlocks blocks, each thread's
+/// share in grid-loop order, then the block's tree: the same sums for a
+/// tensor whatever else a launch holds.
 __global__ void sumSquaresMultiKernel(SquaresTable t, double *partials) {
   __shared__ double share[kRowThreads];
   for (int k = 0; k < t.count; ++k) {
@@ -195,11 +189,6 @@ void adamSteps(cudaStream_t s, const std::vector<AdamTensor> &tensors, float lr,
       [&](const AdamTable &t, int32_t blocks) {
         adamMultiKernel<<<blocks, kThreads, 0, s>>>(t, a);
       });
-}
-
-void sumSquaresPartial(cudaStream_t s, const float *x, int64_t n,
-                       double *partials) {
-  sumSquaresKernel<<<kSquareBlocks, kRowThreads, 0, s>>>(x, n, partials);
 }
 
 void sumSquaresPartials(
