@@ -90,6 +90,59 @@ bool fuse(MatmulOp out) {
   return true;
 }
 
+/// Whether `t` swaps T and H of [..., T, H, E] (the permute that splits a
+/// linear layer's output into heads, and its own inverse) and nothing else.
+bool swapsSequenceAndHeads(TransposeOp t) {
+  ArrayRef<int64_t> perm = t.getPermutation();
+  const int64_t rank = static_cast<int64_t>(perm.size());
+  if (rank < 3)
+    return false;
+  for (int64_t i = 0; i < rank; ++i) {
+    const int64_t want = i == rank - 3   ? rank - 2
+                         : i == rank - 2 ? rank - 3
+                                         : i;
+    if (perm[i] != want)
+      return false;
+  }
+  return true;
+}
+
+/// Folds the heads' permutes into `a`: when q, k and v are each a swap of
+/// T and H read only by `a`, and `a`'s output is read only by the swap
+/// back, the attention reads the unpermuted [..., T, H, E] operands and
+/// writes the merged layout itself (sequence_major). GPT's split_heads and
+/// merge_heads are such permutes: four transposes a layer forward and four
+/// backward, which the runtime then never runs. False when `a` is not so.
+bool foldHeadPermutes(AttentionOp a) {
+  if (a.getSequenceMajor() || !a.getResult().hasOneUse())
+    return false;
+  auto merge = dyn_cast<TransposeOp>(*a.getResult().getUsers().begin());
+  if (!merge || !swapsSequenceAndHeads(merge))
+    return false;
+  SmallVector<TransposeOp, 3> splits;
+  for (Value operand : {a.getQuery(), a.getKey(), a.getValue()}) {
+    TransposeOp t = onlyUse<TransposeOp>(operand);
+    if (!t || !swapsSequenceAndHeads(t))
+      return false;
+    splits.push_back(t);
+  }
+  OpBuilder b(a);
+  auto folded =
+      AttentionOp::create(b, a.getLoc(), merge.getType(), splits[0].getInput(),
+                          splits[1].getInput(), splits[2].getInput(),
+                          a.getScaleAttr(), a.getCausalAttr(), b.getUnitAttr());
+  if (failed(mlir::verify(folded))) {
+    folded->erase();
+    return false;
+  }
+  merge.getResult().replaceAllUsesWith(folded.getResult());
+  merge->erase();
+  a->erase();
+  for (TransposeOp t : splits)
+    t->erase();
+  return true;
+}
+
 struct FuseAttentionPass
     : public whale::impl::WhaleFuseAttentionBase<FuseAttentionPass> {
   void runOnOperation() override {
@@ -97,6 +150,10 @@ struct FuseAttentionPass
     getOperation().walk([&](MatmulOp m) { candidates.push_back(m); });
     for (MatmulOp m : candidates)
       fuse(m);
+    SmallVector<AttentionOp> fused;
+    getOperation().walk([&](AttentionOp a) { fused.push_back(a); });
+    for (AttentionOp a : fused)
+      foldHeadPermutes(a);
     // Scale constants nobody reads any more.
     SmallVector<ConstantOp> dead;
     getOperation().walk([&](ConstantOp c) {

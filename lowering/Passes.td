@@ -15,6 +15,12 @@ def WhaleFuseAttention : Pass<"whale-fuse-attention", "mlir::ModuleOp"> {
     holds the `[..., T, T]` scores, and whose gradient is one
     `whale.attention_grad`. Runs before autodiff and planning, so every
     plan and the cost model see the fused op.
+
+    Then, where q, k and v are each `transpose` swapping T and H of
+    `[..., T, H, E]` read only by the attention, and its output is read
+    only by the same swap back (GPT's split and merge of heads), the
+    permutes go and the attention is `sequence_major` over the unpermuted
+    operands: no transpose runs around it, forward or backward.
   }];
 }
 

@@ -528,11 +528,13 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
           add({"split", {l}, {}, l});
         allWhole();
       })
-      .Case([&](AttentionOp) {
+      .Case([&](AttentionOp a) {
         // Heads (or the batch) split alike on query, key and value: each
-        // rank attends over its own, and nothing moves.
+        // rank attends over its own, and nothing moves. Any axis but T and
+        // the width: under sequence_major the heads' axis follows T's.
         Layout l = layoutOf(op->getOperand(0));
-        if (l.kind == Layout::Part && l.axis < rank - 2)
+        if (l.kind == Layout::Part && l.axis != a.getSequenceAxis() &&
+            l.axis < rank - 1)
           add({"split", {l, l, l}, {}, l});
         allWhole();
       })

@@ -34,6 +34,12 @@ using namespace whale;
 
 namespace {
 
+/// whale_rt_attention's `form` flags for an attention's attributes.
+int32_t attentionForm(bool causal, bool sequenceMajor) {
+  return (causal ? WHALE_RT_ATTENTION_CAUSAL : 0) |
+         (sequenceMajor ? WHALE_RT_ATTENTION_SEQUENCE_MAJOR : 0);
+}
+
 class Lowering {
 public:
   Lowering(ModuleOp module, bool sites)
@@ -402,7 +408,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     call(WHALE_RT_FN(attention_grad),
          {ctxArg, in(0), in(1), in(2), in(3), in(4),
           constF64(ag.getScale().convertToDouble()),
-          constI32(ag.getCausal() ? 1 : 0), outs[0], outs[1], outs[2]});
+          constI32(attentionForm(ag.getCausal(), ag.getSequenceMajor())),
+          outs[0], outs[1], outs[2]});
     return success();
   }
 
@@ -740,9 +747,11 @@ LogicalResult Lowering::lowerOp(Operation *op) {
         return success();
       })
       .Case([&](AttentionOp a) {
-        call(WHALE_RT_FN(attention), {ctxArg, in(0), in(1), in(2),
-                                      constF64(a.getScale().convertToDouble()),
-                                      constI32(a.getCausal() ? 1 : 0), *out});
+        call(WHALE_RT_FN(attention),
+             {ctxArg, in(0), in(1), in(2),
+              constF64(a.getScale().convertToDouble()),
+              constI32(attentionForm(a.getCausal(), a.getSequenceMajor())),
+              *out});
         return success();
       })
       .Case([&](SoftmaxOp s) {

@@ -37,21 +37,25 @@ OpCost opCostOf(mlir::Operation *op, bool bf16) {
   // by the kernels the runtime launches for it (AttentionCost.h).
   if (auto a = llvm::dyn_cast<AttentionOp>(op))
     setAttentionShape(c, typeOf(a.getQuery()), typeOf(a.getKey()),
-                      a.getCausal(), /*backward=*/false, bf16);
+                      {a.getCausal(), a.getSequenceMajor()},
+                      /*backward=*/false, bf16);
   if (auto a = llvm::dyn_cast<AttentionGradOp>(op))
     setAttentionShape(c, typeOf(a.getQuery()), typeOf(a.getKey()),
-                      a.getCausal(), /*backward=*/true, bf16);
+                      {a.getCausal(), a.getSequenceMajor()},
+                      /*backward=*/true, bf16);
   return c;
 }
 
 void setAttentionShape(OpCost &c, mlir::RankedTensorType q,
-                       mlir::RankedTensorType k, bool causal, bool backward,
-                       bool bf16) {
+                       mlir::RankedTensorType k, AttentionLayout layout,
+                       bool backward, bool bf16) {
   llvm::ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape();
+  const size_t seq = layout.sequenceMajor ? 3 : 2;
+  const bool causal = layout.causal;
   c.matmul = true;
   c.bf16 = bf16;
-  c.m = qs[qs.size() - 2];
-  c.n = ks[ks.size() - 2];
+  c.m = qs[qs.size() - seq];
+  c.n = ks[ks.size() - seq];
   c.k = qs.back();
   c.batch = c.m > 0 && c.k > 0 ? q.getNumElements() / (c.m * c.k) : 1;
   c.attention = {c.batch, c.m, c.n, c.k, causal, backward};

@@ -49,11 +49,17 @@ OpCost opCostOf(mlir::Operation *op, bool bf16);
 /// from its result, K from its FLOPs (set first).
 void setProductShape(OpCost &cost, mlir::RankedTensorType result);
 
+/// Attention's mask and operand layout (T at axis -2, or -3 when
+/// sequence-major), as the op's attributes say.
+struct AttentionLayout {
+  bool causal = false, sequenceMajor = false;
+};
+
 /// Attention's product shape and AttentionShape from its query and key
 /// types (the forward's, for the gradient too).
 void setAttentionShape(OpCost &cost, mlir::RankedTensorType query,
-                       mlir::RankedTensorType key, bool causal, bool backward,
-                       bool bf16);
+                       mlir::RankedTensorType key, AttentionLayout layout,
+                       bool backward, bool bf16);
 
 } // namespace whale::perf
 

@@ -252,17 +252,22 @@ whale_rt_status whale_rt_unary_grad(whale_rt_context *ctx, int32_t op,
                                     whale_rt_tensor *x, whale_rt_tensor *y,
                                     whale_rt_tensor *dy, whale_rt_tensor *dx);
 /* Attention over [..., T, E]: out = softmax(q k^T * scale, causally masked
- * when `causal`) v, and its gradient from the inputs, the output and dout
- * (the probabilities recomputed, never kept). */
+ * under WHALE_RT_ATTENTION_CAUSAL) v, and its gradient from the inputs, the
+ * output and dout (the probabilities recomputed, never kept). `form` is an
+ * or of the flags below; under WHALE_RT_ATTENTION_SEQUENCE_MAJOR every
+ * operand is [..., T, H, E] (heads inside each position, as a linear
+ * layer's output reshaped), and no permute is needed around the call. */
+#define WHALE_RT_ATTENTION_CAUSAL 1
+#define WHALE_RT_ATTENTION_SEQUENCE_MAJOR 2
 whale_rt_status whale_rt_attention(whale_rt_context *ctx, whale_rt_tensor *q,
                                    whale_rt_tensor *k, whale_rt_tensor *v,
-                                   double scale, int32_t causal,
+                                   double scale, int32_t form,
                                    whale_rt_tensor *out);
 whale_rt_status
 whale_rt_attention_grad(whale_rt_context *ctx, whale_rt_tensor *q,
                         whale_rt_tensor *k, whale_rt_tensor *v,
                         whale_rt_tensor *out, whale_rt_tensor *dout,
-                        double scale, int32_t causal, whale_rt_tensor *dq,
+                        double scale, int32_t form, whale_rt_tensor *dq,
                         whale_rt_tensor *dk, whale_rt_tensor *dv);
 whale_rt_status whale_rt_softmax_grad(whale_rt_context *ctx, whale_rt_tensor *y,
                                       whale_rt_tensor *dy, int64_t axis,

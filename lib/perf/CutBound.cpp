@@ -64,9 +64,9 @@ perf::OpCost gradientCost(MatmulOp forward, const perf::OpCost &cost,
 /// and writes the gradients of q, k and v.
 perf::OpCost gradientCost(AttentionOp forward, const perf::OpCost &cost) {
   perf::OpCost c = cost;
-  c.flops = double(attentionGradFlops(forward.getQuery().getType(),
-                                      forward.getKey().getType(),
-                                      forward.getCausal()));
+  c.flops = double(attentionGradFlops(
+      forward.getQuery().getType(), forward.getKey().getType(),
+      forward.getCausal(), forward.getSequenceMajor()));
   const int64_t qkv = tensorBytes(forward.getQuery().getType()) +
                       tensorBytes(forward.getKey().getType()) +
                       tensorBytes(forward.getValue().getType());

@@ -13,6 +13,20 @@ using namespace whale::rt::capi;
 
 namespace {
 
+/// The flags of whale_rt_attention's `form`, or an error for bits the ABI
+/// does not define (a caller built against a later header).
+whale_rt_status attentionForm(whale_rt_context *ctx, const char *op,
+                              int32_t flags, AttentionForm &form) {
+  constexpr int32_t known =
+      WHALE_RT_ATTENTION_CAUSAL | WHALE_RT_ATTENTION_SEQUENCE_MAJOR;
+  if (flags & ~known)
+    return ctx->invalid(std::string(op) + ": form " + std::to_string(flags) +
+                        " has flags this runtime does not know");
+  form.causal = (flags & WHALE_RT_ATTENTION_CAUSAL) != 0;
+  form.sequenceMajor = (flags & WHALE_RT_ATTENTION_SEQUENCE_MAJOR) != 0;
+  return WHALE_RT_OK;
+}
+
 /// A gradient output, when present, must have its input's shape.
 whale_rt_status sameShape(whale_rt_context *ctx, const char *op,
                           whale_rt_tensor *grad, whale_rt_tensor *of) {
@@ -181,7 +195,7 @@ whale_rt_status whale_rt_unary_grad(whale_rt_context *ctx, int32_t op,
 
 whale_rt_status whale_rt_attention(whale_rt_context *ctx, whale_rt_tensor *q,
                                    whale_rt_tensor *k, whale_rt_tensor *v,
-                                   double scale, int32_t causal,
+                                   double scale, int32_t form,
                                    whale_rt_tensor *out) {
   return traced(ctx, "attention", {out}, [&]() -> whale_rt_status {
     if (whale_rt_status s = needF32(
@@ -189,10 +203,13 @@ whale_rt_status whale_rt_attention(whale_rt_context *ctx, whale_rt_tensor *q,
       return s;
     if (shapeOf(k) != shapeOf(v) || shapeOf(out) != shapeOf(q))
       return ctx->invalid("attention: k and v, and q and out, must be alike");
-    return ran(ctx, ctx->device->attention(
-                        q->tensor.cview<float>(), k->tensor.cview<float>(),
-                        v->tensor.cview<float>(), scale, causal != 0,
-                        out->tensor.view<float>()));
+    AttentionForm f;
+    if (whale_rt_status s = attentionForm(ctx, "attention", form, f))
+      return s;
+    return ran(ctx, ctx->device->attention(q->tensor.cview<float>(),
+                                           k->tensor.cview<float>(),
+                                           v->tensor.cview<float>(), scale, f,
+                                           out->tensor.view<float>()));
   });
 }
 
@@ -200,7 +217,7 @@ whale_rt_status
 whale_rt_attention_grad(whale_rt_context *ctx, whale_rt_tensor *q,
                         whale_rt_tensor *k, whale_rt_tensor *v,
                         whale_rt_tensor *out, whale_rt_tensor *dout,
-                        double scale, int32_t causal, whale_rt_tensor *dq,
+                        double scale, int32_t form, whale_rt_tensor *dq,
                         whale_rt_tensor *dk, whale_rt_tensor *dv) {
   return traced(ctx, "attention_grad", {dq, dk, dv}, [&]() -> whale_rt_status {
     if (whale_rt_status s = needF32(ctx, "attention_grad",
@@ -218,10 +235,13 @@ whale_rt_attention_grad(whale_rt_context *ctx, whale_rt_tensor *q,
         shapeOf(dk) != shapeOf(k) || shapeOf(dv) != shapeOf(v))
       return ctx->invalid("attention_grad: the shapes do not fit q " +
                           shapeString(shapeOf(q)));
+    AttentionForm f;
+    if (whale_rt_status s = attentionForm(ctx, "attention_grad", form, f))
+      return s;
     return ran(ctx, ctx->device->attentionBackward(
                         q->tensor.cview<float>(), k->tensor.cview<float>(),
                         v->tensor.cview<float>(), out->tensor.cview<float>(),
-                        dout->tensor.cview<float>(), scale, causal != 0,
+                        dout->tensor.cview<float>(), scale, f,
                         dq->tensor.view<float>(), dk->tensor.view<float>(),
                         dv->tensor.view<float>()));
   });

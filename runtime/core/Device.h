@@ -63,6 +63,13 @@ struct AdamParams {
 /// gradients and optimizer state stay fp32).
 enum class MatmulPrecision { F32, BF16 };
 
+/// What an attention computes besides its operands: the mask, and where a
+/// head's rows lie (runtime/ops/AttentionShape.h).
+struct AttentionForm {
+  bool causal = false;
+  bool sequenceMajor = false; ///< [..., T, H, E] rather than [..., T, E]
+};
+
 class Device {
 public:
   Device(std::string name, std::unique_ptr<Allocator> allocator)
@@ -174,20 +181,21 @@ public:
     code.kernel(data, 0, rows);
     return Status::ok();
   }
-  /// Attention over the last two dimensions of q, k, v ([..., T, E]):
-  /// out = softmax(q k^T * scale, causally masked when `causal`) v. The
+  /// Attention over the last two dimensions of q, k, v ([..., T, E]), or
+  /// over T of sequence-major ones ([..., T, H, E]): out = softmax(q k^T *
+  /// scale, causally masked when `form.causal`) v, in q's layout. The
   /// default composes this device's own ops (and holds the [..., T, T]
   /// scores); a device overrides it with a kernel that never makes them.
   virtual Status attention(View<const float> q, View<const float> k,
-                           View<const float> v, double scale, bool causal,
-                           View<float> out);
+                           View<const float> v, double scale,
+                           AttentionForm form, View<float> out);
   /// dq, dk, dv of attention from its inputs, its output and dout
   /// (recomputing the probabilities, as the C ABI's backward passes do).
   virtual Status attentionBackward(View<const float> q, View<const float> k,
                                    View<const float> v, View<const float> out,
                                    View<const float> dout, double scale,
-                                   bool causal, View<float> dq, View<float> dk,
-                                   View<float> dv);
+                                   AttentionForm form, View<float> dq,
+                                   View<float> dk, View<float> dv);
   /// Fail on an id outside the table's rows.
   virtual Status embedding(View<const float> table, IndexView ids,
                            View<float> out) = 0;

@@ -8,7 +8,9 @@
 // into dk and dv need no locks. Under amp every product's operands are
 // rounded to bf16 (q, k, v, dout, and the probabilities and their gradient
 // before they enter a product), as the GPU's bf16 GEMMs take them; the
-// softmax and dS stay fp32.
+// softmax and dS stay fp32. Sequence-major operands ([..., T, H, E]) are
+// read in place: a head's rows are H E apart, the GEMMs' leading
+// dimension, so no permute runs before or after.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,12 +33,12 @@ using Dims = AttentionShape;
 
 /// The probabilities of query rows [i0, i0 + rows) over keys [0, keys)
 /// into p (rows x keys): scores by GEMM, masked past each row's own
-/// position when causal, softmax by row.
+/// position when causal, softmax by row. q's and k's rows are `ld` apart.
 void blockProbabilities(const float *qh, const float *kh, int64_t i0,
-                        int64_t rows, int64_t keys, int64_t e, float scale,
-                        bool causal, float *p) {
-  cpu::blasGemm(false, true, rows, keys, e, scale, qh + i0 * e, e, kh, e, 0.0f,
-                p, keys);
+                        int64_t rows, int64_t keys, int64_t e, int64_t ld,
+                        float scale, bool causal, float *p) {
+  cpu::blasGemm(false, true, rows, keys, e, scale, qh + i0 * ld, ld, kh, ld,
+                0.0f, p, keys);
   for (int64_t r = 0; r < rows; ++r) {
     float *row = p + r * keys;
     const int64_t visible = causal ? i0 + r + 1 : keys;
@@ -64,11 +66,13 @@ void roundAll(float *x, int64_t n) {
 } // namespace
 
 Status CpuDevice::attention(View<const float> q, View<const float> k,
-                            View<const float> v, double scale, bool causal,
-                            View<float> out) {
+                            View<const float> v, double scale,
+                            AttentionForm form, View<float> out) {
   Dims d;
-  if (Status st = attentionShape("attention", q, k, v, causal, d); !st)
+  if (Status st = attentionShape("attention", q, k, v, form, d); !st)
     return st;
+  const bool causal = form.causal;
+  const int64_t ld = d.rowStride();
   const float s = static_cast<float>(scale);
   const bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
   std::vector<float> q16, k16, v16;
@@ -77,17 +81,18 @@ Status CpuDevice::attention(View<const float> q, View<const float> k,
   pool().parallelFor(d.heads, 1, [&](int64_t h0, int64_t h1) {
     std::vector<float> p(static_cast<size_t>(kBlock * d.tk));
     for (int64_t h = h0; h < h1; ++h) {
-      const float *qh = qm + h * d.t * d.e, *kh = km + h * d.tk * d.e,
-                  *vh = vm + h * d.tk * d.e;
-      float *oh = out.data + h * d.t * d.e;
+      const int64_t qo = d.headOffset(h, d.t), ko = d.headOffset(h, d.tk);
+      const float *qh = qm + qo, *kh = km + ko, *vh = vm + ko;
+      float *oh = out.data + qo;
       for (int64_t i0 = 0; i0 < d.t; i0 += kBlock) {
         const int64_t rows = std::min(kBlock, d.t - i0);
         const int64_t keys = causal ? i0 + rows : d.tk;
-        blockProbabilities(qh, kh, i0, rows, keys, d.e, s, causal, p.data());
+        blockProbabilities(qh, kh, i0, rows, keys, d.e, ld, s, causal,
+                           p.data());
         if (bf16)
           roundAll(p.data(), rows * keys);
         cpu::blasGemm(false, false, rows, d.e, keys, 1.0f, p.data(), keys, vh,
-                      d.e, 0.0f, oh + i0 * d.e, d.e);
+                      ld, 0.0f, oh + i0 * ld, ld);
       }
     }
   });
@@ -97,11 +102,13 @@ Status CpuDevice::attention(View<const float> q, View<const float> k,
 Status CpuDevice::attentionBackward(View<const float> q, View<const float> k,
                                     View<const float> v, View<const float> out,
                                     View<const float> dout, double scale,
-                                    bool causal, View<float> dq, View<float> dk,
-                                    View<float> dv) {
+                                    AttentionForm form, View<float> dq,
+                                    View<float> dk, View<float> dv) {
   Dims d;
-  if (Status st = attentionShape("attention_grad", q, k, v, causal, d); !st)
+  if (Status st = attentionShape("attention_grad", q, k, v, form, d); !st)
     return st;
+  const bool causal = form.causal;
+  const int64_t ld = d.rowStride();
   const float s = static_cast<float>(scale);
   const bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
   std::vector<float> q16, k16, v16, dout16;
@@ -112,22 +119,25 @@ Status CpuDevice::attentionBackward(View<const float> q, View<const float> k,
     std::vector<float> p(static_cast<size_t>(kBlock * d.tk)), dp(p.size()),
         p16(bf16 ? p.size() : 0), rowDot(static_cast<size_t>(kBlock));
     for (int64_t h = h0; h < h1; ++h) {
-      const int64_t qo = h * d.t * d.e, ko = h * d.tk * d.e;
+      const int64_t qo = d.headOffset(h, d.t), ko = d.headOffset(h, d.tk);
       const float *qh = qm + qo, *kh = km + ko, *vh = vm + ko,
                   *oh = out.data + qo, *doh = dout.data + qo, *domh = dom + qo;
       float *dqh = dq.data + qo, *dkh = dk.data + ko, *dvh = dv.data + ko;
-      std::fill(dkh, dkh + d.tk * d.e, 0.0f);
-      std::fill(dvh, dvh + d.tk * d.e, 0.0f);
+      for (int64_t j = 0; j < d.tk; ++j) {
+        std::fill(dkh + j * ld, dkh + j * ld + d.e, 0.0f);
+        std::fill(dvh + j * ld, dvh + j * ld + d.e, 0.0f);
+      }
       for (int64_t i0 = 0; i0 < d.t; i0 += kBlock) {
         const int64_t rows = std::min(kBlock, d.t - i0);
         const int64_t keys = causal ? i0 + rows : d.tk;
-        blockProbabilities(qh, kh, i0, rows, keys, d.e, s, causal, p.data());
-        const float *dob = doh + i0 * d.e, *domb = domh + i0 * d.e;
+        blockProbabilities(qh, kh, i0, rows, keys, d.e, ld, s, causal,
+                           p.data());
+        const float *dob = doh + i0 * ld, *domb = domh + i0 * ld;
         // D_i = dout_i . out_i = sum_j p_ij dP_ij.
         for (int64_t r = 0; r < rows; ++r) {
           float di = 0;
           for (int64_t c = 0; c < d.e; ++c)
-            di += dob[r * d.e + c] * oh[(i0 + r) * d.e + c];
+            di += dob[r * ld + c] * oh[(i0 + r) * ld + c];
           rowDot[r] = di;
         }
         // dv += P^T dout; dP = dout v^T.
@@ -137,9 +147,9 @@ Status CpuDevice::attentionBackward(View<const float> q, View<const float> k,
           roundAll(p16.data(), rows * keys);
           pm = p16.data();
         }
-        cpu::blasGemm(true, false, keys, d.e, rows, 1.0f, pm, keys, domb, d.e,
-                      1.0f, dvh, d.e);
-        cpu::blasGemm(false, true, rows, keys, d.e, 1.0f, domb, d.e, vh, d.e,
+        cpu::blasGemm(true, false, keys, d.e, rows, 1.0f, pm, keys, domb, ld,
+                      1.0f, dvh, ld);
+        cpu::blasGemm(false, true, rows, keys, d.e, 1.0f, domb, ld, vh, ld,
                       0.0f, dp.data(), keys);
         // dS = P (dP - D) scale, zero where P is (masked).
         for (int64_t r = 0; r < rows; ++r)
@@ -151,9 +161,9 @@ Status CpuDevice::attentionBackward(View<const float> q, View<const float> k,
           roundAll(dp.data(), rows * keys);
         // dq = dS k; dk += dS^T q.
         cpu::blasGemm(false, false, rows, d.e, keys, 1.0f, dp.data(), keys, kh,
-                      d.e, 0.0f, dqh + i0 * d.e, d.e);
+                      ld, 0.0f, dqh + i0 * ld, ld);
         cpu::blasGemm(true, false, keys, d.e, rows, 1.0f, dp.data(), keys,
-                      qh + i0 * d.e, d.e, 1.0f, dkh, d.e);
+                      qh + i0 * ld, ld, 1.0f, dkh, ld);
       }
     }
   });

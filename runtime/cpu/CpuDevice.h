@@ -76,12 +76,12 @@ public:
   Status fused(const FusedCode &code, void **data, int64_t rows,
                int64_t rowElements) override;
   Status attention(View<const float> q, View<const float> k,
-                   View<const float> v, double scale, bool causal,
+                   View<const float> v, double scale, AttentionForm form,
                    View<float> out) override;
   Status attentionBackward(View<const float> q, View<const float> k,
                            View<const float> v, View<const float> out,
-                           View<const float> dout, double scale, bool causal,
-                           View<float> dq, View<float> dk,
+                           View<const float> dout, double scale,
+                           AttentionForm form, View<float> dq, View<float> dk,
                            View<float> dv) override;
   Status softmax(View<const float> x, int64_t axis, View<float> y) override;
   Status softmaxBackward(View<const float> y, View<const float> dy,

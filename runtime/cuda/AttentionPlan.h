@@ -27,12 +27,29 @@
 
 namespace whale::rt::cuda {
 
-/// q and the output are [heads, t, e]; k and v [heads, tk, e].
+/// q and the output are [heads, t, e]; k and v [heads, tk, e]. Or
+/// sequence-major when groupHeads is set: [batch, t, groupHeads, e], a
+/// head's rows groupHeads e apart (runtime/ops/AttentionShape.h).
 struct AttentionDims {
   int64_t heads = 0, t = 0, tk = 0, e = 0;
   float scale = 1;
-  bool causal = false; ///< needs t == tk (attentionShape checks)
+  bool causal = false;    ///< needs t == tk (attentionShape checks)
+  int64_t groupHeads = 0; ///< H of [..., T, H, E]; 0 when head-major
 };
+
+/// Elements between consecutive rows of one head.
+WHALE_HD int64_t rowStride(const AttentionDims &d) {
+  return d.groupHeads ? d.groupHeads * d.e : d.e;
+}
+
+/// Where head `head` of an operand of `rows` rows a head starts.
+WHALE_HD int64_t headOffset(const AttentionDims &d, int64_t head,
+                            int64_t rows) {
+  if (!d.groupHeads)
+    return head * rows * d.e;
+  return (head / d.groupHeads) * rows * d.groupHeads * d.e +
+         (head % d.groupHeads) * d.e;
+}
 
 /// The keys query row i sees: all, or up to its own position.
 WHALE_HD int64_t visibleKeys(const AttentionDims &d, int64_t i) {

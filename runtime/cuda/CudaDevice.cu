@@ -1128,19 +1128,21 @@ Status CudaDevice::allFinite(View<const float> x, bool &finite) {
 }
 
 namespace {
-/// q [..., T, E] against k and v [..., Tk, E] as heads of rows.
+/// q [..., T, E] against k and v [..., Tk, E] (or [..., T, H, E]) as heads
+/// of rows.
 Status attentionDims(const char *op, View<const float> q, View<const float> k,
-                     View<const float> v, double scale, bool causal,
+                     View<const float> v, double scale, AttentionForm form,
                      AttentionDims &d) {
   AttentionShape shape;
-  if (Status st = attentionShape(op, q, k, v, causal, shape); !st)
+  if (Status st = attentionShape(op, q, k, v, form, shape); !st)
     return st;
   d.heads = shape.heads;
   d.t = shape.t;
   d.tk = shape.tk;
   d.e = shape.e;
   d.scale = static_cast<float>(scale);
-  d.causal = causal;
+  d.causal = form.causal;
+  d.groupHeads = shape.groupHeads;
   return Status::ok();
 }
 } // namespace
@@ -1177,10 +1179,10 @@ Status CudaDevice::attentionScores(const AttentionDims &d, int64_t heads,
 }
 
 Status CudaDevice::attention(View<const float> q, View<const float> k,
-                             View<const float> v, double scale, bool causal,
-                             View<float> out) {
+                             View<const float> v, double scale,
+                             AttentionForm form, View<float> out) {
   AttentionDims d;
-  if (Status st = attentionDims("attention", q, k, v, scale, causal, d); !st)
+  if (Status st = attentionDims("attention", q, k, v, scale, form, d); !st)
     return st;
   if (Status st = enter(); !st)
     return st;
@@ -1193,15 +1195,23 @@ Status CudaDevice::attention(View<const float> q, View<const float> k,
   // Under amp the products take bf16 operands, as matmuls do (the CPU's
   // attention rounds the same ones).
   const bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
+  const bool flash =
+      flashAttentionRequested() &&
+      (bf16 ? flashForwardTiles(d.e).dim : flashForwardTilesF32(d.e).dim);
+  // The flash kernels read sequence-major operands in place; the chunked
+  // GEMMs batch heads at one stride, so for them such operands are
+  // permuted to head-major ones and back (Device's composition).
+  if (d.groupHeads && !flash)
+    return Device::attention(q, k, v, scale, form, out);
   const int64_t chunk = headsPerChunk(d, kMaxAttentionScores);
   const void *in[3];
   if (Status st = gemmInputs({q, k, v}, in); !st)
     return st;
-  if (bf16 && flashAttentionRequested() && flashForwardTiles(d.e).dim)
+  if (flash && bf16)
     return cudaFailed(
         flashForward(compute, d, in[0], in[1], in[2], out.data, nullptr),
         name() + ": attention (flash)");
-  if (!bf16 && flashAttentionRequested() && flashForwardTilesF32(d.e).dim)
+  if (flash)
     return cudaFailed(
         flashForwardF32(compute, d, q.data, k.data, v.data, out.data, nullptr),
         name() + ": attention (flash, fp32)");
@@ -1239,14 +1249,12 @@ Status CudaDevice::attention(View<const float> q, View<const float> k,
 }
 
 Status CudaDevice::attentionBackward(View<const float> q, View<const float> k,
-                                     View<const float> v,
-                                     View<const float> out,
+                                     View<const float> v, View<const float> out,
                                      View<const float> dout, double scale,
-                                     bool causal, View<float> dq,
+                                     AttentionForm form, View<float> dq,
                                      View<float> dk, View<float> dv) {
   AttentionDims d;
-  if (Status st = attentionDims("attention_grad", q, k, v, scale, causal, d);
-      !st)
+  if (Status st = attentionDims("attention_grad", q, k, v, scale, form, d); !st)
     return st;
   if (Status st = enter(); !st)
     return st;
@@ -1259,15 +1267,18 @@ Status CudaDevice::attentionBackward(View<const float> q, View<const float> k,
     return launched("attention_grad");
   }
   const bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
+  const bool flash =
+      flashAttentionRequested() &&
+      (bf16 ? flashBackwardTiles(d.e).dim : flashBackwardTilesF32(d.e).dim);
+  if (d.groupHeads && !flash) // as the forward: permuted for the GEMMs
+    return Device::attentionBackward(q, k, v, out, dout, scale, form, dq, dk,
+                                     dv);
   const int64_t chunk = headsPerChunk(d, kMaxAttentionScores);
   const size_t bytes = chunk * d.t * d.tk * sizeof(float);
   const void *in[4];
   if (Status st = gemmInputs({q, k, v, dout}, in); !st)
     return st;
   const void *qm = in[0], *km = in[1], *vm = in[2], *dom = in[3];
-  const bool flash =
-      flashAttentionRequested() &&
-      (bf16 ? flashBackwardTiles(d.e).dim : flashBackwardTilesF32(d.e).dim);
   if (flash) {
     // The forward's statistics again (the op keeps only its output), then
     // the gradients with the scores recomputed tile by tile.

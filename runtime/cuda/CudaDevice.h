@@ -162,12 +162,12 @@ public:
   /// Attention as GEMMs over chunks of heads and row kernels
   /// (AttentionPlan.h).
   Status attention(View<const float> q, View<const float> k,
-                   View<const float> v, double scale, bool causal,
+                   View<const float> v, double scale, AttentionForm form,
                    View<float> out) override;
   Status attentionBackward(View<const float> q, View<const float> k,
                            View<const float> v, View<const float> out,
-                           View<const float> dout, double scale, bool causal,
-                           View<float> dq, View<float> dk,
+                           View<const float> dout, double scale,
+                           AttentionForm form, View<float> dq, View<float> dk,
                            View<float> dv) override;
   /// The region's element program, one kernel for every region; the
   /// generated host kernel is of no use here.

@@ -104,21 +104,21 @@ __device__ __forceinline__ float rowMax4(float v) {
   return flashMax(v, __shfl_xor_sync(kFullMask, v, 2));
 }
 
-/// Rows [row0, row0 + n) of a [rows, e] bf16 matrix into a shared tile of
-/// DIM + kSharedPad a row, zero past `valid` rows and past e columns; 16
-/// bytes a load where e allows.
+/// Rows [row0, row0 + n) of a head's [rows, e] bf16 matrix (rows `ld`
+/// apart) into a shared tile of DIM + kSharedPad a row, zero past `valid`
+/// rows and past e columns; 16 bytes a load where e and ld allow.
 template <int DIM>
 __device__ void loadTile(bf16 *tile, const bf16 *src, int64_t row0, int n,
-                         int64_t valid, int e) {
+                         int64_t valid, int e, int64_t ld) {
   constexpr int S = DIM + kSharedPad;
-  if ((e & 7) == 0) {
+  if ((e & 7) == 0 && (ld & 7) == 0) {
     constexpr int chunks = DIM / 8;
     for (int x = threadIdx.x; x < n * chunks; x += blockDim.x) {
       const int r = x / chunks, col = (x % chunks) * 8;
       const int64_t row = row0 + r;
       uint4 v = make_uint4(0, 0, 0, 0);
       if (row < valid && col < e)
-        v = *reinterpret_cast<const uint4 *>(src + row * e + col);
+        v = *reinterpret_cast<const uint4 *>(src + row * ld + col);
       *reinterpret_cast<uint4 *>(tile + r * S + col) = v;
     }
     return;
@@ -126,8 +126,8 @@ __device__ void loadTile(bf16 *tile, const bf16 *src, int64_t row0, int n,
   for (int x = threadIdx.x; x < n * DIM; x += blockDim.x) {
     const int r = x / DIM, col = x % DIM;
     const int64_t row = row0 + r;
-    tile[r * S + col] = (row < valid && col < e) ? src[row * e + col]
-                                                 : __float2bfloat16(0.0f);
+    tile[r * S + col] =
+        (row < valid && col < e) ? src[row * ld + col] : __float2bfloat16(0.0f);
   }
 }
 
@@ -153,11 +153,12 @@ __global__ void __launch_bounds__(kThreads)
   const int g = lane >> 2, c = lane & 3, e = static_cast<int>(d.e);
   const int64_t head = blockIdx.x % d.heads;
   const int64_t qt = queryTileOfBlock(d, a.f, blockIdx.x / d.heads);
-  const bf16 *q = a.q + head * d.t * d.e, *k = a.k + head * d.tk * d.e,
-             *v = a.v + head * d.tk * d.e;
+  const int64_t qAt = headOffset(d, head, d.t), kAt = headOffset(d, head, d.tk);
+  const int64_t ld = rowStride(d);
+  const bf16 *q = a.q + qAt, *k = a.k + kAt, *v = a.v + kAt;
   const bool wantOut = a.out != nullptr;
 
-  loadTile<DIM>(sQ, q, qt * ROWS, ROWS, d.t, e);
+  loadTile<DIM>(sQ, q, qt * ROWS, ROWS, d.t, e, ld);
   __syncthreads();
   uint32_t qa[KS][4];
 #pragma unroll
@@ -173,9 +174,9 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t end = keyTilesEnd(d, a.f, qt);
   for (int64_t kt = 0; kt < end; ++kt) {
     __syncthreads(); // the last tile's reads are done
-    loadTile<DIM>(sK, k, kt * KEYS, KEYS, d.tk, e);
+    loadTile<DIM>(sK, k, kt * KEYS, KEYS, d.tk, e, ld);
     if (wantOut)
-      loadTile<DIM>(sV, v, kt * KEYS, KEYS, d.tk, e);
+      loadTile<DIM>(sV, v, kt * KEYS, KEYS, d.tk, e, ld);
     __syncthreads();
 
     float s[NB][4];
@@ -244,7 +245,7 @@ __global__ void __launch_bounds__(kThreads)
   l1 = rowSum4(l1);
   if (wantOut) {
     const float inv0 = flashInverseSum(l0), inv1 = flashInverseSum(l1);
-    float *out = a.out + head * d.t * d.e;
+    float *out = a.out + qAt;
 #pragma unroll
     for (int on = 0; on < ON; ++on)
 #pragma unroll
@@ -253,9 +254,9 @@ __global__ void __launch_bounds__(kThreads)
         if (col >= e)
           continue;
         if (i0 < d.t)
-          out[i0 * e + col] = o[on][h] * inv0;
+          out[i0 * ld + col] = o[on][h] * inv0;
         if (i1 < d.t)
-          out[i1 * e + col] = o[on][2 + h] * inv1;
+          out[i1 * ld + col] = o[on][2 + h] * inv1;
       }
   }
   if (a.lse && c == 0) {
@@ -266,15 +267,18 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-/// D_i = dO_i . O_i in fp32, a warp per row.
+/// D_i = dO_i . O_i in fp32, a warp per row; rowD is [heads, t] whatever
+/// the operands' layout.
 __global__ void rowDotKernel(const float *dout, const float *out, float *rowD,
-                             int64_t rows, int64_t e) {
+                             AttentionDims d) {
   const int lane = threadIdx.x & 31;
+  const int64_t rows = d.heads * d.t, ld = rowStride(d);
   for (int64_t row = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) >> 5;
        row < rows; row += (int64_t(gridDim.x) * blockDim.x) >> 5) {
+    const int64_t at = headOffset(d, row / d.t, d.t) + (row % d.t) * ld;
     float sum = 0;
-    for (int64_t x = lane; x < e; x += 32)
-      sum += dout[row * e + x] * out[row * e + x];
+    for (int64_t x = lane; x < d.e; x += 32)
+      sum += dout[at + x] * out[at + x];
     for (int o = 16; o > 0; o >>= 1)
       sum += __shfl_xor_sync(kFullMask, sum, o);
     if (lane == 0)
@@ -311,12 +315,14 @@ __global__ void __launch_bounds__(kThreads)
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int g = lane >> 2, c = lane & 3, e = static_cast<int>(d.e);
   const int64_t head = blockIdx.x % d.heads, kt = blockIdx.x / d.heads;
-  const bf16 *q = a.q + head * d.t * d.e, *k = a.k + head * d.tk * d.e,
-             *v = a.v + head * d.tk * d.e, *dout = a.dout + head * d.t * d.e;
+  const int64_t qAt = headOffset(d, head, d.t), kAt = headOffset(d, head, d.tk);
+  const int64_t ld = rowStride(d);
+  const bf16 *q = a.q + qAt, *k = a.k + kAt, *v = a.v + kAt,
+             *dout = a.dout + qAt;
   const float *lse = a.lse + head * d.t, *rowD = a.rowD + head * d.t;
 
-  loadTile<DIM>(sK, k, kt * KEYS, KEYS, d.tk, e);
-  loadTile<DIM>(sV, v, kt * KEYS, KEYS, d.tk, e);
+  loadTile<DIM>(sK, k, kt * KEYS, KEYS, d.tk, e, ld);
+  loadTile<DIM>(sV, v, kt * KEYS, KEYS, d.tk, e, ld);
   float dkAcc[ON][4], dvAcc[ON][4];
 #pragma unroll
   for (int on = 0; on < ON; ++on)
@@ -328,8 +334,8 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t qTiles = tileCount(d.t, ROWS);
   for (int64_t qt = queryTilesBegin(d, a.f, kt); qt < qTiles; ++qt) {
     __syncthreads(); // the last query tile's reads are done
-    loadTile<DIM>(sQ, q, qt * ROWS, ROWS, d.t, e);
-    loadTile<DIM>(sO, dout, qt * ROWS, ROWS, d.t, e);
+    loadTile<DIM>(sQ, q, qt * ROWS, ROWS, d.t, e, ld);
+    loadTile<DIM>(sO, dout, qt * ROWS, ROWS, d.t, e, ld);
     for (int r = threadIdx.x; r < ROWS; r += blockDim.x) {
       const int64_t i = qt * ROWS + r;
       sLse[r] = i < d.t ? lse[i] : INFINITY; // P = 0 past the last row
@@ -419,7 +425,7 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
     const int64_t r0 = qt * ROWS + qw + g, r1 = r0 + 8;
-    float *dqHead = a.dq + head * d.t * d.e;
+    float *dqHead = a.dq + qAt;
 #pragma unroll
     for (int on = 0; on < ON; ++on)
 #pragma unroll
@@ -428,13 +434,13 @@ __global__ void __launch_bounds__(kThreads)
         if (col >= e)
           continue;
         if (r0 < d.t)
-          atomicAdd(dqHead + r0 * e + col, dq[on][h]);
+          atomicAdd(dqHead + r0 * ld + col, dq[on][h]);
         if (r1 < d.t)
-          atomicAdd(dqHead + r1 * e + col, dq[on][2 + h]);
+          atomicAdd(dqHead + r1 * ld + col, dq[on][2 + h]);
       }
   }
 
-  float *dk = a.dk + head * d.tk * d.e, *dv = a.dv + head * d.tk * d.e;
+  float *dk = a.dk + kAt, *dv = a.dv + kAt;
 #pragma unroll
   for (int on = 0; on < ON; ++on)
 #pragma unroll
@@ -443,12 +449,12 @@ __global__ void __launch_bounds__(kThreads)
       if (col >= e)
         continue;
       if (j0 < d.tk) {
-        dk[j0 * e + col] = dkAcc[on][h];
-        dv[j0 * e + col] = dvAcc[on][h];
+        dk[j0 * ld + col] = dkAcc[on][h];
+        dv[j0 * ld + col] = dvAcc[on][h];
       }
       if (j1 < d.tk) {
-        dk[j1 * e + col] = dkAcc[on][2 + h];
-        dv[j1 * e + col] = dvAcc[on][2 + h];
+        dk[j1 * ld + col] = dkAcc[on][2 + h];
+        dv[j1 * ld + col] = dvAcc[on][2 + h];
       }
     }
 }
@@ -471,7 +477,7 @@ cudaError_t flashRowDots(cudaStream_t s, const AttentionDims &d,
   const int64_t rowBlocks = (rows + 7) / 8; // a warp a row, 8 a block
   rowDotKernel<<<static_cast<unsigned>(rowBlocks < 65535 * 8 ? rowBlocks
                                                              : 65535 * 8),
-                 256, 0, s>>>(dout, out, rowD, rows, d.e);
+                 256, 0, s>>>(dout, out, rowD, d);
   return cudaGetLastError();
 }
 

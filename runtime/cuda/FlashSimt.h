@@ -127,16 +127,17 @@ struct SimtArgs {
   float *dq = nullptr, *dk = nullptr, *dv = nullptr;
 };
 
-/// Rows [first, first + ROWS_) of a [n, e] operand into a shared tile of
-/// ROWS_ rows of stride DIM + 1, zero past n and past e (padding adds
-/// nothing to a product). Consecutive threads read consecutive columns.
+/// Rows [first, first + ROWS_) of a head's [n, e] operand (rows `ld`
+/// apart) into a shared tile of ROWS_ rows of stride DIM + 1, zero past n
+/// and past e (padding adds nothing to a product). Consecutive threads
+/// read consecutive columns.
 template <int DIM, int ROWS_>
 WHALE_HD void loadSimtTile(int tid, float *tile, const float *head,
-                           int64_t first, int64_t n, int64_t e) {
+                           int64_t first, int64_t n, int64_t e, int64_t ld) {
   for (int x = tid; x < ROWS_ * DIM; x += kSimtThreads) {
     const int r = x / DIM, c = x % DIM;
     const int64_t row = first + r;
-    tile[r * (DIM + 1) + c] = (row < n && c < e) ? head[row * e + c] : 0.0f;
+    tile[r * (DIM + 1) + c] = (row < n && c < e) ? head[row * ld + c] : 0.0f;
   }
 }
 
@@ -277,7 +278,7 @@ WHALE_HD void simtFinish(int tid, const AttentionDims &d,
       for (int c = 0; c < Shape::kColsPer; ++c) {
         const int col = tx + kSimtSide * c;
         if (col < d.e)
-          out[row * d.e + col] = o[i][c] * inverse;
+          out[row * rowStride(d) + col] = o[i][c] * inverse;
       }
     }
   }
@@ -298,12 +299,13 @@ WHALE_HD void simtForwardBlock(Block &b, const SimtArgs &a, int64_t x) {
   const SimtForwardShared<Shape> s(b.shared());
   const int64_t head = x % d.heads;
   const int64_t qt = queryTileOfBlock(d, f, x / d.heads);
-  const float *q = a.q + head * d.t * d.e, *k = a.k + head * d.tk * d.e,
-              *v = a.v + head * d.tk * d.e;
+  const int64_t qAt = headOffset(d, head, d.t), kAt = headOffset(d, head, d.tk);
+  const int64_t ld = rowStride(d);
+  const float *q = a.q + qAt, *k = a.k + kAt, *v = a.v + kAt;
   typename Block::template Registers<SimtOutput<Shape>> o;
   for (int tid = b.begin(); tid < b.end(); ++tid) {
     loadSimtTile<Shape::kDim, Shape::kRows>(tid, s.q, q, qt * Shape::kRows, d.t,
-                                            d.e);
+                                            d.e, ld);
     if (tid < Shape::kRows) {
       s.rowMax[tid] = -INFINITY;
       s.rowSum[tid] = 0;
@@ -320,9 +322,9 @@ WHALE_HD void simtForwardBlock(Block &b, const SimtArgs &a, int64_t x) {
     b.sync(); // the last tile's readers are done with K, V and P
     for (int tid = b.begin(); tid < b.end(); ++tid) {
       loadSimtTile<Shape::kDim, Shape::kKeys>(tid, s.k, k, kt * Shape::kKeys,
-                                              d.tk, d.e);
+                                              d.tk, d.e, ld);
       loadSimtTile<Shape::kDim, Shape::kKeys>(tid, s.v, v, kt * Shape::kKeys,
-                                              d.tk, d.e);
+                                              d.tk, d.e, ld);
     }
     b.sync();
     const bool mask = tileNeedsMask(d, f, qt, kt);
@@ -338,8 +340,7 @@ WHALE_HD void simtForwardBlock(Block &b, const SimtArgs &a, int64_t x) {
   }
   b.sync();
   for (int tid = b.begin(); tid < b.end(); ++tid)
-    simtFinish<Shape>(tid, d, s, qt, o[tid],
-                      a.out ? a.out + head * d.t * d.e : nullptr,
+    simtFinish<Shape>(tid, d, s, qt, o[tid], a.out ? a.out + qAt : nullptr,
                       a.lseOut ? a.lseOut + head * d.t : nullptr);
 }
 
@@ -464,7 +465,7 @@ WHALE_HD void simtQueryGrad(int tid, const AttentionDims &d,
     for (int c = 0; c < Shape::kColsPer; ++c) {
       const int col = tx + kSimtSide * c;
       if (col < d.e)
-        b.add(dq + row * d.e + col, acc[i][c]);
+        b.add(dq + row * rowStride(d) + col, acc[i][c]);
     }
   }
 }
@@ -479,16 +480,18 @@ WHALE_HD void simtBackwardBlock(Block &b, const SimtArgs &a, int64_t x) {
   const FlashTiles &f = a.f;
   const SimtBackwardShared<Shape> s(b.shared());
   const int64_t head = x % d.heads, kt = x / d.heads;
-  const float *q = a.q + head * d.t * d.e, *k = a.k + head * d.tk * d.e,
-              *v = a.v + head * d.tk * d.e, *dout = a.dout + head * d.t * d.e;
+  const int64_t qAt = headOffset(d, head, d.t), kAt = headOffset(d, head, d.tk);
+  const int64_t ld = rowStride(d);
+  const float *q = a.q + qAt, *k = a.k + kAt, *v = a.v + kAt,
+              *dout = a.dout + qAt;
   const float *lse = a.lse + head * d.t, *rowD = a.rowD + head * d.t;
-  float *dq = a.dq + head * d.t * d.e;
+  float *dq = a.dq + qAt;
   typename Block::template Registers<SimtKeyGrads<Shape>> g;
   for (int tid = b.begin(); tid < b.end(); ++tid) {
     loadSimtTile<Shape::kDim, Shape::kKeys>(tid, s.k, k, kt * Shape::kKeys,
-                                            d.tk, d.e);
+                                            d.tk, d.e, ld);
     loadSimtTile<Shape::kDim, Shape::kKeys>(tid, s.v, v, kt * Shape::kKeys,
-                                            d.tk, d.e);
+                                            d.tk, d.e, ld);
     WHALE_UNROLL
     for (int h = 0; h < 2; ++h) {
       WHALE_UNROLL
@@ -504,9 +507,9 @@ WHALE_HD void simtBackwardBlock(Block &b, const SimtArgs &a, int64_t x) {
     b.sync(); // the last tile's readers are done with Q, dO, P and dS
     for (int tid = b.begin(); tid < b.end(); ++tid) {
       const int64_t first = qt * Shape::kRows;
-      loadSimtTile<Shape::kDim, Shape::kRows>(tid, s.q, q, first, d.t, d.e);
+      loadSimtTile<Shape::kDim, Shape::kRows>(tid, s.q, q, first, d.t, d.e, ld);
       loadSimtTile<Shape::kDim, Shape::kRows>(tid, s.dout, dout, first, d.t,
-                                              d.e);
+                                              d.e, ld);
       if (tid < Shape::kRows) {
         const bool in = first + tid < d.t;
         s.lse[tid] = in ? lse[first + tid] : INFINITY;
@@ -534,7 +537,7 @@ WHALE_HD void simtBackwardBlock(Block &b, const SimtArgs &a, int64_t x) {
       for (int c = 0; c < Shape::kColsPer; ++c) {
         const int col = tx + kSimtSide * c;
         if (col < d.e) {
-          const int64_t at = (head * d.tk + key) * d.e + col;
+          const int64_t at = kAt + key * ld + col;
           a.dv[at] = g[tid][0][i][c];
           a.dk[at] = g[tid][1][i][c];
         }

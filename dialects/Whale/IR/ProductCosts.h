@@ -23,14 +23,15 @@ int64_t productFlops(mlir::RankedTensorType lhs, mlir::RankedTensorType result,
                      bool transposeLhs);
 
 /// A fused attention's forward: the scores (2E a pair), the softmax (5) and
-/// the weighted sum (2E).
+/// the weighted sum (2E). T is axis -2, or -3 when `sequenceMajor`.
 int64_t attentionFlops(mlir::RankedTensorType query, mlir::RankedTensorType key,
-                       bool causal);
+                       bool causal, bool sequenceMajor);
 
 /// Its backward, one op for the three gradients: the scores again, dv, dP,
 /// dq and dk (2E each) and the softmax's backward (8).
 int64_t attentionGradFlops(mlir::RankedTensorType query,
-                           mlir::RankedTensorType key, bool causal);
+                           mlir::RankedTensorType key, bool causal,
+                           bool sequenceMajor);
 
 } // namespace whale
 

@@ -113,26 +113,28 @@ int64_t Pool2dGradOp::getFlops() {
 /// The (query, key) pairs an attention computes: every one, or for a causal
 /// one each query's keys up to itself, T (T + 1) / 2 a head.
 static int64_t attentionPairs(RankedTensorType q, RankedTensorType k,
-                              bool causal) {
+                              bool causal, bool sequenceMajor) {
   ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape();
-  int64_t t = qs[qs.size() - 2], tk = ks[ks.size() - 2], e = qs.back();
+  const size_t seq = sequenceMajor ? 3 : 2;
+  int64_t t = qs[qs.size() - seq], tk = ks[ks.size() - seq], e = qs.back();
   int64_t heads = t > 0 && e > 0 ? q.getNumElements() / (t * e) : 0;
   int64_t perHead = causal ? t * (t + 1) / 2 : t * tk;
   return saturatingMul(heads, perHead);
 }
 int64_t whale::attentionFlops(RankedTensorType query, RankedTensorType key,
-                              bool causal) {
-  return saturatingMul(attentionPairs(query, key, causal),
+                              bool causal, bool sequenceMajor) {
+  return saturatingMul(attentionPairs(query, key, causal, sequenceMajor),
                        4 * query.getShape().back() + 5);
 }
 int64_t whale::attentionGradFlops(RankedTensorType query, RankedTensorType key,
-                                  bool causal) {
-  return saturatingMul(attentionPairs(query, key, causal),
+                                  bool causal, bool sequenceMajor) {
+  return saturatingMul(attentionPairs(query, key, causal, sequenceMajor),
                        10 * query.getShape().back() + 8);
 }
 
 int64_t AttentionOp::getFlops() {
-  return attentionFlops(getQuery().getType(), getKey().getType(), getCausal());
+  return attentionFlops(getQuery().getType(), getKey().getType(), getCausal(),
+                        getSequenceMajor());
 }
 // Only the output: the scores are never held.
 int64_t AttentionOp::getOutputMemory() { return tensorBytes(getType()); }
@@ -179,7 +181,7 @@ int64_t CausalMaskGradOp::getFlops() { return elementsOf(getResult()); }
 int64_t LayerNormGradOp::getFlops() { return 12 * elementsOf(getX()); }
 int64_t AttentionGradOp::getFlops() {
   return attentionGradFlops(getQuery().getType(), getKey().getType(),
-                            getCausal());
+                            getCausal(), getSequenceMajor());
 }
 int64_t EmbeddingGradOp::getFlops() { return elementsOf(getDout()); }
 // The log-sum-exp again (5), then softmax minus one-hot times dloss (2).

@@ -119,6 +119,7 @@ def Whale_AttentionGradOp : Whale_Op<"attention_grad", [Pure,
   let description = [{
     From the forward operands, its output and `dout`: the gradients of
     query, key and value. The probabilities are recomputed a row at a time.
+    `sequence_major` as the forward's: every tensor `[..., T, H, E]`.
 
     ```mlir
     %dq, %dk, %dv = whale.attention_grad %q, %k, %v, %o, %do scale = 2.500000e-01 causal : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>
@@ -127,12 +128,13 @@ def Whale_AttentionGradOp : Whale_Op<"attention_grad", [Pure,
   let arguments = (ins Whale_FloatTensor:$query, Whale_FloatTensor:$key,
                        Whale_FloatTensor:$value, Whale_FloatTensor:$out,
                        Whale_FloatTensor:$dout, F64Attr:$scale,
-                       UnitAttr:$causal);
+                       UnitAttr:$causal, UnitAttr:$sequence_major);
   let results = (outs Whale_FloatTensor:$dquery, Whale_FloatTensor:$dkey,
                       Whale_FloatTensor:$dvalue);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $out `,` $dout `scale` `=` $scale
-    (`causal` $causal^)? attr-dict `:` type($query) `,` type($key)
+    (`causal` $causal^)? (`sequence_major` $sequence_major^)? attr-dict `:`
+    type($query) `,` type($key)
   }];
 }
 

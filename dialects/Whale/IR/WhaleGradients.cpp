@@ -114,9 +114,9 @@ SmallVector<Value> AttentionOp::buildGradients(OpBuilder &b,
                                                ArrayRef<Value> g) {
   if (!g[0])
     return {Value(), Value(), Value()};
-  auto grad = AttentionGradOp::create(b, getLoc(), getQuery(), getKey(),
-                                      getValue(), getResult(), g[0],
-                                      getScaleAttr(), getCausalAttr());
+  auto grad = AttentionGradOp::create(
+      b, getLoc(), getQuery(), getKey(), getValue(), getResult(), g[0],
+      getScaleAttr(), getCausalAttr(), getSequenceMajorAttr());
   return {grad.getDquery(), grad.getDkey(), grad.getDvalue()};
 }
 

@@ -504,21 +504,24 @@ LogicalResult CausalMaskOp::verify() {
 
 LogicalResult AttentionOp::verify() {
   RankedTensorType q = getQuery().getType(), k = getKey().getType();
-  if (q.getRank() < 2 || q.getRank() != k.getRank())
-    return emitOpError() << "query " << q << " and key " << k
-                         << " must be [..., T, E] of one rank >= 2";
+  const bool seqMajor = getSequenceMajor();
+  const int64_t minRank = seqMajor ? 3 : 2;
+  if (q.getRank() < minRank || q.getRank() != k.getRank())
+    return emitOpError() << "query " << q << " and key " << k << " must be "
+                         << (seqMajor ? "[..., T, H, E]" : "[..., T, E]")
+                         << " of one rank >= " << minRank;
   ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape();
-  for (int64_t d = 0; d + 2 < q.getRank(); ++d)
-    if (qs[d] != ks[d])
+  const int64_t seq = getSequenceAxis();
+  for (int64_t d = 0; d + 1 < q.getRank(); ++d)
+    if (d != seq && qs[d] != ks[d])
       return emitOpError() << "query " << q << " and key " << k
-                           << " differ in their leading dimensions";
+                           << " differ in a dimension other than T and E";
   if (qs.back() != ks.back())
     return emitOpError() << "query and key widths differ: " << qs.back()
                          << " and " << ks.back();
-  if (getCausal() && qs[qs.size() - 2] != ks[ks.size() - 2])
-    return emitOpError() << "a causal attention needs as many keys ("
-                         << ks[ks.size() - 2] << ") as queries ("
-                         << qs[qs.size() - 2] << ")";
+  if (getCausal() && qs[seq] != ks[seq])
+    return emitOpError() << "a causal attention needs as many keys (" << ks[seq]
+                         << ") as queries (" << qs[seq] << ")";
   return success();
 }
 

@@ -260,17 +260,31 @@ def Whale_AttentionOp : Whale_Op<"attention", [Pure,
     `-whale-fuse-attention` makes of the matmul, scale, causal mask,
     softmax and matmul chain: the `[..., T, T]` scores are never held.
 
+    With `sequence_major` every operand and the result are `[..., T, H, E]`:
+    the heads sit inside each position, as a linear layer's output
+    reshaped into heads is, and attention runs over T for each head. The
+    pass folds the permutes that split and merge heads into this form, so
+    no transpose runs on either side of the op, forward or backward.
+
     ```mlir
     %o = whale.attention %q, %k, %v scale = 2.500000e-01 causal : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>
+    %p = whale.attention %x, %y, %z scale = 2.500000e-01 causal sequence_major : tensor<2x16x4x8xf32>, tensor<2x16x4x8xf32>
     ```
   }];
   let arguments = (ins Whale_FloatTensor:$query, Whale_FloatTensor:$key,
                        Whale_FloatTensor:$value, F64Attr:$scale,
-                       UnitAttr:$causal);
+                       UnitAttr:$causal, UnitAttr:$sequence_major);
   let results = (outs Whale_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value `scale` `=` $scale (`causal` $causal^)?
-    attr-dict `:` type($query) `,` type($key)
+    (`sequence_major` $sequence_major^)? attr-dict `:` type($query) `,`
+    type($key)
+  }];
+  let extraClassDeclaration = [{
+    /// The axis attention runs over: T of [..., T, E] or [..., T, H, E].
+    int64_t getSequenceAxis() {
+      return getQuery().getType().getRank() - (getSequenceMajor() ? 3 : 2);
+    }
   }];
   let hasVerifier = 1;
 }

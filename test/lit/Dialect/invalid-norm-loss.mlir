@@ -141,3 +141,27 @@ func.func @attention_widths(%q: tensor<8x4xf32>, %k: tensor<8x5xf32>) -> tensor<
   %o = whale.attention %q, %k, %k scale = 0.5 : tensor<8x4xf32>, tensor<8x5xf32>
   return %o : tensor<8x4xf32>
 }
+
+// -----
+
+func.func @attention_sequence_major_rank(%q: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{must be [..., T, H, E] of one rank >= 3}}
+  %o = whale.attention %q, %q, %q scale = 0.5 sequence_major : tensor<8x4xf32>, tensor<8x4xf32>
+  return %o : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @attention_sequence_major_heads(%q: tensor<2x8x4x16xf32>, %k: tensor<2x8x2x16xf32>) -> tensor<2x8x4x16xf32> {
+  // expected-error @+1 {{differ in a dimension other than T and E}}
+  %o = whale.attention %q, %k, %k scale = 0.5 sequence_major : tensor<2x8x4x16xf32>, tensor<2x8x2x16xf32>
+  return %o : tensor<2x8x4x16xf32>
+}
+
+// -----
+
+func.func @attention_sequence_major_causal(%q: tensor<2x8x4x16xf32>, %k: tensor<2x6x4x16xf32>) -> tensor<2x8x4x16xf32> {
+  // expected-error @+1 {{a causal attention needs as many keys (6) as queries (8)}}
+  %o = whale.attention %q, %k, %k scale = 0.5 causal sequence_major : tensor<2x8x4x16xf32>, tensor<2x6x4x16xf32>
+  return %o : tensor<2x8x4x16xf32>
+}

@@ -311,10 +311,13 @@ TEST(CudaKernels, FusedRegionsRunAsElementPrograms) {
 
 /// Attention as chunks of heads' GEMMs and row kernels (AttentionPlan.h):
 /// a short odd sequence in one chunk, and 72 heads of 1,024 whose scores
-/// go in two chunks (64 heads, then 8).
+/// go in two chunks (64 heads, then 8); then sequence-major [B, T, H, E]
+/// operands, which this path permutes to head-major and back.
 TEST(CudaKernels, AttentionAsChunkedGemmsAndItsGradients) {
   Pair p;
-  for (const Shape &s : {Shape{2, 4, 65, 32}, Shape{2, 36, 1024, 32}}) {
+  for (const Shape &s :
+       {Shape{2, 4, 65, 32}, Shape{2, 36, 1024, 32}, Shape{2, 65, 4, 32}}) {
+    const int layout = s[1] == 65 ? WHALE_RT_ATTENTION_SEQUENCE_MAJOR : 0;
     auto q = p.random(s, 31), k = p.random(s, 32), v = p.random(s, 33);
     auto dout = p.random(s, 34);
     auto out = p.make(WHALE_RT_F32, s), dq = p.make(WHALE_RT_F32, s),
@@ -323,13 +326,13 @@ TEST(CudaKernels, AttentionAsChunkedGemmsAndItsGradients) {
       p.check(causal ? "causal attention" : "attention", {out},
               [&](whale_rt_context *ctx, int i) {
                 return whale_rt_attention(ctx, q.t[i], k.t[i], v.t[i], 0.125,
-                                          causal, out.t[i]);
+                                          causal | layout, out.t[i]);
               });
       p.check(causal ? "causal attention_grad" : "attention_grad", {dq, dk, dv},
               [&](whale_rt_context *ctx, int i) {
                 return whale_rt_attention_grad(
                     ctx, q.t[i], k.t[i], v.t[i], out.t[i], dout.t[i], 0.125,
-                    causal, dq.t[i], dk.t[i], dv.t[i]);
+                    causal | layout, dq.t[i], dk.t[i], dv.t[i]);
               });
     }
   }
@@ -355,9 +358,10 @@ TEST(CudaKernels, FlashAttentionOnTheTensorCores) {
   } flag;
   struct Case {
     Shape s;
-    int causal;
+    int form; ///< WHALE_RT_ATTENTION_CAUSAL | WHALE_RT_ATTENTION_SEQUENCE_MAJOR
     double scale;
   };
+  constexpr int kSeq = WHALE_RT_ATTENTION_SEQUENCE_MAJOR;
   for (bool amp : {true, false}) {
     Pair p;
     const int32_t mode = amp ? WHALE_RT_AMP_BF16 : WHALE_RT_AMP_OFF;
@@ -368,20 +372,26 @@ TEST(CudaKernels, FlashAttentionOnTheTensorCores) {
          {Case{{2, 4, 129, 64}, 1, 0.125}, Case{{2, 4, 129, 64}, 0, 0.125},
           Case{{1, 3, 70, 40}, 1, 0.15}, Case{{1, 2, 200, 128}, 1, 0.088},
           Case{{1, 2, 100, 256}, 0, 0.0625}, Case{{1, 2, 2048, 64}, 1, 0.125},
-          Case{{1, 1, 90, 64}, 1, 3000.0}}) {
+          Case{{1, 1, 90, 64}, 1, 3000.0},
+          // [B, T, H, E] read in place (GPT-2's heads without permutes);
+          // 256 columns: the backward's GEMMs take permuted copies
+          Case{{2, 129, 4, 64}, 1 | kSeq, 0.125},
+          Case{{1, 70, 3, 40}, kSeq, 0.15},
+          Case{{1, 100, 2, 256}, 1 | kSeq, 0.0625}}) {
       auto q = p.random(c.s, 51), k = p.random(c.s, 52), v = p.random(c.s, 53);
       auto dout = p.random(c.s, 54);
       auto out = p.make(WHALE_RT_F32, c.s), dq = p.make(WHALE_RT_F32, c.s),
            dk = p.make(WHALE_RT_F32, c.s), dv = p.make(WHALE_RT_F32, c.s);
-      const std::string what = std::string(amp ? "flash bf16" : "flash fp32") +
-                               " t " + std::to_string(c.s[2]) + " e " +
-                               std::to_string(c.s[3]) +
-                               (c.causal ? " causal" : "");
+      const bool seq = (c.form & kSeq) != 0;
+      const std::string what =
+          std::string(amp ? "flash bf16" : "flash fp32") + " t " +
+          std::to_string(c.s[seq ? 1 : 2]) + " e " + std::to_string(c.s[3]) +
+          (c.form & 1 ? " causal" : "") + (seq ? " sequence-major" : "");
       p.check(
           what, {out},
           [&](whale_rt_context *ctx, int i) {
             return whale_rt_attention(ctx, q.t[i], k.t[i], v.t[i], c.scale,
-                                      c.causal, out.t[i]);
+                                      c.form, out.t[i]);
           },
           tol);
       // dS = scale (dP - D): the scale multiplies either side's rounding.
@@ -389,8 +399,8 @@ TEST(CudaKernels, FlashAttentionOnTheTensorCores) {
           what + " grad", {dq, dk, dv},
           [&](whale_rt_context *ctx, int i) {
             return whale_rt_attention_grad(ctx, q.t[i], k.t[i], v.t[i],
-                                           out.t[i], dout.t[i], c.scale,
-                                           c.causal, dq.t[i], dk.t[i], dv.t[i]);
+                                           out.t[i], dout.t[i], c.scale, c.form,
+                                           dq.t[i], dk.t[i], dv.t[i]);
           },
           tol * std::max(1.0f, float(c.scale)));
     }

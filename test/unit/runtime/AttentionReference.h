@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace whale::testing {
@@ -53,13 +54,40 @@ inline AttentionReference cpuAttention(const rt::cuda::AttentionDims &d,
   };
   dev.setMatmulPrecision(amp ? rt::MatmulPrecision::BF16
                              : rt::MatmulPrecision::F32);
-  EXPECT_TRUE(
-      dev.attention(in(r.q), in(r.k), in(r.v), d.scale, d.causal, out(r.out)));
-  EXPECT_TRUE(dev.attentionBackward(in(r.q), in(r.k), in(r.v), in(r.out),
-                                    in(r.dout), d.scale, d.causal, out(r.dq),
-                                    out(r.dk), out(r.dv)));
+  EXPECT_TRUE(dev.attention(in(r.q), in(r.k), in(r.v), d.scale,
+                            rt::AttentionForm{d.causal}, out(r.out)));
+  EXPECT_TRUE(dev.attentionBackward(
+      in(r.q), in(r.k), in(r.v), in(r.out), in(r.dout), d.scale,
+      rt::AttentionForm{d.causal}, out(r.dq), out(r.dk), out(r.dv)));
   dev.setMatmulPrecision(rt::MatmulPrecision::F32);
   return r;
+}
+
+/// `r`'s head-major [heads, t, e] operands and answers laid out as
+/// d.groupHeads says: [heads / H, t, H, e], head h of batch entry b at
+/// b t H e + h e (runtime/ops/AttentionShape.h).
+inline AttentionReference sequenceMajor(const AttentionReference &r,
+                                        const rt::cuda::AttentionDims &d) {
+  auto permute = [&](const std::vector<float> &x) {
+    std::vector<float> y(x.size());
+    for (int64_t h = 0; h < d.heads; ++h)
+      for (int64_t i = 0; i < d.t; ++i)
+        for (int64_t c = 0; c < d.e; ++c)
+          y[rt::cuda::headOffset(d, h, d.t) + i * rt::cuda::rowStride(d) + c] =
+              x[(h * d.t + i) * d.e + c];
+    return y;
+  };
+  AttentionReference s;
+  for (auto [from, to] : {std::pair{&r.q, &s.q},
+                          {&r.k, &s.k},
+                          {&r.v, &s.v},
+                          {&r.dout, &s.dout},
+                          {&r.out, &s.out},
+                          {&r.dq, &s.dq},
+                          {&r.dk, &s.dk},
+                          {&r.dv, &s.dv}})
+    *to = permute(*from);
+  return s;
 }
 
 /// got within `tolerance` of want, relative beyond magnitude 1; a NaN in

@@ -194,6 +194,42 @@ TEST(RuntimeCApi, LayoutOps) {
                "slice: [2, 5) of axis 1 does not fit [2, 3]");
 }
 
+/// Attention's `form` flags: causal and sequence-major through the ABI
+/// give what the head-major call gives on the permuted operands, and a bit
+/// the ABI does not define is an error, not ignored.
+TEST(RuntimeCApi, AttentionFormFlags) {
+  Ctx c;
+  // [B=1, T=3, H=2, E=2] and its head-major [1, 2, 3, 2].
+  const std::vector<float> seq = {1, 0, 0, 1, 2, 1, 1, 2, 0, 3, 3, 0};
+  std::vector<float> heads(12);
+  for (int t = 0; t < 3; ++t)
+    for (int h = 0; h < 2; ++h)
+      for (int e = 0; e < 2; ++e)
+        heads[(h * 3 + t) * 2 + e] = seq[(t * 2 + h) * 2 + e];
+  whale_rt_tensor *xs = c.f32({1, 3, 2, 2}, seq),
+                  *xh = c.f32({1, 2, 3, 2}, heads),
+                  *os = c.make(WHALE_RT_F32, {1, 3, 2, 2}),
+                  *oh = c.make(WHALE_RT_F32, {1, 2, 3, 2});
+  const int32_t causal = WHALE_RT_ATTENTION_CAUSAL;
+  ASSERT_EQ(whale_rt_attention(c.ctx, xh, xh, xh, 0.5, causal, oh),
+            WHALE_RT_OK);
+  ASSERT_EQ(whale_rt_attention(c.ctx, xs, xs, xs, 0.5,
+                               causal | WHALE_RT_ATTENTION_SEQUENCE_MAJOR, os),
+            WHALE_RT_OK);
+  const std::vector<float> gotS = values(os, 12), gotH = values(oh, 12);
+  for (int t = 0; t < 3; ++t)
+    for (int h = 0; h < 2; ++h)
+      for (int e = 0; e < 2; ++e)
+        EXPECT_NEAR(gotS[(t * 2 + h) * 2 + e], gotH[(h * 3 + t) * 2 + e], 1e-6)
+            << t << " " << h << " " << e;
+  // Row 0 of a causal attention sees only itself.
+  EXPECT_FLOAT_EQ(gotS[0], seq[0]);
+  EXPECT_EQ(whale_rt_attention(c.ctx, xs, xs, xs, 0.5, 4, os),
+            WHALE_RT_INVALID_ARGUMENT);
+  EXPECT_STREQ(whale_rt_last_error(c.ctx),
+               "attention: form 4 has flags this runtime does not know");
+}
+
 } // namespace
 
 namespace {

@@ -497,11 +497,12 @@ TEST(GpuAttentionPlan, ChunkedGemmsAndRowStepsMatchTheCpu) {
                                         : MatmulPrecision::F32);
         std::vector<float> want(q.size());
         ASSERT_TRUE(device().attention(cv(q, qs), cv(k, ks), cv(v, ks), d.scale,
-                                       causal, mv(want, qs)));
+                                       AttentionForm{causal}, mv(want, qs)));
         std::vector<float> wq(q.size()), wk(k.size()), wv(v.size());
         ASSERT_TRUE(device().attentionBackward(
             cv(q, qs), cv(k, ks), cv(v, ks), cv(want, qs), cv(dout, qs),
-            d.scale, causal, mv(wq, qs), mv(wk, ks), mv(wv, ks)));
+            d.scale, AttentionForm{causal}, mv(wq, qs), mv(wk, ks),
+            mv(wv, ks)));
         device().setMatmulPrecision(MatmulPrecision::F32);
 
         const std::vector<float> qm = operand(q, amp), km = operand(k, amp),

@@ -93,7 +93,8 @@ void runBackward(const SimtArgs &a) {
 struct SimtCase {
   int64_t heads, t, e;
   bool causal;
-  float scale; ///< large ones make logits near 1e4
+  float scale;            ///< large ones make logits near 1e4
+  int64_t groupHeads = 0; ///< sequence-major [heads / H, t, H, e] when set
 };
 
 class FlashSimtMatchesCpu : public ::testing::TestWithParam<SimtCase> {};
@@ -111,9 +112,16 @@ TEST_P(FlashSimtMatchesCpu, ForwardAndBackward) {
   d.scale = c.scale;
   d.causal = c.causal;
   const std::string what = "t " + std::to_string(c.t) + " e " +
-                           std::to_string(c.e) + (c.causal ? " causal" : "");
-  const whale::testing::AttentionReference r =
+                           std::to_string(c.e) + (c.causal ? " causal" : "") +
+                           (c.groupHeads ? " sequence-major" : "");
+  // The reference is head-major; a sequence-major case permutes its
+  // operands in and its answers out (SequenceMajor in AttentionReference).
+  whale::testing::AttentionReference r =
       whale::testing::cpuAttention(d, 41, /*amp=*/false);
+  if (c.groupHeads) {
+    d.groupHeads = c.groupHeads;
+    r = whale::testing::sequenceMajor(r, d);
+  }
   const std::vector<float> &q = r.q, &k = r.k, &v = r.v, &dout = r.dout;
   std::vector<float> out(q.size()), lse(d.heads * d.t);
   SimtArgs fa;
@@ -148,9 +156,10 @@ TEST_P(FlashSimtMatchesCpu, ForwardAndBackward) {
   std::vector<float> rowD(d.heads * d.t), dq(q.size(), 0), dk(q.size()),
       dv(q.size());
   for (int64_t i = 0; i < d.heads * d.t; ++i) { // flashRowDots' D = dO . O
+    const int64_t at = headOffset(d, i / d.t, d.t) + (i % d.t) * rowStride(d);
     float sum = 0;
     for (int64_t x = 0; x < d.e; ++x)
-      sum += dout[i * d.e + x] * out[i * d.e + x];
+      sum += dout[at + x] * out[at + x];
     rowD[i] = sum;
   }
   ba.q = q.data();
@@ -183,7 +192,11 @@ INSTANTIATE_TEST_SUITE_P(
         // past the backward's 128 columns: the forward alone, 32 keys a tile
         SimtCase{1, 70, 256, true, 0.0625f}, SimtCase{1, 33, 200, false, 0.07f},
         // logits near 1e4: the running maximum moves by thousands
-        SimtCase{1, 90, 64, true, 3000.0f}));
+        SimtCase{1, 90, 64, true, 3000.0f},
+        // sequence-major [2, t, 3, e]: rows 3 e apart, heads e apart
+        SimtCase{6, 100, 64, true, 0.125f, 3},
+        SimtCase{6, 70, 40, false, 0.15f, 3},
+        SimtCase{2, 33, 200, true, 0.07f, 2}));
 
 /// A NaN in one query row reaches that row's output and no other row's:
 /// the kernels neither hide it nor spread it across rows.
