@@ -47,54 +47,64 @@ OpCost productKernel(double batch, double m, double n, double k, bool bf16,
 
 /// S = Q K^T then a row kernel's softmax over it, in place, for `n` heads
 /// (and P's bf16 copy under amp): both paths of the GEMMs start so.
-void gemmScores(std::vector<OpCost> &out, const AttentionShape &a, double n,
-                bool bf16, double elt) {
+void gemmScores(std::vector<AttentionKernel> &out, const AttentionShape &a,
+                double n, bool bf16, double elt) {
   const double t = a.t, tk = a.tk, e = a.e, scores = n * t * tk;
-  out.push_back(productKernel(n, t, tk, e, bf16, 2 * scores * e,
-                              n * (t + tk) * e * elt + scores * 4));
-  out.push_back(elementKernel(5 * scores, 8 * scores));
+  out.push_back(AttentionKernel{productKernel(
+      n, t, tk, e, bf16, 2 * scores * e, n * (t + tk) * e * elt + scores * 4)});
+  out.push_back(AttentionKernel{elementKernel(5 * scores, 8 * scores)});
   if (bf16)
-    out.push_back(elementKernel(scores, 6 * scores));
+    out.push_back(AttentionKernel{elementKernel(scores, 6 * scores)});
 }
 
-/// The chunked GEMMs (CudaDevice::attention, attentionBackward).
-void gemmPath(std::vector<OpCost> &out, const AttentionShape &a, bool bf16,
-              double elt) {
-  const double t = a.t, tk = a.tk, e = a.e;
-  const int64_t chunk = gemmPathHeadsPerChunk(a);
-  for (int64_t h = 0; h < a.heads; h += chunk) {
-    const double n = double(std::min(chunk, a.heads - h)), scores = n * t * tk;
-    // A product over the scores: [rows, e] out of [rows, cols] by the
-    // other operand's [cols, e], the scores read at the operands' width.
-    auto throughScores = [&](double rows, double cols) {
-      return productKernel(n, rows, e, cols, bf16, 2 * scores * e,
-                           scores * elt + n * cols * e * elt +
-                               n * rows * e * 4);
-    };
-    gemmScores(out, a, n, bf16, elt);
-    if (!a.backward) {
-      out.push_back(throughScores(t, tk)); // O = P V
-      continue;
-    }
-    out.push_back(throughScores(tk, t)); // dV = P^T dO
-    out.push_back(productKernel(n, t, tk, e, bf16, 2 * scores * e,
-                                n * (t + tk) * e * elt + scores * 4)); // dP
+/// One chunk of `n` heads of the chunked GEMMs, `launches` chunks alike.
+void gemmChunk(std::vector<AttentionKernel> &out, const AttentionShape &a,
+               double n, int64_t launches, bool bf16, double elt) {
+  const size_t first = out.size();
+  const double t = a.t, tk = a.tk, e = a.e, scores = n * t * tk;
+  // A product over the scores: [rows, e] out of [rows, cols] by the
+  // other operand's [cols, e], the scores read at the operands' width.
+  auto throughScores = [&](double rows, double cols) {
+    return productKernel(n, rows, e, cols, bf16, 2 * scores * e,
+                         scores * elt + n * cols * e * elt + n * rows * e * 4);
+  };
+  gemmScores(out, a, n, bf16, elt);
+  if (!a.backward) {
+    out.push_back(AttentionKernel{throughScores(t, tk)}); // O = P V
+  } else {
+    out.push_back(AttentionKernel{throughScores(tk, t)}); // dV = P^T dO
+    out.push_back(AttentionKernel{
+        productKernel(n, t, tk, e, bf16, 2 * scores * e,
+                      n * (t + tk) * e * elt + scores * 4)}); // dP = dO V^T
     // dS = scale P (dP - D) in place, D = dO . O from the fp32 rows.
-    out.push_back(
-        elementKernel(4 * scores + 2 * n * t * e, 12 * scores + 8 * n * t * e));
+    out.push_back(AttentionKernel{elementKernel(4 * scores + 2 * n * t * e,
+                                                12 * scores + 8 * n * t * e)});
     if (bf16)
-      out.push_back(elementKernel(scores, 6 * scores));
-    out.push_back(throughScores(t, tk)); // dQ = dS K
-    out.push_back(throughScores(tk, t)); // dK = dS^T Q
+      out.push_back(AttentionKernel{elementKernel(scores, 6 * scores)});
+    out.push_back(AttentionKernel{throughScores(t, tk)}); // dQ = dS K
+    out.push_back(AttentionKernel{throughScores(tk, t)}); // dK = dS^T Q
   }
+  for (size_t i = first; i < out.size(); ++i)
+    out[i].launches = launches;
+}
+
+/// The chunked GEMMs (CudaDevice::attention, attentionBackward): the full
+/// chunks, then the rest of the heads.
+void gemmPath(std::vector<AttentionKernel> &out, const AttentionShape &a,
+              bool bf16, double elt) {
+  const int64_t chunk = gemmPathHeadsPerChunk(a);
+  if (const int64_t full = a.heads / chunk; full > 0)
+    gemmChunk(out, a, double(chunk), full, bf16, elt);
+  if (const int64_t rest = a.heads % chunk; rest > 0)
+    gemmChunk(out, a, double(rest), 1, bf16, elt);
 }
 
 /// The fused kernels (FlashAttention.cu, FlashAttentionF32.cu): whole
 /// tiles of `f` computed, the operands read once each (a query tile's
 /// re-reads of K and V come from L2), the output in fp32. The backward's
 /// dQ is added in fp32 by every key tile that sees its rows.
-void fusedPath(std::vector<OpCost> &out, const AttentionShape &a, bool bf16,
-               double elt, const FusedAttentionTiles &f) {
+void fusedPath(std::vector<AttentionKernel> &out, const AttentionShape &a,
+               bool bf16, double elt, const FusedAttentionTiles &f) {
   const double heads = a.heads, t = a.t, tk = a.tk;
   const double q = heads * t * a.e, kv = heads * tk * a.e, rows = heads * t;
   const double operands = (q + 2 * kv) * elt;
@@ -105,21 +115,23 @@ void fusedPath(std::vector<OpCost> &out, const AttentionShape &a, bool bf16,
   // S = Q K^T and O += P V per tile; with the output null, S alone.
   const double forwardPairs = computed(fwd);
   if (!a.backward) {
-    out.push_back(productKernel(heads, t, fwd.dim, tk, bf16,
-                                forwardPairs * 4 * fwd.dim, operands + q * 4));
+    out.push_back(AttentionKernel{productKernel(heads, t, fwd.dim, tk, bf16,
+                                                forwardPairs * 4 * fwd.dim,
+                                                operands + q * 4)});
     return;
   }
-  out.push_back(productKernel(heads, t, fwd.dim, tk, bf16,
-                              forwardPairs * 2 * fwd.dim,
-                              operands + rows * 4));     // each row's lse
-  out.push_back(elementKernel(0, q * 4));                // dq zeroed
-  out.push_back(elementKernel(2 * q, 8 * q + rows * 4)); // D = dO . O
+  out.push_back(AttentionKernel{
+      productKernel(heads, t, fwd.dim, tk, bf16, forwardPairs * 2 * fwd.dim,
+                    operands + rows * 4)});                // each row's lse
+  out.push_back(AttentionKernel{elementKernel(0, q * 4)}); // dq zeroed
+  out.push_back(
+      AttentionKernel{elementKernel(2 * q, 8 * q + rows * 4)}); // D = dO . O
   // S, dP, dV, dK, dQ: five products of 2 dim a pair.
   const double pairs = computed(f);
   const double dqAdds = heads * double(fusedTilePairs(a, f)) * f.rows * f.dim;
-  out.push_back(productKernel(heads, tk, f.dim, t, bf16, pairs * 10 * f.dim,
-                              (2 * q + 2 * kv) * elt + 2 * rows * 4 +
-                                  2 * kv * 4 + dqAdds * 8));
+  out.push_back(AttentionKernel{productKernel(
+      heads, tk, f.dim, t, bf16, pairs * 10 * f.dim,
+      (2 * q + 2 * kv) * elt + 2 * rows * 4 + 2 * kv * 4 + dqAdds * 8)});
 }
 
 } // namespace
@@ -166,22 +178,24 @@ int64_t gemmPathHeadsPerChunk(const AttentionShape &a) {
                              std::max<int64_t>(1, a.heads));
 }
 
-std::vector<OpCost> gpuAttentionKernels(const AttentionShape &a, bool bf16,
-                                        bool fused) {
-  std::vector<OpCost> out;
+std::vector<AttentionKernel> gpuAttentionKernels(const AttentionShape &a,
+                                                 bool bf16, bool fused) {
+  std::vector<AttentionKernel> out;
   const double q = double(a.heads) * a.t * a.e,
                kv = double(a.heads) * a.tk * a.e;
   if (q == 0)
     return out;
   if (a.tk == 0) { // no key: the output (or the gradients) filled with 0
-    out.push_back(elementKernel(0, (a.backward ? q + 2 * kv : q) * 4));
+    out.push_back(
+        AttentionKernel{elementKernel(0, (a.backward ? q + 2 * kv : q) * 4)});
     return out;
   }
   // Under amp each fp32 operand is first copied to bf16 (gemmInputs).
   if (bf16) {
     const double operands[] = {q, kv, kv, q}; // q, k, v; dout for the grad
     for (int i = 0; i < (a.backward ? 4 : 3); ++i)
-      out.push_back(elementKernel(operands[i], 6 * operands[i]));
+      out.push_back(
+          AttentionKernel{elementKernel(operands[i], 6 * operands[i])});
   }
   const double elt = bf16 ? 2 : 4;
   const FusedAttentionTiles f =
@@ -195,9 +209,9 @@ std::vector<OpCost> gpuAttentionKernels(const AttentionShape &a, bool bf16,
 
 double gpuAttentionSeconds(const OpCost &cost, const DeviceModel &device) {
   double seconds = 0;
-  for (const OpCost &kernel :
+  for (const AttentionKernel &kernel :
        gpuAttentionKernels(cost.attention, cost.bf16, gpuFusedAttention()))
-    seconds += opSeconds(kernel, device);
+    seconds += double(kernel.launches) * opSeconds(kernel.cost, device);
   return seconds;
 }
 

@@ -49,11 +49,21 @@ int64_t fusedTilePairs(const AttentionShape &a, const FusedAttentionTiles &f);
 /// Heads per chunk of the GEMM path: its scores hold at most 64 Mi floats.
 int64_t gemmPathHeadsPerChunk(const AttentionShape &a);
 
+/// A kernel attention launches, priced as an op, and how many times in a
+/// row it runs alike: the GEMM path's chunks of heads are all the same but
+/// the last, and a 1T model's attention at the global batch has tens of
+/// thousands of them, which one entry stands for (the planner prices every
+/// attention at every candidate cut).
+struct AttentionKernel {
+  OpCost cost;
+  int64_t launches = 1;
+};
+
 /// The kernels attention (or, with a.backward, its gradient) launches on a
-/// GPU, in order, each as an op: fused or GEMMs as `fused` says (the fused
-/// kernels only where their tiles hold the head width).
-std::vector<OpCost> gpuAttentionKernels(const AttentionShape &a, bool bf16,
-                                        bool fused);
+/// GPU, in order: fused or GEMMs as `fused` says (the fused kernels only
+/// where their tiles hold the head width).
+std::vector<AttentionKernel> gpuAttentionKernels(const AttentionShape &a,
+                                                 bool bf16, bool fused);
 
 /// Seconds of attention on a GPU: its kernels', summed.
 double gpuAttentionSeconds(const OpCost &cost, const DeviceModel &device);

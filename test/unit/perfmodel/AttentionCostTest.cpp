@@ -48,19 +48,36 @@ AttentionShape gpt2(bool backward) {
   return AttentionShape{96, 1024, 1024, 64, /*causal=*/true, backward};
 }
 
-double seconds(const std::vector<OpCost> &kernels, const DeviceModel &d) {
+using Kernels = std::vector<AttentionKernel>;
+
+double seconds(const Kernels &kernels, const DeviceModel &d) {
   double s = 0;
-  for (const OpCost &k : kernels)
-    s += opSeconds(k, d);
+  for (const AttentionKernel &k : kernels)
+    s += double(k.launches) * opSeconds(k.cost, d);
   return s;
 }
 
-double flops(const std::vector<OpCost> &kernels, bool matmulOnly) {
+double flops(const Kernels &kernels, bool matmulOnly) {
   double f = 0;
-  for (const OpCost &k : kernels)
-    if (k.matmul || !matmulOnly)
-      f += k.flops;
+  for (const AttentionKernel &k : kernels)
+    if (k.cost.matmul || !matmulOnly)
+      f += double(k.launches) * k.cost.flops;
   return f;
+}
+
+double bytes(const Kernels &kernels) {
+  double b = 0;
+  for (const AttentionKernel &k : kernels)
+    b += double(k.launches) * k.cost.bytes;
+  return b;
+}
+
+/// Kernel launches in all, each chunk's counted.
+int64_t launches(const Kernels &kernels) {
+  int64_t n = 0;
+  for (const AttentionKernel &k : kernels)
+    n += k.launches;
+  return n;
 }
 
 TEST(AttentionCost, TheSwitchIsTheRuntimes) {
@@ -127,12 +144,12 @@ TEST(AttentionCost, EachPathAsItRuns) {
 
   // GEMMs, amp: q, k, v to bf16, then per chunk of 64 heads the scores,
   // the softmax, P to bf16 and P V: 3 + 2 x 4 launches.
-  const std::vector<OpCost> gemm = gpuAttentionKernels(fwd, true, false);
+  const Kernels gemm = gpuAttentionKernels(fwd, true, false);
   EXPECT_EQ(gemmPathHeadsPerChunk(fwd), 64);
-  EXPECT_EQ(gemm.size(), 3u + 2 * 4);
+  EXPECT_EQ(launches(gemm), 3 + 2 * 4);
   EXPECT_DOUBLE_EQ(flops(gemm, true), 2 * square);
   // In fp32 neither copy runs.
-  EXPECT_EQ(gpuAttentionKernels(fwd, false, false).size(), 2u * 3);
+  EXPECT_EQ(launches(gpuAttentionKernels(fwd, false, false)), 2 * 3);
   // The backward's five products, over full squares too.
   EXPECT_DOUBLE_EQ(flops(gpuAttentionKernels(bwd, true, false), true),
                    5 * square);
@@ -140,25 +157,21 @@ TEST(AttentionCost, EachPathAsItRuns) {
   // Fused: 16 query tiles of 64 visit 1 + 2 + ... + 16 key tiles.
   EXPECT_EQ(fusedTilePairs(fwd, fusedForwardTiles(64)), 136);
   const double tiles = 96.0 * 136 * 64 * 64;
-  const std::vector<OpCost> fused = gpuAttentionKernels(fwd, true, true);
-  EXPECT_EQ(fused.size(), 3u + 1);
+  const Kernels fused = gpuAttentionKernels(fwd, true, true);
+  EXPECT_EQ(launches(fused), 3 + 1);
   EXPECT_DOUBLE_EQ(flops(fused, true), tiles * 4 * 64);
   EXPECT_LT(flops(fused, true), 0.55 * flops(gemm, true));
   // Its gradient: dout to bf16 too, the statistics (Q K^T alone), dq
   // zeroed, D = dO . O, then five products over the same tiles.
-  const std::vector<OpCost> fusedGrad = gpuAttentionKernels(bwd, true, true);
-  EXPECT_EQ(fusedGrad.size(), 4u + 4);
+  const Kernels fusedGrad = gpuAttentionKernels(bwd, true, true);
+  EXPECT_EQ(launches(fusedGrad), 4 + 4);
   EXPECT_DOUBLE_EQ(flops(fusedGrad, true), tiles * 2 * 64 + tiles * 10 * 64);
 
   // The fused forward moves the operands and the output only: each of q,
   // k, v read in fp32 and written in bf16 (6 bytes), read again in bf16
   // (2), the output written in fp32 (4). The GEMMs also write and read
   // every score, several times over.
-  double fusedBytes = 0, gemmBytes = 0;
-  for (const OpCost &k : fused)
-    fusedBytes += k.bytes;
-  for (const OpCost &k : gemm)
-    gemmBytes += k.bytes;
+  const double fusedBytes = bytes(fused), gemmBytes = bytes(gemm);
   const double elements = 96.0 * 1024 * 64;
   EXPECT_DOUBLE_EQ(fusedBytes, elements * (3 * 6 + 3 * 2 + 4));
   EXPECT_GT(gemmBytes, 96.0 * 1024 * 1024 * 4 * 3);
@@ -168,17 +181,41 @@ TEST(AttentionCost, EachPathAsItRuns) {
   // runtime does; past 256 so does the forward.
   AttentionShape wide = bwd;
   wide.e = 256;
-  EXPECT_EQ(gpuAttentionKernels(wide, true, true).size(),
-            gpuAttentionKernels(wide, true, false).size());
+  EXPECT_EQ(launches(gpuAttentionKernels(wide, true, true)),
+            launches(gpuAttentionKernels(wide, true, false)));
   wide.backward = false;
-  EXPECT_EQ(gpuAttentionKernels(wide, true, true).size(), 3u + 1);
+  EXPECT_EQ(launches(gpuAttentionKernels(wide, true, true)), 3 + 1);
   wide.e = 300;
-  EXPECT_EQ(gpuAttentionKernels(wide, true, true).size(),
-            gpuAttentionKernels(wide, true, false).size());
+  EXPECT_EQ(launches(gpuAttentionKernels(wide, true, true)),
+            launches(gpuAttentionKernels(wide, true, false)));
   // No key: one fill.
   AttentionShape none = fwd;
   none.tk = 0;
-  EXPECT_EQ(gpuAttentionKernels(none, true, true).size(), 1u);
+  EXPECT_EQ(launches(gpuAttentionKernels(none, true, true)), 1);
+}
+
+/// A 1T model's attention at the global batch (3,072 x 160 heads of 2,048
+/// positions: 30,720 chunks of 16 heads) is two entries a chunk's kernels,
+/// not thirty thousand: the planner prices it at every candidate cut, and
+/// listed chunk by chunk it took minutes. The price is each chunk's.
+TEST(AttentionCost, ChunksAlikeAreOneEntry) {
+  AttentionShape a;
+  a.heads = 3072 * 160 + 5;
+  a.t = a.tk = 2048;
+  a.e = 160;
+  a.causal = true;
+  const Kernels k = gpuAttentionKernels(a, true, false);
+  EXPECT_EQ(gemmPathHeadsPerChunk(a), 16);
+  // The three copies to bf16, then a chunk's four (scores, softmax, P to
+  // bf16, P V) for the full chunks and again for the rest.
+  EXPECT_EQ(k.size(), 3u + 2 * 4);
+  EXPECT_EQ(launches(k), 3 + 30720 * 4 + 4);
+  AttentionShape one = a;
+  one.heads = 16;
+  const double perChunk = flops(gpuAttentionKernels(one, true, false), true);
+  one.heads = 5;
+  const double rest = flops(gpuAttentionKernels(one, true, false), true);
+  EXPECT_DOUBLE_EQ(flops(k, true), 30720 * perChunk + rest);
 }
 
 /// opSeconds prices attention on a GPU by the switch in force, and on a
