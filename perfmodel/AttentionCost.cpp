@@ -89,9 +89,22 @@ void gemmChunk(std::vector<AttentionKernel> &out, const AttentionShape &a,
 }
 
 /// The chunked GEMMs (CudaDevice::attention, attentionBackward): the full
-/// chunks, then the rest of the heads.
+/// chunks, then the rest of the heads. Sequence-major operands are first
+/// permuted to head-major ones and the results back (fp32 transposes that
+/// read and write each element once): q, k, v in and the output back, or
+/// q, k, v, the output and dout in and dq, dk, dv back.
 void gemmPath(std::vector<AttentionKernel> &out, const AttentionShape &a,
               bool bf16, double elt) {
+  if (a.sequenceMajor) {
+    const double q = double(a.heads) * a.t * a.e,
+                 kv = double(a.heads) * a.tk * a.e;
+    // Forward: q, k, v, out. Backward: q, k, v, out, dout, dq, dk, dv.
+    const std::vector<double> moved =
+        a.backward ? std::vector<double>{q, kv, kv, q, q, q, kv, kv}
+                   : std::vector<double>{q, kv, kv, q};
+    for (double n : moved)
+      out.push_back(AttentionKernel{elementKernel(0, 8 * n)});
+  }
   const int64_t chunk = gemmPathHeadsPerChunk(a);
   if (const int64_t full = a.heads / chunk; full > 0)
     gemmChunk(out, a, double(chunk), full, bf16, elt);

@@ -58,7 +58,8 @@ void setAttentionShape(OpCost &c, mlir::RankedTensorType q,
   c.n = ks[ks.size() - seq];
   c.k = qs.back();
   c.batch = c.m > 0 && c.k > 0 ? q.getNumElements() / (c.m * c.k) : 1;
-  c.attention = {c.batch, c.m, c.n, c.k, causal, backward};
+  c.attention = {
+      c.batch, c.m, c.n, c.k, causal, backward, layout.sequenceMajor};
 }
 
 } // namespace whale::perf

@@ -27,6 +27,7 @@ namespace whale::perf {
 struct AttentionShape {
   int64_t heads = 0, t = 0, tk = 0, e = 0;
   bool causal = false, backward = false;
+  bool sequenceMajor = false; ///< operands [..., T, H, E] (the op's layout)
 };
 
 /// What an op costs on a device: its FLOPs, the bytes it reads and

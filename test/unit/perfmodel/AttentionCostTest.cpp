@@ -188,6 +188,23 @@ TEST(AttentionCost, EachPathAsItRuns) {
   wide.e = 300;
   EXPECT_EQ(launches(gpuAttentionKernels(wide, true, true)),
             launches(gpuAttentionKernels(wide, true, false)));
+  // Sequence-major operands: the fused kernels read them in place; the
+  // GEMMs take head-major copies, permuted in and the results back (fp32,
+  // 8 bytes an element moved): 4 transposes forward, 8 backward.
+  for (bool backward : {false, true}) {
+    AttentionShape seq = backward ? bwd : fwd;
+    seq.sequenceMajor = true;
+    const AttentionShape plain = backward ? bwd : fwd;
+    EXPECT_EQ(launches(gpuAttentionKernels(seq, true, true)),
+              launches(gpuAttentionKernels(plain, true, true)));
+    const Kernels permuted = gpuAttentionKernels(seq, true, false);
+    EXPECT_EQ(launches(permuted),
+              launches(gpuAttentionKernels(plain, true, false)) +
+                  (backward ? 8 : 4));
+    EXPECT_DOUBLE_EQ(bytes(permuted) -
+                         bytes(gpuAttentionKernels(plain, true, false)),
+                     (backward ? 8 : 4) * 8 * 96.0 * 1024 * 64);
+  }
   // No key: one fill.
   AttentionShape none = fwd;
   none.tk = 0;
