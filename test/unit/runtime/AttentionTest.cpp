@@ -111,7 +111,8 @@ std::vector<float> swapMiddle(const std::vector<float> &x, const Shape &s) {
 }
 
 /// Sequence-major operands [B, T, H, E], read in place by the fused kernel
-/// and permuted by the composed one, give the head-major answers permuted:
+/// and, by Device's composition, permuted to head-major ones for the
+/// device's own attention and back, give the head-major answers permuted:
 /// what -whale-fuse-attention relies on when it folds split_heads away.
 class SequenceMajorAttention : public ::testing::TestWithParam<bool> {};
 
