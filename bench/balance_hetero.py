@@ -22,10 +22,26 @@ measure the operating system's sharing, and the script says so.
 
     python3 bench/balance_hetero.py [--whale build/bin/whale] [--fast 4]
                                     [--slow 2] [--steps 20] [--split]
+
+Unequal GPUs are shares of one GPU's SMs (`cuda:0@sms=K`, a green context
+each; docs/balancing.md). A GPU machine has no MLIR, so the plans are
+compiled here and run there by whale-exec (scripts/gpu-pack.sh packs them,
+scripts/gpu/check.sh runs them with WHALE_GPU_BALANCE=1), and the table is
+made here from what comes back:
+
+    python3 bench/balance_hetero.py --emit-gpu-pack DIR [--sms 40,88]
+    DIR/run.sh RESULTS                       # there
+    python3 bench/balance_hetero.py --collect-gpu DIR RESULTS
+
+The model is GPT at GPT-2 small's width (12 heads of 64, context 256, 4
+blocks), large enough that a share's SMs, not launches, bound its step:
+each share alone, then both at once as data parallelism and as one split
+TaskGraph, each balanced by the shares' rates and even.
 """
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -60,6 +76,98 @@ def samples_per_s(whale, cluster, steps, skip, extra=(), script=SCRIPT):
             shares[0].split(":")[1].strip() if shares else "")
 
 
+GPT = os.path.join(ROOT, "examples", "gpt_scaled.whl")
+GPT_SIZES = ["D=768", "HEADS=12", "T=256", "LAYERS=4", "VOCAB=8192",
+             "BATCH=64", "STAGES=2", "MICRO=1"]
+
+
+def gpu_plans(shares, model):
+    """name, cluster, defines, compile flags: each share alone, then
+    together as data parallelism and as a split TaskGraph, balanced and
+    even."""
+    one = [f"cuda:0@model={model},sms={k}" for k in shares]
+    both = ",".join(one)
+    plans = [(f"alone {k} SMs", c, ["TP=1"], []) for k, c in zip(shares, one)]
+    for kind, tp in (("data parallel", "TP=1"), ("split TaskGraph", "TP=2")):
+        for even in (False, True):
+            plans.append((f"{kind}, {'even' if even else 'balanced'}", both,
+                          [tp], ["--even"] if even else []))
+    return plans
+
+
+def emit_gpu_pack(args):
+    """The GPU plans compiled into DIR, with DIR/run.sh to train each there
+    (whale-exec) and write its metrics into RESULTS."""
+    shares = [int(k) for k in args.sms.split(",")]
+    plans = gpu_plans(shares, args.model)
+    os.makedirs(args.emit_gpu_pack, exist_ok=True)
+    lines = ["#!/usr/bin/env bash",
+             "# Made by bench/balance_hetero.py --emit-gpu-pack: each plan",
+             "# trained by whale-exec; bring RESULTS back to --collect-gpu.",
+             "set -uo pipefail",
+             'here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"',
+             'out="${1:?usage: run.sh RESULTS}"',
+             'mkdir -p "$out"',
+             'exec_="${WHALE_EXEC:-whale-exec}"']
+    for i, (name, cluster, defines, flags) in enumerate(plans):
+        folder = os.path.join(args.emit_gpu_pack, f"plan-{i}")
+        shutil.rmtree(folder, ignore_errors=True)
+        cmd = [args.whale, "compile", GPT, "--emit=bundle", "--cluster",
+               cluster, "-o", folder, *flags]
+        for d in GPT_SIZES + defines + [f"AMP={args.amp}"]:
+            cmd += ["--define", d]
+        subprocess.run(cmd, check=True, capture_output=True, text=True)
+        lines += [f'echo "{name}"',
+                  f'"$exec_" "$here/plan-{i}" --steps {args.steps} '
+                  f'--metrics "$out/metrics-{i}.jsonl" > "$out/log-{i}.txt" '
+                  f'2>&1 || echo "  failed: $(tail -1 "$out/log-{i}.txt")"']
+    json.dump({"plans": [p[0] for p in plans], "shares": shares,
+               "model": args.model, "amp": args.amp, "steps": args.steps},
+              open(os.path.join(args.emit_gpu_pack, "plans.json"), "w"),
+              indent=1)
+    script = os.path.join(args.emit_gpu_pack, "run.sh")
+    open(script, "w").write("\n".join(lines) + "\n")
+    os.chmod(script, 0o755)
+    print(f"{len(plans)} plans in {args.emit_gpu_pack}; there: run.sh RESULTS")
+
+
+def collect_gpu(args):
+    """The table of what DIR/run.sh measured there: samples/s of each plan
+    (the median over the steps after the first few), the gain of balanced
+    over even, and each against the ideal (the shares' rates alone,
+    summed)."""
+    pack, results = args.collect_gpu
+    meta = json.load(open(os.path.join(pack, "plans.json")))
+    rate = {}
+    for i, name in enumerate(meta["plans"]):
+        path = os.path.join(results, f"metrics-{i}.jsonl")
+        if not os.path.exists(path):
+            print(f"{name}: no metrics (failed there?)")
+            continue
+        rows = [json.loads(line) for line in open(path)]
+        values = [r["samples_per_s"] for r in rows[min(3, len(rows) // 4):]]
+        if not values or any(v != v for v in values):
+            raise SystemExit(f"{name}: no finite samples/s")
+        rate[name] = statistics.median(values)
+    alone = [rate.get(f"alone {k} SMs") for k in meta["shares"]]
+    ideal = sum(alone) if all(alone) else None
+    amp = "bf16 amp" if meta["amp"] == "bf16" else "fp32"
+    print(f"GPT at GPT-2 small's width, {amp}, on shares of one "
+          f"{meta['model']}: SMs {' + '.join(map(str, meta['shares']))}\n")
+    print("| plan | samples/s | of ideal |")
+    print("|---|---:|---:|")
+    for name in meta["plans"]:
+        if name in rate:
+            of = f"{rate[name] / ideal:.1%}" if ideal else ""
+            print(f"| {name} | {rate[name]:.1f} | {of} |")
+    if ideal:
+        print(f"| ideal (the shares alone, summed) | {ideal:.1f} | 100% |")
+    for kind in ("data parallel", "split TaskGraph"):
+        b, e = rate.get(f"{kind}, balanced"), rate.get(f"{kind}, even")
+        if b and e:
+            print(f"\n{kind}: balanced / even {b / e:.2f}x")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--whale", default=os.path.join(ROOT, "build", "bin",
@@ -69,7 +177,22 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--split", action="store_true",
                     help="tensor parallelism: uneven shards vs equal ones")
+    ap.add_argument("--emit-gpu-pack", metavar="DIR",
+                    help="compile the GPU plans (shares of one GPU) and a "
+                    "run.sh into DIR, to run on a GPU machine")
+    ap.add_argument("--collect-gpu", nargs=2, metavar=("DIR", "RESULTS"),
+                    help="the table of what DIR/run.sh measured there")
+    ap.add_argument("--sms", default="40,88",
+                    help="the shares' SMs, comma-separated (Hopper: "
+                    "multiples of 8)")
+    ap.add_argument("--model", default="H200",
+                    help="the GPU's data sheet (its SMs and rates)")
+    ap.add_argument("--amp", default="off", choices=("off", "bf16"))
     args = ap.parse_args()
+    if args.emit_gpu_pack:
+        return emit_gpu_pack(args)
+    if args.collect_gpu:
+        return collect_gpu(args)
     skip = min(3, args.steps // 4)
     cores = os.cpu_count() or 1
     if cores < args.fast + args.slow:

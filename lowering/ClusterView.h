@@ -75,6 +75,7 @@ inline ClusterView clusterOf(mlir::Operation *op, int64_t devices) {
   auto gpus = dict.getAs<mlir::DenseBoolArrayAttr>("gpus");
   auto threads = dict.getAs<mlir::DenseI64ArrayAttr>("threads");
   auto names = dict.getAs<mlir::ArrayAttr>("models");
+  auto sms = dict.getAs<mlir::DenseI64ArrayAttr>("sms");
   for (int64_t d = 0; d < devices; ++d) {
     perf::DeviceDescription &out = view.devices[d];
     if (flops && d < flops.size())
@@ -88,6 +89,8 @@ inline ClusterView clusterOf(mlir::Operation *op, int64_t devices) {
     if (names && d < int64_t(names.size()))
       if (auto name = llvm::dyn_cast<mlir::StringAttr>(names[d]))
         out.model = name.str();
+    if (sms && d < sms.size())
+      out.sms = static_cast<int>(sms[d]);
     // A device named by its data sheet is a GPU (IR written before `gpus`).
     out.gpu = out.gpu || !out.model.empty();
   }

@@ -128,7 +128,8 @@ StageDevices stageDevices(func::FuncOp fn, int64_t k, int64_t c) {
         const perf::DeviceDescription &d = cluster.device(blocks[i] + j);
         if (llvm::none_of(seen[i], [&](const perf::DeviceDescription &x) {
               return x.gpu == d.gpu && x.model == d.model &&
-                     x.flops == d.flops && x.threads == d.threads;
+                     x.flops == d.flops && x.threads == d.threads &&
+                     x.sms == d.sms;
             })) {
           seen[i].push_back(d);
           s.models[i].push_back(perf::deviceModelOf(d));

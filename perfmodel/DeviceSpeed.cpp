@@ -3,14 +3,42 @@
 #include "perfmodel/DeviceSpeed.h"
 
 #include <algorithm>
+#include <string>
 
 namespace whale::perf {
+
+double smShare(const DeviceDescription &d) {
+  if (!d.gpu || d.sms <= 0)
+    return 1;
+  const DeviceModel *sheet = d.model.empty() ? nullptr : findGpuModel(d.model);
+  const int total = sheet ? sheet->parallelUnits : kNominalGpuSms;
+  return std::min(1.0, static_cast<double>(d.sms) / total);
+}
 
 double rateOf(const DeviceDescription &d) {
   if (d.flops > 0)
     return d.flops;
-  return d.gpu ? kNominalGpuFlops : std::max(1, d.threads) * kNominalCoreFlops;
+  return d.gpu ? kNominalGpuFlops * smShare(d)
+               : std::max(1, d.threads) * kNominalCoreFlops;
 }
+
+bool rateIsNominal(const DeviceDescription &d) { return !(d.flops > 0); }
+
+namespace {
+
+/// `m` on its share of the SMs: the memory bandwidth it draws scales with
+/// them, an estimate (a partition reaches HBM through its own SMs' load
+/// units, and until a profile of it says otherwise it is priced as moving
+/// bytes at its share of the peak); its GEMMs' waves fill only its SMs; and
+/// it has a name of its own, so a profile of the share times it apart
+/// from the whole GPU.
+void onShare(DeviceModel &m, const DeviceDescription &d, double share) {
+  m.memoryBandwidth *= share;
+  m.parallelUnits = std::min(m.parallelUnits, d.sms);
+  m.name += "@sms=" + std::to_string(d.sms);
+}
+
+} // namespace
 
 DeviceModel deviceModelOf(const DeviceDescription &d) {
   const DeviceModel *sheet = d.model.empty() ? nullptr : findGpuModel(d.model);
@@ -18,12 +46,20 @@ DeviceModel deviceModelOf(const DeviceDescription &d) {
     DeviceModel m = *sheet;
     if (d.memory > 0)
       m.memoryBytes = d.memory;
+    // A share of it: its arithmetic scales with its SMs too.
+    if (const double share = smShare(d); share < 1) {
+      m.matmulFlops *= share;
+      m.matmulFlopsBf16 *= share;
+      m.vectorFlops *= share;
+      onShare(m, d, share);
+    }
     return m;
   }
   const double rate = rateOf(d);
   if (!d.gpu)
     return cpuModel(rate, d.threads, d.memory);
-  // A GPU known only by its rate: priced as a GPU of that rate.
+  // A GPU known only by its rate: priced as a GPU of that rate. The rate
+  // is already its share's; its bandwidth and SMs follow the share.
   DeviceModel m = *findGpuModel("H100-SXM");
   m.name = "cuda";
   const double scale = rate / m.matmulFlops;
@@ -31,6 +67,8 @@ DeviceModel deviceModelOf(const DeviceDescription &d) {
   m.matmulFlopsBf16 *= scale;
   m.vectorFlops *= scale;
   m.memoryBytes = d.memory;
+  if (d.sms > 0)
+    onShare(m, d, smShare(d));
   return m;
 }
 

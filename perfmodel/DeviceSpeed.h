@@ -33,15 +33,31 @@ struct DeviceDescription {
   double flops = 0;   ///< declared or measured FLOP/s; 0: none
   int threads = 1;    ///< the threads it runs with
   int64_t memory = 0; ///< bytes; 0: no limit
+  int sms = 0;        ///< a GPU's SMs it may use (a share); 0: all
 };
 
+/// The SMs of a GPU known by rate alone: an H100's, whose rate the nominal
+/// GPU rate is.
+constexpr int kNominalGpuSms = 132;
+
+/// The fraction of its GPU a device may use: its SMs over the GPU's (the
+/// data sheet's, else kNominalGpuSms), at most 1; 1 for a whole GPU or a
+/// CPU device.
+double smShare(const DeviceDescription &d);
+
 /// The rate a device is balanced by: declared or measured, else nominal
-/// (a GPU's, or its threads times a core's).
+/// (a GPU's times its SM share, or its threads times a core's).
 double rateOf(const DeviceDescription &d);
+
+/// Whether rateOf gives a nominal rate: none declared, measured or taken
+/// from a data sheet (the cluster parser turns a sheet into a rate).
+bool rateIsNominal(const DeviceDescription &d);
 
 /// The model that prices a device's ops:
 /// - a named GPU: its data sheet, with the memory the cluster declares;
 /// - a GPU known only by its rate: an H100 scaled to that rate;
+/// - a share of a GPU (sms): its arithmetic and memory bandwidth scaled
+///   by the share, and that many SMs for its GEMMs' waves;
 /// - a CPU device: cpuModel at its rate and threads.
 DeviceModel deviceModelOf(const DeviceDescription &d);
 

@@ -20,6 +20,7 @@
 #            each with its reference run on one CPU device here
 # gpt2/      GPT-2 small compiled for cuda:0, fp32 and bf16, batch 8 and 16
 # accuracy/  the simulator's accuracy plans, CPU and one-GPU, with run.sh
+# balance/   GPT on two shares of the GPU's SMs, balanced and even, with run.sh
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$root/build"
@@ -91,6 +92,11 @@ done
 # measure on that machine's cores and its GPU; --collect predicts them here.
 python3 "$root/bench/sim_accuracy.py" --emit-pack "$pack/accuracy" --gpu \
   --rounds 1 --steps 16 >/dev/null
+
+# Balancing over shares of one GPU's SMs (bench/balance_hetero.py), run
+# there with WHALE_GPU_BALANCE=1; --collect-gpu makes the table here.
+python3 "$root/bench/balance_hetero.py" --emit-gpu-pack "$pack/balance" \
+  --steps 16 >/dev/null
 
 tar -C "$root" -cf - gpu-pack | gzip -9 > "$root/gpu-pack.tar.gz"
 size=$(du -sb "$pack" | cut -f1)

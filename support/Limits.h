@@ -33,6 +33,9 @@ inline constexpr int64_t kMaxTaskGraphs = 1024;
 /// Threads of one device, and of all the devices one process runs.
 inline constexpr int64_t kMaxThreads = 1024;
 inline constexpr int64_t kMaxProcessThreads = 4096;
+/// SMs of a share of one GPU (cuda:N@sms=K): past any GPU's count (an
+/// H100 has 132), which the data sheet or the driver checks exactly.
+inline constexpr int64_t kMaxGpuSms = 1024;
 /// Classes of synthetic data: a model's logits, wider than any vocabulary
 /// (GPT-2's 50,257, Llama 3's 128,256), far below what would stall making
 /// the task's teacher.

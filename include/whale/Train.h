@@ -172,6 +172,9 @@ struct TrainResult {
   std::vector<int64_t> peakMemory;
   /// Under a plan: samples of the global batch each device computed on.
   std::vector<int64_t> localBatches;
+  /// Under a plan of devices that differ: those balanced by a nominal rate
+  /// (none declared or measured), which the driver says.
+  std::vector<int64_t> nominalRates;
   /// Each change of the devices, in order.
   std::vector<ReshardReport> reshards;
   /// Changes asked for in the control file that could not be made, each

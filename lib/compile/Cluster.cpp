@@ -95,9 +95,58 @@ bool applyOption(DeviceSpec &d, llvm::StringRef option, std::string &error) {
     }
     return true;
   }
-  error =
-      "unknown device option '" + key.str() + "' (known: threads, mem, flops)";
+  if (key == "sms") {
+    unsigned n;
+    if (d.kind != "cuda") {
+      error =
+          "sms is a GPU's share of its SMs, for cuda devices (cuda:0@sms=66)";
+      return false;
+    }
+    if (value.getAsInteger(10, n) || n < 1 || n > kMaxGpuSms) {
+      error = "sms must be a whole number of SMs from 1 to " +
+              std::to_string(kMaxGpuSms) + ", not '" + value.str() + "'";
+      return false;
+    }
+    d.sms = static_cast<int>(n);
+    return true;
+  }
+  if (key == "model") {
+    const perf::DeviceModel *m = perf::findGpuModel(value.str());
+    if (d.kind != "cuda" || !m) {
+      error = d.kind != "cuda"
+                  ? "model names a GPU's data sheet, for cuda "
+                    "devices (cuda:0@model=H200)"
+                  : "unknown GPU model '" + value.str() +
+                        "' (known: " + perf::knownGpuModelNames() + ")";
+      return false;
+    }
+    d.model = m->name;
+    return true;
+  }
+  error = "unknown device option '" + key.str() + "' (known: threads, mem, " +
+          "flops" + (d.kind == "cuda" ? ", sms, model" : "") + ")";
   return false;
+}
+
+/// A GPU with a data sheet takes the sheet's memory and rate where the
+/// cluster declares neither, the rate at its share of the SMs; a share
+/// larger than the sheet's GPU is refused.
+bool applyDataSheet(DeviceSpec &d, bool memoryDeclared, bool flopsDeclared,
+                    const std::string &where, std::string &error) {
+  const perf::DeviceModel *m =
+      d.model.empty() ? nullptr : perf::findGpuModel(d.model);
+  if (!m)
+    return true;
+  if (d.sms > m->parallelUnits) {
+    error = where + ": sms=" + std::to_string(d.sms) + " is more than the " +
+            m->name + "'s " + std::to_string(m->parallelUnits) + " SMs";
+    return false;
+  }
+  if (!memoryDeclared)
+    d.memory = m->memoryBytes;
+  if (!flopsDeclared)
+    d.flops = m->matmulFlops * perf::smShare(describe(d, 1));
+  return true;
 }
 
 bool parseShort(llvm::StringRef spec, Cluster &out, std::string &error) {
@@ -152,6 +201,11 @@ bool parseShort(llvm::StringRef spec, Cluster &out, std::string &error) {
         if (!applyOption(out.devices[i], options, error))
           return false;
   }
+  for (size_t i = 0; i < out.devices.size(); ++i)
+    if (!applyDataSheet(
+            out.devices[i], out.devices[i].memory > 0, out.devices[i].flops > 0,
+            "cuda:" + std::to_string(out.devices[i].ordinal), error))
+      return false;
   out.nodes = {"localhost"};
   out.hosts = {""};
   return true;
@@ -264,10 +318,11 @@ bool parseClusterJson(const std::string &text, const std::string &path,
       DeviceSpec spec;
       spec.node = static_cast<int>(out.nodes.size());
       spec.kind = "cpu";
-      int64_t count = 1, first = 0, threads = 0;
+      int64_t count = 1, first = 0, threads = 0, sms = 0;
       std::string model;
-      if (!df.onlyKnown({"kind", "count", "first", "threads", "memory",
-                         "model", "flops"}) ||
+      if (!df.onlyKnown({"kind", "count", "first", "threads", "memory", "model",
+                         "flops", "sms"}) ||
+          !df.integer("sms", 1, kMaxGpuSms, sms) ||
           !df.string("kind", spec.kind) ||
           !df.integer("count", 1, 4096, count) ||
           !df.integer("first", 0, 1024, first) ||
@@ -284,6 +339,11 @@ bool parseClusterJson(const std::string &text, const std::string &path,
         error = at + ": \"first\" is the first GPU's number, for kind \"cuda\"";
         return false;
       }
+      if (df.has("sms") && spec.kind != "cuda") {
+        error = at + ": \"sms\" is a GPU's share of its SMs, for kind \"cuda\"";
+        return false;
+      }
+      spec.sms = static_cast<int>(sms);
       // GPUs `first` .. first + count - 1 of the node.
       spec.ordinal = static_cast<int>(first);
       spec.threads = static_cast<int>(threads);
@@ -311,10 +371,8 @@ bool parseClusterJson(const std::string &text, const std::string &path,
         spec.model = m->name;
         // The data sheet's memory unless the file says otherwise; its rate
         // is the simulator's to use, the planner balances by `flops`.
-        if (!df.has("memory"))
-          spec.memory = m->memoryBytes;
-        if (!df.has("flops"))
-          spec.flops = m->matmulFlops;
+        if (!applyDataSheet(spec, df.has("memory"), df.has("flops"), at, error))
+          return false;
       }
       if (!withinDeviceLimit(out.devices.size() + static_cast<size_t>(count),
                              at, error))
@@ -387,6 +445,8 @@ std::string clusterJson(const Cluster &cluster) {
         o["flops"] = d.flops;
       if (!d.model.empty())
         o["model"] = d.model;
+      if (d.sms > 0)
+        o["sms"] = d.sms;
       devices.push_back(std::move(o));
     }
     llvm::json::Object node{
@@ -425,6 +485,7 @@ perf::DeviceDescription describe(const DeviceSpec &d, int defaultThreads) {
   out.flops = d.flops;
   out.threads = threadsOf(d, defaultThreads);
   out.memory = d.memory;
+  out.sms = d.sms;
   return out;
 }
 
@@ -473,8 +534,10 @@ std::vector<RankPlace> devicePlaces(const Cluster &cluster) {
 }
 
 std::string runtimeDeviceName(const DeviceSpec &spec, size_t index) {
-  return spec.kind == "cuda" ? "cuda:" + std::to_string(spec.ordinal)
-                             : "cpu:" + std::to_string(index);
+  if (spec.kind != "cuda")
+    return "cpu:" + std::to_string(index);
+  std::string name = "cuda:" + std::to_string(spec.ordinal);
+  return spec.sms > 0 ? name + "@sms=" + std::to_string(spec.sms) : name;
 }
 
 } // namespace whale

@@ -29,6 +29,9 @@ struct DeviceSpec {
   /// A GPU model the simulator knows by its data sheet ("A100-80GB",
   /// perfmodel/DeviceModel.h); empty for a device described by rate alone.
   std::string model;
+  /// cuda: the streaming multiprocessors it may use, a share of its GPU
+  /// (a green context); 0: all of them.
+  int sms = 0;
 };
 
 struct LinkSpec {
@@ -36,8 +39,8 @@ struct LinkSpec {
   double latency = 0;   ///< seconds
 };
 
-/// The runtime's name of device `index` of a cluster: "cpu:<index>" or
-/// "cuda:<ordinal>".
+/// The runtime's name of device `index` of a cluster: "cpu:<index>",
+/// "cuda:<ordinal>", or "cuda:<ordinal>@sms=<K>" for a share of a GPU.
 std::string runtimeDeviceName(const DeviceSpec &spec, size_t index);
 
 struct Cluster {

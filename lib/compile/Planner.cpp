@@ -85,7 +85,7 @@ void describeCluster(mlir::ModuleOp module, const Cluster &cluster,
                      int defaultThreads) {
   mlir::Builder b(module.getContext());
   std::vector<double> rates;
-  std::vector<int64_t> memory, threads;
+  std::vector<int64_t> memory, threads, sms;
   llvm::SmallVector<bool> gpus;
   llvm::SmallVector<mlir::Attribute> models;
   for (const DeviceSpec &spec : cluster.devices) {
@@ -95,15 +95,18 @@ void describeCluster(mlir::ModuleOp module, const Cluster &cluster,
     gpus.push_back(d.gpu);
     threads.push_back(d.threads);
     models.push_back(b.getStringAttr(d.model));
+    sms.push_back(d.sms);
   }
-  module->setAttr(
-      "whale.cluster",
-      b.getDictionaryAttr(
-          {b.getNamedAttr("flops", b.getDenseF64ArrayAttr(rates)),
-           b.getNamedAttr("memory", b.getDenseI64ArrayAttr(memory)),
-           b.getNamedAttr("gpus", b.getDenseBoolArrayAttr(gpus)),
-           b.getNamedAttr("threads", b.getDenseI64ArrayAttr(threads)),
-           b.getNamedAttr("models", b.getArrayAttr(models))}));
+  llvm::SmallVector<mlir::NamedAttribute> entries = {
+      b.getNamedAttr("flops", b.getDenseF64ArrayAttr(rates)),
+      b.getNamedAttr("memory", b.getDenseI64ArrayAttr(memory)),
+      b.getNamedAttr("gpus", b.getDenseBoolArrayAttr(gpus)),
+      b.getNamedAttr("threads", b.getDenseI64ArrayAttr(threads)),
+      b.getNamedAttr("models", b.getArrayAttr(models))};
+  // Shares of GPUs only where a device is one.
+  if (llvm::any_of(sms, [](int64_t n) { return n > 0; }))
+    entries.push_back(b.getNamedAttr("sms", b.getDenseI64ArrayAttr(sms)));
+  module->setAttr("whale.cluster", b.getDictionaryAttr(entries));
 }
 
 /// A plan's array entry as a vector; empty where the plan has none.
@@ -153,6 +156,10 @@ bool planModel(Interpreter &interp, const std::string &modelName,
   const int64_t devices = static_cast<int64_t>(cluster.devices.size());
   out.devices = devices;
   out.deviceFlops = deviceRates(cluster, options.defaultThreads);
+  for (int64_t d = 0; d < devices; ++d)
+    if (perf::rateIsNominal(
+            describe(cluster.devices[d], options.defaultThreads)))
+      out.nominalRates.push_back(d);
 
   // Plans `module` (a copy of the script at some batch) with the same
   // shares as the first run once those are known.

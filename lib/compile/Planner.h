@@ -96,6 +96,9 @@ struct PlannedModel {
   /// seconds per step; and the rate it planned with (FLOP/s).
   std::vector<int64_t> deviceMemory;
   std::vector<double> deviceSeconds, deviceFlops;
+  /// The devices whose rate is nominal: the cluster declares none, no data
+  /// sheet gives one, and none was measured (`whale devices --probe`).
+  std::vector<int64_t> nominalRates;
   std::string balance;
 
   /// The rank programs replica r runs.

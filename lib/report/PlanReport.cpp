@@ -5,6 +5,7 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lowering/Passes.h"
 #include "lowering/Plan.h"
+#include "perfmodel/DeviceSpeed.h"
 #include "runtime/exec/BatchRows.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -240,6 +241,31 @@ double stepSeconds(const PlannedModel &plan) {
   return worst;
 }
 
+/// Says which rates are nominal, and how to measure them: a balance by
+/// nominal rates is a guess (a CPU's 8 threads need not be twice 4).
+void nominalRatesText(llvm::raw_ostream &os, const PlannedModel &plan) {
+  if (plan.nominalRates.empty())
+    return;
+  const bool all =
+      plan.nominalRates.size() == static_cast<size_t>(plan.devices);
+  const bool one = plan.nominalRates.size() == 1;
+  os << "  "
+     << (all   ? "rates of every device are"
+         : one ? "the rate of device"
+               : "rates of devices");
+  if (!all)
+    for (size_t i = 0; i < plan.nominalRates.size(); ++i)
+      os << (i ? ", " : " ") << plan.nominalRates[i];
+  if (!all)
+    os << (one ? " is" : " are");
+  os << llvm::formatv(" nominal, not measured ({0:F0} GFLOP/s a CPU "
+                      "thread, {1:F0} TFLOP/s a GPU): `whale devices --cluster "
+                      "SPEC --probe -o FILE.json` measures them, and "
+                      "--cluster FILE.json plans by them\n",
+                      perf::kNominalCoreFlops / 1e9,
+                      perf::kNominalGpuFlops / 1e12);
+}
+
 void devicesText(llvm::raw_ostream &os, const PlannedModel &plan,
                  const PlannedModel *even, const std::string &evenError) {
   os << "devices ("
@@ -277,6 +303,7 @@ void devicesText(llvm::raw_ostream &os, const PlannedModel &plan,
   else if (!evenError.empty())
     os << "; no even plan: " << evenError;
   os << "\n";
+  nominalRatesText(os, plan);
 }
 
 llvm::json::Object devicesJson(const PlannedModel &plan) {
@@ -289,8 +316,12 @@ llvm::json::Object devicesJson(const PlannedModel &plan) {
                                       {"samples", d.samples},
                                       {"compute_seconds", d.seconds},
                                       {"memory_bytes", d.memory}});
+  llvm::json::Array nominal;
+  for (int64_t d : plan.nominalRates)
+    nominal.push_back(d);
   return llvm::json::Object{{"balance", plan.balance},
                             {"step_compute_seconds", stepSeconds(plan)},
+                            {"nominal_rates", std::move(nominal)},
                             {"devices", std::move(rows)}};
 }
 

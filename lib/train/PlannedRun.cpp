@@ -22,6 +22,9 @@
 
 #include "llvm/Support/xxhash.h"
 
+#include <algorithm>
+#include <functional>
+
 namespace whale {
 namespace {
 
@@ -490,6 +493,12 @@ std::string PlannedRun::gatherFigures() {
   const int64_t devices = static_cast<int64_t>(cluster.devices.size());
   result.peakMemory.assign(devices, 0);
   result.localBatches.assign(devices, 0);
+  // Equal devices share evenly whatever their rate: only a balance over
+  // devices that differ rests on the nominal rates.
+  result.nominalRates.clear();
+  if (std::adjacent_find(plan.deviceFlops.begin(), plan.deviceFlops.end(),
+                         std::not_equal_to<>()) != plan.deviceFlops.end())
+    result.nominalRates = plan.nominalRates;
   const std::vector<int64_t> rows = plan.replicaRows();
   for (const OpenedRank &rank : ranks) {
     int64_t device = rank.place.device;

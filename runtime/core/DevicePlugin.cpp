@@ -4,6 +4,7 @@
 
 #include "runtime/cpu/CpuDevice.h"
 #include "runtime/cuda/DevicePluginAbi.h"
+#include "runtime/cuda/SmShare.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -94,23 +95,13 @@ const CudaPlugin &cudaPlugin() {
   return plugin;
 }
 
-/// GPU N of "cuda:N".
-bool cudaOrdinal(const std::string &name, int &ordinal) {
-  if (name.rfind("cuda:", 0) != 0)
-    return false;
-  std::string digits = name.substr(5);
-  ordinal = -1;
-  if (digits.empty() || digits.size() > 6 ||
-      digits.find_first_not_of("0123456789") != std::string::npos)
-    return true; // a cuda name, but a bad ordinal: checkCuda says so
-  ordinal = std::atoi(digits.c_str());
-  return true;
-}
-
-Status checkCuda(const std::string &name, int ordinal) {
-  if (ordinal < 0)
+Status checkCuda(const std::string &name, const cuda::CudaName &gpu) {
+  if (gpu.ordinal < 0)
     return Status::invalid("'" + name +
                            "': expected cuda:N, N the GPU's number from 0");
+  if (gpu.sms < 0)
+    return Status::invalid("'" + name +
+                           "': expected cuda:N@sms=K, K the SMs it may use");
   const CudaPlugin &plugin = cudaPlugin();
   if (!plugin.deviceCount)
     return Status::invalid("'" + name + "': " + plugin.error);
@@ -121,7 +112,7 @@ Status checkCuda(const std::string &name, int ordinal) {
                            "': the CUDA driver found no usable "
                            "GPU (" +
                            why + ")");
-  if (ordinal >= count)
+  if (gpu.ordinal >= count)
     return Status::invalid("'" + name + "': this machine has " +
                            std::to_string(count) + " GPU" +
                            (count == 1 ? "" : "s"));
@@ -131,25 +122,25 @@ Status checkCuda(const std::string &name, int ordinal) {
 } // namespace
 
 Status checkDevice(const std::string &name) {
-  int ordinal;
-  if (cudaOrdinal(name, ordinal))
-    return checkCuda(name, ordinal);
+  cuda::CudaName gpu;
+  if (cuda::parseCudaName(name, gpu))
+    return checkCuda(name, gpu);
   return Status::ok();
 }
 
 Status openDevice(const std::string &name, int threads, int64_t memoryLimit,
                   std::unique_ptr<Device> &out) {
-  int ordinal;
-  if (!cudaOrdinal(name, ordinal)) {
+  cuda::CudaName gpu;
+  if (!cuda::parseCudaName(name, gpu)) {
     out = std::make_unique<CpuDevice>(
         name, CpuDeviceOptions{std::max(1, threads),
                                std::max<int64_t>(0, memoryLimit)});
     return Status::ok();
   }
-  if (Status st = checkCuda(name, ordinal); !st)
+  if (Status st = checkCuda(name, gpu); !st)
     return st;
   char why[512] = "";
-  Device *dev = cudaPlugin().openDevice(name.c_str(), ordinal,
+  Device *dev = cudaPlugin().openDevice(name.c_str(), gpu.ordinal, gpu.sms,
                                         std::max<int64_t>(0, memoryLimit), why,
                                         sizeof why);
   if (!dev)

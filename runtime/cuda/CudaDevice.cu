@@ -131,7 +131,8 @@ CudaDevice::CudaDevice(const std::string &name, int ordinal,
       ordinal(ordinal) {}
 
 std::unique_ptr<CudaDevice> CudaDevice::open(const std::string &name,
-                                             int ordinal, int64_t memoryLimit,
+                                             int ordinal, int sms,
+                                             int64_t memoryLimit,
                                              std::string &error) {
   int count = 0;
   if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
@@ -146,10 +147,13 @@ std::unique_ptr<CudaDevice> CudaDevice::open(const std::string &name,
   }
   std::unique_ptr<CudaDevice> dev(new CudaDevice(name, ordinal, memoryLimit));
   Status st = cudaFailed(cudaSetDevice(ordinal), name + ": cudaSetDevice");
+  // The primary context first: a green context shares its memory.
   if (st)
-    st = cudaFailed(
-        cudaStreamCreateWithFlags(&dev->compute, cudaStreamNonBlocking),
-        name + ": creating the compute stream");
+    st = cudaFailed(cudaFree(nullptr), name + ": starting the GPU");
+  if (st && sms > 0)
+    st = GreenContext::open(name, ordinal, sms, dev->share);
+  if (st)
+    st = dev->newStream(dev->compute, "creating the compute stream");
   if (st)
     st = cudaFailed(cudaMalloc(&dev->dataError, sizeof(DataError)),
                     name + ": allocating the error record");
@@ -204,6 +208,13 @@ CudaDevice::~CudaDevice() {
     cublasDestroy(blas);
   if (compute)
     cudaStreamDestroy(compute);
+}
+
+Status CudaDevice::newStream(cudaStream_t &out, const std::string &what) {
+  if (share)
+    return share->newStream(out, what);
+  return cudaFailed(cudaStreamCreateWithFlags(&out, cudaStreamNonBlocking),
+                    name() + ": " + what);
 }
 
 Status CudaDevice::enter() {
@@ -1508,10 +1519,7 @@ Status CudaDevice::bucketCollectiveStart(BucketOp op, const std::string &key,
     it = ncclComms.emplace(key, comm).first;
   }
   if (!comms)
-    if (Status st = cudaFailed(
-            cudaStreamCreateWithFlags(&comms, cudaStreamNonBlocking),
-            name() + ": creating the communication stream");
-        !st)
+    if (Status st = newStream(comms, "creating the communication stream"); !st)
       return st;
   // The bucket was packed on the compute stream: NCCL starts after that.
   cudaEvent_t done = nullptr;
@@ -1621,10 +1629,7 @@ Status CudaDevice::pairFor(const std::string &key, int position,
   }
 #if WHALE_HAVE_NCCL
   Pair pair;
-  if (Status st = cudaFailed(
-          cudaStreamCreateWithFlags(&pair.stream, cudaStreamNonBlocking),
-          name() + ": creating a pipeline stream");
-      !st)
+  if (Status st = newStream(pair.stream, "creating a pipeline stream"); !st)
     return st;
   ncclComm_t comm = nullptr;
   if (Status st = joinNccl(name(), 2, position, shareFromFirst, comm); !st) {
@@ -1720,11 +1725,11 @@ whale_cuda_device_count(char *error, int64_t error_size) {
 }
 
 extern "C" WHALE_PLUGIN_EXPORT whale::rt::Device *
-whale_cuda_open_device(const char *name, int32_t ordinal, int64_t memory_limit,
-                       char *error, int64_t error_size) {
+whale_cuda_open_device(const char *name, int32_t ordinal, int32_t sms,
+                       int64_t memory_limit, char *error, int64_t error_size) {
   std::string why;
   std::unique_ptr<whale::rt::cuda::CudaDevice> dev =
-      whale::rt::cuda::CudaDevice::open(name, ordinal, memory_limit, why);
+      whale::rt::cuda::CudaDevice::open(name, ordinal, sms, memory_limit, why);
   if (!dev)
     std::snprintf(error, static_cast<size_t>(error_size), "%s", why.c_str());
   return dev.release();

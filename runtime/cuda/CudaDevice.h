@@ -16,6 +16,7 @@
 
 #include "runtime/core/Device.h"
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/GreenContext.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -50,10 +51,10 @@ private:
 
 class CudaDevice final : public Device {
 public:
-  /// Opens GPU `ordinal`; on failure returns null with the reason in
-  /// `error`.
+  /// Opens GPU `ordinal`, on `sms` of its SMs (0: all of them;
+  /// GreenContext.h); on failure returns null with the reason in `error`.
   static std::unique_ptr<CudaDevice> open(const std::string &name, int ordinal,
-                                          int64_t memoryLimit,
+                                          int sms, int64_t memoryLimit,
                                           std::string &error);
   ~CudaDevice() override;
 
@@ -250,7 +251,13 @@ private:
   Status moeSlots(const MoeShape &m, const int32_t *experts,
                   const int32_t **slots);
 
+  /// A stream for this device's work: on its share's SMs where it has
+  /// one, else the GPU's.
+  Status newStream(cudaStream_t &out, const std::string &what);
+
   int ordinal;
+  /// The share of the GPU's SMs it runs on; null: the whole GPU.
+  std::unique_ptr<GreenContext> share;
   cudaStream_t compute = nullptr;
   cublasHandle_t blas = nullptr;
   DataError *dataError = nullptr;

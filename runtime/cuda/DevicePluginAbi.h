@@ -21,13 +21,12 @@ class Device;
 extern "C" {
 /// How many GPUs the driver shows, or -1 with the reason in `error`.
 typedef int32_t (*whale_cuda_device_count_fn)(char *error, int64_t error_size);
-/// GPU `ordinal` as a device named `name` with a memory limit in bytes (0:
-/// none), owned by the caller; null with the reason in `error`.
-typedef whale::rt::Device *(*whale_cuda_open_device_fn)(const char *name,
-                                                        int32_t ordinal,
-                                                        int64_t memory_limit,
-                                                        char *error,
-                                                        int64_t error_size);
+/// GPU `ordinal` as a device named `name` on `sms` of its SMs (0: all; a
+/// green context otherwise) with a memory limit in bytes (0: none), owned
+/// by the caller; null with the reason in `error`.
+typedef whale::rt::Device *(*whale_cuda_open_device_fn)(
+    const char *name, int32_t ordinal, int32_t sms, int64_t memory_limit,
+    char *error, int64_t error_size);
 }
 
 #endif

@@ -2,6 +2,7 @@
 
 #include "runtime/exec/PlanManifest.h"
 
+#include "runtime/cuda/SmShare.h"
 #include "runtime/exec/BatchRows.h"
 #include "support/InputFile.h"
 #include "support/JsonString.h"
@@ -258,16 +259,15 @@ private:
   std::string source;
 };
 
-/// A device as the runtime opens it: cpu:N or cuda:N.
+/// A device as the runtime opens it: cpu:N, cuda:N or cuda:N@sms=K.
 bool deviceName(const std::string &name) {
-  for (const char *kind : {"cpu:", "cuda:"}) {
-    const size_t n = std::strlen(kind);
-    if (name.compare(0, n, kind) == 0 && name.size() > n &&
-        name.size() <= n + 6 &&
-        name.find_first_not_of("0123456789", n) == std::string::npos)
-      return true;
-  }
-  return false;
+  rt::cuda::CudaName gpu; // cuda:N, or cuda:N@sms=K on a share of its SMs
+  if (rt::cuda::parseCudaName(name, gpu))
+    return gpu.ordinal >= 0 && gpu.sms >= 0;
+  const size_t n = std::strlen("cpu:");
+  return name.compare(0, n, "cpu:") == 0 && name.size() > n &&
+         name.size() <= n + 6 &&
+         name.find_first_not_of("0123456789", n) == std::string::npos;
 }
 
 /// A library's file: a plain name beside the manifest.
@@ -448,8 +448,9 @@ bool parseManifest(const std::string &text, const std::string &source,
               return false;
             dev.threads = static_cast<int>(threads);
             if (!deviceName(dev.name))
-              return r.fail(at + ".name", "expected cpu:N or cuda:N, not \"" +
-                                              dev.name + "\"");
+              return r.fail(at + ".name",
+                            "expected cpu:N, cuda:N or cuda:N@sms=K, not \"" +
+                                dev.name + "\"");
             // Where it is (an older bundle does not say: this machine).
             if (d.find("place") || d.find("node")) {
               if (!r.text(d, at, "node", dev.node) ||

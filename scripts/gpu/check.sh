@@ -23,7 +23,10 @@
 #    shapes, fp32 and bf16, beside what the simulator's device model
 #    predicts for this GPU (docs/simulation.md);
 # 5. with WHALE_GPU_ACCURACY=1, the simulator's accuracy plans
-#    (accuracy/run.sh), for bench/sim_accuracy.py --collect.
+#    (accuracy/run.sh), for bench/sim_accuracy.py --collect;
+# 6. with WHALE_GPU_BALANCE=1, GPT on two shares of the GPU's SMs, each
+#    alone and together, balanced and even (balance/run.sh), for
+#    bench/balance_hetero.py --collect-gpu.
 # Logs and metrics go to OUT (default: ./gpu-results). Each step has a time
 # limit (WHALE_GPU_TESTS_TIMEOUT, WHALE_GPU_PLAN_TIMEOUT,
 # WHALE_GPU_BENCH_TIMEOUT, in seconds), so a hang costs one step, not the
@@ -156,5 +159,14 @@ if [ "${WHALE_GPU_ACCURACY:-0}" = 1 ] && [ -x "$here/accuracy/run.sh" ]; then
   WHALE_EXEC="$here/bin/whale-exec" timeout \
     "${WHALE_GPU_ACCURACY_TIMEOUT:-600}" "$here/accuracy/run.sh" \
     "$out/accuracy" || echo "the accuracy runs stopped: $?"
+fi
+# Balancing over unequal devices made of one GPU (cuda:0@sms=K each):
+# bring OUT/balance back to
+# `bench/balance_hetero.py --collect-gpu gpu-pack/balance OUT/balance`.
+if [ "${WHALE_GPU_BALANCE:-0}" = 1 ] && [ -x "$here/balance/run.sh" ]; then
+  echo "== balancing over shares of the GPU's SMs"
+  WHALE_EXEC="$here/bin/whale-exec" timeout \
+    "${WHALE_GPU_BALANCE_TIMEOUT:-300}" "$here/balance/run.sh" \
+    "$out/balance" || echo "the balance runs stopped: $?"
 fi
 exit $status

@@ -109,4 +109,62 @@ TEST(ClusterFile, TheDeviceLimitCoversEveryEntry) {
       << error;
 }
 
+TEST(ClusterFile, SharesOfOneGpuAreDevicesOfTheirOwn) {
+  // The short form: two devices on GPU 0, a third and two thirds of an
+  // H200's 132 SMs, priced at their shares of its data sheet.
+  whale::Cluster c;
+  std::string error;
+  ASSERT_TRUE(whale::parseCluster(
+      "cuda:0@model=H200,sms=40,cuda:0@sms=88,model=H200", c, error))
+      << error;
+  ASSERT_EQ(c.devices.size(), 2u);
+  EXPECT_EQ(c.devices[0].sms, 40);
+  EXPECT_EQ(c.devices[1].sms, 88);
+  EXPECT_EQ(c.devices[0].model, "H200");
+  EXPECT_DOUBLE_EQ(c.devices[0].flops, 67e12 * 40 / 132);
+  EXPECT_DOUBLE_EQ(c.devices[1].flops, 67e12 * 88 / 132);
+  EXPECT_EQ(c.devices[0].memory, int64_t(141e9)); // the sheet's
+  EXPECT_EQ(whale::runtimeDeviceName(c.devices[0], 0), "cuda:0@sms=40");
+  EXPECT_EQ(whale::runtimeDeviceName(c.devices[1], 1), "cuda:0@sms=88");
+  // The JSON form says the same, and is read back alike.
+  whale::Cluster again;
+  ASSERT_TRUE(
+      whale::parseClusterJson(whale::clusterJson(c), "c.json", again, error))
+      << error;
+  EXPECT_EQ(again.devices[1].sms, 88);
+  EXPECT_DOUBLE_EQ(again.devices[1].flops, c.devices[1].flops);
+  whale::Cluster a100;
+  ASSERT_TRUE(whale::parseClusterJson(
+      R"({"nodes": [{"devices": [{"kind": "cuda", "model": "A100-80GB",
+          "sms": 54}]}]})",
+      "c.json", a100, error))
+      << error;
+  EXPECT_DOUBLE_EQ(a100.devices[0].flops, 19.5e12 / 2);
+}
+
+TEST(ClusterFile, SharesAreForGpusAndWithinThem) {
+  whale::Cluster c;
+  std::string error;
+  auto refused = [&](const std::string &spec, const std::string &part) {
+    EXPECT_FALSE(whale::parseCluster(spec, c, error)) << spec;
+    EXPECT_NE(error.find(part), std::string::npos) << spec << ": " << error;
+  };
+  refused("cpu:2@sms=8", "sms is a GPU's share of its SMs, for cuda devices");
+  refused("cuda:0@sms=0", "sms must be a whole number of SMs from 1 to 1024");
+  refused("cuda:0@sms=many", "not 'many'");
+  refused("cuda:0@model=H200,sms=140",
+          "cuda:0: sms=140 is more than the H200's 132 SMs");
+  refused("cuda:0@model=B300", "unknown GPU model 'B300' (known: ");
+  refused("cpu:1@model=H200", "model names a GPU's data sheet, for cuda");
+  refused("cpu:1@colour=red",
+          "unknown device option 'colour' (known: threads, mem, flops)");
+  expectError(oneDevice(R"(, "sms": 8)"),
+              "\"sms\" is a GPU's share of its SMs, for kind \"cuda\"");
+  expectError(R"({"nodes": [{"devices": [{"kind": "cuda", "sms": 0}]}]})",
+              "sms must be a whole number from 1 to 1024");
+  expectError(R"({"nodes": [{"devices": [{"kind": "cuda", "model": "T4",
+                  "sms": 48}]}]})",
+              "sms=48 is more than the T4's 40 SMs");
+}
+
 } // namespace

@@ -1172,6 +1172,9 @@ int run(int argc, char **argv) {
     std::cout << "samples per device:";
     for (int64_t b : result.localBatches)
       std::cout << " " << b;
+    if (!result.nominalRates.empty())
+      std::cout << " (balanced by nominal rates: `whale devices --cluster "
+                   "SPEC --probe -o FILE.json` measures them)";
     std::cout << "\npeak memory per device:";
     for (int64_t b : result.peakMemory)
       std::cout << " " << b;

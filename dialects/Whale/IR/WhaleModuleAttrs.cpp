@@ -135,6 +135,14 @@ LogicalResult WhaleDialect::verifyOperationAttribute(Operation *op,
                    })))
       return op->emitError("'whale.cluster' 'models' is an array of data "
                            "sheet names (\"\" for none), one per device");
+    // A GPU's share of its SMs (0: the whole GPU).
+    auto sms = dict.get("sms");
+    if (sms && (!isa<DenseI64ArrayAttr>(sms) ||
+                cast<DenseI64ArrayAttr>(sms).size() != flops.size() ||
+                llvm::any_of(cast<DenseI64ArrayAttr>(sms).asArrayRef(),
+                             [](int64_t n) { return n < 0; })))
+      return op->emitError("'whale.cluster' 'sms' is an array<i64> of SM "
+                           "counts (0: a whole GPU), one per device");
     return success();
   }
   if (name == "whale.cost")

@@ -234,3 +234,8 @@ module attributes {whale.cluster = {flops = array<f64: 1.0e9, 1.0e9>, memory = a
 
 // expected-error @+1 {{'whale.cluster' 'models' is an array of data sheet names ("" for none), one per device}}
 module attributes {whale.cluster = {flops = array<f64: 1.0e9, 1.0e9>, memory = array<i64: 0, 0>, models = ["H100", 3]}} {}
+
+// -----
+
+// expected-error @+1 {{'whale.cluster' 'sms' is an array<i64> of SM counts (0: a whole GPU), one per device}}
+module attributes {whale.cluster = {flops = array<f64: 1.0e9, 1.0e9>, memory = array<i64: 0, 0>, sms = array<i64: 40, -8>}} {}

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -44,9 +45,9 @@ int64_t count(const Shape &s) {
 /// One context on the GPU and one on the CPU, fed the same inputs.
 struct Pair {
   whale_rt_context *gpu = nullptr, *cpu = nullptr;
-  Pair() {
+  explicit Pair(const char *gpuName = "cuda:0") {
     char why[512] = "";
-    EXPECT_EQ(whale_rt_context_open("cuda:0", 1, 0, 7, &gpu, why, sizeof why),
+    EXPECT_EQ(whale_rt_context_open(gpuName, 1, 0, 7, &gpu, why, sizeof why),
               WHALE_RT_OK)
         << why;
     cpu = whale_rt_context_create("cpu:0", 4, 0, 7);
@@ -867,6 +868,84 @@ TEST(CudaDevice, MemoryLimitIsEnforcedWithAClearError) {
   EXPECT_EQ(whale_rt_tensor_data(t), nullptr);
   whale_rt_context_destroy(ctx);
   EXPECT_NE(whale_rt_device_check("cuda:4096", why, sizeof why), WHALE_RT_OK);
+}
+
+/// Seconds of `runs` products of two n x n matrices on `ctx`, waited for.
+double gemmSeconds(whale_rt_context *ctx, int64_t n, int runs) {
+  int64_t shape[] = {n, n};
+  whale_rt_tensor *a = nullptr, *b = nullptr, *c = nullptr;
+  EXPECT_EQ(whale_rt_tensor_create(ctx, WHALE_RT_F32, 2, shape, &a),
+            WHALE_RT_OK);
+  EXPECT_EQ(whale_rt_tensor_create(ctx, WHALE_RT_F32, 2, shape, &b),
+            WHALE_RT_OK);
+  EXPECT_EQ(whale_rt_tensor_create(ctx, WHALE_RT_F32, 2, shape, &c),
+            WHALE_RT_OK);
+  whale_rt_fill(ctx, a, 0.5);
+  whale_rt_fill(ctx, b, 0.25);
+  float one = 0;
+  whale_rt_matmul(ctx, a, b, c, 0, 0); // warm: cuBLAS's first call
+  whale_rt_tensor_read(ctx, c, &one, sizeof one);
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < runs; ++i)
+    EXPECT_EQ(whale_rt_matmul(ctx, a, b, c, 0, 0), WHALE_RT_OK);
+  whale_rt_tensor_read(ctx, c, &one, sizeof one);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  EXPECT_FLOAT_EQ(one, 0.125f * n);
+  for (whale_rt_tensor *t : {a, b, c})
+    whale_rt_tensor_release(ctx, t);
+  return seconds;
+}
+
+TEST(CudaDevice, SharesOfTheSmsAreDisjointDevicesOfTheirSpeed) {
+  // A third of an H100's or H200's 132 SMs and two thirds: their ops
+  // match the CPU's, and the larger share multiplies faster.
+  {
+    Pair p("cuda:0@sms=40");
+    auto a = p.random({256, 192}, 1), b = p.random({192, 128}, 2);
+    auto o = p.make(WHALE_RT_F32, {256, 128});
+    p.check("matmul on 40 SMs", {o}, [&](whale_rt_context *ctx, int i) {
+      return whale_rt_matmul(ctx, a.t[i], b.t[i], o.t[i], 0, 0);
+    });
+  }
+  char why[512] = "";
+  whale_rt_context *small = nullptr, *large = nullptr, *more = nullptr;
+  ASSERT_EQ(
+      whale_rt_context_open("cuda:0@sms=40", 1, 0, 1, &small, why, sizeof why),
+      WHALE_RT_OK)
+      << why;
+  ASSERT_EQ(
+      whale_rt_context_open("cuda:0@sms=88", 1, 0, 1, &large, why, sizeof why),
+      WHALE_RT_OK)
+      << why;
+  // 132 - 40 - 88 = 4 SMs left: no share of 8 fits beside them.
+  EXPECT_NE(
+      whale_rt_context_open("cuda:0@sms=8", 1, 0, 1, &more, why, sizeof why),
+      WHALE_RT_OK);
+  EXPECT_NE(std::string(why).find("are left"), std::string::npos) << why;
+  EXPECT_NE(
+      whale_rt_context_open("cuda:0@sms=44", 1, 0, 1, &more, why, sizeof why),
+      WHALE_RT_OK);
+  EXPECT_NE(std::string(why).find("multiples of"), std::string::npos) << why;
+  // Both at once, on their own threads: disjoint SMs, so each keeps its
+  // speed beside the other.
+  double tSmall = 0, tLarge = 0;
+  std::thread other([&] { tLarge = gemmSeconds(large, 4096, 20); });
+  tSmall = gemmSeconds(small, 4096, 20);
+  other.join();
+  std::printf("  4096^3 fp32 GEMM x 20: 40 SMs %.3f s, 88 SMs %.3f s "
+              "(%.2fx; SMs 2.20x)\n",
+              tSmall, tLarge, tSmall / tLarge);
+  EXPECT_GT(tSmall / tLarge, 1.6);
+  whale_rt_context_destroy(large);
+  // Its SMs are free again once it closes.
+  ASSERT_EQ(
+      whale_rt_context_open("cuda:0@sms=88", 1, 0, 1, &large, why, sizeof why),
+      WHALE_RT_OK)
+      << why;
+  whale_rt_context_destroy(large);
+  whale_rt_context_destroy(small);
 }
 
 TEST(CudaCollectives, AllReduceAcrossTwoGpuContexts) {

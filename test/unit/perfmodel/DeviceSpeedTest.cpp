@@ -79,3 +79,49 @@ TEST(DeviceSpeed, ACpuDeviceIsPricedAtItsRateOverItsThreads) {
 }
 
 } // namespace
+
+TEST(DeviceSpeed, AShareOfAGpuIsItsDataSheetScaledByItsSms) {
+  DeviceDescription d;
+  d.gpu = true;
+  d.model = "H200";
+  d.sms = 44; // a third of its 132
+  const DeviceModel *sheet = findGpuModel("H200");
+  ASSERT_NE(sheet, nullptr);
+  EXPECT_DOUBLE_EQ(smShare(d), 44.0 / 132);
+  DeviceModel m = deviceModelOf(d);
+  EXPECT_EQ(m.name, "H200@sms=44"); // profiled apart from the whole GPU
+  EXPECT_DOUBLE_EQ(m.matmulFlops, sheet->matmulFlops / 3);
+  EXPECT_DOUBLE_EQ(m.matmulFlopsBf16, sheet->matmulFlopsBf16 / 3);
+  EXPECT_DOUBLE_EQ(m.vectorFlops, sheet->vectorFlops / 3);
+  EXPECT_DOUBLE_EQ(m.memoryBandwidth, sheet->memoryBandwidth / 3);
+  EXPECT_EQ(m.parallelUnits, 44); // its GEMMs' waves fill 44 SMs
+  EXPECT_EQ(m.memoryBytes, sheet->memoryBytes);
+  // Twice the SMs, twice the nominal rate; all of them or more: the GPU.
+  DeviceDescription twice = d;
+  twice.sms = 88;
+  d.model.clear();
+  twice.model.clear();
+  EXPECT_DOUBLE_EQ(rateOf(twice), 2 * rateOf(d));
+  EXPECT_DOUBLE_EQ(rateOf(d), kNominalGpuFlops / 3);
+  twice.sms = 500;
+  EXPECT_EQ(smShare(twice), 1);
+  EXPECT_EQ(rateOf(twice), kNominalGpuFlops);
+}
+
+TEST(DeviceSpeed, AShareKnownByItsRateKeepsThatRate) {
+  DeviceDescription d;
+  d.gpu = true;
+  d.flops = 20e12;
+  d.sms = 66;
+  DeviceModel m = deviceModelOf(d);
+  const DeviceModel *h100 = findGpuModel("H100-SXM");
+  EXPECT_EQ(m.name, "cuda@sms=66");
+  EXPECT_DOUBLE_EQ(m.matmulFlops, 20e12);
+  EXPECT_EQ(m.parallelUnits, 66);
+  EXPECT_DOUBLE_EQ(m.memoryBandwidth, h100->memoryBandwidth / 2);
+  // A CPU device has no SMs to share.
+  DeviceDescription cpu;
+  cpu.threads = 2;
+  cpu.sms = 8;
+  EXPECT_EQ(smShare(cpu), 1);
+}

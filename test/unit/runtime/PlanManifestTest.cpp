@@ -186,10 +186,24 @@ TEST(PlanManifest, RefusesWhatTheCompilerNeverWrites) {
   EXPECT_NE(refused(m).find("libraries[1].file: expected a file the "
                             "manifest's \"files\" vouch for"),
             std::string::npos);
+  for (const char *bad : {"tpu:0", "cuda:0@sms=0", "cuda:0@threads=2"}) {
+    m = sample();
+    m.devices[0].name = bad;
+    EXPECT_NE(refused(m).find("devices[0].name: expected cpu:N, cuda:N or "
+                              "cuda:N@sms=K, not"),
+              std::string::npos)
+        << bad;
+  }
+  // A share of a GPU's SMs is a device the compiler writes.
   m = sample();
-  m.devices[0].name = "tpu:0";
-  EXPECT_NE(refused(m).find("devices[0].name: expected cpu:N or cuda:N"),
-            std::string::npos);
+  m.devices[0].name = "cuda:0@sms=40";
+  std::string path = ::testing::TempDir() + "/whale-manifest-share.json";
+  ASSERT_EQ(writeManifest(m, path), "");
+  PlanManifest back;
+  std::string error;
+  EXPECT_TRUE(readManifest(path, back, error)) << error;
+  EXPECT_EQ(back.devices[0].name, "cuda:0@sms=40");
+  std::remove(path.c_str());
 }
 
 // Replicas sharing their rows (split_rows = "whole") read the same slice:
