@@ -520,7 +520,7 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
 
   llvm::TypeSwitch<Operation *>(op)
       .Case<AddOp, SubOp, MulOp, DivOp>([&](Operation *) { elementwise(true); })
-      .Case<NegOp, ReluOp, GeluOp, TanhOp, ExpOp, LogOp, SqrtOp>(
+      .Case<NegOp, ReluOp, GeluOp, TanhOp, ExpOp, LogOp, SqrtOp, CastOp>(
           [&](Operation *) { elementwise(false); })
       .Case([&](CausalMaskOp) {
         Layout l = layoutOf(op->getOperand(0));

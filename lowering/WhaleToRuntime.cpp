@@ -214,6 +214,7 @@ private:
                     : e.isF64()       ? WHALE_RT_F64
                     : e.isInteger(32) ? WHALE_RT_I32
                     : e.isInteger(64) ? WHALE_RT_I64
+                    : e.isBF16()      ? WHALE_RT_BF16
                                       : -1;
     if (dtype < 0)
       return emitError(loc) << "the CPU runtime has no " << e << " tensors yet";
@@ -361,6 +362,24 @@ private:
   DenseMap<Operation *, SmallVector<Operation *>> adamRuns;
 };
 
+/// bf16 is storage (amp): only a cast converts it, and only ops that move
+/// or fill elements whatever they are take it. Refused here, where the op
+/// and its line are known, rather than by the runtime when the step runs.
+static LogicalResult checkBf16Operands(Operation *op) {
+  if (isa<CastOp, ReshapeOp, ConstantOp>(op) || !op->getDialect() ||
+      !isa<WhaleDialect>(op->getDialect()))
+    return success();
+  auto bf16 = [](Type t) {
+    auto r = dyn_cast<RankedTensorType>(t);
+    return r && r.getElementType().isBF16();
+  };
+  if (llvm::any_of(op->getOperandTypes(), bf16) ||
+      llvm::any_of(op->getResultTypes(), bf16))
+    return op->emitOpError("computes in f32 on the runtime; a bf16 value "
+                           "reaches it only through whale.cast");
+  return success();
+}
+
 LogicalResult Lowering::lowerOp(Operation *op) {
   loc = op->getLoc();
   auto in = [&](unsigned i) { return handles.lookup(op->getOperand(i)); };
@@ -388,6 +407,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     handles[p.getResult()] = LLVM::LoadOp::create(b, loc, ptr, slot);
     return success();
   }
+  if (failed(checkBf16Operands(op)))
+    return failure();
 
   // An op of several results: a tensor for each, made before the call.
   auto resultTensors = [&](Operation *multi,
@@ -740,6 +761,10 @@ LogicalResult Lowering::lowerOp(Operation *op) {
       })
       .Case([&](SqrtOp) {
         unary(WHALE_RT_SQRT);
+        return success();
+      })
+      .Case([&](CastOp) {
+        call(WHALE_RT_FN(cast), {ctxArg, in(0), *out});
         return success();
       })
       .Case([&](CausalMaskOp) {

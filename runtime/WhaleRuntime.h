@@ -32,7 +32,15 @@ enum {
   WHALE_RT_INTERNAL = 3,
 };
 
-enum { WHALE_RT_F32 = 0, WHALE_RT_F64 = 1, WHALE_RT_I32 = 2, WHALE_RT_I64 = 3 };
+/* WHALE_RT_BF16 is storage only (amp): 16-bit words, fp32's exponent and the
+ * top 7 bits of its mantissa. */
+enum {
+  WHALE_RT_F32 = 0,
+  WHALE_RT_F64 = 1,
+  WHALE_RT_I32 = 2,
+  WHALE_RT_I64 = 3,
+  WHALE_RT_BF16 = 4,
+};
 enum { WHALE_RT_ADD = 0, WHALE_RT_SUB = 1, WHALE_RT_MUL = 2, WHALE_RT_DIV = 3 };
 enum {
   WHALE_RT_NEG = 0,
@@ -132,6 +140,11 @@ whale_rt_status whale_rt_unary(whale_rt_context *ctx, int32_t op,
                                whale_rt_tensor *x, whale_rt_tensor *out);
 whale_rt_status whale_rt_softmax(whale_rt_context *ctx, whale_rt_tensor *x,
                                  int64_t axis, whale_rt_tensor *out);
+/* out = x converted between f32 and bf16 (either way; the shapes equal):
+ * to bf16 rounds to nearest, ties to even, keeping NaN and infinities; to
+ * f32 is exact. */
+whale_rt_status whale_rt_cast(whale_rt_context *ctx, whale_rt_tensor *x,
+                              whale_rt_tensor *out);
 /* A fused region of elementwise ops (and the sums ending them). On a
  * device whose memory the host addresses, `kernel(data, lo, hi)`, which
  * the compiler generated, computes slices [lo, hi) of the `rows` slices of

@@ -29,11 +29,11 @@ namespace {
 /// assumed through them.
 bool passesGradients(Operation *op) {
   return isa<MatmulOp, AddOp, SubOp, MulOp, DivOp, NegOp, ReluOp, GeluOp,
-             TanhOp, ExpOp, LogOp, SqrtOp, CausalMaskOp, SoftmaxOp, AttentionOp,
-             DropoutOp, LayerNormOp, EmbeddingOp, ReduceSumOp, ReduceMeanOp,
-             ReshapeOp, TransposeOp, SliceOp, ConcatOp, AllGatherOp,
-             ShardSliceOp, ShardSumOp, FanoutOp, AllToAllOp, CrossEntropyOp,
-             ShardedCrossEntropyOp>(op);
+             TanhOp, ExpOp, LogOp, SqrtOp, CastOp, CausalMaskOp, SoftmaxOp,
+             AttentionOp, DropoutOp, LayerNormOp, EmbeddingOp, ReduceSumOp,
+             ReduceMeanOp, ReshapeOp, TransposeOp, SliceOp, ConcatOp,
+             AllGatherOp, ShardSliceOp, ShardSumOp, FanoutOp, AllToAllOp,
+             CrossEntropyOp, ShardedCrossEntropyOp>(op);
 }
 
 bool isFloat(Value v) {

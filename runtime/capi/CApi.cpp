@@ -322,6 +322,8 @@ int32_t whale_rt_tensor_dtype(const whale_rt_tensor *t) {
     return WHALE_RT_I32;
   case DType::I64:
     return WHALE_RT_I64;
+  case DType::BF16:
+    return WHALE_RT_BF16;
   }
   return -1;
 }
@@ -439,6 +441,28 @@ whale_rt_status whale_rt_unary(whale_rt_context *ctx, int32_t op,
     return ran(ctx, ctx->device->unary(static_cast<UnaryOp>(op),
                                        x->tensor.cview<float>(),
                                        out->tensor.view<float>()));
+  });
+}
+
+whale_rt_status whale_rt_cast(whale_rt_context *ctx, whale_rt_tensor *x,
+                              whale_rt_tensor *out) {
+  return traced(ctx, "cast", {out}, [&]() -> whale_rt_status {
+    if (!x || !out)
+      return ctx->invalid("cast: a tensor is null");
+    DType from = x->tensor.dtype(), to = out->tensor.dtype();
+    bool widen = from == DType::BF16 && to == DType::F32;
+    bool narrow = from == DType::F32 && to == DType::BF16;
+    if (!widen && !narrow)
+      return ctx->invalid(std::string("cast: converts between f32 and bf16, "
+                                      "not ") +
+                          dtypeName(from) + " to " + dtypeName(to));
+    if (whale_rt_status s = needShape(ctx, "cast", out, shapeOf(x)))
+      return s;
+    if (narrow)
+      return ran(ctx, ctx->device->toBf16(x->tensor.cview<float>(),
+                                          out->tensor.view<uint16_t>()));
+    return ran(ctx, ctx->device->fromBf16(x->tensor.cview<uint16_t>(),
+                                          out->tensor.view<float>()));
   });
 }
 

@@ -132,6 +132,9 @@ inline bool dtypeFromAbi(int32_t d, DType &out) {
   case WHALE_RT_I64:
     out = DType::I64;
     return true;
+  case WHALE_RT_BF16:
+    out = DType::BF16;
+    return true;
   default:
     return false;
   }

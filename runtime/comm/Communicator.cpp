@@ -13,6 +13,8 @@
 
 #include "runtime/comm/Communicator.h"
 
+#include "runtime/ops/Bf16.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -65,6 +67,27 @@ void sumInto(T *out, const std::vector<const void *> &ins, int64_t offset,
   }
 }
 
+/// sumInto for bf16 storage: summed in fp32 in the same order, rounded
+/// once at the end, so a sum of many ranks loses no more than one rounding.
+void sumIntoBf16(uint16_t *out, const std::vector<const void *> &ins,
+                 int64_t offset, int64_t count) {
+  constexpr int64_t kBlock = 512;
+  float acc[kBlock];
+  for (int64_t at = 0; at < count; at += kBlock) {
+    const int64_t n = std::min(kBlock, count - at);
+    const uint16_t *first = static_cast<const uint16_t *>(ins[0]) + offset + at;
+    for (int64_t i = 0; i < n; ++i)
+      acc[i] = bf16Value(first[i]);
+    for (size_t k = 1; k < ins.size(); ++k) {
+      const uint16_t *in = static_cast<const uint16_t *>(ins[k]) + offset + at;
+      for (int64_t i = 0; i < n; ++i)
+        acc[i] += bf16Value(in[i]);
+    }
+    for (int64_t i = 0; i < n; ++i)
+      out[at + i] = bf16Bits(acc[i]);
+  }
+}
+
 } // namespace
 
 void sumInGroupOrder(DType dtype, void *out,
@@ -79,6 +102,8 @@ void sumInGroupOrder(DType dtype, void *out,
     return sumInto(static_cast<int32_t *>(out), ins, offset, count);
   case DType::I64:
     return sumInto(static_cast<int64_t *>(out), ins, offset, count);
+  case DType::BF16:
+    return sumIntoBf16(static_cast<uint16_t *>(out), ins, offset, count);
   }
 }
 

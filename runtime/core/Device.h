@@ -93,6 +93,11 @@ public:
   /// Every element of `n` at `data` set to `value` converted to `dtype`.
   virtual Status fill(void *data, DType dtype, int64_t n, double value) = 0;
 
+  /// amp's storage: `out` holds the bf16 bits of x rounded to nearest, ties
+  /// to even (NaN stays NaN, infinities stay); fromBf16 widens exactly.
+  virtual Status toBf16(View<const float> x, View<uint16_t> out) = 0;
+  virtual Status fromBf16(View<const uint16_t> x, View<float> out) = 0;
+
   // Linear algebra: out = op(a) @ op(b), batched as whale.matmul defines it.
   virtual Status matmul(View<const float> a, View<const float> b,
                         View<float> out, bool transA, bool transB) = 0;

@@ -17,6 +17,8 @@ int64_t dtypeSize(DType d) {
     return 4;
   case DType::I64:
     return 8;
+  case DType::BF16:
+    return 2;
   }
   return 4;
 }
@@ -31,6 +33,8 @@ const char *dtypeName(DType d) {
     return "i32";
   case DType::I64:
     return "i64";
+  case DType::BF16:
+    return "bf16";
   }
   return "f32";
 }

@@ -17,7 +17,10 @@ class Device;
 
 using Shape = std::vector<int64_t>;
 
-enum class DType { F32, F64, I32, I64 };
+/// BF16 is storage only (amp's activations): it has no C++ element type
+/// here, so kernels see its bits as uint16_t and compute in fp32
+/// (runtime/ops/Bf16.h converts).
+enum class DType { F32, F64, I32, I64, BF16 };
 int64_t dtypeSize(DType d);
 const char *dtypeName(DType d);
 template <class T> constexpr DType dtypeOf();

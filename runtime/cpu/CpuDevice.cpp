@@ -49,7 +49,29 @@ Status CpuDevice::fill(void *data, DType dtype, int64_t n, double value) {
   case DType::I64:
     std::fill_n(static_cast<int64_t *>(data), n, static_cast<int64_t>(value));
     break;
+  case DType::BF16:
+    std::fill_n(static_cast<uint16_t *>(data), n,
+                bf16Bits(static_cast<float>(value)));
+    break;
   }
+  return Status::ok();
+}
+
+// 64K elements a range: a conversion is a load, a few integer ops and a
+// store, so less is not worth waking a thread.
+Status CpuDevice::toBf16(View<const float> x, View<uint16_t> out) {
+  pool().parallelFor(x.numel(), 1 << 16, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i)
+      out.data[i] = bf16Bits(x.data[i]);
+  });
+  return Status::ok();
+}
+
+Status CpuDevice::fromBf16(View<const uint16_t> x, View<float> out) {
+  pool().parallelFor(x.numel(), 1 << 16, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i)
+      out.data[i] = bf16Value(x.data[i]);
+  });
   return Status::ok();
 }
 

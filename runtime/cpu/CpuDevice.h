@@ -31,6 +31,8 @@ public:
   Status copyFromHost(void *dst, const void *host, int64_t bytes) override;
   Status copy(void *dst, const void *src, int64_t bytes) override;
   Status fill(void *data, DType dtype, int64_t n, double value) override;
+  Status toBf16(View<const float> x, View<uint16_t> out) override;
+  Status fromBf16(View<const uint16_t> x, View<float> out) override;
 
   Status matmul(View<const float> a, View<const float> b, View<float> out,
                 bool transA, bool transB) override;

@@ -16,6 +16,7 @@
 #include "runtime/cuda/IndexMaps.h"
 #include "runtime/cuda/Nvrtc.h"
 #include "runtime/ops/AttentionShape.h"
+#include "runtime/ops/Bf16.h"
 
 #if WHALE_HAVE_NCCL
 #include <nccl.h>
@@ -335,8 +336,31 @@ Status CudaDevice::fill(void *data, DType dtype, int64_t n, double value) {
     fillI64(compute, static_cast<int64_t *>(data), n,
             static_cast<int64_t>(value));
     break;
+  case DType::BF16:
+    // The bits rounded on the host exactly as the device rounds.
+    fillU16(compute, static_cast<uint16_t *>(data), n,
+            bf16Bits(static_cast<float>(value)));
+    break;
   }
   return launched("fill");
+}
+
+Status CudaDevice::toBf16(View<const float> x, View<uint16_t> out) {
+  if (Status st = enter(); !st)
+    return st;
+  if (x.numel() == 0)
+    return Status::ok();
+  castToBf16(compute, x.data, out.data, x.numel());
+  return launched("to_bf16");
+}
+
+Status CudaDevice::fromBf16(View<const uint16_t> x, View<float> out) {
+  if (Status st = enter(); !st)
+    return st;
+  if (x.numel() == 0)
+    return Status::ok();
+  castFromBf16(compute, x.data, out.data, x.numel());
+  return launched("from_bf16");
 }
 
 //===----------------------------------------------------------------------===//
@@ -419,7 +443,7 @@ Status CudaDevice::gemmInputs(std::initializer_list<View<const float>> inputs,
     if (Status st = scratch(slot++, x.numel() * 2, &copy); !st)
       return st;
     if (x.numel() > 0)
-      toBf16(compute, x.data, copy, x.numel());
+      castToBf16(compute, x.data, copy, x.numel());
     *out++ = copy;
   }
   return launched("rounding to bf16");
@@ -1246,7 +1270,7 @@ Status CudaDevice::attention(View<const float> q, View<const float> k,
       return st;
     const void *pm = p;
     if (bf16) {
-      toBf16(compute, p, p16, n * d.t * d.tk);
+      castToBf16(compute, p, p16, n * d.t * d.tk);
       pm = p16;
     }
     if (Status st = runGemms(blas, {outputGemm(d, n)},
@@ -1339,7 +1363,7 @@ Status CudaDevice::attentionBackward(View<const float> q, View<const float> k,
       return st;
     const void *pm = p, *dsm = ds;
     if (bf16) {
-      toBf16(compute, p, p16, scores);
+      castToBf16(compute, p, p16, scores);
       pm = p16;
     }
     // dV = P^T dO and dP = dO V^T, then dS in dP's place.
@@ -1352,7 +1376,7 @@ Status CudaDevice::attentionBackward(View<const float> q, View<const float> k,
     attentionScoreGrad(compute, d, p, ds, dout.data + qAt, out.data + qAt,
                        n * d.t);
     if (bf16) {
-      toBf16(compute, ds, ds16, scores);
+      castToBf16(compute, ds, ds16, scores);
       dsm = ds16;
     }
     if (Status st = launched("attention score gradient"); !st)

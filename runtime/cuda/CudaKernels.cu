@@ -628,6 +628,10 @@ __global__ void toBf16Kernel(const float *x, __nv_bfloat16 *out, int64_t n) {
   WHALE_GRID_LOOP(i, n) { out[i] = __float2bfloat16_rn(x[i]); }
 }
 
+__global__ void fromBf16Kernel(const __nv_bfloat16 *x, float *out, int64_t n) {
+  WHALE_GRID_LOOP(i, n) { out[i] = __bfloat162float(x[i]); }
+}
+
 __global__ void nonFiniteKernel(const float *x, int64_t n, int *flag) {
   WHALE_GRID_LOOP(i, n) {
     if (!isfinite(x[i]))
@@ -816,6 +820,9 @@ void fillI32(cudaStream_t s, int32_t *p, int64_t n, int32_t v) {
   fillKernel<<<blocksFor(n), kThreads, 0, s>>>(p, n, v);
 }
 void fillI64(cudaStream_t s, int64_t *p, int64_t n, int64_t v) {
+  fillKernel<<<blocksFor(n), kThreads, 0, s>>>(p, n, v);
+}
+void fillU16(cudaStream_t s, uint16_t *p, int64_t n, uint16_t v) {
   fillKernel<<<blocksFor(n), kThreads, 0, s>>>(p, n, v);
 }
 
@@ -1086,9 +1093,14 @@ void reduceGrad(cudaStream_t s, int op, const float *x, const float *dout,
                                                         kept, count);
 }
 
-void toBf16(cudaStream_t s, const float *x, void *out, int64_t n) {
+void castToBf16(cudaStream_t s, const float *x, void *out, int64_t n) {
   toBf16Kernel<<<blocksFor(n), kThreads, 0, s>>>(
       x, static_cast<__nv_bfloat16 *>(out), n);
+}
+
+void castFromBf16(cudaStream_t s, const void *x, float *out, int64_t n) {
+  fromBf16Kernel<<<blocksFor(n), kThreads, 0, s>>>(
+      static_cast<const __nv_bfloat16 *>(x), out, n);
 }
 
 void findNonFinite(cudaStream_t s, const float *x, int64_t n, int *flag) {

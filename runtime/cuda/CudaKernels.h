@@ -39,6 +39,8 @@ void fillF32(cudaStream_t s, float *p, int64_t n, float v);
 void fillF64(cudaStream_t s, double *p, int64_t n, double v);
 void fillI32(cudaStream_t s, int32_t *p, int64_t n, int32_t v);
 void fillI64(cudaStream_t s, int64_t *p, int64_t n, int64_t v);
+/// 16-bit words: bf16 storage, its bits rounded by the caller.
+void fillU16(cudaStream_t s, uint16_t *p, int64_t n, uint16_t v);
 
 /// out = a op b over the output's index space (op: BinaryOp's order).
 void binary(cudaStream_t s, int op, const float *a, const float *b, float *out,
@@ -244,7 +246,9 @@ void clipFactor(cudaStream_t s, const double *partials, double maxNorm,
 void scaleBy(cudaStream_t s, const std::vector<std::pair<float *, int64_t>> &xs,
              const float *factor);
 /// out (n bf16 values) = x rounded to nearest, ties to even (amp).
-void toBf16(cudaStream_t s, const float *x, void *out, int64_t n);
+void castToBf16(cudaStream_t s, const float *x, void *out, int64_t n);
+/// out (n floats) = x (n bf16 values), exactly.
+void castFromBf16(cudaStream_t s, const void *x, float *out, int64_t n);
 /// *flag = 1 if any element is not finite (flag zeroed by the caller).
 void findNonFinite(cudaStream_t s, const float *x, int64_t n, int *flag);
 

@@ -32,6 +32,22 @@ inline float roundToBf16(float f) {
   return f;
 }
 
+/// The bits of the bf16 value nearest f, as bf16 storage holds them.
+inline uint16_t bf16Bits(float f) {
+  float r = roundToBf16(f);
+  uint32_t u;
+  std::memcpy(&u, &r, sizeof u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+/// The fp32 value of bf16 bits: exact, every bf16 is an fp32.
+inline float bf16Value(uint16_t bits) {
+  uint32_t u = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
 } // namespace whale::rt
 
 #endif

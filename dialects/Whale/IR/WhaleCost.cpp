@@ -46,6 +46,8 @@ WHALE_UNARY_FLOPS(SqrtOp)
 #undef WHALE_UNARY_FLOPS
 
 int64_t CausalMaskOp::getFlops() { return elementsOf(getResult()); }
+// A conversion: one operation per element, for the vector units.
+int64_t CastOp::getFlops() { return elementsOf(getResult()); }
 int64_t SoftmaxOp::getFlops() { return 5 * elementsOf(getResult()); }
 int64_t LayerNormOp::getFlops() { return 8 * elementsOf(getResult()); }
 // Batch normalization: a channel sum, the centred squares (3 per element),

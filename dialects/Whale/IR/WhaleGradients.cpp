@@ -96,6 +96,14 @@ SmallVector<Value> SqrtOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
   return unaryGradients(*this, b, UnaryKind::sqrt, g[0]);
 }
 
+// The gradient of a conversion is the conversion back: a bf16 activation's
+// gradient reaches an f32 parameter as f32.
+SmallVector<Value> CastOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  if (!g[0])
+    return {Value()};
+  return {CastOp::create(b, getLoc(), getInput().getType(), g[0])};
+}
+
 SmallVector<Value> CausalMaskOp::buildGradients(OpBuilder &b,
                                                 ArrayRef<Value> g) {
   if (!g[0])

@@ -492,6 +492,18 @@ LogicalResult SubOp::verify() { return verifyBinary(*this); }
 LogicalResult MulOp::verify() { return verifyBinary(*this); }
 LogicalResult DivOp::verify() { return verifyBinary(*this); }
 
+LogicalResult CastOp::verify() {
+  auto in = getInput().getType(), out = getType();
+  if (in.getShape() != out.getShape())
+    return emitOpError("converts elements, so the shapes must be equal; got ")
+           << in << " to " << out;
+  Type from = in.getElementType(), to = out.getElementType();
+  if (!((from.isF32() && to.isBF16()) || (from.isBF16() && to.isF32())))
+    return emitOpError("converts between f32 and bf16; got ")
+           << from << " to " << to;
+  return success();
+}
+
 LogicalResult CausalMaskOp::verify() {
   if (getType().getRank() < 2)
     return emitOpError("needs rank >= 2 (query and key positions)");

@@ -210,6 +210,26 @@ def Whale_ExpOp : Whale_UnaryOp<"exp", "the exponential", 4>;
 def Whale_LogOp : Whale_UnaryOp<"log", "the natural logarithm", 4>;
 def Whale_SqrtOp : Whale_UnaryOp<"sqrt", "the square root", 1>;
 
+def Whale_CastOp : Whale_Op<"cast", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Converts a tensor between f32 and bf16";
+  let description = [{
+    Every element converted to the result's element type: to bf16 rounds to
+    nearest, ties to even (NaN stays NaN, infinities stay); to f32 is
+    exact. Mixed precision (amp = "bf16") stores activations in bf16 and
+    keeps parameters and their gradients in f32; casts mark where values
+    cross. The gradient converts back.
+
+    ```mlir
+    %h = whale.cast %x : tensor<8x16xf32> to tensor<8x16xbf16>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$input);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+}
+
 def Whale_CausalMaskOp : Whale_Op<"causal_mask", [Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Masks future positions of attention scores";

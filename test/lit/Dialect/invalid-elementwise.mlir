@@ -53,3 +53,27 @@ func.func @mask_rank(%a: tensor<8xf32>) {
   %0 = whale.causal_mask %a : tensor<8xf32>
   return
 }
+
+// -----
+
+func.func @cast_shape(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{converts elements, so the shapes must be equal; got 'tensor<8x16xf32>' to 'tensor<16x8xbf16>'}}
+  %0 = whale.cast %x : tensor<8x16xf32> to tensor<16x8xbf16>
+  return
+}
+
+// -----
+
+func.func @cast_types(%x: tensor<8xf64>) {
+  // expected-error @+1 {{converts between f32 and bf16; got 'f64' to 'bf16'}}
+  %0 = whale.cast %x : tensor<8xf64> to tensor<8xbf16>
+  return
+}
+
+// -----
+
+func.func @cast_same(%x: tensor<8xf32>) {
+  // expected-error @+1 {{converts between f32 and bf16; got 'f32' to 'f32'}}
+  %0 = whale.cast %x : tensor<8xf32> to tensor<8xf32>
+  return
+}

@@ -69,6 +69,21 @@ func.func @ops(%x: tensor<2x3x4xf32>, %g: tensor<4xf32>) -> tensor<24xf32> attri
 
 // -----
 
+// A bf16 tensor is made with the runtime's bf16 dtype (4), and a cast is
+// one call.
+// CHECK-LABEL: llvm.func @casts
+// CHECK: %[[BF16:.*]] = llvm.mlir.constant(4 : i32) : i32
+// CHECK: llvm.call @whale_rt_tensor_create(%{{.*}}, %[[BF16]],
+// CHECK: llvm.call @whale_rt_cast(%{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
+// CHECK: llvm.call @whale_rt_cast
+func.func @casts(%x: tensor<2x3xf32>) -> tensor<2x3xf32> attributes {whale.model} {
+  %h = whale.cast %x : tensor<2x3xf32> to tensor<2x3xbf16>
+  %f = whale.cast %h : tensor<2x3xbf16> to tensor<2x3xf32>
+  return %f : tensor<2x3xf32>
+}
+
+// -----
+
 // A reshape copies only where its input lives on: an input (the
 // caller's), a value read after it, a value the function returns. Where
 // it is its input's last reader it takes the memory, and the input's

@@ -197,6 +197,59 @@ TEST(CudaKernels, AmpBf16AttentionRoundsAsTheCpuDoes) {
           });
 }
 
+TEST(CudaKernels, Bf16StorageIsTheCpusBits) {
+  // amp's storage: the cast both ways and a bf16 fill give the CPU's bits
+  // exactly, NaN, infinities, ties and subnormals included, over a size
+  // that leaves a partial block.
+  Pair p;
+  const Shape s{1000, 37};
+  std::vector<float> x = randomValues(count(s), 51, -1e3f, 1e3f);
+  const uint32_t special[] = {0x7fc00000u, 0x7f800001u, 0x7f800000u,
+                              0xff800000u, 0x3f808000u, 0x3f818000u,
+                              0x00010000u, 0x7f7fffffu, 0x80000000u};
+  for (size_t i = 0; i < sizeof special / sizeof *special; ++i)
+    std::memcpy(&x[i * 101], &special[i], sizeof(float));
+  auto f = p.f32(s, x);
+  auto h = p.make(WHALE_RT_BF16, s);
+  auto back = p.make(WHALE_RT_F32, s);
+  whale_rt_context *ctxs[2] = {p.gpu, p.cpu};
+  std::vector<uint16_t> bits[2];
+  std::vector<uint32_t> widened[2];
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(whale_rt_cast(ctxs[i], f.t[i], h.t[i]), WHALE_RT_OK)
+        << whale_rt_last_error(ctxs[i]);
+    ASSERT_EQ(whale_rt_cast(ctxs[i], h.t[i], back.t[i]), WHALE_RT_OK);
+    bits[i].resize(count(s));
+    widened[i].resize(count(s));
+    ASSERT_EQ(whale_rt_tensor_read(ctxs[i], h.t[i], bits[i].data(),
+                                   bits[i].size() * 2),
+              WHALE_RT_OK);
+    ASSERT_EQ(whale_rt_tensor_read(ctxs[i], back.t[i], widened[i].data(),
+                                   widened[i].size() * 4),
+              WHALE_RT_OK);
+  }
+  // NaN's payload may differ between the two; each must stay a NaN.
+  auto nan16 = [](uint16_t b) { return (b & 0x7f80) == 0x7f80 && (b & 0x7f); };
+  for (size_t i = 0; i < bits[0].size(); ++i) {
+    if (nan16(bits[1][i])) {
+      EXPECT_TRUE(nan16(bits[0][i])) << i;
+      continue;
+    }
+    ASSERT_EQ(bits[0][i], bits[1][i]) << i;
+    ASSERT_EQ(widened[0][i], widened[1][i]) << i;
+  }
+  for (int i = 0; i < 2; ++i)
+    ASSERT_EQ(whale_rt_fill(ctxs[i], h.t[i], 0.1), WHALE_RT_OK);
+  std::vector<uint16_t> filled[2];
+  for (int i = 0; i < 2; ++i) {
+    filled[i].resize(count(s));
+    ASSERT_EQ(whale_rt_tensor_read(ctxs[i], h.t[i], filled[i].data(),
+                                   filled[i].size() * 2),
+              WHALE_RT_OK);
+  }
+  EXPECT_EQ(filled[0], filled[1]);
+}
+
 TEST(CudaKernels, ElementwiseWithBroadcastingAndGradients) {
   Pair p;
   Shape s{8, 3, 33};
