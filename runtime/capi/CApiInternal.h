@@ -349,6 +349,22 @@ template <class Fn> whale_rt_status guarded(whale_rt_context *ctx, Fn fn) {
 
 /// As guarded, and when the context traces: records the op's time and
 /// notes the first op whose outputs hold a NaN or an infinity.
+/// False when an f32 or bf16 output holds a NaN or an infinity. A bf16
+/// output is widened to scratch first (only under a trace, which is where
+/// the check runs); scratch the device cannot spare skips the check.
+inline bool outputFinite(whale_rt_context *ctx, const Tensor &t) {
+  bool finite = true;
+  if (t.dtype() == DType::F32) {
+    ctx->device->allFinite(t.cview<float>(), finite);
+  } else if (t.dtype() == DType::BF16) {
+    Tensor wide;
+    if (Tensor::create(*ctx->device, DType::F32, t.shape(), wide) &&
+        ctx->device->fromBf16(t.cview<uint16_t>(), wide.view<float>()))
+      ctx->device->allFinite(wide.cview<float>(), finite);
+  }
+  return finite;
+}
+
 template <class Fn>
 whale_rt_status traced(whale_rt_context *ctx, const char *name,
                        whale_rt_tensor *const *outputs, size_t count, Fn fn) {
@@ -369,10 +385,7 @@ whale_rt_status traced(whale_rt_context *ctx, const char *name,
                                      "check", ctx->traceTrack, ctx->site);
     for (size_t i = 0; i < count; ++i) {
       whale_rt_tensor *t = outputs[i];
-      if (!t || t->tensor.dtype() != DType::F32)
-        continue;
-      bool finite = true;
-      if (ctx->device->allFinite(t->tensor.cview<float>(), finite) && !finite) {
+      if (t && !outputFinite(ctx, t->tensor)) {
         ctx->firstNonFinite = name;
         break;
       }

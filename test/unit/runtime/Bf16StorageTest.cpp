@@ -118,6 +118,20 @@ TEST(Bf16Storage, CastRefusesOtherTypesAndShapes) {
             WHALE_RT_INVALID_ARGUMENT);
 }
 
+TEST(Bf16Storage, ATracedStepFindsAnInfinityMadeByRounding) {
+  // fp32's largest value is finite, its bf16 is not: the finite check
+  // after a traced op reads bf16 outputs too.
+  Ctx c;
+  ASSERT_EQ(whale_rt_enable_trace(c.ctx), WHALE_RT_OK);
+  whale_rt_tensor *f = c.f32({2}, {1.0f, std::numeric_limits<float>::max()});
+  whale_rt_tensor *h = c.make(WHALE_RT_BF16, {2});
+  whale_rt_tensor *fine = c.f32({2}, {1.0f, 2.0f});
+  ASSERT_EQ(whale_rt_cast(c.ctx, fine, h), WHALE_RT_OK);
+  EXPECT_STREQ(whale_rt_first_nonfinite(c.ctx), "");
+  ASSERT_EQ(whale_rt_cast(c.ctx, f, h), WHALE_RT_OK);
+  EXPECT_STREQ(whale_rt_first_nonfinite(c.ctx), "cast");
+}
+
 TEST(Bf16Storage, FillRoundsTheValueOnce) {
   Ctx c;
   whale_rt_tensor *h = c.make(WHALE_RT_BF16, {3});
