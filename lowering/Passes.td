@@ -24,6 +24,23 @@ def WhaleFuseAttention : Pass<"whale-fuse-attention", "mlir::ModuleOp"> {
   }];
 }
 
+def WhaleAmpStorage : Pass<"whale-amp-storage", "mlir::ModuleOp"> {
+  let summary = "Store a model's activations in bf16 (amp), parameters in fp32";
+  let description = [{
+    Every op of a model function computes in bf16: its float operands are
+    converted with `whale.cast` (a parameter or an input once per block
+    that reads it, before its first reader), its float results become
+    bf16. The loss, softmax, reductions, batch normalization and top-k
+    compute in fp32, as autocast keeps them; parameters stay fp32 masters;
+    a taskgraph's yield and the function's return hand back the types
+    they declare. Runs before autodiff: the gradient of a cast is the cast
+    back, so activation gradients are bf16 and parameter gradients fp32.
+
+    Not yet in any pipeline: the runtime takes bf16 only through casts
+    (docs/gpu.md, "bf16 storage").
+  }];
+}
+
 def WhaleFuseElementwise : Pass<"whale-fuse-elementwise", "mlir::ModuleOp"> {
   let summary = "Group chains of elementwise ops into whale.fused regions";
   let description = [{
