@@ -36,8 +36,23 @@ def WhaleAmpStorage : Pass<"whale-amp-storage", "mlir::ModuleOp"> {
     they declare. Runs before autodiff: the gradient of a cast is the cast
     back, so activation gradients are bf16 and parameter gradients fp32.
 
-    Not yet in any pipeline: the runtime takes bf16 only through casts
+    The train pipeline runs it under `amp-storage` (`whale run
+    --bf16-activations`), with `-whale-widen-bf16` after the train step
     (docs/gpu.md, "bf16 storage").
+  }];
+}
+
+def WhaleWidenBf16 : Pass<"whale-widen-bf16", "mlir::ModuleOp"> {
+  let summary = "Run in fp32, between casts, each op the runtime has no bf16 kernel for";
+  let description = [{
+    Every whale op with a bf16 operand or result, other than those that
+    move or fill elements whatever they are (cast, reshape, constant),
+    computes in fp32: its bf16 operands are widened by `whale.cast` (once
+    per block, before the first reader), its results are fp32 and rounded
+    back to bf16 for their readers. That is what a native bf16 kernel
+    does, fp32 inside and rounded at the store, so the numbers hold and
+    the simulator prices the conversions that run. Runs after the train
+    step is built, before fusion.
   }];
 }
 

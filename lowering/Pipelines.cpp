@@ -16,15 +16,19 @@ template <class List> llvm::SmallVector<int64_t> vectorOf(const List &list) {
 
 } // namespace
 
-void buildWhaleGradPipeline(mlir::OpPassManager &pm) {
+void buildWhaleGradPipeline(mlir::OpPassManager &pm, bool ampStorage) {
   pm.addPass(createWhaleFuseAttention());
+  if (ampStorage)
+    pm.addPass(createWhaleAmpStorage());
   pm.addPass(createWhaleAutodiff());
 }
 
 void buildWhaleTrainPipeline(mlir::OpPassManager &pm,
                              const TrainPipelineOptions &options) {
-  buildWhaleGradPipeline(pm);
+  buildWhaleGradPipeline(pm, options.ampStorage);
   pm.addPass(createWhaleTrainStep());
+  if (options.ampStorage)
+    pm.addPass(createWhaleWidenBf16());
   if (options.fuse)
     pm.addPass(createWhaleFuseElementwise());
 }

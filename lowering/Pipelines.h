@@ -40,6 +40,12 @@ struct TrainPipelineOptions
                     llvm::cl::desc("fuse the train step's elementwise ops "
                                    "into generated kernels"),
                     llvm::cl::init(true)};
+  Option<bool> ampStorage{
+      *this, "amp-storage",
+      llvm::cl::desc("activations in bf16, parameters fp32 masters "
+                     "(-whale-amp-storage), every op in fp32 between casts "
+                     "until it has a bf16 kernel (-whale-widen-bf16)"),
+      llvm::cl::init(false)};
 };
 
 struct RankProgramsPipelineOptions
@@ -84,10 +90,12 @@ struct PlanningPipelineOptions
       llvm::cl::init(0)};
 };
 
-/// Attention fused, then the model's gradient function.
-void buildWhaleGradPipeline(mlir::OpPassManager &pm);
+/// Attention fused, then (under `ampStorage`) activations made bf16, then
+/// the model's gradient function.
+void buildWhaleGradPipeline(mlir::OpPassManager &pm, bool ampStorage = false);
 /// The gradient function's pipeline, then the train step (optimizer
-/// updates), fused unless `options.fuse` is false.
+/// updates), each op without a bf16 kernel widened under
+/// `options.ampStorage`, fused unless `options.fuse` is false.
 void buildWhaleTrainPipeline(mlir::OpPassManager &pm,
                              const TrainPipelineOptions &options);
 /// The train pipeline, then the lowering to the runtime's calls.

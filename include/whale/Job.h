@@ -46,6 +46,10 @@ struct JobOptions {
   int threads = 0;              ///< 0: every core
   /// Chains of elementwise ops run as generated kernels (fused regions).
   bool fuse = true;
+  /// Activations stored in bf16, parameters fp32 masters (issue 55,
+  /// in progress): every op computes in fp32 between casts until it has a
+  /// bf16 kernel, so this is slower, not faster, for now. One device only.
+  bool ampStorage = false;
 };
 
 /// A model input or a parameter: its name, element type ("f32", "i32") and

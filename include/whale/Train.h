@@ -96,6 +96,10 @@ struct TrainOptions {
   /// CPU devices, element programs on GPUs); off, each op is its own
   /// runtime call (`--no-fuse`).
   bool fuse = true;
+  /// Activations stored in bf16, parameters fp32 masters (issue 55,
+  /// in progress): every op computes in fp32 between casts until it has a
+  /// bf16 kernel, so this is slower, not faster, for now. One device only.
+  bool ampStorage = false;
   /// Gradient all-reduces start during backward and are waited for where
   /// their sums are read; off, each runs after the whole backward
   /// (`--no-overlap`).

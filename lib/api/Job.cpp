@@ -144,6 +144,7 @@ std::unique_ptr<Job> Job::create(Interpreter &interp, const JobOptions &options,
   mlir::PassManager pm(&impl->own->context());
   TrainPipelineOptions pipeline;
   pipeline.fuse = options.fuse;
+  pipeline.ampStorage = options.ampStorage;
   buildWhaleTrainPipeline(pm, pipeline);
   if (mlir::failed(pm.run(*module))) {
     error = "building the train step of '" + impl->model + "' failed";

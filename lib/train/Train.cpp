@@ -113,8 +113,12 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
     if (std::string err = deviceControlFile(options.controlPath).checkAtStart();
         !err.empty())
       return fail(err);
-  if (!options.cluster.empty())
+  if (!options.cluster.empty()) {
+    if (options.ampStorage)
+      return fail("bf16 activations (--bf16-activations) run on one device "
+                  "only, for now: train without a cluster");
     return trainParallel(interp, options);
+  }
   // The model's train step, compiled, with its parameters made: a Job that
   // the script's data source feeds.
   JobOptions jobOptions;
@@ -123,6 +127,7 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
   jobOptions.seed = options.seed;
   jobOptions.threads = options.threads;
   jobOptions.fuse = options.fuse;
+  jobOptions.ampStorage = options.ampStorage;
   std::string error;
   const std::function<void(const std::string &)> phase =
       [&](const std::string &what) {

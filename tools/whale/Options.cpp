@@ -110,6 +110,11 @@ std::vector<VerbSpec> makeVerbs() {
         {"--no-fuse", "",
          "run each elementwise op as its own runtime call instead of "
          "generated fused kernels (to compare)"},
+        {"--bf16-activations", "",
+         "store activations and their gradients in bf16, parameters and "
+         "their gradients fp32 (amp's storage, in progress: every op still "
+         "computes in fp32 between casts, so this is slower; one device "
+         "only)"},
         {"--no-overlap", "",
          "all-reduce the gradients after the whole backward instead of "
          "during it (to compare)"}},

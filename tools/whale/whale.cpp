@@ -968,6 +968,8 @@ int run(int argc, char **argv) {
       train.evenPlan = true;
     } else if (args.is("--no-fuse")) {
       train.fuse = false;
+    } else if (args.is("--bf16-activations")) {
+      train.ampStorage = true;
     } else if (args.is("--no-overlap")) {
       train.overlap = false;
     } else if ((rc = args.finish(opts, file))) {

@@ -1,5 +1,7 @@
 // RUN: whale-opt %s -split-input-file --whale-amp-storage | FileCheck %s
 // RUN: whale-opt %s -split-input-file --whale-amp-storage --whale-autodiff | FileCheck %s --check-prefix=GRAD
+// RUN: whale-opt %s -split-input-file --whale-amp-storage --whale-autodiff --whale-widen-bf16 | FileCheck %s --check-prefix=WIDE
+// RUN: whale-opt %s -split-input-file --whale-amp-storage --whale-autodiff --whale-widen-bf16 --whale-to-runtime | FileCheck %s --check-prefix=LOWER
 
 // Activations in bf16: the input and each parameter are converted once
 // before their first reader in the block (w is read twice, converted
@@ -32,6 +34,21 @@
 // GRAD-DAG: whale.cast %{{.*}} : tensor<8x8xbf16> to tensor<8x8xf32>
 // GRAD-DAG: whale.cast %{{.*}} : tensor<8xbf16> to tensor<8xf32>
 // GRAD-DAG: whale.matmul_grad {{.*}} -> tensor<8x8xbf16>
+// Until an op has a bf16 kernel it computes in fp32 between casts: its
+// bf16 operands widened once per block, its result rounded back. Every
+// function lowers to the runtime's calls.
+// WIDE-LABEL: func.func @mlp(
+// WIDE: %[[N:.*]] = whale.layernorm %{{.*}} : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+// WIDE: %[[NB:.*]] = whale.cast %[[N]] : tensor<4x8xf32> to tensor<4x8xbf16>
+// WIDE: %[[NW:.*]] = whale.cast %[[NB]] : tensor<4x8xbf16> to tensor<4x8xf32>
+// WIDE: %[[A:.*]] = whale.gelu %[[NW]] : tensor<4x8xf32>
+// WIDE: whale.cast %[[A]] : tensor<4x8xf32> to tensor<4x8xbf16>
+// LOWER-LABEL: llvm.func @mlp(
+// LOWER: llvm.call @whale_rt_cast
+// LOWER: llvm.call @whale_rt_matmul
+// LOWER-LABEL: llvm.func @mlp_grad(
+// LOWER: llvm.call @whale_rt_matmul_grad
+// LOWER: llvm.call @whale_rt_cast
 func.func @mlp(%x: tensor<4x8xf32>, %t: tensor<4xi32>) -> tensor<f32> attributes {whale.model} {
   %l = whale.taskgraph replicate -> (tensor<f32>) {
     %w = whale.param "w" normal [0.0, 0.02] : tensor<8x8xf32>
