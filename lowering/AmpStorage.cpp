@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "lowering/ElementTypes.h"
 #include "lowering/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -24,13 +25,8 @@ using namespace whale;
 namespace {
 
 bool isFloatTensor(Type t) {
-  auto r = dyn_cast<RankedTensorType>(t);
-  return r && (r.getElementType().isF32() || r.getElementType().isBF16());
-}
-
-RankedTensorType withElement(Type t, Type element) {
-  auto r = cast<RankedTensorType>(t);
-  return RankedTensorType::get(r.getShape(), element);
+  Type e = elementOf(t);
+  return e && (e.isF32() || e.isBF16());
 }
 
 /// Ops that compute and return fp32 under amp, as autocast keeps them:
@@ -49,17 +45,16 @@ bool leftAlone(Operation *op) {
 }
 
 struct Converter {
-  MLIRContext *ctx;
   Type f32, bf16;
   /// A value's conversion for readers in one block: made before its first
   /// reader there, so every later reader in the block sees it.
   DenseMap<std::tuple<Value, Block *, Type>, Value> casts;
 
   explicit Converter(MLIRContext *c)
-      : ctx(c), f32(Float32Type::get(c)), bf16(BFloat16Type::get(c)) {}
+      : f32(Float32Type::get(c)), bf16(BFloat16Type::get(c)) {}
 
   Value as(Value v, Type element, Operation *reader) {
-    if (cast<RankedTensorType>(v.getType()).getElementType() == element)
+    if (elementOf(v.getType()) == element)
       return v;
     auto key = std::make_tuple(v, reader->getBlock(), element);
     if (Value done = casts.lookup(key))
@@ -87,8 +82,7 @@ struct Converter {
   void restoreDeclared(Operation *terminator, TypeRange declared) {
     for (auto [use, type] : llvm::zip(terminator->getOpOperands(), declared))
       if (isFloatTensor(use.get().getType()) && use.get().getType() != type)
-        use.set(as(use.get(), cast<RankedTensorType>(type).getElementType(),
-                   terminator));
+        use.set(as(use.get(), elementOf(type), terminator));
   }
 };
 

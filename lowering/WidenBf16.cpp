@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "lowering/ElementTypes.h"
 #include "lowering/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -25,13 +26,8 @@ using namespace whale;
 namespace {
 
 bool isBf16Tensor(Type t) {
-  auto r = dyn_cast<RankedTensorType>(t);
-  return r && r.getElementType().isBF16();
-}
-
-RankedTensorType withElement(Type t, Type element) {
-  auto r = cast<RankedTensorType>(t);
-  return RankedTensorType::get(r.getShape(), element);
+  Type e = elementOf(t);
+  return e && e.isBF16();
 }
 
 /// Ops the runtime runs on bf16 storage as it is.

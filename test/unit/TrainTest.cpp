@@ -26,6 +26,25 @@ whale::TrainResult trainFile(const std::string &path,
   return whale::train(interp, opts);
 }
 
+/// The example at `path` with `config` (a config block) put before it.
+whale::TrainResult trainWithConfig(const std::string &path,
+                                   const std::string &config,
+                                   whale::TrainOptions opts) {
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  whale::Interpreter interp;
+  EXPECT_TRUE(interp.loadString(config + "\n" + text, path))
+      << interp.renderDiagnostics();
+  opts.threads = 2;
+  return whale::train(interp, opts);
+}
+
+/// The mean of the last ten losses.
+double lastTen(const std::vector<double> &losses) {
+  return std::accumulate(losses.end() - 10, losses.end(), 0.0) / 10;
+}
+
 TEST(Train, TheMlpExampleLearnsItsSyntheticTeacher) {
   // 200 steps of fresh samples from a random linear teacher over 10
   // classes: the loss starts at ln 10 and falls below 1.
@@ -45,15 +64,8 @@ TEST(Train, AmpBf16TrainsCloseToFp32ButRoundsItsMatmuls) {
   // the mlp learns as in fp32, its losses a little off, never identical.
   whale::TrainOptions opts;
   whale::TrainResult fp32 = trainFile(example("mlp.whl"), opts);
-  std::ifstream in(example("mlp.whl"));
-  std::string text((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
-  whale::Interpreter interp;
-  ASSERT_TRUE(interp.loadString("config { amp = \"bf16\" }\n" + text,
-                                example("mlp.whl")))
-      << interp.renderDiagnostics();
-  opts.threads = 2;
-  whale::TrainResult bf16 = whale::train(interp, opts);
+  whale::TrainResult bf16 =
+      trainWithConfig(example("mlp.whl"), "config { amp = \"bf16\" }", opts);
   ASSERT_TRUE(fp32.ok && bf16.ok) << fp32.error << bf16.error;
   double worst = 0;
   bool differs = false;
@@ -64,9 +76,7 @@ TEST(Train, AmpBf16TrainsCloseToFp32ButRoundsItsMatmuls) {
   }
   EXPECT_TRUE(differs);
   EXPECT_LT(worst, 2e-2);
-  double last10 =
-      std::accumulate(bf16.losses.end() - 10, bf16.losses.end(), 0.0) / 10;
-  EXPECT_LT(last10, 1.0);
+  EXPECT_LT(lastTen(bf16.losses), 1.0);
   std::printf("mlp, 200 steps: bf16 losses within %.2e of fp32's; last %.4f "
               "vs %.4f\n",
               worst, bf16.losses.back(), fp32.losses.back());
@@ -81,17 +91,10 @@ TEST(Train, Bf16ActivationsTrainCloseToFp32) {
   // as they do.
   whale::TrainOptions opts;
   whale::TrainResult fp32 = trainFile(example("mlp.whl"), opts);
-  std::ifstream in(example("mlp.whl"));
-  std::string text((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
-  whale::Interpreter interp;
-  ASSERT_TRUE(interp.loadString("config { amp = \"bf16\" }\n" + text,
-                                example("mlp.whl")))
-      << interp.renderDiagnostics();
-  opts.threads = 2;
-  whale::TrainResult matmuls = whale::train(interp, opts);
+  const std::string amp = "config { amp = \"bf16\" }";
+  whale::TrainResult matmuls = trainWithConfig(example("mlp.whl"), amp, opts);
   opts.ampStorage = true;
-  whale::TrainResult stored = whale::train(interp, opts);
+  whale::TrainResult stored = trainWithConfig(example("mlp.whl"), amp, opts);
   ASSERT_TRUE(fp32.ok && matmuls.ok && stored.ok)
       << fp32.error << matmuls.error << stored.error;
   ASSERT_EQ(stored.losses.size(), fp32.losses.size());
@@ -106,9 +109,7 @@ TEST(Train, Bf16ActivationsTrainCloseToFp32) {
   }
   EXPECT_TRUE(differsFromMatmulsOnly);
   EXPECT_LT(worst, 1e-2);
-  double last10 =
-      std::accumulate(stored.losses.end() - 10, stored.losses.end(), 0.0) / 10;
-  EXPECT_LT(last10, 1.0);
+  EXPECT_LT(lastTen(stored.losses), 1.0);
   std::printf("mlp, %zu steps, bf16 activations: losses within %.2e of "
               "fp32's; last %.4f vs %.4f\n",
               stored.losses.size(), worst, stored.losses.back(),

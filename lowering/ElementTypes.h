@@ -1,0 +1,30 @@
+//===- ElementTypes.h - tensors' element types, for amp's passes -*- C++
+//-*-===//
+//
+// What -whale-amp-storage and -whale-widen-bf16 both ask of a type: its
+// element type, and the same shape with another one.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_LOWERING_ELEMENTTYPES_H
+#define WHALE_LOWERING_ELEMENTTYPES_H
+
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace whale {
+
+/// The element type of a ranked tensor; null for any other type.
+inline mlir::Type elementOf(mlir::Type t) {
+  auto r = mlir::dyn_cast<mlir::RankedTensorType>(t);
+  return r ? r.getElementType() : mlir::Type();
+}
+
+/// A ranked tensor's shape with `element` as its element type.
+inline mlir::RankedTensorType withElement(mlir::Type t, mlir::Type element) {
+  return mlir::RankedTensorType::get(
+      mlir::cast<mlir::RankedTensorType>(t).getShape(), element);
+}
+
+} // namespace whale
+
+#endif
