@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "lowering/Bf16Kernels.h"
 #include "lowering/ElementProgramBuilder.h"
 #include "lowering/FusedKernel.h"
 #include "lowering/Passes.h"
@@ -362,12 +363,11 @@ private:
   DenseMap<Operation *, SmallVector<Operation *>> adamRuns;
 };
 
-/// bf16 is storage (amp): only a cast converts it, and only ops that move
-/// or fill elements whatever they are take it. Refused here, where the op
-/// and its line are known, rather than by the runtime when the step runs.
+/// bf16 is storage (amp): an op takes it only where the runtime has a bf16
+/// kernel for it (lowering/Bf16Kernels.h). Refused here, where the op and
+/// its line are known, rather than by the runtime when the step runs.
 static LogicalResult checkBf16Operands(Operation *op) {
-  if (isa<CastOp, ReshapeOp, ConstantOp>(op) || !op->getDialect() ||
-      !isa<WhaleDialect>(op->getDialect()))
+  if (runsOnBf16(op))
     return success();
   auto bf16 = [](Type t) {
     auto r = dyn_cast<RankedTensorType>(t);

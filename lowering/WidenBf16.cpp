@@ -1,15 +1,16 @@
 //===- WidenBf16.cpp - -whale-widen-bf16 ----------------------------------===//
 //
-// The runtime takes bf16 only through whale.cast (and ops that move or fill
-// elements whatever they are). Until an op has a bf16 kernel, it computes
-// in fp32 between casts: its bf16 operands widened, its results rounded
-// back to bf16. That is what a native bf16 kernel does (fp32 inside,
+// The runtime takes bf16 only where it has a kernel for it
+// (lowering/Bf16Kernels.h). Until an op has one, it computes in fp32
+// between casts: its bf16 operands widened, its results rounded back to
+// bf16. That is what a native bf16 kernel does (fp32 inside,
 // rounded at the store), so the numbers hold from the first day, and the
 // conversions that run are in the IR the simulator prices.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "lowering/Bf16Kernels.h"
 #include "lowering/ElementTypes.h"
 #include "lowering/Passes.h"
 
@@ -30,10 +31,84 @@ bool isBf16Tensor(Type t) {
   return e && e.isBF16();
 }
 
-/// Ops the runtime runs on bf16 storage as it is.
-bool takesBf16(Operation *op) {
-  return isa<CastOp, ReshapeOp, ConstantOp, TaskGraphOp, YieldOp>(op) ||
-         !op->getDialect() || !isa<WhaleDialect>(op->getDialect());
+/// Whether every reader of `v` widens it to fp32 (and there is one).
+bool onlyWidened(Value v) {
+  return !v.use_empty() && llvm::all_of(v.getUsers(), [](Operation *user) {
+    auto c = dyn_cast<CastOp>(user);
+    return c && elementOf(c.getType()).isF32();
+  });
+}
+
+/// A reshape of bf16 whose every reader widens it reshapes the widened
+/// value instead, so the folds below see through it (a head split between
+/// a projection and an fp32 attention). Later reshapes first, so a chain
+/// moves whole.
+void widenBeforeReshapes(Operation *root, Type f32) {
+  SmallVector<ReshapeOp> reshapes;
+  root->walk([&](ReshapeOp r) {
+    if (isBf16Tensor(r.getType()))
+      reshapes.push_back(r);
+  });
+  for (ReshapeOp r : llvm::reverse(reshapes)) {
+    if (!onlyWidened(r.getResult()))
+      continue;
+    OpBuilder b(r);
+    Value input = r.getOperand();
+    r->setOperand(0, CastOp::create(b, r.getLoc(),
+                                    withElement(input.getType(), f32), input));
+    r.getResult().setType(withElement(r.getType(), f32));
+    for (Operation *user : llvm::make_early_inc_range(r->getUsers())) {
+      user->getResult(0).replaceAllUsesWith(r.getResult());
+      user->erase();
+    }
+  }
+}
+
+/// A bf16 matmul whose result every reader widens stores it in fp32 itself,
+/// one rounding fewer: a weight's gradient then reaches its fp32 master
+/// unrounded, and logits reach an fp32 loss so.
+void storeWidenedMatmulsInFp32(Operation *root, Type f32) {
+  SmallVector<Operation *> matmuls;
+  root->walk([&](Operation *op) {
+    if (isBf16Matmul(op) && isBf16Tensor(op->getResult(0).getType()))
+      matmuls.push_back(op);
+  });
+  for (Operation *op : matmuls) {
+    Value r = op->getResult(0);
+    if (!onlyWidened(r))
+      continue;
+    r.setType(withElement(r.getType(), f32));
+    for (Operation *user : llvm::make_early_inc_range(r.getUsers())) {
+      user->getResult(0).replaceAllUsesWith(r);
+      user->erase();
+    }
+  }
+}
+
+/// A value rounded to bf16 only to be widened again by every reader is
+/// never stored in bf16: the readers take the fp32 value itself. Between
+/// two widened ops that is what a fused kernel does; it rounds less, and
+/// runs no conversions.
+void dropRoundTrips(Operation *root) {
+  SmallVector<CastOp> narrowing;
+  root->walk([&](CastOp c) {
+    if (isBf16Tensor(c.getType()) && !isBf16Tensor(c.getOperand().getType()))
+      narrowing.push_back(c);
+  });
+  for (CastOp c : narrowing) {
+    Value r = c.getResult();
+    auto widening = [&](Operation *user) {
+      auto w = dyn_cast<CastOp>(user);
+      return w && w.getType() == c.getOperand().getType();
+    };
+    if (!llvm::all_of(r.getUsers(), widening))
+      continue;
+    for (Operation *user : llvm::make_early_inc_range(r.getUsers())) {
+      user->getResult(0).replaceAllUsesWith(c.getOperand());
+      user->erase();
+    }
+    c.erase();
+  }
 }
 
 struct WidenBf16 : public whale::impl::WhaleWidenBf16Base<WidenBf16> {
@@ -54,7 +129,7 @@ struct WidenBf16 : public whale::impl::WhaleWidenBf16Base<WidenBf16> {
     };
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
-      if (takesBf16(op))
+      if (runsOnBf16(op))
         return;
       if (llvm::any_of(op->getOperandTypes(), isBf16Tensor) ||
           llvm::any_of(op->getResultTypes(), isBf16Tensor))
@@ -75,6 +150,9 @@ struct WidenBf16 : public whale::impl::WhaleWidenBf16Base<WidenBf16> {
         r.replaceAllUsesExcept(rounded, rounded);
       }
     }
+    widenBeforeReshapes(getOperation(), f32);
+    storeWidenedMatmulsInFp32(getOperation(), f32);
+    dropRoundTrips(getOperation());
   }
 };
 

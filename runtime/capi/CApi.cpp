@@ -374,8 +374,11 @@ whale_rt_status whale_rt_matmul(whale_rt_context *ctx, whale_rt_tensor *a,
                                 whale_rt_tensor *b, whale_rt_tensor *out,
                                 int32_t transpose_a, int32_t transpose_b) {
   return traced(ctx, "matmul", {out}, [&]() -> whale_rt_status {
-    if (whale_rt_status s =
-            needF32(ctx, "matmul", {{"a", a}, {"b", b}, {"out", out}}))
+    bool bf16;
+    if (!out)
+      return ctx->invalid("matmul: 'out' is null");
+    if (whale_rt_status s = matmulTypes(ctx, "matmul", {{"a", a}, {"b", b}},
+                                        {{"out", out}}, bf16))
       return s;
     const Shape &sa = shapeOf(a), &sb = shapeOf(b);
     if (sa.size() < 2 || sb.size() < 2)
@@ -395,6 +398,11 @@ whale_rt_status whale_rt_matmul(whale_rt_context *ctx, whale_rt_tensor *a,
     want.push_back(n);
     if (whale_rt_status s = needShape(ctx, "matmul", out, want))
       return s;
+    if (bf16)
+      return ran(ctx, ctx->device->matmulBf16(a->tensor.cview<uint16_t>(),
+                                              b->tensor.cview<uint16_t>(),
+                                              mixedOut(out), transpose_a,
+                                              transpose_b));
     return ran(ctx, ctx->device->matmul(
                         a->tensor.cview<float>(), b->tensor.cview<float>(),
                         out->tensor.view<float>(), transpose_a, transpose_b));

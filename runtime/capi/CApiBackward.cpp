@@ -127,12 +127,15 @@ whale_rt_status whale_rt_matmul_grad(whale_rt_context *ctx, whale_rt_tensor *a,
                                      whale_rt_tensor *da, whale_rt_tensor *db,
                                      int32_t transpose_a, int32_t transpose_b) {
   return traced(ctx, "matmul_grad", {da, db}, [&]() -> whale_rt_status {
-    if (whale_rt_status s =
-            needF32(ctx, "matmul_grad", {{"a", a}, {"b", b}, {"dout", dout}}))
+    bool bf16;
+    if (whale_rt_status s = matmulTypes(ctx, "matmul_grad",
+                                        {{"a", a}, {"b", b}, {"dout", dout}},
+                                        {{"da", da}, {"db", db}}, bf16))
       return s;
     View<float> va, vb;
-    if (whale_rt_status s =
-            gradientViews(ctx, "matmul_grad", a, b, da, db, va, vb))
+    if (whale_rt_status s = sameShape(ctx, "matmul_grad", da, a))
+      return s;
+    if (whale_rt_status s = sameShape(ctx, "matmul_grad", db, b))
       return s;
     const Shape &sa = shapeOf(a), &sb = shapeOf(b);
     if (sa.size() < 2 || sb.size() < 2)
@@ -145,6 +148,20 @@ whale_rt_status whale_rt_matmul_grad(whale_rt_context *ctx, whale_rt_tensor *a,
     if (shapeOf(dout) != want)
       return ctx->invalid("matmul_grad: dout is " + shapeString(shapeOf(dout)) +
                           ", the product " + shapeString(want));
+    if (bf16) {
+      MixedOut ma = da ? mixedOut(da) : MixedOut{},
+               mb = db ? mixedOut(db) : MixedOut{};
+      return ran(ctx,
+                 ctx->device->matmulBf16Backward(
+                     a->tensor.cview<uint16_t>(), b->tensor.cview<uint16_t>(),
+                     dout->tensor.cview<uint16_t>(), da ? &ma : nullptr,
+                     db ? &mb : nullptr, transpose_a, transpose_b));
+    }
+    // f32 throughout (matmulTypes: no bf16 output without bf16 inputs).
+    if (da)
+      va = da->tensor.view<float>();
+    if (db)
+      vb = db->tensor.view<float>();
     return ran(ctx, ctx->device->matmulBackward(
                         a->tensor.cview<float>(), b->tensor.cview<float>(),
                         dout->tensor.cview<float>(), da ? &va : nullptr,

@@ -156,6 +156,42 @@ needF32(whale_rt_context *ctx, const char *op,
   return WHALE_RT_OK;
 }
 
+/// A matmul's types: its inputs all f32, or all bf16 (amp's storage: then
+/// `bf16` is set); each output present is f32, or bf16 when the inputs are.
+inline whale_rt_status matmulTypes(
+    whale_rt_context *ctx, const char *op,
+    std::initializer_list<std::pair<const char *, whale_rt_tensor *>> inputs,
+    std::initializer_list<std::pair<const char *, whale_rt_tensor *>> outputs,
+    bool &bf16) {
+  bf16 = false;
+  for (const auto &[name, t] : inputs)
+    if (!t)
+      return ctx->invalid(std::string(op) + ": '" + name + "' is null");
+  bf16 = inputs.begin()->second->tensor.dtype() == DType::BF16;
+  const DType want = bf16 ? DType::BF16 : DType::F32;
+  for (const auto &[name, t] : inputs)
+    if (t->tensor.dtype() != want)
+      return ctx->invalid(std::string(op) + ": '" + name + "' is " +
+                          dtypeName(t->tensor.dtype()) + ", expected " +
+                          dtypeName(want) + " as '" + inputs.begin()->first +
+                          "' is");
+  for (const auto &[name, t] : outputs) {
+    if (!t)
+      continue;
+    DType d = t->tensor.dtype();
+    if (d != DType::F32 && !(bf16 && d == DType::BF16))
+      return ctx->invalid(std::string(op) + ": '" + name + "' is " +
+                          dtypeName(d) + ", expected f32" +
+                          (bf16 ? " or bf16" : ""));
+  }
+  return WHALE_RT_OK;
+}
+
+/// A matmul result as the device's MixedOut (null stays null).
+inline MixedOut mixedOut(whale_rt_tensor *t) {
+  return MixedOut{t->tensor.raw(), t->tensor.dtype(), t->tensor.shape()};
+}
+
 inline whale_rt_status needShape(whale_rt_context *ctx, const char *op,
                                  whale_rt_tensor *out, const Shape &want) {
   if (shapeOf(out) != want)

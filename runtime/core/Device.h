@@ -63,6 +63,15 @@ struct AdamParams {
 /// gradients and optimizer state stay fp32).
 enum class MatmulPrecision { F32, BF16 };
 
+/// A matmul's result (or gradient) under amp's storage: bf16 bits, rounded
+/// once from the fp32 accumulation, or that fp32 accumulation itself (a
+/// weight's gradient, logits read by an fp32 loss).
+struct MixedOut {
+  void *data = nullptr;
+  DType dtype = DType::F32; ///< F32 or BF16
+  Shape shape;
+};
+
 /// What an attention computes besides its operands: the mask, and where a
 /// head's rows lie (runtime/ops/AttentionShape.h).
 struct AttentionForm {
@@ -106,6 +115,18 @@ public:
   virtual Status matmulBackward(View<const float> a, View<const float> b,
                                 View<const float> dout, View<float> *da,
                                 View<float> *db, bool transA, bool transB) = 0;
+
+  /// The same on amp's storage: a, b (and dout) bf16, their products
+  /// accumulated in fp32, each result f32 or rounded once to bf16. The
+  /// default widens the operands into scratch tensors and runs the fp32
+  /// kernels above, which a device with bf16 GEMMs overrides
+  /// (runtime/ops/ComposedBf16Matmul.cpp).
+  virtual Status matmulBf16(View<const uint16_t> a, View<const uint16_t> b,
+                            MixedOut out, bool transA, bool transB);
+  virtual Status matmulBf16Backward(View<const uint16_t> a,
+                                    View<const uint16_t> b,
+                                    View<const uint16_t> dout, MixedOut *da,
+                                    MixedOut *db, bool transA, bool transB);
 
   // Elementwise, NumPy broadcasting.
   virtual Status binary(BinaryOp op, View<const float> a, View<const float> b,

@@ -34,6 +34,8 @@ namespace {
 
 /// The scratch slot of the partial sums of sums over rows.
 constexpr int kColumnSumScratch = 25;
+/// fp32 sums of GEMMs whose result is stored in bf16.
+constexpr int kGemmSumScratch = 26;
 
 Status cudaFailed(cudaError_t e, const std::string &what) {
   if (e == cudaSuccess)
@@ -369,22 +371,28 @@ Status CudaDevice::fromBf16(View<const uint16_t> x, View<float> out) {
 
 namespace {
 
-/// The buffers a GEMM plan names; under amp the inputs (A, B, C) are bf16
-/// copies and the outputs stay fp32.
+/// The buffers a GEMM plan names. The inputs (A, B, C) are fp32, or bf16
+/// under amp (copies, or amp's storage itself); each output is fp32, or
+/// under amp's storage bf16, rounded once from the fp32 accumulation.
 struct GemmBuffers {
   const void *a, *b, *c;
-  float *da, *db, *out;
-  bool bf16;
+  void *da, *db, *out;
+  bool bf16; ///< the inputs are bf16
+  bool daBf16 = false, dbBf16 = false, outBf16 = false;
   const void *input(Operand o) const {
     return o == Operand::A ? a : o == Operand::B ? b : c;
   }
-  float *output(Operand o) const {
+  void *output(Operand o) const {
     return o == Operand::DA ? da : o == Operand::DB ? db : out;
+  }
+  bool outputBf16(Operand o) const {
+    return o == Operand::DA ? daBf16 : o == Operand::DB ? dbBf16 : outBf16;
   }
 };
 
 /// Runs planned GEMMs (GemmPlan.h): fp32 through cublasSgemm, or bf16
-/// inputs with fp32 accumulation and output (tensor cores) under amp.
+/// inputs with fp32 accumulation (tensor cores) under amp, each result
+/// stored in fp32 or bf16.
 Status runGemms(cublasHandle_t h, const std::vector<GemmCall> &calls,
                 const GemmBuffers &buf) {
   const float alpha = 1.0f;
@@ -392,11 +400,15 @@ Status runGemms(cublasHandle_t h, const std::vector<GemmCall> &calls,
   for (const GemmCall &g : calls) {
     if (g.m == 0 || g.n == 0 || g.batch == 0)
       continue;
+    const bool outBf16 = buf.outputBf16(g.out);
+    if (outBf16 && !buf.bf16)
+      return Status::invalid("a bf16 GEMM result needs bf16 inputs");
     const char *first =
         static_cast<const char *>(buf.input(g.first)) + g.offFirst * elem;
     const char *second =
         static_cast<const char *>(buf.input(g.second)) + g.offSecond * elem;
-    float *result = buf.output(g.out) + g.offOut;
+    void *result =
+        static_cast<char *>(buf.output(g.out)) + g.offOut * (outBf16 ? 2 : 4);
     cublasOperation_t opFirst = g.transFirst ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasOperation_t opSecond = g.transSecond ? CUBLAS_OP_T : CUBLAS_OP_N;
     Status st =
@@ -407,7 +419,8 @@ Status runGemms(cublasHandle_t h, const std::vector<GemmCall> &calls,
                              &alpha, first, CUDA_R_16BF,
                              static_cast<int>(g.ldFirst), g.strideFirst, second,
                              CUDA_R_16BF, static_cast<int>(g.ldSecond),
-                             g.strideSecond, &g.beta, result, CUDA_R_32F,
+                             g.strideSecond, &g.beta, result,
+                             outBf16 ? CUDA_R_16BF : CUDA_R_32F,
                              static_cast<int>(g.ldOut), g.strideOut,
                              static_cast<int>(g.batch), CUBLAS_COMPUTE_32F,
                              CUBLAS_GEMM_DEFAULT),
@@ -419,8 +432,9 @@ Status runGemms(cublasHandle_t h, const std::vector<GemmCall> &calls,
                              static_cast<int>(g.ldFirst), g.strideFirst,
                              reinterpret_cast<const float *>(second),
                              static_cast<int>(g.ldSecond), g.strideSecond,
-                             &g.beta, result, static_cast<int>(g.ldOut),
-                             g.strideOut, static_cast<int>(g.batch)),
+                             &g.beta, static_cast<float *>(result),
+                             static_cast<int>(g.ldOut), g.strideOut,
+                             static_cast<int>(g.batch)),
                          "cublasSgemmStridedBatched");
     if (!st)
       return st;
@@ -476,6 +490,55 @@ Status CudaDevice::matmulBackward(View<const float> a, View<const float> b,
       GemmBuffers{in[0], in[1], in[2], da ? da->data : nullptr,
                   db ? db->data : nullptr, nullptr,
                   matmulPrecision() == MatmulPrecision::BF16});
+}
+
+Status CudaDevice::matmulBf16(View<const uint16_t> a, View<const uint16_t> b,
+                              MixedOut out, bool transA, bool transB) {
+  if (Status st = enter(); !st)
+    return st;
+  GemmBuffers buf{a.data, b.data, nullptr, nullptr, nullptr, out.data, true};
+  buf.outBf16 = out.dtype == DType::BF16;
+  return runGemms(
+      blas,
+      planMatmul(matmulDims(a.shape, b.shape, transA, transB), transA, transB),
+      buf);
+}
+
+Status CudaDevice::matmulBf16Backward(View<const uint16_t> a,
+                                      View<const uint16_t> b,
+                                      View<const uint16_t> dout, MixedOut *da,
+                                      MixedOut *db, bool transA, bool transB) {
+  if (Status st = enter(); !st)
+    return st;
+  std::vector<GemmCall> calls =
+      planMatmulBackward(matmulDims(a.shape, b.shape, transA, transB), transA,
+                         transB, da != nullptr, db != nullptr);
+  GemmBuffers buf{a.data,
+                  b.data,
+                  dout.data,
+                  da ? da->data : nullptr,
+                  db ? db->data : nullptr,
+                  nullptr,
+                  true};
+  buf.daBf16 = da && da->dtype == DType::BF16;
+  buf.dbBf16 = db && db->dtype == DType::BF16;
+  // A gradient summed by several GEMMs (GemmPlan.h: a shared b under a
+  // transposed a) adds in fp32 scratch and is rounded once at the end.
+  const bool roundAfter = buf.dbBf16 && accumulates(calls, Operand::DB);
+  if (roundAfter) {
+    if (Status st =
+            scratch(kGemmSumScratch, numElements(db->shape) * 4, &buf.db);
+        !st)
+      return st;
+    buf.dbBf16 = false;
+  }
+  if (Status st = runGemms(blas, calls, buf); !st)
+    return st;
+  if (!roundAfter)
+    return Status::ok();
+  castToBf16(compute, static_cast<const float *>(buf.db), db->data,
+             numElements(db->shape));
+  return launched("rounding a summed gradient to bf16");
 }
 
 //===----------------------------------------------------------------------===//

@@ -71,6 +71,11 @@ public:
   Status matmulBackward(View<const float> a, View<const float> b,
                         View<const float> dout, View<float> *da,
                         View<float> *db, bool transA, bool transB) override;
+  Status matmulBf16(View<const uint16_t> a, View<const uint16_t> b,
+                    MixedOut out, bool transA, bool transB) override;
+  Status matmulBf16Backward(View<const uint16_t> a, View<const uint16_t> b,
+                            View<const uint16_t> dout, MixedOut *da,
+                            MixedOut *db, bool transA, bool transB) override;
   Status binary(BinaryOp op, View<const float> a, View<const float> b,
                 View<float> out) override;
   Status binaryBackward(BinaryOp op, View<const float> a, View<const float> b,

@@ -132,6 +132,15 @@ inline std::vector<GemmCall> planMatmulBackward(const MatmulDims &d, bool ta,
   return calls;
 }
 
+/// Whether some call adds to `out` (beta 1) what an earlier one wrote: the
+/// result is then a sum of GEMMs, to be kept in fp32 until the last.
+inline bool accumulates(const std::vector<GemmCall> &calls, Operand out) {
+  for (const GemmCall &c : calls)
+    if (c.out == out && c.beta != 0)
+      return true;
+  return false;
+}
+
 } // namespace whale::rt::cuda
 
 #endif

@@ -83,12 +83,14 @@ TEST(Train, AmpBf16TrainsCloseToFp32ButRoundsItsMatmuls) {
 }
 
 TEST(Train, Bf16ActivationsTrainCloseToFp32) {
-  // amp's storage contract, on the mlp: activations and their gradients
-  // rounded to bf16 at every op's output, parameters and their gradients
-  // fp32, matmuls in bf16 as amp = "bf16" runs them. bf16 keeps 8
-  // significant bits (relative rounding 2^-9 = 2e-3 per value); over 200
-  // steps the losses stay within 1% of fp32's (1.1e-3 measured) and learn
-  // as they do.
+  // amp's storage contract, on the mlp: parameters and their gradients
+  // fp32, matmuls on bf16 operands as amp = "bf16" runs them, and a value
+  // stored in bf16 wherever a bf16 kernel reads it. Today only matmuls
+  // have one (lowering/Bf16Kernels.h), so every other op computes on fp32
+  // values: no rounding is added where nothing is stored in bf16, and the
+  // losses are amp's, bit for bit. bf16 keeps 8 significant bits (relative
+  // rounding 2^-9 = 2e-3 per value); over 200 steps the losses stay within
+  // 1% of fp32's (8.1e-4 measured) and learn as they do.
   whale::TrainOptions opts;
   whale::TrainResult fp32 = trainFile(example("mlp.whl"), opts);
   const std::string amp = "config { amp = \"bf16\" }";
@@ -99,15 +101,13 @@ TEST(Train, Bf16ActivationsTrainCloseToFp32) {
       << fp32.error << matmuls.error << stored.error;
   ASSERT_EQ(stored.losses.size(), fp32.losses.size());
   double worst = 0;
-  bool differsFromMatmulsOnly = false;
   for (size_t i = 0; i < fp32.losses.size(); ++i) {
     ASSERT_TRUE(std::isfinite(stored.losses[i])) << i;
     worst = worseOf(worst, std::fabs(stored.losses[i] - fp32.losses[i]) /
                                fp32.losses[i]);
-    differsFromMatmulsOnly =
-        differsFromMatmulsOnly || stored.losses[i] != matmuls.losses[i];
   }
-  EXPECT_TRUE(differsFromMatmulsOnly);
+  EXPECT_EQ(stored.losses, matmuls.losses);
+  EXPECT_NE(stored.losses, fp32.losses);
   EXPECT_LT(worst, 1e-2);
   EXPECT_LT(lastTen(stored.losses), 1.0);
   std::printf("mlp, %zu steps, bf16 activations: losses within %.2e of "

@@ -111,10 +111,10 @@ std::vector<VerbSpec> makeVerbs() {
          "run each elementwise op as its own runtime call instead of "
          "generated fused kernels (to compare)"},
         {"--bf16-activations", "",
-         "store activations and their gradients in bf16, parameters and "
-         "their gradients fp32 (amp's storage, in progress: every op still "
-         "computes in fp32 between casts, so this is slower; one device "
-         "only)"},
+         "amp's storage: matmuls read bf16 activations and one bf16 copy "
+         "of each weight a step, parameters and their gradients stay fp32 "
+         "(in progress: ops without a bf16 kernel, all but matmuls today, "
+         "compute on fp32 values; one device only)"},
         {"--no-overlap", "",
          "all-reduce the gradients after the whole backward instead of "
          "during it (to compare)"}},

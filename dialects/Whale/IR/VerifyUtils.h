@@ -76,6 +76,11 @@ mlir::LogicalResult expectShape(mlir::Operation *op,
                                 llvm::StringRef what);
 mlir::LogicalResult expectSameElementType(mlir::Operation *op, mlir::Type a,
                                           mlir::Type b, llvm::StringRef what);
+/// A matmul's (or its gradient's) result element type: its operands', or
+/// f32 when they are bf16 (amp's storage: the fp32 accumulation unrounded).
+mlir::LogicalResult expectMatmulResultElement(mlir::Operation *op,
+                                              mlir::Type operand,
+                                              mlir::Type result);
 /// NumPy broadcasting of two shapes; fails when an aligned pair differs and
 /// neither is 1.
 mlir::FailureOr<llvm::SmallVector<int64_t>>

@@ -16,11 +16,17 @@ LogicalResult MatmulGradOp::verify() {
   if (failed(out) ||
       failed(expectShape(*this, *out, getDout().getType(), "dout")))
     return failure();
-  Type want = getOperand() == 0 ? getLhs().getType() : getRhs().getType();
-  if (getType() != want)
+  if (failed(expectSameElementType(*this, getLhs().getType(),
+                                   getRhs().getType(), "operand")) ||
+      failed(expectSameElementType(*this, getLhs().getType(),
+                                   getDout().getType(), "operand and dout")))
+    return failure();
+  RankedTensorType want =
+      getOperand() == 0 ? getLhs().getType() : getRhs().getType();
+  if (getType().getShape() != want.getShape())
     return emitOpError() << "the gradient of operand " << getOperand()
                          << " must be " << want << ", got " << getType();
-  return success();
+  return expectMatmulResultElement(*this, want, getType());
 }
 
 LogicalResult BinaryGradOp::verify() {

@@ -53,9 +53,17 @@ SmallVector<Value> MatmulOp::buildGradients(OpBuilder &b,
                                             ArrayRef<Value> grads) {
   if (!grads[0])
     return {Value(), Value()};
+  // A bf16 product stored in f32 (amp's storage) gets an f32 gradient; its
+  // operands' gradients are bf16 products too, of the gradient rounded.
+  Value dout = grads[0];
+  Type operandElement = getLhs().getType().getElementType();
+  if (getType().getElementType() != operandElement)
+    dout = CastOp::create(
+        b, getLoc(),
+        RankedTensorType::get(getType().getShape(), operandElement), dout);
   auto make = [&](Value operand, int64_t index) -> Value {
     return MatmulGradOp::create(b, getLoc(), operand.getType(), getLhs(),
-                                getRhs(), grads[0], index, getTransposeLhs(),
+                                getRhs(), dout, index, getTransposeLhs(),
                                 getTransposeRhs());
   };
   return {make(getLhs(), 0), make(getRhs(), 1)};

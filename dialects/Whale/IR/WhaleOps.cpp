@@ -47,6 +47,16 @@ LogicalResult expectSameElementType(Operation *op, Type a, Type b,
                            << eb;
 }
 
+LogicalResult expectMatmulResultElement(Operation *op, Type operand,
+                                        Type result) {
+  Type eo = getElementTypeOrSelf(operand), er = getElementTypeOrSelf(result);
+  if (eo == er || (eo.isBF16() && er.isF32()))
+    return success();
+  return op->emitOpError() << "result element type " << er
+                           << " must be the operands' (" << eo << ")"
+                           << (eo.isBF16() ? " or f32" : "");
+}
+
 } // namespace whale::verify
 
 using namespace whale::verify;
@@ -448,8 +458,9 @@ LogicalResult MatmulOp::verify() {
                         getTransposeLhs(), getTransposeRhs());
   if (failed(shape))
     return failure();
-  if (failed(expectSameElementType(*this, getLhs().getType(), getType(),
-                                   "operand and result")))
+  if (failed(expectSameElementType(*this, getLhs().getType(),
+                                   getRhs().getType(), "operand")) ||
+      failed(expectMatmulResultElement(*this, getLhs().getType(), getType())))
     return failure();
   return expectShape(*this, *shape, getType(), "result");
 }

@@ -16,6 +16,22 @@ func.func @matmul_result(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>, %d: tensor<
 
 // -----
 
+func.func @matmul_grad_element(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>, %d: tensor<8x4xf32>) {
+  // expected-error @+1 {{result element type 'bf16' must be the operands' ('f32')}}
+  %0 = whale.matmul_grad %a, %b, %d operand = 1 : tensor<8x16xf32>, tensor<16x4xf32>, tensor<8x4xf32> -> tensor<16x4xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_grad_dout(%a: tensor<8x16xbf16>, %b: tensor<16x4xbf16>, %d: tensor<8x4xf32>) {
+  // expected-error @+1 {{operand and dout element types differ: 'bf16' vs 'f32'}}
+  %0 = whale.matmul_grad %a, %b, %d operand = 1 : tensor<8x16xbf16>, tensor<16x4xbf16>, tensor<8x4xf32> -> tensor<16x4xf32>
+  return
+}
+
+// -----
+
 func.func @matmul_operand(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>, %d: tensor<8x4xf32>) {
   // expected-error @+1 {{attribute 'operand' failed to satisfy constraint}}
   %0 = whale.matmul_grad %a, %b, %d operand = 2 : tensor<8x16xf32>, tensor<16x4xf32>, tensor<8x4xf32> -> tensor<8x16xf32>

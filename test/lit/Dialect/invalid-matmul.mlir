@@ -41,8 +41,26 @@ func.func @result(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>) {
 // -----
 
 func.func @result_type(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>) {
-  // expected-error @+1 {{operand and result element types differ: 'f32' vs 'f16'}}
+  // expected-error @+1 {{result element type 'f16' must be the operands' ('f32')}}
   %0 = whale.matmul %a, %b : tensor<8x16xf32>, tensor<16x4xf32> -> tensor<8x4xf16>
+  return
+}
+
+// -----
+
+// A bf16 product may keep its fp32 accumulation (amp's storage), but an fp32
+// product is never rounded to bf16 by the matmul itself.
+func.func @f32_to_bf16(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>) {
+  // expected-error @+1 {{result element type 'bf16' must be the operands' ('f32')}}
+  %0 = whale.matmul %a, %b : tensor<8x16xf32>, tensor<16x4xf32> -> tensor<8x4xbf16>
+  return
+}
+
+// -----
+
+func.func @bf16_to_f16(%a: tensor<8x16xbf16>, %b: tensor<16x4xbf16>) {
+  // expected-error @+1 {{result element type 'f16' must be the operands' ('bf16') or f32}}
+  %0 = whale.matmul %a, %b : tensor<8x16xbf16>, tensor<16x4xbf16> -> tensor<8x4xf16>
   return
 }
 

@@ -35,14 +35,30 @@
 // GRAD-DAG: whale.cast %{{.*}} : tensor<8xbf16> to tensor<8xf32>
 // GRAD-DAG: whale.matmul_grad {{.*}} -> tensor<8x8xbf16>
 // Until an op has a bf16 kernel it computes in fp32 between casts: its
-// bf16 operands widened once per block, its result rounded back. Every
-// function lowers to the runtime's calls.
+// bf16 operands widened once per block, its result rounded back. A value
+// rounded only for readers that widen it again stays fp32 (between
+// layernorm and gelu, g for layernorm), and a bf16 matmul whose every
+// reader widens its result stores it in fp32: the logits reach the loss
+// unrounded, and each of w's two gradients is an fp32 GEMM result, added
+// in fp32 and returned as it is.
 // WIDE-LABEL: func.func @mlp(
-// WIDE: %[[N:.*]] = whale.layernorm %{{.*}} : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
-// WIDE: %[[NB:.*]] = whale.cast %[[N]] : tensor<4x8xf32> to tensor<4x8xbf16>
-// WIDE: %[[NW:.*]] = whale.cast %[[NB]] : tensor<4x8xbf16> to tensor<4x8xf32>
-// WIDE: %[[A:.*]] = whale.gelu %[[NW]] : tensor<4x8xf32>
-// WIDE: whale.cast %[[A]] : tensor<4x8xf32> to tensor<4x8xbf16>
+// WIDE: %[[W:.*]] = whale.param "w"
+// WIDE: %[[G:.*]] = whale.param "g"
+// WIDE: %[[XB:.*]] = whale.cast %{{.*}} : tensor<4x8xf32> to tensor<4x8xbf16>
+// WIDE: %[[WB:.*]] = whale.cast %[[W]] : tensor<8x8xf32> to tensor<8x8xbf16>
+// WIDE: %[[H:.*]] = whale.matmul %[[XB]], %[[WB]] : tensor<4x8xbf16>, tensor<8x8xbf16> -> tensor<4x8xf32>
+// WIDE-NEXT: %[[N:.*]] = whale.layernorm %[[H]], %[[G]], %[[G]] {{.*}} : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+// WIDE-NEXT: %[[A:.*]] = whale.gelu %[[N]] : tensor<4x8xf32>
+// WIDE-NEXT: %[[AB:.*]] = whale.cast %[[A]] : tensor<4x8xf32> to tensor<4x8xbf16>
+// WIDE-NEXT: %[[Y:.*]] = whale.matmul %[[AB]], %[[WB]] : tensor<4x8xbf16>, tensor<8x8xbf16> -> tensor<4x8xf32>
+// WIDE-NEXT: %[[HALF:.*]] = whale.constant 5.000000e-01 : tensor<f32>
+// WIDE-NEXT: %[[S:.*]] = whale.mul %[[Y]], %[[HALF]] : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+// WIDE-NEXT: whale.cross_entropy %[[S]], %{{.*}} : tensor<4x8xf32>
+// WIDE-LABEL: func.func @mlp_grad(
+// WIDE: %[[DW1:.*]] = whale.matmul_grad {{.*}} operand = 1 : tensor<4x8xbf16>, tensor<8x8xbf16>, tensor<4x8xbf16> -> tensor<8x8xf32>
+// WIDE: %[[DW2:.*]] = whale.matmul_grad {{.*}} operand = 1 : tensor<4x8xbf16>, tensor<8x8xbf16>, tensor<4x8xbf16> -> tensor<8x8xf32>
+// WIDE-NEXT: %[[DW:.*]] = whale.add %[[DW1]], %[[DW2]] : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+// WIDE-NEXT: return %{{.*}}, %[[DW]], %{{.*}} : tensor<f32>, tensor<8x8xf32>, tensor<8xf32>
 // LOWER-LABEL: llvm.func @mlp(
 // LOWER: llvm.call @whale_rt_cast
 // LOWER: llvm.call @whale_rt_matmul

@@ -175,6 +175,67 @@ TEST(CudaKernels, AmpBf16MatmulsRoundAsTheCpuDoes) {
   });
 }
 
+TEST(CudaKernels, MatmulsOnBf16StorageAsTheCpu) {
+  // amp's storage: bf16 operands straight into the tensor cores, each
+  // result stored in fp32 or rounded once to bf16, in every layout,
+  // including a shared b under a transposed a, whose gradient sums one GEMM
+  // per batch element in fp32 scratch before it is rounded. bf16 results
+  // may differ from the CPU's by one rounding step (2^-8) where the sums'
+  // order moves a value across a rounding boundary.
+  Pair p;
+  whale_rt_context *ctxs[2] = {p.gpu, p.cpu};
+  auto cast = [&](const Pair::Both &from, int32_t dtype) {
+    Pair::Both to = p.make(dtype, from.shape);
+    for (int i = 0; i < 2; ++i)
+      EXPECT_EQ(whale_rt_cast(ctxs[i], from.t[i], to.t[i]), WHALE_RT_OK)
+          << whale_rt_last_error(ctxs[i]);
+    return to;
+  };
+  struct Case {
+    Shape a, b;
+    int ta, tb;
+  };
+  for (const Case &c :
+       {Case{{4, 32, 96}, {96, 48}, 0, 0}, Case{{4, 96, 32}, {48, 96}, 1, 1},
+        Case{{4, 96, 32}, {96, 48}, 1, 0},
+        Case{{2, 3, 32, 16}, {2, 3, 24, 16}, 0, 1}}) {
+    auto a = cast(p.random(c.a, 41), WHALE_RT_BF16);
+    auto b = cast(p.random(c.b, 42), WHALE_RT_BF16);
+    size_t ra = c.a.size(), rb = c.b.size();
+    Shape out(c.a.begin(), c.a.end() - 2);
+    out.push_back(c.ta ? c.a[ra - 1] : c.a[ra - 2]);
+    out.push_back(c.tb ? c.b[rb - 2] : c.b[rb - 1]);
+    auto dout = cast(p.random(out, 43), WHALE_RT_BF16);
+    auto o32 = p.make(WHALE_RT_F32, out), o16 = p.make(WHALE_RT_BF16, out);
+    p.check("matmul (bf16 -> f32)", {o32}, [&](whale_rt_context *ctx, int i) {
+      return whale_rt_matmul(ctx, a.t[i], b.t[i], o32.t[i], c.ta, c.tb);
+    });
+    for (int i = 0; i < 2; ++i)
+      ASSERT_EQ(whale_rt_matmul(ctxs[i], a.t[i], b.t[i], o16.t[i], c.ta, c.tb),
+                WHALE_RT_OK)
+          << whale_rt_last_error(ctxs[i]);
+    p.check(
+        "matmul (bf16 -> bf16)", {cast(o16, WHALE_RT_F32)},
+        [](whale_rt_context *, int) { return WHALE_RT_OK; }, 8e-3f);
+    // The activation's gradient in bf16, the weight's in fp32, then the
+    // other way round.
+    for (int weightIn16 = 0; weightIn16 < 2; ++weightIn16) {
+      auto da = p.make(weightIn16 ? WHALE_RT_F32 : WHALE_RT_BF16, c.a);
+      auto db = p.make(weightIn16 ? WHALE_RT_BF16 : WHALE_RT_F32, c.b);
+      for (int i = 0; i < 2; ++i)
+        ASSERT_EQ(whale_rt_matmul_grad(ctxs[i], a.t[i], b.t[i], dout.t[i],
+                                       da.t[i], db.t[i], c.ta, c.tb),
+                  WHALE_RT_OK)
+            << whale_rt_last_error(ctxs[i]);
+      p.check(
+          "matmul_grad (bf16 da, db)",
+          {weightIn16 ? da : cast(da, WHALE_RT_F32),
+           weightIn16 ? cast(db, WHALE_RT_F32) : db},
+          [](whale_rt_context *, int) { return WHALE_RT_OK; }, 8e-3f);
+    }
+  }
+}
+
 TEST(CudaKernels, AmpBf16AttentionRoundsAsTheCpuDoes) {
   // Under amp attention's products take bf16 operands on both devices
   // (q, k, v, dout, P and dS rounded alike); softmax and dS stay fp32.

@@ -1,0 +1,37 @@
+//===- Bf16Kernels.cpp - which whale ops the runtime runs on bf16 ---------===//
+
+#include "lowering/Bf16Kernels.h"
+
+#include "dialects/Whale/IR/WhaleOps.h"
+#include "lowering/ElementTypes.h"
+
+using namespace mlir;
+
+namespace whale {
+namespace {
+
+bool isBf16(Type t) {
+  Type e = elementOf(t);
+  return e && e.isBF16();
+}
+
+} // namespace
+
+bool isBf16Matmul(Operation *op) {
+  if (!isa<MatmulOp, MatmulGradOp>(op))
+    return false;
+  return llvm::all_of(op->getOperandTypes(), isBf16) &&
+         llvm::all_of(op->getResultTypes(), [](Type t) {
+           Type e = elementOf(t);
+           return e && (e.isBF16() || e.isF32());
+         });
+}
+
+bool runsOnBf16(Operation *op) {
+  if (isa<CastOp, ReshapeOp, ConstantOp, TaskGraphOp, YieldOp>(op) ||
+      !op->getDialect() || !isa<WhaleDialect>(op->getDialect()))
+    return true;
+  return isBf16Matmul(op);
+}
+
+} // namespace whale

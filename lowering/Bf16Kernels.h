@@ -1,0 +1,32 @@
+//===- Bf16Kernels.h - which whale ops the runtime runs on bf16 ---*- C++
+//-*-===//
+//
+// amp's storage keeps activations in bf16, but an op reaches the runtime
+// with bf16 operands only where the runtime has a kernel for them. This is
+// that list, in one place: -whale-widen-bf16 widens every other op's bf16
+// operands to fp32 (and rounds its results back), and -whale-to-runtime
+// refuses any other op that still has one. Each native kernel adds its op.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_LOWERING_BF16KERNELS_H
+#define WHALE_LOWERING_BF16KERNELS_H
+
+#include "mlir/IR/Operation.h"
+
+namespace whale {
+
+/// Whether the runtime runs `op` on bf16 operands or results as they are:
+/// ops that move or fill elements whatever they are (cast, reshape,
+/// constants, taskgraph plumbing, other dialects), and matmul and its
+/// gradient when their operands are all bf16 (each result bf16 or f32:
+/// whale_rt_matmul's amp storage).
+bool runsOnBf16(mlir::Operation *op);
+
+/// Whether `op` is a matmul or matmul_grad with bf16 operands, which may
+/// store its result in fp32 directly rather than round it first.
+bool isBf16Matmul(mlir::Operation *op);
+
+} // namespace whale
+
+#endif
