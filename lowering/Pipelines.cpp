@@ -43,6 +43,10 @@ void buildWhalePlanningPipeline(mlir::OpPassManager &pm,
                                 const PlanningPipelineOptions &options) {
   // Every plan, and the cost model that plans it, sees the fused attention.
   pm.addPass(createWhaleFuseAttention());
+  // Before the cut, as on one device: the casts are ops of the blocks
+  // they serve, priced and placed with them.
+  if (options.ampStorage)
+    pm.addPass(createWhaleAmpStorage());
   WhaleTaskGraphPartitionOptions partition;
   partition.givenEnds = vectorOf(options.cut);
   pm.addPass(createWhaleTaskGraphPartition(partition));
@@ -70,6 +74,8 @@ void buildWhaleRankProgramsPipeline(
     mlir::OpPassManager &pm, const RankProgramsPipelineOptions &options) {
   pm.addPass(createWhaleRankPrograms());
   pm.addPass(createWhaleShardOptimizer());
+  if (options.ampStorage)
+    pm.addPass(createWhaleWidenBf16());
   if (options.overlap)
     pm.addPass(createWhaleOverlapGradSync());
   if (options.fuse) {

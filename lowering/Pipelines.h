@@ -63,6 +63,12 @@ struct RankProgramsPipelineOptions
       llvm::cl::desc("fuse only the regions an element program runs (plans "
                      "on GPUs)"),
       llvm::cl::init(false)};
+  Option<bool> ampStorage{
+      *this, "amp-storage",
+      llvm::cl::desc("the planned model's activations are bf16 "
+                     "(planning's amp-storage): widen each op without a "
+                     "bf16 kernel (-whale-widen-bf16)"),
+      llvm::cl::init(false)};
 };
 
 struct PlanningPipelineOptions
@@ -88,6 +94,11 @@ struct PlanningPipelineOptions
       *this, "shard-weight",
       llvm::cl::desc("the weight this copy of the model is elaborated at"),
       llvm::cl::init(0)};
+  Option<bool> ampStorage{
+      *this, "amp-storage",
+      llvm::cl::desc("activations in bf16, parameters fp32 masters "
+                     "(-whale-amp-storage), before the model is cut"),
+      llvm::cl::init(false)};
 };
 
 /// Attention fused, then (under `ampStorage`) activations made bf16, then

@@ -66,11 +66,13 @@ struct Decided {
 /// The planning pipeline with what the first run decided (nothing for the
 /// first run itself, which leaves sharding out: lowering/Pipelines.cpp).
 /// `weight` is the shard weight of the ranks a later run builds (0: none).
-void planningPasses(mlir::PassManager &pm, int64_t devices, bool even,
-                    const Decided &decided, int64_t weight) {
+void planningPasses(mlir::PassManager &pm, int64_t devices,
+                    const PlanOptions &options, const Decided &decided,
+                    int64_t weight) {
   PlanningPipelineOptions planning;
   planning.devices = devices;
-  planning.even = even;
+  planning.even = options.even;
+  planning.ampStorage = options.ampStorage;
   planning.cut = llvm::ArrayRef<int64_t>(decided.cut);
   planning.localBatches = llvm::ArrayRef<int64_t>(decided.shares);
   planning.shardWeights = llvm::ArrayRef<int64_t>(decided.weights);
@@ -170,7 +172,7 @@ bool planModel(Interpreter &interp, const std::string &modelName,
     return runPasses(
         module,
         [&](mlir::PassManager &pm) {
-          planningPasses(pm, devices, options.even, decided, weight);
+          planningPasses(pm, devices, options, decided, weight);
         },
         error);
   };
@@ -195,6 +197,7 @@ bool planModel(Interpreter &interp, const std::string &modelName,
           tail.overlap = options.overlap;
           tail.fuse = options.fuse;
           tail.elementPrograms = elementPrograms;
+          tail.ampStorage = options.ampStorage;
           buildWhaleRankProgramsPipeline(pm, tail);
         },
         error, options.verify ? Verification::Once : Verification::None);

@@ -38,6 +38,9 @@ struct PlanOptions {
   /// Gradient all-reduces started during backward, waited for at their
   /// readers (-whale-overlap-grad-sync).
   bool overlap = true;
+  /// amp's storage (-whale-amp-storage before the cut, -whale-widen-bf16
+  /// after the rank programs), as a one-device run's TrainOptions has it.
+  bool ampStorage = false;
   /// Verify the rank programs once built (the planning passes before them
   /// are verified after each pass either way). `whale search` plans
   /// hundreds of candidates that it only simulates, and verifying their

@@ -141,6 +141,7 @@ std::string PlannedRun::start() {
   planOptions.defaultThreads = shared;
   planOptions.fuse = options.fuse;
   planOptions.overlap = options.overlap;
+  planOptions.ampStorage = options.ampStorage;
   // The whole elastic schedule is checked before the first step, not hours
   // later when a change is due; a control file's request when it comes.
   for (const ElasticChange &change : options.elastic) {

@@ -113,12 +113,8 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
     if (std::string err = deviceControlFile(options.controlPath).checkAtStart();
         !err.empty())
       return fail(err);
-  if (!options.cluster.empty()) {
-    if (options.ampStorage)
-      return fail("bf16 activations (--bf16-activations) run on one device "
-                  "only, for now: train without a cluster");
+  if (!options.cluster.empty())
     return trainParallel(interp, options);
-  }
   // The model's train step, compiled, with its parameters made: a Job that
   // the script's data source feeds.
   JobOptions jobOptions;

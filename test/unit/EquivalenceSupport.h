@@ -76,13 +76,16 @@ inline double relative(double a, double b) {
 
 /// Trains `text` on one device and under `cluster`, and compares.
 /// `planned`, when given, receives the run under the cluster; `localText`,
-/// when given, is what trains on one device instead of `text`.
-inline void expectEquivalent(const std::string &text, const std::string &name,
-                             const std::string &cluster,
-                             whale::TrainResult *plannedOut = nullptr,
-                             const std::string *localText = nullptr) {
-  whale::TrainResult local = trainText(localText ? *localText : text, name, "");
-  whale::TrainResult planned = trainText(text, name, cluster);
+/// when given, is what trains on one device instead of `text`;
+/// `configure`, when given, changes both runs' options alike.
+inline void expectEquivalent(
+    const std::string &text, const std::string &name,
+    const std::string &cluster, whale::TrainResult *plannedOut = nullptr,
+    const std::string *localText = nullptr,
+    const std::function<void(whale::TrainOptions &)> &configure = {}) {
+  whale::TrainResult local =
+      trainText(localText ? *localText : text, name, "", configure);
+  whale::TrainResult planned = trainText(text, name, cluster, configure);
   if (plannedOut)
     *plannedOut = planned;
   ASSERT_TRUE(local.ok) << local.error;

@@ -116,16 +116,6 @@ TEST(Train, Bf16ActivationsTrainCloseToFp32) {
               fp32.losses.back());
 }
 
-TEST(Train, Bf16ActivationsAreForOneDeviceForNow) {
-  whale::TrainOptions opts;
-  opts.ampStorage = true;
-  opts.cluster = "cpu:2";
-  opts.steps = 1;
-  whale::TrainResult r = trainFile(example("mlp.whl"), opts);
-  EXPECT_FALSE(r.ok);
-  EXPECT_NE(r.error.find("one device only"), std::string::npos) << r.error;
-}
-
 TEST(Train, SaveStopLoadContinueEqualsAnUninterruptedRun) {
   std::string ckpt = ::testing::TempDir() + "mlp-step10.safetensors";
   whale::TrainOptions straight;

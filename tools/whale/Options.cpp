@@ -114,7 +114,7 @@ std::vector<VerbSpec> makeVerbs() {
          "amp's storage: matmuls read bf16 activations and one bf16 copy "
          "of each weight a step, parameters and their gradients stay fp32 "
          "(in progress: ops without a bf16 kernel, all but matmuls today, "
-         "compute on fp32 values; one device only)"},
+         "compute on fp32 values)"},
         {"--no-overlap", "",
          "all-reduce the gradients after the whole backward instead of "
          "during it (to compare)"}},
