@@ -11,6 +11,9 @@ vocabulary) in the same precision:
   fp32   (default) fp32 everywhere; TF32 off on both sides
   bf16   --amp: Whale's amp = "bf16" (matmuls in bf16, fp32 accumulation,
          fp32 weights and optimizer state); PyTorch autocast(bfloat16)
+         --bf16-activations (implies --amp): Whale under amp's storage
+         (whale run --bf16-activations: bf16 activations where a bf16
+         kernel reads them, one bf16 copy of each weight a step)
 
 PyTorch's model is written as its users write it (bench/torch_gpt.py: fused
 QKV, scaled_dot_product_attention, AdamW(fused=True)) and runs eager and,
@@ -94,6 +97,8 @@ def shape_args(argv=None):
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--amp", action="store_true")
+    ap.add_argument("--bf16-activations", action="store_true",
+                    help="Whale under amp's storage (implies --amp)")
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--no-torch", action="store_true",
                     help="Whale alone (no peers): for A/B runs of Whale")
@@ -109,7 +114,9 @@ def shape_args(argv=None):
                     help="the runner of compiled plans (build/bin/whale-exec)")
     ap.add_argument("--whale-trace", metavar="FILE",
                     help="also write Whale's Chrome trace of the run to FILE")
-    return ap.parse_args(argv)
+    a = ap.parse_args(argv)
+    a.amp = a.amp or a.bf16_activations
+    return a
 
 
 def write_text(a, path):
@@ -132,6 +139,8 @@ def emit_bundle(a, root):
             f.write(whale_script(a, text))
         cmd = [whale, "compile", script, "--emit=bundle", "--cluster", "cuda:0",
                "-o", a.emit_bundle, "-I", os.path.join(root, "stdlib")]
+        if a.bf16_activations:
+            cmd.append("--bf16-activations")
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             sys.exit(f"whale failed ({' '.join(cmd)}):\n{done.stderr}")
@@ -179,6 +188,8 @@ def whale_run(a, root, device):
                    metrics, "-I", os.path.join(root, "stdlib")]
             if a.no_fuse:
                 cmd.append("--no-fuse")
+            if a.bf16_activations:
+                cmd.append("--bf16-activations")
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             sys.exit(f"whale failed ({' '.join(cmd)}):\n{done.stderr}")

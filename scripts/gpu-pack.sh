@@ -87,6 +87,10 @@ for batch in 8 16; do
   python3 "$root/bench/gpt2_gpu.py" --batch "$batch" --amp \
     --emit-bundle "$pack/gpt2/bf16$suffix" >/dev/null
 done
+# amp's storage at batch 8 (gpt2/bf16-storage): bf16 matmul operands stored
+# so, one bf16 copy of each weight a step.
+python3 "$root/bench/gpt2_gpu.py" --batch 8 --bf16-activations \
+  --emit-bundle "$pack/gpt2/bf16-storage" >/dev/null
 
 # The simulator's accuracy plans (bench/sim_accuracy.py), to profile and
 # measure on that machine's cores and its GPU; --collect predicts them here.

@@ -207,6 +207,7 @@ bool compileBundle(Interpreter &interp, const TrainOptions &options,
 
   PlanOptions planOptions;
   planOptions.even = options.evenPlan;
+  planOptions.ampStorage = options.ampStorage;
   const int shared = sharedThreads(cluster, options.threads);
   planOptions.defaultThreads = shared;
   PlannedModel plan;

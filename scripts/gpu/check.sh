@@ -106,6 +106,14 @@ if python3 -c "import torch" 2>/dev/null; then
   [ -f "$out/gpt2-bf16-flash-trace.json" ] &&
     python3 "$here/trace_summary.py" "$out/gpt2-bf16-flash-trace.json" |
     tee "$out/gpt2-bf16-flash-ops.txt"
+  # amp's storage (whale run --bf16-activations), Whale alone, beside the
+  # bf16 run above.
+  echo "== GPT-2 small, bf16 activations (amp's storage)"
+  PYTHONUNBUFFERED=1 timeout "${WHALE_GPU_BENCH_TIMEOUT:-600}" \
+    python3 "$here/gpt2_gpu.py" --bf16-activations --no-torch \
+    --whale-exec "$here/bin/whale-exec" --bundle "$here/gpt2/bf16-storage" \
+    2>&1 | tee "$out/gpt2-bf16-storage.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   echo "== attention: scaled_dot_product_attention at the sweep's shapes"
   timeout "${WHALE_GPU_TESTS_TIMEOUT:-300}" python3 "$here/sdpa_sweep.py" \
     2>&1 | tee "$out/sdpa-sweep.txt"

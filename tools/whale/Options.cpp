@@ -61,6 +61,9 @@ std::vector<VerbSpec> makeVerbs() {
          "with --emit=bundle: each op names its place in its rank program "
          "in a trace, for whale-exec --profile-trace and whale profile "
          "--from-trace"},
+        {"--bf16-activations", "",
+         "with --emit=bundle: the plan compiled under amp's storage, as "
+         "whale run --bf16-activations runs it"},
         {"--locations", "", "print source locations on the IR"}},
        true},
       {"run",

@@ -294,7 +294,7 @@ int emitPlanned(const whale::InterpreterOptions &opts, const std::string &file,
 /// for tools/whale-exec; prints the files it wrote.
 int emitBundle(const whale::InterpreterOptions &opts, const std::string &file,
                const std::string &folder, const std::string &cluster, bool even,
-               bool traceSites) {
+               bool traceSites, bool ampStorage) {
   if (folder.empty())
     return usageError("--emit=bundle writes a folder: give it with -o FOLDER");
   whale::Interpreter interp(opts);
@@ -306,6 +306,7 @@ int emitBundle(const whale::InterpreterOptions &opts, const std::string &file,
   options.cluster = cluster;
   options.evenPlan = even;
   options.traceSites = traceSites;
+  options.ampStorage = ampStorage;
   const bool tty = ::isatty(STDERR_FILENO);
   options.onPhase = [&](const std::string &what) {
     if (tty)
@@ -810,7 +811,7 @@ int compile(int argc, char **argv) {
   whale::InterpreterOptions opts;
   std::string file, out, emit = "whale", cluster;
   bool annotateCost = false, locations = false, even = false,
-       traceSites = false;
+       traceSites = false, ampStorage = false;
   Args args("compile", argc, argv);
   while (args.next()) {
     if (auto v = args.value("--emit")) {
@@ -828,6 +829,8 @@ int compile(int argc, char **argv) {
       locations = true;
     } else if (args.is("--trace-sites")) {
       traceSites = true;
+    } else if (args.is("--bf16-activations")) {
+      ampStorage = true;
     } else if (args.is("--even")) {
       even = true;
     } else if (int rc = args.finish(opts, file)) {
@@ -836,13 +839,16 @@ int compile(int argc, char **argv) {
   }
   if (traceSites && emit != "bundle")
     return usageError("--trace-sites is for --emit=bundle");
+  if (ampStorage && emit != "bundle")
+    return usageError("--bf16-activations is for --emit=bundle (whale run "
+                      "takes it too)");
   if (!out.empty() && !file.empty() && whale::rt::sameFile(out, file))
     return usageError("-o '" + out + "' is the script itself; write the " +
                       "output elsewhere");
   if (file.empty())
     return usageError("compile needs a script: whale compile FILE.whl");
   if (emit == "bundle")
-    return emitBundle(opts, file, out, cluster, even, traceSites);
+    return emitBundle(opts, file, out, cluster, even, traceSites, ampStorage);
   if (emit == "planned" || emit == "ranks")
     return emitPlanned(opts, file, out, emit == "ranks",
                        cluster.empty() ? "cpu:1" : cluster, even);
