@@ -8,19 +8,11 @@
 using namespace mlir;
 
 namespace whale {
-namespace {
-
-bool isBf16(Type t) {
-  Type e = elementOf(t);
-  return e && e.isBF16();
-}
-
-} // namespace
 
 bool isBf16Matmul(Operation *op) {
   if (!isa<MatmulOp, MatmulGradOp>(op))
     return false;
-  return llvm::all_of(op->getOperandTypes(), isBf16) &&
+  return llvm::all_of(op->getOperandTypes(), isBf16Tensor) &&
          llvm::all_of(op->getResultTypes(), [](Type t) {
            Type e = elementOf(t);
            return e && (e.isBF16() || e.isF32());

@@ -1,8 +1,8 @@
 //===- ElementTypes.h - tensors' element types, for amp's passes -*- C++
 //-*-===//
 //
-// What -whale-amp-storage and -whale-widen-bf16 both ask of a type: its
-// element type, and the same shape with another one.
+// What amp's passes and the lowering's bf16 check ask of a type: its
+// element type, whether that is bf16, and the same shape with another one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +17,12 @@ namespace whale {
 inline mlir::Type elementOf(mlir::Type t) {
   auto r = mlir::dyn_cast<mlir::RankedTensorType>(t);
   return r ? r.getElementType() : mlir::Type();
+}
+
+/// Whether `t` is a ranked tensor of bf16 (amp's storage).
+inline bool isBf16Tensor(mlir::Type t) {
+  mlir::Type e = elementOf(t);
+  return e && e.isBF16();
 }
 
 /// A ranked tensor's shape with `element` as its element type.

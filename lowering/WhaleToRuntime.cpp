@@ -9,6 +9,7 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lowering/Bf16Kernels.h"
 #include "lowering/ElementProgramBuilder.h"
+#include "lowering/ElementTypes.h"
 #include "lowering/FusedKernel.h"
 #include "lowering/Passes.h"
 #include "lowering/RuntimeAbi.h"
@@ -369,12 +370,8 @@ private:
 static LogicalResult checkBf16Operands(Operation *op) {
   if (runsOnBf16(op))
     return success();
-  auto bf16 = [](Type t) {
-    auto r = dyn_cast<RankedTensorType>(t);
-    return r && r.getElementType().isBF16();
-  };
-  if (llvm::any_of(op->getOperandTypes(), bf16) ||
-      llvm::any_of(op->getResultTypes(), bf16))
+  if (llvm::any_of(op->getOperandTypes(), isBf16Tensor) ||
+      llvm::any_of(op->getResultTypes(), isBf16Tensor))
     return op->emitOpError("computes in f32 on the runtime; a bf16 value "
                            "reaches it only through whale.cast");
   return success();

@@ -26,11 +26,6 @@ using namespace whale;
 
 namespace {
 
-bool isBf16Tensor(Type t) {
-  Type e = elementOf(t);
-  return e && e.isBF16();
-}
-
 /// Whether every reader of `v` widens it to fp32 (and there is one).
 bool onlyWidened(Value v) {
   return !v.use_empty() && llvm::all_of(v.getUsers(), [](Operation *user) {
