@@ -2,15 +2,26 @@
 //
 // Times the runtime's matmul at the shapes of a GPT layer's products as the
 // published Megatron-LM runs cut them (tokens x width, tensor-parallel
-// degree t), fp32 and under amp (bf16 inputs, fp32 accumulation), and sets
-// each beside what the simulator's device model predicts for it: the data
+// degree t), GPT-2 small's at batch 8 and squares of 2048 to 8192, in
+// three precisions, and sets each beside what the
+// simulator's device model predicts for it:
+//   off      fp32 tensors, fp32 products;
+//   bf16     fp32 tensors under amp: each product rounds its operands to
+//            bf16 copies first (two cast kernels inside the time), as amp
+//            without bf16 storage runs;
+//   storage  bf16 tensors in and out, fp32 accumulation: the GEMM alone,
+//            as amp's storage (--bf16-activations) runs it.
+// The model's figure is the data
 // sheet's peak times gemmEfficiency (waves of tiles, tile edges, depth).
 // On a GPU this says whether the model's 98-99% of peak for large products
 // holds, the open question behind its pipelines predicting faster than the
 // published A100 runs (docs/simulation.md).
 //
-//   whale-gemm-sweep [--device cuda:0] [--model H100-SXM] [--amp off|bf16|both]
-//                    [--shapes MxNxK,...] [--min-ms 20]
+//   whale-gemm-sweep [--device cuda:0] [--model H100-SXM]
+//                    [--amp off|bf16|storage|both|all] [--shapes MxNxK,...]
+//                    [--min-ms 20]
+//
+// --amp both is off and bf16; all (the default) adds storage.
 //
 // Time per product: back-to-back launches until --min-ms has passed, ended
 // by reading the output back (which waits for the device), after two
@@ -23,6 +34,8 @@
 #include "perfmodel/DeviceModel.h"
 #include "runtime/WhaleRuntime.h"
 
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -62,6 +75,19 @@ std::vector<Shape> publishedShapes() {
   return s;
 }
 
+/// GPT-2 small's products at batch 8 (8,192 tokens, width 768, vocabulary
+/// 50,304), as bench/gpt2_gpu.py trains it, and the square products the
+/// GEMM issue's target names.
+std::vector<Shape> gpt2AndSquareShapes() {
+  std::vector<Shape> s;
+  addLayer(s, "gpt2 b8", 8192, 768, 1);
+  s.push_back({"gpt2 b8 head", 8192, 50304, 768});
+  s.push_back({"gpt2 b8 head dX", 8192, 768, 50304, false, true});
+  for (int64_t n : {2048, 4096, 8192})
+    s.push_back({"square " + std::to_string(n), n, n, n});
+  return s;
+}
+
 bool parseShapes(const char *text, std::vector<Shape> &out) {
   std::string all(text);
   size_t at = 0;
@@ -91,15 +117,26 @@ struct Tensors {
   }
 };
 
-/// Seconds of one product of `s`, or a negative number on failure.
-double timeProduct(whale_rt_context *ctx, const Shape &s, double minSeconds) {
+/// A bf16 number's value (its bits are a float's upper half).
+float bf16Value(uint16_t bits) {
+  uint32_t word = uint32_t(bits) << 16;
+  float f;
+  std::memcpy(&f, &word, sizeof f);
+  return f;
+}
+
+/// Seconds of one product of `s`, or a negative number on failure; with
+/// `bf16Tensors` every operand and the result are bf16.
+double timeProduct(whale_rt_context *ctx, const Shape &s, double minSeconds,
+                   bool bf16Tensors) {
   Tensors t{ctx};
   const int64_t a[2] = {s.transA ? s.k : s.m, s.transA ? s.m : s.k};
   const int64_t b[2] = {s.transB ? s.n : s.k, s.transB ? s.k : s.n};
   const int64_t c[2] = {s.m, s.n};
-  if (whale_rt_tensor_create(ctx, WHALE_RT_F32, 2, a, &t.a) != WHALE_RT_OK ||
-      whale_rt_tensor_create(ctx, WHALE_RT_F32, 2, b, &t.b) != WHALE_RT_OK ||
-      whale_rt_tensor_create(ctx, WHALE_RT_F32, 2, c, &t.c) != WHALE_RT_OK ||
+  const int32_t dtype = bf16Tensors ? WHALE_RT_BF16 : WHALE_RT_F32;
+  if (whale_rt_tensor_create(ctx, dtype, 2, a, &t.a) != WHALE_RT_OK ||
+      whale_rt_tensor_create(ctx, dtype, 2, b, &t.b) != WHALE_RT_OK ||
+      whale_rt_tensor_create(ctx, dtype, 2, c, &t.c) != WHALE_RT_OK ||
       whale_rt_fill(ctx, t.a, 0.5) != WHALE_RT_OK ||
       whale_rt_fill(ctx, t.b, 0.25) != WHALE_RT_OK)
     return -1;
@@ -110,23 +147,33 @@ double timeProduct(whale_rt_context *ctx, const Shape &s, double minSeconds) {
   };
   // Reading the output back waits for every product launched before it.
   auto settle = [&] {
-    return whale_rt_tensor_read(ctx, t.c, &first, sizeof first) == WHALE_RT_OK;
+    if (!bf16Tensors)
+      return whale_rt_tensor_read(ctx, t.c, &first, sizeof first) ==
+             WHALE_RT_OK;
+    uint16_t bits = 0;
+    if (whale_rt_tensor_read(ctx, t.c, &bits, sizeof bits) != WHALE_RT_OK)
+      return false;
+    first = bf16Value(bits);
+    return true;
   };
   const double seconds = whale::bench::secondsPerCall(run, settle, minSeconds,
                                                       /*batch=*/4);
   if (seconds < 0)
     return -1;
-  // 0.5 x 0.25 summed over k: a product that ran computes this.
-  if (first != float(0.125 * double(s.k)))
+  // 0.5 x 0.25 summed over k: a product that ran computes this (to bf16's
+  // 8 bits where the result is bf16).
+  const double want = 0.125 * double(s.k);
+  if (bf16Tensors ? std::fabs(first - want) > want / 256 : first != float(want))
     std::fprintf(stderr, "warning: %s computed %g, not %g\n", s.name.c_str(),
-                 first, 0.125 * double(s.k));
+                 first, want);
   return seconds;
 }
 
 int usage() {
   std::fprintf(stderr,
                "usage: whale-gemm-sweep [--device cuda:0] [--model NAME] "
-               "[--amp off|bf16|both] [--shapes MxNxK,...] [--min-ms N]\n"
+               "[--amp off|bf16|storage|both|all] [--shapes MxNxK,...] "
+               "[--min-ms N]\n"
                "models: %s\n",
                whale::perf::knownGpuModelNames().c_str());
   return 2;
@@ -135,7 +182,7 @@ int usage() {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string device = "cuda:0", modelName = "H100-SXM", amp = "both";
+  std::string device = "cuda:0", modelName = "H100-SXM", amp = "all";
   double minSeconds = 0.02;
   std::vector<Shape> shapes;
   for (int i = 1; i < argc; ++i) {
@@ -163,11 +210,16 @@ int main(int argc, char **argv) {
       return usage();
   }
   const whale::perf::DeviceModel *model = whale::perf::findGpuModel(modelName);
-  if (!model || !(amp == "off" || amp == "bf16" || amp == "both") ||
+  if (!model ||
+      !(amp == "off" || amp == "bf16" || amp == "storage" || amp == "both" ||
+        amp == "all") ||
       !(minSeconds > 0))
     return usage();
-  if (shapes.empty())
+  if (shapes.empty()) {
     shapes = publishedShapes();
+    for (const Shape &g : gpt2AndSquareShapes())
+      shapes.push_back(g);
+  }
 
   whale_rt_context *ctx = nullptr;
   char why[640] = "";
@@ -180,13 +232,17 @@ int main(int argc, char **argv) {
               "TFLOP/s)\n",
               device.c_str(), model->name.c_str(), model->matmulFlops / 1e12,
               model->matmulFlopsBf16 / 1e12);
-  std::printf("%-16s %6s %6s %6s %5s %10s %9s %8s %10s %9s\n", "product", "M",
+  std::printf("%-16s %6s %6s %6s %7s %10s %9s %8s %10s %9s\n", "product", "M",
               "N", "K", "amp", "ms", "TFLOP/s", "of peak", "model ms",
               "model/run");
   int status = 0;
-  for (bool bf16 : {false, true}) {
-    if ((bf16 && amp == "off") || (!bf16 && amp == "bf16"))
+  for (const char *mode : {"off", "bf16", "storage"}) {
+    const bool wanted = amp == mode || amp == "all" ||
+                        (amp == "both" && std::strcmp(mode, "storage") != 0);
+    if (!wanted)
       continue;
+    const bool bf16 = std::strcmp(mode, "off") != 0;
+    const bool storage = std::strcmp(mode, "storage") == 0;
     if (whale_rt_set_amp(ctx, bf16 ? WHALE_RT_AMP_BF16 : WHALE_RT_AMP_OFF) !=
         WHALE_RT_OK) {
       std::fprintf(stderr, "whale-gemm-sweep: amp: %s\n",
@@ -195,17 +251,18 @@ int main(int argc, char **argv) {
       continue;
     }
     for (const Shape &s : shapes) {
-      const double seconds = timeProduct(ctx, s, minSeconds);
+      const double seconds = timeProduct(ctx, s, minSeconds, storage);
       if (seconds < 0) {
-        std::printf("%-16s %6lld %6lld %6lld %5s failed: %s\n", s.name.c_str(),
-                    (long long)s.m, (long long)s.n, (long long)s.k,
-                    bf16 ? "bf16" : "off", whale_rt_last_error(ctx));
+        std::printf("%-16s %6lld %6lld %6lld %7s failed: %s\n", s.name.c_str(),
+                    (long long)s.m, (long long)s.n, (long long)s.k, mode,
+                    whale_rt_last_error(ctx));
         status = 1;
         continue;
       }
       whale::perf::OpCost cost;
       cost.flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
-      cost.bytes = 4.0 * double(s.m * s.k + s.k * s.n + s.m * s.n);
+      cost.bytes =
+          (storage ? 2.0 : 4.0) * double(s.m * s.k + s.k * s.n + s.m * s.n);
       cost.matmul = true;
       cost.bf16 = bf16;
       cost.m = s.m;
@@ -214,12 +271,11 @@ int main(int argc, char **argv) {
       const double predicted = whale::perf::opSeconds(cost, *model);
       const double peak = bf16 ? model->matmulFlopsBf16 : model->matmulFlops;
       const double rate = cost.flops / seconds;
-      std::printf("%-16s %6lld %6lld %6lld %5s %10.4f %9.1f %7.1f%% %10.4f "
+      std::printf("%-16s %6lld %6lld %6lld %7s %10.4f %9.1f %7.1f%% %10.4f "
                   "%9.3f\n",
                   s.name.c_str(), (long long)s.m, (long long)s.n,
-                  (long long)s.k, bf16 ? "bf16" : "off", seconds * 1e3,
-                  rate / 1e12, 100 * rate / peak, predicted * 1e3,
-                  predicted / seconds);
+                  (long long)s.k, mode, seconds * 1e3, rate / 1e12,
+                  100 * rate / peak, predicted * 1e3, predicted / seconds);
       std::fflush(stdout);
     }
   }

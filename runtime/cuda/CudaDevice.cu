@@ -14,6 +14,7 @@
 #include "runtime/cuda/FlashAttention.h"
 #include "runtime/cuda/GemmPlan.h"
 #include "runtime/cuda/IndexMaps.h"
+#include "runtime/cuda/LtGemm.h"
 #include "runtime/cuda/Nvrtc.h"
 #include "runtime/ops/AttentionShape.h"
 #include "runtime/ops/Bf16.h"
@@ -209,6 +210,8 @@ CudaDevice::~CudaDevice() {
     cudaFree(dataError);
   if (blas)
     cublasDestroy(blas);
+  if (ltWorkspace)
+    allocator().release(ltWorkspace, static_cast<int64_t>(kLtWorkspaceBytes));
   if (compute)
     cudaStreamDestroy(compute);
 }
@@ -369,8 +372,6 @@ Status CudaDevice::fromBf16(View<const uint16_t> x, View<float> out) {
 // Matmul on cuBLAS
 //===----------------------------------------------------------------------===//
 
-namespace {
-
 /// The buffers a GEMM plan names. The inputs (A, B, C) are fp32, or bf16
 /// under amp (copies, or amp's storage itself); each output is fp32, or
 /// under amp's storage bf16, rounded once from the fp32 accumulation.
@@ -390,11 +391,32 @@ struct GemmBuffers {
   }
 };
 
-/// Runs planned GEMMs (GemmPlan.h): fp32 through cublasSgemm, or bf16
-/// inputs with fp32 accumulation (tensor cores) under amp, each result
-/// stored in fp32 or bf16.
-Status runGemms(cublasHandle_t h, const std::vector<GemmCall> &calls,
-                const GemmBuffers &buf) {
+/// Runs planned GEMMs (GemmPlan.h): through cuBLASLt (LtGemm.h) where it
+/// has an algorithm for the call, else cublasSgemm for fp32 and
+/// cublasGemmEx for bf16 inputs with fp32 accumulation (tensor cores), each
+/// result stored in fp32 or bf16.
+LtGemms *CudaDevice::gemmsThroughLt() {
+  if (ltState == LtState::Unopened) {
+    const char *v = std::getenv("WHALE_CUDA_LT");
+    ltState = (v && std::strcmp(v, "0") == 0) || !lt.open() ? LtState::Off
+                                                            : LtState::Ready;
+    // The workspace counts against the device's limit as any tensor does;
+    // without room for it the algorithms that need none still run.
+    if (ltState == LtState::Ready &&
+        allocator().allocate(static_cast<int64_t>(kLtWorkspaceBytes),
+                             &ltWorkspace))
+      lt.setWorkspace(ltWorkspace, kLtWorkspaceBytes);
+    else
+      ltWorkspace = nullptr;
+  }
+  return ltState == LtState::Ready ? &lt : nullptr;
+}
+
+Status CudaDevice::runGemms(const std::vector<GemmCall> &calls,
+                            const GemmBuffers &buf) {
+  cublasHandle_t h = blas;
+  LtGemms *lt = gemmsThroughLt();
+  const bool tf32 = tf32Allowed();
   const float alpha = 1.0f;
   const size_t elem = buf.bf16 ? 2 : 4;
   for (const GemmCall &g : calls) {
@@ -409,6 +431,16 @@ Status runGemms(cublasHandle_t h, const std::vector<GemmCall> &calls,
         static_cast<const char *>(buf.input(g.second)) + g.offSecond * elem;
     void *result =
         static_cast<char *>(buf.output(g.out)) + g.offOut * (outBf16 ? 2 : 4);
+    if (lt) {
+      bool ran = false;
+      if (Status st = lt->run(
+              compute, g, LtOperands{first, second, result, buf.bf16, outBf16},
+              tf32, ran);
+          !st)
+        return st;
+      if (ran)
+        continue;
+    }
     cublasOperation_t opFirst = g.transFirst ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasOperation_t opSecond = g.transSecond ? CUBLAS_OP_T : CUBLAS_OP_N;
     Status st =
@@ -442,8 +474,6 @@ Status runGemms(cublasHandle_t h, const std::vector<GemmCall> &calls,
   return Status::ok();
 }
 
-} // namespace
-
 Status CudaDevice::gemmInputs(std::initializer_list<View<const float>> inputs,
                               const void **out) {
   bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
@@ -471,7 +501,7 @@ Status CudaDevice::matmul(View<const float> a, View<const float> b,
   if (Status st = gemmInputs({a, b}, in); !st)
     return st;
   MatmulDims d = matmulDims(a.shape, b.shape, transA, transB);
-  return runGemms(blas, planMatmul(d, transA, transB),
+  return runGemms(planMatmul(d, transA, transB),
                   GemmBuffers{in[0], in[1], nullptr, nullptr, nullptr, out.data,
                               matmulPrecision() == MatmulPrecision::BF16});
 }
@@ -486,7 +516,7 @@ Status CudaDevice::matmulBackward(View<const float> a, View<const float> b,
     return st;
   MatmulDims d = matmulDims(a.shape, b.shape, transA, transB);
   return runGemms(
-      blas, planMatmulBackward(d, transA, transB, da != nullptr, db != nullptr),
+      planMatmulBackward(d, transA, transB, da != nullptr, db != nullptr),
       GemmBuffers{in[0], in[1], in[2], da ? da->data : nullptr,
                   db ? db->data : nullptr, nullptr,
                   matmulPrecision() == MatmulPrecision::BF16});
@@ -499,7 +529,6 @@ Status CudaDevice::matmulBf16(View<const uint16_t> a, View<const uint16_t> b,
   GemmBuffers buf{a.data, b.data, nullptr, nullptr, nullptr, out.data, true};
   buf.outBf16 = out.dtype == DType::BF16;
   return runGemms(
-      blas,
       planMatmul(matmulDims(a.shape, b.shape, transA, transB), transA, transB),
       buf);
 }
@@ -532,7 +561,7 @@ Status CudaDevice::matmulBf16Backward(View<const uint16_t> a,
       return st;
     buf.dbBf16 = false;
   }
-  if (Status st = runGemms(blas, calls, buf); !st)
+  if (Status st = runGemms(calls, buf); !st)
     return st;
   if (!roundAfter)
     return Status::ok();
@@ -1268,7 +1297,7 @@ Status CudaDevice::attentionScores(const AttentionDims &d, int64_t heads,
                                    float *scores) {
   const bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
   if (Status st =
-          runGemms(blas, {scoresGemm(d, heads)},
+          runGemms({scoresGemm(d, heads)},
                    GemmBuffers{q, k, nullptr, nullptr, nullptr, scores, bf16});
       !st)
     return st;
@@ -1336,7 +1365,7 @@ Status CudaDevice::attention(View<const float> q, View<const float> k,
       castToBf16(compute, p, p16, n * d.t * d.tk);
       pm = p16;
     }
-    if (Status st = runGemms(blas, {outputGemm(d, n)},
+    if (Status st = runGemms({outputGemm(d, n)},
                              GemmBuffers{pm, advance(vm, h * d.tk * d.e, bf16),
                                          nullptr, nullptr, nullptr,
                                          out.data + h * d.t * d.e, bf16});
@@ -1432,9 +1461,9 @@ Status CudaDevice::attentionBackward(View<const float> q, View<const float> k,
     // dV = P^T dO and dP = dO V^T, then dS in dP's place.
     GemmBuffers dvBuf{pm, doh, nullptr, nullptr, nullptr, dv.data + kAt, bf16};
     GemmBuffers dpBuf{doh, vh, nullptr, nullptr, nullptr, ds, bf16};
-    if (Status st = runGemms(blas, {valueGradGemm(d, n)}, dvBuf); !st)
+    if (Status st = runGemms({valueGradGemm(d, n)}, dvBuf); !st)
       return st;
-    if (Status st = runGemms(blas, {probabilityGradGemm(d, n)}, dpBuf); !st)
+    if (Status st = runGemms({probabilityGradGemm(d, n)}, dpBuf); !st)
       return st;
     attentionScoreGrad(compute, d, p, ds, dout.data + qAt, out.data + qAt,
                        n * d.t);
@@ -1447,9 +1476,9 @@ Status CudaDevice::attentionBackward(View<const float> q, View<const float> k,
     // dQ = dS K and dK = dS^T Q.
     GemmBuffers dqBuf{dsm, kh, nullptr, nullptr, nullptr, dq.data + qAt, bf16};
     GemmBuffers dkBuf{dsm, qh, nullptr, nullptr, nullptr, dk.data + kAt, bf16};
-    if (Status st = runGemms(blas, {queryGradGemm(d, n)}, dqBuf); !st)
+    if (Status st = runGemms({queryGradGemm(d, n)}, dqBuf); !st)
       return st;
-    if (Status st = runGemms(blas, {keyGradGemm(d, n)}, dkBuf); !st)
+    if (Status st = runGemms({keyGradGemm(d, n)}, dkBuf); !st)
       return st;
   }
   return Status::ok();

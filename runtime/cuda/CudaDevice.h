@@ -17,6 +17,7 @@
 #include "runtime/core/Device.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/GreenContext.h"
+#include "runtime/cuda/LtGemm.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -29,6 +30,8 @@
 #include <vector>
 
 namespace whale::rt::cuda {
+
+struct GemmBuffers;
 
 /// Device memory from cudaMalloc, kept for reuse as every device's is
 /// (runtime/core/Allocator.h): a cached block serves a request without
@@ -248,6 +251,13 @@ private:
   /// Clears the data-error record before a kernel that reads ids or labels,
   /// and turns what it found into a Status after.
   Status clearDataError();
+  /// Runs planned GEMMs (GemmPlan.h) on the compute stream: cuBLASLt where
+  /// it has an algorithm for the call, cuBLAS's classic API where not.
+  Status runGemms(const std::vector<GemmCall> &calls, const GemmBuffers &buf);
+  /// cuBLASLt, readied at the first GEMM with its workspace from the
+  /// allocator (none where the limit leaves no room); null where it could
+  /// not start or WHALE_CUDA_LT=0 asks for the classic API (A/B runs).
+  LtGemms *gemmsThroughLt();
   /// The GEMM operands as cuBLAS reads them: the tensors themselves, or
   /// under amp bf16 copies in scratch.
   Status gemmInputs(std::initializer_list<View<const float>> inputs,
@@ -267,6 +277,9 @@ private:
   std::unique_ptr<GreenContext> share;
   cudaStream_t compute = nullptr;
   cublasHandle_t blas = nullptr;
+  LtGemms lt;
+  enum class LtState { Unopened, Ready, Off } ltState = LtState::Unopened;
+  void *ltWorkspace = nullptr; ///< kLtWorkspaceBytes from the allocator
   DataError *dataError = nullptr;
   std::vector<std::pair<void *, size_t>> scratchSlots;
   /// NCCL communicators by group key (opaque ncclComm_t), made on a

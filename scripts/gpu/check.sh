@@ -20,8 +20,10 @@
 #    PyTorch's SDPA, and
 #    GPT-2 small bf16 with the fused kernels (WHALE_CUDA_FLASH=1);
 # 4. whale-gemm-sweep: the runtime's matmul at the published GPT runs'
-#    shapes, fp32 and bf16, beside what the simulator's device model
-#    predicts for this GPU (docs/simulation.md);
+#    shapes, GPT-2 small's and squares, fp32, bf16 under amp and bf16
+#    storage, beside what the simulator's device model predicts for this
+#    GPU (docs/simulation.md); GPT-2 small's and two squares again through
+#    cuBLAS's classic API (WHALE_CUDA_LT=0);
 # 5. with WHALE_GPU_ACCURACY=1, the simulator's accuracy plans
 #    (accuracy/run.sh), for bench/sim_accuracy.py --collect;
 # 6. with WHALE_GPU_BALANCE=1, GPT on two shares of the GPU's SMs, each
@@ -155,6 +157,14 @@ case "$gpu_name" in
 esac
 timeout "${WHALE_GPU_TESTS_TIMEOUT:-300}" "$here/bin/whale-gemm-sweep" \
   --device cuda:0 --model "$model" 2>&1 | tee "$out/gemm-sweep.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+# GPT-2 small's products and the squares through cuBLAS's classic API, the
+# path before cuBLASLt (LtGemm.h): the A/B for "at least as fast".
+echo "== the same GEMMs through cuBLAS's classic API (WHALE_CUDA_LT=0)"
+WHALE_CUDA_LT=0 timeout "${WHALE_GPU_TESTS_TIMEOUT:-300}" \
+  "$here/bin/whale-gemm-sweep" --device cuda:0 --model "$model" \
+  --shapes 8192x2304x768,8192x768x768,8192x3072x768,8192x768x3072,8192x50304x768,2048x2048x2048,4096x4096x4096 \
+  2>&1 | tee "$out/gemm-sweep-classic.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 
 # The simulator's accuracy plans on this machine's cores and GPU

@@ -125,8 +125,8 @@ struct Pair {
   }
 };
 
-TEST(CudaKernels, MatmulInEveryLayoutAndItsGradients) {
-  Pair p;
+/// Every layout of matmul and its gradients on `p`'s GPU against its CPU.
+void matmulsInEveryLayout(Pair &p) {
   struct Case {
     Shape a, b;
     int ta, tb;
@@ -153,6 +153,24 @@ TEST(CudaKernels, MatmulInEveryLayoutAndItsGradients) {
                                   db.t[i], c.ta, c.tb);
     });
   }
+}
+
+TEST(CudaKernels, MatmulInEveryLayoutAndItsGradients) {
+  // Through cuBLASLt (LtGemm.h), where every call it has an algorithm for
+  // goes: a shared operand under a transposed batch stays with cuBLAS.
+  Pair p;
+  matmulsInEveryLayout(p);
+}
+
+TEST(CudaKernels, MatmulInEveryLayoutThroughTheClassicApi) {
+  // WHALE_CUDA_LT=0, read when a device runs its first GEMM: cuBLAS's
+  // classic API for every call, as before cuBLASLt (A/B runs).
+  setenv("WHALE_CUDA_LT", "0", 1);
+  {
+    Pair p;
+    matmulsInEveryLayout(p);
+  }
+  unsetenv("WHALE_CUDA_LT");
 }
 
 TEST(CudaKernels, AmpBf16MatmulsRoundAsTheCpuDoes) {

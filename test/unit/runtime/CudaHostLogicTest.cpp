@@ -15,6 +15,7 @@
 #include "runtime/cuda/ElementMath.h"
 #include "runtime/cuda/GemmPlan.h"
 #include "runtime/cuda/IndexMaps.h"
+#include "runtime/cuda/LtGemmPlan.h"
 #include "runtime/ops/Bf16.h"
 
 #include <gtest/gtest.h>
@@ -421,6 +422,116 @@ TEST_P(GpuGemmPlan, ForwardAndGradientsMatchTheCpu) {
   run(planMatmulBackward(d, c.ta, c.tb, true, true), dout.data(), nullptr);
   expectClose(gotA, wantA, 1e-5f, "matmul_grad da");
   expectClose(gotB, wantB, 1e-5f, "matmul_grad db");
+}
+
+/// Element (i, j) of matrix `b` of a cuBLASLt layout, column-major.
+float at(const LtMatrix &l, const float *data, int64_t b, int64_t i,
+         int64_t j) {
+  EXPECT_LT(i, l.rows);
+  EXPECT_LT(j, l.cols);
+  EXPECT_LE(l.rows, l.ld);
+  return data[b * l.stride + i + j * l.ld];
+}
+
+/// cublasLtMatmul's meaning, read through the layouts LtGemmPlan.h gives:
+/// D = op(A) op(B) + beta C, every matrix as its layout describes it.
+void referenceLtMatmul(const GemmCall &g, const float *first,
+                       const float *second, float *out) {
+  const LtLayouts l = ltLayouts(g);
+  first += g.offFirst;
+  second += g.offSecond;
+  out += g.offOut;
+  ASSERT_EQ(l.out.rows, g.m);
+  ASSERT_EQ(l.out.cols, g.n);
+  for (int64_t b = 0; b < g.batch; ++b)
+    for (int64_t i = 0; i < l.out.rows; ++i)
+      for (int64_t j = 0; j < l.out.cols; ++j) {
+        double sum = 0;
+        for (int64_t k = 0; k < g.k; ++k) {
+          float x = g.transFirst ? at(l.first, first, b, k, i)
+                                 : at(l.first, first, b, i, k);
+          float y = g.transSecond ? at(l.second, second, b, j, k)
+                                  : at(l.second, second, b, k, j);
+          sum += static_cast<double>(x) * y;
+        }
+        float &o = out[b * l.out.stride + i + j * l.out.ld];
+        o = static_cast<float>(sum + (g.beta != 0 ? g.beta * o : 0.0f));
+      }
+}
+
+// Every call the plans make, described as cuBLASLt's layouts, computes what
+// the cuBLAS call computes; the calls that share an operand across a batch
+// stay with cuBLAS.
+TEST_P(GpuGemmPlan, CublasLtLayoutsDescribeTheSameProducts) {
+  const MatmulCase &c = GetParam();
+  MatmulDims d = matmulDims(c.a, c.b, c.ta, c.tb);
+  const int64_t outSize = numElements(c.a) / (d.m * d.k) * d.m * d.n;
+  std::vector<float> a = randomValues(numElements(c.a), 26),
+                     b = randomValues(numElements(c.b), 27),
+                     dc = randomValues(outSize, 28);
+  std::vector<GemmCall> calls = planMatmul(d, c.ta, c.tb);
+  for (const GemmCall &g : planMatmulBackward(d, c.ta, c.tb, true, true))
+    calls.push_back(g);
+  std::vector<float> viaBlas[5], viaLt[5];
+  for (int o = 0; o < 5; ++o) {
+    size_t n = o == 0 || o == 3   ? a.size()
+               : o == 1 || o == 4 ? b.size()
+                                  : dc.size();
+    viaBlas[o].assign(n, 3.0f);
+    viaLt[o].assign(n, 3.0f);
+  }
+  auto input = [&](Operand o) -> const float * {
+    return o == Operand::A ? a.data() : o == Operand::B ? b.data() : dc.data();
+  };
+  int lt = 0;
+  for (const GemmCall &g : calls) {
+    // The forward's result goes to C's slot here: its own buffer.
+    int slot = static_cast<int>(g.out);
+    referenceGemm(g, input(g.first), input(g.second), viaBlas[slot].data());
+    if (!ltRuns(g)) {
+      EXPECT_TRUE(g.batch > 1 && (g.strideFirst == 0 || g.strideSecond == 0));
+      continue;
+    }
+    ++lt;
+    referenceLtMatmul(g, input(g.first), input(g.second), viaLt[slot].data());
+    EXPECT_EQ(viaLt[slot], viaBlas[slot]) << "call to operand " << slot;
+  }
+  EXPECT_GT(lt, 0);
+}
+
+TEST(GpuLtGemmPlan, KeysTellShapesTypesAndAlignmentsApart) {
+  MatmulDims d = matmulDims({8, 16}, {16, 32}, false, false);
+  GemmCall g = planMatmul(d, false, false)[0];
+  const uintptr_t aligned = 4096;
+  LtKey key = ltKey(g, true, false, false, aligned, aligned, aligned);
+  EXPECT_EQ(key, ltKey(g, true, false, false, aligned + 32, aligned, aligned));
+  EXPECT_EQ(LtKeyHash()(key),
+            LtKeyHash()(
+                ltKey(g, true, false, false, aligned + 32, aligned, aligned)));
+  // An operand offset by one bf16 element is 2-byte aligned.
+  EXPECT_EQ(
+      ltKey(g, true, false, false, aligned + 2, aligned, aligned).alignFirst,
+      2);
+  EXPECT_FALSE(key ==
+               ltKey(g, true, false, false, aligned + 2, aligned, aligned));
+  EXPECT_FALSE(key == ltKey(g, true, true, false, aligned, aligned, aligned));
+  EXPECT_FALSE(key == ltKey(g, false, false, false, aligned, aligned, aligned));
+  // TF32 is an fp32 setting: bf16 inputs ignore it.
+  EXPECT_EQ(key, ltKey(g, true, false, true, aligned, aligned, aligned));
+  EXPECT_FALSE(ltKey(g, false, false, true, aligned, aligned, aligned) ==
+               ltKey(g, false, false, false, aligned, aligned, aligned));
+  GemmCall accumulating = g;
+  accumulating.beta = 1;
+  EXPECT_FALSE(key == ltKey(accumulating, true, false, false, aligned, aligned,
+                            aligned));
+  GemmCall wider = g;
+  wider.n = 64;
+  EXPECT_FALSE(key ==
+               ltKey(wider, true, false, false, aligned, aligned, aligned));
+  EXPECT_EQ(ltAlignment(0), 16);
+  EXPECT_EQ(ltAlignment(4), 4);
+  EXPECT_EQ(ltAlignment(24), 8);
+  EXPECT_EQ(ltAlignment(1), 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(
