@@ -56,6 +56,21 @@ def WhaleWidenBf16 : Pass<"whale-widen-bf16", "mlir::ModuleOp"> {
   }];
 }
 
+def WhaleGemmEpilogues : Pass<"whale-gemm-epilogues", "mlir::ModuleOp"> {
+  let summary = "Fold each linear layer's bias and GELU into its matmul";
+  let description = [{
+    A matmul (left side not transposed, a weight matrix on the right, f32)
+    whose only reader adds a bias of one value a column becomes a
+    `whale.linear`; when a GELU reads the sum, the GELU joins it too, and
+    the sum stays as the op's `preactivation` only where something else
+    (the GELU's gradient) reads it. A GPU runs the op as one cuBLASLt
+    GEMM with the bias and GELU applied in its epilogue. The gradient of
+    the sum reads the product's shape only; it reads the fused result in
+    its place. Runs on programs about to be lowered, before
+    -whale-fuse-elementwise; plans on GPUs run it.
+  }];
+}
+
 def WhaleFuseElementwise : Pass<"whale-fuse-elementwise", "mlir::ModuleOp"> {
   let summary = "Group chains of elementwise ops into whale.fused regions";
   let description = [{

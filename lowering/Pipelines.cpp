@@ -78,6 +78,8 @@ void buildWhaleRankProgramsPipeline(
     pm.addPass(createWhaleWidenBf16());
   if (options.overlap)
     pm.addPass(createWhaleOverlapGradSync());
+  if (options.gemmEpilogues)
+    pm.addPass(createWhaleGemmEpilogues());
   if (options.fuse) {
     WhaleFuseElementwiseOptions fusion;
     fusion.elementPrograms = options.elementPrograms;

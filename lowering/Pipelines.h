@@ -63,6 +63,11 @@ struct RankProgramsPipelineOptions
       llvm::cl::desc("fuse only the regions an element program runs (plans "
                      "on GPUs)"),
       llvm::cl::init(false)};
+  Option<bool> gemmEpilogues{
+      *this, "gemm-epilogues",
+      llvm::cl::desc("linear layers as GEMMs with bias and GELU epilogues "
+                     "(-whale-gemm-epilogues; plans on GPUs)"),
+      llvm::cl::init(false)};
   Option<bool> ampStorage{
       *this, "amp-storage",
       llvm::cl::desc("the planned model's activations are bf16 "

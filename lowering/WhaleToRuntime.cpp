@@ -431,6 +431,17 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     return success();
   }
 
+  if (auto linear = dyn_cast<LinearOp>(op)) {
+    SmallVector<Value> outs;
+    if (failed(resultTensors(linear, outs)))
+      return failure();
+    call(WHALE_RT_FN(linear),
+         {ctxArg, in(0), in(1), in(2), outs[0],
+          outs.size() > 1 ? outs[1] : nullPtr(),
+          constI32(linear.getTransposeWeight()), constI32(linear.getGelu())});
+    return success();
+  }
+
   if (auto fused = dyn_cast<FusedOp>(op)) {
     SmallVector<Value> outs;
     if (failed(resultTensors(fused, outs)))

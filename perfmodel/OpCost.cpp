@@ -27,7 +27,9 @@ OpCost opCostOf(mlir::Operation *op, bool bf16) {
   OpCost c;
   c.flops = static_cast<double>(cost.getFlops());
   c.bytes = static_cast<double>(cost.getBytesRead() + cost.getBytesWritten());
-  if (llvm::isa<MatmulOp, MatmulGradOp>(op)) {
+  // A linear layer is its product at the matrix rate; its epilogue rides
+  // on the GEMM's store.
+  if (llvm::isa<MatmulOp, MatmulGradOp, LinearOp>(op)) {
     setProductShape(
         c, llvm::cast<mlir::RankedTensorType>(op->getResult(0).getType()));
     c.bf16 = bf16;

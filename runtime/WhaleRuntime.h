@@ -136,6 +136,14 @@ whale_rt_status whale_rt_matmul(whale_rt_context *ctx, whale_rt_tensor *a,
 whale_rt_status whale_rt_binary(whale_rt_context *ctx, int32_t op,
                                 whale_rt_tensor *a, whale_rt_tensor *b,
                                 whale_rt_tensor *out);
+/* A linear layer: out = x w + bias (x [..., M, K], w [K, N] or with
+ * transpose_w [N, K], bias [N]), then the tanh GELU when gelu is nonzero,
+ * with the sum before the GELU in pre where pre is not NULL (only with
+ * gelu). All f32. A GPU applies bias and GELU in the GEMM's epilogue. */
+whale_rt_status whale_rt_linear(whale_rt_context *ctx, whale_rt_tensor *x,
+                                whale_rt_tensor *w, whale_rt_tensor *bias,
+                                whale_rt_tensor *out, whale_rt_tensor *pre,
+                                int32_t transpose_w, int32_t gelu);
 whale_rt_status whale_rt_unary(whale_rt_context *ctx, int32_t op,
                                whale_rt_tensor *x, whale_rt_tensor *out);
 whale_rt_status whale_rt_softmax(whale_rt_context *ctx, whale_rt_tensor *x,

@@ -97,6 +97,9 @@ Identity identityOf(mlir::Operation *op) {
                        (g.getTransposeRhs() ? 2 : 0));
     id.parts.push_back(4 + g.getOperand());
   }
+  if (auto l = llvm::dyn_cast<LinearOp>(op))
+    id.parts.push_back((l.getTransposeWeight() ? 1 : 0) |
+                       (l.getGelu() ? 2 : 0));
   if (auto f = llvm::dyn_cast<FusedOp>(op))
     id.parts.push_back(bodyIdentity(f));
   return id;

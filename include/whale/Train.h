@@ -100,6 +100,12 @@ struct TrainOptions {
   /// in progress): every op computes in fp32 between casts until it has a
   /// bf16 kernel, so this is slower, not faster, for now. One device only.
   bool ampStorage = false;
+  /// Linear layers as GEMMs with bias and GELU epilogues
+  /// (-whale-gemm-epilogues) in a plan's rank programs: unset, where a
+  /// device is a GPU; true on CPU devices too (their composition), as the
+  /// equivalence tests run them. The one-device path without a cluster
+  /// never fuses them.
+  std::optional<bool> gemmEpilogues;
   /// Gradient all-reduces start during backward and are waited for where
   /// their sums are read; off, each runs after the whole backward
   /// (`--no-overlap`).

@@ -197,6 +197,7 @@ bool planModel(Interpreter &interp, const std::string &modelName,
           tail.overlap = options.overlap;
           tail.fuse = options.fuse;
           tail.elementPrograms = elementPrograms;
+          tail.gemmEpilogues = options.gemmEpilogues.value_or(elementPrograms);
           tail.ampStorage = options.ampStorage;
           buildWhaleRankProgramsPipeline(pm, tail);
         },

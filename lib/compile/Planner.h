@@ -19,6 +19,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,10 @@ struct PlanOptions {
   /// amp's storage (-whale-amp-storage before the cut, -whale-widen-bf16
   /// after the rank programs), as a one-device run's TrainOptions has it.
   bool ampStorage = false;
+  /// Linear layers as GEMMs with epilogues (-whale-gemm-epilogues): on by
+  /// default where a device is a GPU, whose cuBLASLt applies them; true
+  /// runs them on CPUs too (their composition: equivalence tests).
+  std::optional<bool> gemmEpilogues;
   /// Verify the rank programs once built (the planning passes before them
   /// are verified after each pass either way). `whale search` plans
   /// hundreds of candidates that it only simulates, and verifying their

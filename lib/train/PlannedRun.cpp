@@ -142,6 +142,7 @@ std::string PlannedRun::start() {
   planOptions.fuse = options.fuse;
   planOptions.overlap = options.overlap;
   planOptions.ampStorage = options.ampStorage;
+  planOptions.gemmEpilogues = options.gemmEpilogues;
   // The whole elastic schedule is checked before the first step, not hours
   // later when a change is due; a control file's request when it comes.
   for (const ElasticChange &change : options.elastic) {

@@ -128,6 +128,15 @@ public:
                                     View<const uint16_t> dout, MixedOut *da,
                                     MixedOut *db, bool transA, bool transB);
 
+  /// A linear layer's forward as one op: out = x w + bias (w [N, K] when
+  /// transposed; bias [N]), then the tanh GELU when `gelu`, with the sum
+  /// before it in `pre` where not null (only with `gelu`). The default
+  /// composes matmul, binary and unary (runtime/ops/ComposedLinear.cpp); a
+  /// GPU applies bias and GELU in its GEMM's epilogue.
+  virtual Status linear(View<const float> x, View<const float> w,
+                        View<const float> bias, View<float> out,
+                        View<float> *pre, bool transW, bool gelu);
+
   // Elementwise, NumPy broadcasting.
   virtual Status binary(BinaryOp op, View<const float> a, View<const float> b,
                         View<float> out) = 0;

@@ -29,6 +29,14 @@ int64_t MatmulOp::getFlops() {
   return productFlops(getLhs().getType(), getType(), getTransposeLhs());
 }
 
+/// The product, the bias (1 an element) and the GELU (8 an element).
+int64_t LinearOp::getFlops() {
+  const int64_t elements = elementsOf(getResult());
+  return saturatingAdd(
+      productFlops(getInput().getType(), getResult().getType(), false),
+      elements * (getGelu() ? 9 : 1));
+}
+
 int64_t AddOp::getFlops() { return elementsOf(getResult()); }
 int64_t SubOp::getFlops() { return elementsOf(getResult()); }
 int64_t MulOp::getFlops() { return elementsOf(getResult()); }

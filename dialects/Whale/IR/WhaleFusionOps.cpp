@@ -1,5 +1,6 @@
 //===- WhaleFusionOps.cpp - verifier and cost of fused regions ------------===//
 
+#include "dialects/Whale/IR/VerifyUtils.h"
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "support/Limits.h"
 
@@ -331,4 +332,38 @@ std::string FusedOp::getBodySignature() {
   os << "| ";
   numbers(body.getTerminator()->getOperands());
   return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear layers with their epilogues
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearOp::verify() {
+  RankedTensorType x = getInput().getType(), w = getWeight().getType(),
+                   b = getBias().getType();
+  if (w.getRank() != 2)
+    return emitOpError() << "weight " << w << " must be a matrix";
+  for (RankedTensorType t : {x, w, b})
+    if (!t.getElementType().isF32())
+      return emitOpError() << "takes f32 tensors, got " << t;
+  FailureOr<SmallVector<int64_t>> shape = matmulResultShape(
+      *this, x, w, /*transposeLhs=*/false, getTransposeWeight());
+  if (failed(shape))
+    return failure();
+  if (b.getRank() != 1 || b.getDimSize(0) != shape->back())
+    return emitOpError() << "bias " << b << " must be [" << shape->back()
+                         << "], one value a column";
+  if (failed(verify::expectShape(*this, *shape, getResult().getType(),
+                                 "result")) ||
+      failed(verify::expectSameElementType(*this, x, getResult().getType(),
+                                           "result")))
+    return failure();
+  if (Value pre = getPreactivation()) {
+    if (!getGelu())
+      return emitOpError("has a preactivation only with gelu");
+    if (pre.getType() != getResult().getType())
+      return emitOpError() << "preactivation " << pre.getType()
+                           << " must be the result's type";
+  }
+  return success();
 }

@@ -109,6 +109,35 @@ def Whale_FusedOp : Whale_Op<"fused", [Pure, IsolatedFromAbove, SingleBlock,
   }];
 }
 
+def Whale_LinearOp : Whale_Op<"linear", [Pure,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "A matrix product with its bias (and GELU) applied as it is stored";
+  let description = [{
+    `input [..., M, K] x weight [K, N] + bias [N]` (`weight` `[N, K]` with
+    `transpose_weight`), then the tanh GELU with `gelu`. What
+    `-whale-gemm-epilogues` makes of a matmul whose only reader adds a
+    bias (and whose sum only a GELU reads as a value): a GPU applies them
+    in the GEMM's epilogue (cuBLASLt), so the product is never stored
+    before them. With `gelu`, `preactivation` (when present) is the sum
+    before the GELU, for the GELU's gradient.
+
+    ```mlir
+    %y = whale.linear %x, %w, %b : tensor<8x16xf32>, tensor<16x32xf32>, tensor<32xf32> -> tensor<8x32xf32>
+    %h, %pre = whale.linear %x, %w, %b gelu : tensor<8x16xf32>, tensor<16x32xf32>, tensor<32xf32> -> tensor<8x32xf32>, tensor<8x32xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$input, Whale_FloatTensor:$weight,
+                       Whale_FloatTensor:$bias, UnitAttr:$transpose_weight,
+                       UnitAttr:$gelu);
+  let results = (outs Whale_FloatTensor:$result,
+                      Optional<Whale_FloatTensor>:$preactivation);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $bias (`gelu` $gelu^)? attr-dict `:` type($input)
+    `,` type($weight) `,` type($bias) `->` type(results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Whale_FusedYieldOp : Whale_Op<"fused_yield", [
     Pure, Terminator, ReturnLike, HasParent<"FusedOp">]> {
   let summary = "The values a fused region writes";

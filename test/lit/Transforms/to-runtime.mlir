@@ -139,3 +139,21 @@ func.func @dead(%x: tensor<4xf32>) -> tensor<4xf32> attributes {whale.model} {
   %r = whale.relu %x : tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A linear layer: one call with the bias; with its GELU, the sum before it
+// as a second result where the model reads it, a null handle where not.
+// CHECK-LABEL: llvm.func @linear(
+// CHECK: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: llvm.call @whale_rt_linear(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NULL]], %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32, i32) -> i32
+// CHECK: llvm.call @whale_rt_tensor_create
+// CHECK: llvm.call @whale_rt_tensor_create
+// CHECK: %[[PRE:.*]] = llvm.load
+// CHECK: %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK: llvm.call @whale_rt_linear(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[PRE]], %{{.*}}, %[[ONE]])
+func.func @linear(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) attributes {whale.model} {
+  %y = whale.linear %x, %w, %b : tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %h, %pre = whale.linear %y, %w, %b gelu : tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32> -> tensor<4x8xf32>, tensor<4x8xf32>
+  return %y, %h, %pre : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -1,0 +1,47 @@
+// RUN: whale-opt %s -split-input-file -verify-diagnostics
+
+func.func @weight_rank(%x: tensor<8x16xf32>, %w: tensor<2x16x4xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{weight 'tensor<2x16x4xf32>' must be a matrix}}
+  %0 = whale.linear %x, %w, %b : tensor<8x16xf32>, tensor<2x16x4xf32>, tensor<4xf32> -> tensor<2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @bias_shape(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %b: tensor<1x4xf32>) {
+  // expected-error @+1 {{bias 'tensor<1x4xf32>' must be [4], one value a column}}
+  %0 = whale.linear %x, %w, %b : tensor<8x16xf32>, tensor<16x4xf32>, tensor<1x4xf32> -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @contracting(%x: tensor<8x16xf32>, %w: tensor<4x16xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{contracting dimensions differ: 16 vs 4}}
+  %0 = whale.linear %x, %w, %b : tensor<8x16xf32>, tensor<4x16xf32>, tensor<4xf32> -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
+func.func @bf16(%x: tensor<8x16xbf16>, %w: tensor<16x4xbf16>, %b: tensor<4xbf16>) {
+  // expected-error @+1 {{takes f32 tensors, got 'tensor<8x16xbf16>'}}
+  %0 = whale.linear %x, %w, %b : tensor<8x16xbf16>, tensor<16x4xbf16>, tensor<4xbf16> -> tensor<8x4xbf16>
+  return
+}
+
+// -----
+
+func.func @result(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{result should have shape [8, 4] but has 'tensor<8x5xf32>'}}
+  %0 = whale.linear %x, %w, %b : tensor<8x16xf32>, tensor<16x4xf32>, tensor<4xf32> -> tensor<8x5xf32>
+  return
+}
+
+// -----
+
+func.func @preactivation_without_gelu(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{has a preactivation only with gelu}}
+  %0, %1 = whale.linear %x, %w, %b : tensor<8x16xf32>, tensor<16x4xf32>, tensor<4xf32> -> tensor<8x4xf32>, tensor<8x4xf32>
+  return
+}

@@ -1,0 +1,66 @@
+// RUN: whale-opt %s -split-input-file -whale-gemm-epilogues | FileCheck %s
+
+// A linear layer's product and bias: one op. The bias's gradient reads the
+// sum's operands for their shapes only, so it reads the fused result.
+// CHECK-LABEL: func.func @bias
+// CHECK-NOT: whale.matmul
+// CHECK-NOT: whale.add
+// CHECK: %[[Y:.*]] = whale.linear %arg0, %arg1, %arg2 : tensor<8x16xf32>, tensor<16x32xf32>, tensor<32xf32> -> tensor<8x32xf32>
+// CHECK: whale.binary_grad add %[[Y]], %arg2, %arg3 operand = 1
+// CHECK: return %[[Y]]
+func.func @bias(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>, %dy: tensor<8x32xf32>) -> (tensor<8x32xf32>, tensor<32xf32>) {
+  %z = whale.matmul %x, %w : tensor<8x16xf32>, tensor<16x32xf32> -> tensor<8x32xf32>
+  %y = whale.add %z, %b : tensor<8x32xf32>, tensor<32xf32> -> tensor<8x32xf32>
+  %db = whale.binary_grad add %z, %b, %dy operand = 1 : tensor<8x32xf32>, tensor<32xf32>, tensor<8x32xf32> -> tensor<32xf32>
+  return %y, %db : tensor<8x32xf32>, tensor<32xf32>
+}
+
+// -----
+
+// The GELU joins it; the sum stays as the preactivation for the GELU's
+// gradient, which reads it. A weight stored [N, K] keeps its transpose; the
+// bias may come first in the sum; a batch of rows is one product.
+// CHECK-LABEL: func.func @gelu
+// CHECK: %[[H:.*]], %[[PRE:.*]] = whale.linear %arg0, %arg1, %arg2 gelu {transpose_weight} : tensor<2x8x16xf32>, tensor<64x16xf32>, tensor<64xf32> -> tensor<2x8x64xf32>, tensor<2x8x64xf32>
+// CHECK: whale.unary_grad gelu %[[PRE]], %[[H]], %arg3
+// CHECK-NOT: whale.gelu
+func.func @gelu(%x: tensor<2x8x16xf32>, %w: tensor<64x16xf32>, %b: tensor<64xf32>, %dh: tensor<2x8x64xf32>) -> (tensor<2x8x64xf32>, tensor<2x8x64xf32>) {
+  %z = whale.matmul %x, %w {transpose_rhs} : tensor<2x8x16xf32>, tensor<64x16xf32> -> tensor<2x8x64xf32>
+  %y = whale.add %b, %z : tensor<64xf32>, tensor<2x8x64xf32> -> tensor<2x8x64xf32>
+  %h = whale.gelu %y : tensor<2x8x64xf32>
+  %dy = whale.unary_grad gelu %y, %h, %dh : tensor<2x8x64xf32>
+  return %h, %dy : tensor<2x8x64xf32>, tensor<2x8x64xf32>
+}
+
+// -----
+
+// Only the GELU reads the sum (a forward alone): no preactivation.
+// CHECK-LABEL: func.func @inference
+// CHECK: %[[H:.*]] = whale.linear %arg0, %arg1, %arg2 gelu : tensor<8x16xf32>, tensor<16x32xf32>, tensor<32xf32> -> tensor<8x32xf32>
+// CHECK-NEXT: return %[[H]]
+func.func @inference(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
+  %z = whale.matmul %x, %w : tensor<8x16xf32>, tensor<16x32xf32> -> tensor<8x32xf32>
+  %y = whale.add %z, %b : tensor<8x32xf32>, tensor<32xf32> -> tensor<8x32xf32>
+  %h = whale.gelu %y : tensor<8x32xf32>
+  return %h : tensor<8x32xf32>
+}
+
+// -----
+
+// Left alone: a product something else reads too, a bias that is not one
+// value a column, a transposed left side, a batch of weights.
+// CHECK-LABEL: func.func @not_layers
+// CHECK-NOT: whale.linear
+// CHECK-COUNT-4: whale.matmul
+func.func @not_layers(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>, %rows: tensor<8x1xf32>, %xt: tensor<16x8xf32>, %xb: tensor<2x8x16xf32>, %wb: tensor<2x16x32xf32>) -> (tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<2x8x32xf32>) {
+  %z = whale.matmul %x, %w : tensor<8x16xf32>, tensor<16x32xf32> -> tensor<8x32xf32>
+  %y = whale.add %z, %b : tensor<8x32xf32>, tensor<32xf32> -> tensor<8x32xf32>
+  %r = whale.relu %z : tensor<8x32xf32>
+  %z2 = whale.matmul %x, %w : tensor<8x16xf32>, tensor<16x32xf32> -> tensor<8x32xf32>
+  %y2 = whale.add %z2, %rows : tensor<8x32xf32>, tensor<8x1xf32> -> tensor<8x32xf32>
+  %z3 = whale.matmul %xt, %w {transpose_lhs} : tensor<16x8xf32>, tensor<16x32xf32> -> tensor<8x32xf32>
+  %y3 = whale.add %z3, %b : tensor<8x32xf32>, tensor<32xf32> -> tensor<8x32xf32>
+  %z4 = whale.matmul %xb, %wb : tensor<2x8x16xf32>, tensor<2x16x32xf32> -> tensor<2x8x32xf32>
+  %y4 = whale.add %z4, %b : tensor<2x8x32xf32>, tensor<32xf32> -> tensor<2x8x32xf32>
+  return %y, %r, %y2, %y3, %y4 : tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<2x8x32xf32>
+}
