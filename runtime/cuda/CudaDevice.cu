@@ -506,6 +506,40 @@ Status CudaDevice::matmul(View<const float> a, View<const float> b,
                               matmulPrecision() == MatmulPrecision::BF16});
 }
 
+Status CudaDevice::linear(View<const float> x, View<const float> w,
+                          View<const float> bias, View<float> out,
+                          View<float> *pre, bool transW, bool gelu) {
+  if (Status st = enter(); !st)
+    return st;
+  LtGemms *ltGemms = gemmsThroughLt();
+  MatmulDims d = matmulDims(x.shape, w.shape, false, transW);
+  std::vector<GemmCall> calls = planMatmul(d, false, transW);
+  if (!ltGemms || out.numel() == 0 || calls.size() != 1)
+    return Device::linear(x, w, bias, out, pre, transW, gelu);
+  const void *in[2];
+  if (Status st = gemmInputs({x, w}, in); !st)
+    return st;
+  const bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
+  GemmBuffers buf{in[0], in[1], nullptr, nullptr, nullptr, out.data, bf16};
+  const GemmCall &g = calls[0];
+  LtEpilogueArgs epilogue;
+  epilogue.kind = !gelu ? LtEpilogue::Bias
+                  : pre ? LtEpilogue::GeluAuxBias
+                        : LtEpilogue::GeluBias;
+  epilogue.bias = bias.data;
+  epilogue.aux = pre ? pre->data : nullptr;
+  bool ran = false;
+  if (Status st =
+          ltGemms->run(compute, g,
+                       LtOperands{buf.input(g.first), buf.input(g.second),
+                                  out.data, bf16, false},
+                       tf32Allowed(), ran, epilogue);
+      !st)
+    return st;
+  return ran ? Status::ok()
+             : Device::linear(x, w, bias, out, pre, transW, gelu);
+}
+
 Status CudaDevice::matmulBackward(View<const float> a, View<const float> b,
                                   View<const float> dout, View<float> *da,
                                   View<float> *db, bool transA, bool transB) {

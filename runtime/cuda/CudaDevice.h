@@ -79,6 +79,12 @@ public:
   Status matmulBf16Backward(View<const uint16_t> a, View<const uint16_t> b,
                             View<const uint16_t> dout, MixedOut *da,
                             MixedOut *db, bool transA, bool transB) override;
+  /// One cuBLASLt GEMM with the bias (and GELU, keeping the sum before it
+  /// where `pre` is given) in its epilogue; Device's composition where
+  /// cuBLASLt has no algorithm for it.
+  Status linear(View<const float> x, View<const float> w,
+                View<const float> bias, View<float> out, View<float> *pre,
+                bool transW, bool gelu) override;
   Status binary(BinaryOp op, View<const float> a, View<const float> b,
                 View<float> out) override;
   Status binaryBackward(BinaryOp op, View<const float> a, View<const float> b,

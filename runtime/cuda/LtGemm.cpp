@@ -47,6 +47,17 @@ Status makeLayout(const LtMatrix &m, cudaDataType type,
                   "cublasLtMatrixLayoutSetAttribute");
 }
 
+/// The epilogue's buffers on `desc`.
+Status pointEpilogue(cublasLtMatmulDesc_t desc, const LtEpilogueArgs &e) {
+  if (e.kind == LtEpilogue::None)
+    return Status::ok();
+  if (Status st = setDesc(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, e.bias); !st)
+    return st;
+  if (e.kind != LtEpilogue::GeluAuxBias)
+    return Status::ok();
+  return setDesc(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, e.aux);
+}
+
 } // namespace
 
 LtGemms::~LtGemms() {
@@ -74,7 +85,8 @@ void LtGemms::destroy(Plan &plan) {
   plan = Plan();
 }
 
-Status LtGemms::choose(const LtKey &key, const GemmCall &g, Plan &plan) {
+Status LtGemms::choose(const LtKey &key, const GemmCall &g,
+                       const LtEpilogueArgs &epilogue, Plan &plan) {
   const cublasComputeType_t compute =
       key.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   if (Status st =
@@ -88,6 +100,37 @@ Status LtGemms::choose(const LtKey &key, const GemmCall &g, Plan &plan) {
     return st;
   if (Status st = setDesc(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, opSecond);
       !st)
+    return st;
+  if (key.epilogue != LtEpilogue::None) {
+    const cublasLtEpilogue_t kind = key.epilogue == LtEpilogue::Bias
+                                        ? CUBLASLT_EPILOGUE_BIAS
+                                    : key.epilogue == LtEpilogue::GeluBias
+                                        ? CUBLASLT_EPILOGUE_GELU_BIAS
+                                        : CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+    const cudaDataType biasType = CUDA_R_32F;
+    if (Status st = setDesc(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, kind);
+        !st)
+      return st;
+    if (Status st =
+            setDesc(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, biasType);
+        !st)
+      return st;
+    if (key.epilogue == LtEpilogue::GeluAuxBias) {
+      // The sum before the GELU, laid out as the result: same leading
+      // dimension and type.
+      const int64_t ld = g.ldOut;
+      const cudaDataType auxType = key.bf16Out ? CUDA_R_16BF : CUDA_R_32F;
+      if (Status st =
+              setDesc(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, ld);
+          !st)
+        return st;
+      if (Status st = setDesc(
+              plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, auxType);
+          !st)
+        return st;
+    }
+  }
+  if (Status st = pointEpilogue(plan.desc, epilogue); !st)
     return st;
   const LtLayouts l = ltLayouts(g);
   const cudaDataType in = key.bf16In ? CUDA_R_16BF : CUDA_R_32F;
@@ -137,18 +180,21 @@ Status LtGemms::choose(const LtKey &key, const GemmCall &g, Plan &plan) {
 }
 
 Status LtGemms::run(cudaStream_t stream, const GemmCall &g,
-                    const LtOperands &ops, bool tf32, bool &ran) {
+                    const LtOperands &ops, bool tf32, bool &ran,
+                    const LtEpilogueArgs &epilogue) {
   ran = false;
-  if (!handle || !ltRuns(g))
+  // An epilogue reads one bias for the whole product: a single GEMM.
+  if (!handle || !ltRuns(g) ||
+      (epilogue.kind != LtEpilogue::None && (g.batch != 1 || g.beta != 0)))
     return Status::ok();
   LtKey key = ltKey(g, ops.bf16In, ops.bf16Out, tf32,
                     reinterpret_cast<uintptr_t>(ops.first),
                     reinterpret_cast<uintptr_t>(ops.second),
-                    reinterpret_cast<uintptr_t>(ops.out));
+                    reinterpret_cast<uintptr_t>(ops.out), epilogue.kind);
   auto [it, fresh] = plans.try_emplace(key);
   Plan &plan = it->second;
   if (fresh) {
-    if (Status st = choose(key, g, plan); !st) {
+    if (Status st = choose(key, g, epilogue, plan); !st) {
       destroy(plan);
       plans.erase(it);
       return st;
@@ -156,6 +202,10 @@ Status LtGemms::run(cudaStream_t stream, const GemmCall &g,
   }
   if (!plan.found)
     return Status::ok();
+  // The buffers are this call's; the descriptor is read when the call is
+  // queued.
+  if (Status st = pointEpilogue(plan.desc, epilogue); !st)
+    return st;
   const float alpha = 1.0f, beta = g.beta;
   if (Status st = ltFailed(cublasLtMatmul(handle, plan.desc, &alpha, ops.first,
                                           plan.first, ops.second, plan.second,

@@ -30,6 +30,15 @@ struct LtOperands {
   bool bf16In, bf16Out;
 };
 
+/// A call's epilogue and the buffers it reads and writes: `bias` (fp32,
+/// one value per row of the column-major result), and for GeluAuxBias
+/// `aux`, the sum before the GELU, laid out as the result is.
+struct LtEpilogueArgs {
+  LtEpilogue kind = LtEpilogue::None;
+  const void *bias = nullptr;
+  void *aux = nullptr;
+};
+
 class LtGemms {
 public:
   LtGemms() = default;
@@ -45,7 +54,7 @@ public:
   /// cuBLASLt has no algorithm for it (or ltRuns refuses it): the caller
   /// runs cuBLAS instead, and the refusal is cached too.
   Status run(cudaStream_t stream, const GemmCall &g, const LtOperands &ops,
-             bool tf32, bool &ran);
+             bool tf32, bool &ran, const LtEpilogueArgs &epilogue = {});
   /// How many shapes have a chosen algorithm (or a cached refusal).
   size_t cachedShapes() const { return plans.size(); }
 
@@ -56,7 +65,8 @@ private:
     cublasLtMatmulAlgo_t algo{};
     bool found = false;
   };
-  Status choose(const LtKey &key, const GemmCall &g, Plan &plan);
+  Status choose(const LtKey &key, const GemmCall &g,
+                const LtEpilogueArgs &epilogue, Plan &plan);
   static void destroy(Plan &plan);
 
   cublasLtHandle_t handle = nullptr;

@@ -67,6 +67,12 @@ inline int ltAlignment(uintptr_t address) {
   return a;
 }
 
+/// What a GEMM does to its result as it stores it (cuBLASLt's epilogues):
+/// add a bias of one value per row of cuBLAS's column-major result (one per
+/// column of the row-major product), then the tanh GELU, keeping the sum
+/// before it where asked (GeluAuxBias).
+enum class LtEpilogue : uint8_t { None, Bias, GeluBias, GeluAuxBias };
+
 /// Everything that selects an algorithm: the call's shapes, operations and
 /// strides (not its offsets, which the alignments stand for), the element
 /// types, whether it adds to its output, and the TF32 setting.
@@ -77,6 +83,7 @@ struct LtKey {
   int64_t strideFirst = 0, strideSecond = 0, strideOut = 0;
   bool bf16In = false, bf16Out = false, accumulate = false, tf32 = false;
   int alignFirst = 16, alignSecond = 16, alignOut = 16;
+  LtEpilogue epilogue = LtEpilogue::None;
 
   bool operator==(const LtKey &o) const {
     return transFirst == o.transFirst && transSecond == o.transSecond &&
@@ -86,13 +93,16 @@ struct LtKey {
            strideOut == o.strideOut && bf16In == o.bf16In &&
            bf16Out == o.bf16Out && accumulate == o.accumulate &&
            tf32 == o.tf32 && alignFirst == o.alignFirst &&
-           alignSecond == o.alignSecond && alignOut == o.alignOut;
+           alignSecond == o.alignSecond && alignOut == o.alignOut &&
+           epilogue == o.epilogue;
   }
 };
 
 inline LtKey ltKey(const GemmCall &g, bool bf16In, bool bf16Out, bool tf32,
-                   uintptr_t first, uintptr_t second, uintptr_t out) {
+                   uintptr_t first, uintptr_t second, uintptr_t out,
+                   LtEpilogue epilogue = LtEpilogue::None) {
   LtKey key;
+  key.epilogue = epilogue;
   key.transFirst = g.transFirst;
   key.transSecond = g.transSecond;
   key.m = g.m;
@@ -129,7 +139,7 @@ struct LtKeyHash {
         uint64_t(k.bf16In) << 2 | uint64_t(k.bf16Out) << 3 |
         uint64_t(k.accumulate) << 4 | uint64_t(k.tf32) << 5 |
         uint64_t(k.alignFirst) << 8 | uint64_t(k.alignSecond) << 16 |
-        uint64_t(k.alignOut) << 24);
+        uint64_t(k.alignOut) << 24 | uint64_t(k.epilogue) << 32);
     return h;
   }
 };

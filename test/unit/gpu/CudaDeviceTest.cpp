@@ -173,6 +173,41 @@ TEST(CudaKernels, MatmulInEveryLayoutThroughTheClassicApi) {
   unsetenv("WHALE_CUDA_LT");
 }
 
+TEST(CudaKernels, LinearLayersInOneGemmAsTheCpu) {
+  // whale_rt_linear: cuBLASLt's bias and GELU epilogues (the sum before the
+  // GELU kept in its aux output), against the CPU's composition, in fp32
+  // and under amp (bf16 operands, fp32 result), with the weight either way
+  // round. Widths that are not a multiple of 8 may fall back to the
+  // composition: the results are the same either way.
+  for (int amp = 0; amp < 2; ++amp) {
+    Pair p;
+    if (amp)
+      for (whale_rt_context *ctx : {p.gpu, p.cpu})
+        ASSERT_EQ(whale_rt_set_amp(ctx, WHALE_RT_AMP_BF16), WHALE_RT_OK);
+    for (int64_t n : {64, 36})
+      for (int transW = 0; transW < 2; ++transW)
+        for (int gelu = 0; gelu < 2; ++gelu) {
+          auto x = p.random({2, 48, 96}, 51);
+          auto w = p.random(transW ? Shape{n, 96} : Shape{96, n}, 52);
+          auto bias = p.random({n}, 53);
+          auto out = p.make(WHALE_RT_F32, {2, 48, n});
+          auto pre = p.make(WHALE_RT_F32, {2, 48, n});
+          std::vector<Pair::Both> outputs = {out};
+          if (gelu)
+            outputs.push_back(pre);
+          p.check(
+              std::string(amp ? "amp " : "") + "linear" +
+                  (gelu ? " gelu" : "") + (transW ? " transposed" : ""),
+              outputs,
+              [&](whale_rt_context *ctx, int i) {
+                return whale_rt_linear(ctx, x.t[i], w.t[i], bias.t[i], out.t[i],
+                                       gelu ? pre.t[i] : nullptr, transW, gelu);
+              },
+              amp ? 2e-3f : 1e-4f);
+        }
+  }
+}
+
 TEST(CudaKernels, AmpBf16MatmulsRoundAsTheCpuDoes) {
   // Both devices round the inputs to bf16 the same way (ties to even) and
   // accumulate in fp32: only the order of the sums may differ.

@@ -524,6 +524,13 @@ TEST(GpuLtGemmPlan, KeysTellShapesTypesAndAlignmentsApart) {
   accumulating.beta = 1;
   EXPECT_FALSE(key == ltKey(accumulating, true, false, false, aligned, aligned,
                             aligned));
+  // An epilogue is another algorithm.
+  EXPECT_FALSE(key == ltKey(g, true, false, false, aligned, aligned, aligned,
+                            LtEpilogue::Bias));
+  EXPECT_FALSE(ltKey(g, true, false, false, aligned, aligned, aligned,
+                     LtEpilogue::GeluBias) == ltKey(g, true, false, false,
+                                                    aligned, aligned, aligned,
+                                                    LtEpilogue::GeluAuxBias));
   GemmCall wider = g;
   wider.n = 64;
   EXPECT_FALSE(key ==
