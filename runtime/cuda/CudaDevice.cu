@@ -391,10 +391,6 @@ struct GemmBuffers {
   }
 };
 
-/// Runs planned GEMMs (GemmPlan.h): through cuBLASLt (LtGemm.h) where it
-/// has an algorithm for the call, else cublasSgemm for fp32 and
-/// cublasGemmEx for bf16 inputs with fp32 accumulation (tensor cores), each
-/// result stored in fp32 or bf16.
 LtGemms *CudaDevice::gemmsThroughLt() {
   if (ltState == LtState::Unopened) {
     const char *v = std::getenv("WHALE_CUDA_LT");
@@ -412,10 +408,14 @@ LtGemms *CudaDevice::gemmsThroughLt() {
   return ltState == LtState::Ready ? &lt : nullptr;
 }
 
+/// Runs planned GEMMs (GemmPlan.h): through cuBLASLt (LtGemm.h) where it
+/// has an algorithm for the call, else cublasSgemm for fp32 and
+/// cublasGemmEx for bf16 inputs with fp32 accumulation (tensor cores), each
+/// result stored in fp32 or bf16.
 Status CudaDevice::runGemms(const std::vector<GemmCall> &calls,
                             const GemmBuffers &buf) {
   cublasHandle_t h = blas;
-  LtGemms *lt = gemmsThroughLt();
+  LtGemms *ltGemms = gemmsThroughLt();
   const bool tf32 = tf32Allowed();
   const float alpha = 1.0f;
   const size_t elem = buf.bf16 ? 2 : 4;
@@ -431,9 +431,9 @@ Status CudaDevice::runGemms(const std::vector<GemmCall> &calls,
         static_cast<const char *>(buf.input(g.second)) + g.offSecond * elem;
     void *result =
         static_cast<char *>(buf.output(g.out)) + g.offOut * (outBf16 ? 2 : 4);
-    if (lt) {
+    if (ltGemms) {
       bool ran = false;
-      if (Status st = lt->run(
+      if (Status st = ltGemms->run(
               compute, g, LtOperands{first, second, result, buf.bf16, outBf16},
               tf32, ran);
           !st)
