@@ -2,6 +2,7 @@
 
 #include "perfmodel/OpCost.h"
 
+#include "dialects/Whale/IR/ProductCosts.h"
 #include "dialects/Whale/IR/WhaleOps.h"
 
 namespace whale::perf {
@@ -27,8 +28,13 @@ OpCost opCostOf(mlir::Operation *op, bool bf16) {
   OpCost c;
   c.flops = static_cast<double>(cost.getFlops());
   c.bytes = static_cast<double>(cost.getBytesRead() + cost.getBytesWritten());
-  // A linear layer is its product at the matrix rate; its epilogue rides
-  // on the GEMM's store.
+  // A linear layer takes its product's time: the bias and GELU are applied
+  // to each tile of the result in registers as the GEMM stores it, not at
+  // the matrix rate (its FLOPs, which count them, stay what they are).
+  // Set first: the product's depth is read from its FLOPs.
+  if (auto l = llvm::dyn_cast<LinearOp>(op))
+    c.flops = static_cast<double>(
+        productFlops(l.getInput().getType(), l.getResult().getType(), false));
   if (llvm::isa<MatmulOp, MatmulGradOp, LinearOp>(op)) {
     setProductShape(
         c, llvm::cast<mlir::RankedTensorType>(op->getResult(0).getType()));
