@@ -3,10 +3,10 @@
 // Runs the calls GemmPlan.h plans with cublasLtMatmul: an algorithm chosen
 // by cuBLASLt's heuristics once per shape (LtGemmPlan.h's key) and kept
 // with its descriptors, a workspace from the device's caching allocator,
-// and the call on the device's stream. The classic API asks the
-// heuristics again on every call, inside the step's host time; and only
-// cuBLASLt has the epilogues (bias, GELU, their gradients) that fused
-// linear layers will run in.
+// and the call on the device's stream. The classic API chooses inside
+// each call, within the small workspace of its handle; cuBLASLt takes the
+// workspace we give it, lets the choice be made once and kept, and has the
+// epilogues (bias, GELU, their gradients) that fused linear layers run in.
 //
 //===----------------------------------------------------------------------===//
 

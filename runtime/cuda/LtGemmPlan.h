@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <tuple>
 
 namespace whale::rt::cuda {
 
@@ -85,17 +86,15 @@ struct LtKey {
   int alignFirst = 16, alignSecond = 16, alignOut = 16;
   LtEpilogue epilogue = LtEpilogue::None;
 
-  bool operator==(const LtKey &o) const {
-    return transFirst == o.transFirst && transSecond == o.transSecond &&
-           m == o.m && n == o.n && k == o.k && batch == o.batch &&
-           ldFirst == o.ldFirst && ldSecond == o.ldSecond && ldOut == o.ldOut &&
-           strideFirst == o.strideFirst && strideSecond == o.strideSecond &&
-           strideOut == o.strideOut && bf16In == o.bf16In &&
-           bf16Out == o.bf16Out && accumulate == o.accumulate &&
-           tf32 == o.tf32 && alignFirst == o.alignFirst &&
-           alignSecond == o.alignSecond && alignOut == o.alignOut &&
-           epilogue == o.epilogue;
+  /// Every field, once: equality and the hash both read this list, so a
+  /// field added to the key cannot be left out of either.
+  auto fields() const {
+    return std::make_tuple(
+        transFirst, transSecond, m, n, k, batch, ldFirst, ldSecond, ldOut,
+        strideFirst, strideSecond, strideOut, bf16In, bf16Out, accumulate, tf32,
+        alignFirst, alignSecond, alignOut, static_cast<int>(epilogue));
   }
+  bool operator==(const LtKey &o) const { return fields() == o.fields(); }
 };
 
 inline LtKey ltKey(const GemmCall &g, bool bf16In, bool bf16Out, bool tf32,
@@ -128,18 +127,13 @@ inline LtKey ltKey(const GemmCall &g, bool bf16In, bool bf16Out, bool tf32,
 struct LtKeyHash {
   size_t operator()(const LtKey &k) const {
     size_t h = 0;
-    auto mix = [&h](uint64_t v) {
-      h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ULL + (h << 6) +
-           (h >> 2);
-    };
-    for (int64_t v : {k.m, k.n, k.k, k.batch, k.ldFirst, k.ldSecond, k.ldOut,
-                      k.strideFirst, k.strideSecond, k.strideOut})
-      mix(static_cast<uint64_t>(v));
-    mix(uint64_t(k.transFirst) | uint64_t(k.transSecond) << 1 |
-        uint64_t(k.bf16In) << 2 | uint64_t(k.bf16Out) << 3 |
-        uint64_t(k.accumulate) << 4 | uint64_t(k.tf32) << 5 |
-        uint64_t(k.alignFirst) << 8 | uint64_t(k.alignSecond) << 16 |
-        uint64_t(k.alignOut) << 24 | uint64_t(k.epilogue) << 32);
+    std::apply(
+        [&h](auto... v) {
+          ((h ^= std::hash<int64_t>()(static_cast<int64_t>(v)) +
+                 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)),
+           ...);
+        },
+        k.fields());
     return h;
   }
 };
