@@ -96,7 +96,11 @@ inline std::vector<GemmCall> planMatmulBackward(const MatmulDims &d, bool ta,
                                                 bool wantB) {
   const int64_t sA = d.m * d.k, sB = d.shared ? 0 : d.k * d.n, sC = d.m * d.n;
   std::vector<GemmCall> calls;
-  if (wantA) // dA = dC op(B)^T, or op(B) dC^T when A is transposed
+  if (wantA && d.shared && !ta) // one GEMM over every row, as the forward
+    calls.push_back(rowMajorGemm(false, !tb, d.batch * d.m, d.k, d.n,
+                                 Operand::C, 0, Operand::B, 0, Operand::DA, 0,
+                                 1));
+  else if (wantA) // dA = dC op(B)^T, or op(B) dC^T when A is transposed
     calls.push_back(ta ? rowMajorGemm(tb, true, d.k, d.m, d.n, Operand::B, sB,
                                       Operand::C, sC, Operand::DA, sA, d.batch)
                        : rowMajorGemm(false, !tb, d.m, d.k, d.n, Operand::C, sC,

@@ -497,6 +497,14 @@ TEST_P(GpuGemmPlan, CublasLtLayoutsDescribeTheSameProducts) {
     EXPECT_EQ(viaLt[slot], viaBlas[slot]) << "call to operand " << slot;
   }
   EXPECT_GT(lt, 0);
+  // A linear layer's weight (shared, its input not transposed): the batch's
+  // rows are one matrix in the forward and both gradients, one call each,
+  // so every one runs through cuBLASLt and can take an epilogue.
+  if (d.shared && !c.ta)
+    for (const GemmCall &g : calls) {
+      EXPECT_EQ(g.batch, 1);
+      EXPECT_TRUE(ltRuns(g));
+    }
 }
 
 TEST(GpuLtGemmPlan, KeysTellShapesTypesAndAlignmentsApart) {
