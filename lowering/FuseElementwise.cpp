@@ -20,6 +20,7 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lowering/CloneBody.h"
 #include "lowering/ElementProgramBuilder.h"
+#include "lowering/IdentityGradients.h"
 #include "lowering/Passes.h"
 
 #include "runtime/ops/ElementProgram.h"
@@ -38,32 +39,6 @@ using namespace mlir;
 using namespace whale;
 
 namespace {
-
-/// Ops that overwrite their operands (so each must be their operand's only
-/// reader).
-bool writesInPlace(Operation *op) {
-  return isa<AllReduceOp, AllReduceStartOp, ClipGradNormOp>(op);
-}
-
-/// The gradient of a sum's operand (or a difference's left one) of the
-/// output's shape is the output's gradient itself: its readers read that,
-/// and no kernel copies it. Not where either value feeds an op that
-/// overwrites it.
-void forwardIdentityGradients(Block &block) {
-  for (Operation &op : llvm::make_early_inc_range(block)) {
-    auto g = dyn_cast<BinaryGradOp>(op);
-    if (!g || g.getType() != g.getDout().getType() ||
-        !(g.getKind() == BinaryKind::add ||
-          (g.getKind() == BinaryKind::sub && g.getOperand() == 0)))
-      continue;
-    Value dout = g.getDout();
-    if (llvm::any_of(g->getUsers(), writesInPlace) ||
-        llvm::any_of(dout.getUsers(), writesInPlace))
-      continue;
-    g.getResult().replaceAllUsesWith(dout);
-    g.erase();
-  }
-}
 
 /// The shape `op` iterates over: its result's, or for a sum the shape of
 /// the value it sums.

@@ -2,11 +2,15 @@
 //
 // A linear layer's matmul, its bias and its GELU as one whale.linear, which
 // a GPU runs as one cuBLASLt GEMM with a bias (and GELU) epilogue: the
-// product is never written out and read back by an element kernel.
+// product is never written out and read back by an element kernel. In the
+// backward, a weight's gradient takes the bias gradient that reads the same
+// output gradient (whale.linear_weight_grad), and an input's gradient takes
+// the gradient of the GELU that made the input (whale.gelu_matmul_grad).
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "lowering/IdentityGradients.h"
 #include "lowering/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -98,6 +102,93 @@ bool fuse(MatmulOp m) {
   return true;
 }
 
+bool isMatrix(Value v) {
+  return cast<RankedTensorType>(v.getType()).getRank() == 2;
+}
+
+/// Whether every reader of `op`'s results stands after `place` (both in one
+/// block; a reader nested in a region counts where its ancestor stands).
+bool readAfter(Operation *op, Operation *place) {
+  Block *block = place->getBlock();
+  for (Operation *user : op->getUsers()) {
+    Operation *at = block->findAncestorOpInBlock(*user);
+    if (!at || !place->isBeforeInBlock(at))
+      return false;
+  }
+  return true;
+}
+
+/// A sum's gradient for a bias [N] added to every row of `dy` [..., M, N]:
+/// the sum of dy over its rows, whatever the sum was (the gradient reads
+/// only dy, and the operands' shapes).
+bool sumsRowsOf(BinaryGradOp b, Value dy) {
+  if (b.getKind() != BinaryKind::add || b.getOperand() != 1 ||
+      b.getDout() != dy || b.getLhs().getType() != dy.getType() ||
+      !isF32(b.getResult()))
+    return false;
+  auto bt = cast<RankedTensorType>(b.getType());
+  return bt.getRank() == 1 &&
+         bt.getDimSize(0) ==
+             cast<RankedTensorType>(dy.getType()).getShape().back();
+}
+
+/// Fuses a weight's gradient with a bias gradient of the same output
+/// gradient; false where there is none.
+bool fuseWeightGrad(MatmulGradOp g) {
+  Value x = g.getLhs(), w = g.getRhs(), dy = g.getDout();
+  if (g.getOperand() != 1 || g.getTransposeLhs() || !isMatrix(w) || !isF32(x) ||
+      !isF32(w) || !isF32(dy) || !isF32(g.getResult()))
+    return false;
+  BinaryGradOp bias;
+  for (Operation *user : dy.getUsers())
+    if (auto b = dyn_cast<BinaryGradOp>(user);
+        b && b->getBlock() == g->getBlock() && sumsRowsOf(b, dy)) {
+      bias = b;
+      break;
+    }
+  if (!bias)
+    return false;
+  // The fused op stands where the later of the two stood: x is made before
+  // the weight's gradient and dy before both, but a plan's schedule may put
+  // the bias gradient before x is made (or received). So the earlier one's
+  // readers must all come after the later one.
+  Operation *first = g->isBeforeInBlock(bias) ? g.getOperation() : bias;
+  Operation *last =
+      first == g.getOperation() ? bias.getOperation() : g.getOperation();
+  if (!readAfter(first, last))
+    return false;
+  OpBuilder builder(last);
+  auto fused = LinearWeightGradOp::create(
+      builder, g.getLoc(), TypeRange{g.getType(), bias.getType()}, x, dy,
+      g.getTransposeRhs());
+  g.getResult().replaceAllUsesWith(fused.getDweight());
+  bias.getResult().replaceAllUsesWith(fused.getDbias());
+  g->erase();
+  bias->erase();
+  return true;
+}
+
+/// Fuses an input's gradient with the GELU gradient that is its only
+/// reader: gelu'(pre) (dout w^T), whatever the product's input was (the
+/// input's gradient does not read it).
+bool fuseGeluGrad(UnaryGradOp u) {
+  auto g = u.getDy().getDefiningOp<MatmulGradOp>();
+  if (u.getKind() != UnaryKind::gelu || !g || g.getOperand() != 0 ||
+      g.getTransposeLhs() || !g->hasOneUse() ||
+      g->getBlock() != u->getBlock() || !isMatrix(g.getRhs()) ||
+      !isF32(g.getRhs()) || !isF32(g.getDout()) || !isF32(u.getX()) ||
+      u.getX().getType() != g.getType())
+    return false;
+  OpBuilder builder(u);
+  auto fused =
+      GeluMatmulGradOp::create(builder, u.getLoc(), u.getType(), u.getX(),
+                               g.getRhs(), g.getDout(), g.getTransposeRhs());
+  u.getResult().replaceAllUsesWith(fused.getResult());
+  u->erase();
+  g->erase();
+  return true;
+}
+
 struct GemmEpilogues
     : public whale::impl::WhaleGemmEpiloguesBase<GemmEpilogues> {
   void runOnOperation() override {
@@ -105,6 +196,18 @@ struct GemmEpilogues
     getOperation()->walk([&](MatmulOp m) { products.push_back(m); });
     for (MatmulOp m : products)
       fuse(m);
+    // The gradients below match the output gradient they read, not a
+    // sum's copy of it.
+    getOperation()->walk(
+        [](Block *block) { forwardIdentityGradients(*block); });
+    SmallVector<UnaryGradOp> gelus;
+    getOperation()->walk([&](UnaryGradOp u) { gelus.push_back(u); });
+    for (UnaryGradOp u : gelus)
+      fuseGeluGrad(u);
+    SmallVector<MatmulGradOp> weights;
+    getOperation()->walk([&](MatmulGradOp g) { weights.push_back(g); });
+    for (MatmulGradOp g : weights)
+      fuseWeightGrad(g);
   }
 };
 

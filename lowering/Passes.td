@@ -66,7 +66,12 @@ def WhaleGemmEpilogues : Pass<"whale-gemm-epilogues", "mlir::ModuleOp"> {
     (the GELU's gradient) reads it. A GPU runs the op as one cuBLASLt
     GEMM with the bias and GELU applied in its epilogue. The gradient of
     the sum reads the product's shape only; it reads the fused result in
-    its place. Runs on programs about to be lowered, before
+    its place. In the backward, a weight's gradient (a matrix shared by
+    the rows) and a bias gradient that sum the same output gradient become
+    one `whale.linear_weight_grad` (the bias summed in the GEMM's
+    epilogue), and an input's gradient whose only reader is a GELU's
+    gradient becomes one `whale.gelu_matmul_grad` (the derivative applied
+    in the epilogue). Runs on programs about to be lowered, before
     -whale-fuse-elementwise; plans on GPUs run it.
   }];
 }

@@ -442,6 +442,25 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     return success();
   }
 
+  if (auto g = dyn_cast<LinearWeightGradOp>(op)) {
+    SmallVector<Value> outs;
+    if (failed(resultTensors(g, outs)))
+      return failure();
+    call(WHALE_RT_FN(linear_weight_grad),
+         {ctxArg, in(0), in(1), outs[0], outs[1],
+          constI32(g.getTransposeWeight())});
+    return success();
+  }
+
+  if (auto g = dyn_cast<GeluMatmulGradOp>(op)) {
+    SmallVector<Value> outs;
+    if (failed(resultTensors(g, outs)))
+      return failure();
+    call(WHALE_RT_FN(gelu_matmul_grad), {ctxArg, in(0), in(1), in(2), outs[0],
+                                         constI32(g.getTransposeWeight())});
+    return success();
+  }
+
   if (auto fused = dyn_cast<FusedOp>(op)) {
     SmallVector<Value> outs;
     if (failed(resultTensors(fused, outs)))

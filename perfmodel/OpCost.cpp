@@ -32,10 +32,19 @@ OpCost opCostOf(mlir::Operation *op, bool bf16) {
   // to each tile of the result in registers as the GEMM stores it, not at
   // the matrix rate (its FLOPs, which count them, stay what they are).
   // Set first: the product's depth is read from its FLOPs.
+  // So do the gradients' epilogues: the bias's sum and the GELU's
+  // derivative.
   if (auto l = llvm::dyn_cast<LinearOp>(op))
     c.flops = static_cast<double>(
         productFlops(l.getInput().getType(), l.getResult().getType(), false));
-  if (llvm::isa<MatmulOp, MatmulGradOp, LinearOp>(op)) {
+  if (auto g = llvm::dyn_cast<LinearWeightGradOp>(op))
+    c.flops = static_cast<double>(
+        productFlops(g.getInput().getType(), g.getDout().getType(), false));
+  if (auto g = llvm::dyn_cast<GeluMatmulGradOp>(op))
+    c.flops = static_cast<double>(
+        productFlops(g.getDout().getType(), g.getResult().getType(), false));
+  if (llvm::isa<MatmulOp, MatmulGradOp, LinearOp, LinearWeightGradOp,
+                GeluMatmulGradOp>(op)) {
     setProductShape(
         c, llvm::cast<mlir::RankedTensorType>(op->getResult(0).getType()));
     c.bf16 = bf16;

@@ -144,6 +144,22 @@ whale_rt_status whale_rt_linear(whale_rt_context *ctx, whale_rt_tensor *x,
                                 whale_rt_tensor *w, whale_rt_tensor *bias,
                                 whale_rt_tensor *out, whale_rt_tensor *pre,
                                 int32_t transpose_w, int32_t gelu);
+/* A linear layer's weight and bias gradients from dout, its output's
+ * gradient: dw (w's shape, [K, N] or with transpose_w [N, K]) is the product
+ * of x [..., M, K] and dout [..., M, N] over every row, dbias [N] is dout
+ * summed over every row. All f32. A GPU sums dbias in the GEMM's epilogue. */
+whale_rt_status
+whale_rt_linear_weight_grad(whale_rt_context *ctx, whale_rt_tensor *x,
+                            whale_rt_tensor *dout, whale_rt_tensor *dw,
+                            whale_rt_tensor *dbias, int32_t transpose_w);
+/* The gradient through gelu(pre) w (pre [..., M, K], w [K, N] or with
+ * transpose_w [N, K]) from dout [..., M, N]: dpre = gelu'(pre) (dout w^T),
+ * the tanh GELU's derivative. All f32. A GPU applies the derivative in the
+ * GEMM's epilogue. */
+whale_rt_status
+whale_rt_gelu_matmul_grad(whale_rt_context *ctx, whale_rt_tensor *pre,
+                          whale_rt_tensor *w, whale_rt_tensor *dout,
+                          whale_rt_tensor *dpre, int32_t transpose_w);
 whale_rt_status whale_rt_unary(whale_rt_context *ctx, int32_t op,
                                whale_rt_tensor *x, whale_rt_tensor *out);
 whale_rt_status whale_rt_softmax(whale_rt_context *ctx, whale_rt_tensor *x,

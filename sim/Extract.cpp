@@ -25,7 +25,8 @@ std::string signatureOf(mlir::Operation *op) {
   llvm::interleaveComma(op->getOperandTypes(), os);
   os << " -> ";
   llvm::interleaveComma(op->getResultTypes(), os);
-  for (llvm::StringRef flag : {"transpose_lhs", "transpose_rhs"})
+  for (llvm::StringRef flag :
+       {"transpose_lhs", "transpose_rhs", "transpose_weight", "gelu"})
     if (op->hasAttr(flag))
       os << " " << flag;
   if (auto g = llvm::dyn_cast<MatmulGradOp>(op))
@@ -100,6 +101,10 @@ Identity identityOf(mlir::Operation *op) {
   if (auto l = llvm::dyn_cast<LinearOp>(op))
     id.parts.push_back((l.getTransposeWeight() ? 1 : 0) |
                        (l.getGelu() ? 2 : 0));
+  if (auto g = llvm::dyn_cast<LinearWeightGradOp>(op))
+    id.parts.push_back(g.getTransposeWeight() ? 1 : 0);
+  if (auto g = llvm::dyn_cast<GeluMatmulGradOp>(op))
+    id.parts.push_back(g.getTransposeWeight() ? 1 : 0);
   if (auto f = llvm::dyn_cast<FusedOp>(op))
     id.parts.push_back(bodyIdentity(f));
   return id;

@@ -409,52 +409,6 @@ whale_rt_status whale_rt_matmul(whale_rt_context *ctx, whale_rt_tensor *a,
   });
 }
 
-whale_rt_status whale_rt_linear(whale_rt_context *ctx, whale_rt_tensor *x,
-                                whale_rt_tensor *w, whale_rt_tensor *bias,
-                                whale_rt_tensor *out, whale_rt_tensor *pre,
-                                int32_t transpose_w, int32_t gelu) {
-  return traced(ctx, "linear", {out, pre}, [&]() -> whale_rt_status {
-    if (!x || !w || !bias || !out)
-      return ctx->invalid("linear: x, w, bias and out must not be null");
-    if (pre && !gelu)
-      return ctx->invalid("linear: 'pre' is the sum before the GELU; it "
-                          "needs gelu");
-    for (auto [name, t] : {std::pair<const char *, whale_rt_tensor *>{"x", x},
-                           {"w", w},
-                           {"bias", bias},
-                           {"out", out},
-                           {"pre", pre}})
-      if (t && t->tensor.dtype() != DType::F32)
-        return ctx->invalid(std::string("linear: '") + name + "' must be f32");
-    const Shape &sx = shapeOf(x), &sw = shapeOf(w), &sb = shapeOf(bias);
-    if (sx.size() < 2 || sw.size() != 2)
-      return ctx->invalid("linear: x needs rank >= 2 and w rank 2, got " +
-                          shapeString(sx) + " and " + shapeString(sw));
-    const int64_t k = transpose_w ? sw[1] : sw[0];
-    const int64_t n = transpose_w ? sw[0] : sw[1];
-    if (k != sx.back())
-      return ctx->invalid("linear: " + shapeString(sx) + " and " +
-                          shapeString(sw) + " do not fit");
-    if (sb != Shape{n})
-      return ctx->invalid("linear: bias " + shapeString(sb) + " must be [" +
-                          std::to_string(n) + "]");
-    Shape want = sx;
-    want.back() = n;
-    if (whale_rt_status s = needShape(ctx, "linear", out, want))
-      return s;
-    if (pre)
-      if (whale_rt_status s = needShape(ctx, "linear", pre, want))
-        return s;
-    View<float> preView;
-    if (pre)
-      preView = pre->tensor.view<float>();
-    return ran(ctx, ctx->device->linear(
-                        x->tensor.cview<float>(), w->tensor.cview<float>(),
-                        bias->tensor.cview<float>(), out->tensor.view<float>(),
-                        pre ? &preView : nullptr, transpose_w, gelu));
-  });
-}
-
 whale_rt_status whale_rt_binary(whale_rt_context *ctx, int32_t op,
                                 whale_rt_tensor *a, whale_rt_tensor *b,
                                 whale_rt_tensor *out) {

@@ -136,6 +136,19 @@ public:
   virtual Status linear(View<const float> x, View<const float> w,
                         View<const float> bias, View<float> out,
                         View<float> *pre, bool transW, bool gelu);
+  /// Its weight and bias gradients from `dout`: dw (w's shape, [N, K] when
+  /// transposed) the product of x and dout over every row, dbias [N] dout
+  /// summed over every row. The default composes matmulBackward and
+  /// binaryBackward; a GPU sums dbias in the weight GEMM's epilogue.
+  virtual Status linearWeightGrad(View<const float> x, View<const float> dout,
+                                  View<float> dw, View<float> dbias,
+                                  bool transW);
+  /// The gradient through gelu(pre) w: dpre = gelu'(pre) (dout w^T). The
+  /// default composes matmulBackward and unaryBackward in place; a GPU
+  /// applies the derivative in the GEMM's epilogue.
+  virtual Status geluMatmulGrad(View<const float> pre, View<const float> w,
+                                View<const float> dout, View<float> dpre,
+                                bool transW);
 
   // Elementwise, NumPy broadcasting.
   virtual Status binary(BinaryOp op, View<const float> a, View<const float> b,

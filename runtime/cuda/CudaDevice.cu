@@ -526,7 +526,7 @@ Status CudaDevice::linear(View<const float> x, View<const float> w,
   epilogue.kind = !gelu ? LtEpilogue::Bias
                   : pre ? LtEpilogue::GeluAuxBias
                         : LtEpilogue::GeluBias;
-  epilogue.bias = bias.data;
+  epilogue.bias = const_cast<float *>(bias.data); // read, not written
   epilogue.aux = pre ? pre->data : nullptr;
   bool ran = false;
   if (Status st =
@@ -538,6 +538,77 @@ Status CudaDevice::linear(View<const float> x, View<const float> w,
     return st;
   return ran ? Status::ok()
              : Device::linear(x, w, bias, out, pre, transW, gelu);
+}
+
+Status CudaDevice::linearWeightGrad(View<const float> x, View<const float> dout,
+                                    View<float> dw, View<float> dbias,
+                                    bool transW) {
+  if (Status st = enter(); !st)
+    return st;
+  LtGemms *ltGemms = gemmsThroughLt();
+  MatmulDims d = matmulDims(x.shape, dw.shape, false, transW);
+  std::vector<GemmCall> calls =
+      planMatmulBackward(d, false, transW, false, true);
+  // The output gradient is C of the plan; its rows are the GEMM's inner
+  // dimension, which the epilogue sums.
+  const LtEpilogue kind = calls.size() == 1
+                              ? ltBiasGradient(calls[0], Operand::C)
+                              : LtEpilogue::None;
+  if (!ltGemms || dw.numel() == 0 || kind == LtEpilogue::None)
+    return Device::linearWeightGrad(x, dout, dw, dbias, transW);
+  const void *in[2];
+  if (Status st = gemmInputs({x, dout}, in); !st)
+    return st;
+  const bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
+  GemmBuffers buf{in[0], nullptr, in[1], nullptr, dw.data, nullptr, bf16};
+  const GemmCall &g = calls[0];
+  LtEpilogueArgs epilogue;
+  epilogue.kind = kind;
+  epilogue.bias = dbias.data;
+  bool ran = false;
+  if (Status st =
+          ltGemms->run(compute, g,
+                       LtOperands{buf.input(g.first), buf.input(g.second),
+                                  dw.data, bf16, false},
+                       tf32Allowed(), ran, epilogue);
+      !st)
+    return st;
+  return ran ? Status::ok()
+             : Device::linearWeightGrad(x, dout, dw, dbias, transW);
+}
+
+Status CudaDevice::geluMatmulGrad(View<const float> pre, View<const float> w,
+                                  View<const float> dout, View<float> dpre,
+                                  bool transW) {
+  if (Status st = enter(); !st)
+    return st;
+  LtGemms *ltGemms = gemmsThroughLt();
+  MatmulDims d = matmulDims(pre.shape, w.shape, false, transW);
+  std::vector<GemmCall> calls =
+      planMatmulBackward(d, false, transW, true, false);
+  if (!ltGemms || dpre.numel() == 0 || calls.size() != 1 || calls[0].batch != 1)
+    return Device::geluMatmulGrad(pre, w, dout, dpre, transW);
+  const void *in[2];
+  if (Status st = gemmInputs({w, dout}, in); !st)
+    return st;
+  const bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
+  GemmBuffers buf{nullptr, in[0], in[1], dpre.data, nullptr, nullptr, bf16};
+  const GemmCall &g = calls[0];
+  // The preactivation is laid out as the input's gradient (the result):
+  // the same rows and leading dimension.
+  LtEpilogueArgs epilogue;
+  epilogue.kind = LtEpilogue::Dgelu;
+  epilogue.aux = const_cast<float *>(pre.data); // read, not written
+  bool ran = false;
+  if (Status st =
+          ltGemms->run(compute, g,
+                       LtOperands{buf.input(g.first), buf.input(g.second),
+                                  dpre.data, bf16, false},
+                       tf32Allowed(), ran, epilogue);
+      !st)
+    return st;
+  return ran ? Status::ok()
+             : Device::geluMatmulGrad(pre, w, dout, dpre, transW);
 }
 
 Status CudaDevice::matmulBackward(View<const float> a, View<const float> b,

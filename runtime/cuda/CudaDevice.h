@@ -85,6 +85,12 @@ public:
   Status linear(View<const float> x, View<const float> w,
                 View<const float> bias, View<float> out, View<float> *pre,
                 bool transW, bool gelu) override;
+  Status linearWeightGrad(View<const float> x, View<const float> dout,
+                          View<float> dw, View<float> dbias,
+                          bool transW) override;
+  Status geluMatmulGrad(View<const float> pre, View<const float> w,
+                        View<const float> dout, View<float> dpre,
+                        bool transW) override;
   Status binary(BinaryOp op, View<const float> a, View<const float> b,
                 View<float> out) override;
   Status binaryBackward(BinaryOp op, View<const float> a, View<const float> b,

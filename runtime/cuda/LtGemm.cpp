@@ -49,13 +49,33 @@ Status makeLayout(const LtMatrix &m, cudaDataType type,
 
 /// The epilogue's buffers on `desc`.
 Status pointEpilogue(cublasLtMatmulDesc_t desc, const LtEpilogueArgs &e) {
-  if (e.kind == LtEpilogue::None)
-    return Status::ok();
-  if (Status st = setDesc(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, e.bias); !st)
-    return st;
-  if (e.kind != LtEpilogue::GeluAuxBias)
+  if (ltUsesBias(e.kind))
+    if (Status st = setDesc(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, e.bias);
+        !st)
+      return st;
+  if (!ltUsesAux(e.kind))
     return Status::ok();
   return setDesc(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, e.aux);
+}
+
+cublasLtEpilogue_t ltEpilogueOf(LtEpilogue e) {
+  switch (e) {
+  case LtEpilogue::None:
+    return CUBLASLT_EPILOGUE_DEFAULT;
+  case LtEpilogue::Bias:
+    return CUBLASLT_EPILOGUE_BIAS;
+  case LtEpilogue::GeluBias:
+    return CUBLASLT_EPILOGUE_GELU_BIAS;
+  case LtEpilogue::GeluAuxBias:
+    return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+  case LtEpilogue::BgradA:
+    return CUBLASLT_EPILOGUE_BGRADA;
+  case LtEpilogue::BgradB:
+    return CUBLASLT_EPILOGUE_BGRADB;
+  case LtEpilogue::Dgelu:
+    return CUBLASLT_EPILOGUE_DGELU;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
 }
 
 } // namespace
@@ -102,22 +122,19 @@ Status LtGemms::choose(const LtKey &key, const GemmCall &g,
       !st)
     return st;
   if (key.epilogue != LtEpilogue::None) {
-    const cublasLtEpilogue_t kind = key.epilogue == LtEpilogue::Bias
-                                        ? CUBLASLT_EPILOGUE_BIAS
-                                    : key.epilogue == LtEpilogue::GeluBias
-                                        ? CUBLASLT_EPILOGUE_GELU_BIAS
-                                        : CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+    const cublasLtEpilogue_t kind = ltEpilogueOf(key.epilogue);
     const cudaDataType biasType = CUDA_R_32F;
     if (Status st = setDesc(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, kind);
         !st)
       return st;
-    if (Status st =
-            setDesc(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, biasType);
-        !st)
-      return st;
-    if (key.epilogue == LtEpilogue::GeluAuxBias) {
-      // The sum before the GELU, laid out as the result: same leading
-      // dimension and type.
+    if (ltUsesBias(key.epilogue))
+      if (Status st =
+              setDesc(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, biasType);
+          !st)
+        return st;
+    if (ltUsesAux(key.epilogue)) {
+      // The sum before the GELU (kept, or read for its derivative), laid
+      // out as the result: same leading dimension and type.
       const int64_t ld = g.ldOut;
       const cudaDataType auxType = key.bf16Out ? CUDA_R_16BF : CUDA_R_32F;
       if (Status st =

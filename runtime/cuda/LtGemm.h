@@ -30,12 +30,14 @@ struct LtOperands {
   bool bf16In, bf16Out;
 };
 
-/// A call's epilogue and the buffers it reads and writes: `bias` (fp32,
-/// one value per row of the column-major result), and for GeluAuxBias
-/// `aux`, the sum before the GELU, laid out as the result is.
+/// A call's epilogue and the buffers it reads and writes (fp32): `bias`,
+/// one value per row of the column-major result, the bias it adds (Bias,
+/// GeluBias, GeluAuxBias) or the gradient it sums (BgradA, BgradB); `aux`,
+/// laid out as the result, the sum before the GELU it keeps (GeluAuxBias)
+/// or the preactivation whose derivative it applies (Dgelu).
 struct LtEpilogueArgs {
   LtEpilogue kind = LtEpilogue::None;
-  const void *bias = nullptr;
+  void *bias = nullptr;
   void *aux = nullptr;
 };
 

@@ -71,8 +71,42 @@ inline int ltAlignment(uintptr_t address) {
 /// What a GEMM does to its result as it stores it (cuBLASLt's epilogues):
 /// add a bias of one value per row of cuBLAS's column-major result (one per
 /// column of the row-major product), then the tanh GELU, keeping the sum
-/// before it where asked (GeluAuxBias).
-enum class LtEpilogue : uint8_t { None, Bias, GeluBias, GeluAuxBias };
+/// before it where asked (GeluAuxBias). In the backward: sum cuBLASLt's A
+/// (BgradA: one value per row of the result) or B (BgradB: one per column)
+/// over the inner dimension into a bias gradient, or multiply the result
+/// by the tanh GELU's derivative at a preactivation laid out as the result
+/// (Dgelu).
+enum class LtEpilogue : uint8_t {
+  None,
+  Bias,
+  GeluBias,
+  GeluAuxBias,
+  BgradA,
+  BgradB,
+  Dgelu
+};
+
+/// Whether the epilogue reads a bias or writes a bias gradient (the
+/// descriptor's bias pointer), and whether it reads or writes a matrix laid
+/// out as the result (its auxiliary pointer).
+inline bool ltUsesBias(LtEpilogue e) {
+  return e != LtEpilogue::None && e != LtEpilogue::Dgelu;
+}
+inline bool ltUsesAux(LtEpilogue e) {
+  return e == LtEpilogue::GeluAuxBias || e == LtEpilogue::Dgelu;
+}
+
+/// The epilogue that sums operand `reduced` of `g` over the GEMM's inner
+/// dimension (a linear layer's output gradient, summed over its rows into
+/// the bias's gradient): BgradA where it is cuBLASLt's A, BgradB where it
+/// is B, None where it is neither or the call is not one plain GEMM.
+inline LtEpilogue ltBiasGradient(const GemmCall &g, Operand reduced) {
+  if (g.batch != 1 || g.beta != 0)
+    return LtEpilogue::None;
+  return g.first == reduced    ? LtEpilogue::BgradA
+         : g.second == reduced ? LtEpilogue::BgradB
+                               : LtEpilogue::None;
+}
 
 /// Everything that selects an algorithm: the call's shapes, operations and
 /// strides (not its offsets, which the alignments stand for), the element

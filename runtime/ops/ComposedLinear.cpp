@@ -1,10 +1,11 @@
-//===- ComposedLinear.cpp - a linear layer's forward from three kernels ---===//
+//===- ComposedLinear.cpp - linear layers' epilogue ops from plain kernels ===//
 //
-// What a device without GEMM epilogues runs for whale_rt_linear, and the
-// reference a GPU's fused one is tested against: the product, the bias
-// added in place, the sum copied out where the GELU's gradient will read
-// it, and the GELU in place. Each kernel reads and writes element by
-// element, so working in place is safe.
+// What a device without GEMM epilogues runs for whale_rt_linear and its two
+// gradients, and the reference a GPU's fused ones are tested against: the
+// same kernels the unfused program would call, in its order. Each
+// elementwise kernel reads and writes element by element, so working in
+// place is safe. Operands a kernel reads only for their shapes are given as
+// views of a buffer of that shape.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +28,31 @@ Status Device::linear(View<const float> x, View<const float> w,
       return st;
   }
   return unary(UnaryOp::Gelu, product, out);
+}
+
+Status Device::linearWeightGrad(View<const float> x, View<const float> dout,
+                                View<float> dw, View<float> dbias,
+                                bool transW) {
+  // The weight's gradient does not read the weight: dw's buffer stands in
+  // for its shape. Neither does a sum's gradient read its operands.
+  View<const float> wShape{dw.data, dw.shape};
+  if (Status st = matmulBackward(x, wShape, dout, nullptr, &dw, false, transW);
+      !st)
+    return st;
+  View<const float> biasShape{dbias.data, dbias.shape};
+  return binaryBackward(BinaryOp::Add, dout, biasShape, dout, nullptr, &dbias);
+}
+
+Status Device::geluMatmulGrad(View<const float> pre, View<const float> w,
+                              View<const float> dout, View<float> dpre,
+                              bool transW) {
+  // The input's gradient does not read the input: pre has its shape.
+  if (Status st = matmulBackward(pre, w, dout, &dpre, nullptr, false, transW);
+      !st)
+    return st;
+  View<const float> product{dpre.data, dpre.shape};
+  // The tanh GELU's derivative reads its input only (not its output).
+  return unaryBackward(UnaryOp::Gelu, pre, pre, product, dpre);
 }
 
 } // namespace whale::rt

@@ -37,6 +37,22 @@ int64_t LinearOp::getFlops() {
       elements * (getGelu() ? 9 : 1));
 }
 
+/// The weight's product over every row, and the bias's sum (1 an element
+/// of dout).
+int64_t LinearWeightGradOp::getFlops() {
+  return saturatingAdd(
+      productFlops(getInput().getType(), getDout().getType(), false),
+      elementsOf(getDout()));
+}
+
+/// The input's product, then the GELU's gradient (12 an element, as
+/// UnaryGradOp counts it).
+int64_t GeluMatmulGradOp::getFlops() {
+  return saturatingAdd(
+      productFlops(getDout().getType(), getResult().getType(), false),
+      12 * elementsOf(getResult()));
+}
+
 int64_t AddOp::getFlops() { return elementsOf(getResult()); }
 int64_t SubOp::getFlops() { return elementsOf(getResult()); }
 int64_t MulOp::getFlops() { return elementsOf(getResult()); }

@@ -367,3 +367,48 @@ LogicalResult LinearOp::verify() {
   }
   return success();
 }
+
+/// Whether every tensor of `types` holds f32 (the epilogue ops take f32;
+/// amp's storage is not fused yet).
+static LogicalResult expectF32(Operation *op, ArrayRef<Type> types) {
+  for (Type t : types)
+    if (!cast<RankedTensorType>(t).getElementType().isF32())
+      return op->emitOpError() << "takes f32 tensors, got " << t;
+  return success();
+}
+
+LogicalResult LinearWeightGradOp::verify() {
+  RankedTensorType x = getInput().getType(), dy = getDout().getType();
+  if (failed(expectF32(*this,
+                       {x, dy, getDweight().getType(), getDbias().getType()})))
+    return failure();
+  if (x.getRank() < 2 || dy.getRank() != x.getRank() ||
+      x.getShape().drop_back() != dy.getShape().drop_back())
+    return emitOpError() << "input " << x << " and dout " << dy
+                         << " must share every dimension but the last";
+  const int64_t k = x.getShape().back(), n = dy.getShape().back();
+  SmallVector<int64_t> weight = {k, n};
+  if (getTransposeWeight())
+    std::swap(weight[0], weight[1]);
+  if (failed(verify::expectShape(*this, weight, getDweight().getType(),
+                                 "dweight")))
+    return failure();
+  return verify::expectShape(*this, {n}, getDbias().getType(), "dbias");
+}
+
+LogicalResult GeluMatmulGradOp::verify() {
+  RankedTensorType pre = getPreactivation().getType(),
+                   w = getWeight().getType(), dy = getDout().getType();
+  if (failed(expectF32(*this, {pre, w, dy, getResult().getType()})))
+    return failure();
+  if (w.getRank() != 2)
+    return emitOpError() << "weight " << w << " must be a matrix";
+  FailureOr<SmallVector<int64_t>> shape = matmulResultShape(
+      *this, pre, w, /*transposeLhs=*/false, getTransposeWeight());
+  if (failed(shape) || failed(verify::expectShape(*this, *shape, dy, "dout")))
+    return failure();
+  if (getResult().getType() != pre)
+    return emitOpError() << "result " << getResult().getType()
+                         << " must be the preactivation's type " << pre;
+  return success();
+}

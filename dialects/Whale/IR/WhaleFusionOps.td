@@ -138,6 +138,61 @@ def Whale_LinearOp : Whale_Op<"linear", [Pure,
   let hasVerifier = 1;
 }
 
+def Whale_LinearWeightGradOp : Whale_Op<"linear_weight_grad", [Pure,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "A linear layer's weight and bias gradients in one GEMM";
+  let description = [{
+    For `y = input [..., M, K] x weight + bias [N]`, from `dout` (`y`'s
+    gradient, `[..., M, N]`): `dweight`, the product of the input and
+    `dout` over every row (`[K, N]`, or `[N, K]` with `transpose_weight`),
+    and `dbias`, `dout` summed over every row (`[N]`). What
+    `-whale-gemm-epilogues` makes of a matmul's weight gradient and a bias
+    gradient that read the same `dout`: a GPU sums the bias gradient in the
+    weight-gradient GEMM's epilogue (cuBLASLt's BGRADA/BGRADB), as that GEMM
+    already reads every element of `dout`.
+
+    ```mlir
+    %dw, %db = whale.linear_weight_grad %x, %dy : tensor<8x16xf32>, tensor<8x32xf32> -> tensor<16x32xf32>, tensor<32xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$input, Whale_FloatTensor:$dout,
+                       UnitAttr:$transpose_weight);
+  let results = (outs Whale_FloatTensor:$dweight, Whale_FloatTensor:$dbias);
+  let assemblyFormat = [{
+    $input `,` $dout attr-dict `:` type($input) `,` type($dout) `->`
+    type(results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_GeluMatmulGradOp : Whale_Op<"gelu_matmul_grad", [Pure,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "The gradient through a matmul and the GELU before it";
+  let description = [{
+    For `y = gelu(preactivation) x weight` (`preactivation [..., M, K]`,
+    `weight [K, N]`, or `[N, K]` with `transpose_weight`), the gradient of
+    `preactivation` from `dout` (`[..., M, N]`): `gelu'(preactivation)`
+    times `dout x weight^T`. What `-whale-gemm-epilogues` makes of a
+    matmul's input gradient whose only reader is the gradient of the GELU
+    that made the input (an MLP's second layer): a GPU applies the GELU's
+    derivative in the GEMM's epilogue (cuBLASLt's DGELU), so the product
+    is never stored before it.
+
+    ```mlir
+    %dpre = whale.gelu_matmul_grad %pre, %w, %dy : tensor<8x64xf32>, tensor<64x16xf32>, tensor<8x16xf32> -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$preactivation,
+                       Whale_FloatTensor:$weight, Whale_FloatTensor:$dout,
+                       UnitAttr:$transpose_weight);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = [{
+    $preactivation `,` $weight `,` $dout attr-dict `:` type($preactivation)
+    `,` type($weight) `,` type($dout) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Whale_FusedYieldOp : Whale_Op<"fused_yield", [
     Pure, Terminator, ReturnLike, HasParent<"FusedOp">]> {
   let summary = "The values a fused region writes";

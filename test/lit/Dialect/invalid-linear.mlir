@@ -45,3 +45,59 @@ func.func @preactivation_without_gelu(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>
   %0, %1 = whale.linear %x, %w, %b : tensor<8x16xf32>, tensor<16x4xf32>, tensor<4xf32> -> tensor<8x4xf32>, tensor<8x4xf32>
   return
 }
+
+// -----
+
+func.func @weight_grad_rows(%x: tensor<8x16xf32>, %dy: tensor<4x32xf32>) {
+  // expected-error @+1 {{input 'tensor<8x16xf32>' and dout 'tensor<4x32xf32>' must share every dimension but the last}}
+  %0:2 = whale.linear_weight_grad %x, %dy : tensor<8x16xf32>, tensor<4x32xf32> -> tensor<16x32xf32>, tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @weight_grad_transposed(%x: tensor<8x16xf32>, %dy: tensor<8x32xf32>) {
+  // expected-error @+1 {{dweight}}
+  %0:2 = whale.linear_weight_grad %x, %dy {transpose_weight} : tensor<8x16xf32>, tensor<8x32xf32> -> tensor<16x32xf32>, tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @weight_grad_bias(%x: tensor<8x16xf32>, %dy: tensor<8x32xf32>) {
+  // expected-error @+1 {{dbias}}
+  %0:2 = whale.linear_weight_grad %x, %dy : tensor<8x16xf32>, tensor<8x32xf32> -> tensor<16x32xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @weight_grad_bf16(%x: tensor<8x16xbf16>, %dy: tensor<8x32xbf16>) {
+  // expected-error @+1 {{takes f32 tensors, got 'tensor<8x16xbf16>'}}
+  %0:2 = whale.linear_weight_grad %x, %dy : tensor<8x16xbf16>, tensor<8x32xbf16> -> tensor<16x32xf32>, tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @gelu_grad_dout(%pre: tensor<8x64xf32>, %w: tensor<64x16xf32>, %dy: tensor<8x32xf32>) {
+  // expected-error @+1 {{dout}}
+  %0 = whale.gelu_matmul_grad %pre, %w, %dy : tensor<8x64xf32>, tensor<64x16xf32>, tensor<8x32xf32> -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @gelu_grad_result(%pre: tensor<8x64xf32>, %w: tensor<64x16xf32>, %dy: tensor<8x16xf32>) {
+  // expected-error @+1 {{result 'tensor<8x16xf32>' must be the preactivation's type 'tensor<8x64xf32>'}}
+  %0 = whale.gelu_matmul_grad %pre, %w, %dy : tensor<8x64xf32>, tensor<64x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
+func.func @gelu_grad_weight(%pre: tensor<8x64xf32>, %w: tensor<2x64x16xf32>, %dy: tensor<8x16xf32>) {
+  // expected-error @+1 {{weight 'tensor<2x64x16xf32>' must be a matrix}}
+  %0 = whale.gelu_matmul_grad %pre, %w, %dy : tensor<8x64xf32>, tensor<2x64x16xf32>, tensor<8x16xf32> -> tensor<8x64xf32>
+  return
+}

@@ -64,3 +64,63 @@ func.func @not_layers(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32
   %y4 = whale.add %z4, %b : tensor<2x8x32xf32>, tensor<32xf32> -> tensor<2x8x32xf32>
   return %y, %r, %y2, %y3, %y4 : tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<2x8x32xf32>
 }
+
+// -----
+
+// A weight's gradient and the bias gradient of the same output gradient:
+// one op, the bias summed in the weight GEMM's epilogue. The sum's
+// gradient for its other operand (the output's gradient as it is) is
+// forwarded first, so the pattern sees the gradient both read. A weight
+// stored [N, K] keeps its transpose; a batch of rows is one product.
+// CHECK-LABEL: func.func @weight_grad
+// CHECK-NOT: whale.binary_grad
+// CHECK: %[[DX:.*]] = whale.matmul_grad %arg0, %arg1, %arg3 operand = 0 {transpose_rhs}
+// CHECK: %[[DW:.*]], %[[DB:.*]] = whale.linear_weight_grad %arg0, %arg3 {transpose_weight} : tensor<2x8x16xf32>, tensor<2x8x32xf32> -> tensor<32x16xf32>, tensor<32xf32>
+// CHECK: return %[[DX]], %[[DW]], %[[DB]]
+func.func @weight_grad(%x: tensor<2x8x16xf32>, %w: tensor<32x16xf32>, %b: tensor<32xf32>, %dy: tensor<2x8x32xf32>, %z: tensor<2x8x32xf32>) -> (tensor<2x8x16xf32>, tensor<32x16xf32>, tensor<32xf32>) {
+  %dz = whale.binary_grad add %z, %b, %dy operand = 0 : tensor<2x8x32xf32>, tensor<32xf32>, tensor<2x8x32xf32> -> tensor<2x8x32xf32>
+  %db = whale.binary_grad add %z, %b, %dy operand = 1 : tensor<2x8x32xf32>, tensor<32xf32>, tensor<2x8x32xf32> -> tensor<32xf32>
+  %dx = whale.matmul_grad %x, %w, %dz operand = 0 {transpose_rhs} : tensor<2x8x16xf32>, tensor<32x16xf32>, tensor<2x8x32xf32> -> tensor<2x8x16xf32>
+  %dw = whale.matmul_grad %x, %w, %dz operand = 1 {transpose_rhs} : tensor<2x8x16xf32>, tensor<32x16xf32>, tensor<2x8x32xf32> -> tensor<32x16xf32>
+  return %dx, %dw, %db : tensor<2x8x16xf32>, tensor<32x16xf32>, tensor<32xf32>
+}
+
+// -----
+
+// An MLP's second layer: its input's gradient, read only by the gradient
+// of the GELU that made the input, is one op with the GELU's derivative in
+// the epilogue; what it reads is the preactivation, the weight and the
+// output's gradient.
+// CHECK-LABEL: func.func @gelu_grad
+// CHECK-NOT: whale.unary_grad
+// CHECK: %[[DPRE:.*]] = whale.gelu_matmul_grad %arg0, %arg2, %arg3 : tensor<8x64xf32>, tensor<64x16xf32>, tensor<8x16xf32> -> tensor<8x64xf32>
+// CHECK: return %[[DPRE]]
+func.func @gelu_grad(%pre: tensor<8x64xf32>, %h: tensor<8x64xf32>, %w: tensor<64x16xf32>, %dy: tensor<8x16xf32>) -> tensor<8x64xf32> {
+  %dh = whale.matmul_grad %h, %w, %dy operand = 0 : tensor<8x64xf32>, tensor<64x16xf32>, tensor<8x16xf32> -> tensor<8x64xf32>
+  %dpre = whale.unary_grad gelu %pre, %h, %dh : tensor<8x64xf32>
+  return %dpre : tensor<8x64xf32>
+}
+
+// -----
+
+// Left alone: a bias gradient of another output gradient, a weight's
+// gradient through a transposed input, an input's gradient something else
+// reads too, another derivative than the GELU's, and bf16 (amp's storage).
+// CHECK-LABEL: func.func @not_gradients
+// CHECK-NOT: whale.linear_weight_grad
+// CHECK-NOT: whale.gelu_matmul_grad
+// CHECK-COUNT-2: whale.binary_grad add
+// CHECK-COUNT-3: whale.matmul_grad
+// CHECK-COUNT-2: whale.unary_grad
+// CHECK: whale.matmul_grad
+func.func @not_gradients(%x: tensor<8x16xf32>, %xt: tensor<16x8xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>, %z: tensor<8x32xf32>, %dy: tensor<8x32xf32>, %other: tensor<8x32xf32>, %pre: tensor<8x16xf32>, %w2: tensor<16x32xbf16>, %xb: tensor<8x16xbf16>, %dyb: tensor<8x32xbf16>, %zb: tensor<8x32xbf16>, %bb: tensor<32xbf16>) -> (tensor<32xf32>, tensor<16x32xf32>, tensor<16x32xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<32xbf16>, tensor<16x32xf32>) {
+  %db = whale.binary_grad add %z, %b, %other operand = 1 : tensor<8x32xf32>, tensor<32xf32>, tensor<8x32xf32> -> tensor<32xf32>
+  %dbb = whale.binary_grad add %zb, %bb, %dyb operand = 1 : tensor<8x32xbf16>, tensor<32xbf16>, tensor<8x32xbf16> -> tensor<32xbf16>
+  %dw = whale.matmul_grad %x, %w, %dy operand = 1 : tensor<8x16xf32>, tensor<16x32xf32>, tensor<8x32xf32> -> tensor<16x32xf32>
+  %dwt = whale.matmul_grad %xt, %w, %other operand = 1 {transpose_lhs} : tensor<16x8xf32>, tensor<16x32xf32>, tensor<8x32xf32> -> tensor<16x32xf32>
+  %dh = whale.matmul_grad %x, %w, %dy operand = 0 : tensor<8x16xf32>, tensor<16x32xf32>, tensor<8x32xf32> -> tensor<8x16xf32>
+  %dpre = whale.unary_grad gelu %pre, %x, %dh : tensor<8x16xf32>
+  %dt = whale.unary_grad tanh %pre, %x, %dh : tensor<8x16xf32>
+  %dwb = whale.matmul_grad %xb, %w2, %dyb operand = 1 : tensor<8x16xbf16>, tensor<16x32xbf16>, tensor<8x32xbf16> -> tensor<16x32xf32>
+  return %db, %dw, %dwt, %dh, %dpre, %dt, %dbb, %dwb : tensor<32xf32>, tensor<16x32xf32>, tensor<16x32xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<32xbf16>, tensor<16x32xf32>
+}

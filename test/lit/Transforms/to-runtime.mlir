@@ -157,3 +157,16 @@ func.func @linear(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>) -
   %h, %pre = whale.linear %y, %w, %b gelu : tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32> -> tensor<4x8xf32>, tensor<4x8xf32>
   return %y, %h, %pre : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A linear layer's gradients: the weight's and the bias's in one call, and
+// the input's through the GELU before it in one.
+// CHECK-LABEL: llvm.func @linear_grads(
+// CHECK: llvm.call @whale_rt_linear_weight_grad(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32) -> i32
+// CHECK: llvm.call @whale_rt_gelu_matmul_grad(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32) -> i32
+func.func @linear_grads(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %dy: tensor<4x16xf32>) -> (tensor<16x8xf32>, tensor<16xf32>, tensor<4x8xf32>) attributes {whale.model} {
+  %dw, %db = whale.linear_weight_grad %x, %dy {transpose_weight} : tensor<4x8xf32>, tensor<4x16xf32> -> tensor<16x8xf32>, tensor<16xf32>
+  %dpre = whale.gelu_matmul_grad %x, %w, %dy {transpose_weight} : tensor<4x8xf32>, tensor<16x8xf32>, tensor<4x16xf32> -> tensor<4x8xf32>
+  return %dw, %db, %dpre : tensor<16x8xf32>, tensor<16xf32>, tensor<4x8xf32>
+}

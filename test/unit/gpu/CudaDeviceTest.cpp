@@ -208,6 +208,49 @@ TEST(CudaKernels, LinearLayersInOneGemmAsTheCpu) {
   }
 }
 
+TEST(CudaKernels, LinearGradientsInOneGemmAsTheCpu) {
+  // whale_rt_linear_weight_grad: the weight's gradient with the bias's
+  // summed in the epilogue (BGRADA or BGRADB, by the operand the output
+  // gradient is); whale_rt_gelu_matmul_grad: the input's gradient with the
+  // GELU's derivative applied in the epilogue (DGELU), against the CPU's
+  // composition. Under amp the GPU sums the bias gradient from the bf16
+  // operand the GEMM reads, the CPU from fp32: up to about 2^-9 an element
+  // over 96 rows, hence the looser bound there.
+  for (int amp = 0; amp < 2; ++amp) {
+    Pair p;
+    if (amp)
+      for (whale_rt_context *ctx : {p.gpu, p.cpu})
+        ASSERT_EQ(whale_rt_set_amp(ctx, WHALE_RT_AMP_BF16), WHALE_RT_OK);
+    for (int64_t n : {64, 36})
+      for (int transW = 0; transW < 2; ++transW) {
+        const Shape ws = transW ? Shape{n, 96} : Shape{96, n};
+        const std::string form = std::string(amp ? "amp " : "") +
+                                 (transW ? "transposed " : "") + "n " +
+                                 std::to_string(n);
+        auto x = p.random({2, 48, 96}, 61);
+        auto w = p.random(ws, 62);
+        auto dy = p.random({2, 48, n}, 63);
+        auto dw = p.make(WHALE_RT_F32, ws);
+        auto db = p.make(WHALE_RT_F32, {n});
+        p.check(
+            "linear_weight_grad " + form, {dw, db},
+            [&](whale_rt_context *ctx, int i) {
+              return whale_rt_linear_weight_grad(ctx, x.t[i], dy.t[i], dw.t[i],
+                                                 db.t[i], transW);
+            },
+            amp ? 1e-2f : 1e-4f);
+        auto dpre = p.make(WHALE_RT_F32, {2, 48, 96});
+        p.check(
+            "gelu_matmul_grad " + form, {dpre},
+            [&](whale_rt_context *ctx, int i) {
+              return whale_rt_gelu_matmul_grad(ctx, x.t[i], w.t[i], dy.t[i],
+                                               dpre.t[i], transW);
+            },
+            amp ? 2e-3f : 1e-4f);
+      }
+  }
+}
+
 TEST(CudaKernels, AmpBf16MatmulsRoundAsTheCpuDoes) {
   // Both devices round the inputs to bf16 the same way (ties to even) and
   // accumulate in fp32: only the order of the sums may differ.

@@ -539,6 +539,10 @@ TEST(GpuLtGemmPlan, KeysTellShapesTypesAndAlignmentsApart) {
                      LtEpilogue::GeluBias) == ltKey(g, true, false, false,
                                                     aligned, aligned, aligned,
                                                     LtEpilogue::GeluAuxBias));
+  EXPECT_FALSE(ltKey(g, true, false, false, aligned, aligned, aligned,
+                     LtEpilogue::BgradA) == ltKey(g, true, false, false,
+                                                  aligned, aligned, aligned,
+                                                  LtEpilogue::BgradB));
   GemmCall wider = g;
   wider.n = 64;
   EXPECT_FALSE(key ==
@@ -547,6 +551,61 @@ TEST(GpuLtGemmPlan, KeysTellShapesTypesAndAlignmentsApart) {
   EXPECT_EQ(ltAlignment(4), 4);
   EXPECT_EQ(ltAlignment(24), 8);
   EXPECT_EQ(ltAlignment(1), 1);
+}
+
+// A linear layer's weight gradient sums its output gradient over the rows
+// into the bias's gradient in the epilogue: the epilogue named for the
+// operand that gradient is (cuBLASLt's A or B), read through its layout,
+// sums to what the CPU's bias gradient is, one value per output column.
+TEST(GpuLtGemmPlan, BiasGradientEpiloguesSumTheOutputGradientsRows) {
+  const int64_t batch = 2, m = 3, k = 4, n = 5;
+  for (bool transW : {false, true}) {
+    const Shape xs{batch, m, k}, dys{batch, m, n};
+    const Shape ws = transW ? Shape{n, k} : Shape{k, n};
+    MatmulDims d = matmulDims(xs, ws, false, transW);
+    std::vector<GemmCall> calls =
+        planMatmulBackward(d, false, transW, false, true);
+    ASSERT_EQ(calls.size(), 1u);
+    const GemmCall &g = calls[0];
+    const LtEpilogue e = ltBiasGradient(g, Operand::C);
+    ASSERT_NE(e, LtEpilogue::None) << "transpose " << transW;
+    EXPECT_TRUE(ltUsesBias(e));
+    EXPECT_FALSE(ltUsesAux(e));
+
+    std::vector<float> x = randomValues(numElements(xs), 31),
+                       dy = randomValues(numElements(dys), 32);
+    std::vector<float> want(n);
+    View<float> vw = mv(want, {n});
+    ASSERT_TRUE(device().binaryBackward(
+        BinaryOp::Add, cv(dy, dys), cv(want, {n}), cv(dy, dys), nullptr, &vw));
+    const LtLayouts l = ltLayouts(g);
+    const float *first = g.first == Operand::C ? dy.data() : x.data();
+    const float *second = g.second == Operand::C ? dy.data() : x.data();
+    std::vector<float> got;
+    if (e == LtEpilogue::BgradA) // one value per row of the result
+      for (int64_t i = 0; i < g.m; ++i) {
+        double sum = 0;
+        for (int64_t kk = 0; kk < g.k; ++kk)
+          sum += g.transFirst ? at(l.first, first, 0, kk, i)
+                              : at(l.first, first, 0, i, kk);
+        got.push_back(static_cast<float>(sum));
+      }
+    else // one value per column of the result
+      for (int64_t j = 0; j < g.n; ++j) {
+        double sum = 0;
+        for (int64_t kk = 0; kk < g.k; ++kk)
+          sum += g.transSecond ? at(l.second, second, 0, j, kk)
+                               : at(l.second, second, 0, kk, j);
+        got.push_back(static_cast<float>(sum));
+      }
+    expectClose(got, want, 1e-5f, "bias gradient");
+  }
+  // An accumulating call, or an operand the call does not read: none.
+  GemmCall g = planMatmulBackward(matmulDims({3, 4}, {4, 5}, false, false),
+                                  false, false, false, true)[0];
+  EXPECT_EQ(ltBiasGradient(g, Operand::B), LtEpilogue::None);
+  g.beta = 1;
+  EXPECT_EQ(ltBiasGradient(g, Operand::C), LtEpilogue::None);
 }
 
 INSTANTIATE_TEST_SUITE_P(
