@@ -43,6 +43,7 @@ scripts/gpu-pack.sh does the first for fp32 and bf16.
 """
 import argparse
 import os
+import re
 import random
 import subprocess
 import sys
@@ -169,6 +170,23 @@ def flops_per_token(a):
     return 6 * parameters(a) + 12 * a.layers * a.seq * a.width
 
 
+def report_peak_memory(a, stdout):
+    """Whale's measured peak (its allocator's, as `whale run --cluster`
+    prints it) and what of it is not parameters, their gradients and
+    AdamW's two moments (16 bytes a parameter, fp32): the activations, plus
+    what else a step holds (amp's bf16 weight copies, cuBLASLt's
+    workspace, the cached blocks the allocator has not handed back)."""
+    m = re.search(r"peak memory per device: (\d+) bytes", stdout)
+    if not m:
+        return
+    peak = int(m.group(1))
+    state = 16 * parameters(a)
+    print(f"  whale peak memory: {peak / 2**30:.2f} GiB, of which "
+          f"{(peak - state) / 2**30:.2f} GiB beyond the parameters, "
+          f"gradients and optimizer state ({state / 2**30:.2f} GiB)",
+          flush=True)
+
+
 def whale_run(a, root, device):
     whale = os.path.join(root, "build", "bin", "whale")
     with tempfile.TemporaryDirectory() as tmp:
@@ -196,6 +214,7 @@ def whale_run(a, root, device):
         for line in done.stderr.splitlines():  # notes, not progress
             if line.startswith("whale:"):
                 print(line)
+        report_peak_memory(a, done.stdout)
         tps = torch_gpt.whale_wall_tokens_per_second(metrics, a.warmup,
                                                      a.batch, a.seq)
         if a.whale_trace:

@@ -638,7 +638,7 @@ LogicalResult Balancer::run() {
   if (failed(shares(n, shifts)))
     return failure();
 
-  SmallVector<int64_t> local, memory(devices, 0);
+  SmallVector<int64_t> local, memory(devices, 0), activations(devices, 0);
   SmallVector<double> seconds(devices, 0);
   for (int64_t r = 0; r < replicas; ++r) {
     const int64_t rows = n[r / group] * rowsPerUnit(r);
@@ -646,6 +646,7 @@ LogicalResult Balancer::run() {
     for (int64_t s = 0; s < stages; ++s) {
       int64_t d = deviceOf(s, r);
       memory[d] = static_cast<int64_t>(std::ceil(bytesAt(s, r, rows)));
+      activations[d] = static_cast<int64_t>(std::ceil(actPerRow(s, r) * rows));
       seconds[d] = stepSecondsPerRow(s, r) * double(local.back());
     }
   }
@@ -672,6 +673,7 @@ LogicalResult Balancer::run() {
       .localBatches(local)
       .microBatch(micro)
       .deviceMemory(memory)
+      .deviceActivations(activations)
       .deviceSeconds(seconds)
       .shifts(b.getArrayAttr(shifts));
   if (uneven())

@@ -221,6 +221,7 @@ bool planModel(Interpreter &interp, const std::string &modelName,
   // The later runs reuse these shares; what the balance decided and
   // predicted is this run's.
   out.deviceMemory = vectorOf(plan.deviceMemory());
+  out.deviceActivations = vectorOf(plan.deviceActivations());
   out.deviceSeconds = vectorOf(plan.deviceSeconds());
   if (std::optional<BalanceKind> b = plan.balance())
     out.balance = stringifyBalanceKind(*b).str();

@@ -103,6 +103,9 @@ struct PlannedModel {
   /// Per device, as the balance pass predicts: peak bytes and compute
   /// seconds per step; and the rate it planned with (FLOP/s).
   std::vector<int64_t> deviceMemory;
+  /// Of deviceMemory, the activations (the rest is parameters, gradients
+  /// and optimizer state).
+  std::vector<int64_t> deviceActivations;
   std::vector<double> deviceSeconds, deviceFlops;
   /// The devices whose rate is nominal: the cluster declares none, no data
   /// sheet gives one, and none was measured (`whale devices --probe`).

@@ -147,6 +147,7 @@ bool simulatePlan(const PlannedModel &plan, const Cluster &cluster,
         return d.flops > 0 || (!d.model.empty() && perf::findGpuModel(d.model));
       });
   out.deviceMemory = plan.deviceMemory;
+  out.deviceActivations = plan.deviceActivations;
   if (options.profile)
     countPricing(*options.profile, out);
   // Rates and times are each in range, but their products may not be (a

@@ -69,6 +69,7 @@ struct Simulation {
                                                : -1;
   }
   std::vector<int64_t> deviceMemory; ///< peak bytes per device (the plan's)
+  std::vector<int64_t> deviceActivations; ///< of which activations
   /// With a profile: the compute events it priced on every device class
   /// (measured), those some class priced from the nearest timed event of
   /// their family, and those some class left to the device model.

@@ -62,10 +62,19 @@ std::string deviceName(const Simulation &s, int64_t device) {
   return s.topology.devices[device].name;
 }
 
+/// Element `device` of a per-device list (0 past its end).
+int64_t perDevice(const std::vector<int64_t> &v, int64_t device) {
+  return device < static_cast<int64_t>(v.size()) ? v[device] : 0;
+}
+
 int64_t memoryOf(const Simulation &s, int64_t device) {
-  return device < static_cast<int64_t>(s.deviceMemory.size())
-             ? s.deviceMemory[device]
-             : 0;
+  return perDevice(s.deviceMemory, device);
+}
+
+/// Of a device's peak, its activations: what the step keeps for the
+/// backward, in flight, and the gradients made of it.
+int64_t activationsOf(const Simulation &s, int64_t device) {
+  return perDevice(s.deviceActivations, device);
 }
 
 /// Devices the replay gave their own profiled times.
@@ -133,15 +142,18 @@ std::string simulationText(const Simulation &s, const PlannedModel &plan) {
                         own, s.topology.devices.size());
   os << "\n"
      << llvm::formatv("{0,5} {1,7} {2,6} {3,-10} {4,11} {5,11} {6,11} {7,12} "
-                      "{8}\n",
+                      "{8,12} {9}\n",
                       "stage", "replica", "device", "model", "compute ms",
-                      "comm ms", "idle ms", "peak memory", "ranks alike");
+                      "comm ms", "idle ms", "peak memory", "activations",
+                      "ranks alike");
   for (const sim::SimRank &r : s.result.ranks)
-    os << llvm::formatv(
-        "{0,5} {1,7} {2,6} {3,-10} {4,11:F3} {5,11:F3} {6,11:F3} {7,12} {8}\n",
-        r.stage, r.replica, r.device, deviceName(s, r.device),
-        r.computeSeconds * 1e3, r.commSeconds * 1e3, r.idleSeconds * 1e3,
-        rt::formatBytes(memoryOf(s, r.device)), r.likeIt);
+    os << llvm::formatv("{0,5} {1,7} {2,6} {3,-10} {4,11:F3} {5,11:F3} "
+                        "{6,11:F3} {7,12} {8,12} {9}\n",
+                        r.stage, r.replica, r.device, deviceName(s, r.device),
+                        r.computeSeconds * 1e3, r.commSeconds * 1e3,
+                        r.idleSeconds * 1e3,
+                        rt::formatBytes(memoryOf(s, r.device)),
+                        rt::formatBytes(activationsOf(s, r.device)), r.likeIt);
   os << "\ntime by event kind (all devices)\n";
   for (auto &[kind, seconds] : f.byKind)
     if (seconds > 0)
@@ -164,7 +176,8 @@ std::string simulationJson(const Simulation &s, const PlannedModel &plan) {
                            {"compute_s", r.computeSeconds},
                            {"comm_s", r.commSeconds},
                            {"idle_s", r.idleSeconds},
-                           {"peak_memory_bytes", memoryOf(s, r.device)}});
+                           {"peak_memory_bytes", memoryOf(s, r.device)},
+                           {"activation_bytes", activationsOf(s, r.device)}});
   llvm::json::Object kinds;
   for (auto &[kind, seconds] : f.byKind)
     kinds[kind] = seconds;

@@ -51,6 +51,8 @@ public:
   std::string writeTrace();
   /// The ranks of the plan the run is on.
   int64_t ranks() const { return plan->m.stages * plan->m.replicas; }
+  /// This process's ranks' allocator peaks, in rank order.
+  std::vector<int64_t> peakMemory() const;
 
 private:
   StepEnd runStep(int64_t step, double lrFactor, int64_t startNs) override;

@@ -239,6 +239,13 @@ std::string BundleRun::save(int64_t nextStep, bool) {
                         schedule.seed, plan->params, schedule.stateCount);
 }
 
+std::vector<int64_t> BundleRun::peakMemory() const {
+  std::vector<int64_t> peaks;
+  for (const OpenedRank &rank : plan->ranks)
+    peaks.push_back(whale_rt_memory_peak(rank.ctx.get()));
+  return peaks;
+}
+
 std::string BundleRun::writeTrace() {
   const std::string trace = processTracePath(options.tracePath, world.rank);
   if (!trace.empty() && plan && plan->comm &&
@@ -312,6 +319,7 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
   if (std::string err = run.writeTrace(); !err.empty())
     return fail(err);
   result.ranks = run.ranks();
+  result.peakMemory = run.peakMemory();
   result.ok = true;
   return result;
 }

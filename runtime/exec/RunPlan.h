@@ -119,6 +119,9 @@ struct RunPlanResult {
   /// Each recovery from a failed rank, in order.
   std::vector<ExecRecovery> recoveries;
   int64_t storeUpdates = 0; ///< the times the state was kept in memory
+  /// The most each of this process's ranks held at once (its allocator's
+  /// peak, bytes), of the plan the run ended on, in rank order.
+  std::vector<int64_t> peakMemory;
   /// Changes asked for in the control file that could not be made, each
   /// with the step and why.
   std::vector<std::string> controlErrors;

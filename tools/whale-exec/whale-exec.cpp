@@ -309,5 +309,12 @@ int main(int argc, char **argv) {
   if (!result.evalLosses.empty())
     std::cout << "held-out loss after step " << result.evalLosses.back().first
               << ": " << result.evalLosses.back().second << "\n";
+  // As whale run prints it (bench/gpt2_gpu.py reads this line).
+  if (!result.peakMemory.empty()) {
+    std::cout << "peak memory per device:";
+    for (int64_t b : result.peakMemory)
+      std::cout << " " << b;
+    std::cout << " bytes\n";
+  }
   return 0;
 }

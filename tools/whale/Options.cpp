@@ -134,8 +134,8 @@ std::vector<VerbSpec> makeVerbs() {
        "FILE.whl",
        "predict one training iteration without running it",
        "Time, samples and tokens per second, FLOP/s and MFU, per-rank "
-       "compute, communication and idle time, peak memory, time by event "
-       "kind (docs/simulation.md).",
+       "compute, communication and idle time, peak memory and the "
+       "activations in it, time by event kind (docs/simulation.md).",
        {kCluster,
         {"--profile", "DB.json",
          "event times measured by whale profile (any number: their events "
@@ -149,6 +149,9 @@ std::vector<VerbSpec> makeVerbs() {
         {"--no-fuse", "",
          "the plan with every elementwise op its own kernel (as whale run "
          "--no-fuse runs it)"},
+        {"--bf16-activations", "",
+         "the plan under amp's storage (as whale run --bf16-activations "
+         "runs it): its activations, and so its memory, in bf16"},
         kJson,
         kEven},
        true},

@@ -409,6 +409,8 @@ int simCommand(int argc, char **argv) {
       planning.overlap = false;
     } else if (args.is("--no-fuse")) {
       planning.fuse = false;
+    } else if (args.is("--bf16-activations")) {
+      planning.ampStorage = true;
     } else if (args.is("--even")) {
       even = true;
     } else if (int rc = args.finish(opts, file)) {

@@ -161,7 +161,7 @@ module attributes {whale.config = #whale.settings<balance = "given">} {}
 
 // The plan holds only the entries of dialects/Whale/IR/PlanEntries.def.
 module {
-  // expected-error @+1 {{'whale.plan' has no entry 'stage'; its entries are devices, stages, replicas, grid, shards, chunks, row_group, balance, local_batches, device_memory, device_seconds, shifts, shard_weights, shard_weight, global_batch, micro_batches, micro_batch, schedule, grad_weight, buckets, loss_shards, loss_scale}}
+  // expected-error @+1 {{'whale.plan' has no entry 'stage'; its entries are devices, stages, replicas, grid, shards, chunks, row_group, balance, local_batches, device_memory, device_activations, device_seconds, shifts, shard_weights, shard_weight, global_batch, micro_batches, micro_batch, schedule, grad_weight, buckets, loss_shards, loss_scale}}
   func.func @m() attributes {whale.model, whale.plan = {stage = 1 : i64}} { return }
 }
 
