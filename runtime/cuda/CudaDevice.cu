@@ -529,15 +529,19 @@ Status CudaDevice::linear(View<const float> x, View<const float> w,
   epilogue.bias = const_cast<float *>(bias.data); // read, not written
   epilogue.aux = pre ? pre->data : nullptr;
   bool ran = false;
-  if (Status st =
-          ltGemms->run(compute, g,
-                       LtOperands{buf.input(g.first), buf.input(g.second),
-                                  out.data, bf16, false},
-                       tf32Allowed(), ran, epilogue);
-      !st)
+  if (Status st = epilogueGemm(*ltGemms, g, buf, out.data, epilogue, ran); !st)
     return st;
   return ran ? Status::ok()
              : Device::linear(x, w, bias, out, pre, transW, gelu);
+}
+
+Status CudaDevice::epilogueGemm(LtGemms &lt, const GemmCall &g,
+                                const GemmBuffers &buf, void *out,
+                                const LtEpilogueArgs &epilogue, bool &ran) {
+  return lt.run(
+      compute, g,
+      LtOperands{buf.input(g.first), buf.input(g.second), out, buf.bf16, false},
+      tf32Allowed(), ran, epilogue);
 }
 
 Status CudaDevice::linearWeightGrad(View<const float> x, View<const float> dout,
@@ -566,12 +570,7 @@ Status CudaDevice::linearWeightGrad(View<const float> x, View<const float> dout,
   epilogue.kind = kind;
   epilogue.bias = dbias.data;
   bool ran = false;
-  if (Status st =
-          ltGemms->run(compute, g,
-                       LtOperands{buf.input(g.first), buf.input(g.second),
-                                  dw.data, bf16, false},
-                       tf32Allowed(), ran, epilogue);
-      !st)
+  if (Status st = epilogueGemm(*ltGemms, g, buf, dw.data, epilogue, ran); !st)
     return st;
   return ran ? Status::ok()
              : Device::linearWeightGrad(x, dout, dw, dbias, transW);
@@ -600,12 +599,7 @@ Status CudaDevice::geluMatmulGrad(View<const float> pre, View<const float> w,
   epilogue.kind = LtEpilogue::Dgelu;
   epilogue.aux = const_cast<float *>(pre.data); // read, not written
   bool ran = false;
-  if (Status st =
-          ltGemms->run(compute, g,
-                       LtOperands{buf.input(g.first), buf.input(g.second),
-                                  dpre.data, bf16, false},
-                       tf32Allowed(), ran, epilogue);
-      !st)
+  if (Status st = epilogueGemm(*ltGemms, g, buf, dpre.data, epilogue, ran); !st)
     return st;
   return ran ? Status::ok()
              : Device::geluMatmulGrad(pre, w, dout, dpre, transW);

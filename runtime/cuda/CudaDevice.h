@@ -270,6 +270,11 @@ private:
   /// allocator (none where the limit leaves no room); null where it could
   /// not start or WHALE_CUDA_LT=0 asks for the classic API (A/B runs).
   LtGemms *gemmsThroughLt();
+  /// One planned call through `lt` with `epilogue`, its result at `out`
+  /// (fp32); `ran` false, nothing queued, where cuBLASLt has no algorithm
+  /// for it, and the caller composes the op from plain kernels instead.
+  Status epilogueGemm(LtGemms &lt, const GemmCall &g, const GemmBuffers &buf,
+                      void *out, const LtEpilogueArgs &epilogue, bool &ran);
   /// The GEMM operands as cuBLAS reads them: the tensors themselves, or
   /// under amp bf16 copies in scratch.
   Status gemmInputs(std::initializer_list<View<const float>> inputs,
