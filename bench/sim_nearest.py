@@ -26,8 +26,11 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sim_accuracy import ROOT, SCALED as SCRIPT, whale  # noqa
-PRODUCTS = ("whale.matmul", "whale.matmul_grad", "whale.attention",
-            "whale.attention_grad")
+# The products, with those GEMM epilogues fuse (whale.linear and its
+# gradients, on plans with a GPU).
+PRODUCTS = ("whale.matmul", "whale.matmul_grad", "whale.linear",
+            "whale.linear_weight_grad", "whale.gelu_matmul_grad",
+            "whale.attention", "whale.attention_grad")
 
 
 def flags(width, cluster):

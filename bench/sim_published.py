@@ -203,10 +203,13 @@ def main():
             predicted_s = r["iteration_s"]
             kinds = r["seconds_by_kind"]
             total = sum(kinds.values())
-            # GEMM-class work: the products, and the fused attention whose
-            # tiles are products (priced at the matrix rate).
+            # GEMM-class work: the products (with their epilogues, as GPU
+            # plans fuse them), and the fused attention whose tiles are
+            # products (priced at the matrix rate).
             gemm = sum(v for k, v in kinds.items()
                        if k in ("whale.matmul", "whale.matmul_grad",
+                                "whale.linear", "whale.linear_weight_grad",
+                                "whale.gelu_matmul_grad",
                                 "whale.attention", "whale.attention_grad"))
             row = {
                 "billions": billions, "t": t, "p": p, "d": replicas,

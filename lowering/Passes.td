@@ -57,7 +57,7 @@ def WhaleWidenBf16 : Pass<"whale-widen-bf16", "mlir::ModuleOp"> {
 }
 
 def WhaleGemmEpilogues : Pass<"whale-gemm-epilogues", "mlir::ModuleOp"> {
-  let summary = "Fold each linear layer's bias and GELU into its matmul";
+  let summary = "Fold linear layers' bias and GELU, and their gradients, into GEMM epilogues";
   let description = [{
     A matmul (left side not transposed, a weight matrix on the right, f32)
     whose only reader adds a bias of one value a column becomes a
