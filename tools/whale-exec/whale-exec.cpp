@@ -309,9 +309,12 @@ int main(int argc, char **argv) {
   if (!result.evalLosses.empty())
     std::cout << "held-out loss after step " << result.evalLosses.back().first
               << ": " << result.evalLosses.back().second << "\n";
-  // As whale run prints it (bench/gpt2_gpu.py reads this line).
+  // As whale run prints it (bench/gpt2_gpu.py reads this line). Under
+  // mpirun this process knows its own ranks' peaks only, and says so.
   if (!result.peakMemory.empty()) {
-    std::cout << "peak memory per device:";
+    std::cout << (result.processRank < 0
+                      ? "peak memory per device:"
+                      : "peak memory per device of this process:");
     for (int64_t b : result.peakMemory)
       std::cout << " " << b;
     std::cout << " bytes\n";
