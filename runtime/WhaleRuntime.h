@@ -363,6 +363,31 @@ whale_rt_status whale_rt_adam_update(whale_rt_context *ctx,
  * to every optimizer's base rate. The driver sets them before each step. */
 whale_rt_status whale_rt_set_train_state(whale_rt_context *ctx, int64_t step,
                                          double lr_scale);
+/* A train step held by the device and replayed: one launch a step where
+ * the device can hold one (CUDA graphs; runtime/core/StepCapture.h), driven
+ * by runtime/exec/StepGraphs.h. Each call fails with WHALE_RT_INVALID_ARGUMENT
+ * and the reason in whale_rt_last_error where the device cannot hold a
+ * step (the CPU runs each op as it is called) or the context traces (a
+ * trace times each op as it runs).
+ *
+ * probe (on = 1, then 0 after the step): the step runs as usual while the
+ * device notes the first thing it does that a capture could not hold;
+ * whale_rt_step_capture_blocker then says what, naming the op ("" when the
+ * step can be held; the string lives until the next probe or capture).
+ * begin ... end: the step's calls are held, not run; `held` (4 values, or
+ * null) gets the operations held, of which kernels, copies and fills.
+ * replay: runs the held step at the context's train state
+ * (whale_rt_set_train_state), on the same tensors; a loss the held step
+ * returned is written again. drop: forgets the held step; dropping a
+ * capture that did not end (its step failed, or its end did) also frees
+ * every tensor made since its begin. */
+whale_rt_status whale_rt_step_capture_probe(whale_rt_context *ctx, int32_t on);
+const char *whale_rt_step_capture_blocker(whale_rt_context *ctx);
+whale_rt_status whale_rt_step_capture_begin(whale_rt_context *ctx);
+whale_rt_status whale_rt_step_capture_end(whale_rt_context *ctx,
+                                          int64_t *held);
+whale_rt_status whale_rt_step_replay(whale_rt_context *ctx);
+void whale_rt_step_capture_drop(whale_rt_context *ctx);
 /* The updates a train step makes: as whale_rt_sgd_update and
  * whale_rt_adam_update with the context's step and lr = base_lr * scale. */
 whale_rt_status whale_rt_sgd_step(whale_rt_context *ctx, whale_rt_tensor *param,

@@ -180,6 +180,9 @@ struct TrainResult {
   std::vector<int64_t> allToAllBytes;
   /// Under a plan: each device's peak bytes held, by device (rank).
   std::vector<int64_t> peakMemory;
+  /// Under a plan on devices that can hold a step (CUDA graphs): how the
+  /// steps ran, one line (runtime/exec/StepGraphs.h); else "".
+  std::string stepGraphs;
   /// Under a plan: samples of the global batch each device computed on.
   std::vector<int64_t> localBatches;
   /// Under a plan of devices that differ: those balanced by a nominal rate

@@ -502,6 +502,7 @@ std::string PlannedRun::gatherFigures() {
                          std::not_equal_to<>()) != plan.deviceFlops.end())
     result.nominalRates = plan.nominalRates;
   const std::vector<int64_t> rows = plan.replicaRows();
+  result.stepGraphs = graphReport(ranks);
   for (const OpenedRank &rank : ranks) {
     int64_t device = rank.place.device;
     result.peakMemory[device] = whale_rt_memory_peak(rank.ctx.get());

@@ -99,6 +99,61 @@ whale_rt_status adamSlot(whale_rt_context *ctx, whale_rt_tensor *param,
   return WHALE_RT_OK;
 }
 
+
+/// One parameter's SGD update, with the checks every entry point makes.
+whale_rt_status sgdUpdate(whale_rt_context *ctx, whale_rt_tensor *param,
+                          whale_rt_tensor *grad, const SgdParams &p) {
+  return traced(ctx, "sgd_update", {param}, [&]() -> whale_rt_status {
+    if (whale_rt_status s =
+            needF32(ctx, "sgd_update", {{"param", param}, {"grad", grad}}))
+      return s;
+    if (shapeOf(grad) != shapeOf(param) || !(p.rate() >= 0) ||
+        p.momentum < 0 || p.momentum >= 1 || p.weightDecay < 0)
+      return ctx->invalid(
+          "sgd_update: needs a gradient shaped like the parameter, "
+          "lr >= 0, momentum in [0, 1), weight_decay >= 0");
+    float *velocity = nullptr;
+    if (p.momentum > 0) {
+      std::vector<std::unique_ptr<whale_rt_tensor>> *state;
+      if (whale_rt_status s = optimizerState(ctx, param, 1, state))
+        return s;
+      velocity = static_cast<float *>((*state)[0]->tensor.raw());
+    }
+    return ran(ctx, ctx->device->sgdStep(param->tensor.view<float>(),
+                                         grad->tensor.cview<float>(), velocity,
+                                         p));
+  });
+}
+
+/// One parameter's Adam update, with the checks every entry point makes.
+whale_rt_status adamUpdate(whale_rt_context *ctx, whale_rt_tensor *param,
+                           whale_rt_tensor *grad, const AdamParams &p) {
+  return traced(ctx, "adam_update", {param}, [&]() -> whale_rt_status {
+    if (whale_rt_status s =
+            needF32(ctx, "adam_update", {{"param", param}, {"grad", grad}}))
+      return s;
+    if (shapeOf(grad) != shapeOf(param) || !adamValid(p))
+      return ctx->invalid(
+          "adam_update: needs a gradient shaped like the parameter, "
+          "step >= 1, lr >= 0, betas in [0, 1), eps > 0, weight_decay >= 0");
+    Device::AdamSlot slot;
+    if (whale_rt_status s = adamSlot(ctx, param, grad, slot))
+      return s;
+    return ran(ctx,
+               ctx->device->adamStep(slot.param, slot.grad, slot.m, slot.v, p));
+  });
+}
+
+/// The context's step and learning-rate scale for an update that reads
+/// them (whale_rt_*_step): scheduled, so a captured step takes each
+/// replay's.
+template <class Params>
+Params scheduled(whale_rt_context *ctx, Params p) {
+  p.lrScale = ctx->lrScale;
+  p.scheduled = true;
+  return p;
+}
+
 } // namespace
 
 extern "C" {
@@ -430,27 +485,7 @@ whale_rt_status whale_rt_sgd_update(whale_rt_context *ctx,
                                     whale_rt_tensor *param,
                                     whale_rt_tensor *grad, double lr,
                                     double momentum, double weight_decay) {
-  return traced(ctx, "sgd_update", {param}, [&]() -> whale_rt_status {
-    if (whale_rt_status s =
-            needF32(ctx, "sgd_update", {{"param", param}, {"grad", grad}}))
-      return s;
-    if (shapeOf(grad) != shapeOf(param) || !(lr >= 0) || momentum < 0 ||
-        momentum >= 1 || weight_decay < 0)
-      return ctx->invalid(
-          "sgd_update: needs a gradient shaped like the parameter, "
-          "lr >= 0, momentum in [0, 1), weight_decay >= 0");
-    float *velocity = nullptr;
-    if (momentum > 0) {
-      std::vector<std::unique_ptr<whale_rt_tensor>> *state;
-      if (whale_rt_status s = optimizerState(ctx, param, 1, state))
-        return s;
-      velocity = static_cast<float *>((*state)[0]->tensor.raw());
-    }
-    return ran(ctx,
-               ctx->device->sgdStep(param->tensor.view<float>(),
-                                    grad->tensor.cview<float>(), velocity,
-                                    SgdParams{lr, momentum, weight_decay}));
-  });
+  return sgdUpdate(ctx, param, grad, SgdParams{lr, momentum, weight_decay});
 }
 
 whale_rt_status whale_rt_adam_update(whale_rt_context *ctx,
@@ -459,21 +494,9 @@ whale_rt_status whale_rt_adam_update(whale_rt_context *ctx,
                                      double lr, double beta1, double beta2,
                                      double eps, double weight_decay,
                                      int32_t decoupled) {
-  return traced(ctx, "adam_update", {param}, [&]() -> whale_rt_status {
-    if (whale_rt_status s =
-            needF32(ctx, "adam_update", {{"param", param}, {"grad", grad}}))
-      return s;
-    AdamParams p{step, lr, beta1, beta2, eps, weight_decay, decoupled != 0};
-    if (shapeOf(grad) != shapeOf(param) || !adamValid(p))
-      return ctx->invalid(
-          "adam_update: needs a gradient shaped like the parameter, "
-          "step >= 1, lr >= 0, betas in [0, 1), eps > 0, weight_decay >= 0");
-    Device::AdamSlot slot;
-    if (whale_rt_status s = adamSlot(ctx, param, grad, slot))
-      return s;
-    return ran(ctx,
-               ctx->device->adamStep(slot.param, slot.grad, slot.m, slot.v, p));
-  });
+  return adamUpdate(ctx, param, grad,
+                    AdamParams{step, lr, beta1, beta2, eps, weight_decay,
+                               decoupled != 0});
 }
 
 whale_rt_status whale_rt_set_train_state(whale_rt_context *ctx, int64_t step,
@@ -529,8 +552,8 @@ whale_rt_status whale_rt_sgd_step(whale_rt_context *ctx, whale_rt_tensor *param,
                                   double momentum, double weight_decay) {
   if (!ctx)
     return WHALE_RT_INVALID_ARGUMENT;
-  return whale_rt_sgd_update(ctx, param, grad, base_lr * ctx->lrScale, momentum,
-                             weight_decay);
+  return sgdUpdate(ctx, param, grad,
+                   scheduled(ctx, SgdParams{base_lr, momentum, weight_decay}));
 }
 
 whale_rt_status whale_rt_adam_step(whale_rt_context *ctx,
@@ -540,9 +563,10 @@ whale_rt_status whale_rt_adam_step(whale_rt_context *ctx,
                                    double weight_decay, int32_t decoupled) {
   if (!ctx)
     return WHALE_RT_INVALID_ARGUMENT;
-  return whale_rt_adam_update(ctx, param, grad, ctx->step,
-                              base_lr * ctx->lrScale, beta1, beta2, eps,
-                              weight_decay, decoupled);
+  return adamUpdate(ctx, param, grad,
+                    scheduled(ctx, AdamParams{ctx->step, base_lr, beta1, beta2,
+                                              eps, weight_decay,
+                                              decoupled != 0}));
 }
 
 whale_rt_status whale_rt_adam_steps(whale_rt_context *ctx, int32_t num_params,
@@ -559,8 +583,9 @@ whale_rt_status whale_rt_adam_steps(whale_rt_context *ctx, int32_t num_params,
     });
   return traced(
       ctx, "adam_update", params, num_params, [&]() -> whale_rt_status {
-        AdamParams p{ctx->step, base_lr * ctx->lrScale, beta1,         beta2,
-                     eps,       weight_decay,           decoupled != 0};
+        const AdamParams p = scheduled(
+            ctx, AdamParams{ctx->step, base_lr, beta1, beta2, eps,
+                            weight_decay, decoupled != 0});
         if (!adamValid(p))
           return ctx->invalid("adam_steps: needs lr >= 0, betas in [0, 1), "
                               "eps > 0, weight_decay >= 0");

@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,15 @@ struct whale_rt_context {
   /// the rank's first input row (whale_rt_set_rows).
   bool training = false;
   int64_t firstRow = 0;
+  /// While a step is probed or captured (whale_rt_step_capture_*): the op
+  /// during which the device first found it could not hold the step.
+  bool watchCapture = false;
+  std::string captureOp;
+  std::string captureWhy; ///< what whale_rt_step_capture_blocker returns
+  /// Between a capture's begin and its end: the tensors there were before
+  /// it, so that dropping an unfinished capture frees what its step made.
+  bool captureOpen = false;
+  std::set<whale_rt_tensor *> beforeCapture;
   /// Host staging memory for collectives, kept from step to step.
   whale::rt::HostBuffers hostBuffers;
 
@@ -370,6 +380,10 @@ private:
   std::vector<char> copy;
 };
 
+/// Names `op` as the one that kept the step from being captured, where
+/// the device has just found something it cannot hold (StepCapture.h).
+void noteCaptureOp(whale_rt_context *ctx, const char *op);
+
 template <class Fn> whale_rt_status guarded(whale_rt_context *ctx, Fn fn) {
   if (!ctx)
     return WHALE_RT_INVALID_ARGUMENT;
@@ -404,6 +418,11 @@ inline bool outputFinite(whale_rt_context *ctx, const Tensor &t) {
 template <class Fn>
 whale_rt_status traced(whale_rt_context *ctx, const char *name,
                        whale_rt_tensor *const *outputs, size_t count, Fn fn) {
+  if (ctx && ctx->watchCapture) {
+    whale_rt_status status = guarded(ctx, fn);
+    noteCaptureOp(ctx, name);
+    return status;
+  }
   if (!ctx || !ctx->profiler)
     return guarded(ctx, fn);
   whale_rt_status status;

@@ -74,20 +74,31 @@ size_t CachingAllocator::sizeClass(size_t bytes) {
 
 void *CachingAllocator::rawAllocate(size_t bytes) {
   size_t size = sizeClass(bytes);
+  bool capturing;
   {
     std::lock_guard<std::mutex> lock(mutex);
+    capturing = hold == Hold::Capturing;
     auto it = freeBlocks.find(size);
     if (it != freeBlocks.end() && !it->second.empty()) {
       void *p = it->second.back();
       it->second.pop_back();
       cached -= size;
+      if (capturing)
+        holdBlocks.insert(p);
       return p;
     }
   }
-  if (void *p = systemAllocate(size))
-    return p;
-  emptyCache();
-  return systemAllocate(size);
+  // A capture cannot wait for the device, as emptying the cache would.
+  void *p = systemAllocate(size);
+  if (!p && !capturing) {
+    emptyCache();
+    p = systemAllocate(size);
+  }
+  if (p && capturing) {
+    std::lock_guard<std::mutex> lock(mutex);
+    holdBlocks.insert(p);
+  }
+  return p;
 }
 
 void CachingAllocator::rawRelease(void *ptr, size_t bytes) {
@@ -95,6 +106,17 @@ void CachingAllocator::rawRelease(void *ptr, size_t bytes) {
   const size_t cap = std::max<size_t>(static_cast<size_t>(peak()), 64u << 20);
   {
     std::lock_guard<std::mutex> lock(mutex);
+    if (hold == Hold::Capturing) {
+      holdBlocks.insert(ptr);
+      freeBlocks[size].push_back(ptr);
+      cached += size;
+      return;
+    }
+    if (hold == Hold::Held && holdBlocks.count(ptr)) {
+      held.emplace_back(ptr, size);
+      heldSize += size;
+      return;
+    }
     if (cached + size <= cap) {
       freeBlocks[size].push_back(ptr);
       cached += size;
@@ -114,6 +136,50 @@ void CachingAllocator::emptyCache() {
   for (auto &[size, list] : blocks)
     for (void *p : list)
       systemRelease(p, size);
+}
+
+void CachingAllocator::beginHold() {
+  std::lock_guard<std::mutex> lock(mutex);
+  hold = Hold::Capturing;
+  holdBlocks.clear();
+}
+
+void CachingAllocator::endHold() {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (hold != Hold::Capturing)
+    return;
+  hold = Hold::Held;
+  // The capture's blocks it gave back itself: out of the free lists.
+  for (auto &[size, list] : freeBlocks) {
+    auto kept = list.begin();
+    for (void *p : list) {
+      if (holdBlocks.count(p)) {
+        held.emplace_back(p, size);
+        heldSize += size;
+        cached -= size;
+      } else {
+        *kept++ = p;
+      }
+    }
+    list.erase(kept, list.end());
+  }
+}
+
+void CachingAllocator::releaseHeld() {
+  std::lock_guard<std::mutex> lock(mutex);
+  hold = Hold::None;
+  holdBlocks.clear();
+  for (auto &[p, size] : held) {
+    freeBlocks[size].push_back(p);
+    cached += size;
+  }
+  held.clear();
+  heldSize = 0;
+}
+
+int64_t CachingAllocator::heldBytes() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return static_cast<int64_t>(heldSize);
 }
 
 int64_t CachingAllocator::cachedBytes() const {

@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace whale::rt {
@@ -66,6 +67,19 @@ public:
 
   /// Hands every cached block back to the system.
   void emptyCache();
+
+  /// A captured step's memory (runtime/core/StepCapture.h). From beginHold
+  /// to endHold every block handed out or given back is the capture's, and
+  /// given-back blocks are always kept (the system's release waits for the
+  /// device, which a capture cannot). The replays write to those blocks,
+  /// so after endHold one given back (by the capture or later) is set
+  /// aside, out of the free lists, until releaseHeld: when the captured
+  /// step is gone.
+  void beginHold();
+  void endHold();
+  void releaseHeld();
+  /// The bytes set aside for a captured step.
+  int64_t heldBytes() const;
   int64_t cachedBytes() const;
   /// The size class of a request: 512-byte granules below 1 MiB, above it
   /// eight classes per power of two (at most 12.5% lost to rounding).
@@ -85,6 +99,10 @@ private:
   mutable std::mutex mutex;
   std::map<size_t, std::vector<void *>> freeBlocks; ///< by size class
   size_t cached = 0;
+  enum class Hold { None, Capturing, Held } hold = Hold::None;
+  std::unordered_set<void *> holdBlocks; ///< every block the capture touched
+  std::vector<std::pair<void *, size_t>> held; ///< given back, set aside
+  size_t heldSize = 0;
 };
 
 /// "1.5 GiB", "512 B": sizes as people read them.

@@ -22,6 +22,7 @@
 
 #include "runtime/core/Allocator.h"
 #include "runtime/core/Status.h"
+#include "runtime/core/StepCapture.h"
 #include "runtime/core/Tensor.h"
 #include "runtime/ops/DropoutMath.h"
 #include "runtime/ops/MoeMath.h"
@@ -48,14 +49,35 @@ struct IndexView {
   int64_t numel() const { return numElements(shape); }
 };
 
-/// Optimizer hyper-parameters as one step applies them.
+/// Optimizer hyper-parameters as one step applies them: the learning rate
+/// is `lr * lrScale`. `scheduled` says the step and the scale are the
+/// context's train state (whale_rt_set_train_state) rather than the
+/// program's constants, so a captured step (StepCapture.h) takes them
+/// afresh at each replay.
 struct SgdParams {
   double lr = 0, momentum = 0, weightDecay = 0;
+  double lrScale = 1;
+  bool scheduled = false;
+  double rate() const { return lr * lrScale; }
+  SgdParams at(const TrainState &s) const {
+    SgdParams q = *this;
+    q.lrScale = s.lrScale;
+    return q;
+  }
 };
 struct AdamParams {
   int64_t step = 1;
   double lr = 0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0;
   bool decoupled = false;
+  double lrScale = 1;
+  bool scheduled = false;
+  double rate() const { return lr * lrScale; }
+  AdamParams at(const TrainState &s) const {
+    AdamParams q = *this;
+    q.step = s.step;
+    q.lrScale = s.lrScale;
+    return q;
+  }
 };
 
 /// What a matmul's inputs are rounded to before the GEMM: fp32 itself, or
@@ -388,6 +410,10 @@ public:
   }
   /// Whether every element is finite (tracing's NaN check).
   virtual Status allFinite(View<const float> x, bool &finite) = 0;
+
+  /// How this device holds a train step to replay it, or null: it runs
+  /// each op as it is called (the CPU).
+  virtual StepCapture *stepCapture() { return nullptr; }
 
   // Collectives between devices' own memories (NCCL on GPUs). A group uses
   // them only when every member has them, each on a device of its own; the

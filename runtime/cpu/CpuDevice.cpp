@@ -323,14 +323,14 @@ Status CpuDevice::concat(const std::vector<View<const float>> &inputs,
 
 Status CpuDevice::sgdStep(View<float> param, View<const float> grad,
                           float *velocity, const SgdParams &p) {
-  cpu::sgdStep<float>(*this, param, grad, velocity, p.lr, p.momentum,
+  cpu::sgdStep<float>(*this, param, grad, velocity, p.rate(), p.momentum,
                       p.weightDecay);
   return Status::ok();
 }
 
 Status CpuDevice::adamStep(View<float> param, View<const float> grad, float *m,
                            float *v, const AdamParams &p) {
-  cpu::adamStep<float>(*this, param, grad, m, v, p.step, p.lr, p.beta1, p.beta2,
+  cpu::adamStep<float>(*this, param, grad, m, v, p.step, p.rate(), p.beta1, p.beta2,
                        p.eps, p.weightDecay, p.decoupled);
   return Status::ok();
 }

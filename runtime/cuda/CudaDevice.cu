@@ -161,6 +161,12 @@ std::unique_ptr<CudaDevice> CudaDevice::open(const std::string &name,
   if (st)
     st = cudaFailed(cudaMalloc(&dev->dataError, sizeof(DataError)),
                     name + ": allocating the error record");
+  if (st) {
+    CudaDevice *d = dev.get();
+    dev->stepGraph = std::make_unique<CudaStepGraph>(
+        name, dev->compute, static_cast<CachingAllocator &>(dev->allocator()),
+        [d] { return d->joinCaptured(); });
+  }
   if (st)
     st = blasFailed(cublasCreate(&dev->blas), "cublasCreate");
   if (st)
@@ -180,6 +186,7 @@ std::unique_ptr<CudaDevice> CudaDevice::open(const std::string &name,
 
 CudaDevice::~CudaDevice() {
   cudaSetDevice(ordinal);
+  stepGraph.reset(); // its held memory back to the allocator
   if (compute)
     cudaStreamSynchronize(compute);
   for (auto &[key, pair] : pairs)
@@ -237,6 +244,10 @@ Status CudaDevice::scratch(int slot, size_t bytes, void **out) {
   auto &[p, size] = scratchSlots[slot];
   if (size < bytes) {
     // The stream may still read the old buffer: wait before freeing it.
+    // A captured step cannot wait, nor keep a buffer freed under it.
+    if (stepGraph->capturing())
+      return stepGraph->hostWait("growing scratch slot " +
+                                 std::to_string(slot));
     if (p) {
       cudaStreamSynchronize(compute);
       cudaFree(p);
@@ -267,27 +278,40 @@ Status CudaDevice::columnScratch(int64_t rows, int64_t width, int outputs,
   return Status::ok();
 }
 
-Status CudaDevice::clearDataError() {
+Status CudaDevice::clearDataError(DataError **record) {
+  if (Status st = stepGraph->checkSlot(dataError, record); !st)
+    return st;
   return cudaFailed(
-      cudaMemsetAsync(dataError, 0xff, sizeof(DataError), compute),
+      cudaMemsetAsync(*record, 0xff, sizeof(DataError), compute),
       name() + ": clearing the error record");
 }
 
-Status CudaDevice::takeDataError(const char *what, int64_t limit) {
-  DataError found;
+Status CudaDevice::takeDataError(const DataError *record, const char *what,
+                                 int64_t limit) {
   if (Status st = launched(what); !st)
     return st;
-  if (Status st = copyToHost(&found, dataError, sizeof found); !st)
-    return st;
-  if (found.position < 0)
+  if (stepGraph->capturing()) {
+    stepGraph->deferCheck(what, limit);
     return Status::ok();
-  return Status::invalid(std::string(what) + " " + std::to_string(found.value) +
-                         " at position " + std::to_string(found.position) +
-                         " is outside [0, " + std::to_string(limit) + ")");
+  }
+  DataError found;
+  if (Status st = copyNow(&found, record, sizeof found, /*toHost=*/true); !st)
+    return st;
+  return dataErrorStatus(found, what, limit);
 }
 
 Status CudaDevice::copyAndWait(void *dst, const void *src, int64_t bytes,
                                bool toHost) {
+  if (bytes > 0)
+    if (Status st = stepGraph->hostWait(toHost ? "a copy to the host"
+                                               : "a copy from the host");
+        !st)
+      return st;
+  return copyNow(dst, src, bytes, toHost);
+}
+
+Status CudaDevice::copyNow(void *dst, const void *src, int64_t bytes,
+                           bool toHost) {
   if (Status st = enter(); !st)
     return st;
   if (bytes == 0)
@@ -301,6 +325,25 @@ Status CudaDevice::copyAndWait(void *dst, const void *src, int64_t bytes,
   if (st)
     st = cudaFailed(cudaStreamSynchronize(compute), name() + ": synchronize");
   return st;
+}
+
+Status CudaDevice::joinCaptured() {
+  std::vector<cudaStream_t> sides;
+  if (comms)
+    sides.push_back(comms);
+  for (auto &[key, pair] : pairs)
+    sides.push_back(pair.stream);
+  for (cudaStream_t side : sides) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    if (Status st = cudaFailed(cudaStreamIsCapturing(side, &status),
+                               name() + ": cudaStreamIsCapturing");
+        !st)
+      return st;
+    if (status == cudaStreamCaptureStatusActive)
+      if (Status st = streamWaits(name(), compute, side); !st)
+        return st;
+  }
+  return Status::ok();
 }
 
 Status CudaDevice::copyToHost(void *host, const void *src, int64_t bytes) {
@@ -793,12 +836,13 @@ Status CudaDevice::moeSlots(const MoeShape &m, const int32_t *experts,
                           &counts);
       !st)
     return st;
-  if (Status st = clearDataError(); !st)
+  DataError *record;
+  if (Status st = clearDataError(&record); !st)
     return st;
   cuda::moeSlots(compute, m, experts, static_cast<int32_t *>(found),
-                 static_cast<int32_t *>(counts), dataError);
+                 static_cast<int32_t *>(counts), record);
   *slots = static_cast<const int32_t *>(found);
-  return takeDataError("expert", m.experts);
+  return takeDataError(record, "expert", m.experts);
 }
 
 Status CudaDevice::moeDispatch(const MoeShape &m, const float *tokens,
@@ -848,7 +892,15 @@ Status CudaDevice::dropout(View<const float> x, const DropoutDraw &draw,
   const int64_t n = x.numel();
   const int64_t perRow =
       x.shape.empty() || x.shape[0] == 0 ? 0 : n / x.shape[0];
-  cuda::dropout(compute, x.data, n, draw, firstRow * perRow, scale, y.data);
+  // Every step draws afresh.
+  const DropoutDraw *live = nullptr;
+  if (Status st = stepGraph->live<DropoutDraw>(
+          draw, [draw](const TrainState &s) { return draw.at(s.step); },
+          &live);
+      !st)
+    return st;
+  cuda::dropout(compute, x.data, n, draw, live, firstRow * perRow, scale,
+                y.data);
   return launched("dropout");
 }
 
@@ -856,10 +908,11 @@ Status CudaDevice::oneHot(const int32_t *ids, int64_t count, int64_t classes,
                           float *out) {
   if (Status st = enter(); !st)
     return st;
-  if (Status st = clearDataError(); !st)
+  DataError *record;
+  if (Status st = clearDataError(&record); !st)
     return st;
-  cuda::oneHot(compute, ids, count, classes, out, dataError);
-  return takeDataError("one_hot id", classes);
+  cuda::oneHot(compute, ids, count, classes, out, record);
+  return takeDataError(record, "one_hot id", classes);
 }
 
 Status CudaDevice::im2col(View<const float> x, const Window2d &w, float *cols,
@@ -1070,13 +1123,14 @@ Status CudaDevice::embedding(View<const float> table, IndexView ids,
                              View<float> out) {
   if (Status st = enter(); !st)
     return st;
-  if (Status st = clearDataError(); !st)
+  DataError *record;
+  if (Status st = clearDataError(&record); !st)
     return st;
   int64_t vocab = table.shape[0], width = table.shape[1];
   if (ids.numel() * width > 0)
     cuda::embedding(compute, table.data, ids.data, ids.wide, out.data,
-                    ids.numel(), vocab, width, dataError);
-  return takeDataError("embedding id", vocab);
+                    ids.numel(), vocab, width, record);
+  return takeDataError(record, "embedding id", vocab);
 }
 
 Status CudaDevice::embeddingBackward(IndexView ids, View<const float> dout,
@@ -1085,25 +1139,27 @@ Status CudaDevice::embeddingBackward(IndexView ids, View<const float> dout,
     return st;
   if (Status st = fill(dtable.data, DType::F32, dtable.numel(), 0); !st)
     return st;
-  if (Status st = clearDataError(); !st)
+  DataError *record;
+  if (Status st = clearDataError(&record); !st)
     return st;
   int64_t vocab = dtable.shape[0], width = dtable.shape[1];
   if (ids.numel() * width > 0)
     embeddingGrad(compute, ids.data, ids.wide, dout.data, dtable.data,
-                  ids.numel(), vocab, width, dataError);
-  return takeDataError("embedding id", vocab);
+                  ids.numel(), vocab, width, record);
+  return takeDataError(record, "embedding id", vocab);
 }
 
 Status CudaDevice::crossEntropy(View<const float> logits, IndexView labels,
                                 View<float> loss) {
   if (Status st = enter(); !st)
     return st;
-  if (Status st = clearDataError(); !st)
+  DataError *record;
+  if (Status st = clearDataError(&record); !st)
     return st;
   int64_t classes = logits.shape.back();
   cuda::crossEntropy(compute, logits.data, labels.data, labels.wide, loss.data,
-                     labels.numel(), classes, dataError);
-  return takeDataError("label", classes);
+                     labels.numel(), classes, record);
+  return takeDataError(record, "label", classes);
 }
 
 Status CudaDevice::crossEntropyBackward(View<const float> logits,
@@ -1112,12 +1168,13 @@ Status CudaDevice::crossEntropyBackward(View<const float> logits,
                                         View<float> dlogits) {
   if (Status st = enter(); !st)
     return st;
-  if (Status st = clearDataError(); !st)
+  DataError *record;
+  if (Status st = clearDataError(&record); !st)
     return st;
   int64_t classes = logits.shape.back();
   crossEntropyGrad(compute, logits.data, labels.data, labels.wide, dloss.data,
-                   dlogits.data, labels.numel(), classes, dataError);
-  return takeDataError("label", classes);
+                   dlogits.data, labels.numel(), classes, record);
+  return takeDataError(record, "label", classes);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1234,14 +1291,54 @@ Status CudaDevice::concat(const std::vector<View<const float>> &inputs,
 // Optimizers and norms
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+SgdScalars sgdScalars(const SgdParams &p) {
+  return {static_cast<float>(p.rate()), static_cast<float>(p.momentum),
+          static_cast<float>(p.weightDecay)};
+}
+
+AdamScalars adamScalars(const AdamParams &p) {
+  const double c1 = 1 - std::pow(p.beta1, static_cast<double>(p.step));
+  const double c2 = 1 - std::pow(p.beta2, static_cast<double>(p.step));
+  return {static_cast<float>(p.rate()),
+          static_cast<float>(p.beta1),
+          static_cast<float>(p.beta2),
+          static_cast<float>(p.eps),
+          static_cast<float>(p.weightDecay),
+          p.decoupled,
+          static_cast<float>(c1),
+          static_cast<float>(c2)};
+}
+
+/// Adam's scalars for `p`, and where a captured step reads them afresh at
+/// each replay (null: not captured, or not scheduled).
+Status adamArguments(CudaStepGraph &graph, const AdamParams &p,
+                            AdamScalars &now, const AdamScalars *&live) {
+  now = adamScalars(p);
+  live = nullptr;
+  if (!p.scheduled)
+    return Status::ok();
+  return graph.live<AdamScalars>(
+      now, [p](const TrainState &s) { return adamScalars(p.at(s)); }, &live);
+}
+
+} // namespace
+
 Status CudaDevice::sgdStep(View<float> param, View<const float> grad,
                            float *velocity, const SgdParams &p) {
   if (Status st = enter(); !st)
     return st;
+  const SgdScalars *live = nullptr;
+  if (p.scheduled)
+    if (Status st = stepGraph->live<SgdScalars>(
+            sgdScalars(p),
+            [p](const TrainState &s) { return sgdScalars(p.at(s)); }, &live);
+        !st)
+      return st;
   if (param.numel() > 0)
     cuda::sgdStep(compute, param.data, grad.data, velocity, param.numel(),
-                  static_cast<float>(p.lr), static_cast<float>(p.momentum),
-                  static_cast<float>(p.weightDecay));
+                  sgdScalars(p), live);
   return launched("sgd_update");
 }
 
@@ -1249,14 +1346,13 @@ Status CudaDevice::adamStep(View<float> param, View<const float> grad, float *m,
                             float *v, const AdamParams &p) {
   if (Status st = enter(); !st)
     return st;
-  double c1 = 1 - std::pow(p.beta1, static_cast<double>(p.step));
-  double c2 = 1 - std::pow(p.beta2, static_cast<double>(p.step));
+  AdamScalars now;
+  const AdamScalars *live;
+  if (Status st = adamArguments(*stepGraph, p, now, live); !st)
+    return st;
   if (param.numel() > 0)
-    cuda::adamStep(compute, param.data, grad.data, m, v, param.numel(),
-                   static_cast<float>(p.lr), static_cast<float>(p.beta1),
-                   static_cast<float>(p.beta2), static_cast<float>(p.eps),
-                   static_cast<float>(p.weightDecay), p.decoupled,
-                   static_cast<float>(c1), static_cast<float>(c2));
+    cuda::adamStep(compute, param.data, grad.data, m, v, param.numel(), now,
+                   live);
   return launched("adam_update");
 }
 
@@ -1264,15 +1360,14 @@ Status CudaDevice::adamSteps(const std::vector<AdamSlot> &slots,
                              const AdamParams &p) {
   if (Status st = enter(); !st)
     return st;
-  double c1 = 1 - std::pow(p.beta1, static_cast<double>(p.step));
-  double c2 = 1 - std::pow(p.beta2, static_cast<double>(p.step));
+  AdamScalars now;
+  const AdamScalars *live;
+  if (Status st = adamArguments(*stepGraph, p, now, live); !st)
+    return st;
   std::vector<cuda::AdamTensor> tensors;
   for (const AdamSlot &s : slots)
     tensors.push_back({s.param.data, s.grad.data, s.m, s.v, s.param.numel()});
-  cuda::adamSteps(compute, tensors, static_cast<float>(p.lr),
-                  static_cast<float>(p.beta1), static_cast<float>(p.beta2),
-                  static_cast<float>(p.eps), static_cast<float>(p.weightDecay),
-                  p.decoupled, static_cast<float>(c1), static_cast<float>(c2));
+  cuda::adamSteps(compute, tensors, now, live);
   return launched("adam_update");
 }
 

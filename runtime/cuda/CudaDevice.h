@@ -16,6 +16,7 @@
 
 #include "runtime/core/Device.h"
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/CudaStepGraph.h"
 #include "runtime/cuda/GreenContext.h"
 #include "runtime/cuda/LtGemm.h"
 
@@ -182,6 +183,7 @@ public:
   Status clipNorm(const std::vector<View<float>> &views,
                   double maxNorm) override;
   Status allFinite(View<const float> x, bool &finite) override;
+  StepCapture *stepCapture() override { return stepGraph.get(); }
   /// Attention as GEMMs over chunks of heads and row kernels
   /// (AttentionPlan.h).
   Status attention(View<const float> q, View<const float> k,
@@ -260,9 +262,11 @@ private:
   Status channelVectors(const Shape &shape,
                         std::initializer_list<const float *> host,
                         ChannelExtents &e, float **device);
-  /// Clears the data-error record before a kernel that reads ids or labels,
-  /// and turns what it found into a Status after.
-  Status clearDataError();
+  /// Clears a data-error record before a kernel that reads ids or labels
+  /// (the device's own, or in a captured step one of the op's), and turns
+  /// what it found into a Status after (in a captured step, after each
+  /// replay).
+  Status clearDataError(DataError **record);
   /// Runs planned GEMMs (GemmPlan.h) on the compute stream: cuBLASLt where
   /// it has an algorithm for the call, cuBLAS's classic API where not.
   Status runGemms(const std::vector<GemmCall> &calls, const GemmBuffers &buf);
@@ -279,7 +283,14 @@ private:
   /// under amp bf16 copies in scratch.
   Status gemmInputs(std::initializer_list<View<const float>> inputs,
                     const void **out);
-  Status takeDataError(const char *what, int64_t limit);
+  Status takeDataError(const DataError *record, const char *what,
+                       int64_t limit);
+  /// A copy between the host and the device that waits for it, without
+  /// asking the step's capture (the data-error records' own read).
+  Status copyNow(void *dst, const void *src, int64_t bytes, bool toHost);
+  /// Makes the compute stream wait for the side streams (collectives,
+  /// pipeline sends) that joined a step's capture, as its end needs.
+  Status joinCaptured();
   /// A mixture of experts' slots [G, S, k] in scratch, found on the GPU
   /// (runtime/ops/MoeMath.h); fails on a choice outside [0, E).
   Status moeSlots(const MoeShape &m, const int32_t *experts,
@@ -298,6 +309,8 @@ private:
   enum class LtState { Unopened, Ready, Off } ltState = LtState::Unopened;
   void *ltWorkspace = nullptr; ///< kLtWorkspaceBytes from the allocator
   DataError *dataError = nullptr;
+  /// The train step held as a CUDA graph (StepCapture.h).
+  std::unique_ptr<CudaStepGraph> stepGraph;
   std::vector<std::pair<void *, size_t>> scratchSlots;
   /// NCCL communicators by group key (opaque ncclComm_t), made on a
   /// group's first all-reduce.

@@ -511,8 +511,10 @@ __global__ void moeGateGradKernel(MoeShape m, const float *tokens,
   }
 }
 
-__global__ void dropoutKernel(const float *x, int64_t n, DropoutDraw draw,
-                              int64_t base, float scale, float *y) {
+__global__ void dropoutKernel(const float *x, int64_t n, DropoutDraw byValue,
+                              const DropoutDraw *live, int64_t base,
+                              float scale, float *y) {
+  const DropoutDraw draw = live ? *live : byValue;
   WHALE_GRID_LOOP(i, n) { y[i] = draw.keep(base + i) ? x[i] * scale : 0.0f; }
 }
 
@@ -887,11 +889,11 @@ void moeGateGrad(cudaStream_t s, const MoeShape &m, const float *tokens,
         m, tokens, slotted, slots, dgates);
 }
 
-void dropout(cudaStream_t s, const float *x, int64_t n, DropoutDraw draw,
-             int64_t base, float scale, float *y) {
+void dropout(cudaStream_t s, const float *x, int64_t n, const DropoutDraw &draw,
+             const DropoutDraw *live, int64_t base, float scale, float *y) {
   if (n > 0)
-    dropoutKernel<<<blocksFor(n), kThreads, 0, s>>>(x, n, draw, base, scale,
-                                                    y);
+    dropoutKernel<<<blocksFor(n), kThreads, 0, s>>>(x, n, draw, live, base,
+                                                    scale, y);
 }
 
 void oneHot(cudaStream_t s, const int32_t *ids, int64_t count, int64_t classes,

@@ -122,9 +122,10 @@ void moeCombine(cudaStream_t s, const MoeShape &m, const float *slotted,
                 const int32_t *slots, const float *gates, float *tokens);
 void moeGateGrad(cudaStream_t s, const MoeShape &m, const float *tokens,
                  const float *slotted, const int32_t *slots, float *dgates);
-/// y[i] = x[i] x scale where `draw` keeps element `base + i`, else 0.
-void dropout(cudaStream_t s, const float *x, int64_t n, DropoutDraw draw,
-             int64_t base, float scale, float *y);
+/// y[i] = x[i] x scale where `draw` (or `*live`, on the device, where
+/// given: a captured step's) keeps element `base + i`, else 0.
+void dropout(cudaStream_t s, const float *x, int64_t n, const DropoutDraw &draw,
+             const DropoutDraw *live, int64_t base, float scale, float *y);
 /// out [count, classes] zeroed first; reports an id outside [0, classes).
 void oneHot(cudaStream_t s, const int32_t *ids, int64_t count, int64_t classes,
             float *out, DataError *error);
@@ -203,13 +204,27 @@ void reduce(cudaStream_t s, int op, const float *x, float *out,
 void reduceGrad(cudaStream_t s, int op, const float *x, const float *dout,
                 float *dx, const Walk &walk, int64_t kept, int64_t count);
 
+// The optimizers' scalars come by value, or, where `live` is given, from
+// device memory a captured step refreshes before each replay
+// (runtime/core/StepCapture.h): the learning rate and Adam's bias
+// corrections change from step to step.
+
+/// SGD's scalars as its kernel takes them.
+struct SgdScalars {
+  float lr, momentum, weightDecay;
+};
 /// p -= lr * (v = momentum * v + g + wd * p); velocity null when momentum 0.
 void sgdStep(cudaStream_t s, float *p, const float *g, float *velocity,
-             int64_t n, float lr, float momentum, float weightDecay);
+             int64_t n, const SgdScalars &a, const SgdScalars *live);
+/// Adam's scalars as its kernels take them; c1 and c2 are the bias
+/// corrections 1 - beta^step.
+struct AdamScalars {
+  float lr, beta1, beta2, eps, weightDecay;
+  bool decoupled;
+  float c1, c2;
+};
 void adamStep(cudaStream_t s, float *p, const float *g, float *m, float *v,
-              int64_t n, float lr, float beta1, float beta2, float eps,
-              float weightDecay, bool decoupled, float correction1,
-              float correction2);
+              int64_t n, const AdamScalars &a, const AdamScalars *live);
 
 /// The blocks a sum of squares runs on: a fixed number, so every run adds
 /// in the same order.
@@ -227,9 +242,8 @@ struct AdamTensor {
   float *m, *v;
   int64_t n;
 };
-void adamSteps(cudaStream_t s, const std::vector<AdamTensor> &tensors, float lr,
-               float beta1, float beta2, float eps, float weightDecay,
-               bool decoupled, float correction1, float correction2);
+void adamSteps(cudaStream_t s, const std::vector<AdamTensor> &tensors,
+               const AdamScalars &a, const AdamScalars *live);
 /// partials[b] += the sum of squares of block b's share of each of xs in
 /// turn, in double, in a launch per kMultiTensors of them: the same bits
 /// every run, however the tensors fall into launches.

@@ -18,16 +18,12 @@ namespace whale::rt::cuda {
 namespace {
 
 __global__ void sgdKernel(float *p, const float *g, float *velocity, int64_t n,
-                          float lr, float momentum, float weightDecay) {
-  WHALE_GRID_LOOP(i, n) { sgdAt(p, g, velocity, i, lr, momentum, weightDecay); }
+                          SgdScalars byValue, const SgdScalars *live) {
+  const SgdScalars a = live ? *live : byValue;
+  WHALE_GRID_LOOP(i, n) {
+    sgdAt(p, g, velocity, i, a.lr, a.momentum, a.weightDecay);
+  }
 }
-
-/// Adam's hyperparameters as a kernel takes them.
-struct AdamScalars {
-  float lr, beta1, beta2, eps, weightDecay;
-  bool decoupled;
-  float c1, c2;
-};
 
 __device__ void adamWith(float *p, const float *g, float *m, float *v,
                          int64_t i, const AdamScalars &a) {
@@ -36,7 +32,9 @@ __device__ void adamWith(float *p, const float *g, float *m, float *v,
 }
 
 __global__ void adamKernel(float *p, const float *g, float *m, float *v,
-                           int64_t n, AdamScalars a) {
+                           int64_t n, AdamScalars byValue,
+                           const AdamScalars *live) {
+  const AdamScalars a = live ? *live : byValue;
   WHALE_GRID_LOOP(i, n) { adamWith(p, g, m, v, i, a); }
 }
 
@@ -50,7 +48,9 @@ struct AdamTable {
   int count;
 };
 
-__global__ void adamMultiKernel(AdamTable t, AdamScalars a) {
+__global__ void adamMultiKernel(AdamTable t, AdamScalars byValue,
+                                const AdamScalars *live) {
+  const AdamScalars a = live ? *live : byValue;
   int k = multiTensorOf(t.start, t.count, blockIdx.x);
   MultiTensorWalk walk(blockIdx.x - t.start[k], t.start[k + 1] - t.start[k],
                        threadIdx.x, blockDim.x);
@@ -157,26 +157,17 @@ void eachLaunch(const std::vector<MultiTensorLaunch> &launches, Fill fill,
 } // namespace
 
 void sgdStep(cudaStream_t s, float *p, const float *g, float *velocity,
-             int64_t n, float lr, float momentum, float weightDecay) {
-  sgdKernel<<<blocksFor(n), kThreads, 0, s>>>(p, g, velocity, n, lr, momentum,
-                                              weightDecay);
+             int64_t n, const SgdScalars &a, const SgdScalars *live) {
+  sgdKernel<<<blocksFor(n), kThreads, 0, s>>>(p, g, velocity, n, a, live);
 }
 
 void adamStep(cudaStream_t s, float *p, const float *g, float *m, float *v,
-              int64_t n, float lr, float beta1, float beta2, float eps,
-              float weightDecay, bool decoupled, float correction1,
-              float correction2) {
-  adamKernel<<<blocksFor(n), kThreads, 0, s>>>(
-      p, g, m, v, n,
-      AdamScalars{lr, beta1, beta2, eps, weightDecay, decoupled, correction1,
-                  correction2});
+              int64_t n, const AdamScalars &a, const AdamScalars *live) {
+  adamKernel<<<blocksFor(n), kThreads, 0, s>>>(p, g, m, v, n, a, live);
 }
 
-void adamSteps(cudaStream_t s, const std::vector<AdamTensor> &tensors, float lr,
-               float beta1, float beta2, float eps, float weightDecay,
-               bool decoupled, float correction1, float correction2) {
-  AdamScalars a{lr,          beta1,     beta2,       eps,
-                weightDecay, decoupled, correction1, correction2};
+void adamSteps(cudaStream_t s, const std::vector<AdamTensor> &tensors,
+               const AdamScalars &a, const AdamScalars *live) {
   std::vector<int64_t> sizes;
   for (const AdamTensor &t : tensors)
     sizes.push_back(t.n);
@@ -187,7 +178,7 @@ void adamSteps(cudaStream_t s, const std::vector<AdamTensor> &tensors, float lr,
         t.p[k] = x.p, t.g[k] = x.g, t.m[k] = x.m, t.v[k] = x.v, t.n[k] = x.n;
       },
       [&](const AdamTable &t, int32_t blocks) {
-        adamMultiKernel<<<blocks, kThreads, 0, s>>>(t, a);
+        adamMultiKernel<<<blocks, kThreads, 0, s>>>(t, a, live);
       });
 }
 

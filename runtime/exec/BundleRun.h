@@ -53,6 +53,7 @@ public:
   int64_t ranks() const { return plan->m.stages * plan->m.replicas; }
   /// This process's ranks' allocator peaks, in rank order.
   std::vector<int64_t> peakMemory() const;
+  const std::vector<OpenedRank> &openedRanks() const { return plan->ranks; }
 
 private:
   StepEnd runStep(int64_t step, double lrFactor, int64_t startNs) override;

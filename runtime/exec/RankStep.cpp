@@ -95,7 +95,8 @@ StepOutcome runStep(std::vector<OpenedRank> &ranks,
     if (dies && inject.killProcess)
       std::raise(SIGKILL);
     if (dies || copied != WHALE_RT_OK ||
-        rank.entry(ctx, rank.inputs.data(), &loss) != WHALE_RT_OK) {
+        runGraphedStep(ctx, rank.entry, rank.inputs.data(), rank.graph,
+                       step + 1, &loss) != WHALE_RT_OK) {
       std::string who = "rank " + std::to_string(device);
       std::lock_guard<std::mutex> lock(failMutex);
       if (out.error.empty()) {
@@ -114,11 +115,30 @@ StepOutcome runStep(std::vector<OpenedRank> &ranks,
         out.error = whale_rt_last_error(ctx);
     }
     out.losses[i] = value;
-    whale_rt_tensor_release(ctx, loss);
+    if (loss != rank.graph.loss)
+      whale_rt_tensor_release(ctx, loss);
   };
   if (std::string err = threads.run(ranks.size(), runRank); !err.empty())
     out.error = err;
+  if (out.error.empty()) {
+    std::vector<RankGraph *> graphs;
+    std::vector<std::string> who;
+    std::vector<whale_rt_context *> contexts;
+    for (OpenedRank &rank : ranks) {
+      graphs.push_back(&rank.graph);
+      who.push_back("rank " + std::to_string(rank.place.device));
+      contexts.push_back(rank.ctx.get());
+    }
+    advanceGraphs(graphs, who, contexts);
+  }
   return out;
+}
+
+std::string graphReport(const std::vector<OpenedRank> &ranks) {
+  std::vector<const RankGraph *> graphs;
+  for (const OpenedRank &rank : ranks)
+    graphs.push_back(&rank.graph);
+  return graphReport(graphs);
 }
 
 std::string copyRanksState(whale_rt_context *host,
@@ -126,6 +146,8 @@ std::string copyRanksState(whale_rt_context *host,
                            const ProgramOf &programOf, int stateCount,
                            bool toRanks) {
   for (OpenedRank &rank : ranks) {
+    if (toRanks)
+      forgetGraph(rank.ctx.get(), rank.graph);
     const StageProgram &st = programOf(rank.place);
     const int64_t replica = rank.place.replica;
     // Out of the ranks, the first shard group's copy of each parameter

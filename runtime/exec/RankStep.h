@@ -18,6 +18,7 @@
 #include "runtime/exec/DataSource.h"
 #include "runtime/exec/PlanManifest.h"
 #include "runtime/exec/RankThreads.h"
+#include "runtime/exec/StepGraphs.h"
 
 #include <functional>
 
@@ -31,10 +32,6 @@ namespace whale {
 /// Seconds a rank waits on another before the run fails naming both (the
 /// communicator of every driver of a plan).
 inline constexpr double kCommTimeoutSeconds = 120;
-
-/// A rank program: `int32_t entry(ctx, inputs, &loss)`.
-using RankEntry = int32_t (*)(whale_rt_context *, whale_rt_tensor *const *,
-                              whale_rt_tensor **);
 
 using ContextPtr =
     std::unique_ptr<whale_rt_context, void (*)(whale_rt_context *)>;
@@ -51,7 +48,11 @@ struct OpenedRank {
   RankEntry entry = nullptr;
   ContextPtr ctx{nullptr, whale_rt_context_destroy};
   std::vector<whale_rt_tensor *> inputs;
+  RankGraph graph; ///< its step held by the device (StepGraphs.h)
 };
+
+/// graphReport over `ranks`.
+std::string graphReport(const std::vector<OpenedRank> &ranks);
 
 /// "" when the parameters `rank`'s program made are those `program` lists,
 /// each at its shape (a part of it along its axis, where sharded): checked
@@ -95,7 +96,8 @@ struct StepOutcome {
 
 /// Runs step `step` (0-based) on every rank at learning-rate factor
 /// `lrFactor`, rank i on thread i of `threads` (kept from step to step),
-/// after copying its replica's rows of `global` into its inputs.
+/// after copying its replica's rows of `global` into its inputs; where the
+/// devices can, as a replay of a held step (StepGraphs.h).
 StepOutcome runStep(std::vector<OpenedRank> &ranks,
                     const std::vector<whale_rt_tensor *> &global,
                     whale_rt_comm *comm, RankThreads &threads, int64_t step,
@@ -106,8 +108,9 @@ using ProgramOf = std::function<const StageProgram &(const RankSlot &)>;
 
 /// Parameters and their `stateCount` optimizer states between `host`
 /// (every parameter whole: a checkpoint, evaluation) and the ranks. Into
-/// the ranks (`toRanks`): each rank its part of the sharded ones. Out of
-/// them: each stage's first shard group, which holds one part each.
+/// the ranks (`toRanks`): each rank its part of the sharded ones, and
+/// their held steps dropped. Out of them: each stage's first shard group,
+/// which holds one part each.
 std::string copyRanksState(whale_rt_context *host,
                            std::vector<OpenedRank> &ranks,
                            const ProgramOf &programOf, int stateCount,

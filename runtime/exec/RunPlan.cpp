@@ -320,6 +320,7 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
     return fail(err);
   result.ranks = run.ranks();
   result.peakMemory = run.peakMemory();
+  result.stepGraphs = graphReport(run.openedRanks());
   result.ok = true;
   return result;
 }

@@ -122,6 +122,9 @@ struct RunPlanResult {
   /// The most each of this process's ranks held at once (its allocator's
   /// peak, bytes), of the plan the run ended on, in rank order.
   std::vector<int64_t> peakMemory;
+  /// How the steps ran on devices that can hold one (StepGraphs.h): one
+  /// line, or "".
+  std::string stepGraphs;
   /// Changes asked for in the control file that could not be made, each
   /// with the step and why.
   std::vector<std::string> controlErrors;

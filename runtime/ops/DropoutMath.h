@@ -36,6 +36,11 @@ WHALE_DROPOUT_HD uint64_t drawMix(uint64_t z) {
 struct DropoutDraw {
   uint64_t base = 0;      ///< the seed, step and key, mixed
   uint32_t threshold = 0; ///< drop below: rate x 2^32
+  /// What `base` was mixed from, less the step: a captured step
+  /// (runtime/core/StepCapture.h) draws afresh at each replay's step.
+  uint64_t seed = 0;
+  int64_t key = 0;
+  double rate = 0;
 
   WHALE_DROPOUT_HD static DropoutDraw make(uint64_t seed, int64_t step,
                                            int64_t key, double rate) {
@@ -44,7 +49,14 @@ struct DropoutDraw {
                    static_cast<uint64_t>(key));
     const double t = rate * 4294967296.0;
     d.threshold = t >= 4294967295.0 ? 0xffffffffu : static_cast<uint32_t>(t);
+    d.seed = seed;
+    d.key = key;
+    d.rate = rate;
     return d;
+  }
+  /// The same dropout's draws at step `step`.
+  WHALE_DROPOUT_HD DropoutDraw at(int64_t step) const {
+    return make(seed, step, key, rate);
   }
   /// Whether the element at `index` of the global batch is kept.
   WHALE_DROPOUT_HD bool keep(int64_t index) const {

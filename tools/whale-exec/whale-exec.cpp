@@ -319,5 +319,7 @@ int main(int argc, char **argv) {
       std::cout << " " << b;
     std::cout << " bytes\n";
   }
+  if (!result.stepGraphs.empty())
+    std::cout << result.stepGraphs << "\n";
   return 0;
 }

@@ -1190,6 +1190,8 @@ int run(int argc, char **argv) {
       std::cout << " " << b;
     std::cout << " bytes\n";
   }
+  if (!result.stepGraphs.empty())
+    std::cout << result.stepGraphs << "\n";
   // After processes were lost, MPI_Finalize would wait for them (Open
   // MPI without ULFM): the survivors leave without it.
   if (lostProcesses) {
