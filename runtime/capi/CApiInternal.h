@@ -380,8 +380,10 @@ private:
   std::vector<char> copy;
 };
 
-/// Names `op` as the one that kept the step from being captured, where
-/// the device has just found something it cannot hold (StepCapture.h).
+/// Whether the device has found nothing yet that keeps the step from
+/// being captured (StepCapture.h); then, after an op, names the op where
+/// it now has.
+bool captureClear(whale_rt_context *ctx);
 void noteCaptureOp(whale_rt_context *ctx, const char *op);
 
 template <class Fn> whale_rt_status guarded(whale_rt_context *ctx, Fn fn) {
@@ -419,8 +421,10 @@ template <class Fn>
 whale_rt_status traced(whale_rt_context *ctx, const char *name,
                        whale_rt_tensor *const *outputs, size_t count, Fn fn) {
   if (ctx && ctx->watchCapture) {
+    const bool clear = captureClear(ctx);
     whale_rt_status status = guarded(ctx, fn);
-    noteCaptureOp(ctx, name);
+    if (clear)
+      noteCaptureOp(ctx, name);
     return status;
   }
   if (!ctx || !ctx->profiler)

@@ -13,11 +13,13 @@ using namespace whale::rt::capi;
 
 namespace whale::rt::capi {
 
-void noteCaptureOp(whale_rt_context *ctx, const char *op) {
-  if (!ctx->captureOp.empty())
-    return;
+bool captureClear(whale_rt_context *ctx) {
   StepCapture *capture = ctx->device->stepCapture();
-  if (capture && !capture->blocker().empty())
+  return capture && capture->blocker().empty();
+}
+
+void noteCaptureOp(whale_rt_context *ctx, const char *op) {
+  if (!captureClear(ctx))
     ctx->captureOp = op;
 }
 

@@ -1205,4 +1205,153 @@ TEST(CudaCollectives, AllReduceAcrossTwoGpuContexts) {
   whale_rt_comm_destroy(comm);
 }
 
+/// A train step of a small regression with dropout, Adam at the
+/// context's step and lr scale, and an embedding whose ids the step
+/// checks: loss = mean(dropout(embed(ids) @ w)).
+int32_t heldStep(whale_rt_context *ctx, whale_rt_tensor *ids,
+                 whale_rt_tensor *table, whale_rt_tensor **loss) {
+  const int64_t rows = 64, width = 32, out = 48;
+  const int64_t wShape[2] = {width, out}, yShape[2] = {rows, out},
+                eShape[2] = {rows, width};
+  const double init[2] = {0.0, 0.2};
+  const int64_t axes[2] = {0, 1};
+  whale_rt_tensor *w = nullptr, *e = nullptr, *y = nullptr, *z = nullptr,
+                  *l = nullptr, *dl = nullptr, *dz = nullptr, *dy = nullptr,
+                  *dw = nullptr;
+  int32_t st = whale_rt_param(ctx, "w", WHALE_RT_INIT_NORMAL, init, 2, 2,
+                              wShape, &w);
+  for (whale_rt_tensor **t : {&e})
+    st = st ? st : whale_rt_tensor_create(ctx, WHALE_RT_F32, 2, eShape, t);
+  for (whale_rt_tensor **t : {&y, &z, &dz, &dy})
+    st = st ? st : whale_rt_tensor_create(ctx, WHALE_RT_F32, 2, yShape, t);
+  st = st ? st : whale_rt_tensor_create(ctx, WHALE_RT_F32, 0, nullptr, &l);
+  st = st ? st : whale_rt_tensor_create(ctx, WHALE_RT_F32, 0, nullptr, &dl);
+  st = st ? st : whale_rt_tensor_create(ctx, WHALE_RT_F32, 2, wShape, &dw);
+  st = st ? st : whale_rt_embedding(ctx, table, ids, e);
+  st = st ? st : whale_rt_matmul(ctx, e, w, y, 0, 0);
+  st = st ? st : whale_rt_dropout(ctx, y, 0.25, 1, 0, z);
+  st = st ? st : whale_rt_reduce(ctx, WHALE_RT_MEAN, z, 2, axes, l);
+  st = st ? st : whale_rt_fill(ctx, dl, 1.0);
+  st = st ? st : whale_rt_reduce_grad(ctx, WHALE_RT_MEAN, z, 2, axes, dl, dz);
+  st = st ? st : whale_rt_dropout(ctx, dz, 0.25, 1, 0, dy);
+  st = st ? st : whale_rt_matmul_grad(ctx, e, w, dy, nullptr, dw, 0, 0);
+  st = st ? st
+          : whale_rt_adam_steps(ctx, 1, &w, &dw, 0.05, 0.9, 0.999, 1e-8, 0.01,
+                                1);
+  for (whale_rt_tensor *t : {e, y, z, dl, dz, dy, dw})
+    if (t)
+      whale_rt_tensor_release(ctx, t);
+  *loss = l;
+  return st;
+}
+
+/// Eight steps of heldStep on a GPU context, each at its own lr scale;
+/// with `hold`, the third captured and it and the rest replayed. The
+/// losses and the parameter after.
+struct HeldRun {
+  whale_rt_context *ctx = nullptr;
+  whale_rt_tensor *ids = nullptr, *table = nullptr, *kept = nullptr;
+  std::vector<float> losses, w;
+  int64_t held[4] = {0, 0, 0, 0};
+
+  HeldRun() {
+    char why[512] = "";
+    EXPECT_EQ(whale_rt_context_open("cuda:0", 1, 0, 7, &ctx, why, sizeof why),
+              WHALE_RT_OK)
+        << why;
+    const int64_t idShape[1] = {64}, tShape[2] = {10, 32};
+    EXPECT_EQ(whale_rt_tensor_create(ctx, WHALE_RT_I32, 1, idShape, &ids),
+              WHALE_RT_OK);
+    EXPECT_EQ(whale_rt_tensor_create(ctx, WHALE_RT_F32, 2, tShape, &table),
+              WHALE_RT_OK);
+    std::vector<float> t = randomValues(320, 11);
+    EXPECT_EQ(whale_rt_tensor_write(ctx, table, t.data(), t.size() * 4),
+              WHALE_RT_OK);
+  }
+  void run(bool hold, int32_t badIdAtStep = 0) {
+    for (int32_t step = 1; step <= 8; ++step) {
+      std::vector<int32_t> id(64);
+      for (int i = 0; i < 64; ++i)
+        id[i] = (i * 7 + step) % 10;
+      if (step == badIdAtStep)
+        id[5] = 99;
+      ASSERT_EQ(whale_rt_tensor_write(ctx, ids, id.data(), 64 * 4),
+                WHALE_RT_OK);
+      ASSERT_EQ(whale_rt_set_train_state(ctx, step, 1.0 / step), WHALE_RT_OK);
+      ASSERT_EQ(whale_rt_set_rows(ctx, 0, 1), WHALE_RT_OK);
+      whale_rt_tensor *loss = nullptr;
+      int32_t st;
+      if (hold && step == 2) {
+        ASSERT_EQ(whale_rt_step_capture_probe(ctx, 1), WHALE_RT_OK);
+        st = heldStep(ctx, ids, table, &loss);
+        ASSERT_EQ(whale_rt_step_capture_probe(ctx, 0), WHALE_RT_OK);
+        EXPECT_STREQ(whale_rt_step_capture_blocker(ctx), "");
+      } else if (hold && step == 3) {
+        ASSERT_EQ(whale_rt_step_capture_begin(ctx), WHALE_RT_OK)
+            << whale_rt_last_error(ctx);
+        ASSERT_EQ(heldStep(ctx, ids, table, &kept), WHALE_RT_OK)
+            << whale_rt_last_error(ctx);
+        ASSERT_EQ(whale_rt_step_capture_end(ctx, held), WHALE_RT_OK)
+            << whale_rt_last_error(ctx);
+        loss = kept;
+        st = whale_rt_step_replay(ctx);
+      } else if (hold && step > 3) {
+        loss = kept;
+        st = whale_rt_step_replay(ctx);
+      } else {
+        st = heldStep(ctx, ids, table, &loss);
+      }
+      if (step == badIdAtStep) {
+        EXPECT_NE(st, WHALE_RT_OK);
+        EXPECT_STREQ(whale_rt_last_error(ctx),
+                     "embedding id 99 at position 5 is outside [0, 10)");
+        return;
+      }
+      ASSERT_EQ(st, WHALE_RT_OK) << whale_rt_last_error(ctx);
+      float value = 0;
+      ASSERT_EQ(whale_rt_tensor_read(ctx, loss, &value, 4), WHALE_RT_OK);
+      losses.push_back(value);
+      if (loss != kept)
+        whale_rt_tensor_release(ctx, loss);
+    }
+    whale_rt_tensor *p = nullptr;
+    whale_rt_param_name(ctx, 0, &p);
+    w.resize(32 * 48);
+    EXPECT_EQ(whale_rt_tensor_read(ctx, p, w.data(), w.size() * 4),
+              WHALE_RT_OK);
+  }
+  ~HeldRun() {
+    whale_rt_step_capture_drop(ctx);
+    whale_rt_context_destroy(ctx);
+  }
+};
+
+TEST(CudaGraphs, AHeldStepReplaysTheStepsRunOpByOp) {
+  HeldRun held, direct;
+  held.run(true);
+  direct.run(false);
+  // The same kernels on the same values: bit for bit, each replay with its
+  // own step's dropout draws, lr scale and bias corrections.
+  ASSERT_EQ(held.losses.size(), 8u);
+  EXPECT_EQ(held.losses, direct.losses);
+  EXPECT_EQ(held.w, direct.w);
+  EXPECT_NE(held.losses[3], held.losses[7]);
+  // Every op of the step held: the embedding, GEMMs, dropouts, the
+  // reduction and its gradient, the fill, Adam, and their copies.
+  EXPECT_GE(held.held[0], 9);
+  EXPECT_GE(held.held[1], 8);
+  std::printf("held step: %lld operations (%lld kernels, %lld copies, %lld "
+              "fills)\n",
+              static_cast<long long>(held.held[0]),
+              static_cast<long long>(held.held[1]),
+              static_cast<long long>(held.held[2]),
+              static_cast<long long>(held.held[3]));
+}
+
+TEST(CudaGraphs, AReplayReportsAnIdOutOfRange) {
+  HeldRun held;
+  held.run(true, /*badIdAtStep=*/6);
+  EXPECT_EQ(held.losses.size(), 5u);
+}
+
 } // namespace

@@ -2,6 +2,7 @@
 
 #include "../RandomValues.h"
 #include "../RuntimeFixture.h"
+#include "runtime/ops/DropoutMath.h"
 
 #include <gtest/gtest.h>
 
@@ -78,6 +79,20 @@ TEST(Dropout, RowsDropByTheirPlaceInTheGlobalBatch) {
   EXPECT_TRUE(differs(drop(rt, x, 8, width, 0.5, 77, 0)));
   TestRuntime other(10);
   EXPECT_TRUE(differs(drop(other, x, 8, width, 0.5, 77, 0)));
+}
+
+TEST(Dropout, ADrawAtAnotherStepIsThatStepsDraw) {
+  // What a held step's replay draws with (runtime/core/StepCapture.h).
+  using whale::rt::DropoutDraw;
+  const DropoutDraw at5 = DropoutDraw::make(42, 5, 3, 0.3);
+  const DropoutDraw at9 = DropoutDraw::make(42, 9, 3, 0.3), moved = at5.at(9);
+  EXPECT_EQ(moved.base, at9.base);
+  EXPECT_EQ(moved.threshold, at9.threshold);
+  EXPECT_NE(moved.base, at5.base);
+  int same = 0;
+  for (int64_t i = 0; i < 1000; ++i)
+    same += at9.keep(i) == moved.keep(i);
+  EXPECT_EQ(same, 1000);
 }
 
 TEST(Dropout, EvaluatingPassesEverythingAndBadArgumentsAreErrors) {
