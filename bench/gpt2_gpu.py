@@ -111,6 +111,9 @@ def shape_args(argv=None):
                     help="compile Whale's side for cuda:0 into DIR and stop")
     ap.add_argument("--bundle", metavar="DIR",
                     help="run the plan compiled into DIR with --whale-exec")
+    ap.add_argument("--no-graphs", action="store_true",
+                    help="Whale's steps op by op, not replayed as a CUDA "
+                         "graph (WHALE_CUDA_GRAPHS=0), for A/B runs")
     ap.add_argument("--whale-exec", metavar="PATH",
                     help="the runner of compiled plans (build/bin/whale-exec)")
     ap.add_argument("--whale-trace", metavar="FILE",
@@ -208,13 +211,20 @@ def whale_run(a, root, device):
                 cmd.append("--no-fuse")
             if a.bf16_activations:
                 cmd.append("--bf16-activations")
-        done = subprocess.run(cmd, capture_output=True, text=True)
+        env = dict(os.environ)
+        if a.no_graphs:
+            env["WHALE_CUDA_GRAPHS"] = "0"
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if done.returncode != 0:
             sys.exit(f"whale failed ({' '.join(cmd)}):\n{done.stderr}")
         for line in done.stderr.splitlines():  # notes, not progress
             if line.startswith("whale:"):
                 print(line)
         report_peak_memory(a, done.stdout)
+        # Whether the steps were replayed as one CUDA graph, and its size.
+        for line in done.stdout.splitlines():
+            if "CUDA graph" in line:
+                print(f"  whale {line}", flush=True)
         tps = torch_gpt.whale_wall_tokens_per_second(metrics, a.warmup,
                                                      a.batch, a.seq)
         if a.whale_trace:

@@ -14,7 +14,8 @@
 #    against PyTorch as its users write it, eager and under torch.compile
 #    (bench/torch_gpt.py), each batch-8 plan's
 #    time by op (trace_summary.py), and bf16 again with the element
-#    programs in the interpreter;
+#    programs in the interpreter, and with its steps op by op rather
+#    than replayed as one CUDA graph;
 # 3b. whale-attention-sweep (and, with torch, sdpa_sweep.py): attention's
 #    chunked GEMMs against the fused kernels, bf16 and fp32, beside
 #    PyTorch's SDPA, and
@@ -122,6 +123,13 @@ if python3 -c "import torch" 2>/dev/null; then
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   timeout "${WHALE_GPU_TESTS_TIMEOUT:-300}" python3 "$here/sdpa_sweep.py" \
     --dtype fp32 2>&1 | tee "$out/sdpa-sweep-fp32.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  # The step replayed as one CUDA graph (the default) against op by op.
+  echo "== GPT-2 small, bf16, steps op by op (WHALE_CUDA_GRAPHS=0)"
+  PYTHONUNBUFFERED=1 timeout "${WHALE_GPU_BENCH_TIMEOUT:-600}" \
+    python3 "$here/gpt2_gpu.py" --amp --no-torch --no-graphs \
+    --whale-exec "$here/bin/whale-exec" --bundle "$here/gpt2/bf16" \
+    2>&1 | tee "$out/gpt2-bf16-no-graphs.txt"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   echo "== GPT-2 small, bf16, element programs in the interpreter"
   WHALE_CUDA_ELEMENT_KERNELS=0 PYTHONUNBUFFERED=1 \
