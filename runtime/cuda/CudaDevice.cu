@@ -209,6 +209,8 @@ CudaDevice::~CudaDevice() {
     cudaStreamDestroy(comms);
   for (auto &[p, size] : scratchSlots)
     cudaFree(p);
+  for (void *p : retiredScratch)
+    cudaFree(p);
   for (auto &[words, loaded] : programs)
     cudaFree(loaded.code);
   for (cudaLibrary_t library : libraries)
@@ -248,12 +250,14 @@ Status CudaDevice::scratch(int slot, size_t bytes, void **out) {
     if (stepGraph->capturing())
       return stepGraph->hostWait("growing scratch slot " +
                                  std::to_string(slot));
-    if (p) {
+    if (p && stepGraph->holding()) {
+      retiredScratch.push_back(p); // the held step's replays write there
+    } else if (p) {
       cudaStreamSynchronize(compute);
       cudaFree(p);
-      p = nullptr;
-      size = 0;
     }
+    p = nullptr;
+    size = 0;
     if (Status st = cudaFailed(cudaMalloc(&p, std::max<size_t>(bytes, 256)),
                                name() + ": scratch memory");
         !st)

@@ -312,6 +312,9 @@ private:
   /// The train step held as a CUDA graph (StepCapture.h).
   std::unique_ptr<CudaStepGraph> stepGraph;
   std::vector<std::pair<void *, size_t>> scratchSlots;
+  /// Scratch outgrown while a held step may still read it: freed with the
+  /// device.
+  std::vector<void *> retiredScratch;
   /// NCCL communicators by group key (opaque ncclComm_t), made on a
   /// group's first all-reduce.
   std::map<std::string, void *> ncclComms;

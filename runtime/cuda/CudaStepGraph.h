@@ -56,6 +56,8 @@ public:
   Status end(CapturedStep &held) override;
   Status replay(const TrainState &state) override;
   void drop() override;
+  /// Whether a captured step is held: its memory must stay where it is.
+  bool holding() const { return exec != nullptr; }
 
   /// Before the host waits for the device in a step (`what`: "a copy to
   /// the host"): while probing, notes it as the step's blocker; while
