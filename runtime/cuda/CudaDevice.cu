@@ -37,6 +37,8 @@ namespace {
 constexpr int kColumnSumScratch = 25;
 /// fp32 sums of GEMMs whose result is stored in bf16.
 constexpr int kGemmSumScratch = 26;
+/// The fused layernorm gradient's partial sums of dgamma and dbeta.
+constexpr int kLayerNormScratch = 27;
 
 Status cudaFailed(cudaError_t e, const std::string &what) {
   if (e == cudaSuccess)
@@ -1106,6 +1108,18 @@ Status CudaDevice::layerNormBackward(View<const float> x,
   if (Status st = enter(); !st)
     return st;
   int64_t width = x.shape.back(), rows = width ? x.numel() / width : 0;
+  if (width > 0 && width <= kLayerNormRowMax) {
+    void *partials;
+    if (Status st = scratch(kLayerNormScratch,
+                            layerNormGradScratch(rows, width) * sizeof(float),
+                            &partials);
+        !st)
+      return st;
+    layerNormGradFused(compute, x.data, gamma.data, dy.data,
+                       static_cast<float>(eps), dx.data, dgamma.data,
+                       dbeta.data, rows, width, static_cast<float *>(partials));
+    return launched("layernorm_grad");
+  }
   void *stats, *y;
   if (Status st = scratch(0, 2 * rows * sizeof(float), &stats); !st)
     return st;

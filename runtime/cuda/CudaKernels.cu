@@ -339,6 +339,87 @@ __global__ void layerNormGradRowsKernel(const float *x, const float *gamma,
   }
 }
 
+/// Elements a thread keeps of its row in the fused layernorm gradient.
+constexpr int kLayerNormPerThread = kLayerNormRowMax / kRowThreads;
+/// Blocks of the fused layernorm gradient: each adds its rows' dgamma and
+/// dbeta terms, so more blocks mean more partial sums to add after.
+constexpr int64_t kLayerNormGradBlocks = 264;
+
+__global__ void layerNormGradFusedKernel(const float *x, const float *gamma,
+                                         const float *dy, float eps, float *dx,
+                                         float *partials, int64_t rows,
+                                         int64_t width) {
+  constexpr int K = kLayerNormPerThread;
+  float dg[K], db[K], xv[K], dv[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+    dg[k] = db[k] = 0;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const float *xr = x + r * width, *dyr = dy + r * width;
+    // The forward's statistics, its sums in its order (layerNormKernel).
+    float sum = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int64_t j = threadIdx.x + k * blockDim.x;
+      xv[k] = j < width ? xr[j] : 0.0f;
+      dv[k] = j < width ? dyr[j] : 0.0f;
+      sum += xv[k];
+    }
+    const float mu = blockReduce<false>(sum) / width;
+    float sq = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      if (threadIdx.x + k * blockDim.x < width)
+        sq += (xv[k] - mu) * (xv[k] - mu);
+    const float rs = rsqrtf(blockReduce<false>(sq) / width + eps);
+    float sumG = 0, sumGX = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int64_t j = threadIdx.x + k * blockDim.x;
+      if (j < width) {
+        const float g = gamma[j] * dv[k], xhat = (xv[k] - mu) * rs;
+        sumG += g;
+        sumGX += g * xhat;
+        dg[k] += dv[k] * xhat;
+        db[k] += dv[k];
+      }
+    }
+    sumG = blockReduce<false>(sumG) / width;
+    sumGX = blockReduce<false>(sumGX) / width;
+    float *dxr = dx + r * width;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int64_t j = threadIdx.x + k * blockDim.x;
+      if (j < width) {
+        const float xhat = (xv[k] - mu) * rs;
+        dxr[j] = rs * (gamma[j] * dv[k] - sumG - xhat * sumGX);
+      }
+    }
+  }
+  float *mine = partials + blockIdx.x * 2 * width;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int64_t j = threadIdx.x + k * blockDim.x;
+    if (j < width) {
+      mine[j] = dg[k];
+      mine[width + j] = db[k];
+    }
+  }
+}
+
+/// dgamma and dbeta: the blocks' partial sums added in block order.
+__global__ void layerNormGradColumnsKernel(const float *partials,
+                                           int64_t blocks, int64_t width,
+                                           float *dgamma, float *dbeta) {
+  WHALE_GRID_LOOP(i, 2 * width) {
+    const int64_t which = i / width, c = i % width;
+    float s = 0;
+    for (int64_t b = 0; b < blocks; ++b)
+      s += partials[(b * 2 + which) * width + c];
+    (which ? dbeta : dgamma)[c] = s;
+  }
+}
+
 /// dgamma and dbeta of a row: the sums over rows of dy * xhat and dy.
 struct LayerNormGradTerm {
   static constexpr int kOutputs = 2;
@@ -1030,6 +1111,26 @@ void layerNormGrad(cudaStream_t s, const float *x, const float *gamma,
   outs.out[1] = dbeta;
   columnSums(s, LayerNormGradTerm{x, mean, rstd, dy, width},
              planColumnSums(rows, width), outs, partials);
+}
+
+int64_t layerNormGradScratch(int64_t rows, int64_t width) {
+  return std::min<int64_t>(rows, kLayerNormGradBlocks) * 2 * width;
+}
+
+void layerNormGradFused(cudaStream_t s, const float *x, const float *gamma,
+                        const float *dy, float eps, float *dx, float *dgamma,
+                        float *dbeta, int64_t rows, int64_t width,
+                        float *partials) {
+  const int64_t blocks = std::min<int64_t>(rows, kLayerNormGradBlocks);
+  if (blocks == 0) {
+    fillF32(s, dgamma, width, 0.0f);
+    fillF32(s, dbeta, width, 0.0f);
+    return;
+  }
+  layerNormGradFusedKernel<<<blocks, kRowThreads, 0, s>>>(
+      x, gamma, dy, eps, dx, partials, rows, width);
+  layerNormGradColumnsKernel<<<blocksFor(2 * width), kThreads, 0, s>>>(
+      partials, blocks, width, dgamma, dbeta);
 }
 
 void binaryGradColumns(cudaStream_t s, int op, int which, const float *a,

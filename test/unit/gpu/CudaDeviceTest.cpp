@@ -181,9 +181,10 @@ TEST(CudaKernels, LinearLayersInOneGemmAsTheCpu) {
   // composition: the results are the same either way.
   for (int amp = 0; amp < 2; ++amp) {
     Pair p;
-    if (amp)
+    if (amp) {
       for (whale_rt_context *ctx : {p.gpu, p.cpu})
         ASSERT_EQ(whale_rt_set_amp(ctx, WHALE_RT_AMP_BF16), WHALE_RT_OK);
+    }
     for (int64_t n : {64, 36})
       for (int transW = 0; transW < 2; ++transW)
         for (int gelu = 0; gelu < 2; ++gelu) {
@@ -218,9 +219,10 @@ TEST(CudaKernels, LinearGradientsInOneGemmAsTheCpu) {
   // over 96 rows, hence the looser bound there.
   for (int amp = 0; amp < 2; ++amp) {
     Pair p;
-    if (amp)
+    if (amp) {
       for (whale_rt_context *ctx : {p.gpu, p.cpu})
         ASSERT_EQ(whale_rt_set_amp(ctx, WHALE_RT_AMP_BF16), WHALE_RT_OK);
+    }
     for (int64_t n : {64, 36})
       for (int transW = 0; transW < 2; ++transW) {
         const Shape ws = transW ? Shape{n, 96} : Shape{96, n};
@@ -652,6 +654,21 @@ TEST(CudaKernels, SoftmaxMaskLayernormOnRows) {
         return whale_rt_layernorm_grad(ctx, h.t[i], gamma.t[i], 1e-5, dout.t[i],
                                        dh.t[i], dgamma.t[i], dbeta.t[i]);
       });
+  // The widest row the one-pass gradient keeps in registers, and one past
+  // it, which takes the unfused kernels.
+  for (int64_t width : {2048, 2049}) {
+    Shape wide{300, width};
+    auto hw = p.random(wide, 15, -2, 2), gw = p.random({width}, 16, 0.5f, 1.5f),
+         dw = p.random(wide, 17);
+    auto dhw = p.make(WHALE_RT_F32, wide), dgw = p.make(WHALE_RT_F32, {width}),
+         dbw = p.make(WHALE_RT_F32, {width});
+    p.check("layernorm_grad (wide rows)", {dhw, dgw, dbw},
+            [&](whale_rt_context *ctx, int i) {
+              return whale_rt_layernorm_grad(ctx, hw.t[i], gw.t[i], 1e-5,
+                                             dw.t[i], dhw.t[i], dgw.t[i],
+                                             dbw.t[i]);
+            });
+  }
 }
 
 TEST(CudaKernels, EmbeddingAndCrossEntropyWithBadIndicesReported) {
