@@ -384,8 +384,7 @@ whale_rt_status whale_rt_set_train_state(whale_rt_context *ctx, int64_t step,
 whale_rt_status whale_rt_step_capture_probe(whale_rt_context *ctx, int32_t on);
 const char *whale_rt_step_capture_blocker(whale_rt_context *ctx);
 whale_rt_status whale_rt_step_capture_begin(whale_rt_context *ctx);
-whale_rt_status whale_rt_step_capture_end(whale_rt_context *ctx,
-                                          int64_t *held);
+whale_rt_status whale_rt_step_capture_end(whale_rt_context *ctx, int64_t *held);
 whale_rt_status whale_rt_step_replay(whale_rt_context *ctx);
 void whale_rt_step_capture_drop(whale_rt_context *ctx);
 /* The updates a train step makes: as whale_rt_sgd_update and

@@ -99,7 +99,6 @@ whale_rt_status adamSlot(whale_rt_context *ctx, whale_rt_tensor *param,
   return WHALE_RT_OK;
 }
 
-
 /// One parameter's SGD update, with the checks every entry point makes.
 whale_rt_status sgdUpdate(whale_rt_context *ctx, whale_rt_tensor *param,
                           whale_rt_tensor *grad, const SgdParams &p) {
@@ -107,8 +106,8 @@ whale_rt_status sgdUpdate(whale_rt_context *ctx, whale_rt_tensor *param,
     if (whale_rt_status s =
             needF32(ctx, "sgd_update", {{"param", param}, {"grad", grad}}))
       return s;
-    if (shapeOf(grad) != shapeOf(param) || !(p.rate() >= 0) ||
-        p.momentum < 0 || p.momentum >= 1 || p.weightDecay < 0)
+    if (shapeOf(grad) != shapeOf(param) || !(p.rate() >= 0) || p.momentum < 0 ||
+        p.momentum >= 1 || p.weightDecay < 0)
       return ctx->invalid(
           "sgd_update: needs a gradient shaped like the parameter, "
           "lr >= 0, momentum in [0, 1), weight_decay >= 0");
@@ -119,9 +118,9 @@ whale_rt_status sgdUpdate(whale_rt_context *ctx, whale_rt_tensor *param,
         return s;
       velocity = static_cast<float *>((*state)[0]->tensor.raw());
     }
-    return ran(ctx, ctx->device->sgdStep(param->tensor.view<float>(),
-                                         grad->tensor.cview<float>(), velocity,
-                                         p));
+    return ran(ctx,
+               ctx->device->sgdStep(param->tensor.view<float>(),
+                                    grad->tensor.cview<float>(), velocity, p));
   });
 }
 
@@ -147,8 +146,7 @@ whale_rt_status adamUpdate(whale_rt_context *ctx, whale_rt_tensor *param,
 /// The context's step and learning-rate scale for an update that reads
 /// them (whale_rt_*_step): scheduled, so a captured step takes each
 /// replay's.
-template <class Params>
-Params scheduled(whale_rt_context *ctx, Params p) {
+template <class Params> Params scheduled(whale_rt_context *ctx, Params p) {
   p.lrScale = ctx->lrScale;
   p.scheduled = true;
   return p;
@@ -494,9 +492,9 @@ whale_rt_status whale_rt_adam_update(whale_rt_context *ctx,
                                      double lr, double beta1, double beta2,
                                      double eps, double weight_decay,
                                      int32_t decoupled) {
-  return adamUpdate(ctx, param, grad,
-                    AdamParams{step, lr, beta1, beta2, eps, weight_decay,
-                               decoupled != 0});
+  return adamUpdate(
+      ctx, param, grad,
+      AdamParams{step, lr, beta1, beta2, eps, weight_decay, decoupled != 0});
 }
 
 whale_rt_status whale_rt_set_train_state(whale_rt_context *ctx, int64_t step,
@@ -563,10 +561,10 @@ whale_rt_status whale_rt_adam_step(whale_rt_context *ctx,
                                    double weight_decay, int32_t decoupled) {
   if (!ctx)
     return WHALE_RT_INVALID_ARGUMENT;
-  return adamUpdate(ctx, param, grad,
-                    scheduled(ctx, AdamParams{ctx->step, base_lr, beta1, beta2,
-                                              eps, weight_decay,
-                                              decoupled != 0}));
+  return adamUpdate(
+      ctx, param, grad,
+      scheduled(ctx, AdamParams{ctx->step, base_lr, beta1, beta2, eps,
+                                weight_decay, decoupled != 0}));
 }
 
 whale_rt_status whale_rt_adam_steps(whale_rt_context *ctx, int32_t num_params,
@@ -583,9 +581,9 @@ whale_rt_status whale_rt_adam_steps(whale_rt_context *ctx, int32_t num_params,
     });
   return traced(
       ctx, "adam_update", params, num_params, [&]() -> whale_rt_status {
-        const AdamParams p = scheduled(
-            ctx, AdamParams{ctx->step, base_lr, beta1, beta2, eps,
-                            weight_decay, decoupled != 0});
+        const AdamParams p =
+            scheduled(ctx, AdamParams{ctx->step, base_lr, beta1, beta2, eps,
+                                      weight_decay, decoupled != 0});
         if (!adamValid(p))
           return ctx->invalid("adam_steps: needs lr >= 0, betas in [0, 1), "
                               "eps > 0, weight_decay >= 0");

@@ -45,8 +45,7 @@ StepCapture *captureOf(whale_rt_context *ctx) {
 
 extern "C" {
 
-whale_rt_status whale_rt_step_capture_probe(whale_rt_context *ctx,
-                                            int32_t on) {
+whale_rt_status whale_rt_step_capture_probe(whale_rt_context *ctx, int32_t on) {
   return guarded(ctx, [&]() -> whale_rt_status {
     StepCapture *capture = captureOf(ctx);
     if (!capture)
@@ -131,7 +130,7 @@ void whale_rt_step_capture_drop(whale_rt_context *ctx) {
   ctx->captureOpen = false;
   for (auto it = ctx->tensors.begin(); it != ctx->tensors.end();)
     it = ctx->beforeCapture.count(it->first) ? std::next(it)
-                                               : ctx->tensors.erase(it);
+                                             : ctx->tensors.erase(it);
   ctx->beforeCapture.clear();
 }
 

@@ -330,8 +330,8 @@ Status CpuDevice::sgdStep(View<float> param, View<const float> grad,
 
 Status CpuDevice::adamStep(View<float> param, View<const float> grad, float *m,
                            float *v, const AdamParams &p) {
-  cpu::adamStep<float>(*this, param, grad, m, v, p.step, p.rate(), p.beta1, p.beta2,
-                       p.eps, p.weightDecay, p.decoupled);
+  cpu::adamStep<float>(*this, param, grad, m, v, p.step, p.rate(), p.beta1,
+                       p.beta2, p.eps, p.weightDecay, p.decoupled);
   return Status::ok();
 }
 

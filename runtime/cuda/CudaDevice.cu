@@ -287,9 +287,8 @@ Status CudaDevice::columnScratch(int64_t rows, int64_t width, int outputs,
 Status CudaDevice::clearDataError(DataError **record) {
   if (Status st = stepGraph->checkSlot(dataError, record); !st)
     return st;
-  return cudaFailed(
-      cudaMemsetAsync(*record, 0xff, sizeof(DataError), compute),
-      name() + ": clearing the error record");
+  return cudaFailed(cudaMemsetAsync(*record, 0xff, sizeof(DataError), compute),
+                    name() + ": clearing the error record");
 }
 
 Status CudaDevice::takeDataError(const DataError *record, const char *what,
@@ -901,8 +900,7 @@ Status CudaDevice::dropout(View<const float> x, const DropoutDraw &draw,
   // Every step draws afresh.
   const DropoutDraw *live = nullptr;
   if (Status st = stepGraph->live<DropoutDraw>(
-          draw, [draw](const TrainState &s) { return draw.at(s.step); },
-          &live);
+          draw, [draw](const TrainState &s) { return draw.at(s.step); }, &live);
       !st)
     return st;
   cuda::dropout(compute, x.data, n, draw, live, firstRow * perRow, scale,
@@ -1332,7 +1330,7 @@ AdamScalars adamScalars(const AdamParams &p) {
 /// Adam's scalars for `p`, and where a captured step reads them afresh at
 /// each replay (null: not captured, or not scheduled).
 Status adamArguments(CudaStepGraph &graph, const AdamParams &p,
-                            AdamScalars &now, const AdamScalars *&live) {
+                     AdamScalars &now, const AdamScalars *&live) {
   now = adamScalars(p);
   live = nullptr;
   if (!p.scheduled)

@@ -85,9 +85,9 @@ Status CudaStepGraph::begin() {
   refreshers.clear();
   checks.clear();
   memory.beginHold();
-  if (Status st = failed(
-          cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed),
-          "starting to capture the step");
+  if (Status st =
+          failed(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed),
+                 "starting to capture the step");
       !st) {
     memory.releaseHeld();
     return st;
@@ -227,8 +227,8 @@ Status CudaStepGraph::replay(const TrainState &state) {
     return waited;
   replayPending = false;
   for (size_t i = 0; i < checks.size(); ++i)
-    if (Status found = dataErrorStatus(hostChecks[i], checks[i].what,
-                                       checks[i].limit);
+    if (Status found =
+            dataErrorStatus(hostChecks[i], checks[i].what, checks[i].limit);
         !found)
       return found;
   return Status::ok();

@@ -35,8 +35,7 @@ namespace whale::rt::cuda {
 
 /// A data error as a Status: "<what> <value> at position <p> is outside
 /// [0, <limit>)", or ok where the record found nothing.
-Status dataErrorStatus(const DataError &found, const char *what,
-                       int64_t limit);
+Status dataErrorStatus(const DataError &found, const char *what, int64_t limit);
 
 class CudaStepGraph final : public StepCapture {
 public:
@@ -73,9 +72,12 @@ public:
   Status live(const T &now, std::function<T(const TrainState &)> at,
               const T **out) {
     const void *p = nullptr;
-    Status st = live(&now, sizeof(T), [at](const TrainState &s, void *into) {
-      *static_cast<T *>(into) = at(s);
-    }, &p);
+    Status st = live(
+        &now, sizeof(T),
+        [at](const TrainState &s, void *into) {
+          *static_cast<T *>(into) = at(s);
+        },
+        &p);
     *out = static_cast<const T *>(p);
     return st;
   }

@@ -44,9 +44,8 @@ whale_rt_status captureStep(whale_rt_context *ctx, RankEntry entry,
 } // namespace
 
 whale_rt_status runGraphedStep(whale_rt_context *ctx, RankEntry entry,
-                               whale_rt_tensor *const *inputs,
-                               RankGraph &graph, int64_t step,
-                               whale_rt_tensor **loss) {
+                               whale_rt_tensor *const *inputs, RankGraph &graph,
+                               int64_t step, whale_rt_tensor **loss) {
   switch (graph.phase) {
   case RankGraph::Phase::Replay:
     ++graph.replays;
@@ -157,12 +156,11 @@ std::string graphReport(const std::vector<const RankGraph *> &graphs) {
                           : g.why);
   if (g.capturedAt == 0)
     return "steps ran op by op: the run ended before its step was captured";
-  std::string line = "step " + std::to_string(g.capturedAt) +
-                     " captured as a CUDA graph of " +
-                     std::to_string(g.held[0]) + " operations (" +
-                     std::to_string(g.held[1]) + " kernels, " +
-                     std::to_string(g.held[2]) + " copies, " +
-                     std::to_string(g.held[3]) + " fills)";
+  std::string line =
+      "step " + std::to_string(g.capturedAt) + " captured as a CUDA graph of " +
+      std::to_string(g.held[0]) + " operations (" + std::to_string(g.held[1]) +
+      " kernels, " + std::to_string(g.held[2]) + " copies, " +
+      std::to_string(g.held[3]) + " fills)";
   if (graphs.size() > 1)
     line += " on rank 0 of " + std::to_string(graphs.size());
   return line + "; " + std::to_string(g.replays) +

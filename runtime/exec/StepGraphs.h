@@ -42,7 +42,7 @@ struct RankGraph {
   Phase phase = Phase::Warmup;
   bool capable = false; ///< its device can hold a step (found by the probe)
   std::string why;      ///< what kept the step from being held
-  bool holding = false;            ///< the device holds a captured step
+  bool holding = false; ///< the device holds a captured step
   whale_rt_tensor *loss = nullptr; ///< the held step's loss, kept
   /// What the captured step holds: operations, of which kernels, copies
   /// and fills (whale_rt_step_capture_end).
@@ -55,9 +55,8 @@ struct RankGraph {
 /// says; `*loss` is the step's loss, which the caller releases unless it
 /// is `graph.loss`.
 whale_rt_status runGraphedStep(whale_rt_context *ctx, RankEntry entry,
-                               whale_rt_tensor *const *inputs,
-                               RankGraph &graph, int64_t step,
-                               whale_rt_tensor **loss);
+                               whale_rt_tensor *const *inputs, RankGraph &graph,
+                               int64_t step, whale_rt_tensor **loss);
 
 /// After a step ran on every rank without failing: the ranks' next phase,
 /// the same for all of them. `who[i]` names rank i in a reason.

@@ -1235,8 +1235,8 @@ int32_t heldStep(whale_rt_context *ctx, whale_rt_tensor *ids,
   whale_rt_tensor *w = nullptr, *e = nullptr, *y = nullptr, *z = nullptr,
                   *l = nullptr, *dl = nullptr, *dz = nullptr, *dy = nullptr,
                   *dw = nullptr;
-  int32_t st = whale_rt_param(ctx, "w", WHALE_RT_INIT_NORMAL, init, 2, 2,
-                              wShape, &w);
+  int32_t st =
+      whale_rt_param(ctx, "w", WHALE_RT_INIT_NORMAL, init, 2, 2, wShape, &w);
   for (whale_rt_tensor **t : {&e})
     st = st ? st : whale_rt_tensor_create(ctx, WHALE_RT_F32, 2, eShape, t);
   for (whale_rt_tensor **t : {&y, &z, &dz, &dy})

@@ -137,7 +137,7 @@ public:
     return static_cast<CachingAllocator &>(allocator());
   }
 
-  std::string failEnd; ///< set: end() fails with it
+  std::string failEnd;        ///< set: end() fails with it
   bool adamReadsHost = false; ///< Adam's update notes a blocker
   int replays = 0;
   size_t recorded() const { return records.size(); }
@@ -168,8 +168,8 @@ int32_t regression(whale_rt_context *ctx, whale_rt_tensor *const *inputs,
   whale_rt_tensor *w = nullptr, *y = nullptr, *l = nullptr, *dl = nullptr,
                   *dy = nullptr, *dw = nullptr;
   const int64_t axes[2] = {0, 1};
-  int32_t st = whale_rt_param(ctx, "w", WHALE_RT_INIT_NORMAL, init, 2, 2,
-                              wShape, &w);
+  int32_t st =
+      whale_rt_param(ctx, "w", WHALE_RT_INIT_NORMAL, init, 2, 2, wShape, &w);
   st = st ? st : whale_rt_tensor_create(ctx, WHALE_RT_F32, 2, yShape, &y);
   st = st ? st : whale_rt_tensor_create(ctx, WHALE_RT_F32, 0, nullptr, &l);
   st = st ? st : whale_rt_tensor_create(ctx, WHALE_RT_F32, 0, nullptr, &dl);
@@ -178,15 +178,14 @@ int32_t regression(whale_rt_context *ctx, whale_rt_tensor *const *inputs,
   st = st ? st : whale_rt_matmul(ctx, inputs[0], w, y, 0, 0);
   st = st ? st : whale_rt_reduce(ctx, WHALE_RT_MEAN, y, 2, axes, l);
   st = st ? st : whale_rt_fill(ctx, dl, 1.0);
-  st = st ? st
-          : whale_rt_reduce_grad(ctx, WHALE_RT_MEAN, y, 2, axes, dl, dy);
+  st = st ? st : whale_rt_reduce_grad(ctx, WHALE_RT_MEAN, y, 2, axes, dl, dy);
   st = st ? st : whale_rt_matmul_grad(ctx, inputs[0], w, dy, nullptr, dw, 0, 0);
   double norm = 0;
   if (readNorm)
     st = st ? st : whale_rt_clip_grad_norm(ctx, 1, &dw, 100.0, &norm);
-  st = st ? st
-          : whale_rt_adam_steps(ctx, 1, &w, &dw, 0.1, 0.9, 0.999, 1e-8, 0.01,
-                                1);
+  st =
+      st ? st
+         : whale_rt_adam_steps(ctx, 1, &w, &dw, 0.1, 0.9, 0.999, 1e-8, 0.01, 1);
   for (whale_rt_tensor *t : {y, dl, dy, dw})
     if (t)
       whale_rt_tensor_release(ctx, t);
@@ -219,9 +218,9 @@ struct OneRank {
     rank.entry = entry;
     const int64_t shape[2] = {kRows, kIn};
     whale_rt_tensor *in = nullptr;
-    EXPECT_EQ(whale_rt_tensor_create(rank.ctx.get(), WHALE_RT_F32, 2, shape,
-                                     &in),
-              WHALE_RT_OK);
+    EXPECT_EQ(
+        whale_rt_tensor_create(rank.ctx.get(), WHALE_RT_F32, 2, shape, &in),
+        WHALE_RT_OK);
     rank.inputs.push_back(in);
     ranks.push_back(std::move(rank));
   }
@@ -230,8 +229,8 @@ struct OneRank {
 
   /// Step `step` (0-based), the schedule's factor changing every step.
   void step(int64_t step) {
-    whale::StepOutcome out = whale::runStep(ranks, global, nullptr, threads,
-                                            step, 1.0 / (1 + step));
+    whale::StepOutcome out =
+        whale::runStep(ranks, global, nullptr, threads, step, 1.0 / (1 + step));
     ASSERT_EQ(out.error, "");
     losses.push_back(out.losses[0]);
   }
@@ -246,8 +245,8 @@ struct OneRank {
 
 TEST(StepGraphs, HeldStepsReplayTheStepsACpuRunsOpByOp) {
   OneRank held(true, regression<false>), cpu(false, regression<false>);
-  const Phase after[] = {Phase::Probe, Phase::Capture, Phase::Replay,
-                         Phase::Replay, Phase::Replay, Phase::Replay};
+  const Phase after[] = {Phase::Probe,  Phase::Capture, Phase::Replay,
+                         Phase::Replay, Phase::Replay,  Phase::Replay};
   for (int64_t s = 0; s < 6; ++s) {
     held.step(s);
     cpu.step(s);
@@ -345,8 +344,7 @@ TEST(StepGraphs, AFailedCaptureRunsTheStepAgainAndFreesWhatItMade) {
 
 TEST(StepGraphs, TheCApiRefusesWhereNoStepCanBeHeld) {
   TestRuntime cpu;
-  EXPECT_EQ(whale_rt_step_capture_probe(cpu.ctx, 1),
-            WHALE_RT_INVALID_ARGUMENT);
+  EXPECT_EQ(whale_rt_step_capture_probe(cpu.ctx, 1), WHALE_RT_INVALID_ARGUMENT);
   EXPECT_STREQ(whale_rt_last_error(cpu.ctx),
                "cpu:0 runs each op as it is called: it cannot hold a step");
   EXPECT_EQ(whale_rt_step_capture_begin(cpu.ctx), WHALE_RT_INVALID_ARGUMENT);
@@ -359,8 +357,7 @@ TEST(StepGraphs, TheCApiRefusesWhereNoStepCanBeHeld) {
   EXPECT_STREQ(whale_rt_last_error(held.ctx()), "no captured step to replay");
   // A traced step times each op as it runs: no capture.
   ASSERT_EQ(whale_rt_enable_trace(held.ctx()), WHALE_RT_OK);
-  EXPECT_EQ(whale_rt_step_capture_begin(held.ctx()),
-            WHALE_RT_INVALID_ARGUMENT);
+  EXPECT_EQ(whale_rt_step_capture_begin(held.ctx()), WHALE_RT_INVALID_ARGUMENT);
   EXPECT_STREQ(whale_rt_last_error(held.ctx()),
                "the step is traced, which times each op as it runs");
 }
