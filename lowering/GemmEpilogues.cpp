@@ -6,6 +6,8 @@
 // backward, a weight's gradient takes the bias gradient that reads the same
 // output gradient (whale.linear_weight_grad), and an input's gradient takes
 // the gradient of the GELU that made the input (whale.gelu_matmul_grad).
+// A layernorm's input gradient takes the residual gradient it is added to
+// (whale.layernorm_grad's `plus`), so the sum is not a pass of its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -189,6 +191,58 @@ bool fuseGeluGrad(UnaryGradOp u) {
   return true;
 }
 
+/// Whether every reader of `v` comes after `at` in its block.
+bool readAfter(Value v, Operation *at) {
+  for (Operation *user : v.getUsers())
+    if (user->getBlock() != at->getBlock() || !at->isBeforeInBlock(user))
+      return false;
+  return true;
+}
+
+/// Whether `v` is available at `at`: a block argument of its block, or
+/// made before it there.
+bool availableAt(Value v, Operation *at) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return arg.getOwner() == at->getBlock();
+  Operation *def = v.getDefiningOp();
+  return def->getBlock() == at->getBlock() && def->isBeforeInBlock(at);
+}
+
+/// `add r, dx` where dx is a layernorm's input gradient read by the sum
+/// alone: one layernorm_grad with `plus r`. It stands where the sum stood
+/// where dgamma and dbeta are read only after that, else where the
+/// layernorm's gradient stood where r is made before it.
+bool fuseResidual(AddOp add, Value dx, Value residual) {
+  auto ln = dx.getDefiningOp<LayerNormGradOp>();
+  if (!ln || ln.getDx() != dx || ln.getResidual() || !dx.hasOneUse() ||
+      !isF32(add.getResult()) || residual.getType() != dx.getType() ||
+      add.getResult().getType() != dx.getType() ||
+      ln->getBlock() != add->getBlock())
+    return false;
+  Operation *at = nullptr;
+  if (readAfter(ln.getDgamma(), add) && readAfter(ln.getDbeta(), add))
+    at = add;
+  else if (availableAt(residual, ln))
+    at = ln;
+  if (!at)
+    return false;
+  OpBuilder b(at);
+  auto fused = LayerNormGradOp::create(b, ln.getLoc(), ln.getX(), ln.getGamma(),
+                                       ln.getDy(), residual, ln.getEpsAttr());
+  add.getResult().replaceAllUsesWith(fused.getDx());
+  ln.getDgamma().replaceAllUsesWith(fused.getDgamma());
+  ln.getDbeta().replaceAllUsesWith(fused.getDbeta());
+  add->erase();
+  ln->erase();
+  return true;
+}
+
+/// Either operand of the sum as the layernorm's gradient.
+bool fuseResidual(AddOp add) {
+  return fuseResidual(add, add.getRhs(), add.getLhs()) ||
+         fuseResidual(add, add.getLhs(), add.getRhs());
+}
+
 struct GemmEpilogues
     : public whale::impl::WhaleGemmEpiloguesBase<GemmEpilogues> {
   void runOnOperation() override {
@@ -208,6 +262,10 @@ struct GemmEpilogues
     getOperation()->walk([&](MatmulGradOp g) { weights.push_back(g); });
     for (MatmulGradOp g : weights)
       fuseWeightGrad(g);
+    SmallVector<AddOp> sums;
+    getOperation()->walk([&](AddOp a) { sums.push_back(a); });
+    for (AddOp a : sums)
+      fuseResidual(a);
   }
 };
 

@@ -71,8 +71,10 @@ def WhaleGemmEpilogues : Pass<"whale-gemm-epilogues", "mlir::ModuleOp"> {
     one `whale.linear_weight_grad` (the bias summed in the GEMM's
     epilogue), and an input's gradient whose only reader is a GELU's
     gradient becomes one `whale.gelu_matmul_grad` (the derivative applied
-    in the epilogue). Runs on programs about to be lowered, before
-    -whale-fuse-elementwise; plans on GPUs run it.
+    in the epilogue). A layernorm's input gradient whose only reader adds
+    it to another gradient of its type takes that gradient as its `plus`
+    operand: one pass over the rows adds it. Runs on programs about to be
+    lowered, before -whale-fuse-elementwise; plans on GPUs run it.
   }];
 }
 

@@ -552,9 +552,14 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     SmallVector<Value> outs;
     if (failed(resultTensors(ln, outs)))
       return failure();
-    call(WHALE_RT_FN(layernorm_grad),
-         {ctxArg, in(0), in(1), constF64(ln.getEps().convertToDouble()), in(2),
-          outs[0], outs[1], outs[2]});
+    Value eps = constF64(ln.getEps().convertToDouble());
+    if (ln.getResidual())
+      call(
+          WHALE_RT_FN(layernorm_grad_residual),
+          {ctxArg, in(0), in(1), eps, in(2), in(3), outs[0], outs[1], outs[2]});
+    else
+      call(WHALE_RT_FN(layernorm_grad),
+           {ctxArg, in(0), in(1), eps, in(2), outs[0], outs[1], outs[2]});
     return success();
   }
 

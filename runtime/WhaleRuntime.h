@@ -317,6 +317,12 @@ whale_rt_layernorm_grad(whale_rt_context *ctx, whale_rt_tensor *x,
                         whale_rt_tensor *gamma, double eps, whale_rt_tensor *dy,
                         whale_rt_tensor *dx, whale_rt_tensor *dgamma,
                         whale_rt_tensor *dbeta);
+/* The same with dx = residual + the input's gradient (the gradient of a
+ * residual sum the normalized value also fed, added in the same pass). */
+whale_rt_status whale_rt_layernorm_grad_residual(
+    whale_rt_context *ctx, whale_rt_tensor *x, whale_rt_tensor *gamma,
+    double eps, whale_rt_tensor *dy, whale_rt_tensor *residual,
+    whale_rt_tensor *dx, whale_rt_tensor *dgamma, whale_rt_tensor *dbeta);
 whale_rt_status whale_rt_conv2d_grad(whale_rt_context *ctx, whale_rt_tensor *x,
                                      whale_rt_tensor *w, whale_rt_tensor *dy,
                                      const int64_t *geometry,

@@ -152,6 +152,51 @@ template <class Params> Params scheduled(whale_rt_context *ctx, Params p) {
   return p;
 }
 
+/// Layernorm's gradients, dx plus `residual` where given.
+whale_rt_status layerNormGrad(whale_rt_context *ctx, whale_rt_tensor *x,
+                              whale_rt_tensor *gamma, double eps,
+                              whale_rt_tensor *dy, whale_rt_tensor *residual,
+                              whale_rt_tensor *dx, whale_rt_tensor *dgamma,
+                              whale_rt_tensor *dbeta) {
+  return traced(
+      ctx, "layernorm_grad", {dx, dgamma, dbeta}, [&]() -> whale_rt_status {
+        if (whale_rt_status s = needF32(ctx, "layernorm_grad",
+                                        {{"x", x},
+                                         {"gamma", gamma},
+                                         {"dy", dy},
+                                         {"dx", dx},
+                                         {"dgamma", dgamma},
+                                         {"dbeta", dbeta}}))
+          return s;
+        if (residual)
+          if (whale_rt_status s =
+                  needF32(ctx, "layernorm_grad", {{"residual", residual}}))
+            return s;
+        const Shape &sx = shapeOf(x);
+        if (sx.empty() || shapeOf(gamma) != Shape{sx.back()} ||
+            shapeOf(dy) != sx || shapeOf(dx) != sx ||
+            (residual && shapeOf(residual) != sx) ||
+            shapeOf(dgamma) != shapeOf(gamma) ||
+            shapeOf(dbeta) != shapeOf(gamma) || !(eps > 0))
+          return ctx->invalid("layernorm_grad: shapes do not fit " +
+                              shapeString(sx));
+        if (!residual)
+          return ran(ctx,
+                     ctx->device->layerNormBackward(
+                         x->tensor.cview<float>(), gamma->tensor.cview<float>(),
+                         eps, dy->tensor.cview<float>(),
+                         dx->tensor.view<float>(), dgamma->tensor.view<float>(),
+                         dbeta->tensor.view<float>()));
+        return ran(ctx,
+                   ctx->device->layerNormBackwardResidual(
+                       x->tensor.cview<float>(), gamma->tensor.cview<float>(),
+                       eps, dy->tensor.cview<float>(),
+                       residual->tensor.cview<float>(),
+                       dx->tensor.view<float>(), dgamma->tensor.view<float>(),
+                       dbeta->tensor.view<float>()));
+      });
+}
+
 } // namespace
 
 extern "C" {
@@ -356,30 +401,18 @@ whale_rt_layernorm_grad(whale_rt_context *ctx, whale_rt_tensor *x,
                         whale_rt_tensor *gamma, double eps, whale_rt_tensor *dy,
                         whale_rt_tensor *dx, whale_rt_tensor *dgamma,
                         whale_rt_tensor *dbeta) {
-  return traced(
-      ctx, "layernorm_grad", {dx, dgamma, dbeta}, [&]() -> whale_rt_status {
-        if (whale_rt_status s = needF32(ctx, "layernorm_grad",
-                                        {{"x", x},
-                                         {"gamma", gamma},
-                                         {"dy", dy},
-                                         {"dx", dx},
-                                         {"dgamma", dgamma},
-                                         {"dbeta", dbeta}}))
-          return s;
-        const Shape &sx = shapeOf(x);
-        if (sx.empty() || shapeOf(gamma) != Shape{sx.back()} ||
-            shapeOf(dy) != sx || shapeOf(dx) != sx ||
-            shapeOf(dgamma) != shapeOf(gamma) ||
-            shapeOf(dbeta) != shapeOf(gamma) || !(eps > 0))
-          return ctx->invalid("layernorm_grad: shapes do not fit " +
-                              shapeString(sx));
-        return ran(ctx,
-                   ctx->device->layerNormBackward(
-                       x->tensor.cview<float>(), gamma->tensor.cview<float>(),
-                       eps, dy->tensor.cview<float>(), dx->tensor.view<float>(),
-                       dgamma->tensor.view<float>(),
-                       dbeta->tensor.view<float>()));
-      });
+  return layerNormGrad(ctx, x, gamma, eps, dy, nullptr, dx, dgamma, dbeta);
+}
+
+whale_rt_status whale_rt_layernorm_grad_residual(
+    whale_rt_context *ctx, whale_rt_tensor *x, whale_rt_tensor *gamma,
+    double eps, whale_rt_tensor *dy, whale_rt_tensor *residual,
+    whale_rt_tensor *dx, whale_rt_tensor *dgamma, whale_rt_tensor *dbeta) {
+  if (!residual)
+    return guarded(ctx, [&]() -> whale_rt_status {
+      return ctx->invalid("layernorm_grad: 'residual' is null");
+    });
+  return layerNormGrad(ctx, x, gamma, eps, dy, residual, dx, dgamma, dbeta);
 }
 
 whale_rt_status whale_rt_embedding_grad(whale_rt_context *ctx,

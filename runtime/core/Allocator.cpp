@@ -187,7 +187,11 @@ int64_t CachingAllocator::cachedBytes() const {
   return static_cast<int64_t>(cached);
 }
 
-CachingAllocator::~CachingAllocator() { emptyCache(); }
+// No step replays once the allocator goes: its held blocks go too.
+CachingAllocator::~CachingAllocator() {
+  releaseHeld();
+  emptyCache();
+}
 
 void *CachingAllocator::systemAllocate(size_t bytes) {
   return Allocator::rawAllocate(bytes);

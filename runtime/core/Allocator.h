@@ -90,8 +90,8 @@ protected:
   void rawRelease(void *ptr, size_t bytes) final;
   /// The system's memory (the base Allocator's aligned host memory by
   /// default). A class that
-  /// overrides systemRelease calls emptyCache in its own destructor: the
-  /// base's runs after the override is gone.
+  /// overrides systemRelease calls releaseHeld and emptyCache in its own
+  /// destructor: the base's runs after the override is gone.
   virtual void *systemAllocate(size_t bytes);
   virtual void systemRelease(void *ptr, size_t bytes);
 

@@ -198,6 +198,22 @@ public:
                                    double eps, View<const float> dy,
                                    View<float> dx, View<float> dgamma,
                                    View<float> dbeta) = 0;
+  /// The same with dx = residual + the input's gradient: where the
+  /// normalized value also fed a residual sum, whose gradient adds here
+  /// (whale.layernorm_grad's `plus`). By default the two calls, the sum
+  /// `residual + dx` in that order.
+  virtual Status layerNormBackwardResidual(View<const float> x,
+                                           View<const float> gamma, double eps,
+                                           View<const float> dy,
+                                           View<const float> residual,
+                                           View<float> dx, View<float> dgamma,
+                                           View<float> dbeta) {
+    if (Status st = layerNormBackward(x, gamma, eps, dy, dx, dgamma, dbeta);
+        !st)
+      return st;
+    return binary(BinaryOp::Add, residual, View<const float>{dx.data, dx.shape},
+                  dx);
+  }
   // Batch normalization's passes over x [N, C, S...] (S: the positions
   // after the channel), per channel c. The per-channel vectors are host
   // arrays of C floats: the statistics are combined on the host, where the

@@ -1099,25 +1099,41 @@ Status CudaDevice::layerNorm(View<const float> x, View<const float> gamma,
   return launched("layernorm");
 }
 
+Status CudaDevice::layerNormGradInOnePass(View<const float> x,
+                                          View<const float> gamma, double eps,
+                                          View<const float> dy,
+                                          const float *residual, View<float> dx,
+                                          View<float> dgamma, View<float> dbeta,
+                                          bool &ran) {
+  ran = false;
+  if (Status st = enter(); !st)
+    return st;
+  int64_t width = x.shape.back(), rows = width ? x.numel() / width : 0;
+  if (width == 0 || width > kLayerNormRowMax)
+    return Status::ok();
+  void *partials;
+  if (Status st =
+          scratch(kLayerNormScratch,
+                  layerNormGradScratch(rows, width) * sizeof(float), &partials);
+      !st)
+    return st;
+  layerNormGradFused(compute, x.data, gamma.data, dy.data, residual,
+                     static_cast<float>(eps), dx.data, dgamma.data, dbeta.data,
+                     rows, width, static_cast<float *>(partials));
+  ran = true;
+  return launched("layernorm_grad");
+}
+
 Status CudaDevice::layerNormBackward(View<const float> x,
                                      View<const float> gamma, double eps,
                                      View<const float> dy, View<float> dx,
                                      View<float> dgamma, View<float> dbeta) {
-  if (Status st = enter(); !st)
+  bool ran;
+  if (Status st = layerNormGradInOnePass(x, gamma, eps, dy, nullptr, dx, dgamma,
+                                         dbeta, ran);
+      !st || ran)
     return st;
   int64_t width = x.shape.back(), rows = width ? x.numel() / width : 0;
-  if (width > 0 && width <= kLayerNormRowMax) {
-    void *partials;
-    if (Status st = scratch(kLayerNormScratch,
-                            layerNormGradScratch(rows, width) * sizeof(float),
-                            &partials);
-        !st)
-      return st;
-    layerNormGradFused(compute, x.data, gamma.data, dy.data,
-                       static_cast<float>(eps), dx.data, dgamma.data,
-                       dbeta.data, rows, width, static_cast<float *>(partials));
-    return launched("layernorm_grad");
-  }
   void *stats, *y;
   if (Status st = scratch(0, 2 * rows * sizeof(float), &stats); !st)
     return st;
@@ -1133,6 +1149,21 @@ Status CudaDevice::layerNormBackward(View<const float> x,
   layerNormGrad(compute, x.data, gamma.data, mean, rstd, dy.data, dx.data,
                 dgamma.data, dbeta.data, rows, width, partials);
   return launched("layernorm_grad");
+}
+
+Status CudaDevice::layerNormBackwardResidual(View<const float> x,
+                                             View<const float> gamma,
+                                             double eps, View<const float> dy,
+                                             View<const float> residual,
+                                             View<float> dx, View<float> dgamma,
+                                             View<float> dbeta) {
+  bool ran;
+  if (Status st = layerNormGradInOnePass(x, gamma, eps, dy, residual.data, dx,
+                                         dgamma, dbeta, ran);
+      !st || ran)
+    return st;
+  return Device::layerNormBackwardResidual(x, gamma, eps, dy, residual, dx,
+                                           dgamma, dbeta);
 }
 
 Status CudaDevice::embedding(View<const float> table, IndexView ids,

@@ -43,7 +43,10 @@ class GpuMemory final : public CachingAllocator {
 public:
   GpuMemory(std::string device, int64_t limit, int ordinal)
       : CachingAllocator(std::move(device), limit), ordinal(ordinal) {}
-  ~GpuMemory() override { emptyCache(); }
+  ~GpuMemory() override {
+    releaseHeld();
+    emptyCache();
+  }
 
 protected:
   void *systemAllocate(size_t bytes) override;
@@ -147,6 +150,11 @@ public:
   Status layerNormBackward(View<const float> x, View<const float> gamma,
                            double eps, View<const float> dy, View<float> dx,
                            View<float> dgamma, View<float> dbeta) override;
+  Status layerNormBackwardResidual(View<const float> x, View<const float> gamma,
+                                   double eps, View<const float> dy,
+                                   View<const float> residual, View<float> dx,
+                                   View<float> dgamma,
+                                   View<float> dbeta) override;
   Status embedding(View<const float> table, IndexView ids,
                    View<float> out) override;
   Status embeddingBackward(IndexView ids, View<const float> dout,
@@ -283,6 +291,14 @@ private:
   /// under amp bf16 copies in scratch.
   Status gemmInputs(std::initializer_list<View<const float>> inputs,
                     const void **out);
+  /// Layernorm's gradient in one kernel pass (kLayerNormRowMax), the
+  /// residual added where given; `ran` false, nothing queued, for wider
+  /// rows.
+  Status layerNormGradInOnePass(View<const float> x, View<const float> gamma,
+                                double eps, View<const float> dy,
+                                const float *residual, View<float> dx,
+                                View<float> dgamma, View<float> dbeta,
+                                bool &ran);
   Status takeDataError(const DataError *record, const char *what,
                        int64_t limit);
   /// A copy between the host and the device that waits for it, without

@@ -346,9 +346,9 @@ constexpr int kLayerNormPerThread = kLayerNormRowMax / kRowThreads;
 constexpr int64_t kLayerNormGradBlocks = 264;
 
 __global__ void layerNormGradFusedKernel(const float *x, const float *gamma,
-                                         const float *dy, float eps, float *dx,
-                                         float *partials, int64_t rows,
-                                         int64_t width) {
+                                         const float *dy, const float *residual,
+                                         float eps, float *dx, float *partials,
+                                         int64_t rows, int64_t width) {
   constexpr int K = kLayerNormPerThread;
   float dg[K], db[K], xv[K], dv[K];
 #pragma unroll
@@ -387,12 +387,14 @@ __global__ void layerNormGradFusedKernel(const float *x, const float *gamma,
     sumG = blockReduce<false>(sumG) / width;
     sumGX = blockReduce<false>(sumGX) / width;
     float *dxr = dx + r * width;
+    const float *res = residual ? residual + r * width : nullptr;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       const int64_t j = threadIdx.x + k * blockDim.x;
       if (j < width) {
         const float xhat = (xv[k] - mu) * rs;
-        dxr[j] = rs * (gamma[j] * dv[k] - sumG - xhat * sumGX);
+        const float d = rs * (gamma[j] * dv[k] - sumG - xhat * sumGX);
+        dxr[j] = res ? res[j] + d : d; // as `residual + dx` would add
       }
     }
   }
@@ -1118,9 +1120,9 @@ int64_t layerNormGradScratch(int64_t rows, int64_t width) {
 }
 
 void layerNormGradFused(cudaStream_t s, const float *x, const float *gamma,
-                        const float *dy, float eps, float *dx, float *dgamma,
-                        float *dbeta, int64_t rows, int64_t width,
-                        float *partials) {
+                        const float *dy, const float *residual, float eps,
+                        float *dx, float *dgamma, float *dbeta, int64_t rows,
+                        int64_t width, float *partials) {
   const int64_t blocks = std::min<int64_t>(rows, kLayerNormGradBlocks);
   if (blocks == 0) {
     fillF32(s, dgamma, width, 0.0f);
@@ -1128,7 +1130,7 @@ void layerNormGradFused(cudaStream_t s, const float *x, const float *gamma,
     return;
   }
   layerNormGradFusedKernel<<<blocks, kRowThreads, 0, s>>>(
-      x, gamma, dy, eps, dx, partials, rows, width);
+      x, gamma, dy, residual, eps, dx, partials, rows, width);
   layerNormGradColumnsKernel<<<blocksFor(2 * width), kThreads, 0, s>>>(
       partials, blocks, width, dgamma, dbeta);
 }

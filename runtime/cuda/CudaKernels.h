@@ -183,15 +183,16 @@ void layerNormGrad(cudaStream_t s, const float *x, const float *gamma,
 /// registers, find the statistics as the forward kernel does (the same
 /// sums in the same order), write dx, and add dgamma's and dbeta's terms
 /// of their columns over the block's rows; a second kernel adds the
-/// blocks' sums in block order. layerNormGradScratch(rows, width) floats
-/// of `partials`. The unfused path reads x three times and dy twice, and
-/// writes the forward's output it does not need.
+/// blocks' sums in block order. With `residual`, dx is residual + the
+/// gradient (whale.layernorm_grad's `plus`). layerNormGradScratch(rows,
+/// width) floats of `partials`. The unfused path reads x three times and dy
+/// twice, and writes the forward's output it does not need.
 constexpr int64_t kLayerNormRowMax = 2048;
 int64_t layerNormGradScratch(int64_t rows, int64_t width);
 void layerNormGradFused(cudaStream_t s, const float *x, const float *gamma,
-                        const float *dy, float eps, float *dx, float *dgamma,
-                        float *dbeta, int64_t rows, int64_t width,
-                        float *partials);
+                        const float *dy, const float *residual, float eps,
+                        float *dx, float *dgamma, float *dbeta, int64_t rows,
+                        int64_t width, float *partials);
 
 /// ids (i32, or i64 when `wide`) index rows of table [vocab, width].
 void embedding(cudaStream_t s, const float *table, const void *ids, bool wide,

@@ -203,8 +203,11 @@ int64_t UnaryGradOp::getFlops() {
 }
 int64_t SoftmaxGradOp::getFlops() { return 4 * elementsOf(getResult()); }
 int64_t CausalMaskGradOp::getFlops() { return elementsOf(getResult()); }
-// The moments again (3), then the three gradients (9).
-int64_t LayerNormGradOp::getFlops() { return 12 * elementsOf(getX()); }
+// The moments again (3), then the three gradients (9), and the residual's
+// sum where it has one.
+int64_t LayerNormGradOp::getFlops() {
+  return (getResidual() ? 13 : 12) * elementsOf(getX());
+}
 int64_t AttentionGradOp::getFlops() {
   return attentionGradFlops(getQuery().getType(), getKey().getType(),
                             getCausal(), getSequenceMajor());

@@ -242,16 +242,24 @@ def Whale_LayerNormGradOp : Whale_Op<"layernorm_grad", [Pure,
     From the forward input, gamma and `dy`: the gradients of the input, of
     gamma and of beta. The row moments are recomputed.
 
+    With `plus %r`, dx is `%r + ` the input's gradient: the gradient of a
+    residual sum that the layer's input also fed, added in the same pass
+    over the rows (-whale-gemm-epilogues makes it on GPU plans). `%r` has
+    the input's type.
+
     ```mlir
     %dx, %dg, %db = whale.layernorm_grad %x, %g, %dy eps = 1.000000e-05 : tensor<8x16xf32>, tensor<16xf32>
+    %dx2, %dg2, %db2 = whale.layernorm_grad %x, %g, %dy plus %r eps = 1.000000e-05 : tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32>
     ```
   }];
   let arguments = (ins Whale_FloatTensor:$x, Whale_FloatTensor:$gamma,
-                       Whale_FloatTensor:$dy, F64Attr:$eps);
+                       Whale_FloatTensor:$dy,
+                       Optional<Whale_FloatTensor>:$residual, F64Attr:$eps);
   let results = (outs Whale_FloatTensor:$dx, Whale_FloatTensor:$dgamma,
                       Whale_FloatTensor:$dbeta);
   let assemblyFormat = [{
-    $x `,` $gamma `,` $dy `eps` `=` $eps attr-dict `:` type($x) `,` type($gamma)
+    $x `,` $gamma `,` $dy (`plus` $residual^)? `eps` `=` $eps attr-dict `:`
+    type($x) `,` type($gamma) (`,` type($residual)^)?
   }];
   let hasVerifier = 1;
 }

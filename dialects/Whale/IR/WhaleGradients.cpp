@@ -212,7 +212,7 @@ SmallVector<Value> LayerNormOp::buildGradients(OpBuilder &b,
   if (!g[0])
     return {Value(), Value(), Value()};
   auto grad = LayerNormGradOp::create(b, getLoc(), getInput(), getGamma(), g[0],
-                                      getEpsAttr());
+                                      /*residual=*/Value(), getEpsAttr());
   return {grad.getDx(), grad.getDgamma(), grad.getDbeta()};
 }
 

@@ -101,3 +101,11 @@ func.func @gelu_grad_weight(%pre: tensor<8x64xf32>, %w: tensor<2x64x16xf32>, %dy
   %0 = whale.gelu_matmul_grad %pre, %w, %dy : tensor<8x64xf32>, tensor<2x64x16xf32>, tensor<8x16xf32> -> tensor<8x64xf32>
   return
 }
+
+// -----
+
+func.func @layernorm_grad_residual_type(%x: tensor<8x16xf32>, %g: tensor<16xf32>, %dy: tensor<8x16xf32>, %r: tensor<4x16xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{residual must have the input's type 'tensor<8x16xf32>', got 'tensor<4x16xf32>'}}
+  %dx, %dg, %db = whale.layernorm_grad %x, %g, %dy plus %r eps = 1.000000e-05 : tensor<8x16xf32>, tensor<16xf32>, tensor<4x16xf32>
+  return %dx : tensor<8x16xf32>
+}

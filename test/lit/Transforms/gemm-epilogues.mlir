@@ -124,3 +124,39 @@ func.func @not_gradients(%x: tensor<8x16xf32>, %xt: tensor<16x8xf32>, %w: tensor
   %dwb = whale.matmul_grad %xb, %w2, %dyb operand = 1 : tensor<8x16xbf16>, tensor<16x32xbf16>, tensor<8x32xbf16> -> tensor<16x32xf32>
   return %db, %dw, %dwt, %dh, %dpre, %dt, %dbb, %dwb : tensor<32xf32>, tensor<16x32xf32>, tensor<16x32xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<32xbf16>, tensor<16x32xf32>
 }
+
+// -----
+
+// A layernorm's input gradient added to the residual's gradient: one
+// layernorm_grad with `plus`, where the sum stood (dgamma and dbeta are
+// read after it). Either order of the sum.
+// CHECK-LABEL: func.func @residual
+// CHECK-NOT: whale.add
+// CHECK: %[[DX:.*]], %[[DG:.*]], %[[DB:.*]] = whale.layernorm_grad %arg0, %arg1, %arg2 plus %arg3 eps = 1.000000e-05 : tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32>
+// CHECK: %[[DX2:.*]], %{{.*}}, %{{.*}} = whale.layernorm_grad %arg0, %arg1, %arg2 plus %[[DX]] eps
+// CHECK: return %[[DX2]], %[[DG]], %[[DB]]
+func.func @residual(%x: tensor<8x16xf32>, %g: tensor<16xf32>, %dy: tensor<8x16xf32>, %r: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>) {
+  %dx, %dg, %db = whale.layernorm_grad %x, %g, %dy eps = 1.000000e-05 : tensor<8x16xf32>, tensor<16xf32>
+  %s = whale.add %r, %dx : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  %dx2, %dg2, %db2 = whale.layernorm_grad %x, %g, %dy eps = 1.000000e-05 : tensor<8x16xf32>, tensor<16xf32>
+  %s2 = whale.add %dx2, %s : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  return %s2, %dg, %db : tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// dgamma is read between the two, and the residual gradient is made after
+// the layernorm's: neither place serves, so nothing is fused. Nor where dx
+// has another reader, or the sum broadcasts.
+// CHECK-LABEL: func.func @residual_kept
+// CHECK-NOT: plus
+// CHECK-COUNT-3: whale.add
+func.func @residual_kept(%x: tensor<8x16xf32>, %g: tensor<16xf32>, %dy: tensor<8x16xf32>, %r: tensor<8x16xf32>, %b: tensor<16xf32>) -> (tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) {
+  %dx, %dg, %db = whale.layernorm_grad %x, %g, %dy eps = 1.000000e-05 : tensor<8x16xf32>, tensor<16xf32>
+  %dg2 = whale.add %dg, %db : tensor<16xf32>, tensor<16xf32> -> tensor<16xf32>
+  %late = whale.neg %r : tensor<8x16xf32>
+  %s = whale.add %late, %dx : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  %dx2, %dg3, %db3 = whale.layernorm_grad %x, %g, %dy eps = 1.000000e-05 : tensor<8x16xf32>, tensor<16xf32>
+  %s2 = whale.add %dx2, %b : tensor<8x16xf32>, tensor<16xf32> -> tensor<8x16xf32>
+  return %s, %dg2, %s2, %dx2 : tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32>, tensor<8x16xf32>
+}

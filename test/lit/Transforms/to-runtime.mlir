@@ -170,3 +170,15 @@ func.func @linear_grads(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %dy: tensor<4
   %dpre = whale.gelu_matmul_grad %x, %w, %dy {transpose_weight} : tensor<4x8xf32>, tensor<16x8xf32>, tensor<4x16xf32> -> tensor<4x8xf32>
   return %dw, %db, %dpre : tensor<16x8xf32>, tensor<16xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A layernorm's gradient with the residual's added: its own call, the
+// residual after dy.
+// CHECK-LABEL: llvm.func @layernorm_residual(
+// CHECK: llvm.call @whale_rt_layernorm_grad_residual(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, f64, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
+// CHECK-NOT: whale_rt_binary
+func.func @layernorm_residual(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %dy: tensor<4x8xf32>, %r: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) attributes {whale.model} {
+  %dx, %dg, %db = whale.layernorm_grad %x, %g, %dy plus %r eps = 1.000000e-05 : tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>
+  return %dx, %dg, %db : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+}

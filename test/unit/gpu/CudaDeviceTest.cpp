@@ -654,6 +654,14 @@ TEST(CudaKernels, SoftmaxMaskLayernormOnRows) {
         return whale_rt_layernorm_grad(ctx, h.t[i], gamma.t[i], 1e-5, dout.t[i],
                                        dh.t[i], dgamma.t[i], dbeta.t[i]);
       });
+  // With the residual's gradient added in the same pass.
+  auto res = p.random(rows, 14);
+  p.check("layernorm_grad plus a residual", {dh, dgamma, dbeta},
+          [&](whale_rt_context *ctx, int i) {
+            return whale_rt_layernorm_grad_residual(
+                ctx, h.t[i], gamma.t[i], 1e-5, dout.t[i], res.t[i], dh.t[i],
+                dgamma.t[i], dbeta.t[i]);
+          });
   // The widest row the one-pass gradient keeps in registers, and one past
   // it, which takes the unfused kernels.
   for (int64_t width : {2048, 2049}) {
@@ -667,6 +675,12 @@ TEST(CudaKernels, SoftmaxMaskLayernormOnRows) {
               return whale_rt_layernorm_grad(ctx, hw.t[i], gw.t[i], 1e-5,
                                              dw.t[i], dhw.t[i], dgw.t[i],
                                              dbw.t[i]);
+            });
+    p.check("layernorm_grad plus a residual (wide rows)", {dhw, dgw, dbw},
+            [&](whale_rt_context *ctx, int i) {
+              return whale_rt_layernorm_grad_residual(
+                  ctx, hw.t[i], gw.t[i], 1e-5, dw.t[i], hw.t[i], dhw.t[i],
+                  dgw.t[i], dbw.t[i]);
             });
   }
 }

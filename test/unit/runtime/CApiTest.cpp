@@ -1,5 +1,6 @@
 //===- CApiTest.cpp - the runtime's C ABI ---------------------------------===//
 
+#include "../RandomValues.h"
 #include "../RuntimeFixture.h"
 
 #include <gtest/gtest.h>
@@ -284,6 +285,52 @@ TEST(CApiDevices, TensorReadWriteAndAmpChecks) {
   EXPECT_EQ(whale_rt_set_amp(rt.ctx, 7), WHALE_RT_INVALID_ARGUMENT);
   EXPECT_STREQ(whale_rt_last_error(rt.ctx), "set_amp: unknown mode 7");
   EXPECT_EQ(whale_rt_set_amp(rt.ctx, WHALE_RT_AMP_BF16), WHALE_RT_OK);
+}
+
+TEST(CApi, LayerNormGradientWithTheResidualsIsTheGradientPlusIt) {
+  // whale.layernorm_grad's `plus`: dx = residual + the input's gradient,
+  // bit for bit the two calls it replaces; dgamma and dbeta unchanged.
+  using whale::testing::randomValues;
+  using whale::testing::TestRuntime;
+  TestRuntime rt;
+  const std::vector<int64_t> s{6, 10}, g{10};
+  whale_rt_tensor *x = rt.f32(s, randomValues(60, 1, -2, 2)),
+                  *gamma = rt.f32(g, randomValues(10, 2, 0.5f, 1.5f)),
+                  *dy = rt.f32(s, randomValues(60, 3)),
+                  *res = rt.f32(s, randomValues(60, 4));
+  whale_rt_tensor *dx = rt.make(WHALE_RT_F32, s),
+                  *sum = rt.make(WHALE_RT_F32, s),
+                  *fused = rt.make(WHALE_RT_F32, s);
+  whale_rt_tensor *dg[2] = {rt.make(WHALE_RT_F32, g), rt.make(WHALE_RT_F32, g)};
+  whale_rt_tensor *db[2] = {rt.make(WHALE_RT_F32, g), rt.make(WHALE_RT_F32, g)};
+  ASSERT_EQ(
+      whale_rt_layernorm_grad(rt.ctx, x, gamma, 1e-5, dy, dx, dg[0], db[0]),
+      WHALE_RT_OK);
+  ASSERT_EQ(whale_rt_binary(rt.ctx, WHALE_RT_ADD, res, dx, sum), WHALE_RT_OK);
+  ASSERT_EQ(whale_rt_layernorm_grad_residual(rt.ctx, x, gamma, 1e-5, dy, res,
+                                             fused, dg[1], db[1]),
+            WHALE_RT_OK)
+      << whale_rt_last_error(rt.ctx);
+  auto bits = [](whale_rt_tensor *t, int64_t n) {
+    const float *p = TestRuntime::data<float>(t);
+    return std::vector<float>(p, p + n);
+  };
+  EXPECT_EQ(bits(fused, 60), bits(sum, 60));
+  EXPECT_EQ(bits(dg[1], 10), bits(dg[0], 10));
+  EXPECT_EQ(bits(db[1], 10), bits(db[0], 10));
+  EXPECT_NE(bits(fused, 60), bits(dx, 60));
+  // A residual of another shape, or none, is refused.
+  whale_rt_tensor *wrong = rt.make(WHALE_RT_F32, {5, 10});
+  EXPECT_EQ(whale_rt_layernorm_grad_residual(rt.ctx, x, gamma, 1e-5, dy, wrong,
+                                             fused, dg[1], db[1]),
+            WHALE_RT_INVALID_ARGUMENT);
+  EXPECT_STREQ(whale_rt_last_error(rt.ctx),
+               "layernorm_grad: shapes do not fit [6, 10]");
+  EXPECT_EQ(whale_rt_layernorm_grad_residual(rt.ctx, x, gamma, 1e-5, dy,
+                                             nullptr, fused, dg[1], db[1]),
+            WHALE_RT_INVALID_ARGUMENT);
+  EXPECT_STREQ(whale_rt_last_error(rt.ctx),
+               "layernorm_grad: 'residual' is null");
 }
 
 } // namespace
