@@ -108,15 +108,16 @@ bool isMatrix(Value v) {
   return cast<RankedTensorType>(v.getType()).getRank() == 2;
 }
 
-/// Whether every reader of `op`'s results stands after `place` (both in one
+/// Whether every reader of `values` stands after `place` (both in one
 /// block; a reader nested in a region counts where its ancestor stands).
-bool readAfter(Operation *op, Operation *place) {
+bool readAfter(ValueRange values, Operation *place) {
   Block *block = place->getBlock();
-  for (Operation *user : op->getUsers()) {
-    Operation *at = block->findAncestorOpInBlock(*user);
-    if (!at || !place->isBeforeInBlock(at))
-      return false;
-  }
+  for (Value v : values)
+    for (Operation *user : v.getUsers()) {
+      Operation *at = block->findAncestorOpInBlock(*user);
+      if (!at || !place->isBeforeInBlock(at))
+        return false;
+    }
   return true;
 }
 
@@ -157,7 +158,7 @@ bool fuseWeightGrad(MatmulGradOp g) {
   Operation *first = g->isBeforeInBlock(bias) ? g.getOperation() : bias;
   Operation *last =
       first == g.getOperation() ? bias.getOperation() : g.getOperation();
-  if (!readAfter(first, last))
+  if (!readAfter(first->getResults(), last))
     return false;
   OpBuilder builder(last);
   auto fused = LinearWeightGradOp::create(
@@ -191,14 +192,6 @@ bool fuseGeluGrad(UnaryGradOp u) {
   return true;
 }
 
-/// Whether every reader of `v` comes after `at` in its block.
-bool readAfter(Value v, Operation *at) {
-  for (Operation *user : v.getUsers())
-    if (user->getBlock() != at->getBlock() || !at->isBeforeInBlock(user))
-      return false;
-  return true;
-}
-
 /// Whether `v` is available at `at`: a block argument of its block, or
 /// made before it there.
 bool availableAt(Value v, Operation *at) {
@@ -220,7 +213,7 @@ bool fuseResidual(AddOp add, Value dx, Value residual) {
       ln->getBlock() != add->getBlock())
     return false;
   Operation *at = nullptr;
-  if (readAfter(ln.getDgamma(), add) && readAfter(ln.getDbeta(), add))
+  if (readAfter({ln.getDgamma(), ln.getDbeta()}, add))
     at = add;
   else if (availableAt(residual, ln))
     at = ln;

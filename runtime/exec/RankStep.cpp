@@ -120,7 +120,12 @@ StepOutcome runStep(std::vector<OpenedRank> &ranks,
   };
   if (std::string err = threads.run(ranks.size(), runRank); !err.empty())
     out.error = err;
-  if (out.error.empty()) {
+  // The ranks move through the phases together; once replaying (or off)
+  // they stay, and the step does no more here.
+  const RankGraph::Phase phase =
+      ranks.empty() ? RankGraph::Phase::Off : ranks[0].graph.phase;
+  if (out.error.empty() && phase != RankGraph::Phase::Replay &&
+      phase != RankGraph::Phase::Off) {
     std::vector<RankGraph *> graphs;
     std::vector<std::string> who;
     std::vector<whale_rt_context *> contexts;

@@ -56,6 +56,11 @@ struct Pair {
     whale_rt_context_destroy(gpu);
     whale_rt_context_destroy(cpu);
   }
+  /// Both contexts under amp = "bf16".
+  void amp() {
+    for (whale_rt_context *ctx : {gpu, cpu})
+      ASSERT_EQ(whale_rt_set_amp(ctx, WHALE_RT_AMP_BF16), WHALE_RT_OK);
+  }
 
   /// The same tensor in both contexts: [0] GPU, [1] CPU.
   struct Both {
@@ -181,10 +186,8 @@ TEST(CudaKernels, LinearLayersInOneGemmAsTheCpu) {
   // composition: the results are the same either way.
   for (int amp = 0; amp < 2; ++amp) {
     Pair p;
-    if (amp) {
-      for (whale_rt_context *ctx : {p.gpu, p.cpu})
-        ASSERT_EQ(whale_rt_set_amp(ctx, WHALE_RT_AMP_BF16), WHALE_RT_OK);
-    }
+    if (amp)
+      p.amp();
     for (int64_t n : {64, 36})
       for (int transW = 0; transW < 2; ++transW)
         for (int gelu = 0; gelu < 2; ++gelu) {
@@ -219,10 +222,8 @@ TEST(CudaKernels, LinearGradientsInOneGemmAsTheCpu) {
   // over 96 rows, hence the looser bound there.
   for (int amp = 0; amp < 2; ++amp) {
     Pair p;
-    if (amp) {
-      for (whale_rt_context *ctx : {p.gpu, p.cpu})
-        ASSERT_EQ(whale_rt_set_amp(ctx, WHALE_RT_AMP_BF16), WHALE_RT_OK);
-    }
+    if (amp)
+      p.amp();
     for (int64_t n : {64, 36})
       for (int transW = 0; transW < 2; ++transW) {
         const Shape ws = transW ? Shape{n, 96} : Shape{96, n};
@@ -257,8 +258,7 @@ TEST(CudaKernels, AmpBf16MatmulsRoundAsTheCpuDoes) {
   // Both devices round the inputs to bf16 the same way (ties to even) and
   // accumulate in fp32: only the order of the sums may differ.
   Pair p;
-  ASSERT_EQ(whale_rt_set_amp(p.gpu, WHALE_RT_AMP_BF16), WHALE_RT_OK);
-  ASSERT_EQ(whale_rt_set_amp(p.cpu, WHALE_RT_AMP_BF16), WHALE_RT_OK);
+  p.amp();
   auto a = p.random({4, 64, 96}, 30), b = p.random({96, 80}, 31);
   auto out = p.make(WHALE_RT_F32, {4, 64, 80}),
        dout = p.random({4, 64, 80}, 32);
@@ -338,8 +338,7 @@ TEST(CudaKernels, AmpBf16AttentionRoundsAsTheCpuDoes) {
   // Under amp attention's products take bf16 operands on both devices
   // (q, k, v, dout, P and dS rounded alike); softmax and dS stay fp32.
   Pair p;
-  ASSERT_EQ(whale_rt_set_amp(p.gpu, WHALE_RT_AMP_BF16), WHALE_RT_OK);
-  ASSERT_EQ(whale_rt_set_amp(p.cpu, WHALE_RT_AMP_BF16), WHALE_RT_OK);
+  p.amp();
   const Shape s{2, 4, 129, 64};
   auto q = p.random(s, 41), k = p.random(s, 42), v = p.random(s, 43);
   auto dout = p.random(s, 44);
