@@ -20,7 +20,10 @@ bool isBf16Matmul(Operation *op) {
 }
 
 bool runsOnBf16(Operation *op) {
-  if (isa<CastOp, ReshapeOp, ConstantOp, TaskGraphOp, YieldOp>(op) ||
+  // A fused region loads and stores its bf16 operands itself, converting
+  // in registers (its element program names each operand's type).
+  if (isa<CastOp, ReshapeOp, ConstantOp, TaskGraphOp, YieldOp, FusedOp,
+          FusedYieldOp>(op) ||
       !op->getDialect() || !isa<WhaleDialect>(op->getDialect()))
     return true;
   return isBf16Matmul(op);

@@ -18,7 +18,8 @@ namespace whale {
 
 /// Whether the runtime runs `op` on bf16 operands or results as they are:
 /// ops that move or fill elements whatever they are (cast, reshape,
-/// constants, taskgraph plumbing, other dialects), and matmul and its
+/// constants, taskgraph plumbing, other dialects), fused regions (which
+/// load and store bf16 operands, and convert in registers), and matmul and its
 /// gradient when their operands are all bf16 (each result bf16 or f32:
 /// whale_rt_matmul's amp storage).
 bool runsOnBf16(mlir::Operation *op);

@@ -46,6 +46,7 @@ public:
   int32_t select(int32_t cond, int32_t x, int32_t y) {
     return emit(program::Select, cond, x, y);
   }
+  int32_t roundBf16(int32_t x) { return emit(program::Round, x); }
 
   /// Each value gets a register that no value still to be read holds;
   /// `results` stay to the end. False where more than the interpreter's
@@ -217,12 +218,20 @@ std::vector<int64_t> buildFusedProgram(FusedOp op, std::string &why) {
   words.insert(words.end(), space.extents.begin(), space.extents.end());
   words.insert(words.end(), {inputs, outputs, registers,
                              static_cast<int64_t>(code.size())});
-  for (const SmallVector<bool> &reads : space.reads)
+  auto typeOf = [](Type t) -> int64_t {
+    return cast<RankedTensorType>(t).getElementType().isBF16()
+               ? program::Bf16Operand
+               : program::F32Operand;
+  };
+  for (auto [reads, t] : llvm::zip(space.reads, op.getInputs().getTypes())) {
     words.insert(words.end(), reads.begin(), reads.end());
+    words.push_back(typeOf(t));
+  }
   for (auto [i, r] : llvm::enumerate(results)) {
     words.insert(words.end(), space.keeps[i].begin(), space.keeps[i].end());
     words.push_back(r.mean ? 1 : 0);
     words.push_back(resultRegisters[i]);
+    words.push_back(typeOf(op.getResultTypes()[i]));
   }
   if (!rowOp) {
     words.push_back(program::NoRowOp);

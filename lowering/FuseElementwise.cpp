@@ -20,6 +20,7 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lowering/CloneBody.h"
 #include "lowering/ElementProgramBuilder.h"
+#include "lowering/ElementTypes.h"
 #include "lowering/IdentityGradients.h"
 #include "lowering/Passes.h"
 
@@ -41,11 +42,12 @@ using namespace whale;
 namespace {
 
 /// The shape `op` iterates over: its result's, or for a sum the shape of
-/// the value it sums.
+/// the value it sums, with f32 elements (a cast to bf16 iterates as the
+/// f32 ops around it do).
 Type iterationType(Operation *op) {
-  if (FusedOp::isFusibleReduction(op))
-    return FusedOp::reducedValue(op).getType();
-  return op->getResult(0).getType();
+  Value v = FusedOp::isFusibleReduction(op) ? FusedOp::reducedValue(op)
+                                             : op->getResult(0);
+  return withElement(v.getType(), Float32Type::get(op->getContext()));
 }
 
 struct Group {
@@ -76,6 +78,40 @@ size_t operandsWith(const Group &g, Operation *op, Block &block) {
     count(member);
   count(op);
   return inputs.size() + results;
+}
+
+/// Whether `op` widens a bf16 value to fp32 (amp's storage).
+bool isWidening(Operation *op) {
+  auto c = dyn_cast<CastOp>(op);
+  return c && isBf16Tensor(c.getInput().getType()) &&
+         elementOf(c.getType()).isF32();
+}
+
+/// Moves the widenings of a region's inputs into it: the region reads the
+/// bf16 value and widens it in registers as it loads it, and a cast no
+/// one else reads goes. (A broadcast input's widening too: a conversion
+/// is one element's, whatever shape it is read at.)
+void absorbInputWidenings(FusedOp region) {
+  Block &body = region.getBody().front();
+  OpBuilder b(region.getContext());
+  b.setInsertionPointToStart(&body);
+  for (OpOperand &input : region->getOpOperands()) {
+    auto c = input.get().getDefiningOp<CastOp>();
+    if (!c || !isWidening(c))
+      continue;
+    BlockArgument arg = body.getArgument(input.getOperandNumber());
+    input.set(c.getInput());
+    arg.setType(c.getInput().getType());
+    auto widened = CastOp::create(b, c.getLoc(), c.getType(), arg);
+    arg.replaceAllUsesExcept(widened, widened);
+    if (c->use_empty())
+      c->erase();
+  }
+}
+
+bool hasBf16Operand(FusedOp region) {
+  return llvm::any_of(region->getOperandTypes(), isBf16Tensor) ||
+         llvm::any_of(region->getResultTypes(), isBf16Tensor);
 }
 
 /// Puts a region's ops back where it stands.
@@ -152,10 +188,18 @@ private:
     // and over an op that allocates they would raise the program's peak
     // memory above what the planner, which plans the unfused program,
     // counted on.
-    // (A parameter allocates nothing: it names memory the context holds.)
+    // (A parameter allocates nothing: it names memory the context holds.
+    // Nor does the widening of an input that only `op` and the group read:
+    // the region takes it in, absorbInputWidenings.)
+    auto takenIn = [&](Operation *at) {
+      return isWidening(at) &&
+             llvm::all_of(at->getUsers(), [&](Operation *u) {
+               return u == op || g.members.count(inBlock(u));
+             });
+    };
     for (Operation *at = g.ops.back()->getNextNode(); at && at != op;
          at = at->getNextNode())
-      if (at->getNumResults() > 0 && !isa<ParamOp>(at))
+      if (at->getNumResults() > 0 && !isa<ParamOp>(at) && !takenIn(at))
         return false;
     for (Operation *member : g.ops)
       for (Operation *user : member->getResult(0).getUsers()) {
@@ -179,6 +223,10 @@ private:
   }
 
   void place(Operation *op) {
+    // The widening of a value no region makes is no op of a chain: each
+    // region that reads it takes it in as it loads it.
+    if (isWidening(op) && !groupOf.count(op->getOperand(0).getDefiningOp()))
+      return;
     // A sum joins the chain that makes what it sums, or stays the
     // runtime's: alone it would be the runtime's reduction over again.
     // So does an op of each row, with the chain that makes its input.
@@ -230,6 +278,9 @@ private:
         results.push_back(op->getResult(0));
     if (results.empty())
       return; // nothing reads it: left for the lowering to drop as it is
+    // A conversion alone is the runtime's cast already.
+    if (llvm::all_of(g.ops, [](Operation *op) { return isa<CastOp>(op); }))
+      return;
 
     OpBuilder b(g.ops.back()->getContext());
     b.setInsertionPointAfter(g.ops.back());
@@ -304,13 +355,16 @@ struct FuseElementwisePass
     BlockFuser fuser(block, elementPrograms);
     fuser.run();
     // The rules above keep regions within what an element program holds;
-    // one they missed runs as its ops rather than not at all.
-    if (elementPrograms)
-      for (FusedOp region : fuser.regions) {
-        std::string why;
-        if (buildFusedProgram(region, why).empty())
-          unfuse(region);
-      }
+    // one they missed runs as its ops rather than not at all. So does a
+    // region with bf16 operands anywhere: the runtime checks each
+    // operand's type against its program's.
+    for (FusedOp region : fuser.regions) {
+      absorbInputWidenings(region);
+      std::string why;
+      if ((elementPrograms || hasBf16Operand(region)) &&
+          buildFusedProgram(region, why).empty())
+        unfuse(region);
+    }
   }
 };
 

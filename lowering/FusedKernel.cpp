@@ -79,7 +79,9 @@ FusedLaunch buildFusedKernel(FusedOp op, ModuleOp kernels, StringRef name) {
   SmallVector<Type> args;
   SmallVector<AffineMap> maps;
   SmallVector<int64_t> splitAt; // the memref's dimension, or -1
-  for (const SmallVector<bool> &reads : space.reads) {
+  SmallVector<Type> types(op->getOperandTypes());
+  llvm::append_range(types, op->getResultTypes());
+  for (auto [i, reads] : llvm::enumerate(space.reads)) {
     SmallVector<int64_t> memShape;
     SmallVector<AffineExpr> index;
     for (int64_t d = 0; d < rank; ++d) {
@@ -87,11 +89,11 @@ FusedLaunch buildFusedKernel(FusedOp op, ModuleOp kernels, StringRef name) {
       index.push_back(reads[d] ? b.getAffineDimExpr(d)
                                : b.getAffineConstantExpr(0));
     }
-    args.push_back(MemRefType::get(memShape, f32));
+    args.push_back(MemRefType::get(memShape, Scalars::memoryElement(types[i])));
     maps.push_back(AffineMap::get(rank, 0, index, ctx));
     splitAt.push_back(split >= 0 && reads[split] ? split : -1);
   }
-  for (const SmallVector<bool> &keeps : space.keeps) {
+  for (auto [o, keeps] : llvm::enumerate(space.keeps)) {
     SmallVector<int64_t> memShape;
     SmallVector<AffineExpr> index;
     int64_t at = -1;
@@ -103,7 +105,8 @@ FusedLaunch buildFusedKernel(FusedOp op, ModuleOp kernels, StringRef name) {
       memShape.push_back(space.extents[d]);
       index.push_back(b.getAffineDimExpr(d));
     }
-    args.push_back(MemRefType::get(memShape, f32));
+    args.push_back(MemRefType::get(
+        memShape, Scalars::memoryElement(types[space.reads.size() + o])));
     maps.push_back(AffineMap::get(rank, 0, index, ctx));
     splitAt.push_back(at);
   }
@@ -145,14 +148,17 @@ FusedLaunch buildFusedKernel(FusedOp op, ModuleOp kernels, StringRef name) {
       b, loc, ValueRange(views).take_front(nIn), outViews, maps, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange elements) {
         Scalars s(nb, nloc);
+        SmallVector<Value> loaded;
+        for (unsigned i = 0; i < nIn; ++i)
+          loaded.push_back(s.loaded(elements[i], types[i]));
         llvm::DenseMap<Value, Value> element = s.elements(
-            region, elements, [](Operation *) { return false; });
+            region, ValueRange(loaded), [](Operation *) { return false; });
         SmallVector<Value> out;
         ValueRange yielded = region.getTerminator()->getOperands();
         for (auto [i, v] : llvm::enumerate(yielded))
           out.push_back(results[i].reduced
                             ? s.add(elements[nIn + i], element.lookup(v))
-                            : element.lookup(v));
+                            : s.toStore(element.lookup(v), types[nIn + i]));
         linalg::YieldOp::create(nb, nloc, out);
       });
 

@@ -70,9 +70,10 @@ public:
   }
 
   /// The region's elementwise ops over one row: reads `inputs`, writes
-  /// the values `written` into `outs`.
+  /// the values `written` into `outs` (f32, or bf16 as the region's
+  /// operands are stored: `outTypes`).
   void elementwise(ArrayRef<Value> inputs, ArrayRef<Value> written,
-                   ArrayRef<Value> outs) {
+                   ArrayRef<Value> outs, ArrayRef<Type> outTypes) {
     Block &region = op.getBody().front();
     SmallVector<AffineMap> maps;
     for (RowRead r : reads)
@@ -83,11 +84,14 @@ public:
         both(utils::IteratorType::parallel),
         [&](OpBuilder &nb, Location nloc, ValueRange elements) {
           Scalars s(nb, nloc);
+          SmallVector<Value> loaded;
+          for (auto [e, t] : llvm::zip(elements, op.getInputs().getTypes()))
+            loaded.push_back(s.loaded(e, t));
           llvm::DenseMap<Value, Value> element =
-              s.elements(region, elements, FusedOp::endsChain);
+              s.elements(region, mlir::ValueRange(loaded), FusedOp::endsChain);
           SmallVector<Value> out;
-          for (Value v : written)
-            out.push_back(element.lookup(v));
+          for (auto [v, t] : llvm::zip(written, outTypes))
+            out.push_back(s.toStore(element.lookup(v), t));
           linalg::YieldOp::create(nb, nloc, out);
         });
   }
@@ -209,9 +213,10 @@ FusedLaunch buildFusedRowKernel(FusedOp op, ModuleOp kernels,
     args.push_back(MemRefType::get(
         {std::max<int64_t>(period, 1),
          reads.back() == RowRead::Element ? 1 : width},
-        f32));
+        Scalars::memoryElement(t)));
   }
-  args.append(op.getNumResults(), MemRefType::get({rows, width}, f32));
+  for (Type t : op.getResultTypes())
+    args.push_back(MemRefType::get({rows, width}, Scalars::memoryElement(t)));
   Block *entry = beginKernelBody(b, kernels, name, args, loc);
   const unsigned nIn = op.getNumOperands();
   Value lo = entry->getArgument(args.size());
@@ -245,8 +250,10 @@ FusedLaunch buildFusedRowKernel(FusedOp op, ModuleOp kernels,
   // The row op's output row; its input's row: a result's, or the output
   // row itself as scratch, written by the elementwise loop.
   Value rowIn = rowOp->getOperand(0);
+  // (Both are f32: the row op's input and result are.)
   Value dst, src;
   SmallVector<Value> written, writtenTo;
+  SmallVector<Type> writtenTypes;
   for (auto [i, v] : llvm::enumerate(yield->getOperands())) {
     if (v == rowOp->getResult(0)) {
       dst = outs[i];
@@ -254,16 +261,18 @@ FusedLaunch buildFusedRowKernel(FusedOp op, ModuleOp kernels,
     }
     written.push_back(v);
     writtenTo.push_back(outs[i]);
+    writtenTypes.push_back(v.getType());
     if (v == rowIn)
       src = outs[i];
   }
   if (!src) {
     written.push_back(rowIn);
     writtenTo.push_back(dst);
+    writtenTypes.push_back(rowIn.getType());
     src = dst;
   }
   RowBody body(b, loc, op, reads, width);
-  body.elementwise(inputs, written, writtenTo);
+  body.elementwise(inputs, written, writtenTo, writtenTypes);
   if (auto ln = dyn_cast<LayerNormOp>(rowOp)) {
     auto arg = [&](Value v) { return cast<BlockArgument>(v).getArgNumber(); };
     unsigned g = arg(ln.getGamma()), be = arg(ln.getBeta());

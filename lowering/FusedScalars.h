@@ -36,7 +36,8 @@ constexpr double kGeluCubic = 0.044715;
 /// What each fusible whale op computes on one element, written once over
 /// the primitive arithmetic a `Derived` emitter provides on its values `V`
 /// (c, add, sub, mul, div, neg, exp, tanh, log, sqrt, positive, less,
-/// select): as arith and math ops in a generated kernel (Scalars, below),
+/// select, and roundBf16: the bf16 value nearest, still an f32): as arith
+/// and math ops in a generated kernel (Scalars, below),
 /// or as instructions of an element program (FusedProgram.cpp).
 template <class Derived, class V> class ScalarRules {
 public:
@@ -70,6 +71,12 @@ public:
         .Case([&](GeluOp) {
           V v = in[0];
           return s.mul(s.mul(s.c(0.5), v), s.add(s.c(1), geluTanh(v)));
+        })
+        // Values are f32 in registers; a cast to bf16 rounds one there (a
+        // bf16 operand is widened as it is loaded, and rounded as stored).
+        .Case([&](CastOp c) {
+          return c.getType().getElementType().isBF16() ? s.roundBf16(in[0])
+                                                       : in[0];
         })
         .Case([&](UnaryGradOp g) { return unaryGrad(g.getKind(), in); })
         .Case([&](BinaryGradOp g) {
@@ -173,6 +180,67 @@ public:
   }
   Value select(Value cond, Value x, Value y) {
     return arith::SelectOp::create(b, loc, cond, x, y);
+  }
+  /// runtime/ops/Bf16.h's roundToBf16 in integer arithmetic, so the
+  /// generated kernels round as the runtime's cast does, bit for bit
+  /// (NaN and infinities included), with no bf16 type for LLVM to lower.
+  Value roundBf16(Value x) {
+    auto i32 = b.getI32Type();
+    auto k = [&](uint32_t v) {
+      return arith::ConstantOp::create(
+          b, loc, b.getI32IntegerAttr(static_cast<int32_t>(v)));
+    };
+    Value u = arith::BitcastOp::create(b, loc, i32, x);
+    Value exponent = arith::AndIOp::create(b, loc, u, k(0x7f800000u));
+    Value special = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          exponent, k(0x7f800000u));
+    Value mantissa = arith::AndIOp::create(b, loc, u, k(0x007fffffu));
+    Value nan = arith::AndIOp::create(
+        b, loc, special,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, mantissa,
+                              k(0)));
+    Value quiet = arith::OrIOp::create(b, loc, u, k(0x00400000u));
+    Value lsb = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, u, k(16)), k(1));
+    Value rounded = arith::AddIOp::create(
+        b, loc, u, arith::AddIOp::create(b, loc, k(0x7fffu), lsb));
+    Value kept = arith::SelectOp::create(
+        b, loc, special, arith::SelectOp::create(b, loc, nan, quiet, u),
+        rounded);
+    Value cut = arith::AndIOp::create(b, loc, kept, k(0xffff0000u));
+    return arith::BitcastOp::create(b, loc, b.getF32Type(), cut);
+  }
+  /// The f32 value of bf16 bits `bits` (an i16 loaded from bf16 storage).
+  Value widenBf16(Value bits) {
+    auto i32 = b.getI32Type();
+    Value u = arith::ExtUIOp::create(b, loc, i32, bits);
+    Value shifted = arith::ShLIOp::create(
+        b, loc, u, arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16)));
+    return arith::BitcastOp::create(b, loc, b.getF32Type(), shifted);
+  }
+  /// The bits bf16 storage holds for `x`, rounded to nearest.
+  Value bf16Bits(Value x) {
+    auto i32 = b.getI32Type();
+    Value u = arith::BitcastOp::create(b, loc, i32, roundBf16(x));
+    Value high = arith::ShRUIOp::create(
+        b, loc, u, arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16)));
+    return arith::TruncIOp::create(b, loc, b.getI16Type(), high);
+  }
+
+  /// The element type a generated kernel's memref has for a region
+  /// operand of tensor type `t`: f32, or bf16 storage as its bits (i16).
+  static mlir::Type memoryElement(mlir::Type t) {
+    auto tensor = mlir::cast<mlir::RankedTensorType>(t);
+    mlir::Type e = tensor.getElementType();
+    return e.isBF16() ? mlir::IntegerType::get(t.getContext(), 16) : e;
+  }
+  /// An element loaded from an operand of tensor type `t`, as an f32.
+  Value loaded(Value element, mlir::Type t) {
+    return element.getType().isInteger(16) ? widenBf16(element) : element;
+  }
+  /// What a kernel stores of f32 `v` into an operand of tensor type `t`.
+  Value toStore(Value v, mlir::Type t) {
+    return memoryElement(t).isInteger(16) ? bf16Bits(v) : v;
   }
 
   using ScalarRules::elements;

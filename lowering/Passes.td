@@ -53,7 +53,18 @@ def WhaleWidenBf16 : Pass<"whale-widen-bf16", "mlir::ModuleOp"> {
     does, fp32 inside and rounded at the store, so the numbers hold and
     the simulator prices the conversions that run. Runs after the train
     step is built, before fusion.
+
+    Then it chooses where a value is stored. A value rounded only for
+    readers that widen it again, and a bf16 matmul's result that every
+    reader widens, are stored in fp32 (one rounding and two conversions
+    fewer), unless `fused-casts` says fusion follows and the casts on both
+    sides would join the elementwise kernels around them: then the value
+    stays bf16 between those kernels, half the bytes each moves.
   }];
+  let options = [
+    Option<"fusedCasts", "fused-casts", "bool", /*default=*/"false",
+           "-whale-fuse-elementwise follows, and takes casts into its kernels">,
+  ];
 }
 
 def WhaleGemmEpilogues : Pass<"whale-gemm-epilogues", "mlir::ModuleOp"> {

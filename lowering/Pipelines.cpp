@@ -28,7 +28,7 @@ void buildWhaleTrainPipeline(mlir::OpPassManager &pm,
   buildWhaleGradPipeline(pm, options.ampStorage);
   pm.addPass(createWhaleTrainStep());
   if (options.ampStorage)
-    pm.addPass(createWhaleWidenBf16());
+    pm.addPass(createWhaleWidenBf16({/*fusedCasts=*/options.fuse}));
   if (options.fuse)
     pm.addPass(createWhaleFuseElementwise());
 }
@@ -75,7 +75,7 @@ void buildWhaleRankProgramsPipeline(
   pm.addPass(createWhaleRankPrograms());
   pm.addPass(createWhaleShardOptimizer());
   if (options.ampStorage)
-    pm.addPass(createWhaleWidenBf16());
+    pm.addPass(createWhaleWidenBf16({/*fusedCasts=*/options.fuse}));
   if (options.overlap)
     pm.addPass(createWhaleOverlapGradSync());
   if (options.gemmEpilogues)

@@ -34,6 +34,27 @@ bool onlyWidened(Value v) {
   });
 }
 
+/// Whether every reader of `v` (an fp32 value widened from bf16) would
+/// take it inside a fused kernel, so the widening runs in registers as
+/// the kernel loads the bf16 value.
+bool readersFuse(Value v) {
+  return !v.use_empty() && llvm::all_of(v.getUses(), [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (user->getBlock() != v.getParentBlock())
+      return false;
+    return FusedOp::isFusible(user) || FusedOp::isFusibleReduction(user) ||
+           (FusedOp::isFusibleRowOp(user) && use.getOperandNumber() == 0);
+  });
+}
+
+/// Whether `v` (bf16, every reader a widening cast) stays bf16 in memory
+/// when fusion follows: every widened copy is read in fused kernels.
+bool widenedInKernels(Value v) {
+  return llvm::all_of(v.getUsers(), [](Operation *user) {
+    return readersFuse(user->getResult(0));
+  });
+}
+
 /// A reshape of bf16 whose every reader widens it reshapes the widened
 /// value instead, so the folds below see through it (a head split between
 /// a projection and an fp32 attention). Later reshapes first, so a chain
@@ -62,7 +83,7 @@ void widenBeforeReshapes(Operation *root, Type f32) {
 /// A bf16 matmul whose result every reader widens stores it in fp32 itself,
 /// one rounding fewer: a weight's gradient then reaches its fp32 master
 /// unrounded, and logits reach an fp32 loss so.
-void storeWidenedMatmulsInFp32(Operation *root, Type f32) {
+void storeWidenedMatmulsInFp32(Operation *root, Type f32, bool fusedCasts) {
   SmallVector<Operation *> matmuls;
   root->walk([&](Operation *op) {
     if (isBf16Matmul(op) && isBf16Tensor(op->getResult(0).getType()))
@@ -70,7 +91,7 @@ void storeWidenedMatmulsInFp32(Operation *root, Type f32) {
   });
   for (Operation *op : matmuls) {
     Value r = op->getResult(0);
-    if (!onlyWidened(r))
+    if (!onlyWidened(r) || (fusedCasts && widenedInKernels(r)))
       continue;
     r.setType(withElement(r.getType(), f32));
     for (Operation *user : llvm::make_early_inc_range(r.getUsers())) {
@@ -83,8 +104,11 @@ void storeWidenedMatmulsInFp32(Operation *root, Type f32) {
 /// A value rounded to bf16 only to be widened again by every reader is
 /// never stored in bf16: the readers take the fp32 value itself. Between
 /// two widened ops that is what a fused kernel does; it rounds less, and
-/// runs no conversions.
-void dropRoundTrips(Operation *root) {
+/// runs no conversions. With `fusedCasts`, a trip whose rounding joins
+/// the kernel that makes the value (an elementwise op makes it) and whose
+/// widenings join the kernels that read it stays: the value crosses
+/// between kernels in bf16.
+void dropRoundTrips(Operation *root, bool fusedCasts) {
   SmallVector<CastOp> narrowing;
   root->walk([&](CastOp c) {
     if (isBf16Tensor(c.getType()) && !isBf16Tensor(c.getOperand().getType()))
@@ -98,6 +122,10 @@ void dropRoundTrips(Operation *root) {
     };
     if (!llvm::all_of(r.getUsers(), widening))
       continue;
+    Operation *source = c.getOperand().getDefiningOp();
+    if (fusedCasts && source && FusedOp::isFusible(source) &&
+        widenedInKernels(r))
+      continue;
     for (Operation *user : llvm::make_early_inc_range(r.getUsers())) {
       user->getResult(0).replaceAllUsesWith(c.getOperand());
       user->erase();
@@ -107,6 +135,8 @@ void dropRoundTrips(Operation *root) {
 }
 
 struct WidenBf16 : public whale::impl::WhaleWidenBf16Base<WidenBf16> {
+  using WhaleWidenBf16Base::WhaleWidenBf16Base;
+
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     Type f32 = Float32Type::get(ctx), bf16 = BFloat16Type::get(ctx);
@@ -146,8 +176,8 @@ struct WidenBf16 : public whale::impl::WhaleWidenBf16Base<WidenBf16> {
       }
     }
     widenBeforeReshapes(getOperation(), f32);
-    storeWidenedMatmulsInFp32(getOperation(), f32);
-    dropRoundTrips(getOperation());
+    storeWidenedMatmulsInFp32(getOperation(), f32, fusedCasts);
+    dropRoundTrips(getOperation(), fusedCasts);
   }
 };
 

@@ -1,6 +1,7 @@
 //===- CApiFused.cpp - the C ABI's generated kernels ----------------------===//
 
 #include "runtime/capi/CApiInternal.h"
+#include "runtime/ops/ElementProgram.h"
 
 #include <vector>
 
@@ -24,6 +25,23 @@ whale_rt_status whale_rt_fused(whale_rt_context *ctx, const char *name,
           return ctx->invalid("fused: no kernel or program, or no tensors to "
                               "run it on");
         const int64_t elements = rows * row_elements;
+        // Which operands are stored in bf16 (amp's storage): the program
+        // says, and the generated kernel was built for the same types; a
+        // region without a program takes f32 only.
+        fused::Layout layout;
+        if (program) {
+          std::vector<fused::Instr> code;
+          std::string why;
+          if (!fused::parse(program, program_words, layout, code, why))
+            return ctx->invalid("fused: " + why);
+          if (layout.inputs != num_inputs || layout.outputs != num_outputs)
+            return ctx->invalid(
+                "fused: an element program for " +
+                std::to_string(layout.inputs) + " inputs and " +
+                std::to_string(layout.outputs) + " results was given " +
+                std::to_string(num_inputs) + " and " +
+                std::to_string(num_outputs));
+        }
         // The addresses on the stack for the few operands a region has; a
         // call is on the step's path, once per region per step.
         void *few[16];
@@ -40,11 +58,14 @@ whale_rt_status whale_rt_fused(whale_rt_context *ctx, const char *name,
         for (int32_t i = 0; i < num_inputs + num_outputs; ++i) {
           bool output = i >= num_inputs;
           whale_rt_tensor *t = output ? outputs[i - num_inputs] : inputs[i];
-          if (!t || t->tensor.dtype() != DType::F32)
+          const DType want = layout.bf16[i] ? DType::BF16 : DType::F32;
+          if (!t || t->tensor.dtype() != want)
             return ctx->invalid("fused: " +
                                 std::string(output ? "output " : "input ") +
                                 std::to_string(output ? i - num_inputs : i) +
-                                " is not an f32 tensor");
+                                " is not " +
+                                (want == DType::BF16 ? "a bf16" : "an f32") +
+                                " tensor");
           // A sum ending the region's chain is smaller than the region.
           int64_t n = t->tensor.numel();
           if (n > elements || (output && n < 1))
@@ -54,8 +75,7 @@ whale_rt_status whale_rt_fused(whale_rt_context *ctx, const char *name,
                 std::to_string(n) + " elements for a region of " +
                 std::to_string(elements));
           sizes[i] = n;
-          data[i] = output ? static_cast<void *>(t->tensor.view<float>().data)
-                           : const_cast<float *>(t->tensor.cview<float>().data);
+          data[i] = t->tensor.raw();
         }
         Device::FusedCode code;
         code.kernel = kernel;

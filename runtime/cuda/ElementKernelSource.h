@@ -95,6 +95,9 @@ inline std::string statement(const Instr &in) {
   case Select:
     e = a + " != 0.0f ? " + b + " : " + c;
     break;
+  case Round:
+    e = "whale_round_bf16(" + a + ")";
+    break;
   default: // parse refuses other ops; step leaves the register alone
     return "";
   }
@@ -159,6 +162,7 @@ inline const char *prelude() {
 #define INFINITY __int_as_float(0x7f800000)
 #endif
 __device__ inline float whale_float(unsigned u) { return __uint_as_float(u); }
+__device__ inline unsigned whale_bits(float f) { return __float_as_uint(f); }
 template <bool Max> __device__ float whale_block(float v) {
   __shared__ float partial[32];
   __shared__ float result;
@@ -205,7 +209,31 @@ static inline float whale_float(unsigned u) {
   memcpy(&f, &u, sizeof f);
   return f;
 }
+static inline unsigned whale_bits(float f) {
+  unsigned u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+#define __device__
 #endif
+/* fused::roundBf16: to nearest, ties to even, NaN kept a NaN. */
+__device__ inline float whale_round_bf16(float f) {
+  unsigned u = whale_bits(f);
+  if ((u & 0x7f800000u) == 0x7f800000u) {
+    if (u & 0x007fffffu)
+      u |= 0x00400000u;
+  } else {
+    u += 0x7fffu + ((u >> 16) & 1u);
+  }
+  return whale_float(u & 0xffff0000u);
+}
+__device__ inline float whale_load_bf16(const void *p, long long at) {
+  return whale_float((unsigned)((const unsigned short *)p)[at] << 16);
+}
+__device__ inline void whale_store_bf16(void *p, long long at, float v) {
+  ((unsigned short *)p)[at] =
+      (unsigned short)(whale_bits(whale_round_bf16(v)) >> 16);
+}
 struct WhaleOperands {
   const void *data[16];
 };
@@ -215,6 +243,14 @@ struct WhaleOperands {
 } // namespace detail
 
 namespace detail {
+
+/// Operand `slot`'s element at the point, as an f32 (fused::loadOperand).
+inline std::string load(const Layout &l, int slot) {
+  const std::string data = "p.data[" + std::to_string(slot) + "]";
+  if (l.bf16[slot])
+    return "whale_load_bf16(" + data + ", " + offsetOf(l, slot) + ")";
+  return "((const float *)" + data + ")[" + offsetOf(l, slot) + "]";
+}
 
 /// A point's index, registers, input loads and instructions: the body
 /// both kernel shapes share, for point (t, k).
@@ -228,16 +264,19 @@ inline std::string pointBody(const Layout &l, const std::vector<Instr> &code,
     s << (r ? ", " : "") << reg(r) << " = 0.0f";
   s << ";\n";
   for (int i = 0; i < l.inputs; ++i)
-    s << indent << reg(i) << " = ((const float *)p.data[" << i << "])["
-      << offsetOf(l, i) << "];\n";
+    s << indent << reg(i) << " = " << load(l, i) << ";\n";
   for (const Instr &in : code)
     s << indent << statement(in) << "\n";
   return s.str();
 }
 
 inline std::string store(const Layout &l, int o, const std::string &value) {
-  return "((float *)p.data[" + std::to_string(l.inputs + o) + "])[" +
-         offsetOf(l, l.inputs + o) + "] = " + value + ";";
+  const int slot = l.inputs + o;
+  if (l.bf16[slot])
+    return "whale_store_bf16((void *)p.data[" + std::to_string(slot) + "], " +
+           offsetOf(l, slot) + ", " + value + ");";
+  return "((float *)p.data[" + std::to_string(slot) + "])[" +
+         offsetOf(l, slot) + "] = " + value + ";";
 }
 
 /// A program without a row op: a thread per (point, part), as runThread
@@ -332,10 +371,8 @@ inline std::string rowsKernel(const Layout &l, const std::vector<Instr> &code) {
     s << "      const long long t = row * width + c;\n";
     if (needsIndex(l))
       s << indexOf(l, "t", "0LL", "      ");
-    s << "      const float g = ((const float *)p.data[" << l.gamma << "])["
-      << offsetOf(l, l.gamma) << "];\n";
-    s << "      const float b = ((const float *)p.data[" << l.beta << "])["
-      << offsetOf(l, l.beta) << "];\n";
+    s << "      const float g = " << load(l, l.gamma) << ";\n";
+    s << "      const float b = " << load(l, l.beta) << ";\n";
     s << "      y[c] = (y[c] - mean) * rstd * g + b;\n";
     s << "    }\n";
   } else {

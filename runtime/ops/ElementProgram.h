@@ -14,13 +14,17 @@
 //
 // Layout, in int64 words:
 //   kMagic, rank, extents[rank], inputs, outputs, registers, instructions,
-//   per input:  reads[rank]                (0: broadcast along it)
-//   per output: keeps[rank], mean, register (keeps 0: summed over it)
+//   per input:  reads[rank], type          (0: broadcast along it)
+//   per output: keeps[rank], mean, register, type (keeps 0: summed over)
 //   row op:     kind (0: none; 1: layernorm, 2: softmax over the last
 //               dimension), then for one: the result it makes, the
 //               register holding its input, and for layernorm the inputs
 //               gamma and beta and eps (the f32's bits)
 //   per instruction: op, dst, a, b, c      (Const: a holds the f32's bits)
+//
+// An operand's type is 0 for f32, 1 for bf16 (amp's storage): a bf16
+// input is widened as it is loaded, a bf16 result rounded to nearest as it
+// is stored; registers are always f32 (Round rounds one to bf16 there).
 //
 // A program with a row op runs a row at a time (the last dimension): each
 // point's instructions, the row op's input kept in its output's row, then
@@ -46,7 +50,7 @@
 
 namespace whale::rt::fused {
 
-constexpr int64_t kMagic = 0x5748464550524732; // "WHFEPRG2"
+constexpr int64_t kMagic = 0x5748464550524733; // "WHFEPRG3"
 /// The most operands (inputs and results) and registers a program has;
 /// the fuser keeps regions meant for programs within them.
 constexpr int kMaxOperands = 16;
@@ -68,6 +72,7 @@ enum Op : int32_t {
   Positive, ///< dst = a > 0 (1 or 0)
   Less,     ///< dst = a < b (1 or 0)
   Select,   ///< dst = a != 0 ? b : c
+  Round,    ///< dst = the bf16 value nearest a (runtime/ops/Bf16.h)
   NumOps
 };
 
@@ -91,6 +96,8 @@ struct Layout {
   bool summed[cuda::kMaxRank] = {};
   int32_t resultRegister[kMaxOperands] = {};
   bool sum[kMaxOperands] = {};
+  /// Per operand: stored in bf16 (else f32).
+  bool bf16[kMaxOperands] = {};
   /// A mean's divisor (the elements it summed); 0 for a plain sum.
   float meanOf[kMaxOperands] = {};
   /// Per operand: every dimension read or written, in a program without
@@ -110,6 +117,53 @@ struct Layout {
 };
 
 enum RowOp : int32_t { NoRowOp, LayerNorm, Softmax };
+
+/// The operand types a program's words name.
+enum OperandType : int64_t { F32Operand = 0, Bf16Operand = 1 };
+
+/// The bf16 value nearest `f`, as an f32: to nearest, ties to even, NaN
+/// kept a NaN, as runtime/ops/Bf16.h's roundToBf16 (which the host's
+/// casts use), in code a GPU compiler takes too.
+WHALE_HD float roundBf16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  if ((u & 0x7f800000u) == 0x7f800000u) {
+    if (u & 0x007fffffu)
+      u |= 0x00400000u;
+  } else {
+    u += 0x7fffu + ((u >> 16) & 1u);
+  }
+  u &= 0xffff0000u;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+/// Operand `slot`'s element `at`, as an f32.
+WHALE_HD float loadOperand(const Layout &l, const void *const *data, int slot,
+                           int64_t at) {
+  if (!l.bf16[slot])
+    return static_cast<const float *>(data[slot])[at];
+  const uint32_t u = static_cast<uint32_t>(
+                         static_cast<const uint16_t *>(data[slot])[at])
+                     << 16;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+/// Stores `v` as operand `slot`'s element `at`, rounded where it is bf16.
+WHALE_HD void storeOperand(const Layout &l, const void *const *data, int slot,
+                           int64_t at, float v) {
+  void *base = const_cast<void *>(data[slot]);
+  if (!l.bf16[slot]) {
+    static_cast<float *>(base)[at] = v;
+    return;
+  }
+  const float r = roundBf16(v);
+  uint32_t u;
+  memcpy(&u, &r, sizeof u);
+  static_cast<uint16_t *>(base)[at] = static_cast<uint16_t>(u >> 16);
+}
 
 /// Reads `words` (`size` of them) into `layout` and `code`; false with
 /// `why` for words that are not a program this interpreter runs.
@@ -154,12 +208,17 @@ inline bool parse(const int64_t *words, int64_t size, Layout &layout,
   layout.registers = static_cast<int>(registers);
   // An input's strides: row-major over the dimensions it reads.
   for (int i = 0; i < inputs; ++i) {
-    int64_t flags[cuda::kMaxRank];
+    int64_t flags[cuda::kMaxRank], type = 0;
     for (int d = 0; d < rank; ++d)
       if (!next(flags[d])) {
         why = "an element program's inputs are cut short";
         return false;
       }
+    if (!next(type) || (type != F32Operand && type != Bf16Operand)) {
+      why = "an element program's input has no type it knows";
+      return false;
+    }
+    layout.bf16[i] = type == Bf16Operand;
     int64_t stride = 1;
     for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
       layout.strides[i][d] = flags[d] ? stride : 0;
@@ -175,11 +234,17 @@ inline bool parse(const int64_t *words, int64_t size, Layout &layout,
         why = "an element program's results are cut short";
         return false;
       }
+    int64_t type = 0;
     if (!next(mean) || !next(reg) || reg < 0 || reg >= registers) {
       why = "an element program's result has no register";
       return false;
     }
+    if (!next(type) || (type != F32Operand && type != Bf16Operand)) {
+      why = "an element program's result has no type it knows";
+      return false;
+    }
     const int slot = layout.inputs + o;
+    layout.bf16[slot] = type == Bf16Operand;
     bool sums = false;
     int64_t stride = 1, summedOver = 1;
     for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
@@ -230,6 +295,11 @@ inline bool parse(const int64_t *words, int64_t size, Layout &layout,
          (!next(gamma) || !next(beta) || !next(eps) || gamma < 0 ||
           gamma >= inputs || beta < 0 || beta >= inputs))) {
       why = "an element program's row op names no result, register or input";
+      return false;
+    }
+    if (layout.bf16[layout.inputs + result]) {
+      // The row is kept in the row op's output between its passes.
+      why = "an element program's row op makes a bf16 result";
       return false;
     }
     layout.rowResult = static_cast<int32_t>(result);
@@ -350,6 +420,9 @@ WHALE_HD void step(const Instr &in, float *r) {
   case Select:
     r[in.dst] = r[in.a] != 0.0f ? r[in.b] : r[in.c];
     break;
+  case Round:
+    r[in.dst] = roundBf16(r[in.a]);
+    break;
   default:
     break;
   }
@@ -406,7 +479,7 @@ WHALE_HD void runTerms(const Layout &l, const Instr *code, int count,
   for (int64_t k = k0; k < k1; ++k) {
     offsetsOf(l, t, k, at);
     for (int i = 0; i < l.inputs; ++i)
-      r[i] = static_cast<const float *>(data[i])[at[i]];
+      r[i] = loadOperand(l, data, i, at[i]);
     for (int c = 0; c < count; ++c)
       step(code[c], r);
     for (int o = 0; o < l.outputs; ++o) {
@@ -414,8 +487,7 @@ WHALE_HD void runTerms(const Layout &l, const Instr *code, int count,
       if (l.sum[o])
         acc[o] += v;
       else
-        static_cast<float *>(
-            const_cast<void *>(data[l.inputs + o]))[at[l.inputs + o]] = v;
+        storeOperand(l, data, l.inputs + o, at[l.inputs + o], v);
     }
   }
 }
@@ -423,9 +495,8 @@ WHALE_HD void runTerms(const Layout &l, const Instr *code, int count,
 /// Thread `t`'s element of each sum (a mean divided), from its total.
 WHALE_HD void writeSum(const Layout &l, const void *const *data, int64_t t,
                        int o, float total) {
-  static_cast<float *>(
-      const_cast<void *>(data[l.inputs + o]))[offsetOf(l, l.inputs + o, t, 0)] =
-      l.meanOf[o] > 0.0f ? total / l.meanOf[o] : total;
+  storeOperand(l, data, l.inputs + o, offsetOf(l, l.inputs + o, t, 0),
+               l.meanOf[o] > 0.0f ? total / l.meanOf[o] : total);
 }
 
 /// Everything thread `t` of a program writes: the elements of its point
@@ -498,13 +569,12 @@ WHALE_HD float rowElement(const Layout &l, const Instr *code, int count,
   const int64_t t = row * l.extents[l.rank - 1] + c;
   offsetsOf(l, t, 0, at);
   for (int i = 0; i < l.inputs; ++i)
-    r[i] = static_cast<const float *>(data[i])[at[i]];
+    r[i] = loadOperand(l, data, i, at[i]);
   for (int k = 0; k < count; ++k)
     step(code[k], r);
   for (int o = 0; o < l.outputs; ++o) {
     const float v = o == l.rowResult ? r[l.rowInput] : r[l.resultRegister[o]];
-    static_cast<float *>(
-        const_cast<void *>(data[l.inputs + o]))[at[l.inputs + o]] = v;
+    storeOperand(l, data, l.inputs + o, at[l.inputs + o], v);
   }
   return r[l.rowInput];
 }
@@ -522,10 +592,8 @@ WHALE_HD void layerNormElement(const Layout &l, const void *const *data,
                                int64_t row, int64_t c, float mean,
                                float rstd) {
   const int64_t t = row * l.extents[l.rank - 1] + c;
-  const float g = static_cast<const float *>(
-      data[l.gamma])[offsetOf(l, l.gamma, t, 0)];
-  const float b = static_cast<const float *>(
-      data[l.beta])[offsetOf(l, l.beta, t, 0)];
+  const float g = loadOperand(l, data, l.gamma, offsetOf(l, l.gamma, t, 0));
+  const float b = loadOperand(l, data, l.beta, offsetOf(l, l.beta, t, 0));
   float *y = rowOutput(l, data, row);
   y[c] = (y[c] - mean) * rstd * g + b;
 }

@@ -8,6 +8,10 @@
 // nothing), within a few units in the last place where exp, log or tanh
 // are polynomials in the kernel and libm's in the runtime.
 //
+// Cases under amp's storage read and write bf16 operands, and round inside
+// the region where a cast does: the kernels and programs must round as the
+// runtime's cast does, bit for bit, infinities and NaNs included.
+//
 // A third time it is fused for GPUs (element-programs) and run on a CPU
 // device that, as the CUDA device does, ignores the generated kernel and
 // runs each region's element program through the interpreter the CUDA
@@ -22,6 +26,7 @@
 #include "runtime/capi/CApiInternal.h"
 #include "runtime/cpu/CpuDevice.h"
 #include "runtime/cuda/Nvrtc.h"
+#include "runtime/ops/Bf16.h"
 #include "runtime/ops/ElementProgram.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,6 +36,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -192,16 +198,21 @@ run(const Case &c, Mode mode, int &regions, int *programsRan = nullptr,
   std::vector<whale_rt_tensor *> inputs;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     std::vector<int64_t> shape = shapeOf(c.inputs[i]);
+    const bool bf16 = c.inputs[i].find("bf16") != std::string::npos;
     whale_rt_tensor *t = nullptr;
-    EXPECT_EQ(whale_rt_tensor_create(rt, WHALE_RT_F32,
+    EXPECT_EQ(whale_rt_tensor_create(rt, bf16 ? WHALE_RT_BF16 : WHALE_RT_F32,
                                      static_cast<int32_t>(shape.size()),
                                      shape.data(), &t),
               WHALE_RT_OK);
-    float *d = static_cast<float *>(whale_rt_tensor_data(t));
+    void *d = whale_rt_tensor_data(t);
     int64_t n = numel(t);
     for (int64_t k = 0; k < n; ++k) {
       float v = 3.0f * std::sin(0.71f * k + 1.3f * i + 0.2f);
-      d[k] = c.positive ? 1.0f + v / 6.0f : v;
+      v = c.positive ? 1.0f + v / 6.0f : v;
+      if (bf16)
+        static_cast<uint16_t *>(d)[k] = whale::rt::bf16Bits(v);
+      else
+        static_cast<float *>(d)[k] = v;
     }
     inputs.push_back(t);
   }
@@ -210,6 +221,15 @@ run(const Case &c, Mode mode, int &regions, int *programsRan = nullptr,
       << whale_rt_last_error(rt);
   std::vector<std::vector<float>> values;
   for (whale_rt_tensor *t : outs) {
+    if (whale_rt_tensor_dtype(t) == WHALE_RT_BF16) {
+      const uint16_t *d =
+          static_cast<const uint16_t *>(whale_rt_tensor_data(t));
+      std::vector<float> widened;
+      for (int64_t k = 0; k < numel(t); ++k)
+        widened.push_back(whale::rt::bf16Value(d[k]));
+      values.push_back(std::move(widened));
+      continue;
+    }
     const float *d = static_cast<const float *>(whale_rt_tensor_data(t));
     values.emplace_back(d, d + numel(t));
   }
@@ -231,7 +251,15 @@ void expectAgree(const Case &c, const std::vector<std::vector<float>> &got,
     ASSERT_EQ(got[r].size(), want[r].size());
     for (size_t i = 0; i < want[r].size(); ++i) {
       float w = want[r][i], g = got[r][i];
-      if (c.exact)
+      uint32_t wb, gb;
+      std::memcpy(&wb, &w, sizeof wb);
+      std::memcpy(&gb, &g, sizeof gb);
+      if (c.exact) // bits: NaNs too
+        EXPECT_EQ(gb, wb) << "result " << r << " element " << i << ": " << g
+                          << " for " << w;
+      else if (std::isnan(w))
+        EXPECT_TRUE(std::isnan(g)) << "result " << r << " element " << i;
+      else if (std::isinf(w))
         EXPECT_EQ(g, w) << "result " << r << " element " << i;
       else
         EXPECT_NEAR(g, w, c.tolerance * std::max(1.0f, std::fabs(w)))
@@ -531,6 +559,57 @@ std::vector<Case> cases() {
                      "  %p = whale.softmax %m axis = 2 : " + T + "\n",
                  {"%p : " + T},
                  /*exact=*/false});
+  // amp's storage: bf16 operands widened as they are loaded, results
+  // rounded as they are stored, and a value rounded inside the region (a
+  // cast and its widening) rounded in registers, as the runtime's casts
+  // round. The lone cast of the last input stays the runtime's.
+  {
+    const std::string B = "tensor<6x10x33xbf16>";
+    auto cast = [](const std::string &out, const std::string &x,
+                   const std::string &from, const std::string &to) {
+      return "  " + out + " = whale.cast " + x + " : " + from + " to " + to +
+             "\n";
+    };
+    out.push_back({"bf16_bias_relu_round_trip",
+                   {B, D, B},
+                   cast("%x", "%a0", B, T) + bin("add", "%s", "%x", T, "%a1", D) +
+                       un("relu", "%h", "%s") + cast("%hb", "%h", T, B) +
+                       cast("%hw", "%hb", B, T) +
+                       bin("mul", "%m", "%hw", T, "%s", T) +
+                       cast("%mb", "%m", T, B) + cast("%y", "%a2", B, T),
+                   {"%s : " + T, "%hb : " + B, "%mb : " + B, "%y : " + T}});
+    // Infinities and NaNs through the rounding: x / 0 and 0 / 0.
+    out.push_back({"bf16_rounds_infinities_and_nans",
+                   {T, T},
+                   bin("sub", "%z", "%a1", T, "%a1", T) +
+                       bin("div", "%q", "%a0", T, "%z", T) +
+                       bin("div", "%n", "%z", T, "%z", T) +
+                       bin("add", "%u", "%q", T, "%n", T) +
+                       cast("%qb", "%q", T, B) + cast("%ub", "%u", T, B),
+                   {"%qb : " + B, "%ub : " + B}});
+    // A bias gradient of a bf16 output gradient: widened, summed in fp32.
+    out.push_back({"bf16_bias_gradient",
+                   {B, B},
+                   cast("%g", "%a0", B, T) + cast("%x", "%a1", B, T) +
+                       un("exp", "%e", "%x") +
+                       bin("mul", "%d", "%g", T, "%e", T) +
+                       "  %s = whale.reduce_sum %d axes = [0, 1] : " + T +
+                       " -> " + D + "\n" + cast("%db", "%d", T, B),
+                   {"%db : " + B, "%s : " + D},
+                   /*exact=*/false,
+                   /*positive=*/false,
+                   /*regions=*/1,
+                   /*tolerance=*/1e-5f});
+    // The residual stream in bf16 into a layernorm; gamma and beta f32.
+    out.push_back({"bf16_residual_layernorm",
+                   {B, B, D, D},
+                   cast("%x", "%a0", B, T) + cast("%r", "%a1", B, T) +
+                       bin("add", "%s", "%x", T, "%r", T) +
+                       cast("%sb", "%s", T, B) + layernorm("%n", "%s", "%a2",
+                                                           "%a3"),
+                   {"%sb : " + B, "%n : " + T},
+                   /*exact=*/false});
+  }
   // A single element, and a region over a rank-0 result.
   out.push_back({"scalars",
                  {"tensor<f32>", "tensor<f32>"},

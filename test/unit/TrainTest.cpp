@@ -84,13 +84,15 @@ TEST(Train, AmpBf16TrainsCloseToFp32ButRoundsItsMatmuls) {
 
 TEST(Train, Bf16ActivationsTrainCloseToFp32) {
   // amp's storage contract, on the mlp: parameters and their gradients
-  // fp32, matmuls on bf16 operands as amp = "bf16" runs them, and a value
-  // stored in bf16 wherever a bf16 kernel reads it. Today only matmuls
-  // have one (lowering/Bf16Kernels.h), so every other op computes on fp32
-  // values: no rounding is added where nothing is stored in bf16, and the
-  // losses are amp's, bit for bit. bf16 keeps 8 significant bits (relative
-  // rounding 2^-9 = 2e-3 per value); over 200 steps the losses stay within
-  // 1% of fp32's (8.1e-4 measured) and learn as they do.
+  // fp32, matmuls on bf16 operands as amp = "bf16" runs them, and every
+  // value that crosses between kernels in bf16 where the fused kernels
+  // around it read and write bf16 (the hidden layer's product, its bias
+  // and ReLU, their gradients), rounded as autocast's ops round theirs.
+  // So it rounds more than amp alone, which rounds only the matmuls'
+  // operands: its losses differ from amp's, by about as much as amp's
+  // from fp32's. bf16 keeps 8 significant bits (relative rounding 2^-9 =
+  // 2e-3 per value); over 200 steps the losses stay within 1% of fp32's
+  // (8.5e-4 measured) and learn as they do.
   whale::TrainOptions opts;
   whale::TrainResult fp32 = trainFile(example("mlp.whl"), opts);
   const std::string amp = "config { amp = \"bf16\" }";
@@ -100,19 +102,23 @@ TEST(Train, Bf16ActivationsTrainCloseToFp32) {
   ASSERT_TRUE(fp32.ok && matmuls.ok && stored.ok)
       << fp32.error << matmuls.error << stored.error;
   ASSERT_EQ(stored.losses.size(), fp32.losses.size());
-  double worst = 0;
+  double worst = 0, fromAmp = 0;
   for (size_t i = 0; i < fp32.losses.size(); ++i) {
     ASSERT_TRUE(std::isfinite(stored.losses[i])) << i;
     worst = worseOf(worst, std::fabs(stored.losses[i] - fp32.losses[i]) /
                                fp32.losses[i]);
+    fromAmp = worseOf(fromAmp, std::fabs(stored.losses[i] -
+                                         matmuls.losses[i]) /
+                                   matmuls.losses[i]);
   }
-  EXPECT_EQ(stored.losses, matmuls.losses);
+  EXPECT_NE(stored.losses, matmuls.losses);
   EXPECT_NE(stored.losses, fp32.losses);
   EXPECT_LT(worst, 1e-2);
+  EXPECT_LT(fromAmp, 1e-2);
   EXPECT_LT(lastTen(stored.losses), 1.0);
   std::printf("mlp, %zu steps, bf16 activations: losses within %.2e of "
-              "fp32's; last %.4f vs %.4f\n",
-              stored.losses.size(), worst, stored.losses.back(),
+              "fp32's, %.2e of amp's; last %.4f vs %.4f\n",
+              stored.losses.size(), worst, fromAmp, stored.losses.back(),
               fp32.losses.back());
 }
 

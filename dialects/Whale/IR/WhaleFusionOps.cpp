@@ -16,6 +16,22 @@ bool isF32Tensor(Type t) {
   return type && type.getElementType().isF32();
 }
 
+/// A region computes in f32; amp's storage keeps some of its inputs and
+/// results in bf16, converted by the casts inside it.
+bool isStorageTensor(Type t) {
+  auto type = dyn_cast<RankedTensorType>(t);
+  return type &&
+         (type.getElementType().isF32() || type.getElementType().isBF16());
+}
+
+/// `t`'s shape with f32 elements: what a value of that shape iterates
+/// over, whichever of f32 or bf16 it is stored in.
+Type asF32(Type t) {
+  auto type = cast<RankedTensorType>(t);
+  return RankedTensorType::get(type.getShape(),
+                               Float32Type::get(t.getContext()));
+}
+
 /// Whether an op's scalar formula reads its operand `i` (the gradient of a
 /// sum reads neither addend, only the output's gradient).
 bool readsOperand(Operation *op, unsigned i) {
@@ -37,7 +53,13 @@ bool readsOperand(Operation *op, unsigned i) {
 } // namespace
 
 bool FusedOp::isFusible(Operation *op) {
-  // The kernels are generated for f32, the type training runs in.
+  // A conversion between f32 and bf16 (amp's storage): the kernel loads
+  // and stores bf16, and rounds in registers where a value is rounded
+  // inside the region.
+  if (auto c = dyn_cast<CastOp>(op))
+    return isStorageTensor(c.getInput().getType()) &&
+           isStorageTensor(c.getType());
+  // The kernels compute in f32, the type training runs in.
   if (op->getNumResults() != 1 || !isF32Tensor(op->getResult(0).getType()))
     return false;
   if (auto g = dyn_cast<BinaryGradOp>(op))
@@ -180,10 +202,10 @@ LogicalResult FusedOp::verify() {
     return emitOpError("has no results");
   if (getNumOperands() == 0)
     return emitOpError("has no inputs");
-  // The kernels are generated for f32, the type training runs in.
+  // The kernels compute in f32; operands may be stored in bf16.
   for (Type t : llvm::concat<Type>(getInputs().getTypes(), getResultTypes()))
-    if (!isF32Tensor(t))
-      return emitOpError("computes f32 only, not ") << t;
+    if (!isStorageTensor(t))
+      return emitOpError("takes and makes f32 or bf16 tensors, not ") << t;
   std::optional<size_t> conflict;
   broadcastShape(getInputs().getTypes(), &conflict);
   if (conflict)
@@ -245,7 +267,12 @@ LogicalResult FusedOp::verifyRegions() {
     }
     if (!isFusible(&op))
       return op.emitOpError("cannot be part of a fused region");
-    if (op.getResult(0).getType() != iteration)
+    // The widening of an input converts it as it is read, at its shape.
+    auto c = dyn_cast<CastOp>(op);
+    if (c && isa<BlockArgument>(c.getInput()) &&
+        c.getInput().getType().getShape() == c.getType().getShape())
+      continue;
+    if (asF32(op.getResult(0).getType()) != iteration)
       return op.emitOpError("makes ")
              << op.getResult(0).getType()
              << " in a fused region that iterates over " << iteration;
@@ -268,7 +295,7 @@ LogicalResult FusedOp::verifyRegions() {
                                     << " but the body yields " << v.getType();
     // Only a sum's result may be smaller than the iteration shape.
     Operation *def = v.getDefiningOp();
-    if (t != iteration && !(def && isFusibleReduction(def)))
+    if (asF32(t) != iteration && !(def && isFusibleReduction(def)))
       return emitOpError("result ")
              << i << " of type " << t << " is neither the iteration shape "
              << iteration << " nor a sum ending the chain";
@@ -316,6 +343,10 @@ std::string FusedOp::getBodySignature() {
       os << "." << stringifyBinaryKind(g.getKind()) << g.getOperand();
     if (auto ln = dyn_cast<LayerNormOp>(op))
       os << ".eps" << ln.getEps().convertToDouble();
+    // Which way a cast converts: the region's inputs' types say it for
+    // casts of inputs, not for casts of values made inside.
+    if (auto c = dyn_cast<CastOp>(op))
+      os << "." << c.getType().getElementType();
     // A sum's axes pick its kernel where the types alone would not.
     if (isa<ReduceSumOp, ReduceMeanOp>(op)) {
       os << ".";

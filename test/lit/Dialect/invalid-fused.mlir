@@ -25,7 +25,7 @@ func.func @other_shape(%x: tensor<4x4xf32>, %b: tensor<4xf32>) {
 // -----
 
 func.func @f64(%x: tensor<4xf64>) {
-  // expected-error @+1 {{computes f32 only, not 'tensor<4xf64>'}}
+  // expected-error @+1 {{takes and makes f32 or bf16 tensors, not 'tensor<4xf64>'}}
   %r = whale.fused(%x) : (tensor<4xf64>) -> (tensor<4xf64>) {
   ^bb0(%a: tensor<4xf64>):
     whale.fused_yield %a : tensor<4xf64>

@@ -6,16 +6,16 @@
 // linalg.generic in the nested kernel module; the bias, read along the
 // rows by a constant index, is not sliced. Two regions that compute the
 // same at the same types share one kernel. Beside the kernel goes the
-// region's element program, for GPUs: 112 words, whose header says an
+// region's element program, for GPUs: 115 words, whose header says an
 // iteration space of 32 x 16, two inputs, one result, 4 registers and 19
 // instructions (runtime/ops/ElementProgram.h; FusedKernelTest runs them).
 
-// CHECK: llvm.mlir.global internal constant @[[PROGRAM:.*]](dense<"0x3247525045464857020000000000000020000000000000001000000000000000020000000000000001000000000000000400000000000000130000000000000
-// CHECK-SAME: : tensor<112xi64>)
+// CHECK: llvm.mlir.global internal constant @[[PROGRAM:.*]](dense<"0x3347525045464857020000000000000020000000000000001000000000000000020000000000000001000000000000000400000000000000130000000000000
+// CHECK-SAME: : tensor<115xi64>)
 // CHECK-LABEL: llvm.func @m(
 // CHECK: %[[K:.*]] = llvm.mlir.addressof @__whale_fused_0 : !llvm.ptr
 // CHECK: %[[P:.*]] = llvm.mlir.addressof @[[PROGRAM]] : !llvm.ptr
-// CHECK-NEXT: %[[WORDS:.*]] = llvm.mlir.constant(112 : i64) : i64
+// CHECK-NEXT: %[[WORDS:.*]] = llvm.mlir.constant(115 : i64) : i64
 // CHECK: %[[ROWS:.*]] = llvm.mlir.constant(32 : i64) : i64
 // CHECK: %[[COLS:.*]] = llvm.mlir.constant(16 : i64) : i64
 // CHECK: llvm.call @whale_rt_fused(%{{.*}}, %{{.*}}, %[[K]], %[[P]], %[[WORDS]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ROWS]], %[[COLS]])
@@ -119,7 +119,7 @@ func.func @mean_of_all(%x: tensor<8x8xf32>) -> tensor<f32> attributes {whale.mod
 // CHECK: llvm.mlir.addressof @__whale_fused_0 : !llvm.ptr
 // CHECK-NEXT: llvm.mlir.addressof
 // CHECK-NEXT: %[[P:.*]] = llvm.mlir.addressof @__whale_const_{{[0-9]+}} : !llvm.ptr
-// CHECK-NEXT: %[[WORDS:.*]] = llvm.mlir.constant(37 : i64) : i64
+// CHECK-NEXT: %[[WORDS:.*]] = llvm.mlir.constant(42 : i64) : i64
 // CHECK: %[[ROWS:.*]] = llvm.mlir.constant(8 : i64) : i64
 // CHECK-NEXT: %[[COLS:.*]] = llvm.mlir.constant(8 : i64) : i64
 // CHECK-NEXT: llvm.call @whale_rt_fused(%{{.*}}, %{{.*}}, %{{.*}}, %[[P]], %[[WORDS]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ROWS]], %[[COLS]])

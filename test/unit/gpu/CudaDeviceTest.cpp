@@ -457,15 +457,19 @@ TEST(CudaKernels, FusedRegionsRunAsElementPrograms) {
                                         1,
                                         1,
                                         0,
-                                        1, // x reads both; b only the columns
+                                        0,
+                                        1,
+                                        0, // x reads both; b only the columns
                                         1,
                                         1,
                                         0,
-                                        5, // y keeps both, register 5
+                                        5,
+                                        0, // y keeps both, register 5, f32
                                         0,
                                         1,
                                         0,
-                                        5, // s sums the rows of register 5
+                                        5,
+                                        0, // s sums the rows of register 5
                                         0, // no row op
                                         1,
                                         2,

@@ -36,14 +36,17 @@ std::vector<int64_t> reluProgram(int64_t rows, int64_t cols, bool sum,
                             4,
                             1,
                             1,
+                            fused::F32Operand,
                             0,
-                            1, // x, b
+                            1,
+                            fused::F32Operand, // x, b
                             1,
                             1,
                             0,
-                            5}; // y
+                            5,
+                            fused::F32Operand}; // y
   if (sum)
-    w.insert(w.end(), {0, 1, mean ? 1 : 0, 5});
+    w.insert(w.end(), {0, 1, mean ? 1 : 0, 5, fused::F32Operand});
   w.insert(w.end(), {fused::NoRowOp,
                      fused::Add,
                      2,
@@ -151,12 +154,14 @@ std::vector<int64_t> rowProgram(int64_t rows, int64_t width, bool layerNorm) {
                             1,
                             1,
                             1,
+                            fused::F32Operand,
                             0,
-                            1}; // x, b (a row)
-  if (layerNorm)
-    w.insert(w.end(), {0, 1, 0, 1}); // gamma, beta: rows of width
-  w.insert(w.end(), {1, 1, 0, 4,     // s = x + b
-                     1, 1, 0, 4});   // the row op's result
+                            1,
+                            fused::F32Operand}; // x, b (a row)
+  if (layerNorm) // gamma, beta: rows of width
+    w.insert(w.end(), {0, 1, fused::F32Operand, 0, 1, fused::F32Operand});
+  w.insert(w.end(), {1, 1, 0, 4, fused::F32Operand, // s = x + b
+                     1, 1, 0, 4, fused::F32Operand}); // the row op's result
   w.push_back(layerNorm ? fused::LayerNorm : fused::Softmax);
   w.insert(w.end(), {1, 4}); // result 1, its input register 4
   if (layerNorm)

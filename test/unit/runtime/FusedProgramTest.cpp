@@ -22,9 +22,9 @@ namespace fused = whale::rt::fused;
 std::vector<int64_t> reluSum() {
   return {fused::kMagic, 2, 4, 3, // rank, extents
           2, 2, 6, 4,             // inputs, outputs, registers, instructions
-          1, 1, 0, 1,             // x reads both; b the columns
-          1, 1, 0, 5,             // y keeps both: register 5
-          0, 1, 0, 5,             // s sums the rows of register 5
+          1, 1, 0, 0, 1, 0,       // x reads both; b the columns (f32)
+          1, 1, 0, 5, 0,          // y keeps both: register 5, f32
+          0, 1, 0, 5, 0,          // s sums the rows of register 5, f32
           fused::NoRowOp,
           fused::Add, 2, 0, 1, -1,      fused::Positive, 3, 2, -1, -1,
           fused::Const, 4, 0, -1, -1,   fused::Select, 5, 3, 2, 4};
@@ -63,8 +63,8 @@ TEST(FusedProgram, RunsToTheValuesItNames) {
 TEST(FusedProgram, DenseOperandsSkipTheIndexArithmetic) {
   std::vector<int64_t> words = {
       fused::kMagic, 2, 4, 3, 2, 1, 6, 4, // relu(x + b), no sum
-      1, 1, 0, 1,                         // x reads both; b the columns
-      1, 1, 0, 5,                         // y keeps both: register 5
+      1, 1, 0, 0, 1, 0,                   // x reads both; b the columns
+      1, 1, 0, 5, 0,                      // y keeps both: register 5
       fused::NoRowOp,
       fused::Add, 2, 0, 1, -1,      fused::Positive, 3, 2, -1, -1,
       fused::Const, 4, 0, -1, -1,   fused::Select, 5, 3, 2, 4};
@@ -170,19 +170,21 @@ TEST(FusedProgram, WordsThatAreNoProgramSayWhy) {
   bad.push_back({edited(2, 0), "extents are cut short, not positive"});
   bad.push_back({edited(3, int64_t(1) << 62), "extents are cut short"});
   bad.push_back({edited(6, 99), "counts are out of range"});
-  bad.push_back({edited(15, 6), "result has no register"});
-  bad.push_back({edited(20, 3), "row op is none it knows"});
-  bad.push_back({edited(20, fused::Softmax), "row op is none it knows, or "
+  bad.push_back({edited(17, 6), "result has no register"});
+  bad.push_back({edited(10, 2), "input has no type it knows"});
+  bad.push_back({edited(18, -1), "result has no type it knows"});
+  bad.push_back({edited(24, 3), "row op is none it knows"});
+  bad.push_back({edited(24, fused::Softmax), "row op is none it knows, or "
                                               "beside sums"});
-  bad.push_back({edited(22, 6), "names no register"});
-  bad.push_back({edited(21, fused::NumOps), "names no register"});
+  bad.push_back({edited(26, 6), "names no register"});
+  bad.push_back({edited(25, fused::NumOps), "names no register"});
   bad.push_back({{good.begin(), good.end() - 1}, "instructions are cut short"});
   std::vector<int64_t> longer = good;
   longer.push_back(0);
   bad.push_back({longer, "words after its instructions"});
   std::vector<int64_t> sums = good; // the sums over different dimensions
-  sums[12] = 1;
-  sums[13] = 0;
+  sums[14] = 1;
+  sums[15] = 0;
   bad.push_back({sums, "sum over different dimensions"});
   for (const Bad &b : bad) {
     fused::Layout l;
