@@ -46,7 +46,7 @@ namespace {
 /// f32 ops around it do).
 Type iterationType(Operation *op) {
   Value v = FusedOp::isFusibleReduction(op) ? FusedOp::reducedValue(op)
-                                             : op->getResult(0);
+                                            : op->getResult(0);
   return withElement(v.getType(), Float32Type::get(op->getContext()));
 }
 
@@ -192,8 +192,7 @@ private:
     // Nor does the widening of an input that only `op` and the group read:
     // the region takes it in, absorbInputWidenings.)
     auto takenIn = [&](Operation *at) {
-      return isWidening(at) &&
-             llvm::all_of(at->getUsers(), [&](Operation *u) {
+      return isWidening(at) && llvm::all_of(at->getUsers(), [&](Operation *u) {
                return u == op || g.members.count(inBlock(u));
              });
     };

@@ -210,10 +210,10 @@ FusedLaunch buildFusedRowKernel(FusedOp op, ModuleOp kernels,
     int64_t period = FusedOp::getRowPeriod(t, shape);
     periods.push_back(period);
     reads.push_back(readOf(period));
-    args.push_back(MemRefType::get(
-        {std::max<int64_t>(period, 1),
-         reads.back() == RowRead::Element ? 1 : width},
-        Scalars::memoryElement(t)));
+    args.push_back(
+        MemRefType::get({std::max<int64_t>(period, 1),
+                         reads.back() == RowRead::Element ? 1 : width},
+                        Scalars::memoryElement(t)));
   }
   for (Type t : op.getResultTypes())
     args.push_back(MemRefType::get({rows, width}, Scalars::memoryElement(t)));

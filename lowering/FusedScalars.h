@@ -61,9 +61,8 @@ public:
         .Case([&](MulOp) { return s.mul(in[0], in[1]); })
         .Case([&](DivOp) { return s.div(in[0], in[1]); })
         .Case([&](NegOp) { return s.neg(in[0]); })
-        .Case([&](ReluOp) {
-          return s.select(s.positive(in[0]), in[0], s.c(0));
-        })
+        .Case(
+            [&](ReluOp) { return s.select(s.positive(in[0]), in[0], s.c(0)); })
         .Case([&](TanhOp) { return s.tanh(in[0]); })
         .Case([&](ExpOp) { return s.exp(in[0]); })
         .Case([&](LogOp) { return s.log(in[0]); })

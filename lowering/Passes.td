@@ -55,11 +55,12 @@ def WhaleWidenBf16 : Pass<"whale-widen-bf16", "mlir::ModuleOp"> {
     step is built, before fusion.
 
     Then it chooses where a value is stored. A value rounded only for
-    readers that widen it again, and a bf16 matmul's result that every
-    reader widens, are stored in fp32 (one rounding and two conversions
-    fewer), unless `fused-casts` says fusion follows and the casts on both
-    sides would join the elementwise kernels around them: then the value
-    stays bf16 between those kernels, half the bytes each moves.
+    readers that widen it again stays fp32 (one rounding and two
+    conversions fewer). A bf16 matmul's result that every reader widens
+    is stored in fp32 too, unless it is a forward product, `fused-casts`
+    says fusion follows and every widened copy is read in elementwise
+    kernels: then it stays bf16 and the kernels widen it as they load it,
+    half the bytes.
   }];
   let options = [
     Option<"fusedCasts", "fused-casts", "bool", /*default=*/"false",

@@ -35,12 +35,12 @@ whale_rt_status whale_rt_fused(whale_rt_context *ctx, const char *name,
           if (!fused::parse(program, program_words, layout, code, why))
             return ctx->invalid("fused: " + why);
           if (layout.inputs != num_inputs || layout.outputs != num_outputs)
-            return ctx->invalid(
-                "fused: an element program for " +
-                std::to_string(layout.inputs) + " inputs and " +
-                std::to_string(layout.outputs) + " results was given " +
-                std::to_string(num_inputs) + " and " +
-                std::to_string(num_outputs));
+            return ctx->invalid("fused: an element program for " +
+                                std::to_string(layout.inputs) + " inputs and " +
+                                std::to_string(layout.outputs) +
+                                " results was given " +
+                                std::to_string(num_inputs) + " and " +
+                                std::to_string(num_outputs));
         }
         // The addresses on the stack for the few operands a region has; a
         // call is on the step's path, once per region per step.
@@ -60,12 +60,10 @@ whale_rt_status whale_rt_fused(whale_rt_context *ctx, const char *name,
           whale_rt_tensor *t = output ? outputs[i - num_inputs] : inputs[i];
           const DType want = layout.bf16[i] ? DType::BF16 : DType::F32;
           if (!t || t->tensor.dtype() != want)
-            return ctx->invalid("fused: " +
-                                std::string(output ? "output " : "input ") +
-                                std::to_string(output ? i - num_inputs : i) +
-                                " is not " +
-                                (want == DType::BF16 ? "a bf16" : "an f32") +
-                                " tensor");
+            return ctx->invalid(
+                "fused: " + std::string(output ? "output " : "input ") +
+                std::to_string(output ? i - num_inputs : i) + " is not " +
+                (want == DType::BF16 ? "a bf16" : "an f32") + " tensor");
           // A sum ending the region's chain is smaller than the region.
           int64_t n = t->tensor.numel();
           if (n > elements || (output && n < 1))

@@ -216,7 +216,8 @@ static inline unsigned whale_bits(float f) {
 }
 #define __device__
 #endif
-/* fused::roundBf16: to nearest, ties to even, NaN kept a NaN. */
+/* rt::roundToBf16 (runtime/ops/Bf16.h): to nearest, ties to even, NaN
+   kept a NaN. */
 __device__ inline float whale_round_bf16(float f) {
   unsigned u = whale_bits(f);
   if ((u & 0x7f800000u) == 0x7f800000u) {

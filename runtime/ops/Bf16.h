@@ -13,12 +13,20 @@
 #include <cstdint>
 #include <cstring>
 
+// Host and device: the element programs' kernels round with it too
+// (runtime/ops/ElementProgram.h).
+#if defined(__CUDACC__)
+#define WHALE_BF16_HD __host__ __device__ inline
+#else
+#define WHALE_BF16_HD inline
+#endif
+
 namespace whale::rt {
 
 /// The bf16 value nearest f, as an fp32 (its low 16 bits zero).
-inline float roundToBf16(float f) {
+WHALE_BF16_HD float roundToBf16(float f) {
   uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
+  memcpy(&u, &f, sizeof u);
   if ((u & 0x7f800000u) == 0x7f800000u) {
     // Infinity stays; a NaN keeps a mantissa bit in the top 7, so it stays
     // a NaN after truncation.
@@ -28,7 +36,7 @@ inline float roundToBf16(float f) {
     u += 0x7fffu + ((u >> 16) & 1u);
   }
   u &= 0xffff0000u;
-  std::memcpy(&f, &u, sizeof f);
+  memcpy(&f, &u, sizeof f);
   return f;
 }
 

@@ -41,6 +41,7 @@
 #define WHALE_RUNTIME_OPS_ELEMENTPROGRAM_H
 
 #include "runtime/cuda/ElementMath.h"
+#include "runtime/ops/Bf16.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -72,7 +73,7 @@ enum Op : int32_t {
   Positive, ///< dst = a > 0 (1 or 0)
   Less,     ///< dst = a < b (1 or 0)
   Select,   ///< dst = a != 0 ? b : c
-  Round,    ///< dst = the bf16 value nearest a (runtime/ops/Bf16.h)
+  Round,    ///< dst = the bf16 value nearest a (roundToBf16)
   NumOps
 };
 
@@ -121,31 +122,14 @@ enum RowOp : int32_t { NoRowOp, LayerNorm, Softmax };
 /// The operand types a program's words name.
 enum OperandType : int64_t { F32Operand = 0, Bf16Operand = 1 };
 
-/// The bf16 value nearest `f`, as an f32: to nearest, ties to even, NaN
-/// kept a NaN, as runtime/ops/Bf16.h's roundToBf16 (which the host's
-/// casts use), in code a GPU compiler takes too.
-WHALE_HD float roundBf16(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  if ((u & 0x7f800000u) == 0x7f800000u) {
-    if (u & 0x007fffffu)
-      u |= 0x00400000u;
-  } else {
-    u += 0x7fffu + ((u >> 16) & 1u);
-  }
-  u &= 0xffff0000u;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
 /// Operand `slot`'s element `at`, as an f32.
 WHALE_HD float loadOperand(const Layout &l, const void *const *data, int slot,
                            int64_t at) {
   if (!l.bf16[slot])
     return static_cast<const float *>(data[slot])[at];
-  const uint32_t u = static_cast<uint32_t>(
-                         static_cast<const uint16_t *>(data[slot])[at])
-                     << 16;
+  const uint32_t u =
+      static_cast<uint32_t>(static_cast<const uint16_t *>(data[slot])[at])
+      << 16;
   float f;
   memcpy(&f, &u, sizeof f);
   return f;
@@ -159,7 +143,7 @@ WHALE_HD void storeOperand(const Layout &l, const void *const *data, int slot,
     static_cast<float *>(base)[at] = v;
     return;
   }
-  const float r = roundBf16(v);
+  const float r = roundToBf16(v);
   uint32_t u;
   memcpy(&u, &r, sizeof u);
   static_cast<uint16_t *>(base)[at] = static_cast<uint16_t>(u >> 16);
@@ -421,7 +405,7 @@ WHALE_HD void step(const Instr &in, float *r) {
     r[in.dst] = r[in.a] != 0.0f ? r[in.b] : r[in.c];
     break;
   case Round:
-    r[in.dst] = roundBf16(r[in.a]);
+    r[in.dst] = roundToBf16(r[in.a]);
     break;
   default:
     break;

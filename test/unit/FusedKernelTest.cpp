@@ -570,14 +570,14 @@ std::vector<Case> cases() {
       return "  " + out + " = whale.cast " + x + " : " + from + " to " + to +
              "\n";
     };
-    out.push_back({"bf16_bias_relu_round_trip",
-                   {B, D, B},
-                   cast("%x", "%a0", B, T) + bin("add", "%s", "%x", T, "%a1", D) +
-                       un("relu", "%h", "%s") + cast("%hb", "%h", T, B) +
-                       cast("%hw", "%hb", B, T) +
-                       bin("mul", "%m", "%hw", T, "%s", T) +
-                       cast("%mb", "%m", T, B) + cast("%y", "%a2", B, T),
-                   {"%s : " + T, "%hb : " + B, "%mb : " + B, "%y : " + T}});
+    out.push_back(
+        {"bf16_bias_relu_round_trip",
+         {B, D, B},
+         cast("%x", "%a0", B, T) + bin("add", "%s", "%x", T, "%a1", D) +
+             un("relu", "%h", "%s") + cast("%hb", "%h", T, B) +
+             cast("%hw", "%hb", B, T) + bin("mul", "%m", "%hw", T, "%s", T) +
+             cast("%mb", "%m", T, B) + cast("%y", "%a2", B, T),
+         {"%s : " + T, "%hb : " + B, "%mb : " + B, "%y : " + T}});
     // Infinities and NaNs through the rounding: x / 0 and 0 / 0.
     out.push_back({"bf16_rounds_infinities_and_nans",
                    {T, T},
@@ -605,8 +605,8 @@ std::vector<Case> cases() {
                    {B, B, D, D},
                    cast("%x", "%a0", B, T) + cast("%r", "%a1", B, T) +
                        bin("add", "%s", "%x", T, "%r", T) +
-                       cast("%sb", "%s", T, B) + layernorm("%n", "%s", "%a2",
-                                                           "%a3"),
+                       cast("%sb", "%s", T, B) +
+                       layernorm("%n", "%s", "%a2", "%a3"),
                    {"%sb : " + B, "%n : " + T},
                    /*exact=*/false});
   }

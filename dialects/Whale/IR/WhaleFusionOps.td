@@ -29,7 +29,11 @@ def Whale_FusedOp : Whale_Op<"fused", [Pure, IsolatedFromAbove, SingleBlock,
     a value of the iteration shape, likewise read only by the yield; then
     every input is of the iteration shape, rows that repeat along it
     (a bias `[D]`, positions `[T, D]` over `[B, T, D]`) or one element,
-    and the kernel runs row by row. Values used only
+    and the kernel runs row by row. Under amp's storage an input or
+    result may be bf16: the body converts with `whale.cast` (a widening
+    of an input, at the input's shape, as it is loaded; a rounding to
+    bf16 of a value of the iteration shape, done in registers, stored as
+    bf16 where the region yields it). Values used only
     inside the body are never stored: only the results are written to
     memory. `-whale-fuse-elementwise` makes these regions; the lowering
     generates one kernel per region.

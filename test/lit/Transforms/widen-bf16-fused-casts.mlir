@@ -4,9 +4,10 @@
 // When fusion follows, a value read only inside fused kernels stays bf16
 // in memory: the casts join the kernels, which widen it as they load it
 // and round it as they store it. An MLP's hidden layer: the product is
-// stored in bf16, the bias, GELU and the rounding for the next product
-// run as one kernel that reads and writes bf16, and the sum, rounded to
-// bf16 where amp's storage rounds it, is rounded in registers.
+// stored in bf16, and the bias, GELU and the rounding for the next
+// product run as one kernel that reads and writes bf16. (The sum between
+// the bias and the GELU, which amp's storage rounds, is not rounded: a
+// value rounded only to be widened again stays fp32.)
 // CHECK-LABEL: func.func @mlp(
 // CHECK: %[[M:.*]] = whale.matmul %{{.*}}, %{{.*}} : tensor<4x8xbf16>, tensor<8x16xbf16> -> tensor<4x16xbf16>
 // CHECK: %[[H:.*]] = whale.fused(%[[M]], %{{.*}}) : (tensor<4x16xbf16>, tensor<16xbf16>) -> (tensor<4x16xbf16>) {
@@ -14,14 +15,12 @@
 // CHECK-NEXT: %[[AW:.*]] = whale.cast %[[A]] : tensor<4x16xbf16> to tensor<4x16xf32>
 // CHECK-NEXT: %[[BW:.*]] = whale.cast %[[B]] : tensor<16xbf16> to tensor<16xf32>
 // CHECK-NEXT: %[[S:.*]] = whale.add %[[AW]], %[[BW]]
-// CHECK-NEXT: %[[SB:.*]] = whale.cast %[[S]] : tensor<4x16xf32> to tensor<4x16xbf16>
-// CHECK-NEXT: %[[SW:.*]] = whale.cast %[[SB]] : tensor<4x16xbf16> to tensor<4x16xf32>
-// CHECK-NEXT: %[[G:.*]] = whale.gelu %[[SW]]
+// CHECK-NEXT: %[[G:.*]] = whale.gelu %[[S]]
 // CHECK-NEXT: %[[GB:.*]] = whale.cast %[[G]] : tensor<4x16xf32> to tensor<4x16xbf16>
 // CHECK-NEXT: whale.fused_yield %[[GB]] : tensor<4x16xbf16>
 // CHECK: whale.matmul %[[H]], %{{.*}} : tensor<4x16xbf16>, tensor<16x8xbf16> -> tensor<4x8xbf16>
-// Without fusion to follow, the product is stored in fp32 and the sum
-// never rounded: no kernel would take the casts.
+// Without fusion to follow, the product is stored in fp32: no kernel
+// would take its widening.
 // ALONE-LABEL: func.func @mlp(
 // ALONE: whale.matmul %{{.*}}, %{{.*}} : tensor<4x8xbf16>, tensor<8x16xbf16> -> tensor<4x16xf32>
 // ALONE-NOT: tensor<4x16xf32> to tensor<4x16xbf16>
@@ -52,10 +51,14 @@ func.func @read_outside_kernels(%x: tensor<4x8xbf16>, %w: tensor<8x4xbf16>) -> t
 // -----
 
 // A sum of a bf16 value (a bias's gradient) loads it as bf16 and adds in
-// fp32; the gradient flowing on is stored in bf16.
+// fp32; the gradient flowing on is stored in bf16, rounded in the kernel
+// that makes it.
 // CHECK-LABEL: func.func @bias_gradient(
 // CHECK: whale.fused(%{{.*}}, %{{.*}}) : (tensor<4x16xbf16>, tensor<4x16xbf16>) -> (tensor<4x16xbf16>, tensor<16xf32>)
-// CHECK: whale.reduce_sum %{{.*}} axes = [0] : tensor<4x16xf32> -> tensor<16xf32>
+// CHECK: %[[P:.*]] = whale.mul
+// CHECK-NEXT: %[[PB:.*]] = whale.cast %[[P]] : tensor<4x16xf32> to tensor<4x16xbf16>
+// CHECK-NEXT: %[[PW:.*]] = whale.cast %[[PB]] : tensor<4x16xbf16> to tensor<4x16xf32>
+// CHECK-NEXT: whale.reduce_sum %[[PW]] axes = [0] : tensor<4x16xf32> -> tensor<16xf32>
 func.func @bias_gradient(%d: tensor<4x16xbf16>, %y: tensor<4x16xbf16>) -> (tensor<4x16xbf16>, tensor<16xf32>) {
   %g = whale.mul %d, %y : tensor<4x16xbf16>, tensor<4x16xbf16> -> tensor<4x16xbf16>
   %w = whale.cast %g : tensor<4x16xbf16> to tensor<4x16xf32>

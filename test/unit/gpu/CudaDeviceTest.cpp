@@ -11,6 +11,7 @@
 
 #include "../RandomValues.h"
 #include "runtime/WhaleRuntime.h"
+#include "runtime/ops/Bf16.h"
 #include "runtime/ops/ElementProgram.h"
 #include "test/unit/Worst.h"
 
@@ -523,6 +524,63 @@ TEST(CudaKernels, FusedRegionsRunAsElementPrograms) {
                              words.size(), 1, in, 2, out, cols, rows),
               WHALE_RT_INVALID_ARGUMENT);
   }
+}
+
+/// amp's storage in a fused region: relu(x + b) with x read as bf16 and
+/// the result stored as bf16, and its sum over the rows in fp32. The
+/// generated kernel widens x as it loads it and rounds y as the runtime's
+/// cast rounds (to nearest, ties to even): y is the host's rounding of the
+/// same fp32 value, bit for bit.
+TEST(CudaKernels, FusedRegionsReadAndWriteBf16) {
+  namespace fused = whale::rt::fused;
+  const int64_t rows = 4096, cols = 768;
+  // clang-format off
+  const std::vector<int64_t> words = {
+      fused::kMagic, 2, rows, cols, 2, 2, 6, 4,
+      1, 1, fused::Bf16Operand, 0, 1, fused::F32Operand, // x, b
+      1, 1, 0, 5, fused::Bf16Operand,                    // y
+      0, 1, 0, 5, fused::F32Operand,                     // its column sums
+      fused::NoRowOp,
+      fused::Add, 2, 0, 1, -1, fused::Positive, 3, 2, -1, -1,
+      fused::Const, 4, 0, -1, -1, fused::Select, 5, 3, 2, 4};
+  // clang-format on
+  Pair p;
+  auto wide = p.random({rows, cols}, 21), b = p.random({cols}, 22);
+  auto x = p.make(WHALE_RT_BF16, {rows, cols}),
+       y = p.make(WHALE_RT_BF16, {rows, cols});
+  auto s = p.make(WHALE_RT_F32, {cols}),
+       back = p.make(WHALE_RT_F32, {rows, cols});
+  for (int i : {0, 1})
+    ASSERT_EQ(whale_rt_cast(i ? p.cpu : p.gpu, wide.t[i], x.t[i]), WHALE_RT_OK);
+  whale_rt_tensor *in[] = {x.t[0], b.t[0]}, *out[] = {y.t[0], s.t[0]};
+  ASSERT_EQ(whale_rt_fused(p.gpu, "fused: cast add relu cast reduce_sum",
+                           nullptr, words.data(), words.size(), 2, in, 2, out,
+                           cols, rows),
+            WHALE_RT_OK)
+      << whale_rt_last_error(p.gpu);
+  ASSERT_EQ(whale_rt_cast(p.gpu, y.t[0], back.t[0]), WHALE_RT_OK);
+  ASSERT_EQ(whale_rt_cast(p.cpu, x.t[1], wide.t[1]), WHALE_RT_OK);
+  std::vector<float> hx = p.read(wide, 1), hb = p.read(b, 1);
+  std::vector<float> gy = p.read(back, 0), gs = p.read(s, 0);
+  int64_t differ = 0;
+  double worst = 0;
+  for (int64_t c = 0; c < cols; ++c) {
+    double sum = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float v = std::max(hx[r * cols + c] + hb[c], 0.0f);
+      sum += v;
+      differ += gy[r * cols + c] != whale::rt::roundToBf16(v);
+    }
+    worst = worseOf(worst, std::fabs(double(gs[c]) - sum) /
+                               std::max(1.0, std::fabs(sum)));
+  }
+  EXPECT_EQ(differ, 0) << "elements not rounded as the host rounds them";
+  EXPECT_LT(worst, 1e-5);
+  // An f32 tensor where the program reads bf16 is refused, not run.
+  whale_rt_tensor *wrong[] = {wide.t[0], b.t[0]};
+  EXPECT_EQ(whale_rt_fused(p.gpu, "fused", nullptr, words.data(), words.size(),
+                           2, wrong, 2, out, cols, rows),
+            WHALE_RT_INVALID_ARGUMENT);
 }
 
 /// Attention as chunks of heads' GEMMs and row kernels (AttentionPlan.h):

@@ -158,9 +158,9 @@ std::vector<int64_t> rowProgram(int64_t rows, int64_t width, bool layerNorm) {
                             0,
                             1,
                             fused::F32Operand}; // x, b (a row)
-  if (layerNorm) // gamma, beta: rows of width
+  if (layerNorm)                                // gamma, beta: rows of width
     w.insert(w.end(), {0, 1, fused::F32Operand, 0, 1, fused::F32Operand});
-  w.insert(w.end(), {1, 1, 0, 4, fused::F32Operand, // s = x + b
+  w.insert(w.end(), {1, 1, 0, 4, fused::F32Operand,   // s = x + b
                      1, 1, 0, 4, fused::F32Operand}); // the row op's result
   w.push_back(layerNorm ? fused::LayerNorm : fused::Softmax);
   w.insert(w.end(), {1, 4}); // result 1, its input register 4
