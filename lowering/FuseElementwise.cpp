@@ -100,6 +100,12 @@ void absorbInputWidenings(FusedOp region) {
     if (!c || !isWidening(c))
       continue;
     BlockArgument arg = body.getArgument(input.getOperandNumber());
+    // A layernorm takes its scale and shift from the region's inputs
+    // themselves (the row kernels read them apart from the chain).
+    if (llvm::any_of(arg.getUses(), [](OpOperand &use) {
+          return isa<LayerNormOp>(use.getOwner()) && use.getOperandNumber() > 0;
+        }))
+      continue;
     input.set(c.getInput());
     arg.setType(c.getInput().getType());
     auto widened = CastOp::create(b, c.getLoc(), c.getType(), arg);

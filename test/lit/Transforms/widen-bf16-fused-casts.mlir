@@ -65,3 +65,21 @@ func.func @bias_gradient(%d: tensor<4x16xbf16>, %y: tensor<4x16xbf16>) -> (tenso
   %s = whale.reduce_sum %w axes = [0] : tensor<4x16xf32> -> tensor<16xf32>
   return %g, %s : tensor<4x16xbf16>, tensor<16xf32>
 }
+
+// -----
+
+// A layernorm's scale and shift stay the region's own inputs: their
+// widenings are not taken in (the row kernels read them apart from the
+// chain), while the residual's are.
+// CHECK-LABEL: func.func @layernorm_scale_in_bf16(
+// CHECK: %[[G:.*]] = whale.cast %{{.*}} : tensor<16xbf16> to tensor<16xf32>
+// CHECK: whale.fused(%{{.*}}, %{{.*}}, %[[G]], %{{.*}}) : (tensor<4x16xbf16>, tensor<4x16xbf16>, tensor<16xf32>, tensor<16xf32>)
+// CHECK: whale.layernorm
+func.func @layernorm_scale_in_bf16(%x: tensor<4x16xbf16>, %r: tensor<4x16xbf16>, %g: tensor<16xbf16>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %xw = whale.cast %x : tensor<4x16xbf16> to tensor<4x16xf32>
+  %rw = whale.cast %r : tensor<4x16xbf16> to tensor<4x16xf32>
+  %gw = whale.cast %g : tensor<16xbf16> to tensor<16xf32>
+  %s = whale.add %xw, %rw : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
+  %n = whale.layernorm %s, %gw, %b eps = 1.0e-5 : tensor<4x16xf32>, tensor<16xf32>, tensor<16xf32>
+  return %n : tensor<4x16xf32>
+}
