@@ -28,11 +28,14 @@ whale_rt_status whale_rt_fused(whale_rt_context *ctx, const char *name,
         // Which operands are stored in bf16 (amp's storage): the program
         // says, and the generated kernel was built for the same types; a
         // region without a program takes f32 only.
+        // Only the operands' records are read here, on every call (the
+        // device that runs the program reads it whole, once).
         fused::Layout layout;
         if (program) {
-          std::vector<fused::Instr> code;
+          std::vector<fused::Instr> unread;
           std::string why;
-          if (!fused::parse(program, program_words, layout, code, why))
+          if (!fused::parse(program, program_words, layout, unread, why,
+                            /*operandsOnly=*/true))
             return ctx->invalid("fused: " + why);
           if (layout.inputs != num_inputs || layout.outputs != num_outputs)
             return ctx->invalid("fused: an element program for " +

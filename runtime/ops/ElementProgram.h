@@ -150,9 +150,12 @@ WHALE_HD void storeOperand(const Layout &l, const void *const *data, int slot,
 }
 
 /// Reads `words` (`size` of them) into `layout` and `code`; false with
-/// `why` for words that are not a program this interpreter runs.
+/// `why` for words that are not a program this interpreter runs. With
+/// `operandsOnly`, stops before the instructions (`code` untouched): what
+/// a caller needs to check the operands it hands a program, per call.
 inline bool parse(const int64_t *words, int64_t size, Layout &layout,
-                  std::vector<Instr> &code, std::string &why) {
+                  std::vector<Instr> &code, std::string &why,
+                  bool operandsOnly = false) {
   int64_t at = 0;
   auto next = [&](int64_t &v) {
     if (at >= size)
@@ -295,6 +298,8 @@ inline bool parse(const int64_t *words, int64_t size, Layout &layout,
     // A thread (or a block) per row of the last dimension.
     layout.threads /= layout.extents[rank - 1];
   }
+  if (operandsOnly)
+    return true;
   code.resize(static_cast<size_t>(count));
   for (Instr &in : code) {
     int64_t w[5];

@@ -153,6 +153,28 @@ TEST(FusedProgram, OperandsOfOtherSizesAreRefused) {
   EXPECT_FALSE(fused::fitsOperands(l, three, 3, why));
 }
 
+/// What whale_rt_fused reads on every call: the operands' records, their
+/// types among them, not the instructions (a device reads those once).
+TEST(FusedProgram, OperandsOnlyStopsBeforeTheInstructions) {
+  std::vector<int64_t> words = reluSum();
+  words[10] = fused::Bf16Operand; // x stored in bf16
+  words[26] = 6;                  // an instruction naming no register
+  fused::Layout l;
+  std::vector<fused::Instr> code;
+  std::string why;
+  ASSERT_TRUE(fused::parse(words.data(), words.size(), l, code, why,
+                           /*operandsOnly=*/true))
+      << why;
+  EXPECT_TRUE(code.empty());
+  EXPECT_EQ(l.inputs, 2);
+  EXPECT_EQ(l.outputs, 2);
+  EXPECT_TRUE(l.bf16[0]);
+  EXPECT_FALSE(l.bf16[1]);
+  EXPECT_FALSE(l.bf16[2]);
+  EXPECT_FALSE(fused::parse(words.data(), words.size(), l, code, why));
+  EXPECT_NE(why.find("names no register"), std::string::npos) << why;
+}
+
 TEST(FusedProgram, WordsThatAreNoProgramSayWhy) {
   const std::vector<int64_t> good = reluSum();
   struct Bad {
