@@ -40,9 +40,11 @@ namespace {
 
 /// A bucket started on devices with collectives of their own: packed on
 /// the device, handed to its communication stream; *request is minus the
-/// device's ticket (0 where the device ran it at once).
+/// device's ticket (0 where the device ran it at once, as a shared
+/// device's group does: its work is queued behind the compute it follows
+/// and waits for nothing, only its exchange of markers meets the others).
 whale_rt_status startOnDevices(whale_rt_context *ctx,
-                               const std::vector<int> &ranks,
+                               const std::vector<int> &ranks, GroupWay way,
                                const std::string &key, const Bucket &layout,
                                int64_t *request) {
   if (Status st = settleStarted(ctx, ranks); !st)
@@ -50,7 +52,13 @@ whale_rt_status startOnDevices(whale_rt_context *ctx,
   whale_rt_started_all_reduce started;
   started.onDevice = std::make_unique<Tensor>();
   Status st = packOnDevice(ctx, layout, *started.onDevice);
-  if (st)
+  if (st && way == GroupWay::Shared)
+    st = bucketOnDevices(
+        ctx, ranks, way, key,
+        layout.parts.empty() ? Device::BucketOp::AllReduce
+                             : Device::BucketOp::ReduceToOwners,
+        static_cast<float *>(started.onDevice->raw()), devicePartsOf(layout));
+  else if (st)
     st = ctx->device->bucketCollectiveStart(
         layout.parts.empty() ? Device::BucketOp::AllReduce
                              : Device::BucketOp::ReduceToOwners,
@@ -93,12 +101,12 @@ whale_rt_status startBucket(whale_rt_context *ctx, const char *op,
     return s;
   if (ranks.size() == 1 || num_tensors == 0)
     return WHALE_RT_OK;
-  bool onDevices = false;
+  GroupWay way = GroupWay::Host;
   std::string key;
-  if (Status st = deviceCollectives(ctx, ranks, onDevices, key); !st)
+  if (Status st = deviceCollectives(ctx, ranks, way, key); !st)
     return ctx->fail(st);
-  if (onDevices)
-    return startOnDevices(ctx, ranks, key, layout, request);
+  if (way != GroupWay::Host)
+    return startOnDevices(ctx, ranks, way, key, layout, request);
   if (!ctx->comm->concurrentCollectives())
     return sumBucket(ctx, ranks, layout);
 

@@ -3,6 +3,7 @@
 #include "runtime/capi/CApiInternal.h"
 #ifdef WHALE_HAVE_MPI
 #include "runtime/comm/MpiCommunicator.h"
+#include "runtime/comm/SharedDeviceGroup.h"
 #endif
 
 #include <algorithm>
@@ -81,22 +82,23 @@ int32_t hostIdentity() {
   return static_cast<int32_t>(h & 0x7fffffff);
 }
 
-/// The group's key, and whether it reduces on the devices: when every
-/// member's device has collectives, each on a physical device of its own,
-/// so all members take the same path. Devices are told apart by (machine,
+/// The group's key, and how it reduces. On the devices' library where
+/// every member's device has collectives, each on a physical device of its
+/// own; in the memory of one device where every member is in this process,
+/// on the same physical device. Devices are told apart by (machine,
 /// device): ranks of this process as recorded when they bound; where a
 /// member is in another process, the members all-gather their own (not
 /// counted as traffic), once per group, as every member calls this at the
 /// group's first collective. So ranks in processes on GPUs of their own
-/// reduce with the device's library (NCCL), its id shared over MPI.
-Status deviceCollectives(whale_rt_context *ctx,
-                                const std::vector<int> &ranks, bool &use,
-                                std::string &key) {
+/// reduce with the device's library (NCCL), its id shared over MPI, and
+/// ranks of two processes on one GPU through the host.
+Status deviceCollectives(whale_rt_context *ctx, const std::vector<int> &ranks,
+                         GroupWay &way, std::string &key) {
   for (int r : ranks)
     key += std::to_string(r) + ",";
   if (auto it = ctx->deviceCollectiveGroups.find(key);
       it != ctx->deviceCollectiveGroups.end()) {
-    use = it->second;
+    way = static_cast<GroupWay>(it->second);
     return Status::ok();
   }
   const int32_t host = hostIdentity();
@@ -121,11 +123,35 @@ Status deviceCollectives(whale_rt_context *ctx,
       devices[i] = {all[2 * i], all[2 * i + 1]};
   }
   std::sort(devices.begin(), devices.end());
-  use = std::all_of(devices.begin(), devices.end(),
-                    [](const auto &d) { return d.second >= 0; }) &&
-        std::adjacent_find(devices.begin(), devices.end()) == devices.end();
-  ctx->deviceCollectiveGroups[key] = use;
+  const bool allDevices =
+      std::all_of(devices.begin(), devices.end(),
+                  [](const auto &d) { return d.second >= 0; });
+  way = GroupWay::Host;
+  if (allDevices &&
+      std::adjacent_find(devices.begin(), devices.end()) == devices.end())
+    way = GroupWay::Library;
+  else if (allDevices && !elsewhere && devices.front() == devices.back() &&
+           ranks.size() <= static_cast<size_t>(Device::kMaxSharedMembers))
+    way = GroupWay::Shared;
+  ctx->deviceCollectiveGroups[key] = static_cast<int>(way);
   return Status::ok();
+}
+
+Status bucketOnDevices(whale_rt_context *ctx, const std::vector<int> &ranks,
+                       GroupWay way, const std::string &key,
+                       Device::BucketOp op, float *data,
+                       const std::vector<int64_t> &parts) {
+  const int position = positionOf(ctx, ranks);
+  const int size = static_cast<int>(ranks.size());
+  if (way == GroupWay::Library)
+    return ctx->device->bucketCollective(op, key, position, size, data, parts,
+                                         shareFromFirst(ctx, ranks));
+  return sharedDeviceBucket(
+      *ctx->device, op, position, size, data, parts,
+      [ctx, &ranks](const int64_t *mine, int64_t count, int64_t *all) {
+        return ctx->comm->driverAllGather(ctx->rank, ranks, DType::I64, mine,
+                                          count, all);
+      });
 }
 
 Status packOnDevice(whale_rt_context *ctx, const Bucket &bucket,
@@ -176,18 +202,17 @@ int positionOf(whale_rt_context *ctx, const std::vector<int> &ranks) {
 }
 
 /// A bucket's collective on the devices: packed into device memory, run by
-/// the device's library (NCCL), unpacked.
+/// the device's library (NCCL) or in the members' shared device, unpacked.
 static whale_rt_status deviceBucket(whale_rt_context *ctx,
-                                    const std::vector<int> &ranks,
+                                    const std::vector<int> &ranks, GroupWay way,
                                     const std::string &key,
                                     const Bucket &bucket, Device::BucketOp op) {
   Tensor packed;
   Status st = packOnDevice(ctx, bucket, packed);
   if (st)
-    st = ctx->device->bucketCollective(
-        op, key, positionOf(ctx, ranks), static_cast<int>(ranks.size()),
-        static_cast<float *>(packed.raw()), devicePartsOf(bucket),
-        shareFromFirst(ctx, ranks));
+    st = bucketOnDevices(ctx, ranks, way, key, op,
+                         static_cast<float *>(packed.raw()),
+                         devicePartsOf(bucket));
   if (st)
     st = unpackOnDevice(ctx, bucket.tensors, packed);
   return st ? WHALE_RT_OK : ctx->fail(st);
@@ -227,14 +252,15 @@ whale_rt_status sumBucket(whale_rt_context *ctx, const std::vector<int> &ranks,
   if (Status st = settleStarted(ctx, ranks); !st)
     return ctx->fail(st);
   CommScope scope(ctx, bucket.parts.empty() ? "all_reduce" : "reduce_to_owners");
-  bool onDevices = false;
+  GroupWay way = GroupWay::Host;
   std::string key;
-  if (Status st = deviceCollectives(ctx, ranks, onDevices, key); !st)
+  if (Status st = deviceCollectives(ctx, ranks, way, key); !st)
     return ctx->fail(st);
-  if (onDevices)
-    return deviceBucket(ctx, ranks, key, bucket,
-                        bucket.parts.empty() ? Device::BucketOp::AllReduce
-                                             : Device::BucketOp::ReduceToOwners);
+  if (way != GroupWay::Host)
+    return deviceBucket(ctx, ranks, way, key, bucket,
+                        bucket.parts.empty()
+                            ? Device::BucketOp::AllReduce
+                            : Device::BucketOp::ReduceToOwners);
   HostBuffers::Block packed;
   Status st = packBucket(ctx, bucket, packed);
   if (st)
@@ -701,12 +727,12 @@ whale_rt_status whale_rt_broadcast_from_owners(whale_rt_context *ctx,
     if (Status st = settleStarted(ctx, ranks); !st)
       return ctx->fail(st);
     CommScope scope(ctx, "broadcast");
-    bool onDevices = false;
+    GroupWay way = GroupWay::Host;
     std::string key;
-    if (Status st = deviceCollectives(ctx, ranks, onDevices, key); !st)
+    if (Status st = deviceCollectives(ctx, ranks, way, key); !st)
       return ctx->fail(st);
-    if (onDevices)
-      return deviceBucket(ctx, ranks, key, bucket,
+    if (way != GroupWay::Host)
+      return deviceBucket(ctx, ranks, way, key, bucket,
                           Device::BucketOp::GatherFromOwners);
     HostBuffers::Block packed;
     Status st = packBucket(ctx, bucket, packed);

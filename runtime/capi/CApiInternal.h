@@ -69,15 +69,17 @@ struct whale_rt_context {
   int rank = 0, stage = 0, replica = 0, stages = 1, replicas = 1;
   std::vector<int> grid; ///< stage * replicas + replica -> rank
   std::string firstNonFinite;
-  /// Per group (its ranks, joined): whether it reduces on the devices
-  /// (every member has device collectives, on distinct devices).
-  std::map<std::string, bool> deviceCollectiveGroups;
+  /// Per group (its ranks, joined): how its collectives run
+  /// (capi::GroupWay).
+  std::map<std::string, int> deviceCollectiveGroups;
   /// Sends between stages, per direction (sender, receiver): whether it
   /// goes device to device (decided at its first message), and there how
   /// many messages this rank announced or took, and those it received
   /// before a recv asked for them, by tag, in order.
   struct DevicePair {
-    bool decided = false, onDevices = false;
+    /// onDevices: through the devices' library; shared: both ranks in this
+    /// process on one device, a message a block handed over.
+    bool decided = false, onDevices = false, shared = false;
     int64_t announced = 0, taken = 0;
     std::map<int64_t, std::deque<whale::rt::Tensor>> early;
   };
@@ -272,11 +274,22 @@ whale_rt_status needComm(whale_rt_context *ctx, const char *op);
 
 /// This machine, as a number the members of a group compare.
 int32_t hostIdentity();
-/// Whether `ranks` reduce on their devices (each member's device has
-/// collectives, on a physical device of its own), and the group's key for
-/// the device's library.
+/// How a group's collectives run.
+enum class GroupWay {
+  Host,    ///< through the host communicator
+  Library, ///< the devices' library (NCCL): each member on a GPU of its own
+  Shared,  ///< in the memory of one GPU its members share, all in this
+           ///< process (runtime/comm/SharedDeviceGroup.h)
+};
+/// How `ranks` reduce, and the group's key for the device's library.
 Status deviceCollectives(whale_rt_context *ctx, const std::vector<int> &ranks,
-                         bool &use, std::string &key);
+                         GroupWay &way, std::string &key);
+/// `op` on `data` (this rank's device memory, laid out as `parts`) over
+/// `ranks` on their devices, as `way` (Library or Shared) says.
+Status bucketOnDevices(whale_rt_context *ctx, const std::vector<int> &ranks,
+                       GroupWay way, const std::string &key,
+                       Device::BucketOp op, float *data,
+                       const std::vector<int64_t> &parts);
 
 /// A bucket as it is packed: its tensors in packing order, and for a
 /// reduce to owners each member's part (the tensors it owns, member after

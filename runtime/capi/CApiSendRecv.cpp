@@ -1,9 +1,13 @@
 //===- CApiSendRecv.cpp - the C ABI of a pipeline's sends and receives ----===//
 //
-// A send between stages goes one of two ways. Where both stages' devices
+// A send between stages goes one of three ways. Where both stages' devices
 // have collectives of their own (GPUs with NCCL, each rank on its own), the
-// bytes go device to device (Device::pairSend / pairRecv). Otherwise they go
-// through the host communicator's mailboxes, as they always did.
+// bytes go device to device (Device::pairSend / pairRecv). Where both ranks
+// are in this process on one GPU, the sender copies the tensor into a block
+// of device memory and the host mailbox carries only the block's address
+// and the marker it is ready at (Device::handOver / takeOver); the mailbox
+// keeps its tags. Otherwise the bytes go through the host communicator's
+// mailboxes, as they always did.
 //
 // The device way keeps the mailbox's meaning. A device pair delivers in the
 // order sent and knows no tags, where a recv names its tag and a stage may
@@ -91,6 +95,9 @@ Status directionOf(whale_rt_context *ctx, int from, int to,
   }
   pair.onDevices = mine[1] >= 0 && theirs[1] >= 0 &&
                    (mine[0] != theirs[0] || mine[1] != theirs[1]);
+  // A peer of this process on the same device (one in another process is
+  // never taken for one: its word came by message).
+  pair.shared = mine[1] >= 0 && ctx->comm->collectiveDevice(peer) == mine[1];
   pair.decided = true;
   return Status::ok();
 }
@@ -189,6 +196,51 @@ Status recvOnDevices(whale_rt_context *ctx, int peer,
   }
 }
 
+/// What a shared device's send tells its receiver: the block, its marker,
+/// and what the block holds.
+struct HandedOver {
+  int64_t block = 0, marker = 0, dtype = 0, count = 0;
+};
+
+Status sendShared(whale_rt_context *ctx, int peer, int64_t tag,
+                  whale_rt_tensor *t) {
+  HandedOver h{0, 0, static_cast<int64_t>(t->tensor.dtype()),
+               t->tensor.numel()};
+  if (Status st = ctx->device->handOver(t->tensor.raw(), t->tensor.bytes(),
+                                        h.block, h.marker);
+      !st)
+    return st;
+  return tell(ctx, peer, tag, DType::I64, &h, 4);
+}
+
+Status recvShared(whale_rt_context *ctx, int peer, int64_t tag,
+                  whale_rt_tensor *out) {
+  HandedOver h;
+  if (Status st = ctx->comm->recv(ctx->rank, peer, tag, DType::I64, &h, 4); !st)
+    return st;
+  if (h.dtype < 0 || h.dtype > static_cast<int64_t>(DType::BF16) || h.count < 0)
+    return Status::internal("recv: rank " + std::to_string(peer) +
+                            " handed over a block of dtype " +
+                            std::to_string(h.dtype) + " and " +
+                            std::to_string(h.count) + " elements");
+  const DType sent = static_cast<DType>(h.dtype);
+  if (sent == out->tensor.dtype() && h.count == out->tensor.numel())
+    return ctx->device->takeOver(h.block, h.marker, out->tensor.raw(),
+                                 out->tensor.bytes());
+  // Taken all the same, into a tensor of its own, so the block is freed.
+  Tensor kept;
+  Status st = Tensor::create(*ctx->device, sent, {h.count}, kept);
+  if (st)
+    st = ctx->device->takeOver(h.block, h.marker, kept.raw(), kept.bytes());
+  if (!st)
+    return st;
+  return Status::invalid("recv: rank " + std::to_string(peer) + " sent " +
+                         std::to_string(h.count) + " " + dtypeName(sent) +
+                         " with tag " + std::to_string(tag) + " where " +
+                         std::to_string(out->tensor.numel()) + " " +
+                         dtypeName(out->tensor.dtype()) + " were expected");
+}
+
 } // namespace
 
 whale_rt_status whale_rt_send(whale_rt_context *ctx, int32_t to_stage,
@@ -206,6 +258,8 @@ whale_rt_status whale_rt_send(whale_rt_context *ctx, int32_t to_stage,
       return ctx->fail(st);
     if (pair->onDevices)
       return ran(ctx, sendOnDevices(ctx, peer, *pair, tag, t));
+    if (pair->shared)
+      return ran(ctx, sendShared(ctx, peer, tag, t));
     HostData host(ctx, t, /*writeBack=*/false);
     if (Status st = host.load(); !st)
       return ctx->fail(st);
@@ -230,6 +284,8 @@ whale_rt_status whale_rt_recv(whale_rt_context *ctx, int32_t from_stage,
       return ctx->fail(st);
     if (pair->onDevices)
       return ran(ctx, recvOnDevices(ctx, peer, *pair, tag, out));
+    if (pair->shared)
+      return ran(ctx, recvShared(ctx, peer, tag, out));
     HostData host(ctx, out, /*writeBack=*/true);
     host.prepare();
     Status st = ctx->comm->recv(ctx->rank, peer, tag, out->tensor.dtype(),

@@ -128,36 +128,34 @@ Status sumOver(whale_rt_context *ctx, const Group &g, float *data, int64_t n) {
   return ctx->comm->allReduce(ctx->rank, g.ranks, DType::F32, data, n);
 }
 
-/// `op` over the group on its devices' own collectives (NCCL; the group's
-/// `key` from deviceCollectives), on `data` in this device's memory laid
-/// out as `parts`.
-Status onGroupDevices(whale_rt_context *ctx, const Group &g,
+/// `op` over the group on its devices (NCCL, or the GPU its members
+/// share; `way` and `key` from deviceCollectives), on `data` in this
+/// device's memory laid out as `parts`.
+Status onGroupDevices(whale_rt_context *ctx, const Group &g, GroupWay way,
                       const std::string &key, Device::BucketOp op,
                       const char *what, float *data,
                       const std::vector<int64_t> &parts) {
   CommScope scope(ctx, what);
-  return ctx->device->bucketCollective(
-      op, key, g.position, static_cast<int>(g.ranks.size()), data, parts,
-      shareFromFirst(ctx, g.ranks));
+  return bucketOnDevices(ctx, g.ranks, way, key, op, data, parts);
 }
 
 /// A gather or an exchange of the group's parts on its devices: `slots`
 /// slots of `slot` floats in device memory, which `fill` fills with this
 /// member's, `op` moves, and whose slots from `first` on, as `shapes`,
 /// are joined along `axis` into `out`.
-Status slotsOnDevices(whale_rt_context *ctx, const Group &g,
+Status slotsOnDevices(whale_rt_context *ctx, const Group &g, GroupWay way,
                       const std::string &key, Device::BucketOp op,
                       const char *what, int64_t slots, int64_t slot,
-                      const std::function<Status(float *)> &fill,
-                      int64_t first, const std::vector<Shape> &shapes,
-                      int64_t axis, whale_rt_tensor *out) {
+                      const std::function<Status(float *)> &fill, int64_t first,
+                      const std::vector<Shape> &shapes, int64_t axis,
+                      whale_rt_tensor *out) {
   Tensor buffer;
   Status st = Tensor::create(*ctx->device, DType::F32, {slots * slot}, buffer);
   float *base = st ? static_cast<float *>(buffer.raw()) : nullptr;
   if (st)
     st = fill(base);
   if (st)
-    st = onGroupDevices(ctx, g, key, op, what, base,
+    st = onGroupDevices(ctx, g, way, key, op, what, base,
                         std::vector<int64_t>(g.ranks.size(), slot));
   std::vector<View<const float>> views;
   for (size_t j = 0; st && j < shapes.size(); ++j)
@@ -301,16 +299,16 @@ whale_rt_status whale_rt_all_gather(whale_rt_context *ctx, int32_t shards,
     }
     // On the group's devices: the parts gathered in slots in device memory
     // (member j's in slot j), then joined along the axis there.
-    bool onDevices = false;
+    GroupWay way = GroupWay::Host;
     std::string key;
-    if (Status st = deviceCollectives(ctx, g.ranks, onDevices, key); !st)
+    if (Status st = deviceCollectives(ctx, g.ranks, way, key); !st)
       return ctx->fail(st);
-    if (onDevices && in->tensor.dtype() == DType::F32) {
+    if (way != GroupWay::Host && in->tensor.dtype() == DType::F32) {
       std::vector<Shape> shapes;
       for (int32_t j = 0; j < shards; ++j)
         shapes.push_back(withExtent(whole, axis, parts[j].size));
       return ran(ctx, slotsOnDevices(
-                          ctx, g, key, Device::BucketOp::GatherFromOwners,
+                          ctx, g, way, key, Device::BucketOp::GatherFromOwners,
                           "all_gather", shards, slot,
                           [&](float *base) {
                             return ctx->device->copy(base + g.position * slot,
@@ -394,16 +392,16 @@ whale_rt_status whale_rt_all_to_all(whale_rt_context *ctx, int32_t shards,
     const int64_t slot = maxA * maxB * rest;
     // On the group's devices: the chunks sliced into send slots, exchanged,
     // and the received slots joined along a, all in device memory.
-    bool onDevices = false;
+    GroupWay way = GroupWay::Host;
     std::string key;
-    if (Status st = deviceCollectives(ctx, g.ranks, onDevices, key); !st)
+    if (Status st = deviceCollectives(ctx, g.ranks, way, key); !st)
       return ctx->fail(st);
-    if (onDevices && in->tensor.dtype() == DType::F32) {
+    if (way != GroupWay::Host && in->tensor.dtype() == DType::F32) {
       std::vector<Shape> shapes;
       for (int32_t k = 0; k < shards; ++k)
         shapes.push_back(withExtent(so, a, alongA[k].size));
       return ran(ctx, slotsOnDevices(
-                          ctx, g, key, Device::BucketOp::AllToAll,
+                          ctx, g, way, key, Device::BucketOp::AllToAll,
                           "all_to_all", 2 * shards, slot,
                           [&](float *base) {
                             Status st;
@@ -486,15 +484,15 @@ whale_rt_status whale_rt_shard_sum(whale_rt_context *ctx, int32_t shards,
     Status st = ctx->device->copy(out->tensor.raw(), in->tensor.raw(),
                                   in->tensor.bytes());
     // On the group's devices the sum happens in place in device memory.
-    bool onDevices = false;
+    GroupWay way = GroupWay::Host;
     std::string key;
     if (st)
-      st = deviceCollectives(ctx, g.ranks, onDevices, key);
-    if (st && onDevices)
-      st = onGroupDevices(ctx, g, key, Device::BucketOp::AllReduce,
+      st = deviceCollectives(ctx, g.ranks, way, key);
+    if (st && way != GroupWay::Host)
+      st = onGroupDevices(ctx, g, way, key, Device::BucketOp::AllReduce,
                           "shard_sum", out->tensor.view<float>().data,
                           {out->tensor.numel()});
-    if (!st || onDevices)
+    if (!st || way != GroupWay::Host)
       return ran(ctx, st);
     HostData sum(ctx, out, /*writeBack=*/true);
     if (st)

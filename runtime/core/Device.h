@@ -496,6 +496,53 @@ public:
     return Status::internal(name_ + " has no device collectives");
   }
 
+  // Ranks of one process that share one physical device (two contexts of
+  // a GPU, or shares of its SMs): every member's memory is every member's
+  // to read, so a group sums with kernels of its own and a message is a
+  // block handed over, where NCCL would refuse two ranks on one GPU
+  // (runtime/comm/SharedDeviceGroup.h). Whether to take this way is the
+  // C ABI's choice: every member bound to the same collectiveDevice() in
+  // this process.
+
+  /// The most members a sumMembers job reads or writes.
+  static constexpr int kMaxSharedMembers = 16;
+  /// Element i of every `to` becomes the sum of element i of every
+  /// `from`, added in their order (from[0] + from[1] + ..., in fp32, as the
+  /// host communicator adds a group); a single `from` copies.
+  struct MemberSum {
+    std::vector<const float *> from;
+    std::vector<float *> to;
+    int64_t count = 0;
+  };
+  /// Queues the jobs after this device's work so far.
+  virtual Status sumMembers(const std::vector<MemberSum> &jobs) {
+    return Status::internal(name_ + " has no shared-device collectives");
+  }
+  /// A marker of the work queued so far (an event on a GPU's compute
+  /// stream) in `slot`, 0 or 1, for another member's device to wait on. It
+  /// stays valid until this device marks the same slot again; 0 where
+  /// work is done as it is queued.
+  virtual Status markQueued(int slot, int64_t &marker) {
+    marker = 0;
+    return Status::ok();
+  }
+  /// Makes this device's later work wait for another member's marker.
+  virtual Status waitMarker(int64_t marker) { return Status::ok(); }
+  /// A message for a member sharing the device: `bytes` at `data` copied
+  /// into a block of its own (`block`), ready at `marker`. This device
+  /// never waits for the receiver, and `data` may be reused at once.
+  virtual Status handOver(const void *data, int64_t bytes, int64_t &block,
+                          int64_t &marker) {
+    return Status::internal(name_ + " has no shared-device messages");
+  }
+  /// A handed-over block taken in: its marker waited for, its bytes
+  /// copied into `data` (this device's later work sees them), the block
+  /// freed once the copy is done.
+  virtual Status takeOver(int64_t block, int64_t marker, void *data,
+                          int64_t bytes) {
+    return Status::internal(name_ + " has no shared-device messages");
+  }
+
 private:
   std::string name_;
   std::unique_ptr<Allocator> allocator_;

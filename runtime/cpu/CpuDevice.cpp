@@ -35,6 +35,44 @@ Status CpuDevice::copy(void *dst, const void *src, int64_t bytes) {
   return Status::ok();
 }
 
+Status CpuDevice::sumMembers(const std::vector<MemberSum> &jobs) {
+  for (const MemberSum &job : jobs) {
+    if (job.from.empty())
+      return Status::internal(name() + ": a member sum with nothing to add");
+    // Blocks of the sums, so each element is added in order as the host
+    // communicator adds it, and written to every member after.
+    constexpr int64_t kBlock = 1024;
+    float acc[kBlock];
+    for (int64_t at = 0; at < job.count; at += kBlock) {
+      const int64_t n = std::min(kBlock, job.count - at);
+      std::copy_n(job.from[0] + at, n, acc);
+      for (size_t k = 1; k < job.from.size(); ++k)
+        for (int64_t i = 0; i < n; ++i)
+          acc[i] += job.from[k][at + i];
+      for (float *to : job.to)
+        std::copy_n(acc, n, to + at);
+    }
+  }
+  return Status::ok();
+}
+
+Status CpuDevice::handOver(const void *data, int64_t bytes, int64_t &block,
+                           int64_t &marker) {
+  char *copy = new char[static_cast<size_t>(std::max<int64_t>(bytes, 1))];
+  std::memcpy(copy, data, static_cast<size_t>(bytes));
+  block = static_cast<int64_t>(reinterpret_cast<intptr_t>(copy));
+  marker = 0;
+  return Status::ok();
+}
+
+Status CpuDevice::takeOver(int64_t block, int64_t marker, void *data,
+                           int64_t bytes) {
+  char *copy = reinterpret_cast<char *>(static_cast<intptr_t>(block));
+  std::memcpy(data, copy, static_cast<size_t>(bytes));
+  delete[] copy;
+  return Status::ok();
+}
+
 Status CpuDevice::fill(void *data, DType dtype, int64_t n, double value) {
   switch (dtype) {
   case DType::F32:

@@ -134,6 +134,15 @@ public:
                     double &out) override;
   Status scale(const std::vector<View<float>> &views, double factor) override;
   Status allFinite(View<const float> x, bool &finite) override;
+  /// Ranks sharing a device meet in host memory: sums as the host
+  /// communicator adds, messages in blocks of the heap. Taken only where a
+  /// device claims to share a physical one (a test's stand-in: a CPU
+  /// device has no collectiveDevice()).
+  Status sumMembers(const std::vector<MemberSum> &jobs) override;
+  Status handOver(const void *data, int64_t bytes, int64_t &block,
+                  int64_t &marker) override;
+  Status takeOver(int64_t block, int64_t marker, void *data,
+                  int64_t bytes) override;
 
 private:
   ThreadPool pool_;

@@ -207,6 +207,9 @@ CudaDevice::~CudaDevice() {
     cudaStreamSynchronize(comms);
   for (auto &[ticket, done] : started)
     cudaEventDestroy(done);
+  for (cudaEvent_t marker : markers)
+    if (marker)
+      cudaEventDestroy(marker);
   if (comms)
     cudaStreamDestroy(comms);
   for (auto &[p, size] : scratchSlots)
@@ -2062,6 +2065,128 @@ Status CudaDevice::pairRecv(const std::string &key, void *data, int64_t bytes,
 #else
   return Device::pairRecv(key, data, bytes, shareFromFirst);
 #endif
+}
+
+static_assert(Device::kMaxSharedMembers <= kMemberPointers,
+              "a member sum's pointers must fit the kernel's");
+
+Status CudaDevice::sharedWork(const char *what) {
+  if (Status st = enter(); !st)
+    return st;
+  return stepGraph->cannotHold(
+      std::string(what) +
+      " meets another rank on this GPU, which a graph of one rank's step "
+      "cannot hold");
+}
+
+Status CudaDevice::sumMembers(const std::vector<MemberSum> &jobs) {
+  if (Status st = sharedWork("a collective's sum"); !st)
+    return st;
+  for (const MemberSum &job : jobs) {
+    if (job.from.empty() || job.from.size() > size_t(kMemberPointers) ||
+        job.to.size() > size_t(kMemberPointers))
+      return Status::internal(name() + ": a member sum of " +
+                              std::to_string(job.from.size()) + " into " +
+                              std::to_string(job.to.size()) + " buckets");
+    if (job.count == 0 || job.to.empty())
+      continue;
+    MemberPointers p;
+    p.froms = static_cast<int>(job.from.size());
+    p.tos = static_cast<int>(job.to.size());
+    std::copy(job.from.begin(), job.from.end(), p.from);
+    std::copy(job.to.begin(), job.to.end(), p.to);
+    cuda::sumMembers(compute, p, job.count);
+    if (Status st = launched("sum_members"); !st)
+      return st;
+  }
+  return Status::ok();
+}
+
+Status CudaDevice::markQueued(int slot, int64_t &marker) {
+  marker = 0;
+  if (slot < 0 || slot > 1)
+    return Status::internal(name() + ": marker slot " + std::to_string(slot));
+  if (Status st = sharedWork("a collective's marker"); !st)
+    return st;
+  if (!markers[slot])
+    if (Status st = cudaFailed(
+            cudaEventCreateWithFlags(&markers[slot], cudaEventDisableTiming),
+            name() + ": cudaEventCreate");
+        !st)
+      return st;
+  if (Status st = cudaFailed(cudaEventRecord(markers[slot], compute),
+                             name() + ": cudaEventRecord");
+      !st)
+    return st;
+  marker = static_cast<int64_t>(reinterpret_cast<intptr_t>(markers[slot]));
+  return Status::ok();
+}
+
+Status CudaDevice::waitMarker(int64_t marker) {
+  if (marker == 0)
+    return Status::ok();
+  if (Status st = sharedWork("waiting on another rank's marker"); !st)
+    return st;
+  auto event = reinterpret_cast<cudaEvent_t>(static_cast<intptr_t>(marker));
+  return cudaFailed(cudaStreamWaitEvent(compute, event, 0),
+                    name() + ": cudaStreamWaitEvent");
+}
+
+Status CudaDevice::handOver(const void *data, int64_t bytes, int64_t &block,
+                            int64_t &marker) {
+  block = marker = 0;
+  if (Status st = sharedWork("a pipeline send"); !st)
+    return st;
+  if (bytes == 0)
+    return Status::ok();
+  const auto n = static_cast<size_t>(bytes);
+  void *copy = nullptr;
+  if (Status st = cudaFailed(cudaMallocAsync(&copy, n, compute),
+                             name() + ": the block of a pipeline send");
+      !st)
+    return st;
+  cudaEvent_t ready = nullptr;
+  Status st = cudaFailed(
+      cudaMemcpyAsync(copy, data, n, cudaMemcpyDeviceToDevice, compute),
+      name() + ": copying a pipeline send");
+  if (st)
+    st = cudaFailed(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming),
+                    name() + ": cudaEventCreate");
+  if (st)
+    st = cudaFailed(cudaEventRecord(ready, compute),
+                    name() + ": cudaEventRecord");
+  if (!st) {
+    if (ready)
+      cudaEventDestroy(ready);
+    cudaFreeAsync(copy, compute);
+    return st;
+  }
+  block = static_cast<int64_t>(reinterpret_cast<intptr_t>(copy));
+  marker = static_cast<int64_t>(reinterpret_cast<intptr_t>(ready));
+  return Status::ok();
+}
+
+Status CudaDevice::takeOver(int64_t block, int64_t marker, void *data,
+                            int64_t bytes) {
+  if (Status st = sharedWork("a pipeline receive"); !st)
+    return st;
+  if (block == 0)
+    return Status::ok();
+  void *copy = reinterpret_cast<void *>(static_cast<intptr_t>(block));
+  auto ready = reinterpret_cast<cudaEvent_t>(static_cast<intptr_t>(marker));
+  Status st = cudaFailed(cudaStreamWaitEvent(compute, ready, 0),
+                         name() + ": cudaStreamWaitEvent");
+  cudaEventDestroy(ready); // released once the wait is done
+  if (st && bytes > 0)
+    st = cudaFailed(cudaMemcpyAsync(data, copy, static_cast<size_t>(bytes),
+                                    cudaMemcpyDeviceToDevice, compute),
+                    name() + ": copying a pipeline receive");
+  // Freed in this stream's order, after the copy (or at once, failing).
+  if (Status freed = cudaFailed(cudaFreeAsync(copy, compute),
+                                name() + ": freeing a pipeline send's block");
+      st && !freed)
+    st = freed;
+  return st;
 }
 
 } // namespace whale::rt::cuda

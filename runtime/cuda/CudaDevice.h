@@ -235,8 +235,31 @@ public:
   Status pairRecv(const std::string &key, void *data, int64_t bytes,
                   const ShareFromFirst &shareFromFirst) override;
 
+  /// Ranks of this process on this GPU (SharedDeviceGroup.h): a kernel
+  /// per job on the compute stream, reading and writing the members'
+  /// buckets directly (one address space: contexts of one GPU and shares
+  /// of its SMs keep the primary context's memory).
+  Status sumMembers(const std::vector<MemberSum> &jobs) override;
+  /// An event of the device's own per slot, recorded on the compute
+  /// stream; another member's compute stream waits on it. A captured step
+  /// cannot hold either: its graph is this rank's alone.
+  Status markQueued(int slot, int64_t &marker) override;
+  Status waitMarker(int64_t marker) override;
+  /// The copy in a block allocated in the compute stream's order, an event
+  /// of its own recorded after it; the receiver's compute stream waits on
+  /// the event, copies, destroys the event and frees the block in its own
+  /// stream's order.
+  Status handOver(const void *data, int64_t bytes, int64_t &block,
+                  int64_t &marker) override;
+  Status takeOver(int64_t block, int64_t marker, void *data,
+                  int64_t bytes) override;
+
 private:
   CudaDevice(const std::string &name, int ordinal, int64_t memoryLimit);
+  /// Refuses work another rank's device takes part in while a step is
+  /// captured, and notes it while one is probed (`what`).
+  Status sharedWork(const char *what);
+  cudaEvent_t markers[2] = {nullptr, nullptr};
   /// Makes this GPU the calling thread's (ranks run on threads of their
   /// own, and CUDA's current device is per thread).
   Status enter();

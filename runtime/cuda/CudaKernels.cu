@@ -100,6 +100,16 @@ __global__ void binaryGradBlocksKernel(int op, int which, const float *a,
     grad[t] = sum;
 }
 
+__global__ void sumMembersKernel(MemberPointers p, int64_t n) {
+  WHALE_GRID_LOOP(i, n) {
+    float acc = p.from[0][i];
+    for (int k = 1; k < p.froms; ++k)
+      acc += p.from[k][i];
+    for (int k = 0; k < p.tos; ++k)
+      p.to[k][i] = acc;
+  }
+}
+
 __global__ void unaryKernel(int op, const float *x, float *out, int64_t n) {
   WHALE_GRID_LOOP(i, n) { out[i] = unaryValue(op, x[i]); }
 }
@@ -909,6 +919,10 @@ void fillI64(cudaStream_t s, int64_t *p, int64_t n, int64_t v) {
 }
 void fillU16(cudaStream_t s, uint16_t *p, int64_t n, uint16_t v) {
   fillKernel<<<blocksFor(n), kThreads, 0, s>>>(p, n, v);
+}
+
+void sumMembers(cudaStream_t s, const MemberPointers &p, int64_t n) {
+  sumMembersKernel<<<blocksFor(n), kThreads, 0, s>>>(p, n);
 }
 
 void binary(cudaStream_t s, int op, const float *a, const float *b, float *out,

@@ -42,6 +42,18 @@ void fillI64(cudaStream_t s, int64_t *p, int64_t n, int64_t v);
 /// 16-bit words: bf16 storage, its bits rounded by the caller.
 void fillU16(cudaStream_t s, uint16_t *p, int64_t n, uint16_t v);
 
+/// One Device::MemberSum's pointers, passed to the kernel by value: the
+/// buckets of ranks sharing the GPU (runtime/comm/SharedDeviceGroup.h).
+constexpr int kMemberPointers = 16;
+struct MemberPointers {
+  const float *from[kMemberPointers];
+  float *to[kMemberPointers];
+  int froms = 0, tos = 0;
+};
+/// n elements of every `to` become the sum of every `from`, added in their
+/// order in fp32 (the host communicator's order and bits).
+void sumMembers(cudaStream_t s, const MemberPointers &p, int64_t n);
+
 /// out = a op b over the output's index space (op: BinaryOp's order).
 void binary(cudaStream_t s, int op, const float *a, const float *b, float *out,
             const Strided &map, int64_t n);

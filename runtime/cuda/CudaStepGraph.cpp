@@ -97,14 +97,18 @@ Status CudaStepGraph::begin() {
 }
 
 Status CudaStepGraph::hostWait(const std::string &what) {
+  return cannotHold(what + " waits for the GPU");
+}
+
+Status CudaStepGraph::cannotHold(const std::string &reason) {
   if (active) {
     if (why.empty())
-      why = what + " waits for the GPU";
-    return Status::invalid(name + ": " + what +
-                           " waits for the GPU, which a captured step cannot");
+      why = reason;
+    return Status::invalid(name + ": " + reason +
+                           ", which a captured step cannot");
   }
   if (probing && why.empty())
-    why = what + " waits for the GPU";
+    why = reason;
   return Status::ok();
 }
 

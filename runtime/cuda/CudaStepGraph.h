@@ -62,6 +62,9 @@ public:
   /// the host"): while probing, notes it as the step's blocker; while
   /// capturing, refuses it.
   Status hostWait(const std::string &what);
+  /// The same for anything else a step's graph cannot hold (`reason`
+  /// says what and why).
+  Status cannotHold(const std::string &reason);
 
   /// The device's copy of `bytes` at `now`, refreshed before each replay
   /// by `at` (which writes a replay's value into the pointer it gets);

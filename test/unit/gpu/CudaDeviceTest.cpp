@@ -1252,7 +1252,7 @@ TEST(CudaDevice, SharesOfTheSmsAreDisjointDevicesOfTheirSpeed) {
 
 TEST(CudaCollectives, AllReduceAcrossTwoGpuContexts) {
   // Two ranks: on two GPUs where there are two (NCCL), else both on GPU 0
-  // (through the host: NCCL takes one rank per GPU).
+  // (in its memory: NCCL takes one rank per GPU).
   char why[256];
   const char *second =
       whale_rt_device_check("cuda:1", why, sizeof why) == WHALE_RT_OK
@@ -1295,6 +1295,88 @@ TEST(CudaCollectives, AllReduceAcrossTwoGpuContexts) {
   whale_rt_context_destroy(ctx[0]);
   whale_rt_context_destroy(ctx[1]);
   whale_rt_comm_destroy(comm);
+}
+
+TEST(CudaCollectives, RanksSharingOneGpuSumAndSendInItsMemory) {
+  // Two contexts of GPU 0 as replicas, then as stages: the sums are the
+  // host's order's bits (a + b in fp32), ZeRO's owners get their parts,
+  // and a pipeline's sends arrive in tag order, all in the GPU's memory
+  // (runtime/comm/SharedDeviceGroup.h).
+  char why[256];
+  constexpr int64_t n = 1 << 20;
+  const std::vector<std::vector<float>> values = {randomValues(n, 31),
+                                                  randomValues(n, 32)};
+  for (bool stages : {false, true}) {
+    whale_rt_comm *comm = whale_rt_comm_create(2, 60);
+    whale_rt_context *ctx[2] = {nullptr, nullptr};
+    int32_t grid[] = {0, 1};
+    for (int r = 0; r < 2; ++r) {
+      ASSERT_EQ(
+          whale_rt_context_open("cuda:0", 1, 0, 1, &ctx[r], why, sizeof why),
+          WHALE_RT_OK)
+          << why;
+      ASSERT_EQ(whale_rt_context_bind(ctx[r], comm, stages ? 2 : 1,
+                                      stages ? 1 : 2, grid, stages ? r : 0,
+                                      stages ? 0 : r),
+                WHALE_RT_OK);
+    }
+    std::vector<float> summed[2], owned[2], received;
+    std::thread ranks[2];
+    for (int r = 0; r < 2; ++r)
+      ranks[r] = std::thread([&, r] {
+        int64_t s[] = {n};
+        whale_rt_tensor *t = nullptr, *u = nullptr;
+        ASSERT_EQ(whale_rt_tensor_create(ctx[r], WHALE_RT_F32, 1, s, &t),
+                  WHALE_RT_OK);
+        ASSERT_EQ(whale_rt_tensor_create(ctx[r], WHALE_RT_F32, 1, s, &u),
+                  WHALE_RT_OK);
+        whale_rt_tensor_write(ctx[r], t, values[r].data(), 4 * n);
+        whale_rt_tensor_write(ctx[r], u, values[r].data(), 4 * n);
+        if (stages) {
+          // Tag 2 sent first, received second.
+          if (r == 0) {
+            ASSERT_EQ(whale_rt_send(ctx[0], 1, 2, t), WHALE_RT_OK)
+                << whale_rt_last_error(ctx[0]);
+            ASSERT_EQ(whale_rt_send(ctx[0], 1, 3, u), WHALE_RT_OK)
+                << whale_rt_last_error(ctx[0]);
+            return;
+          }
+          ASSERT_EQ(whale_rt_recv(ctx[1], 0, 3, u), WHALE_RT_OK)
+              << whale_rt_last_error(ctx[1]);
+          ASSERT_EQ(whale_rt_recv(ctx[1], 0, 2, t), WHALE_RT_OK)
+              << whale_rt_last_error(ctx[1]);
+          received.resize(n);
+          whale_rt_tensor_read(ctx[1], t, received.data(), 4 * n);
+          return;
+        }
+        ASSERT_EQ(whale_rt_all_reduce(ctx[r], WHALE_RT_GROUP_REPLICAS, 1, &t),
+                  WHALE_RT_OK)
+            << whale_rt_last_error(ctx[r]);
+        const int32_t owners[] = {1};
+        ASSERT_EQ(whale_rt_reduce_to_owners(ctx[r], WHALE_RT_GROUP_REPLICAS, 0,
+                                            1, &u, owners),
+                  WHALE_RT_OK)
+            << whale_rt_last_error(ctx[r]);
+        summed[r].resize(n);
+        owned[r].resize(n);
+        whale_rt_tensor_read(ctx[r], t, summed[r].data(), 4 * n);
+        whale_rt_tensor_read(ctx[r], u, owned[r].data(), 4 * n);
+      });
+    for (std::thread &t : ranks)
+      t.join();
+    if (stages) {
+      ASSERT_EQ(received, values[0]);
+    } else {
+      for (int r = 0; r < 2; ++r)
+        for (int64_t i = 0; i < n; ++i)
+          ASSERT_EQ(summed[r][i], values[0][i] + values[1][i]) << r << " " << i;
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(owned[1][i], values[0][i] + values[1][i]) << i;
+    }
+    whale_rt_context_destroy(ctx[0]);
+    whale_rt_context_destroy(ctx[1]);
+    whale_rt_comm_destroy(comm);
+  }
 }
 
 /// A train step of a small regression with dropout, Adam at the
