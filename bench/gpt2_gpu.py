@@ -58,6 +58,26 @@ PEAKS = {"H200": (67.0, 989.0), "H100": (67.0, 989.0), "A100": (19.5, 312.0)}
 
 def whale_script(a, text_path):
     amp = '\nconfig { amp = "bf16" }\n' if a.amp else ""
+    blocks = """  for i in range(L) {
+    x = nn.block(x, H)
+  }"""
+    head = """  positions = param([T, D], init = normal(0.01))
+  x = nn.embed(tokens, V, D) + positions"""
+    tail = """  logits = nn.linear(nn.norm(x), V)
+  loss = mean(cross_entropy(logits, targets))"""
+    if a.plan == "dp2":
+        # Every op replicated over both ranks, each with half the batch.
+        body = f"  default replicate\n{head}\n{blocks}\n{tail}"
+    elif a.plan == "pp2":
+        # Two stages of L / 2 blocks each, 1F1B over the micro-batches.
+        amp = ("\nconfig {\n" + ('  amp = "bf16"\n' if a.amp else "") +
+               f"  num_micro_batch = {a.micro_batches}\n"
+               '  schedule = "1f1b"\n}\n')
+        half = blocks.replace("range(L)", "range(L / 2)")
+        body = (f"  replicate {{\n{head}\n{half}\n  }}\n"
+                f"  replicate {{\n{half}\n{tail}\n  }}")
+    else:
+        body = f"{head}\n{blocks}\n{tail}"
     return f"""import nn
 {amp}
 V = {a.vocab}
@@ -67,13 +87,7 @@ H = {a.heads}
 L = {a.layers}
 
 model gpt(tokens: i32[B, T], targets: i32[B, T]) {{
-  positions = param([T, D], init = normal(0.01))
-  x = nn.embed(tokens, V, D) + positions
-  for i in range(L) {{
-    x = nn.block(x, H)
-  }}
-  logits = nn.linear(nn.norm(x), V)
-  loss = mean(cross_entropy(logits, targets))
+{body}
   return loss
 }}
 
@@ -85,6 +99,11 @@ train gpt {{
 }}
 """
 
+
+def cluster_of(a, device):
+    """One context of the GPU, or two of it for the plans of two ranks."""
+    one = "cuda:0" if device == "cuda" else "cpu:1"
+    return one if a.plan == "one" else f"{one},{one}"
 
 
 def shape_args(argv=None):
@@ -106,6 +125,12 @@ def shape_args(argv=None):
     ap.add_argument("--no-fuse", action="store_true",
                     help="Whale without fused kernels (whale run --no-fuse)")
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    ap.add_argument("--plan", default="one", choices=["one", "dp2", "pp2"],
+                    help="Whale's plan: one context of the GPU (default), or "
+                    "two ranks on it: data parallel (dp2) or a two-stage "
+                    "pipeline (pp2), the same global batch")
+    ap.add_argument("--micro-batches", type=int, default=4,
+                    help="pp2's micro-batches a step")
     ap.add_argument("--peak-tflops", type=float, default=0)
     ap.add_argument("--emit-bundle", metavar="DIR",
                     help="compile Whale's side for cuda:0 into DIR and stop")
@@ -141,7 +166,8 @@ def emit_bundle(a, root):
         script = os.path.join(tmp, "gpt2.whl")
         with open(script, "w") as f:
             f.write(whale_script(a, text))
-        cmd = [whale, "compile", script, "--emit=bundle", "--cluster", "cuda:0",
+        cmd = [whale, "compile", script, "--emit=bundle", "--cluster",
+               cluster_of(a, "cuda"),
                "-o", a.emit_bundle, "-I", os.path.join(root, "stdlib")]
         if a.bf16_activations:
             cmd.append("--bf16-activations")
@@ -204,9 +230,8 @@ def whale_run(a, root, device):
             script = os.path.join(tmp, "gpt2.whl")
             with open(script, "w") as f:
                 f.write(whale_script(a, text))
-            cluster = "cuda:0" if device == "cuda" else "cpu:1"
-            cmd = [whale, "run", script, "--cluster", cluster, "--metrics",
-                   metrics, "-I", os.path.join(root, "stdlib")]
+            cmd = [whale, "run", script, "--cluster", cluster_of(a, device),
+                   "--metrics", metrics, "-I", os.path.join(root, "stdlib")]
             if a.no_fuse:
                 cmd.append("--no-fuse")
             if a.bf16_activations:
@@ -274,6 +299,8 @@ def main():
         secondary = peer("same-work")
     print(f"gpt {a.layers}x{a.width}, {a.heads} heads, context {a.seq}, "
           f"vocab {a.vocab}, batch {a.batch}, {'bf16 amp' if a.amp else 'fp32'}, "
+          f"whale's plan {a.plan}"
+          f"{f' ({a.micro_batches} micro-batches)' if a.plan == 'pp2' else ''}, "
           f"AdamW + clipping, {a.steps} timed steps after {a.warmup}, wall "
           f"clock; {parameters(a) / 1e6:.1f}M parameters; {name}; "
           f"torch {torch.__version__}")

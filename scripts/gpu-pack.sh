@@ -18,7 +18,8 @@
 #            cuBLAS and NCCL are the GPU machine's own
 # plans/     the equivalence suite's strategies compiled for cuda devices,
 #            each with its reference run on one CPU device here
-# gpt2/      GPT-2 small compiled for cuda:0, fp32 and bf16, batch 8 and 16
+# gpt2/      GPT-2 small compiled for cuda:0, fp32 and bf16, batch 8 and 16;
+#            bf16 at batch 8 as two ranks on the GPU too
 # accuracy/  the simulator's accuracy plans, CPU and one-GPU, with run.sh
 # balance/   GPT on two shares of the GPU's SMs, balanced and even, with run.sh
 set -euo pipefail
@@ -91,6 +92,13 @@ done
 # so, one bf16 copy of each weight a step.
 python3 "$root/bench/gpt2_gpu.py" --batch 8 --bf16-activations \
   --emit-bundle "$pack/gpt2/bf16-storage" >/dev/null
+# Two ranks on the one GPU at the same global batch (gpt2/bf16-dp2,
+# gpt2/bf16-pp2): data parallel, and two stages of 1F1B over 4
+# micro-batches; they reduce and send in the GPU's memory.
+for plan in dp2 pp2; do
+  python3 "$root/bench/gpt2_gpu.py" --batch 8 --amp --plan "$plan" \
+    --emit-bundle "$pack/gpt2/bf16-$plan" >/dev/null
+done
 
 # The simulator's accuracy plans (bench/sim_accuracy.py), to profile and
 # measure on that machine's cores and its GPU; --collect predicts them here.

@@ -15,7 +15,8 @@
 #    (bench/torch_gpt.py), each batch-8 plan's
 #    time by op (trace_summary.py), and bf16 again with the element
 #    programs in the interpreter, and with its steps op by op rather
-#    than replayed as one CUDA graph;
+#    than replayed as one CUDA graph, and bf16 as two ranks on the GPU
+#    (data parallel, a two-stage pipeline: gpt2/bf16-dp2, -pp2);
 # 3b. whale-attention-sweep (and, with torch, sdpa_sweep.py): attention's
 #    chunked GEMMs against the fused kernels, bf16 and fp32, beside
 #    PyTorch's SDPA, and
@@ -117,6 +118,17 @@ if python3 -c "import torch" 2>/dev/null; then
     --whale-exec "$here/bin/whale-exec" --bundle "$here/gpt2/bf16-storage" \
     2>&1 | tee "$out/gpt2-bf16-storage.txt"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  # Two ranks on the one GPU (data parallel; a two-stage pipeline) at the
+  # same global batch, beside one context's bf16 run above: each should
+  # reach 0.9 of its tokens/s.
+  for plan in dp2 pp2; do
+    echo "== GPT-2 small, bf16, two ranks on the GPU ($plan)"
+    PYTHONUNBUFFERED=1 timeout "${WHALE_GPU_BENCH_TIMEOUT:-600}" \
+      python3 "$here/gpt2_gpu.py" --amp --no-torch --plan "$plan" \
+      --whale-exec "$here/bin/whale-exec" --bundle "$here/gpt2/bf16-$plan" \
+      2>&1 | tee "$out/gpt2-bf16-$plan.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  done
   echo "== attention: scaled_dot_product_attention at the sweep's shapes"
   timeout "${WHALE_GPU_TESTS_TIMEOUT:-300}" python3 "$here/sdpa_sweep.py" \
     2>&1 | tee "$out/sdpa-sweep.txt"
