@@ -76,6 +76,7 @@ inline ClusterView clusterOf(mlir::Operation *op, int64_t devices) {
   auto threads = dict.getAs<mlir::DenseI64ArrayAttr>("threads");
   auto names = dict.getAs<mlir::ArrayAttr>("models");
   auto sms = dict.getAs<mlir::DenseI64ArrayAttr>("sms");
+  auto contexts = dict.getAs<mlir::DenseI64ArrayAttr>("contexts");
   for (int64_t d = 0; d < devices; ++d) {
     perf::DeviceDescription &out = view.devices[d];
     if (flops && d < flops.size())
@@ -91,6 +92,8 @@ inline ClusterView clusterOf(mlir::Operation *op, int64_t devices) {
         out.model = name.str();
     if (sms && d < sms.size())
       out.sms = static_cast<int>(sms[d]);
+    if (contexts && d < contexts.size())
+      out.contexts = static_cast<int>(std::max<int64_t>(1, contexts[d]));
     // A device named by its data sheet is a GPU (IR written before `gpus`).
     out.gpu = out.gpu || !out.model.empty();
   }

@@ -8,8 +8,10 @@
 namespace whale::perf {
 
 double smShare(const DeviceDescription &d) {
-  if (!d.gpu || d.sms <= 0)
+  if (!d.gpu)
     return 1;
+  if (d.sms <= 0)
+    return 1.0 / std::max(1, d.contexts);
   const DeviceModel *sheet = d.model.empty() ? nullptr : findGpuModel(d.model);
   const int total = sheet ? sheet->parallelUnits : kNominalGpuSms;
   return std::min(1.0, static_cast<double>(d.sms) / total);
@@ -34,8 +36,13 @@ namespace {
 /// from the whole GPU.
 void onShare(DeviceModel &m, const DeviceDescription &d, double share) {
   m.memoryBandwidth *= share;
-  m.parallelUnits = std::min(m.parallelUnits, d.sms);
-  m.name += "@sms=" + std::to_string(d.sms);
+  if (d.sms > 0) {
+    m.parallelUnits = std::min(m.parallelUnits, d.sms);
+    m.name += "@sms=" + std::to_string(d.sms);
+  } else {
+    m.parallelUnits = std::max(1, m.parallelUnits / std::max(1, d.contexts));
+    m.name += "@contexts=" + std::to_string(d.contexts);
+  }
 }
 
 } // namespace
@@ -67,8 +74,8 @@ DeviceModel deviceModelOf(const DeviceDescription &d) {
   m.matmulFlopsBf16 *= scale;
   m.vectorFlops *= scale;
   m.memoryBytes = d.memory;
-  if (d.sms > 0)
-    onShare(m, d, smShare(d));
+  if (const double share = smShare(d); share < 1)
+    onShare(m, d, share);
   return m;
 }
 

@@ -34,6 +34,10 @@ struct DeviceDescription {
   int threads = 1;    ///< the threads it runs with
   int64_t memory = 0; ///< bytes; 0: no limit
   int sms = 0;        ///< a GPU's SMs it may use (a share); 0: all
+  /// Without sms: the contexts side by side on its GPU, itself included;
+  /// each is priced as that fraction of the GPU (its flops, if given, is
+  /// already its own).
+  int contexts = 1;
 };
 
 /// The SMs of a GPU known by rate alone: an H100's, whose rate the nominal
@@ -41,8 +45,11 @@ struct DeviceDescription {
 constexpr int kNominalGpuSms = 132;
 
 /// The fraction of its GPU a device may use: its SMs over the GPU's (the
-/// data sheet's, else kNominalGpuSms), at most 1; 1 for a whole GPU or a
-/// CPU device.
+/// data sheet's, else kNominalGpuSms), at most 1; one over the contexts
+/// that share a GPU without shares of its SMs (they run side by side, and
+/// while all are busy each has about that much of it: an estimate, low
+/// where one waits and another has the GPU to itself); 1 for a whole GPU
+/// or a CPU device.
 double smShare(const DeviceDescription &d);
 
 /// The rate a device is balanced by: declared or measured, else nominal
@@ -56,8 +63,9 @@ bool rateIsNominal(const DeviceDescription &d);
 /// The model that prices a device's ops:
 /// - a named GPU: its data sheet, with the memory the cluster declares;
 /// - a GPU known only by its rate: an H100 scaled to that rate;
-/// - a share of a GPU (sms): its arithmetic and memory bandwidth scaled
-///   by the share, and that many SMs for its GEMMs' waves;
+/// - a share of a GPU (sms, or one of its contexts): its arithmetic and
+///   memory bandwidth scaled by the share, and its share of the SMs for
+///   its GEMMs' waves;
 /// - a CPU device: cpuModel at its rate and threads.
 DeviceModel deviceModelOf(const DeviceDescription &d);
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -224,6 +225,18 @@ bool parseLink(const llvm::json::Object *o, LinkSpec &link,
 
 } // namespace
 
+/// Counts the contexts each GPU of the cluster holds that no SM share
+/// splits (DeviceSpec::contexts).
+static void countContexts(Cluster &cluster) {
+  std::map<std::pair<int, int>, int> plain; // (node, ordinal) -> contexts
+  for (const DeviceSpec &d : cluster.devices)
+    if (d.kind == "cuda" && d.sms == 0)
+      ++plain[{d.node, d.ordinal}];
+  for (DeviceSpec &d : cluster.devices)
+    d.contexts =
+        d.kind == "cuda" && d.sms == 0 ? plain[{d.node, d.ordinal}] : 1;
+}
+
 bool parseClusterJson(const std::string &text, const std::string &path,
                       Cluster &out, std::string &error) {
   if (!rt::jsonDepthWithin(text, rt::kMaxJsonDepth)) {
@@ -415,7 +428,10 @@ bool parseClusterJson(const std::string &text, const std::string &path,
         !parseLink(inter, out.interNode, path + ": links.inter_node", error))
       return false;
   }
-  return !top.failed();
+  if (top.failed())
+    return false;
+  countContexts(out);
+  return true;
 }
 
 namespace {
@@ -437,6 +453,11 @@ std::string clusterJson(const Cluster &cluster) {
       if (d.node != static_cast<int>(n))
         continue;
       llvm::json::Object o{{"kind", d.kind}};
+      // The GPU's number: read back without it, every GPU would be GPU 0
+      // (and contexts of one GPU would be GPUs of their own, or the
+      // reverse).
+      if (d.kind == "cuda" && d.ordinal > 0)
+        o["first"] = d.ordinal;
       if (d.threads > 0)
         o["threads"] = d.threads;
       if (d.memory > 0)
@@ -482,7 +503,10 @@ perf::DeviceDescription describe(const DeviceSpec &d, int defaultThreads) {
   perf::DeviceDescription out;
   out.gpu = d.kind == "cuda";
   out.model = d.model;
-  out.flops = d.flops;
+  out.contexts = out.gpu && d.sms == 0 ? std::max(1, d.contexts) : 1;
+  // A declared or data-sheet rate is the whole GPU's (or its share's);
+  // contexts side by side on it divide it.
+  out.flops = d.flops / out.contexts;
   out.threads = threadsOf(d, defaultThreads);
   out.memory = d.memory;
   out.sms = d.sms;
@@ -500,11 +524,12 @@ bool parseCluster(const std::string &spec, Cluster &out, std::string &error) {
   out = Cluster{};
   llvm::StringRef s(spec);
   if (s.ends_with(".json") || llvm::sys::fs::is_regular_file(spec))
-    return parseJson(spec, out, error);
+    return parseJson(spec, out, error); // which counts the contexts
   if (!parseShort(s, out, error)) {
     error = "--cluster: " + error;
     return false;
   }
+  countContexts(out);
   return true;
 }
 

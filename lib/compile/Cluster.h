@@ -32,6 +32,10 @@ struct DeviceSpec {
   /// cuda: the streaming multiprocessors it may use, a share of its GPU
   /// (a green context); 0: all of them.
   int sms = 0;
+  /// cuda without sms: the contexts the cluster opens on its GPU, itself
+  /// included (set by parseCluster). They run side by side on its SMs, so
+  /// each is priced as that fraction of the GPU (perf::smShare).
+  int contexts = 1;
 };
 
 struct LinkSpec {

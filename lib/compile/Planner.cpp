@@ -87,7 +87,7 @@ void describeCluster(mlir::ModuleOp module, const Cluster &cluster,
                      int defaultThreads) {
   mlir::Builder b(module.getContext());
   std::vector<double> rates;
-  std::vector<int64_t> memory, threads, sms;
+  std::vector<int64_t> memory, threads, sms, contexts;
   llvm::SmallVector<bool> gpus;
   llvm::SmallVector<mlir::Attribute> models;
   for (const DeviceSpec &spec : cluster.devices) {
@@ -98,6 +98,7 @@ void describeCluster(mlir::ModuleOp module, const Cluster &cluster,
     threads.push_back(d.threads);
     models.push_back(b.getStringAttr(d.model));
     sms.push_back(d.sms);
+    contexts.push_back(d.contexts);
   }
   llvm::SmallVector<mlir::NamedAttribute> entries = {
       b.getNamedAttr("flops", b.getDenseF64ArrayAttr(rates)),
@@ -108,6 +109,11 @@ void describeCluster(mlir::ModuleOp module, const Cluster &cluster,
   // Shares of GPUs only where a device is one.
   if (llvm::any_of(sms, [](int64_t n) { return n > 0; }))
     entries.push_back(b.getNamedAttr("sms", b.getDenseI64ArrayAttr(sms)));
+  // Contexts sharing a GPU only where some do (their rates above are
+  // already their shares).
+  if (llvm::any_of(contexts, [](int64_t n) { return n > 1; }))
+    entries.push_back(
+        b.getNamedAttr("contexts", b.getDenseI64ArrayAttr(contexts)));
   module->setAttr("whale.cluster", b.getDictionaryAttr(entries));
 }
 

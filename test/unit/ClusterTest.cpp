@@ -142,6 +142,45 @@ TEST(ClusterFile, SharesOfOneGpuAreDevicesOfTheirOwn) {
   EXPECT_DOUBLE_EQ(a100.devices[0].flops, 19.5e12 / 2);
 }
 
+TEST(ClusterFile, ContextsOfOneGpuArePricedAsItsShares) {
+  // Two contexts of GPU 0 beside GPU 1: each context has half of GPU 0
+  // while both run, which their rates and models say; the runtime still
+  // opens plain contexts.
+  whale::Cluster c;
+  std::string error;
+  ASSERT_TRUE(whale::parseCluster(
+      "cuda:0@model=H200,cuda:0@model=H200,cuda:1@model=H200", c, error))
+      << error;
+  ASSERT_EQ(c.devices.size(), 3u);
+  EXPECT_EQ(c.devices[0].contexts, 2);
+  EXPECT_EQ(c.devices[1].contexts, 2);
+  EXPECT_EQ(c.devices[2].contexts, 1);
+  EXPECT_EQ(whale::runtimeDeviceName(c.devices[1], 1), "cuda:0");
+  const whale::perf::DeviceDescription half = whale::describe(c.devices[0], 1);
+  EXPECT_DOUBLE_EQ(whale::perf::rateOf(half), 67e12 / 2);
+  const whale::perf::DeviceModel m = whale::perf::deviceModelOf(half);
+  EXPECT_EQ(m.name, "H200@contexts=2");
+  EXPECT_EQ(m.parallelUnits, 66);
+  EXPECT_DOUBLE_EQ(whale::perf::rateOf(whale::describe(c.devices[2], 1)),
+                   67e12);
+  std::vector<double> rates = whale::deviceRates(c, 1);
+  EXPECT_DOUBLE_EQ(rates[0], rates[2] / 2);
+  // Read back from its JSON form, GPU 0 still holds both.
+  whale::Cluster again;
+  ASSERT_TRUE(
+      whale::parseClusterJson(whale::clusterJson(c), "c.json", again, error))
+      << error;
+  EXPECT_EQ(again.devices[0].contexts, 2);
+  EXPECT_EQ(again.devices[2].ordinal, 1);
+  EXPECT_EQ(again.devices[2].contexts, 1);
+  // Shares of the SMs are priced by their SMs, not as contexts; a CPU
+  // device has none.
+  ASSERT_TRUE(whale::parseCluster("cuda:0@sms=40,cuda:0,cpu:2,cpu:2", c, error))
+      << error;
+  for (const whale::DeviceSpec &d : c.devices)
+    EXPECT_EQ(d.contexts, 1);
+}
+
 TEST(ClusterFile, SharesAreForGpusAndWithinThem) {
   whale::Cluster c;
   std::string error;

@@ -143,6 +143,16 @@ LogicalResult WhaleDialect::verifyOperationAttribute(Operation *op,
                              [](int64_t n) { return n < 0; })))
       return op->emitError("'whale.cluster' 'sms' is an array<i64> of SM "
                            "counts (0: a whole GPU), one per device");
+    // The contexts side by side on a device's GPU, itself included.
+    auto contexts = dict.get("contexts");
+    if (contexts &&
+        (!isa<DenseI64ArrayAttr>(contexts) ||
+         cast<DenseI64ArrayAttr>(contexts).size() != flops.size() ||
+         llvm::any_of(cast<DenseI64ArrayAttr>(contexts).asArrayRef(),
+                      [](int64_t n) { return n < 1; })))
+      return op->emitError("'whale.cluster' 'contexts' is an array<i64> of "
+                           "positive counts (1: a GPU of its own), one per "
+                           "device");
     return success();
   }
   if (name == "whale.cost")

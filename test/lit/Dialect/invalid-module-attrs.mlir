@@ -239,3 +239,8 @@ module attributes {whale.cluster = {flops = array<f64: 1.0e9, 1.0e9>, memory = a
 
 // expected-error @+1 {{'whale.cluster' 'sms' is an array<i64> of SM counts (0: a whole GPU), one per device}}
 module attributes {whale.cluster = {flops = array<f64: 1.0e9, 1.0e9>, memory = array<i64: 0, 0>, sms = array<i64: 40, -8>}} {}
+
+// -----
+
+// expected-error @+1 {{'whale.cluster' 'contexts' is an array<i64> of positive counts (1: a GPU of its own), one per device}}
+module attributes {whale.cluster = {flops = array<f64: 1.0e9, 1.0e9>, memory = array<i64: 0, 0>, contexts = array<i64: 2, 0>}} {}

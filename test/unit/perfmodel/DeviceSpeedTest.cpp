@@ -125,3 +125,25 @@ TEST(DeviceSpeed, AShareKnownByItsRateKeepsThatRate) {
   cpu.sms = 8;
   EXPECT_EQ(smShare(cpu), 1);
 }
+
+TEST(DeviceSpeed, ContextsSideBySideOnAGpuShareIt) {
+  // Three contexts of one GPU known by its rate alone, no SM shares: each
+  // a third of the nominal GPU, of its bandwidth and of its SMs.
+  DeviceDescription d;
+  d.gpu = true;
+  d.contexts = 3;
+  EXPECT_DOUBLE_EQ(smShare(d), 1.0 / 3);
+  EXPECT_DOUBLE_EQ(rateOf(d), kNominalGpuFlops / 3);
+  DeviceModel m = deviceModelOf(d);
+  const DeviceModel *h100 = findGpuModel("H100-SXM");
+  EXPECT_EQ(m.name, "cuda@contexts=3");
+  EXPECT_EQ(m.parallelUnits, h100->parallelUnits / 3);
+  EXPECT_DOUBLE_EQ(m.memoryBandwidth, h100->memoryBandwidth / 3);
+  // An SM share is priced by its SMs whatever the count of contexts.
+  d.sms = 66;
+  EXPECT_DOUBLE_EQ(smShare(d), 0.5);
+  // A CPU device shares nothing.
+  DeviceDescription cpu;
+  cpu.contexts = 2;
+  EXPECT_EQ(smShare(cpu), 1);
+}
