@@ -9,17 +9,16 @@
 //    is refused before any member waits for another;
 //  - three members' sums bit for bit as the host communicator adds them
 //    (the order matters in floats), owners' parts and exchanges as well;
-//  - through the C ABI on two ranks as threads: ZeRO's buckets, plain and
-//    started all-reduces, a shard group's sums, gathers and exchanges, and
-//    a pipeline's sends in any order, all on the shared path (the stand-in
-//    counts its calls) with the host path's results;
+//  - through the C ABI on two ranks as threads, the scenarios of
+//    TwoRankScenarios.h: ZeRO's buckets and a started all-reduce, a shard
+//    group's sums, gathers and exchanges, and a pipeline's sends in any
+//    order, all on the shared path (the stand-in counts its calls);
 //  - a receive of another size refused with the host's words, its block
 //    freed all the same.
 //
 //===----------------------------------------------------------------------===//
 
-#include "../RuntimeFixture.h"
-#include "runtime/capi/CApiInternal.h"
+#include "TwoRankScenarios.h"
 #include "runtime/comm/SharedDeviceGroup.h"
 
 #include <gtest/gtest.h>
@@ -78,10 +77,7 @@ public:
   std::vector<int64_t> handed;
 };
 
-std::vector<float> values(whale_rt_tensor *t) {
-  const float *p = TestRuntime::data<float>(t);
-  return std::vector<float>(p, p + t->tensor.numel());
-}
+using whale::testing::valuesOf;
 
 SharedStandIn &standIn(TestRuntime &t) {
   return static_cast<SharedStandIn &>(*t.ctx->device);
@@ -262,146 +258,28 @@ struct SharedStages : whale::testing::TwoStages {
 
 TEST(SharedDevice, BucketsOfTwoRanksOnOneDeviceSumInItsMemory) {
   SharedReplicas p;
-  std::vector<float> reduced[2][3], gathered[2][3], summed[2], started[2];
-  p.onBoth([&](int r) {
-    TestRuntime &t = p.rank[r];
-    const float k = float(r + 1);
-    whale_rt_tensor *ts[] = {t.f32({3}, {1 * k, 2 * k, 3 * k}),
-                             t.f32({2, 2}, {10 * k, 20 * k, 30 * k, 40 * k}),
-                             t.f32({1}, {100 * k})};
-    const int32_t owners[] = {1, 0, 1};
-    ASSERT_EQ(whale_rt_reduce_to_owners(t.ctx, WHALE_RT_GROUP_REPLICAS, 0, 3,
-                                        ts, owners),
-              WHALE_RT_OK)
-        << whale_rt_last_error(t.ctx);
-    for (int i = 0; i < 3; ++i)
-      reduced[r][i] = values(ts[i]);
-    ASSERT_EQ(whale_rt_broadcast_from_owners(t.ctx, WHALE_RT_GROUP_REPLICAS, 0,
-                                             3, ts, owners),
-              WHALE_RT_OK)
-        << whale_rt_last_error(t.ctx);
-    for (int i = 0; i < 3; ++i)
-      gathered[r][i] = values(ts[i]);
-    whale_rt_tensor *w = t.f32({2}, {1000 * k, 2000 * k});
-    ASSERT_EQ(whale_rt_all_reduce(t.ctx, WHALE_RT_GROUP_REPLICAS, 1, &w),
-              WHALE_RT_OK)
-        << whale_rt_last_error(t.ctx);
-    summed[r] = values(w);
-    // A started sum is done where it starts: its markers order it.
-    whale_rt_tensor *x = t.f32({3}, {1 * k, 2 * k, 4 * k});
-    int64_t request = -1;
-    ASSERT_EQ(whale_rt_all_reduce_start(t.ctx, WHALE_RT_GROUP_REPLICAS, 0, 1,
-                                        &x, &request),
-              WHALE_RT_OK)
-        << whale_rt_last_error(t.ctx);
-    EXPECT_EQ(request, 0);
-    ASSERT_EQ(whale_rt_all_reduce_wait(t.ctx, request), WHALE_RT_OK);
-    started[r] = values(x);
-  });
-  EXPECT_EQ(reduced[0][1], (std::vector<float>{30, 60, 90, 120}));
-  EXPECT_EQ(reduced[1][0], (std::vector<float>{3, 6, 9}));
-  EXPECT_EQ(reduced[1][2], (std::vector<float>{300}));
+  // The started sum is done where it starts: its markers order it.
+  whale::testing::zeroBucketsScenario(p);
   for (int r = 0; r < 2; ++r) {
-    EXPECT_EQ(gathered[r][0], (std::vector<float>{3, 6, 9})) << r;
-    EXPECT_EQ(gathered[r][1], (std::vector<float>{30, 60, 90, 120})) << r;
-    EXPECT_EQ(gathered[r][2], (std::vector<float>{300})) << r;
-    EXPECT_EQ(summed[r], (std::vector<float>{3000, 6000})) << r;
-    EXPECT_EQ(started[r], (std::vector<float>{3, 6, 12})) << r;
-    // Four collectives, each a sum (or gather) of this member's share
-    // between two markers; the gather's share is one part of the other's.
+    // Three collectives, each this member's share (a sum, or the other's
+    // part gathered) between two markers, each waited on by the other.
     SharedStandIn &d = standIn(p.rank[r]);
-    EXPECT_EQ(d.marks, 8) << r;
-    EXPECT_EQ(d.waits, 8) << r;
-    EXPECT_EQ(d.sums, 4) << r;
+    EXPECT_EQ(d.marks, 6) << r;
+    EXPECT_EQ(d.waits, 6) << r;
+    EXPECT_EQ(d.sums, 3) << r;
   }
 }
 
 TEST(SharedDevice, ShardGroupSumsGathersAndExchangesStayOnTheDevice) {
   SharedReplicas p;
-  std::vector<float> sums[2], joined[2], exchanged[2];
-  p.onBoth([&](int r) {
-    TestRuntime &t = p.rank[r];
-    const float k = float(r + 1);
-    whale_rt_tensor *part = t.f32({3}, {1 * k, 2 * k, 3 * k});
-    whale_rt_tensor *sum = t.f32({3}, {0, 0, 0});
-    ASSERT_EQ(whale_rt_shard_sum(t.ctx, 2, part, sum), WHALE_RT_OK)
-        << whale_rt_last_error(t.ctx);
-    sums[r] = values(sum);
-    const int64_t weights[] = {3, 1};
-    whale_rt_tensor *mine =
-        r == 0 ? t.f32({2, 3}, {1, 2, 3, 4, 5, 6}) : t.f32({2, 1}, {7, 8});
-    whale_rt_tensor *whole = t.f32({2, 4}, std::vector<float>(8, 0));
-    ASSERT_EQ(whale_rt_all_gather(t.ctx, 2, weights, 1, mine, whole),
-              WHALE_RT_OK)
-        << whale_rt_last_error(t.ctx);
-    joined[r] = values(whole);
-    std::vector<float> columns;
-    for (int i = 0; i < 4; ++i)
-      for (int j = 2 * r; j < 2 * r + 2; ++j)
-        columns.push_back(float(4 * i + j));
-    whale_rt_tensor *byColumns = t.f32({4, 2}, columns);
-    whale_rt_tensor *byRows = t.f32({2, 4}, std::vector<float>(8, 0));
-    ASSERT_EQ(whale_rt_all_to_all(t.ctx, 2, nullptr, 0, 1, byColumns, byRows),
-              WHALE_RT_OK)
-        << whale_rt_last_error(t.ctx);
-    exchanged[r] = values(byRows);
-  });
-  for (int r = 0; r < 2; ++r) {
-    EXPECT_EQ(sums[r], (std::vector<float>{3, 6, 9})) << r;
-    EXPECT_EQ(joined[r], (std::vector<float>{1, 2, 3, 7, 4, 5, 6, 8})) << r;
-    std::vector<float> rows;
-    for (int i = 2 * r; i < 2 * r + 2; ++i)
-      for (int j = 0; j < 4; ++j)
-        rows.push_back(float(4 * i + j));
-    EXPECT_EQ(exchanged[r], rows) << r;
+  whale::testing::shardGroupScenario(p);
+  for (int r = 0; r < 2; ++r) // three collectives, two markers each
     EXPECT_EQ(standIn(p.rank[r]).marks, 6) << r;
-  }
 }
 
 TEST(SharedDevice, PipelineSendsAreBlocksHandedOverInAnyOrder) {
   SharedStages p;
-  std::vector<float> first, again, back;
-  std::vector<int32_t> ids;
-  p.onBoth([&](int r) {
-    TestRuntime &t = p.rank[r];
-    if (r == 0) {
-      whale_rt_tensor *a = t.f32({3}, {1, 2, 3});
-      whale_rt_tensor *ids9 = t.make(WHALE_RT_I32, {2});
-      TestRuntime::data<int32_t>(ids9)[0] = 4;
-      TestRuntime::data<int32_t>(ids9)[1] = 5;
-      whale_rt_tensor *b = t.f32({3}, {10, 20, 30});
-      for (whale_rt_tensor *x : {a, ids9, b})
-        ASSERT_EQ(whale_rt_send(t.ctx, 1, x == ids9 ? 9 : 7, x), WHALE_RT_OK)
-            << whale_rt_last_error(t.ctx);
-      // The sent tensor may change at once: its block is a copy.
-      TestRuntime::data<float>(b)[0] = -1;
-      whale_rt_tensor *reply = t.f32({2}, {0, 0});
-      ASSERT_EQ(whale_rt_recv(t.ctx, 1, 11, reply), WHALE_RT_OK)
-          << whale_rt_last_error(t.ctx);
-      back = values(reply);
-      return;
-    }
-    // Tag 9 first, then tag 7 twice, in the order sent.
-    whale_rt_tensor *ids9 = t.make(WHALE_RT_I32, {2});
-    ASSERT_EQ(whale_rt_recv(t.ctx, 0, 9, ids9), WHALE_RT_OK)
-        << whale_rt_last_error(t.ctx);
-    ids.assign(TestRuntime::data<int32_t>(ids9),
-               TestRuntime::data<int32_t>(ids9) + 2);
-    whale_rt_tensor *x = t.f32({3}, {0, 0, 0});
-    ASSERT_EQ(whale_rt_recv(t.ctx, 0, 7, x), WHALE_RT_OK)
-        << whale_rt_last_error(t.ctx);
-    first = values(x);
-    ASSERT_EQ(whale_rt_recv(t.ctx, 0, 7, x), WHALE_RT_OK)
-        << whale_rt_last_error(t.ctx);
-    again = values(x);
-    whale_rt_tensor *reply = t.f32({2}, {42, 43});
-    ASSERT_EQ(whale_rt_send(t.ctx, 0, 11, reply), WHALE_RT_OK)
-        << whale_rt_last_error(t.ctx);
-  });
-  EXPECT_EQ(ids, (std::vector<int32_t>{4, 5}));
-  EXPECT_EQ(first, (std::vector<float>{1, 2, 3}));
-  EXPECT_EQ(again, (std::vector<float>{10, 20, 30}));
-  EXPECT_EQ(back, (std::vector<float>{42, 43}));
+  whale::testing::pipelineScenario(p);
   EXPECT_EQ(standIn(p.rank[0]).handed, (std::vector<int64_t>{12, 8, 12}));
   EXPECT_EQ(standIn(p.rank[1]).handed, (std::vector<int64_t>{8}));
   EXPECT_EQ(standIn(p.rank[0]).taken, 1);
@@ -410,22 +288,7 @@ TEST(SharedDevice, PipelineSendsAreBlocksHandedOverInAnyOrder) {
 
 TEST(SharedDevice, ARecvOfAnotherSizeIsRefusedAndItsBlockTaken) {
   SharedStages p;
-  std::string error;
-  p.onBoth([&](int r) {
-    TestRuntime &t = p.rank[r];
-    if (r == 0) {
-      ASSERT_EQ(whale_rt_send(t.ctx, 1, 5, t.f32({2}, {1, 2})), WHALE_RT_OK)
-          << whale_rt_last_error(t.ctx);
-      return;
-    }
-    EXPECT_EQ(whale_rt_recv(t.ctx, 0, 5, t.f32({3}, {0, 0, 0})),
-              WHALE_RT_INVALID_ARGUMENT);
-    error = whale_rt_last_error(t.ctx);
-  });
-  EXPECT_NE(error.find("rank 0 sent 2 f32 with tag 5 where 3 f32 were "
-                       "expected"),
-            std::string::npos)
-      << error;
+  whale::testing::wrongSizeRecvScenario(p);
   EXPECT_EQ(standIn(p.rank[1]).taken, 1);
 }
 
