@@ -1,9 +1,9 @@
 //===- CApiComm.cpp - the C ABI of ranks: communicator, all-reduce -------===//
 
 #include "runtime/capi/CApiInternal.h"
+#include "runtime/comm/SharedDeviceGroup.h"
 #ifdef WHALE_HAVE_MPI
 #include "runtime/comm/MpiCommunicator.h"
-#include "runtime/comm/SharedDeviceGroup.h"
 #endif
 
 #include <algorithm>

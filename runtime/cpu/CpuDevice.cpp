@@ -9,6 +9,7 @@
 
 #include "runtime/cpu/CpuDevice.h"
 
+#include "runtime/comm/Communicator.h"
 #include "runtime/cpu/Kernels.h"
 #include "runtime/ops/Bf16.h"
 
@@ -39,19 +40,15 @@ Status CpuDevice::sumMembers(const std::vector<MemberSum> &jobs) {
   for (const MemberSum &job : jobs) {
     if (job.from.empty())
       return Status::internal(name() + ": a member sum with nothing to add");
-    // Blocks of the sums, so each element is added in order as the host
-    // communicator adds it, and written to every member after.
-    constexpr int64_t kBlock = 1024;
-    float acc[kBlock];
-    for (int64_t at = 0; at < job.count; at += kBlock) {
-      const int64_t n = std::min(kBlock, job.count - at);
-      std::copy_n(job.from[0] + at, n, acc);
-      for (size_t k = 1; k < job.from.size(); ++k)
-        for (int64_t i = 0; i < n; ++i)
-          acc[i] += job.from[k][at + i];
-      for (float *to : job.to)
-        std::copy_n(acc, n, to + at);
-    }
+    if (job.to.empty() || job.count == 0)
+      continue;
+    // The host communicator's own sum, so its order and bits (the first
+    // result may be one of the terms), then copied to the other results.
+    sumInGroupOrder(DType::F32, job.to[0],
+                    std::vector<const void *>(job.from.begin(), job.from.end()),
+                    0, job.count);
+    for (size_t k = 1; k < job.to.size(); ++k)
+      std::copy_n(job.to[0], job.count, job.to[k]);
   }
   return Status::ok();
 }
