@@ -18,20 +18,24 @@ bool writesInPlace(Operation *op) {
 
 } // namespace
 
+bool forwardIdentityGradient(BinaryGradOp g) {
+  if (g.getType() != g.getDout().getType() ||
+      !(g.getKind() == BinaryKind::add ||
+        (g.getKind() == BinaryKind::sub && g.getOperand() == 0)))
+    return false;
+  Value dout = g.getDout();
+  if (llvm::any_of(g->getUsers(), writesInPlace) ||
+      llvm::any_of(dout.getUsers(), writesInPlace))
+    return false;
+  g.getResult().replaceAllUsesWith(dout);
+  g.erase();
+  return true;
+}
+
 void forwardIdentityGradients(Block &block) {
-  for (Operation &op : llvm::make_early_inc_range(block)) {
-    auto g = dyn_cast<BinaryGradOp>(op);
-    if (!g || g.getType() != g.getDout().getType() ||
-        !(g.getKind() == BinaryKind::add ||
-          (g.getKind() == BinaryKind::sub && g.getOperand() == 0)))
-      continue;
-    Value dout = g.getDout();
-    if (llvm::any_of(g->getUsers(), writesInPlace) ||
-        llvm::any_of(dout.getUsers(), writesInPlace))
-      continue;
-    g.getResult().replaceAllUsesWith(dout);
-    g.erase();
-  }
+  for (Operation &op : llvm::make_early_inc_range(block))
+    if (auto g = dyn_cast<BinaryGradOp>(op))
+      forwardIdentityGradient(g);
 }
 
 } // namespace whale

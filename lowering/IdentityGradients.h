@@ -16,6 +16,12 @@ class Block;
 
 namespace whale {
 
+class BinaryGradOp;
+
+/// Points the readers of `g` at its dout and erases it, where it is such a
+/// gradient; false, and nothing changed, where it is not.
+bool forwardIdentityGradient(BinaryGradOp g);
+
 /// Points the readers of each such gradient in `block` at its dout, and
 /// erases it: no kernel copies it. Not where either value feeds an op that
 /// overwrites its operand (an all-reduce, clipping).
