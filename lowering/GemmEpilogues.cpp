@@ -16,6 +16,7 @@
 #include "lowering/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Threading.h"
 #include "llvm/ADT/DenseSet.h"
 
 namespace whale {
@@ -246,49 +247,61 @@ bool fuseResidual(AddOp add, Erased &erased) {
          fuseResidual(add, add.getLhs(), add.getRhs(), erased);
 }
 
+/// Every fusion within `root`. One walk collects the candidates: a large
+/// pipeline's rank programs unroll hundreds of thousands of calls, and on
+/// Megatron-LM's 1T plan each walk over them took about 70 ms. No fusion
+/// makes an op of the kinds listed, so the lists are those separate walks
+/// would find, less what a fusion before has erased.
+void fuseWithin(Operation *root) {
+  SmallVector<MatmulOp> products;
+  SmallVector<UnaryGradOp> gelus;
+  SmallVector<MatmulGradOp> weights;
+  SmallVector<AddOp> sums;
+  SmallVector<BinaryGradOp> copies;
+  root->walk([&](Operation *op) {
+    if (auto m = dyn_cast<MatmulOp>(op))
+      products.push_back(m);
+    else if (auto u = dyn_cast<UnaryGradOp>(op))
+      gelus.push_back(u);
+    else if (auto g = dyn_cast<MatmulGradOp>(op))
+      weights.push_back(g);
+    else if (auto a = dyn_cast<AddOp>(op))
+      sums.push_back(a);
+    else if (auto c = dyn_cast<BinaryGradOp>(op))
+      copies.push_back(c);
+  });
+  Erased erased;
+  auto live = [&](Operation *op) { return !erased.contains(op); };
+  for (MatmulOp m : products)
+    if (live(m))
+      fuse(m, erased);
+  // The gradients below match the output gradient they read, not a
+  // sum's copy of it.
+  for (BinaryGradOp c : copies)
+    forwardIdentityGradient(c);
+  for (UnaryGradOp u : gelus)
+    if (live(u))
+      fuseGeluGrad(u, erased);
+  for (MatmulGradOp g : weights)
+    if (live(g))
+      fuseWeightGrad(g, erased);
+  for (AddOp a : sums)
+    if (live(a))
+      fuseResidual(a, erased);
+}
+
 struct GemmEpilogues
     : public whale::impl::WhaleGemmEpiloguesBase<GemmEpilogues> {
   void runOnOperation() override {
-    // One walk collects every candidate: a large pipeline's rank programs
-    // unroll hundreds of thousands of calls, and on Megatron-LM's 1T plan
-    // each walk over them took about 70 ms. No fusion makes an op of the
-    // kinds listed, so the lists are those separate walks would find, less
-    // what a fusion before has erased.
-    SmallVector<MatmulOp> products;
-    SmallVector<UnaryGradOp> gelus;
-    SmallVector<MatmulGradOp> weights;
-    SmallVector<AddOp> sums;
-    SmallVector<BinaryGradOp> copies;
-    getOperation()->walk([&](Operation *op) {
-      if (auto m = dyn_cast<MatmulOp>(op))
-        products.push_back(m);
-      else if (auto u = dyn_cast<UnaryGradOp>(op))
-        gelus.push_back(u);
-      else if (auto g = dyn_cast<MatmulGradOp>(op))
-        weights.push_back(g);
-      else if (auto a = dyn_cast<AddOp>(op))
-        sums.push_back(a);
-      else if (auto c = dyn_cast<BinaryGradOp>(op))
-        copies.push_back(c);
-    });
-    Erased erased;
-    auto live = [&](Operation *op) { return !erased.contains(op); };
-    for (MatmulOp m : products)
-      if (live(m))
-        fuse(m, erased);
-    // The gradients below match the output gradient they read, not a
-    // sum's copy of it.
-    for (BinaryGradOp c : copies)
-      forwardIdentityGradient(c);
-    for (UnaryGradOp u : gelus)
-      if (live(u))
-        fuseGeluGrad(u, erased);
-    for (MatmulGradOp g : weights)
-      if (live(g))
-        fuseWeightGrad(g, erased);
-    for (AddOp a : sums)
-      if (live(a))
-        fuseResidual(a, erased);
+    // Every fusion stays within its function, and functions are isolated
+    // from each other: they fuse side by side on the context's threads.
+    SmallVector<Operation *> isolated;
+    for (Operation &op : getOperation().getBody()->getOperations())
+      if (op.hasTrait<OpTrait::IsIsolatedFromAbove>())
+        isolated.push_back(&op);
+      else
+        fuseWithin(&op);
+    parallelForEach(&getContext(), isolated, fuseWithin);
   }
 };
 

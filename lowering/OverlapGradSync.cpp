@@ -213,11 +213,12 @@ struct OverlapGradSyncPass
     // rank programs put it, after the whole backward.
     if (!settingsOf(getOperation()).overlapGradSync())
       return;
+    // The rank programs are the module's own functions: a walk into them
+    // to find them would visit every op of a large pipeline's programs.
     SmallVector<func::FuncOp> programs;
-    getOperation().walk([&](func::FuncOp fn) {
+    for (func::FuncOp fn : getOperation().getOps<func::FuncOp>())
       if (fn->hasAttr("whale.rank") && !fn.getBody().empty())
         programs.push_back(fn);
-    });
     parallelForEach(&getContext(), programs, overlap);
   }
 };

@@ -177,13 +177,14 @@ struct ShardOptimizerPass
     : public whale::impl::WhaleShardOptimizerBase<ShardOptimizerPass> {
   void runOnOperation() override {
     OpBuilder b(&getContext());
-    getOperation().walk([&](func::FuncOp fn) {
+    // The rank programs are the module's own functions (not found by a
+    // walk, which would visit every op of a large pipeline's programs).
+    for (func::FuncOp fn : getOperation().getOps<func::FuncOp>())
       if (fn->hasAttr("whale.rank") && !fn.getBody().empty() &&
           settingsOf(fn).getShardOptimizer()) {
         shardUpdates(fn, b);
         reduceToOwners(fn, b);
       }
-    });
   }
 };
 

@@ -189,7 +189,7 @@ bool planModel(Interpreter &interp, const std::string &modelName,
   // verified once, at the end: verifying after each of these passes took
   // 13 of the 30 s that planning Megatron-LM's 1T run of 512 micro-batches
   // took. The passes' own lit tests verify each of them. (`whale search`
-  // does not verify them at all: PlanOptions::verify.)
+  // and `whale sim` do not verify them at all: PlanOptions::verify.)
   const bool elementPrograms =
       llvm::any_of(cluster.devices,
                    [](const DeviceSpec &d) { return d.kind != "cpu"; });

@@ -47,11 +47,12 @@ struct PlanOptions {
   /// runs them on CPUs too (their composition: equivalence tests).
   std::optional<bool> gemmEpilogues;
   /// Verify the rank programs once built (the planning passes before them
-  /// are verified after each pass either way). `whale search` plans
-  /// hundreds of candidates that it only simulates, and verifying their
-  /// unrolled programs took a third of planning one (the 18.4B model's
-  /// pipelines of 128 micro-batches); the plan a user takes from it is
-  /// planned again, and verified, by whatever runs it.
+  /// are verified after each pass either way). `whale search` and `whale
+  /// sim` only simulate the plans they make: verifying the unrolled
+  /// programs took a third of planning one of the search's candidates (the
+  /// 18.4B model's pipelines of 128 micro-batches) and a fifth of
+  /// simulating Megatron-LM's 1T plan; whatever runs a plan plans it
+  /// again, and verifies it.
   bool verify = true;
   /// Told the planned model (cut, elaborated at its micro-batch) before its
   /// rank programs are built, which unroll every micro-batch and are most
