@@ -156,6 +156,9 @@ struct Trace {
   std::map<int64_t, std::string> names;
   std::map<int64_t, std::vector<Span>> spans; ///< by rank (pid)
   double t0 = INFINITY, t1 = -INFINITY;
+  /// The driver's steps (whale run --trace), in order; none in a predicted
+  /// trace, which is one iteration.
+  std::vector<Span> steps;
 };
 
 bool readTrace(const std::string &path, Trace &t, std::string &error) {
@@ -191,6 +194,9 @@ bool readTrace(const std::string &path, Trace &t, std::string &error) {
     }
     auto cat = o->getString("cat");
     auto ts = o->getNumber("ts"), dur = o->getNumber("dur");
+    if (*ph == "X" && ts && dur && cat && *cat == "driver" &&
+        o->getString("name") == llvm::StringRef("step"))
+      t.steps.push_back({*ts, *ts + *dur, false});
     if (*ph != "X" || !ts || !dur || !cat || *cat == "driver")
       continue;
     // A collective run beside the rank's work (an overlapped all-reduce)
@@ -205,12 +211,49 @@ bool readTrace(const std::string &path, Trace &t, std::string &error) {
   return true;
 }
 
-/// Each rank's busy, communication and idle shares, and its timeline.
-std::string traceSection(const std::string &title, const Trace &t) {
+/// The step a measured run shows: the median by duration of its steps
+/// after the first (which compiles and warms up), as an index into
+/// `t.steps`; -1 where the trace has no steps.
+int64_t typicalStep(const Trace &t) {
+  std::vector<int64_t> order;
+  for (size_t i = t.steps.size() > 1 ? 1 : 0; i < t.steps.size(); ++i)
+    order.push_back(static_cast<int64_t>(i));
+  if (order.empty())
+    return -1;
+  auto length = [&](int64_t i) { return t.steps[i].end - t.steps[i].start; };
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return length(a) < length(b) || (length(a) == length(b) && a < b);
+  });
+  return order[(order.size() - 1) / 2];
+}
+
+/// `t` from `start` to `end`, its spans cut there and counted from `start`:
+/// one step of a measured run, on the time scale of a predicted one.
+Trace within(const Trace &t, double start, double end) {
+  Trace w;
+  w.names = t.names;
+  w.t0 = 0;
+  w.t1 = end - start;
+  for (const auto &[rank, spans] : t.spans) {
+    std::vector<Span> &kept = w.spans[rank];
+    for (const Span &s : spans)
+      if (s.end > start && s.start < end)
+        kept.push_back({std::max(s.start, start) - start,
+                        std::min(s.end, end) - start, s.comm});
+  }
+  return w;
+}
+
+/// Each rank's busy, communication and idle shares, and its timeline, on
+/// a bar whose full width is `scale` microseconds (the longer of the
+/// timelines shown, so that they compare by length).
+std::string traceSection(const std::string &title, const Trace &t,
+                         double scale) {
   std::string out = "<h2>" + escape(title) + "</h2>";
   if (t.spans.empty())
     return out + "<p>No rank events in the trace.</p>";
   const double wall = std::max(1e-9, t.t1 - t.t0);
+  scale = std::max(scale, wall);
   out += "<table><tr><th>rank</th><th>busy</th><th>communication</th>"
          "<th>idle</th></tr>";
   for (const auto &[rank, spans] : t.spans) {
@@ -242,12 +285,12 @@ std::string traceSection(const std::string &title, const Trace &t) {
            "</text>";
     // At most a few thousand rectangles a rank: the shortest merge into
     // their neighbours' pixels anyway.
-    const double minWidth = (t.t1 - t.t0) / 4000;
+    const double minWidth = scale / 4000;
     for (const Span &s : spans) {
       if (s.end - s.start < minWidth)
         continue;
-      double x = left + (s.start - t.t0) / wall * (w - left - 4);
-      double width = std::max(0.5, (s.end - s.start) / wall * (w - left - 4));
+      double x = left + (s.start - t.t0) / scale * (w - left - 4);
+      double width = std::max(0.5, (s.end - s.start) / scale * (w - left - 4));
       out += "<rect x=\"" + num(x, "%.1f") + "\" y=\"" + num(y) +
              "\" width=\"" + num(width, "%.2f") + "\" height=\"" +
              num(rowH - 4) + "\" fill=\"" + (s.comm ? "#dd6b20" : "#2b6cb0") +
@@ -255,8 +298,9 @@ std::string traceSection(const std::string &title, const Trace &t) {
     }
   }
   out += "<text x=\"" + num(left) + "\" y=\"" + num(h - 2) +
-         "\" class=\"tick\">" + num((t.t1 - t.t0) / 1000, "%.1f") +
-         " ms in all; blue: compute, orange: communication</text></svg>";
+         "\" class=\"tick\">" + num(wall / 1000, "%.3g") +
+         " ms in all, the bar " + num(scale / 1000, "%.3g") +
+         " ms; blue: compute, orange: communication</text></svg>";
   return out;
 }
 
@@ -296,17 +340,50 @@ std::string reportHtml(const ReportInputs &in, std::string &error) {
   html += lineChart("loss by step", lossSeries);
   html += lineChart("samples/s by step", {{"samples/s", speed}});
   html += lineChart("learning rate by step", {{"learning rate", lr}});
-  std::vector<std::pair<std::string, std::string>> traces = {
-      {in.tracePath, "Measured: each rank's time (whale run --trace)"},
-      {in.simTracePath, "Predicted: each rank's time (whale sim --trace)"}};
-  for (const auto &[path, title] : traces) {
-    if (path.empty())
-      continue;
-    Trace t;
-    if (!readTrace(path, t, error))
-      return "";
-    html += "<div class=\"trace\">" + traceSection(title, t) + "</div>";
+  // One measured step beside one predicted iteration, on one time scale.
+  Trace measured, predicted;
+  if (!in.tracePath.empty() && !readTrace(in.tracePath, measured, error))
+    return "";
+  if (!in.simTracePath.empty() && !readTrace(in.simTracePath, predicted, error))
+    return "";
+  std::string measuredTitle = "Measured: each rank's time (whale run --trace)";
+  std::string stepNote;
+  if (int64_t k = typicalStep(measured); k >= 0) {
+    const Span step = measured.steps[k];
+    const size_t steps = measured.steps.size();
+    measured = within(measured, step.start, step.end);
+    measuredTitle = "Measured: each rank's time in step " +
+                    std::to_string(k + 1) + " of " + std::to_string(steps) +
+                    " (whale run --trace)";
+    stepNote =
+        "step " + std::to_string(k + 1) +
+        (k > 0 ? ", the median by length of the steps after the first" : "") +
+        ", " + num((step.end - step.start) / 1000, "%.3g") + " ms";
+  } else if (!in.tracePath.empty()) {
+    stepNote = "the whole trace: it marks no steps";
   }
+  const double span = measured.spans.empty() ? 0.0 : measured.t1 - measured.t0;
+  const double predictedSpan =
+      predicted.spans.empty() ? 0.0 : predicted.t1 - predicted.t0;
+  if (!in.tracePath.empty() && !in.simTracePath.empty() && span > 0 &&
+      predictedSpan > 0)
+    html +=
+        "<h2>Measured and predicted step</h2><p>Measured: " + escape(stepNote) +
+        ". Predicted: one iteration, " + num(predictedSpan / 1000, "%.3g") +
+        " ms (" + num(100 * (predictedSpan - span) / span, "%+.1f") +
+        "%). Both timelines below are drawn on one scale.</p>";
+  else if (!stepNote.empty())
+    html += "<p>Measured: " + escape(stepNote) + ".</p>";
+  const double scale = std::max(span, predictedSpan);
+  if (!in.tracePath.empty())
+    html += "<div class=\"trace\">" +
+            traceSection(measuredTitle, measured, scale) + "</div>";
+  if (!in.simTracePath.empty())
+    html += "<div class=\"trace\">" +
+            traceSection("Predicted: each rank's time in one iteration "
+                         "(whale sim --trace)",
+                         predicted, scale) +
+            "</div>";
   if (!in.planPath.empty()) {
     std::string plan;
     error = rt::readRegularFile(in.planPath, "the plan", kMaxReportInput, plan);

@@ -4,9 +4,10 @@
 // `whale report METRICS.jsonl [--trace T.json] [--sim-trace S.json]
 // [--plan P.json] -o report.html`: one self-contained page (no network, no
 // script: inline SVG and CSS) with the loss curve (and the held-out loss),
-// samples/s over steps, each rank's busy, communication and idle time and
-// its timeline (the pipeline schedule as it ran), a predicted timeline
-// beside the measured one, and the plan.
+// samples/s over steps, one measured step (the median by length of those
+// after the first) beside one predicted iteration on one time scale, each
+// with every rank's busy, communication and idle time and its timeline
+// (the pipeline schedule as it ran), and the plan.
 //
 //===----------------------------------------------------------------------===//
 

@@ -229,10 +229,11 @@ std::vector<VerbSpec> makeVerbs() {
       {"report",
        "METRICS.jsonl",
        "a run as one HTML page",
-       "The loss (and held-out loss) and samples/s by step, each rank's busy, "
-       "communication and idle time and its timeline, a predicted timeline "
-       "beside the measured one, and the plan: one self-contained page, no "
-       "network, no script.",
+       "The loss (and held-out loss) and samples/s by step; one measured "
+       "step (the median of those after the first) beside one predicted "
+       "iteration, on one time scale: each rank's busy, communication and "
+       "idle time and its timeline; and the plan: one self-contained page, "
+       "no network, no script.",
        {{"--trace", "FILE.json", "a measured trace (whale run --trace)"},
         {"--sim-trace", "FILE.json", "a predicted trace (whale sim --trace)"},
         {"--plan", "PLAN.json", "the plan (whale plan --json)"},
