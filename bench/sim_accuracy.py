@@ -99,6 +99,12 @@ GPU_PLANS = [
     ("GPU: GPT 12 x 768, context 256", SCALED, "cuda:0",
      ["D=768", "T=256", "VOCAB=256", "HEADS=12", "LAYERS=12", "BATCH=16",
       "TP=1", "MICRO=1", "STAGES=2"]),
+    # Two ranks as two contexts of the one GPU (each priced as half of it),
+    # reducing and sending in its memory: the CPU plans of the same names.
+    ("GPU: data parallel 2, contexts of one GPU", SCALED, "cuda:0,cuda:0",
+     SMALL + ["TP=1", "MICRO=1", "STAGES=2"]),
+    ("GPU: pipeline 2 1F1B m=4, contexts of one GPU", SCALED,
+     "cuda:0,cuda:0", SMALL + ["TP=1", "MICRO=4"]),
 ]
 
 
