@@ -33,6 +33,7 @@ the profiles and predictions are made here from what comes back
 """
 import argparse
 import json
+import math
 import os
 import shutil
 import statistics
@@ -199,8 +200,8 @@ def emit_pack(args, chosen):
                                                f"plan-{i}-data")) else "")
         lines += [
             f'  echo "round $round: {plan[0]}"',
-            f'  "$exec_" "$here/plan-{i}-profile" --steps 12{data} '
-            f'--profile-trace "$out/trace-{i}-$round.json" '
+            f'  "$exec_" "$here/plan-{i}-profile" --steps 24{data} '
+            f'--profile-trace "$out/trace-{i}-$round.json" --trace-every 2 '
             f'> "$out/log-{i}.txt" 2>&1 || echo "  profiling run failed"',
             f'  "$exec_" "$here/plan-{i}-run" --steps {args.steps}{data} '
             f'--metrics "$out/metrics-{i}-$round.jsonl" '
@@ -225,6 +226,7 @@ def collect(args):
     predicted = {p[0]: [] for p in chosen}
     measured = {p[0]: [] for p in chosen}
     profiled = {p[0]: [] for p in chosen}
+    costs = {p[0]: [] for p in chosen}
     pooled = {}
     with tempfile.TemporaryDirectory() as tmp:
         for i, plan in enumerate(chosen):
@@ -239,12 +241,13 @@ def collect(args):
                                                          trace, "-o", db])
                 dbs.append(db)
                 profiled[plan[0]].append(typical_step(trace))
+                costs[plan[0]].append(traced_over_untraced(trace))
                 predicted[plan[0]].append(predict(args.whale, flags, [db]))
                 measured[plan[0]].append(median_step(metrics))
             if dbs:
                 pooled[plan[0]] = predict(args.whale, flags, dbs)
     return [p for p in chosen if predicted[p[0]]], predicted, measured, \
-        profiled, pooled, rounds
+        profiled, costs, pooled, rounds
 
 
 def typical_step(trace):
@@ -258,6 +261,28 @@ def typical_step(trace):
     quarter = len(lengths) // 4
     kept = lengths[quarter:len(lengths) - quarter]
     return sum(kept) / len(kept) * 1e-6
+
+
+def step_spans(trace):
+    """The steps of a trace made with --trace-every: (start, length in us,
+    traced), in order."""
+    events = json.load(open(trace))["traceEvents"]
+    return sorted((e["ts"], e["dur"], e["cat"] == "driver") for e in events
+                  if e.get("ph") == "X" and e.get("name") == "step" and
+                  e.get("cat") in ("driver", "untraced"))
+
+
+def traced_over_untraced(trace):
+    """The median over a trace's pairs (a traced step and the untraced one
+    after it, the first pair left out) of traced / untraced; None when the
+    trace has no such pairs."""
+    steps = step_spans(trace)
+    ratios = [a[1] / b[1] for a, b in zip(steps, steps[1:])
+              if a[2] and not b[2] and b[1] > 0][1:]
+    for r in ratios:
+        if not math.isfinite(r):
+            raise RuntimeError(f"{trace}: a step of no finite length")
+    return statistics.median(ratios) if ratios else None
 
 
 def main():
@@ -287,6 +312,7 @@ def main():
     predicted = {p[0]: [] for p in chosen}
     measured = {p[0]: [] for p in chosen}
     profiled = {p[0]: [] for p in chosen}
+    costs = {p[0]: [] for p in chosen}
     pooled = {}
     with tempfile.TemporaryDirectory() as tmp:
         # Round by round, so that each plan's samples are spread over the
@@ -299,9 +325,12 @@ def main():
                 # Kept for the pooled prediction at the end.
                 db = os.path.join(tmp, f"db-{i}-{round_}.json")
                 trace = os.path.join(tmp, "profile-trace.json")
-                whale(args.whale, ["profile"] + flags + ["-o", db, "--trace",
-                                                         trace])
+                # Every other step of its run traced: the steps between
+                # tell what tracing cost (bench/trace_cost.py).
+                whale(args.whale, ["profile"] + flags + [
+                    "-o", db, "--trace", trace, "--trace-every", "2"])
                 profiled[name].append(typical_step(trace))
+                costs[name].append(traced_over_untraced(trace))
                 sim = json.loads(whale(args.whale, ["sim"] + flags +
                                        ["--profile", db, "--json"]))
                 predicted[name].append(sim["iteration_s"])
@@ -316,18 +345,22 @@ def main():
                 args.whale, flags_of(plan),
                 [os.path.join(tmp, f"db-{i}-{r}.json")
                  for r in range(args.rounds)])
-    return report(chosen, predicted, measured, profiled, pooled, args.rounds)
+    return report(chosen, predicted, measured, profiled, costs, pooled,
+                  args.rounds)
 
 
-def report(chosen, predicted, measured, profiled, pooled, rounds):
+def report(chosen, predicted, measured, profiled, costs, pooled, rounds):
     """The table and the error summaries, by medians, minimums, each
-    prediction against its profiling run, and pooled profiles."""
+    prediction against its profiling run, and pooled profiles; and what
+    tracing cost the profiling runs' steps (traced against untraced steps
+    of the same process)."""
     print()
     print("| plan | cluster | predicted ms | measured ms | spread | error "
           "| fastest predicted ms | fastest measured ms | error "
           "| profiling runs ms | replay vs its profiling run "
-          "| pooled profiles ms | error |")
+          "| pooled profiles ms | error | traced / untraced, one process |")
     errors, fastest_errors, replay_errors, pooled_errors = [], [], [], []
+    trace_costs = []
     for name, _, cluster, *_ in chosen:
         p = statistics.median(predicted[name])
         m = statistics.median(measured[name])
@@ -343,17 +376,25 @@ def report(chosen, predicted, measured, profiled, pooled, rounds):
         replay_errors.append(abs(replay))
         pooled_error = (pooled[name] - m) / m
         pooled_errors.append(abs(pooled_error))
+        # Traces of an older pack trace every step: no pairs.
+        cost = [c for c in costs[name] if c is not None]
+        cost = statistics.median(cost) if cost else None
+        if cost is not None:
+            trace_costs.append(abs(cost - 1))
         print(f"| {name} | {cluster} | {p * 1e3:.2f} | {m * 1e3:.2f} | "
               f"{spread * 100:.1f}% | {error * 100:+.1f}% | {fp * 1e3:.2f} | "
               f"{fm * 1e3:.2f} | {(fp - fm) / fm * 100:+.1f}% | "
               f"{statistics.median(profiled[name]) * 1e3:.2f} | "
               f"{replay * 100:+.1f}% | {pooled[name] * 1e3:.2f} | "
-              f"{pooled_error * 100:+.1f}% |")
+              f"{pooled_error * 100:+.1f}% | "
+              f"{'%.3f' % cost if cost is not None else 'n/a'} |")
     for what, errs in (("medians", errors), ("minimums", fastest_errors),
                        ("each prediction against its profiling run",
                         replay_errors),
                        ("all rounds' profiles against the median run",
-                        pooled_errors)):
+                        pooled_errors),
+                       ("traced against untraced steps in one process",
+                        trace_costs)):
         if not errs:
             continue
         errs.sort()

@@ -541,9 +541,15 @@ whale_rt_status whale_rt_comm_enable_trace(whale_rt_comm *comm);
 whale_rt_status whale_rt_comm_set_trace_checks(whale_rt_comm *comm,
                                                int32_t on);
 int32_t whale_rt_comm_write_trace(whale_rt_comm *comm, const char *path);
+/* With `paused` 1, the ranks of `comm` run their ops untraced (nothing is
+ * timed, nothing checked) until it is called with 0; the driver's spans
+ * are still recorded, in category "untraced". A run that alternates traced
+ * and untraced steps so measures in one process what tracing costs. */
+whale_rt_status whale_rt_comm_pause_trace(whale_rt_comm *comm, int32_t paused);
 /* The driver's own work in a traced run (one step: its data, the inputs
  * handed to the ranks, the ranks' threads), on a "driver" process after the
- * ranks'. Times are whale_rt_now_ns() readings. Does nothing when the
+ * ranks': category "driver", or "untraced" while the trace is paused.
+ * Times are whale_rt_now_ns() readings. Does nothing when the
  * communicator does not trace. */
 void whale_rt_comm_trace_driver(whale_rt_comm *comm, const char *name,
                                 int64_t start_ns, int64_t duration_ns);

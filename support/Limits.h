@@ -47,6 +47,9 @@ inline constexpr int64_t kMaxClusterDevices = 65536;
 /// sample's index).
 inline constexpr int64_t kMaxSteps = int64_t(1) << 40;
 inline constexpr int64_t kMaxSamples = int64_t(1) << 62;
+/// `--trace-every N`: a trace with fewer than one traced step in a thousand
+/// holds nothing a profile could use.
+inline constexpr int64_t kMaxTraceEvery = 1000;
 
 /// `a * b` into `out` when it is at most `limit`; false (out unchanged)
 /// when it is larger or overflows. Negative factors are refused.

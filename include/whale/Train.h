@@ -92,6 +92,11 @@ struct TrainOptions {
   /// plan's events; and the ops' outputs are not checked for NaN, so the
   /// steps take as long as untraced ones.
   bool traceSites = false;
+  /// With a trace under a plan: only every n-th step is traced (steps 1,
+  /// 1 + n, ...); the steps between run untraced and leave their length in
+  /// the trace as "step" spans of category "untraced". One run so measures
+  /// what tracing costs (`bench/sim_accuracy.py`'s same-process A/B).
+  int64_t traceEvery = 1;
   /// Chains of elementwise ops run as fused regions (generated kernels on
   /// CPU devices, element programs on GPUs); off, each op is its own
   /// runtime call (`--no-fuse`).

@@ -362,6 +362,10 @@ bool ProfilingTrace::read(llvm::StringRef path, std::string &error) {
               std::to_string(*ts) + " and " + std::to_string(*dur);
       return false;
     }
+    // A step run untraced (`--trace-every`) timed no op: it is no step
+    // of the profile.
+    if (e->getString("cat") == "untraced")
+      continue;
     (e->getString("cat") == "driver" ? steps : work)
         .push_back({*ts, *ts + *dur});
     if (auto pid = e->getInteger("pid"); pid && e->getString("cat") != "driver")
@@ -616,9 +620,10 @@ bool timeInContext(Interpreter &interp, const std::string &clusterSpec,
   train.cluster = clusterSpec;
   train.evenPlan = options.even;
   train.threads = options.threads;
-  train.steps = options.contextSteps;
+  train.steps = options.contextSteps * options.traceEvery;
   train.tracePath = path.str().str();
   train.traceSites = true;
+  train.traceEvery = options.traceEvery;
   TrainResult result = whale::train(interp, train);
   if (!result.ok) {
     error = "the profiling run failed: " + result.error;

@@ -35,6 +35,10 @@ struct ProfileOptions {
   int64_t contextSteps = 12;
   /// Where the traced run's Chrome trace is kept ("": a temporary file).
   std::string tracePath;
+  /// The traced run traces only every n-th step and runs contextSteps * n
+  /// steps; the steps between run untraced (TrainOptions::traceEvery), so
+  /// its trace also tells what tracing cost its steps.
+  int64_t traceEvery = 1;
   /// A profiling run's trace made elsewhere (whale-exec --profile-trace on
   /// the plan compiled with trace sites): the times come from it alone,
   /// nothing runs here, and the events it does not time are not in the

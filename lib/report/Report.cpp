@@ -197,7 +197,9 @@ bool readTrace(const std::string &path, Trace &t, std::string &error) {
     if (*ph == "X" && ts && dur && cat && *cat == "driver" &&
         o->getString("name") == llvm::StringRef("step"))
       t.steps.push_back({*ts, *ts + *dur, false});
-    if (*ph != "X" || !ts || !dur || !cat || *cat == "driver")
+    // An untraced step (`--trace-every`) timed nothing but its length.
+    if (*ph != "X" || !ts || !dur || !cat || *cat == "driver" ||
+        *cat == "untraced")
       continue;
     // A collective run beside the rank's work (an overlapped all-reduce)
     // took none of the rank's time: what it did take is its wait.

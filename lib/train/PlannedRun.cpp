@@ -388,6 +388,7 @@ TrainLoop::StepEnd PlannedRun::runStep(int64_t step, double lrFactor,
   InjectedFailure failure;
   if (inject)
     failure = {options.failDevice, step + 1, options.processes};
+  traceOnlyEvery(comm.get(), step, options.traceEvery);
   StepOutcome outcome = whale::runStep(ranks, global, comm.get(), rankThreads,
                                        step, lrFactor, failure);
   std::vector<double> &losses = outcome.losses;

@@ -600,12 +600,20 @@ whale_rt_status whale_rt_comm_set_trace_checks(whale_rt_comm *comm,
   return WHALE_RT_OK;
 }
 
+whale_rt_status whale_rt_comm_pause_trace(whale_rt_comm *comm, int32_t paused) {
+  if (!comm || !comm->profiler)
+    return WHALE_RT_INVALID_ARGUMENT;
+  comm->profiler->setPaused(paused != 0);
+  return WHALE_RT_OK;
+}
+
 void whale_rt_comm_trace_driver(whale_rt_comm *comm, const char *name,
                                 int64_t start_ns, int64_t duration_ns) {
   if (!comm || !comm->profiler || !name)
     return;
   int driver = comm->comm->size();
-  comm->profiler->record(name, "driver", 2 * driver, start_ns, duration_ns);
+  comm->profiler->record(name, comm->profiler->paused() ? "untraced" : "driver",
+                         2 * driver, start_ns, duration_ns);
 }
 
 int64_t whale_rt_now_ns(void) { return Profiler::nowNs(); }

@@ -440,7 +440,7 @@ whale_rt_status traced(whale_rt_context *ctx, const char *name,
       noteCaptureOp(ctx, name);
     return status;
   }
-  if (!ctx || !ctx->profiler)
+  if (!ctx || !ctx->profiler || ctx->profiler->paused())
     return guarded(ctx, fn);
   whale_rt_status status;
   {

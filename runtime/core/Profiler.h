@@ -6,6 +6,7 @@
 
 #include "runtime/core/Status.h"
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -43,6 +44,12 @@ public:
   /// needs.
   void setCheckFinite(bool on) { checks = on; }
   bool checksFinite() const { return checks; }
+  /// While paused, scopes time nothing and traced ops run as untraced ones
+  /// do; record() still records (the driver's steps). A run pauses its
+  /// trace between steps, so that steps traced and untraced alternate in
+  /// one process: what tracing costs, measured on the same machine state.
+  void setPaused(bool on) { pausedNow.store(on, std::memory_order_relaxed); }
+  bool paused() const { return pausedNow.load(std::memory_order_relaxed); }
 
   std::vector<Event> events() const;
   std::string chromeTraceJson() const;
@@ -53,8 +60,9 @@ public:
   public:
     Scope(Profiler *p, std::string name, std::string category, int track,
           int64_t site = -1)
-        : profiler(p), name(std::move(name)), category(std::move(category)),
-          track(track), site(site), start(p ? nowNs() : 0) {}
+        : profiler(p && !p->paused() ? p : nullptr), name(std::move(name)),
+          category(std::move(category)), track(track), site(site),
+          start(profiler ? nowNs() : 0) {}
     ~Scope() {
       if (profiler)
         profiler->record(std::move(name), std::move(category), track, start,
@@ -75,6 +83,7 @@ private:
   std::vector<std::pair<int, std::string>> trackNames, rankNames;
   int64_t origin = nowNs();
   bool checks = true;
+  std::atomic<bool> pausedNow{false};
 };
 
 } // namespace whale::rt

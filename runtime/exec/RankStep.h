@@ -103,6 +103,16 @@ StepOutcome runStep(std::vector<OpenedRank> &ranks,
                     whale_rt_comm *comm, RankThreads &threads, int64_t step,
                     double lrFactor, const InjectedFailure &inject = {});
 
+/// Before step `step` (0-based) of a traced run that traces every
+/// `every`-th step (steps 1, 1 + every, ...): pauses `comm`'s trace for the
+/// steps between, which then run as untraced ones do and leave only their
+/// length in the trace (category "untraced"). So one process holds both,
+/// on the same machine state: what tracing costs a step, measured.
+inline void traceOnlyEvery(whale_rt_comm *comm, int64_t step, int64_t every) {
+  if (every > 1)
+    whale_rt_comm_pause_trace(comm, step % every != 0);
+}
+
 /// The stage program a rank runs.
 using ProgramOf = std::function<const StageProgram &(const RankSlot &)>;
 

@@ -175,6 +175,7 @@ TrainLoop::StepEnd BundleRun::runStep(int64_t step, double lrFactor,
     injected = true;
     failure = {options.failDevice, step + 1, world.processes};
   }
+  traceOnlyEvery(comm, step, options.traceEvery);
   StepOutcome outcome =
       whale::runStep(ranks, global, comm, threads, step, lrFactor, failure);
   whale_rt_comm_trace_driver(comm, "step", startNs,

@@ -42,6 +42,9 @@ struct RunPlanOptions {
   /// take as long as untraced ones: a profiling run's trace, for
   /// `whale profile --from-trace` (with a plan compiled --trace-sites).
   bool traceWithoutChecks = false;
+  /// Only every n-th step traced, the others untraced in the same trace
+  /// (TrainOptions::traceEvery).
+  int64_t traceEvery = 1;
   std::string savePath;    ///< a checkpoint written at the end (and save_every)
   /// Save one file per rank, each with the boxes it holds, into the folder
   /// savePath: it loads under any plan of the model, resharded

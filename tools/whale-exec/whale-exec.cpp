@@ -11,6 +11,7 @@
 #include "runtime/exec/Interrupt.h"
 #include "runtime/exec/RunPlan.h"
 #include "support/InputFile.h"
+#include "support/Limits.h"
 #include "tools/RecoveryLine.h"
 #include "tools/StepProgress.h"
 
@@ -52,6 +53,9 @@ const char *kUsage =
     "                       a trace whose steps run as untraced ones (no\n"
     "                       finite checks), for whale profile --from-trace\n"
     "                       (compile the plan with --trace-sites)\n"
+    "  --trace-every N      with a trace: trace steps 1, 1 + N, ...; the\n"
+    "                       steps between run untraced, their lengths kept\n"
+    "                       in the trace (what tracing costs, in one run)\n"
     "  --save PATH          a checkpoint at the end (and after save_every\n"
     "                       steps): PATH.safetensors or a folder\n"
     "  --elastic FILE       change to other compiled plans of the model while\n"
@@ -175,6 +179,15 @@ int main(int argc, char **argv) {
        : arg == "--save"                              ? options.savePath
        : arg == "--load"                              ? options.loadPath
                                                       : options.dataPath) = *v;
+    } else if ((v = value("--trace-every"))) {
+      std::optional<int64_t> n = integer(*v, 1, whale::kMaxTraceEvery);
+      if (*v == "\x01")
+        return need("--trace-every");
+      if (!n)
+        return usageError("--trace-every takes an integer from 1 to " +
+                          std::to_string(whale::kMaxTraceEvery) + ", got '" +
+                          *v + "'");
+      options.traceEvery = *n;
     } else if ((v = value("--replicate-every"))) {
       std::optional<int64_t> n = integer(*v, 1, int64_t(1) << 40);
       if (*v == "\x01")
@@ -215,6 +228,9 @@ int main(int argc, char **argv) {
   }
   if (options.folder.empty())
     return usageError("which compiled plan? whale-exec FOLDER");
+  if (options.traceEvery > 1 && options.tracePath.empty())
+    return usageError("--trace-every needs --trace or --profile-trace: the "
+                      "trace whose steps it chooses");
   const bool tty = ::isatty(STDERR_FILENO);
   options.onStep = [&](const whale::StepFigures &f) {
     whale::cli::printStepProgress(

@@ -87,6 +87,10 @@ std::vector<VerbSpec> makeVerbs() {
         {"--trace", "FILE.json",
          "a Chrome trace of every op of every step (under mpirun one per "
          "process)"},
+        {"--trace-every", "N",
+         "with --trace and --cluster: trace steps 1, 1 + N, ...; the "
+         "steps between run untraced, their lengths kept in the trace "
+         "(what tracing costs, measured in one run)"},
         {"--save", "CKPT",
          "a checkpoint after the run (and every save_every "
          "steps)"},
@@ -198,6 +202,9 @@ std::vector<VerbSpec> makeVerbs() {
         {"-o", "DB.json", "the database to write"},
         {"--trace", "FILE.json",
          "keep the Chrome trace of the profiling run the times come from"},
+        {"--trace-every", "N",
+         "trace only every N-th step of the profiling run (which runs N "
+         "times as many), the others untraced in the same trace"},
         {"--from-trace", "FILE.json",
          "time the events from a profiling run made elsewhere (whale-exec "
          "--profile-trace on a plan compiled --trace-sites; docs/aot.md) "

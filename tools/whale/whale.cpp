@@ -629,6 +629,8 @@ int profileCommand(int argc, char **argv) {
   whale::InterpreterOptions opts;
   std::string file, cluster, out, trace, fromTrace;
   bool even = false;
+  int64_t traceEvery = 1;
+  int rc = 0;
   Args args("profile", argc, argv);
   while (args.next()) {
     if (auto v = args.value("--cluster")) {
@@ -639,9 +641,15 @@ int profileCommand(int argc, char **argv) {
       trace = *v;
     } else if (auto v = args.value("--from-trace")) {
       fromTrace = *v;
+    } else if (auto v = args.value("--trace-every")) {
+      std::optional<int64_t> n =
+          integer("--trace-every", *v, 1, rc, whale::kMaxTraceEvery);
+      if (!n)
+        return rc;
+      traceEvery = *n;
     } else if (args.is("--even")) {
       even = true;
-    } else if (int rc = args.finish(opts, file)) {
+    } else if ((rc = args.finish(opts, file))) {
       return rc;
     }
   }
@@ -668,6 +676,7 @@ int profileCommand(int argc, char **argv) {
   options.even = even;
   options.tracePath = trace;
   options.fromTrace = fromTrace;
+  options.traceEvery = traceEvery;
   bool tty = ::isatty(STDERR_FILENO);
   options.progress = [&](size_t done, size_t total) {
     if (tty || done == total)
@@ -949,6 +958,12 @@ int run(int argc, char **argv) {
       train.savePath = *v;
     } else if (auto v = args.value("--trace")) {
       train.tracePath = *v;
+    } else if (auto v = args.value("--trace-every")) {
+      std::optional<int64_t> n =
+          integer("--trace-every", *v, 1, rc, whale::kMaxTraceEvery);
+      if (!n)
+        return rc;
+      train.traceEvery = *n;
     } else if (auto v = args.value("--load")) {
       train.loadPath = *v;
     } else if (auto v = args.value("--cluster")) {
@@ -999,6 +1014,11 @@ int run(int argc, char **argv) {
   if (!train.controlPath.empty() && train.cluster.empty())
     return usageError("--control needs --cluster: the devices the run "
                       "starts on");
+  // One device without a plan has no driver to mark its untraced steps.
+  if (train.traceEvery > 1 &&
+      (train.cluster.empty() || train.tracePath.empty()))
+    return usageError("--trace-every needs --trace and --cluster: the run "
+                      "whose steps it traces");
   if (!elastic.empty()) {
     if (train.cluster.empty())
       return usageError("--elastic needs --cluster: the devices the run "

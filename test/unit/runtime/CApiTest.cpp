@@ -8,7 +8,11 @@
 #include <dlfcn.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -264,6 +268,50 @@ TEST(CApiDevices, OpeningByNameAndClearErrorsForGpus) {
       << why;
   // The old entry point gives no reason, but no context either.
   EXPECT_EQ(whale_rt_context_create("cuda:0", 1, 0, 1), nullptr);
+}
+
+TEST(CApiTrace, APausedTraceRunsOpsUntimedAndMarksTheDriversSteps) {
+  // `--trace-every`: the steps between traced ones run as untraced steps
+  // do (no op timed, nothing checked), and the driver's span of each says
+  // which it was.
+  whale::testing::TestRuntime rt;
+  std::unique_ptr<whale_rt_comm, void (*)(whale_rt_comm *)> comm{
+      whale_rt_comm_create(1, 10.0), whale_rt_comm_destroy};
+  EXPECT_EQ(whale_rt_comm_pause_trace(comm.get(), 1),
+            WHALE_RT_INVALID_ARGUMENT); // nothing traced yet
+  ASSERT_EQ(whale_rt_comm_enable_trace(comm.get()), WHALE_RT_OK);
+  const int32_t grid[] = {0};
+  ASSERT_EQ(whale_rt_context_bind(rt.ctx, comm.get(), 1, 1, grid, 0, 0),
+            WHALE_RT_OK);
+  whale_rt_tensor *x = rt.f32({2}, {-1, 2}), *y = rt.f32({2}, {0, 0});
+  auto step = [&](const char *op) {
+    const int64_t start = whale_rt_now_ns();
+    EXPECT_EQ(whale_rt_unary(rt.ctx, WHALE_RT_RELU, x, y), WHALE_RT_OK) << op;
+    whale_rt_comm_trace_driver(comm.get(), "step", start,
+                               whale_rt_now_ns() - start);
+  };
+  step("traced");
+  ASSERT_EQ(whale_rt_comm_pause_trace(comm.get(), 1), WHALE_RT_OK);
+  step("untraced");
+  EXPECT_EQ(whale::testing::TestRuntime::data<float>(y)[1], 2.0f);
+  ASSERT_EQ(whale_rt_comm_pause_trace(comm.get(), 0), WHALE_RT_OK);
+  step("traced again");
+  std::string path = ::testing::TempDir() + "paused-trace.json";
+  ASSERT_EQ(whale_rt_comm_write_trace(comm.get(), path.c_str()), WHALE_RT_OK);
+  std::ifstream in(path);
+  std::string json((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  auto count = [&](const std::string &what) {
+    size_t n = 0;
+    for (size_t at = json.find(what); at != std::string::npos;
+         at = json.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(count("\"cat\": \"compute\""), 2u) << json;
+  EXPECT_EQ(count("\"cat\": \"driver\""), 2u) << json;
+  EXPECT_EQ(count("\"cat\": \"untraced\""), 1u) << json;
+  std::remove(path.c_str());
 }
 
 TEST(CApiDevices, TensorReadWriteAndAmpChecks) {

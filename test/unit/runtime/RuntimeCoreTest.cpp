@@ -263,4 +263,20 @@ TEST(Profiler, WritesAChromeTrace) {
   EXPECT_NE(json.find("\"pid\": 3, \"tid\": 1, \"ts\": "), std::string::npos);
 }
 
+TEST(Profiler, APausedProfilerTimesNoScopeButRecordsWhatItIsGiven) {
+  Profiler prof;
+  prof.setPaused(true);
+  { Profiler::Scope s(&prof, "matmul", "compute", 0); }
+  EXPECT_TRUE(prof.events().empty());
+  // The driver's step spans are recorded whatever the pause.
+  prof.record("step", "untraced", 2, Profiler::nowNs(), 10);
+  prof.setPaused(false);
+  { Profiler::Scope s(&prof, "matmul", "compute", 0, 4); }
+  std::vector<Profiler::Event> events = prof.events();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].category, "untraced");
+  EXPECT_EQ(events[1].name, "matmul");
+  EXPECT_EQ(events[1].site, 4);
+}
+
 } // namespace
