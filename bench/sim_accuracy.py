@@ -4,7 +4,8 @@
 For each plan: `whale profile` times its events here, `whale sim --profile`
 predicts one iteration, and `whale run --metrics` trains it; the measured
 iteration is the median of the step-to-step times after the first steps.
-No plan puts more threads on the machine than it has cores. Every plan is
+No plan puts more threads on the machine than it has cores, and every run
+binds them to cores of their own (WHALE_PIN_THREADS=1). Every plan is
 profiled, predicted and measured once per round; the table compares the
 medians and gives the spread of the measured runs (the machine's own noise).
 It also compares the minimums: on a shared machine whose noise only adds
@@ -42,6 +43,13 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Every run here, profiling and measured alike, binds its ranks' threads to
+# cores of their own in device order (runtime/core/CpuPlacement.h): left to
+# the scheduler, where they land differs from process to process, and on
+# cores with two hardware threads each that moved a plan's step by up to
+# 30% between a profiling run and a measured one.
+os.environ.setdefault("WHALE_PIN_THREADS", "1")
 SCALED = os.path.join(ROOT, "examples", "gpt_scaled.whl")
 GPT = os.path.join(ROOT, "examples", "gpt.whl")
 
@@ -175,7 +183,11 @@ def emit_pack(args, chosen):
              'here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"',
              'out="${1:?usage: run.sh RESULTS}"',
              'mkdir -p "$out"',
-             'exec_="${WHALE_EXEC:-whale-exec}"']
+             'exec_="${WHALE_EXEC:-whale-exec}"',
+             "# Threads bound as the bench binds them here.",
+             'export WHALE_PIN_THREADS="${WHALE_PIN_THREADS:-1}"',
+             "# Where they are bound: the machine's cores, for the record.",
+             'lscpu > "$out/lscpu.txt" 2>&1 || true']
     for i, plan in enumerate(chosen):
         flags = flags_of(plan)
         base = os.path.join(args.emit_pack, f"plan-{i}")

@@ -434,6 +434,13 @@ whale_rt_status whale_rt_clip_grad_norm(whale_rt_context *ctx,
 enum { WHALE_RT_AMP_OFF = 0, WHALE_RT_AMP_BF16 = 1 };
 whale_rt_status whale_rt_set_amp(whale_rt_context *ctx, int32_t mode);
 
+/* Binds the device's own worker threads to cpus[1..count): a CPU device's
+ * pool, whose driving thread (cpus[0]) its driver binds itself
+ * (runtime/core/CpuPlacement.h). A device without workers binds none. */
+whale_rt_status whale_rt_context_pin_workers(whale_rt_context *ctx,
+                                             const int32_t *cpus,
+                                             int32_t count);
+
 /* Tracing: from now on every op's time is recorded (one Chrome-trace event
  * each), and each op's outputs are checked for NaN and infinity.
  * whale_rt_first_nonfinite names the first op whose output held one ("" if

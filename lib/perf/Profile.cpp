@@ -6,6 +6,7 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/compile/Cluster.h"
 #include "lib/compile/Jit.h"
+#include "runtime/core/CpuPlacement.h"
 #include "sim/Extract.h"
 #include "support/InputFile.h"
 #include "whale/Train.h"
@@ -23,6 +24,7 @@
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <set>
 #include <thread>
 #include <unistd.h>
@@ -707,6 +709,7 @@ bool profilePlan(Interpreter &interp, const std::string &clusterSpec,
             topology.node[d] == topology.node[first])
           beside.push_back(d);
     std::vector<ContextPtr> contexts;
+    std::vector<int> threads;
     for (size_t d : beside) {
       std::string name = runtimeDeviceName(cluster.devices[d], d);
       whale_rt_context *opened = nullptr;
@@ -718,12 +721,38 @@ bool profilePlan(Interpreter &interp, const std::string &clusterSpec,
         return false;
       }
       contexts.emplace_back(opened, whale_rt_context_destroy);
+      threads.push_back(topology.devices[d].gpu
+                            ? 0
+                            : std::max(1, topology.devices[d].parallelUnits));
       // Ops time as a training step runs them (dropout draws, batch
       // normalization takes the batch's statistics).
       whale_rt_set_rows(opened, 0, 1);
       if (bf16)
         whale_rt_set_amp(opened, WHALE_RT_AMP_BF16);
     }
+    // The devices' threads where a planned run puts them (RankStep.h's
+    // placeRanks): cores of their own in device order, the first device's
+    // first. The run binds the devices of its whole cluster; a node's
+    // alone are those of a one-node cluster.
+    std::vector<size_t> byDevice(beside.size());
+    std::iota(byDevice.begin(), byDevice.end(), size_t(0));
+    std::sort(byDevice.begin(), byDevice.end(),
+              [&](size_t a, size_t b) { return beside[a] < beside[b]; });
+    std::vector<int> ordered;
+    for (size_t i : byDevice)
+      ordered.push_back(threads[i]);
+    std::vector<std::vector<int>> placed =
+        rt::placeRankThreads(ordered, whale_rt_launched_by_mpi() != 0);
+    std::vector<int> cpuOf(beside.size(), -1);
+    for (size_t k = 0; k < byDevice.size(); ++k) {
+      std::vector<int32_t> list(placed[k].begin(), placed[k].end());
+      if (!list.empty() &&
+          whale_rt_context_pin_workers(contexts[byDevice[k]].get(), list.data(),
+                                       static_cast<int32_t>(list.size())) ==
+              WHALE_RT_OK)
+        cpuOf[byDevice[k]] = list[0];
+    }
+    const bool bound = llvm::any_of(cpuOf, [](int c) { return c >= 0; });
     for (Probes &p : probes)
       for (auto fn : p.module->getOps<mlir::func::FuncOp>()) {
         size_t event = std::stoul(fn.getName().drop_front(5).str());
@@ -732,6 +761,8 @@ bool profilePlan(Interpreter &interp, const std::string &clusterSpec,
         std::vector<int64_t> runs(contexts.size(), 0);
         std::vector<std::string> errors(contexts.size());
         auto measure = [&](size_t i) {
+          if (cpuOf[i] >= 0)
+            rt::pinThisThread(cpuOf[i]);
           whale_rt_context *ctx = contexts[i].get();
           std::vector<whale_rt_tensor *> inputs;
           if (makeInputs(ctx, fn, inputs, errors[i]))
@@ -740,10 +771,13 @@ bool profilePlan(Interpreter &interp, const std::string &clusterSpec,
           for (whale_rt_tensor *t : inputs)
             whale_rt_tensor_release(ctx, t);
         };
+        // Bound, every device's on a thread of its own: this one is the
+        // caller's, which stays where it was.
         std::vector<std::thread> others;
-        for (size_t i = 1; i < contexts.size(); ++i)
+        for (size_t i = bound ? 0 : 1; i < contexts.size(); ++i)
           others.emplace_back(measure, i);
-        measure(0);
+        if (!bound)
+          measure(0);
         for (std::thread &t : others)
           t.join();
         if (seconds[0] < 0) {

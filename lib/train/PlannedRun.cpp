@@ -356,6 +356,7 @@ std::string PlannedRun::openRanks(PlannedModel &&next) {
         return err;
       ranks.push_back(std::move(rank));
     }
+  placeRanks(ranks, options.processes);
   return "";
 }
 

@@ -192,6 +192,22 @@ whale_rt_status whale_rt_set_amp(whale_rt_context *ctx, int32_t mode) {
   });
 }
 
+whale_rt_status whale_rt_context_pin_workers(whale_rt_context *ctx,
+                                             const int32_t *cpus,
+                                             int32_t count) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (count < 0 || (count > 0 && !cpus))
+      return ctx->invalid("context_pin_workers: " + std::to_string(count) +
+                          " CPUs and no list");
+    std::vector<int> list(cpus, cpus + count);
+    if (!ctx->device->pinWorkers(list))
+      return ctx->invalid("context_pin_workers: the system did not bind the "
+                          "workers to the " +
+                          std::to_string(count) + " CPUs given");
+    return WHALE_RT_OK;
+  });
+}
+
 whale_rt_status whale_rt_enable_trace(whale_rt_context *ctx) {
   return guarded(ctx, [&]() -> whale_rt_status {
     if (!ctx->profiler) {

@@ -106,6 +106,11 @@ public:
   Device(std::string name, std::unique_ptr<Allocator> allocator)
       : name_(std::move(name)), allocator_(std::move(allocator)) {}
   virtual ~Device() = default;
+
+  /// Binds the device's own worker threads (a CPU's pool) to cpus[1..];
+  /// cpus[0] is the thread that drives it, which its driver binds
+  /// (CpuPlacement.h). A device without workers has nothing to bind.
+  virtual bool pinWorkers(const std::vector<int> &cpus) { return true; }
   Device(const Device &) = delete;
   Device &operator=(const Device &) = delete;
 

@@ -21,7 +21,11 @@ int64_t Profiler::nowNs() {
 void Profiler::record(std::string name, std::string category, int track,
                       int64_t startNs, int64_t durationNs, int64_t site) {
   std::lock_guard<std::mutex> lock(mutex);
-  recorded.push_back(
+  if (recorded.empty() || recorded.back().size() == kBlock) {
+    recorded.emplace_back();
+    recorded.back().reserve(kBlock);
+  }
+  recorded.back().push_back(
       {std::move(name), std::move(category), track, startNs, durationNs, site});
 }
 
@@ -37,7 +41,10 @@ void Profiler::nameRank(int rank, std::string name) {
 
 std::vector<Profiler::Event> Profiler::events() const {
   std::lock_guard<std::mutex> lock(mutex);
-  return recorded;
+  std::vector<Event> all;
+  for (const std::vector<Event> &block : recorded)
+    all.insert(all.end(), block.begin(), block.end());
+  return all;
 }
 
 std::string Profiler::chromeTraceJson() const {
@@ -67,18 +74,20 @@ std::string Profiler::chromeTraceJson() const {
            ", \"args\": {\"name\": " + jsonQuote(name) + "}}";
   }
   char buf[96];
-  for (const Event &e : recorded) {
-    sep();
-    // Chrome traces count microseconds; keep the nanoseconds as fractions.
-    std::snprintf(buf, sizeof buf, "\"ts\": %.3f, \"dur\": %.3f",
-                  (e.startNs - origin) / 1e3, e.durationNs / 1e3);
-    out += "{\"ph\": \"X\", \"name\": " + jsonQuote(e.name) +
-           ", \"cat\": " + jsonQuote(e.category) + ", " + where(e.track) +
-           ", " + buf +
-           (e.site >= 0 ? ", \"args\": {\"site\": " + std::to_string(e.site) + "}"
-                        : std::string()) +
-           "}";
-  }
+  for (const std::vector<Event> &block : recorded)
+    for (const Event &e : block) {
+      sep();
+      // Chrome traces count microseconds; keep the nanoseconds as fractions.
+      std::snprintf(buf, sizeof buf, "\"ts\": %.3f, \"dur\": %.3f",
+                    (e.startNs - origin) / 1e3, e.durationNs / 1e3);
+      out += "{\"ph\": \"X\", \"name\": " + jsonQuote(e.name) +
+             ", \"cat\": " + jsonQuote(e.category) + ", " + where(e.track) +
+             ", " + buf +
+             (e.site >= 0
+                  ? ", \"args\": {\"site\": " + std::to_string(e.site) + "}"
+                  : std::string()) +
+             "}";
+    }
   return out + "\n]}\n";
 }
 

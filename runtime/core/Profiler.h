@@ -79,7 +79,12 @@ public:
 
 private:
   mutable std::mutex mutex;
-  std::vector<Event> recorded;
+  /// Events in blocks of kBlock, each allocated whole when started: a
+  /// traced step records an event per op, and a single vector's growth
+  /// would copy all the events so far (megabytes) in the middle of a
+  /// step, through the caches the step's ops work in.
+  static constexpr size_t kBlock = 4096;
+  std::vector<std::vector<Event>> recorded;
   std::vector<std::pair<int, std::string>> trackNames, rankNames;
   int64_t origin = nowNs();
   bool checks = true;

@@ -2,6 +2,8 @@
 
 #include "runtime/core/ThreadPool.h"
 
+#include "runtime/core/CpuPlacement.h"
+
 #include <algorithm>
 #include <chrono>
 #include <system_error>
@@ -57,6 +59,15 @@ ThreadPool::ThreadPool(int threads) : numThreads(std::max(1, threads)) {
       break;
     }
   }
+}
+
+bool ThreadPool::pinWorkers(const std::vector<int> &cpus) {
+  if (cpus.size() < workers.size() + 1)
+    return false;
+  bool all = true;
+  for (size_t i = 0; i < workers.size(); ++i)
+    all = pinThread(workers[i], cpus[i + 1]) && all;
+  return all;
 }
 
 ThreadPool::~ThreadPool() {

@@ -34,6 +34,11 @@ public:
 
   int size() const { return numThreads; }
 
+  /// Binds worker i to cpus[i] (i from 1; cpus[0] is the driving thread's,
+  /// which the driver binds itself: CpuPlacement.h). False when cpus has
+  /// too few entries or the system refuses one.
+  bool pinWorkers(const std::vector<int> &cpus);
+
   /// Runs fn(begin, end) over [0, n) cut into contiguous chunks of at least
   /// `grain` items, one chunk per thread at most; returns when all are done.
   /// Small loops, and loops started from inside one, run inline. One thread

@@ -22,6 +22,9 @@ public:
   CpuDevice(std::string name, CpuDeviceOptions options);
 
   ThreadPool &pool() { return pool_; }
+  bool pinWorkers(const std::vector<int> &cpus) override {
+    return pool_.pinWorkers(cpus);
+  }
   /// x rounded to bf16 into `store` when matmuls run in bf16 (amp), x
   /// itself otherwise: what every product's operands go through.
   View<const float> matmulInput(View<const float> x, std::vector<float> &store);

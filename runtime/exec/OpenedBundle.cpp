@@ -126,6 +126,7 @@ std::string openBundle(OpenedBundle &b, const BundleOverrides &overrides,
           !err.empty())
         return err;
     }
+  placeRanks(b.ranks, world.processes);
   return "";
 }
 

@@ -2,12 +2,15 @@
 
 #include "runtime/exec/RankStep.h"
 
+#include "runtime/core/CpuPlacement.h"
 #include "runtime/exec/Checkpoint.h"
 #include "runtime/exec/StepLog.h"
 
+#include <algorithm>
 #include <csignal>
 #include <map>
 #include <mutex>
+#include <numeric>
 
 namespace whale {
 namespace {
@@ -47,6 +50,7 @@ std::string openRank(const std::string &deviceName, int threads, int64_t memory,
                      OpenedRank &out) {
   out.place = place;
   out.entry = entry;
+  out.cpuThreads = deviceName.rfind("cpu", 0) == 0 ? std::max(1, threads) : 0;
   whale_rt_context *opened = nullptr;
   char why[640] = "";
   if (whale_rt_context_open(deviceName.c_str(), threads, memory, seed, &opened,
@@ -70,6 +74,45 @@ std::string openRank(const std::string &deviceName, int threads, int64_t memory,
   return "";
 }
 
+void placeRanks(std::vector<OpenedRank> &ranks, bool underLauncher) {
+  std::vector<size_t> order(ranks.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return ranks[a].place.device < ranks[b].place.device;
+  });
+  std::vector<int> threads;
+  for (size_t i : order)
+    threads.push_back(ranks[i].cpuThreads);
+  std::vector<std::vector<int>> cpus =
+      rt::placeRankThreads(threads, underLauncher);
+  for (size_t k = 0; k < order.size(); ++k) {
+    OpenedRank &rank = ranks[order[k]];
+    rank.cpu = -1;
+    if (cpus[k].empty())
+      continue;
+    std::vector<int32_t> list(cpus[k].begin(), cpus[k].end());
+    // Unbound workers run as well, only where the scheduler puts them.
+    if (whale_rt_context_pin_workers(rank.ctx.get(), list.data(),
+                                     static_cast<int32_t>(list.size())) ==
+        WHALE_RT_OK)
+      rank.cpu = cpus[k][0];
+  }
+}
+
+namespace {
+
+/// Binds the calling rank thread to `cpu` (-1: back to the process's
+/// CPUs), once per change: a rank thread runs rank i of whichever plan.
+void bindRankThread(int cpu) {
+  thread_local int boundTo = -1;
+  if (cpu == boundTo)
+    return;
+  if (cpu >= 0 ? rt::pinThisThread(cpu) : rt::unpinThisThread())
+    boundTo = cpu;
+}
+
+} // namespace
+
 StepOutcome runStep(std::vector<OpenedRank> &ranks,
                     const std::vector<whale_rt_tensor *> &global,
                     whale_rt_comm *comm, RankThreads &threads, int64_t step,
@@ -79,6 +122,7 @@ StepOutcome runStep(std::vector<OpenedRank> &ranks,
   std::mutex failMutex;
   const std::function<void(size_t)> runRank = [&](size_t i) {
     OpenedRank &rank = ranks[i];
+    bindRankThread(rank.cpu);
     whale_rt_context *ctx = rank.ctx.get();
     whale_rt_status copied = WHALE_RT_OK;
     for (size_t k = 0; k < global.size() && copied == WHALE_RT_OK; ++k)

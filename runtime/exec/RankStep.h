@@ -49,7 +49,18 @@ struct OpenedRank {
   ContextPtr ctx{nullptr, whale_rt_context_destroy};
   std::vector<whale_rt_tensor *> inputs;
   RankGraph graph; ///< its step held by the device (StepGraphs.h)
+  /// A CPU device's threads (its rank's thread and its pool's workers); 0
+  /// for a GPU's rank, whose thread only launches.
+  int cpuThreads = 0;
+  /// The CPU its rank's thread is bound to (placeRanks); -1: unbound.
+  int cpu = -1;
 };
+
+/// Binds the CPU ranks' threads to cores of their own, in device order,
+/// where they fit (runtime/core/CpuPlacement.h): each rank's pool workers
+/// now, its thread as it runs its next step. `underLauncher`: processes
+/// of mpirun or srun, which the launcher binds; then nothing is bound.
+void placeRanks(std::vector<OpenedRank> &ranks, bool underLauncher);
 
 /// graphReport over `ranks`.
 std::string graphReport(const std::vector<OpenedRank> &ranks);
