@@ -22,6 +22,7 @@ the median of its measured runs: the machine's moments pooled on both
 sides.
 
     python3 bench/sim_accuracy.py [--rounds 5] [--steps 20] [--only NAME]
+                                  [--skip NAME]
 
 On another machine (one with more cores, or a GPU; no MLIR needed there)
 the profiling runs and the measured runs go there as compiled plans, and
@@ -306,6 +307,7 @@ def main():
                     help="profile, predict and measure every plan this many "
                     "times, round by round; medians are compared")
     ap.add_argument("--only", help="run the plans whose name holds this")
+    ap.add_argument("--skip", help="not the plans whose name holds this")
     ap.add_argument("--emit-pack", metavar="DIR",
                     help="compile the plans and a run.sh into DIR, to "
                     "profile and measure on another machine")
@@ -316,7 +318,8 @@ def main():
                     "DIR/run.sh wrote into RESULTS there")
     args = ap.parse_args()
     plans = PLANS + (GPU_PLANS if args.gpu and args.emit_pack else [])
-    chosen = [p for p in plans if not args.only or args.only in p[0]]
+    chosen = [p for p in plans if (not args.only or args.only in p[0]) and
+              (not args.skip or args.skip not in p[0])]
     if args.emit_pack:
         return emit_pack(args, chosen)
     if args.collect:
