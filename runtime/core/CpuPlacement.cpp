@@ -1,4 +1,4 @@
-//===- CpuPlacement.cpp - which cores a run's CPU ranks work on -----------===//
+//===- CpuPlacement.cpp - the cores a run's CPU ranks use -----------------===//
 
 #include "runtime/core/CpuPlacement.h"
 

@@ -1,5 +1,4 @@
-//===- CpuPlacement.h - which cores a run's CPU ranks work on ----*- C++
-//-*-===//
+//===- CpuPlacement.h - the cores a run's CPU ranks use ---------*- C++ -*-===//
 //
 // A plan's CPU ranks run as threads of one process: each rank's own thread
 // and its device's pool workers. Left to the scheduler, where they land
