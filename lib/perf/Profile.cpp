@@ -7,6 +7,7 @@
 #include "lib/compile/Cluster.h"
 #include "lib/compile/Jit.h"
 #include "runtime/core/CpuPlacement.h"
+#include "runtime/exec/RankStep.h"
 #include "sim/Extract.h"
 #include "support/InputFile.h"
 #include "whale/Train.h"
@@ -24,7 +25,6 @@
 #include <ctime>
 #include <fstream>
 #include <map>
-#include <numeric>
 #include <set>
 #include <thread>
 #include <unistd.h>
@@ -730,28 +730,15 @@ bool profilePlan(Interpreter &interp, const std::string &clusterSpec,
       if (bf16)
         whale_rt_set_amp(opened, WHALE_RT_AMP_BF16);
     }
-    // The devices' threads where a planned run puts them (RankStep.h's
-    // placeRanks): cores of their own in device order, the first device's
-    // first. The run binds the devices of its whole cluster; a node's
-    // alone are those of a one-node cluster.
-    std::vector<size_t> byDevice(beside.size());
-    std::iota(byDevice.begin(), byDevice.end(), size_t(0));
-    std::sort(byDevice.begin(), byDevice.end(),
-              [&](size_t a, size_t b) { return beside[a] < beside[b]; });
-    std::vector<int> ordered;
-    for (size_t i : byDevice)
-      ordered.push_back(threads[i]);
-    std::vector<std::vector<int>> placed =
-        rt::placeRankThreads(ordered, whale_rt_launched_by_mpi() != 0);
-    std::vector<int> cpuOf(beside.size(), -1);
-    for (size_t k = 0; k < byDevice.size(); ++k) {
-      std::vector<int32_t> list(placed[k].begin(), placed[k].end());
-      if (!list.empty() &&
-          whale_rt_context_pin_workers(contexts[byDevice[k]].get(), list.data(),
-                                       static_cast<int32_t>(list.size())) ==
-              WHALE_RT_OK)
-        cpuOf[byDevice[k]] = list[0];
-    }
+    // The devices' threads where a planned run puts them: cores of their
+    // own in device order. The run binds the devices of its whole
+    // cluster; a node's alone are those of a one-node cluster.
+    std::vector<whale_rt_context *> opened;
+    for (const ContextPtr &c : contexts)
+      opened.push_back(c.get());
+    std::vector<int64_t> devices(beside.begin(), beside.end());
+    std::vector<int> cpuOf =
+        bindContexts(opened, devices, threads, whale_rt_launched_by_mpi() != 0);
     const bool bound = llvm::any_of(cpuOf, [](int c) { return c >= 0; });
     for (Probes &p : probes)
       for (auto fn : p.module->getOps<mlir::func::FuncOp>()) {

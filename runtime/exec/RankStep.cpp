@@ -74,29 +74,46 @@ std::string openRank(const std::string &deviceName, int threads, int64_t memory,
   return "";
 }
 
-void placeRanks(std::vector<OpenedRank> &ranks, bool underLauncher) {
-  std::vector<size_t> order(ranks.size());
+std::vector<int> bindContexts(const std::vector<whale_rt_context *> &contexts,
+                              const std::vector<int64_t> &devices,
+                              const std::vector<int> &threads,
+                              bool underLauncher) {
+  std::vector<size_t> order(contexts.size());
   std::iota(order.begin(), order.end(), size_t(0));
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return ranks[a].place.device < ranks[b].place.device;
-  });
-  std::vector<int> threads;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return devices[a] < devices[b]; });
+  std::vector<int> ordered;
   for (size_t i : order)
-    threads.push_back(ranks[i].cpuThreads);
+    ordered.push_back(threads[i]);
   std::vector<std::vector<int>> cpus =
-      rt::placeRankThreads(threads, underLauncher);
+      rt::placeRankThreads(ordered, underLauncher);
+  std::vector<int> driving(contexts.size(), -1);
   for (size_t k = 0; k < order.size(); ++k) {
-    OpenedRank &rank = ranks[order[k]];
-    rank.cpu = -1;
     if (cpus[k].empty())
       continue;
     std::vector<int32_t> list(cpus[k].begin(), cpus[k].end());
     // Unbound workers run as well, only where the scheduler puts them.
-    if (whale_rt_context_pin_workers(rank.ctx.get(), list.data(),
+    if (whale_rt_context_pin_workers(contexts[order[k]], list.data(),
                                      static_cast<int32_t>(list.size())) ==
         WHALE_RT_OK)
-      rank.cpu = cpus[k][0];
+      driving[order[k]] = cpus[k][0];
   }
+  return driving;
+}
+
+void placeRanks(std::vector<OpenedRank> &ranks, bool underLauncher) {
+  std::vector<whale_rt_context *> contexts;
+  std::vector<int64_t> devices;
+  std::vector<int> threads;
+  for (const OpenedRank &rank : ranks) {
+    contexts.push_back(rank.ctx.get());
+    devices.push_back(rank.place.device);
+    threads.push_back(rank.cpuThreads);
+  }
+  std::vector<int> driving =
+      bindContexts(contexts, devices, threads, underLauncher);
+  for (size_t i = 0; i < ranks.size(); ++i)
+    ranks[i].cpu = driving[i];
 }
 
 namespace {

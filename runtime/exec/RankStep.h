@@ -62,6 +62,16 @@ struct OpenedRank {
 /// of mpirun or srun, which the launcher binds; then nothing is bound.
 void placeRanks(std::vector<OpenedRank> &ranks, bool underLauncher);
 
+/// What placeRanks does, for any contexts: those of `devices` (one each),
+/// a CPU device's with `threads[i]` threads (0: a GPU's, bound to none).
+/// Binds their workers; returns the CPU each one's driving thread is to be
+/// bound to, -1 where none (its driver binds it: `whale profile` timing
+/// each op alone binds as the run does).
+std::vector<int> bindContexts(const std::vector<whale_rt_context *> &contexts,
+                              const std::vector<int64_t> &devices,
+                              const std::vector<int> &threads,
+                              bool underLauncher);
+
 /// graphReport over `ranks`.
 std::string graphReport(const std::vector<OpenedRank> &ranks);
 
