@@ -26,6 +26,9 @@ bool runsOnBf16(Operation *op) {
           FusedYieldOp>(op) ||
       !op->getDialect() || !isa<WhaleDialect>(op->getDialect()))
     return true;
+  // The epilogue ops' verifiers say which of their tensors may be bf16.
+  if (isa<LinearOp, LinearWeightGradOp, GeluMatmulGradOp>(op))
+    return true;
   return isBf16Matmul(op);
 }
 

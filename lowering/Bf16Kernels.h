@@ -19,9 +19,10 @@ namespace whale {
 /// Whether the runtime runs `op` on bf16 operands or results as they are:
 /// ops that move or fill elements whatever they are (cast, reshape,
 /// constants, taskgraph plumbing, other dialects), fused regions (which
-/// load and store bf16 operands, and convert in registers), and matmul and its
+/// load and store bf16 operands, and convert in registers), matmul and its
 /// gradient when their operands are all bf16 (each result bf16 or f32:
-/// whale_rt_matmul's amp storage).
+/// whale_rt_matmul's amp storage), and the GEMM epilogue ops (linear,
+/// linear_weight_grad, gelu_matmul_grad) in the forms their verifiers take.
 bool runsOnBf16(mlir::Operation *op);
 
 /// Whether `op` is a matmul or matmul_grad with bf16 operands, which may

@@ -9,9 +9,22 @@
 // A layernorm's input gradient takes the residual gradient it is added to
 // (whale.layernorm_grad's `plus`), so the sum is not a pass of its own.
 //
+// Under amp's storage (after -whale-widen-bf16) the same layers read bf16
+// operands: a product stored in bf16 and widened for its bias add, a GELU
+// rounded for the next product, a gradient rounded for its GEMMs. The
+// epilogue ops take them as they are, and compute what the ops they
+// replace computed, so that a plan where a fusion does not apply (a bias
+// gradient a split plan sums before the weight's) trains as one where it
+// does: the preactivation stays fp32, the output is rounded once where
+// every reader rounded it, and a bias gradient joins the weight's GEMM
+// only where it sums the bf16 values that GEMM reads (not the fp32 ones
+// they were rounded from). One change: the product is not rounded before
+// its bias, as a row-parallel shard's product is not.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "lowering/ElementTypes.h"
 #include "lowering/IdentityGradients.h"
 #include "lowering/Passes.h"
 
@@ -33,13 +46,69 @@ bool isF32(Value v) {
   return cast<RankedTensorType>(v.getType()).getElementType().isF32();
 }
 
+bool isBf16(Value v) { return isBf16Tensor(v.getType()); }
+
+/// Whether a GEMM's two operands are stored in one precision, f32 or bf16.
+bool onePrecision(Value a, Value b) {
+  return (isF32(a) && isF32(b)) || (isBf16(a) && isBf16(b));
+}
+
+/// Whether every reader of `v` (one at least) rounds it to bf16.
+bool onlyRounded(Value v) {
+  return !v.use_empty() && llvm::all_of(v.getUsers(), [](Operation *user) {
+    auto c = dyn_cast<CastOp>(user);
+    return c && isBf16(c.getResult());
+  });
+}
+
 /// The ops a fusion has erased, so that the lists the pass's one walk
-/// collected skip them (their memory may hold a new op by then).
-using Erased = llvm::DenseSet<Operation *>;
+/// collected skip them, and the casts it may have left unread. An erased
+/// op is unhooked from its operands at once but freed only at the end, so
+/// no new op takes its memory while the lists may still name it.
+struct Erased {
+  llvm::DenseSet<Operation *> ops;
+  SmallVector<Operation *> casts;
+  bool contains(Operation *op) const { return ops.contains(op); }
+  ~Erased() {
+    for (Operation *op : ops)
+      op->erase();
+  }
+};
 
 void eraseOp(Operation *op, Erased &erased) {
-  erased.insert(op);
-  op->erase();
+  for (Value v : op->getOperands())
+    if (auto c = v.getDefiningOp<CastOp>())
+      erased.casts.push_back(c);
+  erased.ops.insert(op);
+  op->dropAllReferences();
+}
+
+/// `v` (bf16) widened to f32 right after it is made, for readers that
+/// take f32.
+Value widenAfter(Value v, Erased &erased) {
+  OpBuilder b(v.getContext());
+  b.setInsertionPointAfterValue(v);
+  auto c = CastOp::create(b, v.getLoc(),
+                          withElement(v.getType(), b.getF32Type()), v);
+  erased.casts.push_back(c);
+  return c.getResult();
+}
+
+/// Gives `fused` (bf16) to `old`'s readers: a rounding of `old` reads
+/// `fused` as it is, any other reader its widening.
+void replaceRounded(Value old, Value fused, Erased &erased) {
+  Value wide;
+  for (OpOperand &use : llvm::make_early_inc_range(old.getUses())) {
+    auto c = dyn_cast<CastOp>(use.getOwner());
+    if (c && isBf16(c.getResult())) {
+      c.getResult().replaceAllUsesWith(fused);
+      eraseOp(c, erased);
+      continue;
+    }
+    if (!wide)
+      wide = widenAfter(fused, erased);
+    use.set(wide);
+  }
 }
 
 /// Whether `user` reads `add`'s operands only for their shapes: the gradient of
@@ -53,11 +122,24 @@ bool readsOnlyTheShape(Operation *user, AddOp add) {
 
 /// Fuses `m` with the bias add that is its only value reader, and the GELU
 /// that is the sum's, where they are; false where the chain is not one.
+/// On bf16 operands the product may be stored in bf16 and widened for the
+/// sum alone: the fused op keeps it in fp32 instead.
 bool fuse(MatmulOp m, Erased &erased) {
   Value x = m.getLhs(), w = m.getRhs(), z = m.getResult();
   if (m.getTransposeLhs() ||
-      cast<RankedTensorType>(w.getType()).getRank() != 2 || !isF32(x) ||
-      !isF32(w) || !isF32(z))
+      cast<RankedTensorType>(w.getType()).getRank() != 2 || !onePrecision(x, w))
+    return false;
+  const bool bf16 = isBf16(x);
+  CastOp widen;
+  if (bf16 && isBf16(z)) {
+    if (!z.hasOneUse())
+      return false;
+    widen = dyn_cast<CastOp>(*z.getUsers().begin());
+    if (!widen)
+      return false;
+    z = widen.getResult();
+  }
+  if (!isF32(z))
     return false;
   const int64_t n = cast<RankedTensorType>(z.getType()).getShape().back();
   AddOp add;
@@ -91,26 +173,41 @@ bool fuse(MatmulOp m, Erased &erased) {
       gelu = g;
     }
   const bool keepSum = gelu && !llvm::hasSingleElement(sum.getUses());
+  // The layer's output is stored rounded where every reader rounds it
+  // (the GELU before the next product), and the preactivation with it.
+  Value output = gelu ? gelu.getResult() : sum;
+  const bool rounded = bf16 && onlyRounded(output);
 
   OpBuilder b(add);
-  SmallVector<Type> types = {z.getType()};
+  Type stored =
+      rounded ? withElement(z.getType(), b.getBF16Type()) : z.getType();
+  SmallVector<Type> types = {stored};
   if (keepSum)
     types.push_back(z.getType());
   auto linear = LinearOp::create(b, add.getLoc(), types, x, w, bias,
                                  m.getTransposeRhs(), gelu != nullptr);
   Value pre = keepSum ? linear.getPreactivation() : Value();
+  if (rounded)
+    replaceRounded(output, linear.getResult(), erased);
+  else
+    output.replaceAllUsesWith(linear.getResult());
+  if (pre)
+    sum.replaceAllUsesWith(pre);
+  // The sum's gradients read the product for its shape: any f32 value of
+  // that shape will do.
+  Value shape = linear.getResult();
+  if (rounded && !llvm::all_of(z.getUsers(), [&](Operation *u) {
+        return u == add.getOperation();
+      }))
+    shape = pre ? pre : widenAfter(shape, erased);
   for (Operation *user : llvm::make_early_inc_range(z.getUsers()))
     if (user != add)
-      user->setOperand(zSide, linear.getResult());
-  if (gelu) {
-    gelu.getResult().replaceAllUsesWith(linear.getResult());
+      user->setOperand(zSide, shape);
+  if (gelu)
     eraseOp(gelu, erased);
-    if (pre)
-      sum.replaceAllUsesWith(pre);
-  } else {
-    sum.replaceAllUsesWith(linear.getResult());
-  }
   eraseOp(add, erased);
+  if (widen)
+    eraseOp(widen, erased);
   eraseOp(m, erased);
   return true;
 }
@@ -146,20 +243,30 @@ bool sumsRowsOf(BinaryGradOp b, Value dy) {
              cast<RankedTensorType>(dy.getType()).getShape().back();
 }
 
+/// The bias gradient in `g`'s block that sums the rows of `dy`, or of its
+/// widening (amp's storage: the bf16 values the weight's GEMM reads, which
+/// cuBLASLt's BGRAD epilogue sums).
+BinaryGradOp biasGradientOf(MatmulGradOp g, Value dy) {
+  SmallVector<Value, 4> sums = {dy};
+  for (Operation *user : dy.getUsers())
+    if (auto c = dyn_cast<CastOp>(user); c && isF32(c.getResult()))
+      sums.push_back(c.getResult());
+  for (Value d : sums)
+    for (Operation *user : d.getUsers())
+      if (auto b = dyn_cast<BinaryGradOp>(user);
+          b && b->getBlock() == g->getBlock() && sumsRowsOf(b, d))
+        return b;
+  return {};
+}
+
 /// Fuses a weight's gradient with a bias gradient of the same output
 /// gradient; false where there is none.
 bool fuseWeightGrad(MatmulGradOp g, Erased &erased) {
   Value x = g.getLhs(), w = g.getRhs(), dy = g.getDout();
-  if (g.getOperand() != 1 || g.getTransposeLhs() || !isMatrix(w) || !isF32(x) ||
-      !isF32(w) || !isF32(dy) || !isF32(g.getResult()))
+  if (g.getOperand() != 1 || g.getTransposeLhs() || !isMatrix(w) ||
+      !onePrecision(x, dy) || !isF32(g.getResult()))
     return false;
-  BinaryGradOp bias;
-  for (Operation *user : dy.getUsers())
-    if (auto b = dyn_cast<BinaryGradOp>(user);
-        b && b->getBlock() == g->getBlock() && sumsRowsOf(b, dy)) {
-      bias = b;
-      break;
-    }
+  BinaryGradOp bias = biasGradientOf(g, dy);
   if (!bias)
     return false;
   // The fused op stands where the later of the two stood: x is made before
@@ -184,13 +291,14 @@ bool fuseWeightGrad(MatmulGradOp g, Erased &erased) {
 
 /// Fuses an input's gradient with the GELU gradient that is its only
 /// reader: gelu'(pre) (dout w^T), whatever the product's input was (the
-/// input's gradient does not read it).
+/// input's gradient does not read it). On bf16 operands the gradient stays
+/// fp32, as the product's was.
 bool fuseGeluGrad(UnaryGradOp u, Erased &erased) {
   auto g = u.getDy().getDefiningOp<MatmulGradOp>();
   if (u.getKind() != UnaryKind::gelu || !g || g.getOperand() != 0 ||
       g.getTransposeLhs() || !g->hasOneUse() ||
       g->getBlock() != u->getBlock() || !isMatrix(g.getRhs()) ||
-      !isF32(g.getRhs()) || !isF32(g.getDout()) || !isF32(u.getX()) ||
+      !onePrecision(g.getRhs(), g.getDout()) || !isF32(u.getX()) ||
       u.getX().getType() != g.getType())
     return false;
   OpBuilder builder(u);
@@ -288,6 +396,12 @@ void fuseWithin(Operation *root) {
   for (AddOp a : sums)
     if (live(a))
       fuseResidual(a, erased);
+  // Under amp's storage a fusion may leave a widening or rounding unread
+  // (one made for readers that fused away, or one whose reader a fused op
+  // replaced); erasing one may leave the cast it reads unread in turn.
+  for (size_t i = 0; i < erased.casts.size(); ++i)
+    if (Operation *c = erased.casts[i]; live(c) && c->use_empty())
+      eraseOp(c, erased);
 }
 
 struct GemmEpilogues

@@ -139,7 +139,9 @@ whale_rt_status whale_rt_binary(whale_rt_context *ctx, int32_t op,
 /* A linear layer: out = x w + bias (x [..., M, K], w [K, N] or with
  * transpose_w [N, K], bias [N]), then the tanh GELU when gelu is nonzero,
  * with the sum before the GELU in pre where pre is not NULL (only with
- * gelu). All f32. A GPU applies bias and GELU in the GEMM's epilogue. */
+ * gelu). All f32, or under amp's storage x and w bf16 (bias f32), the sum
+ * kept in fp32, out f32 or rounded once to bf16 and pre f32 or out's type. A
+ * GPU applies bias and GELU in the GEMM's epilogue. */
 whale_rt_status whale_rt_linear(whale_rt_context *ctx, whale_rt_tensor *x,
                                 whale_rt_tensor *w, whale_rt_tensor *bias,
                                 whale_rt_tensor *out, whale_rt_tensor *pre,
@@ -147,15 +149,18 @@ whale_rt_status whale_rt_linear(whale_rt_context *ctx, whale_rt_tensor *x,
 /* A linear layer's weight and bias gradients from dout, its output's
  * gradient: dw (w's shape, [K, N] or with transpose_w [N, K]) is the product
  * of x [..., M, K] and dout [..., M, N] over every row, dbias [N] is dout
- * summed over every row. All f32. A GPU sums dbias in the GEMM's epilogue. */
+ * summed over every row. All f32, or x and dout bf16 (dw and dbias f32,
+ * dbias the sum of the bf16 dout). A GPU sums dbias in the GEMM's
+ * epilogue. */
 whale_rt_status
 whale_rt_linear_weight_grad(whale_rt_context *ctx, whale_rt_tensor *x,
                             whale_rt_tensor *dout, whale_rt_tensor *dw,
                             whale_rt_tensor *dbias, int32_t transpose_w);
 /* The gradient through gelu(pre) w (pre [..., M, K], w [K, N] or with
  * transpose_w [N, K]) from dout [..., M, N]: dpre = gelu'(pre) (dout w^T),
- * the tanh GELU's derivative. All f32. A GPU applies the derivative in the
- * GEMM's epilogue. */
+ * the tanh GELU's derivative. All f32, or w and dout bf16 with pre and dpre
+ * of one type, f32 or bf16 (dpre rounded once). A GPU applies the
+ * derivative in the GEMM's epilogue. */
 whale_rt_status
 whale_rt_gelu_matmul_grad(whale_rt_context *ctx, whale_rt_tensor *pre,
                           whale_rt_tensor *w, whale_rt_tensor *dout,

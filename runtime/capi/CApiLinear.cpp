@@ -54,12 +54,21 @@ whale_rt_status whale_rt_linear(whale_rt_context *ctx, whale_rt_tensor *x,
     if (pre && !gelu)
       return ctx->invalid("linear: 'pre' is the sum before the GELU; it "
                           "needs gelu");
-    if (whale_rt_status s = needF32(
-            ctx, "linear", {{"x", x}, {"w", w}, {"bias", bias}, {"out", out}}))
+    if (!out)
+      return ctx->invalid("linear: 'out' is null");
+    bool bf16;
+    if (whale_rt_status s = matmulTypes(ctx, "linear", {{"x", x}, {"w", w}},
+                                        {{"out", out}, {"pre", pre}}, bf16))
       return s;
-    if (pre)
-      if (whale_rt_status s = needF32(ctx, "linear", {{"pre", pre}}))
-        return s;
+    if (whale_rt_status s = needF32(ctx, "linear", {{"bias", bias}}))
+      return s;
+    // The preactivation is kept in fp32 for the GELU's gradient, or stored
+    // as the output is.
+    if (pre && pre->tensor.dtype() != out->tensor.dtype() &&
+        pre->tensor.dtype() != DType::F32)
+      return ctx->invalid(
+          std::string("linear: 'pre' is ") + dtypeName(pre->tensor.dtype()) +
+          ", expected f32 or 'out''s type, " + dtypeName(out->tensor.dtype()));
     WeightDims d;
     if (whale_rt_status s =
             weightDims(ctx, "linear", shapeOf(x), shapeOf(w), transpose_w, d))
@@ -73,6 +82,14 @@ whale_rt_status whale_rt_linear(whale_rt_context *ctx, whale_rt_tensor *x,
     if (pre)
       if (whale_rt_status s = needShape(ctx, "linear", pre, want))
         return s;
+    if (bf16) {
+      MixedOut preOut = pre ? mixedOut(pre) : MixedOut{};
+      return ran(ctx,
+                 ctx->device->linearBf16(
+                     x->tensor.cview<uint16_t>(), w->tensor.cview<uint16_t>(),
+                     bias->tensor.cview<float>(), mixedOut(out),
+                     pre ? &preOut : nullptr, transpose_w, gelu));
+    }
     View<float> preView;
     if (pre)
       preView = pre->tensor.view<float>();
@@ -89,9 +106,13 @@ whale_rt_linear_weight_grad(whale_rt_context *ctx, whale_rt_tensor *x,
                             whale_rt_tensor *dbias, int32_t transpose_w) {
   return traced(
       ctx, "linear_weight_grad", {dw, dbias}, [&]() -> whale_rt_status {
-        if (whale_rt_status s = needF32(
-                ctx, "linear_weight_grad",
-                {{"x", x}, {"dout", dout}, {"dw", dw}, {"dbias", dbias}}))
+        bool bf16;
+        if (whale_rt_status s =
+                matmulTypes(ctx, "linear_weight_grad",
+                            {{"x", x}, {"dout", dout}}, {}, bf16))
+          return s;
+        if (whale_rt_status s = needF32(ctx, "linear_weight_grad",
+                                        {{"dw", dw}, {"dbias", dbias}}))
           return s;
         WeightDims d;
         if (whale_rt_status s =
@@ -105,6 +126,12 @@ whale_rt_linear_weight_grad(whale_rt_context *ctx, whale_rt_tensor *x,
         if (whale_rt_status s =
                 needShape(ctx, "linear_weight_grad", dbias, Shape{d.n}))
           return s;
+        if (bf16)
+          return ran(ctx, ctx->device->linearWeightGradBf16(
+                              x->tensor.cview<uint16_t>(),
+                              dout->tensor.cview<uint16_t>(),
+                              dw->tensor.view<float>(),
+                              dbias->tensor.view<float>(), transpose_w));
         return ran(ctx,
                    ctx->device->linearWeightGrad(
                        x->tensor.cview<float>(), dout->tensor.cview<float>(),
@@ -118,10 +145,19 @@ whale_rt_gelu_matmul_grad(whale_rt_context *ctx, whale_rt_tensor *pre,
                           whale_rt_tensor *w, whale_rt_tensor *dout,
                           whale_rt_tensor *dpre, int32_t transpose_w) {
   return traced(ctx, "gelu_matmul_grad", {dpre}, [&]() -> whale_rt_status {
+    bool bf16;
     if (whale_rt_status s =
-            needF32(ctx, "gelu_matmul_grad",
-                    {{"pre", pre}, {"w", w}, {"dout", dout}, {"dpre", dpre}}))
+            matmulTypes(ctx, "gelu_matmul_grad", {{"w", w}, {"dout", dout}},
+                        {{"pre", pre}, {"dpre", dpre}}, bf16))
       return s;
+    if (!pre || !dpre)
+      return ctx->invalid(std::string("gelu_matmul_grad: '") +
+                          (pre ? "dpre" : "pre") + "' is null");
+    if (dpre->tensor.dtype() != pre->tensor.dtype())
+      return ctx->invalid(std::string("gelu_matmul_grad: 'dpre' is ") +
+                          dtypeName(dpre->tensor.dtype()) +
+                          ", expected 'pre''s type, " +
+                          dtypeName(pre->tensor.dtype()));
     WeightDims d;
     if (whale_rt_status s = weightDims(ctx, "gelu_matmul_grad", shapeOf(pre),
                                        shapeOf(w), transpose_w, d))
@@ -133,6 +169,13 @@ whale_rt_gelu_matmul_grad(whale_rt_context *ctx, whale_rt_tensor *pre,
     if (whale_rt_status s =
             needShape(ctx, "gelu_matmul_grad", dpre, shapeOf(pre)))
       return s;
+    if (bf16)
+      return ran(ctx, ctx->device->geluMatmulGradBf16(
+                          MixedIn{pre->tensor.raw(), pre->tensor.dtype(),
+                                  pre->tensor.shape()},
+                          w->tensor.cview<uint16_t>(),
+                          dout->tensor.cview<uint16_t>(), mixedOut(dpre),
+                          transpose_w));
     return ran(ctx, ctx->device->geluMatmulGrad(
                         pre->tensor.cview<float>(), w->tensor.cview<float>(),
                         dout->tensor.cview<float>(), dpre->tensor.view<float>(),

@@ -94,6 +94,14 @@ struct MixedOut {
   Shape shape;
 };
 
+/// An operand stored either way under amp's storage (a GELU's kept
+/// preactivation): f32, or bf16 bits.
+struct MixedIn {
+  const void *data = nullptr;
+  DType dtype = DType::F32; ///< F32 or BF16
+  Shape shape;
+};
+
 /// What an attention computes besides its operands: the mask, and where a
 /// head's rows lie (runtime/ops/AttentionShape.h).
 struct AttentionForm {
@@ -176,6 +184,24 @@ public:
   virtual Status geluMatmulGrad(View<const float> pre, View<const float> w,
                                 View<const float> dout, View<float> dpre,
                                 bool transW);
+
+  /// The three on amp's storage (runtime/ops/ComposedBf16Linear.cpp): the
+  /// product's operands bf16 and summed in fp32, as matmulBf16 sums them.
+  /// linearBf16's sum is never rounded before the bias and the GELU; `out`
+  /// is f32 or rounded once to bf16, `pre` f32 or out's type.
+  /// linearWeightGradBf16's dw and dbias are f32, dbias the sum of the bf16
+  /// dout the weight's GEMM reads. geluMatmulGradBf16 reads `pre` as it is
+  /// stored and stores `dpre` in pre's type. The defaults compose
+  /// matmulBf16 and the fp32 kernels above; a GPU runs one cuBLASLt GEMM.
+  virtual Status linearBf16(View<const uint16_t> x, View<const uint16_t> w,
+                            View<const float> bias, MixedOut out, MixedOut *pre,
+                            bool transW, bool gelu);
+  virtual Status linearWeightGradBf16(View<const uint16_t> x,
+                                      View<const uint16_t> dout, View<float> dw,
+                                      View<float> dbias, bool transW);
+  virtual Status geluMatmulGradBf16(MixedIn pre, View<const uint16_t> w,
+                                    View<const uint16_t> dout, MixedOut dpre,
+                                    bool transW);
 
   // Elementwise, NumPy broadcasting.
   virtual Status binary(BinaryOp op, View<const float> a, View<const float> b,

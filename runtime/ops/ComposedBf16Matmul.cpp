@@ -9,41 +9,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/core/Device.h"
+#include "runtime/ops/Bf16Scratch.h"
 
 namespace whale::rt {
-namespace {
 
-/// x widened into a new fp32 tensor on `dev`.
-Status widen(Device &dev, View<const uint16_t> x, Tensor &out) {
-  if (Status st = Tensor::create(dev, DType::F32, x.shape, out); !st)
-    return st;
-  return dev.fromBf16(x, out.view<float>());
-}
-
-/// Where the fp32 kernel writes `out`: in place when it is f32, else into
-/// `scratch`, which finish() rounds into it.
-Status fp32Target(Device &dev, const MixedOut &out, Tensor &scratch,
-                  View<float> &target) {
-  if (out.dtype == DType::F32) {
-    target = View<float>{static_cast<float *>(out.data), out.shape};
-    return Status::ok();
-  }
-  if (Status st = Tensor::create(dev, DType::F32, out.shape, scratch); !st)
-    return st;
-  target = scratch.view<float>();
-  return Status::ok();
-}
-
-Status finish(Device &dev, const MixedOut &out, const Tensor &scratch) {
-  if (out.dtype == DType::F32)
-    return Status::ok();
-  return dev.toBf16(
-      scratch.cview<float>(),
-      View<uint16_t>{static_cast<uint16_t *>(out.data), out.shape});
-}
-
-} // namespace
+using namespace bf16scratch;
 
 Status Device::matmulBf16(View<const uint16_t> a, View<const uint16_t> b,
                           MixedOut out, bool transA, bool transB) {
@@ -59,7 +29,7 @@ Status Device::matmulBf16(View<const uint16_t> a, View<const uint16_t> b,
           matmul(wa.cview<float>(), wb.cview<float>(), target, transA, transB);
       !st)
     return st;
-  return finish(*this, out, scratch);
+  return finish(*this, out, target);
 }
 
 Status Device::matmulBf16Backward(View<const uint16_t> a,
@@ -86,10 +56,10 @@ Status Device::matmulBf16Backward(View<const uint16_t> a,
       !st)
     return st;
   if (da)
-    if (Status st = finish(*this, *da, sa); !st)
+    if (Status st = finish(*this, *da, ta); !st)
       return st;
   if (db)
-    return finish(*this, *db, sb);
+    return finish(*this, *db, tb);
   return Status::ok();
 }
 

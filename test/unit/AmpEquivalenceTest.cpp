@@ -39,12 +39,27 @@ double largest(const std::vector<float> &v) {
   return m;
 }
 
+/// With `epilogues`, the plan's linear layers run as GPU plans run them
+/// (-whale-gemm-epilogues, forced on for CPU devices): the product's sum
+/// never rounded before its bias, the GELU's preactivation kept in bf16,
+/// the bias's gradient summed from the bf16 output gradient.
 void expectEquivalentUnderAmp(const std::string &text, const char *name,
-                              const std::string &cluster) {
+                              const std::string &cluster,
+                              bool epilogues = false) {
   auto amp = [](whale::TrainOptions &o) { o.ampStorage = true; };
+  auto plannedAmp = [epilogues](whale::TrainOptions &o) {
+    o.ampStorage = true;
+    if (epilogues)
+      o.gemmEpilogues = true;
+  };
   whale::TrainResult fp32 = trainText(text, name, "");
-  whale::TrainResult local = trainText(withAmp(text), name, "", amp);
-  whale::TrainResult planned = trainText(withAmp(text), name, cluster, amp);
+  // One device runs its layers as the plan does: the plan of one device
+  // where the plan's layers take epilogues.
+  whale::TrainResult local =
+      epilogues ? trainText(withAmp(text), name, "cpu:1", plannedAmp)
+                : trainText(withAmp(text), name, "", amp);
+  whale::TrainResult planned =
+      trainText(withAmp(text), name, cluster, plannedAmp);
   ASSERT_TRUE(fp32.ok) << fp32.error;
   ASSERT_TRUE(local.ok) << local.error;
   ASSERT_TRUE(planned.ok) << planned.error;
@@ -76,9 +91,10 @@ void expectEquivalentUnderAmp(const std::string &text, const char *name,
     worst = worseOf(worst, rel);
     EXPECT_LT(rel, 2e-3) << pname << " (scale " << largest(want) << ")";
   }
-  std::printf("%s on %s under amp's storage: 5 losses within %.1e, "
+  std::printf("%s on %s under amp's storage%s: 5 losses within %.1e, "
               "parameters within %.1e (%d moved by noise alone)\n",
-              name, cluster.c_str(), lossWorst, worst, noise);
+              name, cluster.c_str(), epilogues ? " with GEMM epilogues" : "",
+              lossWorst, worst, noise);
 }
 
 TEST(AmpEquivalence, MlpDataParallelOverFourDevices) {
@@ -106,6 +122,19 @@ TEST(AmpEquivalence, MlpSplitOverFourDevices) {
 
 TEST(AmpEquivalence, HybridReplicatedFeaturesSplitClassifier) {
   expectEquivalentUnderAmp(source(kHybrid), kHybrid, "cpu:4");
+}
+
+TEST(AmpEquivalence, GptTwoStagesWithGemmEpilogues) {
+  expectEquivalentUnderAmp(source(kGpt), kGpt, "cpu:4", /*epilogues=*/true);
+}
+
+TEST(AmpEquivalence, MlpSplitWithGemmEpilogues) {
+  expectEquivalentUnderAmp(source(kMlpSplit), kMlpSplit, "cpu:4",
+                           /*epilogues=*/true);
+}
+
+TEST(AmpEquivalence, MlpDataParallelWithGemmEpilogues) {
+  expectEquivalentUnderAmp(source(kMlp), kMlp, "cpu:4", /*epilogues=*/true);
 }
 
 } // namespace

@@ -62,8 +62,8 @@ std::vector<VerbSpec> makeVerbs() {
          "in a trace, for whale-exec --profile-trace and whale profile "
          "--from-trace"},
         {"--bf16-activations", "",
-         "with --emit=bundle: the plan compiled under amp's storage, as "
-         "whale run --bf16-activations runs it"},
+         "with --emit=planned, ranks or bundle: the plan under amp's "
+         "storage, as whale run --bf16-activations runs it"},
         {"--locations", "", "print source locations on the IR"}},
        true},
       {"run",

@@ -274,10 +274,13 @@ bool loadAndPlan(const whale::InterpreterOptions &opts, const std::string &file,
 
 int emitPlanned(const whale::InterpreterOptions &opts, const std::string &file,
                 const std::string &out, bool ranks, const std::string &cluster,
-                bool even) {
+                bool even, bool ampStorage) {
   whale::Interpreter interp(opts);
   whale::PlannedModel plan;
-  if (!loadAndPlan(opts, file, cluster, interp, plan, even))
+  whale::PlanOptions planning;
+  planning.ampStorage = ampStorage;
+  if (!loadAndPlan(opts, file, cluster, interp, plan, even, nullptr, nullptr,
+                   nullptr, planning))
     return 1;
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -854,9 +857,9 @@ int compile(int argc, char **argv) {
   }
   if (traceSites && emit != "bundle")
     return usageError("--trace-sites is for --emit=bundle");
-  if (ampStorage && emit != "bundle")
-    return usageError("--bf16-activations is for --emit=bundle (whale run "
-                      "takes it too)");
+  if (ampStorage && emit != "bundle" && emit != "planned" && emit != "ranks")
+    return usageError("--bf16-activations is for --emit=planned, ranks or "
+                      "bundle (whale run takes it too)");
   if (!out.empty() && !file.empty() && whale::rt::sameFile(out, file))
     return usageError("-o '" + out + "' is the script itself; write the " +
                       "output elsewhere");
@@ -866,7 +869,7 @@ int compile(int argc, char **argv) {
     return emitBundle(opts, file, out, cluster, even, traceSites, ampStorage);
   if (emit == "planned" || emit == "ranks")
     return emitPlanned(opts, file, out, emit == "ranks",
-                       cluster.empty() ? "cpu:1" : cluster, even);
+                       cluster.empty() ? "cpu:1" : cluster, even, ampStorage);
   std::optional<whale::Stage> stage = whale::parseStage(emit);
   if (!stage)
     return usageError("unknown stage '" + emit +

@@ -369,14 +369,57 @@ std::string FusedOp::getBodySignature() {
 // Linear layers with their epilogues
 //===----------------------------------------------------------------------===//
 
+/// amp's storage in an epilogue op: `operands` all f32 or all bf16 (a GEMM
+/// takes both its operands in one precision).
+static LogicalResult expectOnePrecision(Operation *op,
+                                        ArrayRef<RankedTensorType> operands) {
+  const bool bf16 = operands.front().getElementType().isBF16();
+  for (RankedTensorType t : operands) {
+    Type e = t.getElementType();
+    if (!(bf16 ? e.isBF16() : e.isF32()))
+      return op->emitOpError()
+             << "takes its product's operands all f32 or all bf16 (amp's "
+                "storage), got "
+             << t;
+  }
+  return success();
+}
+
+/// A tensor the op keeps in fp32 whatever its operands (a bias, a
+/// parameter's gradient).
+static LogicalResult expectF32(Operation *op, RankedTensorType t,
+                               StringRef what) {
+  if (!t.getElementType().isF32())
+    return op->emitOpError() << what << " must be f32, got " << t;
+  return success();
+}
+
+/// A result stored as f32, or as bf16 where the product's operands are
+/// bf16 (rounded once, at the store).
+static LogicalResult expectStoredAs(Operation *op, RankedTensorType t,
+                                    bool bf16Operands, StringRef what) {
+  Type e = t.getElementType();
+  if (e.isF32() || (bf16Operands && e.isBF16()))
+    return success();
+  return op->emitOpError() << what << " must be f32"
+                           << (bf16Operands ? " or bf16" : "") << ", got " << t;
+}
+
+/// `t`'s shape with f32 elements.
+static RankedTensorType withF32(Type t) {
+  auto r = cast<RankedTensorType>(t);
+  return RankedTensorType::get(r.getShape(), Float32Type::get(t.getContext()));
+}
+
 LogicalResult LinearOp::verify() {
   RankedTensorType x = getInput().getType(), w = getWeight().getType(),
                    b = getBias().getType();
   if (w.getRank() != 2)
     return emitOpError() << "weight " << w << " must be a matrix";
-  for (RankedTensorType t : {x, w, b})
-    if (!t.getElementType().isF32())
-      return emitOpError() << "takes f32 tensors, got " << t;
+  if (failed(expectOnePrecision(*this, {x, w})) ||
+      failed(expectF32(*this, b, "bias")))
+    return failure();
+  const bool bf16 = x.getElementType().isBF16();
   FailureOr<SmallVector<int64_t>> shape = matmulResultShape(
       *this, x, w, /*transposeLhs=*/false, getTransposeWeight());
   if (failed(shape))
@@ -386,32 +429,26 @@ LogicalResult LinearOp::verify() {
                          << "], one value a column";
   if (failed(verify::expectShape(*this, *shape, getResult().getType(),
                                  "result")) ||
-      failed(verify::expectSameElementType(*this, x, getResult().getType(),
-                                           "result")))
+      failed(expectStoredAs(*this, getResult().getType(), bf16, "result")))
     return failure();
   if (Value pre = getPreactivation()) {
     if (!getGelu())
       return emitOpError("has a preactivation only with gelu");
-    if (pre.getType() != getResult().getType())
+    // Kept in fp32 for the GELU's gradient, or stored like the result.
+    if (pre.getType() != getResult().getType() &&
+        pre.getType() != withF32(getResult().getType()))
       return emitOpError() << "preactivation " << pre.getType()
-                           << " must be the result's type";
+                           << " must be the result's type, or its shape "
+                              "in f32";
   }
-  return success();
-}
-
-/// Whether every tensor of `types` holds f32 (the epilogue ops take f32;
-/// amp's storage is not fused yet).
-static LogicalResult expectF32(Operation *op, ArrayRef<Type> types) {
-  for (Type t : types)
-    if (!cast<RankedTensorType>(t).getElementType().isF32())
-      return op->emitOpError() << "takes f32 tensors, got " << t;
   return success();
 }
 
 LogicalResult LinearWeightGradOp::verify() {
   RankedTensorType x = getInput().getType(), dy = getDout().getType();
-  if (failed(expectF32(*this,
-                       {x, dy, getDweight().getType(), getDbias().getType()})))
+  if (failed(expectOnePrecision(*this, {x, dy})) ||
+      failed(expectF32(*this, getDweight().getType(), "dweight")) ||
+      failed(expectF32(*this, getDbias().getType(), "dbias")))
     return failure();
   if (x.getRank() < 2 || dy.getRank() != x.getRank() ||
       x.getShape().drop_back() != dy.getShape().drop_back())
@@ -430,12 +467,17 @@ LogicalResult LinearWeightGradOp::verify() {
 LogicalResult GeluMatmulGradOp::verify() {
   RankedTensorType pre = getPreactivation().getType(),
                    w = getWeight().getType(), dy = getDout().getType();
-  if (failed(expectF32(*this, {pre, w, dy, getResult().getType()})))
+  if (failed(expectOnePrecision(*this, {w, dy})) ||
+      failed(expectStoredAs(*this, pre, w.getElementType().isBF16(),
+                            "preactivation")))
     return failure();
   if (w.getRank() != 2)
     return emitOpError() << "weight " << w << " must be a matrix";
-  FailureOr<SmallVector<int64_t>> shape = matmulResultShape(
-      *this, pre, w, /*transposeLhs=*/false, getTransposeWeight());
+  // The preactivation may be stored in another precision than the product's
+  // operands: only the shapes need to fit.
+  FailureOr<SmallVector<int64_t>> shape =
+      matmulResultShape(*this, withF32(pre), withF32(w), /*transposeLhs=*/false,
+                        getTransposeWeight());
   if (failed(shape) || failed(verify::expectShape(*this, *shape, dy, "dout")))
     return failure();
   if (getResult().getType() != pre)

@@ -24,9 +24,33 @@ func.func @contracting(%x: tensor<8x16xf32>, %w: tensor<4x16xf32>, %b: tensor<4x
 
 // -----
 
-func.func @bf16(%x: tensor<8x16xbf16>, %w: tensor<16x4xbf16>, %b: tensor<4xbf16>) {
-  // expected-error @+1 {{takes f32 tensors, got 'tensor<8x16xbf16>'}}
+func.func @bf16_bias(%x: tensor<8x16xbf16>, %w: tensor<16x4xbf16>, %b: tensor<4xbf16>) {
+  // expected-error @+1 {{bias must be f32, got 'tensor<4xbf16>'}}
   %0 = whale.linear %x, %w, %b : tensor<8x16xbf16>, tensor<16x4xbf16>, tensor<4xbf16> -> tensor<8x4xbf16>
+  return
+}
+
+// -----
+
+func.func @mixed_operands(%x: tensor<8x16xbf16>, %w: tensor<16x4xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{takes its product's operands all f32 or all bf16 (amp's storage), got 'tensor<16x4xf32>'}}
+  %0 = whale.linear %x, %w, %b : tensor<8x16xbf16>, tensor<16x4xf32>, tensor<4xf32> -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @bf16_result_of_f32(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{result must be f32, got 'tensor<8x4xbf16>'}}
+  %0 = whale.linear %x, %w, %b : tensor<8x16xf32>, tensor<16x4xf32>, tensor<4xf32> -> tensor<8x4xbf16>
+  return
+}
+
+// -----
+
+func.func @bf16_preactivation_type(%x: tensor<8x16xbf16>, %w: tensor<16x4xbf16>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{preactivation 'tensor<8x5xf32>' must be the result's type, or its shape in f32}}
+  %0, %1 = whale.linear %x, %w, %b gelu : tensor<8x16xbf16>, tensor<16x4xbf16>, tensor<4xf32> -> tensor<8x4xbf16>, tensor<8x5xf32>
   return
 }
 
@@ -72,9 +96,25 @@ func.func @weight_grad_bias(%x: tensor<8x16xf32>, %dy: tensor<8x32xf32>) {
 
 // -----
 
-func.func @weight_grad_bf16(%x: tensor<8x16xbf16>, %dy: tensor<8x32xbf16>) {
-  // expected-error @+1 {{takes f32 tensors, got 'tensor<8x16xbf16>'}}
-  %0:2 = whale.linear_weight_grad %x, %dy : tensor<8x16xbf16>, tensor<8x32xbf16> -> tensor<16x32xf32>, tensor<32xf32>
+func.func @weight_grad_bf16_dweight(%x: tensor<8x16xbf16>, %dy: tensor<8x32xbf16>) {
+  // expected-error @+1 {{dweight must be f32, got 'tensor<16x32xbf16>'}}
+  %0:2 = whale.linear_weight_grad %x, %dy : tensor<8x16xbf16>, tensor<8x32xbf16> -> tensor<16x32xbf16>, tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @weight_grad_mixed(%x: tensor<8x16xbf16>, %dy: tensor<8x32xf32>) {
+  // expected-error @+1 {{takes its product's operands all f32 or all bf16 (amp's storage), got 'tensor<8x32xf32>'}}
+  %0:2 = whale.linear_weight_grad %x, %dy : tensor<8x16xbf16>, tensor<8x32xf32> -> tensor<16x32xf32>, tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @gelu_grad_bf16_of_f32(%pre: tensor<8x64xbf16>, %w: tensor<64x16xf32>, %dy: tensor<8x16xf32>) {
+  // expected-error @+1 {{preactivation must be f32, got 'tensor<8x64xbf16>'}}
+  %0 = whale.gelu_matmul_grad %pre, %w, %dy : tensor<8x64xbf16>, tensor<64x16xf32>, tensor<8x16xf32> -> tensor<8x64xbf16>
   return
 }
 

@@ -160,3 +160,47 @@ func.func @residual_kept(%x: tensor<8x16xf32>, %g: tensor<16xf32>, %dy: tensor<8
   %s2 = whale.add %dx2, %b : tensor<8x16xf32>, tensor<16xf32> -> tensor<8x16xf32>
   return %s, %dg2, %s2, %dx2 : tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32>, tensor<8x16xf32>
 }
+
+// -----
+
+// Under amp's storage: a bf16 product widened for its bias add, and a GELU
+// rounded for the next product, are one linear layer on the bf16 operands
+// whose output is stored rounded; the preactivation stays f32 for the
+// GELU's gradient (which reads the output for its shape, widened). The
+// product's widening and the output's rounding are gone.
+// CHECK-LABEL: func.func @amp_forward
+// CHECK: %[[H:.*]], %[[PRE:.*]] = whale.linear %arg0, %arg1, %arg2 gelu : tensor<8x16xbf16>, tensor<16x32xbf16>, tensor<32xf32> -> tensor<8x32xbf16>, tensor<8x32xf32>
+// CHECK-NEXT: %[[HW:.*]] = whale.cast %[[H]] : tensor<8x32xbf16> to tensor<8x32xf32>
+// CHECK-NEXT: whale.unary_grad gelu %[[PRE]], %[[HW]], %arg3
+// CHECK-NEXT: return %[[H]]
+func.func @amp_forward(%x: tensor<8x16xbf16>, %w: tensor<16x32xbf16>, %b: tensor<32xf32>, %dh: tensor<8x32xf32>) -> (tensor<8x32xbf16>, tensor<8x32xf32>) {
+  %z = whale.matmul %x, %w : tensor<8x16xbf16>, tensor<16x32xbf16> -> tensor<8x32xbf16>
+  %zw = whale.cast %z : tensor<8x32xbf16> to tensor<8x32xf32>
+  %y = whale.add %zw, %b : tensor<8x32xf32>, tensor<32xf32> -> tensor<8x32xf32>
+  %h = whale.gelu %y : tensor<8x32xf32>
+  %hb = whale.cast %h : tensor<8x32xf32> to tensor<8x32xbf16>
+  %hw = whale.cast %hb : tensor<8x32xbf16> to tensor<8x32xf32>
+  %dy = whale.unary_grad gelu %y, %hw, %dh : tensor<8x32xf32>
+  return %hb, %dy : tensor<8x32xbf16>, tensor<8x32xf32>
+}
+
+// -----
+
+// A bias gradient joins a weight's bf16 GEMM where it sums the values that
+// GEMM reads (their widening), not where it sums the fp32 values they were
+// rounded from: fused, that sum would change with the fusion.
+// CHECK-LABEL: func.func @amp_weight_grad
+// CHECK: %[[DW:.*]], %[[DB:.*]] = whale.linear_weight_grad %arg0, %arg1 : tensor<8x16xbf16>, tensor<8x32xbf16> -> tensor<16x32xf32>, tensor<32xf32>
+// CHECK: %[[R:.*]] = whale.cast %arg3 : tensor<8x32xf32> to tensor<8x32xbf16>
+// CHECK: whale.matmul_grad %arg0, %arg2, %[[R]] operand = 1
+// CHECK: whale.binary_grad add %arg4, %arg5, %arg3 operand = 1
+// CHECK: return %[[DW]], %[[DB]]
+func.func @amp_weight_grad(%x: tensor<8x16xbf16>, %dyb: tensor<8x32xbf16>, %w: tensor<16x32xbf16>, %dyf: tensor<8x32xf32>, %z: tensor<8x32xf32>, %b: tensor<32xf32>) -> (tensor<16x32xf32>, tensor<32xf32>, tensor<16x32xf32>, tensor<32xf32>) {
+  %dw = whale.matmul_grad %x, %w, %dyb operand = 1 : tensor<8x16xbf16>, tensor<16x32xbf16>, tensor<8x32xbf16> -> tensor<16x32xf32>
+  %wide = whale.cast %dyb : tensor<8x32xbf16> to tensor<8x32xf32>
+  %db = whale.binary_grad add %z, %b, %wide operand = 1 : tensor<8x32xf32>, tensor<32xf32>, tensor<8x32xf32> -> tensor<32xf32>
+  %r = whale.cast %dyf : tensor<8x32xf32> to tensor<8x32xbf16>
+  %dw2 = whale.matmul_grad %x, %w, %r operand = 1 : tensor<8x16xbf16>, tensor<16x32xbf16>, tensor<8x32xbf16> -> tensor<16x32xf32>
+  %db2 = whale.binary_grad add %z, %b, %dyf operand = 1 : tensor<8x32xf32>, tensor<32xf32>, tensor<8x32xf32> -> tensor<32xf32>
+  return %dw, %db, %dw2, %db2 : tensor<16x32xf32>, tensor<32xf32>, tensor<16x32xf32>, tensor<32xf32>
+}

@@ -1,0 +1,185 @@
+//===- Bf16LinearLayerTest.cpp - linear layers on amp's bf16 storage ------===//
+//
+// Under amp's storage the epilogue ops read bf16 operands: whale_rt_linear
+// sums the product in fp32 and applies the bias and GELU before it rounds
+// anything, whale_rt_linear_weight_grad sums the bias's gradient from the
+// bf16 output gradient its GEMM reads, whale_rt_gelu_matmul_grad reads the
+// preactivation as it is stored. Their numbers are the fp32 calls' on the
+// widened operands, each result rounded once where it is stored in bf16:
+// these pin that through the C ABI, and the types each refuses.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../RuntimeFixture.h"
+#include "runtime/ops/Bf16.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace {
+
+using whale::rt::bf16Bits;
+using whale::rt::bf16Value;
+
+int64_t numel(const whale_rt_tensor *t) {
+  int64_t n = 1;
+  for (int32_t i = 0; i < whale_rt_tensor_rank(t); ++i)
+    n *= whale_rt_tensor_shape(t)[i];
+  return n;
+}
+
+struct Ctx : whale::testing::TestRuntime {
+  Ctx() : TestRuntime(1, 0) {}
+  std::mt19937 rng{7};
+
+  /// A bf16 tensor of random bf16 values and the f32 tensor of the same.
+  std::pair<whale_rt_tensor *, whale_rt_tensor *>
+  pair(std::vector<int64_t> shape, float scale = 1.0f) {
+    whale_rt_tensor *h = make(WHALE_RT_BF16, shape);
+    whale_rt_tensor *f = make(WHALE_RT_F32, shape);
+    std::normal_distribution<float> normal(0.0f, scale);
+    for (int64_t i = 0, n = numel(h); i < n; ++i) {
+      uint16_t w = bf16Bits(normal(rng));
+      data<uint16_t>(h)[i] = w;
+      data<float>(f)[i] = bf16Value(w);
+    }
+    return {h, f};
+  }
+
+  whale_rt_tensor *f32(std::vector<int64_t> shape) {
+    whale_rt_tensor *t = make(WHALE_RT_F32, shape);
+    std::normal_distribution<float> normal(0.0f, 0.5f);
+    for (int64_t i = 0, n = numel(t); i < n; ++i)
+      data<float>(t)[i] = normal(rng);
+    return t;
+  }
+};
+
+/// `got` (f32 or bf16) is `ref` (f32, not all small) exactly: as it is, or
+/// rounded once.
+void expectStoredAs(whale_rt_tensor *got, whale_rt_tensor *ref,
+                    const std::string &what) {
+  const int64_t n = numel(ref);
+  const float *r = Ctx::data<float>(ref);
+  double norm = 0;
+  for (int64_t i = 0; i < n; ++i)
+    norm += std::abs(r[i]);
+  EXPECT_GT(norm, 0.01 * static_cast<double>(n)) << what;
+  for (int64_t i = 0; i < n; ++i) {
+    if (whale_rt_tensor_dtype(got) == WHALE_RT_BF16)
+      ASSERT_EQ(Ctx::data<uint16_t>(got)[i], bf16Bits(r[i]))
+          << what << " " << i;
+    else
+      ASSERT_EQ(Ctx::data<float>(got)[i], r[i]) << what << " " << i;
+  }
+}
+
+TEST(Bf16LinearLayer, SumsInFp32AndRoundsOnceAtTheStore) {
+  const int64_t b = 2, m = 5, k = 24, n = 16;
+  for (int transW = 0; transW < 2; ++transW)
+    for (int gelu = 0; gelu < 2; ++gelu)
+      for (int32_t stored : {int32_t(WHALE_RT_F32), int32_t(WHALE_RT_BF16)})
+        for (int32_t preType : {int32_t(WHALE_RT_F32), stored}) {
+          Ctx rt;
+          auto [x, xf] = rt.pair({b, m, k});
+          auto [w, wf] = rt.pair(transW ? std::vector<int64_t>{n, k}
+                                        : std::vector<int64_t>{k, n},
+                                 0.3f);
+          whale_rt_tensor *bias = rt.f32({n});
+          whale_rt_tensor *out = rt.make(stored, {b, m, n});
+          whale_rt_tensor *pre = gelu ? rt.make(preType, {b, m, n}) : nullptr;
+          ASSERT_EQ(whale_rt_linear(rt.ctx, x, w, bias, out, pre, transW, gelu),
+                    WHALE_RT_OK)
+              << whale_rt_last_error(rt.ctx);
+          // The fp32 layer on the widened operands.
+          whale_rt_tensor *ref = rt.make(WHALE_RT_F32, {b, m, n});
+          whale_rt_tensor *refPre =
+              gelu ? rt.make(WHALE_RT_F32, {b, m, n}) : nullptr;
+          ASSERT_EQ(
+              whale_rt_linear(rt.ctx, xf, wf, bias, ref, refPre, transW, gelu),
+              WHALE_RT_OK);
+          const std::string what = "transpose " + std::to_string(transW) +
+                                   ", gelu " + std::to_string(gelu) +
+                                   ", stored " + std::to_string(stored);
+          expectStoredAs(out, ref, what);
+          if (pre)
+            expectStoredAs(pre, refPre, what + " (pre)");
+        }
+}
+
+TEST(Bf16LinearLayer, GradientsAreTheFp32CallsOnTheStoredValues) {
+  const int64_t b = 2, m = 6, k = 16, n = 24;
+  for (int transW = 0; transW < 2; ++transW) {
+    Ctx rt;
+    std::vector<int64_t> ws =
+        transW ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
+    auto [x, xf] = rt.pair({b, m, k});
+    auto [dy, dyf] = rt.pair({b, m, n});
+    whale_rt_tensor *dw = rt.make(WHALE_RT_F32, ws);
+    whale_rt_tensor *db = rt.make(WHALE_RT_F32, {n});
+    ASSERT_EQ(whale_rt_linear_weight_grad(rt.ctx, x, dy, dw, db, transW),
+              WHALE_RT_OK)
+        << whale_rt_last_error(rt.ctx);
+    whale_rt_tensor *refDw = rt.make(WHALE_RT_F32, ws);
+    whale_rt_tensor *refDb = rt.make(WHALE_RT_F32, {n});
+    ASSERT_EQ(
+        whale_rt_linear_weight_grad(rt.ctx, xf, dyf, refDw, refDb, transW),
+        WHALE_RT_OK);
+    expectStoredAs(dw, refDw, "dw, transpose " + std::to_string(transW));
+    expectStoredAs(db, refDb, "dbias, transpose " + std::to_string(transW));
+
+    // Through the GELU: the preactivation [.., k] read as it is stored.
+    auto [w, wf] = rt.pair(ws, 0.3f);
+    for (int32_t stored : {int32_t(WHALE_RT_F32), int32_t(WHALE_RT_BF16)}) {
+      auto [preB, preF] = rt.pair({b, m, k}, 2.0f);
+      whale_rt_tensor *pre = stored == WHALE_RT_BF16 ? preB : preF;
+      whale_rt_tensor *dpre = rt.make(stored, {b, m, k});
+      ASSERT_EQ(whale_rt_gelu_matmul_grad(rt.ctx, pre, w, dy, dpre, transW),
+                WHALE_RT_OK)
+          << whale_rt_last_error(rt.ctx);
+      whale_rt_tensor *ref = rt.make(WHALE_RT_F32, {b, m, k});
+      ASSERT_EQ(whale_rt_gelu_matmul_grad(rt.ctx, preF, wf, dyf, ref, transW),
+                WHALE_RT_OK);
+      expectStoredAs(dpre, ref,
+                     "dpre, transpose " + std::to_string(transW) + ", stored " +
+                         std::to_string(stored));
+    }
+  }
+}
+
+TEST(Bf16LinearLayer, RefusesMixedOrMisstoredTensors) {
+  Ctx rt;
+  auto [x, xf] = rt.pair({4, 8});
+  auto [w, wf] = rt.pair({8, 6});
+  auto [dy, dyf] = rt.pair({4, 6});
+  whale_rt_tensor *bias = rt.f32({6});
+  auto [biasB, unused] = rt.pair({6});
+  whale_rt_tensor *out = rt.make(WHALE_RT_BF16, {4, 6});
+  auto refuses = [&](whale_rt_status s, const char *message) {
+    EXPECT_EQ(s, WHALE_RT_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(whale_rt_last_error(rt.ctx)).find(message),
+              std::string::npos)
+        << whale_rt_last_error(rt.ctx);
+  };
+  refuses(whale_rt_linear(rt.ctx, x, wf, bias, out, nullptr, 0, 0),
+          "linear: 'w' is f32, expected bf16 as 'x' is");
+  refuses(whale_rt_linear(rt.ctx, x, w, biasB, out, nullptr, 0, 0),
+          "linear: 'bias' is bf16, expected f32");
+  refuses(whale_rt_linear(rt.ctx, xf, wf, bias, out, nullptr, 0, 0),
+          "linear: 'out' is bf16, expected f32");
+  whale_rt_tensor *dwB = rt.make(WHALE_RT_BF16, {8, 6});
+  whale_rt_tensor *db = rt.make(WHALE_RT_F32, {6});
+  refuses(whale_rt_linear_weight_grad(rt.ctx, x, dy, dwB, db, 0),
+          "linear_weight_grad: 'dw' is bf16, expected f32");
+  refuses(whale_rt_linear_weight_grad(rt.ctx, x, dyf, dwB, db, 0),
+          "linear_weight_grad: 'dout' is f32, expected bf16 as 'x' is");
+  auto [pre, preF] = rt.pair({4, 8});
+  whale_rt_tensor *dpreF = rt.make(WHALE_RT_F32, {4, 8});
+  refuses(whale_rt_gelu_matmul_grad(rt.ctx, pre, w, dy, dpreF, 0),
+          "gelu_matmul_grad: 'dpre' is f32, expected 'pre''s type, bf16");
+}
+
+} // namespace
