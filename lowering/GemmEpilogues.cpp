@@ -76,6 +76,7 @@ struct Erased {
 };
 
 void eraseOp(Operation *op, Erased &erased) {
+  assert(op->use_empty() && "a fusion erases only what it replaced");
   for (Value v : op->getOperands())
     if (auto c = v.getDefiningOp<CastOp>())
       erased.casts.push_back(c);

@@ -33,6 +33,8 @@ namespace whale::rt::cuda {
 
 namespace {
 
+/// A linear layer's fp32 output on amp's storage, before it is rounded.
+constexpr int kLinearSumScratch = 28;
 /// The scratch slot of the partial sums of sums over rows.
 constexpr int kColumnSumScratch = 25;
 /// fp32 sums of GEMMs whose result is stored in bf16.
@@ -589,10 +591,10 @@ Status CudaDevice::linear(View<const float> x, View<const float> w,
 Status CudaDevice::epilogueGemm(LtGemms &lt, const GemmCall &g,
                                 const GemmBuffers &buf, void *out,
                                 const LtEpilogueArgs &epilogue, bool &ran) {
-  return lt.run(
-      compute, g,
-      LtOperands{buf.input(g.first), buf.input(g.second), out, buf.bf16, false},
-      tf32Allowed(), ran, epilogue);
+  return lt.run(compute, g,
+                LtOperands{buf.input(g.first), buf.input(g.second), out,
+                           buf.bf16, buf.outputBf16(g.out)},
+                tf32Allowed(), ran, epilogue);
 }
 
 Status CudaDevice::linearWeightGrad(View<const float> x, View<const float> dout,
@@ -654,6 +656,103 @@ Status CudaDevice::geluMatmulGrad(View<const float> pre, View<const float> w,
     return st;
   return ran ? Status::ok()
              : Device::geluMatmulGrad(pre, w, dout, dpre, transW);
+}
+
+Status CudaDevice::linearBf16(View<const uint16_t> x, View<const uint16_t> w,
+                              View<const float> bias, MixedOut out,
+                              MixedOut *pre, bool transW, bool gelu) {
+  if (Status st = enter(); !st)
+    return st;
+  LtGemms *ltGemms = gemmsThroughLt();
+  MatmulDims d = matmulDims(x.shape, w.shape, false, transW);
+  std::vector<GemmCall> calls = planMatmul(d, false, transW);
+  const int64_t n = numElements(out.shape);
+  if (!ltGemms || n == 0 || calls.size() != 1)
+    return Device::linearBf16(x, w, bias, out, pre, transW, gelu);
+  // cuBLASLt keeps the preactivation in the output's type. Where it is
+  // kept in fp32 beside a bf16 output, the GEMM stores both in fp32 and
+  // the output is rounded after it.
+  const bool roundAfter =
+      pre && pre->dtype == DType::F32 && out.dtype == DType::BF16;
+  void *target = out.data;
+  if (roundAfter)
+    if (Status st = scratch(kLinearSumScratch, n * 4, &target); !st)
+      return st;
+  GemmBuffers buf{x.data, w.data, nullptr, nullptr, nullptr, target, true};
+  buf.outBf16 = out.dtype == DType::BF16 && !roundAfter;
+  LtEpilogueArgs epilogue;
+  epilogue.kind = !gelu ? LtEpilogue::Bias
+                  : pre ? LtEpilogue::GeluAuxBias
+                        : LtEpilogue::GeluBias;
+  epilogue.bias = const_cast<float *>(bias.data); // read, not written
+  epilogue.aux = pre ? pre->data : nullptr;
+  bool ran = false;
+  if (Status st = epilogueGemm(*ltGemms, calls[0], buf, target, epilogue, ran);
+      !st)
+    return st;
+  if (!ran)
+    return Device::linearBf16(x, w, bias, out, pre, transW, gelu);
+  if (!roundAfter)
+    return Status::ok();
+  castToBf16(compute, static_cast<const float *>(target), out.data, n);
+  return launched("rounding a linear layer's output to bf16");
+}
+
+Status CudaDevice::linearWeightGradBf16(View<const uint16_t> x,
+                                        View<const uint16_t> dout,
+                                        View<float> dw, View<float> dbias,
+                                        bool transW) {
+  if (Status st = enter(); !st)
+    return st;
+  LtGemms *ltGemms = gemmsThroughLt();
+  MatmulDims d = matmulDims(x.shape, dw.shape, false, transW);
+  std::vector<GemmCall> calls =
+      planMatmulBackward(d, false, transW, false, true);
+  const LtEpilogue kind = calls.size() == 1
+                              ? ltBiasGradient(calls[0], Operand::C)
+                              : LtEpilogue::None;
+  if (!ltGemms || dw.numel() == 0 || kind == LtEpilogue::None)
+    return Device::linearWeightGradBf16(x, dout, dw, dbias, transW);
+  // dw and dbias in fp32: the bias gradient is summed in the output's type.
+  GemmBuffers buf{x.data, nullptr, dout.data, nullptr, dw.data, nullptr, true};
+  LtEpilogueArgs epilogue;
+  epilogue.kind = kind;
+  epilogue.bias = dbias.data;
+  bool ran = false;
+  if (Status st = epilogueGemm(*ltGemms, calls[0], buf, dw.data, epilogue, ran);
+      !st)
+    return st;
+  return ran ? Status::ok()
+             : Device::linearWeightGradBf16(x, dout, dw, dbias, transW);
+}
+
+Status CudaDevice::geluMatmulGradBf16(MixedIn pre, View<const uint16_t> w,
+                                      View<const uint16_t> dout, MixedOut dpre,
+                                      bool transW) {
+  if (Status st = enter(); !st)
+    return st;
+  LtGemms *ltGemms = gemmsThroughLt();
+  MatmulDims d = matmulDims(pre.shape, w.shape, false, transW);
+  std::vector<GemmCall> calls =
+      planMatmulBackward(d, false, transW, true, false);
+  // The preactivation is read in the result's type (checked equal by the
+  // C ABI), laid out as the result.
+  if (!ltGemms || numElements(dpre.shape) == 0 || calls.size() != 1 ||
+      calls[0].batch != 1 || pre.dtype != dpre.dtype)
+    return Device::geluMatmulGradBf16(pre, w, dout, dpre, transW);
+  GemmBuffers buf{nullptr, w.data, dout.data, dpre.data, nullptr, nullptr,
+                  true};
+  buf.daBf16 = dpre.dtype == DType::BF16;
+  LtEpilogueArgs epilogue;
+  epilogue.kind = LtEpilogue::Dgelu;
+  epilogue.aux = const_cast<void *>(pre.data); // read, not written
+  bool ran = false;
+  if (Status st =
+          epilogueGemm(*ltGemms, calls[0], buf, dpre.data, epilogue, ran);
+      !st)
+    return st;
+  return ran ? Status::ok()
+             : Device::geluMatmulGradBf16(pre, w, dout, dpre, transW);
 }
 
 Status CudaDevice::matmulBackward(View<const float> a, View<const float> b,

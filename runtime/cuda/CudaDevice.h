@@ -95,6 +95,20 @@ public:
   Status geluMatmulGrad(View<const float> pre, View<const float> w,
                         View<const float> dout, View<float> dpre,
                         bool transW) override;
+  /// The same on amp's storage: bf16 operands to the tensor cores as they
+  /// are stored, the result in its stored type (a linear layer's fp32
+  /// preactivation beside a bf16 output: both stored in fp32 by the GEMM,
+  /// the output rounded after it); Device's composition where cuBLASLt has
+  /// no algorithm.
+  Status linearBf16(View<const uint16_t> x, View<const uint16_t> w,
+                    View<const float> bias, MixedOut out, MixedOut *pre,
+                    bool transW, bool gelu) override;
+  Status linearWeightGradBf16(View<const uint16_t> x, View<const uint16_t> dout,
+                              View<float> dw, View<float> dbias,
+                              bool transW) override;
+  Status geluMatmulGradBf16(MixedIn pre, View<const uint16_t> w,
+                            View<const uint16_t> dout, MixedOut dpre,
+                            bool transW) override;
   Status binary(BinaryOp op, View<const float> a, View<const float> b,
                 View<float> out) override;
   Status binaryBackward(BinaryOp op, View<const float> a, View<const float> b,
@@ -306,8 +320,9 @@ private:
   /// not start or WHALE_CUDA_LT=0 asks for the classic API (A/B runs).
   LtGemms *gemmsThroughLt();
   /// One planned call through `lt` with `epilogue`, its result at `out`
-  /// (fp32); `ran` false, nothing queued, where cuBLASLt has no algorithm
-  /// for it, and the caller composes the op from plain kernels instead.
+  /// (bf16 where `buf` says so); `ran` false, nothing queued, where cuBLASLt
+  /// has no algorithm for it, and the caller composes the op from plain kernels
+  /// instead.
   Status epilogueGemm(LtGemms &lt, const GemmCall &g, const GemmBuffers &buf,
                       void *out, const LtEpilogueArgs &epilogue, bool &ran);
   /// The GEMM operands as cuBLAS reads them: the tensors themselves, or

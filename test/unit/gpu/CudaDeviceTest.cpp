@@ -274,6 +274,79 @@ TEST(CudaKernels, AmpBf16MatmulsRoundAsTheCpuDoes) {
   });
 }
 
+TEST(CudaKernels, LinearLayersOnBf16StorageAsTheCpu) {
+  // amp's storage through the epilogue ops: bf16 operands to cuBLASLt as
+  // they are stored, the bias added to the fp32 sums, the output stored in
+  // fp32 or rounded once (a bf16 output beside an fp32 preactivation is
+  // rounded after the GEMM), the weight's and bias's gradients in fp32,
+  // the GELU's gradient read from and stored in the preactivation's type.
+  // Against the CPU's composition; bf16 results (compared widened) may
+  // differ by a rounding step where the sums' order moves a value across a
+  // rounding boundary.
+  Pair p;
+  whale_rt_context *ctxs[2] = {p.gpu, p.cpu};
+  auto cast = [&](const Pair::Both &from, int32_t dtype) {
+    Pair::Both to = p.make(dtype, from.shape);
+    for (int i = 0; i < 2; ++i)
+      EXPECT_EQ(whale_rt_cast(ctxs[i], from.t[i], to.t[i]), WHALE_RT_OK)
+          << whale_rt_last_error(ctxs[i]);
+    return to;
+  };
+  for (int transW = 0; transW < 2; ++transW) {
+    const int64_t n = 64;
+    const Shape ws = transW ? Shape{n, 96} : Shape{96, n};
+    auto x = cast(p.random({2, 48, 96}, 71), WHALE_RT_BF16);
+    auto w = cast(p.random(ws, 72), WHALE_RT_BF16);
+    auto bias = p.random({n}, 73);
+    for (int32_t stored : {int32_t(WHALE_RT_F32), int32_t(WHALE_RT_BF16)})
+      for (int gelu = 0; gelu < 2; ++gelu) {
+        auto out = p.make(stored, {2, 48, n});
+        auto pre = p.make(WHALE_RT_F32, {2, 48, n});
+        for (int i = 0; i < 2; ++i)
+          ASSERT_EQ(whale_rt_linear(ctxs[i], x.t[i], w.t[i], bias.t[i],
+                                    out.t[i], gelu ? pre.t[i] : nullptr, transW,
+                                    gelu),
+                    WHALE_RT_OK)
+              << whale_rt_last_error(ctxs[i]);
+        std::vector<Pair::Both> outputs = {
+            stored == WHALE_RT_BF16 ? cast(out, WHALE_RT_F32) : out};
+        if (gelu)
+          outputs.push_back(pre);
+        p.check(
+            std::string("bf16 linear") + (gelu ? " gelu" : "") +
+                (stored == WHALE_RT_BF16 ? " -> bf16" : " -> f32") +
+                (transW ? " transposed" : ""),
+            outputs, [](whale_rt_context *, int) { return WHALE_RT_OK; },
+            1e-2f);
+      }
+    auto dy = cast(p.random({2, 48, n}, 74), WHALE_RT_BF16);
+    auto dw = p.make(WHALE_RT_F32, ws);
+    auto db = p.make(WHALE_RT_F32, {n});
+    p.check("bf16 linear_weight_grad" +
+                std::string(transW ? " transposed" : ""),
+            {dw, db}, [&](whale_rt_context *ctx, int i) {
+              return whale_rt_linear_weight_grad(ctx, x.t[i], dy.t[i], dw.t[i],
+                                                 db.t[i], transW);
+            });
+    for (int32_t stored : {int32_t(WHALE_RT_F32), int32_t(WHALE_RT_BF16)}) {
+      auto pre = p.random({2, 48, 96}, 75);
+      auto preStored = stored == WHALE_RT_BF16 ? cast(pre, WHALE_RT_BF16) : pre;
+      auto dpre = p.make(stored, {2, 48, 96});
+      for (int i = 0; i < 2; ++i)
+        ASSERT_EQ(whale_rt_gelu_matmul_grad(ctxs[i], preStored.t[i], w.t[i],
+                                            dy.t[i], dpre.t[i], transW),
+                  WHALE_RT_OK)
+            << whale_rt_last_error(ctxs[i]);
+      p.check(
+          "bf16 gelu_matmul_grad" +
+              std::string(stored == WHALE_RT_BF16 ? " -> bf16" : " -> f32") +
+              (transW ? " transposed" : ""),
+          {stored == WHALE_RT_BF16 ? cast(dpre, WHALE_RT_F32) : dpre},
+          [](whale_rt_context *, int) { return WHALE_RT_OK; }, 1e-2f);
+    }
+  }
+}
+
 TEST(CudaKernels, MatmulsOnBf16StorageAsTheCpu) {
   // amp's storage: bf16 operands straight into the tensor cores, each
   // result stored in fp32 or rounded once to bf16, in every layout,
