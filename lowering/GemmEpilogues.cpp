@@ -175,7 +175,8 @@ bool fuse(MatmulOp m, Erased &erased) {
     }
   const bool keepSum = gelu && !llvm::hasSingleElement(sum.getUses());
   // The layer's output is stored rounded where every reader rounds it
-  // (the GELU before the next product), and the preactivation with it.
+  // (the GELU before the next product); the preactivation stays fp32, as
+  // the GELU's gradient read it.
   Value output = gelu ? gelu.getResult() : sum;
   const bool rounded = bf16 && onlyRounded(output);
 
