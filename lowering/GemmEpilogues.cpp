@@ -95,20 +95,12 @@ Value widenAfter(Value v, Erased &erased) {
   return c.getResult();
 }
 
-/// Gives `fused` (bf16) to `old`'s readers: a rounding of `old` reads
-/// `fused` as it is, any other reader its widening.
+/// Gives `fused` (bf16) to the readers of `old`, which all round it
+/// (onlyRounded): each rounding is `fused` as it is.
 void replaceRounded(Value old, Value fused, Erased &erased) {
-  Value wide;
-  for (OpOperand &use : llvm::make_early_inc_range(old.getUses())) {
-    auto c = dyn_cast<CastOp>(use.getOwner());
-    if (c && isBf16(c.getResult())) {
-      c.getResult().replaceAllUsesWith(fused);
-      eraseOp(c, erased);
-      continue;
-    }
-    if (!wide)
-      wide = widenAfter(fused, erased);
-    use.set(wide);
+  for (Operation *user : llvm::make_early_inc_range(old.getUsers())) {
+    user->getResult(0).replaceAllUsesWith(fused);
+    eraseOp(user, erased);
   }
 }
 

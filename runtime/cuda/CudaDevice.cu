@@ -559,30 +559,70 @@ Status CudaDevice::matmul(View<const float> a, View<const float> b,
                               matmulPrecision() == MatmulPrecision::BF16});
 }
 
+namespace {
+
+/// A linear layer's forward epilogue: the bias, then the GELU where asked,
+/// keeping the sum before it at `pre` where given.
+LtEpilogueArgs linearEpilogue(const float *bias, void *pre, bool gelu) {
+  LtEpilogueArgs e;
+  e.kind = !gelu ? LtEpilogue::Bias
+           : pre ? LtEpilogue::GeluAuxBias
+                 : LtEpilogue::GeluBias;
+  e.bias = const_cast<float *>(bias); // read, not written
+  e.aux = pre;
+  return e;
+}
+
+/// A weight gradient's epilogue summing the bias gradient into `dbias`:
+/// the output gradient is C of the plan, and its rows are the GEMM's inner
+/// dimension, which BGRADA or BGRADB sums. None where the plan is not one
+/// call.
+LtEpilogueArgs weightGradEpilogue(const std::vector<GemmCall> &calls,
+                                  float *dbias) {
+  LtEpilogueArgs e;
+  e.kind = calls.size() == 1 ? ltBiasGradient(calls[0], Operand::C)
+                             : LtEpilogue::None;
+  e.bias = dbias;
+  return e;
+}
+
+/// The GELU's gradient at the preactivation `pre`, laid out as the input's
+/// gradient (the result): the same rows and leading dimension.
+LtEpilogueArgs dgeluEpilogue(const void *pre) {
+  LtEpilogueArgs e;
+  e.kind = LtEpilogue::Dgelu;
+  e.aux = const_cast<void *>(pre); // read, not written
+  return e;
+}
+
+} // namespace
+
+LtGemms *CudaDevice::epilogueLt(const std::vector<GemmCall> &calls,
+                                int64_t outElements) {
+  LtGemms *ltGemms = gemmsThroughLt();
+  return ltGemms && outElements > 0 && calls.size() == 1 ? ltGemms : nullptr;
+}
+
 Status CudaDevice::linear(View<const float> x, View<const float> w,
                           View<const float> bias, View<float> out,
                           View<float> *pre, bool transW, bool gelu) {
   if (Status st = enter(); !st)
     return st;
-  LtGemms *ltGemms = gemmsThroughLt();
-  MatmulDims d = matmulDims(x.shape, w.shape, false, transW);
-  std::vector<GemmCall> calls = planMatmul(d, false, transW);
-  if (!ltGemms || out.numel() == 0 || calls.size() != 1)
+  std::vector<GemmCall> calls =
+      planMatmul(matmulDims(x.shape, w.shape, false, transW), false, transW);
+  LtGemms *ltGemms = epilogueLt(calls, out.numel());
+  if (!ltGemms)
     return Device::linear(x, w, bias, out, pre, transW, gelu);
   const void *in[2];
   if (Status st = gemmInputs({x, w}, in); !st)
     return st;
   const bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
   GemmBuffers buf{in[0], in[1], nullptr, nullptr, nullptr, out.data, bf16};
-  const GemmCall &g = calls[0];
-  LtEpilogueArgs epilogue;
-  epilogue.kind = !gelu ? LtEpilogue::Bias
-                  : pre ? LtEpilogue::GeluAuxBias
-                        : LtEpilogue::GeluBias;
-  epilogue.bias = const_cast<float *>(bias.data); // read, not written
-  epilogue.aux = pre ? pre->data : nullptr;
   bool ran = false;
-  if (Status st = epilogueGemm(*ltGemms, g, buf, out.data, epilogue, ran); !st)
+  if (Status st = epilogueGemm(
+          *ltGemms, calls[0], buf, out.data,
+          linearEpilogue(bias.data, pre ? pre->data : nullptr, gelu), ran);
+      !st)
     return st;
   return ran ? Status::ok()
              : Device::linear(x, w, bias, out, pre, transW, gelu);
@@ -602,28 +642,21 @@ Status CudaDevice::linearWeightGrad(View<const float> x, View<const float> dout,
                                     bool transW) {
   if (Status st = enter(); !st)
     return st;
-  LtGemms *ltGemms = gemmsThroughLt();
-  MatmulDims d = matmulDims(x.shape, dw.shape, false, transW);
-  std::vector<GemmCall> calls =
-      planMatmulBackward(d, false, transW, false, true);
-  // The output gradient is C of the plan; its rows are the GEMM's inner
-  // dimension, which the epilogue sums.
-  const LtEpilogue kind = calls.size() == 1
-                              ? ltBiasGradient(calls[0], Operand::C)
-                              : LtEpilogue::None;
-  if (!ltGemms || dw.numel() == 0 || kind == LtEpilogue::None)
+  std::vector<GemmCall> calls = planMatmulBackward(
+      matmulDims(x.shape, dw.shape, false, transW), false, transW, false, true);
+  const LtEpilogueArgs epilogue = weightGradEpilogue(calls, dbias.data);
+  LtGemms *ltGemms = epilogueLt(calls, dw.numel());
+  if (!ltGemms || epilogue.kind == LtEpilogue::None)
     return Device::linearWeightGrad(x, dout, dw, dbias, transW);
   const void *in[2];
   if (Status st = gemmInputs({x, dout}, in); !st)
     return st;
   const bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
   GemmBuffers buf{in[0], nullptr, in[1], nullptr, dw.data, nullptr, bf16};
-  const GemmCall &g = calls[0];
-  LtEpilogueArgs epilogue;
-  epilogue.kind = kind;
-  epilogue.bias = dbias.data;
   bool ran = false;
-  if (Status st = epilogueGemm(*ltGemms, g, buf, dw.data, epilogue, ran); !st)
+  if (Status st =
+          epilogueGemm(*ltGemms, calls[0], buf, dw.data, epilogue, ran);
+      !st)
     return st;
   return ran ? Status::ok()
              : Device::linearWeightGrad(x, dout, dw, dbias, transW);
@@ -634,25 +667,20 @@ Status CudaDevice::geluMatmulGrad(View<const float> pre, View<const float> w,
                                   bool transW) {
   if (Status st = enter(); !st)
     return st;
-  LtGemms *ltGemms = gemmsThroughLt();
-  MatmulDims d = matmulDims(pre.shape, w.shape, false, transW);
-  std::vector<GemmCall> calls =
-      planMatmulBackward(d, false, transW, true, false);
-  if (!ltGemms || dpre.numel() == 0 || calls.size() != 1 || calls[0].batch != 1)
+  std::vector<GemmCall> calls = planMatmulBackward(
+      matmulDims(pre.shape, w.shape, false, transW), false, transW, true, false);
+  LtGemms *ltGemms = epilogueLt(calls, dpre.numel());
+  if (!ltGemms || calls[0].batch != 1)
     return Device::geluMatmulGrad(pre, w, dout, dpre, transW);
   const void *in[2];
   if (Status st = gemmInputs({w, dout}, in); !st)
     return st;
   const bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
   GemmBuffers buf{nullptr, in[0], in[1], dpre.data, nullptr, nullptr, bf16};
-  const GemmCall &g = calls[0];
-  // The preactivation is laid out as the input's gradient (the result):
-  // the same rows and leading dimension.
-  LtEpilogueArgs epilogue;
-  epilogue.kind = LtEpilogue::Dgelu;
-  epilogue.aux = const_cast<float *>(pre.data); // read, not written
   bool ran = false;
-  if (Status st = epilogueGemm(*ltGemms, g, buf, dpre.data, epilogue, ran); !st)
+  if (Status st = epilogueGemm(*ltGemms, calls[0], buf, dpre.data,
+                               dgeluEpilogue(pre.data), ran);
+      !st)
     return st;
   return ran ? Status::ok()
              : Device::geluMatmulGrad(pre, w, dout, dpre, transW);
@@ -663,11 +691,11 @@ Status CudaDevice::linearBf16(View<const uint16_t> x, View<const uint16_t> w,
                               MixedOut *pre, bool transW, bool gelu) {
   if (Status st = enter(); !st)
     return st;
-  LtGemms *ltGemms = gemmsThroughLt();
-  MatmulDims d = matmulDims(x.shape, w.shape, false, transW);
-  std::vector<GemmCall> calls = planMatmul(d, false, transW);
+  std::vector<GemmCall> calls =
+      planMatmul(matmulDims(x.shape, w.shape, false, transW), false, transW);
   const int64_t n = numElements(out.shape);
-  if (!ltGemms || n == 0 || calls.size() != 1)
+  LtGemms *ltGemms = epilogueLt(calls, n);
+  if (!ltGemms)
     return Device::linearBf16(x, w, bias, out, pre, transW, gelu);
   // cuBLASLt keeps the preactivation in the output's type. Where it is
   // kept in fp32 beside a bf16 output, the GEMM stores both in fp32 and
@@ -680,14 +708,10 @@ Status CudaDevice::linearBf16(View<const uint16_t> x, View<const uint16_t> w,
       return st;
   GemmBuffers buf{x.data, w.data, nullptr, nullptr, nullptr, target, true};
   buf.outBf16 = out.dtype == DType::BF16 && !roundAfter;
-  LtEpilogueArgs epilogue;
-  epilogue.kind = !gelu ? LtEpilogue::Bias
-                  : pre ? LtEpilogue::GeluAuxBias
-                        : LtEpilogue::GeluBias;
-  epilogue.bias = const_cast<float *>(bias.data); // read, not written
-  epilogue.aux = pre ? pre->data : nullptr;
   bool ran = false;
-  if (Status st = epilogueGemm(*ltGemms, calls[0], buf, target, epilogue, ran);
+  if (Status st = epilogueGemm(
+          *ltGemms, calls[0], buf, target,
+          linearEpilogue(bias.data, pre ? pre->data : nullptr, gelu), ran);
       !st)
     return st;
   if (!ran)
@@ -704,22 +728,17 @@ Status CudaDevice::linearWeightGradBf16(View<const uint16_t> x,
                                         bool transW) {
   if (Status st = enter(); !st)
     return st;
-  LtGemms *ltGemms = gemmsThroughLt();
-  MatmulDims d = matmulDims(x.shape, dw.shape, false, transW);
-  std::vector<GemmCall> calls =
-      planMatmulBackward(d, false, transW, false, true);
-  const LtEpilogue kind = calls.size() == 1
-                              ? ltBiasGradient(calls[0], Operand::C)
-                              : LtEpilogue::None;
-  if (!ltGemms || dw.numel() == 0 || kind == LtEpilogue::None)
+  std::vector<GemmCall> calls = planMatmulBackward(
+      matmulDims(x.shape, dw.shape, false, transW), false, transW, false, true);
+  const LtEpilogueArgs epilogue = weightGradEpilogue(calls, dbias.data);
+  LtGemms *ltGemms = epilogueLt(calls, dw.numel());
+  if (!ltGemms || epilogue.kind == LtEpilogue::None)
     return Device::linearWeightGradBf16(x, dout, dw, dbias, transW);
   // dw and dbias in fp32: the bias gradient is summed in the output's type.
   GemmBuffers buf{x.data, nullptr, dout.data, nullptr, dw.data, nullptr, true};
-  LtEpilogueArgs epilogue;
-  epilogue.kind = kind;
-  epilogue.bias = dbias.data;
   bool ran = false;
-  if (Status st = epilogueGemm(*ltGemms, calls[0], buf, dw.data, epilogue, ran);
+  if (Status st =
+          epilogueGemm(*ltGemms, calls[0], buf, dw.data, epilogue, ran);
       !st)
     return st;
   return ran ? Status::ok()
@@ -731,24 +750,19 @@ Status CudaDevice::geluMatmulGradBf16(MixedIn pre, View<const uint16_t> w,
                                       bool transW) {
   if (Status st = enter(); !st)
     return st;
-  LtGemms *ltGemms = gemmsThroughLt();
-  MatmulDims d = matmulDims(pre.shape, w.shape, false, transW);
-  std::vector<GemmCall> calls =
-      planMatmulBackward(d, false, transW, true, false);
+  std::vector<GemmCall> calls = planMatmulBackward(
+      matmulDims(pre.shape, w.shape, false, transW), false, transW, true, false);
   // The preactivation is read in the result's type (checked equal by the
-  // C ABI), laid out as the result.
-  if (!ltGemms || numElements(dpre.shape) == 0 || calls.size() != 1 ||
-      calls[0].batch != 1 || pre.dtype != dpre.dtype)
+  // C ABI).
+  LtGemms *ltGemms = epilogueLt(calls, numElements(dpre.shape));
+  if (!ltGemms || calls[0].batch != 1 || pre.dtype != dpre.dtype)
     return Device::geluMatmulGradBf16(pre, w, dout, dpre, transW);
   GemmBuffers buf{nullptr, w.data, dout.data, dpre.data, nullptr, nullptr,
                   true};
   buf.daBf16 = dpre.dtype == DType::BF16;
-  LtEpilogueArgs epilogue;
-  epilogue.kind = LtEpilogue::Dgelu;
-  epilogue.aux = const_cast<void *>(pre.data); // read, not written
   bool ran = false;
-  if (Status st =
-          epilogueGemm(*ltGemms, calls[0], buf, dpre.data, epilogue, ran);
+  if (Status st = epilogueGemm(*ltGemms, calls[0], buf, dpre.data,
+                               dgeluEpilogue(pre.data), ran);
       !st)
     return st;
   return ran ? Status::ok()

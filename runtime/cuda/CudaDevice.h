@@ -319,6 +319,9 @@ private:
   /// allocator (none where the limit leaves no room); null where it could
   /// not start or WHALE_CUDA_LT=0 asks for the classic API (A/B runs).
   LtGemms *gemmsThroughLt();
+  /// cuBLASLt for an epilogue op planned as `calls`, where it runs there:
+  /// one call with something to compute; null where Device composes it.
+  LtGemms *epilogueLt(const std::vector<GemmCall> &calls, int64_t outElements);
   /// One planned call through `lt` with `epilogue`, its result at `out`
   /// (bf16 where `buf` says so); `ran` false, nothing queued, where cuBLASLt
   /// has no algorithm for it, and the caller composes the op from plain kernels
