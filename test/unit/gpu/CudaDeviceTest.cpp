@@ -87,6 +87,15 @@ struct Pair {
   Both random(const Shape &s, unsigned seed, float lo = -1, float hi = 1) {
     return f32(s, randomValues(count(s), seed, lo, hi));
   }
+  /// `from` converted to `dtype` (f32 and bf16 either way) in both contexts.
+  Both cast(const Both &from, int32_t dtype) {
+    Both to = make(dtype, from.shape);
+    whale_rt_context *ctxs[2] = {gpu, cpu};
+    for (int i = 0; i < 2; ++i)
+      EXPECT_EQ(whale_rt_cast(ctxs[i], from.t[i], to.t[i]), WHALE_RT_OK)
+          << whale_rt_last_error(ctxs[i]);
+    return to;
+  }
   Both ids(const Shape &s, const std::vector<int32_t> &values) {
     Both b = make(WHALE_RT_I32, s);
     write(b, values.data(), values.size() * sizeof(int32_t));
@@ -285,18 +294,11 @@ TEST(CudaKernels, LinearLayersOnBf16StorageAsTheCpu) {
   // rounding boundary.
   Pair p;
   whale_rt_context *ctxs[2] = {p.gpu, p.cpu};
-  auto cast = [&](const Pair::Both &from, int32_t dtype) {
-    Pair::Both to = p.make(dtype, from.shape);
-    for (int i = 0; i < 2; ++i)
-      EXPECT_EQ(whale_rt_cast(ctxs[i], from.t[i], to.t[i]), WHALE_RT_OK)
-          << whale_rt_last_error(ctxs[i]);
-    return to;
-  };
   for (int transW = 0; transW < 2; ++transW) {
     const int64_t n = 64;
     const Shape ws = transW ? Shape{n, 96} : Shape{96, n};
-    auto x = cast(p.random({2, 48, 96}, 71), WHALE_RT_BF16);
-    auto w = cast(p.random(ws, 72), WHALE_RT_BF16);
+    auto x = p.cast(p.random({2, 48, 96}, 71), WHALE_RT_BF16);
+    auto w = p.cast(p.random(ws, 72), WHALE_RT_BF16);
     auto bias = p.random({n}, 73);
     for (int32_t stored : {int32_t(WHALE_RT_F32), int32_t(WHALE_RT_BF16)})
       for (int gelu = 0; gelu < 2; ++gelu) {
@@ -309,7 +311,7 @@ TEST(CudaKernels, LinearLayersOnBf16StorageAsTheCpu) {
                     WHALE_RT_OK)
               << whale_rt_last_error(ctxs[i]);
         std::vector<Pair::Both> outputs = {
-            stored == WHALE_RT_BF16 ? cast(out, WHALE_RT_F32) : out};
+            stored == WHALE_RT_BF16 ? p.cast(out, WHALE_RT_F32) : out};
         if (gelu)
           outputs.push_back(pre);
         p.check(
@@ -319,7 +321,7 @@ TEST(CudaKernels, LinearLayersOnBf16StorageAsTheCpu) {
             outputs, [](whale_rt_context *, int) { return WHALE_RT_OK; },
             1e-2f);
       }
-    auto dy = cast(p.random({2, 48, n}, 74), WHALE_RT_BF16);
+    auto dy = p.cast(p.random({2, 48, n}, 74), WHALE_RT_BF16);
     auto dw = p.make(WHALE_RT_F32, ws);
     auto db = p.make(WHALE_RT_F32, {n});
     p.check("bf16 linear_weight_grad" +
@@ -330,7 +332,8 @@ TEST(CudaKernels, LinearLayersOnBf16StorageAsTheCpu) {
             });
     for (int32_t stored : {int32_t(WHALE_RT_F32), int32_t(WHALE_RT_BF16)}) {
       auto pre = p.random({2, 48, 96}, 75);
-      auto preStored = stored == WHALE_RT_BF16 ? cast(pre, WHALE_RT_BF16) : pre;
+      auto preStored =
+          stored == WHALE_RT_BF16 ? p.cast(pre, WHALE_RT_BF16) : pre;
       auto dpre = p.make(stored, {2, 48, 96});
       for (int i = 0; i < 2; ++i)
         ASSERT_EQ(whale_rt_gelu_matmul_grad(ctxs[i], preStored.t[i], w.t[i],
@@ -341,7 +344,7 @@ TEST(CudaKernels, LinearLayersOnBf16StorageAsTheCpu) {
           "bf16 gelu_matmul_grad" +
               std::string(stored == WHALE_RT_BF16 ? " -> bf16" : " -> f32") +
               (transW ? " transposed" : ""),
-          {stored == WHALE_RT_BF16 ? cast(dpre, WHALE_RT_F32) : dpre},
+          {stored == WHALE_RT_BF16 ? p.cast(dpre, WHALE_RT_F32) : dpre},
           [](whale_rt_context *, int) { return WHALE_RT_OK; }, 1e-2f);
     }
   }
@@ -356,13 +359,6 @@ TEST(CudaKernels, MatmulsOnBf16StorageAsTheCpu) {
   // order moves a value across a rounding boundary.
   Pair p;
   whale_rt_context *ctxs[2] = {p.gpu, p.cpu};
-  auto cast = [&](const Pair::Both &from, int32_t dtype) {
-    Pair::Both to = p.make(dtype, from.shape);
-    for (int i = 0; i < 2; ++i)
-      EXPECT_EQ(whale_rt_cast(ctxs[i], from.t[i], to.t[i]), WHALE_RT_OK)
-          << whale_rt_last_error(ctxs[i]);
-    return to;
-  };
   struct Case {
     Shape a, b;
     int ta, tb;
@@ -371,13 +367,13 @@ TEST(CudaKernels, MatmulsOnBf16StorageAsTheCpu) {
        {Case{{4, 32, 96}, {96, 48}, 0, 0}, Case{{4, 96, 32}, {48, 96}, 1, 1},
         Case{{4, 96, 32}, {96, 48}, 1, 0},
         Case{{2, 3, 32, 16}, {2, 3, 24, 16}, 0, 1}}) {
-    auto a = cast(p.random(c.a, 41), WHALE_RT_BF16);
-    auto b = cast(p.random(c.b, 42), WHALE_RT_BF16);
+    auto a = p.cast(p.random(c.a, 41), WHALE_RT_BF16);
+    auto b = p.cast(p.random(c.b, 42), WHALE_RT_BF16);
     size_t ra = c.a.size(), rb = c.b.size();
     Shape out(c.a.begin(), c.a.end() - 2);
     out.push_back(c.ta ? c.a[ra - 1] : c.a[ra - 2]);
     out.push_back(c.tb ? c.b[rb - 2] : c.b[rb - 1]);
-    auto dout = cast(p.random(out, 43), WHALE_RT_BF16);
+    auto dout = p.cast(p.random(out, 43), WHALE_RT_BF16);
     auto o32 = p.make(WHALE_RT_F32, out), o16 = p.make(WHALE_RT_BF16, out);
     p.check("matmul (bf16 -> f32)", {o32}, [&](whale_rt_context *ctx, int i) {
       return whale_rt_matmul(ctx, a.t[i], b.t[i], o32.t[i], c.ta, c.tb);
@@ -387,7 +383,7 @@ TEST(CudaKernels, MatmulsOnBf16StorageAsTheCpu) {
                 WHALE_RT_OK)
           << whale_rt_last_error(ctxs[i]);
     p.check(
-        "matmul (bf16 -> bf16)", {cast(o16, WHALE_RT_F32)},
+        "matmul (bf16 -> bf16)", {p.cast(o16, WHALE_RT_F32)},
         [](whale_rt_context *, int) { return WHALE_RT_OK; }, 8e-3f);
     // The activation's gradient in bf16, the weight's in fp32, then the
     // other way round.
@@ -403,7 +399,7 @@ TEST(CudaKernels, MatmulsOnBf16StorageAsTheCpu) {
       auto ran = [](whale_rt_context *, int) { return WHALE_RT_OK; };
       p.check("matmul_grad (f32 out)", {weightIn16 ? da : db}, ran);
       p.check("matmul_grad (bf16 out)",
-              {cast(weightIn16 ? db : da, WHALE_RT_F32)}, ran, 8e-3f);
+              {p.cast(weightIn16 ? db : da, WHALE_RT_F32)}, ran, 8e-3f);
     }
   }
 }
