@@ -19,17 +19,51 @@ bool isBf16Matmul(Operation *op) {
          });
 }
 
-bool runsOnBf16(Operation *op) {
+namespace {
+
+/// Ops the runtime runs on bf16 tensors wherever their verifiers allow them.
+bool wholeOpOnBf16(Operation *op) {
   // A fused region loads and stores its bf16 operands itself, converting
   // in registers (its element program names each operand's type).
   if (isa<CastOp, ReshapeOp, ConstantOp, TaskGraphOp, YieldOp, FusedOp,
           FusedYieldOp>(op) ||
       !op->getDialect() || !isa<WhaleDialect>(op->getDialect()))
     return true;
-  // The epilogue ops' verifiers say which of their tensors may be bf16.
-  if (isa<LinearOp, LinearWeightGradOp, GeluMatmulGradOp>(op))
+  // The epilogue ops' verifiers say which of their tensors may be bf16;
+  // attention's, that its three operands are bf16 together (its result
+  // then too).
+  if (isa<LinearOp, LinearWeightGradOp, GeluMatmulGradOp, AttentionOp>(op))
     return true;
   return isBf16Matmul(op);
+}
+
+} // namespace
+
+bool takesBf16Operand(Operation *op, unsigned operand) {
+  // Attention's gradient reads the forward's operands and output as they
+  // are stored, and dout in fp32 (a gradient GEMM's result).
+  if (isa<AttentionGradOp>(op))
+    return operand < 4;
+  return wholeOpOnBf16(op);
+}
+
+bool storesBf16Result(Operation *op, unsigned result) {
+  // Attention's gradients are fp32: the biases' gradients sum them, and a
+  // plan that splits them sums in another order.
+  if (isa<AttentionGradOp>(op))
+    return false;
+  return wholeOpOnBf16(op);
+}
+
+bool runsOnBf16(Operation *op) {
+  for (OpOperand &use : op->getOpOperands())
+    if (isBf16Tensor(use.get().getType()) &&
+        !takesBf16Operand(op, use.getOperandNumber()))
+      return false;
+  for (OpResult r : op->getResults())
+    if (isBf16Tensor(r.getType()) && !storesBf16Result(op, r.getResultNumber()))
+      return false;
+  return true;
 }
 
 } // namespace whale

@@ -16,13 +16,25 @@
 
 namespace whale {
 
-/// Whether the runtime runs `op` on bf16 operands or results as they are:
-/// ops that move or fill elements whatever they are (cast, reshape,
-/// constants, taskgraph plumbing, other dialects), fused regions (which
-/// load and store bf16 operands, and convert in registers), matmul and its
-/// gradient when their operands are all bf16 (each result bf16 or f32:
-/// whale_rt_matmul's amp storage), and the GEMM epilogue ops (linear,
-/// linear_weight_grad, gelu_matmul_grad) in the forms their verifiers take.
+/// Whether the runtime takes `op`'s operand `operand`, where it is bf16,
+/// as it is stored: ops that move or fill elements whatever they are
+/// (cast, reshape, constants, taskgraph plumbing, other dialects), fused
+/// regions (which load and store bf16 operands, and convert in registers),
+/// matmul and its gradient when their operands are all bf16 (each result
+/// bf16 or f32: whale_rt_matmul's amp storage), the GEMM epilogue ops
+/// (linear, linear_weight_grad, gelu_matmul_grad) and attention in the
+/// forms their verifiers take, and attention_grad's query, key, value and
+/// forward output (its dout is read in fp32). Where it does not,
+/// -whale-widen-bf16 widens the operand first.
+bool takesBf16Operand(mlir::Operation *op, unsigned operand);
+
+/// Whether the runtime stores `op`'s result `result` in bf16 itself (the
+/// same ops, but attention_grad, whose gradients are fp32); where not,
+/// -whale-widen-bf16 makes it fp32 and rounds it after.
+bool storesBf16Result(mlir::Operation *op, unsigned result);
+
+/// Whether the runtime runs `op` as it is: every bf16 operand taken and
+/// every bf16 result stored so.
 bool runsOnBf16(mlir::Operation *op);
 
 /// Whether `op` is a matmul or matmul_grad with bf16 operands, which may

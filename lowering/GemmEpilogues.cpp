@@ -84,17 +84,6 @@ void eraseOp(Operation *op, Erased &erased) {
   op->dropAllReferences();
 }
 
-/// `v` (bf16) widened to f32 right after it is made, for readers that
-/// take f32.
-Value widenAfter(Value v, Erased &erased) {
-  OpBuilder b(v.getContext());
-  b.setInsertionPointAfterValue(v);
-  auto c = CastOp::create(b, v.getLoc(),
-                          withElement(v.getType(), b.getF32Type()), v);
-  erased.casts.push_back(c);
-  return c.getResult();
-}
-
 /// Gives `fused` (bf16) to the readers of `old`, which all round it
 /// (onlyRounded): each rounding is `fused` as it is.
 void replaceRounded(Value old, Value fused, Erased &erased) {
@@ -187,16 +176,14 @@ bool fuse(MatmulOp m, Erased &erased) {
     output.replaceAllUsesWith(linear.getResult());
   if (pre)
     sum.replaceAllUsesWith(pre);
-  // The sum's gradients read the product for its shape: any f32 value of
-  // that shape will do.
-  Value shape = linear.getResult();
-  if (rounded && !llvm::all_of(z.getUsers(), [&](Operation *u) {
-        return u == add.getOperation();
-      }))
-    shape = pre ? pre : widenAfter(shape, erased);
+  // The sum's gradients read the product for its shape: any value of its
+  // type will do, and their own dout (the sum's gradient, of the sum's
+  // shape and, as the verifier holds, the product's type) is one that
+  // keeps no forward value alive into the backward (a bf16 output would
+  // need an fp32 copy kept for them).
   for (Operation *user : llvm::make_early_inc_range(z.getUsers()))
     if (user != add)
-      user->setOperand(zSide, shape);
+      user->setOperand(zSide, cast<BinaryGradOp>(user).getDout());
   if (gelu)
     eraseOp(gelu, erased);
   eraseOp(add, erased);

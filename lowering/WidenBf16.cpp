@@ -3,9 +3,11 @@
 // The runtime takes bf16 only where it has a kernel for it
 // (lowering/Bf16Kernels.h). Until an op has one, it computes in fp32
 // between casts: its bf16 operands widened, its results rounded back to
-// bf16. That is what a native bf16 kernel does (fp32 inside,
-// rounded at the store), so the numbers hold from the first day, and the
-// conversions that run are in the IR the simulator prices.
+// bf16 (an op whose kernel takes some of its tensors in bf16, attention's
+// gradient, has only the others widened or rounded). That is what a native
+// bf16 kernel does (fp32 inside, rounded at the store), so the numbers hold
+// from the first day, and the conversions that run are in the IR the
+// simulator prices.
 //
 //===----------------------------------------------------------------------===//
 
@@ -165,13 +167,22 @@ struct WidenBf16 : public whale::impl::WhaleWidenBf16Base<WidenBf16> {
         ops.push_back(op);
     });
     for (Operation *op : ops) {
+      // What the runtime takes as it is stored is decided before any of
+      // the op's types change (attention_grad's depends on its query's).
+      SmallVector<bool> widenOperand, roundResult;
       for (OpOperand &use : op->getOpOperands())
-        if (isBf16Tensor(use.get().getType()))
+        widenOperand.push_back(isBf16Tensor(use.get().getType()) &&
+                               !takesBf16Operand(op, use.getOperandNumber()));
+      for (OpResult r : op->getResults())
+        roundResult.push_back(isBf16Tensor(r.getType()) &&
+                              !storesBf16Result(op, r.getResultNumber()));
+      for (OpOperand &use : op->getOpOperands())
+        if (widenOperand[use.getOperandNumber()])
           use.set(wide(use.get(), op));
       OpBuilder b(op->getContext());
       b.setInsertionPointAfter(op);
       for (OpResult r : op->getResults()) {
-        if (!isBf16Tensor(r.getType()))
+        if (!roundResult[r.getResultNumber()])
           continue;
         r.setType(withElement(r.getType(), f32));
         auto rounded =

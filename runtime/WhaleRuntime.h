@@ -298,7 +298,10 @@ whale_rt_status whale_rt_unary_grad(whale_rt_context *ctx, int32_t op,
  * output and dout (the probabilities recomputed, never kept). `form` is an
  * or of the flags below; under WHALE_RT_ATTENTION_SEQUENCE_MAJOR every
  * operand is [..., T, H, E] (heads inside each position, as a linear
- * layer's output reshaped), and no permute is needed around the call. */
+ * layer's output reshaped), and no permute is needed around the call.
+ * Under amp's storage q, k and v may be bf16 (all three): out is then f32
+ * or bf16, rounded once; the gradient takes q, k, v and out bf16 together,
+ * dout and the gradients f32. */
 #define WHALE_RT_ATTENTION_CAUSAL 1
 #define WHALE_RT_ATTENTION_SEQUENCE_MAJOR 2
 whale_rt_status whale_rt_attention(whale_rt_context *ctx, whale_rt_tensor *q,

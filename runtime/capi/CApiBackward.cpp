@@ -313,13 +313,25 @@ whale_rt_status whale_rt_attention(whale_rt_context *ctx, whale_rt_tensor *q,
                                    double scale, int32_t form,
                                    whale_rt_tensor *out) {
   return traced(ctx, "attention", {out}, [&]() -> whale_rt_status {
-    if (whale_rt_status s = needF32(
-            ctx, "attention", {{"q", q}, {"k", k}, {"v", v}, {"out", out}}))
+    // q, k and v all f32, or all bf16 (amp's storage: out f32 or bf16).
+    bool bf16;
+    if (whale_rt_status s =
+            matmulTypes(ctx, "attention", {{"q", q}, {"k", k}, {"v", v}},
+                        {{"out", out}}, bf16))
       return s;
+    if (!out)
+      return ctx->invalid("attention: 'out' is null");
     if (shapeOf(k) != shapeOf(v) || shapeOf(out) != shapeOf(q))
       return ctx->invalid("attention: k and v, and q and out, must be alike");
     AttentionForm f;
     if (whale_rt_status s = attentionForm(ctx, "attention", form, f))
+      return s;
+    if (bf16)
+      return ran(ctx, ctx->device->attentionBf16(q->tensor.cview<uint16_t>(),
+                                                 k->tensor.cview<uint16_t>(),
+                                                 v->tensor.cview<uint16_t>(),
+                                                 scale, f, mixedOut(out)));
+    if (whale_rt_status s = needF32(ctx, "attention", {{"out", out}}))
       return s;
     return ran(ctx, ctx->device->attention(q->tensor.cview<float>(),
                                            k->tensor.cview<float>(),
@@ -335,15 +347,16 @@ whale_rt_attention_grad(whale_rt_context *ctx, whale_rt_tensor *q,
                         double scale, int32_t form, whale_rt_tensor *dq,
                         whale_rt_tensor *dk, whale_rt_tensor *dv) {
   return traced(ctx, "attention_grad", {dq, dk, dv}, [&]() -> whale_rt_status {
-    if (whale_rt_status s = needF32(ctx, "attention_grad",
-                                    {{"q", q},
-                                     {"k", k},
-                                     {"v", v},
-                                     {"out", out},
-                                     {"dout", dout},
-                                     {"dq", dq},
-                                     {"dk", dk},
-                                     {"dv", dv}}))
+    // The forward's operands and output all f32, or all bf16 (amp's
+    // storage); dout and the gradients f32 either way.
+    bool bf16;
+    if (whale_rt_status s =
+            matmulTypes(ctx, "attention_grad",
+                        {{"q", q}, {"k", k}, {"v", v}, {"out", out}}, {}, bf16))
+      return s;
+    if (whale_rt_status s =
+            needF32(ctx, "attention_grad",
+                    {{"dout", dout}, {"dq", dq}, {"dk", dk}, {"dv", dv}}))
       return s;
     if (shapeOf(k) != shapeOf(v) || shapeOf(out) != shapeOf(q) ||
         shapeOf(dout) != shapeOf(q) || shapeOf(dq) != shapeOf(q) ||
@@ -353,6 +366,14 @@ whale_rt_attention_grad(whale_rt_context *ctx, whale_rt_tensor *q,
     AttentionForm f;
     if (whale_rt_status s = attentionForm(ctx, "attention_grad", form, f))
       return s;
+    if (bf16)
+      return ran(ctx,
+                 ctx->device->attentionBackwardBf16(
+                     q->tensor.cview<uint16_t>(), k->tensor.cview<uint16_t>(),
+                     v->tensor.cview<uint16_t>(), out->tensor.cview<uint16_t>(),
+                     dout->tensor.cview<float>(), scale, f,
+                     dq->tensor.view<float>(), dk->tensor.view<float>(),
+                     dv->tensor.view<float>()));
     return ran(ctx, ctx->device->attentionBackward(
                         q->tensor.cview<float>(), k->tensor.cview<float>(),
                         v->tensor.cview<float>(), out->tensor.cview<float>(),

@@ -313,6 +313,20 @@ public:
                                    View<const float> dout, double scale,
                                    AttentionForm form, View<float> dq,
                                    View<float> dk, View<float> dv);
+  /// The two on amp's storage: q, k, v (and the forward's output) bf16,
+  /// computed as attention computes on their values, `out` f32 or rounded
+  /// once to bf16; dout and the gradients fp32 (a gradient GEMM's result,
+  /// which the biases' gradients sum). The defaults widen into scratch
+  /// tensors and run the fp32 ops above
+  /// (runtime/ops/ComposedBf16Attention.cpp); a GPU's flash kernels read
+  /// the bf16 operands as they are stored.
+  virtual Status attentionBf16(View<const uint16_t> q, View<const uint16_t> k,
+                               View<const uint16_t> v, double scale,
+                               AttentionForm form, MixedOut out);
+  virtual Status attentionBackwardBf16(
+      View<const uint16_t> q, View<const uint16_t> k, View<const uint16_t> v,
+      View<const uint16_t> out, View<const float> dout, double scale,
+      AttentionForm form, View<float> dq, View<float> dk, View<float> dv);
   /// Fail on an id outside the table's rows.
   virtual Status embedding(View<const float> table, IndexView ids,
                            View<float> out) = 0;

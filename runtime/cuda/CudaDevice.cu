@@ -1614,8 +1614,9 @@ Status CudaDevice::allFinite(View<const float> x, bool &finite) {
 namespace {
 /// q [..., T, E] against k and v [..., Tk, E] (or [..., T, H, E]) as heads
 /// of rows.
-Status attentionDims(const char *op, View<const float> q, View<const float> k,
-                     View<const float> v, double scale, AttentionForm form,
+template <class T>
+Status attentionDims(const char *op, View<const T> q, View<const T> k,
+                     View<const T> v, double scale, AttentionForm form,
                      AttentionDims &d) {
   AttentionShape shape;
   if (Status st = attentionShape(op, q, k, v, form, shape); !st)
@@ -1639,6 +1640,8 @@ constexpr int kScoresScratch = 18, kScoreGradScratch = 19;
 constexpr int kProbabilitiesBf16Scratch = 21, kScoreGradBf16Scratch = 22;
 // The flash backward's per-row statistics: log-sum-exp and dO . O.
 constexpr int kFlashLseScratch = 23, kFlashRowDotScratch = 24;
+// The flash backward's bf16 copy of dout on amp's storage (fp32 stored).
+constexpr int kAttentionDoutBf16Scratch = 29;
 // A fused region's partial sums (fused::termParts).
 constexpr int kFusedPartsScratch = 20;
 
@@ -1732,6 +1735,22 @@ Status CudaDevice::attention(View<const float> q, View<const float> k,
   return launched("attention");
 }
 
+namespace {
+/// Whether attention_grad has nothing to compute: no element, or no query
+/// or key to attend (then no gradient flows, and dq, dk, dv are zeroed).
+bool nothingAttended(cudaStream_t s, const AttentionDims &d, View<float> dq,
+                     View<float> dk, View<float> dv) {
+  if (d.heads * d.e == 0)
+    return true;
+  if (d.t != 0 && d.tk != 0)
+    return false;
+  fillF32(s, dq.data, dq.numel(), 0);
+  fillF32(s, dk.data, dk.numel(), 0);
+  fillF32(s, dv.data, dv.numel(), 0);
+  return true;
+}
+} // namespace
+
 Status CudaDevice::attentionBackward(View<const float> q, View<const float> k,
                                      View<const float> v, View<const float> out,
                                      View<const float> dout, double scale,
@@ -1742,14 +1761,8 @@ Status CudaDevice::attentionBackward(View<const float> q, View<const float> k,
     return st;
   if (Status st = enter(); !st)
     return st;
-  if (d.heads * d.e == 0)
-    return Status::ok();
-  if (d.t == 0 || d.tk == 0) { // nothing was attended: no gradient flows
-    fillF32(compute, dq.data, dq.numel(), 0);
-    fillF32(compute, dk.data, dk.numel(), 0);
-    fillF32(compute, dv.data, dv.numel(), 0);
+  if (nothingAttended(compute, d, dq, dk, dv))
     return launched("attention_grad");
-  }
   const bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
   const bool flash =
       flashAttentionRequested() &&
@@ -1839,6 +1852,72 @@ Status CudaDevice::attentionBackward(View<const float> q, View<const float> k,
       return st;
   }
   return Status::ok();
+}
+
+// amp's storage: the flash kernels read the bf16 operands as they are
+// stored, with no copy, and the forward stores its output in bf16 itself.
+// Without a flash kernel for the width, the composition
+// (ComposedBf16Attention.cpp) widens them for the fp32 attention above.
+
+Status CudaDevice::attentionBf16(View<const uint16_t> q, View<const uint16_t> k,
+                                 View<const uint16_t> v, double scale,
+                                 AttentionForm form, MixedOut out) {
+  AttentionDims d;
+  if (Status st = attentionDims("attention", q, k, v, scale, form, d); !st)
+    return st;
+  if (!flashAttentionRequested() || !flashForwardTiles(d.e).dim)
+    return Device::attentionBf16(q, k, v, scale, form, out);
+  if (Status st = enter(); !st)
+    return st;
+  if (d.heads * d.t * d.e == 0)
+    return Status::ok();
+  if (d.tk == 0) // no key: the softmax of nothing weighs nothing
+    return fill(out.data, out.dtype, numElements(out.shape), 0);
+  const bool bf16Out = out.dtype == DType::BF16;
+  return cudaFailed(
+      flashForward(compute, d, q.data, k.data, v.data,
+                   bf16Out ? nullptr : static_cast<float *>(out.data), nullptr,
+                   bf16Out ? out.data : nullptr),
+      name() + ": attention (flash, bf16 storage)");
+}
+
+Status CudaDevice::attentionBackwardBf16(
+    View<const uint16_t> q, View<const uint16_t> k, View<const uint16_t> v,
+    View<const uint16_t> out, View<const float> dout, double scale,
+    AttentionForm form, View<float> dq, View<float> dk, View<float> dv) {
+  AttentionDims d;
+  if (Status st = attentionDims("attention_grad", q, k, v, scale, form, d);
+      !st)
+    return st;
+  if (!flashAttentionRequested() || !flashBackwardTiles(d.e).dim)
+    return Device::attentionBackwardBf16(q, k, v, out, dout, scale, form, dq,
+                                         dk, dv);
+  if (Status st = enter(); !st)
+    return st;
+  if (nothingAttended(compute, d, dq, dk, dv))
+    return launched("attention_grad");
+  // dout is fp32 (a gradient GEMM's result); the kernel's products take
+  // its bf16 copy, D = dO . O the fp32 values.
+  void *dout16, *lse, *rowD;
+  const size_t rows = sizeof(float) * d.heads * d.t;
+  if (Status st = scratch(kAttentionDoutBf16Scratch, dout.numel() * 2, &dout16);
+      !st)
+    return st;
+  if (Status st = scratch(kFlashLseScratch, rows, &lse); !st)
+    return st;
+  if (Status st = scratch(kFlashRowDotScratch, rows, &rowD); !st)
+    return st;
+  castToBf16(compute, dout.data, dout16, dout.numel());
+  float *lseF = static_cast<float *>(lse), *rowDF = static_cast<float *>(rowD);
+  if (Status st = cudaFailed(
+          flashForward(compute, d, q.data, k.data, v.data, nullptr, lseF),
+          name() + ": attention_grad's statistics (flash, bf16 storage)");
+      !st)
+    return st;
+  return cudaFailed(flashBackward(compute, d, q.data, k.data, v.data, dout16,
+                                  out.data, dout.data, lseF, rowDF, dq.data,
+                                  dk.data, dv.data, /*outBf16=*/true),
+                    name() + ": attention_grad (flash, bf16 storage)");
 }
 
 cudaKernel_t CudaDevice::elementKernel(const fused::Layout &layout,

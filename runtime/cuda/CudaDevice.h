@@ -216,6 +216,16 @@ public:
                            View<const float> dout, double scale,
                            AttentionForm form, View<float> dq, View<float> dk,
                            View<float> dv) override;
+  /// amp's storage: the flash kernels on the stored bf16 operands, the
+  /// output rounded as the kernel stores it.
+  Status attentionBf16(View<const uint16_t> q, View<const uint16_t> k,
+                       View<const uint16_t> v, double scale, AttentionForm form,
+                       MixedOut out) override;
+  Status attentionBackwardBf16(View<const uint16_t> q, View<const uint16_t> k,
+                               View<const uint16_t> v, View<const uint16_t> out,
+                               View<const float> dout, double scale,
+                               AttentionForm form, View<float> dq,
+                               View<float> dk, View<float> dv) override;
   /// The region's element program, one kernel for every region; the
   /// generated host kernel is of no use here.
   Status fused(const FusedCode &code, void **data, int64_t rows,

@@ -136,7 +136,17 @@ struct ForwardArgs {
   FlashTiles f;
   const bf16 *q, *k, *v;
   float *out, *lse;
+  bf16 *out16; ///< the output in bf16 instead of `out` (amp's storage)
 };
+
+/// Element `at` of the forward's output: fp32, or rounded once to bf16.
+__device__ __forceinline__ void storeOut(const ForwardArgs &a, int64_t at,
+                                         float x) {
+  if (a.out16)
+    a.out16[at] = __float2bfloat16_rn(x);
+  else
+    a.out[at] = x;
+}
 
 /// A block per (query tile, head), heads fastest so a causal grid's heavy
 /// tiles go first for every head.
@@ -156,7 +166,7 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t qAt = headOffset(d, head, d.t), kAt = headOffset(d, head, d.tk);
   const int64_t ld = rowStride(d);
   const bf16 *q = a.q + qAt, *k = a.k + kAt, *v = a.v + kAt;
-  const bool wantOut = a.out != nullptr;
+  const bool wantOut = a.out != nullptr || a.out16 != nullptr;
 
   loadTile<DIM>(sQ, q, qt * ROWS, ROWS, d.t, e, ld);
   __syncthreads();
@@ -245,7 +255,6 @@ __global__ void __launch_bounds__(kThreads)
   l1 = rowSum4(l1);
   if (wantOut) {
     const float inv0 = flashInverseSum(l0), inv1 = flashInverseSum(l1);
-    float *out = a.out + qAt;
 #pragma unroll
     for (int on = 0; on < ON; ++on)
 #pragma unroll
@@ -254,9 +263,9 @@ __global__ void __launch_bounds__(kThreads)
         if (col >= e)
           continue;
         if (i0 < d.t)
-          out[i0 * ld + col] = o[on][h] * inv0;
+          storeOut(a, qAt + i0 * ld + col, o[on][h] * inv0);
         if (i1 < d.t)
-          out[i1 * ld + col] = o[on][2 + h] * inv1;
+          storeOut(a, qAt + i1 * ld + col, o[on][2 + h] * inv1);
       }
   }
   if (a.lse && c == 0) {
@@ -267,9 +276,15 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+__device__ __forceinline__ float loaded(const float *p) { return *p; }
+__device__ __forceinline__ float loaded(const bf16 *p) {
+  return __bfloat162float(*p);
+}
+
 /// D_i = dO_i . O_i in fp32, a warp per row; rowD is [heads, t] whatever
-/// the operands' layout.
-__global__ void rowDotKernel(const float *dout, const float *out, float *rowD,
+/// the operands' layout. O is fp32, or bf16 under amp's storage.
+template <typename Out>
+__global__ void rowDotKernel(const float *dout, const Out *out, float *rowD,
                              AttentionDims d) {
   const int lane = threadIdx.x & 31;
   const int64_t rows = d.heads * d.t, ld = rowStride(d);
@@ -278,7 +293,7 @@ __global__ void rowDotKernel(const float *dout, const float *out, float *rowD,
     const int64_t at = headOffset(d, row / d.t, d.t) + (row % d.t) * ld;
     float sum = 0;
     for (int64_t x = lane; x < d.e; x += 32)
-      sum += dout[at + x] * out[at + x];
+      sum += dout[at + x] * loaded(out + at + x);
     for (int o = 16; o > 0; o >>= 1)
       sum += __shfl_xor_sync(kFullMask, sum, o);
     if (lane == 0)
@@ -467,9 +482,10 @@ cudaError_t launch(Kernel kernel, int64_t blocks, const FlashTiles &f,
 
 } // namespace
 
-cudaError_t flashRowDots(cudaStream_t s, const AttentionDims &d,
-                         const float *out, const float *dout, float *rowD,
-                         float *dq) {
+namespace {
+template <typename Out>
+cudaError_t rowDots(cudaStream_t s, const AttentionDims &d, const Out *out,
+                    const float *dout, float *rowD, float *dq) {
   const int64_t rows = d.heads * d.t;
   if (cudaError_t err = cudaMemsetAsync(dq, 0, sizeof(float) * rows * d.e, s);
       err != cudaSuccess)
@@ -480,17 +496,25 @@ cudaError_t flashRowDots(cudaStream_t s, const AttentionDims &d,
                  256, 0, s>>>(dout, out, rowD, d);
   return cudaGetLastError();
 }
+} // namespace
+
+cudaError_t flashRowDots(cudaStream_t s, const AttentionDims &d,
+                         const float *out, const float *dout, float *rowD,
+                         float *dq) {
+  return rowDots(s, d, out, dout, rowD, dq);
+}
 
 cudaError_t flashForward(cudaStream_t s, const AttentionDims &d,
                          const void *q, const void *k, const void *v,
-                         float *out, float *lse) {
+                         float *out, float *lse, void *out16) {
   ForwardArgs a{d,
                 flashForwardTiles(d.e),
                 static_cast<const bf16 *>(q),
                 static_cast<const bf16 *>(k),
                 static_cast<const bf16 *>(v),
                 out,
-                lse};
+                lse,
+                static_cast<bf16 *>(out16)};
   const int64_t blocks = tileCount(d.t, a.f.rows) * d.heads;
   switch (a.f.dim) {
   case 64:
@@ -506,9 +530,9 @@ cudaError_t flashForward(cudaStream_t s, const AttentionDims &d,
 
 cudaError_t flashBackward(cudaStream_t s, const AttentionDims &d,
                           const void *q, const void *k, const void *v,
-                          const void *dout16, const float *out,
+                          const void *dout16, const void *out,
                           const float *dout, const float *lse, float *rowD,
-                          float *dq, float *dk, float *dv) {
+                          float *dq, float *dk, float *dv, bool outBf16) {
   BackwardArgs a{d,
                  flashBackwardTiles(d.e),
                  static_cast<const bf16 *>(q),
@@ -520,7 +544,11 @@ cudaError_t flashBackward(cudaStream_t s, const AttentionDims &d,
                  dq,
                  dk,
                  dv};
-  if (cudaError_t err = flashRowDots(s, d, out, dout, rowD, dq);
+  if (cudaError_t err =
+          outBf16 ? rowDots(s, d, static_cast<const bf16 *>(out), dout, rowD,
+                            dq)
+                  : rowDots(s, d, static_cast<const float *>(out), dout, rowD,
+                            dq);
       err != cudaSuccess)
     return err;
   const int64_t blocks = tileCount(d.tk, a.f.keys) * d.heads;

@@ -3,7 +3,8 @@
 // The launches of FlashAttention.cu: attention in bf16 on the tensor cores
 // (mma.sync m16n8k16, fp32 accumulation) that never holds the scores, with
 // the tiling of FlashPlan.h. Operands are [heads, t, e] in bf16 (the amp
-// copies CudaDevice::gemmInputs makes); outputs and gradients are fp32.
+// copies CudaDevice::gemmInputs makes, or amp's storage itself); gradients
+// are fp32, the output fp32 or, under amp's storage, bf16.
 // Without amp the fp32 kernels of FlashAttentionF32.cu run the same
 // algorithm on fp32 operands (FlashSimt.h).
 //
@@ -20,20 +21,24 @@
 namespace whale::rt::cuda {
 
 /// out = softmax(scale q k^T) v and, where `lse` is not null, each query
-/// row's base-2 log-sum-exp [heads, t]; with `out` null the statistics
-/// alone (the backward's recomputation). Needs flashForwardTiles(d.e).dim.
+/// row's base-2 log-sum-exp [heads, t]; with `out` and `out16` null the
+/// statistics alone (the backward's recomputation). With `out16` the
+/// output is stored there in bf16, rounded once (amp's storage), and `out`
+/// is not written. Needs flashForwardTiles(d.e).dim.
 cudaError_t flashForward(cudaStream_t s, const AttentionDims &d, const void *q,
-                         const void *k, const void *v, float *out, float *lse);
+                         const void *k, const void *v, float *out, float *lse,
+                         void *out16 = nullptr);
 
 /// dq, dk, dv of attention from the bf16 operands (q, k, v, dout16), the
-/// forward's output and dout in fp32 (D = dO . O is taken from them), and
-/// the forward's base-2 log-sum-exp; `rowD` is scratch of heads * t
-/// floats. dq is accumulated into (zeroed here). Needs
-/// flashBackwardTiles(d.e).dim.
+/// forward's output (fp32, or bf16 with `outBf16`) and dout in fp32 (D =
+/// dO . O is taken from them), and the forward's base-2 log-sum-exp;
+/// `rowD` is scratch of heads * t floats. dq is accumulated into (zeroed
+/// here). Needs flashBackwardTiles(d.e).dim.
 cudaError_t flashBackward(cudaStream_t s, const AttentionDims &d, const void *q,
                           const void *k, const void *v, const void *dout16,
-                          const float *out, const float *dout, const float *lse,
-                          float *rowD, float *dq, float *dk, float *dv);
+                          const void *out, const float *dout, const float *lse,
+                          float *rowD, float *dq, float *dk, float *dv,
+                          bool outBf16 = false);
 
 /// The fp32 path's forward (FlashSimt.h: fp32 FMAs, the contract's 1e-4),
 /// as flashForward with fp32 operands. Needs flashForwardTilesF32(d.e).dim.

@@ -35,9 +35,10 @@ struct AttentionShape {
   }
 };
 
-inline Status attentionShape(const char *op, View<const float> q,
-                             View<const float> k, View<const float> v,
-                             AttentionForm form, AttentionShape &d) {
+/// (On fp32 operands, or on amp's bf16 ones: only the shapes count.)
+template <class T>
+Status attentionShape(const char *op, View<const T> q, View<const T> k,
+                      View<const T> v, AttentionForm form, AttentionShape &d) {
   const int64_t seqAxis = form.sequenceMajor ? 3 : 2;
   if (q.rank() < seqAxis || k.shape != v.shape || q.rank() != k.rank() ||
       q.shape.back() != k.shape.back() ||

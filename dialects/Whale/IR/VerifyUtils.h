@@ -64,6 +64,14 @@ verifyShardWeights(mlir::Operation *op,
                    std::optional<llvm::ArrayRef<int64_t>> weights,
                    int64_t shards, int64_t axis, int64_t part, int64_t whole);
 
+/// Checks an attention's operands: `query` and `key` of one rank (>= 2,
+/// or >= 3 `sequenceMajor`), alike but in T (and E), one element type, and
+/// as many keys as queries when `causal`.
+mlir::LogicalResult verifyAttentionOperands(mlir::Operation *op,
+                                            mlir::RankedTensorType query,
+                                            mlir::RankedTensorType key,
+                                            bool causal, bool sequenceMajor);
+
 namespace verify {
 
 mlir::RankedTensorType tensorOf(mlir::Value v);

@@ -3,6 +3,7 @@
 #include "dialects/Whale/IR/VerifyUtils.h"
 #include "dialects/Whale/IR/WhaleOps.h"
 
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -56,6 +57,38 @@ LogicalResult SoftmaxGradOp::verify() {
 LogicalResult CausalMaskGradOp::verify() {
   if (getType().getRank() < 2)
     return emitOpError("needs rank >= 2 (query and key positions)");
+  return success();
+}
+
+void AttentionGradOp::build(OpBuilder &b, OperationState &state, Value query,
+                            Value key, Value value, Value out, Value dout,
+                            FloatAttr scale, UnitAttr causal,
+                            UnitAttr sequenceMajor) {
+  Type element = getElementTypeOrSelf(dout.getType());
+  auto keyType = cast<RankedTensorType>(key.getType());
+  build(b, state, dout.getType(), keyType.clone(element),
+        keyType.clone(element), query, key, value, out, dout, scale, causal,
+        sequenceMajor);
+}
+
+LogicalResult AttentionGradOp::verify() {
+  RankedTensorType q = getQuery().getType(), k = getKey().getType(),
+                   dout = getDout().getType(), dk = getDkey().getType();
+  if (failed(verifyAttentionOperands(*this, q, k, getCausal(),
+                                     getSequenceMajor())))
+    return failure();
+  if (failed(expectShape(*this, q.getShape(), dout, "dout")) ||
+      failed(expectShape(*this, k.getShape(), dk, "dkey")))
+    return failure();
+  // The gradients are dout's type; under amp's storage that may be f32
+  // beside bf16 operands (a gradient GEMM's result is stored unrounded).
+  Type element = dout.getElementType();
+  if (failed(expectSameElementType(*this, dout, dk, "dout and dkey")))
+    return failure();
+  if (element != q.getElementType() && !element.isF32())
+    return emitOpError() << "dout and the gradients are " << element
+                         << "; expected the operands' " << q.getElementType()
+                         << " or f32";
   return success();
 }
 

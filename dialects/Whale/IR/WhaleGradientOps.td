@@ -112,8 +112,8 @@ def Whale_CausalMaskGradOp : Whale_Op<"causal_mask_grad", [Pure,
 }
 
 def Whale_AttentionGradOp : Whale_Op<"attention_grad", [Pure,
-    AllTypesMatch<["query", "out", "dout", "dquery"]>,
-    AllTypesMatch<["key", "value", "dkey", "dvalue"]>,
+    AllTypesMatch<["query", "out"]>, AllTypesMatch<["dout", "dquery"]>,
+    AllTypesMatch<["key", "value"]>, AllTypesMatch<["dkey", "dvalue"]>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Gradients of a fused attention";
   let description = [{
@@ -121,8 +121,14 @@ def Whale_AttentionGradOp : Whale_Op<"attention_grad", [Pure,
     query, key and value. The probabilities are recomputed a row at a time.
     `sequence_major` as the forward's: every tensor `[..., T, H, E]`.
 
+    Under amp's storage the forward's operands and output may be bf16 while
+    `dout` and the gradients stay f32 (a gradient GEMM's result is stored
+    in fp32, and the biases' gradients sum these): then the types end in
+    `-> f32`, the element type of `dout` and the three gradients.
+
     ```mlir
     %dq, %dk, %dv = whale.attention_grad %q, %k, %v, %o, %do scale = 2.500000e-01 causal : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>
+    %eq, %ek, %ev = whale.attention_grad %a, %b, %c, %p, %dp scale = 2.500000e-01 causal : tensor<2x4x16x8xbf16>, tensor<2x4x16x8xbf16> -> f32
     ```
   }];
   let arguments = (ins Whale_FloatTensor:$query, Whale_FloatTensor:$key,
@@ -134,8 +140,19 @@ def Whale_AttentionGradOp : Whale_Op<"attention_grad", [Pure,
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $out `,` $dout `scale` `=` $scale
     (`causal` $causal^)? (`sequence_major` $sequence_major^)? attr-dict `:`
-    type($query) `,` type($key)
+    type($query) `,` type($key) ``
+    custom<GradientElement>(type($dout), type($dkey), ref(type($query)),
+                            ref(type($key)))
   }];
+  let builders = [
+    // The gradients in dout's element type, each its operand's shape.
+    OpBuilder<(ins "::mlir::Value":$query, "::mlir::Value":$key,
+                   "::mlir::Value":$value, "::mlir::Value":$out,
+                   "::mlir::Value":$dout, "::mlir::FloatAttr":$scale,
+                   "::mlir::UnitAttr":$causal,
+                   "::mlir::UnitAttr":$sequence_major)>
+  ];
+  let hasVerifier = 1;
 }
 
 def Whale_TopKGradOp : Whale_Op<"topk_grad", [Pure,

@@ -127,6 +127,32 @@ static void printReduceKeyword(OpAsmPrinter &printer, Operation *,
 }
 
 //===----------------------------------------------------------------------===//
+// attention_grad's gradient types: `-> f32` where they are not the query's
+//===----------------------------------------------------------------------===//
+
+static ParseResult parseGradientElement(OpAsmParser &parser, Type &dout,
+                                        Type &dkey, Type query, Type key) {
+  Type element = getElementTypeOrSelf(query);
+  if (succeeded(parser.parseOptionalArrow()) && parser.parseType(element))
+    return failure();
+  auto q = dyn_cast<RankedTensorType>(query);
+  auto k = dyn_cast<RankedTensorType>(key);
+  if (!q || !k)
+    return parser.emitError(parser.getCurrentLocation(),
+                            "attention_grad's operands are ranked tensors");
+  dout = q.clone(element);
+  dkey = k.clone(element);
+  return success();
+}
+
+static void printGradientElement(OpAsmPrinter &printer, Operation *, Type dout,
+                                 Type, Type query, Type) {
+  Type element = getElementTypeOrSelf(dout);
+  if (element != getElementTypeOrSelf(query))
+    printer << " -> " << element;
+}
+
+//===----------------------------------------------------------------------===//
 // TaskGraphOp / YieldOp
 //===----------------------------------------------------------------------===//
 
@@ -525,27 +551,34 @@ LogicalResult CausalMaskOp::verify() {
 // Normalization and losses
 //===----------------------------------------------------------------------===//
 
-LogicalResult AttentionOp::verify() {
-  RankedTensorType q = getQuery().getType(), k = getKey().getType();
-  const bool seqMajor = getSequenceMajor();
+LogicalResult whale::verifyAttentionOperands(Operation *op, RankedTensorType q,
+                                             RankedTensorType k, bool causal,
+                                             bool seqMajor) {
   const int64_t minRank = seqMajor ? 3 : 2;
   if (q.getRank() < minRank || q.getRank() != k.getRank())
-    return emitOpError() << "query " << q << " and key " << k << " must be "
-                         << (seqMajor ? "[..., T, H, E]" : "[..., T, E]")
-                         << " of one rank >= " << minRank;
+    return op->emitOpError() << "query " << q << " and key " << k << " must be "
+                             << (seqMajor ? "[..., T, H, E]" : "[..., T, E]")
+                             << " of one rank >= " << minRank;
   ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape();
-  const int64_t seq = getSequenceAxis();
+  const int64_t seq = q.getRank() - minRank;
   for (int64_t d = 0; d + 1 < q.getRank(); ++d)
     if (d != seq && qs[d] != ks[d])
-      return emitOpError() << "query " << q << " and key " << k
-                           << " differ in a dimension other than T and E";
+      return op->emitOpError() << "query " << q << " and key " << k
+                               << " differ in a dimension other than T and E";
   if (qs.back() != ks.back())
-    return emitOpError() << "query and key widths differ: " << qs.back()
-                         << " and " << ks.back();
-  if (getCausal() && qs[seq] != ks[seq])
-    return emitOpError() << "a causal attention needs as many keys (" << ks[seq]
-                         << ") as queries (" << qs[seq] << ")";
-  return success();
+    return op->emitOpError() << "query and key widths differ: " << qs.back()
+                             << " and " << ks.back();
+  if (causal && qs[seq] != ks[seq])
+    return op->emitOpError() << "a causal attention needs as many keys ("
+                             << ks[seq] << ") as queries (" << qs[seq] << ")";
+  // amp's storage runs attention on bf16 operands, all three or none.
+  return expectSameElementType(op, q, k, "query and key");
+}
+
+LogicalResult AttentionOp::verify() {
+  return verifyAttentionOperands(*this, getQuery().getType(),
+                                 getKey().getType(), getCausal(),
+                                 getSequenceMajor());
 }
 
 LogicalResult SoftmaxOp::verify() {

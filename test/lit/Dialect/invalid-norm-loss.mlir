@@ -165,3 +165,35 @@ func.func @attention_sequence_major_causal(%q: tensor<2x8x4x16xf32>, %k: tensor<
   %o = whale.attention %q, %k, %k scale = 0.5 causal sequence_major : tensor<2x8x4x16xf32>, tensor<2x6x4x16xf32>
   return %o : tensor<2x8x4x16xf32>
 }
+
+// -----
+
+func.func @attention_mixed_types(%q: tensor<8x4xbf16>, %k: tensor<8x4xf32>) -> tensor<8x4xbf16> {
+  // expected-error @+1 {{query and key element types differ: 'bf16' vs 'f32'}}
+  %o = whale.attention %q, %k, %k scale = 0.5 : tensor<8x4xbf16>, tensor<8x4xf32>
+  return %o : tensor<8x4xbf16>
+}
+
+// -----
+
+func.func @attention_grad_mixed_operands(%q: tensor<8x4xbf16>, %k: tensor<8x4xf32>, %d: tensor<8x4xf32>) {
+  // expected-error @+1 {{query and key element types differ: 'bf16' vs 'f32'}}
+  %dq, %dk, %dv = whale.attention_grad %q, %k, %k, %q, %d scale = 0.5 : tensor<8x4xbf16>, tensor<8x4xf32> -> f32
+  return
+}
+
+// -----
+
+func.func @attention_grad_f16_gradients(%q: tensor<8x4xbf16>, %d: tensor<8x4xf16>) {
+  // expected-error @+1 {{dout and the gradients are 'f16'; expected the operands' 'bf16' or f32}}
+  %dq, %dk, %dv = whale.attention_grad %q, %q, %q, %q, %d scale = 0.5 : tensor<8x4xbf16>, tensor<8x4xbf16> -> f16
+  return
+}
+
+// -----
+
+func.func @attention_grad_causal_lengths(%q: tensor<8x4xf32>, %k: tensor<6x4xf32>) {
+  // expected-error @+1 {{a causal attention needs as many keys (6) as queries (8)}}
+  %dq, %dk, %dv = whale.attention_grad %q, %k, %k, %q, %q scale = 0.5 causal : tensor<8x4xf32>, tensor<6x4xf32>
+  return
+}

@@ -33,3 +33,18 @@ func.func @attention(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>) -> tensor<2x8
   %dq, %dk, %dv = whale.attention_grad %q, %k, %k, %o, %q scale = 0.5 causal : tensor<2x8x4xf32>, tensor<2x8x4xf32>
   return %dq : tensor<2x8x4xf32>
 }
+
+// -----
+
+// Under amp's storage: attention on bf16 operands (its output bf16), and
+// its gradient from them with dout and the gradients in f32, which the
+// types say after an arrow.
+// CHECK-LABEL: func.func @attention_bf16
+// CHECK: %[[O:.*]] = whale.attention %arg0, %arg1, %arg1 scale = 5.000000e-01 causal sequence_major : tensor<2x8x3x4xbf16>, tensor<2x8x3x4xbf16>
+// CHECK: whale.attention_grad %arg0, %arg1, %arg1, %[[O]], %arg2 scale = 5.000000e-01 causal sequence_major : tensor<2x8x3x4xbf16>, tensor<2x8x3x4xbf16> -> f32
+// CHECK-SAME: {{$}}
+func.func @attention_bf16(%q: tensor<2x8x3x4xbf16>, %k: tensor<2x8x3x4xbf16>, %d: tensor<2x8x3x4xf32>) -> (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>) {
+  %o = whale.attention %q, %k, %k scale = 0.5 causal sequence_major : tensor<2x8x3x4xbf16>, tensor<2x8x3x4xbf16>
+  %dq, %dk, %dv = whale.attention_grad %q, %k, %k, %o, %d scale = 0.5 causal sequence_major : tensor<2x8x3x4xbf16>, tensor<2x8x3x4xbf16> -> f32
+  return %dq, %dv : tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>
+}

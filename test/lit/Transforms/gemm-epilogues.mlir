@@ -1,12 +1,14 @@
 // RUN: whale-opt %s -split-input-file -whale-gemm-epilogues | FileCheck %s
 
 // A linear layer's product and bias: one op. The bias's gradient reads the
-// sum's operands for their shapes only, so it reads the fused result.
+// sum's operands for their shapes only, so it reads its own dout (of the
+// product's type) in the product's place, and keeps no forward value
+// alive into the backward.
 // CHECK-LABEL: func.func @bias
 // CHECK-NOT: whale.matmul
 // CHECK-NOT: whale.add
 // CHECK: %[[Y:.*]] = whale.linear %arg0, %arg1, %arg2 : tensor<8x16xf32>, tensor<16x32xf32>, tensor<32xf32> -> tensor<8x32xf32>
-// CHECK: whale.binary_grad add %[[Y]], %arg2, %arg3 operand = 1
+// CHECK: whale.binary_grad add %arg3, %arg2, %arg3 operand = 1
 // CHECK: return %[[Y]]
 func.func @bias(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>, %dy: tensor<8x32xf32>) -> (tensor<8x32xf32>, tensor<32xf32>) {
   %z = whale.matmul %x, %w : tensor<8x16xf32>, tensor<16x32xf32> -> tensor<8x32xf32>
@@ -182,6 +184,26 @@ func.func @amp_forward(%x: tensor<8x16xbf16>, %w: tensor<16x32xbf16>, %b: tensor
   %hw = whale.cast %hb : tensor<8x32xbf16> to tensor<8x32xf32>
   %dy = whale.unary_grad gelu %y, %hw, %dh : tensor<8x32xf32>
   return %hb, %dy : tensor<8x32xbf16>, tensor<8x32xf32>
+}
+
+// -----
+
+// A layer whose output is stored rounded (every reader rounds it: here a
+// head split for a bf16 attention): its bias's gradient reads its dout for
+// the sum's shape, so no fp32 copy of the output is made for it.
+// CHECK-LABEL: func.func @amp_rounded_bias_gradient
+// CHECK: %[[Y:.*]] = whale.linear %arg0, %arg1, %arg2 : tensor<8x16xbf16>, tensor<16x32xbf16>, tensor<32xf32> -> tensor<8x32xbf16>
+// CHECK-NOT: whale.cast
+// CHECK: whale.reshape %[[Y]] : tensor<8x32xbf16> -> tensor<8x4x8xbf16>
+// CHECK-NEXT: whale.binary_grad add %arg3, %arg2, %arg3 operand = 1
+func.func @amp_rounded_bias_gradient(%x: tensor<8x16xbf16>, %w: tensor<16x32xbf16>, %b: tensor<32xf32>, %dy: tensor<8x32xf32>) -> (tensor<8x4x8xbf16>, tensor<32xf32>) {
+  %z = whale.matmul %x, %w : tensor<8x16xbf16>, tensor<16x32xbf16> -> tensor<8x32xbf16>
+  %zw = whale.cast %z : tensor<8x32xbf16> to tensor<8x32xf32>
+  %y = whale.add %zw, %b : tensor<8x32xf32>, tensor<32xf32> -> tensor<8x32xf32>
+  %yb = whale.cast %y : tensor<8x32xf32> to tensor<8x32xbf16>
+  %h = whale.reshape %yb : tensor<8x32xbf16> -> tensor<8x4x8xbf16>
+  %db = whale.binary_grad add %zw, %b, %dy operand = 1 : tensor<8x32xf32>, tensor<32xf32>, tensor<8x32xf32> -> tensor<32xf32>
+  return %h, %db : tensor<8x4x8xbf16>, tensor<32xf32>
 }
 
 // -----

@@ -48,3 +48,24 @@ func.func @weight_grad(%x: tensor<4x8xbf16>, %w: tensor<8x8xbf16>, %d: tensor<4x
   %f = whale.cast %g : tensor<8x8xbf16> to tensor<8x8xf32>
   return %f : tensor<8x8xf32>
 }
+
+// -----
+
+// Attention runs on bf16 storage as it is: q, k and v read in bf16, the
+// output stored in bf16. Its gradient reads the forward's operands and
+// output so, but dout in fp32, and makes fp32 gradients: amp's dout (a
+// gradient GEMM's bf16 result here) is widened, and each gradient rounded
+// back for the bf16 reader amp's program gave it.
+// CHECK-LABEL: func.func @attention(
+// CHECK-NOT: whale.cast
+// CHECK: %[[O:.*]] = whale.attention %arg0, %arg1, %arg2 scale = 1.250000e-01 causal : tensor<2x8x4xbf16>, tensor<2x8x4xbf16>
+// CHECK: %[[DW:.*]] = whale.cast %arg3 : tensor<2x8x4xbf16> to tensor<2x8x4xf32>
+// CHECK-NEXT: %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]] = whale.attention_grad %arg0, %arg1, %arg2, %[[O]], %[[DW]] scale = 1.250000e-01 causal : tensor<2x8x4xbf16>, tensor<2x8x4xbf16> -> f32
+// CHECK-NEXT: whale.cast %[[DQ]] : tensor<2x8x4xf32> to tensor<2x8x4xbf16>
+// CHECK-NEXT: whale.cast %[[DK]] : tensor<2x8x4xf32> to tensor<2x8x4xbf16>
+// CHECK-NEXT: whale.cast %[[DV]] : tensor<2x8x4xf32> to tensor<2x8x4xbf16>
+func.func @attention(%q: tensor<2x8x4xbf16>, %k: tensor<2x8x4xbf16>, %v: tensor<2x8x4xbf16>, %d: tensor<2x8x4xbf16>) -> (tensor<2x8x4xbf16>, tensor<2x8x4xbf16>, tensor<2x8x4xbf16>, tensor<2x8x4xbf16>) {
+  %o = whale.attention %q, %k, %v scale = 0.125 causal : tensor<2x8x4xbf16>, tensor<2x8x4xbf16>
+  %dq, %dk, %dv = whale.attention_grad %q, %k, %v, %o, %d scale = 0.125 causal : tensor<2x8x4xbf16>, tensor<2x8x4xbf16>
+  return %o, %dq, %dk, %dv : tensor<2x8x4xbf16>, tensor<2x8x4xbf16>, tensor<2x8x4xbf16>, tensor<2x8x4xbf16>
+}

@@ -750,6 +750,64 @@ TEST(CudaKernels, FlashAttentionOnTheTensorCores) {
   }
 }
 
+TEST(CudaKernels, AttentionOnBf16StorageAsTheCpu) {
+  // amp's storage: the flash kernels read bf16 q, k, v as they are stored
+  // and round the output once as they store it (or store fp32); the
+  // gradient reads the bf16 output and an fp32 dout. Against the CPU's
+  // composition (the fp32 attention under amp on the widened values), at
+  // FlashAttentionOnTheTensorCores's 2e-2. 256 columns: the composition on
+  // both sides (no flash tiles that wide).
+  struct Flag {
+    Flag() { setenv("WHALE_CUDA_FLASH", "1", 1); }
+    ~Flag() { unsetenv("WHALE_CUDA_FLASH"); }
+  } flag;
+  constexpr int kSeq = WHALE_RT_ATTENTION_SEQUENCE_MAJOR;
+  struct Case {
+    Shape s;
+    int form;
+    double scale;
+  };
+  Pair p;
+  p.amp();
+  whale_rt_context *ctxs[2] = {p.gpu, p.cpu};
+  for (const Case &c :
+       {Case{{2, 129, 4, 64}, 1 | kSeq, 0.125}, Case{{2, 4, 129, 64}, 1, 0.125},
+        Case{{1, 70, 3, 40}, kSeq, 0.15},
+        Case{{1, 100, 2, 256}, 1 | kSeq, 0.0625}}) {
+    auto q = p.cast(p.random(c.s, 61), WHALE_RT_BF16);
+    auto k = p.cast(p.random(c.s, 62), WHALE_RT_BF16);
+    auto v = p.cast(p.random(c.s, 63), WHALE_RT_BF16);
+    const std::string what = "attention on bf16 e " + std::to_string(c.s[3]) +
+                             (c.form & 1 ? " causal" : "") +
+                             (c.form & kSeq ? " sequence-major" : "");
+    for (int32_t stored : {int32_t(WHALE_RT_F32), int32_t(WHALE_RT_BF16)}) {
+      auto out = p.make(stored, c.s);
+      for (int i = 0; i < 2; ++i)
+        ASSERT_EQ(whale_rt_attention(ctxs[i], q.t[i], k.t[i], v.t[i], c.scale,
+                                     c.form, out.t[i]),
+                  WHALE_RT_OK)
+            << whale_rt_last_error(ctxs[i]);
+      p.check(
+          what + (stored == WHALE_RT_BF16 ? " -> bf16" : " -> f32"),
+          {stored == WHALE_RT_BF16 ? p.cast(out, WHALE_RT_F32) : out},
+          [](whale_rt_context *, int) { return WHALE_RT_OK; }, 2e-2f);
+    }
+    // The gradient from one stored output, the same on both sides.
+    auto out = p.cast(p.random(c.s, 64, -0.5f, 0.5f), WHALE_RT_BF16);
+    auto dout = p.random(c.s, 65);
+    auto dq = p.make(WHALE_RT_F32, c.s), dk = p.make(WHALE_RT_F32, c.s),
+         dv = p.make(WHALE_RT_F32, c.s);
+    p.check(
+        what + " grad", {dq, dk, dv},
+        [&](whale_rt_context *ctx, int i) {
+          return whale_rt_attention_grad(ctx, q.t[i], k.t[i], v.t[i], out.t[i],
+                                         dout.t[i], c.scale, c.form, dq.t[i],
+                                         dk.t[i], dv.t[i]);
+        },
+        2e-2f);
+  }
+}
+
 TEST(CudaKernels, SoftmaxMaskLayernormOnRows) {
   Pair p;
   Shape s{4, 2, 16, 16};

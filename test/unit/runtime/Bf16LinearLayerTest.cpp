@@ -10,72 +10,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../RuntimeFixture.h"
-#include "runtime/ops/Bf16.h"
+#include "Bf16Tensors.h"
 
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <random>
 #include <vector>
 
 namespace {
 
-using whale::rt::bf16Bits;
-using whale::rt::bf16Value;
-
-int64_t numel(const whale_rt_tensor *t) {
-  int64_t n = 1;
-  for (int32_t i = 0; i < whale_rt_tensor_rank(t); ++i)
-    n *= whale_rt_tensor_shape(t)[i];
-  return n;
-}
-
-struct Ctx : whale::testing::TestRuntime {
-  Ctx() : TestRuntime(1, 0) {}
-  std::mt19937 rng{7};
-
-  /// A bf16 tensor of random bf16 values and the f32 tensor of the same.
-  std::pair<whale_rt_tensor *, whale_rt_tensor *>
-  pair(std::vector<int64_t> shape, float scale = 1.0f) {
-    whale_rt_tensor *h = make(WHALE_RT_BF16, shape);
-    whale_rt_tensor *f = make(WHALE_RT_F32, shape);
-    std::normal_distribution<float> normal(0.0f, scale);
-    for (int64_t i = 0, n = numel(h); i < n; ++i) {
-      uint16_t w = bf16Bits(normal(rng));
-      data<uint16_t>(h)[i] = w;
-      data<float>(f)[i] = bf16Value(w);
-    }
-    return {h, f};
-  }
-
-  whale_rt_tensor *f32(std::vector<int64_t> shape) {
-    whale_rt_tensor *t = make(WHALE_RT_F32, shape);
-    std::normal_distribution<float> normal(0.0f, 0.5f);
-    for (int64_t i = 0, n = numel(t); i < n; ++i)
-      data<float>(t)[i] = normal(rng);
-    return t;
-  }
-};
-
-/// `got` (f32 or bf16) is `ref` (f32, not all small) exactly: as it is, or
-/// rounded once.
-void expectStoredAs(whale_rt_tensor *got, whale_rt_tensor *ref,
-                    const std::string &what) {
-  const int64_t n = numel(ref);
-  const float *r = Ctx::data<float>(ref);
-  double norm = 0;
-  for (int64_t i = 0; i < n; ++i)
-    norm += std::abs(r[i]);
-  EXPECT_GT(norm, 0.01 * static_cast<double>(n)) << what;
-  for (int64_t i = 0; i < n; ++i) {
-    if (whale_rt_tensor_dtype(got) == WHALE_RT_BF16)
-      ASSERT_EQ(Ctx::data<uint16_t>(got)[i], bf16Bits(r[i]))
-          << what << " " << i;
-    else
-      ASSERT_EQ(Ctx::data<float>(got)[i], r[i]) << what << " " << i;
-  }
-}
+using Ctx = whale::testing::Bf16Runtime;
+using whale::testing::expectStoredAs;
 
 TEST(Bf16LinearLayer, SumsInFp32AndRoundsOnceAtTheStore) {
   const int64_t b = 2, m = 5, k = 24, n = 16;

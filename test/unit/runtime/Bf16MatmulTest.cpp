@@ -9,64 +9,25 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../RuntimeFixture.h"
-#include "runtime/ops/Bf16.h"
+#include "Bf16Tensors.h"
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <random>
 #include <vector>
 
 namespace {
 
-using whale::rt::bf16Bits;
+using whale::testing::numel;
 
-int64_t numel(const whale_rt_tensor *t) {
-  int64_t n = 1;
-  for (int32_t i = 0; i < whale_rt_tensor_rank(t); ++i)
-    n *= whale_rt_tensor_shape(t)[i];
-  return n;
-}
-using whale::rt::bf16Value;
-
-struct Ctx : whale::testing::TestRuntime {
-  Ctx() : TestRuntime(1, 0) {}
-
-  /// A bf16 tensor of random bf16 values and an f32 tensor of the same.
-  std::pair<whale_rt_tensor *, whale_rt_tensor *>
-  pair(std::vector<int64_t> shape, std::mt19937 &rng) {
-    whale_rt_tensor *h = make(WHALE_RT_BF16, shape);
-    whale_rt_tensor *f = make(WHALE_RT_F32, shape);
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    int64_t n = numel(h);
-    for (int64_t i = 0; i < n; ++i) {
-      uint16_t w = bf16Bits(normal(rng));
-      data<uint16_t>(h)[i] = w;
-      data<float>(f)[i] = bf16Value(w);
-    }
-    return {h, f};
-  }
-};
-
-/// The f32 reference must be non-trivial, and `got` (f32 or bf16) the
-/// reference exactly: f32 as it is, bf16 rounded once from it.
+/// The reference of these products is not small: its mean magnitude is
+/// above 0.1.
 void expectStoredAs(whale_rt_tensor *got, whale_rt_tensor *ref,
                     const char *what) {
-  int64_t n = numel(ref);
-  const float *r = Ctx::data<float>(ref);
-  double norm = 0;
-  for (int64_t i = 0; i < n; ++i)
-    norm += std::abs(r[i]);
-  EXPECT_GT(norm, 0.1 * static_cast<double>(n)) << what;
-  for (int64_t i = 0; i < n; ++i) {
-    if (whale_rt_tensor_dtype(got) == WHALE_RT_BF16)
-      ASSERT_EQ(Ctx::data<uint16_t>(got)[i], bf16Bits(r[i]))
-          << what << " " << i;
-    else
-      ASSERT_EQ(Ctx::data<float>(got)[i], r[i]) << what << " " << i;
-  }
+  whale::testing::expectStoredAs(got, ref, what, 0.1);
 }
+
+using Ctx = whale::testing::Bf16Runtime;
 
 struct Form {
   bool ta, tb, sharedB;
@@ -91,9 +52,9 @@ TEST(Bf16Matmul, EveryFormIsTheFp32KernelOnTheWidenedOperands) {
     SCOPED_TRACE(testing::Message() << "ta " << f.ta << " tb " << f.tb
                                     << " shared b " << f.sharedB);
     Ctx c;
-    auto [a, a32] = c.pair(operandShape(batch, m, k, f.ta, false), rng);
-    auto [b, b32] = c.pair(operandShape(batch, k, n, f.tb, f.sharedB), rng);
-    auto [dout, d32] = c.pair({batch, m, n}, rng);
+    auto [a, a32] = c.pairFrom(rng, operandShape(batch, m, k, f.ta, false));
+    auto [b, b32] = c.pairFrom(rng, operandShape(batch, k, n, f.tb, f.sharedB));
+    auto [dout, d32] = c.pairFrom(rng, {batch, m, n});
     whale_rt_tensor *ref = c.make(WHALE_RT_F32, {batch, m, n});
     ASSERT_EQ(whale_rt_matmul(c.ctx, a32, b32, ref, f.ta, f.tb), WHALE_RT_OK);
     for (int32_t out : {WHALE_RT_BF16, WHALE_RT_F32}) {
@@ -133,8 +94,8 @@ TEST(Bf16Matmul, EveryFormIsTheFp32KernelOnTheWidenedOperands) {
 TEST(Bf16Matmul, RefusesMixedInputsAndBf16FromFp32) {
   Ctx c;
   std::mt19937 rng(3);
-  auto [a, a32] = c.pair({2, 3}, rng);
-  auto [b, b32] = c.pair({3, 2}, rng);
+  auto [a, a32] = c.pairFrom(rng, {2, 3});
+  auto [b, b32] = c.pairFrom(rng, {3, 2});
   whale_rt_tensor *y16 = c.make(WHALE_RT_BF16, {2, 2});
   whale_rt_tensor *y32 = c.make(WHALE_RT_F32, {2, 2});
   EXPECT_EQ(whale_rt_matmul(c.ctx, a, b32, y32, 0, 0),
