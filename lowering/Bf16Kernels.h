@@ -3,9 +3,10 @@
 //
 // amp's storage keeps activations in bf16, but an op reaches the runtime
 // with bf16 operands only where the runtime has a kernel for them. This is
-// that list, in one place: -whale-widen-bf16 widens every other op's bf16
-// operands to fp32 (and rounds its results back), and -whale-to-runtime
-// refuses any other op that still has one. Each native kernel adds its op.
+// that list, in one place, operand by operand: -whale-widen-bf16 widens
+// every bf16 operand the runtime does not take to fp32 (and rounds back
+// every result it does not store in bf16), and -whale-to-runtime refuses
+// any op that still has one. Each native kernel adds its op.
 //
 //===----------------------------------------------------------------------===//
 

@@ -94,8 +94,8 @@ void replaceRounded(Value old, Value fused, Erased &erased) {
 }
 
 /// Whether `user` reads `add`'s operands only for their shapes: the gradient of
-/// a sum reads its operands' shapes, never their values, so it can read the
-/// fused op's result in the product's place.
+/// a sum reads its operands' shapes, never their values, so it can read its
+/// own dout in the product's place.
 bool readsOnlyTheShape(Operation *user, AddOp add) {
   auto g = dyn_cast<BinaryGradOp>(user);
   return g && g.getKind() == BinaryKind::add && g.getLhs() == add.getLhs() &&

@@ -132,16 +132,19 @@ static void printReduceKeyword(OpAsmPrinter &printer, Operation *,
 
 static ParseResult parseGradientElement(OpAsmParser &parser, Type &dout,
                                         Type &dkey, Type query, Type key) {
+  // query and key were parsed as ranked tensors (their constraint's type).
   Type element = getElementTypeOrSelf(query);
-  if (succeeded(parser.parseOptionalArrow()) && parser.parseType(element))
-    return failure();
-  auto q = dyn_cast<RankedTensorType>(query);
-  auto k = dyn_cast<RankedTensorType>(key);
-  if (!q || !k)
-    return parser.emitError(parser.getCurrentLocation(),
-                            "attention_grad's operands are ranked tensors");
-  dout = q.clone(element);
-  dkey = k.clone(element);
+  if (succeeded(parser.parseOptionalArrow())) {
+    SMLoc at = parser.getCurrentLocation();
+    if (parser.parseType(element))
+      return failure();
+    if (!isa<FloatType>(element))
+      return parser.emitError(at) << "expected the gradients' float element "
+                                     "type after '->', got "
+                                  << element;
+  }
+  dout = cast<RankedTensorType>(query).clone(element);
+  dkey = cast<RankedTensorType>(key).clone(element);
   return success();
 }
 

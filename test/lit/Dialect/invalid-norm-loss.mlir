@@ -197,3 +197,11 @@ func.func @attention_grad_causal_lengths(%q: tensor<8x4xf32>, %k: tensor<6x4xf32
   %dq, %dk, %dv = whale.attention_grad %q, %k, %k, %q, %q scale = 0.5 causal : tensor<8x4xf32>, tensor<6x4xf32>
   return
 }
+
+// -----
+
+func.func @attention_grad_gradient_type(%q: tensor<8x4xbf16>) {
+  // expected-error @+1 {{expected the gradients' float element type after '->', got 'tensor<4xf32>'}}
+  %dq, %dk, %dv = whale.attention_grad %q, %q, %q, %q, %q scale = 0.5 : tensor<8x4xbf16>, tensor<8x4xbf16> -> tensor<4xf32>
+  return
+}
