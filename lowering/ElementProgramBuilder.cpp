@@ -177,8 +177,13 @@ std::vector<int64_t> buildFusedProgram(FusedOp op, std::string &why) {
   for (int32_t i = 0; i < inputs; ++i)
     args.push_back(i);
   // The row op is not an element's: the region's points compute its input.
-  llvm::DenseMap<Value, int32_t> element =
-      s.elements(region, args, [&](Operation *o) { return o == rowOp; });
+  // Nor is its rounding to bf16: the program rounds the row op's result as
+  // it stores it, where the result is bf16.
+  static_assert(FusedOp::kMaxRoundedRowWidth == program::kMaxRoundedRow,
+                "the dialect and the programs round rows of one width");
+  Operation *rounding = rowOp ? FusedOp::getRowRounding(rowOp) : nullptr;
+  llvm::DenseMap<Value, int32_t> element = s.elements(
+      region, args, [&](Operation *o) { return o == rowOp || o == rounding; });
   int32_t rowInput = -1;
   if (rowOp) {
     auto it = element.find(rowOp->getOperand(0));
@@ -191,7 +196,8 @@ std::vector<int64_t> buildFusedProgram(FusedOp op, std::string &why) {
   SmallVector<int32_t> yielded;
   int64_t rowResult = -1;
   for (auto [i, v] : llvm::enumerate(region.getTerminator()->getOperands())) {
-    if (rowOp && v == rowOp->getResult(0)) {
+    if (rowOp && (v == rowOp->getResult(0) ||
+                  (rounding && v == rounding->getResult(0)))) {
       rowResult = static_cast<int64_t>(i);
       yielded.push_back(rowInput); // its register: the input, kept
       continue;

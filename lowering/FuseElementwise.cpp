@@ -10,7 +10,9 @@
 // end a chain (nothing in a region reads a sum or a row op's result), no
 // op outside the group, placed before it, reads a value of the group, and
 // no op that makes a value stands between the group and it (a parameter
-// may: it allocates nothing): the region then stands where its
+// may: it allocates nothing). The one op that may read a row op's result
+// is its rounding to bf16 (amp's storage), where nothing else reads it:
+// the region stores the rows rounded. The region then stands where its
 // last op stood, after everything it reads and before everything that
 // reads it, so the program keeps its order and meaning, and no value
 // lives longer than it did.
@@ -55,6 +57,7 @@ struct Group {
   llvm::SmallPtrSet<Operation *, 8> members;
   bool sums = false;         ///< some op sums over dimensions
   Operation *rowOp = nullptr; ///< the op of each row it ends in
+  Operation *rowRounding = nullptr; ///< the rounding of rowOp's result
   SmallVector<bool> kept;    ///< the dimensions its first sum keeps
 };
 
@@ -153,6 +156,14 @@ private:
     return block.findAncestorOpInBlock(*user);
   }
 
+  /// Whether `op` rounds the result of `g`'s row op to bf16, as the only
+  /// reader of it, in rows no wider than a region's kernels keep apart.
+  static bool roundsRows(const Group &g, Operation *op) {
+    return g.rowOp && FusedOp::getRowRounding(g.rowOp) == op &&
+           cast<RankedTensorType>(iterationType(op)).getShape().back() <=
+               FusedOp::kMaxRoundedRowWidth;
+  }
+
   /// Whether `op` may join group `g`: every reader of the group's values
   /// outside it comes after `op`.
   bool mayJoin(const Group &g, Operation *op) {
@@ -161,10 +172,13 @@ private:
     if (elementPrograms && !fitsElementProgram(g, op))
       return false;
     // A sum ends its chain: what reads it (x - mean(x)) is after the loop
-    // that makes it, not in it; so does an op of each row.
+    // that makes it, not in it; so does an op of each row, but for its
+    // rounding, and so does that rounding.
+    const bool rounds = roundsRows(g, op);
     for (Value v : op->getOperands()) {
       Operation *def = v.getDefiningOp();
-      if (def && g.members.count(def) && FusedOp::endsChain(def))
+      if (def && g.members.count(def) &&
+          ((FusedOp::endsChain(def) && !rounds) || def == g.rowRounding))
         return false;
     }
     // A region of rows has no sums over other dimensions, and reads only
@@ -257,6 +271,8 @@ private:
       g.sums |= sum;
       if (rowOp)
         g.rowOp = op;
+      if (roundsRows(g, op))
+        g.rowRounding = op;
       groupOf[op] = it->second;
       return;
     }

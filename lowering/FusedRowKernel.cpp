@@ -7,7 +7,9 @@
 // reads that row back while it is in the cache. The statistics are the
 // runtime's, in its order (runtime/cpu/Normalization.cpp): the mean, then
 // the variance about it, then the normalized row; the maximum, then the
-// exponentials and their sum, then the scaled row.
+// exponentials and their sum, then the scaled row. Where the region rounds
+// the row op's result to bf16 (amp's storage), the row op works in an f32
+// row on the stack instead, and one more loop rounds it into the result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,9 +73,11 @@ public:
 
   /// The region's elementwise ops over one row: reads `inputs`, writes
   /// the values `written` into `outs` (f32, or bf16 as the region's
-  /// operands are stored: `outTypes`).
+  /// operands are stored: `outTypes`). The ops of each row and their
+  /// rounding (`rounding`) run after.
   void elementwise(ArrayRef<Value> inputs, ArrayRef<Value> written,
-                   ArrayRef<Value> outs, ArrayRef<Type> outTypes) {
+                   ArrayRef<Value> outs, ArrayRef<Type> outTypes,
+                   Operation *rounding) {
     Block &region = op.getBody().front();
     SmallVector<AffineMap> maps;
     for (RowRead r : reads)
@@ -88,7 +92,9 @@ public:
           for (auto [e, t] : llvm::zip(elements, op.getInputs().getTypes()))
             loaded.push_back(s.loaded(e, t));
           llvm::DenseMap<Value, Value> element =
-              s.elements(region, mlir::ValueRange(loaded), FusedOp::endsChain);
+              s.elements(region, mlir::ValueRange(loaded), [&](Operation *o) {
+                return FusedOp::endsChain(o) || o == rounding;
+              });
           SmallVector<Value> out;
           for (auto [v, t] : llvm::zip(written, outTypes))
             out.push_back(s.toStore(element.lookup(v), t));
@@ -138,6 +144,17 @@ public:
           Scalars s(nb, nloc);
           Value y = s.add(s.mul(s.mul(s.sub(e[0], mean), rstd), e[1]), e[2]);
           linalg::YieldOp::create(nb, nloc, ValueRange{y});
+        });
+  }
+
+  /// `dst` (of tensor type `t`: bf16) = the f32 row `src`, rounded.
+  void round(Value src, Value dst, Type t) {
+    linalg::GenericOp::create(
+        b, loc, ValueRange{src}, ValueRange{dst}, {identity(), identity()},
+        both(utils::IteratorType::parallel),
+        [&](OpBuilder &nb, Location nloc, ValueRange e) {
+          Scalars s(nb, nloc);
+          linalg::YieldOp::create(nb, nloc, ValueRange{s.toStore(e[0], t)});
         });
   }
 
@@ -223,6 +240,13 @@ FusedLaunch buildFusedRowKernel(FusedOp op, ModuleOp kernels,
   Value hi = entry->getArgument(args.size() + 1);
   // The row op's running statistic, one scalar on the stack for all rows.
   Value acc = memref::AllocaOp::create(b, loc, MemRefType::get({}, f32));
+  // Where the region rounds the row op's result, its f32 row is kept here
+  // (the dialect bounds its width: FusedOp::kMaxRoundedRowWidth).
+  Operation *rounding = FusedOp::getRowRounding(rowOp);
+  Value rowScratch;
+  if (rounding)
+    rowScratch =
+        memref::AllocaOp::create(b, loc, MemRefType::get({1, width}, f32));
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   auto loop = scf::ForOp::create(b, loc, lo, hi, one);
   b.setInsertionPointToStart(loop.getBody());
@@ -247,16 +271,24 @@ FusedLaunch buildFusedRowKernel(FusedOp op, ModuleOp kernels,
   for (unsigned i = 0; i < op.getNumResults(); ++i)
     outs.push_back(rowOf(entry->getArgument(nIn + i), rows));
 
-  // The row op's output row; its input's row: a result's, or the output
-  // row itself as scratch, written by the elementwise loop.
+  // The row op's output row (or the f32 row a rounding rounds into the
+  // result, `rounded`); its input's row: a result's, or the output row
+  // itself as scratch, written by the elementwise loop.
   Value rowIn = rowOp->getOperand(0);
   // (Both are f32: the row op's input and result are.)
-  Value dst, src;
+  Value dst, src, rounded;
+  Type roundedType;
   SmallVector<Value> written, writtenTo;
   SmallVector<Type> writtenTypes;
   for (auto [i, v] : llvm::enumerate(yield->getOperands())) {
     if (v == rowOp->getResult(0)) {
       dst = outs[i];
+      continue;
+    }
+    if (rounding && v == rounding->getResult(0)) {
+      dst = rowScratch;
+      rounded = outs[i];
+      roundedType = v.getType();
       continue;
     }
     written.push_back(v);
@@ -272,7 +304,7 @@ FusedLaunch buildFusedRowKernel(FusedOp op, ModuleOp kernels,
     src = dst;
   }
   RowBody body(b, loc, op, reads, width);
-  body.elementwise(inputs, written, writtenTo, writtenTypes);
+  body.elementwise(inputs, written, writtenTo, writtenTypes, rounding);
   if (auto ln = dyn_cast<LayerNormOp>(rowOp)) {
     auto arg = [&](Value v) { return cast<BlockArgument>(v).getArgNumber(); };
     unsigned g = arg(ln.getGamma()), be = arg(ln.getBeta());
@@ -281,6 +313,8 @@ FusedLaunch buildFusedRowKernel(FusedOp op, ModuleOp kernels,
   } else {
     body.softmax(src, dst, acc);
   }
+  if (rounded)
+    body.round(dst, rounded, roundedType);
 
   b.setInsertionPointAfter(loop);
   func::ReturnOp::create(b, loc);

@@ -815,17 +815,21 @@ __global__ void fusedPartsSumKernel(fused::Layout l, FusedOperands p,
 
 /// A program with a row op: a block per row. Its threads compute the row's
 /// points, the block reduces the row's statistics, then its threads apply
-/// the row op.
+/// the row op. A rounded row's f32 values stay in shared memory after the
+/// program (each thread only ever touches its own columns of it).
 __global__ void fusedRowProgramKernel(fused::Layout l, const fused::Instr *code,
                                       int count, FusedOperands p) {
   const fused::Instr *program = loadProgram(code, count);
+  float *scratch = reinterpret_cast<float *>(
+      const_cast<fused::Instr *>(program) + count);
   const int64_t width = l.extents[l.rank - 1];
   const float w = static_cast<float>(width);
   for (int64_t row = blockIdx.x; row < l.threads; row += gridDim.x) {
-    float *y = fused::rowOutput(l, p.data, row);
+    float *y = fused::rowValues(l, p.data, row, scratch);
     float local = 0;
     for (int64_t c = threadIdx.x; c < width; c += blockDim.x) {
-      const float v = fused::rowElement(l, program, count, p.data, row, c);
+      const float v =
+          fused::rowElement(l, program, count, p.data, row, c, y);
       local = l.rowOp == fused::LayerNorm ? local + v
               : c == threadIdx.x          ? v
                                           : fmaxf(local, v);
@@ -837,7 +841,7 @@ __global__ void fusedRowProgramKernel(fused::Layout l, const fused::Instr *code,
         squares += (y[c] - mean) * (y[c] - mean);
       const float rstd = 1.0f / sqrtf(blockReduce<false>(squares) / w + l.eps);
       for (int64_t c = threadIdx.x; c < width; c += blockDim.x)
-        fused::layerNormElement(l, p.data, row, c, mean, rstd);
+        fused::layerNormElement(l, p.data, row, c, mean, rstd, y);
     } else {
       if (threadIdx.x >= width)
         local = -INFINITY;
@@ -851,7 +855,7 @@ __global__ void fusedRowProgramKernel(fused::Layout l, const fused::Instr *code,
       total = blockReduce<false>(total);
       const float inv = total > 0 ? 1.0f / total : 0.0f;
       for (int64_t c = threadIdx.x; c < width; c += blockDim.x)
-        y[c] *= inv;
+        fused::storeRowResult(l, p.data, row, c, y, y[c] * inv);
     }
     __syncthreads(); // the reductions' shared memory, for the next row
   }
@@ -880,10 +884,21 @@ void fusedProgram(cudaStream_t s, const fused::Layout &layout,
                        s>>>(layout, code, count, operands, parts, partials);
     fusedPartsSumKernel<<<blocksFor(layout.threads), kThreads, 0, s>>>(
         layout, operands, parts, partials);
-  } else if (layout.rowOp != fused::NoRowOp)
-    fusedRowProgramKernel<<<rowBlocks(layout.threads), kRowThreads, shared,
-                            s>>>(layout, code, count, operands);
-  else
+  } else if (layout.rowOp != fused::NoRowOp) {
+    // A rounded row's f32 values after the program: up to 24 + 32 KiB,
+    // more than a kernel may take unasked (48 KiB).
+    static const cudaError_t allowed = cudaFuncSetAttribute(
+        fusedRowProgramKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        static_cast<int>(fused::kMaxInstructions * sizeof(fused::Instr) +
+                         fused::kMaxRoundedRow * sizeof(float)));
+    (void)allowed; // a launch it did not allow fails, and says so
+    const size_t row =
+        fused::roundsRow(layout)
+            ? layout.extents[layout.rank - 1] * sizeof(float)
+            : 0;
+    fusedRowProgramKernel<<<rowBlocks(layout.threads), kRowThreads,
+                            shared + row, s>>>(layout, code, count, operands);
+  } else
     fusedProgramKernel<<<blocksFor(layout.threads), kThreads, shared, s>>>(
         layout, code, count, operands);
 }

@@ -158,6 +158,7 @@ inline const char *prelude() {
 #define WHALE_LANE ((long long)threadIdx.x)
 #define WHALE_LANES ((long long)blockDim.x)
 #define WHALE_SYNC() __syncthreads()
+#define WHALE_SHARED __shared__
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)
 #endif
@@ -202,6 +203,7 @@ template <bool Max> __device__ float whale_block(float v) {
 #define WHALE_LANE 0LL
 #define WHALE_LANES 1LL
 #define WHALE_SYNC()
+#define WHALE_SHARED static
 #define WHALE_BLOCK_SUM(v) (v)
 #define WHALE_BLOCK_MAX(v) (v)
 static inline float whale_float(unsigned u) {
@@ -333,10 +335,23 @@ inline std::string pointsKernel(const Layout &l,
   return s.str();
 }
 
+/// The row op's result `value` for column c of the row, as
+/// fused::storeRowResult stores it: into the row's values y, or rounded
+/// into the bf16 result where the row is kept apart.
+inline std::string storeRowResult(const Layout &l, const std::string &value) {
+  if (!roundsRow(l))
+    return "y[c] = " + value + ";";
+  return "whale_store_bf16((void *)p.data[" +
+         std::to_string(l.inputs + l.rowResult) + "], row * width + c, " +
+         value + ");";
+}
+
 /// A program with a row op: a block per row (one host loop outside CUDA),
 /// as the interpreter's row kernel and runRow: the row's points, the
-/// row op's input kept in its output row, the statistics reduced across
-/// the block in the runtime's order, then the row op.
+/// row op's input kept in its output row (or, where that is rounded, in a
+/// row of shared memory: each lane only touches its own columns), the
+/// statistics reduced across the block in the runtime's order, then the
+/// row op.
 inline std::string rowsKernel(const Layout &l, const std::vector<Instr> &code) {
   const int64_t width = l.extents[l.rank - 1];
   const int rowOut = l.inputs + l.rowResult;
@@ -345,19 +360,24 @@ inline std::string rowsKernel(const Layout &l, const std::vector<Instr> &code) {
   s << "  const long long rows = " << l.threads << "LL, width = " << width
     << "LL;\n";
   s << "  const float w = " << floatLiteral(static_cast<float>(width)) << ";\n";
+  if (roundsRow(l))
+    s << "  WHALE_SHARED float whale_row[" << width << "];\n";
   s << "  for (long long row = WHALE_ROW_FIRST; row < rows; "
        "row += WHALE_ROW_STEP) {\n";
-  s << "    float *y = (float *)p.data[" << rowOut << "] + row * width;\n";
+  if (roundsRow(l))
+    s << "    float *y = whale_row;\n";
+  else
+    s << "    float *y = (float *)p.data[" << rowOut << "] + row * width;\n";
   s << "    float local = " << (l.rowOp == LayerNorm ? "0.0f" : "-INFINITY")
     << ";\n";
   s << "    for (long long c = WHALE_LANE; c < width; c += WHALE_LANES) {\n";
   s << "      const long long t = row * width + c;\n";
   s << pointBody(l, code, "0LL", "      ");
   for (int o = 0; o < l.outputs; ++o)
-    s << "      "
-      << store(l, o, reg(o == l.rowResult ? l.rowInput : l.resultRegister[o]))
-      << "\n";
+    if (o != l.rowResult)
+      s << "      " << store(l, o, reg(l.resultRegister[o])) << "\n";
   s << "      const float v = " << reg(l.rowInput) << ";\n";
+  s << "      y[c] = v;\n";
   s << "      local = "
     << (l.rowOp == LayerNorm ? "local + v" : "fmaxf(local, v)") << ";\n";
   s << "    }\n";
@@ -374,7 +394,7 @@ inline std::string rowsKernel(const Layout &l, const std::vector<Instr> &code) {
       s << indexOf(l, "t", "0LL", "      ");
     s << "      const float g = " << load(l, l.gamma) << ";\n";
     s << "      const float b = " << load(l, l.beta) << ";\n";
-    s << "      y[c] = (y[c] - mean) * rstd * g + b;\n";
+    s << "      " << storeRowResult(l, "(y[c] - mean) * rstd * g + b") << "\n";
     s << "    }\n";
   } else {
     s << "    const float mx = WHALE_BLOCK_MAX(local);\n";
@@ -387,7 +407,7 @@ inline std::string rowsKernel(const Layout &l, const std::vector<Instr> &code) {
     s << "    total = WHALE_BLOCK_SUM(total);\n";
     s << "    const float inv = total > 0.0f ? 1.0f / total : 0.0f;\n";
     s << "    for (long long c = WHALE_LANE; c < width; c += WHALE_LANES)\n";
-    s << "      y[c] *= inv;\n";
+    s << "      " << storeRowResult(l, "y[c] * inv") << "\n";
   }
   s << "    WHALE_SYNC();\n";
   s << "  }\n";

@@ -29,7 +29,10 @@
 // A program with a row op runs a row at a time (the last dimension): each
 // point's instructions, the row op's input kept in its output's row, then
 // the row's statistics and the row op, as runtime/cpu/Normalization.cpp
-// computes them.
+// computes them. Where the row op's result is bf16 (amp's storage, rounded
+// as it is stored), the row is kept in f32 apart from it, in a scratch row
+// of at most kMaxRoundedRow elements the caller gives (a GPU block's
+// shared memory), and only the row op's last pass writes the result.
 //
 // The interpreter below is plain C++ for both compilers: nvcc builds it into
 // the CUDA kernel, and the CPU tests run the same functions over the same
@@ -58,6 +61,10 @@ constexpr int kMaxOperands = 16;
 constexpr int kMaxRegisters = 48;
 /// The CUDA kernel keeps a program in a block's shared memory (24 KiB).
 constexpr int kMaxInstructions = 1024;
+/// The widest row a program rounds its row op's result in: the f32 row is
+/// kept apart meanwhile (32 KiB of a GPU block's shared memory). The
+/// dialect's FusedOp::kMaxRoundedRowWidth, which the lowering checks.
+constexpr int64_t kMaxRoundedRow = 8192;
 
 enum Op : int32_t {
   Const,    ///< dst = imm
@@ -284,9 +291,11 @@ inline bool parse(const int64_t *words, int64_t size, Layout &layout,
       why = "an element program's row op names no result, register or input";
       return false;
     }
-    if (layout.bf16[layout.inputs + result]) {
-      // The row is kept in the row op's output between its passes.
-      why = "an element program's row op makes a bf16 result";
+    if (layout.bf16[layout.inputs + result] &&
+        layout.extents[rank - 1] > kMaxRoundedRow) {
+      // Its f32 row is kept apart between the row op's passes.
+      why = "an element program's row op rounds rows wider than " +
+            std::to_string(kMaxRoundedRow) + " elements";
       return false;
     }
     layout.rowResult = static_cast<int32_t>(result);
@@ -548,11 +557,40 @@ WHALE_HD void sumParts(const Layout &l, const void *const *data, int64_t t,
   }
 }
 
+/// Whether the row op's result is rounded to bf16 as it is stored, its
+/// f32 row kept apart (in a scratch row of kMaxRoundedRow) meanwhile.
+WHALE_HD bool roundsRow(const Layout &l) {
+  return l.bf16[l.inputs + l.rowResult];
+}
+
+/// Where row `row`'s f32 values stay between the row op's passes: the
+/// row op's output row, or `scratch` where the result is rounded.
+WHALE_HD float *rowValues(const Layout &l, const void *const *data, int64_t row,
+                          float *scratch) {
+  if (roundsRow(l))
+    return scratch;
+  return static_cast<float *>(
+             const_cast<void *>(data[l.inputs + l.rowResult])) +
+         row * l.extents[l.rank - 1];
+}
+
+/// Stores the row op's result `v` as element c of row `row`, whose values
+/// lie in `y` (rowValues).
+WHALE_HD void storeRowResult(const Layout &l, const void *const *data,
+                             int64_t row, int64_t c, float *y, float v) {
+  if (roundsRow(l))
+    storeOperand(l, data, l.inputs + l.rowResult,
+                 row * l.extents[l.rank - 1] + c, v);
+  else
+    y[c] = v;
+}
+
 /// Row `row`'s element `c` of a program with a row op: its point's
-/// instructions, its results written, and the row op's input kept in the
-/// row op's output, which it returns.
+/// instructions, its other results written, and the row op's input kept
+/// in the row's values `y` (rowValues), which it returns.
 WHALE_HD float rowElement(const Layout &l, const Instr *code, int count,
-                          const void *const *data, int64_t row, int64_t c) {
+                          const void *const *data, int64_t row, int64_t c,
+                          float *y) {
   float r[kMaxRegisters];
   int64_t at[kMaxOperands];
   const int64_t t = row * l.extents[l.rank - 1] + c;
@@ -561,30 +599,23 @@ WHALE_HD float rowElement(const Layout &l, const Instr *code, int count,
     r[i] = loadOperand(l, data, i, at[i]);
   for (int k = 0; k < count; ++k)
     step(code[k], r);
-  for (int o = 0; o < l.outputs; ++o) {
-    const float v = o == l.rowResult ? r[l.rowInput] : r[l.resultRegister[o]];
-    storeOperand(l, data, l.inputs + o, at[l.inputs + o], v);
-  }
+  for (int o = 0; o < l.outputs; ++o)
+    if (o != l.rowResult)
+      storeOperand(l, data, l.inputs + o, at[l.inputs + o],
+                   r[l.resultRegister[o]]);
+  y[c] = r[l.rowInput];
   return r[l.rowInput];
 }
 
-/// The row op's output row `row` (its input, as rowElement left it).
-WHALE_HD float *rowOutput(const Layout &l, const void *const *data,
-                          int64_t row) {
-  return static_cast<float *>(const_cast<void *>(
-             data[l.inputs + l.rowResult])) +
-         row * l.extents[l.rank - 1];
-}
-
-/// Layernorm's element c of row `row`, from the row's mean and 1/std.
+/// Layernorm's element c of row `row` (values `y`), from the row's mean
+/// and 1/std.
 WHALE_HD void layerNormElement(const Layout &l, const void *const *data,
-                               int64_t row, int64_t c, float mean,
-                               float rstd) {
+                               int64_t row, int64_t c, float mean, float rstd,
+                               float *y) {
   const int64_t t = row * l.extents[l.rank - 1] + c;
   const float g = loadOperand(l, data, l.gamma, offsetOf(l, l.gamma, t, 0));
   const float b = loadOperand(l, data, l.beta, offsetOf(l, l.beta, t, 0));
-  float *y = rowOutput(l, data, row);
-  y[c] = (y[c] - mean) * rstd * g + b;
+  storeRowResult(l, data, row, c, y, (y[c] - mean) * rstd * g + b);
 }
 
 /// Row `row` of a program with a row op, one element after another: the
@@ -593,9 +624,10 @@ WHALE_HD void layerNormElement(const Layout &l, const void *const *data,
 inline void runRow(const Layout &l, const Instr *code, int count,
                    const void *const *data, int64_t row) {
   const int64_t width = l.extents[l.rank - 1];
+  std::vector<float> scratch(roundsRow(l) ? width : 0);
+  float *y = rowValues(l, data, row, scratch.data());
   for (int64_t c = 0; c < width; ++c)
-    rowElement(l, code, count, data, row, c);
-  float *y = rowOutput(l, data, row);
+    rowElement(l, code, count, data, row, c, y);
   const float w = static_cast<float>(width);
   if (l.rowOp == LayerNorm) {
     float sum = 0;
@@ -607,7 +639,7 @@ inline void runRow(const Layout &l, const Instr *code, int count,
       squares += (y[c] - mean) * (y[c] - mean);
     const float rstd = 1.0f / sqrtf(squares / w + l.eps);
     for (int64_t c = 0; c < width; ++c)
-      layerNormElement(l, data, row, c, mean, rstd);
+      layerNormElement(l, data, row, c, mean, rstd, y);
     return;
   }
   float mx = y[0];
@@ -621,7 +653,7 @@ inline void runRow(const Layout &l, const Instr *code, int count,
   }
   const float inv = total > 0 ? 1.0f / total : 0.0f;
   for (int64_t c = 0; c < width; ++c)
-    y[c] *= inv;
+    storeRowResult(l, data, row, c, y, y[c] * inv);
 }
 
 /// Thread `t` of any program on the host: a point (and its sums) or, for

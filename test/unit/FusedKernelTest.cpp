@@ -609,6 +609,24 @@ std::vector<Case> cases() {
                        layernorm("%n", "%s", "%a2", "%a3"),
                    {"%sb : " + B, "%n : " + T},
                    /*exact=*/false});
+    // The layernorm's rows rounded as they are stored (the f32 row kept
+    // apart meanwhile), the residual stream f32, the branch's output bf16.
+    out.push_back(
+        {"residual_layernorm_rounded",
+         {T, B, D, D},
+         cast("%x", "%a1", B, T) + bin("add", "%s", "%a0", T, "%x", T) +
+             layernorm("%n", "%s", "%a2", "%a3") + cast("%nb", "%n", T, B),
+         {"%s : " + T, "%nb : " + B},
+         /*exact=*/false});
+    // A softmax's rows rounded, its input kept in no result.
+    out.push_back({"scaled_softmax_rounded",
+                   {B, "tensor<f32>"},
+                   cast("%x", "%a0", B, T) +
+                       bin("mul", "%m", "%x", T, "%a1", "tensor<f32>") +
+                       "  %p = whale.softmax %m axis = -1 : " + T + "\n" +
+                       cast("%pb", "%p", T, B),
+                   {"%pb : " + B},
+                   /*exact=*/false});
   }
   // A single element, and a region over a rank-0 result.
   out.push_back({"scalars",

@@ -137,6 +137,14 @@ Operation *FusedOp::getRowOp() {
   return nullptr;
 }
 
+Operation *FusedOp::getRowRounding(Operation *rowOp) {
+  if (!rowOp->hasOneUse())
+    return nullptr;
+  auto c = dyn_cast<CastOp>(*rowOp->getUsers().begin());
+  return c && c.getType().getElementType().isBF16() ? c.getOperation()
+                                                    : nullptr;
+}
+
 Value FusedOp::reducedValue(Operation *reduction) {
   if (auto g = dyn_cast<BinaryGradOp>(reduction))
     return g.getDout();
@@ -243,10 +251,27 @@ LogicalResult FusedOp::verifyRegions() {
         return op.emitOpError("normalizes ")
                << op.getOperand(0).getType()
                << " in a fused region that iterates over " << iteration;
-      if (llvm::any_of(op.getUsers(),
-                       [&](Operation *u) { return u != yield; }))
+      // Its rows are stored as they are, or rounded to bf16 as they are
+      // stored (the rounding's f32 row kept apart, so not too wide).
+      Operation *rounding = getRowRounding(&op);
+      if (rounding) {
+        if (llvm::any_of(rounding->getUsers(),
+                         [&](Operation *u) { return u != yield; }))
+          return rounding->emitOpError(
+              "rounds the rows of a fused region's row op: only the "
+              "region's yield may read it");
+        const int64_t width =
+            cast<RankedTensorType>(iteration).getShape().back();
+        if (width > kMaxRoundedRowWidth)
+          return rounding->emitOpError("rounds rows of ")
+                 << width << " elements, more than the " << kMaxRoundedRowWidth
+                 << " a fused region keeps apart";
+      } else if (llvm::any_of(op.getUsers(),
+                              [&](Operation *u) { return u != yield; })) {
         return op.emitOpError("ends a fused region's chain: only the "
-                              "region's yield may read its rows");
+                              "region's yield, or its rounding to bf16, may "
+                              "read its rows");
+      }
       if (auto ln = dyn_cast<LayerNormOp>(op);
           ln && !(isa<BlockArgument>(ln.getGamma()) &&
                   isa<BlockArgument>(ln.getBeta())))

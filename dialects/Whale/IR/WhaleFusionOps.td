@@ -26,7 +26,9 @@ def Whale_FusedOp : Whale_Op<"fused", [Pure, IsolatedFromAbove, SingleBlock,
     `reduce_sum` or `reduce_mean`, each summing a value of the iteration
     shape, read by nothing in the body but the yield. Or it may end in one
     op of each row (over the last dimension): `layernorm` or `softmax` of
-    a value of the iteration shape, likewise read only by the yield; then
+    a value of the iteration shape, likewise read only by the yield, or
+    only by its rounding to bf16 that only the yield reads (rows of at
+    most 8192 elements); then
     every input is of the iteration shape, rows that repeat along it
     (a bias `[D]`, positions `[T, D]` over `[B, T, D]`) or one element,
     and the kernel runs row by row. Under amp's storage an input or
@@ -103,6 +105,14 @@ def Whale_FusedOp : Whale_Op<"fused", [Pure, IsolatedFromAbove, SingleBlock,
     }
     /// The op of each row this region ends in, if any.
     mlir::Operation *getRowOp();
+    /// The rounding to bf16 (amp's storage) of a row op's result that a
+    /// region stores in the result's place: a `whale.cast` that is the row
+    /// op's only reader; null where there is none.
+    static mlir::Operation *getRowRounding(mlir::Operation *rowOp);
+    /// The widest row a region may round its row op's result in: its
+    /// kernels keep the row's f32 values apart (in a GPU block's shared
+    /// memory, on a CPU thread's stack) between the row op's passes.
+    static constexpr int64_t kMaxRoundedRowWidth = 8192;
     /// The value of the iteration shape a fusible reduction sums.
     static mlir::Value reducedValue(mlir::Operation *reduction);
     /// For each dimension of `iteration` (the shape of reducedValue),

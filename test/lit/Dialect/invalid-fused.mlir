@@ -147,10 +147,42 @@ func.func @small_result(%x: tensor<4x4xf32>, %b: tensor<4xf32>) {
 func.func @row_op_read_inside(%x: tensor<4x4xf32>) {
   %r = whale.fused(%x) : (tensor<4x4xf32>) -> (tensor<4x4xf32>) {
   ^bb0(%a: tensor<4x4xf32>):
-    // expected-error @+1 {{ends a fused region's chain: only the region's yield may read its rows}}
+    // expected-error @+1 {{ends a fused region's chain: only the region's yield, or its rounding to bf16, may read its rows}}
     %s = whale.softmax %a axis = 1 : tensor<4x4xf32>
     %n = whale.neg %s : tensor<4x4xf32>
     whale.fused_yield %n : tensor<4x4xf32>
+  }
+  return
+}
+
+// -----
+
+// A row op's rounding to bf16 is stored as it is: nothing else reads it.
+func.func @row_rounding_read_inside(%x: tensor<4x4xf32>) {
+  %r = whale.fused(%x) : (tensor<4x4xf32>) -> (tensor<4x4xbf16>) {
+  ^bb0(%a: tensor<4x4xf32>):
+    %s = whale.softmax %a axis = 1 : tensor<4x4xf32>
+    // expected-error @+1 {{rounds the rows of a fused region's row op: only the region's yield may read it}}
+    %h = whale.cast %s : tensor<4x4xf32> to tensor<4x4xbf16>
+    %w = whale.cast %h : tensor<4x4xbf16> to tensor<4x4xf32>
+    %n = whale.neg %w : tensor<4x4xf32>
+    %o = whale.cast %n : tensor<4x4xf32> to tensor<4x4xbf16>
+    whale.fused_yield %o : tensor<4x4xbf16>
+  }
+  return
+}
+
+// -----
+
+// A rounded row is kept apart in f32 between the row op's passes: a
+// kernel holds 8192 elements of it.
+func.func @row_rounding_too_wide(%x: tensor<2x8193xf32>) {
+  %r = whale.fused(%x) : (tensor<2x8193xf32>) -> (tensor<2x8193xbf16>) {
+  ^bb0(%a: tensor<2x8193xf32>):
+    %s = whale.softmax %a axis = 1 : tensor<2x8193xf32>
+    // expected-error @+1 {{rounds rows of 8193 elements, more than the 8192 a fused region keeps apart}}
+    %h = whale.cast %s : tensor<2x8193xf32> to tensor<2x8193xbf16>
+    whale.fused_yield %h : tensor<2x8193xbf16>
   }
   return
 }

@@ -33,6 +33,77 @@ func.func @residual_layernorm(%x: tensor<4x8xf32>, %h: tensor<4x8xf32>, %g: tens
 
 // -----
 
+// Under amp's storage the rounding of the layernorm's rows joins the
+// region: the program keeps the f32 row apart and stores the rows rounded,
+// so no f32 copy of them is stored and converted after.
+// CHECK-LABEL: func.func @rounded_layernorm
+// CHECK: %[[R:.*]]:2 = whale.fused(%arg0, %arg1, %arg2, %arg3) : {{.*}} -> (tensor<4x8xf32>, tensor<4x8xbf16>)
+// CHECK: %[[S:.*]] = whale.add
+// CHECK: %[[N:.*]] = whale.layernorm %[[S]]
+// CHECK: %[[H:.*]] = whale.cast %[[N]] : tensor<4x8xf32> to tensor<4x8xbf16>
+// CHECK: whale.fused_yield %[[S]], %[[H]]
+// CHECK-NOT: whale.cast
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @rounded_layernorm(%x: tensor<4x8xf32>, %h: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xbf16>) {
+  %s = whale.add %x, %h : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %y = whale.layernorm %s, %g, %b eps = 1.0e-5 : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+  %r = whale.cast %y : tensor<4x8xf32> to tensor<4x8xbf16>
+  return %s, %r : tensor<4x8xf32>, tensor<4x8xbf16>
+}
+
+// -----
+
+// A rounding joins only as the row op's only reader: where the f32 rows
+// are read too, they are stored, and the rounding stays the runtime's.
+// CHECK-LABEL: func.func @rows_read_beside_their_rounding
+// CHECK: %[[R:.*]] = whale.fused
+// CHECK: whale.softmax
+// CHECK: whale.fused_yield
+// CHECK: whale.cast %[[R]] : tensor<4x8xf32> to tensor<4x8xbf16>
+func.func @rows_read_beside_their_rounding(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xbf16>) {
+  %e = whale.exp %x : tensor<4x8xf32>
+  %p = whale.softmax %e axis = -1 : tensor<4x8xf32>
+  %r = whale.cast %p : tensor<4x8xf32> to tensor<4x8xbf16>
+  return %p, %r : tensor<4x8xf32>, tensor<4x8xbf16>
+}
+
+// -----
+
+// Nor in rows wider than the 8192 elements a kernel keeps apart.
+// CHECK-LABEL: func.func @rounding_too_wide
+// CHECK: %[[R:.*]] = whale.fused
+// CHECK: whale.softmax
+// CHECK: whale.fused_yield
+// CHECK: whale.cast %[[R]] : tensor<2x8200xf32> to tensor<2x8200xbf16>
+func.func @rounding_too_wide(%x: tensor<2x8200xf32>) -> tensor<2x8200xbf16> {
+  %e = whale.exp %x : tensor<2x8200xf32>
+  %p = whale.softmax %e axis = -1 : tensor<2x8200xf32>
+  %r = whale.cast %p : tensor<2x8200xf32> to tensor<2x8200xbf16>
+  return %r : tensor<2x8200xbf16>
+}
+
+// -----
+
+// Nothing reads a rounded row inside the region: an op after the rounding
+// starts a chain of its own.
+// CHECK-LABEL: func.func @rounded_rows_end_the_chain
+// CHECK: %[[R:.*]] = whale.fused
+// CHECK: whale.softmax
+// CHECK: whale.cast
+// CHECK: whale.fused_yield
+// CHECK: whale.fused(%[[R]])
+// CHECK: whale.neg
+func.func @rounded_rows_end_the_chain(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = whale.exp %x : tensor<4x8xf32>
+  %p = whale.softmax %e axis = -1 : tensor<4x8xf32>
+  %r = whale.cast %p : tensor<4x8xf32> to tensor<4x8xbf16>
+  %w = whale.cast %r : tensor<4x8xbf16> to tensor<4x8xf32>
+  %n = whale.neg %w : tensor<4x8xf32>
+  return %n : tensor<4x8xf32>
+}
+
+// -----
+
 // Two sums over different dimensions: a thread owns one element of every
 // sum of its region, so the second stays out (and, alone, the runtime's).
 // CHECK-LABEL: func.func @sums_over_different_dimensions

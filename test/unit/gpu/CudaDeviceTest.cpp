@@ -652,6 +652,59 @@ TEST(CudaKernels, FusedRegionsReadAndWriteBf16) {
             WHALE_RT_INVALID_ARGUMENT);
 }
 
+/// A residual add and the layernorm of it, the layernorm's rows stored as
+/// bf16 (amp's storage; the f32 row kept in shared memory meanwhile):
+/// each element is the same program's f32 result rounded, bit for bit, in
+/// the generated kernel and in the interpreter's (which asks for more
+/// than 48 KiB of shared memory at the widest row, 8192).
+TEST(CudaKernels, RoundedRowsAreTheF32RowsRounded) {
+  namespace fused = whale::rt::fused;
+  const float eps = 1e-5f;
+  uint32_t epsBits;
+  std::memcpy(&epsBits, &eps, sizeof epsBits);
+  for (const char *kernels : {"1", "0"})
+    for (int64_t cols : {int64_t(768), fused::kMaxRoundedRow}) {
+      setenv("WHALE_CUDA_ELEMENT_KERNELS", kernels, 1);
+      const int64_t rows = cols == 768 ? 4096 : 64;
+      auto words = [&](int64_t type) {
+        // clang-format off
+        return std::vector<int64_t>{
+            fused::kMagic, 2, rows, cols, 4, 2, 5, 1,
+            1, 1, fused::F32Operand, 1, 1, fused::F32Operand, // x, h
+            0, 1, fused::F32Operand, 0, 1, fused::F32Operand, // gamma, beta
+            1, 1, 0, 4, fused::F32Operand,                    // s = x + h
+            1, 1, 0, 4, type,                                 // its layernorm
+            fused::LayerNorm, 1, 4, 2, 3, int64_t(epsBits),
+            fused::Add, 4, 0, 1, -1};
+        // clang-format on
+      };
+      Pair p;
+      auto x = p.random({rows, cols}, 41), h = p.random({rows, cols}, 42);
+      auto g = p.random({cols}, 43, 0.5f, 1.5f), b = p.random({cols}, 44);
+      auto s = p.make(WHALE_RT_F32, {rows, cols}),
+           n32 = p.make(WHALE_RT_F32, {rows, cols}),
+           n16 = p.make(WHALE_RT_BF16, {rows, cols}),
+           back = p.make(WHALE_RT_F32, {rows, cols});
+      whale_rt_tensor *in[] = {x.t[0], h.t[0], g.t[0], b.t[0]};
+      for (auto [type, n] : {std::pair{fused::F32Operand, n32},
+                             std::pair{fused::Bf16Operand, n16}}) {
+        const std::vector<int64_t> w = words(type);
+        whale_rt_tensor *out[] = {s.t[0], n.t[0]};
+        ASSERT_EQ(whale_rt_fused(p.gpu, "fused: add layernorm", nullptr,
+                                 w.data(), w.size(), 4, in, 2, out, rows, cols),
+                  WHALE_RT_OK)
+            << whale_rt_last_error(p.gpu);
+      }
+      ASSERT_EQ(whale_rt_cast(p.gpu, n16.t[0], back.t[0]), WHALE_RT_OK);
+      std::vector<float> want = p.read(n32, 0), got = p.read(back, 0);
+      int64_t differ = 0;
+      for (size_t i = 0; i < want.size(); ++i)
+        differ += got[i] != whale::rt::roundToBf16(want[i]);
+      EXPECT_EQ(differ, 0) << cols << " columns, generated kernels " << kernels;
+    }
+  unsetenv("WHALE_CUDA_ELEMENT_KERNELS");
+}
+
 /// Attention as chunks of heads' GEMMs and row kernels (AttentionPlan.h):
 /// a short odd sequence in one chunk, and 72 heads of 1,024 whose scores
 /// go in two chunks (64 heads, then 8); then sequence-major [B, T, H, E]

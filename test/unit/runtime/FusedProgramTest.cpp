@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/ops/Bf16.h"
 #include "runtime/ops/ElementProgram.h"
 
 #include <gtest/gtest.h>
@@ -173,6 +174,82 @@ TEST(FusedProgram, OperandsOnlyStopsBeforeTheInstructions) {
   EXPECT_FALSE(l.bf16[2]);
   EXPECT_FALSE(fused::parse(words.data(), words.size(), l, code, why));
   EXPECT_NE(why.find("names no register"), std::string::npos) << why;
+}
+
+/// softmax(2 x) over rows of `width`, its result stored as `type`.
+std::vector<int64_t> scaledSoftmax(int64_t width, int64_t type) {
+  return {fused::kMagic,
+          2,
+          3,
+          width, // rank, extents
+          1,
+          1,
+          3,
+          2, // inputs, outputs, registers, code
+          1,
+          1,
+          fused::F32Operand, // x reads both
+          1,
+          1,
+          0,
+          2,
+          type, // p keeps both: register 2
+          fused::Softmax,
+          0,
+          2, // the row op: result 0, register 2
+          fused::Const,
+          1,
+          0x40000000,
+          -1,
+          -1, // 2.0f
+          fused::Mul,
+          2,
+          0,
+          1,
+          -1};
+}
+
+/// A row op's result in bf16: the row is kept in f32 apart from it
+/// between the passes, and rounded once as it is stored, so each element
+/// is the f32 program's rounded (never a rounded value worked on again).
+/// A kernel keeps kMaxRoundedRow elements of a row apart, no more.
+TEST(FusedProgram, RoundedRowsAreTheF32RowsRounded) {
+  const int64_t width = 37;
+  std::vector<float> x(3 * width);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = 0.37f * float(i % 11) - 1.3f + 1e-3f * float(i);
+  fused::Layout l;
+  std::vector<fused::Instr> code;
+  std::string why;
+  std::vector<int64_t> f32 = scaledSoftmax(width, fused::F32Operand);
+  ASSERT_TRUE(fused::parse(f32.data(), f32.size(), l, code, why)) << why;
+  EXPECT_FALSE(fused::roundsRow(l));
+  std::vector<float> want(x.size(), -7);
+  const void *wantData[] = {x.data(), want.data()};
+  for (int64_t row = 0; row < l.threads; ++row)
+    fused::runRow(l, code.data(), int(code.size()), wantData, row);
+
+  std::vector<int64_t> bf16 = scaledSoftmax(width, fused::Bf16Operand);
+  ASSERT_TRUE(fused::parse(bf16.data(), bf16.size(), l, code, why)) << why;
+  EXPECT_TRUE(fused::roundsRow(l));
+  std::vector<uint16_t> got(x.size(), 0xffff);
+  const void *gotData[] = {x.data(), got.data()};
+  for (int64_t row = 0; row < l.threads; ++row)
+    fused::runRow(l, code.data(), int(code.size()), gotData, row);
+  for (size_t i = 0; i < x.size(); ++i)
+    EXPECT_EQ(got[i], whale::rt::bf16Bits(want[i])) << i;
+
+  std::vector<int64_t> widest =
+      scaledSoftmax(fused::kMaxRoundedRow, fused::Bf16Operand);
+  EXPECT_TRUE(fused::parse(widest.data(), widest.size(), l, code, why)) << why;
+  std::vector<int64_t> wider =
+      scaledSoftmax(fused::kMaxRoundedRow + 1, fused::Bf16Operand);
+  EXPECT_FALSE(fused::parse(wider.data(), wider.size(), l, code, why));
+  EXPECT_EQ(why, "an element program's row op rounds rows wider than 8192 "
+                 "elements");
+  // An f32 result keeps its row in place, however wide.
+  wider = scaledSoftmax(fused::kMaxRoundedRow + 1, fused::F32Operand);
+  EXPECT_TRUE(fused::parse(wider.data(), wider.size(), l, code, why)) << why;
 }
 
 TEST(FusedProgram, WordsThatAreNoProgramSayWhy) {
