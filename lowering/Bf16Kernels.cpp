@@ -40,6 +40,10 @@ bool wholeOpOnBf16(Operation *op) {
 } // namespace
 
 bool takesBf16Operand(Operation *op, unsigned operand) {
+  // Cross entropy and its gradient read the logits as they are stored;
+  // the loss, its gradient and the logits' gradient are fp32.
+  if (isa<CrossEntropyOp, CrossEntropyGradOp>(op))
+    return operand == 0;
   // Attention's gradient reads the forward's operands and output as they
   // are stored, and dout in fp32 (a gradient GEMM's result).
   if (isa<AttentionGradOp>(op))
@@ -50,7 +54,7 @@ bool takesBf16Operand(Operation *op, unsigned operand) {
 bool storesBf16Result(Operation *op, unsigned result) {
   // Attention's gradients are fp32: the biases' gradients sum them, and a
   // plan that splits them sums in another order.
-  if (isa<AttentionGradOp>(op))
+  if (isa<AttentionGradOp, CrossEntropyOp, CrossEntropyGradOp>(op))
     return false;
   return wholeOpOnBf16(op);
 }

@@ -24,9 +24,10 @@ namespace whale {
 /// matmul and its gradient when their operands are all bf16 (each result
 /// bf16 or f32: whale_rt_matmul's amp storage), the GEMM epilogue ops
 /// (linear, linear_weight_grad, gelu_matmul_grad) and attention in the
-/// forms their verifiers take, and attention_grad's query, key, value and
-/// forward output (its dout is read in fp32). Where it does not,
-/// -whale-widen-bf16 widens the operand first.
+/// forms their verifiers take, attention_grad's query, key, value and
+/// forward output (its dout is read in fp32), and the logits of
+/// cross_entropy and its gradient. Where it does not, -whale-widen-bf16
+/// widens the operand first.
 bool takesBf16Operand(mlir::Operation *op, unsigned operand);
 
 /// Whether the runtime stores `op`'s result `result` in bf16 itself (the

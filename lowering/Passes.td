@@ -49,7 +49,10 @@ def WhaleWidenBf16 : Pass<"whale-widen-bf16", "mlir::ModuleOp"> {
     move or fill elements whatever they are (cast, reshape, constant),
     computes in fp32: its bf16 operands are widened by `whale.cast` (once
     per block, before the first reader), its results are fp32 and rounded
-    back to bf16 for their readers. That is what a native bf16 kernel
+    back to bf16 for their readers. First, cross entropy and its gradient
+    take the bf16 logits amp's storage widened for them, as stored (their
+    kernels widen each logit as they load it; the loss and gradients stay
+    fp32). That is what a native bf16 kernel
     does, fp32 inside and rounded at the store, so the numbers hold and
     the simulator prices the conversions that run. Runs after the train
     step is built, before fusion.

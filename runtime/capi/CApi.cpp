@@ -571,8 +571,11 @@ whale_rt_status whale_rt_cross_entropy(whale_rt_context *ctx,
                                        whale_rt_tensor *labels,
                                        whale_rt_tensor *out) {
   return traced(ctx, "cross_entropy", {out}, [&]() -> whale_rt_status {
-    if (whale_rt_status s =
-            needF32(ctx, "cross_entropy", {{"logits", logits}, {"out", out}}))
+    // The logits f32, or bf16 (amp's storage); the loss f32.
+    const bool bf16 = logits && logits->tensor.dtype() == DType::BF16;
+    if (whale_rt_status s = bf16 ? needF32(ctx, "cross_entropy", {{"out", out}})
+                                 : needF32(ctx, "cross_entropy",
+                                           {{"logits", logits}, {"out", out}}))
       return s;
     const Shape &sl = shapeOf(logits);
     if (!isIndex(labels) || sl.empty() ||
@@ -582,6 +585,10 @@ whale_rt_status whale_rt_cross_entropy(whale_rt_context *ctx,
     if (whale_rt_status s =
             needShape(ctx, "cross_entropy", out, shapeOf(labels)))
       return s;
+    if (bf16)
+      return ran(ctx, ctx->device->crossEntropyBf16(
+                          logits->tensor.cview<uint16_t>(), indexView(labels),
+                          out->tensor.view<float>()));
     return ran(ctx, ctx->device->crossEntropy(logits->tensor.cview<float>(),
                                               indexView(labels),
                                               out->tensor.view<float>()));

@@ -465,9 +465,15 @@ whale_rt_status whale_rt_cross_entropy_grad(whale_rt_context *ctx,
                                             whale_rt_tensor *dloss,
                                             whale_rt_tensor *dlogits) {
   return traced(ctx, "cross_entropy_grad", {dlogits}, [&]() -> whale_rt_status {
-    if (whale_rt_status s = needF32(
-            ctx, "cross_entropy_grad",
-            {{"logits", logits}, {"dloss", dloss}, {"dlogits", dlogits}}))
+    // The logits f32, or bf16 (amp's storage); dloss and dlogits f32.
+    const bool bf16 = logits && logits->tensor.dtype() == DType::BF16;
+    if (whale_rt_status s =
+            bf16 ? needF32(ctx, "cross_entropy_grad",
+                           {{"dloss", dloss}, {"dlogits", dlogits}})
+                 : needF32(ctx, "cross_entropy_grad",
+                           {{"logits", logits},
+                            {"dloss", dloss},
+                            {"dlogits", dlogits}}))
       return s;
     const Shape &sl = shapeOf(logits);
     if (!isIndex(labels) || sl.empty() ||
@@ -475,6 +481,11 @@ whale_rt_status whale_rt_cross_entropy_grad(whale_rt_context *ctx,
         shapeOf(dloss) != shapeOf(labels) || shapeOf(dlogits) != sl)
       return ctx->invalid("cross_entropy_grad: shapes do not fit " +
                           shapeString(sl));
+    if (bf16)
+      return ran(ctx, ctx->device->crossEntropyBackwardBf16(
+                          logits->tensor.cview<uint16_t>(), indexView(labels),
+                          dloss->tensor.cview<float>(),
+                          dlogits->tensor.view<float>()));
     return ran(ctx, ctx->device->crossEntropyBackward(
                         logits->tensor.cview<float>(), indexView(labels),
                         dloss->tensor.cview<float>(),

@@ -338,6 +338,17 @@ public:
   virtual Status crossEntropyBackward(View<const float> logits,
                                       IndexView labels, View<const float> dloss,
                                       View<float> dlogits) = 0;
+  /// The same on logits stored in bf16 (amp's storage), computed in fp32;
+  /// the loss, dloss and dlogits f32. By default composed: the logits
+  /// widened into fp32 scratch, then the fp32 ops
+  /// (runtime/ops/ComposedBf16CrossEntropy.cpp); a GPU's kernels widen
+  /// each logit as they load it.
+  virtual Status crossEntropyBf16(View<const uint16_t> logits, IndexView labels,
+                                  View<float> loss);
+  virtual Status crossEntropyBackwardBf16(View<const uint16_t> logits,
+                                          IndexView labels,
+                                          View<const float> dloss,
+                                          View<float> dlogits);
 
   // Reductions over sorted, distinct axes.
   virtual Status reduce(ReduceOp op, View<const float> x,

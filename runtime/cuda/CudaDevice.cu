@@ -1312,8 +1312,12 @@ Status CudaDevice::embeddingBackward(IndexView ids, View<const float> dout,
   return takeDataError(record, "embedding id", vocab);
 }
 
-Status CudaDevice::crossEntropy(View<const float> logits, IndexView labels,
-                                View<float> loss) {
+// The loss and its gradient on logits stored as T (float, or bf16 bits
+// under amp's storage, widened as the kernels load them): a label outside
+// [0, classes) is reported after the kernel, as an embedding's id is.
+template <typename T>
+Status CudaDevice::crossEntropyOf(View<const T> logits, IndexView labels,
+                                  View<float> loss) {
   if (Status st = enter(); !st)
     return st;
   DataError *record;
@@ -1325,10 +1329,11 @@ Status CudaDevice::crossEntropy(View<const float> logits, IndexView labels,
   return takeDataError(record, "label", classes);
 }
 
-Status CudaDevice::crossEntropyBackward(View<const float> logits,
-                                        IndexView labels,
-                                        View<const float> dloss,
-                                        View<float> dlogits) {
+template <typename T>
+Status CudaDevice::crossEntropyBackwardOf(View<const T> logits,
+                                          IndexView labels,
+                                          View<const float> dloss,
+                                          View<float> dlogits) {
   if (Status st = enter(); !st)
     return st;
   DataError *record;
@@ -1338,6 +1343,30 @@ Status CudaDevice::crossEntropyBackward(View<const float> logits,
   crossEntropyGrad(compute, logits.data, labels.data, labels.wide, dloss.data,
                    dlogits.data, labels.numel(), classes, record);
   return takeDataError(record, "label", classes);
+}
+
+Status CudaDevice::crossEntropy(View<const float> logits, IndexView labels,
+                                View<float> loss) {
+  return crossEntropyOf(logits, labels, loss);
+}
+
+Status CudaDevice::crossEntropyBackward(View<const float> logits,
+                                        IndexView labels,
+                                        View<const float> dloss,
+                                        View<float> dlogits) {
+  return crossEntropyBackwardOf(logits, labels, dloss, dlogits);
+}
+
+Status CudaDevice::crossEntropyBf16(View<const uint16_t> logits,
+                                    IndexView labels, View<float> loss) {
+  return crossEntropyOf(logits, labels, loss);
+}
+
+Status CudaDevice::crossEntropyBackwardBf16(View<const uint16_t> logits,
+                                            IndexView labels,
+                                            View<const float> dloss,
+                                            View<float> dlogits) {
+  return crossEntropyBackwardOf(logits, labels, dloss, dlogits);
 }
 
 //===----------------------------------------------------------------------===//

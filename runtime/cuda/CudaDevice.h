@@ -178,6 +178,11 @@ public:
   Status crossEntropyBackward(View<const float> logits, IndexView labels,
                               View<const float> dloss,
                               View<float> dlogits) override;
+  Status crossEntropyBf16(View<const uint16_t> logits, IndexView labels,
+                          View<float> loss) override;
+  Status crossEntropyBackwardBf16(View<const uint16_t> logits, IndexView labels,
+                                  View<const float> dloss,
+                                  View<float> dlogits) override;
   Status reduce(ReduceOp op, View<const float> x,
                 const std::vector<int64_t> &axes, View<float> out) override;
   Status reduceBackward(ReduceOp op, View<const float> x,
@@ -291,6 +296,13 @@ private:
   Status copyAndWait(void *dst, const void *src, int64_t bytes, bool toHost);
   /// The status of the last launch on the compute stream, named.
   Status launched(const char *what);
+  /// Cross entropy and its gradient on logits stored as T (f32 or bf16).
+  template <typename T>
+  Status crossEntropyOf(View<const T> logits, IndexView labels,
+                        View<float> loss);
+  template <typename T>
+  Status crossEntropyBackwardOf(View<const T> logits, IndexView labels,
+                                View<const float> dloss, View<float> dlogits);
   /// A reusable device buffer of at least `bytes` for scratch `slot`
   /// (statistics a backward pass recomputes); not counted against the
   /// limit, as the CPU device's host vectors are not.

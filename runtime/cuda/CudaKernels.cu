@@ -207,16 +207,36 @@ __device__ bool fourAligned(const void *p, int64_t n) {
   return n % 4 == 0 && (reinterpret_cast<uintptr_t>(p) & 15) == 0;
 }
 
+/// Logits as fp32, from either storage (bf16: amp's, widened exactly as
+/// they are loaded): one, or four from 4j on in one load where
+/// quadsAligned says the row allows it.
+__device__ inline float logitAt(const float *row, int64_t j) { return row[j]; }
+__device__ inline float logitAt(const uint16_t *row, int64_t j) {
+  return __uint_as_float(static_cast<uint32_t>(row[j]) << 16);
+}
+__device__ inline float4 fourLogits(const float *row, int64_t j) {
+  return reinterpret_cast<const float4 *>(row)[j];
+}
+__device__ inline float4 fourLogits(const uint16_t *row, int64_t j) {
+  const ushort4 q = reinterpret_cast<const ushort4 *>(row)[j];
+  auto wide = [](unsigned short h) {
+    return __uint_as_float(static_cast<uint32_t>(h) << 16);
+  };
+  return make_float4(wide(q.x), wide(q.y), wide(q.z), wide(q.w));
+}
+template <typename T> __device__ bool quadsAligned(const T *p, int64_t n) {
+  return n % 4 == 0 && (reinterpret_cast<uintptr_t>(p) % (4 * sizeof(T))) == 0;
+}
+
 /// log(sum(exp(row))) in one pass over the row (OnlineLse), shared by
 /// the block: a fourth of the reads of max-then-sum where the row is too
 /// long to stay in cache (a vocabulary's logits). Parts merge in a fixed
 /// order, so every run gives the same bits.
-__device__ float rowOnlineLse(const float *row, int64_t n) {
+template <typename T> __device__ float rowOnlineLse(const T *row, int64_t n) {
   OnlineLse acc;
-  if (fourAligned(row, n)) {
-    const float4 *v = reinterpret_cast<const float4 *>(row);
+  if (quadsAligned(row, n)) {
     for (int64_t j = threadIdx.x; j < n / 4; j += blockDim.x) {
-      float4 q = v[j];
+      float4 q = fourLogits(row, j);
       acc.add(q.x);
       acc.add(q.y);
       acc.add(q.z);
@@ -224,7 +244,7 @@ __device__ float rowOnlineLse(const float *row, int64_t n) {
     }
   } else {
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
-      acc.add(row[j]);
+      acc.add(logitAt(row, j));
   }
   auto warpMerge = [](OnlineLse a) {
     for (int o = 16; o > 0; o >>= 1) {
@@ -648,10 +668,11 @@ __global__ void embeddingGradKernel(const void *ids, bool wide,
   }
 }
 
-__global__ void crossEntropyKernel(const float *logits, const void *labels,
+template <typename T>
+__global__ void crossEntropyKernel(const T *logits, const void *labels,
                                    bool wide, float *loss, int64_t classes,
                                    DataError *error) {
-  const float *row = logits + blockIdx.x * classes;
+  const T *row = logits + blockIdx.x * classes;
   int64_t y = indexAt(labels, wide, blockIdx.x);
   float lse = rowOnlineLse(row, classes);
   if (threadIdx.x == 0) {
@@ -659,16 +680,17 @@ __global__ void crossEntropyKernel(const float *logits, const void *labels,
       report(error, blockIdx.x, y);
       loss[blockIdx.x] = 0;
     } else {
-      loss[blockIdx.x] = lse - row[y];
+      loss[blockIdx.x] = lse - logitAt(row, y);
     }
   }
 }
 
-__global__ void crossEntropyGradKernel(const float *logits, const void *labels,
+template <typename T>
+__global__ void crossEntropyGradKernel(const T *logits, const void *labels,
                                        bool wide, const float *dloss,
                                        float *dlogits, int64_t classes,
                                        DataError *error) {
-  const float *row = logits + blockIdx.x * classes;
+  const T *row = logits + blockIdx.x * classes;
   float *out = dlogits + blockIdx.x * classes;
   int64_t y = indexAt(labels, wide, blockIdx.x);
   if (threadIdx.x == 0 && (y < 0 || y >= classes))
@@ -676,11 +698,10 @@ __global__ void crossEntropyGradKernel(const float *logits, const void *labels,
   // Two passes over the logits (the log-sum-exp, then the gradient) and
   // one over the gradient.
   float lse = rowOnlineLse(row, classes), d = dloss[blockIdx.x];
-  if (fourAligned(row, classes) && fourAligned(out, classes)) {
-    const float4 *in = reinterpret_cast<const float4 *>(row);
+  if (quadsAligned(row, classes) && fourAligned(out, classes)) {
     float4 *to = reinterpret_cast<float4 *>(out);
     for (int64_t j = threadIdx.x; j < classes / 4; j += blockDim.x) {
-      float4 q = in[j];
+      float4 q = fourLogits(row, j);
       int64_t at = 4 * j;
       to[j] = make_float4((expf(q.x - lse) - (at == y ? 1.0f : 0.0f)) * d,
                           (expf(q.y - lse) - (at + 1 == y ? 1.0f : 0.0f)) * d,
@@ -690,7 +711,7 @@ __global__ void crossEntropyGradKernel(const float *logits, const void *labels,
     return;
   }
   for (int64_t j = threadIdx.x; j < classes; j += blockDim.x)
-    out[j] = (expf(row[j] - lse) - (j == y ? 1.0f : 0.0f)) * d;
+    out[j] = (expf(logitAt(row, j) - lse) - (j == y ? 1.0f : 0.0f)) * d;
 }
 
 __global__ void reduceKernel(int op, const float *x, float *out, Walk walk,
@@ -1196,21 +1217,33 @@ void embeddingGrad(cudaStream_t s, const void *ids, bool wide,
       ids, wide, dout, dtable, count, vocab, width, error);
 }
 
-void crossEntropy(cudaStream_t s, const float *logits, const void *labels,
+template <typename T>
+void crossEntropy(cudaStream_t s, const T *logits, const void *labels,
                   bool wide, float *loss, int64_t rows, int64_t classes,
                   DataError *error) {
   if (rows > 0)
     crossEntropyKernel<<<rows, kRowThreads, 0, s>>>(logits, labels, wide, loss,
                                                     classes, error);
 }
+template void crossEntropy(cudaStream_t, const float *, const void *, bool,
+                           float *, int64_t, int64_t, DataError *);
+template void crossEntropy(cudaStream_t, const uint16_t *, const void *, bool,
+                           float *, int64_t, int64_t, DataError *);
 
-void crossEntropyGrad(cudaStream_t s, const float *logits, const void *labels,
+template <typename T>
+void crossEntropyGrad(cudaStream_t s, const T *logits, const void *labels,
                       bool wide, const float *dloss, float *dlogits,
                       int64_t rows, int64_t classes, DataError *error) {
   if (rows > 0)
     crossEntropyGradKernel<<<rows, kRowThreads, 0, s>>>(
         logits, labels, wide, dloss, dlogits, classes, error);
 }
+template void crossEntropyGrad(cudaStream_t, const float *, const void *, bool,
+                               const float *, float *, int64_t, int64_t,
+                               DataError *);
+template void crossEntropyGrad(cudaStream_t, const uint16_t *, const void *,
+                               bool, const float *, float *, int64_t, int64_t,
+                               DataError *);
 
 void reduce(cudaStream_t s, int op, const float *x, float *out,
             const Walk &walk, int64_t kept, int64_t count) {

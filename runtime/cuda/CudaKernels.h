@@ -215,10 +215,14 @@ void embeddingGrad(cudaStream_t s, const void *ids, bool wide,
                    const float *dout, float *dtable, int64_t count,
                    int64_t vocab, int64_t width, DataError *error);
 
-void crossEntropy(cudaStream_t s, const float *logits, const void *labels,
+/// Logits f32, or bf16 (uint16_t: amp's storage, widened as they are
+/// loaded); the loss and the gradients f32.
+template <typename T>
+void crossEntropy(cudaStream_t s, const T *logits, const void *labels,
                   bool wide, float *loss, int64_t rows, int64_t classes,
                   DataError *error);
-void crossEntropyGrad(cudaStream_t s, const float *logits, const void *labels,
+template <typename T>
+void crossEntropyGrad(cudaStream_t s, const T *logits, const void *labels,
                       bool wide, const float *dloss, float *dlogits,
                       int64_t rows, int64_t classes, DataError *error);
 

@@ -86,9 +86,12 @@ mlir::LogicalResult expectSameElementType(mlir::Operation *op, mlir::Type a,
                                           mlir::Type b, llvm::StringRef what);
 /// A matmul's (or its gradient's) result element type: its operands', or
 /// f32 when they are bf16 (amp's storage: the fp32 accumulation unrounded).
+/// Also what an op that reads bf16 and computes in fp32 makes (`what`
+/// names the value checked: a loss, a gradient).
 mlir::LogicalResult expectMatmulResultElement(mlir::Operation *op,
                                               mlir::Type operand,
-                                              mlir::Type result);
+                                              mlir::Type result,
+                                              llvm::StringRef what = "result");
 /// NumPy broadcasting of two shapes; fails when an aligned pair differs and
 /// neither is 1.
 mlir::FailureOr<llvm::SmallVector<int64_t>>

@@ -162,16 +162,29 @@ LogicalResult EmbeddingGradOp::verify() {
   return expectShape(*this, want, getDout().getType(), "dout");
 }
 
+void CrossEntropyGradOp::build(OpBuilder &b, OperationState &state,
+                               Value logits, Value labels, Value dloss) {
+  build(b, state,
+        cast<RankedTensorType>(logits.getType())
+            .clone(getElementTypeOrSelf(dloss.getType())),
+        logits, labels, dloss);
+}
+
 LogicalResult CrossEntropyGradOp::verify() {
   RankedTensorType logits = getLogits().getType();
   if (logits.getRank() < 1)
     return emitOpError("logits need rank >= 1 (the class dimension last)");
   ArrayRef<int64_t> batch = logits.getShape().drop_back();
   if (failed(expectShape(*this, batch, getLabels().getType(), "labels")) ||
-      failed(expectShape(*this, batch, getDloss().getType(), "dloss")))
+      failed(expectShape(*this, batch, getDloss().getType(), "dloss")) ||
+      failed(expectShape(*this, logits.getShape(), getType(), "result")))
     return failure();
-  return expectSameElementType(*this, logits, getDloss().getType(),
-                               "logits and dloss");
+  // bf16 logits (amp's storage) beside an f32 loss's gradient and result.
+  if (failed(expectMatmulResultElement(*this, logits, getDloss().getType(),
+                                       "dloss")))
+    return failure();
+  return expectSameElementType(*this, getDloss().getType(), getType(),
+                               "dloss and result");
 }
 
 LogicalResult ReduceGradOp::verify() {

@@ -330,14 +330,17 @@ def Whale_EmbeddingGradOp : Whale_Op<"embedding_grad", [Pure,
 }
 
 def Whale_CrossEntropyGradOp : Whale_Op<"cross_entropy_grad", [Pure,
-    AllTypesMatch<["logits", "result"]>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Gradient of softmax cross entropy";
   let description = [{
-    `(softmax(logits) - onehot(labels)) * dloss`, shaped like the logits.
+    `(softmax(logits) - onehot(labels)) * dloss`, shaped like the logits,
+    in dloss's element type. Under amp's storage the logits may be bf16
+    with dloss and the gradient f32 (the loss is fp32, and so is what the
+    bias's gradient sums): then the types end in `-> f32`.
 
     ```mlir
     %dl = whale.cross_entropy_grad %logits, %y, %dloss : tensor<8x100xf32>, tensor<8xi32>, tensor<8xf32>
+    %dm = whale.cross_entropy_grad %stored, %y, %dloss : tensor<8x100xbf16>, tensor<8xi32>, tensor<8xf32> -> f32
     ```
   }];
   let arguments = (ins Whale_FloatTensor:$logits, Whale_IndexTensor:$labels,
@@ -345,8 +348,13 @@ def Whale_CrossEntropyGradOp : Whale_Op<"cross_entropy_grad", [Pure,
   let results = (outs Whale_FloatTensor:$result);
   let assemblyFormat = [{
     $logits `,` $labels `,` $dloss attr-dict `:` type($logits) `,` type($labels)
-    `,` type($dloss)
+    `,` type($dloss) `` custom<LogitsGradient>(type($result), ref(type($logits)))
   }];
+  let builders = [
+    // The gradient in dloss's element type, the logits' shape.
+    OpBuilder<(ins "::mlir::Value":$logits, "::mlir::Value":$labels,
+                   "::mlir::Value":$dloss)>
+  ];
   let hasVerifier = 1;
 }
 

@@ -48,11 +48,11 @@ LogicalResult expectSameElementType(Operation *op, Type a, Type b,
 }
 
 LogicalResult expectMatmulResultElement(Operation *op, Type operand,
-                                        Type result) {
+                                        Type result, StringRef what) {
   Type eo = getElementTypeOrSelf(operand), er = getElementTypeOrSelf(result);
   if (eo == er || (eo.isBF16() && er.isF32()))
     return success();
-  return op->emitOpError() << "result element type " << er
+  return op->emitOpError() << what << " element type " << er
                            << " must be the operands' (" << eo << ")"
                            << (eo.isBF16() ? " or f32" : "");
 }
@@ -153,6 +153,19 @@ static void printGradientElement(OpAsmPrinter &printer, Operation *, Type dout,
   Type element = getElementTypeOrSelf(dout);
   if (element != getElementTypeOrSelf(query))
     printer << " -> " << element;
+}
+
+// cross_entropy_grad's: its gradient the logits' shape, `-> f32` where
+// its element is not the logits'.
+static ParseResult parseLogitsGradient(OpAsmParser &parser, Type &result,
+                                       Type logits) {
+  Type unused;
+  return parseGradientElement(parser, result, unused, logits, logits);
+}
+
+static void printLogitsGradient(OpAsmPrinter &printer, Operation *op,
+                                Type result, Type logits) {
+  printGradientElement(printer, op, result, result, logits, logits);
 }
 
 //===----------------------------------------------------------------------===//
@@ -631,8 +644,8 @@ LogicalResult CrossEntropyOp::verify() {
     return emitOpError() << "labels " << labels
                          << " should match the logits without their class "
                             "dimension";
-  if (failed(
-          expectSameElementType(*this, logits, getType(), "logits and result")))
+  // Under amp's storage the logits may be bf16, the loss then f32.
+  if (failed(expectMatmulResultElement(*this, logits, getType())))
     return failure();
   return expectShape(*this, batch, getType(), "result");
 }

@@ -177,8 +177,33 @@ func.func @ce_dloss(%l: tensor<8x4xf32>, %y: tensor<8xi32>, %d: tensor<4xf32>) {
 // -----
 
 func.func @ce_type(%l: tensor<8x4xf32>, %y: tensor<8xi32>, %d: tensor<8xf16>) {
-  // expected-error @+1 {{logits and dloss element types differ: 'f32' vs 'f16'}}
+  // expected-error @+1 {{dloss element type 'f16' must be the operands' ('f32')}}
   %0 = whale.cross_entropy_grad %l, %y, %d : tensor<8x4xf32>, tensor<8xi32>, tensor<8xf16>
+  return
+}
+
+// -----
+
+// bf16 logits beside an f32 loss: the gradient is the loss's type.
+func.func @ce_result_type(%l: tensor<8x4xbf16>, %y: tensor<8xi32>, %d: tensor<8xf32>) {
+  // expected-error @+1 {{dloss and result element types differ: 'f32' vs 'bf16'}}
+  %0 = "whale.cross_entropy_grad"(%l, %y, %d) : (tensor<8x4xbf16>, tensor<8xi32>, tensor<8xf32>) -> tensor<8x4xbf16>
+  return
+}
+
+// -----
+
+func.func @ce_result_shape(%l: tensor<8x4xf32>, %y: tensor<8xi32>, %d: tensor<8xf32>) {
+  // expected-error @+1 {{result should have shape [8, 4] but has 'tensor<8x2xf32>'}}
+  %0 = "whale.cross_entropy_grad"(%l, %y, %d) : (tensor<8x4xf32>, tensor<8xi32>, tensor<8xf32>) -> tensor<8x2xf32>
+  return
+}
+
+// -----
+
+func.func @ce_gradient_element(%l: tensor<8x4xbf16>, %y: tensor<8xi32>, %d: tensor<8xf32>) {
+  // expected-error @+1 {{expected the gradients' float element type after '->', got 'i32'}}
+  %0 = whale.cross_entropy_grad %l, %y, %d : tensor<8x4xbf16>, tensor<8xi32>, tensor<8xf32> -> i32
   return
 }
 

@@ -121,7 +121,7 @@ func.func @ce_result(%l: tensor<8x10xf32>, %y: tensor<8xi32>) {
 // -----
 
 func.func @ce_type(%l: tensor<8x10xf32>, %y: tensor<8xi32>) {
-  // expected-error @+1 {{logits and result element types differ: 'f32' vs 'bf16'}}
+  // expected-error @+1 {{result element type 'bf16' must be the operands' ('f32')}}
   %0 = whale.cross_entropy %l, %y : tensor<8x10xf32>, tensor<8xi32> -> tensor<8xbf16>
   return
 }

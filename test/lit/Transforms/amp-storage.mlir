@@ -38,9 +38,10 @@
 // bf16 operands widened once per block, its result rounded back. A value
 // rounded only for readers that widen it again stays fp32 (between
 // layernorm and gelu, g for layernorm), and a bf16 matmul whose every
-// reader widens its result stores it in fp32: the logits reach the loss
-// unrounded, and each of w's two gradients is an fp32 GEMM result, added
-// in fp32 and returned as it is.
+// reader widens its result stores it in fp32: each of w's two gradients
+// is an fp32 GEMM result, added in fp32 and returned as it is. The loss
+// reads the logits as they are stored, in bf16 (the scaling before it
+// computes in fp32 and rounds).
 // WIDE-LABEL: func.func @mlp(
 // WIDE: %[[W:.*]] = whale.param "w"
 // WIDE: %[[G:.*]] = whale.param "g"
@@ -53,7 +54,8 @@
 // WIDE-NEXT: %[[Y:.*]] = whale.matmul %[[AB]], %[[WB]] : tensor<4x8xbf16>, tensor<8x8xbf16> -> tensor<4x8xf32>
 // WIDE-NEXT: %[[HALF:.*]] = whale.constant 5.000000e-01 : tensor<f32>
 // WIDE-NEXT: %[[S:.*]] = whale.mul %[[Y]], %[[HALF]] : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
-// WIDE-NEXT: whale.cross_entropy %[[S]], %{{.*}} : tensor<4x8xf32>
+// WIDE-NEXT: %[[SB:.*]] = whale.cast %[[S]] : tensor<4x8xf32> to tensor<4x8xbf16>
+// WIDE-NEXT: whale.cross_entropy %[[SB]], %{{.*}} : tensor<4x8xbf16>, tensor<4xi32> -> tensor<4xf32>
 // WIDE-LABEL: func.func @mlp_grad(
 // WIDE: %[[DW1:.*]] = whale.matmul_grad {{.*}} operand = 1 : tensor<4x8xbf16>, tensor<8x8xbf16>, tensor<4x8xbf16> -> tensor<8x8xf32>
 // WIDE: %[[DW2:.*]] = whale.matmul_grad {{.*}} operand = 1 : tensor<4x8xbf16>, tensor<8x8xbf16>, tensor<4x8xbf16> -> tensor<8x8xf32>

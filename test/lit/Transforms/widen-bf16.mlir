@@ -69,3 +69,21 @@ func.func @attention(%q: tensor<2x8x4xbf16>, %k: tensor<2x8x4xbf16>, %v: tensor<
   %dq, %dk, %dv = whale.attention_grad %q, %k, %v, %o, %d scale = 0.125 causal : tensor<2x8x4xbf16>, tensor<2x8x4xbf16>
   return %o, %dq, %dk, %dv : tensor<2x8x4xbf16>, tensor<2x8x4xbf16>, tensor<2x8x4xbf16>, tensor<2x8x4xbf16>
 }
+
+// -----
+
+// Cross entropy and its gradient read the logits as they are stored, in
+// bf16 (the widening amp's storage made for the fp32 loss goes), and
+// compute in fp32: the loss and the logits' gradient stay f32.
+// CHECK-LABEL: func.func @stored_logits(
+// CHECK-NOT: whale.cast
+// CHECK: %[[L:.*]] = whale.cross_entropy %arg0, %arg1 : tensor<4x16xbf16>, tensor<4xi32> -> tensor<4xf32>
+// CHECK-NEXT: %[[G:.*]] = whale.cross_entropy_grad %arg0, %arg1, %arg2 : tensor<4x16xbf16>, tensor<4xi32>, tensor<4xf32> -> f32
+// CHECK-NEXT: whale.cast %[[G]] : tensor<4x16xf32> to tensor<4x16xbf16>
+func.func @stored_logits(%logits: tensor<4x16xbf16>, %y: tensor<4xi32>, %dl: tensor<4xf32>) -> (tensor<4xf32>, tensor<4x16xbf16>) {
+  %w = whale.cast %logits : tensor<4x16xbf16> to tensor<4x16xf32>
+  %l = whale.cross_entropy %w, %y : tensor<4x16xf32>, tensor<4xi32> -> tensor<4xf32>
+  %g = whale.cross_entropy_grad %w, %y, %dl : tensor<4x16xf32>, tensor<4xi32>, tensor<4xf32>
+  %r = whale.cast %g : tensor<4x16xf32> to tensor<4x16xbf16>
+  return %l, %r : tensor<4xf32>, tensor<4x16xbf16>
+}

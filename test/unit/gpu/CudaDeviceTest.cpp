@@ -963,6 +963,35 @@ TEST(CudaKernels, EmbeddingAndCrossEntropyWithBadIndicesReported) {
       << whale_rt_last_error(p.gpu);
 }
 
+/// The loss and its gradient on logits stored in bf16 (amp's storage: the
+/// LM head's output), widened as the kernels load them, four at a time
+/// where a row allows (50,304 classes) and one by one where it does not
+/// (37); against the CPU, which widens them into fp32 scratch first.
+TEST(CudaKernels, CrossEntropyOnBf16LogitsAsTheCpu) {
+  for (int64_t classes : {int64_t(50304), int64_t(37)}) {
+    Pair p;
+    const int64_t rows = 64;
+    auto wide = p.random({rows, classes}, 51, -6, 6);
+    auto logits = p.cast(wide, WHALE_RT_BF16);
+    std::vector<int32_t> yv(rows);
+    for (int64_t i = 0; i < rows; ++i)
+      yv[i] = static_cast<int32_t>((i * 977) % classes);
+    auto labels = p.ids({rows}, yv);
+    auto loss = p.make(WHALE_RT_F32, {rows}), dloss = p.random({rows}, 52);
+    auto dlogits = p.make(WHALE_RT_F32, {rows, classes});
+    p.check("cross_entropy on bf16 logits", {loss},
+            [&](whale_rt_context *ctx, int i) {
+              return whale_rt_cross_entropy(ctx, logits.t[i], labels.t[i],
+                                            loss.t[i]);
+            });
+    p.check("cross_entropy_grad on bf16 logits", {dlogits},
+            [&](whale_rt_context *ctx, int i) {
+              return whale_rt_cross_entropy_grad(ctx, logits.t[i], labels.t[i],
+                                                 dloss.t[i], dlogits.t[i]);
+            });
+  }
+}
+
 TEST(CudaKernels, ReductionsAndLayout) {
   Pair p;
   Shape s{6, 5, 4};

@@ -1,0 +1,90 @@
+//===- Bf16CrossEntropyTest.cpp - the loss on amp's stored logits ---------===//
+//
+// Under amp's storage whale_rt_cross_entropy and its gradient read the
+// logits in bf16, as the LM head stores them, and compute in fp32: the
+// loss, dloss and the logits' gradient are f32. Their numbers are the fp32
+// calls' on the widened logits, exactly; these pin that through the C ABI,
+// with i32 and i64 labels, and the types each refuses.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Bf16Tensors.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+using Ctx = whale::testing::Bf16Runtime;
+using whale::testing::expectStoredAs;
+
+/// Labels of `shape` in [0, classes), i32 or i64.
+whale_rt_tensor *labelsOf(Ctx &rt, int32_t dtype, std::vector<int64_t> shape,
+                          int64_t classes) {
+  whale_rt_tensor *y = rt.make(dtype, shape);
+  for (int64_t i = 0, n = whale::testing::numel(y); i < n; ++i) {
+    const int64_t label = (i * 7 + 3) % classes;
+    if (dtype == WHALE_RT_I32)
+      Ctx::data<int32_t>(y)[i] = static_cast<int32_t>(label);
+    else
+      Ctx::data<int64_t>(y)[i] = label;
+  }
+  return y;
+}
+
+TEST(Bf16CrossEntropy, IsTheFp32CallOnTheStoredLogits) {
+  for (int32_t labelType : {int32_t(WHALE_RT_I32), int32_t(WHALE_RT_I64)}) {
+    Ctx rt;
+    // Logits of a few units (deviation 3), 37 classes: rows that no
+    // vector load covers whole.
+    auto [logits, wide] = rt.pair({2, 5, 37}, 3.0f);
+    whale_rt_tensor *y = labelsOf(rt, labelType, {2, 5}, 37);
+    whale_rt_tensor *loss = rt.make(WHALE_RT_F32, {2, 5}),
+                    *ref = rt.make(WHALE_RT_F32, {2, 5});
+    ASSERT_EQ(whale_rt_cross_entropy(rt.ctx, logits, y, loss), WHALE_RT_OK)
+        << whale_rt_last_error(rt.ctx);
+    ASSERT_EQ(whale_rt_cross_entropy(rt.ctx, wide, y, ref), WHALE_RT_OK);
+    expectStoredAs(loss, ref, "loss");
+
+    whale_rt_tensor *dloss = rt.f32({2, 5});
+    whale_rt_tensor *g = rt.make(WHALE_RT_F32, {2, 5, 37}),
+                    *gRef = rt.make(WHALE_RT_F32, {2, 5, 37});
+    ASSERT_EQ(whale_rt_cross_entropy_grad(rt.ctx, logits, y, dloss, g),
+              WHALE_RT_OK)
+        << whale_rt_last_error(rt.ctx);
+    ASSERT_EQ(whale_rt_cross_entropy_grad(rt.ctx, wide, y, dloss, gRef),
+              WHALE_RT_OK);
+    expectStoredAs(g, gRef, "dlogits", 0.001);
+  }
+}
+
+TEST(Bf16CrossEntropy, RefusesBf16LossesAndGradientsAndBadLabels) {
+  Ctx rt;
+  auto [logits, wide] = rt.pair({4, 6});
+  auto [lossB, lossF] = rt.pair({4});
+  whale_rt_tensor *y = labelsOf(rt, WHALE_RT_I32, {4}, 6);
+  whale_rt_tensor *g = rt.make(WHALE_RT_F32, {4, 6}),
+                  *gB = rt.make(WHALE_RT_BF16, {4, 6});
+  auto refuses = [&](whale_rt_status st, const char *message) {
+    EXPECT_EQ(st, WHALE_RT_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(whale_rt_last_error(rt.ctx)).find(message),
+              std::string::npos)
+        << whale_rt_last_error(rt.ctx);
+  };
+  refuses(whale_rt_cross_entropy(rt.ctx, logits, y, lossB),
+          "cross_entropy: 'out' is bf16, expected f32");
+  refuses(whale_rt_cross_entropy_grad(rt.ctx, logits, y, lossB, g),
+          "cross_entropy_grad: 'dloss' is bf16, expected f32");
+  refuses(whale_rt_cross_entropy_grad(rt.ctx, logits, y, lossF, gB),
+          "cross_entropy_grad: 'dlogits' is bf16, expected f32");
+  // A label outside the classes, on the stored logits as on fp32 ones.
+  Ctx::data<int32_t>(y)[2] = 6;
+  EXPECT_NE(whale_rt_cross_entropy(rt.ctx, logits, y, lossF), WHALE_RT_OK);
+  EXPECT_NE(std::string(whale_rt_last_error(rt.ctx)).find("label"),
+            std::string::npos)
+      << whale_rt_last_error(rt.ctx);
+}
+
+} // namespace
