@@ -1312,21 +1312,28 @@ Status CudaDevice::embeddingBackward(IndexView ids, View<const float> dout,
   return takeDataError(record, "embedding id", vocab);
 }
 
-// The loss and its gradient on logits stored as T (float, or bf16 bits
-// under amp's storage, widened as the kernels load them): a label outside
+// The loss and its gradient on logits stored as float or bf16 (amp's
+// storage, widened as the kernels load them): a label outside
 // [0, classes) is reported after the kernel, as an embedding's id is.
-template <typename T>
-Status CudaDevice::crossEntropyOf(View<const T> logits, IndexView labels,
-                                  View<float> loss) {
+template <typename Launch>
+Status CudaDevice::labelled(int64_t classes, Launch launch) {
   if (Status st = enter(); !st)
     return st;
   DataError *record;
   if (Status st = clearDataError(&record); !st)
     return st;
-  int64_t classes = logits.shape.back();
-  cuda::crossEntropy(compute, logits.data, labels.data, labels.wide, loss.data,
-                     labels.numel(), classes, record);
+  launch(record);
   return takeDataError(record, "label", classes);
+}
+
+template <typename T>
+Status CudaDevice::crossEntropyOf(View<const T> logits, IndexView labels,
+                                  View<float> loss) {
+  const int64_t classes = logits.shape.back();
+  return labelled(classes, [&](DataError *record) {
+    cuda::crossEntropy(compute, logits.data, labels.data, labels.wide,
+                       loss.data, labels.numel(), classes, record);
+  });
 }
 
 template <typename T>
@@ -1334,19 +1341,20 @@ Status CudaDevice::crossEntropyBackwardOf(View<const T> logits,
                                           IndexView labels,
                                           View<const float> dloss,
                                           View<float> dlogits) {
-  if (Status st = enter(); !st)
-    return st;
-  DataError *record;
-  if (Status st = clearDataError(&record); !st)
-    return st;
-  int64_t classes = logits.shape.back();
-  crossEntropyGrad(compute, logits.data, labels.data, labels.wide, dloss.data,
-                   dlogits.data, labels.numel(), classes, record);
-  return takeDataError(record, "label", classes);
+  const int64_t classes = logits.shape.back();
+  return labelled(classes, [&](DataError *record) {
+    crossEntropyGrad(compute, logits.data, labels.data, labels.wide,
+                     dloss.data, dlogits.data, labels.numel(), classes, record);
+  });
 }
 
 Status CudaDevice::crossEntropy(View<const float> logits, IndexView labels,
                                 View<float> loss) {
+  return crossEntropyOf(logits, labels, loss);
+}
+
+Status CudaDevice::crossEntropyBf16(View<const uint16_t> logits,
+                                    IndexView labels, View<float> loss) {
   return crossEntropyOf(logits, labels, loss);
 }
 
@@ -1355,11 +1363,6 @@ Status CudaDevice::crossEntropyBackward(View<const float> logits,
                                         View<const float> dloss,
                                         View<float> dlogits) {
   return crossEntropyBackwardOf(logits, labels, dloss, dlogits);
-}
-
-Status CudaDevice::crossEntropyBf16(View<const uint16_t> logits,
-                                    IndexView labels, View<float> loss) {
-  return crossEntropyOf(logits, labels, loss);
 }
 
 Status CudaDevice::crossEntropyBackwardBf16(View<const uint16_t> logits,

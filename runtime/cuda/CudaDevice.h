@@ -296,6 +296,9 @@ private:
   Status copyAndWait(void *dst, const void *src, int64_t bytes, bool toHost);
   /// The status of the last launch on the compute stream, named.
   Status launched(const char *what);
+  /// Runs `launch(record)` (a kernel over labels) and reports a label the
+  /// kernel found outside [0, classes).
+  template <typename Launch> Status labelled(int64_t classes, Launch launch);
   /// Cross entropy and its gradient on logits stored as T (f32 or bf16).
   template <typename T>
   Status crossEntropyOf(View<const T> logits, IndexView labels,
