@@ -637,16 +637,30 @@ Status CudaDevice::epilogueGemm(LtGemms &lt, const GemmCall &g,
                 tf32Allowed(), ran, epilogue);
 }
 
+LtGemms *CudaDevice::weightGradLt(const Shape &x, const Shape &dw,
+                                  int64_t dwElements, bool transW,
+                                  float *dbias, GemmCall &call,
+                                  LtEpilogueArgs &epilogue) {
+  std::vector<GemmCall> calls = planMatmulBackward(
+      matmulDims(x, dw, false, transW), false, transW, false, true);
+  epilogue = weightGradEpilogue(calls, dbias);
+  LtGemms *ltGemms = epilogueLt(calls, dwElements);
+  if (!ltGemms || epilogue.kind == LtEpilogue::None)
+    return nullptr;
+  call = calls[0];
+  return ltGemms;
+}
+
 Status CudaDevice::linearWeightGrad(View<const float> x, View<const float> dout,
                                     View<float> dw, View<float> dbias,
                                     bool transW) {
   if (Status st = enter(); !st)
     return st;
-  std::vector<GemmCall> calls = planMatmulBackward(
-      matmulDims(x.shape, dw.shape, false, transW), false, transW, false, true);
-  const LtEpilogueArgs epilogue = weightGradEpilogue(calls, dbias.data);
-  LtGemms *ltGemms = epilogueLt(calls, dw.numel());
-  if (!ltGemms || epilogue.kind == LtEpilogue::None)
+  GemmCall call{};
+  LtEpilogueArgs epilogue;
+  LtGemms *ltGemms = weightGradLt(x.shape, dw.shape, dw.numel(), transW,
+                                  dbias.data, call, epilogue);
+  if (!ltGemms)
     return Device::linearWeightGrad(x, dout, dw, dbias, transW);
   const void *in[2];
   if (Status st = gemmInputs({x, dout}, in); !st)
@@ -654,8 +668,7 @@ Status CudaDevice::linearWeightGrad(View<const float> x, View<const float> dout,
   const bool bf16 = matmulPrecision() == MatmulPrecision::BF16;
   GemmBuffers buf{in[0], nullptr, in[1], nullptr, dw.data, nullptr, bf16};
   bool ran = false;
-  if (Status st =
-          epilogueGemm(*ltGemms, calls[0], buf, dw.data, epilogue, ran);
+  if (Status st = epilogueGemm(*ltGemms, call, buf, dw.data, epilogue, ran);
       !st)
     return st;
   return ran ? Status::ok()
@@ -728,17 +741,16 @@ Status CudaDevice::linearWeightGradBf16(View<const uint16_t> x,
                                         bool transW) {
   if (Status st = enter(); !st)
     return st;
-  std::vector<GemmCall> calls = planMatmulBackward(
-      matmulDims(x.shape, dw.shape, false, transW), false, transW, false, true);
-  const LtEpilogueArgs epilogue = weightGradEpilogue(calls, dbias.data);
-  LtGemms *ltGemms = epilogueLt(calls, dw.numel());
-  if (!ltGemms || epilogue.kind == LtEpilogue::None)
+  GemmCall call{};
+  LtEpilogueArgs epilogue;
+  LtGemms *ltGemms = weightGradLt(x.shape, dw.shape, dw.numel(), transW,
+                                  dbias.data, call, epilogue);
+  if (!ltGemms)
     return Device::linearWeightGradBf16(x, dout, dw, dbias, transW);
   // dw and dbias in fp32: the bias gradient is summed in the output's type.
   GemmBuffers buf{x.data, nullptr, dout.data, nullptr, dw.data, nullptr, true};
   bool ran = false;
-  if (Status st =
-          epilogueGemm(*ltGemms, calls[0], buf, dw.data, epilogue, ran);
+  if (Status st = epilogueGemm(*ltGemms, call, buf, dw.data, epilogue, ran);
       !st)
     return st;
   return ran ? Status::ok()

@@ -347,6 +347,12 @@ private:
   /// cuBLASLt for an epilogue op planned as `calls`, where it runs there:
   /// one call with something to compute; null where Device composes it.
   LtGemms *epilogueLt(const std::vector<GemmCall> &calls, int64_t outElements);
+  /// A weight gradient dw of x (as `x`) with its bias gradient into
+  /// `dbias` summed in the GEMM's epilogue: its one call and epilogue, and
+  /// cuBLASLt to run them; null where Device composes it.
+  LtGemms *weightGradLt(const Shape &x, const Shape &dw, int64_t dwElements,
+                        bool transW, float *dbias, GemmCall &call,
+                        LtEpilogueArgs &epilogue);
   /// One planned call through `lt` with `epilogue`, its result at `out`
   /// (bf16 where `buf` says so); `ran` false, nothing queued, where cuBLASLt
   /// has no algorithm for it, and the caller composes the op from plain kernels
