@@ -29,10 +29,12 @@ bool wholeOpOnBf16(Operation *op) {
           FusedYieldOp>(op) ||
       !op->getDialect() || !isa<WhaleDialect>(op->getDialect()))
     return true;
-  // The epilogue ops' verifiers say which of their tensors may be bf16;
+  // The epilogue ops' verifiers (and round_and_sum's) say which of their
+  // tensors may be bf16;
   // attention's, that its three operands are bf16 together (its result
   // then too).
-  if (isa<LinearOp, LinearWeightGradOp, GeluMatmulGradOp, AttentionOp>(op))
+  if (isa<LinearOp, LinearWeightGradOp, GeluMatmulGradOp, AttentionOp,
+          RoundAndSumOp>(op))
     return true;
   return isBf16Matmul(op);
 }

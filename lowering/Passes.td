@@ -93,6 +93,20 @@ def WhaleGemmEpilogues : Pass<"whale-gemm-epilogues", "mlir::ModuleOp"> {
   }];
 }
 
+def WhaleFuseRoundedSums : Pass<"whale-fuse-rounded-sums", "mlir::ModuleOp"> {
+  let summary = "Round an activation gradient and sum its bias's gradient in one pass";
+  let description = [{
+    Under amp's storage (after -whale-widen-bf16 and -whale-gemm-epilogues)
+    an fp32 activation gradient is often read by a `whale.cast` to bf16
+    (for the GEMMs) and by a bias's gradient (`whale.binary_grad add` whose
+    result is the gradient summed over its leading dimensions), in one
+    block. The two become one `whale.round_and_sum`, standing where the
+    earlier stood: one kernel reads the gradient once. Its sum is the bias
+    gradient's, in the same order, so plans with and without it train
+    alike. Plans on GPUs under amp's storage run it.
+  }];
+}
+
 def WhaleFuseElementwise : Pass<"whale-fuse-elementwise", "mlir::ModuleOp"> {
   let summary = "Group chains of elementwise ops into whale.fused regions";
   let description = [{

@@ -80,6 +80,10 @@ void buildWhaleRankProgramsPipeline(
     pm.addPass(createWhaleOverlapGradSync());
   if (options.gemmEpilogues)
     pm.addPass(createWhaleGemmEpilogues());
+  // After the weights' gradients took the bias gradients they could: what
+  // is left of them sums the fp32 gradients the GEMMs read rounded.
+  if (options.gemmEpilogues && options.ampStorage)
+    pm.addPass(createWhaleFuseRoundedSums());
   if (options.fuse) {
     WhaleFuseElementwiseOptions fusion;
     fusion.elementPrograms = options.elementPrograms;

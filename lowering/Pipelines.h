@@ -65,8 +65,10 @@ struct RankProgramsPipelineOptions
       llvm::cl::init(false)};
   Option<bool> gemmEpilogues{
       *this, "gemm-epilogues",
-      llvm::cl::desc("linear layers as GEMMs with bias and GELU epilogues "
-                     "(-whale-gemm-epilogues; plans on GPUs)"),
+      llvm::cl::desc("linear layers as GEMMs with bias and GELU epilogues, "
+                     "and under amp-storage gradients rounded with their "
+                     "bias sums (-whale-gemm-epilogues, "
+                     "-whale-fuse-rounded-sums; plans on GPUs)"),
       llvm::cl::init(false)};
   Option<bool> ampStorage{
       *this, "amp-storage",

@@ -452,6 +452,14 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     return success();
   }
 
+  if (auto r = dyn_cast<RoundAndSumOp>(op)) {
+    SmallVector<Value> outs;
+    if (failed(resultTensors(r, outs)))
+      return failure();
+    call(WHALE_RT_FN(round_and_sum), {ctxArg, in(0), outs[0], outs[1]});
+    return success();
+  }
+
   if (auto g = dyn_cast<GeluMatmulGradOp>(op)) {
     SmallVector<Value> outs;
     if (failed(resultTensors(g, outs)))

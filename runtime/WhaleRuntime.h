@@ -174,6 +174,14 @@ whale_rt_status whale_rt_softmax(whale_rt_context *ctx, whale_rt_tensor *x,
  * f32 is exact. */
 whale_rt_status whale_rt_cast(whale_rt_context *ctx, whale_rt_tensor *x,
                               whale_rt_tensor *out);
+/* x (f32) rounded to bf16 into `rounded` (x's shape), as whale_rt_cast
+ * rounds it, and x summed over its leading dimensions into `sum` (f32, x's
+ * last dimensions), as whale_rt_binary_grad sums a bias added to every row:
+ * the same bits as the two calls, with x read once. */
+whale_rt_status whale_rt_round_and_sum(whale_rt_context *ctx,
+                                       whale_rt_tensor *x,
+                                       whale_rt_tensor *rounded,
+                                       whale_rt_tensor *sum);
 /* A fused region of elementwise ops (and the sums ending them). On a
  * device whose memory the host addresses, `kernel(data, lo, hi)`, which
  * the compiler generated, computes slices [lo, hi) of the `rows` slices of

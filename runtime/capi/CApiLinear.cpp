@@ -3,12 +3,15 @@
 // The C ABI of the ops -whale-gemm-epilogues makes: a linear layer's
 // forward (product, bias, GELU), its weight and bias gradients, and the
 // gradient through a product and the GELU before it. Each is one GEMM with
-// an epilogue on a GPU; the checks here are the same on every device.
+// an epilogue on a GPU; the checks here are the same on every device. And
+// the op -whale-fuse-rounded-sums makes of a bias gradient beside the
+// rounding of the gradient it sums: one pass over it on a GPU.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/capi/CApiInternal.h"
 
+#include <algorithm>
 #include <string>
 
 using namespace whale::rt;
@@ -180,5 +183,36 @@ whale_rt_gelu_matmul_grad(whale_rt_context *ctx, whale_rt_tensor *pre,
                         pre->tensor.cview<float>(), w->tensor.cview<float>(),
                         dout->tensor.cview<float>(), dpre->tensor.view<float>(),
                         transpose_w));
+  });
+}
+
+whale_rt_status whale_rt_round_and_sum(whale_rt_context *ctx,
+                                       whale_rt_tensor *x,
+                                       whale_rt_tensor *rounded,
+                                       whale_rt_tensor *sum) {
+  return traced(ctx, "round_and_sum", {rounded, sum}, [&]() -> whale_rt_status {
+    if (whale_rt_status s =
+            needF32(ctx, "round_and_sum", {{"x", x}, {"sum", sum}}))
+      return s;
+    if (!rounded)
+      return ctx->invalid("round_and_sum: 'rounded' is null");
+    if (rounded->tensor.dtype() != DType::BF16)
+      return ctx->invalid(std::string("round_and_sum: 'rounded' is ") +
+                          dtypeName(rounded->tensor.dtype()) +
+                          ", expected bf16");
+    if (whale_rt_status s =
+            needShape(ctx, "round_and_sum", rounded, shapeOf(x)))
+      return s;
+    const Shape &xs = shapeOf(x), &ss = shapeOf(sum);
+    if (ss.empty() || ss.size() >= xs.size() ||
+        !std::equal(ss.begin(), ss.end(), xs.end() - ss.size()))
+      return ctx->invalid("round_and_sum: 'sum' is " + shapeString(ss) +
+                          ", expected the last dimensions of x " +
+                          shapeString(xs) +
+                          " (one leading one summed at "
+                          "least)");
+    return ran(ctx, ctx->device->roundAndSum(x->tensor.cview<float>(),
+                                             rounded->tensor.view<uint16_t>(),
+                                             sum->tensor.view<float>()));
   });
 }

@@ -178,6 +178,13 @@ public:
   virtual Status linearWeightGrad(View<const float> x, View<const float> dout,
                                   View<float> dw, View<float> dbias,
                                   bool transW);
+  /// amp's storage of an activation gradient x [..., N] (f32) that a bias
+  /// gradient also reads: `rounded` is toBf16's rounding of x, `sum` (x's
+  /// last dimensions) is x summed over the rest, in binaryBackward's order
+  /// for a bias added to every row, so the bits are those two calls'. The
+  /// default makes the two calls; a GPU reads x once for both.
+  virtual Status roundAndSum(View<const float> x, View<uint16_t> rounded,
+                             View<float> sum);
   /// The gradient through gelu(pre) w: dpre = gelu'(pre) (dout w^T). The
   /// default composes matmulBackward and unaryBackward in place; a GPU
   /// applies the derivative in the GEMM's epilogue.

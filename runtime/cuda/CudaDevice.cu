@@ -412,6 +412,28 @@ Status CudaDevice::toBf16(View<const float> x, View<uint16_t> out) {
   return launched("to_bf16");
 }
 
+Status CudaDevice::roundAndSum(View<const float> x, View<uint16_t> rounded,
+                               View<float> sum) {
+  if (Status st = enter(); !st)
+    return st;
+  const int64_t width = sum.numel();
+  if (width == 0)
+    return Status::ok();
+  const int64_t rows = x.numel() / width;
+  if (rows == 0) {
+    fillF32(compute, sum.data, width, 0.0f);
+    return launched("round_and_sum");
+  }
+  // The plan binaryBackward's bias sum takes for these rows and columns
+  // (columnOperands): the same sums in the same order.
+  float *partials;
+  if (Status st = columnScratch(rows, width, 1, partials); !st)
+    return st;
+  roundAndSumRows(compute, x.data, rounded.data, sum.data, rows, width,
+                  partials);
+  return launched("round_and_sum");
+}
+
 Status CudaDevice::fromBf16(View<const uint16_t> x, View<float> out) {
   if (Status st = enter(); !st)
     return st;

@@ -71,6 +71,8 @@ public:
   Status copy(void *dst, const void *src, int64_t bytes) override;
   Status fill(void *data, DType dtype, int64_t n, double value) override;
   Status toBf16(View<const float> x, View<uint16_t> out) override;
+  Status roundAndSum(View<const float> x, View<uint16_t> rounded,
+                     View<float> sum) override;
   Status fromBf16(View<const uint16_t> x, View<float> out) override;
 
   Status matmul(View<const float> a, View<const float> b, View<float> out,

@@ -495,6 +495,20 @@ struct RowSumTerm {
   }
 };
 
+/// A sum of rows that stores each element rounded to bf16 as it adds it.
+struct RoundingRowSumTerm {
+  static constexpr int kOutputs = 1;
+  const float *x;
+  __nv_bfloat16 *rounded;
+  int64_t width;
+  __device__ void operator()(int64_t r, int64_t c, float *acc) const {
+    const int64_t e = r * width + c;
+    const float v = x[e];
+    rounded[e] = __float2bfloat16_rn(v);
+    acc[0] += v;
+  }
+};
+
 /// One block per channel, its threads over the channel's rows x size.
 __global__ void channelSumsKernel(const float *x, const float *center,
                                   float *sums, int64_t rows, int64_t channels,
@@ -1201,6 +1215,16 @@ void sumRows(cudaStream_t s, const float *x, float *out, int64_t rows,
   outs.divisor = divisor;
   columnSums(s, RowSumTerm{x, width}, planColumnSums(rows, width), outs,
              partials);
+}
+
+void roundAndSumRows(cudaStream_t s, const float *x, void *rounded, float *sum,
+                     int64_t rows, int64_t width, float *partials) {
+  ColumnOutputs<1> outs;
+  outs.out[0] = sum;
+  columnSums(s,
+             RoundingRowSumTerm{x, static_cast<__nv_bfloat16 *>(rounded),
+                                width},
+             planColumnSums(rows, width), outs, partials);
 }
 
 void embedding(cudaStream_t s, const float *table, const void *ids, bool wide,

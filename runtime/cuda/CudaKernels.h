@@ -79,6 +79,12 @@ void binaryGradColumns(cudaStream_t s, int op, int which, const float *a,
 void sumRows(cudaStream_t s, const float *x, float *out, int64_t rows,
              int64_t width, float divisor, float *partials);
 
+/// sumRows's sums (divisor 1) of x, with x rounded to bf16 into `rounded`
+/// as the same threads read it: the bits of castToBf16 and of
+/// binaryGradColumns's bias sum, x read once.
+void roundAndSumRows(cudaStream_t s, const float *x, void *rounded, float *sum,
+                     int64_t rows, int64_t width, float *partials);
+
 /// A fused region's element program (runtime/ops/ElementProgram.h), `code` in
 /// device memory: a thread per point no sum adds over, or, with `parts` >
 /// 1 (fused::termParts), a thread per part of each such point's terms,

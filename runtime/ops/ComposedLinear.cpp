@@ -1,11 +1,12 @@
 //===- ComposedLinear.cpp - linear layers' epilogue ops from plain kernels ===//
 //
 // What a device without GEMM epilogues runs for whale_rt_linear and its two
-// gradients, and the reference a GPU's fused ones are tested against: the
-// same kernels the unfused program would call, in its order. Each
-// elementwise kernel reads and writes element by element, so working in
-// place is safe. Operands a kernel reads only for their shapes are given as
-// views of a buffer of that shape.
+// gradients (and for whale_rt_round_and_sum, a bias gradient with the
+// rounding of the gradient it sums), and the reference a GPU's fused ones are
+// tested against: the same kernels the unfused program would call, in its
+// order. Each elementwise kernel reads and writes element by element, so
+// working in place is safe. Operands a kernel reads only for their shapes are
+// given as views of a buffer of that shape.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +42,16 @@ Status Device::linearWeightGrad(View<const float> x, View<const float> dout,
     return st;
   View<const float> biasShape{dbias.data, dbias.shape};
   return binaryBackward(BinaryOp::Add, dout, biasShape, dout, nullptr, &dbias);
+}
+
+Status Device::roundAndSum(View<const float> x, View<uint16_t> rounded,
+                           View<float> sum) {
+  if (Status st = toBf16(x, rounded); !st)
+    return st;
+  // A sum's gradient reads its operands' shapes only: sum's buffer stands
+  // in for the bias.
+  View<const float> bias{sum.data, sum.shape};
+  return binaryBackward(BinaryOp::Add, x, bias, x, nullptr, &sum);
 }
 
 Status Device::geluMatmulGrad(View<const float> pre, View<const float> w,

@@ -53,6 +53,9 @@ int64_t GeluMatmulGradOp::getFlops() {
       12 * elementsOf(getResult()));
 }
 
+/// The rounding and the sum: 1 each an element.
+int64_t RoundAndSumOp::getFlops() { return 2 * elementsOf(getInput()); }
+
 int64_t AddOp::getFlops() { return elementsOf(getResult()); }
 int64_t SubOp::getFlops() { return elementsOf(getResult()); }
 int64_t MulOp::getFlops() { return elementsOf(getResult()); }

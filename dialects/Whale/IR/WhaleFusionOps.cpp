@@ -436,6 +436,12 @@ static RankedTensorType withF32(Type t) {
   return RankedTensorType::get(r.getShape(), Float32Type::get(t.getContext()));
 }
 
+/// `t`'s shape with bf16 elements.
+static RankedTensorType withBf16(Type t) {
+  auto r = cast<RankedTensorType>(t);
+  return RankedTensorType::get(r.getShape(), BFloat16Type::get(t.getContext()));
+}
+
 LogicalResult LinearOp::verify() {
   RankedTensorType x = getInput().getType(), w = getWeight().getType(),
                    b = getBias().getType();
@@ -508,5 +514,23 @@ LogicalResult GeluMatmulGradOp::verify() {
   if (getResult().getType() != pre)
     return emitOpError() << "result " << getResult().getType()
                          << " must be the preactivation's type " << pre;
+  return success();
+}
+
+LogicalResult RoundAndSumOp::verify() {
+  RankedTensorType x = getInput().getType(), r = getRounded().getType(),
+                   s = getSum().getType();
+  if (failed(expectF32(*this, x, "input")) ||
+      failed(expectF32(*this, s, "sum")))
+    return failure();
+  if (r != withBf16(x))
+    return emitOpError() << "rounded " << r << " must be the input's shape "
+                         << "in bf16, " << withBf16(x);
+  // A sum over leading dimensions: the trailing ones are the sum's.
+  if (s.getRank() < 1 || s.getRank() >= x.getRank() ||
+      x.getShape().take_back(s.getRank()) != s.getShape())
+    return emitOpError() << "sum " << s << " must be the input's last "
+                         << "dimensions (the input " << x
+                         << " summed over one leading dimension at least)";
   return success();
 }

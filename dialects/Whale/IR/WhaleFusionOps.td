@@ -207,6 +207,32 @@ def Whale_GeluMatmulGradOp : Whale_Op<"gelu_matmul_grad", [Pure,
   let hasVerifier = 1;
 }
 
+def Whale_RoundAndSumOp : Whale_Op<"round_and_sum", [Pure,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "A gradient rounded to bf16 and summed over its rows, in one pass";
+  let description = [{
+    `rounded` is `input` (f32) rounded to bf16, to nearest with ties to
+    even, as `whale.cast` rounds it; `sum` (f32) is `input` summed over
+    its leading dimensions, as the gradient of a bias added to every row
+    sums it (`whale.binary_grad add ... operand = 1`). Under amp's storage
+    an activation gradient is read by both: its rounding feeds the
+    weight's and the input's GEMMs, and the bias's gradient sums the fp32
+    values. What `-whale-fuse-rounded-sums` makes of the two: one kernel
+    reads the gradient once where two did, and sums it in the order the
+    bias gradient's kernel does, so the bits are the same.
+
+    ```mlir
+    %r, %db = whale.round_and_sum %dy : tensor<8x16x32xf32> -> tensor<8x16x32xbf16>, tensor<32xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$input);
+  let results = (outs Whale_FloatTensor:$rounded, Whale_FloatTensor:$sum);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type(results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Whale_FusedYieldOp : Whale_Op<"fused_yield", [
     Pure, Terminator, ReturnLike, HasParent<"FusedOp">]> {
   let summary = "The values a fused region writes";

@@ -11,3 +11,14 @@ func.func @both_ways(%x: tensor<8x16xf32>, %s: tensor<f32>) {
   %t = whale.cast %s : tensor<f32> to tensor<bf16>
   return
 }
+
+// An activation gradient rounded for its GEMMs with its bias's gradient
+// summed from the f32 values: one op, two results.
+// CHECK-LABEL: func.func @round_and_sum
+// CHECK: %{{.*}}, %{{.*}} = whale.round_and_sum %{{.*}} : tensor<2x8x32xf32> -> tensor<2x8x32xbf16>, tensor<32xf32>
+// CHECK: whale.round_and_sum %{{.*}} : tensor<2x8x32xf32> -> tensor<2x8x32xbf16>, tensor<8x32xf32>
+func.func @round_and_sum(%dy: tensor<2x8x32xf32>) {
+  %r, %s = whale.round_and_sum %dy : tensor<2x8x32xf32> -> tensor<2x8x32xbf16>, tensor<32xf32>
+  %r2, %s2 = whale.round_and_sum %dy : tensor<2x8x32xf32> -> tensor<2x8x32xbf16>, tensor<8x32xf32>
+  return
+}

@@ -149,3 +149,51 @@ func.func @layernorm_grad_residual_type(%x: tensor<8x16xf32>, %g: tensor<16xf32>
   %dx, %dg, %db = whale.layernorm_grad %x, %g, %dy plus %r eps = 1.000000e-05 : tensor<8x16xf32>, tensor<16xf32>, tensor<4x16xf32>
   return %dx : tensor<8x16xf32>
 }
+
+// -----
+
+func.func @round_and_sum_bf16_input(%dy: tensor<8x32xbf16>) {
+  // expected-error @+1 {{input must be f32, got 'tensor<8x32xbf16>'}}
+  %r, %s = whale.round_and_sum %dy : tensor<8x32xbf16> -> tensor<8x32xbf16>, tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @round_and_sum_rounded_type(%dy: tensor<8x32xf32>) {
+  // expected-error @+1 {{rounded 'tensor<8x32xf32>' must be the input's shape in bf16, 'tensor<8x32xbf16>'}}
+  %r, %s = whale.round_and_sum %dy : tensor<8x32xf32> -> tensor<8x32xf32>, tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @round_and_sum_rounded_shape(%dy: tensor<8x32xf32>) {
+  // expected-error @+1 {{rounded 'tensor<4x32xbf16>' must be the input's shape in bf16}}
+  %r, %s = whale.round_and_sum %dy : tensor<8x32xf32> -> tensor<4x32xbf16>, tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @round_and_sum_bf16_sum(%dy: tensor<8x32xf32>) {
+  // expected-error @+1 {{sum must be f32, got 'tensor<32xbf16>'}}
+  %r, %s = whale.round_and_sum %dy : tensor<8x32xf32> -> tensor<8x32xbf16>, tensor<32xbf16>
+  return
+}
+
+// -----
+
+func.func @round_and_sum_columns(%dy: tensor<8x32xf32>) {
+  // expected-error @+1 {{sum 'tensor<8xf32>' must be the input's last dimensions}}
+  %r, %s = whale.round_and_sum %dy : tensor<8x32xf32> -> tensor<8x32xbf16>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @round_and_sum_nothing_summed(%dy: tensor<8x32xf32>) {
+  // expected-error @+1 {{summed over one leading dimension at least}}
+  %r, %s = whale.round_and_sum %dy : tensor<8x32xf32> -> tensor<8x32xbf16>, tensor<8x32xf32>
+  return
+}

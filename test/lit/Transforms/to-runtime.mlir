@@ -173,6 +173,16 @@ func.func @linear_grads(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %dy: tensor<4
 
 // -----
 
+// A gradient's rounding with its bias's sum: one call, both results.
+// CHECK-LABEL: llvm.func @round_and_sum(
+// CHECK: llvm.call @whale_rt_round_and_sum(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
+func.func @round_and_sum(%dy: tensor<4x16xf32>) -> (tensor<4x16xbf16>, tensor<16xf32>) attributes {whale.model} {
+  %r, %db = whale.round_and_sum %dy : tensor<4x16xf32> -> tensor<4x16xbf16>, tensor<16xf32>
+  return %r, %db : tensor<4x16xbf16>, tensor<16xf32>
+}
+
+// -----
+
 // A layernorm's gradient with the residual's added: its own call, the
 // residual after dy.
 // CHECK-LABEL: llvm.func @layernorm_residual(

@@ -425,6 +425,52 @@ TEST(CudaKernels, AmpBf16AttentionRoundsAsTheCpuDoes) {
           });
 }
 
+TEST(CudaKernels, RoundAndSumIsTheCastAndTheBiasSum) {
+  // An activation gradient's rounding and its bias's sum in one pass: on
+  // the GPU the bits of the cast and of binary_grad's column sum (the same
+  // plan, so the same order), at shapes one split holds and shapes split
+  // among blocks; against the CPU, the rounding exactly and the sums to
+  // fp32's reordering.
+  Pair p;
+  whale_rt_context *ctxs[2] = {p.gpu, p.cpu};
+  const std::vector<std::pair<Shape, Shape>> shapes = {
+      {{3, 5, 40}, {40}},
+      {{2, 16, 24}, {16, 24}},
+      {{4, 512, 768}, {768}},
+      {{8, 1024, 50304 / 16}, {50304 / 16}}};
+  unsigned seed = 91;
+  for (const auto &[xs, ss] : shapes) {
+    auto x = p.random(xs, seed++);
+    auto bias = p.random(ss, seed++);
+    auto rounded = p.make(WHALE_RT_BF16, xs),
+         castRef = p.make(WHALE_RT_BF16, xs);
+    auto sum = p.make(WHALE_RT_F32, ss), sumRef = p.make(WHALE_RT_F32, ss);
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_EQ(whale_rt_round_and_sum(ctxs[i], x.t[i], rounded.t[i], sum.t[i]),
+                WHALE_RT_OK)
+          << whale_rt_last_error(ctxs[i]);
+      ASSERT_EQ(whale_rt_cast(ctxs[i], x.t[i], castRef.t[i]), WHALE_RT_OK);
+      ASSERT_EQ(whale_rt_binary_grad(ctxs[i], WHALE_RT_ADD, x.t[i], bias.t[i],
+                                     x.t[i], nullptr, sumRef.t[i]),
+                WHALE_RT_OK);
+    }
+    const std::string what = "round_and_sum " + std::to_string(count(xs)) +
+                             " -> " + std::to_string(count(ss));
+    auto bits16 = [&](const Pair::Both &b, int which) {
+      std::vector<uint16_t> out(count(b.shape));
+      EXPECT_EQ(whale_rt_tensor_read(ctxs[which], b.t[which], out.data(),
+                                     out.size() * 2),
+                WHALE_RT_OK);
+      return out;
+    };
+    EXPECT_EQ(bits16(rounded, 0), bits16(castRef, 0)) << what;
+    EXPECT_EQ(bits16(rounded, 0), bits16(rounded, 1)) << what;
+    std::vector<float> got = p.read(sum, 0), ref = p.read(sumRef, 0);
+    EXPECT_EQ(0, std::memcmp(got.data(), ref.data(), got.size() * 4)) << what;
+    p.check(what, {sum}, [](whale_rt_context *, int) { return WHALE_RT_OK; });
+  }
+}
+
 TEST(CudaKernels, Bf16StorageIsTheCpusBits) {
   // amp's storage: the cast both ways and a bf16 fill give the CPU's bits
   // exactly, NaN, infinities, ties and subnormals included, over a size

@@ -6,7 +6,8 @@
 // bf16 output gradient its GEMM reads, whale_rt_gelu_matmul_grad reads the
 // preactivation as it is stored. Their numbers are the fp32 calls' on the
 // widened operands, each result rounded once where it is stored in bf16:
-// these pin that through the C ABI, and the types each refuses.
+// these pin that through the C ABI, and the types each refuses. So does
+// whale_rt_round_and_sum, the rounding of a gradient with its bias's sum.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -124,6 +127,86 @@ TEST(Bf16LinearLayer, RefusesMixedOrMisstoredTensors) {
   whale_rt_tensor *dpreF = rt.make(WHALE_RT_F32, {4, 8});
   refuses(whale_rt_gelu_matmul_grad(rt.ctx, pre, w, dy, dpreF, 0),
           "gelu_matmul_grad: 'dpre' is f32, expected 'pre''s type, bf16");
+}
+
+// An activation gradient's rounding for its GEMMs beside its bias's
+// gradient (whale_rt_round_and_sum): the bits of whale_rt_cast and of
+// whale_rt_binary_grad's sum for a bias added to every row, special values
+// included.
+TEST(Bf16LinearLayer, RoundAndSumIsTheCastAndTheBiasGradient) {
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>
+      shapes = {{{2, 5, 24}, {24}},
+                {{2, 5, 24}, {5, 24}},
+                {{1, 7, 16}, {16}},
+                {{1, 16}, {16}},
+                {{300, 40}, {40}}};
+  for (const auto &[xs, ss] : shapes) {
+    Ctx rt;
+    whale_rt_tensor *x = rt.f32(xs);
+    float *xd = Ctx::data<float>(x);
+    // A tie between two bf16 values (to even: down), the next float above
+    // it (up), an infinity and a NaN, in the first column.
+    xd[0] = 1.0f + 1.0f / 256;
+    if (whale::testing::numel(x) > 3 * ss.back()) {
+      xd[ss.back()] = std::nextafter(1.0f + 1.0f / 256, 2.0f);
+      xd[2 * ss.back()] = INFINITY;
+      xd[3 * ss.back() + 1] = NAN;
+    }
+    whale_rt_tensor *rounded = rt.make(WHALE_RT_BF16, xs);
+    whale_rt_tensor *sum = rt.make(WHALE_RT_F32, ss);
+    ASSERT_EQ(whale_rt_round_and_sum(rt.ctx, x, rounded, sum), WHALE_RT_OK)
+        << whale_rt_last_error(rt.ctx);
+    whale_rt_tensor *refRounded = rt.make(WHALE_RT_BF16, xs);
+    whale_rt_tensor *refSum = rt.make(WHALE_RT_F32, ss);
+    whale_rt_tensor *bias = rt.f32(ss);
+    ASSERT_EQ(whale_rt_cast(rt.ctx, x, refRounded), WHALE_RT_OK);
+    ASSERT_EQ(
+        whale_rt_binary_grad(rt.ctx, WHALE_RT_ADD, x, bias, x, nullptr, refSum),
+        WHALE_RT_OK);
+    const std::string what = "x of " + std::to_string(xs.size()) +
+                             " dimensions, sum of " + std::to_string(ss.size());
+    const int64_t n = whale::testing::numel(x), w = whale::testing::numel(sum);
+    EXPECT_EQ(Ctx::data<uint16_t>(rounded)[0], 0x3f80) << what; // to even
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(Ctx::data<uint16_t>(rounded)[i],
+                Ctx::data<uint16_t>(refRounded)[i])
+          << what << " " << i;
+    for (int64_t j = 0; j < w; ++j) {
+      uint32_t got, want;
+      std::memcpy(&got, Ctx::data<float>(sum) + j, 4);
+      std::memcpy(&want, Ctx::data<float>(refSum) + j, 4);
+      ASSERT_EQ(got, want) << what << " column " << j;
+    }
+  }
+}
+
+TEST(Bf16LinearLayer, RoundAndSumRefusesWhatIsNotARoundingAndABiasSum) {
+  Ctx rt;
+  whale_rt_tensor *x = rt.f32({4, 6});
+  auto [xb, unused] = rt.pair({4, 6});
+  whale_rt_tensor *rounded = rt.make(WHALE_RT_BF16, {4, 6});
+  whale_rt_tensor *sum = rt.make(WHALE_RT_F32, {6});
+  auto refuses = [&](whale_rt_status s, const char *message) {
+    EXPECT_EQ(s, WHALE_RT_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(whale_rt_last_error(rt.ctx)).find(message),
+              std::string::npos)
+        << whale_rt_last_error(rt.ctx);
+  };
+  refuses(whale_rt_round_and_sum(rt.ctx, xb, rounded, sum),
+          "round_and_sum: 'x' is bf16, expected f32");
+  refuses(whale_rt_round_and_sum(rt.ctx, x, rt.make(WHALE_RT_F32, {4, 6}), sum),
+          "round_and_sum: 'rounded' is f32, expected bf16");
+  refuses(whale_rt_round_and_sum(rt.ctx, x, nullptr, sum),
+          "round_and_sum: 'rounded' is null");
+  refuses(
+      whale_rt_round_and_sum(rt.ctx, x, rt.make(WHALE_RT_BF16, {6, 4}), sum),
+      "round_and_sum: the output is [6, 4] but the result is [4, 6]");
+  refuses(
+      whale_rt_round_and_sum(rt.ctx, x, rounded, rt.make(WHALE_RT_F32, {4})),
+      "round_and_sum: 'sum' is [4], expected the last dimensions of x [4, 6]");
+  refuses(
+      whale_rt_round_and_sum(rt.ctx, x, rounded, rt.make(WHALE_RT_F32, {4, 6})),
+      "round_and_sum: 'sum' is [4, 6]");
 }
 
 } // namespace
