@@ -44,7 +44,7 @@ bool wholeOpOnBf16(Operation *op) {
 bool takesBf16Operand(Operation *op, unsigned operand) {
   // Cross entropy and its gradient read the logits as they are stored;
   // the loss, its gradient and the logits' gradient are fp32.
-  if (isa<CrossEntropyOp, CrossEntropyGradOp>(op))
+  if (isa<CrossEntropyOp, CrossEntropyGradOp, RoundedCrossEntropyGradOp>(op))
     return operand == 0;
   // Attention's gradient reads the forward's operands and output as they
   // are stored, and dout in fp32 (a gradient GEMM's result).
@@ -58,6 +58,9 @@ bool storesBf16Result(Operation *op, unsigned result) {
   // plan that splits them sums in another order.
   if (isa<AttentionGradOp, CrossEntropyOp, CrossEntropyGradOp>(op))
     return false;
+  // The fused loss gradient stores its rounding in bf16, its sum in f32.
+  if (isa<RoundedCrossEntropyGradOp>(op))
+    return result == 0;
   return wholeOpOnBf16(op);
 }
 

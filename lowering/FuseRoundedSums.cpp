@@ -7,7 +7,10 @@
 // element; at GPT-2 small's batch 8 that is 25 MB a projection and 1.6 GB
 // for the logits. One whale.round_and_sum reads it once and does both,
 // summing in the order the bias gradient's kernel sums, so the plan trains
-// to the same bits with or without the fusion.
+// to the same bits with or without the fusion. Where the gradient is the
+// loss's (the logits'), read by nothing else, the loss's gradient joins
+// too (whale.rounded_cross_entropy_grad) and the f32 gradient is never
+// stored at all.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +45,25 @@ bool sumsRowsOf(BinaryGradOp g, Value dy) {
          d.getShape().take_back(sum.getRank()) == sum.getShape();
 }
 
+/// Where `r` rounds and sums a cross entropy's gradient that nothing else
+/// reads (the LM head's): one op computes the gradient, rounds and sums
+/// it, and the f32 gradient is never stored.
+void fuseLoss(RoundAndSumOp r) {
+  auto g = r.getInput().getDefiningOp<CrossEntropyGradOp>();
+  if (!g || !g->hasOneUse() || g->getBlock() != r->getBlock())
+    return;
+  // Where the gradient stood: its operands are ready there, and each
+  // result before any of its readers.
+  OpBuilder b(g);
+  auto fused = RoundedCrossEntropyGradOp::create(
+      b, g.getLoc(), r.getResultTypes(), g.getLogits(), g.getLabels(),
+      g.getDloss());
+  r.getRounded().replaceAllUsesWith(fused.getRounded());
+  r.getSum().replaceAllUsesWith(fused.getSum());
+  r.erase();
+  g.erase();
+}
+
 /// Fuses the rounding `c` of an fp32 value with a bias gradient that sums
 /// the same value in its block; false where there is none.
 bool fuse(CastOp c) {
@@ -68,6 +90,7 @@ bool fuse(CastOp c) {
   sum.getResult().replaceAllUsesWith(fused.getSum());
   c.erase();
   sum.erase();
+  fuseLoss(fused);
   return true;
 }
 

@@ -103,7 +103,11 @@ def WhaleFuseRoundedSums : Pass<"whale-fuse-rounded-sums", "mlir::ModuleOp"> {
     block. The two become one `whale.round_and_sum`, standing where the
     earlier stood: one kernel reads the gradient once. Its sum is the bias
     gradient's, in the same order, so plans with and without it train
-    alike. Plans on GPUs under amp's storage run it.
+    alike. Where the gradient is a `whale.cross_entropy_grad` that only
+    the new op reads (the logits'), the two become one
+    `whale.rounded_cross_entropy_grad`, standing where the loss's gradient
+    stood: the f32 gradient is never stored. Plans on GPUs under amp's
+    storage run it.
   }];
 }
 

@@ -460,6 +460,15 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     return success();
   }
 
+  if (auto g = dyn_cast<RoundedCrossEntropyGradOp>(op)) {
+    SmallVector<Value> outs;
+    if (failed(resultTensors(g, outs)))
+      return failure();
+    call(WHALE_RT_FN(cross_entropy_grad_rounded),
+         {ctxArg, in(0), in(1), in(2), outs[0], outs[1]});
+    return success();
+  }
+
   if (auto g = dyn_cast<GeluMatmulGradOp>(op)) {
     SmallVector<Value> outs;
     if (failed(resultTensors(g, outs)))

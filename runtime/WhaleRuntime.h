@@ -359,6 +359,14 @@ whale_rt_status whale_rt_cross_entropy_grad(whale_rt_context *ctx,
                                             whale_rt_tensor *labels,
                                             whale_rt_tensor *dloss,
                                             whale_rt_tensor *dlogits);
+/* The same gradient (logits f32 or bf16) computed in f32 and never stored
+ * so: `rounded` (bf16, the logits' shape) holds it rounded as
+ * whale_rt_cast rounds, `sum` (f32, the logits' last dimensions) holds it
+ * summed over the rest as whale_rt_round_and_sum sums: the bits of
+ * whale_rt_cross_entropy_grad then whale_rt_round_and_sum. */
+whale_rt_status whale_rt_cross_entropy_grad_rounded(
+    whale_rt_context *ctx, whale_rt_tensor *logits, whale_rt_tensor *labels,
+    whale_rt_tensor *dloss, whale_rt_tensor *rounded, whale_rt_tensor *sum);
 whale_rt_status whale_rt_reduce_grad(whale_rt_context *ctx, int32_t op,
                                      whale_rt_tensor *x, int32_t num_axes,
                                      const int64_t *axes, whale_rt_tensor *dout,

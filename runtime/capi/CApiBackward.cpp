@@ -493,6 +493,41 @@ whale_rt_status whale_rt_cross_entropy_grad(whale_rt_context *ctx,
   });
 }
 
+whale_rt_status whale_rt_cross_entropy_grad_rounded(
+    whale_rt_context *ctx, whale_rt_tensor *logits, whale_rt_tensor *labels,
+    whale_rt_tensor *dloss, whale_rt_tensor *rounded, whale_rt_tensor *sum) {
+  const char *op = "cross_entropy_grad_rounded";
+  return traced(ctx, op, {rounded, sum}, [&]() -> whale_rt_status {
+    if (!logits || !rounded)
+      return ctx->invalid(std::string(op) + ": '" +
+                          (logits ? "rounded" : "logits") + "' is null");
+    const DType type = logits->tensor.dtype();
+    if (type != DType::F32 && type != DType::BF16)
+      return ctx->invalid(std::string(op) + ": 'logits' is " + dtypeName(type) +
+                          ", expected f32 or bf16");
+    if (whale_rt_status s = needF32(ctx, op, {{"dloss", dloss}, {"sum", sum}}))
+      return s;
+    if (rounded->tensor.dtype() != DType::BF16)
+      return ctx->invalid(std::string(op) + ": 'rounded' is " +
+                          dtypeName(rounded->tensor.dtype()) +
+                          ", expected bf16");
+    const Shape &sl = shapeOf(logits), &ss = shapeOf(sum);
+    if (!isIndex(labels) || sl.size() < 2 ||
+        Shape(sl.begin(), sl.end() - 1) != shapeOf(labels) ||
+        shapeOf(dloss) != shapeOf(labels) || shapeOf(rounded) != sl ||
+        ss.empty() || ss.size() >= sl.size() ||
+        !std::equal(ss.begin(), ss.end(), sl.end() - ss.size()))
+      return ctx->invalid(std::string(op) + ": shapes do not fit " +
+                          shapeString(sl) + " (the sum " + shapeString(ss) +
+                          ")");
+    return ran(ctx, ctx->device->crossEntropyBackwardRounded(
+                        MixedIn{logits->tensor.raw(), type, sl},
+                        indexView(labels), dloss->tensor.cview<float>(),
+                        rounded->tensor.view<uint16_t>(),
+                        sum->tensor.view<float>()));
+  });
+}
+
 whale_rt_status whale_rt_reduce_grad(whale_rt_context *ctx, int32_t op,
                                      whale_rt_tensor *x, int32_t num_axes,
                                      const int64_t *axes, whale_rt_tensor *dout,

@@ -356,6 +356,15 @@ public:
                                           IndexView labels,
                                           View<const float> dloss,
                                           View<float> dlogits);
+  /// The gradient of either (logits f32 or bf16) as roundAndSum gives it:
+  /// `rounded` its bf16 rounding, `sum` its sum over the rows, the f32
+  /// gradient not stored. The default computes it into fp32 scratch and
+  /// calls roundAndSum; a GPU computes each element where it rounds and
+  /// adds it, in roundAndSum's order.
+  virtual Status crossEntropyBackwardRounded(MixedIn logits, IndexView labels,
+                                             View<const float> dloss,
+                                             View<uint16_t> rounded,
+                                             View<float> sum);
 
   // Reductions over sorted, distinct axes.
   virtual Status reduce(ReduceOp op, View<const float> x,

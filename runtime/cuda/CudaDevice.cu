@@ -41,6 +41,8 @@ constexpr int kColumnSumScratch = 25;
 constexpr int kGemmSumScratch = 26;
 /// The fused layernorm gradient's partial sums of dgamma and dbeta.
 constexpr int kLayerNormScratch = 27;
+/// Each row's log-sum-exp, for cross entropy's rounded gradient.
+constexpr int kLossLseScratch = 30;
 
 Status cudaFailed(cudaError_t e, const std::string &what) {
   if (e == cudaSuccess)
@@ -1404,6 +1406,42 @@ Status CudaDevice::crossEntropyBackwardBf16(View<const uint16_t> logits,
                                             View<const float> dloss,
                                             View<float> dlogits) {
   return crossEntropyBackwardOf(logits, labels, dloss, dlogits);
+}
+
+Status CudaDevice::crossEntropyBackwardRounded(MixedIn logits,
+                                               IndexView labels,
+                                               View<const float> dloss,
+                                               View<uint16_t> rounded,
+                                               View<float> sum) {
+  const int64_t classes = logits.shape.back(), rows = labels.numel();
+  const int64_t width = sum.numel();
+  if (Status st = enter(); !st)
+    return st;
+  if (width == 0)
+    return Status::ok();
+  if (rows * classes == 0) {
+    fillF32(compute, sum.data, width, 0.0f);
+    return launched("cross_entropy_grad_rounded");
+  }
+  void *lse;
+  if (Status st = scratch(kLossLseScratch, rows * sizeof(float), &lse); !st)
+    return st;
+  float *partials;
+  if (Status st = columnScratch(rows * classes / width, width, 1, partials);
+      !st)
+    return st;
+  return labelled(classes, [&](DataError *record) {
+    auto launch = [&](const auto *data) {
+      crossEntropyGradRounded(compute, data, labels.data, labels.wide,
+                              dloss.data, static_cast<float *>(lse),
+                              rounded.data, sum.data, rows, classes, width,
+                              partials, record);
+    };
+    if (logits.dtype == DType::BF16)
+      launch(static_cast<const uint16_t *>(logits.data));
+    else
+      launch(static_cast<const float *>(logits.data));
+  });
 }
 
 //===----------------------------------------------------------------------===//

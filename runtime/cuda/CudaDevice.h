@@ -73,6 +73,10 @@ public:
   Status toBf16(View<const float> x, View<uint16_t> out) override;
   Status roundAndSum(View<const float> x, View<uint16_t> rounded,
                      View<float> sum) override;
+  Status crossEntropyBackwardRounded(MixedIn logits, IndexView labels,
+                                     View<const float> dloss,
+                                     View<uint16_t> rounded,
+                                     View<float> sum) override;
   Status fromBf16(View<const uint16_t> x, View<float> out) override;
 
   Status matmul(View<const float> a, View<const float> b, View<float> out,

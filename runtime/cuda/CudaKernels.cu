@@ -728,6 +728,49 @@ __global__ void crossEntropyGradKernel(const T *logits, const void *labels,
     out[j] = (expf(logitAt(row, j) - lse) - (j == y ? 1.0f : 0.0f)) * d;
 }
 
+/// Each row's log-sum-exp as crossEntropyGradKernel computes it (the same
+/// function, the same block), a label outside [0, classes) reported.
+template <typename T>
+__global__ void crossEntropyLseKernel(const T *logits, const void *labels,
+                                      bool wide, float *lse, int64_t classes,
+                                      DataError *error) {
+  const T *row = logits + blockIdx.x * classes;
+  const float l = rowOnlineLse(row, classes);
+  if (threadIdx.x == 0) {
+    const int64_t y = indexAt(labels, wide, blockIdx.x);
+    if (y < 0 || y >= classes)
+      report(error, blockIdx.x, y);
+    lse[blockIdx.x] = l;
+  }
+}
+
+/// Cross entropy's gradient as crossEntropyGradKernel computes each
+/// element (the same expression), stored rounded to bf16 and added into
+/// the sums over rows of a [rows, width] view of it (ColumnSums.h).
+template <typename T> struct CrossEntropyGradTerm {
+  static constexpr int kOutputs = 1;
+  const T *logits;
+  const void *labels;
+  bool wide;
+  const float *lse, *dloss;
+  __nv_bfloat16 *rounded;
+  int64_t width, classes;
+  __device__ void operator()(int64_t r, int64_t c, float *acc) const {
+    const int64_t e = r * width + c;
+    // The bias's sum is over every row of logits in practice (width ==
+    // classes): no 64-bit division an element there.
+    const bool byRow = width == classes;
+    const int64_t row = byRow ? r : e / classes, j = byRow ? c : e % classes;
+    const int64_t y = indexAt(labels, wide, row);
+    const float g =
+        (expf(logitAt(logits + row * classes, j) - lse[row]) -
+         (j == y ? 1.0f : 0.0f)) *
+        dloss[row];
+    rounded[e] = __float2bfloat16_rn(g);
+    acc[0] += g;
+  }
+};
+
 __global__ void reduceKernel(int op, const float *x, float *out, Walk walk,
                              int64_t kept, int64_t count) {
   WHALE_GRID_LOOP(t, kept) { out[t] = reduceAt(op, x, walk, t, count); }
@@ -1216,6 +1259,32 @@ void sumRows(cudaStream_t s, const float *x, float *out, int64_t rows,
   columnSums(s, RowSumTerm{x, width}, planColumnSums(rows, width), outs,
              partials);
 }
+
+template <typename T>
+void crossEntropyGradRounded(cudaStream_t s, const T *logits,
+                             const void *labels, bool wide, const float *dloss,
+                             float *lse, void *rounded, float *sum,
+                             int64_t rows, int64_t classes, int64_t width,
+                             float *partials, DataError *error) {
+  if (rows > 0)
+    crossEntropyLseKernel<<<rows, kRowThreads, 0, s>>>(logits, labels, wide,
+                                                       lse, classes, error);
+  ColumnOutputs<1> outs;
+  outs.out[0] = sum;
+  columnSums(s,
+             CrossEntropyGradTerm<T>{logits, labels, wide, lse, dloss,
+                                     static_cast<__nv_bfloat16 *>(rounded),
+                                     width, classes},
+             planColumnSums(rows * classes / width, width), outs, partials);
+}
+template void crossEntropyGradRounded(cudaStream_t, const float *, const void *,
+                                      bool, const float *, float *, void *,
+                                      float *, int64_t, int64_t, int64_t,
+                                      float *, DataError *);
+template void crossEntropyGradRounded(cudaStream_t, const uint16_t *,
+                                      const void *, bool, const float *,
+                                      float *, void *, float *, int64_t,
+                                      int64_t, int64_t, float *, DataError *);
 
 void roundAndSumRows(cudaStream_t s, const float *x, void *rounded, float *sum,
                      int64_t rows, int64_t width, float *partials) {

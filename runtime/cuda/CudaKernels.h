@@ -232,6 +232,19 @@ void crossEntropyGrad(cudaStream_t s, const T *logits, const void *labels,
                       bool wide, const float *dloss, float *dlogits,
                       int64_t rows, int64_t classes, DataError *error);
 
+/// crossEntropyGrad's gradient of `rows` rows of `classes` logits, never
+/// stored in f32: rounded to bf16 into `rounded`, and summed into `sum`
+/// over the rows of its [rows * classes / width, width] view, in
+/// roundAndSumRows's order (the same bits as the two kernels). `lse`
+/// holds `rows` floats of scratch, `partials`
+/// columnSumScratch(rows * classes / width, width, 1).
+template <typename T>
+void crossEntropyGradRounded(cudaStream_t s, const T *logits,
+                             const void *labels, bool wide, const float *dloss,
+                             float *lse, void *rounded, float *sum,
+                             int64_t rows, int64_t classes, int64_t width,
+                             float *partials, DataError *error);
+
 /// For each of `kept` outputs (`walk.part`), op over the `count` elements of
 /// x (`walk.full`, contiguous) that map to it.
 void reduce(cudaStream_t s, int op, const float *x, float *out,

@@ -55,6 +55,11 @@ int64_t GeluMatmulGradOp::getFlops() {
 
 /// The rounding and the sum: 1 each an element.
 int64_t RoundAndSumOp::getFlops() { return 2 * elementsOf(getInput()); }
+/// Cross entropy's gradient (7 a logit, as CrossEntropyGradOp counts it),
+/// then the rounding and the sum.
+int64_t RoundedCrossEntropyGradOp::getFlops() {
+  return 9 * elementsOf(getLogits());
+}
 
 int64_t AddOp::getFlops() { return elementsOf(getResult()); }
 int64_t SubOp::getFlops() { return elementsOf(getResult()); }

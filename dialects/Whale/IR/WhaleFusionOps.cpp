@@ -517,20 +517,50 @@ LogicalResult GeluMatmulGradOp::verify() {
   return success();
 }
 
-LogicalResult RoundAndSumOp::verify() {
-  RankedTensorType x = getInput().getType(), r = getRounded().getType(),
-                   s = getSum().getType();
-  if (failed(expectF32(*this, x, "input")) ||
-      failed(expectF32(*this, s, "sum")))
+/// A rounding of `x`'s shape to bf16 and an f32 sum over its leading
+/// dimensions (round_and_sum's results, and those of the gradients fused
+/// with it).
+static LogicalResult expectRoundedAndSummed(Operation *op, RankedTensorType x,
+                                            RankedTensorType r,
+                                            RankedTensorType s, StringRef what,
+                                            StringRef whose) {
+  if (failed(expectF32(op, s, "sum")))
     return failure();
   if (r != withBf16(x))
-    return emitOpError() << "rounded " << r << " must be the input's shape "
-                         << "in bf16, " << withBf16(x);
+    return op->emitOpError() << "rounded " << r << " must be the " << whose
+                             << " shape in bf16, " << withBf16(x);
   // A sum over leading dimensions: the trailing ones are the sum's.
   if (s.getRank() < 1 || s.getRank() >= x.getRank() ||
       x.getShape().take_back(s.getRank()) != s.getShape())
-    return emitOpError() << "sum " << s << " must be the input's last "
-                         << "dimensions (the input " << x
-                         << " summed over one leading dimension at least)";
+    return op->emitOpError()
+           << "sum " << s << " must be the " << whose << " last "
+           << "dimensions (the " << what << " " << x
+           << " summed over one leading dimension at least)";
   return success();
+}
+
+LogicalResult RoundAndSumOp::verify() {
+  RankedTensorType x = getInput().getType();
+  if (failed(expectF32(*this, x, "input")))
+    return failure();
+  return expectRoundedAndSummed(*this, x, getRounded().getType(),
+                                getSum().getType(), "input", "input's");
+}
+
+LogicalResult RoundedCrossEntropyGradOp::verify() {
+  RankedTensorType logits = getLogits().getType(), dloss = getDloss().getType();
+  if (failed(expectStoredAs(*this, logits, /*bf16Operands=*/true, "logits")) ||
+      failed(expectF32(*this, dloss, "dloss")))
+    return failure();
+  if (logits.getRank() < 2)
+    return emitOpError() << "logits " << logits
+                         << " need a row dimension and the class dimension";
+  ArrayRef<int64_t> batch = logits.getShape().drop_back();
+  if (getLabels().getType().getShape() != batch || dloss.getShape() != batch)
+    return emitOpError() << "labels " << getLabels().getType() << " and dloss "
+                         << dloss
+                         << " must be the logits without their class "
+                            "dimension";
+  return expectRoundedAndSummed(*this, logits, getRounded().getType(),
+                                getSum().getType(), "logits", "logits'");
 }

@@ -233,6 +233,33 @@ def Whale_RoundAndSumOp : Whale_Op<"round_and_sum", [Pure,
   let hasVerifier = 1;
 }
 
+def Whale_RoundedCrossEntropyGradOp : Whale_Op<"rounded_cross_entropy_grad",
+    [Pure, DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Cross entropy's gradient rounded to bf16, with the bias's sum of it";
+  let description = [{
+    `whale.round_and_sum` of `whale.cross_entropy_grad`: the gradient
+    `(softmax(logits) - onehot(labels)) * dloss` computed in f32, stored
+    rounded to bf16 (`rounded`, the logits' shape) for the head's GEMMs,
+    and summed in f32 over its leading dimensions (`sum`, the logits'
+    last dimensions) for the head's bias. `-whale-fuse-rounded-sums`
+    makes it where the round_and_sum is the gradient's only reader, so the
+    f32 gradient (1.6 GB at GPT-2 small's batch 8) is never stored. The
+    logits are f32 or bf16 (amp's storage), dloss f32.
+
+    ```mlir
+    %g, %db = whale.rounded_cross_entropy_grad %logits, %y, %dloss : tensor<8x100xbf16>, tensor<8xi32>, tensor<8xf32> -> tensor<8x100xbf16>, tensor<100xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$logits, Whale_IndexTensor:$labels,
+                       Whale_FloatTensor:$dloss);
+  let results = (outs Whale_FloatTensor:$rounded, Whale_FloatTensor:$sum);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $dloss attr-dict `:` type($logits) `,`
+    type($labels) `,` type($dloss) `->` type(results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Whale_FusedYieldOp : Whale_Op<"fused_yield", [
     Pure, Terminator, ReturnLike, HasParent<"FusedOp">]> {
   let summary = "The values a fused region writes";

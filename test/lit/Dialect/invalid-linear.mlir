@@ -197,3 +197,43 @@ func.func @round_and_sum_nothing_summed(%dy: tensor<8x32xf32>) {
   %r, %s = whale.round_and_sum %dy : tensor<8x32xf32> -> tensor<8x32xbf16>, tensor<8x32xf32>
   return
 }
+
+// -----
+
+func.func @rounded_loss_grad_dloss(%l: tensor<8x100xbf16>, %y: tensor<8xi32>, %d: tensor<8xbf16>) {
+  // expected-error @+1 {{dloss must be f32, got 'tensor<8xbf16>'}}
+  %g, %db = whale.rounded_cross_entropy_grad %l, %y, %d : tensor<8x100xbf16>, tensor<8xi32>, tensor<8xbf16> -> tensor<8x100xbf16>, tensor<100xf32>
+  return
+}
+
+// -----
+
+func.func @rounded_loss_grad_labels(%l: tensor<8x100xbf16>, %y: tensor<4xi32>, %d: tensor<8xf32>) {
+  // expected-error @+1 {{labels 'tensor<4xi32>' and dloss 'tensor<8xf32>' must be the logits without their class dimension}}
+  %g, %db = whale.rounded_cross_entropy_grad %l, %y, %d : tensor<8x100xbf16>, tensor<4xi32>, tensor<8xf32> -> tensor<8x100xbf16>, tensor<100xf32>
+  return
+}
+
+// -----
+
+func.func @rounded_loss_grad_one_row(%l: tensor<100xbf16>, %y: tensor<i32>, %d: tensor<f32>) {
+  // expected-error @+1 {{logits 'tensor<100xbf16>' need a row dimension and the class dimension}}
+  %g, %db = whale.rounded_cross_entropy_grad %l, %y, %d : tensor<100xbf16>, tensor<i32>, tensor<f32> -> tensor<100xbf16>, tensor<100xf32>
+  return
+}
+
+// -----
+
+func.func @rounded_loss_grad_f32(%l: tensor<8x100xbf16>, %y: tensor<8xi32>, %d: tensor<8xf32>) {
+  // expected-error @+1 {{rounded 'tensor<8x100xf32>' must be the logits' shape in bf16}}
+  %g, %db = whale.rounded_cross_entropy_grad %l, %y, %d : tensor<8x100xbf16>, tensor<8xi32>, tensor<8xf32> -> tensor<8x100xf32>, tensor<100xf32>
+  return
+}
+
+// -----
+
+func.func @rounded_loss_grad_sum(%l: tensor<8x100xbf16>, %y: tensor<8xi32>, %d: tensor<8xf32>) {
+  // expected-error @+1 {{sum 'tensor<8xf32>' must be the logits' last dimensions}}
+  %g, %db = whale.rounded_cross_entropy_grad %l, %y, %d : tensor<8x100xbf16>, tensor<8xi32>, tensor<8xf32> -> tensor<8x100xbf16>, tensor<8xf32>
+  return
+}

@@ -62,3 +62,35 @@ func.func @apart(%dy: tensor<8x32xf32>, %h: tensor<8x32xbf16>, %other: tensor<8x
   %d3 = whale.binary_grad add %dy, %c, %dy operand = 1 : tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32> -> tensor<8x32xf32>
   return %r, %w, %d1, %d2, %d3 : tensor<8x32xbf16>, tensor<8x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<8x32xf32>
 }
+
+// -----
+
+// The LM head's gradient: the loss's gradient, read only by its rounding
+// and the head bias's sum, is made rounded and summed where it stood; the
+// f32 gradient is gone.
+// CHECK-LABEL: func.func @loss
+// CHECK-NEXT: %[[G:.*]], %[[S:.*]] = whale.rounded_cross_entropy_grad %arg0, %arg1, %arg2 : tensor<2x8x100xbf16>, tensor<2x8xi32>, tensor<2x8xf32> -> tensor<2x8x100xbf16>, tensor<100xf32>
+// CHECK-NEXT: whale.matmul_grad %arg3, %arg4, %[[G]] operand = 1
+// CHECK-NEXT: return %{{.*}}, %[[S]]
+func.func @loss(%logits: tensor<2x8x100xbf16>, %y: tensor<2x8xi32>, %dloss: tensor<2x8xf32>, %h: tensor<2x8x16xbf16>, %w: tensor<16x100xbf16>, %b: tensor<100xf32>) -> (tensor<16x100xf32>, tensor<100xf32>) {
+  %g = whale.cross_entropy_grad %logits, %y, %dloss : tensor<2x8x100xbf16>, tensor<2x8xi32>, tensor<2x8xf32> -> f32
+  %r = whale.cast %g : tensor<2x8x100xf32> to tensor<2x8x100xbf16>
+  %dw = whale.matmul_grad %h, %w, %r operand = 1 : tensor<2x8x16xbf16>, tensor<16x100xbf16>, tensor<2x8x100xbf16> -> tensor<16x100xf32>
+  %db = whale.binary_grad add %g, %b, %g operand = 1 : tensor<2x8x100xf32>, tensor<100xf32>, tensor<2x8x100xf32> -> tensor<100xf32>
+  return %dw, %db : tensor<16x100xf32>, tensor<100xf32>
+}
+
+// -----
+
+// A loss's gradient something else reads too stays, and is rounded and
+// summed by round_and_sum.
+// CHECK-LABEL: func.func @loss_read_again
+// CHECK: %[[G:.*]] = whale.cross_entropy_grad
+// CHECK-NEXT: whale.round_and_sum %[[G]]
+// CHECK-NOT: whale.rounded_cross_entropy_grad
+func.func @loss_read_again(%logits: tensor<8x100xbf16>, %y: tensor<8xi32>, %dloss: tensor<8xf32>, %b: tensor<100xf32>) -> (tensor<8x100xbf16>, tensor<100xf32>, tensor<8x100xf32>) {
+  %g = whale.cross_entropy_grad %logits, %y, %dloss : tensor<8x100xbf16>, tensor<8xi32>, tensor<8xf32> -> f32
+  %r = whale.cast %g : tensor<8x100xf32> to tensor<8x100xbf16>
+  %db = whale.binary_grad add %g, %b, %g operand = 1 : tensor<8x100xf32>, tensor<100xf32>, tensor<8x100xf32> -> tensor<100xf32>
+  return %r, %db, %g : tensor<8x100xbf16>, tensor<100xf32>, tensor<8x100xf32>
+}

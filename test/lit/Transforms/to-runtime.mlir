@@ -183,6 +183,16 @@ func.func @round_and_sum(%dy: tensor<4x16xf32>) -> (tensor<4x16xbf16>, tensor<16
 
 // -----
 
+// The loss's gradient rounded and summed: one call, both results.
+// CHECK-LABEL: llvm.func @rounded_loss_grad(
+// CHECK: llvm.call @whale_rt_cross_entropy_grad_rounded(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
+func.func @rounded_loss_grad(%l: tensor<4x16xbf16>, %y: tensor<4xi32>, %d: tensor<4xf32>) -> (tensor<4x16xbf16>, tensor<16xf32>) attributes {whale.model} {
+  %g, %db = whale.rounded_cross_entropy_grad %l, %y, %d : tensor<4x16xbf16>, tensor<4xi32>, tensor<4xf32> -> tensor<4x16xbf16>, tensor<16xf32>
+  return %g, %db : tensor<4x16xbf16>, tensor<16xf32>
+}
+
+// -----
+
 // A layernorm's gradient with the residual's added: its own call, the
 // residual after dy.
 // CHECK-LABEL: llvm.func @layernorm_residual(

@@ -1038,6 +1038,60 @@ TEST(CudaKernels, CrossEntropyOnBf16LogitsAsTheCpu) {
   }
 }
 
+/// The LM head's gradient rounded and summed in one call: on the GPU the
+/// bits of cross_entropy_grad, then round_and_sum (the same expression per
+/// element, the same sums in the same order), at 50,304 classes (a split
+/// per column tile) and 37 (the rows split among blocks), on bf16 and f32
+/// logits; against the CPU, the sums to fp32's reordering.
+TEST(CudaKernels, RoundedLossGradientIsTheGradientRoundedAndSummed) {
+  Pair p;
+  whale_rt_context *ctxs[2] = {p.gpu, p.cpu};
+  for (auto [rows, classes] : {std::pair<int64_t, int64_t>{256, 50304},
+                               std::pair<int64_t, int64_t>{4096, 37}})
+    for (bool bf16 : {true, false}) {
+      auto wide = p.random({rows, classes}, 61, -6, 6);
+      auto logits = bf16 ? p.cast(wide, WHALE_RT_BF16) : wide;
+      std::vector<int32_t> yv(rows);
+      for (int64_t i = 0; i < rows; ++i)
+        yv[i] = static_cast<int32_t>((i * 977) % classes);
+      auto labels = p.ids({rows}, yv);
+      auto dloss = p.random({rows}, 62);
+      auto rounded = p.make(WHALE_RT_BF16, {rows, classes});
+      auto sum = p.make(WHALE_RT_F32, {classes});
+      auto g = p.make(WHALE_RT_F32, {rows, classes});
+      auto gRounded = p.make(WHALE_RT_BF16, {rows, classes});
+      auto gSum = p.make(WHALE_RT_F32, {classes});
+      for (int i = 0; i < 2; ++i) {
+        ASSERT_EQ(whale_rt_cross_entropy_grad_rounded(ctxs[i], logits.t[i],
+                                                      labels.t[i], dloss.t[i],
+                                                      rounded.t[i], sum.t[i]),
+                  WHALE_RT_OK)
+            << whale_rt_last_error(ctxs[i]);
+        ASSERT_EQ(whale_rt_cross_entropy_grad(ctxs[i], logits.t[i], labels.t[i],
+                                              dloss.t[i], g.t[i]),
+                  WHALE_RT_OK);
+        ASSERT_EQ(
+            whale_rt_round_and_sum(ctxs[i], g.t[i], gRounded.t[i], gSum.t[i]),
+            WHALE_RT_OK);
+      }
+      const std::string what = "cross_entropy_grad_rounded " +
+                               std::to_string(classes) +
+                               (bf16 ? " bf16" : " f32");
+      std::vector<uint16_t> bits(rows * classes), ref(rows * classes);
+      ASSERT_EQ(whale_rt_tensor_read(p.gpu, rounded.t[0], bits.data(),
+                                     bits.size() * 2),
+                WHALE_RT_OK);
+      ASSERT_EQ(whale_rt_tensor_read(p.gpu, gRounded.t[0], ref.data(),
+                                     ref.size() * 2),
+                WHALE_RT_OK);
+      EXPECT_EQ(bits, ref) << what;
+      std::vector<float> got = p.read(sum, 0), want = p.read(gSum, 0);
+      EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * 4))
+          << what;
+      p.check(what, {sum}, [](whale_rt_context *, int) { return WHALE_RT_OK; });
+    }
+}
+
 TEST(CudaKernels, ReductionsAndLayout) {
   Pair p;
   Shape s{6, 5, 4};
