@@ -17,9 +17,9 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lowering/ElementTypes.h"
 #include "lowering/Passes.h"
+#include "lowering/TopLevelOps.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/Threading.h"
 
 namespace whale {
 #define GEN_PASS_DEF_WHALEFUSEROUNDEDSUMS
@@ -105,14 +105,7 @@ void fuseWithin(Operation *root) {
 struct FuseRoundedSums
     : public whale::impl::WhaleFuseRoundedSumsBase<FuseRoundedSums> {
   void runOnOperation() override {
-    // Functions are isolated from each other: they fuse side by side.
-    SmallVector<Operation *> isolated;
-    for (Operation &op : getOperation().getBody()->getOperations())
-      if (op.hasTrait<OpTrait::IsIsolatedFromAbove>())
-        isolated.push_back(&op);
-      else
-        fuseWithin(&op);
-    parallelForEach(&getContext(), isolated, fuseWithin);
+    forEachTopLevelOp(getOperation(), fuseWithin);
   }
 };
 

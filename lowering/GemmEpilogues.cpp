@@ -27,9 +27,9 @@
 #include "lowering/ElementTypes.h"
 #include "lowering/IdentityGradients.h"
 #include "lowering/Passes.h"
+#include "lowering/TopLevelOps.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/Threading.h"
 #include "llvm/ADT/DenseSet.h"
 
 namespace whale {
@@ -388,15 +388,7 @@ void fuseWithin(Operation *root) {
 struct GemmEpilogues
     : public whale::impl::WhaleGemmEpiloguesBase<GemmEpilogues> {
   void runOnOperation() override {
-    // Every fusion stays within its function, and functions are isolated
-    // from each other: they fuse side by side on the context's threads.
-    SmallVector<Operation *> isolated;
-    for (Operation &op : getOperation().getBody()->getOperations())
-      if (op.hasTrait<OpTrait::IsIsolatedFromAbove>())
-        isolated.push_back(&op);
-      else
-        fuseWithin(&op);
-    parallelForEach(&getContext(), isolated, fuseWithin);
+    forEachTopLevelOp(getOperation(), fuseWithin);
   }
 };
 

@@ -419,62 +419,35 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     }
     return success();
   };
-  if (auto ag = dyn_cast<AttentionGradOp>(op)) {
+  // The fused ops of several results: each result's tensor made first.
+  if (isa<AttentionGradOp, LinearOp, LinearWeightGradOp, GeluMatmulGradOp,
+          RoundAndSumOp, RoundedCrossEntropyGradOp>(op)) {
     SmallVector<Value> outs;
-    if (failed(resultTensors(ag, outs)))
+    if (failed(resultTensors(op, outs)))
       return failure();
-    call(WHALE_RT_FN(attention_grad),
-         {ctxArg, in(0), in(1), in(2), in(3), in(4),
-          constF64(ag.getScale().convertToDouble()),
-          constI32(attentionForm(ag.getCausal(), ag.getSequenceMajor())),
-          outs[0], outs[1], outs[2]});
-    return success();
-  }
-
-  if (auto linear = dyn_cast<LinearOp>(op)) {
-    SmallVector<Value> outs;
-    if (failed(resultTensors(linear, outs)))
-      return failure();
-    call(WHALE_RT_FN(linear),
-         {ctxArg, in(0), in(1), in(2), outs[0],
-          outs.size() > 1 ? outs[1] : nullPtr(),
-          constI32(linear.getTransposeWeight()), constI32(linear.getGelu())});
-    return success();
-  }
-
-  if (auto g = dyn_cast<LinearWeightGradOp>(op)) {
-    SmallVector<Value> outs;
-    if (failed(resultTensors(g, outs)))
-      return failure();
-    call(WHALE_RT_FN(linear_weight_grad),
-         {ctxArg, in(0), in(1), outs[0], outs[1],
-          constI32(g.getTransposeWeight())});
-    return success();
-  }
-
-  if (auto r = dyn_cast<RoundAndSumOp>(op)) {
-    SmallVector<Value> outs;
-    if (failed(resultTensors(r, outs)))
-      return failure();
-    call(WHALE_RT_FN(round_and_sum), {ctxArg, in(0), outs[0], outs[1]});
-    return success();
-  }
-
-  if (auto g = dyn_cast<RoundedCrossEntropyGradOp>(op)) {
-    SmallVector<Value> outs;
-    if (failed(resultTensors(g, outs)))
-      return failure();
-    call(WHALE_RT_FN(cross_entropy_grad_rounded),
-         {ctxArg, in(0), in(1), in(2), outs[0], outs[1]});
-    return success();
-  }
-
-  if (auto g = dyn_cast<GeluMatmulGradOp>(op)) {
-    SmallVector<Value> outs;
-    if (failed(resultTensors(g, outs)))
-      return failure();
-    call(WHALE_RT_FN(gelu_matmul_grad), {ctxArg, in(0), in(1), in(2), outs[0],
-                                         constI32(g.getTransposeWeight())});
+    if (auto ag = dyn_cast<AttentionGradOp>(op))
+      call(WHALE_RT_FN(attention_grad),
+           {ctxArg, in(0), in(1), in(2), in(3), in(4),
+            constF64(ag.getScale().convertToDouble()),
+            constI32(attentionForm(ag.getCausal(), ag.getSequenceMajor())),
+            outs[0], outs[1], outs[2]});
+    else if (auto linear = dyn_cast<LinearOp>(op))
+      call(WHALE_RT_FN(linear),
+           {ctxArg, in(0), in(1), in(2), outs[0],
+            outs.size() > 1 ? outs[1] : nullPtr(),
+            constI32(linear.getTransposeWeight()), constI32(linear.getGelu())});
+    else if (auto g = dyn_cast<LinearWeightGradOp>(op))
+      call(WHALE_RT_FN(linear_weight_grad),
+           {ctxArg, in(0), in(1), outs[0], outs[1],
+            constI32(g.getTransposeWeight())});
+    else if (auto g = dyn_cast<GeluMatmulGradOp>(op))
+      call(WHALE_RT_FN(gelu_matmul_grad), {ctxArg, in(0), in(1), in(2), outs[0],
+                                           constI32(g.getTransposeWeight())});
+    else if (isa<RoundAndSumOp>(op))
+      call(WHALE_RT_FN(round_and_sum), {ctxArg, in(0), outs[0], outs[1]});
+    else
+      call(WHALE_RT_FN(cross_entropy_grad_rounded),
+           {ctxArg, in(0), in(1), in(2), outs[0], outs[1]});
     return success();
   }
 

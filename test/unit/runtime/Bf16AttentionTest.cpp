@@ -111,12 +111,7 @@ TEST(Bf16Attention, RefusesMixedOrMisstoredTensors) {
                   *dk = rt.make(WHALE_RT_F32, s),
                   *dv = rt.make(WHALE_RT_F32, s);
   whale_rt_tensor *dqB = rt.make(WHALE_RT_BF16, s);
-  auto refuses = [&](whale_rt_status st, const char *message) {
-    EXPECT_EQ(st, WHALE_RT_INVALID_ARGUMENT);
-    EXPECT_NE(std::string(whale_rt_last_error(rt.ctx)).find(message),
-              std::string::npos)
-        << whale_rt_last_error(rt.ctx);
-  };
+  auto refuses = whale::testing::refusalsOf(rt);
   refuses(whale_rt_attention(rt.ctx, q, kf, v, 0.5, 0, o),
           "attention: 'k' is f32, expected bf16 as 'q' is");
   refuses(whale_rt_attention(rt.ctx, qf, kf, vf, 0.5, 0, o),

@@ -71,12 +71,7 @@ TEST(Bf16CrossEntropy, RefusesBf16LossesAndGradientsAndBadLabels) {
   whale_rt_tensor *y = labelsOf(rt, WHALE_RT_I32, {4}, 6);
   whale_rt_tensor *g = rt.make(WHALE_RT_F32, {4, 6}),
                   *gB = rt.make(WHALE_RT_BF16, {4, 6});
-  auto refuses = [&](whale_rt_status st, const char *message) {
-    EXPECT_EQ(st, WHALE_RT_INVALID_ARGUMENT);
-    EXPECT_NE(std::string(whale_rt_last_error(rt.ctx)).find(message),
-              std::string::npos)
-        << whale_rt_last_error(rt.ctx);
-  };
+  auto refuses = whale::testing::refusalsOf(rt);
   refuses(whale_rt_cross_entropy(rt.ctx, logits, y, lossB),
           "cross_entropy: 'out' is bf16, expected f32");
   refuses(whale_rt_cross_entropy_grad(rt.ctx, logits, y, lossB, g),
@@ -149,12 +144,7 @@ TEST(Bf16CrossEntropy, RoundedGradientRefusesWhatDoesNotFit) {
   whale_rt_tensor *y = labelsOf(rt, WHALE_RT_I32, {4}, 6);
   whale_rt_tensor *rounded = rt.make(WHALE_RT_BF16, {4, 6}),
                   *sum = rt.make(WHALE_RT_F32, {6});
-  auto refuses = [&](whale_rt_status st, const char *message) {
-    EXPECT_EQ(st, WHALE_RT_INVALID_ARGUMENT);
-    EXPECT_NE(std::string(whale_rt_last_error(rt.ctx)).find(message),
-              std::string::npos)
-        << whale_rt_last_error(rt.ctx);
-  };
+  auto refuses = whale::testing::refusalsOf(rt);
   refuses(whale_rt_cross_entropy_grad_rounded(rt.ctx, logits, y, dlossB,
                                               rounded, sum),
           "cross_entropy_grad_rounded: 'dloss' is bf16, expected f32");

@@ -105,12 +105,7 @@ TEST(Bf16LinearLayer, RefusesMixedOrMisstoredTensors) {
   whale_rt_tensor *bias = rt.f32({6});
   auto [biasB, unused] = rt.pair({6});
   whale_rt_tensor *out = rt.make(WHALE_RT_BF16, {4, 6});
-  auto refuses = [&](whale_rt_status s, const char *message) {
-    EXPECT_EQ(s, WHALE_RT_INVALID_ARGUMENT);
-    EXPECT_NE(std::string(whale_rt_last_error(rt.ctx)).find(message),
-              std::string::npos)
-        << whale_rt_last_error(rt.ctx);
-  };
+  auto refuses = whale::testing::refusalsOf(rt);
   refuses(whale_rt_linear(rt.ctx, x, wf, bias, out, nullptr, 0, 0),
           "linear: 'w' is f32, expected bf16 as 'x' is");
   refuses(whale_rt_linear(rt.ctx, x, w, biasB, out, nullptr, 0, 0),
@@ -186,12 +181,7 @@ TEST(Bf16LinearLayer, RoundAndSumRefusesWhatIsNotARoundingAndABiasSum) {
   auto [xb, unused] = rt.pair({4, 6});
   whale_rt_tensor *rounded = rt.make(WHALE_RT_BF16, {4, 6});
   whale_rt_tensor *sum = rt.make(WHALE_RT_F32, {6});
-  auto refuses = [&](whale_rt_status s, const char *message) {
-    EXPECT_EQ(s, WHALE_RT_INVALID_ARGUMENT);
-    EXPECT_NE(std::string(whale_rt_last_error(rt.ctx)).find(message),
-              std::string::npos)
-        << whale_rt_last_error(rt.ctx);
-  };
+  auto refuses = whale::testing::refusalsOf(rt);
   refuses(whale_rt_round_and_sum(rt.ctx, xb, rounded, sum),
           "round_and_sum: 'x' is bf16, expected f32");
   refuses(whale_rt_round_and_sum(rt.ctx, x, rt.make(WHALE_RT_F32, {4, 6}), sum),

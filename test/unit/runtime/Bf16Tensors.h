@@ -65,6 +65,17 @@ struct Bf16Runtime : TestRuntime {
   }
 };
 
+/// Whether `rt`'s last call was refused as an invalid argument, its error
+/// naming `message`: the refuses(status, message) of the bf16 C ABI tests.
+inline auto refusalsOf(TestRuntime &rt) {
+  return [&rt](whale_rt_status st, const char *message) {
+    EXPECT_EQ(st, WHALE_RT_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(whale_rt_last_error(rt.ctx)).find(message),
+              std::string::npos)
+        << whale_rt_last_error(rt.ctx);
+  };
+}
+
 /// `got` (f32 or bf16) is `ref` (f32, its mean magnitude above
 /// `minMeanAbs`, so the comparison means something) exactly: as it is, or
 /// rounded once.
