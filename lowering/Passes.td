@@ -111,6 +111,20 @@ def WhaleFuseRoundedSums : Pass<"whale-fuse-rounded-sums", "mlir::ModuleOp"> {
   }];
 }
 
+def WhaleShareCasts : Pass<"whale-share-casts", "mlir::ModuleOp"> {
+  let summary = "Convert a value once where a block converts it again, unwritten";
+  let description = [{
+    A `whale.cast` of a value to a type that an earlier cast in the same
+    block already made, with no op between them that may write the value
+    (an op not free of memory effects that reads it: an optimizer's
+    in-place update, an in-place collective), reads the earlier cast's
+    result and is erased: the conversion gives the same bits. Under amp's
+    storage a rank program repeats each micro-batch's forward and backward
+    in one block, each converting the weights again; after this pass each
+    weight is converted once a step. Runs after -whale-widen-bf16.
+  }];
+}
+
 def WhaleFuseElementwise : Pass<"whale-fuse-elementwise", "mlir::ModuleOp"> {
   let summary = "Group chains of elementwise ops into whale.fused regions";
   let description = [{

@@ -27,8 +27,10 @@ void buildWhaleTrainPipeline(mlir::OpPassManager &pm,
                              const TrainPipelineOptions &options) {
   buildWhaleGradPipeline(pm, options.ampStorage);
   pm.addPass(createWhaleTrainStep());
-  if (options.ampStorage)
+  if (options.ampStorage) {
     pm.addPass(createWhaleWidenBf16({/*fusedCasts=*/options.fuse}));
+    pm.addPass(createWhaleShareCasts());
+  }
   if (options.fuse)
     pm.addPass(createWhaleFuseElementwise());
 }
@@ -74,8 +76,10 @@ void buildWhaleRankProgramsPipeline(
     mlir::OpPassManager &pm, const RankProgramsPipelineOptions &options) {
   pm.addPass(createWhaleRankPrograms());
   pm.addPass(createWhaleShardOptimizer());
-  if (options.ampStorage)
+  if (options.ampStorage) {
     pm.addPass(createWhaleWidenBf16({/*fusedCasts=*/options.fuse}));
+    pm.addPass(createWhaleShareCasts());
+  }
   if (options.overlap)
     pm.addPass(createWhaleOverlapGradSync());
   if (options.gemmEpilogues)
