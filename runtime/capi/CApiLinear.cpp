@@ -209,8 +209,7 @@ whale_rt_status whale_rt_round_and_sum(whale_rt_context *ctx,
       return ctx->invalid("round_and_sum: 'sum' is " + shapeString(ss) +
                           ", expected the last dimensions of x " +
                           shapeString(xs) +
-                          " (one leading one summed at "
-                          "least)");
+                          " (at least one leading dimension summed)");
     return ran(ctx, ctx->device->roundAndSum(x->tensor.cview<float>(),
                                              rounded->tensor.view<uint16_t>(),
                                              sum->tensor.view<float>()));
