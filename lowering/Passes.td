@@ -116,9 +116,10 @@ def WhaleShareCasts : Pass<"whale-share-casts", "mlir::ModuleOp"> {
   let description = [{
     A `whale.cast` of a value to a type that an earlier cast in the same
     block already made, with no op between them that may write the value
-    (an op not free of memory effects that reads it: an optimizer's
-    in-place update, an in-place collective), reads the earlier cast's
-    result and is erased: the conversion gives the same bits. Under amp's
+    or the earlier cast's result, or a view of either (an op not free of
+    memory effects that reads it: an optimizer's in-place update,
+    clipping, an in-place collective), reads the earlier cast's result and
+    is erased: the conversion gives the same bits. Under amp's
     storage a rank program repeats each micro-batch's forward and backward
     in one block, each converting the weights again; after this pass each
     weight is converted once a step. Runs after -whale-widen-bf16.

@@ -5,8 +5,9 @@
 // backward for each micro-batch in one block, and each repetition
 // converts every weight again: with 4 micro-batches, four bf16 copies of
 // each weight a step where one would do. A conversion of a value nothing
-// has written since an earlier conversion of it gives the same bits, so
-// the later one reads the earlier's result instead.
+// has written since an earlier conversion of it (nor that conversion's
+// result) gives the same bits, so the later one reads the earlier's result
+// instead.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,8 +58,9 @@ void storageOf(Value v, SmallVectorImpl<Value> &roots) {
 }
 
 void shareIn(Block &block) {
-  // The first conversions of each value (one a type) since its memory was
-  // last (possibly) written, and the converted values by their storage.
+  // The first conversions of each value (one a type) since its memory, or
+  // the conversion's, was last (possibly) written; and the converted
+  // values by the memory whose writing ends their sharing.
   llvm::DenseMap<Value, SmallVector<CastOp, 1>> first;
   llvm::DenseMap<Value, SmallVector<Value, 1>> converted;
   SmallVector<Value> written, roots;
@@ -75,6 +77,9 @@ void shareIn(Block &block) {
       made.push_back(c);
       roots.clear();
       storageOf(c.getInput(), roots);
+      // A later reader must not see the conversion written in place either
+      // (a widened gradient all-reduced): its own memory counts too.
+      roots.push_back(c.getResult());
       for (Value r : roots)
         converted[r].push_back(c.getInput());
       continue;

@@ -37,3 +37,17 @@ func.func @written_between(%g: tensor<16x32xf32>, %v: tensor<512xf32>) -> (tenso
   %v2 = whale.cast %v : tensor<512xf32> to tensor<512xbf16>
   return %w1, %w2, %v1, %v2 : tensor<16x32xbf16>, tensor<16x32xbf16>, tensor<512xbf16>, tensor<512xbf16>
 }
+
+// -----
+
+// A conversion written in place (a widened gradient clipped, or
+// all-reduced) is not the value converted any more: a later conversion
+// of the same value stays.
+// CHECK-LABEL: func.func @conversion_written
+// CHECK-COUNT-2: whale.cast %arg0 : tensor<16x32xbf16> to tensor<16x32xf32>
+func.func @conversion_written(%h: tensor<16x32xbf16>) -> (tensor<16x32xf32>, tensor<16x32xf32>) {
+  %g1 = whale.cast %h : tensor<16x32xbf16> to tensor<16x32xf32>
+  %c = whale.clip_grad_norm %g1 max_norm = 1.0 over "stages" : tensor<16x32xf32> -> tensor<16x32xf32>
+  %g2 = whale.cast %h : tensor<16x32xbf16> to tensor<16x32xf32>
+  return %c, %g2 : tensor<16x32xf32>, tensor<16x32xf32>
+}

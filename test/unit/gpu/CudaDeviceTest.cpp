@@ -140,6 +140,24 @@ struct Pair {
   }
 };
 
+/// Cross entropy and its gradient on `logits` (f32 or bf16) on `p`'s GPU
+/// against its CPU; `what` names the case.
+void checkLossAndGradient(Pair &p, const std::string &what,
+                          const Pair::Both &logits, const Pair::Both &labels,
+                          const Pair::Both &dloss) {
+  const Shape &shape = logits.shape;
+  auto loss = p.make(WHALE_RT_F32, labels.shape);
+  auto dlogits = p.make(WHALE_RT_F32, shape);
+  p.check("cross_entropy " + what, {loss}, [&](whale_rt_context *ctx, int i) {
+    return whale_rt_cross_entropy(ctx, logits.t[i], labels.t[i], loss.t[i]);
+  });
+  p.check("cross_entropy_grad " + what, {dlogits},
+          [&](whale_rt_context *ctx, int i) {
+            return whale_rt_cross_entropy_grad(ctx, logits.t[i], labels.t[i],
+                                               dloss.t[i], dlogits.t[i]);
+          });
+}
+
 /// Every layout of matmul and its gradients on `p`'s GPU against its CPU.
 void matmulsInEveryLayout(Pair &p) {
   struct Case {
@@ -1023,18 +1041,8 @@ TEST(CudaKernels, CrossEntropyOnBf16LogitsAsTheCpu) {
     for (int64_t i = 0; i < rows; ++i)
       yv[i] = static_cast<int32_t>((i * 977) % classes);
     auto labels = p.ids({rows}, yv);
-    auto loss = p.make(WHALE_RT_F32, {rows}), dloss = p.random({rows}, 52);
-    auto dlogits = p.make(WHALE_RT_F32, {rows, classes});
-    p.check("cross_entropy on bf16 logits", {loss},
-            [&](whale_rt_context *ctx, int i) {
-              return whale_rt_cross_entropy(ctx, logits.t[i], labels.t[i],
-                                            loss.t[i]);
-            });
-    p.check("cross_entropy_grad on bf16 logits", {dlogits},
-            [&](whale_rt_context *ctx, int i) {
-              return whale_rt_cross_entropy_grad(ctx, logits.t[i], labels.t[i],
-                                                 dloss.t[i], dlogits.t[i]);
-            });
+    checkLossAndGradient(p, "on bf16 logits", logits, labels,
+                         p.random({rows}, 52));
   }
 }
 
@@ -1313,18 +1321,8 @@ TEST(CudaKernels, CrossEntropyOverAVocabularyInOnePass) {
     labelValues[2] = 3;
     auto logits = p.f32({rows, classes}, values);
     auto labels = p.ids({rows}, labelValues);
-    auto loss = p.make(WHALE_RT_F32, {rows}), dloss = p.random({rows}, 51);
-    auto dlogits = p.make(WHALE_RT_F32, {rows, classes});
-    p.check("cross_entropy (vocabulary)", {loss},
-            [&](whale_rt_context *ctx, int i) {
-              return whale_rt_cross_entropy(ctx, logits.t[i], labels.t[i],
-                                            loss.t[i]);
-            });
-    p.check("cross_entropy_grad (vocabulary)", {dlogits},
-            [&](whale_rt_context *ctx, int i) {
-              return whale_rt_cross_entropy_grad(ctx, logits.t[i], labels.t[i],
-                                                 dloss.t[i], dlogits.t[i]);
-            });
+    checkLossAndGradient(p, "(vocabulary)", logits, labels,
+                         p.random({rows}, 51));
   }
 }
 
