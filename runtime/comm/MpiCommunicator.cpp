@@ -61,7 +61,7 @@ struct MpiCommunicator::Impl {
   std::deque<Pending> pending;
   CommCounters counters;
   int collectiveDevice = Communicator::kUnbound;
-  /// Buffers for the chunks all-reduces sum (takeScratch).
+  /// Staging buffers of collectives done (Staging), kept for the next.
   std::vector<std::vector<char>> spareScratch;
   /// Several ranks per process: every call goes there.
   std::unique_ptr<MpiSharedRanks> shared;
@@ -176,9 +176,9 @@ struct MpiCommunicator::Impl {
     }
   }
 
-  /// A buffer for an all-reduce's chunks, kept between calls (fresh
-  /// memory for each would cost its page faults every step); one per
-  /// collective in flight.
+  /// A collective's staging buffer, kept between calls (fresh memory for
+  /// each would cost its page faults every step); one per collective in
+  /// flight.
   std::vector<char> takeScratch() {
     if (spareScratch.empty())
       return {};
@@ -373,10 +373,12 @@ MpiCommunicator::~MpiCommunicator() {
   impl->watch.reset();
   impl->shared.reset();
   std::unique_lock<std::mutex> lock(impl->mpi);
-  // Sends nobody received are given up; their buffers go with them.
+  // Sends nobody received are given up; MPI may still read their buffers.
   impl->reap();
-  for (Impl::Pending &p : impl->pending)
+  for (Impl::Pending &p : impl->pending) {
     MPI_Request_free(&p.request);
+    handToMpiForGood(std::move(p.buffer));
+  }
   for (auto &[group, comm] : impl->groups)
     if (comm != MPI_COMM_NULL)
       MPI_Comm_free(&comm);
@@ -403,6 +405,53 @@ int MpiCommunicator::size() const {
 
 namespace {
 
+void copyBytes(void *to, const void *from, int64_t bytes) {
+  if (bytes > 0)
+    std::memcpy(to, from, static_cast<size_t>(bytes));
+}
+
+/// The only memory MPI reads or writes for a collective: the caller's data
+/// is copied in before and out after. A wait that gives up leaves its
+/// request with MPI, which members that come late still complete, writing
+/// their parts where the request points; the caller, told the call
+/// failed, frees or reuses its memory. So a given-up request keeps this
+/// buffer for good (handToMpiForGood), and the caller's memory is never
+/// MPI's. That costs a copy of the data each way, the price of a recovery
+/// that does not corrupt the survivors' heap. Otherwise the buffer goes
+/// back to the spares for the next collective.
+class Staging {
+public:
+  Staging(MpiCommunicator::Impl &impl, int64_t bytes)
+      : impl(impl), buffer(impl.takeScratch()) {
+    if (buffer.size() < static_cast<size_t>(bytes))
+      buffer.resize(static_cast<size_t>(bytes));
+  }
+  ~Staging() {
+    if (!keptByMpi)
+      impl.giveScratch(std::move(buffer));
+  }
+  Staging(const Staging &) = delete;
+  Staging &operator=(const Staging &) = delete;
+
+  char *at(int64_t offset) { return buffer.data() + offset; }
+
+  /// Waits for `request`, which reads and writes this buffer only.
+  Status wait(MPI_Request &request, const std::string &where,
+              std::unique_lock<std::mutex> &lock) {
+    Status st = impl.wait(request, where, lock);
+    if (!st) {
+      handToMpiForGood(std::move(buffer));
+      keptByMpi = true;
+    }
+    return st;
+  }
+
+private:
+  MpiCommunicator::Impl &impl;
+  std::vector<char> buffer;
+  bool keptByMpi = false;
+};
+
 /// Sums chunk k of `data` (`len[k]` elements, one after another) on the
 /// member at position k of `group`, from every member's copy in group
 /// order: the same bits as the in-process transport. With `gather` every
@@ -416,10 +465,11 @@ Status sumChunks(MpiCommunicator::Impl &impl, std::unique_lock<std::mutex> &lock
   const int n = static_cast<int>(len.size());
   const int64_t esz = dtypeSize(dtype);
   std::vector<int> sendBytes(n), sendAt(n), recvBytes(n), recvAt(n);
-  for (int k = 0, at = 0; k < n; ++k) {
+  int64_t total = 0;
+  for (int k = 0; k < n; ++k) {
     sendBytes[k] = static_cast<int>(len[k] * esz);
-    sendAt[k] = at;
-    at += sendBytes[k];
+    sendAt[k] = static_cast<int>(total);
+    total += sendBytes[k];
   }
   for (int k = 0; k < n; ++k) {
     recvBytes[k] = k == pos ? 0 : sendBytes[pos];
@@ -428,31 +478,36 @@ Status sumChunks(MpiCommunicator::Impl &impl, std::unique_lock<std::mutex> &lock
   // Nothing goes to this member itself through MPI.
   std::vector<int> sendOthers = sendBytes;
   sendOthers[pos] = 0;
-  std::vector<char> mine = impl.takeScratch();
-  if (mine.size() < static_cast<size_t>(n) * sendBytes[pos])
-    mine.resize(static_cast<size_t>(n) * sendBytes[pos]);
-  struct GiveBack {
-    MpiCommunicator::Impl &impl;
-    std::vector<char> &buffer;
-    ~GiveBack() { impl.giveScratch(std::move(buffer)); }
-  } giveBack{impl, mine};
+  // The staging buffer: the chunks going out (and, gathered, every
+  // chunk's sum), then the other members' copies of this member's chunk.
+  Staging stage(impl, total + int64_t(n) * sendBytes[pos]);
+  char *chunks = stage.at(0), *copies = stage.at(total);
+  char *out = static_cast<char *>(data);
+  for (int k = 0; k < n; ++k)
+    if (k != pos)
+      copyBytes(chunks + sendAt[k], out + sendAt[k], sendBytes[k]);
   MPI_Request request;
-  MPI_Ialltoallv(data, sendOthers.data(), sendAt.data(), MPI_BYTE, mine.data(),
+  MPI_Ialltoallv(chunks, sendOthers.data(), sendAt.data(), MPI_BYTE, copies,
                  recvBytes.data(), recvAt.data(), MPI_BYTE, comm, &request);
-  if (Status st = impl.wait(request, where, lock); !st)
+  if (Status st = stage.wait(request, where, lock); !st)
     return st;
   // This member's own copy is read where it lies, and the sum written
   // over it (sumInGroupOrder allows that).
-  char *out = static_cast<char *>(data);
   std::vector<const void *> ins(n);
   for (int k = 0; k < n; ++k)
-    ins[k] = k == pos ? out + sendAt[pos] : mine.data() + recvAt[k];
+    ins[k] = k == pos ? out + sendAt[pos] : copies + recvAt[k];
   sumInGroupOrder(dtype, out + sendAt[pos], ins, 0, len[pos]);
   if (!gather)
     return Status::ok();
-  MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, sendBytes.data(),
-                  sendAt.data(), MPI_BYTE, comm, &request);
-  return impl.wait(request, where, lock);
+  copyBytes(chunks + sendAt[pos], out + sendAt[pos], sendBytes[pos]);
+  MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, chunks,
+                  sendBytes.data(), sendAt.data(), MPI_BYTE, comm, &request);
+  if (Status st = stage.wait(request, where, lock); !st)
+    return st;
+  for (int k = 0; k < n; ++k)
+    if (k != pos)
+      copyBytes(out + sendAt[k], chunks + sendAt[k], sendBytes[k]);
+  return Status::ok();
 }
 
 /// A reduce to or gather from owners checked and its communicator found,
@@ -538,18 +593,25 @@ Status MpiCommunicator::gatherFromOwners(int rank,
       !st)
     return st;
   const int64_t esz = dtypeSize(dtype);
+  const int pos = positionIn(group, rank);
   std::vector<int> bytes(group.size()), at(group.size());
-  for (size_t k = 0, offset = 0; k < group.size(); ++k) {
+  int64_t offset = 0;
+  for (size_t k = 0; k < group.size(); ++k) {
     bytes[k] = static_cast<int>(parts[k] * esz);
     at[k] = static_cast<int>(offset);
     offset += bytes[k];
   }
+  Staging stage(*impl, offset);
+  char *mine = static_cast<char *>(data);
+  copyBytes(stage.at(at[pos]), mine + at[pos], bytes[pos]);
   MPI_Request request;
-  MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, bytes.data(),
-                  at.data(), MPI_BYTE, comm, &request);
-  if (Status st = impl->wait(request, where, lock); !st)
+  MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, stage.at(0),
+                  bytes.data(), at.data(), MPI_BYTE, comm, &request);
+  if (Status st = stage.wait(request, where, lock); !st)
     return st;
-  const int pos = positionIn(group, rank);
+  for (size_t k = 0; k < group.size(); ++k)
+    if (static_cast<int>(k) != pos)
+      copyBytes(mine + at[k], stage.at(at[k]), bytes[k]);
   impl->counters.broadcastBytes +=
       (static_cast<int64_t>(group.size()) - 1) * parts[pos] * esz;
   return Status::ok();
@@ -568,11 +630,16 @@ Status MpiCommunicator::allGather(int rank, const std::vector<int> &group,
   if (Status st = impl->prepare("all_gather", rank, group, bytes, comm, where);
       !st)
     return st;
+  const int64_t n = static_cast<int64_t>(group.size());
+  Staging stage(*impl, bytes + n * bytes);
+  copyBytes(stage.at(0), in, bytes);
   MPI_Request request;
-  MPI_Iallgather(in, static_cast<int>(bytes), MPI_BYTE, out,
-                 static_cast<int>(bytes), MPI_BYTE, comm, &request);
-  if (Status st = impl->wait(request, where, lock); !st)
+  MPI_Iallgather(stage.at(0), static_cast<int>(bytes), MPI_BYTE,
+                 stage.at(bytes), static_cast<int>(bytes), MPI_BYTE, comm,
+                 &request);
+  if (Status st = stage.wait(request, where, lock); !st)
     return st;
+  copyBytes(out, stage.at(bytes), n * bytes);
   impl->counters.allGatherBytes += bytes;
   return Status::ok();
 }
@@ -606,16 +673,18 @@ Status MpiCommunicator::reduceScatter(int rank, const std::vector<int> &group,
     return st;
   // Part i of every member comes to member i, which adds them in group
   // order.
-  const size_t n = group.size();
-  std::vector<char> parts(n * static_cast<size_t>(bytes));
+  const int64_t n = static_cast<int64_t>(group.size());
+  Staging stage(*impl, 2 * n * bytes);
+  copyBytes(stage.at(0), in, n * bytes);
+  char *parts = stage.at(n * bytes);
   MPI_Request request;
-  MPI_Ialltoall(in, static_cast<int>(bytes), MPI_BYTE, parts.data(),
+  MPI_Ialltoall(stage.at(0), static_cast<int>(bytes), MPI_BYTE, parts,
                 static_cast<int>(bytes), MPI_BYTE, comm, &request);
-  if (Status st = impl->wait(request, where, lock); !st)
+  if (Status st = stage.wait(request, where, lock); !st)
     return st;
-  std::vector<const void *> ins(n);
-  for (size_t k = 0; k < n; ++k)
-    ins[k] = parts.data() + k * static_cast<size_t>(bytes);
+  std::vector<const void *> ins(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k)
+    ins[k] = parts + k * bytes;
   sumInGroupOrder(dtype, out, ins, 0, count);
   impl->counters.reduceScatterBytes += bytes;
   return Status::ok();
@@ -633,11 +702,16 @@ Status MpiCommunicator::allToAll(int rank, const std::vector<int> &group,
   if (Status st = impl->prepare("all_to_all", rank, group, bytes, comm, where);
       !st)
     return st;
+  const int64_t n = static_cast<int64_t>(group.size());
+  Staging stage(*impl, 2 * n * bytes);
+  copyBytes(stage.at(0), in, n * bytes);
   MPI_Request request;
-  MPI_Ialltoall(in, static_cast<int>(bytes), MPI_BYTE, out,
-                static_cast<int>(bytes), MPI_BYTE, comm, &request);
-  if (Status st = impl->wait(request, where, lock); !st)
+  MPI_Ialltoall(stage.at(0), static_cast<int>(bytes), MPI_BYTE,
+                stage.at(n * bytes), static_cast<int>(bytes), MPI_BYTE, comm,
+                &request);
+  if (Status st = stage.wait(request, where, lock); !st)
     return st;
+  copyBytes(out, stage.at(n * bytes), n * bytes);
   impl->counters.allToAllBytes +=
       (static_cast<int64_t>(group.size()) - 1) * bytes;
   return Status::ok();
@@ -659,11 +733,16 @@ Status MpiCommunicator::broadcast(int rank, const std::vector<int> &group,
   if (Status st = impl->prepare("broadcast", rank, group, bytes, comm, where);
       !st)
     return st;
+  Staging stage(*impl, bytes);
+  if (rank == root)
+    copyBytes(stage.at(0), data, bytes);
   MPI_Request request;
-  MPI_Ibcast(data, static_cast<int>(bytes), MPI_BYTE,
+  MPI_Ibcast(stage.at(0), static_cast<int>(bytes), MPI_BYTE,
              static_cast<int>(at - group.begin()), comm, &request);
-  if (Status st = impl->wait(request, where, lock); !st)
+  if (Status st = stage.wait(request, where, lock); !st)
     return st;
+  if (rank != root)
+    copyBytes(data, stage.at(0), bytes);
   impl->counters.broadcastBytes += bytes;
   return Status::ok();
 }
