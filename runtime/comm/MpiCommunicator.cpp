@@ -500,8 +500,8 @@ Status sumChunks(MpiCommunicator::Impl &impl, std::unique_lock<std::mutex> &lock
   if (!gather)
     return Status::ok();
   copyBytes(chunks + sendAt[pos], out + sendAt[pos], sendBytes[pos]);
-  MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, chunks,
-                  sendBytes.data(), sendAt.data(), MPI_BYTE, comm, &request);
+  MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, chunks, sendBytes.data(),
+                  sendAt.data(), MPI_BYTE, comm, &request);
   if (Status st = stage.wait(request, where, lock); !st)
     return st;
   for (int k = 0; k < n; ++k)
@@ -605,8 +605,8 @@ Status MpiCommunicator::gatherFromOwners(int rank,
   char *mine = static_cast<char *>(data);
   copyBytes(stage.at(at[pos]), mine + at[pos], bytes[pos]);
   MPI_Request request;
-  MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, stage.at(0),
-                  bytes.data(), at.data(), MPI_BYTE, comm, &request);
+  MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, stage.at(0), bytes.data(),
+                  at.data(), MPI_BYTE, comm, &request);
   if (Status st = stage.wait(request, where, lock); !st)
     return st;
   for (size_t k = 0; k < group.size(); ++k)

@@ -155,15 +155,16 @@ private:
   std::vector<CommCounters> perRank; ///< under `meetings`
 };
 
-/// How a polled receive ended.
 /// Hands `buffer` to MPI for the rest of the process. A request a wait has
-/// given up on still holds the buffer's address: Open MPI 4 can neither
-/// cancel a collective nor stop a receive whose sender died, and members
-/// that come late still complete the collective there. So the buffer is
-/// never freed or reused; a given-up wait ends the run or starts a
-/// recovery, so this keeps one call's buffers a failure.
+/// given up on still holds the buffer's address: MPI allows neither
+/// cancelling nor freeing a non-blocking collective's request, Open MPI
+/// cannot stop a receive whose sender died, and members that come late
+/// still complete the collective there. So the buffer is never freed or
+/// reused; a given-up wait ends the run or starts a recovery, so this
+/// keeps one call's buffers a failure.
 void handToMpiForGood(std::vector<char> buffer);
 
+/// How a polled receive ended.
 enum class ReceiveEnd { Done, Aborted, Late };
 
 /// Receives the message of `size` bytes whose envelope MPI_Iprobe found

@@ -205,24 +205,25 @@ TEST(Mpi, WaitsEndInErrorsThatSayWhy) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/// A wait that gives up leaves its request with MPI (Open MPI 4 cannot
-/// cancel a collective): members that come later still complete it, and
-/// their parts land in the buffers it was given. Those must never be the
-/// caller's, which it frees or reuses once the call has failed.
+/// A wait that gives up leaves its request with MPI (a non-blocking
+/// collective can be neither cancelled nor freed): members that come later
+/// still complete it, and their parts land in the buffers it was given.
+/// Those must never be the caller's, which it frees or reuses once the call
+/// has failed.
 TEST(Mpi, AGivenUpCollectiveNeverWritesTheCallersMemoryAfterwards) {
   auto comm = world(300ms);
   const int me = comm->rank(), n = 4;
   std::vector<float> in(n, float(me + 1)), out(3 * n, 0);
   // Every member makes the group's communicator: the collective works.
-  ASSERT_TRUE(comm->allGather(me, {0, 1, 2}, DType::F32, in.data(), n,
-                              out.data()));
+  ASSERT_TRUE(
+      comm->allGather(me, {0, 1, 2}, DType::F32, in.data(), n, out.data()));
   double value = me == 1 ? 4.5 : 0.0;
   ASSERT_TRUE(comm->broadcast(me, {0, 1, 2}, 1, DType::F64, &value, 1));
   MPI_Barrier(MPI_COMM_WORLD);
   if (me == 0) {
     // Alone: the others come only after its waits gave up.
-    Status gathered = comm->allGather(0, {0, 1, 2}, DType::F32, in.data(),
-                                      n, out.data());
+    Status gathered =
+        comm->allGather(0, {0, 1, 2}, DType::F32, in.data(), n, out.data());
     EXPECT_NE(gathered.message().find("timed out"), std::string::npos)
         << gathered.message();
     Status broadcast = comm->broadcast(0, {0, 1, 2}, 1, DType::F64, &value, 1);
@@ -236,8 +237,8 @@ TEST(Mpi, AGivenUpCollectiveNeverWritesTheCallersMemoryAfterwards) {
     // Late, they complete with the requests rank 0 gave up on (it moves
     // them on in the barrier below).
     out.assign(out.size(), 0.0f);
-    EXPECT_TRUE(comm->allGather(me, {0, 1, 2}, DType::F32, in.data(), n,
-                                out.data()));
+    EXPECT_TRUE(
+        comm->allGather(me, {0, 1, 2}, DType::F32, in.data(), n, out.data()));
     EXPECT_EQ(out[0], 1.0f);
     value = me == 1 ? 8.5 : 0.0;
     EXPECT_TRUE(comm->broadcast(me, {0, 1, 2}, 1, DType::F64, &value, 1));
