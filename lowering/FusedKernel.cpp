@@ -56,7 +56,6 @@ FusedLaunch buildFusedKernel(FusedOp op, ModuleOp kernels, StringRef name) {
   SmallVector<ResultShape> results = resultShapes(op, shape);
   Collapsed space = collapse(shape, op.getInputs().getTypes(), results);
   const int64_t rank = space.extents.size();
-  Type f32 = b.getF32Type();
 
   // A dimension some result sums over is a reduction; the calls split the
   // first other one (the rows, or the columns of a bias's gradient), so no

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build ccache g++ pkg-config
+  cmake ninja-build ccache g++ lld pkg-config
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   zlib1g-dev libzstd-dev libedit-dev
   libgtest-dev

@@ -50,8 +50,9 @@ void expectElasticLikeUninterrupted(const std::string &text,
       scale = worseOf(scale, std::fabs(double(want[i])));
       diff = worseOf(diff, std::fabs(double(got[i]) - double(want[i])));
     }
-    if (scale >= 1e-6) // noise-only tensors: see EquivalenceSupport.h
+    if (scale >= 1e-6) { // noise-only tensors: see EquivalenceSupport.h
       EXPECT_LT(diff / std::max(scale, 1e-3), 1e-4) << param;
+    }
   }
   ASSERT_EQ(elastic.reshards.size(), changes.size());
   for (const whale::ReshardReport &r : elastic.reshards)

@@ -171,10 +171,12 @@ TEST(Reshard, RandomPlansRebuildEveryNewBoxExactly) {
         forEach(p.box, [&](const std::vector<int64_t> &c) {
           ++writes[{p.to, linear(want.shape, c)}];
           // Nothing moves that the destination's device already holds.
-          if (!same)
-            for (const auto &[r, box] : from.tensors[t].holders)
+          if (!same) {
+            for (const auto &[r, box] : from.tensors[t].holders) {
               EXPECT_FALSE(from.ranks[r].device == to.ranks[p.to].device &&
                            contains(box, c));
+            }
+          }
         });
       }
       for (const auto &[r, box] : want.holders)

@@ -728,11 +728,13 @@ LogicalResult SliceOp::verify() {
   if (failed(axis))
     return failure();
   int64_t extent = in.getShape()[*axis];
-  if (getStart() < 0 || getStart() >= getEnd() || getEnd() > extent)
-    return emitOpError() << "range [" << getStart() << ", " << getEnd()
+  // I64Attr reads back unsigned; a negative bound is meant as written.
+  const int64_t start = getStart(), end = getEnd();
+  if (start < 0 || start >= end || end > extent)
+    return emitOpError() << "range [" << start << ", " << end
                          << ") is empty or outside [0, " << extent << ")";
   SmallVector<int64_t> expected(in.getShape());
-  expected[*axis] = getEnd() - getStart();
+  expected[*axis] = end - start;
   if (failed(expectSameElementType(*this, in, getType(), "input and result")))
     return failure();
   return expectShape(*this, expected, getType(), "result");

@@ -64,6 +64,15 @@ func.func @slice_range(%x: tensor<8x16xf32>) {
 
 // -----
 
+// A negative start is reported as written, not as its unsigned reading.
+func.func @slice_negative_start(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{range [-1, 4) is empty or outside [0, 16)}}
+  %0 = whale.slice %x axis = 1, start = -1, end = 4 : tensor<8x16xf32> -> tensor<8x5xf32>
+  return
+}
+
+// -----
+
 func.func @slice_result(%x: tensor<8x16xf32>) {
   // expected-error @+1 {{result should have shape [8, 4] but has 'tensor<8x5xf32>'}}
   %0 = whale.slice %x axis = 1, start = 0, end = 4 : tensor<8x16xf32> -> tensor<8x5xf32>

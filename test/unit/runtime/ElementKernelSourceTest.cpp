@@ -128,12 +128,15 @@ TEST(ElementKernelSource, GeneratedKernelsWriteWhatTheInterpreterWrites) {
           continue;
         const Outputs got = run(l, code, kernel, parts, x, b);
         EXPECT_EQ(got.y, want.y) << what << ", " << parts << " parts";
-        if (sum && parts == 1)
+        if (sum && parts == 1) {
           EXPECT_EQ(got.s, want.s) << what;
-        if (sum && parts > 1) // the parts add in another order
-          for (int64_t c = 0; c < cols; ++c)
+        }
+        if (sum && parts > 1) { // the parts add in another order
+          for (int64_t c = 0; c < cols; ++c) {
             EXPECT_NEAR(got.s[c], want.s[c], 1e-5f * std::fabs(want.s[c]))
                 << what << ", " << parts << " parts, column " << c;
+          }
+        }
       }
     }
 }

@@ -58,8 +58,9 @@ TEST(LinearLayer, IsTheProductBiasAndGeluOfTheUnfusedCalls) {
       const int64_t size = b * m * n;
       EXPECT_EQ(read(out, size), read(gelu ? h : y, size))
           << "transpose " << transW << ", gelu " << gelu;
-      if (pre)
+      if (pre) {
         EXPECT_EQ(read(pre, size), read(y, size));
+      }
       for (whale_rt_tensor *t : {x, w, bias, out, pre, z, y, h})
         if (t)
           whale_rt_tensor_release(rt.ctx, t);
