@@ -39,7 +39,8 @@ bool fuse(MatmulOp out) {
   if (!softmax)
     return false;
   const int64_t rank = softmax.getType().getRank();
-  if (softmax.getAxis() != -1 && softmax.getAxis() != rank - 1)
+  const int64_t axis = softmax.getAxis(); // I64Attr reads back unsigned
+  if (axis != -1 && axis != rank - 1)
     return false;
   SmallVector<Operation *> chain = {softmax};
   Value logits = softmax.getInput();

@@ -539,7 +539,8 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
         allWhole();
       })
       .Case([&](SoftmaxOp s) {
-        int64_t axis = s.getAxis() < 0 ? s.getAxis() + rank : s.getAxis();
+        const int64_t written = s.getAxis(); // I64Attr reads back unsigned
+        const int64_t axis = written < 0 ? written + rank : written;
         Layout l = layoutOf(op->getOperand(0));
         if (l.kind == Layout::Part && l.axis != axis)
           add({"split", {l}, {}, l});
@@ -597,7 +598,7 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
         const int64_t mL = m.getTransposeLhs() ? rl - 1 : rl - 2;
         const int64_t kR = m.getTransposeRhs() ? rr - 1 : rr - 2;
         const int64_t nR = m.getTransposeRhs() ? rr - 2 : rr - 1;
-        Layout ll = layoutOf(lhs), lr = layoutOf(rhs);
+        Layout ll = layoutOf(lhs);
         bool weight = rr == 2;
         auto forced = [&](StringRef name) {
           return !weight || force.empty() || force == "auto" || force == name;
@@ -863,7 +864,7 @@ void StageSharder::foldShardedParams() {
     if (!allSlices)
       continue;
     b.setInsertionPoint(p);
-    SmallVector<int64_t> shard = {first.getAxis(), c};
+    SmallVector<int64_t> shard = {static_cast<int64_t>(first.getAxis()), c};
     if (!weights.empty())
       shard.push_back(p.getType().getDimSize(first.getAxis()));
     auto part = ParamOp::create(b, p.getLoc(), first.getType(), p.getNameAttr(),

@@ -95,8 +95,9 @@ bool FusedOp::isFusibleRowOp(Operation *op) {
   }
   if (auto sm = dyn_cast<SoftmaxOp>(op)) {
     auto x = dyn_cast<RankedTensorType>(sm.getInput().getType());
+    const int64_t axis = sm.getAxis(); // I64Attr reads back unsigned
     return isF32Tensor(x) && x.getRank() >= 1 &&
-           (sm.getAxis() == -1 || sm.getAxis() == x.getRank() - 1);
+           (axis == -1 || axis == x.getRank() - 1);
   }
   return false;
 }

@@ -219,10 +219,11 @@ LogicalResult SliceGradOp::verify() {
     if (d != *axis && dout.getShape()[d] != full.getShape()[d])
       return emitOpError() << "dout and result differ in dimension " << d
                            << " which is not the slice axis";
-  if (getStart() < 0 ||
-      getStart() + dout.getShape()[*axis] > full.getShape()[*axis])
+  // I64Attr reads back unsigned; a negative start is meant as written.
+  const int64_t start = getStart();
+  if (start < 0 || start + dout.getShape()[*axis] > full.getShape()[*axis])
     return emitOpError() << "a slice of " << dout.getShape()[*axis] << " at "
-                         << getStart() << " does not fit in "
+                         << start << " does not fit in "
                          << full.getShape()[*axis];
   return expectSameElementType(*this, dout, full, "dout and result");
 }

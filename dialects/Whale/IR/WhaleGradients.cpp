@@ -279,8 +279,9 @@ SmallVector<Value> TransposeOp::buildGradients(OpBuilder &b,
 SmallVector<Value> SliceOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
   if (!g[0] || !isFloatTensor(getInput()))
     return {Value()};
-  int64_t rank = getType().getRank();
-  int64_t axis = getAxis() < 0 ? getAxis() + rank : getAxis();
+  const int64_t rank = getType().getRank();
+  const int64_t written = getAxis(); // I64Attr reads back unsigned
+  const int64_t axis = written < 0 ? written + rank : written;
   return {SliceGradOp::create(b, getLoc(), getInput().getType(), g[0], axis,
                               getStart())};
 }
@@ -291,8 +292,9 @@ SmallVector<Value> ConcatOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
     out.resize(getInputs().size());
     return out;
   }
-  int64_t rank = getType().getRank();
-  int64_t axis = getAxis() < 0 ? getAxis() + rank : getAxis();
+  const int64_t rank = getType().getRank();
+  const int64_t written = getAxis(); // I64Attr reads back unsigned
+  const int64_t axis = written < 0 ? written + rank : written;
   int64_t offset = 0;
   for (Value in : getInputs()) {
     int64_t len = cast<RankedTensorType>(in.getType()).getShape()[axis];

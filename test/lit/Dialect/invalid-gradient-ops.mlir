@@ -273,6 +273,16 @@ func.func @slice_fit(%d: tensor<8x2xf32>) {
 
 // -----
 
+// A negative start is no place in the result (I64Attr reads back unsigned,
+// which once wrapped past the check).
+func.func @slice_negative_start(%d: tensor<8x2xf32>) {
+  // expected-error @+1 {{a slice of 2 at -1 does not fit in 4}}
+  %0 = whale.slice_grad %d axis = 1, start = -1 : tensor<8x2xf32> -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
 func.func @slice_type(%d: tensor<8x2xf32>) {
   // expected-error @+1 {{dout and result element types differ: 'f32' vs 'f16'}}
   %0 = whale.slice_grad %d axis = 1, start = 0 : tensor<8x2xf32> -> tensor<8x4xf16>

@@ -60,3 +60,21 @@ func.func @lm(%ids: tensor<2x4xi32>) -> tensor<f32> attributes {whale.model} {
   %l = whale.reduce_mean %c axes = [0, 1] : tensor<2x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A negative axis counts from the last dimension in the gradients too:
+// the slice's gradient scatters along dimension 1, and the concatenation's
+// splits the gradient at column 3.
+// CHECK-LABEL: func.func @last_axis_grad
+// CHECK: whale.slice %{{.*}} axis = 1, start = 0, end = 3 : tensor<2x5xf32> -> tensor<2x3xf32>
+// CHECK: %[[S:.*]] = whale.slice %{{.*}} axis = 1, start = 3, end = 5 : tensor<2x5xf32> -> tensor<2x2xf32>
+// CHECK: whale.slice_grad %[[S]] axis = 1, start = 1 : tensor<2x2xf32> -> tensor<2x4xf32>
+func.func @last_axis() -> tensor<f32> attributes {whale.model} {
+  %p = whale.param "p" normal [0.0, 1.0] : tensor<2x4xf32>
+  %q = whale.param "q" normal [0.0, 1.0] : tensor<2x3xf32>
+  %s = whale.slice %p axis = -1, start = 1, end = 3 : tensor<2x4xf32> -> tensor<2x2xf32>
+  %c = whale.concat %q, %s axis = -1 : tensor<2x3xf32>, tensor<2x2xf32> -> tensor<2x5xf32>
+  %r = whale.reduce_sum %c axes = [0, 1] : tensor<2x5xf32> -> tensor<f32>
+  return %r : tensor<f32>
+}

@@ -120,3 +120,23 @@ func.func @split_to_split(%x: tensor<8x16xf32>) -> tensor<f32> attributes {whale
 
 // RUN: not whale-opt %s --split-input-file --whale-virtual-devices=devices=2 --whale-pipeline=global-batch=16 --whale-sharding=matmul=diagonal 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: -whale-sharding: matmul must be auto, column, row or replicated, not 'diagonal'
+
+// -----
+
+// A softmax over the last axis written as -1 is a softmax over the columns:
+// a column-split input is gathered first, never normalized per rank.
+// RUN: whale-opt %s --split-input-file --whale-virtual-devices=devices=2 --whale-pipeline=global-batch=8 --whale-sharding=matmul=column 2>&1 | FileCheck %s --check-prefix=SOFTMAX
+// SOFTMAX-LABEL: func.func @softmax_last_axis
+// SOFTMAX: whale.matmul %{{.*}}, %{{.*}} : tensor<16x16xf32>, tensor<16x32xf32> -> tensor<16x32xf32>
+// SOFTMAX-NEXT: whale.all_gather %{{.*}} axis 1 shards 2 : tensor<16x32xf32> -> tensor<16x64xf32>
+// SOFTMAX-NEXT: whale.softmax %{{.*}} axis = -1 : tensor<16x64xf32>
+func.func @softmax_last_axis(%x: tensor<8x16xf32>) -> tensor<f32> attributes {whale.model} {
+  %l = whale.taskgraph split -> (tensor<f32>) {
+    %w = whale.param "w" normal [0.0, 0.02] : tensor<16x64xf32>
+    %y = whale.matmul %x, %w : tensor<8x16xf32>, tensor<16x64xf32> -> tensor<8x64xf32>
+    %p = whale.softmax %y axis = -1 : tensor<8x64xf32>
+    %m = whale.reduce_mean %p axes = [0, 1] : tensor<8x64xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
