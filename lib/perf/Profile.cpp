@@ -373,12 +373,15 @@ bool ProfilingTrace::read(llvm::StringRef path, std::string &error) {
     if (auto pid = e->getInteger("pid"); pid && e->getString("cat") != "driver")
       byRank[*pid].push_back({*ts, *ts + *dur});
     const llvm::json::Object *args = e->getObject("args");
-    auto site = args ? args->getInteger("site") : std::nullopt;
     auto device = e->getInteger("pid");
-    if (site && device && e->getString("cat") == "compute")
-      timed.push_back({*device, *site, *ts, *dur});
-    if (site && device && e->getString("cat") == "communication")
-      comm.push_back({*device, *site, *ts, *dur});
+    if (!args || !device)
+      continue;
+    if (auto site = args->getInteger("site")) {
+      if (e->getString("cat") == "compute")
+        timed.push_back({*device, *site, *ts, *dur});
+      if (e->getString("cat") == "communication")
+        comm.push_back({*device, *site, *ts, *dur});
+    }
   }
   std::sort(steps.begin(), steps.end());
   for (auto &[rank, spans] : byRank)

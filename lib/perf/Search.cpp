@@ -45,6 +45,7 @@
 #include "lib/perf/CutBound.h"
 #include "lib/perf/Simulate.h"
 #include "lowering/Plan.h"
+#include "support/Stopwatch.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -159,11 +160,6 @@ using Outcome = SearchCandidate::Outcome;
 /// micro-batch may have: Megatron-LM's 1T plan, 64 stages of 512, plans in
 /// about 16 s and 3 GB on 2 cores.
 constexpr int64_t kMostUnrolledSteps = 64 * 512;
-
-double secondsSince(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
-      .count();
-}
 
 std::vector<int64_t> divisors(int64_t n) {
   std::vector<int64_t> out;

@@ -5,6 +5,7 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/compile/Cluster.h"
 #include "sim/Extract.h"
+#include "support/Stopwatch.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -17,11 +18,6 @@
 
 namespace whale {
 namespace {
-
-double secondsSince(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
-      .count();
-}
 
 /// A token model's sequence length: its first input is integer [B, T].
 int64_t tokensPerSample(const PlannedModel &plan) {
