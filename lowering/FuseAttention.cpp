@@ -39,8 +39,7 @@ bool fuse(MatmulOp out) {
   if (!softmax)
     return false;
   const int64_t rank = softmax.getType().getRank();
-  const int64_t axis = softmax.getAxis(); // I64Attr reads back unsigned
-  if (axis != -1 && axis != rank - 1)
+  if (resolveAxis(softmax.getAxis(), rank) != rank - 1)
     return false;
   SmallVector<Operation *> chain = {softmax};
   Value logits = softmax.getInput();

@@ -539,8 +539,7 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
         allWhole();
       })
       .Case([&](SoftmaxOp s) {
-        const int64_t written = s.getAxis(); // I64Attr reads back unsigned
-        const int64_t axis = written < 0 ? written + rank : written;
+        const int64_t axis = resolveAxis(s.getAxis(), rank);
         Layout l = layoutOf(op->getOperand(0));
         if (l.kind == Layout::Part && l.axis != axis)
           add({"split", {l}, {}, l});

@@ -95,9 +95,8 @@ bool FusedOp::isFusibleRowOp(Operation *op) {
   }
   if (auto sm = dyn_cast<SoftmaxOp>(op)) {
     auto x = dyn_cast<RankedTensorType>(sm.getInput().getType());
-    const int64_t axis = sm.getAxis(); // I64Attr reads back unsigned
     return isF32Tensor(x) && x.getRank() >= 1 &&
-           (axis == -1 || axis == x.getRank() - 1);
+           resolveAxis(sm.getAxis(), x.getRank()) == x.getRank() - 1;
   }
   return false;
 }

@@ -280,8 +280,7 @@ SmallVector<Value> SliceOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
   if (!g[0] || !isFloatTensor(getInput()))
     return {Value()};
   const int64_t rank = getType().getRank();
-  const int64_t written = getAxis(); // I64Attr reads back unsigned
-  const int64_t axis = written < 0 ? written + rank : written;
+  const int64_t axis = resolveAxis(getAxis(), rank);
   return {SliceGradOp::create(b, getLoc(), getInput().getType(), g[0], axis,
                               getStart())};
 }
@@ -293,8 +292,7 @@ SmallVector<Value> ConcatOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
     return out;
   }
   const int64_t rank = getType().getRank();
-  const int64_t written = getAxis(); // I64Attr reads back unsigned
-  const int64_t axis = written < 0 ? written + rank : written;
+  const int64_t axis = resolveAxis(getAxis(), rank);
   int64_t offset = 0;
   for (Value in : getInputs()) {
     int64_t len = cast<RankedTensorType>(in.getType()).getShape()[axis];

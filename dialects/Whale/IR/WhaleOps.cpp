@@ -21,7 +21,7 @@ RankedTensorType tensorOf(Value v) {
 
 /// Maps a possibly negative axis into [0, rank); fails when out of range.
 FailureOr<int64_t> normalizeAxis(Operation *op, int64_t axis, int64_t rank) {
-  int64_t a = axis < 0 ? axis + rank : axis;
+  const int64_t a = resolveAxis(axis, rank);
   if (a < 0 || a >= rank)
     return op->emitOpError()
            << "axis " << axis << " is out of range for rank " << rank;

@@ -16,7 +16,22 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <cstdint>
+
 #define GET_OP_CLASSES
 #include "dialects/Whale/IR/WhaleOps.h.inc"
+
+namespace whale {
+
+/// An op's axis as written, mapped into [0, rank): -1 is the last
+/// dimension. I64Attr reads back unsigned, so compare what this returns,
+/// never the getter's value, with 0. The verifiers (normalizeAxis) have
+/// checked it is in range.
+inline int64_t resolveAxis(uint64_t written, int64_t rank) {
+  const int64_t axis = static_cast<int64_t>(written);
+  return axis < 0 ? axis + rank : axis;
+}
+
+} // namespace whale
 
 #endif
