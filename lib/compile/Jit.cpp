@@ -6,6 +6,7 @@
 
 #include "lowering/FusedKernel.h"
 #include "lowering/Passes.h"
+#include "support/VectorLevel.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
@@ -104,6 +105,22 @@ LoweredModule lowerToLLVM(mlir::ModuleOp module, llvm::LLVMContext &llvmContext,
   return out;
 }
 
+/// The target the JIT builds the fused kernels for.
+static llvm::Expected<llvm::orc::JITTargetMachineBuilder>
+kernelTargetMachineBuilder() {
+  auto host = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!host || !host->getTargetTriple().isX86())
+    return host;
+  const VectorLevel level = kernelVectorLevel();
+  if (level == hardwareVectorLevel())
+    return host;
+  // The level's own CPU name and nothing of the host's features: code
+  // built for x86-64-v3 on a CPU with AVX-512 uses no AVX-512.
+  host->setCPU(llvmCpuForLevel(level));
+  host->getFeatures() = llvm::SubtargetFeatures();
+  return host;
+}
+
 std::string emitObjectCode(llvm::Module &module, llvm::TargetMachine &machine,
                            bool optimize, llvm::SmallVectorImpl<char> &object) {
   module.setDataLayout(machine.createDataLayout());
@@ -161,6 +178,10 @@ JitProgram::compile(mlir::ModuleOp module, std::string &error, bool sites) {
     error = llvm::toString(std::move(e));
     return nullptr;
   };
+  if (std::string bad = checkVectorLevelSetting(); !bad.empty()) {
+    error = bad;
+    return nullptr;
+  }
   auto machine = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!machine)
     return fail(machine.takeError());
@@ -181,9 +202,10 @@ JitProgram::compile(mlir::ModuleOp module, std::string &error, bool sites) {
   if (!process)
     return fail(process.takeError());
   dylib.addGenerator(std::move(*process));
-  // The kernels, optimized for this host's CPU (its vector width).
+  // The kernels, optimized for this host's CPU (its vector width), or for
+  // the lower level WHALE_CPU_LEVEL holds them to.
   if (lowered.kernels) {
-    auto host = llvm::orc::JITTargetMachineBuilder::detectHost();
+    auto host = kernelTargetMachineBuilder();
     if (!host)
       return fail(host.takeError());
     host->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);

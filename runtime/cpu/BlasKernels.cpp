@@ -65,29 +65,36 @@ VectorLevel kernelLevel(const std::string &core) {
   return it == levels.end() ? VectorLevel::Unknown : it->second;
 }
 
-VectorLevel cpuLevel() {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512cd"))
-    return VectorLevel::Avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return VectorLevel::Avx2;
-  if (__builtin_cpu_supports("avx"))
-    return VectorLevel::Avx;
-  return VectorLevel::Sse;
-#else
-  return VectorLevel::Unknown;
-#endif
+namespace {
+
+/// The OpenBLAS core whose kernels use vectors of `level`.
+std::string kernelsForLevel(VectorLevel level) {
+  switch (level) {
+  case VectorLevel::Avx512:
+    return "SkylakeX";
+  case VectorLevel::Avx2:
+    return "Haswell";
+  case VectorLevel::Avx:
+    return "Sandybridge";
+  case VectorLevel::Sse:
+    return "Prescott";
+  case VectorLevel::Unknown:
+    break;
+  }
+  return "";
 }
 
-std::string betterKernels(const std::string &detected, VectorLevel cpu) {
-  VectorLevel have = kernelLevel(detected);
-  if (have == VectorLevel::Unknown || have >= VectorLevel::Avx2 ||
-      cpu < VectorLevel::Avx2)
+} // namespace
+
+std::string betterKernels(const std::string &detected, VectorLevel level) {
+  const VectorLevel have = kernelLevel(detected);
+  if (have == VectorLevel::Unknown || level == VectorLevel::Unknown)
     return "";
-  return cpu == VectorLevel::Avx512 ? "SkylakeX" : "Haswell";
+  if (have > level)
+    return kernelsForLevel(level);
+  if (have < VectorLevel::Avx2 && level >= VectorLevel::Avx2)
+    return kernelsForLevel(level);
+  return "";
 }
 
 const BlasKernels &blasKernels() {
@@ -95,11 +102,15 @@ const BlasKernels &blasKernels() {
   static std::once_flag once;
   std::call_once(once, [] {
     kernels.detected = kernels.running = corename();
-    if (const char *named = std::getenv("OPENBLAS_CORETYPE")) {
-      kernels.note = std::string("named by OPENBLAS_CORETYPE=") + named;
+    const VectorLevel level = kernelVectorLevel();
+    std::string better = betterKernels(kernels.detected, level);
+    // Copied: setenv below may free what getenv returned.
+    const char *env = std::getenv("OPENBLAS_CORETYPE");
+    const std::string named = env ? env : "";
+    if (env && kernelLevel(kernels.detected) <= level) {
+      kernels.note = "named by OPENBLAS_CORETYPE=" + named;
       return;
     }
-    std::string better = betterKernels(kernels.detected, cpuLevel());
     if (better.empty() || !&gotoblas || !gotoblas_dynamic_init)
       return;
     // The table is filled again from OPENBLAS_CORETYPE, set only while it
@@ -108,11 +119,19 @@ const BlasKernels &blasKernels() {
     void *before = gotoblas;
     gotoblas = nullptr;
     gotoblas_dynamic_init();
-    ::unsetenv("OPENBLAS_CORETYPE");
+    if (env)
+      ::setenv("OPENBLAS_CORETYPE", named.c_str(), 1);
+    else
+      ::unsetenv("OPENBLAS_CORETYPE");
     if (!gotoblas)
       gotoblas = before;
     kernels.running = corename();
-    if (kernels.running != kernels.detected)
+    if (kernels.running == kernels.detected)
+      return;
+    if (kernelLevel(kernels.detected) > level)
+      kernels.note = std::string("held to ") + llvmCpuForLevel(level) +
+                     " by WHALE_CPU_LEVEL";
+    else
       kernels.note = "OpenBLAS took this CPU for " + kernels.detected +
                      "; chosen by its vector width instead";
   });

@@ -14,24 +14,24 @@
 #ifndef WHALE_RUNTIME_CPU_BLASKERNELS_H
 #define WHALE_RUNTIME_CPU_BLASKERNELS_H
 
+#include "support/VectorLevel.h"
+
 #include <string>
 
 namespace whale::rt::cpu {
 
-/// The widest vectors a CPU or a set of kernels uses, in order.
-enum class VectorLevel { Unknown, Sse, Avx, Avx2, Avx512 };
+using whale::VectorLevel;
 
 /// What a set of OpenBLAS's kernels (its core name, any case) uses:
 /// Unknown for a name it does not list.
 VectorLevel kernelLevel(const std::string &core);
-/// This CPU's: AVX-512 counts where F, BW, DQ, VL and CD all are, AVX2
-/// with FMA.
-VectorLevel cpuLevel();
-/// The kernels to use instead of `detected` on a CPU of `cpu`, or "" to
-/// keep them: only a fallback below AVX2 on a CPU with AVX2 or more is
-/// replaced (SkylakeX for AVX-512, Haswell for AVX2), so that kernels
-/// OpenBLAS chose for a CPU it knows are never second-guessed.
-std::string betterKernels(const std::string &detected, VectorLevel cpu);
+/// The kernels to use instead of `detected` where kernels may use vectors
+/// up to `level` (the CPU's, or lower under WHALE_CPU_LEVEL), or "" to keep
+/// them: a fallback below AVX2 where AVX2 or more may run is replaced, and
+/// so are kernels wider than `level` (SkylakeX for AVX-512, Haswell for
+/// AVX2, Sandybridge for AVX, Prescott for SSE); kernels OpenBLAS chose for
+/// a CPU it knows, within `level`, are never second-guessed.
+std::string betterKernels(const std::string &detected, VectorLevel level);
 
 struct BlasKernels {
   std::string detected; ///< what OpenBLAS chose when it loaded
@@ -40,7 +40,9 @@ struct BlasKernels {
   std::string note;
 };
 
-/// Chooses once (thread-safe; before the first GEMM) and says what runs.
+/// Chooses once (thread-safe; before the first GEMM) and says what runs:
+/// kernels no wider than kernelVectorLevel(), even where the user named
+/// wider ones through OPENBLAS_CORETYPE.
 const BlasKernels &blasKernels();
 
 } // namespace whale::rt::cpu

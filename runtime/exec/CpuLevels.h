@@ -24,7 +24,9 @@ inline constexpr const char *kCpuLevels[] = {"x86-64-v4", "x86-64-v3"};
 /// `file` ("ranks-0.so") as built for `level`: "ranks-0.x86-64-v4.so".
 std::string cpuLevelFile(const std::string &file, const std::string &level);
 
-/// Whether this CPU (and its OS) runs code built for `level`.
+/// Whether code built for `level` may run here: this CPU (and its OS) runs
+/// it, and WHALE_CPU_LEVEL (support/VectorLevel.h) does not hold the
+/// kernels below it.
 bool cpuRunsLevel(const std::string &level);
 
 /// The library `file` of the bundle in `folder` to load here: its variant

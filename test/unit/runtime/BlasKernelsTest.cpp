@@ -37,6 +37,16 @@ TEST(BlasKernels, OnlyAFallbackBelowTheCpusVectorsIsReplaced) {
   EXPECT_EQ(betterKernels("NewCore2031", VectorLevel::Avx512), "");
 }
 
+TEST(BlasKernels, KernelsWiderThanTheLevelAreReplaced) {
+  // WHALE_CPU_LEVEL holds a CPU with AVX-512 to the AVX2 path.
+  EXPECT_EQ(betterKernels("SkylakeX", VectorLevel::Avx2), "Haswell");
+  EXPECT_EQ(betterKernels("Cooperlake", VectorLevel::Avx2), "Haswell");
+  EXPECT_EQ(betterKernels("Haswell", VectorLevel::Avx), "Sandybridge");
+  EXPECT_EQ(betterKernels("Zen", VectorLevel::Sse), "Prescott");
+  EXPECT_EQ(betterKernels("Haswell", VectorLevel::Avx2), "");
+  EXPECT_EQ(betterKernels("Haswell", VectorLevel::Unknown), "");
+}
+
 TEST(BlasKernels, KernelsAreRankedByTheirVectors) {
   EXPECT_EQ(kernelLevel("Prescott"), VectorLevel::Sse);
   EXPECT_EQ(kernelLevel("SANDYBRIDGE"), VectorLevel::Avx);
@@ -48,15 +58,18 @@ TEST(BlasKernels, KernelsAreRankedByTheirVectors) {
 TEST(BlasKernels, ThisMachineRunsKernelsAsWideAsItsCpuAllows) {
   const whale::rt::cpu::BlasKernels &k = whale::rt::cpu::blasKernels();
   ASSERT_FALSE(k.running.empty());
-  if (std::getenv("OPENBLAS_CORETYPE")) {
-    EXPECT_NE(k.note.find("OPENBLAS_CORETYPE"), std::string::npos);
-    return;
-  }
+  const VectorLevel level = whale::kernelVectorLevel();
   if (kernelLevel(k.detected) == VectorLevel::Unknown)
     GTEST_SKIP() << "OpenBLAS chose kernels this rule does not know: "
                  << k.detected;
-  const VectorLevel want =
-      std::min(whale::rt::cpu::cpuLevel(), VectorLevel::Avx2);
+  // Never wider than the level (the CPU's, or WHALE_CPU_LEVEL's).
+  EXPECT_LE(kernelLevel(k.running), level)
+      << "detected " << k.detected << ", running " << k.running;
+  if (std::getenv("OPENBLAS_CORETYPE") && kernelLevel(k.detected) <= level) {
+    EXPECT_NE(k.note.find("OPENBLAS_CORETYPE"), std::string::npos);
+    return;
+  }
+  const VectorLevel want = std::min(level, VectorLevel::Avx2);
   EXPECT_GE(kernelLevel(k.running), want)
       << "detected " << k.detected << ", running " << k.running;
   EXPECT_EQ(k.note.empty(), k.running == k.detected) << k.note;
