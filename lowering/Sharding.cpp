@@ -17,10 +17,12 @@
 // received as parts.
 //
 // Each op has sharding patterns: what layouts its operands need and what
-// its result gets. Among those that apply, the pass takes the one that
-// moves the fewest bytes, forward and backward, counting the conversions
-// of its operands, the gradient sums of whole values its parts read
-// (fanout), and the sum a partial result needs; `matmul=` forces one of
+// its result gets, declared by the op (ShardingOpInterface,
+// dialects/Whale/IR/WhaleSharding.cpp); an op without them runs whole.
+// Among those that apply, the pass takes the one that moves the fewest
+// bytes, forward and backward, counting the conversions of its operands,
+// the gradient sums of whole values its parts read (fanout), and the sum
+// a partial result needs; `matmul=` forces one of
 // the matmul patterns for tests and experiments. Each op's choice, with
 // the costs compared, is recorded on its TaskGraph for `whale plan`.
 //
@@ -58,34 +60,10 @@ using namespace whale;
 
 namespace {
 
-struct Layout {
-  enum Kind { Whole, Part, Partial } kind = Whole;
-  int64_t axis = -1;
-  static Layout whole() { return {}; }
-  static Layout part(int64_t d) { return {Part, d}; }
-  static Layout partial() { return {Partial, -1}; }
-  bool operator==(const Layout &o) const {
-    return kind == o.kind && axis == o.axis;
-  }
-  int64_t key() const {
-    return kind == Part ? 2 + axis : static_cast<int64_t>(kind);
-  }
-  std::string str() const {
-    if (kind == Part)
-      return "part(" + std::to_string(axis) + ")";
-    return kind == Whole ? "whole" : "partial";
-  }
-};
+using sharding::Layout;
+using sharding::Pattern;
 
-/// A pattern: the layouts an op needs of its operands, which whole operands
-/// are read by parts (fanout), and the layout of its result.
-struct Pattern {
-  std::string name;
-  SmallVector<Layout> ins;
-  SmallVector<bool> fanout;
-  Layout out;
-  int64_t cost = 0;
-};
+class RuleContext;
 
 /// What the pass knows of a value of the original model.
 struct Info {
@@ -94,6 +72,8 @@ struct Info {
 };
 
 class StageSharder {
+  friend class RuleContext;
+
 public:
   StageSharder(func::FuncOp fn, ArrayRef<int64_t> stages, int64_t shards,
                int64_t micro, StringRef force, ArrayRef<int64_t> weights,
@@ -430,329 +410,64 @@ Value StageSharder::fanout(Value operand, Operation *user) {
   return slot;
 }
 
-/// The layout a result gets from an operand's split dimension `d` when the
-/// op keeps dimensions (elementwise with broadcasting: aligned from the
-/// right).
-int64_t aligned(int64_t d, int64_t fromRank, int64_t toRank) {
-  return d + (toRank - fromRank);
-}
+/// What the ops' sharding rules (ShardingOpInterface) ask of the pass,
+/// and the patterns they offer, kept where every layout fits.
+class RuleContext : public sharding::Context {
+public:
+  RuleContext(const StageSharder &s, Operation *op) : s(s), op(op) {}
+  SmallVector<Pattern> patterns;
 
-SmallVector<Pattern> StageSharder::patterns(Operation *op) {
-  SmallVector<Pattern> ps;
-  const unsigned n = op->getNumOperands();
-  Value result = op->getResult(0);
-  const int64_t rank = cast<RankedTensorType>(result.getType()).getRank();
-  auto rankOf = [](Value v) {
-    return cast<RankedTensorType>(v.getType()).getRank();
-  };
-  auto add = [&](Pattern p) {
+  Layout layoutOf(Value v) const override { return s.layoutOf(v); }
+  RankedTensorType logicalType(Value v) const override {
+    return s.logical(s.source(v));
+  }
+  int64_t groupSize() const override { return s.c; }
+  int64_t units() const override { return s.units; }
+  bool unevenShards() const override { return !s.weights.empty(); }
+  StringRef forcedMatmul() const override { return s.force; }
+  bool wholeRows() const override { return s.wholeRows; }
+  std::optional<int64_t> rowsAxisOf(Value v) const override {
+    v = s.source(v);
+    if (!s.rows(v))
+      return std::nullopt;
+    return s.rowsAxis.lookup(v);
+  }
+  bool isParameter(Value v) const override {
+    return static_cast<bool>(s.source(v).getDefiningOp<ParamOp>());
+  }
+  void add(Pattern p) override {
+    const unsigned n = op->getNumOperands();
     if (p.fanout.empty())
       p.fanout.assign(n, false);
+    if (p.ins.size() != n || p.fanout.size() != n)
+      return;
     for (unsigned i = 0; i < n; ++i) {
-      if (!fits(source(op->getOperand(i)), p.ins[i]))
+      if (!s.fits(s.source(op->getOperand(i)), p.ins[i]))
         return;
       // Terms of a sum stay terms; nothing whole becomes one.
       if (p.ins[i].kind == Layout::Partial &&
-          layoutOf(op->getOperand(i)).kind != Layout::Partial)
+          s.layoutOf(op->getOperand(i)).kind != Layout::Partial)
         return;
     }
-    if (!fits(result, p.out))
+    if (!s.fits(op->getResult(0), p.out))
       return;
-    ps.push_back(std::move(p));
-  };
-  auto allWhole = [&]() {
-    add({"whole",
-         SmallVector<Layout>(n, Layout::whole()),
-         {},
-         Layout::whole()});
-  };
-  auto splitDims = [&]() {
-    // Result dimensions some operand is split in now.
-    SmallVector<int64_t> ds;
-    for (Value v : op->getOperands()) {
-      Layout l = layoutOf(v);
-      if (l.kind == Layout::Part) {
-        int64_t d = aligned(l.axis, rankOf(v), rank);
-        if (d >= 0 && !llvm::is_contained(ds, d))
-          ds.push_back(d);
-      }
-    }
-    return ds;
-  };
-  // Elementwise with broadcasting: split where an operand is split; the
-  // operands that broadcast along it are read whole by the parts.
-  auto elementwise = [&](bool linear) {
-    for (int64_t d : splitDims()) {
-      Pattern p{"split(" + std::to_string(d) + ")", {}, {}, Layout::part(d)};
-      for (Value v : op->getOperands()) {
-        int64_t e = d - (rank - rankOf(v));
-        bool broadcast =
-            e < 0 || cast<RankedTensorType>(v.getType()).getDimSize(e) == 1;
-        p.ins.push_back(broadcast ? Layout::whole() : Layout::part(e));
-        p.fanout.push_back(broadcast);
-      }
-      add(p);
-    }
-    if (linear) {
-      bool anyPartial = llvm::any_of(op->getOperands(), [&](Value v) {
-        return layoutOf(v).kind == Layout::Partial;
-      });
-      if (anyPartial && isa<AddOp, SubOp>(op))
-        add({"partial",
-             SmallVector<Layout>(n, Layout::partial()),
-             {},
-             Layout::partial()});
-      if (anyPartial && isa<MulOp, DivOp>(op)) {
-        // One factor partial, the other whole (read by the terms).
-        for (unsigned i = 0; i < n; ++i) {
-          if (isa<DivOp>(op) && i == 1)
-            continue;
-          Pattern p{"partial", SmallVector<Layout>(n, Layout::whole()),
-                    SmallVector<bool>(n, true), Layout::partial()};
-          p.ins[i] = Layout::partial();
-          p.fanout[i] = false;
-          add(p);
-        }
-      }
-    }
-    allWhole();
-  };
+    patterns.push_back(std::move(p));
+  }
 
-  llvm::TypeSwitch<Operation *>(op)
-      .Case<AddOp, SubOp, MulOp, DivOp>([&](Operation *) { elementwise(true); })
-      .Case<NegOp, ReluOp, GeluOp, TanhOp, ExpOp, LogOp, SqrtOp, CastOp>(
-          [&](Operation *) { elementwise(false); })
-      .Case([&](CausalMaskOp) {
-        Layout l = layoutOf(op->getOperand(0));
-        if (l.kind == Layout::Part && l.axis < rank - 2)
-          add({"split", {l}, {}, l});
-        allWhole();
-      })
-      .Case([&](AttentionOp a) {
-        // Heads (or the batch) split alike on query, key and value: each
-        // rank attends over its own, and nothing moves. Any axis but T and
-        // the width: under sequence_major the heads' axis follows T's.
-        Layout l = layoutOf(op->getOperand(0));
-        if (l.kind == Layout::Part && l.axis != a.getSequenceAxis() &&
-            l.axis < rank - 1)
-          add({"split", {l, l, l}, {}, l});
-        allWhole();
-      })
-      .Case([&](SoftmaxOp s) {
-        const int64_t axis = resolveAxis(s.getAxis(), rank);
-        Layout l = layoutOf(op->getOperand(0));
-        if (l.kind == Layout::Part && l.axis != axis)
-          add({"split", {l}, {}, l});
-        allWhole();
-      })
-      .Case([&](LayerNormOp) {
-        Layout l = layoutOf(op->getOperand(0));
-        if (l.kind == Layout::Part && l.axis != rank - 1)
-          add({"split",
-               {l, Layout::whole(), Layout::whole()},
-               {false, true, true},
-               l});
-        allWhole();
-      })
-      .Case([&](TransposeOp t) {
-        Layout l = layoutOf(op->getOperand(0));
-        ArrayRef<int64_t> perm = t.getPermutation();
-        if (l.kind == Layout::Part)
-          for (int64_t e = 0; e < rank; ++e)
-            if (perm[e] == l.axis)
-              add({"split", {l}, {}, Layout::part(e)});
-        if (l.kind == Layout::Partial)
-          add({"partial", {l}, {}, l});
-        allWhole();
-      })
-      .Case([&](ReshapeOp) {
-        Layout l = layoutOf(op->getOperand(0));
-        auto in = cast<RankedTensorType>(logical(source(op->getOperand(0))));
-        RankedTensorType out = logical(result);
-        if (l.kind == Layout::Part) {
-          // Splitting dimension d in blocks (c, or the units of uneven
-          // shards) is splitting output dimension e in as many when the
-          // dimensions before them hold as many elements and the leading
-          // one of the two divides by the blocks.
-          int64_t before = 1;
-          for (int64_t d = 0; d < l.axis; ++d)
-            before *= in.getDimSize(d);
-          int64_t outBefore = 1;
-          for (int64_t e = 0; e < out.getRank(); ++e) {
-            if (outBefore == before && out.getDimSize(e) % units == 0 &&
-                (in.getDimSize(l.axis) % out.getDimSize(e) == 0 ||
-                 out.getDimSize(e) % in.getDimSize(l.axis) == 0))
-              add({"split", {l}, {}, Layout::part(e)});
-            outBefore *= out.getDimSize(e);
-          }
-        }
-        if (l.kind == Layout::Partial)
-          add({"partial", {l}, {}, l});
-        allWhole();
-      })
-      .Case([&](MatmulOp m) {
-        Value lhs = m.getLhs(), rhs = m.getRhs();
-        const int64_t rl = rankOf(lhs), rr = rankOf(rhs);
-        const int64_t kL = m.getTransposeLhs() ? rl - 2 : rl - 1;
-        const int64_t mL = m.getTransposeLhs() ? rl - 1 : rl - 2;
-        const int64_t kR = m.getTransposeRhs() ? rr - 1 : rr - 2;
-        const int64_t nR = m.getTransposeRhs() ? rr - 2 : rr - 1;
-        Layout ll = layoutOf(lhs);
-        bool weight = rr == 2;
-        auto forced = [&](StringRef name) {
-          return !weight || force.empty() || force == "auto" || force == name;
-        };
-        if (forced("column"))
-          add({"column",
-               {Layout::whole(), Layout::part(nR)},
-               {true, false},
-               Layout::part(rank - 1)});
-        if (forced("row"))
-          add({"row",
-               {Layout::part(kL), Layout::part(kR)},
-               {},
-               Layout::partial()});
-        // A weight of a split TaskGraph is split unless a test asks
-        // otherwise: replicating it would trade bytes for duplicated work
-        // and memory, which the byte count alone does not see. Stacked
-        // weights (a mixture's experts) too.
-        bool stacked = rr > 2 && source(rhs).getDefiningOp<ParamOp>();
-        if ((!weight && !stacked) || force == "replicated")
-          allWhole();
-        if (!force.empty() && force != "auto" && weight)
-          return;
-        // The lhs's rows (or batch dimensions) split, the rhs read whole
-        // by every part: data parallelism inside the group.
-        if (ll.kind == Layout::Part && ll.axis != kL &&
-            (weight || ll.axis == mL)) {
-          int64_t out = ll.axis == mL ? rank - 2 : ll.axis;
-          add({"rows",
-               {ll, Layout::whole()},
-               {false, true},
-               Layout::part(out)});
-        }
-        // Both split in the same batch dimension: attention's heads, or a
-        // mixture's experts, whose stacked weights each rank keeps its
-        // share of (the slots come to them).
-        if (!weight && rl == rr)
-          for (int64_t d = 0; d < rl - 2; ++d)
-            add({"batch", {Layout::part(d), Layout::part(d)}, {},
-                 Layout::part(d)});
-      })
-      .Case([&](CrossEntropyOp) {
-        Layout l = layoutOf(op->getOperand(0));
-        add({"sharded_classes",
-             {Layout::part(rank), Layout::whole()},
-             {},
-             Layout::whole()});
-        if (l.kind == Layout::Part && l.axis < rank)
-          add({"rows", {l, l}, {}, l});
-        allWhole();
-      })
-      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>([&](Operation *) {
-        auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
-        bool keep = op->hasAttr("keepdim");
-        Layout l = layoutOf(op->getOperand(0));
-        if (l.kind == Layout::Part) {
-          if (!llvm::is_contained(axes, l.axis)) {
-            int64_t e = l.axis;
-            if (!keep)
-              for (int64_t a : axes)
-                e -= a < l.axis ? 1 : 0;
-            add({"split", {l}, {}, Layout::part(e)});
-          } else if (!isa<ReduceMaxOp>(op)) {
-            add({"partial", {l}, {}, Layout::partial()});
-          }
-        }
-        if (l.kind == Layout::Partial && !isa<ReduceMaxOp>(op))
-          add({"partial", {l}, {}, l});
-        allWhole();
-      })
-      .Case([&](Conv2dOp conv) {
-        Layout in = layoutOf(conv.getInput());
-        // The output channels split with the weight's (its first axis),
-        // the image read whole by every part: a column split of the
-        // convolution's implicit product.
-        if (conv.getGroups() == 1)
-          add({"channels",
-               {Layout::whole(), Layout::part(0)},
-               {true, false},
-               Layout::part(1)});
-        // Grouped (depthwise) convolutions: whole groups of input and
-        // output channels to each rank, nothing moved. Equal parts only:
-        // a rank's groups are its share of them.
-        if (conv.getGroups() > 1 && weights.empty() &&
-            conv.getGroups() % c == 0)
-          add({"groups",
-               {Layout::part(1), Layout::part(0)},
-               {},
-               Layout::part(1)});
-        // The images split (data parallelism inside the group), the weight
-        // read whole by every part.
-        if (in.kind == Layout::Part && in.axis == 0)
-          add({"rows", {in, Layout::whole()}, {false, true}, in});
-        // Groups the ranks cannot share evenly run whole.
-        if (force == "replicated" ||
-            (conv.getGroups() > 1 &&
-             (!weights.empty() || conv.getGroups() % c != 0)))
-          allWhole();
-      })
-      .Case([&](Pool2dOp) {
-        // Each plane pooled alone: any split but of its height and width.
-        Layout l = layoutOf(op->getOperand(0));
-        if (l.kind == Layout::Part && l.axis < rank - 2)
-          add({"split", {l}, {}, l});
-        allWhole();
-      })
-      .Case([&](DropoutOp) {
-        // Rows draw by their place in the global batch, counted from the
-        // rank's first row: each rank drops its own rows, or, where a group
-        // shares its rows, all of them alike. Anything else (a value without
-        // the batch's rows in dimension 0) has no pattern.
-        Value in = source(op->getOperand(0));
-        if (wholeRows)
-          allWhole();
-        else if (rows(in) && rowsAxis.lookup(in) == 0)
-          add({"rows", {Layout::part(0)}, {}, Layout::part(0)});
-      })
-      .Case([&](TopKOp) {
-        // Each row chooses alone: any split but of the rows' entries.
-        Layout l = layoutOf(op->getOperand(0));
-        if (l.kind == Layout::Part && l.axis < rank - 1)
-          add({"split", {l}, {}, l});
-        allWhole();
-      })
-      .Case([&](OneHotOp) {
-        Layout l = layoutOf(op->getOperand(0));
-        if (l.kind == Layout::Part)
-          add({"split", {l}, {}, l});
-        allWhole();
-      })
-      .Case([&](MoeDispatchOp) {
-        // Each rank routes its own groups into its share of every
-        // expert's slots (groups never share slots): nothing moves here;
-        // the experts' product takes the slots by expert.
-        Layout l = layoutOf(op->getOperand(0));
-        if (l.kind == Layout::Part && l.axis == 0)
-          add({"groups", SmallVector<Layout>(n, l), {}, Layout::part(1)});
-        allWhole();
-      })
-      .Case([&](MoeCombineOp) {
-        // The inverse: every expert's slots of the rank's own groups back
-        // to its tokens.
-        SmallVector<Layout> ins(n, Layout::part(0));
-        ins[0] = Layout::part(1);
-        add({"groups", ins, {}, Layout::part(0)});
-        allWhole();
-      })
-      .Case([&](EmbeddingOp) {
-        Layout l = layoutOf(op->getOperand(1));
-        if (l.kind == Layout::Part)
-          add({"rows", {Layout::whole(), l}, {true, false}, l});
-        allWhole();
-      })
-      .Default([&](Operation *) { allWhole(); });
+private:
+  const StageSharder &s;
+  Operation *op;
+};
 
+SmallVector<Pattern> StageSharder::patterns(Operation *op) {
+  RuleContext ctx(*this, op);
+  if (auto rule = dyn_cast<ShardingOpInterface>(op))
+    rule.getShardingPatterns(ctx);
+  else
+    ctx.addAllWhole(op);
+  SmallVector<Pattern> ps = std::move(ctx.patterns);
+  const unsigned n = op->getNumOperands();
+  Value result = op->getResult(0);
   for (Pattern &p : ps) {
     for (unsigned i = 0; i < n; ++i) {
       Value v = op->getOperand(i);
@@ -768,15 +483,10 @@ SmallVector<Pattern> StageSharder::patterns(Operation *op) {
 }
 
 LogicalResult StageSharder::rewrite(Operation *op) {
-  if (isa<BatchNormOp>(op))
-    return op->emitOpError("normalizes over the whole batch and is not "
-                           "split: put it in a replicate block (data "
-                           "parallelism syncs its statistics)");
   SmallVector<Pattern> ps = patterns(op);
-  if (ps.empty() && isa<DropoutOp>(op))
-    return op->emitOpError("draws by the batch's rows, but under split its "
-                           "input has none in dimension 0 (drop before the "
-                           "split, or on a value of the rows)");
+  if (auto rule = dyn_cast<ShardingOpInterface>(op); ps.empty() && rule)
+    if (std::string why = rule.getShardingRefusal(); !why.empty())
+      return op->emitOpError(why);
   if (ps.empty())
     return op->emitOpError("has no sharding pattern for its operands' "
                            "layouts over ")

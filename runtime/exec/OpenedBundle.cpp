@@ -4,6 +4,7 @@
 
 #include "runtime/exec/CpuLevels.h"
 #include "runtime/state/PlanState.h"
+#include "support/VectorLevel.h"
 
 #include <algorithm>
 #include <thread>
@@ -12,6 +13,8 @@ namespace whale {
 
 std::string openProgram(const std::string &folder, const std::string &file,
                         const PlanManifest &m, LoadedLibrary &library) {
+  if (std::string bad = checkVectorLevelSetting(); !bad.empty())
+    return bad;
   const std::string path = libraryForThisCpu(folder, file);
   return library.open(path, path.substr(folder.size() + 1), m.files);
 }

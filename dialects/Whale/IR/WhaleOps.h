@@ -7,6 +7,7 @@
 #include "dialects/Whale/IR/WhaleDialect.h"
 #include "dialects/Whale/Interfaces/CostOpInterface.h"
 #include "dialects/Whale/Interfaces/GradientOpInterface.h"
+#include "dialects/Whale/Interfaces/ShardingOpInterface.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"

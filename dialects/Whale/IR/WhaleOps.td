@@ -6,6 +6,7 @@
 include "dialects/Whale/IR/WhaleDialect.td"
 include "dialects/Whale/Interfaces/CostOpInterface.td"
 include "dialects/Whale/Interfaces/GradientOpInterface.td"
+include "dialects/Whale/Interfaces/ShardingOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -130,7 +131,7 @@ def Whale_ConstantOp : Whale_Op<"constant", [Pure,
 // Linear algebra
 //===----------------------------------------------------------------------===//
 
-def Whale_MatmulOp : Whale_Op<"matmul", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+def Whale_MatmulOp : Whale_Op<"matmul", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Matrix product over the last two dimensions";
   let description = [{
@@ -157,7 +158,7 @@ def Whale_MatmulOp : Whale_Op<"matmul", [Pure, DeclareOpInterfaceMethods<Whale_G
 //===----------------------------------------------------------------------===//
 
 class Whale_BinaryOp<string mnemonic, string what>
-    : Whale_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+    : Whale_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
         DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Elementwise " # what # " with broadcasting";
   let description = [{
@@ -183,7 +184,7 @@ def Whale_MulOp : Whale_BinaryOp<"mul", "product">;
 def Whale_DivOp : Whale_BinaryOp<"div", "quotient">;
 
 class Whale_UnaryOp<string mnemonic, string what, int flopsPerElement>
-    : Whale_Op<mnemonic, [Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+    : Whale_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, SameOperandsAndResultType, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
         DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Elementwise " # what;
   let description = [{
@@ -200,6 +201,13 @@ class Whale_UnaryOp<string mnemonic, string what, int flopsPerElement>
   let extraClassDeclaration = [{
     static constexpr int64_t kFlopsPerElement = }] # flopsPerElement # [{;
   }];
+  // Elementwise: split where the input is split.
+  let extraClassDefinition = [{
+    void $cppClass::getShardingPatterns(::whale::sharding::Context &ctx) {
+      ::whale::sharding::addElementwiseSplits(*this, ctx);
+      ctx.addAllWhole(*this);
+    }
+  }];
 }
 
 def Whale_NegOp : Whale_UnaryOp<"neg", "negation", 1>;
@@ -210,7 +218,7 @@ def Whale_ExpOp : Whale_UnaryOp<"exp", "the exponential", 4>;
 def Whale_LogOp : Whale_UnaryOp<"log", "the natural logarithm", 4>;
 def Whale_SqrtOp : Whale_UnaryOp<"sqrt", "the square root", 1>;
 
-def Whale_CastOp : Whale_Op<"cast", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+def Whale_CastOp : Whale_Op<"cast", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Converts a tensor between f32 and bf16";
   let description = [{
@@ -230,7 +238,7 @@ def Whale_CastOp : Whale_Op<"cast", [Pure, DeclareOpInterfaceMethods<Whale_Gradi
   let hasVerifier = 1;
 }
 
-def Whale_CausalMaskOp : Whale_Op<"causal_mask", [Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+def Whale_CausalMaskOp : Whale_Op<"causal_mask", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Masks future positions of attention scores";
   let description = [{
@@ -252,7 +260,7 @@ def Whale_CausalMaskOp : Whale_Op<"causal_mask", [Pure, SameOperandsAndResultTyp
 // Normalization and losses
 //===----------------------------------------------------------------------===//
 
-def Whale_SoftmaxOp : Whale_Op<"softmax", [Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+def Whale_SoftmaxOp : Whale_Op<"softmax", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Softmax along one axis";
   let description = [{
@@ -269,7 +277,7 @@ def Whale_SoftmaxOp : Whale_Op<"softmax", [Pure, SameOperandsAndResultType, Decl
   let hasVerifier = 1;
 }
 
-def Whale_AttentionOp : Whale_Op<"attention", [Pure,
+def Whale_AttentionOp : Whale_Op<"attention", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure,
     AllTypesMatch<["query", "result"]>, AllTypesMatch<["key", "value"]>,
     DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops", "getOutputMemory"]>]> {
@@ -309,7 +317,7 @@ def Whale_AttentionOp : Whale_Op<"attention", [Pure,
   let hasVerifier = 1;
 }
 
-def Whale_LayerNormOp : Whale_Op<"layernorm", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+def Whale_LayerNormOp : Whale_Op<"layernorm", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     AllTypesMatch<["input", "result"]>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Layer normalization over the last dimension";
@@ -331,7 +339,7 @@ def Whale_LayerNormOp : Whale_Op<"layernorm", [Pure, DeclareOpInterfaceMethods<W
   let hasVerifier = 1;
 }
 
-def Whale_TopKOp : Whale_Op<"topk", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+def Whale_TopKOp : Whale_Op<"topk", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "The k largest entries of each last-dimension row";
   let description = [{
@@ -355,7 +363,7 @@ def Whale_TopKOp : Whale_Op<"topk", [Pure, DeclareOpInterfaceMethods<Whale_Gradi
   let hasVerifier = 1;
 }
 
-def Whale_MoeDispatchOp : Whale_Op<"moe_dispatch", [Pure,
+def Whale_MoeDispatchOp : Whale_Op<"moe_dispatch", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure,
     DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Tokens to their experts' slots (mixture of experts)";
@@ -387,7 +395,7 @@ def Whale_MoeDispatchOp : Whale_Op<"moe_dispatch", [Pure,
   let hasVerifier = 1;
 }
 
-def Whale_MoeCombineOp : Whale_Op<"moe_combine", [Pure,
+def Whale_MoeCombineOp : Whale_Op<"moe_combine", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure,
     DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Experts' slots back to their tokens (mixture of experts)";
@@ -413,7 +421,7 @@ def Whale_MoeCombineOp : Whale_Op<"moe_combine", [Pure,
   let hasVerifier = 1;
 }
 
-def Whale_OneHotOp : Whale_Op<"one_hot", [Pure,
+def Whale_OneHotOp : Whale_Op<"one_hot", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure,
     DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Integer ids as rows of zeros with a one";
@@ -434,7 +442,7 @@ def Whale_OneHotOp : Whale_Op<"one_hot", [Pure,
   let hasVerifier = 1;
 }
 
-def Whale_DropoutOp : Whale_Op<"dropout", [Pure,
+def Whale_DropoutOp : Whale_Op<"dropout", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface, ["getShardingRefusal"]>, Pure,
     AllTypesMatch<["input", "result"]>,
     DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
@@ -463,7 +471,7 @@ def Whale_DropoutOp : Whale_Op<"dropout", [Pure,
   let hasVerifier = 1;
 }
 
-def Whale_BatchNormOp : Whale_Op<"batch_norm", [
+def Whale_BatchNormOp : Whale_Op<"batch_norm", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface, ["getShardingRefusal"]>, 
     MemoryEffects<[MemRead, MemWrite]>,
     AllTypesMatch<["input", "result"]>,
     AllTypesMatch<["gamma", "beta", "running_mean", "running_var",
@@ -509,7 +517,7 @@ def Whale_BatchNormOp : Whale_Op<"batch_norm", [
   let hasVerifier = 1;
 }
 
-def Whale_Conv2dOp : Whale_Op<"conv2d", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+def Whale_Conv2dOp : Whale_Op<"conv2d", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "2-D convolution of NCHW images";
   let description = [{
@@ -535,7 +543,7 @@ def Whale_Conv2dOp : Whale_Op<"conv2d", [Pure, DeclareOpInterfaceMethods<Whale_G
   let hasVerifier = 1;
 }
 
-def Whale_Pool2dOp : Whale_Op<"pool2d", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+def Whale_Pool2dOp : Whale_Op<"pool2d", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Max or average pooling over the last two dimensions";
   let description = [{
@@ -559,7 +567,7 @@ def Whale_Pool2dOp : Whale_Op<"pool2d", [Pure, DeclareOpInterfaceMethods<Whale_G
   let hasVerifier = 1;
 }
 
-def Whale_EmbeddingOp : Whale_Op<"embedding", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+def Whale_EmbeddingOp : Whale_Op<"embedding", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getBytesRead"]>]> {
   let summary = "Rows of a table picked by integer ids";
   let description = [{
@@ -578,7 +586,7 @@ def Whale_EmbeddingOp : Whale_Op<"embedding", [Pure, DeclareOpInterfaceMethods<W
   let hasVerifier = 1;
 }
 
-def Whale_CrossEntropyOp : Whale_Op<"cross_entropy", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+def Whale_CrossEntropyOp : Whale_Op<"cross_entropy", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Softmax cross entropy with integer labels";
   let description = [{
@@ -602,7 +610,7 @@ def Whale_CrossEntropyOp : Whale_Op<"cross_entropy", [Pure, DeclareOpInterfaceMe
 //===----------------------------------------------------------------------===//
 
 class Whale_ReduceOp<string mnemonic, string what>
-    : Whale_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+    : Whale_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
         DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "The " # what # " over some axes";
   let description = [{
@@ -631,7 +639,7 @@ def Whale_ReduceMaxOp : Whale_ReduceOp<"reduce_max", "maximum">;
 // Shape
 //===----------------------------------------------------------------------===//
 
-def Whale_ReshapeOp : Whale_Op<"reshape", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+def Whale_ReshapeOp : Whale_Op<"reshape", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface,
         ["getBytesRead", "getBytesWritten", "getOutputMemory"]>]> {
   let summary = "The same elements in another shape";
@@ -649,7 +657,7 @@ def Whale_ReshapeOp : Whale_Op<"reshape", [Pure, DeclareOpInterfaceMethods<Whale
   let hasVerifier = 1;
 }
 
-def Whale_TransposeOp : Whale_Op<"transpose", [Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+def Whale_TransposeOp : Whale_Op<"transpose", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface>]> {
   let summary = "Permutes dimensions";
   let description = [{

@@ -47,6 +47,66 @@ TEST(BlasKernels, KernelsWiderThanTheLevelAreReplaced) {
   EXPECT_EQ(betterKernels("Haswell", VectorLevel::Unknown), "");
 }
 
+/// Sets WHALE_CPU_LEVEL for one scope, and puts back what was there.
+class LevelSetting {
+public:
+  explicit LevelSetting(const char *value) {
+    if (const char *was = std::getenv("WHALE_CPU_LEVEL"))
+      before = was;
+    ::setenv("WHALE_CPU_LEVEL", value, 1);
+  }
+  ~LevelSetting() {
+    if (before.empty())
+      ::unsetenv("WHALE_CPU_LEVEL");
+    else
+      ::setenv("WHALE_CPU_LEVEL", before.c_str(), 1);
+  }
+
+private:
+  std::string before;
+};
+
+TEST(VectorLevelSetting, NamesALevelOrIsRefused) {
+  std::string error;
+  {
+    LevelSetting l("avx2");
+    EXPECT_EQ(whale::requestedVectorLevel(error), VectorLevel::Avx2);
+    EXPECT_EQ(error, "");
+    // Never above the CPU's, and the CPU's where it is lower.
+    EXPECT_LE(whale::kernelVectorLevel(), VectorLevel::Avx2);
+    EXPECT_EQ(whale::kernelVectorLevel(),
+              std::min(whale::hardwareVectorLevel(), VectorLevel::Avx2));
+  }
+  {
+    LevelSetting l("X86-64-V4");
+    EXPECT_EQ(whale::requestedVectorLevel(error), VectorLevel::Avx512);
+    if (whale::hardwareVectorLevel() < VectorLevel::Avx512)
+      EXPECT_NE(whale::checkVectorLevelSetting().find("this CPU runs only"),
+                std::string::npos);
+    else
+      EXPECT_EQ(whale::checkVectorLevelSetting(), "");
+  }
+  {
+    LevelSetting l("sse2");
+    EXPECT_EQ(whale::kernelVectorLevel(), VectorLevel::Sse);
+    EXPECT_EQ(std::string(whale::llvmCpuForLevel(whale::kernelVectorLevel())),
+              "x86-64");
+  }
+  {
+    LevelSetting l("avx1024");
+    EXPECT_EQ(whale::requestedVectorLevel(error), VectorLevel::Unknown);
+    EXPECT_NE(error.find("WHALE_CPU_LEVEL=avx1024 is not a level"),
+              std::string::npos)
+        << error;
+    EXPECT_EQ(whale::checkVectorLevelSetting(), error);
+    // Refused where it is checked; the kernels keep the CPU's level.
+    EXPECT_EQ(whale::kernelVectorLevel(), whale::hardwareVectorLevel());
+  }
+  for (VectorLevel v : {VectorLevel::Sse, VectorLevel::Avx, VectorLevel::Avx2,
+                        VectorLevel::Avx512})
+    EXPECT_EQ(whale::levelOfLlvmCpu(whale::llvmCpuForLevel(v)), v);
+}
+
 TEST(BlasKernels, KernelsAreRankedByTheirVectors) {
   EXPECT_EQ(kernelLevel("Prescott"), VectorLevel::Sse);
   EXPECT_EQ(kernelLevel("SANDYBRIDGE"), VectorLevel::Avx);
