@@ -10,77 +10,6 @@
 
 namespace whale::lang {
 
-namespace {
-
-struct BuiltinSig {
-  const char *name;
-  std::vector<std::string> params;
-  size_t required;
-};
-
-const std::vector<BuiltinSig> &builtinTable() {
-  static const std::vector<BuiltinSig> table = {
-      {"param", {"shape", "init", "dtype", "trainable"}, 1},
-      {"matmul", {"a", "b", "transpose_a", "transpose_b"}, 2},
-      {"relu", {"x"}, 1},
-      {"gelu", {"x"}, 1},
-      {"tanh", {"x"}, 1},
-      {"exp", {"x"}, 1},
-      {"log", {"x"}, 1},
-      {"sqrt", {"x"}, 1},
-      {"softmax", {"x", "axis"}, 1},
-      {"layernorm", {"x", "gamma", "beta", "eps"}, 3},
-      {"batch_norm",
-       {"x", "gamma", "beta", "running_mean", "running_var", "momentum", "eps"},
-       5},
-      {"embedding", {"table", "ids"}, 2},
-      {"cross_entropy", {"logits", "labels"}, 2},
-      {"sum", {"x", "axis", "keepdim"}, 1},
-      {"mean", {"x", "axis", "keepdim"}, 1},
-      {"max", {"x", "axis", "keepdim"}, 1},
-      {"reshape", {"x", "shape"}, 2},
-      {"transpose", {"x", "dim0", "dim1"}, 1},
-      {"permute", {"x", "dims"}, 2},
-      {"slice", {"x", "axis", "start", "end"}, 4},
-      {"concat", {"tensors", "axis"}, 1},
-      {"causal_mask", {"x"}, 1},
-      {"topk", {"x", "k"}, 2},
-      {"topk_indices", {"x", "k"}, 2},
-      {"one_hot", {"ids", "classes"}, 2},
-      {"dropout", {"x", "rate"}, 2},
-      {"moe_dispatch", {"x", "experts", "num_experts", "capacity_factor"}, 3},
-      {"moe_combine", {"y", "experts", "gates"}, 3},
-      {"conv2d", {"x", "w", "stride", "padding", "dilation", "groups"}, 2},
-      {"max_pool2d", {"x", "kernel", "stride", "padding"}, 2},
-      {"avg_pool2d", {"x", "kernel", "stride", "padding"}, 2},
-      {"dim", {"x", "axis"}, 2},
-  };
-  return table;
-}
-
-const BuiltinSig *findBuiltin(const std::string &name) {
-  for (const BuiltinSig &s : builtinTable())
-    if (name == s.name)
-      return &s;
-  return nullptr;
-}
-
-} // namespace
-
-bool Sema::isBuiltin(const std::string &name) { return findBuiltin(name); }
-
-const std::vector<std::string> &builtinNames() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> out;
-    for (const BuiltinSig &s : builtinTable())
-      out.push_back(s.name);
-    for (const std::string &s : Sema::settingCtorNames())
-      out.push_back(s);
-    return out;
-  }();
-  return names;
-}
-
 bool Sema::bindArgs(const std::string &fn, const CallExpr &call,
                     const std::vector<std::string> &params, size_t required,
                     std::vector<BoundArg> &out) {
@@ -340,7 +269,139 @@ std::vector<double> initArgs(const Setting &s) {
   return {};
 }
 
+/// One call of a builtin: its arguments, bound to the names its table row
+/// gives, and where it was written. Each rule, a member, checks the
+/// arguments, computes the result's shape and adds the node.
+struct BuiltinCall {
+  Sema &s;
+  const std::string &fn;
+  std::vector<BoundArg> &args;
+  Args a;
+  Loc loc;
+  /// The variable the result is assigned to (a parameter's name).
+  std::string hint;
+
+  SVal tensorOut(const std::string &op, std::vector<int> operands, TensorType t,
+                 std::vector<std::pair<std::string, NodeAttr>> attrs = {}) {
+    return SVal::ofTensor(s.addNode(op, std::move(operands), std::move(t), loc,
+                                    std::move(attrs)));
+  }
+
+  SVal param();
+  SVal matmul();
+  SVal unary();
+  SVal topk();
+  SVal dropout();
+  SVal oneHot();
+  SVal moe();
+  SVal conv2d();
+  SVal pool2d();
+  SVal causalMask();
+  SVal softmax();
+  SVal layernorm();
+  SVal batchNorm();
+  SVal embedding();
+  SVal crossEntropy();
+  SVal reduce();
+  SVal reshape();
+  SVal transposeOrPermute();
+  SVal slice();
+  SVal concat();
+  SVal dim();
+};
+
+/// A builtin: its name, its arguments in order (the first `required` must
+/// be given), and the rule that makes its node.
+struct BuiltinSig {
+  const char *name;
+  std::vector<std::string> params;
+  size_t required;
+  SVal (BuiltinCall::*rule)();
+};
+
+/// Every builtin, a row each. A new elementwise op is a row naming
+/// BuiltinCall::unary, whose node is the op of the builtin's name.
+const std::vector<BuiltinSig> &builtinTable() {
+  static const std::vector<BuiltinSig> table = {
+      {"param",
+       {"shape", "init", "dtype", "trainable"},
+       1,
+       &BuiltinCall::param},
+      {"matmul",
+       {"a", "b", "transpose_a", "transpose_b"},
+       2,
+       &BuiltinCall::matmul},
+      {"relu", {"x"}, 1, &BuiltinCall::unary},
+      {"gelu", {"x"}, 1, &BuiltinCall::unary},
+      {"tanh", {"x"}, 1, &BuiltinCall::unary},
+      {"exp", {"x"}, 1, &BuiltinCall::unary},
+      {"log", {"x"}, 1, &BuiltinCall::unary},
+      {"sqrt", {"x"}, 1, &BuiltinCall::unary},
+      {"softmax", {"x", "axis"}, 1, &BuiltinCall::softmax},
+      {"layernorm", {"x", "gamma", "beta", "eps"}, 3, &BuiltinCall::layernorm},
+      {"batch_norm",
+       {"x", "gamma", "beta", "running_mean", "running_var", "momentum", "eps"},
+       5,
+       &BuiltinCall::batchNorm},
+      {"embedding", {"table", "ids"}, 2, &BuiltinCall::embedding},
+      {"cross_entropy", {"logits", "labels"}, 2, &BuiltinCall::crossEntropy},
+      {"sum", {"x", "axis", "keepdim"}, 1, &BuiltinCall::reduce},
+      {"mean", {"x", "axis", "keepdim"}, 1, &BuiltinCall::reduce},
+      {"max", {"x", "axis", "keepdim"}, 1, &BuiltinCall::reduce},
+      {"reshape", {"x", "shape"}, 2, &BuiltinCall::reshape},
+      {"transpose", {"x", "dim0", "dim1"}, 1, &BuiltinCall::transposeOrPermute},
+      {"permute", {"x", "dims"}, 2, &BuiltinCall::transposeOrPermute},
+      {"slice", {"x", "axis", "start", "end"}, 4, &BuiltinCall::slice},
+      {"concat", {"tensors", "axis"}, 1, &BuiltinCall::concat},
+      {"causal_mask", {"x"}, 1, &BuiltinCall::causalMask},
+      {"topk", {"x", "k"}, 2, &BuiltinCall::topk},
+      {"topk_indices", {"x", "k"}, 2, &BuiltinCall::topk},
+      {"one_hot", {"ids", "classes"}, 2, &BuiltinCall::oneHot},
+      {"dropout", {"x", "rate"}, 2, &BuiltinCall::dropout},
+      {"moe_dispatch",
+       {"x", "experts", "num_experts", "capacity_factor"},
+       3,
+       &BuiltinCall::moe},
+      {"moe_combine", {"y", "experts", "gates"}, 3, &BuiltinCall::moe},
+      {"conv2d",
+       {"x", "w", "stride", "padding", "dilation", "groups"},
+       2,
+       &BuiltinCall::conv2d},
+      {"max_pool2d",
+       {"x", "kernel", "stride", "padding"},
+       2,
+       &BuiltinCall::pool2d},
+      {"avg_pool2d",
+       {"x", "kernel", "stride", "padding"},
+       2,
+       &BuiltinCall::pool2d},
+      {"dim", {"x", "axis"}, 2, &BuiltinCall::dim},
+  };
+  return table;
+}
+
+const BuiltinSig *findBuiltin(const std::string &name) {
+  for (const BuiltinSig &s : builtinTable())
+    if (name == s.name)
+      return &s;
+  return nullptr;
+}
+
 } // namespace
+
+bool Sema::isBuiltin(const std::string &name) { return findBuiltin(name); }
+
+const std::vector<std::string> &builtinNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const BuiltinSig &s : builtinTable())
+      out.push_back(s.name);
+    for (const std::string &s : Sema::settingCtorNames())
+      out.push_back(s);
+    return out;
+  }();
+  return names;
+}
 
 SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
   const BuiltinSig *sig = findBuiltin(fn);
@@ -349,803 +410,797 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
   std::vector<BoundArg> args;
   if (!bindArgs(fn, call, sig->params, sig->required, args))
     return SVal::error();
-  Args a{*this, fn, sig->params, args};
-  Loc loc = call.getLoc();
-  auto tensorOut =
-      [&](const std::string &op, std::vector<int> operands, TensorType t,
-          std::vector<std::pair<std::string, NodeAttr>> attrs = {}) {
-        return SVal::ofTensor(addNode(op, std::move(operands), std::move(t),
-                                      loc, std::move(attrs)));
-      };
+  BuiltinCall c{*this,         fn,
+                args,          Args{*this, fn, sig->params, args},
+                call.getLoc(), std::move(hint)};
+  return (c.*sig->rule)();
+}
 
-  if (fn == "param") {
-    // Top-level constants and config values are computed before any model
-    // exists; a parameter belongs to the model being built.
-    if (!graph) {
-      error(loc, "param() makes a model parameter; call it inside a def or "
+namespace {
+
+SVal BuiltinCall::param() {
+  // Top-level constants and s.config values are computed before any model
+  // exists; a parameter belongs to the model being built.
+  if (!s.graph) {
+    s.error(loc, "param() makes a model parameter; call it inside a def or "
                  "model body, not in a top-level constant or setting");
-      return SVal::error();
-    }
-    const SVal &shape = args[0].value;
-    if (shape.kind != SVal::Kind::List) {
-      error(args[0].loc, "the shape of a parameter is a list of extents, such "
+    return SVal::error();
+  }
+  const SVal &shape = args[0].value;
+  if (shape.kind != SVal::Kind::List) {
+    s.error(args[0].loc, "the shape of a parameter is a list of extents, such "
                          "as [D, 4 * D]; got " +
                              describe(shape));
+    return SVal::error();
+  }
+  TensorType t;
+  for (const SVal &e : shape.list) {
+    if (e.kind != SVal::Kind::Int) {
+      s.error(args[0].loc,
+              "a parameter extent must be an integer, got " + describe(e));
       return SVal::error();
     }
-    TensorType t;
-    for (const SVal &e : shape.list) {
-      if (e.kind != SVal::Kind::Int) {
-        error(args[0].loc,
-              "a parameter extent must be an integer, got " + describe(e));
-        return SVal::error();
-      }
-      if (!e.i.isKnown()) {
-        error(args[0].loc, "parameter shapes must be known at compile time, "
+    if (!e.i.isKnown()) {
+      s.error(args[0].loc, "parameter shapes must be known at compile time, "
                            "but this one depends on '" +
                                e.i.sym + "'");
-        return SVal::error();
-      }
-      if (e.i.value < 1) {
-        error(args[0].loc, "a parameter extent must be at least 1, got " +
-                               std::to_string(e.i.value));
-        return SVal::error();
-      }
-      t.dims.push_back(e.i);
-    }
-    if (t.numElements().value_or(INT64_MAX) > kMaxTensorElements) {
-      error(args[0].loc,
-            "parameter " + t.str() + " has more than 2^40 elements");
       return SVal::error();
     }
-    if (args[2].present) {
-      std::optional<DType> dt;
-      if (args[2].value.kind == SVal::Kind::Str)
-        dt = parseDType(args[2].value.s);
-      if (!dt || !isFloat(*dt)) {
-        error(args[2].loc,
-              "a parameter's dtype is \"f32\", \"bf16\" or \"f16\"");
-        return SVal::error();
-      }
-      t.dtype = *dt;
+    if (e.i.value < 1) {
+      s.error(args[0].loc, "a parameter extent must be at least 1, got " +
+                               std::to_string(e.i.value));
+      return SVal::error();
     }
-    Setting init;
-    if (args[1].present) {
-      const SVal &iv = args[1].value;
-      if (iv.kind != SVal::Kind::Setting || iv.category != "init") {
-        error(args[1].loc, "'init' takes an initializer (zeros(), ones(), "
+    t.dims.push_back(e.i);
+  }
+  if (t.numElements().value_or(INT64_MAX) > kMaxTensorElements) {
+    s.error(args[0].loc,
+            "parameter " + t.str() + " has more than 2^40 elements");
+    return SVal::error();
+  }
+  if (args[2].present) {
+    std::optional<DType> dt;
+    if (args[2].value.kind == SVal::Kind::Str)
+      dt = parseDType(args[2].value.s);
+    if (!dt || !isFloat(*dt)) {
+      s.error(args[2].loc,
+              "a parameter's dtype is \"f32\", \"bf16\" or \"f16\"");
+      return SVal::error();
+    }
+    t.dtype = *dt;
+  }
+  Setting init;
+  if (args[1].present) {
+    const SVal &iv = args[1].value;
+    if (iv.kind != SVal::Kind::Setting || iv.category != "init") {
+      s.error(args[1].loc, "'init' takes an initializer (zeros(), ones(), "
                            "normal(std), uniform(low, high), xavier()), got " +
                                describe(iv));
-        return SVal::error();
-      }
-      init = iv.setting;
-    } else {
-      // Matrices start Xavier-uniform, vectors (biases, norms) at zero.
-      init.kind = Setting::Kind::Dict;
-      init.dict = {
-          {"kind", Setting::ofStr(t.rank() >= 2 ? "xavier" : "zeros")}};
-      if (t.rank() >= 2)
-        init.dict.push_back({"gain", Setting::ofFloat(1.0)});
+      return SVal::error();
     }
-    if (init.get("kind")->s == "xavier" && t.rank() < 2) {
-      error(args[1].loc, "xavier() needs a parameter of rank >= 2 (fan in and "
+    init = iv.setting;
+  } else {
+    // Matrices start Xavier-uniform, vectors (biases, norms) at zero.
+    init.kind = Setting::Kind::Dict;
+    init.dict = {{"kind", Setting::ofStr(t.rank() >= 2 ? "xavier" : "zeros")}};
+    if (t.rank() >= 2)
+      init.dict.push_back({"gain", Setting::ofFloat(1.0)});
+  }
+  if (init.get("kind")->s == "xavier" && t.rank() < 2) {
+    s.error(args[1].loc, "xavier() needs a parameter of rank >= 2 (fan in and "
                          "fan out), got " +
                              t.str());
-      return SVal::error();
-    }
-    // trainable = false: state no gradient trains (running statistics).
-    bool trainable = true;
-    if (args[3].present && !a.flag(3, trainable))
-      return SVal::error();
-    Frame &f = frames.back();
-    std::string base = hint.empty() ? "param" : hint;
-    int k = f.paramCount[base]++;
-    std::string name = f.path + "/" + base + (k ? "_" + std::to_string(k) : "");
-    return tensorOut("param", {}, t,
-                     {{"name", NodeAttr(name)},
-                      {"init", NodeAttr(init.get("kind")->s)},
-                      {"init_args", NodeAttr(initArgs(init))},
-                      {"frozen", NodeAttr(!trainable)}});
+    return SVal::error();
   }
+  // trainable = false: state no gradient trains (running statistics).
+  bool trainable = true;
+  if (args[3].present && !a.flag(3, trainable))
+    return SVal::error();
+  Sema::Frame &f = s.frames.back();
+  std::string base = hint.empty() ? "param" : hint;
+  int k = f.paramCount[base]++;
+  std::string name = f.path + "/" + base + (k ? "_" + std::to_string(k) : "");
+  return tensorOut("param", {}, t,
+                   {{"name", NodeAttr(name)},
+                    {"init", NodeAttr(init.get("kind")->s)},
+                    {"init_args", NodeAttr(initArgs(init))},
+                    {"frozen", NodeAttr(!trainable)}});
+}
 
-  if (fn == "matmul") {
-    int x, y;
-    bool ta, tb;
-    if (!a.tensor(0, x) || !a.tensor(1, y) || !a.flag(2, ta) || !a.flag(3, tb))
+SVal BuiltinCall::matmul() {
+  int x, y;
+  bool ta, tb;
+  if (!a.tensor(0, x) || !a.tensor(1, y) || !a.flag(2, ta) || !a.flag(3, tb))
+    return SVal::error();
+  return s.emitMatmul(x, y, ta, tb, loc);
+}
+
+SVal BuiltinCall::unary() {
+  // On a number, exp/log/sqrt/tanh compute at compile time (scales such
+  // as 1 / sqrt(head_dim)).
+  const SVal &v = args[0].value;
+  bool isNumber = v.kind == SVal::Kind::Float ||
+                  (v.kind == SVal::Kind::Int && v.i.isKnown());
+  const bool computable =
+      fn == "exp" || fn == "log" || fn == "sqrt" || fn == "tanh";
+  if (isNumber && computable) {
+    double x =
+        v.kind == SVal::Kind::Float ? v.f : static_cast<double>(v.i.value);
+    if ((fn == "sqrt" && x < 0) || (fn == "log" && x <= 0)) {
+      s.error(args[0].loc, fn + "() of " + std::to_string(x) + " is undefined");
       return SVal::error();
-    return emitMatmul(x, y, ta, tb, loc);
+    }
+    double r = fn == "sqrt"  ? std::sqrt(x)
+               : fn == "log" ? std::log(x)
+               : fn == "exp" ? std::exp(x)
+                             : std::tanh(x);
+    if (!std::isfinite(r)) {
+      s.error(args[0].loc, fn + "() overflows");
+      return SVal::error();
+    }
+    return SVal::ofFloat(r);
   }
+  int x;
+  if (!a.tensor(0, x))
+    return SVal::error();
+  return tensorOut(fn, {x}, s.typeOf(x));
+}
 
-  if (fn == "relu" || fn == "gelu" || fn == "tanh" || fn == "exp" ||
-      fn == "log" || fn == "sqrt") {
-    // On a number, exp/log/sqrt/tanh compute at compile time (scales such
-    // as 1 / sqrt(head_dim)).
-    const SVal &v = args[0].value;
-    bool isNumber = v.kind == SVal::Kind::Float ||
-                    (v.kind == SVal::Kind::Int && v.i.isKnown());
-    if (isNumber && fn != "relu" && fn != "gelu") {
-      double x =
-          v.kind == SVal::Kind::Float ? v.f : static_cast<double>(v.i.value);
-      if ((fn == "sqrt" && x < 0) || (fn == "log" && x <= 0)) {
-        error(args[0].loc, fn + "() of " + std::to_string(x) + " is undefined");
-        return SVal::error();
-      }
-      double r = fn == "sqrt"  ? std::sqrt(x)
-                 : fn == "log" ? std::log(x)
-                 : fn == "exp" ? std::exp(x)
-                               : std::tanh(x);
-      if (!std::isfinite(r)) {
-        error(args[0].loc, fn + "() overflows");
-        return SVal::error();
-      }
-      return SVal::ofFloat(r);
-    }
-    int x;
-    if (!a.tensor(0, x))
-      return SVal::error();
-    return tensorOut(fn, {x}, typeOf(x));
+SVal BuiltinCall::topk() {
+  int x;
+  int64_t k;
+  if (!a.tensor(0, x) || !a.integer(1, k, 1))
+    return SVal::error();
+  const TensorType &tx = s.typeOf(x);
+  if (tx.rank() < 1 || !tx.dims.back().isKnown()) {
+    s.error(args[0].loc,
+            fn + " takes [..., N] with a known N, got " + tx.str());
+    return SVal::error();
   }
-
-  if (fn == "topk" || fn == "topk_indices") {
-    int x;
-    int64_t k;
-    if (!a.tensor(0, x) || !a.integer(1, k, 1))
-      return SVal::error();
-    const TensorType &tx = typeOf(x);
-    if (tx.rank() < 1 || !tx.dims.back().isKnown()) {
-      error(args[0].loc, fn + " takes [..., N] with a known N, got " +
-                             tx.str());
-      return SVal::error();
-    }
-    const int64_t n = tx.dims.back().value;
-    if (k < 1 || k > n) {
-      error(args[1].loc, "k must be from 1 to " + std::to_string(n) +
-                             " (the last dimension of " + tx.str() +
-                             "), got " + std::to_string(k));
-      return SVal::error();
-    }
-    TensorType out = tx;
-    out.dims.back() = Dim::known(k);
-    std::vector<std::pair<std::string, NodeAttr>> attrs = {{"k", NodeAttr(k)}};
-    if (fn == "topk_indices") {
-      out.dtype = DType::I32;
-      attrs.push_back({"indices", NodeAttr(true)});
-    }
-    return tensorOut("topk", {x}, out, attrs);
+  const int64_t n = tx.dims.back().value;
+  if (k < 1 || k > n) {
+    s.error(args[1].loc, "k must be from 1 to " + std::to_string(n) +
+                             " (the last dimension of " + tx.str() + "), got " +
+                             std::to_string(k));
+    return SVal::error();
   }
+  TensorType out = tx;
+  out.dims.back() = Dim::known(k);
+  std::vector<std::pair<std::string, NodeAttr>> attrs = {{"k", NodeAttr(k)}};
+  if (fn == "topk_indices") {
+    out.dtype = DType::I32;
+    attrs.push_back({"indices", NodeAttr(true)});
+  }
+  return tensorOut("topk", {x}, out, attrs);
+}
 
-  if (fn == "dropout") {
-    int x;
-    double rate;
-    if (!a.tensor(0, x) || !a.number(1, rate, 0.0))
-      return SVal::error();
-    if (typeOf(x).rank() < 1) {
-      error(args[0].loc, "dropout takes the batch's rows in dimension 0, "
+SVal BuiltinCall::dropout() {
+  int x;
+  double rate;
+  if (!a.tensor(0, x) || !a.number(1, rate, 0.0))
+    return SVal::error();
+  if (s.typeOf(x).rank() < 1) {
+    s.error(args[0].loc, "dropout takes the batch's rows in dimension 0, "
                          "got " +
-                             typeOf(x).str());
-      return SVal::error();
-    }
-    if (!(rate >= 0 && rate < 1)) {
-      error(args[1].loc,
-            "rate must be in [0, 1), got " + std::to_string(rate));
-      return SVal::error();
-    }
-    // Its key names its place in the model, as a parameter's name does: the
-    // same script gives the same keys, so every plan drops alike.
-    Frame &f = frames.back();
-    int k = f.paramCount["@dropout"]++;
-    std::string where = f.path + "/dropout" + (k ? "_" + std::to_string(k) : "");
-    uint64_t h = 1469598103934665603ULL; // FNV-1a
-    for (unsigned char ch : where)
-      h = (h ^ ch) * 1099511628211ULL;
-    return tensorOut("dropout", {x}, typeOf(x),
-                     {{"rate", NodeAttr(rate)},
-                      {"key", NodeAttr(static_cast<int64_t>(h))}});
+                             s.typeOf(x).str());
+    return SVal::error();
   }
-
-  if (fn == "one_hot") {
-    int ids;
-    int64_t classes;
-    if (!a.tensor(0, ids, /*needFloat=*/false) || !a.integer(1, classes, 1))
-      return SVal::error();
-    TensorType out = typeOf(ids);
-    if (out.dtype != DType::I32) {
-      error(args[0].loc, "one_hot takes i32 ids, got " + out.str());
-      return SVal::error();
-    }
-    if (classes < 1) {
-      error(args[1].loc, "one_hot needs at least one class, got " +
-                             std::to_string(classes));
-      return SVal::error();
-    }
-    out.dtype = DType::F32;
-    out.dims.push_back(Dim::known(classes));
-    return tensorOut("one_hot", {ids}, out, {{"classes", NodeAttr(classes)}});
+  if (!(rate >= 0 && rate < 1)) {
+    s.error(args[1].loc, "rate must be in [0, 1), got " + std::to_string(rate));
+    return SVal::error();
   }
+  // Its key names its place in the model, as a parameter's name does: the
+  // same script gives the same keys, so every plan drops alike.
+  Sema::Frame &f = s.frames.back();
+  int k = f.paramCount["@dropout"]++;
+  std::string where = f.path + "/dropout" + (k ? "_" + std::to_string(k) : "");
+  uint64_t h = 1469598103934665603ULL; // FNV-1a
+  for (unsigned char ch : where)
+    h = (h ^ ch) * 1099511628211ULL;
+  return tensorOut(
+      "dropout", {x}, s.typeOf(x),
+      {{"rate", NodeAttr(rate)}, {"key", NodeAttr(static_cast<int64_t>(h))}});
+}
 
-  if (fn == "moe_dispatch" || fn == "moe_combine") {
-    int x, experts;
-    if (!a.tensor(0, x) || !a.tensor(1, experts, /*needFloat=*/false))
-      return SVal::error();
-    const TensorType &tx = typeOf(x), &te = typeOf(experts);
-    if (te.dtype != DType::I32 || te.rank() != 3 ||
-        !te.dims[2].isKnown()) {
-      error(args[1].loc, "experts must be i32[G, S, k] (topk_indices of the "
+SVal BuiltinCall::oneHot() {
+  int ids;
+  int64_t classes;
+  if (!a.tensor(0, ids, /*needFloat=*/false) || !a.integer(1, classes, 1))
+    return SVal::error();
+  TensorType out = s.typeOf(ids);
+  if (out.dtype != DType::I32) {
+    s.error(args[0].loc, "one_hot takes i32 ids, got " + out.str());
+    return SVal::error();
+  }
+  if (classes < 1) {
+    s.error(args[1].loc,
+            "one_hot needs at least one class, got " + std::to_string(classes));
+    return SVal::error();
+  }
+  out.dtype = DType::F32;
+  out.dims.push_back(Dim::known(classes));
+  return tensorOut("one_hot", {ids}, out, {{"classes", NodeAttr(classes)}});
+}
+
+SVal BuiltinCall::moe() {
+  int x, experts;
+  if (!a.tensor(0, x) || !a.tensor(1, experts, /*needFloat=*/false))
+    return SVal::error();
+  const TensorType &tx = s.typeOf(x), &te = s.typeOf(experts);
+  if (te.dtype != DType::I32 || te.rank() != 3 || !te.dims[2].isKnown()) {
+    s.error(args[1].loc, "experts must be i32[G, S, k] (topk_indices of the "
                          "router's probabilities), got " +
                              te.str());
+    return SVal::error();
+  }
+  const Dim groups = te.dims[0];
+  const int64_t k = te.dims[2].value;
+  if (fn == "moe_dispatch") {
+    int64_t numExperts;
+    double factor;
+    if (!a.integer(2, numExperts, 1) || !a.number(3, factor, 1.0))
       return SVal::error();
-    }
-    const Dim groups = te.dims[0];
-    const int64_t k = te.dims[2].value;
-    if (fn == "moe_dispatch") {
-      int64_t numExperts;
-      double factor;
-      if (!a.integer(2, numExperts, 1) || !a.number(3, factor, 1.0))
-        return SVal::error();
-      if (tx.rank() != 3 || tx.dims[0] != groups || tx.dims[1] != te.dims[1] ||
-          !tx.dims[1].isKnown()) {
-        error(args[0].loc, "moe_dispatch takes tokens [G, S, D] with a known "
+    if (tx.rank() != 3 || tx.dims[0] != groups || tx.dims[1] != te.dims[1] ||
+        !tx.dims[1].isKnown()) {
+      s.error(args[0].loc, "moe_dispatch takes tokens [G, S, D] with a known "
                            "S, routed by experts " +
                                te.str() + ", got " + tx.str());
-        return SVal::error();
-      }
-      if (numExperts < k) {
-        error(args[2].loc, "each token chooses " + std::to_string(k) +
+      return SVal::error();
+    }
+    if (numExperts < k) {
+      s.error(args[2].loc, "each token chooses " + std::to_string(k) +
                                " experts, so num_experts must be at least " +
                                std::to_string(k) + ", got " +
                                std::to_string(numExperts));
-        return SVal::error();
-      }
-      if (!(factor > 0) || factor > 1e6) {
-        error(args[3].loc, "capacity_factor must be a positive number, got " +
-                               std::to_string(factor));
-        return SVal::error();
-      }
-      // Each expert's slots per group: its even share of the group's
-      // choices times the factor, at least one, at most the group's tokens
-      // (a token picks an expert once).
-      const int64_t tokens = tx.dims[1].value;
-      const double even =
-          static_cast<double>(tokens) * static_cast<double>(k) / numExperts;
-      const int64_t capacity = std::clamp<int64_t>(
-          static_cast<int64_t>(std::ceil(factor * even - 1e-9)), 1, tokens);
-      // Saturating: a product past 2^63 is refused as too large later.
-      Dim rows = groups.isKnown()
-                     ? Dim::known(saturatingMul(groups.value, capacity))
-                     : Dim::symbol("(" + groups.sym + "*" +
-                                   std::to_string(capacity) + ")");
-      TensorType out{tx.dtype, {Dim::known(numExperts), rows, tx.dims[2]}};
-      return tensorOut("moe_dispatch", {x, experts}, out,
-                       {{"num_experts", NodeAttr(numExperts)},
-                        {"capacity", NodeAttr(capacity)}});
-    }
-    int gates;
-    if (!a.tensor(2, gates))
       return SVal::error();
-    // The slots' rows are G * C: a multiple of the groups, or spelled as
-    // moe_dispatch spells it when G is symbolic.
-    auto groupsShare = [&](const Dim &rows) {
-      if (groups.isKnown() && rows.isKnown())
-        return groups.value > 0 && rows.value > 0 &&
-               rows.value % groups.value == 0;
-      return !groups.isKnown() && !rows.isKnown() &&
-             rows.sym.rfind("(" + groups.sym + "*", 0) == 0;
-    };
-    if (tx.rank() != 3 || !tx.dims[0].isKnown() || tx.dims[0].value < k ||
-        !groupsShare(tx.dims[1])) {
-      error(args[0].loc, "moe_combine takes the experts' slots [E, G * C, D] "
+    }
+    if (!(factor > 0) || factor > 1e6) {
+      s.error(args[3].loc, "capacity_factor must be a positive number, got " +
+                               std::to_string(factor));
+      return SVal::error();
+    }
+    // Each expert's slots per group: its even share of the group's
+    // choices times the factor, at least one, at most the group's tokens
+    // (a token picks an expert once).
+    const int64_t tokens = tx.dims[1].value;
+    const double even =
+        static_cast<double>(tokens) * static_cast<double>(k) / numExperts;
+    const int64_t capacity = std::clamp<int64_t>(
+        static_cast<int64_t>(std::ceil(factor * even - 1e-9)), 1, tokens);
+    // Saturating: a product past 2^63 is refused as too large later.
+    Dim rows = groups.isKnown()
+                   ? Dim::known(saturatingMul(groups.value, capacity))
+                   : Dim::symbol("(" + groups.sym + "*" +
+                                 std::to_string(capacity) + ")");
+    TensorType out{tx.dtype, {Dim::known(numExperts), rows, tx.dims[2]}};
+    return tensorOut("moe_dispatch", {x, experts}, out,
+                     {{"num_experts", NodeAttr(numExperts)},
+                      {"capacity", NodeAttr(capacity)}});
+  }
+  int gates;
+  if (!a.tensor(2, gates))
+    return SVal::error();
+  // The slots' rows are G * C: a multiple of the groups, or spelled as
+  // moe_dispatch spells it when G is symbolic.
+  auto groupsShare = [&](const Dim &rows) {
+    if (groups.isKnown() && rows.isKnown())
+      return groups.value > 0 && rows.value > 0 &&
+             rows.value % groups.value == 0;
+    return !groups.isKnown() && !rows.isKnown() &&
+           rows.sym.rfind("(" + groups.sym + "*", 0) == 0;
+  };
+  if (tx.rank() != 3 || !tx.dims[0].isKnown() || tx.dims[0].value < k ||
+      !groupsShare(tx.dims[1])) {
+    s.error(args[0].loc, "moe_combine takes the experts' slots [E, G * C, D] "
                          "(from moe_dispatch), got " +
                              tx.str());
-      return SVal::error();
-    }
-    if (!(typeOf(gates) == TensorType{tx.dtype, te.dims})) {
-      error(args[2].loc, "gates must be " +
-                             TensorType{tx.dtype, te.dims}.str() +
-                             ", one weight per choice, got " +
-                             typeOf(gates).str());
-      return SVal::error();
-    }
-    TensorType out{tx.dtype, {groups, te.dims[1], tx.dims[2]}};
-    return tensorOut("moe_combine", {x, experts, gates}, out);
+    return SVal::error();
   }
+  if (!(s.typeOf(gates) == TensorType{tx.dtype, te.dims})) {
+    s.error(args[2].loc,
+            "gates must be " + TensorType{tx.dtype, te.dims}.str() +
+                ", one weight per choice, got " + s.typeOf(gates).str());
+    return SVal::error();
+  }
+  TensorType out{tx.dtype, {groups, te.dims[1], tx.dims[2]}};
+  return tensorOut("moe_combine", {x, experts, gates}, out);
+}
 
-  if (fn == "conv2d") {
-    int x, w;
-    std::vector<int64_t> stride, padding, dilation;
-    int64_t groups;
-    if (!a.tensor(0, x) || !a.tensor(1, w) || !a.pair(2, stride, {1, 1}, 1) ||
-        !a.pair(3, padding, {0, 0}, 0) || !a.pair(4, dilation, {1, 1}, 1) ||
-        !a.integer(5, groups, 1))
-      return SVal::error();
-    const TensorType &tx = typeOf(x), &tw = typeOf(w);
-    auto known = [](const TensorType &t, size_t from) {
-      for (size_t d = from; d < t.dims.size(); ++d)
-        if (!t.dims[d].isKnown())
-          return false;
-      return true;
-    };
-    if (tx.rank() != 4 || !known(tx, 1)) {
-      error(args[0].loc, "conv2d takes images [N, C, H, W] with known C, H "
+SVal BuiltinCall::conv2d() {
+  int x, w;
+  std::vector<int64_t> stride, padding, dilation;
+  int64_t groups;
+  if (!a.tensor(0, x) || !a.tensor(1, w) || !a.pair(2, stride, {1, 1}, 1) ||
+      !a.pair(3, padding, {0, 0}, 0) || !a.pair(4, dilation, {1, 1}, 1) ||
+      !a.integer(5, groups, 1))
+    return SVal::error();
+  const TensorType &tx = s.typeOf(x), &tw = s.typeOf(w);
+  auto known = [](const TensorType &t, size_t from) {
+    for (size_t d = from; d < t.dims.size(); ++d)
+      if (!t.dims[d].isKnown())
+        return false;
+    return true;
+  };
+  if (tx.rank() != 4 || !known(tx, 1)) {
+    s.error(args[0].loc, "conv2d takes images [N, C, H, W] with known C, H "
                          "and W, got " +
                              tx.str());
-      return SVal::error();
-    }
-    if (tw.rank() != 4 || !known(tw, 0)) {
-      error(args[1].loc,
+    return SVal::error();
+  }
+  if (tw.rank() != 4 || !known(tw, 0)) {
+    s.error(args[1].loc,
             "conv2d takes weights [O, C / groups, KH, KW], got " + tw.str());
-      return SVal::error();
-    }
-    const int64_t c = tx.dims[1].value, o = tw.dims[0].value;
-    if (groups < 1 || c % groups != 0 || o % groups != 0 ||
-        tw.dims[1].value != c / groups) {
-      error(args[1].loc, "weights " + tw.str() + " do not fit " +
+    return SVal::error();
+  }
+  const int64_t c = tx.dims[1].value, o = tw.dims[0].value;
+  if (groups < 1 || c % groups != 0 || o % groups != 0 ||
+      tw.dims[1].value != c / groups) {
+    s.error(args[1].loc, "weights " + tw.str() + " do not fit " +
                              std::to_string(c) + " input channels in " +
                              std::to_string(groups) +
                              " groups: they must be [O, " +
                              std::to_string(groups > 0 ? c / groups : c) +
                              ", KH, KW] with O a multiple of the groups");
-      return SVal::error();
-    }
-    rt::Window2d win{tw.dims[2].value, tw.dims[3].value, stride[0], stride[1],
-                     padding[0],       padding[1],       dilation[0],
-                     dilation[1]};
-    int64_t oh = win.outH(tx.dims[2].value), ow = win.outW(tx.dims[3].value);
-    if (oh < 1 || ow < 1) {
-      error(args[1].loc, "the kernel of " + tw.str() +
+    return SVal::error();
+  }
+  rt::Window2d win{tw.dims[2].value, tw.dims[3].value, stride[0],
+                   stride[1],        padding[0],       padding[1],
+                   dilation[0],      dilation[1]};
+  int64_t oh = win.outH(tx.dims[2].value), ow = win.outW(tx.dims[3].value);
+  if (oh < 1 || ow < 1) {
+    s.error(args[1].loc, "the kernel of " + tw.str() +
                              " does not fit the padded image of " + tx.str());
-      return SVal::error();
-    }
-    TensorType out{tx.dtype,
-                   {tx.dims[0], Dim::known(o), Dim::known(oh), Dim::known(ow)}};
-    return tensorOut("conv2d", {x, w}, out,
-                     {{"stride", NodeAttr(stride)},
-                      {"padding", NodeAttr(padding)},
-                      {"dilation", NodeAttr(dilation)},
-                      {"groups", NodeAttr(groups)}});
+    return SVal::error();
   }
+  TensorType out{tx.dtype,
+                 {tx.dims[0], Dim::known(o), Dim::known(oh), Dim::known(ow)}};
+  return tensorOut("conv2d", {x, w}, out,
+                   {{"stride", NodeAttr(stride)},
+                    {"padding", NodeAttr(padding)},
+                    {"dilation", NodeAttr(dilation)},
+                    {"groups", NodeAttr(groups)}});
+}
 
-  if (fn == "max_pool2d" || fn == "avg_pool2d") {
-    int x;
-    std::vector<int64_t> kernel, stride, padding;
-    if (!a.tensor(0, x) || !a.pair(1, kernel, {1, 1}, 1) ||
-        !a.pair(2, stride, kernel, 1) || !a.pair(3, padding, {0, 0}, 0))
-      return SVal::error();
-    const TensorType &tx = typeOf(x);
-    const int64_t r = tx.rank();
-    if (r < 2 || !tx.dims[r - 2].isKnown() || !tx.dims[r - 1].isKnown()) {
-      error(args[0].loc, fn + " takes [..., H, W] with known H and W, got " +
-                             tx.str());
-      return SVal::error();
-    }
-    if (2 * padding[0] > kernel[0] || 2 * padding[1] > kernel[1]) {
-      error(args[3].loc, "padding is at most half the kernel");
-      return SVal::error();
-    }
-    rt::Window2d win{kernel[0], kernel[1], stride[0], stride[1],
-                     padding[0], padding[1], 1, 1};
-    int64_t oh = win.outH(tx.dims[r - 2].value),
-            ow = win.outW(tx.dims[r - 1].value);
-    if (oh < 1 || ow < 1) {
-      error(args[1].loc, "the window does not fit " + tx.str());
-      return SVal::error();
-    }
-    TensorType out = tx;
-    out.dims[r - 2] = Dim::known(oh);
-    out.dims[r - 1] = Dim::known(ow);
-    return tensorOut("pool2d", {x}, out,
-                     {{"kind", NodeAttr(std::string(
-                                   fn == "max_pool2d" ? "max" : "avg"))},
-                      {"kernel", NodeAttr(kernel)},
-                      {"stride", NodeAttr(stride)},
-                      {"padding", NodeAttr(padding)}});
+SVal BuiltinCall::pool2d() {
+  int x;
+  std::vector<int64_t> kernel, stride, padding;
+  if (!a.tensor(0, x) || !a.pair(1, kernel, {1, 1}, 1) ||
+      !a.pair(2, stride, kernel, 1) || !a.pair(3, padding, {0, 0}, 0))
+    return SVal::error();
+  const TensorType &tx = s.typeOf(x);
+  const int64_t r = tx.rank();
+  if (r < 2 || !tx.dims[r - 2].isKnown() || !tx.dims[r - 1].isKnown()) {
+    s.error(args[0].loc,
+            fn + " takes [..., H, W] with known H and W, got " + tx.str());
+    return SVal::error();
   }
+  if (2 * padding[0] > kernel[0] || 2 * padding[1] > kernel[1]) {
+    s.error(args[3].loc, "padding is at most half the kernel");
+    return SVal::error();
+  }
+  rt::Window2d win{kernel[0],  kernel[1],  stride[0], stride[1],
+                   padding[0], padding[1], 1,         1};
+  int64_t oh = win.outH(tx.dims[r - 2].value),
+          ow = win.outW(tx.dims[r - 1].value);
+  if (oh < 1 || ow < 1) {
+    s.error(args[1].loc, "the window does not fit " + tx.str());
+    return SVal::error();
+  }
+  TensorType out = tx;
+  out.dims[r - 2] = Dim::known(oh);
+  out.dims[r - 1] = Dim::known(ow);
+  return tensorOut(
+      "pool2d", {x}, out,
+      {{"kind", NodeAttr(std::string(fn == "max_pool2d" ? "max" : "avg"))},
+       {"kernel", NodeAttr(kernel)},
+       {"stride", NodeAttr(stride)},
+       {"padding", NodeAttr(padding)}});
+}
 
-  if (fn == "causal_mask") {
-    int x;
-    if (!a.tensor(0, x))
-      return SVal::error();
-    if (typeOf(x).rank() < 2) {
-      error(args[0].loc, "causal_mask needs scores of rank >= 2 [..., T, S], "
+SVal BuiltinCall::causalMask() {
+  int x;
+  if (!a.tensor(0, x))
+    return SVal::error();
+  if (s.typeOf(x).rank() < 2) {
+    s.error(args[0].loc, "causal_mask needs scores of rank >= 2 [..., T, S], "
                          "got " +
-                             typeOf(x).str());
-      return SVal::error();
-    }
-    return tensorOut("causal_mask", {x}, typeOf(x));
+                             s.typeOf(x).str());
+    return SVal::error();
   }
+  return tensorOut("causal_mask", {x}, s.typeOf(x));
+}
 
-  if (fn == "softmax") {
-    int x;
-    int64_t axis;
-    if (!a.tensor(0, x) || !a.axis(1, typeOf(x).rank(), axis, -1))
-      return SVal::error();
-    return tensorOut("softmax", {x}, typeOf(x), {{"axis", NodeAttr(axis)}});
+SVal BuiltinCall::softmax() {
+  int x;
+  int64_t axis;
+  if (!a.tensor(0, x) || !a.axis(1, s.typeOf(x).rank(), axis, -1))
+    return SVal::error();
+  return tensorOut("softmax", {x}, s.typeOf(x), {{"axis", NodeAttr(axis)}});
+}
+
+SVal BuiltinCall::layernorm() {
+  int x, g, b;
+  double eps;
+  if (!a.tensor(0, x) || !a.tensor(1, g) || !a.tensor(2, b) ||
+      !a.number(3, eps, 1e-5))
+    return SVal::error();
+  const TensorType &tx = s.typeOf(x);
+  if (tx.rank() < 1) {
+    s.error(args[0].loc, "layernorm needs an input of rank >= 1");
+    return SVal::error();
   }
-
-  if (fn == "layernorm") {
-    int x, g, b;
-    double eps;
-    if (!a.tensor(0, x) || !a.tensor(1, g) || !a.tensor(2, b) ||
-        !a.number(3, eps, 1e-5))
-      return SVal::error();
-    const TensorType &tx = typeOf(x);
-    if (tx.rank() < 1) {
-      error(args[0].loc, "layernorm needs an input of rank >= 1");
-      return SVal::error();
-    }
-    TensorType vec{tx.dtype, {tx.dims.back()}};
-    for (int i : {1, 2})
-      if (!(typeOf(i == 1 ? g : b) == vec)) {
-        error(args[i].loc, a.what(i) + " must be " + vec.str() +
+  TensorType vec{tx.dtype, {tx.dims.back()}};
+  for (int i : {1, 2})
+    if (!(s.typeOf(i == 1 ? g : b) == vec)) {
+      s.error(args[i].loc, a.what(i) + " must be " + vec.str() +
                                " to match the last dimension of " + tx.str() +
-                               ", got " + typeOf(i == 1 ? g : b).str());
-        return SVal::error();
-      }
-    if (eps <= 0) {
-      error(args[3].loc, "eps must be positive");
+                               ", got " + s.typeOf(i == 1 ? g : b).str());
       return SVal::error();
     }
-    return tensorOut("layernorm", {x, g, b}, tx, {{"eps", NodeAttr(eps)}});
+  if (eps <= 0) {
+    s.error(args[3].loc, "eps must be positive");
+    return SVal::error();
   }
+  return tensorOut("layernorm", {x, g, b}, tx, {{"eps", NodeAttr(eps)}});
+}
 
-  if (fn == "batch_norm") {
-    int x, g, b, rm, rv;
-    double momentum, eps;
-    if (!a.tensor(0, x) || !a.tensor(1, g) || !a.tensor(2, b) ||
-        !a.tensor(3, rm) || !a.tensor(4, rv) || !a.number(5, momentum, 0.1) ||
-        !a.number(6, eps, 1e-5))
-      return SVal::error();
-    const TensorType &tx = typeOf(x);
-    if (tx.rank() < 2) {
-      error(args[0].loc, "batch_norm normalizes each channel of [N, C, ...] "
+SVal BuiltinCall::batchNorm() {
+  int x, g, b, rm, rv;
+  double momentum, eps;
+  if (!a.tensor(0, x) || !a.tensor(1, g) || !a.tensor(2, b) ||
+      !a.tensor(3, rm) || !a.tensor(4, rv) || !a.number(5, momentum, 0.1) ||
+      !a.number(6, eps, 1e-5))
+    return SVal::error();
+  const TensorType &tx = s.typeOf(x);
+  if (tx.rank() < 2) {
+    s.error(args[0].loc, "batch_norm normalizes each channel of [N, C, ...] "
                          "(rank >= 2), got " +
                              tx.str());
+    return SVal::error();
+  }
+  TensorType vec{tx.dtype, {tx.dims[1]}};
+  for (int i = 1; i <= 4; ++i) {
+    int v = i == 1 ? g : i == 2 ? b : i == 3 ? rm : rv;
+    if (!(s.typeOf(v) == vec)) {
+      s.error(args[i].loc, a.what(i) + " must be " + vec.str() +
+                               " to match the channels of " + tx.str() +
+                               ", got " + s.typeOf(v).str());
       return SVal::error();
     }
-    TensorType vec{tx.dtype, {tx.dims[1]}};
-    for (int i = 1; i <= 4; ++i) {
-      int v = i == 1 ? g : i == 2 ? b : i == 3 ? rm : rv;
-      if (!(typeOf(v) == vec)) {
-        error(args[i].loc, a.what(i) + " must be " + vec.str() +
-                               " to match the channels of " + tx.str() +
-                               ", got " + typeOf(v).str());
-        return SVal::error();
-      }
-    }
-    // The running statistics are updated in place: they must be state.
-    for (int i : {3, 4}) {
-      int v = i == 3 ? rm : rv;
-      size_t inputs = graph->inputs.size();
-      const Node *n = v >= static_cast<int>(inputs)
-                          ? &graph->nodes[static_cast<size_t>(v) - inputs]
-                          : nullptr;
-      bool frozen = false;
-      if (n && n->op == "param")
-        for (const auto &[k, attr] : n->attrs)
-          if (k == "frozen")
-            frozen = std::get<bool>(attr);
-      if (!frozen) {
-        error(args[i].loc, a.what(i) +
+  }
+  // The running statistics are updated in place: they must be state.
+  for (int i : {3, 4}) {
+    int v = i == 3 ? rm : rv;
+    size_t inputs = s.graph->inputs.size();
+    const Node *n = v >= static_cast<int>(inputs)
+                        ? &s.graph->nodes[static_cast<size_t>(v) - inputs]
+                        : nullptr;
+    bool frozen = false;
+    if (n && n->op == "param")
+      for (const auto &[k, attr] : n->attrs)
+        if (k == "frozen")
+          frozen = std::get<bool>(attr);
+    if (!frozen) {
+      s.error(args[i].loc, a.what(i) +
                                " must be a parameter made with trainable = "
                                "false (state the step updates, no gradient)");
-        return SVal::error();
-      }
+      return SVal::error();
     }
-    if (!(momentum >= 0 && momentum <= 1)) {
-      error(args[5].loc,
+  }
+  if (!(momentum >= 0 && momentum <= 1)) {
+    s.error(args[5].loc,
             "momentum must be in [0, 1], got " + std::to_string(momentum));
-      return SVal::error();
-    }
-    if (!(eps > 0)) {
-      error(args[6].loc, "eps must be positive");
-      return SVal::error();
-    }
-    return tensorOut("batch_norm", {x, g, b, rm, rv}, tx,
-                     {{"momentum", NodeAttr(momentum)}, {"eps", NodeAttr(eps)}});
+    return SVal::error();
   }
+  if (!(eps > 0)) {
+    s.error(args[6].loc, "eps must be positive");
+    return SVal::error();
+  }
+  return tensorOut("batch_norm", {x, g, b, rm, rv}, tx,
+                   {{"momentum", NodeAttr(momentum)}, {"eps", NodeAttr(eps)}});
+}
 
-  if (fn == "embedding") {
-    int table, ids;
-    if (!a.tensor(0, table) || !a.tensor(1, ids, /*needFloat=*/false))
-      return SVal::error();
-    const TensorType &tt = typeOf(table), &ti = typeOf(ids);
-    if (tt.rank() != 2) {
-      error(args[0].loc, "an embedding table is [vocab, dim], got " + tt.str());
-      return SVal::error();
-    }
-    if (isFloat(ti.dtype)) {
-      error(args[1].loc,
+SVal BuiltinCall::embedding() {
+  int table, ids;
+  if (!a.tensor(0, table) || !a.tensor(1, ids, /*needFloat=*/false))
+    return SVal::error();
+  const TensorType &tt = s.typeOf(table), &ti = s.typeOf(ids);
+  if (tt.rank() != 2) {
+    s.error(args[0].loc, "an embedding table is [vocab, dim], got " + tt.str());
+    return SVal::error();
+  }
+  if (isFloat(ti.dtype)) {
+    s.error(args[1].loc,
             "embedding ids must be integers (i32 or i64), got " + ti.str());
-      return SVal::error();
-    }
-    TensorType out{tt.dtype, ti.dims};
-    out.dims.push_back(tt.dims[1]);
-    return tensorOut("embedding", {table, ids}, out);
+    return SVal::error();
   }
+  TensorType out{tt.dtype, ti.dims};
+  out.dims.push_back(tt.dims[1]);
+  return tensorOut("embedding", {table, ids}, out);
+}
 
-  if (fn == "cross_entropy") {
-    int logits, labels;
-    if (!a.tensor(0, logits) || !a.tensor(1, labels, /*needFloat=*/false))
-      return SVal::error();
-    const TensorType &tl = typeOf(logits), &ty = typeOf(labels);
-    if (isFloat(ty.dtype)) {
-      error(args[1].loc,
+SVal BuiltinCall::crossEntropy() {
+  int logits, labels;
+  if (!a.tensor(0, logits) || !a.tensor(1, labels, /*needFloat=*/false))
+    return SVal::error();
+  const TensorType &tl = s.typeOf(logits), &ty = s.typeOf(labels);
+  if (isFloat(ty.dtype)) {
+    s.error(args[1].loc,
             "labels must be integer class ids (i32 or i64), got " + ty.str());
-      return SVal::error();
-    }
-    if (tl.rank() < 1 ||
-        std::vector<Dim>(tl.dims.begin(), tl.dims.end() - 1) != ty.dims) {
-      error(loc, "labels " + ty.str() + " do not match logits " + tl.str() +
+    return SVal::error();
+  }
+  if (tl.rank() < 1 ||
+      std::vector<Dim>(tl.dims.begin(), tl.dims.end() - 1) != ty.dims) {
+    s.error(loc, "labels " + ty.str() + " do not match logits " + tl.str() +
                      ": labels have the logits' shape without the class "
                      "dimension");
-      return SVal::error();
-    }
-    return tensorOut("cross_entropy", {logits, labels},
-                     TensorType{tl.dtype, ty.dims});
+    return SVal::error();
   }
+  return tensorOut("cross_entropy", {logits, labels},
+                   TensorType{tl.dtype, ty.dims});
+}
 
-  if (fn == "sum" || fn == "mean" || fn == "max") {
-    int x;
-    bool keepdim;
-    if (!a.tensor(0, x) || !a.flag(2, keepdim))
-      return SVal::error();
-    const TensorType &tx = typeOf(x);
-    int64_t rank = tx.rank();
-    std::vector<int64_t> axes;
-    if (!args[1].present) {
-      for (int64_t i = 0; i < rank; ++i)
-        axes.push_back(i);
-    } else {
-      std::vector<SVal> items = args[1].value.kind == SVal::Kind::List
-                                    ? args[1].value.list
-                                    : std::vector<SVal>{args[1].value};
-      for (const SVal &item : items) {
-        std::optional<int64_t> v = knownInt(item, args[1].loc, "an axis");
-        if (!v)
-          return SVal::error();
-        int64_t n = *v < 0 ? *v + rank : *v;
-        if (n < 0 || n >= rank) {
-          error(args[1].loc, "axis " + std::to_string(*v) +
+SVal BuiltinCall::reduce() {
+  int x;
+  bool keepdim;
+  if (!a.tensor(0, x) || !a.flag(2, keepdim))
+    return SVal::error();
+  const TensorType &tx = s.typeOf(x);
+  int64_t rank = tx.rank();
+  std::vector<int64_t> axes;
+  if (!args[1].present) {
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  } else {
+    std::vector<SVal> items = args[1].value.kind == SVal::Kind::List
+                                  ? args[1].value.list
+                                  : std::vector<SVal>{args[1].value};
+    for (const SVal &item : items) {
+      std::optional<int64_t> v = s.knownInt(item, args[1].loc, "an axis");
+      if (!v)
+        return SVal::error();
+      int64_t n = *v < 0 ? *v + rank : *v;
+      if (n < 0 || n >= rank) {
+        s.error(args[1].loc, "axis " + std::to_string(*v) +
                                  " is out of range for rank " +
                                  std::to_string(rank));
-          return SVal::error();
-        }
-        if (std::find(axes.begin(), axes.end(), n) != axes.end()) {
-          error(args[1].loc, "axis " + std::to_string(*v) + " appears twice");
-          return SVal::error();
-        }
-        axes.push_back(n);
-      }
-      std::sort(axes.begin(), axes.end());
-    }
-    TensorType out{tx.dtype, {}};
-    for (int64_t i = 0; i < rank; ++i) {
-      if (std::find(axes.begin(), axes.end(), i) == axes.end())
-        out.dims.push_back(tx.dims[i]);
-      else if (keepdim)
-        out.dims.push_back(Dim::known(1));
-    }
-    std::vector<std::pair<std::string, NodeAttr>> attrs = {
-        {"axes", NodeAttr(axes)}};
-    if (keepdim)
-      attrs.push_back({"keepdim", NodeAttr(true)});
-    return tensorOut("reduce_" + fn, {x}, out, std::move(attrs));
-  }
-
-  if (fn == "reshape") {
-    int x;
-    if (!a.tensor(0, x, /*needFloat=*/false))
-      return SVal::error();
-    const TensorType &tx = typeOf(x);
-    const SVal &shape = args[1].value;
-    if (shape.kind != SVal::Kind::List || shape.list.empty()) {
-      error(args[1].loc, "reshape takes a non-empty list of extents, got " +
-                             describe(shape));
-      return SVal::error();
-    }
-    // Known extents multiply; symbolic ones must match the input's symbols
-    // one for one, so the element counts provably agree.
-    std::vector<Dim> dims;
-    int inferAt = -1;
-    int64_t knownOut = 1;
-    std::multiset<std::string> symsOut, symsIn;
-    for (size_t i = 0; i < shape.list.size(); ++i) {
-      const SVal &e = shape.list[i];
-      if (e.kind != SVal::Kind::Int) {
-        error(args[1].loc,
-              "a reshape extent must be an integer, got " + describe(e));
         return SVal::error();
       }
-      if (e.i.isKnown() && e.i.value == -1) {
-        if (inferAt >= 0) {
-          error(args[1].loc, "reshape can infer only one extent (-1)");
-          return SVal::error();
-        }
-        inferAt = static_cast<int>(i);
-        dims.push_back(Dim::known(1));
-        continue;
+      if (std::find(axes.begin(), axes.end(), n) != axes.end()) {
+        s.error(args[1].loc, "axis " + std::to_string(*v) + " appears twice");
+        return SVal::error();
       }
-      if (e.i.isKnown()) {
-        if (e.i.value < 1) {
-          error(args[1].loc, "a reshape extent must be at least 1 (or -1 to "
+      axes.push_back(n);
+    }
+    std::sort(axes.begin(), axes.end());
+  }
+  TensorType out{tx.dtype, {}};
+  for (int64_t i = 0; i < rank; ++i) {
+    if (std::find(axes.begin(), axes.end(), i) == axes.end())
+      out.dims.push_back(tx.dims[i]);
+    else if (keepdim)
+      out.dims.push_back(Dim::known(1));
+  }
+  std::vector<std::pair<std::string, NodeAttr>> attrs = {
+      {"axes", NodeAttr(axes)}};
+  if (keepdim)
+    attrs.push_back({"keepdim", NodeAttr(true)});
+  return tensorOut("reduce_" + fn, {x}, out, std::move(attrs));
+}
+
+SVal BuiltinCall::reshape() {
+  int x;
+  if (!a.tensor(0, x, /*needFloat=*/false))
+    return SVal::error();
+  const TensorType &tx = s.typeOf(x);
+  const SVal &shape = args[1].value;
+  if (shape.kind != SVal::Kind::List || shape.list.empty()) {
+    s.error(args[1].loc, "reshape takes a non-empty list of extents, got " +
+                             describe(shape));
+    return SVal::error();
+  }
+  // Known extents multiply; symbolic ones must match the input's symbols
+  // one for one, so the element counts provably agree.
+  std::vector<Dim> dims;
+  int inferAt = -1;
+  int64_t knownOut = 1;
+  std::multiset<std::string> symsOut, symsIn;
+  for (size_t i = 0; i < shape.list.size(); ++i) {
+    const SVal &e = shape.list[i];
+    if (e.kind != SVal::Kind::Int) {
+      s.error(args[1].loc,
+              "a reshape extent must be an integer, got " + describe(e));
+      return SVal::error();
+    }
+    if (e.i.isKnown() && e.i.value == -1) {
+      if (inferAt >= 0) {
+        s.error(args[1].loc, "reshape can infer only one extent (-1)");
+        return SVal::error();
+      }
+      inferAt = static_cast<int>(i);
+      dims.push_back(Dim::known(1));
+      continue;
+    }
+    if (e.i.isKnown()) {
+      if (e.i.value < 1) {
+        s.error(args[1].loc, "a reshape extent must be at least 1 (or -1 to "
                              "infer it), got " +
                                  std::to_string(e.i.value));
-          return SVal::error();
-        }
-        if (__builtin_mul_overflow(knownOut, e.i.value, &knownOut)) {
-          error(args[1].loc, "reshape extents overflow 64 bits");
-          return SVal::error();
-        }
-      } else {
-        symsOut.insert(e.i.sym);
+        return SVal::error();
       }
-      dims.push_back(e.i);
+      if (__builtin_mul_overflow(knownOut, e.i.value, &knownOut)) {
+        s.error(args[1].loc, "reshape extents overflow 64 bits");
+        return SVal::error();
+      }
+    } else {
+      symsOut.insert(e.i.sym);
     }
-    int64_t knownIn = 1;
-    for (const Dim &d : tx.dims) {
-      if (d.isKnown())
-        knownIn *= d.value;
-      else
-        symsIn.insert(d.sym);
-    }
-    if (symsIn != symsOut) {
-      error(args[1].loc,
+    dims.push_back(e.i);
+  }
+  int64_t knownIn = 1;
+  for (const Dim &d : tx.dims) {
+    if (d.isKnown())
+      knownIn *= d.value;
+    else
+      symsIn.insert(d.sym);
+  }
+  if (symsIn != symsOut) {
+    s.error(args[1].loc,
             "cannot reshape " + tx.str() +
                 ": the symbolic extents must carry over unchanged");
-      return SVal::error();
-    }
-    if (inferAt >= 0) {
-      if (knownIn % knownOut != 0) {
-        error(args[1].loc,
+    return SVal::error();
+  }
+  if (inferAt >= 0) {
+    if (knownIn % knownOut != 0) {
+      s.error(args[1].loc,
               "cannot reshape " + tx.str() + ": " + std::to_string(knownIn) +
                   " is not a multiple of " + std::to_string(knownOut));
-        return SVal::error();
-      }
-      dims[inferAt] = Dim::known(knownIn / knownOut);
-    } else if (knownIn != knownOut) {
-      TensorType want{tx.dtype, dims};
-      error(args[1].loc, "cannot reshape " + tx.str() + " into " + want.str() +
+      return SVal::error();
+    }
+    dims[inferAt] = Dim::known(knownIn / knownOut);
+  } else if (knownIn != knownOut) {
+    TensorType want{tx.dtype, dims};
+    s.error(args[1].loc, "cannot reshape " + tx.str() + " into " + want.str() +
                              ": the element counts differ");
+    return SVal::error();
+  }
+  return tensorOut("reshape", {x}, TensorType{tx.dtype, dims});
+}
+
+SVal BuiltinCall::transposeOrPermute() {
+  int x;
+  if (!a.tensor(0, x, /*needFloat=*/false))
+    return SVal::error();
+  const TensorType &tx = s.typeOf(x);
+  int64_t rank = tx.rank();
+  std::vector<int64_t> perm;
+  if (fn == "transpose") {
+    if (rank < 2) {
+      s.error(args[0].loc, "transpose needs rank >= 2, got " + tx.str());
       return SVal::error();
     }
-    return tensorOut("reshape", {x}, TensorType{tx.dtype, dims});
-  }
-
-  if (fn == "transpose" || fn == "permute") {
-    int x;
-    if (!a.tensor(0, x, /*needFloat=*/false))
+    int64_t d0, d1;
+    if (!a.axis(1, rank, d0, -2) || !a.axis(2, rank, d1, -1))
       return SVal::error();
-    const TensorType &tx = typeOf(x);
-    int64_t rank = tx.rank();
-    std::vector<int64_t> perm;
-    if (fn == "transpose") {
-      if (rank < 2) {
-        error(args[0].loc, "transpose needs rank >= 2, got " + tx.str());
-        return SVal::error();
-      }
-      int64_t d0, d1;
-      if (!a.axis(1, rank, d0, -2) || !a.axis(2, rank, d1, -1))
-        return SVal::error();
-      for (int64_t i = 0; i < rank; ++i)
-        perm.push_back(i);
-      std::swap(perm[d0], perm[d1]);
-    } else {
-      const SVal &dims = args[1].value;
-      if (dims.kind != SVal::Kind::List ||
-          static_cast<int64_t>(dims.list.size()) != rank) {
-        error(args[1].loc, "permute takes a list of " + std::to_string(rank) +
+    for (int64_t i = 0; i < rank; ++i)
+      perm.push_back(i);
+    std::swap(perm[d0], perm[d1]);
+  } else {
+    const SVal &dims = args[1].value;
+    if (dims.kind != SVal::Kind::List ||
+        static_cast<int64_t>(dims.list.size()) != rank) {
+      s.error(args[1].loc, "permute takes a list of " + std::to_string(rank) +
                                " axes for " + tx.str());
+      return SVal::error();
+    }
+    std::vector<bool> seen(rank, false);
+    for (const SVal &e : dims.list) {
+      std::optional<int64_t> v = s.knownInt(e, args[1].loc, "an axis");
+      if (!v)
+        return SVal::error();
+      int64_t n = *v < 0 ? *v + rank : *v;
+      if (n < 0 || n >= rank || seen[n]) {
+        s.error(args[1].loc,
+                "permute needs each axis of " + tx.str() + " once");
         return SVal::error();
       }
-      std::vector<bool> seen(rank, false);
-      for (const SVal &e : dims.list) {
-        std::optional<int64_t> v = knownInt(e, args[1].loc, "an axis");
-        if (!v)
-          return SVal::error();
-        int64_t n = *v < 0 ? *v + rank : *v;
-        if (n < 0 || n >= rank || seen[n]) {
-          error(args[1].loc,
-                "permute needs each axis of " + tx.str() + " once");
-          return SVal::error();
-        }
-        seen[n] = true;
-        perm.push_back(n);
-      }
+      seen[n] = true;
+      perm.push_back(n);
     }
-    TensorType out{tx.dtype, {}};
-    for (int64_t p : perm)
-      out.dims.push_back(tx.dims[p]);
-    return tensorOut("transpose", {x}, out, {{"permutation", NodeAttr(perm)}});
   }
+  TensorType out{tx.dtype, {}};
+  for (int64_t p : perm)
+    out.dims.push_back(tx.dims[p]);
+  return tensorOut("transpose", {x}, out, {{"permutation", NodeAttr(perm)}});
+}
 
-  if (fn == "slice") {
-    int x;
-    if (!a.tensor(0, x, /*needFloat=*/false))
-      return SVal::error();
-    const TensorType &tx = typeOf(x);
-    int64_t axis, start, end;
-    if (tx.rank() < 1) {
-      error(args[0].loc, "cannot slice a rank-0 tensor");
-      return SVal::error();
-    }
-    if (!a.axis(1, tx.rank(), axis, 0) || !a.integer(2, start, 0) ||
-        !a.integer(3, end, 0))
-      return SVal::error();
-    const Dim &extent = tx.dims[axis];
-    if (!extent.isKnown()) {
-      error(args[1].loc,
+SVal BuiltinCall::slice() {
+  int x;
+  if (!a.tensor(0, x, /*needFloat=*/false))
+    return SVal::error();
+  const TensorType &tx = s.typeOf(x);
+  int64_t axis, start, end;
+  if (tx.rank() < 1) {
+    s.error(args[0].loc, "cannot slice a rank-0 tensor");
+    return SVal::error();
+  }
+  if (!a.axis(1, tx.rank(), axis, 0) || !a.integer(2, start, 0) ||
+      !a.integer(3, end, 0))
+    return SVal::error();
+  const Dim &extent = tx.dims[axis];
+  if (!extent.isKnown()) {
+    s.error(args[1].loc,
             "cannot slice along the symbolic dimension '" + extent.sym + "'");
-      return SVal::error();
-    }
-    if (start < 0)
-      start += extent.value;
-    if (end < 0)
-      end += extent.value;
-    if (start < 0 || start >= end || end > extent.value) {
-      error(loc, "slice [" + std::to_string(start) + ", " +
+    return SVal::error();
+  }
+  if (start < 0)
+    start += extent.value;
+  if (end < 0)
+    end += extent.value;
+  if (start < 0 || start >= end || end > extent.value) {
+    s.error(loc, "slice [" + std::to_string(start) + ", " +
                      std::to_string(end) + ") is empty or outside [0, " +
                      std::to_string(extent.value) + ") of " + tx.str());
-      return SVal::error();
-    }
-    TensorType out = tx;
-    out.dims[axis] = Dim::known(end - start);
-    return tensorOut("slice", {x}, out,
-                     {{"axis", NodeAttr(axis)},
-                      {"start", NodeAttr(start)},
-                      {"end", NodeAttr(end)}});
+    return SVal::error();
   }
-
-  if (fn == "concat") {
-    const SVal &list = args[0].value;
-    if (list.kind != SVal::Kind::List || list.list.empty()) {
-      error(args[0].loc,
-            "concat takes a non-empty list of tensors, got " + describe(list));
-      return SVal::error();
-    }
-    std::vector<int> ids;
-    for (const SVal &e : list.list) {
-      if (e.kind != SVal::Kind::Tensor) {
-        error(args[0].loc, "concat takes tensors, got " + describe(e));
-        return SVal::error();
-      }
-      ids.push_back(e.tensor);
-    }
-    TensorType out = typeOf(ids[0]);
-    if (out.rank() < 1) {
-      error(args[0].loc, "cannot concatenate rank-0 tensors");
-      return SVal::error();
-    }
-    int64_t axis;
-    if (!a.axis(1, out.rank(), axis, 0))
-      return SVal::error();
-    int64_t total = 0;
-    for (int id : ids) {
-      const TensorType &t = typeOf(id);
-      bool fits = t.dtype == out.dtype && t.rank() == out.rank();
-      for (size_t d = 0; fits && d < t.rank(); ++d)
-        fits = static_cast<int64_t>(d) == axis || t.dims[d] == out.dims[d];
-      if (!fits || !t.dims[axis].isKnown()) {
-        error(args[0].loc, "cannot concatenate " + t.str() + " with " +
-                               typeOf(ids[0]).str() + " along axis " +
-                               std::to_string(axis));
-        return SVal::error();
-      }
-      total += t.dims[axis].value;
-    }
-    out.dims[axis] = Dim::known(total);
-    return tensorOut("concat", ids, out, {{"axis", NodeAttr(axis)}});
-  }
-
-  if (fn == "dim") {
-    int x;
-    int64_t axis;
-    if (!a.tensor(0, x, /*needFloat=*/false) ||
-        !a.axis(1, typeOf(x).rank(), axis, 0))
-      return SVal::error();
-    return SVal::ofInt(typeOf(x).dims[axis]);
-  }
-  // Every entry of builtinTable() has a rule above.
-  error(loc, "internal error: builtin '" + fn + "' has no shape rule");
-  return SVal::error();
+  TensorType out = tx;
+  out.dims[axis] = Dim::known(end - start);
+  return tensorOut("slice", {x}, out,
+                   {{"axis", NodeAttr(axis)},
+                    {"start", NodeAttr(start)},
+                    {"end", NodeAttr(end)}});
 }
+
+SVal BuiltinCall::concat() {
+  const SVal &list = args[0].value;
+  if (list.kind != SVal::Kind::List || list.list.empty()) {
+    s.error(args[0].loc,
+            "concat takes a non-empty list of tensors, got " + describe(list));
+    return SVal::error();
+  }
+  std::vector<int> ids;
+  for (const SVal &e : list.list) {
+    if (e.kind != SVal::Kind::Tensor) {
+      s.error(args[0].loc, "concat takes tensors, got " + describe(e));
+      return SVal::error();
+    }
+    ids.push_back(e.tensor);
+  }
+  TensorType out = s.typeOf(ids[0]);
+  if (out.rank() < 1) {
+    s.error(args[0].loc, "cannot concatenate rank-0 tensors");
+    return SVal::error();
+  }
+  int64_t axis;
+  if (!a.axis(1, out.rank(), axis, 0))
+    return SVal::error();
+  int64_t total = 0;
+  for (int id : ids) {
+    const TensorType &t = s.typeOf(id);
+    bool fits = t.dtype == out.dtype && t.rank() == out.rank();
+    for (size_t d = 0; fits && d < t.rank(); ++d)
+      fits = static_cast<int64_t>(d) == axis || t.dims[d] == out.dims[d];
+    if (!fits || !t.dims[axis].isKnown()) {
+      s.error(args[0].loc, "cannot concatenate " + t.str() + " with " +
+                               s.typeOf(ids[0]).str() + " along axis " +
+                               std::to_string(axis));
+      return SVal::error();
+    }
+    total += t.dims[axis].value;
+  }
+  out.dims[axis] = Dim::known(total);
+  return tensorOut("concat", ids, out, {{"axis", NodeAttr(axis)}});
+}
+
+SVal BuiltinCall::dim() {
+  int x;
+  int64_t axis;
+  if (!a.tensor(0, x, /*needFloat=*/false) ||
+      !a.axis(1, s.typeOf(x).rank(), axis, 0))
+    return SVal::error();
+  return SVal::ofInt(s.typeOf(x).dims[axis]);
+}
+
+} // namespace
 
 } // namespace whale::lang

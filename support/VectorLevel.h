@@ -1,4 +1,4 @@
-//===- VectorLevel.h - how wide the vectors Whale's CPU kernels use -*- C++ -*-===//
+//===- VectorLevel.h - how wide Whale's CPU kernels' vectors are -*- C++ -*-===//
 //
 // Three kernel paths depend on the CPU's vector width: OpenBLAS's GEMM
 // kernels (Haswell's AVX2 ones or SkylakeX's AVX-512 ones sum a product's
