@@ -38,7 +38,9 @@ constexpr double kGeluCubic = 0.044715;
 /// (c, add, sub, mul, div, neg, exp, tanh, log, sqrt, positive, less,
 /// select, and roundBf16: the bf16 value nearest, still an f32): as arith
 /// and math ops in a generated kernel (Scalars, below),
-/// or as instructions of an element program (FusedProgram.cpp).
+/// or as instructions of an element program (FusedProgram.cpp). An op
+/// defined by its formula (ScalarFormulaOpInterface) is computed from it,
+/// through the same primitives.
 template <class Derived, class V> class ScalarRules {
 public:
   /// std::max(acc, x), as the runtime takes a row's maximum.
@@ -85,7 +87,24 @@ public:
         // gradient at that element, above).
         .template Case<ReduceSumOp, ReduceMeanOp>(
             [&](Operation *) { return in[0]; })
-        .Default([](Operation *) { return V(); });
+        // The ops defined by their formulas, and their gradients.
+        .Case([&](FormulaGradOp g) {
+          ScalarFormulaOpInterface::Concept *formula = g.getFormula();
+          if (!formula)
+            return V();
+          Formula f(d());
+          return f.get(formula->buildScalarGradient(f, f.put(in[0]),
+                                                    f.put(in[1]),
+                                                    f.put(in[2])));
+        })
+        .Default([&](Operation *other) {
+          if (!llvm::isa<ScalarFormulaOpInterface>(other))
+            return V();
+          Formula f(d());
+          ScalarFormulaOpInterface::Concept *formula =
+              other->getName().getInterface<ScalarFormulaOpInterface>();
+          return f.get(formula->buildScalar(f, f.put(in[0])));
+        });
   }
 
   /// The element of every value `region` makes from its arguments'
@@ -109,6 +128,51 @@ public:
 
 private:
   Derived &d() { return static_cast<Derived &>(*this); }
+
+  /// An op's formula written over ScalarBuilder, computed by the emitter:
+  /// each handle numbers a value of the emitter's.
+  class Formula : public ScalarBuilder {
+  public:
+    explicit Formula(Derived &s) : s(s) {}
+    ScalarHandle put(V v) {
+      values.push_back(v);
+      return ScalarHandle{static_cast<int32_t>(values.size() - 1)};
+    }
+    V get(ScalarHandle h) const { return h ? values[h.id] : V(); }
+
+    ScalarHandle c(double v) override { return put(s.c(v)); }
+    ScalarHandle add(ScalarHandle x, ScalarHandle y) override {
+      return put(s.add(get(x), get(y)));
+    }
+    ScalarHandle sub(ScalarHandle x, ScalarHandle y) override {
+      return put(s.sub(get(x), get(y)));
+    }
+    ScalarHandle mul(ScalarHandle x, ScalarHandle y) override {
+      return put(s.mul(get(x), get(y)));
+    }
+    ScalarHandle div(ScalarHandle x, ScalarHandle y) override {
+      return put(s.div(get(x), get(y)));
+    }
+    ScalarHandle neg(ScalarHandle x) override { return put(s.neg(get(x))); }
+    ScalarHandle exp(ScalarHandle x) override { return put(s.exp(get(x))); }
+    ScalarHandle tanh(ScalarHandle x) override { return put(s.tanh(get(x))); }
+    ScalarHandle log(ScalarHandle x) override { return put(s.log(get(x))); }
+    ScalarHandle sqrt(ScalarHandle x) override { return put(s.sqrt(get(x))); }
+    ScalarHandle positive(ScalarHandle x) override {
+      return put(s.positive(get(x)));
+    }
+    ScalarHandle less(ScalarHandle x, ScalarHandle y) override {
+      return put(s.less(get(x), get(y)));
+    }
+    ScalarHandle select(ScalarHandle cond, ScalarHandle x,
+                        ScalarHandle y) override {
+      return put(s.select(get(cond), get(x), get(y)));
+    }
+
+  private:
+    Derived &s;
+    llvm::SmallVector<V> values;
+  };
 
   V unaryGrad(UnaryKind kind, ArrayRef<V> in) {
     Derived &s = d();

@@ -10,6 +10,7 @@
 #include "lowering/Bf16Kernels.h"
 #include "lowering/ElementProgramBuilder.h"
 #include "lowering/ElementTypes.h"
+#include "lowering/FormulaRegions.h"
 #include "lowering/FusedKernel.h"
 #include "lowering/Passes.h"
 #include "lowering/RuntimeAbi.h"
@@ -1152,6 +1153,8 @@ struct WhaleToRuntimePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     inlineStepCalls(module);
+    if (failed(wrapFormulaOps(module)))
+      return signalPassFailure();
     SmallVector<func::FuncOp> models;
     module.walk([&](func::FuncOp fn) {
       if (fn->hasAttr("whale.model") || fn->hasAttr("whale.rank"))

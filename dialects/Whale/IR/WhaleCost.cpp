@@ -209,6 +209,12 @@ int64_t UnaryGradOp::getFlops() {
   int64_t perElement = getKind() == UnaryKind::gelu ? 12 : 2;
   return perElement * elementsOf(getResult());
 }
+int64_t FormulaGradOp::getFlops() {
+  ScalarFormulaOpInterface::Concept *formula = getFormula();
+  const int64_t perElement =
+      formula ? formula->getGradientFlopsPerElement() : 0;
+  return perElement * elementsOf(getResult());
+}
 int64_t SoftmaxGradOp::getFlops() { return 4 * elementsOf(getResult()); }
 int64_t CausalMaskGradOp::getFlops() { return elementsOf(getResult()); }
 // The moments again (3), then the three gradients (9), and the residual's

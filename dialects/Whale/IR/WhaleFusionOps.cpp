@@ -66,7 +66,8 @@ bool FusedOp::isFusible(Operation *op) {
     // Only where nothing is summed: the gradient has dout's shape.
     return g.getType() == g.getDout().getType();
   return isa<AddOp, SubOp, MulOp, DivOp, NegOp, ReluOp, GeluOp, TanhOp, ExpOp,
-             LogOp, SqrtOp, UnaryGradOp>(op);
+             LogOp, SqrtOp, UnaryGradOp, FormulaGradOp,
+             ScalarFormulaOpInterface>(op);
 }
 
 bool FusedOp::isFusibleReduction(Operation *op) {

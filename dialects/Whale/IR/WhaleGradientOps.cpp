@@ -30,6 +30,20 @@ LogicalResult MatmulGradOp::verify() {
   return expectMatmulResultElement(*this, want, getType());
 }
 
+ScalarFormulaOpInterface::Concept *FormulaGradOp::getFormula() {
+  std::optional<RegisteredOperationName> name =
+      RegisteredOperationName::lookup(getOf(), getContext());
+  return name ? name->getInterface<ScalarFormulaOpInterface>() : nullptr;
+}
+
+LogicalResult FormulaGradOp::verify() {
+  if (!getFormula())
+    return emitOpError("takes the gradient of '")
+           << getOf()
+           << "', which is not an elementwise op defined by its formula";
+  return success();
+}
+
 LogicalResult BinaryGradOp::verify() {
   RankedTensorType lhs = getLhs().getType(), rhs = getRhs().getType();
   if (failed(expectSameElementType(*this, lhs, rhs, "operand")) ||

@@ -78,6 +78,29 @@ def Whale_UnaryGradOp : Whale_Op<"unary_grad", [Pure, SameOperandsAndResultType,
   }];
 }
 
+def Whale_FormulaGradOp : Whale_Op<"formula_grad", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Gradient of an elementwise op defined by its formula";
+  let description = [{
+    From the forward input `x`, the forward output `y` and `dy`, the
+    gradient `dx` of the op `of` names, computed by that op's derivative
+    (ScalarFormulaOpInterface) in a fused region's kernel.
+
+    ```mlir
+    %dx = whale.formula_grad "whale.silu" %x, %y, %dy : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$of, Whale_FloatTensor:$x,
+                       Whale_FloatTensor:$y, Whale_FloatTensor:$dy);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = "$of $x `,` $y `,` $dy attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The formulas of the op `of` names; null where it names none.
+    ScalarFormulaOpInterface::Concept *getFormula();
+  }];
+}
+
 def Whale_SoftmaxGradOp : Whale_Op<"softmax_grad", [Pure, SameOperandsAndResultType,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Gradient of a softmax";

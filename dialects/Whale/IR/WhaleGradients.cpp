@@ -38,6 +38,20 @@ SmallVector<Value> unaryGradients(Operation *op, OpBuilder &b, UnaryKind kind,
                               op->getOperand(0), op->getResult(0), grad)};
 }
 
+} // namespace
+
+SmallVector<Value> whale::formulaGradients(Operation *op, OpBuilder &b,
+                                           Value grad) {
+  if (!grad)
+    return {Value()};
+  return {FormulaGradOp::create(
+      b, op->getLoc(), op->getResult(0).getType(),
+      b.getStringAttr(op->getName().getStringRef()), op->getOperand(0),
+      op->getResult(0), grad)};
+}
+
+namespace {
+
 SmallVector<Value> reduceGradients(Operation *op, OpBuilder &b, ReduceKind kind,
                                    ArrayRef<int64_t> axes, Value grad) {
   if (!grad)

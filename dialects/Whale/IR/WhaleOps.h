@@ -7,6 +7,7 @@
 #include "dialects/Whale/IR/WhaleDialect.h"
 #include "dialects/Whale/Interfaces/CostOpInterface.h"
 #include "dialects/Whale/Interfaces/GradientOpInterface.h"
+#include "dialects/Whale/Interfaces/ScalarFormulaOpInterface.h"
 #include "dialects/Whale/Interfaces/ShardingOpInterface.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
@@ -32,6 +33,12 @@ inline int64_t resolveAxis(uint64_t written, int64_t rank) {
   const int64_t axis = static_cast<int64_t>(written);
   return axis < 0 ? axis + rank : axis;
 }
+
+/// The gradient of an elementwise op defined by its formula: a
+/// whale.formula_grad naming it (none where no gradient reaches it).
+llvm::SmallVector<mlir::Value> formulaGradients(mlir::Operation *op,
+                                                mlir::OpBuilder &b,
+                                                mlir::Value grad);
 
 } // namespace whale
 

@@ -7,6 +7,7 @@ include "dialects/Whale/IR/WhaleDialect.td"
 include "dialects/Whale/Interfaces/CostOpInterface.td"
 include "dialects/Whale/Interfaces/GradientOpInterface.td"
 include "dialects/Whale/Interfaces/ShardingOpInterface.td"
+include "dialects/Whale/Interfaces/ScalarFormulaOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -217,6 +218,63 @@ def Whale_TanhOp : Whale_UnaryOp<"tanh", "the hyperbolic tangent", 4>;
 def Whale_ExpOp : Whale_UnaryOp<"exp", "the exponential", 4>;
 def Whale_LogOp : Whale_UnaryOp<"log", "the natural logarithm", 4>;
 def Whale_SqrtOp : Whale_UnaryOp<"sqrt", "the square root", 1>;
+
+// An elementwise op defined by its formula (ScalarFormulaOpInterface.td):
+// `forward` computes the element y from x, `derivative` the element of x's
+// gradient from x, y and the output gradient g, each C++ over the
+// ScalarBuilder `s`. Fused kernels on the CPU, element programs on a GPU
+// and the op alone (a region of its own) compute from them; its cost, its
+// gradient (whale.formula_grad) and its sharding (split where its input is)
+// come with the class. A new elementwise op is one row below and one row
+// of the front end's builtin table.
+class Whale_FormulaOp<string mnemonic, string what, int flopsPerElement,
+                      int gradFlopsPerElement, code forward, code derivative>
+    : Whale_Op<mnemonic, [Pure, SameOperandsAndResultType,
+        DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+        DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>,
+        DeclareOpInterfaceMethods<Whale_ShardingOpInterface>,
+        DeclareOpInterfaceMethods<Whale_ScalarFormulaOpInterface>]> {
+  let summary = "Elementwise " # what;
+  let description = [{
+    Applies }] # what # [{ to every element of an f32 tensor, computed
+    from its formula in the kernel of the fused region that holds it.
+
+    ```mlir
+    %y = whale.}] # mnemonic # [{ %x : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$input);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let extraClassDefinition = [{
+    int64_t $cppClass::getFlops() {
+      return }] # flopsPerElement # [{ * ::whale::tensorElements(getType());
+    }
+    int64_t $cppClass::getGradientFlopsPerElement() {
+      return }] # gradFlopsPerElement # [{;
+    }
+    ::llvm::SmallVector<::mlir::Value>
+    $cppClass::buildGradients(::mlir::OpBuilder &b,
+                              ::llvm::ArrayRef<::mlir::Value> g) {
+      return ::whale::formulaGradients(*this, b, g[0]);
+    }
+    void $cppClass::getShardingPatterns(::whale::sharding::Context &ctx) {
+      ::whale::sharding::addElementwiseSplits(*this, ctx);
+      ctx.addAllWhole(*this);
+    }
+    ::whale::ScalarHandle $cppClass::buildScalar(::whale::ScalarBuilder &s,
+                                                 ::whale::ScalarHandle x) {
+      }] # forward # [{
+    }
+    ::whale::ScalarHandle $cppClass::buildScalarGradient(
+        ::whale::ScalarBuilder &s, ::whale::ScalarHandle x,
+        ::whale::ScalarHandle y, ::whale::ScalarHandle g) {
+      (void)x;
+      (void)y;
+      }] # derivative # [{
+    }
+  }];
+}
 
 def Whale_CastOp : Whale_Op<"cast", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {

@@ -17,7 +17,9 @@ using sharding::Layout;
 
 namespace {
 
-int64_t rankOf(Value v) { return cast<RankedTensorType>(v.getType()).getRank(); }
+int64_t rankOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getRank();
+}
 
 /// Sums and products: terms of a sum stay terms where both (a sum) or one
 /// factor (a product; the divisor never) are.
@@ -29,7 +31,9 @@ void addPartialPatterns(Operation *op, Context &ctx, bool sum, bool divides) {
   if (!anyPartial)
     return;
   if (sum) {
-    ctx.add({"partial", SmallVector<Layout>(n, Layout::partial()), {},
+    ctx.add({"partial",
+             SmallVector<Layout>(n, Layout::partial()),
+             {},
              Layout::partial()});
     return;
   }
@@ -38,7 +42,7 @@ void addPartialPatterns(Operation *op, Context &ctx, bool sum, bool divides) {
     if (divides && i == 1)
       continue;
     sharding::Pattern p{"partial", SmallVector<Layout>(n, Layout::whole()),
-              SmallVector<bool>(n, true), Layout::partial()};
+                        SmallVector<bool>(n, true), Layout::partial()};
     p.ins[i] = Layout::partial();
     p.fanout[i] = false;
     ctx.add(p);
@@ -173,10 +177,8 @@ void MatmulOp::getShardingPatterns(Context &ctx) {
              {true, false},
              Layout::part(rank - 1)});
   if (forced("row"))
-    ctx.add({"row",
-             {Layout::part(kL), Layout::part(kR)},
-             {},
-             Layout::partial()});
+    ctx.add(
+        {"row", {Layout::part(kL), Layout::part(kR)}, {}, Layout::partial()});
   // A weight of a split TaskGraph is split unless a test asks otherwise:
   // replicating it would trade bytes for duplicated work and memory, which
   // the byte count alone does not see. Stacked weights (a mixture's
@@ -197,8 +199,8 @@ void MatmulOp::getShardingPatterns(Context &ctx) {
   // (the slots come to them).
   if (!weight && rl == rr)
     for (int64_t d = 0; d < rl - 2; ++d)
-      ctx.add({"batch", {Layout::part(d), Layout::part(d)}, {},
-               Layout::part(d)});
+      ctx.add(
+          {"batch", {Layout::part(d), Layout::part(d)}, {}, Layout::part(d)});
 }
 
 void CrossEntropyOp::getShardingPatterns(Context &ctx) {
@@ -266,10 +268,8 @@ void Conv2dOp::getShardingPatterns(Context &ctx) {
   // groups are its share of them.
   const bool evenGroups = !ctx.unevenShards() && getGroups() % c == 0;
   if (getGroups() > 1 && evenGroups)
-    ctx.add({"groups",
-             {Layout::part(1), Layout::part(0)},
-             {},
-             Layout::part(1)});
+    ctx.add(
+        {"groups", {Layout::part(1), Layout::part(0)}, {}, Layout::part(1)});
   // The images split (data parallelism inside the group), the weight read
   // whole by every part.
   if (in.kind == Layout::Part && in.axis == 0)
@@ -324,7 +324,9 @@ void MoeDispatchOp::getShardingPatterns(Context &ctx) {
   // takes the slots by expert.
   Layout l = ctx.layoutOf(getOperand(0));
   if (l.kind == Layout::Part && l.axis == 0)
-    ctx.add({"groups", SmallVector<Layout>(getNumOperands(), l), {},
+    ctx.add({"groups",
+             SmallVector<Layout>(getNumOperands(), l),
+             {},
              Layout::part(1)});
   ctx.addAllWhole(*this);
 }

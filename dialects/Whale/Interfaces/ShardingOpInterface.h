@@ -1,4 +1,4 @@
-//===- ShardingOpInterface.h - how an op runs over a shard group -*- C++ -*-===//
+//===- ShardingOpInterface.h - an op over a shard group --------*- C++ -*-===//
 //
 // The vocabulary of the sharding rules every op declares
 // (ShardingOpInterface.td): a value's layout over a shard group, a

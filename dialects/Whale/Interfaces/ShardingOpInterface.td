@@ -1,4 +1,4 @@
-//===- ShardingOpInterface.td - how an op runs over a shard group -*- tablegen -*-===//
+//===- ShardingOpInterface.td - an op over a shard group -*- tablegen -*-===//
 //
 // Tensor parallelism's rules, one per op, as MLIR's `shard` dialect keeps
 // them (its ShardingInterface): what layouts over a shard group an op can

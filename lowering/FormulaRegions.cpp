@@ -1,0 +1,61 @@
+//===- FormulaRegions.cpp - formula ops the fusion left alone -------------===//
+
+#include "lowering/FormulaRegions.h"
+
+#include "dialects/Whale/IR/WhaleOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+
+namespace whale {
+
+namespace {
+
+bool isFormulaOp(Operation *op) {
+  return isa<ScalarFormulaOpInterface, FormulaGradOp>(op);
+}
+
+LogicalResult wrap(Operation *op) {
+  for (Type t : llvm::concat<Type>(op->getOperandTypes(),
+                                   op->getResultTypes()))
+    if (!cast<RankedTensorType>(t).getElementType().isF32())
+      return op->emitOpError("is computed from its formula on f32 tensors; "
+                             "a bf16 value reaches it only through "
+                             "whale.cast");
+  OpBuilder b(op);
+  // Each operand once: a formula's gradient may read one value twice.
+  SmallVector<Value> inputs;
+  for (Value v : op->getOperands())
+    if (!llvm::is_contained(inputs, v))
+      inputs.push_back(v);
+  auto fused = FusedOp::create(b, op->getLoc(), op->getResultTypes(), inputs);
+  Block *body = new Block();
+  fused.getBody().push_back(body);
+  IRMapping map;
+  for (Value v : inputs)
+    map.map(v, body->addArgument(v.getType(), v.getLoc()));
+  b.setInsertionPointToStart(body);
+  Operation *inner = b.clone(*op, map);
+  FusedYieldOp::create(b, op->getLoc(), inner->getResults());
+  op->replaceAllUsesWith(fused->getResults());
+  op->erase();
+  return success();
+}
+
+} // namespace
+
+LogicalResult wrapFormulaOps(ModuleOp module) {
+  SmallVector<Operation *> alone;
+  module.walk([&](Operation *op) {
+    if (isFormulaOp(op) && !op->getParentOfType<FusedOp>())
+      alone.push_back(op);
+  });
+  for (Operation *op : alone)
+    if (failed(wrap(op)))
+      return failure();
+  return success();
+}
+
+} // namespace whale
