@@ -333,6 +333,7 @@ const std::vector<BuiltinSig> &builtinTable() {
        &BuiltinCall::matmul},
       {"relu", {"x"}, 1, &BuiltinCall::unary},
       {"gelu", {"x"}, 1, &BuiltinCall::unary},
+      {"silu", {"x"}, 1, &BuiltinCall::unary},
       {"tanh", {"x"}, 1, &BuiltinCall::unary},
       {"exp", {"x"}, 1, &BuiltinCall::unary},
       {"log", {"x"}, 1, &BuiltinCall::unary},

@@ -148,6 +148,39 @@ train mlp {
   EXPECT_EQ(g.checked, 4);
 }
 
+TEST(Autodiff, ASwiGluMlpMatchesFiniteDifferences) {
+  // silu is defined by its formula; its gradient is whale.formula_grad,
+  // computed from silu's derivative in a region of its own (no fusion
+  // here). Inputs of both signs and of several sizes reach its curve.
+  const char *source = R"(
+import nn
+model mlp(x: f32[B, 16], y: i32[B]) {
+  replicate {
+    gate = silu(x @ param([16, 24], init = normal(0.5)))
+    h = gate * (x @ param([16, 24], init = normal(0.5)))
+    loss = mean(cross_entropy(h @ param([24, 7], init = normal(0.5)), y))
+  }
+  return loss
+}
+train mlp {
+  data = synthetic(batch = 32)
+  optimizer = sgd(lr = 0.1)
+  steps = 1
+}
+)";
+  whale::testing::TestRuntime runtime(5);
+  whale_rt_context *rt = runtime.ctx;
+  whale_rt_tensor *x = runtime.make(WHALE_RT_F32, {32, 16});
+  whale_rt_tensor *y = runtime.make(WHALE_RT_I32, {32});
+  for (int i = 0; i < 32 * 16; ++i)
+    static_cast<float *>(whale_rt_tensor_data(x))[i] = std::sin(0.37f * i) * 3;
+  for (int i = 0; i < 32; ++i)
+    static_cast<int32_t *>(whale_rt_tensor_data(y))[i] = (i * 5) % 7;
+  Gradients g = check(source, "mlp", {x, y}, rt, 2e-2, 1e-2);
+  EXPECT_EQ(g.names.size(), 3u);
+  EXPECT_EQ(g.checked, 3);
+}
+
 TEST(Autodiff, ATransformerGradientsMatchFiniteDifferences) {
   // Every op of the stdlib's transformer block: embedding, layernorm,
   // attention (reshape, permute, batched matmuls, scale, causal mask,

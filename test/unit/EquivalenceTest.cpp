@@ -147,6 +147,31 @@ TEST(Equivalence, MlpSplitEachMatmulPatternForced) {
   }
 }
 
+// silu, an op defined by its formula: split with its input, fused with its
+// neighbours, its gradient a whale.formula_grad; data parallel too, and
+// unfused (a region of its own) on one device against fused under a plan.
+TEST(Equivalence, SwiGluMlpSplitOverFourDevices) {
+  expectEquivalent(source(kSwiGluSplit), kSwiGluSplit, "cpu:4");
+}
+TEST(Equivalence, SwiGluMlpDataParallelOverFourDevices) {
+  expectEquivalent(edit(source(kSwiGluSplit), "split {", "replicate {"),
+                   kSwiGluSplit, "cpu:4");
+}
+TEST(Equivalence, SwiGluMlpUnfusedOnOneDeviceAsFusedUnderAPlan) {
+  const std::string text = source(kSwiGluSplit);
+  whale::TrainResult fused = trainText(text, kSwiGluSplit, "cpu:2");
+  whale::TrainResult alone =
+      trainText(text, kSwiGluSplit, "", [](whale::TrainOptions &o) {
+        o.fuse = false;
+      });
+  ASSERT_TRUE(fused.ok) << fused.error;
+  ASSERT_TRUE(alone.ok) << alone.error;
+  ASSERT_EQ(fused.losses.size(), alone.losses.size());
+  for (size_t i = 0; i < fused.losses.size(); ++i)
+    EXPECT_LT(relative(fused.losses[i], alone.losses[i]), 1e-4)
+        << "step " << i + 1;
+  EXPECT_LT(fused.losses.back(), fused.losses.front());
+}
 TEST(Equivalence, MlpSplitInGroupsOfTwoWithDataParallelism) {
   expectEquivalent(edit(source(kMlpSplit), "split {", "split(2) {"), kMlpSplit,
                    "cpu:4");

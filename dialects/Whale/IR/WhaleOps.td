@@ -276,6 +276,15 @@ class Whale_FormulaOp<string mnemonic, string what, int flopsPerElement,
   }];
 }
 
+// SwiGLU's gate (Llama's MLP): x * sigmoid(x); its derivative
+// sigmoid(x) * (1 + x * (1 - sigmoid(x))).
+def Whale_SiluOp : Whale_FormulaOp<"silu", "SiLU, x * sigmoid(x)", 5, 9,
+  [{ return s.mul(x, s.sigmoid(x)); }],
+  [{
+    ::whale::ScalarHandle sig = s.sigmoid(x);
+    return s.mul(g, s.mul(sig, s.add(s.c(1), s.mul(x, s.sub(s.c(1), sig)))));
+  }]>;
+
 def Whale_CastOp : Whale_Op<"cast", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "Converts a tensor between f32 and bf16";

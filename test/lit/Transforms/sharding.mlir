@@ -140,3 +140,26 @@ func.func @softmax_last_axis(%x: tensor<8x16xf32>) -> tensor<f32> attributes {wh
   }
   return %l : tensor<f32>
 }
+
+// -----
+
+// An op defined by its formula takes its sharding rule from its ODS class
+// (ShardingOpInterface): silu after a column-split product runs on the
+// ranks' columns, so Llama's gate stays split until the row-split product.
+// CHECK-LABEL: func.func @swiglu_gate
+// CHECK: %[[H:.*]] = whale.matmul {{.*}} -> tensor<32x8xf32>
+// CHECK: %[[G:.*]] = whale.silu %[[H]] : tensor<32x8xf32>
+// CHECK-NOT: whale.all_gather %[[G]]
+// CHECK: whale.matmul %[[G]], {{.*}} -> tensor<32x16xf32>
+func.func @swiglu_gate(%x: tensor<8x16xf32>) -> tensor<f32> attributes {whale.model} {
+  %l = whale.taskgraph split -> (tensor<f32>) {
+    %w1 = whale.param "w1" normal [0.0, 2.0e-02] : tensor<16x32xf32>
+    %h = whale.matmul %x, %w1 : tensor<8x16xf32>, tensor<16x32xf32> -> tensor<8x32xf32>
+    %g = whale.silu %h : tensor<8x32xf32>
+    %w2 = whale.param "w2" normal [0.0, 2.0e-02] : tensor<32x16xf32>
+    %y = whale.matmul %g, %w2 : tensor<8x32xf32>, tensor<32x16xf32> -> tensor<8x16xf32>
+    %m = whale.reduce_mean %y axes = [0, 1] : tensor<8x16xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
