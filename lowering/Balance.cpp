@@ -245,7 +245,10 @@ LogicalResult Balancer::measureStages() {
   SmallVector<perf::StepOpCosts, 0> step = perf::stepCostsOf(all, fn, bf16);
   size_t at = 0;
   for (TaskGraphOp tg : plan::taskGraphs(fn)) {
-    int64_t s = tg->getAttrOfType<IntegerAttr>("stage").getInt();
+    FailureOr<int64_t> stage = plan::checkedStage(tg, stages);
+    if (failed(stage))
+      return failure();
+    const int64_t s = *stage;
     const bool split = tg->hasAttr("shards");
     // Sharing the group's rows, a rank computes its part of a split
     // TaskGraph's work per row (else its own rows' worth, as above).
@@ -328,7 +331,8 @@ void Balancer::orderStagesByMemory() {
             old[order[s] * replicas + copy * block + j];
   }
   for (TaskGraphOp tg : tgs) {
-    int64_t s = tg->getAttrOfType<IntegerAttr>("stage").getInt();
+    // In range: measureStages checked every TaskGraph's stage.
+    const int64_t s = plan::stageOf(tg);
     tg->setAttr("virtual_device",
                 b.getDenseI64ArrayAttr(
                     ArrayRef<int64_t>(grid).slice(s * replicas, replicas)));

@@ -1,15 +1,14 @@
 //===- ClusterView.h - the devices as the planning passes see them -*- C++
 //-*-===//
 //
-// The planner writes the cluster onto the module as `whale.cluster`
-// {flops = array<f64: ...>, memory = array<i64: ...>, gpus = array<i1: ...>,
-// threads = array<i64: ...>, models = [...]}: each device's compute rate
-// (FLOP/s), memory limit (bytes, 0 for none), whether it is a GPU, the
-// threads it runs with and, for a GPU known by its data sheet, its model
-// name ("" for a device described by its rate alone), by rank. `gpus`,
-// `threads` and `models` may be left out (CPU devices of one thread).
-// Hand-written IR may carry it too. Without it every device is a nominal
-// one-thread CPU device, alike and unlimited.
+// The planner writes the cluster onto the module as `whale.cluster`, a
+// #whale.cluster of #whale.device in rank order (WhaleDialect.td): each
+// device's compute rate (FLOP/s), memory limit (bytes, 0 for none),
+// whether it is a GPU, the threads it runs with, its data sheet's name
+// ("" for a device described by its rate alone), its share of its GPU's
+// SMs and the contexts beside it on its GPU; the dialect checks each
+// value. Hand-written IR may carry it too. Without it every device is a
+// nominal one-thread CPU device, alike and unlimited.
 //
 // The passes price a device's ops with the model perfmodel/DeviceSpeed.h
 // makes of this description, the one the simulator prices it with.
@@ -65,37 +64,21 @@ inline ClusterView clusterOf(mlir::Operation *op, int64_t devices) {
   auto module = llvm::isa<mlir::ModuleOp>(op)
                     ? llvm::cast<mlir::ModuleOp>(op)
                     : op->getParentOfType<mlir::ModuleOp>();
-  auto dict = module ? module->getAttrOfType<mlir::DictionaryAttr>(
-                           "whale.cluster")
-                     : mlir::DictionaryAttr();
-  if (!dict)
+  auto cluster = module ? module->getAttrOfType<ClusterAttr>("whale.cluster")
+                        : ClusterAttr();
+  if (!cluster)
     return view;
-  auto flops = dict.getAs<mlir::DenseF64ArrayAttr>("flops");
-  auto memory = dict.getAs<mlir::DenseI64ArrayAttr>("memory");
-  auto gpus = dict.getAs<mlir::DenseBoolArrayAttr>("gpus");
-  auto threads = dict.getAs<mlir::DenseI64ArrayAttr>("threads");
-  auto names = dict.getAs<mlir::ArrayAttr>("models");
-  auto sms = dict.getAs<mlir::DenseI64ArrayAttr>("sms");
-  auto contexts = dict.getAs<mlir::DenseI64ArrayAttr>("contexts");
-  for (int64_t d = 0; d < devices; ++d) {
+  llvm::ArrayRef<DeviceAttr> given = cluster.getDevices();
+  for (int64_t d = 0; d < devices && d < int64_t(given.size()); ++d) {
     perf::DeviceDescription &out = view.devices[d];
-    if (flops && d < flops.size())
-      out.flops = flops[d];
-    if (memory && d < memory.size())
-      out.memory = memory[d];
-    if (gpus && d < gpus.size())
-      out.gpu = gpus[d];
-    if (threads && d < threads.size())
-      out.threads = static_cast<int>(threads[d]);
-    if (names && d < int64_t(names.size()))
-      if (auto name = llvm::dyn_cast<mlir::StringAttr>(names[d]))
-        out.model = name.str();
-    if (sms && d < sms.size())
-      out.sms = static_cast<int>(sms[d]);
-    if (contexts && d < contexts.size())
-      out.contexts = static_cast<int>(std::max<int64_t>(1, contexts[d]));
-    // A device named by its data sheet is a GPU (IR written before `gpus`).
-    out.gpu = out.gpu || !out.model.empty();
+    out.flops = given[d].getFlops().getValueAsDouble();
+    out.memory = given[d].getMemory();
+    out.threads = static_cast<int>(given[d].getThreads());
+    out.model = given[d].getModel().str();
+    out.sms = static_cast<int>(given[d].getSms());
+    out.contexts = static_cast<int>(given[d].getContexts());
+    // A device named by its data sheet is a GPU.
+    out.gpu = given[d].getGpu() || !out.model.empty();
   }
   return view;
 }

@@ -45,10 +45,12 @@ struct DataParallelPass
     // Per stage, its parameters in the order backward reaches them.
     SmallVector<SmallVector<ParamOp>> params(stages);
     for (TaskGraphOp tg : plan::taskGraphs(fn)) {
-      int64_t s = tg->getAttrOfType<IntegerAttr>("stage").getInt();
+      FailureOr<int64_t> s = plan::checkedStage(tg, stages);
+      if (failed(s))
+        return failure();
       tg.walk([&](ParamOp p) {
         if (!p.getFrozen()) // no gradient to sync
-          params[s].push_back(p);
+          params[*s].push_back(p);
       });
     }
     // The config's bucket size, else the pass's.

@@ -5,7 +5,6 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 
@@ -30,15 +29,8 @@ LogicalResult wrap(Operation *op) {
   for (Value v : op->getOperands())
     if (!llvm::is_contained(inputs, v))
       inputs.push_back(v);
-  auto fused = FusedOp::create(b, op->getLoc(), op->getResultTypes(), inputs);
-  Block *body = new Block();
-  fused.getBody().push_back(body);
-  IRMapping map;
-  for (Value v : inputs)
-    map.map(v, body->addArgument(v.getType(), v.getLoc()));
-  b.setInsertionPointToStart(body);
-  Operation *inner = b.clone(*op, map);
-  FusedYieldOp::create(b, op->getLoc(), inner->getResults());
+  auto fused =
+      FusedOp::createAround(b, op->getLoc(), {op}, inputs, op->getResults());
   op->replaceAllUsesWith(fused->getResults());
   op->erase();
   return success();

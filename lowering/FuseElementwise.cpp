@@ -305,21 +305,8 @@ private:
 
     OpBuilder b(g.ops.back()->getContext());
     b.setInsertionPointAfter(g.ops.back());
-    SmallVector<Type> resultTypes(ValueRange(results).getTypes());
-    auto fused = FusedOp::create(b, g.ops.back()->getLoc(), resultTypes,
-                                 inputs);
-    Block *body = new Block();
-    fused.getBody().push_back(body);
-    IRMapping map;
-    for (Value v : inputs)
-      map.map(v, body->addArgument(v.getType(), v.getLoc()));
-    b.setInsertionPointToStart(body);
-    for (Operation *op : g.ops)
-      b.clone(*op, map);
-    SmallVector<Value> yielded;
-    for (Value r : results)
-      yielded.push_back(map.lookup(r));
-    FusedYieldOp::create(b, fused.getLoc(), yielded);
+    auto fused = FusedOp::createAround(b, g.ops.back()->getLoc(), g.ops, inputs,
+                                       results);
     regions.push_back(fused);
 
     for (auto [r, f] : llvm::zip(results, fused.getResults()))

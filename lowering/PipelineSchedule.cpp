@@ -97,11 +97,11 @@ struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
              << ", another num_micro_batch, or balance = \"hardware\"";
 
     for (TaskGraphOp tg : plan::taskGraphs(fn)) {
-      auto s = tg->getAttrOfType<IntegerAttr>("stage");
-      if (!s)
-        return tg.emitOpError("has no stage; run -whale-virtual-devices first");
+      FailureOr<int64_t> s = plan::checkedStage(tg, stages);
+      if (failed(s))
+        return failure();
       std::vector<ScheduleStep> order =
-          plan::pipelineOrder(kind, s.getInt(), stages, m, chunks);
+          plan::pipelineOrder(kind, *s, stages, m, chunks);
       tg->setAttr("schedule", ScheduleAttr::get(b.getContext(), order));
     }
     PlanUpdate(fn)

@@ -56,16 +56,31 @@ inline int64_t intOf(mlir::DictionaryAttr d, llvm::StringRef key,
   return dflt;
 }
 
-/// The stage (a TaskGraph's `stage`) that defines `v`; -1 for model inputs.
+/// A TaskGraph's pipeline stage (its `stage`), -1 where it has none.
+inline int64_t stageOf(TaskGraphOp tg) {
+  auto s =
+      tg ? tg->getAttrOfType<mlir::IntegerAttr>("stage") : mlir::IntegerAttr();
+  return s ? s.getInt() : -1;
+}
+/// The stage that defines `v`; -1 for model inputs.
 inline int64_t stageOf(mlir::Value v) {
   mlir::Operation *def = v.getDefiningOp();
-  if (!def)
-    return -1;
-  auto tg = def->getParentOfType<TaskGraphOp>();
-  if (!tg)
-    return -1;
+  return def ? stageOf(def->getParentOfType<TaskGraphOp>()) : -1;
+}
+
+/// A TaskGraph's pipeline stage, for a pass that indexes the plan's
+/// `stages` by it: an error on the TaskGraph where it has none (the
+/// virtual-devices pass gives it one) or names one the plan lacks.
+inline mlir::FailureOr<int64_t> checkedStage(TaskGraphOp tg, int64_t stages) {
   auto s = tg->getAttrOfType<mlir::IntegerAttr>("stage");
-  return s ? s.getInt() : -1;
+  if (!s)
+    return tg.emitOpError("has no stage; run -whale-virtual-devices first");
+  const int64_t stage = s.getInt();
+  if (stage < 0 || stage >= stages)
+    return tg.emitOpError("is stage ")
+           << stage << ", but the plan has " << stages << " stage"
+           << (stages == 1 ? "" : "s");
+  return stage;
 }
 
 /// The model chunk (a TaskGraph's `chunk`, 0 without one) that defines

@@ -322,7 +322,10 @@ LogicalResult RankBuilder::analyze() {
   params.resize(stages);
   schedules.resize(stages);
   for (TaskGraphOp tg : plan::taskGraphs(model)) {
-    int64_t s = tg->getAttrOfType<IntegerAttr>("stage").getInt();
+    FailureOr<int64_t> stage = plan::checkedStage(tg, stages);
+    if (failed(stage))
+      return failure();
+    const int64_t s = *stage;
     auto c = tg->getAttrOfType<IntegerAttr>("chunk");
     int64_t chunk = c ? c.getInt() : 0;
     if (chunk < 0 || chunk >= chunks)

@@ -594,7 +594,7 @@ LogicalResult StageSharder::run() {
   SmallVector<TaskGraphOp> split;
   for (TaskGraphOp tg : plan::taskGraphs(fn))
     if (tg->getAttrOfType<IntegerAttr>("shards") &&
-        ownsStage(tg->getAttrOfType<IntegerAttr>("stage").getInt()))
+        ownsStage(plan::stageOf(tg)))
       split.push_back(tg);
   // Collected first: rewriting may rebuild TaskGraphs (exportTo).
   SmallVector<Operation *> ops;
@@ -618,7 +618,7 @@ LogicalResult StageSharder::run() {
   // what a replicated TaskGraph, a stage of other groups or the loss reads.
   for (TaskGraphOp tg : plan::taskGraphs(fn)) {
     if (!tg->getAttrOfType<IntegerAttr>("shards") ||
-        !ownsStage(tg->getAttrOfType<IntegerAttr>("stage").getInt()))
+        !ownsStage(plan::stageOf(tg)))
       continue;
     Operation *yield = tg.getBody().front().getTerminator();
     for (OpOperand &o : yield->getOpOperands()) {

@@ -99,14 +99,13 @@ StageDevices stageDevices(func::FuncOp fn, int64_t k, int64_t c) {
   s.device.assign(k, 0);
   s.models.assign(k, {plan::ClusterView().deviceModel(0)});
   auto module = fn->getParentOfType<ModuleOp>();
-  auto dict = module ? module->getAttrOfType<DictionaryAttr>("whale.cluster")
-                     : DictionaryAttr();
-  auto flops =
-      dict ? dict.getAs<DenseF64ArrayAttr>("flops") : DenseF64ArrayAttr();
-  if (!flops || flops.size() % (k * c) != 0)
+  auto given = module ? module->getAttrOfType<ClusterAttr>("whale.cluster")
+                      : ClusterAttr();
+  const int64_t devices = given ? int64_t(given.getDevices().size()) : 0;
+  if (!given || devices % (k * c) != 0)
     return s;
-  plan::ClusterView cluster = plan::clusterOf(fn, flops.size());
-  s.copies = flops.size() / (k * c);
+  plan::ClusterView cluster = plan::clusterOf(fn, devices);
+  s.copies = devices / (k * c);
   s.models.assign(k, {});
   // Per stage, the devices priced so far: alike ones price alike.
   SmallVector<SmallVector<perf::DeviceDescription>> seen(k);

@@ -85,36 +85,16 @@ void planningPasses(mlir::PassManager &pm, int64_t devices,
 /// which they price its ops as the simulator does.
 void describeCluster(mlir::ModuleOp module, const Cluster &cluster,
                      int defaultThreads) {
-  mlir::Builder b(module.getContext());
-  std::vector<double> rates;
-  std::vector<int64_t> memory, threads, sms, contexts;
-  llvm::SmallVector<bool> gpus;
-  llvm::SmallVector<mlir::Attribute> models;
+  mlir::MLIRContext *ctx = module.getContext();
+  llvm::SmallVector<DeviceAttr> devices;
   for (const DeviceSpec &spec : cluster.devices) {
     perf::DeviceDescription d = describe(spec, defaultThreads);
-    rates.push_back(perf::rateOf(d));
-    memory.push_back(d.memory);
-    gpus.push_back(d.gpu);
-    threads.push_back(d.threads);
-    models.push_back(b.getStringAttr(d.model));
-    sms.push_back(d.sms);
-    contexts.push_back(d.contexts);
+    // The rate it is balanced by: declared, measured or nominal.
+    devices.push_back(DeviceAttr::get(
+        ctx, mlir::FloatAttr::get(mlir::Float64Type::get(ctx), perf::rateOf(d)),
+        d.memory, d.gpu, d.threads, d.model, d.sms, d.contexts));
   }
-  llvm::SmallVector<mlir::NamedAttribute> entries = {
-      b.getNamedAttr("flops", b.getDenseF64ArrayAttr(rates)),
-      b.getNamedAttr("memory", b.getDenseI64ArrayAttr(memory)),
-      b.getNamedAttr("gpus", b.getDenseBoolArrayAttr(gpus)),
-      b.getNamedAttr("threads", b.getDenseI64ArrayAttr(threads)),
-      b.getNamedAttr("models", b.getArrayAttr(models))};
-  // Shares of GPUs only where a device is one.
-  if (llvm::any_of(sms, [](int64_t n) { return n > 0; }))
-    entries.push_back(b.getNamedAttr("sms", b.getDenseI64ArrayAttr(sms)));
-  // Contexts sharing a GPU only where some do (their rates above are
-  // already their shares).
-  if (llvm::any_of(contexts, [](int64_t n) { return n > 1; }))
-    entries.push_back(
-        b.getNamedAttr("contexts", b.getDenseI64ArrayAttr(contexts)));
-  module->setAttr("whale.cluster", b.getDictionaryAttr(entries));
+  module->setAttr("whale.cluster", ClusterAttr::get(ctx, devices));
 }
 
 /// A plan's array entry as a vector; empty where the plan has none.

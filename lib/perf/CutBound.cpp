@@ -171,8 +171,7 @@ double cutBound(func::FuncOp model, const sim::Topology &topology) {
   auto positionOf = [&](Operation *op) -> int64_t {
     auto tg = op->getParentOfType<TaskGraphOp>();
     auto c = tg->getAttrOfType<IntegerAttr>("chunk");
-    return position(tg->getAttrOfType<IntegerAttr>("stage").getInt(),
-                    c ? c.getInt() : 0);
+    return position(plan::stageOf(tg), c ? c.getInt() : 0);
   };
   // The positions each position reads from on other stages.
   std::vector<llvm::SmallDenseSet<int64_t, 4>> readsFrom(positions);

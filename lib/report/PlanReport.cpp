@@ -114,8 +114,11 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
   std::vector<StageReport> out(plan.stages);
   auto model = plan.planned.get().lookupSymbol<mlir::func::FuncOp>(plan.model);
   for (TaskGraphOp tg : plan::taskGraphs(model)) {
-    StageReport &r =
-        out[tg->getAttrOfType<mlir::IntegerAttr>("stage").getInt()];
+    // The planning passes checked each stage (plan::checkedStage).
+    const int64_t s = plan::stageOf(tg);
+    if (s < 0 || s >= int64_t(out.size()))
+      continue;
+    StageReport &r = out[s];
     r.strategies.push_back(
         stringifyStrategy(tg.getStrategy()).str() +
         (tg.getDevices() ? "(" + std::to_string(*tg.getDevices()) + ")" : ""));

@@ -66,16 +66,7 @@ int64_t SubOp::getFlops() { return elementsOf(getResult()); }
 int64_t MulOp::getFlops() { return elementsOf(getResult()); }
 int64_t DivOp::getFlops() { return elementsOf(getResult()); }
 
-#define WHALE_UNARY_FLOPS(Op)                                                  \
-  int64_t Op::getFlops() { return kFlopsPerElement * elementsOf(getResult()); }
-WHALE_UNARY_FLOPS(NegOp)
-WHALE_UNARY_FLOPS(ReluOp)
-WHALE_UNARY_FLOPS(GeluOp)
-WHALE_UNARY_FLOPS(TanhOp)
-WHALE_UNARY_FLOPS(ExpOp)
-WHALE_UNARY_FLOPS(LogOp)
-WHALE_UNARY_FLOPS(SqrtOp)
-#undef WHALE_UNARY_FLOPS
+// The unary functions' counts are their ODS rows' (Whale_UnaryOp).
 
 int64_t CausalMaskOp::getFlops() { return elementsOf(getResult()); }
 // A conversion: one operation per element, for the vector units.

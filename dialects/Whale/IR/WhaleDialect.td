@@ -243,4 +243,47 @@ def Whale_ScheduleAttr : Whale_Attr<"Schedule", "schedule"> {
   }];
 }
 
+
+//===----------------------------------------------------------------------===//
+// The devices a plan is for
+//===----------------------------------------------------------------------===//
+
+def Whale_DeviceAttr : Whale_Attr<"Device", "device"> {
+  let summary = "One device of the cluster a plan is for";
+  let description = [{
+    What the planner, the balancer and the simulator know of a device
+    (perfmodel/DeviceSpeed.h's DeviceDescription): its rate in FLOP/s, its
+    memory limit in bytes (0: none), whether it is a GPU, its threads, its
+    data sheet's name (`model`, "" for none), its share of its GPU's SMs
+    (`sms`, 0: all) and the contexts side by side on its GPU (`contexts`,
+    1: a GPU of its own). The textual form lists what differs from those
+    defaults:
+
+      #whale.device<flops = 1.0e13, memory = 1024, gpu = true, model = "H100">
+  }];
+  let parameters = (ins
+    "::mlir::FloatAttr":$flops,
+    DefaultValuedParameter<"int64_t", "0">:$memory,
+    DefaultValuedParameter<"bool", "false">:$gpu,
+    DefaultValuedParameter<"int64_t", "1">:$threads,
+    StringRefParameter<"a data sheet's name", "\"\"">:$model,
+    DefaultValuedParameter<"int64_t", "0">:$sms,
+    DefaultValuedParameter<"int64_t", "1">:$contexts);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Whale_ClusterAttr : Whale_Attr<"Cluster", "cluster"> {
+  let summary = "The devices a plan is for, in rank order";
+  let description = [{
+    The module's `whale.cluster`, written by the planner and read by the
+    partition, the balancer and the simulator (lowering/ClusterView.h):
+
+      #whale.cluster<[#whale.device<flops = 3.0e4>, #whale.device<flops = 1.0e4>]>
+  }];
+  let parameters = (ins ArrayRefParameter<"DeviceAttr", "the devices">:$devices);
+  let assemblyFormat = "`<` `[` $devices `]` `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // WHALE_DIALECT

@@ -2,6 +2,8 @@
 
 #include "dialects/Whale/IR/VerifyUtils.h"
 #include "dialects/Whale/IR/WhaleOps.h"
+
+#include "mlir/IR/IRMapping.h"
 #include "support/Limits.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -51,6 +53,26 @@ bool readsOperand(Operation *op, unsigned i) {
 }
 
 } // namespace
+
+FusedOp FusedOp::createAround(OpBuilder &b, Location loc,
+                              ArrayRef<Operation *> ops, ValueRange inputs,
+                              ValueRange results) {
+  auto fused = FusedOp::create(b, loc, results.getTypes(), inputs);
+  Block *body = new Block();
+  fused.getBody().push_back(body);
+  IRMapping map;
+  for (Value v : inputs)
+    map.map(v, body->addArgument(v.getType(), v.getLoc()));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(body);
+  for (Operation *op : ops)
+    b.clone(*op, map);
+  SmallVector<Value> yielded;
+  for (Value r : results)
+    yielded.push_back(map.lookup(r));
+  FusedYieldOp::create(b, loc, yielded);
+  return fused;
+}
 
 bool FusedOp::isFusible(Operation *op) {
   // A conversion between f32 and bf16 (amp's storage): the kernel loads

@@ -70,6 +70,13 @@ def Whale_FusedOp : Whale_Op<"fused", [Pure, IsolatedFromAbove, SingleBlock,
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
+    /// A region at `b`'s insertion point whose body is a copy of `ops` (in
+    /// order) on block arguments for `inputs`, yielding the copies of
+    /// `results`; the originals are left for the caller to replace.
+    static FusedOp createAround(mlir::OpBuilder &b, mlir::Location loc,
+                                llvm::ArrayRef<mlir::Operation *> ops,
+                                mlir::ValueRange inputs,
+                                mlir::ValueRange results);
     /// The shape every op of the body iterates over: the inputs' shapes
     /// broadcast together (empty where they do not broadcast).
     llvm::SmallVector<int64_t> getIterationShape();

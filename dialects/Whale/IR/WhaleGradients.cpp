@@ -30,15 +30,15 @@ SmallVector<Value> binaryGradients(Operation *op, OpBuilder &b, BinaryKind kind,
   return {make(lhs, 0), make(rhs, 1)};
 }
 
-SmallVector<Value> unaryGradients(Operation *op, OpBuilder &b, UnaryKind kind,
-                                  Value grad) {
+} // namespace
+
+SmallVector<Value> whale::unaryGradients(Operation *op, OpBuilder &b,
+                                         UnaryKind kind, Value grad) {
   if (!grad)
     return {Value()};
   return {UnaryGradOp::create(b, op->getLoc(), op->getResult(0).getType(), kind,
                               op->getOperand(0), op->getResult(0), grad)};
 }
-
-} // namespace
 
 SmallVector<Value> whale::formulaGradients(Operation *op, OpBuilder &b,
                                            Value grad) {
@@ -96,27 +96,8 @@ SmallVector<Value> DivOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
   return binaryGradients(*this, b, BinaryKind::div, g[0]);
 }
 
-SmallVector<Value> NegOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
-  return unaryGradients(*this, b, UnaryKind::neg, g[0]);
-}
-SmallVector<Value> ReluOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
-  return unaryGradients(*this, b, UnaryKind::relu, g[0]);
-}
-SmallVector<Value> GeluOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
-  return unaryGradients(*this, b, UnaryKind::gelu, g[0]);
-}
-SmallVector<Value> TanhOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
-  return unaryGradients(*this, b, UnaryKind::tanh, g[0]);
-}
-SmallVector<Value> ExpOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
-  return unaryGradients(*this, b, UnaryKind::exp, g[0]);
-}
-SmallVector<Value> LogOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
-  return unaryGradients(*this, b, UnaryKind::log, g[0]);
-}
-SmallVector<Value> SqrtOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
-  return unaryGradients(*this, b, UnaryKind::sqrt, g[0]);
-}
+// The unary functions' gradients come with their ODS class
+// (Whale_UnaryOp): a unary_grad of their kind.
 
 // The gradient of a conversion is the conversion back: a bf16 activation's
 // gradient reaches an f32 parameter as f32.

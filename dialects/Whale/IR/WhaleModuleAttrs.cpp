@@ -99,60 +99,12 @@ LogicalResult WhaleDialect::verifyOperationAttribute(Operation *op,
                            "counts on a function");
     return success();
   }
-  // The devices a plan is for (lowering/ClusterView.h).
+  // The devices a plan is for (lowering/ClusterView.h); each device's
+  // values are checked as the attribute is made (DeviceAttr::verify).
   if (name == "whale.cluster") {
-    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
-    if (!isa<ModuleOp>(op) || !dict)
-      return op->emitError("'whale.cluster' is a dictionary on the module");
-    auto flops = dict.getAs<DenseF64ArrayAttr>("flops");
-    auto memory = dict.getAs<DenseI64ArrayAttr>("memory");
-    if (!flops || !memory || flops.size() != memory.size())
-      return op->emitError("'whale.cluster' needs 'flops' (array<f64>) and "
-                           "'memory' (array<i64>) with one entry per device");
-    if (llvm::any_of(flops.asArrayRef(), [](double f) { return !(f > 0); }) ||
-        llvm::any_of(memory.asArrayRef(), [](int64_t m) { return m < 0; }))
-      return op->emitError("'whale.cluster' rates must be positive and "
-                           "memory limits not negative");
-    // Optional, one entry per device each: whether it is a GPU, its
-    // threads, its data sheet's name ("" for none).
-    auto gpus = dict.get("gpus");
-    if (gpus && (!isa<DenseBoolArrayAttr>(gpus) ||
-                 cast<DenseBoolArrayAttr>(gpus).size() != flops.size()))
-      return op->emitError("'whale.cluster' 'gpus' is an array<i1> with one "
-                           "entry per device");
-    auto threads = dict.get("threads");
-    if (threads && (!isa<DenseI64ArrayAttr>(threads) ||
-                    cast<DenseI64ArrayAttr>(threads).size() != flops.size() ||
-                    llvm::any_of(cast<DenseI64ArrayAttr>(threads).asArrayRef(),
-                                 [](int64_t t) { return t < 1; })))
-      return op->emitError("'whale.cluster' 'threads' is an array<i64> of "
-                           "positive counts, one per device");
-    auto models = dict.get("models");
-    if (models && (!isa<ArrayAttr>(models) ||
-                   int64_t(cast<ArrayAttr>(models).size()) != flops.size() ||
-                   !llvm::all_of(cast<ArrayAttr>(models), [](Attribute a) {
-                     return isa<StringAttr>(a);
-                   })))
-      return op->emitError("'whale.cluster' 'models' is an array of data "
-                           "sheet names (\"\" for none), one per device");
-    // A GPU's share of its SMs (0: the whole GPU).
-    auto sms = dict.get("sms");
-    if (sms && (!isa<DenseI64ArrayAttr>(sms) ||
-                cast<DenseI64ArrayAttr>(sms).size() != flops.size() ||
-                llvm::any_of(cast<DenseI64ArrayAttr>(sms).asArrayRef(),
-                             [](int64_t n) { return n < 0; })))
-      return op->emitError("'whale.cluster' 'sms' is an array<i64> of SM "
-                           "counts (0: a whole GPU), one per device");
-    // The contexts side by side on a device's GPU, itself included.
-    auto contexts = dict.get("contexts");
-    if (contexts &&
-        (!isa<DenseI64ArrayAttr>(contexts) ||
-         cast<DenseI64ArrayAttr>(contexts).size() != flops.size() ||
-         llvm::any_of(cast<DenseI64ArrayAttr>(contexts).asArrayRef(),
-                      [](int64_t n) { return n < 1; })))
-      return op->emitError("'whale.cluster' 'contexts' is an array<i64> of "
-                           "positive counts (1: a GPU of its own), one per "
-                           "device");
+    if (!isa<ModuleOp>(op) || !isa<ClusterAttr>(attr.getValue()))
+      return op->emitError("'whale.cluster' is a #whale.cluster on the "
+                           "module");
     return success();
   }
   if (name == "whale.cost")

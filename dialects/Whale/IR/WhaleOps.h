@@ -34,6 +34,12 @@ inline int64_t resolveAxis(uint64_t written, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
+/// The gradient of a unary function with a runtime kernel: a
+/// whale.unary_grad of its `kind` (none where no gradient reaches it).
+llvm::SmallVector<mlir::Value> unaryGradients(mlir::Operation *op,
+                                              mlir::OpBuilder &b,
+                                              UnaryKind kind, mlir::Value grad);
+
 /// The gradient of an elementwise op defined by its formula: a
 /// whale.formula_grad naming it (none where no gradient reaches it).
 llvm::SmallVector<mlir::Value> formulaGradients(mlir::Operation *op,

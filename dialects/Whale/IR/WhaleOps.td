@@ -184,6 +184,9 @@ def Whale_SubOp : Whale_BinaryOp<"sub", "difference">;
 def Whale_MulOp : Whale_BinaryOp<"mul", "product">;
 def Whale_DivOp : Whale_BinaryOp<"div", "quotient">;
 
+// An elementwise function with a runtime kernel of its own, UnaryKind
+// `mnemonic` (the runtime's WHALE_RT_* of the same name); its gradient is a
+// whale.unary_grad of that kind.
 class Whale_UnaryOp<string mnemonic, string what, int flopsPerElement>
     : Whale_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, SameOperandsAndResultType, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
         DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
@@ -207,6 +210,15 @@ class Whale_UnaryOp<string mnemonic, string what, int flopsPerElement>
     void $cppClass::getShardingPatterns(::whale::sharding::Context &ctx) {
       ::whale::sharding::addElementwiseSplits(*this, ctx);
       ctx.addAllWhole(*this);
+    }
+    int64_t $cppClass::getFlops() {
+      return kFlopsPerElement * ::whale::tensorElements(getType());
+    }
+    ::llvm::SmallVector<::mlir::Value>
+    $cppClass::buildGradients(::mlir::OpBuilder &b,
+                              ::llvm::ArrayRef<::mlir::Value> g) {
+      return ::whale::unaryGradients(*this, b, ::whale::UnaryKind::}] # mnemonic # [{,
+                                     g[0]);
     }
   }];
 }

@@ -209,38 +209,45 @@ module {
 
 // -----
 
-// The devices a plan is for (lowering/ClusterView.h): rates and memory
-// limits, and optionally each device's kind, threads and data sheet, one
-// entry per device each.
-// expected-error @+1 {{'whale.cluster' needs 'flops' (array<f64>) and 'memory' (array<i64>) with one entry per device}}
-module attributes {whale.cluster = {flops = array<f64: 1.0e9, 1.0e9>, memory = array<i64: 0>}} {}
+// The devices a plan is for (lowering/ClusterView.h): a #whale.cluster of
+// #whale.device, each value checked as the attribute is made.
+// expected-error @+1 {{'whale.cluster' is a #whale.cluster on the module}}
+module attributes {whale.cluster = {flops = array<f64: 1.0e9, 1.0e9>, memory = array<i64: 0, 0>}} {}
 
 // -----
 
-// expected-error @+1 {{'whale.cluster' rates must be positive and memory limits not negative}}
-module attributes {whale.cluster = {flops = array<f64: 0.0>, memory = array<i64: 0>}} {}
+// expected-error @+2 {{a device's rate must be positive, got 0}}
+// expected-error @+1 {{failed to parse Whale_ClusterAttr parameter 'devices'}}
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 0.0>]>} {}
 
 // -----
 
-// expected-error @+1 {{'whale.cluster' 'gpus' is an array<i1> with one entry per device}}
-module attributes {whale.cluster = {flops = array<f64: 1.0e9, 1.0e9>, memory = array<i64: 0, 0>, gpus = array<i1: true>}} {}
+// expected-error @+2 {{a device's memory limit must not be negative, got -1}}
+// expected-error @+1 {{failed to parse Whale_ClusterAttr parameter 'devices'}}
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e9, memory = -1>]>} {}
 
 // -----
 
-// expected-error @+1 {{'whale.cluster' 'threads' is an array<i64> of positive counts, one per device}}
-module attributes {whale.cluster = {flops = array<f64: 1.0e9, 1.0e9>, memory = array<i64: 0, 0>, threads = array<i64: 4, 0>}} {}
+// expected-error @+2 {{a device runs with at least one thread, got 0}}
+// expected-error @+1 {{failed to parse Whale_ClusterAttr parameter 'devices'}}
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e9>, #whale.device<flops = 1.0e9, threads = 0>]>} {}
 
 // -----
 
-// expected-error @+1 {{'whale.cluster' 'models' is an array of data sheet names ("" for none), one per device}}
-module attributes {whale.cluster = {flops = array<f64: 1.0e9, 1.0e9>, memory = array<i64: 0, 0>, models = ["H100", 3]}} {}
+// expected-error @+2 {{a device's share of its GPU is a count of SMs (0: the whole GPU), got -8}}
+// expected-error @+1 {{failed to parse Whale_ClusterAttr parameter 'devices'}}
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e9, gpu = true, sms = -8>]>} {}
 
 // -----
 
-// expected-error @+1 {{'whale.cluster' 'sms' is an array<i64> of SM counts (0: a whole GPU), one per device}}
-module attributes {whale.cluster = {flops = array<f64: 1.0e9, 1.0e9>, memory = array<i64: 0, 0>, sms = array<i64: 40, -8>}} {}
+// expected-error @+2 {{the contexts on a device's GPU count itself (1: a GPU of its own), got 0}}
+// expected-error @+1 {{failed to parse Whale_ClusterAttr parameter 'devices'}}
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e9, contexts = 0>]>} {}
+
 
 // -----
 
-// expected-error @+1 {{'whale.cluster' 'contexts' is an array<i64> of positive counts (1: a GPU of its own), one per device}}
-module attributes {whale.cluster = {flops = array<f64: 1.0e9, 1.0e9>, memory = array<i64: 0, 0>, contexts = array<i64: 2, 0>}} {}
+module {
+  // expected-error @+1 {{'whale.cluster' is a #whale.cluster on the module}}
+  func.func @f() attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e9>]>} { return }
+}

@@ -13,6 +13,7 @@ module attributes {whale.config = #whale.settings<schedule = "1f1b", num_micro_b
 // -----
 
 // A cluster as the planner writes it: every device's rate, memory limit,
-// kind, threads and data sheet ("" for none).
-// CHECK: whale.cluster = {flops = array<f64: 5.000000e+10, 1.000000e+13>, gpus = array<i1: false, true>, memory = array<i64: 0, 1024>, models = ["", "H100"], threads = array<i64: 4, 1>}
-module attributes {whale.cluster = {flops = array<f64: 5.0e10, 1.0e13>, memory = array<i64: 0, 1024>, gpus = array<i1: false, true>, threads = array<i64: 4, 1>, models = ["", "H100"]}} {}
+// kind, threads, data sheet, share of its GPU's SMs and the contexts on its
+// GPU; the printed form leaves out what is the default.
+// CHECK: whale.cluster = #whale.cluster<[<flops = 5.000000e+10 : f64, threads = 4>, <flops = 1.000000e+13 : f64, memory = 1024, gpu = true, model = "H100">, <flops = 1.000000e+13 : f64, gpu = true, sms = 66, contexts = 2>]>
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 5.0e10, threads = 4>, #whale.device<flops = 1.0e13, memory = 1024, gpu = true, model = "H100">, #whale.device<flops = 1.0e13, gpu = true, threads = 1, sms = 66, contexts = 2>]>} {}

@@ -8,7 +8,7 @@
 // CHECK-SAME: device_memory = array<i64: 10758, 3586>
 // CHECK-SAME: local_batches = array<i64: 48, 16>
 // CHECK-SAME: shard_weight = 3 : i64, shard_weights = array<i64: 3, 1>
-module attributes {whale.cluster = {flops = array<f64: 3.0e4, 1.0e4>, memory = array<i64: 0, 0>}} {
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 3.0e4>, #whale.device<flops = 1.0e4>]>} {
 func.func @three_to_one(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1>, micro_batch = 32 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 2>, stages = 1 : i64}} {
   %l = whale.taskgraph split -> (tensor<f32>) attributes {shards = 2 : i64, stage = 0 : i64, virtual_device = array<i64: 0, 1>} {
     %w = whale.param "m/w" zeros [] : tensor<16x16xf32>
@@ -29,7 +29,7 @@ func.func @three_to_one(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.
 // CHECK-LABEL: func.func @two_to_one
 // CHECK-SAME: local_batches = array<i64: 44, 20>
 // CHECK-SAME: shard_weights = array<i64: 11, 5>
-module attributes {whale.cluster = {flops = array<f64: 2.0e4, 1.0e4>, memory = array<i64: 0, 0>}} {
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 2.0e4>, #whale.device<flops = 1.0e4>]>} {
 func.func @two_to_one(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1>, micro_batch = 32 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 2>, stages = 1 : i64}} {
   %l = whale.taskgraph split -> (tensor<f32>) attributes {shards = 2 : i64, stage = 0 : i64, virtual_device = array<i64: 0, 1>} {
     %w = whale.param "m/w" zeros [] : tensor<16x16xf32>
@@ -49,7 +49,7 @@ func.func @two_to_one(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.mo
 // CHECK-LABEL: func.func @heads
 // CHECK-SAME: local_batches = array<i64: 48, 16>
 // CHECK-SAME: shard_weights = array<i64: 3, 1>
-module attributes {whale.cluster = {flops = array<f64: 2.0e4, 1.0e4>, memory = array<i64: 0, 0>}} {
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 2.0e4>, #whale.device<flops = 1.0e4>]>} {
 func.func @heads(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1>, micro_batch = 32 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 2>, stages = 1 : i64}} {
   %l = whale.taskgraph split -> (tensor<f32>) attributes {shards = 2 : i64, stage = 0 : i64, virtual_device = array<i64: 0, 1>} {
     %w = whale.param "m/w" zeros [] : tensor<16x16xf32>
@@ -71,7 +71,7 @@ func.func @heads(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, 
 // CHECK-LABEL: func.func @two_groups
 // CHECK-SAME: local_batches = array<i64: 24, 8, 24, 8>
 // CHECK-SAME: shard_weights = array<i64: 3, 1>
-module attributes {whale.cluster = {flops = array<f64: 3.0e4, 1.0e4, 3.0e4, 1.0e4>, memory = array<i64: 0, 0, 0, 0>}} {
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 3.0e4>, #whale.device<flops = 1.0e4>, #whale.device<flops = 3.0e4>, #whale.device<flops = 1.0e4>]>} {
 func.func @two_groups(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 4 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1, 2, 3>, micro_batch = 16 : i64, micro_batches = 1 : i64, replicas = 4 : i64, schedule = "1f1b", shards = array<i64: 2>, stages = 1 : i64}} {
   %l = whale.taskgraph split(2) -> (tensor<f32>) attributes {shards = 2 : i64, stage = 0 : i64, virtual_device = array<i64: 0, 1, 2, 3>} {
     %w = whale.param "m/w" zeros [] : tensor<16x16xf32>
@@ -88,7 +88,7 @@ func.func @two_groups(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.mo
 // Within memory, per rank at its weight: the fast device's 48 rows need
 // 10758 bytes, over its 5000. A lone group has no other to shed units to,
 // and its fast rank's room holds 6 units of 4 rows: 24 samples.
-module attributes {whale.cluster = {flops = array<f64: 3.0e4, 1.0e4>, memory = array<i64: 5000, 0>}} {
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 3.0e4, memory = 5000>, #whale.device<flops = 1.0e4>]>} {
 func.func @shard_over_memory(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1>, micro_batch = 32 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 2>, stages = 1 : i64}} {
   // expected-error@+1 {{does not fit on device 0: it needs 10758 bytes (1536 for parameters, gradients and optimizer state, 9222 for activations: 1 micro-batch of 48 samples in flight and their gradients), over the device's limit of 5000 bytes: the other devices have no room for its excess (the cluster holds at most 24 of the 64 samples)}}
   %l = whale.taskgraph split -> (tensor<f32>) attributes {shards = 2 : i64, stage = 0 : i64, virtual_device = array<i64: 0, 1>} {

@@ -17,7 +17,7 @@
 // CHECK-SAME: local_batches = array<i64: 48, 16>
 // CHECK-SAME: micro_batch = 48
 // CHECK-SAME: shifts = []
-module attributes {whale.cluster = {flops = array<f64: 3.0e4, 1.0e4>, memory = array<i64: 0, 0>}} {
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 3.0e4>, #whale.device<flops = 1.0e4>]>} {
 func.func @proportional(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1>, micro_batch = 32 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
   %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1>} {
     %w = whale.param "m/w" zeros [] : tensor<16x16xf32>
@@ -38,7 +38,7 @@ func.func @proportional(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.
 // CHECK-LABEL: func.func @memory_shift
 // CHECK-SAME: local_batches = array<i64: 19, 29, 16>
 // CHECK-SAME: shifts = [array<i64: 0, 1, 13>]
-module attributes {whale.cluster = {flops = array<f64: 2.0e4, 1.0e4, 1.0e4>, memory = array<i64: 8300, 0, 0>}} {
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 2.0e4, memory = 8300>, #whale.device<flops = 1.0e4>, #whale.device<flops = 1.0e4>]>} {
 func.func @memory_shift(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 3 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1, 2>, micro_batch = 21 : i64, micro_batches = 1 : i64, replicas = 3 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
   %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1, 2>} {
     %w = whale.param "m/w" zeros [] : tensor<16x16xf32>
@@ -54,7 +54,7 @@ func.func @memory_shift(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.
 // -----
 
 // Two devices holding 19 samples each cannot take 64 between them.
-module attributes {whale.cluster = {flops = array<f64: 1.0e4, 1.0e4>, memory = array<i64: 8300, 8300>}} {
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e4, memory = 8300>, #whale.device<flops = 1.0e4, memory = 8300>]>} {
 func.func @cannot_fit(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1>, micro_batch = 32 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
   // expected-error@+1 {{does not fit on device 0: it needs 12292 bytes (2048 for parameters, gradients and optimizer state, 10244 for activations: 1 micro-batch of 32 samples in flight and their gradients), over the device's limit of 8300 bytes: the other devices have no room for its excess (the cluster holds at most 38 of the 64 samples)}}
   %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1>} {
@@ -71,7 +71,7 @@ func.func @cannot_fit(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.mo
 // -----
 
 // An even plan only checks memory: 32 samples do not fit in 8300 bytes.
-module attributes {whale.config = #whale.settings<balance = "even">, whale.cluster = {flops = array<f64: 1.0e4, 1.0e4>, memory = array<i64: 8300, 0>}} {
+module attributes {whale.config = #whale.settings<balance = "even">, whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e4, memory = 8300>, #whale.device<flops = 1.0e4>]>} {
 func.func @even_over(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1>, micro_batch = 32 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
   // expected-error@+1 {{does not fit on device 0: it needs 12292 bytes}}
   %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1>} {
@@ -88,7 +88,7 @@ func.func @even_over(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.mod
 // -----
 
 // Not even the weight and its gradient fit.
-module attributes {whale.cluster = {flops = array<f64: 1.0e4, 1.0e4>, memory = array<i64: 1000, 0>}} {
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e4, memory = 1000>, #whale.device<flops = 1.0e4>]>} {
 func.func @parameters_too_big(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1>, micro_batch = 32 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
   // expected-error@+1 {{does not fit on device 0: its parameters, gradients and optimizer state need 2048 bytes, over the device's limit of 1000 bytes}}
   %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1>} {
@@ -110,7 +110,7 @@ func.func @parameters_too_big(%x: tensor<64x16xf32>) -> tensor<f32> attributes {
 // CHECK-SAME: grid = array<i64: 1, 0>
 // CHECK: whale.taskgraph replicate {{.*}}stage = 0 : i64, virtual_device = array<i64: 1>
 // CHECK: whale.taskgraph replicate {{.*}}stage = 1 : i64, virtual_device = array<i64: 0>
-module attributes {whale.cluster = {flops = array<f64: 1.0e4, 1.0e4>, memory = array<i64: 100000, 200000>}} {
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e4, memory = 100000>, #whale.device<flops = 1.0e4, memory = 200000>]>} {
 func.func @stage_order(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1>, micro_batch = 16 : i64, micro_batches = 4 : i64, replicas = 1 : i64, schedule = "1f1b", shards = array<i64: 1, 1>, stages = 2 : i64}} {
   %h = whale.taskgraph replicate -> (tensor<64x16xf32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0>} {
     %w = whale.param "m/w" zeros [] : tensor<16x16xf32>
@@ -132,7 +132,7 @@ func.func @stage_order(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.m
 // slowest member; the group of fast devices gets three times the rows.
 // CHECK-LABEL: func.func @shard_groups
 // CHECK-SAME: local_batches = array<i64: 24, 24, 8, 8>
-module attributes {whale.cluster = {flops = array<f64: 3.0e4, 3.0e4, 1.0e4, 1.0e4>, memory = array<i64: 0, 0, 0, 0>}} {
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 3.0e4>, #whale.device<flops = 3.0e4>, #whale.device<flops = 1.0e4>, #whale.device<flops = 1.0e4>]>} {
 func.func @shard_groups(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 4 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1, 2, 3>, micro_batch = 16 : i64, micro_batches = 1 : i64, replicas = 4 : i64, schedule = "1f1b", shards = array<i64: 2>, stages = 1 : i64}} {
   %l = whale.taskgraph split(2) -> (tensor<f32>) attributes {shards = 2 : i64, stage = 0 : i64, virtual_device = array<i64: 0, 1, 2, 3>} {
     %w = whale.param "m/w" zeros [] : tensor<16x16xf32>
@@ -147,7 +147,7 @@ func.func @shard_groups(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.
 // -----
 
 // The global batch must give every replica a sample.
-module attributes {whale.cluster = {flops = array<f64: 1.0e4, 1.0e4, 1.0e4>, memory = array<i64: 0, 0, 0>}} {
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e4>, #whale.device<flops = 1.0e4>, #whale.device<flops = 1.0e4>]>} {
 // expected-error@+1 {{the global batch of 2 is too small to give each of 3 replicas at least 1 samples}}
 func.func @too_small(%x: tensor<2x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 3 : i64, global_batch = 2 : i64, grid = array<i64: 0, 1, 2>, micro_batch = 1 : i64, micro_batches = 1 : i64, replicas = 3 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
   %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1, 2>} {
@@ -168,7 +168,7 @@ func.func @too_small(%x: tensor<2x16xf32>) -> tensor<f32> attributes {whale.mode
 // us a row for the product, the weight's gradient and the ReLU's two).
 // CHECK-LABEL: func.func @data_sheets
 // CHECK-SAME: local_batches = array<i64: 4496, 3696>
-module attributes {whale.cluster = {flops = array<f64: 1.0e13, 1.0e13>, memory = array<i64: 0, 0>, models = ["A100-80GB", "V100"]}} {
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e13, model = "A100-80GB">, #whale.device<flops = 1.0e13, model = "V100">]>} {
 func.func @data_sheets(%x: tensor<4096x4096xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 8192 : i64, grid = array<i64: 0, 1>, micro_batch = 4096 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
   %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1>} {
     %w = whale.param "m/w" zeros [] : tensor<4096x4096xf32>
@@ -188,7 +188,7 @@ func.func @data_sheets(%x: tensor<4096x4096xf32>) -> tensor<f32> attributes {wha
 // to about 2.4 times the V100's (0.31 against 0.73 us a row).
 // CHECK-LABEL: func.func @data_sheets_amp
 // CHECK-SAME: local_batches = array<i64: 5762, 2430>
-module attributes {whale.config = #whale.settings<amp = "bf16">, whale.cluster = {flops = array<f64: 1.0e13, 1.0e13>, memory = array<i64: 0, 0>, models = ["A100-80GB", "V100"]}} {
+module attributes {whale.config = #whale.settings<amp = "bf16">, whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e13, model = "A100-80GB">, #whale.device<flops = 1.0e13, model = "V100">]>} {
 func.func @data_sheets_amp(%x: tensor<4096x4096xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 8192 : i64, grid = array<i64: 0, 1>, micro_batch = 4096 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
   %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1>} {
     %w = whale.param "m/w" zeros [] : tensor<4096x4096xf32>
@@ -204,7 +204,7 @@ func.func @data_sheets_amp(%x: tensor<4096x4096xf32>) -> tensor<f32> attributes 
 // -----
 
 // A plan without its device grid (or its global batch) is refused, not read.
-module attributes {whale.cluster = {flops = array<f64: 1.0e4, 1.0e4>, memory = array<i64: 0, 0>}} {
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e4>, #whale.device<flops = 1.0e4>]>} {
 // expected-error@+1 {{has no micro-batches; run -whale-virtual-devices and -whale-pipeline first}}
 func.func @no_grid(%x: tensor<4x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 4 : i64, micro_batch = 2 : i64, micro_batches = 1 : i64, replicas = 2 : i64, stages = 1 : i64}} {
   %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64} {

@@ -57,3 +57,16 @@ func.func @no_buckets(%x: tensor<2x4xf32>) -> tensor<f32> attributes {whale.mode
   }
   return %l : tensor<f32>
 }
+
+// -----
+
+// A TaskGraph's stage must be one of the plan's (a stage past `stages` once
+// indexed past the per-stage tables).
+func.func @stage(%x: tensor<2x4xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {buckets = [[]], global_batch = 2 : i64, grad_weight = 1.000000e+00 : f64, grid = array<i64: 0>, micro_batch = 2 : i64, micro_batches = 1 : i64, replicas = 1 : i64, stages = 1 : i64}} {
+  // expected-error@+1 {{is stage 3, but the plan has 1 stage}}
+  %l = whale.taskgraph replicate -> (tensor<f32>) attributes {schedule = #whale.schedule<F0 B0>, stage = 3 : i64} {
+    %m = whale.reduce_mean %x axes = [0, 1] : tensor<2x4xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}

@@ -9,7 +9,7 @@
 // CHECK: whale.taskgraph replicate
 // CHECK-COUNT-1: whale.relu
 // CHECK: whale.yield
-module attributes {whale.cluster = {flops = array<f64: 3.0e4, 1.0e4>, memory = array<i64: 0, 0>}} {
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 3.0e4>, #whale.device<flops = 1.0e4>]>} {
 func.func @by_rate(%x: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {whale.model} {
   %a = whale.relu %x : tensor<8x8xf32>
   %b = whale.relu %a : tensor<8x8xf32>
@@ -30,7 +30,7 @@ func.func @by_rate(%x: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {whale.mod
 // CHECK: whale.yield
 // CHECK: whale.taskgraph replicate
 // CHECK-COUNT-3: whale.relu
-module attributes {whale.cluster = {flops = array<f64: 3.0e4, 1.0e4>, memory = array<i64: 1000000, 2000000>}} {
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 3.0e4, memory = 1000000>, #whale.device<flops = 1.0e4, memory = 2000000>]>} {
 func.func @by_memory_order(%x: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {whale.model} {
   %a = whale.relu %x : tensor<8x8xf32>
   %b = whale.relu %a : tensor<8x8xf32>
@@ -57,7 +57,7 @@ func.func @by_memory_order(%x: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {w
 // CHECK: whale.taskgraph replicate
 // CHECK-COUNT-1: whale.relu
 // CHECK: whale.yield
-module attributes {whale.cluster = {flops = array<f64: 1.0e4, 1.0e4>, memory = array<i64: 0, 1500>}} {
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e4>, #whale.device<flops = 1.0e4, memory = 1500>]>} {
 func.func @under_memory(%x: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {whale.model} {
   %a = whale.relu %x : tensor<8x8xf32>
   %b = whale.relu %a : tensor<8x8xf32>
@@ -70,7 +70,7 @@ func.func @under_memory(%x: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {whal
 // -----
 
 // No cut fits: one op alone needs 768 bytes and each device holds 300.
-module attributes {whale.cluster = {flops = array<f64: 1.0e4, 1.0e4>, memory = array<i64: 300, 300>}} {
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e4, memory = 300>, #whale.device<flops = 1.0e4, memory = 300>]>} {
 // expected-error@+1 {{auto_parallel cannot cut it into 2 TaskGraphs that fit their devices' memory: stage 0 (device 0, 300 bytes) cannot hold its part of the parameters, their gradients and optimizer state and the in-flight activations beside the others' parts}}
 func.func @cannot_fit(%x: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {whale.model} {
   %a = whale.relu %x : tensor<8x8xf32>
@@ -91,7 +91,7 @@ func.func @cannot_fit(%x: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {whale.
 // (156 us against 148 us).
 // CHECK-LABEL: func.func @by_data_sheet
 // CHECK-SAME: whale.cut = array<i64: 2, 11>
-module attributes {whale.cluster = {flops = array<f64: 1.0e13, 1.0e13>, memory = array<i64: 0, 0>, models = ["A100-80GB", "A100-80GB"]}} {
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e13, model = "A100-80GB">, #whale.device<flops = 1.0e13, model = "A100-80GB">]>} {
 func.func @by_data_sheet(%x: tensor<2048x128xf32>, %w: tensor<128x2048xf32>) -> tensor<2048x2048xf32> attributes {whale.model} {
   %p = whale.matmul %x, %w : tensor<2048x128xf32>, tensor<128x2048xf32> -> tensor<2048x2048xf32>
   %a = whale.relu %p : tensor<2048x2048xf32>
@@ -116,7 +116,7 @@ func.func @by_data_sheet(%x: tensor<2048x128xf32>, %w: tensor<128x2048xf32>) -> 
 // it has stage 0 to itself.
 // CHECK-LABEL: func.func @rate_only_gpus
 // CHECK-SAME: whale.cut = array<i64: 1, 11>
-module attributes {whale.cluster = {flops = array<f64: 1.0e13, 1.0e13>, memory = array<i64: 0, 0>, gpus = array<i1: true, true>}} {
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e13, gpu = true>, #whale.device<flops = 1.0e13, gpu = true>]>} {
 func.func @rate_only_gpus(%x: tensor<2048x128xf32>, %w: tensor<128x2048xf32>) -> tensor<2048x2048xf32> attributes {whale.model} {
   %p = whale.matmul %x, %w : tensor<2048x128xf32>, tensor<128x2048xf32> -> tensor<2048x2048xf32>
   %a = whale.relu %p : tensor<2048x2048xf32>
@@ -141,7 +141,7 @@ func.func @rate_only_gpus(%x: tensor<2048x128xf32>, %w: tensor<128x2048xf32>) ->
 // against five.
 // CHECK-LABEL: func.func @cpu_devices
 // CHECK-SAME: whale.cut = array<i64: 6, 11>
-module attributes {whale.cluster = {flops = array<f64: 1.0e13, 1.0e13>, memory = array<i64: 0, 0>}} {
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e13>, #whale.device<flops = 1.0e13>]>} {
 func.func @cpu_devices(%x: tensor<2048x128xf32>, %w: tensor<128x2048xf32>) -> tensor<2048x2048xf32> attributes {whale.model} {
   %p = whale.matmul %x, %w : tensor<2048x128xf32>, tensor<128x2048xf32> -> tensor<2048x2048xf32>
   %a = whale.relu %p : tensor<2048x2048xf32>

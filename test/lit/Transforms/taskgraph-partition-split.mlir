@@ -12,7 +12,7 @@
 // CHECK: whale.taskgraph split(2)
 // CHECK-COUNT-3: whale.relu
 // CHECK: whale.yield
-module attributes {whale.cluster = {flops = array<f64: 1.0e4, 1.0e4, 3.0e4, 3.0e4, 1.0e4, 1.0e4, 3.0e4, 3.0e4>, memory = array<i64: 0, 0, 0, 0, 0, 0, 0, 0>}} {
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e4>, #whale.device<flops = 1.0e4>, #whale.device<flops = 3.0e4>, #whale.device<flops = 3.0e4>, #whale.device<flops = 1.0e4>, #whale.device<flops = 1.0e4>, #whale.device<flops = 3.0e4>, #whale.device<flops = 3.0e4>]>} {
 func.func @split_parts(%x: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {whale.model} {
   %a = whale.relu %x : tensor<8x8xf32>
   %b = whale.relu %a : tensor<8x8xf32>
