@@ -107,7 +107,8 @@ SVal Sema::emitMatmul(int a, int b, bool transA, bool transB, Loc loc) {
     attrs.push_back({"transpose_lhs", NodeAttr(true)});
   if (transB)
     attrs.push_back({"transpose_rhs", NodeAttr(true)});
-  return SVal::ofTensor(addNode("matmul", {a, b}, out, loc, std::move(attrs)));
+  return SVal::ofTensor(
+      addNode(NodeOp::matmul, {a, b}, out, loc, std::move(attrs)));
 }
 
 SVal Sema::emitElementwise(char op, int a, int b, Loc loc) {
@@ -123,10 +124,10 @@ SVal Sema::emitElementwise(char op, int a, int b, Loc loc) {
                    " do not broadcast for '" + op + "'");
     return SVal::error();
   }
-  const char *name = op == '+'   ? "add"
-                     : op == '-' ? "sub"
-                     : op == '*' ? "mul"
-                                 : "div";
+  const NodeOp name = op == '+'   ? NodeOp::add
+                      : op == '-' ? NodeOp::sub
+                      : op == '*' ? NodeOp::mul
+                                  : NodeOp::div;
   return SVal::ofTensor(
       addNode(name, {a, b}, TensorType{ta.dtype, *dims}, loc));
 }
@@ -280,8 +281,10 @@ struct BuiltinCall {
   Loc loc;
   /// The variable the result is assigned to (a parameter's name).
   std::string hint;
+  /// The op of an elementwise builtin (its table row's).
+  NodeOp op;
 
-  SVal tensorOut(const std::string &op, std::vector<int> operands, TensorType t,
+  SVal tensorOut(NodeOp op, std::vector<int> operands, TensorType t,
                  std::vector<std::pair<std::string, NodeAttr>> attrs = {}) {
     return SVal::ofTensor(s.addNode(op, std::move(operands), std::move(t), loc,
                                     std::move(attrs)));
@@ -317,10 +320,12 @@ struct BuiltinSig {
   std::vector<std::string> params;
   size_t required;
   SVal (BuiltinCall::*rule)();
+  /// The op an elementwise builtin makes (BuiltinCall::unary).
+  NodeOp op = NodeOp::constant;
 };
 
-/// Every builtin, a row each. A new elementwise op is a row naming
-/// BuiltinCall::unary, whose node is the op of the builtin's name.
+/// Every builtin, a row each; the elementwise ones come from
+/// lang/NodeOps.def, where a new elementwise op is one row.
 const std::vector<BuiltinSig> &builtinTable() {
   static const std::vector<BuiltinSig> table = {
       {"param",
@@ -331,13 +336,10 @@ const std::vector<BuiltinSig> &builtinTable() {
        {"a", "b", "transpose_a", "transpose_b"},
        2,
        &BuiltinCall::matmul},
-      {"relu", {"x"}, 1, &BuiltinCall::unary},
-      {"gelu", {"x"}, 1, &BuiltinCall::unary},
-      {"silu", {"x"}, 1, &BuiltinCall::unary},
-      {"tanh", {"x"}, 1, &BuiltinCall::unary},
-      {"exp", {"x"}, 1, &BuiltinCall::unary},
-      {"log", {"x"}, 1, &BuiltinCall::unary},
-      {"sqrt", {"x"}, 1, &BuiltinCall::unary},
+  // Elementwise ops of one tensor, each a row of lang/NodeOps.def.
+#define WHALE_ELEMENTWISE_BUILTIN(Enumerator, Mnemonic, OpClass)               \
+  {Mnemonic, {"x"}, 1, &BuiltinCall::unary, NodeOp::Enumerator},
+#include "lang/NodeOps.def"
       {"softmax", {"x", "axis"}, 1, &BuiltinCall::softmax},
       {"layernorm", {"x", "gamma", "beta", "eps"}, 3, &BuiltinCall::layernorm},
       {"batch_norm",
@@ -413,7 +415,8 @@ SVal Sema::callBuiltin(const std::string &fn, const CallExpr &call) {
     return SVal::error();
   BuiltinCall c{*this,         fn,
                 args,          Args{*this, fn, sig->params, args},
-                call.getLoc(), std::move(hint)};
+                call.getLoc(), std::move(hint),
+                sig->op};
   return (c.*sig->rule)();
 }
 
@@ -501,7 +504,7 @@ SVal BuiltinCall::param() {
   std::string base = hint.empty() ? "param" : hint;
   int k = f.paramCount[base]++;
   std::string name = f.path + "/" + base + (k ? "_" + std::to_string(k) : "");
-  return tensorOut("param", {}, t,
+  return tensorOut(NodeOp::param, {}, t,
                    {{"name", NodeAttr(name)},
                     {"init", NodeAttr(init.get("kind")->s)},
                     {"init_args", NodeAttr(initArgs(init))},
@@ -544,7 +547,7 @@ SVal BuiltinCall::unary() {
   int x;
   if (!a.tensor(0, x))
     return SVal::error();
-  return tensorOut(fn, {x}, s.typeOf(x));
+  return tensorOut(op, {x}, s.typeOf(x));
 }
 
 SVal BuiltinCall::topk() {
@@ -572,7 +575,7 @@ SVal BuiltinCall::topk() {
     out.dtype = DType::I32;
     attrs.push_back({"indices", NodeAttr(true)});
   }
-  return tensorOut("topk", {x}, out, attrs);
+  return tensorOut(NodeOp::topk, {x}, out, attrs);
 }
 
 SVal BuiltinCall::dropout() {
@@ -598,8 +601,7 @@ SVal BuiltinCall::dropout() {
   uint64_t h = 1469598103934665603ULL; // FNV-1a
   for (unsigned char ch : where)
     h = (h ^ ch) * 1099511628211ULL;
-  return tensorOut(
-      "dropout", {x}, s.typeOf(x),
+  return tensorOut(NodeOp::dropout, {x}, s.typeOf(x),
       {{"rate", NodeAttr(rate)}, {"key", NodeAttr(static_cast<int64_t>(h))}});
 }
 
@@ -620,7 +622,7 @@ SVal BuiltinCall::oneHot() {
   }
   out.dtype = DType::F32;
   out.dims.push_back(Dim::known(classes));
-  return tensorOut("one_hot", {ids}, out, {{"classes", NodeAttr(classes)}});
+  return tensorOut(NodeOp::one_hot, {ids}, out, {{"classes", NodeAttr(classes)}});
 }
 
 SVal BuiltinCall::moe() {
@@ -674,7 +676,7 @@ SVal BuiltinCall::moe() {
                    : Dim::symbol("(" + groups.sym + "*" +
                                  std::to_string(capacity) + ")");
     TensorType out{tx.dtype, {Dim::known(numExperts), rows, tx.dims[2]}};
-    return tensorOut("moe_dispatch", {x, experts}, out,
+    return tensorOut(NodeOp::moe_dispatch, {x, experts}, out,
                      {{"num_experts", NodeAttr(numExperts)},
                       {"capacity", NodeAttr(capacity)}});
   }
@@ -704,7 +706,7 @@ SVal BuiltinCall::moe() {
     return SVal::error();
   }
   TensorType out{tx.dtype, {groups, te.dims[1], tx.dims[2]}};
-  return tensorOut("moe_combine", {x, experts, gates}, out);
+  return tensorOut(NodeOp::moe_combine, {x, experts, gates}, out);
 }
 
 SVal BuiltinCall::conv2d() {
@@ -755,7 +757,7 @@ SVal BuiltinCall::conv2d() {
   }
   TensorType out{tx.dtype,
                  {tx.dims[0], Dim::known(o), Dim::known(oh), Dim::known(ow)}};
-  return tensorOut("conv2d", {x, w}, out,
+  return tensorOut(NodeOp::conv2d, {x, w}, out,
                    {{"stride", NodeAttr(stride)},
                     {"padding", NodeAttr(padding)},
                     {"dilation", NodeAttr(dilation)},
@@ -790,8 +792,7 @@ SVal BuiltinCall::pool2d() {
   TensorType out = tx;
   out.dims[r - 2] = Dim::known(oh);
   out.dims[r - 1] = Dim::known(ow);
-  return tensorOut(
-      "pool2d", {x}, out,
+  return tensorOut(NodeOp::pool2d, {x}, out,
       {{"kind", NodeAttr(std::string(fn == "max_pool2d" ? "max" : "avg"))},
        {"kernel", NodeAttr(kernel)},
        {"stride", NodeAttr(stride)},
@@ -808,7 +809,7 @@ SVal BuiltinCall::causalMask() {
                              s.typeOf(x).str());
     return SVal::error();
   }
-  return tensorOut("causal_mask", {x}, s.typeOf(x));
+  return tensorOut(NodeOp::causal_mask, {x}, s.typeOf(x));
 }
 
 SVal BuiltinCall::softmax() {
@@ -816,7 +817,7 @@ SVal BuiltinCall::softmax() {
   int64_t axis;
   if (!a.tensor(0, x) || !a.axis(1, s.typeOf(x).rank(), axis, -1))
     return SVal::error();
-  return tensorOut("softmax", {x}, s.typeOf(x), {{"axis", NodeAttr(axis)}});
+  return tensorOut(NodeOp::softmax, {x}, s.typeOf(x), {{"axis", NodeAttr(axis)}});
 }
 
 SVal BuiltinCall::layernorm() {
@@ -842,7 +843,7 @@ SVal BuiltinCall::layernorm() {
     s.error(args[3].loc, "eps must be positive");
     return SVal::error();
   }
-  return tensorOut("layernorm", {x, g, b}, tx, {{"eps", NodeAttr(eps)}});
+  return tensorOut(NodeOp::layernorm, {x, g, b}, tx, {{"eps", NodeAttr(eps)}});
 }
 
 SVal BuiltinCall::batchNorm() {
@@ -877,7 +878,7 @@ SVal BuiltinCall::batchNorm() {
                         ? &s.graph->nodes[static_cast<size_t>(v) - inputs]
                         : nullptr;
     bool frozen = false;
-    if (n && n->op == "param")
+    if (n && n->op == NodeOp::param)
       for (const auto &[k, attr] : n->attrs)
         if (k == "frozen")
           frozen = std::get<bool>(attr);
@@ -897,7 +898,7 @@ SVal BuiltinCall::batchNorm() {
     s.error(args[6].loc, "eps must be positive");
     return SVal::error();
   }
-  return tensorOut("batch_norm", {x, g, b, rm, rv}, tx,
+  return tensorOut(NodeOp::batch_norm, {x, g, b, rm, rv}, tx,
                    {{"momentum", NodeAttr(momentum)}, {"eps", NodeAttr(eps)}});
 }
 
@@ -917,7 +918,7 @@ SVal BuiltinCall::embedding() {
   }
   TensorType out{tt.dtype, ti.dims};
   out.dims.push_back(tt.dims[1]);
-  return tensorOut("embedding", {table, ids}, out);
+  return tensorOut(NodeOp::embedding, {table, ids}, out);
 }
 
 SVal BuiltinCall::crossEntropy() {
@@ -937,7 +938,7 @@ SVal BuiltinCall::crossEntropy() {
                      "dimension");
     return SVal::error();
   }
-  return tensorOut("cross_entropy", {logits, labels},
+  return tensorOut(NodeOp::cross_entropy, {logits, labels},
                    TensorType{tl.dtype, ty.dims});
 }
 
@@ -986,7 +987,10 @@ SVal BuiltinCall::reduce() {
       {"axes", NodeAttr(axes)}};
   if (keepdim)
     attrs.push_back({"keepdim", NodeAttr(true)});
-  return tensorOut("reduce_" + fn, {x}, out, std::move(attrs));
+  const NodeOp op = fn == "sum"    ? NodeOp::reduce_sum
+                    : fn == "mean" ? NodeOp::reduce_mean
+                                   : NodeOp::reduce_max;
+  return tensorOut(op, {x}, out, std::move(attrs));
 }
 
 SVal BuiltinCall::reshape() {
@@ -1065,7 +1069,7 @@ SVal BuiltinCall::reshape() {
                              ": the element counts differ");
     return SVal::error();
   }
-  return tensorOut("reshape", {x}, TensorType{tx.dtype, dims});
+  return tensorOut(NodeOp::reshape, {x}, TensorType{tx.dtype, dims});
 }
 
 SVal BuiltinCall::transposeOrPermute() {
@@ -1112,7 +1116,7 @@ SVal BuiltinCall::transposeOrPermute() {
   TensorType out{tx.dtype, {}};
   for (int64_t p : perm)
     out.dims.push_back(tx.dims[p]);
-  return tensorOut("transpose", {x}, out, {{"permutation", NodeAttr(perm)}});
+  return tensorOut(NodeOp::transpose, {x}, out, {{"permutation", NodeAttr(perm)}});
 }
 
 SVal BuiltinCall::slice() {
@@ -1146,7 +1150,7 @@ SVal BuiltinCall::slice() {
   }
   TensorType out = tx;
   out.dims[axis] = Dim::known(end - start);
-  return tensorOut("slice", {x}, out,
+  return tensorOut(NodeOp::slice, {x}, out,
                    {{"axis", NodeAttr(axis)},
                     {"start", NodeAttr(start)},
                     {"end", NodeAttr(end)}});
@@ -1190,7 +1194,7 @@ SVal BuiltinCall::concat() {
     total += t.dims[axis].value;
   }
   out.dims[axis] = Dim::known(total);
-  return tensorOut("concat", ids, out, {{"axis", NodeAttr(axis)}});
+  return tensorOut(NodeOp::concat, ids, out, {{"axis", NodeAttr(axis)}});
 }
 
 SVal BuiltinCall::dim() {

@@ -33,14 +33,24 @@ bool ModelGraph::isKnown() const {
   return true;
 }
 
-int Sema::addNode(std::string op, std::vector<int> operands, TensorType type,
+const char *nodeOpName(NodeOp op) {
+  switch (op) {
+#define WHALE_NODE_OP(Enumerator, Mnemonic, OpClass)                           \
+  case NodeOp::Enumerator:                                                     \
+    return Mnemonic;
+#include "lang/NodeOps.def"
+  }
+  return "?";
+}
+
+int Sema::addNode(NodeOp op, std::vector<int> operands, TensorType type,
                   Loc loc,
                   std::vector<std::pair<std::string, NodeAttr>> attrs) {
   // Every tensor comes from a model input or param(), both of which exist
   // only while a model is elaborated; param() checks this for the user.
   assert(graph && "tensor operation outside a model");
   Node n;
-  n.op = std::move(op);
+  n.op = op;
   n.operands = std::move(operands);
   n.type = std::move(type);
   n.attrs = std::move(attrs);
@@ -51,7 +61,7 @@ int Sema::addNode(std::string op, std::vector<int> operands, TensorType type,
 }
 
 int Sema::constantLike(double value, DType dtype, Loc loc) {
-  return addNode("constant", {}, TensorType{dtype, {}}, loc,
+  return addNode(NodeOp::constant, {}, TensorType{dtype, {}}, loc,
                  {{"value", NodeAttr(value)}});
 }
 
@@ -376,7 +386,7 @@ void Sema::checkDivisible(int tg, size_t firstNode) {
   }
   for (size_t i = firstNode; i < graph->nodes.size(); ++i) {
     const Node &node = graph->nodes[i];
-    if (node.op != "param" || node.type.rank() == 0)
+    if (node.op != NodeOp::param || node.type.rank() == 0)
       continue;
     bool divisible = false;
     for (const Dim &d : node.type.dims)
@@ -518,7 +528,7 @@ SVal Sema::eval(const Expr &e) {
         error(u.getLoc(), "cannot negate an integer tensor " + t.str());
         return SVal::error();
       }
-      return SVal::ofTensor(addNode("neg", {v.tensor}, t, u.getLoc()));
+      return SVal::ofTensor(addNode(NodeOp::neg, {v.tensor}, t, u.getLoc()));
     }
     default:
       error(u.getLoc(), "cannot negate " + describe(v));

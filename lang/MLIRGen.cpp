@@ -146,13 +146,25 @@ private:
         a);
   }
 
+  /// The op class's name for `op`: each row of lang/NodeOps.def names a
+  /// class of the dialect.
+  static llvm::StringRef opName(NodeOp op) {
+    switch (op) {
+#define WHALE_NODE_OP(Enumerator, Mnemonic, OpClass)                           \
+  case NodeOp::Enumerator:                                                     \
+    return OpClass::getOperationName();
+#include "lang/NodeOps.def"
+    }
+    return "";
+  }
+
   Value emitNode(const Node &n, const std::vector<Value> &values) {
-    OperationState state(loc(n.loc), "whale." + n.op);
+    OperationState state(loc(n.loc), opName(n.op));
     for (int id : n.operands)
       state.addOperands(values[id]);
     state.addTypes(tensorType(n.type));
     // A batch normalization also returns the statistics it used ([C]).
-    if (n.op == "batch_norm")
+    if (n.op == NodeOp::batch_norm)
       state.addTypes({tensorType(TensorType{n.type.dtype, {n.type.dims[1]}}),
                       tensorType(TensorType{n.type.dtype, {n.type.dims[1]}})});
     for (const auto &kv : n.attrs)
@@ -193,7 +205,8 @@ private:
       if (tooLarge(in.type, in.loc, "input '" + in.name + "'"))
         return false;
     for (const Node &n : g.nodes)
-      if (tooLarge(n.type, n.loc, "the result of '" + n.op + "'"))
+      if (tooLarge(n.type, n.loc,
+                   std::string("the result of '") + nodeOpName(n.op) + "'"))
         return false;
 
     SmallVector<Type> inputTypes;

@@ -69,10 +69,19 @@ using Settings = std::vector<std::pair<std::string, Setting>>;
 using NodeAttr = std::variant<int64_t, double, bool, std::string,
                               std::vector<int64_t>, std::vector<double>>;
 
+/// The whale ops a node may be (lang/NodeOps.def).
+enum class NodeOp {
+#define WHALE_NODE_OP(Enumerator, Mnemonic, OpClass) Enumerator,
+#include "lang/NodeOps.def"
+};
+
+/// The op's mnemonic, as messages name it ("matmul").
+const char *nodeOpName(NodeOp op);
+
 /// One op of the elaborated model. Every node has one result; value ids
 /// number the model's inputs first, then the nodes in order.
 struct Node {
-  std::string op; // the whale op mnemonic: "matmul", "param", ...
+  NodeOp op = NodeOp::constant;
   std::vector<int> operands;
   TensorType type;
   std::vector<std::pair<std::string, NodeAttr>> attrs;

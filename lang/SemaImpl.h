@@ -152,7 +152,7 @@ public:
   SVal binary(char op, SVal lhs, SVal rhs, Loc loc);
   /// A compile-time integer that must be known (loop bounds, counts).
   std::optional<int64_t> knownInt(const SVal &v, Loc loc, const char *what);
-  int addNode(std::string op, std::vector<int> operands, TensorType type,
+  int addNode(NodeOp op, std::vector<int> operands, TensorType type,
               Loc loc,
               std::vector<std::pair<std::string, NodeAttr>> attrs = {});
   const TensorType &typeOf(int value) const { return graph->typeOf(value); }

@@ -38,7 +38,7 @@ TEST(Sema, UnrollsLoopsAndNamesParametersByCallPath) {
   const ModelGraph &g = p->models[0];
   std::vector<std::string> params;
   for (const Node &n : g.nodes)
-    if (n.op == "param")
+    if (n.op == NodeOp::param)
       params.push_back(std::get<std::string>(n.attrs[0].second));
   EXPECT_EQ(params, (std::vector<std::string>{"m/layer_0/w", "m/layer_1/w"}));
   ASSERT_EQ(g.taskgraphs.size(), 1u);
