@@ -29,7 +29,7 @@ SmallVector<Value> whale::inlineStep(OpBuilder &b, Block &body,
   });
 }
 
-void whale::inlineStepCalls(ModuleOp module) {
+LogicalResult whale::inlineStepCalls(ModuleOp module) {
   SymbolTable symbols(module);
   SmallVector<func::CallOp> calls;
   module.walk([&](func::CallOp call) { calls.push_back(call); });
@@ -38,6 +38,16 @@ void whale::inlineStepCalls(ModuleOp module) {
     auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
     if (!callee || callee.isExternal())
       continue;
+    // Steps are leaves: a callee that calls (itself, or anything) would be
+    // copied into its own body without end (a model that called itself
+    // grew to tens of GB).
+    bool calls = false;
+    callee.walk([&](func::CallOp) { calls = true; });
+    if (calls)
+      return call.emitOpError("calls @")
+             << callee.getSymName()
+             << ", which makes calls itself: only a rank program's steps, "
+                "which call nothing, are inlined";
     OpBuilder b(call);
     auto rows = call->getAttrOfType<IntegerAttr>(kStepRowsAttr);
     call->replaceAllUsesWith(inlineStep(b, callee.getBody().front(),
@@ -56,4 +66,5 @@ void whale::inlineStepCalls(ModuleOp module) {
   for (func::FuncOp callee : callees)
     if (callee.isPrivate() && !used.contains(callee.getSymNameAttr()))
       callee.erase();
+  return success();
 }

@@ -35,7 +35,7 @@ void inlineTaskGraphs(mlir::func::FuncOp fn);
 /// -whale-rank-programs outlines), each call replaced by its callee's body,
 /// and erases the private callees left without a call. The lowering to the
 /// runtime does this first.
-void inlineStepCalls(mlir::ModuleOp module);
+mlir::LogicalResult inlineStepCalls(mlir::ModuleOp module);
 
 /// On a call of a step: the rows of the rank's batch before its
 /// micro-batch's, which its dropouts draw after (a dropout draws by its

@@ -5,7 +5,14 @@
 
 include "mlir/Pass/PassBase.td"
 
-def WhaleFuseAttention : Pass<"whale-fuse-attention", "mlir::ModuleOp"> {
+// Every pass may make whale attributes (#whale.settings, the plan's
+// entries) and ops, on a module with none yet (`module {}`): it loads the
+// dialect first.
+class WhalePass<string name> : Pass<name, "mlir::ModuleOp"> {
+  let dependentDialects = ["whale::WhaleDialect"];
+}
+
+def WhaleFuseAttention : WhalePass<"whale-fuse-attention"> {
   let summary = "Fuse the attention pattern into one whale.attention";
   let description = [{
     Finds `matmul(softmax(mask(matmul(q, k^T) * scale)), v)` (the mask a
@@ -24,7 +31,7 @@ def WhaleFuseAttention : Pass<"whale-fuse-attention", "mlir::ModuleOp"> {
   }];
 }
 
-def WhaleAmpStorage : Pass<"whale-amp-storage", "mlir::ModuleOp"> {
+def WhaleAmpStorage : WhalePass<"whale-amp-storage"> {
   let summary = "Store a model's activations in bf16 (amp), parameters in fp32";
   let description = [{
     Every op of a model function computes in bf16: its float operands are
@@ -42,7 +49,7 @@ def WhaleAmpStorage : Pass<"whale-amp-storage", "mlir::ModuleOp"> {
   }];
 }
 
-def WhaleWidenBf16 : Pass<"whale-widen-bf16", "mlir::ModuleOp"> {
+def WhaleWidenBf16 : WhalePass<"whale-widen-bf16"> {
   let summary = "Run in fp32, between casts, each op the runtime has no bf16 kernel for";
   let description = [{
     Every whale op with a bf16 operand or result, other than those that
@@ -71,7 +78,7 @@ def WhaleWidenBf16 : Pass<"whale-widen-bf16", "mlir::ModuleOp"> {
   ];
 }
 
-def WhaleGemmEpilogues : Pass<"whale-gemm-epilogues", "mlir::ModuleOp"> {
+def WhaleGemmEpilogues : WhalePass<"whale-gemm-epilogues"> {
   let summary = "Fold linear layers' bias and GELU, and their gradients, into GEMM epilogues";
   let description = [{
     A matmul (left side not transposed, a weight matrix on the right, f32)
@@ -93,7 +100,7 @@ def WhaleGemmEpilogues : Pass<"whale-gemm-epilogues", "mlir::ModuleOp"> {
   }];
 }
 
-def WhaleFuseRoundedSums : Pass<"whale-fuse-rounded-sums", "mlir::ModuleOp"> {
+def WhaleFuseRoundedSums : WhalePass<"whale-fuse-rounded-sums"> {
   let summary = "Round an activation gradient and sum its bias's gradient in one pass";
   let description = [{
     Under amp's storage (after -whale-widen-bf16 and -whale-gemm-epilogues)
@@ -111,7 +118,7 @@ def WhaleFuseRoundedSums : Pass<"whale-fuse-rounded-sums", "mlir::ModuleOp"> {
   }];
 }
 
-def WhaleShareCasts : Pass<"whale-share-casts", "mlir::ModuleOp"> {
+def WhaleShareCasts : WhalePass<"whale-share-casts"> {
   let summary = "Convert a value once where a block converts it again, unwritten";
   let description = [{
     A `whale.cast` of a value to a type that an earlier cast in the same
@@ -126,7 +133,7 @@ def WhaleShareCasts : Pass<"whale-share-casts", "mlir::ModuleOp"> {
   }];
 }
 
-def WhaleFuseElementwise : Pass<"whale-fuse-elementwise", "mlir::ModuleOp"> {
+def WhaleFuseElementwise : WhalePass<"whale-fuse-elementwise"> {
   let summary = "Group chains of elementwise ops into whale.fused regions";
   let description = [{
     Groups elementwise f32 ops (add, sub, mul, div, the unary functions,
@@ -154,7 +161,7 @@ def WhaleFuseElementwise : Pass<"whale-fuse-elementwise", "mlir::ModuleOp"> {
   ];
 }
 
-def WhaleAnnotateCost : Pass<"whale-annotate-cost", "mlir::ModuleOp"> {
+def WhaleAnnotateCost : WhalePass<"whale-annotate-cost"> {
   let summary = "Attach the cost model's numbers to every op";
   let description = [{
     Asks every op that implements the cost interface for its FLOPs, bytes read
@@ -169,7 +176,7 @@ def WhaleAnnotateCost : Pass<"whale-annotate-cost", "mlir::ModuleOp"> {
   ];
 }
 
-def WhaleAutodiff : Pass<"whale-autodiff", "mlir::ModuleOp"> {
+def WhaleAutodiff : WhalePass<"whale-autodiff"> {
   let summary = "Reverse-mode differentiation of each model";
   let description = [{
     For every model function `@m` that returns a scalar floating-point loss,
@@ -186,7 +193,7 @@ def WhaleAutodiff : Pass<"whale-autodiff", "mlir::ModuleOp"> {
   }];
 }
 
-def WhaleTrainStep : Pass<"whale-train-step", "mlir::ModuleOp"> {
+def WhaleTrainStep : WhalePass<"whale-train-step"> {
   let summary = "One training step per model: forward, backward, update";
   let description = [{
     For every model `@m` with a `whale.train` block whose gradient function
@@ -200,7 +207,7 @@ def WhaleTrainStep : Pass<"whale-train-step", "mlir::ModuleOp"> {
   }];
 }
 
-def WhaleToRuntime : Pass<"whale-to-runtime", "mlir::ModuleOp"> {
+def WhaleToRuntime : WhalePass<"whale-to-runtime"> {
   let summary = "Lower model functions to calls of the runtime's C ABI";
   let description = [{
     Turns every `func.func` marked `whale.model` or `whale.rank` into an `llvm.func` of the
@@ -228,14 +235,15 @@ def WhaleToRuntime : Pass<"whale-to-runtime", "mlir::ModuleOp"> {
     Option<"sites", "sites", "bool", /*default=*/"false",
            "Mark each op with its position for traces (whale_rt_set_site)">,
   ];
-  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect",
+  let dependentDialects = ["whale::WhaleDialect",
+                           "mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect",
                            "mlir::linalg::LinalgDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect",
                            "mlir::math::MathDialect"];
 }
 
-def WhaleTaskGraphPartition : Pass<"whale-taskgraph-partition", "mlir::ModuleOp"> {
+def WhaleTaskGraphPartition : WhalePass<"whale-taskgraph-partition"> {
   let summary = "Put every op of each model in a TaskGraph";
   let description = [{
     Ops the script left outside `replicate`/`split` blocks join a TaskGraph
@@ -266,7 +274,7 @@ def WhaleTaskGraphPartition : Pass<"whale-taskgraph-partition", "mlir::ModuleOp"
   ];
 }
 
-def WhaleVirtualDevices : Pass<"whale-virtual-devices", "mlir::ModuleOp"> {
+def WhaleVirtualDevices : WhalePass<"whale-virtual-devices"> {
   let summary = "Give each TaskGraph its devices; nest data parallelism";
   let description = [{
     With K devices and TaskGraphs asking d1..dn (a TaskGraph without a
@@ -289,7 +297,7 @@ def WhaleVirtualDevices : Pass<"whale-virtual-devices", "mlir::ModuleOp"> {
   ];
 }
 
-def WhalePipeline : Pass<"whale-pipeline", "mlir::ModuleOp"> {
+def WhalePipeline : WhalePass<"whale-pipeline"> {
   let summary = "Micro-batches and each stage's order of forward and backward";
   let description = [{
     Cuts each replica's share of the global batch into `micro-batches`
@@ -310,7 +318,7 @@ def WhalePipeline : Pass<"whale-pipeline", "mlir::ModuleOp"> {
   ];
 }
 
-def WhaleBalance : Pass<"whale-balance", "mlir::ModuleOp"> {
+def WhaleBalance : WhalePass<"whale-balance"> {
   let summary = "Shares of the batch by device speed, within device memory";
   let description = [{
     Reads the devices from the module's `whale.cluster` (none: all alike,
@@ -352,7 +360,7 @@ def WhaleBalance : Pass<"whale-balance", "mlir::ModuleOp"> {
   ];
 }
 
-def WhaleDataParallel : Pass<"whale-data-parallel", "mlir::ModuleOp"> {
+def WhaleDataParallel : WhalePass<"whale-data-parallel"> {
   let summary = "Plan the gradient all-reduce of replicated parameters";
   let description = [{
     Records `grad_weight` = micro_batch / global_batch, by which each rank
@@ -368,7 +376,7 @@ def WhaleDataParallel : Pass<"whale-data-parallel", "mlir::ModuleOp"> {
   ];
 }
 
-def WhaleSharding : Pass<"whale-sharding", "mlir::ModuleOp"> {
+def WhaleSharding : WhalePass<"whale-sharding"> {
   let summary = "Tensor parallelism: split TaskGraphs run on parts of values";
   let description = [{
     For each stage with shard groups (plan `shards`, from
@@ -392,7 +400,7 @@ def WhaleSharding : Pass<"whale-sharding", "mlir::ModuleOp"> {
   ];
 }
 
-def WhaleRankPrograms : Pass<"whale-rank-programs", "mlir::ModuleOp"> {
+def WhaleRankPrograms : WhalePass<"whale-rank-programs"> {
   let summary = "One program per stage, with explicit communication";
   let description = [{
     Replaces each planned model `@m` by `@m_stage<s>` for every stage: its
@@ -405,7 +413,7 @@ def WhaleRankPrograms : Pass<"whale-rank-programs", "mlir::ModuleOp"> {
   }];
 }
 
-def WhaleShardOptimizer : Pass<"whale-shard-optimizer", "mlir::ModuleOp"> {
+def WhaleShardOptimizer : WhalePass<"whale-shard-optimizer"> {
   let summary = "ZeRO stage 1: each parameter's update on one owner";
   let description = [{
     Under the config's `shard_optimizer`, gives each parameter whose
@@ -417,7 +425,7 @@ def WhaleShardOptimizer : Pass<"whale-shard-optimizer", "mlir::ModuleOp"> {
   }];
 }
 
-def WhaleOverlapGradSync : Pass<"whale-overlap-grad-sync", "mlir::ModuleOp"> {
+def WhaleOverlapGradSync : WhalePass<"whale-overlap-grad-sync"> {
   let summary = "Start gradient all-reduces during backward, wait at their readers";
   let description = [{
     Splits each `whale.all_reduce` of a rank program (a function with

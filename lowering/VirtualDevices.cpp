@@ -26,6 +26,7 @@
 
 #include "lowering/Passes.h"
 #include "lowering/Plan.h"
+#include "support/Limits.h"
 
 namespace whale {
 #define GEN_PASS_DEF_WHALEVIRTUALDEVICES
@@ -186,8 +187,10 @@ struct VirtualDevicesPass
   }
 
   void runOnOperation() override {
-    if (devices < 1) {
-      getOperation().emitError("-whale-virtual-devices needs devices >= 1");
+    if (devices < 1 || devices > kMaxClusterDevices) {
+      getOperation().emitError("-whale-virtual-devices needs devices from 1 "
+                               "to ")
+          << kMaxClusterDevices << ", got " << int64_t(devices);
       return signalPassFailure();
     }
     OpBuilder b(&getContext());

@@ -1152,8 +1152,7 @@ struct WhaleToRuntimePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    inlineStepCalls(module);
-    if (failed(wrapFormulaOps(module)))
+    if (failed(inlineStepCalls(module)) || failed(wrapFormulaOps(module)))
       return signalPassFailure();
     SmallVector<func::FuncOp> models;
     module.walk([&](func::FuncOp fn) {

@@ -3,6 +3,9 @@
 #include "dialects/Whale/IR/Plan.h"
 
 #include "mlir/IR/Builders.h"
+#include "support/Limits.h"
+
+#include <cstdint>
 
 using namespace mlir;
 
@@ -159,6 +162,24 @@ std::string typeOf(const Entry &e) {
   return "";
 }
 
+/// The values integer entry `key` may take; nullopt for one without bounds.
+std::optional<std::pair<int64_t, int64_t>> rangeOf(StringRef key) {
+#define WHALE_PLAN_RANGE(name, least, most)                                    \
+  if (key == name)                                                             \
+    return std::make_pair(int64_t(least), int64_t(most));
+#include "dialects/Whale/IR/PlanEntries.def"
+  return std::nullopt;
+}
+
+/// The values of an integer entry, or of an array of them.
+SmallVector<int64_t> integersOf(Attribute v) {
+  if (auto i = dyn_cast<IntegerAttr>(v))
+    return {i.getInt()};
+  if (auto a = dyn_cast<DenseI64ArrayAttr>(v))
+    return SmallVector<int64_t>(a.asArrayRef());
+  return {};
+}
+
 } // namespace
 
 LogicalResult
@@ -174,7 +195,30 @@ ModelPlan::verify(DictionaryAttr dict,
       return emitError() << "'" << kPlanAttr << "' entry '" << key
                          << "' must be " << typeOf(*e) << ", not "
                          << n.getValue();
+    if (std::optional<std::pair<int64_t, int64_t>> range = rangeOf(key))
+      for (int64_t v : integersOf(n.getValue()))
+        if (v < range->first || v > range->second)
+          return emitError()
+                 << "'" << kPlanAttr << "' entry '" << key << "' must be from "
+                 << range->first << " to " << range->second << ", not " << v;
   }
+  // The grid places each (stage, replica) on a device of the plan's.
+  auto count = [&](StringRef key) -> std::optional<int64_t> {
+    auto i = dict.getAs<IntegerAttr>(key);
+    return i ? std::optional<int64_t>(i.getInt()) : std::nullopt;
+  };
+  auto grid = dict.getAs<DenseI64ArrayAttr>("grid");
+  std::optional<int64_t> stages = count("stages"), replicas = count("replicas"),
+                         devices = count("devices");
+  if (grid && stages && replicas && grid.size() != *stages * *replicas)
+    return emitError() << "'" << kPlanAttr << "' has a grid of " << grid.size()
+                       << " places for " << *stages << " stages of "
+                       << *replicas << " replicas";
+  if (grid && devices)
+    for (int64_t d : grid.asArrayRef())
+      if (d >= *devices)
+        return emitError() << "'" << kPlanAttr << "' places a stage on device "
+                           << d << " of " << *devices;
   return success();
 }
 

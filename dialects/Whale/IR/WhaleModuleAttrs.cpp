@@ -33,9 +33,15 @@ LogicalResult WhaleDialect::verifyOperationAttribute(Operation *op,
       return op->emitError("'whale.config' belongs on the module");
     return verifyConfig(op, attr.getValue());
   }
+  // A model is a function the passes walk: a declaration has no body to
+  // plan (four passes once dereferenced its missing block).
   if (name == "whale.model") {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError("'whale.model' is a unit attribute");
+    auto fn = dyn_cast<func::FuncOp>(op);
+    if (!fn || fn.isExternal())
+      return op->emitError("'whale.model' marks a function with a body, not "
+                           "a declaration");
     return success();
   }
   if (name == "whale.default_strategy") {

@@ -179,6 +179,12 @@ LogicalResult TaskGraphOp::verify() {
     d.attachNote(outer->getLoc()) << "enclosing TaskGraph";
     return d;
   }
+  // As many devices as a cluster may have: a count past it was taken as
+  // the size of per-device tables (an out-of-memory abort).
+  if (std::optional<uint64_t> n = getDevices();
+      n && *n > uint64_t(kMaxClusterDevices))
+    return emitOpError("asks for ")
+           << *n << " devices; a cluster has at most " << kMaxClusterDevices;
   Block &body = getBody().front();
   if (body.empty() || !isa<YieldOp>(body.back()))
     return emitOpError("body must end with whale.yield");

@@ -251,3 +251,56 @@ module {
   // expected-error @+1 {{'whale.cluster' is a #whale.cluster on the module}}
   func.func @f() attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e9>]>} { return }
 }
+
+// -----
+
+// A model is a function with a body: four passes once dereferenced a
+// declaration's missing block.
+// expected-error @+1 {{'whale.model' marks a function with a body, not a declaration}}
+func.func private @m(%x: tensor<4xf32>) -> tensor<f32> attributes {whale.model}
+
+// -----
+
+// A plan's counts are checked for range, not type alone: each of these
+// once crashed a pass (a division by zero, a vector sized 2^40, an index
+// past a table).
+module {
+  // expected-error @+1 {{'whale.plan' entry 'replicas' must be from 1 to 65536, not 0}}
+  func.func @m() attributes {whale.model, whale.plan = {replicas = 0 : i64}} { return }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'whale.plan' entry 'micro_batches' must be from 1 to 1048576, not 1099511627776}}
+  func.func @m() attributes {whale.model, whale.plan = {micro_batches = 1099511627776 : i64}} { return }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'whale.plan' entry 'stages' must be from 1 to 1024, not -1}}
+  func.func @m() attributes {whale.model, whale.plan = {stages = -1 : i64}} { return }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'whale.plan' entry 'grid' must be from 0 to 65535, not -2}}
+  func.func @m() attributes {whale.model, whale.plan = {grid = array<i64: 0, -2>}} { return }
+}
+
+// -----
+
+// The grid places each stage's replicas on the plan's devices.
+module {
+  // expected-error @+1 {{'whale.plan' has a grid of 3 places for 2 stages of 2 replicas}}
+  func.func @m() attributes {whale.model, whale.plan = {stages = 2 : i64, replicas = 2 : i64, grid = array<i64: 0, 1, 2>}} { return }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'whale.plan' places a stage on device 4 of 4}}
+  func.func @m() attributes {whale.model, whale.plan = {devices = 4 : i64, grid = array<i64: 0, 4>}} { return }
+}

@@ -69,3 +69,15 @@ func.func @bad_strategy() {
   }
   return
 }
+
+// -----
+
+// No more devices than a cluster may have: 2^63-1 was taken as the size of
+// per-device tables.
+func.func @too_many_devices() {
+  // expected-error @+1 {{asks for 9223372036854775807 devices; a cluster has at most 65536}}
+  whale.taskgraph replicate(9223372036854775807) {
+    whale.yield
+  }
+  return
+}

@@ -24,3 +24,13 @@ func.func @f16_tensor(%x: tensor<4xf32>) -> tensor<4xf16> attributes {whale.mode
   %c = whale.constant 1.0 : tensor<4xf16>
   return %c : tensor<4xf16>
 }
+
+// -----
+
+// A model that calls itself: inlining its call copied its body into itself
+// without end.
+func.func @m(%x: tensor<4xf32>) -> tensor<4xf32> attributes {whale.model} {
+  // expected-error @+1 {{calls @m, which makes calls itself: only a rank program's steps, which call nothing, are inlined}}
+  %y = func.call @m(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
