@@ -118,6 +118,22 @@ Gradients check(const std::string &source, const std::string &model,
   return out;
 }
 
+/// A classifier's batch: `rows` inputs of `width` features, scale x
+/// sin(step x i) over the elements (both signs, many sizes), and labels
+/// (i x stride) mod classes.
+std::pair<whale_rt_tensor *, whale_rt_tensor *>
+sineBatch(whale::testing::TestRuntime &runtime, int rows, int width,
+          float step, float scale, int classes, int stride) {
+  whale_rt_tensor *x = runtime.make(WHALE_RT_F32, {rows, width});
+  whale_rt_tensor *y = runtime.make(WHALE_RT_I32, {rows});
+  for (int i = 0; i < rows * width; ++i)
+    static_cast<float *>(whale_rt_tensor_data(x))[i] =
+        std::sin(step * i) * scale;
+  for (int i = 0; i < rows; ++i)
+    static_cast<int32_t *>(whale_rt_tensor_data(y))[i] = (i * stride) % classes;
+  return {x, y};
+}
+
 TEST(Autodiff, AnMlpInATaskGraphMatchesFiniteDifferences) {
   // The mlp example's shape with gelu: finite differences need a smooth
   // loss (relu's gradient is checked by the kernel tests, off its kink).
@@ -136,14 +152,8 @@ train mlp {
 }
 )";
   whale::testing::TestRuntime runtime(5);
-  whale_rt_context *rt = runtime.ctx;
-  whale_rt_tensor *x = runtime.make(WHALE_RT_F32, {64, 32});
-  whale_rt_tensor *y = runtime.make(WHALE_RT_I32, {64});
-  for (int i = 0; i < 64 * 32; ++i)
-    static_cast<float *>(whale_rt_tensor_data(x))[i] = std::sin(0.61f * i) * 2;
-  for (int i = 0; i < 64; ++i)
-    static_cast<int32_t *>(whale_rt_tensor_data(y))[i] = (i * 3) % 10;
-  Gradients g = check(source, "mlp", {x, y}, rt, 2e-2, 1e-2);
+  auto [x, y] = sineBatch(runtime, 64, 32, 0.61f, 2, 10, 3);
+  Gradients g = check(source, "mlp", {x, y}, runtime.ctx, 2e-2, 1e-2);
   EXPECT_EQ(g.names.size(), 4u);
   EXPECT_EQ(g.checked, 4);
 }
@@ -169,14 +179,8 @@ train mlp {
 }
 )";
   whale::testing::TestRuntime runtime(5);
-  whale_rt_context *rt = runtime.ctx;
-  whale_rt_tensor *x = runtime.make(WHALE_RT_F32, {32, 16});
-  whale_rt_tensor *y = runtime.make(WHALE_RT_I32, {32});
-  for (int i = 0; i < 32 * 16; ++i)
-    static_cast<float *>(whale_rt_tensor_data(x))[i] = std::sin(0.37f * i) * 3;
-  for (int i = 0; i < 32; ++i)
-    static_cast<int32_t *>(whale_rt_tensor_data(y))[i] = (i * 5) % 7;
-  Gradients g = check(source, "mlp", {x, y}, rt, 2e-2, 1e-2);
+  auto [x, y] = sineBatch(runtime, 32, 16, 0.37f, 3, 7, 5);
+  Gradients g = check(source, "mlp", {x, y}, runtime.ctx, 2e-2, 1e-2);
   EXPECT_EQ(g.names.size(), 3u);
   EXPECT_EQ(g.checked, 3);
 }
