@@ -379,6 +379,18 @@ std::vector<Case> cases() {
                    exact,
                    positive});
   }
+  // An op defined by its formula and its gradient (ScalarFormulaOpInterface):
+  // the generated kernel, the element program and the region the lowering
+  // makes of it alone compute it from the same formula.
+  out.push_back({"silu", {T}, un("silu", "%r", "%a0"), {"%r : " + T},
+                 /*exact=*/false});
+  out.push_back({"silu_grad",
+                 {T, T},
+                 un("silu", "%y", "%a0") +
+                     "  %r = whale.formula_grad \"whale.silu\" %a0, %y, %a1 : " +
+                     T + "\n",
+                 {"%r : " + T},
+                 /*exact=*/false});
   // Gradients of broadcast binary ops that sum nothing (the operand of
   // the output's shape). A difference's left one is the output's gradient
   // itself: forwarded, no region.

@@ -12,8 +12,6 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/SmallSet.h"
 
-#include <cmath>
-
 using namespace mlir;
 using namespace whale;
 
@@ -314,35 +312,4 @@ void ScheduleAttr::print(AsmPrinter &p) const {
   llvm::interleave(
       getSteps(), p, [&](const ScheduleStep &s) { p << s.str(); }, " ");
   p << ">";
-}
-
-LogicalResult DeviceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                 FloatAttr rate, int64_t memory, bool gpu,
-                                 int64_t threads, StringRef model, int64_t sms,
-                                 int64_t contexts) {
-  const double flops = rate ? rate.getValueAsDouble() : 0;
-  if (!(flops > 0) || !std::isfinite(flops))
-    return emitError() << "a device's rate must be positive, got " << flops;
-  if (memory < 0)
-    return emitError() << "a device's memory limit must not be negative, got "
-                       << memory;
-  if (threads < 1)
-    return emitError() << "a device runs with at least one thread, got "
-                       << threads;
-  if (sms < 0)
-    return emitError() << "a device's share of its GPU is a count of SMs "
-                          "(0: the whole GPU), got "
-                       << sms;
-  if (contexts < 1)
-    return emitError() << "the contexts on a device's GPU count itself (1: a "
-                          "GPU of its own), got "
-                       << contexts;
-  return success();
-}
-
-LogicalResult ClusterAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                  ArrayRef<DeviceAttr> devices) {
-  if (devices.empty())
-    return emitError() << "a cluster has at least one device";
-  return success();
 }
