@@ -34,3 +34,13 @@ func.func @m(%x: tensor<4xf32>) -> tensor<4xf32> attributes {whale.model} {
   %y = func.call @m(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// An op defined by its formula is computed in f32 by a region's kernel; a
+// bf16 value reaches it only through a cast.
+func.func @silu_bf16(%x: tensor<4xbf16>) -> tensor<4xbf16> attributes {whale.model} {
+  // expected-error @+1 {{is computed from its formula on f32 tensors; a bf16 value reaches it only through whale.cast}}
+  %y = whale.silu %x : tensor<4xbf16>
+  return %y : tensor<4xbf16>
+}
