@@ -227,6 +227,10 @@ def WhaleToRuntime : WhalePass<"whale-to-runtime"> {
     nothing reads them). TaskGraphs run
     in place: on one device their strategy does not matter.
 
+    Each op has a conversion pattern of its own
+    (`lowering/Conversion/ToRuntime/*Patterns.cpp`); an op that none
+    converts fails the pass ("failed to legalize operation").
+
     With `sites`, each op of a function's body is preceded by
     `whale_rt_set_site(ctx, i)`, i its position in the body, so a trace of
     the run names every op's time by its place (what `whale profile` reads).
@@ -240,7 +244,7 @@ def WhaleToRuntime : WhalePass<"whale-to-runtime"> {
                            "mlir::linalg::LinalgDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect",
-                           "mlir::math::MathDialect"];
+                           "mlir::math::MathDialect", "mlir::scf::SCFDialect"];
 }
 
 def WhaleTaskGraphPartition : WhalePass<"whale-taskgraph-partition"> {

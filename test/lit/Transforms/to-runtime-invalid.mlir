@@ -44,3 +44,15 @@ func.func @silu_bf16(%x: tensor<4xbf16>) -> tensor<4xbf16> attributes {whale.mod
   %y = whale.silu %x : tensor<4xbf16>
   return %y : tensor<4xbf16>
 }
+
+// -----
+
+// An op that no conversion pattern lowers is named, not left in the
+// lowered function.
+func.func @foreign(%x: tensor<4xf32>) -> tensor<4xf32> attributes {whale.model} {
+  // expected-error @+1 {{failed to legalize operation 'scf.execute_region'}}
+  %y = scf.execute_region -> tensor<4xf32> {
+    scf.yield %x : tensor<4xf32>
+  }
+  return %y : tensor<4xf32>
+}

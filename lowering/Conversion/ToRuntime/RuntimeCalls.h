@@ -1,0 +1,143 @@
+//===- RuntimeCalls.h - Emitting calls of the runtime's C ABI ---*- C++ -*-===//
+//
+// What every conversion pattern of -whale-to-runtime emits with: the
+// runtime's declarations and constant globals, made once for the module
+// (RuntimeSymbols), and the calls, constants and tensors of one op at the
+// rewriter's insertion point (RuntimeCalls).
+//
+// A call that can fail is emitted straight-line and marked; the pass
+// branches on every marked status once all ops are converted
+// (materializeStatusChecks), so a pattern never splits the block it is
+// converting (each split would move every op after it).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_LOWERING_CONVERSION_TORUNTIME_RUNTIMECALLS_H
+#define WHALE_LOWERING_CONVERSION_TORUNTIME_RUNTIMECALLS_H
+
+#include "lowering/RuntimeAbi.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace whale {
+
+class LoweringPlan;
+
+/// The handles an op's lowering hands back for its results, in order.
+using Handles = llvm::SmallVector<mlir::Value, 2>;
+
+/// The attribute that marks a call whose status is checked after the
+/// conversion; materializeStatusChecks removes it.
+inline constexpr llvm::StringLiteral kStatusCallAttr = "whale.status_call";
+
+/// The runtime's declarations and the constant globals of one module, each
+/// made on first use. Made with a builder of their own at the module's
+/// start: they are never rolled back with a pattern, so the maps below
+/// stay valid. Kept in maps because a lookup in the module scans it, once
+/// per op of a long step function (quadratic in the script's size).
+class RuntimeSymbols {
+public:
+  explicit RuntimeSymbols(mlir::ModuleOp module);
+
+  /// The declaration of runtime function `name`.
+  mlir::LLVM::LLVMFuncOp declare(llvm::StringRef name, mlir::Type result,
+                                 llvm::ArrayRef<mlir::Type> params);
+  /// A constant global holding `value`, shared by equal `key`s.
+  mlir::LLVM::GlobalOp global(const std::string &key, mlir::Type type,
+                              mlir::Attribute value);
+
+  /// Set when a call's arguments disagreed with the C declaration: the
+  /// lowering's own bug, reported where it happened; the pass fails.
+  bool abiMismatch = false;
+
+private:
+  mlir::ModuleOp module;
+  std::map<std::string, mlir::LLVM::GlobalOp> globals;
+  llvm::StringMap<mlir::LLVM::LLVMFuncOp> functions;
+};
+
+/// Emits one op's runtime calls at `rewriter`'s insertion point, inside a
+/// lowered model function whose context is `ctx` and whose out-parameter
+/// slot for new handles is `slot`.
+class RuntimeCalls {
+public:
+  RuntimeCalls(mlir::ConversionPatternRewriter &rewriter, mlir::Location loc,
+               RuntimeSymbols &symbols, const LoweringPlan &plan,
+               mlir::Value ctx, mlir::Value slot);
+
+  mlir::ConversionPatternRewriter &rewriter;
+  mlir::Location loc;
+  const LoweringPlan &plan;
+  /// The run's context, every call's first argument.
+  const mlir::Value ctx;
+
+  // --- constants ---
+  mlir::Value i32(int64_t v);
+  mlir::Value i64(int64_t v);
+  mlir::Value f64(double v);
+  mlir::Value f64(const llvm::APFloat &v) { return f64(v.convertToDouble()); }
+  mlir::Value null();
+  /// Addresses of constant arrays (null when empty) and a NUL-ended string.
+  mlir::Value i64Array(llvm::ArrayRef<int64_t> values);
+  mlir::Value i32Array(llvm::ArrayRef<int32_t> values);
+  template <class Range> mlir::Value i32ArrayOf(const Range &values) {
+    return i32Array(llvm::SmallVector<int32_t>(values.begin(), values.end()));
+  }
+  mlir::Value f64Array(llvm::ArrayRef<double> values);
+  mlir::Value string(llvm::StringRef s);
+  /// Uneven shards' weights, or null for equal parts.
+  mlir::Value weights(std::optional<llvm::ArrayRef<int64_t>> weights);
+  /// The handle of `v`, an operand of an op converted before (another
+  /// op's operand than the one being lowered).
+  mlir::Value handleOf(mlir::Value v) { return rewriter.getRemappedValue(v); }
+  /// `handles` in an array on the stack.
+  mlir::Value handleArray(mlir::ValueRange handles);
+
+  // --- calls ---
+  /// Calls a runtime function that returns a status, checked later.
+  void call(const abi::Function &fn, llvm::ArrayRef<mlir::Value> args);
+  /// Calls a runtime function that cannot fail.
+  void callVoid(const abi::Function &fn, llvm::ArrayRef<mlir::Value> args);
+  /// Where a call writes a new handle, and the handle it wrote there.
+  mlir::Value slotOut() const { return slot; }
+  mlir::Value slotHandle();
+  /// The declaration of a function the lowering generated (a kernel).
+  mlir::LLVM::LLVMFuncOp declare(llvm::StringRef name, mlir::Type result,
+                                 llvm::ArrayRef<mlir::Type> params) {
+    return symbols.declare(name, result, params);
+  }
+  /// A new tensor of `type` (its element type checked by the plan).
+  mlir::Value tensor(mlir::RankedTensorType type);
+  /// A new tensor for each result of `op`.
+  Handles tensorsFor(mlir::Operation *op);
+  /// Emits `update` to run only on the rank that owns `op`'s parameter
+  /// (its `owner` in its `group`: optimizer state sharded, ZeRO stage 1);
+  /// on every rank when `op` names no owner.
+  void onOwner(mlir::Operation *op, llvm::function_ref<void()> update);
+  /// WHALE_RT_GROUP_* of a group name the verifiers have checked.
+  static int32_t groupKind(llvm::StringRef group);
+
+private:
+  mlir::Value global(const std::string &key, mlir::Type type,
+                     mlir::Attribute value);
+  mlir::Type typeOf(abi::Kind kind);
+  /// The declaration of `fn` after checking `args` against the C types.
+  mlir::LLVM::LLVMFuncOp runtimeFn(const abi::Function &fn,
+                                   mlir::ValueRange args);
+
+  RuntimeSymbols &symbols;
+  const mlir::Value slot;
+  mlir::Type ptr, i32Type, i64Type, f64Type;
+};
+
+} // namespace whale
+
+#endif // WHALE_LOWERING_CONVERSION_TORUNTIME_RUNTIMECALLS_H
