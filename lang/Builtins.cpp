@@ -302,6 +302,7 @@ struct BuiltinCall {
   SVal causalMask();
   SVal softmax();
   SVal layernorm();
+  SVal rmsNorm();
   SVal batchNorm();
   SVal embedding();
   SVal crossEntropy();
@@ -342,6 +343,7 @@ const std::vector<BuiltinSig> &builtinTable() {
 #include "lang/NodeOps.def"
       {"softmax", {"x", "axis"}, 1, &BuiltinCall::softmax},
       {"layernorm", {"x", "gamma", "beta", "eps"}, 3, &BuiltinCall::layernorm},
+      {"rms_norm", {"x", "weight", "eps"}, 2, &BuiltinCall::rmsNorm},
       {"batch_norm",
        {"x", "gamma", "beta", "running_mean", "running_var", "momentum", "eps"},
        5,
@@ -844,6 +846,30 @@ SVal BuiltinCall::layernorm() {
     return SVal::error();
   }
   return tensorOut(NodeOp::layernorm, {x, g, b}, tx, {{"eps", NodeAttr(eps)}});
+}
+
+SVal BuiltinCall::rmsNorm() {
+  int x, w;
+  double eps;
+  if (!a.tensor(0, x) || !a.tensor(1, w) || !a.number(2, eps, 1e-5))
+    return SVal::error();
+  const TensorType &tx = s.typeOf(x);
+  if (tx.rank() < 1) {
+    s.error(args[0].loc, "rms_norm needs an input of rank >= 1");
+    return SVal::error();
+  }
+  TensorType vec{tx.dtype, {tx.dims.back()}};
+  if (!(s.typeOf(w) == vec)) {
+    s.error(args[1].loc, a.what(1) + " must be " + vec.str() +
+                             " to match the last dimension of " + tx.str() +
+                             ", got " + s.typeOf(w).str());
+    return SVal::error();
+  }
+  if (eps <= 0) {
+    s.error(args[2].loc, "eps must be positive");
+    return SVal::error();
+  }
+  return tensorOut(NodeOp::rms_norm, {x, w}, tx, {{"eps", NodeAttr(eps)}});
 }
 
 SVal BuiltinCall::batchNorm() {

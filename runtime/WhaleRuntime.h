@@ -205,6 +205,11 @@ whale_rt_status whale_rt_layernorm(whale_rt_context *ctx, whale_rt_tensor *x,
                                    whale_rt_tensor *gamma,
                                    whale_rt_tensor *beta, double eps,
                                    whale_rt_tensor *out);
+/* Root-mean-square normalization over the last dimension (Llama's RMSNorm):
+ * out = x / sqrt(mean(x * x) + eps) * weight, weight [D]. */
+whale_rt_status whale_rt_rms_norm(whale_rt_context *ctx, whale_rt_tensor *x,
+                                  whale_rt_tensor *weight, double eps,
+                                  whale_rt_tensor *out);
 /* Convolution of x [N, C, H, W] with w [O, C / groups, KH, KW] into out
  * [N, O, OH, OW]; `geometry` is {strideH, strideW, padH, padW, dilationH,
  * dilationW, groups}. */
@@ -339,6 +344,13 @@ whale_rt_status whale_rt_layernorm_grad_residual(
     whale_rt_context *ctx, whale_rt_tensor *x, whale_rt_tensor *gamma,
     double eps, whale_rt_tensor *dy, whale_rt_tensor *residual,
     whale_rt_tensor *dx, whale_rt_tensor *dgamma, whale_rt_tensor *dbeta);
+/* RMS normalization's gradients of x and of weight; each row's statistic
+ * is recomputed from x. */
+whale_rt_status whale_rt_rms_norm_grad(whale_rt_context *ctx,
+                                       whale_rt_tensor *x,
+                                       whale_rt_tensor *weight, double eps,
+                                       whale_rt_tensor *dy, whale_rt_tensor *dx,
+                                       whale_rt_tensor *dweight);
 whale_rt_status whale_rt_conv2d_grad(whale_rt_context *ctx, whale_rt_tensor *x,
                                      whale_rt_tensor *w, whale_rt_tensor *dy,
                                      const int64_t *geometry,

@@ -546,6 +546,26 @@ whale_rt_status whale_rt_layernorm(whale_rt_context *ctx, whale_rt_tensor *x,
   });
 }
 
+whale_rt_status whale_rt_rms_norm(whale_rt_context *ctx, whale_rt_tensor *x,
+                                  whale_rt_tensor *weight, double eps,
+                                  whale_rt_tensor *out) {
+  return traced(ctx, "rms_norm", {out}, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needF32(
+            ctx, "rms_norm", {{"x", x}, {"weight", weight}, {"out", out}}))
+      return s;
+    const Shape &sx = shapeOf(x);
+    if (sx.empty() || shapeOf(weight) != Shape{sx.back()} || !(eps > 0))
+      return ctx->invalid("rms_norm: weight must be [" +
+                          std::to_string(sx.empty() ? 0 : sx.back()) +
+                          "] and eps positive");
+    if (whale_rt_status s = needShape(ctx, "rms_norm", out, sx))
+      return s;
+    return ran(ctx, ctx->device->rmsNorm(x->tensor.cview<float>(),
+                                         weight->tensor.cview<float>(), eps,
+                                         out->tensor.view<float>()));
+  });
+}
+
 whale_rt_status whale_rt_embedding(whale_rt_context *ctx,
                                    whale_rt_tensor *table, whale_rt_tensor *ids,
                                    whale_rt_tensor *out) {

@@ -436,6 +436,33 @@ whale_rt_status whale_rt_layernorm_grad_residual(
   return layerNormGrad(ctx, x, gamma, eps, dy, residual, dx, dgamma, dbeta);
 }
 
+whale_rt_status whale_rt_rms_norm_grad(whale_rt_context *ctx,
+                                       whale_rt_tensor *x,
+                                       whale_rt_tensor *weight, double eps,
+                                       whale_rt_tensor *dy, whale_rt_tensor *dx,
+                                       whale_rt_tensor *dweight) {
+  return traced(ctx, "rms_norm_grad", {dx, dweight}, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needF32(ctx, "rms_norm_grad",
+                                    {{"x", x},
+                                     {"weight", weight},
+                                     {"dy", dy},
+                                     {"dx", dx},
+                                     {"dweight", dweight}}))
+      return s;
+    const Shape &sx = shapeOf(x);
+    if (sx.empty() || shapeOf(weight) != Shape{sx.back()} ||
+        shapeOf(dy) != sx || shapeOf(dx) != sx ||
+        shapeOf(dweight) != shapeOf(weight) || !(eps > 0))
+      return ctx->invalid("rms_norm_grad: shapes do not fit " +
+                          shapeString(sx));
+    return ran(ctx,
+               ctx->device->rmsNormBackward(
+                   x->tensor.cview<float>(), weight->tensor.cview<float>(), eps,
+                   dy->tensor.cview<float>(), dx->tensor.view<float>(),
+                   dweight->tensor.view<float>()));
+  });
+}
+
 whale_rt_status whale_rt_embedding_grad(whale_rt_context *ctx,
                                         whale_rt_tensor *ids,
                                         whale_rt_tensor *dout,

@@ -236,6 +236,14 @@ public:
                                    double eps, View<const float> dy,
                                    View<float> dx, View<float> dgamma,
                                    View<float> dbeta) = 0;
+  /// RMS normalization over the last dimension: y = x * rstd * weight with
+  /// rstd = 1 / sqrt(mean(x * x) + eps) per row; its backward recomputes
+  /// rstd from x.
+  virtual Status rmsNorm(View<const float> x, View<const float> weight,
+                         double eps, View<float> y) = 0;
+  virtual Status rmsNormBackward(View<const float> x, View<const float> weight,
+                                 double eps, View<const float> dy,
+                                 View<float> dx, View<float> dweight) = 0;
   /// The same with dx = residual + the input's gradient: where the
   /// normalized value also fed a residual sum, whose gradient adds here
   /// (whale.layernorm_grad's `plus`). By default the two calls, the sum

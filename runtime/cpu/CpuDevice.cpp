@@ -216,6 +216,19 @@ Status CpuDevice::layerNorm(View<const float> x, View<const float> gamma,
   return Status::ok();
 }
 
+Status CpuDevice::rmsNorm(View<const float> x, View<const float> weight,
+                          double eps, View<float> y) {
+  cpu::rmsNorm<float>(*this, x, weight, eps, y);
+  return Status::ok();
+}
+
+Status CpuDevice::rmsNormBackward(View<const float> x, View<const float> weight,
+                                  double eps, View<const float> dy,
+                                  View<float> dx, View<float> dweight) {
+  cpu::rmsNormBackward<float>(*this, x, weight, eps, dy, dx, dweight);
+  return Status::ok();
+}
+
 Status CpuDevice::layerNormBackward(View<const float> x,
                                     View<const float> gamma, double eps,
                                     View<const float> dy, View<float> dx,

@@ -104,6 +104,11 @@ public:
                           const float *d, View<float> dx) override;
   Status layerNorm(View<const float> x, View<const float> gamma,
                    View<const float> beta, double eps, View<float> y) override;
+  Status rmsNorm(View<const float> x, View<const float> weight, double eps,
+                 View<float> y) override;
+  Status rmsNormBackward(View<const float> x, View<const float> weight,
+                         double eps, View<const float> dy, View<float> dx,
+                         View<float> dweight) override;
   Status layerNormBackward(View<const float> x, View<const float> gamma,
                            double eps, View<const float> dy, View<float> dx,
                            View<float> dgamma, View<float> dbeta) override;

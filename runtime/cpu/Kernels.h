@@ -117,6 +117,14 @@ void layerNormBackward(CpuDevice &dev, View<const T> x, View<const T> gamma,
                        const T *mean, const T *rstd, View<const T> dy,
                        View<T> dx, View<T> dgamma, View<T> dbeta);
 
+/// RMS normalization over the last dimension (RmsNorm.cpp).
+template <class T>
+void rmsNorm(CpuDevice &dev, View<const T> x, View<const T> weight, double eps,
+             View<T> y);
+template <class T>
+void rmsNormBackward(CpuDevice &dev, View<const T> x, View<const T> weight,
+                     double eps, View<const T> dy, View<T> dx, View<T> dweight);
+
 /// table [V, D], ids [...] -> out [..., D]. Fails on an id outside [0, V).
 template <class T, class I>
 Status embedding(CpuDevice &dev, View<const T> table, View<const I> ids,

@@ -1251,6 +1251,44 @@ Status CudaDevice::layerNorm(View<const float> x, View<const float> gamma,
   return launched("layernorm");
 }
 
+Status CudaDevice::rmsNorm(View<const float> x, View<const float> weight,
+                           double eps, View<float> y) {
+  if (Status st = enter(); !st)
+    return st;
+  int64_t width = x.shape.back(), rows = width ? x.numel() / width : 0;
+  void *rstd;
+  if (Status st = scratch(0, rows * sizeof(float), &rstd); !st)
+    return st;
+  cuda::rmsNorm(compute, x.data, weight.data, static_cast<float>(eps), y.data,
+                static_cast<float *>(rstd), rows, width);
+  return launched("rms_norm");
+}
+
+Status CudaDevice::rmsNormBackward(View<const float> x,
+                                   View<const float> weight, double eps,
+                                   View<const float> dy, View<float> dx,
+                                   View<float> dweight) {
+  if (Status st = enter(); !st)
+    return st;
+  int64_t width = x.shape.back(), rows = width ? x.numel() / width : 0;
+  void *rstd, *y;
+  if (Status st = scratch(0, rows * sizeof(float), &rstd); !st)
+    return st;
+  if (Status st = scratch(1, x.numel() * sizeof(float), &y); !st)
+    return st;
+  float *partials;
+  if (Status st = columnScratch(rows, width, 1, partials); !st)
+    return st;
+  // The forward's rstd again; its output goes to scratch.
+  cuda::rmsNorm(compute, x.data, weight.data, static_cast<float>(eps),
+                static_cast<float *>(y), static_cast<float *>(rstd), rows,
+                width);
+  cuda::rmsNormGrad(compute, x.data, weight.data,
+                    static_cast<const float *>(rstd), dy.data, dx.data,
+                    dweight.data, rows, width, partials);
+  return launched("rms_norm_grad");
+}
+
 Status CudaDevice::layerNormGradInOnePass(View<const float> x,
                                           View<const float> gamma, double eps,
                                           View<const float> dy,

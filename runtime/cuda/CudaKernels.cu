@@ -349,6 +349,35 @@ __global__ void layerNormKernel(const float *x, const float *gamma,
   }
 }
 
+/// One block per row: y = x * rstd * weight, rstd kept for the backward.
+__global__ void rmsNormKernel(const float *x, const float *weight, float eps,
+                              float *y, float *rstd, int64_t width) {
+  const float *in = x + blockIdx.x * width;
+  float *out = y + blockIdx.x * width;
+  float sq = 0;
+  for (int64_t j = threadIdx.x; j < width; j += blockDim.x)
+    sq += in[j] * in[j];
+  float r = rsqrtf(blockReduce<false>(sq) / width + eps);
+  for (int64_t j = threadIdx.x; j < width; j += blockDim.x)
+    out[j] = in[j] * r * weight[j];
+  if (threadIdx.x == 0)
+    rstd[blockIdx.x] = r;
+}
+
+/// dx = rstd * (g - xhat * mean(g * xhat)), g = dy * weight.
+__global__ void rmsNormGradRowsKernel(const float *x, const float *weight,
+                                      const float *rstd, const float *dy,
+                                      float *dx, int64_t width) {
+  int64_t base = blockIdx.x * width;
+  float r = rstd[blockIdx.x];
+  float sumGX = 0;
+  for (int64_t j = threadIdx.x; j < width; j += blockDim.x)
+    sumGX += weight[j] * dy[base + j] * x[base + j] * r;
+  sumGX = blockReduce<false>(sumGX) / width;
+  for (int64_t j = threadIdx.x; j < width; j += blockDim.x)
+    dx[base + j] = r * (weight[j] * dy[base + j] - x[base + j] * r * sumGX);
+}
+
 __global__ void layerNormGradRowsKernel(const float *x, const float *gamma,
                                         const float *mean, const float *rstd,
                                         const float *dy, float *dx,
@@ -462,6 +491,17 @@ struct LayerNormGradTerm {
     const float d = dy[e];
     acc[0] += d * (x[e] - mean[r]) * rstd[r];
     acc[1] += d;
+  }
+};
+
+/// RMS normalization's weight gradient: dy * xhat summed over rows.
+struct RmsNormGradTerm {
+  static constexpr int kOutputs = 1;
+  const float *x, *rstd, *dy;
+  int64_t width;
+  __device__ void operator()(int64_t r, int64_t c, float *acc) const {
+    const int64_t e = r * width + c;
+    acc[0] += dy[e] * x[e] * rstd[r];
   }
 };
 
@@ -1202,6 +1242,24 @@ void layerNorm(cudaStream_t s, const float *x, const float *gamma,
   if (rows > 0)
     layerNormKernel<<<rows, kRowThreads, 0, s>>>(x, gamma, beta, eps, y, mean,
                                                  rstd, width);
+}
+
+void rmsNorm(cudaStream_t s, const float *x, const float *weight, float eps,
+             float *y, float *rstd, int64_t rows, int64_t width) {
+  if (rows > 0)
+    rmsNormKernel<<<rows, kRowThreads, 0, s>>>(x, weight, eps, y, rstd, width);
+}
+
+void rmsNormGrad(cudaStream_t s, const float *x, const float *weight,
+                 const float *rstd, const float *dy, float *dx, float *dweight,
+                 int64_t rows, int64_t width, float *partials) {
+  if (rows > 0)
+    rmsNormGradRowsKernel<<<rows, kRowThreads, 0, s>>>(x, weight, rstd, dy, dx,
+                                                       width);
+  ColumnOutputs<1> outs;
+  outs.out[0] = dweight;
+  columnSums(s, RmsNormGradTerm{x, rstd, dy, width},
+             planColumnSums(rows, width), outs, partials);
 }
 
 int64_t columnSumScratch(int64_t rows, int64_t width, int outputs) {

@@ -212,6 +212,15 @@ void layerNormGradFused(cudaStream_t s, const float *x, const float *gamma,
                         float *dx, float *dgamma, float *dbeta, int64_t rows,
                         int64_t width, float *partials);
 
+/// RMS normalization over rows of `width`; rstd (one per row) is kept.
+void rmsNorm(cudaStream_t s, const float *x, const float *weight, float eps,
+             float *y, float *rstd, int64_t rows, int64_t width);
+/// dweight is a sum over rows (ColumnSums.h), with
+/// columnSumScratch(rows, width, 1) floats of `partials`.
+void rmsNormGrad(cudaStream_t s, const float *x, const float *weight,
+                 const float *rstd, const float *dy, float *dx, float *dweight,
+                 int64_t rows, int64_t width, float *partials);
+
 /// ids (i32, or i64 when `wide`) index rows of table [vocab, width].
 void embedding(cudaStream_t s, const float *table, const void *ids, bool wide,
                float *out, int64_t count, int64_t vocab, int64_t width,

@@ -185,6 +185,31 @@ train mlp {
   EXPECT_EQ(g.checked, 3);
 }
 
+TEST(Autodiff, RmsNormMatchesFiniteDifferences) {
+  // RMSNorm's kernel and its gradient kernel (the input's and the weight's,
+  // the weight away from ones so its gradient is not the input's alone).
+  const char *source = R"(
+model m(x: f32[B, 12], y: i32[B]) {
+  replicate {
+    h = rms_norm(x @ param([12, 20], init = normal(0.5)),
+                 param([20], init = normal(1.0)), eps = 1e-3)
+    loss = mean(cross_entropy(h @ param([20, 5], init = normal(0.5)), y))
+  }
+  return loss
+}
+train m {
+  data = synthetic(batch = 16)
+  optimizer = sgd(lr = 0.1)
+  steps = 1
+}
+)";
+  whale::testing::TestRuntime runtime(5);
+  auto [x, y] = sineBatch(runtime, 16, 12, 0.41f, 3, 5, 7);
+  Gradients g = check(source, "m", {x, y}, runtime.ctx, 2e-2, 1e-2);
+  EXPECT_EQ(g.names.size(), 3u);
+  EXPECT_EQ(g.checked, 3);
+}
+
 TEST(Autodiff, ATransformerGradientsMatchFiniteDifferences) {
   // Every op of the stdlib's transformer block: embedding, layernorm,
   // attention (reshape, permute, batched matmuls, scale, causal mask,

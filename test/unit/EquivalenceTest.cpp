@@ -172,6 +172,17 @@ TEST(Equivalence, SwiGluMlpUnfusedOnOneDeviceAsFusedUnderAPlan) {
         << "step " << i + 1;
   EXPECT_LT(fused.losses.back(), fused.losses.front());
 }
+// Llama's MLP block: RMSNorm (a kernel of the runtime, its weight whole on
+// every rank, each row normalized whole), SwiGLU split Megatron's way, the
+// residual sum, and the final RMSNorm; then the same data parallel, where
+// the norms split with the batch.
+TEST(Equivalence, LlamaMlpSplitOverFourDevices) {
+  expectEquivalent(source(kLlamaMlpSplit), kLlamaMlpSplit, "cpu:4");
+}
+TEST(Equivalence, LlamaMlpDataParallelOverFourDevices) {
+  expectEquivalent(edit(source(kLlamaMlpSplit), "split {", "replicate {"),
+                   kLlamaMlpSplit, "cpu:4");
+}
 TEST(Equivalence, MlpSplitInGroupsOfTwoWithDataParallelism) {
   expectEquivalent(edit(source(kMlpSplit), "split {", "split(2) {"), kMlpSplit,
                    "cpu:4");

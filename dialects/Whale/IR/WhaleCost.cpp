@@ -3,7 +3,8 @@
 // FLOP conventions (docs/cost-model.md): a multiply-add is 2 FLOPs; simple
 // arithmetic 1 per element; transcendental functions 4 per element; gelu
 // (tanh form) 8; softmax 5 (max, subtract, exp, sum, divide); layernorm 8
-// (mean, variance, normalize, scale, shift); cross entropy 5 per logit.
+// (mean, variance, normalize, scale, shift); rms_norm 4 (square, sum,
+// normalize, scale); cross entropy 5 per logit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,6 +74,8 @@ int64_t CausalMaskOp::getFlops() { return elementsOf(getResult()); }
 int64_t CastOp::getFlops() { return elementsOf(getResult()); }
 int64_t SoftmaxOp::getFlops() { return 5 * elementsOf(getResult()); }
 int64_t LayerNormOp::getFlops() { return 8 * elementsOf(getResult()); }
+// The square and its sum (2), then the scaling by rstd and by the weight (2).
+int64_t RmsNormOp::getFlops() { return 4 * elementsOf(getResult()); }
 // Batch normalization: a channel sum, the centred squares (3 per element),
 // then normalize, scale and shift (4); its gradient two sums (4) and dx (5).
 int64_t BatchNormOp::getFlops() { return 8 * elementsOf(getResult()); }
@@ -213,6 +216,9 @@ int64_t CausalMaskGradOp::getFlops() { return elementsOf(getResult()); }
 int64_t LayerNormGradOp::getFlops() {
   return (getResidual() ? 13 : 12) * elementsOf(getX());
 }
+// rstd again (2), the weighted gradient and its dot with xhat (4), dx (3),
+// the weight's gradient (2).
+int64_t RmsNormGradOp::getFlops() { return 11 * elementsOf(getX()); }
 int64_t AttentionGradOp::getFlops() {
   return attentionGradFlops(getQuery().getType(), getKey().getType(),
                             getCausal(), getSequenceMajor());

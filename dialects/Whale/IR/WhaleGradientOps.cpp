@@ -156,6 +156,18 @@ LogicalResult LayerNormGradOp::verify() {
   return success();
 }
 
+LogicalResult RmsNormGradOp::verify() {
+  RankedTensorType x = getX().getType();
+  if (x.getRank() < 1)
+    return emitOpError("input needs rank >= 1");
+  if (failed(expectShape(*this, {x.getShape().back()}, getWeight().getType(),
+                         "weight")))
+    return failure();
+  if (getEps().convertToDouble() <= 0)
+    return emitOpError("eps must be positive");
+  return success();
+}
+
 LogicalResult BatchNormGradOp::verify() {
   RankedTensorType x = getX().getType();
   if (x.getRank() < 2)

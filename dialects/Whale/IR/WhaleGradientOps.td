@@ -304,6 +304,28 @@ def Whale_LayerNormGradOp : Whale_Op<"layernorm_grad", [Pure,
   let hasVerifier = 1;
 }
 
+def Whale_RmsNormGradOp : Whale_Op<"rms_norm_grad", [Pure,
+    AllTypesMatch<["x", "dy", "dx"]>, AllTypesMatch<["weight", "dweight"]>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Gradients of a root-mean-square normalization";
+  let description = [{
+    From the forward input, the weight and `dy`: the gradients of the input
+    and of the weight. Each row's statistic is recomputed.
+
+    ```mlir
+    %dx, %dw = whale.rms_norm_grad %x, %w, %dy eps = 1.000000e-05 : tensor<8x16xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$x, Whale_FloatTensor:$weight,
+                       Whale_FloatTensor:$dy, F64Attr:$eps);
+  let results = (outs Whale_FloatTensor:$dx, Whale_FloatTensor:$dweight);
+  let assemblyFormat = [{
+    $x `,` $weight `,` $dy `eps` `=` $eps attr-dict `:` type($x) `,`
+    type($weight)
+  }];
+  let hasVerifier = 1;
+}
+
 def Whale_BatchNormGradOp : Whale_Op<"batch_norm_grad", [Pure,
     AllTypesMatch<["x", "dy", "dx"]>,
     AllTypesMatch<["gamma", "mean", "invstd", "dgamma", "dbeta"]>,

@@ -211,6 +211,14 @@ SmallVector<Value> LayerNormOp::buildGradients(OpBuilder &b,
   return {grad.getDx(), grad.getDgamma(), grad.getDbeta()};
 }
 
+SmallVector<Value> RmsNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  if (!g[0])
+    return {Value(), Value()};
+  auto grad = RmsNormGradOp::create(b, getLoc(), getInput(), getWeight(), g[0],
+                                    getEpsAttr());
+  return {grad.getDx(), grad.getDweight()};
+}
+
 SmallVector<Value> BatchNormOp::buildGradients(OpBuilder &b,
                                                ArrayRef<Value> g) {
   // The statistics' own gradients are not taken: a loss reading `mean` or

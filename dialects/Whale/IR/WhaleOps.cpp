@@ -607,6 +607,20 @@ LogicalResult SoftmaxOp::verify() {
   return normalizeAxis(*this, getAxis(), getType().getRank());
 }
 
+LogicalResult RmsNormOp::verify() {
+  RankedTensorType in = tensorOf(getInput());
+  if (in.getRank() < 1)
+    return emitOpError("input needs rank >= 1");
+  if (failed(expectShape(*this, {in.getShape().back()}, tensorOf(getWeight()),
+                         "weight")) ||
+      failed(expectSameElementType(*this, in, getWeight().getType(),
+                                   "input and weight")))
+    return failure();
+  if (getEps().convertToDouble() <= 0)
+    return emitOpError("eps must be positive");
+  return success();
+}
+
 LogicalResult LayerNormOp::verify() {
   RankedTensorType in = tensorOf(getInput());
   if (in.getRank() < 1)

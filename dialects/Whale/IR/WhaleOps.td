@@ -418,6 +418,31 @@ def Whale_LayerNormOp : Whale_Op<"layernorm", [DeclareOpInterfaceMethods<Whale_S
   let hasVerifier = 1;
 }
 
+def Whale_RmsNormOp : Whale_Op<"rms_norm", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+    AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Root-mean-square normalization over the last dimension";
+  let description = [{
+    Llama's RMSNorm: divides each row of `input` `[..., D]` by the root of
+    its mean square plus `eps`, then scales by `weight` `[D]`. No mean is
+    taken out and there is no bias:
+
+    `result = input / sqrt(mean(input * input, -1) + eps) * weight`
+
+    ```mlir
+    %y = whale.rms_norm %x, %w eps = 1.000000e-05 : tensor<8x16xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$input, Whale_FloatTensor:$weight,
+                       F64Attr:$eps);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `eps` `=` $eps attr-dict `:` type($input) `,`
+    type($weight)
+  }];
+  let hasVerifier = 1;
+}
+
 def Whale_TopKOp : Whale_Op<"topk", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "The k largest entries of each last-dimension row";

@@ -118,6 +118,16 @@ void LayerNormOp::getShardingPatterns(Context &ctx) {
   ctx.addAllWhole(*this);
 }
 
+// Each row is normalized whole: split along any axis but the last, the
+// weight whole on every rank.
+void RmsNormOp::getShardingPatterns(Context &ctx) {
+  const int64_t rank = rankOf((*this)->getResult(0));
+  Layout l = ctx.layoutOf(getOperand(0));
+  if (l.kind == Layout::Part && l.axis != rank - 1)
+    ctx.add({"split", {l, Layout::whole()}, {false, true}, l});
+  ctx.addAllWhole(*this);
+}
+
 void TransposeOp::getShardingPatterns(Context &ctx) {
   const int64_t rank = rankOf((*this)->getResult(0));
   Layout l = ctx.layoutOf(getOperand());

@@ -109,6 +109,13 @@ void whale::populateComputeRuntimePatterns(RewritePatternSet &patterns,
                 {rt.ctx, in[0], in[1], in[2], rt.f64(n.getEps()), out[0]});
         return out;
       });
+  addRuntimePattern<RmsNormOp>(
+      p, l, [](RmsNormOp n, ValueRange in, RuntimeCalls &rt) {
+        Handles out = rt.tensorsFor(n);
+        rt.call(WHALE_RT_FN(rms_norm),
+                {rt.ctx, in[0], in[1], rt.f64(n.getEps()), out[0]});
+        return out;
+      });
   addRuntimePattern<BatchNormOp>(
       p, l, [](BatchNormOp n, ValueRange in, RuntimeCalls &rt) {
         Handles out = rt.tensorsFor(n);

@@ -135,6 +135,14 @@ void whale::populateGradientRuntimePatterns(RewritePatternSet &patterns,
                   {rt.ctx, in[0], in[1], eps, in[2], out[0], out[1], out[2]});
         return out;
       });
+  addRuntimePattern<RmsNormGradOp>(
+      p, l, [](RmsNormGradOp g, ValueRange in, RuntimeCalls &rt) {
+        Handles out = rt.tensorsFor(g);
+        rt.call(
+            WHALE_RT_FN(rms_norm_grad),
+            {rt.ctx, in[0], in[1], rt.f64(g.getEps()), in[2], out[0], out[1]});
+        return out;
+      });
   addRuntimePattern<BatchNormGradOp>(
       p, l, [](BatchNormGradOp g, ValueRange in, RuntimeCalls &rt) {
         Handles out = rt.tensorsFor(g);
