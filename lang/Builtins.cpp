@@ -303,6 +303,7 @@ struct BuiltinCall {
   SVal softmax();
   SVal layernorm();
   SVal rmsNorm();
+  SVal rope();
   SVal batchNorm();
   SVal embedding();
   SVal crossEntropy();
@@ -344,6 +345,7 @@ const std::vector<BuiltinSig> &builtinTable() {
       {"softmax", {"x", "axis"}, 1, &BuiltinCall::softmax},
       {"layernorm", {"x", "gamma", "beta", "eps"}, 3, &BuiltinCall::layernorm},
       {"rms_norm", {"x", "weight", "eps"}, 2, &BuiltinCall::rmsNorm},
+      {"rope", {"x", "theta"}, 1, &BuiltinCall::rope},
       {"batch_norm",
        {"x", "gamma", "beta", "running_mean", "running_var", "momentum", "eps"},
        5,
@@ -870,6 +872,25 @@ SVal BuiltinCall::rmsNorm() {
     return SVal::error();
   }
   return tensorOut(NodeOp::rms_norm, {x, w}, tx, {{"eps", NodeAttr(eps)}});
+}
+
+SVal BuiltinCall::rope() {
+  int x;
+  double theta;
+  if (!a.tensor(0, x) || !a.number(1, theta, 10000.0))
+    return SVal::error();
+  const TensorType &tx = s.typeOf(x);
+  if (tx.rank() < 2 ||
+      (tx.dims.back().isKnown() && tx.dims.back().value % 2 != 0)) {
+    s.error(args[0].loc,
+            "rope needs [..., T, E] with an even E, got " + tx.str());
+    return SVal::error();
+  }
+  if (!(theta > 1)) {
+    s.error(args[1].loc, "theta must be greater than 1");
+    return SVal::error();
+  }
+  return tensorOut(NodeOp::rope, {x}, tx, {{"theta", NodeAttr(theta)}});
 }
 
 SVal BuiltinCall::batchNorm() {

@@ -44,10 +44,7 @@ struct PipelinePass : public whale::impl::WhalePipelineBase<PipelinePass> {
       return fn.emitOpError("schedule must be \"gpipe\" or \"1f1b\", not \"")
              << kind << "\"";
 
-    int64_t batch = globalBatch;
-    if (batch == 0)
-      if (auto train = fn->getAttrOfType<DictionaryAttr>("whale.train"))
-        batch = plan::intOf(train.getAs<DictionaryAttr>("data"), "batch");
+    int64_t batch = globalBatch ? globalBatch : plan::trainBatch(fn);
     if (batch == 0) {
       auto first = fn.getNumArguments()
                        ? dyn_cast<RankedTensorType>(fn.getArgumentTypes()[0])

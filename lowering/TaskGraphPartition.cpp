@@ -126,9 +126,7 @@ StageDevices stageDevices(func::FuncOp fn, int64_t k, int64_t c) {
       for (int64_t j = 0; j < c; ++j) {
         const perf::DeviceDescription &d = cluster.device(blocks[i] + j);
         if (llvm::none_of(seen[i], [&](const perf::DeviceDescription &x) {
-              return x.gpu == d.gpu && x.model == d.model &&
-                     x.flops == d.flops && x.threads == d.threads &&
-                     x.sms == d.sms;
+              return perf::sameDevice(x, d);
             })) {
           seen[i].push_back(d);
           s.models[i].push_back(perf::deviceModelOf(d));
@@ -209,11 +207,9 @@ struct TaskGraphPartitionPass
     for (auto [i, op] : llvm::enumerate(compute))
       index[op] = i;
     int states = 0;
-    int64_t batch = 0;
-    if (auto train = fn->getAttrOfType<DictionaryAttr>("whale.train")) {
+    const int64_t batch = plan::trainBatch(fn);
+    if (auto train = fn->getAttrOfType<DictionaryAttr>("whale.train"))
       states = optimizerStateCount(train.getAs<DictionaryAttr>("optimizer"));
-      batch = plan::intOf(train.getAs<DictionaryAttr>("data"), "batch");
-    }
     SmallVector<double> act(n + 1, 0), params(n + 1, 0);
     for (ParamOp p : fn.getBody().front().getOps<ParamOp>()) {
       int64_t at = n;

@@ -7,6 +7,12 @@
 
 namespace whale::perf {
 
+bool sameDevice(const DeviceDescription &a, const DeviceDescription &b) {
+  return a.gpu == b.gpu && a.model == b.model && a.flops == b.flops &&
+         a.threads == b.threads && a.memory == b.memory && a.sms == b.sms &&
+         a.contexts == b.contexts;
+}
+
 double smShare(const DeviceDescription &d) {
   if (!d.gpu)
     return 1;

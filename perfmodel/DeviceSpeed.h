@@ -40,6 +40,12 @@ struct DeviceDescription {
   int contexts = 1;
 };
 
+/// Whether two devices compute and hold alike: the same kind, data sheet,
+/// rate, threads, memory and share of their GPU. The one answer to "are
+/// these devices alike" (the planner's device models, the search's even
+/// layouts, the auto_parallel cut's bound).
+bool sameDevice(const DeviceDescription &a, const DeviceDescription &b);
+
 /// The SMs of a GPU known by rate alone: an H100's, whose rate the nominal
 /// GPU rate is.
 constexpr int kNominalGpuSms = 132;

@@ -26,14 +26,16 @@ namespace {
 /// has one (a loss's labels and an embedding's ids are integers): a value
 /// that depends on a trained parameter through them has a gradient the
 /// rank program keeps. Others (routing, top-k) may stop it, so nothing is
-/// assumed through them.
+/// assumed through them. An op defined by its formula (silu) passes its
+/// gradient as every elementwise op does.
 bool passesGradients(Operation *op) {
-  return isa<MatmulOp, AddOp, SubOp, MulOp, DivOp, NegOp, ReluOp, GeluOp,
+  return isa<ScalarFormulaOpInterface>(op) ||
+         isa<MatmulOp, AddOp, SubOp, MulOp, DivOp, NegOp, ReluOp, GeluOp,
              TanhOp, ExpOp, LogOp, SqrtOp, CastOp, CausalMaskOp, SoftmaxOp,
-             AttentionOp, DropoutOp, LayerNormOp, EmbeddingOp, ReduceSumOp,
-             ReduceMeanOp, ReshapeOp, TransposeOp, SliceOp, ConcatOp,
-             AllGatherOp, ShardSliceOp, ShardSumOp, FanoutOp, AllToAllOp,
-             CrossEntropyOp, ShardedCrossEntropyOp>(op);
+             AttentionOp, DropoutOp, LayerNormOp, RmsNormOp, EmbeddingOp,
+             ReduceSumOp, ReduceMeanOp, ReshapeOp, TransposeOp, SliceOp,
+             ConcatOp, AllGatherOp, ShardSliceOp, ShardSumOp, FanoutOp,
+             AllToAllOp, CrossEntropyOp, ShardedCrossEntropyOp>(op);
 }
 
 bool isFloat(Value v) {

@@ -191,9 +191,7 @@ bool readModel(Interpreter &interp, ModelFacts &facts, std::string &error) {
   if (!fn)
     return false;
   facts.model = fn.getName().str();
-  if (auto train = fn->getAttrOfType<mlir::DictionaryAttr>("whale.train"))
-    facts.globalBatch =
-        plan::intOf(train.getAs<mlir::DictionaryAttr>("data"), "batch");
+  facts.globalBatch = plan::trainBatch(fn);
   fn.walk([&](mlir::Operation *op) {
     if (op->getDialect() && op->getDialect()->getNamespace() == "whale" &&
         !mlir::isa<ParamOp, TaskGraphOp, YieldOp>(op))
@@ -204,6 +202,16 @@ bool readModel(Interpreter &interp, ModelFacts &facts, std::string &error) {
     return false;
   }
   return true;
+}
+
+/// Whether every device of `cluster` is alike (perf::sameDevice).
+bool devicesAlike(const Cluster &cluster) {
+  // Devices that leave their threads to the run share the same default.
+  return std::all_of(
+      cluster.devices.begin(), cluster.devices.end(), [&](const DeviceSpec &d) {
+        return perf::sameDevice(describe(d, 1),
+                                describe(cluster.devices.front(), 1));
+      });
 }
 
 /// The candidates the space holds, before any is planned.
@@ -219,12 +227,7 @@ std::vector<SearchCandidate> enumerate(const Cluster &cluster,
     for (auto [node, count] : onNode)
       perNode = std::min(perNode, count);
   }
-  bool alike = std::all_of(
-      cluster.devices.begin(), cluster.devices.end(), [&](const DeviceSpec &d) {
-        const DeviceSpec &f = cluster.devices.front();
-        return d.kind == f.kind && d.threads == f.threads &&
-               d.memory == f.memory && d.flops == f.flops && d.model == f.model;
-      });
+  bool alike = devicesAlike(cluster);
   std::vector<SearchCandidate> out;
   for (int64_t c : divisors(n)) {
     if (c > perNode)
@@ -384,16 +387,8 @@ public:
     // alike, without a profile (measured times need not add up so).
     sim::Topology topology = topologyOf(cluster, search.defaultThreads);
     const std::vector<perf::DeviceModel> &devices = topology.devices;
-    auto alike = [&](const perf::DeviceModel &d) {
-      const perf::DeviceModel &f = devices.front();
-      return d.matmulFlops == f.matmulFlops &&
-             d.matmulFlopsBf16 == f.matmulFlopsBf16 &&
-             d.launchSeconds == f.launchSeconds &&
-             d.memoryBandwidth == f.memoryBandwidth &&
-             d.parallelUnits == f.parallelUnits && d.tile == f.tile;
-    };
     if (search.boundByCut && !search.profile && !devices.empty() &&
-        std::all_of(devices.begin(), devices.end(), alike))
+        devicesAlike(cluster))
       cutTopology = std::move(topology);
   }
 

@@ -546,6 +546,24 @@ whale_rt_status whale_rt_layernorm(whale_rt_context *ctx, whale_rt_tensor *x,
   });
 }
 
+whale_rt_status whale_rt_rope(whale_rt_context *ctx, whale_rt_tensor *x,
+                              double theta, int32_t inverse,
+                              whale_rt_tensor *out) {
+  return traced(ctx, "rope", {out}, [&]() -> whale_rt_status {
+    if (whale_rt_status s = needF32(ctx, "rope", {{"x", x}, {"out", out}}))
+      return s;
+    const Shape &sx = shapeOf(x);
+    if (sx.size() < 2 || sx.back() % 2 != 0 || !(theta > 1))
+      return ctx->invalid("rope: needs x [..., T, E] with an even E and "
+                          "theta above 1, got " +
+                          shapeString(sx));
+    if (whale_rt_status s = needShape(ctx, "rope", out, sx))
+      return s;
+    return ran(ctx, ctx->device->rope(x->tensor.cview<float>(), theta,
+                                      inverse != 0, out->tensor.view<float>()));
+  });
+}
+
 whale_rt_status whale_rt_rms_norm(whale_rt_context *ctx, whale_rt_tensor *x,
                                   whale_rt_tensor *weight, double eps,
                                   whale_rt_tensor *out) {

@@ -236,6 +236,11 @@ public:
                                    double eps, View<const float> dy,
                                    View<float> dx, View<float> dgamma,
                                    View<float> dbeta) = 0;
+  /// Rotary position embedding of x [..., T, E]: each position t turns the
+  /// pairs (i, i + E/2) of its row by t * theta^(-2i/E); backwards with
+  /// `inverse`.
+  virtual Status rope(View<const float> x, double theta, bool inverse,
+                      View<float> y) = 0;
   /// RMS normalization over the last dimension: y = x * rstd * weight with
   /// rstd = 1 / sqrt(mean(x * x) + eps) per row; its backward recomputes
   /// rstd from x.

@@ -216,6 +216,12 @@ Status CpuDevice::layerNorm(View<const float> x, View<const float> gamma,
   return Status::ok();
 }
 
+Status CpuDevice::rope(View<const float> x, double theta, bool inverse,
+                       View<float> y) {
+  cpu::rope<float>(*this, x, theta, inverse, y);
+  return Status::ok();
+}
+
 Status CpuDevice::rmsNorm(View<const float> x, View<const float> weight,
                           double eps, View<float> y) {
   cpu::rmsNorm<float>(*this, x, weight, eps, y);

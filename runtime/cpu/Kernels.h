@@ -117,6 +117,15 @@ void layerNormBackward(CpuDevice &dev, View<const T> x, View<const T> gamma,
                        const T *mean, const T *rstd, View<const T> dy,
                        View<T> dx, View<T> dgamma, View<T> dbeta);
 
+/// Rotary position embedding of x [..., T, E] (Rope.cpp).
+template <class T>
+void rope(CpuDevice &dev, View<const T> x, double theta, bool inverse,
+          View<T> y);
+/// The angles rope turns by, as Hugging Face transformers computes them in
+/// f32: cos and sin of t * theta^(-2i/E) for t < T, i < E/2, row by row.
+void ropeTable(int64_t positions, int64_t width, double theta, float *cos,
+               float *sin);
+
 /// RMS normalization over the last dimension (RmsNorm.cpp).
 template <class T>
 void rmsNorm(CpuDevice &dev, View<const T> x, View<const T> weight, double eps,

@@ -212,6 +212,10 @@ void layerNormGradFused(cudaStream_t s, const float *x, const float *gamma,
                         float *dx, float *dgamma, float *dbeta, int64_t rows,
                         int64_t width, float *partials);
 
+/// Rotary position embedding of rows of `width` whose positions repeat
+/// every `positions` rows (x [..., T, E]).
+void rope(cudaStream_t s, const float *x, float theta, bool inverse, float *y,
+          int64_t rows, int64_t positions, int64_t width);
 /// RMS normalization over rows of `width`; rstd (one per row) is kept.
 void rmsNorm(cudaStream_t s, const float *x, const float *weight, float eps,
              float *y, float *rstd, int64_t rows, int64_t width);

@@ -210,6 +210,48 @@ train m {
   EXPECT_EQ(g.checked, 3);
 }
 
+TEST(Autodiff, ALlamaBlockMatchesFiniteDifferences) {
+  // A Llama block written out (the stdlib's llama_block with weights of
+  // size 0.3 to 1, so that most gradients stand above the check's floor):
+  // RMSNorm, rotary positions on the queries and keys (their gradient the
+  // inverse turn), causal attention, SwiGLU, residuals.
+  const char *source = R"(
+import nn
+def w(rows: int, cols: int) { return param([rows, cols], init = normal(0.3)) }
+model llama(tokens: i32[B, 8], targets: i32[B, 8]) {
+  x = embedding(param([32, 16], init = normal(1.0)), tokens)
+  n = rms_norm(x, param([16], init = normal(1.0)))
+  q = rope(nn.split_heads(n @ w(16, 16), 2))
+  k = rope(nn.split_heads(n @ w(16, 16), 2), theta = 500000)
+  v = nn.split_heads(n @ w(16, 16), 2)
+  scores = causal_mask(matmul(q, k, transpose_b = true) * 0.35)
+  h = x + nn.merge_heads(matmul(softmax(scores), v)) @ w(16, 16)
+  m = rms_norm(h, param([16], init = normal(1.0)))
+  h = h + (silu(m @ w(16, 24)) * (m @ w(16, 24))) @ w(24, 16)
+  return mean(cross_entropy(h @ w(16, 32), targets))
+}
+train llama {
+  data = synthetic(batch = 4)
+  optimizer = sgd(lr = 0.1)
+  steps = 1
+}
+)";
+  whale::testing::TestRuntime runtime(9);
+  whale_rt_tensor *tok = runtime.make(WHALE_RT_I32, {4, 8});
+  whale_rt_tensor *tgt = runtime.make(WHALE_RT_I32, {4, 8});
+  for (int i = 0; i < 32; ++i) {
+    static_cast<int32_t *>(whale_rt_tensor_data(tok))[i] = (i * 7 + 3) % 32;
+    static_cast<int32_t *>(whale_rt_tensor_data(tgt))[i] = (i * 11 + 1) % 32;
+  }
+  Gradients g = check(source, "llama", {tok, tgt}, runtime.ctx, 2e-2, 2e-2);
+  // table, 2 norms, q k v o, gate up down, head
+  EXPECT_EQ(g.names.size(), 11u);
+  EXPECT_EQ(g.checked, 11);
+  std::printf("llama block: %zu parameter gradients, %d with a large "
+              "directional derivative, worst relative error %.2e\n",
+              g.names.size(), g.checked, g.worst);
+}
+
 TEST(Autodiff, ATransformerGradientsMatchFiniteDifferences) {
   // Every op of the stdlib's transformer block: embedding, layernorm,
   // attention (reshape, permute, batched matmuls, scale, causal mask,

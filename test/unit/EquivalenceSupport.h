@@ -35,6 +35,8 @@ inline const char *const kSplitStage = "test/equivalence/mlp_split_stage.whl";
 inline const char *const kSwiGluSplit = "test/equivalence/swiglu_split.whl";
 inline const char *const kLlamaMlpSplit =
     "test/equivalence/llama_mlp_split.whl";
+inline const char *const kLlamaBlockSplit =
+    "test/equivalence/llama_block_split.whl";
 
 inline std::string source(const char *path) {
   std::ifstream f(std::string(WHALE_SOURCE_DIR) + "/" + path);

@@ -183,6 +183,15 @@ TEST(Equivalence, LlamaMlpDataParallelOverFourDevices) {
   expectEquivalent(edit(source(kLlamaMlpSplit), "split {", "replicate {"),
                    kLlamaMlpSplit, "cpu:4");
 }
+// The stdlib's Llama block (rotary attention too) split over four ranks,
+// data parallel over four, and the two as two pairs.
+TEST(Equivalence, LlamaBlockSplitOverFourDevices) {
+  expectEquivalent(source(kLlamaBlockSplit), kLlamaBlockSplit, "cpu:4");
+}
+TEST(Equivalence, LlamaBlockDataParallelOverFourDevices) {
+  expectEquivalent(edit(source(kLlamaBlockSplit), "split {", "replicate {"),
+                   kLlamaBlockSplit, "cpu:4");
+}
 TEST(Equivalence, MlpSplitInGroupsOfTwoWithDataParallelism) {
   expectEquivalent(edit(source(kMlpSplit), "split {", "split(2) {"), kMlpSplit,
                    "cpu:4");

@@ -74,6 +74,8 @@ int64_t CausalMaskOp::getFlops() { return elementsOf(getResult()); }
 int64_t CastOp::getFlops() { return elementsOf(getResult()); }
 int64_t SoftmaxOp::getFlops() { return 5 * elementsOf(getResult()); }
 int64_t LayerNormOp::getFlops() { return 8 * elementsOf(getResult()); }
+// Two products and a sum per element (the angles' table is T * E / 2).
+int64_t RopeOp::getFlops() { return 3 * elementsOf(getResult()); }
 // The square and its sum (2), then the scaling by rstd and by the weight (2).
 int64_t RmsNormOp::getFlops() { return 4 * elementsOf(getResult()); }
 // Batch normalization: a channel sum, the centred squares (3 per element),

@@ -211,6 +211,14 @@ SmallVector<Value> LayerNormOp::buildGradients(OpBuilder &b,
   return {grad.getDx(), grad.getDgamma(), grad.getDbeta()};
 }
 
+// A rotation's transpose is its inverse: the gradient turns back.
+SmallVector<Value> RopeOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
+  if (!g[0])
+    return {Value()};
+  return {RopeOp::create(b, getLoc(), g[0], getThetaAttr(),
+                         getInverse() ? UnitAttr() : b.getUnitAttr())};
+}
+
 SmallVector<Value> RmsNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
   if (!g[0])
     return {Value(), Value()};

@@ -607,6 +607,15 @@ LogicalResult SoftmaxOp::verify() {
   return normalizeAxis(*this, getAxis(), getType().getRank());
 }
 
+LogicalResult RopeOp::verify() {
+  RankedTensorType in = tensorOf(getInput());
+  if (in.getRank() < 2 || in.getShape().back() % 2 != 0)
+    return emitOpError() << "needs [..., T, E] with E even, got " << in;
+  if (!(getTheta().convertToDouble() > 1))
+    return emitOpError("theta must be greater than 1");
+  return success();
+}
+
 LogicalResult RmsNormOp::verify() {
   RankedTensorType in = tensorOf(getInput());
   if (in.getRank() < 1)

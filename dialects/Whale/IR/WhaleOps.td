@@ -443,6 +443,33 @@ def Whale_RmsNormOp : Whale_Op<"rms_norm", [DeclareOpInterfaceMethods<Whale_Shar
   let hasVerifier = 1;
 }
 
+def Whale_RopeOp : Whale_Op<"rope", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
+    AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Rotary position embedding of queries or keys (RoPE)";
+  let description = [{
+    For `input` `[..., T, E]` (E even), position `t` of the T axis and
+    `i < E / 2`: the pair `(x[i], x[i + E/2])` turns by the angle
+    `t * theta^(-2i / E)`, as Hugging Face transformers' Llama applies it
+    (`x * cos + rotate_half(x) * sin`, the two halves of each row paired).
+    The frequencies and angles are computed in f32 as transformers computes
+    them. With `inverse` the turn is backwards: the gradient of a rotation
+    is its inverse.
+
+    ```mlir
+    %q2 = whale.rope %q theta = 1.000000e+04 : tensor<2x4x16x8xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$input, F64Attr:$theta,
+                       UnitAttr:$inverse);
+  let results = (outs Whale_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `theta` `=` $theta (`inverse` $inverse^)? attr-dict `:`
+    type($input)
+  }];
+  let hasVerifier = 1;
+}
+
 def Whale_TopKOp : Whale_Op<"topk", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
   let summary = "The k largest entries of each last-dimension row";

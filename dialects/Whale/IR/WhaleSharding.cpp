@@ -118,6 +118,13 @@ void LayerNormOp::getShardingPatterns(Context &ctx) {
   ctx.addAllWhole(*this);
 }
 
+// A position's turn depends on its place along T and pairs the halves of
+// E: split along the axes before them.
+void RopeOp::getShardingPatterns(Context &ctx) {
+  const int64_t rank = rankOf((*this)->getResult(0));
+  splitUnless(*this, ctx, 0, [&](int64_t d) { return d < rank - 2; });
+}
+
 // Each row is normalized whole: split along any axis but the last, the
 // weight whole on every rank.
 void RmsNormOp::getShardingPatterns(Context &ctx) {

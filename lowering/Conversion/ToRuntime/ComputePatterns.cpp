@@ -109,6 +109,13 @@ void whale::populateComputeRuntimePatterns(RewritePatternSet &patterns,
                 {rt.ctx, in[0], in[1], in[2], rt.f64(n.getEps()), out[0]});
         return out;
       });
+  addRuntimePattern<RopeOp>(
+      p, l, [](RopeOp r, ValueRange in, RuntimeCalls &rt) {
+        Handles out = rt.tensorsFor(r);
+        rt.call(WHALE_RT_FN(rope), {rt.ctx, in[0], rt.f64(r.getTheta()),
+                                    rt.i32(r.getInverse()), out[0]});
+        return out;
+      });
   addRuntimePattern<RmsNormOp>(
       p, l, [](RmsNormOp n, ValueRange in, RuntimeCalls &rt) {
         Handles out = rt.tensorsFor(n);

@@ -1,0 +1,35 @@
+// RUN: whale-opt %s -split-input-file -verify-diagnostics | FileCheck %s
+// Rotary position embedding and its inverse round-trip.
+
+// CHECK-LABEL: func.func @rope
+// CHECK: whale.rope %{{.*}} theta = 1.000000e+04 : tensor<2x4x16x8xf32>
+// CHECK: whale.rope %{{.*}} theta = 5.000000e+05 inverse : tensor<2x4x16x8xf32>
+func.func @rope(%q: tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32> {
+  %a = whale.rope %q theta = 1.0e4 : tensor<2x4x16x8xf32>
+  %b = whale.rope %a theta = 5.0e5 inverse : tensor<2x4x16x8xf32>
+  return %b : tensor<2x4x16x8xf32>
+}
+
+// -----
+
+func.func @odd(%q: tensor<16x7xf32>) {
+  // expected-error @+1 {{needs [..., T, E] with E even, got 'tensor<16x7xf32>'}}
+  %a = whale.rope %q theta = 1.0e4 : tensor<16x7xf32>
+  return
+}
+
+// -----
+
+func.func @rank(%q: tensor<8xf32>) {
+  // expected-error @+1 {{needs [..., T, E] with E even}}
+  %a = whale.rope %q theta = 1.0e4 : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @theta(%q: tensor<16x8xf32>) {
+  // expected-error @+1 {{theta must be greater than 1}}
+  %a = whale.rope %q theta = 1.0 : tensor<16x8xf32>
+  return
+}
