@@ -345,7 +345,11 @@ const std::vector<BuiltinSig> &builtinTable() {
       {"softmax", {"x", "axis"}, 1, &BuiltinCall::softmax},
       {"layernorm", {"x", "gamma", "beta", "eps"}, 3, &BuiltinCall::layernorm},
       {"rms_norm", {"x", "weight", "eps"}, 2, &BuiltinCall::rmsNorm},
-      {"rope", {"x", "theta"}, 1, &BuiltinCall::rope},
+      {"rope",
+       {"x", "theta", "factor", "low_freq_factor", "high_freq_factor",
+        "original_positions"},
+       1,
+       &BuiltinCall::rope},
       {"batch_norm",
        {"x", "gamma", "beta", "running_mean", "running_var", "momentum", "eps"},
        5,
@@ -876,8 +880,10 @@ SVal BuiltinCall::rmsNorm() {
 
 SVal BuiltinCall::rope() {
   int x;
-  double theta;
-  if (!a.tensor(0, x) || !a.number(1, theta, 10000.0))
+  double theta, factor, low, high, original;
+  if (!a.tensor(0, x) || !a.number(1, theta, 10000.0) ||
+      !a.number(2, factor, 1.0) || !a.number(3, low, 1.0) ||
+      !a.number(4, high, 4.0) || !a.number(5, original, 8192.0))
     return SVal::error();
   const TensorType &tx = s.typeOf(x);
   if (tx.rank() < 2 ||
@@ -890,7 +896,19 @@ SVal BuiltinCall::rope() {
     s.error(args[1].loc, "theta must be greater than 1");
     return SVal::error();
   }
-  return tensorOut(NodeOp::rope, {x}, tx, {{"theta", NodeAttr(theta)}});
+  // Llama 3.1's frequency scaling, where a factor above 1 asks for it.
+  if (factor == 1)
+    return tensorOut(NodeOp::rope, {x}, tx, {{"theta", NodeAttr(theta)}});
+  if (!(factor > 1) || !(low > 0) || !(high > low) || !(original >= 1)) {
+    s.error(args[2].loc, "rope's scaling needs factor >= 1, 0 < "
+                         "low_freq_factor < high_freq_factor and "
+                         "original_positions >= 1");
+    return SVal::error();
+  }
+  return tensorOut(NodeOp::rope, {x}, tx,
+                   {{"theta", NodeAttr(theta)},
+                    {"scaling", NodeAttr(std::vector<double>{factor, low, high,
+                                                             original})}});
 }
 
 SVal BuiltinCall::batchNorm() {

@@ -208,10 +208,13 @@ whale_rt_status whale_rt_layernorm(whale_rt_context *ctx, whale_rt_tensor *x,
 /* Rotary position embedding of x [..., T, E] (E even), as Hugging Face
  * transformers' Llama applies it: position t turns the pair (x[i],
  * x[i + E/2]) by t * theta^(-2i/E), the angle computed in f32 as
- * transformers computes it. `inverse` turns the other way (the gradient). */
+ * transformers computes it. `scaling`, null or {factor, low_freq_factor,
+ * high_freq_factor, original_max_position_embeddings}, rescales the
+ * frequencies as Llama 3.1 does. `inverse` turns the other way (the
+ * gradient). */
 whale_rt_status whale_rt_rope(whale_rt_context *ctx, whale_rt_tensor *x,
-                              double theta, int32_t inverse,
-                              whale_rt_tensor *out);
+                              double theta, const double *scaling,
+                              int32_t inverse, whale_rt_tensor *out);
 /* Root-mean-square normalization over the last dimension (Llama's RMSNorm):
  * out = x / sqrt(mean(x * x) + eps) * weight, weight [D]. */
 whale_rt_status whale_rt_rms_norm(whale_rt_context *ctx, whale_rt_tensor *x,

@@ -547,8 +547,8 @@ whale_rt_status whale_rt_layernorm(whale_rt_context *ctx, whale_rt_tensor *x,
 }
 
 whale_rt_status whale_rt_rope(whale_rt_context *ctx, whale_rt_tensor *x,
-                              double theta, int32_t inverse,
-                              whale_rt_tensor *out) {
+                              double theta, const double *scaling,
+                              int32_t inverse, whale_rt_tensor *out) {
   return traced(ctx, "rope", {out}, [&]() -> whale_rt_status {
     if (whale_rt_status s = needF32(ctx, "rope", {{"x", x}, {"out", out}}))
       return s;
@@ -559,8 +559,19 @@ whale_rt_status whale_rt_rope(whale_rt_context *ctx, whale_rt_tensor *x,
                           shapeString(sx));
     if (whale_rt_status s = needShape(ctx, "rope", out, sx))
       return s;
+    RopeScaling scaled;
+    if (scaling) {
+      scaled = RopeScaling{scaling[0], scaling[1], scaling[2], scaling[3]};
+      if (!(scaled.factor >= 1) || !(scaled.lowFreqFactor > 0) ||
+          !(scaled.highFreqFactor > scaled.lowFreqFactor) ||
+          !(scaled.originalPositions >= 1))
+        return ctx->invalid("rope: scaling needs factor >= 1, 0 < "
+                            "low_freq_factor < high_freq_factor and "
+                            "original positions >= 1");
+    }
     return ran(ctx, ctx->device->rope(x->tensor.cview<float>(), theta,
-                                      inverse != 0, out->tensor.view<float>()));
+                                      scaling ? &scaled : nullptr, inverse != 0,
+                                      out->tensor.view<float>()));
   });
 }
 

@@ -26,6 +26,7 @@
 #include "runtime/core/Tensor.h"
 #include "runtime/ops/DropoutMath.h"
 #include "runtime/ops/MoeMath.h"
+#include "runtime/ops/RopeFrequencies.h"
 #include "runtime/ops/TopKMath.h"
 #include "support/ConvMath.h"
 
@@ -237,9 +238,10 @@ public:
                                    View<float> dx, View<float> dgamma,
                                    View<float> dbeta) = 0;
   /// Rotary position embedding of x [..., T, E]: each position t turns the
-  /// pairs (i, i + E/2) of its row by t * theta^(-2i/E); backwards with
-  /// `inverse`.
-  virtual Status rope(View<const float> x, double theta, bool inverse,
+  /// pairs (i, i + E/2) of its row by t * inv_freq[i] (ops/RopeFrequencies.h,
+  /// rescaled where `scaling` is given); backwards with `inverse`.
+  virtual Status rope(View<const float> x, double theta,
+                      const RopeScaling *scaling, bool inverse,
                       View<float> y) = 0;
   /// RMS normalization over the last dimension: y = x * rstd * weight with
   /// rstd = 1 / sqrt(mean(x * x) + eps) per row; its backward recomputes

@@ -216,9 +216,10 @@ Status CpuDevice::layerNorm(View<const float> x, View<const float> gamma,
   return Status::ok();
 }
 
-Status CpuDevice::rope(View<const float> x, double theta, bool inverse,
+Status CpuDevice::rope(View<const float> x, double theta,
+                       const RopeScaling *scaling, bool inverse,
                        View<float> y) {
-  cpu::rope<float>(*this, x, theta, inverse, y);
+  cpu::rope<float>(*this, x, theta, scaling, inverse, y);
   return Status::ok();
 }
 

@@ -119,12 +119,13 @@ void layerNormBackward(CpuDevice &dev, View<const T> x, View<const T> gamma,
 
 /// Rotary position embedding of x [..., T, E] (Rope.cpp).
 template <class T>
-void rope(CpuDevice &dev, View<const T> x, double theta, bool inverse,
-          View<T> y);
+void rope(CpuDevice &dev, View<const T> x, double theta,
+          const RopeScaling *scaling, bool inverse, View<T> y);
 /// The angles rope turns by, as Hugging Face transformers computes them in
-/// f32: cos and sin of t * theta^(-2i/E) for t < T, i < E/2, row by row.
-void ropeTable(int64_t positions, int64_t width, double theta, float *cos,
-               float *sin);
+/// f32: cos and sin of t * inv_freq[i] (ops/RopeFrequencies.h) for t < T,
+/// i < E/2, row by row.
+void ropeTable(int64_t positions, int64_t width, double theta,
+               const RopeScaling *scaling, float *cos, float *sin);
 
 /// RMS normalization over the last dimension (RmsNorm.cpp).
 template <class T>

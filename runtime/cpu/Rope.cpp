@@ -3,7 +3,8 @@
 // Llama's rotary position embedding, with Hugging Face transformers'
 // conventions (the meaning Whale follows): each row of E of position t
 // pairs element i with element i + E/2 (rotate_half) and turns the pair by
-// t * inv_freq[i], inv_freq[i] = 1 / theta^(2i / E). transformers computes
+// t * inv_freq[i] (runtime/ops/RopeFrequencies.h: 1 / theta^(2i / E), and
+// Llama 3.1's rescaling of them where asked). transformers computes
 // inv_freq, the angles and their cos and sin in f32; so does the table
 // here (the cos and sin of the f32 angle, each rounded once), so a
 // checkpoint's logits match transformers' to f32's rounding.
@@ -17,14 +18,12 @@
 
 namespace whale::rt::cpu {
 
-void ropeTable(int64_t positions, int64_t width, double theta, float *cos,
-               float *sin) {
+void ropeTable(int64_t positions, int64_t width, double theta,
+               const RopeScaling *scaling, float *cos, float *sin) {
   const int64_t half = width / 2;
   std::vector<float> invFreq(half);
-  for (int64_t i = 0; i < half; ++i) {
-    float exponent = static_cast<float>(2 * i) / static_cast<float>(width);
-    invFreq[i] = 1.0f / std::pow(static_cast<float>(theta), exponent);
-  }
+  for (int64_t i = 0; i < half; ++i)
+    invFreq[i] = ropeInvFreq(i, width, static_cast<float>(theta), scaling);
   for (int64_t t = 0; t < positions; ++t)
     for (int64_t i = 0; i < half; ++i) {
       float angle = static_cast<float>(t) * invFreq[i];
@@ -34,14 +33,14 @@ void ropeTable(int64_t positions, int64_t width, double theta, float *cos,
 }
 
 template <class T>
-void rope(CpuDevice &dev, View<const T> x, double theta, bool inverse,
-          View<T> y) {
+void rope(CpuDevice &dev, View<const T> x, double theta,
+          const RopeScaling *scaling, bool inverse, View<T> y) {
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   const int64_t width = x.shape[rank - 1], positions = x.shape[rank - 2];
   const int64_t half = width / 2;
   const int64_t rows = width ? x.numel() / width : 0;
   std::vector<float> cos(positions * half), sin(positions * half);
-  ropeTable(positions, width, theta, cos.data(), sin.data());
+  ropeTable(positions, width, theta, scaling, cos.data(), sin.data());
   const T sign = inverse ? T(-1) : T(1);
   dev.pool().parallelFor(
       rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, width)),
@@ -61,9 +60,9 @@ void rope(CpuDevice &dev, View<const T> x, double theta, bool inverse,
       });
 }
 
-template void rope<float>(CpuDevice &, View<const float>, double, bool,
-                          View<float>);
-template void rope<double>(CpuDevice &, View<const double>, double, bool,
-                           View<double>);
+template void rope<float>(CpuDevice &, View<const float>, double,
+                          const RopeScaling *, bool, View<float>);
+template void rope<double>(CpuDevice &, View<const double>, double,
+                           const RopeScaling *, bool, View<double>);
 
 } // namespace whale::rt::cpu

@@ -17,6 +17,7 @@
 #include "runtime/ops/DropoutMath.h"
 #include "runtime/ops/ElementProgram.h"
 #include "runtime/ops/MoeMath.h"
+#include "runtime/ops/RopeFrequencies.h"
 #include "runtime/ops/TopKMath.h"
 #include "support/ConvMath.h"
 
@@ -214,8 +215,9 @@ void layerNormGradFused(cudaStream_t s, const float *x, const float *gamma,
 
 /// Rotary position embedding of rows of `width` whose positions repeat
 /// every `positions` rows (x [..., T, E]).
-void rope(cudaStream_t s, const float *x, float theta, bool inverse, float *y,
-          int64_t rows, int64_t positions, int64_t width);
+void rope(cudaStream_t s, const float *x, float theta,
+          const RopeScaling *scaling, bool inverse, float *y, int64_t rows,
+          int64_t positions, int64_t width);
 /// RMS normalization over rows of `width`; rstd (one per row) is kept.
 void rmsNorm(cudaStream_t s, const float *x, const float *weight, float eps,
              float *y, float *rstd, int64_t rows, int64_t width);

@@ -613,6 +613,16 @@ LogicalResult RopeOp::verify() {
     return emitOpError() << "needs [..., T, E] with E even, got " << in;
   if (!(getTheta().convertToDouble() > 1))
     return emitOpError("theta must be greater than 1");
+  if (std::optional<ArrayRef<double>> s = getScaling()) {
+    if (s->size() != 4)
+      return emitOpError("scaling is [factor, low_freq_factor, "
+                         "high_freq_factor, original_max_position_embeddings]");
+    const double factor = (*s)[0], low = (*s)[1], high = (*s)[2],
+                 original = (*s)[3];
+    if (!(factor >= 1) || !(low > 0) || !(high > low) || !(original >= 1))
+      return emitOpError("scaling needs factor >= 1, 0 < low_freq_factor < "
+                         "high_freq_factor and original positions >= 1");
+  }
   return success();
 }
 

@@ -456,16 +456,25 @@ def Whale_RopeOp : Whale_Op<"rope", [DeclareOpInterfaceMethods<Whale_ShardingOpI
     them. With `inverse` the turn is backwards: the gradient of a rotation
     is its inverse.
 
+    `scaling = [factor, low_freq_factor, high_freq_factor,
+    original_max_position_embeddings]` rescales the frequencies as Llama
+    3.1 does (transformers' `rope_type = "llama3"`): wavelengths longer
+    than the original context over low_freq_factor are divided by factor,
+    those shorter than it over high_freq_factor kept, and those between
+    blended.
+
     ```mlir
     %q2 = whale.rope %q theta = 1.000000e+04 : tensor<2x4x16x8xf32>
+    %k2 = whale.rope %k theta = 5.000000e+05 scaling = [8.0, 1.0, 4.0, 8192.0] : tensor<2x4x16x8xf32>
     ```
   }];
   let arguments = (ins Whale_FloatTensor:$input, F64Attr:$theta,
+                       OptionalAttr<DenseF64ArrayAttr>:$scaling,
                        UnitAttr:$inverse);
   let results = (outs Whale_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `theta` `=` $theta (`inverse` $inverse^)? attr-dict `:`
-    type($input)
+    $input `theta` `=` $theta (`scaling` `=` $scaling^)? (`inverse` $inverse^)?
+    attr-dict `:` type($input)
   }];
   let hasVerifier = 1;
 }

@@ -112,7 +112,9 @@ void whale::populateComputeRuntimePatterns(RewritePatternSet &patterns,
   addRuntimePattern<RopeOp>(
       p, l, [](RopeOp r, ValueRange in, RuntimeCalls &rt) {
         Handles out = rt.tensorsFor(r);
+        std::optional<ArrayRef<double>> scaling = r.getScaling();
         rt.call(WHALE_RT_FN(rope), {rt.ctx, in[0], rt.f64(r.getTheta()),
+                                    scaling ? rt.f64Array(*scaling) : rt.null(),
                                     rt.i32(r.getInverse()), out[0]});
         return out;
       });

@@ -4,10 +4,12 @@
 // CHECK-LABEL: func.func @rope
 // CHECK: whale.rope %{{.*}} theta = 1.000000e+04 : tensor<2x4x16x8xf32>
 // CHECK: whale.rope %{{.*}} theta = 5.000000e+05 inverse : tensor<2x4x16x8xf32>
+// CHECK: whale.rope %{{.*}} theta = 5.000000e+05 scaling = [8.000000e+00, 1.000000e+00, 4.000000e+00, 8.192000e+03] inverse : tensor<2x4x16x8xf32>
 func.func @rope(%q: tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32> {
   %a = whale.rope %q theta = 1.0e4 : tensor<2x4x16x8xf32>
   %b = whale.rope %a theta = 5.0e5 inverse : tensor<2x4x16x8xf32>
-  return %b : tensor<2x4x16x8xf32>
+  %c = whale.rope %b theta = 5.0e5 scaling = [8.0, 1.0, 4.0, 8192.0] inverse : tensor<2x4x16x8xf32>
+  return %c : tensor<2x4x16x8xf32>
 }
 
 // -----
@@ -31,5 +33,21 @@ func.func @rank(%q: tensor<8xf32>) {
 func.func @theta(%q: tensor<16x8xf32>) {
   // expected-error @+1 {{theta must be greater than 1}}
   %a = whale.rope %q theta = 1.0 : tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @scaling_size(%q: tensor<16x8xf32>) {
+  // expected-error @+1 {{scaling is [factor, low_freq_factor, high_freq_factor, original_max_position_embeddings]}}
+  %a = whale.rope %q theta = 1.0e4 scaling = [8.0, 1.0] : tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @scaling_order(%q: tensor<16x8xf32>) {
+  // expected-error @+1 {{scaling needs factor >= 1, 0 < low_freq_factor < high_freq_factor}}
+  %a = whale.rope %q theta = 1.0e4 scaling = [8.0, 4.0, 1.0, 8192.0] : tensor<16x8xf32>
   return
 }

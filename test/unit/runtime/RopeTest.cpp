@@ -21,7 +21,8 @@ constexpr int64_t kSize = 2 * 3 * 5 * 6, kT = 5, kE = 6;
 TEST(Rope, IsTransformersRotateHalf) {
   Vec x = randomVec(kSize, -2, 2, 21), y(kSize);
   const double theta = 500000;
-  rope<double>(testDevice(), cview(x, kShape), theta, false, mview(y, kShape));
+  rope<double>(testDevice(), cview(x, kShape), theta, nullptr, false,
+               mview(y, kShape));
   for (int64_t r = 0; r < kSize / kE; ++r) {
     const float t = static_cast<float>(r % kT);
     for (int64_t j = 0; j < kE; ++j) {
@@ -44,8 +45,9 @@ TEST(Rope, IsTransformersRotateHalf) {
 // <= 2 here.
 TEST(Rope, PositionZeroIsTheIdentityAndTheInverseUndoesIt) {
   Vec x = randomVec(kSize, -2, 2, 22), y(kSize), back(kSize);
-  rope<double>(testDevice(), cview(x, kShape), 10000, false, mview(y, kShape));
-  rope<double>(testDevice(), cview(y, kShape), 10000, true,
+  rope<double>(testDevice(), cview(x, kShape), 10000, nullptr, false,
+               mview(y, kShape));
+  rope<double>(testDevice(), cview(y, kShape), 10000, nullptr, true,
                mview(back, kShape));
   for (int64_t e = 0; e < kSize; ++e) {
     EXPECT_NEAR(back[e], x[e], 5e-7);
@@ -59,16 +61,47 @@ TEST(Rope, ItsGradientIsTheInverseTurn) {
       {randomVec(kSize, -2, 2, 23)},
       [&](const std::vector<Vec> &in) {
         Vec y(kSize);
-        rope<double>(testDevice(), cview(in[0], kShape), 10000, false,
+        rope<double>(testDevice(), cview(in[0], kShape), 10000, nullptr, false,
                      mview(y, kShape));
         return y;
       },
       [&](const std::vector<Vec> &, const Vec &dy) {
         Vec dx(kSize);
-        rope<double>(testDevice(), cview(dy, kShape), 10000, true,
+        rope<double>(testDevice(), cview(dy, kShape), 10000, nullptr, true,
                      mview(dx, kShape));
         return std::vector<Vec>{dx};
       });
+}
+
+// Llama 3.1's rescaling (transformers' _compute_llama3_parameters), its
+// three regimes by wavelength for Llama 3.1 8B's heads (E = 128, theta
+// 500000, factor 8, low 1, high 4, 8192 original positions): wavelengths
+// under 2048 kept, over 8192 divided by 8, between blended linearly in
+// 8192 / wavelength.
+TEST(Rope, Llama31ScalingKeepsDividesAndBlendsByWavelength) {
+  const RopeScaling scaling{8, 1, 4, 8192};
+  int kept = 0, divided = 0, blended = 0;
+  for (int64_t i = 0; i < 64; ++i) {
+    const double plain = 1 / std::pow(500000.0, 2.0 * i / 128);
+    const double wavelen = 2 * M_PI / plain;
+    double want = plain;
+    if (wavelen > 8192) {
+      want = plain / 8;
+      ++divided;
+    } else if (wavelen >= 2048) {
+      const double smooth = (8192 / wavelen - 1) / (4 - 1);
+      want = (1 - smooth) * plain / 8 + smooth * plain;
+      ++blended;
+    } else {
+      ++kept;
+    }
+    EXPECT_NEAR(ropeInvFreq(i, 128, 500000.0f, &scaling), want, 2e-6 * want)
+        << "i " << i;
+    EXPECT_NEAR(ropeInvFreq(i, 128, 500000.0f, nullptr), plain, 2e-6 * plain);
+  }
+  EXPECT_GT(kept, 0);
+  EXPECT_GT(divided, 0);
+  EXPECT_GT(blended, 0);
 }
 
 } // namespace
