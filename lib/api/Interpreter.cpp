@@ -5,6 +5,7 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lang/Frontend.h"
 #include "lang/MLIRGen.h"
+#include "lib/compile/PassErrors.h"
 #include "lowering/Passes.h"
 #include "lowering/Pipelines.h"
 
@@ -257,6 +258,21 @@ std::unique_ptr<Interpreter> Interpreter::atBatch(int64_t batch) const {
   return ok ? std::move(other) : nullptr;
 }
 
+/// A pass's errors as the front end's own, at their place in the script
+/// (rendered with the source line and a caret, as any error of the script).
+static void reportPassErrors(lang::Frontend &frontend,
+                             const PassErrors &errors) {
+  for (const PassErrors::Error &e : errors.errors()) {
+    lang::Loc loc;
+    for (uint32_t f = 0; f < frontend.sources().size(); ++f)
+      if (!e.file.empty() && frontend.sources().path(f) == e.file)
+        loc = lang::Loc{f, e.line, e.column};
+    frontend.diagnostics().error(loc, e.message);
+  }
+  if (errors.errors().empty())
+    frontend.diagnostics().error(lang::Loc{}, "compiling the model failed");
+}
+
 std::optional<std::string> Interpreter::emit(Stage stage) {
   if (!impl->program)
     return std::nullopt;
@@ -275,6 +291,7 @@ std::optional<std::string> Interpreter::emit(Stage stage) {
       // A copy: the whale-dialect module stays as it is for other stages.
       lowered = m.clone();
       mlir::PassManager pm(&impl->context);
+      PassErrors errors(&impl->context);
       // The train step as a run on the CPU compiles it: fused.
       if (stage == Stage::Grad)
         buildWhaleGradPipeline(pm);
@@ -282,8 +299,10 @@ std::optional<std::string> Interpreter::emit(Stage stage) {
         buildWhaleTrainPipeline(pm, TrainPipelineOptions());
       else
         buildWhaleRuntimePipeline(pm, TrainPipelineOptions());
-      if (mlir::failed(pm.run(*lowered)))
+      if (mlir::failed(pm.run(*lowered))) {
+        reportPassErrors(*impl->frontend, errors);
         return std::nullopt;
+      }
       m = *lowered;
     }
     std::string text;

@@ -6,6 +6,7 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/compile/DataSpec.h"
 #include "lib/compile/ModelLookup.h"
+#include "lib/compile/PassErrors.h"
 #include "lowering/Passes.h"
 #include "lowering/Pipelines.h"
 #include "runtime/core/Tensor.h"
@@ -142,12 +143,14 @@ std::unique_ptr<Job> Job::create(Interpreter &interp, const JobOptions &options,
   // The train step, compiled.
   mlir::OwningOpRef<mlir::ModuleOp> module = impl->own->module().clone();
   mlir::PassManager pm(&impl->own->context());
+  PassErrors errors(&impl->own->context());
   TrainPipelineOptions pipeline;
   pipeline.fuse = options.fuse;
   pipeline.ampStorage = options.ampStorage;
   buildWhaleTrainPipeline(pm, pipeline);
   if (mlir::failed(pm.run(*module))) {
-    error = "building the train step of '" + impl->model + "' failed";
+    error = errors.text("building the train step of '" + impl->model +
+                        "' failed");
     return nullptr;
   }
   auto gradFn = module->lookupSymbol<mlir::func::FuncOp>(impl->model + "_grad");

@@ -3,6 +3,7 @@
 #include "lib/compile/Jit.h"
 
 #include "lib/compile/DataSpec.h"
+#include "lib/compile/PassErrors.h"
 
 #include "lowering/FusedKernel.h"
 #include "lowering/Passes.h"
@@ -61,20 +62,14 @@ LoweredModule lowerToLLVM(mlir::ModuleOp module, llvm::LLVMContext &llvmContext,
   mlir::registerLLVMDialectTranslation(*ctx);
   mlir::OwningOpRef<mlir::ModuleOp> lowered = module.clone();
 
-  // Diagnostics of the lowering become the error string.
-  mlir::ScopedDiagnosticHandler handler(ctx, [&](mlir::Diagnostic &d) {
-    if (error.empty())
-      error = d.str();
-    return mlir::success();
-  });
+  PassErrors errors(ctx);
   LoweredModule out;
   mlir::PassManager pm(ctx);
   WhaleToRuntimeOptions lowering;
   lowering.sites = sites;
   pm.addPass(createWhaleToRuntime(lowering));
   if (mlir::failed(pm.run(*lowered))) {
-    if (error.empty())
-      error = "lowering to the runtime failed";
+    error = errors.text("lowering to the runtime failed");
     return out;
   }
   // The fused regions' kernels leave the program for a module of their own.

@@ -1,6 +1,7 @@
 //===- Planner.cpp - from a loaded model to its rank programs -------------===//
 
 #include "lib/compile/Planner.h"
+#include "lib/compile/PassErrors.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/compile/Cluster.h"
@@ -31,17 +32,7 @@ bool runPasses(mlir::ModuleOp module,
                std::string &error,
                Verification verification = Verification::EachPass) {
   mlir::MLIRContext *ctx = module.getContext();
-  std::string messages;
-  mlir::ScopedDiagnosticHandler handler(ctx, [&](mlir::Diagnostic &d) {
-    if (d.getSeverity() != mlir::DiagnosticSeverity::Error)
-      return mlir::success();
-    std::string where;
-    if (auto loc = mlir::dyn_cast<mlir::FileLineColLoc>(d.getLocation()))
-      where = loc.getFilename().str() + ":" + std::to_string(loc.getLine()) +
-              ":" + std::to_string(loc.getColumn()) + ": ";
-    messages += (messages.empty() ? "" : "\n") + where + "error: " + d.str();
-    return mlir::success();
-  });
+  PassErrors errors(ctx);
   mlir::PassManager pm(ctx);
   pm.enableVerifier(verification == Verification::EachPass);
   // Each pass's wall time on stderr, for finding where planning goes (its
@@ -53,7 +44,7 @@ bool runPasses(mlir::ModuleOp module,
       (verification != Verification::Once ||
        mlir::succeeded(mlir::verify(module))))
     return true;
-  error = messages.empty() ? "planning failed" : messages;
+  error = errors.text("planning failed");
   return false;
 }
 
