@@ -8,105 +8,14 @@
 
 #include "lang/SemaImpl.h"
 
+#include "support/SettingCtors.h"
+
 namespace whale::lang {
 
 namespace {
 
-enum class ArgKind { Int, Float, Str };
-
-struct SettingArg {
-  const char *name;
-  ArgKind kind;
-  bool required;
-  double dflt; // for Int and Float
-  /// Allowed range, inclusive low; `high` exclusive when `openHigh`.
-  double low, high;
-  bool openHigh = false;
-};
-
-struct SettingCtor {
-  const char *name;
-  const char *category;
-  std::vector<SettingArg> args;
-};
-
-constexpr double kInf = 1e300;
-
-const std::vector<SettingCtor> &ctorTable() {
-  static const std::vector<SettingCtor> table = {
-      // initializers
-      {"zeros", "init", {}},
-      {"ones", "init", {}},
-      {"normal",
-       "init",
-       {{"std", ArgKind::Float, false, 0.02, 0, kInf},
-        {"mean", ArgKind::Float, false, 0.0, -kInf, kInf}}},
-      {"uniform",
-       "init",
-       {{"low", ArgKind::Float, true, 0, -kInf, kInf},
-        {"high", ArgKind::Float, true, 0, -kInf, kInf}}},
-      {"xavier", "init", {{"gain", ArgKind::Float, false, 1.0, 0, kInf}}},
-      // data sources
-      {"synthetic",
-       "data",
-       {{"batch", ArgKind::Int, true, 0, 1, kInf},
-        {"seed", ArgKind::Int, false, 0, 0, kInf}}},
-      {"text",
-       "data",
-       {{"path", ArgKind::Str, true, 0, 0, 0},
-        {"seq", ArgKind::Int, true, 0, 1, kInf},
-        {"batch", ArgKind::Int, true, 0, 1, kInf},
-        {"seed", ArgKind::Int, false, 0, 0, kInf}}},
-      // features and labels from numpy .npy files, memory-mapped
-      {"arrays",
-       "data",
-       {{"features", ArgKind::Str, true, 0, 0, 0},
-        {"labels", ArgKind::Str, true, 0, 0, 0},
-        {"batch", ArgKind::Int, true, 0, 1, kInf},
-        {"seed", ArgKind::Int, false, 0, 0, kInf}}},
-      // a flat file of token ids (uint16 or uint32), memory-mapped
-      {"tokens",
-       "data",
-       {{"path", ArgKind::Str, true, 0, 0, 0},
-        {"seq", ArgKind::Int, true, 0, 1, kInf},
-        {"batch", ArgKind::Int, true, 0, 1, kInf},
-        {"dtype", ArgKind::Str, false, 0, 0, 0},
-        {"seed", ArgKind::Int, false, 0, 0, kInf}}},
-      // optimizers
-      {"sgd",
-       "optimizer",
-       {{"lr", ArgKind::Float, true, 0, 1e-300, kInf},
-        {"momentum", ArgKind::Float, false, 0.0, 0, 1, true},
-        {"weight_decay", ArgKind::Float, false, 0.0, 0, kInf}}},
-      {"adam",
-       "optimizer",
-       {{"lr", ArgKind::Float, false, 1e-3, 1e-300, kInf},
-        {"beta1", ArgKind::Float, false, 0.9, 0, 1, true},
-        {"beta2", ArgKind::Float, false, 0.999, 0, 1, true},
-        {"eps", ArgKind::Float, false, 1e-8, 1e-300, kInf},
-        {"weight_decay", ArgKind::Float, false, 0.0, 0, kInf}}},
-      {"adamw",
-       "optimizer",
-       {{"lr", ArgKind::Float, false, 1e-3, 1e-300, kInf},
-        {"beta1", ArgKind::Float, false, 0.9, 0, 1, true},
-        {"beta2", ArgKind::Float, false, 0.999, 0, 1, true},
-        {"eps", ArgKind::Float, false, 1e-8, 1e-300, kInf},
-        {"weight_decay", ArgKind::Float, false, 0.01, 0, kInf}}},
-      // learning-rate schedules
-      {"constant", "schedule", {}},
-      {"cosine",
-       "schedule",
-       {{"warmup", ArgKind::Int, false, 0, 0, kInf},
-        {"min_lr", ArgKind::Float, false, 0.0, 0, kInf}}},
-  };
-  return table;
-}
-
 const SettingCtor *findCtor(const std::string &name) {
-  for (const SettingCtor &c : ctorTable())
-    if (name == c.name)
-      return &c;
-  return nullptr;
+  return findSettingCtor(name);
 }
 
 std::string formatNumber(double v) {
@@ -122,7 +31,7 @@ bool Sema::isSettingCtor(const std::string &name) { return findCtor(name); }
 const std::vector<std::string> &Sema::settingCtorNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
-    for (const SettingCtor &c : ctorTable())
+    for (const SettingCtor &c : settingCtors())
       out.push_back(c.name);
     return out;
   }();
@@ -188,9 +97,7 @@ SVal Sema::callSetting(const std::string &name, const CallExpr &call) {
         return SVal::error();
       }
     }
-    bool inRange =
-        v >= spec.low && (spec.openHigh ? v < spec.high : v <= spec.high);
-    if (!inRange) {
+    if (!inRange(spec, v)) {
       std::string range =
           spec.openHigh ? "in [" + formatNumber(spec.low) + ", " +
                               formatNumber(spec.high) + ")"

@@ -9,6 +9,7 @@
 
 #include "dialects/Whale/IR/Plan.h"
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "support/SettingCtors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -22,6 +23,97 @@ static LogicalResult verifyConfig(Operation *op, Attribute attr) {
     return op->emitError("'whale.config' must be a #whale.settings "
                          "attribute, not ")
            << attr;
+  return success();
+}
+
+/// A setting of a train block (`data = text(...)`, `optimizer = adam(...)`)
+/// as the front end writes it: a dictionary whose `kind` names a
+/// constructor of `category` (SettingCtors.h), its required arguments
+/// present and every argument of its kind and in its range.
+static LogicalResult verifySetting(Operation *op, StringRef key,
+                                   Attribute value, StringRef category) {
+  auto fail = [&]() {
+    return op->emitError() << "'whale.train' entry '" << key << "' ";
+  };
+  auto dict = dyn_cast<DictionaryAttr>(value);
+  auto kind = dict ? dict.getAs<StringAttr>("kind") : StringAttr();
+  const SettingCtor *ctor = kind ? findSettingCtor(kind.str()) : nullptr;
+  if (!ctor || category != ctor->category)
+    return fail() << "must be a dictionary whose 'kind' is one of the "
+                  << category << " constructors";
+  for (NamedAttribute entry : dict) {
+    StringRef name = entry.getName().strref();
+    if (name == "kind")
+      continue;
+    const SettingArg *arg = nullptr;
+    for (const SettingArg &a : ctor->args)
+      if (name == a.name)
+        arg = &a;
+    if (!arg)
+      return fail() << "has '" << name << "', which " << ctor->name
+                    << "(...) does not take";
+    Attribute v = entry.getValue();
+    if (arg->kind == ArgKind::Str) {
+      auto s = dyn_cast<StringAttr>(v);
+      if (!s || s.empty())
+        return fail() << "'" << name << "' must be a non-empty string";
+      continue;
+    }
+    std::optional<double> number;
+    if (auto i = dyn_cast<IntegerAttr>(v))
+      number = static_cast<double>(i.getValue().getSExtValue());
+    else if (auto f = dyn_cast<FloatAttr>(v); f && arg->kind == ArgKind::Float)
+      number = f.getValueAsDouble();
+    if (!number || !inRange(*arg, *number))
+      return fail() << "'" << name << "' must be "
+                    << (arg->kind == ArgKind::Int ? "an integer" : "a number")
+                    << " in " << ctor->name << "(...)'s range";
+  }
+  for (const SettingArg &a : ctor->args)
+    if (a.required && !dict.get(a.name))
+      return fail() << "needs '" << a.name << "'";
+  return success();
+}
+
+/// A model's train block: the entries the front end writes, each as its
+/// rule says (lang/Sema.cpp's kTrainKeys); `steps` is required.
+static LogicalResult verifyTrainBlock(Operation *op, DictionaryAttr train) {
+  auto steps = train.getAs<IntegerAttr>("steps");
+  if (!steps || steps.getValue().getSExtValue() < 1)
+    return op->emitError("'whale.train' needs a positive integer 'steps'");
+  for (NamedAttribute entry : train) {
+    StringRef key = entry.getName().strref();
+    Attribute v = entry.getValue();
+    if (key == "steps")
+      continue;
+    if (key == "data" || key == "eval_data") {
+      if (failed(verifySetting(op, key, v, "data")))
+        return failure();
+    } else if (key == "optimizer") {
+      if (failed(verifySetting(op, key, v, "optimizer")))
+        return failure();
+    } else if (key == "lr_schedule") {
+      if (failed(verifySetting(op, key, v, "schedule")))
+        return failure();
+    } else if (key == "clip_grad_norm") {
+      auto f = dyn_cast<FloatAttr>(v);
+      auto i = dyn_cast<IntegerAttr>(v);
+      if (!(f ? f.getValueAsDouble() > 0
+              : i && i.getValue().isStrictlyPositive()))
+        return op->emitError("'whale.train' entry 'clip_grad_norm' must be a "
+                             "positive number");
+    } else if (key == "seed" || key == "eval_every" || key == "eval_steps" ||
+               key == "log_every" || key == "save_every") {
+      auto i = dyn_cast<IntegerAttr>(v);
+      int64_t least = key == "seed" ? 0 : 1;
+      if (!i || i.getValue().getSExtValue() < least)
+        return op->emitError()
+               << "'whale.train' entry '" << key << "' must be "
+               << (least ? "a positive" : "a non-negative") << " integer";
+    } else {
+      return op->emitError() << "'whale.train' has no entry '" << key << "'";
+    }
+  }
   return success();
 }
 
@@ -60,10 +152,7 @@ LogicalResult WhaleDialect::verifyOperationAttribute(Operation *op,
     auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
     if (!dict)
       return op->emitError("'whale.train' must be a dictionary");
-    auto steps = dict.getAs<IntegerAttr>("steps");
-    if (!steps || steps.getValue().getSExtValue() < 1)
-      return op->emitError("'whale.train' needs a positive integer 'steps'");
-    return success();
+    return verifyTrainBlock(op, dict);
   }
   if (name == "whale.gradients") {
     auto names = dyn_cast<ArrayAttr>(attr.getValue());

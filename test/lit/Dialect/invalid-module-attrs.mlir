@@ -304,3 +304,60 @@ module {
   // expected-error @+1 {{'whale.plan' places a stage on device 4 of 4}}
   func.func @m() attributes {whale.model, whale.plan = {devices = 4 : i64, grid = array<i64: 0, 4>}} { return }
 }
+
+// -----
+
+// A train block meets the rules a script's meets (support/SettingCtors.h).
+module {
+  // expected-error @+1 {{'whale.train' has no entry 'epochs'}}
+  func.func @m() attributes {whale.model, whale.train = {steps = 1, epochs = 2}} { return }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'whale.train' entry 'data' needs 'batch'}}
+  func.func @m() attributes {whale.model, whale.train = {steps = 1, data = {kind = "synthetic"}}} { return }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'whale.train' entry 'data' must be a dictionary whose 'kind' is one of the data constructors}}
+  func.func @m() attributes {whale.model, whale.train = {steps = 1, data = {kind = "adam", batch = 4}}} { return }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'whale.train' entry 'optimizer' 'lr' must be a number in sgd(...)'s range}}
+  func.func @m() attributes {whale.model, whale.train = {steps = 1, optimizer = {kind = "sgd", lr = -0.1}}} { return }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'whale.train' entry 'optimizer' has 'nesterov', which sgd(...) does not take}}
+  func.func @m() attributes {whale.model, whale.train = {steps = 1, optimizer = {kind = "sgd", lr = 0.1, nesterov = 1}}} { return }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'whale.train' entry 'data' 'path' must be a non-empty string}}
+  func.func @m() attributes {whale.model, whale.train = {steps = 1, data = {kind = "text", path = "", seq = 4, batch = 2}}} { return }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'whale.train' entry 'clip_grad_norm' must be a positive number}}
+  func.func @m() attributes {whale.model, whale.train = {steps = 1, clip_grad_norm = 0.0}} { return }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'whale.train' entry 'save_every' must be a positive integer}}
+  func.func @m() attributes {whale.model, whale.train = {steps = 1, save_every = 0}} { return }
+}
