@@ -757,6 +757,11 @@ SVal BuiltinCall::conv2d() {
   rt::Window2d win{tw.dims[2].value, tw.dims[3].value, stride[0],
                    stride[1],        padding[0],       padding[1],
                    dilation[0],      dilation[1]};
+  if (!win.withinLimits()) {
+    s.error(args[1].loc, "conv2d's kernel, stride, padding and dilation are "
+                         "each at most 2^30");
+    return SVal::error();
+  }
   int64_t oh = win.outH(tx.dims[2].value), ow = win.outW(tx.dims[3].value);
   if (oh < 1 || ow < 1) {
     s.error(args[1].loc, "the kernel of " + tw.str() +
@@ -785,12 +790,17 @@ SVal BuiltinCall::pool2d() {
             fn + " takes [..., H, W] with known H and W, got " + tx.str());
     return SVal::error();
   }
+  rt::Window2d win{kernel[0],  kernel[1],  stride[0], stride[1],
+                   padding[0], padding[1], 1,         1};
+  if (!win.withinLimits()) {
+    s.error(args[1].loc, fn + "'s kernel, stride and padding are each at "
+                              "most 2^30");
+    return SVal::error();
+  }
   if (2 * padding[0] > kernel[0] || 2 * padding[1] > kernel[1]) {
     s.error(args[3].loc, "padding is at most half the kernel");
     return SVal::error();
   }
-  rt::Window2d win{kernel[0],  kernel[1],  stride[0], stride[1],
-                   padding[0], padding[1], 1,         1};
   int64_t oh = win.outH(tx.dims[r - 2].value),
           ow = win.outW(tx.dims[r - 1].value);
   if (oh < 1 || ow < 1) {

@@ -24,11 +24,26 @@
 
 namespace whale::rt {
 
+/// The largest kernel, stride, padding or dilation a window may have, and
+/// the largest input extent it slides over: with each at most 2^30, every
+/// sum and product of the shape rule (in + 2 pad - dilation (kernel - 1))
+/// stays far inside int64, and no window is larger than any tensor.
+inline constexpr int64_t kMaxWindowValue = int64_t(1) << 30;
+
 /// A window over the last two dimensions of an NCHW tensor: the kernel's
 /// extent, the stride, the zero padding on each side and the dilation.
 struct Window2d {
   int64_t kernelH = 1, kernelW = 1, strideH = 1, strideW = 1;
   int64_t padH = 0, padW = 0, dilationH = 1, dilationW = 1;
+
+  /// Whether every value is at most kMaxWindowValue (the shape rule's
+  /// arithmetic cannot overflow; the callers name the refusal).
+  WHALE_CONV_HD bool withinLimits() const {
+    return kernelH <= kMaxWindowValue && kernelW <= kMaxWindowValue &&
+           strideH <= kMaxWindowValue && strideW <= kMaxWindowValue &&
+           padH <= kMaxWindowValue && padW <= kMaxWindowValue &&
+           dilationH <= kMaxWindowValue && dilationW <= kMaxWindowValue;
+  }
 
   /// The output extent of an input extent `in`, or 0 when the window
   /// does not fit (the span is tested before dividing: C++ division
@@ -42,6 +57,11 @@ struct Window2d {
   WHALE_CONV_HD static int64_t outExtent(int64_t in, int64_t kernel,
                                          int64_t stride, int64_t pad,
                                          int64_t dilation) {
+    // Out of the limits the arithmetic below could wrap: it does not fit.
+    if (in > kMaxWindowValue || kernel > kMaxWindowValue ||
+        pad > kMaxWindowValue || dilation > kMaxWindowValue ||
+        stride > kMaxWindowValue)
+      return 0;
     int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1;
     return span < 0 ? 0 : span / stride + 1;
   }

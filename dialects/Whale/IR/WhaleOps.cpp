@@ -312,6 +312,9 @@ whale::conv2dResultShape(Operation *op, RankedTensorType input,
                              << " groups";
   whale::rt::Window2d win{w[2],       w[3],       stride[0],   stride[1],
                           padding[0], padding[1], dilation[0], dilation[1]};
+  if (!win.withinLimits())
+    return op->emitOpError("kernel, stride, padding and dilation are each at "
+                           "most 2^30");
   SmallVector<int64_t> shape = {x[0], w[0], win.outH(x[2]), win.outW(x[3])};
   if (shape[2] < 1 || shape[3] < 1)
     return op->emitOpError() << "the kernel " << w[2] << "x" << w[3]
@@ -336,6 +339,8 @@ whale::pool2dResultShape(Operation *op, RankedTensorType input, StringRef kind,
                            "two from 0 to half the kernel");
   whale::rt::Window2d win{kernel[0], kernel[1],  stride[0], stride[1],
                           padding[0], padding[1], 1,         1};
+  if (!win.withinLimits())
+    return op->emitOpError("kernel, stride and padding are each at most 2^30");
   SmallVector<int64_t> shape(input.getShape());
   int64_t r = input.getRank();
   shape[r - 2] = win.outH(shape[r - 2]);

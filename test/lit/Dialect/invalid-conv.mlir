@@ -61,3 +61,20 @@ func.func @grad_dy(%x: tensor<2x3x8x8xf32>, %d: tensor<2x3x8x8xf32>) {
   %dx = whale.pool2d_grad %x, %d kind = "max" kernel = [2, 2] stride = [2, 2] padding = [0, 0] : tensor<2x3x8x8xf32>, tensor<2x3x8x8xf32>
   return
 }
+
+// -----
+
+// Window values whose shape arithmetic would wrap around int64.
+func.func @huge_window(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{kernel, stride, padding and dilation are each at most 2^30}}
+  %y = whale.conv2d %x, %w stride = [1, 1] padding = [4611686018427387904, 1] dilation = [4611686018427387904, 1] groups = 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @huge_pool(%x: tensor<2x3x8x8xf32>) {
+  // expected-error @+1 {{kernel, stride and padding are each at most 2^30}}
+  %y = whale.pool2d %x kind = "avg" kernel = [4611686018427387904, 2] stride = [2, 2] padding = [2305843009213693952, 0] : tensor<2x3x8x8xf32> -> tensor<2x3x4x4xf32>
+  return
+}
