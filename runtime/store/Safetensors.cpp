@@ -6,6 +6,7 @@
 #include "support/InputFile.h"
 #include "support/JsonString.h"
 #include "support/JsonValue.h"
+#include "support/Limits.h"
 #include "support/OutputFile.h"
 
 #include <algorithm>
@@ -309,13 +310,20 @@ Status parseSafetensors(const uint8_t *data, size_t size,
   for (size_t i = 0; i < out.tensors.size(); ++i) {
     StoredTensor &t = out.tensors[i];
     auto [b, e] = ranges[i];
+    // At most kMaxTensorElements (2^40), so the bytes they need (times at
+    // most 8) cannot wrap: a [2^48, 2^14] f32 tensor's 2^62 elements times 4
+    // wrapped to 0 and passed as an empty tensor's bytes.
     uint64_t elems = 1;
+    bool tooMany = false;
     for (int64_t d : t.shape) {
       if (d != 0 && elems > UINT64_MAX / static_cast<uint64_t>(d))
-        return Status::invalid("checkpoint '" + source + "': tensor '" +
-                               t.name + "' has too many elements");
-      elems *= static_cast<uint64_t>(d);
+        tooMany = true;
+      else
+        elems *= static_cast<uint64_t>(d);
     }
+    if (tooMany || elems > static_cast<uint64_t>(kMaxTensorElements))
+      return Status::invalid("checkpoint '" + source + "': tensor '" + t.name +
+                             "' has more than 2^40 elements");
     uint64_t want =
         elems * static_cast<uint64_t>(safetensorsDtypeSize(t.dtype));
     if (b > e || e > buffer || e - b != want)

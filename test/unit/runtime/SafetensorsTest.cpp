@@ -97,6 +97,17 @@ TEST(Safetensors, NamesWhatIsWrongWithABadFile) {
                             8)),
             "checkpoint 'x': tensor 'w' claims bytes [0, 4) of a 8-byte buffer "
             "but its dtype and shape need 8");
+  // 2^62 f32 elements need 2^64 bytes, which wrapped to 0: refused by
+  // their count, as is a count past uint64.
+  EXPECT_EQ(parseError(file("{\"w\":{\"dtype\":\"F32\",\"shape\":"
+                            "[281474976710656,16384],\"data_offsets\":[0,0]}}",
+                            0)),
+            "checkpoint 'x': tensor 'w' has more than 2^40 elements");
+  EXPECT_EQ(parseError(file("{\"w\":{\"dtype\":\"F32\",\"shape\":"
+                            "[4294967296,4294967296,16],"
+                            "\"data_offsets\":[0,0]}}",
+                            0)),
+            "checkpoint 'x': tensor 'w' has more than 2^40 elements");
   EXPECT_EQ(parseError(file("{\"w\":{\"dtype\":\"Q4\",\"shape\":[],"
                             "\"data_offsets\":[0,0]}}",
                             0))
