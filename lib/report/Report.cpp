@@ -7,6 +7,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -111,21 +112,24 @@ lineChart(const std::string &title,
     x1 = x0 + 1;
   if (y1 == y0) { // a constant (a fixed learning rate): a band around it
     double pad = std::max(std::abs(y0) * 0.1, 1e-12);
-    y0 -= pad;
-    y1 += pad;
+    y0 = std::max(y0 - pad, -DBL_MAX);
+    y1 = std::min(y1 + pad, DBL_MAX);
   }
+  // Positions from halves: the span of finite values as far apart as
+  // -1e308 and 1e308 overflows to infinity, and the chart read NaN.
   auto X = [&](double x) {
-    return left + (x - x0) / (x1 - x0) * (w - left - right);
+    return left + (x / 2 - x0 / 2) / (x1 / 2 - x0 / 2) * (w - left - right);
   };
   auto Y = [&](double y) {
-    return h - bottom - (y - y0) / (y1 - y0) * (h - top - bottom);
+    return h - bottom -
+           (y / 2 - y0 / 2) / (y1 / 2 - y0 / 2) * (h - top - bottom);
   };
   svg += "<line x1=\"" + num(left) + "\" y1=\"" + num(h - bottom) + "\" x2=\"" +
          num(w - right) + "\" y2=\"" + num(h - bottom) + "\" class=\"axis\"/>";
   svg += "<line x1=\"" + num(left) + "\" y1=\"" + num(top) + "\" x2=\"" +
          num(left) + "\" y2=\"" + num(h - bottom) + "\" class=\"axis\"/>";
   for (double f : {0.0, 0.5, 1.0}) {
-    double yv = y0 + f * (y1 - y0), xv = x0 + f * (x1 - x0);
+    double yv = y0 * (1 - f) + y1 * f, xv = x0 * (1 - f) + x1 * f;
     svg += "<text x=\"4\" y=\"" + num(Y(yv) + 4) + "\" class=\"tick\">" +
            num(yv) + "</text>";
     svg += "<text x=\"" + num(X(xv) - 10) + "\" y=\"" + num(h - 12) +
