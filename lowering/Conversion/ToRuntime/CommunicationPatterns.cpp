@@ -130,9 +130,7 @@ void whale::populateCommunicationRuntimePatterns(
   // The value itself; its own buffer keeps the liveness rules simple.
   addRuntimePattern<FanoutOp>(
       p, l, [](FanoutOp f, ValueRange in, RuntimeCalls &rt) {
-        Handles out = rt.tensorsFor(f);
-        rt.call(WHALE_RT_FN(reshape), {rt.ctx, in[0], out[0]});
-        return out;
+        return rt.callOnOperandsAndResults(f, in, WHALE_RT_FN(reshape));
       });
   addRuntimePattern<ShardedCrossEntropyOp>(
       p, l, [](ShardedCrossEntropyOp c, ValueRange in, RuntimeCalls &rt) {

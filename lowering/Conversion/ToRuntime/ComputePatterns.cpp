@@ -75,15 +75,11 @@ void whale::populateComputeRuntimePatterns(RewritePatternSet &patterns,
   addRuntimePattern<ReduceMaxOp>(p, l, lowerReduce<ReduceMaxOp, WHALE_RT_MAX>);
   addRuntimePattern<CastOp>(
       p, l, [](CastOp c, ValueRange in, RuntimeCalls &rt) {
-        Handles out = rt.tensorsFor(c);
-        rt.call(WHALE_RT_FN(cast), {rt.ctx, in[0], out[0]});
-        return out;
+        return rt.callOnOperandsAndResults(c, in, WHALE_RT_FN(cast));
       });
   addRuntimePattern<CausalMaskOp>(
       p, l, [](CausalMaskOp m, ValueRange in, RuntimeCalls &rt) {
-        Handles out = rt.tensorsFor(m);
-        rt.call(WHALE_RT_FN(causal_mask), {rt.ctx, in[0], out[0]});
-        return out;
+        return rt.callOnOperandsAndResults(m, in, WHALE_RT_FN(causal_mask));
       });
   addRuntimePattern<AttentionOp>(
       p, l, [](AttentionOp a, ValueRange in, RuntimeCalls &rt) {
@@ -190,15 +186,11 @@ void whale::populateComputeRuntimePatterns(RewritePatternSet &patterns,
       });
   addRuntimePattern<EmbeddingOp>(
       p, l, [](EmbeddingOp e, ValueRange in, RuntimeCalls &rt) {
-        Handles out = rt.tensorsFor(e);
-        rt.call(WHALE_RT_FN(embedding), {rt.ctx, in[0], in[1], out[0]});
-        return out;
+        return rt.callOnOperandsAndResults(e, in, WHALE_RT_FN(embedding));
       });
   addRuntimePattern<CrossEntropyOp>(
       p, l, [](CrossEntropyOp c, ValueRange in, RuntimeCalls &rt) {
-        Handles out = rt.tensorsFor(c);
-        rt.call(WHALE_RT_FN(cross_entropy), {rt.ctx, in[0], in[1], out[0]});
-        return out;
+        return rt.callOnOperandsAndResults(c, in, WHALE_RT_FN(cross_entropy));
       });
   // A reshape that is its input's last reader takes its memory (the plan
   // decides); the others copy.
@@ -252,8 +244,6 @@ void whale::populateComputeRuntimePatterns(RewritePatternSet &patterns,
       });
   addRuntimePattern<RoundAndSumOp>(
       p, l, [](RoundAndSumOp r, ValueRange in, RuntimeCalls &rt) {
-        Handles out = rt.tensorsFor(r);
-        rt.call(WHALE_RT_FN(round_and_sum), {rt.ctx, in[0], out[0], out[1]});
-        return out;
+        return rt.callOnOperandsAndResults(r, in, WHALE_RT_FN(round_and_sum));
       });
 }

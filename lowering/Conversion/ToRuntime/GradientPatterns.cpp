@@ -55,29 +55,22 @@ void whale::populateGradientRuntimePatterns(RewritePatternSet &patterns,
       });
   addRuntimePattern<CausalMaskGradOp>(
       p, l, [](CausalMaskGradOp g, ValueRange in, RuntimeCalls &rt) {
-        Handles out = rt.tensorsFor(g);
-        rt.call(WHALE_RT_FN(causal_mask_grad), {rt.ctx, in[0], out[0]});
-        return out;
+        return rt.callOnOperandsAndResults(g, in,
+                                           WHALE_RT_FN(causal_mask_grad));
       });
   addRuntimePattern<EmbeddingGradOp>(
       p, l, [](EmbeddingGradOp g, ValueRange in, RuntimeCalls &rt) {
-        Handles out = rt.tensorsFor(g);
-        rt.call(WHALE_RT_FN(embedding_grad), {rt.ctx, in[0], in[1], out[0]});
-        return out;
+        return rt.callOnOperandsAndResults(g, in, WHALE_RT_FN(embedding_grad));
       });
   addRuntimePattern<CrossEntropyGradOp>(
       p, l, [](CrossEntropyGradOp g, ValueRange in, RuntimeCalls &rt) {
-        Handles out = rt.tensorsFor(g);
-        rt.call(WHALE_RT_FN(cross_entropy_grad),
-                {rt.ctx, in[0], in[1], in[2], out[0]});
-        return out;
+        return rt.callOnOperandsAndResults(g, in,
+                                           WHALE_RT_FN(cross_entropy_grad));
       });
   addRuntimePattern<RoundedCrossEntropyGradOp>(
       p, l, [](RoundedCrossEntropyGradOp g, ValueRange in, RuntimeCalls &rt) {
-        Handles out = rt.tensorsFor(g);
-        rt.call(WHALE_RT_FN(cross_entropy_grad_rounded),
-                {rt.ctx, in[0], in[1], in[2], out[0], out[1]});
-        return out;
+        return rt.callOnOperandsAndResults(
+            g, in, WHALE_RT_FN(cross_entropy_grad_rounded));
       });
   addRuntimePattern<ReduceGradOp>(
       p, l, [](ReduceGradOp g, ValueRange in, RuntimeCalls &rt) {
@@ -145,11 +138,7 @@ void whale::populateGradientRuntimePatterns(RewritePatternSet &patterns,
       });
   addRuntimePattern<BatchNormGradOp>(
       p, l, [](BatchNormGradOp g, ValueRange in, RuntimeCalls &rt) {
-        Handles out = rt.tensorsFor(g);
-        rt.call(WHALE_RT_FN(batch_norm_grad),
-                {rt.ctx, in[0], in[1], in[2], in[3], in[4], out[0], out[1],
-                 out[2]});
-        return out;
+        return rt.callOnOperandsAndResults(g, in, WHALE_RT_FN(batch_norm_grad));
       });
   addRuntimePattern<Conv2dGradOp>(
       p, l, [](Conv2dGradOp g, ValueRange in, RuntimeCalls &rt) {
@@ -176,9 +165,6 @@ void whale::populateGradientRuntimePatterns(RewritePatternSet &patterns,
       });
   addRuntimePattern<MoeGateGradOp>(
       p, l, [](MoeGateGradOp g, ValueRange in, RuntimeCalls &rt) {
-        Handles out = rt.tensorsFor(g);
-        rt.call(WHALE_RT_FN(moe_gate_grad),
-                {rt.ctx, in[0], in[1], in[2], out[0]});
-        return out;
+        return rt.callOnOperandsAndResults(g, in, WHALE_RT_FN(moe_gate_grad));
       });
 }

@@ -187,6 +187,16 @@ Handles RuntimeCalls::tensorsFor(Operation *op) {
   return outs;
 }
 
+Handles RuntimeCalls::callOnOperandsAndResults(Operation *op, ValueRange in,
+                                               const abi::Function &fn) {
+  Handles outs = tensorsFor(op);
+  SmallVector<Value> args = {ctx};
+  args.append(in.begin(), in.end());
+  args.append(outs.begin(), outs.end());
+  call(fn, args);
+  return outs;
+}
+
 int32_t RuntimeCalls::groupKind(StringRef group) {
   return group == "stages" ? WHALE_RT_GROUP_STAGES : WHALE_RT_GROUP_REPLICAS;
 }

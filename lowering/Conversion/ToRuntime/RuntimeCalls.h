@@ -118,6 +118,10 @@ public:
   mlir::Value tensor(mlir::RankedTensorType type);
   /// A new tensor for each result of `op`.
   Handles tensorsFor(mlir::Operation *op);
+  /// The plainest lowering: a new tensor for each result of `op`, then
+  /// `fn(ctx, operands..., results...)`; the results' handles.
+  Handles callOnOperandsAndResults(mlir::Operation *op, mlir::ValueRange in,
+                                   const abi::Function &fn);
   /// Emits `update` to run only on the rank that owns `op`'s parameter
   /// (its `owner` in its `group`: optimizer state sharded, ZeRO stage 1);
   /// on every rank when `op` names no owner.
