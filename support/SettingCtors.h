@@ -1,5 +1,4 @@
-//===- SettingCtors.h - the constructors of a train block's settings -*- C++
-//-*-===//
+//===- SettingCtors.h - a train block's setting constructors --*- C++ -*-===//
 //
 // `normal(0.02)`, `text(path, seq, batch)`, `adam(lr = 1e-3)`, `cosine(...)`:
 // each constructor's category (where it may stand), its named arguments,

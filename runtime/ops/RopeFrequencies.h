@@ -1,5 +1,4 @@
-//===- RopeFrequencies.h - the frequencies rope turns by ---------*- C++
-//-*-===//
+//===- RopeFrequencies.h - the frequencies rope turns by ----*- C++ -*-===//
 //
 // Rotary position embedding's inverse frequencies, as Hugging Face
 // transformers computes them for Llama, in f32 (every device computes them

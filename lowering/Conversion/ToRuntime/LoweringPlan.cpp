@@ -1,5 +1,4 @@
-//===- LoweringPlan.cpp - What -whale-to-runtime decides before it converts
-//===//
+//===- LoweringPlan.cpp - the whole-function decisions of the lowering ---===//
 
 #include "lowering/Conversion/ToRuntime/LoweringPlan.h"
 

@@ -1,5 +1,4 @@
-//===- OpAttributes.h - Op attributes as the runtime's arguments -*- C++
-//-*-===//
+//===- OpAttributes.h - op attributes as runtime arguments -----*- C++ -*-===//
 //
 // Attributes that an op and its gradient share, in the form the runtime's
 // calls take them.

@@ -1,5 +1,4 @@
-//===- RuntimePatterns.cpp - What every op's lowering does around its calls
-//===//
+//===- RuntimePatterns.cpp - what every op's lowering does around it ---===//
 
 #include "lowering/Conversion/ToRuntime/RuntimePatterns.h"
 

@@ -1,5 +1,4 @@
-//===- RuntimePatterns.h - Conversion patterns of -whale-to-runtime -*- C++
-//-*-===//
+//===- RuntimePatterns.h - conversion patterns to the runtime --*- C++ -*-===//
 //
 // Each whale op reaches the runtime through a conversion pattern of its
 // own: a function that emits the op's calls and hands back its results'
