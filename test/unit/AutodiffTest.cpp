@@ -119,6 +119,19 @@ Gradients check(const std::string &source, const std::string &model,
 }
 
 /// A classifier's batch: `rows` inputs of `width` features, scale x
+/// Tokens and next-token targets [rows, length] over a vocabulary of 32:
+/// (7i + 3) mod 32 and (11i + 1) mod 32.
+std::pair<whale_rt_tensor *, whale_rt_tensor *>
+tokenBatch(whale::testing::TestRuntime &runtime, int rows, int length) {
+  whale_rt_tensor *tok = runtime.make(WHALE_RT_I32, {rows, length});
+  whale_rt_tensor *tgt = runtime.make(WHALE_RT_I32, {rows, length});
+  for (int i = 0; i < rows * length; ++i) {
+    static_cast<int32_t *>(whale_rt_tensor_data(tok))[i] = (i * 7 + 3) % 32;
+    static_cast<int32_t *>(whale_rt_tensor_data(tgt))[i] = (i * 11 + 1) % 32;
+  }
+  return {tok, tgt};
+}
+
 /// sin(step x i) over the elements (both signs, many sizes), and labels
 /// (i x stride) mod classes.
 std::pair<whale_rt_tensor *, whale_rt_tensor *>
@@ -237,12 +250,7 @@ train llama {
 }
 )";
   whale::testing::TestRuntime runtime(9);
-  whale_rt_tensor *tok = runtime.make(WHALE_RT_I32, {4, 8});
-  whale_rt_tensor *tgt = runtime.make(WHALE_RT_I32, {4, 8});
-  for (int i = 0; i < 32; ++i) {
-    static_cast<int32_t *>(whale_rt_tensor_data(tok))[i] = (i * 7 + 3) % 32;
-    static_cast<int32_t *>(whale_rt_tensor_data(tgt))[i] = (i * 11 + 1) % 32;
-  }
+  auto [tok, tgt] = tokenBatch(runtime, 4, 8);
   Gradients g = check(source, "llama", {tok, tgt}, runtime.ctx, 2e-2, 2e-2);
   // table, 2 norms, q k v o, gate up down, head
   EXPECT_EQ(g.names.size(), 11u);
@@ -272,12 +280,7 @@ train gpt {
 )";
   whale::testing::TestRuntime runtime(9);
   whale_rt_context *rt = runtime.ctx;
-  whale_rt_tensor *tok = runtime.make(WHALE_RT_I32, {2, 8});
-  whale_rt_tensor *tgt = runtime.make(WHALE_RT_I32, {2, 8});
-  for (int i = 0; i < 16; ++i) {
-    static_cast<int32_t *>(whale_rt_tensor_data(tok))[i] = (i * 7 + 3) % 32;
-    static_cast<int32_t *>(whale_rt_tensor_data(tgt))[i] = (i * 11 + 1) % 32;
-  }
+  auto [tok, tgt] = tokenBatch(runtime, 2, 8);
   Gradients g = check(source, "gpt", {tok, tgt}, rt, 2e-2, 2e-2);
   // table, positions, block (2 norms x 2, 4 attention and 2 mlp linears
   // x 2), final norm x 2, head x 2
