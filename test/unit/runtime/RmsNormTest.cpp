@@ -1,6 +1,7 @@
 //===- RmsNormTest.cpp - Llama's RMSNorm and its gradients ----------------===//
 
 #include "GradCheck.h"
+#include "../RuntimeFixture.h"
 
 #include <cmath>
 #include <cstring>
@@ -72,6 +73,24 @@ TEST(RmsNorm, TheWeightGradientIsTheSameBitsOnAnyThreads) {
   }
   EXPECT_EQ(0,
             std::memcmp(dws[0].data(), dws[1].data(), sizeof(float) * kWidth));
+}
+
+// The C ABI names what does not fit rather than reading past a tensor.
+TEST(RmsNorm, TheCallRefusesShapesThatDoNotFit) {
+  whale::testing::TestRuntime rt(1);
+  whale_rt_tensor *x = rt.make(WHALE_RT_F32, {3, 4});
+  whale_rt_tensor *w = rt.make(WHALE_RT_F32, {3});
+  EXPECT_NE(whale_rt_rms_norm(rt.ctx, x, w, 1e-5, x), WHALE_RT_OK);
+  EXPECT_NE(std::string(whale_rt_last_error(rt.ctx))
+                .find("rms_norm: weight must be [4] and eps positive"),
+            std::string::npos)
+      << whale_rt_last_error(rt.ctx);
+  whale_rt_tensor *dw = rt.make(WHALE_RT_F32, {4});
+  EXPECT_NE(whale_rt_rms_norm_grad(rt.ctx, x, w, 1e-5, x, x, dw), WHALE_RT_OK);
+  EXPECT_NE(std::string(whale_rt_last_error(rt.ctx))
+                .find("rms_norm_grad: shapes do not fit"),
+            std::string::npos)
+      << whale_rt_last_error(rt.ctx);
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 //===- RopeTest.cpp - rotary position embedding ---------------------------===//
 
 #include "GradCheck.h"
+#include "../RuntimeFixture.h"
 
 #include <cmath>
 
@@ -102,6 +103,23 @@ TEST(Rope, Llama31ScalingKeepsDividesAndBlendsByWavelength) {
   EXPECT_GT(kept, 0);
   EXPECT_GT(divided, 0);
   EXPECT_GT(blended, 0);
+}
+
+TEST(Rope, TheCallRefusesAnOddRowAndABadScaling) {
+  whale::testing::TestRuntime rt(1);
+  whale_rt_tensor *odd = rt.make(WHALE_RT_F32, {4, 5});
+  EXPECT_NE(whale_rt_rope(rt.ctx, odd, 10000, nullptr, 0, odd), WHALE_RT_OK);
+  EXPECT_NE(std::string(whale_rt_last_error(rt.ctx))
+                .find("rope: needs x [..., T, E] with an even E"),
+            std::string::npos)
+      << whale_rt_last_error(rt.ctx);
+  whale_rt_tensor *x = rt.make(WHALE_RT_F32, {4, 6});
+  const double backwards[] = {8, 4, 1, 8192}; // low above high
+  EXPECT_NE(whale_rt_rope(rt.ctx, x, 10000, backwards, 0, x), WHALE_RT_OK);
+  EXPECT_NE(std::string(whale_rt_last_error(rt.ctx))
+                .find("rope: scaling needs factor >= 1"),
+            std::string::npos)
+      << whale_rt_last_error(rt.ctx);
 }
 
 } // namespace
