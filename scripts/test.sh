@@ -10,7 +10,19 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [ "${WHALE_NO_INTEROP:-0}" != 1 ]; then
   "$root/scripts/interop-env.sh" "$root/build" > /dev/null
 fi
-(cd "$root/build" && ctest --output-on-failure -j"$(nproc)" "$@")
+status=0
+(cd "$root/build" && ctest --output-on-failure -j"$(nproc)" "$@") || status=$?
+if [ "$status" != 0 ]; then
+  # A CI log is often read from its end, and lit's verdicts sit far above it:
+  # each failing lit test's first error lines, then its name, come last.
+  log="$root/build/Testing/Temporary/LastTest.log"
+  if [ -f "$log" ] && grep -qE '^(FAIL|XPASS|UNRESOLVED|TIMEOUT): Whale :: ' "$log"; then
+    echo "--- failing lit tests, their first errors ---"
+    grep -E '^(error|.*: error:|# \| error:|.*CHECK.*: error)' "$log" | head -n 20 || true
+    grep -E '^(FAIL|XPASS|UNRESOLVED|TIMEOUT): Whale :: ' "$log"
+  fi
+  exit "$status"
+fi
 if [ -z "${WHALE_NO_SANITIZE:-}" ]; then
   "$root/scripts/sanitize.sh"
 fi

@@ -5,8 +5,8 @@
 #include "lib/compile/DataSpec.h"
 #include "lib/compile/PassErrors.h"
 
-#include "lowering/FusedKernel.h"
 #include "lowering/Passes.h"
+#include "lowering/Transforms/Fusion/FusedKernel.h"
 #include "support/VectorLevel.h"
 
 #include "mlir/IR/Diagnostics.h"

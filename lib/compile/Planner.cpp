@@ -72,8 +72,9 @@ void planningPasses(mlir::PassManager &pm, int64_t devices,
 }
 
 /// Tells the passes each device as the cluster describes it: its rate,
-/// memory limit, kind, threads and data sheet (lowering/ClusterView.h), from
-/// which they price its ops as the simulator does.
+/// memory limit, kind, threads and data sheet
+/// (lowering/Transforms/Parallel/ClusterView.h), from which they price its ops
+/// as the simulator does.
 void describeCluster(mlir::ModuleOp module, const Cluster &cluster,
                      int defaultThreads) {
   mlir::MLIRContext *ctx = module.getContext();

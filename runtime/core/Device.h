@@ -289,8 +289,9 @@ public:
                                   const float *center, const float *a,
                                   const float *b, const float *d,
                                   View<float> dx) = 0;
-  /// A kernel generated for a fused region (lowering/FusedKernel.h): the
-  /// data addresses of its inputs then its results, and a range of rows.
+  /// A kernel generated for a fused region
+  /// (lowering/Transforms/Fusion/FusedKernel.h): the data addresses of its
+  /// inputs then its results, and a range of rows.
   using FusedKernel = void (*)(void **data, int64_t lo, int64_t hi);
   /// A fused region's code: the kernel generated for the host, and the
   /// region as an element program (runtime/ops/ElementProgram.h) for devices

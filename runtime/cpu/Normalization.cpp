@@ -79,8 +79,8 @@ void softmaxBackward(CpuDevice &dev, View<const T> y, View<const T> dy,
 
 namespace {
 /// A row's mean and 1 / standard deviation, in the order the fused row
-/// kernels keep too (lowering/FusedRowKernel.cpp): the mean, then the
-/// variance about it.
+/// kernels keep too (lowering/Transforms/Fusion/FusedRowKernel.cpp): the mean,
+/// then the variance about it.
 template <class T>
 void rowStatistics(const T *in, int64_t d, double eps, T &mu, T &rs) {
   mu = 0;

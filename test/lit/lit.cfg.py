@@ -15,6 +15,10 @@ config.environment["PATH"] = os.pathsep.join(
     [config.whale_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 # Tests never see a WHALE_PATH from the developer's shell.
 config.environment.pop("WHALE_PATH", None)
+# WHALE_CPU_LEVEL reaches the tools, so the suite runs on a lower kernel path
+# as well (WHALE_CPU_LEVEL=avx2 lit ... on an AVX-512 machine).
+if os.environ.get("WHALE_CPU_LEVEL"):
+    config.environment["WHALE_CPU_LEVEL"] = os.environ["WHALE_CPU_LEVEL"]
 
 import sys
 config.substitutions.append(("%python", sys.executable))

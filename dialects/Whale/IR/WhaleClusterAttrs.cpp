@@ -1,7 +1,8 @@
 //===- WhaleClusterAttrs.cpp - #whale.cluster and #whale.device -----------===//
 //
-// The checks of the devices a plan is for (lowering/ClusterView.h reads
-// them): each value a device's description may take.
+// The checks of the devices a plan is for
+// (lowering/Transforms/Parallel/ClusterView.h reads them): each value a
+// device's description may take.
 //
 //===----------------------------------------------------------------------===//
 

@@ -277,7 +277,8 @@ def Whale_ClusterAttr : Whale_Attr<"Cluster", "cluster"> {
   let summary = "The devices a plan is for, in rank order";
   let description = [{
     The module's `whale.cluster`, written by the planner and read by the
-    partition, the balancer and the simulator (lowering/ClusterView.h):
+    partition, the balancer and the simulator
+    (lowering/Transforms/Parallel/ClusterView.h):
 
       #whale.cluster<[#whale.device<flops = 3.0e4>, #whale.device<flops = 1.0e4>]>
   }];

@@ -194,8 +194,9 @@ LogicalResult WhaleDialect::verifyOperationAttribute(Operation *op,
                            "counts on a function");
     return success();
   }
-  // The devices a plan is for (lowering/ClusterView.h); each device's
-  // values are checked as the attribute is made (DeviceAttr::verify).
+  // The devices a plan is for (lowering/Transforms/Parallel/ClusterView.h);
+  // each device's values are checked as the attribute is made
+  // (DeviceAttr::verify).
   if (name == "whale.cluster") {
     if (!isa<ModuleOp>(op) || !isa<ClusterAttr>(attr.getValue()))
       return op->emitError("'whale.cluster' is a #whale.cluster on the "

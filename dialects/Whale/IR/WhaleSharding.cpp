@@ -4,7 +4,7 @@
 // their rule from their ODS class, ShardingOpInterface.cpp). Each rule
 // offers what the layouts its operands have now make worth trying; the
 // pass keeps the patterns that fit and takes the cheapest
-// (lowering/Sharding.cpp).
+// (lowering/Transforms/Parallel/Sharding.cpp).
 //
 //===----------------------------------------------------------------------===//
 

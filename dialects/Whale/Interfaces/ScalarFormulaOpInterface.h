@@ -1,9 +1,9 @@
 //===- ScalarFormulaOpInterface.h - an op's value per element ---*- C++ -*-===//
 //
 // The arithmetic an elementwise op's formula is written in: what every
-// kernel generator (lowering/FusedScalars.h: LLVM's arith and math ops on
-// the CPU, element-program instructions for a GPU) provides, on values it
-// hands out as opaque handles.
+// kernel generator (lowering/Transforms/Fusion/FusedScalars.h: LLVM's arith and
+// math ops on the CPU, element-program instructions for a GPU) provides, on
+// values it hands out as opaque handles.
 //
 //===----------------------------------------------------------------------===//
 

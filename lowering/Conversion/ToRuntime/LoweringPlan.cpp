@@ -3,9 +3,9 @@
 #include "lowering/Conversion/ToRuntime/LoweringPlan.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
-#include "lowering/Bf16Kernels.h"
-#include "lowering/ElementProgramBuilder.h"
 #include "lowering/ElementTypes.h"
+#include "lowering/Transforms/Fusion/ElementProgramBuilder.h"
+#include "lowering/Transforms/Precision/Bf16Kernels.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -16,8 +16,9 @@ LoweringPlan::LoweringPlan(ModuleOp module, bool sites)
     : module(module), sites(sites) {}
 
 /// bf16 is storage (amp): an op takes it only where the runtime has a bf16
-/// kernel for it (lowering/Bf16Kernels.h). Refused here, where the op and
-/// its line are known, rather than by the runtime when the step runs.
+/// kernel for it (lowering/Transforms/Precision/Bf16Kernels.h). Refused here,
+/// where the op and its line are known, rather than by the runtime when the
+/// step runs.
 static LogicalResult checkReachesRuntime(Operation *op) {
   if (auto p = dyn_cast<ParamOp>(op)) {
     if (!p.getType().getElementType().isF32())

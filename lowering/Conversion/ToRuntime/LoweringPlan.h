@@ -12,7 +12,7 @@
 #ifndef WHALE_LOWERING_CONVERSION_TORUNTIME_LOWERINGPLAN_H
 #define WHALE_LOWERING_CONVERSION_TORUNTIME_LOWERINGPLAN_H
 
-#include "lowering/FusedKernel.h"
+#include "lowering/Transforms/Fusion/FusedKernel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

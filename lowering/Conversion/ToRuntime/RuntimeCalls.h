@@ -15,7 +15,7 @@
 #ifndef WHALE_LOWERING_CONVERSION_TORUNTIME_RUNTIMECALLS_H
 #define WHALE_LOWERING_CONVERSION_TORUNTIME_RUNTIMECALLS_H
 
-#include "lowering/RuntimeAbi.h"
+#include "lowering/Conversion/ToRuntime/RuntimeAbi.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"

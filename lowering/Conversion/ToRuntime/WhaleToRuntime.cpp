@@ -11,8 +11,8 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lowering/Conversion/ToRuntime/LoweringPlan.h"
 #include "lowering/Conversion/ToRuntime/RuntimePatterns.h"
-#include "lowering/FormulaRegions.h"
 #include "lowering/Passes.h"
+#include "lowering/Transforms/Fusion/FormulaRegions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

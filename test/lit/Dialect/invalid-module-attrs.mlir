@@ -209,7 +209,7 @@ module {
 
 // -----
 
-// The devices a plan is for (lowering/ClusterView.h): a #whale.cluster of
+// The devices a plan is for (lowering/Transforms/Parallel/ClusterView.h): a #whale.cluster of
 // #whale.device, each value checked as the attribute is made.
 // expected-error @+1 {{'whale.cluster' is a #whale.cluster on the module}}
 module attributes {whale.cluster = {flops = array<f64: 1.0e9, 1.0e9>, memory = array<i64: 0, 0>}} {}

@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sim/Simulator.h"
-#include "lowering/PipelineOrder.h"
+#include "lowering/Transforms/Parallel/PipelineOrder.h"
 #include "sim/ProfileDb.h"
 
 #include <gtest/gtest.h>
@@ -145,10 +145,11 @@ Topology unitDevices(int64_t n) {
   return t;
 }
 
-/// p equal stages in the planner's own order (lowering/PipelineOrder.h)
-/// of `kind` over v chunks a stage: a chunk's forward takes 1 / v s and its
-/// backward 2 / v s; messages are free. A micro-batch passes chunk 0 of
-/// every stage, then chunk 1 of every stage, and so on.
+/// p equal stages in the planner's own order
+/// (lowering/Transforms/Parallel/PipelineOrder.h) of `kind` over v chunks a
+/// stage: a chunk's forward takes 1 / v s and its backward 2 / v s; messages
+/// are free. A micro-batch passes chunk 0 of every stage, then chunk 1 of every
+/// stage, and so on.
 ProgramSet pipeline(Builder &b, const char *kind, int64_t p, int64_t m,
                     int64_t v) {
   ProgramSet set;
