@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/compile/Cluster.h"
-#include "runtime/exec/ElasticSchedule.h"
+#include "runtime/run/ElasticSchedule.h"
 #include "sim/ProfileDb.h"
 
 #include <cstddef>

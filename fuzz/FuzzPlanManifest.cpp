@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/exec/PlanManifest.h"
+#include "runtime/bundle/PlanManifest.h"
 
 #include <cstddef>
 #include <cstdint>

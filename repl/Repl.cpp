@@ -5,7 +5,7 @@
 #include "lang/Frontend.h"
 #include "lang/Suggest.h"
 #include "lib/compile/Jit.h"
-#include "runtime/exec/Interrupt.h"
+#include "runtime/run/Interrupt.h"
 #include "support/InputFile.h"
 #include "support/OutputFile.h"
 

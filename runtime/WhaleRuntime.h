@@ -417,7 +417,7 @@ whale_rt_status whale_rt_set_train_state(whale_rt_context *ctx, int64_t step,
                                          double lr_scale);
 /* A train step held by the device and replayed: one launch a step where
  * the device can hold one (CUDA graphs; runtime/core/StepCapture.h), driven
- * by runtime/exec/StepGraphs.h. Each call fails with WHALE_RT_INVALID_ARGUMENT
+ * by runtime/run/StepGraphs.h. Each call fails with WHALE_RT_INVALID_ARGUMENT
  * and the reason in whale_rt_last_error where the device cannot hold a
  * step (the CPU runs each op as it is called) or the context traces (a
  * trace times each op as it runs).

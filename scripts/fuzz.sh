@@ -50,7 +50,7 @@ elif [ "$target" = json ]; then
   corpus="$root/fuzz/corpus-json"
   clang++-22 "${flags[@]}" $(/usr/lib/llvm-22/bin/llvm-config --cxxflags |
       tr ' ' '\n' | grep -E '^-D') \
-    "$root/lib/compile/Cluster.cpp" "$root/runtime/exec/ElasticSchedule.cpp" \
+    "$root/lib/compile/Cluster.cpp" "$root/runtime/run/ElasticSchedule.cpp" \
     "$root/support/JsonFields.cpp" \
     "$root/perfmodel/DeviceModel.cpp" "$root/perfmodel/DeviceSpeed.cpp" \
     "$root/sim/ProfileDb.cpp" "$root/sim/EventProgram.cpp" \
@@ -67,8 +67,8 @@ elif [ "$target" = npy ]; then
   extra=(-max_len=4096)
 elif [ "$target" = plan ]; then
   corpus="$root/fuzz/corpus-plan"
-  clang++-22 "${flags[@]}" "$root/runtime/exec/PlanManifest.cpp" \
-    "$root/runtime/exec/JsonValue.cpp" "$root/support/JsonString.cpp" \
+  clang++-22 "${flags[@]}" "$root/runtime/bundle/PlanManifest.cpp" \
+    "$root/support/JsonValue.cpp" "$root/support/JsonString.cpp" \
     "$root/support/InputFile.cpp" \
     "$root/support/OutputFile.cpp" "$root/fuzz/FuzzPlanManifest.cpp" \
     -o "$out/whale-fuzz"

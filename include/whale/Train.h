@@ -84,7 +84,7 @@ struct TrainOptions {
   int threads = 0;              ///< 0: every core
   std::string metricsPath;      ///< JSON lines, one per step
   /// JSON lines, one per step: the dataset samples each data-parallel
-  /// replica computed on (runtime/exec/SampleLog.h).
+  /// replica computed on (runtime/run/SampleLog.h).
   std::string samplesPath;
   std::string tracePath;        ///< a Chrome trace of every op of every step
   /// With a trace and a cluster: each op's event also names its place in
@@ -186,7 +186,7 @@ struct TrainResult {
   /// Under a plan: each device's peak bytes held, by device (rank).
   std::vector<int64_t> peakMemory;
   /// Under a plan on devices that can hold a step (CUDA graphs): how the
-  /// steps ran, one line (runtime/exec/StepGraphs.h); else "".
+  /// steps ran, one line (runtime/run/StepGraphs.h); else "".
   std::string stepGraphs;
   /// Under a plan: samples of the global batch each device computed on.
   std::vector<int64_t> localBatches;

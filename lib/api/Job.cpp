@@ -10,7 +10,7 @@
 #include "lowering/Passes.h"
 #include "lowering/Pipelines.h"
 #include "runtime/core/Tensor.h"
-#include "runtime/exec/StepLog.h"
+#include "runtime/run/StepLog.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

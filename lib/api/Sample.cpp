@@ -7,7 +7,7 @@
 #include "lib/compile/ModelLookup.h"
 #include "lowering/Passes.h"
 #include "runtime/WhaleRuntime.h"
-#include "runtime/exec/Checkpoint.h"
+#include "runtime/checkpoint/Checkpoint.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"

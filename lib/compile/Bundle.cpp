@@ -10,9 +10,9 @@
 #include "lib/compile/ModelLookup.h"
 #include "lib/compile/Planner.h"
 #include "lib/compile/StageSignature.h"
-#include "runtime/exec/CpuLevels.h"
-#include "runtime/exec/PlanManifest.h"
-#include "runtime/store/CheckpointSet.h"
+#include "runtime/bundle/PlanManifest.h"
+#include "runtime/checkpoint/CheckpointSet.h"
+#include "runtime/run/CpuLevels.h"
 
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -36,7 +36,7 @@ namespace {
 
 /// A code generator for the host's architecture at `cpu`: "generic" (its
 /// baseline) for what must run on any machine of that architecture, an
-/// x86-64 level for the kernels' variants (runtime/exec/CpuLevels.h).
+/// x86-64 level for the kernels' variants (runtime/run/CpuLevels.h).
 /// Null with `error` set when there is none.
 std::unique_ptr<llvm::TargetMachine> machineFor(const std::string &cpu,
                                                 llvm::CodeGenOptLevel level,
@@ -158,7 +158,7 @@ std::string compileShared(mlir::ModuleOp module, const std::string &dir,
   if (err.empty())
     err = linkShared(objects, library.str().str());
   // The kernels again for each x86-64 level above the baseline
-  // (runtime/exec/CpuLevels.h), each linked with the same programs.
+  // (runtime/run/CpuLevels.h), each linked with the same programs.
   const bool x86 = llvm::Triple(llvm::sys::getDefaultTargetTriple()).isX86();
   for (const char *level : kCpuLevels) {
     if (!err.empty() || !lowered.kernels || !x86)
@@ -304,7 +304,7 @@ bool compileBundle(Interpreter &interp, const TrainOptions &options,
   phase("");
 
   // Every shared object vouched for by size and checksum: the runner loads
-  // nothing else (runtime/exec/BundleFiles.h).
+  // nothing else (runtime/bundle/BundleFiles.h).
   std::vector<std::string> objects;
   for (const ProgramLibrary &lib : m.libraries)
     objects.push_back(lib.file);

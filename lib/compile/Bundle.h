@@ -3,7 +3,7 @@
 //
 // `whale compile --emit=bundle`: the model planned over a cluster, its rank
 // programs lowered and compiled to native shared objects (one per
-// micro-batch size), and a manifest (runtime/exec/PlanManifest.h) that says
+// micro-batch size), and a manifest (runtime/bundle/PlanManifest.h) that says
 // the rest. tools/whale-exec runs the folder with nothing but the runtime:
 // a machine that runs it needs no MLIR and no LLVM.
 //

@@ -4,7 +4,7 @@
 #ifndef WHALE_LIB_COMPILE_DATASPEC_H
 #define WHALE_LIB_COMPILE_DATASPEC_H
 
-#include "runtime/exec/DataSource.h"
+#include "runtime/run/DataSource.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 

@@ -12,7 +12,7 @@
 #define WHALE_LIB_COMPILE_JIT_H
 
 #include "runtime/WhaleRuntime.h"
-#include "runtime/exec/RankStep.h"
+#include "runtime/run/RankStep.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"

@@ -5,7 +5,7 @@
 #define WHALE_LIB_COMPILE_LRSCHEDULE_H
 
 #include "dialects/Whale/IR/TrainAttrs.h"
-#include "runtime/exec/TrainSettings.h"
+#include "runtime/run/TrainSettings.h"
 
 #include <algorithm>
 #include <cmath>

@@ -96,7 +96,7 @@ struct PlannedModel {
   /// order: replica r takes the rows after those of replicas before it.
   std::vector<int64_t> localBatches;
   /// Consecutive replicas that read the same rows (split_rows = "whole":
-  /// a shard group's size; runtime/exec/BatchRows.h), else 1.
+  /// a shard group's size; runtime/run/BatchRows.h), else 1.
   int64_t rowGroup = 1;
   /// Uneven shards: the weight of each position in a shard group (empty:
   /// equal parts).

@@ -4,7 +4,7 @@
 #ifndef WHALE_LIB_COMPILE_STAGESIGNATURE_H
 #define WHALE_LIB_COMPILE_STAGESIGNATURE_H
 
-#include "runtime/exec/PlanManifest.h"
+#include "runtime/bundle/PlanManifest.h"
 
 #include "whale/Interpreter.h"
 

@@ -7,7 +7,7 @@
 #include "lib/compile/Cluster.h"
 #include "lib/compile/Jit.h"
 #include "runtime/core/CpuPlacement.h"
-#include "runtime/exec/RankStep.h"
+#include "runtime/run/RankStep.h"
 #include "sim/Extract.h"
 #include "support/InputFile.h"
 #include "whale/Train.h"

@@ -6,7 +6,7 @@
 #include "lowering/Passes.h"
 #include "lowering/Plan.h"
 #include "perfmodel/DeviceSpeed.h"
-#include "runtime/exec/BatchRows.h"
+#include "runtime/run/BatchRows.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FormatVariadic.h"

@@ -11,7 +11,7 @@
 
 #include "lib/compile/Jit.h"
 #include "lib/compile/LrSchedule.h"
-#include "runtime/exec/Checkpoint.h"
+#include "runtime/checkpoint/Checkpoint.h"
 #include "whale/Job.h"
 
 #include <memory>

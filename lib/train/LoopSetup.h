@@ -1,6 +1,6 @@
 //===- LoopSetup.h - a train loop's setup from a run's options -*- C++ -*-===//
 //
-// What runtime/exec/TrainLoop.h reads (the schedule, the save path, the
+// What runtime/run/TrainLoop.h reads (the schedule, the save path, the
 // metrics and sample logs, the progress callback), taken from the options
 // `whale run` and a host give train(): the same for one device and a plan.
 //
@@ -9,7 +9,7 @@
 #ifndef WHALE_LIB_TRAIN_LOOPSETUP_H
 #define WHALE_LIB_TRAIN_LOOPSETUP_H
 
-#include "runtime/exec/TrainLoop.h"
+#include "runtime/run/TrainLoop.h"
 #include "whale/Train.h"
 
 namespace whale {

@@ -15,10 +15,10 @@
 #include "lib/compile/ModelLookup.h"
 #include "lib/train/LoopSetup.h"
 #include "runtime/WhaleRuntime.h"
-#include "runtime/exec/BatchRows.h"
-#include "runtime/exec/Checkpoint.h"
-#include "runtime/exec/Interrupt.h"
-#include "runtime/state/RankCheckpoint.h"
+#include "runtime/checkpoint/Checkpoint.h"
+#include "runtime/checkpoint/RankCheckpoint.h"
+#include "runtime/run/BatchRows.h"
+#include "runtime/run/Interrupt.h"
 
 #include "llvm/Support/xxhash.h"
 

@@ -4,7 +4,7 @@
 // One rank per device of the plan's grid, each a context with its own
 // device and a thread that runs its stage's JIT-compiled program every step
 // (under mpirun, each process its block of them). The loop itself is
-// runtime/exec/TrainLoop.h, the same as on one device and in whale-exec;
+// runtime/run/TrainLoop.h, the same as on one device and in whale-exec;
 // this says how a planned run does its parts, each in a file of its own:
 //   - PlannedRun.cpp: the processes, the plan and its ranks, the checkpoint
 //     it starts from, each step, the held-out loss and the figures at the
@@ -27,12 +27,12 @@
 #include "lib/compile/Jit.h"
 #include "lib/compile/Planner.h"
 #include "lib/compile/StageSignature.h"
-#include "runtime/exec/ControlFile.h"
-#include "runtime/exec/DataSource.h"
-#include "runtime/exec/Processes.h"
-#include "runtime/exec/RankStep.h"
-#include "runtime/exec/TrainLoop.h"
-#include "runtime/state/RankFiles.h"
+#include "runtime/checkpoint/RankFiles.h"
+#include "runtime/run/ControlFile.h"
+#include "runtime/run/DataSource.h"
+#include "runtime/run/Processes.h"
+#include "runtime/run/RankStep.h"
+#include "runtime/run/TrainLoop.h"
 #include "runtime/state/Reshard.h"
 #include "runtime/state/StateStore.h"
 #include "whale/Train.h"
@@ -125,7 +125,7 @@ private:
   std::string error; ///< the last failure a helper wrote
 
   // Ranks as processes: this one runs the ranks of its block of devices
-  // (runtime/exec/Processes.h), one each when there are as many processes
+  // (runtime/run/Processes.h), one each when there are as many processes
   // as devices.
   int32_t processRank = -1, processCount = 0;
   ProcessLayout layout;

@@ -10,10 +10,10 @@
 
 #include "lib/elastic/StateCollection.h"
 #include "lib/train/PlannedRun.h"
-#include "runtime/exec/Checkpoint.h"
+#include "runtime/checkpoint/Checkpoint.h"
+#include "runtime/checkpoint/RankFiles.h"
 #include "runtime/state/ProcessRecovery.h"
 #include "runtime/state/ProcessStore.h"
-#include "runtime/state/RankFiles.h"
 #include "runtime/state/RecoveryState.h"
 
 #include <chrono>

@@ -11,12 +11,12 @@
 
 #include "lib/elastic/StateCollection.h"
 #include "lib/train/PlannedRun.h"
+#include "runtime/checkpoint/RankCheckpoint.h"
+#include "runtime/checkpoint/RankFiles.h"
 #include "runtime/state/MoveState.h"
 #include "runtime/state/ProcessRecovery.h"
 #include "runtime/state/ProcessReshard.h"
 #include "runtime/state/ProcessStore.h"
-#include "runtime/state/RankCheckpoint.h"
-#include "runtime/state/RankFiles.h"
 #include "runtime/state/RecoveryState.h"
 
 #include <chrono>

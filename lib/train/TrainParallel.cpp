@@ -1,7 +1,7 @@
 //===- TrainParallel.cpp - a train block under a plan ---------------------===//
 //
 // train() with a cluster: the plan's ranks (lib/train/PlannedRun.h) stepped
-// by the one train loop (runtime/exec/TrainLoop.h).
+// by the one train loop (runtime/run/TrainLoop.h).
 //
 //===----------------------------------------------------------------------===//
 

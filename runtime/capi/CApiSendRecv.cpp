@@ -32,7 +32,7 @@ using namespace whale::rt::capi;
 namespace {
 
 /// Host tags of the device way, above the plan's tags and the driver's
-/// own (runtime/exec, lib/Process*): a direction's k-th announcement is
+/// own (runtime/run, lib/Process*): a direction's k-th announcement is
 /// kAnnouncementTags + k; a direction's set-up uses the two below it.
 constexpr int64_t kAnnouncementTags = int64_t(1) << 50;
 constexpr int64_t kPairIdTag = kAnnouncementTags - 1;

@@ -2,7 +2,7 @@
 //
 // The C ABI over a device's StepCapture (runtime/core/StepCapture.h): the
 // driver probes a step, captures the next and replays it after that
-// (runtime/exec/StepGraphs.h).
+// (runtime/run/StepGraphs.h).
 //
 //===----------------------------------------------------------------------===//
 

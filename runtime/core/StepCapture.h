@@ -19,7 +19,7 @@
 //    the middle (a gradient norm the host compares, an all-reduce through
 //    host memory) cannot be held: the host must see each step's value. A
 //    probing step notes the first such wait, and the driver says why it
-//    runs without a graph (runtime/exec/StepGraph.h).
+//    runs without a graph (runtime/run/StepGraphs.h).
 //
 //===----------------------------------------------------------------------===//
 

@@ -2,7 +2,7 @@
 
 #include "runtime/state/MoveState.h"
 
-#include "runtime/exec/Checkpoint.h"
+#include "runtime/checkpoint/Checkpoint.h"
 #include "runtime/state/PlanState.h"
 #include "runtime/state/ProcessReshard.h"
 

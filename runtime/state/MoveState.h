@@ -6,7 +6,7 @@
 // new ranks' (runtime/state/Reshard.h) is carried out on the ranks
 // themselves, in memory. `whale run`'s elastic changes
 // (lib/train/DeviceChange.cpp) and `whale-exec`'s
-// (runtime/exec/BundleChange.cpp) both move their state through here, in
+// (runtime/bundle/BundleChange.cpp) both move their state through here, in
 // one of two ways:
 //   - on CPU devices in one process both plans' tensors are host memory:
 //     each piece is copied straight from an old rank's tensor into a new
@@ -21,7 +21,7 @@
 #ifndef WHALE_RUNTIME_STATE_MOVESTATE_H
 #define WHALE_RUNTIME_STATE_MOVESTATE_H
 
-#include "runtime/state/RankFiles.h"
+#include "runtime/checkpoint/RankFiles.h"
 #include "runtime/state/Reshard.h"
 
 #include <string>

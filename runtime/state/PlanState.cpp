@@ -3,8 +3,8 @@
 #include "runtime/state/PlanState.h"
 
 #include "runtime/WhaleRuntime.h"
+#include "runtime/checkpoint/Checkpoint.h"
 #include "runtime/core/Parts.h"
-#include "runtime/exec/Checkpoint.h"
 
 #include <cstdlib>
 #include <cstring>

@@ -15,7 +15,7 @@
 #ifndef WHALE_RUNTIME_STATE_PLANSTATE_H
 #define WHALE_RUNTIME_STATE_PLANSTATE_H
 
-#include "runtime/exec/PlanManifest.h"
+#include "runtime/bundle/PlanManifest.h"
 #include "runtime/state/Reshard.h"
 
 #include <functional>

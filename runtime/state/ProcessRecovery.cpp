@@ -2,9 +2,9 @@
 
 #include "runtime/state/ProcessRecovery.h"
 
+#include "runtime/checkpoint/RankFiles.h"
 #include "runtime/state/PlanState.h"
 #include "runtime/state/ProcessReshard.h"
-#include "runtime/state/RankFiles.h"
 #include "runtime/state/RecoveryState.h"
 
 #include <set>

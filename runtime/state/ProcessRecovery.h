@@ -14,8 +14,8 @@
 #ifndef WHALE_RUNTIME_STATE_PROCESSRECOVERY_H
 #define WHALE_RUNTIME_STATE_PROCESSRECOVERY_H
 
+#include "runtime/checkpoint/RankFiles.h"
 #include "runtime/state/ProcessStore.h"
-#include "runtime/state/RankFiles.h"
 #include "runtime/state/StateStore.h"
 
 #include <cstdint>

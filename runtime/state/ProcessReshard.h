@@ -13,7 +13,7 @@
 #ifndef WHALE_RUNTIME_STATE_PROCESSRESHARD_H
 #define WHALE_RUNTIME_STATE_PROCESSRESHARD_H
 
-#include "runtime/exec/Processes.h"
+#include "runtime/run/Processes.h"
 #include "runtime/state/Reshard.h"
 
 #include <functional>

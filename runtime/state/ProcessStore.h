@@ -12,7 +12,7 @@
 #ifndef WHALE_RUNTIME_STATE_PROCESSSTORE_H
 #define WHALE_RUNTIME_STATE_PROCESSSTORE_H
 
-#include "runtime/exec/Processes.h"
+#include "runtime/run/Processes.h"
 #include "runtime/state/Reshard.h"
 
 #include <cstdint>

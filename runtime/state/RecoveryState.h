@@ -6,7 +6,7 @@
 // worker's boxes taken from the next worker's copy, or else the state of
 // the run's last checkpoint, resharded into the survivors' plan. `whale
 // run` re-plans for the survivors (lib/train/Recovery.cpp); `whale-exec`
-// takes the compiled plan given for them (runtime/exec/BundleRecovery.cpp).
+// takes the compiled plan given for them (runtime/bundle/BundleRecovery.cpp).
 // Both keep and take the state here. Across processes the store's copies
 // go between processes (ProcessStore.h), which `whale run` does.
 //
@@ -15,8 +15,8 @@
 #ifndef WHALE_RUNTIME_STATE_RECOVERYSTATE_H
 #define WHALE_RUNTIME_STATE_RECOVERYSTATE_H
 
-#include "runtime/exec/PlanManifest.h"
-#include "runtime/state/RankFiles.h"
+#include "runtime/bundle/PlanManifest.h"
+#include "runtime/checkpoint/RankFiles.h"
 #include "runtime/state/StateStore.h"
 
 #include <cstdint>

@@ -11,8 +11,8 @@
 #include "lib/compile/Cluster.h"
 #include "lib/compile/Planner.h"
 #include "lib/elastic/StateCollection.h"
-#include "runtime/exec/ElasticSchedule.h"
-#include "runtime/state/RankCheckpoint.h"
+#include "runtime/checkpoint/RankCheckpoint.h"
+#include "runtime/run/ElasticSchedule.h"
 #include "test/unit/EquivalenceSupport.h"
 #include "test/unit/Worst.h"
 

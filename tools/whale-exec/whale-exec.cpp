@@ -7,9 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/WhaleRuntime.h"
-#include "runtime/exec/ElasticSchedule.h"
-#include "runtime/exec/Interrupt.h"
-#include "runtime/exec/RunPlan.h"
+#include "runtime/bundle/RunPlan.h"
+#include "runtime/run/ElasticSchedule.h"
+#include "runtime/run/Interrupt.h"
 #include "support/InputFile.h"
 #include "support/Limits.h"
 #include "tools/RecoveryLine.h"

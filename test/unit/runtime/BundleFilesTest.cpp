@@ -1,6 +1,6 @@
 //===- BundleFilesTest.cpp - a bundle's shared objects, vouched for -------===//
 
-#include "runtime/exec/BundleFiles.h"
+#include "runtime/bundle/BundleFiles.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 //===- CheckpointSetTest.cpp - checkpoint folders replaced as one unit ----===//
 
-#include "runtime/store/CheckpointSet.h"
+#include "runtime/checkpoint/CheckpointSet.h"
 
 #include <gtest/gtest.h>
 

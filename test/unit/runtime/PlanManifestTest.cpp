@@ -1,8 +1,8 @@
 //===- PlanManifestTest.cpp - the JSON reader and the compiled-plan manifest
 //===//
 
-#include "runtime/exec/PlanManifest.h"
-#include "runtime/exec/BatchRows.h"
+#include "runtime/bundle/PlanManifest.h"
+#include "runtime/run/BatchRows.h"
 #include "support/JsonValue.h"
 
 #include <gtest/gtest.h>

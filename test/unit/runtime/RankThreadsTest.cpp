@@ -1,6 +1,6 @@
 //===- RankThreadsTest.cpp - rank threads kept from step to step ----------===//
 
-#include "runtime/exec/RankThreads.h"
+#include "runtime/run/RankThreads.h"
 
 #include <gtest/gtest.h>
 

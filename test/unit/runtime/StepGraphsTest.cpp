@@ -14,7 +14,7 @@
 
 #include "../RuntimeFixture.h"
 #include "runtime/capi/CApiInternal.h"
-#include "runtime/exec/RankStep.h"
+#include "runtime/run/RankStep.h"
 
 #include <gtest/gtest.h>
 
