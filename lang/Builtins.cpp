@@ -304,6 +304,7 @@ struct BuiltinCall {
   SVal layernorm();
   SVal rmsNorm();
   SVal rope();
+  SVal attention();
   SVal batchNorm();
   SVal embedding();
   SVal crossEntropy();
@@ -350,6 +351,10 @@ const std::vector<BuiltinSig> &builtinTable() {
         "original_positions"},
        1,
        &BuiltinCall::rope},
+      {"scaled_dot_product_attention",
+       {"q", "k", "v", "causal", "scale"},
+       3,
+       &BuiltinCall::attention},
       {"batch_norm",
        {"x", "gamma", "beta", "running_mean", "running_var", "momentum", "eps"},
        5,
@@ -919,6 +924,75 @@ SVal BuiltinCall::rope() {
                    {{"theta", NodeAttr(theta)},
                     {"scaling", NodeAttr(std::vector<double>{factor, low, high,
                                                              original})}});
+}
+
+// softmax(q k^T * scale) v over [..., T, E] heads, as one op whose kernel
+// never holds the [..., T, S] scores. k and v may have fewer heads than q
+// (grouped-query attention: the axis before T of k divides q's), each key
+// head serving that many consecutive query heads, as transformers'
+// repeat_kv lays them out.
+SVal BuiltinCall::attention() {
+  int q, k, v;
+  bool causal;
+  if (!a.tensor(0, q) || !a.tensor(1, k) || !a.tensor(2, v) ||
+      !a.flag(3, causal))
+    return SVal::error();
+  const TensorType &tq = s.typeOf(q), &tk = s.typeOf(k), &tv = s.typeOf(v);
+  const size_t r = tq.rank();
+  if (r < 2 || tk.rank() != r || tk.dtype != tq.dtype) {
+    s.error(args[1].loc, "scaled_dot_product_attention needs q [..., T, E] "
+                         "and k [..., S, E] of "
+                         "one rank >= 2 and one dtype, got q " +
+                             tq.str() + " and k " + tk.str());
+    return SVal::error();
+  }
+  if (!(tv == tk)) {
+    s.error(args[2].loc, "v must be k's " + tk.str() + ", got " + tv.str());
+    return SVal::error();
+  }
+  if (tk.dims[r - 1] != tq.dims[r - 1]) {
+    s.error(args[1].loc, "k's width must be q's " + tq.dims[r - 1].str() +
+                             ", got " + tk.str());
+    return SVal::error();
+  }
+  for (size_t d = 0; d + 2 < r; ++d) {
+    const Dim &qd = tq.dims[d], &kd = tk.dims[d];
+    if (qd == kd)
+      continue;
+    const bool heads = d + 3 == r;
+    if (heads && qd.isKnown() && kd.isKnown() && kd.value > 0 &&
+        qd.value % kd.value == 0)
+      continue;
+    s.error(args[1].loc, heads ? "k's heads (" + kd.str() +
+                                     ") must divide q's (" + qd.str() + ")"
+                               : "k's leading dimensions must be q's: q " +
+                                     tq.str() + ", k " + tk.str());
+    return SVal::error();
+  }
+  if (causal && tk.dims[r - 2] != tq.dims[r - 2]) {
+    s.error(args[3].loc, "a causal attention needs as many keys as queries: "
+                         "q " +
+                             tq.str() + ", k " + tk.str());
+    return SVal::error();
+  }
+  double scale = 0;
+  if (!args[4].present) {
+    if (!tq.dims[r - 1].isKnown() || tq.dims[r - 1].value <= 0) {
+      s.error(args[0].loc, "the default scale 1/sqrt(E) needs a "
+                           "known width, got " +
+                               tq.str());
+      return SVal::error();
+    }
+    scale = 1 / std::sqrt(static_cast<double>(tq.dims[r - 1].value));
+  } else if (!a.number(4, scale, 0)) {
+    return SVal::error();
+  }
+  if (!(scale > 0) || !std::isfinite(scale)) {
+    s.error(args[4].loc, "scale must be a positive number");
+    return SVal::error();
+  }
+  return tensorOut(NodeOp::attention, {q, k, v}, tq,
+                   {{"scale", NodeAttr(scale)}, {"causal", NodeAttr(causal)}});
 }
 
 SVal BuiltinCall::batchNorm() {

@@ -35,6 +35,9 @@ struct AttentionDims {
   float scale = 1;
   bool causal = false;    ///< needs t == tk (attentionShape checks)
   int64_t groupHeads = 0; ///< H of [..., T, H, E]; 0 when head-major
+  /// Query heads a key head serves: above 1, the kernels see keys repeated
+  /// (runtime/ops/GroupedKeys.h), never the grouped operands.
+  int64_t kvGroup = 1;
 };
 
 /// Elements between consecutive rows of one head.

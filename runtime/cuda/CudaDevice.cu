@@ -18,6 +18,7 @@
 #include "runtime/cuda/Nvrtc.h"
 #include "runtime/ops/AttentionShape.h"
 #include "runtime/ops/Bf16.h"
+#include "runtime/ops/GroupedKeys.h"
 
 #if WHALE_HAVE_NCCL
 #include <nccl.h>
@@ -1782,6 +1783,7 @@ Status attentionDims(const char *op, View<const T> q, View<const T> k,
   d.scale = static_cast<float>(scale);
   d.causal = form.causal;
   d.groupHeads = shape.groupHeads;
+  d.kvGroup = shape.kvGroup;
   return Status::ok();
 }
 } // namespace
@@ -1825,6 +1827,8 @@ Status CudaDevice::attention(View<const float> q, View<const float> k,
   AttentionDims d;
   if (Status st = attentionDims("attention", q, k, v, scale, form, d); !st)
     return st;
+  if (d.kvGroup > 1)
+    return attentionOverRepeatedKeys(*this, q, k, v, scale, form, out);
   if (Status st = enter(); !st)
     return st;
   if (d.heads * d.t * d.e == 0)
@@ -1913,6 +1917,9 @@ Status CudaDevice::attentionBackward(View<const float> q, View<const float> k,
   AttentionDims d;
   if (Status st = attentionDims("attention_grad", q, k, v, scale, form, d); !st)
     return st;
+  if (d.kvGroup > 1)
+    return attentionBackwardOverRepeatedKeys(*this, q, k, v, out, dout, scale,
+                                             form, dq, dk, dv);
   if (Status st = enter(); !st)
     return st;
   if (nothingAttended(compute, d, dq, dk, dv))
@@ -2019,7 +2026,9 @@ Status CudaDevice::attentionBf16(View<const uint16_t> q, View<const uint16_t> k,
   AttentionDims d;
   if (Status st = attentionDims("attention", q, k, v, scale, form, d); !st)
     return st;
-  if (!flashAttentionRequested() || !flashForwardTiles(d.e).dim)
+  // Grouped keys: widened, then repeated by the fp32 attention above.
+  if (d.kvGroup > 1 || !flashAttentionRequested() ||
+      !flashForwardTiles(d.e).dim)
     return Device::attentionBf16(q, k, v, scale, form, out);
   if (Status st = enter(); !st)
     return st;
@@ -2043,7 +2052,8 @@ Status CudaDevice::attentionBackwardBf16(
   if (Status st = attentionDims("attention_grad", q, k, v, scale, form, d);
       !st)
     return st;
-  if (!flashAttentionRequested() || !flashBackwardTiles(d.e).dim)
+  if (d.kvGroup > 1 || !flashAttentionRequested() ||
+      !flashBackwardTiles(d.e).dim)
     return Device::attentionBackwardBf16(q, k, v, out, dout, scale, form, dq,
                                          dk, dv);
   if (Status st = enter(); !st)

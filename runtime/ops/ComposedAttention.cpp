@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/core/Device.h"
+#include "runtime/ops/AttentionShape.h"
+#include "runtime/ops/GroupedKeys.h"
 
 #include <utility>
 #include <vector>
@@ -112,6 +114,11 @@ struct HeadMajor {
 Status Device::attention(View<const float> q, View<const float> k,
                          View<const float> v, double scale, AttentionForm form,
                          View<float> out) {
+  AttentionShape d;
+  if (Status st = attentionShape("attention", q, k, v, form, d); !st)
+    return st;
+  if (d.kvGroup > 1)
+    return attentionOverRepeatedKeys(*this, q, k, v, scale, form, out);
   if (form.sequenceMajor) {
     if (q.rank() < 3)
       return Status::invalid("attention: sequence-major q " +
@@ -139,6 +146,12 @@ Status Device::attentionBackward(View<const float> q, View<const float> k,
                                  View<const float> dout, double scale,
                                  AttentionForm form, View<float> dq,
                                  View<float> dk, View<float> dv) {
+  AttentionShape d;
+  if (Status st = attentionShape("attention_grad", q, k, v, form, d); !st)
+    return st;
+  if (d.kvGroup > 1)
+    return attentionBackwardOverRepeatedKeys(*this, q, k, v, out, dout, scale,
+                                             form, dq, dk, dv);
   if (form.sequenceMajor) {
     if (q.rank() < 3)
       return Status::invalid("attention_grad: sequence-major q " +

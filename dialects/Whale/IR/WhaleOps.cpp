@@ -588,10 +588,21 @@ LogicalResult whale::verifyAttentionOperands(Operation *op, RankedTensorType q,
                              << " of one rank >= " << minRank;
   ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape();
   const int64_t seq = q.getRank() - minRank;
-  for (int64_t d = 0; d + 1 < q.getRank(); ++d)
-    if (d != seq && qs[d] != ks[d])
-      return op->emitOpError() << "query " << q << " and key " << k
-                               << " differ in a dimension other than T and E";
+  // Keys and values may serve groups of query heads (grouped-query
+  // attention): their heads' axis (H, or the one before T) divides q's.
+  const int64_t heads = seqMajor ? q.getRank() - 2 : q.getRank() - 3;
+  for (int64_t d = 0; d + 1 < q.getRank(); ++d) {
+    if (d == seq || qs[d] == ks[d])
+      continue;
+    if (d == heads && ks[d] > 0 && qs[d] % ks[d] == 0)
+      continue;
+    if (d == heads)
+      return op->emitOpError() << "key heads (" << ks[d]
+                               << ") must divide query heads (" << qs[d] << ")";
+    return op->emitOpError() << "query " << q << " and key " << k
+                             << " differ in a dimension other than T, E "
+                                "and the heads";
+  }
   if (qs.back() != ks.back())
     return op->emitOpError() << "query and key widths differ: " << qs.back()
                              << " and " << ks.back();

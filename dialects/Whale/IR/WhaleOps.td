@@ -373,9 +373,15 @@ def Whale_AttentionOp : Whale_Op<"attention", [DeclareOpInterfaceMethods<Whale_S
     pass folds the permutes that split and merge heads into this form, so
     no transpose runs on either side of the op, forward or backward.
 
+    Key and value may have fewer heads than query (grouped-query attention:
+    the heads' axis, the one before T or H of `[..., T, H, E]`, divides
+    query's): each key head serves that many consecutive query heads, as
+    transformers' `repeat_kv` lays them out, and is read, not repeated.
+
     ```mlir
     %o = whale.attention %q, %k, %v scale = 2.500000e-01 causal : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>
     %p = whale.attention %x, %y, %z scale = 2.500000e-01 causal sequence_major : tensor<2x16x4x8xf32>, tensor<2x16x4x8xf32>
+    %g = whale.attention %q, %a, %b scale = 2.500000e-01 causal : tensor<2x4x16x8xf32>, tensor<2x1x16x8xf32>
     ```
   }];
   let arguments = (ins Whale_FloatTensor:$query, Whale_FloatTensor:$key,

@@ -152,10 +152,34 @@ func.func @attention_sequence_major_rank(%q: tensor<8x4xf32>) -> tensor<8x4xf32>
 
 // -----
 
-func.func @attention_sequence_major_heads(%q: tensor<2x8x4x16xf32>, %k: tensor<2x8x2x16xf32>) -> tensor<2x8x4x16xf32> {
-  // expected-error @+1 {{differ in a dimension other than T and E}}
-  %o = whale.attention %q, %k, %k scale = 0.5 sequence_major : tensor<2x8x4x16xf32>, tensor<2x8x2x16xf32>
+func.func @attention_sequence_major_heads(%q: tensor<2x8x4x16xf32>, %k: tensor<2x8x3x16xf32>) -> tensor<2x8x4x16xf32> {
+  // expected-error @+1 {{key heads (3) must divide query heads (4)}}
+  %o = whale.attention %q, %k, %k scale = 0.5 sequence_major : tensor<2x8x4x16xf32>, tensor<2x8x3x16xf32>
   return %o : tensor<2x8x4x16xf32>
+}
+
+// -----
+
+func.func @attention_grouped_heads(%q: tensor<2x6x8x16xf32>, %k: tensor<2x4x8x16xf32>) -> tensor<2x6x8x16xf32> {
+  // expected-error @+1 {{key heads (4) must divide query heads (6)}}
+  %o = whale.attention %q, %k, %k scale = 0.5 : tensor<2x6x8x16xf32>, tensor<2x4x8x16xf32>
+  return %o : tensor<2x6x8x16xf32>
+}
+
+// -----
+
+func.func @attention_batch(%q: tensor<2x4x8x16xf32>, %k: tensor<3x2x8x16xf32>) -> tensor<2x4x8x16xf32> {
+  // expected-error @+1 {{differ in a dimension other than T, E and the heads}}
+  %o = whale.attention %q, %k, %k scale = 0.5 : tensor<2x4x8x16xf32>, tensor<3x2x8x16xf32>
+  return %o : tensor<2x4x8x16xf32>
+}
+
+// -----
+
+func.func @attention_grad_grouped_heads(%q: tensor<2x4x8x16xf32>, %k: tensor<2x3x8x16xf32>) -> tensor<2x4x8x16xf32> {
+  // expected-error @+1 {{key heads (3) must divide query heads (4)}}
+  %dq, %dk, %dv = whale.attention_grad %q, %k, %k, %q, %q scale = 0.5 : tensor<2x4x8x16xf32>, tensor<2x3x8x16xf32>
+  return %dq : tensor<2x4x8x16xf32>
 }
 
 // -----

@@ -36,6 +36,21 @@ func.func @attention(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>) -> tensor<2x8
 
 // -----
 
+// Grouped-query attention: two key and value heads serve eight query
+// heads, head-major and sequence-major; the key gradients are the keys'.
+// CHECK-LABEL: func.func @attention_grouped
+// CHECK: whale.attention %arg0, %arg1, %arg1 scale = 2.500000e-01 causal : tensor<2x8x6x16xf32>, tensor<2x2x6x16xf32>
+// CHECK: whale.attention_grad {{.*}} : tensor<2x8x6x16xf32>, tensor<2x2x6x16xf32>
+// CHECK: whale.attention %arg2, %arg3, %arg3 scale = 2.500000e-01 sequence_major : tensor<2x6x8x16xf32>, tensor<2x5x2x16xf32>
+func.func @attention_grouped(%q: tensor<2x8x6x16xf32>, %k: tensor<2x2x6x16xf32>, %sq: tensor<2x6x8x16xf32>, %sk: tensor<2x5x2x16xf32>) -> (tensor<2x2x6x16xf32>, tensor<2x6x8x16xf32>) {
+  %o = whale.attention %q, %k, %k scale = 0.25 causal : tensor<2x8x6x16xf32>, tensor<2x2x6x16xf32>
+  %dq, %dk, %dv = whale.attention_grad %q, %k, %k, %o, %q scale = 0.25 causal : tensor<2x8x6x16xf32>, tensor<2x2x6x16xf32>
+  %s = whale.attention %sq, %sk, %sk scale = 0.25 sequence_major : tensor<2x6x8x16xf32>, tensor<2x5x2x16xf32>
+  return %dk, %s : tensor<2x2x6x16xf32>, tensor<2x6x8x16xf32>
+}
+
+// -----
+
 // Under amp's storage: attention on bf16 operands (its output bf16), and
 // its gradient from them with dout and the gradients in f32, which the
 // types say after an arrow.
