@@ -233,6 +233,23 @@ std::vector<VerbSpec> makeVerbs() {
         {"--seed", "S", "the sampling seed (default: 0)"},
         {"--threads", "N", "threads (default: every core)"}},
        true},
+      {"import",
+       "FILE.whl",
+       "a Hugging Face Llama checkpoint as the script's Whale checkpoint",
+       "Reads config.json and model.safetensors (or the shards "
+       "model.safetensors.index.json names) of a Llama-family checkpoint "
+       "as transformers writes it, and writes the weights as a checkpoint "
+       "of the script's model at its first step, for run, sample and every "
+       "plan to --load. The script builds the model of the stdlib's parts "
+       "(nn.embed, nn.llama_block, nn.rmsnorm, nn.proj, as "
+       "examples/llama.whl does) with the checkpoint's shapes, heads, "
+       "rope_theta and rms_norm_eps.",
+       {{"--hf", "DIR", "the Hugging Face checkpoint's folder"},
+        {"-o", "CKPT.safetensors", "the Whale checkpoint to write"},
+        {"--model", "NAME",
+         "the model (default: the first with a train "
+         "block)"}},
+       true},
       {"report",
        "METRICS.jsonl",
        "a run as one HTML page",

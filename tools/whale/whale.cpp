@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "support/OutputFile.h"
+#include "whale/HuggingFace.h"
 #include "whale/Interpreter.h"
 #include "whale/Train.h"
 
@@ -1261,6 +1262,43 @@ int reportCommand(int argc, char **argv) {
   return writeOutput(out, html);
 }
 
+int importCommand(int argc, char **argv) {
+  whale::InterpreterOptions opts;
+  whale::HfImportOptions import;
+  std::string file;
+  Args args("import", argc, argv);
+  int rc = 0;
+  while (args.next()) {
+    if (auto v = args.value("--hf"))
+      import.source = *v;
+    else if (auto v = args.value("-o"))
+      import.output = *v;
+    else if (auto v = args.value("--model"))
+      import.model = *v;
+    else if ((rc = args.finish(opts, file)))
+      return rc;
+  }
+  if (file.empty() || import.source.empty() || import.output.empty())
+    return usageError("import needs a script, a Hugging Face checkpoint and "
+                      "an output: whale import FILE.whl --hf DIR -o "
+                      "CKPT.safetensors",
+                      "import");
+  whale::Interpreter interp(opts);
+  if (!interp.loadFile(file) || !interp.module()) {
+    std::cerr << interp.renderDiagnostics();
+    return 1;
+  }
+  whale::HfImportResult result = whale::importHuggingFace(interp, import);
+  if (!result.ok) {
+    std::cerr << "whale: error: " << result.error << "\n";
+    return 1;
+  }
+  std::cout << "imported " << result.tensors << " tensors ("
+            << result.parameters << " parameters) from " << import.source
+            << " into " << import.output << "\n";
+  return 0;
+}
+
 int sample(int argc, char **argv) {
   whale::InterpreterOptions opts;
   whale::SampleOptions sampling;
@@ -1427,6 +1465,8 @@ int dispatch(int argc, char **argv) {
     return reshardCommand(argc - 2, argv + 2);
   if (cmd == "sample")
     return sample(argc - 2, argv + 2);
+  if (cmd == "import")
+    return importCommand(argc - 2, argv + 2);
   if (cmd == "report")
     return reportCommand(argc - 2, argv + 2);
   if (cmd == "repl")

@@ -1,0 +1,49 @@
+//===- whale/HuggingFace.h - checkpoints of Hugging Face transformers -*-
+// C++ -*-===//
+//
+// Reads a Llama-family checkpoint as transformers writes it (config.json
+// and model.safetensors, or shards named by model.safetensors.index.json)
+// into a Whale checkpoint of a script's model, which `whale run --load`,
+// `whale sample --load` and every plan then load as their own:
+//
+//   whale import examples/llama.whl --hf Llama-3.2-1B -o llama.safetensors
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_HUGGINGFACE_H
+#define WHALE_HUGGINGFACE_H
+
+#include "whale/Interpreter.h"
+
+#include <cstdint>
+#include <string>
+
+namespace whale {
+
+struct HfImportOptions {
+  std::string model;  ///< empty: the first model with a train block
+  std::string source; ///< the folder holding config.json and the weights
+  std::string output; ///< the Whale checkpoint to write (file or folder)
+};
+
+struct HfImportResult {
+  bool ok = false;
+  std::string error;
+  int64_t tensors = 0;    ///< parameters written
+  int64_t parameters = 0; ///< their elements
+};
+
+/// Writes the checkpoint's weights as a Whale checkpoint of the loaded
+/// script's model, at its first step (optimizer state zero, the train
+/// block's seed). The script must build the model of the stdlib's parts
+/// (nn.embed, nn.llama_block, nn.rmsnorm, nn.proj, as examples/llama.whl
+/// does) with the checkpoint's shapes: every parameter is found, every
+/// weight of the checkpoint placed, and the heads, key and value heads,
+/// rope_theta (and Llama 3.1's rope_scaling) and rms_norm_eps of
+/// config.json are the script's, or the import fails saying which differs.
+HfImportResult importHuggingFace(Interpreter &interp,
+                                 const HfImportOptions &options);
+
+} // namespace whale
+
+#endif

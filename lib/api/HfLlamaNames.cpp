@@ -1,0 +1,69 @@
+//===- HfLlamaNames.cpp - Whale's Llama parameters in transformers' names -===//
+
+#include "lib/api/HfLlamaNames.h"
+
+#include <cstdlib>
+
+namespace whale {
+namespace {
+
+/// `s` without `prefix`, or none when it does not start so.
+std::optional<std::string> after(const std::string &s,
+                                 const std::string &prefix) {
+  if (s.compare(0, prefix.size(), prefix) != 0)
+    return std::nullopt;
+  return s.substr(prefix.size());
+}
+
+/// A block's parameter, its path below `llama_block_<i>/`.
+std::optional<HfTensorPlace> blockPlace(const std::string &layer,
+                                        const std::string &rest) {
+  struct Row {
+    const char *whale, *hf;
+    bool transposed;
+  };
+  // gqa_attention's projections in the order it makes them (q, k, v, o);
+  // swiglu's (gate, up, down).
+  static const Row rows[] = {
+      {"rmsnorm_0/weight", "input_layernorm.weight", false},
+      {"gqa_attention_0/proj_0/w", "self_attn.q_proj.weight", true},
+      {"gqa_attention_0/proj_1/w", "self_attn.k_proj.weight", true},
+      {"gqa_attention_0/proj_2/w", "self_attn.v_proj.weight", true},
+      {"gqa_attention_0/proj_3/w", "self_attn.o_proj.weight", true},
+      {"rmsnorm_1/weight", "post_attention_layernorm.weight", false},
+      {"swiglu_0/proj_0/w", "mlp.gate_proj.weight", true},
+      {"swiglu_0/proj_1/w", "mlp.up_proj.weight", true},
+      {"swiglu_0/proj_2/w", "mlp.down_proj.weight", true},
+  };
+  for (const Row &r : rows)
+    if (rest == r.whale)
+      return HfTensorPlace{"model.layers." + layer + "." + r.hf, r.transposed};
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<HfTensorPlace> hfLlamaPlace(const std::string &model,
+                                          const std::string &name) {
+  std::optional<std::string> own = after(name, model + "/");
+  if (!own)
+    return std::nullopt;
+  if (*own == "embed_0/table")
+    return HfTensorPlace{"model.embed_tokens.weight", false};
+  if (*own == "rmsnorm_0/weight")
+    return HfTensorPlace{"model.norm.weight", false};
+  if (*own == "proj_0/w")
+    return HfTensorPlace{"lm_head.weight", true};
+  std::optional<std::string> block = after(*own, "llama_block_");
+  if (!block)
+    return std::nullopt;
+  const size_t slash = block->find('/');
+  const std::string layer = block->substr(0, slash);
+  if (slash == std::string::npos || layer.empty() || layer.size() > 9 ||
+      layer.find_first_not_of("0123456789") != std::string::npos ||
+      (layer.size() > 1 && layer[0] == '0'))
+    return std::nullopt;
+  return blockPlace(layer, block->substr(slash + 1));
+}
+
+} // namespace whale

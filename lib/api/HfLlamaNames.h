@@ -1,0 +1,36 @@
+//===- HfLlamaNames.h - Whale's Llama parameters in transformers' names -*-
+// C++ -*-===//
+//
+// The stdlib builds a Llama (nn.embed, nn.llama_block, nn.rmsnorm, nn.proj,
+// as examples/llama.whl writes it) whose parameters are named by the path
+// of calls that made them; transformers' LlamaForCausalLM names the same
+// weights by its modules. This is the one table between them, used to read
+// a Hugging Face checkpoint into a Whale one.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WHALE_LIB_API_HFLLAMANAMES_H
+#define WHALE_LIB_API_HFLLAMANAMES_H
+
+#include <optional>
+#include <string>
+
+namespace whale {
+
+/// Where a checkpoint of transformers' Llama keeps a parameter.
+struct HfTensorPlace {
+  std::string name;
+  /// An nn.Linear weight, [out, in]: Whale's nn.proj holds [in, out].
+  bool transposed = false;
+};
+
+/// The place of Whale parameter `name` of model `model`
+/// ("llama/llama_block_3/gqa_attention_0/proj_1/w": model.layers.3.
+/// self_attn.k_proj.weight, transposed); none when the name is not one the
+/// stdlib's Llama parts make.
+std::optional<HfTensorPlace> hfLlamaPlace(const std::string &model,
+                                          const std::string &name);
+
+} // namespace whale
+
+#endif
