@@ -4,9 +4,11 @@
 // Reads a Llama-family checkpoint as transformers writes it (config.json
 // and model.safetensors, or shards named by model.safetensors.index.json)
 // into a Whale checkpoint of a script's model, which `whale run --load`,
-// `whale sample --load` and every plan then load as their own:
+// `whale sample --load` and every plan then load as their own; and writes
+// a Whale checkpoint back as one that transformers' from_pretrained loads:
 //
 //   whale import examples/llama.whl --hf Llama-3.2-1B -o llama.safetensors
+//   whale export examples/llama.whl --load llama.safetensors --hf out/
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +45,27 @@ struct HfImportResult {
 /// config.json are the script's, or the import fails saying which differs.
 HfImportResult importHuggingFace(Interpreter &interp,
                                  const HfImportOptions &options);
+
+struct HfExportOptions {
+  std::string model;      ///< empty: the first model with a train block
+  std::string checkpoint; ///< the Whale checkpoint (one file) to read
+  std::string output;     ///< the folder to write config.json and weights in
+};
+
+struct HfExportResult {
+  bool ok = false;
+  std::string error;
+  int64_t tensors = 0; ///< weights written
+};
+
+/// Writes the checkpoint's parameters of the loaded script's model as
+/// transformers' LlamaForCausalLM keeps them (model.safetensors, fp32,
+/// nn.Linear's [out, in]) with the config.json that describes the script:
+/// sizes from the weights, heads, rope_theta, rope_scaling and
+/// rms_norm_eps from its ops, max_position_embeddings its context. The
+/// script is built of the stdlib's parts, as importHuggingFace needs.
+HfExportResult exportHuggingFace(Interpreter &interp,
+                                 const HfExportOptions &options);
 
 } // namespace whale
 

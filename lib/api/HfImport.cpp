@@ -15,6 +15,7 @@
 
 #include "dialects/Whale/IR/TrainAttrs.h"
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "lib/api/HfLlamaFacts.h"
 #include "lib/api/HfLlamaNames.h"
 #include "lib/compile/ModelLookup.h"
 #include "runtime/checkpoint/Checkpoint.h"
@@ -160,31 +161,13 @@ std::string checkConfig(const llvm::json::Object &config,
            " is not hidden_size / num_attention_heads (" +
            std::to_string(hidden) + " / " + std::to_string(qHeads) +
            "), as nn.gqa_attention's heads are";
-  std::set<std::pair<int64_t, int64_t>> heads;
-  std::set<double> thetas, eps;
-  std::set<std::vector<double>> scalings;
-  fn.walk([&](mlir::Operation *op) {
-    if (auto a = mlir::dyn_cast<AttentionOp>(op)) {
-      const int64_t axis =
-          a.getQuery().getType().getRank() - (a.getSequenceMajor() ? 2 : 3);
-      if (axis >= 0)
-        heads.insert({a.getQuery().getType().getDimSize(axis),
-                      a.getKey().getType().getDimSize(axis)});
-    } else if (auto r = mlir::dyn_cast<RopeOp>(op)) {
-      thetas.insert(r.getTheta().convertToDouble());
-      std::optional<llvm::ArrayRef<double>> s = r.getScaling();
-      scalings.insert(s ? std::vector<double>(s->begin(), s->end())
-                        : std::vector<double>());
-    } else if (auto n = mlir::dyn_cast<RmsNormOp>(op)) {
-      eps.insert(n.getEps().convertToDouble());
-    }
-  });
+  const LlamaOpFacts facts = llamaOpFacts(fn);
   auto differs = [](double a, double b) {
     return std::abs(a - b) > 1e-9 * std::max(std::abs(a), std::abs(b));
   };
   const int64_t kvHeads =
       config.getInteger("num_key_value_heads").value_or(qHeads);
-  for (auto [q, k] : heads)
+  for (auto [q, k] : facts.heads)
     if (q != qHeads || k != kvHeads)
       return "the script's attention has " + std::to_string(q) + " query and " +
              std::to_string(k) +
@@ -197,7 +180,7 @@ std::string checkConfig(const llvm::json::Object &config,
   const double theta =
       (rope ? rope->getNumber("rope_theta") : std::nullopt)
           .value_or(config.getNumber("rope_theta").value_or(10000.0));
-  for (double t : thetas)
+  for (double t : facts.thetas)
     if (differs(t, theta))
       return "the script's rope theta is " + std::to_string(t) +
              "; config.json's rope_theta is " + std::to_string(theta);
@@ -219,7 +202,7 @@ std::string checkConfig(const llvm::json::Object &config,
               s->getNumber("original_max_position_embeddings").value_or(0)};
     }
   }
-  for (const std::vector<double> &got : scalings) {
+  for (const std::vector<double> &got : facts.scalings) {
     bool same = got.size() == want.size();
     for (size_t i = 0; same && i < got.size(); ++i)
       same = !differs(got[i], want[i]);
@@ -234,7 +217,7 @@ std::string checkConfig(const llvm::json::Object &config,
                                         "original_max_position_embeddings)");
   }
   const double wantEps = config.getNumber("rms_norm_eps").value_or(1e-6);
-  for (double e : eps)
+  for (double e : facts.eps)
     if (differs(e, wantEps))
       return "the script's rms_norm eps is " + std::to_string(e) +
              "; config.json's rms_norm_eps is " + std::to_string(wantEps);
@@ -335,10 +318,7 @@ HfImportResult importHuggingFace(Interpreter &interp,
                          std::vector<uint8_t>(values.size() * 4)};
       float *dst = reinterpret_cast<float *>(w.data.data());
       if (transposed[name] && want.size() == 2) {
-        const int64_t rows = want[0], cols = want[1]; // [out, in]
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t c = 0; c < cols; ++c)
-            dst[c * rows + r] = values[r * cols + c];
+        transposeInto(values.data(), want[0], want[1], dst); // [out, in]
       } else {
         std::memcpy(dst, values.data(), values.size() * 4);
       }
@@ -359,12 +339,8 @@ HfImportResult importHuggingFace(Interpreter &interp,
                   shapeText(h.shape) + ", not the tied embedding's " +
                   shapeText(e.shape) + " transposed");
     rt::StoredTensor w{h.name, "F32", h.shape, e.data};
-    const float *src = reinterpret_cast<const float *>(e.data.data());
-    float *dst = reinterpret_cast<float *>(w.data.data());
-    const int64_t rows = e.shape[0], cols = e.shape[1];
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c)
-        dst[c * rows + r] = src[r * cols + c];
+    transposeInto(reinterpret_cast<const float *>(e.data.data()), e.shape[0],
+                  e.shape[1], reinterpret_cast<float *>(w.data.data()));
     placed[h.name] = std::move(w);
   }
   for (const Parameter &p : params) {

@@ -250,6 +250,22 @@ std::vector<VerbSpec> makeVerbs() {
          "the model (default: the first with a train "
          "block)"}},
        true},
+      {"export",
+       "FILE.whl",
+       "a Whale checkpoint of a Llama as a Hugging Face checkpoint",
+       "Writes the checkpoint's parameters of the script's model as "
+       "transformers' LlamaForCausalLM keeps them (model.safetensors, fp32) "
+       "with a config.json of the script's sizes, heads, rope_theta, rope "
+       "scaling, rms_norm_eps and context, for from_pretrained. The script "
+       "builds its model of the stdlib's parts, as import needs.",
+       {{"--load", "CKPT",
+         "the Whale checkpoint (one file, from run --save "
+         "or import)"},
+        {"--hf", "DIR", "the folder to write (made if missing)"},
+        {"--model", "NAME",
+         "the model (default: the first with a train "
+         "block)"}},
+       true},
       {"report",
        "METRICS.jsonl",
        "a run as one HTML page",

@@ -1299,6 +1299,41 @@ int importCommand(int argc, char **argv) {
   return 0;
 }
 
+int exportCommand(int argc, char **argv) {
+  whale::InterpreterOptions opts;
+  whale::HfExportOptions exporting;
+  std::string file;
+  Args args("export", argc, argv);
+  int rc = 0;
+  while (args.next()) {
+    if (auto v = args.value("--load"))
+      exporting.checkpoint = *v;
+    else if (auto v = args.value("--hf"))
+      exporting.output = *v;
+    else if (auto v = args.value("--model"))
+      exporting.model = *v;
+    else if ((rc = args.finish(opts, file)))
+      return rc;
+  }
+  if (file.empty() || exporting.checkpoint.empty() || exporting.output.empty())
+    return usageError("export needs a script, a checkpoint and a folder: "
+                      "whale export FILE.whl --load CKPT --hf DIR",
+                      "export");
+  whale::Interpreter interp(opts);
+  if (!interp.loadFile(file) || !interp.module()) {
+    std::cerr << interp.renderDiagnostics();
+    return 1;
+  }
+  whale::HfExportResult result = whale::exportHuggingFace(interp, exporting);
+  if (!result.ok) {
+    std::cerr << "whale: error: " << result.error << "\n";
+    return 1;
+  }
+  std::cout << "exported " << result.tensors << " tensors of "
+            << exporting.checkpoint << " into " << exporting.output << "\n";
+  return 0;
+}
+
 int sample(int argc, char **argv) {
   whale::InterpreterOptions opts;
   whale::SampleOptions sampling;
@@ -1467,6 +1502,8 @@ int dispatch(int argc, char **argv) {
     return sample(argc - 2, argv + 2);
   if (cmd == "import")
     return importCommand(argc - 2, argv + 2);
+  if (cmd == "export")
+    return exportCommand(argc - 2, argv + 2);
   if (cmd == "report")
     return reportCommand(argc - 2, argv + 2);
   if (cmd == "repl")
