@@ -18,9 +18,7 @@ Prints tokens per second of each and Whale's ratio to each. Needs torch (pip).
 """
 import argparse
 import os
-import subprocess
 import sys
-import tempfile
 from types import SimpleNamespace
 
 import torch
@@ -32,15 +30,9 @@ SHAPE = SimpleNamespace(vocab=256, seq=64, width=128, heads=4, layers=4, batch=1
 
 
 def whale_tokens_per_second(steps, warmup, threads, root, fuse=True):
-    whale = os.path.join(root, "build", "bin", "whale")
-    with tempfile.TemporaryDirectory() as tmp:
-        metrics = os.path.join(tmp, "m.jsonl")
-        subprocess.run([whale, "run", os.path.join(root, "examples", "gpt.whl"),
-                        "--steps", str(warmup + steps), "--threads", str(threads),
-                        "--metrics", metrics] + ([] if fuse else ["--no-fuse"]),
-                       check=True, capture_output=True)
-        return torch_gpt.whale_wall_tokens_per_second(metrics, warmup,
-                                                      SHAPE.batch, SHAPE.seq)
+    return torch_gpt.whale_run_tokens_per_second(
+        root, "gpt.whl", steps, warmup, threads, SHAPE.batch, SHAPE.seq,
+        [] if fuse else ["--no-fuse"])
 
 
 def main():

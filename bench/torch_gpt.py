@@ -21,6 +21,9 @@ side is timed the same way from its metrics' wall clock (whale_wall_tokens_per_s
 """
 import json
 import math
+import os
+import subprocess
+import tempfile
 import time
 
 import torch
@@ -137,3 +140,17 @@ def whale_wall_tokens_per_second(metrics_path, warmup, batch, seq):
             raise RuntimeError(f"Whale's loss at step {r['step']} is {r['loss']}")
     seconds = rows[-1]["time_s"] - rows[warmup - 1]["time_s"]
     return (len(rows) - warmup) * batch * seq / seconds
+
+
+def whale_run_tokens_per_second(root, script, steps, warmup, threads, batch,
+                                seq, extra=()):
+    """Runs `whale run` of examples/`script` for warmup + steps steps and
+    returns its tokens/s by whale_wall_tokens_per_second."""
+    whale = os.path.join(root, "build", "bin", "whale")
+    with tempfile.TemporaryDirectory() as tmp:
+        metrics = os.path.join(tmp, "m.jsonl")
+        subprocess.run([whale, "run", os.path.join(root, "examples", script),
+                        "--steps", str(warmup + steps), "--threads", str(threads),
+                        "--metrics", metrics] + list(extra),
+                       check=True, capture_output=True)
+        return whale_wall_tokens_per_second(metrics, warmup, batch, seq)

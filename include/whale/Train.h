@@ -228,7 +228,7 @@ struct SampleOptions {
   std::string checkpoint; ///< the trained parameters (from train's save)
   std::string prompt;     ///< the text generation continues
   int64_t tokens = 200;   ///< bytes to generate
-  double temperature = 0.8;
+  double temperature = 0.8; ///< 0: greedy, the most likely byte each time
   uint64_t seed = 0;
   int threads = 0;
 };
@@ -242,7 +242,10 @@ struct SampleResult {
 /// Generates text with a trained byte-level language model: a model whose
 /// inputs are tokens and targets [B, T] and whose loss is a cross entropy
 /// over the vocabulary. Each new byte is drawn from the softmax of the
-/// logits at the last position of the window, divided by the temperature.
+/// logits at the last position of the window, divided by the temperature
+/// (at 0, the most likely). The window holds the text from its start while
+/// the text is shorter, so that a continuation within the window is the
+/// one a model without a window gives.
 SampleResult sample(Interpreter &interp, const SampleOptions &options);
 
 } // namespace whale

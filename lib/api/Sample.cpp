@@ -116,40 +116,52 @@ SampleResult sample(Interpreter &interp, const SampleOptions &options) {
   std::string text = options.prompt;
   std::mt19937_64 rng(options.seed);
   std::vector<double> probs(vocab);
+  // An empty prompt starts from a space.
+  const bool spaceFirst = text.empty();
+  if (spaceFirst)
+    text = " ";
   for (int64_t n = 0; n < options.tokens; ++n) {
-    // The last `window` bytes, right-aligned; spaces before a short prompt.
+    // The text from position 0 while it is shorter than the window (what
+    // follows it cannot reach it: attention is causal), then its last
+    // `window` bytes; the logits of its last byte choose the next.
     auto *tok = static_cast<int32_t *>(whale_rt_tensor_data(inputs[0]));
-    std::fill(tok, tok + batch * window, 0);
+    std::fill(tok, tok + batch * window, ' ');
     std::fill(static_cast<int32_t *>(whale_rt_tensor_data(inputs[1])),
               static_cast<int32_t *>(whale_rt_tensor_data(inputs[1])) +
                   batch * window,
               0);
-    for (int64_t t = 0; t < window; ++t) {
-      int64_t at = static_cast<int64_t>(text.size()) - window + t;
-      tok[t] = at >= 0 ? static_cast<unsigned char>(text[at]) % vocab : ' ';
-    }
+    const int64_t size = static_cast<int64_t>(text.size());
+    const int64_t first = std::max<int64_t>(0, size - window);
+    const int64_t used = size - first;
+    for (int64_t t = 0; t < used; ++t)
+      tok[t] = static_cast<unsigned char>(text[first + t]) % vocab;
     whale_rt_tensor *out = nullptr;
     if (logits(ctx.get(), inputs.data(), &out) != WHALE_RT_OK)
       return fail(whale_rt_last_error(ctx.get()));
     const float *last = static_cast<const float *>(whale_rt_tensor_data(out)) +
-                        (window - 1) * vocab;
-    double mx = *std::max_element(last, last + vocab), sum = 0;
-    double temperature = std::max(options.temperature, 1e-6);
-    for (int64_t v = 0; v < vocab; ++v)
-      sum += probs[v] = std::exp((last[v] - mx) / temperature);
-    std::uniform_real_distribution<double> pick(0, sum);
-    double r = pick(rng);
+                        (used - 1) * vocab;
     int64_t chosen = vocab - 1;
-    for (int64_t v = 0; v < vocab; ++v)
-      if ((r -= probs[v]) <= 0) {
-        chosen = v;
-        break;
-      }
+    if (options.temperature == 0) {
+      // Greedy: the first of the largest, as torch.argmax and
+      // transformers' generate(do_sample=False) choose.
+      chosen = std::max_element(last, last + vocab) - last;
+    } else {
+      double mx = *std::max_element(last, last + vocab), sum = 0;
+      for (int64_t v = 0; v < vocab; ++v)
+        sum += probs[v] = std::exp((last[v] - mx) / options.temperature);
+      std::uniform_real_distribution<double> pick(0, sum);
+      double r = pick(rng);
+      for (int64_t v = 0; v < vocab; ++v)
+        if ((r -= probs[v]) <= 0) {
+          chosen = v;
+          break;
+        }
+    }
     whale_rt_tensor_release(ctx.get(), out);
     text += static_cast<char>(chosen);
   }
   result.ok = true;
-  result.text = text;
+  result.text = spaceFirst ? text.substr(1) : text;
   return result;
 }
 

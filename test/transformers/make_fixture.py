@@ -13,7 +13,9 @@ drawn away from 1 so that they count. It writes, into fixture/:
   tiny_llama.whl (names of the stdlib's llama parts, each nn.Linear's
   [out, in] weight transposed to Whale's [in, out]);
 - expected.json: transformers' loss on the four windows, and again after
-  one SGD step of lr 0.1 on them (torch's autograd gradient).
+  one SGD step of lr 0.1 on them (torch's autograd gradient); and the
+  greedy continuation generate(do_sample=False) gives the prompt "Whale "
+  (its bytes are its token ids), 10 tokens, within the context of 16.
 
 Run with PyTorch and transformers installed (a venv outside the repo; CI
 never runs this, it reads what it wrote):
@@ -41,7 +43,8 @@ def main():
         num_hidden_layers=LAYERS, num_attention_heads=HEADS,
         num_key_value_heads=KV_HEADS, max_position_embeddings=64,
         rope_theta=10000.0, rms_norm_eps=1e-5, tie_word_embeddings=False,
-        attention_bias=False, mlp_bias=False, torch_dtype="float32")
+        attention_bias=False, mlp_bias=False, torch_dtype="float32",
+        bos_token_id=None, eos_token_id=None, pad_token_id=None)
     model = transformers.LlamaForCausalLM(config).float().eval()
     # Weights large enough that every part moves the loss: unit-variance
     # embeddings, projections of gain 2 (so attention's scores spread and
@@ -85,6 +88,13 @@ def main():
               metadata={"format": "whale-checkpoint-1", "model": "llama",
                         "seed": "0", "step": "0"})
 
+    prompt = list(b"Whale ")
+    with torch.no_grad():
+        generated = model.generate(
+            input_ids=torch.tensor([prompt]), max_new_tokens=10,
+            do_sample=False, pad_token_id=0)[0].tolist()
+    greedy = {"prompt": prompt, "continuation": generated[len(prompt):]}
+
     losses = []
     model.train()
     optimizer = torch.optim.SGD(model.parameters(), lr=LR)
@@ -97,7 +107,7 @@ def main():
         loss.backward()
         optimizer.step()
     with open(os.path.join(OUT, "expected.json"), "w") as f:
-        json.dump({"losses": losses,
+        json.dump({"losses": losses, "greedy": greedy,
                    "made_with": {"torch": torch.__version__,
                                  "transformers": transformers.__version__}},
                   f, indent=1)

@@ -1353,9 +1353,10 @@ int sample(int argc, char **argv) {
     } else if (auto v = args.value("--temperature")) {
       char *end = nullptr;
       double t = std::strtod(v->c_str(), &end);
-      if (v->empty() || *end != '\0' || !(t > 0) || !std::isfinite(t))
-        return usageError("--temperature takes a positive number, got '" + *v +
-                          "'");
+      if (v->empty() || *end != '\0' || !(t >= 0) || !std::isfinite(t))
+        return usageError("--temperature takes a number >= 0 (0: greedy), "
+                          "got '" +
+                          *v + "'");
       sampling.temperature = t;
     } else if (auto v = args.value("--seed")) {
       std::optional<int64_t> n = integer("--seed", *v, 0, rc);

@@ -8,36 +8,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "test/unit/Worst.h"
-#include "GradCheck.h"
+#include "AttentionTesting.h"
 
 using namespace whale::rt;
 using namespace whale::rt::testing;
 
 namespace {
-
-std::vector<float> randomFloats(size_t n, unsigned seed) {
-  Vec d = randomVec(n, -1.5, 1.5, seed);
-  return std::vector<float>(d.begin(), d.end());
-}
-
-View<const float> in(const std::vector<float> &v, const Shape &s) {
-  return View<const float>{v.data(), s};
-}
-View<float> out(std::vector<float> &v, const Shape &s) {
-  return View<float>{v.data(), s};
-}
-
-void expectClose(const std::vector<float> &a, const std::vector<float> &b,
-                 const char *what) {
-  ASSERT_EQ(a.size(), b.size());
-  double worst = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    worst = worseOf(worst, std::abs(double(a[i]) - double(b[i])));
-    scale = std::max(scale, std::abs(double(b[i])));
-  }
-  EXPECT_LE(worst, 1e-5 * std::max(1.0, scale)) << what;
-}
 
 /// Causal or not; one block of query rows (T = 7), or three, the last
 /// partial (T = 150: the fused kernel's blocks are 64 rows).

@@ -12,8 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GradCheck.h"
-#include "test/unit/Worst.h"
+#include "AttentionTesting.h"
 
 #include "runtime/ops/GroupedKeys.h"
 
@@ -22,31 +21,7 @@ using namespace whale::rt::testing;
 
 namespace {
 
-std::vector<float> randomFloats(size_t n, unsigned seed) {
-  Vec d = randomVec(n, -1.5, 1.5, seed);
-  return std::vector<float>(d.begin(), d.end());
-}
-
 size_t count(const Shape &s) { return static_cast<size_t>(numElements(s)); }
-
-View<const float> in(const std::vector<float> &v, const Shape &s) {
-  return View<const float>{v.data(), s};
-}
-View<float> out(std::vector<float> &v, const Shape &s) {
-  return View<float>{v.data(), s};
-}
-
-/// Within f32 rounding of a few sums of at most T terms each.
-void expectClose(const std::vector<float> &a, const std::vector<float> &b,
-                 const char *what) {
-  ASSERT_EQ(a.size(), b.size());
-  double worst = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    worst = worseOf(worst, std::abs(double(a[i]) - double(b[i])));
-    scale = std::max(scale, std::abs(double(b[i])));
-  }
-  EXPECT_LE(worst, 1e-5 * std::max(1.0, scale)) << what;
-}
 
 /// A shape as [outer, heads, inner] around its heads' axis.
 struct AroundHeads {
