@@ -3,12 +3,11 @@
 #include "runtime/core/Profiler.h"
 
 #include "support/JsonString.h"
+#include "support/OutputFile.h"
 
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 
 namespace whale::rt {
 
@@ -92,16 +91,11 @@ std::string Profiler::chromeTraceJson() const {
 }
 
 Status Profiler::writeChromeTrace(const std::string &path) const {
-  std::ofstream f(path);
-  if (!f)
-    return Status::invalid("cannot write the trace to '" + path +
-                           "': " + std::strerror(errno));
-  f << chromeTraceJson();
-  // A full disk shows only when the buffer is written out.
-  f.close();
-  if (!f)
-    return Status::invalid("cannot write the trace to '" + path +
-                           "': " + std::strerror(errno));
+  // Whole or not at all, as every output: a full disk leaves an earlier
+  // trace as it was, not a truncated JSON (issue 92 item 7).
+  const std::string json = chromeTraceJson();
+  if (std::string err = writeFileWhole(path, "the trace", {json}); !err.empty())
+    return Status::invalid(err);
   return Status::ok();
 }
 

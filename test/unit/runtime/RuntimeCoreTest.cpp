@@ -8,7 +8,13 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <thread>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace whale::rt;
 using namespace whale::rt::cpu;
@@ -261,6 +267,38 @@ TEST(Profiler, WritesAChromeTrace) {
   EXPECT_NE(json.find("\"process_name\", \"pid\": 3, \"tid\": 0"),
             std::string::npos);
   EXPECT_NE(json.find("\"pid\": 3, \"tid\": 1, \"ts\": "), std::string::npos);
+}
+
+// A trace is written whole or not at all (issue 92 item 7): when the write
+// fails (here its temporary name is taken by a folder, as a full disk
+// would fail it), the earlier trace stays as it was, not truncated JSON.
+TEST(Profiler, AFailedWriteLeavesTheEarlierTraceAsItWas) {
+  const std::string path = ::testing::TempDir() + "kept-trace.json";
+  {
+    std::ofstream f(path);
+    f << "{\"earlier\": true}";
+  }
+  const std::string blocker = path + ".tmp" + std::to_string(::getpid());
+  ASSERT_EQ(::mkdir(blocker.c_str(), 0700), 0);
+  Profiler prof;
+  prof.record("matmul", "compute", 0, Profiler::nowNs(), 10);
+  Status st = prof.writeChromeTrace(path);
+  ::rmdir(blocker.c_str());
+  EXPECT_FALSE(st);
+  EXPECT_NE(st.message().find("cannot write the trace '" + path + "'"),
+            std::string::npos)
+      << st.message();
+  std::ifstream f(path);
+  std::string kept((std::istreambuf_iterator<char>(f)),
+                   std::istreambuf_iterator<char>());
+  EXPECT_EQ(kept, "{\"earlier\": true}");
+  // And a write that works replaces it whole.
+  ASSERT_TRUE(prof.writeChromeTrace(path));
+  std::ifstream g(path);
+  std::string now((std::istreambuf_iterator<char>(g)),
+                  std::istreambuf_iterator<char>());
+  EXPECT_EQ(now, prof.chromeTraceJson());
+  std::remove(path.c_str());
 }
 
 TEST(Profiler, APausedProfilerTimesNoScopeButRecordsWhatItIsGiven) {
