@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -108,6 +109,9 @@ std::optional<int64_t> integer(const std::string &text, int64_t lo,
 } // namespace
 
 int main(int argc, char **argv) {
+  // A file-size limit fails a write with EFBIG, reported, rather than
+  // killing the runner (as whale's main does).
+  ::signal(SIGXFSZ, SIG_IGN);
   whale::RunPlanOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];

@@ -46,6 +46,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -1398,6 +1399,10 @@ int runCommand(int argc, char **argv);
 /// X.whl > /dev/full` fails rather than exiting 0 with nothing written.
 int main(int argc, char **argv) {
   int rc = 0;
+  // Past a file-size limit (ulimit -f) a write fails with EFBIG, which the
+  // writers report ("File too large") and clean up after, instead of the
+  // signal killing the process with a temporary left behind.
+  ::signal(SIGXFSZ, SIG_IGN);
   // What the library reports it reports as errors; an exception that still
   // escapes is a bug or the machine's limit, said as such, not an abort.
   try {
