@@ -15,6 +15,7 @@
 #include "runtime/checkpoint/CheckpointSet.h"
 #include "runtime/checkpoint/RankFiles.h"
 #include "support/InputFile.h"
+#include "support/OutputFile.h"
 
 #include <sys/stat.h>
 
@@ -292,10 +293,21 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
                     : "--save-ranks writes a folder of rank files: give "
                       "--save a folder, not the file " +
                           options.savePath);
-  if (!options.savePath.empty() && !isSingleFilePath(options.savePath))
-    if (std::string err = rt::checkReplaceableFolder(options.savePath);
+  if (!options.savePath.empty())
+    if (std::string err =
+            isSingleFilePath(options.savePath)
+                ? rt::checkOutputPath(options.savePath, "the checkpoint")
+                : rt::checkReplaceableFolder(options.savePath);
         !err.empty())
       return fail("--save: " + err);
+  // Where the run writes, checked before it trains rather than after, as
+  // whale run checks (issue 92 item 9).
+  for (auto [path, what] :
+       {std::pair{processTracePath(options.tracePath, world.rank), "the trace"},
+        std::pair{options.metricsPath, "metrics"}})
+    if (!path.empty())
+      if (std::string err = rt::checkOutputPath(path, what); !err.empty())
+        return fail(err);
 
   const BundleOverrides overrides{
       options.steps,   options.seed,      options.dataPath,

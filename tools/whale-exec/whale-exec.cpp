@@ -341,5 +341,13 @@ int main(int argc, char **argv) {
   }
   if (!result.stepGraphs.empty())
     std::cout << result.stepGraphs << "\n";
+  // Standard output is checked like any file: `whale-exec B > /dev/full`
+  // fails rather than exiting 0 with nothing written (issue 92 item 9).
+  std::cout.flush();
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::cerr << "whale-exec: error: cannot write the output: "
+              << std::strerror(errno ? errno : EIO) << "\n";
+    return 1;
+  }
   return 0;
 }
