@@ -63,6 +63,7 @@ HfExportResult exportHuggingFace(Interpreter &interp,
   rt::Checkpoint out;
   out.metadata["format"] = "pt"; // what from_pretrained looks for
   int64_t vocab = 0, hidden = 0, mlp = 0, layers = 0;
+  bool head = false;
   std::map<std::string, bool> seen;
   fn.walk([&](ParamOp p) {
     if (!error.empty() || seen[p.getName().str()])
@@ -90,6 +91,7 @@ HfExportResult exportHuggingFace(Interpreter &interp,
       transposeInto(reinterpret_cast<const float *>(t->data.data()), shape[0],
                     shape[1], reinterpret_cast<float *>(w.data.data()));
     }
+    head = head || place->name == "lm_head.weight";
     if (place->name == "model.embed_tokens.weight") {
       vocab = shape[0];
       hidden = shape[1];
@@ -105,10 +107,13 @@ HfExportResult exportHuggingFace(Interpreter &interp,
   });
   if (!error.empty())
     return fail(error);
-  if (!vocab || !mlp || !layers || out.tensors.size() != 3 + 9 * size_t(layers))
+  // Without a head of its own, the model reads its table as the head: tied.
+  if (!vocab || !mlp || !layers ||
+      out.tensors.size() != (head ? 3 : 2) + 9 * size_t(layers))
     return fail("model '" + model + "' is not a whole Llama: an embedding, " +
                 "blocks 0 to " + std::to_string(layers - 1) +
-                " of nn.llama_block, a norm and a head");
+                " of nn.llama_block, a norm and a head (its own, or the "
+                "embedding's table)");
 
   // config.json: transformers 4's keys, which transformers 5 reads too.
   const auto [heads, kvHeads] = *facts.heads.begin();
@@ -132,7 +137,7 @@ HfExportResult exportHuggingFace(Interpreter &interp,
       {"rope_theta", *facts.thetas.begin()},
       {"attention_bias", false},
       {"mlp_bias", false},
-      {"tie_word_embeddings", false},
+      {"tie_word_embeddings", !head},
       {"torch_dtype", "float32"}};
   if (!scaling.empty())
     config["rope_scaling"] =

@@ -298,6 +298,10 @@ HfImportResult importHuggingFace(Interpreter &interp,
       // computes from rope_theta.
       if (llvm::StringRef(t.name).ends_with("rotary_emb.inv_freq"))
         continue;
+      // A tied checkpoint may store the head too, the embedding again; a
+      // tied script has no head of its own to take it.
+      if (tied && t.name == "lm_head.weight" && !wanted.count(t.name))
+        continue;
       const std::string &name = t.name;
       auto at = wanted.find(name);
       if (at == wanted.end())

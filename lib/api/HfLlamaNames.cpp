@@ -48,7 +48,9 @@ std::optional<HfTensorPlace> hfLlamaPlace(const std::string &model,
   std::optional<std::string> own = after(name, model + "/");
   if (!own)
     return std::nullopt;
-  if (*own == "embed_0/table")
+  // nn.embed's table, or a tied model's own `table`, which the script
+  // reads as the embedding and as the head (tie_word_embeddings).
+  if (*own == "embed_0/table" || *own == "table")
     return HfTensorPlace{"model.embed_tokens.weight", false};
   if (*own == "rmsnorm_0/weight")
     return HfTensorPlace{"model.norm.weight", false};

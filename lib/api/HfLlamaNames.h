@@ -4,8 +4,10 @@
 // The stdlib builds a Llama (nn.embed, nn.llama_block, nn.rmsnorm, nn.proj,
 // as examples/llama.whl writes it) whose parameters are named by the path
 // of calls that made them; transformers' LlamaForCausalLM names the same
-// weights by its modules. This is the one table between them, used to read
-// a Hugging Face checkpoint into a Whale one.
+// weights by its modules. A model with a tied head makes its table itself,
+// `table = param([V, D])`, read by embedding() and, transposed, as the
+// head (test/transformers/tiny_llama_tied.whl). This is the one table
+// between the two namings, read both ways (whale import, whale export).
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,18 +1,19 @@
 """Makes the fixture of llama-transformers.test with transformers itself.
 
 LlamaForCausalLMs as small as a test can hold (vocabulary 256, 2 layers,
-RMSNorm eps 1e-5, untied head; grouped-query, multi-query and multi-head
-attention, rope_theta 10000 and 500000, head widths 8 and 12: FIXTURES)
-from a fixed seed, their norms' weights drawn away from 1 so that they
-count. Each writes, into its folder (fixture/, fixture-mqa/, fixture-mha/):
+RMSNorm eps 1e-5; grouped-query, multi-query and multi-head attention,
+rope_theta 10000 and 500000, head widths 8 and 12, untied and tied heads:
+FIXTURES) from a fixed seed, their norms' weights drawn away from 1 so that
+they count. Each writes, into its folder (fixture/, fixture-mqa/,
+fixture-mha/, fixture-tied/):
 
 - config.json and model.safetensors: the model as save_pretrained writes it
   (what a Hugging Face checkpoint is);
 - tokens.bin: 65 uint16 token ids, four windows of 16 inputs and their
   next tokens (Whale's tokens() data reads windows of seq + 1);
 - whale.safetensors: the same weights as a Whale checkpoint of
-  tiny_llama.whl (names of the stdlib's llama parts, each nn.Linear's
-  [out, in] weight transposed to Whale's [in, out]);
+  tiny_llama.whl or tiny_llama_tied.whl (names of the stdlib's llama
+  parts, each nn.Linear's [out, in] weight transposed to Whale's [in, out]);
 - whale-step1.safetensors: the weights after one SGD step of lr 100
   (GRAD_LR) on the windows, as a Whale checkpoint: every gradient, as the
   step moved it;
@@ -43,26 +44,32 @@ LR = 0.1
 GRAD_LR = 100.0
 # Each fixture: its folder, and hidden size, query heads, key/value heads,
 # SwiGLU width and rope_theta (tiny_llama.whl's D, HEADS, KV_HEADS, HIDDEN
-# and THETA).
+# and THETA), and whether the head is the embedding (tiny_llama_tied.whl).
 FIXTURES = [
     # Grouped-query attention, two query heads a key head.
-    ("fixture", 32, 4, 2, 64, 10000.0),
+    ("fixture", 32, 4, 2, 64, 10000.0, False),
     # Multi-query attention, Llama 3's theta, a head width of 12.
-    ("fixture-mqa", 48, 4, 1, 96, 500000.0),
+    ("fixture-mqa", 48, 4, 1, 96, 500000.0, False),
     # Multi-head attention: a key head for each query head.
-    ("fixture-mha", 32, 4, 4, 64, 10000.0),
+    ("fixture-mha", 32, 4, 4, 64, 10000.0, False),
+    # The head tied to the embedding, as Llama 3.2 1B's.
+    ("fixture-tied", 32, 4, 2, 64, 10000.0, True),
 ]
 
 
-def whale_tensors(model, layers):
+def whale_tensors(model, layers, tied):
     """The model's weights named as tiny_llama.whl's parameters (the
     stdlib's llama_block: gqa_attention's proj_0..3 are q, k, v, o;
     swiglu's proj_0..2 are gate, up, down), each nn.Linear's [out, in]
-    transposed to Whale's [in, out]."""
+    transposed to Whale's [in, out]; tied, as tiny_llama_tied.whl's (its
+    own table, no head)."""
     sd = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    whale = {"llama/embed_0/table": sd["model.embed_tokens.weight"],
-             "llama/rmsnorm_0/weight": sd["model.norm.weight"],
-             "llama/proj_0/w": sd["lm_head.weight"].t()}
+    whale = {"llama/rmsnorm_0/weight": sd["model.norm.weight"]}
+    if tied:
+        whale["llama/table"] = sd["model.embed_tokens.weight"]
+    else:
+        whale["llama/embed_0/table"] = sd["model.embed_tokens.weight"]
+        whale["llama/proj_0/w"] = sd["lm_head.weight"].t()
     for i in range(layers):
         hf, wh = f"model.layers.{i}.", f"llama/llama_block_{i}/"
         whale[wh + "rmsnorm_0/weight"] = sd[hf + "input_layernorm.weight"]
@@ -80,7 +87,7 @@ def save_whale(tensors, path, step):
                                        "step": str(step)})
 
 
-def make(folder, hidden, heads, kv_heads, mlp, theta):
+def make(folder, hidden, heads, kv_heads, mlp, theta, tied):
     out = os.path.join(HERE, folder)
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
@@ -88,7 +95,7 @@ def make(folder, hidden, heads, kv_heads, mlp, theta):
         vocab_size=VOCAB, hidden_size=hidden, intermediate_size=mlp,
         num_hidden_layers=LAYERS, num_attention_heads=heads,
         num_key_value_heads=kv_heads, max_position_embeddings=64,
-        rope_theta=theta, rms_norm_eps=1e-5, tie_word_embeddings=False,
+        rope_theta=theta, rms_norm_eps=1e-5, tie_word_embeddings=tied,
         attention_bias=False, mlp_bias=False, torch_dtype="float32",
         bos_token_id=None, eos_token_id=None, pad_token_id=None)
     model = transformers.LlamaForCausalLM(config).float().eval()
@@ -113,7 +120,8 @@ def make(folder, hidden, heads, kv_heads, mlp, theta):
         f.write(stream.to(torch.int16).numpy().astype("<u2").tobytes())
     windows = torch.stack([stream[i * T:i * T + T + 1] for i in range(BATCH)])
     inputs, targets = windows[:, :-1], windows[:, 1:]
-    save_whale(whale_tensors(model, LAYERS), os.path.join(out, "whale.safetensors"), 0)
+    save_whale(whale_tensors(model, LAYERS, tied),
+               os.path.join(out, "whale.safetensors"), 0)
 
     prompt = list(b"Whale ")
     with torch.no_grad():
@@ -138,7 +146,7 @@ def make(folder, hidden, heads, kv_heads, mlp, theta):
             with torch.no_grad():
                 for p, q in zip(moved.parameters(), model.parameters()):
                     p.copy_(q - GRAD_LR * q.grad)
-            save_whale(whale_tensors(moved, LAYERS),
+            save_whale(whale_tensors(moved, LAYERS, tied),
                        os.path.join(out, "whale-step1.safetensors"), 1)
         optimizer.step()
     with open(os.path.join(out, "expected.json"), "w") as f:

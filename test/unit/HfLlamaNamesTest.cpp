@@ -27,6 +27,8 @@ TEST(HfLlamaNames, EveryStdlibPartHasItsPlace) {
   expectPlace("llama/embed_0/table", "model.embed_tokens.weight", false);
   expectPlace("llama/rmsnorm_0/weight", "model.norm.weight", false);
   expectPlace("llama/proj_0/w", "lm_head.weight", true);
+  // A tied model's own table, its embedding and its head.
+  expectPlace("llama/table", "model.embed_tokens.weight", false);
   const std::string b = "llama/llama_block_17/", l = "model.layers.17.";
   expectPlace(b + "rmsnorm_0/weight", l + "input_layernorm.weight", false);
   expectPlace(b + "rmsnorm_1/weight", l + "post_attention_layernorm.weight",

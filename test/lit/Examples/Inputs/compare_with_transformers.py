@@ -4,20 +4,34 @@ losses on one device and split over two, its gradients (one SGD step of lr
 Prints each verdict of test/transformers' compare_losses.py,
 check_step.py and check_greedy.py, prefixed by what was run:
 
-    python compare_with_transformers.py DIR FIXTURE SPLIT.whl TMP [NAME=VALUE]...
+    python compare_with_transformers.py DIR FIXTURE SCRIPT TMP [NAME=VALUE]...
+
+SCRIPT is a script of DIR (tiny_llama.whl); its model's body, wrapped in
+split { }, is the tensor-parallel plan.
 """
 import os
+import re
 import subprocess
 import sys
 
-here, fixture, split, tmp = sys.argv[1:5]
+here, fixture, script_name, tmp = sys.argv[1:5]
 defines = []
 for d in sys.argv[5:] + [f"DATA={os.path.join(here, fixture, 'tokens.bin')}"]:
     defines += ["--define", d]
-script = os.path.join(here, "tiny_llama.whl")
+script = os.path.join(here, script_name)
+out = os.path.join(tmp, fixture)
+# The model's body in one split TaskGraph: its statements, with the return
+# of the loss after the block.
+text = open(script).read()
+body = re.search(r"(model llama\([^)]*\) \{\n)(.*?)(  return ([^\n]*)\n\})", text,
+                 re.S)
+split = out + ".split.whl"
+with open(split, "w") as f:
+    f.write(text[:body.start(2)] + "  split {\n" + body.group(2) +
+            "    loss = " + body.group(4) + "\n  }\n  return loss\n}" +
+            text[body.end(3):])
 weights = os.path.join(here, fixture, "whale.safetensors")
 expected = os.path.join(here, fixture, "expected.json")
-out = os.path.join(tmp, fixture)
 
 
 def run(*args, **kw):
