@@ -14,6 +14,11 @@ warmup steps; Whale's from its metrics (bench/torch_gpt.py's
 whale_wall_tokens_per_second).
 
     python3 bench/llama_cpu.py [--steps 20] [--warmup 5] [--threads 2] [--compile]
+                               [--width 256 --heads 8 --kv-heads 2 --hidden 704
+                                --layers 4 --seq 256 --batch 8]
+
+The shape flags (defaults: examples/llama.whl's) go to Whale as --define
+and build the peer's config alike.
 
 Prints tokens per second of each and Whale's ratio to each. Needs torch and
 transformers (pip, in a venv outside the repository). Fails on a
@@ -31,20 +36,28 @@ import transformers
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_gpt  # noqa: E402
 
-VOCAB, SEQ, WIDTH, HEADS, KV_HEADS, HIDDEN, LAYERS, BATCH = 256, 64, 128, 4, 2, 352, 4, 16
+VOCAB = 256
 
 
-def whale_tokens_per_second(steps, warmup, threads, root):
-    return torch_gpt.whale_run_tokens_per_second(root, "llama.whl", steps,
-                                                 warmup, threads, BATCH, SEQ)
+def whale_tokens_per_second(shape, steps, warmup, threads, root):
+    defines = []
+    for name, value in [("D", shape.width), ("HEADS", shape.heads),
+                        ("KV_HEADS", shape.kv_heads), ("HIDDEN", shape.hidden),
+                        ("LAYERS", shape.layers), ("T", shape.seq),
+                        ("BATCH", shape.batch)]:
+        defines += ["--define", f"{name}={value}"]
+    return torch_gpt.whale_run_tokens_per_second(
+        root, "llama.whl", steps, warmup, threads, shape.batch, shape.seq,
+        defines)
 
 
-def peer_tokens_per_second(compiled, steps, warmup, notes):
+def peer_tokens_per_second(shape, compiled, steps, warmup, notes):
     torch.manual_seed(0)
     config = transformers.LlamaConfig(
-        vocab_size=VOCAB, hidden_size=WIDTH, intermediate_size=HIDDEN,
-        num_hidden_layers=LAYERS, num_attention_heads=HEADS,
-        num_key_value_heads=KV_HEADS, max_position_embeddings=SEQ,
+        vocab_size=VOCAB, hidden_size=shape.width,
+        intermediate_size=shape.hidden, num_hidden_layers=shape.layers,
+        num_attention_heads=shape.heads, num_key_value_heads=shape.kv_heads,
+        max_position_embeddings=shape.seq,
         rope_theta=10000.0, rms_norm_eps=1e-5, tie_word_embeddings=False,
         attn_implementation="sdpa")
     model = transformers.LlamaForCausalLM(config).float().train()
@@ -55,8 +68,8 @@ def peer_tokens_per_second(compiled, steps, warmup, notes):
     except (RuntimeError, TypeError) as e:
         notes.append(f"AdamW(fused=True) unavailable here ({e}); foreach instead")
         opt = torch.optim.AdamW(model.parameters(), foreach=True, **kw)
-    tokens = torch.randint(0, VOCAB, (BATCH, SEQ))
-    targets = torch.randint(0, VOCAB, (BATCH, SEQ))
+    tokens = torch.randint(0, VOCAB, (shape.batch, shape.seq))
+    targets = torch.randint(0, VOCAB, (shape.batch, shape.seq))
     for i in range(warmup + steps):
         if i == warmup:
             start = time.perf_counter()
@@ -70,7 +83,7 @@ def peer_tokens_per_second(compiled, steps, warmup, notes):
     seconds = time.perf_counter() - start
     if not math.isfinite(loss.item()):
         raise RuntimeError("transformers' Llama reached a non-finite loss")
-    return steps * BATCH * SEQ / seconds
+    return steps * shape.batch * shape.seq / seconds
 
 
 def main():
@@ -80,18 +93,24 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--compile", action="store_true",
                     help="also time torch.compile's model")
+    for flag, default in [("width", 128), ("heads", 4), ("kv-heads", 2),
+                          ("hidden", 352), ("layers", 4), ("seq", 64),
+                          ("batch", 16)]:
+        ap.add_argument("--" + flag, type=int, default=default)
     args = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     torch.set_num_threads(args.threads)
     notes = []
-    w = whale_tokens_per_second(args.steps, args.warmup, args.threads, root)
-    rows = [("transformers", peer_tokens_per_second(False, args.steps,
+    w = whale_tokens_per_second(args, args.steps, args.warmup, args.threads,
+                                root)
+    rows = [("transformers", peer_tokens_per_second(args, False, args.steps,
                                                     args.warmup, notes))]
     if args.compile:
         rows.append(("torch.compile", peer_tokens_per_second(
-            True, args.steps, args.warmup, notes)))
-    print(f"llama {LAYERS}x{WIDTH}, {HEADS} query and {KV_HEADS} key heads, "
-          f"SwiGLU {HIDDEN}, context {SEQ}, batch {BATCH}, AdamW + clipping, "
+            args, True, args.steps, args.warmup, notes)))
+    print(f"llama {args.layers}x{args.width}, {args.heads} query and "
+          f"{args.kv_heads} key heads, SwiGLU {args.hidden}, context "
+          f"{args.seq}, batch {args.batch}, AdamW + clipping, "
           f"{args.threads} threads, {args.steps} timed steps after "
           f"{args.warmup}, wall clock; torch {torch.__version__}, "
           f"transformers {transformers.__version__}")
