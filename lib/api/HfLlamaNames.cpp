@@ -15,21 +15,25 @@ std::optional<std::string> after(const std::string &s,
   return s.substr(prefix.size());
 }
 
-/// A block's parameter, its path below `llama_block_<i>/`.
+/// A block's parameter, its path below `llama_block_<i>/`, where the
+/// block's attention is the def `attention` (its call's path: gqa_attention_0
+/// or gqa_attention_scaled_0).
 std::optional<HfTensorPlace> blockPlace(const std::string &layer,
-                                        const std::string &rest) {
+                                        const std::string &rest,
+                                        const std::string &attention) {
   struct Row {
-    const char *whale, *hf;
+    std::string whale;
+    const char *hf;
     bool transposed;
   };
-  // gqa_attention's projections in the order it makes them (q, k, v, o);
+  // The attention's projections in the order it makes them (q, k, v, o);
   // swiglu's (gate, up, down).
-  static const Row rows[] = {
+  const Row rows[] = {
       {"rmsnorm_0/weight", "input_layernorm.weight", false},
-      {"gqa_attention_0/proj_0/w", "self_attn.q_proj.weight", true},
-      {"gqa_attention_0/proj_1/w", "self_attn.k_proj.weight", true},
-      {"gqa_attention_0/proj_2/w", "self_attn.v_proj.weight", true},
-      {"gqa_attention_0/proj_3/w", "self_attn.o_proj.weight", true},
+      {attention + "/proj_0/w", "self_attn.q_proj.weight", true},
+      {attention + "/proj_1/w", "self_attn.k_proj.weight", true},
+      {attention + "/proj_2/w", "self_attn.v_proj.weight", true},
+      {attention + "/proj_3/w", "self_attn.o_proj.weight", true},
       {"rmsnorm_1/weight", "post_attention_layernorm.weight", false},
       {"swiglu_0/proj_0/w", "mlp.gate_proj.weight", true},
       {"swiglu_0/proj_1/w", "mlp.up_proj.weight", true},
@@ -56,16 +60,25 @@ std::optional<HfTensorPlace> hfLlamaPlace(const std::string &model,
     return HfTensorPlace{"model.norm.weight", false};
   if (*own == "proj_0/w")
     return HfTensorPlace{"lm_head.weight", true};
-  std::optional<std::string> block = after(*own, "llama_block_");
-  if (!block)
-    return std::nullopt;
-  const size_t slash = block->find('/');
-  const std::string layer = block->substr(0, slash);
-  if (slash == std::string::npos || layer.empty() || layer.size() > 9 ||
-      layer.find_first_not_of("0123456789") != std::string::npos ||
-      (layer.size() > 1 && layer[0] == '0'))
-    return std::nullopt;
-  return blockPlace(layer, block->substr(slash + 1));
+  // nn.llama_block, or nn.llama31_block with its scaled rope.
+  struct Kind {
+    const char *block, *attention;
+  };
+  static const Kind kinds[] = {{"llama_block_", "gqa_attention_0"},
+                               {"llama31_block_", "gqa_attention_scaled_0"}};
+  for (const Kind &k : kinds) {
+    std::optional<std::string> block = after(*own, k.block);
+    if (!block)
+      continue;
+    const size_t slash = block->find('/');
+    const std::string layer = block->substr(0, slash);
+    if (slash == std::string::npos || layer.empty() || layer.size() > 9 ||
+        layer.find_first_not_of("0123456789") != std::string::npos ||
+        (layer.size() > 1 && layer[0] == '0'))
+      return std::nullopt;
+    return blockPlace(layer, block->substr(slash + 1), k.attention);
+  }
+  return std::nullopt;
 }
 
 } // namespace whale

@@ -2,10 +2,10 @@
 
 LlamaForCausalLMs as small as a test can hold (vocabulary 256, 2 layers,
 RMSNorm eps 1e-5; grouped-query, multi-query and multi-head attention,
-rope_theta 10000 and 500000, head widths 8 and 12, untied and tied heads:
-FIXTURES) from a fixed seed, their norms' weights drawn away from 1 so that
+rope_theta 10000 and 500000, Llama 3.1's rope scaling, head widths 8 and
+12, untied and tied heads: FIXTURES) from a fixed seed, their norms' weights drawn away from 1 so that
 they count. Each writes, into its folder (fixture/, fixture-mqa/,
-fixture-mha/, fixture-tied/):
+fixture-mha/, fixture-tied/, fixture-llama31/):
 
 - config.json and model.safetensors: the model as save_pretrained writes it
   (what a Hugging Face checkpoint is);
@@ -44,25 +44,36 @@ LR = 0.1
 GRAD_LR = 100.0
 # Each fixture: its folder, and hidden size, query heads, key/value heads,
 # SwiGLU width and rope_theta (tiny_llama.whl's D, HEADS, KV_HEADS, HIDDEN
-# and THETA), and whether the head is the embedding (tiny_llama_tied.whl).
+# and THETA), whether the head is the embedding (tiny_llama_tied.whl), and
+# Llama 3.1's rope scaling or none (tiny_llama31.whl).
+LLAMA31_SCALING = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                   "high_freq_factor": 4.0,
+                   # Below the context of 16, so that every frequency of
+                   # the head width of 8 is scaled or smoothed.
+                   "original_max_position_embeddings": 8}
 FIXTURES = [
     # Grouped-query attention, two query heads a key head.
-    ("fixture", 32, 4, 2, 64, 10000.0, False),
+    ("fixture", 32, 4, 2, 64, 10000.0, False, None),
     # Multi-query attention, Llama 3's theta, a head width of 12.
-    ("fixture-mqa", 48, 4, 1, 96, 500000.0, False),
+    ("fixture-mqa", 48, 4, 1, 96, 500000.0, False, None),
     # Multi-head attention: a key head for each query head.
-    ("fixture-mha", 32, 4, 4, 64, 10000.0, False),
+    ("fixture-mha", 32, 4, 4, 64, 10000.0, False, None),
     # The head tied to the embedding, as Llama 3.2 1B's.
-    ("fixture-tied", 32, 4, 2, 64, 10000.0, True),
+    ("fixture-tied", 32, 4, 2, 64, 10000.0, True, None),
+    # Llama 3.1's rope frequency scaling.
+    ("fixture-llama31", 32, 4, 2, 64, 10000.0, False, LLAMA31_SCALING),
 ]
 
 
-def whale_tensors(model, layers, tied):
+def whale_tensors(model, layers, tied, scaled):
     """The model's weights named as tiny_llama.whl's parameters (the
     stdlib's llama_block: gqa_attention's proj_0..3 are q, k, v, o;
     swiglu's proj_0..2 are gate, up, down), each nn.Linear's [out, in]
     transposed to Whale's [in, out]; tied, as tiny_llama_tied.whl's (its
-    own table, no head)."""
+    own table, no head); scaled, as tiny_llama31.whl's (llama31_block,
+    gqa_attention_scaled)."""
+    block = "llama31_block" if scaled else "llama_block"
+    attention = "gqa_attention_scaled_0" if scaled else "gqa_attention_0"
     sd = {k: v.detach().clone() for k, v in model.state_dict().items()}
     whale = {"llama/rmsnorm_0/weight": sd["model.norm.weight"]}
     if tied:
@@ -71,11 +82,11 @@ def whale_tensors(model, layers, tied):
         whale["llama/embed_0/table"] = sd["model.embed_tokens.weight"]
         whale["llama/proj_0/w"] = sd["lm_head.weight"].t()
     for i in range(layers):
-        hf, wh = f"model.layers.{i}.", f"llama/llama_block_{i}/"
+        hf, wh = f"model.layers.{i}.", f"llama/{block}_{i}/"
         whale[wh + "rmsnorm_0/weight"] = sd[hf + "input_layernorm.weight"]
         whale[wh + "rmsnorm_1/weight"] = sd[hf + "post_attention_layernorm.weight"]
         for j, proj in enumerate(["q_proj", "k_proj", "v_proj", "o_proj"]):
-            whale[wh + f"gqa_attention_0/proj_{j}/w"] = sd[hf + f"self_attn.{proj}.weight"].t()
+            whale[wh + f"{attention}/proj_{j}/w"] = sd[hf + f"self_attn.{proj}.weight"].t()
         for j, proj in enumerate(["gate_proj", "up_proj", "down_proj"]):
             whale[wh + f"swiglu_0/proj_{j}/w"] = sd[hf + f"mlp.{proj}.weight"].t()
     return {k: v.contiguous().float() for k, v in whale.items()}
@@ -87,7 +98,7 @@ def save_whale(tensors, path, step):
                                        "step": str(step)})
 
 
-def make(folder, hidden, heads, kv_heads, mlp, theta, tied):
+def make(folder, hidden, heads, kv_heads, mlp, theta, tied, scaling):
     out = os.path.join(HERE, folder)
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
@@ -95,7 +106,8 @@ def make(folder, hidden, heads, kv_heads, mlp, theta, tied):
         vocab_size=VOCAB, hidden_size=hidden, intermediate_size=mlp,
         num_hidden_layers=LAYERS, num_attention_heads=heads,
         num_key_value_heads=kv_heads, max_position_embeddings=64,
-        rope_theta=theta, rms_norm_eps=1e-5, tie_word_embeddings=tied,
+        rope_theta=theta, rope_scaling=scaling, rms_norm_eps=1e-5,
+        tie_word_embeddings=tied,
         attention_bias=False, mlp_bias=False, torch_dtype="float32",
         bos_token_id=None, eos_token_id=None, pad_token_id=None)
     model = transformers.LlamaForCausalLM(config).float().eval()
@@ -120,7 +132,7 @@ def make(folder, hidden, heads, kv_heads, mlp, theta, tied):
         f.write(stream.to(torch.int16).numpy().astype("<u2").tobytes())
     windows = torch.stack([stream[i * T:i * T + T + 1] for i in range(BATCH)])
     inputs, targets = windows[:, :-1], windows[:, 1:]
-    save_whale(whale_tensors(model, LAYERS, tied),
+    save_whale(whale_tensors(model, LAYERS, tied, scaling is not None),
                os.path.join(out, "whale.safetensors"), 0)
 
     prompt = list(b"Whale ")
@@ -146,7 +158,7 @@ def make(folder, hidden, heads, kv_heads, mlp, theta, tied):
             with torch.no_grad():
                 for p, q in zip(moved.parameters(), model.parameters()):
                     p.copy_(q - GRAD_LR * q.grad)
-            save_whale(whale_tensors(moved, LAYERS, tied),
+            save_whale(whale_tensors(moved, LAYERS, tied, scaling is not None),
                        os.path.join(out, "whale-step1.safetensors"), 1)
         optimizer.step()
     with open(os.path.join(out, "expected.json"), "w") as f:

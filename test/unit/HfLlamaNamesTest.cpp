@@ -46,6 +46,18 @@ TEST(HfLlamaNames, EveryStdlibPartHasItsPlace) {
   expectPlace(b + "swiglu_0/proj_2/w", l + "mlp.down_proj.weight", true);
 }
 
+TEST(HfLlamaNames, Llama31BlocksHaveTheirPlaces) {
+  const std::string b = "llama/llama31_block_2/", l = "model.layers.2.";
+  expectPlace(b + "rmsnorm_0/weight", l + "input_layernorm.weight", false);
+  expectPlace(b + "gqa_attention_scaled_0/proj_1/w",
+              l + "self_attn.k_proj.weight", true);
+  expectPlace(b + "swiglu_0/proj_2/w", l + "mlp.down_proj.weight", true);
+  // Each block's own attention only.
+  EXPECT_FALSE(hfLlamaPlace("llama", b + "gqa_attention_0/proj_1/w"));
+  EXPECT_FALSE(hfLlamaPlace(
+      "llama", "llama/llama_block_2/gqa_attention_scaled_0/proj_1/w"));
+}
+
 TEST(HfLlamaNames, OtherNamesHaveNone) {
   for (const char *name : {
            "gpt/embed_0/table",                            // another model
