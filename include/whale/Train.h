@@ -223,6 +223,17 @@ TrainResult train(Interpreter &interp, const TrainOptions &options);
 /// thread running its stage's program.
 TrainResult trainParallel(Interpreter &interp, const TrainOptions &options);
 
+/// The files a run of `options` reads: the script and its modules, the
+/// checkpoint it loads, its training and held-out data, a cluster file.
+std::vector<std::string> filesTrainReads(Interpreter &interp,
+                                         const TrainOptions &options);
+
+/// The first of `outputs` (each a flag and its path) that is one of
+/// `inputs`, as an error naming both; "" when none is.
+std::string checkOutputsAgainstInputs(
+    const std::vector<std::pair<std::string, std::string>> &outputs,
+    const std::vector<std::string> &inputs);
+
 struct SampleOptions {
   std::string model;      ///< empty: the first model with a train block
   std::string checkpoint; ///< the trained parameters (from train's save)

@@ -94,12 +94,21 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
     result.error = std::move(msg);
     return result;
   };
-  // Where the run will write, checked before it starts rather than after.
+  // Where the run will write, checked before it starts rather than after:
+  // never over a file it reads (issue 92 item 1).
   for (auto [path, what] : {std::pair{options.tracePath, "the trace"},
                             std::pair{options.metricsPath, "metrics"}})
     if (!path.empty())
       if (std::string err = rt::checkOutputPath(path, what); !err.empty())
         return fail(err);
+  if (std::string err =
+          checkOutputsAgainstInputs({{"--metrics", options.metricsPath},
+                                     {"--trace", options.tracePath},
+                                     {"--log-samples", options.samplesPath},
+                                     {"--save", options.savePath}},
+                                    filesTrainReads(interp, options));
+      !err.empty())
+    return fail(err);
   // A checkpoint folder is replaced whole at each save: never one that
   // holds anything else.
   if (!options.savePath.empty())

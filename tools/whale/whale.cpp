@@ -56,6 +56,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace {
@@ -932,6 +933,25 @@ std::string statusJson(const whale::TrainResult &r, int exitStatus) {
   return s + "}\n";
 }
 
+/// Removes the status file an earlier run wrote at `path`, so that it cannot
+/// pass for this run's; an error when `path` is a regular file that is not
+/// one (a status file is one JSON line that begins `{"ok": `). Nothing
+/// there, or a FIFO or device, is left as it is.
+std::string removeEarlierStatus(const std::string &path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    return "";
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  if (st.st_size > 4096 || line.rfind("{\"ok\": ", 0) != 0 ||
+      line.find("\"exit_status\": ") == std::string::npos)
+    return "--status '" + path +
+           "' is a file Whale did not write as a status; name another";
+  std::remove(path.c_str());
+  return "";
+}
+
 int run(int argc, char **argv) {
   whale::InterpreterOptions opts;
   whale::TrainOptions train;
@@ -1085,12 +1105,23 @@ int run(int argc, char **argv) {
     std::cerr << "\r\033[K" << (what.empty() ? "" : what + "...")
               << std::flush;
   };
-  // A status file of an earlier job must not pass for this one's.
+  // A status file of an earlier job must not pass for this one's; but only
+  // a status file is removed (issue 92 item 2): never a file the run reads,
+  // nor one Whale did not write, nor a FIFO or device, which the status is
+  // written into as it is.
   if (!statusPath.empty() && processRank <= 0) {
     if (std::string err = whale::rt::checkOutputPath(statusPath, "the status");
         !err.empty())
       return usageError("--status: " + err);
-    std::remove(statusPath.c_str());
+    std::vector<std::string> inputs = whale::filesTrainReads(interp, train);
+    if (!elastic.empty())
+      inputs.push_back(elastic);
+    if (std::string err = whale::checkOutputsAgainstInputs(
+            {{"--status", statusPath}}, inputs);
+        !err.empty())
+      return usageError(err);
+    if (std::string err = removeEarlierStatus(statusPath); !err.empty())
+      return usageError(err);
   }
   auto writeStatus = [&](const whale::TrainResult &r, int exitStatus) {
     if (statusPath.empty())
