@@ -19,6 +19,7 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <memory>
 
 namespace whale {
@@ -301,13 +302,27 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
         !err.empty())
       return fail("--save: " + err);
   // Where the run writes, checked before it trains rather than after, as
-  // whale run checks (issue 92 item 9).
+  // whale run checks (issue 92 item 9), and never a file of the bundle it
+  // runs (item 1: --metrics B/plan.json appended to the manifest).
   for (auto [path, what] :
        {std::pair{processTracePath(options.tracePath, world.rank), "the trace"},
-        std::pair{options.metricsPath, "metrics"}})
-    if (!path.empty())
-      if (std::string err = rt::checkOutputPath(path, what); !err.empty())
-        return fail(err);
+        std::pair{options.metricsPath, "metrics"},
+        std::pair{isSingleFilePath(options.savePath) ? options.savePath
+                                                     : std::string(),
+                  "the checkpoint"}}) {
+    if (path.empty())
+      continue;
+    if (std::string err = rt::checkOutputPath(path, what); !err.empty())
+      return fail(err);
+    std::error_code ec;
+    for (const auto &entry :
+         std::filesystem::directory_iterator(options.folder, ec))
+      if (rt::sameFile(path, entry.path().string()))
+        return fail(std::string(what) + " '" + path + "' is '" +
+                    entry.path().string() +
+                    "', a file of the plan this run reads; write it "
+                    "elsewhere");
+  }
 
   const BundleOverrides overrides{
       options.steps,   options.seed,      options.dataPath,

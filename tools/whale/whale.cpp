@@ -201,24 +201,27 @@ std::optional<int64_t> integer(const std::string &flag, const std::string &v,
   return std::nullopt;
 }
 
-/// Writes `text` to `out` (standard output when empty).
 /// Writes `text` to `out` (stdout when empty); never over a file `read`
-/// loaded (the script, a module it imports), which the output would
-/// destroy.
+/// loaded (the script, a module it imports) or one of `alsoRead` (a cluster
+/// file, profiles, metrics), which the output would destroy.
 int writeOutput(const std::string &out, const std::string &text,
-                const whale::Interpreter *read = nullptr) {
+                const whale::Interpreter *read = nullptr,
+                std::vector<std::string> alsoRead = {},
+                const char *flag = "-o") {
   if (out.empty()) {
     std::cout << text;
     return 0;
   }
   if (read)
     for (const std::string &input : read->filesRead())
-      if (whale::rt::sameFile(out, input)) {
-        std::cerr << "whale: error: -o '" << out << "' is '" << input
-                  << "', which this command read; write the output "
-                     "elsewhere\n";
-        return 1;
-      }
+      alsoRead.push_back(input);
+  for (const std::string &input : alsoRead)
+    if (!input.empty() && whale::rt::sameFile(out, input)) {
+      std::cerr << "whale: error: " << flag << " '" << out << "' is '" << input
+                << "', which this command read; write the output "
+                   "elsewhere\n";
+      return 1;
+    }
   if (std::string err = whale::rt::writeOutputFile(out, text, "the output");
       !err.empty()) {
     std::cerr << "whale: error: " << err << "\n";
@@ -293,7 +296,7 @@ int emitPlanned(const whale::InterpreterOptions &opts, const std::string &file,
       os << "// ----- the rank programs at a micro-batch of " << v.microBatch
          << "\n"
          << *v.ranks;
-  return writeOutput(out, text, &interp);
+  return writeOutput(out, text, &interp, {cluster});
 }
 
 /// `whale compile --emit=bundle -o FOLDER`: the plan compiled ahead of time
@@ -450,8 +453,11 @@ int simCommand(int argc, char **argv) {
     std::cerr << "whale: error: " << error << "\n";
     return 1;
   }
+  std::vector<std::string> readAlso = profiles;
+  readAlso.push_back(cluster);
   if (!trace.empty())
-    if (int rc = writeOutput(trace, whale::simulationTrace(sim), &interp))
+    if (int rc = writeOutput(trace, whale::simulationTrace(sim), &interp,
+                             readAlso, "--trace"))
       return rc;
   std::cout << (json     ? whale::simulationJson(sim, plan)
                 : events ? whale::simulationEvents(sim)
@@ -697,7 +703,7 @@ int profileCommand(int argc, char **argv) {
   if (!out.empty() && !fromTrace.empty() && whale::rt::sameFile(out, fromTrace))
     return usageError("-o '" + out + "' is the trace it reads (--from-trace); "
                       "write the profile elsewhere");
-  return writeOutput(out, db.toJson(), &interp);
+  return writeOutput(out, db.toJson(), &interp, {cluster});
 }
 
 /// `whale devices`: the cluster as Whale sees it; --probe measures each
@@ -824,7 +830,7 @@ int devicesCommand(int argc, char **argv) {
   }
   llvm::outs().flush();
   if (!out.empty())
-    return writeOutput(out, whale::clusterJson(c));
+    return writeOutput(out, whale::clusterJson(c), nullptr, {cluster});
   return 0;
 }
 
@@ -1291,7 +1297,9 @@ int reportCommand(int argc, char **argv) {
     std::cerr << "whale: error: " << error << "\n";
     return 1;
   }
-  return writeOutput(out, html);
+  return writeOutput(
+      out, html, nullptr,
+      {in.metricsPath, in.tracePath, in.simTracePath, in.planPath});
 }
 
 int importCommand(int argc, char **argv) {
