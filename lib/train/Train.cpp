@@ -109,15 +109,9 @@ TrainResult train(Interpreter &interp, const TrainOptions &options) {
                                     filesTrainReads(interp, options));
       !err.empty())
     return fail(err);
-  // A checkpoint folder is replaced whole at each save: never one that
-  // holds anything else.
   if (!options.savePath.empty())
-    if (std::string err =
-            isSingleFilePath(options.savePath)
-                ? rt::checkOutputPath(options.savePath, "the checkpoint")
-                : rt::checkReplaceableFolder(options.savePath);
-        !err.empty())
-      return fail("--save: " + err);
+    if (std::string err = checkSaveDestination(options.savePath); !err.empty())
+      return fail(err);
   if (!options.controlPath.empty())
     if (std::string err = deviceControlFile(options.controlPath).checkAtStart();
         !err.empty())

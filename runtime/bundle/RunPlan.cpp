@@ -295,12 +295,8 @@ RunPlanResult runCompiledPlan(const RunPlanOptions &options) {
                       "--save a folder, not the file " +
                           options.savePath);
   if (!options.savePath.empty())
-    if (std::string err =
-            isSingleFilePath(options.savePath)
-                ? rt::checkOutputPath(options.savePath, "the checkpoint")
-                : rt::checkReplaceableFolder(options.savePath);
-        !err.empty())
-      return fail("--save: " + err);
+    if (std::string err = checkSaveDestination(options.savePath); !err.empty())
+      return fail(err);
   // Where the run writes, checked before it trains rather than after, as
   // whale run checks (issue 92 item 9), and never a file of the bundle it
   // runs (item 1: --metrics B/plan.json appended to the manifest).

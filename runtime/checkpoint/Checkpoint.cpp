@@ -7,6 +7,7 @@
 #include "runtime/store/Safetensors.h"
 
 #include "support/Limits.h"
+#include "support/OutputFile.h"
 
 #include <algorithm>
 #include <cctype>
@@ -98,6 +99,13 @@ std::string checkpointFile(const std::string &path, bool saving,
     }
   }
   return (fs::path(path) / kCheckpointFileName).string();
+}
+
+std::string checkSaveDestination(const std::string &path) {
+  std::string err = isSingleFilePath(path)
+                        ? rt::checkOutputPath(path, "the checkpoint")
+                        : rt::checkReplaceableFolder(path);
+  return err.empty() ? "" : "--save: " + err;
 }
 
 std::string saveCheckpoint(whale_rt_context *ctx, const std::string &path,

@@ -26,6 +26,12 @@ inline constexpr const char *kCheckpointFileName = "checkpoint.safetensors";
 /// is an existing file) rather than a folder.
 bool isSingleFilePath(const std::string &path);
 
+/// "" when `--save PATH` may be written, checked before a run trains: a
+/// file into a folder that exists, or a folder it may replace whole (a
+/// checkpoint folder never holds anything else); else the error, "--save:
+/// ...".
+std::string checkSaveDestination(const std::string &path);
+
 /// The file a checkpoint path names: a path ending in `.safetensors`, or an
 /// existing file, is the file itself; anything else is a folder holding
 /// `checkpoint.safetensors` (made when `saving`). "" with `error` when the
