@@ -83,9 +83,12 @@ std::string stagingFolder(const std::string &dir) {
   return plain(dir) + ".saving";
 }
 
-std::string checkReplaceableFolder(const std::string &dir, FolderKind kind) {
-  const std::string what =
-      kind == FolderKind::Checkpoint ? "a checkpoint" : "a compiled plan";
+namespace {
+
+/// "" when `dir` is missing, or a folder holding nothing but the regular
+/// files of `kind` (and their temporaries); else why not, for `what`.
+std::string foreignContent(const std::string &dir, FolderKind kind,
+                           const std::string &what) {
   std::error_code ec;
   fs::file_status st = fs::symlink_status(dir, ec);
   if (ec || st.type() == fs::file_type::not_found)
@@ -111,12 +114,52 @@ std::string checkReplaceableFolder(const std::string &dir, FolderKind kind) {
   return "";
 }
 
-std::string recoverCheckpointSet(const std::string &dir) {
+/// "" when the folder beside a set, `aside` (its `.saving` or
+/// `.previous`), is missing or one a save made: it holds nothing but the
+/// files of `kind`. A user's folder of that name is never removed,
+/// adopted or swapped (issue 92 item 3).
+std::string checkOwnAside(const std::string &aside, FolderKind kind) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(aside, ec)))
+    return "";
+  if (foreignContent(aside, kind, "").empty())
+    return "";
+  return "'" + aside +
+         "' is not a folder a save made (it is not a folder, or it holds "
+         "other files); Whale uses that name beside the set: move it away";
+}
+
+} // namespace
+
+std::string checkReplaceableFolder(const std::string &dir, FolderKind kind) {
+  const std::string what =
+      kind == FolderKind::Checkpoint ? "a checkpoint" : "a compiled plan";
+  if (std::string err = foreignContent(dir, kind, what); !err.empty())
+    return err;
+  // A folder of nothing but .o and .so files may be the user's own build:
+  // a compiled plan always has its manifest (issue 92 item 3).
+  std::error_code ec;
+  if (kind == FolderKind::CompiledPlan && fs::is_directory(dir, ec) &&
+      !fs::is_empty(dir, ec) && !fs::exists(fs::path(dir) / "plan.json", ec))
+    return "cannot save " + what + " into '" + dir +
+           "': it holds no plan.json, so it is not a compiled plan a save "
+           "may replace (name a new folder or one of a compiled plan)";
+  // The names a save uses beside it: only its own folders there.
+  for (const std::string &aside : {stagingFolder(dir), previousFolder(dir)})
+    if (std::string err = checkOwnAside(aside, kind); !err.empty())
+      return "cannot save " + what + " into '" + dir + "': " + err;
+  return "";
+}
+
+std::string recoverCheckpointSet(const std::string &dir, FolderKind kind) {
   std::error_code ec;
   const std::string previous = previousFolder(dir);
   if (fs::exists(fs::symlink_status(dir, ec)) ||
       !fs::is_directory(fs::symlink_status(previous, ec)))
     return "";
+  // Only a set a save put aside is taken back, never a user's folder.
+  if (std::string err = checkOwnAside(previous, kind); !err.empty())
+    return "cannot take back '" + previous + "' as '" + dir + "': " + err;
   if (std::rename(previous.c_str(), dir.c_str()) != 0)
     return "cannot take back the checkpoint '" + previous + "' as '" + dir +
            "': " + std::strerror(errno);
@@ -125,7 +168,7 @@ std::string recoverCheckpointSet(const std::string &dir) {
 }
 
 std::string beginCheckpointSet(const std::string &dir, FolderKind kind) {
-  if (std::string err = recoverCheckpointSet(dir); !err.empty())
+  if (std::string err = recoverCheckpointSet(dir, kind); !err.empty())
     return err;
   if (std::string err = checkReplaceableFolder(dir, kind); !err.empty())
     return err;

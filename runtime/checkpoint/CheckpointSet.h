@@ -46,7 +46,10 @@ std::string checkReplaceableFolder(const std::string &dir,
 
 /// Takes back a set a crash left at `DIR.previous` while DIR is missing;
 /// "" when DIR is (now) where it should be or never existed.
-std::string recoverCheckpointSet(const std::string &dir);
+/// A folder there that a save did not make (a user's, holding other
+/// files) is never taken: the error says so.
+std::string recoverCheckpointSet(const std::string &dir,
+                                 FolderKind kind = FolderKind::Checkpoint);
 
 /// Makes an empty staging folder for `dir`, removing what an interrupted
 /// save left there; "" on success.

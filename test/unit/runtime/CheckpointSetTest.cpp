@@ -109,4 +109,54 @@ TEST(CheckpointSet, RefusesAFolderWithOtherFiles) {
   fs::remove_all(root);
 }
 
+// The names a save uses beside its folder (DIR.saving, DIR.previous) are
+// taken only where a save made them: a user's folder of that name is never
+// removed, taken back or swapped, and a save is refused before it starts
+// (issue 92 item 3).
+TEST(CheckpointSet, NeverTakesAUsersFolderBesideTheSet) {
+  const std::string root = freshFolder("aside");
+  const std::string ck = root + "/ck";
+  ASSERT_EQ(saveSet(ck, 1, "old"), "");
+  // A user's own ck.previous: a save neither removes nor swaps it.
+  fs::create_directories(ck + ".previous");
+  writeText(ck + ".previous/notes.txt", "a user's file");
+  std::string err = checkReplaceableFolder(ck);
+  EXPECT_NE(err.find("ck.previous' is not a folder a save made"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(saveSet(ck, 1, "new"), "");
+  EXPECT_EQ(readText(ck + ".previous/notes.txt"), "a user's file");
+  EXPECT_EQ(readText(ck + "/rank-00000.safetensors"), "old");
+  // Nor is it taken back as the set when the set is missing.
+  fs::remove_all(ck);
+  EXPECT_NE(recoverCheckpointSet(ck), "");
+  EXPECT_FALSE(fs::exists(ck));
+  EXPECT_EQ(readText(ck + ".previous/notes.txt"), "a user's file");
+  fs::remove_all(ck + ".previous");
+  // A user's ck.saving holding other files is not cleared.
+  fs::create_directories(ck + ".saving");
+  writeText(ck + ".saving/draft.txt", "a user's draft");
+  EXPECT_NE(beginCheckpointSet(ck), "");
+  EXPECT_EQ(readText(ck + ".saving/draft.txt"), "a user's draft");
+  // What an interrupted save left there is: its own files.
+  fs::remove(ck + ".saving/draft.txt");
+  writeText(ck + ".saving/rank-00000.safetensors.tmp99", "partial");
+  EXPECT_EQ(saveSet(ck, 1, "next"), "");
+  EXPECT_EQ(readText(ck + "/rank-00000.safetensors"), "next");
+  fs::remove_all(root);
+}
+
+// A compiled plan's folder always holds its manifest: a folder of nothing
+// but .o and .so files may be a user's build, and is not replaced.
+TEST(CheckpointSet, AFolderOfObjectFilesIsNoCompiledPlan) {
+  const std::string root = freshFolder("objects");
+  writeText(root + "/lib.so", "a user's library");
+  writeText(root + "/main.o", "a user's object");
+  std::string err = checkReplaceableFolder(root, FolderKind::CompiledPlan);
+  EXPECT_NE(err.find("holds no plan.json"), std::string::npos) << err;
+  writeText(root + "/plan.json", "{}");
+  EXPECT_EQ(checkReplaceableFolder(root, FolderKind::CompiledPlan), "");
+  fs::remove_all(root);
+}
+
 } // namespace
