@@ -46,6 +46,12 @@ struct HfImportResult {
 HfImportResult importHuggingFace(Interpreter &interp,
                                  const HfImportOptions &options);
 
+/// Whether `path` is a Hugging Face checkpoint folder (config.json beside
+/// model.safetensors or model.safetensors.index.json) rather than a Whale
+/// checkpoint: what `whale run --load` and `whale sample --load` import
+/// first.
+bool isHuggingFaceFolder(const std::string &path);
+
 struct HfExportOptions {
   std::string model;      ///< empty: the first model with a train block
   std::string checkpoint; ///< the Whale checkpoint (one file) to read

@@ -226,6 +226,15 @@ std::string checkConfig(const llvm::json::Object &config,
 
 } // namespace
 
+bool isHuggingFaceFolder(const std::string &path) {
+  std::error_code ec;
+  const fs::path dir(path);
+  return fs::is_directory(dir, ec) &&
+         fs::is_regular_file(dir / "config.json", ec) &&
+         (fs::is_regular_file(dir / "model.safetensors", ec) ||
+          fs::is_regular_file(dir / "model.safetensors.index.json", ec));
+}
+
 HfImportResult importHuggingFace(Interpreter &interp,
                                  const HfImportOptions &options) {
   HfImportResult result;

@@ -97,7 +97,9 @@ std::vector<VerbSpec> makeVerbs() {
         {"--save-ranks", "",
          "save CKPT as one file per rank (their own boxes), which --load "
          "reads under any plan"},
-        {"--load", "CKPT", "resume from a checkpoint"},
+        {"--load", "CKPT",
+         "resume from a checkpoint, or start from a Hugging Face Llama "
+         "checkpoint folder (imported first)"},
         {"--elastic", "FILE",
          "change the devices while it runs: lines \"STEP SPEC\" (after step "
          "STEP, re-plan for SPEC and reshard the state in memory)"},
@@ -226,7 +228,9 @@ std::vector<VerbSpec> makeVerbs() {
        "generate text with a trained byte-level model",
        "Continues the prompt byte by byte from the softmax of the logits at "
        "the last position, divided by the temperature.",
-       {{"--load", "CKPT", "the trained parameters (from run --save)"},
+       {{"--load", "CKPT",
+         "the trained parameters (from run --save), or a Hugging Face "
+         "Llama checkpoint folder"},
         {"--prompt", "TEXT", "the text to continue (default: empty)"},
         {"--tokens", "N", "bytes to generate (default: 200)"},
         {"--temperature", "T",

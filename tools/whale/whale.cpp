@@ -50,6 +50,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -939,6 +940,43 @@ std::string statusJson(const whale::TrainResult &r, int exitStatus) {
   return s + "}\n";
 }
 
+/// A Hugging Face checkpoint folder given to --load, imported into a
+/// temporary Whale checkpoint that the run or sampling loads and that goes
+/// with this object; `path` then names it. Nothing for a Whale checkpoint.
+struct ImportedForLoad {
+  std::string file;
+  ~ImportedForLoad() {
+    if (!file.empty())
+      std::remove(file.c_str());
+  }
+  /// "" or the import's error.
+  std::string take(whale::Interpreter &interp, const std::string &model,
+                   std::string &path) {
+    if (path.empty() || !whale::isHuggingFaceFolder(path))
+      return "";
+    std::error_code ec;
+    std::string name =
+        (std::filesystem::temp_directory_path(ec) / "whale-hf-XXXXXX").string();
+    int fd = ec ? -1 : ::mkstemp(name.data());
+    if (fd < 0)
+      return "cannot make a temporary checkpoint for " + path + ": " +
+             (ec ? ec.message() : std::strerror(errno));
+    ::close(fd);
+    // The import names its own file beside the one mkstemp made.
+    file = name + ".safetensors";
+    std::remove(name.c_str());
+    whale::HfImportOptions import;
+    import.model = model;
+    import.source = path;
+    import.output = file;
+    whale::HfImportResult r = whale::importHuggingFace(interp, import);
+    if (!r.ok)
+      return r.error;
+    path = file;
+    return "";
+  }
+};
+
 /// Removes the status file an earlier run wrote at `path`, so that it cannot
 /// pass for this run's; an error when `path` is a regular file that is not
 /// one (a status file is one JSON line that begins `{"ok": `). Nothing
@@ -1138,6 +1176,13 @@ int run(int argc, char **argv) {
       std::cerr << "whale: warning: " + err + "\n";
   };
   whale::StopOnSignals stopOnSignals;
+  // A Hugging Face checkpoint folder is read as `whale import` reads it.
+  ImportedForLoad imported;
+  if (std::string err = imported.take(interp, train.model, train.loadPath);
+      !err.empty()) {
+    std::cerr << "whale: error: " << err << "\n";
+    return 1;
+  }
   whale::TrainResult result = whale::train(interp, train);
   if (tty)
     std::cerr << "\n";
@@ -1419,6 +1464,13 @@ int sample(int argc, char **argv) {
   whale::Interpreter interp(opts);
   if (!interp.loadFile(file) || !interp.module()) {
     std::cerr << interp.renderDiagnostics();
+    return 1;
+  }
+  ImportedForLoad imported;
+  if (std::string err =
+          imported.take(interp, sampling.model, sampling.checkpoint);
+      !err.empty()) {
+    std::cerr << "whale: error: " << err << "\n";
     return 1;
   }
   whale::SampleResult result = whale::sample(interp, sampling);
