@@ -86,6 +86,19 @@ SampleResult sample(Interpreter &interp, const SampleOptions &options) {
     return fail("sampling needs i32 tokens [B, T] and logits [B, T, V]");
   int64_t batch = tokensType.getShape()[0], window = tokensType.getShape()[1];
   int64_t vocab = logitsType.getShape()[2];
+  // The text is bytes: each token id is a byte (issue 92 item 14). A larger
+  // vocabulary has ids no byte can print; a smaller one cannot read every
+  // byte of the prompt.
+  if (vocab > 256)
+    return fail("sampling reads and prints bytes, but model '" + name +
+                "' has a vocabulary of " + std::to_string(vocab) +
+                " ids: those of 256 and more are no byte");
+  for (unsigned char c : options.prompt)
+    if (c >= vocab)
+      return fail("the prompt's byte " + std::to_string(c) +
+                  " is not an id of model '" + name + "', whose vocabulary " +
+                  "has " + std::to_string(vocab) + " (0 to " +
+                  std::to_string(vocab - 1) + ")");
   std::vector<Parameter> params;
   fn.walk([&](ParamOp p) {
     params.push_back(
@@ -118,6 +131,11 @@ SampleResult sample(Interpreter &interp, const SampleOptions &options) {
   std::vector<double> probs(vocab);
   // An empty prompt starts from a space.
   const bool spaceFirst = text.empty();
+  if (spaceFirst && vocab <= ' ')
+    return fail("an empty prompt starts from a space, which is no id of "
+                "model '" +
+                name + "' (vocabulary " + std::to_string(vocab) +
+                "): give a prompt");
   if (spaceFirst)
     text = " ";
   for (int64_t n = 0; n < options.tokens; ++n) {
@@ -125,7 +143,8 @@ SampleResult sample(Interpreter &interp, const SampleOptions &options) {
     // follows it cannot reach it: attention is causal), then its last
     // `window` bytes; the logits of its last byte choose the next.
     auto *tok = static_cast<int32_t *>(whale_rt_tensor_data(inputs[0]));
-    std::fill(tok, tok + batch * window, ' ');
+    // What pads the window after the text (id 0) cannot reach it.
+    std::fill(tok, tok + batch * window, 0);
     std::fill(static_cast<int32_t *>(whale_rt_tensor_data(inputs[1])),
               static_cast<int32_t *>(whale_rt_tensor_data(inputs[1])) +
                   batch * window,
@@ -134,7 +153,7 @@ SampleResult sample(Interpreter &interp, const SampleOptions &options) {
     const int64_t first = std::max<int64_t>(0, size - window);
     const int64_t used = size - first;
     for (int64_t t = 0; t < used; ++t)
-      tok[t] = static_cast<unsigned char>(text[first + t]) % vocab;
+      tok[t] = static_cast<unsigned char>(text[first + t]);
     whale_rt_tensor *out = nullptr;
     if (logits(ctx.get(), inputs.data(), &out) != WHALE_RT_OK)
       return fail(whale_rt_last_error(ctx.get()));
