@@ -19,7 +19,6 @@
 #include "lib/api/HfLlamaNames.h"
 #include "lib/compile/ModelLookup.h"
 #include "runtime/checkpoint/Checkpoint.h"
-#include "runtime/ops/Bf16.h"
 #include "runtime/store/Safetensors.h"
 
 #include "llvm/Support/JSON.h"
@@ -36,52 +35,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// The fp32 value of IEEE half bits.
-float halfValue(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;
-  if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | (man << 13); // infinity or NaN
-  } else if (exp != 0) {
-    bits = sign | ((exp + 112) << 23) | (man << 13);
-  } else if (man == 0) {
-    bits = sign; // zero
-  } else {
-    // A subnormal half is a normal float: shift its mantissa up.
-    int e = -1;
-    do {
-      man <<= 1;
-      ++e;
-    } while (!(man & 0x400u));
-    bits = sign | static_cast<uint32_t>(112 - e) << 23 | ((man & 0x3ffu) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-/// A stored tensor's values in fp32, or "" and an error for a dtype that
-/// is not a float.
+/// A stored tensor's values, widened to f32 (widenFloatTensors did), or
+/// "" and an error for a dtype that is not a float.
 std::string toF32(const rt::StoredTensor &t, std::vector<float> &out) {
-  const size_t n =
-      t.data.size() / std::max<int64_t>(1, rt::safetensorsDtypeSize(t.dtype));
-  out.resize(n);
-  const uint8_t *p = t.data.data();
-  for (size_t i = 0; i < n; ++i) {
-    if (t.dtype == "F32") {
-      std::memcpy(&out[i], p + 4 * i, 4);
-    } else if (t.dtype == "BF16" || t.dtype == "F16") {
-      uint16_t bits;
-      std::memcpy(&bits, p + 2 * i, 2);
-      out[i] = t.dtype == "BF16" ? rt::bf16Value(bits) : halfValue(bits);
-    } else if (t.dtype == "F64") {
-      double d;
-      std::memcpy(&d, p + 8 * i, 8);
-      out[i] = static_cast<float>(d);
-    } else {
-      return "'" + t.name + "' is " + t.dtype + ", not a float tensor";
-    }
-  }
+  if (t.dtype != "F32")
+    return "'" + t.name + "' is " + t.dtype + ", not a float tensor";
+  out.resize(t.data.size() / 4);
+  std::memcpy(out.data(), t.data.data(), t.data.size());
   return "";
 }
 
@@ -302,6 +262,8 @@ HfImportResult importHuggingFace(Interpreter &interp,
     rt::Checkpoint shard;
     if (rt::Status st = rt::readSafetensors(file.string(), shard); !st)
       return fail(st.message());
+    // bf16 and fp16 (as checkpoints are published) widened exactly.
+    rt::widenFloatTensors(shard);
     for (const rt::StoredTensor &t : shard.tensors) {
       // Older checkpoints keep the rotary frequencies, which Whale
       // computes from rope_theta.

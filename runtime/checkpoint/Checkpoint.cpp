@@ -157,6 +157,9 @@ std::string loadCheckpoint(whale_rt_context *ctx, const std::string &path,
   std::string file = checkpointFile(path, /*saving=*/false, error);
   if (rt::Status st = rt::readSafetensors(file, ckpt); !st)
     return st.message();
+  // A checkpoint in bf16, fp16 or f64 loads into the model's f32 (issue 92
+  // item 13): widened exactly, or f64 rounded.
+  rt::widenFloatTensors(ckpt);
   if (ckpt.metadata["model"] != model)
     return "checkpoint '" + path + "' is of model '" + ckpt.metadata["model"] +
            "', not '" + model + "'";
@@ -169,7 +172,10 @@ std::string loadCheckpoint(whale_rt_context *ctx, const std::string &path,
       const rt::StoredTensor *stored = ckpt.find(key(p, s));
       if (!stored)
         return "checkpoint '" + path + "' has no '" + key(p, s) + "'";
-      if (stored->dtype != "F32" || stored->shape != p.shape)
+      if (stored->dtype != "F32")
+        return "checkpoint '" + path + "': '" + key(p, s) + "' is " +
+               stored->dtype + ", not a float tensor the model's f32 takes";
+      if (stored->shape != p.shape)
         return "checkpoint '" + path + "': '" + key(p, s) +
                "' does not have the model's shape";
       whale_rt_tensor *t = tensorOf(ctx, p, s);

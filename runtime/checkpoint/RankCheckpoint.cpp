@@ -108,6 +108,8 @@ std::string loadSingleFile(const std::string &path, StateCheckpoint &out) {
   rt::Checkpoint ckpt;
   if (rt::Status st = rt::readSafetensors(file, ckpt); !st.isOk())
     return st.message();
+  // bf16, fp16 or f64 tensors as the f32 the ranks hold (issue 92 item 13).
+  rt::widenFloatTensors(ckpt);
   if (std::string err =
           checkpointPosition(ckpt.metadata, file, out.nextStep, out.seed);
       !err.empty())

@@ -2,6 +2,7 @@
 
 #include "runtime/store/Safetensors.h"
 
+#include "runtime/ops/Bf16.h"
 #include "runtime/store/Crc32.h"
 #include "support/InputFile.h"
 #include "support/JsonString.h"
@@ -387,6 +388,60 @@ Status readSafetensors(const std::string &path, Checkpoint &out) {
       !why.empty())
     return Status::invalid(why);
   return parseSafetensors(bytes.data(), bytes.size(), path, out);
+}
+
+namespace {
+
+/// The fp32 value of IEEE half bits.
+float halfValue(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (man << 13); // infinity or NaN
+  } else if (exp != 0) {
+    bits = sign | ((exp + 112) << 23) | (man << 13);
+  } else if (man == 0) {
+    bits = sign; // zero
+  } else {
+    // A subnormal half is a normal float: shift its mantissa up.
+    int e = -1;
+    do {
+      man <<= 1;
+      ++e;
+    } while (!(man & 0x400u));
+    bits = sign | static_cast<uint32_t>(112 - e) << 23 | ((man & 0x3ffu) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+} // namespace
+
+void widenFloatTensors(Checkpoint &ckpt) {
+  for (StoredTensor &t : ckpt.tensors) {
+    const std::string &d = t.dtype;
+    if (d != "F16" && d != "BF16" && d != "F64")
+      continue;
+    const size_t size = static_cast<size_t>(safetensorsDtypeSize(d));
+    const size_t n = t.data.size() / size;
+    std::vector<uint8_t> wide(n * 4);
+    for (size_t i = 0; i < n; ++i) {
+      float f;
+      if (d == "F64") {
+        double v;
+        std::memcpy(&v, t.data.data() + 8 * i, 8);
+        f = static_cast<float>(v);
+      } else {
+        uint16_t bits;
+        std::memcpy(&bits, t.data.data() + 2 * i, 2);
+        f = d == "BF16" ? bf16Value(bits) : halfValue(bits);
+      }
+      std::memcpy(wide.data() + 4 * i, &f, 4);
+    }
+    t.data = std::move(wide);
+    t.dtype = "F32";
+  }
 }
 
 } // namespace whale::rt

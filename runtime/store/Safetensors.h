@@ -61,6 +61,11 @@ Status writeSafetensors(const std::string &path, const Checkpoint &ckpt);
 Status parseSafetensors(const uint8_t *data, size_t size,
                         const std::string &source, Checkpoint &out);
 Status readSafetensors(const std::string &path, Checkpoint &out);
+/// Every F16, BF16 and F64 tensor of `ckpt` as F32, in place: bf16 and
+/// fp16 widened exactly, f64 rounded to nearest (as users bring weights in
+/// bf16 to models in f32). Other dtypes are left as they are.
+void widenFloatTensors(Checkpoint &ckpt);
+
 /// The header alone (names, dtypes, shapes, metadata; no data, nothing
 /// checked against the data): where a reader needs to know what a file
 /// holds before it decides to read it.
