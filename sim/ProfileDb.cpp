@@ -90,6 +90,16 @@ std::string familyOf(llvm::StringRef key) {
 
 } // namespace
 
+std::string ProfileDb::withinLimits() const {
+  for (const auto &[device, events] : devices)
+    for (const auto &[event, entry] : events)
+      if (!(entry.seconds <= kMaxEventSeconds))
+        return "the event '" + event + "' on " + device + " took " +
+               std::to_string(entry.seconds) +
+               " s, more than the million seconds a profile holds";
+  return "";
+}
+
 void ProfileDb::set(const std::string &device, const std::string &event,
                     Entry entry) {
   if (entry.cost)
@@ -381,11 +391,9 @@ bool ProfileDb::parse(const std::string &text, const std::string &path,
       JsonFields ef(*e, at, error);
       std::string event;
       Entry entry{-1, 0, false, std::nullopt};
-      // An op of more than a million seconds is no measurement: the
-      // replay's sums of such times would not stay finite.
       if (!ef.onlyKnown({"event", "seconds", "runs", "in_context", "cost"}) ||
           !ef.string("event", event, /*nonEmpty=*/true) ||
-          !ef.number("seconds", 0, 1e6, entry.seconds) ||
+          !ef.number("seconds", 0, kMaxEventSeconds, entry.seconds) ||
           !ef.integer("runs", 0, int64_t(1) << 40, entry.runs) ||
           !ef.boolean("in_context", entry.inContext))
         return false;

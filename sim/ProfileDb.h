@@ -65,6 +65,15 @@ public:
   /// ownKey(...) where the database holds times under it, else "".
   std::string ownTimesOf(const Topology &cluster, int64_t index) const;
 
+  /// The most seconds one event may take in a database: an op of more than
+  /// a million seconds is no measurement, and the replay's sums of such
+  /// times would not stay finite. The reader refuses more, and so does
+  /// every writer (withinLimits), so that what one writes the other reads.
+  static constexpr double kMaxEventSeconds = 1e6;
+  /// "" when every time is within kMaxEventSeconds, else the first that is
+  /// not, named.
+  std::string withinLimits() const;
+
   void set(const std::string &device, const std::string &event, Entry entry);
   /// `e`'s time, keyed by its key, with its cost where it computes.
   void set(const std::string &device, const Event &e, Entry entry);

@@ -602,6 +602,11 @@ bool timesFromTrace(llvm::StringRef path, const PlannedModel &plan,
   }
   collectiveTimes(run, sites, table, plan, topology, db);
   driverTime(run, plan, db);
+  // What the reader would refuse is not written (issue 92 item 15).
+  if (std::string err = db.withinLimits(); !err.empty()) {
+    error = "the trace '" + path.str() + "': " + err;
+    return false;
+  }
   return true;
 }
 

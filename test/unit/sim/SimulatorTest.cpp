@@ -668,6 +668,26 @@ TEST(ProfileDb, SeveralDatabasesGiveEachEventTheMedianOfTheirTimes) {
   EXPECT_EQ(same.lookup("cpu threads=1", "a"), 3.0);
 }
 
+// What a writer keeps the reader takes (issue 92 item 15): an event at the
+// limit round-trips, one past it is refused by withinLimits before it is
+// written (profile --from-trace wrote databases sim refused).
+TEST(ProfileDb, TheWriterAndTheReaderShareOneLimit) {
+  ProfileDb db;
+  db.machine = "m";
+  db.set("cpu threads=1", "at", {ProfileDb::kMaxEventSeconds, 1, true});
+  EXPECT_EQ(db.withinLimits(), "");
+  ProfileDb back;
+  std::string error;
+  ASSERT_TRUE(back.parse(db.toJson(), "limit.json", error)) << error;
+  EXPECT_EQ(back.lookup("cpu threads=1", "at"), ProfileDb::kMaxEventSeconds);
+  db.set("cpu threads=1", "past",
+         {ProfileDb::kMaxEventSeconds * 1.01, 1, true});
+  const std::string err = db.withinLimits();
+  EXPECT_NE(err.find("the event 'past' on cpu threads=1"), std::string::npos)
+      << err;
+  EXPECT_FALSE(back.parse(db.toJson(), "past.json", error));
+}
+
 TEST(ProfileDb, BadDatabasesSayWhere) {
   ProfileDb db;
   std::string error;
