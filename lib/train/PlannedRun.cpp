@@ -237,15 +237,25 @@ std::string PlannedRun::loadCheckpoint() {
 std::string PlannedRun::checkSchedule() {
   const int64_t steps = settings.steps;
   // A failure asked for by a test must be one that can happen: a silent
-  // no-op would pass a recovery test that tested nothing.
+  // no-op would pass a recovery test that tested nothing. Its device is one
+  // of the step's devices: those of the last elastic change before it
+  // (issue 92 item 18), else the run's first.
+  int64_t devicesThen = static_cast<int64_t>(cluster.devices.size());
+  for (const ElasticChange &c : options.elastic) {
+    Cluster then;
+    std::string ignored; // a change's own errors are said below
+    if (c.afterStep < options.failStep &&
+        parseCluster(c.cluster, then, ignored))
+      devicesThen = static_cast<int64_t>(then.devices.size());
+  }
   if (options.failStep > 0 &&
-      (options.failDevice < 0 ||
-       options.failDevice >= static_cast<int64_t>(cluster.devices.size()) ||
+      (options.failDevice < 0 || options.failDevice >= devicesThen ||
        options.failStep <= first || options.failStep > steps))
     return "--fail-rank " + std::to_string(options.failDevice) + "@" +
            std::to_string(options.failStep) + ": expected a device from 0 to " +
-           std::to_string(cluster.devices.size() - 1) +
-           " and a step this run trains, from " + std::to_string(first + 1) +
+           std::to_string(devicesThen - 1) + " (the devices of step " +
+           std::to_string(options.failStep) +
+           ") and a step this run trains, from " + std::to_string(first + 1) +
            " to " + std::to_string(steps);
   // The changes of devices still to come, checked against the steps.
   for (size_t i = 0; i < options.elastic.size(); ++i) {
