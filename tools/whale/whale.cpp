@@ -578,6 +578,13 @@ int reshardCommand(int argc, char **argv) {
   if (apply.empty() != out.empty())
     return usageError("--apply CKPT and -o DIR go together: the checkpoint "
                       "to reshard and the folder of rank files to write");
+  // With --apply a stop asked (SIGINT, SIGTERM, SIGHUP) comes before the
+  // set is written or after it, whole; a second one ends the process at
+  // once without a file half written (issue 92 item 16). The old set stays
+  // whole either way: the new one replaces it only when complete.
+  std::optional<whale::StopOnSignals> stopOnSignals;
+  if (!apply.empty())
+    stopOnSignals.emplace();
   const std::string script = from.substr(0, at + 4),
                     oldCluster = from.substr(at + 5);
   whale::InterpreterOptions newOpts = opts;
@@ -625,10 +632,20 @@ int reshardCommand(int argc, char **argv) {
       std::cerr << "whale: error: " << error << "\n";
       return 1;
     }
+    if (stopOnSignals && stopOnSignals->signal() != 0) {
+      std::cerr << "whale: stopped by a signal before writing " << out
+                << ": nothing was written\n";
+      return 128 + stopOnSignals->signal();
+    }
     if (std::string err = whale::saveRankCheckpoint(out, rewritten);
         !err.empty()) {
       std::cerr << "whale: error: " << err << "\n";
       return 1;
+    }
+    if (stopOnSignals && stopOnSignals->signal() != 0) {
+      std::cerr << "whale: stopped by a signal, after writing " << out
+                << " whole\n";
+      return 128 + stopOnSignals->signal();
     }
   }
   std::cout << (json ? whale::reshardJson(before, after, plan)
