@@ -6,8 +6,11 @@
 # TARGET: frontend (the lexer, parser and sema; default), safetensors (the
 # checkpoint reader), tokens (the pre-tokenized corpus reader), npy (the
 # numpy array reader), plan (the compiled plan's manifest), program (the
-# fused regions' element programs) or json (cluster files and specs, profile databases; it
-# links the runtime of build/, so run scripts/build.sh first). SECONDS: default 600. Builds build-fuzz/whale-fuzz-TARGET
+# fused regions' element programs), json (cluster files and specs, profile databases; it
+# links the runtime of build/, so run scripts/build.sh first) or opt
+# (whale-opt's inputs: every pass over every module that verifies; it links
+# the dialect and passes of build/ as they are, so libFuzzer's coverage is
+# the harness's and the crashes any pass's). SECONDS: default 600. Builds build-fuzz/whale-fuzz-TARGET
 # with clang-22 (-fsanitize=fuzzer,address,undefined), runs it on a copy of
 # the target's corpus for SECONDS, then merges the inputs that found new
 # coverage back into the corpus (minimized, so it stays small). Crashing
@@ -16,7 +19,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 target="frontend"
 case "${1:-}" in
-  frontend|safetensors|json|tokens|npy|plan|program) target="$1"; shift ;;
+  frontend|safetensors|json|tokens|npy|plan|program|opt) target="$1"; shift ;;
 esac
 seconds="${1:-600}"
 
@@ -60,6 +63,16 @@ elif [ "$target" = json ]; then
     -lopenblas -lpthread -ldl -Wl,-rpath,/usr/lib/llvm-22/lib \
     -o "$out/whale-fuzz"
   extra=(-max_len=4096)
+elif [ "$target" = opt ]; then
+  corpus="$root/fuzz/corpus-opt"
+  clang++-22 "${flags[@]}" -I"$root/build" $(/usr/lib/llvm-22/bin/llvm-config --cxxflags |
+      tr ' ' '\n' | grep -E '^-D') \
+    "$root/fuzz/FuzzWhaleOpt.cpp" \
+    "$root/build/lib/libWhaleLowering.a" "$root/build/lib/libWhalePerfModel.a" \
+    "$root/build/lib/libWhaleDialect.a" "$root/build/lib/libWhaleJsonFields.a" \
+    "$root/build/lib/libWhaleSupport.a" -L/usr/lib/llvm-22/lib -lMLIR -lLLVM-22 \
+    -lpthread -ldl -Wl,-rpath,/usr/lib/llvm-22/lib -o "$out/whale-fuzz"
+  extra=(-max_len=8192)
 elif [ "$target" = npy ]; then
   corpus="$root/fuzz/corpus-npy"
   clang++-22 "${flags[@]}" "$root/runtime/data/NpyArray.cpp" "$root/runtime/data/MappedFile.cpp" \
@@ -101,6 +114,12 @@ cd "$root/fuzz"
   -print_final_stats=1 "${extra[@]}" "$work" \
   2>&1 | tee "$out/fuzz.log" | grep -E "^#[0-9]+ +(INITED|DONE)|stat::|ERROR|SUMMARY" || true
 
+# The opt corpus is the lit tests' modules, kept whole: its coverage is the
+# harness's alone (the passes are not instrumented), which would merge
+# away the modules that reach them.
+if [ "$target" = opt ]; then
+  exit 0
+fi
 # Keep only what adds coverage: merge the run's finds with the corpus into
 # a minimal set and make that the corpus. regress-* inputs (past crashes)
 # are always kept.

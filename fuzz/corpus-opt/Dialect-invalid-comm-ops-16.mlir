@@ -1,0 +1,5 @@
+func.func @owners_negative(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %p = whale.all_reduce_start %a over "replicas" {owners = array<i64: -1>} : tensor<4xf32>
+  %s = whale.all_reduce_wait %p : tensor<4xf32>
+  return %s : tensor<4xf32>
+}

@@ -1,0 +1,4 @@
+func.func @integers(%x: tensor<4xi32>) {
+  %0 = whale.silu %x : tensor<4xi32>
+  return
+}

@@ -1,0 +1,7 @@
+func.func @small_result(%x: tensor<4x4xf32>, %b: tensor<4xf32>) {
+  %r = whale.fused(%x, %b) : (tensor<4x4xf32>, tensor<4xf32>) -> (tensor<4xf32>) {
+  ^bb0(%a: tensor<4x4xf32>, %c: tensor<4xf32>):
+    whale.fused_yield %c : tensor<4xf32>
+  }
+  return
+}

@@ -1,0 +1,4 @@
+func.func @ce_gradient_element(%l: tensor<8x4xbf16>, %y: tensor<8xi32>, %d: tensor<8xf32>) {
+  %0 = whale.cross_entropy_grad %l, %y, %d : tensor<8x4xbf16>, tensor<8xi32>, tensor<8xf32> -> i32
+  return
+}

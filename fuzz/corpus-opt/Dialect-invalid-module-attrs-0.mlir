@@ -1,0 +1,1 @@
+module attributes {whale.config = #whale.settings<num_microbatch = 4>} {}

@@ -1,0 +1,3 @@
+module {
+  func.func @f() attributes {whale.config = #whale.settings<>} { return }
+}

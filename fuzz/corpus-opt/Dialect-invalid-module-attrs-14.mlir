@@ -1,0 +1,1 @@
+func.func private @f() attributes {schedule = #whale.schedule<F0 X0>}

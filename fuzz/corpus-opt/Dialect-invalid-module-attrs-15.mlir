@@ -1,0 +1,1 @@
+func.func @f() attributes {whale.model = 1} { return }

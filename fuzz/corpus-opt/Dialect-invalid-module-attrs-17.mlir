@@ -1,0 +1,1 @@
+func.func @f() attributes {whale.default_devices = 0} { return }

@@ -1,0 +1,1 @@
+func.func @f() attributes {whale.train = 1} { return }

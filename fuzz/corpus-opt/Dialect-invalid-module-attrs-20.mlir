@@ -1,0 +1,1 @@
+func.func @f() attributes {whale.strategy = 1} { return }

@@ -1,0 +1,3 @@
+func.func @m(%x: tensor<2xf32>) attributes {whale.inputs = ["x", "y"]} {
+  return
+}

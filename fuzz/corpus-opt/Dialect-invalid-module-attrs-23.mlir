@@ -1,0 +1,1 @@
+func.func private @f() attributes {schedule = #whale.schedule<F0 F1 F0.1 B0.1 B0 B1>}

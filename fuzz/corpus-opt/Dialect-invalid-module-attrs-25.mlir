@@ -1,0 +1,1 @@
+module attributes {whale.config = #whale.settings<virtual_stages = 0>} {}

@@ -1,0 +1,3 @@
+module {
+  func.func @m() attributes {whale.model, whale.plan = {stage = 1 : i64}} { return }
+}

@@ -1,0 +1,3 @@
+module {
+  func.func @m() attributes {whale.model, whale.plan = {schedule = "interleaved"}} { return }
+}

@@ -1,0 +1,3 @@
+module {
+  func.func @m() attributes {whale.model, whale.train = {steps = 1, data = {kind = "adam", batch = 4}}} { return }
+}

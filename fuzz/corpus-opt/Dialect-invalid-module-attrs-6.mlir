@@ -1,0 +1,1 @@
+module attributes {whale.config = #whale.settings<amp = "fp16">} {}

@@ -1,0 +1,1 @@
+module attributes {whale.config = #whale.settings<grad_sync = "later">} {}

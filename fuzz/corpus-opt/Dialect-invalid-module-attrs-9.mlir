@@ -1,0 +1,1 @@
+module attributes {whale.config = {num_micro_batch = 4}} {}

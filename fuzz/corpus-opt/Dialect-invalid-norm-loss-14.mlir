@@ -1,0 +1,4 @@
+func.func @ce_result(%l: tensor<8x10xf32>, %y: tensor<8xi32>) {
+  %0 = whale.cross_entropy %l, %y : tensor<8x10xf32>, tensor<8xi32> -> tensor<f32>
+  return
+}

@@ -1,0 +1,4 @@
+func.func @empty_name() {
+  %0 = whale.param "" zeros [] : tensor<4xf32>
+  return
+}

@@ -1,0 +1,4 @@
+func.func @concat_result(%a: tensor<4x8xf32>) {
+  %0 = whale.concat %a, %a axis = 1 : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x15xf32>
+  return
+}

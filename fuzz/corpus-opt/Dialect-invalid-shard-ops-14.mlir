@@ -1,0 +1,4 @@
+func.func @all_to_all_kept_axis(%s: tensor<4x10x8xf32>) {
+  %e = whale.all_to_all %s split 0 concat 1 shards 2 : tensor<4x10x8xf32> -> tensor<2x20x4xf32>
+  return
+}

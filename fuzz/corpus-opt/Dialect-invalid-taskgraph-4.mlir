@@ -1,0 +1,6 @@
+func.func @zero_devices() {
+  whale.taskgraph replicate(0) {
+    whale.yield
+  }
+  return
+}

@@ -1,0 +1,6 @@
+func.func @bad_strategy() {
+  whale.taskgraph pipeline {
+    whale.yield
+  }
+  return
+}

@@ -1,0 +1,1 @@
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 5.0e10, threads = 4>, #whale.device<flops = 1.0e13, memory = 1024, gpu = true, model = "H100">, #whale.device<flops = 1.0e13, gpu = true, threads = 1, sms = 66, contexts = 2>]>} {}

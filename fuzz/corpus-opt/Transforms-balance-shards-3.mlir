@@ -1,0 +1,11 @@
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 3.0e4>, #whale.device<flops = 1.0e4>, #whale.device<flops = 3.0e4>, #whale.device<flops = 1.0e4>]>} {
+func.func @two_groups(%x: tensor<64x16xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 4 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1, 2, 3>, micro_batch = 16 : i64, micro_batches = 1 : i64, replicas = 4 : i64, schedule = "1f1b", shards = array<i64: 2>, stages = 1 : i64}} {
+  %l = whale.taskgraph split(2) -> (tensor<f32>) attributes {shards = 2 : i64, stage = 0 : i64, virtual_device = array<i64: 0, 1, 2, 3>} {
+    %w = whale.param "m/w" zeros [] : tensor<16x16xf32>
+    %h = whale.matmul %x, %w : tensor<64x16xf32>, tensor<16x16xf32> -> tensor<64x16xf32>
+    %m = whale.reduce_mean %h axes = [0, 1] : tensor<64x16xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
+}
