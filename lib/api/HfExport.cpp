@@ -56,6 +56,7 @@ HfExportResult exportHuggingFace(Interpreter &interp,
     return fail(error);
   if (rt::Status st = rt::readSafetensors(file, ckpt); !st)
     return fail(st.message());
+  rt::widenFloatTensors(ckpt); // a checkpoint in bf16 exports as f32
   if (ckpt.metadata["model"] != model)
     return fail("checkpoint '" + options.checkpoint + "' is of model '" +
                 ckpt.metadata["model"] + "', not '" + model + "'");
