@@ -202,6 +202,15 @@ std::optional<int64_t> integer(const std::string &flag, const std::string &v,
   return std::nullopt;
 }
 
+/// Loads `file` into `interp`; false, its diagnostics printed, when it
+/// does not load.
+bool loadScript(whale::Interpreter &interp, const std::string &file) {
+  if (interp.loadFile(file) && interp.module())
+    return true;
+  std::cerr << interp.renderDiagnostics();
+  return false;
+}
+
 /// Writes `text` to `out` (stdout when empty); never over a file `read`
 /// loaded (the script, a module it imports) or one of `alsoRead` (a cluster
 /// file, profiles, metrics), which the output would destroy.
@@ -308,10 +317,8 @@ int emitBundle(const whale::InterpreterOptions &opts, const std::string &file,
   if (folder.empty())
     return usageError("--emit=bundle writes a folder: give it with -o FOLDER");
   whale::Interpreter interp(opts);
-  if (!interp.loadFile(file) || !interp.module()) {
-    std::cerr << interp.renderDiagnostics();
+  if (!loadScript(interp, file))
     return 1;
-  }
   whale::TrainOptions options;
   options.cluster = cluster;
   options.evenPlan = even;
@@ -1126,10 +1133,8 @@ int run(int argc, char **argv) {
       train.elastic.push_back({c.afterStep, c.target});
   }
   whale::Interpreter interp(opts);
-  if (!interp.loadFile(file) || !interp.module()) {
-    std::cerr << interp.renderDiagnostics();
+  if (!loadScript(interp, file))
     return 1;
-  }
   std::cerr << interp.renderDiagnostics(); // warnings
   // Started by mpirun or srun: this process is one rank of the plan, and
   // the process of rank 0 reports for all.
@@ -1386,10 +1391,8 @@ int importCommand(int argc, char **argv) {
                       "CKPT.safetensors",
                       "import");
   whale::Interpreter interp(opts);
-  if (!interp.loadFile(file) || !interp.module()) {
-    std::cerr << interp.renderDiagnostics();
+  if (!loadScript(interp, file))
     return 1;
-  }
   whale::HfImportResult result = whale::importHuggingFace(interp, import);
   if (!result.ok) {
     std::cerr << "whale: error: " << result.error << "\n";
@@ -1422,10 +1425,8 @@ int exportCommand(int argc, char **argv) {
                       "whale export FILE.whl --load CKPT --hf DIR",
                       "export");
   whale::Interpreter interp(opts);
-  if (!interp.loadFile(file) || !interp.module()) {
-    std::cerr << interp.renderDiagnostics();
+  if (!loadScript(interp, file))
     return 1;
-  }
   whale::HfExportResult result = whale::exportHuggingFace(interp, exporting);
   if (!result.ok) {
     std::cerr << "whale: error: " << result.error << "\n";
@@ -1479,10 +1480,8 @@ int sample(int argc, char **argv) {
     return usageError("sample needs a script and a checkpoint: whale sample "
                       "FILE.whl --load CKPT");
   whale::Interpreter interp(opts);
-  if (!interp.loadFile(file) || !interp.module()) {
-    std::cerr << interp.renderDiagnostics();
+  if (!loadScript(interp, file))
     return 1;
-  }
   ImportedForLoad imported;
   if (std::string err =
           imported.take(interp, sampling.model, sampling.checkpoint);
