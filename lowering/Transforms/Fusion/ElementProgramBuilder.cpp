@@ -218,6 +218,13 @@ std::vector<int64_t> buildFusedProgram(FusedOp op, std::string &why) {
     why = "it holds more values at once than a thread's registers";
     return {};
   }
+  // More instructions than the interpreter takes: no program, so that the
+  // CPU runs the region's generated kernel, rather than a program the
+  // runtime refuses in the first step (issue 92 item 12).
+  if (code.size() > static_cast<size_t>(program::kMaxInstructions)) {
+    why = "it has more instructions than an element program holds";
+    return {};
+  }
 
   std::vector<int64_t> words = {program::kMagic, rank};
   words.insert(words.end(), space.extents.begin(), space.extents.end());
