@@ -20,9 +20,9 @@
 #include "lib/compile/ModelLookup.h"
 #include "runtime/checkpoint/Checkpoint.h"
 #include "runtime/store/Safetensors.h"
+#include "support/InputFile.h"
 
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 #include <cmath>
 #include <cstring>
@@ -35,16 +35,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// A stored tensor's values, widened to f32 (widenFloatTensors did), or
-/// "" and an error for a dtype that is not a float.
-std::string toF32(const rt::StoredTensor &t, std::vector<float> &out) {
-  if (t.dtype != "F32")
-    return "'" + t.name + "' is " + t.dtype + ", not a float tensor";
-  out.resize(t.data.size() / 4);
-  std::memcpy(out.data(), t.data.data(), t.data.size());
-  return "";
-}
-
 std::string shapeText(const std::vector<int64_t> &s) {
   std::string out = "[";
   for (size_t i = 0; i < s.size(); ++i)
@@ -52,13 +42,20 @@ std::string shapeText(const std::vector<int64_t> &s) {
   return out + "]";
 }
 
-/// config.json, parsed; "" or why it cannot be read.
+/// A JSON file of the checkpoint (config.json, the shards' index), parsed;
+/// "" or why it cannot be read. Read as every file a user names is (a
+/// regular file, bounded; nesting bounded before the parser recurses).
 std::string readJson(const fs::path &file, llvm::json::Value &out) {
-  auto buffer = llvm::MemoryBuffer::getFile(file.string());
-  if (!buffer)
-    return "cannot read " + file.string() + ": " + buffer.getError().message();
-  llvm::Expected<llvm::json::Value> v =
-      llvm::json::parse((*buffer)->getBuffer());
+  std::string text;
+  if (std::string err =
+          rt::readRegularFile(file.string(), "the Hugging Face checkpoint's",
+                              rt::kMaxTextInput, text);
+      !err.empty())
+    return err;
+  if (!rt::jsonDepthWithin(text, rt::kMaxJsonDepth))
+    return file.string() + ": nested more than " +
+           std::to_string(rt::kMaxJsonDepth) + " levels deep";
+  llvm::Expected<llvm::json::Value> v = llvm::json::parse(text);
   if (!v)
     return file.string() + ": " + llvm::toString(v.takeError());
   out = std::move(*v);
@@ -257,14 +254,13 @@ HfImportResult importHuggingFace(Interpreter &interp,
           ? optimizerStateCount(train.getAs<mlir::DictionaryAttr>("optimizer"))
           : 0;
   std::map<std::string, rt::StoredTensor> placed; // by Whale's name
-  std::vector<float> values;
   for (const fs::path &file : files) {
     rt::Checkpoint shard;
     if (rt::Status st = rt::readSafetensors(file.string(), shard); !st)
       return fail(st.message());
     // bf16 and fp16 (as checkpoints are published) widened exactly.
     rt::widenFloatTensors(shard);
-    for (const rt::StoredTensor &t : shard.tensors) {
+    for (rt::StoredTensor &t : shard.tensors) {
       // Older checkpoints keep the rotary frequencies, which Whale
       // computes from rope_theta.
       if (llvm::StringRef(t.name).ends_with("rotary_emb.inv_freq"))
@@ -287,15 +283,16 @@ HfImportResult importHuggingFace(Interpreter &interp,
         return fail(file.string() + ": '" + t.name + "' is " +
                     shapeText(t.shape) + ", but the script's '" + p.name +
                     "' needs " + shapeText(want));
-      if (std::string err = toF32(t, values); !err.empty())
-        return fail(file.string() + ": " + err);
-      rt::StoredTensor w{p.name, "F32", p.shape,
-                         std::vector<uint8_t>(values.size() * 4)};
-      float *dst = reinterpret_cast<float *>(w.data.data());
+      if (t.dtype != "F32") // bf16 and fp16 were widened above
+        return fail(file.string() + ": '" + t.name + "' is " + t.dtype +
+                    ", not a float tensor");
+      rt::StoredTensor w{p.name, "F32", p.shape, {}};
       if (transposed[name] && want.size() == 2) {
-        transposeInto(values.data(), want[0], want[1], dst); // [out, in]
+        w.data.resize(t.data.size());
+        transposeInto(reinterpret_cast<const float *>(t.data.data()), want[0],
+                      want[1], reinterpret_cast<float *>(w.data.data()));
       } else {
-        std::memcpy(dst, values.data(), values.size() * 4);
+        w.data = std::move(t.data);
       }
       placed[p.name] = std::move(w);
     }
