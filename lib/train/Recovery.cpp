@@ -174,6 +174,11 @@ std::string PlannedRun::recoverProcesses(RecoveryReport &report) {
 TrainLoop::StepEnd PlannedRun::recoverFromLoss(int64_t step,
                                                const std::string &failure) {
   StepEnd end;
+  // Whatever was lost, --fail-rank's failure is behind the job: a process
+  // that had not reached its step when the others found the loss (it was
+  // behind, on a loaded machine) must not kill the rank that now holds
+  // the device when the step runs again.
+  injected = true;
   if (whale_rt_comm_lost_processes(comm.get(), nullptr, 0) == 0 ||
       (store.step() < 0 && lastSaved() < 0)) {
     end.error = failure;

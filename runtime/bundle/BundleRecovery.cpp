@@ -96,6 +96,10 @@ TrainLoop::StepEnd BundleRun::recoverFrom(int64_t step, const std::string &name,
                                           int64_t lostDevice) {
   StepEnd end;
   end.error = name + ": " + failure;
+  // --fail-rank's failure is behind the job now: a process that had not
+  // reached its step when the others found the loss (behind, on a loaded
+  // machine) must not kill the device's new rank when the step runs again.
+  injected = true;
   const bool lostProcesses =
       world.processes &&
       whale_rt_comm_lost_processes(plan->comm.get(), nullptr, 0) > 0;
