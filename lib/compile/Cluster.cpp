@@ -98,7 +98,7 @@ bool applyOption(DeviceSpec &d, llvm::StringRef option, std::string &error) {
   }
   if (key == "sms") {
     unsigned n;
-    if (d.kind != "cuda") {
+    if (!d.gpu) {
       error =
           "sms is a GPU's share of its SMs, for cuda devices (cuda:0@sms=66)";
       return false;
@@ -113,19 +113,18 @@ bool applyOption(DeviceSpec &d, llvm::StringRef option, std::string &error) {
   }
   if (key == "model") {
     const perf::DeviceModel *m = perf::findGpuModel(value.str());
-    if (d.kind != "cuda" || !m) {
-      error = d.kind != "cuda"
-                  ? "model names a GPU's data sheet, for cuda "
-                    "devices (cuda:0@model=H200)"
-                  : "unknown GPU model '" + value.str() +
-                        "' (known: " + perf::knownGpuModelNames() + ")";
+    if (!d.gpu || !m) {
+      error = !d.gpu ? "model names a GPU's data sheet, for cuda "
+                       "devices (cuda:0@model=H200)"
+                     : "unknown GPU model '" + value.str() +
+                           "' (known: " + perf::knownGpuModelNames() + ")";
       return false;
     }
     d.model = m->name;
     return true;
   }
   error = "unknown device option '" + key.str() + "' (known: threads, mem, " +
-          "flops" + (d.kind == "cuda" ? ", sms, model" : "") + ")";
+          "flops" + (d.gpu ? ", sms, model" : "") + ")";
   return false;
 }
 
@@ -176,7 +175,7 @@ bool parseShort(llvm::StringRef spec, Cluster &out, std::string &error) {
       }
       firstOfEntry = out.devices.size();
       DeviceSpec gpu;
-      gpu.kind = "cuda";
+      gpu.gpu = true;
       gpu.ordinal = static_cast<int>(ordinal);
       out.devices.push_back(gpu);
       if (!options.empty() && !applyOption(out.devices.back(), options, error))
@@ -230,11 +229,10 @@ bool parseLink(const llvm::json::Object *o, LinkSpec &link,
 static void countContexts(Cluster &cluster) {
   std::map<std::pair<int, int>, int> plain; // (node, ordinal) -> contexts
   for (const DeviceSpec &d : cluster.devices)
-    if (d.kind == "cuda" && d.sms == 0)
+    if (d.gpu && d.sms == 0)
       ++plain[{d.node, d.ordinal}];
   for (DeviceSpec &d : cluster.devices)
-    d.contexts =
-        d.kind == "cuda" && d.sms == 0 ? plain[{d.node, d.ordinal}] : 1;
+    d.contexts = d.gpu && d.sms == 0 ? plain[{d.node, d.ordinal}] : 1;
 }
 
 bool parseClusterJson(const std::string &text, const std::string &path,
@@ -330,29 +328,28 @@ bool parseClusterJson(const std::string &text, const std::string &path,
       JsonFields df(*d, at, error);
       DeviceSpec spec;
       spec.node = static_cast<int>(out.nodes.size());
-      spec.kind = "cpu";
+      std::string kind = "cpu";
       int64_t count = 1, first = 0, threads = 0, sms = 0;
       std::string model;
       if (!df.onlyKnown({"kind", "count", "first", "threads", "memory", "model",
                          "flops", "sms"}) ||
-          !df.integer("sms", 1, kMaxGpuSms, sms) ||
-          !df.string("kind", spec.kind) ||
+          !df.integer("sms", 1, kMaxGpuSms, sms) || !df.string("kind", kind) ||
           !df.integer("count", 1, 4096, count) ||
           !df.integer("first", 0, 1024, first) ||
           !df.integer("threads", 1, kMaxThreads, threads) ||
           !df.string("model", model, /*nonEmpty=*/true) ||
           !df.number("flops", 0, 1e21, spec.flops))
         return false;
-      if (spec.kind != "cpu" && spec.kind != "cuda") {
-        error = at + ": kind must be \"cpu\" or \"cuda\", not \"" + spec.kind +
-                "\"";
+      if (kind != "cpu" && kind != "cuda") {
+        error = at + ": kind must be \"cpu\" or \"cuda\", not \"" + kind + "\"";
         return false;
       }
-      if (df.has("first") && spec.kind != "cuda") {
+      spec.gpu = kind == "cuda";
+      if (df.has("first") && !spec.gpu) {
         error = at + ": \"first\" is the first GPU's number, for kind \"cuda\"";
         return false;
       }
-      if (df.has("sms") && spec.kind != "cuda") {
+      if (df.has("sms") && !spec.gpu) {
         error = at + ": \"sms\" is a GPU's share of its SMs, for kind \"cuda\"";
         return false;
       }
@@ -374,7 +371,7 @@ bool parseClusterJson(const std::string &text, const std::string &path,
       }
       if (!model.empty()) {
         const perf::DeviceModel *m = perf::findGpuModel(model);
-        if (!m || spec.kind != "cuda") {
+        if (!m || !spec.gpu) {
           error = at + ": " +
                   (m ? "a GPU model needs kind \"cuda\""
                      : "unknown GPU model \"" + model +
@@ -452,11 +449,11 @@ std::string clusterJson(const Cluster &cluster) {
     for (const DeviceSpec &d : cluster.devices) {
       if (d.node != static_cast<int>(n))
         continue;
-      llvm::json::Object o{{"kind", d.kind}};
+      llvm::json::Object o{{"kind", d.kind()}};
       // The GPU's number: read back without it, every GPU would be GPU 0
       // (and contexts of one GPU would be GPUs of their own, or the
       // reverse).
-      if (d.kind == "cuda" && d.ordinal > 0)
+      if (d.gpu && d.ordinal > 0)
         o["first"] = d.ordinal;
       if (d.threads > 0)
         o["threads"] = d.threads;
@@ -500,16 +497,12 @@ int sharedThreads(const Cluster &cluster, int totalThreads) {
 }
 
 perf::DeviceDescription describe(const DeviceSpec &d, int defaultThreads) {
-  perf::DeviceDescription out;
-  out.gpu = d.kind == "cuda";
-  out.model = d.model;
+  perf::DeviceDescription out = d;
   out.contexts = out.gpu && d.sms == 0 ? std::max(1, d.contexts) : 1;
   // A declared or data-sheet rate is the whole GPU's (or its share's);
   // contexts side by side on it divide it.
   out.flops = d.flops / out.contexts;
   out.threads = threadsOf(d, defaultThreads);
-  out.memory = d.memory;
-  out.sms = d.sms;
   return out;
 }
 
@@ -552,14 +545,14 @@ std::vector<RankPlace> devicePlaces(const Cluster &cluster) {
     std::string node = d.node >= 0 && size_t(d.node) < cluster.nodes.size()
                            ? cluster.nodes[d.node]
                            : "node" + std::to_string(d.node);
-    int index = seen[{d.node, d.kind}]++;
-    out.push_back({node + "/" + d.kind + ":" + std::to_string(index), node});
+    int index = seen[{d.node, d.kind()}]++;
+    out.push_back({node + "/" + d.kind() + ":" + std::to_string(index), node});
   }
   return out;
 }
 
 std::string runtimeDeviceName(const DeviceSpec &spec, size_t index) {
-  if (spec.kind != "cuda")
+  if (!spec.gpu)
     return "cpu:" + std::to_string(index);
   std::string name = "cuda:" + std::to_string(spec.ordinal);
   return spec.sms > 0 ? name + "@sms=" + std::to_string(spec.sms) : name;

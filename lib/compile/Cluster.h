@@ -19,23 +19,17 @@
 
 namespace whale {
 
-struct DeviceSpec {
-  std::string kind = "cpu";
+/// A device of the cluster: what prices it (perf::DeviceDescription, as
+/// the cluster declares it) and where it is. Two fields are not resolved
+/// yet: `threads` 0 takes the run's --threads, shared out (threadsOf), and
+/// a cuda device's `flops` is its whole GPU's where contexts share the
+/// GPU (`contexts`, counted by parseCluster); describe() resolves both.
+struct DeviceSpec : perf::DeviceDescription {
+  DeviceSpec() { threads = 0; }
   int ordinal = 0; ///< cuda: the GPU's number on its machine
   int node = 0;
-  int threads = 0;    ///< 0: the run's --threads, shared out
-  int64_t memory = 0; ///< bytes; 0: no limit
-  double flops = 0;   ///< FLOP/s; 0: not declared
-  /// A GPU model the simulator knows by its data sheet ("A100-80GB",
-  /// perfmodel/DeviceModel.h); empty for a device described by rate alone.
-  std::string model;
-  /// cuda: the streaming multiprocessors it may use, a share of its GPU
-  /// (a green context); 0: all of them.
-  int sms = 0;
-  /// cuda without sms: the contexts the cluster opens on its GPU, itself
-  /// included (set by parseCluster). They run side by side on its SMs, so
-  /// each is priced as that fraction of the GPU (perf::smShare).
-  int contexts = 1;
+  /// "cuda" or "cpu", as clusters and the runtime name the kind.
+  const char *kind() const { return gpu ? "cuda" : "cpu"; }
 };
 
 struct LinkSpec {

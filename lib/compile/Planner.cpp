@@ -9,6 +9,7 @@
 #include "lowering/Passes.h"
 #include "lowering/Pipelines.h"
 #include "lowering/Plan.h"
+#include "perfmodel/DeviceAttr.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -79,13 +80,8 @@ void describeCluster(mlir::ModuleOp module, const Cluster &cluster,
                      int defaultThreads) {
   mlir::MLIRContext *ctx = module.getContext();
   llvm::SmallVector<DeviceAttr> devices;
-  for (const DeviceSpec &spec : cluster.devices) {
-    perf::DeviceDescription d = describe(spec, defaultThreads);
-    // The rate it is balanced by: declared, measured or nominal.
-    devices.push_back(DeviceAttr::get(
-        ctx, mlir::FloatAttr::get(mlir::Float64Type::get(ctx), perf::rateOf(d)),
-        d.memory, d.gpu, d.threads, d.model, d.sms, d.contexts));
-  }
+  for (const DeviceSpec &spec : cluster.devices)
+    devices.push_back(perf::deviceAttrOf(ctx, describe(spec, defaultThreads)));
   module->setAttr("whale.cluster", ClusterAttr::get(ctx, devices));
 }
 
@@ -163,8 +159,7 @@ bool planModel(Interpreter &interp, const std::string &modelName,
   // took. The passes' own lit tests verify each of them. (`whale search`
   // and `whale sim` do not verify them at all: PlanOptions::verify.)
   const bool elementPrograms =
-      llvm::any_of(cluster.devices,
-                   [](const DeviceSpec &d) { return d.kind != "cpu"; });
+      llvm::any_of(cluster.devices, [](const DeviceSpec &d) { return d.gpu; });
   auto rankPrograms = [&](mlir::ModuleOp planned,
                           mlir::OwningOpRef<mlir::ModuleOp> &ranks) {
     ranks = planned.clone();

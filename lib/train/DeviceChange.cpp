@@ -31,7 +31,7 @@ double since(std::chrono::steady_clock::time_point t) {
 /// Whether every device of `c` is a CPU (its tensors host memory).
 bool onHost(const Cluster &c) {
   return std::all_of(c.devices.begin(), c.devices.end(),
-                     [](const DeviceSpec &d) { return d.kind == "cpu"; });
+                     [](const DeviceSpec &d) { return !d.gpu; });
 }
 
 } // namespace
@@ -42,7 +42,7 @@ std::string checkProcessThreads(const Cluster &cluster, int totalThreads) {
   const int shared = sharedThreads(cluster, totalThreads);
   int64_t processThreads = 0;
   for (const DeviceSpec &d : cluster.devices)
-    processThreads += d.kind == "cpu" ? threadsOf(d, shared) : 1;
+    processThreads += !d.gpu ? threadsOf(d, shared) : 1;
   if (processThreads <= kMaxProcessThreads)
     return "";
   return "the cluster's devices have " + std::to_string(processThreads) +

@@ -1,6 +1,9 @@
 //===- ClusterTest.cpp - cluster files read strictly ----------------------===//
 
 #include "lib/compile/Cluster.h"
+#include "perfmodel/DeviceAttr.h"
+
+#include "mlir/IR/MLIRContext.h"
 
 #include <gtest/gtest.h>
 
@@ -204,6 +207,44 @@ TEST(ClusterFile, SharesAreForGpusAndWithinThem) {
   expectError(R"({"nodes": [{"devices": [{"kind": "cuda", "model": "T4",
                   "sms": 48}]}]})",
               "sms=48 is more than the T4's 40 SMs");
+}
+
+} // namespace
+
+namespace {
+
+// A device crosses into the IR and back as one description: its place
+// stays with the cluster, its kind, sheet, rate, threads, memory and share
+// of its GPU travel (the rate as the one it is balanced by).
+TEST(ClusterFile, ADeviceIsTheSameDescriptionInTheIr) {
+  whale::Cluster c;
+  std::string error;
+  ASSERT_TRUE(whale::parseCluster(
+      "cuda:1@model=H200,cuda:1@sms=40,cpu:1@threads=3,mem=2GiB", c, error))
+      << error;
+  mlir::MLIRContext ctx;
+  ctx.loadDialect<whale::WhaleDialect>();
+  for (const whale::DeviceSpec &spec : c.devices) {
+    const whale::perf::DeviceDescription d = whale::describe(spec, 5);
+    whale::DeviceAttr attr = whale::perf::deviceAttrOf(&ctx, d);
+    const whale::perf::DeviceDescription back =
+        whale::perf::describeDevice(attr);
+    EXPECT_EQ(back.gpu, spec.gpu);
+    EXPECT_EQ(back.model, d.model);
+    EXPECT_DOUBLE_EQ(back.flops, whale::perf::rateOf(d));
+    EXPECT_DOUBLE_EQ(whale::perf::rateOf(back), whale::perf::rateOf(d));
+    EXPECT_EQ(back.threads, d.threads);
+    EXPECT_EQ(back.memory, d.memory);
+    EXPECT_EQ(back.sms, d.sms);
+    EXPECT_EQ(back.contexts, d.contexts);
+  }
+  // The cluster's own fields: a CPU device with no threads takes the
+  // run's share; a GPU is named by its kind.
+  EXPECT_EQ(c.devices[2].threads, 3);
+  EXPECT_EQ(whale::DeviceSpec().threads, 0);
+  EXPECT_STREQ(c.devices[0].kind(), "cuda");
+  EXPECT_STREQ(c.devices[2].kind(), "cpu");
+  EXPECT_EQ(c.devices[0].contexts, 1); // one context with a share beside it
 }
 
 } // namespace

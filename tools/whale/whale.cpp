@@ -816,7 +816,7 @@ int devicesCommand(int argc, char **argv) {
     }
     // CPU devices of one thread count measure alike; each GPU on its own,
     // with a GEMM large enough to fill it.
-    bool gpu = d.kind == "cuda";
+    bool gpu = d.gpu;
     std::string key =
         gpu ? whale::runtimeDeviceName(d, i) : "cpu:" + std::to_string(threads);
     if (!measured.count(key)) {
@@ -847,7 +847,7 @@ int devicesCommand(int argc, char **argv) {
   for (size_t i = 0; i < c.devices.size(); ++i) {
     const whale::DeviceSpec &d = c.devices[i];
     llvm::outs() << llvm::formatv(
-        "{0,-6} {1,-5} {2,-10} {3,7} {4,12} {5,10:F1}  {6}\n", i, d.kind,
+        "{0,-6} {1,-5} {2,-10} {3,7} {4,12} {5,10:F1}  {6}\n", i, d.kind(),
         d.node < static_cast<int>(c.nodes.size()) ? c.nodes[d.node] : "",
         whale::threadsOf(d, shared),
         d.memory > 0 ? whale::rt::formatBytes(d.memory) : "no limit",

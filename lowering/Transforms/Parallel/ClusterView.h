@@ -18,7 +18,7 @@
 #ifndef WHALE_LOWERING_TRANSFORMS_PARALLEL_CLUSTERVIEW_H
 #define WHALE_LOWERING_TRANSFORMS_PARALLEL_CLUSTERVIEW_H
 
-#include "perfmodel/DeviceSpeed.h"
+#include "perfmodel/DeviceAttr.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/SmallVector.h"
@@ -69,17 +69,8 @@ inline ClusterView clusterOf(mlir::Operation *op, int64_t devices) {
   if (!cluster)
     return view;
   llvm::ArrayRef<DeviceAttr> given = cluster.getDevices();
-  for (int64_t d = 0; d < devices && d < int64_t(given.size()); ++d) {
-    perf::DeviceDescription &out = view.devices[d];
-    out.flops = given[d].getFlops().getValueAsDouble();
-    out.memory = given[d].getMemory();
-    out.threads = static_cast<int>(given[d].getThreads());
-    out.model = given[d].getModel().str();
-    out.sms = static_cast<int>(given[d].getSms());
-    out.contexts = static_cast<int>(given[d].getContexts());
-    // A device named by its data sheet is a GPU.
-    out.gpu = given[d].getGpu() || !out.model.empty();
-  }
+  for (int64_t d = 0; d < devices && d < int64_t(given.size()); ++d)
+    view.devices[d] = perf::describeDevice(given[d]);
   return view;
 }
 
