@@ -43,10 +43,21 @@ mlir::LogicalResult inlineStepCalls(mlir::ModuleOp module);
 /// micro-batch's).
 inline constexpr llvm::StringLiteral kStepRowsAttr = "whale.row_offset";
 
+/// On an op that recomputes a checkpoint's activations (activation
+/// recomputation): keeps -cse from merging it with the forward's op.
+inline constexpr llvm::StringLiteral kRecomputedAttr = "whale.recomputed";
+
 /// A step's `body` cloned at b's insertion point for `args` (cloneBody),
 /// its dropouts drawing `rows` rows further on; what it returns.
 llvm::SmallVector<mlir::Value> inlineStep(mlir::OpBuilder &b, mlir::Block &body,
                                           mlir::ValueRange args, int64_t rows);
+
+/// Whether the runtime writes `op`'s results into its operands' tensors
+/// (a collective's sums, clipping's scaled gradients).
+bool writesOperandsInPlace(mlir::Operation *op);
+/// Gives each such op of `fn` a whale.copy of every operand something else
+/// still needs (-whale-copy-written-operands).
+void copyWrittenOperands(mlir::func::FuncOp fn);
 
 /// Reverse mode over `forward` (in program order): starting from the
 /// gradients already in `gradients` (of results), adds the gradient of every

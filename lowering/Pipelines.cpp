@@ -5,6 +5,7 @@
 #include "lowering/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 
 namespace whale {
 namespace {
@@ -12,6 +13,17 @@ namespace {
 /// A pipeline's list option as the passes' options hold it.
 template <class List> llvm::SmallVector<int64_t> vectorOf(const List &list) {
   return llvm::SmallVector<int64_t>(list.begin(), list.end());
+}
+
+/// Upstream's clean-up: equal values computed once (each micro-batch's
+/// bf16 copy of a weight, amp's storage: one a step), and ops nothing
+/// reads dropped. Sound because tensors are values: nothing writes an
+/// operand in place before -whale-to-runtime gives it a copy of its own
+/// (-whale-copy-written-operands), and a parameter's value is the step's
+/// starting value, which nothing reads once an update wrote it.
+void addCleanup(mlir::OpPassManager &pm) {
+  pm.addPass(mlir::createCSEPass());
+  pm.addPass(mlir::createCanonicalizerPass());
 }
 
 } // namespace
@@ -27,10 +39,9 @@ void buildWhaleTrainPipeline(mlir::OpPassManager &pm,
                              const TrainPipelineOptions &options) {
   buildWhaleGradPipeline(pm, options.ampStorage);
   pm.addPass(createWhaleTrainStep());
-  if (options.ampStorage) {
+  if (options.ampStorage)
     pm.addPass(createWhaleWidenBf16({/*fusedCasts=*/options.fuse}));
-    pm.addPass(createWhaleShareCasts());
-  }
+  addCleanup(pm);
   if (options.fuse)
     pm.addPass(createWhaleFuseElementwise());
 }
@@ -76,10 +87,9 @@ void buildWhaleRankProgramsPipeline(
     mlir::OpPassManager &pm, const RankProgramsPipelineOptions &options) {
   pm.addPass(createWhaleRankPrograms());
   pm.addPass(createWhaleShardOptimizer());
-  if (options.ampStorage) {
+  if (options.ampStorage)
     pm.addPass(createWhaleWidenBf16({/*fusedCasts=*/options.fuse}));
-    pm.addPass(createWhaleShareCasts());
-  }
+  addCleanup(pm);
   if (options.overlap)
     pm.addPass(createWhaleOverlapGradSync());
   if (options.gemmEpilogues)

@@ -42,10 +42,6 @@ static LogicalResult verifyAllReduce(Operation *op, StringRef group,
       return op->emitOpError("owners are positions in the group, so none "
                              "may be negative");
   }
-  for (Value v : values)
-    if (!v.hasOneUse())
-      return op->emitOpError(
-          "sums its operands in place, so it must be their only user");
   return success();
 }
 

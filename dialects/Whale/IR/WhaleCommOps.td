@@ -58,9 +58,10 @@ def Whale_AllReduceOp : Whale_Op<"all_reduce", [MemoryEffects<[MemWrite]>,
     `group` is `replicas` (the ranks of this stage: data-parallel gradient
     sync), `stages` (the ranks of this replica) or `shard_peers` (the ranks
     of this stage that hold the same part of split parameters: every
-    `shards`-th replica). The operands are reduced
-    as one bucket, in place, so this op must be their only user; the results
-    are the summed tensors.
+    `shards`-th replica). The operands are reduced as one bucket; the
+    results are the summed tensors. The operands keep their values: the
+    runtime sums in place, on a `whale.copy` where anything else reads an
+    operand (`-whale-copy-written-operands`).
 
     With `owners` (one position in the group per operand), each sum is
     needed on its owner alone: the rank that updates the parameter when
@@ -117,7 +118,8 @@ def Whale_AllReduceStartOp : Whale_Op<"all_reduce_start",
     the collective and goes on computing while the group sums them. Its
     `whale.all_reduce_wait` ends the collective and yields the sums. Groups
     and `shards` are those of `whale.all_reduce`. The tensors are summed in
-    place, so this op must be their only user. Every member starts the
+    place, on copies where anything else reads them, as for
+    `whale.all_reduce`. Every member starts the
     collectives over a group in the same order: ranks of one role run the
     same program. `owners` makes it a reduce to owners, as for
     `whale.all_reduce`.

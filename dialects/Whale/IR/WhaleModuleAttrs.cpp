@@ -136,6 +136,12 @@ LogicalResult WhaleDialect::verifyOperationAttribute(Operation *op,
                            "a declaration");
     return success();
   }
+  // Activation recomputation's copy of a forward op (lowering/Passes.h).
+  if (name == "whale.recomputed") {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError("'whale.recomputed' is a unit attribute");
+    return success();
+  }
   if (name == "whale.default_strategy") {
     if (!isa<StrategyAttr>(attr.getValue()))
       return op->emitError("'whale.default_strategy' must be a strategy");

@@ -803,6 +803,27 @@ def Whale_ReshapeOp : Whale_Op<"reshape", [DeclareOpInterfaceMethods<Whale_Shard
   let hasVerifier = 1;
 }
 
+def Whale_CopyOp : Whale_Op<"copy", [SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface>]> {
+  let summary = "A value in memory of its own";
+  let description = [{
+    The same elements in a new tensor. Tensors are values: an op that the
+    runtime runs in place (a collective's sum, clipping) still leaves its
+    operand as it was for every other reader. `-whale-copy-written-operands`
+    gives such an op a copy where something else reads its operand (or the
+    operand is a parameter, an input or a result), so the runtime may write
+    it. The result is a fresh allocation, so two copies of one value are
+    never merged.
+
+    ```mlir
+    %c = whale.copy %g : tensor<16x4xf32>
+    ```
+  }];
+  let arguments = (ins Whale_AnyTensor:$input);
+  let results = (outs Res<Whale_AnyTensor, "", [MemAlloc]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
 def Whale_TransposeOp : Whale_Op<"transpose", [DeclareOpInterfaceMethods<Whale_ShardingOpInterface>, Pure, DeclareOpInterfaceMethods<Whale_GradientOpInterface>,
     DeclareOpInterfaceMethods<Whale_CostOpInterface>]> {
   let summary = "Permutes dimensions";

@@ -69,10 +69,5 @@ LogicalResult ClipGradNormOp::verify() {
     if (llvm::any_of(*owners, [](int64_t o) { return o < -1; }))
       return emitOpError("owners are positions in their groups, or -1");
   }
-  // It scales its operands in place, so nothing else may read them.
-  for (Value g : getGrads())
-    if (!g.hasOneUse())
-      return emitOpError("scales its operands in place, so it must be their "
-                         "only user");
   return success();
 }

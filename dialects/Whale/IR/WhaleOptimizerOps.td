@@ -62,8 +62,9 @@ def Whale_ClipGradNormOp : Whale_Op<"clip_grad_norm", [MemoryEffects<[MemWrite]>
   let summary = "Scales gradients to a global L2 norm of at most max_norm";
   let description = [{
     All operands are scaled together, in place, when their global L2 norm
-    exceeds `max_norm`; the results are the scaled gradients. In place means
-    this op must be its operands' only user. With `group` (`stages`), the
+    exceeds `max_norm`; the results are the scaled gradients. The runtime
+    scales in place, on a `whale.copy` where anything else reads an operand
+    (`-whale-copy-written-operands`). With `group` (`stages`), the
     norm is taken over the gradients of every rank of the group: a pipeline's
     stages each hold a part of the model. Under tensor parallelism,
     `shards` and `sharded` mark the gradients that are this rank's part of

@@ -194,6 +194,12 @@ void whale::populateComputeRuntimePatterns(RewritePatternSet &patterns,
       });
   // A reshape that is its input's last reader takes its memory (the plan
   // decides); the others copy.
+  // A copy is a reshape to the same shape, which never aliases its input.
+  addRuntimePattern<CopyOp>(p, l,
+                            [](CopyOp c, ValueRange in, RuntimeCalls &rt) {
+                              return rt.callOnOperandsAndResults(
+                                  c, in, WHALE_RT_FN(reshape));
+                            });
   addRuntimePattern<ReshapeOp>(
       p, l, [](ReshapeOp r, ValueRange in, RuntimeCalls &rt) -> Handles {
         if (rt.plan.takesInput(r)) {

@@ -42,6 +42,48 @@ static LogicalResult checkReachesRuntime(Operation *op) {
   return success();
 }
 
+/// The parameters `op` writes in the store: an update's, a broadcast's,
+/// batch normalization's running statistics.
+static SmallVector<Value, 2> parametersWritten(Operation *op) {
+  if (auto u = dyn_cast<SgdUpdateOp>(op))
+    return {u.getParam()};
+  if (auto u = dyn_cast<AdamUpdateOp>(op))
+    return {u.getParam()};
+  if (auto b = dyn_cast<BroadcastOp>(op))
+    return SmallVector<Value, 2>(b.getParams());
+  if (auto bn = dyn_cast<BatchNormOp>(op))
+    return {bn.getRunningMean(), bn.getRunningVar()};
+  return {};
+}
+
+/// A parameter's value in the IR is the step's starting one, and -cse
+/// merges its readers on that understanding; the runtime's tensor is the
+/// store, which an update overwrites. So nothing but another writer of the
+/// store may read a parameter once it was written: refused here rather
+/// than run on the new values.
+static LogicalResult
+checkParameterReads(ArrayRef<Operation *> ops,
+                    llvm::function_ref<Value(Value)> resolve) {
+  DenseMap<Value, Operation *> writer;
+  for (Operation *op : ops) {
+    SmallVector<Value, 2> written = parametersWritten(op);
+    if (written.empty())
+      for (Value v : op->getOperands())
+        if (Operation *w = writer.lookup(resolve(v))) {
+          Value r = resolve(v);
+          auto p = r.getDefiningOp<ParamOp>();
+          InFlightDiagnostic d = op->emitOpError("reads parameter '")
+                                 << (p ? p.getName() : StringRef("?"))
+                                 << "' after the step wrote it";
+          d.attachNote(w->getLoc()) << "written here";
+          return d;
+        }
+    for (Value v : written)
+      writer[resolve(v)] = op;
+  }
+  return success();
+}
+
 LogicalResult LoweringPlan::add(func::FuncOp fn) {
   // The program in order, TaskGraph bodies in place (the order the
   // conversion visits them in); a TaskGraph's results are the values its
@@ -77,6 +119,9 @@ LogicalResult LoweringPlan::add(func::FuncOp fn) {
   for (Value v : ret.getOperands())
     results.push_back(resolve(v));
   auto isResult = [&](Value v) { return llvm::is_contained(results, v); };
+
+  if (failed(checkParameterReads(ops, resolve)))
+    return failure();
 
   // The last op to read each value, so its tensor is released right after.
   DenseMap<Value, Operation *> lastUse;

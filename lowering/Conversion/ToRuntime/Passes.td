@@ -8,6 +8,29 @@
 #ifndef WHALE_LOWERING_CONVERSION_TORUNTIME_PASSES
 #define WHALE_LOWERING_CONVERSION_TORUNTIME_PASSES
 
+def WhaleCopyWrittenOperands : WhalePass<"whale-copy-written-operands"> {
+  let summary = "Give each op the runtime runs in place operands of its own";
+  let description = [{
+    `whale.all_reduce`, `whale.all_reduce_start` and `whale.clip_grad_norm`
+    leave their operands' values as they were (tensors are values), but the
+    runtime writes their results into their operands' tensors. Where
+    something else reads an operand after the op (through a TaskGraph's
+    results too), the op names it twice, or it is a parameter, a function
+    argument or a returned value, the op gets a `whale.copy` of it instead:
+
+    ```mlir
+    %g = whale.cast %h : tensor<4xbf16> to tensor<4xf32>
+    %c = whale.copy %g : tensor<4xf32>
+    %s = whale.all_reduce %c over "replicas" : tensor<4xf32> -> tensor<4xf32>
+    %u = whale.mul %g, %s : ...
+    ```
+
+    `-whale-to-runtime` does the same first (after inlining the steps), so
+    the pipelines are free to run `-cse` and `-canonicalize`, which merge
+    equal values whatever writes them later.
+  }];
+}
+
 def WhaleToRuntime : WhalePass<"whale-to-runtime"> {
   let summary = "Lower model functions to calls of the runtime's C ABI";
   let description = [{

@@ -46,6 +46,11 @@ struct WhaleToRuntimePass
       if (fn->hasAttr("whale.model") || fn->hasAttr("whale.rank"))
         models.push_back(fn);
     });
+    // The runtime writes a collective's sums into its operands' tensors:
+    // each gets operands nothing else reads (after the steps are inlined,
+    // where every reader is in sight).
+    for (Operation *fn : models)
+      copyWrittenOperands(cast<func::FuncOp>(fn));
     LoweringPlan plan(module, sites);
     for (Operation *fn : models)
       if (failed(plan.add(cast<func::FuncOp>(fn))))

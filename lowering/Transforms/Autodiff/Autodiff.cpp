@@ -70,6 +70,16 @@ LogicalResult whale::backpropagateRecomputing(OpBuilder &b,
     SmallVector<Operation *> copies;
     for (Operation *op : ops) {
       copies.push_back(b.clone(*op, again));
+      // A copy that reads an activation from before the segment (a
+      // checkpoint) is marked, so that -cse cannot take it, and all that
+      // follows from it, for the forward's op: that would keep the
+      // segment's activations alive, which recomputing is there to avoid.
+      // What follows from parameters and constants alone is shared.
+      if (llvm::any_of(op->getOperands(), [&](Value v) {
+            return !again.contains(v) && !v.getDefiningOp<ParamOp>() &&
+                   !v.getDefiningOp<ConstantOp>();
+          }))
+        copies.back()->setAttr(kRecomputedAttr, b.getUnitAttr());
       // The step's running statistics moved once, in the first forward.
       if (auto bn = dyn_cast<BatchNormOp>(copies.back()))
         bn.setMomentum(APFloat(0.0));

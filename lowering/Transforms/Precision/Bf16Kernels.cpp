@@ -25,7 +25,7 @@ namespace {
 bool wholeOpOnBf16(Operation *op) {
   // A fused region loads and stores its bf16 operands itself, converting
   // in registers (its element program names each operand's type).
-  if (isa<CastOp, ReshapeOp, ConstantOp, TaskGraphOp, YieldOp, FusedOp,
+  if (isa<CastOp, ReshapeOp, CopyOp, ConstantOp, TaskGraphOp, YieldOp, FusedOp,
           FusedYieldOp>(op) ||
       !op->getDialect() || !isa<WhaleDialect>(op->getDialect()))
     return true;

@@ -55,19 +55,4 @@ def WhaleWidenBf16 : WhalePass<"whale-widen-bf16"> {
   ];
 }
 
-def WhaleShareCasts : WhalePass<"whale-share-casts"> {
-  let summary = "Convert a value once where a block converts it again, unwritten";
-  let description = [{
-    A `whale.cast` of a value to a type that an earlier cast in the same
-    block already made, with no op between them that may write the value
-    or the earlier cast's result, or a view of either (an op not free of
-    memory effects that reads it: an optimizer's in-place update,
-    clipping, an in-place collective), reads the earlier cast's result and
-    is erased: the conversion gives the same bits. Under amp's
-    storage a rank program repeats each micro-batch's forward and backward
-    in one block, each converting the weights again; after this pass each
-    weight is converted once a step. Runs after -whale-widen-bf16.
-  }];
-}
-
 #endif // WHALE_LOWERING_TRANSFORMS_PRECISION_PASSES

@@ -8,14 +8,6 @@ func.func @group(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-func.func @in_place(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
-  // expected-error@+1 {{sums its operands in place, so it must be their only user}}
-  %s = whale.all_reduce %a over "replicas" : tensor<4xf32> -> tensor<4xf32>
-  return %s, %a : tensor<4xf32>, tensor<4xf32>
-}
-
-// -----
-
 func.func @types(%a: tensor<4xf32>) -> tensor<2xf32> {
   // expected-error@+1 {{results must have the types of the operands}}
   %s = whale.all_reduce %a over "replicas" : tensor<4xf32> -> tensor<2xf32>
@@ -45,15 +37,6 @@ func.func @start_group(%a: tensor<4xf32>) -> tensor<4xf32> {
   %p = whale.all_reduce_start %a over "world" : tensor<4xf32>
   %s = whale.all_reduce_wait %p : tensor<4xf32>
   return %s : tensor<4xf32>
-}
-
-// -----
-
-func.func @start_in_place(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
-  // expected-error@+1 {{sums its operands in place, so it must be their only user}}
-  %p = whale.all_reduce_start %a over "replicas" : tensor<4xf32>
-  %s = whale.all_reduce_wait %p : tensor<4xf32>
-  return %s, %a : tensor<4xf32>, tensor<4xf32>
 }
 
 // -----

@@ -50,14 +50,6 @@ func.func @clip_norm(%g: tensor<4xf32>) {
 
 // -----
 
-func.func @clip_in_place(%g: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{scales its operands in place, so it must be their only user}}
-  %c = whale.clip_grad_norm %g max_norm = 1.0 : tensor<4xf32> -> tensor<4xf32>
-  return %g : tensor<4xf32>
-}
-
-// -----
-
 func.func @owner_without_group(%g: tensor<4xf32>) {
   %w = whale.param "w" zeros [] : tensor<4xf32>
   // expected-error@+1 {{takes an owner and its group together}}

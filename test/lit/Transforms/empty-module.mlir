@@ -6,7 +6,7 @@
 // RUN: whale-opt %s --whale-widen-bf16 | FileCheck %s
 // RUN: whale-opt %s --whale-gemm-epilogues | FileCheck %s
 // RUN: whale-opt %s --whale-fuse-rounded-sums | FileCheck %s
-// RUN: whale-opt %s --whale-share-casts | FileCheck %s
+// RUN: whale-opt %s --whale-copy-written-operands | FileCheck %s
 // RUN: whale-opt %s --whale-fuse-elementwise | FileCheck %s
 // RUN: whale-opt %s --whale-annotate-cost | FileCheck %s
 // RUN: whale-opt %s --whale-autodiff | FileCheck %s
