@@ -236,10 +236,8 @@ Token Lexer::next() {
   return t;
 }
 
-Token Lexer::lexIdentifier(size_t start, uint32_t l, uint32_t cl) {
-  while (isIdentStart(peek()) || isDigit(peek()))
-    advance();
-  std::string_view word = text.substr(start, pos - start);
+/// The keyword `word` is, or Tok::Ident.
+static Tok wordKind(std::string_view word) {
   static const struct {
     const char *word;
     Tok kind;
@@ -254,8 +252,23 @@ Token Lexer::lexIdentifier(size_t start, uint32_t l, uint32_t cl) {
   };
   for (const auto &k : keywords)
     if (word == k.word)
-      return make(k.kind, start, l, cl);
-  return make(Tok::Ident, start, l, cl);
+      return k.kind;
+  return Tok::Ident;
+}
+
+Token Lexer::lexIdentifier(size_t start, uint32_t l, uint32_t cl) {
+  while (isIdentStart(peek()) || isDigit(peek()))
+    advance();
+  return make(wordKind(text.substr(start, pos - start)), start, l, cl);
+}
+
+bool isPlainIdentifier(std::string_view word) {
+  if (word.empty() || !isIdentStart(word.front()))
+    return false;
+  for (char c : word)
+    if (!isIdentStart(c) && !isDigit(c))
+      return false;
+  return wordKind(word) == Tok::Ident;
 }
 
 Token Lexer::lexNumber(size_t start, uint32_t l, uint32_t cl) {

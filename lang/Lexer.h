@@ -11,6 +11,10 @@
 
 namespace whale::lang {
 
+/// Whether `word` lexes as one identifier: a name a script (or a REPL
+/// session's tensor) can be called by, not a keyword.
+bool isPlainIdentifier(std::string_view word);
+
 /// Newlines end statements, as in Python, except inside parentheses and
 /// brackets where they are ignored; runs of blank lines and comments make one
 /// Newline token. Braces do not hide newlines: they hold statements.

@@ -3,6 +3,8 @@
 
 #include "repl/ReplTensors.h"
 
+#include "lang/Lexer.h"
+
 #include "runtime/store/Crc32.h"
 #include "runtime/store/Safetensors.h"
 
@@ -139,6 +141,13 @@ std::string loadTensors(const std::string &path, NamedTensors &tensors,
                   "tensors are not loaded (the script's definitions are)";
   NamedTensors read;
   for (const rt::StoredTensor &s : file.tensors) {
+    // Each becomes a name later expressions read: one that is no name
+    // ('a b', a keyword) would break every one of them.
+    if (!lang::isPlainIdentifier(s.name))
+      return path + ": tensor '" + s.name +
+             "' is not a name the session can use (letters, digits and _, "
+             "not a keyword, not starting with a digit); no tensor was "
+             "loaded";
     if (s.dtype != "F32" && s.dtype != "I32")
       return path + ": tensor '" + s.name + "' is " + s.dtype +
              "; the REPL keeps F32 and I32 tensors";

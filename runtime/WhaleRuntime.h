@@ -129,6 +129,13 @@ int64_t whale_rt_param_count(const whale_rt_context *ctx);
 const char *whale_rt_param_name(const whale_rt_context *ctx, int64_t index,
                                 whale_rt_tensor **tensor);
 
+/* The optimizer state tensors the context holds for parameter `param`: 0
+ * before its first update (or where another rank keeps its state), 1 for
+ * SGD with momentum, 2 for Adam. For a driver to check a compiled plan's
+ * manifest against what its programs keep. */
+int32_t whale_rt_optimizer_state_count(const whale_rt_context *ctx,
+                                       whale_rt_tensor *param);
+
 /* Forward operations on f32 tensors (ids and labels i32 or i64). */
 whale_rt_status whale_rt_matmul(whale_rt_context *ctx, whale_rt_tensor *a,
                                 whale_rt_tensor *b, whale_rt_tensor *out,

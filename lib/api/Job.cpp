@@ -9,6 +9,7 @@
 #include "lib/compile/PassErrors.h"
 #include "lowering/Passes.h"
 #include "lowering/Pipelines.h"
+#include "lowering/Plan.h"
 #include "runtime/core/Tensor.h"
 #include "runtime/run/StepLog.h"
 
@@ -111,12 +112,9 @@ std::unique_ptr<Job> Job::create(Interpreter &interp, const JobOptions &options,
       findModel(interp, options.model, /*needsTrainBlock=*/true, error);
   if (!model)
     return nullptr;
-  auto trainBlock = model->getAttrOfType<mlir::DictionaryAttr>("whale.train");
-  auto data = trainBlock.getAs<mlir::DictionaryAttr>("data");
   auto impl = std::make_unique<Impl>();
   impl->model = model.getName().str();
-  impl->batch = options.batch ? *options.batch
-                              : static_cast<int64_t>(number(data, "batch", 1));
+  impl->batch = options.batch ? *options.batch : plan::trainBatch(model);
   if (impl->batch < 1) {
     error =
         "a job's batch must be at least 1, got " + std::to_string(impl->batch);
@@ -133,7 +131,7 @@ std::unique_ptr<Job> Job::create(Interpreter &interp, const JobOptions &options,
   model = findModel(*impl->own, impl->model, true, error);
   if (!model)
     return nullptr;
-  trainBlock = model->getAttrOfType<mlir::DictionaryAttr>("whale.train");
+  auto trainBlock = model->getAttrOfType<mlir::DictionaryAttr>("whale.train");
   impl->settings = trainSettings(trainBlock, options.steps, options.seed);
   if (std::string err = impl->settings.checkLength(impl->batch); !err.empty()) {
     error = err;

@@ -14,6 +14,7 @@
 #include "lib/compile/LrSchedule.h"
 #include "lib/compile/ModelLookup.h"
 #include "lib/train/LoopSetup.h"
+#include "lowering/Plan.h"
 #include "runtime/WhaleRuntime.h"
 #include "runtime/checkpoint/Checkpoint.h"
 #include "runtime/checkpoint/RankCheckpoint.h"
@@ -128,8 +129,7 @@ std::string PlannedRun::start() {
     return error;
   auto trainBlock = model->getAttrOfType<mlir::DictionaryAttr>("whale.train");
   settings = trainSettings(trainBlock, options.steps, options.seed);
-  if (std::string err = settings.checkLength(static_cast<int64_t>(
-          number(trainBlock.getAs<mlir::DictionaryAttr>("data"), "batch", 1)));
+  if (std::string err = settings.checkLength(plan::trainBatch(model));
       !err.empty())
     return err;
 

@@ -190,8 +190,8 @@ TrainLoop::StepEnd BundleRun::runStep(int64_t step, double lrFactor,
   if (!checked) {
     checked = true;
     for (const OpenedRank &rank : ranks)
-      if (std::string err =
-              checkRankParameters(rank, plan->programOf(rank.place));
+      if (std::string err = checkRankParameters(
+              rank, plan->programOf(rank.place), schedule.stateCount);
           !err.empty()) {
         end.error = err;
         return end;

@@ -358,6 +358,16 @@ const char *whale_rt_param_name(const whale_rt_context *ctx, int64_t index,
   return it->first.c_str();
 }
 
+int32_t whale_rt_optimizer_state_count(const whale_rt_context *ctx,
+                                       whale_rt_tensor *param) {
+  if (!ctx || !param)
+    return 0;
+  auto it = ctx->optimizerState.find(param);
+  return it == ctx->optimizerState.end()
+             ? 0
+             : static_cast<int32_t>(it->second.size());
+}
+
 whale_rt_status whale_rt_param(whale_rt_context *ctx, const char *name,
                                int32_t init_kind, const double *init_args,
                                int32_t num_args, int32_t rank,

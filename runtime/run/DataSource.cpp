@@ -2,6 +2,8 @@
 
 #include "runtime/run/DataSource.h"
 
+#include "runtime/run/SyntheticSource.h"
+
 #include "runtime/data/DataOrder.h"
 #include "runtime/data/MappedRead.h"
 #include "runtime/data/NpyArray.h"
@@ -14,13 +16,6 @@
 
 namespace whale {
 namespace {
-
-/// A uniform number in [-1, 1) from (key, index): synthetic data is a pure
-/// function of the seed and the sample, like every data order here.
-float uniform(uint64_t key, uint64_t index) {
-  return static_cast<float>((rt::streamValue(key, index) >> 11) * 0x1.0p-52 -
-                            1.0);
-}
 
 /// A source of `numSamples` samples in the data order: every kind of file
 /// shares it.
@@ -152,53 +147,6 @@ private:
   rt::NpyArray x, y;
   int64_t features;
   std::vector<int64_t> labels; ///< a batch's, read before they are checked
-};
-
-/// A task with a known solution: features (a row, or an image's pixels)
-/// uniform in [-1, 1], labels the argmax of a fixed random linear teacher
-/// over the classes of the cross entropy that reads them. Sample i is the
-/// same for every plan and run.
-class SyntheticSource : public DataSource {
-public:
-  SyntheticSource(uint64_t seed, int64_t batch, int64_t features,
-                  int64_t classes)
-      : key(rt::mix64(seed ^ 0x5EED)), teacherKey(rt::mix64(seed ^ 0x7EAC4E2)),
-        batch(batch), features(features), classes(classes) {}
-  std::vector<int64_t> samples(int64_t step) override {
-    std::vector<int64_t> ids(static_cast<size_t>(batch));
-    for (int64_t b = 0; b < batch; ++b)
-      ids[b] = step * batch + b;
-    return ids;
-  }
-  int64_t epochSamples() const override { return 0; }
-  std::string fill(int64_t step,
-                   std::vector<whale_rt_tensor *> &inputs) override {
-    auto *x = static_cast<float *>(whale_rt_tensor_data(inputs[0]));
-    auto *y = static_cast<int32_t *>(whale_rt_tensor_data(inputs[1]));
-    for (int64_t b = 0; b < batch; ++b) {
-      uint64_t sample = static_cast<uint64_t>(step * batch + b);
-      float *row = x + b * features;
-      for (int64_t j = 0; j < features; ++j)
-        row[j] = uniform(key, sample * features + j);
-      int32_t best = 0;
-      float bestScore = -1e30f;
-      for (int64_t c = 0; c < classes; ++c) {
-        float score = 0;
-        for (int64_t j = 0; j < features; ++j)
-          score += row[j] * uniform(teacherKey, j * classes + c);
-        if (score > bestScore) {
-          bestScore = score;
-          best = static_cast<int32_t>(c);
-        }
-      }
-      y[b] = best;
-    }
-    return "";
-  }
-
-private:
-  uint64_t key, teacherKey;
-  int64_t batch, features, classes;
 };
 
 bool isTokens(const TensorSpec &t) { return t.dtype == WHALE_RT_I32; }

@@ -280,12 +280,13 @@ uint64_t hashBytes(const std::string &bytes, uint64_t hash) {
 }
 
 std::string checkRankParameters(const OpenedRank &rank,
-                                const StageProgram &program) {
+                                const StageProgram &program, int stateCount) {
   const std::string where = "stage " + std::to_string(rank.place.stage) +
                             ", replica " + std::to_string(rank.place.replica);
   std::map<std::string, const Parameter *> listed;
   for (const Parameter &p : program.params)
     listed[p.name] = &p;
+  bool keptStates = false, holdsState = false;
   const int64_t made = whale_rt_param_count(rank.ctx.get());
   for (int64_t i = 0; i < made; ++i) {
     whale_rt_tensor *t = nullptr;
@@ -298,6 +299,19 @@ std::string checkRankParameters(const OpenedRank &rank,
              "would lack it; compile the plan again";
     const Parameter &p = *it->second;
     listed.erase(it);
+    // The optimizer tensors it keeps, against the manifest's count: a
+    // checkpoint saves that many, and a wrong count made one that no run
+    // loads. Before its first update (a frozen parameter) it has none.
+    const int32_t states = whale_rt_optimizer_state_count(rank.ctx.get(), t);
+    if (states != 0 && states != stateCount)
+      return where + "'s program keeps " + std::to_string(states) +
+             " optimizer tensors for '" + p.name +
+             "', but the compiled plan's manifest says " +
+             std::to_string(stateCount) +
+             " (optimizer_states): its checkpoints would not load; compile "
+             "the plan again";
+    keptStates = keptStates || states == stateCount;
+    holdsState = holdsState || p.holdsState(rank.place.replica);
     const int32_t dims = whale_rt_tensor_rank(t);
     const int64_t *shape = whale_rt_tensor_shape(t);
     bool fits = dims == static_cast<int32_t>(p.shape.size());
@@ -316,6 +330,15 @@ std::string checkRankParameters(const OpenedRank &rank,
   if (!listed.empty())
     return where + "'s program never made the parameter '" +
            listed.begin()->first + "' the compiled plan lists";
+  // A count above what the optimizer keeps (2 for plain SGD): no parameter
+  // this rank updates has the tensors the manifest promises.
+  if (stateCount > 0 && holdsState && !keptStates)
+    return where +
+           "'s program keeps no optimizer tensors, but the compiled "
+           "plan's manifest says " +
+           std::to_string(stateCount) +
+           " a parameter (optimizer_states): its checkpoints would not "
+           "load; compile the plan again";
   return "";
 }
 

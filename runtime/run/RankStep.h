@@ -76,11 +76,12 @@ std::vector<int> bindContexts(const std::vector<whale_rt_context *> &contexts,
 std::string graphReport(const std::vector<OpenedRank> &ranks);
 
 /// "" when the parameters `rank`'s program made are those `program` lists,
-/// each at its shape (a part of it along its axis, where sharded): checked
+/// each at its shape (a part of it along its axis, where sharded), with the
+/// manifest's `stateCount` optimizer tensors each that it updates: checked
 /// after the first step, so that a plan whose description is wrong fails
-/// there, not at its first save with an incomplete checkpoint.
+/// there, not at its first save with a checkpoint no run loads.
 std::string checkRankParameters(const OpenedRank &rank,
-                                const StageProgram &program);
+                                const StageProgram &program, int stateCount);
 
 /// How the grid is laid out, for binding a rank to the communicator.
 struct GridShape {

@@ -69,10 +69,12 @@ public:
 
   /// Reports a step; "" when the metrics line was written (a full disk or
   /// a failing device is an error of the run, not lost lines).
-  std::string
-  report(int64_t step, int64_t steps, double loss, int64_t batch,
-         Clock::time_point stepStart, double learningRate,
-         double evalLoss = std::numeric_limits<double>::quiet_NaN()) {
+  /// `dataSeconds`: what the step waited for its batch (a data source that
+  /// makes it ahead keeps that to a copy).
+  std::string report(int64_t step, int64_t steps, double loss, int64_t batch,
+                     Clock::time_point stepStart, double learningRate,
+                     double evalLoss = std::numeric_limits<double>::quiet_NaN(),
+                     double dataSeconds = 0) {
     double seconds =
         std::chrono::duration<double>(Clock::now() - stepStart).count();
     StepFigures r{step,
@@ -92,9 +94,9 @@ public:
       std::snprintf(
           line, sizeof line,
           "{\"step\": %lld, \"loss\": %.17g, \"samples_per_s\": %.2f, "
-          "\"time_s\": %.4f, \"lr\": %.6g%s}\n",
+          "\"time_s\": %.4f, \"data_s\": %.4f, \"lr\": %.6g%s}\n",
           static_cast<long long>(r.step), loss, r.samplesPerSecond,
-          r.elapsedSeconds, learningRate, val);
+          r.elapsedSeconds, dataSeconds, learningRate, val);
       metrics << line << std::flush;
       if (!metrics)
         return "cannot write metrics to '" + path +

@@ -77,6 +77,8 @@ TrainLoop::Outcome TrainLoop::run(const Setup &s, int64_t firstStep,
     const int64_t t0Ns = whale_rt_now_ns();
     if (std::string err = source.fill(step, inputs); !err.empty())
       return fail(stepName(step + 1) + ": " + err);
+    const double dataSeconds =
+        std::chrono::duration<double>(StepLog::Clock::now() - t0).count();
     if (!s.samplesPath.empty() && reports())
       if (std::string err =
               samples.write(step + 1, source.samples(step), replicaRows());
@@ -98,8 +100,9 @@ TrainLoop::Outcome TrainLoop::run(const Setup &s, int64_t firstStep,
       outcome.evalLosses.push_back({step + 1, evalLoss});
     }
     if (reports())
-      if (std::string err = log.report(step + 1, steps, end.loss, s.globalBatch,
-                                       t0, settings.baseLr * factor, evalLoss);
+      if (std::string err =
+              log.report(step + 1, steps, end.loss, s.globalBatch, t0,
+                         settings.baseLr * factor, evalLoss, dataSeconds);
           !err.empty())
         return fail(err);
     if (!s.savePath.empty() && settings.savesAfter(step + 1)) {

@@ -16,6 +16,12 @@
 
 namespace whale::testing {
 
+/// The first `n` floats of tensor `t` (host memory).
+inline std::vector<float> floatsOf(whale_rt_tensor *t, size_t n) {
+  const float *p = static_cast<const float *>(whale_rt_tensor_data(t));
+  return std::vector<float>(p, p + n);
+}
+
 /// A runtime context that tests make tensors in; destroyed with the test.
 struct TestRuntime {
   whale_rt_context *ctx;

@@ -140,7 +140,8 @@ Collapsed rowSpace(ArrayRef<int64_t> shape, TypeRange inputs, size_t results) {
 
 } // namespace
 
-std::vector<int64_t> buildFusedProgram(FusedOp op, std::string &why) {
+std::vector<int64_t> buildFusedProgram(FusedOp op, std::string &why,
+                                       bool *tooLong) {
   Operation *rowOp = op.getRowOp();
   SmallVector<int64_t> shape = op.getIterationShape();
   if (rowOp && shape.empty()) {
@@ -216,6 +217,8 @@ std::vector<int64_t> buildFusedProgram(FusedOp op, std::string &why) {
     live.push_back(rowInput); // a row op no result is: nothing reads it
   if (!s.allocate(live, inputs, code, registers, resultRegisters)) {
     why = "it holds more values at once than a thread's registers";
+    if (tooLong)
+      *tooLong = true;
     return {};
   }
   // More instructions than the interpreter takes: no program, so that the
@@ -223,6 +226,8 @@ std::vector<int64_t> buildFusedProgram(FusedOp op, std::string &why) {
   // runtime refuses in the first step (issue 92 item 12).
   if (code.size() > static_cast<size_t>(program::kMaxInstructions)) {
     why = "it has more instructions than an element program holds";
+    if (tooLong)
+      *tooLong = true;
     return {};
   }
 

@@ -22,7 +22,11 @@ namespace whale {
 /// The program's words; empty, with `why`, for a region no element
 /// program runs (one that ends in an op of each row, sums over different
 /// dimensions, or has more operands or live values than a thread holds).
-std::vector<int64_t> buildFusedProgram(FusedOp op, std::string &why);
+/// `tooLong`, where given, says whether it failed by its length alone:
+/// more instructions, or more live values, than a program holds, which a
+/// shorter region escapes.
+std::vector<int64_t> buildFusedProgram(FusedOp op, std::string &why,
+                                       bool *tooLong = nullptr);
 
 } // namespace whale
 

@@ -33,6 +33,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Threading.h"
 
+#include <limits>
+
 namespace whale {
 #define GEN_PASS_DEF_WHALEFUSEELEMENTWISE
 #include "lowering/Passes.h.inc"
@@ -133,8 +135,11 @@ void unfuse(FusedOp fused) {
 
 class BlockFuser {
 public:
-  BlockFuser(Block &block, bool elementPrograms)
-      : block(block), elementPrograms(elementPrograms) {}
+  /// `maxOps`: the most ops a region takes (regions too long for an
+  /// element program are made again shorter).
+  BlockFuser(Block &block, bool elementPrograms,
+             size_t maxOps = std::numeric_limits<size_t>::max())
+      : block(block), elementPrograms(elementPrograms), maxOps(maxOps) {}
 
   void run() {
     SmallVector<Operation *> ops;
@@ -169,7 +174,8 @@ private:
   bool mayJoin(const Group &g, Operation *op) {
     if (iterationType(g.ops.front()) != iterationType(op))
       return false;
-    if (elementPrograms && !fitsElementProgram(g, op))
+    if (g.ops.size() >= maxOps ||
+        (elementPrograms && !fitsElementProgram(g, op)))
       return false;
     // A sum ends its chain: what reads it (x - mean(x)) is after the loop
     // that makes it, not in it; so does an op of each row, but for its
@@ -317,6 +323,7 @@ private:
 
   Block &block;
   const bool elementPrograms;
+  const size_t maxOps;
   std::vector<Group> groups;
   llvm::DenseMap<Operation *, size_t> groupOf;
 };
@@ -358,19 +365,38 @@ struct FuseElementwisePass
 
   void fuseBlock(Block &block) {
     forwardIdentityGradients(block);
-    BlockFuser fuser(block, elementPrograms);
-    fuser.run();
     // The rules above keep regions within what an element program holds;
     // one they missed runs as its ops rather than not at all. So does a
     // region with bf16 operands anywhere: the runtime checks each
-    // operand's type against its program's.
-    for (FusedOp region : fuser.regions) {
-      absorbInputWidenings(region);
-      std::string why;
-      if ((elementPrograms || hasBf16Operand(region)) &&
-          buildFusedProgram(region, why).empty())
-        unfuse(region);
+    // operand's type against its program's. Where programs run (GPU
+    // plans), a region too long for one (a chain of a thousand ops) is put
+    // back and its ops fused again into regions of at most half its ops,
+    // until each fits (issue 92 item 12).
+    size_t maxOps = std::numeric_limits<size_t>::max();
+    for (;;) {
+      BlockFuser fuser(block, elementPrograms, maxOps);
+      fuser.run();
+      size_t longest = 0;
+      for (FusedOp region : fuser.regions) {
+        absorbInputWidenings(region);
+        std::string why;
+        bool tooLong = false;
+        if ((elementPrograms || hasBf16Operand(region)) &&
+            buildFusedProgram(region, why, &tooLong).empty()) {
+          if (elementPrograms && tooLong)
+            longest = std::max(longest, opsIn(region));
+          unfuse(region);
+        }
+      }
+      if (longest < 2)
+        return;
+      maxOps = longest / 2;
     }
+  }
+
+  /// The ops a region holds, but for its yield.
+  static size_t opsIn(FusedOp region) {
+    return region.getBody().front().getOperations().size() - 1;
   }
 };
 

@@ -26,7 +26,8 @@
 // the matmul patterns for tests and experiments. Each op's choice, with
 // the costs compared, is recorded on its TaskGraph for `whale plan`.
 //
-// The model must be elaborated at its micro-batch (the rank's rows).
+// The model must be elaborated at its micro-batch (the rank's rows), or
+// at its shard group's rows of one.
 //
 // Shared rows (split_rows = "whole", plan `row_group`): the ranks of a
 // group read the same rows (Megatron-LM's layout), so no value holds rows
@@ -678,6 +679,7 @@ struct ShardingPass : public whale::impl::WhaleShardingBase<ShardingPass> {
             if (micro < 1)
               return fn.emitOpError("is not planned for micro-batches; run "
                                     "-whale-pipeline first");
+
             std::string force = matmul;
             if (force == "auto")
               if (std::optional<SplitMatmul> m =
@@ -693,6 +695,30 @@ struct ShardingPass : public whale::impl::WhaleShardingBase<ShardingPass> {
               return fn.emitOpError("shard_weights ")
                      << weights.size() << " long, with this rank's weight "
                      << own << ", do not describe a shard group of " << c;
+            // Rows are recognized by the micro-batch: the model is
+            // elaborated at a rank's rows of one, or at its shard group's.
+            // At other rows it was cut wrong (an op the verifier refused,
+            // or whole rows gathered as parts).
+            int64_t units = c;
+            if (!weights.empty()) {
+              units = 0;
+              for (int64_t w : weights)
+                units += w;
+            }
+            const int64_t groupRows =
+                weights.empty() ? micro * c : micro * units / own;
+            auto first =
+                fn.getNumArguments()
+                    ? dyn_cast<RankedTensorType>(fn.getArgumentTypes()[0])
+                    : RankedTensorType();
+            if (first && first.getRank() > 0 && first.getShape()[0] != micro &&
+                first.getShape()[0] != groupRows)
+              return fn.emitOpError("is elaborated at ")
+                     << first.getShape()[0]
+                     << " rows, but a rank of its plan computes " << micro
+                     << " rows a micro-batch and its shard group " << groupRows
+                     << ": the model is sharded from one elaborated at "
+                        "either, as whale plan elaborates it";
             // The stage's mean rows per group and micro-batch, from the
             // replicas' local batches (every rank of a stage sees them all).
             double canonicalRows = 0;

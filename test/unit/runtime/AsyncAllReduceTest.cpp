@@ -110,11 +110,6 @@ TEST(CollectiveQueue, GoingAwayDropsWhatHasNotBegun) {
 
 using Replicas = whale::testing::TwoReplicas;
 
-std::vector<float> values(whale_rt_tensor *t, size_t n) {
-  const float *p = TestRuntime::data<float>(t);
-  return std::vector<float>(p, p + n);
-}
-
 TEST(AsyncAllReduce, StartedSumsMatchTheBlockingOnesAndPairInOrder) {
   Replicas p;
   std::vector<float> a[2], b[2], c[2], before[2];
@@ -132,7 +127,7 @@ TEST(AsyncAllReduce, StartedSumsMatchTheBlockingOnesAndPairInOrder) {
         << whale_rt_last_error(t.ctx);
     ASSERT_GT(first, 0);
     // Until its wait, a started tensor holds the rank's own values.
-    before[r] = values(x, 3);
+    before[r] = whale::testing::floatsOf(x, 3);
     ASSERT_EQ(whale_rt_all_reduce_start(t.ctx, WHALE_RT_GROUP_REPLICAS, 0, 1,
                                         &z, &second),
               WHALE_RT_OK);
@@ -142,13 +137,13 @@ TEST(AsyncAllReduce, StartedSumsMatchTheBlockingOnesAndPairInOrder) {
     ASSERT_EQ(whale_rt_all_reduce(t.ctx, WHALE_RT_GROUP_REPLICAS, 1, &w),
               WHALE_RT_OK)
         << whale_rt_last_error(t.ctx);
-    c[r] = values(w, 2);
+    c[r] = whale::testing::floatsOf(w, 2);
     ASSERT_EQ(whale_rt_all_reduce_wait(t.ctx, second), WHALE_RT_OK);
     ASSERT_EQ(whale_rt_all_reduce_wait(t.ctx, first), WHALE_RT_OK)
         << whale_rt_last_error(t.ctx);
-    a[r] = values(x, 3);
-    b[r] = values(y, 4);
-    b[r].push_back(values(z, 1)[0]);
+    a[r] = whale::testing::floatsOf(x, 3);
+    b[r] = whale::testing::floatsOf(y, 4);
+    b[r].push_back(whale::testing::floatsOf(z, 1)[0]);
   });
   for (int r = 0; r < 2; ++r) {
     EXPECT_EQ(before[r], (std::vector<float>{r + 1.f, 2 * (r + 1.f),
@@ -173,7 +168,7 @@ TEST(AsyncAllReduce, ShardPeersAreTheRanksHoldingTheSamePart) {
               WHALE_RT_OK)
         << whale_rt_last_error(t.ctx);
     ASSERT_EQ(whale_rt_all_reduce_wait(t.ctx, id), WHALE_RT_OK);
-    got[r] = values(x, 2);
+    got[r] = whale::testing::floatsOf(x, 2);
   });
   EXPECT_EQ(got[0], (std::vector<float>{1, 2}));
   EXPECT_EQ(got[1], (std::vector<float>{1, 2}));
@@ -192,12 +187,12 @@ TEST(AsyncAllReduce, ANewStepForgetsWhatAFailedStepStarted) {
     ASSERT_EQ(whale_rt_set_train_state(t.ctx, 2, 1.0), WHALE_RT_OK);
     EXPECT_EQ(whale_rt_all_reduce_wait(t.ctx, id), WHALE_RT_INVALID_ARGUMENT);
     // The sum never reached the tensor; the next step's all-reduces pair.
-    EXPECT_EQ(values(x, 1)[0], float(r + 1));
+    EXPECT_EQ(whale::testing::floatsOf(x, 1)[0], float(r + 1));
     ASSERT_EQ(whale_rt_all_reduce_start(t.ctx, WHALE_RT_GROUP_REPLICAS, 0, 1,
                                         &x, &id),
               WHALE_RT_OK);
     ASSERT_EQ(whale_rt_all_reduce_wait(t.ctx, id), WHALE_RT_OK);
-    EXPECT_EQ(values(x, 1)[0], 3.f);
+    EXPECT_EQ(whale::testing::floatsOf(x, 1)[0], 3.f);
   });
 }
 
@@ -232,7 +227,7 @@ TEST(AsyncAllReduce, BadRequestsAndGroupsAreErrors) {
             WHALE_RT_OK);
   EXPECT_EQ(none, 0);
   EXPECT_EQ(whale_rt_all_reduce_wait(alone.ctx, none), WHALE_RT_OK);
-  EXPECT_EQ(values(y, 1)[0], 5.f);
+  EXPECT_EQ(whale::testing::floatsOf(y, 1)[0], 5.f);
 }
 
 } // namespace

@@ -12,6 +12,7 @@
 #include "../RandomValues.h"
 #include "runtime/cpu/CpuDevice.h"
 #include "runtime/cuda/AttentionPlan.h"
+#include "runtime/ops/Bf16.h"
 
 #include <gtest/gtest.h>
 
@@ -22,6 +23,15 @@
 #include <vector>
 
 namespace whale::testing {
+
+/// x with every element rounded to bf16 where `amp` (an operand as a GPU
+/// kernel under amp's storage reads it).
+inline std::vector<float> roundedOperand(std::vector<float> x, bool amp) {
+  if (amp)
+    for (float &v : x)
+      v = rt::roundToBf16(v);
+  return x;
+}
 
 /// One attention problem [heads, t, e] (t == tk) and the CPU's answers.
 struct AttentionReference {

@@ -19,23 +19,19 @@
 namespace {
 
 /// The runtime context of these tests.
-struct Ctx : whale::testing::TestRuntime {
-  explicit Ctx(int64_t limit = 0, uint64_t seed = 1)
+struct CApiCtx : whale::testing::TestRuntime {
+  explicit CApiCtx(int64_t limit = 0, uint64_t seed = 1)
       : TestRuntime(seed, limit) {}
 };
 
-std::vector<float> values(whale_rt_tensor *t, size_t n) {
-  const float *p = static_cast<const float *>(whale_rt_tensor_data(t));
-  return std::vector<float>(p, p + n);
-}
-
 TEST(RuntimeCApi, AMatmulAndItsShapeCheck) {
-  Ctx c;
+  CApiCtx c;
   whale_rt_tensor *a = c.f32({2, 3}, {1, 2, 3, 4, 5, 6});
   whale_rt_tensor *b = c.f32({3, 2}, {1, 0, 0, 1, 1, 1});
   whale_rt_tensor *out = c.make(WHALE_RT_F32, {2, 2});
   ASSERT_EQ(whale_rt_matmul(c.ctx, a, b, out, 0, 0), WHALE_RT_OK);
-  EXPECT_EQ(values(out, 4), (std::vector<float>{4, 5, 10, 11}));
+  EXPECT_EQ(whale::testing::floatsOf(out, 4),
+            (std::vector<float>{4, 5, 10, 11}));
   whale_rt_tensor *wrong = c.make(WHALE_RT_F32, {3, 3});
   EXPECT_EQ(whale_rt_matmul(c.ctx, a, b, wrong, 0, 0),
             WHALE_RT_INVALID_ARGUMENT);
@@ -51,11 +47,11 @@ TEST(RuntimeCApi, ParametersAreDeterministicPerSeedAndName) {
   double normal[] = {0.0, 0.02}, gain[] = {1.0};
   auto make = [&](uint64_t seed, const char *name, int32_t kind,
                   const double *args, int32_t n) {
-    Ctx c(0, seed);
+    CApiCtx c(0, seed);
     whale_rt_tensor *p = nullptr;
     EXPECT_EQ(whale_rt_param(c.ctx, name, kind, args, n, 2, shape, &p),
               WHALE_RT_OK);
-    return values(p, 64 * 32);
+    return whale::testing::floatsOf(p, 64 * 32);
   };
   std::vector<float> w = make(7, "m/w", WHALE_RT_INIT_NORMAL, normal, 2);
   EXPECT_EQ(w, make(7, "m/w", WHALE_RT_INIT_NORMAL, normal, 2));
@@ -82,7 +78,7 @@ TEST(RuntimeCApi, ParametersAreDeterministicPerSeedAndName) {
 }
 
 TEST(RuntimeCApi, AParameterIsOneTensor) {
-  Ctx c;
+  CApiCtx c;
   int64_t shape[] = {4}, other[] = {5};
   whale_rt_tensor *p1 = nullptr, *p2 = nullptr, *p3 = nullptr;
   ASSERT_EQ(
@@ -92,7 +88,7 @@ TEST(RuntimeCApi, AParameterIsOneTensor) {
       whale_rt_param(c.ctx, "b", WHALE_RT_INIT_ONES, nullptr, 0, 1, shape, &p2),
       WHALE_RT_OK);
   EXPECT_EQ(p1, p2);
-  EXPECT_EQ(values(p1, 4), (std::vector<float>{1, 1, 1, 1}));
+  EXPECT_EQ(whale::testing::floatsOf(p1, 4), (std::vector<float>{1, 1, 1, 1}));
   EXPECT_EQ(
       whale_rt_param(c.ctx, "b", WHALE_RT_INIT_ONES, nullptr, 0, 1, other, &p3),
       WHALE_RT_INVALID_ARGUMENT);
@@ -101,7 +97,7 @@ TEST(RuntimeCApi, AParameterIsOneTensor) {
 }
 
 TEST(RuntimeCApi, TheMemoryLimitIsAnErrorNotACrash) {
-  Ctx c(1000);
+  CApiCtx c(1000);
   whale_rt_tensor *t = nullptr;
   int64_t shape[] = {100, 100};
   EXPECT_EQ(whale_rt_tensor_create(c.ctx, WHALE_RT_F32, 2, shape, &t),
@@ -115,7 +111,7 @@ TEST(RuntimeCApi, TheMemoryLimitIsAnErrorNotACrash) {
 TEST(RuntimeCApi, AClassifierForwardPass) {
   // mean(cross_entropy(relu(x @ w + b) @ v, y)) through the ABI, against a
   // hand computation.
-  Ctx c;
+  CApiCtx c;
   whale_rt_tensor *x = c.f32({2, 2}, {1, -1, 0.5f, 2});
   whale_rt_tensor *w = c.f32({2, 3}, {1, 0, -1, 0, 1, 1});
   whale_rt_tensor *b = c.f32({3}, {0, 0.5f, 0});
@@ -141,7 +137,7 @@ TEST(RuntimeCApi, AClassifierForwardPass) {
   // logits = [[1, 0], [2, 4]]; losses: lse-1, lse-4
   double l0 = std::log(std::exp(1.0) + std::exp(0.0)) - 1;
   double l1 = std::log(std::exp(2.0) + std::exp(4.0)) - 4;
-  EXPECT_NEAR(values(loss, 1)[0], (l0 + l1) / 2, 1e-6);
+  EXPECT_NEAR(whale::testing::floatsOf(loss, 1)[0], (l0 + l1) / 2, 1e-6);
   // A label out of range is reported, not read out of bounds.
   labels[1] = 2;
   std::memcpy(whale_rt_tensor_data(y), labels, sizeof labels);
@@ -151,7 +147,7 @@ TEST(RuntimeCApi, AClassifierForwardPass) {
 }
 
 TEST(RuntimeCApi, LayoutOps) {
-  Ctx c;
+  CApiCtx c;
   whale_rt_tensor *x = c.f32({2, 3}, {1, 2, 3, 4, 5, 6});
   whale_rt_tensor *t = c.make(WHALE_RT_F32, {3, 2}),
                   *s = c.make(WHALE_RT_F32, {2, 2}),
@@ -159,15 +155,16 @@ TEST(RuntimeCApi, LayoutOps) {
                   *r = c.make(WHALE_RT_F32, {6});
   int64_t perm[] = {1, 0};
   ASSERT_EQ(whale_rt_transpose(c.ctx, x, perm, t), WHALE_RT_OK);
-  EXPECT_EQ(values(t, 6), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  EXPECT_EQ(whale::testing::floatsOf(t, 6),
+            (std::vector<float>{1, 4, 2, 5, 3, 6}));
   ASSERT_EQ(whale_rt_slice(c.ctx, x, 1, 1, 3, s), WHALE_RT_OK);
-  EXPECT_EQ(values(s, 4), (std::vector<float>{2, 3, 5, 6}));
+  EXPECT_EQ(whale::testing::floatsOf(s, 4), (std::vector<float>{2, 3, 5, 6}));
   whale_rt_tensor *ins[] = {x, s};
   ASSERT_EQ(whale_rt_concat(c.ctx, 2, ins, 1, cat), WHALE_RT_OK);
-  EXPECT_EQ(values(cat, 10),
+  EXPECT_EQ(whale::testing::floatsOf(cat, 10),
             (std::vector<float>{1, 2, 3, 2, 3, 4, 5, 6, 5, 6}));
   ASSERT_EQ(whale_rt_reshape(c.ctx, x, r), WHALE_RT_OK);
-  EXPECT_EQ(values(r, 6), values(x, 6));
+  EXPECT_EQ(whale::testing::floatsOf(r, 6), whale::testing::floatsOf(x, 6));
   // Taking the memory: the same elements at the same address in the new
   // shape, no copy; the input is left empty, and a second take of it or a
   // shape of another size is refused.
@@ -184,7 +181,8 @@ TEST(RuntimeCApi, LayoutOps) {
     ASSERT_EQ(whale_rt_reshape_take(c.ctx, y, 2, flat, &taken), WHALE_RT_OK);
     EXPECT_EQ(whale_rt_tensor_data(taken), at);
     EXPECT_EQ(whale_rt_tensor_shape(taken)[0], 3);
-    EXPECT_EQ(values(taken, 6), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+    EXPECT_EQ(whale::testing::floatsOf(taken, 6),
+              (std::vector<float>{1, 2, 3, 4, 5, 6}));
     EXPECT_EQ(whale_rt_tensor_data(y), nullptr);
     whale_rt_tensor *again = nullptr;
     EXPECT_EQ(whale_rt_reshape_take(c.ctx, y, 2, flat, &again),
@@ -192,7 +190,8 @@ TEST(RuntimeCApi, LayoutOps) {
     EXPECT_STREQ(whale_rt_last_error(c.ctx),
                  "reshape_take: the input's memory was taken before");
     whale_rt_tensor_release(c.ctx, y);
-    EXPECT_EQ(values(taken, 6), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+    EXPECT_EQ(whale::testing::floatsOf(taken, 6),
+              (std::vector<float>{1, 2, 3, 4, 5, 6}));
   }
   EXPECT_EQ(whale_rt_slice(c.ctx, x, 1, 2, 5, s), WHALE_RT_INVALID_ARGUMENT);
   EXPECT_STREQ(whale_rt_last_error(c.ctx),
@@ -203,7 +202,7 @@ TEST(RuntimeCApi, LayoutOps) {
 /// give what the head-major call gives on the permuted operands, and a bit
 /// the ABI does not define is an error, not ignored.
 TEST(RuntimeCApi, AttentionFormFlags) {
-  Ctx c;
+  CApiCtx c;
   // [B=1, T=3, H=2, E=2] and its head-major [1, 2, 3, 2].
   const std::vector<float> seq = {1, 0, 0, 1, 2, 1, 1, 2, 0, 3, 3, 0};
   std::vector<float> heads(12);
@@ -221,7 +220,8 @@ TEST(RuntimeCApi, AttentionFormFlags) {
   ASSERT_EQ(whale_rt_attention(c.ctx, xs, xs, xs, 0.5,
                                causal | WHALE_RT_ATTENTION_SEQUENCE_MAJOR, os),
             WHALE_RT_OK);
-  const std::vector<float> gotS = values(os, 12), gotH = values(oh, 12);
+  const std::vector<float> gotS = whale::testing::floatsOf(os, 12),
+                           gotH = whale::testing::floatsOf(oh, 12);
   for (int t = 0; t < 3; ++t)
     for (int h = 0; h < 2; ++h)
       for (int e = 0; e < 2; ++e)

@@ -10,8 +10,8 @@
 
 namespace {
 
-struct Ctx : whale::testing::TestRuntime {
-  Ctx() : TestRuntime(/*seed=*/3) {}
+struct TrainCtx : whale::testing::TestRuntime {
+  TrainCtx() : TestRuntime(/*seed=*/3) {}
   float *f(whale_rt_tensor *t) { return data<float>(t); }
 };
 
@@ -19,7 +19,7 @@ TEST(RuntimeCApiTrain, ASoftmaxClassifierLearnsThroughTheAbiAlone) {
   // 32 points in 4 dimensions, labelled by a fixed linear teacher over 3
   // classes: a problem a linear model solves. Forward, backward and SGD
   // all go through the C ABI, as lowered train steps will.
-  Ctx c;
+  TrainCtx c;
   const int64_t n = 32, d = 4, k = 3;
   whale_rt_tensor *x = c.make(WHALE_RT_F32, {n, d}),
                   *y = c.make(WHALE_RT_I32, {n});
@@ -108,7 +108,7 @@ TEST(RuntimeCApiTrain, ASoftmaxClassifierLearnsThroughTheAbiAlone) {
 }
 
 TEST(RuntimeCApiTrain, AdamStateIsCountedOnTheDevice) {
-  Ctx c;
+  TrainCtx c;
   int64_t shape[] = {256};
   whale_rt_tensor *p = nullptr;
   ASSERT_EQ(
@@ -132,7 +132,7 @@ TEST(RuntimeCApiTrain, AdamStepsUpdateEachParameterAsAdamStepDoes) {
   // Three parameters (one of them empty) updated together for three steps
   // against the same parameters updated one by one: the same numbers,
   // bit for bit, with the schedule's scale and the context's step.
-  Ctx c;
+  TrainCtx c;
   const std::vector<std::vector<int64_t>> shapes = {{3, 5}, {0}, {7}};
   const int64_t sizes[] = {15, 0, 7};
   auto makeSet = [&] {
@@ -185,7 +185,7 @@ TEST(RuntimeCApiTrain, AdamStepsUpdateEachParameterAsAdamStepDoes) {
 }
 
 TEST(RuntimeCApiTrain, AdamStepsCheckEveryParameterBeforeUpdatingAny) {
-  Ctx c;
+  TrainCtx c;
   ASSERT_EQ(whale_rt_set_train_state(c.ctx, 1, 1.0), WHALE_RT_OK);
   whale_rt_tensor *p = c.make(WHALE_RT_F32, {4}),
                   *q = c.make(WHALE_RT_F32, {4}),
@@ -224,7 +224,7 @@ TEST(RuntimeCApiTrain, ReleasingATensorDropsItsOptimizerState) {
   // Tensors updated in place and released, again and again (what whale
   // profile does): each new one starts from fresh state of its own shape,
   // whatever address it gets, and the state's memory is given back.
-  Ctx c;
+  TrainCtx c;
   int64_t base = whale_rt_memory_in_use(c.ctx);
   for (int64_t n = 1; n <= 64; ++n) {
     whale_rt_tensor *p = c.make(WHALE_RT_F32, {n % 2 ? 512 : 3, n});
@@ -243,7 +243,7 @@ TEST(RuntimeCApiTrain, ReleasingATensorDropsItsOptimizerState) {
 }
 
 TEST(RuntimeCApiTrain, GradientsCheckTheirShapes) {
-  Ctx c;
+  TrainCtx c;
   whale_rt_tensor *a = c.make(WHALE_RT_F32, {2, 3}),
                   *b = c.make(WHALE_RT_F32, {3}),
                   *dout = c.make(WHALE_RT_F32, {2, 3}),

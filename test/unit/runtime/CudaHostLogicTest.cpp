@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../RandomValues.h"
+#include "AttentionReference.h"
 #include "runtime/cpu/CpuDevice.h"
 #include "runtime/cuda/AttentionPlan.h"
 #include "runtime/cuda/ElementMath.h"
@@ -646,14 +647,6 @@ void softmaxRows(const AttentionDims &d, float *scores, int64_t rows) {
   }
 }
 
-/// x with every element rounded to bf16 where `amp`.
-std::vector<float> operand(std::vector<float> x, bool amp) {
-  if (amp)
-    for (float &v : x)
-      v = roundToBf16(v);
-  return x;
-}
-
 /// The GPU's attention as CudaDevice runs it (AttentionPlan.h): chunks of
 /// heads, GEMMs through the reference, the row kernels' passes a row at a
 /// time; under amp every product's operands rounded to bf16 where the GPU
@@ -690,8 +683,11 @@ TEST(GpuAttentionPlan, ChunkedGemmsAndRowStepsMatchTheCpu) {
             mv(wv, ks)));
         device().setMatmulPrecision(MatmulPrecision::F32);
 
-        const std::vector<float> qm = operand(q, amp), km = operand(k, amp),
-                                 vm = operand(v, amp), dom = operand(dout, amp);
+        const std::vector<float> qm = whale::testing::roundedOperand(q, amp),
+                                 km = whale::testing::roundedOperand(k, amp),
+                                 vm = whale::testing::roundedOperand(v, amp),
+                                 dom =
+                                     whale::testing::roundedOperand(dout, amp);
         const int64_t chunk = headsPerChunk(d, maxScores);
         std::vector<float> out(q.size()), dq(q.size()), dk(k.size()),
             dv(v.size()), p(chunk * d.t * d.tk), ds(p.size());
@@ -700,7 +696,7 @@ TEST(GpuAttentionPlan, ChunkedGemmsAndRowStepsMatchTheCpu) {
           const int64_t qAt = h * d.t * d.e, kAt = h * d.tk * d.e;
           product(scoresGemm(d, n), &qm[qAt], &km[kAt], p.data());
           softmaxRows(d, p.data(), n * d.t);
-          const std::vector<float> pm = operand(p, amp);
+          const std::vector<float> pm = whale::testing::roundedOperand(p, amp);
           product(outputGemm(d, n), pm.data(), &vm[kAt], &out[qAt]);
           product(valueGradGemm(d, n), pm.data(), &dom[qAt], &dv[kAt]);
           product(probabilityGradGemm(d, n), &dom[qAt], &vm[kAt], ds.data());
@@ -713,7 +709,8 @@ TEST(GpuAttentionPlan, ChunkedGemmsAndRowStepsMatchTheCpu) {
               g = scoreGradient(d, p[row * d.tk + j], g, rowD);
             }
           }
-          const std::vector<float> dsm = operand(ds, amp);
+          const std::vector<float> dsm =
+              whale::testing::roundedOperand(ds, amp);
           product(queryGradGemm(d, n), dsm.data(), &km[kAt], &dq[qAt]);
           product(keyGradGemm(d, n), dsm.data(), &qm[qAt], &dk[kAt]);
         }

@@ -32,12 +32,6 @@ using whale::testing::expectAllClose;
 
 float rounded(float x, bool amp) { return amp ? roundToBf16(x) : x; }
 
-std::vector<float> operand(std::vector<float> x, bool amp) {
-  for (float &v : x)
-    v = rounded(v, amp);
-  return x;
-}
-
 float dot(const float *a, const float *b, int64_t n) {
   float s = 0;
   for (int64_t x = 0; x < n; ++x)
@@ -192,8 +186,10 @@ TEST_P(FlashPlanMatchesCpu, ForwardAndBackward) {
       whale::testing::cpuAttention(d, 31, amp);
   const std::vector<float> &q = r.q, &k = r.k, &v = r.v, &dout = r.dout;
 
-  const std::vector<float> qm = operand(q, amp), km = operand(k, amp),
-                           vm = operand(v, amp), dom = operand(dout, amp);
+  const std::vector<float> qm = whale::testing::roundedOperand(q, amp),
+                           km = whale::testing::roundedOperand(k, amp),
+                           vm = whale::testing::roundedOperand(v, amp),
+                           dom = whale::testing::roundedOperand(dout, amp);
   std::vector<float> out(q.size()), lse(d.heads * d.t), dq(q.size(), 0),
       dk(q.size(), 0), dv(q.size(), 0);
   const int64_t head = d.t * d.e;

@@ -38,11 +38,6 @@ std::vector<float> grid(int64_t rows, int64_t cols, int64_t firstCol = 0) {
   return v;
 }
 
-std::vector<float> values(whale_rt_tensor *t, size_t n) {
-  const float *p = TestRuntime::data<float>(t);
-  return std::vector<float>(p, p + n);
-}
-
 TEST(UnevenShards, AllGatherJoinsPartsOfThreeAndOneUnits) {
   // 8 columns in 4 units: rank 0 holds columns 0-5, rank 1 columns 6-7.
   Pair p;
@@ -55,7 +50,7 @@ TEST(UnevenShards, AllGatherJoinsPartsOfThreeAndOneUnits) {
     EXPECT_EQ(whale_rt_all_gather(c.ctx, 2, kWeights, 1, part, whole),
               WHALE_RT_OK)
         << whale_rt_last_error(c.ctx);
-    got[r] = values(whole, 16);
+    got[r] = whale::testing::floatsOf(whole, 16);
   });
   EXPECT_EQ(got[0], grid(2, 8));
   EXPECT_EQ(got[1], grid(2, 8));
@@ -77,7 +72,7 @@ TEST(UnevenShards, AllToAllMovesPartsOfThreeAndOneUnitsToAnotherAxis) {
               WHALE_RT_OK)
         << whale_rt_last_error(c.ctx);
     std::vector<float> want = grid(8, 8);
-    got[r] = values(out, rows * 8);
+    got[r] = whale::testing::floatsOf(out, rows * 8);
     EXPECT_EQ(got[r], std::vector<float>(want.begin() + firstRow * 8,
                                          want.begin() + (firstRow + rows) * 8))
         << "rank " << r;
@@ -98,7 +93,7 @@ TEST(UnevenShards, ShardSliceKeepsEachRanksUnits) {
     ASSERT_EQ(whale_rt_shard_slice(c.ctx, 2, kWeights, 1, whole, part),
               WHALE_RT_OK)
         << whale_rt_last_error(c.ctx);
-    EXPECT_EQ(values(part, 2 * cols), grid(2, cols, first));
+    EXPECT_EQ(whale::testing::floatsOf(part, 2 * cols), grid(2, cols, first));
   }
 }
 
@@ -132,7 +127,7 @@ TEST(UnevenShards, ParameterPartsAreSlicesOfTheWhole) {
   ASSERT_EQ(whale_rt_param(one.ctx, "w", WHALE_RT_INIT_NORMAL, normal, 2, 2,
                            shape, &whole),
             WHALE_RT_OK);
-  std::vector<float> want = values(whole, 32);
+  std::vector<float> want = whale::testing::floatsOf(whole, 32);
   Pair p(5);
   for (int r = 0; r < 2; ++r) {
     TestRuntime &c = p.rank[r];
@@ -143,7 +138,7 @@ TEST(UnevenShards, ParameterPartsAreSlicesOfTheWhole) {
         << whale_rt_last_error(c.ctx);
     int64_t cols = r == 0 ? 6 : 2, first = r == 0 ? 0 : 6;
     ASSERT_EQ(whale_rt_tensor_shape(part)[1], cols);
-    std::vector<float> got = values(part, 4 * cols);
+    std::vector<float> got = whale::testing::floatsOf(part, 4 * cols);
     for (int64_t i = 0; i < 4; ++i)
       for (int64_t j = 0; j < cols; ++j)
         EXPECT_EQ(got[i * cols + j], want[i * 8 + first + j]);
@@ -179,9 +174,9 @@ TEST(UnevenShards, ShardedCrossEntropyOverUnevenClasses) {
                                              out),
               WHALE_RT_OK)
         << whale_rt_last_error(c.ctx);
-    got[r] = values(out, 3);
+    got[r] = whale::testing::floatsOf(out, 3);
   });
-  std::vector<float> expected = values(want, 3);
+  std::vector<float> expected = whale::testing::floatsOf(want, 3);
   for (int r = 0; r < 2; ++r)
     for (int i = 0; i < 3; ++i)
       EXPECT_NEAR(got[r][i], expected[i], 1e-5) << "rank " << r;

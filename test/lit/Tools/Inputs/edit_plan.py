@@ -9,6 +9,7 @@ EDIT: drop-param       the first stage's last parameter left out
       device=NAME      devices[0].name set to NAME
       schedule=S       train.schedule set to S
       entry=NAME       the first stage's entry point set to NAME
+      states=N         train.optimizer_states set to N
 """
 import json
 import shutil
@@ -34,6 +35,8 @@ elif key == "schedule":
     plan["train"]["schedule"] = value
 elif key == "entry":
     stage["entry"] = value
+elif key == "states":
+    plan["train"]["optimizer_states"] = int(value)
 else:
     sys.exit("unknown edit " + edit)
 json.dump(plan, open(dst + "/plan.json", "w"), indent=1)
