@@ -52,8 +52,10 @@ def run(whale, script, steps, extra):
         metrics = os.path.join(tmp, "m.jsonl")
         cmd = [whale, "run", os.path.join(ROOT, script), "--steps", str(steps),
                "--metrics", metrics] + extra
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
-                       cwd=ROOT)
+        done = subprocess.run(cmd, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, cwd=ROOT)
+        if done.returncode != 0:
+            sys.exit(f"{script}: whale run failed:\n{done.stderr}")
         rows = [json.loads(line) for line in open(metrics)]
     for r in rows:
         for key in ("loss", "time_s", "data_s"):
