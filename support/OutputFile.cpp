@@ -143,19 +143,43 @@ std::string writeOutputFile(const std::string &path, const std::string &text,
   return writeFileWhole(path, what, {text});
 }
 
+std::string checkFolderTakesFiles(const std::string &given, const char *what) {
+  std::string path = given;
+  while (path.size() > 1 && path.back() == '/')
+    path.pop_back();
+  size_t slash = path.find_last_of('/');
+  std::string folder = slash == std::string::npos ? "."
+                       : slash == 0               ? "/"
+                                                  : path.substr(0, slash);
+  struct stat st;
+  if (stat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return std::string("cannot write ") + what + " '" + path +
+           "': the folder '" + folder + "' does not exist";
+  // The folder may refuse files (/proc, a read-only mount, no permission):
+  // a temporary as a write makes is made and removed now, so that a long
+  // run does not learn it at its end.
+  const std::string probe = path + ".tmp" + std::to_string(::getpid());
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    if (errno == EEXIST)
+      return ""; // this process's own write in progress
+    return std::string("cannot write ") + what + " '" + path +
+           "': the folder '" + folder + "' takes no new file (" +
+           std::strerror(errno) + ")";
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return "";
+}
+
 std::string checkOutputPath(const std::string &path, const char *what) {
   struct stat st;
   if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     return std::string("cannot write ") + what + " '" + path +
            "': it is a folder";
-  size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos)
-    return "";
-  std::string folder = slash == 0 ? "/" : path.substr(0, slash);
-  if (stat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    return std::string("cannot write ") + what + " '" + path +
-           "': the folder '" + folder + "' does not exist";
-  return "";
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return ""; // a FIFO or a device is written into as it is
+  return checkFolderTakesFiles(path, what);
 }
 
 bool sameFile(const std::string &a, const std::string &b) {

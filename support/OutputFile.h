@@ -36,9 +36,15 @@ void removeTemporaryInProgress();
 std::string writeOutputFile(const std::string &path, const std::string &text,
                             const char *what);
 
-/// "" when `path` can be made: its folder exists and it is not an existing
-/// folder. Checked before a long run, not after it.
+/// "" when `path` can be made: it is not an existing folder, and its
+/// folder exists and takes a new file (the write's temporary is made and
+/// removed). Checked before a long run, not after it.
 std::string checkOutputPath(const std::string &path, const char *what);
+
+/// "" when the folder `path` would be made in exists and takes a new file
+/// (a probe is made and removed): checked before a long run for a file or
+/// a folder at `path`.
+std::string checkFolderTakesFiles(const std::string &path, const char *what);
 
 /// Whether `a` and `b` name the same existing file (an output that would
 /// overwrite an input).

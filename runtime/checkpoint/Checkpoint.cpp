@@ -102,9 +102,16 @@ std::string checkpointFile(const std::string &path, bool saving,
 }
 
 std::string checkSaveDestination(const std::string &path) {
-  std::string err = isSingleFilePath(path)
-                        ? rt::checkOutputPath(path, "the checkpoint")
-                        : rt::checkReplaceableFolder(path);
+  std::string err;
+  if (isSingleFilePath(path)) {
+    err = rt::checkOutputPath(path, "the checkpoint");
+  } else {
+    // A folder is made beside where it goes (PATH.saving): that place
+    // must take it (not a folder under a file, not /proc).
+    err = rt::checkReplaceableFolder(path);
+    if (err.empty())
+      err = rt::checkFolderTakesFiles(path, "the checkpoint");
+  }
   return err.empty() ? "" : "--save: " + err;
 }
 

@@ -52,8 +52,9 @@ TEST(Rope, PositionZeroIsTheIdentityAndTheInverseUndoesIt) {
                mview(back, kShape));
   for (int64_t e = 0; e < kSize; ++e) {
     EXPECT_NEAR(back[e], x[e], 5e-7);
-    if ((e / kE) % kT == 0)
+    if ((e / kE) % kT == 0) {
       EXPECT_EQ(y[e], x[e]);
+    }
   }
 }
 
