@@ -48,13 +48,22 @@ TrainLoop::StepEnd BundleRun::afterStep(int64_t done) {
 }
 
 std::string BundleRun::checkRecovery(int64_t firstStep) {
-  const int64_t devices = static_cast<int64_t>(plan->m.devices.size());
+  // The device is one of its step's: those of the plan of the last
+  // scheduled change before it, else the first plan's (as whale run
+  // checks it, issue 92 item 18).
+  int64_t devices = static_cast<int64_t>(plan->m.devices.size());
+  for (size_t i = 0; i < options.elastic.size() && i < scheduledDevices.size();
+       ++i)
+    if (options.elastic[i].afterStep < options.failStep)
+      devices = scheduledDevices[i];
   if (options.failStep >= 0 &&
       (options.failDevice < 0 || options.failDevice >= devices ||
        options.failStep <= firstStep || options.failStep > schedule.steps))
     return "--fail-rank " + std::to_string(options.failDevice) + "@" +
            std::to_string(options.failStep) + ": expected a device from 0 to " +
-           std::to_string(devices - 1) + " and a step this run trains, from " +
+           std::to_string(devices - 1) + " (the devices of step " +
+           std::to_string(options.failStep) +
+           ") and a step this run trains, from " +
            std::to_string(firstStep + 1) + " to " +
            std::to_string(schedule.steps);
   // Every fallback is read before the first step, as the schedule's plans

@@ -141,6 +141,9 @@ private:
   StateStore store;
   int64_t planVersion = 0;
   bool injected = false; ///< --fail-rank's failure happens once a job
+  /// The devices of each scheduled change's plan, in the schedule's order
+  /// (read before the first step): --fail-rank names one of its step's.
+  std::vector<int64_t> scheduledDevices;
 };
 
 } // namespace whale

@@ -72,11 +72,13 @@ std::string BundleRun::start(int64_t &firstStep) {
   }
   // The whole schedule is read before the first step, not when a change
   // is due: every plan it names, of the same job.
+  scheduledDevices.clear();
   for (const ScheduledChange &change : options.elastic) {
     OpenedBundle next;
     std::string why = readBundle(change.target, overrides, next);
     if (why.empty())
       why = checkSameJob(plan->m, next.m);
+    scheduledDevices.push_back(static_cast<int64_t>(next.m.devices.size()));
     if (!why.empty())
       return "the elastic change after step " +
              std::to_string(change.afterStep) + " to " + change.target +
