@@ -28,26 +28,6 @@ int32_t argmax(const float *scores, int64_t n) {
   return best;
 }
 
-/// Runs `work(begin, end)` over [0, n) on up to the machine's threads, in
-/// chunks of at least `grain` (one chunk: on this thread).
-template <class F> void inParallel(int64_t n, int64_t grain, F &&work) {
-  const int64_t most =
-      std::max<int64_t>(1, std::thread::hardware_concurrency());
-  const int64_t parts = std::min(most, std::max<int64_t>(1, n / grain));
-  if (parts <= 1) {
-    work(int64_t(0), n);
-    return;
-  }
-  std::vector<std::thread> threads;
-  const int64_t each = (n + parts - 1) / parts;
-  for (int64_t p = 1; p < parts; ++p)
-    threads.emplace_back(
-        [&, p] { work(p * each, std::min(n, (p + 1) * each)); });
-  work(int64_t(0), std::min(n, each));
-  for (std::thread &t : threads)
-    t.join();
-}
-
 } // namespace
 
 SyntheticSource::SyntheticSource(uint64_t seed, int64_t batch, int64_t features,
@@ -67,13 +47,21 @@ std::vector<int64_t> SyntheticSource::samples(int64_t step) {
   return ids;
 }
 
+rt::ThreadPool &SyntheticSource::workers() {
+  // One thread drives it at a time: fill, or the prefetch fill waits for.
+  if (!pool)
+    pool = std::make_unique<rt::ThreadPool>(
+        static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  return *pool;
+}
+
 void SyntheticSource::makeTeacher() {
   if (teacherMade)
     return;
   teacherMade = true;
   if (features * classes <= kDenseTeacher) {
     teacher.resize(static_cast<size_t>(features * classes));
-    inParallel(features, 64, [&](int64_t begin, int64_t end) {
+    workers().parallelFor(features, 64, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin * classes; i < end * classes; ++i)
         teacher[i] = uniform(teacherKey, static_cast<uint64_t>(i));
     });
@@ -87,7 +75,7 @@ void SyntheticSource::makeTeacher() {
   factor.resize(static_cast<size_t>(kTeacherRank * classes));
   for (size_t i = 0; i < teacher.size(); ++i)
     teacher[i] = uniform(teacherKey, second + i);
-  inParallel(kTeacherRank, 1, [&](int64_t begin, int64_t end) {
+  workers().parallelFor(kTeacherRank, 1, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin * classes; i < end * classes; ++i)
       factor[i] = uniform(teacherKey, second + teacher.size() + i);
   });
@@ -125,17 +113,22 @@ void SyntheticSource::label(const float *x, int32_t *y, int64_t begin,
   }
 }
 
+int64_t SyntheticSource::multiplyAddsPerRow() const {
+  return features * classes <= kDenseTeacher
+             ? features * classes
+             : (features + classes) * kTeacherRank;
+}
+
 void SyntheticSource::make(int64_t step, std::vector<float> &x,
                            std::vector<int32_t> &y) {
   makeTeacher();
   x.resize(static_cast<size_t>(batch * features));
   y.resize(static_cast<size_t>(batch));
-  const int64_t perRow =
-      factor.empty() ? features * classes : (features + classes) * kTeacherRank;
   // About a million multiply-adds a thread, so that small batches stay on
   // one.
-  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 20) / perRow);
-  inParallel(batch, grain, [&](int64_t begin, int64_t end) {
+  const int64_t grain =
+      std::max<int64_t>(1, kWorkPerThread / multiplyAddsPerRow());
+  workers().parallelFor(batch, grain, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b) {
       const uint64_t sample = static_cast<uint64_t>(step * batch + b);
       float *row = x.data() + b * features;
@@ -164,8 +157,11 @@ std::string SyntheticSource::fill(int64_t step,
               next.x.size() * sizeof(float));
   std::memcpy(whale_rt_tensor_data(inputs[1]), next.y.data(),
               next.y.size() * sizeof(int32_t));
-  // The next step's batch is made while this one runs.
-  startPrefetch(step + 1);
+  // The next step's batch is made while this one runs, unless it costs
+  // less than starting a thread does (a small model's few rows: a
+  // feature's hash counted as 8 multiply-adds).
+  if (batch * (8 * features + multiplyAddsPerRow()) >= kWorkAhead)
+    startPrefetch(step + 1);
   return "";
 }
 

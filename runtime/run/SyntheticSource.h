@@ -13,17 +13,21 @@
 //   run before had); beyond, the product of two hashed factors F x R and
 //   R x C (R = kTeacherRank), so a batch costs B (F + C) R, far below the
 //   model's forward over the same classes;
-// - a batch's rows are labelled by several threads;
+// - a batch's rows are labelled on the machine's threads (a pool of its
+//   own, rt::ThreadPool);
 // - the next step's batch is made in the background while the step runs,
-//   so a step waits only for a copy.
+//   so a step waits only for a copy (a batch cheaper than starting a
+//   thread is made in line).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef WHALE_RUNTIME_RUN_SYNTHETICSOURCE_H
 #define WHALE_RUNTIME_RUN_SYNTHETICSOURCE_H
 
+#include "runtime/core/ThreadPool.h"
 #include "runtime/run/DataSource.h"
 
+#include <memory>
 #include <thread>
 
 namespace whale {
@@ -34,6 +38,11 @@ public:
   static constexpr int64_t kDenseTeacher = int64_t(1) << 24;
   /// The rank of a larger teacher.
   static constexpr int64_t kTeacherRank = 64;
+  /// Multiply-adds worth a thread of the pool.
+  static constexpr int64_t kWorkPerThread = int64_t(1) << 20;
+  /// Multiply-adds worth starting a thread for the next batch (about 50 us):
+  /// a batch of fewer is made in line.
+  static constexpr int64_t kWorkAhead = int64_t(1) << 16;
 
   SyntheticSource(uint64_t seed, int64_t batch, int64_t features,
                   int64_t classes);
@@ -54,6 +63,8 @@ private:
     std::vector<float> x;
     std::vector<int32_t> y;
   };
+  rt::ThreadPool &workers();
+  int64_t multiplyAddsPerRow() const;
   void makeTeacher();
   /// Labels rows [begin, end) of `x` into `y`.
   void label(const float *x, int32_t *y, int64_t begin, int64_t end) const;
@@ -65,6 +76,7 @@ private:
   std::vector<float> teacher, factor;
   bool teacherMade = false;
   Batch next;
+  std::unique_ptr<rt::ThreadPool> pool; ///< the machine's threads, made once
   std::thread prefetch;
 };
 

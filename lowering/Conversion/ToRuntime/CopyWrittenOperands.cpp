@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "lowering/Conversion/ToRuntime/LoweringOrder.h"
 #include "lowering/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -33,46 +34,35 @@ bool whale::writesOperandsInPlace(Operation *op) {
 void whale::copyWrittenOperands(func::FuncOp fn) {
   if (fn.isExternal())
     return;
-  // The ops in the order the lowering runs them (TaskGraph bodies in
-  // place, a fused region as one op); a TaskGraph's results are the values
-  // its yield hands on.
-  SmallVector<Operation *> ops;
-  DenseMap<Value, Value> alias;
-  fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (auto y = dyn_cast<YieldOp>(op))
-      for (auto [r, v] : llvm::zip(y->getParentOp()->getResults(),
-                                   y.getValues()))
-        alias[r] = v;
-    ops.push_back(op);
-    return isa<FusedOp>(op) ? WalkResult::skip() : WalkResult::advance();
-  });
-  auto resolve = [&](Value v) {
-    while (alias.count(v))
-      v = alias.lookup(v);
-    return v;
-  };
-  DenseMap<Value, Operation *> lastUse;
-  for (Operation *op : ops)
-    for (Value v : op->getOperands())
-      lastUse[resolve(v)] = op;
+  const LoweringOrder order(fn);
+  DenseMap<Value, Operation *> lastUse = order.lastUses();
   llvm::DenseSet<Value> results;
   fn.walk([&](func::ReturnOp ret) {
     for (Value v : ret.getOperands())
-      results.insert(resolve(v));
+      results.insert(order.resolve(v));
+  });
+  // A value an op outside the lowering's order reads (a step's call before
+  // the steps are inlined) counts as read after every writer.
+  llvm::DenseSet<Value> readElsewhere;
+  fn.walk([&](Operation *op) {
+    if (op->getDialect() && !isa<WhaleDialect>(op->getDialect()) &&
+        !isa<func::ReturnOp>(op))
+      for (Value v : op->getOperands())
+        readElsewhere.insert(order.resolve(v));
   });
 
-  for (Operation *op : ops) {
+  for (Operation *op : order.ops) {
     if (!writesOperandsInPlace(op))
       continue;
     llvm::SmallDenseSet<Value, 8> seen;
     for (OpOperand &use : op->getOpOperands()) {
-      Value v = resolve(use.get());
+      Value v = order.resolve(use.get());
       // Another reader after this op, a bucket that names the value twice,
       // or memory that is not this function's to write: the parameter
       // store, the caller's inputs and results.
       bool shared = lastUse.lookup(v) != op || !seen.insert(v).second ||
-                    results.contains(v) || isa<BlockArgument>(v) ||
-                    v.getDefiningOp<ParamOp>();
+                    results.contains(v) || readElsewhere.contains(v) ||
+                    isa<BlockArgument>(v) || v.getDefiningOp<ParamOp>();
       if (!shared)
         continue;
       OpBuilder b(op);

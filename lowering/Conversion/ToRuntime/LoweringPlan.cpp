@@ -2,6 +2,9 @@
 
 #include "lowering/Conversion/ToRuntime/LoweringPlan.h"
 
+#include "lowering/Conversion/ToRuntime/LoweringOrder.h"
+#include "lowering/Passes.h"
+
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lowering/ElementTypes.h"
 #include "lowering/Transforms/Fusion/ElementProgramBuilder.h"
@@ -85,33 +88,12 @@ checkParameterReads(ArrayRef<Operation *> ops,
 }
 
 LogicalResult LoweringPlan::add(func::FuncOp fn) {
-  // The program in order, TaskGraph bodies in place (the order the
-  // conversion visits them in); a TaskGraph's results are the values its
-  // yield hands on.
-  SmallVector<Operation *> ops;
-  DenseMap<Value, Value> alias;
-  fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (auto y = dyn_cast<YieldOp>(op)) {
-      auto tg = cast<TaskGraphOp>(y->getParentOp());
-      for (auto [r, v] : llvm::zip(tg.getResults(), y.getValues()))
-        alias[r] = v;
-    } else if (op->getDialect() && isa<WhaleDialect>(op->getDialect()) &&
-               !isa<TaskGraphOp>(op)) {
-      ops.push_back(op);
-      // A fused region's ops are its kernel's, not calls of their own.
-      if (isa<FusedOp>(op))
-        return WalkResult::skip();
-    }
-    return WalkResult::advance();
-  });
+  const LoweringOrder order(fn);
+  ArrayRef<Operation *> ops = order.ops;
   for (Operation *op : ops)
     if (failed(checkReachesRuntime(op)))
       return failure();
-  auto resolve = [&](Value v) {
-    while (alias.count(v))
-      v = alias.lookup(v);
-    return v;
-  };
+  auto resolve = [&](Value v) { return order.resolve(v); };
   auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
   if (ret.getNumOperands() < 1)
     return fn.emitOpError("a model returns at least one value");
@@ -124,19 +106,16 @@ LogicalResult LoweringPlan::add(func::FuncOp fn) {
     return failure();
 
   // The last op to read each value, so its tensor is released right after.
-  DenseMap<Value, Operation *> lastUse;
-  for (Operation *op : ops)
-    for (Value v : op->getOperands())
-      lastUse[resolve(v)] = op;
+  DenseMap<Value, Operation *> lastUse = order.lastUses();
 
   // A reshape moves no bytes (the cost model's view) where nothing reads
   // its input after it: it takes the input's memory. Not the memory of an
   // input, a parameter or a result (the caller's), nor of a tensor an
   // op wrote in place (clipping's, a collective's: their handles are
   // their operands').
+  // (A wait's results are its start's operands' tensors too.)
   auto writesInPlace = [](Operation *op) {
-    return isa<ClipGradNormOp, AllReduceOp, AllReduceStartOp, AllReduceWaitOp>(
-        op);
+    return writesOperandsInPlace(op) || isa<AllReduceWaitOp>(op);
   };
   for (Operation *op : ops) {
     if (!isa<ReshapeOp>(op))

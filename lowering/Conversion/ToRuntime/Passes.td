@@ -15,8 +15,10 @@ def WhaleCopyWrittenOperands : WhalePass<"whale-copy-written-operands"> {
     leave their operands' values as they were (tensors are values), but the
     runtime writes their results into their operands' tensors. Where
     something else reads an operand after the op (through a TaskGraph's
-    results too), the op names it twice, or it is a parameter, a function
-    argument or a returned value, the op gets a `whale.copy` of it instead:
+    results too, or an op of another dialect, such as a step's call before
+    the steps are inlined), the op names it twice, or it is a parameter, a
+    function argument or a returned value, the op gets a `whale.copy` of it
+    instead:
 
     ```mlir
     %g = whale.cast %h : tensor<4xbf16> to tensor<4xf32>

@@ -83,6 +83,15 @@ func.func @f() attributes {whale.model = 1} { return }
 
 // -----
 
+// Recomputation's mark (lowering/Passes.h: kRecomputedAttr).
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'whale.recomputed' is a unit attribute}}
+  %y = whale.neg %x {whale.recomputed = 1 : i64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
 // expected-error @+1 {{'whale.default_strategy' must be a strategy}}
 func.func @f() attributes {whale.default_strategy = "replicate"} { return }
 

@@ -83,7 +83,10 @@ TEST(SyntheticSource, ALargeTeacherIsLowRankAndLabelsManyClasses) {
 }
 
 TEST(SyntheticSource, BatchesMadeAheadAreTheStepsOwnInAnyOrder) {
-  const int64_t batch = 16, features = 8, classes = 5;
+  // Enough work a batch to be made ahead (kWorkAhead).
+  const int64_t batch = 16, features = 64, classes = 64;
+  ASSERT_GE(batch * (8 * features + features * classes),
+            SyntheticSource::kWorkAhead);
   SyntheticSource source(11, batch, features, classes);
   std::vector<float> xs(batch * features);
   std::vector<int32_t> ys(batch);
