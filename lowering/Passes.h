@@ -4,6 +4,7 @@
 #ifndef WHALE_LOWERING_PASSES_H
 #define WHALE_LOWERING_PASSES_H
 
+#include "dialects/Whale/IR/TrainAttrs.h"
 #include "dialects/Whale/IR/WhaleOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -82,11 +83,14 @@ backpropagateRecomputing(mlir::OpBuilder &b,
 
 /// The train block's clipping (over `clipGroup`'s ranks when set) and
 /// optimizer update of each parameter with its gradient, at b's insertion
-/// point. The gradients must have no other users (clipping is in place).
-mlir::LogicalResult emitOptimizerUpdates(
-    mlir::OpBuilder &b, mlir::Location loc, mlir::Operation *diagnose,
-    mlir::DictionaryAttr train, llvm::ArrayRef<ParamOp> params,
-    llvm::ArrayRef<mlir::Value> gradients, mlir::StringAttr clipGroup);
+/// point. The updates consume the clipped gradients; the lowering copies any
+/// gradient something else still reads (-whale-copy-written-operands).
+mlir::LogicalResult emitOptimizerUpdates(mlir::OpBuilder &b, mlir::Location loc,
+                                         mlir::Operation *diagnose,
+                                         const TrainBlock &train,
+                                         llvm::ArrayRef<ParamOp> params,
+                                         llvm::ArrayRef<mlir::Value> gradients,
+                                         mlir::StringAttr clipGroup);
 
 #define GEN_PASS_DECL
 #include "lowering/Passes.h.inc"

@@ -60,8 +60,7 @@ inline int64_t intOf(mlir::DictionaryAttr d, llvm::StringRef key,
 /// 0 where it has none. The one reader of it (the planner's passes, the
 /// search).
 inline int64_t trainBatch(mlir::Operation *model) {
-  auto train = model->getAttrOfType<mlir::DictionaryAttr>("whale.train");
-  return train ? intOf(train.getAs<mlir::DictionaryAttr>("data"), "batch") : 0;
+  return intOf(TrainBlock::of(model).data, "batch", 0);
 }
 
 /// A TaskGraph's pipeline stage (its `stage`), -1 where it has none.

@@ -246,13 +246,8 @@ HfImportResult importHuggingFace(Interpreter &interp,
   out.metadata["format"] = "whale-checkpoint-1";
   out.metadata["model"] = model;
   out.metadata["step"] = "0";
-  auto train = fn->getAttrOfType<mlir::DictionaryAttr>("whale.train");
-  out.metadata["seed"] = std::to_string(
-      static_cast<uint64_t>(train ? number(train, "seed", 0) : 0));
-  const int states =
-      train
-          ? optimizerStateCount(train.getAs<mlir::DictionaryAttr>("optimizer"))
-          : 0;
+  out.metadata["seed"] = std::to_string(TrainBlock::of(fn).seed);
+  const int states = optimizerStateCount(fn);
   std::map<std::string, rt::StoredTensor> placed; // by Whale's name
   for (const fs::path &file : files) {
     rt::Checkpoint shard;

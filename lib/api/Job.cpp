@@ -131,8 +131,7 @@ std::unique_ptr<Job> Job::create(Interpreter &interp, const JobOptions &options,
   model = findModel(*impl->own, impl->model, true, error);
   if (!model)
     return nullptr;
-  auto trainBlock = model->getAttrOfType<mlir::DictionaryAttr>("whale.train");
-  impl->settings = trainSettings(trainBlock, options.steps, options.seed);
+  impl->settings = trainSettings(model, options.steps, options.seed);
   if (std::string err = impl->settings.checkLength(impl->batch); !err.empty()) {
     error = err;
     return nullptr;

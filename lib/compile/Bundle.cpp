@@ -194,9 +194,8 @@ bool compileBundle(Interpreter &interp, const TrainOptions &options,
       findModel(interp, options.model, /*needsTrainBlock=*/true, error);
   if (!model)
     return false;
-  auto trainBlock = model->getAttrOfType<mlir::DictionaryAttr>("whale.train");
   PlanManifest m;
-  m.settings = trainSettings(trainBlock, options.steps, options.seed);
+  m.settings = trainSettings(model, options.steps, options.seed);
   m.ampBf16 = ampBf16(model);
   if (!dataSpecOf(model, "data", m.data, error))
     return false;

@@ -45,9 +45,9 @@ bool tensorSpecOf(mlir::Type type, TensorSpec &out, std::string &error) {
 
 bool dataSpecOf(mlir::func::FuncOp model, const char *key, DataSpec &out,
                 std::string &error) {
-  auto train = model->getAttrOfType<mlir::DictionaryAttr>("whale.train");
-  auto data =
-      train ? train.getAs<mlir::DictionaryAttr>(key) : mlir::DictionaryAttr();
+  const TrainBlock train = TrainBlock::of(model);
+  mlir::DictionaryAttr data =
+      llvm::StringRef(key) == "eval_data" ? train.evalData : train.data;
   out = DataSpec();
   out.kind = text(data, "kind");
   if (out.kind.empty())

@@ -13,25 +13,24 @@
 
 namespace whale {
 
-inline TrainSettings trainSettings(mlir::DictionaryAttr trainBlock,
+/// What the train loops read off `model`'s train block, with a run's
+/// overrides of its steps and seed.
+inline TrainSettings trainSettings(mlir::Operation *model,
                                    std::optional<int64_t> steps,
                                    std::optional<uint64_t> seed) {
+  const TrainBlock b = TrainBlock::of(model);
   TrainSettings t;
-  auto optimizer = trainBlock.getAs<mlir::DictionaryAttr>("optimizer");
-  auto schedule = trainBlock.getAs<mlir::DictionaryAttr>("lr_schedule");
-  t.schedule.kind = text(schedule, "kind");
-  t.schedule.warmup = number(schedule, "warmup", 0);
-  t.schedule.minLr = number(schedule, "min_lr", 0);
-  t.steps = steps ? *steps
-                  : static_cast<int64_t>(number(trainBlock, "steps", 1));
-  t.seed = seed ? *seed : static_cast<uint64_t>(number(trainBlock, "seed", 0));
-  t.baseLr = number(optimizer, "lr", 1e-3);
-  t.stateCount = optimizerStateCount(optimizer);
-  t.saveEvery = static_cast<int64_t>(number(trainBlock, "save_every", 0));
-  t.evalEvery = static_cast<int64_t>(number(trainBlock, "eval_every", 0));
-  t.evalSteps = static_cast<int64_t>(number(trainBlock, "eval_steps", 8));
-  t.logEvery = std::max<int64_t>(
-      1, static_cast<int64_t>(number(trainBlock, "log_every", 1)));
+  t.schedule.kind = b.scheduleKind;
+  t.schedule.warmup = b.warmup;
+  t.schedule.minLr = b.minLr;
+  t.steps = steps ? *steps : b.steps;
+  t.seed = seed ? *seed : b.seed;
+  t.baseLr = b.optimizer.lr;
+  t.stateCount = b.optimizer.stateCount();
+  t.saveEvery = b.saveEvery;
+  t.evalEvery = b.evalEvery;
+  t.evalSteps = b.evalSteps;
+  t.logEvery = b.logEvery;
   return t;
 }
 

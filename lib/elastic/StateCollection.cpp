@@ -15,12 +15,8 @@ namespace whale {
 bool stateOf(const PlannedModel &plan, const Cluster &cluster,
              StateCollection &out, std::string &error) {
   // The optimizer's tensors per parameter, from the model's train block.
-  int stateCount = 0;
-  if (auto model =
-          plan.planned.get().lookupSymbol<mlir::func::FuncOp>(plan.model))
-    if (auto train = model->getAttrOfType<mlir::DictionaryAttr>("whale.train"))
-      stateCount =
-          optimizerStateCount(train.getAs<mlir::DictionaryAttr>("optimizer"));
+  const int stateCount = optimizerStateCount(
+      plan.planned.get().lookupSymbol<mlir::func::FuncOp>(plan.model));
   // Each rank's program described as a compiled plan's manifest describes
   // it (replicas of another micro-batch size run other modules).
   std::vector<StageProgram> programs(

@@ -6,6 +6,7 @@
 #include "dialects/Whale/IR/TrainAttrs.h"
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "dialects/Whale/Interfaces/CostOpInterface.h"
+#include "dialects/Whale/Interfaces/GradientOpInterface.h"
 #include "lowering/Plan.h"
 #include "perfmodel/DeviceModel.h"
 #include "sim/Collectives.h"
@@ -22,21 +23,14 @@ using namespace mlir;
 namespace whale {
 namespace {
 
-/// Ops whose gradient reaches every float operand whenever their result
-/// has one (a loss's labels and an embedding's ids are integers): a value
-/// that depends on a trained parameter through them has a gradient the
-/// rank program keeps. Others (routing, top-k) may stop it, so nothing is
-/// assumed through them. An op defined by its formula (silu) passes its
-/// gradient as every elementwise op does.
-bool passesGradients(Operation *op) {
-  return isa<ScalarFormulaOpInterface>(op) ||
-         isa<MatmulOp, AddOp, SubOp, MulOp, DivOp, NegOp, ReluOp, GeluOp,
-             TanhOp, ExpOp, LogOp, SqrtOp, CastOp, CausalMaskOp, SoftmaxOp,
-             AttentionOp, DropoutOp, LayerNormOp, RmsNormOp, EmbeddingOp,
-             ReduceSumOp, ReduceMeanOp, ReshapeOp, TransposeOp, SliceOp,
-             ConcatOp, AllGatherOp, ShardSliceOp, ShardSumOp, FanoutOp,
-             AllToAllOp, CrossEntropyOp, ShardedCrossEntropyOp>(op);
-}
+/// Ops that differentiate (GradientOpInterface, declared on each op's own
+/// definition) pass a result's gradient on to their float operands: a value
+/// that depends on a trained parameter through them has a gradient the rank
+/// program keeps. Integer results and operands (positions, ids, expert
+/// choices) never carry one (isFloat below). Ops without the interface
+/// (communication, optimizer updates) stop nothing the bound follows: they
+/// come after the planned model.
+bool passesGradients(Operation *op) { return isa<GradientOpInterface>(op); }
 
 bool isFloat(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());

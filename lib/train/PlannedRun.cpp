@@ -127,8 +127,7 @@ std::string PlannedRun::start() {
   if (!(model =
             findModel(interp, options.model, /*needsTrainBlock=*/true, error)))
     return error;
-  auto trainBlock = model->getAttrOfType<mlir::DictionaryAttr>("whale.train");
-  settings = trainSettings(trainBlock, options.steps, options.seed);
+  settings = trainSettings(model, options.steps, options.seed);
   if (std::string err = settings.checkLength(plan::trainBatch(model));
       !err.empty())
     return err;

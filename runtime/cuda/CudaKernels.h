@@ -2,7 +2,7 @@
 //-*-===//
 //
 // Plain C++ declarations of what runtime/cuda/CudaKernels.cu launches, so
-// the device's host code (CudaDevice.cu) needs no kernel syntax. Every
+// the device's host code (CudaDevice.cpp) needs no kernel syntax. Every
 // launcher queues work on `stream` and returns at once; shapes arrive as
 // index maps (ElementMath.h) computed on the host (IndexMaps.h).
 //

@@ -54,8 +54,10 @@ cudaError_t flashBackwardF32(cudaStream_t s, const AttentionDims &d,
                              const float *lse, float *rowD, float *dq,
                              float *dk, float *dv);
 
+#ifdef __CUDACC__
 /// One launch of a fused kernel of `threads` a block with its tiles'
-/// dynamic shared memory (past 48 KiB a kernel must ask for it).
+/// dynamic shared memory (past 48 KiB a kernel must ask for it). Only the
+/// kernels' files (.cu) launch; the host code is plain C++.
 template <typename Kernel, typename Args>
 cudaError_t launchTiles(Kernel kernel, int64_t blocks, int threads,
                         const FlashTiles &f, cudaStream_t s, const Args &args) {
@@ -69,6 +71,7 @@ cudaError_t launchTiles(Kernel kernel, int64_t blocks, int threads,
   kernel<<<static_cast<unsigned>(blocks), threads, f.sharedBytes, s>>>(args);
   return cudaGetLastError();
 }
+#endif
 
 /// Both backwards' first steps: dq zeroed (the key blocks add to it) and
 /// rowD = dO . O per query row [heads, t].

@@ -13,24 +13,17 @@
 using namespace mlir;
 using namespace whale;
 
-using whale::number;
-
 LogicalResult
 whale::emitOptimizerUpdates(OpBuilder &b, Location loc, Operation *diagnose,
-                            DictionaryAttr train, ArrayRef<ParamOp> params,
+                            const TrainBlock &train, ArrayRef<ParamOp> params,
                             ArrayRef<Value> gradients, StringAttr clipGroup) {
-  auto optimizer =
-      train ? train.getAs<DictionaryAttr>("optimizer") : DictionaryAttr();
-  StringAttr kind =
-      optimizer ? optimizer.getAs<StringAttr>("kind") : StringAttr();
-  if (!kind || (kind.getValue() != "sgd" && kind.getValue() != "adam" &&
-                kind.getValue() != "adamw"))
+  const OptimizerBlock &o = train.optimizer;
+  if (o.kind != "sgd" && o.kind != "adam" && o.kind != "adamw")
     return diagnose->emitOpError(
         "the train block needs an optimizer: sgd, adam or adamw");
   SmallVector<Value> grads(gradients);
-  // A clipped gradient replaces the original, which then has that one use.
-  double clip = number(train, "clip_grad_norm", 0);
-  if (clip > 0 && !grads.empty()) {
+  // A clipped gradient replaces the original.
+  if (train.clipGradNorm > 0 && !grads.empty()) {
     SmallVector<Type> types;
     for (Value g : grads)
       types.push_back(g.getType());
@@ -43,29 +36,25 @@ whale::emitOptimizerUpdates(OpBuilder &b, Location loc, Operation *diagnose,
         shards = (*p.getShard())[1];
     }
     auto clipOp = ClipGradNormOp::create(
-        b, loc, types, grads, b.getF64FloatAttr(clip), clipGroup,
+        b, loc, types, grads, b.getF64FloatAttr(train.clipGradNorm), clipGroup,
         shards ? b.getI64IntegerAttr(shards) : IntegerAttr(),
         shards ? b.getDenseBoolArrayAttr(sharded) : DenseBoolArrayAttr(),
         /*owners=*/DenseI64ArrayAttr());
     grads.assign(clipOp.getResults().begin(), clipOp.getResults().end());
   }
-  double lr = number(optimizer, "lr", 1e-3),
-         wd = number(optimizer, "weight_decay", 0);
   for (auto [param, g] : llvm::zip(params, grads)) {
     ParamOp p = param;
-    if (kind.getValue() == "sgd")
-      SgdUpdateOp::create(b, loc, p, g, b.getF64FloatAttr(lr),
-                          b.getF64FloatAttr(number(optimizer, "momentum", 0)),
-                          b.getF64FloatAttr(wd), IntegerAttr(), StringAttr(),
-                          IntegerAttr());
+    if (o.kind == "sgd")
+      SgdUpdateOp::create(b, loc, p, g, b.getF64FloatAttr(o.lr),
+                          b.getF64FloatAttr(o.momentum),
+                          b.getF64FloatAttr(o.weightDecay), IntegerAttr(),
+                          StringAttr(), IntegerAttr());
     else
-      AdamUpdateOp::create(b, loc, p, g, b.getF64FloatAttr(lr),
-                           b.getF64FloatAttr(number(optimizer, "beta1", 0.9)),
-                           b.getF64FloatAttr(number(optimizer, "beta2", 0.999)),
-                           b.getF64FloatAttr(number(optimizer, "eps", 1e-8)),
-                           b.getF64FloatAttr(wd),
-                           kind.getValue() == "adamw" ? b.getUnitAttr()
-                                                      : UnitAttr(),
+      AdamUpdateOp::create(b, loc, p, g, b.getF64FloatAttr(o.lr),
+                           b.getF64FloatAttr(o.beta1),
+                           b.getF64FloatAttr(o.beta2), b.getF64FloatAttr(o.eps),
+                           b.getF64FloatAttr(o.weightDecay),
+                           o.kind == "adamw" ? b.getUnitAttr() : UnitAttr(),
                            IntegerAttr(), StringAttr(), IntegerAttr());
   }
   return success();

@@ -18,7 +18,7 @@ namespace {
 
 LogicalResult buildTrainStep(func::FuncOp model, func::FuncOp grad,
                              OpBuilder &b) {
-  auto train = model->getAttrOfType<DictionaryAttr>("whale.train");
+  const TrainBlock train = TrainBlock::of(model);
   b.setInsertionPointAfter(grad);
   auto step = cast<func::FuncOp>(b.clone(*grad));
   step.setName((model.getName() + "_train").str());

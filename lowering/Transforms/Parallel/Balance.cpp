@@ -225,8 +225,7 @@ LogicalResult Balancer::measureStages() {
   for (int64_t d = 0; d < devices; ++d)
     models.push_back(cluster.deviceModel(d));
   recompute = plan::recomputes(fn);
-  if (auto train = fn->getAttrOfType<DictionaryAttr>("whale.train"))
-    states = optimizerStateCount(train.getAs<DictionaryAttr>("optimizer"));
+  states = optimizerStateCount(fn);
   shardOptimizer = settingsOf(fn).getShardOptimizer();
   const ModelPlan plan = ModelPlan::of(fn);
   const bool gpipe = plan.schedule() == PipelineSchedule::gpipe;

@@ -626,10 +626,9 @@ LogicalResult RankBuilder::build(int64_t s, func::FuncOp fn) {
       }
     }
   }
-  auto train = model->getAttrOfType<DictionaryAttr>("whale.train");
-  if (failed(emitOptimizerUpdates(b, loc, model, train, ownParams, grads,
-                                  stages > 1 ? b.getStringAttr("stages")
-                                             : StringAttr())))
+  if (failed(emitOptimizerUpdates(
+          b, loc, model, TrainBlock::of(model), ownParams, grads,
+          stages > 1 ? b.getStringAttr("stages") : StringAttr())))
     return failure();
 
   // The loss of this rank's share of the batch (the last stage's ranks;

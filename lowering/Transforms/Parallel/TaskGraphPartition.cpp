@@ -206,10 +206,8 @@ struct TaskGraphPartitionPass
     DenseMap<Operation *, int64_t> index;
     for (auto [i, op] : llvm::enumerate(compute))
       index[op] = i;
-    int states = 0;
+    const int states = optimizerStateCount(fn);
     const int64_t batch = plan::trainBatch(fn);
-    if (auto train = fn->getAttrOfType<DictionaryAttr>("whale.train"))
-      states = optimizerStateCount(train.getAs<DictionaryAttr>("optimizer"));
     SmallVector<double> act(n + 1, 0), params(n + 1, 0);
     for (ParamOp p : fn.getBody().front().getOps<ParamOp>()) {
       int64_t at = n;

@@ -32,3 +32,17 @@ func.func @s(%x: tensor<2xf32>) -> tensor<f32> attributes {whale.model, whale.tr
   %l = whale.reduce_sum %y axes = [0] : tensor<2xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// An optimizer written by hand with its kind only trains as the script's
+// `adamw()` does: every argument its constructor's default
+// (support/SettingCtors.cpp), adamw's weight decay 0.01 included.
+// CHECK-LABEL: func.func @d_train
+// CHECK: whale.adam_update %{{.*}}, %{{.*}} {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, decoupled, eps = 1.000000e-08 : f64, lr = 1.000000e-03 : f64, weight_decay = 1.000000e-02 : f64}
+func.func @d(%x: tensor<2xf32>) -> tensor<f32> attributes {whale.model, whale.train = {optimizer = {kind = "adamw"}, steps = 1}} {
+  %p = whale.param "p" ones [] : tensor<2xf32>
+  %y = whale.mul %x, %p : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
+  %l = whale.reduce_sum %y axes = [0] : tensor<2xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

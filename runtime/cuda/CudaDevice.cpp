@@ -1,4 +1,4 @@
-//===- CudaDevice.cu - a CUDA GPU as a whale device -----------------------===//
+//===- CudaDevice.cpp - a CUDA GPU as a whale device ----------------------===//
 //
 // Host code: memory, copies, cuBLAS for every matmul, and the index maps the
 // kernels of CudaKernels.cu walk. Every method makes its GPU the thread's,
@@ -137,8 +137,7 @@ void GpuMemory::systemRelease(void *ptr, size_t) {
 
 CudaDevice::CudaDevice(const std::string &name, int ordinal,
                        int64_t memoryLimit)
-    : Device(name,
-             std::make_unique<GpuMemory>(name, memoryLimit, ordinal)),
+    : Device(name, std::make_unique<GpuMemory>(name, memoryLimit, ordinal)),
       ordinal(ordinal) {}
 
 std::unique_ptr<CudaDevice> CudaDevice::open(const std::string &name,
@@ -663,9 +662,8 @@ Status CudaDevice::epilogueGemm(LtGemms &lt, const GemmCall &g,
 }
 
 LtGemms *CudaDevice::weightGradLt(const Shape &x, const Shape &dw,
-                                  int64_t dwElements, bool transW,
-                                  float *dbias, GemmCall &call,
-                                  LtEpilogueArgs &epilogue) {
+                                  int64_t dwElements, bool transW, float *dbias,
+                                  GemmCall &call, LtEpilogueArgs &epilogue) {
   std::vector<GemmCall> calls = planMatmulBackward(
       matmulDims(x, dw, false, transW), false, transW, false, true);
   epilogue = weightGradEpilogue(calls, dbias);
@@ -705,8 +703,9 @@ Status CudaDevice::geluMatmulGrad(View<const float> pre, View<const float> w,
                                   bool transW) {
   if (Status st = enter(); !st)
     return st;
-  std::vector<GemmCall> calls = planMatmulBackward(
-      matmulDims(pre.shape, w.shape, false, transW), false, transW, true, false);
+  std::vector<GemmCall> calls =
+      planMatmulBackward(matmulDims(pre.shape, w.shape, false, transW), false,
+                         transW, true, false);
   LtGemms *ltGemms = epilogueLt(calls, dpre.numel());
   if (!ltGemms || calls[0].batch != 1)
     return Device::geluMatmulGrad(pre, w, dout, dpre, transW);
@@ -787,15 +786,16 @@ Status CudaDevice::geluMatmulGradBf16(MixedIn pre, View<const uint16_t> w,
                                       bool transW) {
   if (Status st = enter(); !st)
     return st;
-  std::vector<GemmCall> calls = planMatmulBackward(
-      matmulDims(pre.shape, w.shape, false, transW), false, transW, true, false);
+  std::vector<GemmCall> calls =
+      planMatmulBackward(matmulDims(pre.shape, w.shape, false, transW), false,
+                         transW, true, false);
   // The preactivation is read in the result's type (checked equal by the
   // C ABI).
   LtGemms *ltGemms = epilogueLt(calls, numElements(dpre.shape));
   if (!ltGemms || calls[0].batch != 1 || pre.dtype != dpre.dtype)
     return Device::geluMatmulGradBf16(pre, w, dout, dpre, transW);
-  GemmBuffers buf{nullptr, w.data, dout.data, dpre.data, nullptr, nullptr,
-                  true};
+  GemmBuffers buf{nullptr, w.data,  dout.data, dpre.data,
+                  nullptr, nullptr, true};
   buf.daBf16 = dpre.dtype == DType::BF16;
   bool ran = false;
   if (Status st = epilogueGemm(*ltGemms, calls[0], buf, dpre.data,
@@ -982,16 +982,15 @@ constexpr int kMoeSlotsScratch = 16, kMoeCountsScratch = 17;
 Status CudaDevice::moeSlots(const MoeShape &m, const int32_t *experts,
                             const int32_t **slots) {
   void *found, *counts;
-  if (Status st = scratch(kMoeSlotsScratch,
-                          std::max<int64_t>(1, m.choiceCount()) *
-                              sizeof(int32_t),
-                          &found);
+  if (Status st = scratch(
+          kMoeSlotsScratch,
+          std::max<int64_t>(1, m.choiceCount()) * sizeof(int32_t), &found);
       !st)
     return st;
-  if (Status st = scratch(kMoeCountsScratch,
-                          std::max<int64_t>(1, m.groups * m.experts) *
-                              sizeof(int32_t),
-                          &counts);
+  if (Status st =
+          scratch(kMoeCountsScratch,
+                  std::max<int64_t>(1, m.groups * m.experts) * sizeof(int32_t),
+                  &counts);
       !st)
     return st;
   DataError *record;
@@ -1084,8 +1083,7 @@ Status CudaDevice::col2im(const float *cols, int64_t rowStride,
                           const Window2d &w, View<float> dx) {
   if (Status st = enter(); !st)
     return st;
-  cuda::col2im(compute, cols, rowStride, dx.data, samplePlanes(dx.shape, w),
-               w);
+  cuda::col2im(compute, cols, rowStride, dx.data, samplePlanes(dx.shape, w), w);
   return launched("col2im");
 }
 
@@ -1197,8 +1195,7 @@ Status CudaDevice::channelAffine(View<const float> x, const float *center,
                                  View<float> y) {
   ChannelExtents e;
   float *dev;
-  if (Status st = channelVectors(x.shape, {center, scale, shift}, e, &dev);
-      !st)
+  if (Status st = channelVectors(x.shape, {center, scale, shift}, e, &dev); !st)
     return st;
   cuda::channelAffine(compute, x.data, dev, dev + e.channels,
                       dev + 2 * e.channels, y.data, x.numel(), e.channels,
@@ -1211,16 +1208,16 @@ Status CudaDevice::channelGradSums(View<const float> x, View<const float> dy,
                                    float *sums) {
   ChannelExtents e;
   float *dev;
-  if (Status st = channelVectors(x.shape, {center, invstd, nullptr, nullptr},
-                                 e, &dev);
+  if (Status st =
+          channelVectors(x.shape, {center, invstd, nullptr, nullptr}, e, &dev);
       !st)
     return st;
   cuda::channelGradSums(compute, x.data, dy.data, dev, dev + e.channels,
                         dev + 2 * e.channels, e.rows, e.channels, e.size);
   if (Status st = launched("channel_grad_sums"); !st)
     return st;
-  return copyAndWait(sums, dev + 2 * e.channels,
-                     2 * e.channels * sizeof(float), /*toHost=*/true);
+  return copyAndWait(sums, dev + 2 * e.channels, 2 * e.channels * sizeof(float),
+                     /*toHost=*/true);
 }
 
 Status CudaDevice::channelGradInput(View<const float> x, View<const float> dy,
@@ -1430,8 +1427,8 @@ Status CudaDevice::crossEntropyBackwardOf(View<const T> logits,
                                           View<float> dlogits) {
   const int64_t classes = logits.shape.back();
   return labelled(classes, [&](DataError *record) {
-    crossEntropyGrad(compute, logits.data, labels.data, labels.wide,
-                     dloss.data, dlogits.data, labels.numel(), classes, record);
+    crossEntropyGrad(compute, logits.data, labels.data, labels.wide, dloss.data,
+                     dlogits.data, labels.numel(), classes, record);
   });
 }
 
@@ -1459,8 +1456,7 @@ Status CudaDevice::crossEntropyBackwardBf16(View<const uint16_t> logits,
   return crossEntropyBackwardOf(logits, labels, dloss, dlogits);
 }
 
-Status CudaDevice::crossEntropyBackwardRounded(MixedIn logits,
-                                               IndexView labels,
+Status CudaDevice::crossEntropyBackwardRounded(MixedIn logits, IndexView labels,
                                                View<const float> dloss,
                                                View<uint16_t> rounded,
                                                View<float> sum) {
@@ -2049,8 +2045,7 @@ Status CudaDevice::attentionBackwardBf16(
     View<const uint16_t> out, View<const float> dout, double scale,
     AttentionForm form, View<float> dq, View<float> dk, View<float> dv) {
   AttentionDims d;
-  if (Status st = attentionDims("attention_grad", q, k, v, scale, form, d);
-      !st)
+  if (Status st = attentionDims("attention_grad", q, k, v, scale, form, d); !st)
     return st;
   if (d.kvGroup > 1 || !flashAttentionRequested() ||
       !flashBackwardTiles(d.e).dim)
@@ -2128,8 +2123,7 @@ cudaKernel_t CudaDevice::elementKernel(const fused::Layout &layout,
   return kernel;
 }
 
-Status CudaDevice::fused(const FusedCode &code, void **data, int64_t,
-                         int64_t) {
+Status CudaDevice::fused(const FusedCode &code, void **data, int64_t, int64_t) {
   if (!code.program)
     return Status::invalid(name() + ": a fused region without an element "
                                     "program cannot run on a GPU");
@@ -2271,8 +2265,8 @@ Status CudaDevice::bucketCollectiveStart(BucketOp op, const std::string &key,
     int64_t n = 0;
     for (int64_t p : parts)
       n += p;
-    st = ncclFailed(ncclAllReduce(data, data, static_cast<size_t>(n),
-                                  ncclFloat, ncclSum, comm, comms),
+    st = ncclFailed(ncclAllReduce(data, data, static_cast<size_t>(n), ncclFloat,
+                                  ncclSum, comm, comms),
                     "ncclAllReduce");
   } else {
     // One call per member's part, rooted there, fused into one launch.
@@ -2298,9 +2292,9 @@ Status CudaDevice::bucketCollectiveStart(BucketOp op, const std::string &key,
   }
   if (!st)
     return st;
-  if (Status e = cudaFailed(
-          cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
-          name() + ": cudaEventCreate");
+  if (Status e =
+          cudaFailed(cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
+                     name() + ": cudaEventCreate");
       !e)
     return e;
   if (Status e = cudaFailed(cudaEventRecord(done, comms),
