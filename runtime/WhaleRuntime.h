@@ -772,6 +772,13 @@ whale_rt_status whale_rt_all_gather(whale_rt_context *ctx, int32_t shards,
 whale_rt_status whale_rt_shard_slice(whale_rt_context *ctx, int32_t shards,
                                      const int64_t *weights, int64_t axis,
                                      whale_rt_tensor *in, whale_rt_tensor *out);
+/* Part (my position * parts / shards) of `parts` equal parts of `in` along
+ * `axis`, each part held by shards / parts consecutive ranks of the group
+ * (parts < shards, dividing it); nothing moves. */
+whale_rt_status whale_rt_shard_slice_shared(whale_rt_context *ctx,
+                                            int32_t shards, int32_t parts,
+                                            int64_t axis, whale_rt_tensor *in,
+                                            whale_rt_tensor *out);
 /* out = the sum of `in` over the group. */
 whale_rt_status whale_rt_shard_sum(whale_rt_context *ctx, int32_t shards,
                                    whale_rt_tensor *in, whale_rt_tensor *out);

@@ -270,10 +270,14 @@ double cutBound(func::FuncOp model, const sim::Topology &topology) {
             collective(sim::Collective::AllReduce,
                        tensorBytes(fanout.getType()), fanout.getShards());
     } else if (auto slice = dyn_cast<ShardSliceOp>(op)) {
+      // Its gradient gathers every rank's part: the whole, or (a part
+      // several ranks hold) as many parts as ranks.
+      const int64_t gathered =
+          slice.getParts() ? tensorBytes(slice.getType()) * slice.getShards()
+                           : tensorBytes(slice.getValue().getType());
       if (keeps(slice.getValue()))
-        backward[s] += collective(sim::Collective::AllGather,
-                                  tensorBytes(slice.getValue().getType()),
-                                  slice.getShards());
+        backward[s] +=
+            collective(sim::Collective::AllGather, gathered, slice.getShards());
     } else if (auto product = dyn_cast<MatmulOp>(op)) {
       const perf::OpCost cost = perf::opCostOf(op, bf16);
       forward[s] += perf::opSeconds(cost, device);

@@ -443,6 +443,25 @@ whale_rt_status whale_rt_all_to_all(whale_rt_context *ctx, int32_t shards,
   });
 }
 
+namespace {
+
+/// `out` = the range `mine` of `in` along `axis` (both checked by the
+/// caller); nothing moves between ranks.
+whale_rt_status copyRankPart(whale_rt_context *ctx, whale_rt_tensor *in,
+                             whale_rt_tensor *out, int64_t axis,
+                             const PartRange &mine) {
+  int64_t elem = in->tensor.bytes() / std::max<int64_t>(1, in->tensor.numel());
+  HostData whole(ctx, in, /*writeBack=*/false), part(ctx, out, true);
+  if (Status st = whole.load(); !st)
+    return ctx->fail(st);
+  part.prepare();
+  copyPart(whole.as<char>(), part.as<char>(), shapeOf(in), axis, mine, elem,
+           /*toPart=*/true);
+  return ran(ctx, part.commit());
+}
+
+} // namespace
+
 whale_rt_status whale_rt_shard_slice(whale_rt_context *ctx, int32_t shards,
                                      const int64_t *weights, int64_t axis,
                                      whale_rt_tensor *in,
@@ -458,15 +477,27 @@ whale_rt_status whale_rt_shard_slice(whale_rt_context *ctx, int32_t shards,
                           std::to_string(axis) + ", of " +
                           partsText(shards, weights) +
                           ", in a group that exists");
-    int64_t elem =
-        in->tensor.bytes() / std::max<int64_t>(1, in->tensor.numel());
-    HostData whole(ctx, in, /*writeBack=*/false), part(ctx, out, true);
-    if (Status st = whole.load(); !st)
-      return ctx->fail(st);
-    part.prepare();
-    copyPart(whole.as<char>(), part.as<char>(), shapeOf(in), axis, mine, elem,
-             /*toPart=*/true);
-    return ran(ctx, part.commit());
+    return copyRankPart(ctx, in, out, axis, mine);
+  });
+}
+
+whale_rt_status whale_rt_shard_slice_shared(whale_rt_context *ctx,
+                                            int32_t shards, int32_t parts,
+                                            int64_t axis, whale_rt_tensor *in,
+                                            whale_rt_tensor *out) {
+  return traced(ctx, "shard_slice", {out}, [&]() -> whale_rt_status {
+    PartRange mine;
+    if (!in || !out || in->tensor.dtype() != out->tensor.dtype() ||
+        shards < 2 || parts < 1 || parts >= shards || shards % parts != 0 ||
+        ctx->replicas % shards != 0 ||
+        !partRange(shapeOf(in), shapeOf(out), axis, parts, nullptr,
+                   (ctx->replica % shards) * parts / shards, mine))
+      return ctx->invalid(
+          "shard_slice: the output must be one of " + std::to_string(parts) +
+          " equal parts of the input along axis " + std::to_string(axis) +
+          ", each held by " + std::to_string(parts > 0 ? shards / parts : 0) +
+          " of a group of " + std::to_string(shards) + " ranks that exists");
+    return copyRankPart(ctx, in, out, axis, mine);
   });
 }
 

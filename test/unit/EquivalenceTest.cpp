@@ -192,6 +192,19 @@ TEST(Equivalence, LlamaBlockDataParallelOverFourDevices) {
   expectEquivalent(edit(source(kLlamaBlockSplit), "split {", "replicate {"),
                    kLlamaBlockSplit, "cpu:4");
 }
+// Fewer key and value heads than ranks: the query heads split, and each
+// rank reads the key head its query heads share, which two ranks (two key
+// heads over four) or all four (multi-query) hold; their gradients add.
+TEST(Equivalence, LlamaBlockSplitOverMoreRanksThanKeyHeads) {
+  expectEquivalent(edit(source(kLlamaBlockSplit), "llama_block(x, 8, 4,",
+                        "llama_block(x, 8, 2,"),
+                   kLlamaBlockSplit, "cpu:4");
+}
+TEST(Equivalence, MultiQueryLlamaBlockSplitOverFourDevices) {
+  expectEquivalent(edit(source(kLlamaBlockSplit), "llama_block(x, 8, 4,",
+                        "llama_block(x, 8, 1,"),
+                   kLlamaBlockSplit, "cpu:4");
+}
 TEST(Equivalence, MlpSplitInGroupsOfTwoWithDataParallelism) {
   expectEquivalent(edit(source(kMlpSplit), "split {", "split(2) {"), kMlpSplit,
                    "cpu:4");

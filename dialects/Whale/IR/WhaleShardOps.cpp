@@ -123,6 +123,28 @@ LogicalResult AllToAllOp::verify() {
 }
 
 LogicalResult ShardSliceOp::verify() {
+  if (std::optional<int64_t> parts = getParts()) {
+    auto in = cast<RankedTensorType>(getValue().getType());
+    auto out = cast<RankedTensorType>(getType());
+    const int64_t a = getAxis();
+    if (getWeights())
+      return emitOpError("takes parts held by several ranks in equal parts "
+                         "only, not with weights");
+    if (*parts >= getShards() || getShards() % *parts != 0)
+      return emitOpError() << "parts " << *parts
+                           << " must be fewer than the shards " << getShards()
+                           << " and divide them";
+    if (a < 0 || a >= in.getRank() || in.getDimSize(a) % *parts != 0)
+      return emitOpError() << "axis " << a << " of " << in
+                           << " must divide into " << *parts << " parts";
+    SmallVector<int64_t> shape(in.getShape());
+    shape[a] /= *parts;
+    if (out.getShape() != ArrayRef<int64_t>(shape) ||
+        out.getElementType() != in.getElementType())
+      return emitOpError() << "gives one of " << *parts << " parts of " << in
+                           << " along axis " << a << ", not " << out;
+    return success();
+  }
   return verifyParts(*this, getType(), getValue().getType(), getAxis(),
                      getShards(), getWeights());
 }
@@ -145,7 +167,8 @@ SmallVector<Value> AllGatherOp::buildGradients(OpBuilder &b,
   if (!g[0] || !isa<FloatType>(getType().getElementType()))
     return {Value()};
   return {ShardSliceOp::create(b, getLoc(), getValue().getType(), g[0],
-                               getAxis(), getShards(), getWeightsAttr())};
+                               getAxis(), getShards(), getWeightsAttr(),
+                               IntegerAttr())};
 }
 
 SmallVector<Value> AllToAllOp::buildGradients(OpBuilder &b,
@@ -161,8 +184,33 @@ SmallVector<Value> ShardSliceOp::buildGradients(OpBuilder &b,
                                                 ArrayRef<Value> g) {
   if (!g[0] || !isa<FloatType>(getType().getElementType()))
     return {Value()};
-  return {AllGatherOp::create(b, getLoc(), getValue().getType(), g[0],
-                              getAxis(), getShards(), getWeightsAttr())};
+  std::optional<int64_t> parts = getParts();
+  if (!parts)
+    return {AllGatherOp::create(b, getLoc(), getValue().getType(), g[0],
+                                getAxis(), getShards(), getWeightsAttr())};
+  // Each of the `copies` holders of a part has a term of its gradient:
+  // gathered in group order ([.., shards x part, ..]: part p's holders
+  // together), then each part's terms added, the same bits on every rank.
+  auto part = cast<RankedTensorType>(getType());
+  auto whole = cast<RankedTensorType>(getValue().getType());
+  const int64_t a = getAxis(), shards = getShards(), copies = shards / *parts,
+                len = part.getDimSize(a);
+  SmallVector<int64_t> gathered(part.getShape());
+  gathered[a] = shards * len;
+  Value all = AllGatherOp::create(
+      b, getLoc(), RankedTensorType::get(gathered, part.getElementType()), g[0],
+      a, shards, DenseI64ArrayAttr());
+  SmallVector<int64_t> terms(part.getShape().take_front(a));
+  terms.append({*parts, copies, len});
+  terms.append(part.getShape().begin() + a + 1, part.getShape().end());
+  Value byCopy = ReshapeOp::create(
+      b, getLoc(), RankedTensorType::get(terms, part.getElementType()), all);
+  SmallVector<int64_t> summed(terms);
+  summed.erase(summed.begin() + a + 1);
+  Value sum = ReduceSumOp::create(
+      b, getLoc(), RankedTensorType::get(summed, part.getElementType()), byCopy,
+      b.getDenseI64ArrayAttr({a + 1}), UnitAttr());
+  return {ReshapeOp::create(b, getLoc(), whole, sum)};
 }
 
 SmallVector<Value> ShardSumOp::buildGradients(OpBuilder &, ArrayRef<Value> g) {

@@ -87,16 +87,25 @@ def Whale_ShardSliceOp : Whale_ShardOp<"shard_slice", [Pure]> {
     them: see all_gather), where `i` is this rank's position in its shard
     group. No data moves.
 
+    With `parts` (fewer than `shards`, dividing it): part `i * parts /
+    shards` of `parts` equal parts, each held by `shards / parts`
+    consecutive ranks. Grouped-query attention split over more ranks than
+    it has key heads reads its keys so: each rank the key heads its query
+    heads read. Its gradient gathers every rank's part and adds those of
+    each part's holders.
+
     ```mlir
     %p = whale.shard_slice %x axis 1 shards 4 : tensor<8x16xf32> -> tensor<8x4xf32>
+    %k = whale.shard_slice %kv axis 1 shards 4 parts 2 : tensor<2x2x16x8xf32> -> tensor<2x1x16x8xf32>
     ```
   }];
   let arguments = (ins Whale_AnyTensor:$value, I64Attr:$axis,
                        ConfinedAttr<I64Attr, [IntMinValue<2>]>:$shards,
-                       OptionalAttr<DenseI64ArrayAttr>:$weights);
+                       OptionalAttr<DenseI64ArrayAttr>:$weights,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:$parts);
   let results = (outs Whale_AnyTensor:$result);
   let assemblyFormat = [{
-    $value `axis` $axis `shards` $shards attr-dict `:` type($value) `->` type($result)
+    $value `axis` $axis `shards` $shards (`parts` $parts^)? attr-dict `:` type($value) `->` type($result)
   }];
   let hasVerifier = 1;
 }

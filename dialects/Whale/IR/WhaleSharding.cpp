@@ -99,6 +99,18 @@ void AttentionOp::getShardingPatterns(Context &ctx) {
   if (l.kind == Layout::Part && l.axis != getSequenceAxis() &&
       l.axis < rank - 1)
     ctx.add({"split", {l, l, l}, {}, l});
+  // Grouped-query attention over more ranks than key heads: query heads
+  // split, and each rank reads the one key and value head they share
+  // (held by ranks / key heads ranks; its gradient adds theirs). Offered
+  // before the whole pattern, so a tie in bytes goes to it: attending
+  // whole repeats every head's attention on every rank.
+  const int64_t heads = getSequenceMajor() ? rank - 2 : rank - 3;
+  const int64_t keyHeads = ctx.logicalType(getKey()).getDimSize(heads);
+  if (l.kind == Layout::Part && l.axis == heads && !ctx.unevenShards() &&
+      keyHeads < ctx.groupSize() && ctx.groupSize() % keyHeads == 0) {
+    Layout shared = Layout::shared(heads, keyHeads);
+    ctx.add({"shared_keys", {l, shared, shared}, {}, l});
+  }
   ctx.addAllWhole(*this);
 }
 

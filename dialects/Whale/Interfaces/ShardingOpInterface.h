@@ -21,23 +21,35 @@
 namespace whale::sharding {
 
 /// A value's layout over a shard group: whole (every rank holds it all),
-/// part(d) (rank i holds part i of dimension d) or partial (every rank
-/// holds a term of a sum).
+/// part(d) (rank i holds part i of dimension d), partial (every rank holds
+/// a term of a sum), or shared(d, P) (dimension d cut in P parts, fewer
+/// than the ranks, each held by ranks / P consecutive ranks: rank i holds
+/// part i * P / ranks). Only an op's operand asks for a shared layout
+/// (grouped-query attention's keys over more ranks than key heads), so no
+/// value is ever converted from one.
 struct Layout {
-  enum Kind { Whole, Part, Partial } kind = Whole;
+  enum Kind { Whole, Part, Partial, Shared } kind = Whole;
   int64_t axis = -1;
+  int64_t parts = 0; ///< Shared: how many parts
   static Layout whole() { return {}; }
   static Layout part(int64_t d) { return {Part, d}; }
   static Layout partial() { return {Partial, -1}; }
+  static Layout shared(int64_t d, int64_t parts) { return {Shared, d, parts}; }
   bool operator==(const Layout &o) const {
-    return kind == o.kind && axis == o.axis;
+    return kind == o.kind && axis == o.axis && parts == o.parts;
   }
+  /// Distinct for distinct layouts a value is converted to.
   int64_t key() const {
+    if (kind == Shared)
+      return (int64_t(1) << 20) + axis * 4096 + parts;
     return kind == Part ? 2 + axis : static_cast<int64_t>(kind);
   }
   std::string str() const {
     if (kind == Part)
       return "part(" + std::to_string(axis) + ")";
+    if (kind == Shared)
+      return "shared(" + std::to_string(axis) + ", " + std::to_string(parts) +
+             ")";
     return kind == Whole ? "whole" : "partial";
   }
 };

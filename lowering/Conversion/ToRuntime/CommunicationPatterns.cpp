@@ -115,9 +115,14 @@ void whale::populateCommunicationRuntimePatterns(
   addRuntimePattern<ShardSliceOp>(
       p, l, [](ShardSliceOp g, ValueRange in, RuntimeCalls &rt) {
         Handles out = rt.tensorsFor(g);
-        rt.call(WHALE_RT_FN(shard_slice),
-                {rt.ctx, rt.i32(g.getShards()), rt.weights(g.getWeights()),
-                 rt.i64(g.getAxis()), in[0], out[0]});
+        if (std::optional<int64_t> parts = g.getParts())
+          rt.call(WHALE_RT_FN(shard_slice_shared),
+                  {rt.ctx, rt.i32(g.getShards()), rt.i32(*parts),
+                   rt.i64(g.getAxis()), in[0], out[0]});
+        else
+          rt.call(WHALE_RT_FN(shard_slice),
+                  {rt.ctx, rt.i32(g.getShards()), rt.weights(g.getWeights()),
+                   rt.i64(g.getAxis()), in[0], out[0]});
         return out;
       });
   addRuntimePattern<ShardSumOp>(

@@ -114,6 +114,8 @@ private:
       whole = whole * canonicalRows * static_cast<double>(own) /
               static_cast<double>(micro * units);
     int64_t counted = static_cast<int64_t>(whole);
+    if (l.kind == Layout::Shared)
+      return counted / l.parts;
     return l.kind == Layout::Part ? counted / c : counted;
   }
 
@@ -193,16 +195,26 @@ RankedTensorType StageSharder::logical(Value v) const {
 
 RankedTensorType StageSharder::localType(Value v, Layout l) const {
   RankedTensorType t = logical(v);
-  if (l.kind != Layout::Part)
+  if (l.kind != Layout::Part && l.kind != Layout::Shared)
     return t;
   SmallVector<int64_t> shape(t.getShape());
-  shape[l.axis] = shape[l.axis] / units * own;
+  if (l.kind == Layout::Shared)
+    shape[l.axis] /= l.parts;
+  else
+    shape[l.axis] = shape[l.axis] / units * own;
   return RankedTensorType::get(shape, t.getElementType());
 }
 
 bool StageSharder::fits(Value v, Layout l) const {
   if (l.kind == Layout::Partial)
     return isa<FloatType>(cast<RankedTensorType>(v.getType()).getElementType());
+  if (l.kind == Layout::Shared) {
+    // Equal parts only: an uneven group's ranks hold shares of other sizes.
+    RankedTensorType t = logical(v);
+    return weights.empty() && l.parts > 0 && l.parts < c && c % l.parts == 0 &&
+           l.axis >= 0 && l.axis < t.getRank() &&
+           t.getDimSize(l.axis) % l.parts == 0;
+  }
   if (l.kind != Layout::Part)
     return true;
   RankedTensorType t = logical(v);
@@ -304,7 +316,7 @@ int64_t StageSharder::convertCost(Value v, Layout to) const {
     cost += bytes(src, from); // gathered
     from = Layout::whole();
   }
-  if (to.kind == Layout::Part && needsGrad)
+  if ((to.kind == Layout::Part || to.kind == Layout::Shared) && needsGrad)
     cost += bytes(src, to); // its gradient is gathered back
   return cost;
 }
@@ -387,7 +399,12 @@ Value StageSharder::convertedValue(Value operand, Layout to, Operation *user) {
       if (!src.getDefiningOp<ParamOp>())
         note("shard_slice");
       v = ShardSliceOp::create(b, loc, localType(src, to), v, to.axis, c,
-                               weightsAttr());
+                               weightsAttr(), IntegerAttr());
+    } else if (to.kind == Layout::Shared) {
+      note("shard_slice");
+      v = ShardSliceOp::create(b, loc, localType(src, to), v, to.axis, c,
+                               DenseI64ArrayAttr(),
+                               b.getI64IntegerAttr(to.parts));
     }
     slot = v;
   }
@@ -564,8 +581,8 @@ void StageSharder::foldShardedParams() {
     ShardSliceOp first;
     bool allSlices = llvm::all_of(p->getUsers(), [&](Operation *u) {
       auto s = dyn_cast<ShardSliceOp>(u);
-      if (!s)
-        return false;
+      if (!s || s.getParts())
+        return false; // a part several ranks hold is no rank's own shard
       if (!first)
         first = s;
       return s.getAxis() == first.getAxis();

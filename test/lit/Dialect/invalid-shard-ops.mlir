@@ -125,3 +125,27 @@ func.func @all_to_all_weights(%s: tensor<4x6x8xf32>) {
   %e = whale.all_to_all %s split 0 concat 1 shards 2 {weights = array<i64: 3, 1>} : tensor<4x6x8xf32> -> tensor<2x8x8xf32>
   return
 }
+
+// -----
+
+func.func @shared_parts(%x: tensor<2x4x16x8xf32>) {
+  // expected-error@+1 {{parts 3 must be fewer than the shards 4 and divide them}}
+  %k = whale.shard_slice %x axis 1 shards 4 parts 3 : tensor<2x4x16x8xf32> -> tensor<2x1x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @shared_shape(%x: tensor<2x2x16x8xf32>) {
+  // expected-error@+1 {{gives one of 2 parts of 'tensor<2x2x16x8xf32>' along axis 1, not 'tensor<2x2x16x8xf32>'}}
+  %k = whale.shard_slice %x axis 1 shards 4 parts 2 : tensor<2x2x16x8xf32> -> tensor<2x2x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @shared_weights(%x: tensor<2x2x16x8xf32>) {
+  // expected-error@+1 {{takes parts held by several ranks in equal parts only, not with weights}}
+  %k = whale.shard_slice %x axis 1 shards 4 parts 2 {weights = array<i64: 1, 1, 1, 1>} : tensor<2x2x16x8xf32> -> tensor<2x1x16x8xf32>
+  return
+}

@@ -10,6 +10,7 @@
 // CHECK: whale.sharded_cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} shards 4
 // CHECK: whale.param "w" normal [0.000000e+00, 2.000000e-02] {shard = array<i64: 1, 4>} : tensor<16x4xf32>
 // CHECK: whale.all_to_all %{{.*}} split 0 concat 1 shards 2 : tensor<4x10x8xf32> -> tensor<2x20x8xf32>
+// CHECK: whale.shard_slice %{{.*}} axis 1 shards 4 parts 2 : tensor<2x2x16x8xf32> -> tensor<2x1x16x8xf32>
 // CHECK-LABEL: func.func @uneven_round_trip
 // CHECK: whale.all_gather %{{.*}} axis 1 shards 2 {weights = array<i64: 3, 1>} : tensor<8x12xf32> -> tensor<8x16xf32>
 // CHECK: whale.shard_slice %{{.*}} axis 1 shards 2 {weights = array<i64: 3, 1>} : tensor<8x16xf32> -> tensor<8x4xf32>
@@ -25,6 +26,8 @@ func.func @round_trip(%p: tensor<2x16xf32>, %y: tensor<8xi32>, %d: tensor<8xf32>
   %g = whale.sharded_cross_entropy_grad %t, %y, %d shards 4 : tensor<8x4xf32>, tensor<8xi32>, tensor<8xf32>
   %w = whale.param "w" normal [0.0, 2.0e-02] {shard = array<i64: 1, 4>} : tensor<16x4xf32>
   %e = whale.all_to_all %slots split 0 concat 1 shards 2 : tensor<4x10x8xf32> -> tensor<2x20x8xf32>
+  %kv = whale.constant 1.0 : tensor<2x2x16x8xf32>
+  %k = whale.shard_slice %kv axis 1 shards 4 parts 2 : tensor<2x2x16x8xf32> -> tensor<2x1x16x8xf32>
   return
 }
 
