@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "test/unit/EquivalenceSupport.h"
+#include "test/unit/TempPath.h"
 
 namespace {
 
@@ -139,7 +140,7 @@ TEST(Balance, UnevenShardsSaveAndResumeLikeAnUninterruptedRun) {
   // The checkpoint holds whole parameters, gathered from uneven parts, and
   // hands each rank its part back on load.
   const std::string ckpt =
-      ::testing::TempDir() + "mlp-split-uneven.safetensors";
+      whale::testing::tempPath("mlp-split-uneven.safetensors");
   const std::string cluster = "cpu:1@flops=3e8,cpu:1@flops=1e8";
   auto run = [&](int steps, const std::string &save, const std::string &load) {
     whale::Interpreter interp;

@@ -14,7 +14,10 @@
 #include "runtime/checkpoint/RankCheckpoint.h"
 #include "runtime/run/ElasticSchedule.h"
 #include "test/unit/EquivalenceSupport.h"
+#include "test/unit/TempPath.h"
 #include "test/unit/Worst.h"
+
+#include <filesystem>
 
 namespace {
 
@@ -102,7 +105,9 @@ whale::TrainResult trainSteps(const std::string &text, const std::string &name,
 }
 
 TEST(Elastic, RankFilesLoadUnderAnotherPlanAndReshardOffline) {
-  const std::string dir = ::testing::TempDir() + "elastic_ranks";
+  const std::string dir = whale::testing::tempPath("elastic_ranks");
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(std::filesystem::create_directories(dir)) << dir;
   std::string text = source(kGpt);
   whale::TrainResult plain = trainSteps(text, kGpt, "cpu:4", 6, "", "");
   ASSERT_TRUE(plain.ok) << plain.error;
@@ -241,7 +246,7 @@ TEST(Elastic, WithNoCopyInMemoryAFailedRankResumesFromTheLastCheckpoint) {
       SCOPED_TRACE(std::string(script) + (ranks ? " rank files" : " one file"));
       std::string text =
           edit(source(script), "steps = ", "save_every = 2\n  steps = ");
-      std::string path = ::testing::TempDir() + "fallback-" +
+      std::string path = whale::testing::tempPath("fallback-") +
                          std::to_string(ranks) + "-" +
                          std::to_string(std::hash<std::string>()(script));
       whale::TrainResult plain = trainSteps(text, script, "cpu:4", 8, "", "");

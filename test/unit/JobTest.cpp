@@ -1,6 +1,7 @@
 //===- JobTest.cpp - whale::Job and the C API over it ---------------------===//
 
 #include "whale/Job.h"
+#include "test/unit/TempPath.h"
 #include "whale/whale.h"
 
 #include <gtest/gtest.h>
@@ -94,7 +95,7 @@ TEST(Job, ParametersHaveTheirInitialValuesBeforeTheFirstStep) {
 }
 
 TEST(Job, SaveAndLoadResumeTheStepAndTheState) {
-  std::string error, path = testing::TempDir() + "job-resume.safetensors";
+  std::string error, path = whale::testing::tempPath("job-resume.safetensors");
   std::remove(path.c_str());
   std::unique_ptr<whale::Job> a = linearJob(error), b = linearJob(error);
   ASSERT_TRUE(a && b) << error;

@@ -11,6 +11,7 @@
 #include "lib/compile/Cluster.h"
 #include "lib/compile/Planner.h"
 #include "lib/perf/Simulate.h"
+#include "test/unit/TempPath.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -540,7 +541,7 @@ TEST(Search, PlansSideBySideDecideAsOneAtATime) {
 
 TEST(Search, AScriptWithoutATrainBlockOrFileIsAnError) {
   whale::Cluster c = cluster("cpu:2");
-  std::string path = ::testing::TempDir() + "search_no_train.whl";
+  std::string path = whale::testing::tempPath("search_no_train.whl");
   std::ofstream(path) << "import nn\nmodel m(x: f32[B, 4]) {\n"
                          "  return mean(nn.linear(x, 3))\n}\n";
   whale::SearchResult r;

@@ -1,7 +1,8 @@
 //===- TrainTest.cpp - whale::train end to end ----------------------------===//
 
-#include "test/unit/Worst.h"
 #include "whale/Train.h"
+#include "test/unit/TempPath.h"
+#include "test/unit/Worst.h"
 
 #include <gtest/gtest.h>
 
@@ -121,7 +122,7 @@ TEST(Train, Bf16ActivationsTrainCloseToFp32) {
 }
 
 TEST(Train, SaveStopLoadContinueEqualsAnUninterruptedRun) {
-  std::string ckpt = ::testing::TempDir() + "mlp-step10.safetensors";
+  std::string ckpt = whale::testing::tempPath("mlp-step10.safetensors");
   whale::TrainOptions straight;
   straight.steps = 20;
   whale::TrainResult a = trainFile(example("mlp.whl"), straight);
@@ -165,8 +166,8 @@ TEST(Train, SaveEveryWritesResumableCheckpointsWhileItRuns) {
     opts.threads = 2;
     return whale::train(interp, opts);
   };
-  std::string ckpt = ::testing::TempDir() + "mlp-every4.safetensors";
-  std::string stopped = ::testing::TempDir() + "mlp-stopped.safetensors";
+  std::string ckpt = whale::testing::tempPath("mlp-every4.safetensors");
+  std::string stopped = whale::testing::tempPath("mlp-stopped.safetensors");
   std::remove(ckpt.c_str());
   whale::TrainOptions saving;
   saving.savePath = ckpt;
@@ -243,7 +244,7 @@ train m {
 
   // With a trace, the first op whose output went non-finite is named.
   whale::TrainOptions traced;
-  traced.tracePath = ::testing::TempDir() + "nan-trace.json";
+  traced.tracePath = whale::testing::tempPath("nan-trace.json");
   whale::TrainResult nanTraced = load(R"(
 model m(x: f32[B, 4], y: i32[B]) {
   logits = log(x - 10) @ param([4, 3])
@@ -260,7 +261,7 @@ train m {
             "step 1: the loss is NaN; the first op to produce a NaN or "
             "an infinity was 'fused: sub log'");
 
-  std::string ckpt = ::testing::TempDir() + "other-model.safetensors";
+  std::string ckpt = whale::testing::tempPath("other-model.safetensors");
   whale::TrainOptions save;
   save.steps = 1;
   save.savePath = ckpt;

@@ -2,6 +2,7 @@
 
 #include "../RandomValues.h"
 #include "../RuntimeFixture.h"
+#include "test/unit/TempPath.h"
 
 #include <gtest/gtest.h>
 
@@ -296,7 +297,7 @@ TEST(CApiTrace, APausedTraceRunsOpsUntimedAndMarksTheDriversSteps) {
   EXPECT_EQ(whale::testing::TestRuntime::data<float>(y)[1], 2.0f);
   ASSERT_EQ(whale_rt_comm_pause_trace(comm.get(), 0), WHALE_RT_OK);
   step("traced again");
-  std::string path = ::testing::TempDir() + "paused-trace.json";
+  std::string path = whale::testing::tempPath("paused-trace.json");
   ASSERT_EQ(whale_rt_comm_write_trace(comm.get(), path.c_str()), WHALE_RT_OK);
   std::ifstream in(path);
   std::string json((std::istreambuf_iterator<char>(in)),

@@ -2,6 +2,7 @@
 
 #include "runtime/data/DataOrder.h"
 #include "runtime/data/TextDataset.h"
+#include "test/unit/TempPath.h"
 
 #include <gtest/gtest.h>
 
@@ -52,7 +53,7 @@ TEST(DataOrder, RankSlicesTileTheGlobalBatch) {
 }
 
 std::string writeTemp(const std::string &name, const std::string &text) {
-  std::string path = ::testing::TempDir() + name;
+  std::string path = whale::testing::tempPath(name);
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }
@@ -73,7 +74,7 @@ TEST(TextDataset, WindowsOfBytesShiftedByOne) {
 }
 
 TEST(TextDataset, AFolderIsItsFilesInSortedOrder) {
-  std::string dir = ::testing::TempDir() + "textdir";
+  std::string dir = whale::testing::tempPath("textdir");
   ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir + "/sub").c_str()),
             0);
   std::ofstream(dir + "/b.txt") << "BB";

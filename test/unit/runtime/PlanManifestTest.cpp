@@ -4,6 +4,7 @@
 #include "runtime/bundle/PlanManifest.h"
 #include "runtime/run/BatchRows.h"
 #include "support/JsonValue.h"
+#include "test/unit/TempPath.h"
 
 #include <gtest/gtest.h>
 
@@ -125,7 +126,7 @@ PlanManifest sample() {
 
 TEST(PlanManifest, ReadsBackWhatItWrites) {
   PlanManifest m = sample(), back;
-  std::string path = ::testing::TempDir() + "/whale-manifest-test.json";
+  std::string path = whale::testing::tempPath("whale-manifest-test.json");
   ASSERT_EQ(writeManifest(m, path), "");
   std::string error;
   ASSERT_TRUE(readManifest(path, back, error)) << error;
@@ -168,7 +169,7 @@ TEST(PlanManifest, ReadsBackWhatItWrites) {
 // entry point that is not the stage's, a library no file entry vouches for.
 TEST(PlanManifest, RefusesWhatTheCompilerNeverWrites) {
   auto refused = [](PlanManifest m) {
-    std::string path = ::testing::TempDir() + "/whale-manifest-refused.json";
+    std::string path = whale::testing::tempPath("whale-manifest-refused.json");
     EXPECT_EQ(writeManifest(m, path), "");
     PlanManifest back;
     std::string error;
@@ -197,7 +198,7 @@ TEST(PlanManifest, RefusesWhatTheCompilerNeverWrites) {
   // A share of a GPU's SMs is a device the compiler writes.
   m = sample();
   m.devices[0].name = "cuda:0@sms=40";
-  std::string path = ::testing::TempDir() + "/whale-manifest-share.json";
+  std::string path = whale::testing::tempPath("whale-manifest-share.json");
   ASSERT_EQ(writeManifest(m, path), "");
   PlanManifest back;
   std::string error;
@@ -216,7 +217,7 @@ TEST(PlanManifest, ReplicasOfARowGroupShareTheirRows) {
   m.rowGroup = 2;
   m.replicaLibrary = {0, 0, 1, 1};
   m.devices.resize(8, {"cpu:0", 1, 0});
-  std::string path = ::testing::TempDir() + "/whale-manifest-rows.json";
+  std::string path = whale::testing::tempPath("whale-manifest-rows.json");
   ASSERT_EQ(writeManifest(m, path), "");
   std::string error;
   ASSERT_TRUE(readManifest(path, back, error)) << error;
@@ -234,7 +235,7 @@ TEST(PlanManifest, ReplicasOfARowGroupShareTheirRows) {
 std::string errorAfter(void (*edit)(PlanManifest &)) {
   PlanManifest m = sample(), back;
   edit(m);
-  std::string path = ::testing::TempDir() + "/whale-manifest-bad.json";
+  std::string path = whale::testing::tempPath("whale-manifest-bad.json");
   if (std::string err = writeManifest(m, path); !err.empty())
     return err;
   std::string error;

@@ -1,6 +1,7 @@
 //===- RuntimeCoreTest.cpp - allocator, threads, optimizers, profiler -----===//
 
 #include "GradCheck.h"
+#include "test/unit/TempPath.h"
 
 #include "runtime/core/Profiler.h"
 #include "runtime/ops/Bf16.h"
@@ -273,7 +274,7 @@ TEST(Profiler, WritesAChromeTrace) {
 // fails (here its temporary name is taken by a folder, as a full disk
 // would fail it), the earlier trace stays as it was, not truncated JSON.
 TEST(Profiler, AFailedWriteLeavesTheEarlierTraceAsItWas) {
-  const std::string path = ::testing::TempDir() + "kept-trace.json";
+  const std::string path = whale::testing::tempPath("kept-trace.json");
   {
     std::ofstream f(path);
     f << "{\"earlier\": true}";

@@ -1,6 +1,7 @@
 //===- SafetensorsTest.cpp - checkpoints: round trip and bad files --------===//
 
 #include "runtime/store/Safetensors.h"
+#include "test/unit/TempPath.h"
 
 #include <gtest/gtest.h>
 
@@ -32,7 +33,7 @@ TEST(Safetensors, RoundTrip) {
   c.tensors.push_back(step);
   c.metadata["format"] = "whale";
   c.metadata["quote\"d"] = "line\nbreak";
-  std::string path = ::testing::TempDir() + "ckpt.safetensors";
+  std::string path = whale::testing::tempPath("ckpt.safetensors");
   ASSERT_TRUE(writeSafetensors(path, c));
   Checkpoint back;
   Status st = readSafetensors(path, back);
@@ -59,7 +60,7 @@ TEST(Safetensors, RoundTrip) {
 TEST(Safetensors, RefusesInconsistentTensorsToWrite) {
   Checkpoint c;
   c.tensors.push_back(f32("w", {2, 2}, {1, 2, 3}));
-  Status st = writeSafetensors(::testing::TempDir() + "bad.safetensors", c);
+  Status st = writeSafetensors(whale::testing::tempPath("bad.safetensors"), c);
   ASSERT_FALSE(st);
   EXPECT_EQ(st.message(), "checkpoint tensor 'w' has 12 bytes, which do not "
                           "match dtype F32 and its shape");
@@ -174,7 +175,7 @@ TEST(Safetensors, HeaderValuesOfTheWrongKindAreRefused) {
 
 /// A checkpoint as Whale writes it, in memory.
 std::vector<uint8_t> written(const Checkpoint &c) {
-  std::string path = ::testing::TempDir() + "written.safetensors";
+  std::string path = whale::testing::tempPath("written.safetensors");
   EXPECT_TRUE(writeSafetensors(path, c));
   std::ifstream f(path, std::ios::binary);
   return std::vector<uint8_t>((std::istreambuf_iterator<char>(f)),
@@ -253,7 +254,7 @@ TEST(Safetensors, DamagedHeadersAndLayoutsAreFound) {
 }
 
 TEST(Safetensors, AFailedWriteLeavesTheOldFileAndNoTemporary) {
-  std::string dir = ::testing::TempDir() + "full/";
+  std::string dir = whale::testing::tempPath("full/");
   std::string path = dir + "c.safetensors";
   ::mkdir(dir.c_str(), 0755);
   ASSERT_TRUE(writeSafetensors(path, twoTensors()));
