@@ -14,6 +14,7 @@
 #include "lib/api/HfLlamaNames.h"
 #include "lib/compile/ModelLookup.h"
 #include "runtime/checkpoint/Checkpoint.h"
+#include "runtime/checkpoint/RankCheckpoint.h"
 #include "runtime/store/Safetensors.h"
 #include "support/OutputFile.h"
 
@@ -50,13 +51,12 @@ HfExportResult exportHuggingFace(Interpreter &interp,
                 std::to_string(facts.scalings.size()) + " and " +
                 std::to_string(facts.eps.size()));
 
+  // A single file (in bf16, widened to f32) or a folder of rank files,
+  // each parameter put together whole.
   rt::Checkpoint ckpt;
-  std::string file = checkpointFile(options.checkpoint, false, error);
-  if (file.empty())
-    return fail(error);
-  if (rt::Status st = rt::readSafetensors(file, ckpt); !st)
-    return fail(st.message());
-  rt::widenFloatTensors(ckpt); // a checkpoint in bf16 exports as f32
+  if (std::string err = loadWholeTensors(options.checkpoint, ckpt);
+      !err.empty())
+    return fail(err);
   if (ckpt.metadata["model"] != model)
     return fail("checkpoint '" + options.checkpoint + "' is of model '" +
                 ckpt.metadata["model"] + "', not '" + model + "'");

@@ -310,4 +310,41 @@ std::string loadStateCheckpoint(const std::string &path, StateCheckpoint &out,
   return "";
 }
 
+std::string loadWholeTensors(const std::string &path, rt::Checkpoint &out) {
+  out = rt::Checkpoint();
+  if (!isRankCheckpoint(path)) {
+    std::string error;
+    std::string file = checkpointFile(path, /*saving=*/false, error);
+    if (file.empty())
+      return error;
+    if (rt::Status st = rt::readSafetensors(file, out); !st.isOk())
+      return st.message();
+    rt::widenFloatTensors(out);
+    return "";
+  }
+  StateCheckpoint state;
+  if (std::string err = loadStateCheckpoint(path, state); !err.empty())
+    return err;
+  // One rank holding every f32 tensor whole: a reshard to it finds each
+  // element in some rank's box, or says which part no rank holds.
+  StateCollection whole;
+  whole.model = state.model;
+  whole.ranks = {{"export", "export"}};
+  for (const StateTensor &t : state.layout.tensors)
+    if (t.elementBytes == 4)
+      whole.tensors.push_back({t.name, t.shape, 4, {{0, wholeBox(t.shape)}}});
+  ReshardPlan plan;
+  HeldState gathered;
+  std::string error;
+  if (!planReshard(state.layout, whole, plan, error) ||
+      !applyReshard(whole, plan, state.held, gathered, error))
+    return "checkpoint '" + path + "': " + error;
+  out.metadata["model"] = state.model;
+  for (const StateTensor &t : whole.tensors) {
+    std::vector<uint8_t> &bytes = gathered[{0, t.name}][wholeBox(t.shape)];
+    out.tensors.push_back({t.name, "F32", t.shape, std::move(bytes)});
+  }
+  return "";
+}
+
 } // namespace whale

@@ -17,6 +17,7 @@
 #define WHALE_RUNTIME_CHECKPOINT_RANKCHECKPOINT_H
 
 #include "runtime/state/Reshard.h"
+#include "runtime/store/Safetensors.h"
 
 #include <cstdint>
 #include <set>
@@ -66,6 +67,12 @@ std::string writeRankFiles(const std::string &folder,
 /// single file is read whole.
 std::string loadStateCheckpoint(const std::string &path, StateCheckpoint &out,
                                 const std::set<int64_t> *only = nullptr);
+
+/// The f32 tensors of a checkpoint, each whole, under their names, with the
+/// model's name as metadata "model": a single file as it is (bf16 and fp16
+/// widened), or a folder of rank files put together from the ranks' boxes
+/// (every element must be held by some rank). What `whale export` reads.
+std::string loadWholeTensors(const std::string &path, rt::Checkpoint &out);
 
 } // namespace whale
 

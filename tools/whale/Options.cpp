@@ -264,8 +264,9 @@ std::vector<VerbSpec> makeVerbs() {
        "scaling, rms_norm_eps and context, for from_pretrained. The script "
        "builds its model of the stdlib's parts, as import needs.",
        {{"--load", "CKPT",
-         "the Whale checkpoint (one file, from run --save "
-         "or import)"},
+         "the Whale checkpoint: one file (from run --save or import) or a "
+         "folder of rank files, each parameter put together from its ranks' "
+         "parts"},
         {"--hf", "DIR", "the folder to write (made if missing)"},
         {"--model", "NAME",
          "the model (default: the first with a train "

@@ -10,7 +10,6 @@ SCRIPT is a script of DIR (tiny_llama.whl); its model's body, wrapped in
 split { }, is the tensor-parallel plan.
 """
 import os
-import re
 import subprocess
 import sys
 
@@ -20,16 +19,13 @@ for d in sys.argv[5:] + [f"DATA={os.path.join(here, fixture, 'tokens.bin')}"]:
     defines += ["--define", d]
 script = os.path.join(here, script_name)
 out = os.path.join(tmp, fixture)
-# The model's body in one split TaskGraph: its statements, with the return
-# of the loss after the block.
-text = open(script).read()
-body = re.search(r"(model llama\([^)]*\) \{\n)(.*?)(  return ([^\n]*)\n\})", text,
-                 re.S)
+# The model's body in one split TaskGraph (test/lit/Tools/Inputs/
+# split_body.py, which export-hf.test uses too).
 split = out + ".split.whl"
-with open(split, "w") as f:
-    f.write(text[:body.start(2)] + "  split {\n" + body.group(2) +
-            "    loss = " + body.group(4) + "\n  }\n  return loss\n}" +
-            text[body.end(3):])
+subprocess.run([sys.executable,
+                os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                             "..", "Tools", "Inputs", "split_body.py"),
+                script, split], check=True)
 weights = os.path.join(here, fixture, "whale.safetensors")
 expected = os.path.join(here, fixture, "expected.json")
 
