@@ -13,6 +13,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
 #include <numeric>
 
 namespace whale {
@@ -24,6 +25,11 @@ struct StageReport {
   std::vector<int64_t> devices;
   std::vector<std::string> schedule;
   int64_t parameterBytes = 0, activationBytes = 0;
+  /// What the parameters carry on a device: the gradients (with the next
+  /// micro-batch's beside their sum when they accumulate) and the
+  /// optimizer's state, on its owner alone under shard_optimizer (the most
+  /// any rank of the stage owns).
+  int64_t gradientBytes = 0, optimizerStateBytes = 0;
   int64_t sendBytes = 0, recvBytes = 0, allReduceBytes = 0;
   int64_t buckets = 0;
   /// ZeRO's buckets: the gradients reduced to their owners (counted in
@@ -165,9 +171,24 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
     r.stage = s;
     auto fn = ranks.lookupSymbol<mlir::func::FuncOp>(plan.model + "_stage" +
                                                      std::to_string(s));
+    // Optimizer state by owner (-1: every rank keeps it).
+    std::map<int64_t, int64_t> stateByOwner;
+    auto addState = [&](mlir::Value param, int64_t tensors,
+                        std::optional<uint64_t> owner) {
+      stateByOwner[owner ? int64_t(*owner) : -1] +=
+          tensors * tensorBytes(param.getType());
+    };
     fn.walk([&](mlir::Operation *op) {
-      if (auto p = mlir::dyn_cast<ParamOp>(op))
+      if (auto p = mlir::dyn_cast<ParamOp>(op)) {
         r.parameterBytes += tensorBytes(p.getType());
+        if (!p.getFrozen())
+          r.gradientBytes +=
+              tensorBytes(p.getType()) * (plan.microBatches > 1 ? 2 : 1);
+      } else if (auto sgd = mlir::dyn_cast<SgdUpdateOp>(op))
+        addState(sgd.getParam(), sgd.getMomentum().convertToDouble() > 0,
+                 sgd.getOwner());
+      else if (auto adam = mlir::dyn_cast<AdamUpdateOp>(op))
+        addState(adam.getParam(), 2, adam.getOwner());
       else if (auto send = mlir::dyn_cast<SendOp>(op))
         r.sendBytes += tensorBytes(send.getValue().getType());
       else if (auto recv = mlir::dyn_cast<RecvOp>(op))
@@ -196,6 +217,11 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
       }
     });
     r.activationBytes = peakActivations(fn);
+    int64_t owned = 0;
+    for (const auto &[owner, bytes] : stateByOwner)
+      if (owner >= 0)
+        owned = std::max(owned, bytes);
+    r.optimizerStateBytes = stateByOwner[-1] + owned;
   }
   return out;
 }
@@ -366,11 +392,13 @@ std::string planText(const PlannedModel &plan, const PlannedModel *even,
     os << "]\n  schedule   ";
     llvm::interleave(r.schedule, os, " ");
     os << "\n  memory     parameters " << mib(r.parameterBytes)
-       << ", peak activations " << mib(r.activationBytes)
-       << " per device\n  per step   all-reduce " << mib(r.allReduceBytes)
-       << " in " << r.buckets << " bucket" << (r.buckets == 1 ? "" : "s")
-       << ", send " << mib(r.sendBytes) << ", recv " << mib(r.recvBytes)
-       << ", shard groups " << mib(r.tensorParallelBytes);
+       << ", gradients " << mib(r.gradientBytes) << ", optimizer state "
+       << mib(r.optimizerStateBytes) << ", peak activations "
+       << mib(r.activationBytes) << " per device\n  per step   all-reduce "
+       << mib(r.allReduceBytes) << " in " << r.buckets << " bucket"
+       << (r.buckets == 1 ? "" : "s") << ", send " << mib(r.sendBytes)
+       << ", recv " << mib(r.recvBytes) << ", shard groups "
+       << mib(r.tensorParallelBytes);
     if (r.reducedToOwnersBytes > 0 || r.gatheredFromOwnersBytes > 0)
       os << ", reduced to owners " << mib(r.reducedToOwnersBytes)
          << ", gathered from owners " << mib(r.gatheredFromOwnersBytes);
@@ -457,6 +485,8 @@ std::string planJson(const PlannedModel &plan, const PlannedModel *even,
         {"schedule", std::move(schedule)},
         {"memory_bytes",
          llvm::json::Object{{"parameters", r.parameterBytes},
+                            {"gradients", r.gradientBytes},
+                            {"optimizer_state", r.optimizerStateBytes},
                             {"peak_activations", r.activationBytes}}},
         {"comm_bytes_per_step",
          llvm::json::Object{{"all_reduce", r.allReduceBytes},

@@ -130,10 +130,11 @@ LogicalResult ShardSliceOp::verify() {
     if (getWeights())
       return emitOpError("takes parts held by several ranks in equal parts "
                          "only, not with weights");
-    if (*parts >= getShards() || getShards() % *parts != 0)
-      return emitOpError() << "parts " << *parts
-                           << " must be fewer than the shards " << getShards()
-                           << " and divide them";
+    const int64_t p = static_cast<int64_t>(*parts),
+                  shards = static_cast<int64_t>(getShards());
+    if (p >= shards || shards % p != 0)
+      return emitOpError() << "parts " << p << " must be fewer than the shards "
+                           << shards << " and divide them";
     if (a < 0 || a >= in.getRank() || in.getDimSize(a) % *parts != 0)
       return emitOpError() << "axis " << a << " of " << in
                            << " must divide into " << *parts << " parts";

@@ -101,11 +101,10 @@ void shardUpdates(func::FuncOp fn, OpBuilder &b) {
   }
   for (auto &[key, h] : buckets) {
     auto sum = cast<AllReduceOp>(key.first);
-    std::optional<int64_t> shards = sum.getShards();
     b.setInsertionPointAfter(h.last);
     BroadcastOp::create(b, h.last->getLoc(), h.params,
                         b.getDenseI64ArrayAttr(h.owners), sum.getGroupAttr(),
-                        shards ? b.getI64IntegerAttr(*shards) : IntegerAttr());
+                        sum.getShardsAttr());
   }
 }
 
