@@ -28,8 +28,8 @@ namespace {
 /// that depends on a trained parameter through them has a gradient the rank
 /// program keeps. Integer results and operands (positions, ids, expert
 /// choices) never carry one (isFloat below). Ops without the interface
-/// (communication, optimizer updates) stop nothing the bound follows: they
-/// come after the planned model.
+/// (constants; communication and updates, which planning adds later) pass
+/// none.
 bool passesGradients(Operation *op) { return isa<GradientOpInterface>(op); }
 
 bool isFloat(Value v) {

@@ -16,8 +16,9 @@ include "mlir/IR/OpBase.td"
 
 def Whale_ShardingOpInterface : OpInterface<"ShardingOpInterface"> {
   let description = [{
-    The sharding patterns of an op: each names the layout (whole, part(d)
-    or partial, `ShardingOpInterface.h`) it needs of each operand, which
+    The sharding patterns of an op: each names the layout (whole, part(d),
+    partial, or for an operand shared(d, P), `ShardingOpInterface.h`) it
+    needs of each operand, which
     whole operands its parts read (their gradients are summed over the
     group), and the layout of its result. The op offers the patterns that
     its operands' present layouts make worth trying (`Context::layoutOf`);
