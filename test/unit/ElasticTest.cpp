@@ -246,9 +246,9 @@ TEST(Elastic, WithNoCopyInMemoryAFailedRankResumesFromTheLastCheckpoint) {
       SCOPED_TRACE(std::string(script) + (ranks ? " rank files" : " one file"));
       std::string text =
           edit(source(script), "steps = ", "save_every = 2\n  steps = ");
-      std::string path = whale::testing::tempPath("fallback-") +
-                         std::to_string(ranks) + "-" +
-                         std::to_string(std::hash<std::string>()(script));
+      std::string path = whale::testing::tempPath(
+          "fallback-" + std::to_string(ranks) + "-" +
+          std::to_string(std::hash<std::string>()(script)));
       whale::TrainResult plain = trainSteps(text, script, "cpu:4", 8, "", "");
       whale::TrainResult failing =
           trainText(text, script, "cpu:4", [&](whale::TrainOptions &opts) {
