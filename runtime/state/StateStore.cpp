@@ -64,6 +64,14 @@ bool StateStore::surviving(int64_t lost, StateCollection &layout,
                            HeldState &held, std::string &error) {
   wait();
   const int64_t n = static_cast<int64_t>(layout_.ranks.size());
+  // A worker the store's plan does not have joined after its last update
+  // (an elastic change added it): it held none of that state, which is
+  // whole without it.
+  if (step_ >= 0 && n >= 1 && lost >= n) {
+    layout = layout_;
+    held = own_;
+    return true;
+  }
   if (step_ < 0 || n < 2 || lost < 0 || lost >= n) {
     error = "no other worker holds a copy of its state";
     return false;

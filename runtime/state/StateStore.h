@@ -53,8 +53,10 @@ public:
 
   /// The state with worker `lost` gone: its boxes held by the next worker,
   /// from that worker's copy, each checked against the CRC-32C taken when
-  /// it was copied (after waiting for the copies). False, with `error`, when no copy survives or a copy is
-  /// damaged (it is never used).
+  /// it was copied (after waiting for the copies). A worker past the
+  /// store's plan (added by an elastic change since its last update) held
+  /// none of it: the state is all there. False, with `error`, when no copy
+  /// survives or a copy is damaged (it is never used).
   bool surviving(int64_t lost, StateCollection &layout, HeldState &held,
                  std::string &error);
 

@@ -391,6 +391,16 @@ TEST(Reshard, TheStoreLosesNoStateWhenAnyOneWorkerIsLost) {
           << error;
       EXPECT_TRUE(rebuilt == cutFrom(layout, wholes));
     }
+    // A worker the store's plan lacks (added by a growth since its last
+    // update) held none of its state: all of it survives, as it was.
+    {
+      whale::StateCollection surviving;
+      whale::HeldState held;
+      std::string error;
+      ASSERT_TRUE(store.surviving(5, surviving, held, error)) << error;
+      EXPECT_EQ(surviving.ranks.size(), layout.ranks.size());
+      EXPECT_TRUE(held == cutFrom(layout, wholes));
+    }
     // A copy gone bad is found by its checksum and never used.
     store.damageCopyOf(2);
     whale::StateCollection surviving;
