@@ -13,7 +13,6 @@
 #include "lib/api/HfLlamaFacts.h"
 #include "lib/api/HfLlamaNames.h"
 #include "lib/compile/ModelLookup.h"
-#include "runtime/checkpoint/Checkpoint.h"
 #include "runtime/checkpoint/RankCheckpoint.h"
 #include "runtime/store/Safetensors.h"
 #include "support/OutputFile.h"

@@ -5,6 +5,7 @@
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lowering/Passes.h"
 #include "lowering/Plan.h"
+#include "lowering/Transforms/Parallel/StageMemory.h"
 #include "perfmodel/DeviceSpeed.h"
 #include "runtime/run/BatchRows.h"
 
@@ -182,8 +183,8 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
       if (auto p = mlir::dyn_cast<ParamOp>(op)) {
         r.parameterBytes += tensorBytes(p.getType());
         if (!p.getFrozen())
-          r.gradientBytes +=
-              tensorBytes(p.getType()) * (plan.microBatches > 1 ? 2 : 1);
+          r.gradientBytes += static_cast<int64_t>(plan::gradientBytesOf(
+              double(tensorBytes(p.getType())), plan.microBatches));
       } else if (auto sgd = mlir::dyn_cast<SgdUpdateOp>(op))
         addState(sgd.getParam(), sgd.getMomentum().convertToDouble() > 0,
                  sgd.getOwner());

@@ -36,12 +36,18 @@ inline int64_t inFlightOf(int64_t stage, int64_t stages, int64_t m, bool gpipe,
   return (held + chunks - 1) / chunks;
 }
 
+/// Bytes of the gradients of `paramBytes` of parameters: one each, and
+/// when gradients accumulate over `m` micro-batches the next micro-batch's
+/// beside the sum. (`whale plan`'s memory by kind reads the same rule.)
+inline double gradientBytesOf(double paramBytes, int64_t m) {
+  return paramBytes * (m > 1 ? 2 : 1);
+}
+
 /// Bytes of a stage's parameters and what they carry: their gradients and
 /// the optimizer's `states` tensors each (a fraction of them where the
-/// state is sharded over replicas), plus, when gradients accumulate over
-/// micro-batches, the next micro-batch's gradient beside the sum.
+/// state is sharded over replicas).
 inline double fixedBytesOf(double paramBytes, double states, int64_t m) {
-  return paramBytes * (2 + states + (m > 1 ? 1 : 0));
+  return paramBytes * (1 + states) + gradientBytesOf(paramBytes, m);
 }
 
 /// Bytes per row of a micro-batch: the activations of the micro-batches in

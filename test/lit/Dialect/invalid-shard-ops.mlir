@@ -149,3 +149,11 @@ func.func @shared_weights(%x: tensor<2x2x16x8xf32>) {
   %k = whale.shard_slice %x axis 1 shards 4 parts 2 {weights = array<i64: 1, 1, 1, 1>} : tensor<2x2x16x8xf32> -> tensor<2x1x16x8xf32>
   return
 }
+
+// -----
+
+func.func @shared_axis(%x: tensor<2x3x16x8xf32>) {
+  // expected-error@+1 {{axis 1 of 'tensor<2x3x16x8xf32>' must divide into 2 parts}}
+  %k = whale.shard_slice %x axis 1 shards 4 parts 2 : tensor<2x3x16x8xf32> -> tensor<2x1x16x8xf32>
+  return
+}
