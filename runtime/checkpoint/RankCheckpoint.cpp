@@ -311,17 +311,9 @@ std::string loadStateCheckpoint(const std::string &path, StateCheckpoint &out,
 }
 
 std::string loadWholeTensors(const std::string &path, rt::Checkpoint &out) {
+  // A single file reads as one rank holding every tensor whole (its bf16
+  // and fp16 widened), a folder as its ranks' boxes: one path for both.
   out = rt::Checkpoint();
-  if (!isRankCheckpoint(path)) {
-    std::string error;
-    std::string file = checkpointFile(path, /*saving=*/false, error);
-    if (file.empty())
-      return error;
-    if (rt::Status st = rt::readSafetensors(file, out); !st.isOk())
-      return st.message();
-    rt::widenFloatTensors(out);
-    return "";
-  }
   StateCheckpoint state;
   if (std::string err = loadStateCheckpoint(path, state); !err.empty())
     return err;

@@ -69,8 +69,8 @@ std::string loadStateCheckpoint(const std::string &path, StateCheckpoint &out,
                                 const std::set<int64_t> *only = nullptr);
 
 /// The f32 tensors of a checkpoint, each whole, under their names, with the
-/// model's name as metadata "model": a single file as it is (bf16 and fp16
-/// widened), or a folder of rank files put together from the ranks' boxes
+/// model's name as metadata "model": a single file's (bf16 and fp16
+/// widened), or a folder of rank files' put together from the ranks' boxes
 /// (every element must be held by some rank). What `whale export` reads.
 std::string loadWholeTensors(const std::string &path, rt::Checkpoint &out);
 
