@@ -41,7 +41,8 @@ mlir::MLIRContext &context() {
   return *ctx;
 }
 
-// Every pass of lowering/Passes.td, by its whale-opt flag.
+// Every pass of lowering/**/Passes.td, by its whale-opt flag (lit
+// Tools/pass-lists.test checks the list against the .td files).
 const char *const kPasses[] = {
     "whale-fuse-attention",
     "whale-gemm-epilogues",
@@ -49,7 +50,6 @@ const char *const kPasses[] = {
     "whale-fuse-elementwise",
     "whale-amp-storage",
     "whale-widen-bf16",
-    "whale-share-casts",
     "whale-annotate-cost",
     "whale-taskgraph-partition",
     "whale-virtual-devices",
@@ -62,6 +62,7 @@ const char *const kPasses[] = {
     "whale-overlap-grad-sync",
     "whale-autodiff",
     "whale-train-step",
+    "whale-copy-written-operands",
     "whale-to-runtime",
 };
 
