@@ -218,10 +218,12 @@ whale_rt_status whale_rt_layernorm(whale_rt_context *ctx, whale_rt_tensor *x,
  * transformers computes it. `scaling`, null or {factor, low_freq_factor,
  * high_freq_factor, original_max_position_embeddings}, rescales the
  * frequencies as Llama 3.1 does. `inverse` turns the other way (the
- * gradient). */
+ * gradient). `position`, null or an i32 scalar p >= 0, puts the first row
+ * of T at position p (a key/value cache's decoding step). */
 whale_rt_status whale_rt_rope(whale_rt_context *ctx, whale_rt_tensor *x,
-                              double theta, const double *scaling,
-                              int32_t inverse, whale_rt_tensor *out);
+                              whale_rt_tensor *position, double theta,
+                              const double *scaling, int32_t inverse,
+                              whale_rt_tensor *out);
 /* Root-mean-square normalization over the last dimension (Llama's RMSNorm):
  * out = x / sqrt(mean(x * x) + eps) * weight, weight [D]. */
 whale_rt_status whale_rt_rms_norm(whale_rt_context *ctx, whale_rt_tensor *x,
@@ -338,6 +340,21 @@ whale_rt_status whale_rt_attention(whale_rt_context *ctx, whale_rt_tensor *q,
                                    whale_rt_tensor *k, whale_rt_tensor *v,
                                    double scale, int32_t form,
                                    whale_rt_tensor *out);
+/* A decoding step's attention over a key/value cache: k and v
+ * [B, Hk, N, E] are the rows of positions p .. p + N - 1 (`position`, an
+ * i32 scalar, is p); key_cache and value_cache [B, Hk, W, E] hold the rows
+ * before p. new_key_cache and new_value_cache are the caches with rows
+ * p .. p + N - 1 replaced (they may be the caches themselves: written in
+ * place), and out [B, H, N, E] is causal attention's for those N queries
+ * (query row i attends to rows 0 .. p + i); Hk divides H. p + N <= W. */
+whale_rt_status whale_rt_kv_attention(whale_rt_context *ctx, whale_rt_tensor *q,
+                                      whale_rt_tensor *k, whale_rt_tensor *v,
+                                      whale_rt_tensor *key_cache,
+                                      whale_rt_tensor *value_cache,
+                                      whale_rt_tensor *position, double scale,
+                                      whale_rt_tensor *out,
+                                      whale_rt_tensor *new_key_cache,
+                                      whale_rt_tensor *new_value_cache);
 whale_rt_status
 whale_rt_attention_grad(whale_rt_context *ctx, whale_rt_tensor *q,
                         whale_rt_tensor *k, whale_rt_tensor *v,

@@ -242,12 +242,17 @@ struct SampleOptions {
   double temperature = 0.8; ///< 0: greedy, the most likely byte each time
   uint64_t seed = 0;
   int threads = 0;
+  /// Decode over a key/value cache where the model allows it (each byte
+  /// then costs one position); false: recompute the window for each byte.
+  bool cache = true;
 };
 
 struct SampleResult {
   bool ok = false;
   std::string error;
   std::string text; ///< the prompt and what followed it
+  /// Why no key/value cache served ("" when one did).
+  std::string cacheRefusal;
 };
 
 /// Generates text with a trained byte-level language model: a model whose
@@ -256,7 +261,10 @@ struct SampleResult {
 /// logits at the last position of the window, divided by the temperature
 /// (at 0, the most likely). The window holds the text from its start while
 /// the text is shorter, so that a continuation within the window is the
-/// one a model without a window gives.
+/// one a model without a window gives. With a key/value cache each byte
+/// costs one position; past the window it starts over from the text's last
+/// half window (at most half a window less context than recomputing the
+/// window for each byte gives).
 SampleResult sample(Interpreter &interp, const SampleOptions &options);
 
 } // namespace whale

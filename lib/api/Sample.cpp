@@ -3,14 +3,13 @@
 #include "whale/Train.h"
 
 #include "dialects/Whale/IR/WhaleOps.h"
+#include "lib/compile/GenerationFunctions.h"
 #include "lib/compile/Jit.h"
 #include "lib/compile/ModelLookup.h"
-#include "lowering/Passes.h"
 #include "runtime/WhaleRuntime.h"
 #include "runtime/checkpoint/Checkpoint.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <cmath>
 #include <memory>
@@ -21,41 +20,145 @@ namespace whale {
 
 namespace {
 
-/// Adds `@m_logits`: the model up to the logits its cross entropy reads
-/// (the loss and what feeds only it are dropped).
-mlir::func::FuncOp logitsFunction(mlir::ModuleOp module,
-                                  mlir::func::FuncOp model,
-                                  std::string &error) {
-  mlir::OpBuilder b(module.getContext());
-  b.setInsertionPointAfter(model);
-  auto fn = mlir::cast<mlir::func::FuncOp>(b.clone(*model));
-  fn.setName((model.getName() + "_logits").str());
-  fn->removeAttr("whale.train");
-  inlineTaskGraphs(fn);
-  CrossEntropyOp ce;
-  fn.walk([&](CrossEntropyOp op) {
-    if (fn.getNumArguments() == 2 && op.getLabels() == fn.getArgument(1))
-      ce = op;
-  });
-  if (!ce) {
-    error = "sampling needs a model whose loss is a cross entropy of its "
-            "second input (the targets)";
-    fn.erase();
-    return nullptr;
+/// The logits of the text's last byte, one way or another.
+class NextLogits {
+public:
+  virtual ~NextLogits() = default;
+  /// The vocabulary's logits after `text` (valid until the next call), or
+  /// null with `error` set.
+  virtual const float *after(const std::string &text, std::string &error) = 0;
+};
+
+/// The model run whole on the text's last `window` bytes, from position 0
+/// (what pads the window after the text cannot reach it: attention is
+/// causal), for each byte.
+class WindowLogits : public NextLogits {
+public:
+  WindowLogits(whale_rt_context *ctx, JitProgram::Entry entry, int64_t batch,
+               int64_t window, int64_t vocab)
+      : ctx(ctx), entry(entry), batch(batch), window(window), vocab(vocab) {
+    const int64_t shape[] = {batch, window};
+    for (whale_rt_tensor *&t : inputs)
+      whale_rt_tensor_create(ctx, WHALE_RT_I32, 2, shape, &t);
   }
-  mlir::Block &entry = fn.getBody().front();
-  auto ret = mlir::cast<mlir::func::ReturnOp>(entry.getTerminator());
-  ret->setOperands(ce.getLogits());
-  fn.setFunctionType(
-      b.getFunctionType(fn.getArgumentTypes(), {ce.getLogits().getType()}));
-  llvm::SmallVector<mlir::Operation *> ops;
-  for (mlir::Operation &op : entry.without_terminator())
-    ops.push_back(&op);
-  for (mlir::Operation *op : llvm::reverse(ops))
-    if (!mlir::isa<ParamOp>(op) && mlir::isOpTriviallyDead(op))
-      op->erase();
-  return fn;
-}
+  ~WindowLogits() override {
+    release(out);
+    for (whale_rt_tensor *t : inputs)
+      release(t);
+  }
+
+  const float *after(const std::string &text, std::string &error) override {
+    for (whale_rt_tensor *t : inputs) {
+      auto *ids = static_cast<int32_t *>(whale_rt_tensor_data(t));
+      std::fill(ids, ids + batch * window, 0);
+    }
+    auto *tok = static_cast<int32_t *>(whale_rt_tensor_data(inputs[0]));
+    const int64_t size = static_cast<int64_t>(text.size());
+    const int64_t first = std::max<int64_t>(0, size - window);
+    const int64_t used = size - first;
+    for (int64_t t = 0; t < used; ++t)
+      tok[t] = static_cast<unsigned char>(text[first + t]);
+    release(out);
+    if (entry(ctx, inputs, &out) != WHALE_RT_OK) {
+      error = whale_rt_last_error(ctx);
+      return nullptr;
+    }
+    return static_cast<const float *>(whale_rt_tensor_data(out)) +
+           (used - 1) * vocab;
+  }
+
+private:
+  void release(whale_rt_tensor *&t) {
+    if (t)
+      whale_rt_tensor_release(ctx, t);
+    t = nullptr;
+  }
+  whale_rt_context *ctx;
+  JitProgram::Entry entry;
+  int64_t batch, window, vocab;
+  whale_rt_tensor *inputs[2] = {nullptr, nullptr};
+  whale_rt_tensor *out = nullptr;
+};
+
+/// The decoding step over key/value caches (lib/compile/GenerationFunctions.h):
+/// each new byte costs one position, not the window. The cache holds the
+/// bytes it has read at positions 0, 1, ...; when it is full, it starts
+/// over from the text's last half window, so a text longer than the window
+/// is read from a start at most half a window further back than the
+/// window's (each byte then costs two positions on average, not W).
+class CachedLogits : public NextLogits {
+public:
+  CachedLogits(whale_rt_context *ctx, JitProgram::Entry entry,
+               const DecodeFunction &decode, int64_t batch, int64_t vocab)
+      : ctx(ctx), entry(entry), batch(batch), window(decode.window),
+        vocab(vocab), args(2 + decode.caches.size(), nullptr),
+        results(1 + decode.caches.size(), nullptr) {
+    const int64_t shape[] = {batch, 1};
+    whale_rt_tensor_create(ctx, WHALE_RT_I32, 2, shape, &args[0]);
+    whale_rt_tensor_create(ctx, WHALE_RT_I32, 0, nullptr, &args[1]);
+    for (size_t i = 0; i < decode.caches.size(); ++i) {
+      const std::vector<int64_t> &c = decode.caches[i];
+      whale_rt_tensor_create(ctx, WHALE_RT_F32, static_cast<int32_t>(c.size()),
+                             c.data(), &args[2 + i]);
+    }
+  }
+  ~CachedLogits() override {
+    for (whale_rt_tensor *t : args)
+      if (t)
+        whale_rt_tensor_release(ctx, t);
+    if (results[0])
+      whale_rt_tensor_release(ctx, results[0]);
+  }
+
+  const float *after(const std::string &text, std::string &error) override {
+    const int64_t size = static_cast<int64_t>(text.size());
+    // Starting (or the text changed other than by a byte added): read its
+    // last window afresh; full: its last half window.
+    const bool grew = read > 0 && size == read + 1;
+    if (!grew || position == window) {
+      const int64_t keep = grew ? std::max<int64_t>(1, window / 2) : window;
+      read = size - std::min(size, keep);
+      position = 0;
+    }
+    const float *logits = nullptr;
+    for (; read < size; ++read)
+      if (!(logits = feed(static_cast<unsigned char>(text[read]), error)))
+        return nullptr;
+    return logits;
+  }
+
+private:
+  /// The byte at `position` of row 0 through the step; its logits.
+  const float *feed(int32_t byte, std::string &error) {
+    auto *tok = static_cast<int32_t *>(whale_rt_tensor_data(args[0]));
+    std::fill(tok, tok + batch, 0);
+    tok[0] = byte;
+    *static_cast<int32_t *>(whale_rt_tensor_data(args[1])) =
+        static_cast<int32_t>(position);
+    if (results[0])
+      whale_rt_tensor_release(ctx, results[0]);
+    results[0] = nullptr;
+    if (entry(ctx, args.data(), results.data()) != WHALE_RT_OK) {
+      error = whale_rt_last_error(ctx);
+      return nullptr;
+    }
+    // The new caches replace the old for the next position.
+    for (size_t i = 1; i < results.size(); ++i) {
+      whale_rt_tensor_release(ctx, args[1 + i]);
+      args[1 + i] = results[i];
+      results[i] = nullptr;
+    }
+    ++position;
+    return static_cast<const float *>(whale_rt_tensor_data(results[0]));
+  }
+
+  whale_rt_context *ctx;
+  JitProgram::Entry entry;
+  int64_t batch, window, vocab;
+  std::vector<whale_rt_tensor *> args, results;
+  int64_t position = 0; ///< positions the caches hold
+  int64_t read = 0;     ///< bytes of the text read into them
+};
 
 } // namespace
 
@@ -74,8 +177,8 @@ SampleResult sample(Interpreter &interp, const SampleOptions &options) {
   std::string name = model.getName().str();
 
   mlir::OwningOpRef<mlir::ModuleOp> module = loaded.clone();
-  mlir::func::FuncOp fn = logitsFunction(
-      *module, module->lookupSymbol<mlir::func::FuncOp>(name), error);
+  mlir::func::FuncOp fn =
+      addLogitsFunction(module->lookupSymbol<mlir::func::FuncOp>(name), error);
   if (!fn)
     return fail(error);
   auto tokensType =
@@ -105,10 +208,19 @@ SampleResult sample(Interpreter &interp, const SampleOptions &options) {
         {p.getName().str(), std::vector<int64_t>(p.getType().getShape())});
   });
 
+  // The decoding step over a key/value cache where the model allows one;
+  // else each byte recomputes the window.
+  DecodeFunction decode;
+  if (options.cache) {
+    result.cacheRefusal = addDecodeFunction(fn, decode);
+    if (decode.fn)
+      fn.erase();
+  } else {
+    result.cacheRefusal = "not asked for (--no-cache)";
+  }
   std::unique_ptr<JitProgram> program = JitProgram::compile(*module, error);
   if (!program)
     return fail("compiling failed: " + error);
-  JitProgram::Entry logits = program->lookup(name + "_logits");
   int threads =
       options.threads > 0
           ? options.threads
@@ -122,10 +234,14 @@ SampleResult sample(Interpreter &interp, const SampleOptions &options) {
   if (!err.empty())
     return fail(err);
 
-  std::vector<whale_rt_tensor *> inputs(2, nullptr);
-  for (whale_rt_tensor *&t : inputs)
-    whale_rt_tensor_create(ctx.get(), WHALE_RT_I32, 2,
-                           tokensType.getShape().data(), &t);
+  std::unique_ptr<NextLogits> next;
+  if (decode.fn)
+    next = std::make_unique<CachedLogits>(
+        ctx.get(), program->lookup(decode.fn.getName().str()), decode, batch,
+        vocab);
+  else
+    next = std::make_unique<WindowLogits>(
+        ctx.get(), program->lookup(name + "_logits"), batch, window, vocab);
   std::string text = options.prompt;
   std::mt19937_64 rng(options.seed);
   std::vector<double> probs(vocab);
@@ -139,26 +255,9 @@ SampleResult sample(Interpreter &interp, const SampleOptions &options) {
   if (spaceFirst)
     text = " ";
   for (int64_t n = 0; n < options.tokens; ++n) {
-    // The text from position 0 while it is shorter than the window (what
-    // follows it cannot reach it: attention is causal), then its last
-    // `window` bytes; the logits of its last byte choose the next.
-    auto *tok = static_cast<int32_t *>(whale_rt_tensor_data(inputs[0]));
-    // What pads the window after the text (id 0) cannot reach it.
-    std::fill(tok, tok + batch * window, 0);
-    std::fill(static_cast<int32_t *>(whale_rt_tensor_data(inputs[1])),
-              static_cast<int32_t *>(whale_rt_tensor_data(inputs[1])) +
-                  batch * window,
-              0);
-    const int64_t size = static_cast<int64_t>(text.size());
-    const int64_t first = std::max<int64_t>(0, size - window);
-    const int64_t used = size - first;
-    for (int64_t t = 0; t < used; ++t)
-      tok[t] = static_cast<unsigned char>(text[first + t]);
-    whale_rt_tensor *out = nullptr;
-    if (logits(ctx.get(), inputs.data(), &out) != WHALE_RT_OK)
-      return fail(whale_rt_last_error(ctx.get()));
-    const float *last = static_cast<const float *>(whale_rt_tensor_data(out)) +
-                        (used - 1) * vocab;
+    const float *last = next->after(text, err);
+    if (!last)
+      return fail(err);
     int64_t chosen = vocab - 1;
     if (options.temperature == 0) {
       // Greedy: the first of the largest, as torch.argmax and
@@ -176,7 +275,6 @@ SampleResult sample(Interpreter &interp, const SampleOptions &options) {
           break;
         }
     }
-    whale_rt_tensor_release(ctx.get(), out);
     text += static_cast<char>(chosen);
   }
   result.ok = true;

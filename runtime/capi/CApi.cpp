@@ -557,8 +557,9 @@ whale_rt_status whale_rt_layernorm(whale_rt_context *ctx, whale_rt_tensor *x,
 }
 
 whale_rt_status whale_rt_rope(whale_rt_context *ctx, whale_rt_tensor *x,
-                              double theta, const double *scaling,
-                              int32_t inverse, whale_rt_tensor *out) {
+                              whale_rt_tensor *position, double theta,
+                              const double *scaling, int32_t inverse,
+                              whale_rt_tensor *out) {
   return traced(ctx, "rope", {out}, [&]() -> whale_rt_status {
     if (whale_rt_status s = needF32(ctx, "rope", {{"x", x}, {"out", out}}))
       return s;
@@ -569,6 +570,10 @@ whale_rt_status whale_rt_rope(whale_rt_context *ctx, whale_rt_tensor *x,
                           shapeString(sx));
     if (whale_rt_status s = needShape(ctx, "rope", out, sx))
       return s;
+    int64_t first = 0;
+    if (position)
+      if (whale_rt_status s = readPosition(ctx, "rope", position, first))
+        return s;
     RopeScaling scaled;
     if (scaling) {
       scaled = RopeScaling{scaling[0], scaling[1], scaling[2], scaling[3]};
@@ -579,7 +584,7 @@ whale_rt_status whale_rt_rope(whale_rt_context *ctx, whale_rt_tensor *x,
                             "low_freq_factor < high_freq_factor and "
                             "original positions >= 1");
     }
-    return ran(ctx, ctx->device->rope(x->tensor.cview<float>(), theta,
+    return ran(ctx, ctx->device->rope(x->tensor.cview<float>(), first, theta,
                                       scaling ? &scaled : nullptr, inverse != 0,
                                       out->tensor.view<float>()));
   });

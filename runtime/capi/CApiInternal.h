@@ -213,6 +213,11 @@ inline whale_rt_status needShape(whale_rt_context *ctx, const char *op,
   return WHALE_RT_OK;
 }
 
+/// The i32 scalar `position` a decoding step's op reads (>= 0), in
+/// `first` (CApiDecode.cpp).
+whale_rt_status readPosition(whale_rt_context *ctx, const char *op,
+                             whale_rt_tensor *position, int64_t &first);
+
 inline bool isIndex(whale_rt_tensor *t) {
   return t &&
          (t->tensor.dtype() == DType::I32 || t->tensor.dtype() == DType::I64);

@@ -239,8 +239,9 @@ public:
                                    View<float> dbeta) = 0;
   /// Rotary position embedding of x [..., T, E]: each position t turns the
   /// pairs (i, i + E/2) of its row by t * inv_freq[i] (ops/RopeFrequencies.h,
-  /// rescaled where `scaling` is given); backwards with `inverse`.
-  virtual Status rope(View<const float> x, double theta,
+  /// rescaled where `scaling` is given); backwards with `inverse`. Row t of
+  /// T is position first + t.
+  virtual Status rope(View<const float> x, int64_t first, double theta,
                       const RopeScaling *scaling, bool inverse,
                       View<float> y) = 0;
   /// RMS normalization over the last dimension: y = x * rstd * weight with
@@ -329,6 +330,14 @@ public:
   virtual Status attention(View<const float> q, View<const float> k,
                            View<const float> v, double scale,
                            AttentionForm form, View<float> out);
+  /// A decoding step's attention (whale.kv_attention): q [B, H, N, E] at
+  /// positions first .. first + N - 1 over the cache [B, Hk, W, E] that
+  /// already holds their keys and values, each row causally. By default on
+  /// the host (ops/KvAttention.cpp), copying where the device's memory is
+  /// not the host's; a CPU splits the heads over its threads.
+  virtual Status kvAttention(View<const float> q, View<const float> keys,
+                             View<const float> values, int64_t first,
+                             double scale, View<float> out);
   /// dq, dk, dv of attention from its inputs, its output and dout
   /// (recomputing the probabilities, as the C ABI's backward passes do).
   virtual Status attentionBackward(View<const float> q, View<const float> k,

@@ -12,6 +12,7 @@
 #include "runtime/comm/Communicator.h"
 #include "runtime/cpu/Kernels.h"
 #include "runtime/ops/Bf16.h"
+#include "runtime/ops/KvAttention.h"
 
 #include <algorithm>
 #include <cmath>
@@ -216,10 +217,24 @@ Status CpuDevice::layerNorm(View<const float> x, View<const float> gamma,
   return Status::ok();
 }
 
-Status CpuDevice::rope(View<const float> x, double theta,
+Status CpuDevice::kvAttention(View<const float> q, View<const float> keys,
+                              View<const float> values, int64_t first,
+                              double scale, View<float> out) {
+  KvAttentionShape d;
+  if (std::string why = kvAttentionShape(q.shape, keys.shape, first, d);
+      !why.empty())
+    return Status::invalid("kv_attention: " + why);
+  pool().parallelFor(d.pairs(), 1, [&](int64_t begin, int64_t end) {
+    kvAttentionPairs(d, q.data, keys.data, values.data, first, scale, out.data,
+                     begin, end);
+  });
+  return Status::ok();
+}
+
+Status CpuDevice::rope(View<const float> x, int64_t first, double theta,
                        const RopeScaling *scaling, bool inverse,
                        View<float> y) {
-  cpu::rope<float>(*this, x, theta, scaling, inverse, y);
+  cpu::rope<float>(*this, x, first, theta, scaling, inverse, y);
   return Status::ok();
 }
 

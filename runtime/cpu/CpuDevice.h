@@ -83,6 +83,9 @@ public:
   Status attention(View<const float> q, View<const float> k,
                    View<const float> v, double scale, AttentionForm form,
                    View<float> out) override;
+  Status kvAttention(View<const float> q, View<const float> keys,
+                     View<const float> values, int64_t first, double scale,
+                     View<float> out) override;
   Status attentionBackward(View<const float> q, View<const float> k,
                            View<const float> v, View<const float> out,
                            View<const float> dout, double scale,
@@ -104,8 +107,8 @@ public:
                           const float *d, View<float> dx) override;
   Status layerNorm(View<const float> x, View<const float> gamma,
                    View<const float> beta, double eps, View<float> y) override;
-  Status rope(View<const float> x, double theta, const RopeScaling *scaling,
-              bool inverse, View<float> y) override;
+  Status rope(View<const float> x, int64_t first, double theta,
+              const RopeScaling *scaling, bool inverse, View<float> y) override;
   Status rmsNorm(View<const float> x, View<const float> weight, double eps,
                  View<float> y) override;
   Status rmsNormBackward(View<const float> x, View<const float> weight,

@@ -119,12 +119,12 @@ void layerNormBackward(CpuDevice &dev, View<const T> x, View<const T> gamma,
 
 /// Rotary position embedding of x [..., T, E] (Rope.cpp).
 template <class T>
-void rope(CpuDevice &dev, View<const T> x, double theta,
+void rope(CpuDevice &dev, View<const T> x, int64_t first, double theta,
           const RopeScaling *scaling, bool inverse, View<T> y);
 /// The angles rope turns by, as Hugging Face transformers computes them in
-/// f32: cos and sin of t * inv_freq[i] (ops/RopeFrequencies.h) for t < T,
-/// i < E/2, row by row.
-void ropeTable(int64_t positions, int64_t width, double theta,
+/// f32: cos and sin of t * inv_freq[i] (ops/RopeFrequencies.h) for
+/// first <= t < first + positions, i < E/2, row by row.
+void ropeTable(int64_t first, int64_t positions, int64_t width, double theta,
                const RopeScaling *scaling, float *cos, float *sin);
 
 /// RMS normalization over the last dimension (RmsNorm.cpp).

@@ -18,7 +18,7 @@
 
 namespace whale::rt::cpu {
 
-void ropeTable(int64_t positions, int64_t width, double theta,
+void ropeTable(int64_t first, int64_t positions, int64_t width, double theta,
                const RopeScaling *scaling, float *cos, float *sin) {
   const int64_t half = width / 2;
   std::vector<float> invFreq(half);
@@ -26,21 +26,21 @@ void ropeTable(int64_t positions, int64_t width, double theta,
     invFreq[i] = ropeInvFreq(i, width, static_cast<float>(theta), scaling);
   for (int64_t t = 0; t < positions; ++t)
     for (int64_t i = 0; i < half; ++i) {
-      float angle = static_cast<float>(t) * invFreq[i];
+      float angle = static_cast<float>(first + t) * invFreq[i];
       cos[t * half + i] = static_cast<float>(std::cos(double(angle)));
       sin[t * half + i] = static_cast<float>(std::sin(double(angle)));
     }
 }
 
 template <class T>
-void rope(CpuDevice &dev, View<const T> x, double theta,
+void rope(CpuDevice &dev, View<const T> x, int64_t first, double theta,
           const RopeScaling *scaling, bool inverse, View<T> y) {
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   const int64_t width = x.shape[rank - 1], positions = x.shape[rank - 2];
   const int64_t half = width / 2;
   const int64_t rows = width ? x.numel() / width : 0;
   std::vector<float> cos(positions * half), sin(positions * half);
-  ropeTable(positions, width, theta, scaling, cos.data(), sin.data());
+  ropeTable(first, positions, width, theta, scaling, cos.data(), sin.data());
   const T sign = inverse ? T(-1) : T(1);
   dev.pool().parallelFor(
       rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, width)),
@@ -60,9 +60,9 @@ void rope(CpuDevice &dev, View<const T> x, double theta,
       });
 }
 
-template void rope<float>(CpuDevice &, View<const float>, double,
+template void rope<float>(CpuDevice &, View<const float>, int64_t, double,
                           const RopeScaling *, bool, View<float>);
-template void rope<double>(CpuDevice &, View<const double>, double,
+template void rope<double>(CpuDevice &, View<const double>, int64_t, double,
                            const RopeScaling *, bool, View<double>);
 
 } // namespace whale::rt::cpu

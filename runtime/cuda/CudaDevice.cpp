@@ -1249,15 +1249,15 @@ Status CudaDevice::layerNorm(View<const float> x, View<const float> gamma,
   return launched("layernorm");
 }
 
-Status CudaDevice::rope(View<const float> x, double theta,
+Status CudaDevice::rope(View<const float> x, int64_t first, double theta,
                         const RopeScaling *scaling, bool inverse,
                         View<float> y) {
   if (Status st = enter(); !st)
     return st;
   const size_t rank = x.shape.size();
   int64_t width = x.shape[rank - 1], rows = width ? x.numel() / width : 0;
-  cuda::rope(compute, x.data, static_cast<float>(theta), scaling, inverse,
-             y.data, rows, x.shape[rank - 2], width);
+  cuda::rope(compute, x.data, first, static_cast<float>(theta), scaling,
+             inverse, y.data, rows, x.shape[rank - 2], width);
   return launched("rope");
 }
 

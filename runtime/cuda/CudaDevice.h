@@ -167,8 +167,8 @@ public:
                           const float *d, View<float> dx) override;
   Status layerNorm(View<const float> x, View<const float> gamma,
                    View<const float> beta, double eps, View<float> y) override;
-  Status rope(View<const float> x, double theta, const RopeScaling *scaling,
-              bool inverse, View<float> y) override;
+  Status rope(View<const float> x, int64_t first, double theta,
+              const RopeScaling *scaling, bool inverse, View<float> y) override;
   Status rmsNorm(View<const float> x, View<const float> weight, double eps,
                  View<float> y) override;
   Status rmsNormBackward(View<const float> x, View<const float> weight,

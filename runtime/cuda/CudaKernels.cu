@@ -351,16 +351,17 @@ __global__ void layerNormKernel(const float *x, const float *gamma,
 
 /// One thread per pair (i, i + E/2) of a row of position t: the angle as
 /// transformers computes it in f32 (cpu/Rope.cpp).
-__global__ void ropeKernel(const float *x, float theta, RopeScaling scaling,
-                           bool scaled, float sign, float *y, int64_t pairs,
-                           int64_t positions, int64_t width) {
+__global__ void ropeKernel(const float *x, int64_t first, float theta,
+                           RopeScaling scaling, bool scaled, float sign,
+                           float *y, int64_t pairs, int64_t positions,
+                           int64_t width) {
   const int64_t half = width / 2;
   for (int64_t p = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; p < pairs;
        p += int64_t(gridDim.x) * blockDim.x) {
     const int64_t row = p / half, i = p % half;
     const float invFreq =
         ropeInvFreq(i, width, theta, scaled ? &scaling : nullptr);
-    const float angle = static_cast<float>(row % positions) * invFreq;
+    const float angle = static_cast<float>(first + row % positions) * invFreq;
     const float c = static_cast<float>(cos(double(angle)));
     const float s = sign * static_cast<float>(sin(double(angle)));
     const float a = x[row * width + i], b = x[row * width + i + half];
@@ -1264,13 +1265,13 @@ void layerNorm(cudaStream_t s, const float *x, const float *gamma,
                                                  rstd, width);
 }
 
-void rope(cudaStream_t s, const float *x, float theta,
+void rope(cudaStream_t s, const float *x, int64_t first, float theta,
           const RopeScaling *scaling, bool inverse, float *y, int64_t rows,
           int64_t positions, int64_t width) {
   const int64_t pairs = rows * (width / 2);
   if (pairs > 0)
     ropeKernel<<<blocksFor(pairs), kThreads, 0, s>>>(
-        x, theta, scaling ? *scaling : RopeScaling{}, scaling != nullptr,
+        x, first, theta, scaling ? *scaling : RopeScaling{}, scaling != nullptr,
         inverse ? -1.0f : 1.0f, y, pairs, positions, width);
 }
 

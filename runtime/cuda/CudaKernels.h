@@ -215,7 +215,7 @@ void layerNormGradFused(cudaStream_t s, const float *x, const float *gamma,
 
 /// Rotary position embedding of rows of `width` whose positions repeat
 /// every `positions` rows (x [..., T, E]).
-void rope(cudaStream_t s, const float *x, float theta,
+void rope(cudaStream_t s, const float *x, int64_t first, float theta,
           const RopeScaling *scaling, bool inverse, float *y, int64_t rows,
           int64_t positions, int64_t width);
 /// RMS normalization over rows of `width`; rstd (one per row) is kept.

@@ -227,7 +227,12 @@ std::vector<VerbSpec> makeVerbs() {
        "FILE.whl",
        "generate text with a trained byte-level model",
        "Continues the prompt byte by byte from the softmax of the logits at "
-       "the last position, divided by the temperature.",
+       "the last position, divided by the temperature. A model whose ops "
+       "treat each position alone but for causal attention (a Llama's) "
+       "decodes over a key/value cache: each byte costs one position; past "
+       "the window it starts over from the text's last half window. Other "
+       "models (a learned position table) recompute the window for each "
+       "byte.",
        {{"--load", "CKPT",
          "the trained parameters (from run --save), or a Hugging Face "
          "Llama checkpoint folder"},
@@ -236,7 +241,10 @@ std::vector<VerbSpec> makeVerbs() {
         {"--temperature", "T",
          "sampling temperature (default: 0.8; 0: greedy)"},
         {"--seed", "S", "the sampling seed (default: 0)"},
-        {"--threads", "N", "threads (default: every core)"}},
+        {"--threads", "N", "threads (default: every core)"},
+        {"--no-cache", "",
+         "recompute the window for each byte rather than decode over a "
+         "key/value cache"}},
        true},
       {"import",
        "FILE.whl",

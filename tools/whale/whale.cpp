@@ -1472,6 +1472,8 @@ int sample(int argc, char **argv) {
       if (!n)
         return rc;
       sampling.threads = static_cast<int>(*n);
+    } else if (args.is("--no-cache")) {
+      sampling.cache = false;
     } else if ((rc = args.finish(opts, file))) {
       return rc;
     }
@@ -1494,6 +1496,9 @@ int sample(int argc, char **argv) {
     std::cerr << "whale: error: " << result.error << "\n";
     return 1;
   }
+  if (sampling.cache && !result.cacheRefusal.empty())
+    std::cerr << "whale: note: no key/value cache (" << result.cacheRefusal
+              << "): each byte recomputes the window\n";
   std::cout << result.text << "\n";
   return 0;
 }

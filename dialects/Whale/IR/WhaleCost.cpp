@@ -76,6 +76,14 @@ int64_t SoftmaxOp::getFlops() { return 5 * elementsOf(getResult()); }
 int64_t LayerNormOp::getFlops() { return 8 * elementsOf(getResult()); }
 // Two products and a sum per element (the angles' table is T * E / 2).
 int64_t RopeOp::getFlops() { return 3 * elementsOf(getResult()); }
+// Each query row against every row the cache can hold (an upper bound: the
+// rows after the position are skipped), two multiply-adds an entry of the
+// scores and the sum of values, plus the softmax's exponent.
+int64_t KvAttentionOp::getFlops() {
+  ArrayRef<int64_t> q = getQuery().getType().getShape();
+  const int64_t rows = getKeyCache().getType().getShape()[2];
+  return saturatingMul(saturatingMul(q[0] * q[1] * q[2], rows), 4 * q[3] + 5);
+}
 // The square and its sum (2), then the scaling by rstd and by the weight (2).
 int64_t RmsNormOp::getFlops() { return 4 * elementsOf(getResult()); }
 // Batch normalization: a channel sum, the centred squares (3 per element),

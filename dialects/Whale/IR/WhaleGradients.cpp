@@ -215,7 +215,8 @@ SmallVector<Value> LayerNormOp::buildGradients(OpBuilder &b,
 SmallVector<Value> RopeOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
   if (!g[0])
     return {Value()};
-  return {RopeOp::create(b, getLoc(), g[0], getThetaAttr(), getScalingAttr(),
+  return {RopeOp::create(b, getLoc(), g[0], getPosition(), getThetaAttr(),
+                         getScalingAttr(),
                          getInverse() ? UnitAttr() : b.getUnitAttr())};
 }
 

@@ -619,6 +619,32 @@ LogicalResult AttentionOp::verify() {
                                  getSequenceMajor());
 }
 
+LogicalResult KvAttentionOp::verify() {
+  RankedTensorType q = getQuery().getType(), k = getKey().getType(),
+                   cache = getKeyCache().getType();
+  if (q.getRank() != 4 || k.getRank() != 4 || cache.getRank() != 4)
+    return emitOpError() << "query " << q << ", key " << k << " and cache "
+                         << cache << " must be [B, H, N, E] of rank 4";
+  ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape(), cs = cache.getShape();
+  if (qs[0] != ks[0] || qs[2] != ks[2] || qs[3] != ks[3])
+    return emitOpError() << "query " << q << " and key " << k
+                         << " differ in B, N or E";
+  if (ks[1] <= 0 || qs[1] % ks[1] != 0)
+    return emitOpError() << "key heads (" << ks[1]
+                         << ") must divide query heads (" << qs[1] << ")";
+  if (cs[0] != ks[0] || cs[1] != ks[1] || cs[3] != ks[3])
+    return emitOpError() << "the cache " << cache
+                         << " must hold the key's B, heads and E, as " << k;
+  if (ks[2] > cs[2])
+    return emitOpError() << "the cache holds " << cs[2]
+                         << " positions, fewer than the " << ks[2]
+                         << " new rows";
+  if (failed(expectSameElementType(*this, q, k, "query and key")) ||
+      failed(expectSameElementType(*this, k, cache, "key and cache")))
+    return failure();
+  return success();
+}
+
 LogicalResult SoftmaxOp::verify() {
   return normalizeAxis(*this, getAxis(), getType().getRank());
 }

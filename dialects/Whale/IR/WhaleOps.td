@@ -16,6 +16,9 @@ def Whale_FloatTensor : RankedTensorOf<[F32, F16, BF16, F64]>;
 def Whale_IndexTensor : RankedTensorOf<[I32, I64]>;
 def Whale_I32Tensor : RankedTensorOf<[I32]>;
 def Whale_AnyTensor : RankedTensorOf<[F32, F16, BF16, F64, I32, I64]>;
+// A position in a sequence, read when the op runs: `tensor<i32>`.
+def Whale_Position : 0DTensorOf<[I32]>,
+    BuildableType<"::mlir::RankedTensorType::get({}, $_builder.getI32Type())">;
 
 //===----------------------------------------------------------------------===//
 // Structure
@@ -469,18 +472,61 @@ def Whale_RopeOp : Whale_Op<"rope", [DeclareOpInterfaceMethods<Whale_ShardingOpI
     those shorter than it over high_freq_factor kept, and those between
     blended.
 
+    With `at %p` the first row of T sits at position `p` rather than 0 (a
+    `tensor<i32>` read when the op runs): a key/value cache's decoding
+    step, whose one row is the text's position p.
+
     ```mlir
     %q2 = whale.rope %q theta = 1.000000e+04 : tensor<2x4x16x8xf32>
     %k2 = whale.rope %k theta = 5.000000e+05 scaling = [8.0, 1.0, 4.0, 8192.0] : tensor<2x4x16x8xf32>
+    %q3 = whale.rope %q at %p theta = 1.000000e+04 : tensor<2x4x1x8xf32>
     ```
   }];
-  let arguments = (ins Whale_FloatTensor:$input, F64Attr:$theta,
+  let arguments = (ins Whale_FloatTensor:$input,
+                       Optional<Whale_Position>:$position, F64Attr:$theta,
                        OptionalAttr<DenseF64ArrayAttr>:$scaling,
                        UnitAttr:$inverse);
   let results = (outs Whale_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `theta` `=` $theta (`scaling` `=` $scaling^)? (`inverse` $inverse^)?
-    attr-dict `:` type($input)
+    $input (`at` $position^)? `theta` `=` $theta (`scaling` `=` $scaling^)?
+    (`inverse` $inverse^)? attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_KvAttentionOp : Whale_Op<"kv_attention", [Pure,
+    AllTypesMatch<["query", "result"]>, AllTypesMatch<["key", "value"]>,
+    AllTypesMatch<["key_cache", "value_cache", "new_key_cache",
+                   "new_value_cache"]>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Causal attention of new rows over a key/value cache";
+  let description = [{
+    A decoding step's attention. `key` and `value` `[B, Hk, N, E]` are the
+    rows of positions `p .. p + N - 1` (`position` is p, a `tensor<i32>`
+    read when the op runs); the caches `[B, Hk, W, E]` hold the rows of
+    the positions before p (what is after them is never read). The new
+    caches are the old with rows p .. p + N - 1 replaced by `key` and
+    `value`, and `result` `[B, H, N, E]` is what a causal `whale.attention`
+    over positions 0 .. p + N - 1 gives for the last N queries: query row
+    i attends to the cache's rows 0 .. p + i. Hk divides H: each key head
+    serves H / Hk consecutive query heads, as in `whale.attention`.
+    p + N must not pass W (an error when it runs).
+
+    ```mlir
+    %o, %kc2, %vc2 = whale.kv_attention %q, %k, %v into %kc, %vc at %p scale = 3.535534e-01 : tensor<1x4x1x8xf32>, tensor<1x2x1x8xf32>, tensor<1x2x16x8xf32>
+    ```
+  }];
+  let arguments = (ins Whale_FloatTensor:$query, Whale_FloatTensor:$key,
+                       Whale_FloatTensor:$value, Whale_FloatTensor:$key_cache,
+                       Whale_FloatTensor:$value_cache,
+                       Whale_Position:$position, F64Attr:$scale);
+  let results = (outs Whale_FloatTensor:$result,
+                      Whale_FloatTensor:$new_key_cache,
+                      Whale_FloatTensor:$new_value_cache);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `into` $key_cache `,` $value_cache `at`
+    $position `scale` `=` $scale attr-dict `:` type($query) `,` type($key)
+    `,` type($key_cache)
   }];
   let hasVerifier = 1;
 }

@@ -134,7 +134,13 @@ void LayerNormOp::getShardingPatterns(Context &ctx) {
 // E: split along the axes before them.
 void RopeOp::getShardingPatterns(Context &ctx) {
   const int64_t rank = rankOf((*this)->getResult(0));
-  splitUnless(*this, ctx, 0, [&](int64_t d) { return d < rank - 2; });
+  Layout l = ctx.layoutOf(getInput());
+  // The position (a decoding step's) is one number, whole on every rank.
+  if (l.kind == Layout::Part && l.axis < rank - 2)
+    ctx.add(getPosition()
+                ? sharding::Pattern{"split", {l, Layout::whole()}, {}, l}
+                : sharding::Pattern{"split", {l}, {}, l});
+  ctx.addAllWhole(*this);
 }
 
 // Each row is normalized whole: split along any axis but the last, the

@@ -90,6 +90,14 @@ void whale::populateComputeRuntimePatterns(RewritePatternSet &patterns,
                  out[0]});
         return out;
       });
+  addRuntimePattern<KvAttentionOp>(
+      p, l, [](KvAttentionOp a, ValueRange in, RuntimeCalls &rt) {
+        Handles out = rt.tensorsFor(a);
+        rt.call(WHALE_RT_FN(kv_attention),
+                {rt.ctx, in[0], in[1], in[2], in[3], in[4], in[5],
+                 rt.f64(a.getScale()), out[0], out[1], out[2]});
+        return out;
+      });
   addRuntimePattern<SoftmaxOp>(
       p, l, [](SoftmaxOp s, ValueRange in, RuntimeCalls &rt) {
         Handles out = rt.tensorsFor(s);
@@ -109,9 +117,11 @@ void whale::populateComputeRuntimePatterns(RewritePatternSet &patterns,
       p, l, [](RopeOp r, ValueRange in, RuntimeCalls &rt) {
         Handles out = rt.tensorsFor(r);
         std::optional<ArrayRef<double>> scaling = r.getScaling();
-        rt.call(WHALE_RT_FN(rope), {rt.ctx, in[0], rt.f64(r.getTheta()),
-                                    scaling ? rt.f64Array(*scaling) : rt.null(),
-                                    rt.i32(r.getInverse()), out[0]});
+        rt.call(WHALE_RT_FN(rope),
+                {rt.ctx, in[0], r.getPosition() ? in[1] : rt.null(),
+                 rt.f64(r.getTheta()),
+                 scaling ? rt.f64Array(*scaling) : rt.null(),
+                 rt.i32(r.getInverse()), out[0]});
         return out;
       });
   addRuntimePattern<RmsNormOp>(

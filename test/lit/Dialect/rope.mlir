@@ -14,6 +14,24 @@ func.func @rope(%q: tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32> {
 
 // -----
 
+// A decoding step's rows at a position read when it runs.
+// CHECK-LABEL: func.func @at
+// CHECK: whale.rope %{{.*}} at %{{.*}} theta = 1.000000e+04 : tensor<2x4x1x8xf32>
+func.func @at(%q: tensor<2x4x1x8xf32>, %p: tensor<i32>) -> tensor<2x4x1x8xf32> {
+  %a = whale.rope %q at %p theta = 1.0e4 : tensor<2x4x1x8xf32>
+  return %a : tensor<2x4x1x8xf32>
+}
+
+// -----
+
+func.func @at_vector(%q: tensor<2x4x1x8xf32>, %p: tensor<1xi32>) {
+  // expected-error @+1 {{operand #1 must be 0D tensor of 32-bit signless integer values}}
+  %a = "whale.rope"(%q, %p) <{theta = 1.0e4 : f64}> : (tensor<2x4x1x8xf32>, tensor<1xi32>) -> tensor<2x4x1x8xf32>
+  return
+}
+
+// -----
+
 func.func @odd(%q: tensor<16x7xf32>) {
   // expected-error @+1 {{needs [..., T, E] with E even, got 'tensor<16x7xf32>'}}
   %a = whale.rope %q theta = 1.0e4 : tensor<16x7xf32>

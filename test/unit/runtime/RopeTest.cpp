@@ -22,7 +22,7 @@ constexpr int64_t kSize = 2 * 3 * 5 * 6, kT = 5, kE = 6;
 TEST(Rope, IsTransformersRotateHalf) {
   Vec x = randomVec(kSize, -2, 2, 21), y(kSize);
   const double theta = 500000;
-  rope<double>(testDevice(), cview(x, kShape), theta, nullptr, false,
+  rope<double>(testDevice(), cview(x, kShape), 0, theta, nullptr, false,
                mview(y, kShape));
   for (int64_t r = 0; r < kSize / kE; ++r) {
     const float t = static_cast<float>(r % kT);
@@ -46,9 +46,9 @@ TEST(Rope, IsTransformersRotateHalf) {
 // <= 2 here.
 TEST(Rope, PositionZeroIsTheIdentityAndTheInverseUndoesIt) {
   Vec x = randomVec(kSize, -2, 2, 22), y(kSize), back(kSize);
-  rope<double>(testDevice(), cview(x, kShape), 10000, nullptr, false,
+  rope<double>(testDevice(), cview(x, kShape), 0, 10000, nullptr, false,
                mview(y, kShape));
-  rope<double>(testDevice(), cview(y, kShape), 10000, nullptr, true,
+  rope<double>(testDevice(), cview(y, kShape), 0, 10000, nullptr, true,
                mview(back, kShape));
   for (int64_t e = 0; e < kSize; ++e) {
     EXPECT_NEAR(back[e], x[e], 5e-7);
@@ -63,13 +63,13 @@ TEST(Rope, ItsGradientIsTheInverseTurn) {
       {randomVec(kSize, -2, 2, 23)},
       [&](const std::vector<Vec> &in) {
         Vec y(kSize);
-        rope<double>(testDevice(), cview(in[0], kShape), 10000, nullptr, false,
-                     mview(y, kShape));
+        rope<double>(testDevice(), cview(in[0], kShape), 0, 10000, nullptr,
+                     false, mview(y, kShape));
         return y;
       },
       [&](const std::vector<Vec> &, const Vec &dy) {
         Vec dx(kSize);
-        rope<double>(testDevice(), cview(dy, kShape), 10000, nullptr, true,
+        rope<double>(testDevice(), cview(dy, kShape), 0, 10000, nullptr, true,
                      mview(dx, kShape));
         return std::vector<Vec>{dx};
       });
@@ -109,16 +109,63 @@ TEST(Rope, Llama31ScalingKeepsDividesAndBlendsByWavelength) {
 TEST(Rope, TheCallRefusesAnOddRowAndABadScaling) {
   whale::testing::TestRuntime rt(1);
   whale_rt_tensor *odd = rt.make(WHALE_RT_F32, {4, 5});
-  EXPECT_NE(whale_rt_rope(rt.ctx, odd, 10000, nullptr, 0, odd), WHALE_RT_OK);
+  EXPECT_NE(whale_rt_rope(rt.ctx, odd, nullptr, 10000, nullptr, 0, odd),
+            WHALE_RT_OK);
   EXPECT_NE(std::string(whale_rt_last_error(rt.ctx))
                 .find("rope: needs x [..., T, E] with an even E"),
             std::string::npos)
       << whale_rt_last_error(rt.ctx);
   whale_rt_tensor *x = rt.make(WHALE_RT_F32, {4, 6});
   const double backwards[] = {8, 4, 1, 8192}; // low above high
-  EXPECT_NE(whale_rt_rope(rt.ctx, x, 10000, backwards, 0, x), WHALE_RT_OK);
+  EXPECT_NE(whale_rt_rope(rt.ctx, x, nullptr, 10000, backwards, 0, x),
+            WHALE_RT_OK);
   EXPECT_NE(std::string(whale_rt_last_error(rt.ctx))
                 .find("rope: scaling needs factor >= 1"),
+            std::string::npos)
+      << whale_rt_last_error(rt.ctx);
+}
+
+// A decoding step's row at position p turns as row p of the whole text
+// does: the same angle, the same bits.
+TEST(Rope, ARowAtAPositionTurnsAsThatRowOfTheWhole) {
+  whale::testing::TestRuntime rt(1);
+  const int64_t t = 7, e = 8;
+  whale_rt_tensor *whole = rt.make(WHALE_RT_F32, {2, t, e});
+  whale_rt_tensor *turned = rt.make(WHALE_RT_F32, {2, t, e});
+  float *w = rt.data<float>(whole);
+  for (int64_t i = 0; i < 2 * t * e; ++i)
+    w[i] = std::sin(0.3f * float(i)) + 0.5f;
+  const double scaling[] = {8, 1, 4, 4};
+  ASSERT_EQ(whale_rt_rope(rt.ctx, whole, nullptr, 500000, scaling, 0, turned),
+            WHALE_RT_OK);
+  whale_rt_tensor *row = rt.make(WHALE_RT_F32, {2, 1, e});
+  whale_rt_tensor *out = rt.make(WHALE_RT_F32, {2, 1, e});
+  whale_rt_tensor *position = rt.make(WHALE_RT_I32, {});
+  for (int32_t p = 0; p < t; ++p) {
+    for (int64_t b = 0; b < 2; ++b)
+      std::copy_n(w + (b * t + p) * e, e, rt.data<float>(row) + b * e);
+    *rt.data<int32_t>(position) = p;
+    ASSERT_EQ(whale_rt_rope(rt.ctx, row, position, 500000, scaling, 0, out),
+              WHALE_RT_OK)
+        << whale_rt_last_error(rt.ctx);
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t i = 0; i < e; ++i)
+        EXPECT_EQ(rt.data<float>(out)[b * e + i],
+                  rt.data<float>(turned)[(b * t + p) * e + i])
+            << "position " << p << " row " << b << " element " << i;
+  }
+  *rt.data<int32_t>(position) = -1;
+  EXPECT_NE(whale_rt_rope(rt.ctx, row, position, 10000, nullptr, 0, out),
+            WHALE_RT_OK);
+  EXPECT_NE(std::string(whale_rt_last_error(rt.ctx))
+                .find("rope: the position -1 is negative"),
+            std::string::npos)
+      << whale_rt_last_error(rt.ctx);
+  whale_rt_tensor *vector = rt.make(WHALE_RT_I32, {1});
+  EXPECT_NE(whale_rt_rope(rt.ctx, row, vector, 10000, nullptr, 0, out),
+            WHALE_RT_OK);
+  EXPECT_NE(std::string(whale_rt_last_error(rt.ctx))
+                .find("the position must be an i32 scalar"),
             std::string::npos)
       << whale_rt_last_error(rt.ctx);
 }

@@ -1,0 +1,182 @@
+//===- GenerationFunctionsTest.cpp - the decoding step against the window -===//
+//
+// A Llama's decoding step over its key/value caches gives, position after
+// position, the logits the model run whole on the window gives at that
+// position: the transformers fixtures' models (grouped, multi-query,
+// Llama 3.1's rope scaling) with their large weights, every row of the
+// batch its own text. A model that mixes positions otherwise has no step,
+// and the refusal names the op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/compile/GenerationFunctions.h"
+#include "RuntimeFixture.h"
+#include "dialects/Whale/IR/WhaleOps.h"
+#include "lib/compile/Jit.h"
+#include "runtime/checkpoint/Checkpoint.h"
+#include "whale/Interpreter.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace {
+
+using whale::testing::TestRuntime;
+
+const std::string kFixtures =
+    std::string(WHALE_SOURCE_DIR) + "/test/transformers/";
+
+struct Generation {
+  whale::Interpreter interp;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::func::FuncOp logits;
+  std::string model;
+  whale::DecodeFunction decode;
+  std::string refusal;
+
+  Generation(const std::string &script,
+             std::map<std::string, std::string> defines = {})
+      : interp([&] {
+          whale::InterpreterOptions o;
+          o.defines = std::move(defines);
+          return o;
+        }()) {
+    EXPECT_TRUE(interp.loadFile(script)) << interp.renderDiagnostics();
+    module = interp.module().clone();
+    std::string error;
+    mlir::func::FuncOp model;
+    module->walk([&](mlir::func::FuncOp f) {
+      if (!model && f->hasAttr("whale.model"))
+        model = f;
+    });
+    this->model = model.getName().str();
+    logits = whale::addLogitsFunction(model, error);
+    EXPECT_TRUE(logits) << error;
+    if (logits)
+      refusal = whale::addDecodeFunction(logits, decode);
+  }
+};
+
+/// The largest difference between the decoding step's logits and the
+/// whole window's, over every position and row, relative to the largest
+/// logit.
+double stepAgainstWindow(Generation &g, const std::string &weights) {
+  EXPECT_TRUE(g.decode.fn) << g.refusal;
+  if (!g.decode.fn)
+    return 1;
+  std::vector<whale::Parameter> params;
+  g.logits.walk([&](whale::ParamOp p) {
+    params.push_back(
+        {p.getName().str(), std::vector<int64_t>(p.getType().getShape())});
+  });
+  std::string name = g.logits.getName().str();
+  std::string decodeName = g.decode.fn.getName().str();
+  std::string error;
+  std::unique_ptr<whale::JitProgram> program =
+      whale::JitProgram::compile(*g.module, error);
+  EXPECT_TRUE(program) << error;
+  if (!program)
+    return 1;
+  TestRuntime rt;
+  int64_t step = 0;
+  EXPECT_EQ(whale::loadCheckpoint(rt.ctx, weights, g.model, params, 0, step),
+            "");
+  auto tokensType =
+      mlir::cast<mlir::RankedTensorType>(g.logits.getArgumentTypes()[0]);
+  const int64_t batch = tokensType.getShape()[0],
+                window = tokensType.getShape()[1];
+  whale_rt_tensor *tokens = rt.make(WHALE_RT_I32, {batch, window});
+  whale_rt_tensor *targets = rt.make(WHALE_RT_I32, {batch, window});
+  for (int64_t i = 0; i < batch * window; ++i) {
+    TestRuntime::data<int32_t>(tokens)[i] =
+        static_cast<int32_t>((i * 37 + 11) % 256);
+    TestRuntime::data<int32_t>(targets)[i] = 0;
+  }
+  whale_rt_tensor *in[] = {tokens, targets};
+  whale_rt_tensor *whole = nullptr;
+  EXPECT_EQ(program->lookup(name)(rt.ctx, in, &whole), WHALE_RT_OK)
+      << whale_rt_last_error(rt.ctx);
+  const int64_t vocab = whale_rt_tensor_shape(whole)[2];
+  const float *expected = TestRuntime::data<float>(whole);
+  float largest = 0;
+  for (int64_t i = 0; i < batch * window * vocab; ++i)
+    largest = std::max(largest, std::fabs(expected[i]));
+
+  std::vector<whale_rt_tensor *> args{rt.make(WHALE_RT_I32, {batch, 1}),
+                                      rt.make(WHALE_RT_I32, {})};
+  for (const std::vector<int64_t> &c : g.decode.caches)
+    args.push_back(rt.make(WHALE_RT_F32, c));
+  std::vector<whale_rt_tensor *> out(1 + g.decode.caches.size());
+  whale::JitProgram::Entry decode = program->lookup(decodeName);
+  double worst = 0;
+  for (int64_t p = 0; p < window; ++p) {
+    for (int64_t b = 0; b < batch; ++b)
+      TestRuntime::data<int32_t>(args[0])[b] =
+          TestRuntime::data<int32_t>(tokens)[b * window + p];
+    *TestRuntime::data<int32_t>(args[1]) = static_cast<int32_t>(p);
+    EXPECT_EQ(decode(rt.ctx, args.data(), out.data()), WHALE_RT_OK)
+        << whale_rt_last_error(rt.ctx);
+    const float *got = TestRuntime::data<float>(out[0]);
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t v = 0; v < vocab; ++v)
+        worst = std::max<double>(
+            worst, std::fabs(got[b * vocab + v] -
+                             expected[(b * window + p) * vocab + v]));
+    whale_rt_tensor_release(rt.ctx, out[0]);
+    for (size_t i = 1; i < out.size(); ++i) {
+      whale_rt_tensor_release(rt.ctx, args[1 + i]);
+      args[1 + i] = out[i];
+    }
+  }
+  EXPECT_GT(largest, 1.0f) << "the fixture's weights make large logits";
+  return worst / largest;
+}
+
+// f32 sums of at most 64 terms in another order (the step's attention sums
+// its scores and values in its own loop, the window's kernel in blocks),
+// through 2 layers: each logit within a few hundred units of roundoff
+// (6e-8) of its largest; 1e-5 bounds that with room and is far below what a
+// wrong position or a wrong key head gives (order 1).
+constexpr double kStepTolerance = 1e-5;
+
+TEST(GenerationFunctions, GroupedQueryLlamaStepsAsItsWindow) {
+  Generation g(kFixtures + "tiny_llama.whl");
+  EXPECT_EQ(g.decode.caches.size(), 4u); // two layers, a key and a value
+  EXPECT_EQ(g.decode.window, 16);
+  EXPECT_LT(stepAgainstWindow(g, kFixtures + "fixture/whale.safetensors"),
+            kStepTolerance);
+}
+
+TEST(GenerationFunctions, MultiQueryLlamaStepsAsItsWindow) {
+  Generation g(kFixtures + "tiny_llama.whl", {{"D", "48"},
+                                              {"KV_HEADS", "1"},
+                                              {"HIDDEN", "96"},
+                                              {"THETA", "500000.0"}});
+  EXPECT_LT(stepAgainstWindow(g, kFixtures + "fixture-mqa/whale.safetensors"),
+            kStepTolerance);
+}
+
+TEST(GenerationFunctions, Llama31RopeScalingStepsAsItsWindow) {
+  Generation g(kFixtures + "tiny_llama31.whl");
+  EXPECT_LT(
+      stepAgainstWindow(g, kFixtures + "fixture-llama31/whale.safetensors"),
+      kStepTolerance);
+}
+
+TEST(GenerationFunctions, ALearnedPositionTableHasNoStep) {
+  Generation g(std::string(WHALE_SOURCE_DIR) + "/examples/gpt.whl");
+  EXPECT_FALSE(g.decode.fn);
+  EXPECT_NE(g.refusal.find("learned position table"), std::string::npos)
+      << g.refusal;
+  EXPECT_NE(g.refusal.find("gpt.whl"), std::string::npos) << g.refusal;
+  // The module keeps no half-built step.
+  EXPECT_FALSE(g.module->lookupSymbol("gpt_logits_decode"));
+}
+
+} // namespace
