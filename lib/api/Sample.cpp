@@ -89,11 +89,11 @@ private:
 class CachedLogits : public NextLogits {
 public:
   CachedLogits(whale_rt_context *ctx, JitProgram::Entry entry,
-               const DecodeFunction &decode, int64_t batch, int64_t vocab)
-      : ctx(ctx), entry(entry), batch(batch), window(decode.window),
-        vocab(vocab), args(2 + decode.caches.size(), nullptr),
+               const DecodeFunction &decode)
+      : ctx(ctx), entry(entry), window(decode.window),
+        args(2 + decode.caches.size(), nullptr),
         results(1 + decode.caches.size(), nullptr) {
-    const int64_t shape[] = {batch, 1};
+    const int64_t shape[] = {1, 1};
     whale_rt_tensor_create(ctx, WHALE_RT_I32, 2, shape, &args[0]);
     whale_rt_tensor_create(ctx, WHALE_RT_I32, 0, nullptr, &args[1]);
     for (size_t i = 0; i < decode.caches.size(); ++i) {
@@ -128,11 +128,9 @@ public:
   }
 
 private:
-  /// The byte at `position` of row 0 through the step; its logits.
+  /// The byte at `position` through the step; its logits.
   const float *feed(int32_t byte, std::string &error) {
-    auto *tok = static_cast<int32_t *>(whale_rt_tensor_data(args[0]));
-    std::fill(tok, tok + batch, 0);
-    tok[0] = byte;
+    *static_cast<int32_t *>(whale_rt_tensor_data(args[0])) = byte;
     *static_cast<int32_t *>(whale_rt_tensor_data(args[1])) =
         static_cast<int32_t>(position);
     if (results[0])
@@ -154,7 +152,7 @@ private:
 
   whale_rt_context *ctx;
   JitProgram::Entry entry;
-  int64_t batch, window, vocab;
+  int64_t window;
   std::vector<whale_rt_tensor *> args, results;
   int64_t position = 0; ///< positions the caches hold
   int64_t read = 0;     ///< bytes of the text read into them
@@ -237,8 +235,7 @@ SampleResult sample(Interpreter &interp, const SampleOptions &options) {
   std::unique_ptr<NextLogits> next;
   if (decode.fn)
     next = std::make_unique<CachedLogits>(
-        ctx.get(), program->lookup(decode.fn.getName().str()), decode, batch,
-        vocab);
+        ctx.get(), program->lookup(decode.fn.getName().str()), decode);
   else
     next = std::make_unique<WindowLogits>(
         ctx.get(), program->lookup(name + "_logits"), batch, window, vocab);

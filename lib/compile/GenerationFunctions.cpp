@@ -1,10 +1,11 @@
 //===- GenerationFunctions.cpp - a model's logits, whole or a step --------===//
 //
 // Each value of the logits function either varies with the position (it
-// has a time axis: where the tokens' T went) or does not (parameters and
-// what is computed from them alone). The step clones each op with that axis
-// one row long, which every op below allows because it treats each
-// position alone; an op that would read across positions is refused.
+// has a time axis: where the tokens' T went) and the text (a batch axis:
+// where their B went), or does not (parameters and what is computed from
+// them alone). The step clones each op with both axes one row long, which
+// every op below allows because it treats each position of each text
+// alone; an op that would read across positions or texts is refused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +36,15 @@ std::string where(mlir::Operation *op) {
   return s;
 }
 
+/// The two axes a step cuts to one row: where the tokens' T went (the
+/// position) and where their B went (the text: a step reads one).
+enum AxisKind { kTime = 0, kBatch = 1 };
+
+struct Axes {
+  int64_t of[2] = {kNone, kNone};
+  bool any() const { return of[kTime] != kNone || of[kBatch] != kNone; }
+};
+
 class DecodeBuilder {
 public:
   DecodeBuilder(mlir::func::FuncOp logits, DecodeFunction &out)
@@ -43,76 +53,53 @@ public:
   std::string build();
 
 private:
-  /// `v`'s type with its time axis `rows` long.
-  mlir::RankedTensorType stepType(mlir::Value v, int64_t axis) const {
+  /// `v`'s type with its time and batch axes one row long.
+  static mlir::RankedTensorType stepType(mlir::Value v, Axes a) {
     auto t = mlir::cast<mlir::RankedTensorType>(v.getType());
     llvm::SmallVector<int64_t> shape(t.getShape());
-    shape[axis] = kRows;
+    for (int64_t axis : a.of)
+      if (axis != kNone)
+        shape[axis] = 1;
     return mlir::RankedTensorType::get(shape, t.getElementType());
   }
-  int64_t axisOf(mlir::Value v) const {
+  Axes axesOf(mlir::Value v) const {
     auto it = axes.find(v);
-    return it == axes.end() ? kNone : it->second;
+    return it == axes.end() ? Axes() : it->second;
   }
-  /// The clone of `op` on the step's values, its results' time axes `at`.
-  std::string cloneWithAxes(mlir::Operation *op, llvm::ArrayRef<int64_t> at);
-  std::string elementwise(mlir::Operation *op);
-  std::string reshape(ReshapeOp op);
+  /// Where `axis` of operand `i` of `op` lands in its one result, or
+  /// nothing where the op reads across that axis.
+  std::optional<int64_t> through(mlir::Operation *op, unsigned i,
+                                 int64_t axis) const;
+  /// The clone of `op` on the step's values, its results' axes `at`.
+  void cloneWithAxes(mlir::Operation *op, llvm::ArrayRef<Axes> at);
+  std::string positionWise(mlir::Operation *op);
   std::string attention(AttentionOp op);
+  std::string rope(RopeOp op);
 
-  static constexpr int64_t kRows = 1; ///< positions a step computes
   mlir::func::FuncOp logits;
   DecodeFunction &out;
   mlir::OpBuilder b;
   mlir::func::FuncOp step;
   mlir::IRMapping map;
-  llvm::DenseMap<mlir::Value, int64_t> axes; ///< the logits fn's values
+  llvm::DenseMap<mlir::Value, Axes> axes; ///< the logits fn's values
   mlir::Value position;
   llvm::SmallVector<mlir::Value> newCaches;
 };
 
-std::string DecodeBuilder::cloneWithAxes(mlir::Operation *op,
-                                         llvm::ArrayRef<int64_t> at) {
-  mlir::Operation *clone = b.clone(*op, map);
-  for (auto [r, axis] : llvm::zip(op->getResults(), at)) {
-    axes[r] = axis;
-    if (axis != kNone)
-      clone->getResult(r.getResultNumber()).setType(stepType(r, axis));
-  }
-  return "";
+int64_t rankOf(mlir::Value v) {
+  return mlir::cast<mlir::RankedTensorType>(v.getType()).getRank();
 }
 
-// Shapes broadcast from the last dimension: an operand's time axis is the
-// result's at the same distance from the end. An operand without one must
-// not vary along the result's (a learned position table would).
-std::string DecodeBuilder::elementwise(mlir::Operation *op) {
-  const int64_t rank =
-      mlir::cast<mlir::RankedTensorType>(op->getResult(0).getType()).getRank();
-  int64_t at = kNone;
-  for (mlir::Value v : op->getOperands()) {
-    const int64_t axis = axisOf(v);
-    if (axis == kNone)
-      continue;
-    const int64_t mine =
-        axis + rank - mlir::cast<mlir::RankedTensorType>(v.getType()).getRank();
-    if (at != kNone && at != mine)
-      return where(op) + " combines positions along two axes";
-    at = mine;
-  }
-  for (mlir::Value v : op->getOperands()) {
-    auto t = mlir::cast<mlir::RankedTensorType>(v.getType());
-    const int64_t d = at - (rank - t.getRank());
-    if (axisOf(v) == kNone && d >= 0 && t.getShape()[d] != 1)
-      return where(op) + " reads a value that differs by position but "
-                         "comes from no token (a learned position table?)";
-  }
-  return cloneWithAxes(op, {at});
+bool isElementwise(mlir::Operation *op) {
+  return mlir::isa<AddOp, SubOp, MulOp, DivOp, CastOp,
+                   ScalarFormulaOpInterface>(op) ||
+         op->hasTrait<mlir::OpTrait::SameOperandsAndResultType>();
 }
 
 // The time axis survives a reshape where the dimensions before it keep
-// their product and it keeps its extent: [B, T, D] -> [B, T, H, E] and back.
-std::string DecodeBuilder::reshape(ReshapeOp op) {
-  const int64_t axis = axisOf(op.getInput());
+// their product and it keeps its extent: [B, T, D] -> [B, T, H, E] and
+// back; so does the batch's.
+std::optional<int64_t> reshaped(ReshapeOp op, int64_t axis) {
   llvm::ArrayRef<int64_t> in = op.getInput().getType().getShape(),
                           res = op.getType().getShape();
   int64_t before = 1;
@@ -121,33 +108,127 @@ std::string DecodeBuilder::reshape(ReshapeOp op) {
   int64_t prefix = 1;
   for (int64_t d = 0; d < static_cast<int64_t>(res.size()); ++d) {
     if (prefix == before && res[d] == in[axis])
-      return cloneWithAxes(op, {d});
+      return d;
     prefix *= res[d];
   }
-  return where(op) + " folds the positions into another dimension";
+  return std::nullopt;
 }
 
-// q, k and v [B, H, T, E] rotated already: the caches [B, Hk, W, E] become
+std::optional<int64_t> DecodeBuilder::through(mlir::Operation *op, unsigned i,
+                                              int64_t axis) const {
+  const int64_t rank = rankOf(op->getOperand(i));
+  if (mlir::isa<EmbeddingOp>(op))
+    return i == 1 ? std::optional<int64_t>(axis) : std::nullopt;
+  if (auto m = mlir::dyn_cast<MatmulOp>(op)) {
+    if (i != 0 || m.getTransposeLhs() || axis == rank - 1)
+      return std::nullopt;
+    return axis + m.getType().getRank() - rank;
+  }
+  if (mlir::isa<RmsNormOp, LayerNormOp>(op))
+    return i == 0 && axis != rank - 1 ? std::optional<int64_t>(axis)
+                                      : std::nullopt;
+  if (auto t = mlir::dyn_cast<TransposeOp>(op)) {
+    llvm::ArrayRef<int64_t> perm = t.getPermutation();
+    return static_cast<int64_t>(llvm::find(perm, axis) - perm.begin());
+  }
+  if (auto r = mlir::dyn_cast<ReshapeOp>(op))
+    return reshaped(r, axis);
+  if (isElementwise(op))
+    return axis + rankOf(op->getResult(0)) - rank;
+  return std::nullopt;
+}
+
+void DecodeBuilder::cloneWithAxes(mlir::Operation *op,
+                                  llvm::ArrayRef<Axes> at) {
+  mlir::Operation *clone = b.clone(*op, map);
+  for (auto [r, a] : llvm::zip(op->getResults(), at)) {
+    axes[r] = a;
+    if (a.any())
+      clone->getResult(r.getResultNumber()).setType(stepType(r, a));
+  }
+}
+
+// An op of one result that treats each position (and each text) alone:
+// each axis lands where `through` says, the same from every operand that
+// has it. An elementwise operand without it must not vary along it (a
+// learned position table would).
+std::string DecodeBuilder::positionWise(mlir::Operation *op) {
+  if (op->getNumResults() != 1 ||
+      !(isElementwise(op) ||
+        mlir::isa<EmbeddingOp, MatmulOp, RmsNormOp, LayerNormOp, TransposeOp,
+                  ReshapeOp>(op)))
+    return where(op) + " is not known to treat each position alone";
+  static const char *const kWhat[] = {"positions", "the batch's texts"};
+  Axes res;
+  for (int kind : {kTime, kBatch}) {
+    int64_t &at = res.of[kind];
+    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+      const int64_t axis = axesOf(v).of[kind];
+      if (axis == kNone)
+        continue;
+      std::optional<int64_t> lands = through(op, i, axis);
+      if (!lands)
+        return where(op) + " reads across " + kWhat[kind];
+      if (at != kNone && at != *lands)
+        return where(op) + " combines " + kWhat[kind] + " along two axes";
+      at = *lands;
+    }
+    if (at == kNone || !isElementwise(op))
+      continue;
+    const int64_t rank = rankOf(op->getResult(0));
+    for (mlir::Value v : op->getOperands()) {
+      auto t = mlir::cast<mlir::RankedTensorType>(v.getType());
+      const int64_t d = at - (rank - t.getRank());
+      if (axesOf(v).of[kind] == kNone && d >= 0 && t.getShape()[d] != 1)
+        return where(op) +
+               (kind == kTime
+                    ? " reads a value that differs by position but comes "
+                      "from no token (a learned position table?)"
+                    : " reads a value that differs by text but comes from "
+                      "no token");
+    }
+  }
+  // (An operand that must be the same at every position, a weight, a
+  // table, has no axis `through` lets pass.)
+  cloneWithAxes(op, {res});
+  return "";
+}
+
+std::string DecodeBuilder::rope(RopeOp r) {
+  Axes a = axesOf(r.getInput());
+  if (r.getPosition() || a.of[kTime] != r.getType().getRank() - 2 ||
+      a.of[kBatch] == r.getType().getRank() - 1)
+    return where(r) + " turns rows that are not positions";
+  auto turned =
+      RopeOp::create(b, r.getLoc(), map.lookup(r.getInput()), position,
+                     r.getThetaAttr(), r.getScalingAttr(), r.getInverseAttr());
+  turned.getResult().setType(stepType(r.getResult(), a));
+  map.map(r.getResult(), turned.getResult());
+  axes[r.getResult()] = a;
+  return "";
+}
+
+// q, k and v [B, H, T, E] rotated already: the caches [1, Hk, W, E] become
 // arguments (and results) of the step.
 std::string DecodeBuilder::attention(AttentionOp op) {
   if (!op.getCausal() || op.getSequenceMajor())
     return where(op) + " is not a causal attention over [B, H, T, E]";
   for (mlir::Value v : {op.getQuery(), op.getKey(), op.getValue()})
-    if (mlir::cast<mlir::RankedTensorType>(v.getType()).getRank() != 4 ||
-        axisOf(v) != 2)
+    if (rankOf(v) != 4 || axesOf(v).of[kTime] != 2 || axesOf(v).of[kBatch] != 0)
       return where(op) + " attends over operands not [B, H, T, E]";
-  auto key = op.getKey().getType();
+  Axes a = axesOf(op.getKey());
+  auto cache = stepType(op.getKey(), Axes{{kNone, a.of[kBatch]}});
   mlir::Block &entry = step.getBody().front();
-  mlir::Value keys = entry.addArgument(key, op.getLoc());
-  mlir::Value values = entry.addArgument(key, op.getLoc());
-  out.caches.push_back(std::vector<int64_t>(key.getShape()));
-  out.caches.push_back(std::vector<int64_t>(key.getShape()));
+  mlir::Value keys = entry.addArgument(cache, op.getLoc());
+  mlir::Value values = entry.addArgument(cache, op.getLoc());
+  out.caches.push_back(std::vector<int64_t>(cache.getShape()));
+  out.caches.push_back(std::vector<int64_t>(cache.getShape()));
   auto kv = KvAttentionOp::create(
-      b, op.getLoc(), stepType(op.getQuery(), 2), keys.getType(),
-      keys.getType(), map.lookup(op.getQuery()), map.lookup(op.getKey()),
+      b, op.getLoc(), stepType(op.getQuery(), axesOf(op.getQuery())), cache,
+      cache, map.lookup(op.getQuery()), map.lookup(op.getKey()),
       map.lookup(op.getValue()), keys, values, position, op.getScaleAttr());
   map.map(op.getResult(), kv.getResult());
-  axes[op.getResult()] = 2;
+  axes[op.getResult()] = axesOf(op.getQuery());
   newCaches.push_back(kv.getNewKeyCache());
   newCaches.push_back(kv.getNewValueCache());
   return "";
@@ -170,92 +251,49 @@ std::string DecodeBuilder::build() {
                                     b.getFunctionType({}, {}));
   step->setAttr("whale.model", b.getUnitAttr());
   mlir::Block *entry = step.addEntryBlock();
-  map.map(tokens, entry->addArgument(stepType(tokens, 1), logits.getLoc()));
-  axes[tokens] = 1;
+  const Axes tokenAxes{{1, 0}};
+  map.map(tokens,
+          entry->addArgument(stepType(tokens, tokenAxes), logits.getLoc()));
+  axes[tokens] = tokenAxes;
   position = entry->addArgument(i32, logits.getLoc());
-  for (mlir::BlockArgument a : logits.getArguments().drop_front())
-    axes[a] = kNone; // the targets: read by nothing that is kept
   b.setInsertionPointToStart(entry);
 
-  auto refuse = [&](std::string why) {
-    step.erase();
-    return why;
-  };
   for (mlir::Operation &o : body.without_terminator()) {
     mlir::Operation *op = &o;
-    const bool varies = llvm::any_of(
-        op->getOperands(), [&](mlir::Value v) { return axisOf(v) != kNone; });
     std::string why;
-    if (!varies) {
+    if (llvm::none_of(op->getOperands(),
+                      [&](mlir::Value v) { return axesOf(v).any(); })) {
       // Parameters and what only they make: as they are.
-      why = cloneWithAxes(
-          op, llvm::SmallVector<int64_t>(op->getNumResults(), kNone));
-    } else if (auto e = mlir::dyn_cast<EmbeddingOp>(op)) {
-      why = axisOf(e.getTable()) != kNone
-                ? where(op) + " looks up in a table that differs by position"
-                : cloneWithAxes(op, {axisOf(e.getIds())});
-    } else if (auto m = mlir::dyn_cast<MatmulOp>(op)) {
-      const int64_t axis = axisOf(m.getLhs());
-      const int64_t lhsRank = m.getLhs().getType().getRank();
-      if (axisOf(m.getRhs()) != kNone || m.getTransposeLhs() ||
-          axis == lhsRank - 1)
-        why = where(op) + " multiplies across positions";
-      else
-        why = cloneWithAxes(op, {axis + m.getType().getRank() - lhsRank});
-    } else if (mlir::isa<RmsNormOp, LayerNormOp>(op)) {
-      const int64_t axis = axisOf(op->getOperand(0));
-      const bool whole =
-          llvm::all_of(op->getOperands().drop_front(),
-                       [&](mlir::Value v) { return axisOf(v) == kNone; });
-      why = !whole || axis == mlir::cast<mlir::RankedTensorType>(
-                                  op->getOperand(0).getType())
-                                      .getRank() -
-                                  1
-                ? where(op) + " normalizes across positions"
-                : cloneWithAxes(op, {axis});
+      cloneWithAxes(op, llvm::SmallVector<Axes>(op->getNumResults()));
     } else if (auto r = mlir::dyn_cast<RopeOp>(op)) {
-      const int64_t axis = axisOf(r.getInput());
-      if (r.getPosition() || axis != r.getType().getRank() - 2) {
-        why = where(op) + " turns rows that are not positions";
-      } else {
-        auto turned = RopeOp::create(b, r.getLoc(), map.lookup(r.getInput()),
-                                     position, r.getThetaAttr(),
-                                     r.getScalingAttr(), r.getInverseAttr());
-        turned.getResult().setType(stepType(r.getResult(), axis));
-        map.map(r.getResult(), turned.getResult());
-        axes[r.getResult()] = axis;
-      }
-    } else if (auto t = mlir::dyn_cast<TransposeOp>(op)) {
-      const int64_t axis = axisOf(t.getInput());
-      llvm::ArrayRef<int64_t> perm = t.getPermutation();
-      why = cloneWithAxes(
-          op, {static_cast<int64_t>(llvm::find(perm, axis) - perm.begin())});
-    } else if (auto r = mlir::dyn_cast<ReshapeOp>(op)) {
-      why = reshape(r);
+      why = rope(r);
     } else if (auto a = mlir::dyn_cast<AttentionOp>(op)) {
       why = attention(a);
-    } else if (mlir::isa<AddOp, SubOp, MulOp, DivOp, CastOp,
-                         ScalarFormulaOpInterface>(op) ||
-               op->hasTrait<mlir::OpTrait::SameOperandsAndResultType>()) {
-      why = elementwise(op);
     } else {
-      why = where(op) + " is not known to treat each position alone";
+      why = positionWise(op);
     }
-    if (!why.empty())
-      return refuse(why);
+    if (!why.empty()) {
+      step.erase();
+      return why;
+    }
   }
 
   auto ret = mlir::cast<mlir::func::ReturnOp>(body.getTerminator());
-  if (ret.getNumOperands() != 1 || axisOf(ret.getOperand(0)) != 1)
-    return refuse("the model's logits are not [B, T, V]");
+  if (ret.getNumOperands() != 1 || axesOf(ret.getOperand(0)).of[kTime] != 1 ||
+      axesOf(ret.getOperand(0)).of[kBatch] != 0) {
+    step.erase();
+    return "the model's logits are not [B, T, V]";
+  }
   llvm::SmallVector<mlir::Value> results{map.lookup(ret.getOperand(0))};
   results.append(newCaches);
   mlir::func::ReturnOp::create(b, ret.getLoc(), results);
   step.setFunctionType(b.getFunctionType(entry->getArgumentTypes(),
                                          mlir::ValueRange(results).getTypes()));
-  if (mlir::failed(mlir::verify(step)))
-    return refuse("the decoding step of '" + logits.getName().str() +
-                  "' does not verify");
+  if (mlir::failed(mlir::verify(step))) {
+    step.erase();
+    return "the decoding step of '" + logits.getName().str() +
+           "' does not verify";
+  }
   out.fn = step;
   return "";
 }

@@ -32,11 +32,12 @@ namespace whale {
 mlir::func::FuncOp addLogitsFunction(mlir::func::FuncOp model,
                                      std::string &error);
 
-/// `<logits>_decode (tokens [B, 1] i32, position tensor<i32>, caches...)
-/// -> (logits [B, 1, V], new caches...)`: the logits at the one position
-/// `position` of each row, given caches that hold the keys and values of
-/// the positions before it. The caches come in pairs (key, value) in the
-/// order of the attentions, each [B, Hk, W, E] with W the model's window.
+/// `<logits>_decode (token [1, 1] i32, position tensor<i32>, caches...)
+/// -> (logits [1, 1, V], new caches...)`: the logits at position
+/// `position` of one text, given caches that hold the keys and values of
+/// its positions before it. The caches come in pairs (key, value) in the
+/// order of the attentions, each [1, Hk, W, E] with W the model's window.
+/// (The model's batch of B texts is one: each op treats each text alone.)
 struct DecodeFunction {
   mlir::func::FuncOp fn;
   std::vector<std::vector<int64_t>> caches; ///< their shapes, in order

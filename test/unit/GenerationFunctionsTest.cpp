@@ -3,8 +3,8 @@
 // A Llama's decoding step over its key/value caches gives, position after
 // position, the logits the model run whole on the window gives at that
 // position: the transformers fixtures' models (grouped, multi-query,
-// Llama 3.1's rope scaling) with their large weights, every row of the
-// batch its own text. A model that mixes positions otherwise has no step,
+// Llama 3.1's rope scaling) with their large weights, each text of the
+// batch stepped on its own. A model that mixes positions otherwise has no step,
 // and the refusal names the op.
 //
 //===----------------------------------------------------------------------===//
@@ -108,30 +108,30 @@ double stepAgainstWindow(Generation &g, const std::string &weights) {
   for (int64_t i = 0; i < batch * window * vocab; ++i)
     largest = std::max(largest, std::fabs(expected[i]));
 
-  std::vector<whale_rt_tensor *> args{rt.make(WHALE_RT_I32, {batch, 1}),
-                                      rt.make(WHALE_RT_I32, {})};
-  for (const std::vector<int64_t> &c : g.decode.caches)
-    args.push_back(rt.make(WHALE_RT_F32, c));
-  std::vector<whale_rt_tensor *> out(1 + g.decode.caches.size());
+  // Each text of the batch through the step on its own, from empty caches.
   whale::JitProgram::Entry decode = program->lookup(decodeName);
   double worst = 0;
-  for (int64_t p = 0; p < window; ++p) {
-    for (int64_t b = 0; b < batch; ++b)
-      TestRuntime::data<int32_t>(args[0])[b] =
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<whale_rt_tensor *> args{rt.make(WHALE_RT_I32, {1, 1}),
+                                        rt.make(WHALE_RT_I32, {})};
+    for (const std::vector<int64_t> &c : g.decode.caches)
+      args.push_back(rt.make(WHALE_RT_F32, c));
+    std::vector<whale_rt_tensor *> out(1 + g.decode.caches.size());
+    for (int64_t p = 0; p < window; ++p) {
+      *TestRuntime::data<int32_t>(args[0]) =
           TestRuntime::data<int32_t>(tokens)[b * window + p];
-    *TestRuntime::data<int32_t>(args[1]) = static_cast<int32_t>(p);
-    EXPECT_EQ(decode(rt.ctx, args.data(), out.data()), WHALE_RT_OK)
-        << whale_rt_last_error(rt.ctx);
-    const float *got = TestRuntime::data<float>(out[0]);
-    for (int64_t b = 0; b < batch; ++b)
+      *TestRuntime::data<int32_t>(args[1]) = static_cast<int32_t>(p);
+      EXPECT_EQ(decode(rt.ctx, args.data(), out.data()), WHALE_RT_OK)
+          << whale_rt_last_error(rt.ctx);
+      const float *got = TestRuntime::data<float>(out[0]);
       for (int64_t v = 0; v < vocab; ++v)
         worst = std::max<double>(
-            worst, std::fabs(got[b * vocab + v] -
-                             expected[(b * window + p) * vocab + v]));
-    whale_rt_tensor_release(rt.ctx, out[0]);
-    for (size_t i = 1; i < out.size(); ++i) {
-      whale_rt_tensor_release(rt.ctx, args[1 + i]);
-      args[1 + i] = out[i];
+            worst, std::fabs(got[v] - expected[(b * window + p) * vocab + v]));
+      whale_rt_tensor_release(rt.ctx, out[0]);
+      for (size_t i = 1; i < out.size(); ++i) {
+        whale_rt_tensor_release(rt.ctx, args[1 + i]);
+        args[1 + i] = out[i];
+      }
     }
   }
   EXPECT_GT(largest, 1.0f) << "the fixture's weights make large logits";
@@ -149,6 +149,8 @@ TEST(GenerationFunctions, GroupedQueryLlamaStepsAsItsWindow) {
   Generation g(kFixtures + "tiny_llama.whl");
   EXPECT_EQ(g.decode.caches.size(), 4u); // two layers, a key and a value
   EXPECT_EQ(g.decode.window, 16);
+  // One text's: [1, key heads, window, head width].
+  EXPECT_EQ(g.decode.caches[0], (std::vector<int64_t>{1, 2, 16, 8}));
   EXPECT_LT(stepAgainstWindow(g, kFixtures + "fixture/whale.safetensors"),
             kStepTolerance);
 }

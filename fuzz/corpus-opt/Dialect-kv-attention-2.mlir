@@ -1,0 +1,4 @@
+func.func @rank(%q: tensor<4x1x8xf32>, %k: tensor<2x1x8xf32>, %c: tensor<2x16x8xf32>, %p: tensor<i32>) {
+  %o, %a, %b = whale.kv_attention %q, %k, %k into %c, %c at %p scale = 1.0 : tensor<4x1x8xf32>, tensor<2x1x8xf32>, tensor<2x16x8xf32>
+  return
+}

@@ -1,0 +1,4 @@
+func.func @too_many_rows(%q: tensor<1x4x32x8xf32>, %k: tensor<1x2x32x8xf32>, %c: tensor<1x2x16x8xf32>, %p: tensor<i32>) {
+  %o, %a, %b = whale.kv_attention %q, %k, %k into %c, %c at %p scale = 1.0 : tensor<1x4x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x16x8xf32>
+  return
+}
