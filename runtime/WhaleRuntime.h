@@ -379,12 +379,18 @@ whale_rt_status whale_rt_layernorm_grad_residual(
     double eps, whale_rt_tensor *dy, whale_rt_tensor *residual,
     whale_rt_tensor *dx, whale_rt_tensor *dgamma, whale_rt_tensor *dbeta);
 /* RMS normalization's gradients of x and of weight; each row's statistic
- * is recomputed from x. */
+ * is recomputed from x. The _residual form: dx = residual + the input's
+ * gradient, in the same pass (as layernorm_grad_residual). */
 whale_rt_status whale_rt_rms_norm_grad(whale_rt_context *ctx,
                                        whale_rt_tensor *x,
                                        whale_rt_tensor *weight, double eps,
                                        whale_rt_tensor *dy, whale_rt_tensor *dx,
                                        whale_rt_tensor *dweight);
+whale_rt_status
+whale_rt_rms_norm_grad_residual(whale_rt_context *ctx, whale_rt_tensor *x,
+                                whale_rt_tensor *weight, double eps,
+                                whale_rt_tensor *dy, whale_rt_tensor *residual,
+                                whale_rt_tensor *dx, whale_rt_tensor *dweight);
 whale_rt_status whale_rt_conv2d_grad(whale_rt_context *ctx, whale_rt_tensor *x,
                                      whale_rt_tensor *w, whale_rt_tensor *dy,
                                      const int64_t *geometry,

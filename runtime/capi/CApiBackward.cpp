@@ -436,11 +436,12 @@ whale_rt_status whale_rt_layernorm_grad_residual(
   return layerNormGrad(ctx, x, gamma, eps, dy, residual, dx, dgamma, dbeta);
 }
 
-whale_rt_status whale_rt_rms_norm_grad(whale_rt_context *ctx,
-                                       whale_rt_tensor *x,
-                                       whale_rt_tensor *weight, double eps,
-                                       whale_rt_tensor *dy, whale_rt_tensor *dx,
-                                       whale_rt_tensor *dweight) {
+namespace {
+/// rms_norm_grad, with the residual's gradient added to dx where given.
+whale_rt_status rmsNormGrad(whale_rt_context *ctx, whale_rt_tensor *x,
+                            whale_rt_tensor *weight, double eps,
+                            whale_rt_tensor *dy, whale_rt_tensor *residual,
+                            whale_rt_tensor *dx, whale_rt_tensor *dweight) {
   return traced(ctx, "rms_norm_grad", {dx, dweight}, [&]() -> whale_rt_status {
     if (whale_rt_status s = needF32(ctx, "rms_norm_grad",
                                     {{"x", x},
@@ -449,18 +450,50 @@ whale_rt_status whale_rt_rms_norm_grad(whale_rt_context *ctx,
                                      {"dx", dx},
                                      {"dweight", dweight}}))
       return s;
+    if (residual)
+      if (whale_rt_status s =
+              needF32(ctx, "rms_norm_grad", {{"residual", residual}}))
+        return s;
     const Shape &sx = shapeOf(x);
     if (sx.empty() || shapeOf(weight) != Shape{sx.back()} ||
         shapeOf(dy) != sx || shapeOf(dx) != sx ||
-        shapeOf(dweight) != shapeOf(weight) || !(eps > 0))
+        shapeOf(dweight) != shapeOf(weight) || !(eps > 0) ||
+        (residual && shapeOf(residual) != sx))
       return ctx->invalid("rms_norm_grad: shapes do not fit " +
                           shapeString(sx));
+    if (!residual)
+      return ran(ctx,
+                 ctx->device->rmsNormBackward(
+                     x->tensor.cview<float>(), weight->tensor.cview<float>(),
+                     eps, dy->tensor.cview<float>(), dx->tensor.view<float>(),
+                     dweight->tensor.view<float>()));
     return ran(ctx,
-               ctx->device->rmsNormBackward(
+               ctx->device->rmsNormBackwardResidual(
                    x->tensor.cview<float>(), weight->tensor.cview<float>(), eps,
-                   dy->tensor.cview<float>(), dx->tensor.view<float>(),
-                   dweight->tensor.view<float>()));
+                   dy->tensor.cview<float>(), residual->tensor.cview<float>(),
+                   dx->tensor.view<float>(), dweight->tensor.view<float>()));
   });
+}
+} // namespace
+
+whale_rt_status whale_rt_rms_norm_grad(whale_rt_context *ctx,
+                                       whale_rt_tensor *x,
+                                       whale_rt_tensor *weight, double eps,
+                                       whale_rt_tensor *dy, whale_rt_tensor *dx,
+                                       whale_rt_tensor *dweight) {
+  return rmsNormGrad(ctx, x, weight, eps, dy, nullptr, dx, dweight);
+}
+
+whale_rt_status
+whale_rt_rms_norm_grad_residual(whale_rt_context *ctx, whale_rt_tensor *x,
+                                whale_rt_tensor *weight, double eps,
+                                whale_rt_tensor *dy, whale_rt_tensor *residual,
+                                whale_rt_tensor *dx, whale_rt_tensor *dweight) {
+  if (!residual)
+    return guarded(ctx, [&]() -> whale_rt_status {
+      return ctx->invalid("rms_norm_grad: 'residual' is null");
+    });
+  return rmsNormGrad(ctx, x, weight, eps, dy, residual, dx, dweight);
 }
 
 whale_rt_status whale_rt_embedding_grad(whale_rt_context *ctx,

@@ -249,6 +249,18 @@ public:
   /// rstd from x.
   virtual Status rmsNorm(View<const float> x, View<const float> weight,
                          double eps, View<float> y) = 0;
+  /// The same with dx = residual + the input's gradient (whale.rms_norm_grad's
+  /// `plus`, as layerNormBackwardResidual). By default the two calls.
+  virtual Status rmsNormBackwardResidual(View<const float> x,
+                                         View<const float> weight, double eps,
+                                         View<const float> dy,
+                                         View<const float> residual,
+                                         View<float> dx, View<float> dweight) {
+    if (Status st = rmsNormBackward(x, weight, eps, dy, dx, dweight); !st)
+      return st;
+    return binary(BinaryOp::Add, residual, View<const float>{dx.data, dx.shape},
+                  dx);
+  }
   virtual Status rmsNormBackward(View<const float> x, View<const float> weight,
                                  double eps, View<const float> dy,
                                  View<float> dx, View<float> dweight) = 0;

@@ -251,6 +251,16 @@ Status CpuDevice::rmsNormBackward(View<const float> x, View<const float> weight,
   return Status::ok();
 }
 
+Status CpuDevice::rmsNormBackwardResidual(View<const float> x,
+                                          View<const float> weight, double eps,
+                                          View<const float> dy,
+                                          View<const float> residual,
+                                          View<float> dx, View<float> dweight) {
+  cpu::rmsNormBackward<float>(*this, x, weight, eps, dy, dx, dweight,
+                              residual.data);
+  return Status::ok();
+}
+
 Status CpuDevice::layerNormBackward(View<const float> x,
                                     View<const float> gamma, double eps,
                                     View<const float> dy, View<float> dx,

@@ -114,6 +114,10 @@ public:
   Status rmsNormBackward(View<const float> x, View<const float> weight,
                          double eps, View<const float> dy, View<float> dx,
                          View<float> dweight) override;
+  Status rmsNormBackwardResidual(View<const float> x, View<const float> weight,
+                                 double eps, View<const float> dy,
+                                 View<const float> residual, View<float> dx,
+                                 View<float> dweight) override;
   Status layerNormBackward(View<const float> x, View<const float> gamma,
                            double eps, View<const float> dy, View<float> dx,
                            View<float> dgamma, View<float> dbeta) override;

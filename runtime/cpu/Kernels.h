@@ -131,9 +131,12 @@ void ropeTable(int64_t first, int64_t positions, int64_t width, double theta,
 template <class T>
 void rmsNorm(CpuDevice &dev, View<const T> x, View<const T> weight, double eps,
              View<T> y);
+/// dx = residual + the input's gradient where `residual` is given (its
+/// data null: none), added as each row's dx is written.
 template <class T>
 void rmsNormBackward(CpuDevice &dev, View<const T> x, View<const T> weight,
-                     double eps, View<const T> dy, View<T> dx, View<T> dweight);
+                     double eps, View<const T> dy, View<T> dx, View<T> dweight,
+                     const T *residual = nullptr);
 
 /// table [V, D], ids [...] -> out [..., D]. Fails on an id outside [0, V).
 template <class T, class I>

@@ -6,6 +6,8 @@
 //   xhat = x * rstd,  g = dy * weight,
 //   dx = rstd * (g - xhat * mean(g * xhat)),  dweight = sum over rows of
 //   dy * xhat.
+// With a residual (whale.rms_norm_grad's `plus`), dx = residual + that, in
+// the same pass over the row.
 // Each row's sums are kept in kLanes partial sums added in lane order, and
 // dweight's sums over rows in blocks of kRowsPerPart rows added in block
 // order: a fixed order, whatever the threads, so every plan and every
@@ -62,8 +64,9 @@ WHALE_INLINE_LOOP void rmsNormRows(const T *__restrict x, const T *__restrict w,
 template <class T>
 WHALE_INLINE_LOOP void
 rmsNormBackwardRows(const T *__restrict x, const T *__restrict w, double eps,
-                    const T *__restrict dy, T *__restrict dx,
-                    T *__restrict part, int64_t d, int64_t r0, int64_t r1) {
+                    const T *__restrict dy, const T *__restrict residual,
+                    T *__restrict dx, T *__restrict part, int64_t d, int64_t r0,
+                    int64_t r1) {
   const int64_t whole = d - d % kLanes;
   for (int64_t r = r0; r < r1; ++r) {
     const T *in = x + r * d, *g = dy + r * d;
@@ -85,8 +88,16 @@ rmsNormBackwardRows(const T *__restrict x, const T *__restrict w, double eps,
     for (int64_t l = 0; l < kLanes; ++l)
       sum += lane[l];
     const T meanGX = sum / T(d);
+    if (!residual) {
+      for (int64_t j = 0; j < d; ++j)
+        out[j] = rs * (g[j] * w[j] - in[j] * rs * meanGX);
+      continue;
+    }
+    // The residual's gradient added as the row is written: residual + dx,
+    // the sum a separate add makes (no contraction: -ffp-contract=off).
+    const T *res = residual + r * d;
     for (int64_t j = 0; j < d; ++j)
-      out[j] = rs * (g[j] * w[j] - in[j] * rs * meanGX);
+      out[j] = res[j] + rs * (g[j] * w[j] - in[j] * rs * meanGX);
   }
 }
 
@@ -102,15 +113,15 @@ void rmsNormRowsOf(const double *x, const double *w, double eps, double *y,
 
 WHALE_VECTOR_CLONES void rmsNormBackwardRowsOf(const float *x, const float *w,
                                                double eps, const float *dy,
-                                               float *dx, float *part,
-                                               int64_t d, int64_t r0,
-                                               int64_t r1) {
-  rmsNormBackwardRows(x, w, eps, dy, dx, part, d, r0, r1);
+                                               const float *residual, float *dx,
+                                               float *part, int64_t d,
+                                               int64_t r0, int64_t r1) {
+  rmsNormBackwardRows(x, w, eps, dy, residual, dx, part, d, r0, r1);
 }
 void rmsNormBackwardRowsOf(const double *x, const double *w, double eps,
-                           const double *dy, double *dx, double *part,
-                           int64_t d, int64_t r0, int64_t r1) {
-  rmsNormBackwardRows(x, w, eps, dy, dx, part, d, r0, r1);
+                           const double *dy, const double *residual, double *dx,
+                           double *part, int64_t d, int64_t r0, int64_t r1) {
+  rmsNormBackwardRows(x, w, eps, dy, residual, dx, part, d, r0, r1);
 }
 
 } // namespace
@@ -129,16 +140,17 @@ void rmsNorm(CpuDevice &dev, View<const T> x, View<const T> weight, double eps,
 
 template <class T>
 void rmsNormBackward(CpuDevice &dev, View<const T> x, View<const T> weight,
-                     double eps, View<const T> dy, View<T> dx,
-                     View<T> dweight) {
+                     double eps, View<const T> dy, View<T> dx, View<T> dweight,
+                     const T *residual) {
   int64_t d = x.shape.empty() ? 0 : x.shape.back();
   int64_t rows = d ? x.numel() / d : 0;
   int64_t parts = (rows + kRowsPerPart - 1) / kRowsPerPart;
   std::vector<T> partial(static_cast<size_t>(parts) * d, T(0));
   dev.pool().parallelFor(parts, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p)
-      rmsNormBackwardRowsOf(x.data, weight.data, eps, dy.data, dx.data,
-                            partial.data() + p * d, d, p * kRowsPerPart,
+      rmsNormBackwardRowsOf(x.data, weight.data, eps, dy.data, residual,
+                            dx.data, partial.data() + p * d, d,
+                            p * kRowsPerPart,
                             std::min(rows, (p + 1) * kRowsPerPart));
   });
   std::memset(dweight.data, 0, sizeof(T) * d);
@@ -151,7 +163,8 @@ void rmsNormBackward(CpuDevice &dev, View<const T> x, View<const T> weight,
   template void rmsNorm<T>(CpuDevice &, View<const T>, View<const T>, double,  \
                            View<T>);                                           \
   template void rmsNormBackward<T>(CpuDevice &, View<const T>, View<const T>,  \
-                                   double, View<const T>, View<T>, View<T>);
+                                   double, View<const T>, View<T>, View<T>,    \
+                                   const T *);
 WHALE_INSTANTIATE(float)
 WHALE_INSTANTIATE(double)
 #undef WHALE_INSTANTIATE

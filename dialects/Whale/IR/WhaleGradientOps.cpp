@@ -165,6 +165,9 @@ LogicalResult RmsNormGradOp::verify() {
     return failure();
   if (getEps().convertToDouble() <= 0)
     return emitOpError("eps must be positive");
+  if (Value r = getResidual(); r && r.getType() != x)
+    return emitOpError("residual must have the input's type ")
+           << x << ", got " << r.getType();
   return success();
 }
 

@@ -312,16 +312,23 @@ def Whale_RmsNormGradOp : Whale_Op<"rms_norm_grad", [Pure,
     From the forward input, the weight and `dy`: the gradients of the input
     and of the weight. Each row's statistic is recomputed.
 
+    With `plus %r`, dx is `%r + ` the input's gradient: the gradient of the
+    residual sum a Llama block's normalized input also fed, added as each
+    row is written (-whale-gemm-epilogues and -whale-fuse-elementwise make
+    it). `%r` has the input's type.
+
     ```mlir
     %dx, %dw = whale.rms_norm_grad %x, %w, %dy eps = 1.000000e-05 : tensor<8x16xf32>, tensor<16xf32>
+    %dx2, %dw2 = whale.rms_norm_grad %x, %w, %dy plus %r eps = 1.000000e-05 : tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32>
     ```
   }];
   let arguments = (ins Whale_FloatTensor:$x, Whale_FloatTensor:$weight,
-                       Whale_FloatTensor:$dy, F64Attr:$eps);
+                       Whale_FloatTensor:$dy,
+                       Optional<Whale_FloatTensor>:$residual, F64Attr:$eps);
   let results = (outs Whale_FloatTensor:$dx, Whale_FloatTensor:$dweight);
   let assemblyFormat = [{
-    $x `,` $weight `,` $dy `eps` `=` $eps attr-dict `:` type($x) `,`
-    type($weight)
+    $x `,` $weight `,` $dy (`plus` $residual^)? `eps` `=` $eps attr-dict `:`
+    type($x) `,` type($weight) (`,` type($residual)^)?
   }];
   let hasVerifier = 1;
 }

@@ -224,7 +224,7 @@ SmallVector<Value> RmsNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> g) {
   if (!g[0])
     return {Value(), Value()};
   auto grad = RmsNormGradOp::create(b, getLoc(), getInput(), getWeight(), g[0],
-                                    getEpsAttr());
+                                    /*residual=*/Value(), getEpsAttr());
   return {grad.getDx(), grad.getDweight()};
 }
 

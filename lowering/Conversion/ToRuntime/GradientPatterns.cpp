@@ -131,9 +131,14 @@ void whale::populateGradientRuntimePatterns(RewritePatternSet &patterns,
   addRuntimePattern<RmsNormGradOp>(
       p, l, [](RmsNormGradOp g, ValueRange in, RuntimeCalls &rt) {
         Handles out = rt.tensorsFor(g);
-        rt.call(
-            WHALE_RT_FN(rms_norm_grad),
-            {rt.ctx, in[0], in[1], rt.f64(g.getEps()), in[2], out[0], out[1]});
+        if (g.getResidual())
+          rt.call(WHALE_RT_FN(rms_norm_grad_residual),
+                  {rt.ctx, in[0], in[1], rt.f64(g.getEps()), in[2], in[3],
+                   out[0], out[1]});
+        else
+          rt.call(WHALE_RT_FN(rms_norm_grad),
+                  {rt.ctx, in[0], in[1], rt.f64(g.getEps()), in[2], out[0],
+                   out[1]});
         return out;
       });
   addRuntimePattern<BatchNormGradOp>(

@@ -25,6 +25,7 @@
 #include "lowering/Passes.h"
 #include "lowering/Transforms/Fusion/ElementProgramBuilder.h"
 #include "lowering/Transforms/Fusion/IdentityGradients.h"
+#include "lowering/Transforms/Fusion/NormResiduals.h"
 
 #include "runtime/ops/ElementProgram.h"
 
@@ -351,6 +352,9 @@ struct FuseElementwisePass
       return WalkResult::advance();
     });
     parallelForEach(&getContext(), isolated, [&](Operation *fn) {
+      // A norm's input gradient takes its residual's first: that sum is
+      // then no element op to fuse.
+      fuseNormResiduals(fn);
       SmallVector<Block *> blocks;
       fn->walk([&](Block *block) {
         if (!isa<FusedOp>(block->getParentOp()))

@@ -6,8 +6,8 @@
 // backward, a weight's gradient takes the bias gradient that reads the same
 // output gradient (whale.linear_weight_grad), and an input's gradient takes
 // the gradient of the GELU that made the input (whale.gelu_matmul_grad).
-// A layernorm's input gradient takes the residual gradient it is added to
-// (whale.layernorm_grad's `plus`), so the sum is not a pass of its own.
+// A layernorm's or RMSNorm's input gradient takes the residual gradient it
+// is added to (`plus`: NormResiduals.h), so the sum is not a pass of its own.
 //
 // Under amp's storage (after -whale-widen-bf16) the same layers read bf16
 // operands: a product stored in bf16 and widened for its bias add, a GELU
@@ -28,6 +28,7 @@
 #include "lowering/Passes.h"
 #include "lowering/TopLevelOps.h"
 #include "lowering/Transforms/Fusion/IdentityGradients.h"
+#include "lowering/Transforms/Fusion/NormResiduals.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
@@ -197,19 +198,6 @@ bool isMatrix(Value v) {
   return cast<RankedTensorType>(v.getType()).getRank() == 2;
 }
 
-/// Whether every reader of `values` stands after `place` (both in one
-/// block; a reader nested in a region counts where its ancestor stands).
-bool readAfter(ValueRange values, Operation *place) {
-  Block *block = place->getBlock();
-  for (Value v : values)
-    for (Operation *user : v.getUsers()) {
-      Operation *at = block->findAncestorOpInBlock(*user);
-      if (!at || !place->isBeforeInBlock(at))
-        return false;
-    }
-  return true;
-}
-
 /// A sum's gradient for a bias [N] added to every row of `dy` [..., M, N]:
 /// the sum of dy over its rows, whatever the sum was (the gradient reads
 /// only dy, and the operands' shapes).
@@ -292,50 +280,6 @@ bool fuseGeluGrad(UnaryGradOp u, Erased &erased) {
   return true;
 }
 
-/// Whether `v` is available at `at`: a block argument of its block, or
-/// made before it there.
-bool availableAt(Value v, Operation *at) {
-  if (auto arg = dyn_cast<BlockArgument>(v))
-    return arg.getOwner() == at->getBlock();
-  Operation *def = v.getDefiningOp();
-  return def->getBlock() == at->getBlock() && def->isBeforeInBlock(at);
-}
-
-/// `add r, dx` where dx is a layernorm's input gradient read by the sum
-/// alone: one layernorm_grad with `plus r`. It stands where the sum stood
-/// where dgamma and dbeta are read only after that, else where the
-/// layernorm's gradient stood where r is made before it.
-bool fuseResidual(AddOp add, Value dx, Value residual, Erased &erased) {
-  auto ln = dx.getDefiningOp<LayerNormGradOp>();
-  if (!ln || ln.getDx() != dx || ln.getResidual() || !dx.hasOneUse() ||
-      !isF32(add.getResult()) || residual.getType() != dx.getType() ||
-      add.getResult().getType() != dx.getType() ||
-      ln->getBlock() != add->getBlock())
-    return false;
-  Operation *at = nullptr;
-  if (readAfter({ln.getDgamma(), ln.getDbeta()}, add))
-    at = add;
-  else if (availableAt(residual, ln))
-    at = ln;
-  if (!at)
-    return false;
-  OpBuilder b(at);
-  auto fused = LayerNormGradOp::create(b, ln.getLoc(), ln.getX(), ln.getGamma(),
-                                       ln.getDy(), residual, ln.getEpsAttr());
-  add.getResult().replaceAllUsesWith(fused.getDx());
-  ln.getDgamma().replaceAllUsesWith(fused.getDgamma());
-  ln.getDbeta().replaceAllUsesWith(fused.getDbeta());
-  eraseOp(add, erased);
-  eraseOp(ln, erased);
-  return true;
-}
-
-/// Either operand of the sum as the layernorm's gradient.
-bool fuseResidual(AddOp add, Erased &erased) {
-  return fuseResidual(add, add.getRhs(), add.getLhs(), erased) ||
-         fuseResidual(add, add.getLhs(), add.getRhs(), erased);
-}
-
 /// Every fusion within `root`. One walk collects the candidates: a large
 /// pipeline's rank programs unroll hundreds of thousands of calls, and on
 /// Megatron-LM's 1T plan each walk over them took about 70 ms. No fusion
@@ -374,9 +318,10 @@ void fuseWithin(Operation *root) {
   for (MatmulGradOp g : weights)
     if (live(g))
       fuseWeightGrad(g, erased);
+  // (Erased at once: nothing above reads the sums or the norms' gradients.)
   for (AddOp a : sums)
     if (live(a))
-      fuseResidual(a, erased);
+      fuseNormResidual(a);
   // Under amp's storage a fusion may leave a widening or rounding unread
   // (one made for readers that fused away, or one whose reader a fused op
   // replaced); erasing one may leave the cast it reads unread in turn.

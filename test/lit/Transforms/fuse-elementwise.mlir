@@ -312,3 +312,21 @@ func.func @parameters_between(%x: tensor<8x16xf32>, %h: tensor<8x16xf32>) -> ten
   %n = whale.layernorm %s, %g, %b eps = 1.0e-5 : tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>
   return %n : tensor<8x16xf32>
 }
+
+// -----
+
+// A norm's input gradient added to the residual's (a pre-norm block's
+// backward): the norm's gradient takes the sum as `plus` on every plan
+// that fuses, before the element ops group; the sum is no region.
+// CHECK-LABEL: func.func @norm_residuals
+// CHECK-NOT: whale.fused
+// CHECK: %[[DX:.*]], %[[DW:.*]] = whale.rms_norm_grad %arg0, %arg1, %arg2 plus %arg3 eps = 1.000000e-05 : tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32>
+// CHECK: %[[LX:.*]], %{{.*}}, %{{.*}} = whale.layernorm_grad %arg0, %arg1, %arg2 plus %[[DX]] eps = 1.000000e-05
+// CHECK: return %[[LX]], %[[DW]]
+func.func @norm_residuals(%x: tensor<8x16xf32>, %w: tensor<16xf32>, %dy: tensor<8x16xf32>, %r: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<16xf32>) {
+  %dx, %dw = whale.rms_norm_grad %x, %w, %dy eps = 1.000000e-05 : tensor<8x16xf32>, tensor<16xf32>
+  %s = whale.add %r, %dx : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  %lx, %lg, %lb = whale.layernorm_grad %x, %w, %dy eps = 1.000000e-05 : tensor<8x16xf32>, tensor<16xf32>
+  %s2 = whale.add %lx, %s : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  return %s2, %dw : tensor<8x16xf32>, tensor<16xf32>
+}

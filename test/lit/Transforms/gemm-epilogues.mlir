@@ -147,6 +147,19 @@ func.func @residual(%x: tensor<8x16xf32>, %g: tensor<16xf32>, %dy: tensor<8x16xf
 
 // -----
 
+// RMSNorm's input gradient likewise (a Llama block's): dweight read after.
+// CHECK-LABEL: func.func @rms_residual
+// CHECK-NOT: whale.add
+// CHECK: %[[DX:.*]], %[[DW:.*]] = whale.rms_norm_grad %arg0, %arg1, %arg2 plus %arg3 eps = 1.000000e-05 : tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32>
+// CHECK: return %[[DX]], %[[DW]]
+func.func @rms_residual(%x: tensor<8x16xf32>, %w: tensor<16xf32>, %dy: tensor<8x16xf32>, %r: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<16xf32>) {
+  %dx, %dw = whale.rms_norm_grad %x, %w, %dy eps = 1.000000e-05 : tensor<8x16xf32>, tensor<16xf32>
+  %s = whale.add %dx, %r : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  return %s, %dw : tensor<8x16xf32>, tensor<16xf32>
+}
+
+// -----
+
 // dgamma is read between the two, and the residual gradient is made after
 // the layernorm's: neither place serves, so nothing is fused. Nor where dx
 // has another reader, or the sum broadcasts.

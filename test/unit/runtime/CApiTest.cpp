@@ -382,4 +382,50 @@ TEST(CApi, LayerNormGradientWithTheResidualsIsTheGradientPlusIt) {
                "layernorm_grad: 'residual' is null");
 }
 
+TEST(CApi, RmsNormGradientWithTheResidualIsTheTwoCallsBitForBit) {
+  // whale.rms_norm_grad's `plus`: the CPU's fused pass writes dx =
+  // residual + the input's gradient, bit for bit the two calls it
+  // replaces (no contraction of the sum into the product); dweight
+  // unchanged. 70 rows: more than one block of the weight's sums, and a
+  // width that is no whole number of the kernel's lanes.
+  using whale::testing::randomValues;
+  using whale::testing::TestRuntime;
+  TestRuntime rt;
+  const std::vector<int64_t> s{70, 21}, w{21};
+  const int64_t n = 70 * 21;
+  whale_rt_tensor *x = rt.f32(s, randomValues(n, 1, -2, 2)),
+                  *weight = rt.f32(w, randomValues(21, 2, 0.5f, 1.5f)),
+                  *dy = rt.f32(s, randomValues(n, 3)),
+                  *res = rt.f32(s, randomValues(n, 4));
+  whale_rt_tensor *dx = rt.make(WHALE_RT_F32, s),
+                  *sum = rt.make(WHALE_RT_F32, s),
+                  *fused = rt.make(WHALE_RT_F32, s);
+  whale_rt_tensor *dw[2] = {rt.make(WHALE_RT_F32, w), rt.make(WHALE_RT_F32, w)};
+  ASSERT_EQ(whale_rt_rms_norm_grad(rt.ctx, x, weight, 1e-5, dy, dx, dw[0]),
+            WHALE_RT_OK);
+  ASSERT_EQ(whale_rt_binary(rt.ctx, WHALE_RT_ADD, res, dx, sum), WHALE_RT_OK);
+  ASSERT_EQ(whale_rt_rms_norm_grad_residual(rt.ctx, x, weight, 1e-5, dy, res,
+                                            fused, dw[1]),
+            WHALE_RT_OK)
+      << whale_rt_last_error(rt.ctx);
+  auto bits = [](whale_rt_tensor *t, int64_t count) {
+    const float *p = TestRuntime::data<float>(t);
+    return std::vector<float>(p, p + count);
+  };
+  EXPECT_EQ(bits(fused, n), bits(sum, n));
+  EXPECT_EQ(bits(dw[1], 21), bits(dw[0], 21));
+  EXPECT_NE(bits(fused, n), bits(dx, n));
+  whale_rt_tensor *wrong = rt.make(WHALE_RT_F32, {5, 21});
+  EXPECT_EQ(whale_rt_rms_norm_grad_residual(rt.ctx, x, weight, 1e-5, dy, wrong,
+                                            fused, dw[1]),
+            WHALE_RT_INVALID_ARGUMENT);
+  EXPECT_STREQ(whale_rt_last_error(rt.ctx),
+               "rms_norm_grad: shapes do not fit [70, 21]");
+  EXPECT_EQ(whale_rt_rms_norm_grad_residual(rt.ctx, x, weight, 1e-5, dy,
+                                            nullptr, fused, dw[1]),
+            WHALE_RT_INVALID_ARGUMENT);
+  EXPECT_STREQ(whale_rt_last_error(rt.ctx),
+               "rms_norm_grad: 'residual' is null");
+}
+
 } // namespace
