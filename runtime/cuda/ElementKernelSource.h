@@ -368,8 +368,8 @@ inline std::string rowsKernel(const Layout &l, const std::vector<Instr> &code) {
     s << "    float *y = whale_row;\n";
   else
     s << "    float *y = (float *)p.data[" << rowOut << "] + row * width;\n";
-  s << "    float local = " << (l.rowOp == LayerNorm ? "0.0f" : "-INFINITY")
-    << ";\n";
+  const bool sums = l.rowOp == LayerNorm || l.rowOp == RmsNorm;
+  s << "    float local = " << (sums ? "0.0f" : "-INFINITY") << ";\n";
   s << "    for (long long c = WHALE_LANE; c < width; c += WHALE_LANES) {\n";
   s << "      const long long t = row * width + c;\n";
   s << pointBody(l, code, "0LL", "      ");
@@ -379,7 +379,10 @@ inline std::string rowsKernel(const Layout &l, const std::vector<Instr> &code) {
   s << "      const float v = " << reg(l.rowInput) << ";\n";
   s << "      y[c] = v;\n";
   s << "      local = "
-    << (l.rowOp == LayerNorm ? "local + v" : "fmaxf(local, v)") << ";\n";
+    << (l.rowOp == LayerNorm ? "local + v"
+        : l.rowOp == RmsNorm ? "local + v * v"
+                             : "fmaxf(local, v)")
+    << ";\n";
   s << "    }\n";
   if (l.rowOp == LayerNorm) {
     s << "    const float mean = WHALE_BLOCK_SUM(local) / w;\n";
@@ -395,6 +398,16 @@ inline std::string rowsKernel(const Layout &l, const std::vector<Instr> &code) {
     s << "      const float g = " << load(l, l.gamma) << ";\n";
     s << "      const float b = " << load(l, l.beta) << ";\n";
     s << "      " << storeRowResult(l, "(y[c] - mean) * rstd * g + b") << "\n";
+    s << "    }\n";
+  } else if (l.rowOp == RmsNorm) {
+    s << "    const float rstd = 1.0f / sqrtf(WHALE_BLOCK_SUM(local) / w + "
+      << floatLiteral(l.eps) << ");\n";
+    s << "    for (long long c = WHALE_LANE; c < width; c += WHALE_LANES) {\n";
+    s << "      const long long t = row * width + c;\n";
+    if (needsIndex(l))
+      s << indexOf(l, "t", "0LL", "      ");
+    s << "      const float g = " << load(l, l.gamma) << ";\n";
+    s << "      " << storeRowResult(l, "y[c] * rstd * g") << "\n";
     s << "    }\n";
   } else {
     s << "    const float mx = WHALE_BLOCK_MAX(local);\n";
@@ -423,7 +436,8 @@ inline bool elementKernelSource(const Layout &l, const std::vector<Instr> &code,
                                 std::string &source, std::string &why) {
   using namespace detail;
   static_assert(kMaxOperands == 16, "the prelude's WhaleOperands holds 16");
-  if (l.rowOp != NoRowOp && l.rowOp != LayerNorm && l.rowOp != Softmax) {
+  if (l.rowOp != NoRowOp && l.rowOp != LayerNorm && l.rowOp != Softmax &&
+      l.rowOp != RmsNorm) {
     why = "a program's row op is none the generator knows";
     return false;
   }

@@ -16,10 +16,11 @@
 //   kMagic, rank, extents[rank], inputs, outputs, registers, instructions,
 //   per input:  reads[rank], type          (0: broadcast along it)
 //   per output: keeps[rank], mean, register, type (keeps 0: summed over)
-//   row op:     kind (0: none; 1: layernorm, 2: softmax over the last
-//               dimension), then for one: the result it makes, the
-//               register holding its input, and for layernorm the inputs
-//               gamma and beta and eps (the f32's bits)
+//   row op:     kind (0: none; 1: layernorm, 2: softmax, 3: RMSNorm, over
+//               the last dimension), then for one: the result it makes,
+//               the register holding its input, and for layernorm the
+//               inputs gamma and beta and eps (the f32's bits); for RMSNorm
+//               its weight twice (gamma's place and beta's) and eps
 //   per instruction: op, dst, a, b, c      (Const: a holds the f32's bits)
 //
 // An operand's type is 0 for f32, 1 for bf16 (amp's storage): a bf16
@@ -124,7 +125,7 @@ struct Layout {
   float eps = 0;
 };
 
-enum RowOp : int32_t { NoRowOp, LayerNorm, Softmax };
+enum RowOp : int32_t { NoRowOp, LayerNorm, Softmax, RmsNorm };
 
 /// The operand types a program's words name.
 enum OperandType : int64_t { F32Operand = 0, Bf16Operand = 1 };
@@ -275,7 +276,7 @@ inline bool parse(const int64_t *words, int64_t size, Layout &layout,
     }
   }
   int64_t rowOp = 0;
-  if (!next(rowOp) || rowOp < NoRowOp || rowOp > Softmax ||
+  if (!next(rowOp) || rowOp < NoRowOp || rowOp > RmsNorm ||
       (rowOp != NoRowOp && anySum)) {
     why = "an element program's row op is none it knows, or beside sums";
     return false;
@@ -285,7 +286,7 @@ inline bool parse(const int64_t *words, int64_t size, Layout &layout,
     int64_t result = 0, input = 0, gamma = 0, beta = 0, eps = 0;
     if (!next(result) || !next(input) || result < 0 || result >= outputs ||
         input < 0 || input >= registers ||
-        (rowOp == LayerNorm &&
+        ((rowOp == LayerNorm || rowOp == RmsNorm) &&
          (!next(gamma) || !next(beta) || !next(eps) || gamma < 0 ||
           gamma >= inputs || beta < 0 || beta >= inputs))) {
       why = "an element program's row op names no result, register or input";
@@ -629,6 +630,23 @@ inline void runRow(const Layout &l, const Instr *code, int count,
   for (int64_t c = 0; c < width; ++c)
     rowElement(l, code, count, data, row, c, y);
   const float w = static_cast<float>(width);
+  if (l.rowOp == RmsNorm) {
+    // The squares in 16 lanes, then the lanes in order: the CPU's kernel's
+    // sum (runtime/cpu/RmsNorm.cpp).
+    float lanes[16] = {};
+    for (int64_t c = 0; c < width; ++c)
+      lanes[c % 16] += y[c] * y[c];
+    float squares = 0;
+    for (float lane : lanes)
+      squares += lane;
+    const float rstd = 1.0f / sqrtf(squares / w + l.eps);
+    for (int64_t c = 0; c < width; ++c) {
+      const int64_t t = row * width + c;
+      const float g = loadOperand(l, data, l.gamma, offsetOf(l, l.gamma, t, 0));
+      storeRowResult(l, data, row, c, y, y[c] * rstd * g);
+    }
+    return;
+  }
   if (l.rowOp == LayerNorm) {
     float sum = 0;
     for (int64_t c = 0; c < width; ++c)

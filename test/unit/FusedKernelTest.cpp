@@ -548,6 +548,26 @@ std::vector<Case> cases() {
                    {"%n : " + big},
                    /*exact=*/false});
   }
+  // A Llama block's residual sum and its RMSNorm, both results; and rows
+  // enough for the threads, of a width (129) no whole number of the
+  // squares' 16 lanes.
+  out.push_back({"residual_rmsnorm",
+                 {T, T, D},
+                 bin("add", "%s", "%a0", T, "%a1", T) +
+                     "  %n = whale.rms_norm %s, %a2 eps = 1.0e-5 : " + T +
+                     ", " + D + "\n",
+                 {"%s : " + T, "%n : " + T},
+                 /*exact=*/false});
+  {
+    const std::string big = "tensor<64x40x129xf32>", row = "tensor<129xf32>";
+    out.push_back({"rmsnorm_rows_among_threads",
+                   {big, big, row},
+                   bin("add", "%s", "%a0", big, "%a1", big, big) +
+                       "  %n = whale.rms_norm %s, %a2 eps = 1.0e-5 : " + big +
+                       ", " + row + "\n",
+                   {"%n : " + big},
+                   /*exact=*/false});
+  }
   // Positions [10, 33] added to every sample of [6, 10, 33], then the
   // layernorm: row r reads the positions' row r mod 10.
   out.push_back({"positions_layernorm",
@@ -648,6 +668,30 @@ std::vector<Case> cases() {
                      un("neg", "%r", "%m", "tensor<f32>"),
                  {"%r : tensor<f32>"}});
   return out;
+}
+
+// A residual sum's RMSNorm fused sums its squares as the runtime's kernel
+// does (16 lanes, then the lanes in order), in the CPU's kernels and the
+// host's programs alike: bit for bit the unfused ops, so a Llama trains to
+// the same losses fused or not. (A GPU's block sums add in another order.)
+TEST(FusedRmsNorm, TheCpuKernelsAndProgramsAreTheUnfusedOpsBitForBit) {
+  const std::string D = "tensor<33xf32>";
+  Case c{"residual_rmsnorm_exact",
+         {T, T, D},
+         bin("add", "%s", "%a0", T, "%a1", T) +
+             "  %n = whale.rms_norm %s, %a2 eps = 1.0e-5 : " + T + ", " + D +
+             "\n",
+         {"%s : " + T, "%n : " + T},
+         /*exact=*/true};
+  int regions = 0, ran = -1, plainRegions = 0;
+  std::vector<std::vector<float>> plain = run(c, Mode::Unfused, plainRegions);
+  std::vector<std::vector<float>> fused = run(c, Mode::Kernels, regions);
+  EXPECT_EQ(regions, 1);
+  expectAgree(c, fused, plain);
+  std::vector<std::vector<float>> programs =
+      run(c, Mode::Programs, regions, &ran);
+  EXPECT_EQ(ran, 1);
+  expectAgree(c, programs, plain);
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, FusedAgainstUnfused, ::testing::ValuesIn(cases()),

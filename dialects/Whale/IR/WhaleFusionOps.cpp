@@ -116,6 +116,13 @@ bool FusedOp::isFusibleRowOp(Operation *op) {
            shape(ln.getGamma()) == x.getShape().take_back() &&
            shape(ln.getBeta()) == x.getShape().take_back();
   }
+  if (auto rms = dyn_cast<RmsNormOp>(op)) {
+    auto x = dyn_cast<RankedTensorType>(rms.getInput().getType());
+    return isF32Tensor(x) && x.getRank() >= 1 &&
+           isF32Tensor(rms.getWeight().getType()) &&
+           cast<RankedTensorType>(rms.getWeight().getType()).getShape() ==
+               x.getShape().take_back();
+  }
   if (auto sm = dyn_cast<SoftmaxOp>(op)) {
     auto x = dyn_cast<RankedTensorType>(sm.getInput().getType());
     return isF32Tensor(x) && x.getRank() >= 1 &&
@@ -300,6 +307,9 @@ LogicalResult FusedOp::verifyRegions() {
                   isa<BlockArgument>(ln.getBeta())))
         return op.emitOpError("takes its scale and shift from the region's "
                               "inputs");
+      if (auto rms = dyn_cast<RmsNormOp>(op);
+          rms && !isa<BlockArgument>(rms.getWeight()))
+        return op.emitOpError("takes its weight from the region's inputs");
       continue;
     }
     if (isFusibleReduction(&op)) {
@@ -391,6 +401,8 @@ std::string FusedOp::getBodySignature() {
       os << "." << stringifyBinaryKind(g.getKind()) << g.getOperand();
     if (auto ln = dyn_cast<LayerNormOp>(op))
       os << ".eps" << ln.getEps().convertToDouble();
+    if (auto rms = dyn_cast<RmsNormOp>(op))
+      os << ".eps" << rms.getEps().convertToDouble();
     // Which way a cast converts: the region's inputs' types say it for
     // casts of inputs, not for casts of values made inside.
     if (auto c = dyn_cast<CastOp>(op))

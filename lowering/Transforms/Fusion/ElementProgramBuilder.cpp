@@ -267,6 +267,15 @@ std::vector<int64_t> buildFusedProgram(FusedOp op, std::string &why,
                     cast<BlockArgument>(ln.getGamma()).getArgNumber(),
                     cast<BlockArgument>(ln.getBeta()).getArgNumber(),
                     static_cast<int64_t>(bits)});
+    } else if (auto rms = dyn_cast<RmsNormOp>(rowOp)) {
+      // Its weight in gamma's place and beta's (which it does not read).
+      float eps = static_cast<float>(rms.getEps().convertToDouble());
+      uint32_t bits;
+      std::memcpy(&bits, &eps, sizeof bits);
+      const int64_t weight =
+          cast<BlockArgument>(rms.getWeight()).getArgNumber();
+      words.insert(words.end(), {program::RmsNorm, rowResult, input, weight,
+                                 weight, static_cast<int64_t>(bits)});
     } else {
       words.insert(words.end(), {program::Softmax, rowResult, input});
     }

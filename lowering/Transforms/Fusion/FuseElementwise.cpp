@@ -2,7 +2,7 @@
 //
 // Groups chains of elementwise ops of one iteration shape, and the sums
 // that end them (a bias's gradient, reduce_sum, reduce_mean) or the op of
-// each row that ends them (layernorm, softmax over the last dimension,
+// each row that ends them (layernorm, RMSNorm, softmax over the last dimension,
 // where every input is whole, a row or an element), into
 // `whale.fused` regions, in each block of each function, in one pass over
 // the block in program order. An op joins the group of an operand's
@@ -106,10 +106,11 @@ void absorbInputWidenings(FusedOp region) {
     if (!c || !isWidening(c))
       continue;
     BlockArgument arg = body.getArgument(input.getOperandNumber());
-    // A layernorm takes its scale and shift from the region's inputs
-    // themselves (the row kernels read them apart from the chain).
+    // A norm takes its scale and shift (or weight) from the region's
+    // inputs themselves (the row kernels read them apart from the chain).
     if (llvm::any_of(arg.getUses(), [](OpOperand &use) {
-          return isa<LayerNormOp>(use.getOwner()) && use.getOperandNumber() > 0;
+          return isa<LayerNormOp, RmsNormOp>(use.getOwner()) &&
+                 use.getOperandNumber() > 0;
         }))
       continue;
     input.set(c.getInput());
@@ -194,7 +195,7 @@ private:
     if (rowOp && llvm::any_of(op->getOperands().drop_front(), [&](Value v) {
           return g.members.count(v.getDefiningOp());
         }))
-      return false; // a layernorm's scale and shift are the region's inputs
+      return false; // a norm's scale and shift are the region's inputs
     if ((rowOp && (g.sums || g.rowOp)) ||
         (g.rowOp && FusedOp::isFusibleReduction(op)))
       return false;

@@ -1,13 +1,14 @@
 //===- FusedRowKernel.cpp - fused regions that end in an op of each row ---===//
 //
-// A region that ends in layernorm or softmax over the last dimension runs
-// row by row: for each row, one loop computes the region's elementwise
+// A region that ends in layernorm, RMSNorm or softmax over the last dimension
+// runs row by row: for each row, one loop computes the region's elementwise
 // values (writing its results, and the row op's input where no result
 // holds it, into the row op's own output as scratch), then the row op
 // reads that row back while it is in the cache. The statistics are the
 // runtime's, in its order (runtime/cpu/Normalization.cpp): the mean, then
 // the variance about it, then the normalized row; the maximum, then the
-// exponentials and their sum, then the scaled row. Where the region rounds
+// exponentials and their sum, then the scaled row; the squares in 16 lanes,
+// then the scaled row. Where the region rounds
 // the row op's result to bf16 (amp's storage), the row op works in an f32
 // row on the stack instead, and one more loop rounds it into the result.
 //
@@ -143,6 +144,64 @@ public:
           Value y = s.add(s.mul(s.mul(s.sub(e[0], mean), rstd), e[1]), e[2]);
           linalg::YieldOp::create(nb, nloc, ValueRange{y});
         });
+  }
+
+  /// dst = x * rstd * weight, rstd = 1 / sqrt(mean(x * x) + eps), over the
+  /// row. The squares are summed as the runtime's kernel sums them
+  /// (runtime/cpu/RmsNorm.cpp): element j into lane j mod 16, the lanes
+  /// then in order, so a region and the op alone give the same bits.
+  void rmsNorm(RmsNormOp n, Value src, Value dst, Value weight,
+               RowRead weightRead) {
+    constexpr int64_t kLanes = 16;
+    Scalars s(b, loc);
+    Type f32 = b.getF32Type();
+    Value lanes =
+        memref::AllocaOp::create(b, loc, MemRefType::get({kLanes}, f32));
+    Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+    Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+    Value c16 = arith::ConstantIndexOp::create(b, loc, kLanes);
+    auto zero = scf::ForOp::create(b, loc, c0, c16, c1);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(zero.getBody());
+      memref::StoreOp::create(b, loc, s.c(0), lanes,
+                              ValueRange{zero.getInductionVar()});
+    }
+    auto squares = scf::ForOp::create(
+        b, loc, c0, arith::ConstantIndexOp::create(b, loc, width), c1);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(squares.getBody());
+      Value j = squares.getInductionVar();
+      Value lane = arith::RemUIOp::create(b, loc, j, c16);
+      Value x = memref::LoadOp::create(b, loc, src, ValueRange{c0, j});
+      Value acc = memref::LoadOp::create(b, loc, lanes, ValueRange{lane});
+      memref::StoreOp::create(b, loc, s.add(acc, s.mul(x, x)), lanes,
+                              ValueRange{lane});
+    }
+    auto total = scf::ForOp::create(b, loc, c0, c16, c1, ValueRange{s.c(0)});
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(total.getBody());
+      Value l = memref::LoadOp::create(b, loc, lanes,
+                                       ValueRange{total.getInductionVar()});
+      scf::YieldOp::create(b, loc,
+                           ValueRange{s.add(total.getRegionIterArg(0), l)});
+    }
+    Value sum = total.getResult(0);
+    Value eps = s.c(n.getEps().convertToDouble());
+    Value rstd =
+        s.div(s.c(1),
+              s.sqrt(s.add(s.div(sum, s.c(static_cast<double>(width))), eps)));
+    linalg::GenericOp::create(b, loc, ValueRange{src, weight}, ValueRange{dst},
+                              {identity(), map(weightRead), identity()},
+                              both(utils::IteratorType::parallel),
+                              [&](OpBuilder &nb, Location nloc, ValueRange e) {
+                                Scalars s(nb, nloc);
+                                linalg::YieldOp::create(
+                                    nb, nloc,
+                                    ValueRange{s.mul(s.mul(e[0], rstd), e[1])});
+                              });
   }
 
   /// `dst` (of tensor type `t`: bf16) = the f32 row `src`, rounded.
@@ -307,6 +366,9 @@ FusedLaunch buildFusedRowKernel(FusedOp op, ModuleOp kernels, StringRef name) {
     unsigned g = arg(ln.getGamma()), be = arg(ln.getBeta());
     body.layerNorm(ln, src, dst, inputs[g], reads[g], inputs[be], reads[be],
                    acc);
+  } else if (auto rms = dyn_cast<RmsNormOp>(rowOp)) {
+    unsigned w = cast<BlockArgument>(rms.getWeight()).getArgNumber();
+    body.rmsNorm(rms, src, dst, inputs[w], reads[w]);
   } else {
     body.softmax(src, dst, acc);
   }

@@ -231,6 +231,20 @@ func.func @layernorm_scale_inside(%x: tensor<4xf32>) {
 
 // -----
 
+// So does an RMSNorm's weight.
+func.func @rmsnorm_weight_inside(%x: tensor<4xf32>) {
+  %r = whale.fused(%x) : (tensor<4xf32>) -> (tensor<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    %e = whale.exp %a : tensor<4xf32>
+    // expected-error @+1 {{takes its weight from the region's inputs}}
+    %n = whale.rms_norm %a, %e eps = 1.0e-5 : tensor<4xf32>, tensor<4xf32>
+    whale.fused_yield %n : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
 // An op of each row normalizes a value of the iteration shape.
 func.func @row_op_of_a_row(%x: tensor<4x4xf32>, %b: tensor<4xf32>) {
   %r:2 = whale.fused(%x, %b) : (tensor<4x4xf32>, tensor<4xf32>) -> (tensor<4x4xf32>, tensor<4xf32>) {

@@ -330,3 +330,21 @@ func.func @norm_residuals(%x: tensor<8x16xf32>, %w: tensor<16xf32>, %dy: tensor<
   %s2 = whale.add %lx, %s : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
   return %s2, %dw : tensor<8x16xf32>, tensor<16xf32>
 }
+
+// -----
+
+// A Llama block's residual sum and its RMSNorm: one region of rows ending
+// in the norm, the sum (the next block's residual) a result too; the
+// weight is the region's input.
+// CHECK-LABEL: func.func @residual_rmsnorm
+// CHECK: %[[R:.*]]:2 = whale.fused(%arg0, %arg1, %arg2) : (tensor<4x8x16xf32>, tensor<4x8x16xf32>, tensor<16xf32>) -> (tensor<4x8x16xf32>, tensor<4x8x16xf32>) {
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<4x8x16xf32>, %[[Y:.*]]: tensor<4x8x16xf32>, %[[W:.*]]: tensor<16xf32>):
+// CHECK-NEXT: %[[S:.*]] = whale.add %[[X]], %[[Y]]
+// CHECK-NEXT: %[[N:.*]] = whale.rms_norm %[[S]], %[[W]] eps = 1.000000e-05
+// CHECK-NEXT: whale.fused_yield %[[S]], %[[N]]
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @residual_rmsnorm(%x: tensor<4x8x16xf32>, %y: tensor<4x8x16xf32>, %w: tensor<16xf32>) -> (tensor<4x8x16xf32>, tensor<4x8x16xf32>) {
+  %s = whale.add %x, %y : tensor<4x8x16xf32>, tensor<4x8x16xf32> -> tensor<4x8x16xf32>
+  %n = whale.rms_norm %s, %w eps = 1.000000e-05 : tensor<4x8x16xf32>, tensor<16xf32>
+  return %s, %n : tensor<4x8x16xf32>, tensor<4x8x16xf32>
+}
