@@ -6,6 +6,7 @@
 #include "lib/compile/GenerationFunctions.h"
 #include "lib/compile/Jit.h"
 #include "lib/compile/ModelLookup.h"
+#include "lib/compile/StageSignature.h"
 #include "runtime/WhaleRuntime.h"
 #include "runtime/checkpoint/Checkpoint.h"
 
@@ -171,10 +172,13 @@ SampleResult sample(Interpreter &interp, const SampleOptions &options) {
       findModel(interp, options.model, /*needsTrainBlock=*/false, error);
   if (!model)
     return fail(error);
-  mlir::ModuleOp loaded = interp.module();
   std::string name = model.getName().str();
 
-  mlir::OwningOpRef<mlir::ModuleOp> module = loaded.clone();
+  // Attention fused first, as the runtime runs it: the decoding step reads
+  // whale.attention, not the matmul and softmax chain nn.attention writes.
+  mlir::OwningOpRef<mlir::ModuleOp> module = hostForward(interp);
+  if (!module)
+    return fail("fusing the model's attention failed");
   mlir::func::FuncOp fn =
       addLogitsFunction(module->lookupSymbol<mlir::func::FuncOp>(name), error);
   if (!fn)

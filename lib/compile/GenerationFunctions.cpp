@@ -150,8 +150,8 @@ void DecodeBuilder::cloneWithAxes(mlir::Operation *op,
 
 // An op of one result that treats each position (and each text) alone:
 // each axis lands where `through` says, the same from every operand that
-// has it. An elementwise operand without it must not vary along it (a
-// learned position table would).
+// has it. An elementwise operand without it must not vary along it, but
+// for a learned position table, whose row at the position it reads.
 std::string DecodeBuilder::positionWise(mlir::Operation *op) {
   if (op->getNumResults() != 1 ||
       !(isElementwise(op) ||
@@ -160,6 +160,7 @@ std::string DecodeBuilder::positionWise(mlir::Operation *op) {
     return where(op) + " is not known to treat each position alone";
   static const char *const kWhat[] = {"positions", "the batch's texts"};
   Axes res;
+  llvm::SmallVector<bool> tableRows(op->getNumOperands(), false);
   for (int kind : {kTime, kBatch}) {
     int64_t &at = res.of[kind];
     for (auto [i, v] : llvm::enumerate(op->getOperands())) {
@@ -176,21 +177,47 @@ std::string DecodeBuilder::positionWise(mlir::Operation *op) {
     if (at == kNone || !isElementwise(op))
       continue;
     const int64_t rank = rankOf(op->getResult(0));
-    for (mlir::Value v : op->getOperands()) {
+    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
       auto t = mlir::cast<mlir::RankedTensorType>(v.getType());
       const int64_t d = at - (rank - t.getRank());
-      if (axesOf(v).of[kind] == kNone && d >= 0 && t.getShape()[d] != 1)
-        return where(op) +
-               (kind == kTime
-                    ? " reads a value that differs by position but comes "
-                      "from no token (a learned position table?)"
-                    : " reads a value that differs by text but comes from "
-                      "no token");
+      if (axesOf(v).of[kind] != kNone || d < 0 || t.getShape()[d] == 1)
+        continue;
+      // A learned position table [T, D] (what only parameters make): the
+      // step reads its row at the position, looked up as an embedding's.
+      if (kind == kTime && d == 0 && t.getRank() == 2 && !axesOf(v).any()) {
+        tableRows[i] = true;
+        continue;
+      }
+      return where(op) + (kind == kTime
+                              ? " reads a value that differs by position but "
+                                "comes from no token"
+                              : " reads a value that differs by text but comes "
+                                "from no token");
     }
   }
   // (An operand that must be the same at every position, a weight, a
   // table, has no axis `through` lets pass.)
+  llvm::SmallVector<mlir::Value> rows;
+  for (auto [i, row] : llvm::enumerate(tableRows)) {
+    if (!row) {
+      rows.push_back(nullptr);
+      continue;
+    }
+    mlir::Value table = map.lookup(op->getOperand(i));
+    auto t = mlir::cast<mlir::RankedTensorType>(table.getType());
+    mlir::Value ids = ReshapeOp::create(
+        b, op->getLoc(), mlir::RankedTensorType::get({1}, b.getI32Type()),
+        position);
+    rows.push_back(EmbeddingOp::create(
+        b, op->getLoc(),
+        mlir::RankedTensorType::get({1, t.getShape()[1]}, t.getElementType()),
+        table, ids));
+  }
   cloneWithAxes(op, {res});
+  mlir::Operation *clone = map.lookup(op->getResult(0)).getDefiningOp();
+  for (auto [i, row] : llvm::enumerate(rows))
+    if (row)
+      clone->setOperand(i, row);
   return "";
 }
 
@@ -208,26 +235,50 @@ std::string DecodeBuilder::rope(RopeOp r) {
   return "";
 }
 
-// q, k and v [B, H, T, E] rotated already: the caches [1, Hk, W, E] become
-// arguments (and results) of the step.
+// q, k and v [B, H, T, E] rotated already (or [B, T, H, E], sequence-major:
+// with one row, the same bytes as [B, H, 1, E], so a reshape each way): the
+// caches [1, Hk, W, E] become arguments (and results) of the step.
 std::string DecodeBuilder::attention(AttentionOp op) {
-  if (!op.getCausal() || op.getSequenceMajor())
-    return where(op) + " is not a causal attention over [B, H, T, E]";
+  const bool seqMajor = op.getSequenceMajor();
+  const int64_t time = seqMajor ? 1 : 2;
+  if (!op.getCausal())
+    return where(op) + " is not a causal attention";
   for (mlir::Value v : {op.getQuery(), op.getKey(), op.getValue()})
-    if (rankOf(v) != 4 || axesOf(v).of[kTime] != 2 || axesOf(v).of[kBatch] != 0)
-      return where(op) + " attends over operands not [B, H, T, E]";
-  Axes a = axesOf(op.getKey());
-  auto cache = stepType(op.getKey(), Axes{{kNone, a.of[kBatch]}});
+    if (rankOf(v) != 4 || axesOf(v).of[kTime] != time ||
+        axesOf(v).of[kBatch] != 0)
+      return where(op) + " attends over operands not [B, H, T, E] or "
+                         "[B, T, H, E]";
+  // [1, H, 1, E] of a step's operand [1, 1, H, E] or [1, H, 1, E].
+  auto headMajor = [&](mlir::Value v) -> mlir::Value {
+    mlir::Value stepped = map.lookup(v);
+    if (!seqMajor)
+      return stepped;
+    auto t = mlir::cast<mlir::RankedTensorType>(stepped.getType());
+    auto to = mlir::RankedTensorType::get(
+        {1, t.getShape()[2], 1, t.getShape()[3]}, t.getElementType());
+    return ReshapeOp::create(b, op.getLoc(), to, stepped).getResult();
+  };
+  auto key = op.getKey().getType();
+  auto cache =
+      mlir::RankedTensorType::get({1, key.getShape()[seqMajor ? 2 : 1],
+                                   key.getShape()[time], key.getShape()[3]},
+                                  key.getElementType());
   mlir::Block &entry = step.getBody().front();
   mlir::Value keys = entry.addArgument(cache, op.getLoc());
   mlir::Value values = entry.addArgument(cache, op.getLoc());
   out.caches.push_back(std::vector<int64_t>(cache.getShape()));
   out.caches.push_back(std::vector<int64_t>(cache.getShape()));
+  mlir::Value q = headMajor(op.getQuery());
   auto kv = KvAttentionOp::create(
-      b, op.getLoc(), stepType(op.getQuery(), axesOf(op.getQuery())), cache,
-      cache, map.lookup(op.getQuery()), map.lookup(op.getKey()),
-      map.lookup(op.getValue()), keys, values, position, op.getScaleAttr());
-  map.map(op.getResult(), kv.getResult());
+      b, op.getLoc(), q.getType(), cache, cache, q, headMajor(op.getKey()),
+      headMajor(op.getValue()), keys, values, position, op.getScaleAttr());
+  mlir::Value result = kv.getResult();
+  if (seqMajor)
+    result = ReshapeOp::create(b, op.getLoc(),
+                               stepType(op.getResult(), axesOf(op.getQuery())),
+                               result)
+                 .getResult();
+  map.map(op.getResult(), result);
   axes[op.getResult()] = axesOf(op.getQuery());
   newCaches.push_back(kv.getNewKeyCache());
   newCaches.push_back(kv.getNewValueCache());

@@ -6,11 +6,13 @@
 // its decoding step computes only the new position's and keeps the others
 // in caches, one pair per attention. The step is derived from the model's
 // logits function: every op that works on each position alone runs on the
-// one new row; rope turns it by its position; and each causal attention
+// one new row; rope turns it by its position; a learned position table
+// [T, D] gives its row at the position (an embedding lookup); and each
+// causal attention (fused: whale.attention, head- or sequence-major)
 // becomes a whale.kv_attention that writes its key and value rows into the
 // caches and attends over them. A model with an op that mixes positions in
-// another way (a learned position table, a sum over time, attention that is
-// not causal) has no such step, and says which op.
+// another way (a sum over time, attention that is not causal, attention
+// left as a matmul and softmax chain) has no such step, and says which op.
 //
 //===----------------------------------------------------------------------===//
 

@@ -228,11 +228,11 @@ std::vector<VerbSpec> makeVerbs() {
        "generate text with a trained byte-level model",
        "Continues the prompt byte by byte from the softmax of the logits at "
        "the last position, divided by the temperature. A model whose ops "
-       "treat each position alone but for causal attention (a Llama's) "
-       "decodes over a key/value cache: each byte costs one position; past "
-       "the window it starts over from the text's last half window. Other "
-       "models (a learned position table) recompute the window for each "
-       "byte.",
+       "treat each position alone but for causal attention and its "
+       "positions (rope, a learned table: a Llama's, a GPT's) decodes over "
+       "a key/value cache: each byte costs one position; past the window it "
+       "starts over from the text's last half window. Other models (one "
+       "that is told why) recompute the window for each byte.",
        {{"--load", "CKPT",
          "the trained parameters (from run --save), or a Hugging Face "
          "Llama checkpoint folder"},
