@@ -62,9 +62,8 @@ whale_rt_status whale_rt_kv_attention(whale_rt_context *ctx, whale_rt_tensor *q,
         const Shape &cache = shapeOf(key_cache);
         const Shape &rows = shapeOf(k);
         KvAttentionShape d;
-        if (std::string why = kvAttentionShape(shapeOf(q), cache, first, d);
-            !why.empty())
-          return ctx->invalid("kv_attention: " + why);
+        if (Status st = kvAttentionShape(shapeOf(q), cache, first, d); !st)
+          return ctx->fail(st);
         if (rows != Shape{d.batch, d.keyHeads, d.rows, d.width} ||
             shapeOf(v) != rows || shapeOf(value_cache) != cache ||
             shapeOf(new_key_cache) != cache ||

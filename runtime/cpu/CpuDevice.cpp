@@ -221,9 +221,8 @@ Status CpuDevice::kvAttention(View<const float> q, View<const float> keys,
                               View<const float> values, int64_t first,
                               double scale, View<float> out) {
   KvAttentionShape d;
-  if (std::string why = kvAttentionShape(q.shape, keys.shape, first, d);
-      !why.empty())
-    return Status::invalid("kv_attention: " + why);
+  if (Status st = kvAttentionShape(q.shape, keys.shape, first, d); !st)
+    return st;
   pool().parallelFor(d.pairs(), 1, [&](int64_t begin, int64_t end) {
     kvAttentionPairs(d, q.data, keys.data, values.data, first, scale, out.data,
                      begin, end);

@@ -20,21 +20,25 @@
 
 namespace whale::rt {
 
-std::string kvAttentionShape(const Shape &q, const Shape &cache, int64_t first,
-                             KvAttentionShape &d) {
+Status kvAttentionShape(const Shape &q, const Shape &cache, int64_t first,
+                        KvAttentionShape &d) {
   if (q.size() != 4 || cache.size() != 4)
-    return "needs q [B, H, N, E] and caches [B, Hk, W, E], got " +
-           shapeString(q) + " and " + shapeString(cache);
+    return Status::invalid("kv_attention: needs q [B, H, N, E] and caches "
+                           "[B, Hk, W, E], got " +
+                           shapeString(q) + " and " + shapeString(cache));
   d = {q[0], q[1], cache[1], q[2], q[3], cache[2]};
   if (cache[0] != d.batch || cache[3] != d.width || d.keyHeads <= 0 ||
       d.heads % d.keyHeads != 0)
-    return "q " + shapeString(q) + " and cache " + shapeString(cache) +
-           " differ in B or E, or the cache's heads do not divide q's";
+    return Status::invalid("kv_attention: q " + shapeString(q) + " and cache " +
+                           shapeString(cache) +
+                           " differ in B or E, or the cache's heads do not "
+                           "divide q's");
   if (first < 0 || first + d.rows > d.capacity)
-    return "position " + std::to_string(first) + " and " +
-           std::to_string(d.rows) + " new rows pass the cache's " +
-           std::to_string(d.capacity) + " positions";
-  return "";
+    return Status::invalid("kv_attention: position " + std::to_string(first) +
+                           " and " + std::to_string(d.rows) +
+                           " new rows pass the cache's " +
+                           std::to_string(d.capacity) + " positions");
+  return Status::ok();
 }
 
 void kvAttentionPairs(const KvAttentionShape &d, const float *q,
@@ -78,9 +82,8 @@ Status Device::kvAttention(View<const float> q, View<const float> keys,
                            View<const float> values, int64_t first,
                            double scale, View<float> out) {
   KvAttentionShape d;
-  if (std::string why = kvAttentionShape(q.shape, keys.shape, first, d);
-      !why.empty())
-    return Status::invalid("kv_attention: " + why);
+  if (Status st = kvAttentionShape(q.shape, keys.shape, first, d); !st)
+    return st;
   if (hostAddressable()) {
     kvAttentionPairs(d, q.data, keys.data, values.data, first, scale, out.data,
                      0, d.pairs());

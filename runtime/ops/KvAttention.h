@@ -11,6 +11,7 @@
 #ifndef WHALE_RUNTIME_OPS_KVATTENTION_H
 #define WHALE_RUNTIME_OPS_KVATTENTION_H
 
+#include "runtime/core/Status.h"
 #include "runtime/core/Tensor.h"
 
 #include <cstdint>
@@ -25,10 +26,10 @@ struct KvAttentionShape {
   int64_t pairs() const { return batch * heads; }
 };
 
-/// "" when q [B, H, N, E] and the caches [B, Hk, W, E] fit one another and
-/// first + N <= W, else what does not.
-std::string kvAttentionShape(const Shape &q, const Shape &cache, int64_t first,
-                             KvAttentionShape &d);
+/// ok when q [B, H, N, E] and the caches [B, Hk, W, E] fit one another and
+/// first + N <= W, else invalid, saying what does not.
+Status kvAttentionShape(const Shape &q, const Shape &cache, int64_t first,
+                        KvAttentionShape &d);
 
 /// out's rows of pairs [begin, end) (pair = b * H + h), all in host memory.
 void kvAttentionPairs(const KvAttentionShape &d, const float *q,
