@@ -94,9 +94,10 @@ double stepAgainstWindow(Generation &g, const std::string &weights,
   TestRuntime rt;
   int64_t step = 0;
   // The fixture's weights, or (none named) the parameters as initialized.
-  if (!weights.empty())
+  if (!weights.empty()) {
     EXPECT_EQ(whale::loadCheckpoint(rt.ctx, weights, g.model, params, 0, step),
               "");
+  }
   auto tokensType =
       mlir::cast<mlir::RankedTensorType>(g.logits.getArgumentTypes()[0]);
   const int64_t batch = tokensType.getShape()[0],
