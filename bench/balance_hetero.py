@@ -20,8 +20,14 @@ over the two devices): the balanced plan then gives the pair uneven shards
 The devices need their own cores: with fewer cores than threads the figures
 measure the operating system's sharing, and the script says so.
 
+`--shares 1.0,0.25` makes the devices unequal on alike cores instead: two
+one-thread devices, each allowed that part of its core's time by the
+kernel's CPU controller (cpu:1@share=S, issue 88; runtime/core/CpuShare.h),
+probed under their shares.
+
     python3 bench/balance_hetero.py [--whale build/bin/whale] [--fast 4]
                                     [--slow 2] [--steps 20] [--split]
+                                    [--shares A,B]
 
 Unequal GPUs are shares of one GPU's SMs (`cuda:0@sms=K`, a green context
 each; docs/balancing.md). A GPU machine has no MLIR, so the plans are
@@ -188,6 +194,10 @@ def main():
     ap.add_argument("--model", default="H200",
                     help="the GPU's data sheet (its SMs and rates)")
     ap.add_argument("--amp", default="off", choices=("off", "bf16"))
+    ap.add_argument("--shares", metavar="A,B",
+                    help="two one-thread devices slowed by the kernel to "
+                    "these parts of a core each (cpu:1@share=S, issue 88), "
+                    "instead of --fast and --slow threads")
     args = ap.parse_args()
     if args.emit_gpu_pack:
         return emit_gpu_pack(args)
@@ -195,13 +205,21 @@ def main():
         return collect_gpu(args)
     skip = min(3, args.steps // 4)
     cores = os.cpu_count() or 1
-    if cores < args.fast + args.slow:
-        print(f"note: {cores} cores for {args.fast} + {args.slow} threads: "
-              "the devices share cores, so these figures measure the "
-              "operating system's sharing, not two devices")
+    if args.shares:
+        a, b = (float(s) for s in args.shares.split(","))
+        devices = [f"cpu:1@share={a}", f"cpu:1@share={b}"]
+        names = [f"share {a}", f"share {b}"]
+    else:
+        devices = [f"cpu:1@threads={args.fast}", f"cpu:1@threads={args.slow}"]
+        names = [f"{args.fast} threads", f"{args.slow} threads"]
+    threads = 2 if args.shares else args.fast + args.slow
+    if cores < threads:
+        print(f"note: {cores} cores for {threads} threads: the devices share "
+              "cores, so these figures measure the operating system's "
+              "sharing, not two devices")
 
     cluster = tempfile.mktemp(suffix=".json")
-    spec = f"cpu:1@threads={args.fast},cpu:1@threads={args.slow}"
+    spec = ",".join(devices)
     probe = subprocess.run([args.whale, "devices", "--cluster", spec,
                             "--probe", "-o", cluster], check=True,
                            capture_output=True, text=True)
@@ -209,10 +227,8 @@ def main():
 
     # Alone, a device runs the model as written (a split TaskGraph on one
     # device is the model itself).
-    fast, _ = samples_per_s(args.whale, f"cpu:1@threads={args.fast}",
-                            args.steps, skip)
-    slow, _ = samples_per_s(args.whale, f"cpu:1@threads={args.slow}",
-                            args.steps, skip)
+    fast, _ = samples_per_s(args.whale, devices[0], args.steps, skip)
+    slow, _ = samples_per_s(args.whale, devices[1], args.steps, skip)
     script = split_script() if args.split else SCRIPT
     try:
         balanced, shares_b = samples_per_s(args.whale, cluster, args.steps,
@@ -225,8 +241,8 @@ def main():
     ideal = fast + slow
     print(f"\n| plan | samples per device | samples/s | of ideal |")
     print(f"|---|---|---|---|")
-    print(f"| {args.fast} threads alone | 384 | {fast:.0f} | |")
-    print(f"| {args.slow} threads alone | 384 | {slow:.0f} | |")
+    print(f"| {names[0]} alone | 384 | {fast:.0f} | |")
+    print(f"| {names[1]} alone | 384 | {slow:.0f} | |")
     print(f"| even | {shares_e} | {even:.0f} | {even / ideal:.1%} |")
     print(f"| balanced | {shares_b} | {balanced:.0f} | {balanced / ideal:.1%} |")
     print(f"| ideal (sum alone) | | {ideal:.0f} | 100% |")

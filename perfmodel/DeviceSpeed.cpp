@@ -10,7 +10,7 @@ namespace whale::perf {
 bool sameDevice(const DeviceDescription &a, const DeviceDescription &b) {
   return a.gpu == b.gpu && a.model == b.model && a.flops == b.flops &&
          a.threads == b.threads && a.memory == b.memory && a.sms == b.sms &&
-         a.contexts == b.contexts;
+         a.contexts == b.contexts && a.cpuShare == b.cpuShare;
 }
 
 double smShare(const DeviceDescription &d) {
@@ -26,8 +26,9 @@ double smShare(const DeviceDescription &d) {
 double rateOf(const DeviceDescription &d) {
   if (d.flops > 0)
     return d.flops;
+  // A CPU under a quota computes that part of the time.
   return d.gpu ? kNominalGpuFlops * smShare(d)
-               : std::max(1, d.threads) * kNominalCoreFlops;
+               : std::max(1, d.threads) * kNominalCoreFlops * d.cpuShare;
 }
 
 bool rateIsNominal(const DeviceDescription &d) { return !(d.flops > 0); }
@@ -69,8 +70,12 @@ DeviceModel deviceModelOf(const DeviceDescription &d) {
     return m;
   }
   const double rate = rateOf(d);
-  if (!d.gpu)
-    return cpuModel(rate, d.threads, d.memory);
+  if (!d.gpu) {
+    // Its memory traffic runs only while its threads do.
+    DeviceModel m = cpuModel(rate, d.threads, d.memory);
+    m.memoryBandwidth *= d.cpuShare;
+    return m;
+  }
   // A GPU known only by its rate: priced as a GPU of that rate. The rate
   // is already its share's; its bandwidth and SMs follow the share.
   DeviceModel m = *findGpuModel("H100-SXM");

@@ -34,6 +34,9 @@ struct DeviceDescription {
   int threads = 1;    ///< the threads it runs with
   int64_t memory = 0; ///< bytes; 0: no limit
   int sms = 0;        ///< a GPU's SMs it may use (a share); 0: all
+  /// A CPU device's share of each of its threads' cores, enforced by the
+  /// kernel (cpu:N@share=S); 1: whole.
+  double cpuShare = 1;
   /// Without sms: the contexts side by side on its GPU, itself included;
   /// each is priced as that fraction of the GPU (its flops, if given, is
   /// already its own).

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <thread>
@@ -111,6 +112,21 @@ bool applyOption(DeviceSpec &d, llvm::StringRef option, std::string &error) {
     d.sms = static_cast<int>(n);
     return true;
   }
+  if (key == "share") {
+    double share;
+    if (d.gpu) {
+      error = "share is a CPU device's part of its cores' time, for cpu "
+              "devices (cpu:1@share=0.5; a GPU's share is sms=K)";
+      return false;
+    }
+    if (value.getAsDouble(share) || !(share > 0 && share <= 1)) {
+      error = "share must be a number above 0 and at most 1, not '" +
+              value.str() + "'";
+      return false;
+    }
+    d.cpuShare = share;
+    return true;
+  }
   if (key == "model") {
     const perf::DeviceModel *m = perf::findGpuModel(value.str());
     if (!d.gpu || !m) {
@@ -124,7 +140,7 @@ bool applyOption(DeviceSpec &d, llvm::StringRef option, std::string &error) {
     return true;
   }
   error = "unknown device option '" + key.str() + "' (known: threads, mem, " +
-          "flops" + (d.gpu ? ", sms, model" : "") + ")";
+          "flops" + (d.gpu ? ", sms, model" : ", share") + ")";
   return false;
 }
 
@@ -332,7 +348,8 @@ bool parseClusterJson(const std::string &text, const std::string &path,
       int64_t count = 1, first = 0, threads = 0, sms = 0;
       std::string model;
       if (!df.onlyKnown({"kind", "count", "first", "threads", "memory", "model",
-                         "flops", "sms"}) ||
+                         "flops", "sms", "share"}) ||
+          !df.number("share", 1e-6, 1, spec.cpuShare) ||
           !df.integer("sms", 1, kMaxGpuSms, sms) || !df.string("kind", kind) ||
           !df.integer("count", 1, 4096, count) ||
           !df.integer("first", 0, 1024, first) ||
@@ -351,6 +368,11 @@ bool parseClusterJson(const std::string &text, const std::string &path,
       }
       if (df.has("sms") && !spec.gpu) {
         error = at + ": \"sms\" is a GPU's share of its SMs, for kind \"cuda\"";
+        return false;
+      }
+      if (df.has("share") && spec.gpu) {
+        error = at + ": \"share\" is a CPU device's part of its cores' "
+                     "time, for kind \"cpu\" (a GPU's is \"sms\")";
         return false;
       }
       spec.sms = static_cast<int>(sms);
@@ -465,6 +487,8 @@ std::string clusterJson(const Cluster &cluster) {
         o["model"] = d.model;
       if (d.sms > 0)
         o["sms"] = d.sms;
+      if (!d.gpu && d.cpuShare < 1)
+        o["share"] = d.cpuShare;
       devices.push_back(std::move(o));
     }
     llvm::json::Object node{
@@ -552,8 +576,15 @@ std::vector<RankPlace> devicePlaces(const Cluster &cluster) {
 }
 
 std::string runtimeDeviceName(const DeviceSpec &spec, size_t index) {
-  if (!spec.gpu)
-    return "cpu:" + std::to_string(index);
+  if (!spec.gpu) {
+    std::string name = "cpu:" + std::to_string(index);
+    if (spec.cpuShare < 1) {
+      char share[32];
+      std::snprintf(share, sizeof share, "%.17g", spec.cpuShare);
+      name += std::string("@share=") + share;
+    }
+    return name;
+  }
   std::string name = "cuda:" + std::to_string(spec.ordinal);
   return spec.sms > 0 ? name + "@sms=" + std::to_string(spec.sms) : name;
 }

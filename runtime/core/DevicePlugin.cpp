@@ -132,9 +132,24 @@ Status openDevice(const std::string &name, int threads, int64_t memoryLimit,
                   std::unique_ptr<Device> &out) {
   cuda::CudaName gpu;
   if (!cuda::parseCudaName(name, gpu)) {
-    out = std::make_unique<CpuDevice>(
-        name, CpuDeviceOptions{std::max(1, threads),
-                               std::max<int64_t>(0, memoryLimit)});
+    CpuDeviceOptions options{std::max(1, threads),
+                             std::max<int64_t>(0, memoryLimit), nullptr};
+    // cpu:N@share=S: the kernel's quota on its threads (core/CpuShare.h).
+    if (const size_t at = name.find("@share="); at != std::string::npos) {
+      const std::string text = name.substr(at + 7);
+      char *end = nullptr;
+      const double share = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !(share > 0 && share <= 1))
+        return Status::invalid("'" + name +
+                               "': share must be a number above 0 and at "
+                               "most 1, the part of each of its threads' "
+                               "cores it may use");
+      std::string why;
+      options.share = CpuShare::open(share, options.threads, why);
+      if (!options.share)
+        return Status::invalid("'" + name + "': " + why);
+    }
+    out = std::make_unique<CpuDevice>(name, std::move(options));
     return Status::ok();
   }
   if (Status st = checkCuda(name, gpu); !st)

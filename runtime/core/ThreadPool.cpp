@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <sys/syscall.h>
 #include <system_error>
+#include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -80,7 +82,18 @@ ThreadPool::~ThreadPool() {
     t.join();
 }
 
+std::vector<pid_t> ThreadPool::workerThreadIds() {
+  std::unique_lock<std::mutex> lock(mutex);
+  started.wait(lock, [&] { return tids.size() == workers.size(); });
+  return tids;
+}
+
 void ThreadPool::workerLoop(int index) {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    tids.push_back(static_cast<pid_t>(::syscall(SYS_gettid)));
+  }
+  started.notify_all();
   uint64_t seen = 0;
   for (;;) {
     auto fresh = [&] {

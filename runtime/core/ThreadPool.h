@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <sys/types.h>
 #include <thread>
 #include <vector>
 
@@ -39,6 +40,10 @@ public:
   /// too few entries or the system refuses one.
   bool pinWorkers(const std::vector<int> &cpus);
 
+  /// The kernel's thread ids of the started workers (the driving thread's
+  /// is not among them): what a cgroup's `tasks` file takes.
+  std::vector<pid_t> workerThreadIds();
+
   /// Runs fn(begin, end) over [0, n) cut into contiguous chunks of at least
   /// `grain` items, one chunk per thread at most; returns when all are done.
   /// Small loops, and loops started from inside one, run inline. One thread
@@ -55,7 +60,7 @@ private:
   int numThreads;
   std::vector<std::thread> workers;
   std::mutex mutex;
-  std::condition_variable wake, done;
+  std::condition_variable wake, done, started;
   // The job: written by the driving thread before it publishes a new
   // generation, read by a worker after it sees that generation.
   const std::function<void(int64_t, int64_t)> *job = nullptr;
@@ -64,6 +69,7 @@ private:
   std::atomic<int> pending{0};
   std::atomic<bool> stopping{false};
   int sleepers = 0;          ///< workers asleep on `wake` (under `mutex`)
+  std::vector<pid_t> tids;   ///< workers' thread ids as they start (`mutex`)
   bool callerAsleep = false; ///< the driver asleep on `done` (under `mutex`)
 };
 

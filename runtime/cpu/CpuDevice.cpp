@@ -21,8 +21,15 @@
 namespace whale::rt {
 
 CpuDevice::CpuDevice(std::string name, CpuDeviceOptions options)
-    : Device(name, std::make_unique<CachingAllocator>(name, options.memoryLimit)),
-      pool_(options.threads) {}
+    : Device(name,
+             std::make_unique<CachingAllocator>(name, options.memoryLimit)),
+      pool_(options.threads), share_(std::move(options.share)) {
+  // The workers join the share's group as they are: the device's whole
+  // compute is under its quota.
+  if (share_)
+    for (pid_t tid : pool_.workerThreadIds())
+      (void)share_->join(tid);
+}
 
 Status CpuDevice::copyToHost(void *host, const void *src, int64_t bytes) {
   std::memcpy(host, src, static_cast<size_t>(bytes));

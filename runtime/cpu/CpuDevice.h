@@ -4,14 +4,20 @@
 #ifndef WHALE_RUNTIME_CPU_CPUDEVICE_H
 #define WHALE_RUNTIME_CPU_CPUDEVICE_H
 
+#include "runtime/core/CpuShare.h"
 #include "runtime/core/Device.h"
 #include "runtime/core/ThreadPool.h"
+
+#include <memory>
 
 namespace whale::rt {
 
 struct CpuDeviceOptions {
   int threads = 1;
   int64_t memoryLimit = 0; // bytes; 0: no limit
+  /// The kernel's quota on its threads (cpu:N@share=S: core/CpuShare.h);
+  /// null: none.
+  std::shared_ptr<CpuShare> share;
 };
 
 /// A CPU device: its own thread pool (kernels parallelize over it, GEMM
@@ -25,6 +31,13 @@ public:
   bool pinWorkers(const std::vector<int> &cpus) override {
     return pool_.pinWorkers(cpus);
   }
+  /// Under a share, the calling thread joins its group (and leaves it for
+  /// a device without one): the driving thread is limited with the pool.
+  Status enterFromThisThread() override {
+    return CpuShare::enter(share_.get());
+  }
+  /// The share's group (null: none), for tests and reports.
+  const CpuShare *share() const { return share_.get(); }
   /// x rounded to bf16 into `store` when matmuls run in bf16 (amp), x
   /// itself otherwise: what every product's operands go through.
   View<const float> matmulInput(View<const float> x, std::vector<float> &store);
@@ -163,6 +176,7 @@ public:
 
 private:
   ThreadPool pool_;
+  std::shared_ptr<CpuShare> share_;
 };
 
 } // namespace whale::rt

@@ -199,7 +199,8 @@ TEST(ClusterFile, SharesAreForGpusAndWithinThem) {
   refused("cuda:0@model=B300", "unknown GPU model 'B300' (known: ");
   refused("cpu:1@model=H200", "model names a GPU's data sheet, for cuda");
   refused("cpu:1@colour=red",
-          "unknown device option 'colour' (known: threads, mem, flops)");
+          "unknown device option 'colour' (known: threads, mem, flops, "
+          "share)");
   expectError(oneDevice(R"(, "sms": 8)"),
               "\"sms\" is a GPU's share of its SMs, for kind \"cuda\"");
   expectError(R"({"nodes": [{"devices": [{"kind": "cuda", "sms": 0}]}]})",
@@ -207,6 +208,37 @@ TEST(ClusterFile, SharesAreForGpusAndWithinThem) {
   expectError(R"({"nodes": [{"devices": [{"kind": "cuda", "model": "T4",
                   "sms": 48}]}]})",
               "sms=48 is more than the T4's 40 SMs");
+}
+
+// cpu:N@share=S: the part of its threads' cores' time the kernel gives a
+// CPU device (runtime/core/CpuShare.h); priced as that part of its rate,
+// named so to the runtime, kept by the cluster's JSON.
+TEST(ClusterFile, ACpuShareIsItsPartOfTheTimeAndPricedSo) {
+  whale::Cluster c;
+  std::string error;
+  ASSERT_TRUE(whale::parseCluster("cpu:1,cpu:1@share=0.25", c, error)) << error;
+  ASSERT_EQ(c.devices.size(), 2u);
+  EXPECT_EQ(c.devices[0].cpuShare, 1);
+  EXPECT_EQ(c.devices[1].cpuShare, 0.25);
+  EXPECT_EQ(whale::runtimeDeviceName(c.devices[0], 0), "cpu:0");
+  EXPECT_EQ(whale::runtimeDeviceName(c.devices[1], 1), "cpu:1@share=0.25");
+  std::vector<double> rates = whale::deviceRates(c, 1);
+  EXPECT_DOUBLE_EQ(rates[1], rates[0] / 4);
+  whale::Cluster again;
+  ASSERT_TRUE(
+      whale::parseClusterJson(whale::clusterJson(c), "c.json", again, error))
+      << error;
+  EXPECT_EQ(again.devices[1].cpuShare, 0.25);
+  auto refused = [&](const std::string &spec, const std::string &part) {
+    EXPECT_FALSE(whale::parseCluster(spec, c, error)) << spec;
+    EXPECT_NE(error.find(part), std::string::npos) << spec << ": " << error;
+  };
+  refused("cpu:1@share=0", "share must be a number above 0 and at most 1");
+  refused("cpu:1@share=1.5", "not '1.5'");
+  refused("cuda:0@share=0.5",
+          "share is a CPU device's part of its cores' time");
+  expectError(R"({"nodes": [{"devices": [{"kind": "cuda", "share": 0.5}]}]})",
+              "\"share\" is a CPU device's part of its cores' time");
 }
 
 } // namespace
