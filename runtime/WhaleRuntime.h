@@ -510,6 +510,12 @@ whale_rt_status whale_rt_clip_grad_norm(whale_rt_context *ctx,
 enum { WHALE_RT_AMP_OFF = 0, WHALE_RT_AMP_BF16 = 1 };
 whale_rt_status whale_rt_set_amp(whale_rt_context *ctx, int32_t mode);
 
+/* The calling thread drives ctx's device from now on: under a share of its
+ * cores' time (cpu:N@share=S), it joins the kernel's limit on the device's
+ * threads, and leaves one it was under for a device without a share
+ * (runtime/core/CpuShare.h). A rank's thread calls it before each step. */
+whale_rt_status whale_rt_context_enter(whale_rt_context *ctx);
+
 /* Binds the device's own worker threads to cpus[1..count): a CPU device's
  * pool, whose driving thread (cpus[0]) its driver binds itself
  * (runtime/core/CpuPlacement.h). A device without workers binds none. */

@@ -61,6 +61,8 @@ std::string Job::Impl::runStep(whale_rt_tensor *const *tensors,
   using Clock = std::chrono::steady_clock;
   Clock::time_point t0 = Clock::now();
   int64_t s = done;
+  // The calling thread drives the device: under its share, if it has one.
+  whale_rt_context_enter(ctx.get());
   whale_rt_set_train_state(ctx.get(), s + 1, settings.lrFactor(s));
   whale_rt_tensor *loss = nullptr;
   if (entry(ctx.get(), tensors, &loss) != WHALE_RT_OK)

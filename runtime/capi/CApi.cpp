@@ -208,6 +208,12 @@ whale_rt_status whale_rt_context_pin_workers(whale_rt_context *ctx,
   });
 }
 
+whale_rt_status whale_rt_context_enter(whale_rt_context *ctx) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    return ran(ctx, ctx->device->enterFromThisThread());
+  });
+}
+
 whale_rt_status whale_rt_enable_trace(whale_rt_context *ctx) {
   return guarded(ctx, [&]() -> whale_rt_status {
     if (!ctx->profiler) {

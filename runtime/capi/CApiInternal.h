@@ -408,9 +408,6 @@ template <class Fn> whale_rt_status guarded(whale_rt_context *ctx, Fn fn) {
   if (!ctx)
     return WHALE_RT_INVALID_ARGUMENT;
   try {
-    if (ctx->device)
-      if (Status st = ctx->device->enterFromThisThread(); !st)
-        return ctx->fail(st);
     return fn();
   } catch (const std::bad_alloc &) {
     return ctx->fail(Status::outOfMemory(ctx->device->name() +

@@ -12,12 +12,14 @@
 // The group is made when the device is opened, under the cgroup this
 // process's cpu controller places it in, named for the process and the
 // device; its pool's workers join it then, and a thread that drives the
-// device joins when it first calls it (a thread that then drives a device
-// without a share goes back). When the device closes, the threads that
-// joined go back and the group is removed; a process that died leaves
-// its groups, which the next one removes. Where the controller cannot be
-// used (no cgroup v1 cpu hierarchy mounted, no permission), opening the
-// device fails with the reason: a share is never silently ignored.
+// device joins when it says so (whale_rt_context_enter: each rank's thread
+// before its step; a thread that then drives a device without a share goes
+// back), not the thread that only makes its tensors or reads its results. When
+// the device closes, the threads that joined go back and the group is removed;
+// a process that died leaves its groups, which the next one removes. Where the
+// controller cannot be used (no cgroup v1 cpu hierarchy mounted, no
+// permission), opening the device fails with the reason: a share is never
+// silently ignored.
 //
 //===----------------------------------------------------------------------===//
 

@@ -120,9 +120,10 @@ public:
   /// cpus[0] is the thread that drives it, which its driver binds
   /// (CpuPlacement.h). A device without workers has nothing to bind.
   virtual bool pinWorkers(const std::vector<int> &cpus) { return true; }
-  /// Called on each op's call, by the thread making it: a CPU device whose
-  /// time the kernel limits (cpu:N@share=S) puts that thread under the
-  /// limit too. By default nothing.
+  /// The calling thread drives the device from now on
+  /// (whale_rt_context_enter): a CPU device whose time the kernel limits
+  /// (cpu:N@share=S) puts that thread under the limit too. By default
+  /// nothing.
   virtual Status enterFromThisThread() { return Status::ok(); }
   Device(const Device &) = delete;
   Device &operator=(const Device &) = delete;

@@ -32,7 +32,8 @@ public:
     return pool_.pinWorkers(cpus);
   }
   /// Under a share, the calling thread joins its group (and leaves it for
-  /// a device without one): the driving thread is limited with the pool.
+  /// a device without one): the driving thread is limited with the pool
+  /// (whale_rt_context_enter, by each rank's thread before its step).
   Status enterFromThisThread() override {
     return CpuShare::enter(share_.get());
   }

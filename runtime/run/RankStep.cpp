@@ -141,6 +141,8 @@ StepOutcome runStep(std::vector<OpenedRank> &ranks,
     OpenedRank &rank = ranks[i];
     bindRankThread(rank.cpu);
     whale_rt_context *ctx = rank.ctx.get();
+    // Under the device's share of its cores' time, if it has one.
+    whale_rt_context_enter(ctx);
     whale_rt_status copied = WHALE_RT_OK;
     for (size_t k = 0; k < global.size() && copied == WHALE_RT_OK; ++k)
       copied = copyRows(global[k], ctx, rank.inputs[k], rank.place.firstRow);

@@ -73,8 +73,9 @@ TEST(CpuShare, AQuarterShareGetsAtMostAQuarterOfACore) {
   EXPECT_GT(cpu, 0.02) << "it ran";
   // Near its quota, the kernel held it back (on a machine busy enough
   // that the thread got less than its quota, it never reached it).
-  if (cpu > 0.2 * wall)
+  if (cpu > 0.2 * wall) {
     EXPECT_GT(throttledPeriods(*share), 0);
+  }
 }
 
 TEST(CpuShare, ADevicesWorkersAndItsDriverRunUnderItsShare) {
@@ -101,8 +102,9 @@ TEST(CpuShare, ADevicesWorkersAndItsDriverRunUnderItsShare) {
   });
   driver.join();
   EXPECT_LT(used.load(), 0.25 * 2 * 1.0 + 0.2) << used.load();
-  if (used.load() > 0.4)
+  if (used.load() > 0.4) {
     EXPECT_GT(throttledPeriods(*cpu.share()), 0);
+  }
   const std::string dir = cpu.share()->path();
   device.reset();
   // Closed: the group is gone with it.
