@@ -40,7 +40,10 @@ public:
       : ctx(ctx), entry(entry), batch(batch), window(window), vocab(vocab) {
     const int64_t shape[] = {batch, window};
     for (whale_rt_tensor *&t : inputs)
-      whale_rt_tensor_create(ctx, WHALE_RT_I32, 2, shape, &t);
+      if (whale_rt_tensor_create(ctx, WHALE_RT_I32, 2, shape, &t) !=
+          WHALE_RT_OK)
+        failed =
+            std::string("the window's tokens: ") + whale_rt_last_error(ctx);
   }
   ~WindowLogits() override {
     release(out);
@@ -49,6 +52,10 @@ public:
   }
 
   const float *after(const std::string &text, std::string &error) override {
+    if (!failed.empty()) {
+      error = failed;
+      return nullptr;
+    }
     for (whale_rt_tensor *t : inputs) {
       auto *ids = static_cast<int32_t *>(whale_rt_tensor_data(t));
       std::fill(ids, ids + batch * window, 0);
@@ -77,6 +84,7 @@ private:
   whale_rt_context *ctx;
   JitProgram::Entry entry;
   int64_t batch, window, vocab;
+  std::string failed; ///< why the window's tensors could not be made
   whale_rt_tensor *inputs[2] = {nullptr, nullptr};
   whale_rt_tensor *out = nullptr;
 };
@@ -84,9 +92,9 @@ private:
 /// The decoding step over key/value caches (lib/compile/GenerationFunctions.h):
 /// each new byte costs one position, not the window. The cache holds the
 /// bytes it has read at positions 0, 1, ...; when it is full, it starts
-/// over from the text's last half window, so a text longer than the window
-/// is read from a start at most half a window further back than the
-/// window's (each byte then costs two positions on average, not W).
+/// over from the text's last half window, so past the window each byte is
+/// read with W/2 to W bytes before it (recomputing the window: W), and
+/// costs two positions on average, not W.
 class CachedLogits : public NextLogits {
 public:
   CachedLogits(whale_rt_context *ctx, JitProgram::Entry entry,
@@ -95,13 +103,18 @@ public:
         args(2 + decode.caches.size(), nullptr),
         results(1 + decode.caches.size(), nullptr) {
     const int64_t shape[] = {1, 1};
-    whale_rt_tensor_create(ctx, WHALE_RT_I32, 2, shape, &args[0]);
-    whale_rt_tensor_create(ctx, WHALE_RT_I32, 0, nullptr, &args[1]);
-    for (size_t i = 0; i < decode.caches.size(); ++i) {
+    bool made = whale_rt_tensor_create(ctx, WHALE_RT_I32, 2, shape, &args[0]) ==
+                    WHALE_RT_OK &&
+                whale_rt_tensor_create(ctx, WHALE_RT_I32, 0, nullptr,
+                                       &args[1]) == WHALE_RT_OK;
+    for (size_t i = 0; made && i < decode.caches.size(); ++i) {
       const std::vector<int64_t> &c = decode.caches[i];
-      whale_rt_tensor_create(ctx, WHALE_RT_F32, static_cast<int32_t>(c.size()),
-                             c.data(), &args[2 + i]);
+      made = whale_rt_tensor_create(ctx, WHALE_RT_F32,
+                                    static_cast<int32_t>(c.size()), c.data(),
+                                    &args[2 + i]) == WHALE_RT_OK;
     }
+    if (!made)
+      failed = std::string("the key/value caches: ") + whale_rt_last_error(ctx);
   }
   ~CachedLogits() override {
     for (whale_rt_tensor *t : args)
@@ -112,6 +125,10 @@ public:
   }
 
   const float *after(const std::string &text, std::string &error) override {
+    if (!failed.empty()) {
+      error = failed;
+      return nullptr;
+    }
     const int64_t size = static_cast<int64_t>(text.size());
     // Starting (or the text changed other than by a byte added): read its
     // last window afresh; full: its last half window.
@@ -154,6 +171,7 @@ private:
   whale_rt_context *ctx;
   JitProgram::Entry entry;
   int64_t window;
+  std::string failed; ///< why the caches could not be made
   std::vector<whale_rt_tensor *> args, results;
   int64_t position = 0; ///< positions the caches hold
   int64_t read = 0;     ///< bytes of the text read into them
