@@ -117,7 +117,7 @@ std::unique_ptr<CpuShare> CpuShare::open(double share, int threads,
     ::rmdir(dir.c_str());
     return nullptr;
   }
-  return std::unique_ptr<CpuShare>(new CpuShare(dir, number, share));
+  return std::unique_ptr<CpuShare>(new CpuShare(dir, number));
 }
 
 Status CpuShare::join(pid_t tid) {

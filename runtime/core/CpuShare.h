@@ -53,16 +53,13 @@ public:
   /// there already: a thread-local comparison.
   static Status enter(CpuShare *share);
 
-  double share() const { return fraction; }
   /// The group's directory.
   const std::string &path() const { return dir; }
 
 private:
-  CpuShare(std::string dir, int number, double fraction)
-      : dir(std::move(dir)), number(number), fraction(fraction) {}
+  CpuShare(std::string dir, int number) : dir(std::move(dir)), number(number) {}
   std::string dir; ///< the group's
   int number;      ///< unique in the process
-  double fraction;
 };
 
 } // namespace whale::rt

@@ -149,7 +149,10 @@ Status openDevice(const std::string &name, int threads, int64_t memoryLimit,
       if (!options.share)
         return Status::invalid("'" + name + "': " + why);
     }
-    out = std::make_unique<CpuDevice>(name, std::move(options));
+    auto cpu = std::make_unique<CpuDevice>(name, std::move(options));
+    if (Status st = cpu->joinShare(); !st)
+      return Status::invalid("'" + name + "': " + st.message());
+    out = std::move(cpu);
     return Status::ok();
   }
   if (Status st = checkCuda(name, gpu); !st)

@@ -23,12 +23,14 @@ namespace whale::rt {
 CpuDevice::CpuDevice(std::string name, CpuDeviceOptions options)
     : Device(name,
              std::make_unique<CachingAllocator>(name, options.memoryLimit)),
-      pool_(options.threads), share_(std::move(options.share)) {
-  // The workers join the share's group as they are: the device's whole
-  // compute is under its quota.
+      pool_(options.threads), share_(std::move(options.share)) {}
+
+Status CpuDevice::joinShare() {
   if (share_)
     for (pid_t tid : pool_.workerThreadIds())
-      (void)share_->join(tid);
+      if (Status st = share_->join(tid); !st)
+        return st;
+  return Status::ok();
 }
 
 Status CpuDevice::copyToHost(void *host, const void *src, int64_t bytes) {

@@ -37,6 +37,9 @@ public:
   Status enterFromThisThread() override {
     return CpuShare::enter(share_.get());
   }
+  /// Puts the pool's workers in the share's group (none: nothing), as the
+  /// device opens: its whole compute is under its quota.
+  Status joinShare();
   /// The share's group (null: none), for tests and reports.
   const CpuShare *share() const { return share_.get(); }
   /// x rounded to bf16 into `store` when matmuls run in bf16 (amp), x

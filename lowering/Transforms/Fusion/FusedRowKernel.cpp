@@ -34,6 +34,10 @@ namespace {
 
 using kernel::Scalars;
 
+/// The partial sums of an RMSNorm row's squares (runtime/cpu/RmsNorm.cpp's
+/// kLanes).
+constexpr int64_t kRmsLanes = 16;
+
 /// How a kernel of rows reads an input: a row of it per row (of its rows
 /// that repeat along the iteration: FusedOp::getRowPeriod), the same row
 /// for every row, or one element.
@@ -150,13 +154,11 @@ public:
   /// row. The squares are summed as the runtime's kernel sums them
   /// (runtime/cpu/RmsNorm.cpp): element j into lane j mod 16, the lanes
   /// then in order, so a region and the op alone give the same bits.
+  /// `lanes` is kRmsLanes floats on the stack, made once for all rows.
   void rmsNorm(RmsNormOp n, Value src, Value dst, Value weight,
-               RowRead weightRead) {
-    constexpr int64_t kLanes = 16;
+               RowRead weightRead, Value lanes) {
+    constexpr int64_t kLanes = kRmsLanes;
     Scalars s(b, loc);
-    Type f32 = b.getF32Type();
-    Value lanes =
-        memref::AllocaOp::create(b, loc, MemRefType::get({kLanes}, f32));
     Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
     Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
     Value c16 = arith::ConstantIndexOp::create(b, loc, kLanes);
@@ -296,6 +298,11 @@ FusedLaunch buildFusedRowKernel(FusedOp op, ModuleOp kernels, StringRef name) {
   Value hi = entry->getArgument(args.size() + 1);
   // The row op's running statistic, one scalar on the stack for all rows.
   Value acc = memref::AllocaOp::create(b, loc, MemRefType::get({}, f32));
+  // An RMSNorm's lanes, likewise made once outside the row loop (an alloca
+  // inside it is one per row unless LLVM hoists it).
+  Value lanes;
+  if (isa<RmsNormOp>(rowOp))
+    lanes = memref::AllocaOp::create(b, loc, MemRefType::get({kRmsLanes}, f32));
   // Where the region rounds the row op's result, its f32 row is kept here
   // (the dialect bounds its width: FusedOp::kMaxRoundedRowWidth).
   Operation *rounding = FusedOp::getRowRounding(rowOp);
@@ -368,7 +375,7 @@ FusedLaunch buildFusedRowKernel(FusedOp op, ModuleOp kernels, StringRef name) {
                    acc);
   } else if (auto rms = dyn_cast<RmsNormOp>(rowOp)) {
     unsigned w = cast<BlockArgument>(rms.getWeight()).getArgNumber();
-    body.rmsNorm(rms, src, dst, inputs[w], reads[w]);
+    body.rmsNorm(rms, src, dst, inputs[w], reads[w], lanes);
   } else {
     body.softmax(src, dst, acc);
   }
