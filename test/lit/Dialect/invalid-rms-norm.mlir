@@ -45,3 +45,12 @@ func.func @grad_eps(%x: tensor<8x16xf32>, %w: tensor<16xf32>) {
   %0:2 = whale.rms_norm_grad %x, %w, %x eps = -1.0 : tensor<8x16xf32>, tensor<16xf32>
   return
 }
+
+// -----
+
+// `plus`: the residual's gradient has the input's type.
+func.func @grad_residual(%x: tensor<8x16xf32>, %w: tensor<16xf32>, %r: tensor<4x16xf32>) {
+  // expected-error @+1 {{residual must have the input's type 'tensor<8x16xf32>', got 'tensor<4x16xf32>'}}
+  %0:2 = whale.rms_norm_grad %x, %w, %x plus %r eps = 1.0e-5 : tensor<8x16xf32>, tensor<16xf32>, tensor<4x16xf32>
+  return
+}

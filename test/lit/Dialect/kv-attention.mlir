@@ -48,3 +48,11 @@ func.func @too_many_rows(%q: tensor<1x4x32x8xf32>, %k: tensor<1x2x32x8xf32>, %c:
   %o, %a, %b = whale.kv_attention %q, %k, %k into %c, %c at %p scale = 1.0 : tensor<1x4x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x16x8xf32>
   return
 }
+
+// -----
+
+func.func @cache_type(%q: tensor<1x4x1x8xf32>, %k: tensor<1x2x1x8xf32>, %c: tensor<1x2x16x8xbf16>, %p: tensor<i32>) {
+  // expected-error @+1 {{key and cache}}
+  %o, %a, %b = whale.kv_attention %q, %k, %k into %c, %c at %p scale = 1.0 : tensor<1x4x1x8xf32>, tensor<1x2x1x8xf32>, tensor<1x2x16x8xbf16>
+  return
+}

@@ -9,3 +9,11 @@ func.func @rms(%x: tensor<2x8x16xf32>, %w: tensor<16xf32>, %dy: tensor<2x8x16xf3
   %dx, %dw = whale.rms_norm_grad %x, %w, %dy eps = 1.0e-6 : tensor<2x8x16xf32>, tensor<16xf32>
   return %y, %dx, %dw : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<16xf32>
 }
+
+// With the residual's gradient added (`plus`).
+// CHECK-LABEL: func.func @rms_plus
+// CHECK: whale.rms_norm_grad %{{.*}}, %{{.*}}, %{{.*}} plus %{{.*}} eps = 9.9999999999999995E-7 : tensor<2x8x16xf32>, tensor<16xf32>, tensor<2x8x16xf32>
+func.func @rms_plus(%x: tensor<2x8x16xf32>, %w: tensor<16xf32>, %dy: tensor<2x8x16xf32>, %r: tensor<2x8x16xf32>) -> (tensor<2x8x16xf32>, tensor<16xf32>) {
+  %dx, %dw = whale.rms_norm_grad %x, %w, %dy plus %r eps = 1.0e-6 : tensor<2x8x16xf32>, tensor<16xf32>, tensor<2x8x16xf32>
+  return %dx, %dw : tensor<2x8x16xf32>, tensor<16xf32>
+}
