@@ -711,6 +711,23 @@ whale_rt_status whale_rt_broadcast_from_owners(whale_rt_context *ctx,
                                                int32_t num_tensors,
                                                whale_rt_tensor *const *ts,
                                                const int32_t *owners);
+/* Parameters sharded over a group (ZeRO stage 3): the handle of parameter
+ * `name` on a member that does not hold it. It has no values (shape [0]);
+ * only whale_rt_gather_params reads it. A copy the context kept from an
+ * earlier plan, and its optimizer state, are freed: the owner holds them. */
+whale_rt_status whale_rt_param_elsewhere(whale_rt_context *ctx,
+                                         const char *name,
+                                         whale_rt_tensor **out);
+/* Parameters sharded over a group (ZeRO stage 3): each of params[i] is
+ * held by the member at position owners[i] of `group` (`shards` as for
+ * whale_rt_owns); every member gets its values in outs[i] (tensors of the
+ * parameters' shapes), the owners' parts sent as one bucket (an all-gather
+ * of parts, as whale_rt_broadcast_from_owners). */
+whale_rt_status whale_rt_gather_params(whale_rt_context *ctx, int32_t group,
+                                       int32_t shards, int32_t num_tensors,
+                                       whale_rt_tensor *const *params,
+                                       const int32_t *owners,
+                                       whale_rt_tensor *const *outs);
 /* As whale_rt_clip_grad_norm_sharded (sharded may be null: no parts),
  * where owners[i] is gradient i's owner or -1: whale_rt_reduce_to_owners
  * summed an owned gradient on its owner alone (among the replicas for a

@@ -28,6 +28,7 @@ bool describeStage(mlir::func::FuncOp fn, StageProgram &out,
     if (auto it = owners.find(op.getName()); it != owners.end()) {
       param.stateOwner = it->second.stateOwner;
       param.ownerShards = it->second.ownerShards;
+      param.valueOwned = op.getOwner().has_value();
     }
     out.params.push_back(param);
   });

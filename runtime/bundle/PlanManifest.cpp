@@ -348,6 +348,9 @@ std::string writeManifest(const PlanManifest &m, const std::string &path) {
                                                 std::to_string(p.stateOwner) +
                                                 ", \"owner_shards\": " +
                                                 std::to_string(p.ownerShards) +
+                                                ", \"value_owned\": " +
+                                                (p.valueOwned ? "true"
+                                                              : "false") +
                                                 "}";
                                        }) +
                                   "}";
@@ -584,6 +587,16 @@ bool parseManifest(const std::string &text, const std::string &source,
                                      !r.integer(v, pat, "owner_shards", 0,
                                                 kMaxRanks, p.ownerShards)))
                                   return false;
+                                // The parameter itself on its owner alone
+                                // (shard_parameters; absent: everywhere).
+                                if (v.find("value_owned") &&
+                                    !r.flag(v, pat, "value_owned",
+                                            p.valueOwned))
+                                  return false;
+                                if (p.valueOwned && p.stateOwner < 0)
+                                  return r.fail(pat + ".value_owned",
+                                                "expected a state_owner to "
+                                                "hold the parameter");
                                 if (p.axis >=
                                         static_cast<int64_t>(p.shape.size()) ||
                                     (p.shards > 1 && p.axis < 0))

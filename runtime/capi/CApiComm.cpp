@@ -753,6 +753,66 @@ whale_rt_status whale_rt_broadcast_from_owners(whale_rt_context *ctx,
   });
 }
 
+whale_rt_status whale_rt_param_elsewhere(whale_rt_context *ctx,
+                                         const char *name,
+                                         whale_rt_tensor **out) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (!name || !out)
+      return ctx->invalid("param_elsewhere: bad arguments");
+    // A copy an earlier plan left here (this rank held the parameter
+    // then) goes, with its state: the owner holds both now.
+    if (auto it = ctx->params.find(name); it != ctx->params.end()) {
+      ctx->optimizerState.erase(it->second.get());
+      ctx->params.erase(it);
+    }
+    std::unique_ptr<whale_rt_tensor> &t = ctx->heldElsewhere[name];
+    if (!t) {
+      t = std::make_unique<whale_rt_tensor>();
+      if (Status st = Tensor::borrow(DType::F32, {0}, nullptr, t->tensor); !st)
+        return ctx->fail(st);
+    }
+    *out = t.get();
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_gather_params(whale_rt_context *ctx, int32_t group,
+                                       int32_t shards, int32_t num_tensors,
+                                       whale_rt_tensor *const *params,
+                                       const int32_t *owners,
+                                       whale_rt_tensor *const *outs) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    std::vector<int> ranks;
+    int position = 0;
+    if (num_tensors < 1 || !params || !owners || !outs || !ctx->comm ||
+        !collectiveGroup(ctx, group, shards, ranks, position))
+      return ctx->invalid("gather_params: needs a bound context, a group, "
+                          "and parameters with their owners and outputs");
+    for (int32_t i = 0; i < num_tensors; ++i) {
+      if (!params[i] || !outs[i] || owners[i] < 0 ||
+          owners[i] >= static_cast<int32_t>(ranks.size()))
+        return ctx->invalid("gather_params: tensor " + std::to_string(i) +
+                            " lacks its parameter, its output or an owner "
+                            "among the group's " +
+                            std::to_string(ranks.size()) + " ranks");
+      if (owners[i] != position)
+        continue;
+      const Tensor &from = params[i]->tensor;
+      Tensor &to = outs[i]->tensor;
+      if (from.shape() != to.shape() || from.dtype() != to.dtype())
+        return ctx->invalid("gather_params: parameter " + std::to_string(i) +
+                            " is " + shapeString(from.shape()) +
+                            ", its output " + shapeString(to.shape()));
+      if (Status st = ctx->device->copy(
+              to.raw(), const_cast<Tensor &>(from).raw(), from.bytes());
+          !st)
+        return ctx->fail(st);
+    }
+    return whale_rt_broadcast_from_owners(ctx, group, shards, num_tensors, outs,
+                                          owners);
+  });
+}
+
 whale_rt_status whale_rt_clip_grad_norm_group(whale_rt_context *ctx,
                                               int32_t group, int32_t num_grads,
                                               whale_rt_tensor *const *grads,

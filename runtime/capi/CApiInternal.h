@@ -54,6 +54,9 @@ struct whale_rt_context {
   uint64_t seed = 0;
   std::string lastError;
   std::map<std::string, std::unique_ptr<whale_rt_tensor>> params;
+  /// Handles without values of the parameters other members hold
+  /// (whale_rt_param_elsewhere), by name, the same from step to step.
+  std::map<std::string, std::unique_ptr<whale_rt_tensor>> heldElsewhere;
   std::map<whale_rt_tensor *, std::unique_ptr<whale_rt_tensor>> tensors;
   /// Optimizer state per parameter (momentum; Adam's two moments), on the
   /// device so it counts against its memory.

@@ -248,8 +248,9 @@ std::string copyShardState(whale_rt_context *whole, whale_rt_context *rank,
                            int64_t part, bool toRank, int64_t replica,
                            bool values) {
   for (const Parameter &p : params) {
-    const bool states = p.stateOwner < 0 ? values : p.holdsState(replica);
-    if (!values && !states)
+    const bool value = p.valueOwned ? p.holdsValue(replica) : values;
+    const bool states = p.stateOwner < 0 ? value : p.holdsState(replica);
+    if (!value && !states)
       continue;
     PartRuns runs;
     if (std::string err = partRuns(p, part, runs); !err.empty())
@@ -258,7 +259,7 @@ std::string copyShardState(whale_rt_context *whole, whale_rt_context *rank,
     local.shape = runs.localShape;
     const int64_t outer = runs.outer, block = runs.block, stride = runs.stride,
                   offset = runs.offset;
-    for (int s = values ? -1 : 0; s < (states ? stateCount : 0); ++s) {
+    for (int s = value ? -1 : 0; s < (states ? stateCount : 0); ++s) {
       whale_rt_tensor *w = tensorOf(whole, p, s), *r = tensorOf(rank, local, s);
       if (!w)
         return whale_rt_last_error(whole);

@@ -53,10 +53,17 @@ struct Parameter {
   /// `ownerShards` > 0 the replicas holding the same part: replica /
   /// ownerShards); -1: on every rank.
   int64_t stateOwner = -1, ownerShards = 0;
+  /// Parameters sharded over that group too (shard_parameters, ZeRO stage
+  /// 3): the parameter itself lives with its state, on the owner alone.
+  bool valueOwned = false;
   /// Whether replica `replica` of the stage holds this parameter's state.
   bool holdsState(int64_t replica) const {
     return stateOwner < 0 ||
            (ownerShards > 0 ? replica / ownerShards : replica) == stateOwner;
+  }
+  /// Whether replica `replica` of the stage holds the parameter itself.
+  bool holdsValue(int64_t replica) const {
+    return !valueOwned || holdsState(replica);
   }
 };
 
@@ -106,7 +113,8 @@ std::string partRuns(const Parameter &p, int64_t part, PartRuns &out);
 /// The rank is replica `replica` of its stage; `values`: the parameters
 /// themselves move (else only state). A parameter's state moves where
 /// `values` does, or, sharded over a group (Parameter::stateOwner), to and
-/// from its owner alone.
+/// from its owner alone; a parameter sharded so (Parameter::valueOwned)
+/// moves with its state.
 std::string copyShardState(whale_rt_context *whole, whale_rt_context *rank,
                            const std::vector<Parameter> &params, int stateCount,
                            int64_t part, bool toRank, int64_t replica,

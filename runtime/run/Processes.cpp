@@ -149,9 +149,10 @@ std::string gatherStateOnHosts(whale_rt_comm *comm, const ProcessLayout &layout,
                 mine, count, all.data()) != WHALE_RT_OK)
           return "the processes could not exchange '" + p.name + "'";
         for (int64_t k = 0; k < parts; ++k) {
-          // Sharded state comes from its owner's process.
+          // Sharded state (and a parameter sharded with it) comes from
+          // its owner's process.
           const int64_t replica =
-              st >= 0 && p.stateOwner >= 0
+              (st >= 0 || p.valueOwned) && p.stateOwner >= 0
                   ? (p.ownerShards > 0 ? p.stateOwner * p.ownerShards + k
                                        : p.stateOwner)
                   : k;

@@ -286,8 +286,11 @@ std::string checkRankParameters(const OpenedRank &rank,
   const std::string where = "stage " + std::to_string(rank.place.stage) +
                             ", replica " + std::to_string(rank.place.replica);
   std::map<std::string, const Parameter *> listed;
+  // What this rank holds: a parameter sharded over the replicas
+  // (shard_parameters) lives on its owner alone.
   for (const Parameter &p : program.params)
-    listed[p.name] = &p;
+    if (p.holdsValue(rank.place.replica))
+      listed[p.name] = &p;
   bool keptStates = false, holdsState = false;
   const int64_t made = whale_rt_param_count(rank.ctx.get());
   for (int64_t i = 0; i < made; ++i) {

@@ -54,7 +54,10 @@ bool planState(const PlanGrid &plan, StateCollection &out, std::string &error) {
           box.offset[p.axis] = part.offset;
           box.size[p.axis] = part.size;
         }
-        tensor(p.name, p.shape).holders.push_back({rank, box});
+        // A parameter sharded over the replicas (shard_parameters) lives
+        // on its owner alone.
+        if (p.holdsValue(r))
+          tensor(p.name, p.shape).holders.push_back({rank, box});
         // Optimizer state sharded over a group (shard_optimizer): a
         // parameter's state lives on its owner alone.
         for (int k = 0; k < (p.holdsState(r) ? plan.stateCount : 0); ++k)

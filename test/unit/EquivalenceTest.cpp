@@ -647,6 +647,74 @@ TEST(Equivalence, OverlappedGradientSyncIsTheSyncAfterBackward) {
   }
 }
 
+// ZeRO stage 3: each parameter kept by the owner of its update alone,
+// gathered by every replica before each layer's forward and backward. The
+// gathered values are the owner's bits and the gradients are summed as
+// under stage 1, so the run is stage 1's and plain data parallelism's bit
+// for bit, and the local model's numbers: data parallel (a micro-batch
+// each, and accumulating four), a pipeline of replicated stages, split
+// groups (parts owned among their shard peers), a replicated and a split
+// stage with clipping, and a Llama data parallel.
+TEST(Equivalence, ShardedParametersAreTheReplicatedOnes) {
+  struct Case {
+    const char *script;
+    std::string text;
+    const char *cluster;
+  };
+  const std::string withConfig = "config {\n  shard_parameters = true\n}\n\n";
+  for (const Case &c :
+       {Case{kGpt,
+             edit(source(kGpt), "num_micro_batch = 4",
+                  "num_micro_batch = 1\n  auto_parallel = true\n  "
+                  "num_task_graph = 1\n  shard_parameters = true"),
+             "cpu:4"},
+        Case{kGpt,
+             edit(source(kGpt), "num_micro_batch = 4",
+                  "num_micro_batch = 4\n  auto_parallel = true\n  "
+                  "num_task_graph = 1\n  shard_parameters = true"),
+             "cpu:2"},
+        Case{kGpt,
+             edit(source(kGpt), "num_micro_batch = 4",
+                  "num_micro_batch = 4\n  shard_parameters = true"),
+             "cpu:4"},
+        Case{kMlpSplit,
+             edit(edit(source(kMlpSplit), "split {", "split(2) {"), "model mlp",
+                  withConfig + "model mlp"),
+             "cpu:4"},
+        Case{kSplitStage,
+             edit(source(kSplitStage), "num_micro_batch = 2",
+                  "num_micro_batch = 2\n  shard_parameters = true"),
+             "cpu:8"},
+        Case{kLlamaBlockSplit,
+             edit(edit(source(kLlamaBlockSplit), "split {", "replicate {"),
+                  "model llama", withConfig + "model llama"),
+             "cpu:4"}}) {
+    SCOPED_TRACE(std::string(c.script) + " on " + c.cluster);
+    expectEquivalent(c.text, c.script, c.cluster);
+    const std::string plainText =
+        edit(c.text, "shard_parameters = true", "shard_parameters = false");
+    const std::string stage1Text =
+        edit(c.text, "shard_parameters = true", "shard_optimizer = true");
+    whale::TrainResult sharded = trainText(c.text, c.script, c.cluster);
+    whale::TrainResult plain = trainText(plainText, c.script, c.cluster);
+    whale::TrainResult stage1 = trainText(stage1Text, c.script, c.cluster);
+    ASSERT_TRUE(sharded.ok) << sharded.error;
+    ASSERT_TRUE(plain.ok) << plain.error;
+    ASSERT_TRUE(stage1.ok) << stage1.error;
+    EXPECT_EQ(sharded.losses, plain.losses);
+    EXPECT_EQ(sharded.parameters, plain.parameters);
+    EXPECT_EQ(sharded.losses, stage1.losses);
+    EXPECT_EQ(sharded.parameters, stage1.parameters);
+    ASSERT_EQ(sharded.peakMemory.size(), plain.peakMemory.size());
+    for (size_t r = 0; r < plain.peakMemory.size(); ++r)
+      std::printf("rank %zu: peak %lld bytes stage 3, %lld stage 1, %lld "
+                  "replicated\n",
+                  r, static_cast<long long>(sharded.peakMemory[r]),
+                  static_cast<long long>(stage1.peakMemory[r]),
+                  static_cast<long long>(plain.peakMemory[r]));
+  }
+}
+
 // ZeRO stage 1: each parameter's update taken by one owner among the
 // replicas that sum its gradient, which alone keeps its optimizer state,
 // then broadcast. The same bits as every replica updating, the local

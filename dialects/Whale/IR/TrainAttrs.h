@@ -91,7 +91,7 @@ inline SettingsAttr settingsOf(mlir::Operation *op) {
                       : SettingsAttr())
     return s;
   return SettingsAttr::get(op->getContext(), 0, 0, 0, 0, false, false, false,
-                           std::nullopt, std::nullopt, std::nullopt,
+                           false, std::nullopt, std::nullopt, std::nullopt,
                            std::nullopt, std::nullopt, std::nullopt, 0);
 }
 

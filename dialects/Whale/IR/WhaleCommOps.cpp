@@ -98,6 +98,42 @@ LogicalResult BroadcastOp::verify() {
              << owner;
   return verifyGroupAndShards(*this, getGroup(), getShards());
 }
+// Each gathered tensor is its parameter's type.
+LogicalResult GatherParamsOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands, DictionaryAttr,
+    OpaqueProperties, RegionRange, SmallVectorImpl<Type> &inferred) {
+  for (Value v : operands)
+    inferred.push_back(v.getType());
+  return success();
+}
+
+LogicalResult GatherParamsOp::verify() {
+  if (getParams().empty())
+    return emitOpError("gathers at least one parameter");
+  if (getOwners().size() != getParams().size())
+    return emitOpError("has ")
+           << getOwners().size() << " owners for " << getParams().size()
+           << " parameters: it needs one per parameter";
+  for (auto [p, owner] : llvm::zip(getParams(), getOwners())) {
+    auto param = p.getDefiningOp<ParamOp>();
+    if (!param)
+      return emitOpError("gathers parameters: its operands must come from "
+                         "whale.param");
+    if (owner < 0)
+      return emitOpError("owners must be positions in its group, not ")
+             << owner;
+    if (param.getOwner() &&
+        (*param.getOwner() != owner || param.getGroup() != getGroup() ||
+         param.getShards() != getShards()))
+      return emitOpError("gathers '")
+             << param.getName() << "' from " << owner << " over \""
+             << getGroup() << "\", but its whale.param places it on "
+             << *param.getOwner() << " over \"" << param.getGroup().value_or("")
+             << "\"";
+  }
+  return verifyGroupAndShards(*this, getGroup(), getShards());
+}
+
 // The parameter is written in place: no new tensor.
 int64_t BroadcastOp::getOutputMemory() { return 0; }
 // The start packs the tensors into the bucket the group sums; the wait

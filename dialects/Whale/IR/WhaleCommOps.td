@@ -108,6 +108,42 @@ def Whale_BroadcastOp : Whale_Op<"broadcast", [MemoryEffects<[MemRead, MemWrite]
   let hasVerifier = 1;
 }
 
+def Whale_GatherParamsOp : Whale_Op<"gather_params", [MemoryEffects<[MemRead, MemAlloc]>,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<Whale_CostOpInterface>]> {
+  let summary = "Gathers parameters held by one member each into every member";
+  let description = [{
+    Parameters sharded over a group (ZeRO stage 3): each of `params` lives
+    on the member of `group` at its position in `owners`; every member gets
+    a new tensor with its values, which its readers use and which is freed
+    after the last of them. The parameters travel as one bucket, each
+    owner's together (an all-gather of the owners' parts). A unit of the
+    model (a layer) is gathered before its forward and again before its
+    backward; nothing folds or merges two gathers, as the parameters change
+    between steps.
+
+    ```mlir
+    %w, %b = whale.gather_params %pw, %pb from [1, 0] over "replicas" : tensor<16x4xf32>, tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Whale_FloatTensor>:$params,
+                       DenseI64ArrayAttr:$owners,
+                       StrAttr:$group, OptionalAttr<I64Attr>:$shards);
+  let results = (outs Variadic<Whale_FloatTensor>:$gathered);
+  let assemblyFormat = [{
+    $params `from` $owners `over` $group attr-dict `:` type($params)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::ValueRange":$params,
+                   "::llvm::ArrayRef<int64_t>":$owners,
+                   "::llvm::StringRef":$group, "::mlir::IntegerAttr":$shards), [{
+      build($_builder, $_state, params.getTypes(), params,
+            $_builder.getDenseI64ArrayAttr(owners),
+            $_builder.getStringAttr(group), shards);
+    }]>];
+  let hasVerifier = 1;
+}
+
 def Whale_AllReduceStartOp : Whale_Op<"all_reduce_start",
     [MemoryEffects<[MemRead, MemWrite]>,
      DeclareOpInterfaceMethods<Whale_CostOpInterface,

@@ -241,6 +241,20 @@ LogicalResult ParamOp::verify() {
   } else if (getShardWeights()) {
     return emitOpError("has shard_weights but no shard");
   }
+  if (getOwner()) {
+    if (!getGroup())
+      return emitOpError("has an owner but no group to own it in");
+    if (*getOwner() < 0)
+      return emitOpError("owner must be a position in its group, not ")
+             << *getOwner();
+    if (*getGroup() == "stages")
+      return emitOpError("is owned among the replicas or the shard peers "
+                         "that sum its gradient, not the stages");
+    if (failed(verifyGroupAndShards(*this, getGroup(), getShards())))
+      return failure();
+  } else if (getGroup() || getShards()) {
+    return emitOpError("takes a group and shards only with an owner");
+  }
   if (getInitArgs().size() != expected)
     return emitOpError() << "initializer '" << stringifyInitKind(getInit())
                          << "' takes " << expected << " numbers, got "

@@ -94,15 +94,26 @@ def Whale_ParamOp : Whale_Op<"param", [
     the whale.batch_norm that reads them updates, or a layer a script
     keeps fixed. It is saved, resharded and restored as any parameter.
 
+    With parameters sharded over the replicas (ZeRO stage 3,
+    `shard_parameters`), `owner` places the parameter on one member of
+    `group` (`replicas`, or `shard_peers` with `shards`), the one that
+    updates it: only there does the runtime keep it. Elsewhere the result
+    is a handle without values, which only `whale.gather_params` (and the
+    owner's update, which runs on the owner alone) may read.
+
     ```mlir
     %w = whale.param "mlp/w1" normal [0.0, 2.0e-02] : tensor<1024x4096xf32>
+    %v = whale.param "mlp/w2" normal [0.0, 2.0e-02] {group = "replicas", owner = 1 : i64} : tensor<4096x1024xf32>
     ```
   }];
   let arguments = (ins StrAttr:$name, Whale_InitKindAttr:$init,
                        DenseF64ArrayAttr:$init_args,
                        OptionalAttr<DenseI64ArrayAttr>:$shard,
                        OptionalAttr<DenseI64ArrayAttr>:$shard_weights,
-                       UnitAttr:$frozen);
+                       UnitAttr:$frozen,
+                       OptionalAttr<I64Attr>:$owner,
+                       OptionalAttr<StrAttr>:$group,
+                       OptionalAttr<I64Attr>:$shards);
   let results = (outs Whale_FloatTensor:$result);
   let assemblyFormat = [{
     $name custom<InitKeyword>($init) $init_args attr-dict `:` type($result)

@@ -45,7 +45,8 @@ LogicalResult choose(std::optional<E> &out, StringRef key, StringRef value,
 struct SettingsParts {
   int64_t numMicroBatch = 0, numTaskGraph = 0, taskGraphSplit = 0,
           bucketBytes = 0, virtualStages = 0;
-  bool autoParallel = false, recompute = false, shardOptimizer = false;
+  bool autoParallel = false, recompute = false, shardOptimizer = false,
+       shardParameters = false;
   std::optional<PipelineSchedule> schedule;
   std::optional<BalanceKind> balance;
   std::optional<SplitMatmul> splitMatmul;
@@ -62,10 +63,11 @@ struct SettingsParts {
                                        : nullptr;
   }
   bool *flag(StringRef key) {
-    return key == "auto_parallel"     ? &autoParallel
-           : key == "recompute"       ? &recompute
-           : key == "shard_optimizer" ? &shardOptimizer
-                                      : nullptr;
+    return key == "auto_parallel"      ? &autoParallel
+           : key == "recompute"        ? &recompute
+           : key == "shard_optimizer"  ? &shardOptimizer
+           : key == "shard_parameters" ? &shardParameters
+                                       : nullptr;
   }
   static bool isChoice(StringRef key) {
     return llvm::is_contained({"schedule", "balance", "split_matmul",
@@ -97,10 +99,11 @@ struct SettingsParts {
   }
   SettingsAttr get(function_ref<InFlightDiagnostic()> emitError,
                    MLIRContext *ctx) const {
-    return SettingsAttr::getChecked(
-        emitError, ctx, numMicroBatch, numTaskGraph, taskGraphSplit,
-        bucketBytes, autoParallel, recompute, shardOptimizer, schedule, balance,
-        splitMatmul, splitRows, amp, gradSync, virtualStages);
+    return SettingsAttr::getChecked(emitError, ctx, numMicroBatch, numTaskGraph,
+                                    taskGraphSplit, bucketBytes, autoParallel,
+                                    recompute, shardOptimizer, shardParameters,
+                                    schedule, balance, splitMatmul, splitRows,
+                                    amp, gradSync, virtualStages);
   }
 };
 
@@ -109,7 +112,7 @@ struct SettingsParts {
 LogicalResult SettingsAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t numMicroBatch,
     int64_t numTaskGraph, int64_t taskGraphSplit, int64_t bucketBytes, bool,
-    bool, bool, std::optional<PipelineSchedule>,
+    bool, bool, bool, std::optional<PipelineSchedule>,
     std::optional<BalanceKind> balance, std::optional<SplitMatmul>,
     std::optional<SplitRows>, std::optional<AmpMode>, std::optional<GradSync>,
     int64_t virtualStages) {
@@ -170,7 +173,8 @@ Attribute SettingsAttr::parse(AsmParser &p, Type) {
                         << "'; the settings are num_micro_batch, "
                            "num_task_graph, task_graph_split, bucket_bytes, "
                            "auto_parallel, recompute, shard_optimizer, "
-                           "schedule, balance, split_matmul, split_rows, amp, "
+                           "shard_parameters, schedule, balance, split_matmul, "
+                           "split_rows, amp, "
                            "grad_sync, virtual_stages";
         return {};
       }
@@ -203,6 +207,7 @@ void SettingsAttr::print(AsmPrinter &p) const {
   flag("auto_parallel", getAutoParallel());
   flag("recompute", getRecompute());
   flag("shard_optimizer", getShardOptimizer());
+  flag("shard_parameters", getShardParameters());
   text("schedule", getSchedule());
   text("balance", getBalance());
   text("split_matmul", getSplitMatmul());

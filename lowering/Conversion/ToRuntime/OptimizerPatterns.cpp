@@ -81,6 +81,22 @@ Handles lowerBroadcast(BroadcastOp bc, ValueRange in, RuntimeCalls &rt) {
   return {};
 }
 
+/// Every member gets new tensors of the parameters' values, which the
+/// owners send.
+Handles lowerGatherParams(GatherParamsOp g, ValueRange in, RuntimeCalls &rt) {
+  Handles outs = rt.tensorsFor(g);
+  std::optional<int64_t> shards = g.getShards();
+  rt.call(WHALE_RT_FN(gather_params),
+          {rt.ctx,
+           rt.i32(shards ? WHALE_RT_GROUP_SHARD_PEERS
+                         : RuntimeCalls::groupKind(g.getGroup())),
+           rt.i32(shards.value_or(0)),
+           rt.i32(static_cast<int32_t>(g.getParams().size())),
+           rt.handleArray(in), rt.i32ArrayOf(g.getOwners()),
+           rt.handleArray(outs)});
+  return outs;
+}
+
 Handles lowerClipGradNorm(ClipGradNormOp c, ValueRange in, RuntimeCalls &rt) {
   int32_t n = c.getGrads().size();
   Value array = rt.handleArray(in);
@@ -115,5 +131,6 @@ void whale::populateOptimizerRuntimePatterns(RewritePatternSet &patterns,
   addRuntimePattern<SgdUpdateOp>(patterns, lowering, lowerSgdUpdate);
   addRuntimePattern<AdamUpdateOp>(patterns, lowering, lowerAdamUpdate);
   addRuntimePattern<BroadcastOp>(patterns, lowering, lowerBroadcast);
+  addRuntimePattern<GatherParamsOp>(patterns, lowering, lowerGatherParams);
   addRuntimePattern<ClipGradNormOp>(patterns, lowering, lowerClipGradNorm);
 }

@@ -202,6 +202,11 @@ int32_t RuntimeCalls::groupKind(StringRef group) {
 }
 
 void RuntimeCalls::onOwner(Operation *op, llvm::function_ref<void()> update) {
+  onOwner(op, update, nullptr);
+}
+
+void RuntimeCalls::onOwner(Operation *op, llvm::function_ref<void()> update,
+                           llvm::function_ref<void()> elsewhere) {
   auto owner = op->getAttrOfType<IntegerAttr>("owner");
   if (!owner) {
     update();
@@ -218,8 +223,12 @@ void RuntimeCalls::onOwner(Operation *op, llvm::function_ref<void()> update) {
       LLVM::LoadOp::create(rewriter, loc, i32Type, mine), i32(0));
   // Structured here, blocks once every op is converted (status checks).
   auto ifMine = scf::IfOp::create(rewriter, loc, isMine,
-                                  /*withElseRegion=*/false);
+                                  /*withElseRegion=*/bool(elsewhere));
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(ifMine.thenBlock()->getTerminator());
   update();
+  if (elsewhere) {
+    rewriter.setInsertionPoint(ifMine.elseBlock()->getTerminator());
+    elsewhere();
+  }
 }

@@ -126,6 +126,10 @@ public:
   /// (its `owner` in its `group`: optimizer state sharded, ZeRO stage 1);
   /// on every rank when `op` names no owner.
   void onOwner(mlir::Operation *op, llvm::function_ref<void()> update);
+  /// As onOwner, with `elsewhere` emitted for the other members (null:
+  /// nothing).
+  void onOwner(mlir::Operation *op, llvm::function_ref<void()> update,
+               llvm::function_ref<void()> elsewhere);
   /// WHALE_RT_GROUP_* of a group name the verifiers have checked.
   static int32_t groupKind(llvm::StringRef group);
 

@@ -2,7 +2,7 @@
 //
 // The patterns emit each op's calls straight-line. Here, once, every
 // marked call gets its check (a failed status leaves the function with
-// it) and every owner's scf.if its block. The block is split from its end
+// it) and every owner's scf.if its blocks. The block is split from its end
 // backwards, so each op moves once: splitting from the front would move
 // every later op at each call, quadratic in the function's length.
 //
@@ -35,19 +35,29 @@ static void checkBlock(Block *block, Block *exit) {
                              ValueRange{});
       continue;
     }
+    // An owner's branch, and the others' where there is one (a parameter
+    // made on its owner, a handle elsewhere).
     auto ifOp = cast<scf::IfOp>(op);
-    auto *then = new Block();
-    then->insertBefore(rest);
-    Block *body = ifOp.thenBlock();
-    then->getOperations().splice(then->end(), body->getOperations(),
-                                 body->begin(),
-                                 body->getTerminator()->getIterator());
+    auto branch = [&](Block *body) -> Block * {
+      if (!body)
+        return rest;
+      auto *block = new Block();
+      block->insertBefore(rest);
+      block->getOperations().splice(block->end(), body->getOperations(),
+                                    body->begin(),
+                                    body->getTerminator()->getIterator());
+      auto atEnd = OpBuilder::atBlockEnd(block);
+      LLVM::BrOp::create(atEnd, loc, ValueRange{}, rest);
+      return block;
+    };
+    Block *then = branch(ifOp.thenBlock());
+    Block *otherwise = branch(ifOp.elseBlock());
     LLVM::CondBrOp::create(b, loc, ifOp.getCondition(), then, ValueRange{},
-                           rest, ValueRange{});
+                           otherwise, ValueRange{});
     ifOp.erase();
-    auto atThen = OpBuilder::atBlockEnd(then);
-    LLVM::BrOp::create(atThen, loc, ValueRange{}, rest);
     checkBlock(then, exit);
+    if (otherwise != rest)
+      checkBlock(otherwise, exit);
   }
 }
 

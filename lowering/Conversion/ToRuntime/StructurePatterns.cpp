@@ -100,11 +100,10 @@ struct TaskGraphPattern : OpConversionPattern<TaskGraphOp> {
   }
 };
 
-Handles lowerParam(ParamOp p, ValueRange, RuntimeCalls &rt) {
+/// The parameter itself, made (initialized) on its first step.
+void makeParam(ParamOp p, Value name, Value init, RuntimeCalls &rt) {
   RankedTensorType t = p.getType();
   ArrayRef<double> args = p.getInitArgs();
-  Value name = rt.string(p.getName());
-  Value init = rt.i32(static_cast<int32_t>(p.getInit()));
   if (std::optional<ArrayRef<int64_t>> shard = p.getShard())
     rt.call(WHALE_RT_FN(param_shard),
             {rt.ctx, name, init, rt.f64Array(args), rt.i32(args.size()),
@@ -115,6 +114,18 @@ Handles lowerParam(ParamOp p, ValueRange, RuntimeCalls &rt) {
     rt.call(WHALE_RT_FN(param),
             {rt.ctx, name, init, rt.f64Array(args), rt.i32(args.size()),
              rt.i32(t.getRank()), rt.i64Array(t.getShape()), rt.slotOut()});
+}
+
+Handles lowerParam(ParamOp p, ValueRange, RuntimeCalls &rt) {
+  Value name = rt.string(p.getName());
+  Value init = rt.i32(static_cast<int32_t>(p.getInit()));
+  // Sharded over a group (ZeRO stage 3): made on its owner alone; the
+  // others get a handle without values, which only a gather reads.
+  rt.onOwner(
+      p, [&] { makeParam(p, name, init, rt); },
+      [&] {
+        rt.call(WHALE_RT_FN(param_elsewhere), {rt.ctx, name, rt.slotOut()});
+      });
   return {rt.slotHandle()};
 }
 

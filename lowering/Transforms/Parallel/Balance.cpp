@@ -226,7 +226,7 @@ LogicalResult Balancer::measureStages() {
     models.push_back(cluster.deviceModel(d));
   recompute = plan::recomputes(fn);
   states = optimizerStateCount(fn);
-  shardOptimizer = settingsOf(fn).getShardOptimizer();
+  shardOptimizer = settingsOf(fn).shardsOptimizerState();
   const ModelPlan plan = ModelPlan::of(fn);
   const bool gpipe = plan.schedule() == PipelineSchedule::gpipe;
   costs.assign(stages, StageCost{});

@@ -205,6 +205,19 @@ def WhaleShardOptimizer : WhalePass<"whale-shard-optimizer"> {
   }];
 }
 
+def WhaleShardParameters : WhalePass<"whale-shard-parameters"> {
+  let summary = "ZeRO stage 3: each parameter on its owner, gathered by layer";
+  let description = [{
+    Under the config's `shard_parameters`, places each parameter that
+    `-whale-shard-optimizer` gave an owner on that owner alone (`owner` on
+    its `whale.param`), drops the broadcast after the updates, and gathers
+    each layer's parameters (`whale.gather_params`) before each run of ops
+    that reads them: a layer's forward, its backward (one run where no
+    other layer comes between). Runs on rank programs (functions with
+    `whale.rank`), after `-whale-shard-optimizer`.
+  }];
+}
+
 def WhaleOverlapGradSync : WhalePass<"whale-overlap-grad-sync"> {
   let summary = "Start gradient all-reduces during backward, wait at their readers";
   let description = [{

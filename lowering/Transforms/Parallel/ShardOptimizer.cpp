@@ -182,7 +182,7 @@ struct ShardOptimizerPass
     // walk, which would visit every op of a large pipeline's programs).
     for (func::FuncOp fn : getOperation().getOps<func::FuncOp>())
       if (fn->hasAttr("whale.rank") && !fn.getBody().empty() &&
-          settingsOf(fn).getShardOptimizer()) {
+          settingsOf(fn).shardsOptimizerState()) {
         shardUpdates(fn, b);
         reduceToOwners(fn, b);
       }

@@ -593,9 +593,10 @@ void StageSharder::foldShardedParams() {
     SmallVector<int64_t> shard = {static_cast<int64_t>(first.getAxis()), c};
     if (!weights.empty())
       shard.push_back(p.getType().getDimSize(first.getAxis()));
-    auto part = ParamOp::create(b, p.getLoc(), first.getType(), p.getNameAttr(),
-                                p.getInitAttr(), p.getInitArgsAttr(),
-                                b.getDenseI64ArrayAttr(shard), weightsAttr());
+    auto part = ParamOp::create(
+        b, p.getLoc(), first.getType(), p.getNameAttr(), p.getInitAttr(),
+        p.getInitArgsAttr(), b.getDenseI64ArrayAttr(shard), weightsAttr(),
+        p.getFrozenAttr(), IntegerAttr(), StringAttr(), IntegerAttr());
     for (Operation *u : llvm::make_early_inc_range(p->getUsers())) {
       u->getResult(0).replaceAllUsesWith(part.getResult());
       u->erase();
