@@ -395,6 +395,12 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
     return groupCollective(op, "whale.broadcast", Collective::AllGather,
                            operandBytes(op), bc.getGroup(), bc.getShards(),
                            position, error);
+  // Parameters sharded over a group (stage 3): a layer gathered from its
+  // owners before it computes, the same all-gather of the bucket.
+  if (auto gather = llvm::dyn_cast<GatherParamsOp>(op))
+    return groupCollective(op, "whale.gather_params", Collective::AllGather,
+                           operandBytes(op), gather.getGroup(),
+                           gather.getShards(), position, error);
   auto cost = llvm::dyn_cast<CostOpInterface>(op);
   if (!cost) {
     error = "the simulator cannot price '" +

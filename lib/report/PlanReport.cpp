@@ -25,7 +25,10 @@ struct StageReport {
   std::vector<std::string> strategies;
   std::vector<int64_t> devices;
   std::vector<std::string> schedule;
-  int64_t parameterBytes = 0, activationBytes = 0;
+  /// The parameters a device keeps (under shard_parameters the most any
+  /// rank of the stage owns, beside those nobody owns), and the most of
+  /// them gathered from their owners alive at once.
+  int64_t parameterBytes = 0, gatheredBytes = 0, activationBytes = 0;
   /// What the parameters carry on a device: the gradients (with the next
   /// micro-batch's beside their sum when they accumulate) and the
   /// optimizer's state, on its owner alone under shard_optimizer (the most
@@ -58,7 +61,9 @@ struct StageReport {
 /// Parameters, optimizer state and inputs are not counted; results that
 /// are their operands' buffers (all-reduce, clipping) take them over, and a
 /// started all-reduce holds its tensors until its wait's results do.
-int64_t peakActivations(mlir::func::FuncOp fn) {
+/// Parameters gathered from their owners (shard_parameters) are counted
+/// alone when `gathered`, else not at all.
+int64_t peakActivations(mlir::func::FuncOp fn, bool gathered) {
   llvm::DenseMap<mlir::Value, mlir::Operation *> lastUse;
   fn.walk([&](mlir::Operation *op) {
     for (mlir::Value v : op->getOperands())
@@ -96,7 +101,8 @@ int64_t peakActivations(mlir::func::FuncOp fn) {
         if (bytes)
           held[r] = bytes;
     if (!mlir::isa<ParamOp, AllReduceOp, ClipGradNormOp, AllReduceStartOp,
-                   AllReduceWaitOp>(op))
+                   AllReduceWaitOp>(op) &&
+        mlir::isa<GatherParamsOp>(op) == gathered)
       for (mlir::Value r : op.getResults()) {
         int64_t bytes = tensorBytes(r.getType());
         held[r] = bytes;
@@ -172,8 +178,8 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
     r.stage = s;
     auto fn = ranks.lookupSymbol<mlir::func::FuncOp>(plan.model + "_stage" +
                                                      std::to_string(s));
-    // Optimizer state by owner (-1: every rank keeps it).
-    std::map<int64_t, int64_t> stateByOwner;
+    // Optimizer state and parameters by owner (-1: every rank keeps it).
+    std::map<int64_t, int64_t> stateByOwner, paramsByOwner;
     auto addState = [&](mlir::Value param, int64_t tensors,
                         std::optional<uint64_t> owner) {
       stateByOwner[owner ? int64_t(*owner) : -1] +=
@@ -181,7 +187,8 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
     };
     fn.walk([&](mlir::Operation *op) {
       if (auto p = mlir::dyn_cast<ParamOp>(op)) {
-        r.parameterBytes += tensorBytes(p.getType());
+        paramsByOwner[p.getOwner() ? int64_t(*p.getOwner()) : -1] +=
+            tensorBytes(p.getType());
         if (!p.getFrozen())
           r.gradientBytes += static_cast<int64_t>(plan::gradientBytesOf(
               double(tensorBytes(p.getType())), plan.microBatches));
@@ -208,7 +215,7 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
                                                : r.allReduceBytes;
         for (mlir::Value v : op->getOperands())
           bytes += tensorBytes(v.getType());
-      } else if (mlir::isa<BroadcastOp>(op)) {
+      } else if (mlir::isa<BroadcastOp, GatherParamsOp>(op)) {
         for (mlir::Value v : op->getOperands())
           r.gatheredFromOwnersBytes += tensorBytes(v.getType());
       } else if (auto cost = mlir::dyn_cast<CostOpInterface>(op)) {
@@ -217,12 +224,17 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
           r.allToAllBytes += cost.getCommBytes();
       }
     });
-    r.activationBytes = peakActivations(fn);
-    int64_t owned = 0;
-    for (const auto &[owner, bytes] : stateByOwner)
-      if (owner >= 0)
-        owned = std::max(owned, bytes);
-    r.optimizerStateBytes = stateByOwner[-1] + owned;
+    r.activationBytes = peakActivations(fn, /*gathered=*/false);
+    r.gatheredBytes = peakActivations(fn, /*gathered=*/true);
+    auto mostOwned = [](std::map<int64_t, int64_t> &byOwner) {
+      int64_t owned = 0;
+      for (const auto &[owner, bytes] : byOwner)
+        if (owner >= 0)
+          owned = std::max(owned, bytes);
+      return byOwner[-1] + owned;
+    };
+    r.optimizerStateBytes = mostOwned(stateByOwner);
+    r.parameterBytes = mostOwned(paramsByOwner);
   }
   return out;
 }
@@ -392,8 +404,10 @@ std::string planText(const PlannedModel &plan, const PlannedModel *even,
     llvm::interleaveComma(r.devices, os);
     os << "]\n  schedule   ";
     llvm::interleave(r.schedule, os, " ");
-    os << "\n  memory     parameters " << mib(r.parameterBytes)
-       << ", gradients " << mib(r.gradientBytes) << ", optimizer state "
+    os << "\n  memory     parameters " << mib(r.parameterBytes);
+    if (r.gatheredBytes > 0)
+      os << ", gathered parameters " << mib(r.gatheredBytes);
+    os << ", gradients " << mib(r.gradientBytes) << ", optimizer state "
        << mib(r.optimizerStateBytes) << ", peak activations "
        << mib(r.activationBytes) << " per device\n  per step   all-reduce "
        << mib(r.allReduceBytes) << " in " << r.buckets << " bucket"
@@ -486,6 +500,7 @@ std::string planJson(const PlannedModel &plan, const PlannedModel *even,
         {"schedule", std::move(schedule)},
         {"memory_bytes",
          llvm::json::Object{{"parameters", r.parameterBytes},
+                            {"gathered_parameters", r.gatheredBytes},
                             {"gradients", r.gradientBytes},
                             {"optimizer_state", r.optimizerStateBytes},
                             {"peak_activations", r.activationBytes}}},

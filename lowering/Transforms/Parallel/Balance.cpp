@@ -155,6 +155,8 @@ private:
   /// The optimizer's state sharded over the replicas that sum a
   /// parameter's gradient (shard_optimizer): each holds 1/peers of it.
   bool shardOptimizer = false;
+  /// The parameters themselves sharded so too (shard_parameters).
+  bool shardParameters = false;
   bool recompute = false;  ///< activation recomputation
   double inputsPerRow = 0; ///< bytes of a row of the model's inputs
   SmallVector<int64_t> grid;
@@ -185,8 +187,9 @@ private:
     const double part = double(weightOf(r)) / units;
     const double peers =
         shardOptimizer ? double(std::max<int64_t>(1, replicas / group)) : 1.0;
-    return static_cast<int64_t>(std::ceil(plan::fixedBytesOf(
-        c.fixedBytes + c.splitBytes * part, states / peers, m)));
+    return static_cast<int64_t>(std::ceil(
+        plan::fixedBytesOf(c.fixedBytes + c.splitBytes * part, states / peers,
+                           m, shardParameters ? 1 / peers : 1.0)));
   }
   /// Bytes of activations per row of a micro-batch: those in flight, plus
   /// about one micro-batch's worth for the gradients backward makes of
@@ -227,6 +230,7 @@ LogicalResult Balancer::measureStages() {
   recompute = plan::recomputes(fn);
   states = optimizerStateCount(fn);
   shardOptimizer = settingsOf(fn).shardsOptimizerState();
+  shardParameters = settingsOf(fn).getShardParameters();
   const ModelPlan plan = ModelPlan::of(fn);
   const bool gpipe = plan.schedule() == PipelineSchedule::gpipe;
   costs.assign(stages, StageCost{});

@@ -45,9 +45,13 @@ inline double gradientBytesOf(double paramBytes, int64_t m) {
 
 /// Bytes of a stage's parameters and what they carry: their gradients and
 /// the optimizer's `states` tensors each (a fraction of them where the
-/// state is sharded over replicas).
-inline double fixedBytesOf(double paramBytes, double states, int64_t m) {
-  return paramBytes * (1 + states) + gradientBytesOf(paramBytes, m);
+/// state is sharded over replicas). `held`: the fraction of the parameters
+/// themselves a device keeps (below 1 where they are sharded over the
+/// replicas, shard_parameters; the layers it gathers count with the
+/// activations).
+inline double fixedBytesOf(double paramBytes, double states, int64_t m,
+                           double held = 1) {
+  return paramBytes * (held + states) + gradientBytesOf(paramBytes, m);
 }
 
 /// Bytes per row of a micro-batch: the activations of the micro-batches in
