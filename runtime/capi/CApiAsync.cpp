@@ -77,6 +77,32 @@ whale_rt_status startOnDevices(whale_rt_context *ctx,
   return WHALE_RT_OK;
 }
 
+/// A reduce to owners, packed: the sums this rank gets back are its own
+/// part's, and the gradients it sent for the other owners are freed now,
+/// while the backward goes on (ZeRO stage 2's saving: only the owner keeps
+/// a summed gradient, and nothing else reads a bucket reduced to owners).
+void keepOwnPart(whale_rt_context *ctx, int position, const Bucket &layout,
+                 whale_rt_started_all_reduce &started) {
+  std::vector<whale_rt_tensor *> own;
+  int64_t at = 0;
+  size_t next = 0;
+  for (size_t m = 0; m < layout.parts.size(); ++m) {
+    int64_t left = layout.parts[m];
+    if (int(m) == position)
+      started.from = at;
+    while (left > 0 && next < layout.tensors.size()) {
+      whale_rt_tensor *t = layout.tensors[next++];
+      left -= t->tensor.numel();
+      if (int(m) == position)
+        own.push_back(t);
+      else
+        dropStorage(t);
+    }
+    at += layout.parts[m];
+  }
+  started.tensors = std::move(own);
+}
+
 /// whale_rt_all_reduce_start, and with `owners` its reduce to owners.
 whale_rt_status startBucket(whale_rt_context *ctx, const char *op,
                             int32_t group, int32_t shards, int32_t num_tensors,
@@ -118,6 +144,8 @@ whale_rt_status startBucket(whale_rt_context *ctx, const char *op,
     if (Status st = packBucket(ctx, layout, *started.bucket); !st)
       return ctx->fail(st);
     started.tensors = layout.tensors;
+    if (!layout.parts.empty())
+      keepOwnPart(ctx, position, layout, started);
   }
   if (!ctx->started)
     ctx->started = std::make_unique<CollectiveQueue>();
@@ -193,8 +221,8 @@ whale_rt_status whale_rt_all_reduce_wait(whale_rt_context *ctx,
     }
     Profiler::Scope unpack(ctx->profiler.get(), "all_reduce unpack",
                            "compute", ctx->traceTrack, ctx->site);
-    if (Status st =
-            unpackBucket(ctx, started.tensors, started.bucket->as<float>());
+    if (Status st = unpackBucket(ctx, started.tensors,
+                                 started.bucket->as<float>() + started.from);
         !st)
       return ctx->fail(st);
     return WHALE_RT_OK;

@@ -44,7 +44,11 @@ struct whale_rt_tensor {
 /// sums go back to.
 struct whale_rt_started_all_reduce {
   std::shared_ptr<whale::rt::HostBuffers::Block> bucket;
+  /// Where the sums go back: every tensor of an all-reduce; of a reduce to
+  /// owners only this rank's part, the elements from `from` on (the
+  /// others' tensors were freed once packed: nothing reads them here).
   std::vector<whale_rt_tensor *> tensors;
+  int64_t from = 0;
   std::unique_ptr<Tensor> onDevice;
   int64_t ticket = 0;
 };
@@ -307,6 +311,14 @@ struct Bucket {
   std::vector<int64_t> parts; ///< empty: every member gets every sum
   int64_t total = 0;          ///< elements
 };
+/// Frees a tensor's memory and leaves its handle without elements (shape
+/// [0]): a value the program still names that nothing on this rank reads
+/// again (a gradient sent to its owner).
+inline void dropStorage(whale_rt_tensor *t) {
+  Tensor empty;
+  (void)Tensor::borrow(t->tensor.dtype(), {0}, nullptr, empty);
+  t->tensor = std::move(empty);
+}
 /// Checks a bucket's tensors (f32) and owners (null: an all-reduce; else
 /// each tensor's owner, a position among `members`) and lays it out.
 whale_rt_status makeBucket(whale_rt_context *ctx, const char *op,
