@@ -29,6 +29,11 @@ struct StageReport {
   /// rank of the stage owns, beside those nobody owns), and the most of
   /// them gathered from their owners alive at once.
   int64_t parameterBytes = 0, gatheredBytes = 0, activationBytes = 0;
+  /// The most intermediate tensors alive at once, gathered parameters and
+  /// gradients included: with the parameters and the optimizer state, the
+  /// device's predicted peak (the kinds' figures overlap: the gradients are
+  /// intermediates too while the backward makes them).
+  int64_t liveBytes = 0;
   /// What the parameters carry on a device: the gradients (with the next
   /// micro-batch's beside their sum when they accumulate) and the
   /// optimizer's state, on its owner alone under shard_optimizer (the most
@@ -62,8 +67,11 @@ struct StageReport {
 /// are their operands' buffers (all-reduce, clipping) take them over, and a
 /// started all-reduce holds its tensors until its wait's results do.
 /// Parameters gathered from their owners (shard_parameters) are counted
-/// alone when `gathered`, else not at all.
-int64_t peakActivations(mlir::func::FuncOp fn, bool gathered) {
+/// alone (Counted::Gathered), not at all (Activations), or with the rest
+/// (Both: what the device holds at its peak besides its own parameters
+/// and optimizer state).
+enum class Counted { Activations, Gathered, Both };
+int64_t peakActivations(mlir::func::FuncOp fn, Counted counted) {
   llvm::DenseMap<mlir::Value, mlir::Operation *> lastUse;
   fn.walk([&](mlir::Operation *op) {
     for (mlir::Value v : op->getOperands())
@@ -100,9 +108,10 @@ int64_t peakActivations(mlir::func::FuncOp fn, bool gathered) {
            llvm::zip(wait.getResults(), started[wait.getPending()]))
         if (bytes)
           held[r] = bytes;
+    const bool gather = mlir::isa<GatherParamsOp>(op);
     if (!mlir::isa<ParamOp, AllReduceOp, ClipGradNormOp, AllReduceStartOp,
                    AllReduceWaitOp>(op) &&
-        mlir::isa<GatherParamsOp>(op) == gathered)
+        (counted == Counted::Both || gather == (counted == Counted::Gathered)))
       for (mlir::Value r : op.getResults()) {
         int64_t bytes = tensorBytes(r.getType());
         held[r] = bytes;
@@ -224,8 +233,9 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
           r.allToAllBytes += cost.getCommBytes();
       }
     });
-    r.activationBytes = peakActivations(fn, /*gathered=*/false);
-    r.gatheredBytes = peakActivations(fn, /*gathered=*/true);
+    r.activationBytes = peakActivations(fn, Counted::Activations);
+    r.gatheredBytes = peakActivations(fn, Counted::Gathered);
+    r.liveBytes = peakActivations(fn, Counted::Both);
     auto mostOwned = [](std::map<int64_t, int64_t> &byOwner) {
       int64_t owned = 0;
       for (const auto &[owner, bytes] : byOwner)
@@ -499,11 +509,13 @@ std::string planJson(const PlannedModel &plan, const PlannedModel *even,
         {"devices", std::move(devices)},
         {"schedule", std::move(schedule)},
         {"memory_bytes",
-         llvm::json::Object{{"parameters", r.parameterBytes},
-                            {"gathered_parameters", r.gatheredBytes},
-                            {"gradients", r.gradientBytes},
-                            {"optimizer_state", r.optimizerStateBytes},
-                            {"peak_activations", r.activationBytes}}},
+         llvm::json::Object{
+             {"parameters", r.parameterBytes},
+             {"gathered_parameters", r.gatheredBytes},
+             {"gradients", r.gradientBytes},
+             {"optimizer_state", r.optimizerStateBytes},
+             {"peak_activations", r.activationBytes},
+             {"peak", r.parameterBytes + r.optimizerStateBytes + r.liveBytes}}},
         {"comm_bytes_per_step",
          llvm::json::Object{{"all_reduce", r.allReduceBytes},
                             {"all_reduce_buckets", r.buckets},
