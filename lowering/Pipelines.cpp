@@ -91,8 +91,10 @@ void buildWhaleRankProgramsPipeline(
   if (options.ampStorage)
     pm.addPass(createWhaleWidenBf16({/*fusedCasts=*/options.fuse}));
   addCleanup(pm);
-  if (options.overlap)
+  if (options.overlap) {
     pm.addPass(createWhaleOverlapGradSync());
+    pm.addPass(createWhalePrefetchParams());
+  }
   if (options.gemmEpilogues)
     pm.addPass(createWhaleGemmEpilogues());
   // After the weights' gradients took the bias gradients they could: what

@@ -728,6 +728,22 @@ whale_rt_status whale_rt_gather_params(whale_rt_context *ctx, int32_t group,
                                        whale_rt_tensor *const *params,
                                        const int32_t *owners,
                                        whale_rt_tensor *const *outs);
+/* whale_rt_gather_params begun: each owner packs its parameters (counts[i]:
+ * parameter i's elements, which the other members' handles lack) and the
+ * rank's collective thread gathers the bucket while the rank goes on;
+ * whale_rt_gather_params_wait ends it. Where collectives cannot run on a
+ * thread of their own (device collectives, a communicator that takes one
+ * call at a time), the wait gathers instead. */
+whale_rt_status whale_rt_gather_params_start(
+    whale_rt_context *ctx, int32_t group, int32_t shards, int32_t num_tensors,
+    whale_rt_tensor *const *params, const int64_t *counts,
+    const int32_t *owners, int64_t *request);
+/* Blocks until the gather `request` names is complete and writes parameter
+ * i's values into outs[i] (tensors of its shape). */
+whale_rt_status whale_rt_gather_params_wait(whale_rt_context *ctx,
+                                            int64_t request,
+                                            int32_t num_tensors,
+                                            whale_rt_tensor *const *outs);
 /* As whale_rt_clip_grad_norm_sharded (sharded may be null: no parts),
  * where owners[i] is gradient i's owner or -1: whale_rt_reduce_to_owners
  * summed an owned gradient on its owner alone (among the replicas for a

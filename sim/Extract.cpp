@@ -308,7 +308,8 @@ bool Extractor::call(mlir::func::CallOp call, int32_t &position,
       // A step's messages and started sums stay in the caller: their tags
       // and requests differ from call to call.
       if (llvm::isa<mlir::func::CallOp, SendOp, RecvOp, AllReduceStartOp,
-                    AllReduceWaitOp>(op)) {
+                    AllReduceWaitOp, GatherParamsStartOp, GatherParamsWaitOp>(
+              op)) {
         error = "'" + op.getName().getStringRef().str() + "' in '" +
                 call.getCallee().str() +
                 "', a step the rank program calls (it belongs in the caller)";
@@ -355,6 +356,33 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
     Step &s = program.steps.back();
     s.request = nextRequest;
     requests[start.getPending()] = nextRequest++;
+    return true;
+  }
+  // A gather started a layer ahead (stage 3): the owner packs its part, the
+  // collective thread gathers the bucket; the wait unpacks it.
+  if (auto start = llvm::dyn_cast<GatherParamsStartOp>(op)) {
+    step(computeEvent(op, bf16), -1, 0, op);
+    program.steps.back().site = position;
+    if (!groupCollective(op, "whale.gather_params", Collective::AllGather,
+                         operandBytes(op), start.getGroup(), start.getShards(),
+                         position, error))
+      return false;
+    Step &s = program.steps.back();
+    s.request = nextRequest;
+    requests[start.getPending()] = nextRequest++;
+    return true;
+  }
+  if (auto wait = llvm::dyn_cast<GatherParamsWaitOp>(op)) {
+    auto it = requests.find(wait.getPending());
+    if (it == requests.end()) {
+      error = "a gather_params_wait before its gather_params_start";
+      return false;
+    }
+    step(commEvent("whale.gather_params_wait", "", StepKind::Wait,
+                   Collective::AllGather, 0));
+    program.steps.back().request = it->second;
+    step(computeEvent(op, bf16), -1, 0, op);
+    program.steps.back().site = position;
     return true;
   }
   if (auto wait = llvm::dyn_cast<AllReduceWaitOp>(op)) {

@@ -49,7 +49,8 @@ bool runsAlone(mlir::Operation *op) {
   return cost && cost.getCommBytes() == 0 && !op->hasAttr("shards") &&
          !op->hasAttr("owner") &&
          !llvm::isa<ClipGradNormOp, AllReduceStartOp, AllReduceWaitOp,
-                    BroadcastOp, GatherParamsOp>(op);
+                    BroadcastOp, GatherParamsOp, GatherParamsStartOp,
+                    GatherParamsWaitOp>(op);
 }
 
 /// One function per compute event first read in `ctx` (each shape of rank

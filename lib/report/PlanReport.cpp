@@ -108,7 +108,7 @@ int64_t peakActivations(mlir::func::FuncOp fn, Counted counted) {
            llvm::zip(wait.getResults(), started[wait.getPending()]))
         if (bytes)
           held[r] = bytes;
-    const bool gather = mlir::isa<GatherParamsOp>(op);
+    const bool gather = mlir::isa<GatherParamsOp, GatherParamsWaitOp>(op);
     if (!mlir::isa<ParamOp, AllReduceOp, ClipGradNormOp, AllReduceStartOp,
                    AllReduceWaitOp>(op) &&
         (counted == Counted::Both || gather == (counted == Counted::Gathered)))
@@ -224,7 +224,8 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
                                                : r.allReduceBytes;
         for (mlir::Value v : op->getOperands())
           bytes += tensorBytes(v.getType());
-      } else if (mlir::isa<BroadcastOp, GatherParamsOp>(op)) {
+      } else if (mlir::isa<BroadcastOp, GatherParamsOp, GatherParamsStartOp>(
+                     op)) {
         for (mlir::Value v : op->getOperands())
           r.gatheredFromOwnersBytes += tensorBytes(v.getType());
       } else if (auto cost = mlir::dyn_cast<CostOpInterface>(op)) {

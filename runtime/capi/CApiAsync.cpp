@@ -32,6 +32,10 @@ void forgetStarted(whale_rt_context *ctx) {
     (void)(started.onDevice ? ctx->device->bucketCollectiveWait(started.ticket)
                             : ctx->started->wait(request));
   ctx->startedAllReduces.clear();
+  for (auto &[request, started] : ctx->startedGathers)
+    if (started.bucket)
+      (void)ctx->started->wait(request);
+  ctx->startedGathers.clear();
 }
 
 } // namespace whale::rt::capi
@@ -189,6 +193,145 @@ whale_rt_status whale_rt_reduce_to_owners_start(
       return ctx->invalid("reduce_to_owners_start: no owners");
     return startBucket(ctx, "reduce_to_owners", group, shards, num_tensors, ts,
                        owners, request);
+  });
+}
+
+whale_rt_status whale_rt_gather_params_start(
+    whale_rt_context *ctx, int32_t group, int32_t shards, int32_t num_tensors,
+    whale_rt_tensor *const *params, const int64_t *counts,
+    const int32_t *owners, int64_t *request) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    std::vector<int> ranks;
+    int position = 0;
+    if (!request || num_tensors < 1 || !params || !counts || !owners ||
+        !ctx->comm || !collectiveGroup(ctx, group, shards, ranks, position))
+      return ctx->invalid("gather_params_start: needs a bound context, a "
+                          "group, and parameters with their sizes, owners "
+                          "and a place for the request");
+    whale_rt_started_gather started;
+    std::vector<int64_t> parts(ranks.size(), 0);
+    for (int32_t i = 0; i < num_tensors; ++i) {
+      if (!params[i] || counts[i] < 0 || owners[i] < 0 ||
+          owners[i] >= static_cast<int32_t>(ranks.size()))
+        return ctx->invalid("gather_params_start: parameter " +
+                            std::to_string(i) +
+                            " lacks its handle, its size or an owner among "
+                            "the group's " +
+                            std::to_string(ranks.size()) + " ranks");
+      if (owners[i] == position && params[i]->tensor.numel() != counts[i])
+        return ctx->invalid(
+            "gather_params_start: parameter " + std::to_string(i) + " has " +
+            std::to_string(params[i]->tensor.numel()) +
+            " elements here, its owner, not " + std::to_string(counts[i]));
+      parts[owners[i]] += counts[i];
+    }
+    for (size_t m = 0; m < ranks.size(); ++m)
+      for (int32_t i = 0; i < num_tensors; ++i)
+        if (owners[i] == static_cast<int32_t>(m)) {
+          started.order.push_back(i);
+          started.counts.push_back(counts[i]);
+        }
+    GroupWay way = GroupWay::Host;
+    std::string key;
+    if (Status st = deviceCollectives(ctx, ranks, way, key); !st)
+      return ctx->fail(st);
+    if (ranks.size() == 1 || way != GroupWay::Host ||
+        !ctx->comm->concurrentCollectives()) {
+      // Gathered at the wait: the same values, without the overlap.
+      started.group = group;
+      started.shards = shards;
+      started.params.assign(params, params + num_tensors);
+      started.owners.assign(owners, owners + num_tensors);
+      *request = --ctx->deferredGathers; // no collective queued for it
+      ctx->startedGathers[*request] = std::move(started);
+      return WHALE_RT_OK;
+    }
+    int64_t total = 0, mine = 0;
+    for (size_t m = 0; m < ranks.size(); ++m) {
+      if (static_cast<int>(m) == position)
+        mine = total;
+      total += parts[m];
+    }
+    started.bucket = std::make_shared<HostBuffers::Block>(
+        ctx->hostBuffers.take(static_cast<size_t>(total) * sizeof(float)));
+    if (!ctx->started)
+      ctx->started = std::make_unique<CollectiveQueue>();
+    {
+      Profiler::Scope pack(ctx->profiler.get(), "gather_params pack", "compute",
+                           ctx->traceTrack, ctx->site);
+      float *at = started.bucket->as<float>() + mine;
+      for (int32_t i = 0; i < num_tensors; ++i)
+        if (owners[i] == position) {
+          if (Status st = ctx->device->copyToHost(at, params[i]->tensor.raw(),
+                                                  params[i]->tensor.bytes());
+              !st)
+            return ctx->fail(st);
+          at += counts[i];
+        }
+    }
+    *request = ctx->started->start(
+        ranks,
+        [comm = ctx->comm, rank = ctx->rank, ranks, bucket = started.bucket,
+         parts = std::move(parts), profiler = ctx->profiler,
+         track = ctx->traceTrack + 1, site = ctx->site] {
+          Profiler::Scope gather(profiler.get(), "overlapped gather_params",
+                                 "communication", track, site);
+          return comm->gatherFromOwners(rank, ranks, DType::F32,
+                                        bucket->as<float>(), parts);
+        });
+    ctx->startedGathers[*request] = std::move(started);
+    return WHALE_RT_OK;
+  });
+}
+
+whale_rt_status whale_rt_gather_params_wait(whale_rt_context *ctx,
+                                            int64_t request,
+                                            int32_t num_tensors,
+                                            whale_rt_tensor *const *outs) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    auto it = ctx->startedGathers.find(request);
+    if (it == ctx->startedGathers.end())
+      return ctx->invalid("gather_params_wait: no gather " +
+                          std::to_string(request) +
+                          " was started, or it was waited for already");
+    whale_rt_started_gather started = std::move(it->second);
+    ctx->startedGathers.erase(it);
+    if (num_tensors != static_cast<int32_t>(started.order.size()) || !outs)
+      return ctx->invalid(
+          "gather_params_wait: " + std::to_string(started.order.size()) +
+          " parameters were started, " + std::to_string(num_tensors) +
+          " outputs given");
+    for (size_t j = 0; j < started.order.size(); ++j) {
+      whale_rt_tensor *out = outs[started.order[j]];
+      if (!out || out->tensor.numel() != started.counts[j] ||
+          out->tensor.dtype() != DType::F32)
+        return ctx->invalid("gather_params_wait: output " +
+                            std::to_string(started.order[j]) +
+                            " is not an f32 tensor of " +
+                            std::to_string(started.counts[j]) + " elements");
+    }
+    if (!started.bucket)
+      return whale_rt_gather_params(ctx, started.group, started.shards,
+                                    num_tensors, started.params.data(),
+                                    started.owners.data(), outs);
+    {
+      Profiler::Scope wait(ctx->profiler.get(), "gather_params wait",
+                           "communication", ctx->traceTrack);
+      if (Status st = ctx->started->wait(request); !st)
+        return ctx->fail(st);
+    }
+    Profiler::Scope unpack(ctx->profiler.get(), "gather_params unpack",
+                           "compute", ctx->traceTrack, ctx->site);
+    const float *at = started.bucket->as<float>();
+    for (size_t j = 0; j < started.order.size(); ++j) {
+      whale_rt_tensor *out = outs[started.order[j]];
+      if (Status st = ctx->device->copyFromHost(out->tensor.raw(), at,
+                                                out->tensor.bytes());
+          !st)
+        return ctx->fail(st);
+      at += started.counts[j];
+    }
+    return WHALE_RT_OK;
   });
 }
 

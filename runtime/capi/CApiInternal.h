@@ -38,6 +38,19 @@ struct whale_rt_tensor {
   bool host = true; ///< the host may address the memory (not a GPU's)
 };
 
+/// Parameters' gather started and not yet waited for (ZeRO stage 3): the
+/// bucket the rank's collective thread gathers, each owner's part in turn
+/// (`order`: the parameters in the bucket's order, `counts` their
+/// elements); or, where it gathers at the wait, what it needs then.
+struct whale_rt_started_gather {
+  std::shared_ptr<whale::rt::HostBuffers::Block> bucket;
+  std::vector<int32_t> order;
+  std::vector<int64_t> counts;
+  int32_t group = 0, shards = 0;
+  std::vector<whale_rt_tensor *> params;
+  std::vector<int32_t> owners;
+};
+
 /// An all-reduce started and not yet waited for: the bucket the rank's
 /// collective thread sums (or, on devices with collectives of their own,
 /// the device's packed copy and the device's ticket), and the tensors its
@@ -114,6 +127,9 @@ struct whale_rt_context {
   /// (whale_rt_all_reduce_start). Last, so that its thread is joined before
   /// anything it reads goes.
   std::map<int64_t, whale_rt_started_all_reduce> startedAllReduces;
+  std::map<int64_t, whale_rt_started_gather> startedGathers;
+  /// The requests of gathers done at their wait count down from -1.
+  int64_t deferredGathers = 0;
   std::unique_ptr<whale::rt::CollectiveQueue> started;
 
   whale_rt_status fail(const Status &s) {

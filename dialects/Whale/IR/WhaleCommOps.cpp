@@ -107,32 +107,66 @@ LogicalResult GatherParamsOp::inferReturnTypes(
   return success();
 }
 
-LogicalResult GatherParamsOp::verify() {
-  if (getParams().empty())
-    return emitOpError("gathers at least one parameter");
-  if (getOwners().size() != getParams().size())
-    return emitOpError("has ")
-           << getOwners().size() << " owners for " << getParams().size()
+/// What gather_params and gather_params_start check alike: parameters,
+/// one owner each in the group, the owners their whale.params name.
+static LogicalResult verifyGather(Operation *op, ValueRange params,
+                                  ArrayRef<int64_t> owners, StringRef group,
+                                  std::optional<int64_t> shards) {
+  if (params.empty())
+    return op->emitOpError("gathers at least one parameter");
+  if (owners.size() != params.size())
+    return op->emitOpError("has ")
+           << owners.size() << " owners for " << params.size()
            << " parameters: it needs one per parameter";
-  for (auto [p, owner] : llvm::zip(getParams(), getOwners())) {
+  for (auto [p, owner] : llvm::zip(params, owners)) {
     auto param = p.getDefiningOp<ParamOp>();
     if (!param)
-      return emitOpError("gathers parameters: its operands must come from "
-                         "whale.param");
+      return op->emitOpError("gathers parameters: its operands must come "
+                             "from whale.param");
     if (owner < 0)
-      return emitOpError("owners must be positions in its group, not ")
+      return op->emitOpError("owners must be positions in its group, not ")
              << owner;
     if (param.getOwner() &&
-        (*param.getOwner() != owner || param.getGroup() != getGroup() ||
-         param.getShards() != getShards()))
-      return emitOpError("gathers '")
-             << param.getName() << "' from " << owner << " over \""
-             << getGroup() << "\", but its whale.param places it on "
-             << *param.getOwner() << " over \"" << param.getGroup().value_or("")
-             << "\"";
+        (*param.getOwner() != owner || param.getGroup() != group ||
+         param.getShards() != shards))
+      return op->emitOpError("gathers '")
+             << param.getName() << "' from " << owner << " over \"" << group
+             << "\", but its whale.param places it on " << *param.getOwner()
+             << " over \"" << param.getGroup().value_or("") << "\"";
   }
-  return verifyGroupAndShards(*this, getGroup(), getShards());
+  return verifyGroupAndShards(op, group, shards);
 }
+
+LogicalResult GatherParamsOp::verify() {
+  return verifyGather(*this, getParams(), getOwners(), getGroup(), getShards());
+}
+
+LogicalResult GatherParamsStartOp::verify() {
+  if (!getPending().hasOneUse() ||
+      !isa<GatherParamsWaitOp>(*getPending().getUsers().begin()))
+    return emitOpError("must be ended by exactly one whale.gather_params_wait");
+  return verifyGather(*this, getParams(), getOwners(), getGroup(), getShards());
+}
+
+LogicalResult GatherParamsWaitOp::verify() {
+  GatherParamsStartOp start = getStart();
+  if (!start)
+    return emitOpError("waits for a value no whale.gather_params_start made");
+  if (start->getBlock() != (*this)->getBlock() ||
+      !start->isBeforeInBlock(*this))
+    return emitOpError("must follow its whale.gather_params_start in its "
+                       "block");
+  if (start.getParams().getTypes() != getGathered().getTypes())
+    return emitOpError("results must have the types of the parameters its "
+                       "whale.gather_params_start gathers");
+  return success();
+}
+
+// The start packs the owner's part into the bucket the group gathers (no
+// tensor of its own); the wait makes the gathered tensors.
+int64_t GatherParamsStartOp::getBytesWritten() { return 0; }
+int64_t GatherParamsStartOp::getOutputMemory() { return 0; }
+int64_t GatherParamsWaitOp::getBytesRead() { return resultBytes(*this); }
 
 // The parameter is written in place: no new tensor.
 int64_t BroadcastOp::getOutputMemory() { return 0; }

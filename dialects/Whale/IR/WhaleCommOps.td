@@ -144,6 +144,58 @@ def Whale_GatherParamsOp : Whale_Op<"gather_params", [MemoryEffects<[MemRead, Me
   let hasVerifier = 1;
 }
 
+def Whale_GatherParamsStartOp : Whale_Op<"gather_params_start",
+    [MemoryEffects<[MemRead, MemWrite]>,
+     DeclareOpInterfaceMethods<Whale_CostOpInterface,
+                               ["getBytesWritten", "getOutputMemory"]>]> {
+  let summary = "Starts gathering parameters from their owners; the rank goes on";
+  let description = [{
+    The first half of a `whale.gather_params`, placed a layer ahead of its
+    readers: each owner packs its parameters and the rank's collective
+    thread gathers the bucket while the rank computes the layer before.
+    Its `whale.gather_params_wait` blocks until the bucket is complete and
+    yields new tensors with the parameters' values. `owners`, `group` and
+    `shards` are those of `whale.gather_params`.
+
+    ```mlir
+    %p = whale.gather_params_start %pw, %pb from [1, 0] over "replicas" : tensor<16x4xf32>, tensor<4xf32>
+    %w, %b = whale.gather_params_wait %p : tensor<16x4xf32>, tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Whale_FloatTensor>:$params,
+                       DenseI64ArrayAttr:$owners,
+                       StrAttr:$group, OptionalAttr<I64Attr>:$shards);
+  let results = (outs Whale_PendingType:$pending);
+  let assemblyFormat = [{
+    $params `from` $owners `over` $group attr-dict `:` type($params)
+  }];
+  let hasVerifier = 1;
+}
+
+def Whale_GatherParamsWaitOp : Whale_Op<"gather_params_wait",
+    [MemoryEffects<[MemRead, MemWrite, MemAlloc]>,
+     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getBytesRead"]>]> {
+  let summary = "Waits for started parameters' gather and yields them";
+  let description = [{
+    Blocks until the gather `pending` names is complete on this rank
+    (bounded by the communicator's timeout) and yields new tensors with
+    the parameters' values, in the order `whale.gather_params_start` took
+    them; they are freed after their last reader, as a
+    `whale.gather_params`'s.
+  }];
+  let arguments = (ins Whale_PendingType:$pending);
+  let results = (outs Variadic<Whale_FloatTensor>:$gathered);
+  let assemblyFormat = [{
+    $pending attr-dict `:` type($gathered)
+  }];
+  let extraClassDeclaration = [{
+    GatherParamsStartOp getStart() {
+      return getPending().getDefiningOp<GatherParamsStartOp>();
+    }
+  }];
+  let hasVerifier = 1;
+}
+
 def Whale_AllReduceStartOp : Whale_Op<"all_reduce_start",
     [MemoryEffects<[MemRead, MemWrite]>,
      DeclareOpInterfaceMethods<Whale_CostOpInterface,

@@ -113,9 +113,11 @@ LogicalResult LoweringPlan::add(func::FuncOp fn) {
   // input, a parameter or a result (the caller's), nor of a tensor an
   // op wrote in place (clipping's, a collective's: their handles are
   // their operands').
-  // (A wait's results are its start's operands' tensors too.)
+  // (A wait's results are its start's operands' tensors too; a gather's
+  // wait reads a request, not a tensor.)
   auto writesInPlace = [](Operation *op) {
-    return writesOperandsInPlace(op) || isa<AllReduceWaitOp>(op);
+    return writesOperandsInPlace(op) ||
+           isa<AllReduceWaitOp, GatherParamsWaitOp>(op);
   };
   for (Operation *op : ops) {
     if (!isa<ReshapeOp>(op))

@@ -97,6 +97,38 @@ Handles lowerGatherParams(GatherParamsOp g, ValueRange in, RuntimeCalls &rt) {
   return outs;
 }
 
+/// A gather begun: its result is the request, its parameters' sizes are
+/// the types' (the other members' handles have none).
+Handles lowerGatherParamsStart(GatherParamsStartOp g, ValueRange in,
+                               RuntimeCalls &rt) {
+  Type i64 = rt.rewriter.getI64Type();
+  Value request = LLVM::AllocaOp::create(
+      rt.rewriter, rt.loc, LLVM::LLVMPointerType::get(i64.getContext()), i64,
+      rt.i64(1));
+  SmallVector<int64_t> counts;
+  for (Value p : g.getParams())
+    counts.push_back(cast<RankedTensorType>(p.getType()).getNumElements());
+  std::optional<int64_t> shards = g.getShards();
+  rt.call(WHALE_RT_FN(gather_params_start),
+          {rt.ctx,
+           rt.i32(shards ? WHALE_RT_GROUP_SHARD_PEERS
+                         : RuntimeCalls::groupKind(g.getGroup())),
+           rt.i32(shards.value_or(0)),
+           rt.i32(static_cast<int32_t>(counts.size())), rt.handleArray(in),
+           rt.i64Array(counts), rt.i32ArrayOf(g.getOwners()), request});
+  return {LLVM::LoadOp::create(rt.rewriter, rt.loc, i64, request)};
+}
+
+/// The gathered tensors are made here, where the bucket is complete.
+Handles lowerGatherParamsWait(GatherParamsWaitOp wait, ValueRange in,
+                              RuntimeCalls &rt) {
+  Handles outs = rt.tensorsFor(wait);
+  rt.call(WHALE_RT_FN(gather_params_wait),
+          {rt.ctx, in[0], rt.i32(static_cast<int32_t>(outs.size())),
+           rt.handleArray(outs)});
+  return outs;
+}
+
 Handles lowerClipGradNorm(ClipGradNormOp c, ValueRange in, RuntimeCalls &rt) {
   int32_t n = c.getGrads().size();
   Value array = rt.handleArray(in);
@@ -132,5 +164,9 @@ void whale::populateOptimizerRuntimePatterns(RewritePatternSet &patterns,
   addRuntimePattern<AdamUpdateOp>(patterns, lowering, lowerAdamUpdate);
   addRuntimePattern<BroadcastOp>(patterns, lowering, lowerBroadcast);
   addRuntimePattern<GatherParamsOp>(patterns, lowering, lowerGatherParams);
+  addRuntimePattern<GatherParamsStartOp>(patterns, lowering,
+                                         lowerGatherParamsStart);
+  addRuntimePattern<GatherParamsWaitOp>(patterns, lowering,
+                                        lowerGatherParamsWait);
   addRuntimePattern<ClipGradNormOp>(patterns, lowering, lowerClipGradNorm);
 }

@@ -218,6 +218,17 @@ def WhaleShardParameters : WhalePass<"whale-shard-parameters"> {
   }];
 }
 
+def WhalePrefetchParams : WhalePass<"whale-prefetch-params"> {
+  let summary = "Start each stage-3 gather while the layer before computes";
+  let description = [{
+    Splits each `whale.gather_params` of a rank program (a function with
+    `whale.rank`) into `whale.gather_params_start`, placed where the gather
+    before it stood, and `whale.gather_params_wait`, where it stood: the
+    rank's collective thread gathers the next layer while the rank
+    computes this one. Off under grad_sync = "after_backward".
+  }];
+}
+
 def WhaleOverlapGradSync : WhalePass<"whale-overlap-grad-sync"> {
   let summary = "Start gradient all-reduces during backward, wait at their readers";
   let description = [{
