@@ -92,6 +92,8 @@ std::vector<ConfigChoice> SearchCandidate::config() const {
     c.push_back({"balance", stringifyBalanceKind(BalanceKind::even).str()});
   if (recompute)
     c.push_back({"recompute", true});
+  if (shardParameters)
+    c.push_back({"shard_parameters", true});
   if (wholeRows)
     c.push_back({"split_rows", stringifySplitRows(SplitRows::whole).str()});
   if (afterBackward)
@@ -118,6 +120,7 @@ std::vector<ConfigChoice> SearchCandidate::overrides() const {
        stringifyBalanceKind(even ? BalanceKind::even : BalanceKind::hardware)
            .str()});
   set({"recompute", recompute});
+  set({"shard_parameters", shardParameters});
   set({"split_rows",
        stringifySplitRows(wholeRows ? SplitRows::whole : SplitRows::part)
            .str()});
@@ -140,6 +143,8 @@ std::string SearchCandidate::label() const {
     s += ", even";
   if (recompute)
     s += ", recompute";
+  if (shardParameters)
+    s += ", parameters sharded";
   if (wholeRows)
     s += ", rows whole";
   if (afterBackward)
@@ -289,6 +294,12 @@ std::vector<SearchCandidate> enumerate(const Cluster &cluster,
               k.recompute = recompute;
               k.wholeRows = wholeRows;
               out.push_back(k);
+              // ZeRO stage 3 where there are replicas to shard over, right
+              // after its twin, which sets it aside where it fits.
+              if (d > 1) {
+                k.shardParameters = true;
+                out.push_back(k);
+              }
             }
         }
       }
@@ -365,12 +376,15 @@ struct Learned {
 /// no shorter than that plan's mean. Learned from plans without recomputation
 /// only (its segments follow the micro-batches a stage holds), it bounds both:
 /// recomputation only adds forward ops.
-using Layout = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool, bool>;
+/// (A plan with its parameters sharded moves other bytes: a layout of its
+/// own.)
+using Layout =
+    std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool, bool, bool>;
 std::optional<Layout> sameLayout(const SearchCandidate &k) {
   if (k.asWritten)
     return std::nullopt;
   return std::make_tuple(k.data, k.tensor, k.pipeline, k.chunks, k.even,
-                         k.wholeRows, k.afterBackward);
+                         k.wholeRows, k.afterBackward, k.shardParameters);
 }
 
 /// Plans and simulates the script with `k`'s config keys added. `run` only
@@ -623,12 +637,21 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
   // fit (more micro-batches are dominated, and so are more with
   // recomputation where fewer fit without); and every plan that fits
   // without recomputation.
-  std::set<std::tuple<int64_t, int64_t, bool, bool, bool>> fitted;
-  std::set<std::string> fitsKeeping;
+  std::set<std::tuple<int64_t, int64_t, bool, bool, bool, bool>> fitted;
+  std::set<std::string> fitsKeeping, fitsWhole;
   auto withoutRecompute = [](SearchCandidate k) {
     k.recompute = false;
     return k.label();
   };
+  auto withoutSharding = [](SearchCandidate k) {
+    k.shardParameters = false;
+    return k.label();
+  };
+  // Sharding the parameters only costs time (the same work, and gathers
+  // besides): it is tried where the same plan with whole parameters was
+  // refused for memory, and set aside where that plan fits, could not
+  // beat the fastest found or was itself set aside.
+  std::set<std::string> wholeOverMemory;
   const size_t total = space.size();
   // Why `k` is not planned, given what the candidates before it found;
   // nullopt when it is to be planned and simulated.
@@ -636,12 +659,20 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
       -> std::optional<std::pair<Outcome, std::string>> {
     if (k.asWritten)
       return std::nullopt;
-    auto key =
-        std::make_tuple(k.data, k.tensor, k.wholeRows, k.even, k.recompute);
-    auto keeping = std::make_tuple(k.data, k.tensor, k.wholeRows, k.even, false);
+    auto key = std::make_tuple(k.data, k.tensor, k.wholeRows, k.even,
+                               k.recompute, k.shardParameters);
+    auto keeping = std::make_tuple(k.data, k.tensor, k.wholeRows, k.even, false,
+                                   k.shardParameters);
     if (k.recompute && fitsKeeping.count(withoutRecompute(k)))
       return std::make_pair(Outcome::Dominated,
                             std::string("fits without recomputation"));
+    if (k.shardParameters && !wholeOverMemory.count(withoutSharding(k)))
+      return std::make_pair(
+          Outcome::Dominated,
+          std::string(fitsWhole.count(withoutSharding(k))
+                          ? "fits without sharding the parameters"
+                          : "its plan with whole parameters was not "
+                            "refused for memory"));
     if (k.pipeline == 1 && (fitted.count(key) || fitted.count(keeping)))
       return std::make_pair(Outcome::Dominated,
                             std::string("fewer micro-batches fit"));
@@ -659,9 +690,13 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
       return false;
     if (b.recompute && !a.recompute && a.label() == withoutRecompute(b))
       return true;
+    if (b.shardParameters && !a.shardParameters &&
+        a.label() == withoutSharding(b))
+      return true;
     return a.pipeline == 1 && b.pipeline == 1 && a.data == b.data &&
            a.tensor == b.tensor && a.wholeRows == b.wholeRows &&
-           a.even == b.even && (!a.recompute || b.recompute);
+           a.even == b.even && a.shardParameters == b.shardParameters &&
+           (!a.recompute || b.recompute);
   };
 
   // Candidates are planned side by side, `jobs` at a time, each ahead of
@@ -739,18 +774,23 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
       else
         evaluator.learn(learned);
       k.lowerBound = std::max(evaluator.lowerBound(k), k.cutBound);
+      if (!k.asWritten && !k.shardParameters &&
+          k.outcome == Outcome::OverMemory)
+        wholeOverMemory.insert(k.label());
       if (k.outcome == Outcome::Simulated) {
         times.insert(std::upper_bound(times.begin(), times.end(),
                                       k.iterationSeconds),
                      k.iterationSeconds);
         if (static_cast<int>(times.size()) >= search.top)
           evaluator.setKthBest(times[search.top - 1]);
-        auto key =
-            std::make_tuple(k.data, k.tensor, k.wholeRows, k.even, k.recompute);
+        auto key = std::make_tuple(k.data, k.tensor, k.wholeRows, k.even,
+                                   k.recompute, k.shardParameters);
         if (!k.asWritten && k.pipeline == 1)
           fitted.insert(key);
         if (!k.asWritten && !k.recompute)
           fitsKeeping.insert(k.label());
+        if (!k.asWritten && !k.shardParameters)
+          fitsWhole.insert(k.label());
       }
     }
     if (ahead[i] && ahead[i]->worker.joinable())
@@ -796,6 +836,7 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
         v.chunks = space[i].chunks;
         v.even = space[i].even;
         v.recompute = space[i].recompute;
+        v.shardParameters = space[i].shardParameters;
         v.wholeRows = space[i].wholeRows;
         v.afterBackward = space[i].afterBackward;
         vary(v);

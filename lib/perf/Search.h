@@ -80,6 +80,10 @@ struct SearchCandidate {
   int64_t chunks = 1;
   bool even = false;    ///< equal shares whatever the devices
   bool recompute = false; ///< activation recomputation
+  /// Parameters, gradients' sums and optimizer state sharded over the
+  /// replicas (ZeRO stage 3, shard_parameters): tried where there are
+  /// replicas, and set aside where the plan fits without it.
+  bool shardParameters = false;
   /// A shard group's ranks read the same rows (split_rows = "whole",
   /// Megatron-LM's layout) instead of each its own.
   bool wholeRows = false;
@@ -91,8 +95,9 @@ struct SearchCandidate {
     Simulated,
     OverMemory, ///< the planner found no device able to hold its part
     Bound,      ///< its least possible time exceeds the K-th best found
-    Dominated,  ///< fits without more micro-batches (no pipeline) or
-                ///< without recomputation, which only cost time
+    Dominated,  ///< fits without more micro-batches (no pipeline),
+                ///< without recomputation or without sharding the
+                ///< parameters, which only cost time
     Failed      ///< the planner or the simulator refused it
   };
   Outcome outcome = Outcome::Failed;

@@ -116,6 +116,7 @@ std::string searchJson(const SearchResult &r, int top) {
         {"chunks", k.chunks},
         {"even", k.even},
         {"recompute", k.recompute},
+        {"shard_parameters", k.shardParameters},
         {"whole_rows", k.wholeRows},
         {"grad_sync", k.afterBackward ? "after_backward" : "overlap"},
         {"outcome", outcomeName(k.outcome)},

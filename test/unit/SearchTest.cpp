@@ -469,6 +469,58 @@ TEST(Search, PlansThatCannotFitAreCountedWithTheirReason) {
   EXPECT_GT(recomputing, 0u);
 }
 
+// ZeRO stage 3 is tried where there are replicas, and only costs time: it is
+// simulated only where the same plan with whole parameters was refused for
+// memory (a variant of a pick with its sums after the backward, where the
+// pick's was), and on 16 MiB devices it lets two replicas of a two-way
+// split fit, the fastest plans there.
+TEST(Search, ShardedParametersAreTriedWhereWholeOnesDoNotFit) {
+  whale::SearchOptions options;
+  std::string error;
+  whale::InterpreterOptions o = smallGpt();
+  o.defines["D"] = "128";
+  o.defines["VOCAB"] = "2048";
+  whale::SearchResult tight;
+  ASSERT_TRUE(whale::searchPlans(kScript, o, cluster("cpu:4@mem=16MiB"),
+                                 options, tight, error))
+      << error;
+  std::map<std::string, Outcome> byLabel;
+  for (const whale::SearchCandidate &k : tight.candidates)
+    byLabel[k.label()] = k.outcome;
+  size_t sharded = 0;
+  for (const whale::SearchCandidate &k : tight.candidates) {
+    if (!k.shardParameters || k.outcome != Outcome::Simulated)
+      continue;
+    ++sharded;
+    EXPECT_GT(k.data, 1) << k.label();
+    EXPECT_LE(k.peakMemory, 16 << 20) << k.label();
+    whale::SearchCandidate whole = k;
+    whole.shardParameters = false;
+    whole.afterBackward = false;
+    auto it = byLabel.find(whole.label());
+    ASSERT_NE(it, byLabel.end()) << k.label();
+    EXPECT_EQ(it->second, Outcome::OverMemory) << k.label();
+    const std::vector<whale::ConfigChoice> config = k.config();
+    EXPECT_TRUE(std::find(config.begin(), config.end(),
+                          whale::ConfigChoice{"shard_parameters", true}) !=
+                config.end())
+        << k.label();
+  }
+  EXPECT_GT(sharded, 0u);
+  ASSERT_FALSE(tight.candidates.empty());
+  EXPECT_TRUE(tight.candidates.front().shardParameters)
+      << tight.candidates.front().label();
+
+  // With room for whole parameters, none is simulated sharded.
+  whale::SearchResult roomy;
+  ASSERT_TRUE(
+      whale::searchPlans(kScript, o, cluster("cpu:4"), options, roomy, error))
+      << error;
+  for (const whale::SearchCandidate &k : roomy.candidates)
+    if (k.shardParameters)
+      EXPECT_NE(k.outcome, Outcome::Simulated) << k.label();
+}
+
 /// The search of `o` on `c` with `jobs` candidates planned side by side;
 /// `told` gets the progress lines' labels in the order told.
 whale::SearchResult searchWithJobs(const whale::Cluster &c,

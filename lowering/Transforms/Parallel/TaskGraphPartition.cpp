@@ -239,8 +239,16 @@ struct TaskGraphPartitionPass
     // segment, 1 / k of them, at a time (the balance pass counts the real
     // segments of the chosen cut).
     const bool recompute = plan::recomputes(fn);
+    // The optimizer's state (shard_optimizer), and the parameters too
+    // (shard_parameters), a copies-th on each copy of a stage, as
+    // -whale-balance counts them.
+    const double peers = settingsOf(fn).shardsOptimizerState()
+                             ? double(std::max<int64_t>(1, devs.copies))
+                             : 1.0;
+    const double held = settingsOf(fn).getShardParameters() ? 1 / peers : 1.0;
     auto bytes = [&](int64_t i, int64_t a, int64_t e, double in) {
-      const double fixed = plan::fixedBytesOf(params[e] - params[a], states, m);
+      const double fixed =
+          plan::fixedBytesOf(params[e] - params[a], states / peers, m, held);
       const int64_t inFlight = plan::inFlightOf(i % p, p, m, gpipe, v);
       if (recompute) {
         const double n = double(e - a), all = act[e] - act[a];
