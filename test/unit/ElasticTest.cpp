@@ -89,6 +89,22 @@ TEST(Elastic, HybridAndUnequalDevices) {
       {"cpu:1@threads=3,cpu:1@threads=1", "cpu:4"});
 }
 
+// Parameters sharded over the replicas (ZeRO stage 3): each lives on its
+// owner alone, and a change of devices moves it from there to its new
+// owner (or to every rank of a plan down to one replica), still the lower
+// bound; an MLP over 4, 2, 8, and the pipelined GPT over 4, 2 (one replica
+// a stage: nothing sharded), 8.
+TEST(Elastic, ShardedParametersMoveFromTheirOwners) {
+  expectElasticLikeUninterrupted(
+      edit(source(kMlp), "model mlp",
+           "config {\n  shard_parameters = true\n}\n\nmodel mlp"),
+      kMlp, "cpu:4", {"cpu:2", "cpu:8"});
+  expectElasticLikeUninterrupted(
+      edit(source(kGpt), "num_micro_batch = 4",
+           "num_micro_batch = 4\n  shard_parameters = true"),
+      kGpt, "cpu:4", {"cpu:2", "cpu:8"});
+}
+
 /// Trains `text` on `cluster` for steps (from a checkpoint when `load`),
 /// saving the ranks' own boxes when `save`.
 whale::TrainResult trainSteps(const std::string &text, const std::string &name,
