@@ -715,6 +715,30 @@ TEST(Equivalence, ShardedParametersAreTheReplicatedOnes) {
   }
 }
 
+// Stage 3 with recomputation (each segment's forward gathers its layers
+// again in the backward), an interleaved pipeline of replicated stages and
+// bf16 amp: the bits of the same plan with whole parameters.
+TEST(Equivalence, ShardedParametersUnderRecomputeInterleavingAndAmp) {
+  for (const std::string &config :
+       {std::string("recompute = true"),
+        std::string("auto_parallel = true\n  num_task_graph = 4\n  "
+                    "virtual_stages = 2"),
+        std::string("amp = \"bf16\"")}) {
+    SCOPED_TRACE(config);
+    const std::string whole = edit(source(kGpt), "num_micro_batch = 4",
+                                   "num_micro_batch = 4\n  " + config);
+    const std::string sharded =
+        edit(whole, "num_micro_batch = 4",
+             "num_micro_batch = 4\n  shard_parameters = true");
+    whale::TrainResult a = trainText(sharded, kGpt, "cpu:4");
+    whale::TrainResult b = trainText(whole, kGpt, "cpu:4");
+    ASSERT_TRUE(a.ok) << a.error;
+    ASSERT_TRUE(b.ok) << b.error;
+    EXPECT_EQ(a.losses, b.losses);
+    EXPECT_EQ(a.parameters, b.parameters);
+  }
+}
+
 // ZeRO stage 1: each parameter's update taken by one owner among the
 // replicas that sum its gradient, which alone keeps its optimizer state,
 // then broadcast. The same bits as every replica updating, the local
