@@ -15,21 +15,13 @@ using namespace whale;
 
 namespace {
 
-/// The group argument of a reduction over `group`, or over the peers
-/// holding the other shards when `shards` is set.
-Value groupOf(std::optional<int64_t> shards, StringRef group,
-              RuntimeCalls &rt) {
-  return rt.i32(shards ? WHALE_RT_GROUP_SHARD_PEERS
-                       : RuntimeCalls::groupKind(group));
-}
-
 Handles lowerAllReduce(AllReduceOp ar, ValueRange in, RuntimeCalls &rt) {
   int32_t n = ar.getValues().size();
   Value array = rt.handleArray(in);
   std::optional<int64_t> shards = ar.getShards();
   if (std::optional<ArrayRef<int64_t>> owners = ar.getOwners())
     rt.call(WHALE_RT_FN(reduce_to_owners),
-            {rt.ctx, groupOf(shards, ar.getGroup(), rt),
+            {rt.ctx, rt.groupOf(shards, ar.getGroup()),
              rt.i32(shards.value_or(0)), rt.i32(n), array,
              rt.i32ArrayOf(*owners)});
   else if (ar.getGroup() == "shard_peers")
@@ -45,13 +37,10 @@ Handles lowerAllReduce(AllReduceOp ar, ValueRange in, RuntimeCalls &rt) {
 /// A started reduction's result is its request, waited for later.
 Handles lowerAllReduceStart(AllReduceStartOp start, ValueRange in,
                             RuntimeCalls &rt) {
-  Type i64 = rt.rewriter.getI64Type();
-  Value request = LLVM::AllocaOp::create(
-      rt.rewriter, rt.loc, LLVM::LLVMPointerType::get(i64.getContext()), i64,
-      rt.i64(1));
+  Value request = rt.requestSlot();
   std::optional<int64_t> shards = start.getShards();
   SmallVector<Value> args = {
-      rt.ctx, groupOf(shards, start.getGroup(), rt), rt.i32(shards.value_or(0)),
+      rt.ctx, rt.groupOf(shards, start.getGroup()), rt.i32(shards.value_or(0)),
       rt.i32(static_cast<int32_t>(start.getValues().size())),
       rt.handleArray(in)};
   if (std::optional<ArrayRef<int64_t>> owners = start.getOwners()) {
@@ -61,7 +50,7 @@ Handles lowerAllReduceStart(AllReduceStartOp start, ValueRange in,
     args.push_back(request);
     rt.call(WHALE_RT_FN(all_reduce_start), args);
   }
-  return {LLVM::LoadOp::create(rt.rewriter, rt.loc, i64, request)};
+  return {rt.requestIn(request)};
 }
 
 /// The sums are written into the tensors the start was given.

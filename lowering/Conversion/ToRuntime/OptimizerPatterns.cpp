@@ -72,9 +72,7 @@ Handles lowerAdamUpdate(AdamUpdateOp u, ValueRange, RuntimeCalls &rt) {
 Handles lowerBroadcast(BroadcastOp bc, ValueRange in, RuntimeCalls &rt) {
   std::optional<int64_t> shards = bc.getShards();
   rt.call(WHALE_RT_FN(broadcast_from_owners),
-          {rt.ctx,
-           rt.i32(shards ? WHALE_RT_GROUP_SHARD_PEERS
-                         : RuntimeCalls::groupKind(bc.getGroup())),
+          {rt.ctx, rt.groupOf(shards, bc.getGroup()),
            rt.i32(shards.value_or(0)),
            rt.i32(static_cast<int32_t>(bc.getParams().size())),
            rt.handleArray(in), rt.i32ArrayOf(bc.getOwners())});
@@ -87,10 +85,7 @@ Handles lowerGatherParams(GatherParamsOp g, ValueRange in, RuntimeCalls &rt) {
   Handles outs = rt.tensorsFor(g);
   std::optional<int64_t> shards = g.getShards();
   rt.call(WHALE_RT_FN(gather_params),
-          {rt.ctx,
-           rt.i32(shards ? WHALE_RT_GROUP_SHARD_PEERS
-                         : RuntimeCalls::groupKind(g.getGroup())),
-           rt.i32(shards.value_or(0)),
+          {rt.ctx, rt.groupOf(shards, g.getGroup()), rt.i32(shards.value_or(0)),
            rt.i32(static_cast<int32_t>(g.getParams().size())),
            rt.handleArray(in), rt.i32ArrayOf(g.getOwners()),
            rt.handleArray(outs)});
@@ -101,22 +96,16 @@ Handles lowerGatherParams(GatherParamsOp g, ValueRange in, RuntimeCalls &rt) {
 /// the types' (the other members' handles have none).
 Handles lowerGatherParamsStart(GatherParamsStartOp g, ValueRange in,
                                RuntimeCalls &rt) {
-  Type i64 = rt.rewriter.getI64Type();
-  Value request = LLVM::AllocaOp::create(
-      rt.rewriter, rt.loc, LLVM::LLVMPointerType::get(i64.getContext()), i64,
-      rt.i64(1));
+  Value request = rt.requestSlot();
   SmallVector<int64_t> counts;
   for (Value p : g.getParams())
     counts.push_back(cast<RankedTensorType>(p.getType()).getNumElements());
   std::optional<int64_t> shards = g.getShards();
   rt.call(WHALE_RT_FN(gather_params_start),
-          {rt.ctx,
-           rt.i32(shards ? WHALE_RT_GROUP_SHARD_PEERS
-                         : RuntimeCalls::groupKind(g.getGroup())),
-           rt.i32(shards.value_or(0)),
+          {rt.ctx, rt.groupOf(shards, g.getGroup()), rt.i32(shards.value_or(0)),
            rt.i32(static_cast<int32_t>(counts.size())), rt.handleArray(in),
            rt.i64Array(counts), rt.i32ArrayOf(g.getOwners()), request});
-  return {LLVM::LoadOp::create(rt.rewriter, rt.loc, i64, request)};
+  return {rt.requestIn(request)};
 }
 
 /// The gathered tensors are made here, where the bucket is complete.

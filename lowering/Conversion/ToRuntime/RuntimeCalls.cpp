@@ -197,6 +197,15 @@ Handles RuntimeCalls::callOnOperandsAndResults(Operation *op, ValueRange in,
   return outs;
 }
 
+Value RuntimeCalls::requestSlot() {
+  return LLVM::AllocaOp::create(rewriter, loc, ptr, rewriter.getI64Type(),
+                                i64(1));
+}
+
+Value RuntimeCalls::requestIn(Value slot) {
+  return LLVM::LoadOp::create(rewriter, loc, rewriter.getI64Type(), slot);
+}
+
 int32_t RuntimeCalls::groupKind(StringRef group) {
   return group == "stages" ? WHALE_RT_GROUP_STAGES : WHALE_RT_GROUP_REPLICAS;
 }

@@ -132,6 +132,15 @@ public:
                llvm::function_ref<void()> elsewhere);
   /// WHALE_RT_GROUP_* of a group name the verifiers have checked.
   static int32_t groupKind(llvm::StringRef group);
+  /// The group argument of a collective over `group`, or over the peers
+  /// holding the other shards when `shards` is set.
+  mlir::Value groupOf(std::optional<int64_t> shards, llvm::StringRef group) {
+    return i32(shards ? WHALE_RT_GROUP_SHARD_PEERS : groupKind(group));
+  }
+  /// A place for a started collective's request, and the request read
+  /// from it after the call.
+  mlir::Value requestSlot();
+  mlir::Value requestIn(mlir::Value slot);
 
 private:
   mlir::Value global(const std::string &key, mlir::Type type,

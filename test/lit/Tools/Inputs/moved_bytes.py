@@ -12,17 +12,12 @@ all-reduce's traffic when each is counted once. Prints the runtime's count
 plan`'s bytes gathered from and reduced to owners, and whether they are
 equal.
 """
-import json
 import re
-import subprocess
 import sys
 
-whale, script, cluster, *configs = sys.argv[1:]
-common = [script, "--cluster", cluster, *configs]
-plan = json.loads(subprocess.run([whale, "plan", *common, "--json"], check=True,
-                                 capture_output=True, text=True).stdout)
-run = subprocess.run([whale, "run", *common, "--steps", "2"], check=True,
-                     capture_output=True, text=True).stdout
+from plan_and_run import plan_and_run
+
+plan, run = plan_and_run(sys.argv[1:])
 sent = int(re.search(r"communicated per step: ([0-9]+) bytes over all ranks",
                      run).group(1))
 n = plan["replicas"]

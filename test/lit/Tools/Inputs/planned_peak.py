@@ -7,17 +7,12 @@ and the most intermediate tensors alive at once, gathered parameters and
 gradients among them), the most any of the stage's devices measured, and
 whether the two are within 10% of each other.
 """
-import json
 import re
-import subprocess
 import sys
 
-whale, script, cluster, *configs = sys.argv[1:]
-common = [script, "--cluster", cluster, *configs]
-plan = json.loads(subprocess.run([whale, "plan", *common, "--json"], check=True,
-                                 capture_output=True, text=True).stdout)
-run = subprocess.run([whale, "run", *common, "--steps", "2"], check=True,
-                     capture_output=True, text=True).stdout
+from plan_and_run import plan_and_run
+
+plan, run = plan_and_run(sys.argv[1:])
 measured = [int(x) for x in re.search(r"peak memory per device: ([0-9 ]+) bytes",
                                       run).group(1).split()]
 replicas = plan["replicas"]
