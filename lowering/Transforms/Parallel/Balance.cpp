@@ -46,6 +46,7 @@
 #include "lowering/Plan.h"
 #include "lowering/Recompute.h"
 #include "lowering/Transforms/Parallel/ClusterView.h"
+#include "lowering/Transforms/Parallel/GatherUnits.h"
 #include "lowering/Transforms/Parallel/StageMemory.h"
 
 #include "dialects/Whale/IR/TrainAttrs.h"
@@ -80,6 +81,17 @@ struct StageCost {
   TaskGraphOp first;       ///< where its diagnostics point
   int64_t fixedBytes = 0;  ///< bytes of its parameters
   int64_t splitBytes = 0;  ///< the same of split parameters, all parts
+  /// Bytes of each layer's whole and split parameters (all parts): under
+  /// shard_parameters a device holds its largest layers gathered.
+  llvm::StringMap<std::pair<double, double>> unitBytes;
+  /// The largest layer's bytes on a rank holding `part` of split ones.
+  double largestUnit(double part) const {
+    double most = 0;
+    for (const auto &unit : unitBytes)
+      most =
+          std::max(most, unit.getValue().first + unit.getValue().second * part);
+    return most;
+  }
   double actPerSample = 0; ///< bytes of forward outputs per sample
   /// Under split_rows = "whole": the same of the split TaskGraphs' ops, of
   /// which a rank computes its part (its weight's share) of every row.
@@ -187,9 +199,14 @@ private:
     const double part = double(weightOf(r)) / units;
     const double peers =
         shardOptimizer ? double(std::max<int64_t>(1, replicas / group)) : 1.0;
+    // Sharded parameters: the layers gathered from their owners besides.
+    const double gathered = shardParameters && peers > 1
+                                ? plan::kGatheredUnitsHeld * c.largestUnit(part)
+                                : 0.0;
     return static_cast<int64_t>(std::ceil(
         plan::fixedBytesOf(c.fixedBytes + c.splitBytes * part, states / peers,
-                           m, shardParameters ? 1 / peers : 1.0)));
+                           m, shardParameters ? 1 / peers : 1.0) +
+        gathered));
   }
   /// Bytes of activations per row of a micro-batch: those in flight, plus
   /// about one micro-batch's worth for the gradients backward makes of
@@ -263,6 +280,9 @@ LogicalResult Balancer::measureStages() {
       const perf::StepOpCosts &opStep = step[at++];
       if (auto p = dyn_cast<ParamOp>(op)) {
         (split ? c.splitBytes : c.fixedBytes) += tensorBytes(p.getType());
+        std::pair<double, double> &unit =
+            c.unitBytes[plan::gatherUnitOf(p.getName())];
+        (split ? unit.second : unit.first) += double(tensorBytes(p.getType()));
         continue;
       }
       if (auto cost = dyn_cast<CostOpInterface>(op))

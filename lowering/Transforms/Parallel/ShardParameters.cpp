@@ -25,6 +25,7 @@
 
 #include "lowering/Passes.h"
 #include "lowering/Plan.h"
+#include "lowering/Transforms/Parallel/GatherUnits.h"
 
 #include "dialects/Whale/IR/TrainAttrs.h"
 
@@ -43,15 +44,7 @@ using namespace whale;
 
 namespace {
 
-/// The layer that made parameter `name`: its call path up to the model's
-/// own call (the first two parts), or the name where the model made it.
-StringRef unitOf(StringRef name) {
-  size_t first = name.find('/');
-  if (first == StringRef::npos)
-    return name;
-  size_t second = name.find('/', first + 1);
-  return second == StringRef::npos ? name : name.take_front(second);
-}
+StringRef unitOf(StringRef name) { return plan::gatherUnitOf(name); }
 
 /// Places each owned update's parameter on its owner; false (with an
 /// error) where one parameter would have two.
