@@ -517,6 +517,7 @@ const KeyRule kConfigKeys[] = {
     {"recompute", "true or false"},
     {"shard_optimizer", "true or false"},
     {"shard_parameters", "true or false"},
+    {"shard_gradients", "true or false"},
     {"schedule", "\"gpipe\" or \"1f1b\""},
     {"balance", "\"even\" or \"hardware\""},
     {"split_matmul", "\"auto\", \"column\", \"row\" or \"replicated\""},
@@ -587,7 +588,8 @@ bool configSetting(const std::string &key, const SVal &v, Setting &s) {
            v.i.value <= (int64_t(1) << 40);
   }
   if (key == "auto_parallel" || key == "recompute" ||
-      key == "shard_optimizer" || key == "shard_parameters") {
+      key == "shard_optimizer" || key == "shard_parameters" ||
+      key == "shard_gradients") {
     s = Setting::ofBool(v.b);
     return v.kind == SVal::Kind::Bool;
   }

@@ -87,6 +87,7 @@ void buildWhaleRankProgramsPipeline(
     mlir::OpPassManager &pm, const RankProgramsPipelineOptions &options) {
   pm.addPass(createWhaleRankPrograms());
   pm.addPass(createWhaleShardOptimizer());
+  pm.addPass(createWhaleShardGradients());
   pm.addPass(createWhaleShardParameters());
   if (options.ampStorage)
     pm.addPass(createWhaleWidenBf16({/*fusedCasts=*/options.fuse}));

@@ -423,6 +423,21 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
     return groupCollective(op, "whale.broadcast", Collective::AllGather,
                            operandBytes(op), bc.getGroup(), bc.getShards(),
                            position, error);
+  // Gradients sharded while micro-batches accumulate (stage 2): each
+  // micro-batch's reduced to their owners (the bucket's reduce-scatter),
+  // then added into the owners' sums.
+  if (auto into = llvm::dyn_cast<ReduceIntoOwnersOp>(op)) {
+    int64_t bytes = 0;
+    for (mlir::Value v : into.getGrads())
+      bytes += tensorBytes(v.getType());
+    if (!groupCollective(op, "whale.reduce_to_owners",
+                         Collective::ReduceScatter, bytes, into.getGroup(),
+                         into.getShards(), position, error))
+      return false;
+    step(computeEvent(op, bf16), -1, 0, op);
+    program.steps.back().site = position;
+    return true;
+  }
   // Parameters sharded over a group (stage 3): a layer gathered from its
   // owners before it computes, the same all-gather of the bucket.
   if (auto gather = llvm::dyn_cast<GatherParamsOp>(op))

@@ -95,22 +95,40 @@ int64_t peakActivations(mlir::func::FuncOp fn, Counted counted) {
       takeOver(ar.getValues(), ar.getResults());
     else if (auto clip = mlir::dyn_cast<ClipGradNormOp>(op))
       takeOver(clip.getGrads(), clip.getResults());
-    else if (auto start = mlir::dyn_cast<AllReduceStartOp>(op))
-      for (mlir::Value v : start.getValues()) {
+    else if (auto into = mlir::dyn_cast<ReduceIntoOwnersOp>(op))
+      takeOver(into.getSums(), into.getResults());
+    else if (auto start = mlir::dyn_cast<AllReduceStartOp>(op)) {
+      // A reduce to owners frees what a rank sends for other owners once
+      // packed: counted on the rank owning the most of the bucket.
+      std::optional<llvm::ArrayRef<int64_t>> owners = start.getOwners();
+      int64_t heaviest = -1;
+      if (owners) {
+        std::map<int64_t, int64_t> bytesOf;
+        for (auto [owner, v] : llvm::zip(*owners, start.getValues()))
+          bytesOf[owner] += tensorBytes(v.getType());
+        for (const auto &[owner, bytes] : bytesOf)
+          if (heaviest < 0 || bytes > bytesOf[heaviest])
+            heaviest = owner;
+      }
+      for (auto [i, v] : llvm::enumerate(start.getValues())) {
         auto it = held.find(v);
-        started[start.getPending()].push_back(it == held.end() ? 0
-                                                               : it->second);
+        int64_t bytes = it == held.end() ? 0 : it->second;
+        if (owners && (*owners)[i] != heaviest) {
+          live -= bytes;
+          bytes = 0;
+        }
+        started[start.getPending()].push_back(bytes);
         if (it != held.end())
           held.erase(it);
       }
-    else if (auto wait = mlir::dyn_cast<AllReduceWaitOp>(op))
+    } else if (auto wait = mlir::dyn_cast<AllReduceWaitOp>(op))
       for (auto [r, bytes] :
            llvm::zip(wait.getResults(), started[wait.getPending()]))
         if (bytes)
           held[r] = bytes;
     const bool gather = mlir::isa<GatherParamsOp, GatherParamsWaitOp>(op);
     if (!mlir::isa<ParamOp, AllReduceOp, ClipGradNormOp, AllReduceStartOp,
-                   AllReduceWaitOp>(op) &&
+                   AllReduceWaitOp, ReduceIntoOwnersOp>(op) &&
         (counted == Counted::Both || gather == (counted == Counted::Gathered)))
       for (mlir::Value r : op.getResults()) {
         int64_t bytes = tensorBytes(r.getType());
@@ -189,18 +207,26 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
                                                      std::to_string(s));
     // Optimizer state and parameters by owner (-1: every rank keeps it).
     std::map<int64_t, int64_t> stateByOwner, paramsByOwner;
+    // Under shard_gradients with micro-batches each is reduced to the
+    // owners, which alone keep the running sums: one micro-batch's
+    // gradients, and the sums a rank owns (the most any owns).
+    const bool reducedEach =
+        settingsOf(fn).getShardGradients() && plan.microBatches > 1;
+    std::map<int64_t, int64_t> sumsByOwner;
     auto addState = [&](mlir::Value param, int64_t tensors,
                         std::optional<uint64_t> owner) {
       stateByOwner[owner ? int64_t(*owner) : -1] +=
           tensors * tensorBytes(param.getType());
+      sumsByOwner[owner ? int64_t(*owner) : -1] += tensorBytes(param.getType());
     };
     fn.walk([&](mlir::Operation *op) {
       if (auto p = mlir::dyn_cast<ParamOp>(op)) {
         paramsByOwner[p.getOwner() ? int64_t(*p.getOwner()) : -1] +=
             tensorBytes(p.getType());
         if (!p.getFrozen())
-          r.gradientBytes += static_cast<int64_t>(plan::gradientBytesOf(
-              double(tensorBytes(p.getType())), plan.microBatches));
+          r.gradientBytes += static_cast<int64_t>(
+              plan::gradientBytesOf(double(tensorBytes(p.getType())),
+                                    reducedEach ? 1 : plan.microBatches));
       } else if (auto sgd = mlir::dyn_cast<SgdUpdateOp>(op))
         addState(sgd.getParam(), sgd.getMomentum().convertToDouble() > 0,
                  sgd.getOwner());
@@ -218,6 +244,9 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
         if (plan.replicas > 1)
           r.statisticsBytes +=
               8 * (2 * bn.getGamma().getType().getNumElements() + 1);
+      } else if (auto into = mlir::dyn_cast<ReduceIntoOwnersOp>(op)) {
+        for (mlir::Value v : into.getGrads())
+          r.reducedToOwnersBytes += tensorBytes(v.getType());
       } else if (mlir::isa<AllReduceOp, AllReduceStartOp>(op)) {
         ++r.buckets;
         int64_t &bytes = op->hasAttr("owners") ? r.reducedToOwnersBytes
@@ -245,6 +274,10 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
       return byOwner[-1] + owned;
     };
     r.optimizerStateBytes = mostOwned(stateByOwner);
+    // The running sums: those nobody owns whole (added up on every rank),
+    // and the most a rank owns.
+    if (reducedEach)
+      r.gradientBytes += mostOwned(sumsByOwner);
     r.parameterBytes = mostOwned(paramsByOwner);
   }
   return out;

@@ -715,6 +715,62 @@ TEST(Equivalence, ShardedParametersAreTheReplicatedOnes) {
   }
 }
 
+// ZeRO stage 2 while micro-batches accumulate: each micro-batch's
+// gradients reduced to their owners, which alone add them up. The local
+// model's numbers (the sums are added in another order than stage 1's), on
+// every rank less memory than stage 1: data parallel over 4 accumulating 4,
+// a pipeline of replicated stages with clipping (also with the parameters
+// sharded), split groups of two accumulating 2 (parts owned among the
+// shard peers), a replicated and a split stage with clipping.
+TEST(Equivalence, ShardedGradientsTrainLikeOneDevice) {
+  struct Case {
+    const char *script;
+    std::string text;
+    const char *cluster;
+  };
+  const std::string withConfig = "config {\n  shard_gradients = true\n  "
+                                 "num_micro_batch = 2\n}\n\n";
+  for (const Case &c :
+       {Case{kGpt,
+             edit(source(kGpt), "num_micro_batch = 4",
+                  "num_micro_batch = 4\n  auto_parallel = true\n  "
+                  "num_task_graph = 1\n  shard_gradients = true"),
+             "cpu:4"},
+        Case{kGpt,
+             edit(source(kGpt), "num_micro_batch = 4",
+                  "num_micro_batch = 4\n  shard_gradients = true"),
+             "cpu:4"},
+        Case{kGpt,
+             edit(source(kGpt), "num_micro_batch = 4",
+                  "num_micro_batch = 4\n  shard_gradients = true\n  "
+                  "shard_parameters = true"),
+             "cpu:4"},
+        Case{kMlpSplit,
+             edit(edit(source(kMlpSplit), "split {", "split(2) {"), "model mlp",
+                  withConfig + "model mlp"),
+             "cpu:4"},
+        Case{kSplitStage,
+             edit(source(kSplitStage), "num_micro_batch = 2",
+                  "num_micro_batch = 2\n  shard_gradients = true"),
+             "cpu:8"}}) {
+    SCOPED_TRACE(std::string(c.script) + " on " + c.cluster);
+    expectEquivalent(c.text, c.script, c.cluster);
+    whale::TrainResult sharded = trainText(c.text, c.script, c.cluster);
+    whale::TrainResult stage1 = trainText(
+        edit(c.text, "shard_gradients = true", "shard_optimizer = true"),
+        c.script, c.cluster);
+    ASSERT_TRUE(sharded.ok) << sharded.error;
+    ASSERT_TRUE(stage1.ok) << stage1.error;
+    ASSERT_EQ(sharded.peakMemory.size(), stage1.peakMemory.size());
+    for (size_t r = 0; r < stage1.peakMemory.size(); ++r) {
+      EXPECT_LE(sharded.peakMemory[r], stage1.peakMemory[r]) << "rank " << r;
+      std::printf("rank %zu: peak %lld bytes stage 2, %lld stage 1\n", r,
+                  static_cast<long long>(sharded.peakMemory[r]),
+                  static_cast<long long>(stage1.peakMemory[r]));
+    }
+  }
+}
+
 // Stage 3 with recomputation (each segment's forward gathers its layers
 // again in the backward), an interleaved pipeline of replicated stages and
 // bf16 amp: the bits of the same plan with whole parameters.

@@ -91,8 +91,9 @@ inline SettingsAttr settingsOf(mlir::Operation *op) {
                       : SettingsAttr())
     return s;
   return SettingsAttr::get(op->getContext(), 0, 0, 0, 0, false, false, false,
-                           false, std::nullopt, std::nullopt, std::nullopt,
-                           std::nullopt, std::nullopt, std::nullopt, 0);
+                           false, false, std::nullopt, std::nullopt,
+                           std::nullopt, std::nullopt, std::nullopt,
+                           std::nullopt, 0);
 }
 
 /// Whether the script's config asks for amp = "bf16".

@@ -141,6 +141,28 @@ LogicalResult GatherParamsOp::verify() {
   return verifyGather(*this, getParams(), getOwners(), getGroup(), getShards());
 }
 
+LogicalResult ReduceIntoOwnersOp::verify() {
+  if (getGrads().empty())
+    return emitOpError("sums at least one gradient");
+  if (getGrads().getTypes() != getSums().getTypes() ||
+      getSums().getTypes() != getResults().getTypes())
+    return emitOpError("needs one sum of each gradient's type, and results "
+                       "of the sums' types");
+  if (getOwners().size() != getGrads().size())
+    return emitOpError("has ")
+           << getOwners().size() << " owners for " << getGrads().size()
+           << " gradients: it needs one per gradient";
+  if (llvm::any_of(getOwners(), [](int64_t o) { return o < 0; }))
+    return emitOpError("owners are positions in the group, so none may be "
+                       "negative");
+  if (getGroup() == "stages")
+    return emitOpError("sums over the replicas or the shard peers, not the "
+                       "stages");
+  return verifyGroupAndShards(*this, getGroup(), getShards());
+}
+// The sums are written in place: no new tensor.
+int64_t ReduceIntoOwnersOp::getOutputMemory() { return 0; }
+
 LogicalResult GatherParamsStartOp::verify() {
   if (!getPending().hasOneUse() ||
       !isa<GatherParamsWaitOp>(*getPending().getUsers().begin()))

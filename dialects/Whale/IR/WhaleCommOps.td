@@ -196,6 +196,35 @@ def Whale_GatherParamsWaitOp : Whale_Op<"gather_params_wait",
   let hasVerifier = 1;
 }
 
+def Whale_ReduceIntoOwnersOp : Whale_Op<"reduce_into_owners",
+    [MemoryEffects<[MemRead, MemWrite]>, AttrSizedOperandSegments,
+     DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getOutputMemory"]>]> {
+  let summary = "Sums a micro-batch's gradients over a group into their owners' sums";
+  let description = [{
+    Gradients sharded over a group while micro-batches accumulate (ZeRO
+    stage 2, `shard_gradients`): each of `grads` is summed over `group`
+    (as `whale.all_reduce` with `owners` sums it) and added, on its owner
+    alone, into the running sum `sums` holds, in place; the results are
+    those sums. On the other members a result has no values: nothing but
+    the owner's update (or the next micro-batch's reduction) reads it.
+    Each rank's `grads` are freed once sent.
+
+    ```mlir
+    %s2:2 = whale.reduce_into_owners %g2a, %g2b into %s1#0, %s1#1 to [1, 0] over "replicas" : tensor<16x4xf32>, tensor<4xf32> into tensor<16x4xf32>, tensor<4xf32> -> tensor<16x4xf32>, tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Whale_FloatTensor>:$grads,
+                       Variadic<Whale_FloatTensor>:$sums,
+                       DenseI64ArrayAttr:$owners,
+                       StrAttr:$group, OptionalAttr<I64Attr>:$shards);
+  let results = (outs Variadic<Whale_FloatTensor>:$results);
+  let assemblyFormat = [{
+    $grads `into` $sums `to` $owners `over` $group attr-dict `:` type($grads)
+    `into` type($sums) `->` type($results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Whale_AllReduceStartOp : Whale_Op<"all_reduce_start",
     [MemoryEffects<[MemRead, MemWrite]>,
      DeclareOpInterfaceMethods<Whale_CostOpInterface,

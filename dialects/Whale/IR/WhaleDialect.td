@@ -154,7 +154,7 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
 
     Keys: num_micro_batch, num_task_graph, task_graph_split, bucket_bytes
     (positive integers), auto_parallel, recompute, shard_optimizer,
-    shard_parameters (true or false), schedule ("gpipe", "1f1b"), balance ("even", "hardware"),
+    shard_gradients, shard_parameters (true or false), schedule ("gpipe", "1f1b"), balance ("even", "hardware"),
     split_matmul ("auto", "column", "row", "replicated"), split_rows
     ("part", "whole"), amp ("off", "bf16"), grad_sync ("overlap",
     "after_backward"), virtual_stages (a positive integer: the model chunks
@@ -169,6 +169,7 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     DefaultValuedParameter<"bool", "false">:$recompute,
     DefaultValuedParameter<"bool", "false">:$shardOptimizer,
     DefaultValuedParameter<"bool", "false">:$shardParameters,
+    DefaultValuedParameter<"bool", "false">:$shardGradients,
     OptionalParameter<"std::optional<::whale::PipelineSchedule>">:$schedule,
     OptionalParameter<"std::optional<::whale::BalanceKind>">:$balance,
     OptionalParameter<"std::optional<::whale::SplitMatmul>">:$splitMatmul,
@@ -201,7 +202,8 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     /// that sum its gradient: ZeRO stage 1 (shard_optimizer), and under
     /// stage 3 (shard_parameters) as well.
     bool shardsOptimizerState() const {
-      return getShardOptimizer() || getShardParameters();
+      return getShardOptimizer() || getShardParameters() ||
+             getShardGradients();
     }
     /// Matrix products in bf16 (amp = "bf16").
     bool bf16() const { return getAmp() == AmpMode::bf16; }

@@ -46,7 +46,7 @@ struct SettingsParts {
   int64_t numMicroBatch = 0, numTaskGraph = 0, taskGraphSplit = 0,
           bucketBytes = 0, virtualStages = 0;
   bool autoParallel = false, recompute = false, shardOptimizer = false,
-       shardParameters = false;
+       shardParameters = false, shardGradients = false;
   std::optional<PipelineSchedule> schedule;
   std::optional<BalanceKind> balance;
   std::optional<SplitMatmul> splitMatmul;
@@ -67,6 +67,7 @@ struct SettingsParts {
            : key == "recompute"        ? &recompute
            : key == "shard_optimizer"  ? &shardOptimizer
            : key == "shard_parameters" ? &shardParameters
+           : key == "shard_gradients"  ? &shardGradients
                                        : nullptr;
   }
   static bool isChoice(StringRef key) {
@@ -99,11 +100,11 @@ struct SettingsParts {
   }
   SettingsAttr get(function_ref<InFlightDiagnostic()> emitError,
                    MLIRContext *ctx) const {
-    return SettingsAttr::getChecked(emitError, ctx, numMicroBatch, numTaskGraph,
-                                    taskGraphSplit, bucketBytes, autoParallel,
-                                    recompute, shardOptimizer, shardParameters,
-                                    schedule, balance, splitMatmul, splitRows,
-                                    amp, gradSync, virtualStages);
+    return SettingsAttr::getChecked(
+        emitError, ctx, numMicroBatch, numTaskGraph, taskGraphSplit,
+        bucketBytes, autoParallel, recompute, shardOptimizer, shardParameters,
+        shardGradients, schedule, balance, splitMatmul, splitRows, amp,
+        gradSync, virtualStages);
   }
 };
 
@@ -112,7 +113,7 @@ struct SettingsParts {
 LogicalResult SettingsAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t numMicroBatch,
     int64_t numTaskGraph, int64_t taskGraphSplit, int64_t bucketBytes, bool,
-    bool, bool, bool, std::optional<PipelineSchedule>,
+    bool, bool, bool, bool, std::optional<PipelineSchedule>,
     std::optional<BalanceKind> balance, std::optional<SplitMatmul>,
     std::optional<SplitRows>, std::optional<AmpMode>, std::optional<GradSync>,
     int64_t virtualStages) {
@@ -173,7 +174,8 @@ Attribute SettingsAttr::parse(AsmParser &p, Type) {
                         << "'; the settings are num_micro_batch, "
                            "num_task_graph, task_graph_split, bucket_bytes, "
                            "auto_parallel, recompute, shard_optimizer, "
-                           "shard_parameters, schedule, balance, split_matmul, "
+                           "shard_parameters, shard_gradients, schedule, "
+                           "balance, split_matmul, "
                            "split_rows, amp, "
                            "grad_sync, virtual_stages";
         return {};
@@ -208,6 +210,7 @@ void SettingsAttr::print(AsmPrinter &p) const {
   flag("recompute", getRecompute());
   flag("shard_optimizer", getShardOptimizer());
   flag("shard_parameters", getShardParameters());
+  flag("shard_gradients", getShardGradients());
   text("schedule", getSchedule());
   text("balance", getBalance());
   text("split_matmul", getSplitMatmul());

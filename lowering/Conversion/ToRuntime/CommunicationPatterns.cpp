@@ -34,6 +34,19 @@ Handles lowerAllReduce(AllReduceOp ar, ValueRange in, RuntimeCalls &rt) {
   return Handles(in.begin(), in.end());
 }
 
+/// A micro-batch's gradients summed into their owners' running sums, in
+/// place: the results are the sums' tensors.
+Handles lowerReduceIntoOwners(ReduceIntoOwnersOp r, ValueRange in,
+                              RuntimeCalls &rt) {
+  const size_t n = r.getGrads().size();
+  std::optional<int64_t> shards = r.getShards();
+  rt.call(WHALE_RT_FN(reduce_into_owners),
+          {rt.ctx, rt.groupOf(shards, r.getGroup()), rt.i32(shards.value_or(0)),
+           rt.i32(static_cast<int32_t>(n)), rt.handleArray(in.take_front(n)),
+           rt.handleArray(in.drop_front(n)), rt.i32ArrayOf(r.getOwners())});
+  return Handles(in.begin() + n, in.end());
+}
+
 /// A started reduction's result is its request, waited for later.
 Handles lowerAllReduceStart(AllReduceStartOp start, ValueRange in,
                             RuntimeCalls &rt) {
@@ -72,6 +85,7 @@ void whale::populateCommunicationRuntimePatterns(
   addRuntimePattern<AllReduceOp>(p, l, lowerAllReduce);
   addRuntimePattern<AllReduceStartOp>(p, l, lowerAllReduceStart);
   addRuntimePattern<AllReduceWaitOp>(p, l, lowerAllReduceWait);
+  addRuntimePattern<ReduceIntoOwnersOp>(p, l, lowerReduceIntoOwners);
   addRuntimePattern<SendOp>(
       p, l, [](SendOp s, ValueRange in, RuntimeCalls &rt) {
         rt.call(WHALE_RT_FN(send),

@@ -28,7 +28,8 @@ using namespace mlir;
 using namespace whale;
 
 bool whale::writesOperandsInPlace(Operation *op) {
-  return isa<AllReduceOp, AllReduceStartOp, ClipGradNormOp>(op);
+  return isa<AllReduceOp, AllReduceStartOp, ClipGradNormOp, ReduceIntoOwnersOp>(
+      op);
 }
 
 void whale::copyWrittenOperands(func::FuncOp fn) {

@@ -140,9 +140,15 @@ LogicalResult LoweringPlan::add(func::FuncOp fn) {
     // What this op was the last to read (never inputs, parameters or the
     // results, which the caller owns). Clipping's and a collective's
     // results are their operands' tensors, released after their own last
-    // use instead; a wait's operand is a request, not a tensor.
-    if (!writesInPlace(op))
+    // use instead; a wait's operand is a request, not a tensor. A reduce
+    // into owners' sums writes its sums in place and consumes its
+    // gradients, which it releases.
+    auto reduceInto = dyn_cast<ReduceIntoOwnersOp>(op);
+    if (!writesInPlace(op) || reduceInto)
       for (OpOperand &use : op->getOpOperands()) {
+        if (reduceInto &&
+            use.getOperandNumber() >= reduceInto.getGrads().size())
+          continue;
         Value r = resolve(use.get());
         if (lastUse.lookup(r) != op || isResult(r) || isa<BlockArgument>(r) ||
             r.getDefiningOp<ParamOp>())

@@ -205,6 +205,18 @@ def WhaleShardOptimizer : WhalePass<"whale-shard-optimizer"> {
   }];
 }
 
+def WhaleShardGradients : WhalePass<"whale-shard-gradients"> {
+  let summary = "ZeRO stage 2: each micro-batch's gradients reduced to their owners";
+  let description = [{
+    Under the config's `shard_gradients`, where micro-batches accumulate,
+    turns each bucket reduced to owners whose gradients are running sums of
+    the micro-batches' into one reduction per micro-batch, placed as soon
+    as its gradients are final: the first a reduce to owners, each later
+    one a `whale.reduce_into_owners` into the owners' sums. Runs on rank
+    programs (functions with `whale.rank`), after `-whale-shard-optimizer`.
+  }];
+}
+
 def WhaleShardParameters : WhalePass<"whale-shard-parameters"> {
   let summary = "ZeRO stage 3: each parameter on its owner, gathered by layer";
   let description = [{

@@ -1,6 +1,6 @@
 // RUN: whale-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @+1 {{unknown setting 'num_microbatch'; the settings are num_micro_batch, num_task_graph, task_graph_split, bucket_bytes, auto_parallel, recompute, shard_optimizer, shard_parameters, schedule, balance, split_matmul, split_rows, amp, grad_sync, virtual_stages}}
+// expected-error @+1 {{unknown setting 'num_microbatch'; the settings are num_micro_batch, num_task_graph, task_graph_split, bucket_bytes, auto_parallel, recompute, shard_optimizer, shard_parameters, shard_gradients, schedule, balance, split_matmul, split_rows, amp, grad_sync, virtual_stages}}
 module attributes {whale.config = #whale.settings<num_microbatch = 4>} {}
 
 // -----

@@ -22,6 +22,7 @@
 // RUN: whale-opt %s --whale-shard-optimizer | FileCheck %s
 // RUN: whale-opt %s --whale-shard-parameters | FileCheck %s
 // RUN: whale-opt %s --whale-prefetch-params | FileCheck %s
+// RUN: whale-opt %s --whale-shard-gradients | FileCheck %s
 // RUN: whale-opt %s --whale-overlap-grad-sync | FileCheck %s
 // RUN: whale-opt %s --whale-grad-pipeline | FileCheck %s
 // RUN: whale-opt %s --whale-planning-pipeline | FileCheck %s

@@ -2,7 +2,8 @@
 //
 // Parameters kept by their owners alone: the other rank's handle has no
 // values, a gather gives both the owner's bits, and a gradient sent to its
-// owner is freed on the sender as soon as its bucket is packed.
+// owner is freed on the sender as soon as its bucket is packed; a
+// micro-batch's gradients are added into their owners' sums (stage 2).
 //
 //===----------------------------------------------------------------------===//
 
@@ -132,6 +133,37 @@ TEST(ShardedParameters, AStartedReduceToOwnersFreesWhatOthersOwn) {
   EXPECT_EQ(freed[1], 0);
   EXPECT_EQ(owned[0], (std::vector<float>{30, 60}));
   EXPECT_EQ(owned[1], (std::vector<float>{3, 6, 9}));
+}
+
+// Stage 2 while micro-batches accumulate: a micro-batch's gradients summed
+// over the group and added into the owner's running sum; every gradient,
+// and the sums a rank does not own, freed after.
+TEST(ShardedParameters, AMicroBatchIsAddedIntoItsOwnersSums) {
+  TwoReplicas p;
+  std::vector<float> owned[2];
+  int64_t left[2][3] = {{-1, -1, -1}, {-1, -1, -1}};
+  p.onBoth([&](int r) {
+    TestRuntime &t = p.rank[r];
+    const float k = float(r + 1);
+    whale_rt_tensor *g[] = {t.f32({2}, {1 * k, 2 * k}), t.f32({1}, {10 * k})};
+    whale_rt_tensor *sums[] = {t.f32({2}, {100, 200}), t.f32({1}, {1000})};
+    const int32_t owners[] = {1, 0};
+    ASSERT_EQ(whale_rt_reduce_into_owners(t.ctx, WHALE_RT_GROUP_REPLICAS, 0, 2,
+                                          g, sums, owners),
+              WHALE_RT_OK)
+        << whale_rt_last_error(t.ctx);
+    owned[r] = valuesOf(sums[r == 0 ? 1 : 0]);
+    left[r][0] = g[0]->tensor.numel() + g[1]->tensor.numel();
+    left[r][1] = sums[r == 0 ? 0 : 1]->tensor.numel(); // the other's sum
+    left[r][2] = sums[r == 0 ? 1 : 0]->tensor.numel();
+  });
+  EXPECT_EQ(owned[0], (std::vector<float>{1030}));
+  EXPECT_EQ(owned[1], (std::vector<float>{103, 206}));
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(left[r][0], 0) << r;
+    EXPECT_EQ(left[r][1], 0) << r;
+    EXPECT_GT(left[r][2], 0) << r;
+  }
 }
 
 } // namespace
