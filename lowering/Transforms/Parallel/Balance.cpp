@@ -167,8 +167,9 @@ private:
   /// The optimizer's state sharded over the replicas that sum a
   /// parameter's gradient (shard_optimizer): each holds 1/peers of it.
   bool shardOptimizer = false;
-  /// The parameters themselves sharded so too (shard_parameters).
-  bool shardParameters = false;
+  /// The parameters themselves sharded so too (shard_parameters), and the
+  /// gradients' running sums (shard_gradients).
+  bool shardParameters = false, shardGradients = false;
   bool recompute = false;  ///< activation recomputation
   double inputsPerRow = 0; ///< bytes of a row of the model's inputs
   SmallVector<int64_t> grid;
@@ -205,7 +206,8 @@ private:
                                 : 0.0;
     return static_cast<int64_t>(std::ceil(
         plan::fixedBytesOf(c.fixedBytes + c.splitBytes * part, states / peers,
-                           m, shardParameters ? 1 / peers : 1.0) +
+                           m, shardParameters ? 1 / peers : 1.0,
+                           shardGradients ? 1 / peers : 1.0) +
         gathered));
   }
   /// Bytes of activations per row of a micro-batch: those in flight, plus
@@ -248,6 +250,7 @@ LogicalResult Balancer::measureStages() {
   states = optimizerStateCount(fn);
   shardOptimizer = settingsOf(fn).shardsOptimizerState();
   shardParameters = settingsOf(fn).getShardParameters();
+  shardGradients = settingsOf(fn).getShardGradients();
   const ModelPlan plan = ModelPlan::of(fn);
   const bool gpipe = plan.schedule() == PipelineSchedule::gpipe;
   costs.assign(stages, StageCost{});

@@ -48,10 +48,13 @@ inline double gradientBytesOf(double paramBytes, int64_t m) {
 /// state is sharded over replicas). `held`: the fraction of the parameters
 /// themselves a device keeps (below 1 where they are sharded over the
 /// replicas, shard_parameters; the layers it gathers count with the
-/// activations).
+/// activations). `sums`: the fraction of the gradients' running sums it
+/// keeps while micro-batches accumulate (below 1 where each micro-batch's
+/// are reduced to their owners, shard_gradients).
 inline double fixedBytesOf(double paramBytes, double states, int64_t m,
-                           double held = 1) {
-  return paramBytes * (held + states) + gradientBytesOf(paramBytes, m);
+                           double held = 1, double sums = 1) {
+  return paramBytes * (held + states) +
+         (m > 1 ? paramBytes * (1 + sums) : gradientBytesOf(paramBytes, m));
 }
 
 /// Bytes per row of a micro-batch: the activations of the micro-batches in

@@ -246,9 +246,10 @@ struct TaskGraphPartitionPass
                              ? double(std::max<int64_t>(1, devs.copies))
                              : 1.0;
     const double held = settingsOf(fn).getShardParameters() ? 1 / peers : 1.0;
+    const double sums = settingsOf(fn).getShardGradients() ? 1 / peers : 1.0;
     auto bytes = [&](int64_t i, int64_t a, int64_t e, double in) {
-      const double fixed =
-          plan::fixedBytesOf(params[e] - params[a], states / peers, m, held);
+      const double fixed = plan::fixedBytesOf(params[e] - params[a],
+                                              states / peers, m, held, sums);
       const int64_t inFlight = plan::inFlightOf(i % p, p, m, gpipe, v);
       if (recompute) {
         const double n = double(e - a), all = act[e] - act[a];
