@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""ZeRO stage 3 against stage 1 and plain data parallelism, in one run.
+"""ZeRO stages 2 and 3 against stage 1 and plain data parallelism, in one run.
 
     python3 bench/zero_stages.py [--rounds 3] [--steps 30] [--mpirun N] \
         -- SCRIPT.whl [whale run flags]
 
-Each round runs `whale run SCRIPT ...` three times on the same ranks, A B C
-in turn: plain data parallelism, stage 1 (`shard_optimizer`) and stage 3
-(`shard_parameters`), all with their collectives overlapped as planned,
+Each round runs `whale run SCRIPT ...` four times on the same ranks, in
+turn: plain data parallelism, stage 1 (`shard_optimizer`), stage 2
+(`shard_gradients`, which differs from stage 1 only where micro-batches
+accumulate) and stage 3 (`shard_parameters`), all with their collectives
+overlapped as planned,
 and prints the median step of each and the last losses (which must
-agree). Then one traced run of stage 3 says, per rank and step, how much
+agree to the last digits: stage 2 adds the micro-batches' sums in another
+order). Then one traced run of stage 3 says, per rank and step, how much
 of its communication ran under compute, from the runtime's own events:
 the gathers' and the gradient buckets' time on the rank's communication
 track ("overlapped gather_params", "overlapped reduce_to_owners") against
@@ -24,6 +27,7 @@ from overlap import traced_ms_per_step
 PLANS = {
     "plain": [],
     "stage 1": ["--config", "shard_optimizer=true"],
+    "stage 2": ["--config", "shard_gradients=true"],
     "stage 3": ["--config", "shard_parameters=true"],
 }
 NAMES = {"overlapped gather_params", "gather_params wait",
