@@ -84,10 +84,18 @@ int64_t AllReduceOp::getOutputMemory() { return 0; }
 LogicalResult BroadcastOp::verify() {
   if (getParams().empty())
     return emitOpError("hands on at least one parameter");
-  for (Value p : getParams())
-    if (!p.getDefiningOp<ParamOp>())
+  for (Value p : getParams()) {
+    auto param = p.getDefiningOp<ParamOp>();
+    if (!param)
       return emitOpError("hands on parameters: its operands must come from "
                          "whale.param");
+    // A parameter its owner alone keeps (ZeRO stage 3) is gathered where
+    // read, and the other members have nowhere to receive it.
+    if (param.getOwner())
+      return emitOpError("hands on '")
+             << param.getName()
+             << "', which its owner alone keeps: it is gathered where read";
+  }
   if (getOwners().size() != getParams().size())
     return emitOpError("has ") << getOwners().size() << " owners for "
                                << getParams().size()

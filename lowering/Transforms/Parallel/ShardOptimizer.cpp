@@ -99,6 +99,10 @@ void shardUpdates(func::FuncOp fn, OpBuilder &b) {
     if (!h.last || h.last->isBeforeInBlock(op))
       h.last = op;
   }
+  // Under shard_parameters the owners keep the parameters: nobody is
+  // handed them (-whale-shard-parameters gathers them where read).
+  if (settingsOf(fn).getShardParameters())
+    return;
   for (auto &[key, h] : buckets) {
     auto sum = cast<AllReduceOp>(key.first);
     b.setInsertionPointAfter(h.last);

@@ -19,7 +19,7 @@
 // micro-batches each micro-batch's forward and backward gathers again.
 //
 // Runs on rank programs after -whale-shard-optimizer, which gave the
-// owners and the broadcasts this pass removes.
+// owners (and, under shard_parameters, no broadcast after the updates).
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,11 +44,9 @@ using namespace whale;
 
 namespace {
 
-StringRef unitOf(StringRef name) { return plan::gatherUnitOf(name); }
-
 /// Places each owned update's parameter on its owner; false (with an
 /// error) where one parameter would have two.
-bool placeOnOwners(func::FuncOp fn, OpBuilder &b) {
+bool placeOnOwners(func::FuncOp fn) {
   bool ok = true;
   fn.walk([&](Operation *op) {
     auto owner = op->getAttrOfType<IntegerAttr>("owner");
@@ -109,7 +107,7 @@ void gatherBeforeReaders(func::FuncOp fn, OpBuilder &b) {
       continue;
     SmallVector<StringRef> units;
     for (ParamOp p : read) {
-      StringRef unit = unitOf(p.getName());
+      StringRef unit = plan::gatherUnitOf(p.getName());
       if (!llvm::is_contained(units, unit))
         units.push_back(unit);
     }
@@ -122,7 +120,7 @@ void gatherBeforeReaders(func::FuncOp fn, OpBuilder &b) {
       Run &run = runs[open[unit]];
       run.readers.push_back(&op);
       for (ParamOp p : read)
-        if (unitOf(p.getName()) == unit)
+        if (plan::gatherUnitOf(p.getName()) == unit)
           run.params.insert(p);
     }
     lastUnits = units;
@@ -148,15 +146,17 @@ void gatherBeforeReaders(func::FuncOp fn, OpBuilder &b) {
       auto gather = GatherParamsOp::create(b, first->getLoc(), values, owners,
                                            *params.front().getGroup(),
                                            params.front().getShardsAttr());
-      for (auto [p, gathered] : llvm::zip(params, gather.getResults()))
-        for (Operation *reader : run.readers)
-          p.getResult().replaceUsesWithIf(gathered, [&](OpOperand &use) {
-            Operation *user = use.getOwner();
-            if (isa<SgdUpdateOp, AdamUpdateOp>(user) &&
-                use.getOperandNumber() == 0)
-              return false;
-            return reader == user || reader->isProperAncestor(user);
-          });
+      DenseMap<Value, Value> gathered;
+      for (auto [p, g] : llvm::zip(values, gather.getResults()))
+        gathered[p] = g;
+      // The run's readers' own operands (a parameter's other uses are
+      // other runs' or the update's), so each reader is visited once.
+      for (Operation *reader : run.readers)
+        reader->walk([&](Operation *inner) {
+          for (OpOperand &use : inner->getOpOperands())
+            if (Value g = gathered.lookup(use.get()))
+              use.set(g);
+        });
     }
   }
 }
@@ -169,20 +169,10 @@ struct ShardParametersPass
       if (!fn->hasAttr("whale.rank") || fn.getBody().empty() ||
           !settingsOf(fn).getShardParameters())
         continue;
-      if (!placeOnOwners(fn, b))
+      // -whale-shard-optimizer made no broadcast under shard_parameters:
+      // the owners keep the parameters, nobody is handed them.
+      if (!placeOnOwners(fn))
         return signalPassFailure();
-      // The owners keep the parameters; nobody is handed them after the
-      // step.
-      SmallVector<BroadcastOp> handed;
-      fn.walk([&](BroadcastOp op) {
-        if (llvm::all_of(op.getParams(), [](Value v) {
-              auto p = v.getDefiningOp<ParamOp>();
-              return p && p.getOwner();
-            }))
-          handed.push_back(op);
-      });
-      for (BroadcastOp op : handed)
-        op.erase();
       gatherBeforeReaders(fn, b);
     }
   }

@@ -132,3 +132,12 @@ func.func @into_over_stages(%g: tensor<4xf32>, %s: tensor<4xf32>) {
   %r = whale.reduce_into_owners %g into %s to [0] over "stages" : tensor<4xf32> into tensor<4xf32> -> tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @broadcast_owned() {
+  %w = whale.param "m/w" zeros [] {group = "replicas", owner = 1 : i64} : tensor<4x4xf32>
+  // expected-error @+1 {{hands on 'm/w', which its owner alone keeps: it is gathered where read}}
+  whale.broadcast %w from [1] over "replicas" : tensor<4x4xf32>
+  return
+}
