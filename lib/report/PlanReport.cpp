@@ -10,6 +10,7 @@
 #include "runtime/run/BatchRows.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -67,18 +68,27 @@ struct StageReport {
 /// are their operands' buffers (all-reduce, clipping) take them over, and a
 /// started all-reduce holds its tensors until its wait's results do.
 /// Parameters gathered from their owners (shard_parameters) are counted
-/// alone (Counted::Gathered), not at all (Activations), or with the rest
-/// (Both: what the device holds at its peak besides its own parameters
-/// and optimizer state).
-enum class Counted { Activations, Gathered, Both };
-int64_t peakActivations(mlir::func::FuncOp fn, Counted counted) {
+/// apart: the most of the other intermediates, the most gathered, and the
+/// most of both at once (what the device holds at its peak besides its own
+/// parameters and optimizer state), in one walk.
+struct Peaks {
+  int64_t activations = 0, gathered = 0, both = 0;
+};
+Peaks peaksOf(mlir::func::FuncOp fn) {
   llvm::DenseMap<mlir::Value, mlir::Operation *> lastUse;
   fn.walk([&](mlir::Operation *op) {
     for (mlir::Value v : op->getOperands())
       lastUse[v] = op;
   });
-  int64_t live = 0, peak = 0;
+  // live[1]: gathered parameters' bytes; live[0]: the rest.
+  int64_t live[2] = {0, 0};
+  Peaks peaks;
   llvm::DenseMap<mlir::Value, int64_t> held;
+  llvm::DenseSet<mlir::Value> gathered;
+  auto release = [&](mlir::Value v) {
+    live[gathered.contains(v)] -= held[v];
+    held.erase(v);
+  };
   // Each started all-reduce's tensors' bytes, in its operands' order.
   llvm::DenseMap<mlir::Value, llvm::SmallVector<int64_t>> started;
   auto takeOver = [&](mlir::ValueRange from, mlir::ValueRange to) {
@@ -114,7 +124,7 @@ int64_t peakActivations(mlir::func::FuncOp fn, Counted counted) {
         auto it = held.find(v);
         int64_t bytes = it == held.end() ? 0 : it->second;
         if (owners && (*owners)[i] != heaviest) {
-          live -= bytes;
+          live[0] -= bytes;
           bytes = 0;
         }
         started[start.getPending()].push_back(bytes);
@@ -126,28 +136,28 @@ int64_t peakActivations(mlir::func::FuncOp fn, Counted counted) {
            llvm::zip(wait.getResults(), started[wait.getPending()]))
         if (bytes)
           held[r] = bytes;
-    const bool gather = mlir::isa<GatherParamsOp, GatherParamsWaitOp>(op);
     if (!mlir::isa<ParamOp, AllReduceOp, ClipGradNormOp, AllReduceStartOp,
-                   AllReduceWaitOp, ReduceIntoOwnersOp>(op) &&
-        (counted == Counted::Both || gather == (counted == Counted::Gathered)))
+                   AllReduceWaitOp, ReduceIntoOwnersOp>(op)) {
+      const bool gather = mlir::isa<GatherParamsOp, GatherParamsWaitOp>(op);
       for (mlir::Value r : op.getResults()) {
         int64_t bytes = tensorBytes(r.getType());
         held[r] = bytes;
-        live += bytes;
+        live[gather] += bytes;
+        if (gather)
+          gathered.insert(r);
       }
-    peak = std::max(peak, live);
+    }
+    peaks.activations = std::max(peaks.activations, live[0]);
+    peaks.gathered = std::max(peaks.gathered, live[1]);
+    peaks.both = std::max(peaks.both, live[0] + live[1]);
     for (mlir::Value v : op.getOperands())
-      if (lastUse.lookup(v) == &op && held.count(v)) {
-        live -= held[v];
-        held.erase(v);
-      }
+      if (lastUse.lookup(v) == &op && held.count(v))
+        release(v);
     for (mlir::Value r : op.getResults())
-      if (!lastUse.count(r) && held.count(r)) {
-        live -= held[r];
-        held.erase(r);
-      }
+      if (!lastUse.count(r) && held.count(r))
+        release(r);
   }
-  return peak;
+  return peaks;
 }
 
 std::vector<StageReport> reports(const PlannedModel &plan) {
@@ -263,9 +273,10 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
           r.allToAllBytes += cost.getCommBytes();
       }
     });
-    r.activationBytes = peakActivations(fn, Counted::Activations);
-    r.gatheredBytes = peakActivations(fn, Counted::Gathered);
-    r.liveBytes = peakActivations(fn, Counted::Both);
+    const Peaks peaks = peaksOf(fn);
+    r.activationBytes = peaks.activations;
+    r.gatheredBytes = peaks.gathered;
+    r.liveBytes = peaks.both;
     auto mostOwned = [](std::map<int64_t, int64_t> &byOwner) {
       int64_t owned = 0;
       for (const auto &[owner, bytes] : byOwner)
