@@ -837,14 +837,13 @@ whale_rt_status whale_rt_gather_params(whale_rt_context *ctx, int32_t group,
                             std::to_string(ranks.size()) + " ranks");
       if (owners[i] != position)
         continue;
-      const Tensor &from = params[i]->tensor;
+      Tensor &from = params[i]->tensor;
       Tensor &to = outs[i]->tensor;
       if (from.shape() != to.shape() || from.dtype() != to.dtype())
         return ctx->invalid("gather_params: parameter " + std::to_string(i) +
                             " is " + shapeString(from.shape()) +
                             ", its output " + shapeString(to.shape()));
-      if (Status st = ctx->device->copy(
-              to.raw(), const_cast<Tensor &>(from).raw(), from.bytes());
+      if (Status st = ctx->device->copy(to.raw(), from.raw(), from.bytes());
           !st)
         return ctx->fail(st);
     }
