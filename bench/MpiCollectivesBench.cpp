@@ -4,11 +4,13 @@
 // parallelism lives on, through Whale's MPI transport and through the
 // library called directly, in alternating rounds so the machine's drift
 // falls on both alike:
-// - all-reduce (Whale: an all-to-all, sums in group order, an all-gather:
-//   the same bits as one process) against MPI_Allreduce;
+// - all-reduce (Whale: each chunk summed by one member in group order, the
+//   same bits as one process, and the sums shared) against MPI_Allreduce;
 // - all-gather against MPI_Allgather;
-// - reduce-scatter (an all-to-all and sums in group order) against
+// - reduce-scatter (the first half of Whale's all-reduce) against
 //   MPI_Reduce_scatter_block.
+// Processes on one host move Whale's through the group's shared memory
+// (WHALE_MPI_SHARED_MEMORY=0: through MPI's calls, the data staged).
 // Bus bandwidth is as NCCL's tests report it: 2 (n-1)/n x bytes / time for
 // the all-reduce, (n-1)/n x bytes / time for the others, `bytes` the whole
 // vector (the all-reduce's, the gathered result, the scattered input).

@@ -3,6 +3,7 @@
 #include "runtime/comm/MpiCommunicator.h"
 #include "runtime/comm/MpiSharedRanks.h"
 #include "runtime/comm/PeerWatch.h"
+#include "runtime/comm/SharedMemoryGroup.h"
 
 #include <mpi.h>
 
@@ -14,7 +15,11 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <random>
 #include <thread>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace whale::rt {
 namespace {
@@ -63,6 +68,18 @@ struct MpiCommunicator::Impl {
   int collectiveDevice = Communicator::kUnbound;
   /// Staging buffers of collectives done (Staging), kept for the next.
   std::vector<std::vector<char>> spareScratch;
+  /// Each process's host (the lowest process that shares its memory), and
+  /// the prefix of this communicator's shared-memory segments' names.
+  std::vector<int> hostOf;
+  std::string segmentPrefix;
+  /// A group all of whose processes share this one's host: its
+  /// collectives move through its segment (SharedMemoryGroup.h), one at a
+  /// time.
+  struct HostGroup {
+    std::unique_ptr<SharedMemoryGroup> memory;
+    std::mutex busy;
+  };
+  std::map<std::vector<int>, std::unique_ptr<HostGroup>> hostGroups;
   /// Several ranks per process: every call goes there.
   std::unique_ptr<MpiSharedRanks> shared;
   /// Connections to the other processes that tell when one dies.
@@ -144,15 +161,59 @@ struct MpiCommunicator::Impl {
   /// at a time (MPI_THREAD_SERIALIZED).
   Status wait(MPI_Request &request, const std::string &where,
               std::unique_lock<std::mutex> &lock) {
-    const Clock::time_point begin = Clock::now(),
-                            spinUntil = begin + std::chrono::milliseconds(5),
+    return pollUntil(
+        [&](bool &done) {
+          int finished = 0;
+          int rc = MPI_Test(&request, &finished, MPI_STATUS_IGNORE);
+          done = finished != 0;
+          return rc == MPI_SUCCESS
+                     ? Status::ok()
+                     : Status::internal(where + ": " + mpiError(rc));
+        },
+        where, &lock,
+        onCollectiveThread() ? std::chrono::microseconds(0)
+                             : std::chrono::microseconds(5000));
+  }
+
+  /// Waits until `ready()` holds (a shared-memory collective's round),
+  /// within the timeout, unless aborted, without holding MPI. Every few
+  /// polls it lets MPI move this process's sends on (a peer may be
+  /// receiving one before it comes to the collective). A collective
+  /// thread spins briefly too: a round's wait is short, and pausing in
+  /// each of a large collective's rounds would add up.
+  Status waitUntil(const std::function<bool()> &ready,
+                   const std::string &where) {
+    int polls = 0;
+    return pollUntil(
+        [&](bool &done) {
+          done = ready();
+          if (!done && ++polls % 64 == 0) {
+            std::unique_lock<std::mutex> turn(mpi, std::try_to_lock);
+            int flag = 0;
+            if (turn)
+              MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, world, &flag,
+                         MPI_STATUS_IGNORE);
+          }
+          return Status::ok();
+        },
+        where, nullptr,
+        onCollectiveThread() ? std::chrono::microseconds(100)
+                             : std::chrono::microseconds(5000));
+  }
+
+  /// Polls `test` (which sets `done`, or fails the wait) without pause for
+  /// `spin`, then every 20 us, until the timeout or an abort; `held`, when
+  /// given, is let go between polls.
+  Status pollUntil(const std::function<Status(bool &done)> &test,
+                   const std::string &where, std::unique_lock<std::mutex> *held,
+                   std::chrono::microseconds spin) {
+    const Clock::time_point begin = Clock::now(), spinUntil = begin + spin,
                             deadline = begin + timeout;
-    bool sleeping = onCollectiveThread();
+    bool sleeping = spin.count() == 0;
     for (int polls = 0;; ++polls) {
-      int done = 0;
-      int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-      if (rc != MPI_SUCCESS)
-        return Status::internal(where + ": " + mpiError(rc));
+      bool done = false;
+      if (Status st = test(done); !st)
+        return st;
       if (done)
         return Status::ok();
       if (isAborted)
@@ -167,13 +228,99 @@ struct MpiCommunicator::Impl {
         }
         sleeping = sleeping || now > spinUntil;
       }
-      lock.unlock();
+      if (held)
+        held->unlock();
       if (sleeping)
         std::this_thread::sleep_for(std::chrono::microseconds(20));
       else
         std::this_thread::yield();
-      lock.lock();
+      if (held)
+        held->lock();
     }
+  }
+
+  /// The shared-memory wait of a collective described by `where`.
+  SharedMemoryGroup::Wait waiter(const std::string &where) {
+    return [this, where](const std::function<bool()> &ready) {
+      return waitUntil(ready, where);
+    };
+  }
+
+  /// Learns which processes share this one's host, and names this
+  /// communicator's segments after a number the first process drew.
+  /// Collective over the world, once.
+  void meetHosts() {
+    MPI_Comm node;
+    if (MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
+                            &node) != MPI_SUCCESS)
+      return;
+    int host = rank;
+    MPI_Bcast(&host, 1, MPI_INT, 0, node);
+    MPI_Comm_free(&node);
+    hostOf.assign(static_cast<size_t>(size), -1);
+    MPI_Allgather(&host, 1, MPI_INT, hostOf.data(), 1, MPI_INT, world);
+    unsigned long long draw = 0;
+    if (rank == 0)
+      draw = (static_cast<unsigned long long>(std::random_device{}()) << 32) ^
+             static_cast<unsigned long long>(getpid());
+    MPI_Bcast(&draw, 1, MPI_UNSIGNED_LONG_LONG, 0, world);
+    char name[64];
+    std::snprintf(name, sizeof name, "/whale-%llx", draw);
+    segmentPrefix = name;
+  }
+
+  /// After `group`'s communicator `comm` is made: when all its processes
+  /// share this host, every member maps the group's segment and they
+  /// agree that all could (else the group's collectives go through MPI, as
+  /// they do with WHALE_MPI_SHARED_MEMORY=0). Collective over the group.
+  void shareMemory(const std::vector<int> &group, MPI_Comm comm) {
+    if (segmentPrefix.empty() || group.size() < 2)
+      return;
+    for (int r : group)
+      if (hostOf[r] != hostOf[rank])
+        return;
+    const char *off = std::getenv("WHALE_MPI_SHARED_MEMORY");
+    uint64_t hash = 1469598103934665603ull;
+    for (int r : group)
+      hash = (hash ^ static_cast<uint64_t>(r)) * 1099511628211ull;
+    char name[96];
+    std::snprintf(name, sizeof name, "%s-%zx-%llx", segmentPrefix.c_str(),
+                  group.size(), static_cast<unsigned long long>(hash));
+    const int position = static_cast<int>(
+        std::find(group.begin(), group.end(), rank) - group.begin());
+    std::string why;
+    std::unique_ptr<SharedMemoryGroup> memory;
+    // Every member counts the same processes on the host and the same
+    // cores, so all choose the same buffers.
+    const int onHost = static_cast<int>(
+        std::count(hostOf.begin(), hostOf.end(), hostOf[rank]));
+    const int64_t buffer =
+        onHost > static_cast<int>(std::thread::hardware_concurrency())
+            ? SharedMemoryGroup::kOversubscribedBufferBytes
+            : SharedMemoryGroup::kBufferBytes;
+    if (!(off && std::string(off) == "0"))
+      memory = SharedMemoryGroup::open(name, static_cast<int>(group.size()),
+                                       position, buffer, why);
+    int mine = memory ? 1 : 0, all = 0;
+    if (MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+      all = 0;
+    if (position == 0) { // every member has tried to map it by now
+      if (memory)
+        memory->unlink();
+      else
+        shm_unlink(name); // another member may have made it
+    }
+    if (!all)
+      return;
+    auto g = std::make_unique<HostGroup>();
+    g->memory = std::move(memory);
+    hostGroups[group] = std::move(g);
+  }
+
+  /// `group`'s shared memory, when its collectives move through it.
+  HostGroup *hostGroup(const std::vector<int> &group) {
+    auto it = hostGroups.find(group);
+    return it == hostGroups.end() ? nullptr : it->second.get();
   }
 
   /// A collective's staging buffer, kept between calls (fresh memory for
@@ -212,6 +359,7 @@ struct MpiCommunicator::Impl {
       return Status::internal("making the communicator of ranks [" +
                               rankList(group) + "]: " + mpiError(rc));
     groups[group] = out;
+    shareMemory(group, out);
     return Status::ok();
   }
 
@@ -365,6 +513,8 @@ MpiCommunicator::create(std::chrono::milliseconds timeout, std::string &error,
         impl->world, impl->rank, impl->size, perProcess, timeout);
   if (impl->size > 1)
     impl->watchPeers();
+  if (impl->size > 1 && !impl->shared)
+    impl->meetHosts();
   return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(std::move(impl)));
 }
 
@@ -390,6 +540,11 @@ int MpiCommunicator::rank() const { return impl->rank; }
 int MpiCommunicator::ranksPerProcess() const {
   return impl->shared ? impl->shared->size() / impl->size : 1;
 }
+bool MpiCommunicator::sharesMemory(const std::vector<int> &group) const {
+  std::lock_guard<std::mutex> lock(impl->mpi);
+  return impl->hostGroup(group) != nullptr;
+}
+
 bool MpiCommunicator::concurrentCollectives() const {
   // One rank per process: its collective thread and its own thread take
   // turns at MPI (wait lets go between polls). Several ranks per process:
@@ -529,6 +684,44 @@ int positionIn(const std::vector<int> &group, int rank) {
                           group.begin());
 }
 
+/// Where each of `len`'s chunks begins, one after another.
+std::vector<int64_t> offsetsOf(const std::vector<int64_t> &len) {
+  std::vector<int64_t> at(len.size());
+  int64_t total = 0;
+  for (size_t k = 0; k < len.size(); ++k) {
+    at[k] = total;
+    total += len[k];
+  }
+  return at;
+}
+
+std::vector<int64_t> scaled(std::vector<int64_t> v, int64_t by) {
+  for (int64_t &x : v)
+    x *= by;
+  return v;
+}
+
+/// sumChunks through the group's shared memory (`lock`, MPI's, is let go:
+/// no MPI call is made).
+Status sumChunksOnHost(MpiCommunicator::Impl &impl,
+                       MpiCommunicator::Impl::HostGroup &host,
+                       std::unique_lock<std::mutex> &lock,
+                       const std::string &where, int pos, DType dtype,
+                       void *data, const std::vector<int64_t> &len,
+                       bool gather) {
+  lock.unlock();
+  std::lock_guard<std::mutex> busy(host.busy);
+  const int64_t esz = dtypeSize(dtype);
+  const std::vector<int64_t> at = offsetsOf(len);
+  char *mine = static_cast<char *>(data) + at[pos] * esz;
+  Status st =
+      gather
+          ? host.memory->allReduce(dtype, data, len, at, impl.waiter(where))
+          : host.memory->reduce(dtype, data, len, at, mine, impl.waiter(where));
+  lock.lock();
+  return st;
+}
+
 } // namespace
 
 Status MpiCommunicator::allReduce(int rank, const std::vector<int> &group,
@@ -547,9 +740,13 @@ Status MpiCommunicator::allReduce(int rank, const std::vector<int> &group,
   std::vector<int64_t> len(group.size());
   for (int64_t k = 0; k < n; ++k)
     len[k] = count / n + (k < count % n ? 1 : 0);
-  if (Status st = sumChunks(*impl, lock, comm, where, positionIn(group, rank),
-                            dtype, data, len, /*gather=*/true);
-      !st)
+  const int pos = positionIn(group, rank);
+  Status st = impl->hostGroup(group)
+                  ? sumChunksOnHost(*impl, *impl->hostGroup(group), lock, where,
+                                    pos, dtype, data, len, /*gather=*/true)
+                  : sumChunks(*impl, lock, comm, where, pos, dtype, data, len,
+                              /*gather=*/true);
+  if (!st)
     return st;
   impl->counters.allReduceBytes += bytes;
   return Status::ok();
@@ -570,9 +767,12 @@ Status MpiCommunicator::reduceToOwners(int rank, const std::vector<int> &group,
     return st;
   const int64_t esz = dtypeSize(dtype);
   const int pos = positionIn(group, rank);
-  if (Status st = sumChunks(*impl, lock, comm, where, pos, dtype, data, parts,
-                            /*gather=*/false);
-      !st)
+  Status st = impl->hostGroup(group)
+                  ? sumChunksOnHost(*impl, *impl->hostGroup(group), lock, where,
+                                    pos, dtype, data, parts, /*gather=*/false)
+                  : sumChunks(*impl, lock, comm, where, pos, dtype, data, parts,
+                              /*gather=*/false);
+  if (!st)
     return st;
   impl->counters.reduceToOwnersBytes += (count - parts[pos]) * esz;
   return Status::ok();
@@ -601,8 +801,22 @@ Status MpiCommunicator::gatherFromOwners(int rank,
     at[k] = static_cast<int>(offset);
     offset += bytes[k];
   }
-  Staging stage(*impl, offset);
   char *mine = static_cast<char *>(data);
+  if (Impl::HostGroup *host = impl->hostGroup(group)) {
+    lock.unlock();
+    std::unique_lock<std::mutex> busy(host->busy);
+    const std::vector<int64_t> sizes = scaled(parts, esz);
+    Status st = host->memory->gather(mine + at[pos], data, sizes,
+                                     offsetsOf(sizes), impl->waiter(where));
+    busy.unlock();
+    lock.lock();
+    if (!st)
+      return st;
+    impl->counters.broadcastBytes +=
+        (static_cast<int64_t>(group.size()) - 1) * parts[pos] * esz;
+    return Status::ok();
+  }
+  Staging stage(*impl, offset);
   copyBytes(stage.at(at[pos]), mine + at[pos], bytes[pos]);
   MPI_Request request;
   MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, stage.at(0), bytes.data(),
@@ -631,6 +845,19 @@ Status MpiCommunicator::allGather(int rank, const std::vector<int> &group,
       !st)
     return st;
   const int64_t n = static_cast<int64_t>(group.size());
+  if (Impl::HostGroup *host = impl->hostGroup(group)) {
+    lock.unlock();
+    std::unique_lock<std::mutex> busy(host->busy);
+    const std::vector<int64_t> sizes(group.size(), bytes);
+    Status st = host->memory->gather(in, out, sizes, offsetsOf(sizes),
+                                     impl->waiter(where));
+    busy.unlock();
+    lock.lock();
+    if (!st)
+      return st;
+    impl->counters.allGatherBytes += bytes;
+    return Status::ok();
+  }
   Staging stage(*impl, bytes + n * bytes);
   copyBytes(stage.at(0), in, bytes);
   MPI_Request request;
@@ -674,6 +901,19 @@ Status MpiCommunicator::reduceScatter(int rank, const std::vector<int> &group,
   // Part i of every member comes to member i, which adds them in group
   // order.
   const int64_t n = static_cast<int64_t>(group.size());
+  if (Impl::HostGroup *host = impl->hostGroup(group)) {
+    lock.unlock();
+    std::unique_lock<std::mutex> busy(host->busy);
+    const std::vector<int64_t> len(group.size(), count);
+    Status st = host->memory->reduce(dtype, in, len, offsetsOf(len), out,
+                                     impl->waiter(where));
+    busy.unlock();
+    lock.lock();
+    if (!st)
+      return st;
+    impl->counters.reduceScatterBytes += bytes;
+    return Status::ok();
+  }
   Staging stage(*impl, 2 * n * bytes);
   copyBytes(stage.at(0), in, n * bytes);
   char *parts = stage.at(n * bytes);

@@ -10,7 +10,12 @@
 // in-process transport. Sums are taken here, each element by one member
 // from every member's copy in group order (all-to-all, add, all-gather for
 // an all-reduce: a ring's traffic; all-to-all and add for reduce-scatter),
-// so a plan gets the same bits under mpirun as in one process.
+// so a plan gets the same bits under mpirun as in one process. A group
+// whose processes share one host moves the data of its all-reduces,
+// reductions, gathers and reduce-scatters through a shared-memory segment
+// of its own instead (SharedMemoryGroup.h: the same sums in the same
+// order, without the staging copy MPI's calls need for safety);
+// WHALE_MPI_SHARED_MEMORY=0 keeps them on MPI.
 //
 // Built only where MPI is found (WHALE_HAVE_MPI); MPI must be initialized
 // with at least MPI_THREAD_SERIALIZED before one is made.
@@ -43,6 +48,10 @@ public:
   int rank() const;
   /// Ranks each process holds.
   int ranksPerProcess() const;
+  /// Whether `group`'s collectives move through a shared-memory segment
+  /// (its processes share one host; known from the group's first
+  /// collective on).
+  bool sharesMemory(const std::vector<int> &group) const;
 
   int size() const override;
   Status allReduce(int rank, const std::vector<int> &group, DType dtype,

@@ -143,6 +143,65 @@ TEST(Mpi, AllGatherReduceScatterAndBroadcastInGroupOrder) {
   EXPECT_EQ(value, 2.5);
 }
 
+/// Every collective the shared memory carries, on `comm`, with counts that
+/// take several rounds and chunks of unequal length; the results, one after
+/// another.
+std::vector<float> largeCollectives(MpiCommunicator &comm) {
+  const int me = comm.rank();
+  const std::vector<int> group = {2, 0, 1};
+  const int64_t n = 3 * (int64_t(1) << 20) + 7; // 12 MiB and a bit
+  std::vector<float> results;
+  auto append = [&](const std::vector<float> &v) {
+    results.insert(results.end(), v.begin(), v.end());
+  };
+  std::vector<float> data(n);
+  auto fill = [&] {
+    for (int64_t i = 0; i < n; ++i)
+      data[i] = valuesOf(me, 1)[0] * float(1 + i % 13) + 0.37f * float(i % 101);
+  };
+  fill();
+  EXPECT_TRUE(comm.allReduce(me, group, DType::F32, data.data(), n));
+  append(data);
+  fill();
+  const std::vector<int64_t> parts = {n - 1000, 0, 1000};
+  EXPECT_TRUE(comm.reduceToOwners(me, group, DType::F32, data.data(), parts));
+  append(data);
+  EXPECT_TRUE(comm.gatherFromOwners(me, group, DType::F32, data.data(), parts));
+  append(data);
+  fill();
+  std::vector<float> out(3 * n);
+  EXPECT_TRUE(
+      comm.allGather(me, group, DType::F32, data.data(), n, out.data()));
+  append(out);
+  std::vector<float> in(out.begin(), out.end()), part(n);
+  for (int64_t i = 0; i < 3 * n; ++i)
+    in[i] += float(me) * 0.5f;
+  EXPECT_TRUE(
+      comm.reduceScatter(me, group, DType::F32, in.data(), n, part.data()));
+  append(part);
+  return results;
+}
+
+TEST(Mpi, SharedMemoryGivesMpisBitsOverManyRounds) {
+  auto shared = world();
+  std::vector<float> through = largeCollectives(*shared);
+  EXPECT_TRUE(shared->sharesMemory({2, 0, 1}));
+  setenv("WHALE_MPI_SHARED_MEMORY", "0", 1);
+  auto mpi = world();
+  std::vector<float> without = largeCollectives(*mpi);
+  unsetenv("WHALE_MPI_SHARED_MEMORY");
+  EXPECT_FALSE(mpi->sharesMemory({2, 0, 1}));
+  ASSERT_EQ(through.size(), without.size());
+  // Bits, not values: the same sums in the same order.
+  EXPECT_EQ(std::memcmp(through.data(), without.data(),
+                        through.size() * sizeof(float)),
+            0);
+  EXPECT_EQ(shared->counters(shared->rank()).allReduceBytes,
+            mpi->counters(mpi->rank()).allReduceBytes);
+  EXPECT_EQ(shared->counters(shared->rank()).reduceScatterBytes,
+            mpi->counters(mpi->rank()).reduceScatterBytes);
+}
+
 TEST(Mpi, MessagesMatchByTagWhateverTheirOrder) {
   auto comm = world();
   const int me = comm->rank();
