@@ -698,16 +698,15 @@ whale_rt_status whale_rt_reduce_to_owners_start(
     whale_rt_context *ctx, int32_t group, int32_t shards, int32_t num_tensors,
     whale_rt_tensor *const *ts, const int32_t *owners, int64_t *request);
 /* Gradients sharded while micro-batches accumulate (ZeRO stage 2): each
- * grads[i] summed over `group` (as whale_rt_reduce_to_owners sums it) and
- * added, on its owner alone, into sums[i] in place. Every gradient is freed
- * after, and so are the sums this rank does not own (nothing reads them
- * here). */
-whale_rt_status whale_rt_reduce_into_owners(whale_rt_context *ctx,
-                                            int32_t group, int32_t shards,
-                                            int32_t num_tensors,
-                                            whale_rt_tensor *const *grads,
-                                            whale_rt_tensor *const *sums,
-                                            const int32_t *owners);
+ * grads[i], already summed over `group` on its owner (by
+ * whale_rt_reduce_to_owners or its started pair), added there alone into
+ * sums[i] in place. Every gradient is freed after, and so are the sums this
+ * rank does not own (nothing reads them here). */
+whale_rt_status whale_rt_add_into_owners(whale_rt_context *ctx, int32_t group,
+                                         int32_t shards, int32_t num_tensors,
+                                         whale_rt_tensor *const *grads,
+                                         whale_rt_tensor *const *sums,
+                                         const int32_t *owners);
 /* Optimizer state sharded over a group (ZeRO stage 1): *mine is 1 when
  * ctx is the member at position `owner` of `group` (WHALE_RT_GROUP_*;
  * `shards` for WHALE_RT_GROUP_SHARD_PEERS), else 0. */

@@ -423,18 +423,22 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
     return groupCollective(op, "whale.broadcast", Collective::AllGather,
                            operandBytes(op), bc.getGroup(), bc.getShards(),
                            position, error);
-  // Gradients sharded while micro-batches accumulate (stage 2): each
-  // micro-batch's reduced to their owners (the bucket's reduce-scatter),
-  // then added into the owners' sums.
-  if (auto into = llvm::dyn_cast<ReduceIntoOwnersOp>(op)) {
-    int64_t bytes = 0;
-    for (mlir::Value v : into.getGrads())
-      bytes += tensorBytes(v.getType());
-    if (!groupCollective(op, "whale.reduce_to_owners",
-                         Collective::ReduceScatter, bytes, into.getGroup(),
-                         into.getShards(), position, error))
-      return false;
-    step(computeEvent(op, bf16), -1, 0, op);
+  // One member of the group takes an owned update (ZeRO-1) or adds an
+  // owned gradient (stage 2's addition into the owners' sums): each rank,
+  // on average, 1/n of the group's (the owners are dealt out evenly).
+  auto onOneOfGroup = [&](Event &e) {
+    auto shards = op->getAttrOfType<mlir::IntegerAttr>("shards");
+    const double n = double(std::max<int64_t>(
+        1,
+        shards ? replicas / std::max<int64_t>(1, shards.getInt()) : replicas));
+    e.cost.flops /= n;
+    e.cost.bytes /= n;
+    e.signature += " on 1 of " + std::to_string(int64_t(n));
+  };
+  if (llvm::isa<AddIntoOwnersOp>(op)) {
+    Event e = computeEvent(op, bf16);
+    onOneOfGroup(e);
+    step(std::move(e), -1, 0, op);
     program.steps.back().site = position;
     return true;
   }
@@ -476,17 +480,8 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
                !llvm::isa<ClipGradNormOp, BatchNormOp, BatchNormGradOp>(op);
   if (!plain || !seenBefore(op)) {
     Event e = computeEvent(op, bf16);
-    if (owned) {
-      // One member of the group takes the update: each rank, on average,
-      // 1/n of the group's updates (the owners are dealt out evenly).
-      auto shards = op->getAttrOfType<mlir::IntegerAttr>("shards");
-      const double n = double(std::max<int64_t>(
-          1, shards ? replicas / std::max<int64_t>(1, shards.getInt())
-                    : replicas));
-      e.cost.flops /= n;
-      e.cost.bytes /= n;
-      e.signature += " on 1 of " + std::to_string(int64_t(n));
-    }
+    if (owned)
+      onOneOfGroup(e);
     step(std::move(e), -1, 0, op);
     if (plain)
       remember(op);

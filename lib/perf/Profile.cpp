@@ -50,7 +50,7 @@ bool runsAlone(mlir::Operation *op) {
          !op->hasAttr("owner") &&
          !llvm::isa<ClipGradNormOp, AllReduceStartOp, AllReduceWaitOp,
                     BroadcastOp, GatherParamsOp, GatherParamsStartOp,
-                    GatherParamsWaitOp, ReduceIntoOwnersOp>(op);
+                    GatherParamsWaitOp, AddIntoOwnersOp>(op);
 }
 
 /// One function per compute event first read in `ctx` (each shape of rank

@@ -105,7 +105,7 @@ Peaks peaksOf(mlir::func::FuncOp fn) {
       takeOver(ar.getValues(), ar.getResults());
     else if (auto clip = mlir::dyn_cast<ClipGradNormOp>(op))
       takeOver(clip.getGrads(), clip.getResults());
-    else if (auto into = mlir::dyn_cast<ReduceIntoOwnersOp>(op))
+    else if (auto into = mlir::dyn_cast<AddIntoOwnersOp>(op))
       takeOver(into.getSums(), into.getResults());
     else if (auto start = mlir::dyn_cast<AllReduceStartOp>(op)) {
       // A reduce to owners frees what a rank sends for other owners once
@@ -137,7 +137,7 @@ Peaks peaksOf(mlir::func::FuncOp fn) {
         if (bytes)
           held[r] = bytes;
     if (!mlir::isa<ParamOp, AllReduceOp, ClipGradNormOp, AllReduceStartOp,
-                   AllReduceWaitOp, ReduceIntoOwnersOp>(op)) {
+                   AllReduceWaitOp, AddIntoOwnersOp>(op)) {
       const bool gather = mlir::isa<GatherParamsOp, GatherParamsWaitOp>(op);
       for (mlir::Value r : op.getResults()) {
         int64_t bytes = tensorBytes(r.getType());
@@ -254,9 +254,6 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
         if (plan.replicas > 1)
           r.statisticsBytes +=
               8 * (2 * bn.getGamma().getType().getNumElements() + 1);
-      } else if (auto into = mlir::dyn_cast<ReduceIntoOwnersOp>(op)) {
-        for (mlir::Value v : into.getGrads())
-          r.reducedToOwnersBytes += tensorBytes(v.getType());
       } else if (mlir::isa<AllReduceOp, AllReduceStartOp>(op)) {
         ++r.buckets;
         int64_t &bytes = op->hasAttr("owners") ? r.reducedToOwnersBytes

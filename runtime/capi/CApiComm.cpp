@@ -697,29 +697,24 @@ whale_rt_status whale_rt_reduce_to_owners(whale_rt_context *ctx, int32_t group,
   });
 }
 
-whale_rt_status whale_rt_reduce_into_owners(whale_rt_context *ctx,
-                                            int32_t group, int32_t shards,
-                                            int32_t num_tensors,
-                                            whale_rt_tensor *const *grads,
-                                            whale_rt_tensor *const *sums,
-                                            const int32_t *owners) {
+whale_rt_status whale_rt_add_into_owners(whale_rt_context *ctx, int32_t group,
+                                         int32_t shards, int32_t num_tensors,
+                                         whale_rt_tensor *const *grads,
+                                         whale_rt_tensor *const *sums,
+                                         const int32_t *owners) {
   return guarded(ctx, [&]() -> whale_rt_status {
     std::vector<int> ranks;
     int position = 0;
     if (num_tensors < 1 || !grads || !sums || !owners || !ctx->comm ||
         !collectiveGroup(ctx, group, shards, ranks, position))
-      return ctx->invalid("reduce_into_owners: needs a bound context, a "
+      return ctx->invalid("add_into_owners: needs a bound context, a "
                           "group, and gradients with their sums and owners");
     for (int32_t i = 0; i < num_tensors; ++i)
-      if (!sums[i] || (owners[i] == position && grads[i] &&
-                       sums[i]->tensor.shape() != grads[i]->tensor.shape()))
-        return ctx->invalid("reduce_into_owners: sum " + std::to_string(i) +
+      if (!sums[i] ||
+          (owners[i] == position &&
+           (!grads[i] || sums[i]->tensor.shape() != grads[i]->tensor.shape())))
+        return ctx->invalid("add_into_owners: sum " + std::to_string(i) +
                             " is not its gradient's shape on its owner");
-    // The micro-batch's sums on their owners, in the gradients' tensors:
-    // the reduce to owners' bits.
-    if (whale_rt_status s = whale_rt_reduce_to_owners(
-            ctx, group, shards, num_tensors, grads, owners))
-      return s;
     for (int32_t i = 0; i < num_tensors; ++i) {
       if (owners[i] == position) {
         Tensor &sum = sums[i]->tensor;

@@ -721,7 +721,8 @@ TEST(Equivalence, ShardedParametersAreTheReplicatedOnes) {
 // every rank less memory than stage 1: data parallel over 4 accumulating 4,
 // a pipeline of replicated stages with clipping (also with the parameters
 // sharded), split groups of two accumulating 2 (parts owned among the
-// shard peers), a replicated and a split stage with clipping.
+// shard peers), a replicated and a split stage with clipping; each the
+// bits of the same plan with its reductions not overlapped.
 TEST(Equivalence, ShardedGradientsTrainLikeOneDevice) {
   struct Case {
     const char *script;
@@ -759,8 +760,17 @@ TEST(Equivalence, ShardedGradientsTrainLikeOneDevice) {
     whale::TrainResult stage1 = trainText(
         edit(c.text, "shard_gradients = true", "shard_optimizer = true"),
         c.script, c.cluster);
+    // Each reduction overlapped with the next micro-batch's work, or
+    // waited for where it starts: the same sums in the same order.
+    whale::TrainResult blocking = trainText(
+        edit(c.text, "shard_gradients = true",
+             "shard_gradients = true\n  grad_sync = \"after_backward\""),
+        c.script, c.cluster);
     ASSERT_TRUE(sharded.ok) << sharded.error;
     ASSERT_TRUE(stage1.ok) << stage1.error;
+    ASSERT_TRUE(blocking.ok) << blocking.error;
+    EXPECT_EQ(sharded.losses, blocking.losses);
+    EXPECT_EQ(sharded.parameters, blocking.parameters);
     ASSERT_EQ(sharded.peakMemory.size(), stage1.peakMemory.size());
     for (size_t r = 0; r < stage1.peakMemory.size(); ++r) {
       EXPECT_LE(sharded.peakMemory[r], stage1.peakMemory[r]) << "rank " << r;

@@ -149,7 +149,7 @@ LogicalResult GatherParamsOp::verify() {
   return verifyGather(*this, getParams(), getOwners(), getGroup(), getShards());
 }
 
-LogicalResult ReduceIntoOwnersOp::verify() {
+LogicalResult AddIntoOwnersOp::verify() {
   if (getGrads().empty())
     return emitOpError("sums at least one gradient");
   if (getGrads().getTypes() != getSums().getTypes() ||
@@ -164,12 +164,12 @@ LogicalResult ReduceIntoOwnersOp::verify() {
     return emitOpError("owners are positions in the group, so none may be "
                        "negative");
   if (getGroup() == "stages")
-    return emitOpError("sums over the replicas or the shard peers, not the "
+    return emitOpError("adds over the replicas or the shard peers, not the "
                        "stages");
   return verifyGroupAndShards(*this, getGroup(), getShards());
 }
 // The sums are written in place: no new tensor.
-int64_t ReduceIntoOwnersOp::getOutputMemory() { return 0; }
+int64_t AddIntoOwnersOp::getOutputMemory() { return 0; }
 
 LogicalResult GatherParamsStartOp::verify() {
   if (!getPending().hasOneUse() ||

@@ -196,21 +196,24 @@ def Whale_GatherParamsWaitOp : Whale_Op<"gather_params_wait",
   let hasVerifier = 1;
 }
 
-def Whale_ReduceIntoOwnersOp : Whale_Op<"reduce_into_owners",
+def Whale_AddIntoOwnersOp : Whale_Op<"add_into_owners",
     [MemoryEffects<[MemRead, MemWrite]>, AttrSizedOperandSegments,
      DeclareOpInterfaceMethods<Whale_CostOpInterface, ["getOutputMemory"]>]> {
-  let summary = "Sums a micro-batch's gradients over a group into their owners' sums";
+  let summary = "Adds a micro-batch's gradients, summed on their owners, into the owners' sums";
   let description = [{
     Gradients sharded over a group while micro-batches accumulate (ZeRO
-    stage 2, `shard_gradients`): each of `grads` is summed over `group`
-    (as `whale.all_reduce` with `owners` sums it) and added, on its owner
-    alone, into the running sum `sums` holds, in place; the results are
-    those sums. On the other members a result has no values: nothing but
-    the owner's update (or the next micro-batch's reduction) reads it.
-    Each rank's `grads` are freed once sent.
+    stage 2, `shard_gradients`): after a `whale.all_reduce` with `owners`
+    (or its started pair) has summed a micro-batch's `grads` over `group`,
+    each is added, on its owner alone, into the running sum `sums` holds,
+    in place; the results are those sums. On the other members a result
+    has no values: nothing but the owner's update (or the next
+    micro-batch's addition) reads it. Each rank's `grads` are freed.
+    Split from the reduction so that the reduction overlaps the backward
+    like any other (`-whale-overlap-grad-sync`).
 
     ```mlir
-    %s2:2 = whale.reduce_into_owners %g2a, %g2b into %s1#0, %s1#1 to [1, 0] over "replicas" : tensor<16x4xf32>, tensor<4xf32> into tensor<16x4xf32>, tensor<4xf32> -> tensor<16x4xf32>, tensor<4xf32>
+    %r:2 = whale.all_reduce %g2a, %g2b over "replicas" {owners = array<i64: 1, 0>} : tensor<16x4xf32>, tensor<4xf32>
+    %s2:2 = whale.add_into_owners %r#0, %r#1 into %s1#0, %s1#1 to [1, 0] over "replicas" : tensor<16x4xf32>, tensor<4xf32> into tensor<16x4xf32>, tensor<4xf32> -> tensor<16x4xf32>, tensor<4xf32>
     ```
   }];
   let arguments = (ins Variadic<Whale_FloatTensor>:$grads,

@@ -34,13 +34,12 @@ Handles lowerAllReduce(AllReduceOp ar, ValueRange in, RuntimeCalls &rt) {
   return Handles(in.begin(), in.end());
 }
 
-/// A micro-batch's gradients summed into their owners' running sums, in
-/// place: the results are the sums' tensors.
-Handles lowerReduceIntoOwners(ReduceIntoOwnersOp r, ValueRange in,
-                              RuntimeCalls &rt) {
+/// A micro-batch's reduced gradients added into their owners' running
+/// sums, in place: the results are the sums' tensors.
+Handles lowerAddIntoOwners(AddIntoOwnersOp r, ValueRange in, RuntimeCalls &rt) {
   const size_t n = r.getGrads().size();
   std::optional<int64_t> shards = r.getShards();
-  rt.call(WHALE_RT_FN(reduce_into_owners),
+  rt.call(WHALE_RT_FN(add_into_owners),
           {rt.ctx, rt.groupOf(shards, r.getGroup()), rt.i32(shards.value_or(0)),
            rt.i32(static_cast<int32_t>(n)), rt.handleArray(in.take_front(n)),
            rt.handleArray(in.drop_front(n)), rt.i32ArrayOf(r.getOwners())});
@@ -85,7 +84,7 @@ void whale::populateCommunicationRuntimePatterns(
   addRuntimePattern<AllReduceOp>(p, l, lowerAllReduce);
   addRuntimePattern<AllReduceStartOp>(p, l, lowerAllReduceStart);
   addRuntimePattern<AllReduceWaitOp>(p, l, lowerAllReduceWait);
-  addRuntimePattern<ReduceIntoOwnersOp>(p, l, lowerReduceIntoOwners);
+  addRuntimePattern<AddIntoOwnersOp>(p, l, lowerAddIntoOwners);
   addRuntimePattern<SendOp>(
       p, l, [](SendOp s, ValueRange in, RuntimeCalls &rt) {
         rt.call(WHALE_RT_FN(send),

@@ -28,7 +28,7 @@ using namespace mlir;
 using namespace whale;
 
 bool whale::writesOperandsInPlace(Operation *op) {
-  return isa<AllReduceOp, AllReduceStartOp, ClipGradNormOp, ReduceIntoOwnersOp>(
+  return isa<AllReduceOp, AllReduceStartOp, ClipGradNormOp, AddIntoOwnersOp>(
       op);
 }
 

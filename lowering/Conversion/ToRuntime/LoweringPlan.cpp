@@ -140,14 +140,13 @@ LogicalResult LoweringPlan::add(func::FuncOp fn) {
     // What this op was the last to read (never inputs, parameters or the
     // results, which the caller owns). Clipping's and a collective's
     // results are their operands' tensors, released after their own last
-    // use instead; a wait's operand is a request, not a tensor. A reduce
+    // use instead; a wait's operand is a request, not a tensor. An addition
     // into owners' sums writes its sums in place and consumes its
     // gradients, which it releases.
-    auto reduceInto = dyn_cast<ReduceIntoOwnersOp>(op);
-    if (!writesInPlace(op) || reduceInto)
+    auto addInto = dyn_cast<AddIntoOwnersOp>(op);
+    if (!writesInPlace(op) || addInto)
       for (OpOperand &use : op->getOpOperands()) {
-        if (reduceInto &&
-            use.getOperandNumber() >= reduceInto.getGrads().size())
+        if (addInto && use.getOperandNumber() >= addInto.getGrads().size())
           continue;
         Value r = resolve(use.get());
         if (lastUse.lookup(r) != op || isResult(r) || isa<BlockArgument>(r) ||

@@ -200,6 +200,61 @@ void overlap(func::FuncOp fn) {
     if (first)
       order.moveBefore(wait, first);
   }
+  // Stage 2's additions of a micro-batch's reduced gradients into their
+  // owners' sums (-whale-shard-gradients) move down, with their waits, to
+  // just before the next micro-batch makes its first gradient of the
+  // bucket (or where the sums are first read, after the last): each
+  // reduction runs under the rest of its backward and the next
+  // micro-batch's forward, and its packed bucket is gone before the next
+  // micro-batch's gradients of the bucket are made, so a rank never holds
+  // two micro-batches' gradients of a bucket.
+  SmallVector<AddIntoOwnersOp> adds;
+  for (Operation &op : body)
+    if (auto add = dyn_cast<AddIntoOwnersOp>(op))
+      adds.push_back(add);
+  // Where the first gradient a started reduction reads is made (or
+  // `limit`, when that is earlier).
+  auto firstMade = [&](AllReduceWaitOp wait, Operation *limit) {
+    Operation *first = limit;
+    for (Value g : wait.getStart().getValues())
+      if (Operation *def = inBlock(body, g.getDefiningOp()))
+        if (!first || order.before(def, first))
+          first = def;
+    return first;
+  };
+  // The wait that makes `v`, when `add` alone reads it.
+  auto waitOnlyFor = [&](Value v, AddIntoOwnersOp add) {
+    auto wait = v.getDefiningOp<AllReduceWaitOp>();
+    if (!wait || wait->getBlock() != &body ||
+        !llvm::all_of(wait->getUsers(), [&](Operation *u) { return u == add; }))
+      return AllReduceWaitOp();
+    return wait;
+  };
+  for (AddIntoOwnersOp add : adds) {
+    AllReduceWaitOp reduced = waitOnlyFor(add.getGrads().front(), add);
+    // The first micro-batch's sums, waited for before the second makes
+    // its first gradient of the bucket.
+    if (reduced)
+      for (Value v : add.getSums())
+        if (AllReduceWaitOp wait = waitOnlyFor(v, add))
+          if (Operation *first = firstMade(reduced, nullptr))
+            if (order.before(first, wait))
+              order.moveBefore(wait, first);
+    Operation *target = nullptr;
+    for (Operation *user : add->getUsers()) {
+      Operation *u = inBlock(body, user);
+      if (auto next = dyn_cast_or_null<AddIntoOwnersOp>(u))
+        if (AllReduceWaitOp wait = waitOnlyFor(next.getGrads().front(), next))
+          u = firstMade(wait, u);
+      if (u && (!target || order.before(u, target)))
+        target = u;
+    }
+    if (!target || !order.before(add, target))
+      continue;
+    if (reduced)
+      order.moveBefore(reduced, target);
+    order.moveBefore(add, target);
+  }
 }
 
 struct OverlapGradSyncPass

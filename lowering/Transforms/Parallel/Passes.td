@@ -212,7 +212,9 @@ def WhaleShardGradients : WhalePass<"whale-shard-gradients"> {
     turns each bucket reduced to owners whose gradients are running sums of
     the micro-batches' into one reduction per micro-batch, placed as soon
     as its gradients are final: the first a reduce to owners, each later
-    one a `whale.reduce_into_owners` into the owners' sums. Runs on rank
+    one a reduce to owners whose sums `whale.add_into_owners` adds into the
+    owners' sums (`-whale-overlap-grad-sync` overlaps the reductions like
+    any other and moves each addition to where the next starts). Runs on rank
     programs (functions with `whale.rank`), after `-whale-shard-optimizer`.
   }];
 }

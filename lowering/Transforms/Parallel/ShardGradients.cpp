@@ -8,9 +8,12 @@
 // gradients are reduced to their owners as soon as they are final, and
 // only the owners add them up: the first micro-batch's bucket becomes a
 // reduce to owners (`whale.all_reduce` with `owners`), each later one a
-// `whale.reduce_into_owners` into those sums. A member keeps no gradient
-// it does not own past its micro-batch's reduction (the runtime frees
-// them), at the price of one reduction per micro-batch.
+// reduce to owners whose sums `whale.add_into_owners` adds into those. A
+// member keeps no gradient it does not own past its micro-batch's
+// reduction (the runtime frees them), at the price of one reduction per
+// micro-batch. The reductions are all-reduces like any other, so
+// -whale-overlap-grad-sync overlaps each with the next micro-batch's work,
+// and moves its addition to where the next one starts.
 //
 // The sums are the same numbers added in another order (each micro-batch
 // summed over the group, then the micro-batches), so they may differ from
@@ -103,15 +106,14 @@ void shardGradients(func::FuncOp fn, OpBuilder &b) {
       else
         b.setInsertionPointToStart(&body);
       SmallVector<Type> types(ValueRange(parts[t]).getTypes());
-      Operation *reduced;
-      if (t == 0)
-        reduced = AllReduceOp::create(
-            b, bucket.getLoc(), types, parts[t], bucket.getGroupAttr(),
-            bucket.getShardsAttr(), bucket.getOwnersAttr());
-      else
-        reduced = ReduceIntoOwnersOp::create(
-            b, bucket.getLoc(), types, parts[t], sums, bucket.getOwnersAttr(),
-            bucket.getGroupAttr(), bucket.getShardsAttr());
+      Operation *reduced = AllReduceOp::create(
+          b, bucket.getLoc(), types, parts[t], bucket.getGroupAttr(),
+          bucket.getShardsAttr(), bucket.getOwnersAttr());
+      if (t > 0)
+        reduced = AddIntoOwnersOp::create(
+            b, bucket.getLoc(), types, reduced->getResults(), sums,
+            bucket.getOwnersAttr(), bucket.getGroupAttr(),
+            bucket.getShardsAttr());
       sums.assign(reduced->getResults().begin(), reduced->getResults().end());
       after = reduced;
     }

@@ -109,11 +109,12 @@ func.func @other_types() {
 
 // -----
 
-// A micro-batch's gradients summed into their owners' running sums.
+// A micro-batch's gradients, summed on their owners, added into the
+// owners' running sums.
 // CHECK-LABEL: func.func @into_sums
-// CHECK: whale.reduce_into_owners %{{.*}} into %{{.*}} to [1] over "shard_peers" {shards = 2 : i64} : tensor<4xf32> into tensor<4xf32> -> tensor<4xf32>
+// CHECK: whale.add_into_owners %{{.*}} into %{{.*}} to [1] over "shard_peers" {shards = 2 : i64} : tensor<4xf32> into tensor<4xf32> -> tensor<4xf32>
 func.func @into_sums(%g: tensor<4xf32>, %s: tensor<4xf32>) -> tensor<4xf32> {
-  %r = whale.reduce_into_owners %g into %s to [1] over "shard_peers" {shards = 2 : i64} : tensor<4xf32> into tensor<4xf32> -> tensor<4xf32>
+  %r = whale.add_into_owners %g into %s to [1] over "shard_peers" {shards = 2 : i64} : tensor<4xf32> into tensor<4xf32> -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
 
@@ -121,15 +122,15 @@ func.func @into_sums(%g: tensor<4xf32>, %s: tensor<4xf32>) -> tensor<4xf32> {
 
 func.func @into_other_sums(%g: tensor<4xf32>, %s: tensor<2xf32>) {
   // expected-error @+1 {{needs one sum of each gradient's type, and results of the sums' types}}
-  %r = whale.reduce_into_owners %g into %s to [0] over "replicas" : tensor<4xf32> into tensor<2xf32> -> tensor<2xf32>
+  %r = whale.add_into_owners %g into %s to [0] over "replicas" : tensor<4xf32> into tensor<2xf32> -> tensor<2xf32>
   return
 }
 
 // -----
 
 func.func @into_over_stages(%g: tensor<4xf32>, %s: tensor<4xf32>) {
-  // expected-error @+1 {{sums over the replicas or the shard peers, not the stages}}
-  %r = whale.reduce_into_owners %g into %s to [0] over "stages" : tensor<4xf32> into tensor<4xf32> -> tensor<4xf32>
+  // expected-error @+1 {{adds over the replicas or the shard peers, not the stages}}
+  %r = whale.add_into_owners %g into %s to [0] over "stages" : tensor<4xf32> into tensor<4xf32> -> tensor<4xf32>
   return
 }
 

@@ -136,8 +136,9 @@ TEST(ShardedParameters, AStartedReduceToOwnersFreesWhatOthersOwn) {
 }
 
 // Stage 2 while micro-batches accumulate: a micro-batch's gradients summed
-// over the group and added into the owner's running sum; every gradient,
-// and the sums a rank does not own, freed after.
+// over the group on their owners (a started reduce, as the overlap runs
+// it) and added into the owner's running sum; every gradient, and the sums
+// a rank does not own, freed after.
 TEST(ShardedParameters, AMicroBatchIsAddedIntoItsOwnersSums) {
   TwoReplicas p;
   std::vector<float> owned[2];
@@ -148,8 +149,15 @@ TEST(ShardedParameters, AMicroBatchIsAddedIntoItsOwnersSums) {
     whale_rt_tensor *g[] = {t.f32({2}, {1 * k, 2 * k}), t.f32({1}, {10 * k})};
     whale_rt_tensor *sums[] = {t.f32({2}, {100, 200}), t.f32({1}, {1000})};
     const int32_t owners[] = {1, 0};
-    ASSERT_EQ(whale_rt_reduce_into_owners(t.ctx, WHALE_RT_GROUP_REPLICAS, 0, 2,
-                                          g, sums, owners),
+    int64_t request = 0;
+    ASSERT_EQ(whale_rt_reduce_to_owners_start(t.ctx, WHALE_RT_GROUP_REPLICAS, 0,
+                                              2, g, owners, &request),
+              WHALE_RT_OK)
+        << whale_rt_last_error(t.ctx);
+    ASSERT_EQ(whale_rt_all_reduce_wait(t.ctx, request), WHALE_RT_OK)
+        << whale_rt_last_error(t.ctx);
+    ASSERT_EQ(whale_rt_add_into_owners(t.ctx, WHALE_RT_GROUP_REPLICAS, 0, 2, g,
+                                       sums, owners),
               WHALE_RT_OK)
         << whale_rt_last_error(t.ctx);
     owned[r] = valuesOf(sums[r == 0 ? 1 : 0]);
