@@ -11,8 +11,9 @@ accumulate) and stage 3 (`shard_parameters`), all with their collectives
 overlapped as planned,
 and prints the median step of each and the last losses (which must
 agree to the last digits: stage 2 adds the micro-batches' sums in another
-order). Then one traced run of stage 3 says, per rank and step, how much
-of its communication ran under compute, from the runtime's own events:
+order). Then one traced run of stage 2 and one of stage 3 say, per rank
+and step, how much of their communication ran under compute, from the
+runtime's own events:
 the gathers' and the gradient buckets' time on the rank's communication
 track ("overlapped gather_params", "overlapped reduce_to_owners") against
 the time the rank waited for them on its compute track ("gather_params
@@ -54,20 +55,22 @@ def main():
     for name in PLANS:
         m = statistics.median(ms[name])
         print(f"median {name}: {m:.1f} ms per step (plain x{plain / m:.3f})")
-    traced = traced_ms_per_step(whale, args, a.steps, NAMES,
-                                extra=PLANS["stage 3"], launcher=a.launcher)
-    for rank, pid in enumerate(sorted(traced)):
-        t = traced[pid]
-        gathered = t["overlapped gather_params"]
-        reduced = t["overlapped reduce_to_owners"] + t["overlapped all_reduce"]
-        waited_g, waited_r = t["gather_params wait"], t["all_reduce wait"]
-        hidden = lambda total, waited: (
-            100 * (1 - min(waited, total) / total) if total > 0 else 0)
-        print(f"rank {rank}, ms per step at stage 3: gathers {gathered:.2f} "
-              f"(waited {waited_g:.2f}, {hidden(gathered, waited_g):.0f}% "
-              f"hidden), gradient buckets {reduced:.2f} (waited "
-              f"{waited_r:.2f}, {hidden(reduced, waited_r):.0f}% hidden)")
-
+    for stage in ("stage 2", "stage 3"):
+        traced = traced_ms_per_step(whale, args, a.steps, NAMES,
+                                    extra=PLANS[stage], launcher=a.launcher)
+        for rank, pid in enumerate(sorted(traced)):
+            t = traced[pid]
+            gathered = t["overlapped gather_params"]
+            reduced = (t["overlapped reduce_to_owners"] +
+                       t["overlapped all_reduce"])
+            waited_g, waited_r = t["gather_params wait"], t["all_reduce wait"]
+            hidden = lambda total, waited: (
+                100 * (1 - min(waited, total) / total) if total > 0 else 0)
+            print(f"rank {rank}, ms per step at {stage}: gathers "
+                  f"{gathered:.2f} (waited {waited_g:.2f}, "
+                  f"{hidden(gathered, waited_g):.0f}% hidden), gradient "
+                  f"buckets {reduced:.2f} (waited {waited_r:.2f}, "
+                  f"{hidden(reduced, waited_r):.0f}% hidden)")
 
 if __name__ == "__main__":
     main()

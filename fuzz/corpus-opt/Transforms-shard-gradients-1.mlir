@@ -2,7 +2,7 @@
 // gradient the micro-batches do not add up) stays as it is.
 // CHECK-LABEL: func.func @m_stage0
 // CHECK: whale.all_reduce %{{.*}} over "replicas" {owners = array<i64: 0>}
-// CHECK-NOT: whale.reduce_into_owners
+// CHECK-NOT: whale.add_into_owners
 module attributes {whale.config = #whale.settings<shard_gradients = true, num_micro_batch = 2>} {
   func.func @m_stage0(%g: tensor<4xf32>) -> tensor<f32> attributes {whale.rank = {replicas = 2 : i64, stage = 0 : i64, micro_batches = 2 : i64}} {
     %b = whale.param "m/b" zeros [] : tensor<4xf32>

@@ -94,6 +94,8 @@ std::vector<ConfigChoice> SearchCandidate::config() const {
     c.push_back({"recompute", true});
   if (shardParameters)
     c.push_back({"shard_parameters", true});
+  if (shardGradients)
+    c.push_back({"shard_gradients", true});
   if (wholeRows)
     c.push_back({"split_rows", stringifySplitRows(SplitRows::whole).str()});
   if (afterBackward)
@@ -121,6 +123,7 @@ std::vector<ConfigChoice> SearchCandidate::overrides() const {
            .str()});
   set({"recompute", recompute});
   set({"shard_parameters", shardParameters});
+  set({"shard_gradients", shardGradients});
   set({"split_rows",
        stringifySplitRows(wholeRows ? SplitRows::whole : SplitRows::part)
            .str()});
@@ -145,6 +148,8 @@ std::string SearchCandidate::label() const {
     s += ", recompute";
   if (shardParameters)
     s += ", parameters sharded";
+  if (shardGradients)
+    s += ", gradients sharded";
   if (wholeRows)
     s += ", rows whole";
   if (afterBackward)
@@ -294,10 +299,20 @@ std::vector<SearchCandidate> enumerate(const Cluster &cluster,
               k.recompute = recompute;
               k.wholeRows = wholeRows;
               out.push_back(k);
-              // ZeRO stage 3 where there are replicas to shard over, right
-              // after its twin, which sets it aside where it fits.
+              // ZeRO stages 2 and 3 where there are replicas to shard over
+              // (stage 2 where they accumulate micro-batches), right after
+              // their twin, which sets them aside where it fits.
+              if (d > 1 && m > 1) {
+                k.shardGradients = true;
+                out.push_back(k);
+                k.shardGradients = false;
+              }
               if (d > 1) {
                 k.shardParameters = true;
+                out.push_back(k);
+              }
+              if (d > 1 && m > 1) {
+                k.shardGradients = true;
                 out.push_back(k);
               }
             }
@@ -376,15 +391,16 @@ struct Learned {
 /// no shorter than that plan's mean. Learned from plans without recomputation
 /// only (its segments follow the micro-batches a stage holds), it bounds both:
 /// recomputation only adds forward ops.
-/// (A plan with its parameters sharded moves other bytes: a layout of its
-/// own.)
-using Layout =
-    std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool, bool, bool>;
+/// (A plan with its parameters or its gradients sharded moves other
+/// bytes, the latter once per micro-batch: a layout of its own.)
+using Layout = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool, bool,
+                          bool, bool>;
 std::optional<Layout> sameLayout(const SearchCandidate &k) {
   if (k.asWritten)
     return std::nullopt;
   return std::make_tuple(k.data, k.tensor, k.pipeline, k.chunks, k.even,
-                         k.wholeRows, k.afterBackward, k.shardParameters);
+                         k.wholeRows, k.afterBackward, k.shardParameters,
+                         k.shardGradients);
 }
 
 /// Plans and simulates the script with `k`'s config keys added. `run` only
@@ -637,20 +653,26 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
   // fit (more micro-batches are dominated, and so are more with
   // recomputation where fewer fit without); and every plan that fits
   // without recomputation.
-  std::set<std::tuple<int64_t, int64_t, bool, bool, bool, bool>> fitted;
-  std::set<std::string> fitsKeeping, fitsWhole;
+  std::set<std::tuple<int64_t, int64_t, bool, bool, bool, bool, bool>> fitted;
+  std::set<std::string> fitsKeeping, fitsAtAll;
   auto withoutRecompute = [](SearchCandidate k) {
     k.recompute = false;
     return k.label();
   };
-  auto withoutSharding = [](SearchCandidate k) {
-    k.shardParameters = false;
+  // The plan `k` shards less than: whole parameters and gradients for
+  // stage 2 or 3 alone, stage 3 alone for both.
+  auto lessSharded = [](SearchCandidate k) {
+    if (k.shardParameters && k.shardGradients)
+      k.shardGradients = false;
+    else
+      k.shardParameters = k.shardGradients = false;
     return k.label();
   };
-  // Sharding the parameters only costs time (the same work, and gathers
-  // besides): it is tried where the same plan with whole parameters was
-  // refused for memory, and set aside where that plan fits, could not
-  // beat the fastest found or was itself set aside.
+  // Sharding the parameters or the gradients only costs time (the same
+  // work, and gathers or a reduction per micro-batch besides): it is
+  // tried where the same plan sharding less was refused for memory, and
+  // set aside where that plan fits, could not beat the fastest found or
+  // was itself set aside.
   std::set<std::string> wholeOverMemory;
   const size_t total = space.size();
   // Why `k` is not planned, given what the candidates before it found;
@@ -659,20 +681,22 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
       -> std::optional<std::pair<Outcome, std::string>> {
     if (k.asWritten)
       return std::nullopt;
-    auto key = std::make_tuple(k.data, k.tensor, k.wholeRows, k.even,
-                               k.recompute, k.shardParameters);
+    auto key =
+        std::make_tuple(k.data, k.tensor, k.wholeRows, k.even, k.recompute,
+                        k.shardParameters, k.shardGradients);
     auto keeping = std::make_tuple(k.data, k.tensor, k.wholeRows, k.even, false,
-                                   k.shardParameters);
+                                   k.shardParameters, k.shardGradients);
     if (k.recompute && fitsKeeping.count(withoutRecompute(k)))
       return std::make_pair(Outcome::Dominated,
                             std::string("fits without recomputation"));
-    if (k.shardParameters && !wholeOverMemory.count(withoutSharding(k)))
+    if ((k.shardParameters || k.shardGradients) &&
+        !wholeOverMemory.count(lessSharded(k)))
       return std::make_pair(
           Outcome::Dominated,
-          std::string(fitsWhole.count(withoutSharding(k))
-                          ? "fits without sharding the parameters"
-                          : "its plan with whole parameters was not "
-                            "refused for memory"));
+          std::string(fitsAtAll.count(lessSharded(k))
+                          ? "fits sharding less"
+                          : "its plan sharding less was not refused for "
+                            "memory"));
     if (k.pipeline == 1 && (fitted.count(key) || fitted.count(keeping)))
       return std::make_pair(Outcome::Dominated,
                             std::string("fewer micro-batches fit"));
@@ -690,12 +714,12 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
       return false;
     if (b.recompute && !a.recompute && a.label() == withoutRecompute(b))
       return true;
-    if (b.shardParameters && !a.shardParameters &&
-        a.label() == withoutSharding(b))
+    if ((b.shardParameters || b.shardGradients) && a.label() == lessSharded(b))
       return true;
     return a.pipeline == 1 && b.pipeline == 1 && a.data == b.data &&
            a.tensor == b.tensor && a.wholeRows == b.wholeRows &&
            a.even == b.even && a.shardParameters == b.shardParameters &&
+           a.shardGradients == b.shardGradients &&
            (!a.recompute || b.recompute);
   };
 
@@ -774,8 +798,8 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
       else
         evaluator.learn(learned);
       k.lowerBound = std::max(evaluator.lowerBound(k), k.cutBound);
-      if (!k.asWritten && !k.shardParameters &&
-          k.outcome == Outcome::OverMemory)
+      // Every plan refused for memory lets the ones sharding more be tried.
+      if (!k.asWritten && k.outcome == Outcome::OverMemory)
         wholeOverMemory.insert(k.label());
       if (k.outcome == Outcome::Simulated) {
         times.insert(std::upper_bound(times.begin(), times.end(),
@@ -783,14 +807,15 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
                      k.iterationSeconds);
         if (static_cast<int>(times.size()) >= search.top)
           evaluator.setKthBest(times[search.top - 1]);
-        auto key = std::make_tuple(k.data, k.tensor, k.wholeRows, k.even,
-                                   k.recompute, k.shardParameters);
+        auto key =
+            std::make_tuple(k.data, k.tensor, k.wholeRows, k.even, k.recompute,
+                            k.shardParameters, k.shardGradients);
         if (!k.asWritten && k.pipeline == 1)
           fitted.insert(key);
         if (!k.asWritten && !k.recompute)
           fitsKeeping.insert(k.label());
-        if (!k.asWritten && !k.shardParameters)
-          fitsWhole.insert(k.label());
+        if (!k.asWritten)
+          fitsAtAll.insert(k.label());
       }
     }
     if (ahead[i] && ahead[i]->worker.joinable())
@@ -837,6 +862,7 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
         v.even = space[i].even;
         v.recompute = space[i].recompute;
         v.shardParameters = space[i].shardParameters;
+        v.shardGradients = space[i].shardGradients;
         v.wholeRows = space[i].wholeRows;
         v.afterBackward = space[i].afterBackward;
         vary(v);

@@ -84,6 +84,11 @@ struct SearchCandidate {
   /// replicas (ZeRO stage 3, shard_parameters): tried where there are
   /// replicas, and set aside where the plan fits without it.
   bool shardParameters = false;
+  /// Each micro-batch's gradients reduced to their owners, which alone
+  /// keep the sums (ZeRO stage 2, shard_gradients): tried where replicas
+  /// accumulate micro-batches, and set aside where the plan fits without
+  /// it (with shardParameters: where stage 3 alone fits).
+  bool shardGradients = false;
   /// A shard group's ranks read the same rows (split_rows = "whole",
   /// Megatron-LM's layout) instead of each its own.
   bool wholeRows = false;
@@ -97,7 +102,7 @@ struct SearchCandidate {
     Bound,      ///< its least possible time exceeds the K-th best found
     Dominated,  ///< fits without more micro-batches (no pipeline),
                 ///< without recomputation or without sharding the
-                ///< parameters, which only cost time
+                ///< parameters or the gradients, which only cost time
     Failed      ///< the planner or the simulator refused it
   };
   Outcome outcome = Outcome::Failed;

@@ -117,6 +117,7 @@ std::string searchJson(const SearchResult &r, int top) {
         {"even", k.even},
         {"recompute", k.recompute},
         {"shard_parameters", k.shardParameters},
+        {"shard_gradients", k.shardGradients},
         {"whole_rows", k.wholeRows},
         {"grad_sync", k.afterBackward ? "after_backward" : "overlap"},
         {"outcome", outcomeName(k.outcome)},

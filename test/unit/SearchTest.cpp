@@ -474,7 +474,10 @@ TEST(Search, PlansThatCannotFitAreCountedWithTheirReason) {
 // memory (a variant of a pick with its sums after the backward, where the
 // pick's was), and on 16 MiB devices it lets two replicas of a two-way
 // split fit, the fastest plans there.
-TEST(Search, ShardedParametersAreTriedWhereWholeOnesDoNotFit) {
+// ZeRO stages 3 and 2 (and both) are tried where the plan sharding less
+// was refused for memory, and simulated only there.
+TEST(Search,
+     ShardedParametersAndGradientsAreTriedWhereLessShardedOnesDoNotFit) {
   whale::SearchOptions options;
   std::string error;
   whale::InterpreterOptions o = smallGpt();
@@ -487,28 +490,45 @@ TEST(Search, ShardedParametersAreTriedWhereWholeOnesDoNotFit) {
   std::map<std::string, Outcome> byLabel;
   for (const whale::SearchCandidate &k : tight.candidates)
     byLabel[k.label()] = k.outcome;
-  size_t sharded = 0;
+  size_t parameters = 0, gradients = 0, gradientsTried = 0;
   for (const whale::SearchCandidate &k : tight.candidates) {
-    if (!k.shardParameters || k.outcome != Outcome::Simulated)
+    if (k.shardGradients) {
+      ++gradientsTried;
+      EXPECT_GT(k.microBatches, 1) << k.label();
+    }
+    if (!(k.shardParameters || k.shardGradients) ||
+        k.outcome != Outcome::Simulated)
       continue;
-    ++sharded;
+    parameters += k.shardParameters;
+    gradients += k.shardGradients;
     EXPECT_GT(k.data, 1) << k.label();
     EXPECT_LE(k.peakMemory, 16 << 20) << k.label();
-    whale::SearchCandidate whole = k;
-    whole.shardParameters = false;
-    whole.afterBackward = false;
-    auto it = byLabel.find(whole.label());
+    whale::SearchCandidate less = k;
+    if (k.shardParameters && k.shardGradients)
+      less.shardGradients = false;
+    else
+      less.shardParameters = less.shardGradients = false;
+    less.afterBackward = false;
+    auto it = byLabel.find(less.label());
     ASSERT_NE(it, byLabel.end()) << k.label();
     EXPECT_EQ(it->second, Outcome::OverMemory) << k.label();
     const std::vector<whale::ConfigChoice> config = k.config();
-    EXPECT_TRUE(std::find(config.begin(), config.end(),
-                          whale::ConfigChoice{"shard_parameters", true}) !=
-                config.end())
-        << k.label();
+    for (auto [key, on] :
+         {std::pair<const char *, bool>{"shard_parameters", k.shardParameters},
+          {"shard_gradients", k.shardGradients}})
+      EXPECT_EQ(std::find(config.begin(), config.end(),
+                          whale::ConfigChoice{key, true}) != config.end(),
+                on)
+          << k.label() << ": " << key;
   }
-  EXPECT_GT(sharded, 0u);
+  EXPECT_GT(parameters, 0u);
+  EXPECT_GT(gradientsTried, 0u);
+  std::printf("%zu plans simulated with parameters sharded, %zu with "
+              "gradients sharded (%zu tried)\n",
+              parameters, gradients, gradientsTried);
   ASSERT_FALSE(tight.candidates.empty());
-  EXPECT_TRUE(tight.candidates.front().shardParameters)
+  EXPECT_TRUE(tight.candidates.front().shardParameters ||
+              tight.candidates.front().shardGradients)
       << tight.candidates.front().label();
 
   // With room for whole parameters, none is simulated sharded.
@@ -517,7 +537,7 @@ TEST(Search, ShardedParametersAreTriedWhereWholeOnesDoNotFit) {
       whale::searchPlans(kScript, o, cluster("cpu:4"), options, roomy, error))
       << error;
   for (const whale::SearchCandidate &k : roomy.candidates)
-    if (k.shardParameters)
+    if (k.shardParameters || k.shardGradients)
       EXPECT_NE(k.outcome, Outcome::Simulated) << k.label();
 }
 
