@@ -525,6 +525,7 @@ const KeyRule kConfigKeys[] = {
     {"amp", "\"off\" or \"bf16\""},
     {"grad_sync", "\"overlap\" or \"after_backward\""},
     {"virtual_stages", "an integer from 1 to 1024"},
+    {"gather_layers", "an integer from 1 to 1024"},
 };
 const KeyRule kTrainKeys[] = {
     {"data",
@@ -576,7 +577,8 @@ bool configSetting(const std::string &key, const SVal &v, Setting &s) {
     return true;
   };
   if (key == "num_micro_batch" || key == "num_task_graph" ||
-      key == "task_graph_split" || key == "virtual_stages") {
+      key == "task_graph_split" || key == "virtual_stages" ||
+      key == "gather_layers") {
     s = Setting::ofInt(v.i.value);
     int64_t most = key == "num_micro_batch" ? kMaxMicroBatches : kMaxTaskGraphs;
     return v.kind == SVal::Kind::Int && v.i.isKnown() && v.i.value >= 1 &&
@@ -620,6 +622,7 @@ SVal svalOf(const ConfigValue &value) {
 } // namespace
 
 void Sema::checkConfig(const ModuleInfo &m) {
+  std::map<std::string, Loc> keyLocs; // the script's keys, where written
   const ConfigDecl *first = nullptr;
   frames.push_back(Frame{});
   frames.back().module = &m;
@@ -661,6 +664,7 @@ void Sema::checkConfig(const ModuleInfo &m) {
         continue;
       }
       config.push_back({kv.key, s});
+      keyLocs[kv.key] = kv.keyLoc;
     }
   }
   frames.pop_back();
@@ -684,6 +688,23 @@ void Sema::checkConfig(const ModuleInfo &m) {
       at->second = s;
     else
       config.push_back({key, s});
+    keyLocs.erase(key);
+  }
+  // A unit of gathered layers means something only where parameters are
+  // sharded (and so gathered).
+  auto valueOf = [&](const char *key) -> const Setting * {
+    for (const auto &kv : config)
+      if (kv.first == key)
+        return &kv.second;
+    return nullptr;
+  };
+  const Setting *sharded = valueOf("shard_parameters");
+  if (valueOf("gather_layers") && !(sharded && sharded->b)) {
+    auto at = keyLocs.find("gather_layers");
+    error(at != keyLocs.end() ? at->second : Loc{},
+          std::string(at != keyLocs.end() ? "" : "--config ") +
+              "gather_layers needs shard_parameters = true: only sharded "
+              "parameters are gathered");
   }
 }
 

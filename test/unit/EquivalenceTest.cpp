@@ -805,6 +805,26 @@ TEST(Equivalence, ShardedParametersUnderRecomputeInterleavingAndAmp) {
   }
 }
 
+// Stage 3 with two or all four of gpt.whl's blocks gathered as one unit
+// (gather_layers): fewer, larger gathers, the same bits.
+TEST(Equivalence, LayersGatheredTogetherGiveTheSameBits) {
+  const std::string sharded =
+      edit(source(kGpt), "num_micro_batch = 4",
+           "num_micro_batch = 4\n  shard_parameters = true");
+  whale::TrainResult one = trainText(sharded, kGpt, "cpu:4");
+  ASSERT_TRUE(one.ok) << one.error;
+  for (const char *k : {"2", "4"}) {
+    SCOPED_TRACE(std::string("gather_layers = ") + k);
+    whale::TrainResult grouped = trainText(
+        edit(sharded, "shard_parameters = true",
+             std::string("shard_parameters = true\n  gather_layers = ") + k),
+        kGpt, "cpu:4");
+    ASSERT_TRUE(grouped.ok) << grouped.error;
+    EXPECT_EQ(grouped.losses, one.losses);
+    EXPECT_EQ(grouped.parameters, one.parameters);
+  }
+}
+
 // ZeRO stage 1: each parameter's update taken by one owner among the
 // replicas that sum its gradient, which alone keeps its optimizer state,
 // then broadcast. The same bits as every replica updating, the local

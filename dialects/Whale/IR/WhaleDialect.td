@@ -158,7 +158,9 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     split_matmul ("auto", "column", "row", "replicated"), split_rows
     ("part", "whole"), amp ("off", "bf16"), grad_sync ("overlap",
     "after_backward"), virtual_stages (a positive integer: the model chunks
-    each pipeline rank holds, Megatron-LM's interleaved schedule).
+    each pipeline rank holds, Megatron-LM's interleaved schedule),
+    gather_layers (a positive integer: under shard_parameters, the layers
+    gathered together).
   }];
   let parameters = (ins
     DefaultValuedParameter<"int64_t", "0">:$numMicroBatch,
@@ -176,7 +178,8 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     OptionalParameter<"std::optional<::whale::SplitRows>">:$splitRows,
     OptionalParameter<"std::optional<::whale::AmpMode>">:$amp,
     OptionalParameter<"std::optional<::whale::GradSync>">:$gradSync,
-    DefaultValuedParameter<"int64_t", "0">:$virtualStages);
+    DefaultValuedParameter<"int64_t", "0">:$virtualStages,
+    DefaultValuedParameter<"int64_t", "0">:$gatherLayers);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -204,6 +207,11 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     bool shardsOptimizerState() const {
       return getShardOptimizer() || getShardParameters() ||
              getShardGradients();
+    }
+    /// Layers gathered together under shard_parameters: the config's,
+    /// else 1.
+    int64_t layersGathered() const {
+      return getGatherLayers() > 0 ? getGatherLayers() : 1;
     }
     /// Matrix products in bf16 (amp = "bf16").
     bool bf16() const { return getAmp() == AmpMode::bf16; }

@@ -44,7 +44,7 @@ LogicalResult choose(std::optional<E> &out, StringRef key, StringRef value,
 /// The settings as their parts, so the parser can fill them by key.
 struct SettingsParts {
   int64_t numMicroBatch = 0, numTaskGraph = 0, taskGraphSplit = 0,
-          bucketBytes = 0, virtualStages = 0;
+          bucketBytes = 0, virtualStages = 0, gatherLayers = 0;
   bool autoParallel = false, recompute = false, shardOptimizer = false,
        shardParameters = false, shardGradients = false;
   std::optional<PipelineSchedule> schedule;
@@ -60,6 +60,7 @@ struct SettingsParts {
            : key == "task_graph_split" ? &taskGraphSplit
            : key == "bucket_bytes"     ? &bucketBytes
            : key == "virtual_stages"   ? &virtualStages
+           : key == "gather_layers"    ? &gatherLayers
                                        : nullptr;
   }
   bool *flag(StringRef key) {
@@ -104,7 +105,7 @@ struct SettingsParts {
         emitError, ctx, numMicroBatch, numTaskGraph, taskGraphSplit,
         bucketBytes, autoParallel, recompute, shardOptimizer, shardParameters,
         shardGradients, schedule, balance, splitMatmul, splitRows, amp,
-        gradSync, virtualStages);
+        gradSync, virtualStages, gatherLayers);
   }
 };
 
@@ -113,22 +114,26 @@ struct SettingsParts {
 LogicalResult SettingsAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t numMicroBatch,
     int64_t numTaskGraph, int64_t taskGraphSplit, int64_t bucketBytes, bool,
-    bool, bool, bool, bool, std::optional<PipelineSchedule>,
+    bool, bool, bool shardParameters, bool, std::optional<PipelineSchedule>,
     std::optional<BalanceKind> balance, std::optional<SplitMatmul>,
     std::optional<SplitRows>, std::optional<AmpMode>, std::optional<GradSync>,
-    int64_t virtualStages) {
+    int64_t virtualStages, int64_t gatherLayers) {
   for (auto [key, v] :
        {std::pair<StringRef, int64_t>{"num_micro_batch", numMicroBatch},
         {"num_task_graph", numTaskGraph},
         {"task_graph_split", taskGraphSplit},
         {"bucket_bytes", bucketBytes},
-        {"virtual_stages", virtualStages}})
+        {"virtual_stages", virtualStages},
+        {"gather_layers", gatherLayers}})
     if (v < 0)
       return emitError() << "setting '" << key
                          << "' must be a positive integer, not " << v;
   if (balance == BalanceKind::given)
     return emitError() << "setting 'balance' must be one of: even, hardware, "
                           "not \"given\"";
+  if (gatherLayers > 0 && !shardParameters)
+    return emitError() << "setting 'gather_layers' needs shard_parameters = "
+                          "true: only sharded parameters are gathered";
   return success();
 }
 
@@ -177,7 +182,7 @@ Attribute SettingsAttr::parse(AsmParser &p, Type) {
                            "shard_parameters, shard_gradients, schedule, "
                            "balance, split_matmul, "
                            "split_rows, amp, "
-                           "grad_sync, virtual_stages";
+                           "grad_sync, virtual_stages, gather_layers";
         return {};
       }
     } while (succeeded(p.parseOptionalComma()));
@@ -218,6 +223,7 @@ void SettingsAttr::print(AsmPrinter &p) const {
   text("amp", getAmp());
   text("grad_sync", getGradSync());
   integer("virtual_stages", getVirtualStages());
+  integer("gather_layers", getGatherLayers());
   p << "<";
   llvm::interleaveComma(parts, p);
   p << ">";

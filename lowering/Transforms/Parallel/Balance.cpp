@@ -55,6 +55,7 @@
 #include "perfmodel/StepCost.h"
 
 #include <cmath>
+#include <functional>
 #include <numeric>
 
 namespace whale {
@@ -84,12 +85,17 @@ struct StageCost {
   /// Bytes of each layer's whole and split parameters (all parts): under
   /// shard_parameters a device holds its largest layers gathered.
   llvm::StringMap<std::pair<double, double>> unitBytes;
-  /// The largest layer's bytes on a rank holding `part` of split ones.
-  double largestUnit(double part) const {
-    double most = 0;
+  /// The largest unit's bytes on a rank holding `part` of split ones,
+  /// `layers` layers a unit (gather_layers): at most the `layers` largest
+  /// layers' (the unit's layers are neighbours, which the bound ignores).
+  double largestUnit(double part, int64_t layers) const {
+    std::vector<double> sizes;
     for (const auto &unit : unitBytes)
-      most =
-          std::max(most, unit.getValue().first + unit.getValue().second * part);
+      sizes.push_back(unit.getValue().first + unit.getValue().second * part);
+    std::sort(sizes.begin(), sizes.end(), std::greater<double>());
+    double most = 0;
+    for (size_t i = 0; i < sizes.size() && i < size_t(layers); ++i)
+      most += sizes[i];
     return most;
   }
   double actPerSample = 0; ///< bytes of forward outputs per sample
@@ -170,6 +176,7 @@ private:
   /// The parameters themselves sharded so too (shard_parameters), and the
   /// gradients' running sums (shard_gradients).
   bool shardParameters = false, shardGradients = false;
+  int64_t gatherLayers = 1; ///< layers a gathered unit (gather_layers)
   bool recompute = false;  ///< activation recomputation
   double inputsPerRow = 0; ///< bytes of a row of the model's inputs
   SmallVector<int64_t> grid;
@@ -201,9 +208,10 @@ private:
     const double peers =
         shardOptimizer ? double(std::max<int64_t>(1, replicas / group)) : 1.0;
     // Sharded parameters: the layers gathered from their owners besides.
-    const double gathered = shardParameters && peers > 1
-                                ? plan::kGatheredUnitsHeld * c.largestUnit(part)
-                                : 0.0;
+    const double gathered =
+        shardParameters && peers > 1
+            ? plan::kGatheredUnitsHeld * c.largestUnit(part, gatherLayers)
+            : 0.0;
     return static_cast<int64_t>(std::ceil(
         plan::fixedBytesOf(c.fixedBytes + c.splitBytes * part, states / peers,
                            m, shardParameters ? 1 / peers : 1.0,
@@ -251,6 +259,7 @@ LogicalResult Balancer::measureStages() {
   shardOptimizer = settingsOf(fn).shardsOptimizerState();
   shardParameters = settingsOf(fn).getShardParameters();
   shardGradients = settingsOf(fn).getShardGradients();
+  gatherLayers = settingsOf(fn).layersGathered();
   const ModelPlan plan = ModelPlan::of(fn);
   const bool gpipe = plan.schedule() == PipelineSchedule::gpipe;
   costs.assign(stages, StageCost{});

@@ -11,12 +11,15 @@
 // The unit is a layer: a parameter's name is its call path, and the unit
 // is the model's call that made it (`gpt/block_3` of
 // `gpt/block_3/attn/q/w`; a parameter made by the model itself is a unit
-// of its own). A unit's reads in program order form runs: a run ends where
-// an op reads another unit's parameters, so a layer is gathered before its
-// forward and again before its backward, and the last layer, whose
-// backward follows its forward with no other layer between, keeps one
-// gathered copy for both (as FSDP does not reshard the last layer). Under
-// micro-batches each micro-batch's forward and backward gathers again.
+// of its own). With the config's `gather_layers = k`, k layers in the
+// order the program first reads them are one unit: fewer, larger gathers
+// (fewer calls, each a latency), more memory gathered at once. A unit's reads
+// in program order form runs: a run ends where an op reads another unit's
+// parameters, so a layer is gathered before its forward and again before its
+// backward, and the last layer, whose backward follows its forward with no
+// other layer between, keeps one gathered copy for both (as FSDP does not
+// reshard the last layer). Under micro-batches each micro-batch's forward and
+// backward gathers again.
 //
 // Runs on rank programs after -whale-shard-optimizer, which gave the
 // owners (and, under shard_parameters, no broadcast after the updates).
@@ -93,8 +96,34 @@ struct Run {
   llvm::SetVector<Operation *> params;
 };
 
+/// Each layer's unit under `gather_layers = k`: the layers in the order the
+/// program first reads them, k at a time (the unit named after its first).
+llvm::StringMap<std::string> unitsOf(Block &body, int64_t k) {
+  llvm::StringMap<std::string> unit;
+  int64_t layers = 0;
+  std::string current;
+  for (Operation &op : body) {
+    SmallVector<ParamOp> read;
+    ownedReads(&op, read);
+    for (ParamOp p : read) {
+      StringRef layer = plan::gatherUnitOf(p.getName());
+      if (unit.count(layer))
+        continue;
+      if (layers++ % k == 0)
+        current = layer.str();
+      unit[layer] = current;
+    }
+  }
+  return unit;
+}
+
 void gatherBeforeReaders(func::FuncOp fn, OpBuilder &b) {
   Block &body = fn.getBody().front();
+  const llvm::StringMap<std::string> unitOf =
+      unitsOf(body, settingsOf(fn).layersGathered());
+  auto unitOfParam = [&](ParamOp p) -> StringRef {
+    return unitOf.find(plan::gatherUnitOf(p.getName()))->second;
+  };
   SmallVector<Run> runs;
   llvm::StringMap<size_t> open; // unit -> its run, while no other unit read
   SmallVector<StringRef> lastUnits;
@@ -107,7 +136,7 @@ void gatherBeforeReaders(func::FuncOp fn, OpBuilder &b) {
       continue;
     SmallVector<StringRef> units;
     for (ParamOp p : read) {
-      StringRef unit = plan::gatherUnitOf(p.getName());
+      StringRef unit = unitOfParam(p);
       if (!llvm::is_contained(units, unit))
         units.push_back(unit);
     }
@@ -120,7 +149,7 @@ void gatherBeforeReaders(func::FuncOp fn, OpBuilder &b) {
       Run &run = runs[open[unit]];
       run.readers.push_back(&op);
       for (ParamOp p : read)
-        if (plan::gatherUnitOf(p.getName()) == unit)
+        if (unitOfParam(p) == unit)
           run.params.insert(p);
     }
     lastUnits = units;
