@@ -690,8 +690,9 @@ void Sema::checkConfig(const ModuleInfo &m) {
       config.push_back({key, s});
     keyLocs.erase(key);
   }
-  // A unit of gathered layers means something only where parameters are
-  // sharded (and so gathered).
+  // A unit of several gathered layers means something only where
+  // parameters are sharded (and so gathered); 1, the default, anywhere
+  // (whale search sets it where its candidate shards nothing).
   auto valueOf = [&](const char *key) -> const Setting * {
     for (const auto &kv : config)
       if (kv.first == key)
@@ -699,7 +700,8 @@ void Sema::checkConfig(const ModuleInfo &m) {
     return nullptr;
   };
   const Setting *sharded = valueOf("shard_parameters");
-  if (valueOf("gather_layers") && !(sharded && sharded->b)) {
+  const Setting *layers = valueOf("gather_layers");
+  if (layers && layers->i > 1 && !(sharded && sharded->b)) {
     auto at = keyLocs.find("gather_layers");
     error(at != keyLocs.end() ? at->second : Loc{},
           std::string(at != keyLocs.end() ? "" : "--config ") +

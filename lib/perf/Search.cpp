@@ -124,6 +124,10 @@ std::vector<ConfigChoice> SearchCandidate::overrides() const {
   set({"recompute", recompute});
   set({"shard_parameters", shardParameters});
   set({"shard_gradients", shardGradients});
+  // The script's unit of gathered layers, where its parameters stay whole,
+  // back to one layer (gather_layers above 1 needs them sharded).
+  if (!shardParameters)
+    set({"gather_layers", int64_t(1)});
   set({"split_rows",
        stringifySplitRows(wholeRows ? SplitRows::whole : SplitRows::part)
            .str()});

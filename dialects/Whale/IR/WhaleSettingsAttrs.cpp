@@ -131,7 +131,7 @@ LogicalResult SettingsAttr::verify(
   if (balance == BalanceKind::given)
     return emitError() << "setting 'balance' must be one of: even, hardware, "
                           "not \"given\"";
-  if (gatherLayers > 0 && !shardParameters)
+  if (gatherLayers > 1 && !shardParameters)
     return emitError() << "setting 'gather_layers' needs shard_parameters = "
                           "true: only sharded parameters are gathered";
   return success();
