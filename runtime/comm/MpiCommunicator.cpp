@@ -722,6 +722,20 @@ Status sumChunksOnHost(MpiCommunicator::Impl &impl,
   return st;
 }
 
+/// sumChunks through the group's shared memory where it has some, else
+/// through MPI.
+Status sumOverGroup(MpiCommunicator::Impl &impl,
+                    std::unique_lock<std::mutex> &lock, MPI_Comm comm,
+                    const std::vector<int> &group, const std::string &where,
+                    int rank, DType dtype, void *data,
+                    const std::vector<int64_t> &len, bool gather) {
+  const int pos = positionIn(group, rank);
+  if (MpiCommunicator::Impl::HostGroup *host = impl.hostGroup(group))
+    return sumChunksOnHost(impl, *host, lock, where, pos, dtype, data, len,
+                           gather);
+  return sumChunks(impl, lock, comm, where, pos, dtype, data, len, gather);
+}
+
 } // namespace
 
 Status MpiCommunicator::allReduce(int rank, const std::vector<int> &group,
@@ -740,13 +754,9 @@ Status MpiCommunicator::allReduce(int rank, const std::vector<int> &group,
   std::vector<int64_t> len(group.size());
   for (int64_t k = 0; k < n; ++k)
     len[k] = count / n + (k < count % n ? 1 : 0);
-  const int pos = positionIn(group, rank);
-  Status st = impl->hostGroup(group)
-                  ? sumChunksOnHost(*impl, *impl->hostGroup(group), lock, where,
-                                    pos, dtype, data, len, /*gather=*/true)
-                  : sumChunks(*impl, lock, comm, where, pos, dtype, data, len,
-                              /*gather=*/true);
-  if (!st)
+  if (Status st = sumOverGroup(*impl, lock, comm, group, where, rank, dtype,
+                               data, len, /*gather=*/true);
+      !st)
     return st;
   impl->counters.allReduceBytes += bytes;
   return Status::ok();
@@ -767,12 +777,9 @@ Status MpiCommunicator::reduceToOwners(int rank, const std::vector<int> &group,
     return st;
   const int64_t esz = dtypeSize(dtype);
   const int pos = positionIn(group, rank);
-  Status st = impl->hostGroup(group)
-                  ? sumChunksOnHost(*impl, *impl->hostGroup(group), lock, where,
-                                    pos, dtype, data, parts, /*gather=*/false)
-                  : sumChunks(*impl, lock, comm, where, pos, dtype, data, parts,
-                              /*gather=*/false);
-  if (!st)
+  if (Status st = sumOverGroup(*impl, lock, comm, group, where, rank, dtype,
+                               data, parts, /*gather=*/false);
+      !st)
     return st;
   impl->counters.reduceToOwnersBytes += (count - parts[pos]) * esz;
   return Status::ok();

@@ -110,14 +110,20 @@ struct Chunks {
   }
 };
 
-TEST(SharedMemoryGroup, SumsEachChunkInGroupOrderOnItsMember) {
-  const int n = 4;
-  auto group = mapped(segmentName("reduce"), n);
-  Chunks c;
+/// Every member's values over the chunks `c`.
+std::vector<std::vector<float>> valuesOver(const Chunks &c, int n) {
   std::vector<std::vector<float>> data(n, std::vector<float>(c.total));
   for (int p = 0; p < n; ++p)
     for (int64_t i = 0; i < c.total; ++i)
       data[p][i] = valueOf(p, i);
+  return data;
+}
+
+TEST(SharedMemoryGroup, SumsEachChunkInGroupOrderOnItsMember) {
+  const int n = 4;
+  auto group = mapped(segmentName("reduce"), n);
+  Chunks c;
+  std::vector<std::vector<float>> data = valuesOver(c, n);
   onMembers(n, [&](int p) {
     // The sum written over the member's own chunk, in place.
     EXPECT_TRUE(group[p]->reduce(DType::F32, data[p].data(), c.len, c.at,
@@ -134,10 +140,7 @@ TEST(SharedMemoryGroup, AllReducesWithEachChunkSummedOnItsMember) {
   const int n = 4;
   auto group = mapped(segmentName("all-reduce"), n);
   Chunks c;
-  std::vector<std::vector<float>> data(n, std::vector<float>(c.total));
-  for (int p = 0; p < n; ++p)
-    for (int64_t i = 0; i < c.total; ++i)
-      data[p][i] = valueOf(p, i);
+  std::vector<std::vector<float>> data = valuesOver(c, n);
   onMembers(n, [&](int p) {
     EXPECT_TRUE(group[p]->allReduce(DType::F32, data[p].data(), c.len, c.at,
                                     spinFor(std::chrono::seconds(20))));
