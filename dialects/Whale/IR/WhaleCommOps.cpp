@@ -151,22 +151,17 @@ LogicalResult GatherParamsOp::verify() {
 
 LogicalResult AddIntoOwnersOp::verify() {
   if (getGrads().empty())
-    return emitOpError("sums at least one gradient");
+    return emitOpError("adds at least one gradient");
   if (getGrads().getTypes() != getSums().getTypes() ||
       getSums().getTypes() != getResults().getTypes())
     return emitOpError("needs one sum of each gradient's type, and results "
                        "of the sums' types");
-  if (getOwners().size() != getGrads().size())
-    return emitOpError("has ")
-           << getOwners().size() << " owners for " << getGrads().size()
-           << " gradients: it needs one per gradient";
-  if (llvm::any_of(getOwners(), [](int64_t o) { return o < 0; }))
-    return emitOpError("owners are positions in the group, so none may be "
-                       "negative");
   if (getGroup() == "stages")
     return emitOpError("adds over the replicas or the shard peers, not the "
                        "stages");
-  return verifyGroupAndShards(*this, getGroup(), getShards());
+  // The owners of the reduce to owners whose sums it adds.
+  return verifyAllReduce(*this, getGroup(), getShards(), getOwners(),
+                         getGrads());
 }
 // The sums are written in place: no new tensor.
 int64_t AddIntoOwnersOp::getOutputMemory() { return 0; }

@@ -92,11 +92,11 @@ struct StageCost {
     std::vector<double> sizes;
     for (const auto &unit : unitBytes)
       sizes.push_back(unit.getValue().first + unit.getValue().second * part);
-    std::sort(sizes.begin(), sizes.end(), std::greater<double>());
-    double most = 0;
-    for (size_t i = 0; i < sizes.size() && i < size_t(layers); ++i)
-      most += sizes[i];
-    return most;
+    const size_t k =
+        std::min(sizes.size(), size_t(std::max<int64_t>(1, layers)));
+    std::partial_sort(sizes.begin(), sizes.begin() + k, sizes.end(),
+                      std::greater<double>());
+    return std::accumulate(sizes.begin(), sizes.begin() + k, 0.0);
   }
   double actPerSample = 0; ///< bytes of forward outputs per sample
   /// Under split_rows = "whole": the same of the split TaskGraphs' ops, of

@@ -96,33 +96,23 @@ struct Run {
   llvm::SetVector<Operation *> params;
 };
 
-/// Each layer's unit under `gather_layers = k`: the layers in the order the
-/// program first reads them, k at a time (the unit named after its first).
-llvm::StringMap<std::string> unitsOf(Block &body, int64_t k) {
-  llvm::StringMap<std::string> unit;
-  int64_t layers = 0;
-  std::string current;
-  for (Operation &op : body) {
-    SmallVector<ParamOp> read;
-    ownedReads(&op, read);
-    for (ParamOp p : read) {
-      StringRef layer = plan::gatherUnitOf(p.getName());
-      if (unit.count(layer))
-        continue;
-      if (layers++ % k == 0)
-        current = layer.str();
-      unit[layer] = current;
-    }
-  }
-  return unit;
-}
-
 void gatherBeforeReaders(func::FuncOp fn, OpBuilder &b) {
   Block &body = fn.getBody().front();
-  const llvm::StringMap<std::string> unitOf =
-      unitsOf(body, settingsOf(fn).layersGathered());
+  // Each layer's unit under `gather_layers = k`: the layers in the order
+  // the walk below first reads them, k at a time (a unit is named after
+  // its first layer).
+  const int64_t k = settingsOf(fn).layersGathered();
+  llvm::StringMap<std::string> unitOf;
+  int64_t layers = 0;
+  std::string current;
   auto unitOfParam = [&](ParamOp p) -> StringRef {
-    return unitOf.find(plan::gatherUnitOf(p.getName()))->second;
+    auto [it, fresh] = unitOf.try_emplace(plan::gatherUnitOf(p.getName()));
+    if (fresh) {
+      if (layers++ % k == 0)
+        current = it->getKey().str();
+      it->second = current;
+    }
+    return it->second;
   };
   SmallVector<Run> runs;
   llvm::StringMap<size_t> open; // unit -> its run, while no other unit read

@@ -38,9 +38,11 @@ inline int64_t inFlightOf(int64_t stage, int64_t stages, int64_t m, bool gpipe,
 
 /// Bytes of the gradients of `paramBytes` of parameters: one each, and
 /// when gradients accumulate over `m` micro-batches the next micro-batch's
-/// beside the sum. (`whale plan`'s memory by kind reads the same rule.)
-inline double gradientBytesOf(double paramBytes, int64_t m) {
-  return paramBytes * (m > 1 ? 2 : 1);
+/// beside the sum, of which a device keeps the fraction `sums` (below 1
+/// where each micro-batch's are reduced to their owners, shard_gradients).
+/// (`whale plan`'s memory by kind reads the same rule.)
+inline double gradientBytesOf(double paramBytes, int64_t m, double sums = 1) {
+  return paramBytes * (m > 1 ? 1 + sums : 1);
 }
 
 /// Bytes of a stage's parameters and what they carry: their gradients and
@@ -53,8 +55,7 @@ inline double gradientBytesOf(double paramBytes, int64_t m) {
 /// are reduced to their owners, shard_gradients).
 inline double fixedBytesOf(double paramBytes, double states, int64_t m,
                            double held = 1, double sums = 1) {
-  return paramBytes * (held + states) +
-         (m > 1 ? paramBytes * (1 + sums) : gradientBytesOf(paramBytes, m));
+  return paramBytes * (held + states) + gradientBytesOf(paramBytes, m, sums);
 }
 
 /// Bytes per row of a micro-batch: the activations of the micro-batches in
