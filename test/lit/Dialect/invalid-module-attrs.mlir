@@ -1,6 +1,6 @@
 // RUN: whale-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @+1 {{unknown setting 'num_microbatch'; the settings are num_micro_batch, num_task_graph, task_graph_split, bucket_bytes, auto_parallel, recompute, shard_optimizer, shard_parameters, shard_gradients, schedule, balance, split_matmul, split_rows, amp, grad_sync, virtual_stages}}
+// expected-error @+1 {{unknown setting 'num_microbatch'; the settings are num_micro_batch, num_task_graph, task_graph_split, bucket_bytes, auto_parallel, recompute, shard_optimizer, shard_parameters, shard_gradients, schedule, balance, split_matmul, split_rows, amp, grad_sync, virtual_stages, gather_layers}}
 module attributes {whale.config = #whale.settings<num_microbatch = 4>} {}
 
 // -----
@@ -165,6 +165,17 @@ func.func @g() attributes {whale.row_offset = 2 : i64} { return }
 // A plan's settings are the config's words: "given" is the planner's own.
 // expected-error @+1 {{setting 'balance' must be one of: even, hardware, not "given"}}
 module attributes {whale.config = #whale.settings<balance = "given">} {}
+
+// -----
+
+// Layers gathered together mean something only where parameters are
+// sharded (gathered); one, the default, anywhere.
+// expected-error @+1 {{setting 'gather_layers' needs shard_parameters = true: only sharded parameters are gathered}}
+module attributes {whale.config = #whale.settings<gather_layers = 2>} {}
+
+// -----
+
+module attributes {whale.config = #whale.settings<gather_layers = 1>} {}
 
 // -----
 

@@ -1,0 +1,1 @@
+module attributes {whale.config = #whale.settings<shard_parameters = true, gather_layers = 4>} {}
