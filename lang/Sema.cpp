@@ -526,6 +526,7 @@ const KeyRule kConfigKeys[] = {
     {"grad_sync", "\"overlap\" or \"after_backward\""},
     {"virtual_stages", "an integer from 1 to 1024"},
     {"gather_layers", "an integer from 1 to 1024"},
+    {"shard_group", "an integer from 1 to 1024"},
 };
 const KeyRule kTrainKeys[] = {
     {"data",
@@ -578,7 +579,7 @@ bool configSetting(const std::string &key, const SVal &v, Setting &s) {
   };
   if (key == "num_micro_batch" || key == "num_task_graph" ||
       key == "task_graph_split" || key == "virtual_stages" ||
-      key == "gather_layers") {
+      key == "gather_layers" || key == "shard_group") {
     s = Setting::ofInt(v.i.value);
     int64_t most = key == "num_micro_batch" ? kMaxMicroBatches : kMaxTaskGraphs;
     return v.kind == SVal::Kind::Int && v.i.isKnown() && v.i.value >= 1 &&
@@ -707,6 +708,20 @@ void Sema::checkConfig(const ModuleInfo &m) {
           std::string(at != keyLocs.end() ? "" : "--config ") +
               "gather_layers needs shard_parameters = true: only sharded "
               "parameters are gathered");
+  }
+  // Groups of sharding ranks where something is sharded.
+  auto on = [&](const char *key) {
+    const Setting *s = valueOf(key);
+    return s && s->b;
+  };
+  if (valueOf("shard_group") && !on("shard_optimizer") &&
+      !on("shard_gradients") && !on("shard_parameters")) {
+    auto at = keyLocs.find("shard_group");
+    error(at != keyLocs.end() ? at->second : Loc{},
+          std::string(at != keyLocs.end() ? "" : "--config ") +
+              "shard_group needs shard_optimizer, shard_gradients or "
+              "shard_parameters = true: only sharded state is sharded in "
+              "groups");
   }
 }
 

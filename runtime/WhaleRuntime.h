@@ -657,6 +657,18 @@ enum {
   WHALE_RT_GROUP_SHARD_PEERS = 2, /* the ranks of my stage holding my part */
 };
 
+/* A data-parallel group (WHALE_RT_GROUP_REPLICAS, or
+ * WHALE_RT_GROUP_SHARD_PEERS with `shards`) cut into sharding groups of
+ * `size` consecutive members (hybrid sharding, HSDP: shard within a group,
+ * replicate across groups). As a group argument it names the sharding group
+ * around the context, and owners are positions in it, so the members at
+ * one position of every sharding group own the same tensors. A reduction to
+ * owners over it sums over the whole data-parallel group: to the owners
+ * within each sharding group, then each owner's part over the owners at its
+ * position in the other groups (its copies). A size of 0 is the whole
+ * group. */
+#define WHALE_RT_GROUP_SHARDING(group, size) ((group) | ((size) << 8))
+
 /* To and from the rank of my replica at another stage. */
 whale_rt_status whale_rt_send(whale_rt_context *ctx, int32_t to_stage,
                               int64_t tag, whale_rt_tensor *t);
@@ -758,11 +770,15 @@ whale_rt_status whale_rt_gather_params_wait(whale_rt_context *ctx,
  * where owners[i] is gradient i's owner or -1: whale_rt_reduce_to_owners
  * summed an owned gradient on its owner alone (among the replicas for a
  * whole gradient, among the shard peers for a part), so its squares count
- * there, summed over the replicas. A gradient of -1 counts as in
+ * there, summed over the replicas. With `sharding` > 0 the owners are
+ * positions in sharding groups (WHALE_RT_GROUP_SHARDING) of `sharding`
+ * consecutive replicas (sharding / shards shard peers), whose copies hold
+ * the same sums: the squares are summed over the replicas of ctx's sharding
+ * group alone. A gradient of -1 counts as in
  * whale_rt_clip_grad_norm_sharded. */
 whale_rt_status whale_rt_clip_grad_norm_owned(
-    whale_rt_context *ctx, int32_t group, int32_t shards, int32_t num_grads,
-    whale_rt_tensor *const *grads, const int32_t *sharded,
+    whale_rt_context *ctx, int32_t group, int32_t shards, int32_t sharding,
+    int32_t num_grads, whale_rt_tensor *const *grads, const int32_t *sharded,
     const int32_t *owners, double max_norm, double *norm);
 /* As whale_rt_clip_grad_norm, with the squares summed over a group: the
  * norm of gradients spread over the stages of a pipeline. */

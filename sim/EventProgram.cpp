@@ -22,7 +22,8 @@ std::string Event::key() const {
   std::string k = op + " " + signature;
   if (kind == StepKind::Collective)
     k += std::string(" over ") + groupName(group) +
-         (shards ? "(" + std::to_string(shards) + ")" : "");
+         (shards ? "(" + std::to_string(shards) + ")" : "") +
+         (sharding ? " in groups of " + std::to_string(sharding) : "");
   return k;
 }
 

@@ -54,6 +54,13 @@ struct Event {
   Collective collective = Collective::AllReduce;
   GroupKind group = GroupKind::Replicas;
   int64_t shards = 0;   ///< ShardPeers and ShardGroup: the group's size
+  /// Replicas and ShardPeers cut into sharding groups of this many
+  /// consecutive members (hybrid sharding, a group "hsdp"); 0: whole. The
+  /// collective runs in the sharding group, except a reduce to owners
+  /// (ReduceScatter), which then sums each owner's part over its copies
+  /// (the owners at its position in the other groups): it spans the whole
+  /// group, in two phases.
+  int64_t sharding = 0;
   double commBytes = 0; ///< messages and collectives: the bytes moved
 
   /// What makes two events the same: the op, its shapes and, for a

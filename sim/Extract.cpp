@@ -157,9 +157,10 @@ std::optional<GroupKind> groupKind(llvm::StringRef name) {
 class Extractor {
 public:
   Extractor(EventTable &table, StageProgram &program, bool bf16,
-            int64_t replicas, std::vector<mlir::Operation *> *firstOps)
+            int64_t replicas, int64_t sharding,
+            std::vector<mlir::Operation *> *firstOps)
       : table(table), program(program), bf16(bf16), replicas(replicas),
-        firstOps(firstOps) {}
+        sharding(sharding), firstOps(firstOps) {}
 
   bool add(mlir::Operation *op, int32_t position, std::string &error);
   bool call(mlir::func::CallOp call, int32_t &position, std::string &error);
@@ -185,9 +186,16 @@ private:
     program.steps.push_back(s);
   }
   void collective(llvm::StringRef op, Collective c, double bytes,
-                  GroupKind group, int64_t shards) {
+                  GroupKind group, int64_t shards, int64_t cut = 0) {
     std::string sig = std::to_string(static_cast<int64_t>(bytes)) + " bytes";
-    step(commEvent(op, sig, StepKind::Collective, c, bytes, group, shards));
+    Event e = commEvent(op, sig, StepKind::Collective, c, bytes, group, shards);
+    e.sharding = cut;
+    step(std::move(e));
+  }
+  /// The members of a sharding group ("hsdp") of the replicas, or with
+  /// `shards` of the shard peers.
+  int64_t shardingMembers(std::optional<int64_t> shards) const {
+    return shards ? sharding / std::max<int64_t>(1, *shards) : sharding;
   }
 
   /// A collective of `op` at `position` over its named group (shards for
@@ -196,14 +204,19 @@ private:
                        Collective c, double bytes, llvm::StringRef group,
                        std::optional<int64_t> shards, int32_t position,
                        std::string &error) {
-    std::optional<GroupKind> g = groupKind(group);
+    // A sharding group cuts the replicas, or with shards the shard peers.
+    const bool cut = group == "hsdp";
+    std::optional<GroupKind> g = !cut     ? groupKind(group)
+                                 : shards ? GroupKind::ShardPeers
+                                          : GroupKind::Replicas;
     if (!g) {
       error = "'" + op->getName().getStringRef().str() +
               "' over an unknown group '" + group.str() + "'";
       return false;
     }
     collective(name, c, bytes, *g,
-               *g == GroupKind::ShardPeers ? shards.value_or(0) : 0);
+               *g == GroupKind::ShardPeers ? shards.value_or(0) : 0,
+               cut ? shardingMembers(shards) : 0);
     program.steps.back().site = position;
     return true;
   }
@@ -266,6 +279,7 @@ private:
   StageProgram &program;
   bool bf16;
   int64_t replicas; ///< of the stage, which updates' owners are among
+  int64_t sharding; ///< replicas a sharding group (shard_group; 0: all)
   std::unordered_map<Identity, uint32_t, IdentityHash> seen;
   std::vector<mlir::Operation *> *firstOps;
   std::map<std::pair<GroupKind, int64_t>, uint32_t> sequence;
@@ -428,9 +442,14 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
   // on average, 1/n of the group's (the owners are dealt out evenly).
   auto onOneOfGroup = [&](Event &e) {
     auto shards = op->getAttrOfType<mlir::IntegerAttr>("shards");
+    auto group = op->getAttrOfType<mlir::StringAttr>("group");
+    std::optional<int64_t> k;
+    if (shards)
+      k = shards.getInt();
     const double n = double(std::max<int64_t>(
-        1,
-        shards ? replicas / std::max<int64_t>(1, shards.getInt()) : replicas));
+        1, group && group.getValue() == "hsdp"
+               ? shardingMembers(k)
+               : (k ? replicas / std::max<int64_t>(1, *k) : replicas)));
     e.cost.flops /= n;
     e.cost.bytes /= n;
     e.signature += " on 1 of " + std::to_string(int64_t(n));
@@ -517,10 +536,11 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
                GroupKind::Replicas, 0);
   // Clipping sums its squares over the stages and the shard group.
   if (auto clip = llvm::dyn_cast<ClipGradNormOp>(op)) {
-    // Owned gradients' squares, summed over the replicas that own them.
+    // Owned gradients' squares, summed over the replicas that own them
+    // (those of one sharding group under hybrid sharding).
     if (clip.getOwners())
       collective("whale.clip_grad_norm", Collective::AllReduce, 8,
-                 GroupKind::Replicas, 0);
+                 GroupKind::Replicas, 0, sharding);
     if (std::optional<int64_t> shards = clip.getShards())
       collective("whale.clip_grad_norm", Collective::AllReduce, 8,
                  GroupKind::ShardGroup, *shards);
@@ -553,9 +573,9 @@ void readStage(mlir::func::FuncOp fn, int64_t stage, bool wantFirstOps,
   read.program.stage = stage;
   auto rank = fn->getAttrOfType<mlir::DictionaryAttr>("whale.rank");
   auto replicas = rank ? rank.getAs<mlir::IntegerAttr>("replicas") : nullptr;
-  Extractor extractor(read.table, read.program, ampBf16(fn),
-                      replicas ? replicas.getInt() : 1,
-                      wantFirstOps ? &read.firstOps : nullptr);
+  Extractor extractor(
+      read.table, read.program, ampBf16(fn), replicas ? replicas.getInt() : 1,
+      settingsOf(fn).shardingGroup(), wantFirstOps ? &read.firstOps : nullptr);
   int32_t position = 0;
   for (mlir::Operation &op : fn.getBody().front()) {
     auto call = llvm::dyn_cast<mlir::func::CallOp>(op);

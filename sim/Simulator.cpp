@@ -48,6 +48,12 @@ struct Group {
   std::vector<uint32_t> members;
   int64_t size = 1;
   Link link;
+  /// A reduce to owners over sharding groups (Event::sharding): `size` and
+  /// `link` are a sharding group's, `members` the whole group's, and the
+  /// owners' parts are then all-reduced over `copies` ranks on
+  /// `copiesLink`.
+  int64_t copies = 1;
+  Link copiesLink;
 };
 
 class Replay {
@@ -141,7 +147,8 @@ private:
   std::vector<Group> groups;
   /// groupOf by rank and event, at rank * events + event (-1: not yet).
   std::vector<int64_t> groupMemo;
-  std::map<std::tuple<uint8_t, int64_t, std::vector<uint32_t>>, uint32_t>
+  std::map<std::tuple<uint8_t, int64_t, int64_t, std::vector<uint32_t>>,
+           uint32_t>
       groupIds;
   std::unordered_map<InstanceKey, Instance, TupleHash> instances;
   /// By (class, from, to, tag); a mailbox is dropped once empty, so the
@@ -215,10 +222,12 @@ uint32_t Replay::groupOf(uint32_t rank, uint32_t event) {
     members.push_back(rankOf(classOf[other], stage));
   };
   const int64_t k = std::max<int64_t>(1, e.shards);
+  // The replicas of a data-parallel group, in order (r among them).
+  std::vector<int64_t> base;
   switch (e.group) {
   case GroupKind::Replicas:
     for (int64_t o = 0; o < plan.replicas; ++o)
-      addReplica(o);
+      base.push_back(o);
     break;
   case GroupKind::Stages:
     for (int64_t s = 0; s < plan.stages; ++s) {
@@ -228,22 +237,45 @@ uint32_t Replay::groupOf(uint32_t rank, uint32_t event) {
     break;
   case GroupKind::ShardPeers:
     for (int64_t o = r % k; o < plan.replicas; o += k)
-      addReplica(o);
+      base.push_back(o);
     break;
   case GroupKind::ShardGroup:
     for (int64_t o = r - r % k; o < std::min(plan.replicas, r - r % k + k); ++o)
       addReplica(o);
     break;
   }
+  // Cut into sharding groups: the collective's own group is r's, and a
+  // reduce to owners spans every group (its copies' phase), priced with
+  // r's copies.
+  int64_t copies = 1;
+  std::vector<int64_t> copyDevices;
+  const int64_t cut = e.sharding;
+  if (cut > 0 && !base.empty() && int64_t(base.size()) % cut == 0) {
+    const int64_t at = std::find(base.begin(), base.end(), r) - base.begin();
+    const bool whole = e.collective == Collective::ReduceScatter;
+    for (int64_t i = 0; i < int64_t(base.size()); ++i) {
+      if (i / cut == at / cut)
+        addReplica(base[i]);
+      else if (whole)
+        members.push_back(rankOf(classOf[base[i]], stage));
+      if (whole && i % cut == at % cut)
+        copyDevices.push_back(deviceOf(stage, base[i]));
+    }
+    copies = int64_t(copyDevices.size());
+  } else {
+    for (int64_t o : base)
+      addReplica(o);
+  }
   std::sort(members.begin(), members.end());
   members.erase(std::unique(members.begin(), members.end()), members.end());
-  auto idKey =
-      std::make_tuple(static_cast<uint8_t>(e.group), e.shards, members);
+  auto idKey = std::make_tuple(static_cast<uint8_t>(e.group), e.shards,
+                               e.sharding, members);
   auto [it, fresh] =
       groupIds.try_emplace(idKey, static_cast<uint32_t>(groups.size()));
   if (fresh)
-    groups.push_back(
-        {members, static_cast<int64_t>(devices.size()), linkBetween(devices)});
+    groups.push_back({members, static_cast<int64_t>(devices.size()),
+                      linkBetween(devices), copies,
+                      copies > 1 ? linkBetween(copyDevices) : Link{}});
   groupMemo[at] = it->second;
   return it->second;
 }
@@ -277,6 +309,15 @@ double Replay::collectiveTime(uint32_t event, uint32_t g,
                                      bestAlgorithm(e.collective, e.commBytes,
                                                    group.size, group.link),
                                      e.commBytes, group.size, group.link);
+  // Hybrid sharding: each owner's part (1/size of the bucket) then summed
+  // over its copies (a measured time has both phases).
+  if (group.copies > 1 && !measured) {
+    const double part = e.commBytes / double(std::max<int64_t>(1, group.size));
+    d += collectiveSeconds(Collective::AllReduce,
+                           bestAlgorithm(Collective::AllReduce, part,
+                                         group.copies, group.copiesLink),
+                           part, group.copies, group.copiesLink);
+  }
   collectiveMemo.emplace(std::make_pair(event, g), d);
   return d;
 }

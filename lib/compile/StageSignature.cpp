@@ -2,6 +2,7 @@
 
 #include "lib/compile/StageSignature.h"
 
+#include "dialects/Whale/IR/TrainAttrs.h"
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/compile/DataSpec.h"
 #include "lowering/Passes.h"
@@ -28,6 +29,7 @@ bool describeStage(mlir::func::FuncOp fn, StageProgram &out,
     if (auto it = owners.find(op.getName()); it != owners.end()) {
       param.stateOwner = it->second.stateOwner;
       param.ownerShards = it->second.ownerShards;
+      param.sharding = it->second.sharding;
       param.valueOwned = op.getOwner().has_value();
     }
     out.params.push_back(param);
@@ -52,6 +54,13 @@ llvm::StringMap<Parameter> stateOwners(mlir::func::FuncOp fn) {
       where.stateOwner = owner.getInt();
       if (auto shards = op->getAttrOfType<mlir::IntegerAttr>("shards"))
         where.ownerShards = shards.getInt();
+      // Owners in sharding groups of the config's shard_group replicas
+      // (shard_group / shards shard peers).
+      auto group = op->getAttrOfType<mlir::StringAttr>("group");
+      if (group && group.getValue() == "hsdp") {
+        const int64_t s = settingsOf(op).shardingGroup();
+        where.sharding = where.ownerShards > 0 ? s / where.ownerShards : s;
+      }
     }
   });
   return out;

@@ -252,13 +252,18 @@ public:
     auto it = replicaOf.find(device);
     int64_t r = it == replicaOf.end() ? 0 : it->second;
     int64_t k = std::max<int64_t>(1, e.shards);
+    // A sharding group's collective meets in it; a reduce to owners over
+    // sharding groups spans them all.
+    const int64_t cut = e.collective == sim::Collective::ReduceScatter
+                            ? 0
+                            : std::max<int64_t>(0, e.sharding);
     switch (e.group) {
     case sim::GroupKind::Replicas:
-      return 0;
+      return cut ? r / cut : 0;
     case sim::GroupKind::Stages:
       return r;
     case sim::GroupKind::ShardPeers:
-      return r % k;
+      return cut ? (r / k / cut) * k + r % k : r % k;
     case sim::GroupKind::ShardGroup:
       return r / k;
     }
@@ -541,6 +546,9 @@ void collectiveTimes(const ProfilingTrace &run, const SiteMap &sites,
                     : e.group == sim::GroupKind::Stages     ? plan.stages
                     : e.group == sim::GroupKind::ShardPeers ? plan.replicas / k
                                                             : k;
+    // A sharding group's own collectives (a reduce to owners spans all).
+    if (e.sharding > 0 && e.collective != sim::Collective::ReduceScatter)
+      ranks = std::min(ranks, e.sharding);
     double spread = 0;
     if (auto it = spreadCost.find({stage, site, group}); it != spreadCost.end())
       spread = it->second;

@@ -348,6 +348,8 @@ std::string writeManifest(const PlanManifest &m, const std::string &path) {
                                                 std::to_string(p.stateOwner) +
                                                 ", \"owner_shards\": " +
                                                 std::to_string(p.ownerShards) +
+                                                ", \"sharding\": " +
+                                                std::to_string(p.sharding) +
                                                 ", \"value_owned\": " +
                                                 (p.valueOwned ? "true"
                                                               : "false") +
@@ -587,6 +589,18 @@ bool parseManifest(const std::string &text, const std::string &source,
                                      !r.integer(v, pat, "owner_shards", 0,
                                                 kMaxRanks, p.ownerShards)))
                                   return false;
+                                // Owners in sharding groups (shard_group;
+                                // absent: the whole group).
+                                if (v.find("sharding") &&
+                                    !r.integer(v, pat, "sharding", 0, kMaxRanks,
+                                               p.sharding))
+                                  return false;
+                                if (p.sharding > 0 &&
+                                    p.stateOwner >= p.sharding)
+                                  return r.fail(pat + ".state_owner",
+                                                "expected a position in a "
+                                                "sharding group of " +
+                                                    std::to_string(p.sharding));
                                 // The parameter itself on its owner alone
                                 // (shard_parameters; absent: everywhere).
                                 if (v.find("value_owned") &&

@@ -129,16 +129,27 @@ whale_rt_status startBucket(whale_rt_context *ctx, const char *op,
                                      ranks.size(), num_tensors, ts, owners,
                                      layout))
     return s;
-  if (ranks.size() == 1 || num_tensors == 0)
+  // A sharding group's copies sum the owners' parts after (HSDP).
+  std::vector<int> copies;
+  if (!shardingCopies(ctx, group, shards, copies))
+    return ctx->invalid(name + "_start: bad sharding group");
+  if (num_tensors == 0 || (ranks.size() == 1 && copies.size() < 2))
     return WHALE_RT_OK;
   GroupWay way = GroupWay::Host;
   std::string key;
   if (Status st = deviceCollectives(ctx, ranks, way, key); !st)
     return ctx->fail(st);
-  if (way != GroupWay::Host)
+  if (copies.size() < 2 && way != GroupWay::Host)
     return startOnDevices(ctx, ranks, way, key, layout, request);
-  if (!ctx->comm->concurrentCollectives())
-    return sumBucket(ctx, ranks, layout);
+  // Summed here, without the overlap: where the communicator cannot run
+  // collectives beside the rank, and a sharding group's on the devices.
+  if (!ctx->comm->concurrentCollectives() || way != GroupWay::Host ||
+      ranks.size() == 1) {
+    if (ranks.size() > 1)
+      if (whale_rt_status s = sumBucket(ctx, ranks, layout))
+        return s;
+    return sumOverCopies(ctx, copies, position, num_tensors, ts, owners);
+  }
 
   whale_rt_started_all_reduce started;
   started.bucket = std::make_shared<HostBuffers::Block>();
@@ -154,18 +165,26 @@ whale_rt_status startBucket(whale_rt_context *ctx, const char *op,
   if (!ctx->started)
     ctx->started = std::make_unique<CollectiveQueue>();
   // What the collective thread reads is its own: copies, and the bucket.
+  // Over a sharding group, the part this rank owns (one run of the packed
+  // bucket, at started.from) is then summed over its copies.
+  const int64_t mine = layout.parts.empty() ? 0 : layout.parts[position];
   *request = ctx->started->start(
-      ranks,
-      [comm = ctx->comm, rank = ctx->rank, ranks, bucket = started.bucket,
-       count = layout.total, parts = std::move(layout.parts),
-       profiler = ctx->profiler, track = ctx->traceTrack + 1, site = ctx->site,
-       scope = "overlapped " + name] {
+      ranks, [comm = ctx->comm, rank = ctx->rank, ranks, copies,
+              bucket = started.bucket, count = layout.total,
+              parts = std::move(layout.parts), from = started.from, mine,
+              profiler = ctx->profiler, track = ctx->traceTrack + 1,
+              site = ctx->site, scope = "overlapped " + name] {
         Profiler::Scope sum(profiler.get(), scope.c_str(), "communication",
                             track, site);
-        return parts.empty() ? comm->allReduce(rank, ranks, DType::F32,
-                                               bucket->as<float>(), count)
-                             : comm->reduceToOwners(rank, ranks, DType::F32,
-                                                    bucket->as<float>(), parts);
+        if (parts.empty())
+          return comm->allReduce(rank, ranks, DType::F32, bucket->as<float>(),
+                                 count);
+        Status st = comm->reduceToOwners(rank, ranks, DType::F32,
+                                         bucket->as<float>(), parts);
+        if (st && copies.size() > 1 && mine > 0)
+          st = comm->allReduce(rank, copies, DType::F32,
+                               bucket->as<float>() + from, mine);
+        return st;
       });
   ctx->startedAllReduces[*request] = std::move(started);
   return WHALE_RT_OK;

@@ -34,33 +34,86 @@ std::chrono::milliseconds millis(double seconds) {
 }
 } // namespace
 
+namespace {
+
+/// The data-parallel group a WHALE_RT_GROUP_SHARDING kind cuts (or the
+/// kind itself), and the size of its sharding groups (0: not cut).
+int32_t baseOf(int32_t kind) { return kind & 0xff; }
+int32_t shardingOf(int32_t kind) { return kind >> 8; }
+
+/// `ranks` (ctx at `position`) cut to ctx's sharding group of `size`
+/// consecutive members, or (`copies`) to the members at ctx's position in
+/// every sharding group; false where `size` does not divide them.
+bool cutSharding(int32_t size, bool copies, std::vector<int> &ranks,
+                 int &position) {
+  const int n = static_cast<int>(ranks.size());
+  if (size < 1 || n % size != 0 || position >= n)
+    return false;
+  std::vector<int> cut;
+  if (copies) {
+    for (int r = position % size; r < n; r += size)
+      cut.push_back(ranks[r]);
+    position /= size;
+  } else {
+    cut.assign(ranks.begin() + (position - position % size),
+               ranks.begin() + (position - position % size + size));
+    position %= size;
+  }
+  ranks = std::move(cut);
+  return true;
+}
+
+/// The uncut data-parallel group of `group` and ctx's position in it.
+bool baseGroup(whale_rt_context *ctx, int32_t group, int32_t shards,
+               std::vector<int> &ranks, int &position) {
+  ranks.clear();
+  switch (baseOf(group)) {
+  case WHALE_RT_GROUP_SHARD_PEERS:
+    return shardGroupRanks(ctx, shards, /*peers=*/true, ranks, position);
+  case WHALE_RT_GROUP_REPLICAS:
+    for (int r = 0; r < ctx->replicas; ++r)
+      ranks.push_back(ctx->grid[ctx->stage * ctx->replicas + r]);
+    position = ctx->replica;
+    return true;
+  case WHALE_RT_GROUP_STAGES:
+    for (int s = 0; s < ctx->stages; ++s)
+      ranks.push_back(ctx->grid[s * ctx->replicas + ctx->replica]);
+    position = ctx->stage;
+    return true;
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
 /// The ranks of ctx's group of `kind`, in order.
 bool whale::rt::capi::groupRanks(whale_rt_context *ctx, int32_t kind,
                                  std::vector<int> &out) {
-  out.clear();
-  if (kind == WHALE_RT_GROUP_REPLICAS) {
-    for (int r = 0; r < ctx->replicas; ++r)
-      out.push_back(ctx->grid[ctx->stage * ctx->replicas + r]);
-    return true;
-  }
-  if (kind == WHALE_RT_GROUP_STAGES) {
-    for (int s = 0; s < ctx->stages; ++s)
-      out.push_back(ctx->grid[s * ctx->replicas + ctx->replica]);
-    return true;
-  }
-  return false;
+  int position = 0;
+  return baseOf(kind) != WHALE_RT_GROUP_SHARD_PEERS &&
+         collectiveGroup(ctx, kind, 0, out, position);
 }
 
 bool whale::rt::capi::collectiveGroup(whale_rt_context *ctx, int32_t group,
                                       int32_t shards, std::vector<int> &ranks,
                                       int &position) {
-  if (group == WHALE_RT_GROUP_SHARD_PEERS)
-    return shardGroupRanks(ctx, shards, /*peers=*/true, ranks, position);
-  if (!groupRanks(ctx, group, ranks))
+  if (group < 0 || !baseGroup(ctx, group, shards, ranks, position))
     return false;
-  position = static_cast<int>(std::find(ranks.begin(), ranks.end(), ctx->rank) -
-                              ranks.begin());
-  return true;
+  const int32_t size = shardingOf(group);
+  return size == 0 || (baseOf(group) != WHALE_RT_GROUP_STAGES &&
+                       cutSharding(size, /*copies=*/false, ranks, position));
+}
+
+bool whale::rt::capi::shardingCopies(whale_rt_context *ctx, int32_t group,
+                                     int32_t shards, std::vector<int> &copies) {
+  copies.clear();
+  const int32_t size = shardingOf(group);
+  int position = 0;
+  if (size == 0)
+    return true;
+  return baseGroup(ctx, group, shards, copies, position) &&
+         cutSharding(size, /*copies=*/true, copies, position);
 }
 
 whale_rt_status whale::rt::capi::needComm(whale_rt_context *ctx,
@@ -311,6 +364,20 @@ whale_rt_status allReduceBucket(whale_rt_context *ctx,
                                      num_tensors, ts, nullptr, bucket))
     return s;
   return sumBucket(ctx, ranks, bucket);
+}
+
+whale_rt_status sumOverCopies(whale_rt_context *ctx,
+                              const std::vector<int> &copies, int position,
+                              int32_t num_tensors, whale_rt_tensor *const *ts,
+                              const int32_t *owners) {
+  if (copies.size() < 2)
+    return WHALE_RT_OK;
+  std::vector<whale_rt_tensor *> mine;
+  for (int32_t i = 0; i < num_tensors; ++i)
+    if (owners[i] == position)
+      mine.push_back(ts[i]);
+  return allReduceBucket(ctx, copies, static_cast<int32_t>(mine.size()),
+                         mine.data());
 }
 
 whale_rt_status clipCombined(whale_rt_context *ctx, int32_t num_grads,
@@ -687,13 +754,19 @@ whale_rt_status whale_rt_reduce_to_owners(whale_rt_context *ctx, int32_t group,
     if (!collectiveGroup(ctx, group, shards, ranks, position) ||
         num_tensors < 0 || (num_tensors > 0 && (!ts || !owners)))
       return ctx->invalid("reduce_to_owners: bad group, tensors or owners");
+    std::vector<int> copies;
+    if (!shardingCopies(ctx, group, shards, copies))
+      return ctx->invalid("reduce_to_owners: bad sharding group");
     Bucket bucket;
     if (whale_rt_status s = makeBucket(ctx, "reduce_to_owners", ranks.size(),
                                        num_tensors, ts, owners, bucket))
       return s;
-    if (ranks.size() == 1 || num_tensors == 0)
+    if (num_tensors == 0)
       return WHALE_RT_OK;
-    return sumBucket(ctx, ranks, bucket);
+    if (ranks.size() > 1)
+      if (whale_rt_status s = sumBucket(ctx, ranks, bucket))
+        return s;
+    return sumOverCopies(ctx, copies, position, num_tensors, ts, owners);
   });
 }
 
@@ -870,22 +943,28 @@ whale_rt_status whale_rt_clip_grad_norm_group(whale_rt_context *ctx,
 }
 
 whale_rt_status whale_rt_clip_grad_norm_owned(
-    whale_rt_context *ctx, int32_t group, int32_t shards, int32_t num_grads,
-    whale_rt_tensor *const *grads, const int32_t *sharded,
+    whale_rt_context *ctx, int32_t group, int32_t shards, int32_t sharding,
+    int32_t num_grads, whale_rt_tensor *const *grads, const int32_t *sharded,
     const int32_t *owners, double max_norm, double *norm) {
   return guarded(ctx, [&]() -> whale_rt_status {
     if (whale_rt_status s = needComm(ctx, "clip_grad_norm"))
       return s;
     // Whole gradients have owners among the replicas, parts of split
-    // parameters among the shard peers (the replicas holding that part).
+    // parameters among the shard peers (the replicas holding that part);
+    // with `sharding`, within ctx's sharding group of each.
     std::vector<int> replicas, peers, parts, across;
     int atReplicas = 0, atPeers = 0, atParts = 0;
-    if (!collectiveGroup(ctx, WHALE_RT_GROUP_REPLICAS, 0, replicas,
-                         atReplicas) ||
-        (sharded && (shards < 1 ||
-                     !collectiveGroup(ctx, WHALE_RT_GROUP_SHARD_PEERS, shards,
-                                      peers, atPeers) ||
-                     !shardGroupRanks(ctx, shards, false, parts, atParts))) ||
+    if (sharding < 0 || (sharded && shards > 0 && sharding % shards != 0) ||
+        !collectiveGroup(
+            ctx, WHALE_RT_GROUP_SHARDING(WHALE_RT_GROUP_REPLICAS, sharding), 0,
+            replicas, atReplicas) ||
+        (sharded &&
+         (shards < 1 ||
+          !collectiveGroup(ctx,
+                           WHALE_RT_GROUP_SHARDING(WHALE_RT_GROUP_SHARD_PEERS,
+                                                   sharding / shards),
+                           shards, peers, atPeers) ||
+          !shardGroupRanks(ctx, shards, false, parts, atParts))) ||
         (group >= 0 && !groupRanks(ctx, group, across)))
       return ctx->invalid("clip_grad_norm: bad group or shards");
     if (num_grads < 0 || (num_grads > 0 && (!grads || !owners)) ||

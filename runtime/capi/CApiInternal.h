@@ -278,6 +278,11 @@ bool shardGroupRanks(whale_rt_context *ctx, int32_t shards, bool peers,
 /// shards that do not divide the replicas.
 bool collectiveGroup(whale_rt_context *ctx, int32_t group, int32_t shards,
                      std::vector<int> &ranks, int &position);
+/// For a group cut into sharding groups (WHALE_RT_GROUP_SHARDING): the
+/// members at ctx's position in every sharding group, ctx among them, in
+/// order; empty for a group not cut. False for a bad group or size.
+bool shardingCopies(whale_rt_context *ctx, int32_t group, int32_t shards,
+                    std::vector<int> &copies);
 /// Waits for the collectives ctx started over `ranks` (whale_rt_all_reduce_
 /// start): a blocking collective over the same group must come after them.
 Status settleStarted(whale_rt_context *ctx, const std::vector<int> &ranks);
@@ -319,6 +324,14 @@ Status bucketOnDevices(whale_rt_context *ctx, const std::vector<int> &ranks,
                        Device::BucketOp op, float *data,
                        const std::vector<int64_t> &parts);
 
+/// The tensors ctx owns (owners[i] == position) of a reduction to owners
+/// over a sharding group, summed over its `copies` (shardingCopies): the
+/// other sharding groups' owners of the same tensors. Nothing to do for
+/// fewer than two copies.
+whale_rt_status sumOverCopies(whale_rt_context *ctx,
+                              const std::vector<int> &copies, int position,
+                              int32_t num_tensors, whale_rt_tensor *const *ts,
+                              const int32_t *owners);
 /// A bucket as it is packed: its tensors in packing order, and for a
 /// reduce to owners each member's part (the tensors it owns, member after
 /// member in group order).

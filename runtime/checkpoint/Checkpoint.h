@@ -53,13 +53,19 @@ struct Parameter {
   /// `ownerShards` > 0 the replicas holding the same part: replica /
   /// ownerShards); -1: on every rank.
   int64_t stateOwner = -1, ownerShards = 0;
+  /// Hybrid sharding (shard_group): the group is cut into sharding groups
+  /// of `sharding` consecutive members, `stateOwner` is a position in each,
+  /// and every sharding group's owner holds a copy; 0: not cut.
+  int64_t sharding = 0;
   /// Parameters sharded over that group too (shard_parameters, ZeRO stage
   /// 3): the parameter itself lives with its state, on the owner alone.
   bool valueOwned = false;
   /// Whether replica `replica` of the stage holds this parameter's state.
   bool holdsState(int64_t replica) const {
-    return stateOwner < 0 ||
-           (ownerShards > 0 ? replica / ownerShards : replica) == stateOwner;
+    if (stateOwner < 0)
+      return true;
+    const int64_t at = ownerShards > 0 ? replica / ownerShards : replica;
+    return (sharding > 0 ? at % sharding : at) == stateOwner;
   }
   /// Whether replica `replica` of the stage holds the parameter itself.
   bool holdsValue(int64_t replica) const {

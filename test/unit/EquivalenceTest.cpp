@@ -781,6 +781,86 @@ TEST(Equivalence, ShardedGradientsTrainLikeOneDevice) {
   }
 }
 
+// Hybrid sharding (shard_group): the replicas shard in groups and each
+// group holds a copy of the others' shards; every gradient is summed within
+// its sharding group to its owner, then over the owner's copies. Stages 1,
+// 2 and 3 in groups of 2 of gpt.whl's 4 replicas, stage 3 in groups of 4
+// of 8 split replicas (two shard peers a group), a pipeline of a replicated
+// and a split stage with clipping, and groups of one (every bucket summed
+// over the copies alone): the local model's numbers, and with the
+// reductions overlapped the bits of the same plan waited for after the
+// backward.
+TEST(Equivalence, HybridShardingTrainsLikeOneDevice) {
+  struct Case {
+    const char *script;
+    std::string text;
+    const char *cluster;
+  };
+  const std::string dp = "num_micro_batch = 4\n  auto_parallel = true\n  "
+                         "num_task_graph = 1\n  ";
+  for (const Case &c :
+       {Case{kGpt,
+             edit(source(kGpt), "num_micro_batch = 4",
+                  dp + "shard_optimizer = true\n  shard_group = 2"),
+             "cpu:4"},
+        Case{kGpt,
+             edit(source(kGpt), "num_micro_batch = 4",
+                  dp + "shard_gradients = true\n  shard_group = 2"),
+             "cpu:4"},
+        Case{kGpt,
+             edit(source(kGpt), "num_micro_batch = 4",
+                  dp + "shard_parameters = true\n  shard_group = 2"),
+             "cpu:4"},
+        Case{kGpt,
+             edit(source(kGpt), "num_micro_batch = 4",
+                  dp + "shard_parameters = true\n  shard_group = 1"),
+             "cpu:4"},
+        Case{kMlpSplit,
+             edit(edit(source(kMlpSplit), "split {", "split(2) {"), "model mlp",
+                  "config {\n  shard_parameters = true\n  shard_group = "
+                  "4\n}\n\nmodel mlp"),
+             "cpu:8"},
+        Case{kSplitStage,
+             edit(source(kSplitStage), "num_micro_batch = 2",
+                  "num_micro_batch = 2\n  shard_gradients = true\n  "
+                  "shard_group = 2"),
+             "cpu:8"}}) {
+    SCOPED_TRACE(std::string(c.script) + " on " + c.cluster + ":\n" +
+                 c.text.substr(0, 400));
+    expectEquivalent(c.text, c.script, c.cluster);
+    whale::TrainResult hybrid = trainText(c.text, c.script, c.cluster);
+    whale::TrainResult blocking =
+        trainText(edit(c.text, "shard_group",
+                       "grad_sync = \"after_backward\"\n  "
+                       "shard_group"),
+                  c.script, c.cluster);
+    ASSERT_TRUE(hybrid.ok) << hybrid.error;
+    ASSERT_TRUE(blocking.ok) << blocking.error;
+    EXPECT_EQ(hybrid.losses, blocking.losses);
+    EXPECT_EQ(hybrid.parameters, blocking.parameters);
+  }
+}
+
+// A shard_group that does not divide the replicas (or a split parameter's
+// shards) is refused when the plan is made, naming the setting.
+TEST(Equivalence, ShardGroupsThatDoNotFitAreRefused) {
+  for (auto [text, script, cluster] :
+       {std::tuple{edit(source(kGpt), "num_micro_batch = 4",
+                        "num_micro_batch = 4\n  auto_parallel = true\n  "
+                        "num_task_graph = 1\n  shard_parameters = true\n  "
+                        "shard_group = 3"),
+                   kGpt, "cpu:4"},
+        std::tuple{edit(edit(source(kMlpSplit), "split {", "split(4) {"),
+                        "model mlp",
+                        "config {\n  shard_optimizer = true\n  shard_group = "
+                        "2\n}\n\nmodel mlp"),
+                   kMlpSplit, "cpu:8"}}) {
+    whale::TrainResult r = trainText(text, script, cluster);
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.error.find("shard_group"), std::string::npos) << r.error;
+  }
+}
+
 // Stage 3 with recomputation (each segment's forward gathers its layers
 // again in the backward), an interleaved pipeline of replicated stages and
 // bf16 amp: the bits of the same plan with whole parameters.

@@ -98,8 +98,10 @@ mlir::FailureOr<llvm::SmallVector<int64_t>>
 broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);
 
 } // namespace verify
-/// A collective's group ("replicas", "stages" or "shard_peers"; none is
-/// fine) and `shards`, given exactly for shard peers.
+/// A collective's group ("replicas", "stages", "shard_peers" or "hsdp";
+/// none is fine) and `shards`, given exactly for shard peers (and for a
+/// sharding group of them: "hsdp" cuts the replicas, or with shards the
+/// shard peers, into the config's shard_group).
 mlir::LogicalResult verifyGroupAndShards(mlir::Operation *op,
                                          std::optional<llvm::StringRef> group,
                                          std::optional<int64_t> shards);

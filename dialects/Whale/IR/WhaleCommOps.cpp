@@ -12,13 +12,16 @@ LogicalResult whale::verifyGroupAndShards(Operation *op,
   if (!group)
     return shards ? op->emitOpError("takes shards only with a group")
                   : success();
-  if (*group != "replicas" && *group != "stages" && *group != "shard_peers")
-    return op->emitOpError("group must be \"replicas\", \"stages\" or "
-                           "\"shard_peers\", not \"")
+  if (*group != "replicas" && *group != "stages" && *group != "shard_peers" &&
+      *group != "hsdp")
+    return op->emitOpError("group must be \"replicas\", \"stages\", "
+                           "\"shard_peers\" or \"hsdp\", not \"")
            << *group << "\"";
-  if ((*group == "shard_peers") != shards.has_value())
+  // A sharding group (hsdp) cuts the replicas, or with shards the peers.
+  if (*group != "hsdp" && (*group == "shard_peers") != shards.has_value())
     return op->emitOpError("takes shards exactly when its group is "
-                           "\"shard_peers\"");
+                           "\"shard_peers\" (or, for a sharding group of "
+                           "them, \"hsdp\")");
   if (shards && *shards < 1)
     return op->emitOpError("shards must be positive, not ") << *shards;
   return success();
@@ -33,6 +36,10 @@ static LogicalResult verifyAllReduce(Operation *op, StringRef group,
                                      ValueRange values) {
   if (failed(verifyGroupAndShards(op, group, shards)))
     return failure();
+  if (group == "hsdp" && !owners)
+    return op->emitOpError("sums over a sharding group (\"hsdp\") only to "
+                           "owners: a plain sum is over the replicas or the "
+                           "shard peers");
   if (owners) {
     if (owners->size() != values.size())
       return op->emitOpError("has ")

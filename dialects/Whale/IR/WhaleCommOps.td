@@ -70,6 +70,15 @@ def Whale_AllReduceOp : Whale_Op<"all_reduce", [MemoryEffects<[MemWrite]>,
     and nothing but the owner's update may read it. Each member then sends
     only the parts it does not own: half an all-reduce's bytes.
 
+    `hsdp` (hybrid sharding, the config's `shard_group`) is the sharding
+    group around the rank: `shard_group` consecutive replicas (with
+    `shards`, the shard peers among them). Owners are positions in it, so
+    the ranks at one position of every sharding group own the same sums.
+    A reduce to owners over `hsdp` sums over all the replicas (the shard
+    peers): to the owners within each sharding group, then each owner's
+    sums over the owners at its position in the other groups, so an owner
+    gets what it would over the whole group.
+
     ```mlir
     %a, %b = whale.all_reduce %da, %db over "replicas" : tensor<16x4xf32>, tensor<4xf32> -> tensor<16x4xf32>, tensor<4xf32>
     %c, %d = whale.all_reduce %dc, %dd over "replicas" {owners = array<i64: 1, 0>} : tensor<16x4xf32>, tensor<4xf32> -> tensor<16x4xf32>, tensor<4xf32>

@@ -160,7 +160,9 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     "after_backward"), virtual_stages (a positive integer: the model chunks
     each pipeline rank holds, Megatron-LM's interleaved schedule),
     gather_layers (a positive integer: under shard_parameters, the layers
-    gathered together).
+    gathered together), shard_group (a positive integer: the ranks of a
+    stage that shard among themselves, hybrid sharding; groups of that
+    many consecutive replicas hold copies of each other's shards).
   }];
   let parameters = (ins
     DefaultValuedParameter<"int64_t", "0">:$numMicroBatch,
@@ -179,7 +181,8 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     OptionalParameter<"std::optional<::whale::AmpMode>">:$amp,
     OptionalParameter<"std::optional<::whale::GradSync>">:$gradSync,
     DefaultValuedParameter<"int64_t", "0">:$virtualStages,
-    DefaultValuedParameter<"int64_t", "0">:$gatherLayers);
+    DefaultValuedParameter<"int64_t", "0">:$gatherLayers,
+    DefaultValuedParameter<"int64_t", "0">:$shardGroup);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -212,6 +215,12 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     /// else 1.
     int64_t layersGathered() const {
       return getGatherLayers() > 0 ? getGatherLayers() : 1;
+    }
+    /// Hybrid sharding (HSDP): the replicas shard in groups of
+    /// shard_group, and each group holds a copy of the others' shards;
+    /// 0 where the config does not cut the replicas.
+    int64_t shardingGroup() const {
+      return shardsOptimizerState() ? getShardGroup() : 0;
     }
     /// Matrix products in bf16 (amp = "bf16").
     bool bf16() const { return getAmp() == AmpMode::bf16; }

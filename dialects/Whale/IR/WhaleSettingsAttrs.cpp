@@ -44,7 +44,7 @@ LogicalResult choose(std::optional<E> &out, StringRef key, StringRef value,
 /// The settings as their parts, so the parser can fill them by key.
 struct SettingsParts {
   int64_t numMicroBatch = 0, numTaskGraph = 0, taskGraphSplit = 0,
-          bucketBytes = 0, virtualStages = 0, gatherLayers = 0;
+          bucketBytes = 0, virtualStages = 0, gatherLayers = 0, shardGroup = 0;
   bool autoParallel = false, recompute = false, shardOptimizer = false,
        shardParameters = false, shardGradients = false;
   std::optional<PipelineSchedule> schedule;
@@ -61,6 +61,7 @@ struct SettingsParts {
            : key == "bucket_bytes"     ? &bucketBytes
            : key == "virtual_stages"   ? &virtualStages
            : key == "gather_layers"    ? &gatherLayers
+           : key == "shard_group"      ? &shardGroup
                                        : nullptr;
   }
   bool *flag(StringRef key) {
@@ -105,7 +106,7 @@ struct SettingsParts {
         emitError, ctx, numMicroBatch, numTaskGraph, taskGraphSplit,
         bucketBytes, autoParallel, recompute, shardOptimizer, shardParameters,
         shardGradients, schedule, balance, splitMatmul, splitRows, amp,
-        gradSync, virtualStages, gatherLayers);
+        gradSync, virtualStages, gatherLayers, shardGroup);
   }
 };
 
@@ -114,17 +115,19 @@ struct SettingsParts {
 LogicalResult SettingsAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t numMicroBatch,
     int64_t numTaskGraph, int64_t taskGraphSplit, int64_t bucketBytes, bool,
-    bool, bool, bool shardParameters, bool, std::optional<PipelineSchedule>,
-    std::optional<BalanceKind> balance, std::optional<SplitMatmul>,
-    std::optional<SplitRows>, std::optional<AmpMode>, std::optional<GradSync>,
-    int64_t virtualStages, int64_t gatherLayers) {
+    bool, bool shardOptimizer, bool shardParameters, bool shardGradients,
+    std::optional<PipelineSchedule>, std::optional<BalanceKind> balance,
+    std::optional<SplitMatmul>, std::optional<SplitRows>,
+    std::optional<AmpMode>, std::optional<GradSync>, int64_t virtualStages,
+    int64_t gatherLayers, int64_t shardGroup) {
   for (auto [key, v] :
        {std::pair<StringRef, int64_t>{"num_micro_batch", numMicroBatch},
         {"num_task_graph", numTaskGraph},
         {"task_graph_split", taskGraphSplit},
         {"bucket_bytes", bucketBytes},
         {"virtual_stages", virtualStages},
-        {"gather_layers", gatherLayers}})
+        {"gather_layers", gatherLayers},
+        {"shard_group", shardGroup}})
     if (v < 0)
       return emitError() << "setting '" << key
                          << "' must be a positive integer, not " << v;
@@ -134,6 +137,10 @@ LogicalResult SettingsAttr::verify(
   if (gatherLayers > 1 && !shardParameters)
     return emitError() << "setting 'gather_layers' needs shard_parameters = "
                           "true: only sharded parameters are gathered";
+  if (shardGroup > 0 && !shardOptimizer && !shardParameters && !shardGradients)
+    return emitError() << "setting 'shard_group' needs shard_optimizer, "
+                          "shard_gradients or shard_parameters = true: only "
+                          "sharded state is sharded in groups";
   return success();
 }
 
@@ -182,7 +189,8 @@ Attribute SettingsAttr::parse(AsmParser &p, Type) {
                            "shard_parameters, shard_gradients, schedule, "
                            "balance, split_matmul, "
                            "split_rows, amp, "
-                           "grad_sync, virtual_stages, gather_layers";
+                           "grad_sync, virtual_stages, gather_layers, "
+                           "shard_group";
         return {};
       }
     } while (succeeded(p.parseOptionalComma()));
@@ -224,6 +232,7 @@ void SettingsAttr::print(AsmPrinter &p) const {
   text("grad_sync", getGradSync());
   integer("virtual_stages", getVirtualStages());
   integer("gather_layers", getGatherLayers());
+  integer("shard_group", getShardGroup());
   p << "<";
   llvm::interleaveComma(parts, p);
   p << ">";

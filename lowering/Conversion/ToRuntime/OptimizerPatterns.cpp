@@ -129,8 +129,9 @@ Handles lowerClipGradNorm(ClipGradNormOp c, ValueRange in, RuntimeCalls &rt) {
   std::optional<ArrayRef<bool>> sharded = c.getSharded();
   if (std::optional<ArrayRef<int64_t>> owners = c.getOwners())
     rt.call(WHALE_RT_FN(clip_grad_norm_owned),
-            {rt.ctx, groupKind(), rt.i32(c.getShards().value_or(0)), rt.i32(n),
-             array, sharded ? rt.i32ArrayOf(*sharded) : rt.null(),
+            {rt.ctx, groupKind(), rt.i32(c.getShards().value_or(0)),
+             rt.i32(rt.sharding()), rt.i32(n), array,
+             sharded ? rt.i32ArrayOf(*sharded) : rt.null(),
              rt.i32ArrayOf(*owners), maxNorm, rt.null()});
   else if (sharded)
     rt.call(WHALE_RT_FN(clip_grad_norm_sharded),

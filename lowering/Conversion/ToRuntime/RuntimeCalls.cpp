@@ -2,6 +2,8 @@
 
 #include "lowering/Conversion/ToRuntime/RuntimeCalls.h"
 
+#include "dialects/Whale/IR/TrainAttrs.h"
+
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
@@ -41,7 +43,10 @@ RuntimeCalls::RuntimeCalls(ConversionPatternRewriter &rewriter, Location loc,
     : rewriter(rewriter), loc(loc), plan(plan), ctx(ctx), symbols(symbols),
       slot(slot), ptr(LLVM::LLVMPointerType::get(rewriter.getContext())),
       i32Type(rewriter.getI32Type()), i64Type(rewriter.getI64Type()),
-      f64Type(rewriter.getF64Type()) {}
+      f64Type(rewriter.getF64Type()),
+      shardGroup(static_cast<int32_t>(
+          settingsOf(rewriter.getInsertionBlock()->getParentOp())
+              .shardingGroup())) {}
 
 Value RuntimeCalls::i32(int64_t v) {
   return LLVM::ConstantOp::create(rewriter, loc, i32Type,
@@ -210,6 +215,17 @@ int32_t RuntimeCalls::groupKind(StringRef group) {
   return group == "stages" ? WHALE_RT_GROUP_STAGES : WHALE_RT_GROUP_REPLICAS;
 }
 
+int32_t RuntimeCalls::groupCode(std::optional<int64_t> shards,
+                                StringRef group) const {
+  const int32_t base = shards ? WHALE_RT_GROUP_SHARD_PEERS : groupKind(group);
+  if (group != "hsdp")
+    return base;
+  // The verifiers and -whale-shard-optimizer checked that the shards
+  // divide the sharding group.
+  return WHALE_RT_GROUP_SHARDING(
+      base, shards ? shardGroup / static_cast<int32_t>(*shards) : shardGroup);
+}
+
 void RuntimeCalls::onOwner(Operation *op, llvm::function_ref<void()> update) {
   onOwner(op, update, nullptr);
 }
@@ -225,7 +241,10 @@ void RuntimeCalls::onOwner(Operation *op, llvm::function_ref<void()> update,
   auto shards = op->getAttrOfType<IntegerAttr>("shards");
   Value mine = LLVM::AllocaOp::create(rewriter, loc, ptr, i32Type, i64(1));
   call(WHALE_RT_FN(owns),
-       {ctx, i32(shards ? WHALE_RT_GROUP_SHARD_PEERS : groupKind(group)),
+       {ctx,
+        i32(groupCode(shards ? std::optional<int64_t>(shards.getInt())
+                             : std::nullopt,
+                      group.getValue())),
         i32(shards ? shards.getInt() : 0), i32(owner.getInt()), mine});
   Value isMine = LLVM::ICmpOp::create(
       rewriter, loc, LLVM::ICmpPredicate::ne,

@@ -130,13 +130,18 @@ public:
   /// nothing).
   void onOwner(mlir::Operation *op, llvm::function_ref<void()> update,
                llvm::function_ref<void()> elsewhere);
-  /// WHALE_RT_GROUP_* of a group name the verifiers have checked.
+  /// WHALE_RT_GROUP_* of a group name the verifiers have checked: the
+  /// replicas or the stages (a group of whole values).
   static int32_t groupKind(llvm::StringRef group);
   /// The group argument of a collective over `group`, or over the peers
-  /// holding the other shards when `shards` is set.
+  /// holding the other shards when `shards` is set; "hsdp" is the sharding
+  /// group of either (WHALE_RT_GROUP_SHARDING, the config's shard_group).
   mlir::Value groupOf(std::optional<int64_t> shards, llvm::StringRef group) {
-    return i32(shards ? WHALE_RT_GROUP_SHARD_PEERS : groupKind(group));
+    return i32(groupCode(shards, group));
   }
+  int32_t groupCode(std::optional<int64_t> shards, llvm::StringRef group) const;
+  /// The config's shard_group: replicas a sharding group (0: not cut).
+  int32_t sharding() const { return shardGroup; }
   /// A place for a started collective's request, and the request read
   /// from it after the call.
   mlir::Value requestSlot();
@@ -153,6 +158,7 @@ private:
   RuntimeSymbols &symbols;
   const mlir::Value slot;
   mlir::Type ptr, i32Type, i64Type, f64Type;
+  int32_t shardGroup = 0;
 };
 
 } // namespace whale

@@ -19,6 +19,13 @@
 // a plain all-reduce does, not 1.5 times that. A bucket with any other
 // reader stays an all-reduce.
 //
+// Hybrid sharding (the config's `shard_group = s`, HSDP): the owners are
+// dealt out within sharding groups of s consecutive replicas (s / shards
+// shard peers for a split parameter's part), group "hsdp": each sharding
+// group holds one copy of the state, its members about 1/s each, and the
+// reduce to owners sums over every copy (the runtime's second step, among
+// the owners at one position of every group).
+//
 // The ranks of a group run the same program, so every member sees the
 // same owners. Runs on rank programs, before -whale-overlap-grad-sync.
 //
@@ -53,15 +60,39 @@ AllReduceOp summedBy(Value grad) {
   return grad.getDefiningOp<AllReduceOp>();
 }
 
-void shardUpdates(func::FuncOp fn, OpBuilder &b) {
+/// The members of a sharding group of `sharding` replicas in a group of
+/// `size` members over which `update`'s gradient is summed (`shards`: the
+/// shard peers of a split parameter's part); 0 after an error where the
+/// groups do not fit.
+int64_t shardingMembers(Operation *update, int64_t sharding, int64_t size,
+                        int64_t shards) {
+  const int64_t members = shards ? sharding / shards : sharding;
+  if ((shards && sharding % shards != 0) || size % members != 0) {
+    auto diag = update->emitOpError("cannot be sharded in groups of ")
+                << sharding << " replicas (the config's shard_group): ";
+    if (shards && sharding % shards != 0)
+      diag << "its parameter is split over " << shards
+           << " replicas, which shard_group must be a multiple of";
+    else
+      diag << "its gradient is summed over " << size
+           << (shards ? " shard peers" : " replicas") << ", which groups of "
+           << members << " do not divide";
+    return 0;
+  }
+  return members;
+}
+
+bool shardUpdates(func::FuncOp fn, OpBuilder &b) {
   auto rank = fn->getAttrOfType<DictionaryAttr>("whale.rank");
   const int64_t replicas = plan::intOf(rank, "replicas", 1);
+  const int64_t sharding = settingsOf(fn).shardingGroup();
   // Bytes of parameters each member owns, per group (kind, shards).
   std::map<std::pair<std::string, int64_t>, SmallVector<int64_t>> owned;
   SmallVector<Operation *> updates;
   // The owned parameters of each bucket (the all-reduce that summed their
   // gradients), in program order, with their owners and last update.
   struct Handed {
+    StringAttr group;
     SmallVector<Value> params;
     SmallVector<int64_t> owners;
     Operation *last = nullptr;
@@ -84,6 +115,12 @@ void shardUpdates(func::FuncOp fn, OpBuilder &b) {
                                          : 1;
     if (size <= 1)
       continue;
+    if (sharding > 0) {
+      size = shardingMembers(op, sharding, size, shards);
+      if (size == 0)
+        return false;
+      group = "hsdp";
+    }
     SmallVector<int64_t> &bytes = owned[{group.str(), shards}];
     bytes.resize(size, 0);
     int64_t owner =
@@ -94,6 +131,7 @@ void shardUpdates(func::FuncOp fn, OpBuilder &b) {
     if (shards)
       op->setAttr("shards", b.getI64IntegerAttr(shards));
     Handed &h = buckets[{sum, op->getBlock()}];
+    h.group = b.getStringAttr(group);
     h.params.push_back(param);
     h.owners.push_back(owner);
     if (!h.last || h.last->isBeforeInBlock(op))
@@ -102,14 +140,15 @@ void shardUpdates(func::FuncOp fn, OpBuilder &b) {
   // Under shard_parameters the owners keep the parameters: nobody is
   // handed them (-whale-shard-parameters gathers them where read).
   if (settingsOf(fn).getShardParameters())
-    return;
+    return true;
   for (auto &[key, h] : buckets) {
     auto sum = cast<AllReduceOp>(key.first);
     b.setInsertionPointAfter(h.last);
     BroadcastOp::create(b, h.last->getLoc(), h.params,
-                        b.getDenseI64ArrayAttr(h.owners), sum.getGroupAttr(),
+                        b.getDenseI64ArrayAttr(h.owners), h.group,
                         sum.getShardsAttr());
   }
+  return true;
 }
 
 /// The owner of the update that reads `sum` (through clipping, when
@@ -161,6 +200,9 @@ void reduceToOwners(func::FuncOp fn, OpBuilder &b) {
     if (owners.empty() || llvm::is_contained(owners, -1))
       continue;
     sum.setOwnersAttr(b.getDenseI64ArrayAttr(owners));
+    // Owners in sharding groups: summed there, then over the copies.
+    if (settingsOf(fn).shardingGroup() > 0)
+      sum.setGroup("hsdp");
   }
   fn.walk([&](ClipGradNormOp clip) {
     SmallVector<int64_t> owners;
@@ -187,7 +229,8 @@ struct ShardOptimizerPass
     for (func::FuncOp fn : getOperation().getOps<func::FuncOp>())
       if (fn->hasAttr("whale.rank") && !fn.getBody().empty() &&
           settingsOf(fn).shardsOptimizerState()) {
-        shardUpdates(fn, b);
+        if (!shardUpdates(fn, b))
+          return signalPassFailure();
         reduceToOwners(fn, b);
       }
   }

@@ -11,6 +11,12 @@ all-reduce's traffic when each is counted once. Prints the runtime's count
 (`communicated per step`, over all ranks) beside n - 1 times `whale
 plan`'s bytes gathered from and reduced to owners, and whether they are
 equal.
+
+With `--config shard_group=s` (hybrid sharding) that happens within each of
+the n / s sharding groups of s ranks, and each owner then all-reduces the
+part it owns with its copies in the other groups, handing the part to that
+all-reduce: over all ranks n / s times the buckets reduced, where there is
+more than one group.
 """
 import re
 import sys
@@ -21,8 +27,16 @@ plan, run = plan_and_run(sys.argv[1:])
 sent = int(re.search(r"communicated per step: ([0-9]+) bytes over all ranks",
                      run).group(1))
 n = plan["replicas"]
+s = n
+for arg in sys.argv[1:]:
+    if arg.startswith("shard_group="):
+        s = int(arg.split("=", 1)[1])
+groups = n // s
 expected = 0
 for stage in plan["taskgraph_stages"]:
     comm = stage["comm_bytes_per_step"]
-    expected += (n - 1) * (comm["gather_from_owners"] + comm["reduce_to_owners"])
+    expected += groups * (s - 1) * (comm["gather_from_owners"] +
+                                    comm["reduce_to_owners"])
+    if groups > 1:
+        expected += groups * comm["reduce_to_owners"]
 print(f"sent {sent} expected {expected} besides {sent - expected}")
