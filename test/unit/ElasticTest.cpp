@@ -105,6 +105,24 @@ TEST(Elastic, ShardedParametersMoveFromTheirOwners) {
       kGpt, "cpu:4", {"cpu:2", "cpu:8"});
 }
 
+// Hybrid sharding (shard_group = 2): each sharding group holds a copy of
+// the parameters, so a change of devices may take a parameter from any
+// copy; still the lower bound. An MLP over 4 (two groups), 8 (four), 2
+// (one), and the pipelined GPT over 4, 2 (one replica a stage: nothing
+// sharded), 8.
+TEST(Elastic, HybridShardedParametersMoveFromACopy) {
+  expectElasticLikeUninterrupted(
+      edit(source(kMlp), "model mlp",
+           "config {\n  shard_parameters = true\n  shard_group = 2\n}\n\n"
+           "model mlp"),
+      kMlp, "cpu:4", {"cpu:8", "cpu:2"});
+  expectElasticLikeUninterrupted(
+      edit(source(kGpt), "num_micro_batch = 4",
+           "num_micro_batch = 4\n  shard_parameters = true\n  shard_group = "
+           "2"),
+      kGpt, "cpu:4", {"cpu:2", "cpu:8"});
+}
+
 /// Trains `text` on `cluster` for steps (from a checkpoint when `load`),
 /// saving the ranks' own boxes when `save`.
 whale::TrainResult trainSteps(const std::string &text, const std::string &name,

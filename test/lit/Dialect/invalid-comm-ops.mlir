@@ -1,8 +1,17 @@
 // RUN: whale-opt %s --split-input-file --verify-diagnostics
 
 func.func @group(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error@+1 {{group must be "replicas", "stages" or "shard_peers", not "world"}}
+  // expected-error@+1 {{group must be "replicas", "stages", "shard_peers" or "hsdp", not "world"}}
   %s = whale.all_reduce %a over "world" : tensor<4xf32> -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+// A sharding group sums only to owners (then over the owners' copies).
+func.func @hsdp_plain(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{sums over a sharding group ("hsdp") only to owners}}
+  %s = whale.all_reduce %a over "hsdp" : tensor<4xf32> -> tensor<4xf32>
   return %s : tensor<4xf32>
 }
 
@@ -33,7 +42,7 @@ func.func @stage(%a: tensor<4xf32>) {
 // -----
 
 func.func @start_group(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error@+1 {{group must be "replicas", "stages" or "shard_peers", not "world"}}
+  // expected-error@+1 {{group must be "replicas", "stages", "shard_peers" or "hsdp", not "world"}}
   %p = whale.all_reduce_start %a over "world" : tensor<4xf32>
   %s = whale.all_reduce_wait %p : tensor<4xf32>
   return %s : tensor<4xf32>

@@ -1,6 +1,6 @@
 // RUN: whale-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @+1 {{unknown setting 'num_microbatch'; the settings are num_micro_batch, num_task_graph, task_graph_split, bucket_bytes, auto_parallel, recompute, shard_optimizer, shard_parameters, shard_gradients, schedule, balance, split_matmul, split_rows, amp, grad_sync, virtual_stages, gather_layers}}
+// expected-error @+1 {{unknown setting 'num_microbatch'; the settings are num_micro_batch, num_task_graph, task_graph_split, bucket_bytes, auto_parallel, recompute, shard_optimizer, shard_parameters, shard_gradients, schedule, balance, split_matmul, split_rows, amp, grad_sync, virtual_stages, gather_layers, shard_group}}
 module attributes {whale.config = #whale.settings<num_microbatch = 4>} {}
 
 // -----
@@ -176,6 +176,16 @@ module attributes {whale.config = #whale.settings<gather_layers = 2>} {}
 // -----
 
 module attributes {whale.config = #whale.settings<gather_layers = 1>} {}
+
+// -----
+
+// Sharding groups mean something only where state is sharded.
+// expected-error @+1 {{setting 'shard_group' needs shard_optimizer, shard_gradients or shard_parameters = true: only sharded state is sharded in groups}}
+module attributes {whale.config = #whale.settings<shard_group = 2>} {}
+
+// -----
+
+module attributes {whale.config = #whale.settings<shard_gradients = true, shard_group = 2>} {}
 
 // -----
 

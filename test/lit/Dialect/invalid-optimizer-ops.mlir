@@ -70,7 +70,7 @@ func.func @owner_negative(%g: tensor<4xf32>) {
 
 func.func @owner_group_unknown(%g: tensor<4xf32>) {
   %w = whale.param "w" zeros [] : tensor<4xf32>
-  // expected-error@+1 {{group must be "replicas", "stages" or "shard_peers", not "pods"}}
+  // expected-error@+1 {{group must be "replicas", "stages", "shard_peers" or "hsdp", not "pods"}}
   whale.sgd_update %w, %g {lr = 0.1 : f64, momentum = 0.0 : f64, weight_decay = 0.0 : f64, owner = 0 : i64, group = "pods"} : tensor<4xf32>
   return
 }
