@@ -147,8 +147,9 @@ private:
   std::vector<Group> groups;
   /// groupOf by rank and event, at rank * events + event (-1: not yet).
   std::vector<int64_t> groupMemo;
-  std::map<std::tuple<uint8_t, int64_t, int64_t, std::vector<uint32_t>>,
-           uint32_t>
+  std::map<
+      std::tuple<uint8_t, int64_t, int64_t, int64_t, std::vector<uint32_t>>,
+      uint32_t>
       groupIds;
   std::unordered_map<InstanceKey, Instance, TupleHash> instances;
   /// By (class, from, to, tag); a mailbox is dropped once empty, so the
@@ -268,8 +269,11 @@ uint32_t Replay::groupOf(uint32_t rank, uint32_t event) {
   }
   std::sort(members.begin(), members.end());
   members.erase(std::unique(members.begin(), members.end()), members.end());
+  // A reduce over sharding groups and a gather in one may have the same
+  // replayed members (replicas alike are one class): its copies tell them
+  // apart.
   auto idKey = std::make_tuple(static_cast<uint8_t>(e.group), e.shards,
-                               e.sharding, members);
+                               e.sharding, copies, members);
   auto [it, fresh] =
       groupIds.try_emplace(idKey, static_cast<uint32_t>(groups.size()));
   if (fresh)

@@ -177,6 +177,8 @@ private:
   /// gradients' running sums (shard_gradients).
   bool shardParameters = false, shardGradients = false;
   int64_t gatherLayers = 1; ///< layers a gathered unit (gather_layers)
+  /// Replicas a sharding group (shard_group, hybrid sharding; 0: all).
+  int64_t sharding = 0;
   bool recompute = false;  ///< activation recomputation
   double inputsPerRow = 0; ///< bytes of a row of the model's inputs
   SmallVector<int64_t> grid;
@@ -205,8 +207,12 @@ private:
   int64_t fixedAt(int64_t s, int64_t r) const {
     const StageCost &c = costs[s];
     const double part = double(weightOf(r)) / units;
+    // The state is shared out within a sharding group (hybrid sharding),
+    // else over all the replicas holding the same part.
+    const int64_t sharers =
+        sharding > 0 ? std::min(sharding, replicas) : replicas;
     const double peers =
-        shardOptimizer ? double(std::max<int64_t>(1, replicas / group)) : 1.0;
+        shardOptimizer ? double(std::max<int64_t>(1, sharers / group)) : 1.0;
     // Sharded parameters: the layers gathered from their owners besides.
     const double gathered =
         shardParameters && peers > 1
@@ -260,6 +266,7 @@ LogicalResult Balancer::measureStages() {
   shardParameters = settingsOf(fn).getShardParameters();
   shardGradients = settingsOf(fn).getShardGradients();
   gatherLayers = settingsOf(fn).layersGathered();
+  sharding = settingsOf(fn).shardingGroup();
   const ModelPlan plan = ModelPlan::of(fn);
   const bool gpipe = plan.schedule() == PipelineSchedule::gpipe;
   costs.assign(stages, StageCost{});
