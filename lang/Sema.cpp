@@ -526,7 +526,7 @@ const KeyRule kConfigKeys[] = {
     {"grad_sync", "\"overlap\" or \"after_backward\""},
     {"virtual_stages", "an integer from 1 to 1024"},
     {"gather_layers", "an integer from 1 to 1024"},
-    {"shard_group", "an integer from 1 to 1024"},
+    {"shard_group", "an integer from 0 to 1024 (0: every replica)"},
 };
 const KeyRule kTrainKeys[] = {
     {"data",
@@ -582,7 +582,10 @@ bool configSetting(const std::string &key, const SVal &v, Setting &s) {
       key == "gather_layers" || key == "shard_group") {
     s = Setting::ofInt(v.i.value);
     int64_t most = key == "num_micro_batch" ? kMaxMicroBatches : kMaxTaskGraphs;
-    return v.kind == SVal::Kind::Int && v.i.isKnown() && v.i.value >= 1 &&
+    // No sharding groups (shard_group = 0) is the default, and what whale
+    // search sets where its candidate shards over every replica.
+    int64_t least = key == "shard_group" ? 0 : 1;
+    return v.kind == SVal::Kind::Int && v.i.isKnown() && v.i.value >= least &&
            v.i.value <= most;
   }
   if (key == "bucket_bytes") {
@@ -714,7 +717,8 @@ void Sema::checkConfig(const ModuleInfo &m) {
     const Setting *s = valueOf(key);
     return s && s->b;
   };
-  if (valueOf("shard_group") && !on("shard_optimizer") &&
+  const Setting *groups = valueOf("shard_group");
+  if (groups && groups->i > 0 && !on("shard_optimizer") &&
       !on("shard_gradients") && !on("shard_parameters")) {
     auto at = keyLocs.find("shard_group");
     error(at != keyLocs.end() ? at->second : Loc{},

@@ -96,6 +96,8 @@ std::vector<ConfigChoice> SearchCandidate::config() const {
     c.push_back({"shard_parameters", true});
   if (shardGradients)
     c.push_back({"shard_gradients", true});
+  if (shardGroup > 0)
+    c.push_back({"shard_group", shardGroup});
   if (wholeRows)
     c.push_back({"split_rows", stringifySplitRows(SplitRows::whole).str()});
   if (afterBackward)
@@ -124,6 +126,9 @@ std::vector<ConfigChoice> SearchCandidate::overrides() const {
   set({"recompute", recompute});
   set({"shard_parameters", shardParameters});
   set({"shard_gradients", shardGradients});
+  // The script's sharding groups go with its sharding: a candidate
+  // sharding nothing, or over every replica, has none.
+  set({"shard_group", shardGroup});
   // The script's unit of gathered layers, where its parameters stay whole,
   // back to one layer (gather_layers above 1 needs them sharded).
   if (!shardParameters)
@@ -154,6 +159,8 @@ std::string SearchCandidate::label() const {
     s += ", parameters sharded";
   if (shardGradients)
     s += ", gradients sharded";
+  if (shardGroup > 0)
+    s += " in groups of " + std::to_string(shardGroup);
   if (wholeRows)
     s += ", rows whole";
   if (afterBackward)
@@ -250,6 +257,17 @@ std::vector<SearchCandidate> enumerate(const Cluster &cluster,
       if (p > facts.ops)
         continue;
       const int64_t d = n / (c * p);
+      // A stage's replicas lie copy after copy (c p devices a copy), so a
+      // node of perNode devices holds perNode / p of them when whole
+      // copies fit in it: hybrid sharding's groups, where a stage spans
+      // more than one node.
+      // (Groups of one rank a part shard nothing.)
+      const int64_t nodeGroup =
+          cluster.nodes.size() > 1 && perNode % (c * p) == 0 &&
+                  perNode / p >= 2 * c && d * c > perNode / p &&
+                  (d * c) % (perNode / p) == 0
+              ? perNode / p
+              : 0;
       for (bool wholeRows : {false, true}) {
       if (wholeRows && c == 1)
         continue;
@@ -302,22 +320,32 @@ std::vector<SearchCandidate> enumerate(const Cluster &cluster,
               k.even = even;
               k.recompute = recompute;
               k.wholeRows = wholeRows;
+              k.nodeGroup = nodeGroup;
               out.push_back(k);
               // ZeRO stages 2 and 3 where there are replicas to shard over
               // (stage 2 where they accumulate micro-batches), right after
-              // their twin, which sets them aside where it fits.
+              // their twin, which sets them aside where it fits; each
+              // sharded within nodes first where a stage spans several.
+              auto sharded = [&](SearchCandidate s) {
+                if (s.nodeGroup > 0) {
+                  s.shardGroup = s.nodeGroup;
+                  out.push_back(s);
+                  s.shardGroup = 0;
+                }
+                out.push_back(s);
+              };
               if (d > 1 && m > 1) {
                 k.shardGradients = true;
-                out.push_back(k);
+                sharded(k);
                 k.shardGradients = false;
               }
               if (d > 1) {
                 k.shardParameters = true;
-                out.push_back(k);
+                sharded(k);
               }
               if (d > 1 && m > 1) {
                 k.shardGradients = true;
-                out.push_back(k);
+                sharded(k);
               }
             }
         }
@@ -398,13 +426,13 @@ struct Learned {
 /// (A plan with its parameters or its gradients sharded moves other
 /// bytes, the latter once per micro-batch: a layout of its own.)
 using Layout = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool, bool,
-                          bool, bool>;
+                          bool, bool, int64_t>;
 std::optional<Layout> sameLayout(const SearchCandidate &k) {
   if (k.asWritten)
     return std::nullopt;
   return std::make_tuple(k.data, k.tensor, k.pipeline, k.chunks, k.even,
                          k.wholeRows, k.afterBackward, k.shardParameters,
-                         k.shardGradients);
+                         k.shardGradients, k.shardGroup);
 }
 
 /// Plans and simulates the script with `k`'s config keys added. `run` only
@@ -657,15 +685,23 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
   // fit (more micro-batches are dominated, and so are more with
   // recomputation where fewer fit without); and every plan that fits
   // without recomputation.
-  std::set<std::tuple<int64_t, int64_t, bool, bool, bool, bool, bool>> fitted;
+  std::set<std::tuple<int64_t, int64_t, bool, bool, bool, bool, bool, int64_t>>
+      fitted;
   std::set<std::string> fitsKeeping, fitsAtAll;
   auto withoutRecompute = [](SearchCandidate k) {
     k.recompute = false;
     return k.label();
   };
   // The plan `k` shards less than: whole parameters and gradients for
-  // stage 2 or 3 alone, stage 3 alone for both.
+  // stage 2 or 3 alone, stage 3 alone for both; and where a stage spans
+  // several nodes, sharding over all its replicas shards more than within
+  // nodes, which shards more than those.
   auto lessSharded = [](SearchCandidate k) {
+    if (k.nodeGroup > 0 && k.shardGroup == 0) {
+      k.shardGroup = k.nodeGroup;
+      return k.label();
+    }
+    k.shardGroup = 0;
     if (k.shardParameters && k.shardGradients)
       k.shardGradients = false;
     else
@@ -687,9 +723,10 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
       return std::nullopt;
     auto key =
         std::make_tuple(k.data, k.tensor, k.wholeRows, k.even, k.recompute,
-                        k.shardParameters, k.shardGradients);
-    auto keeping = std::make_tuple(k.data, k.tensor, k.wholeRows, k.even, false,
-                                   k.shardParameters, k.shardGradients);
+                        k.shardParameters, k.shardGradients, k.shardGroup);
+    auto keeping =
+        std::make_tuple(k.data, k.tensor, k.wholeRows, k.even, false,
+                        k.shardParameters, k.shardGradients, k.shardGroup);
     if (k.recompute && fitsKeeping.count(withoutRecompute(k)))
       return std::make_pair(Outcome::Dominated,
                             std::string("fits without recomputation"));
@@ -724,7 +761,7 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
            a.tensor == b.tensor && a.wholeRows == b.wholeRows &&
            a.even == b.even && a.shardParameters == b.shardParameters &&
            a.shardGradients == b.shardGradients &&
-           (!a.recompute || b.recompute);
+           a.shardGroup == b.shardGroup && (!a.recompute || b.recompute);
   };
 
   // Candidates are planned side by side, `jobs` at a time, each ahead of
@@ -813,7 +850,7 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
           evaluator.setKthBest(times[search.top - 1]);
         auto key =
             std::make_tuple(k.data, k.tensor, k.wholeRows, k.even, k.recompute,
-                            k.shardParameters, k.shardGradients);
+                            k.shardParameters, k.shardGradients, k.shardGroup);
         if (!k.asWritten && k.pipeline == 1)
           fitted.insert(key);
         if (!k.asWritten && !k.recompute)
@@ -867,6 +904,8 @@ bool searchPlans(const std::string &file, const InterpreterOptions &options,
         v.recompute = space[i].recompute;
         v.shardParameters = space[i].shardParameters;
         v.shardGradients = space[i].shardGradients;
+        v.shardGroup = space[i].shardGroup;
+        v.nodeGroup = space[i].nodeGroup;
         v.wholeRows = space[i].wholeRows;
         v.afterBackward = space[i].afterBackward;
         vary(v);

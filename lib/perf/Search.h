@@ -89,6 +89,15 @@ struct SearchCandidate {
   /// accumulate micro-batches, and set aside where the plan fits without
   /// it (with shardParameters: where stage 3 alone fits).
   bool shardGradients = false;
+  /// Hybrid sharding (shard_group): with stage 2 or 3, sharded within
+  /// groups of this many replicas of a stage, each group holding a copy
+  /// (0: over all of them). Tried on clusters of several nodes, with the
+  /// replicas a node holds (`nodeGroup`) as the group, between the plan
+  /// sharding nothing and the one sharding over every replica.
+  int64_t shardGroup = 0;
+  /// The replicas of a stage one node holds, where a stage spans several
+  /// nodes (0: none), which hybrid sharding groups by.
+  int64_t nodeGroup = 0;
   /// A shard group's ranks read the same rows (split_rows = "whole",
   /// Megatron-LM's layout) instead of each its own.
   bool wholeRows = false;

@@ -118,6 +118,7 @@ std::string searchJson(const SearchResult &r, int top) {
         {"recompute", k.recompute},
         {"shard_parameters", k.shardParameters},
         {"shard_gradients", k.shardGradients},
+        {"shard_group", k.shardGroup},
         {"whole_rows", k.wholeRows},
         {"grad_sync", k.afterBackward ? "after_backward" : "overlap"},
         {"outcome", outcomeName(k.outcome)},

@@ -541,6 +541,62 @@ TEST(Search,
       EXPECT_NE(k.outcome, Outcome::Simulated) << k.label();
 }
 
+// Two nodes of two devices: a stage of 4 replicas spans both, so the
+// sharded plans are tried sharded within each node first (hybrid
+// sharding, groups of 2), where the plan sharding nothing was refused for
+// memory, and sharded over all 4 only where that was refused too. At 24 MiB
+// a device, data parallelism over 4 fits with the parameters sharded in
+// node groups, and sharding them over all 4 is set aside (it fits sharding
+// less).
+TEST(Search, ShardingWithinNodesIsTriedBeforeShardingOverAll) {
+  const std::string path = whale::testing::tempPath("two_nodes.json");
+  std::ofstream(path) << R"({"nodes": [{"name": "host", "count": 2,
+      "devices": [{"kind": "cpu", "count": 2, "memory": "24MiB"}]}],
+      "links": {"inter_node": {"bandwidth": 1e9, "latency": 2e-5}}})";
+  whale::InterpreterOptions o = smallGpt();
+  o.defines["D"] = "128";
+  o.defines["VOCAB"] = "2048";
+  whale::SearchOptions options;
+  whale::SearchResult r;
+  std::string error;
+  ASSERT_TRUE(whale::searchPlans(kScript, o, cluster(path), options, r, error))
+      << error;
+  std::map<std::string, Outcome> byLabel;
+  for (const whale::SearchCandidate &k : r.candidates)
+    byLabel[k.label()] = k.outcome;
+  size_t hybrid = 0;
+  for (const whale::SearchCandidate &k : r.candidates) {
+    if (k.shardGroup == 0 || k.outcome != Outcome::Simulated)
+      continue;
+    ++hybrid;
+    EXPECT_EQ(k.shardGroup, 2) << k.label();
+    EXPECT_LE(k.peakMemory, 24 << 20) << k.label();
+    // Sharding nothing did not fit; sharding over all was not needed.
+    whale::SearchCandidate whole = k, all = k;
+    whole.shardGroup = 0;
+    whole.shardParameters = whole.shardGradients = false;
+    whole.afterBackward = false;
+    all.shardGroup = 0;
+    ASSERT_TRUE(byLabel.count(whole.label())) << whole.label();
+    EXPECT_EQ(byLabel[whole.label()], Outcome::OverMemory) << k.label();
+    if (byLabel.count(all.label()))
+      EXPECT_EQ(byLabel[all.label()], Outcome::Dominated) << all.label();
+    const std::vector<whale::ConfigChoice> config = k.config();
+    EXPECT_NE(std::find(config.begin(), config.end(),
+                        whale::ConfigChoice{"shard_group", int64_t(2)}),
+              config.end())
+        << k.label();
+  }
+  EXPECT_GT(hybrid, 0u);
+  // On one node nothing is sharded in groups.
+  whale::SearchResult one;
+  ASSERT_TRUE(whale::searchPlans(kScript, o, cluster("cpu:4@mem=24MiB"),
+                                 options, one, error))
+      << error;
+  for (const whale::SearchCandidate &k : one.candidates)
+    EXPECT_EQ(k.shardGroup, 0) << k.label();
+}
+
 /// The search of `o` on `c` with `jobs` candidates planned side by side;
 /// `told` gets the progress lines' labels in the order told.
 whale::SearchResult searchWithJobs(const whale::Cluster &c,
