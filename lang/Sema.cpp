@@ -527,6 +527,7 @@ const KeyRule kConfigKeys[] = {
     {"virtual_stages", "an integer from 1 to 1024"},
     {"gather_layers", "an integer from 1 to 1024"},
     {"shard_group", "an integer from 0 to 1024 (0: every replica)"},
+    {"gather_every", "\"micro_batch\" or \"step\""},
 };
 const KeyRule kTrainKeys[] = {
     {"data",
@@ -611,6 +612,8 @@ bool configSetting(const std::string &key, const SVal &v, Setting &s) {
     return oneOf({"part", "whole"});
   if (key == "grad_sync")
     return oneOf({"overlap", "after_backward"});
+  if (key == "gather_every")
+    return oneOf({"micro_batch", "step"});
   return false;
 }
 
@@ -710,6 +713,13 @@ void Sema::checkConfig(const ModuleInfo &m) {
     error(at != keyLocs.end() ? at->second : Loc{},
           std::string(at != keyLocs.end() ? "" : "--config ") +
               "gather_layers needs shard_parameters = true: only sharded "
+              "parameters are gathered");
+  }
+  if (valueOf("gather_every") && !(sharded && sharded->b)) {
+    auto at = keyLocs.find("gather_every");
+    error(at != keyLocs.end() ? at->second : Loc{},
+          std::string(at != keyLocs.end() ? "" : "--config ") +
+              "gather_every needs shard_parameters = true: only sharded "
               "parameters are gathered");
   }
   // Groups of sharding ranks where something is sharded.

@@ -46,6 +46,10 @@ struct StageReport {
   /// buckets, not in allReduceBytes) and the parameters gathered from
   /// them.
   int64_t reducedToOwnersBytes = 0, gatheredFromOwnersBytes = 0;
+  /// Under shard_parameters: "step" where each layer is gathered once a
+  /// step and kept, "micro_batch" where before each micro-batch's forward
+  /// and backward (-whale-shard-parameters' choice); "" otherwise.
+  std::string gatherEvery;
   /// Bytes of the shard groups' collectives (forward and backward), and
   /// of those the all-to-alls'.
   int64_t tensorParallelBytes = 0, allToAllBytes = 0;
@@ -270,6 +274,8 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
           r.allToAllBytes += cost.getCommBytes();
       }
     });
+    if (auto every = fn->getAttrOfType<mlir::StringAttr>("whale.gather_every"))
+      r.gatherEvery = every.getValue().str();
     const Peaks peaks = peaksOf(fn);
     r.activationBytes = peaks.activations;
     r.gatheredBytes = peaks.gathered;
@@ -458,7 +464,10 @@ std::string planText(const PlannedModel &plan, const PlannedModel *even,
     llvm::interleave(r.schedule, os, " ");
     os << "\n  memory     parameters " << mib(r.parameterBytes);
     if (r.gatheredBytes > 0)
-      os << ", gathered parameters " << mib(r.gatheredBytes);
+      os << ", gathered parameters " << mib(r.gatheredBytes)
+         << (r.gatherEvery == "step" ? " (each layer gathered once a step)"
+                                     : " (each layer gathered per "
+                                       "micro-batch, forward and backward)");
     os << ", gradients " << mib(r.gradientBytes) << ", optimizer state "
        << mib(r.optimizerStateBytes) << ", peak activations "
        << mib(r.activationBytes) << " per device\n  per step   all-reduce "
@@ -554,6 +563,7 @@ std::string planJson(const PlannedModel &plan, const PlannedModel *even,
          llvm::json::Object{
              {"parameters", r.parameterBytes},
              {"gathered_parameters", r.gatheredBytes},
+             {"gather_every", r.gatherEvery},
              {"gradients", r.gradientBytes},
              {"optimizer_state", r.optimizerStateBytes},
              {"peak_activations", r.activationBytes},

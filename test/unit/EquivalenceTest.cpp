@@ -781,6 +781,55 @@ TEST(Equivalence, ShardedGradientsTrainLikeOneDevice) {
   }
 }
 
+// Stage 3 with each layer gathered once a step and kept (gather_every =
+// "step") instead of before each micro-batch's forward and backward: the
+// same sums, the same bits; data parallel over 4 accumulating 4 (also with
+// stage 2), a pipeline of replicated stages, split groups whose parts are
+// owned among their shard peers. Fewer gathers, more memory.
+TEST(Equivalence, ParametersKeptForTheStepGiveTheSameBits) {
+  struct Case {
+    const char *script;
+    std::string text;
+    const char *cluster;
+  };
+  const std::string dp = "num_micro_batch = 4\n  auto_parallel = true\n  "
+                         "num_task_graph = 1\n  shard_parameters = true";
+  for (const Case &c :
+       {Case{kGpt, edit(source(kGpt), "num_micro_batch = 4", dp), "cpu:4"},
+        Case{kGpt,
+             edit(source(kGpt), "num_micro_batch = 4",
+                  dp + "\n  shard_gradients = true"),
+             "cpu:4"},
+        Case{kGpt,
+             edit(source(kGpt), "num_micro_batch = 4",
+                  "num_micro_batch = 4\n  shard_parameters = true"),
+             "cpu:4"},
+        Case{kMlpSplit,
+             edit(edit(source(kMlpSplit), "split {", "split(2) {"), "model mlp",
+                  "config {\n  shard_parameters = true\n  num_micro_batch = "
+                  "2\n}\n\nmodel mlp"),
+             "cpu:4"}}) {
+    SCOPED_TRACE(std::string(c.script) + " on " + c.cluster);
+    const std::string kept =
+        edit(c.text, "shard_parameters = true",
+             "shard_parameters = true\n  gather_every = \"step\"");
+    const std::string each =
+        edit(c.text, "shard_parameters = true",
+             "shard_parameters = true\n  gather_every = \"micro_batch\"");
+    whale::TrainResult a = trainText(kept, c.script, c.cluster);
+    whale::TrainResult b = trainText(each, c.script, c.cluster);
+    ASSERT_TRUE(a.ok) << a.error;
+    ASSERT_TRUE(b.ok) << b.error;
+    EXPECT_EQ(a.losses, b.losses);
+    EXPECT_EQ(a.parameters, b.parameters);
+    for (size_t r = 0; r < a.peakMemory.size(); ++r)
+      std::printf("rank %zu: peak %lld bytes kept for the step, %lld "
+                  "gathered per micro-batch\n",
+                  r, static_cast<long long>(a.peakMemory[r]),
+                  static_cast<long long>(b.peakMemory[r]));
+  }
+}
+
 // Hybrid sharding (shard_group): the replicas shard in groups and each
 // group holds a copy of the others' shards; every gradient is summed within
 // its sharding group to its owner, then over the owner's copies. Stages 1,

@@ -93,7 +93,7 @@ inline SettingsAttr settingsOf(mlir::Operation *op) {
   return SettingsAttr::get(op->getContext(), 0, 0, 0, 0, false, false, false,
                            false, false, std::nullopt, std::nullopt,
                            std::nullopt, std::nullopt, std::nullopt,
-                           std::nullopt, 0, 0, 0);
+                           std::nullopt, 0, 0, 0, std::nullopt);
 }
 
 /// Whether the script's config asks for amp = "bf16".

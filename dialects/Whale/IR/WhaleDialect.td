@@ -130,6 +130,9 @@ def Whale_AmpMode : Whale_SettingEnum<"AmpMode", "mixed precision", [
 def Whale_GradSync : Whale_SettingEnum<"GradSync",
     "when data-parallel gradients are summed", [
     I32EnumAttrCase<"overlap", 0>, I32EnumAttrCase<"after_backward", 1>]>;
+def Whale_GatherEvery : Whale_SettingEnum<"GatherEvery",
+    "how often sharded parameters are gathered", [
+    I32EnumAttrCase<"micro_batch", 0>, I32EnumAttrCase<"step", 1>]>;
 
 //===----------------------------------------------------------------------===//
 // The plan's settings and a pipeline stage's schedule
@@ -162,7 +165,11 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     gather_layers (a positive integer: under shard_parameters, the layers
     gathered together), shard_group (a positive integer: the ranks of a
     stage that shard among themselves, hybrid sharding; groups of that
-    many consecutive replicas hold copies of each other's shards).
+    many consecutive replicas hold copies of each other's shards),
+    gather_every ("micro_batch", "step": under shard_parameters, a layer
+    gathered before each micro-batch's forward and backward, or once a
+    step and kept; unset, the plan keeps them where the devices' memory
+    holds them).
   }];
   let parameters = (ins
     DefaultValuedParameter<"int64_t", "0">:$numMicroBatch,
@@ -182,7 +189,8 @@ def Whale_SettingsAttr : Whale_Attr<"Settings", "settings"> {
     OptionalParameter<"std::optional<::whale::GradSync>">:$gradSync,
     DefaultValuedParameter<"int64_t", "0">:$virtualStages,
     DefaultValuedParameter<"int64_t", "0">:$gatherLayers,
-    DefaultValuedParameter<"int64_t", "0">:$shardGroup);
+    DefaultValuedParameter<"int64_t", "0">:$shardGroup,
+    OptionalParameter<"std::optional<::whale::GatherEvery>">:$gatherEvery);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

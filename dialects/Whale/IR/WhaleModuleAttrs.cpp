@@ -211,6 +211,16 @@ LogicalResult WhaleDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == "whale.cost")
     return success(isa<DictionaryAttr>(attr.getValue()));
+  // How often a rank program gathers its sharded parameters
+  // (-whale-shard-parameters: the config's, or what memory allows).
+  if (name == "whale.gather_every") {
+    auto every = dyn_cast<StringAttr>(attr.getValue());
+    if (!isa<func::FuncOp>(op) || !every ||
+        !symbolizeGatherEvery(every.getValue()))
+      return op->emitError("'whale.gather_every' is \"micro_batch\" or "
+                           "\"step\" on a function");
+    return success();
+  }
   // Where a call of a step's micro-batch starts in its rank's rows
   // (lowering/Passes.h, kStepRowsAttr).
   if (name == "whale.row_offset") {

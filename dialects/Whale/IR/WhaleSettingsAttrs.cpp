@@ -53,6 +53,7 @@ struct SettingsParts {
   std::optional<SplitRows> splitRows;
   std::optional<AmpMode> amp;
   std::optional<GradSync> gradSync;
+  std::optional<GatherEvery> gatherEvery;
 
   int64_t *integer(StringRef key) {
     return key == "num_micro_batch"    ? &numMicroBatch
@@ -74,7 +75,8 @@ struct SettingsParts {
   }
   static bool isChoice(StringRef key) {
     return llvm::is_contained({"schedule", "balance", "split_matmul",
-                               "split_rows", "amp", "grad_sync"},
+                               "split_rows", "amp", "grad_sync",
+                               "gather_every"},
                               key);
   }
   /// Sets the choice `key` (isChoice) from its spelling.
@@ -97,6 +99,9 @@ struct SettingsParts {
                     emitError);
     if (key == "amp")
       return choose(amp, key, value, {AmpMode::off, AmpMode::bf16}, emitError);
+    if (key == "gather_every")
+      return choose(gatherEvery, key, value,
+                    {GatherEvery::micro_batch, GatherEvery::step}, emitError);
     return choose(gradSync, key, value,
                   {GradSync::overlap, GradSync::after_backward}, emitError);
   }
@@ -106,7 +111,7 @@ struct SettingsParts {
         emitError, ctx, numMicroBatch, numTaskGraph, taskGraphSplit,
         bucketBytes, autoParallel, recompute, shardOptimizer, shardParameters,
         shardGradients, schedule, balance, splitMatmul, splitRows, amp,
-        gradSync, virtualStages, gatherLayers, shardGroup);
+        gradSync, virtualStages, gatherLayers, shardGroup, gatherEvery);
   }
 };
 
@@ -119,7 +124,8 @@ LogicalResult SettingsAttr::verify(
     std::optional<PipelineSchedule>, std::optional<BalanceKind> balance,
     std::optional<SplitMatmul>, std::optional<SplitRows>,
     std::optional<AmpMode>, std::optional<GradSync>, int64_t virtualStages,
-    int64_t gatherLayers, int64_t shardGroup) {
+    int64_t gatherLayers, int64_t shardGroup,
+    std::optional<GatherEvery> gatherEvery) {
   for (auto [key, v] :
        {std::pair<StringRef, int64_t>{"num_micro_batch", numMicroBatch},
         {"num_task_graph", numTaskGraph},
@@ -136,6 +142,9 @@ LogicalResult SettingsAttr::verify(
                           "not \"given\"";
   if (gatherLayers > 1 && !shardParameters)
     return emitError() << "setting 'gather_layers' needs shard_parameters = "
+                          "true: only sharded parameters are gathered";
+  if (gatherEvery && !shardParameters)
+    return emitError() << "setting 'gather_every' needs shard_parameters = "
                           "true: only sharded parameters are gathered";
   if (shardGroup > 0 && !shardOptimizer && !shardParameters && !shardGradients)
     return emitError() << "setting 'shard_group' needs shard_optimizer, "
@@ -190,7 +199,7 @@ Attribute SettingsAttr::parse(AsmParser &p, Type) {
                            "balance, split_matmul, "
                            "split_rows, amp, "
                            "grad_sync, virtual_stages, gather_layers, "
-                           "shard_group";
+                           "shard_group, gather_every";
         return {};
       }
     } while (succeeded(p.parseOptionalComma()));
@@ -233,6 +242,7 @@ void SettingsAttr::print(AsmPrinter &p) const {
   integer("virtual_stages", getVirtualStages());
   integer("gather_layers", getGatherLayers());
   integer("shard_group", getShardGroup());
+  text("gather_every", getGatherEvery());
   p << "<";
   llvm::interleaveComma(parts, p);
   p << ">";

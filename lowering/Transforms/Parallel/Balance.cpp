@@ -179,6 +179,8 @@ private:
   int64_t gatherLayers = 1; ///< layers a gathered unit (gather_layers)
   /// Replicas a sharding group (shard_group, hybrid sharding; 0: all).
   int64_t sharding = 0;
+  /// Every layer kept gathered for the step (gather_every = "step").
+  bool keepGathered = false;
   bool recompute = false;  ///< activation recomputation
   double inputsPerRow = 0; ///< bytes of a row of the model's inputs
   SmallVector<int64_t> grid;
@@ -213,11 +215,15 @@ private:
         sharding > 0 ? std::min(sharding, replicas) : replicas;
     const double peers =
         shardOptimizer ? double(std::max<int64_t>(1, sharers / group)) : 1.0;
-    // Sharded parameters: the layers gathered from their owners besides.
+    // Sharded parameters: the layers gathered from their owners besides
+    // (all of them where the config keeps them for the step; where it does
+    // not say, -whale-shard-parameters keeps them only if that fits beside
+    // this estimate).
     const double gathered =
-        shardParameters && peers > 1
-            ? plan::kGatheredUnitsHeld * c.largestUnit(part, gatherLayers)
-            : 0.0;
+        !shardParameters || peers <= 1 ? 0.0
+        : keepGathered
+            ? c.fixedBytes + c.splitBytes * part
+            : plan::kGatheredUnitsHeld * c.largestUnit(part, gatherLayers);
     return static_cast<int64_t>(std::ceil(
         plan::fixedBytesOf(c.fixedBytes + c.splitBytes * part, states / peers,
                            m, shardParameters ? 1 / peers : 1.0,
@@ -267,6 +273,7 @@ LogicalResult Balancer::measureStages() {
   shardGradients = settingsOf(fn).getShardGradients();
   gatherLayers = settingsOf(fn).layersGathered();
   sharding = settingsOf(fn).shardingGroup();
+  keepGathered = settingsOf(fn).getGatherEvery() == GatherEvery::step;
   const ModelPlan plan = ModelPlan::of(fn);
   const bool gpipe = plan.schedule() == PipelineSchedule::gpipe;
   costs.assign(stages, StageCost{});

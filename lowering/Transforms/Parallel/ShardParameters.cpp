@@ -21,6 +21,15 @@
 // reshard the last layer). Under micro-batches each micro-batch's forward and
 // backward gathers again.
 //
+// Or each unit is gathered once a step, before its first reader, and kept
+// to its last (the config's `gather_every = "step"`; FSDP's parameters not
+// resharded after the forward, and kept through accumulation): a gather a
+// unit a step instead of two a micro-batch, for every layer's parameters
+// held at once. Unset, a stage keeps them where each of its devices
+// declares a memory limit that holds them beside the plan's estimate (the
+// balancer counted two gathered units), and gathers every micro-batch
+// otherwise; the rank program says which (`whale.gather_every`).
+//
 // Runs on rank programs after -whale-shard-optimizer, which gave the
 // owners (and, under shard_parameters, no broadcast after the updates).
 //
@@ -28,6 +37,7 @@
 
 #include "lowering/Passes.h"
 #include "lowering/Plan.h"
+#include "lowering/Transforms/Parallel/ClusterView.h"
 #include "lowering/Transforms/Parallel/GatherUnits.h"
 
 #include "dialects/Whale/IR/TrainAttrs.h"
@@ -96,7 +106,49 @@ struct Run {
   llvm::SetVector<Operation *> params;
 };
 
-void gatherBeforeReaders(func::FuncOp fn, OpBuilder &b) {
+/// Whether `fn` gathers each unit once a step: as the config says, else
+/// where every device of its stage has a declared limit with room for all
+/// its owned parameters gathered besides the plan's estimate, which counted
+/// kGatheredUnitsHeld of its largest units.
+bool gathersOncePerStep(func::FuncOp fn) {
+  if (std::optional<GatherEvery> every = settingsOf(fn).getGatherEvery())
+    return *every == GatherEvery::step;
+  auto rank = fn->getAttrOfType<DictionaryAttr>("whale.rank");
+  auto grid = rank ? rank.getAs<DenseI64ArrayAttr>("grid") : nullptr;
+  auto memory = rank ? rank.getAs<DenseI64ArrayAttr>("device_memory") : nullptr;
+  if (!grid || !memory)
+    return false;
+  llvm::StringMap<int64_t> unitBytes;
+  int64_t all = 0;
+  fn.walk([&](ParamOp p) {
+    if (!p.getOwner())
+      return;
+    const int64_t bytes = tensorBytes(p.getType());
+    unitBytes[plan::gatherUnitOf(p.getName())] += bytes;
+    all += bytes;
+  });
+  int64_t largest = 0;
+  for (const auto &u : unitBytes)
+    largest = std::max(largest, u.getValue());
+  const int64_t extra =
+      all - static_cast<int64_t>(plan::kGatheredUnitsHeld * largest);
+  const int64_t stage = plan::intOf(rank, "stage", 0);
+  const int64_t replicas = plan::intOf(rank, "replicas", 1);
+  const plan::ClusterView cluster =
+      plan::clusterOf(fn, static_cast<int64_t>(memory.size()));
+  for (int64_t r = 0; r < replicas; ++r) {
+    const int64_t at = stage * replicas + r;
+    if (at >= grid.size())
+      return false;
+    const int64_t d = grid[at];
+    if (d >= memory.size() || cluster.limit(d) <= 0 ||
+        memory[d] + std::max<int64_t>(0, extra) > cluster.limit(d))
+      return false;
+  }
+  return true;
+}
+
+void gatherBeforeReaders(func::FuncOp fn, OpBuilder &b, bool oncePerStep) {
   Block &body = fn.getBody().front();
   // Each layer's unit under `gather_layers = k`: the layers in the order
   // the walk below first reads them, k at a time (a unit is named after
@@ -131,8 +183,10 @@ void gatherBeforeReaders(func::FuncOp fn, OpBuilder &b) {
         units.push_back(unit);
     }
     for (StringRef unit : units) {
+      // Once a step: every reader of the unit in one run.
       auto it = open.find(unit);
-      if (it == open.end() || !llvm::is_contained(lastUnits, unit)) {
+      if (it == open.end() ||
+          (!oncePerStep && !llvm::is_contained(lastUnits, unit))) {
         open[unit] = runs.size();
         runs.emplace_back();
       }
@@ -192,7 +246,10 @@ struct ShardParametersPass
       // the owners keep the parameters, nobody is handed them.
       if (!placeOnOwners(fn))
         return signalPassFailure();
-      gatherBeforeReaders(fn, b);
+      const bool oncePerStep = gathersOncePerStep(fn);
+      fn->setAttr("whale.gather_every",
+                  b.getStringAttr(oncePerStep ? "step" : "micro_batch"));
+      gatherBeforeReaders(fn, b, oncePerStep);
     }
   }
 };

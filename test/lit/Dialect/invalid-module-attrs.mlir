@@ -1,6 +1,6 @@
 // RUN: whale-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @+1 {{unknown setting 'num_microbatch'; the settings are num_micro_batch, num_task_graph, task_graph_split, bucket_bytes, auto_parallel, recompute, shard_optimizer, shard_parameters, shard_gradients, schedule, balance, split_matmul, split_rows, amp, grad_sync, virtual_stages, gather_layers, shard_group}}
+// expected-error @+1 {{unknown setting 'num_microbatch'; the settings are num_micro_batch, num_task_graph, task_graph_split, bucket_bytes, auto_parallel, recompute, shard_optimizer, shard_parameters, shard_gradients, schedule, balance, split_matmul, split_rows, amp, grad_sync, virtual_stages, gather_layers, shard_group, gather_every}}
 module attributes {whale.config = #whale.settings<num_microbatch = 4>} {}
 
 // -----
@@ -186,6 +186,25 @@ module attributes {whale.config = #whale.settings<shard_group = 2>} {}
 // -----
 
 module attributes {whale.config = #whale.settings<shard_gradients = true, shard_group = 2>} {}
+
+// -----
+
+// How often parameters are gathered means something only where they are
+// sharded.
+// expected-error @+1 {{setting 'gather_every' needs shard_parameters = true: only sharded parameters are gathered}}
+module attributes {whale.config = #whale.settings<gather_every = "step">} {}
+
+// -----
+
+// expected-error @+1 {{setting 'gather_every' must be one of: micro_batch, step}}
+module attributes {whale.config = #whale.settings<shard_parameters = true, gather_every = "layer">} {}
+
+// -----
+
+module attributes {whale.config = #whale.settings<shard_parameters = true, gather_every = "step">} {
+  // expected-error @+1 {{'whale.gather_every' is "micro_batch" or "step" on a function}}
+  func.func @m() attributes {whale.gather_every = "often"} { return }
+}
 
 // -----
 

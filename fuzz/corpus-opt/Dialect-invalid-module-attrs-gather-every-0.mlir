@@ -1,0 +1,1 @@
+module attributes {whale.config = #whale.settings<gather_every = "step">} {}

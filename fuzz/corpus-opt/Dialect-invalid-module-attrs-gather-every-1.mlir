@@ -1,0 +1,3 @@
+module attributes {whale.config = #whale.settings<shard_parameters = true, gather_every = "step">} {
+  func.func @m() attributes {whale.gather_every = "often"} { return }
+}
