@@ -1,13 +1,15 @@
 //===- FuzzJsonInputs.cpp - libFuzzer target: cluster, profile, schedule --===//
 //
-// A cluster file, a short cluster spec, a profile database and an elastic
-// schedule come from the user: any bytes must give a value or a located
-// error, never a crash, a hang or an unbounded allocation (a node's `count`
-// and a device's `count` are bounded, so a tiny file cannot ask for
-// millions of devices; nesting is bounded before the JSON parser recurses).
+// A cluster file, a short cluster spec, a profile database, an elastic
+// schedule and a Hugging Face names file come from the user: any bytes must
+// give a value or a located error, never a crash, a hang or an unbounded
+// allocation (a node's `count` and a device's `count` are bounded, so a tiny
+// file cannot ask for millions of devices; nesting is bounded before the JSON
+// parser recurses).
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/api/HfNames.h"
 #include "lib/compile/Cluster.h"
 #include "runtime/run/ElasticSchedule.h"
 #include "sim/ProfileDb.h"
@@ -40,6 +42,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       for (const whale::sim::Event &e : {product, add})
         (void)measured(e, d);
   }
+  // As a names file, then asked for names of every shape a rule matches.
+  whale::HfNames names;
+  if (whale::HfNames::parse(text, "fuzz.json", names, error))
+    for (const char *name :
+         {"llama/tok", "llama/decoder_0/wq", "llama/decoder_12/w_down",
+          "llama/decoder_01/wq", "", "{i}", "llama/decoder_/wq"})
+      (void)names.place("llama", name, error);
   // As a short spec too, unless it could name a file to read.
   if (size < 512 && text.find('/') == std::string::npos &&
       text.find(".json") == std::string::npos) {

@@ -26,6 +26,10 @@ struct HfImportOptions {
   std::string model;  ///< empty: the first model with a train block
   std::string source; ///< the folder holding config.json and the weights
   std::string output; ///< the Whale checkpoint to write (file or folder)
+  /// A names file (lib/api/HfNames.h: the script's parameter names to
+  /// transformers' ones) for a model of the script's own parts; empty: the
+  /// stdlib's Llama parts.
+  std::string names;
 };
 
 struct HfImportResult {
@@ -56,6 +60,7 @@ struct HfExportOptions {
   std::string model;      ///< empty: the first model with a train block
   std::string checkpoint; ///< the Whale checkpoint (one file) to read
   std::string output;     ///< the folder to write config.json and weights in
+  std::string names;      ///< as HfImportOptions::names
 };
 
 struct HfExportResult {

@@ -11,7 +11,7 @@
 
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/api/HfLlamaFacts.h"
-#include "lib/api/HfLlamaNames.h"
+#include "lib/api/HfNames.h"
 #include "lib/compile/ModelLookup.h"
 #include "runtime/checkpoint/RankCheckpoint.h"
 #include "runtime/store/Safetensors.h"
@@ -65,19 +65,28 @@ HfExportResult exportHuggingFace(Interpreter &interp,
   int64_t vocab = 0, hidden = 0, mlp = 0, layers = 0;
   bool head = false;
   std::map<std::string, bool> seen;
+  HfNames names;
+  if (!options.names.empty() && !HfNames::read(options.names, names, error))
+    return fail(error);
+  std::map<std::string, std::string> whaleOf; // by transformers' name
   fn.walk([&](ParamOp p) {
     if (!error.empty() || seen[p.getName().str()])
       return;
     seen[p.getName().str()] = true;
     const std::string name = p.getName().str();
-    std::optional<HfTensorPlace> place = hfLlamaPlace(model, name);
+    std::optional<HfTensorPlace> place = names.place(model, name, error);
     const rt::StoredTensor *t = ckpt.find(name);
     const std::vector<int64_t> shape(p.getType().getShape());
+    if (!error.empty())
+      return;
     if (!place) {
-      error = "parameter '" + name +
-              "' is not one of the stdlib's Llama parts (nn.embed, "
-              "nn.llama_block, nn.rmsnorm, nn.proj as examples/llama.whl "
-              "builds them), so it has no place in a Hugging Face Llama";
+      error = names.unknown(name) + ", so it has no place in a Hugging Face "
+                                    "Llama";
+      return;
+    }
+    if (auto [at, fresh] = whaleOf.try_emplace(place->name, name); !fresh) {
+      error = "the script's '" + at->second + "' and '" + name +
+              "' are both '" + place->name + "'";
       return;
     }
     if (!t || t->dtype != "F32" || t->shape != shape) {

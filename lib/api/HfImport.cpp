@@ -16,7 +16,7 @@
 #include "dialects/Whale/IR/TrainAttrs.h"
 #include "dialects/Whale/IR/WhaleOps.h"
 #include "lib/api/HfLlamaFacts.h"
-#include "lib/api/HfLlamaNames.h"
+#include "lib/api/HfNames.h"
 #include "lib/compile/ModelLookup.h"
 #include "runtime/checkpoint/Checkpoint.h"
 #include "runtime/store/Safetensors.h"
@@ -224,18 +224,25 @@ HfImportResult importHuggingFace(Interpreter &interp,
       params.push_back(
           {p.getName().str(), std::vector<int64_t>(p.getType().getShape())});
   });
+  HfNames names;
+  if (!options.names.empty() && !HfNames::read(options.names, names, error))
+    return fail(error);
   std::map<std::string, const Parameter *> wanted; // by the checkpoint's name
   std::map<std::string, bool> transposed;
+  std::map<std::string, std::string> hfOf; // by Whale's name
   for (const Parameter &p : params) {
-    std::optional<HfTensorPlace> place = hfLlamaPlace(model, p.name);
+    std::optional<HfTensorPlace> place = names.place(model, p.name, error);
+    if (!error.empty())
+      return fail(error);
     if (!place)
-      return fail("parameter '" + p.name +
-                  "' is not one of the stdlib's Llama parts (nn.embed, "
-                  "nn.llama_block, nn.rmsnorm, nn.proj as examples/llama.whl "
-                  "builds them), so no weight of a Hugging Face Llama is "
-                  "known to be it");
+      return fail(names.unknown(p.name) +
+                  ", so no weight of a Hugging Face Llama is known to be it");
+    if (auto twice = wanted.find(place->name); twice != wanted.end())
+      return fail("the script's '" + twice->second->name + "' and '" + p.name +
+                  "' are both '" + place->name + "'");
     wanted[place->name] = &p;
     transposed[place->name] = place->transposed;
+    hfOf[p.name] = place->name;
   }
   const bool tied = config->getBoolean("tie_word_embeddings").value_or(false);
 
@@ -313,9 +320,8 @@ HfImportResult importHuggingFace(Interpreter &interp,
   for (const Parameter &p : params) {
     auto it = placed.find(p.name);
     if (it == placed.end())
-      return fail(options.source + " has no '" +
-                  hfLlamaPlace(model, p.name)->name + "' for the script's '" +
-                  p.name + "'");
+      return fail(options.source + " has no '" + hfOf[p.name] +
+                  "' for the script's '" + p.name + "'");
     result.parameters += static_cast<int64_t>(it->second.data.size() / 4);
     out.tensors.push_back(std::move(it->second));
     for (int s = 0; s < states; ++s)

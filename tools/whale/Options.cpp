@@ -100,6 +100,9 @@ std::vector<VerbSpec> makeVerbs() {
         {"--load", "CKPT",
          "resume from a checkpoint, or start from a Hugging Face Llama "
          "checkpoint folder (imported first)"},
+        {"--hf-names", "FILE",
+         "with a Hugging Face folder to --load: the names file of a model of "
+         "the script's own parts (as import takes it)"},
         {"--elastic", "FILE",
          "change the devices while it runs: lines \"STEP SPEC\" (after step "
          "STEP, re-plan for SPEC and reshard the state in memory)"},
@@ -236,6 +239,9 @@ std::vector<VerbSpec> makeVerbs() {
        {{"--load", "CKPT",
          "the trained parameters (from run --save), or a Hugging Face "
          "Llama checkpoint folder"},
+        {"--hf-names", "FILE",
+         "with a Hugging Face folder to --load: the names file of a model of "
+         "the script's own parts (as import takes it)"},
         {"--prompt", "TEXT", "the text to continue (default: empty)"},
         {"--tokens", "N", "bytes to generate (default: 200)"},
         {"--temperature", "T",
@@ -259,6 +265,11 @@ std::vector<VerbSpec> makeVerbs() {
        "rope_theta and rms_norm_eps.",
        {{"--hf", "DIR", "the Hugging Face checkpoint's folder"},
         {"-o", "CKPT.safetensors", "the Whale checkpoint to write"},
+        {"--hf-names", "FILE",
+         "for a model of the script's own parts: a JSON object of its "
+         "parameter names and transformers' (\"{i}\" a layer's number; "
+         "{\"hf\": NAME, \"transposed\": true} for an nn.Linear weight); "
+         "default: the stdlib's Llama parts"},
         {"--model", "NAME",
          "the model (default: the first with a train "
          "block)"}},
@@ -276,6 +287,9 @@ std::vector<VerbSpec> makeVerbs() {
          "folder of rank files, each parameter put together from its ranks' "
          "parts"},
         {"--hf", "DIR", "the folder to write (made if missing)"},
+        {"--hf-names", "FILE",
+         "for a model of the script's own parts: its names file, as import "
+         "takes it"},
         {"--model", "NAME",
          "the model (default: the first with a train "
          "block)"}},

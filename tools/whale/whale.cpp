@@ -975,7 +975,7 @@ struct ImportedForLoad {
   }
   /// "" or the import's error.
   std::string take(whale::Interpreter &interp, const std::string &model,
-                   std::string &path) {
+                   std::string &path, const std::string &names) {
     if (path.empty() || !whale::isHuggingFaceFolder(path))
       return "";
     std::error_code ec;
@@ -993,6 +993,7 @@ struct ImportedForLoad {
     import.model = model;
     import.source = path;
     import.output = file;
+    import.names = names;
     whale::HfImportResult r = whale::importHuggingFace(interp, import);
     if (!r.ok)
       return r.error;
@@ -1023,7 +1024,7 @@ std::string removeEarlierStatus(const std::string &path) {
 int run(int argc, char **argv) {
   whale::InterpreterOptions opts;
   whale::TrainOptions train;
-  std::string file, elastic, statusPath;
+  std::string file, elastic, statusPath, hfNames;
   Args args("run", argc, argv);
   int rc = 0;
   while (args.next()) {
@@ -1059,6 +1060,8 @@ int run(int argc, char **argv) {
       train.traceEvery = *n;
     } else if (auto v = args.value("--load")) {
       train.loadPath = *v;
+    } else if (auto v = args.value("--hf-names")) {
+      hfNames = *v;
     } else if (auto v = args.value("--cluster")) {
       train.cluster = *v;
     } else if (auto v = args.value("--elastic")) {
@@ -1200,7 +1203,8 @@ int run(int argc, char **argv) {
   whale::StopOnSignals stopOnSignals;
   // A Hugging Face checkpoint folder is read as `whale import` reads it.
   ImportedForLoad imported;
-  if (std::string err = imported.take(interp, train.model, train.loadPath);
+  if (std::string err =
+          imported.take(interp, train.model, train.loadPath, hfNames);
       !err.empty()) {
     std::cerr << "whale: error: " << err << "\n";
     return 1;
@@ -1382,6 +1386,8 @@ int importCommand(int argc, char **argv) {
       import.output = *v;
     else if (auto v = args.value("--model"))
       import.model = *v;
+    else if (auto v = args.value("--hf-names"))
+      import.names = *v;
     else if ((rc = args.finish(opts, file)))
       return rc;
   }
@@ -1417,6 +1423,8 @@ int exportCommand(int argc, char **argv) {
       exporting.output = *v;
     else if (auto v = args.value("--model"))
       exporting.model = *v;
+    else if (auto v = args.value("--hf-names"))
+      exporting.names = *v;
     else if ((rc = args.finish(opts, file)))
       return rc;
   }
@@ -1440,12 +1448,14 @@ int exportCommand(int argc, char **argv) {
 int sample(int argc, char **argv) {
   whale::InterpreterOptions opts;
   whale::SampleOptions sampling;
-  std::string file;
+  std::string file, hfNames;
   Args args("sample", argc, argv);
   int rc = 0;
   while (args.next()) {
     if (auto v = args.value("--load")) {
       sampling.checkpoint = *v;
+    } else if (auto v = args.value("--hf-names")) {
+      hfNames = *v;
     } else if (auto v = args.value("--prompt")) {
       sampling.prompt = *v;
     } else if (auto v = args.value("--tokens")) {
@@ -1486,7 +1496,7 @@ int sample(int argc, char **argv) {
     return 1;
   ImportedForLoad imported;
   if (std::string err =
-          imported.take(interp, sampling.model, sampling.checkpoint);
+          imported.take(interp, sampling.model, sampling.checkpoint, hfNames);
       !err.empty()) {
     std::cerr << "whale: error: " << err << "\n";
     return 1;
