@@ -744,11 +744,16 @@ whale_rt_status whale_rt_param_elsewhere(whale_rt_context *ctx,
  * held by the member at position owners[i] of `group` (`shards` as for
  * whale_rt_owns); every member gets its values in outs[i] (tensors of the
  * parameters' shapes), the owners' parts sent as one bucket (an all-gather
- * of parts, as whale_rt_broadcast_from_owners). */
+ * of parts, as whale_rt_broadcast_from_owners). Where bf16 (may be null)
+ * marks parameter i (non-zero), it travels rounded to bf16 (to nearest,
+ * ties to even; two to a 32-bit word) and outs[i] gets the rounded values
+ * widened: what amp's products read of it anyway. Between devices with
+ * collectives of their own every parameter travels in f32. */
 whale_rt_status whale_rt_gather_params(whale_rt_context *ctx, int32_t group,
                                        int32_t shards, int32_t num_tensors,
                                        whale_rt_tensor *const *params,
                                        const int32_t *owners,
+                                       const int32_t *bf16,
                                        whale_rt_tensor *const *outs);
 /* whale_rt_gather_params begun: each owner packs its parameters (counts[i]:
  * parameter i's elements, which the other members' handles lack) and the
@@ -759,7 +764,7 @@ whale_rt_status whale_rt_gather_params(whale_rt_context *ctx, int32_t group,
 whale_rt_status whale_rt_gather_params_start(
     whale_rt_context *ctx, int32_t group, int32_t shards, int32_t num_tensors,
     whale_rt_tensor *const *params, const int64_t *counts,
-    const int32_t *owners, int64_t *request);
+    const int32_t *owners, const int32_t *bf16, int64_t *request);
 /* Blocks until the gather `request` names is complete and writes parameter
  * i's values into outs[i] (tensors of its shape). */
 whale_rt_status whale_rt_gather_params_wait(whale_rt_context *ctx,

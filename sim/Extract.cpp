@@ -378,8 +378,8 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
     step(computeEvent(op, bf16), -1, 0, op);
     program.steps.back().site = position;
     if (!groupCollective(op, "whale.gather_params", Collective::AllGather,
-                         operandBytes(op), start.getGroup(), start.getShards(),
-                         position, error))
+                         start.bucketBytes(), start.getGroup(),
+                         start.getShards(), position, error))
       return false;
     Step &s = program.steps.back();
     s.request = nextRequest;
@@ -465,7 +465,7 @@ bool Extractor::add(mlir::Operation *op, int32_t position, std::string &error) {
   // owners before it computes, the same all-gather of the bucket.
   if (auto gather = llvm::dyn_cast<GatherParamsOp>(op))
     return groupCollective(op, "whale.gather_params", Collective::AllGather,
-                           operandBytes(op), gather.getGroup(),
+                           gather.bucketBytes(), gather.getGroup(),
                            gather.getShards(), position, error);
   auto cost = llvm::dyn_cast<CostOpInterface>(op);
   if (!cost) {

@@ -264,8 +264,11 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
                                                : r.allReduceBytes;
         for (mlir::Value v : op->getOperands())
           bytes += tensorBytes(v.getType());
-      } else if (mlir::isa<BroadcastOp, GatherParamsOp, GatherParamsStartOp>(
-                     op)) {
+      } else if (auto g = mlir::dyn_cast<GatherParamsOp>(op)) {
+        r.gatheredFromOwnersBytes += g.bucketBytes();
+      } else if (auto g = mlir::dyn_cast<GatherParamsStartOp>(op)) {
+        r.gatheredFromOwnersBytes += g.bucketBytes();
+      } else if (mlir::isa<BroadcastOp>(op)) {
         for (mlir::Value v : op->getOperands())
           r.gatheredFromOwnersBytes += tensorBytes(v.getType());
       } else if (auto cost = mlir::dyn_cast<CostOpInterface>(op)) {

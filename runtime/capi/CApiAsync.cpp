@@ -218,7 +218,7 @@ whale_rt_status whale_rt_reduce_to_owners_start(
 whale_rt_status whale_rt_gather_params_start(
     whale_rt_context *ctx, int32_t group, int32_t shards, int32_t num_tensors,
     whale_rt_tensor *const *params, const int64_t *counts,
-    const int32_t *owners, int64_t *request) {
+    const int32_t *owners, const int32_t *bf16, int64_t *request) {
   return guarded(ctx, [&]() -> whale_rt_status {
     std::vector<int> ranks;
     int position = 0;
@@ -242,18 +242,25 @@ whale_rt_status whale_rt_gather_params_start(
             "gather_params_start: parameter " + std::to_string(i) + " has " +
             std::to_string(params[i]->tensor.numel()) +
             " elements here, its owner, not " + std::to_string(counts[i]));
-      parts[owners[i]] += counts[i];
     }
+    // bf16 halves the bytes between hosts; the devices' own collectives
+    // move f32.
+    GroupWay way = GroupWay::Host;
+    std::string key;
+    if (Status st = deviceCollectives(ctx, ranks, way, key); !st)
+      return ctx->fail(st);
+    auto halves = [&](int32_t i) {
+      return bf16 && bf16[i] && way == GroupWay::Host;
+    };
+    for (int32_t i = 0; i < num_tensors; ++i)
+      parts[owners[i]] += gatheredWords(counts[i], halves(i));
     for (size_t m = 0; m < ranks.size(); ++m)
       for (int32_t i = 0; i < num_tensors; ++i)
         if (owners[i] == static_cast<int32_t>(m)) {
           started.order.push_back(i);
           started.counts.push_back(counts[i]);
+          started.bf16.push_back(halves(i));
         }
-    GroupWay way = GroupWay::Host;
-    std::string key;
-    if (Status st = deviceCollectives(ctx, ranks, way, key); !st)
-      return ctx->fail(st);
     if (ranks.size() == 1 || way != GroupWay::Host ||
         !ctx->comm->concurrentCollectives()) {
       // Gathered at the wait: the same values, without the overlap.
@@ -261,6 +268,8 @@ whale_rt_status whale_rt_gather_params_start(
       started.shards = shards;
       started.params.assign(params, params + num_tensors);
       started.owners.assign(owners, owners + num_tensors);
+      if (bf16)
+        started.bf16Flags.assign(bf16, bf16 + num_tensors);
       *request = --ctx->deferredGathers; // no collective queued for it
       ctx->startedGathers[*request] = std::move(started);
       return WHALE_RT_OK;
@@ -281,11 +290,10 @@ whale_rt_status whale_rt_gather_params_start(
       float *at = started.bucket->as<float>() + mine;
       for (int32_t i = 0; i < num_tensors; ++i)
         if (owners[i] == position) {
-          if (Status st = ctx->device->copyToHost(at, params[i]->tensor.raw(),
-                                                  params[i]->tensor.bytes());
+          if (Status st = packGathered(ctx, params[i]->tensor, halves(i), at);
               !st)
             return ctx->fail(st);
-          at += counts[i];
+          at += gatheredWords(counts[i], halves(i));
         }
     }
     *request = ctx->started->start(
@@ -330,9 +338,10 @@ whale_rt_status whale_rt_gather_params_wait(whale_rt_context *ctx,
                             std::to_string(started.counts[j]) + " elements");
     }
     if (!started.bucket)
-      return whale_rt_gather_params(ctx, started.group, started.shards,
-                                    num_tensors, started.params.data(),
-                                    started.owners.data(), outs);
+      return whale_rt_gather_params(
+          ctx, started.group, started.shards, num_tensors,
+          started.params.data(), started.owners.data(),
+          started.bf16Flags.empty() ? nullptr : started.bf16Flags.data(), outs);
     {
       Profiler::Scope wait(ctx->profiler.get(), "gather_params wait",
                            "communication", ctx->traceTrack);
@@ -344,11 +353,10 @@ whale_rt_status whale_rt_gather_params_wait(whale_rt_context *ctx,
     const float *at = started.bucket->as<float>();
     for (size_t j = 0; j < started.order.size(); ++j) {
       whale_rt_tensor *out = outs[started.order[j]];
-      if (Status st = ctx->device->copyFromHost(out->tensor.raw(), at,
-                                                out->tensor.bytes());
+      if (Status st = unpackGathered(ctx, at, started.bf16[j], out->tensor);
           !st)
         return ctx->fail(st);
-      at += started.counts[j];
+      at += gatheredWords(started.counts[j], started.bf16[j]);
     }
     return WHALE_RT_OK;
   });

@@ -2,6 +2,7 @@
 
 #include "runtime/capi/CApiInternal.h"
 #include "runtime/comm/SharedDeviceGroup.h"
+#include "runtime/ops/Bf16.h"
 #ifdef WHALE_HAVE_MPI
 #include "runtime/comm/MpiCommunicator.h"
 #endif
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <unistd.h>
 
 using namespace whale::rt;
@@ -420,6 +422,88 @@ Status sumOverRanks(whale_rt_context *ctx, const std::vector<int> &ranks,
 }
 
 } // namespace whale::rt::capi
+
+namespace whale::rt::capi {
+
+Status packGathered(whale_rt_context *ctx, Tensor &param, bool bf16,
+                    float *words) {
+  if (!bf16)
+    return ctx->device->copyToHost(words, param.raw(), param.bytes());
+  std::vector<float> values(static_cast<size_t>(param.numel()));
+  if (Status st =
+          ctx->device->copyToHost(values.data(), param.raw(), param.bytes());
+      !st)
+    return st;
+  auto *halves = reinterpret_cast<uint16_t *>(words);
+  for (size_t i = 0; i < values.size(); ++i)
+    halves[i] = bf16Bits(values[i]);
+  if (values.size() % 2)
+    halves[values.size()] = 0; // the word's other half, never read
+  return Status::ok();
+}
+
+Status unpackGathered(whale_rt_context *ctx, const float *words, bool bf16,
+                      Tensor &out) {
+  if (!bf16)
+    return ctx->device->copyFromHost(out.raw(), words, out.bytes());
+  std::vector<float> values(static_cast<size_t>(out.numel()));
+  const auto *halves = reinterpret_cast<const uint16_t *>(words);
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = bf16Value(halves[i]);
+  return ctx->device->copyFromHost(out.raw(), values.data(), out.bytes());
+}
+
+} // namespace whale::rt::capi
+
+namespace {
+
+/// A gather with parameters in bf16, through host memory: each member's
+/// parameters (in index order) packed at its part of the bucket, the
+/// bucket gathered from the owners, every part unpacked.
+whale_rt_status gatherThroughHost(whale_rt_context *ctx,
+                                  const std::vector<int> &ranks, int position,
+                                  int32_t n, whale_rt_tensor *const *params,
+                                  const int32_t *owners, const int32_t *bf16,
+                                  whale_rt_tensor *const *outs) {
+  std::vector<int64_t> parts(ranks.size(), 0);
+  for (int32_t i = 0; i < n; ++i)
+    parts[owners[i]] += gatheredWords(outs[i]->tensor.numel(), bf16[i] != 0);
+  int64_t total = 0;
+  for (int64_t p : parts)
+    total += p;
+  HostBuffers::Block bucket =
+      ctx->hostBuffers.take(static_cast<size_t>(total) * sizeof(float));
+  auto each = [&](const std::function<Status(int32_t, float *)> &f) {
+    float *at = bucket.as<float>();
+    for (size_t m = 0; m < ranks.size(); ++m)
+      for (int32_t i = 0; i < n; ++i)
+        if (owners[i] == static_cast<int32_t>(m)) {
+          if (Status st = f(i, at); !st)
+            return st;
+          at += gatheredWords(outs[i]->tensor.numel(), bf16[i] != 0);
+        }
+    return Status::ok();
+  };
+  Status st = each([&](int32_t i, float *at) {
+    return owners[i] == position
+               ? packGathered(ctx, params[i]->tensor, bf16[i] != 0, at)
+               : Status::ok();
+  });
+  if (st)
+    st = settleStarted(ctx, ranks);
+  if (st) {
+    CommScope scope(ctx, "gather_params");
+    st = ctx->comm->gatherFromOwners(ctx->rank, ranks, DType::F32,
+                                     bucket.as<float>(), parts);
+  }
+  if (st)
+    st = each([&](int32_t i, float *at) {
+      return unpackGathered(ctx, at, bf16[i] != 0, outs[i]->tensor);
+    });
+  return st ? WHALE_RT_OK : ctx->fail(st);
+}
+
+} // namespace
 
 extern "C" {
 
@@ -888,6 +972,7 @@ whale_rt_status whale_rt_gather_params(whale_rt_context *ctx, int32_t group,
                                        int32_t shards, int32_t num_tensors,
                                        whale_rt_tensor *const *params,
                                        const int32_t *owners,
+                                       const int32_t *bf16,
                                        whale_rt_tensor *const *outs) {
   return guarded(ctx, [&]() -> whale_rt_status {
     std::vector<int> ranks;
@@ -903,6 +988,9 @@ whale_rt_status whale_rt_gather_params(whale_rt_context *ctx, int32_t group,
                             " lacks its parameter, its output or an owner "
                             "among the group's " +
                             std::to_string(ranks.size()) + " ranks");
+      if (outs[i]->tensor.dtype() != DType::F32)
+        return ctx->invalid("gather_params: output " + std::to_string(i) +
+                            " is not f32");
       if (owners[i] != position)
         continue;
       Tensor &from = params[i]->tensor;
@@ -911,6 +999,24 @@ whale_rt_status whale_rt_gather_params(whale_rt_context *ctx, int32_t group,
         return ctx->invalid("gather_params: parameter " + std::to_string(i) +
                             " is " + shapeString(from.shape()) +
                             ", its output " + shapeString(to.shape()));
+    }
+    // bf16 halves the bytes between hosts; the devices' own collectives
+    // move f32.
+    GroupWay way = GroupWay::Host;
+    std::string key;
+    if (Status st = deviceCollectives(ctx, ranks, way, key); !st)
+      return ctx->fail(st);
+    const bool halves =
+        bf16 && way == GroupWay::Host && ranks.size() > 1 &&
+        std::any_of(bf16, bf16 + num_tensors, [](int32_t b) { return b; });
+    if (halves)
+      return gatherThroughHost(ctx, ranks, position, num_tensors, params,
+                               owners, bf16, outs);
+    for (int32_t i = 0; i < num_tensors; ++i) {
+      if (owners[i] != position)
+        continue;
+      Tensor &from = params[i]->tensor;
+      Tensor &to = outs[i]->tensor;
       if (Status st = ctx->device->copy(to.raw(), from.raw(), from.bytes());
           !st)
         return ctx->fail(st);

@@ -46,6 +46,9 @@ struct whale_rt_started_gather {
   std::shared_ptr<whale::rt::HostBuffers::Block> bucket;
   std::vector<int32_t> order;
   std::vector<int64_t> counts;
+  /// In `order`: whether the parameter travels in bf16 (half the words).
+  std::vector<bool> bf16;
+  std::vector<int32_t> bf16Flags; ///< as given, for a gather at the wait
   int32_t group = 0, shards = 0;
   std::vector<whale_rt_tensor *> params;
   std::vector<int32_t> owners;
@@ -302,6 +305,18 @@ whale_rt_status clipCombined(whale_rt_context *ctx, int32_t num_grads,
 Status sumOverRanks(whale_rt_context *ctx, const std::vector<int> &ranks,
                     double &value);
 
+/// 32-bit words of a gathered parameter of `n` elements in a bucket: n in
+/// f32, its bf16 halves two to a word (an odd count rounded up).
+inline int64_t gatheredWords(int64_t n, bool bf16) {
+  return bf16 ? (n + 1) / 2 : n;
+}
+/// A gathered parameter into the bucket at `words` (host memory): its f32
+/// values, or rounded to bf16 (to nearest, ties to even) two to a word.
+Status packGathered(whale_rt_context *ctx, Tensor &param, bool bf16,
+                    float *words);
+/// And out of it into `out` (the bf16 halves widened exactly).
+Status unpackGathered(whale_rt_context *ctx, const float *words, bool bf16,
+                      Tensor &out);
 /// Fails with the op's name when ctx is not bound to a communicator.
 whale_rt_status needComm(whale_rt_context *ctx, const char *op);
 

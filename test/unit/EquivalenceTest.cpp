@@ -830,6 +830,45 @@ TEST(Equivalence, ParametersKeptForTheStepGiveTheSameBits) {
   }
 }
 
+// Stage 3 under amp: the parameters only products read (amp rounds their
+// operands to bf16; with bf16 storage, through a cast that only products
+// read) are gathered in bf16, half the bytes, and the products read the
+// same bits: the same losses and parameters as whole parameters under amp,
+// with activations in f32 and in bf16, accumulating or not; each rank
+// moves fewer bytes than the same plan in fp32.
+TEST(Equivalence, ParametersGatheredInBf16UnderAmpGiveTheSameBits) {
+  for (bool storage : {false, true})
+    for (const char *m : {"1", "4"}) {
+      SCOPED_TRACE(std::string(storage ? "bf16 storage" : "f32 storage") +
+                   ", micro-batches " + m);
+      const std::string whole =
+          edit(source(kGpt), "num_micro_batch = 4",
+               std::string("num_micro_batch = ") + m +
+                   "\n  auto_parallel = true\n  num_task_graph = 1\n  "
+                   "amp = \"bf16\"");
+      const std::string sharded = edit(whole, "amp = \"bf16\"",
+                                       "amp = \"bf16\"\n  shard_parameters "
+                                       "= true");
+      auto amp = [&](whale::TrainOptions &o) { o.ampStorage = storage; };
+      whale::TrainResult a = trainText(sharded, kGpt, "cpu:4", amp);
+      whale::TrainResult b = trainText(whole, kGpt, "cpu:4", amp);
+      whale::TrainResult f32 = trainText(
+          edit(sharded, "amp = \"bf16\"", "amp = \"off\""), kGpt, "cpu:4");
+      ASSERT_TRUE(a.ok) << a.error;
+      ASSERT_TRUE(b.ok) << b.error;
+      ASSERT_TRUE(f32.ok) << f32.error;
+      EXPECT_EQ(a.losses, b.losses);
+      EXPECT_EQ(a.parameters, b.parameters);
+      ASSERT_EQ(a.commBytes.size(), f32.commBytes.size());
+      for (size_t r = 0; r < a.commBytes.size(); ++r) {
+        EXPECT_LT(a.commBytes[r], f32.commBytes[r]) << "rank " << r;
+        std::printf("rank %zu: %lld bytes sent under amp, %lld in f32\n", r,
+                    static_cast<long long>(a.commBytes[r]),
+                    static_cast<long long>(f32.commBytes[r]));
+      }
+    }
+}
+
 // Hybrid sharding (shard_group): the replicas shard in groups and each
 // group holds a copy of the others' shards; every gradient is summed within
 // its sharding group to its owner, then over the owner's copies. Stages 1,

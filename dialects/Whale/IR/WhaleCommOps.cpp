@@ -124,11 +124,26 @@ LogicalResult GatherParamsOp::inferReturnTypes(
 
 /// What gather_params and gather_params_start check alike: parameters,
 /// one owner each in the group, the owners their whale.params name.
+int64_t whale::gatheredBucketBytes(ValueRange params,
+                                   std::optional<ArrayRef<bool>> bf16) {
+  int64_t bytes = 0;
+  for (auto [i, p] : llvm::enumerate(params)) {
+    const int64_t n = tensorElements(p.getType());
+    bytes += bf16 && i < bf16->size() && (*bf16)[i] ? 4 * ((n + 1) / 2) : 4 * n;
+  }
+  return bytes;
+}
+
 static LogicalResult verifyGather(Operation *op, ValueRange params,
                                   ArrayRef<int64_t> owners, StringRef group,
-                                  std::optional<int64_t> shards) {
+                                  std::optional<int64_t> shards,
+                                  std::optional<ArrayRef<bool>> bf16) {
   if (params.empty())
     return op->emitOpError("gathers at least one parameter");
+  if (bf16 && bf16->size() != params.size())
+    return op->emitOpError("has ")
+           << bf16->size() << " bf16 flags for " << params.size()
+           << " parameters: it needs one per parameter";
   if (owners.size() != params.size())
     return op->emitOpError("has ")
            << owners.size() << " owners for " << params.size()
@@ -153,7 +168,8 @@ static LogicalResult verifyGather(Operation *op, ValueRange params,
 }
 
 LogicalResult GatherParamsOp::verify() {
-  return verifyGather(*this, getParams(), getOwners(), getGroup(), getShards());
+  return verifyGather(*this, getParams(), getOwners(), getGroup(), getShards(),
+                      getBf16());
 }
 
 LogicalResult AddIntoOwnersOp::verify() {
@@ -177,7 +193,8 @@ LogicalResult GatherParamsStartOp::verify() {
   if (!getPending().hasOneUse() ||
       !isa<GatherParamsWaitOp>(*getPending().getUsers().begin()))
     return emitOpError("must be ended by exactly one whale.gather_params_wait");
-  return verifyGather(*this, getParams(), getOwners(), getGroup(), getShards());
+  return verifyGather(*this, getParams(), getOwners(), getGroup(), getShards(),
+                      getBf16());
 }
 
 LogicalResult GatherParamsWaitOp::verify() {

@@ -131,13 +131,20 @@ def Whale_GatherParamsOp : Whale_Op<"gather_params", [MemoryEffects<[MemRead, Me
     backward; nothing folds or merges two gathers, as the parameters change
     between steps.
 
+    With `bf16` (a flag per parameter), a marked parameter travels rounded
+    to bf16, to nearest with ties to even, half the bytes, and is widened
+    exactly where it arrives: only where every reader rounds it so anyway
+    (amp's matrix products, a cast to bf16), so its readers compute the
+    same bits.
+
     ```mlir
     %w, %b = whale.gather_params %pw, %pb from [1, 0] over "replicas" : tensor<16x4xf32>, tensor<4xf32>
     ```
   }];
   let arguments = (ins Variadic<Whale_FloatTensor>:$params,
                        DenseI64ArrayAttr:$owners,
-                       StrAttr:$group, OptionalAttr<I64Attr>:$shards);
+                       StrAttr:$group, OptionalAttr<I64Attr>:$shards,
+                       OptionalAttr<DenseBoolArrayAttr>:$bf16);
   let results = (outs Variadic<Whale_FloatTensor>:$gathered);
   let assemblyFormat = [{
     $params `from` $owners `over` $group attr-dict `:` type($params)
@@ -148,8 +155,12 @@ def Whale_GatherParamsOp : Whale_Op<"gather_params", [MemoryEffects<[MemRead, Me
                    "::llvm::StringRef":$group, "::mlir::IntegerAttr":$shards), [{
       build($_builder, $_state, params.getTypes(), params,
             $_builder.getDenseI64ArrayAttr(owners),
-            $_builder.getStringAttr(group), shards);
+            $_builder.getStringAttr(group), shards, nullptr);
     }]>];
+  let extraClassDeclaration = [{
+    /// Bytes of the bucket the group gathers (gatheredBucketBytes).
+    int64_t bucketBytes() { return gatheredBucketBytes(getParams(), getBf16()); }
+  }];
   let hasVerifier = 1;
 }
 
@@ -163,8 +174,8 @@ def Whale_GatherParamsStartOp : Whale_Op<"gather_params_start",
     readers: each owner packs its parameters and the rank's collective
     thread gathers the bucket while the rank computes the layer before.
     Its `whale.gather_params_wait` blocks until the bucket is complete and
-    yields new tensors with the parameters' values. `owners`, `group` and
-    `shards` are those of `whale.gather_params`.
+    yields new tensors with the parameters' values. `owners`, `group`,
+    `shards` and `bf16` are those of `whale.gather_params`.
 
     ```mlir
     %p = whale.gather_params_start %pw, %pb from [1, 0] over "replicas" : tensor<16x4xf32>, tensor<4xf32>
@@ -173,10 +184,15 @@ def Whale_GatherParamsStartOp : Whale_Op<"gather_params_start",
   }];
   let arguments = (ins Variadic<Whale_FloatTensor>:$params,
                        DenseI64ArrayAttr:$owners,
-                       StrAttr:$group, OptionalAttr<I64Attr>:$shards);
+                       StrAttr:$group, OptionalAttr<I64Attr>:$shards,
+                       OptionalAttr<DenseBoolArrayAttr>:$bf16);
   let results = (outs Whale_PendingType:$pending);
   let assemblyFormat = [{
     $params `from` $owners `over` $group attr-dict `:` type($params)
+  }];
+  let extraClassDeclaration = [{
+    /// Bytes of the bucket the group gathers (gatheredBucketBytes).
+    int64_t bucketBytes() { return gatheredBucketBytes(getParams(), getBf16()); }
   }];
   let hasVerifier = 1;
 }

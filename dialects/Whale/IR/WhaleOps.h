@@ -19,6 +19,15 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <cstdint>
+#include <optional>
+
+namespace whale {
+/// Bytes of the bucket a gather of `params` moves: each parameter's f32
+/// bytes, or where `bf16` marks it, its bf16 halves two to an f32 word (an
+/// odd count rounded up), as the runtime packs them.
+int64_t gatheredBucketBytes(mlir::ValueRange params,
+                            std::optional<llvm::ArrayRef<bool>> bf16);
+} // namespace whale
 
 #define GET_OP_CLASSES
 #include "dialects/Whale/IR/WhaleOps.h.inc"

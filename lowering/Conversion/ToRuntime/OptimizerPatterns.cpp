@@ -79,6 +79,11 @@ Handles lowerBroadcast(BroadcastOp bc, ValueRange in, RuntimeCalls &rt) {
   return {};
 }
 
+/// The parameters a gather sends in bf16 (a flag each), or null: none.
+Value bf16Flags(std::optional<ArrayRef<bool>> bf16, RuntimeCalls &rt) {
+  return bf16 ? rt.i32ArrayOf(*bf16) : rt.null();
+}
+
 /// Every member gets new tensors of the parameters' values, which the
 /// owners send.
 Handles lowerGatherParams(GatherParamsOp g, ValueRange in, RuntimeCalls &rt) {
@@ -88,7 +93,7 @@ Handles lowerGatherParams(GatherParamsOp g, ValueRange in, RuntimeCalls &rt) {
           {rt.ctx, rt.groupOf(shards, g.getGroup()), rt.i32(shards.value_or(0)),
            rt.i32(static_cast<int32_t>(g.getParams().size())),
            rt.handleArray(in), rt.i32ArrayOf(g.getOwners()),
-           rt.handleArray(outs)});
+           bf16Flags(g.getBf16(), rt), rt.handleArray(outs)});
   return outs;
 }
 
@@ -104,7 +109,8 @@ Handles lowerGatherParamsStart(GatherParamsStartOp g, ValueRange in,
   rt.call(WHALE_RT_FN(gather_params_start),
           {rt.ctx, rt.groupOf(shards, g.getGroup()), rt.i32(shards.value_or(0)),
            rt.i32(static_cast<int32_t>(counts.size())), rt.handleArray(in),
-           rt.i64Array(counts), rt.i32ArrayOf(g.getOwners()), request});
+           rt.i64Array(counts), rt.i32ArrayOf(g.getOwners()),
+           bf16Flags(g.getBf16(), rt), request});
   return {rt.requestIn(request)};
 }
 

@@ -44,7 +44,7 @@ void prefetch(func::FuncOp fn) {
     b.setInsertionPoint(lead ? lead : g.getOperation());
     auto start = GatherParamsStartOp::create(
         b, g.getLoc(), g.getParams(), g.getOwnersAttr(), g.getGroupAttr(),
-        g.getShardsAttr());
+        g.getShardsAttr(), g.getBf16Attr());
     b.setInsertionPoint(g);
     auto wait = GatherParamsWaitOp::create(b, g.getLoc(), g.getResultTypes(),
                                            start.getPending());

@@ -30,6 +30,12 @@
 // balancer counted two gathered units), and gathers every micro-batch
 // otherwise; the rank program says which (`whale.gather_every`).
 //
+// Under amp a gathered parameter that only matrix products read (amp
+// rounds their operands to bf16) or a cast to bf16 reads travels as bf16
+// (`bf16` on its gather): half the bytes, the same bits for its readers.
+// Between hosts only: where a stage's devices are GPUs their own
+// collectives gather (in f32), and nothing is marked.
+//
 // Runs on rank programs after -whale-shard-optimizer, which gave the
 // owners (and, under shard_parameters, no broadcast after the updates).
 //
@@ -100,6 +106,23 @@ void ownedReads(Operation *op, SmallVectorImpl<ParamOp> &out) {
   });
 }
 
+/// Whether every reader of gathered `v` rounds it to bf16 to nearest, ties
+/// to even, as the gather would: amp's matrix products (under amp =
+/// "bf16" every product rounds its operands), or (bf16 storage) casts to
+/// bf16 that only products read. A cast other ops read may be folded away
+/// with their widening (-whale-widen-bf16), leaving them the f32 value.
+bool readRoundedToBf16(Value v, bool amp) {
+  auto product = [](Operation *op) { return isa<MatmulOp, MatmulGradOp>(op); };
+  return amp && !v.use_empty() &&
+         llvm::all_of(v.getUsers(), [&](Operation *user) {
+           if (auto cast = dyn_cast<CastOp>(user))
+             return cast.getType().getElementType().isBF16() &&
+                    !cast->use_empty() &&
+                    llvm::all_of(cast->getUsers(), product);
+           return product(user);
+         });
+}
+
 /// One gathering: the parameters of a unit that ops read in a row.
 struct Run {
   SmallVector<Operation *> readers; ///< top-level ops, in order
@@ -148,8 +171,29 @@ bool gathersOncePerStep(func::FuncOp fn) {
   return true;
 }
 
+/// Whether every device of `fn`'s stage gathers through the host (none is
+/// a GPU, whose own collectives gather in f32).
+bool gathersThroughHosts(func::FuncOp fn) {
+  auto rank = fn->getAttrOfType<DictionaryAttr>("whale.rank");
+  auto grid = rank ? rank.getAs<DenseI64ArrayAttr>("grid") : nullptr;
+  if (!grid)
+    return true;
+  const plan::ClusterView cluster =
+      plan::clusterOf(fn, static_cast<int64_t>(grid.size()));
+  const int64_t stage = plan::intOf(rank, "stage", 0);
+  const int64_t replicas = plan::intOf(rank, "replicas", 1);
+  for (int64_t r = 0; r < replicas; ++r) {
+    const int64_t at = stage * replicas + r;
+    if (at < grid.size() && cluster.device(grid[at]).gpu)
+      return false;
+  }
+  return true;
+}
+
 void gatherBeforeReaders(func::FuncOp fn, OpBuilder &b, bool oncePerStep) {
   Block &body = fn.getBody().front();
+  const bool amp = settingsOf(fn).bf16();
+  const bool halves = gathersThroughHosts(fn);
   // Each layer's unit under `gather_layers = k`: the layers in the order
   // the walk below first reads them, k at a time (a unit is named after
   // its first layer).
@@ -230,6 +274,11 @@ void gatherBeforeReaders(func::FuncOp fn, OpBuilder &b, bool oncePerStep) {
             if (Value g = gathered.lookup(use.get()))
               use.set(g);
         });
+      SmallVector<bool> bf16;
+      for (Value g : gather.getResults())
+        bf16.push_back(halves && readRoundedToBf16(g, amp));
+      if (llvm::is_contained(bf16, true))
+        gather.setBf16Attr(b.getDenseBoolArrayAttr(bf16));
     }
   }
 }

@@ -142,3 +142,13 @@ func.func @broadcast_owned() {
   whale.broadcast %w from [1] over "replicas" : tensor<4x4xf32>
   return
 }
+
+// -----
+
+// One bf16 flag a parameter.
+func.func @bf16_flags() {
+  %w = whale.param "m/w" zeros [] : tensor<4x4xf32>
+  // expected-error @+1 {{has 2 bf16 flags for 1 parameters: it needs one per parameter}}
+  %g = whale.gather_params %w from [0] over "replicas" {bf16 = array<i1: true, false>} : tensor<4x4xf32>
+  return
+}

@@ -62,6 +62,41 @@ module attributes {whale.config = #whale.settings<shard_parameters = true>} {
 
 // -----
 
+// The same under amp: the weights, which only products read (amp rounds
+// their operands to bf16), are gathered in bf16; the bias, which an add
+// reads, in f32. The runtime is told which.
+// CHECK-LABEL: func.func @a_stage0
+// CHECK: whale.gather_params %{{.*}}, %{{.*}} from [0, 1] over "replicas" {bf16 = array<i1: true, false>}
+// CHECK: whale.gather_params %{{.*}} from [1] over "replicas" {bf16 = array<i1: true>}
+// CHECK: whale.gather_params %{{.*}} from [0] over "replicas" {bf16 = array<i1: true>}
+// LLVM: llvm.mlir.global internal constant @[[FLAGS:__whale_const_[0-9]+]](dense<[1, 0]> : tensor<2xi32>)
+// LLVM-LABEL: llvm.func @a_stage0
+// LLVM: %[[F:[0-9]+]] = llvm.mlir.addressof @[[FLAGS]]
+// LLVM: llvm.call @whale_rt_gather_params(%arg0, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %[[F]], %{{[0-9]+}})
+module attributes {whale.config = #whale.settings<shard_parameters = true, amp = "bf16">} {
+  func.func @a_stage0(%x: tensor<2x16xf32>, %dy: tensor<2x4xf32>) -> tensor<f32> attributes {whale.rank = {replicas = 2 : i64, stage = 0 : i64}} {
+    %w0 = whale.param "m/l0/w" zeros [] : tensor<16x8xf32>
+    %b0 = whale.param "m/l0/b" zeros [] : tensor<8xf32>
+    %w1 = whale.param "m/l1/w" zeros [] : tensor<8x4xf32>
+    %h = whale.matmul %x, %w0 : tensor<2x16xf32>, tensor<16x8xf32> -> tensor<2x8xf32>
+    %hb = whale.add %h, %b0 : tensor<2x8xf32>, tensor<8xf32> -> tensor<2x8xf32>
+    %y = whale.matmul %hb, %w1 : tensor<2x8xf32>, tensor<8x4xf32> -> tensor<2x4xf32>
+    %dw1 = whale.matmul_grad %hb, %w1, %dy operand = 1 : tensor<2x8xf32>, tensor<8x4xf32>, tensor<2x4xf32> -> tensor<8x4xf32>
+    %dh = whale.matmul_grad %hb, %w1, %dy operand = 0 : tensor<2x8xf32>, tensor<8x4xf32>, tensor<2x4xf32> -> tensor<2x8xf32>
+    %db0 = whale.reduce_sum %dh axes = [0] : tensor<2x8xf32> -> tensor<8xf32>
+    %dx = whale.matmul_grad %x, %w0, %dh operand = 0 : tensor<2x16xf32>, tensor<16x8xf32>, tensor<2x8xf32> -> tensor<2x16xf32>
+    %dw0 = whale.matmul_grad %x, %w0, %dh operand = 1 : tensor<2x16xf32>, tensor<16x8xf32>, tensor<2x8xf32> -> tensor<16x8xf32>
+    %r:3 = whale.all_reduce %dw0, %db0, %dw1 over "replicas" : tensor<16x8xf32>, tensor<8xf32>, tensor<8x4xf32> -> tensor<16x8xf32>, tensor<8xf32>, tensor<8x4xf32>
+    whale.sgd_update %w0, %r#0 {lr = 0.1 : f64, momentum = 0.0 : f64, weight_decay = 0.0 : f64} : tensor<16x8xf32>
+    whale.sgd_update %b0, %r#1 {lr = 0.1 : f64, momentum = 0.0 : f64, weight_decay = 0.0 : f64} : tensor<8xf32>
+    whale.sgd_update %w1, %r#2 {lr = 0.1 : f64, momentum = 0.0 : f64, weight_decay = 0.0 : f64} : tensor<8x4xf32>
+    %l = whale.reduce_sum %y axes = [0, 1] : tensor<2x4xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
 // Without shard_parameters the pass leaves stage 1 as it is.
 // CHECK-LABEL: func.func @m_stage0
 // CHECK: whale.param "m/l0/w" zeros [] : tensor<4x4xf32>

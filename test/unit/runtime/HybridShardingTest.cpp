@@ -107,7 +107,8 @@ TEST(HybridSharding, OwnersAndGathersStayInTheGroup) {
     whale_rt_tensor *params[] = {a};
     whale_rt_tensor *outs[] = {t.f32({2}, {-1, -1})};
     const int32_t owners[] = {0};
-    ASSERT_EQ(whale_rt_gather_params(t.ctx, kPairs, 0, 1, params, owners, outs),
+    ASSERT_EQ(whale_rt_gather_params(t.ctx, kPairs, 0, 1, params, owners,
+                                     nullptr, outs),
               WHALE_RT_OK)
         << whale_rt_last_error(t.ctx);
     got[r] = valuesOf(outs[0]);

@@ -55,7 +55,7 @@ TEST(ShardedParameters, AGatherGivesEveryRankTheOwnersValues) {
                                t.f32({4}, std::vector<float>(4, -1.f))};
     const int32_t owners[] = {0, 1};
     ASSERT_EQ(whale_rt_gather_params(t.ctx, WHALE_RT_GROUP_REPLICAS, 0, 2,
-                                     params, owners, outs),
+                                     params, owners, nullptr, outs),
               WHALE_RT_OK)
         << whale_rt_last_error(t.ctx);
     got[r][0] = valuesOf(outs[0]);
@@ -98,7 +98,7 @@ TEST(ShardedParameters, AGatherRefusesAnOwnerOutsideItsGroup) {
     whale_rt_tensor *out = t.f32({2}, {0, 0});
     const int32_t owners[] = {2};
     EXPECT_EQ(whale_rt_gather_params(t.ctx, WHALE_RT_GROUP_REPLICAS, 0, 1, &w,
-                                     owners, &out),
+                                     owners, nullptr, &out),
               WHALE_RT_INVALID_ARGUMENT);
     EXPECT_NE(std::string(whale_rt_last_error(t.ctx)).find("owner"),
               std::string::npos);
