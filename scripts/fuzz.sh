@@ -6,7 +6,8 @@
 # TARGET: frontend (the lexer, parser and sema; default), safetensors (the
 # checkpoint reader), tokens (the pre-tokenized corpus reader), npy (the
 # numpy array reader), plan (the compiled plan's manifest), program (the
-# fused regions' element programs), json (cluster files and specs, profile databases; it
+# fused regions' element programs), json (cluster files and specs, profile databases,
+# elastic schedules, Hugging Face names files; it
 # links the runtime of build/, so run scripts/build.sh first) or opt
 # (whale-opt's inputs: every pass over every module that verifies; it links
 # the dialect and passes of build/ as they are, so libFuzzer's coverage is
@@ -56,10 +57,13 @@ elif [ "$target" = json ]; then
     "$root/lib/compile/Cluster.cpp" "$root/runtime/run/ElasticSchedule.cpp" \
     "$root/support/JsonFields.cpp" \
     "$root/perfmodel/DeviceModel.cpp" "$root/perfmodel/DeviceSpeed.cpp" \
+    "$root/perfmodel/AttentionCost.cpp" \
     "$root/sim/ProfileDb.cpp" "$root/sim/EventProgram.cpp" \
-    "$root/sim/Collectives.cpp" "$root/fuzz/FuzzJsonInputs.cpp" \
+    "$root/sim/Collectives.cpp" "$root/lib/api/HfNames.cpp" \
+    "$root/lib/api/HfLlamaNames.cpp" "$root/fuzz/FuzzJsonInputs.cpp" \
     "$root/build/lib/libWhaleRuntime.a" \
     "$root/build/lib/libWhaleSupport.a" -L/usr/lib/llvm-22/lib -lLLVM-22 \
+    $(mpicxx --showme:link 2>/dev/null) \
     -lopenblas -lpthread -ldl -Wl,-rpath,/usr/lib/llvm-22/lib \
     -o "$out/whale-fuzz"
   extra=(-max_len=4096)
