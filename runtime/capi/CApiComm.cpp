@@ -421,10 +421,6 @@ Status sumOverRanks(whale_rt_context *ctx, const std::vector<int> &ranks,
   return ctx->comm->allReduce(ctx->rank, ranks, DType::F64, &value, 1);
 }
 
-} // namespace whale::rt::capi
-
-namespace whale::rt::capi {
-
 Status packGathered(whale_rt_context *ctx, Tensor &param, bool bf16,
                     float *words) {
   if (!bf16)

@@ -129,6 +129,22 @@ struct Run {
   llvm::SetVector<Operation *> params;
 };
 
+/// The devices of `fn`'s stage (its replicas' places in the plan's grid);
+/// empty where the rank program does not say.
+SmallVector<int64_t> stageDevices(func::FuncOp fn) {
+  SmallVector<int64_t> devices;
+  auto rank = fn->getAttrOfType<DictionaryAttr>("whale.rank");
+  auto grid = rank ? rank.getAs<DenseI64ArrayAttr>("grid") : nullptr;
+  if (!grid)
+    return devices;
+  const int64_t stage = plan::intOf(rank, "stage", 0);
+  const int64_t replicas = plan::intOf(rank, "replicas", 1);
+  for (int64_t r = 0; r < replicas; ++r)
+    if (stage * replicas + r < grid.size())
+      devices.push_back(grid[stage * replicas + r]);
+  return devices;
+}
+
 /// Whether `fn` gathers each unit once a step: as the config says, else
 /// where every device of its stage has a declared limit with room for all
 /// its owned parameters gathered besides the plan's estimate, which counted
@@ -137,9 +153,9 @@ bool gathersOncePerStep(func::FuncOp fn) {
   if (std::optional<GatherEvery> every = settingsOf(fn).getGatherEvery())
     return *every == GatherEvery::step;
   auto rank = fn->getAttrOfType<DictionaryAttr>("whale.rank");
-  auto grid = rank ? rank.getAs<DenseI64ArrayAttr>("grid") : nullptr;
   auto memory = rank ? rank.getAs<DenseI64ArrayAttr>("device_memory") : nullptr;
-  if (!grid || !memory)
+  const SmallVector<int64_t> devices = stageDevices(fn);
+  if (!memory || devices.empty())
     return false;
   llvm::StringMap<int64_t> unitBytes;
   int64_t all = 0;
@@ -153,41 +169,26 @@ bool gathersOncePerStep(func::FuncOp fn) {
   int64_t largest = 0;
   for (const auto &u : unitBytes)
     largest = std::max(largest, u.getValue());
-  const int64_t extra =
-      all - static_cast<int64_t>(plan::kGatheredUnitsHeld * largest);
-  const int64_t stage = plan::intOf(rank, "stage", 0);
-  const int64_t replicas = plan::intOf(rank, "replicas", 1);
+  const int64_t extra = std::max<int64_t>(
+      0, all - static_cast<int64_t>(plan::kGatheredUnitsHeld * largest));
   const plan::ClusterView cluster =
       plan::clusterOf(fn, static_cast<int64_t>(memory.size()));
-  for (int64_t r = 0; r < replicas; ++r) {
-    const int64_t at = stage * replicas + r;
-    if (at >= grid.size())
-      return false;
-    const int64_t d = grid[at];
-    if (d >= memory.size() || cluster.limit(d) <= 0 ||
-        memory[d] + std::max<int64_t>(0, extra) > cluster.limit(d))
-      return false;
-  }
-  return true;
+  return llvm::all_of(devices, [&](int64_t d) {
+    return d < memory.size() && cluster.limit(d) > 0 &&
+           memory[d] + extra <= cluster.limit(d);
+  });
 }
 
 /// Whether every device of `fn`'s stage gathers through the host (none is
 /// a GPU, whose own collectives gather in f32).
 bool gathersThroughHosts(func::FuncOp fn) {
-  auto rank = fn->getAttrOfType<DictionaryAttr>("whale.rank");
-  auto grid = rank ? rank.getAs<DenseI64ArrayAttr>("grid") : nullptr;
-  if (!grid)
+  const SmallVector<int64_t> devices = stageDevices(fn);
+  if (devices.empty())
     return true;
   const plan::ClusterView cluster =
-      plan::clusterOf(fn, static_cast<int64_t>(grid.size()));
-  const int64_t stage = plan::intOf(rank, "stage", 0);
-  const int64_t replicas = plan::intOf(rank, "replicas", 1);
-  for (int64_t r = 0; r < replicas; ++r) {
-    const int64_t at = stage * replicas + r;
-    if (at < grid.size() && cluster.device(grid[at]).gpu)
-      return false;
-  }
-  return true;
+      plan::clusterOf(fn, *llvm::max_element(devices) + 1);
+  return llvm::none_of(devices,
+                       [&](int64_t d) { return cluster.device(d).gpu; });
 }
 
 void gatherBeforeReaders(func::FuncOp fn, OpBuilder &b, bool oncePerStep) {
