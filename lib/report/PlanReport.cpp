@@ -74,7 +74,11 @@ struct StageReport {
 /// Parameters gathered from their owners (shard_parameters) are counted
 /// apart: the most of the other intermediates, the most gathered, and the
 /// most of both at once (what the device holds at its peak besides its own
-/// parameters and optimizer state), in one walk.
+/// parameters and optimizer state), in one walk. A bucket reduced to owners
+/// while the backward goes on leaves each rank only its own part's sums
+/// (the rest is freed once packed): what an owner keeps is counted for its
+/// position in the group, and a device's figure is its position's (the
+/// ranks of a group run one program, each at one position).
 struct Peaks {
   int64_t activations = 0, gathered = 0, both = 0;
 };
@@ -84,17 +88,27 @@ Peaks peaksOf(mlir::func::FuncOp fn) {
     for (mlir::Value v : op->getOperands())
       lastUse[v] = op;
   });
-  // live[1]: gathered parameters' bytes; live[0]: the rest.
+  // live[1]: gathered parameters' bytes; live[0]: the rest but what
+  // owners keep, which ownedLive counts by their position.
   int64_t live[2] = {0, 0};
+  std::map<int64_t, int64_t> ownedLive;
   Peaks peaks;
   llvm::DenseMap<mlir::Value, int64_t> held;
+  llvm::DenseMap<mlir::Value, int64_t> ownerOf; // kept by one position
   llvm::DenseSet<mlir::Value> gathered;
   auto release = [&](mlir::Value v) {
-    live[gathered.contains(v)] -= held[v];
+    if (auto o = ownerOf.find(v); o != ownerOf.end()) {
+      ownedLive[o->second] -= held[v];
+      ownerOf.erase(o);
+    } else {
+      live[gathered.contains(v)] -= held[v];
+    }
     held.erase(v);
   };
-  // Each started all-reduce's tensors' bytes, in its operands' order.
-  llvm::DenseMap<mlir::Value, llvm::SmallVector<int64_t>> started;
+  // Each started all-reduce's tensors' bytes and (a reduce to owners) their
+  // owners, in its operands' order.
+  llvm::DenseMap<mlir::Value, llvm::SmallVector<std::pair<int64_t, int64_t>>>
+      started;
   auto takeOver = [&](mlir::ValueRange from, mlir::ValueRange to) {
     for (auto [f, t] : llvm::zip(from, to)) {
       auto it = held.find(f);
@@ -102,6 +116,10 @@ Peaks peaksOf(mlir::func::FuncOp fn) {
         continue;
       held[t] = it->second;
       held.erase(f);
+      if (auto o = ownerOf.find(f); o != ownerOf.end()) {
+        ownerOf[t] = o->second;
+        ownerOf.erase(f);
+      }
     }
   };
   for (mlir::Operation &op : fn.getBody().front()) {
@@ -113,33 +131,33 @@ Peaks peaksOf(mlir::func::FuncOp fn) {
       takeOver(into.getSums(), into.getResults());
     else if (auto start = mlir::dyn_cast<AllReduceStartOp>(op)) {
       // A reduce to owners frees what a rank sends for other owners once
-      // packed: counted on the rank owning the most of the bucket.
+      // packed: each owner keeps its own.
       std::optional<llvm::ArrayRef<int64_t>> owners = start.getOwners();
-      int64_t heaviest = -1;
-      if (owners) {
-        std::map<int64_t, int64_t> bytesOf;
-        for (auto [owner, v] : llvm::zip(*owners, start.getValues()))
-          bytesOf[owner] += tensorBytes(v.getType());
-        for (const auto &[owner, bytes] : bytesOf)
-          if (heaviest < 0 || bytes > bytesOf[heaviest])
-            heaviest = owner;
-      }
       for (auto [i, v] : llvm::enumerate(start.getValues())) {
         auto it = held.find(v);
-        int64_t bytes = it == held.end() ? 0 : it->second;
-        if (owners && (*owners)[i] != heaviest) {
-          live[0] -= bytes;
-          bytes = 0;
+        const int64_t bytes = it == held.end() ? 0 : it->second;
+        const int64_t owner = owners ? (*owners)[i] : -1;
+        if (owner >= 0 && it != held.end()) {
+          if (auto o = ownerOf.find(v); o != ownerOf.end()) {
+            ownedLive[o->second] -= bytes;
+            ownerOf.erase(o);
+          } else {
+            live[0] -= bytes;
+          }
+          ownedLive[owner] += bytes;
         }
-        started[start.getPending()].push_back(bytes);
+        started[start.getPending()].push_back({bytes, owner});
         if (it != held.end())
           held.erase(it);
       }
     } else if (auto wait = mlir::dyn_cast<AllReduceWaitOp>(op))
-      for (auto [r, bytes] :
+      for (auto [r, kept] :
            llvm::zip(wait.getResults(), started[wait.getPending()]))
-        if (bytes)
-          held[r] = bytes;
+        if (kept.first) {
+          held[r] = kept.first;
+          if (kept.second >= 0)
+            ownerOf[r] = kept.second;
+        }
     if (!mlir::isa<ParamOp, AllReduceOp, ClipGradNormOp, AllReduceStartOp,
                    AllReduceWaitOp, AddIntoOwnersOp>(op)) {
       const bool gather = mlir::isa<GatherParamsOp, GatherParamsWaitOp>(op);
@@ -151,9 +169,12 @@ Peaks peaksOf(mlir::func::FuncOp fn) {
           gathered.insert(r);
       }
     }
-    peaks.activations = std::max(peaks.activations, live[0]);
+    int64_t owned = 0; // the position keeping the most
+    for (const auto &[position, bytes] : ownedLive)
+      owned = std::max(owned, bytes);
+    peaks.activations = std::max(peaks.activations, live[0] + owned);
     peaks.gathered = std::max(peaks.gathered, live[1]);
-    peaks.both = std::max(peaks.both, live[0] + live[1]);
+    peaks.both = std::max(peaks.both, live[0] + owned + live[1]);
     for (mlir::Value v : op.getOperands())
       if (lastUse.lookup(v) == &op && held.count(v))
         release(v);

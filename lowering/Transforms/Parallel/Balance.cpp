@@ -85,6 +85,9 @@ struct StageCost {
   /// Bytes of each layer's whole and split parameters (all parts): under
   /// shard_parameters a device holds its largest layers gathered.
   llvm::StringMap<std::pair<double, double>> unitBytes;
+  /// The largest whole and split (all parts) parameter: a bucket alone
+  /// where larger than the bucket size.
+  double largestWhole = 0, largestSplit = 0;
   /// The largest unit's bytes on a rank holding `part` of split ones,
   /// `layers` layers a unit (gather_layers): at most the `layers` largest
   /// layers' (the unit's layers are neighbours, which the bound ignores).
@@ -181,6 +184,10 @@ private:
   int64_t sharding = 0;
   /// Every layer kept gathered for the step (gather_every = "step").
   bool keepGathered = false;
+  /// The gradient sums run during the backward (grad_sync), in buckets of
+  /// this many bytes.
+  bool overlap = true;
+  double bucketBytes = plan::kDefaultBucketBytes;
   bool recompute = false;  ///< activation recomputation
   double inputsPerRow = 0; ///< bytes of a row of the model's inputs
   SmallVector<int64_t> grid;
@@ -224,10 +231,17 @@ private:
         : keepGathered
             ? c.fixedBytes + c.splitBytes * part
             : plan::kGatheredUnitsHeld * c.largestUnit(part, gatherLayers);
+    // Buckets reduced to their owners during the backward leave a device
+    // its own part of a micro-batch's gradients and the bucket it fills.
+    const double params = c.fixedBytes + c.splitBytes * part;
+    const double unreduced = plan::unreducedShare(
+        params, peers,
+        std::max({bucketBytes, c.largestWhole, c.largestSplit * part}),
+        shardOptimizer && overlap && (m == 1 || shardGradients));
     return static_cast<int64_t>(std::ceil(
-        plan::fixedBytesOf(c.fixedBytes + c.splitBytes * part, states / peers,
-                           m, shardParameters ? 1 / peers : 1.0,
-                           shardGradients ? 1 / peers : 1.0) +
+        plan::fixedBytesOf(params, states / peers, m,
+                           shardParameters ? 1 / peers : 1.0,
+                           shardGradients ? 1 / peers : 1.0, unreduced) +
         gathered));
   }
   /// Bytes of activations per row of a micro-batch: those in flight, plus
@@ -274,6 +288,9 @@ LogicalResult Balancer::measureStages() {
   gatherLayers = settingsOf(fn).layersGathered();
   sharding = settingsOf(fn).shardingGroup();
   keepGathered = settingsOf(fn).getGatherEvery() == GatherEvery::step;
+  overlap = settingsOf(fn).overlapGradSync();
+  if (settingsOf(fn).getBucketBytes() > 0)
+    bucketBytes = double(settingsOf(fn).getBucketBytes());
   const ModelPlan plan = ModelPlan::of(fn);
   const bool gpipe = plan.schedule() == PipelineSchedule::gpipe;
   costs.assign(stages, StageCost{});
@@ -309,6 +326,8 @@ LogicalResult Balancer::measureStages() {
         std::pair<double, double> &unit =
             c.unitBytes[plan::gatherUnitOf(p.getName())];
         (split ? unit.second : unit.first) += double(tensorBytes(p.getType()));
+        double &largest = split ? c.largestSplit : c.largestWhole;
+        largest = std::max(largest, double(tensorBytes(p.getType())));
         continue;
       }
       if (auto cost = dyn_cast<CostOpInterface>(op))

@@ -36,13 +36,32 @@ inline int64_t inFlightOf(int64_t stage, int64_t stages, int64_t m, bool gpipe,
   return (held + chunks - 1) / chunks;
 }
 
-/// Bytes of the gradients of `paramBytes` of parameters: one each, and
-/// when gradients accumulate over `m` micro-batches the next micro-batch's
-/// beside the sum, of which a device keeps the fraction `sums` (below 1
-/// where each micro-batch's are reduced to their owners, shard_gradients).
-/// (`whale plan`'s memory by kind reads the same rule.)
-inline double gradientBytesOf(double paramBytes, int64_t m, double sums = 1) {
-  return paramBytes * (m > 1 ? 1 + sums : 1);
+/// -whale-data-parallel-sync's gradient bucket where the config sets no
+/// bucket_bytes (its pass option's default, Passes.td).
+inline constexpr double kDefaultBucketBytes = 26214400;
+
+/// The share of one micro-batch's gradients of `paramBytes` of parameters
+/// that a device holds at once: all of them, or where each bucket is
+/// reduced to its owners as soon as it is final (`reducedInBackward`:
+/// ZeRO over `peers` > 1 with the sums overlapped, and no running sum of
+/// whole gradients kept, one micro-batch or shard_gradients) its own part
+/// and the bucket being filled (`bucket`: the bucket size, or a larger
+/// parameter, which is a bucket alone): the rest is freed once packed.
+inline double unreducedShare(double paramBytes, double peers, double bucket,
+                             bool reducedInBackward) {
+  if (!reducedInBackward || peers <= 1 || paramBytes <= 0)
+    return 1;
+  return std::min(1.0, 1 / peers + bucket / paramBytes);
+}
+
+/// Bytes of the gradients of `paramBytes` of parameters: one each (of
+/// which a device holds the share `unreduced` at once), and when gradients
+/// accumulate over `m` micro-batches the running sums, of which a device
+/// keeps the fraction `sums` (below 1 where each micro-batch's are reduced
+/// to their owners, shard_gradients).
+inline double gradientBytesOf(double paramBytes, int64_t m, double sums = 1,
+                              double unreduced = 1) {
+  return paramBytes * (m > 1 ? unreduced + sums : unreduced);
 }
 
 /// Bytes of a stage's parameters and what they carry: their gradients and
@@ -52,10 +71,13 @@ inline double gradientBytesOf(double paramBytes, int64_t m, double sums = 1) {
 /// replicas, shard_parameters; the layers it gathers count with the
 /// activations). `sums`: the fraction of the gradients' running sums it
 /// keeps while micro-batches accumulate (below 1 where each micro-batch's
-/// are reduced to their owners, shard_gradients).
+/// are reduced to their owners, shard_gradients). `unreduced`: the share
+/// of a micro-batch's gradients held at once (unreducedShare).
 inline double fixedBytesOf(double paramBytes, double states, int64_t m,
-                           double held = 1, double sums = 1) {
-  return paramBytes * (held + states) + gradientBytesOf(paramBytes, m, sums);
+                           double held = 1, double sums = 1,
+                           double unreduced = 1) {
+  return paramBytes * (held + states) +
+         gradientBytesOf(paramBytes, m, sums, unreduced);
 }
 
 /// Bytes per row of a micro-batch: the activations of the micro-batches in

@@ -209,12 +209,14 @@ struct TaskGraphPartitionPass
     const int states = optimizerStateCount(fn);
     const int64_t batch = plan::trainBatch(fn);
     SmallVector<double> act(n + 1, 0), params(n + 1, 0);
+    double largestParam = 0; // a gradient bucket alone where larger
     for (ParamOp p : fn.getBody().front().getOps<ParamOp>()) {
       int64_t at = n;
       for (Operation *user : p->getUsers())
         at = std::min(at, index.lookup(user));
       if (at < n)
         params[at + 1] += double(tensorBytes(p.getType()));
+      largestParam = std::max(largestParam, double(tensorBytes(p.getType())));
     }
     for (auto [i, op] : llvm::enumerate(compute)) {
       auto cost = dyn_cast<CostOpInterface>(op);
@@ -247,9 +249,21 @@ struct TaskGraphPartitionPass
                              : 1.0;
     const double held = settingsOf(fn).getShardParameters() ? 1 / peers : 1.0;
     const double sums = settingsOf(fn).getShardGradients() ? 1 / peers : 1.0;
+    // Buckets reduced to their owners during the backward, as -whale-balance
+    // counts them.
+    const bool reducedInBackward =
+        settingsOf(fn).shardsOptimizerState() &&
+        settingsOf(fn).overlapGradSync() &&
+        (m == 1 || settingsOf(fn).getShardGradients());
+    const double bucket =
+        std::max(largestParam, settingsOf(fn).getBucketBytes() > 0
+                                   ? double(settingsOf(fn).getBucketBytes())
+                                   : plan::kDefaultBucketBytes);
     auto bytes = [&](int64_t i, int64_t a, int64_t e, double in) {
-      const double fixed = plan::fixedBytesOf(params[e] - params[a],
-                                              states / peers, m, held, sums);
+      const double stage = params[e] - params[a];
+      const double fixed = plan::fixedBytesOf(
+          stage, states / peers, m, held, sums,
+          plan::unreducedShare(stage, peers, bucket, reducedInBackward));
       const int64_t inFlight = plan::inFlightOf(i % p, p, m, gpipe, v);
       if (recompute) {
         const double n = double(e - a), all = act[e] - act[a];
