@@ -50,6 +50,7 @@ struct StageReport {
   /// step and kept, "micro_batch" where before each micro-batch's forward
   /// and backward (-whale-shard-parameters' choice); "" otherwise.
   std::string gatherEvery;
+  int64_t gatherLayers = 1; ///< layers a gathered unit (the plan's choice)
   /// Bytes of the shard groups' collectives (forward and backward), and
   /// of those the all-to-alls'.
   int64_t tensorParallelBytes = 0, allToAllBytes = 0;
@@ -300,6 +301,8 @@ std::vector<StageReport> reports(const PlannedModel &plan) {
     });
     if (auto every = fn->getAttrOfType<mlir::StringAttr>("whale.gather_every"))
       r.gatherEvery = every.getValue().str();
+    if (auto k = fn->getAttrOfType<mlir::IntegerAttr>("whale.gather_layers"))
+      r.gatherLayers = k.getInt();
     const Peaks peaks = peaksOf(fn);
     r.activationBytes = peaks.activations;
     r.gatheredBytes = peaks.gathered;
@@ -488,10 +491,12 @@ std::string planText(const PlannedModel &plan, const PlannedModel *even,
     llvm::interleave(r.schedule, os, " ");
     os << "\n  memory     parameters " << mib(r.parameterBytes);
     if (r.gatheredBytes > 0)
-      os << ", gathered parameters " << mib(r.gatheredBytes)
-         << (r.gatherEvery == "step" ? " (each layer gathered once a step)"
-                                     : " (each layer gathered per "
-                                       "micro-batch, forward and backward)");
+      os << ", gathered parameters " << mib(r.gatheredBytes) << " ("
+         << r.gatherLayers << (r.gatherLayers == 1 ? " layer" : " layers")
+         << " a unit, "
+         << (r.gatherEvery == "step"
+                 ? "each gathered once a step)"
+                 : "each gathered per micro-batch, forward and backward)");
     os << ", gradients " << mib(r.gradientBytes) << ", optimizer state "
        << mib(r.optimizerStateBytes) << ", peak activations "
        << mib(r.activationBytes) << " per device\n  per step   all-reduce "
@@ -588,6 +593,7 @@ std::string planJson(const PlannedModel &plan, const PlannedModel *even,
              {"parameters", r.parameterBytes},
              {"gathered_parameters", r.gatheredBytes},
              {"gather_every", r.gatherEvery},
+             {"gather_layers", r.gatherLayers},
              {"gradients", r.gradientBytes},
              {"optimizer_state", r.optimizerStateBytes},
              {"peak_activations", r.activationBytes},

@@ -211,6 +211,15 @@ LogicalResult WhaleDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == "whale.cost")
     return success(isa<DictionaryAttr>(attr.getValue()));
+  // The layers a rank program gathers as one unit (-whale-shard-
+  // parameters: the config's, or the plan's choice).
+  if (name == "whale.gather_layers") {
+    auto k = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<func::FuncOp>(op) || !k || k.getValue().getSExtValue() < 1)
+      return op->emitError("'whale.gather_layers' is a positive integer on "
+                           "a function");
+    return success();
+  }
   // How often a rank program gathers its sharded parameters
   // (-whale-shard-parameters: the config's, or what memory allows).
   if (name == "whale.gather_every") {

@@ -36,6 +36,15 @@
 // Between hosts only: where a stage's devices are GPUs their own
 // collectives gather (in f32), and nothing is marked.
 //
+// Where the config does not set gather_layers, the plan chooses k: the
+// fewest layers whose gather spends at most a tenth of its time on the
+// link's latency (a ring all-gather of U bytes over n members takes
+// (n - 1) latency + (n - 1) / n U / bandwidth: U >= 10 n latency
+// bandwidth, a unit of k mean layers), as far as declared memory allows
+// the larger units beside the plan's estimate (the balancer counted two
+// single layers), on links the device model knows (GPUs' NVLink); one
+// layer elsewhere. The rank program says which (`whale.gather_layers`).
+//
 // Runs on rank programs after -whale-shard-optimizer, which gave the
 // owners (and, under shard_parameters, no broadcast after the updates).
 //
@@ -191,14 +200,78 @@ bool gathersThroughHosts(func::FuncOp fn) {
                        [&](int64_t d) { return cluster.device(d).gpu; });
 }
 
-void gatherBeforeReaders(func::FuncOp fn, OpBuilder &b, bool oncePerStep) {
+/// The layers gathered as one unit: the config's gather_layers, else the
+/// fewest layers whose gather is bandwidth-bound on the stage's link
+/// (latency at most a tenth of it), within declared memory.
+int64_t layersAUnit(func::FuncOp fn) {
+  if (settingsOf(fn).getGatherLayers() > 0)
+    return settingsOf(fn).getGatherLayers();
+  auto rank = fn->getAttrOfType<DictionaryAttr>("whale.rank");
+  auto memory = rank ? rank.getAs<DenseI64ArrayAttr>("device_memory") : nullptr;
+  const SmallVector<int64_t> devices = stageDevices(fn);
+  if (!memory || devices.empty())
+    return 1;
+  const plan::ClusterView cluster =
+      plan::clusterOf(fn, static_cast<int64_t>(memory.size()));
+  // The slowest link of the stage's devices.
+  double latency = 0, bandwidth = 0;
+  for (int64_t d : devices) {
+    const perf::DeviceModel model = cluster.deviceModel(d);
+    latency = std::max(latency, model.nodeLinkLatency);
+    bandwidth = bandwidth == 0 ? model.nodeLinkBandwidth
+                               : std::min(bandwidth, model.nodeLinkBandwidth);
+  }
+  if (latency <= 0 || bandwidth <= 0)
+    return 1;
+  llvm::MapVector<StringRef, int64_t> layers; // in the order made
+  fn.walk([&](ParamOp p) {
+    if (p.getOwner())
+      layers[plan::gatherUnitOf(p.getName())] += tensorBytes(p.getType());
+  });
+  if (layers.empty())
+    return 1;
+  SmallVector<int64_t> sizes;
+  int64_t total = 0;
+  for (const auto &[name, bytes] : layers) {
+    sizes.push_back(bytes);
+    total += bytes;
+  }
+  llvm::sort(sizes, std::greater<int64_t>());
+  // The gather's group: a sharding group, else the stage's replicas (at
+  // most: a split parameter's peers are fewer).
+  const int64_t sharding = settingsOf(fn).shardingGroup();
+  const double members =
+      double(sharding > 0 ? std::min<int64_t>(sharding, devices.size())
+                          : static_cast<int64_t>(devices.size()));
+  const double wanted = 10 * members * latency * bandwidth;
+  const double mean = double(total) / double(sizes.size());
+  int64_t k = std::clamp<int64_t>(
+      static_cast<int64_t>(std::ceil(wanted / mean)), 1, sizes.size());
+  // Larger units hold more gathered at once: the k largest layers twice,
+  // where the plan counted the largest twice.
+  auto fits = [&](int64_t k) {
+    int64_t unit = 0;
+    for (int64_t i = 0; i < k; ++i)
+      unit += sizes[i];
+    const double extra = plan::kGatheredUnitsHeld * double(unit - sizes[0]);
+    return llvm::all_of(devices, [&](int64_t d) {
+      return cluster.limit(d) <= 0 ||
+             (d < memory.size() && memory[d] + extra <= cluster.limit(d));
+    });
+  };
+  while (k > 1 && !fits(k))
+    --k;
+  return k;
+}
+
+void gatherBeforeReaders(func::FuncOp fn, OpBuilder &b, bool oncePerStep,
+                         int64_t k) {
   Block &body = fn.getBody().front();
   const bool amp = settingsOf(fn).bf16();
   const bool halves = gathersThroughHosts(fn);
   // Each layer's unit under `gather_layers = k`: the layers in the order
   // the walk below first reads them, k at a time (a unit is named after
   // its first layer).
-  const int64_t k = settingsOf(fn).layersGathered();
   llvm::StringMap<std::string> unitOf;
   int64_t layers = 0;
   std::string current;
@@ -299,7 +372,9 @@ struct ShardParametersPass
       const bool oncePerStep = gathersOncePerStep(fn);
       fn->setAttr("whale.gather_every",
                   b.getStringAttr(oncePerStep ? "step" : "micro_batch"));
-      gatherBeforeReaders(fn, b, oncePerStep);
+      const int64_t k = layersAUnit(fn);
+      fn->setAttr("whale.gather_layers", b.getI64IntegerAttr(k));
+      gatherBeforeReaders(fn, b, oncePerStep, k);
     }
   }
 };

@@ -208,6 +208,13 @@ module attributes {whale.config = #whale.settings<shard_parameters = true, gathe
 
 // -----
 
+module attributes {whale.config = #whale.settings<shard_parameters = true>} {
+  // expected-error @+1 {{'whale.gather_layers' is a positive integer on a function}}
+  func.func @m() attributes {whale.gather_layers = 0 : i64} { return }
+}
+
+// -----
+
 // The plan holds only the entries of dialects/Whale/IR/PlanEntries.def.
 module {
   // expected-error @+1 {{'whale.plan' has no entry 'stage'; its entries are devices, stages, replicas, grid, shards, chunks, row_group, balance, local_batches, device_memory, device_activations, device_seconds, shifts, shard_weights, shard_weight, global_batch, micro_batches, micro_batch, schedule, grad_weight, buckets, loss_shards, loss_scale}}
