@@ -98,6 +98,30 @@ struct TwoStages : TwoRanks {
       : TwoRanks(Layout::Stages, seed, beforeBind) {}
 };
 
+/// Four replicas of one stage, replica r at rank r, each on its own thread
+/// for collectives (onAll).
+struct FourReplicas {
+  std::unique_ptr<whale_rt_comm, void (*)(whale_rt_comm *)> comm{
+      whale_rt_comm_create(4, 10.0), whale_rt_comm_destroy};
+  TestRuntime rank[4];
+  FourReplicas() {
+    const int32_t grid[] = {0, 1, 2, 3};
+    for (int32_t r = 0; r < 4; ++r)
+      EXPECT_EQ(
+          whale_rt_context_bind(rank[r].ctx, comm.get(), 1, 4, grid, 0, r),
+          WHALE_RT_OK);
+  }
+  /// Runs body(r) for the four ranks at once (collectives need them all).
+  void onAll(const std::function<void(int)> &body) {
+    std::vector<std::thread> others;
+    for (int r = 1; r < 4; ++r)
+      others.emplace_back(body, r);
+    body(0);
+    for (std::thread &t : others)
+      t.join();
+  }
+};
+
 } // namespace whale::testing
 
 #endif

@@ -18,21 +18,8 @@
 
 namespace {
 
+using whale::testing::FourReplicas;
 using whale::testing::TestRuntime;
-
-/// Four ranks of one stage's shard group, replica r at position r.
-struct FourReplicas {
-  std::unique_ptr<whale_rt_comm, void (*)(whale_rt_comm *)> comm{
-      whale_rt_comm_create(4, 10.0), whale_rt_comm_destroy};
-  TestRuntime rank[4];
-  FourReplicas() {
-    const int32_t grid[] = {0, 1, 2, 3};
-    for (int32_t r = 0; r < 4; ++r)
-      EXPECT_EQ(
-          whale_rt_context_bind(rank[r].ctx, comm.get(), 1, 4, grid, 0, r),
-          WHALE_RT_OK);
-  }
-};
 
 /// [2, heads, 3]: entry (b, h, e) is 100 * b + 10 * h + e.
 std::vector<float> heads(int64_t count, int64_t first = 0) {
