@@ -157,7 +157,8 @@ static LogicalResult verifyGather(Operation *op, ValueRange params,
       return op->emitOpError("owners must be positions in its group, not ")
              << owner;
     if (param.getOwner() &&
-        (*param.getOwner() != owner || param.getGroup() != group ||
+        (static_cast<int64_t>(*param.getOwner()) != owner ||
+         param.getGroup() != group ||
          param.getShards() != shards))
       return op->emitOpError("gathers '")
              << param.getName() << "' from " << owner << " over \"" << group
