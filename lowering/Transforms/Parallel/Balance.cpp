@@ -184,9 +184,9 @@ private:
   int64_t sharding = 0;
   /// Every layer kept gathered for the step (gather_every = "step").
   bool keepGathered = false;
-  /// The gradient sums run during the backward (grad_sync), in buckets of
-  /// this many bytes.
-  bool overlap = true;
+  /// Buckets of gradients (of this many bytes) reduced to their owners as
+  /// the backward goes on (plan::reducedInBackward).
+  bool reducedInBackward = false;
   double bucketBytes = plan::kDefaultBucketBytes;
   bool recompute = false;  ///< activation recomputation
   double inputsPerRow = 0; ///< bytes of a row of the model's inputs
@@ -237,7 +237,7 @@ private:
     const double unreduced = plan::unreducedShare(
         params, peers,
         std::max({bucketBytes, c.largestWhole, c.largestSplit * part}),
-        shardOptimizer && overlap && (m == 1 || shardGradients));
+        reducedInBackward);
     return static_cast<int64_t>(std::ceil(
         plan::fixedBytesOf(params, states / peers, m,
                            shardParameters ? 1 / peers : 1.0,
@@ -288,9 +288,8 @@ LogicalResult Balancer::measureStages() {
   gatherLayers = settingsOf(fn).layersGathered();
   sharding = settingsOf(fn).shardingGroup();
   keepGathered = settingsOf(fn).getGatherEvery() == GatherEvery::step;
-  overlap = settingsOf(fn).overlapGradSync();
-  if (settingsOf(fn).getBucketBytes() > 0)
-    bucketBytes = double(settingsOf(fn).getBucketBytes());
+  bucketBytes = plan::gradientBucketBytes(settingsOf(fn));
+  reducedInBackward = plan::reducedInBackward(settingsOf(fn), m);
   const ModelPlan plan = ModelPlan::of(fn);
   const bool gpipe = plan.schedule() == PipelineSchedule::gpipe;
   costs.assign(stages, StageCost{});

@@ -154,11 +154,26 @@ SmallVector<int64_t> stageDevices(func::FuncOp fn) {
   return devices;
 }
 
+/// Bytes of each layer's owned parameters (a unit of one layer), largest
+/// first.
+SmallVector<int64_t> ownedLayerBytes(func::FuncOp fn) {
+  llvm::StringMap<int64_t> byLayer;
+  fn.walk([&](ParamOp p) {
+    if (p.getOwner())
+      byLayer[plan::gatherUnitOf(p.getName())] += tensorBytes(p.getType());
+  });
+  SmallVector<int64_t> sizes;
+  for (const auto &layer : byLayer)
+    sizes.push_back(layer.getValue());
+  llvm::sort(sizes, std::greater<int64_t>());
+  return sizes;
+}
+
 /// Whether `fn` gathers each unit once a step: as the config says, else
 /// where every device of its stage has a declared limit with room for all
-/// its owned parameters gathered besides the plan's estimate, which counted
-/// kGatheredUnitsHeld of its largest units.
-bool gathersOncePerStep(func::FuncOp fn) {
+/// its owned parameters (`layers`, ownedLayerBytes) gathered besides the
+/// plan's estimate, which counted kGatheredUnitsHeld of its largest units.
+bool gathersOncePerStep(func::FuncOp fn, ArrayRef<int64_t> layers) {
   if (std::optional<GatherEvery> every = settingsOf(fn).getGatherEvery())
     return *every == GatherEvery::step;
   auto rank = fn->getAttrOfType<DictionaryAttr>("whale.rank");
@@ -166,18 +181,10 @@ bool gathersOncePerStep(func::FuncOp fn) {
   const SmallVector<int64_t> devices = stageDevices(fn);
   if (!memory || devices.empty())
     return false;
-  llvm::StringMap<int64_t> unitBytes;
   int64_t all = 0;
-  fn.walk([&](ParamOp p) {
-    if (!p.getOwner())
-      return;
-    const int64_t bytes = tensorBytes(p.getType());
-    unitBytes[plan::gatherUnitOf(p.getName())] += bytes;
+  for (int64_t bytes : layers)
     all += bytes;
-  });
-  int64_t largest = 0;
-  for (const auto &u : unitBytes)
-    largest = std::max(largest, u.getValue());
+  const int64_t largest = layers.empty() ? 0 : layers.front();
   const int64_t extra = std::max<int64_t>(
       0, all - static_cast<int64_t>(plan::kGatheredUnitsHeld * largest));
   const plan::ClusterView cluster =
@@ -202,8 +209,9 @@ bool gathersThroughHosts(func::FuncOp fn) {
 
 /// The layers gathered as one unit: the config's gather_layers, else the
 /// fewest layers whose gather is bandwidth-bound on the stage's link
-/// (latency at most a tenth of it), within declared memory.
-int64_t layersAUnit(func::FuncOp fn) {
+/// (latency at most a tenth of it), within declared memory. `sizes`: the
+/// layers' bytes, largest first (ownedLayerBytes).
+int64_t layersAUnit(func::FuncOp fn, ArrayRef<int64_t> sizes) {
   if (settingsOf(fn).getGatherLayers() > 0)
     return settingsOf(fn).getGatherLayers();
   auto rank = fn->getAttrOfType<DictionaryAttr>("whale.rank");
@@ -223,20 +231,11 @@ int64_t layersAUnit(func::FuncOp fn) {
   }
   if (latency <= 0 || bandwidth <= 0)
     return 1;
-  llvm::MapVector<StringRef, int64_t> layers; // in the order made
-  fn.walk([&](ParamOp p) {
-    if (p.getOwner())
-      layers[plan::gatherUnitOf(p.getName())] += tensorBytes(p.getType());
-  });
-  if (layers.empty())
+  if (sizes.empty())
     return 1;
-  SmallVector<int64_t> sizes;
   int64_t total = 0;
-  for (const auto &[name, bytes] : layers) {
-    sizes.push_back(bytes);
+  for (int64_t bytes : sizes)
     total += bytes;
-  }
-  llvm::sort(sizes, std::greater<int64_t>());
   // The gather's group: a sharding group, else the stage's replicas (at
   // most: a split parameter's peers are fewer).
   const int64_t sharding = settingsOf(fn).shardingGroup();
@@ -369,10 +368,11 @@ struct ShardParametersPass
       // the owners keep the parameters, nobody is handed them.
       if (!placeOnOwners(fn))
         return signalPassFailure();
-      const bool oncePerStep = gathersOncePerStep(fn);
+      const SmallVector<int64_t> layers = ownedLayerBytes(fn);
+      const bool oncePerStep = gathersOncePerStep(fn, layers);
       fn->setAttr("whale.gather_every",
                   b.getStringAttr(oncePerStep ? "step" : "micro_batch"));
-      const int64_t k = layersAUnit(fn);
+      const int64_t k = layersAUnit(fn, layers);
       fn->setAttr("whale.gather_layers", b.getI64IntegerAttr(k));
       gatherBeforeReaders(fn, b, oncePerStep, k);
     }

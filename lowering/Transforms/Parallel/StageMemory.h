@@ -12,6 +12,8 @@
 #ifndef WHALE_LOWERING_TRANSFORMS_PARALLEL_STAGEMEMORY_H
 #define WHALE_LOWERING_TRANSFORMS_PARALLEL_STAGEMEMORY_H
 
+#include "dialects/Whale/IR/TrainAttrs.h"
+
 #include <algorithm>
 #include <cstdint>
 
@@ -39,6 +41,22 @@ inline int64_t inFlightOf(int64_t stage, int64_t stages, int64_t m, bool gpipe,
 /// -whale-data-parallel-sync's gradient bucket where the config sets no
 /// bucket_bytes (its pass option's default, Passes.td).
 inline constexpr double kDefaultBucketBytes = 26214400;
+
+/// The gradient bucket's bytes under `settings`: the config's, else the
+/// pass's default.
+inline double gradientBucketBytes(SettingsAttr settings) {
+  return settings.getBucketBytes() > 0 ? double(settings.getBucketBytes())
+                                       : kDefaultBucketBytes;
+}
+
+/// Whether each bucket is reduced to its owners as soon as it is final,
+/// leaving a device only its own part (unreducedShare): ZeRO with the sums
+/// overlapped, and no running sum of whole gradients to keep (one
+/// micro-batch of `m`, or shard_gradients).
+inline bool reducedInBackward(SettingsAttr settings, int64_t m) {
+  return settings.shardsOptimizerState() && settings.overlapGradSync() &&
+         (m == 1 || settings.getShardGradients());
+}
 
 /// The share of one micro-batch's gradients of `paramBytes` of parameters
 /// that a device holds at once: all of them, or where each bucket is

@@ -251,14 +251,9 @@ struct TaskGraphPartitionPass
     const double sums = settingsOf(fn).getShardGradients() ? 1 / peers : 1.0;
     // Buckets reduced to their owners during the backward, as -whale-balance
     // counts them.
-    const bool reducedInBackward =
-        settingsOf(fn).shardsOptimizerState() &&
-        settingsOf(fn).overlapGradSync() &&
-        (m == 1 || settingsOf(fn).getShardGradients());
+    const bool reducedInBackward = plan::reducedInBackward(settingsOf(fn), m);
     const double bucket =
-        std::max(largestParam, settingsOf(fn).getBucketBytes() > 0
-                                   ? double(settingsOf(fn).getBucketBytes())
-                                   : plan::kDefaultBucketBytes);
+        std::max(largestParam, plan::gradientBucketBytes(settingsOf(fn)));
     auto bytes = [&](int64_t i, int64_t a, int64_t e, double in) {
       const double stage = params[e] - params[a];
       const double fixed = plan::fixedBytesOf(
