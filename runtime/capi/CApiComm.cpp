@@ -425,16 +425,21 @@ Status packGathered(whale_rt_context *ctx, Tensor &param, bool bf16,
                     float *words) {
   if (!bf16)
     return ctx->device->copyToHost(words, param.raw(), param.bytes());
+  auto *halves = reinterpret_cast<uint16_t *>(words);
+  if (param.numel() % 2)
+    halves[param.numel()] = 0; // the last word's other half, never read
+  // A device whose memory the host reads rounds straight into the bucket
+  // (its own kernel, on its threads); another stages the values first.
+  if (ctx->device->hostAddressable())
+    return ctx->device->toBf16(param.cview<float>(),
+                               View<uint16_t>{halves, param.shape()});
   std::vector<float> values(static_cast<size_t>(param.numel()));
   if (Status st =
           ctx->device->copyToHost(values.data(), param.raw(), param.bytes());
       !st)
     return st;
-  auto *halves = reinterpret_cast<uint16_t *>(words);
   for (size_t i = 0; i < values.size(); ++i)
     halves[i] = bf16Bits(values[i]);
-  if (values.size() % 2)
-    halves[values.size()] = 0; // the word's other half, never read
   return Status::ok();
 }
 
@@ -442,8 +447,11 @@ Status unpackGathered(whale_rt_context *ctx, const float *words, bool bf16,
                       Tensor &out) {
   if (!bf16)
     return ctx->device->copyFromHost(out.raw(), words, out.bytes());
-  std::vector<float> values(static_cast<size_t>(out.numel()));
   const auto *halves = reinterpret_cast<const uint16_t *>(words);
+  if (ctx->device->hostAddressable())
+    return ctx->device->fromBf16(View<const uint16_t>{halves, out.shape()},
+                                 out.view<float>());
+  std::vector<float> values(static_cast<size_t>(out.numel()));
   for (size_t i = 0; i < values.size(); ++i)
     values[i] = bf16Value(halves[i]);
   return ctx->device->copyFromHost(out.raw(), values.data(), out.bytes());
