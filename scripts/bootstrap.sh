@@ -11,6 +11,7 @@ packages=(
   libgtest-dev
   libopenblas-pthread-dev
   libopenmpi-dev openmpi-bin
+  pybind11-dev python3-dev
   chromium
 )
 

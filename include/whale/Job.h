@@ -52,16 +52,6 @@ struct JobOptions {
   bool ampStorage = false;
 };
 
-/// A model input or a parameter: its name, element type ("f32", "i32") and
-/// shape.
-struct TensorInfo {
-  std::string name;
-  std::string dtype;
-  std::vector<int64_t> shape;
-  int64_t elements() const;
-  int64_t bytes() const;
-};
-
 class Job {
 public:
   /// Compiles the loaded script's model (`options.model`) and makes its
@@ -109,8 +99,8 @@ public:
   struct Impl;
 
 private:
-  /// train() feeds a job from the script's data source.
-  friend TrainResult train(Interpreter &interp, const TrainOptions &options);
+  /// train() feeds a job from the script's data source (or the host's).
+  friend struct Training::Impl;
   explicit Job(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl;
 };

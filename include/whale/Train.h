@@ -21,11 +21,22 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace whale {
+
+/// A model input or a parameter: its name, element type ("f32", "i32") and
+/// shape.
+struct TensorInfo {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  int64_t elements() const;
+  int64_t bytes() const;
+};
 
 struct StepReport {
   int64_t step = 0;  ///< 1-based
@@ -76,6 +87,28 @@ struct RecoveryReport {
   /// survivors sent each other to rebuild it.
   int64_t processesLost = 0, processBytes = 0;
 };
+
+/// One model input's buffer for the host to fill with a step's global
+/// batch (TrainOptions::data): row-major, in the input's shape.
+struct HostBatchBuffer {
+  std::string name;  ///< the model's name for the input
+  std::string dtype; ///< "f32" or "i32"
+  std::vector<int64_t> shape;
+  void *data = nullptr;
+  int64_t bytes() const;
+};
+
+/// What the host's fill did: filled the batch (the default), asked the run
+/// to end before this step as stop() ends it (its data ran out, it was
+/// interrupted), or failed, saying why (which fails the run).
+struct HostBatchOutcome {
+  bool stop = false;
+  std::string error;
+};
+
+/// Fills each input's buffer with step `step`'s (0-based) global batch.
+using HostBatchFill = std::function<HostBatchOutcome(
+    int64_t step, std::vector<HostBatchBuffer> &)>;
 
 struct TrainOptions {
   std::string model;            ///< empty: the first model with a train block
@@ -157,6 +190,10 @@ struct TrainOptions {
   /// For tests: the rank on this device fails during step `failStep`.
   int64_t failDevice = -1, failStep = 0;
   std::function<void(const StepReport &)> onStep;
+  /// The host's batches instead of the train block's data (its `data` is
+  /// then not read): every plan splits the global batch the host fills as
+  /// it splits the script's.
+  HostBatchFill data;
   /// Long work that is not a step, as it starts ("planning the model over
   /// 4 devices", "compiling", "saving the checkpoint to ckpt"): for a
   /// progress line; "" when it is done.
@@ -218,6 +255,54 @@ struct TrainResult {
 /// Trains the loaded program's model for its train block's steps (or
 /// `options.steps`), from its initial parameters or a checkpoint.
 TrainResult train(Interpreter &interp, const TrainOptions &options);
+
+/// train() a step at a time, for a host that drives the loop (Python's
+/// `for step in run`): on one device or under a plan, the same steps,
+/// reports, saves and result.
+///
+///   whale::Training run(interp, options);
+///   whale::StepReport r;
+///   while (run.next(r))
+///     if (r.loss < 0.1) run.stop();
+///   whale::TrainResult result = run.finish();
+///
+/// One thread drives it; stop() may come from any thread.
+class Training {
+public:
+  /// Everything before the first step (compiling, planning, loading the
+  /// checkpoint): a failure ends the run at once, and finish() says why.
+  Training(Interpreter &interp, TrainOptions options);
+  ~Training();
+  Training(const Training &) = delete;
+  Training &operator=(const Training &) = delete;
+
+  /// Runs the next step and reports it; false once the run is over (its
+  /// steps done, stopped or failed: finish() tells).
+  bool next(StepReport &report);
+  /// Ends the run before its next step, as SIGINT ends `whale run`: the
+  /// steps done since the last save are saved where options.savePath was
+  /// given. Any thread.
+  void stop();
+  /// Steps done, counting a loaded checkpoint's.
+  int64_t stepsDone() const;
+  /// Between steps, or after finish(): the state now (parameters,
+  /// optimizer state, step) into a checkpoint at `path`, whole, whatever
+  /// the plan.
+  bool save(const std::string &path, std::string &error);
+  /// Between steps, or after finish(): every parameter (name, dtype,
+  /// shape), in the order
+  /// checkpoints list them, and its values now.
+  bool parameters(std::vector<TensorInfo> &info,
+                  std::vector<std::vector<float>> &values, std::string &error);
+  /// The run's result (call once): ends it first, as stop() does, when
+  /// steps remain.
+  TrainResult finish();
+
+  struct Impl;
+
+private:
+  std::unique_ptr<Impl> impl;
+};
 
 /// train() under a plan (options.cluster): one rank per device, each a
 /// thread running its stage's program.

@@ -2,29 +2,10 @@
 
 #include "lib/api/CAPIInternal.h"
 
-#include "lib/compile/Cluster.h"
-#include "lib/compile/Planner.h"
-#include "lib/perf/Simulate.h"
-#include "lib/report/PlanReport.h"
-#include "sim/ProfileDb.h"
+#include "whale/Plan.h"
 #include "whale/Train.h"
 
 namespace {
-
-/// Plans `w`'s loaded model over `spec`; "" or why not.
-std::string planOn(whale_interp *w, const char *spec, whale::Cluster &cluster,
-                   whale::PlannedModel &plan) {
-  std::string error;
-  if (!w->interp->module())
-    return "no script is loaded (or it has errors: see the diagnostics)";
-  if (!whale::parseCluster(spec, cluster, error))
-    return error;
-  whale::PlanOptions options;
-  options.defaultThreads = whale::sharedThreads(cluster, 0);
-  if (!whale::planModel(*w->interp, "", cluster, options, plan, error))
-    return error.empty() ? "planning failed" : error;
-  return "";
-}
 
 /// Trains the loaded script's model as whale_interp_train and
 /// whale_interp_train_mpi ask.
@@ -69,11 +50,12 @@ whale_status whale_interp_plan(whale_interp *w, const char *cluster,
     return WHALE_ERROR_ARGUMENT;
   std::lock_guard<std::mutex> guard(w->lock);
   *json = nullptr;
-  whale::Cluster c;
-  whale::PlannedModel plan;
-  if (std::string err = planOn(w, cluster, c, plan); !err.empty())
-    return w->outcome(err);
-  *json = whale::capi::newString(whale::planJson(plan, nullptr, ""));
+  whale::PlanQuery query;
+  query.cluster = cluster;
+  std::string text, error;
+  if (!whale::planJson(*w->interp, query, text, error))
+    return w->outcome(error);
+  *json = whale::capi::newString(text);
   return w->outcome(*json ? "" : "out of memory");
 }
 
@@ -83,25 +65,16 @@ whale_status whale_interp_simulate(whale_interp *w, const char *cluster,
     return WHALE_ERROR_ARGUMENT;
   std::lock_guard<std::mutex> guard(w->lock);
   *json = nullptr;
-  std::string error;
-  whale::sim::ProfileDb db;
-  if (profile && !db.load(profile, error))
-    return w->outcome(error);
-  whale::Cluster c;
-  whale::PlannedModel plan;
-  if (std::string err = planOn(w, cluster, c, plan); !err.empty())
-    return w->outcome(err);
-  whale::SimulateOptions options;
+  whale::PlanQuery query;
+  query.cluster = cluster;
   if (profile)
-    options.profile = &db;
-  options.defaultThreads = whale::sharedThreads(c, 0);
-  whale::Simulation sim;
-  if (!whale::simulatePlan(plan, c, options, sim, error))
+    query.profile = profile;
+  std::string text, error;
+  if (!whale::simulationJson(*w->interp, query, text, error))
     return w->outcome(error);
-  *json = whale::capi::newString(whale::simulationJson(sim, plan));
+  *json = whale::capi::newString(text);
   return w->outcome(*json ? "" : "out of memory");
 }
-
 
 whale_status whale_interp_train(whale_interp *w, const char *cluster,
                                 long long steps, const char *metrics,

@@ -313,8 +313,15 @@ std::string traceSection(const std::string &title, const Trace &t,
 } // namespace
 
 std::string reportHtml(const ReportInputs &in, std::string &error) {
+  // A plan alone (a notebook showing `program.plan()`): the page without
+  // the run's charts.
+  const bool planOnly = in.metricsPath.empty();
+  if (planOnly && in.planPath.empty()) {
+    error = "the report needs a run's metrics or a plan";
+    return "";
+  }
   std::vector<Row> rows;
-  if (!readMetrics(in.metricsPath, rows, error))
+  if (!planOnly && !readMetrics(in.metricsPath, rows, error))
     return "";
   std::vector<std::pair<double, double>> loss, val, speed, lr;
   for (const Row &r : rows) {
@@ -325,27 +332,32 @@ std::string reportHtml(const ReportInputs &in, std::string &error) {
     speed.push_back({r.step, r.samples});
   }
   std::string html =
-      "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Whale "
-      "run</title><style>body{font-family:sans-serif;margin:24px;color:#222}"
+      "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Whale " +
+      std::string(planOnly ? "plan" : "run") +
+      "</title><style>body{font-family:sans-serif;margin:24px;color:#222}"
       ".chart{width:560px;height:260px;margin:8px}.timeline{width:100%;"
       "max-width:1100px}.title{font-weight:bold;font-size:13px}"
       ".tick{font-size:10px}.axis{stroke:#888}table{border-collapse:"
       "collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:"
       "right}pre{background:#f6f6f6;padding:8px;overflow:auto;max-height:"
-      "400px}</style></head><body><h1>Whale run</h1><p>" +
-      escape(in.metricsPath) + ": steps " + num(rows.front().step, "%.0f") +
-      " to " + num(rows.back().step, "%.0f") + ", loss " +
-      num(rows.front().loss) + " &rarr; " + num(rows.back().loss) +
-      (val.empty() ? std::string()
-                   : ", held-out loss " + num(val.back().second)) +
-      "</p>";
-  std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>>
-      lossSeries = {{"training loss", loss}};
-  if (!val.empty())
-    lossSeries.push_back({"held-out loss", val});
-  html += lineChart("loss by step", lossSeries);
-  html += lineChart("samples/s by step", {{"samples/s", speed}});
-  html += lineChart("learning rate by step", {{"learning rate", lr}});
+      "400px}</style></head><body><h1>Whale " +
+      std::string(planOnly ? "plan" : "run") + "</h1>";
+  if (!planOnly) {
+    html += "<p>" + escape(in.metricsPath) + ": steps " +
+            num(rows.front().step, "%.0f") + " to " +
+            num(rows.back().step, "%.0f") + ", loss " + num(rows.front().loss) +
+            " &rarr; " + num(rows.back().loss) +
+            (val.empty() ? std::string()
+                         : ", held-out loss " + num(val.back().second)) +
+            "</p>";
+    std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>>
+        lossSeries = {{"training loss", loss}};
+    if (!val.empty())
+      lossSeries.push_back({"held-out loss", val});
+    html += lineChart("loss by step", lossSeries);
+    html += lineChart("samples/s by step", {{"samples/s", speed}});
+    html += lineChart("learning rate by step", {{"learning rate", lr}});
+  }
   // One measured step beside one predicted iteration, on one time scale.
   Trace measured, predicted;
   if (!in.tracePath.empty() && !readTrace(in.tracePath, measured, error))

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/train/PlannedRun.h"
+#include "lib/train/HostData.h"
 
 #include "dialects/Whale/IR/TrainAttrs.h"
 #include "lib/compile/DataSpec.h"
@@ -157,7 +158,7 @@ std::string PlannedRun::start() {
   }
 
   // The global batch, in a context of its own.
-  if (!(source = makeDataSource(model, error)))
+  if (!(source = runDataSource(model, options, error)))
     return error;
   host.reset(whale_rt_context_create("host", 1, 0, settings.seed));
   for (mlir::Type t : model.getArgumentTypes()) {
@@ -375,9 +376,25 @@ std::string PlannedRun::gatherToHost() {
                             plan.grid);
 }
 
-TrainLoop::Outcome PlannedRun::runSteps() {
-  return run(loopSetup(options, settings, plan.globalBatch), first, *source,
-             global);
+bool PlannedRun::beginSteps() {
+  loop = loopSetup(options, settings, plan.globalBatch);
+  return begin(loop, first, *source, global);
+}
+
+std::string PlannedRun::saveNow(const std::string &path) {
+  if (std::string err = gatherToHost(); !err.empty())
+    return err;
+  if (processRank > 0)
+    return "";
+  return saveCheckpoint(host.get(), path, plan.model, stepsDone(),
+                        settings.seed, allParams, settings.stateCount);
+}
+
+std::string
+PlannedRun::hostParameters(std::map<std::string, std::vector<float>> &out) {
+  if (std::string err = gatherToHost(); !err.empty())
+    return err;
+  return readParameters(host.get(), allParams, out);
 }
 
 bool PlannedRun::stopAsked() {
@@ -433,7 +450,7 @@ TrainLoop::StepEnd PlannedRun::runStep(int64_t step, double lrFactor,
     // Every rank's loss, from every process; the sum below then runs over
     // them in the same order as in one process.
     std::vector<double> own = losses;
-    stopAgreed = interruptRequested();
+    stopAgreed = interruptRequested() || hostStopRequested();
     if (std::string err = gatherRankLosses(comm.get(), layout, ranks, own,
                                            plan.grid, losses, &stopAgreed);
         !err.empty()) {

@@ -40,6 +40,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -57,8 +58,16 @@ public:
   /// the checkpoint to resume from, the checks of the schedule; "" or what
   /// fails the run.
   std::string start();
-  /// Runs the steps (after start()).
-  Outcome runSteps();
+  /// Opens the steps (after start()) for TrainLoop::next; false when
+  /// that failed (end() says why).
+  bool beginSteps();
+  /// Between steps: the state now, whole, into a checkpoint at `path`;
+  /// "" or why not.
+  std::string saveNow(const std::string &path);
+  /// Between steps: every parameter's values now; "" or why not.
+  std::string hostParameters(std::map<std::string, std::vector<float>> &out);
+  /// Every parameter of the model, whole, in checkpoint order.
+  const std::vector<Parameter> &parameterList() const { return allParams; }
   /// After the last step: the parameters kept, the devices' figures, the
   /// trace; "" or what fails the run.
   std::string finish();
@@ -192,6 +201,7 @@ private:
   std::vector<whale_rt_tensor *> global;
 
   int64_t first = 0;     ///< steps done before this run (a checkpoint's)
+  Setup loop;            ///< what beginSteps() gave the loop
   size_t nextChange = 0; ///< the elastic schedule's next change
   StateStore store;      ///< replicateEvery, runtime/state/StateStore.h
   /// --fail-rank's failure happens once a job: after a recovery it is

@@ -57,6 +57,10 @@ public:
   virtual std::vector<int64_t> samples(int64_t step) = 0;
   /// Samples in one epoch (0 when the source has no end).
   virtual int64_t epochSamples() const = 0;
+  /// After a fill that gave an error: whether the source asked the run to
+  /// end before that step, as a stop does (the host's data ran out), rather
+  /// than failing it.
+  virtual bool endsRun() const { return false; }
 };
 
 /// The source `spec` names, checked against its inputs; null with `error`

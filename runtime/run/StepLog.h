@@ -70,11 +70,12 @@ public:
   /// Reports a step; "" when the metrics line was written (a full disk or
   /// a failing device is an error of the run, not lost lines).
   /// `dataSeconds`: what the step waited for its batch (a data source that
-  /// makes it ahead keeps that to a copy).
+  /// makes it ahead keeps that to a copy). `figures` (may be null) receives
+  /// what was reported.
   std::string report(int64_t step, int64_t steps, double loss, int64_t batch,
                      Clock::time_point stepStart, double learningRate,
                      double evalLoss = std::numeric_limits<double>::quiet_NaN(),
-                     double dataSeconds = 0) {
+                     double dataSeconds = 0, StepFigures *figures = nullptr) {
     double seconds =
         std::chrono::duration<double>(Clock::now() - stepStart).count();
     StepFigures r{step,
@@ -104,6 +105,8 @@ public:
     }
     if (onStep && (step % every == 0 || step == steps || !std::isnan(evalLoss)))
       onStep(r);
+    if (figures)
+      *figures = r;
     return "";
   }
 

@@ -42,56 +42,75 @@ void TrainLoop::stopBefore(int64_t step) {
   outcome.error = interruptedAfter(step, path);
 }
 
-TrainLoop::Outcome TrainLoop::run(const Setup &s, int64_t firstStep,
-                                  DataSource &source,
-                                  std::vector<whale_rt_tensor *> &inputs) {
+bool TrainLoop::begin(const Setup &s, int64_t firstStep, DataSource &source,
+                      std::vector<whale_rt_tensor *> &inputs) {
   setup = &s;
+  this->source = &source;
+  this->inputs = &inputs;
   first = firstStep;
+  nextStep = firstStep;
   saved = -1;
+  over = false;
   outcome = Outcome();
   outcome.firstStep = first + 1;
-  auto fail = [&](std::string msg) {
-    outcome.ok = false;
-    outcome.error = std::move(msg);
-    return std::move(outcome);
-  };
-  auto stepName = [](int64_t step) { return "step " + std::to_string(step); };
   if (std::string err = openLogs(first > 0); !err.empty())
-    return fail(err);
+    return fail(std::move(err));
+  return true;
+}
+
+bool TrainLoop::fail(std::string message) {
+  outcome.ok = false;
+  outcome.error = std::move(message);
+  over = true;
+  return false;
+}
+
+bool TrainLoop::next(StepFigures *figures) {
+  if (over)
+    return false;
+  auto stepName = [](int64_t step) { return "step " + std::to_string(step); };
+  const Setup &s = *setup;
   const TrainSettings &settings = s.settings;
   const int64_t steps = settings.steps;
   // A recovery: the run goes on after the `after`-th step, whose state it
   // restored; the losses of the steps since are dropped (they run again).
-  auto resume = [&](int64_t after, int64_t &step) {
+  auto resume = [&](int64_t after) {
     outcome.losses.resize(static_cast<size_t>(after - first));
-    step = after - 1; // the loop's ++ makes it that step
+    nextStep = after;
   };
-  for (int64_t step = first; step < steps; ++step) {
-    if (stopAsked()) {
+  while (nextStep < steps) {
+    const int64_t step = nextStep;
+    if (stopRequested.load(std::memory_order_relaxed) || stopAsked()) {
       stopBefore(step);
-      return std::move(outcome);
+      over = true;
+      return false;
     }
     if (std::string err = beforeStep(step); !err.empty())
-      return fail(err);
+      return fail(std::move(err));
     StepLog::Clock::time_point t0 = StepLog::Clock::now();
     const int64_t t0Ns = whale_rt_now_ns();
-    if (std::string err = source.fill(step, inputs); !err.empty())
-      return fail(stepName(step + 1) + ": " + err);
+    if (std::string err = source->fill(step, *inputs); !err.empty()) {
+      if (!source->endsRun())
+        return fail(stepName(step + 1) + ": " + err);
+      stopBefore(step);
+      over = true;
+      return false;
+    }
     const double dataSeconds =
         std::chrono::duration<double>(StepLog::Clock::now() - t0).count();
     if (!s.samplesPath.empty() && reports())
       if (std::string err =
-              samples.write(step + 1, source.samples(step), replicaRows());
+              samples.write(step + 1, source->samples(step), replicaRows());
           !err.empty())
-        return fail(err);
+        return fail(std::move(err));
     const double factor = settings.lrFactor(step);
     StepEnd end = runStep(step, factor, t0Ns);
     if (end.resumedAfter >= 0) {
-      resume(end.resumedAfter, step);
+      resume(end.resumedAfter);
       continue;
     }
     if (!end.error.empty())
-      return fail(end.error);
+      return fail(std::move(end.error));
     outcome.losses.push_back(end.loss);
     double evalLoss = std::numeric_limits<double>::quiet_NaN();
     if (settings.evaluatesAfter(step + 1)) {
@@ -99,30 +118,56 @@ TrainLoop::Outcome TrainLoop::run(const Setup &s, int64_t firstStep,
         return fail(stepName(step + 1) + ": " + err);
       outcome.evalLosses.push_back({step + 1, evalLoss});
     }
-    if (reports())
+    StepFigures f{step + 1, steps, end.loss, 0, 0, settings.baseLr * factor,
+                  evalLoss};
+    if (reports()) {
       if (std::string err =
               log.report(step + 1, steps, end.loss, s.globalBatch, t0,
-                         settings.baseLr * factor, evalLoss, dataSeconds);
+                         settings.baseLr * factor, evalLoss, dataSeconds, &f);
           !err.empty())
-        return fail(err);
+        return fail(std::move(err));
+    }
     if (!s.savePath.empty() && settings.savesAfter(step + 1)) {
       if (std::string err = save(step + 1, /*last=*/false); !err.empty())
         return fail("saving after " + stepName(step + 1) + ": " + err);
       saved = step + 1;
     }
+    nextStep = step + 1;
     StepEnd after = afterStep(step + 1);
     if (after.resumedAfter >= 0) {
-      resume(after.resumedAfter, step);
+      resume(after.resumedAfter);
       continue;
     }
     if (!after.error.empty())
-      return fail(after.error);
+      return fail(std::move(after.error));
+    if (figures)
+      *figures = f;
+    return true;
   }
   if (!s.savePath.empty())
     if (std::string err = save(steps, /*last=*/true); !err.empty())
-      return fail(err);
+      return fail(std::move(err));
   outcome.ok = true;
+  over = true;
+  return false;
+}
+
+TrainLoop::Outcome TrainLoop::end() {
+  if (!over) {
+    // Ended by the host before its last step: as a stop asked.
+    stopBefore(nextStep);
+    over = true;
+  }
   return std::move(outcome);
+}
+
+TrainLoop::Outcome TrainLoop::run(const Setup &s, int64_t firstStep,
+                                  DataSource &source,
+                                  std::vector<whale_rt_tensor *> &inputs) {
+  if (begin(s, firstStep, source, inputs))
+    while (next(nullptr)) {
+    }
+  return end();
 }
 
 } // namespace whale

@@ -27,6 +27,7 @@
 #include "runtime/run/StepLog.h"
 #include "runtime/run/TrainSettings.h"
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -83,6 +84,24 @@ public:
   Outcome run(const Setup &setup, int64_t first, DataSource &source,
               std::vector<whale_rt_tensor *> &inputs);
 
+  /// The same loop a step at a time, for a host that drives it (a Python
+  /// `for step in run`): begin() opens the logs (false: the run failed,
+  /// end() says why); each next() runs one step with its evaluation,
+  /// report and saves, giving its figures, and is false once the run is
+  /// over (its steps done, stopped or failed); end() then gives the
+  /// outcome. end() before the last step ends the run as a stop asked
+  /// would, saving where a save path was given. The objects passed to
+  /// begin() must outlive end().
+  bool begin(const Setup &setup, int64_t first, DataSource &source,
+             std::vector<whale_rt_tensor *> &inputs);
+  bool next(StepFigures *figures);
+  Outcome end();
+  /// Asks the run to stop before its next step, as a signal does, from any
+  /// thread (the host's own stop, where a signal is the whole process's).
+  void requestStop() { stopRequested.store(true, std::memory_order_relaxed); }
+  /// The steps done (0-based count, a checkpoint's included).
+  int64_t stepsDone() const { return nextStep; }
+
 protected:
   /// What a step, or the work after it, came to.
   struct StepEnd {
@@ -108,8 +127,14 @@ protected:
   /// After step `done` (1-based) was run, evaluated, logged and saved: the
   /// in-memory store's update, for instance.
   virtual StepEnd afterStep(int64_t done) { return {}; }
-  /// Whether a stop was asked (a signal, by default).
+  /// Whether a stop was asked (a signal, by default; requestStop() is
+  /// checked beside it).
   virtual bool stopAsked();
+  /// A stop the host asked with requestStop(), for runs that agree on a
+  /// stop across processes.
+  bool hostStopRequested() const {
+    return stopRequested.load(std::memory_order_relaxed);
+  }
   /// Whether this process writes the metrics and the sample log (under
   /// mpirun, only process 0).
   virtual bool reports() const { return true; }
@@ -129,7 +154,14 @@ private:
   /// Where a stop asked before step `step` leaves the run.
   void stopBefore(int64_t step);
 
+  bool fail(std::string message);
+
   const Setup *setup = nullptr;
+  DataSource *source = nullptr;
+  std::vector<whale_rt_tensor *> *inputs = nullptr;
+  std::atomic<bool> stopRequested{false};
+  int64_t nextStep = 0;
+  bool over = true;
   Outcome outcome;
   StepLog log;
   SampleLog samples;
