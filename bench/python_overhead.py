@@ -10,6 +10,7 @@ perf_counter at each step it is handed (its own loop's cost included).
 
   PYTHONPATH=build/python python3 bench/python_overhead.py \
       [--script examples/mlp.whl] [--steps 400] [--pairs 3]
+      [--define LAYERS=2]
 """
 import argparse
 import json
@@ -25,12 +26,15 @@ import whale
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def cli_rate(binary, script, steps, skip, threads):
+def cli_rate(binary, script, steps, skip, threads, defines):
     with tempfile.TemporaryDirectory() as tmp:
         metrics = os.path.join(tmp, "m.jsonl")
         subprocess.run([binary, "run", script, "--steps", str(steps),
-                        "--seed", "1", "--threads", str(threads),
-                        "--metrics", metrics], check=True,
+                        "--seed", "1", "--metrics", metrics] +
+                       [a for k, v in defines.items()
+                        for a in ("--define", f"{k}={v}")] +
+                       (["--threads", str(threads)] if threads else []),
+                       check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         rows = [json.loads(l) for l in open(metrics)]
     losses = [r["loss"] for r in rows]
@@ -38,8 +42,8 @@ def cli_rate(binary, script, steps, skip, threads):
         losses
 
 
-def python_rate(script, steps, skip, threads):
-    program = whale.compile(script)
+def python_rate(script, steps, skip, threads, defines):
+    program = whale.compile(script, defines=defines)
     ends = []
     losses = []
     for step in whale.train(program, steps=steps, seed=1, threads=threads):
@@ -56,14 +60,18 @@ def main():
     ap.add_argument("--skip", type=int, default=20)
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--define", action="append", default=[],
+                    help="NAME=VALUE, a constant of the script")
     ap.add_argument("--whale", default=os.path.join(root, "build", "bin",
                                                     "whale"))
     a = ap.parse_args()
+    defines = dict(d.split("=", 1) for d in a.define)
     ratios = []
     for pair in range(a.pairs):
         cli, cli_losses = cli_rate(a.whale, a.script, a.steps, a.skip,
-                                   a.threads)
-        py, py_losses = python_rate(a.script, a.steps, a.skip, a.threads)
+                                   a.threads, defines)
+        py, py_losses = python_rate(a.script, a.steps, a.skip, a.threads,
+                                    defines)
         if any(l != l for l in py_losses + cli_losses):
             sys.exit("a loss is NaN")
         if py_losses != cli_losses:

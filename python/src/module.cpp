@@ -83,16 +83,12 @@ py::dict diagnosticDict(const whale::Diagnostic &d) {
   return out;
 }
 
-py::dict stepDict(const whale::StepReport &r) {
-  py::dict d;
-  d["step"] = r.step;
-  d["steps"] = r.steps;
-  d["loss"] = r.loss;
-  d["samples_per_s"] = r.samplesPerSecond;
-  d["elapsed_s"] = r.elapsedSeconds;
-  d["lr"] = r.learningRate;
-  d["eval_loss"] = r.evalLoss;
-  return d;
+/// A step's report as a tuple in whale.Step's field order (a tuple, not a
+/// dict: the Python loop's cost a step is what docs/performance.md
+/// measures).
+py::tuple stepTuple(const whale::StepReport &r) {
+  return py::make_tuple(r.step, r.steps, r.loss, r.samplesPerSecond,
+                        r.elapsedSeconds, r.learningRate, r.evalLoss);
 }
 
 py::array_t<float> parameterArray(const std::vector<float> &values,
@@ -160,7 +156,7 @@ public:
       stepped = run->next(r);
     }
     raisePending();
-    return stepped ? py::object(stepDict(r)) : py::object(py::none());
+    return stepped ? py::object(stepTuple(r)) : py::object(py::none());
   }
 
   void stop() { run->stop(); }
@@ -511,7 +507,7 @@ PYBIND11_MODULE(_whale, m) {
              }
              if (!ok)
                throw WhaleError(error);
-             return stepDict(j.lastStep());
+             return stepTuple(j.lastStep());
            })
       .def("steps_done", &whale::Job::stepsDone)
       .def("copied_input_bytes", &whale::Job::copiedInputBytes)

@@ -21,7 +21,7 @@ import struct
 import tempfile
 from dataclasses import dataclass, field
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping,
-                    Optional, Sequence, Tuple, Union)
+                    NamedTuple, Optional, Sequence, Tuple, Union)
 
 import numpy as np
 
@@ -382,8 +382,7 @@ def compile(script: Union[str, os.PathLike], *, cluster: Optional[str] = None,
 # ----------------------------------------------------------------- training
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
     """What one training step did."""
     step: int  # 1-based, counting a loaded checkpoint's steps
     steps: int  # the run's last step
@@ -524,14 +523,17 @@ class Run:
             raise RuntimeError("the run is already being iterated")
         self._iterating = True
         try:
+            next_step = self._native.next
+            make = Step._make
+            append = self.steps.append
+            callback = self._callback
             while True:
-                d = self._native.next()
-                if d is None:
+                t = next_step()
+                if t is None:
                     break
-                step = Step(**d)
-                self.steps.append(step)
-                if self._callback is not None and \
-                        self._callback(step) is False:
+                step = make(t)
+                append(step)
+                if callback is not None and callback(step) is False:
                     self.stop()
                 yield step
         finally:
@@ -719,7 +721,7 @@ class Job:
                                  f"{tuple(a.shape)}; the model's is "
                                  f"{spec.shape}")
             prepared.append(np.ascontiguousarray(a, dtype=spec.numpy_dtype))
-        return Step(**self._native.step(prepared))
+        return Step._make(self._native.step(prepared))
 
     @property
     def steps_done(self) -> int:
