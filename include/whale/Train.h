@@ -294,6 +294,11 @@ public:
   /// checkpoints list them, and its values now.
   bool parameters(std::vector<TensorInfo> &info,
                   std::vector<std::vector<float>> &values, std::string &error);
+  /// Between steps, or after finish(): parameter `name`'s `count` values
+  /// (all of its elements) written into the run, on every rank that holds
+  /// part of it. Not under mpirun.
+  bool writeParameter(const std::string &name, const float *values,
+                      int64_t count, std::string &error);
   /// The run's result (call once): ends it first, as stop() does, when
   /// steps remain.
   TrainResult finish();

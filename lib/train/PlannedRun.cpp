@@ -397,6 +397,26 @@ PlannedRun::hostParameters(std::map<std::string, std::vector<float>> &out) {
   return readParameters(host.get(), allParams, out);
 }
 
+std::string PlannedRun::setParameter(const std::string &name,
+                                     const float *values, int64_t count) {
+  if (options.processes)
+    return "parameters are written between steps in one process only, not "
+           "under mpirun";
+  auto p = std::find_if(allParams.begin(), allParams.end(),
+                        [&](const Parameter &q) { return q.name == name; });
+  if (p == allParams.end())
+    return "no parameter '" + name + "'";
+  // The whole state on the host, the one parameter changed there, and
+  // every rank's part of it (and of the rest, unchanged) handed back.
+  if (std::string err = gatherToHost(); !err.empty())
+    return err;
+  if (std::string err = writeParameter(host.get(), *p, values, count);
+      !err.empty())
+    return err;
+  return copyRanksState(host.get(), ranks, programOf, settings.stateCount,
+                        /*toRanks=*/true);
+}
+
 bool PlannedRun::stopAsked() {
   return options.processes ? stopAgreed : interruptRequested();
 }

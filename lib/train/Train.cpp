@@ -297,6 +297,19 @@ bool Training::parameters(std::vector<TensorInfo> &info,
   return true;
 }
 
+bool Training::writeParameter(const std::string &name, const float *values,
+                              int64_t count, std::string &error) {
+  if (!impl->startError.empty()) {
+    error = "the run did not start: " + impl->startError;
+    return false;
+  }
+  if (impl->planned) {
+    error = impl->planned->setParameter(name, values, count);
+    return error.empty();
+  }
+  return impl->job->writeParameter(name, values, count, error);
+}
+
 TrainResult Training::finish() {
   Impl &i = *impl;
   TrainResult &result = i.result;

@@ -191,6 +191,18 @@ public:
     return out;
   }
 
+  void writeParameter(const std::string &name,
+                      py::array_t<float, py::array::c_style> values) {
+    std::string error;
+    bool ok;
+    {
+      py::gil_scoped_release release;
+      ok = run->writeParameter(name, values.data(), values.size(), error);
+    }
+    if (!ok)
+      throw WhaleError(error);
+  }
+
   py::dict finish() {
     whale::TrainResult r;
     {
@@ -436,6 +448,7 @@ PYBIND11_MODULE(_whale, m) {
       .def("steps_done", &PyTraining::stepsDone)
       .def("save", &PyTraining::save)
       .def("parameters", &PyTraining::parameters)
+      .def("write_parameter", &PyTraining::writeParameter)
       .def("finish", &PyTraining::finish);
 
   py::class_<whale::Job>(m, "Job")

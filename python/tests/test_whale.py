@@ -402,3 +402,38 @@ def test_a_run_saves_between_steps_and_after():
         assert any(not np.array_equal(end[k], mid[k]) for k in end)
     finally:
         os.unlink(path)
+
+
+def test_parameters_written_into_a_planned_run_reach_every_rank():
+    p = whale.compile(MLP, cluster="cpu:2")
+    run = whale.train(p, steps=4)
+    it = iter(run)
+    next(it)
+    rng = np.random.default_rng(9)
+    new = {k: rng.standard_normal(v.shape).astype(np.float32)
+           for k, v in run.parameters().items()}
+    run.set_parameters(new)
+    back = run.parameters()
+    for k, v in new.items():
+        assert np.array_equal(back[k].view(np.uint32), v.view(np.uint32))
+    for _ in it:
+        pass
+    # Both ranks step from them: a planned run fed known batches, its
+    # parameters set after step 1, takes step 2 with the loss one device
+    # gives those values on that batch.
+    x, y = regression_data(16)
+    r = whale.compile(REGRESSION)
+    planned = whale.train(r, data=(x, y), steps=2, cluster="cpu:2")
+    steps = iter(planned)
+    next(steps)
+    values = {k: rng.standard_normal(v.shape).astype(np.float32)
+              for k, v in planned.parameters().items()}
+    planned.set_parameters(values)
+    second = next(steps).loss
+    job = r.job()
+    for k, v in values.items():
+        job.parameters[k] = v
+    alone = job.step(x[8:], y[8:]).loss
+    assert abs(second - alone) <= 1e-6 * abs(alone)
+    with pytest.raises(ValueError, match="has shape"):
+        run.set_parameters({next(iter(new)): np.zeros(3)})

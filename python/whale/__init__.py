@@ -593,6 +593,20 @@ class Run:
         """Every parameter's values now, by name (copies)."""
         return self._native.parameters()
 
+    def set_parameters(self, values: Mapping[str, Any]) -> None:
+        """Writes parameters by name, between steps or after the run,
+        into every rank that holds part of them, bit for bit; each array
+        must have the parameter's shape."""
+        shapes = {k: v.shape for k, v in self._native.parameters().items()}
+        for name, value in values.items():
+            if name not in shapes:
+                raise KeyError(f"no parameter '{name}'")
+            a = np.ascontiguousarray(_as_array(value), dtype=np.float32)
+            if a.shape != shapes[name]:
+                raise ValueError(f"parameter '{name}' has shape "
+                                 f"{shapes[name]}, not {a.shape}")
+            self._native.write_parameter(name, a)
+
     def _repr_html_(self) -> str:
         if not self.steps:
             return "<p>Whale run: no step yet</p>"

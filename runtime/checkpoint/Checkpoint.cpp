@@ -218,6 +218,20 @@ std::string readParameters(whale_rt_context *ctx,
   return "";
 }
 
+std::string writeParameter(whale_rt_context *ctx, const Parameter &p,
+                           const float *values, int64_t count) {
+  int64_t n = 1;
+  for (int64_t e : p.shape)
+    n *= e;
+  if (count != n)
+    return "parameter '" + p.name + "' has " + std::to_string(n) +
+           " elements, not " + std::to_string(count);
+  whale_rt_tensor *t = tensorOf(ctx, p, -1);
+  if (!t || whale_rt_tensor_write(ctx, t, values, n * 4) != WHALE_RT_OK)
+    return whale_rt_last_error(ctx);
+  return "";
+}
+
 std::string partRuns(const Parameter &p, int64_t part, PartRuns &out) {
   out.localShape = p.shape;
   rt::PartRange range{0, 1};

@@ -103,6 +103,11 @@ std::string readParameters(whale_rt_context *ctx,
                            const std::vector<Parameter> &params,
                            std::map<std::string, std::vector<float>> &out);
 
+/// Copies `count` values (all of the parameter's) into `p`'s tensor in
+/// `ctx` (a whole parameter's context: one device, or a plan's host).
+std::string writeParameter(whale_rt_context *ctx, const Parameter &p,
+                           const float *values, int64_t count);
+
 /// Where part `part` of parameter `p` lies in the whole, in bytes:
 /// `outer` runs of `block` bytes, `stride` apart, from `offset`; and the
 /// part's shape. The whole parameter for an unsharded one.
