@@ -46,9 +46,12 @@ def python_rate(script, steps, skip, threads, defines):
     program = whale.compile(script, defines=defines)
     ends = []
     losses = []
-    for step in whale.train(program, steps=steps, seed=1, threads=threads):
-        ends.append(time.perf_counter())
-        losses.append(step.loss)
+    with tempfile.TemporaryDirectory() as tmp:
+        # The metrics file too, as the whale run side writes it.
+        for step in whale.train(program, steps=steps, seed=1, threads=threads,
+                                metrics=os.path.join(tmp, "m.jsonl")):
+            ends.append(time.perf_counter())
+            losses.append(step.loss)
     return (steps - skip) / (ends[-1] - ends[skip - 1]), losses
 
 

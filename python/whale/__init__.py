@@ -504,10 +504,9 @@ class Run:
     def __init__(self, program: Program, options: Dict[str, Any],
                  fill: Any, callback: Optional[Callable[[Step], Any]]):
         self.program = program
-        self._tmp = tempfile.TemporaryDirectory(prefix="whale-run-")
-        if not options.get("metrics"):
-            options["metrics"] = os.path.join(self._tmp.name, "metrics.jsonl")
-        self.metrics_path: str = options["metrics"]
+        #: the metrics file `metrics=` named (JSON lines, as `whale run
+        #: --metrics` writes), else None: the steps are in `steps`
+        self.metrics_path: Optional[str] = options.get("metrics")
         self._native = _whale.Training(program._native, options, fill)
         self._callback = callback
         self._result: Optional[Result] = None
@@ -610,7 +609,19 @@ class Run:
     def _repr_html_(self) -> str:
         if not self.steps:
             return "<p>Whale run: no step yet</p>"
-        return _whale.report_html(self.metrics_path, "", "")
+        if self.metrics_path:
+            return _whale.report_html(self.metrics_path, "", "")
+        with tempfile.TemporaryDirectory(prefix="whale-run-") as tmp:
+            path = os.path.join(tmp, "metrics.jsonl")
+            with open(path, "w") as f:
+                for s in self.steps:
+                    row = {"step": s.step, "loss": s.loss,
+                           "samples_per_s": s.samples_per_s,
+                           "time_s": s.elapsed_s, "lr": s.lr}
+                    if s.eval_loss == s.eval_loss:
+                        row["val_loss"] = s.eval_loss
+                    f.write(json.dumps(row) + "\n")
+            return _whale.report_html(path, "", "")
 
 
 def train(program: Program, data: Any = None, steps: Optional[int] = None, *,
