@@ -37,6 +37,23 @@ struct WhaleError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// An interpreter and the lock its calls take: Python threads may share a
+/// program, and the GIL is released while Whale works.
+struct PyInterpreter {
+  explicit PyInterpreter(const whale::InterpreterOptions &options)
+      : interp(options) {}
+  whale::Interpreter interp;
+  std::mutex lock;
+};
+
+/// `f(interp)` with the GIL released and the interpreter's lock held (in
+/// that order: a thread waiting for the lock never holds the GIL).
+template <class F> auto locked(PyInterpreter &w, F &&f) {
+  py::gil_scoped_release release;
+  std::lock_guard<std::mutex> guard(w.lock);
+  return f(w.interp);
+}
+
 whale::ConfigValue configValue(const py::handle &v, const std::string &key) {
   if (py::isinstance<py::bool_>(v))
     return v.cast<bool>();
@@ -128,7 +145,7 @@ std::string shapeText(const std::vector<int64_t> &s) {
 /// A training run stepped from Python.
 class PyTraining {
 public:
-  PyTraining(whale::Interpreter &interp, whale::TrainOptions options,
+  PyTraining(PyInterpreter &interp, whale::TrainOptions options,
              py::object fill)
       : fill(std::move(fill)) {
     if (!this->fill.is_none())
@@ -136,8 +153,10 @@ public:
                             std::vector<whale::HostBatchBuffer> &buffers) {
         return callFill(step, buffers);
       };
-    py::gil_scoped_release release;
-    run = std::make_unique<whale::Training>(interp, std::move(options));
+    // Planning and compiling read the interpreter; the steps do not.
+    run = locked(interp, [&](whale::Interpreter &i) {
+      return std::make_unique<whale::Training>(i, std::move(options));
+    });
   }
 
   ~PyTraining() {
@@ -308,70 +327,86 @@ PYBIND11_MODULE(_whale, m) {
   m.doc() = "Whale's native layer; use the `whale` package";
   py::register_exception<WhaleError>(m, "WhaleError");
 
-  py::class_<whale::Interpreter>(m, "Interpreter")
+  py::class_<PyInterpreter>(m, "Interpreter")
       .def(py::init([](std::vector<std::string> searchPath,
                        std::map<std::string, int64_t> dims,
                        std::map<std::string, std::string> defines,
                        py::dict configs, std::optional<int64_t> batch) {
-             return std::make_unique<whale::Interpreter>(
+             return std::make_unique<PyInterpreter>(
                  interpreterOptions(searchPath, dims, defines, configs, batch));
            }),
            py::arg("search_path"), py::arg("dims"), py::arg("defines"),
            py::arg("configs"), py::arg("batch"))
-      .def("load_file", &whale::Interpreter::loadFile,
-           py::call_guard<py::gil_scoped_release>())
-      .def("load_string", &whale::Interpreter::loadString,
-           py::call_guard<py::gil_scoped_release>())
+      .def("load_file",
+           [](PyInterpreter &w, const std::string &path) {
+             return locked(
+                 w, [&](whale::Interpreter &i) { return i.loadFile(path); });
+           })
+      .def("load_string",
+           [](PyInterpreter &w, const std::string &source,
+              const std::string &name) {
+             return locked(w, [&](whale::Interpreter &i) {
+               return i.loadString(source, name);
+             });
+           })
       .def("diagnostics",
-           [](const whale::Interpreter &w) {
+           [](PyInterpreter &w) {
+             std::vector<whale::Diagnostic> all = locked(
+                 w, [](whale::Interpreter &i) { return i.diagnostics(); });
              py::list out;
-             for (const whale::Diagnostic &d : w.diagnostics())
+             for (const whale::Diagnostic &d : all)
                out.append(diagnosticDict(d));
              return out;
            })
-      .def("render_diagnostics", &whale::Interpreter::renderDiagnostics)
+      .def("render_diagnostics",
+           [](PyInterpreter &w) {
+             return locked(w, [](whale::Interpreter &i) {
+               return i.renderDiagnostics();
+             });
+           })
       .def("emit",
-           [](whale::Interpreter &w, const std::string &stage) {
+           [](PyInterpreter &w, const std::string &stage) {
              std::optional<whale::Stage> s = whale::parseStage(stage);
              if (!s)
                throw py::value_error("unknown stage '" + stage +
                                      "': ast, whale, grad, train or runtime");
-             std::optional<std::string> text;
-             {
-               py::gil_scoped_release release;
-               text = w.emit(*s);
-             }
+             std::string error;
+             std::optional<std::string> text =
+                 locked(w, [&](whale::Interpreter &i) {
+                   std::optional<std::string> t = i.emit(*s);
+                   if (!t)
+                     error = i.renderDiagnostics();
+                   return t;
+                 });
              if (!text)
-               throw WhaleError(w.renderDiagnostics());
+               throw WhaleError(error);
              return *text;
            })
-      .def("constants", &whale::Interpreter::constants)
+      .def("constants",
+           [](PyInterpreter &w) {
+             return locked(w,
+                           [](whale::Interpreter &i) { return i.constants(); });
+           })
       .def("plan_json",
-           [](whale::Interpreter &w, const std::string &cluster) {
+           [](PyInterpreter &w, const std::string &cluster) {
              whale::PlanQuery q;
              q.cluster = cluster;
              std::string json, error;
-             bool ok;
-             {
-               py::gil_scoped_release release;
-               ok = whale::planJson(w, q, json, error);
-             }
-             if (!ok)
+             if (!locked(w, [&](whale::Interpreter &i) {
+                   return whale::planJson(i, q, json, error);
+                 }))
                throw WhaleError(error);
              return json;
            })
-      .def("sim_json", [](whale::Interpreter &w, const std::string &cluster,
+      .def("sim_json", [](PyInterpreter &w, const std::string &cluster,
                           const std::string &profile) {
         whale::PlanQuery q;
         q.cluster = cluster;
         q.profile = profile;
         std::string json, error;
-        bool ok;
-        {
-          py::gil_scoped_release release;
-          ok = whale::simulationJson(w, q, json, error);
-        }
-        if (!ok)
+        if (!locked(w, [&](whale::Interpreter &i) {
+              return whale::simulationJson(i, q, json, error);
+            }))
           throw WhaleError(error);
         return json;
       });
@@ -436,7 +471,7 @@ PYBIND11_MODULE(_whale, m) {
       py::arg("metrics"), py::arg("plan"), py::arg("trace"));
 
   py::class_<PyTraining>(m, "Training")
-      .def(py::init([](whale::Interpreter &interp, py::dict options,
+      .def(py::init([](PyInterpreter &interp, py::dict options,
                        py::object fill) {
              return std::make_unique<PyTraining>(interp, trainOptions(options),
                                                  fill);
@@ -452,7 +487,7 @@ PYBIND11_MODULE(_whale, m) {
       .def("finish", &PyTraining::finish);
 
   py::class_<whale::Job>(m, "Job")
-      .def(py::init([](whale::Interpreter &interp, const std::string &model,
+      .def(py::init([](PyInterpreter &interp, const std::string &model,
                        std::optional<int64_t> batch,
                        std::optional<int64_t> steps,
                        std::optional<uint64_t> seed, int threads) {
@@ -463,11 +498,10 @@ PYBIND11_MODULE(_whale, m) {
              o.seed = seed;
              o.threads = threads;
              std::string error;
-             std::unique_ptr<whale::Job> job;
-             {
-               py::gil_scoped_release release;
-               job = whale::Job::create(interp, o, error);
-             }
+             std::unique_ptr<whale::Job> job =
+                 locked(interp, [&](whale::Interpreter &i) {
+                   return whale::Job::create(i, o, error);
+                 });
              if (!job)
                throw WhaleError(error);
              return job;
