@@ -83,6 +83,9 @@ void whale_rt_context_destroy(whale_rt_context *ctx);
  * "SkylakeX kernels", say, and in parentheses why, where Whale chose them
  * (runtime/cpu/BlasKernels.h) or OPENBLAS_CORETYPE named them. */
 const char *whale_rt_blas_kernels(void);
+/* How CPU devices run convolutions: "oneDNN 2.6.3 (avx512)", or the
+ * composed path (im2col and GEMM) and why (runtime/cpu/DnnlConv.h). */
+const char *whale_rt_conv_kernels(void);
 const char *whale_rt_last_error(const whale_rt_context *ctx);
 int64_t whale_rt_memory_in_use(const whale_rt_context *ctx);
 int64_t whale_rt_memory_peak(const whale_rt_context *ctx);

@@ -12,6 +12,7 @@ packages=(
   libopenblas-pthread-dev
   libopenmpi-dev openmpi-bin
   pybind11-dev python3-dev
+  libdnnl-dev
   chromium
 )
 

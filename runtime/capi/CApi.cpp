@@ -3,6 +3,7 @@
 #include "runtime/capi/CApiInternal.h"
 #include "runtime/core/DevicePlugin.h"
 #include "runtime/cpu/BlasKernels.h"
+#include "runtime/cpu/DnnlConv.h"
 #include "runtime/data/DataOrder.h"
 
 #include <algorithm>
@@ -174,6 +175,11 @@ const char *whale_rt_blas_kernels(void) {
     const cpu::BlasKernels &k = cpu::blasKernels();
     return k.running + " kernels" + (k.note.empty() ? "" : " (" + k.note + ")");
   }();
+  return said.c_str();
+}
+
+const char *whale_rt_conv_kernels(void) {
+  static const std::string said = DnnlConv::describe();
   return said.c_str();
 }
 

@@ -1,12 +1,14 @@
 //===- Conv.cpp - im2col, col2im and pooling on the CPU -------------------===//
 //
 // Loops over support/ConvMath.h's per-element functions, split over the
-// device's threads; the GEMMs of a convolution are the device's matmul
+// device's threads. Convolutions go through oneDNN where it is built in
+// (cpu/DnnlConv.h); else their GEMMs are the device's matmul
 // (runtime/ops/ComposedConv.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cpu/CpuDevice.h"
+#include "runtime/cpu/DnnlConv.h"
 
 namespace whale::rt {
 
@@ -67,6 +69,33 @@ Status CpuDevice::pool2dBackward(bool max, View<const float> x,
     }
   });
   return Status::ok();
+}
+
+CpuDevice::~CpuDevice() = default;
+
+DnnlConv *CpuDevice::dnnl() {
+  static const bool enabled = DnnlConv::enabled();
+  if (!enabled)
+    return nullptr;
+  if (!dnnl_)
+    dnnl_ = std::make_unique<DnnlConv>(pool_);
+  return dnnl_.get();
+}
+
+Status CpuDevice::conv2d(View<const float> x, View<const float> w,
+                         const Window2d &win, int64_t groups, View<float> y) {
+  if (DnnlConv *d = dnnl())
+    return d->forward(x, w, win, groups, y);
+  return Device::conv2d(x, w, win, groups, y);
+}
+
+Status CpuDevice::conv2dBackward(View<const float> x, View<const float> w,
+                                 View<const float> dy, const Window2d &win,
+                                 int64_t groups, View<float> *dx,
+                                 View<float> *dw) {
+  if (DnnlConv *d = dnnl())
+    return d->backward(x, w, dy, win, groups, dx, dw);
+  return Device::conv2dBackward(x, w, dy, win, groups, dx, dw);
 }
 
 } // namespace whale::rt

@@ -7,6 +7,7 @@
 #include "runtime/core/CpuShare.h"
 #include "runtime/core/Device.h"
 #include "runtime/core/ThreadPool.h"
+#include "runtime/cpu/DnnlConv.h"
 
 #include <memory>
 
@@ -26,6 +27,7 @@ struct CpuDeviceOptions {
 class CpuDevice : public Device {
 public:
   CpuDevice(std::string name, CpuDeviceOptions options);
+  ~CpuDevice() override;
 
   ThreadPool &pool() { return pool_; }
   bool pinWorkers(const std::vector<int> &cpus) override {
@@ -91,6 +93,14 @@ public:
                 int64_t rowStride) override;
   Status col2im(const float *cols, int64_t rowStride, const Window2d &w,
                 View<float> dx) override;
+  /// Through oneDNN where it is built in (cpu/DnnlConv.h), else the
+  /// composed path (im2col, GEMM, col2im).
+  Status conv2d(View<const float> x, View<const float> w, const Window2d &win,
+                int64_t groups, View<float> y) override;
+  Status conv2dBackward(View<const float> x, View<const float> w,
+                        View<const float> dy, const Window2d &win,
+                        int64_t groups, View<float> *dx,
+                        View<float> *dw) override;
   Status pool2d(bool max, View<const float> x, const Window2d &w,
                 View<float> y) override;
   Status pool2dBackward(bool max, View<const float> x, View<const float> dy,
@@ -181,6 +191,9 @@ public:
 private:
   ThreadPool pool_;
   std::shared_ptr<CpuShare> share_;
+  /// oneDNN's convolutions, made on the first one (null without oneDNN).
+  std::unique_ptr<DnnlConv> dnnl_;
+  DnnlConv *dnnl();
 };
 
 } // namespace whale::rt

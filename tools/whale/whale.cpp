@@ -853,6 +853,9 @@ int devicesCommand(int argc, char **argv) {
         d.memory > 0 ? whale::rt::formatBytes(d.memory) : "no limit",
         rates[i] / 1e9, source[i]);
   }
+  if (std::any_of(c.devices.begin(), c.devices.end(),
+                  [](const whale::DeviceSpec &d) { return !d.gpu; }))
+    llvm::outs() << "CPU convolutions: " << whale_rt_conv_kernels() << "\n";
   llvm::outs().flush();
   if (!out.empty())
     return writeOutput(out, whale::clusterJson(c), nullptr, {cluster});

@@ -1,0 +1,404 @@
+//===- DnnlConv.cpp - the CPU's convolutions through oneDNN ---------------===//
+
+#include "runtime/cpu/DnnlConv.h"
+
+#include "runtime/core/ThreadPool.h"
+#include "support/VectorLevel.h"
+
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <tuple>
+
+#if WHALE_HAVE_DNNL
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace whale::rt {
+
+#if WHALE_HAVE_DNNL
+
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+/// oneDNN held to the ISA WHALE_CPU_LEVEL allows (the tests of the AVX2
+/// path run oneDNN's AVX2 kernels too); once, before any primitive.
+void capIsa() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    switch (kernelVectorLevel()) {
+    case VectorLevel::Avx2:
+      dnnl::set_max_cpu_isa(dnnl::cpu_isa::avx2);
+      break;
+    case VectorLevel::Avx:
+      dnnl::set_max_cpu_isa(dnnl::cpu_isa::avx);
+      break;
+    case VectorLevel::Sse:
+      dnnl::set_max_cpu_isa(dnnl::cpu_isa::sse41);
+      break;
+    default:
+      break;
+    }
+  });
+}
+
+/// A convolution's shape: everything its primitives depend on (N is a
+/// chunk's samples).
+using ConvKey =
+    std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+               int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+
+/// The primitives of one shape, made once. Each call brings its own
+/// scratchpad, so the chunks of one call run one primitive side by side.
+struct ConvPrimitives {
+  dnnl::convolution_forward::primitive_desc fwdPd;
+  dnnl::convolution_forward fwd;
+  // Made on the first backward.
+  bool haveBackward = false;
+  dnnl::convolution_backward_data::primitive_desc bwdDataPd;
+  dnnl::convolution_backward_data bwdData;
+  dnnl::convolution_backward_weights::primitive_desc bwdWeightsPd;
+  dnnl::convolution_backward_weights bwdWeights;
+  memory::desc userSrc, userWeights, userDst;
+  memory::dims strides, dilates, padL, padR;
+};
+
+/// The pieces of a batch the device's threads take, one each: contiguous
+/// runs of samples, as even as the batch allows.
+struct Chunks {
+  int64_t count, base, extra; ///< `extra` chunks have base + 1 samples
+  Chunks(int64_t n, int threads)
+      : count(std::max<int64_t>(1, std::min<int64_t>(n, threads))),
+        base(n / count), extra(n % count) {}
+  int64_t begin(int64_t i) const { return i * base + std::min(i, extra); }
+  int64_t size(int64_t i) const { return base + (i < extra ? 1 : 0); }
+};
+
+} // namespace
+
+struct DnnlConv::Impl {
+  ThreadPool *pool = nullptr;
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  std::map<ConvKey, std::unique_ptr<ConvPrimitives>> cache;
+
+  ConvPrimitives &primitives(int64_t n, const View<const float> &x,
+                             const View<const float> &w, const Window2d &win,
+                             int64_t groups, const Shape &y);
+  void makeBackward(ConvPrimitives &p);
+  /// `user` (a plain tensor's memory) in the layout `want`: itself where
+  /// they agree, else a reorder into a new buffer, run on `stream`.
+  memory into(memory user, const memory::desc &want, dnnl::stream &stream);
+  /// Runs fn(chunk, begin, samples) on the device's threads, one chunk a
+  /// thread, each with oneDNN held to that one thread (no OpenMP team: the
+  /// device's own threads do the work, under its pinning and its share).
+  Status eachChunk(const Chunks &chunks,
+                   const std::function<void(int64_t, int64_t, int64_t)> &fn);
+};
+
+ConvPrimitives &DnnlConv::Impl::primitives(int64_t n,
+                                           const View<const float> &x,
+                                           const View<const float> &w,
+                                           const Window2d &win, int64_t groups,
+                                           const Shape &y) {
+  ConvKey key{n,        x.shape[1], x.shape[2],    x.shape[3],   w.shape[0],
+              groups,   w.shape[2], w.shape[3],    win.strideH,  win.strideW,
+              win.padH, win.padW,   win.dilationH, win.dilationW};
+  std::unique_ptr<ConvPrimitives> &slot = cache[key];
+  if (slot)
+    return *slot;
+  const memory::dims src = {n, x.shape[1], x.shape[2], x.shape[3]};
+  const memory::dims dst = {n, y[1], y[2], y[3]};
+  memory::dims weights = {w.shape[0], w.shape[1], w.shape[2], w.shape[3]};
+  Tag weightsTag = Tag::oihw;
+  if (groups > 1) {
+    weights = {groups, w.shape[0] / groups, w.shape[1], w.shape[2], w.shape[3]};
+    weightsTag = Tag::goihw;
+  }
+  auto p = std::make_unique<ConvPrimitives>();
+  p->strides = {win.strideH, win.strideW};
+  p->dilates = {win.dilationH - 1, win.dilationW - 1};
+  p->padL = {win.padH, win.padW};
+  // The far side's padding makes the output the size the shape rule gave.
+  p->padR = {(y[2] - 1) * win.strideH + win.dilationH * (w.shape[2] - 1) + 1 -
+                 x.shape[2] - win.padH,
+             (y[3] - 1) * win.strideW + win.dilationW * (w.shape[3] - 1) + 1 -
+                 x.shape[3] - win.padW};
+  p->userSrc = memory::desc(src, memory::data_type::f32, Tag::nchw);
+  p->userDst = memory::desc(dst, memory::data_type::f32, Tag::nchw);
+  p->userWeights = memory::desc(weights, memory::data_type::f32, weightsTag);
+  auto any = [](const memory::dims &d) {
+    return memory::desc(d, memory::data_type::f32, Tag::any);
+  };
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::convolution_forward::desc desc(
+      dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+      any(src), any(weights), any(dst), p->strides, p->dilates, p->padL,
+      p->padR);
+  p->fwdPd = dnnl::convolution_forward::primitive_desc(desc, attr, engine);
+  p->fwd = dnnl::convolution_forward(p->fwdPd);
+  slot = std::move(p);
+  return *slot;
+}
+
+void DnnlConv::Impl::makeBackward(ConvPrimitives &p) {
+  if (p.haveBackward)
+    return;
+  auto any = [](const memory::desc &d) {
+    return memory::desc(d.dims(), memory::data_type::f32, Tag::any);
+  };
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::convolution_backward_data::desc data(
+      dnnl::algorithm::convolution_direct, any(p.userSrc), any(p.userWeights),
+      any(p.userDst), p.strides, p.dilates, p.padL, p.padR);
+  p.bwdDataPd = dnnl::convolution_backward_data::primitive_desc(
+      data, attr, engine, p.fwdPd);
+  p.bwdData = dnnl::convolution_backward_data(p.bwdDataPd);
+  dnnl::convolution_backward_weights::desc wd(
+      dnnl::algorithm::convolution_direct, any(p.userSrc), any(p.userWeights),
+      any(p.userDst), p.strides, p.dilates, p.padL, p.padR);
+  p.bwdWeightsPd = dnnl::convolution_backward_weights::primitive_desc(
+      wd, attr, engine, p.fwdPd);
+  p.bwdWeights = dnnl::convolution_backward_weights(p.bwdWeightsPd);
+  p.haveBackward = true;
+}
+
+memory DnnlConv::Impl::into(memory user, const memory::desc &want,
+                            dnnl::stream &stream) {
+  if (user.get_desc() == want)
+    return user;
+  memory out(want, engine);
+  dnnl::reorder(user, out).execute(stream, user, out);
+  return out;
+}
+
+Status DnnlConv::Impl::eachChunk(
+    const Chunks &chunks,
+    const std::function<void(int64_t, int64_t, int64_t)> &fn) {
+  std::mutex lock;
+  std::string failure;
+  pool->parallelFor(chunks.count, 1, [&](int64_t b, int64_t e) {
+    omp_set_num_threads(1);
+    for (int64_t i = b; i < e; ++i) {
+      try {
+        fn(i, chunks.begin(i), chunks.size(i));
+      } catch (const dnnl::error &err) {
+        std::lock_guard<std::mutex> guard(lock);
+        failure = err.what();
+      }
+    }
+  });
+  return failure.empty() ? Status::ok()
+                         : Status::internal("oneDNN: " + failure);
+}
+
+DnnlConv::DnnlConv(ThreadPool &pool) : impl(std::make_unique<Impl>()) {
+  capIsa();
+  impl->pool = &pool;
+}
+
+DnnlConv::~DnnlConv() = default;
+
+bool DnnlConv::enabled() {
+  const char *path = std::getenv("WHALE_CPU_CONV");
+  return !(path && std::string(path) == "im2col");
+}
+
+std::string DnnlConv::describe() {
+  if (!enabled())
+    return "im2col and GEMM (WHALE_CPU_CONV=im2col)";
+  capIsa();
+  const dnnl::version_t *v = dnnl::version();
+  std::string isa;
+  switch (dnnl::get_effective_cpu_isa()) {
+  case dnnl::cpu_isa::avx2:
+    isa = "avx2";
+    break;
+  case dnnl::cpu_isa::avx512_core:
+  case dnnl::cpu_isa::avx512_core_vnni:
+  case dnnl::cpu_isa::avx512_core_bf16:
+  case dnnl::cpu_isa::avx512_core_amx:
+    isa = "avx512";
+    break;
+  default:
+    isa = "below avx2";
+  }
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) +
+         "." + std::to_string(v->patch) + " (" + isa + ")";
+}
+
+/// oneDNN's exceptions as a Status naming the call.
+template <class F> static Status guarded(const char *what, F &&f) {
+  try {
+    return f();
+  } catch (const dnnl::error &e) {
+    return Status::internal(std::string("oneDNN ") + what + ": " + e.what());
+  }
+}
+
+/// Samples [b, b + n) of an NCHW tensor whose sample is `sample` floats.
+template <class T> static T *samples(T *data, int64_t b, int64_t sample) {
+  return data + b * sample;
+}
+
+Status DnnlConv::forward(View<const float> x, View<const float> w,
+                         const Window2d &win, int64_t groups, View<float> y) {
+  return guarded("convolution", [&]() -> Status {
+    const Chunks chunks(x.shape[0], impl->pool->size());
+    // Every chunk's primitive made here, on the driving thread; the
+    // weights in its layout once, shared by the chunks.
+    std::vector<ConvPrimitives *> ps(static_cast<size_t>(chunks.count));
+    for (int64_t i = 0; i < chunks.count; ++i)
+      ps[i] = &impl->primitives(chunks.size(i), x, w, win, groups, y.shape);
+    dnnl::stream stream(impl->engine);
+    memory userWeights(ps[0]->userWeights, impl->engine,
+                       const_cast<float *>(w.data));
+    memory weights =
+        impl->into(userWeights, ps[0]->fwdPd.weights_desc(), stream);
+    stream.wait();
+    const int64_t inSample = x.shape[1] * x.shape[2] * x.shape[3];
+    const int64_t outSample = y.shape[1] * y.shape[2] * y.shape[3];
+    return impl->eachChunk(chunks, [&](int64_t i, int64_t b, int64_t) {
+      ConvPrimitives &p = *ps[i];
+      dnnl::stream s(impl->engine);
+      memory userSrc(p.userSrc, impl->engine,
+                     const_cast<float *>(samples(x.data, b, inSample)));
+      memory userDst(p.userDst, impl->engine, samples(y.data, b, outSample));
+      memory src = impl->into(userSrc, p.fwdPd.src_desc(), s);
+      const bool direct = p.fwdPd.dst_desc() == p.userDst;
+      memory dst = direct ? userDst : memory(p.fwdPd.dst_desc(), impl->engine);
+      memory scratch(p.fwdPd.scratchpad_desc(), impl->engine);
+      p.fwd.execute(s, {{DNNL_ARG_SRC, src},
+                        {DNNL_ARG_WEIGHTS, weights},
+                        {DNNL_ARG_DST, dst},
+                        {DNNL_ARG_SCRATCHPAD, scratch}});
+      if (!direct)
+        dnnl::reorder(dst, userDst).execute(s, dst, userDst);
+      s.wait();
+    });
+  });
+}
+
+Status DnnlConv::backward(View<const float> x, View<const float> w,
+                          View<const float> dy, const Window2d &win,
+                          int64_t groups, View<float> *dx, View<float> *dw) {
+  return guarded("convolution gradient", [&]() -> Status {
+    if (!dx && !dw)
+      return Status::ok();
+    const Chunks chunks(x.shape[0], impl->pool->size());
+    std::vector<ConvPrimitives *> ps(static_cast<size_t>(chunks.count));
+    for (int64_t i = 0; i < chunks.count; ++i) {
+      ps[i] = &impl->primitives(chunks.size(i), x, w, win, groups, dy.shape);
+      impl->makeBackward(*ps[i]);
+    }
+    dnnl::stream stream(impl->engine);
+    memory weights;
+    if (dx) {
+      memory userWeights(ps[0]->userWeights, impl->engine,
+                         const_cast<float *>(w.data));
+      weights =
+          impl->into(userWeights, ps[0]->bwdDataPd.weights_desc(), stream);
+    }
+    // Each chunk's weight gradient in the primitive's layout, added in
+    // chunk order after: the same sum whichever thread ran which chunk.
+    std::vector<memory> partial(static_cast<size_t>(dw ? chunks.count : 0));
+    for (memory &m : partial)
+      m = memory(ps[0]->bwdWeightsPd.diff_weights_desc(), impl->engine);
+    stream.wait();
+    const int64_t inSample = x.shape[1] * x.shape[2] * x.shape[3];
+    const int64_t outSample = dy.shape[1] * dy.shape[2] * dy.shape[3];
+    if (Status st = impl->eachChunk(
+            chunks,
+            [&](int64_t i, int64_t b, int64_t) {
+              ConvPrimitives &p = *ps[i];
+              dnnl::stream s(impl->engine);
+              memory userDy(
+                  p.userDst, impl->engine,
+                  const_cast<float *>(samples(dy.data, b, outSample)));
+              if (dx) {
+                memory userDx(p.userSrc, impl->engine,
+                              samples(dx->data, b, inSample));
+                memory diffDst =
+                    impl->into(userDy, p.bwdDataPd.diff_dst_desc(), s);
+                const bool direct = p.bwdDataPd.diff_src_desc() == p.userSrc;
+                memory diffSrc =
+                    direct ? userDx
+                           : memory(p.bwdDataPd.diff_src_desc(), impl->engine);
+                memory scratch(p.bwdDataPd.scratchpad_desc(), impl->engine);
+                p.bwdData.execute(s, {{DNNL_ARG_DIFF_DST, diffDst},
+                                      {DNNL_ARG_WEIGHTS, weights},
+                                      {DNNL_ARG_DIFF_SRC, diffSrc},
+                                      {DNNL_ARG_SCRATCHPAD, scratch}});
+                if (!direct)
+                  dnnl::reorder(diffSrc, userDx).execute(s, diffSrc, userDx);
+              }
+              if (dw) {
+                memory userSrc(
+                    p.userSrc, impl->engine,
+                    const_cast<float *>(samples(x.data, b, inSample)));
+                memory src = impl->into(userSrc, p.bwdWeightsPd.src_desc(), s);
+                memory diffDst =
+                    impl->into(userDy, p.bwdWeightsPd.diff_dst_desc(), s);
+                memory scratch(p.bwdWeightsPd.scratchpad_desc(), impl->engine);
+                p.bwdWeights.execute(s, {{DNNL_ARG_SRC, src},
+                                         {DNNL_ARG_DIFF_DST, diffDst},
+                                         {DNNL_ARG_DIFF_WEIGHTS, partial[i]},
+                                         {DNNL_ARG_SCRATCHPAD, scratch}});
+              }
+              s.wait();
+            });
+        !st)
+      return st;
+    if (dw) {
+      // Every chunk's primitive shares the weights' layout (their shapes
+      // differ only in N): the partial sums add element by element.
+      float *sum = static_cast<float *>(partial[0].get_data_handle());
+      const int64_t n = static_cast<int64_t>(partial[0].get_desc().get_size() /
+                                             sizeof(float));
+      for (size_t i = 1; i < partial.size(); ++i) {
+        const float *add =
+            static_cast<const float *>(partial[i].get_data_handle());
+        impl->pool->parallelFor(n, 4096, [&](int64_t b, int64_t e) {
+          for (int64_t k = b; k < e; ++k)
+            sum[k] += add[k];
+        });
+      }
+      memory userDw(ps[0]->userWeights, impl->engine, dw->data);
+      if (partial[0].get_desc() == ps[0]->userWeights)
+        std::copy(sum, sum + n, dw->data);
+      else
+        dnnl::reorder(partial[0], userDw).execute(stream, partial[0], userDw);
+      stream.wait();
+    }
+    return Status::ok();
+  });
+}
+
+#else // !WHALE_HAVE_DNNL
+
+struct DnnlConv::Impl {};
+DnnlConv::DnnlConv(ThreadPool &) {}
+DnnlConv::~DnnlConv() = default;
+bool DnnlConv::enabled() { return false; }
+std::string DnnlConv::describe() {
+  return "im2col and GEMM (built without oneDNN)";
+}
+Status DnnlConv::forward(View<const float>, View<const float>, const Window2d &,
+                         int64_t, View<float>) {
+  return Status::internal("built without oneDNN");
+}
+Status DnnlConv::backward(View<const float>, View<const float>,
+                          View<const float>, const Window2d &, int64_t,
+                          View<float> *, View<float> *) {
+  return Status::internal("built without oneDNN");
+}
+
+#endif
+
+} // namespace whale::rt
