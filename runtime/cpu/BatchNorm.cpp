@@ -1,9 +1,15 @@
 //===- BatchNorm.cpp - batch normalization's passes on the CPU -----------===//
 //
 // x [N, C, S...] is N x C planes of S contiguous floats, plane (n, c) at
-// (n C + c) S. Sums run per channel (a thread a channel, in a double, in
+// (n C + c) S. Sums run per channel (a thread a channel, in doubles, in
 // row order, so a sum does not depend on the thread count); the
 // elementwise passes per plane.
+//
+// A channel's sum runs in kLanes doubles, element i of each plane into
+// lane i mod kLanes, the lanes added in order at the end: one double
+// accumulator waits on each add before the next (four cycles an element),
+// and so did the whole batch norm of a ResNet-50 step (32 ms of it at
+// 64 x 64, batch 8); independent lanes the compiler keeps in vectors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +37,25 @@ int64_t channelGrain(const ChannelPlanes &p) {
 int64_t planeGrain(const ChannelPlanes &p) {
   return std::max<int64_t>(1, 16384 / std::max<int64_t>(1, p.size));
 }
+constexpr int kLanes = 8;
+
+/// Adds f(i) for i in [0, n) into `lanes` (element i into lane i mod
+/// kLanes).
+template <class F> inline void addLanes(double *lanes, int64_t n, F f) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l)
+      lanes[l] += f(i + l);
+  for (int l = 0; i < n; ++i, ++l)
+    lanes[l] += f(i);
+}
+
+inline double laneTotal(const double *lanes) {
+  double total = 0;
+  for (int l = 0; l < kLanes; ++l)
+    total += lanes[l];
+  return total;
+}
 } // namespace
 
 Status CpuDevice::channelSums(View<const float> x, const float *center,
@@ -38,20 +63,19 @@ Status CpuDevice::channelSums(View<const float> x, const float *center,
   ChannelPlanes p = channelPlanesOf(x.shape);
   pool().parallelFor(p.channels, channelGrain(p), [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
-      double acc = 0;
+      double lanes[kLanes] = {};
       const double m = center ? center[c] : 0.0;
       for (int64_t n = 0; n < p.rows; ++n) {
         const float *plane = x.data + (n * p.channels + c) * p.size;
         if (center)
-          for (int64_t i = 0; i < p.size; ++i) {
+          addLanes(lanes, p.size, [&](int64_t i) {
             double d = plane[i] - m;
-            acc += d * d;
-          }
+            return d * d;
+          });
         else
-          for (int64_t i = 0; i < p.size; ++i)
-            acc += plane[i];
+          addLanes(lanes, p.size, [&](int64_t i) { return double(plane[i]); });
       }
-      sums[c] = static_cast<float>(acc);
+      sums[c] = static_cast<float>(laneTotal(lanes));
     }
   });
   return Status::ok();
@@ -82,18 +106,18 @@ Status CpuDevice::channelGradSums(View<const float> x, View<const float> dy,
   ChannelPlanes p = channelPlanesOf(x.shape);
   pool().parallelFor(p.channels, channelGrain(p), [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
-      double sumDy = 0, sumDyXhat = 0;
+      double dyLanes[kLanes] = {}, dyXhatLanes[kLanes] = {};
       const double m = center[c];
       for (int64_t n = 0; n < p.rows; ++n) {
-        int64_t at = (n * p.channels + c) * p.size;
-        for (int64_t i = 0; i < p.size; ++i) {
-          double g = dy.data[at + i];
-          sumDy += g;
-          sumDyXhat += g * (x.data[at + i] - m);
-        }
+        const float *g = dy.data + (n * p.channels + c) * p.size;
+        const float *in = x.data + (n * p.channels + c) * p.size;
+        addLanes(dyLanes, p.size, [&](int64_t i) { return double(g[i]); });
+        addLanes(dyXhatLanes, p.size,
+                 [&](int64_t i) { return double(g[i]) * (in[i] - m); });
       }
-      sums[c] = static_cast<float>(sumDy);
-      sums[p.channels + c] = static_cast<float>(sumDyXhat * invstd[c]);
+      sums[c] = static_cast<float>(laneTotal(dyLanes));
+      sums[p.channels + c] =
+          static_cast<float>(laneTotal(dyXhatLanes) * invstd[c]);
     }
   });
   return Status::ok();
