@@ -11,6 +11,7 @@ threads, one process each; the first steps are warmup and not timed.
 
     python3 bench/resnet_cpu.py [--size 64] [--batch 8] [--classes 1000]
                                 [--steps 5] [--warmup 2] [--threads 2]
+                                [--pairs 3]
 
 Prints images per second of each and their ratio. Needs torch (pip).
 """
@@ -108,16 +109,31 @@ def main():
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--pairs", type=int, default=1,
+                    help="runs of each, A B A B: the median ratio of the "
+                         "pairs (a VM's speed drifts between runs)")
     a = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    w = whale_images_per_second(a, root)
-    t = torch_images_per_second(a)
     print(f"resnet-50 at {a.size}x{a.size}, batch {a.batch}, "
           f"{a.classes} classes, SGD momentum, {a.threads} threads, "
           f"{a.steps} timed steps after {a.warmup}")
-    print(f"whale   {w:8.2f} images/s")
-    print(f"pytorch {t:8.2f} images/s  (torch {torch.__version__}, eager)")
-    print(f"whale / pytorch = {w / t:.3f}")
+    ratios = []
+    for pair in range(a.pairs):
+        w = whale_images_per_second(a, root)
+        t = torch_images_per_second(a)
+        if not (w == w and t == t):
+            raise SystemExit("a rate is NaN")
+        ratios.append(w / t)
+        tag = f"pair {pair + 1}: " if a.pairs > 1 else ""
+        print(f"{tag}whale   {w:8.2f} images/s")
+        print(f"{tag}pytorch {t:8.2f} images/s  (torch {torch.__version__}, "
+              f"eager)")
+        print(f"{tag}whale / pytorch = {w / t:.3f}")
+    if a.pairs > 1:
+        ratios.sort()
+        print(f"median whale / pytorch = {ratios[len(ratios) // 2]:.3f} "
+              f"({a.pairs} pairs: " +
+              ", ".join(f"{r:.3f}" for r in ratios) + ")")
 
 
 if __name__ == "__main__":
