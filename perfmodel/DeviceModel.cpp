@@ -124,7 +124,10 @@ double opSeconds(const OpCost &c, const DeviceModel &d) {
   double arithmetic = c.flops > 0 && rate > 0 ? c.flops / rate : 0;
   double traffic =
       c.bytes > 0 && d.memoryBandwidth > 0 ? c.bytes / d.memoryBandwidth : 0;
-  return d.launchSeconds + std::max(arithmetic, traffic);
+  double passes = c.passBytes > 0 && d.memoryBandwidth > 0
+                      ? c.passBytes / d.memoryBandwidth
+                      : 0;
+  return d.launchSeconds + std::max(arithmetic, traffic) + passes;
 }
 
 } // namespace whale::perf

@@ -49,6 +49,28 @@ OpCost opCostOf(mlir::Operation *op, bool bf16) {
         c, llvm::cast<mlir::RankedTensorType>(op->getResult(0).getType()));
     c.bf16 = bf16;
   }
+  // A convolution runs as products (oneDNN's direct kernels on the CPU
+  // reach the GEMM rate: runtime/cpu/DnnlConv.h; the composed path is a
+  // GEMM over im2col columns): per group, [O/G, C/G KH KW] times
+  // [C/G KH KW, N OH OW]. Its gradient is two such products, priced at
+  // that shape (its FLOPs count both).
+  // Around the products, the reorders between Whale's NCHW and oneDNN's
+  // blocked layouts, each a read and a write: forward the input, the
+  // weights and the output; backward dy, the input, the weights, dx and
+  // dw.
+  auto bytes = [](mlir::Value v) { return 4.0 * typeOf(v).getNumElements(); };
+  if (auto conv = llvm::dyn_cast<Conv2dOp>(op)) {
+    setConvShape(c, typeOf(conv.getWeight()), typeOf(conv.getResult()),
+                 conv.getGroups());
+    c.passBytes = 2 * (bytes(conv.getInput()) + bytes(conv.getWeight()) +
+                       bytes(conv.getResult()));
+  }
+  if (auto conv = llvm::dyn_cast<Conv2dGradOp>(op)) {
+    setConvShape(c, typeOf(conv.getWeight()), typeOf(conv.getDy()),
+                 conv.getGroups());
+    c.passBytes = 2 * (bytes(conv.getDy()) + bytes(conv.getInput()) +
+                       2 * bytes(conv.getWeight()) + bytes(conv.getInput()));
+  }
   // Fused attention is GEMMs over tiles of (query, key) pairs: priced as
   // products of T x E by E x Tk per head, at the matrix rate, and on a GPU
   // by the kernels the runtime launches for it (AttentionCost.h).
@@ -61,6 +83,18 @@ OpCost opCostOf(mlir::Operation *op, bool bf16) {
                       {a.getCausal(), a.getSequenceMajor()},
                       /*backward=*/true, bf16);
   return c;
+}
+
+void setConvShape(OpCost &c, mlir::RankedTensorType weight,
+                  mlir::RankedTensorType output, int64_t groups) {
+  llvm::ArrayRef<int64_t> w = weight.getShape(), y = output.getShape();
+  if (w.size() != 4 || y.size() != 4 || groups < 1)
+    return;
+  c.matmul = true;
+  c.batch = groups;
+  c.m = w[0] / groups;
+  c.n = y[0] * y[2] * y[3];
+  c.k = w[1] * w[2] * w[3];
 }
 
 void setAttentionShape(OpCost &c, mlir::RankedTensorType q,

@@ -35,6 +35,10 @@ struct AttentionShape {
 struct OpCost {
   double flops = 0;
   double bytes = 0;
+  /// Bytes read and written by passes of their own around the compute
+  /// (a convolution's reorders into and out of oneDNN's blocked layouts),
+  /// priced after it at the memory's bandwidth, not overlapped with it.
+  double passBytes = 0;
   bool matmul = false;
   bool bf16 = false; ///< a matmul whose inputs are rounded to bf16
   int64_t batch = 1, m = 0, n = 0, k = 0;
@@ -49,6 +53,13 @@ OpCost opCostOf(mlir::Operation *op, bool bf16);
 /// A matrix product's shape as the device model reads it: batch x M x N
 /// from its result, K from its FLOPs (set first).
 void setProductShape(OpCost &cost, mlir::RankedTensorType result);
+
+/// A convolution's products as the device model reads them: per group
+/// (the batch), M = its output channels, N = samples x output positions,
+/// K = its input channels x kernel taps; from the weight [O, C / G, KH,
+/// KW] and the output (or its gradient) [N, O, OH, OW].
+void setConvShape(OpCost &cost, mlir::RankedTensorType weight,
+                  mlir::RankedTensorType output, int64_t groups);
 
 /// Attention's mask and operand layout (T at axis -2, or -3 when
 /// sequence-major), as the op's attributes say.
