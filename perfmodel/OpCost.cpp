@@ -68,8 +68,9 @@ OpCost opCostOf(mlir::Operation *op, bool bf16) {
   if (auto conv = llvm::dyn_cast<Conv2dGradOp>(op)) {
     setConvShape(c, typeOf(conv.getWeight()), typeOf(conv.getDy()),
                  conv.getGroups());
-    c.passBytes = 2 * (bytes(conv.getDy()) + bytes(conv.getInput()) +
-                       2 * bytes(conv.getWeight()) + bytes(conv.getInput()));
+    // dx has the input's size, dw the weights'.
+    c.passBytes = 2 * (bytes(conv.getDy()) + 2 * bytes(conv.getInput()) +
+                       2 * bytes(conv.getWeight()));
   }
   // Fused attention is GEMMs over tiles of (query, key) pairs: priced as
   // products of T x E by E x Tk per head, at the matrix rate, and on a GPU

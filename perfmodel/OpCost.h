@@ -35,14 +35,14 @@ struct AttentionShape {
 struct OpCost {
   double flops = 0;
   double bytes = 0;
-  /// Bytes read and written by passes of their own around the compute
-  /// (a convolution's reorders into and out of oneDNN's blocked layouts),
-  /// priced after it at the memory's bandwidth, not overlapped with it.
-  double passBytes = 0;
   bool matmul = false;
   bool bf16 = false; ///< a matmul whose inputs are rounded to bf16
   int64_t batch = 1, m = 0, n = 0, k = 0;
   AttentionShape attention; ///< heads 0: not attention
+  /// Bytes read and written by passes of their own around the compute
+  /// (a convolution's reorders into and out of oneDNN's blocked layouts),
+  /// priced after it at the memory's bandwidth, not overlapped with it.
+  double passBytes = 0;
 };
 
 /// What the device model prices of a compute op (`op` implements the cost
