@@ -814,11 +814,21 @@ int devicesCommand(int argc, char **argv) {
       source[i] = "nominal";
       continue;
     }
-    // CPU devices of one thread count measure alike; each GPU on its own,
-    // with a GEMM large enough to fill it.
+    // CPU devices of one thread count and share measure alike; each GPU
+    // on its own, with a GEMM large enough to fill it. A CPU device under a
+    // share of its cores' time runs under that quota while it is probed,
+    // over a second (ten of the kernel's periods), its rate the work over
+    // the whole time.
     bool gpu = d.gpu;
-    std::string key =
-        gpu ? whale::runtimeDeviceName(d, i) : "cpu:" + std::to_string(threads);
+    const bool underShare = !gpu && d.cpuShare < 1;
+    std::string shareSuffix;
+    if (underShare) {
+      char text[64];
+      std::snprintf(text, sizeof text, "@share=%.17g", d.cpuShare);
+      shareSuffix = text;
+    }
+    std::string key = gpu ? whale::runtimeDeviceName(d, i)
+                          : "cpu:" + std::to_string(threads) + shareSuffix;
     if (!measured.count(key)) {
       if (!gpu && !saidKernels) {
         std::cerr << "CPU GEMMs: OpenBLAS's " << whale_rt_blas_kernels()
@@ -827,10 +837,13 @@ int devicesCommand(int argc, char **argv) {
       }
       std::cerr << "probing "
                 << (gpu ? key
-                        : "a " + std::to_string(threads) + "-thread device")
+                        : "a " + std::to_string(threads) + "-thread device" +
+                              (underShare ? " under " + shareSuffix.substr(1)
+                                          : std::string()))
                 << "...\n";
-      measured[key] = whale::probeGemmFlops(gpu ? key : "probe", threads,
-                                            gpu ? 4096 : 1024, 0.5, error);
+      measured[key] = whale::probeGemmFlops(
+          gpu ? key : "probe" + shareSuffix, threads, gpu ? 4096 : 1024,
+          underShare ? 1.0 : 0.5, error, /*sustained=*/underShare);
       if (measured[key] <= 0) {
         std::cerr << "whale: error: probing failed: " << error << "\n";
         return 1;
