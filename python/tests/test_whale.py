@@ -366,42 +366,33 @@ def test_parameters_round_trip_through_numpy_bit_for_bit(tmp_path):
         job.parameters["no.such"]
 
 
-def test_a_saved_job_loads_into_another():
+def test_a_saved_job_loads_into_another(tmp_path):
     p = whale.compile(REGRESSION)
     x, y = regression_data(8)
     a = p.job()
     a.step(x, y)
-    path = os.path.join(os.environ.get("TMPDIR", "/tmp"),
-                        f"whale-py-{os.getpid()}.safetensors")
-    try:
-        a.save(path)
-        b = p.job()
-        b.load(path)
-        assert b.steps_done == 1
-        assert a.step(x, y).loss == b.step(x, y).loss
-    finally:
-        os.unlink(path)
+    a.save(tmp_path / "job.safetensors")
+    b = p.job()
+    b.load(tmp_path / "job.safetensors")
+    assert b.steps_done == 1
+    assert a.step(x, y).loss == b.step(x, y).loss
 
 
-def test_a_run_saves_between_steps_and_after():
+def test_a_run_saves_between_steps_and_after(tmp_path):
     p = whale.compile(MLP, cluster="cpu:2")
     run = whale.train(p, steps=3)
     it = iter(run)
     next(it)
-    path = os.path.join(os.environ.get("TMPDIR", "/tmp"),
-                        f"whale-py-run-{os.getpid()}.safetensors")
-    try:
-        run.save(path)
-        mid = whale.load(path)
-        for k, v in run.parameters().items():
-            assert np.array_equal(mid[k].view(np.uint32), v.view(np.uint32))
-        for _ in it:
-            pass
-        run.save(path)
-        end = whale.load(path)
-        assert any(not np.array_equal(end[k], mid[k]) for k in end)
-    finally:
-        os.unlink(path)
+    path = tmp_path / "run.safetensors"
+    run.save(path)
+    mid = whale.load(path)
+    for k, v in run.parameters().items():
+        assert np.array_equal(mid[k].view(np.uint32), v.view(np.uint32))
+    for _ in it:
+        pass
+    run.save(path)
+    end = whale.load(path)
+    assert any(not np.array_equal(end[k], mid[k]) for k in end)
 
 
 def test_parameters_written_into_a_planned_run_reach_every_rank():
