@@ -418,7 +418,10 @@ std::string PlannedRun::setParameter(const std::string &name,
 }
 
 bool PlannedRun::stopAsked() {
-  return options.processes ? stopAgreed : interruptRequested();
+  // Under mpirun every process stops after the same step, as they agreed
+  // with the step's losses (a signal or the host's stop on any of them).
+  return options.processes ? stopAgreed
+                           : interruptRequested() || hostStopRequested();
 }
 
 std::vector<int64_t> PlannedRun::replicaRows() const {

@@ -9,7 +9,9 @@
 
 namespace whale {
 
-bool TrainLoop::stopAsked() { return interruptRequested(); }
+bool TrainLoop::stopAsked() {
+  return interruptRequested() || hostStopRequested();
+}
 
 std::string TrainLoop::openLogs(bool resuming) {
   if (!reports())
@@ -80,7 +82,7 @@ bool TrainLoop::next(StepFigures *figures) {
   };
   while (nextStep < steps) {
     const int64_t step = nextStep;
-    if (stopRequested.load(std::memory_order_relaxed) || stopAsked()) {
+    if (stopAsked()) {
       stopBefore(step);
       over = true;
       return false;

@@ -127,11 +127,10 @@ protected:
   /// After step `done` (1-based) was run, evaluated, logged and saved: the
   /// in-memory store's update, for instance.
   virtual StepEnd afterStep(int64_t done) { return {}; }
-  /// Whether a stop was asked (a signal, by default; requestStop() is
-  /// checked beside it).
+  /// Whether a stop was asked (a signal or requestStop(), by default; a
+  /// run over processes answers what they agreed).
   virtual bool stopAsked();
-  /// A stop the host asked with requestStop(), for runs that agree on a
-  /// stop across processes.
+  /// A stop the host asked with requestStop().
   bool hostStopRequested() const {
     return stopRequested.load(std::memory_order_relaxed);
   }
