@@ -69,11 +69,13 @@ def split_script():
     return path
 
 
-def samples_per_s(whale, cluster, steps, skip, extra=(), script=SCRIPT):
+def samples_per_s(whale, cluster, steps, skip, extra=(), script=SCRIPT,
+                  batch=384):
     metrics = tempfile.mktemp(suffix=".jsonl")
     out = subprocess.run([whale, "run", script, "--cluster", cluster,
                           "--steps", str(steps), "--metrics", metrics,
-                          *extra], check=True, capture_output=True, text=True)
+                          "--define", f"BATCH={batch}", *extra], check=True,
+                         capture_output=True, text=True)
     rows = [json.loads(line) for line in open(metrics)]
     os.unlink(metrics)
     shares = [line for line in out.stdout.splitlines()
@@ -194,6 +196,8 @@ def main():
     ap.add_argument("--model", default="H200",
                     help="the GPU's data sheet (its SMs and rates)")
     ap.add_argument("--amp", default="off", choices=("off", "bf16"))
+    ap.add_argument("--batch", type=int, default=384,
+                    help="the global batch (bench/hetero_mlp.whl's BATCH)")
     ap.add_argument("--shares", metavar="A,B",
                     help="two one-thread devices slowed by the kernel to "
                     "these parts of a core each (cpu:1@share=S, issue 88), "
@@ -207,7 +211,10 @@ def main():
     cores = os.cpu_count() or 1
     if args.shares:
         a, b = (float(s) for s in args.shares.split(","))
-        devices = [f"cpu:1@share={a}", f"cpu:1@share={b}"]
+        # One thread each, alone too: a device named without its threads
+        # takes every core when it runs alone, and the ideal (the two
+        # alone, summed) would count twice the cores the pair has.
+        devices = [f"cpu:1@threads=1,share={a}", f"cpu:1@threads=1,share={b}"]
         names = [f"share {a}", f"share {b}"]
     else:
         devices = [f"cpu:1@threads={args.fast}", f"cpu:1@threads={args.slow}"]
@@ -227,22 +234,26 @@ def main():
 
     # Alone, a device runs the model as written (a split TaskGraph on one
     # device is the model itself).
-    fast, _ = samples_per_s(args.whale, devices[0], args.steps, skip)
-    slow, _ = samples_per_s(args.whale, devices[1], args.steps, skip)
+    fast, _ = samples_per_s(args.whale, devices[0], args.steps, skip,
+                            batch=args.batch)
+    slow, _ = samples_per_s(args.whale, devices[1], args.steps, skip,
+                            batch=args.batch)
     script = split_script() if args.split else SCRIPT
     try:
         balanced, shares_b = samples_per_s(args.whale, cluster, args.steps,
-                                           skip, script=script)
+                                           skip, script=script,
+                                           batch=args.batch)
         even, shares_e = samples_per_s(args.whale, cluster, args.steps, skip,
-                                       ["--even"], script=script)
+                                       ["--even"], script=script,
+                                       batch=args.batch)
     finally:
         if args.split:
             os.unlink(script)
     ideal = fast + slow
     print(f"\n| plan | samples per device | samples/s | of ideal |")
     print(f"|---|---|---|---|")
-    print(f"| {names[0]} alone | 384 | {fast:.0f} | |")
-    print(f"| {names[1]} alone | 384 | {slow:.0f} | |")
+    print(f"| {names[0]} alone | {args.batch} | {fast:.0f} | |")
+    print(f"| {names[1]} alone | {args.batch} | {slow:.0f} | |")
     print(f"| even | {shares_e} | {even:.0f} | {even / ideal:.1%} |")
     print(f"| balanced | {shares_b} | {balanced:.0f} | {balanced / ideal:.1%} |")
     print(f"| ideal (sum alone) | | {ideal:.0f} | 100% |")
