@@ -317,15 +317,31 @@ def test_a_wrong_shape_is_refused_with_its_name_and_both_shapes():
     assert run.result.stopped and run.steps_done == 0
 
 
-def test_dlpack_and_non_contiguous_inputs_are_taken():
+class DlpackOnly:
+    """A producer that offers DLPack and nothing else (as a framework's
+    tensor does): no buffer protocol, no __array__."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __dlpack__(self, stream=None):
+        return self._array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+def test_dlpack_buffers_and_non_contiguous_inputs_are_taken():
     p = whale.compile(REGRESSION)
-    a, b = p.job(seed=1), p.job(seed=1)
+    a, b, c = p.job(seed=1), p.job(seed=1), p.job(seed=1)
     x, y = regression_data(8)
     wide = np.zeros((8, 8), np.float32)
     wide[:, ::2] = x
     la = a.step(wide[:, ::2], y.astype(np.float64)).loss
-    lb = b.step(np.from_dlpack(x), y).loss
-    assert la == lb
+    lb = b.step(DlpackOnly(x), DlpackOnly(y)).loss
+    # A plain buffer (the buffer protocol, no NumPy type).
+    lc = c.step(memoryview(x), memoryview(y)).loss
+    assert la == lb == lc
 
 
 def test_aligned_arrays_are_read_in_place():
