@@ -537,8 +537,9 @@ TEST(Search,
       whale::searchPlans(kScript, o, cluster("cpu:4"), options, roomy, error))
       << error;
   for (const whale::SearchCandidate &k : roomy.candidates)
-    if (k.shardParameters || k.shardGradients)
+    if (k.shardParameters || k.shardGradients) {
       EXPECT_NE(k.outcome, Outcome::Simulated) << k.label();
+    }
 }
 
 // Two nodes of two devices: a stage of 4 replicas spans both, so the
@@ -579,8 +580,9 @@ TEST(Search, ShardingWithinNodesIsTriedBeforeShardingOverAll) {
     all.shardGroup = 0;
     ASSERT_TRUE(byLabel.count(whole.label())) << whole.label();
     EXPECT_EQ(byLabel[whole.label()], Outcome::OverMemory) << k.label();
-    if (byLabel.count(all.label()))
+    if (byLabel.count(all.label())) {
       EXPECT_EQ(byLabel[all.label()], Outcome::Dominated) << all.label();
+    }
     const std::vector<whale::ConfigChoice> config = k.config();
     EXPECT_NE(std::find(config.begin(), config.end(),
                         whale::ConfigChoice{"shard_group", int64_t(2)}),
