@@ -9,8 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/perf/DeviceProbe.h"
-#include "runtime/core/CpuShare.h"
+#include "test/unit/ShareProbe.h"
 #include "whale/Train.h"
 
 #include <gtest/gtest.h>

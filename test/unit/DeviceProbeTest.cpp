@@ -1,7 +1,6 @@
 //===- DeviceProbeTest.cpp - a device's rate as the probe measures it -----===//
 
-#include "lib/perf/DeviceProbe.h"
-#include "runtime/core/CpuShare.h"
+#include "test/unit/ShareProbe.h"
 
 #include <gtest/gtest.h>
 
