@@ -38,6 +38,21 @@ struct TensorInfo {
   int64_t bytes() const;
 };
 
+/// A checkpoint's tensor as read: name, dtype ("f32", "i32" or "i64";
+/// floats of any width widened to f32) and shape, and its bytes.
+struct StoredArray {
+  TensorInfo info;
+  std::vector<uint8_t> bytes;
+};
+
+/// Every tensor of the checkpoint at `path` (a file, or a folder holding
+/// `checkpoint.safetensors` as saves make them; any safetensors file), read
+/// and checked as loading a checkpoint checks it (its layout and
+/// checksums). False with `error`; for a folder of rank files, how to load
+/// it instead.
+bool readTensors(const std::string &path, std::vector<StoredArray> &out,
+                 std::string &error);
+
 struct StepReport {
   int64_t step = 0;  ///< 1-based
   int64_t steps = 0; ///< the last step of this run
@@ -294,11 +309,19 @@ public:
   /// checkpoints list them, and its values now.
   bool parameters(std::vector<TensorInfo> &info,
                   std::vector<std::vector<float>> &values, std::string &error);
-  /// Between steps, or after finish(): parameter `name`'s `count` values
-  /// (all of its elements) written into the run, on every rank that holds
-  /// part of it. Not under mpirun.
-  bool writeParameter(const std::string &name, const float *values,
-                      int64_t count, std::string &error);
+  /// Every parameter's name, dtype and shape, without their values.
+  std::vector<TensorInfo> parameterInfo() const;
+  /// Between steps, or after finish(): parameters written into the run,
+  /// each (name, all of its `count` values), on every rank that holds part
+  /// of them; under a plan the state is gathered and handed back once for
+  /// all of them. Not under mpirun.
+  struct ParameterValues {
+    std::string name;
+    const float *values = nullptr;
+    int64_t count = 0;
+  };
+  bool writeParameters(const std::vector<ParameterValues> &values,
+                       std::string &error);
   /// The run's result (call once): ends it first, as stop() does, when
   /// steps remain.
   TrainResult finish();

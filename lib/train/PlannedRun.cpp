@@ -397,22 +397,28 @@ PlannedRun::hostParameters(std::map<std::string, std::vector<float>> &out) {
   return readParameters(host.get(), allParams, out);
 }
 
-std::string PlannedRun::setParameter(const std::string &name,
-                                     const float *values, int64_t count) {
+std::string PlannedRun::setParameters(
+    const std::vector<Training::ParameterValues> &values) {
   if (options.processes)
     return "parameters are written between steps in one process only, not "
            "under mpirun";
-  auto p = std::find_if(allParams.begin(), allParams.end(),
-                        [&](const Parameter &q) { return q.name == name; });
-  if (p == allParams.end())
-    return "no parameter '" + name + "'";
-  // The whole state on the host, the one parameter changed there, and
-  // every rank's part of it (and of the rest, unchanged) handed back.
+  std::vector<const Parameter *> params;
+  for (const Training::ParameterValues &v : values) {
+    auto p = std::find_if(allParams.begin(), allParams.end(),
+                          [&](const Parameter &q) { return q.name == v.name; });
+    if (p == allParams.end())
+      return "no parameter '" + v.name + "'";
+    params.push_back(&*p);
+  }
+  // The whole state on the host, the parameters changed there, and every
+  // rank's part of them (and of the rest, unchanged) handed back.
   if (std::string err = gatherToHost(); !err.empty())
     return err;
-  if (std::string err = writeParameter(host.get(), *p, values, count);
-      !err.empty())
-    return err;
+  for (size_t i = 0; i < values.size(); ++i)
+    if (std::string err = writeParameter(host.get(), *params[i],
+                                         values[i].values, values[i].count);
+        !err.empty())
+      return err;
   return copyRanksState(host.get(), ranks, programOf, settings.stateCount,
                         /*toRanks=*/true);
 }

@@ -66,10 +66,11 @@ public:
   std::string saveNow(const std::string &path);
   /// Between steps: every parameter's values now; "" or why not.
   std::string hostParameters(std::map<std::string, std::vector<float>> &out);
-  /// Between steps: parameter `name`'s values (all of them) into every
-  /// rank that holds a part of it; "" or why not.
-  std::string setParameter(const std::string &name, const float *values,
-                           int64_t count);
+  /// Between steps: each parameter's values (all of them) into every
+  /// rank that holds a part of it, the state gathered and handed back
+  /// once; "" or why not.
+  std::string
+  setParameters(const std::vector<Training::ParameterValues> &values);
   /// Every parameter of the model, whole, in checkpoint order.
   const std::vector<Parameter> &parameterList() const { return allParams; }
   /// After the last step: the parameters kept, the devices' figures, the

@@ -72,6 +72,13 @@ private:
 
 } // namespace
 
+/// The loop's figures of a step as the API reports them.
+static StepReport reportOf(const StepFigures &f) {
+  return StepReport{
+      f.step,           f.steps,        f.loss,    f.samplesPerSecond,
+      f.elapsedSeconds, f.learningRate, f.evalLoss};
+}
+
 TrainLoop::Setup loopSetup(const TrainOptions &options,
                            const TrainSettings &settings, int64_t globalBatch) {
   TrainLoop::Setup setup;
@@ -82,8 +89,7 @@ TrainLoop::Setup loopSetup(const TrainOptions &options,
   setup.samplesPath = options.samplesPath;
   if (options.onStep)
     setup.onStep = [onStep = options.onStep](const StepFigures &f) {
-      onStep(StepReport{f.step, f.steps, f.loss, f.samplesPerSecond,
-                        f.elapsedSeconds, f.learningRate, f.evalLoss});
+      onStep(reportOf(f));
     };
   return setup;
 }
@@ -241,9 +247,7 @@ bool Training::next(StepReport &report) {
   StepFigures f;
   if (!impl->loop->next(&f))
     return false;
-  report = StepReport{
-      f.step,           f.steps,        f.loss,    f.samplesPerSecond,
-      f.elapsedSeconds, f.learningRate, f.evalLoss};
+  report = reportOf(f);
   return true;
 }
 
@@ -280,15 +284,9 @@ bool Training::parameters(std::vector<TensorInfo> &info,
     return false;
   }
   std::map<std::string, std::vector<float>> byName;
-  info.clear();
-  if (impl->planned) {
-    error = impl->planned->hostParameters(byName);
-    for (const Parameter &p : impl->planned->parameterList())
-      info.push_back(TensorInfo{p.name, "f32", p.shape});
-  } else {
-    error = impl->jobParameters(byName);
-    info = impl->job->parameters();
-  }
+  info = parameterInfo();
+  error = impl->planned ? impl->planned->hostParameters(byName)
+                        : impl->jobParameters(byName);
   if (!error.empty())
     return false;
   values.clear();
@@ -297,17 +295,32 @@ bool Training::parameters(std::vector<TensorInfo> &info,
   return true;
 }
 
-bool Training::writeParameter(const std::string &name, const float *values,
-                              int64_t count, std::string &error) {
+std::vector<TensorInfo> Training::parameterInfo() const {
+  std::vector<TensorInfo> info;
+  if (!impl->startError.empty())
+    return info;
+  if (impl->planned) {
+    for (const Parameter &p : impl->planned->parameterList())
+      info.push_back(TensorInfo{p.name, "f32", p.shape});
+    return info;
+  }
+  return impl->job->parameters();
+}
+
+bool Training::writeParameters(const std::vector<ParameterValues> &values,
+                               std::string &error) {
   if (!impl->startError.empty()) {
     error = "the run did not start: " + impl->startError;
     return false;
   }
   if (impl->planned) {
-    error = impl->planned->setParameter(name, values, count);
+    error = impl->planned->setParameters(values);
     return error.empty();
   }
-  return impl->job->writeParameter(name, values, count, error);
+  for (const ParameterValues &v : values)
+    if (!impl->job->writeParameter(v.name, v.values, v.count, error))
+      return false;
+  return true;
 }
 
 TrainResult Training::finish() {

@@ -23,6 +23,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -114,6 +115,19 @@ py::array_t<float> parameterArray(const std::vector<float> &values,
   py::array_t<float> a(dims);
   std::copy(values.begin(), values.end(), a.mutable_data());
   return a;
+}
+
+/// A new array of `dims` holding a checkpoint tensor's bytes.
+template <class T>
+py::object filledArray(const std::vector<py::ssize_t> &dims,
+                       const whale::StoredArray &stored) {
+  py::array_t<T> a(dims);
+  if (static_cast<size_t>(a.size()) * sizeof(T) != stored.bytes.size())
+    throw WhaleError("tensor '" + stored.info.name + "' holds " +
+                     std::to_string(stored.bytes.size()) +
+                     " bytes, not its shape's");
+  std::memcpy(a.mutable_data(), stored.bytes.data(), stored.bytes.size());
+  return std::move(a);
 }
 
 /// The dtype character NumPy's buffer format gives an element type.
@@ -210,13 +224,29 @@ public:
     return out;
   }
 
-  void writeParameter(const std::string &name,
-                      py::array_t<float, py::array::c_style> values) {
+  py::list parameterInfo() {
+    py::list out;
+    for (const whale::TensorInfo &t : run->parameterInfo())
+      out.append(py::make_tuple(t.name, t.dtype, t.shape));
+    return out;
+  }
+
+  /// Writes (name, float32 C-contiguous array) pairs, shapes checked by the
+  /// caller (whale.Run.set_parameters), in one pass over the ranks.
+  void writeParameters(const py::list &pairs) {
+    std::vector<py::array_t<float, py::array::c_style>> keep;
+    std::vector<whale::Training::ParameterValues> values;
+    for (py::handle h : pairs) {
+      auto pair = h.cast<py::tuple>();
+      keep.push_back(pair[1].cast<py::array_t<float, py::array::c_style>>());
+      values.push_back({pair[0].cast<std::string>(), keep.back().data(),
+                        static_cast<int64_t>(keep.back().size())});
+    }
     std::string error;
     bool ok;
     {
       py::gil_scoped_release release;
-      ok = run->writeParameter(name, values.data(), values.size(), error);
+      ok = run->writeParameters(values, error);
     }
     if (!ok)
       throw WhaleError(error);
@@ -456,6 +486,31 @@ PYBIND11_MODULE(_whale, m) {
       py::arg("profile"), py::arg("top"), py::arg("jobs"), py::arg("progress"));
 
   m.def(
+      "read_tensors",
+      [](const std::string &path) {
+        std::vector<whale::StoredArray> arrays;
+        std::string error;
+        bool ok;
+        {
+          py::gil_scoped_release release;
+          ok = whale::readTensors(path, arrays, error);
+        }
+        if (!ok)
+          throw WhaleError(error);
+        py::dict out;
+        for (whale::StoredArray &a : arrays) {
+          std::vector<py::ssize_t> dims(a.info.shape.begin(),
+                                        a.info.shape.end());
+          out[py::str(a.info.name)] =
+              a.info.dtype == "f32"   ? filledArray<float>(dims, a)
+              : a.info.dtype == "i32" ? filledArray<int32_t>(dims, a)
+                                      : filledArray<int64_t>(dims, a);
+        }
+        return out;
+      },
+      py::arg("path"));
+
+  m.def(
       "report_html",
       [](const std::string &metrics, const std::string &plan,
          const std::string &trace) {
@@ -483,7 +538,8 @@ PYBIND11_MODULE(_whale, m) {
       .def("steps_done", &PyTraining::stepsDone)
       .def("save", &PyTraining::save)
       .def("parameters", &PyTraining::parameters)
-      .def("write_parameter", &PyTraining::writeParameter)
+      .def("parameter_info", &PyTraining::parameterInfo)
+      .def("write_parameters", &PyTraining::writeParameters)
       .def("finish", &PyTraining::finish);
 
   py::class_<whale::Job>(m, "Job")

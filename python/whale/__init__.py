@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 import tempfile
 from dataclasses import dataclass, field
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping,
@@ -596,7 +595,8 @@ class Run:
         """Writes parameters by name, between steps or after the run,
         into every rank that holds part of them, bit for bit; each array
         must have the parameter's shape."""
-        shapes = {k: v.shape for k, v in self._native.parameters().items()}
+        shapes = {n: tuple(s) for n, _, s in self._native.parameter_info()}
+        pairs = []
         for name, value in values.items():
             if name not in shapes:
                 raise KeyError(f"no parameter '{name}'")
@@ -604,7 +604,8 @@ class Run:
             if a.shape != shapes[name]:
                 raise ValueError(f"parameter '{name}' has shape "
                                  f"{shapes[name]}, not {a.shape}")
-            self._native.write_parameter(name, a)
+            pairs.append((name, a))
+        self._native.write_parameters(pairs)
 
     def _repr_html_(self) -> str:
         if not self.steps:
@@ -769,40 +770,12 @@ class Job:
 
 
 def load(path: Union[str, os.PathLike]) -> Dict[str, np.ndarray]:
-    """A whole-file checkpoint's (or any safetensors file's) tensors by
-    name, as NumPy arrays. To resume training from it:
-    ``whale.train(program, load=path)`` or ``job.load(path)``."""
-    path = os.fspath(path)
-    if os.path.isdir(path):
-        raise WhaleError(f"'{path}' is a folder of rank files: resume from "
-                         "it with whale.train(program, load=path)")
-    if not os.path.exists(path) and os.path.exists(path + ".safetensors"):
-        path += ".safetensors"
-    with open(path, "rb") as f:
-        raw = f.read(8)
-        if len(raw) != 8:
-            raise WhaleError(f"'{path}' is not a safetensors file")
-        (length,) = struct.unpack("<Q", raw)
-        if length > 100 * 2**20:
-            raise WhaleError(f"'{path}': its header is {length} bytes")
-        header = json.loads(f.read(length))
-        data = f.read()
-    types = {"F32": np.float32, "I32": np.int32, "F16": np.float16,
-             "F64": np.float64, "I64": np.int64, "U8": np.uint8,
-             "I8": np.int8, "U16": np.uint16, "I16": np.int16}
-    out: Dict[str, np.ndarray] = {}
-    for name, t in header.items():
-        if name == "__metadata__":
-            continue
-        if t["dtype"] not in types:
-            raise WhaleError(f"'{path}': tensor '{name}' is "
-                             f"{t['dtype']}, which NumPy cannot hold")
-        begin, end = t["data_offsets"]
-        a = np.frombuffer(data, dtype=types[t["dtype"]], count=(end - begin)
-                          // np.dtype(types[t["dtype"]]).itemsize,
-                          offset=begin)
-        out[name] = a.reshape(t["shape"]).copy()
-    return out
+    """A checkpoint's tensors by name, as NumPy arrays (float32, int32 or
+    int64): a file, or the folder a save made; any safetensors file. Read
+    and checked as loading checks it (layout and checksums). To resume
+    training from it: ``whale.train(program, load=path)`` or
+    ``job.load(path)``."""
+    return _whale.read_tensors(os.fspath(path))
 
 
 def empty(shape: Union[int, Sequence[int]],

@@ -88,8 +88,6 @@ Status CpuDevice::pool2dBackward(bool max, View<const float> x,
   return Status::ok();
 }
 
-CpuDevice::~CpuDevice() = default;
-
 DnnlConv *CpuDevice::dnnl() {
   static const bool enabled = DnnlConv::enabled();
   if (!enabled)

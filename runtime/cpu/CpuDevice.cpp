@@ -25,6 +25,8 @@ CpuDevice::CpuDevice(std::string name, CpuDeviceOptions options)
              std::make_unique<CachingAllocator>(name, options.memoryLimit)),
       pool_(options.threads), share_(std::move(options.share)) {}
 
+CpuDevice::~CpuDevice() = default;
+
 Status CpuDevice::joinShare() {
   if (share_)
     for (pid_t tid : pool_.workerThreadIds())

@@ -9,7 +9,6 @@
 #include <functional>
 #include <map>
 #include <mutex>
-#include <set>
 #include <tuple>
 
 #if WHALE_HAVE_DNNL
