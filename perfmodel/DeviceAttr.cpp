@@ -8,7 +8,10 @@ DeviceAttr perf::deviceAttrOf(mlir::MLIRContext *ctx,
                               const DeviceDescription &d) {
   return DeviceAttr::get(
       ctx, mlir::FloatAttr::get(mlir::Float64Type::get(ctx), rateOf(d)),
-      d.memory, d.gpu, d.threads, d.model, d.sms, d.contexts);
+      d.memory, d.gpu, d.threads, d.model, d.sms, d.contexts,
+      d.cpuShare < 1
+          ? mlir::FloatAttr::get(mlir::Float64Type::get(ctx), d.cpuShare)
+          : mlir::FloatAttr());
 }
 
 perf::DeviceDescription perf::describeDevice(DeviceAttr attr) {
@@ -20,5 +23,7 @@ perf::DeviceDescription perf::describeDevice(DeviceAttr attr) {
   out.sms = static_cast<int>(attr.getSms());
   out.contexts = static_cast<int>(attr.getContexts());
   out.gpu = attr.getGpu() || !out.model.empty();
+  if (mlir::FloatAttr share = attr.getShare())
+    out.cpuShare = share.getValueAsDouble();
   return out;
 }

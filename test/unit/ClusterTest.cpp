@@ -246,13 +246,17 @@ TEST(ClusterFile, ACpuShareIsItsPartOfTheTimeAndPricedSo) {
 namespace {
 
 // A device crosses into the IR and back as one description: its place
-// stays with the cluster, its kind, sheet, rate, threads, memory and share
-// of its GPU travel (the rate as the one it is balanced by).
+// stays with the cluster, its kind, sheet, rate, threads, memory, share
+// of its GPU and share of its cores' time travel (the rate as the one it
+// is balanced by; a share the planner left behind priced the shared
+// device's memory traffic at the whole core's bandwidth, issue 88).
 TEST(ClusterFile, ADeviceIsTheSameDescriptionInTheIr) {
   whale::Cluster c;
   std::string error;
   ASSERT_TRUE(whale::parseCluster(
-      "cuda:1@model=H200,cuda:1@sms=40,cpu:1@threads=3,mem=2GiB", c, error))
+      "cuda:1@model=H200,cuda:1@sms=40,cpu:1@threads=3,mem=2GiB,"
+      "cpu:1@threads=1,share=0.25",
+      c, error))
       << error;
   mlir::MLIRContext ctx;
   ctx.loadDialect<whale::WhaleDialect>();
@@ -269,7 +273,11 @@ TEST(ClusterFile, ADeviceIsTheSameDescriptionInTheIr) {
     EXPECT_EQ(back.memory, d.memory);
     EXPECT_EQ(back.sms, d.sms);
     EXPECT_EQ(back.contexts, d.contexts);
+    EXPECT_DOUBLE_EQ(back.cpuShare, d.cpuShare);
+    EXPECT_DOUBLE_EQ(whale::perf::deviceModelOf(back).memoryBandwidth,
+                     whale::perf::deviceModelOf(d).memoryBandwidth);
   }
+  EXPECT_DOUBLE_EQ(whale::describe(c.devices[3], 5).cpuShare, 0.25);
   // The cluster's own fields: a CPU device with no threads takes the
   // run's share; a GPU is named by its kind.
   EXPECT_EQ(c.devices[2].threads, 3);

@@ -16,7 +16,7 @@ using namespace whale;
 LogicalResult DeviceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  FloatAttr rate, int64_t memory, bool gpu,
                                  int64_t threads, StringRef model, int64_t sms,
-                                 int64_t contexts) {
+                                 int64_t contexts, FloatAttr share) {
   const double flops = rate ? rate.getValueAsDouble() : 0;
   if (!(flops > 0) || !std::isfinite(flops))
     return emitError() << "a device's rate must be positive, got " << flops;
@@ -34,6 +34,16 @@ LogicalResult DeviceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "the contexts on a device's GPU count itself (1: a "
                           "GPU of its own), got "
                        << contexts;
+  if (share) {
+    const double s = share.getValueAsDouble();
+    if (!(s > 0 && s <= 1))
+      return emitError() << "a CPU device's share of its cores is in (0, 1], "
+                            "got "
+                         << s;
+    if (gpu || !model.empty())
+      return emitError() << "a share of cores' time is a CPU device's; a "
+                            "GPU's share is its SMs (sms)";
+  }
   return success();
 }
 

@@ -289,9 +289,11 @@ def Whale_DeviceAttr : Whale_Attr<"Device", "device"> {
     (perfmodel/DeviceSpeed.h's DeviceDescription): its rate in FLOP/s, its
     memory limit in bytes (0: none), whether it is a GPU, its threads, its
     data sheet's name (`model`, "" for none), its share of its GPU's SMs
-    (`sms`, 0: all) and the contexts side by side on its GPU (`contexts`,
-    1: a GPU of its own). The textual form lists what differs from those
-    defaults:
+    (`sms`, 0: all), the contexts side by side on its GPU (`contexts`,
+    1: a GPU of its own) and a CPU device's share of its cores' time
+    (`share`, cpu:N@share=S; absent: whole). Its rate is already the
+    share's; the share scales the memory traffic it prices too. The textual
+    form lists what differs from those defaults:
 
       #whale.device<flops = 1.0e13, memory = 1024, gpu = true, model = "H100">
   }];
@@ -302,7 +304,8 @@ def Whale_DeviceAttr : Whale_Attr<"Device", "device"> {
     DefaultValuedParameter<"int64_t", "1">:$threads,
     StringRefParameter<"a data sheet's name", "\"\"">:$model,
     DefaultValuedParameter<"int64_t", "0">:$sms,
-    DefaultValuedParameter<"int64_t", "1">:$contexts);
+    DefaultValuedParameter<"int64_t", "1">:$contexts,
+    OptionalParameter<"::mlir::FloatAttr">:$share);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

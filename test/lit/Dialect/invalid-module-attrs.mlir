@@ -300,6 +300,18 @@ module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e9, 
 // expected-error @+1 {{failed to parse Whale_ClusterAttr parameter 'devices'}}
 module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e9, contexts = 0>]>} {}
 
+// -----
+
+// expected-error @+2 {{a CPU device's share of its cores is in (0, 1], got 1.5}}
+// expected-error @+1 {{failed to parse Whale_ClusterAttr parameter 'devices'}}
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e9, share = 1.5 : f64>]>} {}
+
+// -----
+
+// expected-error @+2 {{a share of cores' time is a CPU device's; a GPU's share is its SMs (sms)}}
+// expected-error @+1 {{failed to parse Whale_ClusterAttr parameter 'devices'}}
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e9, gpu = true, share = 0.5 : f64>]>} {}
+
 
 // -----
 

@@ -17,3 +17,10 @@ module attributes {whale.config = #whale.settings<schedule = "1f1b", num_micro_b
 // GPU; the printed form leaves out what is the default.
 // CHECK: whale.cluster = #whale.cluster<[<flops = 5.000000e+10 : f64, threads = 4>, <flops = 1.000000e+13 : f64, memory = 1024, gpu = true, model = "H100">, <flops = 1.000000e+13 : f64, gpu = true, sms = 66, contexts = 2>]>
 module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 5.0e10, threads = 4>, #whale.device<flops = 1.0e13, memory = 1024, gpu = true, model = "H100">, #whale.device<flops = 1.0e13, gpu = true, threads = 1, sms = 66, contexts = 2>]>} {}
+
+// -----
+
+// A CPU device given a quarter of its core's time (cpu:1@share=0.25): its
+// rate is already the share's; the share prices its memory traffic too.
+// CHECK: whale.cluster = #whale.cluster<[<flops = 1.000000e+10 : f64>, <flops = 2.500000e+09 : f64, share = 2.500000e-01 : f64>]>
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e10>, #whale.device<flops = 2.5e9, share = 0.25 : f64>]>} {}

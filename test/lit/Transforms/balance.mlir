@@ -214,3 +214,26 @@ func.func @no_grid(%x: tensor<4x16xf32>) -> tensor<f32> attributes {whale.model,
   return %l : tensor<f32>
 }
 }
+
+// -----
+
+// A device given a quarter of its core's time (cpu:1@share=0.25) moves
+// bytes only while the kernel lets it run: its memory traffic is priced
+// at a quarter of the core's bandwidth too, so a model of memory-bound ops
+// (an add and a relu of 16 KiB rows) gives it a quarter of the rows. Left
+// at the whole core's bandwidth, as before the share was carried into the
+// IR, the two devices priced alike and split the batch 32 / 32 (issue 88).
+// CHECK-LABEL: func.func @memory_bound_share
+// CHECK-SAME: local_batches = array<i64: 51, 13>
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e11>, #whale.device<flops = 2.5e10, share = 0.25 : f64>]>} {
+func.func @memory_bound_share(%x: tensor<64x4096xf32>) -> tensor<f32> attributes {whale.model, whale.plan = {devices = 2 : i64, global_batch = 64 : i64, grid = array<i64: 0, 1>, micro_batch = 32 : i64, micro_batches = 1 : i64, replicas = 2 : i64, schedule = "1f1b", shards = array<i64: 1>, stages = 1 : i64}} {
+  %l = whale.taskgraph replicate -> (tensor<f32>) attributes {stage = 0 : i64, virtual_device = array<i64: 0, 1>} {
+    %b = whale.param "m/b" zeros [] : tensor<4096xf32>
+    %h = whale.add %x, %b : tensor<64x4096xf32>, tensor<4096xf32> -> tensor<64x4096xf32>
+    %r = whale.relu %h : tensor<64x4096xf32>
+    %m = whale.reduce_mean %r axes = [0, 1] : tensor<64x4096xf32> -> tensor<f32>
+    whale.yield %m : tensor<f32>
+  }
+  return %l : tensor<f32>
+}
+}
