@@ -84,6 +84,26 @@ def samples_per_s(whale, cluster, steps, skip, extra=(), script=SCRIPT,
             shares[0].split(":")[1].strip() if shares else "")
 
 
+def predicted_samples_per_s(whale, cluster, extra=(), script=SCRIPT,
+                            batch=384):
+    """What `whale sim` predicts for the plan `whale run` would make."""
+    out = subprocess.run([whale, "sim", script, "--cluster", cluster,
+                          "--json", "--define", f"BATCH={batch}", *extra],
+                         check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)["samples_per_s"]
+
+
+def one_device_cluster(cluster, i):
+    """A cluster file of device i of `cluster` alone (its probed rate)."""
+    c = json.load(open(cluster))
+    c["nodes"] = [dict(c["nodes"][0],
+                       devices=[c["nodes"][0]["devices"][i]])]
+    path = tempfile.mktemp(suffix=".json")
+    with open(path, "w") as f:
+        json.dump(c, f)
+    return path
+
+
 GPT = os.path.join(ROOT, "examples", "gpt_scaled.whl")
 GPT_SIZES = ["D=768", "HEADS=12", "T=256", "LAYERS=4", "VOCAB=8192",
              "BATCH=64", "STAGES=2", "MICRO=1"]
@@ -250,14 +270,39 @@ def main():
         if args.split:
             os.unlink(script)
     ideal = fast + slow
-    print(f"\n| plan | samples per device | samples/s | of ideal |")
-    print(f"|---|---|---|---|")
-    print(f"| {names[0]} alone | {args.batch} | {fast:.0f} | |")
-    print(f"| {names[1]} alone | {args.batch} | {slow:.0f} | |")
-    print(f"| even | {shares_e} | {even:.0f} | {even / ideal:.1%} |")
-    print(f"| balanced | {shares_b} | {balanced:.0f} | {balanced / ideal:.1%} |")
-    print(f"| ideal (sum alone) | | {ideal:.0f} | 100% |")
-    print(f"\nbalanced / even: {balanced / even:.2f}x")
+    # The simulator's figure for each plan, on the probed rates (each
+    # device alone from its own line of the probed cluster).
+    alone = [one_device_cluster(cluster, i) for i in range(2)]
+    p_fast, p_slow = (predicted_samples_per_s(args.whale, a, batch=args.batch)
+                      for a in alone)
+    for a in alone:
+        os.unlink(a)
+    script = split_script() if args.split else SCRIPT
+    try:
+        p_balanced = predicted_samples_per_s(args.whale, cluster,
+                                             script=script, batch=args.batch)
+        p_even = predicted_samples_per_s(args.whale, cluster, ["--even"],
+                                         script=script, batch=args.batch)
+    finally:
+        if args.split:
+            os.unlink(script)
+
+    def row(name, shares, measured, predicted, of_ideal=True):
+        ideal_part = f"{measured / ideal:.1%}" if of_ideal else ""
+        print(f"| {name} | {shares} | {measured:.0f} | {predicted:.0f} | "
+              f"{predicted / measured - 1:+.1%} | {ideal_part} |")
+
+    print(f"\n| plan | samples per device | samples/s | whale sim | "
+          f"sim error | of ideal |")
+    print(f"|---|---|---|---|---|---|")
+    row(f"{names[0]} alone", args.batch, fast, p_fast, False)
+    row(f"{names[1]} alone", args.batch, slow, p_slow, False)
+    row("even", shares_e, even, p_even)
+    row("balanced", shares_b, balanced, p_balanced)
+    print(f"| ideal (sum alone) | | {ideal:.0f} | | | 100% |")
+    gain, predicted_gain = balanced / even, p_balanced / p_even
+    print(f"\nbalanced / even: {gain:.2f}x measured, {predicted_gain:.2f}x "
+          f"predicted by whale sim ({gain / predicted_gain:.0%} of it)")
     os.unlink(cluster)
 
 

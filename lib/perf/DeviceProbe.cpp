@@ -2,6 +2,7 @@
 
 #include "lib/perf/DeviceProbe.h"
 
+#include "perfmodel/DeviceModel.h"
 #include "runtime/WhaleRuntime.h"
 
 #include <algorithm>
@@ -72,6 +73,18 @@ double probeGemmFlops(const std::string &device, int threads, int64_t n,
   for (whale_rt_tensor *x : t)
     whale_rt_tensor_release(ctx.get(), x);
   return best;
+}
+
+double modelRateOfProbe(double measured, const perf::DeviceDescription &d,
+                        int64_t n) {
+  perf::DeviceDescription at = d;
+  at.flops = measured;
+  perf::OpCost gemm;
+  gemm.matmul = true;
+  gemm.m = gemm.n = gemm.k = n;
+  gemm.flops = 2.0 * double(n) * double(n) * double(n);
+  const double efficiency = perf::gemmEfficiency(gemm, perf::deviceModelOf(at));
+  return efficiency > 0 ? measured / efficiency : measured;
 }
 
 } // namespace whale

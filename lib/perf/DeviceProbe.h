@@ -3,13 +3,16 @@
 //
 // `whale devices --probe` times a square f32 GEMM on a device (a CPU device
 // of the given threads, or a GPU), through the same runtime the rank
-// programs call, and reports the best of several runs in FLOP/s: the rate
-// the balance pass divides work by.
+// programs call, and reports the best of several runs in FLOP/s; the
+// rate the planner prices the device at is the one at which the cost model
+// predicts that GEMM in the time it took (modelRateOfProbe).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef WHALE_LIB_PERF_DEVICEPROBE_H
 #define WHALE_LIB_PERF_DEVICEPROBE_H
+
+#include "perfmodel/DeviceSpeed.h"
 
 #include <cstdint>
 #include <string>
@@ -25,6 +28,16 @@ namespace whale {
 double probeGemmFlops(const std::string &device, int threads, int64_t n,
                       double seconds, std::string &error,
                       bool sustained = false);
+
+/// The rate the cost model prices `d` at (its peak, before the GEMM
+/// efficiency perf::gemmEfficiency takes off a product of a shape) such
+/// that it predicts the probe's n x n x n GEMM in the time it took:
+/// `measured` over the efficiency the model gives that GEMM on `d`. The
+/// probe's rate as it stands would be discounted twice (a 1,024-cube
+/// GEMM on a one-thread CPU device: 0.94 of it again), and every plan
+/// priced about 6% slow.
+double modelRateOfProbe(double measured, const perf::DeviceDescription &d,
+                        int64_t n);
 
 } // namespace whale
 

@@ -2,6 +2,8 @@
 
 #include "test/unit/ShareProbe.h"
 
+#include "perfmodel/DeviceModel.h"
+
 #include <gtest/gtest.h>
 
 namespace {
@@ -24,6 +26,30 @@ TEST(DeviceProbe, AShareIsMeasuredUnderItsQuota) {
   EXPECT_LT(quarter, 0.6 * full)
       << quarter / 1e9 << " against " << full / 1e9 << " GFLOP/s";
   EXPECT_GT(quarter, 0.05 * full);
+}
+
+// The rate a probe gives the planner is the one at which the cost model
+// prices the probe's own GEMM at the time it took: on a one-thread CPU
+// device the model takes a 1,024-cube GEMM at 1024 / (1024 + 64) of its
+// rate (perf::gemmEfficiency), so that rate is the measured one over it,
+// and pricing the GEMM at it gives back the measured time.
+TEST(DeviceProbe, TheModelsRatePricesTheProbesGemmAtItsMeasuredTime) {
+  whale::perf::DeviceDescription d;
+  d.threads = 1;
+  const double measured = 100e9;
+  const double rate = whale::modelRateOfProbe(measured, d, 1024);
+  EXPECT_DOUBLE_EQ(rate, measured * (1024.0 + 64.0) / 1024.0);
+  d.flops = rate;
+  whale::perf::OpCost gemm;
+  gemm.matmul = true;
+  gemm.m = gemm.n = gemm.k = 1024;
+  gemm.flops = 2.0 * 1024 * 1024 * 1024;
+  const whale::perf::DeviceModel model = whale::perf::deviceModelOf(d);
+  EXPECT_NEAR(whale::perf::opSeconds(gemm, model) - model.launchSeconds,
+              gemm.flops / measured, 1e-12);
+  // Under a share too: its rate is already the share's.
+  d.cpuShare = 0.25;
+  EXPECT_DOUBLE_EQ(whale::modelRateOfProbe(measured / 4, d, 1024), rate / 4);
 }
 
 } // namespace

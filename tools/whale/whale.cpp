@@ -56,6 +56,7 @@
 #include <map>
 #include <new>
 #include <optional>
+#include <set>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -804,6 +805,7 @@ int devicesCommand(int argc, char **argv) {
   int shared = whale::sharedThreads(c, 0);
   std::vector<std::string> source(c.devices.size(), "declared");
   std::map<std::string, double> measured; // by the device probed
+  std::set<std::string> said;
   bool saidKernels = false;
   for (size_t i = 0; i < c.devices.size(); ++i) {
     whale::DeviceSpec &d = c.devices[i];
@@ -849,8 +851,16 @@ int devicesCommand(int argc, char **argv) {
         return 1;
       }
     }
-    d.flops = measured[key];
+    // The cost model's rate for it: the one at which it prices the probe's
+    // GEMM at the time it took (DeviceProbe.h).
     d.threads = threads;
+    d.flops = whale::modelRateOfProbe(measured[key], whale::describe(d, shared),
+                                      gpu ? 4096 : 1024);
+    if (said.insert(key).second)
+      std::cerr << llvm::formatv("  {0:F1} GFLOP/s on its GEMM; the cost "
+                                 "model's rate {1:F1}\n",
+                                 measured[key] / 1e9, d.flops / 1e9)
+                       .str();
     source[i] = "measured";
   }
   std::vector<double> rates = whale::deviceRates(c, shared);
