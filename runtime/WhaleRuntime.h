@@ -394,6 +394,7 @@ whale_rt_rms_norm_grad_residual(whale_rt_context *ctx, whale_rt_tensor *x,
                                 whale_rt_tensor *weight, double eps,
                                 whale_rt_tensor *dy, whale_rt_tensor *residual,
                                 whale_rt_tensor *dx, whale_rt_tensor *dweight);
+/* dx or dw may be null (not both): that gradient is not computed. */
 whale_rt_status whale_rt_conv2d_grad(whale_rt_context *ctx, whale_rt_tensor *x,
                                      whale_rt_tensor *w, whale_rt_tensor *dy,
                                      const int64_t *geometry,

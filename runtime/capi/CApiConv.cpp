@@ -105,24 +105,36 @@ whale_rt_status whale_rt_conv2d_grad(whale_rt_context *ctx, whale_rt_tensor *x,
                                      const int64_t *geometry,
                                      whale_rt_tensor *dx, whale_rt_tensor *dw) {
   return traced(ctx, "conv2d_grad", {dx, dw}, [&]() -> whale_rt_status {
-    if (whale_rt_status s = needF32(
-            ctx, "conv2d_grad",
-            {{"x", x}, {"w", w}, {"dy", dy}, {"dx", dx}, {"dw", dw}}))
+    if (whale_rt_status s =
+            needF32(ctx, "conv2d_grad", {{"x", x}, {"w", w}, {"dy", dy}}))
       return s;
+    // A gradient nobody reads (an image's, at the network's first
+    // convolution) is left out: null.
+    if (!dx && !dw)
+      return ctx->invalid("conv2d_grad: 'dx' and 'dw' are both null");
+    for (auto [name, t] : {std::pair{"dx", dx}, std::pair{"dw", dw}})
+      if (t && t->tensor.dtype() != DType::F32)
+        return ctx->invalid(std::string("conv2d_grad: '") + name + "' is " +
+                            dtypeName(t->tensor.dtype()) + ", expected f32");
     Window2d win;
     int64_t groups = 1;
     Shape y;
     if (whale_rt_status s =
             convWindow(ctx, "conv2d_grad", x, w, geometry, win, groups, y))
       return s;
-    if (shapeOf(dy) != y || shapeOf(dx) != shapeOf(x) ||
-        shapeOf(dw) != shapeOf(w))
+    if (shapeOf(dy) != y || (dx && shapeOf(dx) != shapeOf(x)) ||
+        (dw && shapeOf(dw) != shapeOf(w)))
       return ctx->invalid("conv2d_grad: dy must be " + shapeString(y) +
                           ", dx and dw the shapes of x and w");
-    View<float> vdx = dx->tensor.view<float>(), vdw = dw->tensor.view<float>();
+    View<float> vdx, vdw;
+    if (dx)
+      vdx = dx->tensor.view<float>();
+    if (dw)
+      vdw = dw->tensor.view<float>();
     return ran(ctx, ctx->device->conv2dBackward(
                         x->tensor.cview<float>(), w->tensor.cview<float>(),
-                        dy->tensor.cview<float>(), win, groups, &vdx, &vdw));
+                        dy->tensor.cview<float>(), win, groups,
+                        dx ? &vdx : nullptr, dw ? &vdw : nullptr));
   });
 }
 

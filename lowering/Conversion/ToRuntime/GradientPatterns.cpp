@@ -148,9 +148,14 @@ void whale::populateGradientRuntimePatterns(RewritePatternSet &patterns,
   addRuntimePattern<Conv2dGradOp>(
       p, l, [](Conv2dGradOp g, ValueRange in, RuntimeCalls &rt) {
         Handles out = rt.tensorsFor(g);
-        rt.call(
-            WHALE_RT_FN(conv2d_grad),
-            {rt.ctx, in[0], in[1], in[2], convGeometry(g, rt), out[0], out[1]});
+        // A gradient nothing reads is not computed (the image's, at the
+        // first convolution: a data gradient as costly as the forward).
+        auto wanted = [&](unsigned i) {
+          return g->getResult(i).use_empty() ? rt.null() : out[i];
+        };
+        rt.call(WHALE_RT_FN(conv2d_grad),
+                {rt.ctx, in[0], in[1], in[2], convGeometry(g, rt), wanted(0),
+                 wanted(1)});
         return out;
       });
   addRuntimePattern<Pool2dGradOp>(

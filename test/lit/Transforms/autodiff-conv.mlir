@@ -3,7 +3,9 @@
 
 // A convolution and a pooling differentiate into their gradient ops, with
 // the forward op's window, groups and kind; only the weight's gradient of
-// the first convolution is used, but conv2d_grad makes both.
+// the first convolution is used, but conv2d_grad makes both; the runtime
+// call passes null for the input's gradient nothing reads, and the runtime
+// leaves it out.
 // CHECK-LABEL: func.func @m_grad
 // CHECK-SAME: whale.gradients = ["m/w"]
 // CHECK: %[[Y:.*]] = whale.conv2d %[[X:.*]], %[[W:.*]] stride = [2, 2] padding = [1, 1] dilation = [1, 1] groups = 1
@@ -16,7 +18,8 @@
 // RT: llvm.call @whale_rt_conv2d(
 // RT: llvm.call @whale_rt_pool2d(
 // RT: llvm.call @whale_rt_pool2d_grad(
-// RT: llvm.call @whale_rt_conv2d_grad(
+// RT: %[[NONE:.*]] = llvm.mlir.zero : !llvm.ptr
+// RT-NEXT: llvm.call @whale_rt_conv2d_grad(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NONE]], %{{.*}})
 func.func @m(%x: tensor<2x3x8x8xf32>) -> tensor<f32> attributes {whale.model} {
   %w = whale.param "m/w" normal [0.0, 0.02] : tensor<4x3x3x3xf32>
   %y = whale.conv2d %x, %w stride = [2, 2] padding = [1, 1] dilation = [1, 1] groups = 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x4x4xf32>

@@ -103,6 +103,21 @@ TEST_P(ConvShapes, ForwardAndGradientsMatchTheDefinition) {
   EXPECT_LT(worst(TestRuntime::data<float>(y), wy), 1e-5);
   EXPECT_LT(worst(TestRuntime::data<float>(dx), wdx), 1e-5);
   EXPECT_LT(worst(TestRuntime::data<float>(dw), wdw), 1e-5);
+  // Each gradient alone (the other null, as the lowering passes it where
+  // nothing reads it): the same values; neither is refused.
+  whale_rt_tensor *dxAlone = rt.make(WHALE_RT_F32, {k.n, k.c, k.h, k.w}),
+                  *dwAlone =
+                      rt.make(WHALE_RT_F32, {k.o, k.c / k.groups, k.kh, k.kw});
+  ASSERT_EQ(whale_rt_conv2d_grad(rt.ctx, x, w, dy, g.data(), dxAlone, nullptr),
+            WHALE_RT_OK)
+      << whale_rt_last_error(rt.ctx);
+  ASSERT_EQ(whale_rt_conv2d_grad(rt.ctx, x, w, dy, g.data(), nullptr, dwAlone),
+            WHALE_RT_OK)
+      << whale_rt_last_error(rt.ctx);
+  EXPECT_LT(worst(TestRuntime::data<float>(dxAlone), wdx), 1e-5);
+  EXPECT_LT(worst(TestRuntime::data<float>(dwAlone), wdw), 1e-5);
+  EXPECT_EQ(whale_rt_conv2d_grad(rt.ctx, x, w, dy, g.data(), nullptr, nullptr),
+            WHALE_RT_INVALID_ARGUMENT);
 }
 
 INSTANTIATE_TEST_SUITE_P(
