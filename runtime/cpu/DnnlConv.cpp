@@ -101,7 +101,13 @@ struct DnnlConv::Impl {
     WeightsScratch,
     OutDst,
     OutDiffSrc,
-    OutDiffWeights
+    OutDiffWeights,
+    // The weight gradient cut by output channels (weightsByChannels).
+    ChannelSrc,
+    ChannelDiffDst,
+    ChannelDiffWeights,
+    ChannelScratch,
+    ChannelOut
   };
   /// A buffer kept from call to call (fresh memory each call cost its page
   /// faults), and the reorder that fills it or empties it, made once.
@@ -109,6 +115,7 @@ struct DnnlConv::Impl {
     memory buf;
     dnnl::reorder reorder;
     bool haveReorder = false;
+    memory::desc user; ///< the user side `reorder` was made for
     /// A reorder cut along the first dimension, a part a device thread.
     struct Part {
       memory::desc from, to;
@@ -141,9 +148,10 @@ struct DnnlConv::Impl {
       slotted.buf = memory(want, engine);
       slotted.haveReorder = false;
     }
-    if (!slotted.haveReorder) {
+    if (!slotted.haveReorder || slotted.user != user.get_desc()) {
       slotted.reorder = dnnl::reorder(user, slotted.buf);
       slotted.haveReorder = true;
+      slotted.user = user.get_desc();
     }
     slotted.reorder.execute(s, user, slotted.buf);
     return slotted.buf;
@@ -171,9 +179,12 @@ struct DnnlConv::Impl {
   void toUser(const ConvPrimitives &p, int64_t chunk, Role role,
               memory computed, memory user, dnnl::stream &s) {
     Slot &slotted = slot(p, chunk, role);
-    if (!slotted.haveReorder) {
+    if (!slotted.haveReorder || slotted.user != user.get_desc() ||
+        slotted.buf.get_desc() != computed.get_desc()) {
       slotted.reorder = dnnl::reorder(computed, user);
       slotted.haveReorder = true;
+      slotted.user = user.get_desc();
+      slotted.buf = computed; // only its layout is compared
     }
     slotted.reorder.execute(s, computed, user);
   }
@@ -182,6 +193,12 @@ struct DnnlConv::Impl {
                              const View<const float> &w, const Window2d &win,
                              int64_t groups, const Shape &y);
   void makeBackward(ConvPrimitives &p);
+  /// The weight gradient cut by output channels at multiples of 16, a
+  /// part a device thread, each over the whole batch: no partial gradients
+  /// to add and each part reordered into its own rows of dw.
+  Status weightsByChannels(View<const float> x, View<const float> w,
+                           View<const float> dy, const Window2d &win,
+                           View<float> &dw);
   /// Runs fn(chunk, begin, samples) on the device's threads, one chunk a
   /// thread, each with oneDNN held to that one thread (no OpenMP team: the
   /// device's own threads do the work, under its pinning and its share).
@@ -293,6 +310,60 @@ void DnnlConv::Impl::reorderOnPool(Slot &slot, memory from, memory to) {
       s.wait();
     }
   });
+}
+
+Status DnnlConv::Impl::weightsByChannels(View<const float> x,
+                                         View<const float> w,
+                                         View<const float> dy,
+                                         const Window2d &win, View<float> &dw) {
+  const int64_t o = w.shape[0], blocks = o / 16;
+  const int64_t count =
+      std::max<int64_t>(1, std::min<int64_t>(pool->size(), blocks));
+  const int64_t perOut = w.shape[1] * w.shape[2] * w.shape[3];
+  auto bound = [&](int64_t k) {
+    return k == count ? o : 16 * (blocks * k / count);
+  };
+  // Every part's primitives made here, on the driving thread.
+  std::vector<ConvPrimitives *> ps(static_cast<size_t>(count));
+  for (int64_t k = 0; k < count; ++k) {
+    const int64_t oc = bound(k + 1) - bound(k);
+    View<const float> part{w.data + bound(k) * perOut,
+                           {oc, w.shape[1], w.shape[2], w.shape[3]}};
+    ps[k] = &primitives(x.shape[0], x, part, win, 1,
+                        {dy.shape[0], oc, dy.shape[2], dy.shape[3]});
+    makeBackward(*ps[k]);
+  }
+  const memory::desc wholeDy(
+      {dy.shape[0], dy.shape[1], dy.shape[2], dy.shape[3]},
+      memory::data_type::f32, Tag::nchw);
+  return eachChunk(
+      Chunks(count, static_cast<int>(count)), [&](int64_t k, int64_t, int64_t) {
+        ConvPrimitives &p = *ps[k];
+        dnnl::stream s(engine);
+        memory userSrc(p.userSrc, engine, const_cast<float *>(x.data));
+        memory src =
+            toLayout(p, k, ChannelSrc, userSrc, p.bwdWeightsPd.src_desc(), s);
+        // This part's channels of dy, read in place.
+        const memory::dims dims = p.userDst.dims();
+        memory userDy(wholeDy.submemory_desc(dims, {0, bound(k), 0, 0}), engine,
+                      const_cast<float *>(dy.data));
+        memory diffDst = toLayout(p, k, ChannelDiffDst, userDy,
+                                  p.bwdWeightsPd.diff_dst_desc(), s);
+        memory userDw(p.userWeights, engine, dw.data + bound(k) * perOut);
+        const bool direct = p.bwdWeightsPd.diff_weights_desc() == p.userWeights;
+        memory diffW = direct ? userDw
+                              : buffer(p, k, ChannelDiffWeights,
+                                       p.bwdWeightsPd.diff_weights_desc());
+        p.bwdWeights.execute(s, {{DNNL_ARG_SRC, src},
+                                 {DNNL_ARG_DIFF_DST, diffDst},
+                                 {DNNL_ARG_DIFF_WEIGHTS, diffW},
+                                 {DNNL_ARG_SCRATCHPAD,
+                                  buffer(p, k, ChannelScratch,
+                                         p.bwdWeightsPd.scratchpad_desc())}});
+        if (!direct)
+          toUser(p, k, ChannelOut, diffW, userDw, s);
+        s.wait();
+      });
 }
 
 Status DnnlConv::Impl::eachChunk(
@@ -409,6 +480,17 @@ Status DnnlConv::backward(View<const float> x, View<const float> w,
   return guarded("convolution gradient", [&]() -> Status {
     if (!dx && !dw)
       return Status::ok();
+    // Where the weights outweigh the batch's input (ResNet's last stages
+    // at small images), their gradient is cut by output channels: cut by
+    // samples, each thread's partial gradient of all the weights was added
+    // and reordered after, three more passes over them than the compute.
+    if (dw && groups == 1 && impl->pool->size() > 1 && w.shape[0] >= 32 &&
+        w.numel() >= x.numel()) {
+      if (dx)
+        if (Status st = backward(x, w, dy, win, groups, dx, nullptr); !st)
+          return st;
+      return impl->weightsByChannels(x, w, dy, win, *dw);
+    }
     const Chunks chunks(x.shape[0], impl->pool->size());
     std::vector<ConvPrimitives *> ps(static_cast<size_t>(chunks.count));
     for (int64_t i = 0; i < chunks.count; ++i) {

@@ -124,12 +124,16 @@ INSTANTIATE_TEST_SUITE_P(
     Windows, ConvShapes,
     ::testing::Values(
         // n, c, h, w, o, kh, kw, sh, sw, ph, pw, dh, dw, groups
-        Conv{2, 3, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1},  // same padding
-        Conv{3, 4, 9, 7, 6, 3, 2, 2, 1, 0, 1, 1, 1, 2},  // stride, groups
+        Conv{2, 3, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1},   // same padding
+        Conv{3, 4, 9, 7, 6, 3, 2, 2, 1, 0, 1, 1, 1, 2},   // stride, groups
         Conv{1, 2, 10, 10, 2, 3, 3, 1, 2, 2, 0, 2, 1, 1}, // dilation
-        Conv{2, 6, 5, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 6},  // depthwise
-        Conv{2, 3, 7, 7, 5, 7, 7, 2, 2, 3, 3, 1, 1, 1},  // a ResNet stem
-        Conv{4, 8, 4, 4, 16, 1, 1, 1, 1, 0, 0, 1, 1, 1}, // 1x1
+        Conv{2, 6, 5, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 6},   // depthwise
+        Conv{2, 3, 7, 7, 5, 7, 7, 2, 2, 3, 3, 1, 1, 1},   // a ResNet stem
+        Conv{4, 8, 4, 4, 16, 1, 1, 1, 1, 0, 0, 1, 1, 1},  // 1x1
+        // Weights outweighing the batch's input: their gradient cut by
+        // output channels on oneDNN's path (48 = 16 + 32, 64 = 32 + 32).
+        Conv{2, 32, 3, 3, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+        Conv{3, 64, 2, 2, 64, 1, 1, 1, 1, 0, 0, 1, 1, 1},
         // 38 MB of columns a sample: one sample per chunk of the composed
         // convolution (64 MB), the weight gradient added over chunks.
         Conv{2, 64, 128, 128, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1}));
