@@ -28,6 +28,20 @@ int32_t argmax(const float *scores, int64_t n) {
   return best;
 }
 
+/// score[c] += v * w[c] for c < n, in blocks of 16 that the compiler turns
+/// into vector instructions at -O2 (a loop of unknown length it left
+/// scalar: a dense teacher's labels took a tenth of a ResNet-50 run's CPU
+/// time). Each score's sum keeps its order: the same labels.
+void addScaled(float *__restrict score, float v, const float *__restrict w,
+               int64_t n) {
+  int64_t c = 0;
+  for (; c + 16 <= n; c += 16)
+    for (int l = 0; l < 16; ++l)
+      score[c + l] += v * w[c + l];
+  for (; c < n; ++c)
+    score[c] += v * w[c];
+}
+
 } // namespace
 
 SyntheticSource::SyntheticSource(uint64_t seed, int64_t batch, int64_t features,
@@ -83,34 +97,37 @@ void SyntheticSource::makeTeacher() {
 
 void SyntheticSource::label(const float *x, int32_t *y, int64_t begin,
                             int64_t end) const {
-  std::vector<float> scores(static_cast<size_t>(classes));
-  std::vector<float> low(static_cast<size_t>(kTeacherRank));
-  for (int64_t b = begin; b < end; ++b) {
-    const float *row = x + b * features;
-    std::fill(scores.begin(), scores.end(), 0.0f);
-    if (factor.empty()) {
-      // Each class's score summed over the features in order, as the
-      // teacher always summed it: the same labels.
-      for (int64_t j = 0; j < features; ++j) {
-        const float v = row[j], *w = teacher.data() + j * classes;
-        for (int64_t c = 0; c < classes; ++c)
-          scores[c] += v * w[c];
-      }
-    } else {
-      std::fill(low.begin(), low.end(), 0.0f);
-      for (int64_t j = 0; j < features; ++j) {
-        const float v = row[j], *u = teacher.data() + j * kTeacherRank;
-        for (int64_t k = 0; k < kTeacherRank; ++k)
-          low[k] += v * u[k];
-      }
-      for (int64_t k = 0; k < kTeacherRank; ++k) {
-        const float v = low[k], *w = factor.data() + k * classes;
-        for (int64_t c = 0; c < classes; ++c)
-          scores[c] += v * w[c];
+  // The rows' scores side by side, each feature's teacher row read once
+  // for all of them (a dense teacher of 1,000 classes over a 64 x 64 image
+  // is 49 MB). Each score still sums over the features in order, as the
+  // teacher always summed it: the same labels.
+  const int64_t rows = end - begin;
+  std::vector<float> scores(static_cast<size_t>(rows * classes), 0.0f);
+  if (factor.empty()) {
+    for (int64_t j = 0; j < features; ++j) {
+      const float *w = teacher.data() + j * classes;
+      for (int64_t b = 0; b < rows; ++b) {
+        const float v = x[(begin + b) * features + j];
+        addScaled(scores.data() + b * classes, v, w, classes);
       }
     }
-    y[b] = argmax(scores.data(), classes);
+  } else {
+    std::vector<float> low(static_cast<size_t>(rows * kTeacherRank), 0.0f);
+    for (int64_t j = 0; j < features; ++j) {
+      const float *u = teacher.data() + j * kTeacherRank;
+      for (int64_t b = 0; b < rows; ++b) {
+        const float v = x[(begin + b) * features + j];
+        addScaled(low.data() + b * kTeacherRank, v, u, kTeacherRank);
+      }
+    }
+    for (int64_t b = 0; b < rows; ++b)
+      for (int64_t k = 0; k < kTeacherRank; ++k) {
+        addScaled(scores.data() + b * classes, low[b * kTeacherRank + k],
+                  factor.data() + k * classes, classes);
+      }
   }
+  for (int64_t b = 0; b < rows; ++b)
+    y[begin + b] = argmax(scores.data() + b * classes, classes);
 }
 
 int64_t SyntheticSource::multiplyAddsPerRow() const {
