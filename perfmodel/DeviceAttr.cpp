@@ -11,6 +11,9 @@ DeviceAttr perf::deviceAttrOf(mlir::MLIRContext *ctx,
       d.memory, d.gpu, d.threads, d.model, d.sms, d.contexts,
       d.cpuShare < 1
           ? mlir::FloatAttr::get(mlir::Float64Type::get(ctx), d.cpuShare)
+          : mlir::FloatAttr(),
+      d.memoryBandwidth > 0
+          ? mlir::FloatAttr::get(mlir::Float64Type::get(ctx), d.memoryBandwidth)
           : mlir::FloatAttr());
 }
 
@@ -25,5 +28,7 @@ perf::DeviceDescription perf::describeDevice(DeviceAttr attr) {
   out.gpu = attr.getGpu() || !out.model.empty();
   if (mlir::FloatAttr share = attr.getShare())
     out.cpuShare = share.getValueAsDouble();
+  if (mlir::FloatAttr bandwidth = attr.getBandwidth())
+    out.memoryBandwidth = bandwidth.getValueAsDouble();
   return out;
 }

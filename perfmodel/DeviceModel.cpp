@@ -125,7 +125,7 @@ double opSeconds(const OpCost &c, const DeviceModel &d) {
   double traffic =
       c.bytes > 0 && d.memoryBandwidth > 0 ? c.bytes / d.memoryBandwidth : 0;
   double passes = c.passBytes > 0 && d.memoryBandwidth > 0
-                      ? c.passBytes / d.memoryBandwidth
+                      ? c.passBytes / (d.memoryBandwidth * kLayoutPassShare)
                       : 0;
   return d.launchSeconds + std::max(arithmetic, traffic) + passes;
 }

@@ -22,6 +22,15 @@
 
 namespace whale::perf {
 
+/// The part of its memory's bandwidth a layout change moves bytes at (a
+/// convolution's reorders into and out of oneDNN's blocked layouts, priced
+/// by OpCost::passBytes): blocks transposed on the way, not a stream.
+/// Measured on the 2-core EPYC VM (2026-12-07, ONEDNN_VERBOSE over a
+/// ResNet-50 64 x 64 batch-8 step): oneDNN 2.6's reorders moved 11.0 GB/s
+/// a thread (6.2 to 19.7 by layout) where `whale devices --probe`'s
+/// streaming add moved 17.8 GB/s a thread.
+constexpr double kLayoutPassShare = 11.0 / 17.8;
+
 struct DeviceModel {
   std::string name; ///< "A100-80GB", or "cpu" for a described CPU device
   bool gpu = false;

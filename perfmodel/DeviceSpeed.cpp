@@ -10,7 +10,8 @@ namespace whale::perf {
 bool sameDevice(const DeviceDescription &a, const DeviceDescription &b) {
   return a.gpu == b.gpu && a.model == b.model && a.flops == b.flops &&
          a.threads == b.threads && a.memory == b.memory && a.sms == b.sms &&
-         a.contexts == b.contexts && a.cpuShare == b.cpuShare;
+         a.contexts == b.contexts && a.cpuShare == b.cpuShare &&
+         a.memoryBandwidth == b.memoryBandwidth;
 }
 
 double smShare(const DeviceDescription &d) {
@@ -54,7 +55,7 @@ void onShare(DeviceModel &m, const DeviceDescription &d, double share) {
 
 } // namespace
 
-DeviceModel deviceModelOf(const DeviceDescription &d) {
+static DeviceModel estimatedModelOf(const DeviceDescription &d) {
   const DeviceModel *sheet = d.model.empty() ? nullptr : findGpuModel(d.model);
   if (sheet) {
     DeviceModel m = *sheet;
@@ -87,6 +88,14 @@ DeviceModel deviceModelOf(const DeviceDescription &d) {
   m.memoryBytes = d.memory;
   if (const double share = smShare(d); share < 1)
     onShare(m, d, share);
+  return m;
+}
+
+DeviceModel deviceModelOf(const DeviceDescription &d) {
+  DeviceModel m = estimatedModelOf(d);
+  // A measured bandwidth is already its share's.
+  if (d.memoryBandwidth > 0)
+    m.memoryBandwidth = d.memoryBandwidth;
   return m;
 }
 

@@ -37,6 +37,10 @@ struct DeviceDescription {
   /// A CPU device's share of each of its threads' cores, enforced by the
   /// kernel (cpu:N@share=S); 1: whole.
   double cpuShare = 1;
+  /// Bytes a second its memory traffic moves, measured (`whale devices
+  /// --probe`: a streaming add, under its share) or declared; 0: the
+  /// model's estimate (cpuModel's per core, a data sheet's).
+  double memoryBandwidth = 0;
   /// Without sms: the contexts side by side on its GPU, itself included;
   /// each is priced as that fraction of the GPU (its flops, if given, is
   /// already its own).

@@ -23,7 +23,8 @@ static mlir::RankedTensorType typeOf(mlir::Value v) {
   return llvm::cast<mlir::RankedTensorType>(v.getType());
 }
 
-OpCost opCostOf(mlir::Operation *op, bool bf16) {
+OpCost opCostOf(mlir::Operation *op, bool bf16,
+                llvm::function_ref<bool(mlir::Value)> needed) {
   auto cost = llvm::cast<CostOpInterface>(op);
   OpCost c;
   c.flops = static_cast<double>(cost.getFlops());
@@ -71,6 +72,15 @@ OpCost opCostOf(mlir::Operation *op, bool bf16) {
     // dx has the input's size, dw the weights'.
     c.passBytes = 2 * (bytes(conv.getDy()) + 2 * bytes(conv.getInput()) +
                        2 * bytes(conv.getWeight()));
+    // Without dx (the image's, at a network's first convolution) one
+    // product and its reorders: dy, the input and dw.
+    mlir::Value dx = conv->getResult(0);
+    if (needed ? !needed(dx) : dx.use_empty()) {
+      c.flops /= 2;
+      c.bytes -= bytes(dx);
+      c.passBytes = 2 * (bytes(conv.getDy()) + bytes(conv.getInput()) +
+                         bytes(conv.getWeight()));
+    }
   }
   // Fused attention is GEMMs over tiles of (query, key) pairs: priced as
   // products of T x E by E x Tk per head, at the matrix rate, and on a GPU

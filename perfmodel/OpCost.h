@@ -12,11 +12,14 @@
 #ifndef WHALE_PERFMODEL_OPCOST_H
 #define WHALE_PERFMODEL_OPCOST_H
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <cstdint>
 
 namespace mlir {
 class Operation;
 class RankedTensorType;
+class Value;
 } // namespace mlir
 
 namespace whale::perf {
@@ -47,8 +50,12 @@ struct OpCost {
 
 /// What the device model prices of a compute op (`op` implements the cost
 /// interface): its FLOPs and bytes, and a matrix product's (or the fused
-/// attention's tiles') shape, at bf16 rates when `bf16`.
-OpCost opCostOf(mlir::Operation *op, bool bf16);
+/// attention's tiles') shape, at bf16 rates when `bf16`. `needed` says
+/// which of its results something reads (by default those with uses; the
+/// planner's scratch backward says which it keeps): a convolution's
+/// gradient leaves out the one nothing reads, as the runtime does.
+OpCost opCostOf(mlir::Operation *op, bool bf16,
+                llvm::function_ref<bool(mlir::Value)> needed = {});
 
 /// A matrix product's shape as the device model reads it: batch x M x N
 /// from its result, K from its FLOPs (set first).

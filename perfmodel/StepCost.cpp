@@ -109,7 +109,8 @@ void backwardOf(Operation *op, GradientOpInterface diff,
       continue;
     live.insert(built->operand_begin(), built->operand_end());
     if (llvm::isa<CostOpInterface>(built))
-      kept.push_back(opCostOf(built, bf16));
+      kept.push_back(
+          opCostOf(built, bf16, [&](Value v) { return live.contains(v); }));
   }
   out.append(kept.rbegin(), kept.rend());
   for (Operation *built : llvm::reverse(inserted.ops))

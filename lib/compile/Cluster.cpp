@@ -97,6 +97,15 @@ bool applyOption(DeviceSpec &d, llvm::StringRef option, std::string &error) {
     }
     return true;
   }
+  if (key == "membw") {
+    if (value.getAsDouble(d.memoryBandwidth) || !(d.memoryBandwidth > 0) ||
+        !std::isfinite(d.memoryBandwidth)) {
+      error = "membw must be the memory's bytes a second (membw=40e9), not '" +
+              value.str() + "'";
+      return false;
+    }
+    return true;
+  }
   if (key == "sms") {
     unsigned n;
     if (!d.gpu) {
@@ -140,7 +149,7 @@ bool applyOption(DeviceSpec &d, llvm::StringRef option, std::string &error) {
     return true;
   }
   error = "unknown device option '" + key.str() + "' (known: threads, mem, " +
-          "flops" + (d.gpu ? ", sms, model" : ", share") + ")";
+          "flops, membw" + (d.gpu ? ", sms, model" : ", share") + ")";
   return false;
 }
 
@@ -348,7 +357,8 @@ bool parseClusterJson(const std::string &text, const std::string &path,
       int64_t count = 1, first = 0, threads = 0, sms = 0;
       std::string model;
       if (!df.onlyKnown({"kind", "count", "first", "threads", "memory", "model",
-                         "flops", "sms", "share"}) ||
+                         "flops", "sms", "share", "memory_bandwidth"}) ||
+          !df.number("memory_bandwidth", 1, 1e16, spec.memoryBandwidth) ||
           !df.number("share", 1e-6, 1, spec.cpuShare) ||
           !df.integer("sms", 1, kMaxGpuSms, sms) || !df.string("kind", kind) ||
           !df.integer("count", 1, 4096, count) ||
@@ -489,6 +499,8 @@ std::string clusterJson(const Cluster &cluster) {
         o["sms"] = d.sms;
       if (!d.gpu && d.cpuShare < 1)
         o["share"] = d.cpuShare;
+      if (d.memoryBandwidth > 0)
+        o["memory_bandwidth"] = d.memoryBandwidth;
       devices.push_back(std::move(o));
     }
     llvm::json::Object node{

@@ -8,71 +8,131 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <vector>
 
 namespace whale {
 
-double probeGemmFlops(const std::string &device, int threads, int64_t n,
-                      double seconds, std::string &error, bool sustained) {
+namespace {
+
+/// `device` opened and entered by this thread (under a share it runs under
+/// the quota, as a rank's thread does; closing the device puts it back).
+using Context = std::unique_ptr<whale_rt_context, void (*)(whale_rt_context *)>;
+Context openDevice(const std::string &device, int threads, std::string &error) {
   whale_rt_context *opened = nullptr;
   char why[640] = "";
   if (whale_rt_context_open(device.c_str(), threads, 0, 0, &opened, why,
                             sizeof why) != WHALE_RT_OK) {
     error = "cannot open " + device + ": " + why;
-    return 0;
+    return Context(nullptr, whale_rt_context_destroy);
   }
-  std::unique_ptr<whale_rt_context, void (*)(whale_rt_context *)> ctx(
-      opened, whale_rt_context_destroy);
-  // This thread drives the GEMMs (and computes its part): under a share it
-  // runs under the quota, as a rank's thread does; closing the device
-  // puts it back.
+  Context ctx(opened, whale_rt_context_destroy);
   if (whale_rt_context_enter(ctx.get()) != WHALE_RT_OK) {
     error = whale_rt_last_error(ctx.get());
-    return 0;
+    return Context(nullptr, whale_rt_context_destroy);
   }
-  int64_t shape[2] = {n, n};
-  whale_rt_tensor *t[3] = {nullptr, nullptr, nullptr};
-  for (whale_rt_tensor *&x : t)
-    if (whale_rt_tensor_create(ctx.get(), WHALE_RT_F32, 2, shape, &x) !=
+  return ctx;
+}
+
+/// `count` n x m f32 tensors of `ctx`, each filled with `value`.
+bool makeTensors(whale_rt_context *ctx, int64_t n, int64_t m, float value,
+                 std::vector<whale_rt_tensor *> &out, size_t count,
+                 std::string &error) {
+  int64_t shape[2] = {n, m};
+  for (size_t i = 0; i < count; ++i) {
+    whale_rt_tensor *t = nullptr;
+    if (whale_rt_tensor_create(ctx, WHALE_RT_F32, 2, shape, &t) !=
         WHALE_RT_OK) {
-      error = whale_rt_last_error(ctx.get());
-      return 0;
+      error = whale_rt_last_error(ctx);
+      return false;
     }
-  whale_rt_fill(ctx.get(), t[0], 0.5);
-  whale_rt_fill(ctx.get(), t[1], 0.25);
+    whale_rt_fill(ctx, t, value);
+    out.push_back(t);
+  }
+  return true;
+}
+
+/// The rate of `run` (which does `work` units and reads back one value, so
+/// a GPU's queue has drained): one warm-up run, then the best of the rest
+/// (the rate a device reaches, not its first-touch costs) over about
+/// `seconds`, or under a quota (`sustained`) their work over their whole
+/// time. 0 where a run fails.
+template <class Run>
+double timedRate(double work, double seconds, bool sustained, Run run) {
   using Clock = std::chrono::steady_clock;
-  double best = 0, work = 0;
+  double best = 0, done = 0;
   Clock::time_point start = Clock::now(), timed = start;
-  // One warm-up run, then the best of the rest: the rate a device reaches,
-  // not its first-touch costs.
-  for (int run = 0;; ++run) {
+  for (int i = 0;; ++i) {
     Clock::time_point t0 = Clock::now();
-    // Reading one element waits for the GEMM on a GPU (kernels queue).
-    float first;
-    if (whale_rt_matmul(ctx.get(), t[0], t[1], t[2], 0, 0) != WHALE_RT_OK ||
-        whale_rt_tensor_read(ctx.get(), t[2], &first, sizeof first) !=
-            WHALE_RT_OK) {
-      error = whale_rt_last_error(ctx.get());
+    if (!run())
       return 0;
-    }
     double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (run == 0)
+    if (i == 0)
       timed = Clock::now();
     else {
-      best = std::max(best, 2.0 * n * n * n / std::max(s, 1e-9));
-      work += 2.0 * n * n * n;
+      best = std::max(best, work / std::max(s, 1e-9));
+      done += work;
     }
-    if (run >= 3 &&
+    if (i >= 3 &&
         std::chrono::duration<double>(Clock::now() - start).count() > seconds)
       break;
   }
   if (sustained)
     best =
-        work /
+        done /
         std::max(1e-9,
                  std::chrono::duration<double>(Clock::now() - timed).count());
+  return best;
+}
+
+} // namespace
+
+double probeGemmFlops(const std::string &device, int threads, int64_t n,
+                      double seconds, std::string &error, bool sustained) {
+  Context ctx = openDevice(device, threads, error);
+  if (!ctx)
+    return 0;
+  std::vector<whale_rt_tensor *> t;
+  if (!makeTensors(ctx.get(), n, n, 0.5f, t, 3, error))
+    return 0;
+  const double rate = timedRate(2.0 * n * n * n, seconds, sustained, [&] {
+    float first;
+    if (whale_rt_matmul(ctx.get(), t[0], t[1], t[2], 0, 0) == WHALE_RT_OK &&
+        whale_rt_tensor_read(ctx.get(), t[2], &first, sizeof first) ==
+            WHALE_RT_OK)
+      return true;
+    error = whale_rt_last_error(ctx.get());
+    return false;
+  });
   for (whale_rt_tensor *x : t)
     whale_rt_tensor_release(ctx.get(), x);
-  return best;
+  return rate;
+}
+
+double probeMemoryBandwidth(const std::string &device, int threads,
+                            int64_t bytes, double seconds, std::string &error,
+                            bool sustained) {
+  Context ctx = openDevice(device, threads, error);
+  if (!ctx)
+    return 0;
+  const int64_t rows = std::max<int64_t>(1, bytes / (4 * 1024));
+  std::vector<whale_rt_tensor *> t;
+  if (!makeTensors(ctx.get(), rows, 1024, 0.5f, t, 3, error))
+    return 0;
+  // An add reads two tensors and writes a third.
+  const double rate =
+      timedRate(3.0 * 4.0 * double(rows) * 1024, seconds, sustained, [&] {
+        float first;
+        if (whale_rt_binary(ctx.get(), WHALE_RT_ADD, t[0], t[1], t[2]) ==
+                WHALE_RT_OK &&
+            whale_rt_tensor_read(ctx.get(), t[2], &first, sizeof first) ==
+                WHALE_RT_OK)
+          return true;
+        error = whale_rt_last_error(ctx.get());
+        return false;
+      });
+  for (whale_rt_tensor *x : t)
+    whale_rt_tensor_release(ctx.get(), x);
+  return rate;
 }
 
 double modelRateOfProbe(double measured, const perf::DeviceDescription &d,

@@ -29,6 +29,15 @@ double probeGemmFlops(const std::string &device, int threads, int64_t n,
                       double seconds, std::string &error,
                       bool sustained = false);
 
+/// Bytes a second `device` moves through its memory, timed as the probe
+/// times a GEMM (the best run, or `sustained` under a share): an add of two
+/// f32 tensors of `bytes` each into a third, the traffic of the
+/// elementwise ops and optimizer updates the model prices by bandwidth.
+/// Tensors larger than the caches measure memory, not cache.
+double probeMemoryBandwidth(const std::string &device, int threads,
+                            int64_t bytes, double seconds, std::string &error,
+                            bool sustained = false);
+
 /// The rate the cost model prices `d` at (its peak, before the GEMM
 /// efficiency perf::gemmEfficiency takes off a product of a shape) such
 /// that it predicts the probe's n x n x n GEMM in the time it took:

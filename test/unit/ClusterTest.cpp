@@ -199,7 +199,7 @@ TEST(ClusterFile, SharesAreForGpusAndWithinThem) {
   refused("cuda:0@model=B300", "unknown GPU model 'B300' (known: ");
   refused("cpu:1@model=H200", "model names a GPU's data sheet, for cuda");
   refused("cpu:1@colour=red",
-          "unknown device option 'colour' (known: threads, mem, flops, "
+          "unknown device option 'colour' (known: threads, mem, flops, membw, "
           "share)");
   expectError(oneDevice(R"(, "sms": 8)"),
               "\"sms\" is a GPU's share of its SMs, for kind \"cuda\"");
@@ -255,7 +255,7 @@ TEST(ClusterFile, ADeviceIsTheSameDescriptionInTheIr) {
   std::string error;
   ASSERT_TRUE(whale::parseCluster(
       "cuda:1@model=H200,cuda:1@sms=40,cpu:1@threads=3,mem=2GiB,"
-      "cpu:1@threads=1,share=0.25",
+      "cpu:1@threads=1,share=0.25,membw=4e9",
       c, error))
       << error;
   mlir::MLIRContext ctx;
@@ -274,10 +274,21 @@ TEST(ClusterFile, ADeviceIsTheSameDescriptionInTheIr) {
     EXPECT_EQ(back.sms, d.sms);
     EXPECT_EQ(back.contexts, d.contexts);
     EXPECT_DOUBLE_EQ(back.cpuShare, d.cpuShare);
+    EXPECT_DOUBLE_EQ(back.memoryBandwidth, d.memoryBandwidth);
     EXPECT_DOUBLE_EQ(whale::perf::deviceModelOf(back).memoryBandwidth,
                      whale::perf::deviceModelOf(d).memoryBandwidth);
   }
   EXPECT_DOUBLE_EQ(whale::describe(c.devices[3], 5).cpuShare, 0.25);
+  // A measured bandwidth is the one the model prices memory traffic at
+  // (already the share's); the file keeps it.
+  EXPECT_DOUBLE_EQ(whale::perf::deviceModelOf(whale::describe(c.devices[3], 5))
+                       .memoryBandwidth,
+                   4e9);
+  whale::Cluster back;
+  ASSERT_TRUE(
+      whale::parseClusterJson(whale::clusterJson(c), "c.json", back, error))
+      << error;
+  EXPECT_DOUBLE_EQ(back.devices[3].memoryBandwidth, 4e9);
   // The cluster's own fields: a CPU device with no threads takes the
   // run's share; a GPU is named by its kind.
   EXPECT_EQ(c.devices[2].threads, 3);

@@ -26,6 +26,15 @@ TEST(DeviceProbe, AShareIsMeasuredUnderItsQuota) {
   EXPECT_LT(quarter, 0.6 * full)
       << quarter / 1e9 << " against " << full / 1e9 << " GFLOP/s";
   EXPECT_GT(quarter, 0.05 * full);
+  // Its memory traffic too: bytes move only while the quota lets it run.
+  const double fullBytes =
+      whale::probeMemoryBandwidth("probe", 1, 64 << 20, 0.3, error);
+  ASSERT_GT(fullBytes, 0) << error;
+  const double quarterBytes = whale::probeMemoryBandwidth(
+      "probe@share=0.25", 1, 64 << 20, 1.0, error, /*sustained=*/true);
+  ASSERT_GT(quarterBytes, 0) << error;
+  EXPECT_LT(quarterBytes, 0.6 * fullBytes)
+      << quarterBytes / 1e9 << " against " << fullBytes / 1e9 << " GB/s";
 }
 
 // The rate a probe gives the planner is the one at which the cost model

@@ -805,6 +805,7 @@ int devicesCommand(int argc, char **argv) {
   int shared = whale::sharedThreads(c, 0);
   std::vector<std::string> source(c.devices.size(), "declared");
   std::map<std::string, double> measured; // by the device probed
+  std::map<std::string, double> bandwidths; // the same, bytes a second
   std::set<std::string> said;
   bool saidKernels = false;
   for (size_t i = 0; i < c.devices.size(); ++i) {
@@ -846,20 +847,29 @@ int devicesCommand(int argc, char **argv) {
       measured[key] = whale::probeGemmFlops(
           gpu ? key : "probe" + shareSuffix, threads, gpu ? 4096 : 1024,
           underShare ? 1.0 : 0.5, error, /*sustained=*/underShare);
-      if (measured[key] <= 0) {
+      // Its memory too: tensors past the caches (64 MiB each on a CPU).
+      if (measured[key] > 0)
+        bandwidths[key] = whale::probeMemoryBandwidth(
+            gpu ? key : "probe" + shareSuffix, threads,
+            gpu ? int64_t(256) << 20 : int64_t(64) << 20,
+            underShare ? 1.0 : 0.5, error, /*sustained=*/underShare);
+      if (measured[key] <= 0 || bandwidths[key] <= 0) {
         std::cerr << "whale: error: probing failed: " << error << "\n";
         return 1;
       }
     }
+    if (d.memoryBandwidth <= 0)
+      d.memoryBandwidth = bandwidths[key];
     // The cost model's rate for it: the one at which it prices the probe's
     // GEMM at the time it took (DeviceProbe.h).
     d.threads = threads;
     d.flops = whale::modelRateOfProbe(measured[key], whale::describe(d, shared),
                                       gpu ? 4096 : 1024);
     if (said.insert(key).second)
-      std::cerr << llvm::formatv("  {0:F1} GFLOP/s on its GEMM; the cost "
-                                 "model's rate {1:F1}\n",
-                                 measured[key] / 1e9, d.flops / 1e9)
+      std::cerr << llvm::formatv("  {0:F1} GFLOP/s on its GEMM (the cost "
+                                 "model's rate {1:F1}), memory {2:F1} GB/s\n",
+                                 measured[key] / 1e9, d.flops / 1e9,
+                                 bandwidths[key] / 1e9)
                        .str();
     source[i] = "measured";
   }

@@ -16,7 +16,8 @@ using namespace whale;
 LogicalResult DeviceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  FloatAttr rate, int64_t memory, bool gpu,
                                  int64_t threads, StringRef model, int64_t sms,
-                                 int64_t contexts, FloatAttr share) {
+                                 int64_t contexts, FloatAttr share,
+                                 FloatAttr bandwidth) {
   const double flops = rate ? rate.getValueAsDouble() : 0;
   if (!(flops > 0) || !std::isfinite(flops))
     return emitError() << "a device's rate must be positive, got " << flops;
@@ -44,6 +45,10 @@ LogicalResult DeviceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       return emitError() << "a share of cores' time is a CPU device's; a "
                             "GPU's share is its SMs (sms)";
   }
+  if (bandwidth && !(bandwidth.getValueAsDouble() > 0 &&
+                     std::isfinite(bandwidth.getValueAsDouble())))
+    return emitError() << "a device's memory bandwidth must be positive, got "
+                       << bandwidth.getValueAsDouble();
   return success();
 }
 

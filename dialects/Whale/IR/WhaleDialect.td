@@ -291,9 +291,11 @@ def Whale_DeviceAttr : Whale_Attr<"Device", "device"> {
     data sheet's name (`model`, "" for none), its share of its GPU's SMs
     (`sms`, 0: all), the contexts side by side on its GPU (`contexts`,
     1: a GPU of its own) and a CPU device's share of its cores' time
-    (`share`, cpu:N@share=S; absent: whole). Its rate is already the
-    share's; the share scales the memory traffic it prices too. The textual
-    form lists what differs from those defaults:
+    (`share`, cpu:N@share=S; absent: whole), and its memory's measured
+    bandwidth in bytes a second (`bandwidth`; absent: the model's
+    estimate). Its rate and bandwidth are already the share's; without a
+    measured bandwidth the share scales the estimate. The textual form
+    lists what differs from those defaults:
 
       #whale.device<flops = 1.0e13, memory = 1024, gpu = true, model = "H100">
   }];
@@ -305,7 +307,8 @@ def Whale_DeviceAttr : Whale_Attr<"Device", "device"> {
     StringRefParameter<"a data sheet's name", "\"\"">:$model,
     DefaultValuedParameter<"int64_t", "0">:$sms,
     DefaultValuedParameter<"int64_t", "1">:$contexts,
-    OptionalParameter<"::mlir::FloatAttr">:$share);
+    OptionalParameter<"::mlir::FloatAttr">:$share,
+    OptionalParameter<"::mlir::FloatAttr">:$bandwidth);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -312,6 +312,12 @@ module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e9, 
 // expected-error @+1 {{failed to parse Whale_ClusterAttr parameter 'devices'}}
 module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e9, gpu = true, share = 0.5 : f64>]>} {}
 
+// -----
+
+// expected-error @+2 {{a device's memory bandwidth must be positive, got -1}}
+// expected-error @+1 {{failed to parse Whale_ClusterAttr parameter 'devices'}}
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e9, bandwidth = -1.0 : f64>]>} {}
+
 
 // -----
 

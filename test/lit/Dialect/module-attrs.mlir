@@ -22,5 +22,7 @@ module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 5.0e10,
 
 // A CPU device given a quarter of its core's time (cpu:1@share=0.25): its
 // rate is already the share's; the share prices its memory traffic too.
-// CHECK: whale.cluster = #whale.cluster<[<flops = 1.000000e+10 : f64>, <flops = 2.500000e+09 : f64, share = 2.500000e-01 : f64>]>
-module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e10>, #whale.device<flops = 2.5e9, share = 0.25 : f64>]>} {}
+// Its memory's bandwidth, as `whale devices --probe` measured it under the
+// share, travels beside it.
+// CHECK: whale.cluster = #whale.cluster<[<flops = 1.000000e+10 : f64>, <flops = 2.500000e+09 : f64, share = 2.500000e-01 : f64, bandwidth = 4.000000e+09 : f64>]>
+module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e10>, #whale.device<flops = 2.5e9, share = 0.25 : f64, bandwidth = 4.0e9 : f64>]>} {}
