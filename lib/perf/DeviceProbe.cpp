@@ -2,12 +2,16 @@
 
 #include "lib/perf/DeviceProbe.h"
 
+#include "lib/compile/Cluster.h"
 #include "perfmodel/DeviceModel.h"
 #include "runtime/WhaleRuntime.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <map>
 #include <memory>
+#include <set>
 #include <vector>
 
 namespace whale {
@@ -145,6 +149,74 @@ double modelRateOfProbe(double measured, const perf::DeviceDescription &d,
   gemm.flops = 2.0 * double(n) * double(n) * double(n);
   const double efficiency = perf::gemmEfficiency(gemm, perf::deviceModelOf(at));
   return efficiency > 0 ? measured / efficiency : measured;
+}
+
+bool probeCluster(Cluster &cluster, int shared, std::ostream &log,
+                  std::string &error) {
+  std::map<std::string, std::pair<double, double>> measured; // by device
+  bool saidKernels = false;
+  for (size_t i = 0; i < cluster.devices.size(); ++i) {
+    DeviceSpec &d = cluster.devices[i];
+    if (d.flops > 0)
+      continue;
+    const int threads = threadsOf(d, shared);
+    // CPU devices of one thread count and share measure alike; each GPU
+    // on its own, with a GEMM large enough to fill it. A CPU device under a
+    // share of its cores' time runs under that quota while it is probed,
+    // over a second (ten of the kernel's periods), its rate the work over
+    // the whole time.
+    const bool gpu = d.gpu, underShare = !gpu && d.cpuShare < 1;
+    std::string shareSuffix;
+    if (underShare) {
+      char text[64];
+      std::snprintf(text, sizeof text, "@share=%.17g", d.cpuShare);
+      shareSuffix = text;
+    }
+    const std::string key =
+        gpu ? runtimeDeviceName(d, i)
+            : "cpu:" + std::to_string(threads) + shareSuffix;
+    const int64_t n = gpu ? 4096 : 1024;
+    auto [at, fresh] = measured.try_emplace(key);
+    if (fresh) {
+      if (!gpu && !saidKernels) {
+        log << "CPU GEMMs: OpenBLAS's " << whale_rt_blas_kernels() << "\n";
+        saidKernels = true;
+      }
+      log << "probing "
+          << (gpu ? key
+                  : "a " + std::to_string(threads) + "-thread device" +
+                        (underShare ? " under " + shareSuffix.substr(1)
+                                    : std::string()))
+          << "...\n";
+      const std::string device = gpu ? key : "probe" + shareSuffix;
+      const double seconds = underShare ? 1.0 : 0.5;
+      at->second.first =
+          probeGemmFlops(device, threads, n, seconds, error, underShare);
+      // Its memory too: tensors past the caches (64 MiB each on a CPU).
+      if (at->second.first > 0)
+        at->second.second = probeMemoryBandwidth(
+            device, threads, gpu ? int64_t(256) << 20 : int64_t(64) << 20,
+            seconds, error, underShare);
+      if (!(at->second.first > 0) || !(at->second.second > 0)) {
+        measured.erase(at);
+        return false;
+      }
+    }
+    const auto [flops, bytes] = measured[key];
+    if (!(d.memoryBandwidth > 0))
+      d.memoryBandwidth = bytes;
+    d.threads = threads;
+    d.flops = modelRateOfProbe(flops, describe(d, shared), n);
+    if (fresh) {
+      char line[160];
+      std::snprintf(line, sizeof line,
+                    "  %.1f GFLOP/s on its GEMM (the cost model's rate %.1f), "
+                    "memory %.1f GB/s\n",
+                    flops / 1e9, d.flops / 1e9, bytes / 1e9);
+      log << line;
+    }
+  }
+  return true;
 }
 
 } // namespace whale

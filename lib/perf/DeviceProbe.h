@@ -15,6 +15,7 @@
 #include "perfmodel/DeviceSpeed.h"
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 
 namespace whale {
@@ -47,6 +48,18 @@ double probeMemoryBandwidth(const std::string &device, int threads,
 /// priced about 6% slow.
 double modelRateOfProbe(double measured, const perf::DeviceDescription &d,
                         int64_t n);
+
+struct Cluster;
+
+/// Measures every device of `cluster` that declares no rate (`flops`): its
+/// GEMM rate, as the cost model's rate (modelRateOfProbe), and its memory
+/// bandwidth where none is declared, each distinct device once (CPU
+/// devices of one thread count and share alike; each GPU on its own), a
+/// device under a share under its quota. `shared`: the threads a device
+/// that names none runs with (sharedThreads). What it probes goes to
+/// `log`. False with `error` set when a probe fails.
+bool probeCluster(Cluster &cluster, int shared, std::ostream &log,
+                  std::string &error);
 
 } // namespace whale
 

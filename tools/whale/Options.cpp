@@ -35,6 +35,10 @@ const OptionSpec kEven = {
     "equal shares of the batch on every device (default: shares follow "
     "each device's speed and memory)"};
 const OptionSpec kJson = {"--json", "", "print JSON instead of text"};
+const OptionSpec kProbe = {
+    "--probe", "",
+    "measure the devices that declare no rate first (their GEMM rate and "
+    "memory bandwidth, as whale devices --probe does) and plan by that"};
 const OptionSpec kHelp = {"--help", "", "print this help (also -h)"};
 
 std::vector<VerbSpec> makeVerbs() {
@@ -74,6 +78,7 @@ std::vector<VerbSpec> makeVerbs() {
        "the ranks of an equal block of the devices (docs/distributed.md).",
        {kCluster,
         kEven,
+        kProbe,
         {"--steps", "N", "train N steps (default: the train block's)"},
         {"--seed", "S",
          "the seed of parameters and data order (default: "
@@ -137,7 +142,7 @@ std::vector<VerbSpec> makeVerbs() {
        "Per TaskGraph its strategy, devices, schedule, memory per device and "
        "bytes communicated per step; per device its share of the batch, "
        "predicted time and memory, balanced beside even.",
-       {kCluster, kJson, kEven},
+       {kCluster, kJson, kEven, kProbe},
        true},
       {"sim",
        "FILE.whl",
@@ -146,6 +151,7 @@ std::vector<VerbSpec> makeVerbs() {
        "compute, communication and idle time, peak memory and the "
        "activations in it, time by event kind (docs/simulation.md).",
        {kCluster,
+        kProbe,
         {"--profile", "DB.json",
          "event times measured by whale profile (any number: their events "
          "together, the median where several have one; an event none has "

@@ -32,7 +32,9 @@
 #include "tools/RecoveryLine.h"
 #include "tools/StepProgress.h"
 #include "tools/whale/Options.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/LineEditor/LineEditor.h"
+#include "llvm/Support/FileSystem.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OperationSupport.h"
@@ -354,14 +356,55 @@ void leaveToExit(whale::PlannedModel &plan) {
   llvm::BuryPointer(std::make_unique<whale::PlannedModel>(std::move(plan)));
 }
 
+/// `--probe` on plan, sim and run: the devices of `cluster` that declare no
+/// rate are measured first, as `whale devices --probe` measures them, and
+/// `cluster` then names a cluster file of what was measured (removed when
+/// the process ends). `threads`: the run's --threads (0: every core).
+/// False after saying why.
+bool probeFirst(std::string &cluster, int threads = 0) {
+  whale::Cluster c;
+  std::string error;
+  if (!whale::parseCluster(cluster.empty() ? "cpu:1" : cluster, c, error) ||
+      !whale::checkClusterDevices(c, error) ||
+      !whale::probeCluster(c, whale::sharedThreads(c, threads), std::cerr,
+                           error)) {
+    std::cerr << "whale: error: --probe: " << error << "\n";
+    return false;
+  }
+  static struct Probed {
+    std::vector<std::string> paths;
+    ~Probed() {
+      for (const std::string &p : paths)
+        std::remove(p.c_str());
+    }
+  } probed;
+  llvm::SmallString<128> path;
+  if (llvm::sys::fs::createTemporaryFile("whale-probed", "json", path)) {
+    std::cerr << "whale: error: --probe: cannot write a cluster file\n";
+    return false;
+  }
+  probed.paths.push_back(path.str().str());
+  std::ofstream out(probed.paths.back());
+  out << whale::clusterJson(c);
+  if (!out.flush()) {
+    std::cerr << "whale: error: --probe: cannot write " << probed.paths.back()
+              << "\n";
+    return false;
+  }
+  cluster = probed.paths.back();
+  return true;
+}
+
 int planCommand(int argc, char **argv) {
   whale::InterpreterOptions opts;
   std::string file, cluster;
-  bool json = false, even = false;
+  bool json = false, even = false, probe = false;
   Args args("plan", argc, argv);
   while (args.next()) {
     if (auto v = args.value("--cluster")) {
       cluster = *v;
+    } else if (args.is("--probe")) {
+      probe = true;
     } else if (args.is("--json")) {
       json = true;
     } else if (args.is("--even")) {
@@ -373,6 +416,8 @@ int planCommand(int argc, char **argv) {
   if (file.empty() || cluster.empty())
     return usageError("plan needs a script and a cluster: whale plan FILE.whl "
                       "--cluster SPEC");
+  if (probe && !probeFirst(cluster))
+    return 1;
   whale::Interpreter interp(opts);
   whale::PlannedModel plan, evenPlan;
   std::string evenError;
@@ -409,12 +454,14 @@ int simCommand(int argc, char **argv) {
   whale::InterpreterOptions opts;
   std::string file, cluster, trace;
   std::vector<std::string> profiles;
-  bool json = false, even = false, events = false;
+  bool json = false, even = false, events = false, probe = false;
   whale::PlanOptions planning;
   Args args("sim", argc, argv);
   while (args.next()) {
     if (auto v = args.value("--cluster")) {
       cluster = *v;
+    } else if (args.is("--probe")) {
+      probe = true;
     } else if (auto v = args.value("--profile")) {
       profiles.push_back(*v);
     } else if (auto v = args.value("--trace")) {
@@ -438,6 +485,8 @@ int simCommand(int argc, char **argv) {
   if (file.empty() || cluster.empty())
     return usageError("sim needs a script and a cluster: whale sim FILE.whl "
                       "--cluster SPEC");
+  if (probe && !probeFirst(cluster))
+    return 1;
   std::string error;
   whale::sim::ProfileDb db;
   if (!loadProfiles(profiles, db))
@@ -804,74 +853,12 @@ int devicesCommand(int argc, char **argv) {
   }
   int shared = whale::sharedThreads(c, 0);
   std::vector<std::string> source(c.devices.size(), "declared");
-  std::map<std::string, double> measured; // by the device probed
-  std::map<std::string, double> bandwidths; // the same, bytes a second
-  std::set<std::string> said;
-  bool saidKernels = false;
-  for (size_t i = 0; i < c.devices.size(); ++i) {
-    whale::DeviceSpec &d = c.devices[i];
-    if (d.flops > 0)
-      continue;
-    int threads = whale::threadsOf(d, shared);
-    if (!probe) {
-      source[i] = "nominal";
-      continue;
-    }
-    // CPU devices of one thread count and share measure alike; each GPU
-    // on its own, with a GEMM large enough to fill it. A CPU device under a
-    // share of its cores' time runs under that quota while it is probed,
-    // over a second (ten of the kernel's periods), its rate the work over
-    // the whole time.
-    bool gpu = d.gpu;
-    const bool underShare = !gpu && d.cpuShare < 1;
-    std::string shareSuffix;
-    if (underShare) {
-      char text[64];
-      std::snprintf(text, sizeof text, "@share=%.17g", d.cpuShare);
-      shareSuffix = text;
-    }
-    std::string key = gpu ? whale::runtimeDeviceName(d, i)
-                          : "cpu:" + std::to_string(threads) + shareSuffix;
-    if (!measured.count(key)) {
-      if (!gpu && !saidKernels) {
-        std::cerr << "CPU GEMMs: OpenBLAS's " << whale_rt_blas_kernels()
-                  << "\n";
-        saidKernels = true;
-      }
-      std::cerr << "probing "
-                << (gpu ? key
-                        : "a " + std::to_string(threads) + "-thread device" +
-                              (underShare ? " under " + shareSuffix.substr(1)
-                                          : std::string()))
-                << "...\n";
-      measured[key] = whale::probeGemmFlops(
-          gpu ? key : "probe" + shareSuffix, threads, gpu ? 4096 : 1024,
-          underShare ? 1.0 : 0.5, error, /*sustained=*/underShare);
-      // Its memory too: tensors past the caches (64 MiB each on a CPU).
-      if (measured[key] > 0)
-        bandwidths[key] = whale::probeMemoryBandwidth(
-            gpu ? key : "probe" + shareSuffix, threads,
-            gpu ? int64_t(256) << 20 : int64_t(64) << 20,
-            underShare ? 1.0 : 0.5, error, /*sustained=*/underShare);
-      if (measured[key] <= 0 || bandwidths[key] <= 0) {
-        std::cerr << "whale: error: probing failed: " << error << "\n";
-        return 1;
-      }
-    }
-    if (d.memoryBandwidth <= 0)
-      d.memoryBandwidth = bandwidths[key];
-    // The cost model's rate for it: the one at which it prices the probe's
-    // GEMM at the time it took (DeviceProbe.h).
-    d.threads = threads;
-    d.flops = whale::modelRateOfProbe(measured[key], whale::describe(d, shared),
-                                      gpu ? 4096 : 1024);
-    if (said.insert(key).second)
-      std::cerr << llvm::formatv("  {0:F1} GFLOP/s on its GEMM (the cost "
-                                 "model's rate {1:F1}), memory {2:F1} GB/s\n",
-                                 measured[key] / 1e9, d.flops / 1e9,
-                                 bandwidths[key] / 1e9)
-                       .str();
-    source[i] = "measured";
+  for (size_t i = 0; i < c.devices.size(); ++i)
+    if (!(c.devices[i].flops > 0))
+      source[i] = probe ? "measured" : "nominal";
+  if (probe && !whale::probeCluster(c, shared, std::cerr, error)) {
+    std::cerr << "whale: error: probing failed: " << error << "\n";
+    return 1;
   }
   std::vector<double> rates = whale::deviceRates(c, shared);
   llvm::outs() << llvm::formatv(
@@ -1061,6 +1048,7 @@ int run(int argc, char **argv) {
   whale::InterpreterOptions opts;
   whale::TrainOptions train;
   std::string file, elastic, statusPath, hfNames;
+  bool probe = false;
   Args args("run", argc, argv);
   int rc = 0;
   while (args.next()) {
@@ -1100,6 +1088,8 @@ int run(int argc, char **argv) {
       hfNames = *v;
     } else if (auto v = args.value("--cluster")) {
       train.cluster = *v;
+    } else if (args.is("--probe")) {
+      probe = true;
     } else if (auto v = args.value("--elastic")) {
       elastic = *v;
     } else if (auto v = args.value("--control")) {
@@ -1146,6 +1136,12 @@ int run(int argc, char **argv) {
   if (!train.controlPath.empty() && train.cluster.empty())
     return usageError("--control needs --cluster: the devices the run "
                       "starts on");
+  if (probe) {
+    if (train.cluster.empty())
+      return usageError("--probe needs --cluster: the devices to measure");
+    if (!probeFirst(train.cluster, train.threads))
+      return 1;
+  }
   // One device without a plan has no driver to mark its untraced steps.
   if (train.traceEvery > 1 &&
       (train.cluster.empty() || train.tracePath.empty()))
