@@ -520,6 +520,15 @@ whale_rt_status whale_rt_set_amp(whale_rt_context *ctx, int32_t mode);
  * (runtime/core/CpuShare.h). A rank's thread calls it before each step. */
 whale_rt_status whale_rt_context_enter(whale_rt_context *ctx);
 
+/* The share of its cores' time the kernel enforces on ctx's device now
+ * (cpu:N@share=S: its group's quota over its period and threads, which a
+ * rewrite of the group's cpu.cfs_quota_us changes under a running job),
+ * and the group's directory in `group` (group_size bytes, "" for none). 1
+ * and "" for a device without a share; WHALE_RT_INTERNAL where the group's
+ * files cannot be read. */
+whale_rt_status whale_rt_context_cpu_share(whale_rt_context *ctx, double *share,
+                                           char *group, int64_t group_size);
+
 /* Binds the device's own worker threads to cpus[1..count): a CPU device's
  * pool, whose driving thread (cpus[0]) its driver binds itself
  * (runtime/core/CpuPlacement.h). A device without workers binds none. */

@@ -85,6 +85,10 @@ struct ReshardReport {
   /// Of which planning and compiling (the rest reads, moves and writes
   /// the state).
   double planSeconds = 0;
+  /// Why the devices changed where the run itself saw the need (a
+  /// device's share of its cores rewritten under it); "" for a change
+  /// asked for (the schedule, the control file).
+  std::string why;
 };
 
 /// What one recovery from a failed rank did.

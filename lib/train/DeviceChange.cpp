@@ -1,19 +1,26 @@
 //===- DeviceChange.cpp - a planned run moving to other devices -----------===//
 //
-// Under an elastic schedule, or when a person writes a cluster spec into the
-// control file, the job pauses at a step boundary, re-plans for the new
-// devices and moves its state from the old ranks to the new by a reshard
-// plan (runtime/state/Reshard.h), in memory.
+// Under an elastic schedule, when a person writes a cluster spec into the
+// control file, or when a CPU device's share of its cores is rewritten
+// under the job (its cgroup's quota: the device now runs at another
+// speed), the job pauses at a step boundary, re-plans for the new devices
+// (a changed share re-probed, so the balance follows its new rate) and
+// moves its state from the old ranks to the new by a reshard plan
+// (runtime/state/Reshard.h), in memory.
 //
 //===----------------------------------------------------------------------===//
 
 #include "lib/elastic/StateCollection.h"
+#include "lib/perf/DeviceProbe.h"
 #include "lib/train/PlannedRun.h"
 #include "runtime/state/MoveState.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <optional>
+#include <sstream>
 
 namespace whale {
 namespace {
@@ -100,7 +107,84 @@ std::string PlannedRun::beforeStep(int64_t step) {
   if (nextChange < options.elastic.size() &&
       options.elastic[nextChange].afterStep == step)
     return changeDevices(options.elastic[nextChange++], step);
+  Cluster reshared;
+  std::string changed;
+  auto seeing = std::chrono::steady_clock::now();
+  if (step > first && sharesChanged(reshared, changed)) {
+    // The probing counts as planning: the change's time includes it.
+    const double probing = since(seeing);
+    std::string err =
+        moveTo(reshared, "the devices at their new shares", step, changed);
+    if (err.empty()) {
+      result.reshards.back().seconds += probing;
+      result.reshards.back().planSeconds += probing;
+    }
+    return err;
+  }
   return "";
+}
+
+bool PlannedRun::sharesChanged(Cluster &next, std::string &why) {
+  // Ranks of one process only: under mpirun each process would see its
+  // own devices' groups, and all must agree on the change.
+  if (options.processes)
+    return false;
+  std::vector<double> now(cluster.devices.size(), 0);
+  bool changed = false;
+  for (const OpenedRank &r : ranks) {
+    const int64_t d = r.place.device;
+    const DeviceSpec &spec = cluster.devices[static_cast<size_t>(d)];
+    if (spec.gpu || !(spec.cpuShare < 1) || now[d] != 0)
+      continue;
+    double share = 0;
+    char group[512] = "";
+    if (whale_rt_context_cpu_share(r.ctx.get(), &share, group, sizeof group) !=
+        WHALE_RT_OK)
+      continue; // its group's files unreadable: nothing to go by
+    now[d] = share;
+    // A quota is whole microseconds: a change is more than rounding.
+    if (std::fabs(share - spec.cpuShare) > 0.01 * spec.cpuShare)
+      changed = true;
+  }
+  if (!changed)
+    return false;
+  next = cluster;
+  for (size_t d = 0; d < now.size(); ++d) {
+    DeviceSpec &spec = next.devices[d];
+    if (now[d] == 0 ||
+        std::fabs(now[d] - spec.cpuShare) <= 0.01 * spec.cpuShare)
+      continue;
+    char text[160];
+    std::snprintf(text, sizeof text,
+                  "%sdevice %zu's share of its cores went from %.3g to %.3g "
+                  "(its cgroup's quota)",
+                  why.empty() ? "" : "; ", d, spec.cpuShare, now[d]);
+    why += text;
+    const bool measured = spec.flops > 0;
+    spec.cpuShare = now[d];
+    if (!measured)
+      continue; // a nominal rate follows the share by itself
+    // Its rate and bandwidth under the new quota, as --probe measures them.
+    Cluster one;
+    one.devices = {spec};
+    one.devices[0].flops = 0;
+    one.devices[0].memoryBandwidth = 0;
+    std::ostringstream log;
+    std::string error;
+    if (!probeCluster(one, shared, log, error)) {
+      why += " (its rate not probed: " + error + "; scaled by the share)";
+      spec.flops *= now[d] / cluster.devices[d].cpuShare;
+      if (spec.memoryBandwidth > 0)
+        spec.memoryBandwidth *= now[d] / cluster.devices[d].cpuShare;
+      continue;
+    }
+    std::snprintf(text, sizeof text, ", probed at %.1f GFLOP/s",
+                  one.devices[0].flops / 1e9);
+    why += text;
+    spec.flops = one.devices[0].flops;
+    spec.memoryBandwidth = one.devices[0].memoryBandwidth;
+  }
+  return true;
 }
 
 std::string PlannedRun::changeDevices(const ElasticChange &change,
@@ -108,20 +192,27 @@ std::string PlannedRun::changeDevices(const ElasticChange &change,
   // Pause at this step boundary: a plan for the new devices, the reshard
   // plan from the old ranks' boxes to the new ones', the boxes it reads out
   // of the old ranks, the new ranks, the state into them.
-  auto t0 = std::chrono::steady_clock::now();
   Cluster next;
+  if (!parseCluster(change.cluster, next, error) ||
+      !checkClusterDevices(next, error))
+    return "changing the devices to " + change.cluster + " after step " +
+           std::to_string(step) + ": " + error;
+  return moveTo(next, change.cluster, step);
+}
+
+std::string PlannedRun::moveTo(const Cluster &next, const std::string &name,
+                               int64_t step, const std::string &reason) {
+  auto t0 = std::chrono::steady_clock::now();
   PlannedModel nextPlan;
   ReshardReport report;
   report.afterStep = step;
   report.ranksBefore = static_cast<int64_t>(ranks.size());
+  report.why = reason;
   auto why = [&](const std::string &what) {
     return what + " after step " + std::to_string(step) + ": " + error;
   };
-  if (!parseCluster(change.cluster, next, error) ||
-      !checkClusterDevices(next, error))
-    return why("changing the devices to " + change.cluster);
   if (!planModel(interp, options.model, next, planOptions, nextPlan, error))
-    return why("re-planning for " + change.cluster);
+    return why("re-planning for " + name);
   // Under mpirun the same processes run the new devices, each its block of
   // them.
   ProcessLayout nextLayout;
@@ -131,7 +222,7 @@ std::string PlannedRun::changeDevices(const ElasticChange &change,
             static_cast<int64_t>(next.devices.size()), nextLayout);
         !err.empty()) {
       error = err + " (the new cluster's)";
-      return why("changing the devices to " + change.cluster);
+      return why("changing the devices to " + name);
     }
   report.planSeconds = since(t0);
   StateCollection before, after;
@@ -173,7 +264,7 @@ std::string PlannedRun::changeDevices(const ElasticChange &change,
   cluster = next;
   auto opening = std::chrono::steady_clock::now();
   if (std::string err = openRanks(std::move(nextPlan)); !err.empty())
-    return "opening the ranks for " + change.cluster + " after step " +
+    return "opening the ranks for " + name + " after step " +
            std::to_string(step) + ": " + err;
   report.planSeconds += since(opening);
   if (std::string err = direct ? copyPieces(move, old, localRanks())

@@ -123,6 +123,15 @@ private:
   bool checkDevices(const std::string &spec, Cluster &next,
                     PlannedModel &nextPlan, std::string &why);
   std::string changeDevices(const ElasticChange &change, int64_t step);
+  /// The devices changed to `next` (named `name` in errors) after `step`.
+  std::string moveTo(const Cluster &next, const std::string &name, int64_t step,
+                     const std::string &why = "");
+  /// A CPU device whose share of its cores the kernel now enforces other
+  /// than planned (its group's quota rewritten under the job), checked
+  /// before each step: the cluster with the new shares, each such device's
+  /// rate and bandwidth probed anew under it where they were measured or
+  /// declared, and in `why` what changed. False where none changed.
+  bool sharesChanged(Cluster &next, std::string &why);
 
   // Recovery.cpp
   std::string recover(int64_t lost, RecoveryReport &report);

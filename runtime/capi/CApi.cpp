@@ -220,6 +220,22 @@ whale_rt_status whale_rt_context_enter(whale_rt_context *ctx) {
   });
 }
 
+whale_rt_status whale_rt_context_cpu_share(whale_rt_context *ctx, double *share,
+                                           char *group, int64_t group_size) {
+  return guarded(ctx, [&]() -> whale_rt_status {
+    if (!share)
+      return ctx->invalid("context_cpu_share: 'share' is null");
+    std::string dir;
+    *share = ctx->device->enforcedShare(dir);
+    if (group && group_size > 0)
+      std::snprintf(group, static_cast<size_t>(group_size), "%s", dir.c_str());
+    if (*share <= 0)
+      return ran(
+          ctx, Status::internal("cannot read the quota of the cgroup " + dir));
+    return WHALE_RT_OK;
+  });
+}
+
 whale_rt_status whale_rt_enable_trace(whale_rt_context *ctx) {
   return guarded(ctx, [&]() -> whale_rt_status {
     if (!ctx->profiler) {

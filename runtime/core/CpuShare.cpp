@@ -117,7 +117,25 @@ std::unique_ptr<CpuShare> CpuShare::open(double share, int threads,
     ::rmdir(dir.c_str());
     return nullptr;
   }
-  return std::unique_ptr<CpuShare>(new CpuShare(dir, number));
+  return std::unique_ptr<CpuShare>(
+      new CpuShare(dir, number, std::max(1, threads)));
+}
+
+std::string CpuShare::home() { return homeGroup(); }
+
+double CpuShare::enforced() const {
+  auto read = [&](const char *file) -> long long {
+    std::ifstream in(dir + "/" + file);
+    long long v = 0;
+    return in >> v ? v : 0;
+  };
+  const long long quota = read("cpu.cfs_quota_us"),
+                  period = read("cpu.cfs_period_us");
+  if (quota < 0)
+    return 1; // -1: no limit
+  if (quota == 0 || period <= 0)
+    return -1;
+  return std::min(1.0, double(quota) / (double(period) * threads));
 }
 
 Status CpuShare::join(pid_t tid) {

@@ -55,11 +55,21 @@ public:
 
   /// The group's directory.
   const std::string &path() const { return dir; }
+  /// Where this process's groups are made (whale-<pid>-<n> under it).
+  static std::string home();
+
+  /// The share the kernel enforces now: the group's quota over its period
+  /// and threads, read from its files (someone who rewrites them changes
+  /// the device's speed; 1 where the quota is lifted, -1 where they cannot
+  /// be read).
+  double enforced() const;
 
 private:
-  CpuShare(std::string dir, int number) : dir(std::move(dir)), number(number) {}
+  CpuShare(std::string dir, int number, int threads)
+      : dir(std::move(dir)), number(number), threads(threads) {}
   std::string dir; ///< the group's
   int number;      ///< unique in the process
+  int threads;     ///< the quota is a share of this many cores
 };
 
 } // namespace whale::rt

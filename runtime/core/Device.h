@@ -125,6 +125,13 @@ public:
   /// (cpu:N@share=S) puts that thread under the limit too. By default
   /// nothing.
   virtual Status enterFromThisThread() { return Status::ok(); }
+  /// A CPU device under a share of its cores' time: the share the kernel
+  /// enforces now and its group's directory (CpuShare::enforced); 1 and ""
+  /// for a device without one.
+  virtual double enforcedShare(std::string &group) const {
+    group.clear();
+    return 1;
+  }
   Device(const Device &) = delete;
   Device &operator=(const Device &) = delete;
 

@@ -44,6 +44,12 @@ public:
   Status joinShare();
   /// The share's group (null: none), for tests and reports.
   const CpuShare *share() const { return share_.get(); }
+  double enforcedShare(std::string &group) const override {
+    if (!share_)
+      return Device::enforcedShare(group);
+    group = share_->path();
+    return share_->enforced();
+  }
   /// x rounded to bf16 into `store` when matmuls run in bf16 (amp), x
   /// itself otherwise: what every product's operands go through.
   View<const float> matmulInput(View<const float> x, std::vector<float> &store);

@@ -15,7 +15,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
 
 namespace {
 
@@ -78,6 +82,91 @@ TEST(BalancedShares, ABalancedPlanOverAFullAndAQuarterShareBeatsTheEvenOne) {
       << "balanced " << balanced << " samples/s, even " << even << "; rows "
       << balancedRows[0] << " / " << balancedRows[1] << ", probed "
       << full / 1e9 << " and " << quarter / 1e9 << " GFLOP/s";
+}
+
+/// The group of this process whose quota is `quota` microseconds a period
+/// (a device's, as CpuShare made it); "" where none is.
+std::string groupWithQuota(long long quota) {
+  const std::string home = whale::rt::CpuShare::home();
+  const std::string prefix = "whale-" + std::to_string(::getpid()) + "-";
+  std::error_code ec;
+  for (const auto &e : std::filesystem::directory_iterator(home, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0)
+      continue;
+    std::ifstream in(e.path() / "cpu.cfs_quota_us");
+    long long q = 0;
+    if (in >> q && q == quota)
+      return e.path().string();
+  }
+  return "";
+}
+
+// The elastic path (issue 88): a device's share rewritten under a running
+// job (its cgroup's quota, as an administrator or a co-tenant's scheduler
+// would) is noticed at the next step boundary; the device is probed anew
+// under its new quota and the job rebalances through the elastic change,
+// in memory, without losing a step: the same losses as a run whose
+// devices never changed (the global batch and its order are the same; the
+// rows only move between the replicas), within the contract's 1e-4.
+TEST(BalancedShares, AShareRewrittenMidRunRebalancesWithoutLosingAStep) {
+  std::string why;
+  if (!whale::rt::CpuShare::open(0.5, 1, why))
+    GTEST_SKIP() << "the kernel's CPU controller cannot be used here: " << why;
+  whale::InterpreterOptions options;
+  options.defines["BATCH"] = "1536";
+  whale::Interpreter interp(options);
+  ASSERT_TRUE(
+      interp.loadFile(std::string(WHALE_SOURCE_DIR) + "/bench/hetero_mlp.whl"))
+      << interp.renderDiagnostics();
+  // Declared rates 2:1: the run re-probes only the device whose share
+  // changed.
+  const char *spec =
+      "cpu:1@threads=1,flops=1e11,cpu:1@threads=1,share=0.5,flops=5e10";
+  whale::TrainOptions train;
+  train.cluster = spec;
+  train.steps = 6;
+  std::string group, rewritten;
+  train.onStep = [&](const whale::StepReport &r) {
+    if (r.step != 2)
+      return;
+    // Half a core's 100 ms period for the one-thread device: a quarter.
+    group = groupWithQuota(50000);
+    if (group.empty())
+      return;
+    std::ofstream quota(group + "/cpu.cfs_quota_us");
+    quota << 25000;
+    quota.flush();
+    rewritten = quota ? "yes" : "";
+  };
+  const whale::TrainResult changed = whale::train(interp, train);
+  ASSERT_TRUE(changed.ok) << changed.error;
+  ASSERT_FALSE(group.empty()) << "no group of this process has the quota of "
+                                 "half a core";
+  ASSERT_EQ(rewritten, "yes") << "cannot rewrite " << group;
+  ASSERT_EQ(changed.reshards.size(), 1u);
+  EXPECT_EQ(changed.reshards[0].afterStep, 2);
+  EXPECT_NE(changed.reshards[0].why.find(
+                "device 1's share of its cores went from 0.5 to 0.25"),
+            std::string::npos)
+      << changed.reshards[0].why;
+  // Balanced 2:1 before (1024 / 512 rows); after, by its probed rate at a
+  // quarter of the core, well under a third of the rows.
+  ASSERT_EQ(changed.localBatches.size(), 2u);
+  EXPECT_LT(changed.localBatches[1] * 3, changed.localBatches[0])
+      << changed.localBatches[0] << " / " << changed.localBatches[1];
+
+  whale::TrainOptions still = train;
+  still.onStep = nullptr;
+  const whale::TrainResult unchanged = whale::train(interp, still);
+  ASSERT_TRUE(unchanged.ok) << unchanged.error;
+  EXPECT_TRUE(unchanged.reshards.empty());
+  ASSERT_EQ(changed.losses.size(), 6u);
+  ASSERT_EQ(unchanged.losses.size(), 6u);
+  for (size_t i = 0; i < 6; ++i)
+    EXPECT_NEAR(changed.losses[i], unchanged.losses[i],
+                1e-4 * std::fabs(unchanged.losses[i]))
+        << "step " << i + 1;
 }
 
 } // namespace

@@ -1336,17 +1336,17 @@ int run(int argc, char **argv) {
                       : std::string())
               << "\n";
   for (const whale::ReshardReport &r : result.reshards)
-    std::cout << "resharded after step " << r.afterStep << ": "
-              << r.ranksBefore << " -> " << r.ranksAfter << " ranks, moved "
-              << r.movedBytes << " bytes (lower bound " << r.lowerBoundBytes
-              << "), kept " << r.stayedBytes << " in place, "
-              << (r.processBytes > 0
-                      ? std::to_string(r.processBytes) +
-                            " sent between processes, "
-                      : std::string())
+    std::cout << "resharded after step " << r.afterStep << ": " << r.ranksBefore
+              << " -> " << r.ranksAfter << " ranks, moved " << r.movedBytes
+              << " bytes (lower bound " << r.lowerBoundBytes << "), kept "
+              << r.stayedBytes << " in place, "
+              << (r.processBytes > 0 ? std::to_string(r.processBytes) +
+                                           " sent between processes, "
+                                     : std::string())
               << llvm::formatv("{0:F3}", r.seconds).str() << " s ("
               << llvm::formatv("{0:F3}", r.planSeconds).str()
-              << " s re-planning and compiling)\n";
+              << " s re-planning and compiling)"
+              << (r.why.empty() ? "" : ": " + r.why) << "\n";
   if (!result.localBatches.empty()) {
     std::cout << "samples per device:";
     for (int64_t b : result.localBatches)
