@@ -69,6 +69,44 @@ def split_script():
     return path
 
 
+def deep_scripts(layers):
+    """hetero_mlp.whl's layer LAYERS times in a row at 8 micro-batches:
+    unmarked (each device alone), pipelined over the two devices as two
+    TaskGraphs of equal halves (the even pipeline), and unmarked under
+    auto_parallel, cut into two stages by the devices' probed rates (the
+    balanced one)."""
+    def layer(indent):
+        return f"{indent}h = relu(nn.linear(h, 1024))\n"
+    half = layers // 2
+    head = ("import nn\nBATCH = 384\n"
+            "model deep(x: f32[B, 512], y: i32[B]) {\n  h = x\n")
+    tail = ("  loss = mean(cross_entropy(nn.linear(h, 10), y))\n"
+            "  return loss\n}\n\n"
+            "train deep {\n  data = synthetic(batch = BATCH, seed = 1)\n"
+            "  optimizer = sgd(lr = 0.01)\n  steps = 20\n}\n")
+    even = (head.replace("BATCH = 384\n",
+                         "BATCH = 384\nconfig {\n  num_micro_batch = 8\n}\n")
+            + "  replicate {\n" + layer("    ") * half + "  }\n"
+            + "  replicate {\n" + layer("    ") * (layers - half)
+            + "    " + tail.split("\n", 1)[0].strip() + "\n  }\n"
+            + tail.split("\n", 1)[1])
+    balanced = (head.replace("BATCH = 384\n",
+                             "BATCH = 384\nconfig {\n  num_micro_batch = 8\n"
+                             "  auto_parallel = true\n  num_task_graph = 2\n}\n")
+                + layer("  ") * layers + tail)
+    # Alone, the model as one TaskGraph: one rank, one thread (two stages
+    # on one device would be two ranks, two threads and two quotas).
+    plain = (head.replace("BATCH = 384\n",
+                          "BATCH = 384\nconfig {\n  num_micro_batch = 8\n}\n")
+             + layer("  ") * layers + tail)
+    paths = []
+    for text in (plain, even, balanced):
+        path = tempfile.mktemp(suffix=".whl")
+        open(path, "w").write(text)
+        paths.append(path)
+    return paths
+
+
 def samples_per_s(whale, cluster, steps, skip, extra=(), script=SCRIPT,
                   batch=384):
     metrics = tempfile.mktemp(suffix=".jsonl")
@@ -203,6 +241,10 @@ def main():
     ap.add_argument("--fast", type=int, default=4)
     ap.add_argument("--slow", type=int, default=2)
     ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--pipeline", type=int, metavar="LAYERS",
+                    help="pipelined instead: LAYERS equal layers in two "
+                    "stages, halves (even) against a cut by the probed rates "
+                    "(balanced, auto_parallel)")
     ap.add_argument("--split", action="store_true",
                     help="tensor parallelism: uneven shards vs equal ones")
     ap.add_argument("--emit-gpu-pack", metavar="DIR",
@@ -252,40 +294,47 @@ def main():
                            capture_output=True, text=True)
     print(probe.stdout.rstrip())
 
-    # Alone, a device runs the model as written (a split TaskGraph on one
-    # device is the model itself).
-    fast, _ = samples_per_s(args.whale, devices[0], args.steps, skip,
-                            batch=args.batch)
-    slow, _ = samples_per_s(args.whale, devices[1], args.steps, skip,
-                            batch=args.batch)
-    script = split_script() if args.split else SCRIPT
+    # The scripts: alone, balanced, even. Alone, a device runs the model as
+    # written (a split TaskGraph on one device is the model itself; a
+    # pipeline's stages both on it).
+    temporary = []
+    if args.pipeline:
+        plain, even_script, balanced_script = deep_scripts(args.pipeline)
+        temporary = [plain, even_script, balanced_script]
+        scripts = (plain, (balanced_script, []), (even_script, []))
+    elif args.split:
+        script = split_script()
+        temporary = [script]
+        scripts = (SCRIPT, (script, []), (script, ["--even"]))
+    else:
+        scripts = (SCRIPT, (SCRIPT, []), (SCRIPT, ["--even"]))
+    alone_script, (b_script, b_flags), (e_script, e_flags) = scripts
+    alone = [one_device_cluster(cluster, i) for i in range(2)]
     try:
+        fast, _ = samples_per_s(args.whale, devices[0], args.steps, skip,
+                                script=alone_script, batch=args.batch)
+        slow, _ = samples_per_s(args.whale, devices[1], args.steps, skip,
+                                script=alone_script, batch=args.batch)
         balanced, shares_b = samples_per_s(args.whale, cluster, args.steps,
-                                           skip, script=script,
+                                           skip, b_flags, script=b_script,
                                            batch=args.batch)
         even, shares_e = samples_per_s(args.whale, cluster, args.steps, skip,
-                                       ["--even"], script=script,
+                                       e_flags, script=e_script,
                                        batch=args.batch)
+        # The simulator's figure for each plan, on the probed rates (each
+        # device alone from its own line of the probed cluster).
+        p_fast, p_slow = (predicted_samples_per_s(args.whale, a,
+                                                  script=alone_script,
+                                                  batch=args.batch)
+                          for a in alone)
+        p_balanced = predicted_samples_per_s(args.whale, cluster, b_flags,
+                                             script=b_script, batch=args.batch)
+        p_even = predicted_samples_per_s(args.whale, cluster, e_flags,
+                                         script=e_script, batch=args.batch)
     finally:
-        if args.split:
-            os.unlink(script)
+        for path in temporary + alone:
+            os.unlink(path)
     ideal = fast + slow
-    # The simulator's figure for each plan, on the probed rates (each
-    # device alone from its own line of the probed cluster).
-    alone = [one_device_cluster(cluster, i) for i in range(2)]
-    p_fast, p_slow = (predicted_samples_per_s(args.whale, a, batch=args.batch)
-                      for a in alone)
-    for a in alone:
-        os.unlink(a)
-    script = split_script() if args.split else SCRIPT
-    try:
-        p_balanced = predicted_samples_per_s(args.whale, cluster,
-                                             script=script, batch=args.batch)
-        p_even = predicted_samples_per_s(args.whale, cluster, ["--even"],
-                                         script=script, batch=args.batch)
-    finally:
-        if args.split:
-            os.unlink(script)
 
     def row(name, shares, measured, predicted, of_ideal=True):
         ideal_part = f"{measured / ideal:.1%}" if of_ideal else ""
