@@ -88,19 +88,22 @@ double timedRate(double work, double seconds, bool sustained, Run run) {
   return best;
 }
 
-} // namespace
-
-double probeGemmFlops(const std::string &device, int threads, int64_t n,
-                      double seconds, std::string &error, bool sustained) {
+/// The rate of `op` (the context and three n x m f32 tensors; `work` units
+/// a run) on `device`, as timedRate measures it; its result's first value
+/// read back after each run.
+template <class Op>
+double probeOp(const std::string &device, int threads, int64_t n, int64_t m,
+               double work, double seconds, bool sustained, std::string &error,
+               Op op) {
   Context ctx = openDevice(device, threads, error);
   if (!ctx)
     return 0;
   std::vector<whale_rt_tensor *> t;
-  if (!makeTensors(ctx.get(), n, n, 0.5f, t, 3, error))
+  if (!makeTensors(ctx.get(), n, m, 0.5f, t, 3, error))
     return 0;
-  const double rate = timedRate(2.0 * n * n * n, seconds, sustained, [&] {
+  const double rate = timedRate(work, seconds, sustained, [&] {
     float first;
-    if (whale_rt_matmul(ctx.get(), t[0], t[1], t[2], 0, 0) == WHALE_RT_OK &&
+    if (op(ctx.get(), t) == WHALE_RT_OK &&
         whale_rt_tensor_read(ctx.get(), t[2], &first, sizeof first) ==
             WHALE_RT_OK)
       return true;
@@ -112,31 +115,25 @@ double probeGemmFlops(const std::string &device, int threads, int64_t n,
   return rate;
 }
 
+} // namespace
+
+double probeGemmFlops(const std::string &device, int threads, int64_t n,
+                      double seconds, std::string &error, bool sustained) {
+  return probeOp(device, threads, n, n, 2.0 * n * n * n, seconds, sustained,
+                 error, [](whale_rt_context *ctx, auto &t) {
+                   return whale_rt_matmul(ctx, t[0], t[1], t[2], 0, 0);
+                 });
+}
+
 double probeMemoryBandwidth(const std::string &device, int threads,
                             int64_t bytes, double seconds, std::string &error,
                             bool sustained) {
-  Context ctx = openDevice(device, threads, error);
-  if (!ctx)
-    return 0;
   const int64_t rows = std::max<int64_t>(1, bytes / (4 * 1024));
-  std::vector<whale_rt_tensor *> t;
-  if (!makeTensors(ctx.get(), rows, 1024, 0.5f, t, 3, error))
-    return 0;
   // An add reads two tensors and writes a third.
-  const double rate =
-      timedRate(3.0 * 4.0 * double(rows) * 1024, seconds, sustained, [&] {
-        float first;
-        if (whale_rt_binary(ctx.get(), WHALE_RT_ADD, t[0], t[1], t[2]) ==
-                WHALE_RT_OK &&
-            whale_rt_tensor_read(ctx.get(), t[2], &first, sizeof first) ==
-                WHALE_RT_OK)
-          return true;
-        error = whale_rt_last_error(ctx.get());
-        return false;
-      });
-  for (whale_rt_tensor *x : t)
-    whale_rt_tensor_release(ctx.get(), x);
-  return rate;
+  return probeOp(device, threads, rows, 1024, 3.0 * 4.0 * double(rows) * 1024,
+                 seconds, sustained, error, [](whale_rt_context *ctx, auto &t) {
+                   return whale_rt_binary(ctx, WHALE_RT_ADD, t[0], t[1], t[2]);
+                 });
 }
 
 double modelRateOfProbe(double measured, const perf::DeviceDescription &d,

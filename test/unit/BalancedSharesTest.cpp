@@ -23,6 +23,17 @@
 
 namespace {
 
+/// bench/hetero_mlp.whl at a global batch of 1,536.
+whale::InterpreterOptions heteroMlpOptions() {
+  whale::InterpreterOptions options;
+  options.defines["BATCH"] = "1536";
+  return options;
+}
+bool loadHeteroMlp(whale::Interpreter &interp) {
+  return interp.loadFile(std::string(WHALE_SOURCE_DIR) +
+                         "/bench/hetero_mlp.whl");
+}
+
 double medianRate(const std::vector<double> &rates) {
   std::vector<double> r = rates;
   std::sort(r.begin(), r.end());
@@ -45,12 +56,8 @@ TEST(BalancedShares, ABalancedPlanOverAFullAndAQuarterShareBeatsTheEvenOne) {
                 "flops=%.6g",
                 full, quarter);
 
-  whale::InterpreterOptions options;
-  options.defines["BATCH"] = "1536";
-  whale::Interpreter interp(options);
-  ASSERT_TRUE(
-      interp.loadFile(std::string(WHALE_SOURCE_DIR) + "/bench/hetero_mlp.whl"))
-      << interp.renderDiagnostics();
+  whale::Interpreter interp(heteroMlpOptions());
+  ASSERT_TRUE(loadHeteroMlp(interp)) << interp.renderDiagnostics();
   auto rate = [&](bool even, std::vector<int64_t> &rows) {
     whale::TrainOptions train;
     train.cluster = spec;
@@ -113,12 +120,8 @@ TEST(BalancedShares, AShareRewrittenMidRunRebalancesWithoutLosingAStep) {
   std::string why;
   if (!whale::rt::CpuShare::open(0.5, 1, why))
     GTEST_SKIP() << "the kernel's CPU controller cannot be used here: " << why;
-  whale::InterpreterOptions options;
-  options.defines["BATCH"] = "1536";
-  whale::Interpreter interp(options);
-  ASSERT_TRUE(
-      interp.loadFile(std::string(WHALE_SOURCE_DIR) + "/bench/hetero_mlp.whl"))
-      << interp.renderDiagnostics();
+  whale::Interpreter interp(heteroMlpOptions());
+  ASSERT_TRUE(loadHeteroMlp(interp)) << interp.renderDiagnostics();
   // Declared rates 2:1: the run re-probes only the device whose share
   // changed.
   const char *spec =
