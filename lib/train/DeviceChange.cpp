@@ -113,11 +113,21 @@ std::string PlannedRun::beforeStep(int64_t step) {
   if (step > first && sharesChanged(reshared, changed)) {
     // The probing counts as planning: the change's time includes it.
     const double probing = since(seeing);
+    const size_t done = result.reshards.size();
     std::string err =
         moveTo(reshared, "the devices at their new shares", step, changed);
     if (err.empty()) {
       result.reshards.back().seconds += probing;
       result.reshards.back().planSeconds += probing;
+    } else if (result.reshards.size() == done &&
+               err.rfind("re-planning", 0) == 0) {
+      // No plan fits the devices at their new speeds: nothing has moved,
+      // so the job goes on where it is, as after a control file's spec
+      // that cannot be planned, and the change is not tried again.
+      result.controlErrors.push_back(err + " (" + changed + ")");
+      for (size_t d = 0; d < cluster.devices.size(); ++d)
+        cluster.devices[d].cpuShare = reshared.devices[d].cpuShare;
+      return "";
     }
     return err;
   }
