@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/compile/DeviceProbe.h"
 #include "lib/elastic/StateCollection.h"
-#include "lib/perf/DeviceProbe.h"
 #include "lib/train/PlannedRun.h"
 #include "runtime/state/MoveState.h"
 

@@ -11,7 +11,7 @@
 #ifndef WHALE_TEST_UNIT_SHAREPROBE_H
 #define WHALE_TEST_UNIT_SHAREPROBE_H
 
-#include "lib/perf/DeviceProbe.h"
+#include "lib/compile/DeviceProbe.h"
 #include "runtime/core/CpuShare.h"
 
 #include <string>

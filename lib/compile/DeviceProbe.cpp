@@ -1,6 +1,6 @@
 //===- DeviceProbe.cpp - measuring a device's compute rate ----------------===//
 
-#include "lib/perf/DeviceProbe.h"
+#include "lib/compile/DeviceProbe.h"
 
 #include "lib/compile/Cluster.h"
 #include "perfmodel/DeviceModel.h"

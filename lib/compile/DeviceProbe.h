@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WHALE_LIB_PERF_DEVICEPROBE_H
-#define WHALE_LIB_PERF_DEVICEPROBE_H
+#ifndef WHALE_LIB_COMPILE_DEVICEPROBE_H
+#define WHALE_LIB_COMPILE_DEVICEPROBE_H
 
 #include "perfmodel/DeviceSpeed.h"
 
