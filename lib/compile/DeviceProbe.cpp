@@ -190,10 +190,18 @@ bool probeCluster(Cluster &cluster, int shared, std::ostream &log,
       at->second.first =
           probeGemmFlops(device, threads, n, seconds, error, underShare);
       // Its memory too: tensors past the caches (64 MiB each on a CPU).
+      // Under a share, the best run (an add fits in a period's quota and
+      // runs at full speed) times the share: the device moves bytes only
+      // while it runs. Timed over the quota's periods instead, a few adds
+      // a period made it vary by a seventh from probe to probe (4.6 to 6.1
+      // GB/s at a quarter share here); the GEMM's rate, many more runs a
+      // second, held within 3%.
       if (at->second.first > 0)
-        at->second.second = probeMemoryBandwidth(
-            device, threads, gpu ? int64_t(256) << 20 : int64_t(64) << 20,
-            seconds, error, underShare);
+        at->second.second =
+            probeMemoryBandwidth(device, threads,
+                                 gpu ? int64_t(256) << 20 : int64_t(64) << 20,
+                                 seconds, error) *
+            (underShare ? d.cpuShare : 1.0);
       if (!(at->second.first > 0) || !(at->second.second > 0)) {
         measured.erase(at);
         return false;
