@@ -126,12 +126,12 @@ double probeGemmFlops(const std::string &device, int threads, int64_t n,
 }
 
 double probeMemoryBandwidth(const std::string &device, int threads,
-                            int64_t bytes, double seconds, std::string &error,
-                            bool sustained) {
+                            int64_t bytes, double seconds, std::string &error) {
   const int64_t rows = std::max<int64_t>(1, bytes / (4 * 1024));
   // An add reads two tensors and writes a third.
   return probeOp(device, threads, rows, 1024, 3.0 * 4.0 * double(rows) * 1024,
-                 seconds, sustained, error, [](whale_rt_context *ctx, auto &t) {
+                 seconds, /*sustained=*/false, error,
+                 [](whale_rt_context *ctx, auto &t) {
                    return whale_rt_binary(ctx, WHALE_RT_ADD, t[0], t[1], t[2]);
                  });
 }

@@ -30,14 +30,14 @@ double probeGemmFlops(const std::string &device, int threads, int64_t n,
                       double seconds, std::string &error,
                       bool sustained = false);
 
-/// Bytes a second `device` moves through its memory, timed as the probe
-/// times a GEMM (the best run, or `sustained` under a share): an add of two
-/// f32 tensors of `bytes` each into a third, the traffic of the
-/// elementwise ops and optimizer updates the model prices by bandwidth.
-/// Tensors larger than the caches measure memory, not cache.
+/// Bytes a second `device` moves through its memory, the best of runs as
+/// the probe times a GEMM: an add of two f32 tensors of `bytes` each into
+/// a third, the traffic of the elementwise ops and optimizer updates the
+/// model prices by bandwidth. Tensors larger than the caches measure
+/// memory, not cache. (A device under a share: probeCluster takes this
+/// times the share.)
 double probeMemoryBandwidth(const std::string &device, int threads,
-                            int64_t bytes, double seconds, std::string &error,
-                            bool sustained = false);
+                            int64_t bytes, double seconds, std::string &error);
 
 /// The rate the cost model prices `d` at (its peak, before the GEMM
 /// efficiency perf::gemmEfficiency takes off a product of a shape) such

@@ -41,15 +41,12 @@ double medianRate(const std::vector<double> &rates) {
 }
 
 TEST(BalancedShares, ABalancedPlanOverAFullAndAQuarterShareBeatsTheEvenOne) {
-  std::string why;
-  if (!whale::rt::CpuShare::open(0.25, 1, why))
-    GTEST_SKIP() << "the kernel's CPU controller cannot be used here: " << why;
-  std::string error;
-  const double full = whale::probeGemmFlops("probe", 1, 512, 0.3, error);
-  ASSERT_GT(full, 0) << error;
-  const double quarter = whale::probeGemmFlops("probe@share=0.25", 1, 512, 1.0,
-                                               error, /*sustained=*/true);
-  ASSERT_GT(quarter, 0) << error;
+  const whale::testing::ShareRates r = whale::testing::probeFullAndQuarter();
+  if (!r.skip.empty())
+    GTEST_SKIP() << r.skip;
+  ASSERT_GT(r.full, 0) << r.error;
+  ASSERT_GT(r.quarter, 0) << r.error;
+  const double full = r.full, quarter = r.quarter;
   char spec[256];
   std::snprintf(spec, sizeof spec,
                 "cpu:1@threads=1,flops=%.6g,cpu:1@threads=1,share=0.25,"

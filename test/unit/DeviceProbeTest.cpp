@@ -2,9 +2,12 @@
 
 #include "test/unit/ShareProbe.h"
 
+#include "lib/compile/Cluster.h"
 #include "perfmodel/DeviceModel.h"
 
 #include <gtest/gtest.h>
+
+#include <sstream>
 
 namespace {
 
@@ -12,27 +15,28 @@ namespace {
 // (issue 88 item 2): its sustained rate, not the best of GEMMs that each
 // fit in one period's quota and run at full speed.
 TEST(DeviceProbe, AShareIsMeasuredUnderItsQuota) {
-  std::string why;
-  if (!whale::rt::CpuShare::open(0.25, 1, why))
-    GTEST_SKIP() << "the kernel's CPU controller cannot be used here: " << why;
-  std::string error;
-  const double full = whale::probeGemmFlops("probe", 1, 512, 0.3, error);
-  ASSERT_GT(full, 0) << error;
-  const double quarter = whale::probeGemmFlops("probe@share=0.25", 1, 512, 1.0,
-                                               error, /*sustained=*/true);
-  ASSERT_GT(quarter, 0) << error;
+  const whale::testing::ShareRates r = whale::testing::probeFullAndQuarter();
+  if (!r.skip.empty())
+    GTEST_SKIP() << r.skip;
+  ASSERT_GT(r.full, 0) << r.error;
+  ASSERT_GT(r.quarter, 0) << r.error;
   // A quarter, give or take a period's overrun; at most 0.6 of the full
   // rate even where another test took half a core from the full probe.
-  EXPECT_LT(quarter, 0.6 * full)
-      << quarter / 1e9 << " against " << full / 1e9 << " GFLOP/s";
-  EXPECT_GT(quarter, 0.05 * full);
-  // Its memory traffic too: bytes move only while the quota lets it run.
-  const double fullBytes =
-      whale::probeMemoryBandwidth("probe", 1, 64 << 20, 0.3, error);
-  ASSERT_GT(fullBytes, 0) << error;
-  const double quarterBytes = whale::probeMemoryBandwidth(
-      "probe@share=0.25", 1, 64 << 20, 1.0, error, /*sustained=*/true);
-  ASSERT_GT(quarterBytes, 0) << error;
+  EXPECT_LT(r.quarter, 0.6 * r.full)
+      << r.quarter / 1e9 << " against " << r.full / 1e9 << " GFLOP/s";
+  EXPECT_GT(r.quarter, 0.05 * r.full);
+  // Its memory traffic too, as `whale devices --probe` prices it: bytes
+  // move only while the quota lets it run.
+  whale::Cluster c;
+  std::string error;
+  ASSERT_TRUE(whale::parseCluster("cpu:1@threads=1,cpu:1@threads=1,share=0.25",
+                                  c, error))
+      << error;
+  std::ostringstream log;
+  ASSERT_TRUE(whale::probeCluster(c, 1, log, error)) << error;
+  const double fullBytes = c.devices[0].memoryBandwidth,
+               quarterBytes = c.devices[1].memoryBandwidth;
+  ASSERT_GT(quarterBytes, 0) << log.str();
   EXPECT_LT(quarterBytes, 0.6 * fullBytes)
       << quarterBytes / 1e9 << " against " << fullBytes / 1e9 << " GB/s";
 }
