@@ -198,11 +198,16 @@ TEST(ClusterFile, SharesAreForGpusAndWithinThem) {
           "cuda:0: sms=140 is more than the H200's 132 SMs");
   refused("cuda:0@model=B300", "unknown GPU model 'B300' (known: ");
   refused("cpu:1@model=H200", "model names a GPU's data sheet, for cuda");
+  refused("cpu:1@membw=fast",
+          "membw must be the memory's bytes a second (membw=40e9), not "
+          "'fast'");
+  refused("cpu:1@membw=0", "membw must be the memory's bytes a second");
   refused("cpu:1@colour=red",
           "unknown device option 'colour' (known: threads, mem, flops, membw, "
           "share)");
   expectError(oneDevice(R"(, "sms": 8)"),
               "\"sms\" is a GPU's share of its SMs, for kind \"cuda\"");
+  expectError(oneDevice(R"(, "memory_bandwidth": -5)"), "memory_bandwidth");
   expectError(R"({"nodes": [{"devices": [{"kind": "cuda", "sms": 0}]}]})",
               "sms must be a whole number from 1 to 1024");
   expectError(R"({"nodes": [{"devices": [{"kind": "cuda", "model": "T4",
