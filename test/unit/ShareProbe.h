@@ -4,7 +4,8 @@
 // What the tests of devices slowed by the kernel (cpu:1@share=0.25) start
 // from: whether the CPU controller can be used here (else the reason to
 // skip), and the two one-thread devices' GEMM rates as `whale devices
-// --probe` measures them (the shared one under its quota, sustained).
+// --probe` measures them (the shared one at the fraction of
+// its full speed it keeps under its quota).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,10 +32,10 @@ inline ShareRates probeFullAndQuarter() {
     r.skip = "the kernel's CPU controller cannot be used here: " + why;
     return r;
   }
-  r.full = probeGemmFlops("probe", 1, 512, 0.3, r.error);
+  r.full = probeGemmFlops("probe", 1, 512, 0.3, r.error, ProbeMeasure::Mean);
   if (r.full > 0)
-    r.quarter = probeGemmFlops("probe@share=0.25", 1, 512, 1.0, r.error,
-                               /*sustained=*/true);
+    r.quarter = r.full * probeShareFraction("probe@share=0.25", 1, 512,
+                                            kShareProbeSeconds, r.error);
   return r;
 }
 
