@@ -2,6 +2,7 @@
 
 #include "runtime/comm/CollectiveQueue.h"
 #include "runtime/comm/Communicator.h"
+#include "runtime/core/CpuShare.h"
 
 #include <algorithm>
 
@@ -32,6 +33,9 @@ int64_t CollectiveQueue::start(std::vector<int> group, Work work) {
 
 void CollectiveQueue::run() {
   setOnCollectiveThread(true);
+  // Started by a rank's thread, under its device's share where it has one:
+  // the collectives are not the device's compute.
+  CpuShare::leaveInherited();
   std::unique_lock<std::mutex> lock(mutex);
   for (;;) {
     // The first job not yet run, in the order started.

@@ -161,6 +161,15 @@ Status CpuShare::enter(CpuShare *share) {
   return Status::ok();
 }
 
+void CpuShare::leaveInherited() {
+  // No group opened in this process: none to have inherited.
+  if (opened.load() == 0)
+    return;
+  std::string error;
+  if (writeFile(homeGroup() + "/tasks", std::to_string(threadId()), error))
+    current = -1;
+}
+
 CpuShare::~CpuShare() {
   // Threads still in the group (a driver that lives on) go home first: a
   // group with tasks cannot be removed. Ones that ended are gone already;

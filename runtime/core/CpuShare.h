@@ -53,6 +53,15 @@ public:
   /// there already: a thread-local comparison.
   static Status enter(CpuShare *share);
 
+  /// For a thread just started: puts it back where the process's threads
+  /// start, where it was started by a thread under a share (Linux threads
+  /// start in their creator's group). A thread that is not the device's
+  /// work calls it first: a rank's collective thread, whose share of the
+  /// all-reduce a slower device's compute does not slow (under the quota
+  /// it waited for the next period whenever the rank's compute had spent
+  /// this one, up to 75 ms, and the other rank with it).
+  static void leaveInherited();
+
   /// The group's directory.
   const std::string &path() const { return dir; }
   /// Where this process's groups are made (whale-<pid>-<n> under it).

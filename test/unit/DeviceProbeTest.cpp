@@ -25,10 +25,17 @@ TEST(DeviceProbe, AShareIsMeasuredUnderItsQuota) {
   EXPECT_LT(r.quarter, 0.6 * r.full)
       << r.quarter / 1e9 << " against " << r.full / 1e9 << " GFLOP/s";
   EXPECT_GT(r.quarter, 0.05 * r.full);
+  // The part of its time a quarter share runs, as the kernel counts it
+  // over whole periods of the quota: never over a quarter (give or take
+  // the window's rounding), however the runs fell in the periods.
+  std::string error;
+  const double part =
+      whale::probeShareFraction("probe@share=0.25", 1, 512, 1.0, error);
+  ASSERT_GT(part, 0) << error;
+  EXPECT_LE(part, 0.26);
   // Its memory traffic too, as `whale devices --probe` prices it: bytes
   // move only while the quota lets it run.
   whale::Cluster c;
-  std::string error;
   ASSERT_TRUE(whale::parseCluster("cpu:1@threads=1,cpu:1@threads=1,share=0.25",
                                   c, error))
       << error;

@@ -3,12 +3,14 @@
 // cpu:N@share=S is time the kernel takes away, not sleeps: a thread in a
 // quarter share's group burns at most about a quarter of a core, however
 // hard it spins, and the group's statistics show the kernel throttling
-// it; a device's pool workers and its driving thread are in the group.
+// it; a device's pool workers and its driving thread are in the group, a
+// rank's collective thread is not.
 // Where the CPU controller cannot be used the tests say why and skip.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/core/CpuShare.h"
+#include "runtime/comm/CollectiveQueue.h"
 #include "runtime/core/DevicePlugin.h"
 #include "runtime/cpu/CpuDevice.h"
 
@@ -19,7 +21,9 @@
 #include <ctime>
 #include <fstream>
 #include <string>
+#include <sys/syscall.h>
 #include <thread>
+#include <unistd.h>
 
 using namespace whale::rt;
 
@@ -112,6 +116,47 @@ TEST(CpuShare, ADevicesWorkersAndItsDriverRunUnderItsShare) {
   // Closed: the group is gone with it.
   std::ifstream gone(dir + "/tasks");
   EXPECT_FALSE(gone.good()) << dir;
+}
+
+/// Whether thread `tid` of this process is in `share`'s group.
+bool inGroup(const CpuShare &share, pid_t tid) {
+  std::ifstream tasks(share.path() + "/tasks");
+  for (pid_t t; tasks >> t;)
+    if (t == tid)
+      return true;
+  return false;
+}
+
+// A rank's collective thread is started by the rank's thread, under its
+// device's share where it has one (Linux threads start in their creator's
+// group); it leaves: the all-reduce is not the device's compute, and under
+// the quota it waited for the next period whenever the rank had spent the
+// current one.
+TEST(CpuShare, ACollectiveThreadStartedUnderAShareRunsOutsideIt) {
+  std::string why;
+  std::unique_ptr<CpuShare> share = CpuShare::open(0.25, 1, why);
+  if (!share)
+    GTEST_SKIP() << "the kernel's CPU controller cannot be used here: " << why;
+  pid_t rank = 0, collective = 0;
+  bool rankIn = false, collectiveIn = true;
+  std::thread t([&] {
+    ASSERT_TRUE(CpuShare::enter(share.get()));
+    rank = static_cast<pid_t>(::syscall(SYS_gettid));
+    rankIn = inGroup(*share, rank);
+    CollectiveQueue queue;
+    const int64_t id = queue.start({0}, [&] {
+      collective = static_cast<pid_t>(::syscall(SYS_gettid));
+      collectiveIn = inGroup(*share, collective);
+      return Status::ok();
+    });
+    ASSERT_TRUE(queue.wait(id));
+    ASSERT_TRUE(CpuShare::enter(nullptr));
+  });
+  t.join();
+  EXPECT_TRUE(rankIn) << "the rank's thread " << rank;
+  EXPECT_NE(collective, 0);
+  EXPECT_FALSE(collectiveIn)
+      << "the collective thread " << collective << " is in " << share->path();
 }
 
 TEST(CpuShare, ABadShareIsRefusedWithItsRange) {
