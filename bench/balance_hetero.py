@@ -69,8 +69,8 @@ def split_script():
     return path
 
 
-def deep_scripts(layers):
-    """hetero_mlp.whl's layer LAYERS times in a row at 8 micro-batches:
+def deep_scripts(layers, micro=8):
+    """hetero_mlp.whl's layer LAYERS times in a row at MICRO micro-batches:
     unmarked (each device alone), pipelined over the two devices as two
     TaskGraphs of equal halves (the even pipeline), and unmarked under
     auto_parallel, cut into two stages by the devices' probed rates (the
@@ -85,22 +85,24 @@ def deep_scripts(layers):
             "train deep {\n  data = synthetic(batch = BATCH, seed = 1)\n"
             "  optimizer = sgd(lr = 0.01)\n  steps = 20\n}\n")
     even = (head.replace("BATCH = 384\n",
-                         "BATCH = 384\nconfig {\n  num_micro_batch = 8\n}\n")
+                         "BATCH = 384\nconfig {\n  num_micro_batch = MICRO\n}\n")
             + "  replicate {\n" + layer("    ") * half + "  }\n"
             + "  replicate {\n" + layer("    ") * (layers - half)
             + "    " + tail.split("\n", 1)[0].strip() + "\n  }\n"
             + tail.split("\n", 1)[1])
     balanced = (head.replace("BATCH = 384\n",
-                             "BATCH = 384\nconfig {\n  num_micro_batch = 8\n"
+                             "BATCH = 384\nconfig {\n  num_micro_batch = MICRO\n"
                              "  auto_parallel = true\n  num_task_graph = 2\n}\n")
                 + layer("  ") * layers + tail)
     # Alone, the model as one TaskGraph: one rank, one thread (two stages
     # on one device would be two ranks, two threads and two quotas).
     plain = (head.replace("BATCH = 384\n",
-                          "BATCH = 384\nconfig {\n  num_micro_batch = 8\n}\n")
+                          "BATCH = 384\nconfig {\n  num_micro_batch = MICRO\n}\n")
              + layer("  ") * layers + tail)
     paths = []
     for text in (plain, even, balanced):
+        text = text.replace("num_micro_batch = MICRO",
+                            f"num_micro_batch = {micro}")
         path = tempfile.mktemp(suffix=".whl")
         open(path, "w").write(text)
         paths.append(path)
@@ -245,6 +247,10 @@ def main():
                     help="pipelined instead: LAYERS equal layers in two "
                     "stages, halves (even) against a cut by the probed rates "
                     "(balanced, auto_parallel)")
+    ap.add_argument("--micro", type=int, default=8,
+                    help="with --pipeline: micro-batches a step (a 1F1B "
+                    "pipeline of two equal stages idles 1 / (MICRO + 1) "
+                    "of its step filling and draining)")
     ap.add_argument("--split", action="store_true",
                     help="tensor parallelism: uneven shards vs equal ones")
     ap.add_argument("--emit-gpu-pack", metavar="DIR",
@@ -299,7 +305,8 @@ def main():
     # pipeline's stages both on it).
     temporary = []
     if args.pipeline:
-        plain, even_script, balanced_script = deep_scripts(args.pipeline)
+        plain, even_script, balanced_script = deep_scripts(args.pipeline,
+                                                           args.micro)
         temporary = [plain, even_script, balanced_script]
         scripts = (plain, (balanced_script, []), (even_script, []))
     elif args.split:
