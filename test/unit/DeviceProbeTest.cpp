@@ -26,13 +26,16 @@ TEST(DeviceProbe, AShareIsMeasuredUnderItsQuota) {
       << r.quarter / 1e9 << " against " << r.full / 1e9 << " GFLOP/s";
   EXPECT_GT(r.quarter, 0.05 * r.full);
   // The part of its time a quarter share runs, as the kernel counts it
-  // over whole periods of the quota: never over a quarter (give or take
-  // the window's rounding), however the runs fell in the periods.
+  // over whole periods of the quota: never over a quarter, however the
+  // runs fell in the periods, give or take the window's ends (where
+  // another process held the thread just after the kernel let it run
+  // again, the correction to whole periods counts that time as run: a few
+  // ms in a second's window).
   std::string error;
   const double part =
       whale::probeShareFraction("probe@share=0.25", 1, 512, 1.0, error);
   ASSERT_GT(part, 0) << error;
-  EXPECT_LE(part, 0.26);
+  EXPECT_LE(part, 0.27);
   // Its memory traffic too, as `whale devices --probe` prices it: bytes
   // move only while the quota lets it run.
   whale::Cluster c;
