@@ -78,6 +78,7 @@ def deep_scripts(layers, micro=8):
     def layer(indent):
         return f"{indent}h = relu(nn.linear(h, 1024))\n"
     half = layers // 2
+    micro_line = f"  num_micro_batch = {micro}\n"
     head = ("import nn\nBATCH = 384\n"
             "model deep(x: f32[B, 512], y: i32[B]) {\n  h = x\n")
     tail = ("  loss = mean(cross_entropy(nn.linear(h, 10), y))\n"
@@ -85,24 +86,22 @@ def deep_scripts(layers, micro=8):
             "train deep {\n  data = synthetic(batch = BATCH, seed = 1)\n"
             "  optimizer = sgd(lr = 0.01)\n  steps = 20\n}\n")
     even = (head.replace("BATCH = 384\n",
-                         "BATCH = 384\nconfig {\n  num_micro_batch = MICRO\n}\n")
+                         "BATCH = 384\nconfig {\n" + micro_line + "}\n")
             + "  replicate {\n" + layer("    ") * half + "  }\n"
             + "  replicate {\n" + layer("    ") * (layers - half)
             + "    " + tail.split("\n", 1)[0].strip() + "\n  }\n"
             + tail.split("\n", 1)[1])
     balanced = (head.replace("BATCH = 384\n",
-                             "BATCH = 384\nconfig {\n  num_micro_batch = MICRO\n"
-                             "  auto_parallel = true\n  num_task_graph = 2\n}\n")
+                             "BATCH = 384\nconfig {\n" + micro_line
+                             + "  auto_parallel = true\n  num_task_graph = 2\n}\n")
                 + layer("  ") * layers + tail)
     # Alone, the model as one TaskGraph: one rank, one thread (two stages
     # on one device would be two ranks, two threads and two quotas).
     plain = (head.replace("BATCH = 384\n",
-                          "BATCH = 384\nconfig {\n  num_micro_batch = MICRO\n}\n")
+                          "BATCH = 384\nconfig {\n" + micro_line + "}\n")
              + layer("  ") * layers + tail)
     paths = []
     for text in (plain, even, balanced):
-        text = text.replace("num_micro_batch = MICRO",
-                            f"num_micro_batch = {micro}")
         path = tempfile.mktemp(suffix=".whl")
         open(path, "w").write(text)
         paths.append(path)

@@ -198,13 +198,12 @@ Timing probeOp(const std::string &device, int threads, int64_t n, int64_t m,
     char dir[512] = "";
     if (whale_rt_context_cpu_share(ctx.get(), &share, dir, sizeof dir) !=
             WHALE_RT_OK ||
-        !*dir || timesThrottled(dir) < 0 || !(quotaPeriod(dir) > 0) ||
-        groupCpuSeconds(dir) < 0) {
+        !*dir || timesThrottled(dir) < 0 ||
+        !((period = quotaPeriod(dir)) > 0) || groupCpuSeconds(dir) < 0) {
       error = device + " is under no CPU share whose throttling can be read";
       return Timing();
     }
     group = dir;
-    period = quotaPeriod(dir);
   }
   const Timing timing = timeRuns(
       work, seconds, threads, period,
