@@ -18,7 +18,8 @@
 // published A100 runs (docs/simulation.md).
 //
 //   whale-gemm-sweep [--device cuda:0] [--model H100-SXM]
-//                    [--amp off|bf16|storage|both|all] [--shapes MxNxK,...]
+//                    [--amp off|bf16|storage|both|all]
+//                    [--shapes MxNxK[:ta|:tb],...]
 //                    [--min-ms 20]
 //
 // --amp both is off and bf16; all (the default) adds storage.
@@ -95,11 +96,18 @@ bool parseShapes(const char *text, std::vector<Shape> &out) {
     size_t end = all.find(',', at);
     std::string one = all.substr(at, end == std::string::npos ? end : end - at);
     long long m = 0, n = 0, k = 0;
-    char tail = 0;
-    if (std::sscanf(one.c_str(), "%lldx%lldx%lld%c", &m, &n, &k, &tail) != 3 ||
-        m <= 0 || n <= 0 || k <= 0)
+    char tail[8] = "";
+    const int got =
+        std::sscanf(one.c_str(), "%lldx%lldx%lld%7s", &m, &n, &k, tail);
+    // An optional suffix transposes an operand as the backward's products
+    // do: ":ta" (the weight gradient's x^T dy), ":tb" (the input
+    // gradient's dy W^T).
+    const bool transA = !std::strcmp(tail, ":ta"),
+               transB = !std::strcmp(tail, ":tb");
+    if ((got != 3 && !(got == 4 && (transA || transB))) || m <= 0 || n <= 0 ||
+        k <= 0)
       return false;
-    out.push_back({one, m, n, k});
+    out.push_back({one, m, n, k, transA, transB});
     if (end == std::string::npos)
       break;
     at = end + 1;
@@ -170,12 +178,13 @@ double timeProduct(whale_rt_context *ctx, const Shape &s, double minSeconds,
 }
 
 int usage() {
-  std::fprintf(stderr,
-               "usage: whale-gemm-sweep [--device cuda:0] [--model NAME] "
-               "[--amp off|bf16|storage|both|all] [--shapes MxNxK,...] "
-               "[--min-ms N]\n"
-               "models: %s\n",
-               whale::perf::knownGpuModelNames().c_str());
+  std::fprintf(
+      stderr,
+      "usage: whale-gemm-sweep [--device cuda:0] [--model NAME] "
+      "[--amp off|bf16|storage|both|all] [--shapes MxNxK[:ta|:tb],...] "
+      "[--min-ms N]\n"
+      "models: %s\n",
+      whale::perf::knownGpuModelNames().c_str());
   return 2;
 }
 
@@ -201,7 +210,7 @@ int main(int argc, char **argv) {
     else if (!std::strcmp(argv[i], "--shapes") && (v = value())) {
       if (!parseShapes(v, shapes)) {
         std::fprintf(stderr,
-                     "--shapes %s: want MxNxK[,MxNxK...], each "
+                     "--shapes %s: want MxNxK[:ta|:tb][,...], each "
                      "positive\n",
                      v);
         return 2;

@@ -10,8 +10,12 @@ global batch 384) under
   - the even plan (`--even`: 192 and 192),
   - each device alone on the whole batch (`cpu:1@threads=T`),
 
-and the ideal is the sum of the two devices' rates alone. Samples/s are the
-median over the steps after the first few (warm-up), from `--metrics`.
+and the ideal is the sum of the two devices' rates alone. Samples/s are
+the steps' samples over their time after the first few (warm-up), from
+`--metrics`: the harmonic mean of the steps' rates, not their median, for
+a device under a share runs in the kernel's 100 ms periods, which cut its
+steps unevenly (half a core at a global batch of 3,072: steps of 0.53 and
+0.58-0.60 s, the median 1.9% below the rate).
 
 `--split` runs the same model as one `split` TaskGraph (tensor parallelism
 over the two devices): the balanced plan then gives the pair uneven shards
@@ -119,7 +123,10 @@ def samples_per_s(whale, cluster, steps, skip, extra=(), script=SCRIPT,
     os.unlink(metrics)
     shares = [line for line in out.stdout.splitlines()
               if line.startswith("samples per device")]
-    return (statistics.median(r["samples_per_s"] for r in rows[skip:]),
+    values = [r["samples_per_s"] for r in rows[skip:]]
+    if not values or any(not (v > 0) or v != v for v in values):
+        raise SystemExit(f"{script} on {cluster}: no finite samples/s")
+    return (statistics.harmonic_mean(values),
             shares[0].split(":")[1].strip() if shares else "")
 
 

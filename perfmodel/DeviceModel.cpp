@@ -99,6 +99,27 @@ DeviceModel cpuModel(double flops, int threads, int64_t memoryBytes) {
   return d;
 }
 
+double cpuPackingUse(const OpCost &c, const DeviceModel &d) {
+  if (!(d.matmulFlops > 0) || !(d.memoryBandwidth > 0) || c.m <= 0 ||
+      c.n <= 0 || c.k <= 0)
+    return 1;
+  // A CPU BLAS (Goto's algorithm, as OpenBLAS runs it) copies B into
+  // packed panels that every row of A reuses, A into blocks that every
+  // column of B reuses, and reads and writes C around the depth it sums.
+  // Each element so copied moves about 8 bytes (read and written) at the
+  // device's memory bandwidth, where the multiply-adds of one row, column
+  // or depth step that reuse it are 2 flops each at its GEMM rate: the
+  // copies cost packRows / m + packRows / n + packRows / k of the
+  // arithmetic. Measured (bench/GemmSweep.cpp, one thread of the 2-core
+  // EPYC VM, 2026-12-07, 93 GFLOP/s and 23 GB/s probed: packRows about
+  // 17): a 96-row product ran at 0.80 of a 1,024-cube one (this model:
+  // 0.87), a 96-deep one at 0.89 (0.87), where tiles of 64 with a depth
+  // term, a GPU's, gave 0.75 and 0.64.
+  const double packRows = 4 * d.matmulFlops / d.memoryBandwidth;
+  return 1 / (1 + packRows * (1.0 / double(c.m) + 1.0 / double(c.n) +
+                              1.0 / double(c.k)));
+}
+
 double gemmEfficiency(const OpCost &c, const DeviceModel &d) {
   if (!c.matmul || c.m <= 0 || c.n <= 0 || c.k <= 0)
     return 1;
@@ -108,6 +129,11 @@ double gemmEfficiency(const OpCost &c, const DeviceModel &d) {
   const double units = std::max(1, d.parallelUnits);
   const double waves = std::ceil(tiles / units);
   const double waveUse = tiles / (waves * units);
+  // A CPU BLAS's product loses its copies of the operands; a direct
+  // kernel's (oneDNN's convolutions, on blocked layouts) makes none, and
+  // loses, like a GPU's, its tiles' edges and their loads and stores.
+  if (!d.gpu && !c.direct)
+    return std::max(1e-3, waveUse * cpuPackingUse(c, d));
   const double edgeUse = (c.m / (tilesM * tile)) * (c.n / (tilesN * tile));
   // Each tile loads and stores its edges once whatever K is: a short K
   // spends a larger share of the tile's time outside the multiply-adds.

@@ -80,8 +80,15 @@ DeviceModel cpuModel(double flops, int threads, int64_t memoryBytes);
 double opSeconds(const OpCost &cost, const DeviceModel &device);
 
 /// The fraction of a device's matrix peak a GEMM of this shape reaches:
-/// tiles over units in whole waves, and edges that fill their tiles.
+/// tiles over units in whole waves; edges that fill their tiles and depth
+/// that outlasts loading them (a GPU's, and a CPU's direct kernels'); a
+/// CPU BLAS's copies of the operands (cpuPackingUse) instead of those.
 double gemmEfficiency(const OpCost &cost, const DeviceModel &device);
+
+/// The part of a CPU GEMM's time spent multiplying rather than copying:
+/// its BLAS packs each operand, and reads and writes the result, once per
+/// product, at the device's memory bandwidth.
+double cpuPackingUse(const OpCost &cost, const DeviceModel &device);
 
 } // namespace whale::perf
 

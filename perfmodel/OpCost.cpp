@@ -102,6 +102,7 @@ void setConvShape(OpCost &c, mlir::RankedTensorType weight,
   if (w.size() != 4 || y.size() != 4 || groups < 1)
     return;
   c.matmul = true;
+  c.direct = true;
   c.batch = groups;
   c.m = w[0] / groups;
   c.n = y[0] * y[2] * y[3];

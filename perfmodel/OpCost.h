@@ -46,6 +46,11 @@ struct OpCost {
   /// (a convolution's reorders into and out of oneDNN's blocked layouts),
   /// priced after it at the memory's bandwidth, not overlapped with it.
   double passBytes = 0;
+  /// A product a direct kernel computes on operands already in its layout
+  /// (a convolution through oneDNN, its reorders priced as passBytes): on
+  /// a CPU it makes none of a BLAS's copies (cpuPackingUse) and is priced
+  /// by its tiles, as on a GPU (gemmEfficiency).
+  bool direct = false;
 };
 
 /// What the device model prices of a compute op (`op` implements the cost

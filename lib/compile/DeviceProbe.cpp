@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -268,14 +269,27 @@ double probeShareFraction(const std::string &device, int threads, int64_t n,
 
 double modelRateOfProbe(double measured, const perf::DeviceDescription &d,
                         int64_t n) {
-  perf::DeviceDescription at = d;
-  at.flops = measured;
   perf::OpCost gemm;
   gemm.matmul = true;
   gemm.m = gemm.n = gemm.k = n;
   gemm.flops = 2.0 * double(n) * double(n) * double(n);
-  const double efficiency = perf::gemmEfficiency(gemm, perf::deviceModelOf(at));
-  return efficiency > 0 ? measured / efficiency : measured;
+  // On a CPU the efficiency depends on the rate itself (its copies cost
+  // more multiply-adds the faster those run: perf::cpuPackingUse): the
+  // rate r with r x efficiency(r) = measured, by fixed-point steps, each
+  // of which moves r by the copies' share (a few percent) of the last.
+  perf::DeviceDescription at = d;
+  double rate = measured;
+  for (int step = 0; step < 64; ++step) {
+    at.flops = rate;
+    const double efficiency =
+        perf::gemmEfficiency(gemm, perf::deviceModelOf(at));
+    const double next = efficiency > 0 ? measured / efficiency : measured;
+    const bool settled = std::fabs(next - rate) <= 1e-12 * rate;
+    rate = next;
+    if (settled)
+      break;
+  }
+  return rate;
 }
 
 bool probeCluster(Cluster &cluster, int shared, std::ostream &log,
@@ -287,8 +301,13 @@ bool probeCluster(Cluster &cluster, int shared, std::ostream &log,
   bool saidKernels = false;
   // The GEMM and the bandwidth of the device named `key` (a GPU, or "cpu:N"
   // without a share), probed once.
-  auto modelRate = [&](DeviceSpec d, double flops, int threads) {
+  // The cost model's rate of a device whose GEMM ran at `flops`, its
+  // memory at `bytes` a second where it declares none (a CPU GEMM's
+  // copies are priced by it: perf::cpuPackingUse).
+  auto modelRate = [&](DeviceSpec d, double flops, double bytes, int threads) {
     d.threads = threads;
+    if (!(d.memoryBandwidth > 0))
+      d.memoryBandwidth = bytes;
     return modelRateOfProbe(flops, describe(d, shared), d.gpu ? 4096 : 1024);
   };
   auto said = [&](const char *head, const DeviceSpec &d, const Rates &r,
@@ -297,8 +316,8 @@ bool probeCluster(Cluster &cluster, int shared, std::ostream &log,
     std::snprintf(line, sizeof line,
                   "  %s%.1f GFLOP/s on its GEMM (the cost model's rate "
                   "%.1f), memory %.1f GB/s\n",
-                  head, r.flops / 1e9, modelRate(d, r.flops, threads) / 1e9,
-                  r.bytes / 1e9);
+                  head, r.flops / 1e9,
+                  modelRate(d, r.flops, r.bytes, threads) / 1e9, r.bytes / 1e9);
     log << line;
   };
   auto fullSpeed = [&](const std::string &key, const DeviceSpec &d,
@@ -381,7 +400,7 @@ bool probeCluster(Cluster &cluster, int shared, std::ostream &log,
     }
     if (!(d.memoryBandwidth > 0))
       d.memoryBandwidth = rates.bytes;
-    d.flops = modelRate(d, rates.flops, threads);
+    d.flops = modelRate(d, rates.flops, rates.bytes, threads);
     d.threads = threads;
   }
   return true;

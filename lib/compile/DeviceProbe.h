@@ -64,10 +64,12 @@ double probeShareFraction(const std::string &device, int threads, int64_t n,
 /// The rate the cost model prices `d` at (its peak, before the GEMM
 /// efficiency perf::gemmEfficiency takes off a product of a shape) such
 /// that it predicts the probe's n x n x n GEMM in the time it took:
-/// `measured` over the efficiency the model gives that GEMM on `d`. The
-/// probe's rate as it stands would be discounted twice (a 1,024-cube
-/// GEMM on a one-thread CPU device: 0.94 of it again), and every plan
-/// priced about 6% slow.
+/// `measured` over the efficiency the model gives that GEMM on `d` at that
+/// rate (on a CPU the efficiency depends on the rate and `d`'s memory
+/// bandwidth, which the caller sets: perf::cpuPackingUse). The probe's
+/// rate as it stands would be discounted twice (a 1,024-cube GEMM on a
+/// one-thread CPU device at 93 GFLOP/s and 23 GB/s: 0.95 of it again),
+/// and every plan priced about 5% slow.
 double modelRateOfProbe(double measured, const perf::DeviceDescription &d,
                         int64_t n);
 

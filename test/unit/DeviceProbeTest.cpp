@@ -53,15 +53,21 @@ TEST(DeviceProbe, AShareIsMeasuredUnderItsQuota) {
 
 // The rate a probe gives the planner is the one at which the cost model
 // prices the probe's own GEMM at the time it took: on a one-thread CPU
-// device the model takes a 1,024-cube GEMM at 1024 / (1024 + 64) of its
-// rate (perf::gemmEfficiency), so that rate is the measured one over it,
-// and pricing the GEMM at it gives back the measured time.
+// device at 100 GFLOP/s and 25 GB/s of memory the model takes a 1,024-cube
+// GEMM at 1 / (1 + 4 r / 25e9 x 3 / 1024) of its rate r (its BLAS's
+// copies, perf::cpuPackingUse), so r is the measured rate over that, and
+// pricing the GEMM at r gives back the measured time.
 TEST(DeviceProbe, TheModelsRatePricesTheProbesGemmAtItsMeasuredTime) {
   whale::perf::DeviceDescription d;
   d.threads = 1;
+  d.memoryBandwidth = 25e9;
   const double measured = 100e9;
   const double rate = whale::modelRateOfProbe(measured, d, 1024);
-  EXPECT_DOUBLE_EQ(rate, measured * (1024.0 + 64.0) / 1024.0);
+  // r = measured (1 + 4 r s / B), s = 3 / 1024: r = measured / (1 - 4
+  // measured s / B).
+  const double s = 3.0 / 1024;
+  EXPECT_NEAR(rate, measured / (1 - 4 * measured * s / 25e9), 1e-6 * rate);
+  EXPECT_GT(rate, measured * 1.04);
   d.flops = rate;
   whale::perf::OpCost gemm;
   gemm.matmul = true;
@@ -69,10 +75,12 @@ TEST(DeviceProbe, TheModelsRatePricesTheProbesGemmAtItsMeasuredTime) {
   gemm.flops = 2.0 * 1024 * 1024 * 1024;
   const whale::perf::DeviceModel model = whale::perf::deviceModelOf(d);
   EXPECT_NEAR(whale::perf::opSeconds(gemm, model) - model.launchSeconds,
-              gemm.flops / measured, 1e-12);
-  // Under a share too: its rate is already the share's.
+              gemm.flops / measured, 1e-9 * gemm.flops / measured);
+  // Under a share too: its rate and its bandwidth are already the share's.
   d.cpuShare = 0.25;
-  EXPECT_DOUBLE_EQ(whale::modelRateOfProbe(measured / 4, d, 1024), rate / 4);
+  d.memoryBandwidth = 25e9 / 4;
+  EXPECT_NEAR(whale::modelRateOfProbe(measured / 4, d, 1024), rate / 4,
+              1e-9 * rate);
 }
 
 } // namespace

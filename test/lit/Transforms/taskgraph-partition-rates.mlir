@@ -136,11 +136,13 @@ func.func @rate_only_gpus(%x: tensor<2048x128xf32>, %w: tensor<128x2048xf32>) ->
 // -----
 
 // The same on one-thread CPU devices of that rate: they stream 8 GB/s, so
-// every op is bound by its memory traffic, each relu's 32 MiB (4.2 ms)
-// outweighing the product's 18 MiB (2.4 ms): the product and five relus
-// against five.
+// every op is bound by its memory: each relu's 32 MiB of traffic takes 4.2
+// ms, and the product its BLAS's copies of A, B and C at 8 bytes an
+// element (36 MiB, 4.8 ms; perfmodel/DeviceModel.h, cpuPackingUse): the
+// product and four relus (21.6 ms) against six (25.2 ms), where the
+// product and five would take 25.8.
 // CHECK-LABEL: func.func @cpu_devices
-// CHECK-SAME: whale.cut = array<i64: 6, 11>
+// CHECK-SAME: whale.cut = array<i64: 5, 11>
 module attributes {whale.cluster = #whale.cluster<[#whale.device<flops = 1.0e13>, #whale.device<flops = 1.0e13>]>} {
 func.func @cpu_devices(%x: tensor<2048x128xf32>, %w: tensor<128x2048xf32>) -> tensor<2048x2048xf32> attributes {whale.model} {
   %p = whale.matmul %x, %w : tensor<2048x128xf32>, tensor<128x2048xf32> -> tensor<2048x2048xf32>

@@ -83,6 +83,46 @@ TEST(DeviceModel, KnownGpusAndGemmEfficiency) {
               1e-12);
 }
 
+// A CPU GEMM loses to its BLAS's copies of the operands what the copies
+// cost in multiply-adds (8 bytes an element at the memory bandwidth, 2
+// flops a multiply-add): a product 96 rows deep in one dimension pays the
+// same whichever dimension it is (the forward's rows, a weight
+// gradient's depth), where a GPU's tiles priced a 96-deep one below a
+// 96-row one. One thread at 100 GFLOP/s and 25 GB/s: 16 rows a copy.
+TEST(DeviceModel, ACpuGemmLosesItsOperandCopies) {
+  const DeviceModel cpu = cpuModel(100e9, 1, 0);
+  DeviceModel withBandwidth = cpu;
+  withBandwidth.memoryBandwidth = 25e9;
+  const double flops = 2.0 * 96 * 1024 * 1024;
+  OpCost rows{flops, 0, true, false, 1, 96, 1024, 1024};
+  OpCost depth{flops, 0, true, false, 1, 1024, 1024, 96};
+  OpCost cube{2.0 * 1024 * 1024 * 1024, 0, true, false, 1, 1024, 1024, 1024};
+  const double packRows = 4 * 100e9 / 25e9;
+  EXPECT_DOUBLE_EQ(gemmEfficiency(rows, withBandwidth),
+                   1 / (1 + packRows * (1 / 96.0 + 2 / 1024.0)));
+  EXPECT_DOUBLE_EQ(gemmEfficiency(depth, withBandwidth),
+                   gemmEfficiency(rows, withBandwidth));
+  EXPECT_DOUBLE_EQ(gemmEfficiency(cube, withBandwidth),
+                   1 / (1 + packRows * 3 / 1024.0));
+  // A direct kernel (a convolution through oneDNN) makes no copies: its
+  // 64-wide tiles' edges (96 rows fill 0.75 of two) and their loads
+  // beside the depth take their part instead.
+  OpCost direct = rows;
+  direct.direct = true;
+  EXPECT_DOUBLE_EQ(gemmEfficiency(direct, withBandwidth),
+                   0.75 * 1024.0 / (1024.0 + 64.0));
+  // A slower memory makes the copies dearer.
+  EXPECT_LT(gemmEfficiency(rows, cpu), gemmEfficiency(rows, withBandwidth));
+  // Threads still fill in whole waves of tiles: one 64-row tile over two
+  // threads leaves one idle.
+  DeviceModel two = cpuModel(200e9, 2, 0);
+  OpCost narrow{2.0 * 64 * 64 * 1024, 0, true, false, 1, 64, 64, 1024};
+  EXPECT_NEAR(
+      gemmEfficiency(narrow, two),
+      0.5 / (1 + 4 * 200e9 / two.memoryBandwidth * (2 / 64.0 + 1 / 1024.0)),
+      1e-12);
+}
+
 /// Builds programs by hand: compute events of given seconds on a device
 /// whose vector rate is 1 FLOP/s (so an event of f FLOPs takes f seconds).
 struct Builder {
