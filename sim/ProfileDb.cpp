@@ -231,6 +231,11 @@ std::string ProfileDb::toJson() const {
           cost["k"] = c->k;
           cost["batch"] = c->batch;
           cost["bf16"] = c->bf16;
+          // A direct kernel's product (a convolution) is priced by its
+          // tiles, a BLAS's by its copies: the nearest event's scale
+          // compares like with like.
+          if (c->direct)
+            cost["direct"] = true;
         }
         o["cost"] = std::move(cost);
       }
@@ -288,12 +293,14 @@ ProfileDb ProfileDb::combine(const std::vector<ProfileDb> &dbs) {
 namespace {
 
 /// An entry's "cost" object: FLOPs and bytes, and a matrix product's shape
-/// (m, n, k, batch and bf16 come together or not at all).
+/// (m, n, k, batch and bf16 come together or not at all; "direct", a
+/// direct kernel's product, may come with them).
 bool parseCost(const llvm::json::Object &p, const std::string &where,
                ProfileDb::Entry &entry, std::string &error) {
   JsonFields f(p, where, error);
   OpCost c;
-  if (!f.onlyKnown({"flops", "bytes", "m", "n", "k", "batch", "bf16"}) ||
+  if (!f.onlyKnown(
+          {"flops", "bytes", "m", "n", "k", "batch", "bf16", "direct"}) ||
       !f.number("flops", 0, 1e30, c.flops) ||
       !f.number("bytes", 0, 1e30, c.bytes))
     return false;
@@ -319,6 +326,9 @@ bool parseCost(const llvm::json::Object &p, const std::string &where,
     c.n = n;
     c.k = k;
     c.batch = batch;
+    // Optional: databases written before it was recorded are BLAS products.
+    if (f.has("direct") && !f.boolean("direct", c.direct))
+      return false;
   }
   entry.cost = c;
   return true;

@@ -607,6 +607,36 @@ TEST(ProfileDb, AnEventNotTimedIsPricedFromTheNearestOfItsFamily) {
       << error;
 }
 
+// A convolution's product is a direct kernel's (priced by its tiles on a
+// CPU, not by a BLAS's copies): the file keeps that, so an untimed
+// convolution is scaled from a timed one priced the same way.
+TEST(ProfileDb, AConvolutionStaysADirectKernelsProductThroughTheFile) {
+  DeviceModel cpu = cpuModel(100e9, 1, 0);
+  cpu.memoryBandwidth = 25e9;
+  const std::string key = ProfileDb::deviceKey(cpu);
+  Event timed = product("whale.conv2d", 1, 64, 4096, 576);
+  timed.cost.direct = true;
+  ProfileDb db;
+  db.set(key, timed, {1.5 * opSeconds(timed.cost, cpu), 10, true});
+  ProfileDb back;
+  std::string error;
+  ASSERT_TRUE(back.parse(db.toJson(), "db.json", error)) << error;
+  // Smaller, so its scaled time is above the timed one's rate (the floor
+  // measuredTime keeps).
+  Event other = product("whale.conv2d", 1, 32, 1024, 288);
+  other.cost.direct = true;
+  EXPECT_DOUBLE_EQ(*back.measuredTime()(other, cpu),
+                   1.5 * opSeconds(other.cost, cpu));
+  // A database written before "direct" was recorded still reads.
+  EXPECT_TRUE(back.parse(
+      R"({"version": 1, "devices": [{"device": "cpu threads=1", "events": [)"
+      R"({"event": "whale.matmul x", "seconds": 1e-3, "runs": 3,)"
+      R"( "in_context": true, "cost": {"flops": 1e6, "bytes": 1e4, "m": 8,)"
+      R"( "n": 8, "k": 8, "batch": 1, "bf16": false}}]}]})",
+      "old.json", error))
+      << error;
+}
+
 TEST(ProfileDb, ADevicesOwnTimesComeFirstAndSetItApart) {
   // A profile of two alike devices: their class's mean, 2 s, and device
   // 0's own 3 s (device 1's own 1 s is left out, so it falls back).
