@@ -20,6 +20,9 @@ steps unevenly (half a core at a global batch of 3,072: steps of 0.53 and
 `--split` runs the same model as one `split` TaskGraph (tensor parallelism
 over the two devices): the balanced plan then gives the pair uneven shards
 (every split dimension and the rows cut by speed), the even plan halves.
+`--pipeline LAYERS` pipelines a deeper model over the two devices instead
+(`--micro` micro-batches a step; `--virtual V` chunks a stage,
+interleaved).
 
 The devices need their own cores: with fewer cores than threads the figures
 measure the operating system's sharing, and the script says so.
@@ -31,7 +34,9 @@ probed under their shares.
 
     python3 bench/balance_hetero.py [--whale build/bin/whale] [--fast 4]
                                     [--slow 2] [--steps 20] [--split]
-                                    [--shares A,B]
+                                    [--shares A,B] [--batch N]
+                                    [--pipeline LAYERS [--micro M]
+                                     [--virtual V]]
 
 Unequal GPUs are shares of one GPU's SMs (`cuda:0@sms=K`, a green context
 each; docs/balancing.md). A GPU machine has no MLIR, so the plans are
@@ -73,31 +78,46 @@ def split_script():
     return path
 
 
-def deep_scripts(layers, micro=8):
+def deep_scripts(layers, micro=8, virtual=1):
     """hetero_mlp.whl's layer LAYERS times in a row at MICRO micro-batches:
     unmarked (each device alone), pipelined over the two devices as two
     TaskGraphs of equal halves (the even pipeline), and unmarked under
     auto_parallel, cut into two stages by the devices' probed rates (the
-    balanced one)."""
+    balanced one). With VIRTUAL chunks a stage, both pipelines interleave
+    (virtual_stages): 2 x VIRTUAL TaskGraphs, equal parts in the even one,
+    cut by the rates in the balanced one."""
     def layer(indent):
         return f"{indent}h = relu(nn.linear(h, 1024))\n"
-    half = layers // 2
+    graphs = 2 * virtual
+    if layers % graphs:
+        raise SystemExit(f"--pipeline {layers}: the even pipeline's "
+                         f"{graphs} TaskGraphs need a multiple of {graphs}")
     micro_line = f"  num_micro_batch = {micro}\n"
+    virtual_line = (f"  virtual_stages = {virtual}\n" if virtual > 1
+                    else "")
     head = ("import nn\nBATCH = 384\n"
             "model deep(x: f32[B, 512], y: i32[B]) {\n  h = x\n")
     tail = ("  loss = mean(cross_entropy(nn.linear(h, 10), y))\n"
             "  return loss\n}\n\n"
             "train deep {\n  data = synthetic(batch = BATCH, seed = 1)\n"
             "  optimizer = sgd(lr = 0.01)\n  steps = 20\n}\n")
+    part = layers // graphs
+    blocks = ""
+    for g in range(graphs):
+        last = g == graphs - 1
+        blocks += ("  replicate {\n" + layer("    ") * part
+                   + ("    " + tail.split("\n", 1)[0].strip() + "\n"
+                      if last else "")
+                   + "  }\n")
     even = (head.replace("BATCH = 384\n",
-                         "BATCH = 384\nconfig {\n" + micro_line + "}\n")
-            + "  replicate {\n" + layer("    ") * half + "  }\n"
-            + "  replicate {\n" + layer("    ") * (layers - half)
-            + "    " + tail.split("\n", 1)[0].strip() + "\n  }\n"
-            + tail.split("\n", 1)[1])
+                         "BATCH = 384\nconfig {\n" + micro_line
+                         + virtual_line + "}\n")
+            + blocks + tail.split("\n", 1)[1])
     balanced = (head.replace("BATCH = 384\n",
                              "BATCH = 384\nconfig {\n" + micro_line
-                             + "  auto_parallel = true\n  num_task_graph = 2\n}\n")
+                             + "  auto_parallel = true\n"
+                             + f"  num_task_graph = {graphs}\n"
+                             + virtual_line + "}\n")
                 + layer("  ") * layers + tail)
     # Alone, the model as one TaskGraph: one rank, one thread (two stages
     # on one device would be two ranks, two threads and two quotas).
@@ -257,6 +277,10 @@ def main():
                     help="with --pipeline: micro-batches a step (a 1F1B "
                     "pipeline of two equal stages idles 1 / (MICRO + 1) "
                     "of its step filling and draining)")
+    ap.add_argument("--virtual", type=int, default=1,
+                    help="with --pipeline: model chunks a stage, "
+                    "interleaved (virtual_stages; the bubble a VIRTUAL-th "
+                    "of 1F1B's)")
     ap.add_argument("--split", action="store_true",
                     help="tensor parallelism: uneven shards vs equal ones")
     ap.add_argument("--emit-gpu-pack", metavar="DIR",
@@ -311,8 +335,8 @@ def main():
     # pipeline's stages both on it).
     temporary = []
     if args.pipeline:
-        plain, even_script, balanced_script = deep_scripts(args.pipeline,
-                                                           args.micro)
+        plain, even_script, balanced_script = deep_scripts(
+            args.pipeline, args.micro, args.virtual)
         temporary = [plain, even_script, balanced_script]
         scripts = (plain, (balanced_script, []), (even_script, []))
     elif args.split:
