@@ -34,7 +34,7 @@ probed under their shares.
 
     python3 bench/balance_hetero.py [--whale build/bin/whale] [--fast 4]
                                     [--slow 2] [--steps 20] [--split]
-                                    [--shares A,B] [--batch N]
+                                    [--shares A,B] [--batch N] [--rounds R]
                                     [--pipeline LAYERS [--micro M]
                                      [--virtual V]]
 
@@ -281,6 +281,9 @@ def main():
                     help="with --pipeline: model chunks a stage, "
                     "interleaved (virtual_stages; the bubble a VIRTUAL-th "
                     "of 1F1B's)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run every plan this many times in turn and take "
+                    "the medians (the machine's drift falls on all alike)")
     ap.add_argument("--split", action="store_true",
                     help="tensor parallelism: uneven shards vs equal ones")
     ap.add_argument("--emit-gpu-pack", metavar="DIR",
@@ -301,6 +304,8 @@ def main():
                     "these parts of a core each (cpu:1@share=S, issue 88), "
                     "instead of --fast and --slow threads")
     args = ap.parse_args()
+    if args.rounds < 1 or args.virtual < 1 or args.micro < 1:
+        ap.error("--rounds, --virtual and --micro take positive integers")
     if args.emit_gpu_pack:
         return emit_gpu_pack(args)
     if args.collect_gpu:
@@ -348,16 +353,39 @@ def main():
     alone_script, (b_script, b_flags), (e_script, e_flags) = scripts
     alone = [one_device_cluster(cluster, i) for i in range(2)]
     try:
-        fast, _ = samples_per_s(args.whale, devices[0], args.steps, skip,
-                                script=alone_script, batch=args.batch)
-        slow, _ = samples_per_s(args.whale, devices[1], args.steps, skip,
-                                script=alone_script, batch=args.batch)
-        balanced, shares_b = samples_per_s(args.whale, cluster, args.steps,
-                                           skip, b_flags, script=b_script,
-                                           batch=args.batch)
-        even, shares_e = samples_per_s(args.whale, cluster, args.steps, skip,
-                                       e_flags, script=e_script,
-                                       batch=args.batch)
+        # Each round runs every plan once, in turn (A B C D A B C D), so
+        # that the machine's drift from minute to minute (its GEMMs moved
+        # 93.8-107.0 GFLOP/s between probes here) falls on all plans alike;
+        # each figure is the median of the rounds, the part of the ideal
+        # the median of each round's own.
+        measured = {"fast": [], "slow": [], "balanced": [], "even": []}
+        for r in range(args.rounds):
+            f_rate, _ = samples_per_s(args.whale, devices[0], args.steps,
+                                      skip, script=alone_script,
+                                      batch=args.batch)
+            s_rate, _ = samples_per_s(args.whale, devices[1], args.steps,
+                                      skip, script=alone_script,
+                                      batch=args.batch)
+            b_rate, shares_b = samples_per_s(args.whale, cluster, args.steps,
+                                             skip, b_flags, script=b_script,
+                                             batch=args.batch)
+            e_rate, shares_e = samples_per_s(args.whale, cluster, args.steps,
+                                             skip, e_flags, script=e_script,
+                                             batch=args.batch)
+            for key, value in (("fast", f_rate), ("slow", s_rate),
+                               ("balanced", b_rate), ("even", e_rate)):
+                measured[key].append(value)
+            if args.rounds > 1:
+                print(f"round {r + 1}: alone {f_rate:.0f} and {s_rate:.0f}, "
+                      f"even {e_rate:.0f}, balanced {b_rate:.0f} "
+                      f"({b_rate / (f_rate + s_rate):.1%} of the ideal)",
+                      flush=True)
+        fast, slow, balanced, even = (statistics.median(measured[k])
+                                      for k in ("fast", "slow", "balanced",
+                                                "even"))
+        of_ideal = statistics.median(
+            b / (f + s) for b, f, s in zip(measured["balanced"],
+                                           measured["fast"], measured["slow"]))
         # The simulator's figure for each plan, on the probed rates (each
         # device alone from its own line of the probed cluster).
         p_fast, p_slow = (predicted_samples_per_s(args.whale, a,
@@ -372,9 +400,12 @@ def main():
         for path in temporary + alone:
             os.unlink(path)
     ideal = fast + slow
+    of_ideal_rounds = of_ideal
 
     def row(name, shares, measured, predicted, of_ideal=True):
         ideal_part = f"{measured / ideal:.1%}" if of_ideal else ""
+        if name == "balanced" and args.rounds > 1:
+            ideal_part += f" (rounds' median {of_ideal_rounds:.1%})"
         print(f"| {name} | {shares} | {measured:.0f} | {predicted:.0f} | "
               f"{predicted / measured - 1:+.1%} | {ideal_part} |")
 
