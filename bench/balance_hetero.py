@@ -306,6 +306,10 @@ def main():
     args = ap.parse_args()
     if args.rounds < 1 or args.virtual < 1 or args.micro < 1:
         ap.error("--rounds, --virtual and --micro take positive integers")
+    if args.pipeline and args.pipeline % (2 * args.virtual):
+        ap.error(f"--pipeline {args.pipeline}: the even pipeline's "
+                 f"{2 * args.virtual} TaskGraphs need a multiple of "
+                 f"{2 * args.virtual} layers")
     if args.emit_gpu_pack:
         return emit_gpu_pack(args)
     if args.collect_gpu:
@@ -355,7 +359,7 @@ def main():
     try:
         # Each round runs every plan once, in turn (A B C D A B C D), so
         # that the machine's drift from minute to minute (its GEMMs moved
-        # 93.8-107.0 GFLOP/s between probes here) falls on all plans alike;
+        # 93.8-107.8 GFLOP/s between probes here) falls on all plans alike;
         # each figure is the median of the rounds, the part of the ideal
         # the median of each round's own.
         measured = {"fast": [], "slow": [], "balanced": [], "even": []}
@@ -383,7 +387,7 @@ def main():
         fast, slow, balanced, even = (statistics.median(measured[k])
                                       for k in ("fast", "slow", "balanced",
                                                 "even"))
-        of_ideal = statistics.median(
+        rounds_of_ideal = statistics.median(
             b / (f + s) for b, f, s in zip(measured["balanced"],
                                            measured["fast"], measured["slow"]))
         # The simulator's figure for each plan, on the probed rates (each
@@ -400,12 +404,11 @@ def main():
         for path in temporary + alone:
             os.unlink(path)
     ideal = fast + slow
-    of_ideal_rounds = of_ideal
 
     def row(name, shares, measured, predicted, of_ideal=True):
         ideal_part = f"{measured / ideal:.1%}" if of_ideal else ""
         if name == "balanced" and args.rounds > 1:
-            ideal_part += f" (rounds' median {of_ideal_rounds:.1%})"
+            ideal_part += f" (rounds' median {rounds_of_ideal:.1%})"
         print(f"| {name} | {shares} | {measured:.0f} | {predicted:.0f} | "
               f"{predicted / measured - 1:+.1%} | {ideal_part} |")
 
