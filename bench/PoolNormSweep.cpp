@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace {
@@ -64,6 +65,21 @@ template <class Step> double timed(Step step, const Options &o) {
   return whale::bench::secondsPerCall(
       step, [] { return true; }, o.minSeconds,
       /*batch=*/4);
+}
+
+/// The mean seconds of running `primitive` on `args`, waited for.
+double timedPrimitive(const dnnl::primitive &primitive,
+                      const dnnl::engine &engine,
+                      const std::unordered_map<int, memory> &args,
+                      const Options &o) {
+  dnnl::stream s(engine);
+  return timed(
+      [&] {
+        primitive.execute(s, args);
+        s.wait();
+        return true;
+      },
+      o);
 }
 
 /// oneDNN memory of `dims` in `tag`, filled with `value`.
@@ -114,47 +130,24 @@ void maxPool(whale_rt_context *ctx, const dnnl::engine &engine,
   for (Tag tag : {Tag::nchw, Tag::nChw16c}) {
     memory x = filled(engine, in, tag, 0.5f), dy = filled(engine, out, tag, 0);
     memory::desc yd(out, memory::data_type::f32, tag);
+    const memory::dims stride = {2, 2}, kernel = {3, 3}, pad = {1, 1};
+    const auto max = dnnl::algorithm::pooling_max;
     dnnl::pooling_forward::primitive_desc fpd(
-        {dnnl::prop_kind::forward_training,
-         dnnl::algorithm::pooling_max,
-         x.get_desc(),
-         yd,
-         {2, 2},
-         {3, 3},
-         {1, 1},
-         {1, 1}},
+        {dnnl::prop_kind::forward_training, max, x.get_desc(), yd, stride,
+         kernel, pad, pad},
         engine);
-    dnnl::pooling_backward::primitive_desc bpd({dnnl::algorithm::pooling_max,
-                                                x.get_desc(),
-                                                yd,
-                                                {2, 2},
-                                                {3, 3},
-                                                {1, 1},
-                                                {1, 1}},
-                                               engine, fpd);
+    dnnl::pooling_backward::primitive_desc bpd(
+        {max, x.get_desc(), yd, stride, kernel, pad, pad}, engine, fpd);
     memory y(fpd.dst_desc(), engine), ws(fpd.workspace_desc(), engine),
         dx(bpd.diff_src_desc(), engine);
-    dnnl::pooling_forward fwd(fpd);
-    dnnl::pooling_backward bwd(bpd);
-    dnnl::stream s(engine);
-    const double f = timed(
-        [&] {
-          fwd.execute(
-              s,
-              {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}, {DNNL_ARG_WORKSPACE, ws}});
-          s.wait();
-          return true;
-        },
-        o);
-    const double b = timed(
-        [&] {
-          bwd.execute(s, {{DNNL_ARG_DIFF_DST, dy},
-                          {DNNL_ARG_DIFF_SRC, dx},
-                          {DNNL_ARG_WORKSPACE, ws}});
-          s.wait();
-          return true;
-        },
-        o);
+    const double f = timedPrimitive(
+        dnnl::pooling_forward(fpd), engine,
+        {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}, {DNNL_ARG_WORKSPACE, ws}}, o);
+    const double b = timedPrimitive(dnnl::pooling_backward(bpd), engine,
+                                    {{DNNL_ARG_DIFF_DST, dy},
+                                     {DNNL_ARG_DIFF_SRC, dx},
+                                     {DNNL_ARG_WORKSPACE, ws}},
+                                    o);
     printRow(what, tag == Tag::nchw ? "dnnl nchw" : "dnnl blocked", f, b);
   }
 }
@@ -210,36 +203,27 @@ void batchNorm(whale_rt_context *ctx, const dnnl::engine &engine,
         mean(fpd.mean_desc(), engine), var(fpd.variance_desc(), engine),
         dscale = filled(engine, channels, Tag::x, 0),
         dshift = filled(engine, channels, Tag::x, 0);
-    dnnl::batch_normalization_forward fwd(fpd);
-    dnnl::batch_normalization_backward bwd(bpd);
-    dnnl::stream s(engine);
-    const double f = timed(
-        [&] {
-          fwd.execute(s, {{DNNL_ARG_SRC, x},
-                          {DNNL_ARG_DST, y},
-                          {DNNL_ARG_SCALE, scale},
-                          {DNNL_ARG_SHIFT, shift},
-                          {DNNL_ARG_MEAN, mean},
-                          {DNNL_ARG_VARIANCE, var}});
-          s.wait();
-          return true;
-        },
-        o);
-    const double b = timed(
-        [&] {
-          bwd.execute(s, {{DNNL_ARG_SRC, x},
-                          {DNNL_ARG_MEAN, mean},
-                          {DNNL_ARG_VARIANCE, var},
-                          {DNNL_ARG_DIFF_DST, dy},
-                          {DNNL_ARG_SCALE, scale},
-                          {DNNL_ARG_SHIFT, shift},
-                          {DNNL_ARG_DIFF_SRC, dx},
-                          {DNNL_ARG_DIFF_SCALE, dscale},
-                          {DNNL_ARG_DIFF_SHIFT, dshift}});
-          s.wait();
-          return true;
-        },
-        o);
+    const double f =
+        timedPrimitive(dnnl::batch_normalization_forward(fpd), engine,
+                       {{DNNL_ARG_SRC, x},
+                        {DNNL_ARG_DST, y},
+                        {DNNL_ARG_SCALE, scale},
+                        {DNNL_ARG_SHIFT, shift},
+                        {DNNL_ARG_MEAN, mean},
+                        {DNNL_ARG_VARIANCE, var}},
+                       o);
+    const double b =
+        timedPrimitive(dnnl::batch_normalization_backward(bpd), engine,
+                       {{DNNL_ARG_SRC, x},
+                        {DNNL_ARG_MEAN, mean},
+                        {DNNL_ARG_VARIANCE, var},
+                        {DNNL_ARG_DIFF_DST, dy},
+                        {DNNL_ARG_SCALE, scale},
+                        {DNNL_ARG_SHIFT, shift},
+                        {DNNL_ARG_DIFF_SRC, dx},
+                        {DNNL_ARG_DIFF_SCALE, dscale},
+                        {DNNL_ARG_DIFF_SHIFT, dshift}},
+                       o);
     printRow(what, tag == Tag::nchw ? "dnnl nchw" : "dnnl blocked", f, b);
   }
 }
