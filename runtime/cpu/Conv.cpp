@@ -43,8 +43,6 @@ Status CpuDevice::col2im(const float *cols, int64_t rowStride,
 
 Status CpuDevice::pool2d(bool max, View<const float> x, const Window2d &w,
                          View<float> y) {
-  if (DnnlConv *d = dnnl(); d && DnnlConv::poolSupported(x.shape, y.shape, w))
-    return d->poolForward(max, x, w, y);
   const Planes p = planesOf(x.shape, y.shape);
   pool().parallelFor(p.channels, 1, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
@@ -67,9 +65,6 @@ Status CpuDevice::pool2dBackward(bool max, View<const float> x,
   // maximum again for each input it covers (30 ms of a ResNet-50 step at
   // 64 x 64, batch 8, against under 1). Windows go last to first, the
   // order in which poolGradAt meets an input's readers: the same sums.
-  // Through oneDNN where it is built in: it was 3.5-12x faster.
-  if (DnnlConv *d = dnnl(); d && DnnlConv::poolSupported(x.shape, dy.shape, w))
-    return d->poolBackward(max, x, dy, w, dx);
   const Planes p = planesOf(x.shape, dy.shape);
   const float share = 1.0f / static_cast<float>(w.kernelH * w.kernelW);
   pool().parallelFor(p.channels, 1, [&](int64_t c0, int64_t c1) {

@@ -78,13 +78,6 @@ struct Chunks {
   int64_t size(int64_t i) const { return base + (i < extra ? 1 : 0); }
 };
 
-/// The right (bottom) padding that makes oneDNN's output `out` long, as
-/// Whale's floor rule made it: (in + padL + padR - k) / s + 1 = out.
-int64_t poolPadRight(int64_t in, int64_t out, int64_t k, int64_t s,
-                     int64_t padL) {
-  return (out - 1) * s + k - in - padL;
-}
-
 } // namespace
 
 struct DnnlConv::Impl {
@@ -211,74 +204,7 @@ struct DnnlConv::Impl {
   /// device's own threads do the work, under its pinning and its share).
   Status eachChunk(const Chunks &chunks,
                    const std::function<void(int64_t, int64_t, int64_t)> &fn);
-
-  /// Pooling of `n` samples of NCHW planes, on the same NCHW tensors (no
-  /// reorders): made once per shape and window.
-  struct PoolPrimitives {
-    dnnl::pooling_forward::primitive_desc fwdPd;
-    dnnl::pooling_forward fwd;
-    dnnl::pooling_backward::primitive_desc bwdPd;
-    dnnl::pooling_backward bwd;
-  };
-  std::map<std::vector<int64_t>, std::unique_ptr<PoolPrimitives>> pools;
-  /// A chunk's max pool's scratch output and workspace, kept from call to
-  /// call as the convolutions' buffers are (Slot).
-  struct PoolScratch {
-    std::vector<float> y;
-    memory workspace;
-  };
-  std::vector<PoolScratch> poolScratch;
-  /// Chunk `i`'s scratch, grown to hold what `p` needs of `n` samples.
-  PoolScratch &poolScratchFor(int64_t i, const PoolPrimitives &p,
-                              int64_t outFloats) {
-    PoolScratch &scratch = poolScratch[size_t(i)];
-    if (scratch.y.size() < size_t(outFloats))
-      scratch.y.resize(size_t(outFloats));
-    const memory::desc ws = p.fwdPd.workspace_desc();
-    if (!scratch.workspace ||
-        scratch.workspace.get_desc().get_size() < ws.get_size())
-      scratch.workspace = memory(ws, engine);
-    return scratch;
-  }
-  PoolPrimitives &poolPrimitives(bool max, int64_t n, const Shape &x,
-                                 const Shape &y, const Window2d &win);
 };
-
-DnnlConv::Impl::PoolPrimitives &
-DnnlConv::Impl::poolPrimitives(bool max, int64_t n, const Shape &x,
-                               const Shape &y, const Window2d &win) {
-  std::unique_ptr<PoolPrimitives> &slot =
-      pools[{max, n, x[1], x[2], x[3], y[2], y[3], win.kernelH, win.kernelW,
-             win.strideH, win.strideW, win.padH, win.padW}];
-  if (slot)
-    return *slot;
-  const memory::desc src({n, x[1], x[2], x[3]}, memory::data_type::f32,
-                         memory::format_tag::nchw);
-  const memory::desc dst({n, y[1], y[2], y[3]}, memory::data_type::f32,
-                         memory::format_tag::nchw);
-  const memory::dims strides = {win.strideH, win.strideW},
-                     kernel = {win.kernelH, win.kernelW},
-                     padL = {win.padH, win.padW},
-                     padR = {poolPadRight(x[2], y[2], win.kernelH, win.strideH,
-                                          win.padH),
-                             poolPadRight(x[3], y[3], win.kernelW, win.strideW,
-                                          win.padW)};
-  // Whale's average counts the padding as zeros (WhaleRuntime.h).
-  const dnnl::algorithm kind =
-      max ? dnnl::algorithm::pooling_max
-          : dnnl::algorithm::pooling_avg_include_padding;
-  auto p = std::make_unique<PoolPrimitives>();
-  p->fwdPd = dnnl::pooling_forward::primitive_desc(
-      {dnnl::prop_kind::forward_training, kind, src, dst, strides, kernel, padL,
-       padR},
-      engine);
-  p->fwd = dnnl::pooling_forward(p->fwdPd);
-  p->bwdPd = dnnl::pooling_backward::primitive_desc(
-      {kind, src, dst, strides, kernel, padL, padR}, engine, p->fwdPd);
-  p->bwd = dnnl::pooling_backward(p->bwdPd);
-  slot = std::move(p);
-  return *slot;
-}
 
 ConvPrimitives &DnnlConv::Impl::primitives(int64_t n,
                                            const View<const float> &x,
@@ -664,89 +590,6 @@ Status DnnlConv::backward(View<const float> x, View<const float> w,
   });
 }
 
-bool DnnlConv::poolSupported(const Shape &x, const Shape &y,
-                             const Window2d &win) {
-  // oneDNN takes no negative padding: a floor rule that drops the last
-  // inputs of a row (no padding, a stride that does not divide) stays on
-  // Whale's kernel, as do dilated windows.
-  return x.size() == 4 && y.size() == 4 && win.dilationH == 1 &&
-         win.dilationW == 1 && x[0] > 0 &&
-         poolPadRight(x[2], y[2], win.kernelH, win.strideH, win.padH) >= 0 &&
-         poolPadRight(x[3], y[3], win.kernelW, win.strideW, win.padW) >= 0;
-}
-
-Status DnnlConv::poolForward(bool max, View<const float> x, const Window2d &win,
-                             View<float> y) {
-  return guarded("pooling", [&]() -> Status {
-    const Chunks chunks(x.shape[0], impl->pool->size());
-    std::vector<Impl::PoolPrimitives *> ps(size_t(chunks.count));
-    for (int64_t i = 0; i < chunks.count; ++i)
-      ps[i] = &impl->poolPrimitives(max, chunks.size(i), x.shape, y.shape, win);
-    const int64_t inSample = x.shape[1] * x.shape[2] * x.shape[3];
-    const int64_t outSample = y.shape[1] * y.shape[2] * y.shape[3];
-    return impl->eachChunk(chunks, [&](int64_t i, int64_t b, int64_t) {
-      Impl::PoolPrimitives &p = *ps[i];
-      dnnl::stream s(impl->engine);
-      memory src(p.fwdPd.src_desc(), impl->engine,
-                 const_cast<float *>(samples(x.data, b, inSample)));
-      memory dst(p.fwdPd.dst_desc(), impl->engine,
-                 samples(y.data, b, outSample));
-      memory ws(p.fwdPd.workspace_desc(), impl->engine);
-      p.fwd.execute(
-          s,
-          {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_WORKSPACE, ws}});
-      s.wait();
-    });
-  });
-}
-
-Status DnnlConv::poolBackward(bool max, View<const float> x,
-                              View<const float> dy, const Window2d &win,
-                              View<float> dx) {
-  return guarded("pooling gradient", [&]() -> Status {
-    const Chunks chunks(x.shape[0], impl->pool->size());
-    std::vector<Impl::PoolPrimitives *> ps(size_t(chunks.count));
-    for (int64_t i = 0; i < chunks.count; ++i)
-      ps[i] =
-          &impl->poolPrimitives(max, chunks.size(i), x.shape, dy.shape, win);
-    const int64_t inSample = x.shape[1] * x.shape[2] * x.shape[3];
-    const int64_t outSample = dy.shape[1] * dy.shape[2] * dy.shape[3];
-    if (impl->poolScratch.size() < size_t(chunks.count))
-      impl->poolScratch.resize(size_t(chunks.count));
-    std::vector<Impl::PoolScratch *> scratch(size_t(chunks.count));
-    for (int64_t i = 0; i < chunks.count; ++i)
-      scratch[size_t(i)] =
-          &impl->poolScratchFor(i, *ps[size_t(i)], chunks.size(i) * outSample);
-    return impl->eachChunk(chunks, [&](int64_t i, int64_t b, int64_t) {
-      Impl::PoolPrimitives &p = *ps[i];
-      dnnl::stream s(impl->engine);
-      // The workspace as this primitive lays it out, over the kept bytes.
-      memory ws(p.fwdPd.workspace_desc(), impl->engine,
-                scratch[size_t(i)]->workspace.get_data_handle());
-      if (max) {
-        // Which input each window took: the forward again, its workspace
-        // kept (the runtime's gradient is given x, not the forward's
-        // choices); its output goes to scratch.
-        memory src(p.fwdPd.src_desc(), impl->engine,
-                   const_cast<float *>(samples(x.data, b, inSample)));
-        memory dst(p.fwdPd.dst_desc(), impl->engine,
-                   scratch[size_t(i)]->y.data());
-        p.fwd.execute(s, {{DNNL_ARG_SRC, src},
-                          {DNNL_ARG_DST, dst},
-                          {DNNL_ARG_WORKSPACE, ws}});
-      }
-      memory diffDst(p.bwdPd.diff_dst_desc(), impl->engine,
-                     const_cast<float *>(samples(dy.data, b, outSample)));
-      memory diffSrc(p.bwdPd.diff_src_desc(), impl->engine,
-                     samples(dx.data, b, inSample));
-      p.bwd.execute(s, {{DNNL_ARG_DIFF_DST, diffDst},
-                        {DNNL_ARG_DIFF_SRC, diffSrc},
-                        {DNNL_ARG_WORKSPACE, ws}});
-      s.wait();
-    });
-  });
-}
-
 #else // !WHALE_HAVE_DNNL
 
 struct DnnlConv::Impl {};
@@ -763,18 +606,6 @@ Status DnnlConv::forward(View<const float>, View<const float>, const Window2d &,
 Status DnnlConv::backward(View<const float>, View<const float>,
                           View<const float>, const Window2d &, int64_t,
                           View<float> *, View<float> *) {
-  return Status::internal("built without oneDNN");
-}
-
-bool DnnlConv::poolSupported(const Shape &, const Shape &, const Window2d &) {
-  return false;
-}
-Status DnnlConv::poolForward(bool, View<const float>, const Window2d &,
-                             View<float>) {
-  return Status::internal("built without oneDNN");
-}
-Status DnnlConv::poolBackward(bool, View<const float>, View<const float>,
-                              const Window2d &, View<float>) {
   return Status::internal("built without oneDNN");
 }
 

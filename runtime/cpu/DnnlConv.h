@@ -55,21 +55,6 @@ public:
                   View<const float> dy, const Window2d &win, int64_t groups,
                   View<float> *dx, View<float> *dw);
 
-  /// Max and average pooling (the average counting padding as zeros) on
-  /// Whale's NCHW tensors as they are, no reorders: 3.5-12x faster than
-  /// Whale's own kernels at ResNet-50's stem (bench/PoolNormSweep.cpp,
-  /// docs/performance.md). Batch normalization stays on Whale's kernels,
-  /// which beat oneDNN's on NCHW at every ResNet-50 shape measured.
-  /// `poolSupported`: a window oneDNN computes as Whale's floor rule does
-  /// (no dilation, no negative padding at the far edge).
-  static bool poolSupported(const Shape &x, const Shape &y,
-                            const Window2d &win);
-  Status poolForward(bool max, View<const float> x, const Window2d &win,
-                     View<float> y);
-  /// The max pool's gradient runs the forward again for its choices.
-  Status poolBackward(bool max, View<const float> x, View<const float> dy,
-                      const Window2d &win, View<float> dx);
-
 private:
   struct Impl;
   std::unique_ptr<Impl> impl;
