@@ -777,6 +777,17 @@ TEST(ProfileDb, BadDatabasesSayWhere) {
       << error;
   EXPECT_FALSE(db.parse(R"([1, 2])", "p.json", error));
   EXPECT_NE(error.find("not a profile database"), std::string::npos);
+  // A product's "direct" is a yes or a no.
+  EXPECT_FALSE(db.parse(
+      R"({"version": 1, "devices": [{"device": "x", "events": [{"event": "e",)"
+      R"( "seconds": 1, "runs": 1, "in_context": true, "cost": {"flops": 1,)"
+      R"( "bytes": 1, "m": 1, "n": 1, "k": 1, "batch": 1, "bf16": false,)"
+      R"( "direct": 3}}]}]})",
+      "p.json", error));
+  EXPECT_NE(error.find("p.json: devices[0].events[0].cost.direct must be "
+                       "true or false, not 3"),
+            std::string::npos)
+      << error;
 }
 
 } // namespace
