@@ -2,7 +2,7 @@
 //
 // Issue 91 asks whether a CPU device's pooling and batch normalization
 // should run through oneDNN, as its convolutions do, or through Whale's
-// own kernels (runtime/cpu/Conv.cpp's pool2d, runtime/cpu/BatchNorm.cpp),
+// own kernels (runtime/cpu/Pooling.cpp, runtime/cpu/BatchNorm.cpp),
 // whichever is measured faster. This times both at ResNet-50's shapes, the
 // forward and the backward of each, with the same threads:
 //   whale        the runtime's kernel, through the C API the rank programs
