@@ -6,10 +6,12 @@
 // in row-major order; each input's gradient summed over the windows that
 // read it, last window first. What differs is the loop: a whole output row
 // at a time, one kernel tap after another, each tap's columns found once
-// (no test per element), so the compiler keeps the row in vectors. Per
-// element through poolAt it was 1,042 + 1,232 us at ResNet-50's stem
-// (8 x 64 x 32 x 32, 3 x 3 stride 2), oneDNN's primitive on the same NCHW
-// tensors 154 + 167 (bench/PoolNormSweep.cpp; docs/performance.md).
+// (no test per element), so the compiler keeps the row in vectors. At
+// ResNet-50's stem (8 x 64 x 32 x 32, 3 x 3 stride 2, 2 threads) per
+// element through poolAt took 1,042 + 1,232 us forward + backward, a row
+// at a time 476 + 715 (bench/PoolNormSweep.cpp). oneDNN's primitive is
+// faster still and not used: it drops a window's NaN and orders sums its
+// own way, so a CPU and a GPU would part (docs/performance.md).
 //
 //===----------------------------------------------------------------------===//
 
