@@ -6,10 +6,9 @@
 // in row-major order; each input's gradient summed over the windows that
 // read it, last window first. What differs is the loop: a whole output row
 // at a time, one kernel tap after another, each tap's columns found once
-// (no test per element), so the compiler keeps the row in vectors. At
-// ResNet-50's stem (8 x 64 x 32 x 32, 3 x 3 stride 2, 2 threads) per
-// element through poolAt took 1,042 + 1,232 us forward + backward, a row
-// at a time 476 + 715 (bench/PoolNormSweep.cpp). oneDNN's primitive is
+// (no test per element), so the compiler keeps the row in vectors: 2-3x
+// faster than per element through poolAt at ResNet-50's max pools
+// (bench/PoolNormSweep.cpp, figures in docs/performance.md). oneDNN's is
 // faster still and not used: it drops a window's NaN and orders sums its
 // own way, so a CPU and a GPU would part (docs/performance.md).
 //
@@ -79,21 +78,20 @@ void maxRow(const float *plane, const Planes &p, const Window2d &w,
       continue;
     const float *row = plane + h * p.width;
     for (const TapColumns &t : taps) {
-      const int64_t s = w.strideW;
-      const float *x = row + t.offset;
+      const int64_t s = w.strideW, off = t.offset;
       // Taken when the best so far is a number and v is larger or NaN:
       // the first maximum stays, and so does the first NaN.
       if (at) {
         const int32_t base = static_cast<int32_t>(h * p.width + t.offset);
         for (int64_t ow = t.lo; ow < t.hi; ++ow) {
-          const float v = x[ow * s], b = best[ow];
+          const float v = row[ow * s + off], b = best[ow];
           const bool take = b == b && !(v <= b);
           best[ow] = take ? v : b;
           at[ow] = take ? base + static_cast<int32_t>(ow * s) : at[ow];
         }
       } else {
         for (int64_t ow = t.lo; ow < t.hi; ++ow) {
-          const float v = x[ow * s], b = best[ow];
+          const float v = row[ow * s + off], b = best[ow];
           best[ow] = b == b && !(v <= b) ? v : b;
         }
       }
